@@ -1,0 +1,117 @@
+// Package objstore is the small object-storage interface that the rest of
+// skillsvc talks to, with its sentinel errors. Backends live in sub-packages
+// (s3 for AWS S3 and S3-compatible servers, local for a directory on disk) and
+// are proven by one acceptance suite in objstoretest.
+package objstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Sentinel errors. Backends wrap their native errors so that callers can
+// match with errors.Is without knowing which backend they talk to.
+var (
+	// ErrNotFound: the key does not exist.
+	ErrNotFound = errors.New("object not found")
+	// ErrPrecondition: an If-Match or If-None-Match condition did not hold.
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrConflict: a concurrent conditional write on the same key won; retry.
+	ErrConflict = errors.New("conflicting concurrent write")
+	// ErrPermission: the backend refused access to the key.
+	ErrPermission = errors.New("permission denied by object store")
+	// ErrInvalidKey: the key cannot be stored by this backend.
+	ErrInvalidKey = errors.New("invalid object key")
+)
+
+// Attributes describe a stored object.
+type Attributes struct {
+	Size    int64
+	ETag    string // opaque, without surrounding quotes
+	ModTime time.Time
+}
+
+// Object is one entry of a listing.
+type Object struct {
+	Key string
+	Attributes
+}
+
+// PutOptions carries the preconditions of a write. At most one is set.
+type PutOptions struct {
+	// IfMatch makes the write succeed only while the current ETag equals it.
+	IfMatch string
+	// IfNoneMatch makes the write succeed only when the key does not exist.
+	IfNoneMatch bool
+}
+
+// ListOptions selects one page of a listing.
+type ListOptions struct {
+	Prefix string
+	// Delimiter, when set (always "/" in skillsvc), groups keys below the
+	// next delimiter into CommonPrefixes, like a directory listing.
+	Delimiter string
+	// Token continues a previous listing; it is opaque and backend-specific.
+	Token string
+	// MaxKeys bounds objects plus common prefixes in the page; 0 means 1000.
+	MaxKeys int
+}
+
+// ListPage is one page of a listing, in lexicographic key order.
+type ListPage struct {
+	Objects        []Object
+	CommonPrefixes []string
+	// NextToken is empty when the listing is complete.
+	NextToken string
+}
+
+// Bucket is the storage interface. Every method takes ctx first and returns
+// errors matching the sentinels above.
+type Bucket interface {
+	// Get opens the whole object.
+	Get(ctx context.Context, key string) (io.ReadCloser, Attributes, error)
+	// GetRange opens length bytes from offset; length < 0 reads to the end.
+	// A range starting at or past the end yields an empty body, not an error.
+	GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, Attributes, error)
+	// Stat returns the attributes of an object.
+	Stat(ctx context.Context, key string) (Attributes, error)
+	// Put atomically replaces the object with size bytes read from r.
+	// Readers see either the old or the new content, never a mix.
+	Put(ctx context.Context, key string, r io.Reader, size int64, opts PutOptions) (Attributes, error)
+	// Delete removes the object. Deleting a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// List returns one page of keys under opts.Prefix.
+	List(ctx context.Context, opts ListOptions) (ListPage, error)
+}
+
+// DefaultMaxKeys is the page size used when ListOptions.MaxKeys is 0.
+const DefaultMaxKeys = 1000
+
+// IsNotFound reports whether err means the object does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Walk calls fn for every object under prefix (no delimiter), following
+// pages until the listing ends, fn returns an error or ctx is done.
+func Walk(ctx context.Context, b Bucket, prefix string, fn func(Object) error) error {
+	opts := ListOptions{Prefix: prefix}
+	for {
+		page, err := b.List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, o := range page.Objects {
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+		if page.NextToken == "" {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		opts.Token = page.NextToken
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// Config is the whole server configuration. Every field is a flag; every
+// flag can also be set as SKILLSVC_<NAME> (upper case, "." and "-" as "_").
+type Config struct {
+	Listen          string
+	Storage         string
+	DataDir         string
+	Mounts          string
+	LogLevel        string
+	LogFormat       string
+	ShutdownTimeout time.Duration
+	S3              s3.Config
+	VFS             vfs.Config
+}
+
+// RegisterFlags registers all flags with their defaults.
+func (c *Config) RegisterFlags(f *flag.FlagSet) {
+	f.StringVar(&c.Listen, "listen", "127.0.0.1:7070", "gRPC listen address.")
+	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
+	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
+	f.StringVar(&c.Mounts, "mounts", mounts.Default().String(), "Mount table: comma-separated /mount=template:mode, with {user}, {thread} and {ticket} in templates and mode rw or ro.")
+	f.StringVar(&c.LogLevel, "log.level", "info", "Log level: debug, info, warn or error.")
+	f.StringVar(&c.LogFormat, "log.format", "text", "Log format: text or json.")
+	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "How long in-flight calls may take to finish on shutdown.")
+	c.S3.RegisterFlagsWithPrefix("s3.", f)
+	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
+}
+
+// Validate checks the combination of settings.
+func (c *Config) Validate() error {
+	switch c.Storage {
+	case "local":
+		if c.DataDir == "" {
+			return errors.New("data-dir is required with --storage=local")
+		}
+	case "s3":
+		if err := c.S3.Validate(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
+	}
+	if _, err := mounts.Parse(c.Mounts); err != nil {
+		return err
+	}
+	return c.VFS.Validate()
+}
+
+// envName maps a flag name to its environment variable.
+func envName(flagName string) string {
+	return "SKILLSVC_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(flagName))
+}
+
+// parse applies SKILLSVC_* environment variables, then the command line, so
+// flags win over the environment.
+func parse(f *flag.FlagSet, args []string, getenv func(string) string) error {
+	var errs []error
+	f.VisitAll(func(fl *flag.Flag) {
+		if v := getenv(envName(fl.Name)); v != "" {
+			if err := fl.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(fl.Name), err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return f.Parse(args)
+}
+
+func loadConfig(args []string) (Config, error) {
+	var c Config
+	f := flag.NewFlagSet("skillsvc", flag.ContinueOnError)
+	c.RegisterFlags(f)
+	f.Usage = func() {
+		fmt.Fprintf(f.Output(), "Usage: skillsvc [flags]\n\nEvery flag can also be set as SKILLSVC_<FLAG>, e.g. SKILLSVC_S3_BUCKET for -s3.bucket.\n\n")
+		f.PrintDefaults()
+	}
+	if err := parse(f, args, os.Getenv); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}

@@ -1,0 +1,132 @@
+// Command skillsvc serves the skillsvc gRPC API. With no configuration it
+// listens on 127.0.0.1:7070 and stores files under ./data.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/local"
+	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+func main() {
+	cfg, err := loadConfig(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "skillsvc:", err)
+		os.Exit(2)
+	}
+	log := newLogger(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("exiting", "err", err)
+		os.Exit(1)
+	}
+}
+
+func newLogger(cfg Config) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func openBucket(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {
+	switch cfg.Storage {
+	case "s3":
+		b, err := s3.New(ctx, cfg.S3)
+		if err != nil {
+			return nil, nil, err
+		}
+		checkCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := b.Check(checkCtx); err != nil {
+			return nil, nil, err
+		}
+		return b, func() {}, nil
+	default:
+		b, err := local.New(cfg.DataDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, func() { b.Close() }, nil
+	}
+}
+
+func run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	bucket, closeBucket, err := openBucket(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeBucket()
+	table, err := mounts.Parse(cfg.Mounts)
+	if err != nil {
+		return err
+	}
+	fs, err := vfs.New(bucket, table, cfg.VFS)
+	if err != nil {
+		return err
+	}
+
+	srv := grpc.NewServer(server.Options(log, auth.Metadata{})...)
+	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
+	healthSrv := health.NewServer()
+	healthpb.RegisterHealthServer(srv, healthSrv)
+	reflection.Register(srv)
+
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", "addr", lis.Addr().String(), "storage", cfg.Storage, "mounts", table.String())
+	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+
+	// Tell load balancers first, then let in-flight calls finish, bounded.
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	healthSrv.Shutdown()
+	done := make(chan struct{})
+	go func() { srv.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(cfg.ShutdownTimeout):
+		log.Warn("graceful stop timed out; closing connections")
+		srv.Stop()
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package mounts
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Sentinel errors. Returned errors wrap one of them and quote the offending
+// input, never a rendered key or prefix, so they are safe to show to the caller.
+var (
+	// ErrInvalidPath: the virtual path is not in canonical form or too long.
+	ErrInvalidPath = errors.New("invalid path")
+	// ErrInvalidID: a user, thread or ticket ID is malformed or reserved.
+	ErrInvalidID = errors.New("invalid id")
+	// ErrNoMount: the path is not inside a mount available to the caller.
+	ErrNoMount = errors.New("no mount")
+	// ErrInvalidTable: New or Parse was given a bad mount table.
+	ErrInvalidTable = errors.New("invalid mount table")
+)
+
+// Limits. S3 caps keys at 1024 bytes; 255 bytes per segment is what most
+// filesystems allow, so trees stay portable to the local backend.
+const (
+	maxIDLen      = 128
+	maxPathLen    = 1024
+	maxSegmentLen = 255
+	maxKeyLen     = 1024
+)
+
+// Mode says whether a mount may be written through.
+type Mode int
+
+// ReadOnly is the zero value so that a Mount written without a Mode fails safe.
+const (
+	ReadOnly Mode = iota
+	ReadWrite
+)
+
+// String returns "ro" or "rw", the spelling used by Parse.
+func (m Mode) String() string {
+	switch m {
+	case ReadOnly:
+		return "ro"
+	case ReadWrite:
+		return "rw"
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Identity is who is calling: every call has a user and a thread, and may
+// work on a ticket.
+type Identity struct {
+	User, Thread, Ticket string // Ticket may be ""
+}
+
+var (
+	idRE      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	literalRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
+
+// isID reports whether s is a well-formed ID. The leading letter or digit
+// rules out ".", ".." and hidden or "_"-prefixed names.
+func isID(s string) bool {
+	return len(s) >= 1 && len(s) <= maxIDLen && idRE.MatchString(s)
+}
+
+// ValidateID checks one ID: 1 to 128 bytes matching ^[A-Za-z0-9][A-Za-z0-9._-]*$.
+// kind names the ID in the error ("user", "thread", "ticket").
+func ValidateID(kind, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: %s id is empty", ErrInvalidID, kind)
+	case len(id) > maxIDLen:
+		return fmt.Errorf("%w: %s id %s is longer than %d bytes", ErrInvalidID, kind, quote(id), maxIDLen)
+	case !idRE.MatchString(id):
+		return fmt.Errorf("%w: %s id %s must start with a letter or digit and contain only letters, digits, '.', '_' and '-'",
+			ErrInvalidID, kind, quote(id))
+	}
+	return nil
+}
+
+// CleanPath reports whether vpath is a virtual path in its one canonical
+// spelling. Anything that a client, a proxy or S3 tooling might read as a
+// different path (or that two clients might spell differently for one key) is
+// refused rather than repaired, so each accepted path names exactly one key.
+// "/" is valid; it is the root above the mounts.
+func CleanPath(vpath string) error {
+	if len(vpath) > maxPathLen {
+		return pathErr(vpath, fmt.Sprintf("is longer than %d bytes", maxPathLen))
+	}
+	if !utf8.ValidString(vpath) {
+		return pathErr(vpath, "is not valid UTF-8")
+	}
+	if !strings.HasPrefix(vpath, "/") {
+		return pathErr(vpath, `must start with "/"`)
+	}
+	for _, r := range vpath {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			return pathErr(vpath, "contains a control character")
+		case r == '\\':
+			// Windows clients and some S3 tools treat it as a separator.
+			return pathErr(vpath, "contains a backslash")
+		}
+	}
+	if path.Clean(vpath) != vpath {
+		return pathErr(vpath, `is not canonical (empty, "." or ".." segment, or trailing "/")`)
+	}
+	if !norm.NFC.IsNormalString(vpath) {
+		// "é" and "e\u0301" look the same but would be two different keys.
+		return pathErr(vpath, "is not NFC-normalized")
+	}
+	if vpath == "/" {
+		return nil
+	}
+	for seg := range strings.SplitSeq(vpath[1:], "/") {
+		if len(seg) > maxSegmentLen {
+			return pathErr(vpath, fmt.Sprintf("has a segment longer than %d bytes", maxSegmentLen))
+		}
+		// path.Clean has removed these already; checked again so that the
+		// guarantee does not rest on its rooted-path semantics alone.
+		if seg == "." || seg == ".." {
+			return pathErr(vpath, `has a "." or ".." segment`)
+		}
+	}
+	return nil
+}
+
+func pathErr(vpath, why string) error {
+	return fmt.Errorf("%w %s: %s", ErrInvalidPath, quote(vpath), why)
+}
+
+// quote quotes untrusted input for an error message, cut short so that a huge
+// input cannot blow up logs.
+func quote(s string) string {
+	const limit = 128
+	if len(s) <= limit {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:limit]) + "..."
+}

@@ -1,0 +1,240 @@
+package testserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startAttempts is one try plus three retries on a fresh port when another
+// process grabs the port between our probe and the server's bind.
+const startAttempts = 4
+
+// unavailable skips the test, or fails it where skipping would hide missing
+// coverage: CI must never skip an integration test.
+func unavailable(t testing.TB, server, envVar string, err error) {
+	t.Helper()
+	const format = "testserver: %s unavailable, %s: %v\n" +
+		"(install the test servers with `make tools`, or point %s at a binary)"
+	if os.Getenv("CI") != "" || os.Getenv("SKILLSVC_REQUIRE_SERVERS") == "1" {
+		t.Fatalf(format, server, "failing because CI or SKILLSVC_REQUIRE_SERVERS=1 is set", err, envVar)
+	}
+	t.Skipf(format, server, "skipping (set SKILLSVC_REQUIRE_SERVERS=1 to fail instead)", err, envVar)
+}
+
+// findBinary returns the first executable among the candidates. An explicitly
+// set environment variable is authoritative: a bad value is an error rather
+// than a silent fallback to some other binary.
+func findBinary(envVar string, candidates ...func() (string, error)) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
+		found, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("%s=%q is not an executable: %w", envVar, p, err)
+		}
+		// Absolute, because the server runs in its temporary directory.
+		return filepath.Abs(found)
+	}
+	for _, c := range candidates {
+		if p, err := c(); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("not found")
+}
+
+// inRepoTools looks for name in <repo root>/.tools/bin, where `make tools`
+// installs pinned server binaries.
+func inRepoTools(name string) func() (string, error) {
+	return func() (string, error) {
+		root, err := repoRoot()
+		if err != nil {
+			return "", err
+		}
+		return exec.LookPath(filepath.Join(root, ".tools", "bin", name))
+	}
+}
+
+func onPath(name string) func() (string, error) {
+	return func() (string, error) { return exec.LookPath(name) }
+}
+
+func atPath(path string) func() (string, error) {
+	return func() (string, error) { return exec.LookPath(path) }
+}
+
+// repoRoot walks up from the working directory (the package directory under
+// go test) to the directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// freePorts returns n distinct free loopback ports. All listeners stay open
+// until every port is chosen so the ports differ; they are closed before
+// returning, so a race with another process remains possible and callers
+// retry. Port 6379 is never used so a developer's own Redis is never touched.
+func freePorts(n int) ([]int, error) {
+	var (
+		ports     []int
+		listeners []net.Listener
+	)
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		if port := l.Addr().(*net.TCPAddr).Port; port != 6379 {
+			ports = append(ports, port)
+		}
+	}
+	return ports, nil
+}
+
+// isPortRace reports whether a server's output says it lost its port.
+func isPortRace(output string) bool {
+	return strings.Contains(strings.ToLower(output), "already in use")
+}
+
+// tailBuffer keeps the last max bytes written to it, so a chatty server
+// cannot grow memory without bound while its tail stays available for errors.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// Tail returns at most the last n lines.
+func (b *tailBuffer) Tail(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(b.buf, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// process is one server subprocess in its own process group, with its own
+// temporary directory.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	dir  string
+	out  *tailBuffer
+
+	done    chan struct{} // closed when the process has exited
+	waitErr error         // valid once done is closed
+
+	stopOnce sync.Once
+}
+
+// startProcess starts bin with args and extra environment. dir belongs to
+// the process from then on: stop removes it, even if starting fails.
+func startProcess(name, dir, bin string, args, env []string) (*process, error) {
+	p := &process{
+		name: name,
+		dir:  dir,
+		out:  &tailBuffer{max: 64 << 10},
+		done: make(chan struct{}),
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = p.out
+	cmd.Stderr = p.out
+	cmd.SysProcAttr = sysProcAttr()
+	// A grandchild holding the output pipe must not hang Wait forever.
+	cmd.WaitDelay = 5 * time.Second
+	p.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has already exited.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitReport describes how the process ended, with the tail of its output.
+func (p *process) exitReport() string {
+	out := p.out.Tail(30)
+	if out == "" {
+		return fmt.Sprintf("%s exited early (%v) with no output", p.name, p.waitErr)
+	}
+	return fmt.Sprintf("%s exited early (%v); last output:\n%s", p.name, p.waitErr, out)
+}
+
+// stop kills the whole process group, waits for the process and removes its
+// temporary directory. Test servers hold only throwaway data, so there is no
+// graceful shutdown to wait for. It is safe to call more than once.
+func (p *process) stop() {
+	p.stopOnce.Do(func() {
+		if !p.exited() {
+			// Negative pid: the group made by Setpgid, so helpers die too.
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		<-p.done
+		os.RemoveAll(p.dir)
+	})
+}
+
+// serverEnv is the inherited environment minus variables with prefix, so a
+// developer's own server configuration cannot leak into test servers.
+func serverEnv(prefix string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, prefix) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}

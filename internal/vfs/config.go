@@ -1,0 +1,67 @@
+package vfs
+
+import (
+	"flag"
+	"fmt"
+	"time"
+)
+
+// Config holds the limits that keep every operation bounded.
+type Config struct {
+	MaxReadBytes     int64         `yaml:"max_read_bytes"`
+	MaxWriteBytes    int64         `yaml:"max_write_bytes"`
+	MaxUploadBytes   int64         `yaml:"max_upload_bytes"`
+	MaxListPage      int           `yaml:"max_list_page"`
+	MaxGlobResults   int           `yaml:"max_glob_results"`
+	MaxScanObjects   int           `yaml:"max_scan_objects"`
+	MaxGrepMatches   int           `yaml:"max_grep_matches"`
+	MaxGrepFileBytes int64         `yaml:"max_grep_file_bytes"`
+	MaxGrepScanBytes int64         `yaml:"max_grep_scan_bytes"`
+	GrepConcurrency  int           `yaml:"grep_concurrency"`
+	EditAttempts     int           `yaml:"edit_attempts"`
+	EditBackoff      time.Duration `yaml:"edit_backoff"`
+	ChunkSize        int           `yaml:"chunk_size"`
+}
+
+// RegisterFlagsWithPrefix registers the limits with their defaults.
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	f.Int64Var(&c.MaxReadBytes, prefix+"max-read-bytes", 10<<20, "Largest file Read, Edit and Grep load as text; bigger files need Download.")
+	f.Int64Var(&c.MaxWriteBytes, prefix+"max-write-bytes", 10<<20, "Largest content Write and Edit store.")
+	f.Int64Var(&c.MaxUploadBytes, prefix+"max-upload-bytes", 1<<30, "Largest file Upload stores.")
+	f.IntVar(&c.MaxListPage, prefix+"max-list-page", 1000, "Most entries in one List page.")
+	f.IntVar(&c.MaxGlobResults, prefix+"max-glob-results", 1000, "Most matches one Glob returns.")
+	f.IntVar(&c.MaxScanObjects, prefix+"max-scan-objects", 100000, "Most objects one Glob or Grep lists before it stops with truncated set.")
+	f.IntVar(&c.MaxGrepMatches, prefix+"max-grep-matches", 500, "Most matches one Grep returns.")
+	f.Int64Var(&c.MaxGrepFileBytes, prefix+"max-grep-file-bytes", 4<<20, "Files larger than this are skipped by Grep.")
+	f.Int64Var(&c.MaxGrepScanBytes, prefix+"max-grep-scan-bytes", 256<<20, "Most bytes one Grep reads before it stops with truncated set.")
+	f.IntVar(&c.GrepConcurrency, prefix+"grep-concurrency", 16, "Files one Grep fetches in parallel.")
+	f.IntVar(&c.EditAttempts, prefix+"edit-attempts", 64, "Read-modify-write attempts of one Edit under contention.")
+	f.DurationVar(&c.EditBackoff, prefix+"edit-backoff", 5*time.Millisecond, "Base of the jittered backoff between Edit attempts.")
+	f.IntVar(&c.ChunkSize, prefix+"chunk-size", 256<<10, "Bytes per Download message.")
+}
+
+// DefaultConfig returns the defaults RegisterFlagsWithPrefix sets.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlagsWithPrefix("", flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// Validate rejects limits that would make operations unbounded or useless.
+func (c *Config) Validate() error {
+	for name, v := range map[string]int64{
+		"max-read-bytes": c.MaxReadBytes, "max-write-bytes": c.MaxWriteBytes, "max-upload-bytes": c.MaxUploadBytes,
+		"max-list-page": int64(c.MaxListPage), "max-glob-results": int64(c.MaxGlobResults),
+		"max-scan-objects": int64(c.MaxScanObjects), "max-grep-matches": int64(c.MaxGrepMatches),
+		"max-grep-file-bytes": c.MaxGrepFileBytes, "max-grep-scan-bytes": c.MaxGrepScanBytes,
+		"grep-concurrency": int64(c.GrepConcurrency), "edit-attempts": int64(c.EditAttempts), "chunk-size": int64(c.ChunkSize),
+	} {
+		if v <= 0 {
+			return fmt.Errorf("vfs: %s must be positive, got %d", name, v)
+		}
+	}
+	if c.MaxListPage > 1000 {
+		return fmt.Errorf("vfs: max-list-page is at most 1000 (one S3 page), got %d", c.MaxListPage)
+	}
+	return nil
+}

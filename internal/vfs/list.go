@@ -1,0 +1,174 @@
+package vfs
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+)
+
+// ListResult is one page of a directory.
+type ListResult struct {
+	Entries       []Info
+	NextPageToken string
+}
+
+// pageToken binds a backend token to the directory it continues, so a token
+// cannot be replayed against another path.
+type pageToken struct {
+	Path  string `json:"p"`
+	Token string `json:"t"`
+}
+
+func encodeToken(vpath, token string) string {
+	if token == "" {
+		return ""
+	}
+	data, _ := json.Marshal(pageToken{Path: vpath, Token: token})
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+func decodeToken(vpath, s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	var t pageToken
+	data, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(data, &t)
+	}
+	if err != nil || t.Path != vpath || t.Token == "" {
+		return "", fmt.Errorf("%w: page_token does not belong to a listing of %q", ErrInvalidArgument, vpath)
+	}
+	return t.Token, nil
+}
+
+// validName reports whether a listed name can be addressed as a path
+// segment. Keys written by other S3 tools may not be (e.g. "a//b").
+func validName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/") &&
+		mounts.CleanPath("/"+name) == nil
+}
+
+func join(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// List returns one page of the directory vpath; "/" lists the mounts.
+func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSize int, pageToken string) (ListResult, error) {
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil {
+		return ListResult{}, err
+	}
+	if isRoot {
+		var out ListResult
+		for _, m := range fs.mounts.Mounts(id) {
+			out.Entries = append(out.Entries, dirInfo(m.Path))
+		}
+		return out, nil
+	}
+	token, err := decodeToken(vpath, pageToken)
+	if err != nil {
+		return ListResult{}, err
+	}
+	if pageSize <= 0 || pageSize > fs.cfg.MaxListPage {
+		pageSize = fs.cfg.MaxListPage
+	}
+	prefix := r.Prefix
+	if r.Rel != "" {
+		prefix = r.Key + "/"
+	}
+	page, err := fs.bucket.List(ctx, objstore.ListOptions{Prefix: prefix, Delimiter: "/", Token: token, MaxKeys: pageSize})
+	if err != nil {
+		return ListResult{}, storeErr(vpath, err)
+	}
+	var out ListResult
+	// Objects and prefixes each come sorted; merge them into one name order.
+	objs, dirs := page.Objects, page.CommonPrefixes
+	for len(objs) > 0 || len(dirs) > 0 {
+		if len(dirs) == 0 || (len(objs) > 0 && objs[0].Key < dirs[0]) {
+			o := objs[0]
+			objs = objs[1:]
+			if name := strings.TrimPrefix(o.Key, prefix); validName(name) {
+				out.Entries = append(out.Entries, fileInfo(join(vpath, name), o.Attributes))
+			}
+			continue
+		}
+		d := dirs[0]
+		dirs = dirs[1:]
+		if name := strings.TrimSuffix(strings.TrimPrefix(d, prefix), "/"); validName(name) {
+			out.Entries = append(out.Entries, dirInfo(join(vpath, name)))
+		}
+	}
+	out.NextPageToken = encodeToken(vpath, page.NextToken)
+	if len(out.Entries) == 0 && token == "" && r.Rel != "" {
+		// Nothing below: a file, or nothing at all.
+		if _, err := fs.bucket.Stat(ctx, r.Key); err == nil {
+			return ListResult{}, fmt.Errorf("%w: %q is a file", ErrNotDir, vpath)
+		} else if !objstore.IsNotFound(err) {
+			return ListResult{}, storeErr(vpath, err)
+		}
+		if page.NextToken == "" {
+			return ListResult{}, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+		}
+	}
+	return out, nil
+}
+
+// Delete removes the file vpath, or with recursive the directory vpath and
+// everything below it. It returns the number of files removed.
+func (fs *FS) Delete(ctx context.Context, id mounts.Identity, vpath string, recursive bool) (int64, error) {
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil {
+		return 0, err
+	}
+	if isRoot {
+		return 0, fmt.Errorf("%w: the root cannot be deleted", ErrInvalidArgument)
+	}
+	if r.Mount.Mode != mounts.ReadWrite {
+		return 0, fmt.Errorf("%w: %s is mounted read-only", ErrReadOnly, r.Mount.Path)
+	}
+	if r.Rel != "" {
+		_, err := fs.bucket.Stat(ctx, r.Key)
+		if err == nil {
+			return 1, storeErr(vpath, fs.bucket.Delete(ctx, r.Key))
+		}
+		if !objstore.IsNotFound(err) {
+			return 0, storeErr(vpath, err)
+		}
+	}
+	prefix := r.Prefix
+	if r.Rel != "" {
+		prefix = r.Key + "/"
+		dir, err := fs.isDir(ctx, prefix)
+		if err != nil {
+			return 0, storeErr(vpath, err)
+		}
+		if !dir {
+			return 0, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+		}
+	}
+	if !recursive {
+		return 0, fmt.Errorf("%w: %q; set recursive to delete it with its contents", ErrIsDir, vpath)
+	}
+	return fs.deleteAll(ctx, vpath, prefix)
+}
+
+func (fs *FS) deleteAll(ctx context.Context, vpath, prefix string) (int64, error) {
+	var deleted int64
+	err := objstore.Walk(ctx, fs.bucket, prefix, func(o objstore.Object) error {
+		if err := fs.bucket.Delete(ctx, o.Key); err != nil {
+			return err
+		}
+		deleted++
+		return nil
+	})
+	return deleted, storeErr(vpath, err)
+}

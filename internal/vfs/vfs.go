@@ -1,0 +1,367 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+)
+
+// FS serves the virtual filesystem for any caller. It holds no per-caller
+// state and is safe for concurrent use.
+type FS struct {
+	bucket objstore.Bucket
+	mounts *mounts.Table
+	cfg    Config
+}
+
+// New returns an FS over bucket with the given mount table and limits.
+func New(bucket objstore.Bucket, table *mounts.Table, cfg Config) (*FS, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &FS{bucket: bucket, mounts: table, cfg: cfg}, nil
+}
+
+// Info describes a file or directory.
+type Info struct {
+	Path    string
+	Name    string
+	IsDir   bool
+	Size    int64
+	ModTime time.Time
+	ETag    string
+}
+
+func fileInfo(vpath string, a objstore.Attributes) Info {
+	return Info{Path: vpath, Name: path.Base(vpath), Size: a.Size, ModTime: a.ModTime, ETag: a.ETag}
+}
+
+func dirInfo(vpath string) Info {
+	return Info{Path: vpath, Name: path.Base(vpath), IsDir: true}
+}
+
+// resolve maps vpath for id; "/" is reported with ok=false.
+func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRoot bool, err error) {
+	if err := fs.mounts.ValidateIdentity(id); err != nil {
+		return r, false, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	if vpath == "/" {
+		return r, true, nil
+	}
+	r, err = fs.mounts.Resolve(id, vpath)
+	switch {
+	case errors.Is(err, mounts.ErrNoMount):
+		return r, false, fmt.Errorf("%w: %w", ErrNotFound, err)
+	case err != nil:
+		return r, false, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return r, false, nil
+}
+
+func (fs *FS) resolveWritable(id mounts.Identity, vpath string) (mounts.Resolved, error) {
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil {
+		return r, err
+	}
+	if isRoot {
+		return r, fmt.Errorf("%w: %q is the root directory", ErrIsDir, vpath)
+	}
+	if r.Mount.Mode != mounts.ReadWrite {
+		return r, fmt.Errorf("%w: %s is mounted read-only", ErrReadOnly, r.Mount.Path)
+	}
+	if r.Rel == "" {
+		return r, fmt.Errorf("%w: %q is a mount", ErrIsDir, vpath)
+	}
+	return r, nil
+}
+
+// storeErr turns a storage error into a caller-safe one about vpath.
+// Unexpected errors pass through unchanged: the gRPC edge logs them and
+// answers Internal without their text.
+func storeErr(vpath string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, objstore.ErrNotFound):
+		return fmt.Errorf("%w: %q", ErrNotFound, vpath)
+	case errors.Is(err, objstore.ErrInvalidKey):
+		return fmt.Errorf("%w: %q cannot be stored (a parent is a file, or it is a directory)", ErrInvalidArgument, vpath)
+	}
+	return err
+}
+
+// isDir reports whether any object lives below key (a directory in S3 terms).
+func (fs *FS) isDir(ctx context.Context, dirPrefix string) (bool, error) {
+	page, err := fs.bucket.List(ctx, objstore.ListOptions{Prefix: dirPrefix, Delimiter: "/", MaxKeys: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(page.Objects)+len(page.CommonPrefixes) > 0, nil
+}
+
+// Stat describes vpath.
+func (fs *FS) Stat(ctx context.Context, id mounts.Identity, vpath string) (Info, error) {
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil {
+		return Info{}, err
+	}
+	if isRoot || r.Rel == "" {
+		return dirInfo(vpath), nil
+	}
+	a, err := fs.bucket.Stat(ctx, r.Key)
+	if err == nil {
+		return fileInfo(vpath, a), nil
+	}
+	if !objstore.IsNotFound(err) {
+		return Info{}, storeErr(vpath, err)
+	}
+	dir, err := fs.isDir(ctx, r.Key+"/")
+	if err != nil {
+		return Info{}, storeErr(vpath, err)
+	}
+	if !dir {
+		return Info{}, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+	}
+	return dirInfo(vpath), nil
+}
+
+// isBinary reports whether data is not UTF-8 text. A NUL byte is the classic
+// binary marker; invalid UTF-8 cannot be returned in a proto string.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
+}
+
+// readText loads a whole text file, enforcing MaxReadBytes.
+func (fs *FS) readText(ctx context.Context, vpath, key string) ([]byte, objstore.Attributes, error) {
+	rc, a, err := fs.bucket.Get(ctx, key)
+	if err != nil {
+		return nil, a, err
+	}
+	defer rc.Close()
+	if a.Size > fs.cfg.MaxReadBytes {
+		return nil, a, fmt.Errorf("%w: %q is %d bytes, text reads load at most %d; use Download", ErrTooLarge, vpath, a.Size, fs.cfg.MaxReadBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, fs.cfg.MaxReadBytes+1))
+	if err != nil {
+		return nil, a, err
+	}
+	if int64(len(data)) > fs.cfg.MaxReadBytes {
+		return nil, a, fmt.Errorf("%w: %q exceeds %d bytes; use Download", ErrTooLarge, vpath, fs.cfg.MaxReadBytes)
+	}
+	if isBinary(data) {
+		return nil, a, fmt.Errorf("%w: %q is not UTF-8 text; use Download", ErrBinary, vpath)
+	}
+	return data, a, nil
+}
+
+// ReadResult is one window of a text file.
+type ReadResult struct {
+	Path       string
+	Content    string
+	TotalLines int64
+	NextOffset int64
+	ETag       string
+}
+
+// DefaultReadLimit is the number of lines Read returns when limit is 0.
+const DefaultReadLimit = 2000
+
+// Read returns up to limit lines of a text file from line offset (0-based).
+// A missing path without an extension falls back to path + ".md", so skill
+// references like "/skills/x/reference" resolve.
+func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset, limit int64, lineNumbers bool) (ReadResult, error) {
+	if offset < 0 || limit < 0 {
+		return ReadResult{}, fmt.Errorf("%w: offset and limit must not be negative", ErrInvalidArgument)
+	}
+	if limit == 0 {
+		limit = DefaultReadLimit
+	}
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	if isRoot || r.Rel == "" {
+		return ReadResult{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
+	}
+	data, a, err := fs.readText(ctx, vpath, r.Key)
+	if objstore.IsNotFound(err) {
+		if dir, derr := fs.isDir(ctx, r.Key+"/"); derr == nil && dir {
+			return ReadResult{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
+		}
+		if path.Ext(r.Rel) == "" {
+			vpath, r.Key = vpath+".md", r.Key+".md"
+			data, a, err = fs.readText(ctx, vpath, r.Key)
+		}
+	}
+	if err != nil {
+		return ReadResult{}, storeErr(vpath, err)
+	}
+	lines := splitLines(string(data))
+	total := int64(len(lines))
+	if offset > total || (offset == total && total > 0) {
+		return ReadResult{}, fmt.Errorf("%w: offset %d is past the end of %q (%d lines)", ErrOutOfRange, offset, vpath, total)
+	}
+	end := min(offset+limit, total)
+	var b strings.Builder
+	for i := offset; i < end; i++ {
+		if i > offset {
+			b.WriteByte('\n')
+		}
+		if lineNumbers {
+			fmt.Fprintf(&b, "%6d\t", i+1)
+		}
+		b.WriteString(lines[i])
+	}
+	return ReadResult{Path: vpath, Content: b.String(), TotalLines: total, NextOffset: end, ETag: a.ETag}, nil
+}
+
+// splitLines splits on "\n"; a final newline does not start another line.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// WriteOptions are the optimistic-concurrency conditions of a write.
+type WriteOptions struct {
+	IfMatch      string
+	MustNotExist bool
+}
+
+func (o WriteOptions) validate() error {
+	if o.IfMatch != "" && o.MustNotExist {
+		return fmt.Errorf("%w: if_match and must_not_exist exclude each other", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// checkPlacement refuses a file where a directory is, or below a file, so the
+// tree stays a tree on S3 (which would allow both) as on a local disk.
+func (fs *FS) checkPlacement(ctx context.Context, vpath string, r mounts.Resolved) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		dir, err := fs.isDir(gctx, r.Key+"/")
+		if err == nil && dir {
+			return fmt.Errorf("%w: %q", ErrIsDir, vpath)
+		}
+		return err
+	})
+	for p := path.Dir(r.Rel); p != "."; p = path.Dir(p) {
+		g.Go(func() error {
+			_, err := fs.bucket.Stat(gctx, r.Prefix+p)
+			switch {
+			case err == nil:
+				return fmt.Errorf("%w: %s/%s is a file", ErrNotDir, r.Mount.Path, p)
+			case objstore.IsNotFound(err):
+				return nil
+			}
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+func (fs *FS) put(ctx context.Context, vpath string, r mounts.Resolved, body io.Reader, size int64, opts WriteOptions) (Info, error) {
+	if err := fs.checkPlacement(ctx, vpath, r); err != nil {
+		return Info{}, storeErr(vpath, err)
+	}
+	a, err := fs.bucket.Put(ctx, r.Key, body, size, objstore.PutOptions{IfMatch: opts.IfMatch, IfNoneMatch: opts.MustNotExist})
+	switch {
+	case err == nil:
+		return fileInfo(vpath, a), nil
+	case errors.Is(err, objstore.ErrPrecondition) && opts.MustNotExist:
+		return Info{}, fmt.Errorf("%w: %q", ErrExists, vpath)
+	case errors.Is(err, objstore.ErrPrecondition):
+		return Info{}, fmt.Errorf("%w: %q changed since etag %q (or is missing)", ErrPrecondition, vpath, opts.IfMatch)
+	case errors.Is(err, objstore.ErrConflict):
+		return Info{}, fmt.Errorf("%w: %q is being written concurrently", ErrConflict, vpath)
+	case errors.Is(err, ErrTooLarge):
+		return Info{}, err
+	}
+	return Info{}, storeErr(vpath, err)
+}
+
+// Write creates or replaces a text file.
+func (fs *FS) Write(ctx context.Context, id mounts.Identity, vpath, content string, opts WriteOptions) (Info, error) {
+	if err := opts.validate(); err != nil {
+		return Info{}, err
+	}
+	r, err := fs.resolveWritable(id, vpath)
+	if err != nil {
+		return Info{}, err
+	}
+	if int64(len(content)) > fs.cfg.MaxWriteBytes {
+		return Info{}, fmt.Errorf("%w: content is %d bytes, Write stores at most %d; use Upload", ErrTooLarge, len(content), fs.cfg.MaxWriteBytes)
+	}
+	if !utf8.ValidString(content) {
+		return Info{}, fmt.Errorf("%w: content is not UTF-8; use Upload for binary files", ErrInvalidArgument)
+	}
+	return fs.put(ctx, vpath, r, strings.NewReader(content), int64(len(content)), opts)
+}
+
+// Upload stores a file of any content read from body.
+func (fs *FS) Upload(ctx context.Context, id mounts.Identity, vpath string, body io.Reader, opts WriteOptions) (Info, error) {
+	if err := opts.validate(); err != nil {
+		return Info{}, err
+	}
+	r, err := fs.resolveWritable(id, vpath)
+	if err != nil {
+		return Info{}, err
+	}
+	limited := &limitReader{r: body, n: fs.cfg.MaxUploadBytes}
+	return fs.put(ctx, vpath, r, limited, -1, opts)
+}
+
+// limitReader fails, instead of truncating, once more than n bytes arrive.
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n, fmt.Errorf("%w: upload exceeds the limit", ErrTooLarge)
+	}
+	return n, err
+}
+
+// Download opens length bytes (all when 0) of vpath from offset.
+func (fs *FS) Download(ctx context.Context, id mounts.Identity, vpath string, offset, length int64) (io.ReadCloser, Info, error) {
+	if offset < 0 || length < 0 {
+		return nil, Info{}, fmt.Errorf("%w: offset and limit must not be negative", ErrInvalidArgument)
+	}
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	if isRoot || r.Rel == "" {
+		return nil, Info{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
+	}
+	if length == 0 {
+		length = -1
+	}
+	rc, a, err := fs.bucket.GetRange(ctx, r.Key, offset, length)
+	if objstore.IsNotFound(err) {
+		if dir, derr := fs.isDir(ctx, r.Key+"/"); derr == nil && dir {
+			return nil, Info{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
+		}
+	}
+	if err != nil {
+		return nil, Info{}, storeErr(vpath, err)
+	}
+	return rc, fileInfo(vpath, a), nil
+}

@@ -1,0 +1,52 @@
+# skillsvc: `make run` serves with zero configuration, `make test` runs the
+# whole suite (installing MinIO and friends on first use).
+
+TOOLS_BIN := $(CURDIR)/.tools/bin
+export PATH := $(TOOLS_BIN):$(PATH)
+export SKILLSVC_MINIO_BIN := $(TOOLS_BIN)/minio
+# Integration tests fail, never skip, when their servers cannot start.
+export SKILLSVC_REQUIRE_SERVERS := 1
+
+GO_TEST_FLAGS ?= -race -count=1
+FUZZ_TIME ?= 15s
+
+.PHONY: all run build tools generate check-generate lint test test-go fuzz bench clean
+
+all: build
+
+run:
+	go run ./cmd/skillsvc
+
+build:
+	CGO_ENABLED=0 go build -trimpath -o bin/skillsvc ./cmd/skillsvc
+
+tools:
+	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
+
+generate: tools
+	buf lint
+	buf generate
+
+# Fails when the committed generated code differs from what generate makes.
+check-generate: generate
+	@git diff --exit-code -- gen/ || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- gen/)" || { git status --porcelain -- gen/; echo "untracked generated files: run make generate and commit" >&2; exit 1; }
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
+	go vet ./...
+
+test: tools check-generate lint test-go fuzz
+
+test-go:
+	go test $(GO_TEST_FLAGS) ./...
+
+# A short fuzz run of the path resolver on top of its seed corpus.
+fuzz:
+	go test -run='^$$' -fuzz=FuzzResolve -fuzztime=$(FUZZ_TIME) ./internal/mounts/
+
+bench: tools
+	go test -run='^$$' -bench=. -benchmem ./...
+
+clean:
+	rm -rf bin data

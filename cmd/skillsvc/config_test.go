@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"testing"
+)
+
+func TestConfigSources(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    func(Config) bool
+		wantErr bool
+	}{
+		{"defaults", nil, nil, func(c Config) bool {
+			return c.Listen == "127.0.0.1:7070" && c.Storage == "local" && c.DataDir == "./data" && c.VFS.MaxListPage == 1000
+		}, false},
+		{"env sets flags", map[string]string{"SKILLSVC_STORAGE": "s3", "SKILLSVC_S3_BUCKET": "b", "SKILLSVC_S3_PATH_STYLE": "true", "SKILLSVC_VFS_MAX_READ_BYTES": "5"}, nil, func(c Config) bool {
+			return c.Storage == "s3" && c.S3.Bucket == "b" && c.S3.PathStyle && c.VFS.MaxReadBytes == 5
+		}, false},
+		{"flags beat env", map[string]string{"SKILLSVC_LISTEN": "0.0.0.0:1"}, []string{"--listen=127.0.0.1:2"}, func(c Config) bool {
+			return c.Listen == "127.0.0.1:2"
+		}, false},
+		{"custom mounts", nil, []string{"--mounts=/workspace=threads/{thread}/:rw,/ticket=tickets/{ticket}/:rw,/skills={user}/skills/:ro"}, func(c Config) bool { return true }, false},
+		{"s3 needs bucket", nil, []string{"--storage=s3"}, nil, true},
+		{"unknown storage", nil, []string{"--storage=ftp"}, nil, true},
+		{"bad mounts", nil, []string{"--mounts=/w={nope}/:rw"}, nil, true},
+		{"bad limit", nil, []string{"--vfs.max-list-page=0"}, nil, true},
+		{"bad env value", map[string]string{"SKILLSVC_VFS_MAX_READ_BYTES": "lots"}, nil, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Config
+			f := flag.NewFlagSet("test", flag.ContinueOnError)
+			c.RegisterFlags(f)
+			err := parse(f, tc.args, func(k string) string { return tc.env[k] })
+			if err == nil {
+				err = c.Validate()
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err == nil && !tc.want(c) {
+				t.Errorf("config %+v not as expected", c)
+			}
+		})
+	}
+}

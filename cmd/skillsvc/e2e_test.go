@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testserver.Shutdown()
+	os.Exit(code)
+}
+
+// binary builds the skillsvc command once per test run.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "skillsvc-e2e-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "skillsvc")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// proc is a running skillsvc binary.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan error
+	logs *bytes.Buffer
+	mu   *sync.Mutex
+}
+
+// startBinary runs skillsvc with args on a free port and waits for its
+// "serving" log line, which carries the address it listens on.
+func startBinary(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"--listen=127.0.0.1:0", "--log.format=json", "--log.level=debug"}, args...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan error, 1), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Bytes()
+			p.mu.Lock()
+			p.logs.Write(line)
+			p.logs.WriteByte('\n')
+			p.mu.Unlock()
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" {
+				addrc <- rec.Addr
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	select {
+	case p.addr = <-addrc:
+	case err := <-p.done:
+		p.done <- err
+		t.Fatalf("skillsvc exited before serving: %v\n%s", err, p.output())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("skillsvc did not start serving:\n%s", p.output())
+	}
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func as(ctx context.Context, user, thread, ticket string) context.Context {
+	kv := []string{"x-skillsvc-user", user, "x-skillsvc-thread", thread}
+	if ticket != "" {
+		kv = append(kv, "x-skillsvc-ticket", ticket)
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
+func wantCode(t *testing.T, err error, code codes.Code) {
+	t.Helper()
+	if status.Code(err) != code {
+		t.Errorf("got %v, want code %v", err, code)
+	}
+}
+
+// TestEndToEndMinIO runs the real binary against a real MinIO and drives
+// every FilesystemService RPC through a real gRPC client.
+func TestEndToEndMinIO(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	p := startBinary(t, []string{
+		"AWS_ACCESS_KEY_ID=" + srv.AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
+		"AWS_CONFIG_FILE=" + os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+		"SKILLSVC_S3_BUCKET=" + bucket, // the environment sets flags too
+	}, "--storage=s3", "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region)
+	conn := dial(t, p.addr)
+	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	alice := as(ctx, "alice", "t1", "T-7")
+
+	// Health and identity.
+	hc, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil || hc.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v", hc, err)
+	}
+	_, err = fsc.List(ctx, &skillsvcv1.ListRequest{Path: "/"})
+	wantCode(t, err, codes.Unauthenticated)
+
+	// Write, Stat, Read (with the .md fallback), List.
+	w, err := fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/notes/plan.md", Content: "# Plan\nstep one\nstep two\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/notes/plan.md", Content: "x", MustNotExist: true})
+	wantCode(t, err, codes.AlreadyExists)
+	_, err = fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/notes/plan.md", Content: "x", IfMatch: "stale"})
+	wantCode(t, err, codes.FailedPrecondition)
+	st, err := fsc.Stat(alice, &skillsvcv1.StatRequest{Path: "/workspace/notes/plan.md"})
+	if err != nil || st.GetInfo().GetEtag() != w.GetInfo().GetEtag() || st.GetInfo().GetSize() != 25 {
+		t.Fatalf("Stat = %v, %v; want etag %q size 25", st, err, w.GetInfo().GetEtag())
+	}
+	rd, err := fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan", Offset: 1, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd.GetPath() != "/workspace/notes/plan.md" || rd.GetContent() != "step one" || rd.GetTotalLines() != 3 || rd.GetNextOffset() != 2 {
+		t.Errorf("Read = %v", rd)
+	}
+	ls, err := fsc.List(alice, &skillsvcv1.ListRequest{Path: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roots []string
+	for _, e := range ls.GetEntries() {
+		roots = append(roots, e.GetPath())
+	}
+	if strings.Join(roots, ",") != "/skills,/ticket,/workspace" {
+		t.Errorf("List / = %v", roots)
+	}
+	ls, err = fsc.List(alice, &skillsvcv1.ListRequest{Path: "/workspace"})
+	if err != nil || len(ls.GetEntries()) != 1 || !ls.GetEntries()[0].GetIsDir() || ls.GetEntries()[0].GetName() != "notes" {
+		t.Errorf("List /workspace = %v, %v", ls, err)
+	}
+
+	// Another thread and another user see none of it; hostile paths fail.
+	_, err = fsc.Read(as(ctx, "alice", "t2", ""), &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan.md"})
+	wantCode(t, err, codes.NotFound)
+	_, err = fsc.Read(as(ctx, "bob", "t1", ""), &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan.md"})
+	wantCode(t, err, codes.NotFound)
+	_, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/workspace/../../bob/threads/t1/x"})
+	wantCode(t, err, codes.InvalidArgument)
+	_, err = fsc.Read(as(ctx, "../bob", "t1", ""), &skillsvcv1.ReadRequest{Path: "/workspace/x"})
+	wantCode(t, err, codes.InvalidArgument)
+	_, err = fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/skills/x/SKILL.md", Content: "x"})
+	wantCode(t, err, codes.PermissionDenied)
+
+	// Ticket files are shared by the threads working on the ticket.
+	if _, err := fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/ticket/brief.md", Content: "fix the bug"}); err != nil {
+		t.Fatal(err)
+	}
+	if rd, err := fsc.Read(as(ctx, "alice", "t9", "T-7"), &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"}); err != nil || rd.GetContent() != "fix the bug" {
+		t.Errorf("ticket read from another thread = %v, %v", rd, err)
+	}
+	_, err = fsc.Read(as(ctx, "alice", "t9", ""), &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"})
+	wantCode(t, err, codes.NotFound)
+
+	// Upload and Download a binary file in chunks.
+	blob := make([]byte, 1<<20+17)
+	rand.Read(blob)
+	up, err := fsc.Upload(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.Send(&skillsvcv1.UploadRequest{Msg: &skillsvcv1.UploadRequest_Header{Header: &skillsvcv1.UploadHeader{Path: "/workspace/data/blob.bin"}}})
+	for off := 0; off < len(blob); off += 100_000 {
+		up.Send(&skillsvcv1.UploadRequest{Msg: &skillsvcv1.UploadRequest_Data{Data: blob[off:min(off+100_000, len(blob))]}})
+	}
+	upRes, err := up.CloseAndRecv()
+	if err != nil || upRes.GetInfo().GetSize() != int64(len(blob)) {
+		t.Fatalf("Upload = %v, %v", upRes, err)
+	}
+	down, err := fsc.Download(alice, &skillsvcv1.DownloadRequest{Path: "/workspace/data/blob.bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for {
+		msg, err := down.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, msg.GetData()...)
+	}
+	if !bytes.Equal(got, blob) {
+		t.Errorf("Download returned %d bytes that differ from the %d uploaded", len(got), len(blob))
+	}
+	_, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/workspace/data/blob.bin"})
+	wantCode(t, err, codes.FailedPrecondition)
+
+	// Glob and Grep.
+	gl, err := fsc.Glob(alice, &skillsvcv1.GlobRequest{Path: "/workspace", Pattern: "**/*.md"})
+	if err != nil || len(gl.GetMatches()) != 1 || gl.GetMatches()[0].GetPath() != "/workspace/notes/plan.md" {
+		t.Errorf("Glob = %v, %v", gl, err)
+	}
+	gr, err := fsc.Grep(alice, &skillsvcv1.GrepRequest{Path: "/", Pattern: "step t"})
+	if err != nil || len(gr.GetMatches()) != 1 || gr.GetMatches()[0].GetLine() != 3 || gr.GetFilesSkipped() != 1 {
+		t.Errorf("Grep = %v, %v", gr, err)
+	}
+
+	// 20 concurrent Edits, each adding its own line: none may be lost.
+	if _, err := fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/log.md", Content: "start\nEND\n"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			_, errs[i] = fsc.Edit(alice, &skillsvcv1.EditRequest{Path: "/workspace/log.md", OldString: "END", NewString: fmt.Sprintf("line-%02d\nEND", i)})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("edit %d: %v", i, err)
+		}
+	}
+	rd, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/workspace/log.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if !strings.Contains(rd.GetContent(), fmt.Sprintf("line-%02d\n", i)) {
+			t.Errorf("line-%02d lost; file is:\n%s", i, rd.GetContent())
+		}
+	}
+	if rd.GetTotalLines() != 22 {
+		t.Errorf("file has %d lines, want 22", rd.GetTotalLines())
+	}
+
+	// Delete a file, then a directory recursively.
+	del, err := fsc.Delete(alice, &skillsvcv1.DeleteRequest{Path: "/workspace/log.md"})
+	if err != nil || del.GetDeleted() != 1 {
+		t.Errorf("Delete file = %v, %v", del, err)
+	}
+	_, err = fsc.Delete(alice, &skillsvcv1.DeleteRequest{Path: "/workspace/notes"})
+	wantCode(t, err, codes.FailedPrecondition)
+	del, err = fsc.Delete(alice, &skillsvcv1.DeleteRequest{Path: "/workspace/notes", Recursive: true})
+	if err != nil || del.GetDeleted() != 1 {
+		t.Errorf("Delete dir = %v, %v", del, err)
+	}
+	_, err = fsc.Stat(alice, &skillsvcv1.StatRequest{Path: "/workspace/notes"})
+	wantCode(t, err, codes.NotFound)
+
+	// The objects sit under the caller's prefixes, nowhere else.
+	page, err := srv.Client(t).ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range page.Contents {
+		if k := *o.Key; !strings.HasPrefix(k, "alice/threads/t1/") && !strings.HasPrefix(k, "alice/tickets/T-7/") {
+			t.Errorf("object outside alice's prefixes: %q", k)
+		}
+	}
+
+	// SIGTERM drains and exits cleanly.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, p.output())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit within 30s of SIGTERM")
+	}
+}
+
+// TestZeroConfig checks that the binary serves with no configuration at
+// all, storing under ./data.
+func TestZeroConfig(t *testing.T) {
+	p := startBinary(t, nil)
+	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
+	ctx := as(t.Context(), "u1", "th1", "")
+	if _, err := fsc.Write(ctx, &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(p.cmd.Dir, "data", "u1", "threads", "th1", "a.txt"))
+	if err != nil || string(data) != "hello" {
+		t.Errorf("./data file = %q, %v", data, err)
+	}
+}

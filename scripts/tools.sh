@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the pinned tools that `make test` and `make generate` need into
+# $TOOLS_BIN (default .tools/bin), skipping any already at its pinned version,
+# and redis-server from apt when it is missing. Only Go is assumed.
+set -euo pipefail
+
+TOOLS_BIN=${TOOLS_BIN:-$(pwd)/.tools/bin}
+mkdir -p "$TOOLS_BIN"
+
+# name  module@version (keep protoc-gen-go in step with google.golang.org/protobuf in go.mod)
+TOOLS=(
+	"minio github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
+	"buf github.com/bufbuild/buf/cmd/buf@v1.75.0"
+	"protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12"
+	"protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2"
+)
+
+for entry in "${TOOLS[@]}"; do
+	read -r name pkg <<<"$entry"
+	stamp="$TOOLS_BIN/.$name.version"
+	if [[ -x "$TOOLS_BIN/$name" && "$(cat "$stamp" 2>/dev/null)" == "$pkg" ]]; then
+		continue
+	fi
+	echo "tools: go install $pkg" >&2
+	[[ $name == minio ]] && echo "tools: building MinIO takes a few minutes the first time" >&2
+	GOBIN="$TOOLS_BIN" go install "$pkg"
+	echo "$pkg" >"$stamp"
+done
+
+if ! command -v redis-server >/dev/null 2>&1; then
+	echo "tools: installing redis-server from apt" >&2
+	sudo=""
+	[[ $(id -u) -ne 0 ]] && sudo="sudo"
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends redis-server
+fi

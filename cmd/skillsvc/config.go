@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -25,6 +26,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	S3              s3.Config
 	VFS             vfs.Config
+	Skills          skills.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -38,6 +40,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "How long in-flight calls may take to finish on shutdown.")
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
+	c.Skills.RegisterFlagsWithPrefix("skills.", f)
 }
 
 // Validate checks the combination of settings.
@@ -54,7 +57,11 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
 	}
-	if _, err := mounts.Parse(c.Mounts); err != nil {
+	table, err := mounts.Parse(c.Mounts)
+	if err != nil {
+		return err
+	}
+	if err := c.Skills.Validate(table); err != nil {
 		return err
 	}
 	return c.VFS.Validate()

@@ -26,6 +26,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -91,13 +92,19 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	fs, err := vfs.New(bucket, table, cfg.VFS)
+	lib, err := skills.New(bucket, table, cfg.Skills, log)
+	if err != nil {
+		return err
+	}
+	// The skills mount shows the merged library, as the catalog does.
+	fs, err := vfs.New(bucket, table, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, lib))
 	if err != nil {
 		return err
 	}
 
 	srv := grpc.NewServer(server.Options(log, auth.Metadata{})...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
+	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.VFS.ChunkSize))
 	healthSrv := health.NewServer()
 	healthpb.RegisterHealthServer(srv, healthSrv)
 	reflection.Register(srv)

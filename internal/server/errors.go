@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -38,6 +39,7 @@ var errorCodes = []struct {
 	{vfs.ErrTooLarge, codes.ResourceExhausted},
 	{vfs.ErrOutOfRange, codes.OutOfRange},
 	{vfs.ErrConflict, codes.Aborted},
+	{skills.ErrInvalidSkill, codes.FailedPrecondition},
 }
 
 // ToStatus converts a handler error to a gRPC status error. Errors that are

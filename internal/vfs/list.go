@@ -81,6 +81,9 @@ func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSi
 	if pageSize <= 0 || pageSize > fs.cfg.MaxListPage {
 		pageSize = fs.cfg.MaxListPage
 	}
+	if t := fs.tree(r); t != nil {
+		return fs.listTree(ctx, id, vpath, r, t, pageSize, token)
+	}
 	prefix := r.Prefix
 	if r.Rel != "" {
 		prefix = r.Key + "/"

@@ -38,6 +38,8 @@ func (fs *FS) walkFiles(ctx context.Context, id mounts.Identity, vpath, subdir s
 	type root struct {
 		vpath, prefix string // prefix of the objects, ending in "/"
 		rel           string // path of vpath's mount root relative to the search base
+		tree          Tree   // when set, walk it from treeRel instead of listing prefix
+		treeRel       string
 	}
 	var roots []root
 	r, isRoot, err := fs.resolve(id, vpath)
@@ -51,12 +53,12 @@ func (fs *FS) walkFiles(ctx context.Context, id mounts.Identity, vpath, subdir s
 			if err != nil {
 				return false, err
 			}
-			roots = append(roots, root{vpath: m.Path, prefix: mr.Prefix, rel: strings.TrimPrefix(m.Path, "/") + "/"})
+			roots = append(roots, root{vpath: m.Path, prefix: mr.Prefix, rel: strings.TrimPrefix(m.Path, "/") + "/", tree: fs.tree(mr)})
 		}
 	case r.Rel == "":
-		roots = append(roots, root{vpath: vpath, prefix: r.Prefix})
+		roots = append(roots, root{vpath: vpath, prefix: r.Prefix, tree: fs.tree(r)})
 	default:
-		roots = append(roots, root{vpath: vpath, prefix: r.Key + "/"})
+		roots = append(roots, root{vpath: vpath, prefix: r.Key + "/", tree: fs.tree(r), treeRel: r.Rel})
 	}
 	scanned := 0
 	for _, rt := range roots {
@@ -71,17 +73,25 @@ func (fs *FS) walkFiles(ctx context.Context, id mounts.Identity, vpath, subdir s
 				listPrefix += sub
 			}
 		}
-		err := objstore.Walk(ctx, fs.bucket, listPrefix, func(o objstore.Object) error {
+		budgeted := func(c candidate) error {
 			if scanned++; scanned > fs.cfg.MaxScanObjects {
 				truncated = true
 				return errStop
 			}
-			name := strings.TrimPrefix(o.Key, rt.prefix)
-			if mounts.CleanPath("/"+name) != nil {
-				return nil // not addressable (written by another tool)
-			}
-			return fn(candidate{vpath: join(rt.vpath, name), rel: rt.rel + name, obj: o})
-		})
+			return fn(c)
+		}
+		var err error
+		if rt.tree != nil {
+			err = walkTree(ctx, rt.tree, id, rt.treeRel, rt.vpath, rt.rel, budgeted)
+		} else {
+			err = objstore.Walk(ctx, fs.bucket, listPrefix, func(o objstore.Object) error {
+				name := strings.TrimPrefix(o.Key, rt.prefix)
+				if mounts.CleanPath("/"+name) != nil {
+					return nil // not addressable (written by another tool)
+				}
+				return budgeted(candidate{vpath: join(rt.vpath, name), rel: rt.rel + name, obj: o})
+			})
+		}
 		if errors.Is(err, errStop) {
 			return truncated, nil
 		}
@@ -205,7 +215,11 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 		return GrepResult{}, err
 	} else if !info.IsDir {
 		r, _, _ := fs.resolve(id, base)
-		files = append(files, candidate{vpath: base, rel: info.Name, obj: objstore.Object{Key: r.Key, Attributes: objstore.Attributes{Size: info.Size}}})
+		key, err := fs.key(ctx, id, r)
+		if err != nil {
+			return GrepResult{}, storeErr(base, err)
+		}
+		files = append(files, candidate{vpath: base, rel: info.Name, obj: objstore.Object{Key: key, Attributes: objstore.Attributes{Size: info.Size}}})
 	}
 
 	var (

@@ -23,14 +23,19 @@ type FS struct {
 	bucket objstore.Bucket
 	mounts *mounts.Table
 	cfg    Config
+	trees  map[string]Tree // by mount path
 }
 
 // New returns an FS over bucket with the given mount table and limits.
-func New(bucket objstore.Bucket, table *mounts.Table, cfg Config) (*FS, error) {
+func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, opts ...Option) (*FS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &FS{bucket: bucket, mounts: table, cfg: cfg}, nil
+	fs := &FS{bucket: bucket, mounts: table, cfg: cfg, trees: map[string]Tree{}}
+	for _, o := range opts {
+		o(fs)
+	}
+	return fs, nil
 }
 
 // Info describes a file or directory.
@@ -119,14 +124,18 @@ func (fs *FS) Stat(ctx context.Context, id mounts.Identity, vpath string) (Info,
 	if isRoot || r.Rel == "" {
 		return dirInfo(vpath), nil
 	}
-	a, err := fs.bucket.Stat(ctx, r.Key)
+	key, err := fs.key(ctx, id, r)
+	if err != nil {
+		return Info{}, storeErr(vpath, err)
+	}
+	a, err := fs.bucket.Stat(ctx, key)
 	if err == nil {
 		return fileInfo(vpath, a), nil
 	}
 	if !objstore.IsNotFound(err) {
 		return Info{}, storeErr(vpath, err)
 	}
-	dir, err := fs.isDir(ctx, r.Key+"/")
+	dir, err := fs.dirAt(ctx, id, r)
 	if err != nil {
 		return Info{}, storeErr(vpath, err)
 	}
@@ -165,6 +174,14 @@ func (fs *FS) readText(ctx context.Context, vpath, key string) ([]byte, objstore
 	return data, a, nil
 }
 
+func (fs *FS) readFile(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved) ([]byte, objstore.Attributes, error) {
+	key, err := fs.key(ctx, id, r)
+	if err != nil {
+		return nil, objstore.Attributes{}, err
+	}
+	return fs.readText(ctx, vpath, key)
+}
+
 // ReadResult is one window of a text file.
 type ReadResult struct {
 	Path       string
@@ -194,14 +211,14 @@ func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset
 	if isRoot || r.Rel == "" {
 		return ReadResult{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
 	}
-	data, a, err := fs.readText(ctx, vpath, r.Key)
+	data, a, err := fs.readFile(ctx, id, vpath, r)
 	if objstore.IsNotFound(err) {
-		if dir, derr := fs.isDir(ctx, r.Key+"/"); derr == nil && dir {
+		if dir, derr := fs.dirAt(ctx, id, r); derr == nil && dir {
 			return ReadResult{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
 		}
 		if path.Ext(r.Rel) == "" {
-			vpath, r.Key = vpath+".md", r.Key+".md"
-			data, a, err = fs.readText(ctx, vpath, r.Key)
+			vpath, r = vpath+".md", withExt(r, ".md")
+			data, a, err = fs.readFile(ctx, id, vpath, r)
 		}
 	}
 	if err != nil {
@@ -354,9 +371,13 @@ func (fs *FS) Download(ctx context.Context, id mounts.Identity, vpath string, of
 	if length == 0 {
 		length = -1
 	}
-	rc, a, err := fs.bucket.GetRange(ctx, r.Key, offset, length)
+	key, err := fs.key(ctx, id, r)
+	if err != nil {
+		return nil, Info{}, storeErr(vpath, err)
+	}
+	rc, a, err := fs.bucket.GetRange(ctx, key, offset, length)
 	if objstore.IsNotFound(err) {
-		if dir, derr := fs.isDir(ctx, r.Key+"/"); derr == nil && dir {
+		if dir, derr := fs.dirAt(ctx, id, r); derr == nil && dir {
 			return nil, Info{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
 		}
 	}

@@ -1,0 +1,13 @@
+// Package skills is the skills catalog: it finds skill folders
+// (<category>/<skill>/SKILL.md or <skill>/SKILL.md) in a user's library and
+// the organization's shared one, merges them (the user's skill wins by name),
+// parses and validates their frontmatter, and serves progressive disclosure:
+// listings and a prompt block of names and descriptions, a skill's
+// instructions on demand, then its files.
+//
+// Listing reads each library with one paged LIST and then only the head of
+// each SKILL.md, in parallel; parsed frontmatter is cached by key and ETag,
+// so an unchanged library costs one LIST. The merged view also backs the
+// read-only skills mount of the VFS (Library implements vfs.Tree), so every
+// path a listing returns can be read there.
+package skills

@@ -1,0 +1,323 @@
+package skills
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+)
+
+// Limits from the Agent Skills specification, and our own parse bounds.
+const (
+	MaxNameLen          = 64
+	MaxDescriptionLen   = 1024
+	MaxCompatibilityLen = 500
+	// MaxFrontmatterBytes caps what is read to find and parse frontmatter.
+	MaxFrontmatterBytes = 64 << 10
+	maxYAMLDepth        = 16
+	maxYAMLNodes        = 4096
+)
+
+// Frontmatter is the parsed, normalized header of a SKILL.md.
+type Frontmatter struct {
+	Name          string
+	Description   string
+	License       string
+	Version       string
+	Compatibility string
+	AllowedTools  []string
+	Metadata      map[string]string
+	// Extra holds fields the specification does not define, as decoded
+	// (JSON-compatible values); other agent tools add their own.
+	Extra map[string]any
+	// Raw is every field as decoded, for callers that want it all.
+	Raw map[string]any
+}
+
+// Problems found while parsing: Errors make a skill invalid, Warnings are
+// served alongside it.
+type Problems struct {
+	Errors   []string
+	Warnings []string
+}
+
+// Valid reports whether the skill may be served.
+func (p Problems) Valid() bool { return len(p.Errors) == 0 }
+
+func (p *Problems) errorf(format string, a ...any) { p.Errors = append(p.Errors, fmt.Sprintf(format, a...)) }
+func (p *Problems) warnf(format string, a ...any)  { p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...)) }
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+const bom = "\ufeff"
+
+// frontmatterEnd returns the offset just past the closing "---" line of the
+// frontmatter at the start of data (BOM already removed), or -1 when data
+// holds no closing line (yet). opened reports whether data starts, after
+// blank lines, with an opening "---" line.
+func frontmatterEnd(data []byte) (end int, opened bool) {
+	off := 0
+	for off < len(data) {
+		line := data[off:]
+		next := len(data)
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, next = line[:i], off+i+1
+		}
+		trimmed := string(bytes.TrimSpace(line))
+		switch {
+		case !opened && trimmed == "":
+			// the parser skips leading blank lines too
+		case !opened && trimmed != "---":
+			return -1, false
+		case !opened:
+			opened = true
+		case trimmed == "---":
+			return next, true
+		}
+		off = next
+	}
+	return -1, opened
+}
+
+var errAlias = errors.New("YAML anchors and aliases are not allowed in frontmatter")
+
+// safeYAML decodes YAML into a generic map after checking its shape on the
+// node tree, so alias bombs and absurd nesting fail fast without expansion.
+func safeYAML(data []byte, v any) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	nodes := 0
+	var walk func(n *yaml.Node, depth int) error
+	walk = func(n *yaml.Node, depth int) error {
+		if nodes++; nodes > maxYAMLNodes {
+			return fmt.Errorf("frontmatter has more than %d YAML nodes", maxYAMLNodes)
+		}
+		if depth > maxYAMLDepth {
+			return fmt.Errorf("frontmatter nests deeper than %d levels", maxYAMLDepth)
+		}
+		if n.Kind == yaml.AliasNode || n.Anchor != "" {
+			return errAlias
+		}
+		for _, c := range n.Content {
+			if err := walk(c, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(&doc, 0); err != nil {
+		return err
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty frontmatter
+	}
+	if doc.Content[0].Kind != yaml.MappingNode {
+		return errors.New("frontmatter is not a mapping of fields")
+	}
+	return doc.Decode(v)
+}
+
+var yamlFormat = frontmatter.NewFormat("---", "---", safeYAML)
+
+// ParseSkillMD parses a SKILL.md (or its head, as long as the head holds the
+// whole frontmatter). It returns the frontmatter, the body after it, and the
+// problems; folder is the name of the skill's folder, which name should equal.
+func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
+	var fm Frontmatter
+	var p Problems
+	data = bytes.TrimPrefix(data, []byte(bom))
+	if !utf8.Valid(data) {
+		p.errorf("SKILL.md is not UTF-8 text")
+		return fm, "", p
+	}
+	end, opened := frontmatterEnd(data)
+	switch {
+	case !opened:
+		p.errorf("SKILL.md has no YAML frontmatter (it must start with a --- line)")
+		return fm, string(data), p
+	case end < 0 && len(data) >= MaxFrontmatterBytes:
+		p.errorf("frontmatter is not closed within %d bytes", MaxFrontmatterBytes)
+		return fm, "", p
+	case end < 0:
+		p.errorf("frontmatter is not closed: a --- line must end it")
+		return fm, "", p
+	case end > MaxFrontmatterBytes:
+		p.errorf("frontmatter is larger than %d bytes", MaxFrontmatterBytes)
+		return fm, "", p
+	}
+	raw := map[string]any{}
+	body, err := frontmatter.MustParse(bytes.NewReader(data), &raw, yamlFormat)
+	if err != nil {
+		p.errorf("frontmatter is not valid YAML: %s", firstLine(err.Error()))
+		return fm, "", p
+	}
+	fm.Raw = jsonable(raw).(map[string]any)
+	fm.Extra = map[string]any{}
+	for k, v := range fm.Raw {
+		switch k {
+		case "name":
+			fm.Name = scalar(&p, k, v)
+		case "description":
+			fm.Description = scalar(&p, k, v)
+		case "license":
+			fm.License = scalar(&p, k, v)
+		case "version":
+			fm.Version = scalar(&p, k, v)
+		case "compatibility":
+			fm.Compatibility = scalar(&p, k, v)
+		case "allowed-tools":
+			fm.AllowedTools = tools(&p, v)
+		case "metadata":
+			fm.Metadata = stringMap(&p, v)
+		default:
+			fm.Extra[k] = v
+		}
+	}
+	validate(&fm, &p, folder)
+	return fm, strings.TrimLeft(string(body), "\r\n"), p
+}
+
+func validate(fm *Frontmatter, p *Problems, folder string) {
+	switch n := fm.Name; {
+	case n == "":
+		p.errorf("name is required")
+	case !nameRE.MatchString(n):
+		p.errorf("name %q must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen", clip(n, 80))
+	}
+	if utf8.RuneCountInString(fm.Name) > MaxNameLen {
+		p.warnf("name is %d characters, the limit is %d", utf8.RuneCountInString(fm.Name), MaxNameLen)
+	}
+	if fm.Name != "" && folder != "" && fm.Name != folder {
+		p.warnf("name %q differs from its folder %q", clip(fm.Name, 80), folder)
+	}
+	if strings.TrimSpace(fm.Description) == "" {
+		p.errorf("description is required")
+	} else if n := utf8.RuneCountInString(fm.Description); n > MaxDescriptionLen {
+		p.warnf("description is %d characters, the limit is %d; listings shorten it", n, MaxDescriptionLen)
+	}
+	if n := utf8.RuneCountInString(fm.Compatibility); n > MaxCompatibilityLen {
+		p.warnf("compatibility is %d characters, the limit is %d", n, MaxCompatibilityLen)
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return clip(s, 200)
+}
+
+// clip shortens s to at most n runes, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:max(n-1, 0)])) + "…"
+}
+
+// scalar renders a YAML scalar as text: version: 1.0 is a float to YAML but a
+// version string to its author.
+func scalar(p *Problems, key string, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool, int, int64, float64:
+		return fmt.Sprint(x)
+	}
+	p.warnf("%s should be a string", key)
+	return ""
+}
+
+func tools(p *Problems, v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return strings.Fields(x)
+	case []any:
+		var out []string
+		for _, t := range x {
+			if s, ok := t.(string); ok && strings.TrimSpace(s) != "" {
+				out = append(out, strings.TrimSpace(s))
+			} else {
+				p.warnf("allowed-tools entries should be strings")
+			}
+		}
+		return out
+	}
+	p.warnf("allowed-tools should be a space-separated string or a list")
+	return nil
+}
+
+func stringMap(p *Problems, v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if v != nil {
+			p.warnf("metadata should be a map of strings")
+		}
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch x := m[k].(type) {
+		case string:
+			out[k] = x
+		case bool, int, int64, float64:
+			out[k] = fmt.Sprint(x)
+		default:
+			p.warnf("metadata.%s should be a string", k)
+		}
+	}
+	return out
+}
+
+// jsonable converts decoded YAML into values protobuf Struct and JSON accept.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonable(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonable(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float64, string, bool, nil:
+		return x
+	case time.Time:
+		return x.Format(time.RFC3339)
+	}
+	return fmt.Sprint(v)
+}
+

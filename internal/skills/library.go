@@ -1,0 +1,395 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// Config configures the skills library.
+type Config struct {
+	// Mount is the read-only mount whose template locates a user's library.
+	Mount string `yaml:"mount"`
+	// SharedPrefix holds the organization-wide library.
+	SharedPrefix string `yaml:"shared_prefix"`
+	// SettingsKey is the per-user settings object; {user} is replaced.
+	SettingsKey string `yaml:"settings_key"`
+	// IndexTTL is how long one listing of a library is reused. Libraries are
+	// uploaded with ordinary S3 tools, so changes show up after at most this.
+	IndexTTL    time.Duration `yaml:"index_ttl"`
+	HeadBytes   int           `yaml:"head_bytes"`
+	Concurrency int           `yaml:"concurrency"`
+	// MaxSkills bounds the skills one library may hold.
+	MaxSkills      int   `yaml:"max_skills"`
+	MaxExportBytes int64 `yaml:"max_export_bytes"`
+	MaxFileBytes   int64 `yaml:"max_file_bytes"`
+}
+
+// RegisterFlagsWithPrefix registers the flags with their defaults.
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	f.StringVar(&c.Mount, prefix+"mount", "/skills", "Read-only mount holding each user's skill library.")
+	f.StringVar(&c.SharedPrefix, prefix+"shared-prefix", "_shared/skills/", "Key prefix of the organization-wide skill library; its first segment must not be a valid user ID.")
+	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
+	f.DurationVar(&c.IndexTTL, prefix+"index-ttl", 5*time.Second, "How long a library listing is reused; 0 lists on every call.")
+	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
+	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
+	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
+	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
+	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 4<<20, "Largest SKILL.md or skill file returned as text.")
+}
+
+// DefaultConfig returns the flag defaults.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlagsWithPrefix("", flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// Validate checks the config against the mount table.
+func (c *Config) Validate(table *mounts.Table) error {
+	m, ok := findMount(table, c.Mount)
+	if !ok {
+		return fmt.Errorf("skills: mount %q is not in the mount table", c.Mount)
+	}
+	if m.Mode != mounts.ReadOnly {
+		return fmt.Errorf("skills: mount %q must be read-only", c.Mount)
+	}
+	first, _, _ := strings.Cut(c.SharedPrefix, "/")
+	if !strings.HasSuffix(c.SharedPrefix, "/") || mounts.ValidateID("user", first) == nil || strings.Contains(c.SharedPrefix, "//") {
+		return fmt.Errorf("skills: shared-prefix %q must end in / and start with a segment that is no valid ID (e.g. _shared/skills/), so no user's keys can alias it", c.SharedPrefix)
+	}
+	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") {
+		return fmt.Errorf("skills: settings-key %q must start with {user}/ and name an object", c.SettingsKey)
+	}
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.IndexTTL < 0 {
+		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")
+	}
+	return nil
+}
+
+func findMount(table *mounts.Table, p string) (mounts.Mount, bool) {
+	// Mounts needs an identity; any valid one shows every non-ticket mount.
+	for _, m := range table.Mounts(mounts.Identity{User: "u", Thread: "t", Ticket: "k"}) {
+		if m.Path == p {
+			return m, true
+		}
+	}
+	return mounts.Mount{}, false
+}
+
+// Layer names.
+const (
+	LayerUser   = "user"
+	LayerShared = "shared"
+)
+
+// Library is the skills library of every user: their own layer merged over
+// the shared one. It is safe for concurrent use.
+type Library struct {
+	bucket objstore.Bucket
+	table  *mounts.Table
+	cfg    Config
+	log    *slog.Logger
+
+	listings *expirable.LRU[string, []objstore.Object] // by prefix
+	flight   singleflight.Group
+	parsed   *parseCache
+}
+
+// New returns the library.
+func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logger) (*Library, error) {
+	if err := cfg.Validate(table); err != nil {
+		return nil, err
+	}
+	l := &Library{bucket: bucket, table: table, cfg: cfg, log: log, parsed: newParseCache(4 * cfg.MaxSkills)}
+	if cfg.IndexTTL > 0 {
+		l.listings = expirable.NewLRU[string, []objstore.Object](1024, nil, cfg.IndexTTL)
+	}
+	return l, nil
+}
+
+// list returns every object under prefix, reusing a listing younger than
+// IndexTTL and sharing one listing among concurrent callers.
+func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, error) {
+	if l.listings != nil {
+		if objs, ok := l.listings.Get(prefix); ok {
+			return objs, nil
+		}
+	}
+	v, err, _ := l.flight.Do(prefix, func() (any, error) {
+		var objs []objstore.Object
+		err := objstore.Walk(ctx, l.bucket, prefix, func(o objstore.Object) error {
+			objs = append(objs, o)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if l.listings != nil {
+			l.listings.Add(prefix, objs)
+		}
+		return objs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]objstore.Object), nil
+}
+
+// invalidate drops cached listings of id's layers, after a change we made.
+func (l *Library) invalidate(prefix string) {
+	if l.listings != nil {
+		l.listings.Remove(prefix)
+	}
+}
+
+// entry is one file of the merged view.
+type entry struct {
+	rel string // path inside the library
+	obj objstore.Object
+}
+
+// skillRef locates one skill folder.
+type skillRef struct {
+	dir      string // "category/name" or "name"
+	name     string // folder name
+	category string
+	layer    string
+	skillMD  objstore.Object
+	files    []entry // every file of the folder, SKILL.md included, by rel
+}
+
+// view is one user's merged library.
+type view struct {
+	user     mounts.Identity
+	entries  []entry // sorted by rel
+	skills   []*skillRef
+	byDir    map[string]*skillRef
+	byName   map[string]*skillRef
+	userBase string // the user's layer prefix
+}
+
+func (l *Library) userPrefix(id mounts.Identity) (string, error) {
+	r, err := l.table.Resolve(id, l.cfg.Mount)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", vfs.ErrInvalidArgument, err)
+	}
+	return r.Prefix, nil
+}
+
+// findSkills returns the skill folders among the rel paths of one layer:
+// <name>/SKILL.md, or <category>/<name>/SKILL.md when <category> is not
+// itself a skill.
+func findSkills(entries []entry, layer string) []*skillRef {
+	flat := map[string]bool{}
+	for _, e := range entries {
+		if d, f := path.Split(e.rel); f == "SKILL.md" && d != "" && !strings.Contains(strings.TrimSuffix(d, "/"), "/") {
+			flat[strings.TrimSuffix(d, "/")] = true
+		}
+	}
+	var out []*skillRef
+	for _, e := range entries {
+		dir, file := path.Split(e.rel)
+		dir = strings.TrimSuffix(dir, "/")
+		if file != "SKILL.md" || dir == "" {
+			continue
+		}
+		cat, name, categorized := strings.Cut(dir, "/")
+		switch {
+		case !categorized:
+			cat, name = "", dir
+		case strings.Contains(name, "/") || flat[cat]:
+			continue // deeper, or inside a flat skill's folder
+		}
+		out = append(out, &skillRef{dir: dir, name: name, category: cat, layer: layer, skillMD: e.obj})
+	}
+	return out
+}
+
+// addressable drops keys that no virtual path can name (written by other tools).
+func addressable(objs []objstore.Object, prefix string) []entry {
+	out := make([]entry, 0, len(objs))
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, prefix)
+		if rel != "" && mounts.CleanPath("/"+rel) == nil {
+			out = append(out, entry{rel: rel, obj: o})
+		}
+	}
+	return out
+}
+
+// view lists both layers and merges them: every user file, plus the folders
+// of shared skills that the user neither overrides by name nor shadows by
+// path.
+func (l *Library) view(ctx context.Context, id mounts.Identity) (*view, error) {
+	userBase, err := l.userPrefix(id)
+	if err != nil {
+		return nil, err
+	}
+	var userObjs, sharedObjs []objstore.Object
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { userObjs, err = l.list(gctx, userBase); return err })
+	g.Go(func() (err error) { sharedObjs, err = l.list(gctx, l.cfg.SharedPrefix); return err })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	user := addressable(userObjs, userBase)
+	shared := addressable(sharedObjs, l.cfg.SharedPrefix)
+
+	v := &view{user: id, userBase: userBase, byDir: map[string]*skillRef{}, byName: map[string]*skillRef{}}
+	userPaths := map[string]bool{} // every user file and ancestor directory
+	for _, e := range user {
+		for p := e.rel; p != "." && p != ""; p = path.Dir(p) {
+			if userPaths[p] {
+				break
+			}
+			userPaths[p] = true
+		}
+	}
+	add := func(s *skillRef) {
+		v.skills = append(v.skills, s)
+		v.byDir[s.dir] = s
+		if _, dup := v.byName[s.name]; !dup {
+			v.byName[s.name] = s
+		}
+	}
+	for _, s := range findSkills(user, LayerUser) {
+		add(s)
+	}
+	userFiles := map[string]bool{}
+	for _, e := range user {
+		userFiles[e.rel] = true
+	}
+	// A shared skill is hidden by a user skill of the same name, by any user
+	// file or folder at its path, or by a user file where its category is.
+	visibleShared := map[string]bool{}
+	for _, s := range findSkills(shared, LayerShared) {
+		if _, overridden := v.byName[s.name]; overridden || userPaths[s.dir] || (s.category != "" && userFiles[s.category]) {
+			continue
+		}
+		visibleShared[s.dir] = true
+		add(s)
+	}
+	v.entries = append(v.entries, user...)
+	for _, e := range shared {
+		if d := skillDirOf(e.rel, visibleShared); d != "" {
+			v.entries = append(v.entries, e)
+		}
+	}
+	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
+	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].dir < v.skills[j].dir })
+	if len(v.skills) > l.cfg.MaxSkills {
+		v.skills = v.skills[:l.cfg.MaxSkills]
+	}
+	// Attach each file to its skill.
+	for _, e := range v.entries {
+		if d := skillDirOf(e.rel, v.byDir); d != "" {
+			s := v.byDir[d]
+			s.files = append(s.files, e)
+		}
+	}
+	return v, nil
+}
+
+// skillDirOf returns the skill folder (a key of dirs) that holds rel, or "".
+func skillDirOf[V any](rel string, dirs map[string]V) string {
+	first, rest, ok := strings.Cut(rel, "/")
+	if !ok {
+		return ""
+	}
+	if _, ok := dirs[first]; ok {
+		return first
+	}
+	second, _, ok := strings.Cut(rest, "/")
+	if !ok {
+		return ""
+	}
+	if _, ok := dirs[first+"/"+second]; ok {
+		return first + "/" + second
+	}
+	return ""
+}
+
+// The Tree methods let the VFS serve the merged library at the skills mount.
+
+// Key implements vfs.Tree.
+func (l *Library) Key(ctx context.Context, id mounts.Identity, rel string) (string, error) {
+	v, err := l.view(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if d := skillDirOf(rel, v.byDir); d != "" && v.byDir[d].layer == LayerShared {
+		return l.cfg.SharedPrefix + rel, nil
+	}
+	return v.userBase + rel, nil
+}
+
+// List implements vfs.Tree.
+func (l *Library) List(ctx context.Context, id mounts.Identity, rel string) ([]vfs.TreeEntry, error) {
+	v, err := l.view(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if rel != "" {
+		prefix = rel + "/"
+	}
+	start := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= prefix })
+	var out []vfs.TreeEntry
+	for _, e := range v.entries[start:] {
+		if !strings.HasPrefix(e.rel, prefix) {
+			break
+		}
+		name, _, isDir := strings.Cut(e.rel[len(prefix):], "/")
+		if isDir {
+			if n := len(out); n > 0 && out[n-1].IsDir && out[n-1].Name == name {
+				continue
+			}
+			out = append(out, vfs.TreeEntry{Name: name, IsDir: true})
+			continue
+		}
+		out = append(out, vfs.TreeEntry{Name: name, Object: e.obj})
+	}
+	if len(out) == 0 && rel != "" {
+		return nil, fmt.Errorf("%w: not a directory", objstore.ErrNotFound)
+	}
+	// Directory entries sort by name, as files do (the walk sorted by path).
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Walk implements vfs.Tree.
+func (l *Library) Walk(ctx context.Context, id mounts.Identity, rel string, fn func(string, objstore.Object) error) error {
+	v, err := l.view(ctx, id)
+	if err != nil {
+		return err
+	}
+	prefix := ""
+	if rel != "" {
+		prefix = rel + "/"
+	}
+	for _, e := range v.entries {
+		if strings.HasPrefix(e.rel, prefix) {
+			if err := fn(e.rel, e.obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var _ vfs.Tree = (*Library)(nil)

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"google.golang.org/grpc/codes"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// TestSkillsEndToEndMinIO uploads libraries the way users do (plain S3
+// puts), then drives every SkillsService RPC through the real binary.
+func TestSkillsEndToEndMinIO(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	s3c := srv.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	put := func(key, body string) {
+		t.Helper()
+		if _, err := s3c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("alice/skills/docs/pdf/SKILL.md", "---\nname: pdf\ndescription: Extract text and tables from PDF files.\nallowed-tools: Bash Read\nx-team: docs\n---\n# PDF\nRun scripts/extract.py on $ARGUMENTS.\n")
+	put("alice/skills/docs/pdf/scripts/extract.py", "print('extract')\n")
+	put("alice/skills/docs/pdf/references/forms.md", "# Forms\nFill forms carefully.\n")
+	put("alice/skills/docs/pdf/assets/logo.png", "\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+	put("alice/skills/notes/SKILL.md", "---\nname: notes\ndescription: Keep meeting notes tidy.\n---\nSummarize the meeting.\n")
+	put("alice/skills/broken/bad/SKILL.md", "---\nname: Bad_Name\ndescription: broken\n---\n")
+	put("_shared/skills/docs/pdf/SKILL.md", "---\nname: pdf\ndescription: The shared PDF skill, overridden by alice.\n---\nshared\n")
+	put("_shared/skills/data/csv/SKILL.md", "---\nname: csv\ndescription: Clean and analyze CSV spreadsheets.\n---\nUse pandas.\n")
+
+	p := startBinary(t, []string{
+		"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
+		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--skills.index-ttl=0")
+	conn := dial(t, p.addr)
+	sc := skillsvcv1.NewSkillsServiceClient(conn)
+	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
+	alice := as(ctx, "alice", "t1", "")
+
+	cats, err := sc.ListCategories(alice, &skillsvcv1.ListCategoriesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cats.GetCategories() {
+		got = append(got, c.GetName()+":"+strconv.Itoa(int(c.GetSkillCount())))
+	}
+	if strings.Join(got, ",") != ":1,data:1,docs:1" {
+		t.Errorf("ListCategories = %v", got)
+	}
+
+	list, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*skillsvcv1.SkillSummary{}
+	for _, s := range list.GetSkills() {
+		byName[s.GetName()] = s
+	}
+	if len(byName) != 3 || byName["pdf"].GetLayer() != "user" || byName["csv"].GetLayer() != "shared" || byName["notes"].GetCategory() != "" {
+		t.Fatalf("ListSkills = %v", list.GetSkills())
+	}
+	if pdf := byName["pdf"]; pdf.GetPath() != "/skills/docs/pdf" || strings.Join(pdf.GetAllowedTools(), " ") != "Bash Read" ||
+		pdf.GetExtraFields().GetFields()["x-team"].GetStringValue() != "docs" {
+		t.Errorf("pdf summary = %v", pdf)
+	}
+	withInvalid, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{IncludeInvalid: true})
+	if err != nil || len(withInvalid.GetSkills()) != 4 {
+		t.Errorf("ListSkills(include_invalid) = %d skills, %v", len(withInvalid.GetSkills()), err)
+	}
+	page, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{PageSize: 2})
+	if err != nil || len(page.GetSkills()) != 2 || page.GetNextPageToken() == "" {
+		t.Fatalf("first page = %v, %v", page, err)
+	}
+	page2, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{PageSize: 2, PageToken: page.GetNextPageToken()})
+	if err != nil || len(page2.GetSkills()) != 1 || page2.GetNextPageToken() != "" {
+		t.Errorf("second page = %v, %v", page2, err)
+	}
+
+	// Every listed location reads through the filesystem.
+	for _, s := range list.GetSkills() {
+		if _, err := fsc.Read(alice, &skillsvcv1.ReadRequest{Path: s.GetLocation()}); err != nil {
+			t.Errorf("Read(%s): %v", s.GetLocation(), err)
+		}
+	}
+
+	block, err := sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{})
+	if err != nil || !strings.HasPrefix(block.GetText(), "<available_skills>") || block.GetIncluded() != 3 ||
+		!strings.Contains(block.GetText(), "<location>/skills/data/csv/SKILL.md</location>") {
+		t.Errorf("FormatSkills = %v, %v", block, err)
+	}
+	small, err := sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{CharBudget: 200, Format: "markdown"})
+	if err != nil || len([]rune(small.GetText())) > 200 || small.GetOmitted() == 0 {
+		t.Errorf("FormatSkills(200) = %v, %v", small, err)
+	}
+
+	get, err := sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	for _, f := range get.GetFiles() {
+		files[f.GetPath()] = f.GetBinary()
+	}
+	if len(files) != 3 || !files["assets/logo.png"] || files["scripts/extract.py"] || !strings.HasPrefix(get.GetBody(), "# PDF") {
+		t.Errorf("GetSkill = files %v body %q", files, get.GetBody())
+	}
+	_, err = sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "/skills/broken/bad"})
+	wantCode(t, err, codes.FailedPrecondition)
+	_, err = sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "/skills/../bob/skills/x"})
+	wantCode(t, err, codes.InvalidArgument)
+
+	r, err := sc.RenderSkill(alice, &skillsvcv1.RenderSkillRequest{Path: "/skills/docs/pdf", Arguments: "report.pdf"})
+	if err != nil || r.GetText() != "Base directory for this skill: /skills/docs/pdf\n\n# PDF\nRun scripts/extract.py on report.pdf.\n" {
+		t.Errorf("RenderSkill = %q, %v", r.GetText(), err)
+	}
+
+	f, err := sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "pdf", File: "references/forms.md"})
+	if err != nil || !strings.Contains(f.GetContent(), "Fill forms") {
+		t.Errorf("ReadSkillFile = %v, %v", f, err)
+	}
+	_, err = sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "pdf", File: "assets/logo.png"})
+	wantCode(t, err, codes.FailedPrecondition)
+	_, err = sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "pdf", File: "nope.md"})
+	wantCode(t, err, codes.NotFound)
+	if err != nil && !strings.Contains(err.Error(), "references/forms.md") {
+		t.Errorf("NotFound message does not list the files: %v", err)
+	}
+
+	hits, err := sc.SearchSkills(alice, &skillsvcv1.SearchSkillsRequest{Query: "analyze a csv spreadsheet"})
+	if err != nil || len(hits.GetResults()) == 0 || hits.GetResults()[0].GetSkill().GetName() != "csv" || hits.GetResults()[0].GetScore() <= 0 {
+		t.Errorf("SearchSkills = %v, %v", hits, err)
+	}
+
+	stream, err := sc.ExportSkill(alice, &skillsvcv1.ExportSkillRequest{Path: "/skills/docs/pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		archive.Write(msg.GetData())
+	}
+	gz, err := gzip.NewReader(&archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+	if strings.Join(names, ",") != "pdf/SKILL.md,pdf/assets/logo.png,pdf/references/forms.md,pdf/scripts/extract.py" {
+		t.Errorf("export entries = %v", names)
+	}
+
+	// Disable the shared csv skill: gone from listings, back with include_disabled.
+	if _, err := sc.SetSkillEnabled(alice, &skillsvcv1.SetSkillEnabledRequest{Path: "csv", Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	list, err = sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{})
+	if err != nil || len(list.GetSkills()) != 2 {
+		t.Errorf("after disable: %d skills, %v", len(list.GetSkills()), err)
+	}
+	list, err = sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{IncludeDisabled: true})
+	if err != nil || len(list.GetSkills()) != 3 {
+		t.Errorf("include_disabled: %d skills, %v", len(list.GetSkills()), err)
+	}
+	// bob sees only the shared library, with csv enabled.
+	bob, err := sc.ListSkills(as(ctx, "bob", "t1", ""), &skillsvcv1.ListSkillsRequest{})
+	if err != nil || len(bob.GetSkills()) != 2 || bob.GetSkills()[0].GetLayer() != "shared" {
+		t.Errorf("bob's skills = %v, %v", bob.GetSkills(), err)
+	}
+}

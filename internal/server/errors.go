@@ -55,7 +55,12 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	}
 	for _, e := range errorCodes {
 		if errors.Is(err, e.err) {
-			return status.Error(e.code, err.Error())
+			msg := err.Error()
+			if e.code == codes.Canceled || e.code == codes.DeadlineExceeded {
+				// Backends wrap context errors with storage keys.
+				msg = e.err.Error()
+			}
+			return status.Error(e.code, msg)
 		}
 	}
 	log.ErrorContext(ctx, "internal error", "method", method, "err", err)

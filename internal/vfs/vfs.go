@@ -338,20 +338,31 @@ func (fs *FS) Upload(ctx context.Context, id mounts.Identity, vpath string, body
 		return Info{}, err
 	}
 	limited := &limitReader{r: body, n: fs.cfg.MaxUploadBytes}
-	return fs.put(ctx, vpath, r, limited, -1, opts)
+	info, err := fs.put(ctx, vpath, r, limited, -1, opts)
+	if err != nil && limited.err != nil {
+		// Backends wrap a failing body's error with the storage key; the
+		// body's own error is the cause and names no key.
+		return Info{}, limited.err
+	}
+	return info, err
 }
 
 // limitReader fails, instead of truncating, once more than n bytes arrive.
+// It remembers the first error other than io.EOF.
 type limitReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	if l.n < 0 {
-		return n, fmt.Errorf("%w: upload exceeds the limit", ErrTooLarge)
+		err = fmt.Errorf("%w: upload exceeds the limit", ErrTooLarge)
+	}
+	if err != nil && err != io.EOF && l.err == nil {
+		l.err = err
 	}
 	return n, err
 }

@@ -9,6 +9,7 @@ import (
 // Config holds the limits that keep every operation bounded.
 type Config struct {
 	MaxReadBytes     int64         `yaml:"max_read_bytes"`
+	MaxReadResponse  int64         `yaml:"max_read_response_bytes"`
 	MaxWriteBytes    int64         `yaml:"max_write_bytes"`
 	MaxUploadBytes   int64         `yaml:"max_upload_bytes"`
 	MaxListPage      int           `yaml:"max_list_page"`
@@ -26,6 +27,7 @@ type Config struct {
 // RegisterFlagsWithPrefix registers the limits with their defaults.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.Int64Var(&c.MaxReadBytes, prefix+"max-read-bytes", 10<<20, "Largest file Read, Edit and Grep load as text; bigger files need Download.")
+	f.Int64Var(&c.MaxReadResponse, prefix+"max-read-response-bytes", 3<<20, "Most content one Read returns; fewer lines come back (see next_offset). Keeps responses under gRPC's default 4 MiB message limit.")
 	f.Int64Var(&c.MaxWriteBytes, prefix+"max-write-bytes", 10<<20, "Largest content Write and Edit store.")
 	f.Int64Var(&c.MaxUploadBytes, prefix+"max-upload-bytes", 1<<30, "Largest file Upload stores.")
 	f.IntVar(&c.MaxListPage, prefix+"max-list-page", 1000, "Most entries in one List page.")
@@ -50,7 +52,7 @@ func DefaultConfig() Config {
 // Validate rejects limits that would make operations unbounded or useless.
 func (c *Config) Validate() error {
 	for name, v := range map[string]int64{
-		"max-read-bytes": c.MaxReadBytes, "max-write-bytes": c.MaxWriteBytes, "max-upload-bytes": c.MaxUploadBytes,
+		"max-read-bytes": c.MaxReadBytes, "max-read-response-bytes": c.MaxReadResponse, "max-write-bytes": c.MaxWriteBytes, "max-upload-bytes": c.MaxUploadBytes,
 		"max-list-page": int64(c.MaxListPage), "max-glob-results": int64(c.MaxGlobResults),
 		"max-scan-objects": int64(c.MaxScanObjects), "max-grep-matches": int64(c.MaxGrepMatches),
 		"max-grep-file-bytes": c.MaxGrepFileBytes, "max-grep-scan-bytes": c.MaxGrepScanBytes,

@@ -1,6 +1,10 @@
 package vfs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
 
 // Errors returned by FS. Messages name virtual paths only, never storage
 // keys, so they are safe to return to callers.
@@ -24,3 +28,17 @@ var (
 	// ErrConflict: concurrent writers kept winning; the caller may retry.
 	ErrConflict = errors.New("concurrent modification")
 )
+
+// Safe wraps a function run in a background goroutine so that a panic there
+// becomes an error (answered Internal) instead of killing the process; the
+// gRPC recovery interceptor only sees the handler's own goroutine.
+func Safe(fn func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
+		return fn()
+	}
+}

@@ -141,7 +141,10 @@ func (fs *FS) Delete(ctx context.Context, id mounts.Identity, vpath string, recu
 	if r.Rel != "" {
 		_, err := fs.bucket.Stat(ctx, r.Key)
 		if err == nil {
-			return 1, storeErr(vpath, fs.bucket.Delete(ctx, r.Key))
+			if err := fs.bucket.Delete(ctx, r.Key); err != nil {
+				return 0, storeErr(vpath, err)
+			}
+			return 1, nil
 		}
 		if !objstore.IsNotFound(err) {
 			return 0, storeErr(vpath, err)

@@ -256,7 +256,7 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 		mu.Unlock()
 		idx := next
 		next++
-		g.Go(func() error {
+		g.Go(Safe(func() error {
 			ms, binary, err := fs.grepFile(gctx, c, re)
 			if err != nil {
 				if gctx.Err() != nil || objstore.IsNotFound(err) {
@@ -275,7 +275,7 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 			perFile[idx] = ms
 			found.Add(int64(len(ms)))
 			return nil
-		})
+		}))
 		return nil
 	}
 	if files != nil {

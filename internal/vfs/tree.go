@@ -16,7 +16,8 @@ import (
 type Tree interface {
 	// Key maps the file rel to the object that holds it.
 	Key(ctx context.Context, id mounts.Identity, rel string) (string, error)
-	// List returns the entries of directory rel, sorted by name, or an
+	// List returns the entries of directory rel in key order (a directory
+	// sorts as its name + "/"), or an
 	// error wrapping objstore.ErrNotFound when rel is not a directory.
 	List(ctx context.Context, id mounts.Identity, rel string) ([]TreeEntry, error)
 	// Walk calls fn, in path order, for every file below directory rel.
@@ -84,11 +85,14 @@ func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r 
 	if err != nil {
 		return ListResult{}, storeErr(vpath, err)
 	}
-	start := sort.Search(len(entries), func(i int) bool { return entries[i].Name > token })
+	// Entries are in key order, where a directory sorts as its name + "/",
+	// as in listings of plain mounts; tokens compare the same way.
+	start := sort.Search(len(entries), func(i int) bool { return orderKey(entries[i]) > token })
 	var out ListResult
 	for _, e := range entries[start:] {
 		if len(out.Entries) == pageSize {
-			out.NextPageToken = encodeToken(vpath, out.Entries[len(out.Entries)-1].Name)
+			last := out.Entries[len(out.Entries)-1]
+			out.NextPageToken = encodeToken(vpath, orderKey(TreeEntry{Name: last.Name, IsDir: last.IsDir}))
 			break
 		}
 		if e.IsDir {
@@ -98,6 +102,13 @@ func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r 
 		}
 	}
 	return out, nil
+}
+
+func orderKey(e TreeEntry) string {
+	if e.IsDir {
+		return e.Name + "/"
+	}
+	return e.Name
 }
 
 // walkTree adapts Tree.Walk to walkFiles' callback.

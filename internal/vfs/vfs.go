@@ -232,16 +232,28 @@ func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset
 	end := min(offset+limit, total)
 	var b strings.Builder
 	for i := offset; i < end; i++ {
+		line := lines[i]
+		if lineNumbers {
+			line = fmt.Sprintf("%6d\t%s", i+1, line)
+		}
+		if room := fs.cfg.MaxReadResponse - int64(b.Len()) - 1; int64(len(line)) > room {
+			if i > offset {
+				end = i // the caller continues from next_offset
+				break
+			}
+			// A single line over the limit: return its start, marked.
+			line = strings.ToValidUTF8(line[:max(room-int64(len(truncatedMark)), 0)], "") + truncatedMark
+		}
 		if i > offset {
 			b.WriteByte('\n')
 		}
-		if lineNumbers {
-			fmt.Fprintf(&b, "%6d\t", i+1)
-		}
-		b.WriteString(lines[i])
+		b.WriteString(line)
 	}
 	return ReadResult{Path: vpath, Content: b.String(), TotalLines: total, NextOffset: end, ETag: a.ETag}, nil
 }
+
+// truncatedMark ends a line cut to fit MaxReadResponse.
+const truncatedMark = " … [line truncated]"
 
 // splitLines splits on "\n"; a final newline does not start another line.
 func splitLines(s string) []string {
@@ -268,15 +280,15 @@ func (o WriteOptions) validate() error {
 // tree stays a tree on S3 (which would allow both) as on a local disk.
 func (fs *FS) checkPlacement(ctx context.Context, vpath string, r mounts.Resolved) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
+	g.Go(Safe(func() error {
 		dir, err := fs.isDir(gctx, r.Key+"/")
 		if err == nil && dir {
 			return fmt.Errorf("%w: %q", ErrIsDir, vpath)
 		}
 		return err
-	})
+	}))
 	for p := path.Dir(r.Rel); p != "."; p = path.Dir(p) {
-		g.Go(func() error {
+		g.Go(Safe(func() error {
 			_, err := fs.bucket.Stat(gctx, r.Prefix+p)
 			switch {
 			case err == nil:
@@ -285,7 +297,7 @@ func (fs *FS) checkPlacement(ctx context.Context, vpath string, r mounts.Resolve
 				return nil
 			}
 			return err
-		})
+		}))
 	}
 	return g.Wait()
 }

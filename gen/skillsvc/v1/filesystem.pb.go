@@ -176,7 +176,8 @@ func (x *ListRequest) GetPageToken() string {
 
 type ListResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Directories and files, in byte order of their names.
+	// Directories and files in key order: byte order of names, where a
+	// directory sorts as its name followed by "/" (so "a.md" comes before "a").
 	Entries []*FileInfo `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	// Empty when there are no more entries.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`

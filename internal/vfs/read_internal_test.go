@@ -1,0 +1,52 @@
+package vfs
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore/local"
+)
+
+func TestReadResponseCap(t *testing.T) {
+	b, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg := DefaultConfig()
+	cfg.MaxReadResponse = 100
+	fs, err := New(b, mounts.Default(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := mounts.Identity{User: "alice", Thread: "t1"}
+	ctx := context.Background()
+	// 20 lines of 19 bytes: 5 fit in 100 bytes with the newlines between them.
+	content := strings.Repeat(strings.Repeat("x", 19)+"\n", 20)
+	long := strings.Repeat("y", 500) + "\nshort\n"
+	for p, c := range map[string]string{"/workspace/many.txt": content, "/workspace/long.txt": long} {
+		if _, err := fs.Write(ctx, id, p, c, WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := fs.Read(ctx, id, "/workspace/many.txt", 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) > 100 || res.NextOffset != 5 || res.TotalLines != 20 {
+		t.Errorf("Read = %d bytes, next %d, total %d; want <= 100 bytes, next 5, total 20", len(res.Content), res.NextOffset, res.TotalLines)
+	}
+	res, err = fs.Read(ctx, id, "/workspace/many.txt", res.NextOffset, 0, false)
+	if err != nil || res.NextOffset != 10 {
+		t.Errorf("continued Read: next %d, %v; want 10", res.NextOffset, err)
+	}
+	res, err = fs.Read(ctx, id, "/workspace/long.txt", 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) > 100 || !strings.HasSuffix(res.Content, truncatedMark) || res.NextOffset != 1 {
+		t.Errorf("over-long line: %q next %d; want a truncated first line and next 1", res.Content, res.NextOffset)
+	}
+}

@@ -136,7 +136,7 @@ func (l *Library) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(l.cfg.Concurrency)
 	for i, s := range refs {
-		g.Go(func() error {
+		g.Go(vfs.Safe(func() error {
 			p, err := l.parse(gctx, s)
 			if objstore.IsNotFound(err) {
 				return nil // deleted since listed
@@ -147,7 +147,7 @@ func (l *Library) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 			out[i] = l.summary(s, p, disabled)
 			keep[i] = (opts.IncludeInvalid || p.problems.Valid()) && (opts.IncludeDisabled || !out[i].Disabled)
 			return nil
-		})
+		}))
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(l.cfg.Concurrency)
 	for i, o := range objs {
-		g.Go(func() error {
+		g.Go(vfs.Safe(func() error {
 			rc, _, err := l.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
 			if objstore.IsNotFound(err) {
 				return nil
@@ -298,7 +298,7 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 			}
 			files[i].Binary = isBinaryHead(head, o.Size)
 			return nil
-		})
+		}))
 	}
 	return files, g.Wait()
 }
@@ -393,4 +393,3 @@ func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 	}
 	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", vfs.ErrNotFound, s.dir, file, strings.Join(names, ", "))
 }
-

@@ -51,8 +51,12 @@ type Problems struct {
 // Valid reports whether the skill may be served.
 func (p Problems) Valid() bool { return len(p.Errors) == 0 }
 
-func (p *Problems) errorf(format string, a ...any) { p.Errors = append(p.Errors, fmt.Sprintf(format, a...)) }
-func (p *Problems) warnf(format string, a ...any)  { p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...)) }
+func (p *Problems) errorf(format string, a ...any) {
+	p.Errors = append(p.Errors, fmt.Sprintf(format, a...))
+}
+func (p *Problems) warnf(format string, a ...any) {
+	p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...))
+}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
@@ -123,7 +127,33 @@ func safeYAML(data []byte, v any) error {
 	if doc.Content[0].Kind != yaml.MappingNode {
 		return errors.New("frontmatter is not a mapping of fields")
 	}
+	keepNumbersAsText(doc.Content[0])
 	return doc.Decode(v)
+}
+
+// textFields are the fields read as text.
+var textFields = map[string]bool{"name": true, "description": true, "license": true, "version": true, "compatibility": true}
+
+// keepNumbersAsText makes numbers in the text fields and metadata values
+// decode as written: version: 1.0 is a float to YAML but "1.0" to its
+// author, and decoding it as a number would turn it into "1".
+func keepNumbersAsText(m *yaml.Node) {
+	asText := func(n *yaml.Node) {
+		if t := n.ShortTag(); n.Kind == yaml.ScalarNode && (t == "!!int" || t == "!!float") {
+			n.Tag = "!!str"
+		}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		switch {
+		case textFields[k.Value]:
+			asText(v)
+		case k.Value == "metadata" && v.Kind == yaml.MappingNode:
+			for j := 1; j < len(v.Content); j += 2 {
+				asText(v.Content[j])
+			}
+		}
+	}
 }
 
 var yamlFormat = frontmatter.NewFormat("---", "---", safeYAML)
@@ -320,4 +350,3 @@ func jsonable(v any) any {
 	}
 	return fmt.Sprint(v)
 }
-

@@ -49,7 +49,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
 	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
 	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
-	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 4<<20, "Largest SKILL.md or skill file returned as text.")
+	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
 }
 
 // DefaultConfig returns the flag defaults.
@@ -148,13 +148,6 @@ func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, e
 		return nil, err
 	}
 	return v.([]objstore.Object), nil
-}
-
-// invalidate drops cached listings of id's layers, after a change we made.
-func (l *Library) invalidate(prefix string) {
-	if l.listings != nil {
-		l.listings.Remove(prefix)
-	}
 }
 
 // entry is one file of the merged view.
@@ -275,10 +268,13 @@ func (l *Library) view(ctx context.Context, id mounts.Identity) (*view, error) {
 		userFiles[e.rel] = true
 	}
 	// A shared skill is hidden by a user skill of the same name, by any user
-	// file or folder at its path, or by a user file where its category is.
+	// file or folder at its path, or by a user file or flat skill where its
+	// category is (a folder inside a flat skill is part of that skill).
 	visibleShared := map[string]bool{}
 	for _, s := range findSkills(shared, LayerShared) {
-		if _, overridden := v.byName[s.name]; overridden || userPaths[s.dir] || (s.category != "" && userFiles[s.category]) {
+		_, overridden := v.byName[s.name]
+		_, inFlatSkill := v.byDir[s.category]
+		if overridden || inFlatSkill || userPaths[s.dir] || (s.category != "" && userFiles[s.category]) {
 			continue
 		}
 		visibleShared[s.dir] = true
@@ -367,8 +363,8 @@ func (l *Library) List(ctx context.Context, id mounts.Identity, rel string) ([]v
 	if len(out) == 0 && rel != "" {
 		return nil, fmt.Errorf("%w: not a directory", objstore.ErrNotFound)
 	}
-	// Directory entries sort by name, as files do (the walk sorted by path).
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	// Entries are already in key order, as vfs.Tree requires: the view is
+	// sorted by path, and a directory's files are contiguous in it.
 	return out, nil
 }
 

@@ -27,10 +27,18 @@ const (
 	bm25B          = 0.75
 )
 
+// tokenize splits text into lower-case words, folding plurals ("files",
+// "spreadsheets") onto their singular so a task and a description meet.
 func tokenize(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
+	for i, w := range words {
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") {
+			words[i] = w[:len(w)-1]
+		}
+	}
+	return words
 }
 
 // stopwords carry no signal in task descriptions.

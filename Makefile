@@ -10,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 FUZZ_TIME ?= 15s
 
-.PHONY: all run build tools generate check-generate lint test test-go fuzz bench clean
+.PHONY: all run build tools generate check-generate lint test test-go bench-smoke fuzz bench clean
 
 all: build
 
@@ -36,10 +36,14 @@ lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 	go vet ./...
 
-test: tools check-generate lint test-go fuzz
+test: tools check-generate lint test-go bench-smoke fuzz
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
+
+# Every benchmark once, so they keep working; timings come from `make bench`.
+bench-smoke:
+	go test -run='^$$' -bench=. -benchtime=1x ./...
 
 # A short fuzz run of the path resolver on top of its seed corpus.
 fuzz:

@@ -21,8 +21,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/objstore/local"
-	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -39,27 +39,12 @@ var (
 	bobID   = mounts.Identity{User: "bob", Thread: "t1"}
 )
 
-// TestLibraryLocal runs the library suite on the embedded local backend.
-func TestLibraryLocal(t *testing.T) {
-	runLibrarySuite(t, func(t *testing.T) objstore.Bucket {
-		b, err := local.New(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b
-	})
+// TestLibrary runs the library suite on the local backend and on MinIO.
+func TestLibrary(t *testing.T) {
+	objstoretest.ForEachBackend(t, runLibrarySuite)
 }
 
-// TestLibraryMinIO runs the same suite on a real MinIO, a fresh bucket per test.
-func TestLibraryMinIO(t *testing.T) {
-	srv := testserver.SharedMinIO(t)
-	runLibrarySuite(t, func(t *testing.T) objstore.Bucket {
-		return s3.NewWithClient(srv.Client(t), srv.NewBucket(t))
-	})
-}
-
-type newBucketFunc func(t *testing.T) objstore.Bucket
+type newBucketFunc = func(t *testing.T) objstore.Bucket
 
 func runLibrarySuite(t *testing.T, newBucket newBucketFunc) {
 	for _, tc := range []struct {

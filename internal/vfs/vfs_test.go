@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/objstore/local"
-	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -35,26 +35,11 @@ var (
 	bobTicket     = mounts.Identity{User: "bob", Thread: "t1", Ticket: "T-1"}
 )
 
-// TestFSLocal runs the behavioural suite on the embedded local backend.
-func TestFSLocal(t *testing.T) {
-	runSuite(t, func(t *testing.T) objstore.Bucket {
-		b, err := local.New(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b
-	})
-}
-
-// TestFSMinIO runs the same suite on a real MinIO server, one fresh bucket
-// per test; it proves that the VFS relies only on what S3 guarantees
-// (conditional writes, delimiter listings, range reads).
-func TestFSMinIO(t *testing.T) {
-	srv := testserver.SharedMinIO(t)
-	runSuite(t, func(t *testing.T) objstore.Bucket {
-		return s3.NewWithClient(srv.Client(t), srv.NewBucket(t))
-	})
+// TestFS runs the behavioural suite on the local backend and on a real
+// MinIO; the MinIO run proves that the VFS relies only on what S3
+// guarantees (conditional writes, delimiter listings, range reads).
+func TestFS(t *testing.T) {
+	objstoretest.ForEachBackend(t, runSuite)
 }
 
 // suite builds file systems over fresh, empty buckets of one backend.

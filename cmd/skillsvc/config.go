@@ -18,6 +18,7 @@ import (
 // flag can also be set as SKILLSVC_<NAME> (upper case, "." and "-" as "_").
 type Config struct {
 	Listen          string
+	MetricsListen   string
 	Storage         string
 	DataDir         string
 	Mounts          string
@@ -32,6 +33,7 @@ type Config struct {
 // RegisterFlags registers all flags with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.Listen, "listen", "127.0.0.1:7070", "gRPC listen address.")
+	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
 	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
 	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
 	f.StringVar(&c.Mounts, "mounts", mounts.Default().String(), "Mount table: comma-separated /mount=template:mode, with {user}, {thread} and {ticket} in templates and mode rw or ro.")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -353,5 +354,40 @@ func TestZeroConfig(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(p.cmd.Dir, "data", "u1", "threads", "th1", "a.txt"))
 	if err != nil || string(data) != "hello" {
 		t.Errorf("./data file = %q, %v", data, err)
+	}
+}
+
+// TestMetricsEndpoint checks that --metrics.listen serves Prometheus metrics
+// for gRPC calls and object store operations.
+func TestMetricsEndpoint(t *testing.T) {
+	p := startBinary(t, nil, "--metrics.listen=127.0.0.1:0")
+	var addr string
+	for _, line := range strings.Split(p.output(), "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving metrics" {
+			addr = rec.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no metrics address logged:\n%s", p.output())
+	}
+	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
+	if _, err := fsc.Write(as(t.Context(), "u1", "th1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Write",grpc_service="skillsvc.v1.FilesystemService",grpc_type="unary"} 1`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="ListSkills",grpc_service="skillsvc.v1.SkillsService",grpc_type="unary"} 0`,
+		`skillsvc_objstore_operations_total{operation="put"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }

@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -60,7 +65,15 @@ func newLogger(cfg Config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-func openBucket(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {
+func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer) (objstore.Bucket, func(), error) {
+	b, closeFn, err := openBackend(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return objstore.WrapWithMetrics(b, reg), closeFn, nil
+}
+
+func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {
 	switch cfg.Storage {
 	case "s3":
 		b, err := s3.New(ctx, cfg.S3)
@@ -83,7 +96,9 @@ func openBucket(ctx context.Context, cfg Config) (objstore.Bucket, func(), error
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
-	bucket, closeBucket, err := openBucket(ctx, cfg)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	bucket, closeBucket, err := openBucket(ctx, cfg, reg)
 	if err != nil {
 		return err
 	}
@@ -102,13 +117,33 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 
-	srv := grpc.NewServer(server.Options(log, auth.Metadata{})...)
+	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	reg.MustRegister(grpcMetrics)
+	srv := grpc.NewServer(server.Options(log, auth.Metadata{}, grpcMetrics)...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.VFS.ChunkSize))
 	healthSrv := health.NewServer()
 	healthpb.RegisterHealthServer(srv, healthSrv)
 	reflection.Register(srv)
+	grpcMetrics.InitializeMetrics(srv)
 
+	errc := make(chan error, 2)
+	var metricsSrv *http.Server
+	if cfg.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		log.Info("serving metrics", "addr", mlis.Addr().String())
+		go func() {
+			if err := metricsSrv.Serve(mlis); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
@@ -116,10 +151,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("serving", "addr", lis.Addr().String(), "storage", cfg.Storage, "mounts", table.String())
 	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
 	select {
 	case err := <-errc:
+		srv.Stop()
 		return err
 	case <-ctx.Done():
 	}
@@ -134,6 +169,12 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	case <-time.After(cfg.ShutdownTimeout):
 		log.Warn("graceful stop timed out; closing connections")
 		srv.Stop()
+	}
+	if metricsSrv != nil {
+		// Metrics stay up until the drain ends, so it can be watched.
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = metricsSrv.Shutdown(shutCtx)
 	}
 	return nil
 }

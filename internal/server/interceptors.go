@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -88,22 +89,21 @@ func panicked(ctx context.Context, log *slog.Logger, method string, p any) error
 }
 
 // Options returns the server options that wire the interceptor chain in its
-// fixed order: recovery outermost, then logging, error mapping, and
+// fixed order: recovery outermost, then metrics (when m is not nil) and
+// logging, which both see the final status, then the error table, and
 // authentication closest to the handler.
-func Options(log *slog.Logger, a auth.Authenticator) []grpc.ServerOption {
+func Options(log *slog.Logger, a auth.Authenticator, m *grpcprom.ServerMetrics) []grpc.ServerOption {
+	unary := []grpc.UnaryServerInterceptor{RecoveryUnaryInterceptor(log)}
+	stream := []grpc.StreamServerInterceptor{RecoveryStreamInterceptor(log)}
+	if m != nil {
+		unary = append(unary, m.UnaryServerInterceptor())
+		stream = append(stream, m.StreamServerInterceptor())
+	}
+	unary = append(unary, LoggingUnaryInterceptor(log), ErrorUnaryInterceptor(log), auth.UnaryServerInterceptor(a))
+	stream = append(stream, LoggingStreamInterceptor(log), ErrorStreamInterceptor(log), auth.StreamServerInterceptor(a))
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(
-			RecoveryUnaryInterceptor(log),
-			LoggingUnaryInterceptor(log),
-			ErrorUnaryInterceptor(log),
-			auth.UnaryServerInterceptor(a),
-		),
-		grpc.ChainStreamInterceptor(
-			RecoveryStreamInterceptor(log),
-			LoggingStreamInterceptor(log),
-			ErrorStreamInterceptor(log),
-			auth.StreamServerInterceptor(a),
-		),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxRecvMsgSize(16 << 20),
 	}
 }

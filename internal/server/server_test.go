@@ -67,7 +67,7 @@ func start(t *testing.T, bucket objstore.Bucket, tune func(*vfs.Config), log *sl
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := grpc.NewServer(server.Options(log, auth.Metadata{})...)
+	srv := grpc.NewServer(server.Options(log, auth.Metadata{}, nil)...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.ChunkSize))
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 

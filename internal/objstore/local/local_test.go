@@ -6,7 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
@@ -128,5 +132,59 @@ func TestETagSurvivesReopen(t *testing.T) {
 	}
 	if got.ETag != a.ETag {
 		t.Errorf("etag after reopen %q, want %q", got.ETag, a.ETag)
+	}
+}
+
+// TestAcceptanceWithMetrics proves the metrics wrapper changes no behaviour.
+func TestAcceptanceWithMetrics(t *testing.T) {
+	objstoretest.AcceptanceTest(t, func(t *testing.T) objstore.Bucket {
+		return objstore.WrapWithMetrics(newBucket(t), prometheus.NewRegistry())
+	})
+}
+
+func TestMetricsCount(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	b := objstore.WrapWithMetrics(newBucket(t), reg)
+	ctx := context.Background()
+	if _, err := b.Put(ctx, "k", bytes.NewReader([]byte("v")), 1, objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", bytes.NewReader([]byte("v")), 1, objstore.PutOptions{IfNoneMatch: true}); !errors.Is(err, objstore.ErrPrecondition) {
+		t.Fatalf("IfNoneMatch: %v", err)
+	}
+	if _, err := b.Stat(ctx, "missing"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := b.Stat(ctx, "../bad"); err == nil {
+		t.Fatal("bad key accepted")
+	}
+	rc, _, err := b.Get(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	want := `
+# HELP skillsvc_objstore_operation_failures_total Object store operations that failed unexpectedly.
+# TYPE skillsvc_objstore_operation_failures_total counter
+skillsvc_objstore_operation_failures_total{operation="delete"} 0
+skillsvc_objstore_operation_failures_total{operation="get"} 0
+skillsvc_objstore_operation_failures_total{operation="get_range"} 0
+skillsvc_objstore_operation_failures_total{operation="list"} 0
+skillsvc_objstore_operation_failures_total{operation="put"} 0
+skillsvc_objstore_operation_failures_total{operation="stat"} 1
+# HELP skillsvc_objstore_operations_total Object store operations started.
+# TYPE skillsvc_objstore_operations_total counter
+skillsvc_objstore_operations_total{operation="delete"} 0
+skillsvc_objstore_operations_total{operation="get"} 1
+skillsvc_objstore_operations_total{operation="get_range"} 0
+skillsvc_objstore_operations_total{operation="list"} 0
+skillsvc_objstore_operations_total{operation="put"} 2
+skillsvc_objstore_operations_total{operation="stat"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "skillsvc_objstore_operations_total", "skillsvc_objstore_operation_failures_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "skillsvc_objstore_operation_duration_seconds"); n != 6 {
+		t.Errorf("%d duration series, want one per operation (6)", n)
 	}
 }

@@ -35,6 +35,7 @@ type Config struct {
 	Concurrency int           `yaml:"concurrency"`
 	// MaxSkills bounds the skills one library may hold.
 	MaxSkills      int   `yaml:"max_skills"`
+	MaxObjects     int   `yaml:"max_objects"`
 	MaxExportBytes int64 `yaml:"max_export_bytes"`
 	MaxFileBytes   int64 `yaml:"max_file_bytes"`
 }
@@ -48,6 +49,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
 	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
 	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
+	f.IntVar(&c.MaxObjects, prefix+"max-objects", 100000, "Most objects read from one library listing; the rest are ignored (and logged).")
 	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
 	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
 }
@@ -75,7 +77,7 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") {
 		return fmt.Errorf("skills: settings-key %q must start with {user}/ and name an object", c.SettingsKey)
 	}
-	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.IndexTTL < 0 {
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.IndexTTL < 0 {
 		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")
 	}
 	return nil
@@ -90,6 +92,11 @@ func findMount(table *mounts.Table, p string) (mounts.Mount, bool) {
 	}
 	return mounts.Mount{}, false
 }
+
+var errTooManyObjects = errors.New("too many objects")
+
+// listTimeout bounds one shared listing of a library.
+const listTimeout = time.Minute
 
 // Layer names.
 const (
@@ -130,12 +137,24 @@ func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, e
 			return objs, nil
 		}
 	}
-	v, err, _ := l.flight.Do(prefix, func() (any, error) {
+	ch := l.flight.DoChan(prefix, func() (any, error) {
+		// Callers share this listing, so one caller giving up must not fail
+		// the others; the timeout bounds it instead.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
+		defer cancel()
 		var objs []objstore.Object
-		err := objstore.Walk(ctx, l.bucket, prefix, func(o objstore.Object) error {
+		err := objstore.Walk(lctx, l.bucket, prefix, func(o objstore.Object) error {
+			if len(objs) == l.cfg.MaxObjects {
+				return errTooManyObjects
+			}
 			objs = append(objs, o)
 			return nil
 		})
+		if errors.Is(err, errTooManyObjects) {
+			// Serve what fits rather than fail every call for this library.
+			l.log.WarnContext(lctx, "skill library truncated", "prefix", prefix, "max_objects", l.cfg.MaxObjects)
+			err = nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -144,10 +163,15 @@ func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, e
 		}
 		return objs, nil
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.([]objstore.Object), nil
 	}
-	return v.([]objstore.Object), nil
 }
 
 // entry is one file of the merged view.

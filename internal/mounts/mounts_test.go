@@ -437,3 +437,39 @@ func TestErrorQuotesAreBounded(t *testing.T) {
 		t.Errorf("error message is %d bytes, want it cut short", len(err.Error()))
 	}
 }
+
+func TestDisjoint(t *testing.T) {
+	custom, err := mounts.Parse("/workspace={user}/{thread}/:rw,/skills={user}/skills/:ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		table  *mounts.Table
+		prefix string
+		ok     bool
+	}{
+		{"settings beside the default mounts", mounts.Default(), "{user}/settings/", true},
+		{"shared library", mounts.Default(), "_shared/skills/", true},
+		{"inside a mount", mounts.Default(), "{user}/threads/x/", false},
+		{"above a mount", mounts.Default(), "{user}/", false},
+		{"a thread could be named settings", custom, "{user}/settings/", false},
+		{"overlap needs a reserved user", mustParse(t, "/workspace=threads/{thread}/:rw,/ticket=tickets/{ticket}/:rw,/skills={user}/skills/:ro"), "{user}/settings/", true},
+		{"not a template", mounts.Default(), "/abs/", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.table.Disjoint(tc.prefix); (err == nil) != tc.ok {
+				t.Errorf("Disjoint(%q) = %v, want ok=%v", tc.prefix, err, tc.ok)
+			}
+		})
+	}
+}
+
+func mustParse(t *testing.T, spec string) *mounts.Table {
+	t.Helper()
+	table, err := mounts.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table
+}

@@ -332,3 +332,22 @@ func render(segs []segment, id Identity) string {
 	}
 	return b.String()
 }
+
+// Disjoint checks that keys under prefix, a template like the mounts' (for
+// example "{user}/settings/" or "_shared/skills/"), can never be reached
+// through any mount of the table, for any caller. An overlap that needs an
+// ID the table already reserves cannot happen; one that needs any other ID
+// is an error, since the table does not reserve it.
+func (t *Table) Disjoint(prefix string) error {
+	segs, err := parseTemplate(prefix)
+	if err != nil {
+		return err
+	}
+	for _, e := range t.entries {
+		could, needs := overlap(segs, e.segs)
+		if could && !slices.ContainsFunc(needs, func(n segment) bool { return t.reserved[n.kind][n.lit] }) {
+			return fmt.Errorf("%w: keys under %s could be reached through the mount %s (%s)", ErrInvalidTable, prefix, e.Path, e.Template)
+		}
+	}
+	return nil
+}

@@ -74,8 +74,15 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if !strings.HasSuffix(c.SharedPrefix, "/") || mounts.ValidateID("user", first) == nil || strings.Contains(c.SharedPrefix, "//") {
 		return fmt.Errorf("skills: shared-prefix %q must end in / and start with a segment that is no valid ID (e.g. _shared/skills/), so no user's keys can alias it", c.SharedPrefix)
 	}
-	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") {
-		return fmt.Errorf("skills: settings-key %q must start with {user}/ and name an object", c.SettingsKey)
+	if err := table.Disjoint(c.SharedPrefix); err != nil {
+		return fmt.Errorf("skills: shared-prefix: %w", err)
+	}
+	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") || !strings.Contains(c.SettingsKey[len("{user}/"):], "/") {
+		return fmt.Errorf("skills: settings-key %q must be {user}/<dir>/<name>, an object outside every mount", c.SettingsKey)
+	}
+	// Workers must not be able to edit the settings as a file.
+	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
+		return fmt.Errorf("skills: settings-key: %w", err)
 	}
 	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.IndexTTL < 0 {
 		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")

@@ -110,7 +110,7 @@ func Options(log *slog.Logger, a auth.Authenticator, m *grpcprom.ServerMetrics) 
 		// lets new replicas behind a load balancer get their share.
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionAge:      5 * time.Minute,
-			MaxConnectionAgeGrace: time.Minute,
+			MaxConnectionAgeGrace: 10 * time.Minute, // room for a long Upload or Download
 			Time:                  time.Minute,
 			Timeout:               20 * time.Second,
 		}),

@@ -2,10 +2,14 @@ package vfs
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 )
 
@@ -48,5 +52,48 @@ func TestReadResponseCap(t *testing.T) {
 	}
 	if len(res.Content) > 100 || !strings.HasSuffix(res.Content, truncatedMark) || res.NextOffset != 1 {
 		t.Errorf("over-long line: %q next %d; want a truncated first line and next 1", res.Content, res.NextOffset)
+	}
+}
+
+// failingGet fails Get for one key with an unexpected error.
+type failingGet struct {
+	objstore.Bucket
+	key string
+}
+
+var errDisk = errors.New("disk on fire")
+
+func (f failingGet) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
+	if key == f.key {
+		return nil, objstore.Attributes{}, errDisk
+	}
+	return f.Bucket.Get(ctx, key)
+}
+
+// TestGrepReportsFetchError checks that a failed fetch surfaces as itself,
+// not as the cancellation it causes in the rest of the search.
+func TestGrepReportsFetchError(t *testing.T) {
+	b, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	id := mounts.Identity{User: "alice", Thread: "t1"}
+	for i := range 50 {
+		key := fmt.Sprintf("alice/threads/t1/f%02d.txt", i)
+		if _, err := b.Put(ctx, key, strings.NewReader("needle\n"), 7, objstore.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.GrepConcurrency = 2
+	fs, err := New(failingGet{b, "alice/threads/t1/f00.txt"}, mounts.Default(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fs.Grep(ctx, id, "/workspace", GrepOptions{Pattern: "needle"})
+	if !errors.Is(err, errDisk) {
+		t.Errorf("Grep err = %v, want the fetch error", err)
 	}
 }

@@ -286,7 +286,8 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 	} else {
 		truncated, err = fs.walkFiles(gctx, id, base, "", visit)
 	}
-	if werr := g.Wait(); err == nil {
+	// A failed fetch cancels gctx and so the walk; report the fetch's error.
+	if werr := g.Wait(); werr != nil {
 		err = werr
 	}
 	if err != nil && !(searchCtx.Err() != nil && ctx.Err() == nil) {

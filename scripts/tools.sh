@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned tools that `make test` and `make generate` need into
 # $TOOLS_BIN (default .tools/bin), skipping any already at its pinned version,
-# and redis-server from apt when it is missing. Only Go is assumed.
+# and redis-server and gcc from apt when they are missing. Only Go is assumed.
 set -euo pipefail
 
 TOOLS_BIN=${TOOLS_BIN:-$(pwd)/.tools/bin}
@@ -27,10 +27,14 @@ for entry in "${TOOLS[@]}"; do
 	echo "$pkg" >"$stamp"
 done
 
-if ! command -v redis-server >/dev/null 2>&1; then
-	echo "tools: installing redis-server from apt" >&2
+# redis-server for the cache tests; gcc because `go test -race` needs cgo.
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+if ((${#missing[@]})); then
+	echo "tools: installing ${missing[*]} from apt" >&2
 	sudo=""
 	[[ $(id -u) -ne 0 ]] && sudo="sudo"
 	$sudo apt-get update -q
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends redis-server
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

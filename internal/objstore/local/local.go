@@ -17,6 +17,7 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"sort"
@@ -254,7 +255,7 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 	var name string
 	var err error
 	for range 10 {
-		name = fmt.Sprintf("%s/%016x", tmpDir, randUint64())
+		name = fmt.Sprintf("%s/%016x", tmpDir, rand.Uint64())
 		f, err = b.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if !errors.Is(err, fs.ErrExist) {
 			break

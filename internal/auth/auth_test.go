@@ -1,0 +1,56 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+)
+
+func TestMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		md   metadata.MD
+		want mounts.Identity
+		ok   bool
+	}{
+		{"user and thread", metadata.Pairs(auth.UserKey, "alice", auth.ThreadKey, "t1"), mounts.Identity{User: "alice", Thread: "t1"}, true},
+		{"with ticket", metadata.Pairs(auth.UserKey, "alice", auth.ThreadKey, "t1", auth.TicketKey, "T-1"), mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-1"}, true},
+		{"spaces trimmed", metadata.Pairs(auth.UserKey, " alice ", auth.ThreadKey, "t1"), mounts.Identity{User: "alice", Thread: "t1"}, true},
+		{"no metadata", nil, mounts.Identity{}, false},
+		{"no thread", metadata.Pairs(auth.UserKey, "alice"), mounts.Identity{}, false},
+		{"empty user", metadata.Pairs(auth.UserKey, "", auth.ThreadKey, "t1"), mounts.Identity{}, false},
+		{"user twice", metadata.Pairs(auth.UserKey, "alice", auth.UserKey, "bob", auth.ThreadKey, "t1"), mounts.Identity{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.md != nil {
+				ctx = metadata.NewIncomingContext(ctx, tc.md)
+			}
+			id, err := auth.Metadata{}.Authenticate(ctx)
+			if !tc.ok {
+				if !errors.Is(err, auth.ErrUnauthenticated) {
+					t.Errorf("err = %v, want ErrUnauthenticated", err)
+				}
+				return
+			}
+			if err != nil || id != tc.want {
+				t.Errorf("Authenticate = %+v, %v; want %+v", id, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestContext(t *testing.T) {
+	if _, ok := auth.FromContext(context.Background()); ok {
+		t.Error("identity in an empty context")
+	}
+	want := mounts.Identity{User: "u", Thread: "t"}
+	if got, ok := auth.FromContext(auth.NewContext(context.Background(), want)); !ok || got != want {
+		t.Errorf("FromContext = %+v, %v", got, ok)
+	}
+}

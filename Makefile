@@ -34,6 +34,7 @@ check-generate: generate
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
+	go mod tidy -diff
 	go vet ./...
 
 test: tools check-generate lint test-go bench-smoke fuzz

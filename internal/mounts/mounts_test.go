@@ -473,3 +473,23 @@ func mustParse(t *testing.T, spec string) *mounts.Table {
 	}
 	return table
 }
+
+func TestLookup(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+		mode mounts.Mode
+	}{
+		{"/skills", true, mounts.ReadOnly},
+		{"/workspace", true, mounts.ReadWrite},
+		{"/ticket", true, mounts.ReadWrite},
+		{"skills", false, 0},
+		{"/nope", false, 0},
+		{"/skills/x", false, 0},
+	} {
+		m, ok := mounts.Default().Lookup(tc.path)
+		if ok != tc.ok || (ok && (m.Path != tc.path || m.Mode != tc.mode)) {
+			t.Errorf("Lookup(%q) = %+v, %v", tc.path, m, ok)
+		}
+	}
+}

@@ -351,3 +351,12 @@ func (t *Table) Disjoint(prefix string) error {
 	}
 	return nil
 }
+
+// Lookup returns the mount at path ("/skills"), whoever calls.
+func (t *Table) Lookup(path string) (Mount, bool) {
+	i, ok := t.byName[strings.TrimPrefix(path, "/")]
+	if !ok || !strings.HasPrefix(path, "/") {
+		return Mount{}, false
+	}
+	return t.entries[i].Mount, true
+}

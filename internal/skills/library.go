@@ -63,7 +63,7 @@ func DefaultConfig() Config {
 
 // Validate checks the config against the mount table.
 func (c *Config) Validate(table *mounts.Table) error {
-	m, ok := findMount(table, c.Mount)
+	m, ok := table.Lookup(c.Mount)
 	if !ok {
 		return fmt.Errorf("skills: mount %q is not in the mount table", c.Mount)
 	}
@@ -88,16 +88,6 @@ func (c *Config) Validate(table *mounts.Table) error {
 		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")
 	}
 	return nil
-}
-
-func findMount(table *mounts.Table, p string) (mounts.Mount, bool) {
-	// Mounts needs an identity; any valid one shows every non-ticket mount.
-	for _, m := range table.Mounts(mounts.Identity{User: "u", Thread: "t", Ticket: "k"}) {
-		if m.Path == p {
-			return m, true
-		}
-	}
-	return mounts.Mount{}, false
 }
 
 var errTooManyObjects = errors.New("too many objects")

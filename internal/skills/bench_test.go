@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -145,4 +146,34 @@ func BenchmarkListSkills1000(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkTreeKey maps a path under /skills to its object, as every VFS
+// call under the skills mount does, in a 1,000-skill library whose listing
+// is cached (index-ttl): the merged view is reused, not rebuilt per call.
+func BenchmarkTreeKey(b *testing.B) {
+	bucket, err := local.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bucket.Close()
+	ctx := context.Background()
+	for i := range benchSkills {
+		name := fmt.Sprintf("skill-%04d", i)
+		body := benchBody(name)
+		key := fmt.Sprintf("bench/skills/cat-%02d/%s/SKILL.md", i%20, name)
+		if _, err := bucket.Put(ctx, key, bytes.NewReader(body), int64(len(body)), objstore.PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lib := benchLibraryTTL(b, bucket, time.Hour)
+	id := mounts.Identity{User: "bench", Thread: "t"}
+	if _, err := lib.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := lib.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

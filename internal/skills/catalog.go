@@ -8,7 +8,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
@@ -296,28 +295,11 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 			if err != nil {
 				return err
 			}
-			files[i].Binary = isBinaryHead(head, o.Size)
+			files[i].Binary = vfs.IsBinary(head, o.Size)
 			return nil
 		}))
 	}
 	return files, g.Wait()
-}
-
-// isBinaryHead reports whether a file whose first bytes are head is binary.
-// A head cut mid-rune is still text.
-func isBinaryHead(head []byte, size int64) bool {
-	if bytes.IndexByte(head, 0) >= 0 {
-		return true
-	}
-	if int64(len(head)) < size {
-		for i := 0; i < 3 && len(head) > 0; i++ {
-			if utf8.Valid(head) {
-				return false
-			}
-			head = head[:len(head)-1]
-		}
-	}
-	return !utf8.Valid(head)
 }
 
 // readText reads a whole text object up to MaxFileBytes.
@@ -337,7 +319,7 @@ func (l *Library) readText(ctx context.Context, key, vpath string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	if isBinaryHead(data, int64(len(data))) {
+	if vfs.IsBinary(data, int64(len(data))) {
 		return nil, fmt.Errorf("%w: %q is binary; download it from %s with FilesystemService.Download or ExportSkill", vfs.ErrBinary, vpath, vpath)
 	}
 	return data, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
@@ -70,12 +71,14 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if m.Mode != mounts.ReadOnly {
 		return fmt.Errorf("skills: mount %q must be read-only", c.Mount)
 	}
-	first, _, _ := strings.Cut(c.SharedPrefix, "/")
-	if !strings.HasSuffix(c.SharedPrefix, "/") || mounts.ValidateID("user", first) == nil || strings.Contains(c.SharedPrefix, "//") {
-		return fmt.Errorf("skills: shared-prefix %q must end in / and start with a segment that is no valid ID (e.g. _shared/skills/), so no user's keys can alias it", c.SharedPrefix)
-	}
+	// Disjoint checks the template syntax and the mounts; the first segment
+	// must also be no valid ID, or it could alias a user's keys outside the
+	// mounts (the settings object, say).
 	if err := table.Disjoint(c.SharedPrefix); err != nil {
 		return fmt.Errorf("skills: shared-prefix: %w", err)
+	}
+	if first, _, _ := strings.Cut(c.SharedPrefix, "/"); mounts.ValidateID("user", first) == nil {
+		return fmt.Errorf("skills: shared-prefix %q must start with a segment that is no valid ID (e.g. _shared/skills/), so no user's keys can alias it", c.SharedPrefix)
 	}
 	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") || !strings.Contains(c.SettingsKey[len("{user}/"):], "/") {
 		return fmt.Errorf("skills: settings-key %q must be {user}/<dir>/<name>, an object outside every mount", c.SettingsKey)
@@ -109,7 +112,8 @@ type Library struct {
 	cfg    Config
 	log    *slog.Logger
 
-	listings *expirable.LRU[string, []objstore.Object] // by prefix
+	listings *expirable.LRU[string, *listing] // by prefix
+	views    *lru.Cache[string, *view]        // by user prefix
 	flight   singleflight.Group
 	parsed   *parseCache
 }
@@ -121,17 +125,24 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	l := &Library{bucket: bucket, table: table, cfg: cfg, log: log, parsed: newParseCache(4 * cfg.MaxSkills)}
 	if cfg.IndexTTL > 0 {
-		l.listings = expirable.NewLRU[string, []objstore.Object](1024, nil, cfg.IndexTTL)
+		l.listings = expirable.NewLRU[string, *listing](1024, nil, cfg.IndexTTL)
+		l.views, _ = lru.New[string, *view](256)
 	}
 	return l, nil
 }
 
 // list returns every object under prefix, reusing a listing younger than
 // IndexTTL and sharing one listing among concurrent callers.
-func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, error) {
+// listing is one listing of a library prefix. Views remember the listings
+// they were built from, so a view is rebuilt only when a listing is new.
+type listing struct {
+	objs []objstore.Object
+}
+
+func (l *Library) list(ctx context.Context, prefix string) (*listing, error) {
 	if l.listings != nil {
-		if objs, ok := l.listings.Get(prefix); ok {
-			return objs, nil
+		if ls, ok := l.listings.Get(prefix); ok {
+			return ls, nil
 		}
 	}
 	ch := l.flight.DoChan(prefix, func() (any, error) {
@@ -155,10 +166,11 @@ func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, e
 		if err != nil {
 			return nil, err
 		}
+		ls := &listing{objs: objs}
 		if l.listings != nil {
-			l.listings.Add(prefix, objs)
+			l.listings.Add(prefix, ls)
 		}
-		return objs, nil
+		return ls, nil
 	})
 	select {
 	case <-ctx.Done():
@@ -167,7 +179,7 @@ func (l *Library) list(ctx context.Context, prefix string) ([]objstore.Object, e
 		if res.Err != nil {
 			return nil, res.Err
 		}
-		return res.Val.([]objstore.Object), nil
+		return res.Val.(*listing), nil
 	}
 }
 
@@ -187,14 +199,15 @@ type skillRef struct {
 	files    []entry // every file of the folder, SKILL.md included, by rel
 }
 
-// view is one user's merged library.
+// view is one user's merged library. It is shared by concurrent callers
+// once built, so nothing changes it after view returns it.
 type view struct {
-	user     mounts.Identity
-	entries  []entry // sorted by rel
-	skills   []*skillRef
-	byDir    map[string]*skillRef
-	byName   map[string]*skillRef
-	userBase string // the user's layer prefix
+	userSrc, sharedSrc *listing // what it was built from
+	entries            []entry  // sorted by rel
+	skills             []*skillRef
+	byDir              map[string]*skillRef
+	byName             map[string]*skillRef
+	userBase           string // the user's layer prefix
 }
 
 func (l *Library) userPrefix(id mounts.Identity) (string, error) {
@@ -254,17 +267,33 @@ func (l *Library) view(ctx context.Context, id mounts.Identity) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	var userObjs, sharedObjs []objstore.Object
+	var userLs, sharedLs *listing
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { userObjs, err = l.list(gctx, userBase); return err })
-	g.Go(func() (err error) { sharedObjs, err = l.list(gctx, l.cfg.SharedPrefix); return err })
+	g.Go(func() (err error) { userLs, err = l.list(gctx, userBase); return err })
+	g.Go(func() (err error) { sharedLs, err = l.list(gctx, l.cfg.SharedPrefix); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	user := addressable(userObjs, userBase)
-	shared := addressable(sharedObjs, l.cfg.SharedPrefix)
+	// Every VFS call under the skills mount needs the view: merging costs
+	// about as much as the call itself, so reuse it while both listings do.
+	if l.views != nil {
+		if v, ok := l.views.Get(userBase); ok && v.userSrc == userLs && v.sharedSrc == sharedLs {
+			return v, nil
+		}
+	}
+	v := buildView(userBase, userLs, sharedLs, l.cfg.SharedPrefix, l.cfg.MaxSkills)
+	if l.views != nil {
+		l.views.Add(userBase, v)
+	}
+	return v, nil
+}
 
-	v := &view{user: id, userBase: userBase, byDir: map[string]*skillRef{}, byName: map[string]*skillRef{}}
+// buildView merges the two layers of one user.
+func buildView(userBase string, userLs, sharedLs *listing, sharedPrefix string, maxSkills int) *view {
+	user := addressable(userLs.objs, userBase)
+	shared := addressable(sharedLs.objs, sharedPrefix)
+
+	v := &view{userSrc: userLs, sharedSrc: sharedLs, userBase: userBase, byDir: map[string]*skillRef{}, byName: map[string]*skillRef{}}
 	userPaths := map[string]bool{} // every user file and ancestor directory
 	for _, e := range user {
 		for p := e.rel; p != "." && p != ""; p = path.Dir(p) {
@@ -309,8 +338,8 @@ func (l *Library) view(ctx context.Context, id mounts.Identity) (*view, error) {
 	}
 	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
 	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].dir < v.skills[j].dir })
-	if len(v.skills) > l.cfg.MaxSkills {
-		v.skills = v.skills[:l.cfg.MaxSkills]
+	if len(v.skills) > maxSkills {
+		v.skills = v.skills[:maxSkills]
 	}
 	// Attach each file to its skill.
 	for _, e := range v.entries {
@@ -319,7 +348,7 @@ func (l *Library) view(ctx context.Context, id mounts.Identity) (*view, error) {
 			s.files = append(s.files, e)
 		}
 	}
-	return v, nil
+	return v
 }
 
 // skillDirOf returns the skill folder (a key of dirs) that holds rel, or "".

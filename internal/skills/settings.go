@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -75,15 +74,15 @@ func (l *Library) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 		name = ref // re-enabling a skill that is gone is allowed
 	}
 	key := l.settingsKey(id)
-	for attempt := 0; ; attempt++ {
+	err = objstore.RetryConditional(ctx, settingsAttempts, settingsBackoff, func() error {
 		s, etag, err := l.settings(ctx, id)
 		if err != nil {
-			return Skill{}, err
+			return err
 		}
 		i := slices.Index(s.Disabled, name)
 		switch {
 		case enabled && i < 0, !enabled && i >= 0:
-			return l.skillByName(ctx, id, v, name, !enabled)
+			return nil // already so
 		case enabled:
 			s.Disabled = slices.Delete(s.Disabled, i, i+1)
 		default:
@@ -92,21 +91,19 @@ func (l *Library) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 		}
 		data, _ := json.Marshal(s)
 		_, err = l.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
-		if err == nil {
-			return l.skillByName(ctx, id, v, name, !enabled)
-		}
-		if !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrConflict) || attempt >= 20 {
-			return Skill{}, err
-		}
-		t := time.NewTimer(time.Duration(rand.Int64N(int64(5*time.Millisecond) << min(attempt, 5))))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Skill{}, ctx.Err()
-		case <-t.C:
-		}
+		return err
+	})
+	if err != nil {
+		return Skill{}, err
 	}
+	return l.skillByName(ctx, id, v, name, !enabled)
 }
+
+// Settings writes are rare; these bound their retries under contention.
+const (
+	settingsAttempts = 21
+	settingsBackoff  = 5 * time.Millisecond
+)
 
 func (l *Library) skillByName(ctx context.Context, id mounts.Identity, v *view, name string, disabled bool) (Skill, error) {
 	s, ok := v.byName[name]

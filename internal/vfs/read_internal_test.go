@@ -55,19 +55,33 @@ func TestReadResponseCap(t *testing.T) {
 	}
 }
 
-// failingGet fails Get for one key with an unexpected error.
+// failingGet fails Get for one key with an unexpected error, and lists one
+// key per page, holding every page after the first until the search is
+// cancelled: so the failed fetch always cancels a listing in progress.
 type failingGet struct {
 	objstore.Bucket
-	key string
+	key   string
+	pages int
 }
 
 var errDisk = errors.New("disk on fire")
 
-func (f failingGet) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
+func (f *failingGet) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
 	if key == f.key {
 		return nil, objstore.Attributes{}, errDisk
 	}
 	return f.Bucket.Get(ctx, key)
+}
+
+func (f *failingGet) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
+	if opts.Prefix == "alice/threads/t1/" && opts.Delimiter == "" {
+		if f.pages++; f.pages > 1 {
+			<-ctx.Done()
+			return objstore.ListPage{}, ctx.Err()
+		}
+		opts.MaxKeys = 1
+	}
+	return f.Bucket.List(ctx, opts)
 }
 
 // TestGrepReportsFetchError checks that a failed fetch surfaces as itself,
@@ -80,20 +94,40 @@ func TestGrepReportsFetchError(t *testing.T) {
 	defer b.Close()
 	ctx := context.Background()
 	id := mounts.Identity{User: "alice", Thread: "t1"}
-	for i := range 50 {
+	for i := range 3 {
 		key := fmt.Sprintf("alice/threads/t1/f%02d.txt", i)
 		if _, err := b.Put(ctx, key, strings.NewReader("needle\n"), 7, objstore.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := DefaultConfig()
-	cfg.GrepConcurrency = 2
-	fs, err := New(failingGet{b, "alice/threads/t1/f00.txt"}, mounts.Default(), cfg)
+	fs, err := New(&failingGet{Bucket: b, key: "alice/threads/t1/f00.txt"}, mounts.Default(), DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = fs.Grep(ctx, id, "/workspace", GrepOptions{Pattern: "needle"})
 	if !errors.Is(err, errDisk) {
 		t.Errorf("Grep err = %v, want the fetch error", err)
+	}
+}
+
+func TestIsBinary(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		head string
+		size int64
+		want bool
+	}{
+		{"text", "hello\n", 6, false},
+		{"NUL", "a\x00b", 3, true},
+		{"invalid UTF-8", "a\xffb", 3, true},
+		{"head cut mid-rune", "caf\xc3", 100, false},
+		{"whole file ending mid-rune", "caf\xc3", 4, true},
+		{"empty", "", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsBinary([]byte(tc.head), tc.size); got != tc.want {
+				t.Errorf("IsBinary(%q, %d) = %v, want %v", tc.head, tc.size, got, tc.want)
+			}
+		})
 	}
 }

@@ -317,7 +317,7 @@ func (fs *FS) grepFile(ctx context.Context, c candidate, re *regexp.Regexp) (ms 
 	if err != nil {
 		return nil, false, err
 	}
-	if isBinary(data) || int64(len(data)) > fs.cfg.MaxGrepFileBytes {
+	if IsBinary(data, int64(len(data))) || int64(len(data)) > fs.cfg.MaxGrepFileBytes {
 		return nil, true, nil
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))

@@ -71,7 +71,8 @@ func withExt(r mounts.Resolved, ext string) mounts.Resolved {
 	return r
 }
 
-// listTree pages through a Tree directory; the token is the last name sent.
+// listTree pages through a Tree directory; the token is the order key of
+// the last entry sent.
 func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved, t Tree, pageSize int, token string) (ListResult, error) {
 	entries, err := t.List(ctx, id, r.Rel)
 	if objstore.IsNotFound(err) {
@@ -88,13 +89,13 @@ func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r 
 	// Entries are in key order, where a directory sorts as its name + "/",
 	// as in listings of plain mounts; tokens compare the same way.
 	start := sort.Search(len(entries), func(i int) bool { return orderKey(entries[i]) > token })
+	page := entries[start:]
 	var out ListResult
-	for _, e := range entries[start:] {
-		if len(out.Entries) == pageSize {
-			last := out.Entries[len(out.Entries)-1]
-			out.NextPageToken = encodeToken(vpath, orderKey(TreeEntry{Name: last.Name, IsDir: last.IsDir}))
-			break
-		}
+	if len(page) > pageSize {
+		page = page[:pageSize]
+		out.NextPageToken = encodeToken(vpath, orderKey(page[pageSize-1]))
+	}
+	for _, e := range page {
 		if e.IsDir {
 			out.Entries = append(out.Entries, dirInfo(join(vpath, e.Name)))
 		} else {

@@ -56,7 +56,7 @@ func dirInfo(vpath string) Info {
 	return Info{Path: vpath, Name: path.Base(vpath), IsDir: true}
 }
 
-// resolve maps vpath for id; "/" is reported with ok=false.
+// resolve maps vpath for id; "/", above every mount, is reported as isRoot.
 func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRoot bool, err error) {
 	if err := fs.mounts.ValidateIdentity(id); err != nil {
 		return r, false, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
@@ -145,10 +145,22 @@ func (fs *FS) Stat(ctx context.Context, id mounts.Identity, vpath string) (Info,
 	return dirInfo(vpath), nil
 }
 
-// isBinary reports whether data is not UTF-8 text. A NUL byte is the classic
-// binary marker; invalid UTF-8 cannot be returned in a proto string.
-func isBinary(data []byte) bool {
-	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
+// IsBinary reports whether a file of size bytes that starts with head is not
+// UTF-8 text. A NUL byte is the classic binary marker; invalid UTF-8 cannot
+// be returned in a proto string. A head cut mid-rune is still text.
+func IsBinary(head []byte, size int64) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if int64(len(head)) < size {
+		for i := 0; i < 3 && len(head) > 0; i++ {
+			if utf8.Valid(head) {
+				return false
+			}
+			head = head[:len(head)-1]
+		}
+	}
+	return !utf8.Valid(head)
 }
 
 // readText loads a whole text file, enforcing MaxReadBytes.
@@ -168,7 +180,7 @@ func (fs *FS) readText(ctx context.Context, vpath, key string) ([]byte, objstore
 	if int64(len(data)) > fs.cfg.MaxReadBytes {
 		return nil, a, fmt.Errorf("%w: %q exceeds %d bytes; use Download", ErrTooLarge, vpath, fs.cfg.MaxReadBytes)
 	}
-	if isBinary(data) {
+	if IsBinary(data, int64(len(data))) {
 		return nil, a, fmt.Errorf("%w: %q is not UTF-8 text; use Download", ErrBinary, vpath)
 	}
 	return data, a, nil

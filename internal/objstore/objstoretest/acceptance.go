@@ -242,11 +242,6 @@ func testConditional(t *testing.T, b objstore.Bucket) {
 	}
 }
 
-// raced is a failed conditional write that lost to a concurrent one.
-func raced(err error) bool {
-	return errors.Is(err, objstore.ErrPrecondition) || errors.Is(err, objstore.ErrConflict)
-}
-
 func testConcurrentIfMatch(t *testing.T, b objstore.Bucket) {
 	c := ctx(t)
 	base := put(t, b, "race", "base")
@@ -267,7 +262,7 @@ func testConcurrentIfMatch(t *testing.T, b objstore.Bucket) {
 			t.Fatalf("writers %d and %d both won with the same If-Match", winner, i)
 		case err == nil:
 			winner = i
-		case !raced(err):
+		case !objstore.LostRace(err):
 			t.Fatalf("writer %d: unexpected error %v", i, err)
 		}
 	}
@@ -298,7 +293,7 @@ func testConcurrentCreate(t *testing.T, b objstore.Bucket) {
 	for i, err := range errs {
 		if err == nil {
 			wins++
-		} else if !raced(err) {
+		} else if !objstore.LostRace(err) {
 			t.Fatalf("creator %d: unexpected error %v", i, err)
 		}
 	}

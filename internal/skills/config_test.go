@@ -1,0 +1,41 @@
+package skills_test
+
+import (
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+func TestConfigValidate(t *testing.T) {
+	rwSkills, err := mounts.Parse("/workspace={user}/threads/{thread}/:rw,/skills={user}/skills/:rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		table *mounts.Table
+		edit  func(*skills.Config)
+		ok    bool
+	}{
+		{"defaults", mounts.Default(), func(*skills.Config) {}, true},
+		{"no such mount", mounts.Default(), func(c *skills.Config) { c.Mount = "/library" }, false},
+		{"writable mount", rwSkills, func(*skills.Config) {}, false},
+		{"shared prefix a user could own", mounts.Default(), func(c *skills.Config) { c.SharedPrefix = "org/skills/" }, false},
+		{"shared prefix a user could own outside the mounts", mounts.Default(), func(c *skills.Config) { c.SharedPrefix = "org/settings/" }, false},
+		{"shared prefix without slash", mounts.Default(), func(c *skills.Config) { c.SharedPrefix = "_shared/skills" }, false},
+		{"other shared prefix", mounts.Default(), func(c *skills.Config) { c.SharedPrefix = "_org/library/" }, true},
+		{"settings inside a mount", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "{user}/threads/settings.json" }, false},
+		{"settings not per user", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "settings/skills.json" }, false},
+		{"settings beside the mounts", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "{user}/prefs/skills.json" }, true},
+		{"tiny head", mounts.Default(), func(c *skills.Config) { c.HeadBytes = 10 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := skills.DefaultConfig()
+			tc.edit(&c)
+			if err := c.Validate(tc.table); (err == nil) != tc.ok {
+				t.Errorf("Validate = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}

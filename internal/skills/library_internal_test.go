@@ -1,0 +1,129 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/local"
+)
+
+// blockingList holds every List until release is closed (or its context
+// ends) and counts the calls.
+type blockingList struct {
+	objstore.Bucket
+	entered chan struct{}
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (b *blockingList) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
+	if b.calls.Add(1) == 1 {
+		close(b.entered)
+	}
+	select {
+	case <-b.release:
+		return b.Bucket.List(ctx, opts)
+	case <-ctx.Done():
+		return objstore.ListPage{}, ctx.Err()
+	}
+}
+
+func newTestLibrary(t *testing.T, b objstore.Bucket, ttl time.Duration) *Library {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.IndexTTL = ttl
+	lib, err := New(b, mounts.Default(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func newLocal(t *testing.T) objstore.Bucket {
+	t.Helper()
+	b, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestSharedListingOutlivesCaller: a caller that gives up must not fail the
+// listing that others are waiting for, nor make them list again.
+func TestSharedListingOutlivesCaller(t *testing.T) {
+	b := &blockingList{Bucket: newLocal(t), entered: make(chan struct{}), release: make(chan struct{})}
+	lib := newTestLibrary(t, b, time.Hour)
+
+	ctxA, cancelA := context.WithCancel(context.Background())
+	errA := make(chan error, 1)
+	go func() { _, err := lib.list(ctxA, "p/"); errA <- err }()
+	<-b.entered
+	cancelA()
+	if err := <-errA; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled caller got %v, want context.Canceled", err)
+	}
+
+	resB := make(chan error, 1)
+	go func() { _, err := lib.list(context.Background(), "p/"); resB <- err }()
+	close(b.release)
+	if err := <-resB; err != nil {
+		t.Fatalf("second caller: %v", err)
+	}
+	if n := b.calls.Load(); n != 1 {
+		t.Errorf("%d listings, want the first one shared", n)
+	}
+}
+
+func put(t *testing.T, b objstore.Bucket, key, body string) {
+	t.Helper()
+	if _, err := b.Put(context.Background(), key, bytes.NewReader([]byte(body)), int64(len(body)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestViewReuse: a view is reused while its listings are, per user, and
+// rebuilt when a listing is new.
+func TestViewReuse(t *testing.T) {
+	b := newLocal(t)
+	put(t, b, "alice/skills/a/SKILL.md", "---\nname: a\ndescription: d\n---\n")
+	put(t, b, "bob/skills/b/SKILL.md", "---\nname: b\ndescription: d\n---\n")
+	lib := newTestLibrary(t, b, time.Hour)
+	ctx := context.Background()
+	alice, bob := mounts.Identity{User: "alice", Thread: "t1"}, mounts.Identity{User: "bob", Thread: "t1"}
+
+	v1, err := lib.view(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := lib.view(ctx, mounts.Identity{User: "alice", Thread: "t2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 != v2 {
+		t.Error("the view was rebuilt although its listings were reused")
+	}
+	vb, err := lib.view(ctx, bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := vb.byName["a"]; ok || vb.byName["b"] == nil {
+		t.Errorf("bob's view has %v", vb.byName)
+	}
+	lib.listings.Remove("alice/skills/") // as when the TTL ends
+	put(t, b, "alice/skills/c/SKILL.md", "---\nname: c\ndescription: d\n---\n")
+	v3, err := lib.view(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v3 == v1 || v3.byName["c"] == nil {
+		t.Error("a new listing did not rebuild the view")
+	}
+}

@@ -252,7 +252,7 @@ func (w *chunkWriter) flush() error {
 		return nil
 	}
 	err := w.send(w.buf)
-	w.buf = make([]byte, 0, w.size)
+	w.buf = w.buf[:0] // Send has marshalled the message; the buffer is free
 	return err
 }
 

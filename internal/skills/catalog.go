@@ -235,36 +235,41 @@ const sniffBytes = 8 << 10
 // Get loads a skill's SKILL.md and describes its other files. An invalid
 // skill fails with ErrInvalidSkill and its problems.
 func (l *Library) Get(ctx context.Context, id mounts.Identity, ref string) (Detail, error) {
-	v, err := l.view(ctx, id)
+	d, s, err := l.load(ctx, id, ref)
 	if err != nil {
 		return Detail{}, err
+	}
+	if d.Files, err = l.describe(ctx, s); err != nil {
+		return Detail{}, err
+	}
+	return d, nil
+}
+
+// load reads and checks a skill's SKILL.md; Files is left empty.
+func (l *Library) load(ctx context.Context, id mounts.Identity, ref string) (Detail, *skillRef, error) {
+	v, err := l.view(ctx, id)
+	if err != nil {
+		return Detail{}, nil, err
 	}
 	s, err := l.find(v, ref)
 	if err != nil {
-		return Detail{}, err
+		return Detail{}, nil, err
 	}
-	raw, err := l.readText(ctx, s.skillMD.Key, l.cfg.Mount+"/"+s.dir+"/SKILL.md")
+	raw, a, err := l.readText(ctx, s.skillMD.Key, l.cfg.Mount+"/"+s.dir+"/SKILL.md")
 	if err != nil {
-		return Detail{}, err
+		return Detail{}, nil, err
 	}
 	fm, body, problems := ParseSkillMD(raw, s.name)
 	if !problems.Valid() {
-		return Detail{}, fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, l.cfg.Mount, s.dir, strings.Join(problems.Errors, "; "))
+		return Detail{}, nil, fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, l.cfg.Mount, s.dir, strings.Join(problems.Errors, "; "))
 	}
 	settings, _, err := l.settings(ctx, id)
 	if err != nil {
-		return Detail{}, err
+		return Detail{}, nil, err
 	}
 	d := Detail{Skill: l.summary(s, parsed{fm: fm, problems: problems}, settings.disabledSet()), Raw: string(raw), Body: body}
-	d.ETag = ""
-	d.Files, err = l.describe(ctx, s)
-	if err != nil {
-		return Detail{}, err
-	}
-	if a, err := l.bucket.Stat(ctx, s.skillMD.Key); err == nil {
-		d.ETag = a.ETag
-	}
-	return d, nil
+	d.ETag = a.ETag // of the bytes just read, which may be newer than the listing
+	return d, s, nil
 }
 
 // describe lists a skill's files other than SKILL.md, sniffing each head.
@@ -303,33 +308,35 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 }
 
 // readText reads a whole text object up to MaxFileBytes.
-func (l *Library) readText(ctx context.Context, key, vpath string) ([]byte, error) {
+func (l *Library) readText(ctx context.Context, key, vpath string) ([]byte, objstore.Attributes, error) {
 	rc, a, err := l.bucket.Get(ctx, key)
 	if objstore.IsNotFound(err) {
-		return nil, fmt.Errorf("%w: %q", vfs.ErrNotFound, vpath)
+		return nil, a, fmt.Errorf("%w: %q", vfs.ErrNotFound, vpath)
 	}
 	if err != nil {
-		return nil, err
+		return nil, a, err
 	}
 	defer rc.Close()
 	if a.Size > l.cfg.MaxFileBytes {
-		return nil, fmt.Errorf("%w: %q is %d bytes, at most %d are returned as text; download it from %s", vfs.ErrTooLarge, vpath, a.Size, l.cfg.MaxFileBytes, vpath)
+		return nil, a, fmt.Errorf("%w: %q is %d bytes, at most %d are returned as text; download it from %s", vfs.ErrTooLarge, vpath, a.Size, l.cfg.MaxFileBytes, vpath)
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, l.cfg.MaxFileBytes+1))
 	if err != nil {
-		return nil, err
+		return nil, a, err
 	}
 	if vfs.IsBinary(data, int64(len(data))) {
-		return nil, fmt.Errorf("%w: %q is binary; download it from %s with FilesystemService.Download or ExportSkill", vfs.ErrBinary, vpath, vpath)
+		return nil, a, fmt.Errorf("%w: %q is binary; download it from %s with FilesystemService.Download or ExportSkill", vfs.ErrBinary, vpath, vpath)
 	}
-	return data, nil
+	return data, a, nil
 }
 
 // Render returns the text handed to the model when the skill is invoked:
 // its base directory, then its body with $ARGUMENTS replaced by arguments.
-// Without the placeholder, non-empty arguments are appended.
+// Without the placeholder, non-empty arguments are appended. The returned
+// Detail has no Files: invoking a skill does not read them.
 func (l *Library) Render(ctx context.Context, id mounts.Identity, ref, arguments string) (string, Detail, error) {
-	d, err := l.Get(ctx, id, ref)
+	// Invoking a skill needs its body, not its file list.
+	d, _, err := l.load(ctx, id, ref)
 	if err != nil {
 		return "", d, err
 	}
@@ -368,7 +375,7 @@ func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 		rel := strings.TrimPrefix(e.rel, s.dir+"/")
 		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
 			vpath := l.cfg.Mount + "/" + e.rel
-			data, err := l.readText(ctx, e.obj.Key, vpath)
+			data, _, err := l.readText(ctx, e.obj.Key, vpath)
 			return string(data), vpath, err
 		}
 		names = append(names, rel)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,4 +128,44 @@ func TestViewReuse(t *testing.T) {
 	if v3 == v1 || v3.byName["c"] == nil {
 		t.Error("a new listing did not rebuild the view")
 	}
+}
+
+// countingGets counts object reads by key.
+type countingGets struct {
+	objstore.Bucket
+	reads sync.Map // key -> *atomic.Int32
+}
+
+func (c *countingGets) count(key string) {
+	n, _ := c.reads.LoadOrStore(key, new(atomic.Int32))
+	n.(*atomic.Int32).Add(1)
+}
+
+func (c *countingGets) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
+	c.count(key)
+	return c.Bucket.Get(ctx, key)
+}
+
+func (c *countingGets) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, objstore.Attributes, error) {
+	c.count(key)
+	return c.Bucket.GetRange(ctx, key, off, n)
+}
+
+// TestRenderReadsOnlySkillMD: invoking a skill pays for its instructions,
+// not for sniffing every resource (that is GetSkill's job).
+func TestRenderReadsOnlySkillMD(t *testing.T) {
+	b := &countingGets{Bucket: newLocal(t)}
+	put(t, b, "alice/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\nbody\n")
+	put(t, b, "alice/skills/pdf/scripts/run.py", "print(1)\n")
+	put(t, b, "alice/skills/pdf/assets/logo.png", "\x00png")
+	lib := newTestLibrary(t, b, 0)
+	if _, _, err := lib.Render(context.Background(), mounts.Identity{User: "alice", Thread: "t"}, "pdf", ""); err != nil {
+		t.Fatal(err)
+	}
+	b.reads.Range(func(k, _ any) bool {
+		if k != "alice/skills/pdf/SKILL.md" && k != "alice/settings/skills.json" {
+			t.Errorf("Render read %s", k)
+		}
+		return true
+	})
 }

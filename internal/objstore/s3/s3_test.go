@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -22,6 +24,15 @@ func TestAcceptanceMinIO(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	objstoretest.AcceptanceTest(t, func(t *testing.T) objstore.Bucket {
 		return s3.NewWithClient(srv.Client(t), srv.NewBucket(t))
+	})
+}
+
+// TestAcceptanceMinIOWithMetrics proves the metrics wrapper, as deployed,
+// changes nothing about the S3 backend's behaviour.
+func TestAcceptanceMinIOWithMetrics(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	objstoretest.AcceptanceTest(t, func(t *testing.T) objstore.Bucket {
+		return objstore.WrapWithMetrics(s3.NewWithClient(srv.Client(t), srv.NewBucket(t)), prometheus.NewRegistry())
 	})
 }
 

@@ -5,13 +5,13 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
@@ -23,7 +23,7 @@ const (
 )
 
 // ErrUnauthenticated: the call does not say, or cannot prove, who it is.
-var ErrUnauthenticated = errors.New("unauthenticated")
+var ErrUnauthenticated = errkind.New(errkind.Unauthenticated, "unauthenticated")
 
 // Authenticator establishes the identity of a call.
 type Authenticator interface {

@@ -10,17 +10,19 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
 )
 
 // Sentinel errors. Returned errors wrap one of them and quote the offending
 // input, never a rendered key or prefix, so they are safe to show to the caller.
 var (
 	// ErrInvalidPath: the virtual path is not in canonical form or too long.
-	ErrInvalidPath = errors.New("invalid path")
+	ErrInvalidPath = errkind.New(errkind.InvalidArgument, "invalid path")
 	// ErrInvalidID: a user, thread or ticket ID is malformed or reserved.
-	ErrInvalidID = errors.New("invalid id")
+	ErrInvalidID = errkind.New(errkind.InvalidArgument, "invalid id")
 	// ErrNoMount: the path is not inside a mount available to the caller.
-	ErrNoMount = errors.New("no mount")
+	ErrNoMount = errkind.New(errkind.NotFound, "no mount")
 	// ErrInvalidTable: New or Parse was given a bad mount table.
 	ErrInvalidTable = errors.New("invalid mount table")
 )

@@ -9,21 +9,25 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
 )
 
 // Sentinel errors. Backends wrap their native errors so that callers can
-// match with errors.Is without knowing which backend they talk to.
+// match with errors.Is without knowing which backend they talk to. Each has
+// its errkind, internal because backends wrap them with object keys: the
+// layer that knows the virtual path restates what a caller should see.
 var (
 	// ErrNotFound: the key does not exist.
-	ErrNotFound = errors.New("object not found")
+	ErrNotFound = errkind.NewInternal(errkind.NotFound, "object not found")
 	// ErrPrecondition: an If-Match or If-None-Match condition did not hold.
-	ErrPrecondition = errors.New("precondition failed")
+	ErrPrecondition = errkind.NewInternal(errkind.FailedPrecondition, "precondition failed")
 	// ErrConflict: a concurrent conditional write on the same key won; retry.
-	ErrConflict = errors.New("conflicting concurrent write")
+	ErrConflict = errkind.NewInternal(errkind.Aborted, "conflicting concurrent write")
 	// ErrPermission: the backend refused access to the key.
-	ErrPermission = errors.New("permission denied by object store")
+	ErrPermission = errkind.NewInternal(errkind.PermissionDenied, "permission denied by object store")
 	// ErrInvalidKey: the key cannot be stored by this backend.
-	ErrInvalidKey = errors.New("invalid object key")
+	ErrInvalidKey = errkind.NewInternal(errkind.InvalidArgument, "invalid object key")
 )
 
 // Attributes describe a stored object.

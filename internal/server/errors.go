@@ -9,43 +9,28 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/skillsvc/skillsvc/internal/auth"
-	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skills"
-	"github.com/skillsvc/skillsvc/internal/vfs"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 )
 
-// errorCodes is the one table from domain errors to gRPC codes. Handlers
-// return domain errors; the interceptor below applies this table. The first
-// match wins, so more specific errors come first.
-var errorCodes = []struct {
-	err  error
-	code codes.Code
-}{
-	{context.Canceled, codes.Canceled},
-	{context.DeadlineExceeded, codes.DeadlineExceeded},
-	{auth.ErrUnauthenticated, codes.Unauthenticated},
-	{mounts.ErrInvalidID, codes.InvalidArgument},
-	{mounts.ErrInvalidPath, codes.InvalidArgument},
-	{vfs.ErrInvalidArgument, codes.InvalidArgument},
-	{vfs.ErrNotFound, codes.NotFound},
-	{vfs.ErrExists, codes.AlreadyExists},
-	{vfs.ErrReadOnly, codes.PermissionDenied},
-	{vfs.ErrPrecondition, codes.FailedPrecondition},
-	{vfs.ErrIsDir, codes.FailedPrecondition},
-	{vfs.ErrNotDir, codes.FailedPrecondition},
-	{vfs.ErrBinary, codes.FailedPrecondition},
-	{vfs.ErrEditMismatch, codes.FailedPrecondition},
-	{vfs.ErrTooLarge, codes.ResourceExhausted},
-	{vfs.ErrOutOfRange, codes.OutOfRange},
-	{vfs.ErrConflict, codes.Aborted},
-	{skills.ErrInvalidSkill, codes.FailedPrecondition},
+// errorCodes is the one table from error kinds to gRPC codes. Handlers
+// return errors wrapping an errkind.Kind; the interceptors below apply it.
+var errorCodes = map[errkind.Kind]codes.Code{
+	errkind.InvalidArgument:    codes.InvalidArgument,
+	errkind.Unauthenticated:    codes.Unauthenticated,
+	errkind.NotFound:           codes.NotFound,
+	errkind.AlreadyExists:      codes.AlreadyExists,
+	errkind.PermissionDenied:   codes.PermissionDenied,
+	errkind.FailedPrecondition: codes.FailedPrecondition,
+	errkind.ResourceExhausted:  codes.ResourceExhausted,
+	errkind.OutOfRange:         codes.OutOfRange,
+	errkind.Aborted:            codes.Aborted,
 }
 
-// ToStatus converts a handler error to a gRPC status error. Errors that are
-// in the table keep their message (it names virtual paths only); anything
-// else is logged and answered as Internal without its text, which may hold
-// storage keys or backend details.
+// ToStatus converts a handler error to a gRPC status error. Context errors
+// keep their code whatever wraps them; an error of a known kind keeps its
+// message (which names virtual paths only), except a storage error no layer
+// restated, which is also logged; anything else is logged and answered as
+// Internal without its text, which may hold storage keys or backend details.
 func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) error {
 	if err == nil {
 		return nil
@@ -53,18 +38,22 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	if _, ok := status.FromError(err); ok {
 		return err // already a status, e.g. from grpc itself
 	}
-	for _, e := range errorCodes {
-		if errors.Is(err, e.err) {
-			msg := err.Error()
-			if e.code == codes.Canceled || e.code == codes.DeadlineExceeded {
-				// Backends wrap context errors with storage keys.
-				msg = e.err.Error()
-			}
-			return status.Error(e.code, msg)
-		}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, context.Canceled.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		// Backends wrap context errors with storage keys.
+		return status.Error(codes.DeadlineExceeded, context.DeadlineExceeded.Error())
 	}
-	log.ErrorContext(ctx, "internal error", "method", method, "err", err)
-	return status.Error(codes.Internal, "internal error")
+	code, ok := errorCodes[errkind.Of(err)]
+	if !ok {
+		log.ErrorContext(ctx, "internal error", "method", method, "err", err)
+		return status.Error(codes.Internal, "internal error")
+	}
+	if errkind.IsInternal(err) {
+		log.WarnContext(ctx, "storage error", "method", method, "err", err)
+	}
+	return status.Error(code, errkind.Message(err))
 }
 
 // ErrorUnaryInterceptor applies ToStatus to unary handlers.

@@ -13,44 +13,50 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
 func TestToStatus(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("%w: %q", err, "/workspace/a.md") }
 	for _, tc := range []struct {
-		name string
-		err  error
-		code codes.Code
-		msg  string // the exact message; "" to skip
+		name   string
+		err    error
+		code   codes.Code
+		msg    string // the exact message; "" to skip
+		logged bool   // the cause is logged (always for Internal)
 	}{
-		{"canceled", context.Canceled, codes.Canceled, ""},
-		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded, ""},
-		{"wrapped deadline", fmt.Errorf("grep: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ""},
-		{"deadline wrapped by a backend with a key", fmt.Errorf(`list "alice/threads/t1/": %w`, context.DeadlineExceeded), codes.DeadlineExceeded, ""},
-		{"cancel wrapped by a backend with a key", fmt.Errorf(`get "alice/threads/t1/x": %w`, context.Canceled), codes.Canceled, ""},
-		{"unauthenticated", fmt.Errorf("%w: no identity", auth.ErrUnauthenticated), codes.Unauthenticated, "unauthenticated: no identity"},
-		{"invalid id", fmt.Errorf("%w: user", mounts.ErrInvalidID), codes.InvalidArgument, "invalid id: user"},
-		{"invalid path", fmt.Errorf("%w: /a//b", mounts.ErrInvalidPath), codes.InvalidArgument, "invalid path: /a//b"},
-		{"invalid argument", wrap(vfs.ErrInvalidArgument), codes.InvalidArgument, `invalid argument: "/workspace/a.md"`},
-		{"not found", wrap(vfs.ErrNotFound), codes.NotFound, `not found: "/workspace/a.md"`},
-		{"exists", wrap(vfs.ErrExists), codes.AlreadyExists, `already exists: "/workspace/a.md"`},
-		{"read-only", wrap(vfs.ErrReadOnly), codes.PermissionDenied, `read-only: "/workspace/a.md"`},
-		{"precondition", wrap(vfs.ErrPrecondition), codes.FailedPrecondition, ""},
-		{"is a directory", wrap(vfs.ErrIsDir), codes.FailedPrecondition, ""},
-		{"not a directory", wrap(vfs.ErrNotDir), codes.FailedPrecondition, ""},
-		{"binary", wrap(vfs.ErrBinary), codes.FailedPrecondition, ""},
-		{"edit mismatch", wrap(vfs.ErrEditMismatch), codes.FailedPrecondition, ""},
-		{"too large", wrap(vfs.ErrTooLarge), codes.ResourceExhausted, `too large: "/workspace/a.md"`},
-		{"out of range", wrap(vfs.ErrOutOfRange), codes.OutOfRange, ""},
-		{"conflict", wrap(vfs.ErrConflict), codes.Aborted, ""},
-		{"doubly wrapped", fmt.Errorf("outer: %w", wrap(vfs.ErrNotFound)), codes.NotFound, `outer: not found: "/workspace/a.md"`},
-		{"joined", errors.Join(errors.New("first"), vfs.ErrTooLarge), codes.ResourceExhausted, ""},
-		{"status passes through", status.Error(codes.Unavailable, "try later"), codes.Unavailable, "try later"},
-		{"unknown", errors.New(secret), codes.Internal, "internal error"},
-		{"unknown wrapping nothing we know", fmt.Errorf("put: %w", errors.New(secret)), codes.Internal, "internal error"},
+		{"canceled", context.Canceled, codes.Canceled, "", false},
+		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded, "", false},
+		{"wrapped deadline", fmt.Errorf("grep: %w", context.DeadlineExceeded), codes.DeadlineExceeded, "", false},
+		{"deadline wrapped by a backend with a key", fmt.Errorf(`list "alice/threads/t1/": %w`, context.DeadlineExceeded), codes.DeadlineExceeded, "", false},
+		{"cancel wrapped by a backend with a key", fmt.Errorf(`get "alice/threads/t1/x": %w`, context.Canceled), codes.Canceled, "", false},
+		{"unauthenticated", fmt.Errorf("%w: no identity", auth.ErrUnauthenticated), codes.Unauthenticated, "unauthenticated: no identity", false},
+		{"invalid id", fmt.Errorf("%w: user", mounts.ErrInvalidID), codes.InvalidArgument, "invalid id: user", false},
+		{"invalid path", fmt.Errorf("%w: /a//b", mounts.ErrInvalidPath), codes.InvalidArgument, "invalid path: /a//b", false},
+		{"invalid argument", wrap(errkind.InvalidArgument), codes.InvalidArgument, `invalid argument: "/workspace/a.md"`, false},
+		{"not found", wrap(errkind.NotFound), codes.NotFound, `not found: "/workspace/a.md"`, false},
+		{"exists", wrap(errkind.AlreadyExists), codes.AlreadyExists, `already exists: "/workspace/a.md"`, false},
+		{"read-only", wrap(errkind.PermissionDenied), codes.PermissionDenied, `permission denied: "/workspace/a.md"`, false},
+		{"precondition", wrap(errkind.FailedPrecondition), codes.FailedPrecondition, "", false},
+		{"is a directory", wrap(vfs.ErrIsDir), codes.FailedPrecondition, "", false},
+		{"not a directory", wrap(vfs.ErrNotDir), codes.FailedPrecondition, "", false},
+		{"binary", wrap(textfile.ErrBinary), codes.FailedPrecondition, "", false},
+		{"edit mismatch", wrap(vfs.ErrEditMismatch), codes.FailedPrecondition, "", false},
+		{"too large", wrap(errkind.ResourceExhausted), codes.ResourceExhausted, `resource exhausted: "/workspace/a.md"`, false},
+		{"out of range", wrap(errkind.OutOfRange), codes.OutOfRange, "", false},
+		{"conflict", wrap(errkind.Aborted), codes.Aborted, "", false},
+		{"doubly wrapped", fmt.Errorf("outer: %w", wrap(errkind.NotFound)), codes.NotFound, `outer: not found: "/workspace/a.md"`, false},
+		{"joined", errors.Join(errors.New("first"), errkind.ResourceExhausted), codes.ResourceExhausted, "", false},
+		{"status passes through", status.Error(codes.Unavailable, "try later"), codes.Unavailable, "try later", false},
+		{"storage error no layer restated", fmt.Errorf(`put "alice/secret-key": %w`, objstore.ErrPermission), codes.PermissionDenied, "permission denied", true},
+		{"storage error restated", fmt.Errorf("%w: %q: %w", errkind.NotFound, "/workspace/a.md", objstore.ErrNotFound), codes.NotFound, "", false},
+		{"unknown", errors.New(secret), codes.Internal, "internal error", false},
+		{"unknown wrapping nothing we know", fmt.Errorf("put: %w", errors.New(secret)), codes.Internal, "internal error", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -72,7 +78,7 @@ func TestToStatus(t *testing.T) {
 				}
 			}
 			// Only internal errors are logged, with their full text.
-			if logged := strings.Contains(logs.String(), "secret-key"); logged != (tc.code == codes.Internal) {
+			if logged := strings.Contains(logs.String(), "secret-key"); logged != (tc.code == codes.Internal || tc.logged) {
 				t.Errorf("log = %q; want the cause logged only for Internal", logs.String())
 			}
 		})

@@ -10,6 +10,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -36,7 +37,7 @@ func identity(ctx context.Context) (mounts.Identity, error) {
 
 func requirePath(p string) error {
 	if p == "" {
-		return fmt.Errorf("%w: path is required", vfs.ErrInvalidArgument)
+		return fmt.Errorf("%w: path is required", errkind.InvalidArgument)
 	}
 	return nil
 }
@@ -59,7 +60,7 @@ func (s *Filesystem) List(ctx context.Context, req *skillsvcv1.ListRequest) (*sk
 		return nil, err
 	}
 	if req.GetPageSize() < 0 {
-		return nil, fmt.Errorf("%w: page_size must not be negative", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: page_size must not be negative", errkind.InvalidArgument)
 	}
 	res, err := s.fs.List(ctx, id, req.GetPath(), int(req.GetPageSize()), req.GetPageToken())
 	if err != nil {
@@ -155,13 +156,13 @@ func (s *Filesystem) Upload(stream skillsvcv1.FilesystemService_UploadServer) er
 	first, err := stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: upload sent no header", vfs.ErrInvalidArgument)
+			return fmt.Errorf("%w: upload sent no header", errkind.InvalidArgument)
 		}
 		return err
 	}
 	h := first.GetHeader()
 	if h == nil {
-		return fmt.Errorf("%w: the first upload message must be a header", vfs.ErrInvalidArgument)
+		return fmt.Errorf("%w: the first upload message must be a header", errkind.InvalidArgument)
 	}
 	if err := requirePath(h.GetPath()); err != nil {
 		return err
@@ -187,7 +188,7 @@ func (r *uploadReader) Read(p []byte) (int, error) {
 			return 0, err // io.EOF ends the upload
 		}
 		if msg.GetHeader() != nil {
-			return 0, fmt.Errorf("%w: a second upload header", vfs.ErrInvalidArgument)
+			return 0, fmt.Errorf("%w: a second upload header", errkind.InvalidArgument)
 		}
 		r.buf = msg.GetData()
 	}
@@ -252,7 +253,7 @@ func (s *Filesystem) Glob(ctx context.Context, req *skillsvcv1.GlobRequest) (*sk
 		return nil, err
 	}
 	if req.GetMaxResults() < 0 {
-		return nil, fmt.Errorf("%w: max_results must not be negative", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: max_results must not be negative", errkind.InvalidArgument)
 	}
 	res, err := s.fs.Glob(ctx, id, req.GetPath(), req.GetPattern(), int(req.GetMaxResults()))
 	if err != nil {
@@ -272,7 +273,7 @@ func (s *Filesystem) Grep(ctx context.Context, req *skillsvcv1.GrepRequest) (*sk
 		return nil, err
 	}
 	if req.GetMaxMatches() < 0 {
-		return nil, fmt.Errorf("%w: max_matches must not be negative", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: max_matches must not be negative", errkind.InvalidArgument)
 	}
 	res, err := s.fs.Grep(ctx, id, req.GetPath(), vfs.GrepOptions{
 		Pattern: req.GetPattern(), Glob: req.GetGlob(), Regex: req.GetRegex(),

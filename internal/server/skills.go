@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/skills"
-	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
 // Skills serves skillsvc.v1.SkillsService from a skills.Library.
@@ -76,7 +76,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
-		return nil, fmt.Errorf("%w: page_size must not be negative", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: page_size must not be negative", errkind.InvalidArgument)
 	case size == 0:
 		size = defaultSkillsPage
 	case size > maxSkillsPage:
@@ -86,7 +86,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if t := req.GetPageToken(); t != "" {
 		b, err := base64.RawURLEncoding.DecodeString(t)
 		if err != nil || len(b) == 0 {
-			return nil, fmt.Errorf("%w: bad page_token", vfs.ErrInvalidArgument)
+			return nil, fmt.Errorf("%w: bad page_token", errkind.InvalidArgument)
 		}
 		after = string(b)
 	}
@@ -116,10 +116,10 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 		return nil, err
 	}
 	if req.GetCharBudget() < 0 || req.GetCharBudget() > maxCharBudget || req.GetMaxSkills() < 0 {
-		return nil, fmt.Errorf("%w: char_budget must be 0..%d and max_skills not negative", vfs.ErrInvalidArgument, maxCharBudget)
+		return nil, fmt.Errorf("%w: char_budget must be 0..%d and max_skills not negative", errkind.InvalidArgument, maxCharBudget)
 	}
 	if !skills.ValidFormat(req.GetFormat()) {
-		return nil, fmt.Errorf("%w: format %q: want xml or markdown", vfs.ErrInvalidArgument, req.GetFormat())
+		return nil, fmt.Errorf("%w: format %q: want xml or markdown", errkind.InvalidArgument, req.GetFormat())
 	}
 	list, err := s.lib.Skills(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil})
 	if err != nil {
@@ -127,7 +127,7 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	}
 	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills())})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", vfs.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 	}
 	return &skillsvcv1.FormatSkillsResponse{Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened)}, nil
 }
@@ -186,12 +186,12 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		return nil, err
 	}
 	if req.GetQuery() == "" || len(req.GetQuery()) > 4096 {
-		return nil, fmt.Errorf("%w: query must be 1..4096 bytes", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: query must be 1..4096 bytes", errkind.InvalidArgument)
 	}
 	limit := int(req.GetLimit())
 	switch {
 	case limit < 0:
-		return nil, fmt.Errorf("%w: limit must not be negative", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: limit must not be negative", errkind.InvalidArgument)
 	case limit == 0:
 		limit = defaultSearchHits
 	case limit > maxSearchHits:

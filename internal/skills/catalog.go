@@ -12,9 +12,11 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/vfs"
+	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.
@@ -135,7 +137,7 @@ func (l *Library) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(l.cfg.Concurrency)
 	for i, s := range refs {
-		g.Go(vfs.Safe(func() error {
+		g.Go(panics.Guard(func() error {
 			p, err := l.parse(gctx, s)
 			if objstore.IsNotFound(err) {
 				return nil // deleted since listed
@@ -190,19 +192,19 @@ func (l *Library) Categories(ctx context.Context, id mounts.Identity) ([]Categor
 func (l *Library) find(v *view, ref string) (*skillRef, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
-		return nil, fmt.Errorf("%w: a skill path or name is required", vfs.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: a skill path or name is required", errkind.InvalidArgument)
 	}
 	rel := ref
 	if strings.HasPrefix(ref, "/") {
 		if err := mounts.CleanPath(ref); err != nil {
-			return nil, fmt.Errorf("%w: %w", vfs.ErrInvalidArgument, err)
+			return nil, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 		}
 		var ok bool
 		if rel, ok = strings.CutPrefix(ref, l.cfg.Mount+"/"); !ok {
-			return nil, fmt.Errorf("%w: %q is not under %s", vfs.ErrInvalidArgument, ref, l.cfg.Mount)
+			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, l.cfg.Mount)
 		}
 	} else if err := mounts.CleanPath("/" + ref); err != nil {
-		return nil, fmt.Errorf("%w: %w", vfs.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 	}
 	rel = strings.TrimSuffix(rel, "/SKILL.md")
 	if s, ok := v.byDir[rel]; ok {
@@ -211,7 +213,7 @@ func (l *Library) find(v *view, ref string) (*skillRef, error) {
 	if s, ok := v.byName[rel]; ok && !strings.Contains(rel, "/") {
 		return s, nil
 	}
-	return nil, fmt.Errorf("%w: no skill %q", vfs.ErrNotFound, ref)
+	return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
 }
 
 // File is one file of a skill folder.
@@ -287,7 +289,7 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(l.cfg.Concurrency)
 	for i, o := range objs {
-		g.Go(vfs.Safe(func() error {
+		g.Go(panics.Guard(func() error {
 			rc, _, err := l.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
 			if objstore.IsNotFound(err) {
 				return nil
@@ -300,7 +302,7 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 			if err != nil {
 				return err
 			}
-			files[i].Binary = vfs.IsBinary(head, o.Size)
+			files[i].Binary = textfile.IsBinary(head, o.Size)
 			return nil
 		}))
 	}
@@ -309,25 +311,12 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 
 // readText reads a whole text object up to MaxFileBytes.
 func (l *Library) readText(ctx context.Context, key, vpath string) ([]byte, objstore.Attributes, error) {
-	rc, a, err := l.bucket.Get(ctx, key)
+	r := textfile.Reader{MaxBytes: l.cfg.MaxFileBytes, Hint: "download it from " + vpath + " with FilesystemService.Download or ExportSkill"}
+	data, a, err := r.Read(ctx, l.bucket, key, vpath)
 	if objstore.IsNotFound(err) {
-		return nil, a, fmt.Errorf("%w: %q", vfs.ErrNotFound, vpath)
+		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
-	if err != nil {
-		return nil, a, err
-	}
-	defer rc.Close()
-	if a.Size > l.cfg.MaxFileBytes {
-		return nil, a, fmt.Errorf("%w: %q is %d bytes, at most %d are returned as text; download it from %s", vfs.ErrTooLarge, vpath, a.Size, l.cfg.MaxFileBytes, vpath)
-	}
-	data, err := io.ReadAll(io.LimitReader(rc, l.cfg.MaxFileBytes+1))
-	if err != nil {
-		return nil, a, err
-	}
-	if vfs.IsBinary(data, int64(len(data))) {
-		return nil, a, fmt.Errorf("%w: %q is binary; download it from %s with FilesystemService.Download or ExportSkill", vfs.ErrBinary, vpath, vpath)
-	}
-	return data, a, nil
+	return data, a, err
 }
 
 // Render returns the text handed to the model when the skill is invoked:
@@ -368,7 +357,7 @@ func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 	}
 	file = strings.TrimPrefix(file, "./")
 	if file == "" || mounts.CleanPath("/"+file) != nil {
-		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", vfs.ErrInvalidArgument, file)
+		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
 	var names []string
 	for _, e := range s.files {
@@ -380,5 +369,5 @@ func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 		}
 		names = append(names, rel)
 	}
-	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", vfs.ErrNotFound, s.dir, file, strings.Join(names, ", "))
+	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, strings.Join(names, ", "))
 }

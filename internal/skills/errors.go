@@ -1,7 +1,7 @@
 package skills
 
-import "errors"
+import "github.com/skillsvc/skillsvc/internal/errkind"
 
 // ErrInvalidSkill: the skill's SKILL.md cannot be trusted (see Problems).
-// Other failures use the vfs sentinels, which the gRPC edge already maps.
-var ErrInvalidSkill = errors.New("invalid skill")
+// Other failures wrap an errkind.Kind.
+var ErrInvalidSkill = errkind.New(errkind.FailedPrecondition, "invalid skill")

@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
 // Export writes the skill folder as a tar.gz to w, with entries named
@@ -31,7 +31,7 @@ func (l *Library) Export(ctx context.Context, id mounts.Identity, ref string, w 
 		size += e.obj.Size
 	}
 	if size > l.cfg.MaxExportBytes {
-		return Skill{}, fmt.Errorf("%w: skill %s holds %d bytes, exports are limited to %d", vfs.ErrTooLarge, s.dir, size, l.cfg.MaxExportBytes)
+		return Skill{}, fmt.Errorf("%w: skill %s holds %d bytes, exports are limited to %d", errkind.ResourceExhausted, s.dir, size, l.cfg.MaxExportBytes)
 	}
 	p, err := l.parse(ctx, s)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -213,7 +214,7 @@ type view struct {
 func (l *Library) userPrefix(id mounts.Identity) (string, error) {
 	r, err := l.table.Resolve(id, l.cfg.Mount)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", vfs.ErrInvalidArgument, err)
+		return "", fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 	}
 	return r.Prefix, nil
 }

@@ -19,13 +19,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/testserver"
-	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
 func TestMain(m *testing.M) {
@@ -322,7 +323,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	wantDirs(t, list, "data/csv@shared", "docs/pdf@shared", "docs/xlsx@shared", "guide/intro@shared",
 		"lint@shared", "office/docx@shared", "review/style@shared")
 	for _, ref := range []string{"docs/docx", "broken", "git-helper", "misc/warned", "/skills/guide"} {
-		if _, err := lib.Get(ctx, bobID, ref); !errors.Is(err, vfs.ErrNotFound) {
+		if _, err := lib.Get(ctx, bobID, ref); !errors.Is(err, errkind.NotFound) {
 			t.Errorf("bob Get(%q) = %v, want ErrNotFound", ref, err)
 		}
 	}
@@ -333,7 +334,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	if d.Layer != skills.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
 		t.Errorf("bob's pdf = layer %q files %v raw %q, want the shared one", d.Layer, d.Files, d.Raw)
 	}
-	if _, _, err := lib.ReadFile(ctx, bobID, "pdf", "scripts/run.sh"); !errors.Is(err, vfs.ErrNotFound) {
+	if _, _, err := lib.ReadFile(ctx, bobID, "pdf", "scripts/run.sh"); !errors.Is(err, errkind.NotFound) {
 		t.Errorf("bob reads alice's pdf script: %v", err)
 	}
 	// Alice disabling a shared skill does not disable it for bob.
@@ -348,7 +349,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("bob lost lint after alice disabled it: %q", dirs(list))
 	}
 	// An invalid identity sees nothing.
-	if _, err := lib.Skills(ctx, mounts.Identity{User: "../alice", Thread: "t1"}, skills.ListOptions{}); !errors.Is(err, vfs.ErrInvalidArgument) {
+	if _, err := lib.Skills(ctx, mounts.Identity{User: "../alice", Thread: "t1"}, skills.ListOptions{}); !errors.Is(err, errkind.InvalidArgument) {
 		t.Errorf("bad identity: err = %v, want ErrInvalidArgument", err)
 	}
 }
@@ -463,12 +464,12 @@ func testDisableErrors(t *testing.T, newBucket newBucketFunc) {
 		enabled bool
 		want    error // nil: success
 	}{
-		{"disable unknown skill", "nope", false, vfs.ErrNotFound},
-		{"disable hostile ref", "../x", false, vfs.ErrInvalidArgument},
-		{"disable a non-skill folder", "git-helper/sub", false, vfs.ErrNotFound},
+		{"disable unknown skill", "nope", false, errkind.NotFound},
+		{"disable hostile ref", "../x", false, errkind.InvalidArgument},
+		{"disable a non-skill folder", "git-helper/sub", false, errkind.NotFound},
 		{"enable a skill that is gone", "gone-skill", true, nil},
-		{"enable hostile ref", "../x", true, vfs.ErrInvalidArgument},
-		{"enable a bad name", "Bad_Name", true, vfs.ErrNotFound},
+		{"enable hostile ref", "../x", true, errkind.InvalidArgument},
+		{"enable a bad name", "Bad_Name", true, errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := lib.SetEnabled(t.Context(), aliceID, tc.ref, tc.enabled)
@@ -763,7 +764,7 @@ func testGetRefs(t *testing.T, newBucket newBucketFunc) {
 				}
 				return
 			}
-			if !errors.Is(err, vfs.ErrInvalidArgument) && !errors.Is(err, vfs.ErrNotFound) {
+			if !errors.Is(err, errkind.InvalidArgument) && !errors.Is(err, errkind.NotFound) {
 				t.Errorf("Get = Dir %q Raw %q err %v, want ErrInvalidArgument or ErrNotFound", d.Dir, d.Raw, err)
 			}
 		})
@@ -822,18 +823,18 @@ func testReadFile(t *testing.T, newBucket newBucketFunc) {
 		{name: "markdown fallback", ref: "pdf", file: "references/forms", content: formsMD, vpath: "/skills/docs/pdf/references/forms.md"},
 		{name: "SKILL.md itself", ref: "/skills/docs/pdf", file: "SKILL.md", content: pdfMD, vpath: "/skills/docs/pdf/SKILL.md"},
 		{name: "shared skill file", ref: "csv", file: "references/format.md", content: csvRef, vpath: "/skills/data/csv/references/format.md"},
-		{name: "binary", ref: "pdf", file: "assets/logo.png", err: vfs.ErrBinary, msg: []string{"/skills/docs/pdf/assets/logo.png"}},
-		{name: "unknown file lists the files", ref: "pdf", file: "scripts/missing.sh", err: vfs.ErrNotFound,
+		{name: "binary", ref: "pdf", file: "assets/logo.png", err: textfile.ErrBinary, msg: []string{"/skills/docs/pdf/assets/logo.png"}},
+		{name: "unknown file lists the files", ref: "pdf", file: "scripts/missing.sh", err: errkind.NotFound,
 			msg: []string{"scripts/missing.sh", "SKILL.md", "assets/logo.png", "references/forms.md", "scripts/run.sh", "scripts/x.py"}},
-		{name: "no fallback with an extension", ref: "pdf", file: "references/forms.txt", err: vfs.ErrNotFound},
-		{name: "file of the overridden shared skill", ref: "pdf", file: "README.md", err: vfs.ErrNotFound},
-		{name: "unknown skill", ref: "nope", file: "SKILL.md", err: vfs.ErrNotFound},
-		{name: "escape to another user", ref: "pdf", file: "../../bob/skills/x/SKILL.md", err: vfs.ErrInvalidArgument},
-		{name: "escape to a sibling skill", ref: "pdf", file: "../docx/SKILL.md", err: vfs.ErrInvalidArgument},
-		{name: "absolute path", ref: "pdf", file: "/etc/passwd", err: vfs.ErrInvalidArgument},
-		{name: "empty file", ref: "pdf", file: "", err: vfs.ErrInvalidArgument},
-		{name: "directory", ref: "pdf", file: "scripts/", err: vfs.ErrInvalidArgument},
-		{name: "NUL byte", ref: "pdf", file: "scripts/x.py\x00", err: vfs.ErrInvalidArgument},
+		{name: "no fallback with an extension", ref: "pdf", file: "references/forms.txt", err: errkind.NotFound},
+		{name: "file of the overridden shared skill", ref: "pdf", file: "README.md", err: errkind.NotFound},
+		{name: "unknown skill", ref: "nope", file: "SKILL.md", err: errkind.NotFound},
+		{name: "escape to another user", ref: "pdf", file: "../../bob/skills/x/SKILL.md", err: errkind.InvalidArgument},
+		{name: "escape to a sibling skill", ref: "pdf", file: "../docx/SKILL.md", err: errkind.InvalidArgument},
+		{name: "absolute path", ref: "pdf", file: "/etc/passwd", err: errkind.InvalidArgument},
+		{name: "empty file", ref: "pdf", file: "", err: errkind.InvalidArgument},
+		{name: "directory", ref: "pdf", file: "scripts/", err: errkind.InvalidArgument},
+		{name: "NUL byte", ref: "pdf", file: "scripts/x.py\x00", err: errkind.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			content, vpath, err := lib.ReadFile(t.Context(), aliceID, tc.ref, tc.file)
@@ -929,7 +930,7 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 	t.Run("too large", func(t *testing.T) {
 		small, _ := fixtureLibrary(t, newBucket, func(c *skills.Config) { c.MaxExportBytes = 100 })
 		var buf bytes.Buffer
-		if _, err := small.Export(t.Context(), aliceID, "pdf", &buf); !errors.Is(err, vfs.ErrTooLarge) {
+		if _, err := small.Export(t.Context(), aliceID, "pdf", &buf); !errors.Is(err, errkind.ResourceExhausted) {
 			t.Errorf("err = %v, want ErrTooLarge", err)
 		}
 		if buf.Len() != 0 {
@@ -937,7 +938,7 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 		}
 	})
 	t.Run("unknown skill", func(t *testing.T) {
-		if _, err := lib.Export(t.Context(), aliceID, "nope", io.Discard); !errors.Is(err, vfs.ErrNotFound) {
+		if _, err := lib.Export(t.Context(), aliceID, "nope", io.Discard); !errors.Is(err, errkind.NotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
 // settings is a user's stored preferences. It lives outside every mount so
@@ -68,7 +68,7 @@ func (l *Library) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 	name := ""
 	if sk, err := l.find(v, ref); err == nil {
 		name = sk.name
-	} else if !enabled || !errors.Is(err, vfs.ErrNotFound) || !nameRE.MatchString(ref) {
+	} else if !enabled || !errors.Is(err, errkind.NotFound) || !nameRE.MatchString(ref) {
 		return Skill{}, err
 	} else {
 		name = ref // re-enabling a skill that is gone is allowed

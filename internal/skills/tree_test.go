@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -65,9 +67,9 @@ func testVFSList(t *testing.T, newBucket newBucketFunc) {
 		{"shared skill folder", aliceID, "/skills/data/csv", []string{"SKILL.md", "references/"}, nil},
 		{"shadowed shared skill", aliceID, "/skills/review/style", []string{"notes.md"}, nil},
 		{"flat user skill hides shared skill inside it", aliceID, "/skills/guide", []string{"SKILL.md"}, nil},
-		{"overridden shared category", aliceID, "/skills/office", nil, vfs.ErrNotFound},
+		{"overridden shared category", aliceID, "/skills/office", nil, errkind.NotFound},
 		{"file", aliceID, "/skills/data/csv/SKILL.md", nil, vfs.ErrNotDir},
-		{"missing", aliceID, "/skills/nope", nil, vfs.ErrNotFound},
+		{"missing", aliceID, "/skills/nope", nil, errkind.NotFound},
 		{"bob sees only the shared library", bobID, "/skills",
 			[]string{".keep", "data/", "docs/", "guide/", "lint/", "office/", "review/"}, nil},
 		{"bob's docs", bobID, "/skills/docs", []string{"pdf/", "xlsx/"}, nil},
@@ -106,14 +108,14 @@ func testVFSReadStat(t *testing.T, newBucket newBucketFunc) {
 		{"user override wins", "/skills/docs/pdf/SKILL.md", aliceID, pdfMD, nil},
 		{"bob reads the shared pdf", "/skills/docs/pdf/SKILL.md", bobID, fixture["_shared/skills/docs/pdf/SKILL.md"], nil},
 		{"flat shared skill", "/skills/lint/SKILL.md", aliceID, fixture["_shared/skills/lint/SKILL.md"], nil},
-		{"shadowed shared file", "/skills/review/style/SKILL.md", aliceID, "", vfs.ErrNotFound},
-		{"overridden shared skill", "/skills/office/docx/SKILL.md", aliceID, "", vfs.ErrNotFound},
-		{"shared skill inside a user's flat skill", "/skills/guide/intro/SKILL.md", aliceID, "", vfs.ErrNotFound},
-		{"shared file outside any skill", "/skills/README.md", aliceID, "", vfs.ErrNotFound},
-		{"alice's skill for bob", "/skills/docs/docx/SKILL.md", bobID, "", vfs.ErrNotFound},
-		{"binary", "/skills/docs/pdf/assets/logo.png", aliceID, "", vfs.ErrBinary},
+		{"shadowed shared file", "/skills/review/style/SKILL.md", aliceID, "", errkind.NotFound},
+		{"overridden shared skill", "/skills/office/docx/SKILL.md", aliceID, "", errkind.NotFound},
+		{"shared skill inside a user's flat skill", "/skills/guide/intro/SKILL.md", aliceID, "", errkind.NotFound},
+		{"shared file outside any skill", "/skills/README.md", aliceID, "", errkind.NotFound},
+		{"alice's skill for bob", "/skills/docs/docx/SKILL.md", bobID, "", errkind.NotFound},
+		{"binary", "/skills/docs/pdf/assets/logo.png", aliceID, "", textfile.ErrBinary},
 		{"directory", "/skills/data/csv", aliceID, "", vfs.ErrIsDir},
-		{"escape", "/skills/../_shared/skills/lint/SKILL.md", aliceID, "", vfs.ErrInvalidArgument},
+		{"escape", "/skills/../_shared/skills/lint/SKILL.md", aliceID, "", errkind.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := fs.Read(ctx, tc.id, tc.path, 0, 0, false)
@@ -142,8 +144,8 @@ func testVFSReadStat(t *testing.T, newBucket newBucketFunc) {
 		{"category of shared skills", "/skills/data", true, 0, nil},
 		{"shared file", "/skills/data/csv/SKILL.md", false, len(csvMD), nil},
 		{"user file", "/skills/docs/pdf/scripts/run.sh", false, len(runSh), nil},
-		{"shadowed", "/skills/review/style/SKILL.md", false, 0, vfs.ErrNotFound},
-		{"overridden", "/skills/office", false, 0, vfs.ErrNotFound},
+		{"shadowed", "/skills/review/style/SKILL.md", false, 0, errkind.NotFound},
+		{"overridden", "/skills/office", false, 0, errkind.NotFound},
 	} {
 		t.Run("stat "+tc.name, func(t *testing.T) {
 			info, err := fs.Stat(ctx, aliceID, tc.path)
@@ -162,7 +164,7 @@ func testVFSReadStat(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	// The mount stays read-only, shared skills included.
-	if _, err := fs.Write(ctx, aliceID, "/skills/data/csv/SKILL.md", "x", vfs.WriteOptions{}); !errors.Is(err, vfs.ErrReadOnly) {
+	if _, err := fs.Write(ctx, aliceID, "/skills/data/csv/SKILL.md", "x", vfs.WriteOptions{}); !errors.Is(err, errkind.PermissionDenied) {
 		t.Errorf("write to a shared skill: %v, want ErrReadOnly", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -20,16 +21,16 @@ func testDelete(t *testing.T, s suite) {
 		{"file", "/workspace/f.txt", false, 1, nil, []string{"f.txt"}},
 		{"file with recursive", "/workspace/f.txt", true, 1, nil, []string{"f.txt"}},
 		{"nested file", "/workspace/d/sub/c", false, 1, nil, []string{"d/sub/c"}},
-		{"missing", "/workspace/missing", false, 0, vfs.ErrNotFound, nil},
-		{"missing with recursive", "/workspace/missing", true, 0, vfs.ErrNotFound, nil},
+		{"missing", "/workspace/missing", false, 0, errkind.NotFound, nil},
+		{"missing with recursive", "/workspace/missing", true, 0, errkind.NotFound, nil},
 		{"directory without recursive", "/workspace/d", false, 0, vfs.ErrIsDir, nil},
 		{"directory", "/workspace/d", true, 3, nil, []string{"d/a", "d/b", "d/sub/c"}},
 		{"subdirectory", "/workspace/d/sub", true, 1, nil, []string{"d/sub/c"}},
 		{"mount root without recursive", "/workspace", false, 0, vfs.ErrIsDir, nil},
 		{"mount root", "/workspace", true, 6, nil, []string{"d.txt", "d/a", "d/b", "d/sub/c", "dd", "f.txt"}},
-		{"read-only skills file", "/skills/pdf/SKILL.md", false, 0, vfs.ErrReadOnly, nil},
-		{"read-only skills", "/skills", true, 0, vfs.ErrReadOnly, nil},
-		{"root", "/", true, 0, vfs.ErrInvalidArgument, nil},
+		{"read-only skills file", "/skills/pdf/SKILL.md", false, 0, errkind.PermissionDenied, nil},
+		{"read-only skills", "/skills", true, 0, errkind.PermissionDenied, nil},
+		{"root", "/", true, 0, errkind.InvalidArgument, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := s.env(t, nil)
@@ -59,7 +60,7 @@ func testDelete(t *testing.T, s suite) {
 				return
 			}
 			if _, err := e.fs.Stat(t.Context(), alice, tc.vpath); tc.vpath != "/workspace" {
-				wantErr(t, "Stat after Delete", err, vfs.ErrNotFound)
+				wantErr(t, "Stat after Delete", err, errkind.NotFound)
 			}
 			// The listing of the parent no longer shows it.
 			res, err := e.fs.List(t.Context(), alice, "/workspace", 0, "")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
@@ -21,10 +22,10 @@ type EditResult struct {
 // reapplies, so no concurrent update is lost.
 func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, newString string, replaceAll bool) (EditResult, error) {
 	if oldString == "" {
-		return EditResult{}, fmt.Errorf("%w: old_string must not be empty", ErrInvalidArgument)
+		return EditResult{}, fmt.Errorf("%w: old_string must not be empty", errkind.InvalidArgument)
 	}
 	if oldString == newString {
-		return EditResult{}, fmt.Errorf("%w: old_string and new_string are identical", ErrInvalidArgument)
+		return EditResult{}, fmt.Errorf("%w: old_string and new_string are identical", errkind.InvalidArgument)
 	}
 	r, err := fs.resolveWritable(id, vpath)
 	if err != nil {
@@ -50,7 +51,7 @@ func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, ne
 			content = strings.Replace(content, oldString, newString, 1)
 		}
 		if int64(len(content)) > fs.cfg.MaxWriteBytes {
-			return fmt.Errorf("%w: the edited file would be %d bytes, at most %d are stored", ErrTooLarge, len(content), fs.cfg.MaxWriteBytes)
+			return fmt.Errorf("%w: the edited file would be %d bytes, at most %d are stored", errkind.ResourceExhausted, len(content), fs.cfg.MaxWriteBytes)
 		}
 		na, err := fs.bucket.Put(ctx, r.Key, strings.NewReader(content), int64(len(content)), objstore.PutOptions{IfMatch: a.ETag})
 		if err != nil {
@@ -63,7 +64,7 @@ func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, ne
 		return nil
 	})
 	if objstore.LostRace(err) {
-		return EditResult{}, fmt.Errorf("%w: %q changed during %d edit attempts", ErrConflict, vpath, fs.cfg.EditAttempts)
+		return EditResult{}, fmt.Errorf("%w: %q changed during %d edit attempts", errkind.Aborted, vpath, fs.cfg.EditAttempts)
 	}
 	return res, err
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -34,12 +36,12 @@ func testEdit(t *testing.T, s suite) {
 		{"ambiguous", "/workspace/e.txt", "beta", "BETA", false, original, 0, vfs.ErrEditMismatch},
 		{"not found", "/workspace/e.txt", "zeta", "ZETA", false, original, 0, vfs.ErrEditMismatch},
 		{"not found with replace all", "/workspace/e.txt", "zeta", "ZETA", true, original, 0, vfs.ErrEditMismatch},
-		{"empty old_string", "/workspace/e.txt", "", "x", false, original, 0, vfs.ErrInvalidArgument},
-		{"identical strings", "/workspace/e.txt", "beta", "beta", true, original, 0, vfs.ErrInvalidArgument},
-		{"result over MaxWriteBytes", "/workspace/e.txt", "delta", strings.Repeat("d", 300), false, original, 0, vfs.ErrTooLarge},
-		{"read-only skills", "/skills/pdf/SKILL.md", "beta", "BETA", false, "", 0, vfs.ErrReadOnly},
-		{"missing file", "/workspace/missing.txt", "beta", "BETA", false, "", 0, vfs.ErrNotFound},
-		{"binary file", "/workspace/nul.bin", "beta", "BETA", false, "", 0, vfs.ErrBinary},
+		{"empty old_string", "/workspace/e.txt", "", "x", false, original, 0, errkind.InvalidArgument},
+		{"identical strings", "/workspace/e.txt", "beta", "beta", true, original, 0, errkind.InvalidArgument},
+		{"result over MaxWriteBytes", "/workspace/e.txt", "delta", strings.Repeat("d", 300), false, original, 0, errkind.ResourceExhausted},
+		{"read-only skills", "/skills/pdf/SKILL.md", "beta", "BETA", false, "", 0, errkind.PermissionDenied},
+		{"missing file", "/workspace/missing.txt", "beta", "BETA", false, "", 0, errkind.NotFound},
+		{"binary file", "/workspace/nul.bin", "beta", "BETA", false, "", 0, textfile.ErrBinary},
 		{"directory", "/workspace", "beta", "BETA", false, "", 0, vfs.ErrIsDir},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -26,8 +27,8 @@ func visible(t *testing.T, fs *vfs.FS, id mounts.Identity, mount, name, needle s
 	}
 	if _, err := fs.Read(ctx, id, mount+"/"+name, 0, 0, false); err == nil {
 		seen = append(seen, "Read")
-	} else if !errors.Is(err, vfs.ErrNotFound) {
-		t.Errorf("Read(%s) as %+v: err = %v, want ErrNotFound", mount+"/"+name, id, err)
+	} else if !errors.Is(err, errkind.NotFound) {
+		t.Errorf("Read(%s) as %+v: err = %v, want errkind.NotFound", mount+"/"+name, id, err)
 	}
 	if _, err := fs.Stat(ctx, id, mount+"/"+name); err == nil {
 		seen = append(seen, "Stat")
@@ -131,11 +132,11 @@ func testTicketIsolation(t *testing.T, s suite) {
 	}
 	t.Run("without a ticket there is no /ticket", func(t *testing.T) {
 		_, err := e.fs.Read(t.Context(), alice, "/ticket/plan.md", 0, 0, false)
-		wantErr(t, "Read(/ticket/plan.md) without a ticket", err, vfs.ErrNotFound)
+		wantErr(t, "Read(/ticket/plan.md) without a ticket", err, errkind.NotFound)
 		_, err = e.fs.List(t.Context(), alice, "/ticket", 0, "")
-		wantErr(t, "List(/ticket) without a ticket", err, vfs.ErrNotFound)
+		wantErr(t, "List(/ticket) without a ticket", err, errkind.NotFound)
 		_, err = e.fs.Write(t.Context(), alice, "/ticket/new.md", "x", vfs.WriteOptions{})
-		wantErr(t, "Write(/ticket/new.md) without a ticket", err, vfs.ErrNotFound)
+		wantErr(t, "Write(/ticket/new.md) without a ticket", err, errkind.NotFound)
 		res, err := e.fs.Grep(t.Context(), alice, "/", vfs.GrepOptions{Pattern: "ticket T-1"})
 		if err != nil || len(res.Matches) != 0 {
 			t.Errorf("Grep(/) without a ticket = %+v, %v; want no matches", res.Matches, err)
@@ -226,7 +227,7 @@ func testHostilePaths(t *testing.T, s suite) {
 		for _, o := range allOps {
 			t.Run(o.name+" "+vpath, func(t *testing.T) {
 				err := o.call(t.Context(), e.fs, alice, vpath)
-				wantErr(t, o.name, err, vfs.ErrInvalidArgument)
+				wantErr(t, o.name, err, errkind.InvalidArgument)
 				noKeyLeak(t, o.name, err)
 			})
 		}
@@ -257,12 +258,12 @@ func testInvalidIdentities(t *testing.T, s suite) {
 		for _, o := range allOps {
 			t.Run(tc.name+" "+o.name, func(t *testing.T) {
 				err := o.call(t.Context(), e.fs, tc.id, "/workspace/x")
-				wantErr(t, o.name, err, vfs.ErrInvalidArgument)
+				wantErr(t, o.name, err, errkind.InvalidArgument)
 			})
 		}
 		t.Run(tc.name+" List root", func(t *testing.T) {
 			_, err := e.fs.List(t.Context(), tc.id, "/", 0, "")
-			wantErr(t, "List(/)", err, vfs.ErrInvalidArgument)
+			wantErr(t, "List(/)", err, errkind.InvalidArgument)
 		})
 	}
 	if after := e.keys(t); !slices.Equal(after, before) {
@@ -276,7 +277,7 @@ func testNoMount(t *testing.T, s suite) {
 		for _, o := range allOps {
 			t.Run(o.name+" "+vpath, func(t *testing.T) {
 				err := o.call(t.Context(), e.fs, alice, vpath)
-				wantErr(t, o.name, err, vfs.ErrNotFound)
+				wantErr(t, o.name, err, errkind.NotFound)
 			})
 		}
 	}

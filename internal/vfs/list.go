@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
@@ -42,7 +43,7 @@ func decodeToken(vpath, s string) (string, error) {
 		err = json.Unmarshal(data, &t)
 	}
 	if err != nil || t.Path != vpath || t.Token == "" {
-		return "", fmt.Errorf("%w: page_token does not belong to a listing of %q", ErrInvalidArgument, vpath)
+		return "", fmt.Errorf("%w: page_token does not belong to a listing of %q", errkind.InvalidArgument, vpath)
 	}
 	return t.Token, nil
 }
@@ -119,7 +120,7 @@ func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSi
 			return ListResult{}, storeErr(vpath, err)
 		}
 		if page.NextToken == "" {
-			return ListResult{}, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+			return ListResult{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 		}
 	}
 	return out, nil
@@ -133,10 +134,10 @@ func (fs *FS) Delete(ctx context.Context, id mounts.Identity, vpath string, recu
 		return 0, err
 	}
 	if isRoot {
-		return 0, fmt.Errorf("%w: the root cannot be deleted", ErrInvalidArgument)
+		return 0, fmt.Errorf("%w: the root cannot be deleted", errkind.InvalidArgument)
 	}
 	if r.Mount.Mode != mounts.ReadWrite {
-		return 0, fmt.Errorf("%w: %s is mounted read-only", ErrReadOnly, r.Mount.Path)
+		return 0, fmt.Errorf("%w: %s is mounted read-only", errkind.PermissionDenied, r.Mount.Path)
 	}
 	if r.Rel != "" {
 		_, err := fs.bucket.Stat(ctx, r.Key)
@@ -158,7 +159,7 @@ func (fs *FS) Delete(ctx context.Context, id mounts.Identity, vpath string, recu
 			return 0, storeErr(vpath, err)
 		}
 		if !dir {
-			return 0, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+			return 0, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 		}
 	}
 	if !recursive {

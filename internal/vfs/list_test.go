@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -138,10 +139,10 @@ func testListPaging(t *testing.T, s suite) {
 		}
 		for _, other := range []string{"/workspace/d/a", "/workspace", "/workspace/d/d"} {
 			_, err := e.fs.List(t.Context(), alice, other, 2, res.NextPageToken)
-			wantErr(t, "List("+other+") with a token of /workspace/d", err, vfs.ErrInvalidArgument)
+			wantErr(t, "List("+other+") with a token of /workspace/d", err, errkind.InvalidArgument)
 		}
 		_, err = e.fs.List(t.Context(), alice, "/workspace/d", 2, "garbage")
-		wantErr(t, "List with a garbage token", err, vfs.ErrInvalidArgument)
+		wantErr(t, "List with a garbage token", err, errkind.InvalidArgument)
 	})
 }
 
@@ -157,9 +158,9 @@ func testListErrors(t *testing.T, s suite) {
 		empty bool
 	}{
 		{"a file", alice, "/workspace/file.txt", vfs.ErrNotDir, false},
-		{"a missing directory", alice, "/workspace/nope", vfs.ErrNotFound, false},
-		{"below a missing directory", alice, "/workspace/nope/deeper", vfs.ErrNotFound, false},
-		{"a prefix of a name is no directory", alice, "/workspace/di", vfs.ErrNotFound, false},
+		{"a missing directory", alice, "/workspace/nope", errkind.NotFound, false},
+		{"below a missing directory", alice, "/workspace/nope/deeper", errkind.NotFound, false},
+		{"a prefix of a name is no directory", alice, "/workspace/di", errkind.NotFound, false},
 		{"empty workspace of another thread", aliceT2, "/workspace", nil, true},
 		{"empty skills", alice, "/skills", nil, true},
 		{"empty ticket", aliceTicket, "/ticket", nil, true},
@@ -192,8 +193,8 @@ func testStat(t *testing.T, s suite) {
 		{"mount root", "/workspace", vfs.Info{Path: "/workspace", Name: "workspace", IsDir: true}, nil},
 		{"empty mount root", "/skills", vfs.Info{Path: "/skills", Name: "skills", IsDir: true}, nil},
 		{"root", "/", vfs.Info{Path: "/", Name: "/", IsDir: true}, nil},
-		{"missing", "/workspace/notes/gone.md", vfs.Info{}, vfs.ErrNotFound},
-		{"missing directory", "/workspace/gone", vfs.Info{}, vfs.ErrNotFound},
+		{"missing", "/workspace/notes/gone.md", vfs.Info{}, errkind.NotFound},
+		{"missing directory", "/workspace/gone", vfs.Info{}, errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := e.fs.Stat(t.Context(), alice, tc.vpath)
@@ -213,7 +214,7 @@ func testStat(t *testing.T, s suite) {
 		})
 	}
 	// Another thread sees none of it.
-	if _, err := e.fs.Stat(t.Context(), aliceT2, "/workspace/notes"); !errors.Is(err, vfs.ErrNotFound) {
-		t.Errorf("Stat from thread t2: err = %v, want ErrNotFound", err)
+	if _, err := e.fs.Stat(t.Context(), aliceT2, "/workspace/notes"); !errors.Is(err, errkind.NotFound) {
+		t.Errorf("Stat from thread t2: err = %v, want errkind.NotFound", err)
 	}
 }

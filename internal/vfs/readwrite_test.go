@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -31,10 +33,10 @@ func testRead(t *testing.T, s suite) {
 		{"first line", 0, 1, false, "line 1", 1, nil},
 		{"line numbers", 1, 2, true, "     2\tline 2\n     3\tline 3", 3, nil},
 		{"line numbers to the end", 8, 0, true, "     9\tline 9\n    10\tline 10", 10, nil},
-		{"offset at the end", 10, 1, false, "", 0, vfs.ErrOutOfRange},
-		{"offset past the end", 11, 1, false, "", 0, vfs.ErrOutOfRange},
-		{"negative offset", -1, 1, false, "", 0, vfs.ErrInvalidArgument},
-		{"negative limit", 0, -1, false, "", 0, vfs.ErrInvalidArgument},
+		{"offset at the end", 10, 1, false, "", 0, errkind.OutOfRange},
+		{"offset past the end", 11, 1, false, "", 0, errkind.OutOfRange},
+		{"negative offset", -1, 1, false, "", 0, errkind.InvalidArgument},
+		{"negative limit", 0, -1, false, "", 0, errkind.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := e.fs.Read(t.Context(), alice, "/workspace/lines.txt", tc.offset, tc.limit, tc.numbers)
@@ -106,17 +108,17 @@ func testReadSpecialFiles(t *testing.T, s suite) {
 		err    error
 	}{
 		{"empty file", "/workspace/empty.txt", 0, "", 0, nil},
-		{"offset past an empty file", "/workspace/empty.txt", 1, "", 0, vfs.ErrOutOfRange},
+		{"offset past an empty file", "/workspace/empty.txt", 1, "", 0, errkind.OutOfRange},
 		{"no final newline", "/workspace/no-newline.txt", 0, "a\nb", 2, nil},
 		{"blank lines", "/workspace/blank-lines.txt", 0, "\n", 2, nil},
 		{"exactly MaxReadBytes", "/workspace/exactly-64.txt", 0, strings.Repeat("x", 63), 1, nil},
-		{"contains NUL", "/workspace/nul.bin", 0, "", 0, vfs.ErrBinary},
-		{"invalid UTF-8", "/workspace/latin1.txt", 0, "", 0, vfs.ErrBinary},
-		{"over MaxReadBytes", "/workspace/big.txt", 0, "", 0, vfs.ErrTooLarge},
+		{"contains NUL", "/workspace/nul.bin", 0, "", 0, textfile.ErrBinary},
+		{"invalid UTF-8", "/workspace/latin1.txt", 0, "", 0, textfile.ErrBinary},
+		{"over MaxReadBytes", "/workspace/big.txt", 0, "", 0, errkind.ResourceExhausted},
 		{"implicit directory", "/workspace/dir", 0, "", 0, vfs.ErrIsDir},
 		{"mount root", "/workspace", 0, "", 0, vfs.ErrIsDir},
 		{"root", "/", 0, "", 0, vfs.ErrIsDir},
-		{"missing", "/workspace/missing.txt", 0, "", 0, vfs.ErrNotFound},
+		{"missing", "/workspace/missing.txt", 0, "", 0, errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := e.fs.Read(t.Context(), alice, tc.vpath, tc.offset, 0, false)
@@ -152,9 +154,9 @@ func testReadMarkdownFallback(t *testing.T, s suite) {
 		{"falls back to .md", "/workspace/notes", "/workspace/notes.md", "notes in markdown", nil},
 		{"skill reference", "/skills/pdf/reference", "/skills/pdf/reference.md", "# Reference", nil},
 		{"the exact file wins", "/workspace/both", "/workspace/both", "the file itself", nil},
-		{"no fallback with an extension", "/workspace/plan.txt", "", "", vfs.ErrNotFound},
+		{"no fallback with an extension", "/workspace/plan.txt", "", "", errkind.NotFound},
 		{"no fallback for a directory", "/workspace/folder", "", "", vfs.ErrIsDir},
-		{"neither exists", "/workspace/nothing", "", "", vfs.ErrNotFound},
+		{"neither exists", "/workspace/nothing", "", "", errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := e.fs.Read(t.Context(), alice, tc.vpath, 0, 0, false)
@@ -184,22 +186,22 @@ func testWrite(t *testing.T, s suite) {
 		{"empty content", "/workspace/empty", "", nil, nil},
 		{"exactly MaxWriteBytes", "/workspace/full", strings.Repeat("z", limit), nil, nil},
 		{"if_match current", "/workspace/a", "two", func(tag string) vfs.WriteOptions { return vfs.WriteOptions{IfMatch: tag} }, nil},
-		{"if_match stale", "/workspace/a", "two", func(string) vfs.WriteOptions { return vfs.WriteOptions{IfMatch: staleTag} }, vfs.ErrPrecondition},
-		{"if_match missing file", "/workspace/nope", "two", func(tag string) vfs.WriteOptions { return vfs.WriteOptions{IfMatch: tag} }, vfs.ErrPrecondition},
+		{"if_match stale", "/workspace/a", "two", func(string) vfs.WriteOptions { return vfs.WriteOptions{IfMatch: staleTag} }, errkind.FailedPrecondition},
+		{"if_match missing file", "/workspace/nope", "two", func(tag string) vfs.WriteOptions { return vfs.WriteOptions{IfMatch: tag} }, errkind.FailedPrecondition},
 		{"must_not_exist new", "/workspace/fresh", "two", func(string) vfs.WriteOptions { return vfs.WriteOptions{MustNotExist: true} }, nil},
-		{"must_not_exist existing", "/workspace/a", "two", func(string) vfs.WriteOptions { return vfs.WriteOptions{MustNotExist: true} }, vfs.ErrExists},
+		{"must_not_exist existing", "/workspace/a", "two", func(string) vfs.WriteOptions { return vfs.WriteOptions{MustNotExist: true} }, errkind.AlreadyExists},
 		{"both conditions", "/workspace/fresh", "two", func(tag string) vfs.WriteOptions {
 			return vfs.WriteOptions{IfMatch: tag, MustNotExist: true}
-		}, vfs.ErrInvalidArgument},
-		{"over MaxWriteBytes", "/workspace/huge", strings.Repeat("z", limit+1), nil, vfs.ErrTooLarge},
-		{"read-only skills", "/skills/x.md", "two", nil, vfs.ErrReadOnly},
-		{"read-only skills root", "/skills", "two", nil, vfs.ErrReadOnly},
+		}, errkind.InvalidArgument},
+		{"over MaxWriteBytes", "/workspace/huge", strings.Repeat("z", limit+1), nil, errkind.ResourceExhausted},
+		{"read-only skills", "/skills/x.md", "two", nil, errkind.PermissionDenied},
+		{"read-only skills root", "/skills", "two", nil, errkind.PermissionDenied},
 		{"root", "/", "two", nil, vfs.ErrIsDir},
 		{"mount root", "/workspace", "two", nil, vfs.ErrIsDir},
 		{"below a file", "/workspace/a/b", "two", nil, vfs.ErrNotDir},
 		{"deep below a file", "/workspace/a/b/c", "two", nil, vfs.ErrNotDir},
 		{"onto a directory", "/workspace/dir", "two", nil, vfs.ErrIsDir},
-		{"invalid UTF-8", "/workspace/latin1", "caf\xe9", nil, vfs.ErrInvalidArgument},
+		{"invalid UTF-8", "/workspace/latin1", "caf\xe9", nil, errkind.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := s.env(t, func(c *vfs.Config) { c.MaxWriteBytes = limit })

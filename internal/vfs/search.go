@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,8 +15,11 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
 // errStop ends a walk early without being an error.
@@ -115,7 +117,7 @@ func (fs *FS) Glob(ctx context.Context, id mounts.Identity, base, pattern string
 		base = "/"
 	}
 	if pattern == "" || !doublestar.ValidatePattern(pattern) || strings.HasPrefix(pattern, "/") {
-		return GlobResult{}, fmt.Errorf("%w: invalid glob pattern %q (relative doublestar syntax, e.g. \"**/*.md\")", ErrInvalidArgument, pattern)
+		return GlobResult{}, fmt.Errorf("%w: invalid glob pattern %q (relative doublestar syntax, e.g. \"**/*.md\")", errkind.InvalidArgument, pattern)
 	}
 	if maxResults <= 0 || maxResults > fs.cfg.MaxGlobResults {
 		maxResults = fs.cfg.MaxGlobResults
@@ -181,7 +183,7 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 		base = "/"
 	}
 	if o.Pattern == "" {
-		return GrepResult{}, fmt.Errorf("%w: empty pattern", ErrInvalidArgument)
+		return GrepResult{}, fmt.Errorf("%w: empty pattern", errkind.InvalidArgument)
 	}
 	expr := o.Pattern
 	if !o.Regex {
@@ -192,10 +194,10 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return GrepResult{}, fmt.Errorf("%w: bad regular expression: %v", ErrInvalidArgument, err)
+		return GrepResult{}, fmt.Errorf("%w: bad regular expression: %v", errkind.InvalidArgument, err)
 	}
 	if o.Glob != "" && !doublestar.ValidatePattern(o.Glob) {
-		return GrepResult{}, fmt.Errorf("%w: invalid glob %q", ErrInvalidArgument, o.Glob)
+		return GrepResult{}, fmt.Errorf("%w: invalid glob %q", errkind.InvalidArgument, o.Glob)
 	}
 	if o.MaxMatches <= 0 || o.MaxMatches > fs.cfg.MaxGrepMatches {
 		o.MaxMatches = fs.cfg.MaxGrepMatches
@@ -256,7 +258,7 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 		mu.Unlock()
 		idx := next
 		next++
-		g.Go(Safe(func() error {
+		g.Go(panics.Guard(func() error {
 			ms, binary, err := fs.grepFile(gctx, c, re)
 			if err != nil {
 				if gctx.Err() != nil || objstore.IsNotFound(err) {
@@ -308,17 +310,12 @@ func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepO
 
 // grepFile returns the matching lines of one file, or binary=true.
 func (fs *FS) grepFile(ctx context.Context, c candidate, re *regexp.Regexp) (ms []GrepMatch, binary bool, err error) {
-	rc, _, err := fs.bucket.Get(ctx, c.obj.Key)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, fs.cfg.MaxGrepFileBytes+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if IsBinary(data, int64(len(data))) || int64(len(data)) > fs.cfg.MaxGrepFileBytes {
+	data, _, err := textfile.Reader{MaxBytes: fs.cfg.MaxGrepFileBytes}.Read(ctx, fs.bucket, c.obj.Key, c.vpath)
+	if errors.Is(err, textfile.ErrBinary) || errkind.Of(err) == errkind.ResourceExhausted {
 		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -60,11 +61,11 @@ func testGlob(t *testing.T, s suite) {
 			[]string{"/workspace/a.md", "/workspace/docs/c.md", "/workspace/docs/deep/d.md"}, false, nil},
 		{"capped at MaxGlobResults", alice, "/workspace", "**", 100,
 			[]string{"/workspace/a.md", "/workspace/b.go", "/workspace/docs/c.md", "/workspace/docs/deep/d.md"}, true, nil},
-		{"unclosed bracket", alice, "/workspace", "[a-", 0, nil, false, vfs.ErrInvalidArgument},
-		{"unclosed brace", alice, "/workspace", "{a,b", 0, nil, false, vfs.ErrInvalidArgument},
-		{"empty pattern", alice, "/workspace", "", 0, nil, false, vfs.ErrInvalidArgument},
-		{"absolute pattern", alice, "/workspace", "/workspace/*.md", 0, nil, false, vfs.ErrInvalidArgument},
-		{"base is no mount", alice, "/etc", "**", 0, nil, false, vfs.ErrNotFound},
+		{"unclosed bracket", alice, "/workspace", "[a-", 0, nil, false, errkind.InvalidArgument},
+		{"unclosed brace", alice, "/workspace", "{a,b", 0, nil, false, errkind.InvalidArgument},
+		{"empty pattern", alice, "/workspace", "", 0, nil, false, errkind.InvalidArgument},
+		{"absolute pattern", alice, "/workspace", "/workspace/*.md", 0, nil, false, errkind.InvalidArgument},
+		{"base is no mount", alice, "/etc", "**", 0, nil, false, errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := e.fs.Glob(t.Context(), tc.id, tc.base, tc.pattern, tc.max)
@@ -206,10 +207,10 @@ func testGrep(t *testing.T, s suite) {
 			want: []string{"/skills/s/SKILL.md:1:say hello"}, scanned: -1, skipped: -1},
 		{name: "no match", base: "/workspace", opts: vfs.GrepOptions{Pattern: "absent"}, want: nil, scanned: -1, skipped: -1},
 		{name: "parenthesis as literal", base: "/workspace", opts: vfs.GrepOptions{Pattern: "("}, want: nil, scanned: -1, skipped: -1},
-		{name: "bad regex", base: "/workspace", opts: vfs.GrepOptions{Pattern: "(", Regex: true}, err: vfs.ErrInvalidArgument},
-		{name: "empty pattern", base: "/workspace", opts: vfs.GrepOptions{}, err: vfs.ErrInvalidArgument},
-		{name: "bad glob", base: "/workspace", opts: vfs.GrepOptions{Pattern: "x", Glob: "[a-"}, err: vfs.ErrInvalidArgument},
-		{name: "missing base", base: "/workspace/missing", opts: vfs.GrepOptions{Pattern: "x"}, err: vfs.ErrNotFound},
+		{name: "bad regex", base: "/workspace", opts: vfs.GrepOptions{Pattern: "(", Regex: true}, err: errkind.InvalidArgument},
+		{name: "empty pattern", base: "/workspace", opts: vfs.GrepOptions{}, err: errkind.InvalidArgument},
+		{name: "bad glob", base: "/workspace", opts: vfs.GrepOptions{Pattern: "x", Glob: "[a-"}, err: errkind.InvalidArgument},
+		{name: "missing base", base: "/workspace/missing", opts: vfs.GrepOptions{Pattern: "x"}, err: errkind.NotFound},
 	} {
 		if tc.id == (mounts.Identity{}) {
 			tc.id = alice

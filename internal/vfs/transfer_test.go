@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -95,10 +96,10 @@ func testUploadLimit(t *testing.T, s suite) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.fs.Upload(t.Context(), alice, "/workspace/big", tc.body, vfs.WriteOptions{})
-			wantErr(t, "Upload over MaxUploadBytes", err, vfs.ErrTooLarge)
+			wantErr(t, "Upload over MaxUploadBytes", err, errkind.ResourceExhausted)
 			noKeyLeak(t, "Upload over MaxUploadBytes", err)
-			if _, err := e.fs.Stat(t.Context(), alice, "/workspace/big"); !errors.Is(err, vfs.ErrNotFound) {
-				t.Errorf("Stat after a refused upload: err = %v, want ErrNotFound", err)
+			if _, err := e.fs.Stat(t.Context(), alice, "/workspace/big"); !errors.Is(err, errkind.NotFound) {
+				t.Errorf("Stat after a refused upload: err = %v, want errkind.NotFound", err)
 			}
 			if after := e.keys(t); !slices.Equal(after, before) {
 				t.Errorf("a refused upload changed the bucket: keys %v, were %v", after, before)
@@ -107,7 +108,7 @@ func testUploadLimit(t *testing.T, s suite) {
 	}
 	t.Run("does not replace an existing file", func(t *testing.T) {
 		_, err := e.fs.Upload(t.Context(), alice, "/workspace/exact", bytes.NewReader(data), vfs.WriteOptions{})
-		wantErr(t, "Upload over MaxUploadBytes", err, vfs.ErrTooLarge)
+		wantErr(t, "Upload over MaxUploadBytes", err, errkind.ResourceExhausted)
 		rc, _, err := e.fs.Download(t.Context(), alice, "/workspace/exact", 0, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -129,10 +130,10 @@ func testUploadDownloadErrors(t *testing.T, s suite) {
 		opts  vfs.WriteOptions
 		err   error
 	}{
-		{"must_not_exist on existing", "/workspace/a", vfs.WriteOptions{MustNotExist: true}, vfs.ErrExists},
-		{"if_match stale", "/workspace/a", vfs.WriteOptions{IfMatch: "0123456789abcdef0123456789abcdef"}, vfs.ErrPrecondition},
-		{"both conditions", "/workspace/a", vfs.WriteOptions{IfMatch: cur.ETag, MustNotExist: true}, vfs.ErrInvalidArgument},
-		{"read-only skills", "/skills/new.bin", vfs.WriteOptions{}, vfs.ErrReadOnly},
+		{"must_not_exist on existing", "/workspace/a", vfs.WriteOptions{MustNotExist: true}, errkind.AlreadyExists},
+		{"if_match stale", "/workspace/a", vfs.WriteOptions{IfMatch: "0123456789abcdef0123456789abcdef"}, errkind.FailedPrecondition},
+		{"both conditions", "/workspace/a", vfs.WriteOptions{IfMatch: cur.ETag, MustNotExist: true}, errkind.InvalidArgument},
+		{"read-only skills", "/skills/new.bin", vfs.WriteOptions{}, errkind.PermissionDenied},
 		{"mount root", "/workspace", vfs.WriteOptions{}, vfs.ErrIsDir},
 		{"onto a directory", "/workspace/dir", vfs.WriteOptions{}, vfs.ErrIsDir},
 		{"below a file", "/workspace/a/b", vfs.WriteOptions{}, vfs.ErrNotDir},
@@ -161,9 +162,9 @@ func testUploadDownloadErrors(t *testing.T, s suite) {
 		{"directory", "/workspace/dir", 0, 0, vfs.ErrIsDir},
 		{"mount root", "/workspace", 0, 0, vfs.ErrIsDir},
 		{"root", "/", 0, 0, vfs.ErrIsDir},
-		{"missing", "/workspace/missing", 0, 0, vfs.ErrNotFound},
-		{"negative offset", "/workspace/a", -1, 0, vfs.ErrInvalidArgument},
-		{"negative length", "/workspace/a", 0, -1, vfs.ErrInvalidArgument},
+		{"missing", "/workspace/missing", 0, 0, errkind.NotFound},
+		{"negative offset", "/workspace/a", -1, 0, errkind.InvalidArgument},
+		{"negative length", "/workspace/a", 0, -1, errkind.InvalidArgument},
 		{"skills are readable", "/skills/s.md", 0, 0, nil},
 	} {
 		t.Run("Download "+tc.name, func(t *testing.T) {

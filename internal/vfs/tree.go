@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
@@ -81,7 +82,7 @@ func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r 
 				return ListResult{}, fmt.Errorf("%w: %q is a file", ErrNotDir, vpath)
 			}
 		}
-		return ListResult{}, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+		return ListResult{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
 	if err != nil {
 		return ListResult{}, storeErr(vpath, err)

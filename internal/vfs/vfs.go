@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +12,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
 // FS serves the virtual filesystem for any caller. It holds no per-caller
@@ -59,7 +61,7 @@ func dirInfo(vpath string) Info {
 // resolve maps vpath for id; "/", above every mount, is reported as isRoot.
 func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRoot bool, err error) {
 	if err := fs.mounts.ValidateIdentity(id); err != nil {
-		return r, false, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return r, false, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 	}
 	if vpath == "/" {
 		return r, true, nil
@@ -67,9 +69,9 @@ func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRo
 	r, err = fs.mounts.Resolve(id, vpath)
 	switch {
 	case errors.Is(err, mounts.ErrNoMount):
-		return r, false, fmt.Errorf("%w: %w", ErrNotFound, err)
+		return r, false, fmt.Errorf("%w: %w", errkind.NotFound, err)
 	case err != nil:
-		return r, false, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return r, false, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 	}
 	return r, false, nil
 }
@@ -83,7 +85,7 @@ func (fs *FS) resolveWritable(id mounts.Identity, vpath string) (mounts.Resolved
 		return r, fmt.Errorf("%w: %q is the root directory", ErrIsDir, vpath)
 	}
 	if r.Mount.Mode != mounts.ReadWrite {
-		return r, fmt.Errorf("%w: %s is mounted read-only", ErrReadOnly, r.Mount.Path)
+		return r, fmt.Errorf("%w: %s is mounted read-only", errkind.PermissionDenied, r.Mount.Path)
 	}
 	if r.Rel == "" {
 		return r, fmt.Errorf("%w: %q is a mount", ErrIsDir, vpath)
@@ -99,9 +101,9 @@ func storeErr(vpath string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, objstore.ErrNotFound):
-		return fmt.Errorf("%w: %q", ErrNotFound, vpath)
+		return fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	case errors.Is(err, objstore.ErrInvalidKey):
-		return fmt.Errorf("%w: %q cannot be stored (a parent is a file, or it is a directory)", ErrInvalidArgument, vpath)
+		return fmt.Errorf("%w: %q cannot be stored (a parent is a file, or it is a directory)", errkind.InvalidArgument, vpath)
 	}
 	return err
 }
@@ -140,50 +142,14 @@ func (fs *FS) Stat(ctx context.Context, id mounts.Identity, vpath string) (Info,
 		return Info{}, storeErr(vpath, err)
 	}
 	if !dir {
-		return Info{}, fmt.Errorf("%w: %q", ErrNotFound, vpath)
+		return Info{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
 	return dirInfo(vpath), nil
 }
 
-// IsBinary reports whether a file of size bytes that starts with head is not
-// UTF-8 text. A NUL byte is the classic binary marker; invalid UTF-8 cannot
-// be returned in a proto string. A head cut mid-rune is still text.
-func IsBinary(head []byte, size int64) bool {
-	if bytes.IndexByte(head, 0) >= 0 {
-		return true
-	}
-	if int64(len(head)) < size {
-		for i := 0; i < 3 && len(head) > 0; i++ {
-			if utf8.Valid(head) {
-				return false
-			}
-			head = head[:len(head)-1]
-		}
-	}
-	return !utf8.Valid(head)
-}
-
 // readText loads a whole text file, enforcing MaxReadBytes.
 func (fs *FS) readText(ctx context.Context, vpath, key string) ([]byte, objstore.Attributes, error) {
-	rc, a, err := fs.bucket.Get(ctx, key)
-	if err != nil {
-		return nil, a, err
-	}
-	defer rc.Close()
-	if a.Size > fs.cfg.MaxReadBytes {
-		return nil, a, fmt.Errorf("%w: %q is %d bytes, text reads load at most %d; use Download", ErrTooLarge, vpath, a.Size, fs.cfg.MaxReadBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(rc, fs.cfg.MaxReadBytes+1))
-	if err != nil {
-		return nil, a, err
-	}
-	if int64(len(data)) > fs.cfg.MaxReadBytes {
-		return nil, a, fmt.Errorf("%w: %q exceeds %d bytes; use Download", ErrTooLarge, vpath, fs.cfg.MaxReadBytes)
-	}
-	if IsBinary(data, int64(len(data))) {
-		return nil, a, fmt.Errorf("%w: %q is not UTF-8 text; use Download", ErrBinary, vpath)
-	}
-	return data, a, nil
+	return textfile.Reader{MaxBytes: fs.cfg.MaxReadBytes, Hint: "use Download"}.Read(ctx, fs.bucket, key, vpath)
 }
 
 func (fs *FS) readFile(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved) ([]byte, objstore.Attributes, error) {
@@ -211,7 +177,7 @@ const DefaultReadLimit = 2000
 // references like "/skills/x/reference" resolve.
 func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset, limit int64, lineNumbers bool) (ReadResult, error) {
 	if offset < 0 || limit < 0 {
-		return ReadResult{}, fmt.Errorf("%w: offset and limit must not be negative", ErrInvalidArgument)
+		return ReadResult{}, fmt.Errorf("%w: offset and limit must not be negative", errkind.InvalidArgument)
 	}
 	if limit == 0 {
 		limit = DefaultReadLimit
@@ -239,7 +205,7 @@ func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset
 	lines := splitLines(string(data))
 	total := int64(len(lines))
 	if offset > total || (offset == total && total > 0) {
-		return ReadResult{}, fmt.Errorf("%w: offset %d is past the end of %q (%d lines)", ErrOutOfRange, offset, vpath, total)
+		return ReadResult{}, fmt.Errorf("%w: offset %d is past the end of %q (%d lines)", errkind.OutOfRange, offset, vpath, total)
 	}
 	end := min(offset+limit, total)
 	var b strings.Builder
@@ -283,7 +249,7 @@ type WriteOptions struct {
 
 func (o WriteOptions) validate() error {
 	if o.IfMatch != "" && o.MustNotExist {
-		return fmt.Errorf("%w: if_match and must_not_exist exclude each other", ErrInvalidArgument)
+		return fmt.Errorf("%w: if_match and must_not_exist exclude each other", errkind.InvalidArgument)
 	}
 	return nil
 }
@@ -292,7 +258,7 @@ func (o WriteOptions) validate() error {
 // tree stays a tree on S3 (which would allow both) as on a local disk.
 func (fs *FS) checkPlacement(ctx context.Context, vpath string, r mounts.Resolved) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(Safe(func() error {
+	g.Go(panics.Guard(func() error {
 		dir, err := fs.isDir(gctx, r.Key+"/")
 		if err == nil && dir {
 			return fmt.Errorf("%w: %q", ErrIsDir, vpath)
@@ -300,7 +266,7 @@ func (fs *FS) checkPlacement(ctx context.Context, vpath string, r mounts.Resolve
 		return err
 	}))
 	for p := path.Dir(r.Rel); p != "."; p = path.Dir(p) {
-		g.Go(Safe(func() error {
+		g.Go(panics.Guard(func() error {
 			_, err := fs.bucket.Stat(gctx, r.Prefix+p)
 			switch {
 			case err == nil:
@@ -323,12 +289,12 @@ func (fs *FS) put(ctx context.Context, vpath string, r mounts.Resolved, body io.
 	case err == nil:
 		return fileInfo(vpath, a), nil
 	case errors.Is(err, objstore.ErrPrecondition) && opts.MustNotExist:
-		return Info{}, fmt.Errorf("%w: %q", ErrExists, vpath)
+		return Info{}, fmt.Errorf("%w: %q", errkind.AlreadyExists, vpath)
 	case errors.Is(err, objstore.ErrPrecondition):
-		return Info{}, fmt.Errorf("%w: %q changed since etag %q (or is missing)", ErrPrecondition, vpath, opts.IfMatch)
+		return Info{}, fmt.Errorf("%w: %q changed since etag %q (or is missing)", errkind.FailedPrecondition, vpath, opts.IfMatch)
 	case errors.Is(err, objstore.ErrConflict):
-		return Info{}, fmt.Errorf("%w: %q is being written concurrently", ErrConflict, vpath)
-	case errors.Is(err, ErrTooLarge):
+		return Info{}, fmt.Errorf("%w: %q is being written concurrently", errkind.Aborted, vpath)
+	case errors.Is(err, errkind.ResourceExhausted):
 		return Info{}, err
 	}
 	return Info{}, storeErr(vpath, err)
@@ -344,10 +310,10 @@ func (fs *FS) Write(ctx context.Context, id mounts.Identity, vpath, content stri
 		return Info{}, err
 	}
 	if int64(len(content)) > fs.cfg.MaxWriteBytes {
-		return Info{}, fmt.Errorf("%w: content is %d bytes, Write stores at most %d; use Upload", ErrTooLarge, len(content), fs.cfg.MaxWriteBytes)
+		return Info{}, fmt.Errorf("%w: content is %d bytes, Write stores at most %d; use Upload", errkind.ResourceExhausted, len(content), fs.cfg.MaxWriteBytes)
 	}
 	if !utf8.ValidString(content) {
-		return Info{}, fmt.Errorf("%w: content is not UTF-8; use Upload for binary files", ErrInvalidArgument)
+		return Info{}, fmt.Errorf("%w: content is not UTF-8; use Upload for binary files", errkind.InvalidArgument)
 	}
 	return fs.put(ctx, vpath, r, strings.NewReader(content), int64(len(content)), opts)
 }
@@ -383,7 +349,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	if l.n < 0 {
-		err = fmt.Errorf("%w: upload exceeds the limit", ErrTooLarge)
+		err = fmt.Errorf("%w: upload exceeds the limit", errkind.ResourceExhausted)
 	}
 	if err != nil && err != io.EOF && l.err == nil {
 		l.err = err
@@ -394,7 +360,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 // Download opens length bytes (all when 0) of vpath from offset.
 func (fs *FS) Download(ctx context.Context, id mounts.Identity, vpath string, offset, length int64) (io.ReadCloser, Info, error) {
 	if offset < 0 || length < 0 {
-		return nil, Info{}, fmt.Errorf("%w: offset and limit must not be negative", ErrInvalidArgument)
+		return nil, Info{}, fmt.Errorf("%w: offset and limit must not be negative", errkind.InvalidArgument)
 	}
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {

@@ -1,0 +1,121 @@
+// Package errkind is skillsvc's one vocabulary of caller-facing failures,
+// modelled on go-cloud's gcerrors. Every layer wraps a Kind into its errors
+// ("%w: %q", errkind.NotFound, path) or defines sentinels of a kind with New
+// where callers must tell two failures of one kind apart; the gRPC edge maps
+// kinds to status codes with one table.
+package errkind
+
+import "errors"
+
+// Kind is a class of failure a caller can act on. A Kind is itself an error,
+// so errors.Is(err, errkind.NotFound) asks for the kind.
+type Kind int
+
+// The kinds, named after the gRPC codes they map to.
+const (
+	// Unknown: no kind; the failure is internal.
+	Unknown Kind = iota
+	// InvalidArgument: the request is malformed (path, ID, pattern, field).
+	InvalidArgument
+	// Unauthenticated: the call carries no usable identity.
+	Unauthenticated
+	// NotFound: the file, directory, mount or skill does not exist.
+	NotFound
+	// AlreadyExists: a create-only write found the file.
+	AlreadyExists
+	// PermissionDenied: the caller may not do this (a read-only mount).
+	PermissionDenied
+	// FailedPrecondition: the state does not allow it (stale version,
+	// directory/file mix-up, binary file for a text call, invalid skill).
+	FailedPrecondition
+	// ResourceExhausted: a size or count limit was hit.
+	ResourceExhausted
+	// OutOfRange: a read offset past the end.
+	OutOfRange
+	// Aborted: concurrent writers kept winning; the caller may retry.
+	Aborted
+)
+
+var names = [...]string{
+	Unknown:            "unknown",
+	InvalidArgument:    "invalid argument",
+	Unauthenticated:    "unauthenticated",
+	NotFound:           "not found",
+	AlreadyExists:      "already exists",
+	PermissionDenied:   "permission denied",
+	FailedPrecondition: "failed precondition",
+	ResourceExhausted:  "resource exhausted",
+	OutOfRange:         "out of range",
+	Aborted:            "aborted",
+}
+
+func (k Kind) Error() string {
+	if k < 0 || int(k) >= len(names) {
+		return "unknown"
+	}
+	return names[k]
+}
+
+// Kind lets a Kind be found by Of like any kinded error.
+func (k Kind) Kind() Kind { return k }
+
+// kinded is what Of looks for in an error chain.
+type kinded interface {
+	error
+	Kind() Kind
+}
+
+// Of returns the kind of err: the first Kind, or sentinel made by New or
+// NewInternal, found in its chain; Unknown when there is none.
+func Of(err error) Kind {
+	var k kinded
+	if errors.As(err, &k) {
+		return k.Kind()
+	}
+	return Unknown
+}
+
+// sentinel is an error of one kind with its own text.
+type sentinel struct {
+	kind     Kind
+	text     string
+	internal bool
+}
+
+func (s *sentinel) Error() string { return s.text }
+func (s *sentinel) Kind() Kind    { return s.kind }
+
+// Is makes errors.Is(err, kind) hold for a sentinel of that kind.
+func (s *sentinel) Is(target error) bool {
+	k, ok := target.(Kind)
+	return ok && k == s.kind
+}
+
+// New returns a sentinel error of kind k with text. errors.Is matches it both
+// as itself and as k.
+func New(k Kind, text string) error { return &sentinel{kind: k, text: text} }
+
+// NewInternal is New for failures whose wrapped messages must stay inside the
+// service (storage errors name object keys). Message shows only the kind's
+// name for them, unless a caller-facing layer wrapped them with its own kind.
+func NewInternal(k Kind, text string) error { return &sentinel{kind: k, text: text, internal: true} }
+
+// IsInternal reports whether err's kind came from a sentinel made by
+// NewInternal, i.e. no caller-facing layer restated the failure.
+func IsInternal(err error) bool {
+	var k kinded
+	if !errors.As(err, &k) {
+		return false
+	}
+	s, ok := k.(*sentinel)
+	return ok && s.internal
+}
+
+// Message is the text to show a caller for err: err.Error(), or only the
+// kind's name when err has no kind or its kind is internal.
+func Message(err error) string {
+	if k := Of(err); k == Unknown || IsInternal(err) {
+		return k.Error()
+	}
+	return err.Error()
+}

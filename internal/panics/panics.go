@@ -1,0 +1,21 @@
+// Package panics keeps a panic in a background goroutine from killing the
+// process: gRPC's recovery interceptor only sees the handler's own goroutine.
+package panics
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// Guard wraps fn, run in a goroutine of its own (errgroup.Go, say), so that a
+// panic there becomes an error (answered Internal, with its stack logged).
+func Guard(fn func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
+		return fn()
+	}
+}

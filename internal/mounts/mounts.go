@@ -88,6 +88,13 @@ func ValidateID(kind, id string) error {
 	return nil
 }
 
+// Addressable reports whether rel, a key relative to a mount's or library's
+// prefix, can be named by a virtual path. Keys written by other S3 tools may
+// not be ("a//b", "x/../y", "dir/"); listings skip them.
+func Addressable(rel string) bool {
+	return rel != "" && CleanPath("/"+rel) == nil
+}
+
 // CleanPath reports whether vpath is a virtual path in its one canonical
 // spelling. Anything that a client, a proxy or S3 tooling might read as a
 // different path (or that two clients might spell differently for one key) is

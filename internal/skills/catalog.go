@@ -197,14 +197,14 @@ func (l *Library) find(v *view, ref string) (*skillRef, error) {
 	rel := ref
 	if strings.HasPrefix(ref, "/") {
 		if err := mounts.CleanPath(ref); err != nil {
-			return nil, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
+			return nil, err
 		}
 		var ok bool
 		if rel, ok = strings.CutPrefix(ref, l.cfg.Mount+"/"); !ok {
 			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, l.cfg.Mount)
 		}
 	} else if err := mounts.CleanPath("/" + ref); err != nil {
-		return nil, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
+		return nil, err
 	}
 	rel = strings.TrimSuffix(rel, "/SKILL.md")
 	if s, ok := v.byDir[rel]; ok {
@@ -356,7 +356,7 @@ func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 		return "", "", err
 	}
 	file = strings.TrimPrefix(file, "./")
-	if file == "" || mounts.CleanPath("/"+file) != nil {
+	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
 	var names []string

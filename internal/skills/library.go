@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -214,7 +213,7 @@ type view struct {
 func (l *Library) userPrefix(id mounts.Identity) (string, error) {
 	r, err := l.table.Resolve(id, l.cfg.Mount)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
+		return "", err
 	}
 	return r.Prefix, nil
 }
@@ -253,7 +252,7 @@ func addressable(objs []objstore.Object, prefix string) []entry {
 	out := make([]entry, 0, len(objs))
 	for _, o := range objs {
 		rel := strings.TrimPrefix(o.Key, prefix)
-		if rel != "" && mounts.CleanPath("/"+rel) == nil {
+		if mounts.Addressable(rel) {
 			out = append(out, entry{rel: rel, obj: o})
 		}
 	}

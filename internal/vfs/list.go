@@ -51,8 +51,7 @@ func decodeToken(vpath, s string) (string, error) {
 // validName reports whether a listed name can be addressed as a path
 // segment. Keys written by other S3 tools may not be (e.g. "a//b").
 func validName(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/") &&
-		mounts.CleanPath("/"+name) == nil
+	return !strings.Contains(name, "/") && mounts.Addressable(name)
 }
 
 func join(dir, name string) string {

@@ -88,7 +88,7 @@ func (fs *FS) walkFiles(ctx context.Context, id mounts.Identity, vpath, subdir s
 		} else {
 			err = objstore.Walk(ctx, fs.bucket, listPrefix, func(o objstore.Object) error {
 				name := strings.TrimPrefix(o.Key, rt.prefix)
-				if mounts.CleanPath("/"+name) != nil {
+				if !mounts.Addressable(name) {
 					return nil // not addressable (written by another tool)
 				}
 				return budgeted(candidate{vpath: join(rt.vpath, name), rel: rt.rel + name, obj: o})

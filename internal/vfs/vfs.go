@@ -59,21 +59,16 @@ func dirInfo(vpath string) Info {
 }
 
 // resolve maps vpath for id; "/", above every mount, is reported as isRoot.
+// mounts' errors already carry their kinds (InvalidArgument, NotFound).
 func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRoot bool, err error) {
 	if err := fs.mounts.ValidateIdentity(id); err != nil {
-		return r, false, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
+		return r, false, err
 	}
 	if vpath == "/" {
 		return r, true, nil
 	}
 	r, err = fs.mounts.Resolve(id, vpath)
-	switch {
-	case errors.Is(err, mounts.ErrNoMount):
-		return r, false, fmt.Errorf("%w: %w", errkind.NotFound, err)
-	case err != nil:
-		return r, false, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
-	}
-	return r, false, nil
+	return r, false, err
 }
 
 func (fs *FS) resolveWritable(id mounts.Identity, vpath string) (mounts.Resolved, error) {

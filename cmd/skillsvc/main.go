@@ -112,7 +112,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	// The skills mount shows the merged library, as the catalog does.
-	fs, err := vfs.New(bucket, table, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, lib))
+	fs, err := vfs.New(bucket, table, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, lib.Tree))
 	if err != nil {
 		return err
 	}

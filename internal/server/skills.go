@@ -2,14 +2,10 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
-	"sort"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -24,14 +20,6 @@ type Skills struct {
 func NewSkills(lib *skills.Library, chunkSize int) *Skills {
 	return &Skills{lib: lib, chunkSize: chunkSize}
 }
-
-const (
-	defaultSkillsPage = 100
-	maxSkillsPage     = 1000
-	defaultSearchHits = 10
-	maxSearchHits     = 100
-	maxCharBudget     = 1 << 20
-)
 
 func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
@@ -55,7 +43,7 @@ func (s *Skills) ListCategories(ctx context.Context, _ *skillsvcv1.ListCategorie
 	if err != nil {
 		return nil, err
 	}
-	cats, err := s.lib.Categories(ctx, id)
+	cats, err := s.lib.Catalog.Categories(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -66,44 +54,21 @@ func (s *Skills) ListCategories(ctx context.Context, _ *skillsvcv1.ListCategorie
 	return out, nil
 }
 
-// ListSkills implements SkillsService. Pages are cut from the sorted list;
-// the token is the last path sent.
+// ListSkills implements SkillsService.
 func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsRequest) (*skillsvcv1.ListSkillsResponse, error) {
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, fmt.Errorf("%w: page_size must not be negative", errkind.InvalidArgument)
-	case size == 0:
-		size = defaultSkillsPage
-	case size > maxSkillsPage:
-		size = maxSkillsPage
-	}
-	after := ""
-	if t := req.GetPageToken(); t != "" {
-		b, err := base64.RawURLEncoding.DecodeString(t)
-		if err != nil || len(b) == 0 {
-			return nil, fmt.Errorf("%w: bad page_token", errkind.InvalidArgument)
-		}
-		after = string(b)
-	}
-	list, err := s.lib.Skills(ctx, id, skills.ListOptions{
+	page, err := s.lib.Catalog.Page(ctx, id, skills.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
-	})
+	}, req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	start := sort.Search(len(list), func(i int) bool { return list[i].Path > after })
-	out := &skillsvcv1.ListSkillsResponse{}
-	for _, sk := range list[start:] {
-		if len(out.Skills) == size {
-			out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(out.Skills[size-1].Path))
-			break
-		}
+	out := &skillsvcv1.ListSkillsResponse{NextPageToken: page.NextPageToken}
+	for _, sk := range page.Skills {
 		out.Skills = append(out.Skills, summaryProto(sk))
 	}
 	return out, nil
@@ -115,19 +80,10 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	if err != nil {
 		return nil, err
 	}
-	if req.GetCharBudget() < 0 || req.GetCharBudget() > maxCharBudget || req.GetMaxSkills() < 0 {
-		return nil, fmt.Errorf("%w: char_budget must be 0..%d and max_skills not negative", errkind.InvalidArgument, maxCharBudget)
-	}
-	if !skills.ValidFormat(req.GetFormat()) {
-		return nil, fmt.Errorf("%w: format %q: want xml or markdown", errkind.InvalidArgument, req.GetFormat())
-	}
-	list, err := s.lib.Skills(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil})
+	b, err := s.lib.Catalog.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+		skills.FormatOptions{Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills())})
 	if err != nil {
 		return nil, err
-	}
-	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills())})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errkind.InvalidArgument, err)
 	}
 	return &skillsvcv1.FormatSkillsResponse{Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened)}, nil
 }
@@ -138,7 +94,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.lib.Get(ctx, id, req.GetPath())
+	d, err := s.lib.Catalog.Get(ctx, id, req.GetPath())
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +115,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
-	text, d, err := s.lib.Render(ctx, id, req.GetPath(), req.GetArguments())
+	text, d, err := s.lib.Catalog.Render(ctx, id, req.GetPath(), req.GetArguments())
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +128,7 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 	if err != nil {
 		return nil, err
 	}
-	content, vpath, err := s.lib.ReadFile(ctx, id, req.GetPath(), req.GetFile())
+	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile())
 	if err != nil {
 		return nil, err
 	}
@@ -185,19 +141,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	if req.GetQuery() == "" || len(req.GetQuery()) > 4096 {
-		return nil, fmt.Errorf("%w: query must be 1..4096 bytes", errkind.InvalidArgument)
-	}
-	limit := int(req.GetLimit())
-	switch {
-	case limit < 0:
-		return nil, fmt.Errorf("%w: limit must not be negative", errkind.InvalidArgument)
-	case limit == 0:
-		limit = defaultSearchHits
-	case limit > maxSearchHits:
-		limit = maxSearchHits
-	}
-	hits, err := s.lib.Search(ctx, id, req.GetQuery(), limit)
+	hits, err := s.lib.Catalog.Search(ctx, id, req.GetQuery(), req.GetLimit())
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +162,7 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 	w := &chunkWriter{size: s.chunkSize, send: func(b []byte) error {
 		return stream.Send(&skillsvcv1.ExportSkillResponse{Data: b})
 	}}
-	if _, err := s.lib.Export(ctx, id, req.GetPath(), w); err != nil {
+	if _, err := s.lib.Exporter.Export(ctx, id, req.GetPath(), w); err != nil {
 		return err
 	}
 	return w.flush()
@@ -262,7 +206,7 @@ func (s *Skills) SetSkillEnabled(ctx context.Context, req *skillsvcv1.SetSkillEn
 	if err != nil {
 		return nil, err
 	}
-	sk, err := s.lib.SetEnabled(ctx, id, req.GetPath(), req.GetEnabled())
+	sk, err := s.lib.Catalog.SetEnabled(ctx, id, req.GetPath(), req.GetEnabled())
 	if err != nil {
 		return nil, err
 	}

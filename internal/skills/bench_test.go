@@ -116,7 +116,7 @@ func BenchmarkListSkills1000(b *testing.B) {
 	})
 	b.Run("catalog", func(b *testing.B) {
 		for b.Loop() {
-			list, err := benchLibrary(b, bucket).Skills(ctx, id, skills.ListOptions{})
+			list, err := benchLibrary(b, bucket).Catalog.Skills(ctx, id, skills.ListOptions{})
 			if err != nil || len(list) != benchSkills {
 				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
 			}
@@ -124,11 +124,11 @@ func BenchmarkListSkills1000(b *testing.B) {
 	})
 	b.Run("catalog-warm", func(b *testing.B) {
 		lib := benchLibrary(b, bucket)
-		if _, err := lib.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
+		if _, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			list, err := lib.Skills(ctx, id, skills.ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{})
 			if err != nil || len(list) != benchSkills {
 				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
 			}
@@ -136,11 +136,11 @@ func BenchmarkListSkills1000(b *testing.B) {
 	})
 	b.Run("catalog-indexed", func(b *testing.B) {
 		lib := benchLibraryTTL(b, bucket, 5*time.Second)
-		if _, err := lib.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
+		if _, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			list, err := lib.Skills(ctx, id, skills.ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{})
 			if err != nil || len(list) != benchSkills {
 				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
 			}
@@ -168,11 +168,11 @@ func BenchmarkTreeKey(b *testing.B) {
 	}
 	lib := benchLibraryTTL(b, bucket, time.Hour)
 	id := mounts.Identity{User: "bench", Thread: "t"}
-	if _, err := lib.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
+	if _, err := lib.Tree.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := lib.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil {
+		if _, err := lib.Tree.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil {
 			b.Fatal(err)
 		}
 	}

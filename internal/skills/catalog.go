@@ -1,23 +1,35 @@
 package skills
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
+
+// Catalog answers what a caller's library holds: listings, a skill's
+// instructions and files, and which skills are enabled.
+type Catalog struct {
+	bucket   objstore.Bucket
+	cfg      Config
+	views    *views
+	heads    *heads
+	settings *settingsStore
+}
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.
 type Skill struct {
@@ -36,72 +48,9 @@ type Skill struct {
 // Location is the virtual path of the skill's SKILL.md.
 func (s Skill) Location() string { return s.Path + "/SKILL.md" }
 
-// parsed is the cached result of parsing one SKILL.md head.
-type parsed struct {
-	fm       Frontmatter
-	problems Problems
-}
-
-type parseKey struct{ key, etag string }
-
-// parseCache keeps parsed frontmatter by key and ETag: an unchanged SKILL.md
-// is never fetched twice, and an invalid one is logged once.
-type parseCache struct {
-	c *lru.Cache[parseKey, parsed]
-}
-
-func newParseCache(size int) *parseCache {
-	c, _ := lru.New[parseKey, parsed](max(size, 16))
-	return &parseCache{c: c}
-}
-
-// readHead returns enough of the start of SKILL.md to hold its frontmatter:
-// HeadBytes first, more only when the frontmatter runs past them.
-func (l *Library) readHead(ctx context.Context, o objstore.Object) ([]byte, error) {
-	rc, a, err := l.bucket.GetRange(ctx, o.Key, 0, int64(l.cfg.HeadBytes))
-	if err != nil {
-		return nil, err
-	}
-	head, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(head)) >= a.Size {
-		return head, nil
-	}
-	if end, opened := frontmatterEnd(bytes.TrimPrefix(head, []byte(bom))); !opened || (end > 0 && end < len(head)) {
-		return head, nil
-	}
-	rc, _, err = l.bucket.GetRange(ctx, o.Key, 0, MaxFrontmatterBytes+int64(len(bom))+1)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(rc)
-}
-
-func (l *Library) parse(ctx context.Context, s *skillRef) (parsed, error) {
-	k := parseKey{s.skillMD.Key, s.skillMD.ETag}
-	if p, ok := l.parsed.c.Get(k); ok {
-		return p, nil
-	}
-	head, err := l.readHead(ctx, s.skillMD)
-	if err != nil {
-		return parsed{}, err
-	}
-	fm, _, problems := ParseSkillMD(head, s.name)
-	p := parsed{fm: fm, problems: problems}
-	if !problems.Valid() {
-		l.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", problems.Errors)
-	}
-	l.parsed.c.Add(k, p)
-	return p, nil
-}
-
-func (l *Library) summary(s *skillRef, p parsed, disabled map[string]bool) Skill {
+func (c *Catalog) summary(s *skillRef, p parsed, disabled map[string]bool) Skill {
 	return Skill{
-		Path: l.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.name, Category: s.category,
+		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.name, Category: s.category,
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name],
 		Frontmatter: p.fm, Problems: p.problems,
 	}
@@ -116,8 +65,8 @@ type ListOptions struct {
 }
 
 // Skills returns the summaries of the caller's skills, sorted by path.
-func (l *Library) Skills(ctx context.Context, id mounts.Identity, opts ListOptions) ([]Skill, error) {
-	v, err := l.view(ctx, id)
+func (c *Catalog) Skills(ctx context.Context, id mounts.Identity, opts ListOptions) ([]Skill, error) {
+	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -127,25 +76,25 @@ func (l *Library) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 			refs = append(refs, s)
 		}
 	}
-	settings, _, err := l.settings(ctx, id)
+	st, _, err := c.settings.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	disabled := settings.disabledSet()
+	disabled := st.disabledSet()
 	out := make([]Skill, len(refs))
 	keep := make([]bool, len(refs))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(l.cfg.Concurrency)
+	g.SetLimit(c.cfg.Concurrency)
 	for i, s := range refs {
 		g.Go(panics.Guard(func() error {
-			p, err := l.parse(gctx, s)
+			p, err := c.heads.parse(gctx, s)
 			if objstore.IsNotFound(err) {
 				return nil // deleted since listed
 			}
 			if err != nil {
 				return err
 			}
-			out[i] = l.summary(s, p, disabled)
+			out[i] = c.summary(s, p, disabled)
 			keep[i] = (opts.IncludeInvalid || p.problems.Valid()) && (opts.IncludeDisabled || !out[i].Disabled)
 			return nil
 		}))
@@ -162,6 +111,36 @@ func (l *Library) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 	return kept, nil
 }
 
+// Page is one page of Skills.
+type Page struct {
+	Skills        []Skill
+	NextPageToken string
+}
+
+// Page returns pageSize skills (0 means the configured default) after the
+// position in token, which only continues a listing with the same options.
+func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string) (Page, error) {
+	size, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
+	if err != nil {
+		return Page{}, err
+	}
+	scope := fmt.Sprintf("skills category=%q filter=%t invalid=%t disabled=%t", opts.Category, opts.FilterCategory, opts.IncludeInvalid, opts.IncludeDisabled)
+	after, err := pagetoken.Decode(scope, token)
+	if err != nil {
+		return Page{}, err
+	}
+	list, err := c.Skills(ctx, id, opts)
+	if err != nil {
+		return Page{}, err
+	}
+	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
+	if len(list) <= int(size) {
+		return Page{Skills: list}, nil
+	}
+	list = list[:size]
+	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[size-1].Path)}, nil
+}
+
 // Category is a category and how many skills it holds.
 type Category struct {
 	Name  string
@@ -170,8 +149,8 @@ type Category struct {
 
 // Categories counts the listed (valid, enabled) skills per category; flat
 // skills count under "".
-func (l *Library) Categories(ctx context.Context, id mounts.Identity) ([]Category, error) {
-	skills, err := l.Skills(ctx, id, ListOptions{})
+func (c *Catalog) Categories(ctx context.Context, id mounts.Identity) ([]Category, error) {
+	skills, err := c.Skills(ctx, id, ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -187,33 +166,25 @@ func (l *Library) Categories(ctx context.Context, id mounts.Identity) ([]Categor
 	return out, nil
 }
 
-// find resolves a skill reference: a path under the mount (the folder or its
-// SKILL.md), a folder path relative to the library, or a bare skill name.
-func (l *Library) find(v *view, ref string) (*skillRef, error) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return nil, fmt.Errorf("%w: a skill path or name is required", errkind.InvalidArgument)
+// Prompt renders the caller's listed skills (of one category when
+// opts.FilterCategory) as a system-prompt block.
+func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptions, f FormatOptions) (Block, error) {
+	budget, err := limits.Within("char_budget", f.CharBudget, DefaultCharBudget, int(c.cfg.MaxCharBudget))
+	if err != nil {
+		return Block{}, err
 	}
-	rel := ref
-	if strings.HasPrefix(ref, "/") {
-		if err := mounts.CleanPath(ref); err != nil {
-			return nil, err
-		}
-		var ok bool
-		if rel, ok = strings.CutPrefix(ref, l.cfg.Mount+"/"); !ok {
-			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, l.cfg.Mount)
-		}
-	} else if err := mounts.CleanPath("/" + ref); err != nil {
-		return nil, err
+	if f.MaxSkills < 0 {
+		return Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
 	}
-	rel = strings.TrimSuffix(rel, "/SKILL.md")
-	if s, ok := v.byDir[rel]; ok {
-		return s, nil
+	if !ValidFormat(f.Format) {
+		return Block{}, fmt.Errorf("%w: format %q: want %s or %s", errkind.InvalidArgument, f.Format, FormatXML, FormatMarkdown)
 	}
-	if s, ok := v.byName[rel]; ok && !strings.Contains(rel, "/") {
-		return s, nil
+	f.CharBudget = budget
+	list, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
+	if err != nil {
+		return Block{}, err
 	}
-	return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
+	return FormatBlock(list, f)
 }
 
 // File is one file of a skill folder.
@@ -236,46 +207,50 @@ const sniffBytes = 8 << 10
 
 // Get loads a skill's SKILL.md and describes its other files. An invalid
 // skill fails with ErrInvalidSkill and its problems.
-func (l *Library) Get(ctx context.Context, id mounts.Identity, ref string) (Detail, error) {
-	d, s, err := l.load(ctx, id, ref)
+func (c *Catalog) Get(ctx context.Context, id mounts.Identity, ref string) (Detail, error) {
+	d, s, err := c.load(ctx, id, ref)
 	if err != nil {
 		return Detail{}, err
 	}
-	if d.Files, err = l.describe(ctx, s); err != nil {
+	if d.Files, err = c.describe(ctx, s); err != nil {
 		return Detail{}, err
 	}
 	return d, nil
 }
 
 // load reads and checks a skill's SKILL.md; Files is left empty.
-func (l *Library) load(ctx context.Context, id mounts.Identity, ref string) (Detail, *skillRef, error) {
-	v, err := l.view(ctx, id)
+func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Detail, *skillRef, error) {
+	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	s, err := l.find(v, ref)
+	s, err := v.find(c.cfg.Mount, ref)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	raw, a, err := l.readText(ctx, s.skillMD.Key, l.cfg.Mount+"/"+s.dir+"/SKILL.md")
+	raw, a, err := c.readText(ctx, s.skillMD.Key, c.cfg.Mount+"/"+s.dir+"/SKILL.md")
 	if err != nil {
 		return Detail{}, nil, err
 	}
 	fm, body, problems := ParseSkillMD(raw, s.name)
 	if !problems.Valid() {
-		return Detail{}, nil, fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, l.cfg.Mount, s.dir, strings.Join(problems.Errors, "; "))
+		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
-	settings, _, err := l.settings(ctx, id)
+	st, _, err := c.settings.load(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	d := Detail{Skill: l.summary(s, parsed{fm: fm, problems: problems}, settings.disabledSet()), Raw: string(raw), Body: body}
+	d := Detail{Skill: c.summary(s, parsed{fm: fm, problems: problems}, st.disabledSet()), Raw: string(raw), Body: body}
 	d.ETag = a.ETag // of the bytes just read, which may be newer than the listing
 	return d, s, nil
 }
 
+func invalidSkill(mount string, s *skillRef, p Problems) error {
+	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.dir, strings.Join(p.Errors, "; "))
+}
+
 // describe lists a skill's files other than SKILL.md, sniffing each head.
-func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
+func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, error) {
 	var files []File
 	var objs []objstore.Object
 	for _, e := range s.files {
@@ -287,10 +262,10 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 		objs = append(objs, e.obj)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(l.cfg.Concurrency)
+	g.SetLimit(c.cfg.Concurrency)
 	for i, o := range objs {
 		g.Go(panics.Guard(func() error {
-			rc, _, err := l.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
+			rc, _, err := c.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
 			if objstore.IsNotFound(err) {
 				return nil
 			}
@@ -310,9 +285,9 @@ func (l *Library) describe(ctx context.Context, s *skillRef) ([]File, error) {
 }
 
 // readText reads a whole text object up to MaxFileBytes.
-func (l *Library) readText(ctx context.Context, key, vpath string) ([]byte, objstore.Attributes, error) {
-	r := textfile.Reader{MaxBytes: l.cfg.MaxFileBytes, Hint: "download it from " + vpath + " with FilesystemService.Download or ExportSkill"}
-	data, a, err := r.Read(ctx, l.bucket, key, vpath)
+func (c *Catalog) readText(ctx context.Context, key, vpath string) ([]byte, objstore.Attributes, error) {
+	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: "download it from " + vpath + " with FilesystemService.Download or ExportSkill"}
+	data, a, err := r.Read(ctx, c.bucket, key, vpath)
 	if objstore.IsNotFound(err) {
 		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
@@ -323,9 +298,8 @@ func (l *Library) readText(ctx context.Context, key, vpath string) ([]byte, objs
 // its base directory, then its body with $ARGUMENTS replaced by arguments.
 // Without the placeholder, non-empty arguments are appended. The returned
 // Detail has no Files: invoking a skill does not read them.
-func (l *Library) Render(ctx context.Context, id mounts.Identity, ref, arguments string) (string, Detail, error) {
-	// Invoking a skill needs its body, not its file list.
-	d, _, err := l.load(ctx, id, ref)
+func (c *Catalog) Render(ctx context.Context, id mounts.Identity, ref, arguments string) (string, Detail, error) {
+	d, _, err := c.load(ctx, id, ref)
 	if err != nil {
 		return "", d, err
 	}
@@ -344,14 +318,14 @@ func RenderBody(dir, body, arguments string) string {
 	return "Base directory for this skill: " + dir + "\n\n" + body
 }
 
-// ReadFile returns one file of a skill as text. An unknown file fails with
-// ErrNotFound naming the files that exist.
-func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file string) (string, string, error) {
-	v, err := l.view(ctx, id)
+// ReadFile returns one file of a skill as text, and its virtual path. An
+// unknown file fails with NotFound naming the files that exist.
+func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file string) (string, string, error) {
+	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return "", "", err
 	}
-	s, err := l.find(v, ref)
+	s, err := v.find(c.cfg.Mount, ref)
 	if err != nil {
 		return "", "", err
 	}
@@ -363,11 +337,54 @@ func (l *Library) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 	for _, e := range s.files {
 		rel := strings.TrimPrefix(e.rel, s.dir+"/")
 		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
-			vpath := l.cfg.Mount + "/" + e.rel
-			data, _, err := l.readText(ctx, e.obj.Key, vpath)
+			vpath := c.cfg.Mount + "/" + e.rel
+			data, _, err := c.readText(ctx, e.obj.Key, vpath)
 			return string(data), vpath, err
 		}
 		names = append(names, rel)
 	}
 	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, strings.Join(names, ", "))
+}
+
+// SetEnabled enables or disables a skill for the user, by name, without
+// touching the skill. It returns the skill's summary.
+func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string, enabled bool) (Skill, error) {
+	v, err := c.views.get(ctx, id)
+	if err != nil {
+		return Skill{}, err
+	}
+	ref = strings.TrimSpace(ref)
+	name := ""
+	if sk, err := v.find(c.cfg.Mount, ref); err == nil {
+		name = sk.name
+	} else if !enabled || !errors.Is(err, errkind.NotFound) || !nameRE.MatchString(ref) {
+		return Skill{}, err
+	} else {
+		name = ref // re-enabling a skill that is gone is allowed
+	}
+	err = c.settings.update(ctx, id, func(s *settings) bool {
+		i := slices.Index(s.Disabled, name)
+		switch {
+		case enabled && i < 0, !enabled && i >= 0:
+			return false // already so
+		case enabled:
+			s.Disabled = slices.Delete(s.Disabled, i, i+1)
+		default:
+			s.Disabled = append(s.Disabled, name)
+			slices.Sort(s.Disabled)
+		}
+		return true
+	})
+	if err != nil {
+		return Skill{}, err
+	}
+	s, ok := v.byName[name]
+	if !ok {
+		return Skill{Folder: name, Frontmatter: Frontmatter{Name: name}, Disabled: !enabled}, nil
+	}
+	p, err := c.heads.parse(ctx, s)
+	if err != nil {
+		return Skill{}, err
+	}
+	return c.summary(s, p, map[string]bool{name: !enabled}), nil
 }

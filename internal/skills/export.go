@@ -13,37 +13,42 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
 
+// Exporter packs skill folders for workers to run in their own sandboxes.
+type Exporter struct {
+	catalog *Catalog
+}
+
 // Export writes the skill folder as a tar.gz to w, with entries named
 // <folder>/<path>, so a worker can unpack it into its own sandbox and run
 // its scripts there (skillsvc never executes skill code). Scripts keep an
 // executable mode.
-func (l *Library) Export(ctx context.Context, id mounts.Identity, ref string, w io.Writer) (Skill, error) {
-	v, err := l.view(ctx, id)
+func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w io.Writer) (Skill, error) {
+	v, err := e.catalog.views.get(ctx, id)
 	if err != nil {
 		return Skill{}, err
 	}
-	s, err := l.find(v, ref)
+	s, err := v.find(e.catalog.cfg.Mount, ref)
 	if err != nil {
 		return Skill{}, err
 	}
 	var size int64
-	for _, e := range s.files {
-		size += e.obj.Size
+	for _, f := range s.files {
+		size += f.obj.Size
 	}
-	if size > l.cfg.MaxExportBytes {
-		return Skill{}, fmt.Errorf("%w: skill %s holds %d bytes, exports are limited to %d", errkind.ResourceExhausted, s.dir, size, l.cfg.MaxExportBytes)
+	if max := e.catalog.cfg.MaxExportBytes; size > max {
+		return Skill{}, fmt.Errorf("%w: skill %s holds %d bytes, exports are limited to %d", errkind.ResourceExhausted, s.dir, size, max)
 	}
-	p, err := l.parse(ctx, s)
+	p, err := e.catalog.heads.parse(ctx, s)
 	if err != nil {
 		return Skill{}, err
 	}
 	if !p.problems.Valid() {
-		return Skill{}, fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, l.cfg.Mount, s.dir, strings.Join(p.problems.Errors, "; "))
+		return Skill{}, invalidSkill(e.catalog.cfg.Mount, s, p.problems)
 	}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
-	for _, e := range s.files {
-		if err := l.addFile(ctx, tw, s, e); err != nil {
+	for _, f := range s.files {
+		if err := e.addFile(ctx, tw, s, f); err != nil {
 			return Skill{}, err
 		}
 	}
@@ -53,11 +58,11 @@ func (l *Library) Export(ctx context.Context, id mounts.Identity, ref string, w 
 	if err := gz.Close(); err != nil {
 		return Skill{}, err
 	}
-	return l.summary(s, p, nil), nil
+	return e.catalog.summary(s, p, nil), nil
 }
 
-func (l *Library) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, e entry) error {
-	rc, a, err := l.bucket.Get(ctx, e.obj.Key)
+func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f entry) error {
+	rc, a, err := e.catalog.bucket.Get(ctx, f.obj.Key)
 	if objstore.IsNotFound(err) {
 		return nil // deleted since listed
 	}
@@ -65,7 +70,7 @@ func (l *Library) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, e en
 		return err
 	}
 	defer rc.Close()
-	rel := strings.TrimPrefix(e.rel, s.dir+"/")
+	rel := strings.TrimPrefix(f.rel, s.dir+"/")
 	mode := int64(0o644)
 	if strings.HasPrefix(rel, "scripts/") {
 		mode = 0o755

@@ -66,7 +66,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
-	go func() { _, err := lib.list(ctxA, "p/"); errA <- err }()
+	go func() { _, err := lib.Catalog.views.listings.get(ctxA, "p/"); errA <- err }()
 	<-b.entered
 	cancelA()
 	if err := <-errA; !errors.Is(err, context.Canceled) {
@@ -74,7 +74,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 	}
 
 	resB := make(chan error, 1)
-	go func() { _, err := lib.list(context.Background(), "p/"); resB <- err }()
+	go func() { _, err := lib.Catalog.views.listings.get(context.Background(), "p/"); resB <- err }()
 	close(b.release)
 	if err := <-resB; err != nil {
 		t.Fatalf("second caller: %v", err)
@@ -101,27 +101,27 @@ func TestViewReuse(t *testing.T) {
 	ctx := context.Background()
 	alice, bob := mounts.Identity{User: "alice", Thread: "t1"}, mounts.Identity{User: "bob", Thread: "t1"}
 
-	v1, err := lib.view(ctx, alice)
+	v1, err := lib.Catalog.views.get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := lib.view(ctx, mounts.Identity{User: "alice", Thread: "t2"})
+	v2, err := lib.Catalog.views.get(ctx, mounts.Identity{User: "alice", Thread: "t2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v1 != v2 {
 		t.Error("the view was rebuilt although its listings were reused")
 	}
-	vb, err := lib.view(ctx, bob)
+	vb, err := lib.Catalog.views.get(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := vb.byName["a"]; ok || vb.byName["b"] == nil {
 		t.Errorf("bob's view has %v", vb.byName)
 	}
-	lib.listings.Remove("alice/skills/") // as when the TTL ends
+	lib.Catalog.views.listings.cache.Remove("alice/skills/") // as when the TTL ends
 	put(t, b, "alice/skills/c/SKILL.md", "---\nname: c\ndescription: d\n---\n")
-	v3, err := lib.view(ctx, alice)
+	v3, err := lib.Catalog.views.get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	put(t, b, "alice/skills/pdf/scripts/run.py", "print(1)\n")
 	put(t, b, "alice/skills/pdf/assets/logo.png", "\x00png")
 	lib := newTestLibrary(t, b, 0)
-	if _, _, err := lib.Render(context.Background(), mounts.Identity{User: "alice", Thread: "t"}, "pdf", ""); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Identity{User: "alice", Thread: "t"}, "pdf", ""); err != nil {
 		t.Fatal(err)
 	}
 	b.reads.Range(func(k, _ any) bool {

@@ -191,7 +191,7 @@ var aliceSkills = []string{
 
 func testLayout(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	list, err := lib.Skills(t.Context(), aliceID, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), aliceID, skills.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func testLayout(t *testing.T, newBucket newBucketFunc) {
 
 func testCategories(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	got, err := lib.Categories(t.Context(), aliceID)
+	got, err := lib.Catalog.Categories(t.Context(), aliceID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +223,10 @@ func testCategories(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("categories = %+v, want %+v", got, want)
 	}
 	// A disabled skill no longer counts.
-	if _, err := lib.SetEnabled(t.Context(), aliceID, "csv", false); err != nil {
+	if _, err := lib.Catalog.SetEnabled(t.Context(), aliceID, "csv", false); err != nil {
 		t.Fatal(err)
 	}
-	got, err = lib.Categories(t.Context(), aliceID)
+	got, err = lib.Catalog.Categories(t.Context(), aliceID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func testCategoryFilter(t *testing.T, newBucket newBucketFunc) {
 			[]string{"broken@user", "git-helper@user", "guide@user", "lint@shared"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			list, err := lib.Skills(t.Context(), aliceID, tc.opts)
+			list, err := lib.Catalog.Skills(t.Context(), aliceID, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +264,7 @@ func testCategoryFilter(t *testing.T, newBucket newBucketFunc) {
 
 func testLayers(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	list, err := lib.Skills(t.Context(), aliceID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+	list, err := lib.Catalog.Skills(t.Context(), aliceID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func testLayers(t *testing.T, newBucket newBucketFunc) {
 func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	list, err := lib.Skills(ctx, bobID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+	list, err := lib.Catalog.Skills(ctx, bobID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,25 +323,25 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	wantDirs(t, list, "data/csv@shared", "docs/pdf@shared", "docs/xlsx@shared", "guide/intro@shared",
 		"lint@shared", "office/docx@shared", "review/style@shared")
 	for _, ref := range []string{"docs/docx", "broken", "git-helper", "misc/warned", "/skills/guide"} {
-		if _, err := lib.Get(ctx, bobID, ref); !errors.Is(err, errkind.NotFound) {
+		if _, err := lib.Catalog.Get(ctx, bobID, ref); !errors.Is(err, errkind.NotFound) {
 			t.Errorf("bob Get(%q) = %v, want ErrNotFound", ref, err)
 		}
 	}
-	d, err := lib.Get(ctx, bobID, "pdf")
+	d, err := lib.Catalog.Get(ctx, bobID, "pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Layer != skills.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
 		t.Errorf("bob's pdf = layer %q files %v raw %q, want the shared one", d.Layer, d.Files, d.Raw)
 	}
-	if _, _, err := lib.ReadFile(ctx, bobID, "pdf", "scripts/run.sh"); !errors.Is(err, errkind.NotFound) {
+	if _, _, err := lib.Catalog.ReadFile(ctx, bobID, "pdf", "scripts/run.sh"); !errors.Is(err, errkind.NotFound) {
 		t.Errorf("bob reads alice's pdf script: %v", err)
 	}
 	// Alice disabling a shared skill does not disable it for bob.
-	if _, err := lib.SetEnabled(ctx, aliceID, "lint", false); err != nil {
+	if _, err := lib.Catalog.SetEnabled(ctx, aliceID, "lint", false); err != nil {
 		t.Fatal(err)
 	}
-	list, err = lib.Skills(ctx, bobID, skills.ListOptions{})
+	list, err = lib.Catalog.Skills(ctx, bobID, skills.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("bob lost lint after alice disabled it: %q", dirs(list))
 	}
 	// An invalid identity sees nothing.
-	if _, err := lib.Skills(ctx, mounts.Identity{User: "../alice", Thread: "t1"}, skills.ListOptions{}); !errors.Is(err, errkind.InvalidArgument) {
+	if _, err := lib.Catalog.Skills(ctx, mounts.Identity{User: "../alice", Thread: "t1"}, skills.ListOptions{}); !errors.Is(err, errkind.InvalidArgument) {
 		t.Errorf("bad identity: err = %v, want ErrInvalidArgument", err)
 	}
 }
@@ -387,7 +387,7 @@ func testDisable(t *testing.T, newBucket newBucketFunc) {
 	ctx := t.Context()
 	listed := func(opts skills.ListOptions) map[string]bool {
 		t.Helper()
-		list, err := lib.Skills(ctx, aliceID, opts)
+		list, err := lib.Catalog.Skills(ctx, aliceID, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func testDisable(t *testing.T, newBucket newBucketFunc) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			s, err := lib.SetEnabled(ctx, aliceID, st.ref, st.enabled)
+			s, err := lib.Catalog.SetEnabled(ctx, aliceID, st.ref, st.enabled)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -434,14 +434,14 @@ func testDisable(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	// A disabled skill can still be loaded, and says it is disabled; search skips it.
-	if _, err := lib.SetEnabled(ctx, aliceID, "csv", false); err != nil {
+	if _, err := lib.Catalog.SetEnabled(ctx, aliceID, "csv", false); err != nil {
 		t.Fatal(err)
 	}
-	d, err := lib.Get(ctx, aliceID, "csv")
+	d, err := lib.Catalog.Get(ctx, aliceID, "csv")
 	if err != nil || !d.Disabled {
 		t.Errorf("Get(csv) = Disabled %v, err %v; want Disabled", d.Disabled, err)
 	}
-	hits, err := lib.Search(ctx, aliceID, "comma-separated values", 0)
+	hits, err := lib.Catalog.Search(ctx, aliceID, "comma-separated values", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func testDisableErrors(t *testing.T, newBucket newBucketFunc) {
 		{"enable a bad name", "Bad_Name", true, errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := lib.SetEnabled(t.Context(), aliceID, tc.ref, tc.enabled)
+			_, err := lib.Catalog.SetEnabled(t.Context(), aliceID, tc.ref, tc.enabled)
 			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
@@ -500,7 +500,7 @@ func testDisableConcurrent(t *testing.T, newBucket newBucketFunc) {
 		errs := make([]error, n)
 		for i := range n {
 			wg.Go(func() {
-				_, errs[i] = lib.SetEnabled(ctx, aliceID, fmt.Sprintf("s%d", i), enabled)
+				_, errs[i] = lib.Catalog.SetEnabled(ctx, aliceID, fmt.Sprintf("s%d", i), enabled)
 			})
 		}
 		wg.Wait()
@@ -518,7 +518,7 @@ func testDisableConcurrent(t *testing.T, newBucket newBucketFunc) {
 			if got := readSettings(t, b, "alice"); len(got) != tc.wantStore {
 				t.Errorf("stored disabled = %q, want %d names: a concurrent write was lost", got, tc.wantStore)
 			}
-			list, err := lib.Skills(ctx, aliceID, skills.ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -532,7 +532,7 @@ func testDisableConcurrent(t *testing.T, newBucket newBucketFunc) {
 func testInvalid(t *testing.T, newBucket newBucketFunc) {
 	lib, b := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	list, err := lib.Skills(ctx, aliceID, skills.ListOptions{IncludeInvalid: true})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{IncludeInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,10 +552,10 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 		name string
 		call func() error
 	}{
-		{"Get", func() error { _, err := lib.Get(ctx, aliceID, "broken"); return err }},
-		{"Get by path", func() error { _, err := lib.Get(ctx, aliceID, "/skills/broken/SKILL.md"); return err }},
-		{"Render", func() error { _, _, err := lib.Render(ctx, aliceID, "broken", "x"); return err }},
-		{"Export", func() error { _, err := lib.Export(ctx, aliceID, "broken", io.Discard); return err }},
+		{"Get", func() error { _, err := lib.Catalog.Get(ctx, aliceID, "broken"); return err }},
+		{"Get by path", func() error { _, err := lib.Catalog.Get(ctx, aliceID, "/skills/broken/SKILL.md"); return err }},
+		{"Render", func() error { _, _, err := lib.Catalog.Render(ctx, aliceID, "broken", "x"); return err }},
+		{"Export", func() error { _, err := lib.Exporter.Export(ctx, aliceID, "broken", io.Discard); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
@@ -566,7 +566,7 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 	}
 	// Fixing the file makes the skill valid at once (IndexTTL is 0).
 	putObject(t, b, "alice/skills/broken/SKILL.md", skillMD("broken", "Fixed now.", "# Fixed\n"))
-	if d, err := lib.Get(ctx, aliceID, "broken"); err != nil || d.Body != "# Fixed\n" {
+	if d, err := lib.Catalog.Get(ctx, aliceID, "broken"); err != nil || d.Body != "# Fixed\n" {
 		t.Errorf("after the fix: Get = %q, %v", d.Body, err)
 	}
 }
@@ -574,14 +574,14 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 func testWarnings(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	list, err := lib.Skills(ctx, aliceID, skills.ListOptions{Category: "misc", FilterCategory: true})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{Category: "misc", FilterCategory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 {
 		t.Fatalf("misc = %q, want the warned skill", dirs(list))
 	}
-	d, err := lib.Get(ctx, aliceID, "warned")
+	d, err := lib.Catalog.Get(ctx, aliceID, "warned")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +611,7 @@ func testLargeFrontmatter(t *testing.T, newBucket newBucketFunc) {
 		"alice/skills/huge/SKILL.md": skillMD("huge", strings.Repeat("h", 70<<10), "# Huge\n"),
 	})
 	lib := newLibrary(t, b, nil)
-	list, err := lib.Skills(t.Context(), aliceID, skills.ListOptions{IncludeInvalid: true})
+	list, err := lib.Catalog.Skills(t.Context(), aliceID, skills.ListOptions{IncludeInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -626,7 +626,7 @@ func testLargeFrontmatter(t *testing.T, newBucket newBucketFunc) {
 	if huge.Valid() || !strings.Contains(strings.Join(huge.Errors, ";"), "65536 bytes") {
 		t.Errorf("huge: errors %q, want the 64 KiB frontmatter limit", huge.Errors)
 	}
-	if _, err := lib.Get(t.Context(), aliceID, "huge"); !errors.Is(err, skills.ErrInvalidSkill) {
+	if _, err := lib.Catalog.Get(t.Context(), aliceID, "huge"); !errors.Is(err, skills.ErrInvalidSkill) {
 		t.Errorf("Get(huge) = %v, want ErrInvalidSkill", err)
 	}
 }
@@ -679,7 +679,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := lib.Get(ctx, aliceID, tc.ref)
+			d, err := lib.Catalog.Get(ctx, aliceID, tc.ref)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -757,7 +757,7 @@ func testGetRefs(t *testing.T, newBucket newBucketFunc) {
 		{"/skills/_shared/skills/data/csv", ""},
 	} {
 		t.Run(fmt.Sprintf("%q", tc.ref), func(t *testing.T) {
-			d, err := lib.Get(t.Context(), aliceID, tc.ref)
+			d, err := lib.Catalog.Get(t.Context(), aliceID, tc.ref)
 			if tc.want != "" {
 				if err != nil || d.Dir != tc.want {
 					t.Errorf("Dir %q err %v, want %q", d.Dir, err, tc.want)
@@ -791,7 +791,7 @@ func testRender(t *testing.T, newBucket newBucketFunc) {
 			"Base directory for this skill: /skills/lint\n\n# Lint\n\nARGUMENTS: src/\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, d, err := lib.Render(t.Context(), aliceID, tc.ref, tc.args)
+			got, d, err := lib.Catalog.Render(t.Context(), aliceID, tc.ref, tc.args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -837,7 +837,7 @@ func testReadFile(t *testing.T, newBucket newBucketFunc) {
 		{name: "NUL byte", ref: "pdf", file: "scripts/x.py\x00", err: errkind.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			content, vpath, err := lib.ReadFile(t.Context(), aliceID, tc.ref, tc.file)
+			content, vpath, err := lib.Catalog.ReadFile(t.Context(), aliceID, tc.ref, tc.file)
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("err = %v, want %v (content %q)", err, tc.err, content)
@@ -915,7 +915,7 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			s, err := lib.Export(t.Context(), aliceID, tc.ref, &buf)
+			s, err := lib.Exporter.Export(t.Context(), aliceID, tc.ref, &buf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -930,7 +930,7 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 	t.Run("too large", func(t *testing.T) {
 		small, _ := fixtureLibrary(t, newBucket, func(c *skills.Config) { c.MaxExportBytes = 100 })
 		var buf bytes.Buffer
-		if _, err := small.Export(t.Context(), aliceID, "pdf", &buf); !errors.Is(err, errkind.ResourceExhausted) {
+		if _, err := small.Exporter.Export(t.Context(), aliceID, "pdf", &buf); !errors.Is(err, errkind.ResourceExhausted) {
 			t.Errorf("err = %v, want ErrTooLarge", err)
 		}
 		if buf.Len() != 0 {
@@ -938,7 +938,7 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 		}
 	})
 	t.Run("unknown skill", func(t *testing.T) {
-		if _, err := lib.Export(t.Context(), aliceID, "nope", io.Discard); !errors.Is(err, errkind.NotFound) {
+		if _, err := lib.Exporter.Export(t.Context(), aliceID, "nope", io.Discard); !errors.Is(err, errkind.NotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})
@@ -950,7 +950,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 		name  string
 		id    mounts.Identity
 		query string
-		limit int
+		limit int32
 		first string // Dir@Layer of the best hit; "" for no hits
 	}{
 		{"user skill", aliceID, "extract text from pdf files", 3, "docs/pdf@user"},
@@ -960,7 +960,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 		{"invalid skill not found", aliceID, "broken frontmatter", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := lib.Search(t.Context(), tc.id, tc.query, tc.limit)
+			hits, err := lib.Catalog.Search(t.Context(), tc.id, tc.query, tc.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -973,7 +973,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 			if len(hits) == 0 || hits[0].Dir+"@"+hits[0].Layer != tc.first {
 				t.Fatalf("hits = %+v, want %s first", hits, tc.first)
 			}
-			if tc.limit > 0 && len(hits) > tc.limit {
+			if tc.limit > 0 && len(hits) > int(tc.limit) {
 				t.Errorf("%d hits, limit %d", len(hits), tc.limit)
 			}
 			for i, h := range hits {
@@ -1019,7 +1019,7 @@ func testIndexTTL(t *testing.T, newBucket newBucketFunc) {
 			})
 			lib := newLibrary(t, b, func(c *skills.Config) { c.IndexTTL = tc.ttl })
 			ctx := t.Context()
-			if _, err := lib.Skills(ctx, aliceID, skills.ListOptions{}); err != nil {
+			if _, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			first := b.lists.Load()
@@ -1027,11 +1027,11 @@ func testIndexTTL(t *testing.T, newBucket newBucketFunc) {
 				t.Fatalf("first listing made %d List calls, want one per layer", first)
 			}
 			putObject(t, b, "alice/skills/three/SKILL.md", skillMD("three", "Third skill.", ""))
-			list, err := lib.Skills(ctx, aliceID, skills.ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := lib.Categories(ctx, aliceID); err != nil {
+			if _, err := lib.Catalog.Categories(ctx, aliceID); err != nil {
 				t.Fatal(err)
 			}
 			again := b.lists.Load() - first
@@ -1056,7 +1056,7 @@ func testParseCache(t *testing.T, newBucket newBucketFunc) {
 	ctx := t.Context()
 	describe := func() map[string]string {
 		t.Helper()
-		list, err := lib.Skills(ctx, aliceID, skills.ListOptions{})
+		list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

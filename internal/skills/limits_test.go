@@ -35,7 +35,7 @@ func TestMaxObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := lib.Skills(ctx, mounts.Identity{User: "alice", Thread: "t"}, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(ctx, mounts.Identity{User: "alice", Thread: "t"}, skills.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,14 @@ package skills
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
@@ -50,13 +53,21 @@ var stopwords = map[string]bool{
 }
 
 // Search ranks the caller's listed skills against a task description with
-// BM25F over name, category, description and metadata.
-func (l *Library) Search(ctx context.Context, id mounts.Identity, query string, limit int) ([]Scored, error) {
-	skills, err := l.Skills(ctx, id, ListOptions{})
+// BM25F over name, category, description and metadata, returning at most
+// limit hits (0 means the configured default).
+func (c *Catalog) Search(ctx context.Context, id mounts.Identity, query string, limit int32) ([]Scored, error) {
+	if query == "" || len(query) > c.cfg.MaxQueryBytes {
+		return nil, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
+	}
+	n, err := limits.Count("limit", limit, c.cfg.DefaultSearchResults, c.cfg.MaxSearchResults)
 	if err != nil {
 		return nil, err
 	}
-	return Rank(skills, query, limit), nil
+	skills, err := c.Skills(ctx, id, ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return Rank(skills, query, int(n)), nil
 }
 
 // Rank scores skills against query; only skills sharing a term are returned.

@@ -20,7 +20,7 @@ import (
 func fixtureFS(t *testing.T, newBucket newBucketFunc) (*vfs.FS, *skills.Library, objstore.Bucket) {
 	t.Helper()
 	lib, b := fixtureLibrary(t, newBucket, nil)
-	fs, err := vfs.New(b, mounts.Default(), vfs.DefaultConfig(), vfs.WithTree("/skills", lib))
+	fs, err := vfs.New(b, mounts.Default(), vfs.DefaultConfig(), vfs.WithTree("/skills", lib.Tree))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func testVFSLocationsReadable(t *testing.T, newBucket newBucketFunc) {
 	fs, lib, _ := fixtureFS(t, newBucket)
 	ctx := t.Context()
 	for _, id := range []mounts.Identity{aliceID, bobID} {
-		list, err := lib.Skills(ctx, id, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+		list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +255,7 @@ func testVFSLocationsReadable(t *testing.T, newBucket newBucketFunc) {
 				if !s.Valid() {
 					return
 				}
-				d, err := lib.Get(ctx, id, s.Location())
+				d, err := lib.Catalog.Get(ctx, id, s.Location())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,0 +1,123 @@
+package skills
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+)
+
+// Config configures the skills library and the limits of its RPCs.
+type Config struct {
+	// Mount is the read-only mount whose template locates a user's library.
+	Mount string `yaml:"mount"`
+	// SharedPrefix holds the organization-wide library.
+	SharedPrefix string `yaml:"shared_prefix"`
+	// SettingsKey is the per-user settings object; {user} is replaced.
+	SettingsKey string `yaml:"settings_key"`
+	// IndexTTL is how long one listing of a library is reused. Libraries are
+	// uploaded with ordinary S3 tools, so changes show up after at most this.
+	IndexTTL    time.Duration `yaml:"index_ttl"`
+	HeadBytes   int           `yaml:"head_bytes"`
+	Concurrency int           `yaml:"concurrency"`
+	// MaxSkills bounds the skills one library may hold.
+	MaxSkills      int   `yaml:"max_skills"`
+	MaxObjects     int   `yaml:"max_objects"`
+	MaxExportBytes int64 `yaml:"max_export_bytes"`
+	MaxFileBytes   int64 `yaml:"max_file_bytes"`
+
+	// Request limits: a 0 in a request means the default; more than the
+	// maximum is clamped (page sizes, search results) or refused (budget).
+	DefaultPageSize      int32 `yaml:"default_page_size"`
+	MaxPageSize          int32 `yaml:"max_page_size"`
+	DefaultSearchResults int32 `yaml:"default_search_results"`
+	MaxSearchResults     int32 `yaml:"max_search_results"`
+	MaxQueryBytes        int   `yaml:"max_query_bytes"`
+	MaxCharBudget        int32 `yaml:"max_char_budget"`
+}
+
+// RegisterFlagsWithPrefix registers the flags with their defaults.
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	f.StringVar(&c.Mount, prefix+"mount", "/skills", "Read-only mount holding each user's skill library.")
+	f.StringVar(&c.SharedPrefix, prefix+"shared-prefix", "_shared/skills/", "Key prefix of the organization-wide skill library; its first segment must not be a valid user ID.")
+	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
+	f.DurationVar(&c.IndexTTL, prefix+"index-ttl", 5*time.Second, "How long a library listing is reused; 0 lists on every call.")
+	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
+	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
+	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
+	f.IntVar(&c.MaxObjects, prefix+"max-objects", 100000, "Most objects read from one library listing; the rest are ignored (and logged).")
+	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
+	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
+	int32Var(f, &c.DefaultPageSize, prefix+"default-page-size", 100, "Skills per ListSkills page when the request asks for 0.")
+	int32Var(f, &c.MaxPageSize, prefix+"max-page-size", 1000, "Most skills in one ListSkills page; larger requests are clamped.")
+	int32Var(f, &c.DefaultSearchResults, prefix+"default-search-results", 10, "SearchSkills results when the request asks for 0.")
+	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
+	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")
+	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
+}
+
+// DefaultConfig returns the flag defaults.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlagsWithPrefix("", flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// Validate checks the config against the mount table.
+func (c *Config) Validate(table *mounts.Table) error {
+	m, ok := table.Lookup(c.Mount)
+	if !ok {
+		return fmt.Errorf("skills: mount %q is not in the mount table", c.Mount)
+	}
+	if m.Mode != mounts.ReadOnly {
+		return fmt.Errorf("skills: mount %q must be read-only", c.Mount)
+	}
+	// Disjoint checks the template syntax and the mounts; the first segment
+	// must also be no valid ID, or it could alias a user's keys outside the
+	// mounts (the settings object, say).
+	if err := table.Disjoint(c.SharedPrefix); err != nil {
+		return fmt.Errorf("skills: shared-prefix: %w", err)
+	}
+	if first, _, _ := strings.Cut(c.SharedPrefix, "/"); mounts.ValidateID("user", first) == nil {
+		return fmt.Errorf("skills: shared-prefix %q must start with a segment that is no valid ID (e.g. _shared/skills/), so no user's keys can alias it", c.SharedPrefix)
+	}
+	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") || !strings.Contains(c.SettingsKey[len("{user}/"):], "/") {
+		return fmt.Errorf("skills: settings-key %q must be {user}/<dir>/<name>, an object outside every mount", c.SettingsKey)
+	}
+	// Workers must not be able to edit the settings as a file.
+	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
+		return fmt.Errorf("skills: settings-key: %w", err)
+	}
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.IndexTTL < 0 {
+		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")
+	}
+	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
+		return errors.New("skills: page, search, query and budget limits must be positive")
+	}
+	return nil
+}
+
+// int32Var registers an int32 flag: the request limits are int32 like the
+// proto fields they bound, so they compare without conversions.
+func int32Var(f *flag.FlagSet, p *int32, name string, def int32, usage string) {
+	*p = def
+	f.Var((*int32Value)(p), name, usage)
+}
+
+type int32Value int32
+
+func (v *int32Value) String() string { return strconv.FormatInt(int64(*v), 10) }
+
+func (v *int32Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 32)
+	if err != nil {
+		return err
+	}
+	*v = int32Value(n)
+	return nil
+}

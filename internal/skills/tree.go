@@ -1,0 +1,91 @@
+package skills
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// Tree serves the merged library at the skills mount of the VFS, so every
+// path a listing returns can be read with FilesystemService.
+type Tree struct {
+	views        *views
+	sharedPrefix string
+}
+
+var _ vfs.Tree = (*Tree)(nil)
+
+// Key implements vfs.Tree.
+func (t *Tree) Key(ctx context.Context, id mounts.Identity, rel string) (string, error) {
+	v, err := t.views.get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if d := skillDirOf(rel, v.byDir); d != "" && v.byDir[d].layer == LayerShared {
+		return t.sharedPrefix + rel, nil
+	}
+	return v.userBase + rel, nil
+}
+
+// List implements vfs.Tree.
+func (t *Tree) List(ctx context.Context, id mounts.Identity, rel string) ([]vfs.TreeEntry, error) {
+	v, err := t.views.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	prefix := dirPrefix(rel)
+	start := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= prefix })
+	// The view is sorted by path and a directory's files are contiguous in
+	// it, so entries come out in the key order vfs.Tree asks for.
+	var out []vfs.TreeEntry
+	for _, e := range v.entries[start:] {
+		if !strings.HasPrefix(e.rel, prefix) {
+			break
+		}
+		name, _, isDir := strings.Cut(e.rel[len(prefix):], "/")
+		if isDir {
+			if n := len(out); n > 0 && out[n-1].IsDir && out[n-1].Name == name {
+				continue
+			}
+			out = append(out, vfs.TreeEntry{Name: name, IsDir: true})
+			continue
+		}
+		out = append(out, vfs.TreeEntry{Name: name, Object: e.obj})
+	}
+	if len(out) == 0 && rel != "" {
+		return nil, fmt.Errorf("%w: not a directory", objstore.ErrNotFound)
+	}
+	return out, nil
+}
+
+// Walk implements vfs.Tree.
+func (t *Tree) Walk(ctx context.Context, id mounts.Identity, rel string, fn func(string, objstore.Object) error) error {
+	v, err := t.views.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	prefix := dirPrefix(rel)
+	start := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= prefix })
+	for _, e := range v.entries[start:] {
+		if !strings.HasPrefix(e.rel, prefix) {
+			break
+		}
+		if err := fn(e.rel, e.obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dirPrefix is what the paths below directory rel start with.
+func dirPrefix(rel string) string {
+	if rel == "" {
+		return ""
+	}
+	return rel + "/"
+}

@@ -21,7 +21,7 @@ type Config struct {
 	MetricsListen   string
 	Storage         string
 	DataDir         string
-	Mounts          string
+	Mounts          *mounts.Table // parsed once, when the flag is set
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
@@ -36,7 +36,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
 	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
 	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
-	f.StringVar(&c.Mounts, "mounts", mounts.Default().String(), "Mount table: comma-separated /mount=template:mode, with {user}, {thread} and {ticket} in templates and mode rw or ro.")
+	c.Mounts = mounts.Default()
+	f.Var(tableFlag{&c.Mounts}, "mounts", "Mount table: comma-separated /mount=template:mode, with {user}, {thread} and {ticket} in templates and mode rw or ro.")
 	f.StringVar(&c.LogLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	f.StringVar(&c.LogFormat, "log.format", "text", "Log format: text or json.")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "How long in-flight calls may take to finish on shutdown.")
@@ -59,14 +60,30 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
 	}
-	table, err := mounts.Parse(c.Mounts)
-	if err != nil {
-		return err
-	}
-	if err := c.Skills.Validate(table); err != nil {
+	if err := c.Skills.Validate(c.Mounts); err != nil {
 		return err
 	}
 	return c.VFS.Validate()
+}
+
+// tableFlag parses the mount table when the flag is set, so a bad table
+// fails with the other flag errors and is parsed only once.
+type tableFlag struct{ t **mounts.Table }
+
+func (f tableFlag) String() string {
+	if f.t == nil || *f.t == nil {
+		return ""
+	}
+	return (*f.t).String()
+}
+
+func (f tableFlag) Set(s string) error {
+	t, err := mounts.Parse(s)
+	if err != nil {
+		return err
+	}
+	*f.t = t
+	return nil
 }
 
 // envName maps a flag name to its environment variable.

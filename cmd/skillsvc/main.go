@@ -26,7 +26,6 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
-	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -103,10 +102,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer closeBucket()
-	table, err := mounts.Parse(cfg.Mounts)
-	if err != nil {
-		return err
-	}
+	table := cfg.Mounts
 	lib, err := skills.New(bucket, table, cfg.Skills, log)
 	if err != nil {
 		return err

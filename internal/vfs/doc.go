@@ -6,5 +6,6 @@
 // Edit, Grep) refuse binary files; Download and Upload move any bytes. Writes
 // are single atomic object puts; Edit is a read followed by a put conditional
 // on the ETag it read, retried on conflict, so concurrent edits never lose an
-// update. Errors wrap the sentinels in errors.go and name virtual paths only.
+// update. Errors wrap an errkind.Kind (or a sentinel of errors.go) and name
+// virtual paths only.
 package vfs

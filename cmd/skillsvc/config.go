@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -28,6 +29,7 @@ type Config struct {
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
+	Probe           probe.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -44,6 +46,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
+	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 }
 
 // Validate checks the combination of settings.
@@ -61,6 +64,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
 	}
 	if err := c.Skills.Validate(c.Mounts); err != nil {
+		return err
+	}
+	if err := c.Probe.Validate(); err != nil {
 		return err
 	}
 	return c.VFS.Validate()

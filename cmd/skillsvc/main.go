@@ -29,6 +29,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -52,6 +53,9 @@ func main() {
 	}
 }
 
+// livenessService is the health service name of the liveness probe.
+const livenessService = "liveness"
+
 func newLogger(cfg Config) *slog.Logger {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
@@ -64,12 +68,21 @@ func newLogger(cfg Config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer) (objstore.Bucket, func(), error) {
+// openBucket opens the configured backend wrapped with metrics, and returns
+// the cheap check readiness uses.
+func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer) (objstore.Bucket, func(context.Context) error, func(), error) {
 	b, closeFn, err := openBackend(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return objstore.WrapWithMetrics(b, reg), closeFn, nil
+	check := func(ctx context.Context) error {
+		_, err := b.List(ctx, objstore.ListOptions{Prefix: cfg.Skills.SharedPrefix, MaxKeys: 1})
+		return err
+	}
+	if c, ok := b.(objstore.Checker); ok {
+		check = c.Check
+	}
+	return objstore.WrapWithMetrics(b, reg), check, closeFn, nil
 }
 
 func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {
@@ -97,7 +110,7 @@ func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), erro
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	bucket, closeBucket, err := openBucket(ctx, cfg, reg)
+	bucket, checkStorage, closeBucket, err := openBucket(ctx, cfg, reg)
 	if err != nil {
 		return err
 	}
@@ -145,7 +158,22 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("serving", "addr", lis.Addr().String(), "storage", cfg.Storage, "mounts", table.String())
-	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	// "liveness" only says the process runs; "" and the services say whether
+	// it can serve, which needs storage (see README, Health).
+	healthSrv.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
+	setReady := func(ready bool) {
+		st := healthpb.HealthCheckResponse_NOT_SERVING
+		if ready {
+			st = healthpb.HealthCheckResponse_SERVING
+		}
+		for _, svc := range []string{"", skillsvcv1.FilesystemService_ServiceDesc.ServiceName, skillsvcv1.SkillsService_ServiceDesc.ServiceName} {
+			healthSrv.SetServingStatus(svc, st)
+		}
+	}
+	setReady(true) // storage answered at start-up
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	defer stopProbe()
+	go probe.Run(probeCtx, cfg.Probe, checkStorage, setReady, log)
 
 	go func() { errc <- srv.Serve(lis) }()
 	select {
@@ -157,6 +185,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 	// Tell load balancers first, then let in-flight calls finish, bounded.
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	stopProbe()
 	healthSrv.Shutdown()
 	done := make(chan struct{})
 	go func() { srv.GracefulStop(); close(done) }()

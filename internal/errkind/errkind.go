@@ -34,6 +34,9 @@ const (
 	OutOfRange
 	// Aborted: concurrent writers kept winning; the caller may retry.
 	Aborted
+	// Unavailable: a dependency (object storage) cannot be reached right
+	// now; the caller may retry, ideally on another replica.
+	Unavailable
 )
 
 var names = [...]string{
@@ -47,6 +50,7 @@ var names = [...]string{
 	ResourceExhausted:  "resource exhausted",
 	OutOfRange:         "out of range",
 	Aborted:            "aborted",
+	Unavailable:        "unavailable",
 }
 
 func (k Kind) Error() string {

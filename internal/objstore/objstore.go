@@ -28,7 +28,17 @@ var (
 	ErrPermission = errkind.NewInternal(errkind.PermissionDenied, "permission denied by object store")
 	// ErrInvalidKey: the key cannot be stored by this backend.
 	ErrInvalidKey = errkind.NewInternal(errkind.InvalidArgument, "invalid object key")
+	// ErrUnavailable: the store cannot be reached or answered with a server
+	// error or throttling after the client's own retries; try again later.
+	ErrUnavailable = errkind.NewInternal(errkind.Unavailable, "object store unavailable")
 )
+
+// Checker is implemented by backends that can tell cheaply whether they
+// answer at all (a HEAD of the bucket, a stat of the directory); readiness
+// probes call it.
+type Checker interface {
+	Check(ctx context.Context) error
+}
 
 // Attributes describe a stored object.
 type Attributes struct {

@@ -24,6 +24,7 @@ var errorCodes = map[errkind.Kind]codes.Code{
 	errkind.ResourceExhausted:  codes.ResourceExhausted,
 	errkind.OutOfRange:         codes.OutOfRange,
 	errkind.Aborted:            codes.Aborted,
+	errkind.Unavailable:        codes.Unavailable,
 }
 
 // ToStatus converts a handler error to a gRPC status error. Context errors

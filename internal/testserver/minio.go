@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,19 +39,51 @@ type MinIO struct {
 	SecretKey string
 	Region    string
 
-	proc *process // nil for a MinIO the caller built by hand
+	mu      sync.Mutex
+	proc    *process                 // nil for a MinIO the caller built by hand
+	restart func() (*process, error) // starts the same server again
 }
 
 // StartMinIO starts a MinIO server for this test; t.Cleanup stops it and
 // removes its data.
 func StartMinIO(t testing.TB) *MinIO {
 	t.Helper()
-	m, p, err := startMinIO()
+	m, _, err := startMinIO()
 	if err != nil {
 		unavailable(t, "MinIO", minioBinEnv, err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.proc.stop()
+	})
 	return m
+}
+
+// Stop kills a server from StartMinIO as an outage would, keeping its data
+// and address for Restart.
+func (m *MinIO) Stop(t testing.TB) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.proc.kill()
+}
+
+// Restart brings a stopped server back on the same address with the same
+// data, and waits until it is ready.
+func (m *MinIO) Restart(t testing.TB) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.restart()
+	if err != nil {
+		t.Fatalf("testserver: restarting MinIO: %v", err)
+	}
+	m.proc = p
+	port, _ := strconv.Atoi(m.Endpoint[strings.LastIndex(m.Endpoint, ":")+1:])
+	if err := waitMinIOReady(p, m.Endpoint, port); err != nil {
+		t.Fatalf("testserver: restarting MinIO: %v", err)
+	}
 }
 
 // SharedMinIO returns the test binary's shared MinIO server, starting it on
@@ -104,7 +138,8 @@ func startMinIOOnce(bin string) (*MinIO, *process, error) {
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
-	p, err := startProcess("minio", dir, bin, args, env)
+	start := func() (*process, error) { return startProcess("minio", dir, bin, args, env) }
+	p, err := start()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,6 +149,7 @@ func startMinIOOnce(bin string) (*MinIO, *process, error) {
 		SecretKey: minioSecretKey,
 		Region:    minioRegion,
 		proc:      p,
+		restart:   start,
 	}
 	if err := waitMinIOReady(p, m.Endpoint, ports[0]); err != nil {
 		p.stop()
@@ -232,6 +268,8 @@ func (m *MinIO) NewBucket(t testing.TB) string {
 // only worth reporting then; for a MinIO built by hand we cannot tell, so
 // assume it is.
 func (m *MinIO) running() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return m.proc == nil || !m.proc.exited()
 }
 

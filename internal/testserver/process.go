@@ -218,13 +218,19 @@ func (p *process) exitReport() string {
 // graceful shutdown to wait for. It is safe to call more than once.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
-		if !p.exited() {
-			// Negative pid: the group made by Setpgid, so helpers die too.
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		}
-		<-p.done
+		p.kill()
 		os.RemoveAll(p.dir)
 	})
+}
+
+// kill kills the whole process group and waits for the process, keeping its
+// directory.
+func (p *process) kill() {
+	if !p.exited() {
+		// Negative pid: the group made by Setpgid, so helpers die too.
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	<-p.done
 }
 
 // serverEnv is the inherited environment minus variables with prefix, so a

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -16,10 +17,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
@@ -133,6 +136,8 @@ func mapErr(op, key string, err error) error {
 			sentinel = objstore.ErrPermission
 		case "KeyTooLongError", "InvalidObjectName":
 			sentinel = objstore.ErrInvalidKey
+		case "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "XMinioServerNotInitialized":
+			sentinel = objstore.ErrUnavailable
 		}
 	}
 	var respErr *awshttp.ResponseError
@@ -146,7 +151,19 @@ func mapErr(op, key string, err error) error {
 			sentinel = objstore.ErrConflict
 		case http.StatusForbidden:
 			sentinel = objstore.ErrPermission
+		default:
+			if respErr.HTTPStatusCode() >= 500 {
+				sentinel = objstore.ErrUnavailable
+			}
 		}
+	}
+	// No answer at all (refused, reset, DNS, a timeout of the transport):
+	// the SDK has retried already, so the store is down for now.
+	var sendErr *smithyhttp.RequestSendError
+	var netErr net.Error
+	var quotaErr ratelimit.QuotaExceededError // retries used up by an outage
+	if sentinel == nil && (errors.As(err, &sendErr) || errors.As(err, &netErr) || errors.As(err, &quotaErr)) {
+		sentinel = objstore.ErrUnavailable
 	}
 	if sentinel == nil {
 		return fmt.Errorf("s3 %s %q: %w", op, key, err)

@@ -59,6 +59,8 @@ func (s *Filesystem) List(ctx context.Context, req *skillsvcv1.ListRequest) (*sk
 	if err := requirePath(req.GetPath()); err != nil {
 		return nil, err
 	}
+	// vfs.List checks page_size only after resolving the path, and not at
+	// all for the root listing, so a negative one is refused here first.
 	if req.GetPageSize() < 0 {
 		return nil, fmt.Errorf("%w: page_size must not be negative", errkind.InvalidArgument)
 	}
@@ -252,9 +254,6 @@ func (s *Filesystem) Glob(ctx context.Context, req *skillsvcv1.GlobRequest) (*sk
 	if err != nil {
 		return nil, err
 	}
-	if req.GetMaxResults() < 0 {
-		return nil, fmt.Errorf("%w: max_results must not be negative", errkind.InvalidArgument)
-	}
 	res, err := s.fs.Glob(ctx, id, req.GetPath(), req.GetPattern(), int(req.GetMaxResults()))
 	if err != nil {
 		return nil, err
@@ -271,9 +270,6 @@ func (s *Filesystem) Grep(ctx context.Context, req *skillsvcv1.GrepRequest) (*sk
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if req.GetMaxMatches() < 0 {
-		return nil, fmt.Errorf("%w: max_matches must not be negative", errkind.InvalidArgument)
 	}
 	res, err := s.fs.Grep(ctx, id, req.GetPath(), vfs.GrepOptions{
 		Pattern: req.GetPattern(), Glob: req.GetGlob(), Regex: req.GetRegex(),

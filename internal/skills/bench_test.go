@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,9 +12,9 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -33,10 +31,9 @@ func benchBody(name string) []byte {
 	return b.Bytes()
 }
 
-var seedOnce sync.Map // bucket name -> struct{}
-
 // benchBucket returns a MinIO bucket holding benchSkills skills in 20
-// categories, each with a SKILL.md and a reference file, seeded once.
+// categories, each with a SKILL.md and a reference file. It seeds in
+// parallel, as a sequential seed of 2,000 objects would dominate the run.
 func benchBucket(b *testing.B) (objstore.Bucket, mounts.Identity) {
 	srv := testserver.SharedMinIO(b)
 	bucket := s3.NewWithClient(srv.Client(b), srv.NewBucket(b))
@@ -61,18 +58,9 @@ func benchBucket(b *testing.B) (objstore.Bucket, mounts.Identity) {
 	return bucket, mounts.Identity{User: "bench", Thread: "t"}
 }
 
-func benchLibrary(b *testing.B, bucket objstore.Bucket) *skills.Library {
-	return benchLibraryTTL(b, bucket, 0)
-}
-
-func benchLibraryTTL(b *testing.B, bucket objstore.Bucket, ttl time.Duration) *skills.Library {
-	cfg := skills.DefaultConfig()
-	cfg.IndexTTL = ttl
-	lib, err := skills.New(bucket, mounts.Default(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return lib
+// indexTTL is the index-ttl of a deployed library.
+func indexTTL(ttl time.Duration) func(*skills.Config) {
+	return func(c *skills.Config) { c.IndexTTL = ttl }
 }
 
 // BenchmarkListSkills1000 lists 1,000 skills on MinIO three ways:
@@ -116,57 +104,45 @@ func BenchmarkListSkills1000(b *testing.B) {
 	})
 	b.Run("catalog", func(b *testing.B) {
 		for b.Loop() {
-			list, err := benchLibrary(b, bucket).Catalog.Skills(ctx, id, skills.ListOptions{})
+			list, err := skillstest.Library(b, bucket, nil).Catalog.Skills(ctx, id, skills.ListOptions{})
 			if err != nil || len(list) != benchSkills {
 				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
 			}
 		}
 	})
-	b.Run("catalog-warm", func(b *testing.B) {
-		lib := benchLibrary(b, bucket)
-		if _, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{})
-			if err != nil || len(list) != benchSkills {
-				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
+	for _, tc := range []struct {
+		name string
+		tune func(*skills.Config)
+	}{
+		{"catalog-warm", nil},
+		{"catalog-indexed", indexTTL(5 * time.Second)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			lib := skillstest.Library(b, bucket, tc.tune)
+			if _, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
+				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("catalog-indexed", func(b *testing.B) {
-		lib := benchLibraryTTL(b, bucket, 5*time.Second)
-		if _, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{})
-			if err != nil || len(list) != benchSkills {
-				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
+			for b.Loop() {
+				list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{})
+				if err != nil || len(list) != benchSkills {
+					b.Fatalf("catalog listed %d skills, err %v", len(list), err)
+				}
 			}
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkTreeKey maps a path under /skills to its object, as every VFS
 // call under the skills mount does, in a 1,000-skill library whose listing
 // is cached (index-ttl): the merged view is reused, not rebuilt per call.
 func BenchmarkTreeKey(b *testing.B) {
-	bucket, err := local.New(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bucket.Close()
-	ctx := context.Background()
+	lb := skillstest.New()
 	for i := range benchSkills {
 		name := fmt.Sprintf("skill-%04d", i)
-		body := benchBody(name)
-		key := fmt.Sprintf("bench/skills/cat-%02d/%s/SKILL.md", i%20, name)
-		if _, err := bucket.Put(ctx, key, bytes.NewReader(body), int64(len(body)), objstore.PutOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		lb.User("bench").File(fmt.Sprintf("cat-%02d/%s/SKILL.md", i%20, name), string(benchBody(name)))
 	}
-	lib := benchLibraryTTL(b, bucket, time.Hour)
+	lib := skillstest.Library(b, lb.Bucket(b), indexTTL(time.Hour))
+	ctx := context.Background()
 	id := mounts.Identity{User: "bench", Thread: "t"}
 	if _, err := lib.Tree.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
 		b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -103,5 +104,46 @@ func TestRankNameWeight(t *testing.T) {
 func TestRankEmptyCatalog(t *testing.T) {
 	if hits := skills.Rank(nil, "pdf", 5); hits != nil {
 		t.Errorf("hits = %v, want nil", hits)
+	}
+}
+
+func testSearch(t *testing.T, newBucket newBucketFunc) {
+	lib, _ := fixtureLibrary(t, newBucket, nil)
+	for _, tc := range []struct {
+		name  string
+		id    mounts.Identity
+		query string
+		limit int32
+		first string // Dir@Layer of the best hit; "" for no hits
+	}{
+		{"user skill", aliceID, "extract text from pdf files", 3, "docs/pdf@user"},
+		{"shared skill", aliceID, "comma-separated values", 0, "data/csv@shared"},
+		{"bob gets the shared pdf", bobID, "pdf", 0, "docs/pdf@shared"},
+		{"overridden shared skill not found", aliceID, "SHARED overridden", 0, ""},
+		{"invalid skill not found", aliceID, "broken frontmatter", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, err := lib.Catalog.Search(t.Context(), tc.id, tc.query, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.first == "" {
+				if len(hits) != 0 {
+					t.Errorf("hits = %+v, want none", hits)
+				}
+				return
+			}
+			if len(hits) == 0 || hits[0].Dir+"@"+hits[0].Layer != tc.first {
+				t.Fatalf("hits = %+v, want %s first", hits, tc.first)
+			}
+			if tc.limit > 0 && len(hits) > int(tc.limit) {
+				t.Errorf("%d hits, limit %d", len(hits), tc.limit)
+			}
+			for i, h := range hits {
+				if h.Score <= 0 || i > 0 && h.Score > hits[i-1].Score {
+					t.Errorf("hit %d %s score %v out of order", i, h.Dir, h.Score)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,244 @@
+package skills_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/textfile"
+)
+
+func testGet(t *testing.T, newBucket newBucketFunc) {
+	lib, _ := fixtureLibrary(t, newBucket, nil)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name  string
+		ref   string
+		want  skills.Skill // Path, Dir, Folder, Category, Layer, Name, Version checked
+		raw   string
+		body  string
+		files []skills.File
+	}{
+		{
+			name: "user skill with files",
+			ref:  "pdf",
+			want: skills.Skill{Path: "/skills/docs/pdf", Dir: "docs/pdf", Folder: "pdf", Category: "docs", Layer: skills.LayerUser,
+				Frontmatter: skills.Frontmatter{Name: "pdf", Version: "1.0", License: "Apache-2.0"}},
+			raw:  pdfMD,
+			body: pdfBody,
+			files: []skills.File{
+				{Path: "assets/logo.png", Size: int64(len(logoPNG)), Binary: true},
+				{Path: "references/forms.md", Size: int64(len(formsMD))},
+				{Path: "scripts/run.sh", Size: int64(len(runSh))},
+				{Path: "scripts/x.py", Size: int64(len(xPy))},
+			},
+		},
+		{
+			name: "shared skill",
+			ref:  "/skills/data/csv",
+			want: skills.Skill{Path: "/skills/data/csv", Dir: "data/csv", Folder: "csv", Category: "data", Layer: skills.LayerShared,
+				Frontmatter: skills.Frontmatter{Name: "csv"}},
+			raw:   csvMD,
+			body:  "# CSV\n\nQuote fields that hold commas.\n",
+			files: []skills.File{{Path: "references/format.md", Size: int64(len(csvRef))}},
+		},
+		{
+			name: "flat skill keeps its sub-folder as files",
+			ref:  "git-helper",
+			want: skills.Skill{Path: "/skills/git-helper", Dir: "git-helper", Folder: "git-helper", Layer: skills.LayerUser,
+				Frontmatter: skills.Frontmatter{Name: "git-helper"}},
+			raw:  fixture["alice/skills/git-helper/SKILL.md"],
+			body: "# Git\n",
+			files: []skills.File{
+				{Path: "reference.md", Size: int64(len(fixture["alice/skills/git-helper/reference.md"]))},
+				{Path: "sub/SKILL.md", Size: int64(len(fixture["alice/skills/git-helper/sub/SKILL.md"]))},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := lib.Catalog.Get(ctx, aliceID, tc.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := skills.Skill{Path: d.Path, Dir: d.Dir, Folder: d.Folder, Category: d.Category, Layer: d.Layer,
+				Frontmatter: skills.Frontmatter{Name: d.Name, Version: d.Version, License: d.License}}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("skill = %+v\nwant %+v", got, tc.want)
+			}
+			if d.Raw != tc.raw {
+				t.Errorf("Raw = %q, want %q", d.Raw, tc.raw)
+			}
+			if d.Body != tc.body {
+				t.Errorf("Body = %q, want %q", d.Body, tc.body)
+			}
+			if !reflect.DeepEqual(d.Files, tc.files) {
+				t.Errorf("Files = %+v\nwant %+v", d.Files, tc.files)
+			}
+			if d.ETag == "" || d.Disabled || !d.Valid() {
+				t.Errorf("ETag %q Disabled %v Errors %q", d.ETag, d.Disabled, d.Errors)
+			}
+		})
+	}
+}
+
+func testGetRefs(t *testing.T, newBucket newBucketFunc) {
+	lib, _ := fixtureLibrary(t, newBucket, nil)
+	for _, tc := range []struct {
+		ref  string
+		want string // Dir; "" means an error
+	}{
+		{"pdf", "docs/pdf"},
+		{" pdf ", "docs/pdf"},
+		{"docs/pdf", "docs/pdf"},
+		{"docs/pdf/SKILL.md", "docs/pdf"},
+		{"/skills/docs/pdf", "docs/pdf"},
+		{"/skills/docs/pdf/SKILL.md", "docs/pdf"},
+		{"csv", "data/csv"},
+		{"docx", "docs/docx"},
+		{"lint", "lint"},
+		{"/skills/lint/SKILL.md", "lint"},
+		{"warned", "misc/warned"},
+		// not skills
+		{"other-name", ""}, // the frontmatter name; refs use folders
+		{"sub", ""},
+		{"git-helper/sub", ""},
+		{"tools/a/b", ""},
+		{"b", ""},
+		{"office/docx", ""},
+		{"/skills/review/style", ""},
+		{"style", ""},
+		{"/skills/guide/intro", ""},
+		{"intro", ""},
+		{"notes.md", ""},
+		{"SKILL.md", ""},
+		{"README.md", ""},
+		// hostile
+		{"", ""},
+		{"/skills", ""},
+		{"/skills/", ""},
+		{"docs/pdf/", ""},
+		{"/skills/../alice/x", ""},
+		{"../x", ""},
+		{"./pdf", ""},
+		{"/workspace/x", ""},
+		{"/workspace/workspace.md", ""},
+		{"/skills/docs/pdf/../../other", ""},
+		{"docs/../docs/pdf", ""},
+		{"a//b", ""},
+		{"\x00", ""},
+		{"pdf\x00", ""},
+		{"docs\\pdf", ""},
+		{"alice/skills/docs/pdf", ""},
+		{"_shared/skills/data/csv", ""},
+		{"/_shared/skills/data/csv", ""},
+		{"/skills/_shared/skills/data/csv", ""},
+	} {
+		t.Run(fmt.Sprintf("%q", tc.ref), func(t *testing.T) {
+			d, err := lib.Catalog.Get(t.Context(), aliceID, tc.ref)
+			if tc.want != "" {
+				if err != nil || d.Dir != tc.want {
+					t.Errorf("Dir %q err %v, want %q", d.Dir, err, tc.want)
+				}
+				return
+			}
+			if !errors.Is(err, errkind.InvalidArgument) && !errors.Is(err, errkind.NotFound) {
+				t.Errorf("Get = Dir %q Raw %q err %v, want ErrInvalidArgument or ErrNotFound", d.Dir, d.Raw, err)
+			}
+		})
+	}
+}
+
+func testRender(t *testing.T, newBucket newBucketFunc) {
+	lib, _ := fixtureLibrary(t, newBucket, nil)
+	for _, tc := range []struct {
+		name, ref, args string
+		want            string
+	}{
+		{"placeholder replaced", "pdf", "report.pdf",
+			"Base directory for this skill: /skills/docs/pdf\n\n# PDF\n\nRun scripts/run.sh on report.pdf.\n"},
+		{"placeholder and empty arguments", "pdf", "",
+			"Base directory for this skill: /skills/docs/pdf\n\n" + pdfBody},
+		{"no placeholder, arguments appended", "docx", "write a memo",
+			"Base directory for this skill: /skills/docs/docx\n\n# DOCX\n\nOpen the document.\n\nARGUMENTS: write a memo\n"},
+		{"no placeholder, empty arguments", "docx", "",
+			"Base directory for this skill: /skills/docs/docx\n\n# DOCX\n\nOpen the document.\n"},
+		{"blank arguments count as empty", "docx", "  \n",
+			"Base directory for this skill: /skills/docs/docx\n\n# DOCX\n\nOpen the document.\n"},
+		{"shared flat skill", "lint", "src/",
+			"Base directory for this skill: /skills/lint\n\n# Lint\n\nARGUMENTS: src/\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, d, err := lib.Catalog.Render(t.Context(), aliceID, tc.ref, tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("Render =\n%q\nwant\n%q", got, tc.want)
+			}
+			first, _, _ := strings.Cut(got, "\n")
+			if first != "Base directory for this skill: "+d.Path {
+				t.Errorf("first line %q", first)
+			}
+		})
+	}
+	// RenderBody on its own: replacement is literal and global.
+	if got := skills.RenderBody("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b"); got != "Base directory for this skill: /skills/x\n\na $1 b and a $1 b" {
+		t.Errorf("RenderBody = %q", got)
+	}
+}
+
+func testReadFile(t *testing.T, newBucket newBucketFunc) {
+	lib, _ := fixtureLibrary(t, newBucket, nil)
+	for _, tc := range []struct {
+		name, ref, file string
+		content, vpath  string
+		err             error
+		msg             []string // substrings of the error
+	}{
+		{name: "script", ref: "pdf", file: "scripts/x.py", content: xPy, vpath: "/skills/docs/pdf/scripts/x.py"},
+		{name: "leading ./", ref: "pdf", file: "./scripts/run.sh", content: runSh, vpath: "/skills/docs/pdf/scripts/run.sh"},
+		{name: "markdown fallback", ref: "pdf", file: "references/forms", content: formsMD, vpath: "/skills/docs/pdf/references/forms.md"},
+		{name: "SKILL.md itself", ref: "/skills/docs/pdf", file: "SKILL.md", content: pdfMD, vpath: "/skills/docs/pdf/SKILL.md"},
+		{name: "shared skill file", ref: "csv", file: "references/format.md", content: csvRef, vpath: "/skills/data/csv/references/format.md"},
+		{name: "binary", ref: "pdf", file: "assets/logo.png", err: textfile.ErrBinary, msg: []string{"/skills/docs/pdf/assets/logo.png"}},
+		{name: "unknown file lists the files", ref: "pdf", file: "scripts/missing.sh", err: errkind.NotFound,
+			msg: []string{"scripts/missing.sh", "SKILL.md", "assets/logo.png", "references/forms.md", "scripts/run.sh", "scripts/x.py"}},
+		{name: "no fallback with an extension", ref: "pdf", file: "references/forms.txt", err: errkind.NotFound},
+		{name: "file of the overridden shared skill", ref: "pdf", file: "README.md", err: errkind.NotFound},
+		{name: "unknown skill", ref: "nope", file: "SKILL.md", err: errkind.NotFound},
+		{name: "escape to another user", ref: "pdf", file: "../../bob/skills/x/SKILL.md", err: errkind.InvalidArgument},
+		{name: "escape to a sibling skill", ref: "pdf", file: "../docx/SKILL.md", err: errkind.InvalidArgument},
+		{name: "absolute path", ref: "pdf", file: "/etc/passwd", err: errkind.InvalidArgument},
+		{name: "empty file", ref: "pdf", file: "", err: errkind.InvalidArgument},
+		{name: "directory", ref: "pdf", file: "scripts/", err: errkind.InvalidArgument},
+		{name: "NUL byte", ref: "pdf", file: "scripts/x.py\x00", err: errkind.InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			content, vpath, err := lib.Catalog.ReadFile(t.Context(), aliceID, tc.ref, tc.file)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("err = %v, want %v (content %q)", err, tc.err, content)
+				}
+				for _, m := range tc.msg {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("error %q does not mention %q", err, m)
+					}
+				}
+				if strings.Contains(err.Error(), "alice/skills") || strings.Contains(err.Error(), "_shared") {
+					t.Errorf("error %q leaks a storage key", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if content != tc.content || vpath != tc.vpath {
+				t.Errorf("ReadFile = %q at %q, want %q at %q", content, vpath, tc.content, tc.vpath)
+			}
+		})
+	}
+}

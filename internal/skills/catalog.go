@@ -303,19 +303,45 @@ func (c *Catalog) Render(ctx context.Context, id mounts.Identity, ref, arguments
 	if err != nil {
 		return "", d, err
 	}
+	// Each placeholder copies the arguments: size the text before making it.
+	if n := RenderedSize(d.Path, d.Body, arguments); n > c.cfg.MaxRenderBytes {
+		return "", d, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes (%d placeholders), at most %d are returned",
+			errkind.ResourceExhausted, d.Path, n, strings.Count(d.Body, argumentsPlaceholder), c.cfg.MaxRenderBytes)
+	}
 	return RenderBody(d.Path, d.Body, arguments), d, nil
+}
+
+const (
+	argumentsPlaceholder = "$ARGUMENTS"
+	renderPrefix         = "Base directory for this skill: "
+	argumentsSuffix      = "\n\nARGUMENTS: "
+)
+
+// RenderedSize is len(RenderBody(dir, body, arguments)), computed without
+// building the text.
+func RenderedSize(dir, body, arguments string) int64 {
+	size := int64(len(renderPrefix) + len(dir) + 2)
+	switch n := int64(strings.Count(body, argumentsPlaceholder)); {
+	case strings.TrimSpace(arguments) == "":
+		size += int64(len(body))
+	case n > 0:
+		size += int64(len(body)) + n*(int64(len(arguments))-int64(len(argumentsPlaceholder)))
+	default:
+		size += int64(len(strings.TrimRight(body, "\n")) + len(argumentsSuffix) + len(arguments) + 1)
+	}
+	return size
 }
 
 // RenderBody builds the invocation text of a skill at dir with body.
 func RenderBody(dir, body, arguments string) string {
 	switch {
 	case strings.TrimSpace(arguments) == "":
-	case strings.Contains(body, "$ARGUMENTS"):
-		body = strings.ReplaceAll(body, "$ARGUMENTS", arguments)
+	case strings.Contains(body, argumentsPlaceholder):
+		body = strings.ReplaceAll(body, argumentsPlaceholder, arguments)
 	default:
-		body = strings.TrimRight(body, "\n") + "\n\nARGUMENTS: " + arguments + "\n"
+		body = strings.TrimRight(body, "\n") + argumentsSuffix + arguments + "\n"
 	}
-	return "Base directory for this skill: " + dir + "\n\n" + body
+	return renderPrefix + dir + "\n\n" + body
 }
 
 // ReadFile returns one file of a skill as text, and its virtual path. An
@@ -333,7 +359,6 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	var names []string
 	for _, e := range s.files {
 		rel := strings.TrimPrefix(e.rel, s.dir+"/")
 		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
@@ -341,9 +366,28 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 			data, _, err := c.readText(ctx, e.obj.Key, vpath)
 			return string(data), vpath, err
 		}
-		names = append(names, rel)
 	}
-	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, strings.Join(names, ", "))
+	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, fileNames(s, maxNamedFiles))
+}
+
+// maxNamedFiles bounds the file names an error message lists: a skill may
+// hold thousands, and the message is for a model to act on.
+const maxNamedFiles = 20
+
+// fileNames lists up to max of the skill's files, saying how many more.
+func fileNames(s *skillRef, max int) string {
+	var b strings.Builder
+	for i, e := range s.files {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more (GetSkill lists them all)", len(s.files)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strings.TrimPrefix(e.rel, s.dir+"/"))
+	}
+	return b.String()
 }
 
 // SetEnabled enables or disables a skill for the user, by name, without

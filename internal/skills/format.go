@@ -95,17 +95,23 @@ func FormatBlock(skills []Skill, opts FormatOptions) (Block, error) {
 		omitted = len(skills) - opts.MaxSkills
 		skills = skills[:opts.MaxSkills]
 	}
-	descs := make([]string, len(skills))
-	for i, s := range skills {
-		descs[i] = strings.Join(strings.Fields(s.Description), " ")
+	// Descriptions are normalized when first needed: most of a large
+	// library never fits the budget.
+	normalized := make([]string, len(skills))
+	done := make([]bool, len(skills))
+	desc := func(i int) string {
+		if !done[i] {
+			normalized[i], done[i] = strings.Join(strings.Fields(skills[i].Description), " "), true
+		}
+		return normalized[i]
 	}
 	render := func(n, limit, omitted int) (string, int) {
 		var b strings.Builder
 		b.WriteString(f.open)
 		shortened := 0
 		for i := range n {
-			d := clip(descs[i], limit)
-			if d != descs[i] {
+			d := clip(desc(i), limit)
+			if d != desc(i) {
 				shortened++
 			}
 			b.WriteString(f.entry(skills[i].Name, d, skills[i].Location()))
@@ -116,9 +122,18 @@ func FormatBlock(skills []Skill, opts FormatOptions) (Block, error) {
 		b.WriteString(f.close)
 		return b.String(), shortened
 	}
+	// size is the length of render's text, counted entry by entry and
+	// given up once over budget, so each probe costs at most the budget,
+	// however many skills there are.
 	size := func(n, limit, omitted int) int {
-		text, _ := render(n, limit, omitted)
-		return utf8.RuneCountInString(text)
+		total := utf8.RuneCountInString(f.open) + utf8.RuneCountInString(f.close)
+		if omitted > 0 {
+			total += utf8.RuneCountInString(f.note(omitted))
+		}
+		for i := 0; i < n && total <= budget; i++ {
+			total += utf8.RuneCountInString(f.entry(skills[i].Name, clip(desc(i), limit), skills[i].Location()))
+		}
+		return total
 	}
 	// Keep the most skills that fit with the shortest descriptions (the
 	// size grows with n, so binary search finds it).

@@ -1,0 +1,105 @@
+package skills_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+)
+
+// allocated returns the bytes fn allocated on the heap.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestRenderBoundsOutputFirst: a body of many placeholders times large
+// arguments is refused before the text is built, so the request costs
+// memory in proportion to its inputs, not to their product.
+func TestRenderBoundsOutputFirst(t *testing.T) {
+	body := strings.Repeat("$ARGUMENTS ", 50_000) // 550 KB, under max-file-bytes
+	b := skillstest.New()
+	b.User("alice").Skill("bomb", "", "Copies its arguments.", body)
+	lib := skillstest.Library(t, b.Bucket(t), nil)
+	alice := mounts.Identity{User: "alice", Thread: "t"}
+	args := strings.Repeat("x", 1<<20) // naive output: 50,000 × 1 MiB = 49 GiB
+
+	var err error
+	used := allocated(func() { _, _, err = lib.Catalog.Render(t.Context(), alice, "bomb", args) })
+	if !errors.Is(err, errkind.ResourceExhausted) {
+		t.Fatalf("Render err = %v, want ResourceExhausted", err)
+	}
+	// The skill is read (body twice: raw and parsed) and the arguments are
+	// held; nothing of the product's size may be allocated.
+	if bound := uint64(16 << 20); used > bound {
+		t.Errorf("Render allocated %d bytes, want at most %d", used, bound)
+	}
+	// Within the limit it renders.
+	if text, _, err := lib.Catalog.Render(t.Context(), alice, "bomb", "ok"); err != nil || strings.Count(text, "ok ") != 50_000 {
+		t.Errorf("small render: %v", err)
+	}
+}
+
+// FuzzRenderedSize: the size computed up front is the size of the text.
+func FuzzRenderedSize(f *testing.F) {
+	f.Add("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b")
+	f.Add("/skills/x", "no placeholder\n\n", "args")
+	f.Add("/skills/x", "body", "  ")
+	f.Add("/skills/x", "$ARGUMENTS$ARGUMENTS", "")
+	f.Fuzz(func(t *testing.T, dir, body, args string) {
+		if got, want := skills.RenderedSize(dir, body, args), int64(len(skills.RenderBody(dir, body, args))); got != want {
+			t.Errorf("RenderedSize(%q, %q, %q) = %d, len(RenderBody) = %d", dir, body, args, got, want)
+		}
+	})
+}
+
+// TestReadFileNotFoundIsShort: the NOT_FOUND for an unknown file names a few
+// of the skill's files and says how many more there are, however many.
+func TestReadFileNotFoundIsShort(t *testing.T) {
+	b := skillstest.New()
+	l := b.User("alice").Skill("big", "", "Many files.", "# Big\n")
+	for i := range 10_000 {
+		l.File(fmt.Sprintf("big/references/file-%05d.md", i), "x\n")
+	}
+	lib := skillstest.Library(t, b.Bucket(t), nil)
+	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Identity{User: "alice", Thread: "t"}, "big", "missing.md")
+	if !errors.Is(err, errkind.NotFound) {
+		t.Fatalf("err = %v, want NotFound", err)
+	}
+	if msg := err.Error(); len(msg) > 2048 || !strings.Contains(msg, "and 9981 more") || !strings.Contains(msg, "references/file-00000.md") {
+		t.Errorf("message (%d bytes) = %.300q…; want a short list and the count left out", len(msg), msg)
+	}
+}
+
+// TestFormatBlockCostIsBoundedByBudget: fitting 10,000 long descriptions
+// into a small budget costs memory in proportion to the budget, not to the
+// library (each size probe stops once over budget).
+func TestFormatBlockCostIsBoundedByBudget(t *testing.T) {
+	list := make([]skills.Skill, 10_000)
+	desc := strings.Repeat("word ", 200)
+	for i := range list {
+		list[i] = skills.Skill{Path: fmt.Sprintf("/skills/c/s%05d", i), Frontmatter: skills.Frontmatter{Name: fmt.Sprintf("s%05d", i), Description: desc}}
+	}
+	var b skills.Block
+	var err error
+	// The descriptions alone are 10 MB; the skills are given, so only what
+	// FormatBlock adds counts.
+	used := allocated(func() { b, err = skills.FormatBlock(list, skills.FormatOptions{CharBudget: 12000}) })
+	if err != nil || b.Included == 0 || utf8.RuneCountInString(b.Text) > 12000 {
+		t.Fatalf("FormatBlock = %d included, %d bytes, %v", b.Included, len(b.Text), err)
+	}
+	if bound := uint64(32 << 20); used > bound {
+		t.Errorf("FormatBlock allocated %d bytes, want at most %d", used, bound)
+	}
+}

@@ -91,8 +91,8 @@ func panicked(ctx context.Context, log *slog.Logger, method string, p any) error
 
 // Options returns the server options that wire the interceptor chain in its
 // fixed order: recovery outermost, then metrics (when m is not nil) and
-// logging, which both see the final status, then the error table, and
-// authentication closest to the handler.
+// logging, which both see the final status, then the error table,
+// authentication, and the request check closest to the handler.
 func Options(log *slog.Logger, a auth.Authenticator, m *grpcprom.ServerMetrics) []grpc.ServerOption {
 	unary := []grpc.UnaryServerInterceptor{RecoveryUnaryInterceptor(log)}
 	stream := []grpc.StreamServerInterceptor{RecoveryStreamInterceptor(log)}
@@ -100,8 +100,8 @@ func Options(log *slog.Logger, a auth.Authenticator, m *grpcprom.ServerMetrics) 
 		unary = append(unary, m.UnaryServerInterceptor())
 		stream = append(stream, m.StreamServerInterceptor())
 	}
-	unary = append(unary, LoggingUnaryInterceptor(log), ErrorUnaryInterceptor(log), auth.UnaryServerInterceptor(a))
-	stream = append(stream, LoggingStreamInterceptor(log), ErrorStreamInterceptor(log), auth.StreamServerInterceptor(a))
+	unary = append(unary, LoggingUnaryInterceptor(log), ErrorUnaryInterceptor(log), auth.UnaryServerInterceptor(a), ValidateUnaryInterceptor())
+	stream = append(stream, LoggingStreamInterceptor(log), ErrorStreamInterceptor(log), auth.StreamServerInterceptor(a), ValidateStreamInterceptor())
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),

@@ -26,16 +26,16 @@ const (
 type FileInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Absolute virtual path.
-	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Last path element.
-	Name  string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	IsDir bool   `protobuf:"varint,3,opt,name=is_dir,json=isDir,proto3" json:"is_dir,omitempty"`
+	Name  string `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	IsDir bool   `protobuf:"varint,3,opt,name=is_dir,json=isDir" json:"is_dir,omitempty"`
 	// Size in bytes; 0 for directories.
-	Size int64 `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Size int64 `protobuf:"varint,4,opt,name=size" json:"size,omitempty"`
 	// Unset for directories.
-	Modified *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=modified,proto3" json:"modified,omitempty"`
+	Modified *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=modified" json:"modified,omitempty"`
 	// Opaque version of the content, for if_match; empty for directories.
-	Etag          string `protobuf:"bytes,6,opt,name=etag,proto3" json:"etag,omitempty"`
+	Etag          string `protobuf:"bytes,6,opt,name=etag" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -114,11 +114,11 @@ func (x *FileInfo) GetEtag() string {
 
 type ListRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Entries per page; 0 means the server default, larger values are capped.
-	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize" json:"page_size,omitempty"`
 	// From a previous ListResponse.next_page_token.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,9 +178,9 @@ type ListResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directories and files in key order: byte order of names, where a
 	// directory sorts as its name followed by "/" (so "a.md" comes before "a").
-	Entries []*FileInfo `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	Entries []*FileInfo `protobuf:"bytes,1,rep,name=entries" json:"entries,omitempty"`
 	// Empty when there are no more entries.
-	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -231,7 +231,7 @@ func (x *ListResponse) GetNextPageToken() string {
 
 type StatRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -275,7 +275,7 @@ func (x *StatRequest) GetPath() string {
 
 type StatResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Info          *FileInfo              `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	Info          *FileInfo              `protobuf:"bytes,1,opt,name=info" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,13 +319,13 @@ func (x *StatResponse) GetInfo() *FileInfo {
 
 type ReadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// First line to return, 0-based.
-	Offset int64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Offset int64 `protobuf:"varint,2,opt,name=offset" json:"offset,omitempty"`
 	// Lines to return; 0 means 2000.
-	Limit int64 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int64 `protobuf:"varint,3,opt,name=limit" json:"limit,omitempty"`
 	// Prefix each line with its 1-based number and a tab, like `cat -n`.
-	LineNumbers   bool `protobuf:"varint,4,opt,name=line_numbers,json=lineNumbers,proto3" json:"line_numbers,omitempty"`
+	LineNumbers   bool `protobuf:"varint,4,opt,name=line_numbers,json=lineNumbers" json:"line_numbers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,13 +391,13 @@ func (x *ReadRequest) GetLineNumbers() bool {
 type ReadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The path read: a missing path without extension falls back to path + ".md".
-	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// The selected lines, joined by "\n".
-	Content    string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	TotalLines int64  `protobuf:"varint,3,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
+	Content    string `protobuf:"bytes,2,opt,name=content" json:"content,omitempty"`
+	TotalLines int64  `protobuf:"varint,3,opt,name=total_lines,json=totalLines" json:"total_lines,omitempty"`
 	// Line to continue from; equals total_lines when everything was read.
-	NextOffset    int64  `protobuf:"varint,4,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
-	Etag          string `protobuf:"bytes,5,opt,name=etag,proto3" json:"etag,omitempty"`
+	NextOffset    int64  `protobuf:"varint,4,opt,name=next_offset,json=nextOffset" json:"next_offset,omitempty"`
+	Etag          string `protobuf:"bytes,5,opt,name=etag" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -469,11 +469,11 @@ func (x *ReadResponse) GetEtag() string {
 
 type DownloadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Byte offset to start from.
-	Offset int64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Offset int64 `protobuf:"varint,2,opt,name=offset" json:"offset,omitempty"`
 	// Bytes to send; 0 means to the end.
-	Limit         int64 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit         int64 `protobuf:"varint,3,opt,name=limit" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -532,8 +532,8 @@ func (x *DownloadRequest) GetLimit() int64 {
 type DownloadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Set on the first message only.
-	Info          *FileInfo `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
-	Data          []byte    `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	Info          *FileInfo `protobuf:"bytes,1,opt,name=info" json:"info,omitempty"`
+	Data          []byte    `protobuf:"bytes,2,opt,name=data" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -654,11 +654,11 @@ type isUploadRequest_Msg interface {
 
 type UploadRequest_Header struct {
 	// Must be the first message.
-	Header *UploadHeader `protobuf:"bytes,1,opt,name=header,proto3,oneof"`
+	Header *UploadHeader `protobuf:"bytes,1,opt,name=header,oneof"`
 }
 
 type UploadRequest_Data struct {
-	Data []byte `protobuf:"bytes,2,opt,name=data,proto3,oneof"`
+	Data []byte `protobuf:"bytes,2,opt,name=data,oneof"`
 }
 
 func (*UploadRequest_Header) isUploadRequest_Msg() {}
@@ -667,11 +667,11 @@ func (*UploadRequest_Data) isUploadRequest_Msg() {}
 
 type UploadHeader struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Store only while the current etag equals this (optimistic concurrency).
-	IfMatch string `protobuf:"bytes,2,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	IfMatch string `protobuf:"bytes,2,opt,name=if_match,json=ifMatch" json:"if_match,omitempty"`
 	// Store only if the file does not exist yet.
-	MustNotExist  bool `protobuf:"varint,3,opt,name=must_not_exist,json=mustNotExist,proto3" json:"must_not_exist,omitempty"`
+	MustNotExist  bool `protobuf:"varint,3,opt,name=must_not_exist,json=mustNotExist" json:"must_not_exist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -729,7 +729,7 @@ func (x *UploadHeader) GetMustNotExist() bool {
 
 type UploadResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Info          *FileInfo              `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	Info          *FileInfo              `protobuf:"bytes,1,opt,name=info" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,12 +773,12 @@ func (x *UploadResponse) GetInfo() *FileInfo {
 
 type WriteRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
-	Path    string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Content string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Path    string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Content string                 `protobuf:"bytes,2,opt,name=content" json:"content,omitempty"`
 	// Write only while the current etag equals this; FAILED_PRECONDITION otherwise.
-	IfMatch string `protobuf:"bytes,3,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	IfMatch string `protobuf:"bytes,3,opt,name=if_match,json=ifMatch" json:"if_match,omitempty"`
 	// Write only if the file does not exist; ALREADY_EXISTS otherwise.
-	MustNotExist  bool `protobuf:"varint,4,opt,name=must_not_exist,json=mustNotExist,proto3" json:"must_not_exist,omitempty"`
+	MustNotExist  bool `protobuf:"varint,4,opt,name=must_not_exist,json=mustNotExist" json:"must_not_exist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -843,7 +843,7 @@ func (x *WriteRequest) GetMustNotExist() bool {
 
 type WriteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Info          *FileInfo              `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	Info          *FileInfo              `protobuf:"bytes,1,opt,name=info" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -887,11 +887,11 @@ func (x *WriteResponse) GetInfo() *FileInfo {
 
 type EditRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Text to find; must occur exactly once unless replace_all is set.
-	OldString     string `protobuf:"bytes,2,opt,name=old_string,json=oldString,proto3" json:"old_string,omitempty"`
-	NewString     string `protobuf:"bytes,3,opt,name=new_string,json=newString,proto3" json:"new_string,omitempty"`
-	ReplaceAll    bool   `protobuf:"varint,4,opt,name=replace_all,json=replaceAll,proto3" json:"replace_all,omitempty"`
+	OldString     string `protobuf:"bytes,2,opt,name=old_string,json=oldString" json:"old_string,omitempty"`
+	NewString     string `protobuf:"bytes,3,opt,name=new_string,json=newString" json:"new_string,omitempty"`
+	ReplaceAll    bool   `protobuf:"varint,4,opt,name=replace_all,json=replaceAll" json:"replace_all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -957,8 +957,8 @@ func (x *EditRequest) GetReplaceAll() bool {
 type EditResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// How many occurrences were replaced.
-	Occurrences   int64     `protobuf:"varint,1,opt,name=occurrences,proto3" json:"occurrences,omitempty"`
-	Info          *FileInfo `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	Occurrences   int64     `protobuf:"varint,1,opt,name=occurrences" json:"occurrences,omitempty"`
+	Info          *FileInfo `protobuf:"bytes,2,opt,name=info" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1009,9 +1009,9 @@ func (x *EditResponse) GetInfo() *FileInfo {
 
 type DeleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Required to delete a directory and everything below it.
-	Recursive     bool `protobuf:"varint,2,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	Recursive     bool `protobuf:"varint,2,opt,name=recursive" json:"recursive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1063,7 +1063,7 @@ func (x *DeleteRequest) GetRecursive() bool {
 type DeleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Files removed.
-	Deleted       int64 `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	Deleted       int64 `protobuf:"varint,1,opt,name=deleted" json:"deleted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1108,11 +1108,11 @@ func (x *DeleteResponse) GetDeleted() int64 {
 type GlobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Doublestar pattern relative to path, e.g. "**/*.md" or "src/*.go".
-	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	Pattern string `protobuf:"bytes,1,opt,name=pattern" json:"pattern,omitempty"`
 	// Directory to search from; empty means "/".
-	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,2,opt,name=path" json:"path,omitempty"`
 	// 0 means the server default; larger values are capped.
-	MaxResults    int32 `protobuf:"varint,3,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
+	MaxResults    int32 `protobuf:"varint,3,opt,name=max_results,json=maxResults" json:"max_results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1171,9 +1171,9 @@ func (x *GlobRequest) GetMaxResults() int32 {
 type GlobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Matching files in path order.
-	Matches []*FileInfo `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	Matches []*FileInfo `protobuf:"bytes,1,rep,name=matches" json:"matches,omitempty"`
 	// More files matched (or the listing budget ran out) than were returned.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1225,15 +1225,15 @@ func (x *GlobResponse) GetTruncated() bool {
 type GrepRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Literal text by default; an RE2 regular expression when regex is set.
-	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	Pattern string `protobuf:"bytes,1,opt,name=pattern" json:"pattern,omitempty"`
 	// File or directory to search; empty means "/".
-	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,2,opt,name=path" json:"path,omitempty"`
 	// Only search files whose path relative to path matches this doublestar pattern.
-	Glob            string `protobuf:"bytes,3,opt,name=glob,proto3" json:"glob,omitempty"`
-	Regex           bool   `protobuf:"varint,4,opt,name=regex,proto3" json:"regex,omitempty"`
-	CaseInsensitive bool   `protobuf:"varint,5,opt,name=case_insensitive,json=caseInsensitive,proto3" json:"case_insensitive,omitempty"`
+	Glob            string `protobuf:"bytes,3,opt,name=glob" json:"glob,omitempty"`
+	Regex           bool   `protobuf:"varint,4,opt,name=regex" json:"regex,omitempty"`
+	CaseInsensitive bool   `protobuf:"varint,5,opt,name=case_insensitive,json=caseInsensitive" json:"case_insensitive,omitempty"`
 	// 0 means the server default; larger values are capped.
-	MaxMatches    int32 `protobuf:"varint,6,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
+	MaxMatches    int32 `protobuf:"varint,6,opt,name=max_matches,json=maxMatches" json:"max_matches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1312,10 +1312,10 @@ func (x *GrepRequest) GetMaxMatches() int32 {
 
 type GrepMatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// 1-based.
-	Line          int64  `protobuf:"varint,2,opt,name=line,proto3" json:"line,omitempty"`
-	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Line          int64  `protobuf:"varint,2,opt,name=line" json:"line,omitempty"`
+	Text          string `protobuf:"bytes,3,opt,name=text" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1373,12 +1373,12 @@ func (x *GrepMatch) GetText() string {
 
 type GrepResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
-	Matches []*GrepMatch           `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	Matches []*GrepMatch           `protobuf:"bytes,1,rep,name=matches" json:"matches,omitempty"`
 	// The search stopped early: max_matches, the scan budget or the deadline.
-	Truncated    bool  `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	FilesScanned int64 `protobuf:"varint,3,opt,name=files_scanned,json=filesScanned,proto3" json:"files_scanned,omitempty"`
+	Truncated    bool  `protobuf:"varint,2,opt,name=truncated" json:"truncated,omitempty"`
+	FilesScanned int64 `protobuf:"varint,3,opt,name=files_scanned,json=filesScanned" json:"files_scanned,omitempty"`
 	// Files not searched because they are binary or over the size cap.
-	FilesSkipped  int64 `protobuf:"varint,4,opt,name=files_skipped,json=filesSkipped,proto3" json:"files_skipped,omitempty"`
+	FilesSkipped  int64 `protobuf:"varint,4,opt,name=files_skipped,json=filesSkipped" json:"files_skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1553,7 +1553,7 @@ const file_skillsvc_v1_filesystem_proto_rawDesc = "" +
 	"\x04Edit\x12\x18.skillsvc.v1.EditRequest\x1a\x19.skillsvc.v1.EditResponse\x12A\n" +
 	"\x06Delete\x12\x1a.skillsvc.v1.DeleteRequest\x1a\x1b.skillsvc.v1.DeleteResponse\x12;\n" +
 	"\x04Glob\x12\x18.skillsvc.v1.GlobRequest\x1a\x19.skillsvc.v1.GlobResponse\x12;\n" +
-	"\x04Grep\x12\x18.skillsvc.v1.GrepRequest\x1a\x19.skillsvc.v1.GrepResponseB9Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1b\x06proto3"
+	"\x04Grep\x12\x18.skillsvc.v1.GrepRequest\x1a\x19.skillsvc.v1.GrepResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_filesystem_proto_rawDescOnce sync.Once

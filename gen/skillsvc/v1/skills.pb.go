@@ -26,30 +26,30 @@ const (
 type SkillSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Skill folder, e.g. "/skills/docs/pdf"; its SKILL.md is location.
-	Path     string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Location string `protobuf:"bytes,2,opt,name=location,proto3" json:"location,omitempty"`
-	Name     string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Path     string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Location string `protobuf:"bytes,2,opt,name=location" json:"location,omitempty"`
+	Name     string `protobuf:"bytes,3,opt,name=name" json:"name,omitempty"`
 	// Shortened to 1024 characters in listings; GetSkill has the full text.
-	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	Description string `protobuf:"bytes,4,opt,name=description" json:"description,omitempty"`
 	// Empty for a flat skill (/skills/<skill>/SKILL.md).
-	Category string `protobuf:"bytes,5,opt,name=category,proto3" json:"category,omitempty"`
+	Category string `protobuf:"bytes,5,opt,name=category" json:"category,omitempty"`
 	// "user" or "shared".
-	Layer         string            `protobuf:"bytes,6,opt,name=layer,proto3" json:"layer,omitempty"`
-	Version       string            `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
-	License       string            `protobuf:"bytes,8,opt,name=license,proto3" json:"license,omitempty"`
-	Compatibility string            `protobuf:"bytes,9,opt,name=compatibility,proto3" json:"compatibility,omitempty"`
-	AllowedTools  []string          `protobuf:"bytes,10,rep,name=allowed_tools,json=allowedTools,proto3" json:"allowed_tools,omitempty"`
-	Metadata      map[string]string `protobuf:"bytes,11,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Layer         string            `protobuf:"bytes,6,opt,name=layer" json:"layer,omitempty"`
+	Version       string            `protobuf:"bytes,7,opt,name=version" json:"version,omitempty"`
+	License       string            `protobuf:"bytes,8,opt,name=license" json:"license,omitempty"`
+	Compatibility string            `protobuf:"bytes,9,opt,name=compatibility" json:"compatibility,omitempty"`
+	AllowedTools  []string          `protobuf:"bytes,10,rep,name=allowed_tools,json=allowedTools" json:"allowed_tools,omitempty"`
+	Metadata      map[string]string `protobuf:"bytes,11,rep,name=metadata" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Frontmatter fields the Agent Skills specification does not define.
-	ExtraFields *structpb.Struct `protobuf:"bytes,12,opt,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
+	ExtraFields *structpb.Struct `protobuf:"bytes,12,opt,name=extra_fields,json=extraFields" json:"extra_fields,omitempty"`
 	// ETag of SKILL.md.
-	Etag     string `protobuf:"bytes,13,opt,name=etag,proto3" json:"etag,omitempty"`
-	Disabled bool   `protobuf:"varint,14,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	Etag     string `protobuf:"bytes,13,opt,name=etag" json:"etag,omitempty"`
+	Disabled bool   `protobuf:"varint,14,opt,name=disabled" json:"disabled,omitempty"`
 	// Set when the skill breaks a rule it can be served with (length limits,
 	// a name that differs from its folder).
-	Warnings []string `protobuf:"bytes,15,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,15,rep,name=warnings" json:"warnings,omitempty"`
 	// Set when the skill is invalid (listed only with include_invalid).
-	Errors        []string `protobuf:"bytes,16,rep,name=errors,proto3" json:"errors,omitempty"`
+	Errors        []string `protobuf:"bytes,16,rep,name=errors" json:"errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -235,8 +235,8 @@ func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
 type CategoryCount struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Empty for flat skills.
-	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	SkillCount    int32  `protobuf:"varint,2,opt,name=skill_count,json=skillCount,proto3" json:"skill_count,omitempty"`
+	Name          string `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	SkillCount    int32  `protobuf:"varint,2,opt,name=skill_count,json=skillCount" json:"skill_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -287,7 +287,7 @@ func (x *CategoryCount) GetSkillCount() int32 {
 
 type ListCategoriesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Categories    []*CategoryCount       `protobuf:"bytes,1,rep,name=categories,proto3" json:"categories,omitempty"`
+	Categories    []*CategoryCount       `protobuf:"bytes,1,rep,name=categories" json:"categories,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -332,13 +332,13 @@ func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
 type ListSkillsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only skills of this category; unset lists all, "" lists flat skills.
-	Category  *string `protobuf:"bytes,1,opt,name=category,proto3,oneof" json:"category,omitempty"`
-	PageSize  int32   `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken string  `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	Category  *string `protobuf:"bytes,1,opt,name=category" json:"category,omitempty"`
+	PageSize  int32   `protobuf:"varint,2,opt,name=page_size,json=pageSize" json:"page_size,omitempty"`
+	PageToken string  `protobuf:"bytes,3,opt,name=page_token,json=pageToken" json:"page_token,omitempty"`
 	// Also list invalid skills, with their errors.
-	IncludeInvalid bool `protobuf:"varint,4,opt,name=include_invalid,json=includeInvalid,proto3" json:"include_invalid,omitempty"`
+	IncludeInvalid bool `protobuf:"varint,4,opt,name=include_invalid,json=includeInvalid" json:"include_invalid,omitempty"`
 	// Also list skills the user disabled.
-	IncludeDisabled bool `protobuf:"varint,5,opt,name=include_disabled,json=includeDisabled,proto3" json:"include_disabled,omitempty"`
+	IncludeDisabled bool `protobuf:"varint,5,opt,name=include_disabled,json=includeDisabled" json:"include_disabled,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -410,8 +410,8 @@ func (x *ListSkillsRequest) GetIncludeDisabled() bool {
 
 type ListSkillsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Skills        []*SkillSummary        `protobuf:"bytes,1,rep,name=skills,proto3" json:"skills,omitempty"`
-	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	Skills        []*SkillSummary        `protobuf:"bytes,1,rep,name=skills" json:"skills,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -462,13 +462,13 @@ func (x *ListSkillsResponse) GetNextPageToken() string {
 
 type FormatSkillsRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
-	Category *string                `protobuf:"bytes,1,opt,name=category,proto3,oneof" json:"category,omitempty"`
+	Category *string                `protobuf:"bytes,1,opt,name=category" json:"category,omitempty"`
 	// Characters the block may take; 0 means 12000.
-	CharBudget int32 `protobuf:"varint,2,opt,name=char_budget,json=charBudget,proto3" json:"char_budget,omitempty"`
+	CharBudget int32 `protobuf:"varint,2,opt,name=char_budget,json=charBudget" json:"char_budget,omitempty"`
 	// 0 means no limit.
-	MaxSkills int32 `protobuf:"varint,3,opt,name=max_skills,json=maxSkills,proto3" json:"max_skills,omitempty"`
+	MaxSkills int32 `protobuf:"varint,3,opt,name=max_skills,json=maxSkills" json:"max_skills,omitempty"`
 	// "xml" (default) or "markdown".
-	Format        string `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	Format        string `protobuf:"bytes,4,opt,name=format" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -533,12 +533,12 @@ func (x *FormatSkillsRequest) GetFormat() string {
 
 type FormatSkillsResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
-	Text     string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	Included int32                  `protobuf:"varint,2,opt,name=included,proto3" json:"included,omitempty"`
+	Text     string                 `protobuf:"bytes,1,opt,name=text" json:"text,omitempty"`
+	Included int32                  `protobuf:"varint,2,opt,name=included" json:"included,omitempty"`
 	// Skills left out to fit the budget or max_skills.
-	Omitted int32 `protobuf:"varint,3,opt,name=omitted,proto3" json:"omitted,omitempty"`
+	Omitted int32 `protobuf:"varint,3,opt,name=omitted" json:"omitted,omitempty"`
 	// Descriptions shortened to fit.
-	Shortened     int32 `protobuf:"varint,4,opt,name=shortened,proto3" json:"shortened,omitempty"`
+	Shortened     int32 `protobuf:"varint,4,opt,name=shortened" json:"shortened,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -604,9 +604,9 @@ func (x *FormatSkillsResponse) GetShortened() int32 {
 type SkillFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Relative to the skill folder, e.g. "scripts/extract.py".
-	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Size          int64  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	Binary        bool   `protobuf:"varint,3,opt,name=binary,proto3" json:"binary,omitempty"`
+	Path          string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Size          int64  `protobuf:"varint,2,opt,name=size" json:"size,omitempty"`
+	Binary        bool   `protobuf:"varint,3,opt,name=binary" json:"binary,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -665,7 +665,7 @@ func (x *SkillFile) GetBinary() bool {
 type GetSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The skill folder or SKILL.md path ("/skills/docs/pdf"), or the skill name.
-	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path          string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -709,15 +709,15 @@ func (x *GetSkillRequest) GetPath() string {
 
 type GetSkillResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Skill *SkillSummary          `protobuf:"bytes,1,opt,name=skill,proto3" json:"skill,omitempty"`
+	Skill *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
 	// SKILL.md as stored.
-	Raw string `protobuf:"bytes,2,opt,name=raw,proto3" json:"raw,omitempty"`
+	Raw string `protobuf:"bytes,2,opt,name=raw" json:"raw,omitempty"`
 	// Every frontmatter field as parsed.
-	Frontmatter *structpb.Struct `protobuf:"bytes,3,opt,name=frontmatter,proto3" json:"frontmatter,omitempty"`
+	Frontmatter *structpb.Struct `protobuf:"bytes,3,opt,name=frontmatter" json:"frontmatter,omitempty"`
 	// The instructions: SKILL.md without its frontmatter.
-	Body string `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`
+	Body string `protobuf:"bytes,4,opt,name=body" json:"body,omitempty"`
 	// The skill's other files.
-	Files         []*SkillFile `protobuf:"bytes,5,rep,name=files,proto3" json:"files,omitempty"`
+	Files         []*SkillFile `protobuf:"bytes,5,rep,name=files" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -789,10 +789,10 @@ func (x *GetSkillResponse) GetFiles() []*SkillFile {
 
 type RenderSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Replaces $ARGUMENTS in the body; appended as "ARGUMENTS: ..." when the
 	// body has no placeholder; empty changes nothing.
-	Arguments     string `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Arguments     string `protobuf:"bytes,2,opt,name=arguments" json:"arguments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -844,8 +844,8 @@ func (x *RenderSkillRequest) GetArguments() string {
 type RenderSkillResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "Base directory for this skill: /skills/<path>", then the body.
-	Text          string        `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	Skill         *SkillSummary `protobuf:"bytes,2,opt,name=skill,proto3" json:"skill,omitempty"`
+	Text          string        `protobuf:"bytes,1,opt,name=text" json:"text,omitempty"`
+	Skill         *SkillSummary `protobuf:"bytes,2,opt,name=skill" json:"skill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -896,9 +896,9 @@ func (x *RenderSkillResponse) GetSkill() *SkillSummary {
 
 type ReadSkillFileRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Relative to the skill folder, e.g. "references/forms.md".
-	File          string `protobuf:"bytes,2,opt,name=file,proto3" json:"file,omitempty"`
+	File          string `protobuf:"bytes,2,opt,name=file" json:"file,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -950,8 +950,8 @@ func (x *ReadSkillFileRequest) GetFile() string {
 type ReadSkillFileResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Virtual path of the file.
-	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Content       string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Path          string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Content       string `protobuf:"bytes,2,opt,name=content" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1003,9 +1003,9 @@ func (x *ReadSkillFileResponse) GetContent() string {
 type SearchSkillsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A task description.
-	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	Query string `protobuf:"bytes,1,opt,name=query" json:"query,omitempty"`
 	// 0 means 10.
-	Limit         int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit         int32 `protobuf:"varint,2,opt,name=limit" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1056,8 +1056,8 @@ func (x *SearchSkillsRequest) GetLimit() int32 {
 
 type ScoredSkill struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Skill         *SkillSummary          `protobuf:"bytes,1,opt,name=skill,proto3" json:"skill,omitempty"`
-	Score         float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	Skill         *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
+	Score         float64                `protobuf:"fixed64,2,opt,name=score" json:"score,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1108,7 +1108,7 @@ func (x *ScoredSkill) GetScore() float64 {
 
 type SearchSkillsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*ScoredSkill         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Results       []*ScoredSkill         `protobuf:"bytes,1,rep,name=results" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1152,7 +1152,7 @@ func (x *SearchSkillsResponse) GetResults() []*ScoredSkill {
 
 type ExportSkillRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1197,7 +1197,7 @@ func (x *ExportSkillRequest) GetPath() string {
 type ExportSkillResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Consecutive chunks of a tar.gz archive with entries "<skill>/<file>".
-	Data          []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	Data          []byte `protobuf:"bytes,1,opt,name=data" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1241,8 +1241,8 @@ func (x *ExportSkillResponse) GetData() []byte {
 
 type SetSkillEnabledRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Enabled       bool                   `protobuf:"varint,2,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Enabled       bool                   `protobuf:"varint,2,opt,name=enabled" json:"enabled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1293,7 +1293,7 @@ func (x *SetSkillEnabledRequest) GetEnabled() bool {
 
 type SetSkillEnabledResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Skill         *SkillSummary          `protobuf:"bytes,1,opt,name=skill,proto3" json:"skill,omitempty"`
+	Skill         *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1369,26 +1369,24 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12:\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1a.skillsvc.v1.CategoryCountR\n" +
-	"categories\"\xd1\x01\n" +
-	"\x11ListSkillsRequest\x12\x1f\n" +
-	"\bcategory\x18\x01 \x01(\tH\x00R\bcategory\x88\x01\x01\x12\x1b\n" +
+	"categories\"\xc6\x01\n" +
+	"\x11ListSkillsRequest\x12!\n" +
+	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12'\n" +
 	"\x0finclude_invalid\x18\x04 \x01(\bR\x0eincludeInvalid\x12)\n" +
-	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabledB\v\n" +
-	"\t_category\"o\n" +
+	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\"o\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9b\x01\n" +
-	"\x13FormatSkillsRequest\x12\x1f\n" +
-	"\bcategory\x18\x01 \x01(\tH\x00R\bcategory\x88\x01\x01\x12\x1f\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x90\x01\n" +
+	"\x13FormatSkillsRequest\x12!\n" +
+	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1f\n" +
 	"\vchar_budget\x18\x02 \x01(\x05R\n" +
 	"charBudget\x12\x1d\n" +
 	"\n" +
 	"max_skills\x18\x03 \x01(\x05R\tmaxSkills\x12\x16\n" +
-	"\x06format\x18\x04 \x01(\tR\x06formatB\v\n" +
-	"\t_category\"~\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\"~\n" +
 	"\x14FormatSkillsResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bincluded\x18\x02 \x01(\x05R\bincluded\x12\x18\n" +
@@ -1445,7 +1443,7 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\rReadSkillFile\x12!.skillsvc.v1.ReadSkillFileRequest\x1a\".skillsvc.v1.ReadSkillFileResponse\x12S\n" +
 	"\fSearchSkills\x12 .skillsvc.v1.SearchSkillsRequest\x1a!.skillsvc.v1.SearchSkillsResponse\x12R\n" +
 	"\vExportSkill\x12\x1f.skillsvc.v1.ExportSkillRequest\x1a .skillsvc.v1.ExportSkillResponse0\x01\x12\\\n" +
-	"\x0fSetSkillEnabled\x12#.skillsvc.v1.SetSkillEnabledRequest\x1a$.skillsvc.v1.SetSkillEnabledResponseB9Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1b\x06proto3"
+	"\x0fSetSkillEnabled\x12#.skillsvc.v1.SetSkillEnabledRequest\x1a$.skillsvc.v1.SetSkillEnabledResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_skills_proto_rawDescOnce sync.Once
@@ -1528,8 +1526,6 @@ func file_skillsvc_v1_skills_proto_init() {
 	if File_skillsvc_v1_skills_proto != nil {
 		return
 	}
-	file_skillsvc_v1_skills_proto_msgTypes[4].OneofWrappers = []any{}
-	file_skillsvc_v1_skills_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1,10 +1,23 @@
 // Package local stores objects as files under one directory. It is the
 // embedded default backend: zero configuration, one process per directory.
 //
-// Every access goes through an os.Root, so no key and no symlink inside the
-// directory can reach a file outside it. Writes go to a temp file that is
-// renamed into place, so readers see the old or the new content, never a mix.
-// ETags are content hashes, so they survive restarts and match for equal bytes.
+// Symlinks are never followed, neither to files nor to directories, in any
+// component of a key's path: a key whose path goes through a link is absent
+// to every operation, and a listing skips links without descending. Each
+// component is opened relative to its parent with O_NOFOLLOW, so a link
+// swapped in between two calls is refused by the kernel at the moment of use.
+// This keeps one tenant's folder from reaching another's, which the directory
+// boundary alone (os.Root) would allow. Names that cannot be keys (a
+// backslash, invalid UTF-8, a control character) are skipped by listings.
+//
+// Writes go to a temp file that is renamed into place, so readers see the old
+// or the new content, never a mix. ETags are content hashes, so they survive
+// restarts and match for equal bytes. Listings walk directories in key order
+// from the continuation token and stop after one page, so paging through n
+// keys costs O(n log n) in all; only a page's first directories, those on the
+// token's path, are read again (names, no stat, no sort).
+//
+// It needs a Unix system (openat with O_NOFOLLOW).
 package local
 
 import (
@@ -19,13 +32,13 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
@@ -34,48 +47,90 @@ import (
 // as a key.
 const tmpDir = ".skillsvc-tmp"
 
+// maxKeyLen is PATH_MAX on Linux. It also bounds the depth of a listing's
+// walk, which holds a handle per directory level.
+const maxKeyLen = 4096
+
 // Bucket is a directory-backed objstore.Bucket.
 type Bucket struct {
-	root  *os.Root
+	dir   *os.File // the bucket directory; every access starts from it
+	path  string
 	locks [256]sync.Mutex // serialize conditional writes per key (by hash)
 	etags *lru.Cache[string, etagEntry]
 }
 
 type etagEntry struct {
-	info fs.FileInfo
+	v    version
 	etag string
 }
 
 var _ objstore.Bucket = (*Bucket)(nil)
 
-// New opens (creating if needed) dir as a bucket.
+// New opens (creating if needed) dir as a bucket. dir itself may be a
+// symlink; nothing below it is followed.
 func New(dir string) (*Bucket, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("local storage: %w", err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("local storage: %w", err)
+	// Leftovers of writes interrupted by a crash are garbage. RemoveAll
+	// removes links rather than following them.
+	if root, err := os.OpenRoot(dir); err == nil {
+		_ = root.RemoveAll(tmpDir)
+		root.Close()
 	}
-	// Leftovers of writes interrupted by a crash are garbage.
-	_ = root.RemoveAll(tmpDir)
+	fd, err := openat(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("local storage: open %s: %w", dir, err)
+	}
 	cache, err := lru.New[string, etagEntry](16384)
 	if err != nil {
+		unix.Close(fd)
 		return nil, err
 	}
-	return &Bucket{root: root, etags: cache}, nil
+	return &Bucket{dir: os.NewFile(uintptr(fd), dir), path: dir, etags: cache}, nil
 }
 
+// Check implements objstore.Checker: the directory still answers (a disk
+// gone read-only or away fails here first).
+func (b *Bucket) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(b.rootFD(), &st); err != nil {
+		return fmt.Errorf("local storage %s: %w: %w", b.path, objstore.ErrUnavailable, err)
+	}
+	return nil
+}
+
+var _ objstore.Checker = (*Bucket)(nil)
+
 // Close releases the directory handle.
-func (b *Bucket) Close() error { return b.root.Close() }
+func (b *Bucket) Close() error { return b.dir.Close() }
+
+// validName reports whether a file name can be one segment of a key. Names
+// that fail are no objects: operations refuse them and listings skip them.
+func validName(seg string) bool {
+	if seg == "" || seg == "." || seg == ".." || len(seg) > 255 || !utf8.ValidString(seg) {
+		return false
+	}
+	for _, r := range seg {
+		// A backslash is a separator to Windows clients and some S3 tools;
+		// the VFS accepts neither it nor control characters (NUL included)
+		// in a path, and most of those cannot travel in S3's XML.
+		if r == '\\' || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
 
 func checkKey(key string) error {
-	if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") ||
-		strings.Contains(key, "\x00") || strings.Contains(key, "\\") {
+	if key == "" || len(key) > maxKeyLen {
 		return fmt.Errorf("%w: %q", objstore.ErrInvalidKey, key)
 	}
 	for i, seg := range strings.Split(key, "/") {
-		if seg == "" || seg == "." || seg == ".." || len(seg) > 255 || (i == 0 && seg == tmpDir) {
+		if !validName(seg) || (i == 0 && seg == tmpDir) {
 			return fmt.Errorf("%w: %q", objstore.ErrInvalidKey, key)
 		}
 	}
@@ -86,7 +141,7 @@ func mapErr(op, key string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case absent(err):
 		return fmt.Errorf("%s %q: %w", op, key, objstore.ErrNotFound)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrPermission, err)
@@ -94,46 +149,60 @@ func mapErr(op, key string, err error) error {
 	return fmt.Errorf("%s %q: %w", op, key, err)
 }
 
-// open opens a regular file; directories do not exist as objects.
-func (b *Bucket) open(op, key string) (*os.File, fs.FileInfo, error) {
+// open opens the regular file at key; directories do not exist as objects.
+func (b *Bucket) open(op, key string) (*os.File, version, error) {
 	if err := checkKey(key); err != nil {
-		return nil, nil, err
+		return nil, version{}, err
 	}
-	f, err := b.root.Open(key)
+	dir, name := splitKey(key)
+	dirfd, err := b.openDir(dir, false, 0)
 	if err != nil {
-		return nil, nil, mapErr(op, key, err)
+		return nil, version{}, mapErr(op, key, err)
 	}
-	fi, err := f.Stat()
+	defer unix.Close(dirfd)
+	f, v, err := openFile(dirfd, name, key)
 	if err != nil {
-		f.Close()
-		return nil, nil, mapErr(op, key, err)
+		return nil, version{}, mapErr(op, key, err)
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s %q: %w", op, key, objstore.ErrNotFound)
-	}
-	return f, fi, nil
+	return f, v, nil
 }
 
-// attrs returns the attributes of the open file f, hashing it unless a
-// cached hash for the same file version exists. f is left at offset 0.
-func (b *Bucket) attrs(key string, f *os.File, fi fs.FileInfo) (objstore.Attributes, error) {
-	a := objstore.Attributes{Size: fi.Size(), ModTime: fi.ModTime()}
-	if e, ok := b.etags.Get(key); ok && os.SameFile(e.info, fi) && e.info.Size() == fi.Size() && e.info.ModTime().Equal(fi.ModTime()) {
-		a.ETag = e.etag
+// cachedAttrs returns the attributes of version v of key if its hash is
+// cached.
+func (b *Bucket) cachedAttrs(key string, v version) (objstore.Attributes, bool) {
+	e, ok := b.etags.Get(key)
+	if !ok || e.v != v {
+		return objstore.Attributes{}, false
+	}
+	return objstore.Attributes{Size: v.size, ModTime: v.modTime(), ETag: e.etag}, true
+}
+
+// attrs returns the attributes of the open file f, version v, hashing it
+// unless a cached hash for the same version exists. f is left at offset 0.
+func (b *Bucket) attrs(key string, f *os.File, v version) (objstore.Attributes, error) {
+	if a, ok := b.cachedAttrs(key, v); ok {
 		return a, nil
 	}
+	a := objstore.Attributes{Size: v.size, ModTime: v.modTime()}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	buf := copyBufs.Get().(*[]byte)
+	// The struct hides (*os.File).WriteTo, which would allocate its own buffer.
+	_, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf)
+	copyBufs.Put(buf)
+	if err != nil {
 		return a, mapErr("hash", key, err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return a, mapErr("hash", key, err)
 	}
 	a.ETag = etagOf(h)
-	b.etags.Add(key, etagEntry{info: fi, etag: a.ETag})
+	b.etags.Add(key, etagEntry{v: v, etag: a.ETag})
 	return a, nil
 }
+
+// copyBufs recycles the buffers of hashing, which a listing does per object
+// whose hash is not cached.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func etagOf(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)[:16]) }
 
@@ -150,11 +219,11 @@ func (b *Bucket) GetRange(ctx context.Context, key string, offset, length int64)
 	if offset < 0 {
 		return nil, objstore.Attributes{}, fmt.Errorf("get %q: negative offset", key)
 	}
-	f, fi, err := b.open("get", key)
+	f, v, err := b.open("get", key)
 	if err != nil {
 		return nil, objstore.Attributes{}, err
 	}
-	a, err := b.attrs(key, f, fi)
+	a, err := b.attrs(key, f, v)
 	if err != nil {
 		f.Close()
 		return nil, a, err
@@ -178,12 +247,12 @@ func (b *Bucket) Stat(ctx context.Context, key string) (objstore.Attributes, err
 	if err := ctx.Err(); err != nil {
 		return objstore.Attributes{}, err
 	}
-	f, fi, err := b.open("stat", key)
+	f, v, err := b.open("stat", key)
 	if err != nil {
 		return objstore.Attributes{}, err
 	}
 	defer f.Close()
-	return b.attrs(key, f, fi)
+	return b.attrs(key, f, v)
 }
 
 func (b *Bucket) lock(key string) func() {
@@ -196,16 +265,23 @@ func (b *Bucket) lock(key string) func() {
 
 // Put implements objstore.Bucket. Preconditions are checked and the rename
 // done under a per-key lock, which makes them atomic within this process.
+//
+// A key whose parent path holds a symlink is refused with ErrInvalidKey
+// rather than healed by replacing the link with a directory: replacing would
+// delete something the service did not create, in a remove-then-create
+// sequence that a racing writer could exploit, and the link may be an
+// operator's. A link as the key itself is absent like any other, and the
+// rename replaces the link, never its target.
 func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, opts objstore.PutOptions) (objstore.Attributes, error) {
 	if err := checkKey(key); err != nil {
 		return objstore.Attributes{}, err
 	}
 	// Write the temp file before taking the lock: the slow part needs no lock.
-	tmp, a, err := b.writeTemp(ctx, key, r, size)
+	tmp, err := b.writeTemp(ctx, key, r, size)
 	if err != nil {
-		return a, err
+		return objstore.Attributes{}, err
 	}
-	defer b.root.Remove(tmp) // no-op once renamed
+	defer tmp.remove() // no-op once renamed
 
 	unlock := b.lock(key)
 	defer unlock()
@@ -224,46 +300,64 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 			return objstore.Attributes{}, fmt.Errorf("put %q: etag changed: %w", key, objstore.ErrPrecondition)
 		}
 	}
-	// A concurrent Delete may prune the parent between MkdirAll and Rename.
+	dir, name := splitKey(key)
+	// A concurrent Delete may prune the parent between its creation and the
+	// rename; then both are tried again.
 	for attempt := 0; ; attempt++ {
-		if dir := path.Dir(key); dir != "." {
-			if err := b.root.MkdirAll(dir, 0o755); err != nil {
-				return objstore.Attributes{}, fmt.Errorf("put %q: %w: a parent is an object: %v", key, objstore.ErrInvalidKey, err)
-			}
-		}
-		err = b.root.Rename(tmp, key)
+		dirfd, err := b.openDir(dir, true, 0o755)
 		if err == nil {
-			break
+			err = unix.Renameat(tmp.dirfd, tmp.name, dirfd, name)
+			unix.Close(dirfd)
 		}
-		if errors.Is(err, fs.ErrNotExist) && attempt < 3 {
+		switch {
+		case err == nil:
+			b.etags.Add(key, etagEntry{v: tmp.v, etag: tmp.attrs.ETag})
+			return tmp.attrs, nil
+		case errors.Is(err, unix.ENOENT) && attempt < 3:
 			continue
+		case errors.Is(err, fs.ErrPermission):
+			return objstore.Attributes{}, mapErr("put", key, err)
 		}
-		return objstore.Attributes{}, fmt.Errorf("put %q: %w: %v", key, objstore.ErrInvalidKey, err)
+		// ENOTDIR or ELOOP: a parent is an object or a link; EISDIR,
+		// EEXIST, ENOTEMPTY: the key is a directory.
+		return objstore.Attributes{}, fmt.Errorf("put %q: %w: a parent is an object or a link, or the key is a directory: %v", key, objstore.ErrInvalidKey, err)
 	}
-	if fi, err := b.root.Stat(key); err == nil {
-		a.ModTime = fi.ModTime()
-		b.etags.Add(key, etagEntry{info: fi, etag: a.ETag})
-	}
-	return a, nil
 }
 
-func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size int64) (string, objstore.Attributes, error) {
-	if err := b.root.MkdirAll(tmpDir, 0o700); err != nil {
-		return "", objstore.Attributes{}, mapErr("put", key, err)
+// tempFile is a fully written, synced temp file waiting to be renamed.
+type tempFile struct {
+	dirfd int // the temp directory
+	name  string
+	v     version // the rename keeps the inode and its times
+	attrs objstore.Attributes
+}
+
+// remove deletes the temp file if it was not renamed, and closes its
+// directory.
+func (t *tempFile) remove() {
+	_ = unix.Unlinkat(t.dirfd, t.name, 0)
+	unix.Close(t.dirfd)
+}
+
+func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size int64) (*tempFile, error) {
+	dirfd, err := b.openDir(tmpDir, true, 0o700)
+	if err != nil {
+		return nil, mapErr("put", key, err)
 	}
-	var f *os.File
-	var name string
-	var err error
+	t := &tempFile{dirfd: dirfd}
+	fd := -1
 	for range 10 {
-		name = fmt.Sprintf("%s/%016x", tmpDir, rand.Uint64())
-		f, err = b.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if !errors.Is(err, fs.ErrExist) {
+		t.name = fmt.Sprintf("%016x", rand.Uint64())
+		fd, err = openat(dirfd, t.name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if !errors.Is(err, unix.EEXIST) {
 			break
 		}
 	}
 	if err != nil {
-		return "", objstore.Attributes{}, mapErr("put", key, err)
+		unix.Close(dirfd)
+		return nil, mapErr("put", key, err)
 	}
+	f := os.NewFile(uintptr(fd), tmpDir+"/"+t.name)
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), ctxReader{ctx, r})
 	if err == nil && size >= 0 && n != size {
@@ -272,17 +366,23 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 	if err == nil {
 		err = f.Sync()
 	}
+	if err == nil {
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		t.v = versionOf(&st)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		b.root.Remove(name)
+		t.remove()
 		if ctx.Err() != nil {
-			return "", objstore.Attributes{}, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return "", objstore.Attributes{}, fmt.Errorf("put %q: %w", key, err)
+		return nil, fmt.Errorf("put %q: %w", key, err)
 	}
-	return name, objstore.Attributes{Size: n, ETag: etagOf(h)}, nil
+	t.attrs = objstore.Attributes{Size: n, ETag: etagOf(h), ModTime: t.v.modTime()}
+	return t, nil
 }
 
 // ctxReader stops a long copy when the caller gives up.
@@ -299,7 +399,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 }
 
 // Delete implements objstore.Bucket and prunes directories left empty, so
-// the tree mirrors the key space as S3 would.
+// the tree mirrors the key space as S3 would. A link, at the key or on its
+// path, is absent: Delete leaves it and its target alone.
 func (b *Bucket) Delete(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -309,103 +410,49 @@ func (b *Bucket) Delete(ctx context.Context, key string) error {
 	}
 	unlock := b.lock(key)
 	defer unlock()
-	fi, err := b.root.Lstat(key)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil
+	// dirs[i] is the directory holding comps[i]; dirs[0] the bucket's.
+	comps := strings.Split(key, "/")
+	dirs := make([]int, 0, len(comps))
+	defer func() {
+		for _, fd := range dirs {
+			unix.Close(fd)
+		}
+	}()
+	fd, err := openat(b.rootFD(), ".", dirFlags, 0)
+	for i := 0; ; i++ {
+		if err != nil {
+			if absent(err) {
+				return nil
+			}
+			return mapErr("delete", key, err)
+		}
+		dirs = append(dirs, fd)
+		if i == len(comps)-1 {
+			break
+		}
+		fd, err = openat(fd, comps[i], dirFlags, 0)
 	}
-	if err != nil {
+	parent, name := dirs[len(dirs)-1], comps[len(comps)-1]
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if absent(err) {
+			return nil
+		}
 		return mapErr("delete", key, err)
 	}
-	if fi.IsDir() {
-		return nil // not an object
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil // a directory or a link: not an object
 	}
-	if err := b.root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Should a link replace the file after the check, unlinkat removes the
+	// link itself: it never follows one.
+	if err := unix.Unlinkat(parent, name, 0); err != nil && !absent(err) && !errors.Is(err, unix.EISDIR) {
 		return mapErr("delete", key, err)
 	}
 	b.etags.Remove(key)
-	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
-		if b.root.Remove(dir) != nil { // fails when not empty
+	for i := len(dirs) - 1; i > 0; i-- {
+		if unix.Unlinkat(dirs[i-1], comps[i-1], unix.AT_REMOVEDIR) != nil { // fails when not empty
 			break
 		}
 	}
 	return nil
-}
-
-// List implements objstore.Bucket. It walks the subtree that can hold the
-// prefix and sorts, so order and paging match S3 (byte-wise key order). The
-// token is the last entry returned.
-func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
-	maxKeys := opts.MaxKeys
-	if maxKeys <= 0 {
-		maxKeys = objstore.DefaultMaxKeys
-	}
-	dir := "."
-	if i := strings.LastIndex(opts.Prefix, "/"); i >= 0 {
-		dir = opts.Prefix[:i]
-		if err := checkKey(dir); err != nil {
-			return objstore.ListPage{}, nil // no object can live there
-		}
-	}
-	var keys []string
-	err := fs.WalkDir(b.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				return nil
-			}
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p == tmpDir {
-				return fs.SkipDir
-			}
-			// Prune subtrees that cannot match the prefix.
-			if p != "." && !strings.HasPrefix(p+"/", opts.Prefix) && !strings.HasPrefix(opts.Prefix, p+"/") {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && strings.HasPrefix(p, opts.Prefix) {
-			keys = append(keys, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return objstore.ListPage{}, mapErr("list", opts.Prefix, err)
-	}
-	sort.Strings(keys)
-
-	var page objstore.ListPage
-	last := ""
-	for _, k := range keys {
-		name, isPrefix := k, false
-		if opts.Delimiter != "" {
-			if i := strings.Index(k[len(opts.Prefix):], opts.Delimiter); i >= 0 {
-				name, isPrefix = k[:len(opts.Prefix)+i+len(opts.Delimiter)], true
-			}
-		}
-		if name <= opts.Token || name == last {
-			continue
-		}
-		if len(page.Objects)+len(page.CommonPrefixes) == maxKeys {
-			page.NextToken = last
-			break
-		}
-		last = name
-		if isPrefix {
-			page.CommonPrefixes = append(page.CommonPrefixes, name)
-			continue
-		}
-		a, err := b.Stat(ctx, k)
-		if objstore.IsNotFound(err) {
-			continue // deleted while listing
-		}
-		if err != nil {
-			return objstore.ListPage{}, err
-		}
-		page.Objects = append(page.Objects, objstore.Object{Key: k, Attributes: a})
-	}
-	return page, nil
 }

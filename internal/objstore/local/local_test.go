@@ -33,7 +33,7 @@ func TestAcceptance(t *testing.T) {
 func TestInvalidKeys(t *testing.T) {
 	b := newBucket(t)
 	ctx := context.Background()
-	for _, key := range []string{"", "/abs", "a/../b", "../up", "a//b", "dir/", "./a", ".skillsvc-tmp/x", "a\\b", "nul\x00"} {
+	for _, key := range []string{"", "/abs", "a/../b", "../up", "a//b", "dir/", "./a", ".skillsvc-tmp/x", "a\\b", "nul\x00", "bad\xffutf8", "ctl\x01", "new\nline", "a/del\x7f"} {
 		t.Run(key, func(t *testing.T) {
 			if _, err := b.Put(ctx, key, bytes.NewReader(nil), 0, objstore.PutOptions{}); !errors.Is(err, objstore.ErrInvalidKey) {
 				t.Errorf("Put(%q) err = %v, want ErrInvalidKey", key, err)
@@ -186,5 +186,16 @@ skillsvc_objstore_operations_total{operation="stat"} 2
 	}
 	if n := testutil.CollectAndCount(reg, "skillsvc_objstore_operation_duration_seconds"); n != 6 {
 		t.Errorf("%d duration series, want one per operation (6)", n)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	b := newBucket(t)
+	if err := b.Check(t.Context()); err != nil {
+		t.Fatalf("Check = %v", err)
+	}
+	b.Close()
+	if err := b.Check(t.Context()); !errors.Is(err, objstore.ErrUnavailable) {
+		t.Fatalf("Check after Close = %v, want ErrUnavailable", err)
 	}
 }

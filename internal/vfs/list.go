@@ -2,14 +2,14 @@ package vfs
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/pagetoken"
 )
 
 // ListResult is one page of a directory.
@@ -18,34 +18,10 @@ type ListResult struct {
 	NextPageToken string
 }
 
-// pageToken binds a backend token to the directory it continues, so a token
-// cannot be replayed against another path.
-type pageToken struct {
-	Path  string `json:"p"`
-	Token string `json:"t"`
-}
-
-func encodeToken(vpath, token string) string {
-	if token == "" {
-		return ""
-	}
-	data, _ := json.Marshal(pageToken{Path: vpath, Token: token})
-	return base64.RawURLEncoding.EncodeToString(data)
-}
-
-func decodeToken(vpath, s string) (string, error) {
-	if s == "" {
-		return "", nil
-	}
-	var t pageToken
-	data, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(data, &t)
-	}
-	if err != nil || t.Path != vpath || t.Token == "" {
-		return "", fmt.Errorf("%w: page_token does not belong to a listing of %q", errkind.InvalidArgument, vpath)
-	}
-	return t.Token, nil
+// listScope binds a page token to the directory it continues, so it cannot
+// be replayed against another path.
+func listScope(vpath string) string {
+	return fmt.Sprintf("list %q", vpath)
 }
 
 // validName reports whether a listed name can be addressed as a path
@@ -74,12 +50,13 @@ func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSi
 		}
 		return out, nil
 	}
-	token, err := decodeToken(vpath, pageToken)
+	token, err := pagetoken.Decode(listScope(vpath), pageToken)
 	if err != nil {
 		return ListResult{}, err
 	}
-	if pageSize <= 0 || pageSize > fs.cfg.MaxListPage {
-		pageSize = fs.cfg.MaxListPage
+	pageSize, err = limits.Count("page_size", pageSize, fs.cfg.MaxListPage, fs.cfg.MaxListPage)
+	if err != nil {
+		return ListResult{}, err
 	}
 	if t := fs.tree(r); t != nil {
 		return fs.listTree(ctx, id, vpath, r, t, pageSize, token)
@@ -110,7 +87,7 @@ func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSi
 			out.Entries = append(out.Entries, dirInfo(join(vpath, name)))
 		}
 	}
-	out.NextPageToken = encodeToken(vpath, page.NextToken)
+	out.NextPageToken = pagetoken.Encode(listScope(vpath), page.NextToken)
 	if len(out.Entries) == 0 && token == "" && r.Rel != "" {
 		// Nothing below: a file, or nothing at all.
 		if _, err := fs.bucket.Stat(ctx, r.Key); err == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/pagetoken"
 )
 
 // Tree serves a read-only mount from a computed view instead of the mount's
@@ -18,8 +19,8 @@ type Tree interface {
 	// Key maps the file rel to the object that holds it.
 	Key(ctx context.Context, id mounts.Identity, rel string) (string, error)
 	// List returns the entries of directory rel in key order (a directory
-	// sorts as its name + "/"), or an
-	// error wrapping objstore.ErrNotFound when rel is not a directory.
+	// sorts as its name + "/"), or an error wrapping objstore.ErrNotFound
+	// when rel is not a directory.
 	List(ctx context.Context, id mounts.Identity, rel string) ([]TreeEntry, error)
 	// Walk calls fn, in path order, for every file below directory rel.
 	Walk(ctx context.Context, id mounts.Identity, rel string, fn func(rel string, o objstore.Object) error) error
@@ -94,7 +95,7 @@ func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r 
 	var out ListResult
 	if len(page) > pageSize {
 		page = page[:pageSize]
-		out.NextPageToken = encodeToken(vpath, orderKey(page[pageSize-1]))
+		out.NextPageToken = pagetoken.Encode(listScope(vpath), orderKey(page[pageSize-1]))
 	}
 	for _, e := range page {
 		if e.IsDir {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
@@ -103,7 +105,8 @@ func storeErr(vpath string, err error) error {
 	return err
 }
 
-// isDir reports whether any object lives below key (a directory in S3 terms).
+// isDir reports whether any object lives below dirPrefix (a directory in S3
+// terms).
 func (fs *FS) isDir(ctx context.Context, dirPrefix string) (bool, error) {
 	page, err := fs.bucket.List(ctx, objstore.ListOptions{Prefix: dirPrefix, Delimiter: "/", MaxKeys: 1})
 	if err != nil {
@@ -171,11 +174,13 @@ const DefaultReadLimit = 2000
 // A missing path without an extension falls back to path + ".md", so skill
 // references like "/skills/x/reference" resolve.
 func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset, limit int64, lineNumbers bool) (ReadResult, error) {
-	if offset < 0 || limit < 0 {
-		return ReadResult{}, fmt.Errorf("%w: offset and limit must not be negative", errkind.InvalidArgument)
+	if offset < 0 {
+		return ReadResult{}, fmt.Errorf("%w: offset must not be negative", errkind.InvalidArgument)
 	}
-	if limit == 0 {
-		limit = DefaultReadLimit
+	// Lines are not capped here: MaxReadResponse bounds what comes back.
+	limit, err := limits.Count("limit", limit, DefaultReadLimit, math.MaxInt64)
+	if err != nil {
+		return ReadResult{}, err
 	}
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {

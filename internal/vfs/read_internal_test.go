@@ -4,21 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/objstore/local"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 )
 
 func TestReadResponseCap(t *testing.T) {
-	b, err := local.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := objstoretest.NewBucket(t, nil)
 	cfg := DefaultConfig()
 	cfg.MaxReadResponse = 100
 	fs, err := New(b, mounts.Default(), cfg)
@@ -55,52 +50,31 @@ func TestReadResponseCap(t *testing.T) {
 	}
 }
 
-// failingGet fails Get for one key with an unexpected error, and lists one
-// key per page, holding every page after the first until the search is
-// cancelled: so the failed fetch always cancels a listing in progress.
-type failingGet struct {
-	objstore.Bucket
-	key   string
-	pages int
-}
-
 var errDisk = errors.New("disk on fire")
-
-func (f *failingGet) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
-	if key == f.key {
-		return nil, objstore.Attributes{}, errDisk
-	}
-	return f.Bucket.Get(ctx, key)
-}
-
-func (f *failingGet) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
-	if opts.Prefix == "alice/threads/t1/" && opts.Delimiter == "" {
-		if f.pages++; f.pages > 1 {
-			<-ctx.Done()
-			return objstore.ListPage{}, ctx.Err()
-		}
-		opts.MaxKeys = 1
-	}
-	return f.Bucket.List(ctx, opts)
-}
 
 // TestGrepReportsFetchError checks that a failed fetch surfaces as itself,
 // not as the cancellation it causes in the rest of the search.
 func TestGrepReportsFetchError(t *testing.T) {
-	b, err := local.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	ctx := context.Background()
 	id := mounts.Identity{User: "alice", Thread: "t1"}
+	files := map[string]string{}
 	for i := range 3 {
-		key := fmt.Sprintf("alice/threads/t1/f%02d.txt", i)
-		if _, err := b.Put(ctx, key, strings.NewReader("needle\n"), 7, objstore.PutOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		files[fmt.Sprintf("alice/threads/t1/f%02d.txt", i)] = "needle\n"
 	}
-	fs, err := New(&failingGet{Bucket: b, key: "alice/threads/t1/f00.txt"}, mounts.Default(), DefaultConfig())
+	// The first file fails to fetch; the listing gives one key per page and
+	// holds every page after the first until the search is cancelled, so
+	// the failed fetch always cancels a listing in progress.
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
+	b.Fail(objstore.OpGet, "alice/threads/t1/f00.txt", errDisk)
+	b.LimitPage(1)
+	b.Before(objstore.OpList, func(ctx context.Context, c objstoretest.Call) error {
+		if c.List.Prefix == "alice/threads/t1/" && c.List.Delimiter == "" && c.List.Token != "" {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	fs, err := New(b, mounts.Default(), DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

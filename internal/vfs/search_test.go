@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -274,14 +275,14 @@ func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
 func testGrepNearDeadline(t *testing.T, s suite) {
 	for _, tc := range []struct {
 		name   string
-		bucket func(t *testing.T) stallingBucket
+		bucket func(t *testing.T) objstore.Bucket
 		want   []string
 	}{
-		{"stalled fetch", func(t *testing.T) stallingBucket {
-			return stallingBucket{Bucket: s.newBucket(t), stallGet: "/b.txt"}
+		{"stalled fetch", func(t *testing.T) objstore.Bucket {
+			return stalled(s.newBucket(t), "/b.txt", 0)
 		}, []string{"/workspace/a.txt", "/workspace/c.txt", "/workspace/d.txt"}},
-		{"stalled listing", func(t *testing.T) stallingBucket {
-			return stallingBucket{Bucket: s.newBucket(t), listPage: 2}
+		{"stalled listing", func(t *testing.T) objstore.Bucket {
+			return stalled(s.newBucket(t), "", 2)
 		}, []string{"/workspace/a.txt", "/workspace/b.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

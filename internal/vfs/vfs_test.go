@@ -232,32 +232,30 @@ func readAllClose(t *testing.T, rc io.ReadCloser) []byte {
 	return data
 }
 
-// stallingBucket stands in for a backend that stops answering: Get of keys
-// ending in stallGet, and with listPage > 0 every listing page after the
-// first (of listPage keys), block until the caller's context ends.
-type stallingBucket struct {
-	objstore.Bucket
-	stallGet string
-	listPage int
-}
-
-func (b stallingBucket) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
-	if b.stallGet != "" && strings.HasSuffix(key, b.stallGet) {
-		<-ctx.Done()
-		return nil, objstore.Attributes{}, ctx.Err()
+// stalled stands in for a backend that stops answering: Get of keys ending
+// in stallGet, and with listPage > 0 every listing page after the first (of
+// listPage keys), block until the caller's context ends.
+func stalled(b objstore.Bucket, stallGet string, listPage int) *objstoretest.Faulty {
+	f := objstoretest.NewFaulty(b)
+	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	if stallGet != "" {
+		f.Before(objstore.OpGet, func(ctx context.Context, c objstoretest.Call) error {
+			if strings.HasSuffix(c.Key, stallGet) {
+				return hang(ctx)
+			}
+			return nil
+		})
 	}
-	return b.Bucket.Get(ctx, key)
-}
-
-func (b stallingBucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
-	if b.listPage > 0 {
-		if opts.Token != "" {
-			<-ctx.Done()
-			return objstore.ListPage{}, ctx.Err()
-		}
-		opts.MaxKeys = b.listPage
+	if listPage > 0 {
+		f.LimitPage(listPage)
+		f.Before(objstore.OpList, func(ctx context.Context, c objstoretest.Call) error {
+			if c.List.Token != "" {
+				return hang(ctx)
+			}
+			return nil
+		})
 	}
-	return b.Bucket.List(ctx, opts)
+	return f
 }
 
 func TestConfigValidate(t *testing.T) {

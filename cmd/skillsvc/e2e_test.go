@@ -117,6 +117,17 @@ func (p *proc) output() string {
 	return p.logs.String()
 }
 
+// minioEnv is the environment that points the binary's AWS SDK at srv and
+// nothing else (no developer profile), plus extra.
+func minioEnv(srv *testserver.MinIO, extra ...string) []string {
+	return append([]string{
+		"AWS_ACCESS_KEY_ID=" + srv.AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
+		"AWS_CONFIG_FILE=" + os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+	}, extra...)
+}
+
 func dial(t *testing.T, addr string) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -147,13 +158,8 @@ func wantCode(t *testing.T, err error, code codes.Code) {
 func TestEndToEndMinIO(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
-	p := startBinary(t, []string{
-		"AWS_ACCESS_KEY_ID=" + srv.AccessKey,
-		"AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
-		"AWS_CONFIG_FILE=" + os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-		"SKILLSVC_S3_BUCKET=" + bucket, // the environment sets flags too
-	}, "--storage=s3", "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region)
+	p := startBinary(t, minioEnv(srv, "SKILLSVC_S3_BUCKET="+bucket), // the environment sets flags too
+		"--storage=s3", "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region)
 	conn := dial(t, p.addr)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

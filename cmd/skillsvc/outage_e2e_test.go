@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -26,12 +25,7 @@ type written struct{ thread, path string }
 func TestStorageOutage(t *testing.T) {
 	srv := testserver.StartMinIO(t) // our own: this test stops it
 	bucket := srv.NewBucket(t)
-	p := startBinary(t, []string{
-		"AWS_ACCESS_KEY_ID=" + srv.AccessKey,
-		"AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
-		"AWS_CONFIG_FILE=" + os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region,
+	p := startBinary(t, minioEnv(srv), "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region,
 		"--probe.interval=100ms", "--probe.timeout=1s", "--probe.failures=2")
 	conn := dial(t, p.addr)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)

@@ -129,3 +129,19 @@ func Walk(ctx context.Context, b Bucket, prefix string, fn func(Object) error) e
 		opts.Token = page.NextToken
 	}
 }
+
+// ContextReader reads from r until ctx is done, so a long copy of a request
+// body stops when the caller gives up.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

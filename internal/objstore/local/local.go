@@ -359,7 +359,7 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 	}
 	f := os.NewFile(uintptr(fd), tmpDir+"/"+t.name)
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), ctxReader{ctx, r})
+	n, err := io.Copy(io.MultiWriter(f, h), objstore.ContextReader(ctx, r))
 	if err == nil && size >= 0 && n != size {
 		err = fmt.Errorf("read %d bytes, want %d", n, size)
 	}
@@ -383,19 +383,6 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 	}
 	t.attrs = objstore.Attributes{Size: n, ETag: etagOf(h), ModTime: t.v.modTime()}
 	return t, nil
-}
-
-// ctxReader stops a long copy when the caller gives up.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Delete implements objstore.Bucket and prunes directories left empty, so

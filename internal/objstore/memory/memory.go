@@ -118,7 +118,7 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 	if size >= 0 && size < math.MaxInt64 {
 		r = io.LimitReader(r, size+1) // one more byte tells a long body apart
 	}
-	data, err := io.ReadAll(ctxReader{ctx, r})
+	data, err := io.ReadAll(objstore.ContextReader(ctx, r))
 	if err != nil {
 		if ctx.Err() != nil {
 			return objstore.Attributes{}, fmt.Errorf("put %q: %w", key, ctx.Err())
@@ -152,19 +152,6 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 		b.keys = slices.Insert(b.keys, i, key)
 	}
 	return attrs, nil
-}
-
-// ctxReader stops reading a long body when the caller gives up.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Delete implements objstore.Bucket.

@@ -8,7 +8,7 @@ export SKILLSVC_MINIO_BIN := $(TOOLS_BIN)/minio
 export SKILLSVC_REQUIRE_SERVERS := 1
 
 GO_TEST_FLAGS ?= -race -count=1
-FUZZ_TIME ?= 15s
+FUZZ_TIME ?= 8s
 
 .PHONY: all run build tools generate check-generate lint test test-go bench-smoke fuzz bench clean
 
@@ -46,9 +46,16 @@ test-go:
 bench-smoke:
 	go test -run='^$$' -bench=. -benchtime=1x ./...
 
-# A short fuzz run of the path resolver on top of its seed corpus.
+# Short fuzz runs on top of the seed corpora: the path resolver, and the
+# request bounds of Edit, Read, Glob, Grep and RenderSkill.
+FUZZ_TARGETS := ./internal/mounts/:FuzzResolve ./internal/vfs/:FuzzEdit ./internal/vfs/:FuzzReadOffsets \
+	./internal/vfs/:FuzzGlobPattern ./internal/vfs/:FuzzGrepPattern ./internal/skills/:FuzzRenderedSize
+
 fuzz:
-	go test -run='^$$' -fuzz=FuzzResolve -fuzztime=$(FUZZ_TIME) ./internal/mounts/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($(FUZZ_TIME))"; \
+		go test -run='^$$' -fuzz="^$${t#*:}\$$" -fuzztime=$(FUZZ_TIME) "$${t%%:*}"; \
+	done
 
 bench: tools
 	go test -run='^$$' -bench=. -benchmem ./...

@@ -116,15 +116,16 @@ func Walk(ctx context.Context, b Bucket, prefix string, fn func(Object) error) e
 			return err
 		}
 		for _, o := range page.Objects {
+			// fn may be costly (a pattern match): stop with the caller.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if err := fn(o); err != nil {
 				return err
 			}
 		}
 		if page.NextToken == "" {
 			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
 		}
 		opts.Token = page.NextToken
 	}

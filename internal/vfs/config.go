@@ -8,20 +8,24 @@ import (
 
 // Config holds the limits that keep every operation bounded.
 type Config struct {
-	MaxReadBytes     int64         `yaml:"max_read_bytes"`
-	MaxReadResponse  int64         `yaml:"max_read_response_bytes"`
-	MaxWriteBytes    int64         `yaml:"max_write_bytes"`
-	MaxUploadBytes   int64         `yaml:"max_upload_bytes"`
-	MaxListPage      int           `yaml:"max_list_page"`
-	MaxGlobResults   int           `yaml:"max_glob_results"`
-	MaxScanObjects   int           `yaml:"max_scan_objects"`
-	MaxGrepMatches   int           `yaml:"max_grep_matches"`
-	MaxGrepFileBytes int64         `yaml:"max_grep_file_bytes"`
-	MaxGrepScanBytes int64         `yaml:"max_grep_scan_bytes"`
-	GrepConcurrency  int           `yaml:"grep_concurrency"`
-	EditAttempts     int           `yaml:"edit_attempts"`
-	EditBackoff      time.Duration `yaml:"edit_backoff"`
-	ChunkSize        int           `yaml:"chunk_size"`
+	MaxReadBytes        int64         `yaml:"max_read_bytes"`
+	MaxReadResponse     int64         `yaml:"max_read_response_bytes"`
+	MaxWriteBytes       int64         `yaml:"max_write_bytes"`
+	MaxUploadBytes      int64         `yaml:"max_upload_bytes"`
+	MaxListPage         int           `yaml:"max_list_page"`
+	MaxGlobResults      int           `yaml:"max_glob_results"`
+	MaxScanObjects      int           `yaml:"max_scan_objects"`
+	MaxGrepMatches      int           `yaml:"max_grep_matches"`
+	MaxGrepFileBytes    int64         `yaml:"max_grep_file_bytes"`
+	MaxGrepScanBytes    int64         `yaml:"max_grep_scan_bytes"`
+	GrepConcurrency     int           `yaml:"grep_concurrency"`
+	MaxGrepLineBytes    int           `yaml:"max_grep_line_bytes"`
+	MaxPatternBytes     int           `yaml:"max_pattern_bytes"`
+	MaxRegexInsts       int           `yaml:"max_regex_insts"`
+	MaxGlobAlternatives int           `yaml:"max_glob_braces"`
+	EditAttempts        int           `yaml:"edit_attempts"`
+	EditBackoff         time.Duration `yaml:"edit_backoff"`
+	ChunkSize           int           `yaml:"chunk_size"`
 }
 
 // RegisterFlagsWithPrefix registers the limits with their defaults.
@@ -37,6 +41,10 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.Int64Var(&c.MaxGrepFileBytes, prefix+"max-grep-file-bytes", 4<<20, "Files larger than this are skipped by Grep.")
 	f.Int64Var(&c.MaxGrepScanBytes, prefix+"max-grep-scan-bytes", 256<<20, "Most bytes one Grep reads before it stops with truncated set.")
 	f.IntVar(&c.GrepConcurrency, prefix+"grep-concurrency", 16, "Files one Grep fetches in parallel.")
+	f.IntVar(&c.MaxGrepLineBytes, prefix+"max-grep-line-bytes", 64<<10, "Grep matches only this much of a longer line (and sets truncated), which bounds the time one match takes.")
+	f.IntVar(&c.MaxPatternBytes, prefix+"max-pattern-bytes", 1024, "Longest Grep pattern or Glob pattern.")
+	f.IntVar(&c.MaxRegexInsts, prefix+"max-regex-insts", 2000, "Most instructions a compiled Grep regular expression may have (its matching cost per byte).")
+	f.IntVar(&c.MaxGlobAlternatives, prefix+"max-glob-alternatives", 64, "Most patterns a Glob's {a,b} groups may expand to (their matching cost).")
 	f.IntVar(&c.EditAttempts, prefix+"edit-attempts", 64, "Read-modify-write attempts of one Edit under contention.")
 	f.DurationVar(&c.EditBackoff, prefix+"edit-backoff", 5*time.Millisecond, "Base of the jittered backoff between Edit attempts.")
 	f.IntVar(&c.ChunkSize, prefix+"chunk-size", 256<<10, "Bytes per Download message.")
@@ -56,7 +64,8 @@ func (c *Config) Validate() error {
 		"max-list-page": int64(c.MaxListPage), "max-glob-results": int64(c.MaxGlobResults),
 		"max-scan-objects": int64(c.MaxScanObjects), "max-grep-matches": int64(c.MaxGrepMatches),
 		"max-grep-file-bytes": c.MaxGrepFileBytes, "max-grep-scan-bytes": c.MaxGrepScanBytes,
-		"grep-concurrency": int64(c.GrepConcurrency), "edit-attempts": int64(c.EditAttempts), "chunk-size": int64(c.ChunkSize),
+		"grep-concurrency": int64(c.GrepConcurrency), "max-grep-line-bytes": int64(c.MaxGrepLineBytes),
+		"max-pattern-bytes": int64(c.MaxPatternBytes), "max-regex-insts": int64(c.MaxRegexInsts), "max-glob-alternatives": int64(c.MaxGlobAlternatives), "edit-attempts": int64(c.EditAttempts), "chunk-size": int64(c.ChunkSize),
 	} {
 		if v <= 0 {
 			return fmt.Errorf("vfs: %s must be positive, got %d", name, v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -27,6 +28,9 @@ func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, ne
 	if oldString == newString {
 		return EditResult{}, fmt.Errorf("%w: old_string and new_string are identical", errkind.InvalidArgument)
 	}
+	if !utf8.ValidString(newString) {
+		return EditResult{}, fmt.Errorf("%w: new_string is not UTF-8", errkind.InvalidArgument)
+	}
 	r, err := fs.resolveWritable(id, vpath)
 	if err != nil {
 		return EditResult{}, err
@@ -45,13 +49,15 @@ func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, ne
 		case n > 1 && !replaceAll:
 			return fmt.Errorf("%w: old_string occurs %d times in %q; add context to make it unique or set replace_all", ErrEditMismatch, n, vpath)
 		}
+		// Size the result before making it: n copies of a large new_string
+		// could ask for far more memory than any file may hold.
+		if size := int64(len(content)) + int64(n)*(int64(len(newString))-int64(len(oldString))); size > fs.cfg.MaxWriteBytes {
+			return fmt.Errorf("%w: the edited file would be %d bytes, at most %d are stored", errkind.ResourceExhausted, size, fs.cfg.MaxWriteBytes)
+		}
 		if replaceAll {
 			content = strings.ReplaceAll(content, oldString, newString)
 		} else {
 			content = strings.Replace(content, oldString, newString, 1)
-		}
-		if int64(len(content)) > fs.cfg.MaxWriteBytes {
-			return fmt.Errorf("%w: the edited file would be %d bytes, at most %d are stored", errkind.ResourceExhausted, len(content), fs.cfg.MaxWriteBytes)
 		}
 		na, err := fs.bucket.Put(ctx, r.Key, strings.NewReader(content), int64(len(content)), objstore.PutOptions{IfMatch: a.ETag})
 		if err != nil {

@@ -1,11 +1,9 @@
 package vfs
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -51,9 +49,10 @@ const (
 	maxLineBytes = 1000
 	// grepMargin is kept from the caller's deadline to send what was found.
 	grepMargin = 100 * time.Millisecond
-	// grepCheckLines is how often scanning a file looks at its context, so
-	// a cancelled search does not read on to the end of a big file.
-	grepCheckLines = 1024
+	// grepCheckBytes is how often, in bytes matched, scanning a file looks
+	// at its context, so a cancelled search does not read on to the end of
+	// a big file.
+	grepCheckBytes = 32 << 10
 )
 
 // Grep searches the files at or below base line by line. Binary files and
@@ -110,37 +109,20 @@ type grepScan struct {
 
 // newGrepScan validates o.
 func (fs *FS) newGrepScan(o GrepOptions) (*grepScan, error) {
-	re, err := compilePattern(o)
+	re, err := fs.compileRegexp(o.Pattern, o.Regex, o.CaseInsensitive)
 	if err != nil {
 		return nil, err
 	}
-	if o.Glob != "" && !doublestar.ValidatePattern(o.Glob) {
-		return nil, fmt.Errorf("%w: invalid glob %q", errkind.InvalidArgument, o.Glob)
+	if o.Glob != "" {
+		if _, err := fs.compileGlob("glob", o.Glob); err != nil {
+			return nil, err
+		}
 	}
 	maxMatches, err := limits.Count("max_matches", o.MaxMatches, fs.cfg.MaxGrepMatches, fs.cfg.MaxGrepMatches)
 	if err != nil {
 		return nil, err
 	}
 	return &grepScan{fs: fs, re: re, glob: o.Glob, max: maxMatches, budget: fs.cfg.MaxGrepScanBytes, perFile: map[int][]GrepMatch{}}, nil
-}
-
-// compilePattern matches o.Pattern literally unless o.Regex is set.
-func compilePattern(o GrepOptions) (*regexp.Regexp, error) {
-	if o.Pattern == "" {
-		return nil, fmt.Errorf("%w: empty pattern", errkind.InvalidArgument)
-	}
-	expr := o.Pattern
-	if !o.Regex {
-		expr = regexp.QuoteMeta(expr)
-	}
-	if o.CaseInsensitive {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: bad regular expression: %v", errkind.InvalidArgument, err)
-	}
-	return re, nil
 }
 
 // run searches base with at most GrepConcurrency fetches in flight. It
@@ -220,7 +202,7 @@ func (s *grepScan) stop() {
 // fetch greps the idx-th file. A file deleted since it was listed is left
 // out; one cut off by the end of the search ends it early.
 func (s *grepScan) fetch(idx int, c candidate) error {
-	ms, binary, err := s.fs.grepFile(s.ctx, c, s.re, s.max+1)
+	ms, clipped, binary, err := s.fs.grepFile(s.ctx, c, s.re, s.max+1)
 	switch {
 	case err != nil && s.ctx.Err() != nil:
 		s.stop()
@@ -239,6 +221,7 @@ func (s *grepScan) fetch(idx int, c candidate) error {
 	}
 	s.perFile[idx] = ms
 	s.found += len(ms)
+	s.stopped = s.stopped || clipped
 	return nil
 }
 
@@ -262,33 +245,44 @@ func (s *grepScan) result(truncated bool) GrepResult {
 
 // grepFile returns at most limit matching lines of one file, or binary=true
 // for a file Grep skips: not text, or grown past MaxGrepFileBytes since it
-// was listed.
-func (fs *FS) grepFile(ctx context.Context, c candidate, re *regexp.Regexp, limit int) (ms []GrepMatch, binary bool, err error) {
+// was listed. clipped says a line was only searched in its first
+// MaxGrepLineBytes.
+func (fs *FS) grepFile(ctx context.Context, c candidate, re *regexp.Regexp, limit int) (ms []GrepMatch, clipped, binary bool, err error) {
 	data, _, err := textfile.Reader{MaxBytes: fs.cfg.MaxGrepFileBytes}.Read(ctx, fs.bucket, c.obj.Key, c.vpath)
 	if errors.Is(err, textfile.ErrBinary) || errkind.Of(err) == errkind.ResourceExhausted {
-		return nil, true, nil
+		return nil, false, true, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	ms, err = matchLines(ctx, c.vpath, data, re, limit)
-	return ms, false, err
+	ms, clipped, err = matchLines(ctx, c.vpath, data, re, limit, fs.cfg.MaxGrepLineBytes)
+	return ms, clipped, false, err
 }
 
-// matchLines returns at most limit lines of data that re matches.
-func matchLines(ctx context.Context, vpath string, data []byte, re *regexp.Regexp, limit int) ([]GrepMatch, error) {
-	var ms []GrepMatch
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
-	for line := int64(1); len(ms) < limit && sc.Scan(); line++ {
-		if line%grepCheckLines == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+// matchLines returns at most limit lines of data that re matches. A line
+// longer than maxLine is matched on its first maxLine bytes only, which
+// bounds the time of one match (it cannot be interrupted); clipped says so.
+func matchLines(ctx context.Context, vpath string, data []byte, re *regexp.Regexp, limit, maxLine int) (ms []GrepMatch, clipped bool, err error) {
+	rest, sinceCheck := data, 0
+	for line := int64(1); len(ms) < limit && len(rest) > 0; line++ {
+		if sinceCheck >= grepCheckBytes {
+			if err := ctx.Err(); err != nil {
+				return nil, false, err
+			}
+			sinceCheck = 0
 		}
-		if re.Match(sc.Bytes()) {
-			ms = append(ms, GrepMatch{Path: vpath, Line: line, Text: clipLine(sc.Text())})
+		var text []byte
+		text, rest = nextLine(rest)
+		sinceCheck += len(text) + 1
+		text = bytes.TrimSuffix(text, []byte{'\r'}) // CRLF files match as LF ones
+		if len(text) > maxLine {
+			text, clipped = text[:maxLine], true
+		}
+		if re.Match(text) {
+			ms = append(ms, GrepMatch{Path: vpath, Line: line, Text: clipLine(string(text[:min(len(text), maxLineBytes+4)]))})
 		}
 	}
-	return ms, sc.Err()
+	return ms, clipped, nil
 }
 
 // clipLine cuts a line to maxLineBytes on a rune boundary, marking the cut.

@@ -3,12 +3,10 @@ package vfs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -125,8 +123,8 @@ func (fs *FS) Glob(ctx context.Context, id mounts.Identity, base, pattern string
 	if base == "" {
 		base = "/"
 	}
-	if pattern == "" || !doublestar.ValidatePattern(pattern) || strings.HasPrefix(pattern, "/") {
-		return GlobResult{}, fmt.Errorf("%w: invalid glob pattern %q (relative doublestar syntax, e.g. \"**/*.md\")", errkind.InvalidArgument, pattern)
+	if _, err := fs.compileGlob("glob pattern", pattern); err != nil {
+		return GlobResult{}, err
 	}
 	maxResults, err := limits.Count("max_results", maxResults, fs.cfg.MaxGlobResults, fs.cfg.MaxGlobResults)
 	if err != nil {

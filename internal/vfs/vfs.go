@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -202,44 +203,75 @@ func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset
 	if err != nil {
 		return ReadResult{}, storeErr(vpath, err)
 	}
-	lines := splitLines(string(data))
-	total := int64(len(lines))
+	total := countLines(data)
 	if offset > total || (offset == total && total > 0) {
 		return ReadResult{}, fmt.Errorf("%w: offset %d is past the end of %q (%d lines)", errkind.OutOfRange, offset, vpath, total)
 	}
-	end := min(offset+limit, total)
+	end := offset + min(limit, total-offset) // limit may be near MaxInt64
+	content, end := fs.window(data, offset, end, lineNumbers)
+	return ReadResult{Path: vpath, Content: content, TotalLines: total, NextOffset: end, ETag: a.ETag}, nil
+}
+
+// window returns lines [offset, end) of data, fewer when they would exceed
+// MaxReadResponse, and the line to continue from. Lines are cut out of data
+// one at a time: a file of empty lines must not become a slice of strings
+// many times its size.
+func (fs *FS) window(data []byte, offset, end int64, lineNumbers bool) (string, int64) {
+	rest := data
+	for range offset {
+		_, rest = nextLine(rest)
+	}
 	var b strings.Builder
 	for i := offset; i < end; i++ {
-		line := lines[i]
+		var line []byte
+		line, rest = nextLine(rest)
+		prefix := ""
 		if lineNumbers {
-			line = fmt.Sprintf("%6d\t%s", i+1, line)
+			prefix = fmt.Sprintf("%6d\t", i+1)
 		}
-		if room := fs.cfg.MaxReadResponse - int64(b.Len()) - 1; int64(len(line)) > room {
+		room := fs.cfg.MaxReadResponse - int64(b.Len()) - 1
+		if n := int64(len(prefix) + len(line)); n > room {
 			if i > offset {
-				end = i // the caller continues from next_offset
-				break
+				return b.String(), i // the caller continues from next_offset
 			}
 			// A single line over the limit: return its start, marked.
-			line = strings.ToValidUTF8(line[:max(room-int64(len(truncatedMark)), 0)], "") + truncatedMark
+			keep := max(room-int64(len(truncatedMark)), 0)
+			full := append([]byte(prefix), line[:min(int64(len(line)), keep)]...)
+			b.WriteString(strings.ToValidUTF8(string(full[:min(int64(len(full)), keep)]), "") + truncatedMark)
+			continue
 		}
 		if i > offset {
 			b.WriteByte('\n')
 		}
-		b.WriteString(line)
+		b.WriteString(prefix)
+		b.Write(line)
 	}
-	return ReadResult{Path: vpath, Content: b.String(), TotalLines: total, NextOffset: end, ETag: a.ETag}, nil
+	return b.String(), end
+}
+
+// countLines counts lines split on "\n"; a final newline does not start
+// another line.
+func countLines(data []byte) int64 {
+	if len(data) == 0 {
+		return 0
+	}
+	n := int64(bytes.Count(data, []byte{'\n'}))
+	if data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// nextLine splits the first line (without its "\n") off data.
+func nextLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i], data[i+1:]
+	}
+	return data, nil
 }
 
 // truncatedMark ends a line cut to fit MaxReadResponse.
 const truncatedMark = " … [line truncated]"
-
-// splitLines splits on "\n"; a final newline does not start another line.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-}
 
 // WriteOptions are the optimistic-concurrency conditions of a write.
 type WriteOptions struct {

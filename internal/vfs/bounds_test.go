@@ -1,0 +1,207 @@
+package vfs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// These tests hold the class "no request may crash, pin or outlast the
+// replica": work and memory are bounded by the limits before they are
+// spent, and a search stops when its caller's time is up.
+
+// allocated returns the bytes fn allocated on the heap.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func memEnv(t *testing.T, tune func(*vfs.Config)) env {
+	return newEnv(t, objstoretest.NewBucket(t, nil), tune)
+}
+
+// TestEditReplaceAllSizedFirst: replace_all of every byte of a 4 MiB file
+// by 10 KiB would need 40 GiB; it is refused from the sizes alone.
+func TestEditReplaceAllSizedFirst(t *testing.T) {
+	e := memEnv(t, nil)
+	e.write(t, alice, "/workspace/a.txt", strings.Repeat("a", 4<<20))
+	var err error
+	used := allocated(func() {
+		_, err = e.fs.Edit(t.Context(), alice, "/workspace/a.txt", "a", strings.Repeat("b", 10<<10), true)
+	})
+	if !errors.Is(err, errkind.ResourceExhausted) {
+		t.Fatalf("Edit err = %v, want ResourceExhausted", err)
+	}
+	if bound := uint64(64 << 20); used > bound { // the file, read and copied
+		t.Errorf("Edit allocated %d bytes, want at most %d", used, bound)
+	}
+	if got := e.read(t, alice, "/workspace/a.txt"); len(got) != 4<<20 {
+		t.Errorf("the file changed to %d bytes", len(got))
+	}
+}
+
+// TestReadBounds: huge limits and offsets stay in range, and a file of
+// empty lines does not become a slice of strings many times its size.
+func TestReadBounds(t *testing.T) {
+	e := memEnv(t, nil)
+	e.write(t, alice, "/workspace/three.txt", "a\nb\nc\n")
+	res, err := e.fs.Read(t.Context(), alice, "/workspace/three.txt", 1, math.MaxInt64, false)
+	if err != nil || res.NextOffset != 3 || res.Content != "b\nc" {
+		t.Errorf("Read(limit MaxInt64) = %+v, %v; want next_offset 3", res, err)
+	}
+	if _, err := e.fs.Read(t.Context(), alice, "/workspace/three.txt", math.MaxInt64, math.MaxInt64, false); !errors.Is(err, errkind.OutOfRange) {
+		t.Errorf("Read(offset MaxInt64) err = %v, want OutOfRange", err)
+	}
+	e.write(t, alice, "/workspace/newlines.txt", strings.Repeat("\n", 8<<20))
+	var total int64
+	used := allocated(func() {
+		res, err = e.fs.Read(t.Context(), alice, "/workspace/newlines.txt", 4<<20, 10, true)
+		total = res.TotalLines
+	})
+	if err != nil || total != 8<<20 || res.NextOffset != 4<<20+10 {
+		t.Fatalf("Read = %d lines, next %d, %v", total, res.NextOffset, err)
+	}
+	// One []string of 8 Mi lines alone would be 128 MiB.
+	if bound := uint64(48 << 20); used > bound {
+		t.Errorf("Read allocated %d bytes, want at most %d", used, bound)
+	}
+}
+
+// TestPatternCaps: patterns whose cost has no useful bound are refused with
+// a clear INVALID_ARGUMENT before anything is listed or read.
+func TestPatternCaps(t *testing.T) {
+	f := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{"alice/threads/t1/a.md": "x\n"}))
+	e := newEnv(t, f, nil)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"glob dot-dot in the static prefix", func() error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", "../../bob/threads/*.md", 0)
+			return err
+		}, `".." segment`},
+		{"glob dot-dot inside", func() error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", "docs/../*.md", 0)
+			return err
+		}, `".." segment`},
+		{"glob empty segment", func() error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", "docs//*.md", 0)
+			return err
+		}, "empty"},
+		{"glob brace bomb", func() error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", strings.Repeat("{a,*}", 24)+"b", 0)
+			return err
+		}, "alternatives"},
+		{"nested braces", func() error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", "{"+strings.Repeat("{a,b}", 7)+",x}", 0)
+			return err
+		}, "alternatives"},
+		{"glob too long", func() error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", strings.Repeat("a", 5000), 0)
+			return err
+		}, "bytes"},
+		{"grep file filter brace bomb", func() error {
+			_, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: "x", Glob: strings.Repeat("{a,*}", 24)})
+			return err
+		}, "alternatives"},
+		{"grep 5 MB pattern", func() error {
+			_, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: strings.Repeat("(a|b)", 1<<20), Regex: true})
+			return err
+		}, "bytes"},
+		{"grep regex program too large", func() error {
+			_, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: `(\w+\s*){1000}`, Regex: true})
+			return err
+		}, "instructions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.Calls("")
+			err := tc.call()
+			if !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want InvalidArgument mentioning %q", err, tc.want)
+			}
+			if n := f.Calls("") - before; n != 0 {
+				t.Errorf("%d storage calls before refusing", n)
+			}
+		})
+	}
+	// Within the caps, patterns still work.
+	if res, err := e.fs.Glob(ctx, alice, "/workspace", "{a,b,c}.{md,txt}", 0); err != nil || len(res.Matches) != 1 {
+		t.Errorf("Glob with braces = %+v, %v", res, err)
+	}
+}
+
+// TestGrepLongLineIsClipped: a line longer than max-grep-line-bytes is
+// searched in its first part only, and the result says it is incomplete.
+func TestGrepLongLineIsClipped(t *testing.T) {
+	e := memEnv(t, func(c *vfs.Config) { c.MaxGrepLineBytes = 1000 })
+	e.write(t, alice, "/workspace/min.js", "head "+strings.Repeat("x", 5000)+" needle\nneedle on a short line\n")
+	res, err := e.fs.Grep(t.Context(), alice, "/workspace", vfs.GrepOptions{Pattern: "needle"})
+	if err != nil || len(res.Matches) != 1 || res.Matches[0].Line != 2 || !res.Truncated {
+		t.Errorf("Grep = %+v, %v; want only line 2, truncated", res, err)
+	}
+}
+
+// TestSearchStopsAtDeadline: a Grep with a costly (but allowed) expression
+// over many long lines, and a Glob over many files, return soon after their
+// caller's deadline and leave no goroutine behind, so no core stays busy
+// for a caller that has gone.
+func TestSearchStopsAtDeadline(t *testing.T) {
+	files := map[string]string{}
+	line := strings.Repeat("ab", 30_000) + "\n"
+	for i := range 64 {
+		files[fmt.Sprintf("alice/threads/t1/f%03d.txt", i)] = strings.Repeat(line, 60) // 3.6 MB each
+	}
+	for i := range 40_000 {
+		files[fmt.Sprintf("alice/threads/t1/many/%05d/%s.md", i, strings.Repeat("a", 100))] = ""
+	}
+	e := newEnv(t, objstoretest.NewBucket(t, files), nil)
+	for _, tc := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"grep", func(ctx context.Context) error {
+			// Alternations keep many NFA threads alive on every byte.
+			_, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: `(a|b|ab|ba)*(ab){3,9}c`, Regex: true})
+			return err
+		}},
+		{"glob", func(ctx context.Context) error {
+			_, err := e.fs.Glob(ctx, alice, "/workspace", "**/"+strings.Repeat("*a", 40)+"{b,c,d,e,f,g,h,i}", 0)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
+			const deadline = 300 * time.Millisecond
+			ctx, cancel := context.WithTimeout(t.Context(), deadline)
+			defer cancel()
+			start := time.Now()
+			err := tc.run(ctx)
+			took := time.Since(start)
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v", err)
+			}
+			// Generous slack for a loaded machine; without the checks these
+			// run for many seconds past the deadline.
+			if took > deadline+2*time.Second {
+				t.Errorf("returned %v after a %v deadline", took, deadline)
+			}
+			if n := runtime.NumGoroutine(); n > goroutines {
+				t.Errorf("%d goroutines left running (was %d)", n, goroutines)
+			}
+		})
+	}
+}

@@ -1,0 +1,139 @@
+package vfs_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// fuzzLimits are small limits, so the properties below are cheap to check
+// and the bounds tight.
+func fuzzLimits(c *vfs.Config) {
+	c.MaxWriteBytes = 4 << 10
+	c.MaxReadBytes = 8 << 10
+	c.MaxReadResponse = 1 << 10
+	c.MaxPatternBytes = 256
+	c.MaxGlobAlternatives = 16
+	c.MaxRegexInsts = 200
+}
+
+// FuzzEdit: an Edit either fails, or stores exactly the replacement within
+// MaxWriteBytes; the memory it takes is bounded by the limits, never by the
+// product of occurrences and new_string.
+func FuzzEdit(f *testing.F) {
+	f.Add("aaaa", "a", "bbbbbbbb", true)
+	f.Add("x = 1\ny = 2\n", "= 1", "= 10", false)
+	f.Add(strings.Repeat("ab", 1000), "ab", strings.Repeat("z", 4000), true)
+	f.Fuzz(func(t *testing.T, content, oldString, newString string, replaceAll bool) {
+		if len(content) > 4<<10 || len(newString) > 64<<10 {
+			t.Skip() // the handler gets at most MaxWriteBytes and one request
+		}
+		e := newEnv(t, objstoretest.NewBucket(t, map[string]string{"alice/threads/t1/f.txt": content}), fuzzLimits)
+		var res vfs.EditResult
+		var err error
+		used := allocated(func() { res, err = e.fs.Edit(t.Context(), alice, "/workspace/f.txt", oldString, newString, replaceAll) })
+		// Unbounded would be occurrences × new_string: up to 4 Ki × 64 KiB here.
+		if bound := uint64(8 << 20); used > bound {
+			t.Errorf("Edit allocated %d bytes, want at most %d", used, bound)
+		}
+		if err != nil {
+			if errkind.Of(err) == errkind.Unknown {
+				t.Errorf("Edit err = %v has no kind", err)
+			}
+			return
+		}
+		want := strings.Replace(content, oldString, newString, 1)
+		if replaceAll {
+			want = strings.ReplaceAll(content, oldString, newString)
+		}
+		if got := e.read(t, alice, "/workspace/f.txt"); got != want || len(got) > 4<<10 || res.Info.Size != int64(len(want)) {
+			t.Errorf("stored %d bytes, want the %d-byte replacement within the limit", len(got), len(want))
+		}
+	})
+}
+
+// FuzzReadOffsets: any offset and limit give an answer within the response
+// cap whose next_offset is between offset and the line count, or a kinded
+// error.
+func FuzzReadOffsets(f *testing.F) {
+	f.Add("a\nb\nc\n", int64(1), int64(1), true)
+	f.Add("", int64(0), int64(0), false)
+	f.Add(strings.Repeat("long line ", 500)+"\nshort\n", int64(0), int64(1<<62), true)
+	f.Fuzz(func(t *testing.T, content string, offset, limit int64, lineNumbers bool) {
+		if len(content) > 8<<10 || strings.ContainsRune(content, 0) || !utf8Valid(content) {
+			t.Skip()
+		}
+		e := newEnv(t, objstoretest.NewBucket(t, map[string]string{"alice/threads/t1/f.txt": content}), fuzzLimits)
+		res, err := e.fs.Read(t.Context(), alice, "/workspace/f.txt", offset, limit, lineNumbers)
+		if err != nil {
+			if k := errkind.Of(err); k != errkind.InvalidArgument && k != errkind.OutOfRange {
+				t.Errorf("Read(%d, %d) err = %v", offset, limit, err)
+			}
+			return
+		}
+		if res.NextOffset < offset || res.NextOffset > res.TotalLines || int64(len(res.Content)) > 1<<10 {
+			t.Errorf("Read(%d, %d) = next %d of %d lines, %d bytes", offset, limit, res.NextOffset, res.TotalLines, len(res.Content))
+		}
+	})
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }
+
+// FuzzGlobPattern: an accepted pattern is within the caps and matches like
+// doublestar; a refused one is InvalidArgument and touches no storage.
+func FuzzGlobPattern(f *testing.F) {
+	for _, p := range []string{"**/*.md", "{a,b}/{c,d}.txt", "../x", "a/**/b", "[a-c]*", `\{a,b\}`, "{a,{b,c}}{d,e}"} {
+		f.Add(p)
+	}
+	names := []string{"a.md", "docs/b.md", "a/x/b", "c.txt", "{a,b}"}
+	files := map[string]string{}
+	for _, n := range names {
+		files["alice/threads/t1/"+n] = "x"
+	}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		bucket := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
+		e := newEnv(t, bucket, fuzzLimits)
+		res, err := e.fs.Glob(t.Context(), alice, "/workspace", pattern, 0)
+		if err != nil {
+			if !errors.Is(err, errkind.InvalidArgument) {
+				t.Fatalf("Glob(%q) err = %v, want InvalidArgument", pattern, err)
+			}
+			if n := bucket.Calls(""); n != 0 {
+				t.Errorf("refused Glob(%q) made %d storage calls", pattern, n)
+			}
+			return
+		}
+		if len(pattern) > 256 {
+			t.Errorf("accepted a %d-byte pattern", len(pattern))
+		}
+		want := 0
+		for _, n := range names {
+			if ok, _ := doublestar.Match(pattern, n); ok {
+				want++
+			}
+		}
+		if len(res.Matches) != want {
+			t.Errorf("Glob(%q) = %d matches, doublestar says %d", pattern, len(res.Matches), want)
+		}
+	})
+}
+
+// FuzzGrepPattern: any pattern is refused with InvalidArgument or searched.
+func FuzzGrepPattern(f *testing.F) {
+	for _, p := range []string{"needle", `(a|b)*c`, `\w{1000}`, "(", "[[:alpha:]]+"} {
+		f.Add(p, true, false)
+	}
+	f.Fuzz(func(t *testing.T, pattern string, regex, fold bool) {
+		e := newEnv(t, objstoretest.NewBucket(t, map[string]string{"alice/threads/t1/f.txt": "a needle\nab abc\n"}), fuzzLimits)
+		_, err := e.fs.Grep(t.Context(), alice, "/workspace", vfs.GrepOptions{Pattern: pattern, Regex: regex, CaseInsensitive: fold})
+		if err != nil && !errors.Is(err, errkind.InvalidArgument) {
+			t.Errorf("Grep(%q) err = %v", pattern, err)
+		}
+	})
+}

@@ -52,7 +52,7 @@ const (
 	// grepCheckBytes is how often, in bytes matched, scanning a file looks
 	// at its context, so a cancelled search does not read on to the end of
 	// a big file.
-	grepCheckBytes = 32 << 10
+	grepCheckBytes = 8 << 10
 )
 
 // Grep searches the files at or below base line by line. Binary files and

@@ -28,6 +28,10 @@ func TestConfigSources(t *testing.T) {
 		{"bad mounts", nil, []string{"--mounts=/w={nope}/:rw"}, nil, true},
 		{"bad limit", nil, []string{"--vfs.max-list-page=0"}, nil, true},
 		{"bad env value", map[string]string{"SKILLSVC_VFS_MAX_READ_BYTES": "lots"}, nil, nil, true},
+		{"tool names from env and flags", map[string]string{"SKILLSVC_SKILLS_SEARCH_TOOL": "search_skills"}, []string{"--skills.download-tool=download_file"}, func(c Config) bool {
+			return c.Skills.SearchTool == "search_skills" && c.Skills.DownloadTool == "download_file"
+		}, false},
+		{"tool name that is no name", nil, []string{"--skills.search-tool=search skills"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config

@@ -40,7 +40,7 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 	put("alice/skills/docs/pdf/references/forms.md", "# Forms\nFill forms carefully.\n")
 	put("alice/skills/docs/pdf/assets/logo.png", "\x89PNG\r\n\x1a\n\x00\x00\x00binary")
 	put("alice/skills/notes/SKILL.md", "---\nname: notes\ndescription: Keep meeting notes tidy.\n---\nSummarize the meeting.\n")
-	put("alice/skills/broken/bad/SKILL.md", "---\nname: Bad_Name\ndescription: broken\n---\n")
+	put("alice/skills/broken/bad/SKILL.md", "---\nname: bad\n---\nno description\n")
 	put("_shared/skills/docs/pdf/SKILL.md", "---\nname: pdf\ndescription: The shared PDF skill, overridden by alice.\n---\nshared\n")
 	put("_shared/skills/data/csv/SKILL.md", "---\nname: csv\ndescription: Clean and analyze CSV spreadsheets.\n---\nUse pandas.\n")
 
@@ -199,5 +199,188 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 	bob, err := sc.ListSkills(as(ctx, "bob", "t1", ""), &skillsvcv1.ListSkillsRequest{})
 	if err != nil || len(bob.GetSkills()) != 2 || bob.GetSkills()[0].GetLayer() != "shared" {
 		t.Errorf("bob's skills = %v, %v", bob.GetSkills(), err)
+	}
+}
+
+// TestSkillsCatalogFidelityEndToEndMinIO uploads, with plain S3 puts (no
+// file modes), a library in the style of a public skills repository over a
+// shared library written for an older S3-backed agent backend (display
+// names, tags, deep folders), and checks through the real binary that every
+// skill is reachable by what the listing shows and that the text handed to
+// a model names only the caller's tools.
+func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	s3c := srv.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	put := func(key, body string) {
+		t.Helper()
+		if _, err := s3c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// alice: a public-repository style library.
+	put("alice/skills/webapp-testing/SKILL.md", "---\nname: webapp-testing\ndescription: Test local web applications with Playwright; capture screenshots and browser logs.\nlicense: Apache-2.0\n---\n# Webapp testing\nRun `with_server.py --help` first.\n")
+	put("alice/skills/webapp-testing/with_server.py", "#!/usr/bin/env python3\nprint('server')\n")
+	put("alice/skills/webapp-testing/examples/console.png", "\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+	put("alice/skills/my-review/SKILL.md", "---\nname: code-review\ndescription: \"Alice's review checklist: tests first, then naming.\"\n---\nReview $ARGUMENTS against the checklist.\n")
+	put("alice/skills/docs/brand-guidelines/SKILL.md", "---\nname: brand\ndescription: Apply the company's brand colors & typography to documents.\n---\n# Brand\n")
+	put("alice/skills/docs/brand-v2/SKILL.md", "---\nname: brand\ndescription: A second copy of the brand skill.\n---\n# Brand v2\n")
+	// The shared library, as an older S3-backed backend wrote it.
+	put("_shared/skills/review/code-review/SKILL.md", "---\nname: code-review\ndescription: The SHARED review skill, hidden by alice's.\n---\nshared\n")
+	put("_shared/skills/legal/escritura-compraventa/SKILL.md", "---\nname: Escritura de Compraventa\ndescription: Redacta escrituras de compraventa de inmuebles.\ntags: [notaria, inmuebles]\n---\n# Escritura\n")
+	put("_shared/skills/legal/contratos/arrendamiento/SKILL.md", "---\nname: Contrato de Arrendamiento\ndescription: Redacta contratos de arrendamiento.\n---\n# Arrendamiento\n")
+	put("_shared/skills/data/csv/SKILL.md", "---\nname: csv\ndescription: Clean and analyze CSV spreadsheets.\n---\nUse pandas.\n")
+
+	p := startBinary(t, []string{
+		"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
+		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+		"SKILLSVC_SKILLS_SEARCH_TOOL=skill_search",
+	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--skills.index-ttl=0")
+	conn := dial(t, p.addr)
+	sc := skillsvcv1.NewSkillsServiceClient(conn)
+	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
+	alice := as(ctx, "alice", "t1", "")
+
+	all, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{IncludeInvalid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]*skillsvcv1.SkillSummary{}
+	var listed []string
+	for _, s := range all.GetSkills() {
+		byPath[s.GetPath()] = s
+		listed = append(listed, s.GetPath()+"="+s.GetName())
+	}
+	// 2: the shared code-review is gone; 4: display-named skills are served,
+	// the nested one reported; 3: both brand copies listed.
+	if want := "/skills/data/csv=csv,/skills/docs/brand-guidelines=brand,/skills/docs/brand-v2=brand," +
+		"/skills/legal/contratos/arrendamiento=arrendamiento,/skills/legal/escritura-compraventa=escritura-compraventa," +
+		"/skills/my-review=code-review,/skills/webapp-testing=webapp-testing"; strings.Join(listed, ",") != want {
+		t.Errorf("ListSkills(include_invalid) =\n  %s\nwant\n  %s", strings.Join(listed, ","), want)
+	}
+	if s := byPath["/skills/legal/escritura-compraventa"]; s.GetDisplayName() != "Escritura de Compraventa" || len(s.GetErrors()) != 0 {
+		t.Errorf("display-named skill = %v", s)
+	}
+	if s := byPath["/skills/legal/contratos/arrendamiento"]; len(s.GetErrors()) == 0 || !strings.Contains(s.GetErrors()[0], "nested deeper") {
+		t.Errorf("nested skill = %v", s)
+	}
+	if !strings.Contains(p.output(), "nested too deep") || !strings.Contains(p.output(), "legal/contratos/arrendamiento") {
+		t.Errorf("the nested skill is not in the log:\n%s", p.output())
+	}
+	for _, path := range []string{"/skills/docs/brand-guidelines", "/skills/docs/brand-v2"} {
+		if w := strings.Join(byPath[path].GetWarnings(), " "); !strings.Contains(w, `name "brand" is also declared by`) {
+			t.Errorf("%s warnings = %q", path, w)
+		}
+	}
+	for _, s := range all.GetSkills() {
+		if _, err := fsc.Read(alice, &skillsvcv1.ReadRequest{Path: s.GetLocation()}); err != nil {
+			t.Errorf("Read(%s): %v", s.GetLocation(), err)
+		}
+	}
+	_, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/skills/review/code-review/SKILL.md"})
+	wantCode(t, err, codes.NotFound)
+
+	// 1: every RPC by the names listed.
+	for ref, path := range map[string]string{
+		"code-review": "/skills/my-review", "brand": "/skills/docs/brand-guidelines",
+		"escritura-compraventa": "/skills/legal/escritura-compraventa", "Escritura de Compraventa": "/skills/legal/escritura-compraventa",
+	} {
+		g, err := sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: ref})
+		if err != nil || g.GetSkill().GetPath() != path {
+			t.Errorf("GetSkill(%q) = %v, %v; want %s", ref, g.GetSkill().GetPath(), err, path)
+		}
+		if _, err := sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: ref, File: "SKILL.md"}); err != nil {
+			t.Errorf("ReadSkillFile(%q): %v", ref, err)
+		}
+		if _, err := sc.SetSkillEnabled(alice, &skillsvcv1.SetSkillEnabledRequest{Path: ref, Enabled: true}); err != nil {
+			t.Errorf("SetSkillEnabled(%q): %v", ref, err)
+		}
+	}
+	// 2 and 7: alice's copy renders, with the worker's base directory.
+	r, err := sc.RenderSkill(alice, &skillsvcv1.RenderSkillRequest{Path: "code-review", Arguments: "PR 7", BaseDir: "/sandbox/my-review"})
+	if err != nil || r.GetText() != "Base directory for this skill: /sandbox/my-review\n\nReview PR 7 against the checklist.\n" {
+		t.Errorf("RenderSkill = %q, %v", r.GetText(), err)
+	}
+
+	// 5 and 6: the prompt block.
+	block, err := sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{MaxSkills: 2, GroupByCategory: true})
+	if err != nil || !strings.Contains(block.GetText(), "use skill_search to find them") || strings.Contains(block.GetText(), "SearchSkills") ||
+		strings.Count(block.GetText(), "<name>code-review</name>") != 1 || !strings.Contains(block.GetText(), "<name>webapp-testing</name>") {
+		t.Errorf("FormatSkills = %v\n%s", err, block.GetText())
+	}
+	full, err := sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{})
+	if err != nil || !strings.Contains(full.GetText(), "company's brand colors &amp; typography") {
+		t.Errorf("FormatSkills escaping = %v\n%s", err, full.GetText())
+	}
+	yml, err := sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{Format: "yaml", SearchTool: "find"})
+	if err != nil || !strings.HasPrefix(yml.GetText(), "---\nname: csv\ndescription: Clean and analyze CSV spreadsheets.\nlocation: /skills/data/csv/SKILL.md\n---\n") {
+		t.Errorf("FormatSkills(yaml) = %v\n%s", err, yml.GetText())
+	}
+	_, err = sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{CharBudget: 10})
+	wantCode(t, err, codes.InvalidArgument)
+	_, err = sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "webapp-testing", File: "examples/console.png", DownloadTool: "fetch_file"})
+	if wantCode(t, err, codes.FailedPrecondition); err != nil && (!strings.Contains(err.Error(), "fetch it with fetch_file") || strings.Contains(err.Error(), "FilesystemService")) {
+		t.Errorf("binary refusal = %v", err)
+	}
+
+	// 8: the shebang script outside scripts/ is executable in the export.
+	stream, err := sc.ExportSkill(alice, &skillsvcv1.ExportSkillRequest{Path: "webapp-testing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		archive.Write(msg.GetData())
+	}
+	gz, err := gzip.NewReader(&archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]int64{}
+	for tr := tar.NewReader(gz); ; {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes[h.Name] = h.Mode
+	}
+	if modes["webapp-testing/with_server.py"] != 0o755 || modes["webapp-testing/SKILL.md"] != 0o644 || modes["webapp-testing/examples/console.png"] != 0o644 {
+		t.Errorf("export modes = %v", modes)
+	}
+
+	// 9: tags, the category filter and the relevance cut-off.
+	hits, err := sc.SearchSkills(alice, &skillsvcv1.SearchSkillsRequest{Query: "notaria inmuebles"})
+	if err != nil || len(hits.GetResults()) == 0 || hits.GetResults()[0].GetSkill().GetName() != "escritura-compraventa" || hits.GetResults()[0].GetRelevance() <= 0 {
+		t.Errorf("SearchSkills(tags) = %v, %v", hits.GetResults(), err)
+	}
+	hits, err = sc.SearchSkills(alice, &skillsvcv1.SearchSkillsRequest{Query: "csv spreadsheets", Category: aws.String("legal")})
+	if err != nil || len(hits.GetResults()) != 0 {
+		t.Errorf("SearchSkills(category legal) = %v, %v", hits.GetResults(), err)
+	}
+	hits, err = sc.SearchSkills(alice, &skillsvcv1.SearchSkillsRequest{Query: "csv kubernetes helm terraform ansible", MinRelevance: 0.5})
+	if err != nil || len(hits.GetResults()) != 0 {
+		t.Errorf("SearchSkills(min_relevance) = %v, %v", hits.GetResults(), err)
+	}
+
+	// 10: a page token that is no position of this listing.
+	_, err = sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{PageToken: "garbage"})
+	wantCode(t, err, codes.InvalidArgument)
+
+	// bob sees the shared code-review, and the display-named skill.
+	bob, err := sc.GetSkill(as(ctx, "bob", "t1", ""), &skillsvcv1.GetSkillRequest{Path: "code-review"})
+	if err != nil || bob.GetSkill().GetLayer() != "shared" {
+		t.Errorf("bob's code-review = %v, %v", bob.GetSkill(), err)
 	}
 }

@@ -23,7 +23,7 @@ func NewSkills(lib *skills.Library, chunkSize int) *Skills {
 
 func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
-		Path: s.Path, Location: s.Location(), Name: s.Name,
+		Path: s.Path, Location: s.Location(), Name: s.Name, DisplayName: s.DisplayName,
 		Description: skills.Shorten(s.Description, skills.MaxDescriptionLen),
 		Category:    s.Category, Layer: s.Layer, Version: s.Version, License: s.License,
 		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools, Metadata: s.Metadata,
@@ -81,7 +81,10 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 		return nil, err
 	}
 	b, err := s.lib.Catalog.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
-		skills.FormatOptions{Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills())})
+		skills.FormatOptions{
+			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
+			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(),
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +118,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
-	text, d, err := s.lib.Catalog.Render(ctx, id, req.GetPath(), req.GetArguments())
+	text, d, err := s.lib.Catalog.Render(ctx, id, req.GetPath(), skills.RenderOptions{Arguments: req.GetArguments(), BaseDir: req.GetBaseDir()})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +131,7 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 	if err != nil {
 		return nil, err
 	}
-	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile())
+	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile(), skills.ReadOptions{DownloadTool: req.GetDownloadTool()})
 	if err != nil {
 		return nil, err
 	}
@@ -141,13 +144,17 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.lib.Catalog.Search(ctx, id, req.GetQuery(), req.GetLimit())
+	hits, err := s.lib.Catalog.Search(ctx, id, skills.SearchOptions{
+		Query: req.GetQuery(), Limit: req.GetLimit(),
+		Category: req.GetCategory(), FilterCategory: req.Category != nil,
+		MinRelevance: req.GetMinRelevance(),
+	})
 	if err != nil {
 		return nil, err
 	}
 	out := &skillsvcv1.SearchSkillsResponse{}
 	for _, h := range hits {
-		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaryProto(h.Skill), Score: h.Score})
+		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaryProto(h.Skill), Score: h.Score, Relevance: h.Relevance})
 	}
 	return out, nil
 }

@@ -17,7 +17,6 @@ import (
 // allocated returns the bytes fn allocated on the heap.
 func allocated(fn func()) uint64 {
 	var before, after runtime.MemStats
-	runtime.GC()
 	runtime.ReadMemStats(&before)
 	fn()
 	runtime.ReadMemStats(&after)
@@ -36,7 +35,9 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 	args := strings.Repeat("x", 1<<20) // naive output: 50,000 × 1 MiB = 49 GiB
 
 	var err error
-	used := allocated(func() { _, _, err = lib.Catalog.Render(t.Context(), alice, "bomb", args) })
+	used := allocated(func() {
+		_, _, err = lib.Catalog.Render(t.Context(), alice, "bomb", skills.RenderOptions{Arguments: args})
+	})
 	if !errors.Is(err, errkind.ResourceExhausted) {
 		t.Fatalf("Render err = %v, want ResourceExhausted", err)
 	}
@@ -46,7 +47,7 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 		t.Errorf("Render allocated %d bytes, want at most %d", used, bound)
 	}
 	// Within the limit it renders.
-	if text, _, err := lib.Catalog.Render(t.Context(), alice, "bomb", "ok"); err != nil || strings.Count(text, "ok ") != 50_000 {
+	if text, _, err := lib.Catalog.Render(t.Context(), alice, "bomb", skills.RenderOptions{Arguments: "ok"}); err != nil || strings.Count(text, "ok ") != 50_000 {
 		t.Errorf("small render: %v", err)
 	}
 }
@@ -73,11 +74,11 @@ func TestReadFileNotFoundIsShort(t *testing.T) {
 		l.File(fmt.Sprintf("big/references/file-%05d.md", i), "x\n")
 	}
 	lib := skillstest.Library(t, b.Bucket(t), nil)
-	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Identity{User: "alice", Thread: "t"}, "big", "missing.md")
+	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Identity{User: "alice", Thread: "t"}, "big", "missing.md", skills.ReadOptions{})
 	if !errors.Is(err, errkind.NotFound) {
 		t.Fatalf("err = %v, want NotFound", err)
 	}
-	if msg := err.Error(); len(msg) > 2048 || !strings.Contains(msg, "and 9981 more") || !strings.Contains(msg, "references/file-00000.md") {
+	if msg := err.Error(); len(msg) > 2048 || !strings.Contains(msg, "and 9981 more") || !strings.Contains(msg, "references/file-00000.md") || strings.Contains(msg, "GetSkill") {
 		t.Errorf("message (%d bytes) = %.300q…; want a short list and the count left out", len(msg), msg)
 	}
 }

@@ -127,7 +127,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	b.Before(objstore.OpGet, record)
 	b.Before(objstore.OpGetRange, record)
 	lib := newTestLibrary(t, b, 0)
-	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Identity{User: "alice", Thread: "t"}, "pdf", ""); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Identity{User: "alice", Thread: "t"}, "pdf", RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

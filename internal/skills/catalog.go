@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"golang.org/x/sync/errgroup"
 
@@ -27,7 +29,6 @@ type Catalog struct {
 	bucket   objstore.Bucket
 	cfg      Config
 	views    *views
-	heads    *heads
 	settings *settingsStore
 }
 
@@ -36,7 +37,7 @@ type Skill struct {
 	// Path is the skill folder under the mount, e.g. "/skills/docs/pdf".
 	Path     string
 	Dir      string // "docs/pdf"
-	Folder   string // "pdf"
+	Folder   string // "pdf"; Name is what the skill is addressed by
 	Category string // "docs", or "" for a flat skill
 	Layer    string // LayerUser or LayerShared
 	ETag     string // of SKILL.md
@@ -48,12 +49,16 @@ type Skill struct {
 // Location is the virtual path of the skill's SKILL.md.
 func (s Skill) Location() string { return s.Path + "/SKILL.md" }
 
-func (c *Catalog) summary(s *skillRef, p parsed, disabled map[string]bool) Skill {
-	return Skill{
-		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.name, Category: s.category,
+// summary describes s from its frontmatter p; settings key by the name as
+// listed, so disabled is by name.
+func (c *Catalog) summary(s *skillRef, p Frontmatter, problems Problems, disabled map[string]bool) Skill {
+	sk := Skill{
+		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name],
-		Frontmatter: p.fm, Problems: p.problems,
+		Frontmatter: p, Problems: problems,
 	}
+	sk.Name = s.name // as the view resolved it, so every RPC agrees on it
+	return sk
 }
 
 // ListOptions filters Skills.
@@ -65,50 +70,29 @@ type ListOptions struct {
 }
 
 // Skills returns the summaries of the caller's skills, sorted by path.
+// Invalid skills, and SKILL.md files nested too deep to be skills, are
+// listed only with IncludeInvalid.
 func (c *Catalog) Skills(ctx context.Context, id mounts.Identity, opts ListOptions) ([]Skill, error) {
 	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	var refs []*skillRef
-	for _, s := range v.skills {
-		if !opts.FilterCategory || s.category == opts.Category {
-			refs = append(refs, s)
-		}
 	}
 	st, _, err := c.settings.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	disabled := st.disabledSet()
-	out := make([]Skill, len(refs))
-	keep := make([]bool, len(refs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.cfg.Concurrency)
-	for i, s := range refs {
-		g.Go(panics.Guard(func() error {
-			p, err := c.heads.parse(gctx, s)
-			if objstore.IsNotFound(err) {
-				return nil // deleted since listed
-			}
-			if err != nil {
-				return err
-			}
-			out[i] = c.summary(s, p, disabled)
-			keep[i] = (opts.IncludeInvalid || p.problems.Valid()) && (opts.IncludeDisabled || !out[i].Disabled)
-			return nil
-		}))
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	kept := out[:0]
-	for i := range out {
-		if keep[i] {
-			kept = append(kept, out[i])
+	var out []Skill
+	for _, s := range v.skills {
+		if opts.FilterCategory && s.category != opts.Category {
+			continue
+		}
+		sk := c.summary(s, s.head.fm, s.problems(), disabled)
+		if (opts.IncludeInvalid || sk.Valid()) && (opts.IncludeDisabled || !sk.Disabled) {
+			out = append(out, sk)
 		}
 	}
-	return kept, nil
+	return out, nil
 }
 
 // Page is one page of Skills.
@@ -177,7 +161,10 @@ func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptio
 		return Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
 	}
 	if !ValidFormat(f.Format) {
-		return Block{}, fmt.Errorf("%w: format %q: want %s or %s", errkind.InvalidArgument, f.Format, FormatXML, FormatMarkdown)
+		return Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(formatNames, ", "))
+	}
+	if f.SearchTool, err = toolName("search_tool", f.SearchTool, c.cfg.SearchTool); err != nil {
+		return Block{}, err
 	}
 	f.CharBudget = budget
 	list, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
@@ -228,19 +215,23 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	raw, a, err := c.readText(ctx, s.skillMD.Key, c.cfg.Mount+"/"+s.dir+"/SKILL.md")
+	if !s.notes.Valid() {
+		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.notes)
+	}
+	raw, a, err := c.readText(ctx, s.skillMD.Key, c.cfg.Mount+"/"+s.dir+"/SKILL.md", "")
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	fm, body, problems := ParseSkillMD(raw, s.name)
+	fm, body, problems := ParseSkillMD(raw, s.folder)
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
+	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings)
 	st, _, err := c.settings.load(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	d := Detail{Skill: c.summary(s, parsed{fm: fm, problems: problems}, st.disabledSet()), Raw: string(raw), Body: body}
+	d := Detail{Skill: c.summary(s, fm, problems, st.disabledSet()), Raw: string(raw), Body: body}
 	d.ETag = a.ETag // of the bytes just read, which may be newer than the listing
 	return d, s, nil
 }
@@ -284,9 +275,16 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, error) {
 	return files, g.Wait()
 }
 
-// readText reads a whole text object up to MaxFileBytes.
-func (c *Catalog) readText(ctx context.Context, key, vpath string) ([]byte, objstore.Attributes, error) {
-	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: "download it from " + vpath + " with FilesystemService.Download or ExportSkill"}
+// readText reads a whole text object up to MaxFileBytes. A refusal names
+// downloadTool, the caller's tool for fetching files, or says what to do in
+// neutral words: a model reads these messages, and has no tools by our RPCs'
+// names.
+func (c *Catalog) readText(ctx context.Context, key, vpath, downloadTool string) ([]byte, objstore.Attributes, error) {
+	hint := "fetch the file itself instead of reading it as text"
+	if downloadTool != "" {
+		hint = "fetch it with " + downloadTool + " instead"
+	}
+	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: hint}
 	data, a, err := r.Read(ctx, c.bucket, key, vpath)
 	if objstore.IsNotFound(err) {
 		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
@@ -294,21 +292,45 @@ func (c *Catalog) readText(ctx context.Context, key, vpath string) ([]byte, objs
 	return data, a, err
 }
 
+// RenderOptions shape Render's text.
+type RenderOptions struct {
+	// Arguments replace $ARGUMENTS in the body.
+	Arguments string
+	// BaseDir is the base directory the text names instead of the skill's
+	// path under the mount: where the caller unpacked the skill's export.
+	BaseDir string
+}
+
+// maxBaseDirBytes bounds RenderOptions.BaseDir.
+const maxBaseDirBytes = 4096
+
 // Render returns the text handed to the model when the skill is invoked:
-// its base directory, then its body with $ARGUMENTS replaced by arguments.
-// Without the placeholder, non-empty arguments are appended. The returned
-// Detail has no Files: invoking a skill does not read them.
-func (c *Catalog) Render(ctx context.Context, id mounts.Identity, ref, arguments string) (string, Detail, error) {
+// its base directory, then its body with $ARGUMENTS replaced by the
+// arguments. Without the placeholder, non-empty arguments are appended. The
+// returned Detail has no Files: invoking a skill does not read them.
+func (c *Catalog) Render(ctx context.Context, id mounts.Identity, ref string, opts RenderOptions) (string, Detail, error) {
+	if err := checkBaseDir(opts.BaseDir); err != nil {
+		return "", Detail{}, err
+	}
 	d, _, err := c.load(ctx, id, ref)
 	if err != nil {
 		return "", d, err
 	}
+	dir := cmp.Or(opts.BaseDir, d.Path)
 	// Each placeholder copies the arguments: size the text before making it.
-	if n := RenderedSize(d.Path, d.Body, arguments); n > c.cfg.MaxRenderBytes {
+	if n := RenderedSize(dir, d.Body, opts.Arguments); n > c.cfg.MaxRenderBytes {
 		return "", d, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes (%d placeholders), at most %d are returned",
 			errkind.ResourceExhausted, d.Path, n, strings.Count(d.Body, argumentsPlaceholder), c.cfg.MaxRenderBytes)
 	}
-	return RenderBody(d.Path, d.Body, arguments), d, nil
+	return RenderBody(dir, d.Body, opts.Arguments), d, nil
+}
+
+// checkBaseDir accepts a base directory that stays one line of the text.
+func checkBaseDir(dir string) error {
+	if len(dir) > maxBaseDirBytes || strings.TrimSpace(dir) != dir || strings.ContainsFunc(dir, unicode.IsControl) {
+		return fmt.Errorf("%w: base_dir must be one line of at most %d bytes without leading or trailing spaces", errkind.InvalidArgument, maxBaseDirBytes)
+	}
+	return nil
 }
 
 const (
@@ -344,9 +366,21 @@ func RenderBody(dir, body, arguments string) string {
 	return renderPrefix + dir + "\n\n" + body
 }
 
+// ReadOptions shape ReadFile's refusals.
+type ReadOptions struct {
+	// DownloadTool is the caller's tool for fetching a file as is, named
+	// when a file is refused as binary or too large; "" means the
+	// configured default.
+	DownloadTool string
+}
+
 // ReadFile returns one file of a skill as text, and its virtual path. An
 // unknown file fails with NotFound naming the files that exist.
-func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file string) (string, string, error) {
+func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file string, opts ReadOptions) (string, string, error) {
+	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
+	if err != nil {
+		return "", "", err
+	}
 	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return "", "", err
@@ -363,7 +397,7 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 		rel := strings.TrimPrefix(e.rel, s.dir+"/")
 		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
 			vpath := c.cfg.Mount + "/" + e.rel
-			data, _, err := c.readText(ctx, e.obj.Key, vpath)
+			data, _, err := c.readText(ctx, e.obj.Key, vpath, tool)
 			return string(data), vpath, err
 		}
 	}
@@ -379,7 +413,7 @@ func fileNames(s *skillRef, max int) string {
 	var b strings.Builder
 	for i, e := range s.files {
 		if i == max {
-			fmt.Fprintf(&b, " and %d more (GetSkill lists them all)", len(s.files)-max)
+			fmt.Fprintf(&b, " and %d more", len(s.files)-max)
 			break
 		}
 		if i > 0 {
@@ -390,24 +424,28 @@ func fileNames(s *skillRef, max int) string {
 	return b.String()
 }
 
-// SetEnabled enables or disables a skill for the user, by name, without
-// touching the skill. It returns the skill's summary.
+// SetEnabled enables or disables a skill for the user, by the name it is
+// listed under, without touching the skill. It returns the skill's summary.
+// A name no skill has any more can still be enabled (removed from the
+// settings).
 func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string, enabled bool) (Skill, error) {
 	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return Skill{}, err
 	}
 	ref = strings.TrimSpace(ref)
-	name := ""
-	if sk, err := v.find(c.cfg.Mount, ref); err == nil {
+	sk, findErr := v.find(c.cfg.Mount, ref)
+	name := ref
+	switch {
+	case findErr == nil:
 		name = sk.name
-	} else if !enabled || !errors.Is(err, errkind.NotFound) || !nameRE.MatchString(ref) {
-		return Skill{}, err
-	} else {
-		name = ref // re-enabling a skill that is gone is allowed
+	case !enabled || !errors.Is(findErr, errkind.NotFound):
+		return Skill{}, findErr
 	}
+	stored := false
 	err = c.settings.update(ctx, id, func(s *settings) bool {
 		i := slices.Index(s.Disabled, name)
+		stored = i >= 0
 		switch {
 		case enabled && i < 0, !enabled && i >= 0:
 			return false // already so
@@ -422,13 +460,11 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 	if err != nil {
 		return Skill{}, err
 	}
-	s, ok := v.byName[name]
-	if !ok {
+	if sk == nil {
+		if !stored && !nameRE.MatchString(name) {
+			return Skill{}, findErr
+		}
 		return Skill{Folder: name, Frontmatter: Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
-	p, err := c.heads.parse(ctx, s)
-	if err != nil {
-		return Skill{}, err
-	}
-	return c.summary(s, p, map[string]bool{name: !enabled}), nil
+	return c.summary(sk, sk.head.fm, sk.problems(), map[string]bool{name: !enabled}), nil
 }

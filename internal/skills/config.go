@@ -42,6 +42,13 @@ type Config struct {
 	MaxSearchResults     int32 `yaml:"max_search_results"`
 	MaxQueryBytes        int   `yaml:"max_query_bytes"`
 	MaxCharBudget        int32 `yaml:"max_char_budget"`
+
+	// Tool names that text meant for a model mentions, when a request names
+	// none: the tool that searches skills (in a prompt block with skills
+	// left out) and the one that fetches a file as is (when a skill file is
+	// refused as text). Empty means neutral wording.
+	SearchTool   string `yaml:"search_tool"`
+	DownloadTool string `yaml:"download_tool"`
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -63,6 +70,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
 	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
+	f.StringVar(&c.SearchTool, prefix+"search-tool", "", "Tool name a prompt block tells the model to search skills with, when the request names none; empty words it neutrally.")
+	f.StringVar(&c.DownloadTool, prefix+"download-tool", "", "Tool name a refusal to read a binary or oversized skill file tells the model to fetch it with, when the request names none; empty words it neutrally.")
 }
 
 // DefaultConfig returns the flag defaults.
@@ -102,6 +111,11 @@ func (c *Config) Validate(table *mounts.Table) error {
 	}
 	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
 		return errors.New("skills: page, search, query and budget limits must be positive")
+	}
+	for flag, name := range map[string]string{"search-tool": c.SearchTool, "download-tool": c.DownloadTool} {
+		if _, err := toolName(flag, name, ""); err != nil {
+			return fmt.Errorf("skills: %w", err)
+		}
 	}
 	return nil
 }

@@ -29,6 +29,10 @@ func TestConfigValidate(t *testing.T) {
 		{"settings not per user", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "settings/skills.json" }, false},
 		{"settings beside the mounts", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "{user}/prefs/skills.json" }, true},
 		{"tiny head", mounts.Default(), func(c *skills.Config) { c.HeadBytes = 10 }, false},
+		{"search tool", mounts.Default(), func(c *skills.Config) { c.SearchTool = "search_skills" }, true},
+		{"download tool", mounts.Default(), func(c *skills.Config) { c.DownloadTool = "mcp__files__download" }, true},
+		{"search tool that is no name", mounts.Default(), func(c *skills.Config) { c.SearchTool = "search skills" }, false},
+		{"download tool that ends a comment", mounts.Default(), func(c *skills.Config) { c.DownloadTool = "x-->" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := skills.DefaultConfig()

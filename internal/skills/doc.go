@@ -1,7 +1,8 @@
 // Package skills is the skills catalog: it finds skill folders
 // (<category>/<skill>/SKILL.md or <skill>/SKILL.md) in a user's library and
-// the organization's shared one, merges them (the user's skill wins by name),
-// parses and validates their frontmatter, and serves progressive disclosure:
+// the organization's shared one, parses and validates their frontmatter,
+// merges them (the user's skill hides the shared one of the same frontmatter
+// name, wherever each sits), and serves progressive disclosure:
 // listings and a prompt block of names and descriptions, a skill's
 // instructions on demand, then its files.
 //

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"archive/tar"
+	"bufio"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -20,8 +21,9 @@ type Exporter struct {
 
 // Export writes the skill folder as a tar.gz to w, with entries named
 // <folder>/<path>, so a worker can unpack it into its own sandbox and run
-// its scripts there (skillsvc never executes skill code). Scripts keep an
-// executable mode.
+// its scripts there (skillsvc never executes skill code). Files under
+// scripts/ and files that start with "#!" are executable (mode 0755): S3
+// keeps no file modes, so the archive cannot copy them.
 func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w io.Writer) (Skill, error) {
 	v, err := e.catalog.views.get(ctx, id)
 	if err != nil {
@@ -38,12 +40,9 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w
 	if max := e.catalog.cfg.MaxExportBytes; size > max {
 		return Skill{}, fmt.Errorf("%w: skill %s holds %d bytes, exports are limited to %d", errkind.ResourceExhausted, s.dir, size, max)
 	}
-	p, err := e.catalog.heads.parse(ctx, s)
-	if err != nil {
-		return Skill{}, err
-	}
-	if !p.problems.Valid() {
-		return Skill{}, invalidSkill(e.catalog.cfg.Mount, s, p.problems)
+	problems := s.problems()
+	if !problems.Valid() {
+		return Skill{}, invalidSkill(e.catalog.cfg.Mount, s, problems)
 	}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
@@ -58,7 +57,7 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w
 	if err := gz.Close(); err != nil {
 		return Skill{}, err
 	}
-	return e.catalog.summary(s, p, nil), nil
+	return e.catalog.summary(s, s.head.fm, problems, nil), nil
 }
 
 func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f entry) error {
@@ -70,16 +69,17 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 		return err
 	}
 	defer rc.Close()
+	body := bufio.NewReader(rc)
 	rel := strings.TrimPrefix(f.rel, s.dir+"/")
 	mode := int64(0o644)
-	if strings.HasPrefix(rel, "scripts/") {
+	if start, _ := body.Peek(2); strings.HasPrefix(rel, "scripts/") || string(start) == "#!" {
 		mode = 0o755
 	}
-	hdr := &tar.Header{Name: s.name + "/" + rel, Mode: mode, Size: a.Size, ModTime: a.ModTime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	hdr := &tar.Header{Name: s.folder + "/" + rel, Mode: mode, Size: a.Size, ModTime: a.ModTime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	n, err := io.Copy(tw, rc)
+	n, err := io.Copy(tw, body)
 	if err == nil && n != a.Size {
 		err = fmt.Errorf("export %s: read %d of %d bytes", rel, n, a.Size)
 	}

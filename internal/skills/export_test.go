@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
 type tarFile struct {
@@ -93,4 +94,38 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// testExportModes: S3 keeps no file modes, so a file that starts with "#!"
+// is executable in the archive wherever it lies, as is anything under
+// scripts/.
+func testExportModes(t *testing.T, newBucket newBucketFunc) {
+	b := newBucket(t)
+	lb := skillstest.New()
+	lb.User("alice").
+		Skill("tool", "", "A tool with scripts in odd places.", "# Tool\n").
+		File("tool/run", "#!/bin/sh\necho run\n").
+		File("tool/bin/convert.py", "#!/usr/bin/env python3\nprint(1)\n").
+		File("tool/scripts/helper.py", "print('no shebang')\n").
+		File("tool/notes.md", "# Not a script\n").
+		File("tool/hash", "#").
+		File("tool/empty", "").
+		File("tool/bang.txt", "!# not a shebang\n")
+	lb.Put(t, b)
+	lib := skillstest.Library(t, b, nil)
+	var buf bytes.Buffer
+	if _, err := lib.Exporter.Export(t.Context(), aliceID, "tool", &buf); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for name, f := range untar(t, buf.Bytes()) {
+		got[name] = f.mode
+	}
+	want := map[string]int64{
+		"tool/SKILL.md": 0o644, "tool/run": 0o755, "tool/bin/convert.py": 0o755, "tool/scripts/helper.py": 0o755,
+		"tool/notes.md": 0o644, "tool/hash": 0o644, "tool/empty": 0o644, "tool/bang.txt": 0o644,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("modes = %v\nwant    %v", got, want)
+	}
 }

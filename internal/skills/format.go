@@ -2,17 +2,28 @@ package skills
 
 import (
 	"fmt"
-	"html"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
 )
 
 // Prompt block formats.
 const (
 	FormatXML      = "xml"
 	FormatMarkdown = "markdown"
+	// FormatYAML is one YAML document per skill (name, description,
+	// location), as the older S3-backed agent backends concatenated the
+	// frontmatter of their skills.
+	FormatYAML = "yaml"
 )
+
+var formatNames = []string{FormatXML, FormatMarkdown, FormatYAML}
 
 // DefaultCharBudget is the prompt block budget when none is given.
 const DefaultCharBudget = 12000
@@ -23,9 +34,16 @@ const minDescription = 48
 
 // FormatOptions shape a prompt block.
 type FormatOptions struct {
-	Format     string // FormatXML (default) or FormatMarkdown
+	Format     string // FormatXML (default), FormatMarkdown or FormatYAML
 	CharBudget int    // 0 means DefaultCharBudget
 	MaxSkills  int    // 0 means no limit
+	// GroupByCategory lists flat skills first, then each category's
+	// skills under a heading.
+	GroupByCategory bool
+	// SearchTool is the caller's tool for searching skills, which the note
+	// about skills left out names; "" words the note neutrally. Check it
+	// with ValidToolName: it goes into the block as is.
+	SearchTool string
 }
 
 // Block is a rendered prompt block.
@@ -39,30 +57,57 @@ type Block struct {
 
 type blockFormat struct {
 	open, close string
-	entry       func(name, desc, location string) string
-	note        func(omitted int) string
+	entry       func(s *Skill, desc string) string
+	// groupOpen starts a category's skills; first says nothing precedes it.
+	groupOpen  func(category string, first bool) string
+	groupClose string
+	note       func(omitted int, searchTool string) string
+}
+
+// searchHint tells the model how to find the skills left out of a block.
+func searchHint(tool, quote string) string {
+	if tool == "" {
+		return "search the skill catalog to find them"
+	}
+	return "use " + quote + tool + quote + " to find them"
 }
 
 var formats = map[string]blockFormat{
 	FormatXML: {
 		open:  "<available_skills>\n",
 		close: "</available_skills>\n",
-		entry: func(name, desc, loc string) string {
-			return "<skill>\n<name>" + html.EscapeString(name) + "</name>\n<description>" + html.EscapeString(desc) +
-				"</description>\n<location>" + html.EscapeString(loc) + "</location>\n</skill>\n"
+		entry: func(s *Skill, desc string) string {
+			return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" + xmlEscape(desc, false) +
+				"</description>\n<location>" + xmlEscape(s.Location(), false) + "</location>\n</skill>\n"
 		},
-		note: func(n int) string {
-			return fmt.Sprintf("<!-- %d more skills not shown; use SearchSkills to find them -->\n", n)
+		groupOpen:  func(c string, _ bool) string { return `<category name="` + xmlEscape(c, true) + "\">\n" },
+		groupClose: "</category>\n",
+		note: func(n int, tool string) string {
+			return fmt.Sprintf("<!-- %d more skills not shown; %s -->\n", n, searchHint(tool, ""))
 		},
 	},
 	FormatMarkdown: {
-		open:  "## Available skills\n\n",
-		close: "",
-		entry: func(name, desc, loc string) string {
-			return "- **" + name + "** (" + loc + "): " + strings.ReplaceAll(desc, "\n", " ") + "\n"
+		open: "## Available skills\n\n",
+		entry: func(s *Skill, desc string) string {
+			return "- **" + s.Name + "** (" + s.Location() + "): " + desc + "\n"
 		},
-		note: func(n int) string {
-			return fmt.Sprintf("\n_%d more skills not shown; use SearchSkills to find them._\n", n)
+		groupOpen: func(c string, first bool) string {
+			if first {
+				return "### " + c + "\n\n"
+			}
+			return "\n### " + c + "\n\n"
+		},
+		note: func(n int, tool string) string {
+			return fmt.Sprintf("\n_%d more skills not shown; %s._\n", n, searchHint(tool, "`"))
+		},
+	},
+	FormatYAML: {
+		entry: func(s *Skill, desc string) string {
+			return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " + yamlScalar(desc) + "\nlocation: " + yamlScalar(s.Location()) + "\n"
+		},
+		groupOpen: func(c string, _ bool) string { return "# " + c + "\n" },
+		note: func(n int, tool string) string {
+			return fmt.Sprintf("# %d more skills not shown; %s\n", n, searchHint(tool, ""))
 		},
 	},
 }
@@ -76,86 +121,198 @@ func ValidFormat(f string) bool {
 // FormatBlock renders skills into a system-prompt block within the budget:
 // first descriptions are shortened (all to the same length, as little as
 // needed), then skills are dropped from the end, and the block says how
-// many are missing. Descriptions over the specification's limit are
-// shortened in any case; the skills themselves are never changed.
+// many are missing when the note fits. Descriptions over the
+// specification's limit are shortened in any case; the skills themselves
+// are never changed. The block is always well-formed; a budget below the
+// empty block is InvalidArgument.
 func FormatBlock(skills []Skill, opts FormatOptions) (Block, error) {
 	if opts.Format == "" {
 		opts.Format = FormatXML
 	}
 	f, ok := formats[opts.Format]
 	if !ok {
-		return Block{}, fmt.Errorf("unknown format %q: want %s or %s", opts.Format, FormatXML, FormatMarkdown)
+		return Block{}, fmt.Errorf("%w: unknown format %q: want %s", errkind.InvalidArgument, opts.Format, strings.Join(formatNames, ", "))
+	}
+	if !ValidToolName(opts.SearchTool) {
+		return Block{}, fmt.Errorf("%w: search tool %q is not a tool name", errkind.InvalidArgument, opts.SearchTool)
 	}
 	budget := opts.CharBudget
 	if budget <= 0 {
 		budget = DefaultCharBudget
 	}
+	frame := utf8.RuneCountInString(f.open) + utf8.RuneCountInString(f.close)
+	if frame > budget {
+		return Block{}, fmt.Errorf("%w: char_budget %d is smaller than an empty %s block (%d characters)", errkind.InvalidArgument, budget, opts.Format, frame)
+	}
+	list := make([]*Skill, len(skills))
+	for i := range skills {
+		list[i] = &skills[i]
+	}
+	if opts.GroupByCategory {
+		// Flat skills first, then categories by name, each in the order given.
+		slices.SortStableFunc(list, func(a, b *Skill) int {
+			return strings.Compare(a.Category, b.Category)
+		})
+	}
 	omitted := 0
-	if opts.MaxSkills > 0 && len(skills) > opts.MaxSkills {
-		omitted = len(skills) - opts.MaxSkills
-		skills = skills[:opts.MaxSkills]
+	if opts.MaxSkills > 0 && len(list) > opts.MaxSkills {
+		omitted = len(list) - opts.MaxSkills
+		list = list[:opts.MaxSkills]
 	}
 	// Descriptions are normalized when first needed: most of a large
 	// library never fits the budget.
-	normalized := make([]string, len(skills))
-	done := make([]bool, len(skills))
+	normalized := make([]string, len(list))
+	done := make([]bool, len(list))
 	desc := func(i int) string {
 		if !done[i] {
-			normalized[i], done[i] = strings.Join(strings.Fields(skills[i].Description), " "), true
+			normalized[i], done[i] = strings.Join(strings.Fields(list[i].Description), " "), true
 		}
 		return normalized[i]
 	}
-	render := func(n, limit, omitted int) (string, int) {
-		var b strings.Builder
-		b.WriteString(f.open)
-		shortened := 0
-		for i := range n {
-			d := clip(desc(i), limit)
-			if d != desc(i) {
-				shortened++
-			}
-			b.WriteString(f.entry(skills[i].Name, d, skills[i].Location()))
+	// opensGroup returns the heading skill i starts, if any.
+	opensGroup := func(i int) (string, bool) {
+		c := list[i].Category
+		if !opts.GroupByCategory || c == "" || (i > 0 && list[i-1].Category == c) {
+			return "", false
 		}
-		if omitted > 0 {
-			b.WriteString(f.note(omitted))
+		return f.groupOpen(c, i == 0), true
+	}
+	note := func(omitted int) string {
+		if omitted == 0 {
+			return ""
 		}
-		b.WriteString(f.close)
-		return b.String(), shortened
+		return f.note(omitted, opts.SearchTool)
 	}
 	// size is the length of render's text, counted entry by entry and
 	// given up once over budget, so each probe costs at most the budget,
 	// however many skills there are.
-	size := func(n, limit, omitted int) int {
-		total := utf8.RuneCountInString(f.open) + utf8.RuneCountInString(f.close)
-		if omitted > 0 {
-			total += utf8.RuneCountInString(f.note(omitted))
-		}
+	size := func(n, limit int, note string) int {
+		total := frame + utf8.RuneCountInString(note)
 		for i := 0; i < n && total <= budget; i++ {
-			total += utf8.RuneCountInString(f.entry(skills[i].Name, clip(desc(i), limit), skills[i].Location()))
+			if h, ok := opensGroup(i); ok {
+				total += utf8.RuneCountInString(h) + utf8.RuneCountInString(f.groupClose)
+			}
+			total += utf8.RuneCountInString(f.entry(list[i], clip(desc(i), limit)))
 		}
 		return total
 	}
+	render := func(n, limit int, note string) (string, int) {
+		var b strings.Builder
+		b.WriteString(f.open)
+		shortened := 0
+		inGroup := false
+		for i := range n {
+			if h, ok := opensGroup(i); ok {
+				if inGroup {
+					b.WriteString(f.groupClose)
+				}
+				b.WriteString(h)
+				inGroup = true
+			}
+			d := clip(desc(i), limit)
+			if d != desc(i) {
+				shortened++
+			}
+			b.WriteString(f.entry(list[i], d))
+		}
+		if inGroup {
+			b.WriteString(f.groupClose)
+		}
+		b.WriteString(note)
+		b.WriteString(f.close)
+		return b.String(), shortened
+	}
 	// Keep the most skills that fit with the shortest descriptions (the
 	// size grows with n, so binary search finds it).
-	n := sort.Search(len(skills)+1, func(k int) bool {
-		return size(k, minDescription, omitted+len(skills)-k) > budget
+	n := sort.Search(len(list)+1, func(k int) bool {
+		return size(k, minDescription, note(omitted+len(list)-k)) > budget
 	}) - 1
 	n = max(n, 0)
-	omitted += len(skills) - n
+	omitted += len(list) - n
+	shown := note(omitted)
+	if size(n, minDescription, shown) > budget {
+		shown = "" // not even the note fits beside the frame: the counts say it
+	}
 	// Then give descriptions the longest common limit that still fits.
 	limit := sort.Search(MaxDescriptionLen+1, func(c int) bool {
-		return c >= minDescription && size(n, c+1, omitted) > budget
+		return c >= minDescription && size(n, c+1, shown) > budget
 	})
 	limit = min(max(limit, minDescription), MaxDescriptionLen)
-	text, shortened := render(n, limit, omitted)
-	if utf8.RuneCountInString(text) > budget {
-		// Not even the frame and the note fit: say only what is missing.
-		text = clip(f.note(omitted+n), budget)
-		omitted += n
-		n = 0
-	}
+	text, shortened := render(n, limit, shown)
 	return Block{Text: text, Included: n, Omitted: omitted, Shortened: shortened, DescriptionN: limit}, nil
 }
 
 // Shorten cuts s to at most n characters, marking the cut with "…".
 func Shorten(s string, n int) string { return clip(s, n) }
+
+// toolNameRE is a tool name as agent frameworks spell them (MCP's
+// "search_skills", "mcp__skills__search", "skills.search"); single hyphens
+// keep a name from ending the XML comment it is written into.
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:/]+(-[A-Za-z0-9_.:/]+)*$`)
+
+const maxToolName = 128
+
+// ValidToolName reports whether name can be written into a prompt block or
+// a message as a tool name; "" (no tool) is valid.
+func ValidToolName(name string) bool {
+	return name == "" || len(name) <= maxToolName && toolNameRE.MatchString(name)
+}
+
+// toolName returns the tool name a request gives for field, or def.
+func toolName(field, name, def string) (string, error) {
+	if !ValidToolName(name) {
+		return "", fmt.Errorf("%w: %s must be a tool name of at most %d characters: letters, digits, _ . : / and single hyphens", errkind.InvalidArgument, field, maxToolName)
+	}
+	if name == "" {
+		return def, nil
+	}
+	return name, nil
+}
+
+// xmlEscape escapes what XML needs escaped and nothing else: & and <, > only
+// where it would end a CDATA marker, " in attributes. Characters XML cannot
+// hold at all (most control characters) are dropped.
+func xmlEscape(s string, attr bool) string {
+	needs := func(r rune) bool { return r == '&' || r == '<' || r == '>' || attr && r == '"' || !xmlChar(r) }
+	if !strings.ContainsFunc(s, needs) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>' && strings.HasSuffix(s[:i], "]]"):
+			b.WriteString("&gt;")
+		case attr && r == '"':
+			b.WriteString("&quot;")
+		case !xmlChar(r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// xmlChar reports whether XML 1.0 allows r in a document.
+func xmlChar(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= unicode.MaxRune
+}
+
+// yamlScalar writes s as a YAML value: plain when that reads back as the
+// same string, double-quoted (Go's escapes are YAML's) otherwise.
+func yamlScalar(s string) string {
+	first, _ := utf8.DecodeRuneInString(s)
+	plain := s != "" && s == strings.TrimSpace(s) && (unicode.IsLetter(first) || first == '/') &&
+		!strings.ContainsAny(s, ":#") && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		plain = false
+	}
+	if plain {
+		return s
+	}
+	return strconv.Quote(s)
+}

@@ -2,14 +2,21 @@ package skills_test
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
 // skillN returns a listed skill named name with description desc.
@@ -68,10 +75,14 @@ func TestFormatBlockXML(t *testing.T) {
 			t.Errorf("skill %d = %+v, want %+v", i, s, w)
 		}
 	}
-	for _, raw := range []string{"<text>", ` & `, `"tables"`} {
+	for _, raw := range []string{"<text>", ` & `} {
 		if strings.Contains(b.Text, raw) {
 			t.Errorf("block holds %q unescaped:\n%s", raw, b.Text)
 		}
+	}
+	// Only what XML needs is escaped: quotes in text cost tokens for nothing.
+	if !strings.Contains(b.Text, `&lt;text> &amp; "tables" from 'PDF' files.`) {
+		t.Errorf("description escaped beyond what XML needs:\n%s", b.Text)
 	}
 	if !strings.HasPrefix(b.Text, "<available_skills>\n<skill>\n<name>pdf</name>") {
 		t.Errorf("block starts %q", b.Text[:min(60, len(b.Text))])
@@ -116,8 +127,11 @@ func TestFormatBlockUnknownFormat(t *testing.T) {
 
 // entries counts the skills rendered in a block.
 func entries(format, text string) int {
-	if format == skills.FormatMarkdown {
+	switch format {
+	case skills.FormatMarkdown:
 		return strings.Count(text, "\n- **")
+	case skills.FormatYAML:
+		return strings.Count(text, "---\n")
 	}
 	return strings.Count(text, "<skill>")
 }
@@ -126,13 +140,14 @@ var omittedRE = regexp.MustCompile(`(\d+) more skills not shown`)
 
 func TestFormatBlockBudget(t *testing.T) {
 	list := manySkills(200, 300)
-	for _, format := range []string{skills.FormatXML, skills.FormatMarkdown} {
-		for _, budget := range []int{1, 10, 60, 200, 500, 1000, 5000, 12000, 50000} {
+	for _, format := range []string{skills.FormatXML, skills.FormatMarkdown, skills.FormatYAML} {
+		for _, budget := range []int{40, 60, 200, 500, 1000, 5000, 12000, 50000} {
 			t.Run(fmt.Sprintf("%s/%d", format, budget), func(t *testing.T) {
 				b, err := skills.FormatBlock(list, skills.FormatOptions{Format: format, CharBudget: budget})
 				if err != nil {
 					t.Fatal(err)
 				}
+				wellFormed(t, format, b.Text)
 				if n := utf8.RuneCountInString(b.Text); n > budget {
 					t.Fatalf("block is %d characters, budget %d", n, budget)
 				}
@@ -287,31 +302,75 @@ func TestFormatBlockClipsOverlongDescriptions(t *testing.T) {
 	}
 }
 
+// wellFormed checks that a block parses as its format promises.
+func wellFormed(t *testing.T, format, text string) {
+	t.Helper()
+	switch format {
+	case skills.FormatXML, "":
+		var got xmlBlock
+		if err := xml.Unmarshal([]byte(text), &got); err != nil {
+			t.Errorf("block is not well-formed XML: %v\n%s", err, text)
+		}
+	case skills.FormatYAML:
+		dec := yaml.NewDecoder(strings.NewReader(text))
+		for {
+			var doc map[string]string
+			err := dec.Decode(&doc)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				t.Errorf("block is not a YAML stream: %v\n%s", err, text)
+				return
+			}
+		}
+	}
+}
+
+// TestFormatBlockTinyBudget: a budget too small for the empty block is
+// refused; one that holds the frame but no skill gives a well-formed empty
+// block, with the note about the missing skills when it fits.
 func TestFormatBlockTinyBudget(t *testing.T) {
 	list := manySkills(3, 100)
+	empty := "<available_skills>\n</available_skills>\n"
+	withNote := "<available_skills>\n<!-- 3 more skills not shown; search the skill catalog to find them -->\n</available_skills>\n"
 	for _, tc := range []struct {
 		name   string
+		format string
 		skills []skills.Skill
 		budget int
+		want   string // "" means InvalidArgument
 	}{
-		{"one character", list, 1},
-		{"smaller than the frame", list, 20},
-		{"frame but no skill", list, 80},
-		{"no skills at all", nil, 100},
+		{"one character", skills.FormatXML, list, 1, ""},
+		{"one short of the frame", skills.FormatXML, list, len(empty) - 1, ""},
+		{"markdown below its frame", skills.FormatMarkdown, list, 10, ""},
+		{"exactly the frame", skills.FormatXML, list, len(empty), empty},
+		{"frame but not the note", skills.FormatXML, list, len(withNote) - 1, empty},
+		{"frame and note but no skill", skills.FormatXML, list, len(withNote), withNote},
+		{"no skills at all", skills.FormatXML, nil, 100, empty},
+		{"yaml has no frame", skills.FormatYAML, list, 1, ""},
+		{"yaml note", skills.FormatYAML, list, 70, "# 3 more skills not shown; search the skill catalog to find them\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := skills.FormatBlock(tc.skills, skills.FormatOptions{CharBudget: tc.budget})
+			b, err := skills.FormatBlock(tc.skills, skills.FormatOptions{Format: tc.format, CharBudget: tc.budget})
+			if tc.want == "" && tc.format != skills.FormatYAML {
+				if !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "char_budget") {
+					t.Errorf("FormatBlock = %q, %v; want InvalidArgument about char_budget", b.Text, err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n := utf8.RuneCountInString(b.Text); n > tc.budget {
 				t.Errorf("block is %d characters, budget %d", n, tc.budget)
 			}
-			if b.Included+b.Omitted != len(tc.skills) {
-				t.Errorf("Included %d + Omitted %d != %d", b.Included, b.Omitted, len(tc.skills))
+			if tc.want != "" && b.Text != tc.want {
+				t.Errorf("block = %q, want %q", b.Text, tc.want)
 			}
-			if b.Included != 0 && tc.skills != nil {
-				t.Errorf("Included %d skills in %d characters", b.Included, tc.budget)
+			wellFormed(t, tc.format, b.Text)
+			if b.Included != 0 || b.Omitted != len(tc.skills) {
+				t.Errorf("Included %d Omitted %d, want 0 and %d", b.Included, b.Omitted, len(tc.skills))
 			}
 		})
 	}
@@ -330,5 +389,226 @@ func TestShorten(t *testing.T) {
 		if got := skills.Shorten(tc.in, tc.n); got != tc.want {
 			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+// grouped is a library of flat and categorized skills, in path order.
+func grouped() []skills.Skill {
+	mk := func(cat, name string) skills.Skill {
+		s := skillN(name, "Does "+name+" things.")
+		s.Category, s.Dir, s.Path = cat, strings.TrimPrefix(cat+"/"+name, "/"), "/skills/"+strings.TrimPrefix(cat+"/"+name, "/")
+		return s
+	}
+	return []skills.Skill{mk("data", "csv"), mk("docs", "docx"), mk("docs", "pdf"), mk("", "lint"), mk("", "notes"), mk("web", "html")}
+}
+
+func TestFormatBlockGroupByCategory(t *testing.T) {
+	list := grouped()
+	for _, tc := range []struct {
+		format string
+		want   string
+	}{
+		{skills.FormatXML, "<available_skills>\n" +
+			"<skill>\n<name>lint</name>\n<description>Does lint things.</description>\n<location>/skills/lint/SKILL.md</location>\n</skill>\n" +
+			"<skill>\n<name>notes</name>\n<description>Does notes things.</description>\n<location>/skills/notes/SKILL.md</location>\n</skill>\n" +
+			"<category name=\"data\">\n" +
+			"<skill>\n<name>csv</name>\n<description>Does csv things.</description>\n<location>/skills/data/csv/SKILL.md</location>\n</skill>\n" +
+			"</category>\n<category name=\"docs\">\n" +
+			"<skill>\n<name>docx</name>\n<description>Does docx things.</description>\n<location>/skills/docs/docx/SKILL.md</location>\n</skill>\n" +
+			"<skill>\n<name>pdf</name>\n<description>Does pdf things.</description>\n<location>/skills/docs/pdf/SKILL.md</location>\n</skill>\n" +
+			"</category>\n<category name=\"web\">\n" +
+			"<skill>\n<name>html</name>\n<description>Does html things.</description>\n<location>/skills/web/html/SKILL.md</location>\n</skill>\n" +
+			"</category>\n</available_skills>\n"},
+		{skills.FormatMarkdown, "## Available skills\n\n" +
+			"- **lint** (/skills/lint/SKILL.md): Does lint things.\n" +
+			"- **notes** (/skills/notes/SKILL.md): Does notes things.\n" +
+			"\n### data\n\n" +
+			"- **csv** (/skills/data/csv/SKILL.md): Does csv things.\n" +
+			"\n### docs\n\n" +
+			"- **docx** (/skills/docs/docx/SKILL.md): Does docx things.\n" +
+			"- **pdf** (/skills/docs/pdf/SKILL.md): Does pdf things.\n" +
+			"\n### web\n\n" +
+			"- **html** (/skills/web/html/SKILL.md): Does html things.\n"},
+		{skills.FormatYAML, "---\nname: lint\ndescription: Does lint things.\nlocation: /skills/lint/SKILL.md\n" +
+			"---\nname: notes\ndescription: Does notes things.\nlocation: /skills/notes/SKILL.md\n" +
+			"# data\n---\nname: csv\ndescription: Does csv things.\nlocation: /skills/data/csv/SKILL.md\n" +
+			"# docs\n---\nname: docx\ndescription: Does docx things.\nlocation: /skills/docs/docx/SKILL.md\n" +
+			"---\nname: pdf\ndescription: Does pdf things.\nlocation: /skills/docs/pdf/SKILL.md\n" +
+			"# web\n---\nname: html\ndescription: Does html things.\nlocation: /skills/web/html/SKILL.md\n"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			b, err := skills.FormatBlock(list, skills.FormatOptions{Format: tc.format, GroupByCategory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Text != tc.want {
+				t.Errorf("block =\n%s\nwant\n%s", b.Text, tc.want)
+			}
+			wellFormed(t, tc.format, b.Text)
+			// Every budget from the empty block to the whole one gives a
+			// well-formed block within it, headings counted: the size
+			// probes and the rendering agree.
+			for budget := 40; budget <= utf8.RuneCountInString(tc.want); budget++ {
+				b, err := skills.FormatBlock(list, skills.FormatOptions{Format: tc.format, GroupByCategory: true, CharBudget: budget})
+				if err != nil {
+					t.Fatalf("budget %d: %v", budget, err)
+				}
+				if n := utf8.RuneCountInString(b.Text); n > budget {
+					t.Fatalf("budget %d: block of %d characters:\n%s", budget, n, b.Text)
+				}
+				if got := entries(tc.format, b.Text); got != b.Included || b.Included+b.Omitted != len(list) {
+					t.Fatalf("budget %d: %d entries, Included %d, Omitted %d", budget, got, b.Included, b.Omitted)
+				}
+				wellFormed(t, tc.format, b.Text)
+			}
+		})
+	}
+	// Without grouping the order is as given, and no headings appear.
+	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: skills.FormatMarkdown})
+	if err != nil || strings.Contains(b.Text, "###") || strings.Index(b.Text, "**csv**") > strings.Index(b.Text, "**lint**") {
+		t.Errorf("ungrouped block = %v\n%s", err, b.Text)
+	}
+	// max_skills cuts the grouped order.
+	b, err = skills.FormatBlock(list, skills.FormatOptions{GroupByCategory: true, MaxSkills: 3})
+	if err != nil || !strings.Contains(b.Text, "<name>csv</name>") || strings.Contains(b.Text, "<name>docx</name>") {
+		t.Errorf("grouped, max 3 = %v\n%s", err, b.Text)
+	}
+}
+
+func TestFormatBlockYAMLValues(t *testing.T) {
+	descs := []string{
+		"Plain words, with commas and (parentheses).",
+		"Use when: the task says so",
+		"Handles C# and # comments",
+		`Quotes "double" and 'single'`,
+		"123 starts with a digit",
+		"yes",
+		"- starts like a list",
+		"Ünïcödé text — with dashes",
+		"tab\tand control \x01 characters",
+		"[flow] {like} text",
+	}
+	var list []skills.Skill
+	for i, d := range descs {
+		list = append(list, skillN(fmt.Sprintf("s%d", i), d))
+	}
+	list = append(list, skills.Skill{Path: "/skills/a: b #c", Frontmatter: skills.Frontmatter{Name: "Odd Folder", Description: "x"}})
+	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: skills.FormatYAML, CharBudget: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(b.Text))
+	for i, s := range list {
+		var doc map[string]string
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatalf("document %d: %v\n%s", i, err, b.Text)
+		}
+		wantDesc := strings.Join(strings.Fields(s.Description), " ")
+		if doc["name"] != s.Name || doc["description"] != wantDesc || doc["location"] != s.Location() || len(doc) != 3 {
+			t.Errorf("document %d = %q, want name %q description %q location %q", i, doc, s.Name, wantDesc, s.Location())
+		}
+	}
+	if !strings.Contains(b.Text, "description: Plain words, with commas and (parentheses).\n") {
+		t.Errorf("a plain description is quoted:\n%s", b.Text)
+	}
+}
+
+func TestFormatBlockXMLOddText(t *testing.T) {
+	flat := skillN("ctl", "Bell \x07 and escape \x1b characters, ]]> and a > b.")
+	flat.Category, flat.Path = "", "/skills/ctl"
+	list := []skills.Skill{
+		flat,
+		{Path: `/skills/R&D "x"/tool`, Category: `R&D "x"`, Frontmatter: skills.Frontmatter{Name: "tool", Description: "d"}},
+	}
+	b, err := skills.FormatBlock(list, skills.FormatOptions{GroupByCategory: true, CharBudget: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Skills []struct {
+			Description string `xml:"description"`
+		} `xml:"skill"`
+		Categories []struct {
+			Name   string `xml:"name,attr"`
+			Skills []struct {
+				Location string `xml:"location"`
+			} `xml:"skill"`
+		} `xml:"category"`
+	}
+	if err := xml.Unmarshal([]byte(b.Text), &got); err != nil {
+		t.Fatalf("not well-formed: %v\n%s", err, b.Text)
+	}
+	if len(got.Skills) != 1 || got.Skills[0].Description != "Bell  and escape  characters, ]]> and a > b." {
+		t.Errorf("skills = %+v", got.Skills)
+	}
+	if len(got.Categories) != 1 || got.Categories[0].Name != `R&D "x"` || got.Categories[0].Skills[0].Location != `/skills/R&D "x"/tool/SKILL.md` {
+		t.Errorf("categories = %+v", got.Categories)
+	}
+	if !strings.Contains(b.Text, " a > b.") {
+		t.Errorf("> escaped where XML does not need it:\n%s", b.Text)
+	}
+}
+
+// TestFormatBlockNote: the note about skills left out names no RPC of ours;
+// it names the caller's search tool when given one, and a name that could
+// break the block is refused.
+func TestFormatBlockNote(t *testing.T) {
+	list := manySkills(5, 40)
+	for _, tc := range []struct {
+		format, tool, want string
+	}{
+		{skills.FormatXML, "", "<!-- 3 more skills not shown; search the skill catalog to find them -->\n"},
+		{skills.FormatXML, "search_skills", "<!-- 3 more skills not shown; use search_skills to find them -->\n"},
+		{skills.FormatMarkdown, "", "\n_3 more skills not shown; search the skill catalog to find them._\n"},
+		{skills.FormatMarkdown, "mcp__skills__search", "\n_3 more skills not shown; use `mcp__skills__search` to find them._\n"},
+		{skills.FormatYAML, "skills.search", "# 3 more skills not shown; use skills.search to find them\n"},
+	} {
+		t.Run(tc.format+" "+tc.tool, func(t *testing.T) {
+			b, err := skills.FormatBlock(list, skills.FormatOptions{Format: tc.format, MaxSkills: 2, SearchTool: tc.tool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.Text, tc.want) || strings.Contains(b.Text, "SearchSkills") {
+				t.Errorf("block lacks %q:\n%s", tc.want, b.Text)
+			}
+			wellFormed(t, tc.format, b.Text)
+		})
+	}
+	for _, tool := range []string{"a--b", "x -->", "two words", "tool\n", "-lead", strings.Repeat("t", 129)} {
+		if _, err := skills.FormatBlock(list, skills.FormatOptions{SearchTool: tool}); !errors.Is(err, errkind.InvalidArgument) {
+			t.Errorf("SearchTool %q: err = %v, want InvalidArgument", tool, err)
+		}
+	}
+}
+
+// TestPromptSearchTool: the block names the request's search tool, else the
+// configured one, else none.
+func TestPromptSearchTool(t *testing.T) {
+	lb := skillstest.New()
+	for i := range 5 {
+		lb.User("alice").Skill(fmt.Sprintf("s%d", i), "", "Skill number one of several.", "body\n")
+	}
+	alice := mounts.Identity{User: "alice", Thread: "t"}
+	for _, tc := range []struct {
+		name, cfg, req, want string
+	}{
+		{"neutral", "", "", "search the skill catalog to find them"},
+		{"configured", "skills_search", "", "use skills_search to find them"},
+		{"request wins", "skills_search", "find_skill", "use find_skill to find them"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.SearchTool = tc.cfg })
+			b, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skills.FormatOptions{MaxSkills: 1, SearchTool: tc.req})
+			if err != nil || !strings.Contains(b.Text, "4 more skills not shown; "+tc.want) {
+				t.Errorf("Prompt = %v\n%s", err, b.Text)
+			}
+		})
+	}
+	lib := skillstest.Library(t, lb.Bucket(t), nil)
+	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skills.FormatOptions{SearchTool: "a b"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "search_tool") {
+		t.Errorf("Prompt with a bad search tool: %v, want InvalidArgument naming search_tool", err)
+	}
+	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skills.FormatOptions{Format: "json"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "yaml") {
+		t.Errorf("Prompt with an unknown format: %v, want InvalidArgument listing the formats", err)
 	}
 }

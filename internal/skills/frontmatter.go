@@ -27,7 +27,13 @@ const (
 
 // Frontmatter is the parsed, normalized header of a SKILL.md.
 type Frontmatter struct {
-	Name          string
+	// Name is what the skill is listed and addressed by: the frontmatter's
+	// name, or the folder's when that name breaks the specification's
+	// character rules (DisplayName then keeps it).
+	Name string
+	// DisplayName is a frontmatter name that is not a skill name
+	// ("Escritura de Compraventa", as older agent backends wrote them).
+	DisplayName   string
 	Description   string
 	License       string
 	Version       string
@@ -161,6 +167,9 @@ var yamlFormat = frontmatter.NewFormat("---", "---", safeYAML)
 // ParseSkillMD parses a SKILL.md (or its head, as long as the head holds the
 // whole frontmatter). It returns the frontmatter, the body after it, and the
 // problems; folder is the name of the skill's folder, which name should equal.
+// A name that breaks only the specification's character rules is a warning
+// when folder is known: the skill is then named after its folder, and the
+// frontmatter's name is kept as its DisplayName.
 func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 	var fm Frontmatter
 	var p Problems
@@ -220,14 +229,23 @@ func validate(fm *Frontmatter, p *Problems, folder string) {
 	switch n := fm.Name; {
 	case n == "":
 		p.errorf("name is required")
-	case !nameRE.MatchString(n):
+	case !nameRE.MatchString(n) && folder == "":
 		p.errorf("name %q must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen", clip(n, 80))
-	}
-	if utf8.RuneCountInString(fm.Name) > MaxNameLen {
-		p.warnf("name is %d characters, the limit is %d", utf8.RuneCountInString(fm.Name), MaxNameLen)
-	}
-	if fm.Name != "" && folder != "" && fm.Name != folder {
-		p.warnf("name %q differs from its folder %q", clip(fm.Name, 80), folder)
+	case !nameRE.MatchString(n):
+		// Libraries written for older agent backends use display names;
+		// serving them under their folder's name keeps them reachable.
+		p.warnf("name %q is not a skill name (lowercase letters, digits and single hyphens): the skill is named %q after its folder, and keeps the name as its display name", clip(n, 80), folder)
+		fm.Name = folder
+		if n != folder {
+			fm.DisplayName = n
+		}
+	default:
+		if c := utf8.RuneCountInString(n); c > MaxNameLen {
+			p.warnf("name is %d characters, the limit is %d", c, MaxNameLen)
+		}
+		if folder != "" && n != folder {
+			p.warnf("name %q differs from its folder %q", clip(n, 80), folder)
+		}
 	}
 	if strings.TrimSpace(fm.Description) == "" {
 		p.errorf("description is required")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -222,13 +223,10 @@ func TestParseSkillMDInvalid(t *testing.T) {
 		{"name not a string", "---\nname: [a]\ndescription: d\n---\n", "a", "name is required"},
 		{"missing description", "---\nname: a\n---\n", "a", "description is required"},
 		{"blank description", "---\nname: a\ndescription: \"  \"\n---\n", "a", "description is required"},
-		{"name with uppercase", "---\nname: PDF\ndescription: d\n---\n", "PDF", "must be lowercase"},
-		{"name with underscore", "---\nname: pdf_tools\ndescription: d\n---\n", "pdf_tools", "must be lowercase"},
-		{"name with leading hyphen", "---\nname: -pdf\ndescription: d\n---\n", "-pdf", "must be lowercase"},
-		{"name with trailing hyphen", "---\nname: pdf-\ndescription: d\n---\n", "pdf-", "must be lowercase"},
-		{"name with double hyphen", "---\nname: pdf--tools\ndescription: d\n---\n", "pdf--tools", "must be lowercase"},
-		{"name with spaces", "---\nname: pdf tools\ndescription: d\n---\n", "pdf tools", "must be lowercase"},
-		{"name with unicode", "---\nname: pdé\ndescription: d\n---\n", "pdé", "must be lowercase"},
+		// Without a folder to name the skill after, a display name is an error.
+		{"name with uppercase", "---\nname: PDF\ndescription: d\n---\n", "", "must be lowercase"},
+		{"name with spaces", "---\nname: pdf tools\ndescription: d\n---\n", "", "must be lowercase"},
+		{"display name and no description", "---\nname: Escritura de Compraventa\n---\n", "escritura", "description is required"},
 		{"invalid UTF-8", "---\nname: a\ndescription: \xff\xfe\n---\n", "a", "not UTF-8"},
 		{"anchor without alias", "---\nname: &n a\ndescription: d\n---\n", "a", "anchors and aliases are not allowed"},
 		{"alias bomb", billionLaughs(), "a", "anchors and aliases are not allowed"},
@@ -349,6 +347,43 @@ func TestParseSkillMDWarnings(t *testing.T) {
 	}
 }
 
+// TestParseSkillMDDisplayNames: a name that breaks only the character
+// rules, as libraries for older agent backends wrote them, is served under
+// its folder's name with a warning, and kept as the display name.
+func TestParseSkillMDDisplayNames(t *testing.T) {
+	for _, tc := range []struct {
+		name, frontmatterName, folder string
+		wantDisplay                   string
+	}{
+		{"display name", "Escritura de Compraventa", "escritura-compraventa", "Escritura de Compraventa"},
+		{"uppercase", "PDF", "pdf", "PDF"},
+		{"underscore", "pdf_tools", "pdf-tools", "pdf_tools"},
+		{"leading hyphen", "-pdf", "pdf", "-pdf"},
+		{"trailing hyphen", "pdf-", "pdf", "pdf-"},
+		{"double hyphen", "pdf--tools", "pdf-tools", "pdf--tools"},
+		{"unicode", "pdé", "pde", "pdé"},
+		{"folder breaks the rules too", "Contrato de Arrendamiento", "Contrato de Arrendamiento", ""},
+		{"long display name", strings.Repeat("Nombre ", 20), "nombre", strings.TrimSpace(strings.Repeat("Nombre ", 20))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			input := "---\nname: " + tc.frontmatterName + "\ndescription: Redacta escrituras.\n---\nBody\n"
+			fm, body, p := skills.ParseSkillMD([]byte(input), tc.folder)
+			if !p.Valid() {
+				t.Fatalf("errors = %q, want the skill served", p.Errors)
+			}
+			if fm.Name != tc.folder || fm.DisplayName != tc.wantDisplay || body != "Body\n" {
+				t.Errorf("Name %q DisplayName %q body %q, want %q %q", fm.Name, fm.DisplayName, body, tc.folder, tc.wantDisplay)
+			}
+			if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "is not a skill name") || !strings.Contains(p.Warnings[0], strconv.Quote(tc.folder)) {
+				t.Errorf("warnings = %q, want one naming the folder %q", p.Warnings, tc.folder)
+			}
+			if fm.Raw["name"] != strings.TrimSpace(tc.frontmatterName) {
+				t.Errorf("Raw[name] = %v, want the name as written", fm.Raw["name"])
+			}
+		})
+	}
+}
+
 // FuzzParseSkillMD checks that parsing never panics and that a skill it
 // accepts has what a listing needs: a valid name, a description, and a body
 // that is the end of the file.
@@ -365,6 +400,7 @@ func FuzzParseSkillMD(f *testing.F) {
 	} {
 		f.Add([]byte(s), "a")
 	}
+	f.Add([]byte("---\nname: Escritura de Compraventa\ndescription: d\n---\n"), "escritura")
 	f.Fuzz(func(t *testing.T, data []byte, folder string) {
 		fm, body, p := skills.ParseSkillMD(data, folder)
 		if !p.Valid() {
@@ -373,8 +409,12 @@ func FuzzParseSkillMD(f *testing.F) {
 		if fm.Name == "" || strings.TrimSpace(fm.Description) == "" {
 			t.Fatalf("valid skill without name or description: %+v", fm)
 		}
-		if !validName.MatchString(fm.Name) {
-			t.Fatalf("valid skill with bad name %q", fm.Name)
+		// A name breaking the character rules gives way to the folder's.
+		if !validName.MatchString(fm.Name) && fm.Name != folder {
+			t.Fatalf("valid skill with bad name %q (folder %q)", fm.Name, folder)
+		}
+		if fm.DisplayName != "" && (fm.Name != folder || fm.Raw["name"] != fm.DisplayName) {
+			t.Fatalf("display name %q with name %q, folder %q, frontmatter name %v", fm.DisplayName, fm.Name, folder, fm.Raw["name"])
 		}
 		if !strings.HasSuffix(strings.TrimPrefix(string(data), "\ufeff"), body) {
 			t.Fatalf("body %q is not the end of the file", body)

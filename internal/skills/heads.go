@@ -27,11 +27,22 @@ type heads struct {
 	headBytes int64
 	log       *slog.Logger
 	cache     *lru.Cache[headKey, parsed]
+	reported  *lru.Cache[headKey, struct{}] // nested SKILL.md files already logged
 }
 
 func newHeads(bucket objstore.Bucket, cfg Config, log *slog.Logger) *heads {
 	c, _ := lru.New[headKey, parsed](max(4*cfg.MaxSkills, 16))
-	return &heads{bucket: bucket, headBytes: int64(cfg.HeadBytes), log: log, cache: c}
+	r, _ := lru.New[headKey, struct{}](max(cfg.MaxSkills, 16))
+	return &heads{bucket: bucket, headBytes: int64(cfg.HeadBytes), log: log, cache: c, reported: r}
+}
+
+// reportNested logs, once per version, a SKILL.md that lies too deep to be
+// served: the library's author expects it to be a skill.
+func (h *heads) reportNested(ctx context.Context, s *skillRef) {
+	k := headKey{s.skillMD.Key, s.skillMD.ETag}
+	if ok, _ := h.reported.ContainsOrAdd(k, struct{}{}); !ok {
+		h.log.WarnContext(ctx, "skill not served: nested too deep", "layer", s.layer, "skill", s.dir, "problem", nestedProblem)
+	}
 }
 
 func (h *heads) parse(ctx context.Context, s *skillRef) (parsed, error) {
@@ -43,7 +54,7 @@ func (h *heads) parse(ctx context.Context, s *skillRef) (parsed, error) {
 	if err != nil {
 		return parsed{}, err
 	}
-	fm, _, problems := ParseSkillMD(head, s.name)
+	fm, _, problems := ParseSkillMD(head, s.folder)
 	p := parsed{fm: fm, problems: problems}
 	if !problems.Valid() {
 		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", problems.Errors)

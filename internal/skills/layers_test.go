@@ -157,7 +157,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	if d.Layer != skills.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
 		t.Errorf("bob's pdf = layer %q files %v raw %q, want the shared one", d.Layer, d.Files, d.Raw)
 	}
-	if _, _, err := lib.Catalog.ReadFile(ctx, bobID, "pdf", "scripts/run.sh"); !errors.Is(err, errkind.NotFound) {
+	if _, _, err := lib.Catalog.ReadFile(ctx, bobID, "pdf", "scripts/run.sh", skills.ReadOptions{}); !errors.Is(err, errkind.NotFound) {
 		t.Errorf("bob reads alice's pdf script: %v", err)
 	}
 	// Alice disabling a shared skill does not disable it for bob.

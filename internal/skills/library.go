@@ -22,15 +22,14 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if err := cfg.Validate(table); err != nil {
 		return nil, err
 	}
-	vs := newViews(newListings(bucket, cfg, log), table, cfg)
+	vs := newViews(newListings(bucket, cfg, log), newHeads(bucket, cfg, log), table, cfg)
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs,
-		heads:    newHeads(bucket, cfg, log),
 		settings: &settingsStore{bucket: bucket, keyTemplate: cfg.SettingsKey},
 	}
 	return &Library{
 		Catalog:  c,
 		Exporter: &Exporter{catalog: c},
-		Tree:     &Tree{views: vs, sharedPrefix: cfg.SharedPrefix},
+		Tree:     &Tree{views: vs},
 	}, nil
 }

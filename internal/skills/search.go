@@ -16,13 +16,20 @@ import (
 // Scored is a search hit.
 type Scored struct {
 	Skill
+	// Score is the BM25F score: comparable within one search only.
 	Score float64
+	// Relevance is Score over the most any skill could score for the
+	// query (every query word, weighted by how rare it is in the library,
+	// matched as strongly as BM25 counts), 0–1: comparable across
+	// searches, so a caller can cut off weak hits.
+	Relevance float64
 }
 
 // Field weights for BM25F: a word in the name says more than one in the
 // description.
 const (
 	weightName     = 3.0
+	weightTags     = 2.0
 	weightCategory = 1.5
 	weightDesc     = 1.0
 	weightMeta     = 0.5
@@ -52,22 +59,59 @@ var stopwords = map[string]bool{
 	"when": true, "with": true, "you": true, "your": true,
 }
 
+// SearchOptions select what Search ranks and returns.
+type SearchOptions struct {
+	Query string // a task description
+	Limit int32  // 0 means the configured default
+	// Category limits the search to one category ("" is flat skills)
+	// when FilterCategory is set.
+	Category       string
+	FilterCategory bool
+	// MinRelevance drops hits below it, 0–1.
+	MinRelevance float64
+}
+
 // Search ranks the caller's listed skills against a task description with
-// BM25F over name, category, description and metadata, returning at most
-// limit hits (0 means the configured default).
-func (c *Catalog) Search(ctx context.Context, id mounts.Identity, query string, limit int32) ([]Scored, error) {
-	if query == "" || len(query) > c.cfg.MaxQueryBytes {
+// BM25F over name, display name, tags, category, description and metadata.
+func (c *Catalog) Search(ctx context.Context, id mounts.Identity, opts SearchOptions) ([]Scored, error) {
+	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
 		return nil, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
 	}
-	n, err := limits.Count("limit", limit, c.cfg.DefaultSearchResults, c.cfg.MaxSearchResults)
+	n, err := limits.Count("limit", opts.Limit, c.cfg.DefaultSearchResults, c.cfg.MaxSearchResults)
 	if err != nil {
 		return nil, err
 	}
-	skills, err := c.Skills(ctx, id, ListOptions{})
+	if !(opts.MinRelevance >= 0 && opts.MinRelevance <= 1) { // NaN too
+		return nil, fmt.Errorf("%w: min_relevance must be 0..1, got %v", errkind.InvalidArgument, opts.MinRelevance)
+	}
+	skills, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
 	if err != nil {
 		return nil, err
 	}
-	return Rank(skills, query, int(n)), nil
+	hits := Rank(skills, opts.Query, int(n))
+	// Relevance falls with the score, so the weak hits are at the end.
+	cut := sort.Search(len(hits), func(i int) bool { return hits[i].Relevance < opts.MinRelevance })
+	return hits[:cut], nil
+}
+
+// tagFields are frontmatter fields whose words label a skill: worth more
+// than its description, as an author chose them to be found by.
+var tagFields = map[string]bool{"tags": true, "keywords": true}
+
+// labels calls add with the text of a frontmatter value that is a string
+// or a list of scalars; maps and nested lists are not indexed.
+func labels(v any, add func(string)) {
+	switch x := v.(type) {
+	case string:
+		add(x)
+	case []any:
+		for _, e := range x {
+			switch e.(type) {
+			case string, float64, bool:
+				add(fmt.Sprint(e))
+			}
+		}
+	}
 }
 
 // Rank scores skills against query; only skills sharing a term are returned.
@@ -99,10 +143,33 @@ func Rank(skills []Skill, query string, limit int) []Scored {
 			}
 		}
 		add(s.Name, weightName)
+		add(s.DisplayName, weightName)
 		add(s.Category, weightCategory)
 		add(s.Description, weightDesc)
 		for k, v := range s.Metadata {
 			add(k+" "+v, weightMeta)
+		}
+		// Lists in the frontmatter (tags, keywords, triggers, …) and in
+		// metadata, which Metadata leaves out for not being text.
+		for k, v := range s.Extra {
+			w := weightMeta
+			if tagFields[k] {
+				w = weightTags
+			}
+			if _, isList := v.([]any); isList || tagFields[k] {
+				labels(v, func(t string) { add(t, w) })
+			}
+		}
+		if meta, ok := s.Raw["metadata"].(map[string]any); ok {
+			for k, v := range meta {
+				w := weightMeta
+				if tagFields[k] {
+					w = weightTags
+				}
+				if _, isList := v.([]any); isList {
+					labels(v, func(t string) { add(t, w) })
+				}
+			}
 		}
 		for t := range d.tf {
 			df[t]++
@@ -112,19 +179,24 @@ func Rank(skills []Skill, query string, limit int) []Scored {
 	}
 	avg := total / float64(len(docs))
 	n := float64(len(docs))
+	idf := make([]float64, len(terms))
+	best := 0.0 // a term's score tends to idf·(k1+1) as its frequency grows
+	for j, t := range terms {
+		idf[j] = math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
+		best += idf[j] * (bm25K1 + 1)
+	}
 	var out []Scored
 	for i, d := range docs {
 		score := 0.0
-		for _, t := range terms {
+		for j, t := range terms {
 			tf := d.tf[t]
 			if tf == 0 {
 				continue
 			}
-			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.len/avg))
+			score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.len/avg))
 		}
 		if score > 0 {
-			out = append(out, Scored{Skill: skills[i], Score: score})
+			out = append(out, Scored{Skill: skills[i], Score: score, Relevance: min(score/best, 1)})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })

@@ -1,9 +1,13 @@
 package skills_test
 
 import (
+	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
@@ -123,7 +127,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 		{"invalid skill not found", aliceID, "broken frontmatter", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := lib.Catalog.Search(t.Context(), tc.id, tc.query, tc.limit)
+			hits, err := lib.Catalog.Search(t.Context(), tc.id, skills.SearchOptions{Query: tc.query, Limit: tc.limit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,5 +149,108 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 				}
 			}
 		})
+	}
+}
+
+// TestRankTags: tags, keywords and other lists in the frontmatter or its
+// metadata are indexed, tags above the description.
+func TestRankTags(t *testing.T) {
+	withExtra := func(name, desc string, extra map[string]any, raw map[string]any) skills.Skill {
+		s := skillN(name, desc)
+		s.Extra, s.Raw = extra, raw
+		return s
+	}
+	list := []skills.Skill{
+		withExtra("ledger", "Keep the books.", map[string]any{"tags": []any{"invoice", "accounting"}}, nil),
+		withExtra("mailer", "Send emails about an invoice.", nil, nil),
+		withExtra("forms", "Fill forms.", map[string]any{"keywords": "paperwork, acroform"}, nil),
+		withExtra("triage", "Sort tickets.", map[string]any{"triggers": []any{"incident", "outage"}, "model": "incident"}, nil),
+		withExtra("deploy", "Ship releases.", nil, map[string]any{"metadata": map[string]any{"tags": []any{"kubernetes", "helm"}}}),
+		withExtra("plain", "Nothing tagged.", map[string]any{"hooks": map[string]any{"pre": "secret-word"}}, nil),
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"invoice", []string{"ledger", "mailer"}}, // a tag outweighs a word of the description
+		{"acroform", []string{"forms"}},           // keywords as a string
+		{"outage", []string{"triage"}},            // any list-valued field
+		{"helm", []string{"deploy"}},              // lists in metadata
+		{"secret", nil},                           // maps are not indexed
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			if got := names(skills.Rank(list, tc.query, 0)); !slices.Equal(got, tc.want) {
+				t.Errorf("hits = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRankRelevance: relevance is the score over the most the query could
+// score, so it is 0–1, falls with the score, and is lower when the query
+// asks for more than a skill offers.
+func TestRankRelevance(t *testing.T) {
+	all := skills.Rank(catalog(), "extract tables pdf", 0)
+	part := skills.Rank(catalog(), "extract tables pdf kubernetes helm", 0)
+	if len(all) == 0 || len(part) == 0 || all[0].Name != "pdf" || part[0].Name != "pdf" {
+		t.Fatalf("hits %q and %q, want pdf first", names(all), names(part))
+	}
+	for _, hits := range [][]skills.Scored{all, part} {
+		for i, h := range hits {
+			if h.Relevance <= 0 || h.Relevance > 1 || i > 0 && h.Relevance > hits[i-1].Relevance {
+				t.Errorf("hit %s relevance %v (scores %v): want 0–1, falling", h.Name, h.Relevance, h.Score)
+			}
+		}
+	}
+	if !(part[0].Relevance < all[0].Relevance) {
+		t.Errorf("relevance %v for a query half of which no skill matches, %v for one all matched", part[0].Relevance, all[0].Relevance)
+	}
+	if all[0].Relevance < 0.3 {
+		t.Errorf("pdf matches every word of the query, relevance only %v", all[0].Relevance)
+	}
+}
+
+// testSearchOptions: the category filter, the minimum relevance and their
+// refusals, on a real library.
+func testSearchOptions(t *testing.T, newBucket newBucketFunc) {
+	lib, _ := fixtureLibrary(t, newBucket, nil)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name string
+		opts skills.SearchOptions
+		want []string // Dir@Layer, sorted
+	}{
+		{"no filter", skills.SearchOptions{Query: "documents files"}, []string{"data/csv@shared", "docs/docx@user", "docs/pdf@user"}},
+		{"category", skills.SearchOptions{Query: "files documents", Category: "docs", FilterCategory: true}, []string{"docs/docx@user", "docs/pdf@user"}},
+		{"flat only", skills.SearchOptions{Query: "code style lint", Category: "", FilterCategory: true}, []string{"lint@shared"}},
+		{"category without a hit", skills.SearchOptions{Query: "pdf", Category: "data", FilterCategory: true}, nil},
+		{"minimum cuts weak hits", skills.SearchOptions{Query: "pdf forms kubernetes helm terraform ansible", MinRelevance: 0.2}, nil},
+		{"minimum keeps strong hits", skills.SearchOptions{Query: "pdf forms", MinRelevance: 0.2}, []string{"docs/pdf@user"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, err := lib.Catalog.Search(ctx, aliceID, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.Dir+"@"+h.Layer)
+				if h.Relevance < tc.opts.MinRelevance || h.Relevance > 1 {
+					t.Errorf("%s relevance %v", h.Dir, h.Relevance)
+				}
+				if tc.opts.FilterCategory && h.Category != tc.opts.Category {
+					t.Errorf("%s outside category %q", h.Dir, tc.opts.Category)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("hits = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "pdf", MinRelevance: bad}); !errors.Is(err, errkind.InvalidArgument) {
+			t.Errorf("min relevance %v: %v, want InvalidArgument", bad, err)
+		}
 	}
 }

@@ -14,8 +14,7 @@ import (
 // Tree serves the merged library at the skills mount of the VFS, so every
 // path a listing returns can be read with FilesystemService.
 type Tree struct {
-	views        *views
-	sharedPrefix string
+	views *views
 }
 
 var _ vfs.Tree = (*Tree)(nil)
@@ -26,8 +25,10 @@ func (t *Tree) Key(ctx context.Context, id mounts.Identity, rel string) (string,
 	if err != nil {
 		return "", err
 	}
-	if d := skillDirOf(rel, v.byDir); d != "" && v.byDir[d].layer == LayerShared {
-		return t.sharedPrefix + rel, nil
+	// The view holds every file it shows, from whichever layer; a path it
+	// does not hold is the user's (and absent until the next listing).
+	if e, ok := v.file(rel); ok {
+		return e.obj.Key, nil
 	}
 	return v.userBase + rel, nil
 }

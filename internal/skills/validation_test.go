@@ -36,7 +36,10 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 	}{
 		{"Get", func() error { _, err := lib.Catalog.Get(ctx, aliceID, "broken"); return err }},
 		{"Get by path", func() error { _, err := lib.Catalog.Get(ctx, aliceID, "/skills/broken/SKILL.md"); return err }},
-		{"Render", func() error { _, _, err := lib.Catalog.Render(ctx, aliceID, "broken", "x"); return err }},
+		{"Render", func() error {
+			_, _, err := lib.Catalog.Render(ctx, aliceID, "broken", skills.RenderOptions{Arguments: "x"})
+			return err
+		}},
 		{"Export", func() error { _, err := lib.Exporter.Export(ctx, aliceID, "broken", io.Discard); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,9 +1,12 @@
 package skills
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
 )
 
 // Layer names.
@@ -29,38 +33,57 @@ type entry struct {
 
 // skillRef locates one skill folder.
 type skillRef struct {
-	dir      string // "category/name" or "name"
-	name     string // folder name
+	dir      string // "category/folder" or "folder"
+	folder   string // the folder's own name
 	category string
 	layer    string
-	skillMD  objstore.Object
-	files    []entry // every file of the folder, SKILL.md included, by rel
+	// name is what the skill is listed and addressed by: its frontmatter
+	// name, or the folder's when the frontmatter has no usable one.
+	name    string
+	skillMD objstore.Object
+	files   []entry  // every file of the folder, SKILL.md included, by rel
+	head    parsed   // the frontmatter as of the listing
+	notes   Problems // what merging found: a name declared twice, a folder nested too deep
+	nested  bool     // deeper than <category>/<skill>: reported, never served
+	gone    bool     // SKILL.md was deleted since the listing
+}
+
+// problems are the skill's own problems and the view's notes on it. The
+// head's slices are shared with the cache, so the result is a new slice.
+func (s *skillRef) problems() Problems {
+	return Problems{
+		Errors:   slices.Concat(s.head.problems.Errors, s.notes.Errors),
+		Warnings: slices.Concat(s.head.problems.Warnings, s.notes.Warnings),
+	}
 }
 
 // view is one user's library merged over the shared one. Concurrent callers
 // share it once built, so nothing changes it after views.get returns it.
 type view struct {
-	userGen, sharedGen uint64  // the listings it was built from
-	userBase           string  // the user's layer prefix
-	entries            []entry // sorted by rel
-	skills             []*skillRef
+	userGen, sharedGen uint64      // the listings it was built from
+	userBase           string      // the user's layer prefix
+	entries            []entry     // sorted by rel
+	skills             []*skillRef // sorted by dir; nested folders included
 	byDir              map[string]*skillRef
-	byName             map[string]*skillRef
+	byName             map[string]*skillRef   // the skill each name refers to
+	byFolder           map[string][]*skillRef // served skills by folder name
+	byDisplay          map[string][]*skillRef // by display name
 }
 
 // views builds each user's merged view from the two layers' listings and
-// reuses it while both listings are the same generation: every VFS call
-// under the skills mount needs the view, and merging costs about as much as
-// the call itself.
+// the frontmatter of their SKILL.md files, and reuses it while both
+// listings are the same generation: every VFS call under the skills mount
+// needs the view, and merging costs about as much as the call itself.
 type views struct {
 	listings *listings
+	heads    *heads
 	table    *mounts.Table
 	cfg      Config
 	cache    *lru.Cache[string, *view] // by user prefix; nil without a TTL
 }
 
-func newViews(ls *listings, table *mounts.Table, cfg Config) *views {
-	vs := &views{listings: ls, table: table, cfg: cfg}
+func newViews(ls *listings, hs *heads, table *mounts.Table, cfg Config) *views {
+	vs := &views{listings: ls, heads: hs, table: table, cfg: cfg}
 	if cfg.IndexTTL > 0 {
 		vs.cache, _ = lru.New[string, *view](256)
 	}
@@ -86,23 +109,73 @@ func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
 			return v, nil
 		}
 	}
-	v := buildView(userBase, userLs, sharedLs, vs.cfg.SharedPrefix, vs.cfg.MaxSkills)
+	v, err := vs.build(ctx, userBase, userLs, sharedLs)
+	if err != nil {
+		return nil, err
+	}
 	if vs.cache != nil {
 		vs.cache.Add(userBase, v)
 	}
 	return v, nil
 }
 
-// buildView merges the two layers of one user: every user file, plus the
+// layerFiles is one library's files and the skill folders among them.
+type layerFiles struct {
+	gen     uint64
+	entries []entry
+	skills  []*skillRef // heads parsed
+	nested  []*skillRef // SKILL.md files deeper than <category>/<skill>
+}
+
+// build finds the skills of both layers and parses their heads (cached by
+// key and ETag, so a rebuild reads only changed SKILL.md files): a skill
+// overrides another by its frontmatter name, which only the head holds.
+func (vs *views) build(ctx context.Context, userBase string, userLs, sharedLs *listing) (*view, error) {
+	user := layerFiles{gen: userLs.gen, entries: addressable(userLs.objs, userBase)}
+	shared := layerFiles{gen: sharedLs.gen, entries: addressable(sharedLs.objs, vs.cfg.SharedPrefix)}
+	user.skills, user.nested = findSkills(user.entries, LayerUser, vs.cfg.MaxSkills)
+	shared.skills, shared.nested = findSkills(shared.entries, LayerShared, vs.cfg.MaxSkills)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(vs.cfg.Concurrency)
+	for _, s := range slices.Concat(user.skills, shared.skills) {
+		g.Go(panics.Guard(func() error {
+			p, err := vs.heads.parse(gctx, s)
+			if objstore.IsNotFound(err) {
+				s.gone = true // deleted since listed
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			s.head, s.name = p, cmp.Or(p.fm.Name, s.folder)
+			return nil
+		}))
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	isGone := func(s *skillRef) bool { return s.gone }
+	user.skills = slices.DeleteFunc(user.skills, isGone)
+	shared.skills = slices.DeleteFunc(shared.skills, isGone)
+	for _, s := range slices.Concat(user.nested, shared.nested) {
+		vs.heads.reportNested(ctx, s)
+	}
+	return mergeLayers(vs.cfg.Mount, userBase, user, shared, vs.cfg.MaxSkills), nil
+}
+
+// mergeLayers merges the two layers of one user: every user file, plus the
 // folders of shared skills that the user neither overrides by name nor
 // shadows by path.
-func buildView(userBase string, userLs, sharedLs *listing, sharedPrefix string, maxSkills int) *view {
-	user := addressable(userLs.objs, userBase)
-	shared := addressable(sharedLs.objs, sharedPrefix)
-
-	v := &view{userGen: userLs.gen, sharedGen: sharedLs.gen, userBase: userBase, byDir: map[string]*skillRef{}, byName: map[string]*skillRef{}}
+func mergeLayers(mount, userBase string, user, shared layerFiles, maxSkills int) *view {
+	v := &view{
+		userGen: user.gen, sharedGen: shared.gen, userBase: userBase,
+		byDir: map[string]*skillRef{}, byName: map[string]*skillRef{},
+		byFolder: map[string][]*skillRef{}, byDisplay: map[string][]*skillRef{},
+	}
 	userPaths := map[string]bool{} // every user file and ancestor directory
-	for _, e := range user {
+	userFiles := map[string]bool{}
+	for _, e := range user.entries {
+		userFiles[e.rel] = true
 		for p := e.rel; p != "." && p != ""; p = path.Dir(p) {
 			if userPaths[p] {
 				break
@@ -110,44 +183,81 @@ func buildView(userBase string, userLs, sharedLs *listing, sharedPrefix string, 
 			userPaths[p] = true
 		}
 	}
-	add := func(s *skillRef) {
-		v.skills = append(v.skills, s)
-		v.byDir[s.dir] = s
-		if _, dup := v.byName[s.name]; !dup {
-			v.byName[s.name] = s
+	userDirs := map[string]bool{}
+	userNames := map[string]bool{}
+	for _, s := range user.skills {
+		userDirs[s.dir] = true
+		userNames[s.name] = true
+	}
+	// A shared folder is shadowed by any user file or folder at its path,
+	// and by a user file or skill folder where one of its ancestors is (a
+	// folder inside a skill is part of that skill).
+	shadowed := func(dir string) bool {
+		if userPaths[dir] {
+			return true
+		}
+		for p := path.Dir(dir); p != "."; p = path.Dir(p) {
+			if userFiles[p] || userDirs[p] {
+				return true
+			}
+		}
+		return false
+	}
+	var sharedSkills []*skillRef
+	for _, s := range shared.skills {
+		if !userNames[s.name] && !shadowed(s.dir) {
+			sharedSkills = append(sharedSkills, s)
 		}
 	}
-	for _, s := range findSkills(user, LayerUser) {
-		add(s)
-	}
-	userFiles := map[string]bool{}
-	for _, e := range user {
-		userFiles[e.rel] = true
-	}
-	// A shared skill is hidden by a user skill of the same name, by any user
-	// file or folder at its path, or by a user file or flat skill where its
-	// category is (a folder inside a flat skill is part of that skill).
-	visibleShared := map[string]bool{}
-	for _, s := range findSkills(shared, LayerShared) {
-		_, overridden := v.byName[s.name]
-		_, inFlatSkill := v.byDir[s.category]
-		if overridden || inFlatSkill || userPaths[s.dir] || (s.category != "" && userFiles[s.category]) {
-			continue
-		}
-		visibleShared[s.dir] = true
-		add(s)
-	}
-	v.entries = append(v.entries, user...)
-	for _, e := range shared {
-		if d := skillDirOf(e.rel, visibleShared); d != "" {
-			v.entries = append(v.entries, e)
+	var sharedNested []*skillRef
+	for _, s := range shared.nested {
+		if !shadowed(s.dir) {
+			sharedNested = append(sharedNested, s)
 		}
 	}
-	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
+	// Names are settled per layer among the skills it shows: the user's
+	// layer hides the shared skills it names, so neither layer's
+	// duplicates can pick a winner from the other.
+	served := markDuplicates(mount, user.skills)
+	maps.Copy(served, markDuplicates(mount, sharedSkills)) // names no user skill has
+	v.skills = slices.Concat(user.skills, sharedSkills, user.nested, sharedNested)
 	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].dir < v.skills[j].dir })
 	if len(v.skills) > maxSkills {
 		v.skills = v.skills[:maxSkills]
 	}
+	kept := map[*skillRef]bool{}
+	for _, s := range v.skills {
+		kept[s] = true
+		v.byDir[s.dir] = s
+	}
+	for name, s := range served {
+		if kept[s] {
+			v.byName[name] = s
+		}
+	}
+	for _, s := range v.skills {
+		if !s.nested {
+			v.byFolder[s.folder] = append(v.byFolder[s.folder], s)
+			if d := s.head.fm.DisplayName; d != "" {
+				v.byDisplay[d] = append(v.byDisplay[d], s)
+			}
+		}
+	}
+
+	visibleShared := map[string]bool{}
+	for _, s := range slices.Concat(sharedSkills, sharedNested) {
+		visibleShared[s.dir] = true
+	}
+	v.entries = append(v.entries, user.entries...)
+	for _, e := range shared.entries {
+		for p := path.Dir(e.rel); p != "."; p = path.Dir(p) {
+			if visibleShared[p] {
+				v.entries = append(v.entries, e)
+				break
+			}
+		}
+	}
+	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
 	// Attach each file to its skill.
 	for _, e := range v.entries {
 		if d := skillDirOf(e.rel, v.byDir); d != "" {
@@ -156,6 +266,65 @@ func buildView(userBase string, userLs, sharedLs *listing, sharedPrefix string, 
 		}
 	}
 	return v
+}
+
+// markDuplicates picks, for each name that several skills of one layer
+// declare, the one the name refers to, and notes the choice on all of them.
+// The pick is deterministic: a valid skill before an invalid one, then the
+// one whose folder is named so, then the first by path. It returns the
+// skill each name refers to.
+func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
+	byName := map[string][]*skillRef{}
+	for _, s := range refs {
+		byName[s.name] = append(byName[s.name], s)
+	}
+	out := make(map[string]*skillRef, len(byName))
+	for name, group := range byName {
+		if len(group) > 1 {
+			slices.SortFunc(group, func(a, b *skillRef) int {
+				return cmp.Or(
+					compareTrueFirst(a.head.problems.Valid(), b.head.problems.Valid()),
+					compareTrueFirst(a.folder == name, b.folder == name),
+					strings.Compare(a.dir, b.dir))
+			})
+			paths := func(skip *skillRef) string {
+				var ps []string
+				for _, o := range group {
+					if o != skip {
+						ps = append(ps, mount+"/"+o.dir)
+					}
+				}
+				slices.Sort(ps)
+				return listed(ps, 5)
+			}
+			winner := group[0]
+			winner.notes.warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
+			for _, s := range group[1:] {
+				s.notes.warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
+					name, mount+"/"+winner.dir, mount+"/"+s.dir)
+			}
+		}
+		out[name] = group[0]
+	}
+	return out
+}
+
+func compareTrueFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+// listed joins up to n items, saying how many more there are.
+func listed(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 // addressable drops keys that no virtual path can name.
@@ -169,33 +338,59 @@ func addressable(objs []objstore.Object, prefix string) []entry {
 	return out
 }
 
-// findSkills returns the skill folders among the rel paths of one layer:
-// <name>/SKILL.md, or <category>/<name>/SKILL.md when <category> is not
-// itself a skill.
-func findSkills(entries []entry, layer string) []*skillRef {
+// nestedProblem explains why a SKILL.md deeper than <category>/<skill> is
+// not served.
+const nestedProblem = "SKILL.md is nested deeper than <category>/<skill>: only <skill>/SKILL.md and <category>/<skill>/SKILL.md are skills; move the folder up to serve it"
+
+// findSkills returns the skill folders among the rel paths of one layer,
+// at most max of them, sorted by path: <name>/SKILL.md, or
+// <category>/<name>/SKILL.md when <category> is not itself a skill. Second,
+// it returns the folders of SKILL.md files that lie deeper and inside no
+// skill, so they can be reported instead of silently ignored.
+func findSkills(entries []entry, layer string, max int) (skills, nested []*skillRef) {
 	flat := map[string]bool{}
 	for _, e := range entries {
 		if d, f := path.Split(e.rel); f == "SKILL.md" && d != "" && !strings.Contains(strings.TrimSuffix(d, "/"), "/") {
 			flat[strings.TrimSuffix(d, "/")] = true
 		}
 	}
-	var out []*skillRef
+	categorized := map[string]bool{}
 	for _, e := range entries {
 		dir, file := path.Split(e.rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || dir == "" {
 			continue
 		}
-		cat, name, categorized := strings.Cut(dir, "/")
+		cat, rest, isCategorized := strings.Cut(dir, "/")
 		switch {
-		case !categorized:
-			cat, name = "", dir
-		case strings.Contains(name, "/") || flat[cat]:
-			continue // deeper, or inside a flat skill's folder
+		case !isCategorized:
+			skills = append(skills, &skillRef{dir: dir, folder: dir, name: dir, layer: layer, skillMD: e.obj})
+		case flat[cat]:
+			// a file of the flat skill cat
+		case !strings.Contains(rest, "/"):
+			categorized[dir] = true
+			skills = append(skills, &skillRef{dir: dir, folder: rest, name: rest, category: cat, layer: layer, skillMD: e.obj})
 		}
-		out = append(out, &skillRef{dir: dir, name: name, category: cat, layer: layer, skillMD: e.obj})
 	}
-	return out
+	for _, e := range entries {
+		dir, file := path.Split(e.rel)
+		dir = strings.TrimSuffix(dir, "/")
+		if file != "SKILL.md" || strings.Count(dir, "/") < 2 {
+			continue
+		}
+		cat, rest, _ := strings.Cut(dir, "/")
+		second, _, _ := strings.Cut(rest, "/")
+		if flat[cat] || categorized[cat+"/"+second] {
+			continue // a file of a skill
+		}
+		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), category: cat, layer: layer, skillMD: e.obj, nested: true}
+		n.notes.errorf("%s", nestedProblem)
+		nested = append(nested, n)
+	}
+	byDir := func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) }
+	slices.SortFunc(skills, byDir)
+	slices.SortFunc(nested, byDir)
+	return skills[:min(len(skills), max)], nested[:min(len(nested), max)]
 }
 
 // skillDirOf returns the skill folder (a key of dirs) that holds rel, or "".
@@ -217,31 +412,74 @@ func skillDirOf[V any](rel string, dirs map[string]V) string {
 	return ""
 }
 
-// find resolves a skill reference: a path under mount (the folder or its
-// SKILL.md), a folder path relative to the library, or a bare skill name.
+// file returns the entry at rel.
+func (v *view) file(rel string) (entry, bool) {
+	i := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= rel })
+	if i < len(v.entries) && v.entries[i].rel == rel {
+		return v.entries[i], true
+	}
+	return entry{}, false
+}
+
+// find resolves a skill reference, in the order a caller most likely means
+// it: a path under mount (the folder or its SKILL.md); a skill name as
+// listed; a folder path relative to the library; a bare folder name or a
+// display name, when only one skill has it.
 func (v *view) find(mount, ref string) (*skillRef, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("%w: a skill path or name is required", errkind.InvalidArgument)
 	}
-	rel := ref
 	if strings.HasPrefix(ref, "/") {
 		if err := mounts.CleanPath(ref); err != nil {
 			return nil, err
 		}
-		var ok bool
-		if rel, ok = strings.CutPrefix(ref, mount+"/"); !ok {
+		rel, ok := strings.CutPrefix(ref, mount+"/")
+		if !ok {
 			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, mount)
 		}
-	} else if err := mounts.CleanPath("/" + ref); err != nil {
-		return nil, err
+		if s, ok := v.byDir[strings.TrimSuffix(rel, "/SKILL.md")]; ok {
+			return s, nil
+		}
+		return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
 	}
-	rel = strings.TrimSuffix(rel, "/SKILL.md")
-	if s, ok := v.byDir[rel]; ok {
+	if s, ok := v.byName[ref]; ok {
 		return s, nil
 	}
-	if s, ok := v.byName[rel]; ok && !strings.Contains(rel, "/") {
-		return s, nil
+	pathErr := mounts.CleanPath("/" + ref)
+	if pathErr == nil {
+		rel := strings.TrimSuffix(ref, "/SKILL.md")
+		if s, ok := v.byDir[rel]; ok {
+			return s, nil
+		}
+		if !strings.Contains(rel, "/") {
+			if s, err := v.unique(mount, ref, "folder", v.byFolder[rel]); s != nil || err != nil {
+				return s, err
+			}
+		}
+	}
+	if s, err := v.unique(mount, ref, "display name", v.byDisplay[ref]); s != nil || err != nil {
+		return s, err
+	}
+	if pathErr != nil {
+		return nil, pathErr
 	}
 	return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
+}
+
+// unique returns the one skill of refs, nil for none, and an error naming
+// the candidates when ref is ambiguous.
+func (v *view) unique(mount, ref, what string, refs []*skillRef) (*skillRef, error) {
+	switch len(refs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return refs[0], nil
+	}
+	paths := make([]string, len(refs))
+	for i, s := range refs {
+		paths[i] = mount + "/" + s.dir
+	}
+	return nil, fmt.Errorf("%w: %q is the %s of %d skills (%s): refer to one by its name or path",
+		errkind.InvalidArgument, ref, what, len(refs), listed(paths, 5))
 }

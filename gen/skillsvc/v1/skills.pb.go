@@ -28,7 +28,10 @@ type SkillSummary struct {
 	// Skill folder, e.g. "/skills/docs/pdf"; its SKILL.md is location.
 	Path     string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	Location string `protobuf:"bytes,2,opt,name=location" json:"location,omitempty"`
-	Name     string `protobuf:"bytes,3,opt,name=name" json:"name,omitempty"`
+	// What the skill is addressed by in every RPC: the frontmatter name, or
+	// the folder's name when the frontmatter name is not a skill name (then
+	// kept in display_name).
+	Name string `protobuf:"bytes,3,opt,name=name" json:"name,omitempty"`
 	// Shortened to 1024 characters in listings; GetSkill has the full text.
 	Description string `protobuf:"bytes,4,opt,name=description" json:"description,omitempty"`
 	// Empty for a flat skill (/skills/<skill>/SKILL.md).
@@ -49,7 +52,10 @@ type SkillSummary struct {
 	// a name that differs from its folder).
 	Warnings []string `protobuf:"bytes,15,rep,name=warnings" json:"warnings,omitempty"`
 	// Set when the skill is invalid (listed only with include_invalid).
-	Errors        []string `protobuf:"bytes,16,rep,name=errors" json:"errors,omitempty"`
+	Errors []string `protobuf:"bytes,16,rep,name=errors" json:"errors,omitempty"`
+	// A frontmatter name that breaks the skill name rules, such as
+	// "Escritura de Compraventa", as written; name is the folder's then.
+	DisplayName   string `protobuf:"bytes,17,opt,name=display_name,json=displayName" json:"display_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -194,6 +200,13 @@ func (x *SkillSummary) GetErrors() []string {
 		return x.Errors
 	}
 	return nil
+}
+
+func (x *SkillSummary) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
 }
 
 type ListCategoriesRequest struct {
@@ -467,8 +480,17 @@ type FormatSkillsRequest struct {
 	CharBudget int32 `protobuf:"varint,2,opt,name=char_budget,json=charBudget" json:"char_budget,omitempty"`
 	// 0 means no limit.
 	MaxSkills int32 `protobuf:"varint,3,opt,name=max_skills,json=maxSkills" json:"max_skills,omitempty"`
-	// "xml" (default) or "markdown".
-	Format        string `protobuf:"bytes,4,opt,name=format" json:"format,omitempty"`
+	// "xml" (default), "markdown", or "yaml" (one YAML document per skill:
+	// name, description, location).
+	Format string `protobuf:"bytes,4,opt,name=format" json:"format,omitempty"`
+	// List flat skills first, then each category's skills under a heading
+	// (xml: a <category name="..."> element).
+	GroupByCategory bool `protobuf:"varint,5,opt,name=group_by_category,json=groupByCategory" json:"group_by_category,omitempty"`
+	// The caller's tool for searching skills, named in the note about skills
+	// left out ("use search_skills to find them"). Letters, digits, _ . : /
+	// and single hyphens, at most 128 characters. Empty: the server's
+	// default, else neutral wording.
+	SearchTool    string `protobuf:"bytes,6,opt,name=search_tool,json=searchTool" json:"search_tool,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -527,6 +549,20 @@ func (x *FormatSkillsRequest) GetMaxSkills() int32 {
 func (x *FormatSkillsRequest) GetFormat() string {
 	if x != nil {
 		return x.Format
+	}
+	return ""
+}
+
+func (x *FormatSkillsRequest) GetGroupByCategory() bool {
+	if x != nil {
+		return x.GroupByCategory
+	}
+	return false
+}
+
+func (x *FormatSkillsRequest) GetSearchTool() string {
+	if x != nil {
+		return x.SearchTool
 	}
 	return ""
 }
@@ -789,10 +825,15 @@ func (x *GetSkillResponse) GetFiles() []*SkillFile {
 
 type RenderSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	// The skill's name, its folder path or its path under /skills.
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Replaces $ARGUMENTS in the body; appended as "ARGUMENTS: ..." when the
 	// body has no placeholder; empty changes nothing.
-	Arguments     string `protobuf:"bytes,2,opt,name=arguments" json:"arguments,omitempty"`
+	Arguments string `protobuf:"bytes,2,opt,name=arguments" json:"arguments,omitempty"`
+	// The base directory the text names, as is, instead of /skills/<path>:
+	// where the caller unpacked ExportSkill's <folder>/, say
+	// "/sandbox/skills/pdf". One line of at most 4096 bytes.
+	BaseDir       string `protobuf:"bytes,3,opt,name=base_dir,json=baseDir" json:"base_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -841,9 +882,17 @@ func (x *RenderSkillRequest) GetArguments() string {
 	return ""
 }
 
+func (x *RenderSkillRequest) GetBaseDir() string {
+	if x != nil {
+		return x.BaseDir
+	}
+	return ""
+}
+
 type RenderSkillResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "Base directory for this skill: /skills/<path>", then the body.
+	// "Base directory for this skill: /skills/<path>" (or base_dir), then the
+	// body.
 	Text          string        `protobuf:"bytes,1,opt,name=text" json:"text,omitempty"`
 	Skill         *SkillSummary `protobuf:"bytes,2,opt,name=skill" json:"skill,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -896,9 +945,14 @@ func (x *RenderSkillResponse) GetSkill() *SkillSummary {
 
 type ReadSkillFileRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	// The skill's name, its folder path or its path under /skills.
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// Relative to the skill folder, e.g. "references/forms.md".
-	File          string `protobuf:"bytes,2,opt,name=file" json:"file,omitempty"`
+	File string `protobuf:"bytes,2,opt,name=file" json:"file,omitempty"`
+	// The caller's tool for fetching a file as is, named when the file is
+	// refused as binary or too large ("fetch it with download_file
+	// instead"). Same rules as FormatSkillsRequest.search_tool.
+	DownloadTool  string `protobuf:"bytes,3,opt,name=download_tool,json=downloadTool" json:"download_tool,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -943,6 +997,13 @@ func (x *ReadSkillFileRequest) GetPath() string {
 func (x *ReadSkillFileRequest) GetFile() string {
 	if x != nil {
 		return x.File
+	}
+	return ""
+}
+
+func (x *ReadSkillFileRequest) GetDownloadTool() string {
+	if x != nil {
+		return x.DownloadTool
 	}
 	return ""
 }
@@ -1005,7 +1066,11 @@ type SearchSkillsRequest struct {
 	// A task description.
 	Query string `protobuf:"bytes,1,opt,name=query" json:"query,omitempty"`
 	// 0 means 10.
-	Limit         int32 `protobuf:"varint,2,opt,name=limit" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,2,opt,name=limit" json:"limit,omitempty"`
+	// Only skills of this category; unset searches all, "" flat skills.
+	Category *string `protobuf:"bytes,3,opt,name=category" json:"category,omitempty"`
+	// Leave out results whose relevance is below this, 0..1; 0 keeps all.
+	MinRelevance  float64 `protobuf:"fixed64,4,opt,name=min_relevance,json=minRelevance" json:"min_relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1054,10 +1119,29 @@ func (x *SearchSkillsRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *SearchSkillsRequest) GetCategory() string {
+	if x != nil && x.Category != nil {
+		return *x.Category
+	}
+	return ""
+}
+
+func (x *SearchSkillsRequest) GetMinRelevance() float64 {
+	if x != nil {
+		return x.MinRelevance
+	}
+	return 0
+}
+
 type ScoredSkill struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Skill         *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
-	Score         float64                `protobuf:"fixed64,2,opt,name=score" json:"score,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Skill *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
+	// BM25F score: comparable within one search only.
+	Score float64 `protobuf:"fixed64,2,opt,name=score" json:"score,omitempty"`
+	// The score over the most any skill could score for this query (every
+	// query word, weighted by its rarity, matched as strongly as possible),
+	// 0..1: comparable across searches, for cutting off weak results.
+	Relevance     float64 `protobuf:"fixed64,3,opt,name=relevance" json:"relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1102,6 +1186,13 @@ func (x *ScoredSkill) GetSkill() *SkillSummary {
 func (x *ScoredSkill) GetScore() float64 {
 	if x != nil {
 		return x.Score
+	}
+	return 0
+}
+
+func (x *ScoredSkill) GetRelevance() float64 {
+	if x != nil {
+		return x.Relevance
 	}
 	return 0
 }
@@ -1339,7 +1430,7 @@ var File_skillsvc_v1_skills_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\n" +
-	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xc7\x04\n" +
+	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xea\x04\n" +
 	"\fSkillSummary\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x12\n" +
@@ -1357,7 +1448,8 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x04etag\x18\r \x01(\tR\x04etag\x12\x1a\n" +
 	"\bdisabled\x18\x0e \x01(\bR\bdisabled\x12\x1a\n" +
 	"\bwarnings\x18\x0f \x03(\tR\bwarnings\x12\x16\n" +
-	"\x06errors\x18\x10 \x03(\tR\x06errors\x1a;\n" +
+	"\x06errors\x18\x10 \x03(\tR\x06errors\x12!\n" +
+	"\fdisplay_name\x18\x11 \x01(\tR\vdisplayName\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
@@ -1379,14 +1471,17 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\"o\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x90\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdd\x01\n" +
 	"\x13FormatSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1f\n" +
 	"\vchar_budget\x18\x02 \x01(\x05R\n" +
 	"charBudget\x12\x1d\n" +
 	"\n" +
 	"max_skills\x18\x03 \x01(\x05R\tmaxSkills\x12\x16\n" +
-	"\x06format\x18\x04 \x01(\tR\x06format\"~\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\x12*\n" +
+	"\x11group_by_category\x18\x05 \x01(\bR\x0fgroupByCategory\x12\x1f\n" +
+	"\vsearch_tool\x18\x06 \x01(\tR\n" +
+	"searchTool\"~\n" +
 	"\x14FormatSkillsResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bincluded\x18\x02 \x01(\x05R\bincluded\x12\x18\n" +
@@ -1403,25 +1498,30 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x03raw\x18\x02 \x01(\tR\x03raw\x129\n" +
 	"\vfrontmatter\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vfrontmatter\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\tR\x04body\x12,\n" +
-	"\x05files\x18\x05 \x03(\v2\x16.skillsvc.v1.SkillFileR\x05files\"F\n" +
+	"\x05files\x18\x05 \x03(\v2\x16.skillsvc.v1.SkillFileR\x05files\"a\n" +
 	"\x12RenderSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\tR\targuments\"Z\n" +
+	"\targuments\x18\x02 \x01(\tR\targuments\x12\x19\n" +
+	"\bbase_dir\x18\x03 \x01(\tR\abaseDir\"Z\n" +
 	"\x13RenderSkillResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12/\n" +
-	"\x05skill\x18\x02 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\">\n" +
+	"\x05skill\x18\x02 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"c\n" +
 	"\x14ReadSkillFileRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
-	"\x04file\x18\x02 \x01(\tR\x04file\"E\n" +
+	"\x04file\x18\x02 \x01(\tR\x04file\x12#\n" +
+	"\rdownload_tool\x18\x03 \x01(\tR\fdownloadTool\"E\n" +
 	"\x15ReadSkillFileResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"A\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\x89\x01\n" +
 	"\x13SearchSkillsRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\"T\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12!\n" +
+	"\bcategory\x18\x03 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12#\n" +
+	"\rmin_relevance\x18\x04 \x01(\x01R\fminRelevance\"r\n" +
 	"\vScoredSkill\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"J\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1c\n" +
+	"\trelevance\x18\x03 \x01(\x01R\trelevance\"J\n" +
 	"\x14SearchSkillsResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\"(\n" +
 	"\x12ExportSkillRequest\x12\x12\n" +

@@ -106,6 +106,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if st, err := structpb.NewStruct(d.Frontmatter.Raw); err == nil {
 		out.Frontmatter = st
 	}
+	out.FilesOmitted = int32(d.FilesOmitted)
 	for _, f := range d.Files {
 		out.Files = append(out.Files, &skillsvcv1.SkillFile{Path: f.Path, Size: f.Size, Binary: f.Binary})
 	}

@@ -1,8 +1,11 @@
 package skills_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -10,6 +13,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
@@ -102,5 +107,63 @@ func TestFormatBlockCostIsBoundedByBudget(t *testing.T) {
 	}
 	if bound := uint64(32 << 20); used > bound {
 		t.Errorf("FormatBlock allocated %d bytes, want at most %d", used, bound)
+	}
+}
+
+// TestExportCountsArchiveOverhead: thousands of empty files hold no bytes
+// but make an archive of header blocks; the export limit counts those, and
+// the bound it uses is never below the real archive.
+func TestExportCountsArchiveOverhead(t *testing.T) {
+	b := skillstest.New()
+	l := b.User("alice").Skill("empty", "", "Many empty files.", "# Empty\n")
+	for i := range 2000 {
+		l.File(fmt.Sprintf("empty/assets/%s-%04d.txt", strings.Repeat("long-name-", 12), i), "")
+	}
+	alice := mounts.Identity{User: "alice", Thread: "t"}
+	lib := skillstest.Library(t, b.Bucket(t), func(c *skills.Config) { c.MaxExportBytes = 1 << 20 })
+	var out bytes.Buffer
+	if _, err := lib.Exporter.Export(t.Context(), alice, "empty", &out); !errors.Is(err, errkind.ResourceExhausted) {
+		t.Fatalf("Export err = %v, want ResourceExhausted for 2000 header blocks", err)
+	}
+	// With room, the real archive stays within the same bound.
+	lib = skillstest.Library(t, b.Bucket(t), func(c *skills.Config) { c.MaxExportBytes = 4 << 20 })
+	out.Reset()
+	if _, err := lib.Exporter.Export(t.Context(), alice, "empty", &out); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil || n > 4<<20 {
+		t.Errorf("archive is %d bytes (%v), over the 4 MiB it was allowed", n, err)
+	}
+}
+
+// TestGetSkillListsBoundedFiles: a skill with thousands of files is described
+// up to max-listed-files, with one ranged read each, and the rest counted.
+func TestGetSkillListsBoundedFiles(t *testing.T) {
+	b := skillstest.New()
+	l := b.User("alice").Skill("big", "", "Many files.", "# Big\n")
+	for i := range 3000 {
+		l.File(fmt.Sprintf("big/references/r%04d.md", i), "text\n")
+	}
+	bucket := objstoretest.NewFaulty(b.Bucket(t))
+	lib := skillstest.Library(t, bucket, func(c *skills.Config) { c.MaxListedFiles = 100 })
+	alice := mounts.Identity{User: "alice", Thread: "t"}
+	if _, err := lib.Catalog.Skills(t.Context(), alice, skills.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := bucket.Calls(objstore.OpGetRange)
+	d, err := lib.Catalog.Get(t.Context(), alice, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Files) != 100 || d.FilesOmitted != 2900 || d.Files[0].Path != "references/r0000.md" {
+		t.Errorf("Get = %d files (first %q), %d omitted; want 100 and 2900", len(d.Files), d.Files[0].Path, d.FilesOmitted)
+	}
+	if n := bucket.Calls(objstore.OpGetRange) - before; n > 100 {
+		t.Errorf("Get made %d ranged reads, want at most 100", n)
 	}
 }

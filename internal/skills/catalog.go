@@ -186,7 +186,9 @@ type Detail struct {
 	Skill
 	Raw   string // SKILL.md as stored
 	Body  string // SKILL.md without its frontmatter
-	Files []File // the other files
+	Files []File // the other files, at most MaxListedFiles
+	// FilesOmitted counts the files beyond MaxListedFiles.
+	FilesOmitted int
 }
 
 // sniffBytes is how much of a file decides whether it is binary.
@@ -199,7 +201,7 @@ func (c *Catalog) Get(ctx context.Context, id mounts.Identity, ref string) (Deta
 	if err != nil {
 		return Detail{}, err
 	}
-	if d.Files, err = c.describe(ctx, s); err != nil {
+	if d.Files, d.FilesOmitted, err = c.describe(ctx, s); err != nil {
 		return Detail{}, err
 	}
 	return d, nil
@@ -241,12 +243,19 @@ func invalidSkill(mount string, s *skillRef, p Problems) error {
 }
 
 // describe lists a skill's files other than SKILL.md, sniffing each head.
-func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, error) {
+// At most MaxListedFiles are described: each costs a ranged read, and the
+// answer must fit a message; the rest are counted.
+func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error) {
 	var files []File
 	var objs []objstore.Object
+	omitted := 0
 	for _, e := range s.files {
 		rel := strings.TrimPrefix(e.rel, s.dir+"/")
 		if rel == "SKILL.md" {
+			continue
+		}
+		if len(files) == c.cfg.MaxListedFiles {
+			omitted++
 			continue
 		}
 		files = append(files, File{Path: rel, Size: e.obj.Size})
@@ -272,7 +281,7 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, error) {
 			return nil
 		}))
 	}
-	return files, g.Wait()
+	return files, omitted, g.Wait()
 }
 
 // readText reads a whole text object up to MaxFileBytes. A refusal names

@@ -30,6 +30,9 @@ type Config struct {
 	MaxObjects     int   `yaml:"max_objects"`
 	MaxExportBytes int64 `yaml:"max_export_bytes"`
 	MaxFileBytes   int64 `yaml:"max_file_bytes"`
+	// MaxListedFiles bounds the files GetSkill describes (one ranged read
+	// each); the rest are counted.
+	MaxListedFiles int `yaml:"max_listed_files"`
 	// MaxRenderBytes bounds RenderSkill's text, which copies the arguments
 	// into every $ARGUMENTS placeholder.
 	MaxRenderBytes int64 `yaml:"max_render_bytes"`
@@ -63,6 +66,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxObjects, prefix+"max-objects", 100000, "Most objects read from one library listing; the rest are ignored (and logged).")
 	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
 	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
+	f.IntVar(&c.MaxListedFiles, prefix+"max-listed-files", 1000, "Most files GetSkill lists for one skill (each is sniffed for binary content); the rest are counted in files_omitted.")
 	f.Int64Var(&c.MaxRenderBytes, prefix+"max-render-bytes", 3<<20, "Largest text RenderSkill returns (arguments are copied into every $ARGUMENTS); larger renders are RESOURCE_EXHAUSTED.")
 	int32Var(f, &c.DefaultPageSize, prefix+"default-page-size", 100, "Skills per ListSkills page when the request asks for 0.")
 	int32Var(f, &c.MaxPageSize, prefix+"max-page-size", 1000, "Most skills in one ListSkills page; larger requests are clamped.")
@@ -106,7 +110,7 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
 		return fmt.Errorf("skills: settings-key: %w", err)
 	}
-	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxRenderBytes <= 0 || c.IndexTTL < 0 {
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.IndexTTL < 0 {
 		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")
 	}
 	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {

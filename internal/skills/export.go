@@ -33,12 +33,15 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w
 	if err != nil {
 		return Skill{}, err
 	}
+	// The archive is the files plus a header block or more per file, and
+	// padding: bound all of it, not only the files' bytes.
 	var size int64
 	for _, f := range s.files {
-		size += f.obj.Size
+		size += archiveBytes(s.folder+"/"+strings.TrimPrefix(f.rel, s.dir+"/"), f.obj.Size)
 	}
-	if max := e.catalog.cfg.MaxExportBytes; size > max {
-		return Skill{}, fmt.Errorf("%w: skill %s holds %d bytes, exports are limited to %d", errkind.ResourceExhausted, s.dir, size, max)
+	budget := e.catalog.cfg.MaxExportBytes
+	if size > budget {
+		return Skill{}, fmt.Errorf("%w: skill %s makes an archive of %d bytes (%d files), exports are limited to %d", errkind.ResourceExhausted, s.dir, size, len(s.files), budget)
 	}
 	problems := s.problems()
 	if !problems.Valid() {
@@ -47,7 +50,7 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	for _, f := range s.files {
-		if err := e.addFile(ctx, tw, s, f); err != nil {
+		if err := e.addFile(ctx, tw, s, f, &budget); err != nil {
 			return Skill{}, err
 		}
 	}
@@ -60,7 +63,20 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w
 	return e.catalog.summary(s, s.head.fm, problems, nil), nil
 }
 
-func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f entry) error {
+// archiveBytes bounds what one file adds to a tar: a header block, a PAX
+// block and record for a long name, the content padded to whole blocks.
+func archiveBytes(name string, size int64) int64 {
+	const block = 512
+	n := block + (size+block-1)/block*block
+	if len(name) > 100 {
+		n += block + (int64(len(name))+64+block-1)/block*block
+	}
+	return n
+}
+
+// addFile writes one file, charging it to budget: the file may have grown
+// since it was listed.
+func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f entry, budget *int64) error {
 	rc, a, err := e.catalog.bucket.Get(ctx, f.obj.Key)
 	if objstore.IsNotFound(err) {
 		return nil // deleted since listed
@@ -69,8 +85,11 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 		return err
 	}
 	defer rc.Close()
-	body := bufio.NewReader(rc)
 	rel := strings.TrimPrefix(f.rel, s.dir+"/")
+	if *budget -= archiveBytes(s.folder+"/"+rel, a.Size); *budget < 0 {
+		return fmt.Errorf("%w: skill %s grew past the export limit of %d bytes while it was packed", errkind.ResourceExhausted, s.dir, e.catalog.cfg.MaxExportBytes)
+	}
+	body := bufio.NewReader(rc)
 	mode := int64(0o644)
 	if start, _ := body.Peek(2); strings.HasPrefix(rel, "scripts/") || string(start) == "#!" {
 		mode = 0o755

@@ -76,6 +76,10 @@ func (t *Tree) Walk(ctx context.Context, id mounts.Identity, rel string, fn func
 		if !strings.HasPrefix(e.rel, prefix) {
 			break
 		}
+		// fn may be costly (a pattern match): stop with the caller.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := fn(e.rel, e.obj); err != nil {
 			return err
 		}

@@ -752,8 +752,10 @@ type GetSkillResponse struct {
 	Frontmatter *structpb.Struct `protobuf:"bytes,3,opt,name=frontmatter" json:"frontmatter,omitempty"`
 	// The instructions: SKILL.md without its frontmatter.
 	Body string `protobuf:"bytes,4,opt,name=body" json:"body,omitempty"`
-	// The skill's other files.
-	Files         []*SkillFile `protobuf:"bytes,5,rep,name=files" json:"files,omitempty"`
+	// The skill's other files, in path order: at most --skills.max-listed-files.
+	Files []*SkillFile `protobuf:"bytes,5,rep,name=files" json:"files,omitempty"`
+	// How many more files the skill holds than files lists.
+	FilesOmitted  int32 `protobuf:"varint,6,opt,name=files_omitted,json=filesOmitted" json:"files_omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -821,6 +823,13 @@ func (x *GetSkillResponse) GetFiles() []*SkillFile {
 		return x.Files
 	}
 	return nil
+}
+
+func (x *GetSkillResponse) GetFilesOmitted() int32 {
+	if x != nil {
+		return x.FilesOmitted
+	}
+	return 0
 }
 
 type RenderSkillRequest struct {
@@ -1492,13 +1501,14 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
 	"\x06binary\x18\x03 \x01(\bR\x06binary\"%\n" +
 	"\x0fGetSkillRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\xd2\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\xf7\x01\n" +
 	"\x10GetSkillResponse\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x10\n" +
 	"\x03raw\x18\x02 \x01(\tR\x03raw\x129\n" +
 	"\vfrontmatter\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vfrontmatter\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\tR\x04body\x12,\n" +
-	"\x05files\x18\x05 \x03(\v2\x16.skillsvc.v1.SkillFileR\x05files\"a\n" +
+	"\x05files\x18\x05 \x03(\v2\x16.skillsvc.v1.SkillFileR\x05files\x12#\n" +
+	"\rfiles_omitted\x18\x06 \x01(\x05R\ffilesOmitted\"a\n" +
 	"\x12RenderSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\tR\targuments\x12\x19\n" +

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/probe"
@@ -29,6 +30,7 @@ type Config struct {
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
+	Cache           cache.Config
 	Probe           probe.Config
 }
 
@@ -46,6 +48,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
+	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 }
 
@@ -64,6 +67,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
 	}
 	if err := c.Skills.Validate(c.Mounts); err != nil {
+		return err
+	}
+	if err := c.Cache.Validate(); err != nil {
 		return err
 	}
 	if err := c.Probe.Validate(); err != nil {

@@ -32,6 +32,12 @@ func TestConfigSources(t *testing.T) {
 			return c.Skills.SearchTool == "search_skills" && c.Skills.DownloadTool == "download_file"
 		}, false},
 		{"tool name that is no name", nil, []string{"--skills.search-tool=search skills"}, nil, true},
+		{"redis from env", map[string]string{"SKILLSVC_CACHE_REDIS_ADDRS": "r1:6379,r2:6379", "SKILLSVC_CACHE_LRU_MAX_BYTES": "1024"}, nil, func(c Config) bool {
+			return len(c.Cache.Redis.Addrs) == 2 && c.Cache.Redis.Addrs[1] == "r2:6379" && c.Cache.LRU.MaxBytes == 1024
+		}, false},
+		{"redis address without port", nil, []string{"--cache.redis.addrs=redis"}, nil, true},
+		{"redis key prefix with a hash tag", nil, []string{"--cache.redis.addrs=redis:6379", "--cache.redis.key-prefix={x}"}, nil, true},
+		{"head ttl must be positive", nil, []string{"--skills.head-ttl=0s"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config

@@ -26,6 +26,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -115,8 +116,19 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer closeBucket()
+	cache.SetRedisLogger(log)
+	c, err := cache.New(cfg.Cache, reg, log)
+	if err != nil {
+		return err
+	}
+	// Closed after the server has stopped, when no call can use it.
+	defer func() {
+		if err := c.Close(); err != nil {
+			log.Warn("closing the cache", "err", err)
+		}
+	}()
 	table := cfg.Mounts
-	lib, err := skills.New(bucket, table, cfg.Skills, log)
+	lib, err := skills.New(bucket, table, cfg.Skills, log, skills.WithCache(c))
 	if err != nil {
 		return err
 	}

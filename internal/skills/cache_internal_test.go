@@ -47,7 +47,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.listings.get(ctxA, "p/"); errA <- err }()
+	go func() { _, err := lib.Catalog.views.listings.get(ctxA, "p", "p/"); errA <- err }()
 	<-entered
 	cancelA()
 	if err := <-errA; !errors.Is(err, context.Canceled) {
@@ -55,7 +55,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 	}
 
 	resB := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.listings.get(context.Background(), "p/"); resB <- err }()
+	go func() { _, err := lib.Catalog.views.listings.get(context.Background(), "p", "p/"); resB <- err }()
 	close(release)
 	if err := <-resB; err != nil {
 		t.Fatalf("second caller: %v", err)
@@ -94,7 +94,12 @@ func TestViewReuse(t *testing.T) {
 	if _, ok := vb.byName["a"]; ok || vb.byName["b"] == nil {
 		t.Errorf("bob's view has %v", vb.byName)
 	}
-	lib.Catalog.views.listings.cache.Remove("alice/skills/") // as when the TTL ends
+	// As when the TTL ends.
+	ls := lib.Catalog.views.listings
+	ls.decoded.Remove(listingKey("alice", "alice/skills/"))
+	if err := ls.cache.Delete(ctx, listingKey("alice", "alice/skills/")); err != nil {
+		t.Fatal(err)
+	}
 	c := "---\nname: c\ndescription: d\n---\n"
 	if _, err := b.Put(ctx, "alice/skills/c/SKILL.md", strings.NewReader(c), int64(len(c)), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)

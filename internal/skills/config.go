@@ -22,7 +22,11 @@ type Config struct {
 	SettingsKey string `yaml:"settings_key"`
 	// IndexTTL is how long one listing of a library is reused. Libraries are
 	// uploaded with ordinary S3 tools, so changes show up after at most this.
-	IndexTTL    time.Duration `yaml:"index_ttl"`
+	IndexTTL time.Duration `yaml:"index_ttl"`
+	// HeadTTL is how long the head of one version of a SKILL.md (key and
+	// ETag) stays in the cache. A version never changes, so this only
+	// bounds the memory of versions no longer listed.
+	HeadTTL     time.Duration `yaml:"head_ttl"`
 	HeadBytes   int           `yaml:"head_bytes"`
 	Concurrency int           `yaml:"concurrency"`
 	// MaxSkills bounds the skills one library may hold.
@@ -60,6 +64,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.SharedPrefix, prefix+"shared-prefix", "_shared/skills/", "Key prefix of the organization-wide skill library; its first segment must not be a valid user ID.")
 	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
 	f.DurationVar(&c.IndexTTL, prefix+"index-ttl", 5*time.Second, "How long a library listing is reused; 0 lists on every call.")
+	f.DurationVar(&c.HeadTTL, prefix+"head-ttl", 24*time.Hour, "How long the head of one version of a SKILL.md (by key and ETag) stays in the cache.")
 	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
 	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
 	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
@@ -110,8 +115,8 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
 		return fmt.Errorf("skills: settings-key: %w", err)
 	}
-	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.IndexTTL < 0 {
-		return errors.New("skills: head-bytes must be at least 512 and the other limits positive")
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.IndexTTL < 0 || c.HeadTTL <= 0 {
+		return errors.New("skills: head-bytes must be at least 512, head-ttl and the other limits positive")
 	}
 	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
 		return errors.New("skills: page, search, query and budget limits must be positive")

@@ -16,7 +16,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/panics"
 )
 
 // Layer names.
@@ -99,8 +98,8 @@ func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
 	userBase := r.Prefix
 	var userLs, sharedLs *listing
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { userLs, err = vs.listings.get(gctx, userBase); return err })
-	g.Go(func() (err error) { sharedLs, err = vs.listings.get(gctx, vs.cfg.SharedPrefix); return err })
+	g.Go(func() (err error) { userLs, err = vs.listings.get(gctx, id.User, userBase); return err })
+	g.Go(func() (err error) { sharedLs, err = vs.listings.get(gctx, sharedTag, vs.cfg.SharedPrefix); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -109,7 +108,7 @@ func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
 			return v, nil
 		}
 	}
-	v, err := vs.build(ctx, userBase, userLs, sharedLs)
+	v, err := vs.build(ctx, id.User, userBase, userLs, sharedLs)
 	if err != nil {
 		return nil, err
 	}
@@ -130,29 +129,17 @@ type layerFiles struct {
 // build finds the skills of both layers and parses their heads (cached by
 // key and ETag, so a rebuild reads only changed SKILL.md files): a skill
 // overrides another by its frontmatter name, which only the head holds.
-func (vs *views) build(ctx context.Context, userBase string, userLs, sharedLs *listing) (*view, error) {
+func (vs *views) build(ctx context.Context, userID, userBase string, userLs, sharedLs *listing) (*view, error) {
 	user := layerFiles{gen: userLs.gen, entries: addressable(userLs.objs, userBase)}
 	shared := layerFiles{gen: sharedLs.gen, entries: addressable(sharedLs.objs, vs.cfg.SharedPrefix)}
 	user.skills, user.nested = findSkills(user.entries, LayerUser, vs.cfg.MaxSkills)
 	shared.skills, shared.nested = findSkills(shared.entries, LayerShared, vs.cfg.MaxSkills)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(vs.cfg.Concurrency)
-	for _, s := range slices.Concat(user.skills, shared.skills) {
-		g.Go(panics.Guard(func() error {
-			p, err := vs.heads.parse(gctx, s)
-			if objstore.IsNotFound(err) {
-				s.gone = true // deleted since listed
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			s.head, s.name = p, cmp.Or(p.fm.Name, s.folder)
-			return nil
-		}))
-	}
-	if err := g.Wait(); err != nil {
+	all := slices.Concat(user.skills, shared.skills)
+	if err := vs.heads.parseAll(ctx, userID, all); err != nil {
 		return nil, err
+	}
+	for _, s := range all {
+		s.name = cmp.Or(s.head.fm.Name, s.folder)
 	}
 	isGone := func(s *skillRef) bool { return s.gone }
 	user.skills = slices.DeleteFunc(user.skills, isGone)

@@ -79,15 +79,16 @@ func (b *Builder) Put(t testing.TB, bucket objstore.Bucket) {
 }
 
 // Library returns a library over bucket with the default mounts, every call
-// listing afresh (IndexTTL 0) unless tune says otherwise.
-func Library(t testing.TB, bucket objstore.Bucket, tune func(*skills.Config)) *skills.Library {
+// listing afresh (IndexTTL 0) unless tune says otherwise; opts go to
+// skills.New (skills.WithCache, say).
+func Library(t testing.TB, bucket objstore.Bucket, tune func(*skills.Config), opts ...skills.Option) *skills.Library {
 	t.Helper()
 	cfg := skills.DefaultConfig()
 	cfg.IndexTTL = 0
 	if tune != nil {
 		tune(&cfg)
 	}
-	lib, err := skills.New(bucket, mounts.Default(), cfg, slog.New(slog.DiscardHandler))
+	lib, err := skills.New(bucket, mounts.Default(), cfg, slog.New(slog.DiscardHandler), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

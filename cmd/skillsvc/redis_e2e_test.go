@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// TestRedisCacheEndToEnd runs two binaries on one MinIO bucket and one
+// Redis (configured by flag and by environment variable): the second one's
+// first ListSkills returns the same skills without listing or reading a
+// SKILL.md, since the first one cached both.
+func TestRedisCacheEndToEnd(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	red := testserver.SharedRedis(t)
+	bucket := srv.NewBucket(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s3c := srv.Client(t)
+	for key, body := range map[string]string{
+		"alice/skills/notes/SKILL.md":      "---\nname: notes\ndescription: Keep meeting notes tidy.\n---\n",
+		"_shared/skills/data/csv/SKILL.md": "---\nname: csv\ndescription: Clean CSV files.\n---\n",
+	} {
+		if _, err := s3c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keyPrefix := "e2e-" + rand.Text() + ":"
+	args := []string{"--storage=s3", "--s3.bucket=" + bucket, "--s3.endpoint=" + srv.Endpoint, "--s3.path-style", "--s3.region=" + srv.Region,
+		"--skills.index-ttl=1h", "--cache.redis.key-prefix=" + keyPrefix, "--metrics.listen=127.0.0.1:0"}
+	first := startBinary(t, minioEnv(srv), append(args, "--cache.redis.addrs="+red.Addr)...)
+	second := startBinary(t, minioEnv(srv, "SKILLSVC_CACHE_REDIS_ADDRS="+red.Addr), args...)
+
+	list := func(p *proc) []string {
+		t.Helper()
+		resp, err := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr)).ListSkills(as(ctx, "alice", "t1", ""), &skillsvcv1.ListSkillsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range resp.GetSkills() {
+			out = append(out, s.GetName()+":"+s.GetDescription())
+		}
+		return out
+	}
+	want := list(first)
+	if len(want) != 2 {
+		t.Fatalf("first binary lists %q", want)
+	}
+	if got := list(second); !reflect.DeepEqual(got, want) {
+		t.Errorf("second binary lists %q, first %q", got, want)
+	}
+	metrics := scrape(t, second)
+	for _, line := range []string{
+		`skillsvc_objstore_operations_total{operation="list"} 0`,
+		`skillsvc_objstore_operations_total{operation="get_range"} 0`,
+	} {
+		if !strings.Contains(metrics, line) {
+			t.Errorf("second binary's metrics lack %s: it read storage", line)
+		}
+	}
+}
+
+// scrape returns p's Prometheus metrics; p runs with --metrics.listen.
+func scrape(t *testing.T, p *proc) string {
+	t.Helper()
+	var addr string
+	for _, line := range strings.Split(p.output(), "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving metrics" {
+			addr = rec.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no metrics address logged:\n%s", p.output())
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}

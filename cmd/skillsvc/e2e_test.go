@@ -367,6 +367,25 @@ func TestZeroConfig(t *testing.T) {
 // for gRPC calls and object store operations.
 func TestMetricsEndpoint(t *testing.T) {
 	p := startBinary(t, nil, "--metrics.listen=127.0.0.1:0")
+	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
+	if _, err := fsc.Write(as(t.Context(), "u1", "th1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	body := scrape(t, p)
+	for _, want := range []string{
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Write",grpc_service="skillsvc.v1.FilesystemService",grpc_type="unary"} 1`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="ListSkills",grpc_service="skillsvc.v1.SkillsService",grpc_type="unary"} 0`,
+		`skillsvc_objstore_operations_total{operation="put"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// scrape returns p's Prometheus metrics; p runs with --metrics.listen.
+func scrape(t *testing.T, p *proc) string {
+	t.Helper()
 	var addr string
 	for _, line := range strings.Split(p.output(), "\n") {
 		var rec struct{ Msg, Addr string }
@@ -377,23 +396,14 @@ func TestMetricsEndpoint(t *testing.T) {
 	if addr == "" {
 		t.Fatalf("no metrics address logged:\n%s", p.output())
 	}
-	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
-	if _, err := fsc.Write(as(t.Context(), "u1", "th1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "x"}); err != nil {
-		t.Fatal(err)
-	}
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{
-		`grpc_server_handled_total{grpc_code="OK",grpc_method="Write",grpc_service="skillsvc.v1.FilesystemService",grpc_type="unary"} 1`,
-		`grpc_server_handled_total{grpc_code="OK",grpc_method="ListSkills",grpc_service="skillsvc.v1.SkillsService",grpc_type="unary"} 0`,
-		`skillsvc_objstore_operations_total{operation="put"} 1`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("metrics lack %s", want)
-		}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(body)
 }

@@ -148,25 +148,7 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 		t.Errorf("SearchSkills = %v, %v", hits, err)
 	}
 
-	stream, err := sc.ExportSkill(alice, &skillsvcv1.ExportSkillRequest{Path: "/skills/docs/pdf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var archive bytes.Buffer
-	for {
-		msg, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		archive.Write(msg.GetData())
-	}
-	gz, err := gzip.NewReader(&archive)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gz := exportArchive(t, sc, alice, "/skills/docs/pdf")
 	tr := tar.NewReader(gz)
 	var names []string
 	for {
@@ -326,25 +308,7 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 	}
 
 	// 8: the shebang script outside scripts/ is executable in the export.
-	stream, err := sc.ExportSkill(alice, &skillsvcv1.ExportSkillRequest{Path: "webapp-testing"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var archive bytes.Buffer
-	for {
-		msg, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		archive.Write(msg.GetData())
-	}
-	gz, err := gzip.NewReader(&archive)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gz := exportArchive(t, sc, alice, "webapp-testing")
 	modes := map[string]int64{}
 	for tr := tar.NewReader(gz); ; {
 		h, err := tr.Next()
@@ -383,4 +347,29 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 	if err != nil || bob.GetSkill().GetLayer() != "shared" {
 		t.Errorf("bob's code-review = %v, %v", bob.GetSkill(), err)
 	}
+}
+
+// exportArchive runs ExportSkill and returns the gzip stream of its chunks.
+func exportArchive(t *testing.T, sc skillsvcv1.SkillsServiceClient, ctx context.Context, path string) *gzip.Reader {
+	t.Helper()
+	stream, err := sc.ExportSkill(ctx, &skillsvcv1.ExportSkillRequest{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		archive.Write(msg.GetData())
+	}
+	gz, err := gzip.NewReader(&archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gz
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,9 +37,7 @@ type MinIO struct {
 	SecretKey string
 	Region    string
 
-	mu      sync.Mutex
-	proc    *process                 // nil for a MinIO the caller built by hand
-	restart func() (*process, error) // starts the same server again
+	srv restartable
 }
 
 // StartMinIO starts a MinIO server for this test; t.Cleanup stops it and
@@ -52,11 +48,7 @@ func StartMinIO(t testing.TB) *MinIO {
 	if err != nil {
 		unavailable(t, "MinIO", minioBinEnv, err)
 	}
-	t.Cleanup(func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.proc.stop()
-	})
+	t.Cleanup(m.srv.stop)
 	return m
 }
 
@@ -64,26 +56,14 @@ func StartMinIO(t testing.TB) *MinIO {
 // and address for Restart.
 func (m *MinIO) Stop(t testing.TB) {
 	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.proc.kill()
+	m.srv.kill()
 }
 
 // Restart brings a stopped server back on the same address with the same
 // data, and waits until it is ready.
 func (m *MinIO) Restart(t testing.TB) {
 	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, err := m.restart()
-	if err != nil {
-		t.Fatalf("testserver: restarting MinIO: %v", err)
-	}
-	m.proc = p
-	port, _ := strconv.Atoi(m.Endpoint[strings.LastIndex(m.Endpoint, ":")+1:])
-	if err := waitMinIOReady(p, m.Endpoint, port); err != nil {
-		t.Fatalf("testserver: restarting MinIO: %v", err)
-	}
+	m.srv.restart(t, "MinIO", func(p *process) error { return waitMinIOReady(p, m.Endpoint, portOf(m.Endpoint)) })
 }
 
 // SharedMinIO returns the test binary's shared MinIO server, starting it on
@@ -138,8 +118,7 @@ func startMinIOOnce(bin string) (*MinIO, *process, error) {
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
-	start := func() (*process, error) { return startProcess("minio", dir, bin, args, env) }
-	p, err := start()
+	p, err := startProcess("minio", dir, bin, args, env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,8 +127,7 @@ func startMinIOOnce(bin string) (*MinIO, *process, error) {
 		AccessKey: minioAccessKey,
 		SecretKey: minioSecretKey,
 		Region:    minioRegion,
-		proc:      p,
-		restart:   start,
+		srv:       restartable{proc: p},
 	}
 	if err := waitMinIOReady(p, m.Endpoint, ports[0]); err != nil {
 		p.stop()
@@ -267,11 +245,7 @@ func (m *MinIO) NewBucket(t testing.TB) string {
 // running reports whether the server may still be up. Cleanup errors are
 // only worth reporting then; for a MinIO built by hand we cannot tell, so
 // assume it is.
-func (m *MinIO) running() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.proc == nil || !m.proc.exited()
-}
+func (m *MinIO) running() bool { return m.srv.running() }
 
 // deleteBucket empties the bucket, including old versions, delete markers
 // and unfinished multipart uploads, then deletes it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -243,4 +244,59 @@ func serverEnv(prefix string, extra ...string) []string {
 		}
 	}
 	return append(env, extra...)
+}
+
+// restartable holds a server's current process, so a test can kill it as an
+// outage would and start it again with the same binary, arguments,
+// environment and directory, hence on the same address.
+type restartable struct {
+	mu   sync.Mutex
+	proc *process // nil for a server the caller built by hand
+}
+
+// stop ends the server for good and removes its directory (t.Cleanup).
+func (r *restartable) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.proc.stop()
+}
+
+// kill kills the server, keeping its directory.
+func (r *restartable) kill() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.proc.kill()
+}
+
+// running reports whether the server may be up; for a server built by hand
+// we cannot tell, so assume it is.
+func (r *restartable) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.proc == nil || !r.proc.exited()
+}
+
+// restart starts a killed server again and waits until ready says so.
+func (r *restartable) restart(t testing.TB, name string, ready func(*process) error) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.proc
+	if !old.exited() {
+		t.Fatalf("testserver: restart of %s, which is still running: stop it first", name)
+	}
+	p, err := startProcess(old.name, old.dir, old.cmd.Path, old.cmd.Args[1:], old.cmd.Env)
+	if err != nil {
+		t.Fatalf("testserver: restarting %s: %v", name, err)
+	}
+	r.proc = p
+	if err := ready(p); err != nil {
+		t.Fatalf("testserver: restarting %s: %v", name, err)
+	}
+}
+
+// portOf is the port of a host:port address or endpoint URL.
+func portOf(addr string) int {
+	port, _ := strconv.Atoi(addr[strings.LastIndex(addr, ":")+1:])
+	return port
 }

@@ -58,8 +58,13 @@ func startRedis() (*Redis, *process, error) {
 	}
 }
 
-func startRedisOnce(bin string) (*Redis, *process, error) {
-	ports, err := freePorts(1)
+func startRedisOnce(bin string) (*Redis, *process, error) { return startRedisNode(bin, false) }
+
+// startRedisNode starts one redis-server with no persistence on a free
+// loopback port; with cluster, as a cluster node (which needs a second port
+// for its cluster bus).
+func startRedisNode(bin string, cluster bool) (*Redis, *process, error) {
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,6 +80,9 @@ func startRedisOnce(bin string) (*Redis, *process, error) {
 		"--appendonly", "no",
 		"--dir", dir,
 		"--daemonize", "no",
+	}
+	if cluster {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(ports[1]), "--cluster-config-file", "nodes.conf")
 	}
 	p, err := startProcess("redis-server", dir, bin, args, os.Environ())
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,33 +35,8 @@ func StartRedisCluster(t testing.TB) *Redis {
 }
 
 func startRedisClusterOnce(bin string) (*Redis, *process, error) {
-	// The node's port and its cluster bus port.
-	ports, err := freePorts(2)
+	r, p, err := startRedisNode(bin, true)
 	if err != nil {
-		return nil, nil, err
-	}
-	dir, err := os.MkdirTemp("", "skillsvc-redis-cluster-")
-	if err != nil {
-		return nil, nil, err
-	}
-	args := []string{
-		"--port", strconv.Itoa(ports[0]),
-		"--cluster-port", strconv.Itoa(ports[1]),
-		"--cluster-enabled", "yes",
-		"--cluster-config-file", "nodes.conf",
-		"--bind", "127.0.0.1",
-		"--save", "",
-		"--appendonly", "no",
-		"--dir", dir,
-		"--daemonize", "no",
-	}
-	p, err := startProcess("redis-server", dir, bin, args, os.Environ())
-	if err != nil {
-		return nil, nil, err
-	}
-	r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(ports[0])}
-	if err := waitRedisReady(p, r.Addr, ports[0]); err != nil {
-		p.stop()
 		return nil, nil, err
 	}
 	if err := assignAllSlots(r.Addr); err != nil {

@@ -1,9 +1,6 @@
 package testserver
 
 import (
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 )
@@ -13,10 +10,7 @@ import (
 // no data on disk, so a restarted server starts empty, as a cache may.
 type RestartableRedis struct {
 	Redis
-
-	mu      sync.Mutex
-	proc    *process
-	restart func() (*process, error) // starts the same server again
+	srv restartable
 }
 
 // StartRestartableRedis starts a redis-server for this test; t.Cleanup
@@ -27,28 +21,15 @@ func StartRestartableRedis(t testing.TB) *RestartableRedis {
 	if err != nil {
 		unavailable(t, "redis-server", redisBinEnv, err)
 	}
-	rr := &RestartableRedis{
-		Redis: *r,
-		proc:  p,
-		// The same binary, arguments, environment and directory.
-		restart: func() (*process, error) {
-			return startProcess(p.name, p.dir, p.cmd.Path, p.cmd.Args[1:], p.cmd.Env)
-		},
-	}
-	t.Cleanup(func() {
-		rr.mu.Lock()
-		defer rr.mu.Unlock()
-		rr.proc.stop()
-	})
+	rr := &RestartableRedis{Redis: *r, srv: restartable{proc: p}}
+	t.Cleanup(rr.srv.stop)
 	return rr
 }
 
 // Stop kills the server as a crash would; clients see refused connections.
 func (r *RestartableRedis) Stop(t testing.TB) {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.proc.kill()
+	r.srv.kill()
 }
 
 // Pause freezes the server (SIGSTOP): it still accepts connections but
@@ -67,12 +48,12 @@ func (r *RestartableRedis) Resume(t testing.TB) {
 
 func (r *RestartableRedis) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.proc.exited() {
+	r.srv.mu.Lock()
+	defer r.srv.mu.Unlock()
+	if r.srv.proc.exited() {
 		t.Fatalf("testserver: redis-server at %s is not running", r.Addr)
 	}
-	if err := syscall.Kill(-r.proc.cmd.Process.Pid, sig); err != nil {
+	if err := syscall.Kill(-r.srv.proc.cmd.Process.Pid, sig); err != nil {
 		t.Fatalf("testserver: signalling redis-server: %v", err)
 	}
 }
@@ -81,18 +62,5 @@ func (r *RestartableRedis) signal(t testing.TB, sig syscall.Signal) {
 // waits until it answers.
 func (r *RestartableRedis) Restart(t testing.TB) {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.proc.exited() {
-		t.Fatalf("testserver: Restart of redis-server at %s, which is still running: Stop it first", r.Addr)
-	}
-	p, err := r.restart()
-	if err != nil {
-		t.Fatalf("testserver: restarting redis-server: %v", err)
-	}
-	r.proc = p
-	port, _ := strconv.Atoi(r.Addr[strings.LastIndex(r.Addr, ":")+1:])
-	if err := waitRedisReady(p, r.Addr, port); err != nil {
-		t.Fatalf("testserver: restarting redis-server: %v", err)
-	}
+	r.srv.restart(t, "redis-server", func(p *process) error { return waitRedisReady(p, r.Addr, portOf(r.Addr)) })
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -126,6 +127,18 @@ func minioEnv(srv *testserver.MinIO, extra ...string) []string {
 		"AWS_CONFIG_FILE=" + os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
 	}, extra...)
+}
+
+// s3Put returns a function that uploads an object to bucket with a plain S3
+// PUT, as users upload libraries (no file modes, no skillsvc involved).
+func s3Put(t *testing.T, srv *testserver.MinIO, bucket string) func(key, body string) {
+	s3c := srv.Client(t)
+	return func(key, body string) {
+		t.Helper()
+		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func dial(t *testing.T, addr string) *grpc.ClientConn {

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -25,15 +22,9 @@ func TestRedisCacheEndToEnd(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s3c := srv.Client(t)
-	for key, body := range map[string]string{
-		"alice/skills/notes/SKILL.md":      "---\nname: notes\ndescription: Keep meeting notes tidy.\n---\n",
-		"_shared/skills/data/csv/SKILL.md": "---\nname: csv\ndescription: Clean CSV files.\n---\n",
-	} {
-		if _, err := s3c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := s3Put(t, srv, bucket)
+	put("alice/skills/notes/SKILL.md", "---\nname: notes\ndescription: Keep meeting notes tidy.\n---\n")
+	put("_shared/skills/data/csv/SKILL.md", "---\nname: csv\ndescription: Clean CSV files.\n---\n")
 	keyPrefix := "e2e-" + rand.Text() + ":"
 	args := []string{"--storage=s3", "--s3.bucket=" + bucket, "--s3.endpoint=" + srv.Endpoint, "--s3.path-style", "--s3.region=" + srv.Region,
 		"--skills.index-ttl=1h", "--cache.redis.key-prefix=" + keyPrefix, "--metrics.listen=127.0.0.1:0"}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/grpc/codes"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
@@ -26,15 +25,9 @@ import (
 func TestSkillsEndToEndMinIO(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
-	s3c := srv.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	put := func(key, body string) {
-		t.Helper()
-		if _, err := s3c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := s3Put(t, srv, bucket)
 	put("alice/skills/docs/pdf/SKILL.md", "---\nname: pdf\ndescription: Extract text and tables from PDF files.\nallowed-tools: Bash Read\nx-team: docs\n---\n# PDF\nRun scripts/extract.py on $ARGUMENTS.\n")
 	put("alice/skills/docs/pdf/scripts/extract.py", "print('extract')\n")
 	put("alice/skills/docs/pdf/references/forms.md", "# Forms\nFill forms carefully.\n")
@@ -193,15 +186,9 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
-	s3c := srv.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	put := func(key, body string) {
-		t.Helper()
-		if _, err := s3c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := s3Put(t, srv, bucket)
 	// alice: a public-repository style library.
 	put("alice/skills/webapp-testing/SKILL.md", "---\nname: webapp-testing\ndescription: Test local web applications with Playwright; capture screenshots and browser logs.\nlicense: Apache-2.0\n---\n# Webapp testing\nRun `with_server.py --help` first.\n")
 	put("alice/skills/webapp-testing/with_server.py", "#!/usr/bin/env python3\nprint('server')\n")

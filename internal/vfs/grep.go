@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -114,7 +113,7 @@ func (fs *FS) newGrepScan(o GrepOptions) (*grepScan, error) {
 		return nil, err
 	}
 	if o.Glob != "" {
-		if _, err := fs.compileGlob("glob", o.Glob); err != nil {
+		if err := fs.checkGlob("glob", o.Glob); err != nil {
 			return nil, err
 		}
 	}
@@ -279,16 +278,8 @@ func matchLines(ctx context.Context, vpath string, data []byte, re *regexp.Regex
 			text, clipped = text[:maxLine], true
 		}
 		if re.Match(text) {
-			ms = append(ms, GrepMatch{Path: vpath, Line: line, Text: clipLine(string(text[:min(len(text), maxLineBytes+4)]))})
+			ms = append(ms, GrepMatch{Path: vpath, Line: line, Text: clip(string(text[:min(len(text), maxLineBytes+4)]), maxLineBytes)})
 		}
 	}
 	return ms, clipped, nil
-}
-
-// clipLine cuts a line to maxLineBytes on a rune boundary, marking the cut.
-func clipLine(text string) string {
-	if len(text) <= maxLineBytes {
-		return text
-	}
-	return strings.ToValidUTF8(text[:maxLineBytes], "") + "…"
 }

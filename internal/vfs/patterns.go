@@ -16,30 +16,30 @@ import (
 // expression's matching time grows with its compiled size, a glob's with the
 // product of its {a,b} alternatives. Both are bounded before anything runs.
 
-// compileGlob checks a Glob pattern (or Grep's file filter) and returns it.
+// checkGlob checks a Glob pattern (or Grep's file filter).
 // Segments "." and ".." would never match a listed path but would reach the
 // storage call through the pattern's static prefix, so they are refused.
-func (fs *FS) compileGlob(field, pattern string) (string, error) {
+func (fs *FS) checkGlob(field, pattern string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%w: %s %q %s (relative doublestar syntax, e.g. \"**/*.md\")", errkind.InvalidArgument, field, clip(pattern, 100), why)
 	}
 	switch {
 	case pattern == "":
-		return "", bad("is empty")
+		return bad("is empty")
 	case len(pattern) > fs.cfg.MaxPatternBytes:
-		return "", bad(fmt.Sprintf("is %d bytes, at most %d are allowed", len(pattern), fs.cfg.MaxPatternBytes))
+		return bad(fmt.Sprintf("is %d bytes, at most %d are allowed", len(pattern), fs.cfg.MaxPatternBytes))
 	case strings.HasPrefix(pattern, "/") || !doublestar.ValidatePattern(pattern):
-		return "", bad("is not a valid relative pattern")
+		return bad("is not a valid relative pattern")
 	}
 	for _, seg := range strings.Split(pattern, "/") {
 		if seg == "." || seg == ".." || seg == "" {
-			return "", bad(`has an empty, "." or ".." segment`)
+			return bad(`has an empty, "." or ".." segment`)
 		}
 	}
 	if n := globAlternatives(pattern); n > fs.cfg.MaxGlobAlternatives {
-		return "", bad(fmt.Sprintf("expands to more than %d alternatives; use fewer {a,b} groups", fs.cfg.MaxGlobAlternatives))
+		return bad(fmt.Sprintf("expands to more than %d alternatives; use fewer {a,b} groups", fs.cfg.MaxGlobAlternatives))
 	}
-	return pattern, nil
+	return nil
 }
 
 // globAlternatives counts the brace-free patterns pattern expands to
@@ -125,7 +125,7 @@ func (fs *FS) compileRegexp(pattern string, regex, caseInsensitive bool) (*regex
 	return regexp.Compile(expr)
 }
 
-// clip shortens s for an error message.
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -123,7 +123,7 @@ func (fs *FS) Glob(ctx context.Context, id mounts.Identity, base, pattern string
 	if base == "" {
 		base = "/"
 	}
-	if _, err := fs.compileGlob("glob pattern", pattern); err != nil {
+	if err := fs.checkGlob("glob pattern", pattern); err != nil {
 		return GlobResult{}, err
 	}
 	maxResults, err := limits.Count("max_results", maxResults, fs.cfg.MaxGlobResults, fs.cfg.MaxGlobResults)

@@ -335,13 +335,18 @@ func TestEndToEndMinIO(t *testing.T) {
 	_, err = fsc.Stat(alice, &skillsvcv1.StatRequest{Path: "/workspace/notes"})
 	wantCode(t, err, codes.NotFound)
 
-	// The objects sit under the caller's prefixes, nowhere else.
+	// The objects sit under the caller's prefixes, nowhere else; skillsvc
+	// itself keeps the library indexes, outside every mount.
 	page, err := srv.Client(t).ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &bucket})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range page.Contents {
-		if k := *o.Key; !strings.HasPrefix(k, "alice/threads/t1/") && !strings.HasPrefix(k, "alice/tickets/T-7/") {
+		k := *o.Key
+		if k == "alice/settings/skills.index" || k == "_shared/settings/skills.index" {
+			continue
+		}
+		if !strings.HasPrefix(k, "alice/threads/t1/") && !strings.HasPrefix(k, "alice/tickets/T-7/") {
 			t.Errorf("object outside alice's prefixes: %q", k)
 		}
 	}

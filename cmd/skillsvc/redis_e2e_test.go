@@ -27,7 +27,7 @@ func TestRedisCacheEndToEnd(t *testing.T) {
 	put("_shared/skills/data/csv/SKILL.md", "---\nname: csv\ndescription: Clean CSV files.\n---\n")
 	keyPrefix := "e2e-" + rand.Text() + ":"
 	args := []string{"--storage=s3", "--s3.bucket=" + bucket, "--s3.endpoint=" + srv.Endpoint, "--s3.path-style", "--s3.region=" + srv.Region,
-		"--skills.index-ttl=1h", "--cache.redis.key-prefix=" + keyPrefix, "--metrics.listen=127.0.0.1:0"}
+		"--skills.index-refresh=1h", "--skills.index-max-stale=1h", "--skills.stale-if-error=1h", "--cache.redis.key-prefix=" + keyPrefix, "--metrics.listen=127.0.0.1:0"}
 	first := startBinary(t, minioEnv(srv), append(args, "--cache.redis.addrs="+red.Addr)...)
 	second := startBinary(t, minioEnv(srv, "SKILLSVC_CACHE_REDIS_ADDRS="+red.Addr), args...)
 

@@ -104,3 +104,17 @@ func (t *Tiered) TryLock(ctx context.Context, key string, ttl time.Duration) (fu
 func (t *Tiered) Close() error {
 	return errors.Join(t.l1.Close(), t.l2.Close())
 }
+
+// Shared returns l2, the level every replica sees.
+func (t *Tiered) Shared() Cache { return t.l2 }
+
+// Shared returns the level of c that every replica sees: l2 of a Tiered,
+// otherwise c itself. Entries that change in place (a stamp, a user's
+// settings) are read there, so a change one replica writes is the next read
+// of every other; content-addressed entries may use c and its process level.
+func Shared(c Cache) Cache {
+	if s, ok := c.(interface{ Shared() Cache }); ok {
+		return s.Shared()
+	}
+	return c
+}

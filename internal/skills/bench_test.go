@@ -58,10 +58,6 @@ func benchBucket(b *testing.B) (objstore.Bucket, mounts.Identity) {
 	return bucket, mounts.Identity{User: "bench", Thread: "t"}
 }
 
-// indexTTL is the index-ttl of a deployed library.
-func indexTTL(ttl time.Duration) func(*skills.Config) {
-	return func(c *skills.Config) { c.IndexTTL = ttl }
-}
 
 // BenchmarkListSkills1000 lists 1,000 skills on MinIO three ways:
 //   - sequential: the naive baseline, one LIST then a full GET of each
@@ -115,7 +111,7 @@ func BenchmarkListSkills1000(b *testing.B) {
 		tune func(*skills.Config)
 	}{
 		{"catalog-warm", nil},
-		{"catalog-indexed", indexTTL(5 * time.Second)},
+		{"catalog-indexed", skillstest.Indexed(5 * time.Second)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			lib := skillstest.Library(b, bucket, tc.tune)
@@ -132,23 +128,23 @@ func BenchmarkListSkills1000(b *testing.B) {
 	}
 }
 
-// BenchmarkTreeKey maps a path under /skills to its object, as every VFS
+// BenchmarkTreeStat describes a path under /skills, as every VFS
 // call under the skills mount does, in a 1,000-skill library whose listing
-// is cached (index-ttl): the merged view is reused, not rebuilt per call.
-func BenchmarkTreeKey(b *testing.B) {
+// is cached (index-refresh): the merged view is reused, not rebuilt per call.
+func BenchmarkTreeStat(b *testing.B) {
 	lb := skillstest.New()
 	for i := range benchSkills {
 		name := fmt.Sprintf("skill-%04d", i)
 		lb.User("bench").File(fmt.Sprintf("cat-%02d/%s/SKILL.md", i%20, name), string(benchBody(name)))
 	}
-	lib := skillstest.Library(b, lb.Bucket(b), indexTTL(time.Hour))
+	lib := skillstest.Library(b, lb.Bucket(b), skillstest.Indexed(time.Hour))
 	ctx := context.Background()
 	id := mounts.Identity{User: "bench", Thread: "t"}
-	if _, err := lib.Tree.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
+	if _, err := lib.Tree.Stat(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := lib.Tree.Key(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil {
+		if _, err := lib.Tree.Stat(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,13 +19,15 @@ import (
 func newTestLibrary(t *testing.T, b objstore.Bucket, ttl time.Duration) *Library {
 	t.Helper()
 	cfg := DefaultConfig()
-	cfg.IndexTTL = ttl
+	cfg.IndexRefresh, cfg.IndexMaxStale, cfg.StaleIfError = ttl, ttl, ttl
 	lib, err := New(b, mounts.Default(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return lib
 }
+
+var testLayer = layer{tag: "p", prefix: "p/", object: "p/settings/skills.index"}
 
 // TestSharedListingOutlivesCaller: a caller that gives up must not fail the
 // listing that others are waiting for, nor make them list again.
@@ -47,7 +49,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.listings.get(ctxA, "p", "p/"); errA <- err }()
+	go func() { _, err := lib.Catalog.views.indexes.get(ctxA, testLayer); errA <- err }()
 	<-entered
 	cancelA()
 	if err := <-errA; !errors.Is(err, context.Canceled) {
@@ -55,7 +57,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 	}
 
 	resB := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.listings.get(context.Background(), "p", "p/"); resB <- err }()
+	go func() { _, err := lib.Catalog.views.indexes.get(context.Background(), testLayer); resB <- err }()
 	close(release)
 	if err := <-resB; err != nil {
 		t.Fatalf("second caller: %v", err)
@@ -94,10 +96,8 @@ func TestViewReuse(t *testing.T) {
 	if _, ok := vb.byName["a"]; ok || vb.byName["b"] == nil {
 		t.Errorf("bob's view has %v", vb.byName)
 	}
-	// As when the TTL ends.
-	ls := lib.Catalog.views.listings
-	ls.decoded.Remove(listingKey("alice", "alice/skills/"))
-	if err := ls.cache.Delete(ctx, listingKey("alice", "alice/skills/")); err != nil {
+	// As after a bulk upload.
+	if err := lib.Catalog.DropIndex(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	c := "---\nname: c\ndescription: d\n---\n"

@@ -23,18 +23,18 @@ func countedLibrary(t *testing.T, newBucket newBucketFunc, tune func(*skills.Con
 	return skillstest.Library(t, b, tune), b
 }
 
-func testIndexTTL(t *testing.T, newBucket newBucketFunc) {
+func testIndexRefresh(t *testing.T, newBucket newBucketFunc) {
 	for _, tc := range []struct {
 		name       string
 		ttl        time.Duration
 		cached     bool // the second listing reuses the first
 		seesNewOne bool // a skill added after the first listing shows up
 	}{
-		{"no TTL lists every time", 0, false, true},
-		{"TTL reuses the listing", time.Hour, true, false},
+		{"refresh 0 lists every time", 0, false, true},
+		{"an index is reused until its refresh", time.Hour, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lib, b := countedLibrary(t, newBucket, func(c *skills.Config) { c.IndexTTL = tc.ttl })
+			lib, b := countedLibrary(t, newBucket, skillstest.Indexed(tc.ttl))
 			ctx := t.Context()
 			if _, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{}); err != nil {
 				t.Fatal(err)

@@ -5,21 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
-	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
@@ -29,6 +25,7 @@ type Catalog struct {
 	bucket   objstore.Bucket
 	cfg      Config
 	views    *views
+	files    *files
 	settings *settingsStore
 }
 
@@ -77,7 +74,7 @@ func (c *Catalog) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := c.settings.load(ctx, id)
+	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -191,9 +188,6 @@ type Detail struct {
 	FilesOmitted int
 }
 
-// sniffBytes is how much of a file decides whether it is binary.
-const sniffBytes = 8 << 10
-
 // Get loads a skill's SKILL.md and describes its other files. An invalid
 // skill fails with ErrInvalidSkill and its problems.
 func (c *Catalog) Get(ctx context.Context, id mounts.Identity, ref string) (Detail, error) {
@@ -220,7 +214,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 	if !s.notes.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.notes)
 	}
-	raw, a, err := c.readText(ctx, s.skillMD.Key, c.cfg.Mount+"/"+s.dir+"/SKILL.md", "")
+	raw, a, err := c.readText(ctx, s.skillMD, c.cfg.Mount+"/"+s.dir+"/SKILL.md", "")
 	if err != nil {
 		return Detail{}, nil, err
 	}
@@ -229,12 +223,12 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
 	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings)
-	st, _, err := c.settings.load(ctx, id)
+	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
 	}
 	d := Detail{Skill: c.summary(s, fm, problems, st.disabledSet()), Raw: string(raw), Body: body}
-	d.ETag = a.ETag // of the bytes just read, which may be newer than the listing
+	d.ETag = a.ETag // of the bytes read, which may be newer than the listing
 	return d, s, nil
 }
 
@@ -242,9 +236,9 @@ func invalidSkill(mount string, s *skillRef, p Problems) error {
 	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.dir, strings.Join(p.Errors, "; "))
 }
 
-// describe lists a skill's files other than SKILL.md, sniffing each head.
-// At most MaxListedFiles are described: each costs a ranged read, and the
-// answer must fit a message; the rest are counted.
+// describe lists a skill's files other than SKILL.md and whether each is
+// binary. At most MaxListedFiles are described (each may cost a ranged
+// read, and the answer must fit a message); the rest are counted.
 func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error) {
 	var files []File
 	var objs []objstore.Object
@@ -261,40 +255,27 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 		files = append(files, File{Path: rel, Size: e.obj.Size})
 		objs = append(objs, e.obj)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.cfg.Concurrency)
-	for i, o := range objs {
-		g.Go(panics.Guard(func() error {
-			rc, _, err := c.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
-			if objstore.IsNotFound(err) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			head, err := io.ReadAll(rc)
-			if err != nil {
-				return err
-			}
-			files[i].Binary = textfile.IsBinary(head, o.Size)
-			return nil
-		}))
+	binary, err := c.files.binary(ctx, objs, c.cfg.Concurrency)
+	if err != nil {
+		return nil, 0, err
 	}
-	return files, omitted, g.Wait()
+	for i := range files {
+		files[i].Binary = binary[i]
+	}
+	return files, omitted, nil
 }
 
-// readText reads a whole text object up to MaxFileBytes. A refusal names
-// downloadTool, the caller's tool for fetching files, or says what to do in
-// neutral words: a model reads these messages, and has no tools by our RPCs'
-// names.
-func (c *Catalog) readText(ctx context.Context, key, vpath, downloadTool string) ([]byte, objstore.Attributes, error) {
+// readText reads a whole text file up to MaxFileBytes, through the file
+// cache. A refusal names downloadTool, the caller's tool for fetching
+// files, or says what to do in neutral words: a model reads these messages,
+// and has no tools by our RPCs' names.
+func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downloadTool string) ([]byte, objstore.Attributes, error) {
 	hint := "fetch the file itself instead of reading it as text"
 	if downloadTool != "" {
 		hint = "fetch it with " + downloadTool + " instead"
 	}
 	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: hint}
-	data, a, err := r.Read(ctx, c.bucket, key, vpath)
+	data, a, err := r.Read(ctx, getter{c.files, o}, o.Key, vpath)
 	if objstore.IsNotFound(err) {
 		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
@@ -406,7 +387,7 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 		rel := strings.TrimPrefix(e.rel, s.dir+"/")
 		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
 			vpath := c.cfg.Mount + "/" + e.rel
-			data, _, err := c.readText(ctx, e.obj.Key, vpath, tool)
+			data, _, err := c.readText(ctx, e.obj, vpath, tool)
 			return string(data), vpath, err
 		}
 	}
@@ -476,4 +457,29 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 		return Skill{Folder: name, Frontmatter: Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
 	return c.summary(sk, sk.head.fm, sk.problems(), map[string]bool{name: !enabled}), nil
+}
+
+// DropIndex forgets every cached copy of user's library index and settings:
+// in this process, in the shared cache and the persisted index object, so
+// the next call lists the library afresh (on other replicas within
+// --skills.index-refresh). For an operator, after a bulk upload.
+func (c *Catalog) DropIndex(ctx context.Context, user string) error {
+	if err := mounts.ValidateID("user", user); err != nil {
+		return err
+	}
+	own, _, err := c.views.layers(user)
+	if err != nil {
+		return err
+	}
+	c.views.forget(own.prefix)
+	return errors.Join(c.views.indexes.drop(ctx, own), c.settings.forget(ctx, user))
+}
+
+// DropSharedIndex does what DropIndex does for the shared library.
+func (c *Catalog) DropSharedIndex(ctx context.Context) error {
+	_, shared, err := c.views.layers("index")
+	if err != nil {
+		return err
+	}
+	return c.views.indexes.drop(ctx, shared)
 }

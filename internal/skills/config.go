@@ -20,9 +20,28 @@ type Config struct {
 	SharedPrefix string `yaml:"shared_prefix"`
 	// SettingsKey is the per-user settings object; {user} is replaced.
 	SettingsKey string `yaml:"settings_key"`
-	// IndexTTL is how long one listing of a library is reused. Libraries are
-	// uploaded with ordinary S3 tools, so changes show up after at most this.
-	IndexTTL time.Duration `yaml:"index_ttl"`
+	// IndexKey is the object holding a user's persisted library index;
+	// {user} is replaced. SharedIndexKey is the shared library's.
+	IndexKey       string `yaml:"index_key"`
+	SharedIndexKey string `yaml:"shared_index_key"`
+	// IndexRefresh is the age after which a library index is revalidated in
+	// the background while it keeps being served; 0 lists the library on
+	// every call and caches no index. Libraries are uploaded with ordinary
+	// S3 tools, so their changes show up after about this.
+	IndexRefresh time.Duration `yaml:"index_refresh"`
+	// IndexMaxStale is the hard bound: an older index is revalidated
+	// before the call is answered.
+	IndexMaxStale time.Duration `yaml:"index_max_stale"`
+	// StaleIfError is how old an index may be served when revalidating it
+	// fails (object storage down).
+	StaleIfError time.Duration `yaml:"stale_if_error"`
+	// SettingsTTL bounds how long a user's cached settings are trusted:
+	// changes through skillsvc show up at once, edits to the settings
+	// object by other tools after at most this.
+	SettingsTTL time.Duration `yaml:"settings_ttl"`
+	// MaxCachedFileBytes is the largest skill file whose content is cached
+	// (by key and ETag); larger files are read from storage every time.
+	MaxCachedFileBytes int64 `yaml:"max_cached_file_bytes"`
 	// HeadTTL is how long the head of one version of a SKILL.md (key and
 	// ETag) stays in the cache. A version never changes, so this only
 	// bounds the memory of versions no longer listed.
@@ -63,7 +82,13 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Mount, prefix+"mount", "/skills", "Read-only mount holding each user's skill library.")
 	f.StringVar(&c.SharedPrefix, prefix+"shared-prefix", "_shared/skills/", "Key prefix of the organization-wide skill library; its first segment must not be a valid user ID.")
 	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
-	f.DurationVar(&c.IndexTTL, prefix+"index-ttl", 5*time.Second, "How long a library listing is reused; 0 lists on every call.")
+	f.StringVar(&c.IndexKey, prefix+"index-key", "{user}/settings/skills.index", "Object holding a user's persisted library index, read by a replica whose cache is empty.")
+	f.StringVar(&c.SharedIndexKey, prefix+"shared-index-key", "_shared/settings/skills.index", "Object holding the shared library's persisted index.")
+	f.DurationVar(&c.IndexRefresh, prefix+"index-refresh", 5*time.Second, "Age after which a library index is revalidated in the background while it is still served; 0 lists the library on every call.")
+	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
+	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
+	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; changes made through skillsvc show up at once.")
+	f.Int64Var(&c.MaxCachedFileBytes, prefix+"max-cached-file-bytes", 256<<10, "Largest skill file whose content is cached by key and ETag.")
 	f.DurationVar(&c.HeadTTL, prefix+"head-ttl", 24*time.Hour, "How long the head of one version of a SKILL.md (by key and ETag) stays in the cache.")
 	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
 	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
@@ -115,8 +140,26 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
 		return fmt.Errorf("skills: settings-key: %w", err)
 	}
-	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.IndexTTL < 0 || c.HeadTTL <= 0 {
-		return errors.New("skills: head-bytes must be at least 512, head-ttl and the other limits positive")
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxCachedFileBytes < 0 {
+		return errors.New("skills: head-bytes must be at least 512, head-ttl, settings-ttl and the other limits positive")
+	}
+	if c.IndexRefresh < 0 || (c.IndexRefresh > 0 && (c.IndexMaxStale < c.IndexRefresh || c.StaleIfError < c.IndexMaxStale)) {
+		return errors.New("skills: want 0 <= index-refresh <= index-max-stale <= stale-if-error")
+	}
+	if strings.Contains(m.Template, "{thread}") || strings.Contains(m.Template, "{ticket}") {
+		return fmt.Errorf("skills: mount %q must depend on {user} alone: a library and its index are per user", c.Mount)
+	}
+	if !strings.HasPrefix(c.IndexKey, "{user}/") || strings.Count(c.IndexKey, "{") != 1 || strings.HasSuffix(c.IndexKey, "/") || c.IndexKey == c.SettingsKey {
+		return fmt.Errorf("skills: index-key %q must be {user}/<dir>/<name>, an object outside every mount", c.IndexKey)
+	}
+	if err := table.Disjoint(path.Dir(c.IndexKey) + "/"); err != nil {
+		return fmt.Errorf("skills: index-key: %w", err)
+	}
+	if first, _, _ := strings.Cut(c.SharedIndexKey, "/"); mounts.ValidateID("user", first) == nil || strings.HasPrefix(c.SharedIndexKey, c.SharedPrefix) || strings.HasSuffix(c.SharedIndexKey, "/") {
+		return fmt.Errorf("skills: shared-index-key %q must lie outside shared-prefix and start with a segment that is no valid ID", c.SharedIndexKey)
+	}
+	if err := table.Disjoint(path.Dir(c.SharedIndexKey) + "/"); err != nil {
+		return fmt.Errorf("skills: shared-index-key: %w", err)
 	}
 	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
 		return errors.New("skills: page, search, query and budget limits must be positive")

@@ -26,10 +26,10 @@ type headKey struct{ key, etag string }
 
 // heads reads and parses the frontmatter at the head of each SKILL.md. A
 // version of a SKILL.md (key and ETag) never changes, so its head is
-// content-addressed: parsed results are kept in process, the head bytes in
-// the shared cache for --skills.head-ttl, so that no replica reads an
-// unchanged SKILL.md from storage twice, and an invalid one is logged once
-// per replica.
+// content-addressed: the head bytes live in the cache for --skills.head-ttl
+// (an index that changed reads only the heads no replica read before), and
+// parsed results stay in process, so an invalid skill is logged once per
+// replica.
 type heads struct {
 	bucket      objstore.Bucket
 	cache       cache.Cache
@@ -60,33 +60,23 @@ func (h *heads) reportNested(ctx context.Context, s *skillRef) {
 	}
 }
 
-// parseAll sets the head of every skill, or marks it gone when its SKILL.md
-// was deleted since the listing. It looks in process first, then fetches
-// the rest from the shared cache in one call, reads what is still missing
-// from storage (concurrency at a time) and caches those heads in one call.
-// user is the user whose layer LayerUser skills belong to.
-func (h *heads) parseAll(ctx context.Context, user string, refs []*skillRef) error {
-	var missing []*skillRef
-	var keys []string
-	for _, s := range refs {
-		if p, ok := h.parsed.Get(headKey{s.skillMD.Key, s.skillMD.ETag}); ok {
-			s.head = p
-			continue
-		}
-		tag := sharedTag
-		if s.layer == LayerUser {
-			tag = user
-		}
-		missing = append(missing, s)
-		keys = append(keys, headCacheKey(tag, s.skillMD.Key, s.skillMD.ETag))
+// fetch returns the head of each SKILL.md in objs, by key: from the cache
+// in one call, the rest read from storage (concurrency at a time) and
+// cached in one call. A SKILL.md deleted since it was listed is absent.
+// tag is the hash tag of the library's cache keys.
+func (h *heads) fetch(ctx context.Context, tag string, objs []objstore.Object) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(objs))
+	if len(objs) == 0 {
+		return out, nil
 	}
-	if len(missing) == 0 {
-		return nil
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = headCacheKey(tag, o.Key, o.ETag)
 	}
 	hits, err := h.cache.Fetch(ctx, keys)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return cerr
+			return nil, cerr
 		}
 		h.cacheLog.failed(ctx, "fetching skill heads", err)
 	}
@@ -94,25 +84,25 @@ func (h *heads) parseAll(ctx context.Context, user string, refs []*skillRef) err
 	read := map[string][]byte{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.concurrency)
-	for i, s := range missing {
+	for i, o := range objs {
 		if head, ok := hits[keys[i]]; ok {
-			s.head = h.parse(ctx, s, head)
+			out[o.Key] = head
 			continue
 		}
 		g.Go(panics.Guard(func() error {
-			head, etag, err := h.read(gctx, s.skillMD)
+			head, etag, err := h.read(gctx, o)
 			if objstore.IsNotFound(err) {
-				s.gone = true // deleted since listed
-				return nil
+				return nil // deleted since listed
 			}
 			if err != nil {
 				return err
 			}
-			s.head = h.parse(gctx, s, head)
-			if etag == s.skillMD.ETag { // not a version written since the listing
-				mu.Lock()
+			head = trimHead(head)
+			mu.Lock()
+			defer mu.Unlock()
+			out[o.Key] = head
+			if etag == o.ETag { // not a version written since the listing
 				read[keys[i]] = head
-				mu.Unlock()
 			}
 			return nil
 		}))
@@ -124,17 +114,34 @@ func (h *heads) parseAll(ctx context.Context, user string, refs []*skillRef) err
 			h.cacheLog.failed(ctx, "storing skill heads", serr)
 		}
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// parse parses the head of s and remembers the result.
+// trimHead cuts a head after its frontmatter, which is all a listing needs:
+// an index holds a head per skill.
+func trimHead(head []byte) []byte {
+	rest := bytes.TrimPrefix(head, []byte(bom))
+	if end, _ := frontmatterEnd(rest); end > 0 {
+		return head[:len(head)-len(rest)+end]
+	}
+	return head
+}
+
+// parse returns the parsed head of s, parsing it once per version.
 func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
+	k := headKey{s.skillMD.Key, s.skillMD.ETag}
+	if p, ok := h.parsed.Get(k); ok {
+		return p
+	}
 	fm, _, problems := ParseSkillMD(head, s.folder)
 	p := parsed{fm: fm, problems: problems}
 	if !problems.Valid() {
 		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", problems.Errors)
 	}
-	h.parsed.Add(headKey{s.skillMD.Key, s.skillMD.ETag}, p)
+	h.parsed.Add(k, p)
 	return p
 }
 

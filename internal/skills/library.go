@@ -2,6 +2,9 @@ package skills
 
 import (
 	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -10,12 +13,14 @@ import (
 
 // Library is the skills library of every user, wired over one bucket: the
 // Catalog and Exporter behind SkillsService, and the Tree behind the VFS's
-// skills mount. All three share one listing cache and merged view per user,
-// and are safe for concurrent use.
+// skills mount. All three share one index and merged view per user, and are
+// safe for concurrent use. Close it to wait for background revalidations.
 type Library struct {
 	Catalog  *Catalog
 	Exporter *Exporter
 	Tree     *Tree
+
+	indexes *indexes
 }
 
 // Option configures New.
@@ -23,13 +28,20 @@ type Option func(*options)
 
 type options struct {
 	cache cache.Cache
+	reg   prometheus.Registerer
 }
 
-// WithCache keeps listings and SKILL.md heads in c, shared by the replicas
-// when c is backed by Redis. The caller closes c after the library's last
-// use. Without it (or with nil) they are cached in process.
+// WithCache keeps indexes, settings, SKILL.md heads and file contents in c,
+// shared by the replicas when c is backed by Redis. The caller closes c
+// after the library's last use. Without it (or with nil) they are cached in
+// process.
 func WithCache(c cache.Cache) Option {
 	return func(o *options) { o.cache = c }
+}
+
+// WithRegisterer registers the library's metrics on reg.
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return func(o *options) { o.reg = reg }
 }
 
 // defaultCacheBytes bounds the in-process cache New makes without WithCache.
@@ -47,15 +59,27 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if o.cache == nil {
 		o.cache = cache.NewLRU(defaultCacheBytes)
 	}
+	m := newMetrics(o.reg)
 	cl := &cacheLog{log: log}
-	vs := newViews(newListings(bucket, o.cache, cfg, log, cl), newHeads(bucket, o.cache, cfg, log, cl), table, cfg)
+	hs := newHeads(bucket, o.cache, cfg, log, cl)
+	ix := newIndexes(bucket, o.cache, hs, cfg, log, cl, m)
+	vs := newViews(ix, hs, table, cfg)
+	fs := &files{bucket: bucket, cache: o.cache, ttl: cfg.HeadTTL, maxBytes: cfg.MaxCachedFileBytes, cacheLog: cl, metrics: m}
+	var settingsTTL time.Duration
+	if cfg.IndexRefresh > 0 {
+		settingsTTL = cfg.SettingsTTL
+	}
 	c := &Catalog{
-		bucket: bucket, cfg: cfg, views: vs,
-		settings: &settingsStore{bucket: bucket, keyTemplate: cfg.SettingsKey},
+		bucket: bucket, cfg: cfg, views: vs, files: fs,
+		settings: &settingsStore{bucket: bucket, shared: cache.Shared(o.cache), ttl: settingsTTL, keyTemplate: cfg.SettingsKey, cacheLog: cl, metrics: m},
 	}
 	return &Library{
 		Catalog:  c,
 		Exporter: &Exporter{catalog: c},
-		Tree:     &Tree{views: vs},
+		Tree:     &Tree{views: vs, files: fs},
+		indexes:  ix,
 	}, nil
 }
+
+// Close waits for the background revalidations under way.
+func (l *Library) Close() { l.indexes.close() }

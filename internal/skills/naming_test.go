@@ -87,7 +87,7 @@ func namingLibrary(t *testing.T, newBucket newBucketFunc) (*skills.Library, objs
 	namingSkills.Put(t, b)
 	logs := &syncBuffer{}
 	cfg := skills.DefaultConfig()
-	cfg.IndexTTL = 0
+	cfg.IndexRefresh = 0
 	lib, err := skills.New(b, mounts.Default(), cfg, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +345,7 @@ func testDuplicateNames(t *testing.T, newBucket newBucketFunc) {
 	if err != nil || !strings.Contains(strings.Join(d.Warnings, "\n"), "which the name refers to") {
 		t.Errorf("Get(fmt/two) warnings = %q, %v", d.Warnings, err)
 	}
-	// Each call builds the view afresh (IndexTTL 0): the pick never varies.
+	// Each call builds the view afresh (IndexRefresh 0): the pick never varies.
 	for range 20 {
 		for name, want := range map[string]string{"fmt": "fmt/one", "lint": "tools/lint", "shared-dup": "a/dup"} {
 			if d, err := lib.Catalog.Get(ctx, aliceID, name); err != nil || d.Dir != want {

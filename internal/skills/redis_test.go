@@ -49,7 +49,7 @@ func newReplicas(t *testing.T, addr string, ttl time.Duration, n int) (*memory.B
 	for i := range rs {
 		b := objstoretest.NewFaulty(mem)
 		rs[i] = replica{
-			lib:    skillstest.Library(t, b, func(c *skills.Config) { c.IndexTTL = ttl }, skills.WithCache(newRedisCache(t, addr, keyPrefix))),
+			lib:    skillstest.Library(t, b, skillstest.Indexed(ttl), skills.WithCache(newRedisCache(t, addr, keyPrefix))),
 			bucket: b,
 		}
 	}
@@ -114,8 +114,9 @@ func TestRedisChangedSkillMD(t *testing.T) {
 	}
 }
 
-// TestRedisOutage: with Redis down or hung, listing still answers, from
-// storage, on a replica that has nothing in process.
+// TestRedisOutage: with Redis down or hung, listing still answers on a
+// replica that has nothing in process: from the persisted indexes, one GET
+// per layer, without listing or reading a SKILL.md.
 func TestRedisOutage(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -138,8 +139,9 @@ func TestRedisOutage(t *testing.T) {
 			if got["one"] != want["one"] || got["two"] != want["two"] {
 				t.Errorf("during the outage: %v, want %v", got, want)
 			}
-			if lists, ranges := fresh.calls(); lists != 2 || ranges != 2 {
-				t.Errorf("during the outage: %d List and %d GetRange calls, want 2 and 2 from storage", lists, ranges)
+			lists, ranges := fresh.calls()
+			if gets := fresh.bucket.Calls(objstore.OpGet); lists != 0 || ranges != 0 || gets != 3 {
+				t.Errorf("during the outage: %d List, %d GetRange and %d Get calls, want 0, 0 and 3 (two persisted indexes, the settings)", lists, ranges, gets)
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("listing during the outage took %v", d)

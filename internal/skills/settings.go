@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -34,22 +37,99 @@ const (
 	settingsAttempts = 21
 	settingsBackoff  = 5 * time.Millisecond
 	maxSettingsBytes = 1 << 20
+	// settingsLockTTL bounds how long one replica may hold a user's
+	// settings lock; settingsLockWait how long a writer waits for it.
+	settingsLockTTL  = 5 * time.Second
+	settingsLockWait = 2 * time.Second
 )
 
-// settingsStore reads and updates each user's settings object.
+// settingsStore reads and updates each user's settings object, cached in
+// the shared cache (when ttl > 0) so a catalog call costs no storage
+// request. Writes go through the cache: a change is the next read of every
+// replica. Writers and the readers that fill a miss hold one lock per user
+// in the shared cache, so an old value read from storage can never be
+// stored over a newer one.
 type settingsStore struct {
 	bucket      objstore.Bucket
+	shared      cache.Cache // the level every replica sees
+	ttl         time.Duration
 	keyTemplate string // with {user}
+	cacheLog    *cacheLog
+	metrics     *metrics
+	flight      singleflight.Group
 }
 
-func (st *settingsStore) key(id mounts.Identity) string {
-	return strings.Replace(st.keyTemplate, "{user}", id.User, 1)
+func (st *settingsStore) key(user string) string {
+	return strings.Replace(st.keyTemplate, "{user}", user, 1)
 }
 
-// load reads the user's settings and their ETag ("" when none exist).
-func (st *settingsStore) load(ctx context.Context, id mounts.Identity) (settings, string, error) {
+// get returns the user's settings.
+func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings, error) {
+	if st.ttl <= 0 {
+		s, _, err := st.load(ctx, id.User)
+		return s, err
+	}
+	ckey := settingsCacheKey(id.User)
+	hits, err := st.shared.Fetch(ctx, []string{ckey})
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return settings{}, cerr
+		}
+		st.cacheLog.failed(ctx, "fetching skill settings", err)
+	}
+	if b, ok := hits[ckey]; ok {
+		var s settings
+		if err := json.Unmarshal(b, &s); err == nil {
+			return s, nil
+		}
+	}
+	ch := st.flight.DoChan(id.User, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+		defer cancel()
+		// Fill the cache only under the lock: a writer holds it from its
+		// write until its value is cached.
+		unlock, locked, _ := st.shared.TryLock(fctx, settingsLockKey(id.User), settingsLockTTL)
+		s, _, err := st.load(fctx, id.User)
+		if err != nil || !locked {
+			return s, err
+		}
+		defer unlock()
+		st.store(fctx, id.User, s)
+		return s, nil
+	})
+	select {
+	case <-ctx.Done():
+		return settings{}, ctx.Err()
+	case res := <-ch:
+		if res.Shared {
+			st.metrics.coalesced.WithLabelValues("settings").Inc()
+		}
+		if res.Err != nil {
+			return settings{}, res.Err
+		}
+		return res.Val.(settings), nil
+	}
+}
+
+func settingsLockKey(user string) string { return "lock:" + settingsCacheKey(user) }
+
+func (st *settingsStore) store(ctx context.Context, user string, s settings) {
+	b, _ := json.Marshal(s)
+	if err := st.shared.Store(ctx, map[string][]byte{settingsCacheKey(user): b}, st.ttl); err != nil {
+		st.cacheLog.failed(ctx, "storing skill settings", err)
+	}
+}
+
+// forget drops the user's cached settings.
+func (st *settingsStore) forget(ctx context.Context, user string) error {
+	return st.shared.Delete(ctx, settingsCacheKey(user))
+}
+
+// load reads the user's settings from storage and their ETag ("" when none
+// exist).
+func (st *settingsStore) load(ctx context.Context, user string) (settings, string, error) {
 	var s settings
-	data, a, err := textfile.Reader{MaxBytes: maxSettingsBytes}.Read(ctx, st.bucket, st.key(id), "skill settings")
+	data, a, err := textfile.Reader{MaxBytes: maxSettingsBytes}.Read(ctx, st.bucket, st.key(user), "skill settings")
 	if objstore.IsNotFound(err) {
 		return s, "", nil
 	}
@@ -57,26 +137,67 @@ func (st *settingsStore) load(ctx context.Context, id mounts.Identity) (settings
 		return s, "", err
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
-		return s, "", fmt.Errorf("skill settings of %q are corrupt: %w", id.User, err)
+		return s, "", fmt.Errorf("skill settings of %q are corrupt: %w", user, err)
 	}
 	return s, a.ETag, nil
 }
 
 // update applies change to the user's settings with a conditional write,
 // retried when another writer got in between, so concurrent changes are all
-// kept. change reports whether it changed anything.
+// kept, then caches the result. change reports whether it changed anything.
 func (st *settingsStore) update(ctx context.Context, id mounts.Identity, change func(*settings) bool) error {
+	if st.ttl > 0 {
+		unlock := st.lock(ctx, id.User)
+		defer unlock()
+	}
+	var final settings
 	err := objstore.RetryConditional(ctx, settingsAttempts, settingsBackoff, func() error {
-		s, etag, err := st.load(ctx, id)
+		s, etag, err := st.load(ctx, id.User)
+		final = s
 		if err != nil || !change(&s) {
 			return err
 		}
 		data, _ := json.Marshal(s)
-		_, err = st.bucket.Put(ctx, st.key(id), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
+		_, err = st.bucket.Put(ctx, st.key(id.User), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
+		final = s
 		return err
 	})
 	if objstore.LostRace(err) {
 		return fmt.Errorf("%w: skill settings changed during %d attempts", errkind.Aborted, settingsAttempts)
 	}
-	return err
+	if err != nil {
+		// The write may have landed: let the next read fill the cache.
+		if st.ttl > 0 {
+			_ = st.forget(context.WithoutCancel(ctx), id.User)
+		}
+		return err
+	}
+	if st.ttl > 0 {
+		st.store(context.WithoutCancel(ctx), id.User, final)
+	}
+	return nil
+}
+
+// lock takes the user's settings lock, waiting up to settingsLockWait; it
+// goes on without it after that (or when the shared cache fails): the
+// conditional write keeps every change, the lock only orders cache fills.
+func (st *settingsStore) lock(ctx context.Context, user string) (unlock func()) {
+	deadline := time.Now().Add(settingsLockWait)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		unlock, ok, err := st.shared.TryLock(ctx, settingsLockKey(user), settingsLockTTL)
+		if err != nil {
+			return func() {}
+		}
+		if ok {
+			return unlock
+		}
+		if time.Now().After(deadline) {
+			return func() {}
+		}
+		select {
+		case <-ctx.Done():
+			return func() {}
+		case <-time.After(wait):
+		}
+	}
 }

@@ -6,22 +6,44 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 )
 
 // Keys in the shared cache. The user (or sharedTag for the organization's
-// library) is a Redis hash tag, so one user's keys share a Cluster slot; v1
-// names the encoding, so replicas of another version never read them.
+// library) is a Redis hash tag, so one user's keys share a Cluster slot; the
+// version names the encoding, so replicas of another version never read them.
 const (
-	sharedTag       = "_shared" // never a user ID, which starts with a letter or digit
-	listingKeySpace = "skills:v1:list:"
-	headKeySpace    = "skills:v1:head:"
+	sharedTag        = "_shared" // never a user ID, which starts with a letter or digit
+	indexKeySpace    = "skills:v2:index:"
+	stampKeySpace    = "skills:v2:stamp:"
+	lockKeySpace     = "skills:v2:revalidate:"
+	settingsKeySpace = "skills:v1:settings:"
+	headKeySpace     = "skills:v1:head:"
+	fileKeySpace     = "skills:v1:file:"
+	sniffKeySpace    = "skills:v1:sniff:"
 )
 
-// listingKey names the cached listing of prefix.
-func listingKey(tag, prefix string) string {
-	return listingKeySpace + "{" + tag + "}:" + prefix
+// indexKey names the cached index of l, stampKey the stamp of its newest
+// index, lockKey the lock of the replica revalidating it.
+func indexKey(l layer) string { return indexKeySpace + "{" + l.tag + "}:" + l.prefix }
+func stampKey(l layer) string { return stampKeySpace + "{" + l.tag + "}:" + l.prefix }
+func lockKey(l layer) string  { return lockKeySpace + "{" + l.tag + "}:" + l.prefix }
+
+// settingsCacheKey names a user's cached settings.
+func settingsCacheKey(user string) string { return settingsKeySpace + "{" + user + "}" }
+
+// fileCacheKey and sniffCacheKey name the cached content of one version of
+// a file, and whether it is binary; the key's first segment (the user, or
+// the shared library's) is the hash tag.
+func fileCacheKey(key, etag string) string  { return contentKey(fileKeySpace, key, etag) }
+func sniffCacheKey(key, etag string) string { return contentKey(sniffKeySpace, key, etag) }
+
+func contentKey(space, key, etag string) string {
+	tag, _, _ := strings.Cut(key, "/")
+	sum := sha256.Sum256([]byte(key + "\x00" + etag))
+	return space + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
 // headKey names the cached head of one version of a SKILL.md. Object keys

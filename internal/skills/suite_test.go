@@ -59,7 +59,7 @@ func runLibrarySuite(t *testing.T, newBucket newBucketFunc) {
 		{"ExportModes", testExportModes},
 		{"Search", testSearch},
 		{"SearchOptions", testSearchOptions},
-		{"IndexTTL", testIndexTTL},
+		{"IndexRefresh", testIndexRefresh},
 		{"ParseCache", testParseCache},
 		{"VFSList", testVFSList},
 		{"VFSReadStat", testVFSReadStat},

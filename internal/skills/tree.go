@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -15,22 +16,29 @@ import (
 // path a listing returns can be read with FilesystemService.
 type Tree struct {
 	views *views
+	files *files
 }
 
 var _ vfs.Tree = (*Tree)(nil)
 
-// Key implements vfs.Tree.
-func (t *Tree) Key(ctx context.Context, id mounts.Identity, rel string) (string, error) {
+// Stat implements vfs.Tree: the view holds every file it shows, from
+// whichever layer, so it answers without a storage request. A file uploaded
+// since the index was listed shows up when it is revalidated, as it does in
+// the catalog.
+func (t *Tree) Stat(ctx context.Context, id mounts.Identity, rel string) (objstore.Object, error) {
 	v, err := t.views.get(ctx, id)
 	if err != nil {
-		return "", err
+		return objstore.Object{}, err
 	}
-	// The view holds every file it shows, from whichever layer; a path it
-	// does not hold is the user's (and absent until the next listing).
 	if e, ok := v.file(rel); ok {
-		return e.obj.Key, nil
+		return e.obj, nil
 	}
-	return v.userBase + rel, nil
+	return objstore.Object{}, fmt.Errorf("%w: no file", objstore.ErrNotFound)
+}
+
+// Open implements vfs.Tree through the file cache.
+func (t *Tree) Open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+	return t.files.open(ctx, o, offset, length)
 }
 
 // List implements vfs.Tree.

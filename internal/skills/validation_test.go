@@ -49,7 +49,7 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 			}
 		})
 	}
-	// Fixing the file makes the skill valid at once (IndexTTL is 0).
+	// Fixing the file makes the skill valid at once (IndexRefresh is 0).
 	putAliceSkill(t, b, "broken", "Fixed now.", "# Fixed\n")
 	if d, err := lib.Catalog.Get(ctx, aliceID, "broken"); err != nil || d.Body != "# Fixed\n" {
 		t.Errorf("after the fix: Get = %q, %v", d.Body, err)

@@ -44,7 +44,6 @@ type skillRef struct {
 	head    parsed   // the frontmatter as of the listing
 	notes   Problems // what merging found: a name declared twice, a folder nested too deep
 	nested  bool     // deeper than <category>/<skill>: reported, never served
-	gone    bool     // SKILL.md was deleted since the listing
 }
 
 // problems are the skill's own problems and the view's notes on it. The
@@ -59,7 +58,7 @@ func (s *skillRef) problems() Problems {
 // view is one user's library merged over the shared one. Concurrent callers
 // share it once built, so nothing changes it after views.get returns it.
 type view struct {
-	userGen, sharedGen uint64      // the listings it was built from
+	userGen, sharedGen uint64      // the indexes it was built from
 	userBase           string      // the user's layer prefix
 	entries            []entry     // sorted by rel
 	skills             []*skillRef // sorted by dir; nested folders included
@@ -69,54 +68,63 @@ type view struct {
 	byDisplay          map[string][]*skillRef // by display name
 }
 
-// views builds each user's merged view from the two layers' listings and
-// the frontmatter of their SKILL.md files, and reuses it while both
-// listings are the same generation: every VFS call under the skills mount
-// needs the view, and merging costs about as much as the call itself.
+// views builds each user's merged view from the two layers' indexes, and
+// reuses it while both indexes are the same generation: every VFS call
+// under the skills mount needs the view, and merging costs about as much
+// as the call itself.
 type views struct {
-	listings *listings
-	heads    *heads
-	table    *mounts.Table
-	cfg      Config
-	cache    *lru.Cache[string, *view] // by user prefix; nil without a TTL
+	indexes *indexes
+	heads   *heads
+	table   *mounts.Table
+	cfg     Config
+	cache   *lru.Cache[string, *view] // by user prefix
 }
 
-func newViews(ls *listings, hs *heads, table *mounts.Table, cfg Config) *views {
-	vs := &views{listings: ls, heads: hs, table: table, cfg: cfg}
-	if cfg.IndexTTL > 0 {
-		vs.cache, _ = lru.New[string, *view](256)
-	}
+func newViews(ix *indexes, hs *heads, table *mounts.Table, cfg Config) *views {
+	vs := &views{indexes: ix, heads: hs, table: table, cfg: cfg}
+	vs.cache, _ = lru.New[string, *view](1024)
 	return vs
+}
+
+// layers returns the user's library layer and the shared one.
+func (vs *views) layers(user string) (own, shared layer, err error) {
+	// The skills mount depends on the user alone (Config.Validate), so any
+	// valid thread renders it.
+	r, err := vs.table.Resolve(mounts.Identity{User: user, Thread: "index"}, vs.cfg.Mount)
+	if err != nil {
+		return layer{}, layer{}, err
+	}
+	own = layer{tag: user, prefix: r.Prefix, object: strings.Replace(vs.cfg.IndexKey, "{user}", user, 1)}
+	shared = layer{tag: sharedTag, prefix: vs.cfg.SharedPrefix, object: vs.cfg.SharedIndexKey}
+	return own, shared, nil
 }
 
 // get returns the caller's view.
 func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
-	r, err := vs.table.Resolve(id, vs.cfg.Mount)
+	if _, err := vs.table.Resolve(id, vs.cfg.Mount); err != nil {
+		return nil, err
+	}
+	own, shared, err := vs.layers(id.User)
 	if err != nil {
 		return nil, err
 	}
-	userBase := r.Prefix
-	var userLs, sharedLs *listing
+	var userIdx, sharedIdx *index
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { userLs, err = vs.listings.get(gctx, id.User, userBase); return err })
-	g.Go(func() (err error) { sharedLs, err = vs.listings.get(gctx, sharedTag, vs.cfg.SharedPrefix); return err })
+	g.Go(func() (err error) { userIdx, err = vs.indexes.get(gctx, own); return err })
+	g.Go(func() (err error) { sharedIdx, err = vs.indexes.get(gctx, shared); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if vs.cache != nil {
-		if v, ok := vs.cache.Get(userBase); ok && v.userGen == userLs.gen && v.sharedGen == sharedLs.gen {
-			return v, nil
-		}
+	if v, ok := vs.cache.Get(own.prefix); ok && v.userGen == userIdx.gen && v.sharedGen == sharedIdx.gen {
+		return v, nil
 	}
-	v, err := vs.build(ctx, id.User, userBase, userLs, sharedLs)
-	if err != nil {
-		return nil, err
-	}
-	if vs.cache != nil {
-		vs.cache.Add(userBase, v)
-	}
+	v := vs.build(ctx, own.prefix, userIdx, sharedIdx)
+	vs.cache.Add(own.prefix, v)
 	return v, nil
 }
+
+// forget drops the user's view.
+func (vs *views) forget(userBase string) { vs.cache.Remove(userBase) }
 
 // layerFiles is one library's files and the skill folders among them.
 type layerFiles struct {
@@ -126,28 +134,31 @@ type layerFiles struct {
 	nested  []*skillRef // SKILL.md files deeper than <category>/<skill>
 }
 
-// build finds the skills of both layers and parses their heads (cached by
-// key and ETag, so a rebuild reads only changed SKILL.md files): a skill
-// overrides another by its frontmatter name, which only the head holds.
-func (vs *views) build(ctx context.Context, userID, userBase string, userLs, sharedLs *listing) (*view, error) {
-	user := layerFiles{gen: userLs.gen, entries: addressable(userLs.objs, userBase)}
-	shared := layerFiles{gen: sharedLs.gen, entries: addressable(sharedLs.objs, vs.cfg.SharedPrefix)}
-	user.skills, user.nested = findSkills(user.entries, LayerUser, vs.cfg.MaxSkills)
-	shared.skills, shared.nested = findSkills(shared.entries, LayerShared, vs.cfg.MaxSkills)
-	all := slices.Concat(user.skills, shared.skills)
-	if err := vs.heads.parseAll(ctx, userID, all); err != nil {
-		return nil, err
-	}
-	for _, s := range all {
+// build finds the skills of both layers and parses the heads their indexes
+// hold (once per version): a skill overrides another by its frontmatter
+// name, which only the head holds. It reads nothing from storage.
+func (vs *views) build(ctx context.Context, userBase string, userIdx, sharedIdx *index) *view {
+	user := vs.layerFiles(ctx, userIdx, userBase, LayerUser)
+	shared := vs.layerFiles(ctx, sharedIdx, vs.cfg.SharedPrefix, LayerShared)
+	return mergeLayers(vs.cfg.Mount, userBase, user, shared, vs.cfg.MaxSkills)
+}
+
+func (vs *views) layerFiles(ctx context.Context, x *index, prefix, layerName string) layerFiles {
+	lf := layerFiles{gen: x.gen, entries: addressable(x.objs, prefix)}
+	lf.skills, lf.nested = findSkills(lf.entries, layerName, vs.cfg.MaxSkills)
+	lf.skills = slices.DeleteFunc(lf.skills, func(s *skillRef) bool {
+		head, ok := x.heads[s.skillMD.Key]
+		if !ok {
+			return true // deleted between the listing and the read of its head
+		}
+		s.head = vs.heads.parse(ctx, s, head)
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
-	}
-	isGone := func(s *skillRef) bool { return s.gone }
-	user.skills = slices.DeleteFunc(user.skills, isGone)
-	shared.skills = slices.DeleteFunc(shared.skills, isGone)
-	for _, s := range slices.Concat(user.nested, shared.nested) {
+		return false
+	})
+	for _, s := range lf.nested {
 		vs.heads.reportNested(ctx, s)
 	}
-	return mergeLayers(vs.cfg.Mount, userBase, user, shared, vs.cfg.MaxSkills), nil
+	return lf
 }
 
 // mergeLayers merges the two layers of one user: every user file, plus the

@@ -35,6 +35,15 @@ func IsBinary(head []byte, size int64) bool {
 	return !utf8.Valid(head)
 }
 
+// Getter is the one call Read makes. An objstore.Bucket is one; so is an
+// adapter over another source of files (the VFS's trees), which then gets
+// the same limits and binary check as objects read from a bucket.
+type Getter interface {
+	Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error)
+}
+
+var _ Getter = objstore.Bucket(nil)
+
 // Reader loads whole text objects of at most MaxBytes.
 type Reader struct {
 	MaxBytes int64
@@ -43,12 +52,12 @@ type Reader struct {
 	Hint string
 }
 
-// Read loads the object at key as text; name is what messages call it (a
-// virtual path, never the key). Storage errors come back unchanged; a file
-// over MaxBytes fails with errkind.ResourceExhausted before its body is
-// read, a binary one with ErrBinary.
-func (r Reader) Read(ctx context.Context, b objstore.Bucket, key, name string) ([]byte, objstore.Attributes, error) {
-	rc, a, err := b.Get(ctx, key)
+// Read loads the object at key from g as text; name is what messages call
+// it (a virtual path, never the key). Storage errors come back unchanged; a
+// file over MaxBytes fails with errkind.ResourceExhausted before its body
+// is read, a binary one with ErrBinary.
+func (r Reader) Read(ctx context.Context, g Getter, key, name string) ([]byte, objstore.Attributes, error) {
+	rc, a, err := g.Get(ctx, key)
 	if err != nil {
 		return nil, a, err
 	}

@@ -1,6 +1,8 @@
 // Package vfs is the virtual filesystem an agent thread sees: absolute paths
 // under the caller's mounts (/workspace, /ticket, /skills), resolved through
-// a mounts.Table to keys of one objstore.Bucket.
+// a mounts.Table to keys of one objstore.Bucket. A read-only mount may be
+// served by a Tree instead (the skills library's merged view), which then
+// answers every operation on it.
 //
 // Every operation is bounded by Config limits. Text operations (Read, Write,
 // Edit, Grep) refuse binary files; Download and Upload move any bytes. Writes

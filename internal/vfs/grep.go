@@ -139,19 +139,14 @@ func (s *grepScan) run(ctx context.Context, id mounts.Identity, base string) (tr
 
 // pick visits base itself when it is a file, else every file below it.
 func (s *grepScan) pick(id mounts.Identity, base string) (truncated bool, err error) {
-	info, err := s.fs.Stat(s.ctx, id, base)
+	info, r, o, err := s.fs.stat(s.ctx, id, base)
 	if err != nil {
 		return false, err
 	}
 	if info.IsDir {
 		return s.fs.walkFiles(s.ctx, id, base, "", s.visit)
 	}
-	r, _, _ := s.fs.resolve(id, base)
-	key, err := s.fs.key(s.ctx, id, r)
-	if err != nil {
-		return false, err
-	}
-	err = s.visit(candidate{vpath: base, rel: info.Name, obj: objstore.Object{Key: key, Attributes: objstore.Attributes{Size: info.Size}}})
+	err = s.visit(candidate{vpath: base, rel: info.Name, obj: o, tree: s.fs.tree(r)})
 	if errors.Is(err, errStop) {
 		err = nil
 	}
@@ -247,7 +242,7 @@ func (s *grepScan) result(truncated bool) GrepResult {
 // was listed. clipped says a line was only searched in its first
 // MaxGrepLineBytes.
 func (fs *FS) grepFile(ctx context.Context, c candidate, re *regexp.Regexp, limit int) (ms []GrepMatch, clipped, binary bool, err error) {
-	data, _, err := textfile.Reader{MaxBytes: fs.cfg.MaxGrepFileBytes}.Read(ctx, fs.bucket, c.obj.Key, c.vpath)
+	data, _, err := textfile.Reader{MaxBytes: fs.cfg.MaxGrepFileBytes}.Read(ctx, fs.getter(c.tree, c.obj), c.obj.Key, c.vpath)
 	if errors.Is(err, textfile.ErrBinary) || errkind.Of(err) == errkind.ResourceExhausted {
 		return nil, false, true, nil
 	}

@@ -16,10 +16,12 @@ import (
 var errStop = errors.New("stop")
 
 // candidate is a file found by walking: its virtual path, the path relative
-// to the search base (what patterns match), and its object.
+// to the search base (what patterns match), its object, and the Tree that
+// serves it (nil: read obj from the bucket).
 type candidate struct {
 	vpath, rel string
 	obj        objstore.Object
+	tree       Tree
 }
 
 // searchRoot is one listing a walk makes.

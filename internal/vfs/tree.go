@@ -3,6 +3,7 @@ package vfs
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -10,20 +11,33 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
 // Tree serves a read-only mount from a computed view instead of the mount's
 // own prefix. The skills library uses it to show the user's library merged
-// with the shared one. rel is a path inside the mount, "" for its root.
+// with the shared one. Every operation on such a mount goes through the
+// Tree, never to the FS's bucket, so a Tree over a cached index decides
+// which requests a warm mount makes. rel is a path inside the mount, "" for
+// its root.
 type Tree interface {
-	// Key maps the file rel to the object that holds it.
-	Key(ctx context.Context, id mounts.Identity, rel string) (string, error)
+	// Stat returns the file at rel (its key and attributes), or an error
+	// wrapping objstore.ErrNotFound when rel is no file of the tree (a
+	// directory or nothing). Its Object is what the FS hands back to Open.
+	Stat(ctx context.Context, id mounts.Identity, rel string) (objstore.Object, error)
 	// List returns the entries of directory rel in key order (a directory
 	// sorts as its name + "/"), or an error wrapping objstore.ErrNotFound
 	// when rel is not a directory.
 	List(ctx context.Context, id mounts.Identity, rel string) ([]TreeEntry, error)
 	// Walk calls fn, in path order, for every file below directory rel.
 	Walk(ctx context.Context, id mounts.Identity, rel string, fn func(rel string, o objstore.Object) error) error
+	// Open reads o, a file that Stat, List or Walk returned, from offset
+	// for length bytes (length < 0: to the end), with the semantics of
+	// objstore.Bucket.GetRange: the attributes are the whole file's, and a
+	// file gone since the view was built is objstore.ErrNotFound. It is the
+	// Tree's, not the FS's, because only the Tree knows where its files
+	// live and may serve them from a cache.
+	Open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error)
 }
 
 // TreeEntry is one entry of a Tree directory.
@@ -43,12 +57,49 @@ func WithTree(mountPath string, t Tree) Option {
 
 func (fs *FS) tree(r mounts.Resolved) Tree { return fs.trees[r.Mount.Path] }
 
-// key returns the object key of the file r.
-func (fs *FS) key(ctx context.Context, id mounts.Identity, r mounts.Resolved) (string, error) {
+// statFile returns the file r: from its mount's Tree, or with one Stat of
+// the bucket.
+func (fs *FS) statFile(ctx context.Context, id mounts.Identity, r mounts.Resolved) (objstore.Object, error) {
 	if t := fs.tree(r); t != nil {
-		return t.Key(ctx, id, r.Rel)
+		return t.Stat(ctx, id, r.Rel)
 	}
-	return r.Key, nil
+	a, err := fs.bucket.Stat(ctx, r.Key)
+	return objstore.Object{Key: r.Key, Attributes: a}, err
+}
+
+// open reads the file r from offset for length bytes (length < 0: to the
+// end): through its mount's Tree, or with one GetRange of the bucket.
+func (fs *FS) open(ctx context.Context, id mounts.Identity, r mounts.Resolved, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+	t := fs.tree(r)
+	if t == nil {
+		return fs.bucket.GetRange(ctx, r.Key, offset, length)
+	}
+	o, err := t.Stat(ctx, id, r.Rel)
+	if err != nil {
+		return nil, objstore.Attributes{}, err
+	}
+	return t.Open(ctx, o, offset, length)
+}
+
+// getter returns what reads o, a file of t (nil: of a plain mount), for
+// textfile.
+func (fs *FS) getter(t Tree, o objstore.Object) textfile.Getter {
+	if t == nil {
+		return fs.bucket
+	}
+	return treeFile{tree: t, obj: o}
+}
+
+// treeFile lets textfile read one file of a Tree, with the same size limit
+// and binary check as an object of the bucket. It serves only obj, whatever
+// key it is asked for.
+type treeFile struct {
+	tree Tree
+	obj  objstore.Object
+}
+
+func (f treeFile) Get(ctx context.Context, _ string) (io.ReadCloser, objstore.Attributes, error) {
+	return f.tree.Open(ctx, f.obj, 0, -1)
 }
 
 // dirAt reports whether r is a directory.
@@ -78,10 +129,13 @@ func withExt(r mounts.Resolved, ext string) mounts.Resolved {
 func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved, t Tree, pageSize int, token string) (ListResult, error) {
 	entries, err := t.List(ctx, id, r.Rel)
 	if objstore.IsNotFound(err) {
-		if k, kerr := t.Key(ctx, id, r.Rel); kerr == nil {
-			if _, serr := fs.bucket.Stat(ctx, k); serr == nil {
-				return ListResult{}, fmt.Errorf("%w: %q is a file", ErrNotDir, vpath)
-			}
+		// Nothing below: a file, or nothing at all.
+		_, serr := t.Stat(ctx, id, r.Rel)
+		switch {
+		case serr == nil:
+			return ListResult{}, fmt.Errorf("%w: %q is a file", ErrNotDir, vpath)
+		case !objstore.IsNotFound(serr):
+			return ListResult{}, storeErr(vpath, serr)
 		}
 		return ListResult{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
@@ -118,6 +172,6 @@ func orderKey(e TreeEntry) string {
 func walkTree(ctx context.Context, t Tree, id mounts.Identity, rel, vpath, baseRel string, fn func(candidate) error) error {
 	return t.Walk(ctx, id, rel, func(fileRel string, o objstore.Object) error {
 		name := strings.TrimPrefix(strings.TrimPrefix(fileRel, rel), "/")
-		return fn(candidate{vpath: join(vpath, name), rel: baseRel + name, obj: o})
+		return fn(candidate{vpath: join(vpath, name), rel: baseRel + name, obj: o, tree: t})
 	})
 }

@@ -118,45 +118,54 @@ func (fs *FS) isDir(ctx context.Context, dirPrefix string) (bool, error) {
 
 // Stat describes vpath.
 func (fs *FS) Stat(ctx context.Context, id mounts.Identity, vpath string) (Info, error) {
+	info, _, _, err := fs.stat(ctx, id, vpath)
+	return info, err
+}
+
+// stat is Stat that also returns, for a file, where it was resolved and its
+// object, so that a caller can read it without looking it up again.
+func (fs *FS) stat(ctx context.Context, id mounts.Identity, vpath string) (Info, mounts.Resolved, objstore.Object, error) {
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {
-		return Info{}, err
+		return Info{}, r, objstore.Object{}, err
 	}
 	if isRoot || r.Rel == "" {
-		return dirInfo(vpath), nil
+		return dirInfo(vpath), r, objstore.Object{}, nil
 	}
-	key, err := fs.key(ctx, id, r)
-	if err != nil {
-		return Info{}, storeErr(vpath, err)
-	}
-	a, err := fs.bucket.Stat(ctx, key)
+	o, err := fs.statFile(ctx, id, r)
 	if err == nil {
-		return fileInfo(vpath, a), nil
+		return fileInfo(vpath, o.Attributes), r, o, nil
 	}
 	if !objstore.IsNotFound(err) {
-		return Info{}, storeErr(vpath, err)
+		return Info{}, r, objstore.Object{}, storeErr(vpath, err)
 	}
 	dir, err := fs.dirAt(ctx, id, r)
 	if err != nil {
-		return Info{}, storeErr(vpath, err)
+		return Info{}, r, objstore.Object{}, storeErr(vpath, err)
 	}
 	if !dir {
-		return Info{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
+		return Info{}, r, objstore.Object{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
-	return dirInfo(vpath), nil
+	return dirInfo(vpath), r, objstore.Object{}, nil
 }
 
-// readText loads a whole text file, enforcing MaxReadBytes.
-func (fs *FS) readText(ctx context.Context, vpath, key string) ([]byte, objstore.Attributes, error) {
-	return textfile.Reader{MaxBytes: fs.cfg.MaxReadBytes, Hint: "use Download"}.Read(ctx, fs.bucket, key, vpath)
+// readText loads a whole text file from g, enforcing MaxReadBytes.
+func (fs *FS) readText(ctx context.Context, vpath string, g textfile.Getter, key string) ([]byte, objstore.Attributes, error) {
+	return textfile.Reader{MaxBytes: fs.cfg.MaxReadBytes, Hint: "use Download"}.Read(ctx, g, key, vpath)
 }
 
+// readFile loads the text file r: a plain mount's with one Get of the
+// bucket, a tree's through the Tree alone.
 func (fs *FS) readFile(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved) ([]byte, objstore.Attributes, error) {
-	key, err := fs.key(ctx, id, r)
+	t := fs.tree(r)
+	if t == nil {
+		return fs.readText(ctx, vpath, fs.bucket, r.Key)
+	}
+	o, err := t.Stat(ctx, id, r.Rel)
 	if err != nil {
 		return nil, objstore.Attributes{}, err
 	}
-	return fs.readText(ctx, vpath, key)
+	return fs.readText(ctx, vpath, fs.getter(t, o), o.Key)
 }
 
 // ReadResult is one window of a text file.
@@ -404,11 +413,7 @@ func (fs *FS) Download(ctx context.Context, id mounts.Identity, vpath string, of
 	if length == 0 {
 		length = -1
 	}
-	key, err := fs.key(ctx, id, r)
-	if err != nil {
-		return nil, Info{}, storeErr(vpath, err)
-	}
-	rc, a, err := fs.bucket.GetRange(ctx, key, offset, length)
+	rc, a, err := fs.open(ctx, id, r, offset, length)
 	if objstore.IsNotFound(err) {
 		if dir, derr := fs.dirAt(ctx, id, r); derr == nil && dir {
 			return nil, Info{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -79,12 +80,12 @@ func (b *Builder) Put(t testing.TB, bucket objstore.Bucket) {
 }
 
 // Library returns a library over bucket with the default mounts, every call
-// listing afresh (IndexTTL 0) unless tune says otherwise; opts go to
+// listing afresh (IndexRefresh 0) unless tune says otherwise; opts go to
 // skills.New (skills.WithCache, say).
 func Library(t testing.TB, bucket objstore.Bucket, tune func(*skills.Config), opts ...skills.Option) *skills.Library {
 	t.Helper()
 	cfg := skills.DefaultConfig()
-	cfg.IndexTTL = 0
+	cfg.IndexRefresh = 0
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -93,4 +94,12 @@ func Library(t testing.TB, bucket objstore.Bucket, tune func(*skills.Config), op
 		t.Fatal(err)
 	}
 	return lib
+}
+
+// Indexed is a tune for Library: each index is served for d (its refresh
+// interval, max staleness and stale-if-error) before it is listed again.
+func Indexed(d time.Duration) func(*skills.Config) {
+	return func(c *skills.Config) {
+		c.IndexRefresh, c.IndexMaxStale, c.StaleIfError = d, d, d
+	}
 }

@@ -1,0 +1,207 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/textfile"
+)
+
+// readTimeout bounds one shared read of a file from storage.
+const readTimeout = 30 * time.Second
+
+// files reads the files of skills. A file as listed (key and ETag) never
+// changes, so its content is cached by both, never invalidated: a warm
+// GetSkill, ReadSkillFile or /skills Read costs no storage request.
+// Concurrent misses of one file share one read, on a context of its own, so
+// one caller giving up fails no one else.
+type files struct {
+	bucket   objstore.Bucket
+	cache    cache.Cache
+	ttl      time.Duration
+	maxBytes int64 // larger files are read from storage every time
+	cacheLog *cacheLog
+	metrics  *metrics
+	flight   singleflight.Group
+}
+
+// cacheable reports whether o's content is cached.
+func (f *files) cacheable(o objstore.Object) bool {
+	return o.ETag != "" && o.Size <= f.maxBytes
+}
+
+// open reads o from offset for length bytes (length < 0: to the end), as
+// objstore.Bucket.GetRange does; the attributes are the whole file's.
+func (f *files) open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+	if !f.cacheable(o) {
+		f.metrics.files.WithLabelValues("uncached").Inc()
+		return f.bucket.GetRange(ctx, o.Key, offset, length)
+	}
+	data, a, err := f.read(ctx, o)
+	if err != nil {
+		return nil, a, err
+	}
+	if offset >= int64(len(data)) {
+		return io.NopCloser(bytes.NewReader(nil)), a, nil
+	}
+	data = data[offset:]
+	if length >= 0 && length < int64(len(data)) {
+		data = data[:length]
+	}
+	return io.NopCloser(bytes.NewReader(data)), a, nil
+}
+
+// read returns the content of o, a cacheable file, and its attributes.
+func (f *files) read(ctx context.Context, o objstore.Object) ([]byte, objstore.Attributes, error) {
+	key := fileCacheKey(o.Key, o.ETag)
+	hits, err := f.cache.Fetch(ctx, []string{key})
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, objstore.Attributes{}, cerr
+		}
+		f.cacheLog.failed(ctx, "fetching a skill file", err)
+	}
+	if data, ok := hits[key]; ok && int64(len(data)) == o.Size {
+		f.metrics.files.WithLabelValues("hit").Inc()
+		return data, o.Attributes, nil
+	}
+	f.metrics.files.WithLabelValues("miss").Inc()
+	type read struct {
+		data []byte
+		a    objstore.Attributes
+	}
+	ch := f.flight.DoChan(key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+		defer cancel()
+		rc, a, err := f.bucket.Get(rctx, o.Key)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		// The file may have grown since it was listed: never read more
+		// than a cacheable file holds.
+		data, err := io.ReadAll(io.LimitReader(rc, f.maxBytes+1))
+		if err != nil {
+			return nil, err
+		}
+		if a.ETag == o.ETag && int64(len(data)) == a.Size {
+			if err := f.cache.Store(rctx, map[string][]byte{key: data}, f.ttl); err != nil {
+				f.cacheLog.failed(rctx, "storing a skill file", err)
+			}
+		}
+		return read{data, a}, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, objstore.Attributes{}, ctx.Err()
+	case res := <-ch:
+		if res.Shared {
+			f.metrics.coalesced.WithLabelValues("file").Inc()
+		}
+		if res.Err != nil {
+			return nil, objstore.Attributes{}, res.Err
+		}
+		r := res.Val.(read)
+		if int64(len(r.data)) > r.a.Size || int64(len(r.data)) > f.maxBytes {
+			// Grew past what is cached since the listing: read it whole.
+			return f.readUncached(ctx, o)
+		}
+		return r.data, r.a, nil
+	}
+}
+
+func (f *files) readUncached(ctx context.Context, o objstore.Object) ([]byte, objstore.Attributes, error) {
+	rc, a, err := f.bucket.Get(ctx, o.Key)
+	if err != nil {
+		return nil, a, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	return data, a, err
+}
+
+// getter reads one file through the cache as a textfile.Getter.
+type getter struct {
+	f *files
+	o objstore.Object
+}
+
+var _ textfile.Getter = getter{}
+
+func (g getter) Get(ctx context.Context, _ string) (io.ReadCloser, objstore.Attributes, error) {
+	return g.f.open(ctx, g.o, 0, -1)
+}
+
+// sniffBytes is how much of a file decides whether it is binary.
+const sniffBytes = 8 << 10
+
+// binary reports for each file whether it is binary, from its first
+// sniffBytes: one cache call for all, a ranged read of each file no replica
+// sniffed before. A file deleted since listed counts as text.
+func (f *files) binary(ctx context.Context, objs []objstore.Object, concurrency int) ([]bool, error) {
+	out := make([]bool, len(objs))
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = sniffCacheKey(o.Key, o.ETag)
+	}
+	hits, err := f.cache.Fetch(ctx, keys)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		f.cacheLog.failed(ctx, "fetching file kinds", err)
+	}
+	found := make([]bool, len(objs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(concurrency)
+	for i, o := range objs {
+		if v, ok := hits[keys[i]]; ok && len(v) == 1 {
+			out[i] = v[0] == 1
+			continue
+		}
+		g.Go(panics.Guard(func() error {
+			rc, a, err := f.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
+			if objstore.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			head, err := io.ReadAll(rc)
+			if err != nil {
+				return err
+			}
+			out[i] = textfile.IsBinary(head, o.Size)
+			found[i] = a.ETag == o.ETag && o.ETag != ""
+			return nil
+		}))
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sniffed := map[string][]byte{}
+	for i := range objs {
+		if found[i] {
+			v := byte(0)
+			if out[i] {
+				v = 1
+			}
+			sniffed[keys[i]] = []byte{v}
+		}
+	}
+	if len(sniffed) > 0 {
+		if err := f.cache.Store(ctx, sniffed, f.ttl); err != nil {
+			f.cacheLog.failed(ctx, "storing file kinds", err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,60 @@
+package skills
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics tell an operator how fresh the served indexes are and what
+// serving them costs.
+type metrics struct {
+	loads         *prometheus.CounterVec // by source
+	revalidations *prometheus.CounterVec // by mode and result
+	coalesced     *prometheus.CounterVec // by what
+	age           prometheus.Histogram   // of every index served
+	staleServed   prometheus.Counter     // indexes served past max stale because storage failed
+	files         *prometheus.CounterVec // content reads by result
+}
+
+// Index sources, revalidation modes and results.
+const (
+	sourceSharedCache = "shared_cache"
+	sourceBucket      = "persisted"
+	sourceListing     = "listing"
+
+	modeBackground = "background"
+	modeSync       = "sync"
+)
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_index_loads_total",
+			Help: "Library indexes loaded into this process, by source: shared_cache (another replica's), persisted (the bucket's index object) or listing (listed and revalidated here).",
+		}, []string{"source"}),
+		revalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_index_revalidations_total",
+			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating).",
+		}, []string{"mode", "result"}),
+		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_coalesced_waits_total",
+			Help: "Calls that waited for a load another call had started instead of making their own storage requests, by what was loaded.",
+		}, []string{"what"}),
+		age: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "skillsvc_skills_index_age_seconds",
+			Help:    "Age of the library index each call was answered from (since its listing).",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 300, 3600},
+		}),
+		staleServed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "skillsvc_skills_index_stale_served_total",
+			Help: "Calls answered from an index older than the max staleness because revalidating it failed (object storage down).",
+		}),
+		files: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_file_reads_total",
+			Help: "Skill file content reads by result: hit (cache), miss (read from storage and cached), uncached (too large or unversioned).",
+		}, []string{"result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.loads, m.revalidations, m.coalesced, m.age, m.staleServed, m.files)
+	}
+	return m
+}

@@ -318,7 +318,7 @@ func TestColdReadsCoalesce(t *testing.T) {
 	errs := make(chan error, 101)
 	wg.Go(func() {
 		_, _, err := lib.Catalog.ReadFile(gaveUp, alice, "pdf", "reference.md", ReadOptions{})
-		if !errors.Is(err, context.Canceled) {
+		if err != nil && !errors.Is(err, context.Canceled) {
 			errs <- err
 		}
 	})

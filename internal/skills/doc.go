@@ -6,13 +6,15 @@
 // listings and a prompt block of names and descriptions, a skill's
 // instructions on demand, then its files.
 //
-// Listing reads each library with one paged LIST and then only the head of
-// each SKILL.md, in parallel. Both go to the cache.Cache given to New (Redis
-// shared by the replicas, or in process): a listing for the index TTL, the
-// head bytes by key and ETag (content-addressed, never invalidated), and
-// parsed frontmatter stays in process, so an unchanged library costs one
-// LIST per index TTL across all replicas. The cache failing never fails a
-// call: storage answers instead. The merged view also backs the
-// read-only skills mount of the VFS (Library implements vfs.Tree), so every
-// path a listing returns can be read there.
+// Each library (a user's, the shared one) has an index: its listing and the
+// frontmatter head of every SKILL.md. Calls are answered from the index in
+// process memory; it is revalidated in the background (one paged LIST, then
+// only the heads whose ETag changed) once older than the refresh interval,
+// and before answering once older than the max staleness. Indexes are
+// shared through the cache.Cache given to New (Redis, or in process) and
+// persisted in the bucket, so a new replica starts without reading every
+// SKILL.md. File contents are cached by key and ETag, so warm calls make no
+// storage request; the cache failing never fails a call. The merged view
+// also backs the read-only skills mount of the VFS (Tree implements
+// vfs.Tree), so every path a listing returns can be read there.
 package skills

@@ -83,7 +83,7 @@ type held struct {
 }
 
 func newIndexes(bucket objstore.Bucket, c cache.Cache, hs *heads, cfg Config, log *slog.Logger, cl *cacheLog, m *metrics) *indexes {
-	mem, _ := lru.New[string, *held](4096)
+	mem, _ := lru.New[string, *held](cfg.MaxHeldIndexes)
 	return &indexes{bucket: bucket, shared: cache.Shared(c), heads: hs, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
 }
 
@@ -389,7 +389,6 @@ func (ix *indexes) revalidate(ctx context.Context, l layer, prev *index) (*index
 // the one already there) and persists it when it changed. Both are best
 // effort: a failure costs another replica a listing, never a call.
 func (ix *indexes) publish(ctx context.Context, l layer, x *index, changed bool) {
-	items := map[string][]byte{stampKey(l): encodeStamp(stamp{gen: x.gen, listed: x.listed})}
 	var b []byte
 	if changed {
 		var err error
@@ -397,19 +396,17 @@ func (ix *indexes) publish(ctx context.Context, l layer, x *index, changed bool)
 			ix.log.WarnContext(ctx, "skills: library index not published", "prefix", l.prefix, "err", err)
 			return
 		}
-		items[indexKey(l)] = b
-	}
-	// The index is stored before the stamp that names it: a replica that
-	// sees the stamp finds the index.
-	if b != nil {
+		// Stored before the stamp that names it: a replica that sees the
+		// stamp finds the index.
 		if err := ix.shared.Store(ctx, map[string][]byte{indexKey(l): b}, ix.cfg.HeadTTL); err != nil {
 			ix.cacheLog.failed(ctx, "storing a library index", err)
 		}
 	}
-	if err := ix.shared.Store(ctx, map[string][]byte{stampKey(l): items[stampKey(l)]}, ix.cfg.HeadTTL); err != nil {
+	st := encodeStamp(stamp{gen: x.gen, listed: x.listed})
+	if err := ix.shared.Store(ctx, map[string][]byte{stampKey(l): st}, ix.cfg.HeadTTL); err != nil {
 		ix.cacheLog.failed(ctx, "storing a library index stamp", err)
 	}
-	if b != nil {
+	if changed {
 		if _, err := ix.bucket.Put(ctx, l.object, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
 			ix.log.WarnContext(ctx, "skills: library index not persisted", "object", l.object, "err", err)
 		}

@@ -82,7 +82,7 @@ type views struct {
 
 func newViews(ix *indexes, hs *heads, table *mounts.Table, cfg Config) *views {
 	vs := &views{indexes: ix, heads: hs, table: table, cfg: cfg}
-	vs.cache, _ = lru.New[string, *view](1024)
+	vs.cache, _ = lru.New[string, *view](cfg.MaxHeldIndexes)
 	return vs
 }
 

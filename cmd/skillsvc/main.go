@@ -128,10 +128,13 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}()
 	table := cfg.Mounts
-	lib, err := skills.New(bucket, table, cfg.Skills, log, skills.WithCache(c))
+	lib, err := skills.New(bucket, table, cfg.Skills, log, skills.WithCache(c), skills.WithRegisterer(reg))
 	if err != nil {
 		return err
 	}
+	// Deferred after the cache's Close, so it runs first: background
+	// revalidations finish before the cache closes.
+	defer lib.Close()
 	// The skills mount shows the merged library, as the catalog does.
 	fs, err := vfs.New(bucket, table, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, lib.Tree))
 	if err != nil {
@@ -143,6 +146,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	srv := grpc.NewServer(server.Options(log, auth.Metadata{}, grpcMetrics)...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.VFS.ChunkSize))
+	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))
 	healthSrv := health.NewServer()
 	healthpb.RegisterHealthServer(srv, healthSrv)
 	reflection.Register(srv)
@@ -178,7 +182,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		if ready {
 			st = healthpb.HealthCheckResponse_SERVING
 		}
-		for _, svc := range []string{"", skillsvcv1.FilesystemService_ServiceDesc.ServiceName, skillsvcv1.SkillsService_ServiceDesc.ServiceName} {
+		for _, svc := range []string{"", skillsvcv1.FilesystemService_ServiceDesc.ServiceName, skillsvcv1.SkillsService_ServiceDesc.ServiceName, skillsvcv1.AdminService_ServiceDesc.ServiceName} {
 			healthSrv.SetServingStatus(svc, st)
 		}
 	}

@@ -80,10 +80,13 @@ func FromContext(ctx context.Context) (mounts.Identity, bool) {
 }
 
 // exempt reports whether a method needs no identity: health checks and
-// reflection are for infrastructure, not agents.
+// reflection are for infrastructure, and AdminService for operators, not
+// agents. AdminService names the user it acts on in the request; it needs
+// an admin role once token authentication exists.
 func exempt(fullMethod string) bool {
 	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
-		strings.HasPrefix(fullMethod, "/grpc.reflection.")
+		strings.HasPrefix(fullMethod, "/grpc.reflection.") ||
+		strings.HasPrefix(fullMethod, "/skillsvc.v1.AdminService/")
 }
 
 // UnaryServerInterceptor authenticates unary calls.

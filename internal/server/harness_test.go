@@ -37,11 +37,12 @@ const secret = "disk on fire at alice/threads/t1/secret-key"
 var errDisk = errors.New(secret)
 
 // client talks to an in-memory server wired like cmd/skillsvc: the
-// interceptor chain from server.Options, the filesystem, skills and health
-// services.
+// interceptor chain from server.Options, the filesystem, skills, admin and
+// health services.
 type client struct {
 	fs     skillsvcv1.FilesystemServiceClient
 	skills skillsvcv1.SkillsServiceClient
+	admin  skillsvcv1.AdminServiceClient
 	health healthpb.HealthClient
 }
 
@@ -52,7 +53,7 @@ type options struct {
 	log    *slog.Logger // discarded when nil
 }
 
-// start serves both services over bucket on a bufconn listener, with the
+// start serves the services over bucket on a bufconn listener, with the
 // skills library behind the VFS's skills mount as in cmd/skillsvc.
 func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	t.Helper()
@@ -78,6 +79,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	srv := grpc.NewServer(server.Options(log, auth.Metadata{}, nil)...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.ChunkSize))
+	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 
 	lis := bufconn.Listen(1 << 20)
@@ -99,6 +101,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	return client{
 		fs:     skillsvcv1.NewFilesystemServiceClient(conn),
 		skills: skillsvcv1.NewSkillsServiceClient(conn),
+		admin:  skillsvcv1.NewAdminServiceClient(conn),
 		health: healthpb.NewHealthClient(conn),
 	}
 }

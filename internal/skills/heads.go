@@ -86,7 +86,9 @@ func (h *heads) fetch(ctx context.Context, tag string, objs []objstore.Object) (
 	g.SetLimit(h.concurrency)
 	for i, o := range objs {
 		if head, ok := hits[keys[i]]; ok {
+			mu.Lock() // the reads started below write out too
 			out[o.Key] = head
+			mu.Unlock()
 			continue
 		}
 		g.Go(panics.Guard(func() error {

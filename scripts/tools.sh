@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned tools that `make test` and `make generate` need into
 # $TOOLS_BIN (default .tools/bin), skipping any already at its pinned version,
-# and redis-server and gcc from apt when they are missing. Only Go is assumed.
+# and redis-server, awscli and gcc from apt when they are missing. Only Go is
+# assumed.
 set -euo pipefail
 
 TOOLS_BIN=${TOOLS_BIN:-$(pwd)/.tools/bin}
@@ -27,9 +28,11 @@ for entry in "${TOOLS[@]}"; do
 	echo "$pkg" >"$stamp"
 done
 
-# redis-server for the cache tests; gcc because `go test -race` needs cgo.
+# redis-server for the cache tests; awscli for the tests that upload the way
+# users do; gcc because `go test -race` needs cgo.
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v aws >/dev/null 2>&1 || missing+=(awscli)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 if ((${#missing[@]})); then
 	echo "tools: installing ${missing[*]} from apt" >&2

@@ -58,7 +58,6 @@ func benchBucket(b *testing.B) (objstore.Bucket, mounts.Identity) {
 	return bucket, mounts.Identity{User: "bench", Thread: "t"}
 }
 
-
 // BenchmarkListSkills1000 lists 1,000 skills on MinIO three ways:
 //   - sequential: the naive baseline, one LIST then a full GET of each
 //     SKILL.md, one after another;

@@ -81,6 +81,13 @@ func (f *files) read(ctx context.Context, o objstore.Object) ([]byte, objstore.A
 	ch := f.flight.DoChan(key, func() (any, error) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
+		// A read that just ended may have filled the cache after this
+		// caller missed it.
+		if hits, err := f.cache.Fetch(rctx, []string{key}); err == nil {
+			if data, ok := hits[key]; ok && int64(len(data)) == o.Size {
+				return read{data, o.Attributes}, nil
+			}
+		}
 		rc, a, err := f.bucket.Get(rctx, o.Key)
 		if err != nil {
 			return nil, err

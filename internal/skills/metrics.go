@@ -53,6 +53,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Skill file content reads by result: hit (cache), miss (read from storage and cached), uncached (too large or unversioned).",
 		}, []string{"result"}),
 	}
+	// Every series exists from the start, so a rate over it is defined.
+	for _, s := range []string{sourceSharedCache, sourceBucket, sourceListing} {
+		m.loads.WithLabelValues(s)
+	}
+	for _, mode := range []string{modeBackground, modeSync} {
+		for _, r := range []string{"ok", "error", "locked"} {
+			m.revalidations.WithLabelValues(mode, r)
+		}
+	}
+	for _, w := range []string{"index", "file", "settings"} {
+		m.coalesced.WithLabelValues(w)
+	}
+	for _, r := range []string{"hit", "miss", "uncached"} {
+		m.files.WithLabelValues(r)
+	}
 	if reg != nil {
 		reg.MustRegister(m.loads, m.revalidations, m.coalesced, m.age, m.staleServed, m.files)
 	}

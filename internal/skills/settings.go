@@ -86,6 +86,14 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 	ch := st.flight.DoChan(id.User, func() (any, error) {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
+		// A load that just ended may have filled the cache after this
+		// caller missed it.
+		if hits, err := st.shared.Fetch(fctx, []string{ckey}); err == nil {
+			var s settings
+			if b, ok := hits[ckey]; ok && json.Unmarshal(b, &s) == nil {
+				return s, nil
+			}
+		}
 		// Fill the cache only under the lock: a writer holds it from its
 		// write until its value is cached.
 		unlock, locked, _ := st.shared.TryLock(fctx, settingsLockKey(id.User), settingsLockTTL)
@@ -151,6 +159,7 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Identity, change 
 		defer unlock()
 	}
 	var final settings
+	wrote := false // a Put was sent: it may have landed even if it failed
 	err := objstore.RetryConditional(ctx, settingsAttempts, settingsBackoff, func() error {
 		s, etag, err := st.load(ctx, id.User)
 		final = s
@@ -158,6 +167,7 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Identity, change 
 			return err
 		}
 		data, _ := json.Marshal(s)
+		wrote = true
 		_, err = st.bucket.Put(ctx, st.key(id.User), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
 		final = s
 		return err
@@ -166,8 +176,8 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Identity, change 
 		return fmt.Errorf("%w: skill settings changed during %d attempts", errkind.Aborted, settingsAttempts)
 	}
 	if err != nil {
-		// The write may have landed: let the next read fill the cache.
-		if st.ttl > 0 {
+		// A write that may have landed: let the next read fill the cache.
+		if st.ttl > 0 && wrote && !objstore.LostRace(err) {
 			_ = st.forget(context.WithoutCancel(ctx), id.User)
 		}
 		return err

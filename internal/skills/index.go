@@ -171,6 +171,13 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 			ix.hold(l, x, now, failed)
 			ix.revalidateInBackground(l, x)
 			return x, nil
+		case failed && age < ix.cfg.StaleIfError:
+			// Storage failed the last revalidation: retry it in the
+			// background rather than make this caller wait for it to fail.
+			ix.metrics.staleServed.Inc()
+			ix.hold(l, x, now, true)
+			ix.revalidateInBackground(l, x)
+			return x, nil
 		}
 	}
 	fresh, err := ix.revalidate(ctx, l, x)

@@ -92,7 +92,7 @@ func TestIndexFreshness(t *testing.T) {
 		"alice/skills/one/SKILL.md": skillMD("one"),
 	}))
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
-	lib, reg := replicaOf(t, b, nil, clk)
+	lib, _ := replicaOf(t, b, nil, clk)
 	if got := names(t, lib); got != "one" {
 		t.Fatalf("skills = %q", got)
 	}
@@ -130,6 +130,20 @@ func TestIndexFreshness(t *testing.T) {
 	if n := testutil.ToFloat64(lib.indexes.metrics.staleServed); n == 0 {
 		t.Error("stale index served without counting it")
 	}
+	// Storage still down a refresh interval later: the retry runs in the
+	// background, the caller is answered without waiting for it.
+	syncs := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeSync, "error"))
+	clk.Advance(6 * time.Second)
+	if got := names(t, lib); got != "one,three,two" {
+		t.Errorf("storage still down: skills %q", got)
+	}
+	lib.indexes.wg.Wait()
+	if n := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeSync, "error")); n != syncs {
+		t.Errorf("%v more revalidations made a caller wait while storage was known to fail", n-syncs)
+	}
+	if n := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeBackground, "error")); n == 0 {
+		t.Error("no background retry while storage was down")
+	}
 	clk.Advance(time.Hour)
 	if _, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{}); errkind.Of(err) != errkind.Unavailable {
 		t.Errorf("storage down past stale-if-error: err = %v, want Unavailable", err)
@@ -138,7 +152,6 @@ func TestIndexFreshness(t *testing.T) {
 	if got := names(t, lib); got != "one,three,two" {
 		t.Errorf("storage back: skills %q", got)
 	}
-	_ = reg
 }
 
 // TestPersistedIndex: a replica with an empty cache starts from the index

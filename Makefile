@@ -10,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 FUZZ_TIME ?= 8s
 
-.PHONY: all run build tools generate check-generate lint test test-go bench-smoke fuzz bench clean
+.PHONY: all run build tools generate check-generate lint test test-go bench-smoke fuzz bench bench-load clean
 
 all: build
 
@@ -59,6 +59,13 @@ fuzz:
 
 bench: tools
 	go test -run='^$$' -bench=. -benchmem ./...
+
+# The skills catalog end to end: real MinIO, redis-server and skillsvc
+# processes, 20ms of S3 latency, libraries of 10, 100 and 1,000 skills.
+# Adjust with flags, e.g. make bench-load BENCH_LOAD_FLAGS='-sizes 1000 -users 100'
+# (go run ./cmd/bench-load -help lists them).
+bench-load: tools
+	go run ./cmd/bench-load $(BENCH_LOAD_FLAGS)
 
 clean:
 	rm -rf bin data

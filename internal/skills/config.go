@@ -91,7 +91,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
 	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
 	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; changes made through skillsvc show up at once.")
-	f.IntVar(&c.MaxHeldIndexes, prefix+"max-held-indexes", 1024, "Library indexes (and merged views) kept decoded in memory per replica; each grows with its library (objects and frontmatter).")
+	f.IntVar(&c.MaxHeldIndexes, prefix+"max-held-indexes", 256, "Library indexes (and merged views) kept decoded in memory per replica; each grows with its library (objects and frontmatter).")
 	f.Int64Var(&c.MaxCachedFileBytes, prefix+"max-cached-file-bytes", 256<<10, "Largest skill file whose content is cached by key and ETag.")
 	f.DurationVar(&c.HeadTTL, prefix+"head-ttl", 24*time.Hour, "How long the head of one version of a SKILL.md (by key and ETag) stays in the cache.")
 	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")

@@ -152,7 +152,11 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 		x = shared
 	}
 	if x == nil {
-		x = ix.fromBucket(ctx, l)
+		if x = ix.fromBucket(ctx, l); x != nil {
+			// Shared at once: a replica holding an index whose stamp is
+			// missing takes it as dropped.
+			ix.share(ctx, l, x, true)
+		}
 	}
 	if shared != nil {
 		failed = false
@@ -396,12 +400,24 @@ func (ix *indexes) revalidate(ctx context.Context, l layer, prev *index) (*index
 // the one already there) and persists it when it changed. Both are best
 // effort: a failure costs another replica a listing, never a call.
 func (ix *indexes) publish(ctx context.Context, l layer, x *index, changed bool) {
+	b := ix.share(ctx, l, x, changed)
+	if b == nil {
+		return
+	}
+	if _, err := ix.bucket.Put(ctx, l.object, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
+		ix.log.WarnContext(ctx, "skills: library index not persisted", "object", l.object, "err", err)
+	}
+}
+
+// share stores x's stamp in the shared cache, and x itself first when
+// withIndex, returning its encoding (nil when not encoded).
+func (ix *indexes) share(ctx context.Context, l layer, x *index, withIndex bool) []byte {
 	var b []byte
-	if changed {
+	if withIndex {
 		var err error
 		if b, err = encodeIndex(x, l.prefix); err != nil {
 			ix.log.WarnContext(ctx, "skills: library index not published", "prefix", l.prefix, "err", err)
-			return
+			return nil
 		}
 		// Stored before the stamp that names it: a replica that sees the
 		// stamp finds the index.
@@ -413,11 +429,7 @@ func (ix *indexes) publish(ctx context.Context, l layer, x *index, changed bool)
 	if err := ix.shared.Store(ctx, map[string][]byte{stampKey(l): st}, ix.cfg.HeadTTL); err != nil {
 		ix.cacheLog.failed(ctx, "storing a library index stamp", err)
 	}
-	if changed {
-		if _, err := ix.bucket.Put(ctx, l.object, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
-			ix.log.WarnContext(ctx, "skills: library index not persisted", "object", l.object, "err", err)
-		}
-	}
+	return b
 }
 
 // drop forgets every copy of l's index: in process, in the shared cache

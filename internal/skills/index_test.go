@@ -177,6 +177,15 @@ func TestPersistedIndex(t *testing.T) {
 	if l, r := fb.Calls(objstore.OpList), fb.Calls(objstore.OpGetRange); l != 0 || r != 0 {
 		t.Errorf("replica on a fresh persisted index: %d List and %d GetRange calls, want none", l, r)
 	}
+	// Its refresh revalidates from that index: a LIST per layer, no head
+	// read (the index it loaded is in its shared cache, not taken as
+	// dropped).
+	clk.Advance(6 * time.Second)
+	names(t, recent)
+	recent.indexes.wg.Wait()
+	if l, r := fb.Calls(objstore.OpList), fb.Calls(objstore.OpGetRange); l != 2 || r != 0 {
+		t.Errorf("refreshing the persisted index: %d List and %d GetRange calls, want 2 and 0", l, r)
+	}
 
 	// Older than the max staleness: listed again, no SKILL.md read.
 	clk.Advance(time.Hour)

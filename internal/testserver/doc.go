@@ -2,11 +2,12 @@
 // integration tests. StartMinIO and StartRedis give a test its own server that
 // t.Cleanup stops; SharedMinIO and SharedRedis start one server per test binary
 // on first use and reuse it, so a package's TestMain must call Shutdown after
-// m.Run. Every server listens on a free loopback port with its own temporary
-// directory and runs in its own process group, which is killed when the server
-// is stopped (and, on Linux, when the test binary dies). Binaries come from
-// SKILLSVC_MINIO_BIN / SKILLSVC_REDIS_BIN, the repository's .tools/bin (see
-// `make tools`) or PATH; when one is missing or will not start, tests are
-// skipped locally but fail when CI or SKILLSVC_REQUIRE_SERVERS=1 is set, so CI
-// never skips silently.
+// m.Run. RunMinIO and RunRedis start the same servers outside tests (for
+// cmd/bench-load). Every server listens on a free loopback port with its own
+// temporary directory and runs in its own process group, which is killed when
+// the server is stopped (and, on Linux, when the test binary dies). Binaries
+// come from SKILLSVC_MINIO_BIN / SKILLSVC_REDIS_BIN, the repository's
+// .tools/bin (see `make tools`) or PATH; when one is missing or will not
+// start, tests are skipped locally but fail when CI or
+// SKILLSVC_REQUIRE_SERVERS=1 is set, so CI never skips silently.
 package testserver

@@ -104,27 +104,9 @@ func (s *servers) flushRedis(ctx context.Context) error {
 	return s.rdb.FlushAll(ctx).Err()
 }
 
-// repoRoot is the directory holding go.mod, from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: run bench-load from the repository")
-		}
-		dir = parent
-	}
-}
-
 // buildSkillsvc builds ./cmd/skillsvc into dir.
 func buildSkillsvc(ctx context.Context, dir string) (string, error) {
-	root, err := repoRoot()
+	root, err := testserver.RepoRoot()
 	if err != nil {
 		return "", err
 	}

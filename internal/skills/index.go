@@ -192,7 +192,7 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 	if x != nil && now.Sub(x.listed) < ix.cfg.StaleIfError && ctx.Err() == nil {
 		// Storage is failing: the last index beats no answer, and it is
 		// retried once per refresh interval, not by every call.
-		ix.log.WarnContext(ctx, "skills: serving a stale library index, revalidating it failed", "prefix", l.prefix, "age", now.Sub(x.listed).Round(time.Second), "err", err)
+		ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.prefix, "age", now.Sub(x.listed).Round(time.Second), "err", err)
 		ix.metrics.staleServed.Inc()
 		ix.hold(l, x, now, true)
 		return x, nil
@@ -328,7 +328,7 @@ func (ix *indexes) revalidateInBackground(l layer, x *index) {
 			_, err = ix.revalidate(ctx, l, x)
 			ix.metrics.revalidations.WithLabelValues(modeBackground, result(err)).Inc()
 			if err != nil {
-				ix.log.WarnContext(ctx, "skills: revalidating a library index failed; serving the last one", "prefix", l.prefix, "err", err)
+				ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.prefix, "age", ix.now().Sub(x.listed).Round(time.Second), "background", true, "err", err)
 				ix.hold(l, x, ix.now(), true)
 			}
 			return nil

@@ -56,7 +56,7 @@ func findBinary(envVar string, candidates ...func() (string, error)) (string, er
 // installs pinned server binaries.
 func inRepoTools(name string) func() (string, error) {
 	return func() (string, error) {
-		root, err := repoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			return "", err
 		}
@@ -72,9 +72,9 @@ func atPath(path string) func() (string, error) {
 	return func() (string, error) { return exec.LookPath(path) }
 }
 
-// repoRoot walks up from the working directory (the package directory under
+// RepoRoot walks up from the working directory (the package directory under
 // go test) to the directory holding go.mod.
-func repoRoot() (string, error) {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

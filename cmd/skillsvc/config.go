@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -27,6 +28,7 @@ type Config struct {
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
+	Auth            auth.Config
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
@@ -45,6 +47,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.LogLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	f.StringVar(&c.LogFormat, "log.format", "text", "Log format: text or json.")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "How long in-flight calls may take to finish on shutdown.")
+	c.Auth.RegisterFlagsWithPrefix("auth.", f)
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
@@ -65,6 +68,9 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
+	}
+	if err := c.Auth.Validate(); err != nil {
+		return err
 	}
 	if err := c.Skills.Validate(c.Mounts); err != nil {
 		return err

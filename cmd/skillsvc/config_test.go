@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"testing"
+	"time"
 )
 
 func TestConfigSources(t *testing.T) {
@@ -38,6 +39,14 @@ func TestConfigSources(t *testing.T) {
 		{"redis address without port", nil, []string{"--cache.redis.addrs=redis"}, nil, true},
 		{"redis key prefix with a hash tag", nil, []string{"--cache.redis.addrs=redis:6379", "--cache.redis.key-prefix={x}"}, nil, true},
 		{"head ttl must be positive", nil, []string{"--skills.head-ttl=0s"}, nil, true},
+		{"auth defaults to insecure", nil, nil, func(c Config) bool {
+			return c.Auth.Mode == "insecure" && c.Auth.JWT.Leeway == 30*time.Second && c.Auth.JWT.UserClaim == "user"
+		}, false},
+		{"jwt from env", map[string]string{"SKILLSVC_AUTH_MODE": "jwt", "SKILLSVC_AUTH_JWT_SECRET_FILE": "/run/secret"}, []string{"--auth.jwt.audience=skillsvc"}, func(c Config) bool {
+			return c.Auth.Mode == "jwt" && c.Auth.JWT.SecretFile == "/run/secret" && c.Auth.JWT.Audience == "skillsvc"
+		}, false},
+		{"jwt needs a key", nil, []string{"--auth.mode=jwt"}, nil, true},
+		{"unknown auth mode", nil, []string{"--auth.mode=trust"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config

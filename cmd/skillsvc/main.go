@@ -141,9 +141,16 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 
+	authn, err := auth.New(cfg.Auth)
+	if err != nil {
+		return err
+	}
+	if cfg.Auth.Mode == auth.ModeInsecure {
+		log.Warn("auth.mode=insecure: caller identity is taken from x-skillsvc-* metadata unverified; use --auth.mode=jwt unless only trusted workers reach the service")
+	}
 	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(grpcMetrics)
-	srv := grpc.NewServer(server.Options(log, auth.Metadata{}, grpcMetrics)...)
+	srv := grpc.NewServer(server.Options(log, authn, grpcMetrics)...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.VFS.ChunkSize))
 	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))

@@ -80,38 +80,63 @@ func FromContext(ctx context.Context) (mounts.Identity, bool) {
 }
 
 // exempt reports whether a method needs no identity: health checks and
-// reflection are for infrastructure, and AdminService for operators, not
-// agents. AdminService names the user it acts on in the request; it needs
-// an admin role once token authentication exists.
+// reflection are for infrastructure.
 func exempt(fullMethod string) bool {
 	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
-		strings.HasPrefix(fullMethod, "/grpc.reflection.") ||
-		strings.HasPrefix(fullMethod, "/skillsvc.v1.AdminService/")
+		strings.HasPrefix(fullMethod, "/grpc.reflection.")
+}
+
+// adminMethod reports whether a method is AdminService's: for operators,
+// not agents, naming the user it acts on in the request.
+func adminMethod(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/skillsvc.v1.AdminService/")
+}
+
+// ErrNoAdminRole: with token authentication, AdminService needs an admin
+// role, which no token carries yet.
+var ErrNoAdminRole = errkind.New(errkind.PermissionDenied, "AdminService needs an admin role, which tokens do not carry yet")
+
+// check decides a call before its handler runs: the identity to put in the
+// context, none for an exempt method (ok false), or an error. Under the
+// insecure Metadata authenticator AdminService is open to whoever reaches
+// the port, as everything is; under tokens it is refused until roles exist.
+func check(ctx context.Context, a Authenticator, fullMethod string) (id mounts.Identity, ok bool, err error) {
+	_, insecure := a.(Metadata)
+	if exempt(fullMethod) || (insecure && adminMethod(fullMethod)) {
+		return id, false, nil
+	}
+	if id, err = a.Authenticate(ctx); err != nil {
+		return id, false, err
+	}
+	if adminMethod(fullMethod) {
+		return id, false, ErrNoAdminRole
+	}
+	return id, true, nil
 }
 
 // UnaryServerInterceptor authenticates unary calls.
 func UnaryServerInterceptor(a Authenticator) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if exempt(info.FullMethod) {
-			return handler(ctx, req)
-		}
-		id, err := a.Authenticate(ctx)
+		id, ok, err := check(ctx, a, info.FullMethod)
 		if err != nil {
 			return nil, err
 		}
-		return handler(NewContext(ctx, id), req)
+		if ok {
+			ctx = NewContext(ctx, id)
+		}
+		return handler(ctx, req)
 	}
 }
 
 // StreamServerInterceptor authenticates streaming calls.
 func StreamServerInterceptor(a Authenticator) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if exempt(info.FullMethod) {
-			return handler(srv, ss)
-		}
-		id, err := a.Authenticate(ss.Context())
+		id, ok, err := check(ss.Context(), a, info.FullMethod)
 		if err != nil {
 			return err
+		}
+		if !ok {
+			return handler(srv, ss)
 		}
 		return handler(srv, &identityStream{ServerStream: ss, ctx: NewContext(ss.Context(), id)})
 	}

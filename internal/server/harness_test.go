@@ -50,7 +50,8 @@ type client struct {
 type options struct {
 	vfs    func(*vfs.Config)
 	skills func(*skills.Config)
-	log    *slog.Logger // discarded when nil
+	log    *slog.Logger       // discarded when nil
+	auth   auth.Authenticator // auth.Metadata when nil
 }
 
 // start serves the services over bucket on a bufconn listener, with the
@@ -76,7 +77,11 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := grpc.NewServer(server.Options(log, auth.Metadata{}, nil)...)
+	var authn auth.Authenticator = auth.Metadata{}
+	if o.auth != nil {
+		authn = o.auth
+	}
+	srv := grpc.NewServer(server.Options(log, authn, nil)...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.ChunkSize))
 	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))

@@ -37,6 +37,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "token" {
+		if err := runToken(os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "skillsvc:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	cfg, err := loadConfig(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return

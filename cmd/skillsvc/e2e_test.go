@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -404,24 +403,5 @@ func TestMetricsEndpoint(t *testing.T) {
 // scrape returns p's Prometheus metrics; p runs with --metrics.listen.
 func scrape(t *testing.T, p *proc) string {
 	t.Helper()
-	var addr string
-	for _, line := range strings.Split(p.output(), "\n") {
-		var rec struct{ Msg, Addr string }
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving metrics" {
-			addr = rec.Addr
-		}
-	}
-	if addr == "" {
-		t.Fatalf("no metrics address logged:\n%s", p.output())
-	}
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
+	return metricsFor(t, p).scrape(t)
 }

@@ -467,7 +467,7 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 	if err := mounts.ValidateID("user", user); err != nil {
 		return err
 	}
-	own, _, err := c.views.layers(user)
+	own, _, err := c.views.userLayers(user)
 	if err != nil {
 		return err
 	}
@@ -477,7 +477,7 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 
 // DropSharedIndex does what DropIndex does for the shared library.
 func (c *Catalog) DropSharedIndex(ctx context.Context) error {
-	_, shared, err := c.views.layers("index")
+	_, shared, err := c.views.userLayers("index")
 	if err != nil {
 		return err
 	}

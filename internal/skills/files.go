@@ -45,9 +45,14 @@ func (f *files) open(ctx context.Context, o objstore.Object, offset, length int6
 		f.metrics.files.WithLabelValues("uncached").Inc()
 		return f.bucket.GetRange(ctx, o.Key, offset, length)
 	}
-	data, a, err := f.read(ctx, o)
+	data, a, whole, err := f.read(ctx, o)
 	if err != nil {
 		return nil, a, err
+	}
+	if !whole {
+		// Changed past what is cached since it was listed: stream it, so a
+		// file that grew stays bounded by the caller's own limits.
+		return f.bucket.GetRange(ctx, o.Key, offset, length)
 	}
 	if offset >= int64(len(data)) {
 		return io.NopCloser(bytes.NewReader(nil)), a, nil
@@ -59,19 +64,20 @@ func (f *files) open(ctx context.Context, o objstore.Object, offset, length int6
 	return io.NopCloser(bytes.NewReader(data)), a, nil
 }
 
-// read returns the content of o, a cacheable file, and its attributes.
-func (f *files) read(ctx context.Context, o objstore.Object) ([]byte, objstore.Attributes, error) {
+// read returns the content of o, a cacheable file, and its attributes;
+// whole is false when the stored file has grown past what is cached.
+func (f *files) read(ctx context.Context, o objstore.Object) (data []byte, a objstore.Attributes, whole bool, err error) {
 	key := fileCacheKey(o.Key, o.ETag)
 	hits, err := f.cache.Fetch(ctx, []string{key})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, objstore.Attributes{}, cerr
+			return nil, a, false, cerr
 		}
 		f.cacheLog.failed(ctx, "fetching a skill file", err)
 	}
 	if data, ok := hits[key]; ok && int64(len(data)) == o.Size {
 		f.metrics.files.WithLabelValues("hit").Inc()
-		return data, o.Attributes, nil
+		return data, o.Attributes, true, nil
 	}
 	f.metrics.files.WithLabelValues("miss").Inc()
 	type read struct {
@@ -108,31 +114,18 @@ func (f *files) read(ctx context.Context, o objstore.Object) ([]byte, objstore.A
 	})
 	select {
 	case <-ctx.Done():
-		return nil, objstore.Attributes{}, ctx.Err()
+		return nil, a, false, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
 			f.metrics.coalesced.WithLabelValues("file").Inc()
 		}
 		if res.Err != nil {
-			return nil, objstore.Attributes{}, res.Err
+			return nil, a, false, res.Err
 		}
 		r := res.Val.(read)
-		if int64(len(r.data)) > r.a.Size || int64(len(r.data)) > f.maxBytes {
-			// Grew past what is cached since the listing: read it whole.
-			return f.readUncached(ctx, o)
-		}
-		return r.data, r.a, nil
+		// A read cut at maxBytes (the file grew) is not the whole file.
+		return r.data, r.a, int64(len(r.data)) == r.a.Size, nil
 	}
-}
-
-func (f *files) readUncached(ctx context.Context, o objstore.Object) ([]byte, objstore.Attributes, error) {
-	rc, a, err := f.bucket.Get(ctx, o.Key)
-	if err != nil {
-		return nil, a, err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	return data, a, err
 }
 
 // getter reads one file through the cache as a textfile.Getter.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -47,6 +48,11 @@ type layer struct {
 const listTimeout = time.Minute
 
 var errTooManyObjects = errors.New("too many objects")
+
+// maxIndexBytesPerObject bounds one object's share of an encoded index: a
+// key of at most 1 KiB, its ETag and numbers, and a frontmatter head of at
+// most MaxFrontmatterBytes.
+const maxIndexBytesPerObject = 2<<10 + MaxFrontmatterBytes
 
 // indexes serves each library's index: from process memory while it is
 // younger than the refresh interval, then after checking the shared cache
@@ -279,11 +285,16 @@ func (ix *indexes) fromBucket(ctx context.Context, l layer) *index {
 		return nil
 	}
 	defer rc.Close()
-	var buf bytes.Buffer
-	if a.Size > 0 {
-		buf.Grow(int(min(a.Size, 64<<20)))
+	// Anyone with bucket access can write the object: never read more
+	// than an index of --skills.max-objects objects can take.
+	limit := int64(ix.cfg.MaxObjects) * maxIndexBytesPerObject
+	if a.Size > limit {
+		ix.log.WarnContext(ctx, "skills: ignoring a persisted library index", "object", l.object, "size", a.Size, "limit", limit)
+		return nil
 	}
-	if _, err := buf.ReadFrom(rc); err != nil {
+	var buf bytes.Buffer
+	buf.Grow(int(max(a.Size, 0)))
+	if _, err := buf.ReadFrom(io.LimitReader(rc, limit+1)); err != nil {
 		ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.prefix, "err", err)
 		return nil
 	}

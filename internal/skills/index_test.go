@@ -227,7 +227,7 @@ func TestRevalidationLock(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	a, _ := replicaOf(t, b, shared, clk)
 	names(t, a)
-	own, _, err := a.Catalog.views.layers("alice")
+	own, _, err := a.Catalog.views.userLayers("alice")
 	if err != nil {
 		t.Fatal(err)
 	}

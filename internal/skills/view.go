@@ -86,25 +86,27 @@ func newViews(ix *indexes, hs *heads, table *mounts.Table, cfg Config) *views {
 	return vs
 }
 
-// layers returns the user's library layer and the shared one.
-func (vs *views) layers(user string) (own, shared layer, err error) {
-	// The skills mount depends on the user alone (Config.Validate), so any
-	// valid thread renders it.
-	r, err := vs.table.Resolve(mounts.Identity{User: user, Thread: "index"}, vs.cfg.Mount)
+// layers returns the caller's library layer and the shared one.
+func (vs *views) layers(id mounts.Identity) (own, shared layer, err error) {
+	r, err := vs.table.Resolve(id, vs.cfg.Mount)
 	if err != nil {
 		return layer{}, layer{}, err
 	}
-	own = layer{tag: user, prefix: r.Prefix, object: strings.Replace(vs.cfg.IndexKey, "{user}", user, 1)}
+	own = layer{tag: id.User, prefix: r.Prefix, object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User, 1)}
 	shared = layer{tag: sharedTag, prefix: vs.cfg.SharedPrefix, object: vs.cfg.SharedIndexKey}
 	return own, shared, nil
 }
 
+// userLayers is layers for a user named without a thread (by an operator):
+// the skills mount depends on the user alone (Config.Validate), so any
+// valid thread renders it.
+func (vs *views) userLayers(user string) (own, shared layer, err error) {
+	return vs.layers(mounts.Identity{User: user, Thread: "index"})
+}
+
 // get returns the caller's view.
 func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
-	if _, err := vs.table.Resolve(id, vs.cfg.Mount); err != nil {
-		return nil, err
-	}
-	own, shared, err := vs.layers(id.User)
+	own, shared, err := vs.layers(id)
 	if err != nil {
 		return nil, err
 	}

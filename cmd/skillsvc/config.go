@@ -8,11 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/probe"
+	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -22,6 +25,8 @@ import (
 type Config struct {
 	Listen          string
 	MetricsListen   string
+	MetricsTLS      bool
+	MetricsAdmin    bool
 	Storage         string
 	DataDir         string
 	Mounts          *mounts.Table // parsed once, when the flag is set
@@ -29,6 +34,9 @@ type Config struct {
 	LogFormat       string
 	ShutdownTimeout time.Duration
 	Auth            auth.Config
+	TLS             certs.Config
+	Limits          quota.Config
+	Audit           audit.Config
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
@@ -40,6 +48,8 @@ type Config struct {
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.Listen, "listen", "127.0.0.1:7070", "gRPC listen address.")
 	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
+	f.BoolVar(&c.MetricsTLS, "metrics.tls", false, "Serve metrics over HTTPS with the --tls.* certificate (and client-certificate check).")
+	f.BoolVar(&c.MetricsAdmin, "metrics.require-admin", false, "Serve metrics only to callers with an admin token (in jwt mode); otherwise the metrics port is unauthenticated.")
 	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
 	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
 	c.Mounts = mounts.Default()
@@ -48,6 +58,9 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.LogFormat, "log.format", "text", "Log format: text or json.")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "How long in-flight calls may take to finish on shutdown.")
 	c.Auth.RegisterFlagsWithPrefix("auth.", f)
+	c.TLS.RegisterFlagsWithPrefix("tls.", f)
+	c.Limits.RegisterFlagsWithPrefix("limits.", f)
+	c.Audit.RegisterFlagsWithPrefix("audit.", f)
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
@@ -70,6 +83,18 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
 	}
 	if err := c.Auth.Validate(); err != nil {
+		return err
+	}
+	if err := c.Auth.CheckListener(c.Listen); err != nil {
+		return err
+	}
+	if err := c.TLS.Validate(); err != nil {
+		return err
+	}
+	if c.MetricsTLS && !c.TLS.Enabled() {
+		return errors.New("metrics.tls needs --tls.cert-file and --tls.key-file")
+	}
+	if err := c.Limits.Validate(); err != nil {
 		return err
 	}
 	if err := c.Skills.Validate(c.Mounts); err != nil {

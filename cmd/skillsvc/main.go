@@ -20,17 +20,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/probe"
+	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -148,16 +152,38 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 
-	authn, err := auth.New(cfg.Auth)
+	authn, err := auth.New(ctx, cfg.Auth, log)
 	if err != nil {
 		return err
 	}
+	defer auth.Close(authn)
 	if cfg.Auth.Mode == auth.ModeInsecure {
-		log.Warn("auth.mode=insecure: caller identity is taken from x-skillsvc-* metadata unverified; use --auth.mode=jwt unless only trusted workers reach the service")
+		log.Warn("auth.mode=insecure: caller identity is taken from x-skillsvc-* metadata unverified and every caller may use AdminService; use --auth.mode=jwt unless only trusted workers reach the service", "listen", cfg.Listen, "allow_insecure_remote", cfg.Auth.AllowInsecureRemote)
+	}
+	auditLog, closeAudit, err := audit.Open(cfg.Audit)
+	if err != nil {
+		return err
+	}
+	defer closeAudit.Close()
+	limits, err := quota.New(cfg.Limits, log, reg)
+	if err != nil {
+		return err
+	}
+	defer limits.Close()
+	var tlsSrv *certs.Server
+	if cfg.TLS.Enabled() {
+		if tlsSrv, err = certs.New(cfg.TLS, log); err != nil {
+			return err
+		}
+		defer tlsSrv.Close()
 	}
 	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(grpcMetrics)
-	srv := grpc.NewServer(server.Options(log, authn, grpcMetrics)...)
+	opts := server.Options(server.Chain{Log: log, Auth: authn, Metrics: grpcMetrics, Audit: auditLog, Limits: limits})
+	if tlsSrv != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsSrv.TLSConfig())))
+	}
+	srv := grpc.NewServer(opts...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.VFS.ChunkSize))
 	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))
@@ -174,11 +200,20 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return err
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+		if cfg.MetricsAdmin {
+			metrics = auth.RequireAdmin(authn, metrics)
+		}
+		mux.Handle("/metrics", metrics)
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		log.Info("serving metrics", "addr", mlis.Addr().String())
+		serve := func() error { return metricsSrv.Serve(mlis) }
+		if cfg.MetricsTLS {
+			metricsSrv.TLSConfig = tlsSrv.TLSConfig()
+			serve = func() error { return metricsSrv.ServeTLS(mlis, "", "") }
+		}
+		log.Info("serving metrics", "addr", mlis.Addr().String(), "tls", cfg.MetricsTLS)
 		go func() {
-			if err := metricsSrv.Serve(mlis); !errors.Is(err, http.ErrServerClosed) {
+			if err := serve(); !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
@@ -187,7 +222,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	log.Info("serving", "addr", lis.Addr().String(), "storage", cfg.Storage, "mounts", table.String())
+	log.Info("serving", "addr", lis.Addr().String(), "storage", cfg.Storage, "mounts", table.String(), "auth", cfg.Auth.Mode, "tls", tlsSrv != nil)
 	// "liveness" only says the process runs; "" and the services say whether
 	// it can serve, which needs storage (see README, Health).
 	healthSrv.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/auth"
-	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
 // runToken is `skillsvc token`: it prints a development token signed with
@@ -16,14 +15,18 @@ import (
 func runToken(args []string, out, errOut io.Writer) error {
 	f := flag.NewFlagSet("skillsvc token", flag.ContinueOnError)
 	f.SetOutput(errOut)
-	var id mounts.Identity
+	var p auth.Principal
 	var ttl time.Duration
-	f.StringVar(&id.User, "user", "", "User ID (required).")
-	f.StringVar(&id.Thread, "thread", "", "Thread ID (required).")
-	f.StringVar(&id.Ticket, "ticket", "", "Ticket ID (optional).")
+	f.StringVar(&p.User, "user", "", "User ID (required unless --admin).")
+	f.StringVar(&p.Thread, "thread", "", "Thread ID (required unless --admin).")
+	f.StringVar(&p.Ticket, "ticket", "", "Ticket ID (optional).")
+	f.StringVar(&p.Subject, "subject", "", "The sub claim: who holds the token, for the audit trail.")
+	f.BoolVar(&p.Admin, "admin", false, "An admin token (the --auth.jwt.admin-scope): AdminService, acting for a named user.")
 	f.DurationVar(&ttl, "ttl", time.Hour, "How long the token is valid.")
 	var cfg auth.JWTConfig
 	cfg.RegisterFlagsWithPrefix("auth.jwt.", f)
+	// The short spelling of the one flag every call needs.
+	f.StringVar(&cfg.SecretFile, "secret-file", "", "Same as --auth.jwt.secret-file.")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -31,9 +34,9 @@ func runToken(args []string, out, errOut io.Writer) error {
 		return fmt.Errorf("token: unexpected argument %q", f.Arg(0))
 	}
 	if cfg.SecretFile == "" {
-		return fmt.Errorf("token: --auth.jwt.secret-file is required")
+		return fmt.Errorf("token: --secret-file (or --auth.jwt.secret-file) is required")
 	}
-	token, err := auth.MintHS256(cfg, cfg.SecretFile, id, ttl, time.Now())
+	token, err := auth.MintHS256(cfg, cfg.SecretFile, p, ttl, time.Now())
 	if err != nil {
 		return fmt.Errorf("token: %w", err)
 	}

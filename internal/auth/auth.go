@@ -1,12 +1,15 @@
-// Package auth establishes who is calling. An Authenticator turns the
-// incoming gRPC context into a mounts.Identity; interceptors run it once per
-// call and store the identity in the context for handlers.
+// Package auth establishes who is calling. An Authenticator turns a call's
+// headers (gRPC metadata or HTTP headers) into a Principal; interceptors run
+// it once per call, apply the roles (agent calls need a user and a thread,
+// AdminService needs an admin) and store the principal for handlers.
 package auth
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -15,7 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
-// Metadata keys carrying the caller's identity.
+// Metadata keys carrying the caller's identity in insecure mode.
 const (
 	UserKey   = "x-skillsvc-user"
 	ThreadKey = "x-skillsvc-thread"
@@ -25,22 +28,48 @@ const (
 // ErrUnauthenticated: the call does not say, or cannot prove, who it is.
 var ErrUnauthenticated = errkind.New(errkind.Unauthenticated, "unauthenticated")
 
-// Authenticator establishes the identity of a call.
-type Authenticator interface {
-	Authenticate(ctx context.Context) (mounts.Identity, error)
+// ErrNotAdmin: the call needs an admin token.
+var ErrNotAdmin = errkind.New(errkind.PermissionDenied, "this call needs an admin token")
+
+// Principal is who is calling. An agent acts as its Identity (user,
+// thread, optional ticket) on its own mounts and catalog; an admin may also
+// act for a user an AdminService request names, and may carry no identity.
+type Principal struct {
+	mounts.Identity
+	// Subject is the token's sub, for the audit trail; empty in insecure
+	// mode.
+	Subject string
+	Admin   bool
 }
 
-// Metadata trusts the identity headers as sent. It suits deployments where
-// only trusted workers reach the service (a private network or a mesh that
-// authenticates them); token-based authentication replaces it elsewhere.
+// Headers are a call's request headers: gRPC metadata.MD, or HTTPHeaders.
+// Keys are lower case.
+type Headers interface {
+	Get(key string) []string
+}
+
+// HTTPHeaders adapts an HTTP request's headers.
+type HTTPHeaders http.Header
+
+// Get implements Headers.
+func (h HTTPHeaders) Get(key string) []string { return http.Header(h).Values(key) }
+
+// Authenticator establishes the principal of a call from its headers.
+type Authenticator interface {
+	Authenticate(ctx context.Context, h Headers) (Principal, error)
+}
+
+// Metadata trusts the identity headers as sent, and makes every caller an
+// admin. It suits a laptop, or deployments where only trusted workers reach
+// the service (a private network or a mesh that authenticates them); token
+// authentication replaces it elsewhere.
 type Metadata struct{}
 
-// Authenticate implements Authenticator. Missing user or thread is
-// ErrUnauthenticated; malformed values are validated later by the mount table.
-func (Metadata) Authenticate(ctx context.Context) (mounts.Identity, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
+// Authenticate implements Authenticator. Missing values are left empty for
+// the roles check; malformed ones are validated later by the mount table.
+func (Metadata) Authenticate(_ context.Context, h Headers) (Principal, error) {
 	get := func(key string) (string, error) {
-		vs := md.Get(key)
+		vs := h.Get(key)
 		if len(vs) > 1 {
 			return "", fmt.Errorf("%w: %s given %d times", ErrUnauthenticated, key, len(vs))
 		}
@@ -49,34 +78,80 @@ func (Metadata) Authenticate(ctx context.Context) (mounts.Identity, error) {
 		}
 		return strings.TrimSpace(vs[0]), nil
 	}
-	var id mounts.Identity
+	p := Principal{Admin: true}
 	var err error
-	if id.User, err = get(UserKey); err != nil {
-		return id, err
+	if p.User, err = get(UserKey); err != nil {
+		return Principal{}, err
 	}
-	if id.Thread, err = get(ThreadKey); err != nil {
-		return id, err
+	if p.Thread, err = get(ThreadKey); err != nil {
+		return Principal{}, err
 	}
-	if id.Ticket, err = get(TicketKey); err != nil {
-		return id, err
+	if p.Ticket, err = get(TicketKey); err != nil {
+		return Principal{}, err
 	}
-	if id.User == "" || id.Thread == "" {
-		return id, fmt.Errorf("%w: metadata %s and %s are required", ErrUnauthenticated, UserKey, ThreadKey)
+	return p, nil
+}
+
+// Close releases what an Authenticator watches (key files, a JWKS URL).
+func Close(a Authenticator) {
+	if c, ok := a.(interface{ Close() }); ok {
+		c.Close()
 	}
-	return id, nil
 }
 
 type ctxKey struct{}
 
-// NewContext returns ctx carrying id.
-func NewContext(ctx context.Context, id mounts.Identity) context.Context {
-	return context.WithValue(ctx, ctxKey{}, id)
+// NewContext returns ctx carrying p.
+func NewContext(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
 }
 
-// FromContext returns the identity stored by the interceptors.
+// FromContext returns the identity of the authenticated caller.
 func FromContext(ctx context.Context) (mounts.Identity, bool) {
-	id, ok := ctx.Value(ctxKey{}).(mounts.Identity)
-	return id, ok
+	p, ok := PrincipalFrom(ctx)
+	if !ok || p.User == "" {
+		return mounts.Identity{}, false
+	}
+	return p.Identity, true
+}
+
+// PrincipalFrom returns the principal the interceptors stored, or the one
+// recorded for a context made by Track.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	if p, ok := ctx.Value(ctxKey{}).(Principal); ok {
+		return p, true
+	}
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.p, s.ok
+	}
+	return Principal{}, false
+}
+
+type slotKey struct{}
+
+// slot lets interceptors outside authentication (logging, audit) learn the
+// principal found further in.
+type slot struct {
+	mu sync.Mutex
+	p  Principal
+	ok bool
+}
+
+// Track returns ctx prepared so that PrincipalFrom(ctx) reports the
+// principal once an inner interceptor has authenticated the call.
+func Track(ctx context.Context) context.Context {
+	return context.WithValue(ctx, slotKey{}, &slot{})
+}
+
+func record(ctx context.Context, p Principal) context.Context {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		s.mu.Lock()
+		s.p, s.ok = p, true
+		s.mu.Unlock()
+	}
+	return NewContext(ctx, p)
 }
 
 // exempt reports whether a method needs no identity: health checks and
@@ -86,43 +161,58 @@ func exempt(fullMethod string) bool {
 		strings.HasPrefix(fullMethod, "/grpc.reflection.")
 }
 
-// adminMethod reports whether a method is AdminService's: for operators,
+// AdminMethod reports whether a method is AdminService's: for operators,
 // not agents, naming the user it acts on in the request.
-func adminMethod(fullMethod string) bool {
+func AdminMethod(fullMethod string) bool {
 	return strings.HasPrefix(fullMethod, "/skillsvc.v1.AdminService/")
 }
 
-// ErrNoAdminRole: with token authentication, AdminService needs an admin
-// role, which no token carries yet.
-var ErrNoAdminRole = errkind.New(errkind.PermissionDenied, "AdminService needs an admin role, which tokens do not carry yet")
-
-// check decides a call before its handler runs: the identity to put in the
-// context, none for an exempt method (ok false), or an error. Under the
-// insecure Metadata authenticator AdminService is open to whoever reaches
-// the port, as everything is; under tokens it is refused until roles exist.
-func check(ctx context.Context, a Authenticator, fullMethod string) (id mounts.Identity, ok bool, err error) {
+// Check decides a call before its handler runs: the principal, ok false
+// for an exempt method, or an error. AdminService needs an admin; every
+// other call needs a user and a thread, the mounts it may reach.
+func Check(ctx context.Context, a Authenticator, h Headers, fullMethod string) (p Principal, ok bool, err error) {
+	if exempt(fullMethod) {
+		return p, false, nil
+	}
+	p, err = a.Authenticate(ctx, h)
 	_, insecure := a.(Metadata)
-	if exempt(fullMethod) || (insecure && adminMethod(fullMethod)) {
-		return id, false, nil
+	if insecure && AdminMethod(fullMethod) {
+		// Identity headers neither help nor hinder an insecure admin call.
+		return Principal{Admin: true}, true, nil
 	}
-	if id, err = a.Authenticate(ctx); err != nil {
-		return id, false, err
+	if err != nil {
+		return p, false, err
 	}
-	if adminMethod(fullMethod) {
-		return id, false, ErrNoAdminRole
+	if AdminMethod(fullMethod) {
+		if !p.Admin {
+			return p, true, ErrNotAdmin
+		}
+		return p, true, nil
 	}
-	return id, true, nil
+	if p.User == "" || p.Thread == "" {
+		if insecure {
+			return p, false, fmt.Errorf("%w: metadata %s and %s are required", ErrUnauthenticated, UserKey, ThreadKey)
+		}
+		return p, true, fmt.Errorf("%w: the token names no user and thread", ErrUnauthenticated)
+	}
+	return p, true, nil
 }
 
-// UnaryServerInterceptor authenticates unary calls.
+func grpcHeaders(ctx context.Context) Headers {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return md
+}
+
+// UnaryServerInterceptor authenticates unary calls. A principal refused
+// by the roles is still recorded, so the audit trail says who was denied.
 func UnaryServerInterceptor(a Authenticator) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		id, ok, err := check(ctx, a, info.FullMethod)
+		p, ok, err := Check(ctx, a, grpcHeaders(ctx), info.FullMethod)
+		if ok {
+			ctx = record(ctx, p)
+		}
 		if err != nil {
 			return nil, err
-		}
-		if ok {
-			ctx = NewContext(ctx, id)
 		}
 		return handler(ctx, req)
 	}
@@ -131,14 +221,18 @@ func UnaryServerInterceptor(a Authenticator) grpc.UnaryServerInterceptor {
 // StreamServerInterceptor authenticates streaming calls.
 func StreamServerInterceptor(a Authenticator) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		id, ok, err := check(ss.Context(), a, info.FullMethod)
+		ctx := ss.Context()
+		p, ok, err := Check(ctx, a, grpcHeaders(ctx), info.FullMethod)
+		if ok {
+			ctx = record(ctx, p)
+		}
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return handler(srv, ss)
 		}
-		return handler(srv, &identityStream{ServerStream: ss, ctx: NewContext(ss.Context(), id)})
+		return handler(srv, &identityStream{ServerStream: ss, ctx: ctx})
 	}
 }
 
@@ -148,3 +242,20 @@ type identityStream struct {
 }
 
 func (s *identityStream) Context() context.Context { return s.ctx }
+
+// RequireAdmin serves next only to callers a authenticates as admins (in
+// insecure mode, everyone): for HTTP endpoints such as /metrics.
+func RequireAdmin(a Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r.Context(), HTTPHeaders(r.Header))
+		switch {
+		case err != nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="skillsvc"`)
+			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+		case !p.Admin:
+			http.Error(w, "this endpoint needs an admin token", http.StatusForbidden)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}

@@ -1,9 +1,13 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
 	"time"
 )
 
@@ -18,39 +22,59 @@ var ErrInvalidConfig = errors.New("auth: invalid configuration")
 
 // Config chooses how callers are authenticated.
 type Config struct {
-	Mode string    `yaml:"mode"`
-	JWT  JWTConfig `yaml:"jwt"`
+	Mode string `yaml:"mode"`
+	// AllowInsecureRemote lets insecure mode serve on a non-loopback
+	// address, for deployments where a mesh or private network already
+	// authenticates every caller.
+	AllowInsecureRemote bool      `yaml:"allow_insecure_remote"`
+	JWT                 JWTConfig `yaml:"jwt"`
 }
 
-// JWTConfig configures bearer-token authentication. Exactly one of
-// SecretFile (HS256) and PublicKeyFile (RS256, ES256 or EdDSA) is set.
+// JWTConfig configures bearer-token authentication. At least one key
+// source is set; keys from several sources are used together, each pinned
+// to its own algorithm.
 type JWTConfig struct {
-	SecretFile    string        `yaml:"secret_file"`
-	PublicKeyFile string        `yaml:"public_key_file"`
-	Issuer        string        `yaml:"issuer"`
-	Audience      string        `yaml:"audience"`
-	Leeway        time.Duration `yaml:"leeway"`
-	UserClaim     string        `yaml:"user_claim"`
-	ThreadClaim   string        `yaml:"thread_claim"`
-	TicketClaim   string        `yaml:"ticket_claim"`
+	SecretFile     string        `yaml:"secret_file"`
+	PublicKeyFile  string        `yaml:"public_key_file"`
+	JWKSFile       string        `yaml:"jwks_file"`
+	JWKSURL        string        `yaml:"jwks_url"`
+	JWKSRefresh    time.Duration `yaml:"jwks_refresh"`
+	JWKSTimeout    time.Duration `yaml:"jwks_timeout"`
+	ReloadInterval time.Duration `yaml:"reload_interval"`
+	Issuer         string        `yaml:"issuer"`
+	Audience       string        `yaml:"audience"`
+	Leeway         time.Duration `yaml:"leeway"`
+	UserClaim      string        `yaml:"user_claim"`
+	ThreadClaim    string        `yaml:"thread_claim"`
+	TicketClaim    string        `yaml:"ticket_claim"`
+	ScopeClaim     string        `yaml:"scope_claim"`
+	AdminScope     string        `yaml:"admin_scope"`
 }
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "auth.".
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.StringVar(&c.Mode, prefix+"mode", ModeInsecure, `How callers are authenticated: "insecure" trusts the x-skillsvc-* identity metadata unverified; "jwt" requires a signed bearer token.`)
+	f.StringVar(&c.Mode, prefix+"mode", ModeInsecure, `How callers are authenticated: "jwt" requires a signed bearer token; "insecure" trusts the x-skillsvc-* identity metadata unverified and is refused on a non-loopback listener unless allow-insecure-remote is set.`)
+	f.BoolVar(&c.AllowInsecureRemote, prefix+"allow-insecure-remote", false, "Allow insecure mode on a non-loopback listener (only behind something that authenticates every caller).")
 	c.JWT.RegisterFlagsWithPrefix(prefix+"jwt.", f)
 }
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "auth.jwt.".
 func (c *JWTConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.StringVar(&c.SecretFile, prefix+"secret-file", "", "File holding the HS256 shared secret (at least 32 bytes).")
-	f.StringVar(&c.PublicKeyFile, prefix+"public-key-file", "", "PEM file of public keys or certificates: RSA keys verify RS256, P-256 ECDSA keys ES256, Ed25519 keys EdDSA.")
+	f.StringVar(&c.SecretFile, prefix+"secret-file", "", "File holding the HS256 shared secret (at least 32 bytes); reloaded when it changes.")
+	f.StringVar(&c.PublicKeyFile, prefix+"public-key-file", "", "PEM file of public keys or certificates (RSA: RS256, P-256: ES256, P-384: ES384, Ed25519: EdDSA); reloaded when it changes.")
+	f.StringVar(&c.JWKSFile, prefix+"jwks-file", "", "JSON Web Key Set file of public signing keys (each pinned to its alg, or its key type's); reloaded when it changes.")
+	f.StringVar(&c.JWKSURL, prefix+"jwks-url", "", "URL of the issuer's JSON Web Key Set, fetched at start and every jwks-refresh, and sooner when a token names an unknown key.")
+	f.DurationVar(&c.JWKSRefresh, prefix+"jwks-refresh", 15*time.Minute, "How often jwks-url is fetched again.")
+	f.DurationVar(&c.JWKSTimeout, prefix+"jwks-timeout", 10*time.Second, "Timeout of one jwks-url fetch.")
+	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often key files are checked for changes.")
 	f.StringVar(&c.Issuer, prefix+"issuer", "", "Required iss claim; empty accepts any issuer.")
 	f.StringVar(&c.Audience, prefix+"audience", "", "Required aud claim; empty accepts any audience.")
 	f.DurationVar(&c.Leeway, prefix+"leeway", 30*time.Second, "Clock skew tolerated when checking exp, nbf and iat.")
 	f.StringVar(&c.UserClaim, prefix+"user-claim", "user", "Claim holding the user ID.")
 	f.StringVar(&c.ThreadClaim, prefix+"thread-claim", "thread", "Claim holding the thread ID.")
 	f.StringVar(&c.TicketClaim, prefix+"ticket-claim", "ticket", "Claim holding the optional ticket ID.")
+	f.StringVar(&c.ScopeClaim, prefix+"scope-claim", "scope", "Claim holding the token's scopes (a space-separated string or a list).")
+	f.StringVar(&c.AdminScope, prefix+"admin-scope", "skillsvc:admin", "Scope that makes a token an admin token (AdminService; acting for a named user).")
 }
 
 // Validate checks the settings without reading the key files.
@@ -65,17 +89,55 @@ func (c *Config) Validate() error {
 	}
 }
 
+// ErrInsecureRemote: insecure mode on an address others can reach.
+var ErrInsecureRemote = fmt.Errorf("%w: auth.mode=insecure trusts identity metadata as sent, so it serves only on a loopback address; use --auth.mode=jwt, or --auth.allow-insecure-remote behind something that authenticates every caller", ErrInvalidConfig)
+
+// CheckListener refuses insecure mode on a listen address that is not
+// loopback unless AllowInsecureRemote is set.
+func (c *Config) CheckListener(addr string) error {
+	if c.Mode != ModeInsecure || c.AllowInsecureRemote || Loopback(addr) {
+		return nil
+	}
+	return fmt.Errorf("%w (listen address %s)", ErrInsecureRemote, addr)
+}
+
+// Loopback reports whether a listen address (host:port) accepts only local
+// connections. An empty host or 0.0.0.0 listens everywhere.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Validate checks the settings without reading the key files.
 func (c *JWTConfig) Validate() error {
 	switch {
-	case (c.SecretFile == "") == (c.PublicKeyFile == ""):
-		return fmt.Errorf("%w: jwt mode needs exactly one of jwt.secret-file and jwt.public-key-file", ErrInvalidConfig)
+	case c.SecretFile == "" && c.PublicKeyFile == "" && c.JWKSFile == "" && c.JWKSURL == "":
+		return fmt.Errorf("%w: jwt mode needs a key: jwt.secret-file, jwt.public-key-file, jwt.jwks-file or jwt.jwks-url", ErrInvalidConfig)
 	case c.Leeway < 0:
 		return fmt.Errorf("%w: jwt leeway must not be negative", ErrInvalidConfig)
-	case c.UserClaim == "" || c.ThreadClaim == "" || c.TicketClaim == "":
-		return fmt.Errorf("%w: jwt user, thread and ticket claim names must not be empty", ErrInvalidConfig)
-	case c.UserClaim == c.ThreadClaim || c.UserClaim == c.TicketClaim || c.ThreadClaim == c.TicketClaim:
-		return fmt.Errorf("%w: jwt user, thread and ticket claim names must differ", ErrInvalidConfig)
+	case c.JWKSURL != "" && (c.JWKSRefresh <= 0 || c.JWKSTimeout <= 0):
+		return fmt.Errorf("%w: jwt jwks-refresh and jwks-timeout must be positive", ErrInvalidConfig)
+	case c.ReloadInterval < 0:
+		return fmt.Errorf("%w: jwt reload-interval must not be negative", ErrInvalidConfig)
+	case c.UserClaim == "" || c.ThreadClaim == "" || c.TicketClaim == "" || c.ScopeClaim == "":
+		return fmt.Errorf("%w: jwt user, thread, ticket and scope claim names must not be empty", ErrInvalidConfig)
+	case len(map[string]bool{c.UserClaim: true, c.ThreadClaim: true, c.TicketClaim: true, c.ScopeClaim: true}) != 4:
+		return fmt.Errorf("%w: jwt user, thread, ticket and scope claim names must differ", ErrInvalidConfig)
+	case c.AdminScope == "":
+		return fmt.Errorf("%w: jwt admin-scope must not be empty", ErrInvalidConfig)
+	}
+	if c.JWKSURL != "" {
+		u, err := url.Parse(c.JWKSURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("%w: jwt jwks-url must be an http(s) URL", ErrInvalidConfig)
+		}
 	}
 	return nil
 }
@@ -87,22 +149,43 @@ func DefaultConfig() Config {
 	return c
 }
 
-// New returns the Authenticator cfg describes, loading key files in jwt
-// mode.
-func New(cfg Config) (Authenticator, error) {
+// New returns the Authenticator cfg describes, loading its keys in jwt
+// mode. Close it to stop watching key files and URLs.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Mode == ModeInsecure {
 		return Metadata{}, nil
 	}
-	load, path := loadPublicKeys, cfg.JWT.PublicKeyFile
-	if cfg.JWT.SecretFile != "" {
-		load, path = loadSecret, cfg.JWT.SecretFile
-	}
-	keys, err := load(path)
-	if err != nil {
+	j := cfg.JWT
+	var srcs sources
+	fail := func(err error) (Authenticator, error) {
+		srcs.close()
 		return nil, err
 	}
-	return newJWT(cfg.JWT, keys), nil
+	for _, f := range []struct {
+		path  string
+		parse func([]byte) (keySet, error)
+	}{{j.SecretFile, parseSecret}, {j.PublicKeyFile, parsePEM}, {j.JWKSFile, parseJWKS}} {
+		if f.path == "" {
+			continue
+		}
+		s, err := openKeyFile(f.path, f.parse, j.ReloadInterval, log)
+		if err != nil {
+			return fail(err)
+		}
+		srcs = append(srcs, s)
+	}
+	if j.JWKSURL != "" {
+		s, err := openKeyURL(ctx, j.JWKSURL, j.JWKSRefresh, j.JWKSTimeout, log)
+		if err != nil {
+			return fail(err)
+		}
+		srcs = append(srcs, s)
+	}
+	return newJWT(j, srcs), nil
 }

@@ -88,11 +88,19 @@ func newJWT(t testing.TB, edit func(*auth.JWTConfig)) auth.Authenticator {
 	cfg := auth.DefaultConfig()
 	cfg.Mode = auth.ModeJWT
 	edit(&cfg.JWT)
-	a, err := auth.New(cfg)
+	a, err := auth.New(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { auth.Close(a) })
 	return a
+}
+
+// authenticate runs a on the gRPC metadata of ctx and returns the identity.
+func authenticate(a auth.Authenticator, ctx context.Context) (mounts.Identity, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	p, err := a.Authenticate(ctx, md)
+	return p.Identity, err
 }
 
 func sign(t testing.TB, m jwt.SigningMethod, key any, c jwt.MapClaims) string {
@@ -199,7 +207,7 @@ func TestJWT(t *testing.T) {
 		{"ticket null", hs, bearer("authorization", "Bearer "+hsTok(claims("ticket", []any{nil}))), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, err := tc.a.Authenticate(tc.ctx)
+			id, err := authenticate(tc.a, tc.ctx)
 			if tc.want == nil {
 				if !errors.Is(err, auth.ErrUnauthenticated) || errkind.Of(err) != errkind.Unauthenticated {
 					t.Fatalf("Authenticate = %+v, %v; want ErrUnauthenticated", id, err)
@@ -235,9 +243,9 @@ func TestConfig(t *testing.T) {
 		{"jwt without key", func(c *auth.Config) { c.Mode = auth.ModeJWT }, false},
 		{"jwt with secret", func(c *auth.Config) { c.Mode, c.JWT.SecretFile = auth.ModeJWT, secret }, true},
 		{"jwt with public keys", func(c *auth.Config) { c.Mode, c.JWT.PublicKeyFile = auth.ModeJWT, writeFile(t, k.allPEM) }, true},
-		{"jwt with both", func(c *auth.Config) {
+		{"jwt with secret and public keys", func(c *auth.Config) {
 			c.Mode, c.JWT.SecretFile, c.JWT.PublicKeyFile = auth.ModeJWT, secret, writeFile(t, k.allPEM)
-		}, false},
+		}, true},
 		{"missing secret file", func(c *auth.Config) { c.Mode, c.JWT.SecretFile = auth.ModeJWT, filepath.Join(t.TempDir(), "nope") }, false},
 		{"short secret", func(c *auth.Config) { c.Mode, c.JWT.SecretFile = auth.ModeJWT, writeFile(t, []byte("short")) }, false},
 		{"private key as public key", func(c *auth.Config) {
@@ -249,11 +257,19 @@ func TestConfig(t *testing.T) {
 		{"same claim twice", func(c *auth.Config) {
 			c.Mode, c.JWT.SecretFile, c.JWT.ThreadClaim = auth.ModeJWT, secret, "user"
 		}, false},
+		{"scope claim named like the user's", func(c *auth.Config) {
+			c.Mode, c.JWT.SecretFile, c.JWT.ScopeClaim = auth.ModeJWT, secret, "user"
+		}, false},
+		{"jwks url not http", func(c *auth.Config) { c.Mode, c.JWT.JWKSURL = auth.ModeJWT, "file:///etc/passwd" }, false},
+		{"jwks url unreachable", func(c *auth.Config) { c.Mode, c.JWT.JWKSURL = auth.ModeJWT, "http://127.0.0.1:1/jwks" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := auth.DefaultConfig()
 			tc.edit(&cfg)
-			_, err := auth.New(cfg)
+			a, err := auth.New(t.Context(), cfg, nil)
+			if err == nil {
+				auth.Close(a)
+			}
 			if (err == nil) != tc.ok {
 				t.Errorf("New = %v, want ok=%v", err, tc.ok)
 			}
@@ -276,7 +292,7 @@ func FuzzJWT(f *testing.F) {
 	f.Add("a.b.c")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, token string) {
-		id, err := a.Authenticate(bearer("authorization", "Bearer "+token))
+		id, err := authenticate(a, bearer("authorization", "Bearer "+token))
 		if err != nil {
 			if !errors.Is(err, auth.ErrUnauthenticated) {
 				t.Fatalf("error %v is not ErrUnauthenticated", err)

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -9,44 +10,49 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
-// MintHS256 signs a development token for id with the HS256 secret in
+// MintHS256 signs a development token for p with the HS256 secret in
 // secretFile, valid for ttl from now, with the claim names of cfg (and its
 // issuer and audience when set), so the JWT authenticator built from cfg
-// accepts it. Production tokens come from the deployment's identity
+// accepts it. An admin principal gets cfg's admin scope and may name no
+// user and thread. Production tokens come from the deployment's identity
 // provider; this is for trying jwt mode locally.
-func MintHS256(cfg JWTConfig, secretFile string, id mounts.Identity, ttl time.Duration, now time.Time) (string, error) {
-	if err := mounts.ValidateID("user", id.User); err != nil {
-		return "", err
+func MintHS256(cfg JWTConfig, secretFile string, p Principal, ttl time.Duration, now time.Time) (string, error) {
+	if !p.Admin || p.User != "" || p.Thread != "" {
+		if err := mounts.ValidateID("user", p.User); err != nil {
+			return "", err
+		}
+		if err := mounts.ValidateID("thread", p.Thread); err != nil {
+			return "", err
+		}
 	}
-	if err := mounts.ValidateID("thread", id.Thread); err != nil {
-		return "", err
-	}
-	if id.Ticket != "" {
-		if err := mounts.ValidateID("ticket", id.Ticket); err != nil {
+	if p.Ticket != "" {
+		if err := mounts.ValidateID("ticket", p.Ticket); err != nil {
 			return "", err
 		}
 	}
 	if ttl <= 0 {
 		return "", fmt.Errorf("%w: token ttl must be positive", ErrInvalidConfig)
 	}
-	keys, err := loadSecret(secretFile)
+	b, err := os.ReadFile(secretFile)
+	if err != nil {
+		return "", fmt.Errorf("auth: reading jwt secret: %w", err)
+	}
+	keys, err := parseSecret(b)
 	if err != nil {
 		return "", err
 	}
 	claims := jwt.MapClaims{
-		cfg.UserClaim:   id.User,
-		cfg.ThreadClaim: id.Thread,
-		"iat":           now.Unix(),
-		"exp":           now.Add(ttl).Unix(),
+		"iat": now.Unix(),
+		"exp": now.Add(ttl).Unix(),
 	}
-	if id.Ticket != "" {
-		claims[cfg.TicketClaim] = id.Ticket
+	// In order, and never overwriting: the user claim may be named "sub".
+	for _, c := range [][2]string{{cfg.UserClaim, p.User}, {cfg.ThreadClaim, p.Thread}, {cfg.TicketClaim, p.Ticket}, {"sub", p.Subject}, {"iss", cfg.Issuer}, {"aud", cfg.Audience}} {
+		if _, set := claims[c[0]]; c[1] != "" && !set {
+			claims[c[0]] = c[1]
+		}
 	}
-	if cfg.Issuer != "" {
-		claims["iss"] = cfg.Issuer
+	if p.Admin {
+		claims[cfg.ScopeClaim] = cfg.AdminScope
 	}
-	if cfg.Audience != "" {
-		claims["aud"] = cfg.Audience
-	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(keys[jwt.SigningMethodHS256.Alg()][0])
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(keys[jwt.SigningMethodHS256.Alg()][0].key)
 }

@@ -5,7 +5,10 @@
 // kinds to status codes with one table.
 package errkind
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Kind is a class of failure a caller can act on. A Kind is itself an error,
 // so errors.Is(err, errkind.NotFound) asks for the kind.
@@ -122,4 +125,27 @@ func Message(err error) string {
 		return k.Error()
 	}
 	return err.Error()
+}
+
+// retryAfter carries a hint of when a refused call may be retried.
+type retryAfter struct {
+	error
+	after time.Duration
+}
+
+func (r retryAfter) Unwrap() error { return r.error }
+
+// RetryAfter wraps err with the delay after which a retry may succeed (a
+// rate limit's next token, say); the gRPC edge sends it as RetryInfo.
+func RetryAfter(err error, d time.Duration) error {
+	return retryAfter{error: err, after: d}
+}
+
+// RetryDelay returns the delay RetryAfter put in err's chain.
+func RetryDelay(err error) (time.Duration, bool) {
+	var r retryAfter
+	if errors.As(err, &r) {
+		return r.after, true
+	}
+	return 0, false
 }

@@ -2,15 +2,16 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
-// Admin serves skillsvc.v1.AdminService, the operators' calls. They carry no
-// worker identity (auth exempts the service): the request names the user.
+// Admin serves skillsvc.v1.AdminService, the operators' calls. auth admits
+// only admin principals; the request names the user (or the shared
+// library) acted on.
 type Admin struct {
 	skillsvcv1.UnimplementedAdminServiceServer
 	catalog *skills.Catalog
@@ -23,20 +24,51 @@ func NewAdmin(c *skills.Catalog) *Admin {
 
 // DropSkillIndex implements AdminService. The catalog validates the user ID.
 func (a *Admin) DropSkillIndex(ctx context.Context, req *skillsvcv1.DropSkillIndexRequest) (*skillsvcv1.DropSkillIndexResponse, error) {
-	user, shared := req.GetUser(), req.GetShared()
+	lib := skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared()}
 	var err error
-	switch {
-	case user != "" && shared:
-		return nil, fmt.Errorf("%w: give user or shared, not both", errkind.InvalidArgument)
-	case shared:
+	if lib.Shared && lib.User == "" {
 		err = a.catalog.DropSharedIndex(ctx)
-	case user != "":
-		err = a.catalog.DropIndex(ctx, user)
-	default:
-		return nil, fmt.Errorf("%w: user or shared is required", errkind.InvalidArgument)
+	} else if err = lib.Validate(); err == nil {
+		err = a.catalog.DropIndex(ctx, lib.User)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &skillsvcv1.DropSkillIndexResponse{}, nil
+}
+
+// SetUserSkillEnabled implements AdminService.
+func (a *Admin) SetUserSkillEnabled(ctx context.Context, req *skillsvcv1.SetUserSkillEnabledRequest) (*skillsvcv1.SetUserSkillEnabledResponse, error) {
+	if err := mounts.ValidateID("user", req.GetUser()); err != nil {
+		return nil, err
+	}
+	// The catalog reads a user's library and settings by user alone; the
+	// thread only satisfies the identity's shape.
+	sk, err := a.catalog.SetEnabled(ctx, mounts.Identity{User: req.GetUser(), Thread: "admin"}, req.GetPath(), req.GetEnabled())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.SetUserSkillEnabledResponse{Skill: summaryProto(sk)}, nil
+}
+
+func library(r *skillsvcv1.LibraryRef) skills.LibraryRef {
+	return skills.LibraryRef{User: r.GetUser(), Shared: r.GetShared()}
+}
+
+// PutLibraryFile implements AdminService.
+func (a *Admin) PutLibraryFile(ctx context.Context, req *skillsvcv1.PutLibraryFileRequest) (*skillsvcv1.PutLibraryFileResponse, error) {
+	attrs, err := a.catalog.PutLibraryFile(ctx, library(req.GetLibrary()), req.GetPath(), req.GetData(),
+		objstore.PutOptions{IfMatch: req.GetIfMatch(), IfNoneMatch: req.GetMustNotExist()})
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.PutLibraryFileResponse{Etag: attrs.ETag, Size: attrs.Size}, nil
+}
+
+// DeleteLibraryFile implements AdminService.
+func (a *Admin) DeleteLibraryFile(ctx context.Context, req *skillsvcv1.DeleteLibraryFileRequest) (*skillsvcv1.DeleteLibraryFileResponse, error) {
+	if err := a.catalog.DeleteLibraryFile(ctx, library(req.GetLibrary()), req.GetPath()); err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.DeleteLibraryFileResponse{}, nil
 }

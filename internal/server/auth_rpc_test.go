@@ -56,10 +56,11 @@ func TestJWTMode(t *testing.T) {
 	}
 	cfg := auth.DefaultConfig()
 	cfg.Mode, cfg.JWT.SecretFile = auth.ModeJWT, file
-	a, err := auth.New(cfg)
+	a, err := auth.New(t.Context(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { auth.Close(a) })
 	c := start(t, objstoretest.NewBucket(t, nil), options{auth: a})
 	list := func(ctx context.Context) error {
 		_, err := c.fs.List(ctx, &skillsvcv1.ListRequest{Path: "/workspace"})
@@ -74,11 +75,19 @@ func TestJWTMode(t *testing.T) {
 	}
 	wantCode(t, "List with token", list(as(t, "authorization", "Bearer "+token)), codes.OK)
 	wantCode(t, "List with forged token", list(as(t, "authorization", "Bearer "+token+"x")), codes.Unauthenticated)
-	// AdminService needs an admin role, which no token carries yet.
+	// AdminService needs an admin token; an admin token without an
+	// identity reaches no agent mounts.
 	drop := func(ctx context.Context) error {
 		_, err := c.admin.DropSkillIndex(ctx, &skillsvcv1.DropSkillIndexRequest{Shared: true})
 		return err
 	}
+	admin, err := auth.MintHS256(cfg.JWT, file, auth.Principal{Admin: true, Subject: "ops"}, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	wantCode(t, "DropSkillIndex without a token", drop(t.Context()), codes.Unauthenticated)
+	wantCode(t, "DropSkillIndex with metadata identity", drop(asAlice(t)), codes.Unauthenticated)
 	wantCode(t, "DropSkillIndex with an agent token", drop(as(t, "authorization", "Bearer "+token)), codes.PermissionDenied)
+	wantCode(t, "DropSkillIndex with an admin token", drop(as(t, "authorization", "Bearer "+admin)), codes.OK)
+	wantCode(t, "List with an admin token naming no user", list(as(t, "authorization", "Bearer "+admin)), codes.Unauthenticated)
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"log/slog"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 )
@@ -54,7 +56,13 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	if errkind.IsInternal(err) {
 		log.WarnContext(ctx, "storage error", "method", method, "err", err)
 	}
-	return status.Error(code, errkind.Message(err))
+	st := status.New(code, errkind.Message(err))
+	if d, ok := errkind.RetryDelay(err); ok {
+		if withRetry, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(d)}); derr == nil {
+			st = withRetry
+		}
+	}
+	return st.Err()
 }
 
 // ErrorUnaryInterceptor applies ToStatus to unary handlers.

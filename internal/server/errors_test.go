@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -86,5 +88,29 @@ func TestToStatus(t *testing.T) {
 	}
 	if err := server.ToStatus(t.Context(), slog.New(slog.DiscardHandler), "/test/Method", nil); err != nil {
 		t.Errorf("ToStatus(nil) = %v", err)
+	}
+}
+
+// TestToStatusRetryInfo: a refusal with a retry delay carries it as
+// RetryInfo, so clients back off for as long as the limit says.
+func TestToStatusRetryInfo(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	err := errkind.RetryAfter(fmt.Errorf("%w: rate limit exceeded", errkind.ResourceExhausted), 250*time.Millisecond)
+	st := status.Convert(server.ToStatus(context.Background(), log, "/m", err))
+	if st.Code() != codes.ResourceExhausted {
+		t.Fatalf("code = %v", st.Code())
+	}
+	var got *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			got = ri
+		}
+	}
+	if got == nil || got.GetRetryDelay().AsDuration() != 250*time.Millisecond {
+		t.Errorf("details = %v, want RetryInfo of 250ms", st.Details())
+	}
+	plain := status.Convert(server.ToStatus(context.Background(), log, "/m", fmt.Errorf("%w: too big", errkind.ResourceExhausted)))
+	if len(plain.Details()) != 0 {
+		t.Errorf("a size limit carries details %v", plain.Details())
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -52,6 +53,8 @@ type options struct {
 	skills func(*skills.Config)
 	log    *slog.Logger       // discarded when nil
 	auth   auth.Authenticator // auth.Metadata when nil
+	audit  *audit.Logger      // none when nil
+	limits server.Limits      // none when nil
 }
 
 // start serves the services over bucket on a bufconn listener, with the
@@ -81,7 +84,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	if o.auth != nil {
 		authn = o.auth
 	}
-	srv := grpc.NewServer(server.Options(log, authn, nil)...)
+	srv := grpc.NewServer(server.Options(server.Chain{Log: log, Auth: authn, Audit: o.audit, Limits: o.limits})...)
 	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.ChunkSize))
 	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))

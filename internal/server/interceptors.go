@@ -11,9 +11,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/requestid"
 )
 
 // LoggingUnaryInterceptor logs every call with its outcome and duration.
@@ -49,9 +52,9 @@ func logCall(ctx context.Context, log *slog.Logger, method string, start time.Ti
 	if !log.Enabled(ctx, level) {
 		return
 	}
-	attrs := []any{"method", method, "code", code.String(), "duration", time.Since(start)}
-	if id, ok := auth.FromContext(ctx); ok {
-		attrs = append(attrs, "user", id.User, "thread", id.Thread)
+	attrs := []any{"method", method, "code", code.String(), "duration", time.Since(start), "request_id", requestid.From(ctx)}
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		attrs = append(attrs, "user", p.User, "thread", p.Thread)
 	}
 	if err != nil {
 		attrs = append(attrs, "err", status.Convert(err).Message())
@@ -89,19 +92,58 @@ func panicked(ctx context.Context, log *slog.Logger, method string, p any) error
 	return status.Error(codes.Internal, "internal error")
 }
 
-// Options returns the server options that wire the interceptor chain in its
-// fixed order: recovery outermost, then metrics (when m is not nil) and
-// logging, which both see the final status, then the error table,
-// authentication, and the request check closest to the handler.
-func Options(log *slog.Logger, a auth.Authenticator, m *grpcprom.ServerMetrics) []grpc.ServerOption {
-	unary := []grpc.UnaryServerInterceptor{RecoveryUnaryInterceptor(log)}
-	stream := []grpc.StreamServerInterceptor{RecoveryStreamInterceptor(log)}
-	if m != nil {
-		unary = append(unary, m.UnaryServerInterceptor())
-		stream = append(stream, m.StreamServerInterceptor())
+// Limits applies per-user request limits (quota.Limiter); key gives the
+// user a call is counted against.
+type Limits interface {
+	UnaryServerInterceptor(key func(context.Context) string) grpc.UnaryServerInterceptor
+	StreamServerInterceptor(key func(context.Context) string) grpc.StreamServerInterceptor
+}
+
+// Chain is what the interceptor chain needs; Metrics, Audit and Limits
+// are optional.
+type Chain struct {
+	Log     *slog.Logger
+	Auth    auth.Authenticator
+	Metrics *grpcprom.ServerMetrics
+	Audit   *audit.Logger
+	Limits  Limits
+}
+
+// limitKey counts a call against its authenticated user; an admin without
+// an identity against its subject.
+func limitKey(ctx context.Context) string {
+	p, ok := auth.PrincipalFrom(ctx)
+	switch {
+	case !ok:
+		return ""
+	case p.User != "":
+		return p.User
+	case p.Subject != "":
+		return "admin:" + p.Subject
 	}
-	unary = append(unary, LoggingUnaryInterceptor(log), ErrorUnaryInterceptor(log), auth.UnaryServerInterceptor(a), ValidateUnaryInterceptor())
-	stream = append(stream, LoggingStreamInterceptor(log), ErrorStreamInterceptor(log), auth.StreamServerInterceptor(a), ValidateStreamInterceptor())
+	return "admin"
+}
+
+// Options returns the server options that wire the interceptor chain in its
+// fixed order: recovery outermost, then the call's request ID, metrics and
+// logging, which see the final status, the audit trail (also after the
+// error table), the error table, authentication, per-user limits (which
+// need the user), and the request check closest to the handler.
+func Options(c Chain) []grpc.ServerOption {
+	unary := []grpc.UnaryServerInterceptor{RecoveryUnaryInterceptor(c.Log), TrackUnaryInterceptor()}
+	stream := []grpc.StreamServerInterceptor{RecoveryStreamInterceptor(c.Log), TrackStreamInterceptor()}
+	if c.Metrics != nil {
+		unary = append(unary, c.Metrics.UnaryServerInterceptor())
+		stream = append(stream, c.Metrics.StreamServerInterceptor())
+	}
+	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth))
+	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth))
+	if c.Limits != nil {
+		unary = append(unary, c.Limits.UnaryServerInterceptor(limitKey))
+		stream = append(stream, c.Limits.StreamServerInterceptor(limitKey))
+	}
+	unary = append(unary, ValidateUnaryInterceptor())
+	stream = append(stream, ValidateStreamInterceptor())
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
@@ -117,3 +159,34 @@ func Options(log *slog.Logger, a auth.Authenticator, m *grpcprom.ServerMetrics) 
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
 }
+
+// track gives the call its request ID (echoed in the response header) and
+// a place where authentication records the principal for the outer
+// interceptors.
+func track(ctx context.Context) context.Context {
+	md, _ := metadata.FromIncomingContext(ctx)
+	id := requestid.Pick(md.Get(requestid.Key))
+	_ = grpc.SetHeader(ctx, metadata.Pairs(requestid.Key, id))
+	return auth.Track(requestid.NewContext(ctx, id))
+}
+
+// TrackUnaryInterceptor applies track to unary calls.
+func TrackUnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return handler(track(ctx), req)
+	}
+}
+
+// TrackStreamInterceptor applies track to streaming calls.
+func TrackStreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return handler(srv, &contextStream{ServerStream: ss, ctx: track(ss.Context())})
+	}
+}
+
+type contextStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *contextStream) Context() context.Context { return s.ctx }

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -482,4 +483,104 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 		return err
 	}
 	return c.views.indexes.drop(ctx, shared)
+}
+
+// LibraryRef names one library for an operator: a user's, or the shared one.
+type LibraryRef struct {
+	User   string
+	Shared bool
+}
+
+// Validate checks that l names exactly one library.
+func (l LibraryRef) Validate() error {
+	switch {
+	case l.User != "" && l.Shared:
+		return fmt.Errorf("%w: give user or shared, not both", errkind.InvalidArgument)
+	case l.Shared:
+		return nil
+	case l.User != "":
+		return mounts.ValidateID("user", l.User)
+	}
+	return fmt.Errorf("%w: user or shared is required", errkind.InvalidArgument)
+}
+
+// layer resolves l, which names exactly one library.
+func (c *Catalog) layer(l LibraryRef) (layer, error) {
+	if err := l.Validate(); err != nil {
+		return layer{}, err
+	}
+	own, shared, err := c.views.userLayers(cmp.Or(l.User, "index"))
+	if l.Shared {
+		return shared, err
+	}
+	return own, err
+}
+
+// libraryKey resolves rel, a path relative to the library's root in the
+// canonical spelling of virtual paths, to its key.
+func (c *Catalog) libraryKey(l LibraryRef, rel string) (layer, string, error) {
+	ly, err := c.layer(l)
+	if err != nil {
+		return layer{}, "", err
+	}
+	if rel == "" {
+		return layer{}, "", fmt.Errorf("%w: path is required", errkind.InvalidArgument)
+	}
+	if err := mounts.CleanPath("/" + rel); err != nil {
+		return layer{}, "", err
+	}
+	return ly, ly.prefix + rel, nil
+}
+
+// dropLayer makes a change to l visible to the next call.
+func (c *Catalog) dropLayer(ctx context.Context, l LibraryRef) error {
+	if l.Shared {
+		return c.DropSharedIndex(ctx)
+	}
+	return c.DropIndex(ctx, l.User)
+}
+
+// PutLibraryFile stores data at rel in the library (atomically, under
+// opts' conditions) and drops its index so the next call lists the change.
+func (c *Catalog) PutLibraryFile(ctx context.Context, l LibraryRef, rel string, data []byte, opts objstore.PutOptions) (objstore.Attributes, error) {
+	_, key, err := c.libraryKey(l, rel)
+	if err != nil {
+		return objstore.Attributes{}, err
+	}
+	attrs, err := c.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), opts)
+	switch {
+	case errors.Is(err, objstore.ErrPrecondition) && opts.IfNoneMatch:
+		return objstore.Attributes{}, fmt.Errorf("%w: %q", errkind.AlreadyExists, rel)
+	case err != nil:
+		return objstore.Attributes{}, libraryErr(err, rel)
+	}
+	return attrs, c.dropLayer(ctx, l)
+}
+
+// DeleteLibraryFile removes rel from the library and drops its index.
+func (c *Catalog) DeleteLibraryFile(ctx context.Context, l LibraryRef, rel string) error {
+	_, key, err := c.libraryKey(l, rel)
+	if err != nil {
+		return err
+	}
+	if _, err := c.bucket.Stat(ctx, key); err != nil {
+		return libraryErr(err, rel)
+	}
+	if err := c.bucket.Delete(ctx, key); err != nil {
+		return libraryErr(err, rel)
+	}
+	return c.dropLayer(ctx, l)
+}
+
+// libraryErr restates a storage error about rel without the key.
+func libraryErr(err error, rel string) error {
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		return fmt.Errorf("%w: %q", errkind.NotFound, rel)
+	case errors.Is(err, objstore.ErrPrecondition):
+		return fmt.Errorf("%w: %q changed (etag does not match)", errkind.FailedPrecondition, rel)
+	case errors.Is(err, objstore.ErrConflict):
+		return fmt.Errorf("%w: %q was written concurrently", errkind.Aborted, rel)
+	}
+	return err
 }

@@ -21,6 +21,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// LibraryRef names one library: a user's, or the shared one.
+type LibraryRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A user ID: that user's library.
+	User string `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
+	// The organization-wide shared library.
+	Shared        bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LibraryRef) Reset() {
+	*x = LibraryRef{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LibraryRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LibraryRef) ProtoMessage() {}
+
+func (x *LibraryRef) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LibraryRef.ProtoReflect.Descriptor instead.
+func (*LibraryRef) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *LibraryRef) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *LibraryRef) GetShared() bool {
+	if x != nil {
+		return x.Shared
+	}
+	return false
+}
+
 // DropSkillIndexRequest names exactly one library: a user's, or the shared
 // one. Neither or both is INVALID_ARGUMENT.
 type DropSkillIndexRequest struct {
@@ -36,7 +91,7 @@ type DropSkillIndexRequest struct {
 
 func (x *DropSkillIndexRequest) Reset() {
 	*x = DropSkillIndexRequest{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[0]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +103,7 @@ func (x *DropSkillIndexRequest) String() string {
 func (*DropSkillIndexRequest) ProtoMessage() {}
 
 func (x *DropSkillIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[0]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +116,7 @@ func (x *DropSkillIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropSkillIndexRequest.ProtoReflect.Descriptor instead.
 func (*DropSkillIndexRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *DropSkillIndexRequest) GetUser() string {
@@ -86,7 +141,7 @@ type DropSkillIndexResponse struct {
 
 func (x *DropSkillIndexResponse) Reset() {
 	*x = DropSkillIndexResponse{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[1]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +153,7 @@ func (x *DropSkillIndexResponse) String() string {
 func (*DropSkillIndexResponse) ProtoMessage() {}
 
 func (x *DropSkillIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[1]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,20 +166,372 @@ func (x *DropSkillIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropSkillIndexResponse.ProtoReflect.Descriptor instead.
 func (*DropSkillIndexResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+type SetUserSkillEnabledRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user whose settings change.
+	User string `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
+	// The skill as SkillsService addresses it (name, folder or /skills path).
+	Path          string `protobuf:"bytes,2,opt,name=path" json:"path,omitempty"`
+	Enabled       bool   `protobuf:"varint,3,opt,name=enabled" json:"enabled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserSkillEnabledRequest) Reset() {
+	*x = SetUserSkillEnabledRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserSkillEnabledRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserSkillEnabledRequest) ProtoMessage() {}
+
+func (x *SetUserSkillEnabledRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserSkillEnabledRequest.ProtoReflect.Descriptor instead.
+func (*SetUserSkillEnabledRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SetUserSkillEnabledRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *SetUserSkillEnabledRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetUserSkillEnabledRequest) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+type SetUserSkillEnabledResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Skill         *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserSkillEnabledResponse) Reset() {
+	*x = SetUserSkillEnabledResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserSkillEnabledResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserSkillEnabledResponse) ProtoMessage() {}
+
+func (x *SetUserSkillEnabledResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserSkillEnabledResponse.ProtoReflect.Descriptor instead.
+func (*SetUserSkillEnabledResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SetUserSkillEnabledResponse) GetSkill() *SkillSummary {
+	if x != nil {
+		return x.Skill
+	}
+	return nil
+}
+
+type PutLibraryFileRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Library *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	// Relative to the library's root, e.g. "docs/pdf/SKILL.md"; the same
+	// canonical spelling as virtual paths (no "..", "//", trailing "/").
+	Path string `protobuf:"bytes,2,opt,name=path" json:"path,omitempty"`
+	Data []byte `protobuf:"bytes,3,opt,name=data" json:"data,omitempty"`
+	// Store only while the current etag equals this.
+	IfMatch string `protobuf:"bytes,4,opt,name=if_match,json=ifMatch" json:"if_match,omitempty"`
+	// Store only if the file does not exist yet.
+	MustNotExist  bool `protobuf:"varint,5,opt,name=must_not_exist,json=mustNotExist" json:"must_not_exist,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutLibraryFileRequest) Reset() {
+	*x = PutLibraryFileRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutLibraryFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutLibraryFileRequest) ProtoMessage() {}
+
+func (x *PutLibraryFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutLibraryFileRequest.ProtoReflect.Descriptor instead.
+func (*PutLibraryFileRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PutLibraryFileRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *PutLibraryFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PutLibraryFileRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PutLibraryFileRequest) GetIfMatch() string {
+	if x != nil {
+		return x.IfMatch
+	}
+	return ""
+}
+
+func (x *PutLibraryFileRequest) GetMustNotExist() bool {
+	if x != nil {
+		return x.MustNotExist
+	}
+	return false
+}
+
+type PutLibraryFileResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Etag          string                 `protobuf:"bytes,1,opt,name=etag" json:"etag,omitempty"`
+	Size          int64                  `protobuf:"varint,2,opt,name=size" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutLibraryFileResponse) Reset() {
+	*x = PutLibraryFileResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutLibraryFileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutLibraryFileResponse) ProtoMessage() {}
+
+func (x *PutLibraryFileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutLibraryFileResponse.ProtoReflect.Descriptor instead.
+func (*PutLibraryFileResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PutLibraryFileResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
+func (x *PutLibraryFileResponse) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type DeleteLibraryFileRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Library       *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteLibraryFileRequest) Reset() {
+	*x = DeleteLibraryFileRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteLibraryFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteLibraryFileRequest) ProtoMessage() {}
+
+func (x *DeleteLibraryFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteLibraryFileRequest.ProtoReflect.Descriptor instead.
+func (*DeleteLibraryFileRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DeleteLibraryFileRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *DeleteLibraryFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type DeleteLibraryFileResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteLibraryFileResponse) Reset() {
+	*x = DeleteLibraryFileResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteLibraryFileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteLibraryFileResponse) ProtoMessage() {}
+
+func (x *DeleteLibraryFileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteLibraryFileResponse.ProtoReflect.Descriptor instead.
+func (*DeleteLibraryFileResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 var File_skillsvc_v1_admin_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\"C\n" +
+	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"8\n" +
+	"\n" +
+	"LibraryRef\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\"C\n" +
 	"\x15DropSkillIndexRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
 	"\x06shared\x18\x02 \x01(\bR\x06shared\"\x18\n" +
-	"\x16DropSkillIndexResponse2i\n" +
+	"\x16DropSkillIndexResponse\"^\n" +
+	"\x1aSetUserSkillEnabledRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
+	"\aenabled\x18\x03 \x01(\bR\aenabled\"N\n" +
+	"\x1bSetUserSkillEnabledResponse\x12/\n" +
+	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"\xb3\x01\n" +
+	"\x15PutLibraryFileRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x19\n" +
+	"\bif_match\x18\x04 \x01(\tR\aifMatch\x12$\n" +
+	"\x0emust_not_exist\x18\x05 \x01(\bR\fmustNotExist\"@\n" +
+	"\x16PutLibraryFileResponse\x12\x12\n" +
+	"\x04etag\x18\x01 \x01(\tR\x04etag\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\"a\n" +
+	"\x18DeleteLibraryFileRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x1b\n" +
+	"\x19DeleteLibraryFileResponse2\x92\x03\n" +
 	"\fAdminService\x12Y\n" +
-	"\x0eDropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x0eDropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n" +
+	"\x13SetUserSkillEnabled\x12'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n" +
+	"\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12b\n" +
+	"\x11DeleteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_admin_proto_rawDescOnce sync.Once
@@ -138,19 +545,36 @@ func file_skillsvc_v1_admin_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_admin_proto_rawDescData
 }
 
-var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_skillsvc_v1_admin_proto_goTypes = []any{
-	(*DropSkillIndexRequest)(nil),  // 0: skillsvc.v1.DropSkillIndexRequest
-	(*DropSkillIndexResponse)(nil), // 1: skillsvc.v1.DropSkillIndexResponse
+	(*LibraryRef)(nil),                  // 0: skillsvc.v1.LibraryRef
+	(*DropSkillIndexRequest)(nil),       // 1: skillsvc.v1.DropSkillIndexRequest
+	(*DropSkillIndexResponse)(nil),      // 2: skillsvc.v1.DropSkillIndexResponse
+	(*SetUserSkillEnabledRequest)(nil),  // 3: skillsvc.v1.SetUserSkillEnabledRequest
+	(*SetUserSkillEnabledResponse)(nil), // 4: skillsvc.v1.SetUserSkillEnabledResponse
+	(*PutLibraryFileRequest)(nil),       // 5: skillsvc.v1.PutLibraryFileRequest
+	(*PutLibraryFileResponse)(nil),      // 6: skillsvc.v1.PutLibraryFileResponse
+	(*DeleteLibraryFileRequest)(nil),    // 7: skillsvc.v1.DeleteLibraryFileRequest
+	(*DeleteLibraryFileResponse)(nil),   // 8: skillsvc.v1.DeleteLibraryFileResponse
+	(*SkillSummary)(nil),                // 9: skillsvc.v1.SkillSummary
 }
 var file_skillsvc_v1_admin_proto_depIdxs = []int32{
-	0, // 0: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
-	1, // 1: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	9, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	0, // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0, // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1, // 3: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
+	3, // 4: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
+	5, // 5: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
+	7, // 6: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
+	2, // 7: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
+	4, // 8: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
+	6, // 9: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
+	8, // 10: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
+	7, // [7:11] is the sub-list for method output_type
+	3, // [3:7] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_admin_proto_init() }
@@ -158,13 +582,14 @@ func file_skillsvc_v1_admin_proto_init() {
 	if File_skillsvc_v1_admin_proto != nil {
 		return
 	}
+	file_skillsvc_v1_skills_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_admin_proto_rawDesc), len(file_skillsvc_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

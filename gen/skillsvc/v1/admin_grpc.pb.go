@@ -19,19 +19,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_DropSkillIndex_FullMethodName = "/skillsvc.v1.AdminService/DropSkillIndex"
+	AdminService_DropSkillIndex_FullMethodName      = "/skillsvc.v1.AdminService/DropSkillIndex"
+	AdminService_SetUserSkillEnabled_FullMethodName = "/skillsvc.v1.AdminService/SetUserSkillEnabled"
+	AdminService_PutLibraryFile_FullMethodName      = "/skillsvc.v1.AdminService/PutLibraryFile"
+	AdminService_DeleteLibraryFile_FullMethodName   = "/skillsvc.v1.AdminService/DeleteLibraryFile"
 )
 
 // AdminServiceClient is the client API for AdminService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// AdminService is for operators, not agent workers: its calls carry no
-// worker identity (x-skillsvc-user, x-skillsvc-thread) and act on whichever
-// user the request names. Once token authentication exists it will be
-// restricted to an admin role; today every caller that reaches the port may
-// call it, which is acceptable because the worst it can do is make the next
-// call of a library list it afresh.
+// AdminService is for operators, not agent workers: its calls act on
+// whichever user (or the shared library) the request names. With
+// --auth.mode=jwt it needs an admin token (one whose scope claim holds
+// --auth.jwt.admin-scope); an agent token is PERMISSION_DENIED. In insecure
+// mode every caller may use it. Every call is written to the audit log.
 type AdminServiceClient interface {
 	// DropSkillIndex forgets every cached copy of one library's index, so a
 	// change made directly in the bucket (an `aws s3 sync` of many skills, say)
@@ -44,6 +46,17 @@ type AdminServiceClient interface {
 	// --skills.index-refresh, list afresh by then. Skill files are not
 	// touched, and SKILL.md heads, cached by ETag, need no dropping.
 	DropSkillIndex(ctx context.Context, in *DropSkillIndexRequest, opts ...grpc.CallOption) (*DropSkillIndexResponse, error)
+	// SetUserSkillEnabled is SkillsService.SetSkillEnabled for the named user.
+	SetUserSkillEnabled(ctx context.Context, in *SetUserSkillEnabledRequest, opts ...grpc.CallOption) (*SetUserSkillEnabledResponse, error)
+	// PutLibraryFile stores one file of a user's library or of the shared
+	// library (a SKILL.md, a reference, a script), atomically and optionally
+	// conditionally, and drops that library's index so the change is listed at
+	// once. Libraries can also be written with S3 tools; this is the way that
+	// needs no bucket credentials.
+	PutLibraryFile(ctx context.Context, in *PutLibraryFileRequest, opts ...grpc.CallOption) (*PutLibraryFileResponse, error)
+	// DeleteLibraryFile removes one file of a library (NOT_FOUND when absent)
+	// and drops that library's index.
+	DeleteLibraryFile(ctx context.Context, in *DeleteLibraryFileRequest, opts ...grpc.CallOption) (*DeleteLibraryFileResponse, error)
 }
 
 type adminServiceClient struct {
@@ -64,16 +77,45 @@ func (c *adminServiceClient) DropSkillIndex(ctx context.Context, in *DropSkillIn
 	return out, nil
 }
 
+func (c *adminServiceClient) SetUserSkillEnabled(ctx context.Context, in *SetUserSkillEnabledRequest, opts ...grpc.CallOption) (*SetUserSkillEnabledResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetUserSkillEnabledResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetUserSkillEnabled_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) PutLibraryFile(ctx context.Context, in *PutLibraryFileRequest, opts ...grpc.CallOption) (*PutLibraryFileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutLibraryFileResponse)
+	err := c.cc.Invoke(ctx, AdminService_PutLibraryFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) DeleteLibraryFile(ctx context.Context, in *DeleteLibraryFileRequest, opts ...grpc.CallOption) (*DeleteLibraryFileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteLibraryFileResponse)
+	err := c.cc.Invoke(ctx, AdminService_DeleteLibraryFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
 //
-// AdminService is for operators, not agent workers: its calls carry no
-// worker identity (x-skillsvc-user, x-skillsvc-thread) and act on whichever
-// user the request names. Once token authentication exists it will be
-// restricted to an admin role; today every caller that reaches the port may
-// call it, which is acceptable because the worst it can do is make the next
-// call of a library list it afresh.
+// AdminService is for operators, not agent workers: its calls act on
+// whichever user (or the shared library) the request names. With
+// --auth.mode=jwt it needs an admin token (one whose scope claim holds
+// --auth.jwt.admin-scope); an agent token is PERMISSION_DENIED. In insecure
+// mode every caller may use it. Every call is written to the audit log.
 type AdminServiceServer interface {
 	// DropSkillIndex forgets every cached copy of one library's index, so a
 	// change made directly in the bucket (an `aws s3 sync` of many skills, say)
@@ -86,6 +128,17 @@ type AdminServiceServer interface {
 	// --skills.index-refresh, list afresh by then. Skill files are not
 	// touched, and SKILL.md heads, cached by ETag, need no dropping.
 	DropSkillIndex(context.Context, *DropSkillIndexRequest) (*DropSkillIndexResponse, error)
+	// SetUserSkillEnabled is SkillsService.SetSkillEnabled for the named user.
+	SetUserSkillEnabled(context.Context, *SetUserSkillEnabledRequest) (*SetUserSkillEnabledResponse, error)
+	// PutLibraryFile stores one file of a user's library or of the shared
+	// library (a SKILL.md, a reference, a script), atomically and optionally
+	// conditionally, and drops that library's index so the change is listed at
+	// once. Libraries can also be written with S3 tools; this is the way that
+	// needs no bucket credentials.
+	PutLibraryFile(context.Context, *PutLibraryFileRequest) (*PutLibraryFileResponse, error)
+	// DeleteLibraryFile removes one file of a library (NOT_FOUND when absent)
+	// and drops that library's index.
+	DeleteLibraryFile(context.Context, *DeleteLibraryFileRequest) (*DeleteLibraryFileResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -98,6 +151,15 @@ type UnimplementedAdminServiceServer struct{}
 
 func (UnimplementedAdminServiceServer) DropSkillIndex(context.Context, *DropSkillIndexRequest) (*DropSkillIndexResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DropSkillIndex not implemented")
+}
+func (UnimplementedAdminServiceServer) SetUserSkillEnabled(context.Context, *SetUserSkillEnabledRequest) (*SetUserSkillEnabledResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetUserSkillEnabled not implemented")
+}
+func (UnimplementedAdminServiceServer) PutLibraryFile(context.Context, *PutLibraryFileRequest) (*PutLibraryFileResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PutLibraryFile not implemented")
+}
+func (UnimplementedAdminServiceServer) DeleteLibraryFile(context.Context, *DeleteLibraryFileRequest) (*DeleteLibraryFileResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteLibraryFile not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -138,6 +200,60 @@ func _AdminService_DropSkillIndex_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetUserSkillEnabled_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetUserSkillEnabledRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetUserSkillEnabled(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetUserSkillEnabled_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetUserSkillEnabled(ctx, req.(*SetUserSkillEnabledRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_PutLibraryFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutLibraryFileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).PutLibraryFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_PutLibraryFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).PutLibraryFile(ctx, req.(*PutLibraryFileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_DeleteLibraryFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteLibraryFileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DeleteLibraryFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DeleteLibraryFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DeleteLibraryFile(ctx, req.(*DeleteLibraryFileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -148,6 +264,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DropSkillIndex",
 			Handler:    _AdminService_DropSkillIndex_Handler,
+		},
+		{
+			MethodName: "SetUserSkillEnabled",
+			Handler:    _AdminService_SetUserSkillEnabled_Handler,
+		},
+		{
+			MethodName: "PutLibraryFile",
+			Handler:    _AdminService_PutLibraryFile_Handler,
+		},
+		{
+			MethodName: "DeleteLibraryFile",
+			Handler:    _AdminService_DeleteLibraryFile_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

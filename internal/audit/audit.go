@@ -1,0 +1,235 @@
+// Package audit writes the audit trail: one structured line per change
+// (write, edit, delete, upload, settings change, admin call) and per denied
+// request, saying who, which RPC, which path, the result and the request
+// ID. It has its own logger and output so it can be routed and kept apart
+// from the service log. Values from callers are escaped: a path cannot
+// forge a line or hide itself with control characters.
+package audit
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/requestid"
+)
+
+// Config chooses where audit lines go.
+type Config struct {
+	Output string `yaml:"output"`
+}
+
+// RegisterFlagsWithPrefix registers the flags, e.g. with prefix "audit.".
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	f.StringVar(&c.Output, prefix+"output", "stdout", `Where audit lines (JSON, one per change or denied request) go: "stdout", "stderr", a file path (appended), or "off". The service log is on stderr.`)
+}
+
+// Open returns the logger cfg describes and what to close at exit.
+func Open(cfg Config) (*Logger, io.Closer, error) {
+	switch cfg.Output {
+	case "off":
+		return nil, io.NopCloser(nil), nil
+	case "stdout":
+		return New(os.Stdout), io.NopCloser(nil), nil
+	case "stderr":
+		return New(os.Stderr), io.NopCloser(nil), nil
+	case "":
+		return nil, nil, errors.New("audit: output must not be empty (use off)")
+	}
+	f, err := os.OpenFile(cfg.Output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit: %w", err)
+	}
+	return New(f), f, nil
+}
+
+// Logger writes audit lines. A nil *Logger writes nothing.
+type Logger struct {
+	mu  sync.Mutex // one line at a time, whole
+	log *slog.Logger
+}
+
+// New returns a Logger writing JSON lines to w.
+func New(w io.Writer) *Logger {
+	return &Logger{log: slog.New(slog.NewJSONHandler(w, nil)).With("log", "audit")}
+}
+
+// changes are the RPCs that change what is stored; AdminService's calls
+// are all audited too.
+var changes = map[string]bool{
+	"/skillsvc.v1.FilesystemService/Write":       true,
+	"/skillsvc.v1.FilesystemService/Edit":        true,
+	"/skillsvc.v1.FilesystemService/Delete":      true,
+	"/skillsvc.v1.FilesystemService/Upload":      true,
+	"/skillsvc.v1.SkillsService/SetSkillEnabled": true,
+}
+
+// audited reports whether a call ending with code gets a line.
+func audited(method string, code codes.Code) bool {
+	return changes[method] || auth.AdminMethod(method) ||
+		code == codes.Unauthenticated || code == codes.PermissionDenied
+}
+
+// Record writes the line for one call: err is its final status error.
+// Its target is read from req (nil when unknown).
+func (l *Logger) Record(ctx context.Context, method string, req any, start time.Time, err error) {
+	if l == nil {
+		return
+	}
+	st := status.Convert(err)
+	if !audited(method, st.Code()) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", requestid.From(ctx)),
+		slog.String("rpc", method),
+	}
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		attrs = append(attrs, slog.String("user", clean(p.User)), slog.String("thread", clean(p.Thread)))
+		if p.Ticket != "" {
+			attrs = append(attrs, slog.String("ticket", clean(p.Ticket)))
+		}
+		if p.Subject != "" {
+			attrs = append(attrs, slog.String("subject", clean(p.Subject)))
+		}
+		attrs = append(attrs, slog.Bool("admin", p.Admin))
+	} else {
+		attrs = append(attrs, slog.Bool("authenticated", false))
+	}
+	attrs = append(attrs, target(req)...)
+	attrs = append(attrs, slog.String("result", st.Code().String()))
+	if st.Code() != codes.OK {
+		attrs = append(attrs, slog.String("error", clean(st.Message())))
+	}
+	attrs = append(attrs, slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
+}
+
+// target names what a request acts on.
+func target(req any) []slog.Attr {
+	var out []slog.Attr
+	switch r := req.(type) {
+	case nil:
+	case *skillsvcv1.UploadRequest:
+		if h := r.GetHeader(); h != nil {
+			out = append(out, slog.String("path", clean(h.GetPath())))
+		}
+	case *skillsvcv1.DropSkillIndexRequest:
+		if r.GetUser() != "" {
+			out = append(out, slog.String("target_user", clean(r.GetUser())))
+		}
+		if r.GetShared() {
+			out = append(out, slog.Bool("shared", true))
+		}
+	case interface{ GetPath() string }:
+		if p := r.GetPath(); p != "" {
+			out = append(out, slog.String("path", clean(p)))
+		}
+	}
+	if r, ok := req.(interface{ GetEnabled() bool }); ok {
+		out = append(out, slog.Bool("enabled", r.GetEnabled()))
+	}
+	return out
+}
+
+// maxValue bounds one value in a line.
+const maxValue = 1024
+
+// clean makes a caller's string safe for a line: invalid UTF-8, control
+// and bidirectional-formatting characters escaped as \x.. or \u...., and
+// at most maxValue bytes kept.
+func clean(s string) string {
+	ok := len(s) <= maxValue
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\\' {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < maxValue; {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			if r < 0x80 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	if b.Len() >= maxValue {
+		return b.String()[:maxValue] + "…"
+	}
+	return b.String()
+}
+
+// UnaryServerInterceptor records unary calls. It sits outside the error
+// table, so it sees the final status.
+func (l *Logger) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if l == nil {
+			return handler(ctx, req)
+		}
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		l.Record(ctx, info.FullMethod, req, start, err)
+		return resp, err
+	}
+}
+
+// StreamServerInterceptor records streaming calls; an upload's path comes
+// from its first message.
+func (l *Logger) StreamServerInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if l == nil {
+			return handler(srv, ss)
+		}
+		start := time.Now()
+		fs := &firstStream{ServerStream: ss}
+		err := handler(srv, fs)
+		l.Record(ss.Context(), info.FullMethod, fs.first, start, err)
+		return err
+	}
+}
+
+// firstStream keeps the first message received.
+type firstStream struct {
+	grpc.ServerStream
+	first any
+}
+
+func (s *firstStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil && s.first == nil {
+		s.first = m
+	}
+	return err
+}

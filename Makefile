@@ -47,10 +47,11 @@ bench-smoke:
 	go test -run='^$$' -bench=. -benchtime=1x ./...
 
 # Short fuzz runs on top of the seed corpora: the path resolver, and the
-# request bounds of Edit, Read, Glob, Grep and RenderSkill, and token verification.
+# request bounds of Edit, Read, Glob, Grep and RenderSkill, token verification,
+# claim parsing and JWKS parsing.
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve ./internal/vfs/:FuzzEdit ./internal/vfs/:FuzzReadOffsets \
 	./internal/vfs/:FuzzGlobPattern ./internal/vfs/:FuzzGrepPattern ./internal/skills/:FuzzRenderedSize \
-	./internal/auth/:FuzzJWT
+	./internal/auth/:FuzzJWT ./internal/auth/:FuzzClaims ./internal/auth/:FuzzJWKS
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

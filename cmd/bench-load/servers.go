@@ -144,6 +144,9 @@ func (c skillsvcConfig) args(bucket string) []string {
 		// The readiness probe would add storage requests to whatever case
 		// is running; an hour keeps it out of the counts.
 		"--probe.interval=1h",
+		// One user is the load: per-user limits would measure themselves.
+		"--limits.rate=0",
+		"--limits.concurrency=0",
 	}
 	if c.lruMaxBytes > 0 {
 		args = append(args, "--cache.lru.max-bytes="+strconv.FormatInt(c.lruMaxBytes, 10))

@@ -68,7 +68,9 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"--listen=127.0.0.1:0", "--log.format=json", "--log.level=debug"}, args...)
+	// Per-user limits are off unless a test sets them: many tests load one
+	// user on purpose. The last flag wins, so a test's own args override.
+	args = append([]string{"--listen=127.0.0.1:0", "--log.format=json", "--log.level=debug", "--limits.rate=0", "--limits.concurrency=0"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)

@@ -10,13 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/quota"
 )
 
 var aliceID = mounts.Identity{User: "alice", Thread: "t1"}
@@ -306,5 +309,41 @@ func TestAudit(t *testing.T) {
 	}
 	if strings.Count(buf.String(), "\n") != len(last) {
 		t.Errorf("a value broke a line: %q", buf.String())
+	}
+}
+
+// TestLimitsThroughChain: a user over its rate gets RESOURCE_EXHAUSTED
+// with RetryInfo through the real interceptor chain; another user does not.
+func TestLimitsThroughChain(t *testing.T) {
+	cfg := quota.DefaultConfig()
+	cfg.Rate, cfg.Burst = 0.001, 2 // two calls, then a long wait
+	l, err := quota.New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	c, _ := startSkills(t, options{limits: l})
+	list := func(ctx context.Context) error {
+		_, err := c.fs.List(ctx, &skillsvcv1.ListRequest{Path: "/workspace"})
+		return err
+	}
+	for i := range 2 {
+		if err := list(asAlice(t)); err != nil {
+			t.Fatalf("call %d within the burst: %v", i, err)
+		}
+	}
+	err = list(asAlice(t))
+	wantCode(t, "third call", err, codes.ResourceExhausted)
+	var delay time.Duration
+	for _, d := range status.Convert(err).Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			delay = ri.GetRetryDelay().AsDuration()
+		}
+	}
+	if delay < time.Second {
+		t.Errorf("RetryInfo delay = %v, want the time to the next token (over a second)", delay)
+	}
+	if err := list(as(t, auth.UserKey, "bob", auth.ThreadKey, "t1")); err != nil {
+		t.Errorf("bob limited by alice's calls: %v", err)
 	}
 }

@@ -20,4 +20,13 @@ ENTRYPOINT ["/usr/local/bin/skillsvc"]
 # Flags win over SKILLSVC_* variables, so these two override SKILLSVC_LISTEN
 # and SKILLSVC_LOG_FORMAT: to change them, pass arguments instead. Configure
 # everything else with the environment.
+#
+# Authentication is deliberately left to the deployment. The default mode,
+# insecure, trusts caller-supplied identity and is refused on a non-loopback
+# listener such as 0.0.0.0, so this image alone exits at start with an error
+# saying so. Each deployment must choose: SKILLSVC_AUTH_MODE=jwt with a key
+# (SKILLSVC_AUTH_JWT_SECRET_FILE, _PUBLIC_KEY_FILE, _JWKS_FILE or _JWKS_URL;
+# the Helm chart's default), or, only where something else authenticates
+# every caller or the port is reachable from the host alone (docker-compose.yml),
+# SKILLSVC_AUTH_ALLOW_INSECURE_REMOTE=true. Never set the latter here.
 CMD ["--listen=0.0.0.0:7070", "--log.format=json"]

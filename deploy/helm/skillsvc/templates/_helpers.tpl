@@ -58,3 +58,71 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- add $shutdown 15 }}
 {{- end }}
 {{- end }}
+
+{{/* Where the chart mounts key, certificate and overrides files. */}}
+{{- define "skillsvc.jwtDir" -}}/etc/skillsvc/jwt{{- end }}
+{{- define "skillsvc.tlsDir" -}}/etc/skillsvc/tls{{- end }}
+{{- define "skillsvc.clientCADir" -}}/etc/skillsvc/tls-client-ca{{- end }}
+{{- define "skillsvc.limitsDir" -}}/etc/skillsvc/limits{{- end }}
+
+{{/* "true" when insecure mode may serve on the pod's 0.0.0.0 listener. Only a real true (or "true") counts. */}}
+{{- define "skillsvc.allowInsecureRemote" -}}
+{{- if eq (toString .Values.auth.allowInsecureRemote) "true" }}true{{ end }}
+{{- end }}
+
+{{/* The client CA file: ca.crt of tls.clientCASecret, else of tls.existingSecret. */}}
+{{- define "skillsvc.clientCAFile" -}}
+{{- if .Values.tls.clientCASecret }}
+{{- printf "%s/ca.crt" (include "skillsvc.clientCADir" .) }}
+{{- else }}
+{{- printf "%s/ca.crt" (include "skillsvc.tlsDir" .) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Refuses, at render time, the settings skillsvc would refuse at start-up (or
+that would keep the pod from starting), naming the values to change.
+*/}}
+{{- define "skillsvc.validate" -}}
+{{- $auth := .Values.auth }}
+{{- $mode := toString $auth.mode }}
+{{- if eq $mode "jwt" }}
+{{- $jwt := $auth.jwt | default dict }}
+{{- $files := $jwt.files | default dict }}
+{{- $anyFile := or $files.secret $files.publicKey $files.jwks }}
+{{- if and $jwt.existingSecret (not $anyFile) }}
+{{- fail (printf "auth.jwt.existingSecret (%s) is set but no key of it is used: set auth.jwt.files.secret (HS256 secret), auth.jwt.files.publicKey (PEM) and/or auth.jwt.files.jwks (JWKS) to the Secret's key names" $jwt.existingSecret) }}
+{{- end }}
+{{- if and $anyFile (not $jwt.existingSecret) }}
+{{- fail "auth.jwt.files.* name keys of auth.jwt.existingSecret, which is empty: set it to the Secret holding them" }}
+{{- end }}
+{{- if not (or $anyFile $jwt.jwksUrl) }}
+{{- fail "auth.mode=jwt needs a key to verify tokens: set auth.jwt.existingSecret together with auth.jwt.files.secret (HS256 secret), auth.jwt.files.publicKey (PEM) or auth.jwt.files.jwks (JWKS), and/or auth.jwt.jwksUrl. (Only if a mesh or gateway already authenticates every caller: auth.mode=insecure with auth.allowInsecureRemote=true.)" }}
+{{- end }}
+{{- else if eq $mode "insecure" }}
+{{- if not (include "skillsvc.allowInsecureRemote" .) }}
+{{- fail "auth.mode=insecure trusts the x-skillsvc-* identity metadata as sent, so skillsvc refuses it on the pod's 0.0.0.0 listener: use auth.mode=jwt, or set auth.allowInsecureRemote=true if a mesh or gateway already authenticates every caller" }}
+{{- end }}
+{{- else }}
+{{- fail (printf "auth.mode must be jwt or insecure, not %q" $mode) }}
+{{- end }}
+{{- if and .Values.tls.enabled (not .Values.tls.existingSecret) }}
+{{- fail "tls.enabled needs tls.existingSecret: a kubernetes.io/tls Secret with tls.crt and tls.key (and ca.crt for tls.clientCA), e.g. a cert-manager Certificate's secretName" }}
+{{- end }}
+{{- if and .Values.metrics.enabled .Values.metrics.tls (not .Values.tls.enabled) }}
+{{- fail "metrics.tls serves /metrics with the gRPC listener's certificate: it needs tls.enabled and tls.existingSecret" }}
+{{- end }}
+{{- range $user, $o := .Values.limits.overrides }}
+{{- if not (or (kindIs "invalid" $o) (kindIs "map" $o)) }}
+{{- fail (printf "limits.overrides.%s must be a map of rate, burst and concurrency" $user) }}
+{{- end }}
+{{- range $k, $_ := $o }}
+{{- if not (has $k (list "rate" "burst" "concurrency")) }}
+{{- fail (printf "limits.overrides.%s.%s: only rate, burst and concurrency can be overridden" $user $k) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if not .Values.audit.output }}
+{{- fail "audit.output must not be empty: stdout, stderr, off or a file path under /tmp" }}
+{{- end }}
+{{- end }}

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -60,8 +59,7 @@ func Open(cfg Config) (*Logger, io.Closer, error) {
 
 // Logger writes audit lines. A nil *Logger writes nothing.
 type Logger struct {
-	mu  sync.Mutex // one line at a time, whole
-	log *slog.Logger
+	log *slog.Logger // the JSON handler writes each line whole
 }
 
 // New returns a Logger writing JSON lines to w.
@@ -117,8 +115,6 @@ func (l *Logger) Record(ctx context.Context, method string, req any, start time.
 		attrs = append(attrs, slog.String("error", clean(st.Message())))
 	}
 	attrs = append(attrs, slog.Int64("duration_ms", time.Since(start).Milliseconds()))
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.log.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
 }
 

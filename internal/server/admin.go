@@ -4,7 +4,6 @@ import (
 	"context"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
@@ -22,16 +21,9 @@ func NewAdmin(c *skills.Catalog) *Admin {
 	return &Admin{catalog: c}
 }
 
-// DropSkillIndex implements AdminService. The catalog validates the user ID.
+// DropSkillIndex implements AdminService. The catalog validates the reference.
 func (a *Admin) DropSkillIndex(ctx context.Context, req *skillsvcv1.DropSkillIndexRequest) (*skillsvcv1.DropSkillIndexResponse, error) {
-	lib := skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared()}
-	var err error
-	if lib.Shared && lib.User == "" {
-		err = a.catalog.DropSharedIndex(ctx)
-	} else if err = lib.Validate(); err == nil {
-		err = a.catalog.DropIndex(ctx, lib.User)
-	}
-	if err != nil {
+	if err := a.catalog.DropLibraryIndex(ctx, skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared()}); err != nil {
 		return nil, err
 	}
 	return &skillsvcv1.DropSkillIndexResponse{}, nil
@@ -39,12 +31,7 @@ func (a *Admin) DropSkillIndex(ctx context.Context, req *skillsvcv1.DropSkillInd
 
 // SetUserSkillEnabled implements AdminService.
 func (a *Admin) SetUserSkillEnabled(ctx context.Context, req *skillsvcv1.SetUserSkillEnabledRequest) (*skillsvcv1.SetUserSkillEnabledResponse, error) {
-	if err := mounts.ValidateID("user", req.GetUser()); err != nil {
-		return nil, err
-	}
-	// The catalog reads a user's library and settings by user alone; the
-	// thread only satisfies the identity's shape.
-	sk, err := a.catalog.SetEnabled(ctx, mounts.Identity{User: req.GetUser(), Thread: "admin"}, req.GetPath(), req.GetEnabled())
+	sk, err := a.catalog.SetUserEnabled(ctx, req.GetUser(), req.GetPath(), req.GetEnabled())
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -345,5 +347,41 @@ func TestLimitsThroughChain(t *testing.T) {
 	}
 	if err := list(as(t, auth.UserKey, "bob", auth.ThreadKey, "t1")); err != nil {
 		t.Errorf("bob limited by alice's calls: %v", err)
+	}
+}
+
+// TestRequestIDAndCallLog: the call's request ID comes back in the
+// response header (the caller's when well-formed), and the service log's
+// rpc line names the request ID and the authenticated user, which the
+// logging interceptor, outside authentication, learns through auth.Track.
+func TestRequestIDAndCallLog(t *testing.T) {
+	var logs syncBuffer
+	c, _ := startSkills(t, options{log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	var hdr metadata.MD
+	ctx := metadata.AppendToOutgoingContext(asAlice(t), "x-request-id", "trace-42")
+	if _, err := c.fs.List(ctx, &skillsvcv1.ListRequest{Path: "/workspace"}, grpc.Header(&hdr)); err != nil {
+		t.Fatal(err)
+	}
+	if got := hdr.Get("x-request-id"); len(got) != 1 || got[0] != "trace-42" {
+		t.Errorf("x-request-id header = %q, want the caller's trace-42", got)
+	}
+	if _, err := c.fs.List(asAlice(t), &skillsvcv1.ListRequest{Path: "/workspace"}, grpc.Header(&hdr)); err != nil {
+		t.Fatal(err)
+	}
+	if got := hdr.Get("x-request-id"); len(got) != 1 || len(got[0]) != 32 {
+		t.Errorf("x-request-id header = %q, want a new 32-digit ID", got)
+	}
+	var found bool
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil && rec["msg"] == "rpc" && rec["request_id"] == "trace-42" {
+			found = true
+			if rec["user"] != "alice" || rec["thread"] != "t1" {
+				t.Errorf("rpc log line %v does not name alice in t1", rec)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no rpc log line with request_id trace-42 in %s", logs.String())
 	}
 }

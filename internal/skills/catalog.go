@@ -532,12 +532,24 @@ func (c *Catalog) libraryKey(l LibraryRef, rel string) (layer, string, error) {
 	return ly, ly.prefix + rel, nil
 }
 
-// dropLayer makes a change to l visible to the next call.
-func (c *Catalog) dropLayer(ctx context.Context, l LibraryRef) error {
+// DropLibraryIndex is DropIndex or DropSharedIndex for the library l
+// names, so a change to it is visible to the next call.
+func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
 	if l.Shared {
 		return c.DropSharedIndex(ctx)
 	}
 	return c.DropIndex(ctx, l.User)
+}
+
+// SetUserEnabled is SetEnabled for an operator acting for user.
+func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (Skill, error) {
+	if err := mounts.ValidateID("user", user); err != nil {
+		return Skill{}, err
+	}
+	return c.SetEnabled(ctx, operator(user), ref, enabled)
 }
 
 // PutLibraryFile stores data at rel in the library (atomically, under
@@ -554,7 +566,7 @@ func (c *Catalog) PutLibraryFile(ctx context.Context, l LibraryRef, rel string, 
 	case err != nil:
 		return objstore.Attributes{}, libraryErr(err, rel)
 	}
-	return attrs, c.dropLayer(ctx, l)
+	return attrs, c.DropLibraryIndex(ctx, l)
 }
 
 // DeleteLibraryFile removes rel from the library and drops its index.
@@ -569,7 +581,7 @@ func (c *Catalog) DeleteLibraryFile(ctx context.Context, l LibraryRef, rel strin
 	if err := c.bucket.Delete(ctx, key); err != nil {
 		return libraryErr(err, rel)
 	}
-	return c.dropLayer(ctx, l)
+	return c.DropLibraryIndex(ctx, l)
 }
 
 // libraryErr restates a storage error about rel without the key.

@@ -101,7 +101,14 @@ func (vs *views) layers(id mounts.Identity) (own, shared layer, err error) {
 // the skills mount depends on the user alone (Config.Validate), so any
 // valid thread renders it.
 func (vs *views) userLayers(user string) (own, shared layer, err error) {
-	return vs.layers(mounts.Identity{User: user, Thread: "index"})
+	return vs.layers(operator(user))
+}
+
+// operator is the identity under which an operator's call reads a user's
+// library and settings: those depend on the user alone, and the thread only
+// gives the identity its required shape.
+func operator(user string) mounts.Identity {
+	return mounts.Identity{User: user, Thread: "index"}
 }
 
 // get returns the caller's view.

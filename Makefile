@@ -9,7 +9,17 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 
 GO_TEST_FLAGS ?= -race -count=1
 
-.PHONY: all run build tools generate check-generate lint test test-go bench-smoke fuzz bench bench-load clean
+.PHONY: all run build tools generate check-generate lint test test-go test-clients test-python test-ts \
+	pyenv tsenv bench-smoke fuzz bench bench-load clean
+
+# The client packages' tests run in a project-local virtual environment and
+# clients/ts/node_modules, installed from the pinned requirements and the
+# committed lockfile.
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+# The clients' test suites start the real binary on MinIO through testenv.
+export SKILLSVC_BIN := $(CURDIR)/bin/skillsvc
+export SKILLSVC_TESTENV := $(CURDIR)/bin/testenv
 
 all: build
 
@@ -19,27 +29,56 @@ run:
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/skillsvc ./cmd/skillsvc
 
+# testenv starts MinIO and the skillsvc binary for the client test suites.
+bin/testenv: build
+	go build -o bin/testenv ./cmd/testenv
+
+# Recreated when the pinned requirements change.
+pyenv: $(VENV)/.stamp
+$(VENV)/.stamp: clients/python/requirements-test.txt clients/python/pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-test.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e clients/python
+	touch $@
+
+tsenv: clients/ts/node_modules/.stamp
+clients/ts/node_modules/.stamp: clients/ts/package-lock.json
+	cd clients/ts && npm ci --no-audit --no-fund
+	touch $@
+
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
-generate: tools
+generate: tools pyenv tsenv
 	buf lint
 	buf generate
+	clients/python/scripts/generate.sh $(PY)
+	cd clients/ts && npm run --silent generate
+
+GENERATED := gen/ clients/python/src/skillsvc/v1/ clients/ts/src/gen/
 
 # Fails when the committed generated code differs from what generate makes.
 check-generate: generate
-	@git diff --exit-code -- gen/ || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
-	@test -z "$$(git status --porcelain -- gen/)" || { git status --porcelain -- gen/; echo "untracked generated files: run make generate and commit" >&2; exit 1; }
+	@git diff --exit-code -- $(GENERATED) || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "untracked generated files: run make generate and commit" >&2; exit 1; }
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 	go mod tidy -diff
 	go vet ./...
 
-test: tools check-generate lint test-go bench-smoke fuzz
+test: tools check-generate lint test-go test-clients bench-smoke fuzz
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
+
+test-clients: test-python test-ts
+
+test-python: pyenv bin/testenv
+	cd clients/python && $(PY) -m pytest -q tests ../../examples/python
+
+test-ts: tsenv bin/testenv
+	cd clients/ts && npm test
 
 # Every benchmark once, so they keep working; timings come from `make bench`.
 bench-smoke:

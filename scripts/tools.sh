@@ -8,12 +8,14 @@ set -euo pipefail
 TOOLS_BIN=${TOOLS_BIN:-$(pwd)/.tools/bin}
 mkdir -p "$TOOLS_BIN"
 
-# name  module@version (keep protoc-gen-go in step with google.golang.org/protobuf in go.mod)
+# name  module@version (keep protoc-gen-go and protoc-gen-grpc-gateway in step
+# with google.golang.org/protobuf and grpc-gateway/v2 in go.mod)
 TOOLS=(
 	"minio github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 	"buf github.com/bufbuild/buf/cmd/buf@v1.75.0"
 	"protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12"
 	"protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2"
+	"protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@v2.33.0"
 )
 
 for entry in "${TOOLS[@]}"; do
@@ -34,6 +36,11 @@ missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v aws >/dev/null 2>&1 || missing+=(awscli)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+# Python (with venv) and Node.js with npm for the client packages' tests.
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if ((${#missing[@]})); then
 	echo "tools: installing ${missing[*]} from apt" >&2
 	sudo=""

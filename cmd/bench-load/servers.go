@@ -133,6 +133,7 @@ func (c skillsvcConfig) args(bucket string) []string {
 	args := []string{
 		"--listen=127.0.0.1:0",
 		"--metrics.listen=127.0.0.1:0",
+		"--http.listen=",
 		"--log.format=json",
 		"--log.level=info",
 		"--storage=s3",

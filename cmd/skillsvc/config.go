@@ -24,6 +24,7 @@ import (
 // flag can also be set as SKILLSVC_<NAME> (upper case, "." and "-" as "_").
 type Config struct {
 	Listen          string
+	HTTPListen      string
 	MetricsListen   string
 	MetricsTLS      bool
 	MetricsAdmin    bool
@@ -47,6 +48,7 @@ type Config struct {
 // RegisterFlags registers all flags with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.Listen, "listen", "127.0.0.1:7070", "gRPC listen address.")
+	f.StringVar(&c.HTTPListen, "http.listen", "127.0.0.1:7080", "HTTP address serving MCP at /mcp and every RPC as JSON at POST /skillsvc.v1.<Service>/<Method>; empty disables it.")
 	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
 	f.BoolVar(&c.MetricsTLS, "metrics.tls", false, "Serve metrics over HTTPS with the --tls.* certificate (and client-certificate check).")
 	f.BoolVar(&c.MetricsAdmin, "metrics.require-admin", false, "Serve metrics only to callers with an admin token (in jwt mode); otherwise the metrics port is unauthenticated.")
@@ -85,8 +87,13 @@ func (c *Config) Validate() error {
 	if err := c.Auth.Validate(); err != nil {
 		return err
 	}
-	if err := c.Auth.CheckListener(c.Listen); err != nil {
-		return err
+	for _, addr := range []string{c.Listen, c.HTTPListen} {
+		if addr == "" {
+			continue
+		}
+		if err := c.Auth.CheckListener(addr); err != nil {
+			return err
+		}
 	}
 	if err := c.TLS.Validate(); err != nil {
 		return err

@@ -53,11 +53,12 @@ var binary = sync.OnceValues(func() (string, error) {
 
 // proc is a running skillsvc binary.
 type proc struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan error
-	logs *bytes.Buffer
-	mu   *sync.Mutex
+	cmd      *exec.Cmd
+	addr     string
+	httpAddr string // the JSON and MCP listener
+	done     chan error
+	logs     *bytes.Buffer
+	mu       *sync.Mutex
 }
 
 // startBinary runs skillsvc with args on a free port and waits for its
@@ -70,7 +71,7 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 	}
 	// Per-user limits are off unless a test sets them: many tests load one
 	// user on purpose. The last flag wins, so a test's own args override.
-	args = append([]string{"--listen=127.0.0.1:0", "--log.format=json", "--log.level=debug", "--limits.rate=0", "--limits.concurrency=0"}, args...)
+	args = append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0", "--log.format=json", "--log.level=debug", "--limits.rate=0", "--limits.concurrency=0"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
@@ -82,8 +83,9 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, done: make(chan error, 1), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	addrc := make(chan string, 1)
+	addrc := make(chan [2]string, 1) // gRPC and HTTP addresses
 	go func() {
+		var httpAddr string
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Bytes()
@@ -92,8 +94,13 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 			p.logs.WriteByte('\n')
 			p.mu.Unlock()
 			var rec struct{ Msg, Addr string }
-			if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" {
-				addrc <- rec.Addr
+			if json.Unmarshal(line, &rec) == nil {
+				switch rec.Msg {
+				case "serving http": // logged before "serving"
+					httpAddr = rec.Addr
+				case "serving":
+					addrc <- [2]string{rec.Addr, httpAddr}
+				}
 			}
 		}
 		p.done <- cmd.Wait()
@@ -103,7 +110,8 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 		<-p.done
 	})
 	select {
-	case p.addr = <-addrc:
+	case a := <-addrc:
+		p.addr, p.httpAddr = a[0], a[1]
 	case err := <-p.done:
 		p.done <- err
 		t.Fatalf("skillsvc exited before serving: %v\n%s", err, p.output())

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -180,19 +181,23 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(grpcMetrics)
 	opts := server.Options(server.Chain{Log: log, Auth: authn, Metrics: grpcMetrics, Audit: auditLog, Limits: limits})
+	var creds []grpc.ServerOption
 	if tlsSrv != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsSrv.TLSConfig())))
+		creds = append(creds, grpc.Creds(credentials.NewTLS(tlsSrv.TLSConfig())))
 	}
-	srv := grpc.NewServer(opts...)
-	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
-	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.VFS.ChunkSize))
-	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))
+	services := func(s grpc.ServiceRegistrar) {
+		skillsvcv1.RegisterFilesystemServiceServer(s, server.NewFilesystem(fs, cfg.VFS.ChunkSize))
+		skillsvcv1.RegisterSkillsServiceServer(s, server.NewSkills(lib, cfg.VFS.ChunkSize))
+		skillsvcv1.RegisterAdminServiceServer(s, server.NewAdmin(lib.Catalog))
+	}
+	srv := grpc.NewServer(append(opts, creds...)...)
+	services(srv)
 	healthSrv := health.NewServer()
 	healthpb.RegisterHealthServer(srv, healthSrv)
 	reflection.Register(srv)
 	grpcMetrics.InitializeMetrics(srv)
 
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	var metricsSrv *http.Server
 	if cfg.MetricsListen != "" {
 		mlis, err := net.Listen("tcp", cfg.MetricsListen)
@@ -212,6 +217,35 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			serve = func() error { return metricsSrv.ServeTLS(mlis, "", "") }
 		}
 		log.Info("serving metrics", "addr", mlis.Addr().String(), "tls", cfg.MetricsTLS)
+		go func() {
+			if err := serve(); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	var httpSrv *http.Server
+	if cfg.HTTPListen != "" {
+		// The HTTP endpoints call the services through an in-process copy
+		// of the gRPC server with the same options (less TLS: nothing
+		// leaves the process), so they share every interceptor.
+		conn, stopLoopback, err := server.Loopback(opts, services)
+		if err != nil {
+			return err
+		}
+		defer stopLoopback()
+		if httpSrv, err = newHTTPServer(ctx, cfg, conn, log); err != nil {
+			return err
+		}
+		hlis, err := net.Listen("tcp", cfg.HTTPListen)
+		if err != nil {
+			return err
+		}
+		serve := func() error { return httpSrv.Serve(hlis) }
+		if tlsSrv != nil {
+			httpSrv.TLSConfig = tlsSrv.TLSConfig()
+			serve = func() error { return httpSrv.ServeTLS(hlis, "", "") }
+		}
+		log.Info("serving http", "addr", hlis.Addr().String(), "tls", tlsSrv != nil)
 		go func() {
 			if err := serve(); !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
@@ -252,6 +286,16 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopProbe()
 	healthSrv.Shutdown()
+	var httpDone sync.WaitGroup
+	if httpSrv != nil {
+		httpDone.Go(func() {
+			shutCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			if err := httpSrv.Shutdown(shutCtx); err != nil {
+				httpSrv.Close()
+			}
+		})
+	}
 	done := make(chan struct{})
 	go func() { srv.GracefulStop(); close(done) }()
 	select {
@@ -260,6 +304,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("graceful stop timed out; closing connections")
 		srv.Stop()
 	}
+	httpDone.Wait()
 	if metricsSrv != nil {
 		// Metrics stay up until the drain ends, so it can be watched.
 		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

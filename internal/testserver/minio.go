@@ -188,6 +188,11 @@ func probeResult(resp *http.Response, err error) string {
 // a warning for each.
 func (m *MinIO) Client(t testing.TB) *s3.Client {
 	t.Helper()
+	return m.S3()
+}
+
+// S3 is Client for code outside tests.
+func (m *MinIO) S3() *s3.Client {
 	region := m.Region
 	if region == "" {
 		region = minioRegion

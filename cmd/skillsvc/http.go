@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/skillsvc/skillsvc/internal/gateway"
+)
+
+// newHTTPServer serves the HTTP endpoints over conn, a connection to the
+// in-process gRPC server: every RPC as JSON (internal/gateway).
+func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, log *slog.Logger) (*http.Server, error) {
+	jsonAPI, err := gateway.New(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
+	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
+	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}, nil
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// jsonCase is one request sent both over gRPC and as JSON over HTTP.
+type jsonCase struct {
+	method string // Service/Method, without the package
+	body   string // the request in the protobuf JSON mapping
+	want   codes.Code
+	anon   bool // no identity headers
+}
+
+// TestJSONOverHTTPEndToEndMinIO sends every unary RPC of the three
+// services, succeeding and failing, once over gRPC (as thread tg; admin
+// calls for user ag) and once as JSON over HTTP (as thread th; admin calls
+// for user ah), so writes do not collide: each must end
+// with the same code, the HTTP status grpc-gateway maps that code to, and
+// on success the same response.
+func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	put := s3Put(t, srv, bucket)
+	put("alice/skills/writing/release-notes/SKILL.md", "---\nname: release-notes\ndescription: Write release notes. Use for changelogs.\n---\n# Release notes\nGroup changes. $ARGUMENTS\n")
+	put("alice/skills/writing/release-notes/references/style.md", "# Style\nShort lines.\n")
+	put("alice/skills/data/csv-summary/SKILL.md", "---\nname: csv-summary\ndescription: Summarize CSV files.\n---\n# CSV\n")
+	p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket)...)
+
+	cases := []jsonCase{
+		{method: "FilesystemService/Write", body: `{"path":"/workspace/a.md","content":"one\ntwo\n"}`},
+		{method: "FilesystemService/Write", body: `{"path":"/workspace/a.md","content":"x","mustNotExist":true}`, want: codes.AlreadyExists},
+		{method: "FilesystemService/Write", body: `{"path":"/workspace/a.md","content":"x","ifMatch":"\"nope\""}`, want: codes.FailedPrecondition},
+		{method: "FilesystemService/Write", body: `{"path":"/skills/x.md","content":"x"}`, want: codes.PermissionDenied},
+		{method: "FilesystemService/Write", body: `{"path":"/workspace/../etc","content":"x"}`, want: codes.InvalidArgument},
+		{method: "FilesystemService/Stat", body: `{"path":"/workspace/a.md"}`},
+		{method: "FilesystemService/Read", body: `{"path":"/workspace/a.md","lineNumbers":true}`},
+		{method: "FilesystemService/Read", body: `{"path":"/workspace/missing.md"}`, want: codes.NotFound},
+		{method: "FilesystemService/Edit", body: `{"path":"/workspace/a.md","oldString":"two","newString":"2"}`},
+		{method: "FilesystemService/Edit", body: `{"path":"/workspace/a.md","oldString":"absent","newString":"2"}`, want: codes.FailedPrecondition},
+		{method: "FilesystemService/List", body: `{"path":"/workspace","pageSize":10}`},
+		{method: "FilesystemService/List", body: `{"path":"/elsewhere"}`, want: codes.NotFound},
+		{method: "FilesystemService/Glob", body: `{"pattern":"**/*.md","path":"/skills"}`},
+		{method: "FilesystemService/Grep", body: `{"pattern":"Group","path":"/skills"}`},
+		{method: "FilesystemService/Grep", body: `{"pattern":"(","regex":true}`, want: codes.InvalidArgument},
+		{method: "FilesystemService/Delete", body: `{"path":"/workspace/a.md"}`},
+		{method: "FilesystemService/Delete", body: `{"path":"/workspace/a.md"}`, want: codes.NotFound},
+		{method: "FilesystemService/List", body: `{"path":"/workspace"}`, anon: true, want: codes.Unauthenticated},
+		{method: "SkillsService/ListCategories", body: `{}`},
+		{method: "SkillsService/ListSkills", body: `{"pageSize":1}`},
+		{method: "SkillsService/ListSkills", body: `{"pageToken":"garbage"}`, want: codes.InvalidArgument},
+		{method: "SkillsService/FormatSkills", body: `{"format":"markdown"}`},
+		{method: "SkillsService/FormatSkills", body: `{"format":"toml"}`, want: codes.InvalidArgument},
+		{method: "SkillsService/GetSkill", body: `{"path":"release-notes"}`},
+		{method: "SkillsService/GetSkill", body: `{"path":"no-such-skill"}`, want: codes.NotFound},
+		{method: "SkillsService/RenderSkill", body: `{"path":"release-notes","arguments":"v1.2"}`},
+		{method: "SkillsService/ReadSkillFile", body: `{"path":"release-notes","file":"references/style.md"}`},
+		{method: "SkillsService/ReadSkillFile", body: `{"path":"release-notes","file":"../csv-summary/SKILL.md"}`, want: codes.InvalidArgument},
+		{method: "SkillsService/SearchSkills", body: `{"query":"changelog release"}`},
+		{method: "SkillsService/SetSkillEnabled", body: `{"path":"csv-summary","enabled":true}`},
+		{method: "SkillsService/SetSkillEnabled", body: `{"path":"nope","enabled":false}`, want: codes.NotFound},
+		{method: "AdminService/PutLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md","data":"` + b64("---\nname: notes\ndescription: Notes.\n---\n") + `"}`},
+		{method: "AdminService/PutLibraryFile", body: `{"library":{"user":"$USER"},"path":"../bob/x"}`, want: codes.InvalidArgument},
+		{method: "AdminService/DropSkillIndex", body: `{"user":"$USER"}`},
+		{method: "AdminService/DropSkillIndex", body: `{}`, want: codes.InvalidArgument},
+		{method: "AdminService/SetUserSkillEnabled", body: `{"user":"$USER","path":"notes","enabled":true}`},
+		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`},
+		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`, want: codes.NotFound},
+	}
+	requireEveryUnaryRPC(t, cases)
+
+	conn := dial(t, p.addr)
+	for i, c := range cases {
+		t.Run(strconv.Itoa(i)+"_"+c.method, func(t *testing.T) {
+			md, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName("skillsvc.v1." + strings.ReplaceAll(c.method, "/", ".")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := md.(protoreflect.MethodDescriptor)
+			// Over gRPC.
+			req := dynamicpb.NewMessage(m.Input())
+			if err := protojson.Unmarshal([]byte(strings.ReplaceAll(c.body, "$USER", "ag")), req); err != nil {
+				t.Fatalf("case body: %v", err)
+			}
+			grpcResp := dynamicpb.NewMessage(m.Output())
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if !c.anon {
+				ctx = as(ctx, "alice", "tg", "")
+			}
+			err = conn.Invoke(ctx, "/skillsvc.v1."+c.method, req, grpcResp)
+			if got := status.Code(err); got != c.want {
+				t.Fatalf("gRPC: %v, want %v", err, c.want)
+			}
+			// As JSON over HTTP.
+			hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1."+c.method, strings.NewReader(strings.ReplaceAll(c.body, "$USER", "ah")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hreq.Header.Set("Content-Type", "application/json")
+			if !c.anon {
+				hreq.Header.Set("X-Skillsvc-User", "alice")
+				hreq.Header.Set("X-Skillsvc-Thread", "th")
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want := runtime.HTTPStatusFromCode(c.want); resp.StatusCode != want {
+				t.Fatalf("HTTP %d, want %d (%v): %s", resp.StatusCode, want, c.want, body)
+			}
+			if resp.Header.Get("X-Request-Id") == "" {
+				t.Error("no X-Request-Id in the response")
+			}
+			if c.want != codes.OK {
+				var st struct {
+					Code    codes.Code
+					Message string
+				}
+				if err := json.Unmarshal(body, &st); err != nil || st.Code != c.want || st.Message == "" {
+					t.Fatalf("error body %s: want a google.rpc.Status with code %d (%v)", body, c.want, err)
+				}
+				return
+			}
+			httpResp := dynamicpb.NewMessage(m.Output())
+			if err := protojson.Unmarshal(body, httpResp); err != nil {
+				t.Fatalf("response %s: %v", body, err)
+			}
+			if a, b := volatileFree(grpcResp), volatileFree(httpResp); !proto.Equal(a, b) {
+				t.Errorf("responses differ:\ngRPC %v\nHTTP %v", a, b)
+			}
+		})
+	}
+}
+
+// TestJSONOverHTTPRetryAfter: a refusal by the per-user limits is 429 with
+// Retry-After, from the RetryInfo the error table attaches.
+func TestJSONOverHTTPRetryAfter(t *testing.T) {
+	p := startBinary(t, nil, "--data-dir="+t.TempDir(), "--limits.rate=0.01", "--limits.burst=1")
+	var codesSeen []int
+	for range 2 {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.SkillsService/ListCategories", strings.NewReader(`{}`))
+		req.Header.Set("X-Skillsvc-User", "alice")
+		req.Header.Set("X-Skillsvc-Thread", "t")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codesSeen = append(codesSeen, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
+				t.Errorf("Retry-After %q, want whole seconds >= 1", resp.Header.Get("Retry-After"))
+			}
+		}
+	}
+	if codesSeen[0] != http.StatusOK || codesSeen[1] != http.StatusTooManyRequests {
+		t.Fatalf("statuses %v, want [200 429]", codesSeen)
+	}
+}
+
+// requireEveryUnaryRPC fails when a unary RPC of the services has no
+// succeeding case, so a new RPC cannot go untested here.
+func requireEveryUnaryRPC(t *testing.T, cases []jsonCase) {
+	t.Helper()
+	ok := map[string]bool{}
+	for _, c := range cases {
+		if c.want == codes.OK {
+			ok[c.method] = true
+		}
+	}
+	for _, fd := range []protoreflect.FileDescriptor{
+		skillsvcv1.File_skillsvc_v1_filesystem_proto, skillsvcv1.File_skillsvc_v1_skills_proto, skillsvcv1.File_skillsvc_v1_admin_proto,
+	} {
+		for i := range fd.Services().Len() {
+			s := fd.Services().Get(i)
+			for j := range s.Methods().Len() {
+				m := s.Methods().Get(j)
+				if m.IsStreamingClient() || m.IsStreamingServer() {
+					continue
+				}
+				if name := string(s.Name()) + "/" + string(m.Name()); !ok[name] {
+					t.Errorf("no succeeding JSON case for %s", name)
+				}
+			}
+		}
+	}
+}
+
+// volatileFree clears what differs between two equal calls on different
+// threads' files: ETags and modification times.
+func volatileFree(m proto.Message) proto.Message {
+	m = proto.Clone(m)
+	clearVolatile(m.ProtoReflect())
+	return m
+}
+
+func clearVolatile(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Name() == "etag" || fd.Name() == "modified":
+			m.Clear(fd)
+		case fd.Message() != nil && fd.IsList():
+			for i := range v.List().Len() {
+				clearVolatile(v.List().Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			clearVolatile(v.Message())
+		}
+		return true
+	})
+}
+
+func b64(s string) string {
+	return base64.StdEncoding.EncodeToString([]byte(s))
+}

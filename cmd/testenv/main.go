@@ -1,0 +1,196 @@
+// Command testenv runs a disposable skillsvc on a real MinIO for the test
+// suites written in other languages (clients/python, clients/ts), so they
+// test the real binary with the provisioning the Go tests use
+// (internal/testserver) instead of a copy of it.
+//
+//	testenv [--skillsvc PATH] [--user alice] [--library DIR] [--shared-library DIR] [-- skillsvc flags]
+//
+// It starts MinIO on a free loopback port, creates a bucket, uploads the
+// library folders with plain S3 PUTs (as users upload them), starts skillsvc
+// on it in insecure mode on loopback with per-user limits off, and prints
+// one JSON line to stdout once it serves:
+//
+//	{"grpc_addr":"127.0.0.1:PORT","http_addr":"127.0.0.1:PORT","user":"alice","s3_endpoint":"http://127.0.0.1:PORT",
+//	 "bucket":"skillsvc","access_key":"…","secret_key":"…","region":"us-east-1"}
+//
+// It runs until its stdin reaches EOF or it gets SIGINT/SIGTERM, then stops
+// both servers and removes their data, so a test harness that dies takes the
+// servers with it. skillsvc's log goes to stderr.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+const bucket = "skillsvc"
+
+type options struct {
+	skillsvc      string
+	user          string
+	library       string
+	sharedLibrary string
+	timeout       time.Duration
+	extra         []string
+}
+
+// env is what testenv prints: everything a test needs to reach the
+// service and, for out-of-band changes, the bucket.
+type env struct {
+	GRPCAddr   string `json:"grpc_addr"`
+	HTTPAddr   string `json:"http_addr"`
+	User       string `json:"user"`
+	S3Endpoint string `json:"s3_endpoint"`
+	Bucket     string `json:"bucket"`
+	AccessKey  string `json:"access_key"`
+	SecretKey  string `json:"secret_key"`
+	Region     string `json:"region"`
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet("testenv", flag.ExitOnError)
+	fs.StringVar(&o.skillsvc, "skillsvc", os.Getenv("SKILLSVC_BIN"), "skillsvc binary (default $SKILLSVC_BIN, else built from ./cmd/skillsvc)")
+	fs.StringVar(&o.user, "user", "alice", "user whose library --library is")
+	fs.StringVar(&o.library, "library", "", "folder uploaded to <user>/skills/ (default: the repository's examples/skills; \"-\" for none)")
+	fs.StringVar(&o.sharedLibrary, "shared-library", "", "folder uploaded to the shared library, _shared/skills/")
+	fs.DurationVar(&o.timeout, "start-timeout", 2*time.Minute, "how long the servers may take to start")
+	fs.Parse(os.Args[1:])
+	o.extra = fs.Args()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	root, err := testserver.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if o.library == "" {
+		o.library = filepath.Join(root, "examples", "skills")
+	}
+	dir, err := os.MkdirTemp("", "skillsvc-testenv-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if o.skillsvc == "" {
+		if o.skillsvc, err = build(ctx, root, dir); err != nil {
+			return err
+		}
+	}
+	// skillsvc runs in dir.
+	if o.skillsvc, err = filepath.Abs(o.skillsvc); err != nil {
+		return err
+	}
+
+	m, stopMinIO, err := testserver.RunMinIO()
+	if err != nil {
+		return fmt.Errorf("minio: %w (build it with `make tools`, or set SKILLSVC_MINIO_BIN)", err)
+	}
+	defer stopMinIO()
+	c := m.S3()
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		return fmt.Errorf("create bucket: %w", err)
+	}
+	if o.library != "-" {
+		if err := upload(ctx, c, o.library, o.user+"/skills/"); err != nil {
+			return err
+		}
+	}
+	if o.sharedLibrary != "" {
+		if err := upload(ctx, c, o.sharedLibrary, "_shared/skills/"); err != nil {
+			return err
+		}
+	}
+
+	args := append(m.S3Flags(bucket), "--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0",
+		"--metrics.listen=127.0.0.1:0", "--auth.mode=insecure", "--limits.rate=0", "--limits.concurrency=0")
+	wait := []string{"serving http"}
+	if slices.Contains(o.extra, "--http.listen=") {
+		wait = nil // HTTP turned off
+	}
+	s, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
+		Bin: o.skillsvc, Args: append(args, o.extra...), Env: m.SkillsvcEnv(), Dir: dir, Log: os.Stderr, Wait: wait,
+	}, o.timeout)
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+
+	out, _ := json.Marshal(env{
+		GRPCAddr: s.Addrs["serving"], HTTPAddr: s.Addrs["serving http"], User: o.user,
+		S3Endpoint: m.Endpoint, Bucket: bucket, AccessKey: m.AccessKey, SecretKey: m.SecretKey, Region: m.Region,
+	})
+	fmt.Println(string(out))
+
+	stdinClosed := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		close(stdinClosed)
+	}()
+	select {
+	case <-stdinClosed:
+	case <-ctx.Done():
+	case <-s.Done():
+		return fmt.Errorf("skillsvc exited:\n%s", s.Tail())
+	}
+	return nil
+}
+
+// upload puts every regular file under dir at prefix + its slash path.
+func upload(ctx context.Context, c *s3.Client, dir, prefix string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", path)
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		key := prefix + filepath.ToSlash(rel)
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: f}); err != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		return nil
+	})
+}
+
+func build(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "skillsvc")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/skillsvc")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/skillsvc: %w\n%s", err, out)
+	}
+	return bin, nil
+}

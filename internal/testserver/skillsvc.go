@@ -1,0 +1,194 @@
+package testserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// Skillsvc is a running skillsvc binary, started by RunSkillsvc for tools
+// that drive the real service from outside a Go test (cmd/testenv).
+type Skillsvc struct {
+	// Addrs maps each "serving…" log message to its address: "serving" is
+	// the gRPC listener, "serving metrics" and "serving http" the others.
+	Addrs map[string]string
+
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
+	lines    []string // the last logLines lines of its log, for errors
+}
+
+const logLines = 40
+
+// SkillsvcConfig is how to start one skillsvc process.
+type SkillsvcConfig struct {
+	Bin  string
+	Args []string // --log.format=json is added first, so Args may override the rest
+	Env  []string // the whole environment
+	Dir  string   // working directory
+	// Log, when set, receives every log line as the process writes it.
+	Log io.Writer
+	// Wait lists the "serving…" messages to wait for besides "serving".
+	Wait []string
+}
+
+// RunSkillsvc starts skillsvc and returns once it logged the listeners it
+// was asked to wait for and its health service answers SERVING. The caller
+// must call Stop.
+func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (*Skillsvc, error) {
+	cmd := exec.Command(c.Bin, append([]string{"--log.format=json"}, c.Args...)...)
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.WaitDelay = 5 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start skillsvc: %w", err)
+	}
+	s := &Skillsvc{Addrs: map[string]string{}, cmd: cmd, done: make(chan struct{})}
+	addrs := make(chan [2]string, 8) // {msg, addr}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.addLine(line)
+			if c.Log != nil {
+				fmt.Fprintln(c.Log, line)
+			}
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "serving") && rec.Addr != "" {
+				select {
+				case addrs <- [2]string{rec.Msg, rec.Addr}:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stderr)
+		cmd.Wait()
+		close(s.done)
+	}()
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	want := append([]string{"serving"}, c.Wait...)
+	for !s.has(want) {
+		select {
+		case a := <-addrs:
+			s.Addrs[a[0]] = a[1]
+		case <-s.done:
+			return nil, fmt.Errorf("skillsvc exited before serving (%v):\n%s", cmd.ProcessState, s.Tail())
+		case <-ctx.Done():
+			s.Stop()
+			return nil, fmt.Errorf("skillsvc not serving %v after %v:\n%s", want, timeout, s.Tail())
+		}
+	}
+	if err := waitHealthy(ctx, s.Addrs["serving"]); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("skillsvc health: %w:\n%s", err, s.Tail())
+	}
+	return s, nil
+}
+
+func (s *Skillsvc) has(msgs []string) bool {
+	for _, m := range msgs {
+		if s.Addrs[m] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Skillsvc) addLine(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lines) == logLines {
+		s.lines = s.lines[1:]
+	}
+	s.lines = append(s.lines, line)
+}
+
+// Tail returns the last lines the process logged.
+func (s *Skillsvc) Tail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.lines, "\n")
+}
+
+// Done is closed when the process has exited.
+func (s *Skillsvc) Done() <-chan struct{} { return s.done }
+
+// Stop shuts the process down as an orchestrator would (SIGTERM, then
+// SIGKILL to its process group after 10s) and waits for it. Safe to call
+// more than once.
+func (s *Skillsvc) Stop() {
+	s.stopOnce.Do(func() {
+		pid := s.cmd.Process.Pid
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+		}
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-s.done
+	})
+}
+
+func waitHealthy(ctx context.Context, addr string) error {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	for {
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not SERVING (last check: %v, %v)", resp.GetStatus(), err)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// SkillsvcEnv is os.Environ without its AWS_ and SKILLSVC_ variables (a
+// developer's profile or configuration must not change what a process
+// talks to), plus m's credentials: the environment for a skillsvc on m.
+func (m *MinIO) SkillsvcEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "SKILLSVC_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"AWS_ACCESS_KEY_ID="+m.AccessKey,
+		"AWS_SECRET_ACCESS_KEY="+m.SecretKey,
+		"AWS_CONFIG_FILE="+os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
+	)
+}
+
+// S3Flags are the skillsvc flags that store in bucket on m.
+func (m *MinIO) S3Flags(bucket string) []string {
+	return []string{"--storage=s3", "--s3.bucket=" + bucket, "--s3.endpoint=" + m.Endpoint, "--s3.path-style", "--s3.region=" + m.Region}
+}

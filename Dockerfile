@@ -13,7 +13,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/skillsvc /usr/local/bin/skillsvc
-EXPOSE 7070
+EXPOSE 7070 7080
 # Numeric, so Kubernetes runAsNonRoot can verify it (65532 is distroless nonroot).
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/skillsvc"]
@@ -29,4 +29,4 @@ ENTRYPOINT ["/usr/local/bin/skillsvc"]
 # the Helm chart's default), or, only where something else authenticates
 # every caller or the port is reachable from the host alone (docker-compose.yml),
 # SKILLSVC_AUTH_ALLOW_INSECURE_REMOTE=true. Never set the latter here.
-CMD ["--listen=0.0.0.0:7070", "--log.format=json"]
+CMD ["--listen=0.0.0.0:7070", "--http.listen=0.0.0.0:7080", "--log.format=json"]

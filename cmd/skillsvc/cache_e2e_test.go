@@ -49,8 +49,7 @@ const allSkills = "csv,pdf,notes"
 
 // s3Flags are the flags of a binary serving bucket from srv, with metrics.
 func s3Flags(srv *testserver.MinIO, bucket string, extra ...string) []string {
-	return append([]string{"--storage=s3", "--s3.bucket=" + bucket, "--s3.endpoint=" + srv.Endpoint, "--s3.path-style",
-		"--s3.region=" + srv.Region, "--metrics.listen=127.0.0.1:0"}, extra...)
+	return append(append(srv.S3Flags(bucket), "--metrics.listen=127.0.0.1:0"), extra...)
 }
 
 // redisFlags point a binary at red under a key prefix of its own, so a

@@ -108,11 +108,6 @@ func hsJWTFlags(f jwtFixture, extra ...string) []string {
 	return append([]string{"--auth.mode=jwt", "--auth.jwt.secret-file=" + f.file}, extra...)
 }
 
-// s3StorageFlags are the flags of a binary storing in bucket on srv.
-func s3StorageFlags(srv *testserver.MinIO, bucket string) []string {
-	return []string{"--storage=s3", "--s3.bucket=" + bucket, "--s3.endpoint=" + srv.Endpoint, "--s3.path-style", "--s3.region=" + srv.Region}
-}
-
 // procExited reports whether p has exited, leaving the exit status for others.
 func procExited(p *proc) bool {
 	select {
@@ -276,7 +271,7 @@ func TestIsolationEndToEnd(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	seedIsolation(s3Put(t, srv, bucket))
 	f := newJWTFixture(t)
-	p := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), hsJWTFlags(f)...)...)
+	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f)...)...)
 	conn := dial(t, p.addr)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
@@ -771,7 +766,7 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 	s3Put(t, srv, bucket)("alice/threads/t1/own.md", "alice's own\n")
 	f := newJWTFixture(t)
 	const issuer, audience = "https://issuer.e2e.test", "skillsvc-e2e"
-	hs := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket),
+	hs := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket),
 		hsJWTFlags(f, "--auth.jwt.issuer="+issuer, "--auth.jwt.audience="+audience)...)...)
 
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -789,7 +784,7 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
 	pubFile := filepath.Join(t.TempDir(), "jwt-public.pem")
 	writeFileAtomic(t, pubFile, pubPEM)
-	pk := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), "--auth.mode=jwt", "--auth.jwt.public-key-file="+pubFile)...)
+	pk := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), "--auth.mode=jwt", "--auth.jwt.public-key-file="+pubFile)...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -987,7 +982,7 @@ func TestKeyRotationEndToEnd(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	s3Put(t, srv, bucket)("alice/threads/t1/own.md", "alice's own\n")
 	f := newJWTFixture(t)
-	p := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), hsJWTFlags(f, "--auth.jwt.reload-interval=100ms")...)...)
+	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f, "--auth.jwt.reload-interval=100ms")...)...)
 	pid := p.cmd.Process.Pid
 	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -1127,7 +1122,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	certPEM, keyPEM := ca1.Issue(t, "skillsvc", []string{"localhost"}, loopback, false)
 	certFile, keyFile := certstest.WriteFiles(t, dir, certPEM, keyPEM)
-	p := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), hsJWTFlags(f,
+	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f,
 		"--tls.cert-file="+certFile, "--tls.key-file="+keyFile, "--tls.reload-interval=100ms",
 		"--metrics.listen=127.0.0.1:0", "--metrics.tls")...)...)
 
@@ -1170,7 +1165,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	writeFileAtomic(t, caFile, clientCA.CertPEM())
 	certPEM, keyPEM = ca1.Issue(t, "skillsvc", []string{"localhost"}, loopback, false)
 	certFile, keyFile = certstest.WriteFiles(t, mtlsDir, certPEM, keyPEM)
-	m := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), hsJWTFlags(f,
+	m := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f,
 		"--tls.cert-file="+certFile, "--tls.key-file="+keyFile, "--tls.client-ca-file="+caFile, "--tls.reload-interval=100ms",
 		"--metrics.listen=127.0.0.1:0", "--metrics.tls")...)...)
 	keyPair := func(certPEM, keyPEM []byte) tls.Certificate {
@@ -1217,7 +1212,7 @@ func TestInsecureRemoteRefused(t *testing.T) {
 		t.Run(listen, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, append(s3StorageFlags(srv, bucket), "--listen="+listen, "--log.format=json")...)
+			cmd := exec.CommandContext(ctx, bin, append(srv.S3Flags(bucket), "--listen="+listen, "--log.format=json")...)
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(os.Environ(), minioEnv(srv)...)
 			out, err := cmd.CombinedOutput()
@@ -1232,7 +1227,7 @@ func TestInsecureRemoteRefused(t *testing.T) {
 	}
 
 	// Allowed, it serves and warns.
-	p := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), "--listen=0.0.0.0:0", "--auth.allow-insecure-remote")...)
+	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), "--listen=0.0.0.0:0", "--auth.allow-insecure-remote")...)
 	var warned bool
 	for line := range strings.Lines(p.output()) {
 		var rec struct {
@@ -1257,7 +1252,7 @@ func TestInsecureRemoteRefused(t *testing.T) {
 
 	// jwt mode needs no such flag on any address.
 	f := newJWTFixture(t)
-	startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), hsJWTFlags(f, "--listen=0.0.0.0:0")...)...)
+	startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f, "--listen=0.0.0.0:0")...)...)
 }
 
 // TestAuditEndToEnd checks the audit file: one valid JSON line per change
@@ -1268,7 +1263,7 @@ func TestAuditEndToEnd(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	f := newJWTFixture(t)
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
-	p := startBinary(t, minioEnv(srv), append(s3StorageFlags(srv, bucket), hsJWTFlags(f, "--audit.output="+auditFile)...)...)
+	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f, "--audit.output="+auditFile)...)...)
 	bin, err := binary()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 // The rows of the table, in order.
@@ -374,7 +375,7 @@ func (b *bench) throughput(ctx context.Context, s *skillsvc, size int) cell {
 			return cell{err: err}
 		}
 		defer conn.Close()
-		if err := waitServing(ctx, conn); err != nil { // connected before the clock starts
+		if err := testserver.WaitServing(ctx, conn); err != nil { // connected before the clock starts
 			return cell{err: err}
 		}
 		clients[i] = skillsvcv1.NewSkillsServiceClient(conn)

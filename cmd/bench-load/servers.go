@@ -2,12 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,21 +12,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 const (
 	startTimeout = time.Minute
-	stopTimeout  = 20 * time.Second
 )
 
 // cleanups runs registered functions once, last first, whether the run ends
@@ -155,143 +149,51 @@ func (c skillsvcConfig) args(bucket string) []string {
 	return append(args, c.extra...)
 }
 
-// env is the harness's environment without any SKILLSVC_ or AWS_ setting
-// (a developer's own configuration must not change what is measured), plus
-// the MinIO credentials.
-func (c skillsvcConfig) env() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SKILLSVC_") && !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	m := c.servers.minio
-	return append(env,
-		"AWS_ACCESS_KEY_ID="+m.AccessKey,
-		"AWS_SECRET_ACCESS_KEY="+m.SecretKey,
-		"AWS_CONFIG_FILE="+os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
-	)
-}
-
 // skillsvc is one running skillsvc process with a gRPC connection to it.
 type skillsvc struct {
-	cmd         *exec.Cmd
+	proc        *testserver.Skillsvc
 	addr        string
 	metricsAddr string
 	conn        *grpc.ClientConn
-	log         *lineTail
-	done        chan struct{}
+	dir         string
 	stopOnce    sync.Once
 }
 
 // startSkillsvc starts a process on bucket and returns once its health
 // service says SERVING, so the first call a case times is a real first
-// call and not the process starting up.
+// call and not the process starting up. Its environment has no SKILLSVC_ or
+// AWS_ setting of the harness's (a developer's own configuration must not
+// change what is measured).
 func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *cleanups) (*skillsvc, error) {
 	dir, err := os.MkdirTemp(c.dir, "skillsvc-")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(c.bin, c.args(bucket)...)
-	cmd.Dir = dir
-	cmd.Env = c.env()
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.WaitDelay = 5 * time.Second
-	stderr, err := cmd.StderrPipe()
+	p, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
+		Bin: c.bin, Args: c.args(bucket), Env: c.servers.minio.SkillsvcEnv(), Dir: dir, Wait: []string{"serving metrics"},
+	}, startTimeout)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start skillsvc: %w", err)
-	}
-	s := &skillsvc{cmd: cmd, log: &lineTail{max: 50}, done: make(chan struct{})}
+	s := &skillsvc{proc: p, addr: p.Addrs["serving"], metricsAddr: p.Addrs["serving metrics"], dir: dir}
 	cl.add(s.stop)
-
-	addrs := make(chan [2]string, 2) // {msg, addr}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			s.log.add(line)
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &rec) == nil && (rec.Msg == "serving" || rec.Msg == "serving metrics") {
-				addrs <- [2]string{rec.Msg, rec.Addr}
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		cmd.Wait()
-		close(s.done)
-	}()
-
-	timeout := time.NewTimer(startTimeout)
-	defer timeout.Stop()
-	for s.addr == "" || s.metricsAddr == "" {
-		select {
-		case a := <-addrs:
-			if a[0] == "serving" {
-				s.addr = a[1]
-			} else {
-				s.metricsAddr = a[1]
-			}
-		case <-s.done:
-			s.stop()
-			return nil, fmt.Errorf("skillsvc exited before serving (%v): %s", cmd.ProcessState, s.log.tail(5))
-		case <-timeout.C:
-			s.stop()
-			return nil, fmt.Errorf("skillsvc not serving after %v: %s", startTimeout, s.log.tail(5))
-		case <-ctx.Done():
-			s.stop()
-			return nil, ctx.Err()
-		}
-	}
-	s.conn, err = grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
+	if s.conn, err = grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
 		s.stop()
 		return nil, err
-	}
-	if err := waitServing(ctx, s.conn); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("skillsvc health: %w: %s", err, s.log.tail(5))
 	}
 	return s, nil
 }
 
-func waitServing(ctx context.Context, conn *grpc.ClientConn) error {
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	hc := healthpb.NewHealthClient(conn)
-	for {
-		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
-		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not SERVING (last check: %v, %v)", resp.GetStatus(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // stop shuts the process down as an orchestrator would (SIGTERM, then
-// SIGKILL to its process group after stopTimeout) and waits for it.
+// SIGKILL) and waits for it.
 func (s *skillsvc) stop() {
 	s.stopOnce.Do(func() {
 		if s.conn != nil {
 			s.conn.Close()
 		}
-		pid := s.cmd.Process.Pid
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(stopTimeout):
-		}
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		<-s.done
-		os.RemoveAll(s.cmd.Dir)
+		s.proc.Stop()
+		os.RemoveAll(s.dir)
 	})
 }
 
@@ -355,7 +257,7 @@ func (m metrics) byLabel(name string) map[string]float64 {
 
 // rss is the process's resident set size, from /proc.
 func (s *skillsvc) rss() (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.proc.Pid()))
 	if err != nil {
 		return 0, fmt.Errorf("reading VmRSS: %w", err)
 	}
@@ -369,35 +271,4 @@ func (s *skillsvc) rss() (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS in /proc status")
-}
-
-// lineTail keeps the last max lines of a process's log for error messages.
-type lineTail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (t *lineTail) add(line string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[len(t.lines)-t.max:]
-	}
-}
-
-func (t *lineTail) tail(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := t.lines[max(0, len(t.lines)-n):]
-	if len(lines) == 0 {
-		return "(no output)"
-	}
-	var b bytes.Buffer
-	for _, l := range lines {
-		b.WriteString("\n  ")
-		b.WriteString(l)
-	}
-	return b.String()
 }

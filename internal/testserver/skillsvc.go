@@ -99,7 +99,12 @@ func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (
 			return nil, fmt.Errorf("skillsvc not serving %v after %v:\n%s", want, timeout, s.Tail())
 		}
 	}
-	if err := waitHealthy(ctx, s.Addrs["serving"]); err != nil {
+	conn, err := grpc.NewClient(s.Addrs["serving"], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err == nil {
+		err = WaitServing(ctx, conn)
+		conn.Close()
+	}
+	if err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("skillsvc health: %w:\n%s", err, s.Tail())
 	}
@@ -131,6 +136,9 @@ func (s *Skillsvc) Tail() string {
 	return strings.Join(s.lines, "\n")
 }
 
+// Pid is the process ID.
+func (s *Skillsvc) Pid() int { return s.cmd.Process.Pid }
+
 // Done is closed when the process has exited.
 func (s *Skillsvc) Done() <-chan struct{} { return s.done }
 
@@ -150,12 +158,9 @@ func (s *Skillsvc) Stop() {
 	})
 }
 
-func waitHealthy(ctx context.Context, addr string) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
+// WaitServing polls the health service over conn until it says SERVING or
+// ctx ends.
+func WaitServing(ctx context.Context, conn grpc.ClientConnInterface) error {
 	hc := healthpb.NewHealthClient(conn)
 	for {
 		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})

@@ -10,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-go test-clients test-python test-ts \
-	pyenv tsenv bench-smoke fuzz bench bench-load clean
+	test-mcp-host pyenv tsenv mcphostenv bench-smoke fuzz bench bench-load clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -46,6 +46,11 @@ clients/ts/node_modules/.stamp: clients/ts/package-lock.json
 	cd clients/ts && npm ci --no-audit --no-fund
 	touch $@
 
+mcphostenv: test/mcp-host/node_modules/.stamp
+test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
+	cd test/mcp-host && npm ci --no-audit --no-fund
+	touch $@
+
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
@@ -72,13 +77,18 @@ test: tools check-generate lint test-go test-clients bench-smoke fuzz
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
 
-test-clients: test-python test-ts
+# Suites in other languages against the real binary on MinIO: the Python
+# and TypeScript clients, and the official TypeScript MCP SDK as an MCP host.
+test-clients: test-python test-ts test-mcp-host
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q tests ../../examples/python
 
 test-ts: tsenv bin/testenv
 	cd clients/ts && npm test
+
+test-mcp-host: mcphostenv bin/testenv
+	cd test/mcp-host && npm test
 
 # Every benchmark once, so they keep working; timings come from `make bench`.
 bench-smoke:

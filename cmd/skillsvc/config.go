@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/probe"
@@ -43,6 +44,7 @@ type Config struct {
 	Skills          skills.Config
 	Cache           cache.Config
 	Probe           probe.Config
+	MCP             mcpserver.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -68,6 +70,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
+	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
 }
 
 // Validate checks the combination of settings.
@@ -108,6 +111,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Cache.Validate(); err != nil {
+		return err
+	}
+	if err := c.MCP.Validate(); err != nil {
 		return err
 	}
 	if err := c.Probe.Validate(); err != nil {

@@ -9,24 +9,36 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/skillsvc/skillsvc/internal/gateway"
+	"github.com/skillsvc/skillsvc/internal/mcpserver"
 )
 
 // newHTTPServer serves the HTTP endpoints over conn, a connection to the
-// in-process gRPC server: every RPC as JSON (internal/gateway).
+// in-process gRPC server: MCP at /mcp (internal/mcpserver) and every RPC as
+// JSON (internal/gateway).
 func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, log *slog.Logger) (*http.Server, error) {
 	jsonAPI, err := gateway.New(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
+	mcpCfg := cfg.MCP
+	mcpCfg.SkillsMount = cfg.Skills.Mount
+	mcpAPI, err := mcpserver.New(conn, mcpCfg, log.With("component", "mcp"))
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpAPI)
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}, nil
+	}
+	// Shutdown ends the sessions' streams; Close stops the library watchers.
+	srv.RegisterOnShutdown(mcpAPI.Close)
+	return srv, nil
 }

@@ -1,0 +1,329 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+)
+
+// The skills extension (SEP-2640): https://github.com/modelcontextprotocol/ext-skills
+const (
+	extensionName = "io.modelcontextprotocol/skills"
+	skillScheme   = "skill://"
+	skillFileName = "SKILL.md"
+
+	// The extension's per-skill limits: a skill over either is listed with
+	// resources "dynamic" (no manifest) rather than a partial one.
+	maxSkillResources = 512
+	maxSkillBytes     = 16 << 20
+
+	// Skills whose manifests one skills/list page builds at once.
+	listConcurrency = 8
+)
+
+// skillResource is one file of a skill with the digest of its bytes.
+type skillResource struct {
+	URI    string `json:"uri"`
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+}
+
+// skillEntry is the extension's Skill: the frontmatter verbatim and a
+// complete manifest, or "dynamic".
+type skillEntry struct {
+	URI         string         `json:"uri"`
+	Frontmatter map[string]any `json:"frontmatter"`
+	Resources   any            `json:"resources"`
+}
+
+type listSkillsParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type listSkillsResult struct {
+	mcp.ResultBase
+	mcp.Cacheable
+	ResultType string        `json:"resultType"`
+	Skills     []*skillEntry `json:"skills"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+type getSkillParams struct {
+	mcp.ParamsBase
+	URI string `json:"uri"`
+}
+
+type getSkillResult struct {
+	mcp.ResultBase
+	mcp.Cacheable
+	ResultType string      `json:"resultType"`
+	Skill      *skillEntry `json:"skill"`
+}
+
+// digest is a file's sha256 and size, cached by caller, path and ETag.
+type digest struct {
+	sum  string
+	size int64
+}
+
+func (s *identityServer) addExtension() {
+	// AddReceivingCustomMethod only fails for standard method names.
+	must(mcp.AddReceivingCustomMethod(s.srv, "skills/list", s.listSkills))
+	must(mcp.AddReceivingCustomMethod(s.srv, "skills/get", s.getSkill))
+	s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
+}
+
+var skillTemplate = &mcp.ResourceTemplate{
+	Name:        "skill-file",
+	Title:       "Skill file",
+	Description: "A file of a skill: skill://<category>/<skill>/SKILL.md, or references/, scripts/, assets/ files next to it.",
+	URITemplate: skillScheme + "{+path}",
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (s *identityServer) cacheable() mcp.Cacheable {
+	return mcp.Cacheable{TTLMs: int(s.h.cfg.ListingTTL.Milliseconds()), CacheScope: "private"}
+}
+
+// listSkills pages through the catalog: the MCP cursor is ListSkills' page
+// token, so it is opaque and bound to the listing like the gRPC one.
+func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
+	var token string
+	if p != nil {
+		token = p.Cursor
+	}
+	resp, err := s.h.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{
+		PageSize:  int32(s.h.cfg.SkillsPageSize),
+		PageToken: token,
+	})
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	entries := make([]*skillEntry, len(resp.GetSkills()))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listConcurrency)
+	for i, sum := range resp.GetSkills() {
+		g.Go(func() error {
+			e, err := s.entry(gctx, sum.GetPath())
+			entries[i] = e
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, protocolError(err)
+	}
+	return &listSkillsResult{
+		Cacheable:  s.cacheable(),
+		ResultType: "complete",
+		Skills:     entries,
+		NextCursor: resp.GetNextPageToken(),
+	}, nil
+}
+
+func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
+	dir, ok := s.skillDir(p.URI)
+	if !ok {
+		return nil, invalidParams("No skill is served at %s: a skill URI is skill://<skill-path>/SKILL.md", p.URI)
+	}
+	e, err := s.entry(ctx, dir)
+	if code := status.Code(err); code == codes.NotFound || code == codes.InvalidArgument || errors.Is(err, errNotCanonical) {
+		return nil, invalidParams("No skill is served at %s", p.URI)
+	} else if err != nil {
+		return nil, protocolError(err)
+	}
+	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: e}, nil
+}
+
+var errNotCanonical = errors.New("not the skill's own path")
+
+// skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
+// virtual path.
+func (s *identityServer) skillDir(uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, skillScheme)
+	if !ok {
+		return "", false
+	}
+	dir, ok := strings.CutSuffix(rest, "/"+skillFileName)
+	if !ok || dir == "" {
+		return "", false
+	}
+	return path.Join(s.h.cfg.SkillsMount, dir), true
+}
+
+// uriOf is the skill:// URI of a file under the skills mount.
+func (s *identityServer) uriOf(virtual string) string {
+	return skillScheme + strings.TrimPrefix(virtual, s.h.cfg.SkillsMount+"/")
+}
+
+// entry builds a skill's entry: the frontmatter from GetSkill, the files
+// from a Glob of its folder, and each file's digest from the cache or by
+// reading it once per ETag.
+func (s *identityServer) entry(ctx context.Context, dir string) (*skillEntry, error) {
+	got, err := s.h.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: dir})
+	if err != nil {
+		return nil, err
+	}
+	// GetSkill also answers to a skill's name; a URI must use the path.
+	if got.GetSkill().GetPath() != dir {
+		return nil, errNotCanonical
+	}
+	e := &skillEntry{
+		URI:         s.uriOf(dir + "/" + skillFileName),
+		Frontmatter: got.GetFrontmatter().AsMap(),
+	}
+	files, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: maxSkillResources + 1})
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, f := range files.GetMatches() {
+		total += f.GetSize()
+	}
+	if files.GetTruncated() || len(files.GetMatches()) > maxSkillResources || total > maxSkillBytes {
+		e.Resources = "dynamic"
+		return e, nil
+	}
+	resources := make([]skillResource, 0, len(files.GetMatches()))
+	for _, f := range files.GetMatches() {
+		if f.GetIsDir() {
+			continue
+		}
+		d, err := s.digest(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		resources = append(resources, skillResource{URI: s.uriOf(f.GetPath()), Digest: d.sum, Size: d.size})
+	}
+	e.Resources = resources
+	return e, nil
+}
+
+func (s *identityServer) digest(ctx context.Context, f *skillsvcv1.FileInfo) (digest, error) {
+	key := s.key + "\x00" + f.GetPath() + "\x00" + f.GetEtag()
+	if d, ok := s.h.digests.Get(key); ok && f.GetEtag() != "" {
+		return d, nil
+	}
+	h := sha256.New()
+	n, err := s.download(ctx, f.GetPath(), h, maxSkillBytes)
+	if err != nil {
+		return digest{}, err
+	}
+	d := digest{sum: "sha256:" + hex.EncodeToString(h.Sum(nil)), size: n}
+	if f.GetEtag() != "" {
+		s.h.digests.Add(key, d)
+	}
+	return d, nil
+}
+
+var errTooLarge = errors.New("file too large")
+
+// download copies the file at virtual path p to w, refusing more than max
+// bytes.
+func (s *identityServer) download(ctx context.Context, p string, w io.Writer, max int64) (int64, error) {
+	stream, err := s.h.fs.Download(ctx, &skillsvcv1.DownloadRequest{Path: p})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n += int64(len(msg.GetData()))
+		if n > max {
+			return n, errTooLarge
+		}
+		w.Write(msg.GetData())
+	}
+}
+
+// readSkillFile answers resources/read of a skill:// URI with the file's
+// bytes: text for UTF-8 text, a blob otherwise.
+func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	rest, ok := strings.CutPrefix(uri, skillScheme)
+	if !ok || rest == "" {
+		return nil, invalidParams("%s is not a skill file URI", uri)
+	}
+	var buf strings.Builder
+	_, err := s.download(ctx, path.Join(s.h.cfg.SkillsMount, rest), &buf, s.h.cfg.MaxResourceBytes)
+	switch code := status.Code(err); {
+	case errors.Is(err, errTooLarge):
+		return nil, invalidParams("%s is larger than %d bytes", uri, s.h.cfg.MaxResourceBytes)
+	case code == codes.NotFound, code == codes.InvalidArgument, code == codes.FailedPrecondition:
+		return nil, invalidParams("No skill file is served at %s", uri)
+	case err != nil:
+		return nil, protocolError(err)
+	}
+	content := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(rest)}
+	if data := buf.String(); isText(data) {
+		content.Text = data
+	} else {
+		content.Blob = []byte(data)
+		if strings.HasPrefix(content.MIMEType, "text/") {
+			content.MIMEType = "application/octet-stream"
+		}
+	}
+	return &mcp.ReadResourceResult{Cacheable: s.cacheable(), Contents: []*mcp.ResourceContents{content}}, nil
+}
+
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+func mimeType(name string) string {
+	switch ext := path.Ext(name); ext {
+	case ".md":
+		return "text/markdown"
+	case "":
+		return "text/plain"
+	default:
+		if t := mime.TypeByExtension(ext); t != "" {
+			return t
+		}
+		return "application/octet-stream"
+	}
+}
+
+func invalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// protocolError maps a gRPC failure to a JSON-RPC error. The status message
+// is the gRPC error table's, already fit for the caller (INTERNAL carries
+// none).
+func protocolError(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	}
+	switch st.Code() {
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: st.Message()}
+	default:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %s", st.Code(), st.Message())}
+	}
+}

@@ -1,0 +1,495 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mcpserver"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// The extension's shapes, as a client decodes them.
+type (
+	skillResource struct {
+		URI    string `json:"uri"`
+		Digest string `json:"digest"`
+		Size   int64  `json:"size"`
+	}
+	skillEntry struct {
+		URI         string          `json:"uri"`
+		Frontmatter map[string]any  `json:"frontmatter"`
+		Resources   []skillResource `json:"resources"`
+	}
+	listParams struct {
+		mcp.ParamsBase
+		Cursor string `json:"cursor,omitempty"`
+	}
+	listResult struct {
+		mcp.ResultBase
+		ResultType string       `json:"resultType"`
+		TTLMs      *int         `json:"ttlMs"`
+		CacheScope string       `json:"cacheScope"`
+		Skills     []skillEntry `json:"skills"`
+		NextCursor string       `json:"nextCursor"`
+	}
+	getParams struct {
+		mcp.ParamsBase
+		URI string `json:"uri"`
+	}
+	getResult struct {
+		mcp.ResultBase
+		ResultType string     `json:"resultType"`
+		Skill      skillEntry `json:"skill"`
+	}
+)
+
+var binaryAsset = []byte{0x89, 'P', 'N', 'G', 0, 0xff, 0xfe, 1, 2, 3}
+
+// library is alice's: two categories, a reference, a script, a binary
+// asset, and a skill with extra frontmatter.
+func library() *skillstest.Builder {
+	b := skillstest.New()
+	b.User("alice").
+		Skill("writing/release-notes", "release-notes", "Write release notes from merged changes.", "# Release notes\nFollow references/style.md.\n").
+		File("writing/release-notes/references/style.md", "# Style\nImperative mood.\n").
+		File("writing/release-notes/assets/logo.png", string(binaryAsset)).
+		Skill("writing/commit-message", "commit-message", "Write a commit message.", "Subject line.\n\nARGUMENTS: $ARGUMENTS\n").
+		Skill("data/csv-summary", "csv-summary", "Summarize a CSV file.", "Run scripts/summarize.py.\n").
+		File("data/csv-summary/scripts/summarize.py", "import csv\n")
+	b.User("bob").Skill("ops/deploy", "deploy", "Deploy the service.", "Deploy.\n")
+	return b
+}
+
+type env struct {
+	t      *testing.T
+	bucket objstore.Bucket
+	url    string
+	h      *mcpserver.Handler
+}
+
+// start serves MCP over an in-process gRPC server wired like cmd/skillsvc
+// (server.Loopback with the interceptor chain), over bucket.
+func start(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
+	t.Helper()
+	vcfg := vfs.DefaultConfig()
+	var mount string
+	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
+		c.IndexRefresh = 0 // every listing sees the bucket as it is
+		mount = c.Mount
+	})
+	fsys, err := vfs.New(bucket, mounts.Default(), vcfg, vfs.WithTree(mount, lib.Tree))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}}), func(r grpc.ServiceRegistrar) {
+		skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(fsys, vcfg.ChunkSize))
+		skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(lib, vcfg.ChunkSize))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	var cfg mcpserver.Config
+	cfg.RegisterFlags(flagSet())
+	cfg.WatchInterval = 20 * time.Millisecond
+	if tune != nil {
+		tune(&cfg)
+	}
+	h, err := mcpserver.New(conn, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		h.Close()
+	})
+	return &env{t: t, bucket: bucket, url: ts.URL, h: h}
+}
+
+// headers sets identity headers on every request of a client.
+type headers struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.h {
+		r.Header[k] = v
+	}
+	return h.next.RoundTrip(r)
+}
+
+func identity(user, thread string) http.Header {
+	return http.Header{"X-Skillsvc-User": {user}, "X-Skillsvc-Thread": {thread}}
+}
+
+func (e *env) connect(h http.Header, opts *mcp.ClientOptions) *mcp.ClientSession {
+	e.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	must(e.t, mcp.AddSendingCustomMethod[*listParams, *listResult](c, "skills/list"))
+	must(e.t, mcp.AddSendingCustomMethod[*getParams, *getResult](c, "skills/get"))
+	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
+	s, err := c.Connect(e.t.Context(), tr, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func flagSet() *flag.FlagSet { return flag.NewFlagSet("test", flag.ContinueOnError) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listAll(t *testing.T, s *mcp.ClientSession) []skillEntry {
+	t.Helper()
+	var all []skillEntry
+	p := &listParams{}
+	for {
+		r, err := mcp.CallCustomMethod[*listParams, *listResult](t.Context(), s, "skills/list", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ResultType != "complete" || r.TTLMs == nil || r.CacheScope == "" {
+			t.Fatalf("skills/list result lacks resultType/ttlMs/cacheScope: %+v", r)
+		}
+		all = append(all, r.Skills...)
+		if r.NextCursor == "" {
+			return all
+		}
+		p = &listParams{Cursor: r.NextCursor}
+	}
+}
+
+func wantRPCCode(t *testing.T, op string, err error, code int64) {
+	t.Helper()
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != code {
+		t.Fatalf("%s: got %v, want JSON-RPC error %d", op, err, code)
+	}
+}
+
+func objectBytes(t *testing.T, b objstore.Bucket, key string) []byte {
+	t.Helper()
+	rc, _, err := b.Get(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(rc)
+	return buf.Bytes()
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+func TestSkillsExtension(t *testing.T) {
+	bucket := library().Bucket(t)
+	// One skill per page: the cursor must carry the listing through.
+	e := start(t, bucket, func(c *mcpserver.Config) { c.SkillsPageSize = 1 })
+	s := e.connect(identity("alice", "t1"), nil)
+
+	caps := s.InitializeResult().Capabilities
+	if _, ok := caps.Extensions["io.modelcontextprotocol/skills"]; !ok || caps.Resources == nil {
+		t.Fatalf("capabilities = %+v, want the skills extension and resources", caps)
+	}
+
+	skillsListed := listAll(t, s)
+	var uris []string
+	for _, sk := range skillsListed {
+		uris = append(uris, sk.URI)
+		for _, r := range sk.Resources {
+			key := "alice/skills/" + strings.TrimPrefix(r.URI, "skill://")
+			data := objectBytes(t, bucket, key)
+			if r.Digest != sha(data) || r.Size != int64(len(data)) {
+				t.Errorf("%s: digest %s size %d, want %s %d", r.URI, r.Digest, r.Size, sha(data), len(data))
+			}
+		}
+	}
+	slices.Sort(uris)
+	want := []string{"skill://data/csv-summary/SKILL.md", "skill://writing/commit-message/SKILL.md", "skill://writing/release-notes/SKILL.md"}
+	if !slices.Equal(uris, want) {
+		t.Fatalf("skills/list URIs = %v, want %v (alice's only)", uris, want)
+	}
+
+	g, err := mcp.CallCustomMethod[*getParams, *getResult](t.Context(), s, "skills/get", &getParams{URI: "skill://writing/release-notes/SKILL.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, r := range g.Skill.Resources {
+		files = append(files, r.URI)
+	}
+	wantFiles := []string{
+		"skill://writing/release-notes/SKILL.md",
+		"skill://writing/release-notes/assets/logo.png",
+		"skill://writing/release-notes/references/style.md",
+	}
+	if !slices.Equal(files, wantFiles) || g.Skill.Frontmatter["name"] != "release-notes" || g.ResultType != "complete" {
+		t.Fatalf("skills/get = %+v, want files %v", g.Skill, wantFiles)
+	}
+
+	for uri, key := range map[string]string{
+		"skill://writing/release-notes/SKILL.md":            "alice/skills/writing/release-notes/SKILL.md",
+		"skill://writing/release-notes/references/style.md": "alice/skills/writing/release-notes/references/style.md",
+	} {
+		r, err := s.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := r.Contents[0]; c.Text != string(objectBytes(t, bucket, key)) || c.MIMEType != "text/markdown" {
+			t.Errorf("read %s = %q (%s)", uri, c.Text, c.MIMEType)
+		}
+	}
+	r, err := s.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://writing/release-notes/assets/logo.png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Contents[0]; !bytes.Equal(c.Blob, binaryAsset) || c.Text != "" || c.MIMEType != "image/png" {
+		t.Errorf("binary file read as %+v, want a blob", c)
+	}
+
+	tmpl, err := s.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(tmpl.ResourceTemplates) != 1 || !strings.HasPrefix(tmpl.ResourceTemplates[0].URITemplate, "skill://") {
+		t.Fatalf("templates = %+v, %v", tmpl, err)
+	}
+
+	// The extension's error for anything not served: Invalid params.
+	for _, uri := range []string{
+		"skill://writing/no-such/SKILL.md",
+		"skill://release-notes/SKILL.md", // a name, not the skill's path
+		"skill://writing/release-notes",  // not a SKILL.md
+		"skill://ops/deploy/SKILL.md",    // bob's
+	} {
+		_, err := mcp.CallCustomMethod[*getParams, *getResult](t.Context(), s, "skills/get", &getParams{URI: uri})
+		wantRPCCode(t, "skills/get "+uri, err, jsonrpc.CodeInvalidParams)
+	}
+	for _, uri := range []string{
+		"skill://writing/release-notes/missing.md",
+		"skill://writing/../../bob/skills/ops/deploy/SKILL.md",
+		"skill://ops/deploy/SKILL.md",
+		"skill://writing/release-notes", // a directory
+	} {
+		_, err := s.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+		wantRPCCode(t, "read "+uri, err, jsonrpc.CodeInvalidParams)
+	}
+}
+
+func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	r, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.(*mcp.TextContent).Text)
+	}
+	return b.String(), r.IsError
+}
+
+func TestTools(t *testing.T) {
+	e := start(t, library().Bucket(t), nil)
+	s := e.connect(identity("alice", "t1"), nil)
+
+	tools, err := s.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.InputSchema == nil || tl.Description == "" {
+			t.Errorf("%s lacks an input schema or description", tl.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"edit_file", "glob", "grep", "list_skills", "load_skill", "ls", "read_file", "read_skill_file", "search_skills", "write_file"}; !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+
+	for _, c := range []struct {
+		name    string
+		args    map[string]any
+		want    string // in the text
+		wantErr bool
+	}{
+		{"list_skills", nil, "release-notes", false},
+		{"list_skills", map[string]any{"category": "data"}, "csv-summary", false},
+		{"load_skill", map[string]any{"skill": "commit-message", "arguments": "fix login"}, "ARGUMENTS: fix login", false},
+		{"load_skill", map[string]any{"skill": "no-such"}, "NotFound", true},
+		{"read_skill_file", map[string]any{"skill": "release-notes", "path": "references/style.md"}, "Imperative mood.", false},
+		{"read_skill_file", map[string]any{"skill": "release-notes", "path": "assets/logo.png"}, "FailedPrecondition", true},
+		{"search_skills", map[string]any{"query": "CSV file"}, "csv-summary", false},
+		{"write_file", map[string]any{"path": "/workspace/a.md", "content": "one\ntwo\nthree\n"}, "Wrote 14 bytes", false},
+		{"write_file", map[string]any{"path": "/skills/x.md", "content": "x"}, "PermissionDenied", true},
+		{"edit_file", map[string]any{"path": "/workspace/a.md", "old_string": "two", "new_string": "TWO"}, "Replaced 1", false},
+		{"edit_file", map[string]any{"path": "/workspace/a.md", "old_string": "absent", "new_string": "x"}, "FailedPrecondition", true},
+		{"read_file", map[string]any{"path": "/workspace/a.md", "offset": 1, "limit": 1}, "2\tTWO\n[lines 2-2 of 3; continue with offset=2]", false},
+		{"read_file", map[string]any{"path": "/workspace/../../bob/x"}, "InvalidArgument", true},
+		{"read_file", map[string]any{"path": "/workspace/none.md"}, "NotFound", true},
+		{"ls", map[string]any{"path": "/workspace"}, "/workspace/a.md\t14", false},
+		{"ls", map[string]any{"path": "/skills/writing"}, "/skills/writing/release-notes/", false},
+		{"glob", map[string]any{"pattern": "**/*.md", "path": "/skills/writing"}, "/skills/writing/release-notes/references/style.md", false},
+		{"glob", map[string]any{"pattern": "a/../../x"}, "InvalidArgument", true},
+		{"grep", map[string]any{"pattern": "TWO", "path": "/workspace"}, "/workspace/a.md:2: TWO", false},
+		{"grep", map[string]any{"pattern": "(", "regex": true}, "InvalidArgument", true},
+	} {
+		text, isErr := callTool(t, s, c.name, c.args)
+		if isErr != c.wantErr || !strings.Contains(text, c.want) {
+			t.Errorf("%s %v = %q (error %v), want %q (error %v)", c.name, c.args, text, isErr, c.want, c.wantErr)
+		}
+	}
+	// A call that breaks the input schema is refused before any RPC.
+	if _, isErr := callTool(t, s, "read_file", map[string]any{"path": 3}); !isErr {
+		t.Error("read_file with a numeric path succeeded")
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	e := start(t, library().Bucket(t), nil)
+	t1 := e.connect(identity("alice", "t1"), nil)
+	t2 := e.connect(identity("alice", "t2"), nil)
+	bob := e.connect(identity("bob", "t1"), nil)
+
+	if _, isErr := callTool(t, t1, "write_file", map[string]any{"path": "/workspace/s.md", "content": "t1 only"}); isErr {
+		t.Fatal("write failed")
+	}
+	for name, s := range map[string]*mcp.ClientSession{"another thread": t2, "another user": bob} {
+		if text, isErr := callTool(t, s, "read_file", map[string]any{"path": "/workspace/s.md"}); !isErr {
+			t.Errorf("%s read alice's t1 file: %q", name, text)
+		}
+	}
+	if got := listAll(t, bob); len(got) != 1 || got[0].URI != "skill://ops/deploy/SKILL.md" {
+		t.Errorf("bob lists %+v, want his own skill only", got)
+	}
+
+	post := func(h http.Header, sessionID string) int {
+		req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+		req.Header = h.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sessionID != "" {
+			req.Header.Set("Mcp-Session-Id", sessionID)
+			req.Header.Set("Mcp-Protocol-Version", t1.InitializeResult().ProtocolVersion)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(http.Header{}, ""); code != http.StatusUnauthorized {
+		t.Errorf("no identity: HTTP %d, want 401", code)
+	}
+	if t1.ID() == "" {
+		t.Fatal("no session ID: nothing to pin")
+	}
+	// A session answers only the identity that opened it.
+	if code := post(identity("alice", "t1"), t1.ID()); code != http.StatusOK {
+		t.Errorf("own session: HTTP %d, want 200", code)
+	}
+	for _, h := range []http.Header{identity("bob", "t1"), identity("alice", "t2")} {
+		if code := post(h, t1.ID()); code != http.StatusNotFound {
+			t.Errorf("%v on alice t1's session: HTTP %d, want 404", h, code)
+		}
+	}
+}
+
+func TestLibraryChangeNotifies(t *testing.T) {
+	bucket := library().Bucket(t)
+	e := start(t, bucket, nil)
+	changed := make(chan struct{}, 10)
+	updated := make(chan string, 10)
+	s := e.connect(identity("alice", "t1"), &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			updated <- r.Params.URI
+		},
+	})
+	const styleURI = "skill://writing/release-notes/references/style.md"
+	must(t, s.Subscribe(t.Context(), &mcp.SubscribeParams{URI: styleURI}))
+	listAll(t, s)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	// Out of band, as an S3 tool would: a new skill, then a changed file.
+	put(t, bucket, "alice/skills/writing/haiku/SKILL.md", skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n"))
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/list_changed after a skill was added")
+	}
+	var found bool
+	for _, sk := range listAll(t, s) {
+		found = found || sk.URI == "skill://writing/haiku/SKILL.md"
+	}
+	if !found {
+		t.Fatal("the new skill is not listed after the notification")
+	}
+
+	put(t, bucket, "alice/skills/writing/release-notes/references/style.md", "# Style\nChanged.\n")
+	select {
+	case uri := <-updated:
+		if uri != styleURI {
+			t.Fatalf("updated %s, want %s", uri, styleURI)
+		}
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/updated after a subscribed file changed")
+	}
+}
+
+func put(t *testing.T, b objstore.Bucket, key, body string) {
+	t.Helper()
+	if _, err := b.Put(t.Context(), key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCloseStopsWatchers(t *testing.T) {
+	e := start(t, memory.New(), nil)
+	e.connect(identity("alice", "t1"), nil)
+	done := make(chan struct{})
+	go func() { e.h.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return with a session open: a watcher does not stop")
+	}
+}

@@ -54,11 +54,12 @@ test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
-generate: tools
+generate: tools pyenv
 	buf lint
 	buf generate
+	clients/python/scripts/generate.sh $(PY)
 
-GENERATED := gen/
+GENERATED := gen/ clients/python/src/skillsvc/v1/
 
 # Fails when the committed generated code differs from what generate makes.
 check-generate: generate
@@ -75,12 +76,13 @@ test: tools check-generate lint test-go test-clients bench-smoke fuzz
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
 
-# Suites in other languages against the real binary on MinIO: the official
-# TypeScript MCP SDK as an MCP host.
-test-clients: test-mcp-host
+# Suites in other languages against the real binary on MinIO: the Python
+# client (with Deep Agents and the examples), and the official TypeScript
+# MCP SDK as an MCP host.
+test-clients: test-python test-mcp-host
 
 test-python: pyenv bin/testenv
-	cd clients/python && $(PY) -m pytest -q tests ../../examples/python
+	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
 
 test-ts: tsenv bin/testenv
 	cd clients/ts && npm test

@@ -1,0 +1,50 @@
+"""skillsvc: a filesystem and skills library for AI agents, over gRPC.
+
+    from skillsvc import Client
+    with Client("127.0.0.1:7070", user="alice", thread="t1") as c:
+        c.write("/workspace/plan.md", "# Plan\\n")
+        print(c.format_skills().text)
+
+SkillsvcBackend (skillsvc.deepagents) plugs it into LangChain Deep Agents;
+skillsvc.tools has the prompt block and load_skill tool for plain SDK loops.
+"""
+
+from .client import DEFAULT_TARGET, AsyncClient, Client, Identity, extract_skill
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    Cancelled,
+    DeadlineExceeded,
+    FailedPrecondition,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    ResourceExhausted,
+    SkillsvcError,
+    Unauthenticated,
+    Unavailable,
+)
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "Aborted",
+    "AlreadyExists",
+    "AsyncClient",
+    "Cancelled",
+    "Client",
+    "DeadlineExceeded",
+    "FailedPrecondition",
+    "Identity",
+    "Internal",
+    "InvalidArgument",
+    "NotFound",
+    "OutOfRange",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "SkillsvcError",
+    "Unauthenticated",
+    "Unavailable",
+    "extract_skill",
+]

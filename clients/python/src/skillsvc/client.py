@@ -1,0 +1,575 @@
+"""Client and AsyncClient: every RPC of skillsvc's three services.
+
+A client is bound to a target and an identity (user, thread, optional
+ticket; or a bearer token in jwt mode). Methods take keyword arguments named
+as in the protos and return the response messages (``skillsvc.v1.*_pb2``);
+paged listings and streams have iterators, files have download/upload
+helpers, and a failed call raises a ``SkillsvcError`` subclass keeping the
+gRPC code. Read-only calls are retried on UNAVAILABLE by gRPC's own retry
+policy (a service config), never writes.
+
+``AsyncClient`` has the same methods on grpc.aio; each returns an awaitable
+(the iterators are async iterators).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tarfile
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import grpc
+import grpc.aio
+
+from .errors import InvalidArgument, from_rpc_error
+from .v1 import admin_pb2, admin_pb2_grpc, filesystem_pb2, filesystem_pb2_grpc, skills_pb2, skills_pb2_grpc
+
+DEFAULT_TARGET = "127.0.0.1:7070"
+CHUNK_SIZE = 256 << 10
+# The server caps messages at 16 MiB; replies to Read and ExportSkill
+# chunks stay below it.
+_MAX_MESSAGE = 16 << 20
+
+# Calls that change nothing: safe to retry when the server is unavailable.
+_READ_ONLY = {
+    "skillsvc.v1.FilesystemService": ["List", "Stat", "Read", "Download", "Glob", "Grep"],
+    "skillsvc.v1.SkillsService": [
+        "ListCategories",
+        "ListSkills",
+        "FormatSkills",
+        "GetSkill",
+        "RenderSkill",
+        "ReadSkillFile",
+        "SearchSkills",
+        "ExportSkill",
+    ],
+}
+
+_SERVICE_CONFIG = json.dumps(
+    {
+        "methodConfig": [
+            {
+                "name": [{"service": svc, "method": m} for svc, methods in _READ_ONLY.items() for m in methods],
+                "retryPolicy": {
+                    "maxAttempts": 4,
+                    "initialBackoff": "0.1s",
+                    "maxBackoff": "2s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
+)
+
+Token = str | Callable[[], str]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling: sent as metadata with every call.
+
+    In insecure mode that is user and thread (and ticket); in jwt mode a
+    bearer token, given as a string or as a function returning a fresh one.
+    """
+
+    user: str | None = None
+    thread: str | None = None
+    ticket: str | None = None
+    token: Token | None = None
+
+    def metadata(self) -> list[tuple[str, str]]:
+        md = []
+        if self.token is not None:
+            token = self.token() if callable(self.token) else self.token
+            md.append(("authorization", f"Bearer {token}"))
+        for key, value in (
+            ("x-skillsvc-user", self.user),
+            ("x-skillsvc-thread", self.thread),
+            ("x-skillsvc-ticket", self.ticket),
+        ):
+            if value:
+                md.append((key, value))
+        return md
+
+
+def channel_options() -> list[tuple[str, Any]]:
+    return [
+        ("grpc.service_config", _SERVICE_CONFIG),
+        ("grpc.enable_retries", 1),
+        ("grpc.max_receive_message_length", _MAX_MESSAGE),
+        ("grpc.max_send_message_length", _MAX_MESSAGE),
+    ]
+
+
+def channel_credentials(
+    tls: bool | grpc.ChannelCredentials,
+    root_certificates: bytes | None,
+    private_key: bytes | None,
+    certificate_chain: bytes | None,
+) -> grpc.ChannelCredentials | None:
+    """TLS credentials for the channel, or None for plaintext."""
+    if isinstance(tls, grpc.ChannelCredentials):
+        return tls
+    if tls or root_certificates or certificate_chain:
+        return grpc.ssl_channel_credentials(root_certificates, private_key, certificate_chain)
+    return None
+
+
+class _Methods:
+    """The unary RPCs, shared by Client and AsyncClient: each builds the
+    request and hands it to ``_unary``, which is synchronous on Client and a
+    coroutine on AsyncClient."""
+
+    _fs: Any
+    _skills: Any
+    _admin: Any
+
+    def _unary(self, stub: Any, method: str, request: Any, timeout: float | None) -> Any:
+        raise NotImplementedError
+
+    # FilesystemService
+
+    def list(self, path: str, *, page_size: int = 0, page_token: str = "", timeout: float | None = None) -> filesystem_pb2.ListResponse:
+        """One page of a directory; ``iter_list`` follows the pages."""
+        return self._unary(self._fs, "List", filesystem_pb2.ListRequest(path=path, page_size=page_size, page_token=page_token), timeout)
+
+    def stat(self, path: str, *, timeout: float | None = None) -> filesystem_pb2.StatResponse:
+        return self._unary(self._fs, "Stat", filesystem_pb2.StatRequest(path=path), timeout)
+
+    def read(
+        self, path: str, *, offset: int = 0, limit: int = 0, line_numbers: bool = False, timeout: float | None = None
+    ) -> filesystem_pb2.ReadResponse:
+        """Lines of a text file: offset is 0-based, limit 0 means 2000."""
+        req = filesystem_pb2.ReadRequest(path=path, offset=offset, limit=limit, line_numbers=line_numbers)
+        return self._unary(self._fs, "Read", req, timeout)
+
+    def write(
+        self, path: str, content: str, *, if_match: str = "", must_not_exist: bool = False, timeout: float | None = None
+    ) -> filesystem_pb2.WriteResponse:
+        """Writes a text file atomically; if_match/must_not_exist make it conditional."""
+        req = filesystem_pb2.WriteRequest(path=path, content=content, if_match=if_match, must_not_exist=must_not_exist)
+        return self._unary(self._fs, "Write", req, timeout)
+
+    def edit(
+        self, path: str, old_string: str, new_string: str, *, replace_all: bool = False, timeout: float | None = None
+    ) -> filesystem_pb2.EditResponse:
+        """Replaces exact text; concurrent edits never lose an update."""
+        req = filesystem_pb2.EditRequest(path=path, old_string=old_string, new_string=new_string, replace_all=replace_all)
+        return self._unary(self._fs, "Edit", req, timeout)
+
+    def delete(self, path: str, *, recursive: bool = False, timeout: float | None = None) -> filesystem_pb2.DeleteResponse:
+        return self._unary(self._fs, "Delete", filesystem_pb2.DeleteRequest(path=path, recursive=recursive), timeout)
+
+    def glob(self, pattern: str, *, path: str = "", max_results: int = 0, timeout: float | None = None) -> filesystem_pb2.GlobResponse:
+        return self._unary(self._fs, "Glob", filesystem_pb2.GlobRequest(pattern=pattern, path=path, max_results=max_results), timeout)
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        path: str = "",
+        glob: str = "",
+        regex: bool = False,
+        case_insensitive: bool = False,
+        max_matches: int = 0,
+        timeout: float | None = None,
+    ) -> filesystem_pb2.GrepResponse:
+        req = filesystem_pb2.GrepRequest(
+            pattern=pattern, path=path, glob=glob, regex=regex, case_insensitive=case_insensitive, max_matches=max_matches
+        )
+        return self._unary(self._fs, "Grep", req, timeout)
+
+    # SkillsService
+
+    def list_categories(self, *, timeout: float | None = None) -> skills_pb2.ListCategoriesResponse:
+        return self._unary(self._skills, "ListCategories", skills_pb2.ListCategoriesRequest(), timeout)
+
+    def list_skills(
+        self,
+        *,
+        category: str | None = None,
+        page_size: int = 0,
+        page_token: str = "",
+        include_invalid: bool = False,
+        include_disabled: bool = False,
+        timeout: float | None = None,
+    ) -> skills_pb2.ListSkillsResponse:
+        """One page of skills; ``iter_skills`` follows the pages. category
+        None lists all, "" the skills outside any category."""
+        req = skills_pb2.ListSkillsRequest(
+            page_size=page_size, page_token=page_token, include_invalid=include_invalid, include_disabled=include_disabled
+        )
+        if category is not None:
+            req.category = category
+        return self._unary(self._skills, "ListSkills", req, timeout)
+
+    def format_skills(
+        self,
+        *,
+        category: str | None = None,
+        char_budget: int = 0,
+        max_skills: int = 0,
+        format: str = "",
+        group_by_category: bool = False,
+        search_tool: str = "",
+        timeout: float | None = None,
+    ) -> skills_pb2.FormatSkillsResponse:
+        """The skills as a system-prompt block within char_budget characters."""
+        req = skills_pb2.FormatSkillsRequest(
+            char_budget=char_budget, max_skills=max_skills, format=format, group_by_category=group_by_category, search_tool=search_tool
+        )
+        if category is not None:
+            req.category = category
+        return self._unary(self._skills, "FormatSkills", req, timeout)
+
+    def get_skill(self, path: str, *, timeout: float | None = None) -> skills_pb2.GetSkillResponse:
+        return self._unary(self._skills, "GetSkill", skills_pb2.GetSkillRequest(path=path), timeout)
+
+    def render_skill(self, path: str, *, arguments: str = "", base_dir: str = "", timeout: float | None = None) -> skills_pb2.RenderSkillResponse:
+        """The text to hand the model when the skill is invoked."""
+        req = skills_pb2.RenderSkillRequest(path=path, arguments=arguments, base_dir=base_dir)
+        return self._unary(self._skills, "RenderSkill", req, timeout)
+
+    def read_skill_file(self, path: str, file: str, *, download_tool: str = "", timeout: float | None = None) -> skills_pb2.ReadSkillFileResponse:
+        req = skills_pb2.ReadSkillFileRequest(path=path, file=file, download_tool=download_tool)
+        return self._unary(self._skills, "ReadSkillFile", req, timeout)
+
+    def search_skills(
+        self, query: str, *, limit: int = 0, category: str | None = None, min_relevance: float = 0, timeout: float | None = None
+    ) -> skills_pb2.SearchSkillsResponse:
+        req = skills_pb2.SearchSkillsRequest(query=query, limit=limit, min_relevance=min_relevance)
+        if category is not None:
+            req.category = category
+        return self._unary(self._skills, "SearchSkills", req, timeout)
+
+    def set_skill_enabled(self, path: str, enabled: bool, *, timeout: float | None = None) -> skills_pb2.SetSkillEnabledResponse:
+        req = skills_pb2.SetSkillEnabledRequest(path=path, enabled=enabled)
+        return self._unary(self._skills, "SetSkillEnabled", req, timeout)
+
+    # AdminService (operators: an admin token in jwt mode)
+
+    def drop_skill_index(self, *, user: str = "", shared: bool = False, timeout: float | None = None) -> admin_pb2.DropSkillIndexResponse:
+        return self._unary(self._admin, "DropSkillIndex", admin_pb2.DropSkillIndexRequest(user=user, shared=shared), timeout)
+
+    def set_user_skill_enabled(self, user: str, path: str, enabled: bool, *, timeout: float | None = None) -> admin_pb2.SetUserSkillEnabledResponse:
+        req = admin_pb2.SetUserSkillEnabledRequest(user=user, path=path, enabled=enabled)
+        return self._unary(self._admin, "SetUserSkillEnabled", req, timeout)
+
+    def put_library_file(
+        self,
+        path: str,
+        data: bytes,
+        *,
+        user: str = "",
+        shared: bool = False,
+        if_match: str = "",
+        must_not_exist: bool = False,
+        timeout: float | None = None,
+    ) -> admin_pb2.PutLibraryFileResponse:
+        """Stores a file in a user's (or the shared) library, path relative to it."""
+        req = admin_pb2.PutLibraryFileRequest(
+            library=admin_pb2.LibraryRef(user=user, shared=shared), path=path, data=data, if_match=if_match, must_not_exist=must_not_exist
+        )
+        return self._unary(self._admin, "PutLibraryFile", req, timeout)
+
+    def delete_library_file(self, path: str, *, user: str = "", shared: bool = False, timeout: float | None = None) -> admin_pb2.DeleteLibraryFileResponse:
+        req = admin_pb2.DeleteLibraryFileRequest(library=admin_pb2.LibraryRef(user=user, shared=shared), path=path)
+        return self._unary(self._admin, "DeleteLibraryFile", req, timeout)
+
+
+class _Base(_Methods):
+    def __init__(self, channel: Any, identity: Identity, timeout: float | None) -> None:
+        self._channel = channel
+        self._owns_channel = True
+        self.identity = identity
+        self.timeout = timeout
+        self._fs = filesystem_pb2_grpc.FilesystemServiceStub(channel)
+        self._skills = skills_pb2_grpc.SkillsServiceStub(channel)
+        self._admin = admin_pb2_grpc.AdminServiceStub(channel)
+
+    def with_identity(self, **changes: Any) -> Any:
+        """A client for another identity (user, thread, ticket, token) on the
+        same channel; closing it leaves the channel open."""
+        other = copy.copy(self)
+        other.identity = replace(self.identity, **changes)
+        other._owns_channel = False
+        return other
+
+    def _call_args(self, timeout: float | None) -> dict[str, Any]:
+        return {"timeout": timeout if timeout is not None else self.timeout, "metadata": self.identity.metadata()}
+
+
+def _upload_requests(path: str, data: bytes | BinaryIO, if_match: str, must_not_exist: bool, chunk_size: int) -> Iterator[filesystem_pb2.UploadRequest]:
+    yield filesystem_pb2.UploadRequest(header=filesystem_pb2.UploadHeader(path=path, if_match=if_match, must_not_exist=must_not_exist))
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        for i in range(0, len(data), chunk_size):
+            yield filesystem_pb2.UploadRequest(data=bytes(data[i : i + chunk_size]))
+        return
+    while chunk := data.read(chunk_size):
+        yield filesystem_pb2.UploadRequest(data=chunk)
+
+
+def extract_skill(archive: BinaryIO, directory: str | os.PathLike[str]) -> Path:
+    """Extracts an ExportSkill archive (tar.gz of "<skill>/<file>") into
+    directory and returns the skill's folder.
+
+    The archive is untrusted input: links, devices, absolute names and names
+    with ".." are refused before anything is written, and extraction uses
+    tarfile's "data" filter, which also keeps every file inside directory.
+    """
+    dest = Path(directory)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=archive, mode="r:gz") as tar:
+        members = tar.getmembers()
+        tops = set()
+        for m in members:
+            parts = Path(m.name).parts
+            if not (m.isfile() or m.isdir()):
+                raise InvalidArgument(f"archive entry {m.name!r} is not a file or directory")
+            if m.name.startswith("/") or ".." in parts or not parts:
+                raise InvalidArgument(f"archive entry {m.name!r} leaves the destination")
+            tops.add(parts[0])
+        if len(tops) != 1:
+            raise InvalidArgument(f"archive holds {len(tops)} top-level folders, want one skill folder")
+        tar.extractall(dest, members=members, filter="data")
+    return dest / tops.pop()
+
+
+class Client(_Base):
+    """A synchronous client. Use as a context manager, or call close()."""
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        user: str | None = None,
+        thread: str | None = None,
+        ticket: str | None = None,
+        token: Token | None = None,
+        tls: bool | grpc.ChannelCredentials = False,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        timeout: float | None = 30.0,
+        options: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        creds = channel_credentials(tls, root_certificates, private_key, certificate_chain)
+        opts = channel_options() + list(options)
+        channel = grpc.secure_channel(target, creds, opts) if creds else grpc.insecure_channel(target, opts)
+        super().__init__(channel, Identity(user, thread, ticket, token), timeout)
+
+    def close(self) -> None:
+        if self._owns_channel:
+            self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _unary(self, stub: Any, method: str, request: Any, timeout: float | None) -> Any:
+        try:
+            return getattr(stub, method)(request, **self._call_args(timeout))
+        except grpc.RpcError as err:
+            raise from_rpc_error(err) from None
+
+    def iter_list(self, path: str, *, page_size: int = 0) -> Iterator[filesystem_pb2.FileInfo]:
+        """Every entry of a directory, page after page."""
+        token = ""
+        while True:
+            page = self.list(path, page_size=page_size, page_token=token)
+            yield from page.entries
+            if not (token := page.next_page_token):
+                return
+
+    def iter_skills(self, **filters: Any) -> Iterator[skills_pb2.SkillSummary]:
+        """Every skill (list_skills' filters), page after page."""
+        token = ""
+        while True:
+            page = self.list_skills(page_token=token, **filters)
+            yield from page.skills
+            if not (token := page.next_page_token):
+                return
+
+    def iter_download(self, path: str, *, offset: int = 0, limit: int = 0, timeout: float | None = None) -> Iterator[bytes]:
+        """A file's bytes in chunks, as they arrive."""
+        req = filesystem_pb2.DownloadRequest(path=path, offset=offset, limit=limit)
+        try:
+            for msg in self._fs.Download(req, **self._call_args(timeout)):
+                yield msg.data
+        except grpc.RpcError as err:
+            raise from_rpc_error(err) from None
+
+    def download(self, path: str, *, offset: int = 0, limit: int = 0, timeout: float | None = None) -> bytes:
+        return b"".join(self.iter_download(path, offset=offset, limit=limit, timeout=timeout))
+
+    def download_file(self, path: str, local_path: str | os.PathLike[str], *, timeout: float | None = None) -> Path:
+        """Downloads to a local file, replacing it only once complete."""
+        local = Path(local_path)
+        with tempfile.NamedTemporaryFile(dir=local.parent or ".", delete=False) as tmp:
+            try:
+                for chunk in self.iter_download(path, timeout=timeout):
+                    tmp.write(chunk)
+            except BaseException:
+                os.unlink(tmp.name)
+                raise
+        os.replace(tmp.name, local)
+        return local
+
+    def upload(
+        self,
+        path: str,
+        data: bytes | BinaryIO,
+        *,
+        if_match: str = "",
+        must_not_exist: bool = False,
+        chunk_size: int = CHUNK_SIZE,
+        timeout: float | None = None,
+    ) -> filesystem_pb2.FileInfo:
+        """Stores bytes (or a binary file object) at path, streamed in chunks."""
+        try:
+            resp = self._fs.Upload(_upload_requests(path, data, if_match, must_not_exist, chunk_size), **self._call_args(timeout))
+        except grpc.RpcError as err:
+            raise from_rpc_error(err) from None
+        return resp.info
+
+    def upload_file(self, path: str, local_path: str | os.PathLike[str], **kwargs: Any) -> filesystem_pb2.FileInfo:
+        with open(local_path, "rb") as f:
+            return self.upload(path, f, **kwargs)
+
+    def export_skill(self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None) -> Path:
+        """Downloads a skill folder (name or path) into directory, safely;
+        returns the extracted folder."""
+        req = skills_pb2.ExportSkillRequest(path=skill)
+        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as archive:
+            try:
+                for msg in self._skills.ExportSkill(req, **self._call_args(timeout)):
+                    archive.write(msg.data)
+            except grpc.RpcError as err:
+                raise from_rpc_error(err) from None
+            archive.seek(0)
+            return extract_skill(archive, directory)  # type: ignore[arg-type]
+
+
+class AsyncClient(_Base):
+    """The same client on grpc.aio: ``await client.read(...)``,
+    ``async for skill in client.iter_skills()``."""
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        user: str | None = None,
+        thread: str | None = None,
+        ticket: str | None = None,
+        token: Token | None = None,
+        tls: bool | grpc.ChannelCredentials = False,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        timeout: float | None = 30.0,
+        options: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        creds = channel_credentials(tls, root_certificates, private_key, certificate_chain)
+        opts = channel_options() + list(options)
+        channel = grpc.aio.secure_channel(target, creds, opts) if creds else grpc.aio.insecure_channel(target, opts)
+        super().__init__(channel, Identity(user, thread, ticket, token), timeout)
+
+    async def close(self) -> None:
+        if self._owns_channel:
+            await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _unary(self, stub: Any, method: str, request: Any, timeout: float | None) -> Any:
+        try:
+            return await getattr(stub, method)(request, **self._call_args(timeout))
+        except grpc.aio.AioRpcError as err:
+            raise from_rpc_error(err) from None
+
+    async def iter_list(self, path: str, *, page_size: int = 0) -> AsyncIterator[filesystem_pb2.FileInfo]:
+        token = ""
+        while True:
+            page = await self.list(path, page_size=page_size, page_token=token)
+            for entry in page.entries:
+                yield entry
+            if not (token := page.next_page_token):
+                return
+
+    async def iter_skills(self, **filters: Any) -> AsyncIterator[skills_pb2.SkillSummary]:
+        token = ""
+        while True:
+            page = await self.list_skills(page_token=token, **filters)
+            for skill in page.skills:
+                yield skill
+            if not (token := page.next_page_token):
+                return
+
+    async def iter_download(self, path: str, *, offset: int = 0, limit: int = 0, timeout: float | None = None) -> AsyncIterator[bytes]:
+        req = filesystem_pb2.DownloadRequest(path=path, offset=offset, limit=limit)
+        try:
+            async for msg in self._fs.Download(req, **self._call_args(timeout)):
+                yield msg.data
+        except grpc.aio.AioRpcError as err:
+            raise from_rpc_error(err) from None
+
+    async def download(self, path: str, *, offset: int = 0, limit: int = 0, timeout: float | None = None) -> bytes:
+        return b"".join([chunk async for chunk in self.iter_download(path, offset=offset, limit=limit, timeout=timeout)])
+
+    async def download_file(self, path: str, local_path: str | os.PathLike[str], *, timeout: float | None = None) -> Path:
+        local = Path(local_path)
+        with tempfile.NamedTemporaryFile(dir=local.parent or ".", delete=False) as tmp:
+            try:
+                async for chunk in self.iter_download(path, timeout=timeout):
+                    tmp.write(chunk)
+            except BaseException:
+                os.unlink(tmp.name)
+                raise
+        os.replace(tmp.name, local)
+        return local
+
+    async def upload(
+        self,
+        path: str,
+        data: bytes | BinaryIO,
+        *,
+        if_match: str = "",
+        must_not_exist: bool = False,
+        chunk_size: int = CHUNK_SIZE,
+        timeout: float | None = None,
+    ) -> filesystem_pb2.FileInfo:
+        try:
+            resp = await self._fs.Upload(_upload_requests(path, data, if_match, must_not_exist, chunk_size), **self._call_args(timeout))
+        except grpc.aio.AioRpcError as err:
+            raise from_rpc_error(err) from None
+        return resp.info
+
+    async def upload_file(self, path: str, local_path: str | os.PathLike[str], **kwargs: Any) -> filesystem_pb2.FileInfo:
+        with open(local_path, "rb") as f:
+            return await self.upload(path, f, **kwargs)
+
+    async def export_skill(self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None) -> Path:
+        req = skills_pb2.ExportSkillRequest(path=skill)
+        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as archive:
+            try:
+                async for msg in self._skills.ExportSkill(req, **self._call_args(timeout)):
+                    archive.write(msg.data)
+            except grpc.aio.AioRpcError as err:
+                raise from_rpc_error(err) from None
+            archive.seek(0)
+            return extract_skill(archive, directory)  # type: ignore[arg-type]
+
+
+__all__ = ["DEFAULT_TARGET", "AsyncClient", "Client", "Identity", "extract_skill"]

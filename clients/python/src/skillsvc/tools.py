@@ -1,0 +1,106 @@
+"""Skills for plain model-SDK loops (no agent framework).
+
+    tools = SkillTools(client)
+    system = "You are a helpful agent.\\n\\n" + tools.prompt()
+    response = anthropic.messages.create(..., system=system, tools=tools.definitions("anthropic"))
+    for block in response.content:
+        if block.type == "tool_use":
+            result = tools.run(block.name, block.input)
+
+``prompt()`` is the FormatSkills block (each skill's name, description and
+location, within a character budget); ``load_skill`` returns a skill's
+instructions (RenderSkill, with the task as $ARGUMENTS) and
+``read_skill_file`` one of its files, so the model pays context only for
+the skills it uses.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from .client import Client
+from .errors import SkillsvcError
+
+Style = Literal["anthropic", "openai", "openai-responses"]
+
+LOAD_SKILL = {
+    "name": "load_skill",
+    "description": (
+        "Load a skill's instructions before doing a task the skill describes. "
+        "Pass the skill's name (or path) from the skills list, and the task as arguments when it takes any."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "skill": {"type": "string", "description": "The skill's name or path, e.g. release-notes or writing/release-notes."},
+            "arguments": {"type": "string", "description": "The task or input for the skill's $ARGUMENTS; may be empty."},
+        },
+        "required": ["skill"],
+        "additionalProperties": False,
+    },
+}
+
+READ_SKILL_FILE = {
+    "name": "read_skill_file",
+    "description": "Read a file of a skill that its instructions name, such as references/style.md, by its path relative to the skill folder.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "skill": {"type": "string", "description": "The skill's name or path."},
+            "path": {"type": "string", "description": "The file, relative to the skill folder."},
+        },
+        "required": ["skill", "path"],
+        "additionalProperties": False,
+    },
+}
+
+
+def definition(tool: dict[str, Any], style: Style) -> dict[str, Any]:
+    """One tool in the shape an SDK takes: Anthropic Messages, OpenAI Chat
+    Completions, or OpenAI Responses."""
+    name, description, schema = tool["name"], tool["description"], tool["parameters"]
+    if style == "anthropic":
+        return {"name": name, "description": description, "input_schema": schema}
+    if style == "openai":
+        return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+    if style == "openai-responses":
+        return {"type": "function", "name": name, "description": description, "parameters": schema}
+    raise ValueError(f"unknown tool style {style!r}")
+
+
+class SkillTools:
+    """The prompt block and the skill tools for one client (one identity)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def prompt(self, *, char_budget: int = 0, format: str = "", category: str | None = None) -> str:
+        """The skills block for the system prompt (FormatSkills), naming
+        load_skill as the way to use a skill."""
+        r = self.client.format_skills(char_budget=char_budget, format=format, category=category, search_tool="")
+        if not r.included:
+            return ""
+        return r.text + "\n\nTo use a skill, call load_skill with its name first, then follow its instructions."
+
+    def definitions(self, style: Style = "anthropic") -> list[dict[str, Any]]:
+        return [definition(LOAD_SKILL, style), definition(READ_SKILL_FILE, style)]
+
+    def handles(self, name: str) -> bool:
+        return name in (LOAD_SKILL["name"], READ_SKILL_FILE["name"])
+
+    def run(self, name: str, arguments: dict[str, Any] | str) -> str:
+        """Runs a tool call and returns the text for the tool result. A
+        failure is text too ("Error (NOT_FOUND): ..."), so the model can
+        correct itself."""
+        args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
+        try:
+            if name == LOAD_SKILL["name"]:
+                return self.client.render_skill(args["skill"], arguments=args.get("arguments", "")).text
+            if name == READ_SKILL_FILE["name"]:
+                return self.client.read_skill_file(args["skill"], args["path"]).content
+        except SkillsvcError as err:
+            return f"Error ({err.code.name}): {err.message}"
+        except KeyError as err:
+            return f"Error (INVALID_ARGUMENT): missing argument {err.args[0]!r}"
+        raise ValueError(f"{name} is not a skills tool")

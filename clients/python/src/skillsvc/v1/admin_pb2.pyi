@@ -1,0 +1,77 @@
+from skillsvc.v1 import skills_pb2 as _skills_pb2
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class LibraryRef(_message.Message):
+    __slots__ = ("user", "shared")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    SHARED_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    shared: bool
+    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ...) -> None: ...
+
+class DropSkillIndexRequest(_message.Message):
+    __slots__ = ("user", "shared")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    SHARED_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    shared: bool
+    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ...) -> None: ...
+
+class DropSkillIndexResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SetUserSkillEnabledRequest(_message.Message):
+    __slots__ = ("user", "path", "enabled")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    path: str
+    enabled: bool
+    def __init__(self, user: _Optional[str] = ..., path: _Optional[str] = ..., enabled: _Optional[bool] = ...) -> None: ...
+
+class SetUserSkillEnabledResponse(_message.Message):
+    __slots__ = ("skill",)
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    skill: _skills_pb2.SkillSummary
+    def __init__(self, skill: _Optional[_Union[_skills_pb2.SkillSummary, _Mapping]] = ...) -> None: ...
+
+class PutLibraryFileRequest(_message.Message):
+    __slots__ = ("library", "path", "data", "if_match", "must_not_exist")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    IF_MATCH_FIELD_NUMBER: _ClassVar[int]
+    MUST_NOT_EXIST_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    path: str
+    data: bytes
+    if_match: str
+    must_not_exist: bool
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., path: _Optional[str] = ..., data: _Optional[bytes] = ..., if_match: _Optional[str] = ..., must_not_exist: _Optional[bool] = ...) -> None: ...
+
+class PutLibraryFileResponse(_message.Message):
+    __slots__ = ("etag", "size")
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    etag: str
+    size: int
+    def __init__(self, etag: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
+
+class DeleteLibraryFileRequest(_message.Message):
+    __slots__ = ("library", "path")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    path: str
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., path: _Optional[str] = ...) -> None: ...
+
+class DeleteLibraryFileResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

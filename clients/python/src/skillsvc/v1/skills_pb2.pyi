@@ -1,0 +1,243 @@
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SkillSummary(_message.Message):
+    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    LICENSE_FIELD_NUMBER: _ClassVar[int]
+    COMPATIBILITY_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    DISABLED_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    location: str
+    name: str
+    description: str
+    category: str
+    layer: str
+    version: str
+    license: str
+    compatibility: str
+    allowed_tools: _containers.RepeatedScalarFieldContainer[str]
+    metadata: _containers.ScalarMap[str, str]
+    extra_fields: _struct_pb2.Struct
+    etag: str
+    disabled: bool
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    errors: _containers.RepeatedScalarFieldContainer[str]
+    display_name: str
+    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ...) -> None: ...
+
+class ListCategoriesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CategoryCount(_message.Message):
+    __slots__ = ("name", "skill_count")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SKILL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    skill_count: int
+    def __init__(self, name: _Optional[str] = ..., skill_count: _Optional[int] = ...) -> None: ...
+
+class ListCategoriesResponse(_message.Message):
+    __slots__ = ("categories",)
+    CATEGORIES_FIELD_NUMBER: _ClassVar[int]
+    categories: _containers.RepeatedCompositeFieldContainer[CategoryCount]
+    def __init__(self, categories: _Optional[_Iterable[_Union[CategoryCount, _Mapping]]] = ...) -> None: ...
+
+class ListSkillsRequest(_message.Message):
+    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled")
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_INVALID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_DISABLED_FIELD_NUMBER: _ClassVar[int]
+    category: str
+    page_size: int
+    page_token: str
+    include_invalid: bool
+    include_disabled: bool
+    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ...) -> None: ...
+
+class ListSkillsResponse(_message.Message):
+    __slots__ = ("skills", "next_page_token")
+    SKILLS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    skills: _containers.RepeatedCompositeFieldContainer[SkillSummary]
+    next_page_token: str
+    def __init__(self, skills: _Optional[_Iterable[_Union[SkillSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class FormatSkillsRequest(_message.Message):
+    __slots__ = ("category", "char_budget", "max_skills", "format", "group_by_category", "search_tool")
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    CHAR_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    MAX_SKILLS_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_TOOL_FIELD_NUMBER: _ClassVar[int]
+    category: str
+    char_budget: int
+    max_skills: int
+    format: str
+    group_by_category: bool
+    search_tool: str
+    def __init__(self, category: _Optional[str] = ..., char_budget: _Optional[int] = ..., max_skills: _Optional[int] = ..., format: _Optional[str] = ..., group_by_category: _Optional[bool] = ..., search_tool: _Optional[str] = ...) -> None: ...
+
+class FormatSkillsResponse(_message.Message):
+    __slots__ = ("text", "included", "omitted", "shortened")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    INCLUDED_FIELD_NUMBER: _ClassVar[int]
+    OMITTED_FIELD_NUMBER: _ClassVar[int]
+    SHORTENED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    included: int
+    omitted: int
+    shortened: int
+    def __init__(self, text: _Optional[str] = ..., included: _Optional[int] = ..., omitted: _Optional[int] = ..., shortened: _Optional[int] = ...) -> None: ...
+
+class SkillFile(_message.Message):
+    __slots__ = ("path", "size", "binary")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    BINARY_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    size: int
+    binary: bool
+    def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., binary: _Optional[bool] = ...) -> None: ...
+
+class GetSkillRequest(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class GetSkillResponse(_message.Message):
+    __slots__ = ("skill", "raw", "frontmatter", "body", "files", "files_omitted")
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    FRONTMATTER_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    FILES_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    skill: SkillSummary
+    raw: str
+    frontmatter: _struct_pb2.Struct
+    body: str
+    files: _containers.RepeatedCompositeFieldContainer[SkillFile]
+    files_omitted: int
+    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., raw: _Optional[str] = ..., frontmatter: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., body: _Optional[str] = ..., files: _Optional[_Iterable[_Union[SkillFile, _Mapping]]] = ..., files_omitted: _Optional[int] = ...) -> None: ...
+
+class RenderSkillRequest(_message.Message):
+    __slots__ = ("path", "arguments", "base_dir")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    BASE_DIR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    arguments: str
+    base_dir: str
+    def __init__(self, path: _Optional[str] = ..., arguments: _Optional[str] = ..., base_dir: _Optional[str] = ...) -> None: ...
+
+class RenderSkillResponse(_message.Message):
+    __slots__ = ("text", "skill")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    skill: SkillSummary
+    def __init__(self, text: _Optional[str] = ..., skill: _Optional[_Union[SkillSummary, _Mapping]] = ...) -> None: ...
+
+class ReadSkillFileRequest(_message.Message):
+    __slots__ = ("path", "file", "download_tool")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    DOWNLOAD_TOOL_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    file: str
+    download_tool: str
+    def __init__(self, path: _Optional[str] = ..., file: _Optional[str] = ..., download_tool: _Optional[str] = ...) -> None: ...
+
+class ReadSkillFileResponse(_message.Message):
+    __slots__ = ("path", "content")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    content: str
+    def __init__(self, path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class SearchSkillsRequest(_message.Message):
+    __slots__ = ("query", "limit", "category", "min_relevance")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    limit: int
+    category: str
+    min_relevance: float
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ...) -> None: ...
+
+class ScoredSkill(_message.Message):
+    __slots__ = ("skill", "score", "relevance")
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    skill: SkillSummary
+    score: float
+    relevance: float
+    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., score: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
+
+class SearchSkillsResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ScoredSkill]
+    def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ...) -> None: ...
+
+class ExportSkillRequest(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class ExportSkillResponse(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class SetSkillEnabledRequest(_message.Message):
+    __slots__ = ("path", "enabled")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    enabled: bool
+    def __init__(self, path: _Optional[str] = ..., enabled: _Optional[bool] = ...) -> None: ...
+
+class SetSkillEnabledResponse(_message.Message):
+    __slots__ = ("skill",)
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    skill: SkillSummary
+    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ...) -> None: ...

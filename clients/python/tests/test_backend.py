@@ -1,0 +1,138 @@
+"""SkillsvcBackend against the real binary: every BackendProtocol method,
+sync and async, with the protocol's result types and error literals."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+import pytest
+from deepagents.backends.protocol import (
+    DeleteResult,
+    EditResult,
+    GlobResult,
+    GrepResult,
+    LsResult,
+    ReadResult,
+    WriteResult,
+)
+
+from skillsvc import Client
+from skillsvc.deepagents import SkillsvcBackend, skill_sources
+
+
+@pytest.fixture
+def backend(skillsvc_env):
+    b = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread="py-be-" + uuid.uuid4().hex[:10])
+    yield b
+    b.close()
+
+
+@pytest.fixture
+async def abackend(skillsvc_env):
+    b = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread="py-abe-" + uuid.uuid4().hex[:10])
+    yield b
+    await b.aclose()
+
+
+def test_sync_methods(backend: SkillsvcBackend) -> None:
+    assert backend.write("/workspace/notes.md", "alpha\nbeta\ngamma\n") == WriteResult(path="/workspace/notes.md")
+    assert backend.write("/workspace/notes.md", "alpha\nbeta\ngamma\n").error is None, "write overwrites, as the protocol says"
+    assert backend.write("/skills/x.md", "no").error.startswith("Error: ")
+
+    r = backend.read("/workspace/notes.md", offset=1, limit=1)
+    assert isinstance(r, ReadResult) and r.error is None
+    assert r.file_data["content"] == "beta\n" and r.file_data["encoding"] == "utf-8"
+    assert (r.total_lines, r.start_line, r.end_line, r.next_offset) == (3, 2, 2, 2)
+    whole = backend.read("/workspace/notes.md")
+    assert whole.file_data["content"] == "alpha\nbeta\ngamma" and whole.next_offset is None
+    assert backend.read("/workspace/missing.md").error == "File '/workspace/missing.md' not found"
+    assert backend.read("/workspace/notes.md", offset=10).error.startswith("Line offset 10 exceeds")
+    assert backend.read("/workspace/notes.md", limit=0).no_lines_requested
+
+    assert backend.edit("/workspace/notes.md", "beta", "BETA") == EditResult(path="/workspace/notes.md", occurrences=1)
+    assert backend.edit("/workspace/notes.md", "a", "A", replace_all=True).occurrences == 4
+    assert backend.edit("/workspace/notes.md", "absent", "x").error.startswith("Error: ")
+    assert backend.edit("/workspace/none.md", "a", "b").error == "Error: File '/workspace/none.md' not found"
+
+    ls = backend.ls("/workspace")
+    assert isinstance(ls, LsResult)
+    assert [(e["path"], e["is_dir"]) for e in ls.entries] == [("/workspace/notes.md", False)]
+    assert ls.entries[0]["size"] == len("AlphA\nBETA\ngAmmA\n") and ls.entries[0]["modified_at"]
+    assert [e["path"] for e in backend.ls("/skills").entries] == ["/skills/data/", "/skills/writing/"]
+    assert backend.ls("/nowhere").error
+
+    g = backend.glob("*.md", path="/skills/writing")  # no "/": base name at any depth
+    assert isinstance(g, GlobResult)
+    assert [m["path"] for m in g.matches] == [
+        "/skills/writing/commit-message/SKILL.md",
+        "/skills/writing/release-notes/SKILL.md",
+        "/skills/writing/release-notes/references/style.md",
+    ]
+    assert [m["path"] for m in backend.glob("/*/SKILL.md", path="/skills/data").matches] == ["/skills/data/csv-summary/SKILL.md"]
+
+    gr = backend.grep("BETA", path="/workspace")
+    assert isinstance(gr, GrepResult)
+    assert gr.matches == [{"path": "/workspace/notes.md", "line": 2, "text": "BETA"}]
+    assert [m["path"] for m in backend.grep("name:", path="/skills", glob="SKILL.md").matches] == [
+        "/skills/data/csv-summary/SKILL.md",
+        "/skills/writing/commit-message/SKILL.md",
+        "/skills/writing/release-notes/SKILL.md",
+    ]
+    capped = backend.grep("name:", path="/skills", max_count=1)
+    assert len(capped.matches) == 1 and capped.truncated
+
+    png = b"\x89PNG\r\n\x1a\n\x00\xff"
+    up = backend.upload_files([("/workspace/logo.png", png), ("/skills/x.png", png), ("/workspace/../x", png)])
+    assert [(u.path, u.error) for u in up] == [
+        ("/workspace/logo.png", None),
+        ("/skills/x.png", "permission_denied"),
+        ("/workspace/../x", "invalid_path"),
+    ]
+    down = backend.download_files(["/workspace/logo.png", "/workspace/none", "/workspace"])
+    assert down[0].content == png and down[0].error is None
+    assert down[1].error == "file_not_found"
+    assert down[2].error in ("is_directory", "file_not_found")
+    binary = backend.read("/workspace/logo.png")
+    assert binary.file_data == {"content": base64.standard_b64encode(png).decode(), "encoding": "base64"}
+
+    assert backend.delete("/workspace/logo.png") == DeleteResult(path="/workspace/logo.png")
+    assert backend.delete("/workspace/logo.png").error == "Error: File '/workspace/logo.png' not found"
+
+
+async def test_async_methods(abackend: SkillsvcBackend) -> None:
+    b = abackend
+    assert (await b.awrite("/workspace/a.md", "one\ntwo\n")).path == "/workspace/a.md"
+    assert (await b.aread("/workspace/a.md")).file_data["content"] == "one\ntwo"
+    assert (await b.aread("/workspace/none.md")).error == "File '/workspace/none.md' not found"
+    assert (await b.aedit("/workspace/a.md", "two", "2")).occurrences == 1
+    assert [e["path"] for e in (await b.als("/workspace")).entries] == ["/workspace/a.md"]
+    assert [m["path"] for m in (await b.aglob("*.md", "/workspace")).matches] == ["/workspace/a.md"]
+    assert (await b.agrep("2", "/workspace")).matches[0]["line"] == 2
+    up = await b.aupload_files([("/workspace/b.bin", b"\x00\x01"), ("/skills/b.bin", b"x")])
+    assert [u.error for u in up] == [None, "permission_denied"]
+    down = await b.adownload_files(["/workspace/b.bin", "/workspace/zzz"])
+    assert (down[0].content, down[1].error) == (b"\x00\x01", "file_not_found")
+    assert (await b.aread("/workspace/b.bin")).file_data["encoding"] == "base64"
+    assert (await b.adelete("/workspace/b.bin")).path == "/workspace/b.bin"
+    assert (await b.adelete("/workspace/b.bin")).error
+
+
+def test_thread_from_langgraph_config(skillsvc_env) -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    backend = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user)
+    write = RunnableLambda(lambda text: backend.write("/workspace/who.md", text))
+    t1, t2 = "py-cfg-" + uuid.uuid4().hex[:8], "py-cfg-" + uuid.uuid4().hex[:8]
+    write.invoke("first", {"configurable": {"thread_id": t1}})
+    write.invoke("second", {"configurable": {"thread_id": t2}})
+    with Client(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread=t1) as c:
+        assert c.read("/workspace/who.md").content == "first"
+        assert c.with_identity(thread=t2).read("/workspace/who.md").content == "second"
+    with pytest.raises(RuntimeError, match="no thread"):
+        backend.ls("/workspace")
+    backend.close()
+
+
+def test_skill_sources(backend: SkillsvcBackend) -> None:
+    assert skill_sources(backend) == ["/skills/data/", "/skills/writing/"]

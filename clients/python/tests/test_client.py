@@ -1,0 +1,231 @@
+"""Every Client and AsyncClient method against the real binary on MinIO
+(skillsvc.testing starts it with the example library for alice)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import uuid
+from pathlib import Path
+
+import grpc
+import pytest
+
+import skillsvc
+from skillsvc import AsyncClient, Client, extract_skill
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "skills"
+
+
+def thread() -> str:
+    return "py-" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def client(skillsvc_env):
+    with Client(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread=thread()) as c:
+        yield c
+
+
+@pytest.fixture
+async def aclient(skillsvc_env):
+    async with AsyncClient(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread=thread()) as c:
+        yield c
+
+
+def test_files(client: Client, tmp_path: Path) -> None:
+    info = client.write("/workspace/notes.md", "alpha\nbeta\ngamma\n").info
+    assert info.path == "/workspace/notes.md" and info.size == 17 and info.etag
+
+    with pytest.raises(skillsvc.AlreadyExists):
+        client.write("/workspace/notes.md", "x", must_not_exist=True)
+    with pytest.raises(skillsvc.FailedPrecondition):
+        client.write("/workspace/notes.md", "x", if_match='"stale"')
+    assert client.write("/workspace/notes.md", "alpha\nbeta\ngamma\n", if_match=info.etag).info.etag
+
+    assert client.stat("/workspace/notes.md").info.size == 17
+    r = client.read("/workspace/notes.md", offset=1, limit=1, line_numbers=True)
+    assert (r.content.lstrip(), r.total_lines, r.next_offset) == ("2\tbeta", 3, 2)
+
+    assert client.edit("/workspace/notes.md", "beta", "BETA").occurrences == 1
+    with pytest.raises(skillsvc.FailedPrecondition):
+        client.edit("/workspace/notes.md", "absent", "x")
+    assert client.read("/workspace/notes.md").content == "alpha\nBETA\ngamma"
+
+    assert [m.path for m in client.glob("**/*.md", path="/workspace").matches] == ["/workspace/notes.md"]
+    g = client.grep("beta", path="/workspace", case_insensitive=True)
+    assert [(m.path, m.line, m.text) for m in g.matches] == [("/workspace/notes.md", 2, "BETA")]
+
+    for i in range(3):
+        client.write(f"/workspace/dir/f{i}.txt", str(i))
+    page = client.list("/workspace/dir", page_size=2)
+    assert len(page.entries) == 2 and page.next_page_token
+    assert [e.name for e in client.iter_list("/workspace/dir", page_size=2)] == ["f0.txt", "f1.txt", "f2.txt"]
+
+    blob = bytes(range(256)) * 2000  # several chunks, not UTF-8
+    assert client.upload("/workspace/blob.bin", blob, chunk_size=100_000).size == len(blob)
+    assert client.download("/workspace/blob.bin") == blob
+    assert client.download("/workspace/blob.bin", offset=10, limit=5) == blob[10:15]
+    local = tmp_path / "in.bin"
+    local.write_bytes(blob[:1000])
+    client.upload_file("/workspace/from-file.bin", local)
+    out = client.download_file("/workspace/from-file.bin", tmp_path / "out.bin")
+    assert out.read_bytes() == blob[:1000]
+
+    assert client.delete("/workspace/dir", recursive=True).deleted == 3
+    with pytest.raises(skillsvc.NotFound) as exc:
+        client.stat("/workspace/dir/f0.txt")
+    assert exc.value.code == grpc.StatusCode.NOT_FOUND and "not found" in exc.value.message
+
+
+def test_errors_keep_the_code(client: Client) -> None:
+    cases = [
+        (lambda: client.read("/workspace/missing.md"), skillsvc.NotFound),
+        (lambda: client.read("/workspace/../../bob/x"), skillsvc.InvalidArgument),
+        (lambda: client.write("/skills/x.md", "x"), skillsvc.PermissionDenied),
+        (lambda: client.grep("(", regex=True), skillsvc.InvalidArgument),
+        (lambda: client.download("/workspace/missing.bin"), skillsvc.NotFound),
+        (lambda: client.list_skills(page_token="garbage"), skillsvc.InvalidArgument),
+        (lambda: client.with_identity(user=None).list("/workspace"), skillsvc.Unauthenticated),
+    ]
+    for call, exc in cases:
+        with pytest.raises(exc) as info:
+            call()
+        assert isinstance(info.value, skillsvc.SkillsvcError) and info.value.code == exc.code
+
+
+def test_identity(client: Client) -> None:
+    client.write("/workspace/mine.md", "mine")
+    other_thread = client.with_identity(thread=thread())
+    with pytest.raises(skillsvc.NotFound):
+        other_thread.read("/workspace/mine.md")
+    bob = client.with_identity(user="bob")
+    assert list(bob.iter_skills()) == []
+    ticketed = client.with_identity(ticket="T-" + uuid.uuid4().hex[:6])
+    ticketed.write("/ticket/spec.md", "spec")
+    assert ticketed.read("/ticket/spec.md").content == "spec"
+    with pytest.raises(skillsvc.SkillsvcError):
+        client.read("/ticket/spec.md")  # no ticket, no /ticket mount
+
+
+def test_skills(client: Client, tmp_path: Path) -> None:
+    cats = {c.name: c.skill_count for c in client.list_categories().categories}
+    assert cats == {"data": 1, "writing": 2}
+    assert sorted(s.name for s in client.iter_skills(page_size=1)) == ["commit-message", "csv-summary", "release-notes"]
+    assert [s.name for s in client.list_skills(category="data").skills] == ["csv-summary"]
+
+    block = client.format_skills(char_budget=4000)
+    assert block.included == 3 and "release-notes" in block.text
+
+    got = client.get_skill("release-notes")
+    assert got.skill.path == "/skills/writing/release-notes"
+    assert got.frontmatter["metadata"]["owner"] == "docs-team"
+    assert [f.path for f in got.files] == ["references/style.md"]
+
+    text = client.render_skill("commit-message", arguments="fix the login redirect").text
+    assert "ARGUMENTS: fix the login redirect" in text
+    style = client.read_skill_file("release-notes", "references/style.md").content
+    assert style == (EXAMPLES / "writing/release-notes/references/style.md").read_text()
+    assert client.search_skills("changelog", limit=1).results[0].skill.name == "release-notes"
+
+    folder = client.export_skill("csv-summary", tmp_path)
+    assert (folder / "scripts/summarize.py").read_bytes() == (EXAMPLES / "data/csv-summary/scripts/summarize.py").read_bytes()
+    assert (folder / "SKILL.md").read_bytes() == (EXAMPLES / "data/csv-summary/SKILL.md").read_bytes()
+
+    assert client.set_skill_enabled("csv-summary", False).skill.disabled
+    try:
+        assert "csv-summary" not in [s.name for s in client.iter_skills()]
+        assert "csv-summary" in [s.name for s in client.iter_skills(include_disabled=True)]
+    finally:
+        client.set_skill_enabled("csv-summary", True)
+
+
+def test_admin(skillsvc_env) -> None:
+    # In insecure mode AdminService needs no identity.
+    user = "py-admin-" + uuid.uuid4().hex[:6]
+    with Client(skillsvc_env.grpc_addr) as admin, Client(skillsvc_env.grpc_addr, user=user, thread="t") as c:
+        skill_md = b"---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n"
+        assert admin.put_library_file("poems/haiku/SKILL.md", skill_md, user=user).size == len(skill_md)
+        admin.drop_skill_index(user=user)
+        assert [s.name for s in c.iter_skills()] == ["haiku"]
+        assert admin.set_user_skill_enabled(user, "haiku", False).skill.disabled
+        assert [s.name for s in c.iter_skills()] == []
+        admin.delete_library_file("poems/haiku/SKILL.md", user=user)
+        admin.drop_skill_index(user=user)
+        assert list(c.iter_skills(include_disabled=True)) == []
+
+
+def _tar(entries: list[tarfile.TarInfo], data: bytes = b"x") -> io.BytesIO:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for e in entries:
+            tar.addfile(e, io.BytesIO(data) if e.isfile() else None)
+    buf.seek(0)
+    return buf
+
+
+def _entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    e = tarfile.TarInfo(name)
+    e.type, e.linkname, e.size = kind, link, (1 if kind == tarfile.REGTYPE else 0)
+    return e
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [_entry("skill/SKILL.md"), _entry("../evil")],
+        [_entry("skill/SKILL.md"), _entry("/etc/evil")],
+        [_entry("skill/SKILL.md"), _entry("skill/link", tarfile.SYMTYPE, "/etc/passwd")],
+        [_entry("skill/SKILL.md"), _entry("skill/hard", tarfile.LNKTYPE, "skill/SKILL.md")],
+        [_entry("skill/SKILL.md"), _entry("skill/dev", tarfile.CHRTYPE)],
+        [_entry("a/SKILL.md"), _entry("b/SKILL.md")],
+    ],
+)
+def test_extract_refuses_hostile_archives(tmp_path: Path, entries: list[tarfile.TarInfo]) -> None:
+    dest = tmp_path / "dest"
+    with pytest.raises(skillsvc.InvalidArgument):
+        extract_skill(_tar(entries), dest)
+    assert not any(dest.iterdir()), "nothing is written when an entry is refused"
+    assert not (tmp_path / "evil").exists()
+
+
+async def test_async_client(aclient: AsyncClient, tmp_path: Path) -> None:
+    c = aclient
+    info = (await c.write("/workspace/a.md", "one\ntwo\n")).info
+    assert (await c.stat("/workspace/a.md")).info.etag == info.etag
+    assert (await c.edit("/workspace/a.md", "two", "2", replace_all=True)).occurrences == 1
+    assert (await c.read("/workspace/a.md")).content == "one\n2"
+    assert [m.path for m in (await c.glob("*.md", path="/workspace")).matches] == ["/workspace/a.md"]
+    assert (await c.grep("2", path="/workspace")).matches[0].line == 2
+    await c.upload("/workspace/b.bin", b"\x00\x01" * 300_000, chunk_size=65536)
+    assert await c.download("/workspace/b.bin") == b"\x00\x01" * 300_000
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"bytes")
+    await c.upload_file("/workspace/c.bin", src)
+    assert (await c.download_file("/workspace/c.bin", tmp_path / "c.bin")).read_bytes() == b"bytes"
+    assert [e.name async for e in c.iter_list("/workspace", page_size=1)] == ["a.md", "b.bin", "c.bin"]
+    assert (await c.list("/workspace")).entries[0].name == "a.md"
+    assert (await c.delete("/workspace/c.bin")).deleted == 1
+    with pytest.raises(skillsvc.NotFound):
+        await c.read("/workspace/c.bin")
+    with pytest.raises(skillsvc.NotFound):
+        await c.download("/workspace/c.bin")
+
+    assert {x.name for x in (await c.list_categories()).categories} == {"data", "writing"}
+    assert sorted([s.name async for s in c.iter_skills(page_size=2)]) == ["commit-message", "csv-summary", "release-notes"]
+    assert (await c.list_skills(category="writing")).skills[0].category == "writing"
+    assert "csv-summary" in (await c.format_skills(format="markdown")).text
+    assert (await c.get_skill("csv-summary")).files[0].path == "scripts/summarize.py"
+    assert "Base directory" in (await c.render_skill("release-notes")).text
+    assert "import" in (await c.read_skill_file("csv-summary", "scripts/summarize.py")).content
+    assert (await c.search_skills("CSV file columns")).results[0].skill.name == "csv-summary"
+    folder = await c.export_skill("release-notes", tmp_path / "export")
+    assert (folder / "references/style.md").exists()
+    assert (await c.set_skill_enabled("commit-message", True)).skill.name == "commit-message"
+
+    admin = c.with_identity(user=None, thread=None)
+    user = "py-aadmin-" + uuid.uuid4().hex[:6]
+    await admin.put_library_file("x/s/SKILL.md", b"---\nname: s\ndescription: A skill.\n---\nbody\n", user=user)
+    await admin.drop_skill_index(user=user)
+    assert (await admin.set_user_skill_enabled(user, "s", False)).skill.disabled
+    await admin.delete_library_file("x/s/SKILL.md", user=user)

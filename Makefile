@@ -54,12 +54,13 @@ test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
-generate: tools pyenv
+generate: tools pyenv tsenv
 	buf lint
 	buf generate
 	clients/python/scripts/generate.sh $(PY)
+	rm -rf clients/ts/src/gen && cd clients/ts && npm run --silent generate
 
-GENERATED := gen/ clients/python/src/skillsvc/v1/
+GENERATED := gen/ clients/python/src/skillsvc/v1/ clients/ts/src/gen/
 
 # Fails when the committed generated code differs from what generate makes.
 check-generate: generate
@@ -77,9 +78,9 @@ test-go:
 	go test $(GO_TEST_FLAGS) ./...
 
 # Suites in other languages against the real binary on MinIO: the Python
-# client (with Deep Agents and the examples), and the official TypeScript
-# MCP SDK as an MCP host.
-test-clients: test-python test-mcp-host
+# and TypeScript clients (each with a Deep Agents agent; Python's with the
+# examples), and the official TypeScript MCP SDK as an MCP host.
+test-clients: test-python test-ts test-mcp-host
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python

@@ -1,0 +1,353 @@
+// SkillsvcClient: every RPC of skillsvc's three services over gRPC (Connect's
+// Node gRPC transport), bound to an identity. Methods take the request
+// fields as a plain object and return the response messages; paged listings
+// and streams are async iterators; failures throw SkillsvcError, which keeps
+// the gRPC code. Read-only calls are retried on UNAVAILABLE, writes never.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { Code, ConnectError, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { open, rename, rm } from "node:fs/promises";
+
+import { AdminService } from "./gen/skillsvc/v1/admin_pb.js";
+import {
+  FilesystemService,
+  type DeleteRequestSchema,
+  type EditRequestSchema,
+  type FileInfo,
+  type GlobRequestSchema,
+  type GrepRequestSchema,
+  type ListRequestSchema,
+  type ReadRequestSchema,
+  type UploadRequest,
+  type WriteRequestSchema,
+} from "./gen/skillsvc/v1/filesystem_pb.js";
+import {
+  SkillsService,
+  type FormatSkillsRequestSchema,
+  type ListSkillsRequestSchema,
+  type RenderSkillRequestSchema,
+  type SearchSkillsRequestSchema,
+  type SkillSummary,
+} from "./gen/skillsvc/v1/skills_pb.js";
+import { extractSkill } from "./tar.js";
+
+export const DEFAULT_TARGET = "http://127.0.0.1:7070";
+const CHUNK_SIZE = 256 << 10;
+const MAX_MESSAGE = 16 << 20;
+
+/** Who is calling: user and thread (and ticket) in insecure mode, or a bearer token in jwt mode. */
+export interface Identity {
+  user?: string;
+  thread?: string;
+  ticket?: string;
+  /** A token, or a function returning a fresh one. */
+  token?: string | (() => string | Promise<string>);
+}
+
+export interface ClientOptions extends Identity {
+  /** http://host:port, or https://host:port for TLS. Default http://127.0.0.1:7070. */
+  target?: string;
+  /** TLS: a CA bundle, and a client certificate and key for mutual TLS. */
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** Default per-call timeout in ms (30 s); 0 for none. */
+  timeoutMs?: number;
+  /** Attempts for read-only calls answered UNAVAILABLE (4). */
+  maxAttempts?: number;
+  /** A transport of your own (tests, interceptors); target and TLS are then ignored. */
+  transport?: Transport;
+}
+
+export interface Call {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** The canonical gRPC name of a code (NOT_FOUND), as the other clients and grpcurl print it. */
+export function codeName(code: Code): string {
+  return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/** A failed call: the gRPC code (Connect's Code enum), the server's message, and the retry delay it asked for. */
+export class SkillsvcError extends Error {
+  readonly code: Code;
+  /** The canonical name, e.g. NOT_FOUND. */
+  readonly codeName: string;
+  /** From google.rpc.RetryInfo (per-user limits), in ms. */
+  readonly retryAfterMs?: number;
+
+  constructor(code: Code, message: string, retryAfterMs?: number) {
+    const name = codeName(code);
+    super(`${name}: ${message}`);
+    this.name = "SkillsvcError";
+    this.code = code;
+    this.codeName = name;
+    this.retryAfterMs = retryAfterMs;
+    this.rawMessage = message;
+  }
+
+  readonly rawMessage: string;
+
+  static from(err: unknown): SkillsvcError {
+    if (err instanceof SkillsvcError) return err;
+    const ce = ConnectError.from(err);
+    return new SkillsvcError(ce.code, ce.rawMessage, retryAfterMs(ce));
+  }
+}
+
+// RetryInfo is decoded by hand: its two fields are all we need, and the
+// generated google.rpc types would be a second code generator to pin.
+function retryAfterMs(err: ConnectError): number | undefined {
+  for (const d of err.details) {
+    if ("type" in d && d.type === "google.rpc.RetryInfo") {
+      let seconds = 0n;
+      let nanos = 0;
+      const r = new BinaryReader(d.value);
+      while (r.pos < r.len) {
+        const [field, wire] = r.tag();
+        if (field !== 1) {
+          r.skip(wire);
+          continue;
+        }
+        const dur = new BinaryReader(r.bytes());
+        while (dur.pos < dur.len) {
+          const [f, w] = dur.tag();
+          if (f === 1) seconds = dur.int64() as bigint;
+          else if (f === 2) nanos = dur.int32();
+          else dur.skip(w);
+        }
+      }
+      return Number(seconds) * 1000 + Math.round(nanos / 1e6);
+    }
+  }
+  return undefined;
+}
+
+type Init<S> = S extends import("@bufbuild/protobuf").DescMessage ? MessageInitShape<S> : never;
+
+export class SkillsvcClient {
+  readonly identity: Identity;
+  private readonly transport: Transport;
+  private readonly fs: Client<typeof FilesystemService>;
+  private readonly skills: Client<typeof SkillsService>;
+  private readonly admin: Client<typeof AdminService>;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+
+  constructor(opts: ClientOptions = {}) {
+    this.identity = { user: opts.user, thread: opts.thread, ticket: opts.ticket, token: opts.token };
+    this.transport =
+      opts.transport ??
+      createGrpcTransport({
+        baseUrl: opts.target ?? DEFAULT_TARGET,
+        nodeOptions: opts.ca || opts.cert ? { ca: opts.ca, cert: opts.cert, key: opts.key } : undefined,
+        readMaxBytes: MAX_MESSAGE,
+        writeMaxBytes: MAX_MESSAGE,
+      });
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.maxAttempts = opts.maxAttempts ?? 4;
+    this.fs = createClient(FilesystemService, this.transport);
+    this.skills = createClient(SkillsService, this.transport);
+    this.admin = createClient(AdminService, this.transport);
+  }
+
+  /** A client for another identity on the same transport (connection). */
+  withIdentity(changes: Identity): SkillsvcClient {
+    return new SkillsvcClient({
+      ...this.identity,
+      ...changes,
+      transport: this.transport,
+      timeoutMs: this.timeoutMs,
+      maxAttempts: this.maxAttempts,
+    });
+  }
+
+  private async options(call?: Call): Promise<CallOptions> {
+    const headers = new Headers();
+    const id = this.identity;
+    if (id.token !== undefined) {
+      headers.set("authorization", `Bearer ${typeof id.token === "function" ? await id.token() : id.token}`);
+    }
+    if (id.user) headers.set("x-skillsvc-user", id.user);
+    if (id.thread) headers.set("x-skillsvc-thread", id.thread);
+    if (id.ticket) headers.set("x-skillsvc-ticket", id.ticket);
+    const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
+    return { headers, timeoutMs: timeoutMs > 0 ? timeoutMs : undefined, signal: call?.signal };
+  }
+
+  // write runs a call that changes something: once.
+  private async write<T>(fn: (o: CallOptions) => Promise<T>, call?: Call): Promise<T> {
+    try {
+      return await fn(await this.options(call));
+    } catch (err) {
+      throw SkillsvcError.from(err);
+    }
+  }
+
+  // read runs a read-only call, retrying UNAVAILABLE with backoff.
+  private async read<T>(fn: (o: CallOptions) => Promise<T>, call?: Call): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn(await this.options(call));
+      } catch (err) {
+        const e = SkillsvcError.from(err);
+        if (e.code !== Code.Unavailable || attempt >= this.maxAttempts || call?.signal?.aborted) throw e;
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** (attempt - 1), 2000) * (0.5 + Math.random() / 2)));
+      }
+    }
+  }
+
+  // FilesystemService
+
+  list(req: Init<typeof ListRequestSchema>, call?: Call) {
+    return this.read((o) => this.fs.list(req, o), call);
+  }
+  stat(path: string, call?: Call) {
+    return this.read((o) => this.fs.stat({ path }, o), call);
+  }
+  /** Lines of a text file: offset 0-based, limit 0 means 2000. */
+  readFile(req: Init<typeof ReadRequestSchema>, call?: Call) {
+    return this.read((o) => this.fs.read(req, o), call);
+  }
+  writeFile(req: Init<typeof WriteRequestSchema>, call?: Call) {
+    return this.write((o) => this.fs.write(req, o), call);
+  }
+  edit(req: Init<typeof EditRequestSchema>, call?: Call) {
+    return this.write((o) => this.fs.edit(req, o), call);
+  }
+  delete(req: Init<typeof DeleteRequestSchema>, call?: Call) {
+    return this.write((o) => this.fs.delete(req, o), call);
+  }
+  glob(req: Init<typeof GlobRequestSchema>, call?: Call) {
+    return this.read((o) => this.fs.glob(req, o), call);
+  }
+  grep(req: Init<typeof GrepRequestSchema>, call?: Call) {
+    return this.read((o) => this.fs.grep(req, o), call);
+  }
+
+  /** Every entry of a directory, page after page. */
+  async *iterList(dir: string, pageSize = 0): AsyncGenerator<FileInfo> {
+    let pageToken = "";
+    do {
+      const page = await this.list({ path: dir, pageSize, pageToken });
+      yield* page.entries;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+
+  /** A file's bytes in chunks. */
+  async *iterDownload(path: string, range: { offset?: number; limit?: number } = {}, call?: Call): AsyncGenerator<Uint8Array> {
+    const o = await this.options(call);
+    try {
+      for await (const msg of this.fs.download({ path, offset: BigInt(range.offset ?? 0), limit: BigInt(range.limit ?? 0) }, o)) {
+        yield msg.data;
+      }
+    } catch (err) {
+      throw SkillsvcError.from(err);
+    }
+  }
+
+  async download(path: string, range: { offset?: number; limit?: number } = {}, call?: Call): Promise<Uint8Array> {
+    const chunks: Uint8Array[] = [];
+    for await (const c of this.iterDownload(path, range, call)) chunks.push(c);
+    return Buffer.concat(chunks);
+  }
+
+  /** Downloads to a local file, replacing it only once complete. */
+  async downloadFile(path: string, localPath: string, call?: Call): Promise<void> {
+    const tmp = `${localPath}.${process.pid}.tmp`;
+    const f = await open(tmp, "w");
+    try {
+      for await (const c of this.iterDownload(path, {}, call)) await f.write(c);
+      await f.close();
+      await rename(tmp, localPath);
+    } catch (err) {
+      await f.close().catch(() => {});
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  /** Stores bytes at path, streamed in chunks; ifMatch/mustNotExist make it conditional. */
+  async upload(path: string, data: Uint8Array, opts: { ifMatch?: string; mustNotExist?: boolean; chunkSize?: number } = {}, call?: Call) {
+    const size = opts.chunkSize ?? CHUNK_SIZE;
+    async function* requests(): AsyncGenerator<Init<typeof import("./gen/skillsvc/v1/filesystem_pb.js").UploadRequestSchema>> {
+      yield { msg: { case: "header", value: { path, ifMatch: opts.ifMatch ?? "", mustNotExist: opts.mustNotExist ?? false } } };
+      for (let i = 0; i < data.length; i += size) yield { msg: { case: "data", value: data.subarray(i, i + size) } };
+    }
+    const resp = await this.write((o) => this.fs.upload(requests() as AsyncIterable<UploadRequest>, o), call);
+    return resp.info!;
+  }
+
+  // SkillsService
+
+  listCategories(call?: Call) {
+    return this.read((o) => this.skills.listCategories({}, o), call);
+  }
+  listSkills(req: Init<typeof ListSkillsRequestSchema> = {}, call?: Call) {
+    return this.read((o) => this.skills.listSkills(req, o), call);
+  }
+  /** Every skill (listSkills' filters), page after page. */
+  async *iterSkills(req: Init<typeof ListSkillsRequestSchema> = {}): AsyncGenerator<SkillSummary> {
+    let pageToken = "";
+    do {
+      const page = await this.listSkills({ ...req, pageToken });
+      yield* page.skills;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+  /** The skills as a system-prompt block within charBudget characters. */
+  formatSkills(req: Init<typeof FormatSkillsRequestSchema> = {}, call?: Call) {
+    return this.read((o) => this.skills.formatSkills(req, o), call);
+  }
+  getSkill(path: string, call?: Call) {
+    return this.read((o) => this.skills.getSkill({ path }, o), call);
+  }
+  /** The text to hand the model when the skill is invoked. */
+  renderSkill(req: Init<typeof RenderSkillRequestSchema>, call?: Call) {
+    return this.read((o) => this.skills.renderSkill(req, o), call);
+  }
+  readSkillFile(path: string, file: string, call?: Call) {
+    return this.read((o) => this.skills.readSkillFile({ path, file }, o), call);
+  }
+  searchSkills(req: Init<typeof SearchSkillsRequestSchema>, call?: Call) {
+    return this.read((o) => this.skills.searchSkills(req, o), call);
+  }
+  setSkillEnabled(path: string, enabled: boolean, call?: Call) {
+    return this.write((o) => this.skills.setSkillEnabled({ path, enabled }, o), call);
+  }
+
+  /** Downloads a skill folder into dir, refusing links and paths that leave it; returns the folder. */
+  async exportSkill(skill: string, dir: string, call?: Call): Promise<string> {
+    const o = await this.options(call);
+    const chunks: Uint8Array[] = [];
+    try {
+      for await (const msg of this.skills.exportSkill({ path: skill }, o)) chunks.push(msg.data);
+    } catch (err) {
+      throw SkillsvcError.from(err);
+    }
+    return extractSkill(Buffer.concat(chunks), dir);
+  }
+
+  // AdminService (operators: an admin token in jwt mode)
+
+  dropSkillIndex(req: { user?: string; shared?: boolean }, call?: Call) {
+    return this.write((o) => this.admin.dropSkillIndex(req, o), call);
+  }
+  setUserSkillEnabled(user: string, path: string, enabled: boolean, call?: Call) {
+    return this.write((o) => this.admin.setUserSkillEnabled({ user, path, enabled }, o), call);
+  }
+  putLibraryFile(
+    req: { path: string; data: Uint8Array; user?: string; shared?: boolean; ifMatch?: string; mustNotExist?: boolean },
+    call?: Call,
+  ) {
+    const { user, shared, ...rest } = req;
+    return this.write((o) => this.admin.putLibraryFile({ ...rest, library: { user, shared } }, o), call);
+  }
+  deleteLibraryFile(req: { path: string; user?: string; shared?: boolean }, call?: Call) {
+    return this.write((o) => this.admin.deleteLibraryFile({ path: req.path, library: { user: req.user, shared: req.shared } }, o), call);
+  }
+}
+

@@ -1,0 +1,93 @@
+// Skills for plain model-SDK loops (no agent framework): the FormatSkills
+// prompt block, and load_skill / read_skill_file tools in the shapes the
+// Anthropic and OpenAI SDKs take, with an executor for their calls.
+import type { SkillsvcClient } from "./client.js";
+import { SkillsvcError } from "./client.js";
+
+export type Style = "anthropic" | "openai" | "openai-responses";
+
+interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export const LOAD_SKILL: ToolSpec = {
+  name: "load_skill",
+  description:
+    "Load a skill's instructions before doing a task the skill describes. Pass the skill's name (or path) from the skills list, and the task as arguments when it takes any.",
+  parameters: {
+    type: "object",
+    properties: {
+      skill: { type: "string", description: "The skill's name or path, e.g. release-notes or writing/release-notes." },
+      arguments: { type: "string", description: "The task or input for the skill's $ARGUMENTS; may be empty." },
+    },
+    required: ["skill"],
+    additionalProperties: false,
+  },
+};
+
+export const READ_SKILL_FILE: ToolSpec = {
+  name: "read_skill_file",
+  description: "Read a file of a skill that its instructions name, such as references/style.md, by its path relative to the skill folder.",
+  parameters: {
+    type: "object",
+    properties: {
+      skill: { type: "string", description: "The skill's name or path." },
+      path: { type: "string", description: "The file, relative to the skill folder." },
+    },
+    required: ["skill", "path"],
+    additionalProperties: false,
+  },
+};
+
+/** One tool in the shape an SDK takes. */
+export function definition(tool: ToolSpec, style: Style): Record<string, unknown> {
+  switch (style) {
+    case "anthropic":
+      return { name: tool.name, description: tool.description, input_schema: tool.parameters };
+    case "openai":
+      return { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+    case "openai-responses":
+      return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters };
+    default:
+      throw new Error(`unknown tool style ${String(style)}`);
+  }
+}
+
+export class SkillTools {
+  constructor(readonly client: SkillsvcClient) {}
+
+  /** The skills block for the system prompt, naming load_skill as the way to use a skill. */
+  async prompt(opts: { charBudget?: number; format?: string; category?: string } = {}): Promise<string> {
+    const r = await this.client.formatSkills(opts);
+    if (!r.included) return "";
+    return `${r.text}\n\nTo use a skill, call load_skill with its name first, then follow its instructions.`;
+  }
+
+  definitions(style: Style = "anthropic"): Record<string, unknown>[] {
+    return [definition(LOAD_SKILL, style), definition(READ_SKILL_FILE, style)];
+  }
+
+  handles(name: string): boolean {
+    return name === LOAD_SKILL.name || name === READ_SKILL_FILE.name;
+  }
+
+  /** Runs a tool call; a failure comes back as text ("Error (NOT_FOUND): ...") so the model can correct itself. */
+  async run(name: string, args: Record<string, unknown> | string): Promise<string> {
+    const a = (typeof args === "string" ? JSON.parse(args) : args) as Record<string, unknown>;
+    if (!this.handles(name)) throw new Error(`${name} is not a skills tool`);
+    for (const required of name === LOAD_SKILL.name ? ["skill"] : ["skill", "path"]) {
+      if (typeof a[required] !== "string") return `Error (INVALID_ARGUMENT): missing argument '${required}'`;
+    }
+    try {
+      if (name === LOAD_SKILL.name) {
+        return (await this.client.renderSkill({ path: a.skill as string, arguments: (a.arguments as string) ?? "" })).text;
+      }
+      return (await this.client.readSkillFile(a.skill as string, a.path as string)).content;
+    } catch (err) {
+      const e = SkillsvcError.from(err);
+      return `Error (${e.codeName}): ${e.rawMessage}`;
+    }
+  }
+}

@@ -1,0 +1,197 @@
+// Every SkillsvcClient method against the real binary on MinIO.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { gzipSync } from "node:zlib";
+
+import { Code, SkillsvcClient, SkillsvcError, extractSkill } from "@skillsvc/client";
+import { examples, testenv, type Env } from "./testenv.js";
+
+let env: Env;
+let clients: SkillsvcClient;
+
+before(async () => {
+  env = await testenv();
+  clients = new SkillsvcClient({ target: env.target, user: env.user });
+});
+after(async () => env?.stop());
+
+const client = () => clients.withIdentity({ thread: `ts-${randomUUID().slice(0, 12)}` });
+
+async function rejects(p: Promise<unknown>, code: Code): Promise<SkillsvcError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof SkillsvcError, String(err));
+    assert.equal(err.code, code, err.message);
+    return err;
+  }
+  assert.fail(`expected ${Code[code]}`);
+}
+
+test("files", async () => {
+  const c = client();
+  const info = (await c.writeFile({ path: "/workspace/notes.md", content: "alpha\nbeta\ngamma\n" })).info!;
+  assert.equal(info.size, 17n);
+  await rejects(c.writeFile({ path: "/workspace/notes.md", content: "x", mustNotExist: true }), Code.AlreadyExists);
+  await rejects(c.writeFile({ path: "/workspace/notes.md", content: "x", ifMatch: '"stale"' }), Code.FailedPrecondition);
+  assert.ok((await c.writeFile({ path: "/workspace/notes.md", content: "alpha\nbeta\ngamma\n", ifMatch: info.etag })).info?.etag);
+
+  assert.equal((await c.stat("/workspace/notes.md")).info?.size, 17n);
+  const r = await c.readFile({ path: "/workspace/notes.md", offset: 1n, limit: 1n, lineNumbers: true });
+  assert.deepEqual([r.content.trim(), r.totalLines, r.nextOffset], ["2\tbeta", 3n, 2n]);
+  assert.equal((await c.edit({ path: "/workspace/notes.md", oldString: "beta", newString: "BETA" })).occurrences, 1n);
+  await rejects(c.edit({ path: "/workspace/notes.md", oldString: "absent", newString: "x" }), Code.FailedPrecondition);
+  assert.equal((await c.readFile({ path: "/workspace/notes.md" })).content, "alpha\nBETA\ngamma");
+
+  assert.deepEqual((await c.glob({ pattern: "**/*.md", path: "/workspace" })).matches.map((m) => m.path), ["/workspace/notes.md"]);
+  const g = await c.grep({ pattern: "beta", path: "/workspace", caseInsensitive: true });
+  assert.deepEqual(g.matches.map((m) => [m.path, m.line, m.text]), [["/workspace/notes.md", 2n, "BETA"]]);
+
+  for (const i of [0, 1, 2]) await c.writeFile({ path: `/workspace/dir/f${i}.txt`, content: String(i) });
+  const page = await c.list({ path: "/workspace/dir", pageSize: 2 });
+  assert.equal(page.entries.length, 2);
+  assert.ok(page.nextPageToken);
+  const names: string[] = [];
+  for await (const e of c.iterList("/workspace/dir", 2)) names.push(e.name);
+  assert.deepEqual(names, ["f0.txt", "f1.txt", "f2.txt"]);
+
+  const blob = new Uint8Array(600_000).map((_, i) => i % 251);
+  assert.equal((await c.upload("/workspace/blob.bin", blob, { chunkSize: 100_000 })).size, 600_000n);
+  assert.deepEqual(await c.download("/workspace/blob.bin"), Buffer.from(blob));
+  assert.deepEqual(await c.download("/workspace/blob.bin", { offset: 10, limit: 5 }), Buffer.from(blob.subarray(10, 15)));
+  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-"));
+  await c.downloadFile("/workspace/blob.bin", path.join(dir, "blob.bin"));
+  assert.deepEqual(await readFile(path.join(dir, "blob.bin")), Buffer.from(blob));
+
+  assert.equal((await c.delete({ path: "/workspace/dir", recursive: true })).deleted, 3n);
+  const err = await rejects(c.stat("/workspace/dir/f0.txt"), Code.NotFound);
+  assert.match(err.rawMessage, /not found/);
+  assert.equal(err.codeName, "NOT_FOUND");
+});
+
+test("errors keep the code", async () => {
+  const c = client();
+  await rejects(c.readFile({ path: "/workspace/missing.md" }), Code.NotFound);
+  await rejects(c.readFile({ path: "/workspace/../../bob/x" }), Code.InvalidArgument);
+  await rejects(c.writeFile({ path: "/skills/x.md", content: "x" }), Code.PermissionDenied);
+  await rejects(c.grep({ pattern: "(", regex: true }), Code.InvalidArgument);
+  await rejects(c.download("/workspace/missing.bin"), Code.NotFound);
+  await rejects(c.listSkills({ pageToken: "garbage" }), Code.InvalidArgument);
+  await rejects(c.withIdentity({ user: undefined }).list({ path: "/workspace" }), Code.Unauthenticated);
+});
+
+test("identity", async () => {
+  const c = client();
+  await c.writeFile({ path: "/workspace/mine.md", content: "mine" });
+  await rejects(c.withIdentity({ thread: "ts-other" }).readFile({ path: "/workspace/mine.md" }), Code.NotFound);
+  const bob = [];
+  for await (const s of c.withIdentity({ user: "bob" }).iterSkills()) bob.push(s);
+  assert.deepEqual(bob, []);
+  const ticketed = c.withIdentity({ ticket: `T-${randomUUID().slice(0, 6)}` });
+  await ticketed.writeFile({ path: "/ticket/spec.md", content: "spec" });
+  assert.equal((await ticketed.readFile({ path: "/ticket/spec.md" })).content, "spec");
+  // A token function is called for each request (jwt mode sends it as the bearer).
+  let calls = 0;
+  const withToken = c.withIdentity({ token: () => (calls++, "not-checked-in-insecure-mode") });
+  await withToken.stat("/workspace/mine.md");
+  assert.equal(calls, 1);
+});
+
+test("skills", async () => {
+  const c = client();
+  const cats = Object.fromEntries((await c.listCategories()).categories.map((x) => [x.name, x.skillCount]));
+  assert.deepEqual(cats, { data: 1, writing: 2 });
+  const names: string[] = [];
+  for await (const s of c.iterSkills({ pageSize: 1 })) names.push(s.name);
+  assert.deepEqual(names.sort(), ["commit-message", "csv-summary", "release-notes"]);
+  assert.deepEqual((await c.listSkills({ category: "data" })).skills.map((s) => s.name), ["csv-summary"]);
+
+  const block = await c.formatSkills({ charBudget: 4000 });
+  assert.equal(block.included, 3);
+  assert.match(block.text, /release-notes/);
+  const got = await c.getSkill("release-notes");
+  assert.equal(got.skill?.path, "/skills/writing/release-notes");
+  assert.deepEqual(got.files.map((f) => f.path), ["references/style.md"]);
+  assert.equal((got.frontmatter?.metadata as { owner?: string } | undefined)?.owner, "docs-team");
+  assert.match((await c.renderSkill({ path: "commit-message", arguments: "fix login" })).text, /ARGUMENTS: fix login/);
+  assert.equal(
+    (await c.readSkillFile("release-notes", "references/style.md")).content,
+    await readFile(path.join(examples, "writing/release-notes/references/style.md"), "utf8"),
+  );
+  assert.equal((await c.searchSkills({ query: "changelog", limit: 1 })).results[0].skill?.name, "release-notes");
+
+  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-export-"));
+  const folder = await c.exportSkill("csv-summary", dir);
+  assert.deepEqual(
+    await readFile(path.join(folder, "scripts/summarize.py")),
+    await readFile(path.join(examples, "data/csv-summary/scripts/summarize.py")),
+  );
+
+  assert.ok((await c.setSkillEnabled("csv-summary", false)).skill?.disabled);
+  try {
+    const listed: string[] = [];
+    for await (const s of c.iterSkills()) listed.push(s.name);
+    assert.ok(!listed.includes("csv-summary"));
+  } finally {
+    await c.setSkillEnabled("csv-summary", true);
+  }
+});
+
+test("admin", async () => {
+  const admin = new SkillsvcClient({ target: env.target }); // insecure mode: AdminService needs no identity
+  const user = `ts-admin-${randomUUID().slice(0, 6)}`;
+  const c = admin.withIdentity({ user, thread: "t" });
+  const md = Buffer.from("---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n");
+  assert.equal((await admin.putLibraryFile({ path: "poems/haiku/SKILL.md", data: md, user })).size, BigInt(md.length));
+  await admin.dropSkillIndex({ user });
+  assert.deepEqual((await c.listSkills()).skills.map((s) => s.name), ["haiku"]);
+  assert.ok((await admin.setUserSkillEnabled(user, "haiku", false)).skill?.disabled);
+  assert.deepEqual((await c.listSkills()).skills, []);
+  await admin.deleteLibraryFile({ path: "poems/haiku/SKILL.md", user });
+  await admin.dropSkillIndex({ user });
+  assert.deepEqual((await c.listSkills({ includeDisabled: true })).skills, []);
+});
+
+// A tar archive of the given entries (name, type flag, content).
+function tar(entries: Array<[string, string, string?]>): Uint8Array {
+  const blocks: Buffer[] = [];
+  for (const [name, type, body = ""] of entries) {
+    const h = Buffer.alloc(512);
+    h.write(name, 0, 100);
+    h.write("0000644\0", 100);
+    h.write(Buffer.byteLength(body).toString(8).padStart(11, "0") + "\0", 124);
+    h.write(type, 156);
+    h.write("ustar\0", 257);
+    h.write("        ", 148);
+    let sum = 0;
+    for (const b of h) sum += b;
+    h.write(sum.toString(8).padStart(6, "0") + "\0 ", 148);
+    blocks.push(h, Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512));
+    blocks[blocks.length - 1].write(body);
+  }
+  blocks.push(Buffer.alloc(1024));
+  return gzipSync(Buffer.concat(blocks));
+}
+
+test("export refuses hostile archives", async () => {
+  const hostile: Array<Array<[string, string, string?]>> = [
+    [["skill/SKILL.md", "0", "x"], ["../evil", "0", "x"]],
+    [["skill/SKILL.md", "0", "x"], ["/tmp/evil", "0", "x"]],
+    [["skill/SKILL.md", "0", "x"], ["skill/link", "2"]],
+    [["skill/SKILL.md", "0", "x"], ["skill/hard", "1"]],
+    [["a/SKILL.md", "0", "x"], ["b/SKILL.md", "0", "x"]],
+  ];
+  for (const entries of hostile) {
+    const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-hostile-"));
+    await assert.rejects(extractSkill(tar(entries), dir), (err: unknown) => err instanceof SkillsvcError && err.code === Code.InvalidArgument);
+    assert.deepEqual(await readdir(dir), [], "nothing is written when an entry is refused");
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-good-"));
+  const folder = await extractSkill(tar([["skill/SKILL.md", "0", "hello"], ["skill/refs/", "5"]]), dir);
+  assert.equal(await readFile(path.join(folder, "SKILL.md"), "utf8"), "hello");
+  await writeFile(path.join(dir, "marker"), "");
+});

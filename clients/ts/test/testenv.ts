@@ -16,18 +16,23 @@ export interface Env {
   stop(): Promise<void>;
 }
 
-let started: Promise<Env> | undefined;
+const started = new Map<string, Promise<Env>>();
 
-/** The shared environment; SKILLSVC_TESTENV is set by the Makefile, else testenv is built on the fly. */
-export function testenv(): Promise<Env> {
-  started ??= start();
-  return started;
+/**
+ * The shared environment, or one whose skillsvc also gets extraFlags (one
+ * per distinct set); SKILLSVC_TESTENV is set by the Makefile, else testenv
+ * is built on the fly.
+ */
+export function testenv(extraFlags: string[] = []): Promise<Env> {
+  const key = extraFlags.join(" ");
+  if (!started.has(key)) started.set(key, start(extraFlags));
+  return started.get(key)!;
 }
 
-async function start(): Promise<Env> {
+async function start(extraFlags: string[]): Promise<Env> {
   const bin = process.env.SKILLSVC_TESTENV;
   const [cmd, args] = bin ? [bin, []] : ["go", ["run", "./cmd/testenv"]];
-  const child = spawn(cmd, [...args, "--", "--skills.index-refresh=0"], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(cmd, [...args, "--", "--skills.index-refresh=0", ...extraFlags], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
   // skillsvc's log: kept, and printed only if testenv fails to start.
   const log: Buffer[] = [];
   child.stderr!.on("data", (b: Buffer) => log.push(b));

@@ -57,8 +57,9 @@ class SkillsvcBackend(BackendProtocol):
     """A deepagents backend over skillsvc, for one user.
 
     Pass ``thread`` to pin one thread; leave it out to take the thread from
-    each LangGraph run's ``configurable.thread_id``. Other keyword arguments
-    (ticket, token, tls, timeout, ...) go to the clients.
+    each LangGraph run's ``configurable.thread_id``. In jwt mode pass
+    ``token``: the token names user and thread, so one backend per thread.
+    Other keyword arguments (ticket, tls, timeout, ...) go to the clients.
     """
 
     def __init__(self, target: str = DEFAULT_TARGET, *, user: str | None = None, thread: str | None = None, **client_kwargs: Any) -> None:
@@ -76,8 +77,9 @@ class SkillsvcBackend(BackendProtocol):
         if self._aclient is not None:
             await self._aclient.close()
 
-    def _current_thread(self) -> str:
-        if self._thread:
+    def _current_thread(self) -> str | None:
+        # A bearer token names its own thread (jwt mode ignores the header).
+        if self._thread or self._kwargs.get("token") is not None:
             return self._thread
         try:
             from langgraph.config import get_config
@@ -93,7 +95,7 @@ class SkillsvcBackend(BackendProtocol):
     def client(self) -> Client:
         """The synchronous client for the current thread."""
         thread = self._current_thread()
-        return self._client if thread == self._client.identity.thread else self._client.with_identity(thread=thread)
+        return self._client if thread in (None, self._client.identity.thread) else self._client.with_identity(thread=thread)
 
     def aclient(self) -> AsyncClient:
         """The async client for the current thread (created on first use,
@@ -101,7 +103,7 @@ class SkillsvcBackend(BackendProtocol):
         if self._aclient is None:
             self._aclient = AsyncClient(self._target, thread=self._thread, **self._kwargs)
         thread = self._current_thread()
-        return self._aclient if thread == self._aclient.identity.thread else self._aclient.with_identity(thread=thread)
+        return self._aclient if thread in (None, self._aclient.identity.thread) else self._aclient.with_identity(thread=thread)
 
     # ls
 

@@ -3,7 +3,7 @@
 // test the real binary with the provisioning the Go tests use
 // (internal/testserver) instead of a copy of it.
 //
-//	testenv [--skillsvc PATH] [--user alice] [--library DIR] [--shared-library DIR] [-- skillsvc flags]
+//	testenv [--skillsvc PATH] [--user alice] [--library DIR] [--shared-library DIR] [--tls | --mtls] [-- skillsvc flags]
 //
 // It starts MinIO on a free loopback port, creates a bucket, uploads the
 // library folders with plain S3 PUTs (as users upload them), starts skillsvc
@@ -13,6 +13,11 @@
 //	{"grpc_addr":"127.0.0.1:PORT","http_addr":"127.0.0.1:PORT","user":"alice","s3_endpoint":"http://127.0.0.1:PORT",
 //	 "bucket":"skillsvc","access_key":"…","secret_key":"…","region":"us-east-1"}
 //
+// With --tls, skillsvc serves TLS with a certificate for 127.0.0.1 from a
+// throwaway CA, and the line adds "ca_file" (and a client certificate,
+// "client_cert_file" and "client_key_file", issued by the same CA); --mtls
+// also requires that client certificate.
+//
 // It runs until its stdin reaches EOF or it gets SIGINT/SIGTERM, then stops
 // both servers and removes their data, so a test harness that dies takes the
 // servers with it. skillsvc's log goes to stderr.
@@ -20,11 +25,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -36,6 +43,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/skillsvc/skillsvc/internal/certs/certstest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -47,6 +55,7 @@ type options struct {
 	library       string
 	sharedLibrary string
 	timeout       time.Duration
+	tls, mtls     bool
 	extra         []string
 }
 
@@ -61,6 +70,10 @@ type env struct {
 	AccessKey  string `json:"access_key"`
 	SecretKey  string `json:"secret_key"`
 	Region     string `json:"region"`
+	// With --tls or --mtls: PEM files of the CA and of a client certificate.
+	CAFile         string `json:"ca_file,omitempty"`
+	ClientCertFile string `json:"client_cert_file,omitempty"`
+	ClientKeyFile  string `json:"client_key_file,omitempty"`
 }
 
 func main() {
@@ -71,6 +84,8 @@ func main() {
 	fs.StringVar(&o.library, "library", "", "folder uploaded to <user>/skills/ (default: the repository's examples/skills; \"-\" for none)")
 	fs.StringVar(&o.sharedLibrary, "shared-library", "", "folder uploaded to the shared library, _shared/skills/")
 	fs.DurationVar(&o.timeout, "start-timeout", 2*time.Minute, "how long the servers may take to start")
+	fs.BoolVar(&o.tls, "tls", false, "serve TLS with a certificate from a throwaway CA")
+	fs.BoolVar(&o.mtls, "mtls", false, "like --tls, and require a client certificate from that CA")
 	fs.Parse(os.Args[1:])
 	o.extra = fs.Args()
 
@@ -127,12 +142,23 @@ func run(ctx context.Context, o options) error {
 
 	args := append(m.S3Flags(bucket), "--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0",
 		"--metrics.listen=127.0.0.1:0", "--auth.mode=insecure", "--limits.rate=0", "--limits.concurrency=0")
+	var (
+		tlsFiles env
+		health   *tls.Config // how RunSkillsvc's health check connects
+	)
+	if o.tls || o.mtls {
+		tlsArgs, files, cfg, err := issueCertificates(dir, o.mtls)
+		if err != nil {
+			return err
+		}
+		args, tlsFiles, health = append(args, tlsArgs...), files, cfg
+	}
 	wait := []string{"serving http"}
 	if slices.Contains(o.extra, "--http.listen=") {
 		wait = nil // HTTP turned off
 	}
 	s, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
-		Bin: o.skillsvc, Args: append(args, o.extra...), Env: m.SkillsvcEnv(), Dir: dir, Log: os.Stderr, Wait: wait,
+		Bin: o.skillsvc, Args: append(args, o.extra...), Env: m.SkillsvcEnv(), Dir: dir, Log: os.Stderr, Wait: wait, TLS: health,
 	}, o.timeout)
 	if err != nil {
 		return err
@@ -142,6 +168,7 @@ func run(ctx context.Context, o options) error {
 	out, _ := json.Marshal(env{
 		GRPCAddr: s.Addrs["serving"], HTTPAddr: s.Addrs["serving http"], User: o.user,
 		S3Endpoint: m.Endpoint, Bucket: bucket, AccessKey: m.AccessKey, SecretKey: m.SecretKey, Region: m.Region,
+		CAFile: tlsFiles.CAFile, ClientCertFile: tlsFiles.ClientCertFile, ClientKeyFile: tlsFiles.ClientKeyFile,
 	})
 	fmt.Println(string(out))
 
@@ -184,6 +211,54 @@ func upload(ctx context.Context, c *s3.Client, dir, prefix string) error {
 		return nil
 	})
 }
+
+// issueCertificates writes a throwaway CA, a server certificate for
+// 127.0.0.1 and localhost, and a client certificate under dir, and returns
+// skillsvc's TLS flags, the files a client needs, and a client TLS config
+// with that client certificate.
+func issueCertificates(dir string, requireClient bool) (args []string, files env, client *tls.Config, err error) {
+	var f fatal
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(fatal); ok {
+				err = e.err
+				return
+			}
+			panic(r)
+		}
+	}()
+	ca := certstest.NewCA(f, "skillsvc testenv CA")
+	tlsDir := filepath.Join(dir, "tls")
+	if err := os.MkdirAll(filepath.Join(tlsDir, "client"), 0o700); err != nil {
+		return nil, env{}, nil, err
+	}
+	files.CAFile = filepath.Join(tlsDir, "ca.pem")
+	if err := os.WriteFile(files.CAFile, ca.CertPEM(), 0o600); err != nil {
+		return nil, env{}, nil, err
+	}
+	cert, key := ca.Issue(f, "skillsvc", []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, false)
+	certFile, keyFile := certstest.WriteFiles(f, tlsDir, cert, key)
+	cert, key = ca.Issue(f, "testenv client", nil, nil, true)
+	files.ClientCertFile, files.ClientKeyFile = certstest.WriteFiles(f, filepath.Join(tlsDir, "client"), cert, key)
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return nil, env{}, nil, err
+	}
+	args = []string{"--tls.cert-file=" + certFile, "--tls.key-file=" + keyFile}
+	if requireClient {
+		args = append(args, "--tls.client-ca-file="+files.CAFile)
+	}
+	client = &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	return args, files, client, nil
+}
+
+// fatal lets certstest, written for tests, report a failure to a program:
+// Fatalf panics with it and issueCertificates recovers it as an error.
+type fatal struct{ err error }
+
+func (fatal) Helper() {}
+
+func (fatal) Fatalf(format string, args ...any) { panic(fatal{fmt.Errorf(format, args...)}) }
 
 func build(ctx context.Context, root, dir string) (string, error) {
 	bin := filepath.Join(dir, "skillsvc")

@@ -3,6 +3,7 @@ package testserver
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -44,6 +46,8 @@ type SkillsvcConfig struct {
 	Log io.Writer
 	// Wait lists the "serving…" messages to wait for besides "serving".
 	Wait []string
+	// TLS, when skillsvc serves TLS, is how the health check connects.
+	TLS *tls.Config
 }
 
 // RunSkillsvc starts skillsvc and returns once it logged the listeners it
@@ -99,7 +103,11 @@ func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (
 			return nil, fmt.Errorf("skillsvc not serving %v after %v:\n%s", want, timeout, s.Tail())
 		}
 	}
-	conn, err := grpc.NewClient(s.Addrs["serving"], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if c.TLS != nil {
+		creds = credentials.NewTLS(c.TLS)
+	}
+	conn, err := grpc.NewClient(s.Addrs["serving"], grpc.WithTransportCredentials(creds))
 	if err == nil {
 		err = WaitServing(ctx, conn)
 		conn.Close()

@@ -78,9 +78,9 @@ export class SkillsvcError extends Error {
   /** From google.rpc.RetryInfo (per-user limits), in ms. */
   readonly retryAfterMs?: number;
 
-  constructor(code: Code, message: string, retryAfterMs?: number) {
+  constructor(code: Code, message: string, retryAfterMs?: number, cause?: unknown) {
     const name = codeName(code);
-    super(`${name}: ${message}`);
+    super(`${name}: ${message}`, cause === undefined ? undefined : { cause });
     this.name = "SkillsvcError";
     this.code = code;
     this.codeName = name;
@@ -93,8 +93,17 @@ export class SkillsvcError extends Error {
   static from(err: unknown): SkillsvcError {
     if (err instanceof SkillsvcError) return err;
     const ce = ConnectError.from(err);
-    return new SkillsvcError(ce.code, ce.rawMessage, retryAfterMs(ce));
+    return new SkillsvcError(connectionFailure(ce) ? Code.Unavailable : ce.code, ce.rawMessage, retryAfterMs(ce), ce.cause);
   }
+}
+
+// connectionFailure tells a call that never reached the service because
+// the connection failed (TLS handshake, refused or reset), which Connect's
+// Node transport reports as INTERNAL: gRPC's own clients say UNAVAILABLE,
+// and so do we, as the Python client does.
+function connectionFailure(err: ConnectError): boolean {
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && /^(ERR_SSL_|ERR_TLS_|ECONNREFUSED$|ECONNRESET$|EPIPE$|ETIMEDOUT$|EHOSTUNREACH$|ENETUNREACH$|ENOTFOUND$|EAI_AGAIN$)/.test(code);
 }
 
 // RetryInfo is decoded by hand: its two fields are all we need, and the

@@ -12,6 +12,10 @@ export interface Env {
   grpc_addr: string;
   http_addr: string;
   user: string;
+  /** With testenv's --tls or --mtls: PEM files of its CA and of a client certificate that CA issued. */
+  ca_file?: string;
+  client_cert_file?: string;
+  client_key_file?: string;
   target: string;
   stop(): Promise<void>;
 }
@@ -23,16 +27,16 @@ const started = new Map<string, Promise<Env>>();
  * per distinct set); SKILLSVC_TESTENV is set by the Makefile, else testenv
  * is built on the fly.
  */
-export function testenv(extraFlags: string[] = []): Promise<Env> {
-  const key = extraFlags.join(" ");
-  if (!started.has(key)) started.set(key, start(extraFlags));
+export function testenv(extraFlags: string[] = [], testenvFlags: string[] = []): Promise<Env> {
+  const key = [...testenvFlags, "--", ...extraFlags].join(" ");
+  if (!started.has(key)) started.set(key, start(extraFlags, testenvFlags));
   return started.get(key)!;
 }
 
-async function start(extraFlags: string[]): Promise<Env> {
+async function start(extraFlags: string[], testenvFlags: string[]): Promise<Env> {
   const bin = process.env.SKILLSVC_TESTENV;
   const [cmd, args] = bin ? [bin, []] : ["go", ["run", "./cmd/testenv"]];
-  const child = spawn(cmd, [...args, "--", "--skills.index-refresh=0", ...extraFlags], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(cmd, [...args, ...testenvFlags, "--", "--skills.index-refresh=0", ...extraFlags], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
   // skillsvc's log: kept, and printed only if testenv fails to start.
   const log: Buffer[] = [];
   child.stderr!.on("data", (b: Buffer) => log.push(b));
@@ -53,5 +57,5 @@ async function start(extraFlags: string[]): Promise<Env> {
       child.once("exit", () => resolve());
       child.stdin!.end();
     });
-  return { ...env, target: `http://${env.grpc_addr}`, stop };
+  return { ...env, target: `${env.ca_file ? "https" : "http"}://${env.grpc_addr}`, stop };
 }

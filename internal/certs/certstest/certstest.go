@@ -13,9 +13,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 )
+
+// TB is the part of testing.TB that certstest uses, so that programs other
+// than tests (cmd/testenv) can issue certificates too.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
 
 // validity is how long issued certificates last: the length of any test.
 const validity = time.Hour
@@ -28,7 +34,7 @@ type CA struct {
 }
 
 // NewCA creates a CA whose common name is name.
-func NewCA(t testing.TB, name string) *CA {
+func NewCA(t TB, name string) *CA {
 	t.Helper()
 	key := newKey(t)
 	tmpl := template(t, name)
@@ -49,7 +55,7 @@ func NewCA(t testing.TB, name string) *CA {
 // Issue returns a certificate signed by the CA and its PKCS #8 key, both
 // PEM-encoded: for clients (extended key usage clientAuth) when client is
 // true, for servers (serverAuth) otherwise.
-func (ca *CA) Issue(t testing.TB, commonName string, dnsNames []string, ips []net.IP, client bool) (certPEM, keyPEM []byte) {
+func (ca *CA) Issue(t TB, commonName string, dnsNames []string, ips []net.IP, client bool) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key := newKey(t)
 	tmpl := template(t, commonName)
@@ -87,7 +93,7 @@ func (ca *CA) Pool() *x509.CertPool {
 // deployment would, so a reader never sees one half-written; rewriting
 // the pair still leaves a moment where the new certificate meets the old
 // key.
-func WriteFiles(t testing.TB, dir string, certPEM, keyPEM []byte) (certFile, keyFile string) {
+func WriteFiles(t TB, dir string, certPEM, keyPEM []byte) (certFile, keyFile string) {
 	t.Helper()
 	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	writeFile(t, certFile, certPEM)
@@ -95,7 +101,7 @@ func WriteFiles(t testing.TB, dir string, certPEM, keyPEM []byte) (certFile, key
 	return certFile, keyFile
 }
 
-func writeFile(t testing.TB, path string, data []byte) {
+func writeFile(t TB, path string, data []byte) {
 	t.Helper()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
@@ -106,7 +112,7 @@ func writeFile(t testing.TB, path string, data []byte) {
 	}
 }
 
-func newKey(t testing.TB) *ecdsa.PrivateKey {
+func newKey(t TB) *ecdsa.PrivateKey {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -115,7 +121,7 @@ func newKey(t testing.TB) *ecdsa.PrivateKey {
 	return key
 }
 
-func template(t testing.TB, commonName string) *x509.Certificate {
+func template(t TB, commonName string) *x509.Certificate {
 	t.Helper()
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {

@@ -35,6 +35,11 @@ class TestEnv:
     access_key: str
     secret_key: str
     region: str
+    # With testenv's --tls or --mtls: PEM files of its CA and of a client
+    # certificate that CA issued.
+    ca_file: str = ""
+    client_cert_file: str = ""
+    client_key_file: str = ""
 
 
 def _command() -> tuple[list[str], str | None]:
@@ -44,11 +49,12 @@ def _command() -> tuple[list[str], str | None]:
     return ["go", "run", "./cmd/testenv"], repo
 
 
-def start(*skillsvc_flags: str, timeout: float = 180) -> tuple[TestEnv, subprocess.Popen[str]]:
-    """Starts testenv; closing the process's stdin stops it."""
+def start(*skillsvc_flags: str, testenv_flags: tuple[str, ...] = (), timeout: float = 180) -> tuple[TestEnv, subprocess.Popen[str]]:
+    """Starts testenv (with ``testenv_flags``, such as ``("--mtls",)``) and
+    skillsvc (with ``skillsvc_flags``); closing the process's stdin stops it."""
     cmd, cwd = _command()
     proc = subprocess.Popen(
-        [*cmd, "--", *skillsvc_flags], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr, text=True
+        [*cmd, *testenv_flags, "--", *skillsvc_flags], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr, text=True
     )
     line: list[str] = []
     reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]

@@ -20,6 +20,7 @@ import {
   type ListRequestSchema,
   type ReadRequestSchema,
   type UploadRequest,
+  type UploadRequestSchema,
   type WriteRequestSchema,
 } from "./gen/skillsvc/v1/filesystem_pb.js";
 import {
@@ -58,6 +59,15 @@ export interface ClientOptions extends Identity {
   maxAttempts?: number;
   /** A transport of your own (tests, interceptors); target and TLS are then ignored. */
   transport?: Transport;
+}
+
+export interface UploadOptions {
+  /** Store only if the object's current ETag is this. */
+  ifMatch?: string;
+  /** Store only if nothing is there yet. */
+  mustNotExist?: boolean;
+  /** Bytes per message (256 KiB). */
+  chunkSize?: number;
 }
 
 export interface Call {
@@ -280,11 +290,29 @@ export class SkillsvcClient {
   }
 
   /** Stores bytes at path, streamed in chunks; ifMatch/mustNotExist make it conditional. */
-  async upload(path: string, data: Uint8Array, opts: { ifMatch?: string; mustNotExist?: boolean; chunkSize?: number } = {}, call?: Call) {
+  async upload(path: string, data: Uint8Array, opts: UploadOptions = {}, call?: Call) {
     const size = opts.chunkSize ?? CHUNK_SIZE;
-    async function* requests(): AsyncGenerator<Init<typeof import("./gen/skillsvc/v1/filesystem_pb.js").UploadRequestSchema>> {
+    async function* chunks() {
+      for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
+    }
+    return this.uploadChunks(path, chunks(), opts, call);
+  }
+
+  /** Stores a local file at path, read and sent in chunks (never whole in memory). */
+  async uploadFile(path: string, localPath: string, opts: UploadOptions = {}, call?: Call) {
+    // Opened first, so a missing local file is the fs error, not a failed call.
+    const f = await open(localPath);
+    try {
+      return await this.uploadChunks(path, f.createReadStream({ highWaterMark: opts.chunkSize ?? CHUNK_SIZE, autoClose: false }), opts, call);
+    } finally {
+      await f.close();
+    }
+  }
+
+  private async uploadChunks(path: string, chunks: AsyncIterable<Uint8Array>, opts: UploadOptions, call?: Call) {
+    async function* requests(): AsyncGenerator<Init<typeof UploadRequestSchema>> {
       yield { msg: { case: "header", value: { path, ifMatch: opts.ifMatch ?? "", mustNotExist: opts.mustNotExist ?? false } } };
-      for (let i = 0; i < data.length; i += size) yield { msg: { case: "data", value: data.subarray(i, i + size) } };
+      for await (const c of chunks) yield { msg: { case: "data", value: c } };
     }
     const resp = await this.write((o) => this.fs.upload(requests() as AsyncIterable<UploadRequest>, o), call);
     return resp.info!;

@@ -1,5 +1,5 @@
 // @skillsvc/client: skillsvc over gRPC for Node. See README.md.
-export { DEFAULT_TARGET, SkillsvcClient, SkillsvcError, codeName, type Call, type ClientOptions, type Identity } from "./client.js";
+export { DEFAULT_TARGET, SkillsvcClient, SkillsvcError, codeName, type Call, type ClientOptions, type Identity, type UploadOptions } from "./client.js";
 export { extractSkill } from "./tar.js";
 export { Code } from "@connectrpc/connect";
 export * as fs from "./gen/skillsvc/v1/filesystem_pb.js";

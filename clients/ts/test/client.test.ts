@@ -66,6 +66,11 @@ test("files", async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-"));
   await c.downloadFile("/workspace/blob.bin", path.join(dir, "blob.bin"));
   assert.deepEqual(await readFile(path.join(dir, "blob.bin")), Buffer.from(blob));
+  const copied = await c.uploadFile("/workspace/copy.bin", path.join(dir, "blob.bin"), { chunkSize: 64 << 10, mustNotExist: true });
+  assert.equal(copied.size, 600_000n);
+  assert.deepEqual(await c.download("/workspace/copy.bin"), Buffer.from(blob));
+  await rejects(c.uploadFile("/workspace/copy.bin", path.join(dir, "blob.bin"), { mustNotExist: true }), Code.AlreadyExists);
+  await assert.rejects(c.uploadFile("/workspace/other.bin", path.join(dir, "missing.bin")), { code: "ENOENT" });
 
   assert.equal((await c.delete({ path: "/workspace/dir", recursive: true })).deleted, 3n);
   const err = await rejects(c.stat("/workspace/dir/f0.txt"), Code.NotFound);

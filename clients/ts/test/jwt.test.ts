@@ -10,9 +10,9 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 
-import { SkillsvcClient, SkillsvcError } from "@skillsvc/client";
+import { SkillsvcClient } from "@skillsvc/client";
 import { SkillsvcBackend } from "@skillsvc/client/deepagents";
-import { repoRoot, testenv, type Env } from "./testenv.js";
+import { code, repoRoot, testenv, type Env } from "./testenv.js";
 
 let env: Env;
 let secret: string;
@@ -29,16 +29,6 @@ async function secretFile(): Promise<string> {
   const f = path.join(await mkdtemp(path.join(tmpdir(), "skillsvc-ts-jwt-")), "secret");
   await writeFile(f, randomBytes(32).toString("hex"));
   return f;
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof SkillsvcError, String(err));
-    return err.codeName;
-  }
-  return "OK";
 }
 
 before(async () => {

@@ -11,7 +11,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
 import { SkillsvcClient, SkillsvcError } from "@skillsvc/client";
-import { testenv, type Env } from "./testenv.js";
+import { code, testenv, type Env } from "./testenv.js";
 
 let env: Env;
 before(async () => {
@@ -41,16 +41,6 @@ function flaky(opts: { fail?: string[]; failures?: number; hold?: string[] }) {
   };
   const transport = createGrpcTransport({ baseUrl: env.target, interceptors: [interceptor] });
   return { calls, transport };
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof SkillsvcError, String(err));
-    return err.codeName;
-  }
-  return "OK";
 }
 
 const identity = () => ({ user: env.user, thread: `ts-res-${randomUUID().slice(0, 8)}` });

@@ -1,9 +1,12 @@
 // Starts cmd/testenv — MinIO plus the real skillsvc binary with the example
 // library uploaded for alice — once per test process.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+
+import { SkillsvcError } from "@skillsvc/client";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const examples = path.join(repoRoot, "examples/skills");
@@ -58,4 +61,15 @@ async function start(extraFlags: string[], testenvFlags: string[]): Promise<Env>
       child.stdin!.end();
     });
   return { ...env, target: `${env.ca_file ? "https" : "http"}://${env.grpc_addr}`, stop };
+}
+
+/** The canonical code a call ends with ("OK" when it succeeds); anything but a SkillsvcError fails the test. */
+export async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof SkillsvcError, String(err));
+    return err.codeName;
+  }
+  return "OK";
 }

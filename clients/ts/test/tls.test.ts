@@ -5,24 +5,14 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, test } from "node:test";
 
-import { SkillsvcClient, SkillsvcError } from "@skillsvc/client";
-import { testenv, type Env } from "./testenv.js";
+import { SkillsvcClient } from "@skillsvc/client";
+import { code, testenv, type Env } from "./testenv.js";
 
 let env: Env;
 before(async () => {
   env = await testenv([], ["--mtls"]);
 });
 after(async () => env?.stop());
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof SkillsvcError, String(err));
-    return err.codeName;
-  }
-  return "OK";
-}
 
 test("mutual TLS", async () => {
   assert.match(env.target, /^https:/);

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from google.genai import types as genai_types
 
 from skillsvc import Client
 from skillsvc.tools import SkillTools
@@ -32,8 +33,12 @@ def test_definitions(tools: SkillTools) -> None:
     assert openai[0]["type"] == "function" and openai[0]["function"]["parameters"] == anthropic[0]["input_schema"]
     responses = tools.definitions("openai-responses")
     assert responses[1] == {"type": "function", **{k: v for k, v in openai[1]["function"].items()}}
+    gemini = tools.definitions("gemini")
+    # google-genai's own model accepts it as a FunctionDeclaration.
+    declared = genai_types.FunctionDeclaration.model_validate(gemini[0])
+    assert declared.name == "load_skill" and declared.parameters_json_schema == anthropic[0]["input_schema"]
     with pytest.raises(ValueError):
-        tools.definitions("gemini")  # type: ignore[arg-type]
+        tools.definitions("cohere")  # type: ignore[arg-type]
 
 
 def test_run(tools: SkillTools) -> None:

@@ -1,10 +1,10 @@
 // Skills for plain model-SDK loops (no agent framework): the FormatSkills
 // prompt block, and load_skill / read_skill_file tools in the shapes the
-// Anthropic and OpenAI SDKs take, with an executor for their calls.
+// Anthropic, OpenAI and Gemini SDKs take, with an executor for their calls.
 import type { SkillsvcClient } from "./client.js";
 import { SkillsvcError } from "./client.js";
 
-export type Style = "anthropic" | "openai" | "openai-responses";
+export type Style = "anthropic" | "openai" | "openai-responses" | "gemini";
 
 interface ToolSpec {
   name: string;
@@ -50,6 +50,10 @@ export function definition(tool: ToolSpec, style: Style): Record<string, unknown
       return { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
     case "openai-responses":
       return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters };
+    case "gemini":
+      // A @google/genai FunctionDeclaration: parametersJsonSchema takes JSON
+      // Schema as is (Gemini's `parameters` is an OpenAPI subset).
+      return { name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters };
     default:
       throw new Error(`unknown tool style ${String(style)}`);
   }

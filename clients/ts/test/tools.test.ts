@@ -22,7 +22,7 @@ test("prompt", async () => {
 });
 
 test("definitions", () => {
-  const anthropic = tools.definitions("anthropic") as Array<{ name: string; input_schema: { required: string[] } }>;
+  const anthropic = tools.definitions("anthropic") as Array<{ name: string; description: string; input_schema: { required: string[] } }>;
   assert.deepEqual(anthropic.map((t) => t.name), ["load_skill", "read_skill_file"]);
   assert.deepEqual(anthropic[0].input_schema.required, ["skill"]);
   const openai = tools.definitions("openai") as Array<{ type: string; function: { name: string; parameters: unknown } }>;
@@ -30,7 +30,12 @@ test("definitions", () => {
   assert.deepEqual(openai[0].function.parameters, anthropic[0].input_schema);
   const responses = tools.definitions("openai-responses");
   assert.deepEqual(responses[1], { type: "function", ...openai[1].function });
-  assert.throws(() => tools.definitions("gemini" as never), /unknown tool style/);
+  assert.deepEqual(tools.definitions("gemini")[0], {
+    name: "load_skill",
+    description: anthropic[0].description,
+    parametersJsonSchema: anthropic[0].input_schema,
+  });
+  assert.throws(() => tools.definitions("cohere" as never), /unknown tool style/);
 });
 
 test("run", async () => {

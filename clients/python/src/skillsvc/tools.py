@@ -22,7 +22,7 @@ from typing import Any, Literal
 from .client import Client
 from .errors import SkillsvcError
 
-Style = Literal["anthropic", "openai", "openai-responses"]
+Style = Literal["anthropic", "openai", "openai-responses", "gemini"]
 
 LOAD_SKILL = {
     "name": "load_skill",
@@ -58,7 +58,8 @@ READ_SKILL_FILE = {
 
 def definition(tool: dict[str, Any], style: Style) -> dict[str, Any]:
     """One tool in the shape an SDK takes: Anthropic Messages, OpenAI Chat
-    Completions, or OpenAI Responses."""
+    Completions, OpenAI Responses, or a Gemini (google-genai)
+    FunctionDeclaration, to wrap in ``Tool(function_declarations=[...])``."""
     name, description, schema = tool["name"], tool["description"], tool["parameters"]
     if style == "anthropic":
         return {"name": name, "description": description, "input_schema": schema}
@@ -66,6 +67,10 @@ def definition(tool: dict[str, Any], style: Style) -> dict[str, Any]:
         return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
     if style == "openai-responses":
         return {"type": "function", "name": name, "description": description, "parameters": schema}
+    if style == "gemini":
+        # parameters_json_schema takes JSON Schema as is; Gemini's
+        # `parameters` is an OpenAPI subset without additionalProperties.
+        return {"name": name, "description": description, "parameters_json_schema": schema}
     raise ValueError(f"unknown tool style {style!r}")
 
 

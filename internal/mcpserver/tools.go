@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 
@@ -91,7 +92,9 @@ func toolError(err error) string {
 	if !ok {
 		return "Error: internal error"
 	}
-	msg := fmt.Sprintf("Error (%s): %s", st.Code(), st.Message())
+	// The canonical name (NOT_FOUND), as the Python and TypeScript clients'
+	// skill tools word it.
+	msg := fmt.Sprintf("Error (%s): %s", rpccode.Code(st.Code()), st.Message())
 	for _, d := range st.Details() {
 		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
 			msg += fmt.Sprintf(" (retry after %s)", ri.GetRetryDelay().AsDuration())

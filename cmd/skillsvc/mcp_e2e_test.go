@@ -49,14 +49,17 @@ func TestMCPEndToEndMinIO(t *testing.T) {
 	if err != nil || r.Contents[0].Text != "# Style\nShort lines.\n" {
 		t.Fatalf("read reference = %+v, %v", r, err)
 	}
-	for name, args := range map[string]map[string]any{
-		"load_skill": {"skill": "release-notes", "arguments": "v2"},
-		"write_file": {"path": "/workspace/notes.md", "content": "v2 notes\n"},
-		"read_file":  {"path": "/workspace/notes.md"},
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{ // in order: read_file reads what write_file wrote
+		{"load_skill", map[string]any{"skill": "release-notes", "arguments": "v2"}},
+		{"write_file", map[string]any{"path": "/workspace/notes.md", "content": "v2 notes\n"}},
+		{"read_file", map[string]any{"path": "/workspace/notes.md"}},
 	} {
-		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: call.name, Arguments: call.args})
 		if err != nil || res.IsError {
-			t.Fatalf("%s = %+v, %v", name, res, err)
+			t.Fatalf("%s = %+v, %v", call.name, res, err)
 		}
 	}
 	// A forged token reaches the tools and is refused by the gRPC
@@ -67,7 +70,7 @@ func TestMCPEndToEndMinIO(t *testing.T) {
 	}
 	defer forged.Close()
 	res, err := forged.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "/workspace/notes.md"}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Unauthenticated") {
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Error (UNAUTHENTICATED)") {
 		t.Fatalf("forged token: %+v, %v", res, err)
 	}
 }

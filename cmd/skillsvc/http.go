@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/gateway"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 )
@@ -15,14 +16,14 @@ import (
 // newHTTPServer serves the HTTP endpoints over conn, a connection to the
 // in-process gRPC server: MCP at /mcp (internal/mcpserver) and every RPC as
 // JSON (internal/gateway).
-func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, log *slog.Logger) (*http.Server, error) {
+func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, authn auth.Authenticator, log *slog.Logger) (*http.Server, error) {
 	jsonAPI, err := gateway.New(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
 	mcpCfg := cfg.MCP
 	mcpCfg.SkillsMount = cfg.Skills.Mount
-	mcpAPI, err := mcpserver.New(conn, mcpCfg, log.With("component", "mcp"))
+	mcpAPI, err := mcpserver.New(conn, authn, mcpCfg, log.With("component", "mcp"))
 	if err != nil {
 		return nil, err
 	}

@@ -233,7 +233,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return err
 		}
 		defer stopLoopback()
-		if httpSrv, err = newHTTPServer(ctx, cfg, conn, log); err != nil {
+		if httpSrv, err = newHTTPServer(ctx, cfg, conn, authn, log); err != nil {
 			return err
 		}
 		hlis, err := net.Listen("tcp", cfg.HTTPListen)

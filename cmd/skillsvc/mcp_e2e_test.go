@@ -62,16 +62,36 @@ func TestMCPEndToEndMinIO(t *testing.T) {
 			t.Fatalf("%s = %+v, %v", call.name, res, err)
 		}
 	}
-	// A forged token reaches the tools and is refused by the gRPC
-	// interceptors, with the same code as over gRPC.
-	forged, err := connect(signToken(t, jwt.SigningMethodHS256, []byte(strings.Repeat("x", 48)), agentClaims("alice", "t1", "")))
-	if err != nil {
-		t.Fatal(err)
+	// Callers the gRPC server would refuse are refused at /mcp before a
+	// session exists: a forged token, identity headers without a token,
+	// and an admin token (it names no user and thread).
+	admin := agentClaims("", "", "")
+	delete(admin, "user")
+	delete(admin, "thread")
+	admin["scope"] = "skillsvc:admin"
+	refused := map[string]http.Header{
+		"forged token": {"Authorization": {"Bearer " + signToken(t, jwt.SigningMethodHS256, []byte(strings.Repeat("x", 48)), agentClaims("alice", "t1", ""))}},
+		"headers only": {"X-Skillsvc-User": {"alice"}, "X-Skillsvc-Thread": {"t1"}},
+		"admin token":  {"Authorization": {"Bearer " + signToken(t, jwt.SigningMethodHS256, f.secret, admin)}},
 	}
-	defer forged.Close()
-	res, err := forged.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "/workspace/notes.md"}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Error (UNAUTHENTICATED)") {
-		t.Fatalf("forged token: %+v, %v", res, err)
+	for name, h := range refused {
+		req, err := http.NewRequest(http.MethodPost, "http://"+p.httpAddr+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = h.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" || resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Errorf("%s: initialize = %d (WWW-Authenticate %q, session %q), want 401 and no session",
+				name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), resp.Header.Get("Mcp-Session-Id"))
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
 )
 
 // Config holds the MCP endpoint's settings.
@@ -88,6 +89,7 @@ func (c *Config) Validate() error {
 // Handler is the MCP endpoint, an http.Handler for /mcp.
 type Handler struct {
 	cfg     Config
+	authn   auth.Authenticator
 	log     *slog.Logger
 	fs      skillsvcv1.FilesystemServiceClient
 	skills  skillsvcv1.SkillsServiceClient
@@ -105,8 +107,11 @@ type Handler struct {
 	watchers   sync.WaitGroup
 }
 
-// New returns the MCP handler calling the services over conn.
-func New(conn grpc.ClientConnInterface, cfg Config, log *slog.Logger) (*Handler, error) {
+// New returns the MCP handler calling the services over conn. authn is
+// the gRPC server's authenticator: a request it refuses is answered 401
+// before any session or per-identity state exists (the calls the session
+// makes are authenticated again by the gRPC interceptors).
+func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, log *slog.Logger) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,6 +120,7 @@ func New(conn grpc.ClientConnInterface, cfg Config, log *slog.Logger) (*Handler,
 	}
 	h := &Handler{
 		cfg:    cfg,
+		authn:  authn,
 		log:    log,
 		fs:     skillsvcv1.NewFilesystemServiceClient(conn),
 		skills: skillsvcv1.NewSkillsServiceClient(conn),
@@ -148,7 +154,16 @@ func (h *Handler) Close() {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := identityOf(r.Header)
 	if id.empty() {
-		writeHTTPError(w, http.StatusUnauthorized, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
+		writeUnauthenticated(w, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
+		return
+	}
+	// Refused callers get no session, identity server or watcher: a flood
+	// of forged tokens costs a token check each, and evicts no one.
+	if p, err := h.authn.Authenticate(r.Context(), auth.HTTPHeaders(r.Header)); err != nil {
+		writeUnauthenticated(w, err.Error()) // never echoes the token
+		return
+	} else if p.User == "" || p.Thread == "" {
+		writeUnauthenticated(w, "unauthenticated: MCP needs an agent identity (a user and a thread)")
 		return
 	}
 	// A session ID starts with its identity's key: a request with another
@@ -159,6 +174,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.http.ServeHTTP(w, r)
+}
+
+func writeUnauthenticated(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="skillsvc"`)
+	writeHTTPError(w, http.StatusUnauthorized, msg)
 }
 
 func writeHTTPError(w http.ResponseWriter, code int, msg string) {

@@ -119,7 +119,7 @@ func start(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config)) *
 	if tune != nil {
 		tune(&cfg)
 	}
-	h, err := mcpserver.New(conn, cfg, log)
+	h, err := mcpserver.New(conn, auth.Metadata{}, cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,8 +415,17 @@ func TestIdentity(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if code := post(http.Header{}, ""); code != http.StatusUnauthorized {
-		t.Errorf("no identity: HTTP %d, want 401", code)
+	// Callers the authenticator refuses get no session: no identity, a
+	// user without a thread, a user given twice. (A malformed ID is the
+	// mount table's INVALID_ARGUMENT, as over gRPC.)
+	for name, h := range map[string]http.Header{
+		"no identity":   {},
+		"no thread":     {"X-Skillsvc-User": {"alice"}},
+		"repeated user": {"X-Skillsvc-User": {"alice", "bob"}, "X-Skillsvc-Thread": {"t1"}},
+	} {
+		if code := post(h, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s: HTTP %d, want 401", name, code)
+		}
 	}
 	if t1.ID() == "" {
 		t.Fatal("no session ID: nothing to pin")

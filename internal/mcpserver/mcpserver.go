@@ -47,6 +47,7 @@ type Config struct {
 	WatchInterval    time.Duration
 	SessionTimeout   time.Duration
 	MaxIdentities    int
+	MaxSessions      int
 	SkillsPageSize   int
 	DigestCacheSize  int
 	MaxRequestBytes  int64
@@ -63,6 +64,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.WatchInterval, prefix+"watch-interval", 30*time.Second, "How often the library of an identity with open MCP sessions is checked for changes (notifications/resources/list_changed); changes made with other S3 tools show up after --skills.index-refresh on top.")
 	f.DurationVar(&c.SessionTimeout, prefix+"session-timeout", 30*time.Minute, "Idle time after which an MCP session is closed; 0 keeps sessions until the client ends them.")
 	f.IntVar(&c.MaxIdentities, prefix+"max-identities", 4096, "Caller identities whose MCP server state (digests, watcher) is kept per replica; the least recently used is dropped first.")
+	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one caller identity may hold per replica; one more initialize is answered 429 until a session ends or times out.")
 	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list page.")
 	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
 	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", 24<<20, "Largest MCP request body.")
@@ -78,8 +80,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.WatchInterval <= 0:
 		return fmt.Errorf("mcp.watch-interval must be positive")
-	case c.MaxIdentities <= 0, c.SkillsPageSize <= 0, c.DigestCacheSize <= 0:
-		return fmt.Errorf("mcp.max-identities, mcp.skills-page-size and mcp.digest-cache-size must be positive")
+	case c.MaxIdentities <= 0, c.MaxSessions <= 0, c.SkillsPageSize <= 0, c.DigestCacheSize <= 0:
+		return fmt.Errorf("mcp.max-identities, mcp.max-sessions-per-identity, mcp.skills-page-size and mcp.digest-cache-size must be positive")
 	case c.MaxRequestBytes <= 0, c.MaxResourceBytes <= 0:
 		return fmt.Errorf("mcp.max-request-bytes and mcp.max-resource-bytes must be positive")
 	}
@@ -169,8 +171,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A session ID starts with its identity's key: a request with another
 	// identity's headers is told the session does not exist, as the
 	// transport specifies for an unknown session (the client starts over).
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && !strings.HasPrefix(sid, h.key(id)+".") {
+	key := h.key(id)
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid != "" && !strings.HasPrefix(sid, key+".") {
 		writeHTTPError(w, http.StatusNotFound, "session not found")
+		return
+	}
+	// A POST without a session may open one: sessions are memory held
+	// until they end or time out, so one identity's are capped.
+	if sid == "" && r.Method == http.MethodPost && h.sessions(key) >= h.cfg.MaxSessions {
+		w.Header().Set("Retry-After", "1")
+		writeHTTPError(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", h.cfg.MaxSessions))
 		return
 	}
 	h.http.ServeHTTP(w, r)
@@ -228,6 +240,20 @@ func (h *Handler) key(id identity) string {
 		fmt.Fprintf(m, "%d:%s", len(v), v)
 	}
 	return hex.EncodeToString(m.Sum(nil)[:12])
+}
+
+// sessions counts the open sessions of the identity with key.
+func (h *Handler) sessions(key string) int {
+	h.mu.Lock()
+	s, ok := h.identities.Peek(key)
+	h.mu.Unlock()
+	n := 0
+	if ok {
+		for range s.srv.Sessions() {
+			n++
+		}
+	}
+	return n
 }
 
 // serverFor returns the identity's MCP server, creating it on first use.

@@ -502,3 +502,29 @@ func TestCloseStopsWatchers(t *testing.T) {
 		t.Fatal("Close did not return with a session open: a watcher does not stop")
 	}
 }
+
+func TestSessionsPerIdentityCapped(t *testing.T) {
+	e := start(t, library().Bucket(t), func(c *mcpserver.Config) { c.MaxSessions = 2 })
+	first := e.connect(identity("alice", "t1"), nil)
+	e.connect(identity("alice", "t1"), nil)
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	third := func() error {
+		tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: headers{identity("alice", "t1"), http.DefaultTransport}}}
+		s, err := c.Connect(t.Context(), tr, nil)
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	if err := third(); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Fatalf("a third session of alice t1: %v, want refused as too many", err)
+	}
+	// The cap is per identity: another thread opens its own.
+	e.connect(identity("alice", "t2"), nil)
+	// Ending a session (HTTP DELETE) makes room.
+	must(t, first.Close())
+	if err := third(); err != nil {
+		t.Fatalf("after one session ended: %v", err)
+	}
+}

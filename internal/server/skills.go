@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
@@ -60,18 +62,22 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
+	// Each candidate is converted once, to measure it, and kept if the
+	// page takes it.
+	var summaries []*skillsvcv1.SkillSummary
 	page, err := s.lib.Catalog.Page(ctx, id, skills.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
-	}, req.GetPageSize(), req.GetPageToken())
+	}, req.GetPageSize(), req.GetPageToken(), func(sk skills.Skill) int {
+		p := summaryProto(sk)
+		summaries = append(summaries, p)
+		n := proto.Size(p)
+		return protowire.SizeTag(1) + protowire.SizeBytes(n) // as a repeated field
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := &skillsvcv1.ListSkillsResponse{NextPageToken: page.NextPageToken}
-	for _, sk := range page.Skills {
-		out.Skills = append(out.Skills, summaryProto(sk))
-	}
-	return out, nil
+	return &skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken}, nil
 }
 
 // FormatSkills implements SkillsService.

@@ -677,3 +677,65 @@ func TestSetSkillEnabled(t *testing.T) {
 		wantError(t, err, codes.InvalidArgument, "required")
 	})
 }
+
+// A library whose skills carry large frontmatter pages by bytes, not only
+// by count: every page fits the budget (and so a client's default 4 MiB
+// receive limit), and paging still lists each skill once.
+func TestListSkillsPageBytes(t *testing.T) {
+	const n = 120
+	notes := strings.Repeat("lorem ipsum ", 4000) // ~47 KiB of extra frontmatter per skill
+	b := skillstest.New()
+	for i := range n {
+		name := fmt.Sprintf("s%03d", i)
+		b.User("alice").File("big/"+name+"/SKILL.md", "---\nname: "+name+"\ndescription: A skill with long notes.\nnotes: "+notes+"\n---\n# "+name+"\n")
+	}
+	for _, tc := range []struct {
+		name     string
+		budget   int // 0: the default
+		pageSize int32
+		perPage  int // most skills a page may hold
+	}{
+		{"default budget, default page size", 0, 0, 100},
+		{"default budget, largest page size", 0, 1000, 1000},
+		{"a budget of three skills", 150 << 10, 50, 3},
+		{"a budget below one skill", 1 << 10, 50, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := skills.DefaultConfig().MaxPageBytes
+			if tc.budget != 0 {
+				budget = tc.budget
+			}
+			c := start(t, b.Bucket(t), options{skills: func(c *skills.Config) { c.MaxPageBytes = budget }})
+			ctx := asAlice(t)
+			seen := map[string]int{}
+			pages := 0
+			for token := ""; ; pages++ {
+				// The client keeps gRPC's default 4 MiB receive limit.
+				res, err := c.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: tc.pageSize, PageToken: token})
+				if err != nil {
+					t.Fatalf("page %d: %v", pages, err)
+				}
+				if got := len(res.GetSkills()); got == 0 || got > tc.perPage {
+					t.Fatalf("page %d holds %d skills, want 1 to %d", pages, got, tc.perPage)
+				}
+				if size := proto.Size(res); size > budget && len(res.GetSkills()) > 1 {
+					t.Fatalf("page %d is %d bytes, over the %d-byte budget", pages, size, budget)
+				}
+				for _, s := range res.GetSkills() {
+					seen[s.GetName()]++
+				}
+				if token = res.GetNextPageToken(); token == "" {
+					break
+				}
+			}
+			if len(seen) != n {
+				t.Fatalf("listed %d distinct skills in %d pages, want %d", len(seen), pages+1, n)
+			}
+			for name, k := range seen {
+				if k != 1 {
+					t.Errorf("%s listed %d times", name, k)
+				}
+			}
+		})
+	}
+}

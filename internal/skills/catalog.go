@@ -101,8 +101,11 @@ type Page struct {
 
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
-func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string) (Page, error) {
-	size, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
+// size, when not nil, is the encoded size of one skill in the reply: the
+// page then ends before it would exceed --skills.max-page-bytes (but holds
+// at least one skill). It is called once per candidate, in order.
+func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string, size func(Skill) int) (Page, error) {
+	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
 		return Page{}, err
 	}
@@ -116,11 +119,19 @@ func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions
 		return Page{}, err
 	}
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
-	if len(list) <= int(size) {
+	n := min(len(list), int(count))
+	if size != nil {
+		for i, total := 0, 0; i < n; i++ {
+			if total += size(list[i]); total > c.cfg.MaxPageBytes && i > 0 {
+				n = i
+			}
+		}
+	}
+	if n == len(list) {
 		return Page{Skills: list}, nil
 	}
-	list = list[:size]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[size-1].Path)}, nil
+	list = list[:n]
+	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path)}, nil
 }
 
 // Category is a category and how many skills it holds.

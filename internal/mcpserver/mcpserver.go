@@ -40,6 +40,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
 // Config holds the MCP endpoint's settings.
@@ -167,6 +168,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if p.User == "" || p.Thread == "" {
 		writeUnauthenticated(w, "unauthenticated: MCP needs an agent identity (a user and a thread)")
 		return
+	} else if err := validIDs(p.Identity); err != nil {
+		// Insecure mode passes IDs as sent; over gRPC the mount table
+		// refuses them per call, here before a session is kept for them.
+		writeHTTPError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	// A session ID starts with its identity's key: a request with another
 	// identity's headers is told the session does not exist, as the
@@ -186,6 +192,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.http.ServeHTTP(w, r)
+}
+
+func validIDs(id mounts.Identity) error {
+	if err := mounts.ValidateID("user", id.User); err != nil {
+		return err
+	}
+	if err := mounts.ValidateID("thread", id.Thread); err != nil {
+		return err
+	}
+	if id.Ticket != "" {
+		return mounts.ValidateID("ticket", id.Ticket)
+	}
+	return nil
 }
 
 func writeUnauthenticated(w http.ResponseWriter, msg string) {

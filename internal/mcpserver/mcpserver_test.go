@@ -416,8 +416,7 @@ func TestIdentity(t *testing.T) {
 		return resp.StatusCode
 	}
 	// Callers the authenticator refuses get no session: no identity, a
-	// user without a thread, a user given twice. (A malformed ID is the
-	// mount table's INVALID_ARGUMENT, as over gRPC.)
+	// user without a thread, a user given twice.
 	for name, h := range map[string]http.Header{
 		"no identity":   {},
 		"no thread":     {"X-Skillsvc-User": {"alice"}},
@@ -425,6 +424,12 @@ func TestIdentity(t *testing.T) {
 	} {
 		if code := post(h, ""); code != http.StatusUnauthorized {
 			t.Errorf("%s: HTTP %d, want 401", name, code)
+		}
+	}
+	// IDs the mount table refuses are a bad request, before any session.
+	for _, h := range []http.Header{identity("../bob", "t1"), identity("alice", "a/b"), {"X-Skillsvc-User": {"alice"}, "X-Skillsvc-Thread": {"t1"}, "X-Skillsvc-Ticket": {".."}}} {
+		if code := post(h, ""); code != http.StatusBadRequest {
+			t.Errorf("%v: HTTP %d, want 400", h, code)
 		}
 	}
 	if t1.ID() == "" {

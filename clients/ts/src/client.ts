@@ -77,6 +77,8 @@ export interface Call {
 
 /** The canonical gRPC name of a code (NOT_FOUND), as the other clients and grpcurl print it. */
 export function codeName(code: Code): string {
+  if ((code as number) === 0) return "OK"; // not in Connect's enum
+  if (code === Code.Canceled) return "CANCELLED"; // gRPC spells it so; Connect, Canceled
   return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 

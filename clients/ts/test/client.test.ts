@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { gzipSync } from "node:zlib";
 
-import { Code, SkillsvcClient, SkillsvcError, extractSkill } from "@skillsvc/client";
+import { Code, SkillsvcClient, SkillsvcError, codeName, extractSkill } from "@skillsvc/client";
 import { examples, testenv, type Env } from "./testenv.js";
 
 let env: Env;
@@ -76,6 +76,13 @@ test("files", async () => {
   const err = await rejects(c.stat("/workspace/dir/f0.txt"), Code.NotFound);
   assert.match(err.rawMessage, /not found/);
   assert.equal(err.codeName, "NOT_FOUND");
+});
+
+test("code names are gRPC's", () => {
+  assert.deepEqual(
+    [Code.NotFound, Code.InvalidArgument, Code.DeadlineExceeded, Code.Canceled, Code.Unauthenticated, 0 as Code].map(codeName),
+    ["NOT_FOUND", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "CANCELLED", "UNAUTHENTICATED", "OK"],
+  );
 });
 
 test("errors keep the code", async () => {

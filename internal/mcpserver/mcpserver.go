@@ -261,15 +261,21 @@ func (h *Handler) key(id identity) string {
 	return hex.EncodeToString(m.Sum(nil)[:12])
 }
 
-// sessions counts the open sessions of the identity with key.
+// sessions counts the initialized sessions of the identity with key. A
+// session that never initialized is not one: the SDK's client probes with
+// server/discover first, which the stateful handler answers on a throwaway
+// session it closes only after the answer is sent, so the client's
+// initialize can arrive while the probe's session is still listed.
 func (h *Handler) sessions(key string) int {
 	h.mu.Lock()
 	s, ok := h.identities.Peek(key)
 	h.mu.Unlock()
 	n := 0
 	if ok {
-		for range s.srv.Sessions() {
-			n++
+		for ss := range s.srv.Sessions() {
+			if ss.InitializeParams() != nil {
+				n++
+			}
 		}
 	}
 	return n

@@ -23,6 +23,7 @@ func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, authn
 	}
 	mcpCfg := cfg.MCP
 	mcpCfg.SkillsMount = cfg.Skills.Mount
+	mcpCfg.Mounts = cfg.Mounts
 	mcpAPI, err := mcpserver.New(conn, authn, mcpCfg, log.With("component", "mcp"))
 	if err != nil {
 		return nil, err

@@ -58,6 +58,10 @@ type Config struct {
 	// SkillsMount is where the skills library is mounted (--skills.mount);
 	// set by main, not a flag of its own.
 	SkillsMount string
+	// Mounts is the server's mount table (--mounts), whose identity check
+	// /mcp applies before keeping a session; set by main, nil for the
+	// default table.
+	Mounts *mounts.Table
 }
 
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "mcp.").
@@ -121,6 +125,9 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 	if cfg.SkillsMount == "" {
 		cfg.SkillsMount = "/skills"
 	}
+	if cfg.Mounts == nil {
+		cfg.Mounts = mounts.Default()
+	}
 	h := &Handler{
 		cfg:    cfg,
 		authn:  authn,
@@ -168,7 +175,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if p.User == "" || p.Thread == "" {
 		writeUnauthenticated(w, "unauthenticated: MCP needs an agent identity (a user and a thread)")
 		return
-	} else if err := validIDs(p.Identity); err != nil {
+	} else if err := h.cfg.Mounts.ValidateIdentity(p.Identity); err != nil {
 		// Insecure mode passes IDs as sent; over gRPC the mount table
 		// refuses them per call, here before a session is kept for them.
 		writeHTTPError(w, http.StatusBadRequest, err.Error())
@@ -192,19 +199,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.http.ServeHTTP(w, r)
-}
-
-func validIDs(id mounts.Identity) error {
-	if err := mounts.ValidateID("user", id.User); err != nil {
-		return err
-	}
-	if err := mounts.ValidateID("thread", id.Thread); err != nil {
-		return err
-	}
-	if id.Ticket != "" {
-		return mounts.ValidateID("ticket", id.Ticket)
-	}
-	return nil
 }
 
 func writeUnauthenticated(w http.ResponseWriter, msg string) {

@@ -94,10 +94,19 @@ type env struct {
 // (server.Loopback with the interceptor chain), over bucket.
 func start(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
 	t.Helper()
+	return startWith(t, bucket, tune, nil)
+}
+
+// startWith is start with the skills catalog's settings tuned too.
+func startWith(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config)) *env {
+	t.Helper()
 	vcfg := vfs.DefaultConfig()
 	var mount string
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
 		c.IndexRefresh = 0 // every listing sees the bucket as it is
+		if tuneSkills != nil {
+			tuneSkills(c)
+		}
 		mount = c.Mount
 	})
 	fsys, err := vfs.New(bucket, mounts.Default(), vcfg, vfs.WithTree(mount, lib.Tree))
@@ -531,5 +540,20 @@ func TestSessionsPerIdentityCapped(t *testing.T) {
 	must(t, first.Close())
 	if err := third(); err != nil {
 		t.Fatalf("after one session ended: %v", err)
+	}
+}
+
+// A search whose reply the catalog cut to its byte budget says so to the
+// model.
+func TestSearchToolSaysWhenCut(t *testing.T) {
+	b := skillstest.New()
+	for _, name := range []string{"one", "two", "three"} {
+		b.User("alice").File("big/"+name+"/SKILL.md", "---\nname: "+name+"\ndescription: A skill with long notes.\nnotes: "+strings.Repeat("lorem ipsum ", 2000)+"\n---\n# "+name+"\n")
+	}
+	e := startWith(t, b.Bucket(t), nil, func(c *skills.Config) { c.MaxPageBytes = 30 << 10 })
+	s := e.connect(identity("alice", "t1"), nil)
+	text, isErr := callTool(t, s, "search_skills", map[string]any{"query": "long notes"})
+	if isErr || strings.Count(text, "\n- ") != 0 || !strings.HasPrefix(text, "- ") || !strings.Contains(text, "Weaker matches were left out") {
+		t.Errorf("search_skills = %q (error %v), want one skill and a note that more were left out", text, isErr)
 	}
 }

@@ -140,6 +140,9 @@ func (s *identityServer) addTools() {
 				sum := res.GetSkill()
 				fmt.Fprintf(&b, "- %s (%s): %s\n", sum.GetName(), sum.GetPath(), sum.GetDescription())
 			}
+			if r.GetTruncated() {
+				b.WriteString("(Weaker matches were left out to keep the reply small: ask for fewer or narrow the query.)\n")
+			}
 			return b.String(), nil
 		})
 	tool(s, "ls", "List a directory: one entry per line, directories ending in /, files with their size in bytes.",

@@ -39,6 +39,10 @@ func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
 	return out
 }
 
+// repeatedSize is what a message of n bytes adds to a reply as an element
+// of a repeated field (numbered below 16).
+func repeatedSize(n int) int { return protowire.SizeTag(1) + protowire.SizeBytes(n) }
+
 // ListCategories implements SkillsService.
 func (s *Skills) ListCategories(ctx context.Context, _ *skillsvcv1.ListCategoriesRequest) (*skillsvcv1.ListCategoriesResponse, error) {
 	id, err := identity(ctx)
@@ -69,10 +73,8 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
 	}, req.GetPageSize(), req.GetPageToken(), func(sk skills.Skill) int {
-		p := summaryProto(sk)
-		summaries = append(summaries, p)
-		n := proto.Size(p)
-		return protowire.SizeTag(1) + protowire.SizeBytes(n) // as a repeated field
+		summaries = append(summaries, summaryProto(sk))
+		return repeatedSize(proto.Size(summaries[len(summaries)-1]))
 	})
 	if err != nil {
 		return nil, err
@@ -151,17 +153,25 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
+	// As in ListSkills: each hit's summary is built once, to measure it.
+	var summaries []*skillsvcv1.SkillSummary
 	hits, err := s.lib.Catalog.Search(ctx, id, skills.SearchOptions{
 		Query: req.GetQuery(), Limit: req.GetLimit(),
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		MinRelevance: req.GetMinRelevance(),
+		Size: func(sk skills.Skill) int {
+			summaries = append(summaries, summaryProto(sk))
+			// A ScoredSkill is the summary (field 1) and two doubles.
+			scored := repeatedSize(proto.Size(summaries[len(summaries)-1])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
+			return repeatedSize(scored)
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := &skillsvcv1.SearchSkillsResponse{}
-	for _, h := range hits {
-		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaryProto(h.Skill), Score: h.Score, Relevance: h.Relevance})
+	out := &skillsvcv1.SearchSkillsResponse{Truncated: len(summaries) > len(hits)}
+	for i, h := range hits {
+		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance})
 	}
 	return out, nil
 }

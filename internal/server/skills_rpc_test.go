@@ -683,12 +683,7 @@ func TestSetSkillEnabled(t *testing.T) {
 // receive limit), and paging still lists each skill once.
 func TestListSkillsPageBytes(t *testing.T) {
 	const n = 120
-	notes := strings.Repeat("lorem ipsum ", 4000) // ~47 KiB of extra frontmatter per skill
-	b := skillstest.New()
-	for i := range n {
-		name := fmt.Sprintf("s%03d", i)
-		b.User("alice").File("big/"+name+"/SKILL.md", "---\nname: "+name+"\ndescription: A skill with long notes.\nnotes: "+notes+"\n---\n# "+name+"\n")
-	}
+	b := largeFrontmatter(n)
 	for _, tc := range []struct {
 		name     string
 		budget   int // 0: the default
@@ -735,6 +730,58 @@ func TestListSkillsPageBytes(t *testing.T) {
 				if k != 1 {
 					t.Errorf("%s listed %d times", name, k)
 				}
+			}
+		})
+	}
+}
+
+// largeFrontmatter is a library of n skills for alice, each with about
+// 47 KiB of extra frontmatter: 100 of them make a 4.8 MB reply.
+func largeFrontmatter(n int) *skillstest.Builder {
+	notes := strings.Repeat("lorem ipsum ", 4000)
+	b := skillstest.New()
+	for i := range n {
+		name := fmt.Sprintf("s%03d", i)
+		b.User("alice").File("big/"+name+"/SKILL.md", "---\nname: "+name+"\ndescription: A skill with long notes.\nnotes: "+notes+"\n---\n# "+name+"\n")
+	}
+	return b
+}
+
+// SearchSkills keeps its reply within the same byte budget as ListSkills,
+// dropping the weakest hits and saying so.
+func TestSearchSkillsReplyBytes(t *testing.T) {
+	b := largeFrontmatter(120)
+	for _, tc := range []struct {
+		name      string
+		budget    int // 0: the default
+		limit     int32
+		truncated bool
+		most      int // results the reply may hold
+	}{
+		{"default budget, most results", 0, 100, true, 99},
+		{"default budget, a few results", 0, 10, false, 10},
+		{"a budget below one skill", 1 << 10, 10, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := skills.DefaultConfig().MaxPageBytes
+			if tc.budget != 0 {
+				budget = tc.budget
+			}
+			c := start(t, b.Bucket(t), options{skills: func(c *skills.Config) { c.MaxPageBytes = budget }})
+			// The client keeps gRPC's default 4 MiB receive limit.
+			res, err := c.skills.SearchSkills(asAlice(t), &skillsvcv1.SearchSkillsRequest{Query: "long notes", Limit: tc.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := len(res.GetResults())
+			if got == 0 || got > tc.most || res.GetTruncated() != tc.truncated {
+				t.Fatalf("%d results, truncated %v; want 1 to %d, truncated %v", got, res.GetTruncated(), tc.most, tc.truncated)
+			}
+			if size := proto.Size(res); size > budget && got > 1 {
+				t.Fatalf("reply is %d bytes, over the %d-byte budget", size, budget)
+			}
+			if !tc.truncated && got != int(tc.limit) {
+				t.Fatalf("%d results, want all %d asked for", got, tc.limit)
 			}
 		})
 	}

@@ -102,8 +102,7 @@ type Page struct {
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
 // size, when not nil, is the encoded size of one skill in the reply: the
-// page then ends before it would exceed --skills.max-page-bytes (but holds
-// at least one skill). It is called once per candidate, in order.
+// page then ends before it would exceed --skills.max-page-bytes (see fit).
 func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string, size func(Skill) int) (Page, error) {
 	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
@@ -121,17 +120,29 @@ func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
 	n := min(len(list), int(count))
 	if size != nil {
-		for i, total := 0, 0; i < n; i++ {
-			if total += size(list[i]); total > c.cfg.MaxPageBytes && i > 0 {
-				n = i
-			}
-		}
+		n = c.fit(n, func(i int) int { return size(list[i]) })
 	}
 	if n == len(list) {
 		return Page{Skills: list}, nil
 	}
 	list = list[:n]
 	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path)}, nil
+}
+
+// fit returns how many of the first n items of a reply, the i-th encoding
+// to size(i) bytes, stay within --skills.max-page-bytes, so every reply
+// fits a client's default 4 MiB receive limit: at least one, as any one
+// skill fits. size is called once per item, in order, up to the first that
+// does not fit; a caller that builds the reply in size learns from the
+// count of calls whether the budget cut it.
+func (c *Catalog) fit(n int, size func(i int) int) int {
+	total := 0
+	for i := range n {
+		if total += size(i); total > c.cfg.MaxPageBytes && i > 0 {
+			return i
+		}
+	}
+	return n
 }
 
 // Category is a category and how many skills it holds.

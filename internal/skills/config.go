@@ -67,8 +67,9 @@ type Config struct {
 	// maximum is clamped (page sizes, search results) or refused (budget).
 	DefaultPageSize int32 `yaml:"default_page_size"`
 	MaxPageSize     int32 `yaml:"max_page_size"`
-	// MaxPageBytes bounds a ListSkills page's encoded size, so a library
-	// with large frontmatter pages into replies any client can receive.
+	// MaxPageBytes bounds the encoded size of a ListSkills page and a
+	// SearchSkills reply, so a library with large frontmatter is served in
+	// replies any client can receive.
 	MaxPageBytes         int   `yaml:"max_page_bytes"`
 	DefaultSearchResults int32 `yaml:"default_search_results"`
 	MaxSearchResults     int32 `yaml:"max_search_results"`
@@ -107,7 +108,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.Int64Var(&c.MaxRenderBytes, prefix+"max-render-bytes", 3<<20, "Largest text RenderSkill returns (arguments are copied into every $ARGUMENTS); larger renders are RESOURCE_EXHAUSTED.")
 	int32Var(f, &c.DefaultPageSize, prefix+"default-page-size", 100, "Skills per ListSkills page when the request asks for 0.")
 	int32Var(f, &c.MaxPageSize, prefix+"max-page-size", 1000, "Most skills in one ListSkills page; larger requests are clamped.")
-	f.IntVar(&c.MaxPageBytes, prefix+"max-page-bytes", 2<<20, "Largest encoded ListSkills page: a page ends early (with a next_page_token) rather than exceed it, so replies fit gRPC's default 4 MiB receive limit. A page always holds at least one skill.")
+	f.IntVar(&c.MaxPageBytes, prefix+"max-page-bytes", 2<<20, "Largest encoded ListSkills page or SearchSkills reply: a page ends early (with a next_page_token) and a search drops its weakest results (truncated) rather than exceed it, so replies fit gRPC's default 4 MiB receive limit. A reply always holds at least one skill.")
 	int32Var(f, &c.DefaultSearchResults, prefix+"default-search-results", 10, "SearchSkills results when the request asks for 0.")
 	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
 	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")

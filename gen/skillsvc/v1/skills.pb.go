@@ -1207,8 +1207,12 @@ func (x *ScoredSkill) GetRelevance() float64 {
 }
 
 type SearchSkillsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*ScoredSkill         `protobuf:"bytes,1,rep,name=results" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*ScoredSkill         `protobuf:"bytes,1,rep,name=results" json:"results,omitempty"`
+	// The weakest results were left out to keep the reply within the
+	// server's --skills.max-page-bytes (skills with large frontmatter): ask
+	// for fewer, or narrow the query or category.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1248,6 +1252,13 @@ func (x *SearchSkillsResponse) GetResults() []*ScoredSkill {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *SearchSkillsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type ExportSkillRequest struct {
@@ -1531,9 +1542,10 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\vScoredSkill\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1c\n" +
-	"\trelevance\x18\x03 \x01(\x01R\trelevance\"J\n" +
+	"\trelevance\x18\x03 \x01(\x01R\trelevance\"h\n" +
 	"\x14SearchSkillsResponse\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\"(\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"(\n" +
 	"\x12ExportSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\")\n" +
 	"\x13ExportSkillResponse\x12\x12\n" +

@@ -211,10 +211,12 @@ class ScoredSkill(_message.Message):
     def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., score: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
 
 class SearchSkillsResponse(_message.Message):
-    __slots__ = ("results",)
+    __slots__ = ("results", "truncated")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[ScoredSkill]
-    def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ...) -> None: ...
+    truncated: bool
+    def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class ExportSkillRequest(_message.Message):
     __slots__ = ("path",)

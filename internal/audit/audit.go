@@ -86,13 +86,24 @@ func audited(method string, code codes.Code) bool {
 // Record writes the line for one call: err is its final status error.
 // Its target is read from req (nil when unknown).
 func (l *Logger) Record(ctx context.Context, method string, req any, start time.Time, err error) {
+	if l == nil || !audited(method, status.Code(err)) {
+		return
+	}
+	l.write(ctx, method, req, start, status.Convert(err))
+}
+
+// Refused writes the line for a request an HTTP edge refused before any
+// RPC ran (/mcp's 401, 403, 404 and 429): every refusal is a line, whatever
+// its code. err is a status error; the principal, when one was verified,
+// and the request ID come from ctx as for a call.
+func (l *Logger) Refused(ctx context.Context, endpoint string, start time.Time, err error) {
 	if l == nil {
 		return
 	}
-	st := status.Convert(err)
-	if !audited(method, st.Code()) {
-		return
-	}
+	l.write(ctx, endpoint, nil, start, status.Convert(err))
+}
+
+func (l *Logger) write(ctx context.Context, method string, req any, start time.Time, st *status.Status) {
 	attrs := []slog.Attr{
 		slog.String("request_id", requestid.From(ctx)),
 		slog.String("rpc", method),

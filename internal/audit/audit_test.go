@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
 func TestClean(t *testing.T) {
@@ -63,4 +65,30 @@ func TestRecordSelects(t *testing.T) {
 	}
 	var nilLogger *Logger
 	nilLogger.Record(ctx, "/skillsvc.v1.FilesystemService/Delete", nil, time.Now(), nil) // must not panic
+}
+
+// TestRefusedAlwaysWrites: an edge's refusal is a line whatever its code,
+// with the verified principal when there is one.
+func TestRefusedAlwaysWrites(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(&buf)
+	ctx := auth.NewContext(context.Background(), auth.Principal{Identity: mounts.Identity{User: "alice", Thread: "t1"}, Subject: "sub"})
+	l.Refused(ctx, "/mcp", time.Now(), status.Error(codes.ResourceExhausted, "too many MCP sessions"))
+	l.Refused(context.Background(), "/mcp", time.Now(), status.Error(codes.NotFound, "session not found"))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2: %s", len(lines), buf.String())
+	}
+	var first, second map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if first["rpc"] != "/mcp" || first["user"] != "alice" || first["result"] != "ResourceExhausted" || first["error"] != "too many MCP sessions" {
+		t.Errorf("first line %v", first)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil || second["authenticated"] != false || second["result"] != "NotFound" {
+		t.Errorf("second line %v, %v", second, err)
+	}
+	var nilLogger *Logger
+	nilLogger.Refused(ctx, "/mcp", time.Now(), nil) // must not panic
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -197,6 +198,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	reflection.Register(srv)
 	grpcMetrics.InitializeMetrics(srv)
 
+	httpPanics := panics.HTTPMetric(reg, "json", "mcp", "metrics")
 	errc := make(chan error, 3)
 	var metricsSrv *http.Server
 	if cfg.MetricsListen != "" {
@@ -209,7 +211,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		if cfg.MetricsAdmin {
 			metrics = auth.RequireAdmin(authn, metrics)
 		}
-		mux.Handle("/metrics", metrics)
+		mux.Handle("/metrics", panics.Handler(metrics, log, httpPanics.WithLabelValues("metrics"), "metrics"))
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		serve := func() error { return metricsSrv.Serve(mlis) }
 		if cfg.MetricsTLS {
@@ -233,7 +235,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return err
 		}
 		defer stopLoopback()
-		if httpSrv, err = newHTTPServer(ctx, cfg, conn, authn, log); err != nil {
+		if httpSrv, err = newHTTPServer(ctx, cfg, conn, authn, auditLog, reg, httpPanics, log); err != nil {
 			return err
 		}
 		hlis, err := net.Listen("tcp", cfg.HTTPListen)

@@ -142,13 +142,16 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 }
 
 func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
-	dir, ok := s.skillDir(p.URI)
-	if !ok {
-		return nil, invalidParams("No skill is served at %s: a skill URI is skill://<skill-path>/SKILL.md", p.URI)
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("skills/get needs params.uri, a skill URI: skill://<skill-path>/SKILL.md")
+	}
+	dir, err := s.skillDir(p.URI)
+	if err != nil {
+		return nil, invalidParams("No skill is served at %.200s: %v", p.URI, err)
 	}
 	e, err := s.entry(ctx, dir)
 	if code := status.Code(err); code == codes.NotFound || code == codes.InvalidArgument || errors.Is(err, errNotCanonical) {
-		return nil, invalidParams("No skill is served at %s", p.URI)
+		return nil, invalidParams("No skill is served at %.200s", p.URI)
 	} else if err != nil {
 		return nil, protocolError(err)
 	}
@@ -159,21 +162,21 @@ var errNotCanonical = errors.New("not the skill's own path")
 
 // skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
 // virtual path.
-func (s *identityServer) skillDir(uri string) (string, bool) {
-	rest, ok := strings.CutPrefix(uri, skillScheme)
-	if !ok {
-		return "", false
+func (s *identityServer) skillDir(uri string) (string, error) {
+	p, err := parseSkillURI(s.h.cfg.SkillsMount, uri)
+	if err != nil {
+		return "", err
 	}
-	dir, ok := strings.CutSuffix(rest, "/"+skillFileName)
-	if !ok || dir == "" {
-		return "", false
+	dir, ok := strings.CutSuffix(p, "/"+skillFileName)
+	if !ok || dir == s.h.cfg.SkillsMount {
+		return "", errURI("a skill URI is skill://<skill-path>/SKILL.md")
 	}
-	return path.Join(s.h.cfg.SkillsMount, dir), true
+	return dir, nil
 }
 
 // uriOf is the skill:// URI of a file under the skills mount.
 func (s *identityServer) uriOf(virtual string) string {
-	return skillScheme + strings.TrimPrefix(virtual, s.h.cfg.SkillsMount+"/")
+	return skillURI(s.h.cfg.SkillsMount, virtual)
 }
 
 // entry builds a skill's entry: the frontmatter from GetSkill, the files
@@ -266,12 +269,12 @@ func (s *identityServer) download(ctx context.Context, p string, w io.Writer, ma
 // bytes: text for UTF-8 text, a blob otherwise.
 func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	rest, ok := strings.CutPrefix(uri, skillScheme)
-	if !ok || rest == "" {
-		return nil, invalidParams("%s is not a skill file URI", uri)
+	virtual, err := parseSkillURI(s.h.cfg.SkillsMount, uri)
+	if err != nil {
+		return nil, invalidParams("%.200s: %v", uri, err)
 	}
 	var buf strings.Builder
-	_, err := s.download(ctx, path.Join(s.h.cfg.SkillsMount, rest), &buf, s.h.cfg.MaxResourceBytes)
+	_, err = s.download(ctx, virtual, &buf, s.h.cfg.MaxResourceBytes)
 	switch code := status.Code(err); {
 	case errors.Is(err, errTooLarge):
 		return nil, invalidParams("%s is larger than %d bytes", uri, s.h.cfg.MaxResourceBytes)
@@ -280,7 +283,7 @@ func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourc
 	case err != nil:
 		return nil, protocolError(err)
 	}
-	content := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(rest)}
+	content := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(virtual)}
 	if data := buf.String(); isText(data) {
 		content.Text = data
 	} else {

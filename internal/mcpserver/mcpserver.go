@@ -34,20 +34,28 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/requestid"
 )
 
 // Config holds the MCP endpoint's settings.
 type Config struct {
 	WatchInterval    time.Duration
 	SessionTimeout   time.Duration
-	MaxIdentities    int
+	MaxOpenSessions  int
+	PressureIdle     time.Duration
 	MaxSessions      int
 	SkillsPageSize   int
 	DigestCacheSize  int
@@ -67,9 +75,12 @@ type Config struct {
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "mcp.").
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.WatchInterval, prefix+"watch-interval", 30*time.Second, "How often the library of an identity with open MCP sessions is checked for changes (notifications/resources/list_changed); changes made with other S3 tools show up after --skills.index-refresh on top.")
-	f.DurationVar(&c.SessionTimeout, prefix+"session-timeout", 30*time.Minute, "Idle time after which an MCP session is closed; 0 keeps sessions until the client ends them.")
-	f.IntVar(&c.MaxIdentities, prefix+"max-identities", 4096, "Caller identities whose MCP server state (digests, watcher) is kept per replica; the least recently used is dropped first.")
-	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one caller identity may hold per replica; one more initialize is answered 429 until a session ends or times out.")
+	f.DurationVar(&c.SessionTimeout, prefix+"session-timeout", 30*time.Minute, "Idle time after which an MCP session is closed; 0 keeps sessions until the client ends them (or --mcp.pressure-idle-timeout when the replica is nearly full).")
+	// About 110 KB and two goroutines a session, plus a watcher per
+	// identity: 1,024 sessions stay within ~150 MiB of a 512 MiB pod.
+	f.IntVar(&c.MaxOpenSessions, prefix+"max-sessions", 1024, "Open MCP sessions (and so library watchers) per replica; one more initialize is answered 429 with Retry-After until a session ends.")
+	f.DurationVar(&c.PressureIdle, prefix+"pressure-idle-timeout", time.Minute, "When a replica holds three quarters of --mcp.max-sessions, sessions idle this long are closed (their clients start a new one).")
+	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one verified caller identity (user, thread, ticket) may hold per replica; one more initialize is answered 429 until a session ends or times out.")
 	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list page.")
 	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
 	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", 24<<20, "Largest MCP request body.")
@@ -83,20 +94,38 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) { c.RegisterFlagsWithPrefix("mcp
 // Validate checks the settings.
 func (c *Config) Validate() error {
 	switch {
-	case c.WatchInterval <= 0:
-		return fmt.Errorf("mcp.watch-interval must be positive")
-	case c.MaxIdentities <= 0, c.MaxSessions <= 0, c.SkillsPageSize <= 0, c.DigestCacheSize <= 0:
-		return fmt.Errorf("mcp.max-identities, mcp.max-sessions-per-identity, mcp.skills-page-size and mcp.digest-cache-size must be positive")
+	case c.WatchInterval <= 0, c.PressureIdle <= 0:
+		return fmt.Errorf("mcp.watch-interval and mcp.pressure-idle-timeout must be positive")
+	case c.MaxOpenSessions <= 0, c.MaxSessions <= 0, c.SkillsPageSize <= 0, c.DigestCacheSize <= 0:
+		return fmt.Errorf("mcp.max-sessions, mcp.max-sessions-per-identity, mcp.skills-page-size and mcp.digest-cache-size must be positive")
 	case c.MaxRequestBytes <= 0, c.MaxResourceBytes <= 0:
 		return fmt.Errorf("mcp.max-request-bytes and mcp.max-resource-bytes must be positive")
 	}
 	return nil
 }
 
+// Option sets a dependency of the handler.
+type Option func(*Handler)
+
+// WithAudit records every request /mcp refuses (401, 403, 404, 429) in the
+// audit log the gRPC services write their denials to.
+func WithAudit(l *audit.Logger) Option { return func(h *Handler) { h.audit = l } }
+
+// WithRegisterer registers the handler's metrics.
+func WithRegisterer(reg prometheus.Registerer) Option { return func(h *Handler) { h.reg = reg } }
+
+// WithPanicCounter counts the panics the handler recovers (the server's
+// skillsvc_http_panics_total{handler="mcp"}).
+func WithPanicCounter(c prometheus.Counter) Option { return func(h *Handler) { h.panics = c } }
+
 // Handler is the MCP endpoint, an http.Handler for /mcp.
 type Handler struct {
 	cfg     Config
 	authn   auth.Authenticator
+	audit   *audit.Logger
+	reg     prometheus.Registerer
+	metrics *metrics
+	panics  prometheus.Counter
 	log     *slog.Logger
 	fs      skillsvcv1.FilesystemServiceClient
 	skills  skillsvcv1.SkillsServiceClient
@@ -109,16 +138,15 @@ type Handler struct {
 	ctx    context.Context // ends with Close: stops every watcher
 	cancel context.CancelFunc
 
-	mu         sync.Mutex
-	identities *lru.Cache[string, *identityServer]
-	watchers   sync.WaitGroup
+	sessions sessionTable
+	watchers sync.WaitGroup
 }
 
 // New returns the MCP handler calling the services over conn. authn is
 // the gRPC server's authenticator: a request it refuses is answered 401
 // before any session or per-identity state exists (the calls the session
 // makes are authenticated again by the gRPC interceptors).
-func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, log *slog.Logger) (*Handler, error) {
+func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, log *slog.Logger, opts ...Option) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -136,15 +164,17 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 		skills: skillsvcv1.NewSkillsServiceClient(conn),
 		secret: make([]byte, 32),
 	}
+	for _, o := range opts {
+		o(h)
+	}
+	h.metrics = newMetrics(h.reg)
 	rand.Read(h.secret)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	var err error
 	if h.digests, err = lru.New[string, digest](cfg.DigestCacheSize); err != nil {
 		return nil, err
 	}
-	if h.identities, err = lru.New[string, *identityServer](cfg.MaxIdentities); err != nil {
-		return nil, err
-	}
+	h.sessions.init(h)
 	h.http = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              log,
 		SessionTimeout:      cfg.SessionTimeout,
@@ -153,66 +183,134 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 	return h, nil
 }
 
-// Close stops the watchers. Open sessions end with the HTTP server.
+// Close stops the watchers and closes the open sessions.
 func (h *Handler) Close() {
 	h.cancel()
+	h.sessions.closeAll()
 	h.watchers.Wait()
 }
 
-// ServeHTTP checks that the request names a caller and, on an existing
-// session, that it is the caller who opened it, then hands it to the SDK.
+// ServeHTTP checks who is calling, that an existing session is theirs and
+// that a new one fits, and that the body's JSON-RPC messages are well
+// formed for their methods, then hands the request to the SDK. Every
+// refusal here is audited.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := identityOf(r.Header)
-	if id.empty() {
-		writeUnauthenticated(w, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
+	start := time.Now()
+	ctx := requestid.NewContext(r.Context(), requestid.Pick(r.Header.Values(requestid.Key)))
+	// A panic in the SDK's HTTP layer stays with this request; handlers'
+	// panics (in the session's own goroutines) are caught by recoverPanics.
+	defer func() {
+		if p := recover(); p != nil {
+			if !panics.Recovered(h.log, h.panics, "mcp", p) {
+				panic(p)
+			}
+			writeJSONRPCError(w, http.StatusInternalServerError, nil, jsonrpc.CodeInternalError, "internal error")
+		}
+	}()
+	refuse := func(ctx context.Context, httpCode int, code codes.Code, msg string) {
+		h.audit.Refused(ctx, "/mcp", start, status.Error(code, msg))
+		switch httpCode {
+		case http.StatusUnauthorized:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="skillsvc"`)
+		case http.StatusTooManyRequests:
+			w.Header().Set("Retry-After", "1")
+		}
+		writeJSONRPCError(w, httpCode, nil, jsonrpc.CodeInvalidRequest, msg)
+	}
+	if identityOf(r.Header).empty() {
+		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
 		return
 	}
 	// Refused callers get no session, identity server or watcher: a flood
 	// of forged tokens costs a token check each, and evicts no one.
-	if p, err := h.authn.Authenticate(r.Context(), auth.HTTPHeaders(r.Header)); err != nil {
-		writeUnauthenticated(w, err.Error()) // never echoes the token
+	p, err := h.authn.Authenticate(ctx, auth.HTTPHeaders(r.Header))
+	if err != nil {
+		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, err.Error()) // never echoes the token
 		return
-	} else if p.User == "" || p.Thread == "" {
-		writeUnauthenticated(w, "unauthenticated: MCP needs an agent identity (a user and a thread)")
+	}
+	ctx = auth.NewContext(ctx, p)
+	if p.User == "" || p.Thread == "" {
+		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "unauthenticated: MCP needs an agent identity (a user and a thread)")
 		return
-	} else if err := h.cfg.Mounts.ValidateIdentity(p.Identity); err != nil {
+	}
+	if err := h.cfg.Mounts.ValidateIdentity(p.Identity); err != nil {
 		// Insecure mode passes IDs as sent; over gRPC the mount table
 		// refuses them per call, here before a session is kept for them.
-		writeHTTPError(w, http.StatusBadRequest, err.Error())
+		refuse(ctx, http.StatusBadRequest, codes.InvalidArgument, err.Error())
 		return
 	}
-	// A session ID starts with its identity's key: a request with another
-	// identity's headers is told the session does not exist, as the
-	// transport specifies for an unknown session (the client starts over).
-	key := h.key(id)
+	// Sessions belong to the identity the authenticator verified: in jwt
+	// mode the token's claims, never headers it ignores. A session ID
+	// starts with that identity's key, so a request with another
+	// identity is told the session does not exist, as the transport
+	// specifies for an unknown session (the client starts over).
+	key := h.key(p.Identity)
 	sid := r.Header.Get("Mcp-Session-Id")
-	if sid != "" && !strings.HasPrefix(sid, key+".") {
-		writeHTTPError(w, http.StatusNotFound, "session not found")
-		return
+	if sid != "" {
+		if !strings.HasPrefix(sid, key+".") {
+			refuse(ctx, http.StatusNotFound, codes.NotFound, "session not found")
+			return
+		}
+		h.sessions.touch(sid)
 	}
-	// A POST without a session may open one: sessions are memory held
-	// until they end or time out, so one identity's are capped.
-	if sid == "" && r.Method == http.MethodPost && h.sessions(key) >= h.cfg.MaxSessions {
-		w.Header().Set("Retry-After", "1")
-		writeHTTPError(w, http.StatusTooManyRequests, fmt.Sprintf(
-			"too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", h.cfg.MaxSessions))
-		return
+	var opens bool
+	if r.Method == http.MethodPost {
+		body, ok := h.readBody(w, r, func(msg string) { refuse(ctx, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, msg) })
+		if !ok {
+			return
+		}
+		var rejected bool
+		if opens, rejected = checkBody(w, body); rejected {
+			return
+		}
 	}
-	h.http.ServeHTTP(w, r)
+	if sid == "" && opens {
+		release, err := h.sessions.admit(key, p.Identity)
+		if err != nil {
+			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())
+			return
+		}
+		defer release()
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	h.http.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, keyCtx{}, key)))
+	switch {
+	case sw.code == http.StatusForbidden:
+		// The SDK's own refusals (DNS rebinding and cross-origin checks).
+		h.audit.Refused(ctx, "/mcp", start, status.Error(codes.PermissionDenied, "forbidden by the MCP transport's origin checks"))
+	case r.Method == http.MethodDelete && sid != "":
+		// The SDK closed the session before answering: free its slot now,
+		// so the client can open another at once.
+		h.sessions.forget(sid)
+	}
 }
 
-func writeUnauthenticated(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="skillsvc"`)
-	writeHTTPError(w, http.StatusUnauthorized, msg)
+// statusWriter notes the status the SDK answered.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
 }
 
-func writeHTTPError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":%q}}`, msg)
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
-// identity is who is calling, as the gRPC metadata carries it.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush keeps the SDK's event streams streaming.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+type keyCtx struct{}
+
+// identity is who is calling, as the request's headers carry it: what the
+// gRPC calls made for it forward as metadata.
 type identity struct {
 	user, thread, ticket, authorization string
 }
@@ -245,59 +343,40 @@ func (id identity) metadata() metadata.MD {
 	return md
 }
 
-// key names an identity in session IDs and caches: an HMAC, so neither
-// reveals a token.
-func (h *Handler) key(id identity) string {
+// key names a verified identity in session IDs and caches: an HMAC, so
+// neither reveals who it is.
+func (h *Handler) key(id mounts.Identity) string {
 	m := hmac.New(sha256.New, h.secret)
-	for _, v := range []string{id.user, id.thread, id.ticket, id.authorization} {
+	for _, v := range []string{id.User, id.Thread, id.Ticket} {
 		fmt.Fprintf(m, "%d:%s", len(v), v)
 	}
 	return hex.EncodeToString(m.Sum(nil)[:12])
 }
 
-// sessions counts the initialized sessions of the identity with key. A
-// session that never initialized is not one: the SDK's client probes with
-// server/discover first, which the stateful handler answers on a throwaway
-// session it closes only after the answer is sent, so the client's
-// initialize can arrive while the probe's session is still listed.
-func (h *Handler) sessions(key string) int {
-	h.mu.Lock()
-	s, ok := h.identities.Peek(key)
-	h.mu.Unlock()
-	n := 0
-	if ok {
-		for ss := range s.srv.Sessions() {
-			if ss.InitializeParams() != nil {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// serverFor returns the identity's MCP server, creating it on first use.
+// serverFor returns the MCP server of the identity ServeHTTP admitted.
 func (h *Handler) serverFor(r *http.Request) *mcp.Server {
-	id := identityOf(r.Header)
-	key := h.key(id)
-	h.mu.Lock()
-	s, ok := h.identities.Get(key)
-	if !ok {
-		s = h.newIdentityServer(id, key)
-		h.identities.Add(key, s)
+	key, _ := r.Context().Value(keyCtx{}).(string)
+	s := h.sessions.server(key, identityOf(r.Header))
+	if s == nil {
+		return nil // the SDK answers 400
 	}
-	h.mu.Unlock()
 	s.startWatching()
 	return s.srv
 }
 
-// identityServer is one caller's MCP server and its state.
+// identityServer is one caller's MCP server and its state. It lives while
+// the identity has sessions or a request opening one.
 type identityServer struct {
 	h   *Handler
-	id  identity
 	key string
 	srv *mcp.Server
 
+	// open and pending count the identity's sessions and the initialize
+	// requests in flight; guarded by the session table's lock.
+	open, pending int
+
 	mu          sync.Mutex
+	id          identity // headers of the latest request, for the watcher's calls
 	watching    bool
 	fingerprint string            // of the library when last looked
 	subscribed  map[string]int    // URI → subscribing sessions
@@ -320,7 +399,8 @@ func (h *Handler) newIdentityServer(id identity, key string) *identityServer {
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 	})
-	s.srv.AddReceivingMiddleware(s.withIdentity)
+	// recoverPanics outermost, so it also covers withIdentity.
+	s.srv.AddReceivingMiddleware(s.recoverPanics, s.withIdentity, s.trackSessions)
 	s.addExtension()
 	s.addTools()
 	return s
@@ -332,22 +412,69 @@ Skills: skills/list (or the list_skills tool) names them; load a skill's instruc
 Files: /workspace is this thread's scratch space (read/write), /ticket the ticket's files,
 /skills the skills library (read-only); use ls, read_file, write_file, edit_file, glob and grep.`
 
+// recoverPanics keeps a handler's panic to its request: the SDK runs
+// handlers in goroutines of its own, where an unrecovered panic ends the
+// process and every tenant's calls with it.
+func (s *identityServer) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				if !panics.Recovered(s.h.log, s.h.panics, "mcp "+method, p) {
+					panic(p)
+				}
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
 // withIdentity puts the caller's identity, and the HTTP request's
-// X-Request-Id, into every gRPC call a request makes.
+// X-Request-Id, into every gRPC call a request makes. The identity is the
+// request's own headers (ServeHTTP verified they name this server's
+// identity), so a refreshed token is used as soon as the client sends it.
 func (s *identityServer) withIdentity(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		md := s.id.metadata()
+		id := s.latest()
+		var rid string
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			if rid := extra.Header.Get("X-Request-Id"); rid != "" {
-				md.Set("x-request-id", rid)
+			if got := identityOf(extra.Header); !got.empty() {
+				id = got
+				s.mu.Lock()
+				s.id = id
+				s.mu.Unlock()
 			}
+			rid = extra.Header.Get("X-Request-Id")
+		}
+		md := id.metadata()
+		if rid != "" {
+			md.Set("x-request-id", rid)
 		}
 		return next(metadata.NewOutgoingContext(ctx, md), method, req)
 	}
 }
 
+// trackSessions counts a session once its initialize succeeded.
+func (s *identityServer) trackSessions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil && method == "initialize" {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				s.h.sessions.add(s, ss)
+			}
+		}
+		return res, err
+	}
+}
+
+func (s *identityServer) latest() identity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
 // callCtx is the context for a call the server makes on its own (the
-// watcher), with the identity's metadata.
+// watcher), with the identity's latest metadata.
 func (s *identityServer) callCtx(ctx context.Context) context.Context {
-	return metadata.NewOutgoingContext(ctx, s.id.metadata())
+	return metadata.NewOutgoingContext(ctx, s.latest().metadata())
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 )
@@ -35,8 +34,8 @@ func (s *identityServer) startWatching() {
 		return
 	}
 	s.watching = true
-	ctx, cancel := context.WithTimeout(s.callCtx(s.h.ctx), s.h.cfg.WatchInterval)
-	s.fingerprint, _ = s.libraryFingerprint(ctx) // on error, the first tick sets it
+	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(s.h.ctx, s.id.metadata()), s.h.cfg.WatchInterval) // s.mu is held
+	s.fingerprint, _ = s.libraryFingerprint(ctx)                                                                     // on error, the first tick sets it
 	cancel()
 	s.h.watchers.Add(1)
 	go s.watch()
@@ -68,10 +67,8 @@ func (s *identityServer) watch() {
 func (s *identityServer) stopWatching(force bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !force {
-		for range s.srv.Sessions() {
-			return false
-		}
+	if !force && s.h.sessions.active(s) {
+		return false
 	}
 	s.watching = false
 	return true
@@ -137,8 +134,11 @@ func (s *identityServer) checkSubscriptions(ctx context.Context) {
 
 // etag is the file's ETag, or "" when it is gone (a deletion is a change).
 func (s *identityServer) etag(ctx context.Context, uri string) string {
-	rest, _ := strings.CutPrefix(uri, skillScheme)
-	r, err := s.h.fs.Stat(ctx, &skillsvcv1.StatRequest{Path: path.Join(s.h.cfg.SkillsMount, rest)})
+	virtual, err := parseSkillURI(s.h.cfg.SkillsMount, uri)
+	if err != nil {
+		return ""
+	}
+	r, err := s.h.fs.Stat(ctx, &skillsvcv1.StatRequest{Path: virtual})
 	if err != nil {
 		return ""
 	}
@@ -147,8 +147,8 @@ func (s *identityServer) etag(ctx context.Context, uri string) string {
 
 func (s *identityServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
-	if !strings.HasPrefix(uri, skillScheme) {
-		return invalidParams("only skill:// resources can be subscribed to")
+	if _, err := parseSkillURI(s.h.cfg.SkillsMount, uri); err != nil {
+		return invalidParams("only skill:// file resources can be subscribed to: %v", err)
 	}
 	etag := s.etag(ctx, uri)
 	s.mu.Lock()

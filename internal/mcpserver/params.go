@@ -1,0 +1,149 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Every JSON-RPC message is checked against its method before the SDK sees
+// it, so no handler runs on params it cannot use: an unknown method is
+// -32601, and params that are missing or null where the method needs them,
+// or that are not an object, are -32602. (The SDK alone would answer a
+// plain-text HTTP 400 for some and hand nil params to custom methods.)
+
+// methodParams is every method the server answers, and whether it needs
+// params (the MCP schema's required "params"; skills/get's from the skills
+// extension).
+var methodParams = map[string]bool{
+	"initialize":                       true,
+	"ping":                             false,
+	"server/discover":                  false,
+	"tools/list":                       false,
+	"tools/call":                       true,
+	"resources/list":                   false,
+	"resources/templates/list":         false,
+	"resources/read":                   true,
+	"resources/subscribe":              true,
+	"resources/unsubscribe":            true,
+	"subscriptions/listen":             true,
+	"prompts/list":                     false,
+	"prompts/get":                      true,
+	"completion/complete":              true,
+	"logging/setLevel":                 true,
+	"notifications/initialized":        false,
+	"notifications/cancelled":          false,
+	"notifications/roots/list_changed": false,
+	"notifications/progress":           true,
+	"skills/list":                      false,
+	"skills/get":                       true,
+}
+
+// message is what the check reads of a JSON-RPC message.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+	Params paramsKind      `json:"params"`
+}
+
+// paramsKind is the first byte of the params value ('{', '[', 'n' for null,
+// …), 0 when absent. Decoding it copies nothing, however large the params.
+type paramsKind byte
+
+func (k *paramsKind) UnmarshalJSON(b []byte) error {
+	*k = paramsKind(b[0])
+	return nil
+}
+
+// readBody reads a POST body whole, at most --mcp.max-request-bytes, and
+// puts it back for the SDK.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, tooLarge func(string)) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		tooLarge(fmt.Sprintf("request body larger than %d bytes (--mcp.max-request-bytes)", h.cfg.MaxRequestBytes))
+		return nil, false
+	case err != nil:
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "reading the request body: "+err.Error())
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// checkBody answers the first malformed message of body and reports
+// whether it did; opens says whether body holds an initialize request,
+// which opens a session.
+func checkBody(w http.ResponseWriter, body []byte) (opens, rejected bool) {
+	var msgs []message
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	var err error
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		err = json.Unmarshal(body, &msgs)
+	} else {
+		msgs = make([]message, 1)
+		err = json.Unmarshal(body, &msgs[0])
+	}
+	if err != nil {
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body is not a JSON-RPC message: "+err.Error())
+		return false, true
+	}
+	for _, m := range msgs {
+		if m.Method == nil {
+			continue // a response to a request the server sent; the SDK checks it
+		}
+		call := len(m.ID) > 0 && string(m.ID) != "null"
+		code, msg := checkParams(*m.Method, m.Params)
+		if code == 0 {
+			opens = opens || (call && *m.Method == "initialize")
+			continue
+		}
+		if call && len(msgs) == 1 {
+			// A request's error is its answer, as any JSON-RPC error.
+			writeJSONRPCError(w, http.StatusOK, m.ID, code, msg)
+		} else {
+			// A notification gets no answer; the transport says to refuse
+			// the POST (a batch is refused whole).
+			writeJSONRPCError(w, http.StatusBadRequest, nil, code, msg)
+		}
+		return false, true
+	}
+	return opens, false
+}
+
+func checkParams(method string, params paramsKind) (int64, string) {
+	required, ok := methodParams[method]
+	switch {
+	case !ok:
+		return jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %.100q", method)
+	case params == 0 || params == 'n':
+		if required {
+			return jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %s needs params (an object)", method)
+		}
+	case params != '{':
+		return jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %s params must be an object", method)
+	}
+	return 0, ""
+}
+
+// writeJSONRPCError writes a JSON-RPC error response; id is nil when the
+// request's is unknown.
+func writeJSONRPCError(w http.ResponseWriter, httpCode int, id json.RawMessage, code int64, msg string) {
+	if len(id) == 0 || (id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9')) {
+		id = json.RawMessage("null") // unknown, or not an ID JSON-RPC allows
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpCode)
+	w.Write(body)
+}

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 import uuid
 from pathlib import Path
 
@@ -12,7 +10,7 @@ import grpc
 import pytest
 
 import skillsvc
-from skillsvc import AsyncClient, Client, extract_skill
+from skillsvc import AsyncClient, Client
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "skills"
 
@@ -153,40 +151,6 @@ def test_admin(skillsvc_env) -> None:
         admin.delete_library_file("poems/haiku/SKILL.md", user=user)
         admin.drop_skill_index(user=user)
         assert list(c.iter_skills(include_disabled=True)) == []
-
-
-def _tar(entries: list[tarfile.TarInfo], data: bytes = b"x") -> io.BytesIO:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for e in entries:
-            tar.addfile(e, io.BytesIO(data) if e.isfile() else None)
-    buf.seek(0)
-    return buf
-
-
-def _entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
-    e = tarfile.TarInfo(name)
-    e.type, e.linkname, e.size = kind, link, (1 if kind == tarfile.REGTYPE else 0)
-    return e
-
-
-@pytest.mark.parametrize(
-    "entries",
-    [
-        [_entry("skill/SKILL.md"), _entry("../evil")],
-        [_entry("skill/SKILL.md"), _entry("/etc/evil")],
-        [_entry("skill/SKILL.md"), _entry("skill/link", tarfile.SYMTYPE, "/etc/passwd")],
-        [_entry("skill/SKILL.md"), _entry("skill/hard", tarfile.LNKTYPE, "skill/SKILL.md")],
-        [_entry("skill/SKILL.md"), _entry("skill/dev", tarfile.CHRTYPE)],
-        [_entry("a/SKILL.md"), _entry("b/SKILL.md")],
-    ],
-)
-def test_extract_refuses_hostile_archives(tmp_path: Path, entries: list[tarfile.TarInfo]) -> None:
-    dest = tmp_path / "dest"
-    with pytest.raises(skillsvc.InvalidArgument):
-        extract_skill(_tar(entries), dest)
-    assert not any(dest.iterdir()), "nothing is written when an entry is refused"
-    assert not (tmp_path / "evil").exists()
 
 
 async def test_async_client(aclient: AsyncClient, tmp_path: Path) -> None:

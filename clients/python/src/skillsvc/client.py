@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tarfile
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -27,7 +26,8 @@ from typing import Any, BinaryIO
 import grpc
 import grpc.aio
 
-from .errors import InvalidArgument, from_rpc_error
+from .archive import extract_skill
+from .errors import from_rpc_error
 from .v1 import admin_pb2, admin_pb2_grpc, filesystem_pb2, filesystem_pb2_grpc, skills_pb2, skills_pb2_grpc
 
 DEFAULT_TARGET = "127.0.0.1:7070"
@@ -314,32 +314,6 @@ def _upload_requests(path: str, data: bytes | BinaryIO, if_match: str, must_not_
         return
     while chunk := data.read(chunk_size):
         yield filesystem_pb2.UploadRequest(data=chunk)
-
-
-def extract_skill(archive: BinaryIO, directory: str | os.PathLike[str]) -> Path:
-    """Extracts an ExportSkill archive (tar.gz of "<skill>/<file>") into
-    directory and returns the skill's folder.
-
-    The archive is untrusted input: links, devices, absolute names and names
-    with ".." are refused before anything is written, and extraction uses
-    tarfile's "data" filter, which also keeps every file inside directory.
-    """
-    dest = Path(directory)
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=archive, mode="r:gz") as tar:
-        members = tar.getmembers()
-        tops = set()
-        for m in members:
-            parts = Path(m.name).parts
-            if not (m.isfile() or m.isdir()):
-                raise InvalidArgument(f"archive entry {m.name!r} is not a file or directory")
-            if m.name.startswith("/") or ".." in parts or not parts:
-                raise InvalidArgument(f"archive entry {m.name!r} leaves the destination")
-            tops.add(parts[0])
-        if len(tops) != 1:
-            raise InvalidArgument(f"archive holds {len(tops)} top-level folders, want one skill folder")
-        tar.extractall(dest, members=members, filter="data")
-    return dest / tops.pop()
 
 
 class Client(_Base):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 
@@ -151,6 +152,22 @@ def test_admin(skillsvc_env) -> None:
         admin.delete_library_file("poems/haiku/SKILL.md", user=user)
         admin.drop_skill_index(user=user)
         assert list(c.iter_skills(include_disabled=True)) == []
+
+
+def test_export_skill_max_bytes(skillsvc_env, tmp_path: Path) -> None:
+    # 64 KiB of noise does not compress: its gzip is too large to download
+    # for a small max_bytes, and its tar (68096 bytes) too large to unpack
+    # for one just below that.
+    user = "py-export-" + uuid.uuid4().hex[:6]
+    with Client(skillsvc_env.grpc_addr) as admin, Client(skillsvc_env.grpc_addr, user=user, thread="t") as c:
+        admin.put_library_file("tools/noisy/SKILL.md", b"---\nname: noisy\ndescription: Noise.\n---\nbody\n", user=user)
+        admin.put_library_file("tools/noisy/noise.bin", os.urandom(64 << 10), user=user)
+        admin.drop_skill_index(user=user)
+        with pytest.raises(skillsvc.ResourceExhausted, match="larger than a gzip of max_bytes"):
+            c.export_skill("noisy", tmp_path / "a", max_bytes=16 << 10)
+        with pytest.raises(skillsvc.ResourceExhausted, match="unpacks to more than max_bytes"):
+            c.export_skill("noisy", tmp_path / "b", max_bytes=68095)
+        assert (c.export_skill("noisy", tmp_path / "c", max_bytes=68096) / "noise.bin").stat().st_size == 64 << 10
 
 
 async def test_async_client(aclient: AsyncClient, tmp_path: Path) -> None:

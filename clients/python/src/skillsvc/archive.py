@@ -104,6 +104,13 @@ def extract_skill(archive: BinaryIO, directory: str | os.PathLike[str], *, max_b
     return dest / tops.pop()
 
 
+def download_limit(max_bytes: int) -> int:
+    """The most compressed bytes an archive of max_bytes can take: gzip
+    stores what it cannot shrink with 5 bytes per 64 KiB block, plus a
+    header and trailer."""
+    return max_bytes + (max_bytes >> 12) + 4096
+
+
 def _gunzip(archive: BinaryIO, out: BinaryIO, max_bytes: int) -> None:
     total = 0
     with gzip.GzipFile(fileobj=archive, mode="rb") as gz:

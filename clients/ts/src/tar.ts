@@ -166,6 +166,11 @@ export function parseTar(tar: Uint8Array): Entry[] {
   }
 }
 
+/** The most compressed bytes an archive of maxBytes can take: gzip stores what it cannot shrink with 5 bytes per 64 KiB block, plus a header and trailer. */
+export function downloadLimit(maxBytes: number): number {
+  return maxBytes + Math.floor(maxBytes / 4096) + 4096;
+}
+
 function gunzip(archive: Uint8Array, maxBytes: number): Buffer {
   try {
     return gunzipSync(archive, { maxOutputLength: Math.min(maxBytes, constants.MAX_LENGTH) });

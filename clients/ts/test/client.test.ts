@@ -1,6 +1,6 @@
 // Every SkillsvcClient method against the real binary on MinIO.
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -165,4 +165,23 @@ test("admin", async () => {
   await admin.deleteLibraryFile({ path: "poems/haiku/SKILL.md", user });
   await admin.dropSkillIndex({ user });
   assert.deepEqual((await c.listSkills({ includeDisabled: true })).skills, []);
+});
+
+test("exportSkill maxBytes", async () => {
+  // 64 KiB of noise does not compress: its gzip is too large to download for
+  // a small maxBytes, and its tar (68096 bytes) too large to unpack for one
+  // just below that.
+  const admin = new SkillsvcClient({ target: env.target });
+  const user = `ts-export-${randomUUID().slice(0, 6)}`;
+  const c = admin.withIdentity({ user, thread: "t" });
+  await admin.putLibraryFile({ path: "tools/noisy/SKILL.md", data: Buffer.from("---\nname: noisy\ndescription: Noise.\n---\nbody\n"), user });
+  await admin.putLibraryFile({ path: "tools/noisy/noise.bin", data: randomBytes(64 * 1024), user });
+  await admin.dropSkillIndex({ user });
+  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-export-"));
+  const small = await rejects(c.exportSkill("noisy", path.join(dir, "a"), { maxBytes: 16 * 1024 }), Code.ResourceExhausted);
+  assert.match(small.rawMessage, /larger than a gzip of maxBytes/);
+  const under = await rejects(c.exportSkill("noisy", path.join(dir, "b"), { maxBytes: 68095 }), Code.ResourceExhausted);
+  assert.match(under.rawMessage, /unpacks to more than maxBytes/);
+  const folder = await c.exportSkill("noisy", path.join(dir, "c"), { maxBytes: 68096 });
+  assert.equal((await readFile(path.join(folder, "noise.bin"))).length, 64 * 1024);
 });

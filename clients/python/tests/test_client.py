@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
+import os
 import uuid
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import grpc
 import pytest
 
 import skillsvc
-from skillsvc import AsyncClient, Client, extract_skill
+from skillsvc import AsyncClient, Client
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "skills"
 
@@ -155,38 +154,20 @@ def test_admin(skillsvc_env) -> None:
         assert list(c.iter_skills(include_disabled=True)) == []
 
 
-def _tar(entries: list[tarfile.TarInfo], data: bytes = b"x") -> io.BytesIO:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for e in entries:
-            tar.addfile(e, io.BytesIO(data) if e.isfile() else None)
-    buf.seek(0)
-    return buf
-
-
-def _entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
-    e = tarfile.TarInfo(name)
-    e.type, e.linkname, e.size = kind, link, (1 if kind == tarfile.REGTYPE else 0)
-    return e
-
-
-@pytest.mark.parametrize(
-    "entries",
-    [
-        [_entry("skill/SKILL.md"), _entry("../evil")],
-        [_entry("skill/SKILL.md"), _entry("/etc/evil")],
-        [_entry("skill/SKILL.md"), _entry("skill/link", tarfile.SYMTYPE, "/etc/passwd")],
-        [_entry("skill/SKILL.md"), _entry("skill/hard", tarfile.LNKTYPE, "skill/SKILL.md")],
-        [_entry("skill/SKILL.md"), _entry("skill/dev", tarfile.CHRTYPE)],
-        [_entry("a/SKILL.md"), _entry("b/SKILL.md")],
-    ],
-)
-def test_extract_refuses_hostile_archives(tmp_path: Path, entries: list[tarfile.TarInfo]) -> None:
-    dest = tmp_path / "dest"
-    with pytest.raises(skillsvc.InvalidArgument):
-        extract_skill(_tar(entries), dest)
-    assert not any(dest.iterdir()), "nothing is written when an entry is refused"
-    assert not (tmp_path / "evil").exists()
+def test_export_skill_max_bytes(skillsvc_env, tmp_path: Path) -> None:
+    # 64 KiB of noise does not compress: its gzip is too large to download
+    # for a small max_bytes, and its tar (68096 bytes) too large to unpack
+    # for one just below that.
+    user = "py-export-" + uuid.uuid4().hex[:6]
+    with Client(skillsvc_env.grpc_addr) as admin, Client(skillsvc_env.grpc_addr, user=user, thread="t") as c:
+        admin.put_library_file("tools/noisy/SKILL.md", b"---\nname: noisy\ndescription: Noise.\n---\nbody\n", user=user)
+        admin.put_library_file("tools/noisy/noise.bin", os.urandom(64 << 10), user=user)
+        admin.drop_skill_index(user=user)
+        with pytest.raises(skillsvc.ResourceExhausted, match="larger than a gzip of max_bytes"):
+            c.export_skill("noisy", tmp_path / "a", max_bytes=16 << 10)
+        with pytest.raises(skillsvc.ResourceExhausted, match="unpacks to more than max_bytes"):
+            c.export_skill("noisy", tmp_path / "b", max_bytes=68095)
+        assert (c.export_skill("noisy", tmp_path / "c", max_bytes=68096) / "noise.bin").stat().st_size == 64 << 10
 
 
 async def test_async_client(aclient: AsyncClient, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ import {
   type SearchSkillsRequestSchema,
   type SkillSummary,
 } from "./gen/skillsvc/v1/skills_pb.js";
-import { extractSkill } from "./tar.js";
+import { MAX_ARCHIVE_BYTES, downloadLimit, extractSkill, type ExtractOptions } from "./tar.js";
 
 export const DEFAULT_TARGET = "http://127.0.0.1:7070";
 const CHUNK_SIZE = 256 << 10;
@@ -358,16 +358,24 @@ export class SkillsvcClient {
     return this.write((o) => this.skills.setSkillEnabled({ path, enabled }, o), call);
   }
 
-  /** Downloads a skill folder into dir, refusing links and paths that leave it; returns the folder. */
-  async exportSkill(skill: string, dir: string, call?: Call): Promise<string> {
+  /** Downloads a skill folder into dir, safely (see extractSkill); returns the folder. */
+  async exportSkill(skill: string, dir: string, call?: Call & ExtractOptions): Promise<string> {
     const o = await this.options(call);
+    const maxBytes = call?.maxBytes ?? MAX_ARCHIVE_BYTES;
     const chunks: Uint8Array[] = [];
+    let received = 0;
     try {
-      for await (const msg of this.skills.exportSkill({ path: skill }, o)) chunks.push(msg.data);
+      for await (const msg of this.skills.exportSkill({ path: skill }, o)) {
+        chunks.push(msg.data);
+        // Refused while downloading, so a stream that never ends cannot fill the heap.
+        if ((received += msg.data.length) > downloadLimit(maxBytes)) {
+          throw new SkillsvcError(Code.ResourceExhausted, `export of ${JSON.stringify(skill)} is larger than a gzip of maxBytes (${maxBytes} bytes) can be`);
+        }
+      }
     } catch (err) {
       throw SkillsvcError.from(err);
     }
-    return extractSkill(Buffer.concat(chunks), dir);
+    return extractSkill(Buffer.concat(chunks), dir, { maxBytes });
   }
 
   // AdminService (operators: an admin token in jwt mode)

@@ -1,13 +1,12 @@
 // Every SkillsvcClient method against the real binary on MinIO.
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { gzipSync } from "node:zlib";
 
-import { Code, SkillsvcClient, SkillsvcError, codeName, extractSkill } from "@skillsvc/client";
+import { Code, SkillsvcClient, SkillsvcError, codeName } from "@skillsvc/client";
 import { examples, testenv, type Env } from "./testenv.js";
 
 let env: Env;
@@ -168,42 +167,21 @@ test("admin", async () => {
   assert.deepEqual((await c.listSkills({ includeDisabled: true })).skills, []);
 });
 
-// A tar archive of the given entries (name, type flag, content).
-function tar(entries: Array<[string, string, string?]>): Uint8Array {
-  const blocks: Buffer[] = [];
-  for (const [name, type, body = ""] of entries) {
-    const h = Buffer.alloc(512);
-    h.write(name, 0, 100);
-    h.write("0000644\0", 100);
-    h.write(Buffer.byteLength(body).toString(8).padStart(11, "0") + "\0", 124);
-    h.write(type, 156);
-    h.write("ustar\0", 257);
-    h.write("        ", 148);
-    let sum = 0;
-    for (const b of h) sum += b;
-    h.write(sum.toString(8).padStart(6, "0") + "\0 ", 148);
-    blocks.push(h, Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512));
-    blocks[blocks.length - 1].write(body);
-  }
-  blocks.push(Buffer.alloc(1024));
-  return gzipSync(Buffer.concat(blocks));
-}
-
-test("export refuses hostile archives", async () => {
-  const hostile: Array<Array<[string, string, string?]>> = [
-    [["skill/SKILL.md", "0", "x"], ["../evil", "0", "x"]],
-    [["skill/SKILL.md", "0", "x"], ["/tmp/evil", "0", "x"]],
-    [["skill/SKILL.md", "0", "x"], ["skill/link", "2"]],
-    [["skill/SKILL.md", "0", "x"], ["skill/hard", "1"]],
-    [["a/SKILL.md", "0", "x"], ["b/SKILL.md", "0", "x"]],
-  ];
-  for (const entries of hostile) {
-    const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-hostile-"));
-    await assert.rejects(extractSkill(tar(entries), dir), (err: unknown) => err instanceof SkillsvcError && err.code === Code.InvalidArgument);
-    assert.deepEqual(await readdir(dir), [], "nothing is written when an entry is refused");
-  }
-  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-good-"));
-  const folder = await extractSkill(tar([["skill/SKILL.md", "0", "hello"], ["skill/refs/", "5"]]), dir);
-  assert.equal(await readFile(path.join(folder, "SKILL.md"), "utf8"), "hello");
-  await writeFile(path.join(dir, "marker"), "");
+test("exportSkill maxBytes", async () => {
+  // 64 KiB of noise does not compress: its gzip is too large to download for
+  // a small maxBytes, and its tar (68096 bytes) too large to unpack for one
+  // just below that.
+  const admin = new SkillsvcClient({ target: env.target });
+  const user = `ts-export-${randomUUID().slice(0, 6)}`;
+  const c = admin.withIdentity({ user, thread: "t" });
+  await admin.putLibraryFile({ path: "tools/noisy/SKILL.md", data: Buffer.from("---\nname: noisy\ndescription: Noise.\n---\nbody\n"), user });
+  await admin.putLibraryFile({ path: "tools/noisy/noise.bin", data: randomBytes(64 * 1024), user });
+  await admin.dropSkillIndex({ user });
+  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-export-"));
+  const small = await rejects(c.exportSkill("noisy", path.join(dir, "a"), { maxBytes: 16 * 1024 }), Code.ResourceExhausted);
+  assert.match(small.rawMessage, /larger than a gzip of maxBytes/);
+  const under = await rejects(c.exportSkill("noisy", path.join(dir, "b"), { maxBytes: 68095 }), Code.ResourceExhausted);
+  assert.match(under.rawMessage, /unpacks to more than maxBytes/);
+  const folder = await c.exportSkill("noisy", path.join(dir, "c"), { maxBytes: 68096 });
+  assert.equal((await readFile(path.join(folder, "noise.bin"))).length, 64 * 1024);
 });

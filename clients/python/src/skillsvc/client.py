@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tarfile
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -27,7 +26,8 @@ from typing import Any, BinaryIO
 import grpc
 import grpc.aio
 
-from .errors import InvalidArgument, from_rpc_error
+from .archive import MAX_ARCHIVE_BYTES, download_limit, extract_skill
+from .errors import ResourceExhausted, from_rpc_error
 from .v1 import admin_pb2, admin_pb2_grpc, filesystem_pb2, filesystem_pb2_grpc, skills_pb2, skills_pb2_grpc
 
 DEFAULT_TARGET = "127.0.0.1:7070"
@@ -316,30 +316,10 @@ def _upload_requests(path: str, data: bytes | BinaryIO, if_match: str, must_not_
         yield filesystem_pb2.UploadRequest(data=chunk)
 
 
-def extract_skill(archive: BinaryIO, directory: str | os.PathLike[str]) -> Path:
-    """Extracts an ExportSkill archive (tar.gz of "<skill>/<file>") into
-    directory and returns the skill's folder.
-
-    The archive is untrusted input: links, devices, absolute names and names
-    with ".." are refused before anything is written, and extraction uses
-    tarfile's "data" filter, which also keeps every file inside directory.
-    """
-    dest = Path(directory)
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=archive, mode="r:gz") as tar:
-        members = tar.getmembers()
-        tops = set()
-        for m in members:
-            parts = Path(m.name).parts
-            if not (m.isfile() or m.isdir()):
-                raise InvalidArgument(f"archive entry {m.name!r} is not a file or directory")
-            if m.name.startswith("/") or ".." in parts or not parts:
-                raise InvalidArgument(f"archive entry {m.name!r} leaves the destination")
-            tops.add(parts[0])
-        if len(tops) != 1:
-            raise InvalidArgument(f"archive holds {len(tops)} top-level folders, want one skill folder")
-        tar.extractall(dest, members=members, filter="data")
-    return dest / tops.pop()
+def _too_large(skill: str, max_bytes: int) -> ResourceExhausted:
+    # Refused while downloading, so a stream that never ends fills neither
+    # memory nor disk.
+    return ResourceExhausted(f"export of {skill!r} is larger than a gzip of max_bytes ({max_bytes} bytes) can be")
 
 
 class Client(_Base):
@@ -445,18 +425,24 @@ class Client(_Base):
         with open(local_path, "rb") as f:
             return self.upload(path, f, **kwargs)
 
-    def export_skill(self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None) -> Path:
-        """Downloads a skill folder (name or path) into directory, safely;
-        returns the extracted folder."""
+    def export_skill(
+        self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None, max_bytes: int = MAX_ARCHIVE_BYTES
+    ) -> Path:
+        """Downloads a skill folder (name or path) into directory, safely
+        (see ``extract_skill``); returns the extracted folder."""
         req = skills_pb2.ExportSkillRequest(path=skill)
         with tempfile.SpooledTemporaryFile(max_size=8 << 20) as archive:
+            stream = self._skills.ExportSkill(req, **self._call_args(timeout))
             try:
-                for msg in self._skills.ExportSkill(req, **self._call_args(timeout)):
+                for msg in stream:
                     archive.write(msg.data)
+                    if archive.tell() > download_limit(max_bytes):
+                        stream.cancel()
+                        raise _too_large(skill, max_bytes)
             except grpc.RpcError as err:
                 raise from_rpc_error(err) from None
             archive.seek(0)
-            return extract_skill(archive, directory)  # type: ignore[arg-type]
+            return extract_skill(archive, directory, max_bytes=max_bytes)  # type: ignore[arg-type]
 
 
 class AsyncClient(_Base):
@@ -560,16 +546,22 @@ class AsyncClient(_Base):
         with open(local_path, "rb") as f:
             return await self.upload(path, f, **kwargs)
 
-    async def export_skill(self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None) -> Path:
+    async def export_skill(
+        self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None, max_bytes: int = MAX_ARCHIVE_BYTES
+    ) -> Path:
         req = skills_pb2.ExportSkillRequest(path=skill)
         with tempfile.SpooledTemporaryFile(max_size=8 << 20) as archive:
+            stream = self._skills.ExportSkill(req, **self._call_args(timeout))
             try:
-                async for msg in self._skills.ExportSkill(req, **self._call_args(timeout)):
+                async for msg in stream:
                     archive.write(msg.data)
+                    if archive.tell() > download_limit(max_bytes):
+                        stream.cancel()
+                        raise _too_large(skill, max_bytes)
             except grpc.aio.AioRpcError as err:
                 raise from_rpc_error(err) from None
             archive.seek(0)
-            return extract_skill(archive, directory)  # type: ignore[arg-type]
+            return extract_skill(archive, directory, max_bytes=max_bytes)  # type: ignore[arg-type]
 
 
 __all__ = ["DEFAULT_TARGET", "AsyncClient", "Client", "Identity", "extract_skill"]

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -118,6 +119,24 @@ func TestStampCodec(t *testing.T) {
 	}
 	if _, err := decodeStamp(append(b, 0), aliceLayer); !errors.Is(err, errBadIndex) {
 		t.Errorf("trailing byte: err = %v", err)
+	}
+}
+
+// TestSettingsCodec: cached settings apply only to the user they name; a
+// value naming none (an older replica's) is a plain miss.
+func TestSettingsCodec(t *testing.T) {
+	b, _ := json.Marshal(cachedSettings{User: "bob", settings: settings{Disabled: []string{"pdf"}}})
+	if s, err := decodeSettings(b, "bob"); err != nil || !reflect.DeepEqual(s.Disabled, []string{"pdf"}) {
+		t.Errorf("bob's own: %+v, %v", s, err)
+	}
+	if s, err := decodeSettings(b, "alice"); !errors.Is(err, errOtherUser) {
+		t.Errorf("bob's under alice's key: %+v, %v; want errOtherUser", s, err)
+	}
+	if s, err := decodeSettings([]byte(`{"disabled":["pdf"]}`), "alice"); err == nil || errors.Is(err, errOtherUser) {
+		t.Errorf("a value naming no user: %+v, %v; want a miss", s, err)
+	}
+	if _, err := decodeSettings([]byte(`{`), "alice"); err == nil || errors.Is(err, errOtherUser) {
+		t.Errorf("a malformed value: %v; want a miss", err)
 	}
 }
 

@@ -198,6 +198,43 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	}
 }
 
+// TestMismatchedSettingsInRedis: bob's cached settings (he disabled a skill
+// alice has too) copied under alice's key are not applied to her: her skill
+// stays enabled, the mismatch is counted and logged, and her key then holds
+// her own settings.
+func TestMismatchedSettingsInRedis(t *testing.T) {
+	f := newMismatchFixture(t)
+	put(t, f.bucket, "bob/skills/mine/SKILL.md", skillMD("mine"))
+	warm := f.replica(t, f.bucket, io.Discard)
+	if _, err := warm.Catalog.SetEnabled(t.Context(), bob, "mine", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := namesOf(t, warm, bob); got != "bob1,bob2,bob3,mine(disabled)" {
+		t.Fatalf("bob's skills = %q", got)
+	}
+	rc := cache.Shared(f.redisCache(t))
+	copyKeys(t, rc, map[string]string{settingsCacheKey("bob"): settingsCacheKey("alice")})
+
+	var logs syncBuffer
+	lib := f.replica(t, f.bucket, &logs)
+	if got := namesOf(t, lib, alice); got != "mine" {
+		t.Errorf("alice's skills = %q, want hers enabled", got)
+	}
+	if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindSettings, sourceSharedCache)); n != 1 {
+		t.Errorf("mismatched{settings, shared_cache} = %v, want 1", n)
+	}
+	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {
+		t.Errorf("no warning:\n%s", logs.String())
+	}
+	hits, err := rc.Fetch(t.Context(), []string{settingsCacheKey("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := decodeSettings(hits[settingsCacheKey("alice")], "alice"); err != nil || len(s.Disabled) != 0 {
+		t.Errorf("alice's cached settings after the read: %+v, %v", s, err)
+	}
+}
+
 // copyKeys stores the value of each key in c under the key it maps to.
 func copyKeys(t *testing.T, c cache.Cache, from map[string]string) {
 	t.Helper()

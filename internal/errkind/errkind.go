@@ -87,6 +87,7 @@ type sentinel struct {
 	kind     Kind
 	text     string
 	internal bool
+	message  string // for an internal sentinel, what Message shows instead of the kind's name
 }
 
 func (s *sentinel) Error() string { return s.text }
@@ -107,21 +108,44 @@ func New(k Kind, text string) error { return &sentinel{kind: k, text: text} }
 // name for them, unless a caller-facing layer wrapped them with its own kind.
 func NewInternal(k Kind, text string) error { return &sentinel{kind: k, text: text, internal: true} }
 
-// IsInternal reports whether err's kind came from a sentinel made by
-// NewInternal, i.e. no caller-facing layer restated the failure.
-func IsInternal(err error) bool {
-	var k kinded
-	if !errors.As(err, &k) {
-		return false
-	}
-	s, ok := k.(*sentinel)
-	return ok && s.internal
+// NewInternalWithMessage is NewInternal for a failure a caller can act on
+// without knowing the key, such as a full disk: Message shows message (which
+// must name no key or host path) in place of the kind's name, and still none
+// of the text that wraps the sentinel.
+func NewInternalWithMessage(k Kind, text, message string) error {
+	return &sentinel{kind: k, text: text, internal: true, message: message}
 }
 
+// internalSentinel returns the sentinel that gives err its kind when it was
+// made by NewInternal or NewInternalWithMessage, else nil.
+func internalSentinel(err error) *sentinel {
+	var k kinded
+	if !errors.As(err, &k) {
+		return nil
+	}
+	if s, ok := k.(*sentinel); ok && s.internal {
+		return s
+	}
+	return nil
+}
+
+// IsInternal reports whether err's kind came from a sentinel made by
+// NewInternal or NewInternalWithMessage, i.e. no caller-facing layer restated
+// the failure.
+func IsInternal(err error) bool { return internalSentinel(err) != nil }
+
 // Message is the text to show a caller for err: err.Error(), or only the
-// kind's name when err has no kind or its kind is internal.
+// kind's name when err has no kind or its kind is internal (the sentinel's
+// own message if NewInternalWithMessage gave it one).
 func Message(err error) string {
-	if k := Of(err); k == Unknown || IsInternal(err) {
+	k := Of(err)
+	if k == Unknown {
+		return k.Error()
+	}
+	if s := internalSentinel(err); s != nil {
+		if s.message != "" {
+			return s.message
+		}
 		return k.Error()
 	}
 	return err.Error()

@@ -12,6 +12,7 @@ import (
 func TestOf(t *testing.T) {
 	isDir := errkind.New(errkind.FailedPrecondition, "is a directory")
 	storage := errkind.NewInternal(errkind.NotFound, "object not found")
+	full := errkind.NewInternalWithMessage(errkind.ResourceExhausted, "object store full", "storage is full")
 	tests := []struct {
 		name     string
 		err      error
@@ -27,6 +28,8 @@ func TestOf(t *testing.T) {
 		{"sentinel", fmt.Errorf("%w: %q", isDir, "/workspace"), errkind.FailedPrecondition, `is a directory: "/workspace"`, false},
 		{"internal", fmt.Errorf("get %q: %w", "alice/threads/t/a", storage), errkind.NotFound, "not found", true},
 		{"internal restated", fmt.Errorf("%w: %q: %w", errkind.NotFound, "/workspace/a", storage), errkind.NotFound, `not found: "/workspace/a": object not found`, false},
+		{"internal with message", fmt.Errorf("put %q: %w: %w", "alice/threads/t/a", full, errors.New("write /data/x: no space left on device")), errkind.ResourceExhausted, "storage is full", true},
+		{"internal with message restated", fmt.Errorf("%w: %q: %w", errkind.ResourceExhausted, "/workspace/a", full), errkind.ResourceExhausted, `resource exhausted: "/workspace/a": object store full`, false},
 		{"first kind wins", fmt.Errorf("%w: %w", errkind.InvalidArgument, errkind.NotFound), errkind.InvalidArgument, "invalid argument: not found", false},
 	}
 	for _, tc := range tests {

@@ -31,6 +31,14 @@ var (
 	// ErrUnavailable: the store cannot be reached or answered with a server
 	// error or throttling after the client's own retries; try again later.
 	ErrUnavailable = errkind.NewInternal(errkind.Unavailable, "object store unavailable")
+	// ErrNoSpace: the store has no room for the write (disk full, quota
+	// used up). Unlike ErrUnavailable it lasts until someone frees space,
+	// so it is no reason to retry soon; its message says what happened
+	// without naming the key or the disk.
+	ErrNoSpace = errkind.NewInternalWithMessage(errkind.ResourceExhausted, "object store out of space", "storage is full")
+	// ErrTooLarge: the object exceeds the largest the store can hold, even
+	// with space free.
+	ErrTooLarge = errkind.NewInternalWithMessage(errkind.ResourceExhausted, "object too large for the object store", "file is too large for storage")
 )
 
 // Checker is implemented by backends that can tell cheaply whether they

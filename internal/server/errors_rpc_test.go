@@ -2,8 +2,12 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -13,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -227,5 +232,72 @@ func TestInternalErrorsHideDetails(t *testing.T) {
 	// Operators still see the cause.
 	if got := logs.String(); !strings.Contains(got, "secret-key") || !strings.Contains(got, "/skillsvc.v1.FilesystemService/Stat") {
 		t.Errorf("server log does not record the internal error with its method:\n%s", got)
+	}
+}
+
+// TestOutOfSpaceIsResourceExhausted: every write over a store that is out
+// of space answers RESOURCE_EXHAUSTED "storage is full", without the key,
+// the host path or a retry delay (space comes back when someone frees it,
+// not after a known time), and is logged as a storage warning naming the
+// key, not as an internal error. Nothing is changed.
+func TestOutOfSpaceIsResourceExhausted(t *testing.T) {
+	const hostPath = "/var/lib/skillsvc/.skillsvc-tmp/0a1b2c3d"
+	mem := objstoretest.NewBucket(t, map[string]string{
+		"alice/threads/t1/a.txt":    "hello",
+		"alice/skills/pdf/SKILL.md": skillstest.SkillMD("pdf", "Read PDFs.", "# PDF\n"),
+	})
+	bucket := objstoretest.NewFaulty(mem)
+	// What the local backend returns when the disk is full (see its
+	// TestPutOutOfSpace); the S3 backend wraps the same sentinel.
+	bucket.Before(objstore.OpPut, func(_ context.Context, c objstoretest.Call) error {
+		return fmt.Errorf("put %q: %w: %w", c.Key, objstore.ErrNoSpace, &fs.PathError{Op: "write", Path: hostPath, Err: syscall.ENOSPC})
+	})
+	var logs syncBuffer
+	c := start(t, bucket, options{log: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := asAlice(t)
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Write", func() error {
+			_, err := c.fs.Write(ctx, &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "bye"})
+			return err
+		}},
+		{"Edit", func() error {
+			_, err := c.fs.Edit(ctx, &skillsvcv1.EditRequest{Path: "/workspace/a.txt", OldString: "hello", NewString: "bye"})
+			return err
+		}},
+		{"Upload", func() error {
+			_, err := upload(ctx, c.fs, header("/workspace/b.bin"), chunk([]byte("bytes")))
+			return err
+		}},
+		{"SetSkillEnabled", func() error {
+			_, err := c.skills.SetSkillEnabled(ctx, &skillsvcv1.SetSkillEnabledRequest{Path: "pdf", Enabled: false})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := status.Convert(tc.call())
+			if st.Code() != codes.ResourceExhausted || st.Message() != "storage is full" {
+				t.Errorf("status = %v %q, want ResourceExhausted %q", st.Code(), st.Message(), "storage is full")
+			}
+			if len(st.Details()) != 0 {
+				t.Errorf("details = %v, want none (no retry delay)", st.Details())
+			}
+		})
+	}
+	if got := keys(t, mem); !slices.Equal(got, []string{"alice/skills/pdf/SKILL.md", "alice/threads/t1/a.txt"}) {
+		t.Errorf("keys after the refused writes = %q", got)
+	}
+	if r, err := c.fs.Read(ctx, &skillsvcv1.ReadRequest{Path: "/workspace/a.txt"}); err != nil || r.GetContent() != "hello" {
+		t.Errorf("Read after the refused writes = %q, %v", r.GetContent(), err)
+	}
+	got := logs.String()
+	if !strings.Contains(got, `level=WARN msg="storage error" method=/skillsvc.v1.FilesystemService/Write`) ||
+		!strings.Contains(got, "alice/threads/t1/a.txt") || !strings.Contains(got, "no space left on device") {
+		t.Errorf("log does not warn of the storage error with its key and cause:\n%s", got)
+	}
+	if strings.Contains(got, "internal error") {
+		t.Errorf("a full store is logged as an internal error:\n%s", got)
 	}
 }

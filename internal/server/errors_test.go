@@ -57,6 +57,7 @@ func TestToStatus(t *testing.T) {
 		{"status passes through", status.Error(codes.Unavailable, "try later"), codes.Unavailable, "try later", false},
 		{"storage error no layer restated", fmt.Errorf(`put "alice/secret-key": %w`, objstore.ErrPermission), codes.PermissionDenied, "permission denied", true},
 		{"storage unavailable", fmt.Errorf(`get "alice/secret-key": %w: dial tcp: connection refused`, objstore.ErrUnavailable), codes.Unavailable, "unavailable", true},
+		{"storage full", fmt.Errorf(`put "alice/secret-key": %w: write /srv/disk on fire: no space left on device`, objstore.ErrNoSpace), codes.ResourceExhausted, "storage is full", true},
 		{"storage error restated", fmt.Errorf("%w: %q: %w", errkind.NotFound, "/workspace/a.md", objstore.ErrNotFound), codes.NotFound, "", false},
 		{"unknown", errors.New(secret), codes.Internal, "internal error", false},
 		{"unknown wrapping nothing we know", fmt.Errorf("put: %w", errors.New(secret)), codes.Internal, "internal error", false},

@@ -157,7 +157,7 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 	if shared != nil {
 		x = shared
 	}
-	if x == nil {
+	if x == nil && !dropped {
 		if x = ix.fromBucket(ctx, l); x != nil {
 			// Shared at once: a replica holding an index whose stamp is
 			// missing takes it as dropped.
@@ -168,7 +168,8 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 		failed = false
 	}
 	if dropped {
-		// An operator dropped it: list and read every head afresh.
+		// An operator dropped it, or the cache holds another library's
+		// under its key: list and read every head afresh.
 		x = nil
 	}
 	now := ix.now()
@@ -220,7 +221,9 @@ func (ix *indexes) hold(l layer, x *index, checked time.Time, failed bool) {
 
 // fromShared returns a newer index of l than x from the shared cache, or
 // nil. dropped reports that the shared cache, reachable, holds none although
-// x exists: an operator dropped it (or it expired), so x must not be served.
+// x exists (an operator dropped it, or it expired), or holds another
+// library's under l's keys: neither x nor the persisted index may be served
+// without a listing.
 func (ix *indexes) fromShared(ctx context.Context, l layer, x *index) (newer *index, dropped bool) {
 	keys := []string{stampKey(l)}
 	if x == nil {
@@ -231,8 +234,12 @@ func (ix *indexes) fromShared(ctx context.Context, l layer, x *index) (newer *in
 		ix.cacheLog.failed(ctx, "fetching a library index", err)
 		return nil, false
 	}
-	st, ok := decodeStamp(hits[stampKey(l)])
-	if !ok {
+	st, err := decodeStamp(hits[stampKey(l)], l)
+	if errors.Is(err, errOtherLibrary) {
+		ix.mismatched(ctx, l, sourceSharedCache, err)
+		return nil, true
+	}
+	if err != nil {
 		return nil, x != nil
 	}
 	st.listed = ix.clamp(st.listed)
@@ -253,7 +260,11 @@ func (ix *indexes) fromShared(ctx context.Context, l layer, x *index) (newer *in
 	if !ok {
 		return nil, false
 	}
-	y, err := decodeIndex(b, l.prefix, ix.cfg.MaxObjects)
+	y, err := decodeIndex(b, l, ix.cfg.MaxObjects)
+	if errors.Is(err, errOtherLibrary) {
+		ix.mismatched(ctx, l, sourceSharedCache, err)
+		return nil, true
+	}
 	if err != nil {
 		ix.log.WarnContext(ctx, "skills cache: ignoring a cached library index", "prefix", l.prefix, "err", err)
 		return nil, false
@@ -264,6 +275,13 @@ func (ix *indexes) fromShared(ctx context.Context, l layer, x *index) (newer *in
 	y.listed = ix.clamp(y.listed)
 	ix.metrics.loads.WithLabelValues(sourceSharedCache).Inc()
 	return y, false
+}
+
+// mismatched counts and logs an index of another library found under l's
+// key in source.
+func (ix *indexes) mismatched(ctx context.Context, l layer, source string, err error) {
+	ix.metrics.mismatched.WithLabelValues(kindIndex, source).Inc()
+	ix.cacheLog.mismatched(ctx, kindIndex, source, l.prefix, err)
 }
 
 // clamp keeps another replica's clock running ahead from making an index
@@ -298,8 +316,17 @@ func (ix *indexes) fromBucket(ctx context.Context, l layer) *index {
 		ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.prefix, "err", err)
 		return nil
 	}
-	x, err := decodeIndex(buf.Bytes(), l.prefix, ix.cfg.MaxObjects)
-	if err != nil {
+	x, err := decodeIndex(buf.Bytes(), l, ix.cfg.MaxObjects)
+	switch {
+	case errors.Is(err, errOtherLibrary):
+		// Listed afresh and, as it then changed, persisted over.
+		ix.mismatched(ctx, l, sourceBucket, err)
+		return nil
+	case errors.Is(err, errIndexVersion):
+		// An older replica's: a miss, rewritten after the listing.
+		ix.log.DebugContext(ctx, "skills: persisted library index of another version", "object", l.object, "err", err)
+		return nil
+	case err != nil:
 		ix.log.WarnContext(ctx, "skills: ignoring a persisted library index", "object", l.object, "err", err)
 		return nil
 	}
@@ -426,7 +453,7 @@ func (ix *indexes) share(ctx context.Context, l layer, x *index, withIndex bool)
 	var b []byte
 	if withIndex {
 		var err error
-		if b, err = encodeIndex(x, l.prefix); err != nil {
+		if b, err = encodeIndex(x, l); err != nil {
 			ix.log.WarnContext(ctx, "skills: library index not published", "prefix", l.prefix, "err", err)
 			return nil
 		}
@@ -436,7 +463,7 @@ func (ix *indexes) share(ctx context.Context, l layer, x *index, withIndex bool)
 			ix.cacheLog.failed(ctx, "storing a library index", err)
 		}
 	}
-	st := encodeStamp(stamp{gen: x.gen, listed: x.listed})
+	st := encodeStamp(stamp{gen: x.gen, listed: x.listed}, l)
 	if err := ix.shared.Store(ctx, map[string][]byte{stampKey(l): st}, ix.cfg.HeadTTL); err != nil {
 		ix.cacheLog.failed(ctx, "storing a library index stamp", err)
 	}

@@ -15,6 +15,7 @@ import (
 // that loads it decodes it):
 //
 //	version byte (indexVersion)
+//	library the layer's tag and prefix, each uvarint length + bytes
 //	gen     8 bytes, big endian
 //	listed  varint, unix nanoseconds
 //	count   uvarint
@@ -23,16 +24,30 @@ import (
 //	          mod time: varint unix nanoseconds, 0 for none }
 //	heads   uvarint
 //	heads × { object number: uvarint; head: uvarint length + bytes }
-const indexVersion = 2
+//
+// Keys are stored relative to the prefix, so a record decoded for another
+// library would list that library's skills as the caller's own: the record
+// names its library, and a decoder for another refuses it (version 3; a
+// record of version 2 named none).
+const indexVersion = 3
 
 // minObjectBytes is the fewest bytes one encoded object takes; it bounds
 // the count a record may claim before anything is allocated.
 const minObjectBytes = 4
 
-var errBadIndex = errors.New("malformed library index")
+var (
+	errBadIndex = errors.New("malformed library index")
+	// errIndexVersion: a record of another version, an older replica's,
+	// say; a miss, not a fault.
+	errIndexVersion = fmt.Errorf("%w: another version", errBadIndex)
+	// errOtherLibrary: a well-formed record that describes another library
+	// (or user) than the one under whose key it was found.
+	errOtherLibrary = errors.New("describes another library")
+)
 
-func encodeIndex(x *index, prefix string) ([]byte, error) {
-	n := 1 + 8 + binary.MaxVarintLen64*3
+func encodeIndex(x *index, l layer) ([]byte, error) {
+	prefix := l.prefix
+	n := 1 + len(l.tag) + len(prefix) + 8 + binary.MaxVarintLen64*5
 	for _, o := range x.objs {
 		n += len(o.Key) - len(prefix) + len(o.ETag) + 4*binary.MaxVarintLen64
 	}
@@ -41,6 +56,7 @@ func encodeIndex(x *index, prefix string) ([]byte, error) {
 	}
 	b := make([]byte, 0, n)
 	b = append(b, indexVersion)
+	b = appendLibrary(b, l)
 	b = binary.BigEndian.AppendUint64(b, x.gen)
 	b = binary.AppendVarint(b, x.listed.UnixNano())
 	b = binary.AppendUvarint(b, uint64(len(x.objs)))
@@ -72,12 +88,38 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// decodeIndex reads a record written by encodeIndex, refusing one that
-// holds more than maxObjects objects or is malformed in any way.
-func decodeIndex(b []byte, prefix string, maxObjects int) (*index, error) {
+// appendLibrary names l in a record.
+func appendLibrary(b []byte, l layer) []byte {
+	return appendString(appendString(b, l.tag), l.prefix)
+}
+
+// library reads the name appendLibrary wrote and checks that it is l's.
+func (d *decoder) library(l layer) error {
+	tag, prefix := d.string(), d.string()
+	switch {
+	case d.err != nil:
+		return d.err
+	case tag != l.tag || prefix != l.prefix:
+		// The other library's name is for the operator's log only.
+		return fmt.Errorf("%w: %s (%q), not %s (%q)", errOtherLibrary, tag, prefix, l.tag, l.prefix)
+	}
+	return nil
+}
+
+// decodeIndex reads a record written by encodeIndex for l, refusing one
+// written for another library (errOtherLibrary), by another version
+// (errIndexVersion), that holds more than maxObjects objects or is
+// malformed in any way.
+func decodeIndex(b []byte, l layer, maxObjects int) (*index, error) {
+	prefix := l.prefix
 	d := decoder{b: b}
-	if v := d.byte(); v != indexVersion {
-		return nil, fmt.Errorf("%w: version %d", errBadIndex, v)
+	if v := d.byte(); d.err != nil {
+		return nil, fmt.Errorf("%w: empty", errBadIndex)
+	} else if v != indexVersion {
+		return nil, fmt.Errorf("%w: version %d", errIndexVersion, v)
+	}
+	if err := d.library(l); err != nil {
+		return nil, err
 	}
 	x := &index{gen: d.uint64(), listed: time.Unix(0, d.varint())}
 	count := d.uvarint()
@@ -116,23 +158,32 @@ func decodeIndex(b []byte, prefix string, maxObjects int) (*index, error) {
 }
 
 // A stamp names the newest index of a library in the shared cache: its
-// generation and when it was listed. It is tiny, so a replica holding an
-// index checks it instead of fetching the index again.
+// generation and when it was listed, then the library, as in an index. It
+// is tiny, so a replica holding an index checks it instead of fetching the
+// index again.
 type stamp struct {
 	gen    uint64
 	listed time.Time
 }
 
-func encodeStamp(s stamp) []byte {
-	b := binary.BigEndian.AppendUint64(nil, s.gen)
-	return binary.BigEndian.AppendUint64(b, uint64(s.listed.UnixNano()))
+func encodeStamp(s stamp, l layer) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(l.tag)+len(l.prefix)+2*binary.MaxVarintLen64), s.gen)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.listed.UnixNano()))
+	return appendLibrary(b, l)
 }
 
-func decodeStamp(b []byte) (stamp, bool) {
-	if len(b) != 16 {
-		return stamp{}, false
+// decodeStamp reads a stamp written by encodeStamp for l, refusing one
+// written for another library (errOtherLibrary) or malformed.
+func decodeStamp(b []byte, l layer) (stamp, error) {
+	d := decoder{b: b}
+	s := stamp{gen: d.uint64(), listed: time.Unix(0, int64(d.uint64()))}
+	if err := d.library(l); err != nil {
+		return stamp{}, err
 	}
-	return stamp{gen: binary.BigEndian.Uint64(b), listed: time.Unix(0, int64(binary.BigEndian.Uint64(b[8:])))}, true
+	if len(d.b) != 0 {
+		return stamp{}, fmt.Errorf("%w: trailing bytes", errBadIndex)
+	}
+	return s, nil
 }
 
 // decoder reads a record; after the first error every read returns zero.

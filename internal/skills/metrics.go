@@ -13,6 +13,7 @@ type metrics struct {
 	age           prometheus.Histogram   // of every index served
 	staleServed   prometheus.Counter     // indexes served past max stale because storage failed
 	files         *prometheus.CounterVec // content reads by result
+	mismatched    *prometheus.CounterVec // by kind and source
 }
 
 // Index sources, revalidation modes and results.
@@ -23,6 +24,9 @@ const (
 
 	modeBackground = "background"
 	modeSync       = "sync"
+
+	kindIndex    = "index"
+	kindSettings = "settings"
 )
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -52,6 +56,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "skillsvc_skills_file_reads_total",
 			Help: "Skill file content reads by result: hit (cache), miss (read from storage and cached), uncached (too large or unversioned).",
 		}, []string{"result"}),
+		mismatched: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_cache_mismatched_total",
+			Help: "Values ignored because they describe another library or user than the one under whose key they were found (a copied key, a bug), by kind (index, settings) and source (shared_cache, persisted). The library is listed, or the settings read, again.",
+		}, []string{"kind", "source"}),
 	}
 	// Every series exists from the start, so a rate over it is defined.
 	for _, s := range []string{sourceSharedCache, sourceBucket, sourceListing} {
@@ -68,8 +76,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, r := range []string{"hit", "miss", "uncached"} {
 		m.files.WithLabelValues(r)
 	}
+	// Settings are cached, never persisted as a cache: their object is the
+	// source of truth.
+	m.mismatched.WithLabelValues(kindIndex, sourceSharedCache)
+	m.mismatched.WithLabelValues(kindIndex, sourceBucket)
+	m.mismatched.WithLabelValues(kindSettings, sourceSharedCache)
 	if reg != nil {
-		reg.MustRegister(m.loads, m.revalidations, m.coalesced, m.age, m.staleServed, m.files)
+		reg.MustRegister(m.loads, m.revalidations, m.coalesced, m.age, m.staleServed, m.files, m.mismatched)
 	}
 	return m
 }

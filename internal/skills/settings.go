@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -22,6 +23,34 @@ import (
 // does not wipe it.
 type settings struct {
 	Disabled []string `json:"disabled"` // skill names
+}
+
+// cachedSettings is a user's settings as the shared cache holds them. It
+// names the user, so a value under another user's key (a copied key, a bug)
+// is refused instead of applied.
+type cachedSettings struct {
+	User string `json:"user"`
+	settings
+}
+
+// errOtherUser: cached settings that name another user.
+var errOtherUser = errors.New("settings of another user")
+
+// decodeSettings reads a value stored by settingsStore.store for user. A
+// value that names no user (written before values named theirs) or cannot
+// be read is a miss; one that names another user is errOtherUser.
+func decodeSettings(b []byte, user string) (settings, error) {
+	var c cachedSettings
+	if err := json.Unmarshal(b, &c); err != nil {
+		return settings{}, err
+	}
+	switch c.User {
+	case user:
+		return c.settings, nil
+	case "":
+		return settings{}, errors.New("cached settings name no user")
+	}
+	return settings{}, fmt.Errorf("%w: %q, not %q", errOtherUser, c.User, user)
 }
 
 func (s settings) disabledSet() map[string]bool {
@@ -78,9 +107,14 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 		st.cacheLog.failed(ctx, "fetching skill settings", err)
 	}
 	if b, ok := hits[ckey]; ok {
-		var s settings
-		if err := json.Unmarshal(b, &s); err == nil {
+		s, err := decodeSettings(b, id.User)
+		if err == nil {
 			return s, nil
+		}
+		if errors.Is(err, errOtherUser) {
+			// Read from storage below, and stored over it.
+			st.metrics.mismatched.WithLabelValues(kindSettings, sourceSharedCache).Inc()
+			st.cacheLog.mismatched(ctx, kindSettings, sourceSharedCache, id.User, err)
 		}
 	}
 	ch := st.flight.DoChan(id.User, func() (any, error) {
@@ -89,9 +123,10 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 		// A load that just ended may have filled the cache after this
 		// caller missed it.
 		if hits, err := st.shared.Fetch(fctx, []string{ckey}); err == nil {
-			var s settings
-			if b, ok := hits[ckey]; ok && json.Unmarshal(b, &s) == nil {
-				return s, nil
+			if b, ok := hits[ckey]; ok {
+				if s, err := decodeSettings(b, id.User); err == nil {
+					return s, nil
+				}
 			}
 		}
 		// Fill the cache only under the lock: a writer holds it from its
@@ -122,7 +157,7 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 func settingsLockKey(user string) string { return "lock:" + settingsCacheKey(user) }
 
 func (st *settingsStore) store(ctx context.Context, user string, s settings) {
-	b, _ := json.Marshal(s)
+	b, _ := json.Marshal(cachedSettings{User: user, settings: s})
 	if err := st.shared.Store(ctx, map[string][]byte{settingsCacheKey(user): b}, st.ttl); err != nil {
 		st.cacheLog.failed(ctx, "storing skill settings", err)
 	}

@@ -1,12 +1,16 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -316,4 +321,35 @@ func deleteObjects(ctx context.Context, client *s3.Client, bucket string, ids []
 		ids = ids[n:]
 	}
 	return nil
+}
+
+// SetBucketQuota gives bucket a hard quota of size bytes through MinIO's
+// admin API (what `mc quota set --size` does), so a test can make the store
+// refuse writes for want of space: a PUT of size bytes or more is refused at
+// once with XMinioAdminBucketQuotaExceeded.
+func (m *MinIO) SetBucketQuota(t testing.TB, bucket string, size int64) {
+	t.Helper()
+	body := fmt.Appendf(nil, `{"size":%d,"quotatype":"hard"}`, size)
+	sum := sha256.Sum256(body)
+	payloadHash := hex.EncodeToString(sum[:])
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut,
+		m.Endpoint+"/minio/admin/v3/set-bucket-quota?bucket="+url.QueryEscape(bucket), bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MinIO checks the signed payload hash against this header.
+	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
+	creds := aws.Credentials{AccessKeyID: m.AccessKey, SecretAccessKey: m.SecretKey}
+	if err := v4.NewSigner().SignHTTP(t.Context(), creds, req, payloadHash, "s3", m.Region, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("set bucket quota: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		t.Fatalf("set bucket quota: %s: %s", resp.Status, msg)
+	}
 }

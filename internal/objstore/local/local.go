@@ -57,6 +57,25 @@ type Bucket struct {
 	path  string
 	locks [256]sync.Mutex // serialize conditional writes per key (by hash)
 	etags *lru.Cache[string, etagEntry]
+	sys   sysCalls
+}
+
+// sysCalls are the system calls by which a write takes space on the disk,
+// besides writing and syncing the temp file: making directories, creating
+// the temp file, renaming it into place. Tests replace them to fail as a
+// full disk does, which no test can make a real disk do without mounting one.
+type sysCalls struct {
+	mkdirat    func(dirfd int, name string, perm uint32) error
+	createTemp func(dirfd int, name string) (int, error)
+	renameat   func(olddirfd int, oldname string, newdirfd int, newname string) error
+}
+
+var realSysCalls = sysCalls{
+	mkdirat: unix.Mkdirat,
+	createTemp: func(dirfd int, name string) (int, error) {
+		return openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	},
+	renameat: unix.Renameat,
 }
 
 type etagEntry struct {
@@ -87,7 +106,7 @@ func New(dir string) (*Bucket, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &Bucket{dir: os.NewFile(uintptr(fd), dir), path: dir, etags: cache}, nil
+	return &Bucket{dir: os.NewFile(uintptr(fd), dir), path: dir, etags: cache, sys: realSysCalls}, nil
 }
 
 // Check implements objstore.Checker: the directory still answers (a disk
@@ -146,7 +165,27 @@ func mapErr(op, key string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrPermission, err)
 	}
+	return writeErr(op, key, err)
+}
+
+// writeErr maps the failures of a write that mean the disk has no room for
+// it, so the caller hears RESOURCE_EXHAUSTED instead of an internal error.
+// ENOSPC: no blocks or no inodes left; EDQUOT: a quota is used up; EFBIG:
+// the file outgrows what the filesystem or RLIMIT_FSIZE allows (Go ignores
+// SIGXFSZ, so the write fails instead of killing the process).
+func writeErr(op, key string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrNoSpace, err)
+	case errors.Is(err, unix.EFBIG):
+		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrTooLarge, err)
+	}
 	return fmt.Errorf("%s %q: %w", op, key, err)
+}
+
+// outOfSpace reports whether writeErr maps err to a sentinel.
+func outOfSpace(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, unix.EFBIG)
 }
 
 // open opens the regular file at key; directories do not exist as objects.
@@ -306,7 +345,8 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 	for attempt := 0; ; attempt++ {
 		dirfd, err := b.openDir(dir, true, 0o755)
 		if err == nil {
-			err = unix.Renameat(tmp.dirfd, tmp.name, dirfd, name)
+			// A new directory entry may need a block the disk lacks.
+			err = b.sys.renameat(tmp.dirfd, tmp.name, dirfd, name)
 			unix.Close(dirfd)
 		}
 		switch {
@@ -315,7 +355,7 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 			return tmp.attrs, nil
 		case errors.Is(err, unix.ENOENT) && attempt < 3:
 			continue
-		case errors.Is(err, fs.ErrPermission):
+		case errors.Is(err, fs.ErrPermission), outOfSpace(err):
 			return objstore.Attributes{}, mapErr("put", key, err)
 		}
 		// ENOTDIR or ELOOP: a parent is an object or a link; EISDIR,
@@ -348,7 +388,7 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 	fd := -1
 	for range 10 {
 		t.name = fmt.Sprintf("%016x", rand.Uint64())
-		fd, err = openat(dirfd, t.name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		fd, err = b.sys.createTemp(dirfd, t.name)
 		if !errors.Is(err, unix.EEXIST) {
 			break
 		}
@@ -379,7 +419,9 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("put %q: %w", key, err)
+		// A full disk may show at the write, or only at the sync or close
+		// (delayed allocation, NFS).
+		return nil, writeErr("put", key, err)
 	}
 	t.attrs = objstore.Attributes{Size: n, ETag: etagOf(h), ModTime: t.v.modTime()}
 	return t, nil

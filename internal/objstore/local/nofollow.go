@@ -64,7 +64,7 @@ func (b *Bucket) openDir(dir string, create bool, perm uint32) (int, error) {
 	for comp := range strings.SplitSeq(dir, "/") {
 		next, err := openat(fd, comp, dirFlags, 0)
 		if create && errors.Is(err, unix.ENOENT) {
-			if err = unix.Mkdirat(fd, comp, perm); err == nil || errors.Is(err, unix.EEXIST) {
+			if err = b.sys.mkdirat(fd, comp, perm); err == nil || errors.Is(err, unix.EEXIST) {
 				next, err = openat(fd, comp, dirFlags, 0)
 			}
 		}

@@ -138,6 +138,15 @@ func mapErr(op, key string, err error) error {
 			sentinel = objstore.ErrInvalidKey
 		case "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "XMinioServerNotInitialized":
 			sentinel = objstore.ErrUnavailable
+		// Out of space: MinIO's drives below their free-space threshold
+		// (507), a MinIO bucket's hard quota (400), a Ceph RGW user or
+		// bucket quota (403, which must not read as AccessDenied).
+		case "XMinioStorageFull", "XMinioAdminBucketQuotaExceeded", "QuotaExceeded":
+			sentinel = objstore.ErrNoSpace
+		// The object is over the store's size limit for one PUT (5 GiB on
+		// AWS); freeing space would not help.
+		case "EntityTooLarge":
+			sentinel = objstore.ErrTooLarge
 		}
 	}
 	var respErr *awshttp.ResponseError
@@ -151,6 +160,10 @@ func mapErr(op, key string, err error) error {
 			sentinel = objstore.ErrConflict
 		case http.StatusForbidden:
 			sentinel = objstore.ErrPermission
+		case http.StatusInsufficientStorage:
+			// Not a passing outage like the other 5xx: the SDK does not
+			// retry it, and neither should callers until space is freed.
+			sentinel = objstore.ErrNoSpace
 		default:
 			if respErr.HTTPStatusCode() >= 500 {
 				sentinel = objstore.ErrUnavailable

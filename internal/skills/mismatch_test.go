@@ -1,0 +1,292 @@
+package skills
+
+import (
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+var bob = mounts.Identity{User: "bob", Thread: "t1"}
+
+// mismatchFixture is a MinIO bucket where alice has the skill "mine" and
+// bob three of his own, and a Redis key space every replica of the test
+// shares.
+type mismatchFixture struct {
+	bucket objstore.Bucket
+	redis  string // address
+	keys   string // the test's key prefix in Redis
+}
+
+func newMismatchFixture(t *testing.T) mismatchFixture {
+	t.Helper()
+	srv := testserver.SharedMinIO(t)
+	b := s3.NewWithClient(srv.Client(t), srv.NewBucket(t))
+	put(t, b, "alice/skills/mine/SKILL.md", skillMD("mine"))
+	for _, n := range []string{"bob1", "bob2", "bob3"} {
+		put(t, b, "bob/skills/"+n+"/SKILL.md", skillMD(n))
+	}
+	return mismatchFixture{bucket: b, redis: testserver.SharedRedis(t).Addr, keys: "test-" + rand.Text() + ":"}
+}
+
+// redisCache returns a client of the fixture's Redis key space, the stack
+// cmd/skillsvc builds with --cache.redis.addrs; cache.Shared of it is Redis
+// alone, without the process level in front.
+func (f mismatchFixture) redisCache(t *testing.T) cache.Cache {
+	t.Helper()
+	cfg := cache.DefaultConfig()
+	cfg.Redis.Addrs = []string{f.redis}
+	cfg.Redis.KeyPrefix = f.keys
+	c, err := cache.New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// replica is a fresh replica (nothing in process) as deployed, over the
+// fixture's bucket and Redis, logging to log.
+func (f mismatchFixture) replica(t *testing.T, b objstore.Bucket, log io.Writer) *Library {
+	t.Helper()
+	lib, err := New(b, mounts.Default(), DefaultConfig(), slog.New(slog.NewTextHandler(log, nil)),
+		WithCache(f.redisCache(t)), WithRegisterer(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lib.Close)
+	return lib
+}
+
+func namesOf(t *testing.T, lib *Library, id mounts.Identity) string {
+	t.Helper()
+	list, err := lib.Catalog.Skills(t.Context(), id, ListOptions{IncludeDisabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range list {
+		name := s.Name
+		if s.Disabled {
+			name += "(disabled)"
+		}
+		out = append(out, name)
+	}
+	return strings.Join(out, ",")
+}
+
+// TestMismatchedIndexInRedis: bob's library index copied under alice's keys
+// in Redis (both the index and its stamp, or the index alone) is not served
+// to alice: her listing shows her own skill only, the mismatch is counted
+// and logged, her library is listed again, and her keys then hold her own.
+func TestMismatchedIndexInRedis(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		copyStamp  bool
+		aliceFirst bool // alice's own index and stamp are in Redis before the copy
+	}{
+		{"index and stamp", true, false},
+		{"index alone", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newMismatchFixture(t)
+			warm := f.replica(t, f.bucket, io.Discard)
+			if got := namesOf(t, warm, bob); got != "bob1,bob2,bob3" {
+				t.Fatalf("bob's skills = %q", got)
+			}
+			if tc.aliceFirst {
+				namesOf(t, warm, alice)
+			}
+			aliceL, _, err := warm.Catalog.views.userLayers("alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bobL, _, err := warm.Catalog.views.userLayers("bob")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := cache.Shared(f.redisCache(t))
+			copied := map[string]string{indexKey(bobL): indexKey(aliceL)}
+			if tc.copyStamp {
+				copied[stampKey(bobL)] = stampKey(aliceL)
+			}
+			copyKeys(t, rc, copied)
+
+			var logs syncBuffer
+			fb := objstoretest.NewFaulty(f.bucket)
+			lib := f.replica(t, fb, &logs)
+			if got := namesOf(t, lib, alice); got != "mine" {
+				t.Errorf("alice's skills = %q, want only her own", got)
+			}
+			if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindIndex, sourceSharedCache)); n != 1 {
+				t.Errorf("mismatched{index, shared_cache} = %v, want 1", n)
+			}
+			if lists := fb.Calls(objstore.OpList); lists != 1 {
+				t.Errorf("%d List calls, want 1: alice's library listed again (the shared one from Redis)", lists)
+			}
+			if !strings.Contains(logs.String(), "level=WARN msg=\"skills cache: ignoring a value found under another's key") || !strings.Contains(logs.String(), "bob/skills/") {
+				t.Errorf("no warning naming the other library:\n%s", logs.String())
+			}
+
+			// Her keys now hold her own index and stamp.
+			hits, err := rc.Fetch(t.Context(), []string{indexKey(aliceL), stampKey(aliceL)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := decodeIndex(hits[indexKey(aliceL)], aliceL, 10)
+			if err != nil || len(x.objs) != 1 || x.objs[0].Key != "alice/skills/mine/SKILL.md" {
+				t.Errorf("alice's cached index after the listing: %+v, %v", x, err)
+			}
+			if _, err := decodeStamp(hits[stampKey(aliceL)], aliceL); err != nil {
+				t.Errorf("alice's cached stamp after the listing: %v", err)
+			}
+			// And another fresh replica serves her from it.
+			if got := namesOf(t, f.replica(t, f.bucket, io.Discard), alice); got != "mine" {
+				t.Errorf("next replica: alice's skills = %q", got)
+			}
+		})
+	}
+}
+
+// TestMismatchedPersistedIndex: bob's persisted index object copied over
+// alice's in the bucket is not served to a replica with an empty cache: her
+// own skill only, counted and logged, listed again and persisted over.
+func TestMismatchedPersistedIndex(t *testing.T) {
+	f := newMismatchFixture(t)
+	warm := f.replica(t, f.bucket, io.Discard)
+	namesOf(t, warm, bob)
+	namesOf(t, warm, alice)
+	aliceL, _, err := warm.Catalog.views.userLayers("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobL, _, err := warm.Catalog.views.userLayers("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, f.bucket, aliceL.object, get(t, f.bucket, bobL.object))
+
+	var logs syncBuffer
+	f.keys = "test-" + rand.Text() + ":" // an empty cache: the bucket is all there is
+	fb := objstoretest.NewFaulty(f.bucket)
+	lib := f.replica(t, fb, &logs)
+	if got := namesOf(t, lib, alice); got != "mine" {
+		t.Errorf("alice's skills = %q, want only her own", got)
+	}
+	if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindIndex, sourceBucket)); n != 1 {
+		t.Errorf("mismatched{index, persisted} = %v, want 1", n)
+	}
+	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {
+		t.Errorf("no warning:\n%s", logs.String())
+	}
+	x, err := decodeIndex([]byte(get(t, f.bucket, aliceL.object)), aliceL, 10)
+	if err != nil || len(x.objs) != 1 || x.objs[0].Key != "alice/skills/mine/SKILL.md" {
+		t.Errorf("alice's persisted index after the listing: %+v, %v", x, err)
+	}
+}
+
+// TestMismatchedSettingsInRedis: bob's cached settings (he disabled a skill
+// alice has too) copied under alice's key are not applied to her: her skill
+// stays enabled, the mismatch is counted and logged, and her key then holds
+// her own settings.
+func TestMismatchedSettingsInRedis(t *testing.T) {
+	f := newMismatchFixture(t)
+	put(t, f.bucket, "bob/skills/mine/SKILL.md", skillMD("mine"))
+	warm := f.replica(t, f.bucket, io.Discard)
+	if _, err := warm.Catalog.SetEnabled(t.Context(), bob, "mine", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := namesOf(t, warm, bob); got != "bob1,bob2,bob3,mine(disabled)" {
+		t.Fatalf("bob's skills = %q", got)
+	}
+	rc := cache.Shared(f.redisCache(t))
+	copyKeys(t, rc, map[string]string{settingsCacheKey("bob"): settingsCacheKey("alice")})
+
+	var logs syncBuffer
+	lib := f.replica(t, f.bucket, &logs)
+	if got := namesOf(t, lib, alice); got != "mine" {
+		t.Errorf("alice's skills = %q, want hers enabled", got)
+	}
+	if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindSettings, sourceSharedCache)); n != 1 {
+		t.Errorf("mismatched{settings, shared_cache} = %v, want 1", n)
+	}
+	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {
+		t.Errorf("no warning:\n%s", logs.String())
+	}
+	hits, err := rc.Fetch(t.Context(), []string{settingsCacheKey("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := decodeSettings(hits[settingsCacheKey("alice")], "alice"); err != nil || len(s.Disabled) != 0 {
+		t.Errorf("alice's cached settings after the read: %+v, %v", s, err)
+	}
+}
+
+// copyKeys stores the value of each key in c under the key it maps to.
+func copyKeys(t *testing.T, c cache.Cache, from map[string]string) {
+	t.Helper()
+	var keys []string
+	for k := range from {
+		keys = append(keys, k)
+	}
+	hits, err := c.Fetch(t.Context(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for k, to := range from {
+		v, ok := hits[k]
+		if !ok {
+			t.Fatalf("%s is not in the cache", k)
+		}
+		out[to] = v
+	}
+	if err := c.Store(t.Context(), out, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, b objstore.Bucket, key string) string {
+	t.Helper()
+	rc, _, err := b.Get(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// syncBuffer is a log destination safe for concurrent handlers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}

@@ -27,7 +27,7 @@ func TestStorageOutage(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	p := startBinary(t, minioEnv(srv), "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region,
 		"--probe.interval=100ms", "--probe.timeout=1s", "--probe.failures=2")
-	conn := dial(t, p.addr)
+	conn := dialWithinLimits(t, p.addr) // the writers call in a loop
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 	health := healthpb.NewHealthClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

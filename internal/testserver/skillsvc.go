@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,16 +59,16 @@ type SkillsvcConfig struct {
 // was asked to wait for and its health service answers SERVING. The caller
 // must call Stop.
 func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (*Skillsvc, error) {
-	args := append([]string{"--log.format=json"}, c.Args...)
+	args := []string{"--log.format=json"}
 	if c.LiftLimits != "" {
-		args = append(args[:1], append(slices.Clone(liftLimitsArgs), args[1:]...)...) // first, so Args may set them again
+		args = append(args, liftLimitsArgs...) // before Args, which may set them again
 		if c.Log != nil {
 			fmt.Fprintf(c.Log, "per-user limits off: %s\n", c.LiftLimits)
 		}
 	} else if f := LiftedLimit(c.Args, c.Env); f != "" {
-		return nil, fmt.Errorf("skillsvc: %s lifts a per-user limit; tests run with the limits a deployment gets, and a process that must not says why in SkillsvcConfig.LiftLimits", f)
+		return nil, fmt.Errorf("skillsvc: %s lifts a per-user limit; tests run with the limits a deployment gets, and a process that must not says why (SkillsvcConfig.LiftLimits, testenv --lift-limits)", f)
 	}
-	cmd := exec.Command(c.Bin, args...)
+	cmd := exec.Command(c.Bin, append(args, c.Args...)...)
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.WaitDelay = 5 * time.Second

@@ -66,7 +66,8 @@ func parseOptions(args []string) (options, error) {
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "Usage: go run ./cmd/bench-load [flags]\n\n"+
 			"Starts MinIO ($SKILLSVC_MINIO_BIN, else .tools/bin/minio, else PATH; `make tools` builds it),\n"+
-			"redis-server (PATH) and skillsvc, and prints a table of catalog timings.\n\n")
+			"redis-server (PATH) and skillsvc (with per-user limits off: one user is the load),\n"+
+			"and prints a table of catalog timings.\n\n")
 		f.PrintDefaults()
 	}
 	if err := f.Parse(args); err != nil {

@@ -139,9 +139,6 @@ func (c skillsvcConfig) args(bucket string) []string {
 		// The readiness probe would add storage requests to whatever case
 		// is running; an hour keeps it out of the counts.
 		"--probe.interval=1h",
-		// One user is the load: per-user limits would measure themselves.
-		"--limits.rate=0",
-		"--limits.concurrency=0",
 	}
 	if c.lruMaxBytes > 0 {
 		args = append(args, "--cache.lru.max-bytes="+strconv.FormatInt(c.lruMaxBytes, 10))
@@ -171,6 +168,7 @@ func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *cle
 	}
 	p, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
 		Bin: c.bin, Args: c.args(bucket), Env: c.servers.minio.SkillsvcEnv(), Dir: dir, Wait: []string{"serving metrics"},
+		LiftLimits: "bench-load is a benchmark, not a test: one user is the load, and per-user limits would measure themselves",
 	}, startTimeout)
 	if err != nil {
 		os.RemoveAll(dir)

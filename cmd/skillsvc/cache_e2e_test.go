@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -383,13 +384,14 @@ func TestCacheColdStartFromPersistedIndex(t *testing.T) {
 	}
 }
 
-// TestCacheColdFileReadsCoalesce sends 100 concurrent ReadSkillFile calls
-// for one file to a replica that has not read it yet: they share one GET.
-// It does so for each file of the library in turn (either layer, SKILL.md or
-// not), since a second GET shows up only when a call's cache miss and the
-// shared read interleave badly.
+// TestCacheColdFileReadsCoalesce sends as many concurrent ReadSkillFile
+// calls for one file as one user may have in flight (--limits.concurrency)
+// to a replica that has not read it yet: they share one GET. It does so for
+// each file of the library in turn (either layer, SKILL.md or not), since a
+// second GET shows up only when a call's cache miss and the shared read
+// interleave badly.
 func TestCacheColdFileReadsCoalesce(t *testing.T) {
-	const callers = 100
+	callers := quota.DefaultConfig().Concurrency
 	files := []struct{ skill, file string }{
 		{"pdf", "references/forms.md"},
 		{"pdf", "scripts/extract.py"},
@@ -527,7 +529,7 @@ func TestCacheRedisOutageUnderLoad(t *testing.T) {
 	p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(redisFlags(&red.Redis, newKeyPrefix()),
 		"--cache.lru.max-ttl=50ms", "--cache.redis.breaker.cool-down=200ms",
 		"--skills.index-refresh=100ms", "--skills.index-max-stale=1s")...)...)
-	sc := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
+	sc := skillsvcv1.NewSkillsServiceClient(dialWithinLimits(t, p.addr)) // the workers call in a loop
 	m := metricsFor(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -28,6 +29,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -69,12 +71,13 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Per-user limits are off unless a test sets them: many tests load one
-	// user on purpose. The last flag wins, so a test's own args override.
-	args = append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0", "--log.format=json", "--log.level=debug", "--limits.rate=0", "--limits.concurrency=0"}, args...)
+	args = append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0", "--log.format=json", "--log.level=debug"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
+	if f := testserver.LiftedLimit(args, cmd.Env); f != "" {
+		t.Fatalf("startBinary: %s lifts a per-user limit; tests of the binary keep the limits a deployment gets (a test that calls in bulk uses dialWithinLimits)", f)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -150,14 +153,39 @@ func s3Put(t *testing.T, srv *testserver.MinIO, bucket string) func(key, body st
 	}
 }
 
-func dial(t *testing.T, addr string) *grpc.ClientConn {
+func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// dialWithinLimits is dial for a test that calls as one user in bulk or in a
+// loop: the connection waits rather than send faster than the per-user rate
+// a deployment allows by default, as a well-behaved client does, so the test
+// gets the answers it checks instead of RESOURCE_EXHAUSTED. Its bucket holds
+// half the server's burst, leaving room for calls that reach the server
+// bunched together.
+func dialWithinLimits(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	def := quota.DefaultConfig()
+	lim := rate.NewLimiter(rate.Limit(def.Rate), def.Burst/2)
+	return dial(t, addr,
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			if err := lim.Wait(ctx); err != nil {
+				return err
+			}
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			if err := lim.Wait(ctx); err != nil {
+				return nil, err
+			}
+			return streamer(ctx, desc, cc, method, opts...)
+		}))
 }
 
 func as(ctx context.Context, user, thread, ticket string) context.Context {

@@ -272,7 +272,7 @@ func TestIsolationEndToEnd(t *testing.T) {
 	seedIsolation(s3Put(t, srv, bucket))
 	f := newJWTFixture(t)
 	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f)...)...)
-	conn := dial(t, p.addr)
+	conn := dialWithinLimits(t, p.addr) // alice makes some 1,400 calls
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

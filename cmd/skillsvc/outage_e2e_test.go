@@ -25,9 +25,11 @@ type written struct{ thread, path string }
 func TestStorageOutage(t *testing.T) {
 	srv := testserver.StartMinIO(t) // our own: this test stops it
 	bucket := srv.NewBucket(t)
+	// Readiness is what is under test: checked every 100ms (not 5s), it
+	// turns within a second instead of ten, and the test stays short.
 	p := startBinary(t, minioEnv(srv), "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region,
 		"--probe.interval=100ms", "--probe.timeout=1s", "--probe.failures=2")
-	conn := dial(t, p.addr)
+	conn := dialWithinLimits(t, p.addr) // the writers call in a loop
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 	health := healthpb.NewHealthClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

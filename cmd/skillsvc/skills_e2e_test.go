@@ -40,7 +40,7 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 	p := startBinary(t, []string{
 		"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
 		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--skills.index-refresh=0")
+	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style")
 	conn := dial(t, p.addr)
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
@@ -206,7 +206,7 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 		"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey,
 		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
 		"SKILLSVC_SKILLS_SEARCH_TOOL=skill_search",
-	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--skills.index-refresh=0")
+	}, "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style")
 	conn := dial(t, p.addr)
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)

@@ -3,12 +3,14 @@
 // test the real binary with the provisioning the Go tests use
 // (internal/testserver) instead of a copy of it.
 //
-//	testenv [--skillsvc PATH] [--user alice] [--library DIR] [--shared-library DIR] [--tls | --mtls] [-- skillsvc flags]
+//	testenv [--skillsvc PATH] [--user alice] [--library DIR] [--shared-library DIR] [--tls | --mtls]
+//	        [--lift-limits REASON] [-- skillsvc flags]
 //
 // It starts MinIO on a free loopback port, creates a bucket, uploads the
 // library folders with plain S3 PUTs (as users upload them), starts skillsvc
-// on it in insecure mode on loopback with per-user limits off, and prints
-// one JSON line to stdout once it serves:
+// on it in insecure mode on loopback with the defaults a deployment gets
+// (per-user limits included), and prints one JSON line to stdout once it
+// serves:
 //
 //	{"grpc_addr":"127.0.0.1:PORT","http_addr":"127.0.0.1:PORT","user":"alice","s3_endpoint":"http://127.0.0.1:PORT",
 //	 "bucket":"skillsvc","access_key":"…","secret_key":"…","region":"us-east-1"}
@@ -17,6 +19,10 @@
 // throwaway CA, and the line adds "ca_file" (and a client certificate,
 // "client_cert_file" and "client_key_file", issued by the same CA); --mtls
 // also requires that client certificate.
+//
+// A suite that must run without the per-user limits passes --lift-limits
+// with the reason, which is logged; skillsvc flags that lift a limit are
+// refused without it.
 //
 // It runs until its stdin reaches EOF or it gets SIGINT/SIGTERM, then stops
 // both servers and removes their data, so a test harness that dies takes the
@@ -56,6 +62,7 @@ type options struct {
 	sharedLibrary string
 	timeout       time.Duration
 	tls, mtls     bool
+	liftLimits    string
 	extra         []string
 }
 
@@ -86,6 +93,7 @@ func main() {
 	fs.DurationVar(&o.timeout, "start-timeout", 2*time.Minute, "how long the servers may take to start")
 	fs.BoolVar(&o.tls, "tls", false, "serve TLS with a certificate from a throwaway CA")
 	fs.BoolVar(&o.mtls, "mtls", false, "like --tls, and require a client certificate from that CA")
+	fs.StringVar(&o.liftLimits, "lift-limits", "", "why this suite runs skillsvc with the per-user limits off (default: the limits stay on)")
 	fs.Parse(os.Args[1:])
 	o.extra = fs.Args()
 
@@ -141,7 +149,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	args := append(m.S3Flags(bucket), "--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0",
-		"--metrics.listen=127.0.0.1:0", "--auth.mode=insecure", "--limits.rate=0", "--limits.concurrency=0")
+		"--metrics.listen=127.0.0.1:0", "--auth.mode=insecure")
 	var (
 		tlsFiles env
 		health   *tls.Config // how RunSkillsvc's health check connects
@@ -159,6 +167,7 @@ func run(ctx context.Context, o options) error {
 	}
 	s, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
 		Bin: o.skillsvc, Args: append(args, o.extra...), Env: m.SkillsvcEnv(), Dir: dir, Log: os.Stderr, Wait: wait, TLS: health,
+		LiftLimits: o.liftLimits,
 	}, o.timeout)
 	if err != nil {
 		return err

@@ -3,8 +3,11 @@
 // t.Cleanup stops; SharedMinIO and SharedRedis start one server per test binary
 // on first use and reuse it, so a package's TestMain must call Shutdown after
 // m.Run. RunMinIO and RunRedis start the same servers outside tests (for
-// cmd/bench-load). Every server listens on a free loopback port with its own
-// temporary directory and runs in its own process group, which is killed when
+// cmd/bench-load), and RunSkillsvc starts the skillsvc binary (for
+// cmd/testenv and cmd/bench-load) with the per-user limits a deployment gets:
+// it refuses flags that lift them (LiftedLimit) unless the caller says why.
+// Every server listens on a free loopback port with its own temporary
+// directory and runs in its own process group, which is killed when
 // the server is stopped (and, on Linux, when the test binary dies). Binaries
 // come from SKILLSVC_MINIO_BIN / SKILLSVC_REDIS_BIN, the repository's
 // .tools/bin (see `make tools`) or PATH; when one is missing or will not

@@ -48,13 +48,27 @@ type SkillsvcConfig struct {
 	Wait []string
 	// TLS, when skillsvc serves TLS, is how the health check connects.
 	TLS *tls.Config
+	// LiftLimits, when set, says why this process runs with the per-user
+	// limits off (a load generator measuring the service, not the limits),
+	// and turns them off. Without it, Args and Env must leave the limits as
+	// a deployment gets them (see LiftedLimit).
+	LiftLimits string
 }
 
 // RunSkillsvc starts skillsvc and returns once it logged the listeners it
 // was asked to wait for and its health service answers SERVING. The caller
 // must call Stop.
 func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (*Skillsvc, error) {
-	cmd := exec.Command(c.Bin, append([]string{"--log.format=json"}, c.Args...)...)
+	args := []string{"--log.format=json"}
+	if c.LiftLimits != "" {
+		args = append(args, liftLimitsArgs...) // before Args, which may set them again
+		if c.Log != nil {
+			fmt.Fprintf(c.Log, "per-user limits off: %s\n", c.LiftLimits)
+		}
+	} else if f := LiftedLimit(c.Args, c.Env); f != "" {
+		return nil, fmt.Errorf("skillsvc: %s lifts a per-user limit; tests run with the limits a deployment gets, and a process that must not says why (SkillsvcConfig.LiftLimits, testenv --lift-limits)", f)
+	}
+	cmd := exec.Command(c.Bin, append(args, c.Args...)...)
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.WaitDelay = 5 * time.Second

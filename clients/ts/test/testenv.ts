@@ -39,7 +39,7 @@ export function testenv(extraFlags: string[] = [], testenvFlags: string[] = []):
 async function start(extraFlags: string[], testenvFlags: string[]): Promise<Env> {
   const bin = process.env.SKILLSVC_TESTENV;
   const [cmd, args] = bin ? [bin, []] : ["go", ["run", "./cmd/testenv"]];
-  const child = spawn(cmd, [...args, ...testenvFlags, "--", "--skills.index-refresh=0", ...extraFlags], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(cmd, [...args, ...testenvFlags, "--", ...extraFlags], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
   // skillsvc's log: kept, and printed only if testenv fails to start.
   const log: Buffer[] = [];
   child.stderr!.on("data", (b: Buffer) => log.push(b));

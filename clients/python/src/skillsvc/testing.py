@@ -76,7 +76,7 @@ def stop(proc: subprocess.Popen[str]) -> None:
 
 @pytest.fixture(scope="session")
 def skillsvc_env() -> Iterator[TestEnv]:
-    env, proc = start("--skills.index-refresh=0")
+    env, proc = start()
     try:
         yield env
     finally:

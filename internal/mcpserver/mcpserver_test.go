@@ -84,7 +84,7 @@ func library() *skillstest.Builder {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	bucket objstore.Bucket
 	url    string
 	h      *mcpserver.Handler
@@ -92,13 +92,13 @@ type env struct {
 
 // start serves MCP over an in-process gRPC server wired like cmd/skillsvc
 // (server.Loopback with the interceptor chain), over bucket.
-func start(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
+func start(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
 	t.Helper()
 	return startWith(t, bucket, tune, nil)
 }
 
 // startWith is start with the skills catalog's settings tuned too.
-func startWith(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config)) *env {
+func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), opts ...mcpserver.Option) *env {
 	t.Helper()
 	vcfg := vfs.DefaultConfig()
 	var mount string
@@ -128,7 +128,7 @@ func startWith(t *testing.T, bucket objstore.Bucket, tune func(*mcpserver.Config
 	if tune != nil {
 		tune(&cfg)
 	}
-	h, err := mcpserver.New(conn, auth.Metadata{}, cfg, log)
+	h, err := mcpserver.New(conn, auth.Metadata{}, cfg, log, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func (e *env) connect(h http.Header, opts *mcp.ClientOptions) *mcp.ClientSession
 
 func flagSet() *flag.FlagSet { return flag.NewFlagSet("test", flag.ContinueOnError) }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -147,3 +148,7 @@ func writeJSONRPCError(w http.ResponseWriter, httpCode int, id json.RawMessage, 
 	w.WriteHeader(httpCode)
 	w.Write(body)
 }
+
+// Methods returns every method /mcp answers and whether it needs params,
+// for tests that send each one malformed.
+func Methods() map[string]bool { return maps.Clone(methodParams) }

@@ -1,0 +1,242 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mcpserver"
+)
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// rawPost sends body to the handler in process, on session sid when set.
+func rawPost(h http.Handler, ctx context.Context, id http.Header, sid, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(body))
+	for k, v := range id {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// openSession initializes a session with raw requests and returns its ID.
+func openSession(t testing.TB, h http.Handler, id http.Header) string {
+	t.Helper()
+	rec := rawPost(h, t.Context(), id, "", initializeBody)
+	sid := rec.Header().Get("Mcp-Session-Id")
+	if rec.Code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: HTTP %d, session %q: %s", rec.Code, sid, rec.Body)
+	}
+	if rec := rawPost(h, t.Context(), id, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); rec.Code != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: HTTP %d: %s", rec.Code, rec.Body)
+	}
+	return sid
+}
+
+// jsonRPCReply decodes the JSON-RPC message of an answer, plain JSON or one
+// server-sent event.
+func jsonRPCReply(rec *httptest.ResponseRecorder) (map[string]any, error) {
+	body := rec.Body.String()
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+		var data []string
+		for _, line := range strings.Split(body, "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = append(data, d)
+			}
+		}
+		if len(data) == 0 {
+			return nil, nil // no message (a notification's stream)
+		}
+		body = data[len(data)-1]
+	}
+	var msg map[string]any
+	if err := json.Unmarshal([]byte(body), &msg); err != nil {
+		return nil, fmt.Errorf("answer is not JSON: %v: %.200q", err, body)
+	}
+	if msg["jsonrpc"] != "2.0" {
+		return msg, fmt.Errorf("answer is not JSON-RPC 2.0: %.200q", body)
+	}
+	return msg, nil
+}
+
+// panicking answers every call with Unavailable, except GetSkill, which
+// panics: a stand-in for any bug in a handler.
+type panicking struct{ grpc.ClientConnInterface }
+
+func (panicking) Invoke(_ context.Context, method string, _, _ any, _ ...grpc.CallOption) error {
+	if method == "/skillsvc.v1.SkillsService/GetSkill" {
+		var m map[string]int
+		m["boom"]++ // a nil map write, as the nil-params bug was a nil dereference
+	}
+	return status.Error(codes.Unavailable, "unavailable")
+}
+
+// TestHandlerPanicIsOneRequestsError: a panic in a method handler (run by
+// the SDK on a goroutine of its own, where it would end the process) is
+// JSON-RPC -32603 for that request, counted, and the session goes on.
+func TestHandlerPanicIsOneRequestsError(t *testing.T) {
+	var cfg mcpserver.Config
+	cfg.RegisterFlags(flagSet())
+	panics := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_panics"})
+	h, err := mcpserver.New(panicking{}, auth.Metadata{}, cfg, slog.New(slog.DiscardHandler), mcpserver.WithPanicCounter(panics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	alice := identity("alice", "t1")
+	sid := openSession(t, h, alice)
+	rec := rawPost(h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"skill://writing/x/SKILL.md"}}`)
+	msg, err := jsonRPCReply(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != float64(-32603) || e["message"] != "internal error" {
+		t.Fatalf("skills/get on a panicking handler = %v, want -32603 internal error", msg)
+	}
+	if n := testutil.ToFloat64(panics); n != 1 {
+		t.Errorf("panics counted %v, want 1", n)
+	}
+	if msg, err := jsonRPCReply(rawPost(h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)); err != nil || msg["result"] == nil {
+		t.Fatalf("ping after the panic = %v, %v", msg, err)
+	}
+}
+
+// TestIdleSessionsReapedNearCeiling: a replica at its session ceiling
+// refuses initialize with 429 and Retry-After, then closes the sessions
+// idle past --mcp.pressure-idle-timeout, which makes room.
+func TestIdleSessionsReapedNearCeiling(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := startWith(t, library().Bucket(t), func(c *mcpserver.Config) {
+		c.MaxOpenSessions = 4
+		c.PressureIdle = 50 * time.Millisecond
+	}, nil, mcpserver.WithRegisterer(reg))
+	var sids []string
+	for i := range 4 {
+		sids = append(sids, openSession(t, e.h, identity("alice", fmt.Sprint("t", i))))
+	}
+	rec := rawPost(e.h, t.Context(), identity("bob", "t1"), "", initializeBody)
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("initialize on a full replica: HTTP %d, Retry-After %q; want 429 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		rec = rawPost(e.h, t.Context(), identity("bob", "t1"), "", initializeBody)
+		if rec.Code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no idle session was reaped: initialize still HTTP %d", rec.Code)
+		}
+		time.Sleep(100 * time.Millisecond) // polling for the reaper's tick
+	}
+	if metricValue(t, reg, "skillsvc_mcp_sessions_reaped_total") == 0 {
+		t.Error("skillsvc_mcp_sessions_reaped_total is 0 after reaping")
+	}
+	// A reaped session is gone: its client is told to start over.
+	var gone int
+	for i, sid := range sids {
+		if rawPost(e.h, t.Context(), identity("alice", fmt.Sprint("t", i)), sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`).Code == http.StatusNotFound {
+			gone++
+		}
+	}
+	if gone == 0 {
+		t.Error("every idle session still answers after reaping")
+	}
+}
+
+// metricValue is the value of the counter called name in reg.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// FuzzMCPRequest drives the real /mcp handler, wired to the gRPC services
+// over an in-memory library, with arbitrary bodies on an initialized
+// session. Properties: no panic (recovered or not), every answer is an
+// HTTP status the transport uses with a JSON-RPC body when JSON, and the
+// session still answers afterwards.
+func FuzzMCPRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"skills/get"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/get","params":null}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":5}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"skill://writing/../../workspace/x"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{"cursor":"!!"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"skill://writing/release-notes/SKILL.md"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"skill://a/%2e%2e/b"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":[]}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/workspace/../x"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"(a*)*b","regex":true}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":"x"}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":7}`,
+		`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"nope"}]`,
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":2,"result":{}}`,
+		`not json`,
+		``,
+	} {
+		f.Add(seed)
+	}
+	e := start(f, library().Bucket(f), nil)
+	alice := identity("alice", "t1")
+	sid := openSession(f, e.h, alice)
+	f.Fuzz(func(t *testing.T, body string) {
+		// A long-lived request (subscriptions/listen) lasts as long as its
+		// client: the client here leaves after a second.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		rec := rawPost(e.h, ctx, alice, sid, body)
+		switch rec.Code {
+		case http.StatusOK, http.StatusAccepted, http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
+		default:
+			t.Fatalf("HTTP %d for %q: %s", rec.Code, body, rec.Body)
+		}
+		if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "text/event-stream") {
+			if msg, err := jsonRPCReply(rec); err != nil {
+				t.Fatalf("%q: %v", body, err)
+			} else if e, _ := msg["error"].(map[string]any); e != nil && e["code"] == float64(-32603) && e["message"] == "internal error" {
+				t.Fatalf("%q answered internal error (a recovered panic?): %v", body, msg)
+			}
+		}
+		// The body may have ended the session (a repeated initialize, say):
+		// what matters is that the handler still serves.
+		ping := rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+		if ping.Code != http.StatusOK && ping.Code != http.StatusNotFound {
+			t.Fatalf("after %q, ping: HTTP %d: %s", body, ping.Code, ping.Body)
+		}
+		if ping.Code == http.StatusNotFound {
+			sid = openSession(t, e.h, alice)
+		}
+	})
+}

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,9 +18,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 )
-
-const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
 // rawPost sends body to the handler in process, on session sid when set.
 func rawPost(h http.Handler, ctx context.Context, id http.Header, sid, body string) *httptest.ResponseRecorder {
@@ -43,41 +41,19 @@ func rawPost(h http.Handler, ctx context.Context, id http.Header, sid, body stri
 // openSession initializes a session with raw requests and returns its ID.
 func openSession(t testing.TB, h http.Handler, id http.Header) string {
 	t.Helper()
-	rec := rawPost(h, t.Context(), id, "", initializeBody)
+	rec := rawPost(h, t.Context(), id, "", mcptest.Initialize)
 	sid := rec.Header().Get("Mcp-Session-Id")
 	if rec.Code != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: HTTP %d, session %q: %s", rec.Code, sid, rec.Body)
 	}
-	if rec := rawPost(h, t.Context(), id, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); rec.Code != http.StatusAccepted {
+	if rec := rawPost(h, t.Context(), id, sid, mcptest.Initialized); rec.Code != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: HTTP %d: %s", rec.Code, rec.Body)
 	}
 	return sid
 }
 
-// jsonRPCReply decodes the JSON-RPC message of an answer, plain JSON or one
-// server-sent event.
-func jsonRPCReply(rec *httptest.ResponseRecorder) (map[string]any, error) {
-	body := rec.Body.String()
-	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
-		var data []string
-		for _, line := range strings.Split(body, "\n") {
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				data = append(data, d)
-			}
-		}
-		if len(data) == 0 {
-			return nil, nil // no message (a notification's stream)
-		}
-		body = data[len(data)-1]
-	}
-	var msg map[string]any
-	if err := json.Unmarshal([]byte(body), &msg); err != nil {
-		return nil, fmt.Errorf("answer is not JSON: %v: %.200q", err, body)
-	}
-	if msg["jsonrpc"] != "2.0" {
-		return msg, fmt.Errorf("answer is not JSON-RPC 2.0: %.200q", body)
-	}
-	return msg, nil
+func reply(rec *httptest.ResponseRecorder) (*mcptest.Message, error) {
+	return mcptest.Reply(rec.Header().Get("Content-Type"), rec.Body.Bytes())
 }
 
 // panicking answers every call with Unavailable, except GetSkill, which
@@ -107,17 +83,17 @@ func TestHandlerPanicIsOneRequestsError(t *testing.T) {
 	alice := identity("alice", "t1")
 	sid := openSession(t, h, alice)
 	rec := rawPost(h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"skill://writing/x/SKILL.md"}}`)
-	msg, err := jsonRPCReply(rec)
+	msg, err := reply(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != float64(-32603) || e["message"] != "internal error" {
+	if msg == nil || msg.Error == nil || msg.Error.Code != -32603 || msg.Error.Message != "internal error" {
 		t.Fatalf("skills/get on a panicking handler = %v, want -32603 internal error", msg)
 	}
 	if n := testutil.ToFloat64(panics); n != 1 {
 		t.Errorf("panics counted %v, want 1", n)
 	}
-	if msg, err := jsonRPCReply(rawPost(h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)); err != nil || msg["result"] == nil {
+	if msg, err := reply(rawPost(h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)); err != nil || msg == nil || msg.Result == nil {
 		t.Fatalf("ping after the panic = %v, %v", msg, err)
 	}
 }
@@ -135,13 +111,13 @@ func TestIdleSessionsReapedNearCeiling(t *testing.T) {
 	for i := range 4 {
 		sids = append(sids, openSession(t, e.h, identity("alice", fmt.Sprint("t", i))))
 	}
-	rec := rawPost(e.h, t.Context(), identity("bob", "t1"), "", initializeBody)
+	rec := rawPost(e.h, t.Context(), identity("bob", "t1"), "", mcptest.Initialize)
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("initialize on a full replica: HTTP %d, Retry-After %q; want 429 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		rec = rawPost(e.h, t.Context(), identity("bob", "t1"), "", initializeBody)
+		rec = rawPost(e.h, t.Context(), identity("bob", "t1"), "", mcptest.Initialize)
 		if rec.Code == http.StatusOK {
 			break
 		}
@@ -222,12 +198,10 @@ func FuzzMCPRequest(f *testing.F) {
 		default:
 			t.Fatalf("HTTP %d for %q: %s", rec.Code, body, rec.Body)
 		}
-		if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "text/event-stream") {
-			if msg, err := jsonRPCReply(rec); err != nil {
-				t.Fatalf("%q: %v", body, err)
-			} else if e, _ := msg["error"].(map[string]any); e != nil && e["code"] == float64(-32603) && e["message"] == "internal error" {
-				t.Fatalf("%q answered internal error (a recovered panic?): %v", body, msg)
-			}
+		if msg, err := reply(rec); err != nil {
+			t.Fatalf("%q: %v", body, err)
+		} else if msg != nil && msg.Error != nil && msg.Error.Code == -32603 && msg.Error.Message == "internal error" {
+			t.Fatalf("%q answered internal error (a recovered panic?)", body)
 		}
 		// The body may have ended the session (a repeated initialize, say):
 		// what matters is that the handler still serves.

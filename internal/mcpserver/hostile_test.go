@@ -1,7 +1,9 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,9 +18,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
+	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 )
 
 // rawPost sends body to the handler in process, on session sid when set.
@@ -105,7 +109,8 @@ func TestIdleSessionsReapedNearCeiling(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	e := startWith(t, library().Bucket(t), func(c *mcpserver.Config) {
 		c.MaxOpenSessions = 4
-		c.PressureIdle = 50 * time.Millisecond
+		// Long enough that no session idles past it while the four open.
+		c.PressureIdle = 2 * time.Second
 	}, nil, mcpserver.WithRegisterer(reg))
 	var sids []string
 	for i := range 4 {
@@ -213,4 +218,22 @@ func FuzzMCPRequest(f *testing.F) {
 			sid = openSession(t, e.h, alice)
 		}
 	})
+}
+
+// TestOversizedBodyRefusedAndAudited: a body past --mcp.max-request-bytes
+// (at its default) is HTTP 413 and an audit line, and opens nothing.
+func TestOversizedBodyRefusedAndAudited(t *testing.T) {
+	var lines bytes.Buffer
+	e := startWith(t, memory.New(), nil, nil, mcpserver.WithAudit(audit.New(&lines)))
+	var def mcpserver.Config
+	def.RegisterFlags(flagSet())
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", int(def.MaxRequestBytes)) + `"}}`
+	rec := rawPost(e.h, t.Context(), identity("alice", "t1"), "", body)
+	if rec.Code != http.StatusRequestEntityTooLarge || rec.Header().Get("Mcp-Session-Id") != "" {
+		t.Fatalf("oversized initialize: HTTP %d, session %q; want 413 and none", rec.Code, rec.Header().Get("Mcp-Session-Id"))
+	}
+	var line map[string]any
+	if err := json.Unmarshal(lines.Bytes(), &line); err != nil || line["rpc"] != "/mcp" || line["result"] != "ResourceExhausted" || line["user"] != "alice" {
+		t.Errorf("audit line %q (%v), want one /mcp ResourceExhausted line for alice", lines.String(), err)
+	}
 }

@@ -267,12 +267,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if sid == "" && opens {
-		release, err := h.sessions.admit(key, p.Identity)
+		adm, release, err := h.sessions.admit(key, p.Identity)
 		if err != nil {
 			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())
 			return
 		}
 		defer release()
+		// The session's handlers run with this request's context values.
+		ctx = context.WithValue(ctx, admissionCtx{}, adm)
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	h.http.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, keyCtx{}, key)))
@@ -462,7 +464,8 @@ func (s *identityServer) trackSessions(next mcp.MethodHandler) mcp.MethodHandler
 		res, err := next(ctx, method, req)
 		if err == nil && method == "initialize" {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				s.h.sessions.add(s, ss)
+				adm, _ := ctx.Value(admissionCtx{}).(*admission)
+				s.h.sessions.add(adm, s, ss)
 			}
 		}
 		return res, err

@@ -52,9 +52,20 @@ func (t *sessionTable) init(h *Handler) {
 	go t.reaper()
 }
 
+// admission is one initialize request's reservation. Its session, once
+// initialized, takes the reservation over (add), so a session is never
+// counted twice: a count at the limit would refuse an initialize that fits.
+type admission struct {
+	owner *identityServer
+	taken bool // by the session; guarded by the table's lock
+}
+
+type admissionCtx struct{}
+
 // admit reserves a session for the identity with key, creating its server
-// on first use. release ends the reservation when the request is done.
-func (t *sessionTable) admit(key string, id mounts.Identity) (release func(), err error) {
+// on first use. release ends the reservation when the request is done,
+// unless its session took it over.
+func (t *sessionTable) admit(key string, id mounts.Identity) (adm *admission, release func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	max := t.h.cfg.MaxOpenSessions
@@ -63,12 +74,12 @@ func (t *sessionTable) admit(key string, id mounts.Identity) (release func(), er
 	}
 	if t.open+t.pending >= max {
 		t.h.metrics.refused.WithLabelValues("replica").Inc()
-		return nil, errReplicaFull
+		return nil, nil, errReplicaFull
 	}
 	s := t.identities[key]
 	if s != nil && s.open+s.pending >= t.h.cfg.MaxSessions {
 		t.h.metrics.refused.WithLabelValues("identity").Inc()
-		return nil, fmt.Errorf("too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", t.h.cfg.MaxSessions)
+		return nil, nil, fmt.Errorf("too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", t.h.cfg.MaxSessions)
 	}
 	if s == nil {
 		s = t.h.newIdentityServer(identity{}, key)
@@ -76,11 +87,14 @@ func (t *sessionTable) admit(key string, id mounts.Identity) (release func(), er
 	}
 	s.pending++
 	t.pending++
-	return func() {
+	adm = &admission{owner: s}
+	return adm, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		s.pending--
-		t.pending--
+		if !adm.taken {
+			s.pending--
+			t.pending--
+		}
 		t.dropIfUnused(s)
 	}, nil
 }
@@ -100,13 +114,20 @@ func (t *sessionTable) server(key string, id identity) *identityServer {
 	return s
 }
 
-// add counts a session whose initialize succeeded; it is forgotten when it
-// closes, however it closes (DELETE, timeout, reaping, shutdown).
-func (t *sessionTable) add(s *identityServer, ss *mcp.ServerSession) {
+// add counts a session whose initialize succeeded, taking over adm (the
+// initialize request's reservation, when the SDK passed it on); the session
+// is forgotten when it closes, however it closes (DELETE, timeout, reaping,
+// shutdown).
+func (t *sessionTable) add(adm *admission, s *identityServer, ss *mcp.ServerSession) {
 	t.mu.Lock()
 	if _, ok := t.sessions[ss.ID()]; ok {
 		t.mu.Unlock()
 		return // a repeated initialize on one session
+	}
+	if adm != nil && adm.owner == s && !adm.taken {
+		adm.taken = true
+		s.pending--
+		t.pending--
 	}
 	t.sessions[ss.ID()] = &session{ss: ss, owner: s, lastSeen: time.Now()}
 	s.open++

@@ -237,3 +237,24 @@ func TestOversizedBodyRefusedAndAudited(t *testing.T) {
 		t.Errorf("audit line %q (%v), want one /mcp ResourceExhausted line for alice", lines.String(), err)
 	}
 }
+
+// TestRequestWithoutSessionAnswered: a request that opens no session (the
+// SDK client's server/discover probe, a ping) is answered, and leaves no
+// session behind.
+func TestRequestWithoutSessionAnswered(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := startWith(t, memory.New(), nil, nil, mcpserver.WithRegisterer(reg))
+	rec := rawPost(e.h, t.Context(), identity("alice", "t1"), "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil || msg.Result == nil {
+		t.Fatalf("ping without a session: HTTP %d %+v %v", rec.Code, msg, err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "skillsvc_mcp_sessions_open" && mf.GetMetric()[0].GetGauge().GetValue() != 0 {
+			t.Errorf("sessions open after a session-less ping: %v", mf.GetMetric()[0].GetGauge().GetValue())
+		}
+	}
+}

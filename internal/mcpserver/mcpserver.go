@@ -357,12 +357,15 @@ func (h *Handler) key(id mounts.Identity) string {
 	return hex.EncodeToString(m.Sum(nil)[:12])
 }
 
-// serverFor returns the MCP server of the identity ServeHTTP admitted.
+// serverFor returns the MCP server of the identity ServeHTTP admitted. A
+// request without a session that opens none (a server/discover probe)
+// gets a server of its own that lives as long as the request and watches
+// nothing.
 func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	key, _ := r.Context().Value(keyCtx{}).(string)
 	s := h.sessions.server(key, identityOf(r.Header))
 	if s == nil {
-		return nil // the SDK answers 400
+		return h.newIdentityServer(identityOf(r.Header), key).srv
 	}
 	s.startWatching()
 	return s.srv

@@ -258,3 +258,22 @@ func TestRequestWithoutSessionAnswered(t *testing.T) {
 		}
 	}
 }
+
+func TestUnparsableBodies(t *testing.T) {
+	e := start(t, memory.New(), nil)
+	for _, tc := range []struct {
+		body string
+		code int64
+	}{
+		{`not json`, -32700},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, -32700},
+		{`{"jsonrpc":"2.0","id":1,"method":5}`, -32600},
+		{`"a string"`, -32600},
+	} {
+		rec := rawPost(e.h, t.Context(), identity("alice", "t1"), "", tc.body)
+		msg, err := reply(rec)
+		if err != nil || rec.Code != http.StatusBadRequest || msg == nil || msg.Error == nil || msg.Error.Code != tc.code {
+			t.Errorf("%s: HTTP %d %+v %v, want 400 with %d", tc.body, rec.Code, msg, err, tc.code)
+		}
+	}
+}

@@ -91,8 +91,13 @@ func checkBody(w http.ResponseWriter, body []byte) (opens, rejected bool) {
 		msgs = make([]message, 1)
 		err = json.Unmarshal(body, &msgs[0])
 	}
-	if err != nil {
-		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body is not a JSON-RPC message: "+err.Error())
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not JSON: "+err.Error())
+		return false, true
+	case err != nil:
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC message: "+err.Error())
 		return false, true
 	}
 	for _, m := range msgs {

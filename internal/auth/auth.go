@@ -18,7 +18,9 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
-// Metadata keys carrying the caller's identity in insecure mode.
+// Metadata keys carrying the caller's identity in insecure mode; over HTTP
+// they are the headers of the same names, so no front end spells them
+// again.
 const (
 	UserKey   = "x-skillsvc-user"
 	ThreadKey = "x-skillsvc-thread"

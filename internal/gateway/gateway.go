@@ -29,6 +29,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/requestid"
 )
 
 // MaxBodyBytes bounds a request body: the gRPC server's 16 MiB message cap
@@ -40,10 +42,10 @@ const MaxBodyBytes = 24 << 20
 // forwarded by grpc-gateway. No other header can set metadata, so a caller
 // cannot reach any key an interceptor trusts.
 var forwarded = map[string]bool{
-	"X-Skillsvc-User":   true,
-	"X-Skillsvc-Thread": true,
-	"X-Skillsvc-Ticket": true,
-	"X-Request-Id":      true,
+	textproto.CanonicalMIMEHeaderKey(auth.UserKey):   true,
+	textproto.CanonicalMIMEHeaderKey(auth.ThreadKey): true,
+	textproto.CanonicalMIMEHeaderKey(auth.TicketKey): true,
+	textproto.CanonicalMIMEHeaderKey(requestid.Key):  true,
 }
 
 // New returns the JSON handler for the three services, calling them over
@@ -88,7 +90,7 @@ func incomingHeader(key string) (string, bool) {
 // outgoingHeader echoes the request ID as X-Request-Id; no other response
 // metadata becomes a header.
 func outgoingHeader(key string) (string, bool) {
-	if key == "x-request-id" {
+	if key == requestid.Key {
 		return "X-Request-Id", true
 	}
 	return "", false

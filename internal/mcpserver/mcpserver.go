@@ -313,18 +313,18 @@ func (w *statusWriter) Flush() {
 
 type keyCtx struct{}
 
-// identity is who is calling, as the request's headers carry it: what the
-// gRPC calls made for it forward as metadata.
+// identity is what the request's headers say of who is calling, which the
+// gRPC calls made for it forward for the interceptors to authenticate.
 type identity struct {
 	user, thread, ticket, authorization string
 }
 
 func identityOf(h http.Header) identity {
 	return identity{
-		user:          h.Get("X-Skillsvc-User"),
-		thread:        h.Get("X-Skillsvc-Thread"),
-		ticket:        h.Get("X-Skillsvc-Ticket"),
-		authorization: h.Get("Authorization"),
+		user:          h.Get(auth.UserKey),
+		thread:        h.Get(auth.ThreadKey),
+		ticket:        h.Get(auth.TicketKey),
+		authorization: h.Get(auth.AuthorizationKey),
 	}
 }
 
@@ -335,10 +335,10 @@ func (id identity) empty() bool { return id.user == "" && id.authorization == ""
 func (id identity) metadata() metadata.MD {
 	md := metadata.MD{}
 	for k, v := range map[string]string{
-		"x-skillsvc-user":   id.user,
-		"x-skillsvc-thread": id.thread,
-		"x-skillsvc-ticket": id.ticket,
-		"authorization":     id.authorization,
+		auth.UserKey:          id.user,
+		auth.ThreadKey:        id.thread,
+		auth.TicketKey:        id.ticket,
+		auth.AuthorizationKey: id.authorization,
 	} {
 		if v != "" {
 			md.Set(k, v)
@@ -451,11 +451,11 @@ func (s *identityServer) withIdentity(next mcp.MethodHandler) mcp.MethodHandler 
 				s.id = id
 				s.mu.Unlock()
 			}
-			rid = extra.Header.Get("X-Request-Id")
+			rid = extra.Header.Get(requestid.Key)
 		}
 		md := id.metadata()
 		if rid != "" {
-			md.Set("x-request-id", rid)
+			md.Set(requestid.Key, rid)
 		}
 		return next(metadata.NewOutgoingContext(ctx, md), method, req)
 	}

@@ -54,13 +54,18 @@ test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
+# The tool definition (internal/tooldefs/tools.json) ships in the Python
+# client package as a copy of the file.
+TOOL_DEFINITIONS := internal/tooldefs/tools.json
+
 generate: tools pyenv tsenv
 	buf lint
 	buf generate
 	clients/python/scripts/generate.sh $(PY)
 	rm -rf clients/ts/src/gen && cd clients/ts && npm run --silent generate
+	cp $(TOOL_DEFINITIONS) clients/python/src/skillsvc/tool_definitions.json
 
-GENERATED := gen/ clients/python/src/skillsvc/v1/ clients/ts/src/gen/
+GENERATED := gen/ clients/python/src/skillsvc/v1/ clients/python/src/skillsvc/tool_definitions.json clients/ts/src/gen/
 
 # Fails when the committed generated code differs from what generate makes.
 check-generate: generate

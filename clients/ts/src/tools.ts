@@ -2,7 +2,7 @@
 // prompt block, and load_skill / read_skill_file tools in the shapes the
 // Anthropic, OpenAI and Gemini SDKs take, with an executor for their calls.
 import type { SkillsvcClient } from "./client.js";
-import { SkillsvcError } from "./client.js";
+import { SkillsvcError } from "./errors.js";
 import { toolDefinitions } from "./gen/tool-definitions.js";
 
 export type Style = "anthropic" | "openai" | "openai-responses" | "gemini";

@@ -11,71 +11,77 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/tooldefs"
 )
 
 // The tools, for hosts without the skills extension. Each is one RPC; the
 // results are plain text a model reads well, and a failure is a tool error
 // (isError) carrying the gRPC code and message, so the model can correct
-// itself.
+// itself. Names, descriptions and input schemas come from tooldefs (shared
+// with the clients); the argument types below decode what those schemas
+// accept, which tools_internal_test.go checks.
 
 type listSkillsIn struct {
-	Category   *string `json:"category,omitempty" jsonschema:"only skills of this category; omit for all"`
-	CharBudget int32   `json:"char_budget,omitempty" jsonschema:"characters the list may take; 0 means 12000"`
+	Category   *string `json:"category,omitempty"`
+	CharBudget int32   `json:"char_budget,omitempty"`
 }
 
 type loadSkillIn struct {
-	Skill     string `json:"skill" jsonschema:"the skill's name or path, e.g. release-notes or writing/release-notes"`
-	Arguments string `json:"arguments,omitempty" jsonschema:"text for the skill's $ARGUMENTS placeholder, e.g. the task"`
+	Skill     string `json:"skill"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 type readSkillFileIn struct {
-	Skill string `json:"skill" jsonschema:"the skill's name or path"`
-	Path  string `json:"path" jsonschema:"file relative to the skill folder, e.g. references/style.md"`
+	Skill string `json:"skill"`
+	Path  string `json:"path"`
 }
 
 type searchSkillsIn struct {
-	Query string `json:"query" jsonschema:"what the task is about, in words"`
-	Limit int32  `json:"limit,omitempty" jsonschema:"most results; 0 means 10"`
+	Query string `json:"query"`
+	Limit int32  `json:"limit,omitempty"`
 }
 
 type pathIn struct {
-	Path string `json:"path" jsonschema:"absolute path under /workspace, /ticket or /skills"`
+	Path string `json:"path"`
 }
 
 type readFileIn struct {
-	Path   string `json:"path" jsonschema:"absolute path of a text file, e.g. /workspace/notes.md"`
-	Offset int64  `json:"offset,omitempty" jsonschema:"first line to return, 0-based"`
-	Limit  int64  `json:"limit,omitempty" jsonschema:"lines to return; 0 means 2000"`
+	Path   string `json:"path"`
+	Offset int64  `json:"offset,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
 }
 
 type writeFileIn struct {
-	Path    string `json:"path" jsonschema:"absolute path under /workspace or /ticket"`
-	Content string `json:"content" jsonschema:"the whole new content of the file"`
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 type editFileIn struct {
-	Path       string `json:"path" jsonschema:"absolute path of the file to edit"`
-	OldString  string `json:"old_string" jsonschema:"exact text to replace; must occur once unless replace_all"`
-	NewString  string `json:"new_string" jsonschema:"replacement text"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
+	Path       string `json:"path"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 type globIn struct {
-	Pattern string `json:"pattern" jsonschema:"doublestar pattern relative to path, e.g. **/*.md"`
-	Path    string `json:"path,omitempty" jsonschema:"directory to search from; default /"`
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
 }
 
 type grepIn struct {
-	Pattern         string `json:"pattern" jsonschema:"text to find; a regular expression when regex is set"`
-	Path            string `json:"path,omitempty" jsonschema:"file or directory to search; default /"`
-	Glob            string `json:"glob,omitempty" jsonschema:"only files whose path relative to path matches this pattern, e.g. **/*.md"`
-	Regex           bool   `json:"regex,omitempty" jsonschema:"treat pattern as an RE2 regular expression"`
-	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"ignore case"`
+	Pattern         string `json:"pattern"`
+	Path            string `json:"path,omitempty"`
+	Glob            string `json:"glob,omitempty"`
+	Regex           bool   `json:"regex,omitempty"`
+	CaseInsensitive bool   `json:"case_insensitive,omitempty"`
 }
 
-// tool adds a tool whose handler returns text or a gRPC error.
-func tool[In any](s *identityServer, name, description string, run func(context.Context, In) (string, error)) {
-	mcp.AddTool(s.srv, &mcp.Tool{Name: name, Description: description},
+// tool adds the tool tooldefs defines as name, whose handler returns text
+// or a gRPC error. The SDK validates the arguments against the defined
+// schema before decoding them into In.
+func tool[In any](s *identityServer, name string, run func(context.Context, In) (string, error)) {
+	def := tooldefs.Lookup(name)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			text, err := run(ctx, in)
 			if err != nil {
@@ -105,7 +111,7 @@ func toolError(err error) string {
 
 func (s *identityServer) addTools() {
 	fs, sk := s.h.fs, s.h.skills
-	tool(s, "list_skills", "List the skills available to you: each skill's name, description and location, as a block for your context. Load one with load_skill before doing a task it describes.",
+	tool(s, "list_skills",
 		func(ctx context.Context, in listSkillsIn) (string, error) {
 			r, err := sk.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: true, SearchTool: "search_skills"})
 			if err != nil {
@@ -116,17 +122,17 @@ func (s *identityServer) addTools() {
 			}
 			return r.GetText(), nil
 		})
-	tool(s, "load_skill", "Load a skill's instructions (its SKILL.md body) to follow them now. Pass the task as arguments when the skill takes them.",
+	tool(s, "load_skill",
 		func(ctx context.Context, in loadSkillIn) (string, error) {
 			r, err := sk.RenderSkill(ctx, &skillsvcv1.RenderSkillRequest{Path: in.Skill, Arguments: in.Arguments})
 			return r.GetText(), err
 		})
-	tool(s, "read_skill_file", "Read one text file of a skill, such as a reference or a script its instructions name, by its path relative to the skill folder.",
+	tool(s, "read_skill_file",
 		func(ctx context.Context, in readSkillFileIn) (string, error) {
 			r, err := sk.ReadSkillFile(ctx, &skillsvcv1.ReadSkillFileRequest{Path: in.Skill, File: in.Path})
 			return r.GetContent(), err
 		})
-	tool(s, "search_skills", "Find the skills most relevant to a task description, best first, when the skill list is long or was cut short.",
+	tool(s, "search_skills",
 		func(ctx context.Context, in searchSkillsIn) (string, error) {
 			r, err := sk.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit})
 			if err != nil {
@@ -145,7 +151,7 @@ func (s *identityServer) addTools() {
 			}
 			return b.String(), nil
 		})
-	tool(s, "ls", "List a directory: one entry per line, directories ending in /, files with their size in bytes.",
+	tool(s, "ls",
 		func(ctx context.Context, in pathIn) (string, error) {
 			var b strings.Builder
 			req := &skillsvcv1.ListRequest{Path: in.Path}
@@ -175,7 +181,7 @@ func (s *identityServer) addTools() {
 			}
 			return b.String(), nil
 		})
-	tool(s, "read_file", "Read a text file, with line numbers (cat -n style). offset and limit select lines for long files.",
+	tool(s, "read_file",
 		func(ctx context.Context, in readFileIn) (string, error) {
 			r, err := fs.Read(ctx, &skillsvcv1.ReadRequest{Path: in.Path, Offset: in.Offset, Limit: in.Limit, LineNumbers: true})
 			if err != nil {
@@ -187,14 +193,14 @@ func (s *identityServer) addTools() {
 			}
 			return text, nil
 		})
-	tool(s, "write_file", "Create or overwrite a file with the given content.",
+	tool(s, "write_file",
 		func(ctx context.Context, in writeFileIn) (string, error) {
 			if _, err := fs.Write(ctx, &skillsvcv1.WriteRequest{Path: in.Path, Content: in.Content}); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Wrote %d bytes to %s.", len(in.Content), in.Path), nil
 		})
-	tool(s, "edit_file", "Replace exact text in a file: old_string must occur exactly once unless replace_all is set. Concurrent edits are merged safely.",
+	tool(s, "edit_file",
 		func(ctx context.Context, in editFileIn) (string, error) {
 			r, err := fs.Edit(ctx, &skillsvcv1.EditRequest{Path: in.Path, OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll})
 			if err != nil {
@@ -202,7 +208,7 @@ func (s *identityServer) addTools() {
 			}
 			return fmt.Sprintf("Replaced %d occurrence(s) in %s.", r.GetOccurrences(), in.Path), nil
 		})
-	tool(s, "glob", "Find files by name pattern, e.g. **/*.md under /workspace; one path per line.",
+	tool(s, "glob",
 		func(ctx context.Context, in globIn) (string, error) {
 			r, err := fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: in.Pattern, Path: in.Path})
 			if err != nil {
@@ -220,7 +226,7 @@ func (s *identityServer) addTools() {
 			}
 			return b.String(), nil
 		})
-	tool(s, "grep", "Search file contents; one match per line as path:line: text.",
+	tool(s, "grep",
 		func(ctx context.Context, in grepIn) (string, error) {
 			r, err := fs.Grep(ctx, &skillsvcv1.GrepRequest{Pattern: in.Pattern, Path: in.Path, Glob: in.Glob, Regex: in.Regex, CaseInsensitive: in.CaseInsensitive})
 			if err != nil {

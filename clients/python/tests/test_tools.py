@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from google.genai import types as genai_types
 
 from skillsvc import Client
+from skillsvc import tools as skill_tools
 from skillsvc.tools import SkillTools
+
+# The one definition the MCP server's tools are built from too.
+SHARED = Path(__file__).resolve().parents[3] / "internal" / "tooldefs" / "tools.json"
 
 
 @pytest.fixture
@@ -39,6 +44,16 @@ def test_definitions(tools: SkillTools) -> None:
     assert declared.name == "load_skill" and declared.parameters_json_schema == anthropic[0]["input_schema"]
     with pytest.raises(ValueError):
         tools.definitions("cohere")  # type: ignore[arg-type]
+
+
+def test_definitions_are_the_shared_definition(tools: SkillTools) -> None:
+    shared = json.loads(SHARED.read_text(encoding="utf-8"))["tools"]
+    # The copy shipped in the package is the repository's definition.
+    assert skill_tools.DEFINITIONS == shared
+    by_name = {t["name"]: t for t in shared}
+    for t in tools.definitions("anthropic"):
+        want = by_name[t["name"]]
+        assert t == {"name": want["name"], "description": want["description"], "input_schema": want["inputSchema"]}
 
 
 def test_run(tools: SkillTools) -> None:

@@ -13,7 +13,7 @@ import { createDeepAgent } from "deepagents";
 
 import { SkillsvcClient } from "@skillsvc/client";
 import { SkillsvcBackend, skillSources } from "@skillsvc/client/deepagents";
-import { ScriptedChatModel, toolCall } from "@skillsvc/client/testing";
+import { ScriptedChatModel, toolCall } from "./scripted-model.mjs";
 
 const TASK = "Write release notes for these merged changes: export skills as tar.gz; fix the login redirect.";
 

@@ -27,7 +27,8 @@ import type {
   WriteResult,
 } from "deepagents";
 
-import { SkillsvcClient, SkillsvcError, type ClientOptions } from "./client.js";
+import { SkillsvcClient, type ClientOptions } from "./client.js";
+import { SkillsvcError } from "./errors.js";
 import type { FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
 
 const MAX_BINARY_READ = 10 << 20;

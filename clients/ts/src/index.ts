@@ -1,5 +1,6 @@
 // @skillsvc/client: skillsvc over gRPC for Node. See README.md.
-export { DEFAULT_TARGET, SkillsvcClient, SkillsvcError, codeName, type Call, type ClientOptions, type Identity, type UploadOptions } from "./client.js";
+export { DEFAULT_TARGET, SkillsvcClient, type Call, type ClientOptions, type Identity, type UploadOptions } from "./client.js";
+export { SkillsvcError, codeName } from "./errors.js";
 export { MAX_ARCHIVE_BYTES, MAX_ENTRIES, extractSkill, type ExtractOptions } from "./tar.js";
 export { Code } from "@connectrpc/connect";
 export * as fs from "./gen/skillsvc/v1/filesystem_pb.js";

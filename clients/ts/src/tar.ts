@@ -9,7 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 
-import { SkillsvcError } from "./client.js";
+import { SkillsvcError } from "./errors.js";
 import { Code } from "@connectrpc/connect";
 
 /** The server's default --skills.max-export-bytes, which counts the tar as extractSkill does: headers, content and padding. */

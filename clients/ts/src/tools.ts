@@ -2,7 +2,8 @@
 // prompt block, and load_skill / read_skill_file tools in the shapes the
 // Anthropic, OpenAI and Gemini SDKs take, with an executor for their calls.
 import type { SkillsvcClient } from "./client.js";
-import { SkillsvcError } from "./client.js";
+import { SkillsvcError } from "./errors.js";
+import { toolDefinitions } from "./gen/tool-definitions.js";
 
 export type Style = "anthropic" | "openai" | "openai-responses" | "gemini";
 
@@ -12,34 +13,22 @@ interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
-export const LOAD_SKILL: ToolSpec = {
-  name: "load_skill",
-  description:
-    "Load a skill's instructions before doing a task the skill describes. Pass the skill's name (or path) from the skills list, and the task as arguments when it takes any.",
-  parameters: {
-    type: "object",
-    properties: {
-      skill: { type: "string", description: "The skill's name or path, e.g. release-notes or writing/release-notes." },
-      arguments: { type: "string", description: "The task or input for the skill's $ARGUMENTS; may be empty." },
-    },
-    required: ["skill"],
-    additionalProperties: false,
-  },
-};
+/** The tools' names, descriptions and input schemas: the one definition
+ * (internal/tooldefs/tools.json in the repository) that the MCP server's
+ * tools are built from too, generated into this package. */
+export const DEFINITIONS: ReadonlyArray<{ name: string; description: string; inputSchema: Record<string, unknown> }> =
+  toolDefinitions.tools;
 
-export const READ_SKILL_FILE: ToolSpec = {
-  name: "read_skill_file",
-  description: "Read a file of a skill that its instructions name, such as references/style.md, by its path relative to the skill folder.",
-  parameters: {
-    type: "object",
-    properties: {
-      skill: { type: "string", description: "The skill's name or path." },
-      path: { type: "string", description: "The file, relative to the skill folder." },
-    },
-    required: ["skill", "path"],
-    additionalProperties: false,
-  },
-};
+function defined(name: string): ToolSpec {
+  const t = DEFINITIONS.find((d) => d.name === name);
+  if (!t) throw new Error(`no tool ${name} in the tool definitions`);
+  return { name: t.name, description: t.description, parameters: t.inputSchema };
+}
+
+// The MCP server's list_skills and search_skills have no counterpart here:
+// prompt() puts the list in the system prompt instead.
+export const LOAD_SKILL: ToolSpec = defined("load_skill");
+export const READ_SKILL_FILE: ToolSpec = defined("read_skill_file");
 
 /** One tool in the shape an SDK takes. */
 export function definition(tool: ToolSpec, style: Style): Record<string, unknown> {

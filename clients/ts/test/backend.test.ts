@@ -12,7 +12,7 @@ import { createDeepAgent } from "deepagents";
 
 import { SkillsvcClient } from "@skillsvc/client";
 import { SkillsvcBackend, skillSources } from "@skillsvc/client/deepagents";
-import { ScriptedChatModel, toolCall } from "@skillsvc/client/testing";
+import { ScriptedChatModel, toolCall } from "../examples/scripted-model.mjs";
 import { examples, testenv, type Env } from "./testenv.js";
 
 let env: Env;

@@ -1,9 +1,10 @@
 // The prompt block and the skill tools for plain SDK loops, against the real binary.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 
 import { SkillsvcClient } from "@skillsvc/client";
-import { SkillTools } from "@skillsvc/client/tools";
+import { DEFINITIONS, SkillTools } from "@skillsvc/client/tools";
 import { testenv, type Env } from "./testenv.js";
 
 let env: Env;
@@ -36,6 +37,20 @@ test("definitions", () => {
     parametersJsonSchema: anthropic[0].input_schema,
   });
   assert.throws(() => tools.definitions("cohere" as never), /unknown tool style/);
+});
+
+test("definitions are the shared definition", () => {
+  // The one definition the MCP server's tools are built from too (this file is dist-test/tools.test.js).
+  const shared = JSON.parse(readFileSync(new URL("../../../internal/tooldefs/tools.json", import.meta.url), "utf8")) as {
+    tools: Array<{ name: string; description: string; inputSchema: unknown }>;
+  };
+  // The copy generated into the package is the repository's definition.
+  assert.deepEqual(DEFINITIONS, shared.tools);
+  for (const t of tools.definitions("anthropic")) {
+    const want = shared.tools.find((d) => d.name === t.name);
+    assert.ok(want, String(t.name));
+    assert.deepEqual(t, { name: want.name, description: want.description, input_schema: want.inputSchema });
+  }
 });
 
 test("run", async () => {

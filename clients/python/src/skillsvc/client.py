@@ -285,10 +285,33 @@ class _Methods:
 
 
 class _Base(_Methods):
-    def __init__(self, channel: Any, identity: Identity, timeout: float | None) -> None:
+    """What Client and AsyncClient share: the constructor, which opens the
+    channel with the subclass's ``_grpc`` (grpc or grpc.aio), the identity
+    and the stubs."""
+
+    _grpc: Any
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        user: str | None = None,
+        thread: str | None = None,
+        ticket: str | None = None,
+        token: Token | None = None,
+        tls: bool | grpc.ChannelCredentials = False,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        timeout: float | None = 30.0,
+        options: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        creds = channel_credentials(tls, root_certificates, private_key, certificate_chain)
+        opts = channel_options() + list(options)
+        channel = self._grpc.secure_channel(target, creds, opts) if creds else self._grpc.insecure_channel(target, opts)
         self._channel = channel
         self._owns_channel = True
-        self.identity = identity
+        self.identity = Identity(user, thread, ticket, token)
         self.timeout = timeout
         self._fs = filesystem_pb2_grpc.FilesystemServiceStub(channel)
         self._skills = skills_pb2_grpc.SkillsServiceStub(channel)
@@ -325,25 +348,7 @@ def _too_large(skill: str, max_bytes: int) -> ResourceExhausted:
 class Client(_Base):
     """A synchronous client. Use as a context manager, or call close()."""
 
-    def __init__(
-        self,
-        target: str = DEFAULT_TARGET,
-        *,
-        user: str | None = None,
-        thread: str | None = None,
-        ticket: str | None = None,
-        token: Token | None = None,
-        tls: bool | grpc.ChannelCredentials = False,
-        root_certificates: bytes | None = None,
-        private_key: bytes | None = None,
-        certificate_chain: bytes | None = None,
-        timeout: float | None = 30.0,
-        options: Iterable[tuple[str, Any]] = (),
-    ) -> None:
-        creds = channel_credentials(tls, root_certificates, private_key, certificate_chain)
-        opts = channel_options() + list(options)
-        channel = grpc.secure_channel(target, creds, opts) if creds else grpc.insecure_channel(target, opts)
-        super().__init__(channel, Identity(user, thread, ticket, token), timeout)
+    _grpc = grpc
 
     def close(self) -> None:
         if self._owns_channel:
@@ -449,25 +454,7 @@ class AsyncClient(_Base):
     """The same client on grpc.aio: ``await client.read(...)``,
     ``async for skill in client.iter_skills()``."""
 
-    def __init__(
-        self,
-        target: str = DEFAULT_TARGET,
-        *,
-        user: str | None = None,
-        thread: str | None = None,
-        ticket: str | None = None,
-        token: Token | None = None,
-        tls: bool | grpc.ChannelCredentials = False,
-        root_certificates: bytes | None = None,
-        private_key: bytes | None = None,
-        certificate_chain: bytes | None = None,
-        timeout: float | None = 30.0,
-        options: Iterable[tuple[str, Any]] = (),
-    ) -> None:
-        creds = channel_credentials(tls, root_certificates, private_key, certificate_chain)
-        opts = channel_options() + list(options)
-        channel = grpc.aio.secure_channel(target, creds, opts) if creds else grpc.aio.insecure_channel(target, opts)
-        super().__init__(channel, Identity(user, thread, ticket, token), timeout)
+    _grpc = grpc.aio
 
     async def close(self) -> None:
         if self._owns_channel:

@@ -17,6 +17,7 @@ the skills it uses.
 from __future__ import annotations
 
 import json
+from importlib import resources
 from typing import Any, Literal
 
 from .client import Client
@@ -24,36 +25,23 @@ from .errors import SkillsvcError
 
 Style = Literal["anthropic", "openai", "openai-responses", "gemini"]
 
-LOAD_SKILL = {
-    "name": "load_skill",
-    "description": (
-        "Load a skill's instructions before doing a task the skill describes. "
-        "Pass the skill's name (or path) from the skills list, and the task as arguments when it takes any."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "skill": {"type": "string", "description": "The skill's name or path, e.g. release-notes or writing/release-notes."},
-            "arguments": {"type": "string", "description": "The task or input for the skill's $ARGUMENTS; may be empty."},
-        },
-        "required": ["skill"],
-        "additionalProperties": False,
-    },
-}
+# The tools' names, descriptions and input schemas: a copy of the one
+# definition (internal/tooldefs/tools.json in the repository), which the
+# MCP server's tools are built from too, shipped as package data.
+DEFINITIONS: list[dict[str, Any]] = json.loads(
+    resources.files(__package__).joinpath("tool_definitions.json").read_text(encoding="utf-8")
+)["tools"]
 
-READ_SKILL_FILE = {
-    "name": "read_skill_file",
-    "description": "Read a file of a skill that its instructions name, such as references/style.md, by its path relative to the skill folder.",
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "skill": {"type": "string", "description": "The skill's name or path."},
-            "path": {"type": "string", "description": "The file, relative to the skill folder."},
-        },
-        "required": ["skill", "path"],
-        "additionalProperties": False,
-    },
-}
+
+def _tool(name: str) -> dict[str, Any]:
+    (t,) = (t for t in DEFINITIONS if t["name"] == name)
+    return {"name": t["name"], "description": t["description"], "parameters": t["inputSchema"]}
+
+
+# The MCP server's list_skills and search_skills have no counterpart here:
+# prompt() puts the list in the system prompt instead.
+LOAD_SKILL = _tool("load_skill")
+READ_SKILL_FILE = _tool("read_skill_file")
 
 
 def definition(tool: dict[str, Any], style: Style) -> dict[str, Any]:

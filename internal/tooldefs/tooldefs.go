@@ -1,0 +1,54 @@
+// Package tooldefs is the one definition of the tools skillsvc offers
+// agents: each tool's name, description and JSON Schema for its input, in
+// tools.json. The MCP server builds its tools from it, and make generate
+// copies the file into the Python and TypeScript clients, whose SkillTools
+// render the skill tools from it, so the three cannot drift apart.
+package tooldefs
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+//go:embed tools.json
+var file []byte
+
+// Tool is one tool as tools.json defines it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+var parse = sync.OnceValues(func() ([]Tool, error) {
+	var f struct {
+		Tools []Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(file, &f); err != nil {
+		return nil, fmt.Errorf("tooldefs: tools.json: %w", err)
+	}
+	return f.Tools, nil
+})
+
+// All returns every tool, in the file's order. It panics if tools.json is
+// malformed, which the package's tests rule out.
+func All() []Tool {
+	tools, err := parse()
+	if err != nil {
+		panic(err)
+	}
+	return tools
+}
+
+// Lookup returns the tool called name; it panics if there is none, since
+// every name a caller asks for is fixed in its code.
+func Lookup(name string) Tool {
+	for _, t := range All() {
+		if t.Name == name {
+			return t
+		}
+	}
+	panic(fmt.Sprintf("tooldefs: no tool %q in tools.json", name))
+}

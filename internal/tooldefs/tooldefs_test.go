@@ -1,0 +1,56 @@
+package tooldefs_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/tooldefs"
+)
+
+// Every tool is well formed for each format the definition is rendered to:
+// MCP wants an object schema, and Anthropic, OpenAI and Gemini take names
+// of letters, digits, _ and - up to 64 characters.
+func TestDefinitions(t *testing.T) {
+	name := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	var seen []string
+	for _, tool := range tooldefs.All() {
+		t.Run(tool.Name, func(t *testing.T) {
+			if !name.MatchString(tool.Name) || slices.Contains(seen, tool.Name) {
+				t.Errorf("name %q is not a valid tool name or is not unique", tool.Name)
+			}
+			seen = append(seen, tool.Name)
+			if tool.Description == "" {
+				t.Error("no description")
+			}
+			var schema struct {
+				Type       string                     `json:"type"`
+				Properties map[string]json.RawMessage `json:"properties"`
+				Required   []string                   `json:"required"`
+			}
+			if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema.Type != "object" {
+				t.Fatalf("input schema is not an object schema (%v): %s", err, tool.InputSchema)
+			}
+			for p, s := range schema.Properties {
+				var prop struct {
+					Description string `json:"description"`
+				}
+				if json.Unmarshal(s, &prop) != nil || prop.Description == "" {
+					t.Errorf("property %s has no description", p)
+				}
+			}
+			for _, r := range schema.Required {
+				if _, ok := schema.Properties[r]; !ok {
+					t.Errorf("required %s is not a property", r)
+				}
+			}
+			if tooldefs.Lookup(tool.Name).Description != tool.Description {
+				t.Error("Lookup returns another tool")
+			}
+		})
+	}
+	if len(seen) == 0 {
+		t.Fatal("no tools")
+	}
+}

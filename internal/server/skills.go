@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -26,7 +27,7 @@ func NewSkills(lib *skills.Library, chunkSize int) *Skills {
 func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
 		Path: s.Path, Location: s.Location(), Name: s.Name, DisplayName: s.DisplayName,
-		Description: skills.Shorten(s.Description, skills.MaxDescriptionLen),
+		Description: skillmd.Shorten(s.Description, skillmd.MaxDescriptionLen),
 		Category:    s.Category, Layer: s.Layer, Version: s.Version, License: s.License,
 		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools, Metadata: s.Metadata,
 		Etag: s.ETag, Disabled: s.Disabled, Warnings: s.Warnings, Errors: s.Errors,
@@ -89,7 +90,7 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 		return nil, err
 	}
 	b, err := s.lib.Catalog.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
-		skills.FormatOptions{
+		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
 			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(),
 		})

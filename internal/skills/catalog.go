@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
@@ -40,16 +41,25 @@ type Skill struct {
 	Layer    string // LayerUser or LayerShared
 	ETag     string // of SKILL.md
 	Disabled bool
-	Frontmatter
-	Problems
+	skillmd.Frontmatter
+	skillmd.Problems
 }
 
 // Location is the virtual path of the skill's SKILL.md.
 func (s Skill) Location() string { return s.Path + "/SKILL.md" }
 
+// entries are what a prompt block says of each skill.
+func entries(list []Skill) []skillmd.Entry {
+	out := make([]skillmd.Entry, len(list))
+	for i, s := range list {
+		out[i] = skillmd.Entry{Name: s.Name, Description: s.Description, Category: s.Category, Location: s.Location()}
+	}
+	return out
+}
+
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
-func (c *Catalog) summary(s *skillRef, p Frontmatter, problems Problems, disabled map[string]bool) Skill {
+func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
 		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name],
@@ -172,26 +182,26 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Identity) ([]Categor
 
 // Prompt renders the caller's listed skills (of one category when
 // opts.FilterCategory) as a system-prompt block.
-func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptions, f FormatOptions) (Block, error) {
-	budget, err := limits.Within("char_budget", f.CharBudget, DefaultCharBudget, int(c.cfg.MaxCharBudget))
+func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptions, f skillmd.FormatOptions) (skillmd.Block, error) {
+	budget, err := limits.Within("char_budget", f.CharBudget, skillmd.DefaultCharBudget, int(c.cfg.MaxCharBudget))
 	if err != nil {
-		return Block{}, err
+		return skillmd.Block{}, err
 	}
 	if f.MaxSkills < 0 {
-		return Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
+		return skillmd.Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
 	}
-	if !ValidFormat(f.Format) {
-		return Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(formatNames, ", "))
+	if !skillmd.ValidFormat(f.Format) {
+		return skillmd.Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(skillmd.FormatNames(), ", "))
 	}
 	if f.SearchTool, err = toolName("search_tool", f.SearchTool, c.cfg.SearchTool); err != nil {
-		return Block{}, err
+		return skillmd.Block{}, err
 	}
 	f.CharBudget = budget
 	list, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
 	if err != nil {
-		return Block{}, err
+		return skillmd.Block{}, err
 	}
-	return FormatBlock(list, f)
+	return skillmd.FormatBlock(entries(list), f)
 }
 
 // File is one file of a skill folder.
@@ -241,7 +251,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	fm, body, problems := ParseSkillMD(raw, s.folder)
+	fm, body, problems := skillmd.ParseSkillMD(raw, s.folder)
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
@@ -255,7 +265,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 	return d, s, nil
 }
 
-func invalidSkill(mount string, s *skillRef, p Problems) error {
+func invalidSkill(mount string, s *skillRef, p skillmd.Problems) error {
 	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.dir, strings.Join(p.Errors, "; "))
 }
 
@@ -474,10 +484,10 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 		return Skill{}, err
 	}
 	if sk == nil {
-		if !stored && !nameRE.MatchString(name) {
+		if !stored && !skillmd.ValidName(name) {
 			return Skill{}, findErr
 		}
-		return Skill{Folder: name, Frontmatter: Frontmatter{Name: name}, Disabled: !enabled}, nil
+		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
 	return c.summary(sk, sk.head.fm, sk.problems(), map[string]bool{name: !enabled}), nil
 }

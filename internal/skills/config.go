@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Config configures the skills library and the limits of its RPCs.
@@ -199,4 +201,15 @@ func (v *int32Value) Set(s string) error {
 	}
 	*v = int32Value(n)
 	return nil
+}
+
+// toolName returns the tool name a request gives for field, or def.
+func toolName(field, name, def string) (string, error) {
+	if !skillmd.ValidToolName(name) {
+		return "", fmt.Errorf("%w: %s must be a tool name of at most %d characters: letters, digits, _ . : / and single hyphens", errkind.InvalidArgument, field, skillmd.MaxToolName)
+	}
+	if name == "" {
+		return def, nil
+	}
+	return name, nil
 }

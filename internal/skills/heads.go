@@ -14,12 +14,13 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // parsed is the result of parsing one SKILL.md head.
 type parsed struct {
-	fm       Frontmatter
-	problems Problems
+	fm       skillmd.Frontmatter
+	problems skillmd.Problems
 }
 
 type headKey struct{ key, etag string }
@@ -125,8 +126,8 @@ func (h *heads) fetch(ctx context.Context, tag string, objs []objstore.Object) (
 // trimHead cuts a head after its frontmatter, which is all a listing needs:
 // an index holds a head per skill.
 func trimHead(head []byte) []byte {
-	rest := bytes.TrimPrefix(head, []byte(bom))
-	if end, _ := frontmatterEnd(rest); end > 0 {
+	rest := bytes.TrimPrefix(head, []byte(skillmd.BOM))
+	if end, _ := skillmd.FrontmatterEnd(rest); end > 0 {
 		return head[:len(head)-len(rest)+end]
 	}
 	return head
@@ -138,7 +139,7 @@ func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
 	if p, ok := h.parsed.Get(k); ok {
 		return p
 	}
-	fm, _, problems := ParseSkillMD(head, s.folder)
+	fm, _, problems := skillmd.ParseSkillMD(head, s.folder)
 	p := parsed{fm: fm, problems: problems}
 	if !problems.Valid() {
 		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", problems.Errors)
@@ -163,10 +164,10 @@ func (h *heads) read(ctx context.Context, o objstore.Object) (head []byte, etag 
 	if int64(len(head)) >= a.Size {
 		return head, a.ETag, nil
 	}
-	if end, opened := frontmatterEnd(bytes.TrimPrefix(head, []byte(bom))); !opened || (end > 0 && end < len(head)) {
+	if end, opened := skillmd.FrontmatterEnd(bytes.TrimPrefix(head, []byte(skillmd.BOM))); !opened || (end > 0 && end < len(head)) {
 		return head, a.ETag, nil
 	}
-	rc, a, err = h.bucket.GetRange(ctx, o.Key, 0, MaxFrontmatterBytes+int64(len(bom))+1)
+	rc, a, err = h.bucket.GetRange(ctx, o.Key, 0, skillmd.MaxFrontmatterBytes+int64(len(skillmd.BOM))+1)
 	if err != nil {
 		return nil, "", err
 	}

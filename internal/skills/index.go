@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // index is one library layer as last listed: every object, and the
@@ -52,7 +53,7 @@ var errTooManyObjects = errors.New("too many objects")
 // maxIndexBytesPerObject bounds one object's share of an encoded index: a
 // key of at most 1 KiB, its ETag and numbers, and a frontmatter head of at
 // most MaxFrontmatterBytes.
-const maxIndexBytesPerObject = 2<<10 + MaxFrontmatterBytes
+const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes
 
 // indexes serves each library's index: from process memory while it is
 // younger than the refresh interval, then after checking the shared cache

@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -274,7 +275,10 @@ func TestWarmPathsNoStorage(t *testing.T) {
 	}{
 		{"Skills", func() error { _, err := lib.Catalog.Skills(ctx, alice, ListOptions{IncludeDisabled: true}); return err }},
 		{"Categories", func() error { _, err := lib.Catalog.Categories(ctx, alice); return err }},
-		{"Prompt", func() error { _, err := lib.Catalog.Prompt(ctx, alice, ListOptions{}, FormatOptions{}); return err }},
+		{"Prompt", func() error {
+			_, err := lib.Catalog.Prompt(ctx, alice, ListOptions{}, skillmd.FormatOptions{})
+			return err
+		}},
 		{"Search", func() error { _, err := lib.Catalog.Search(ctx, alice, SearchOptions{Query: "pdf"}); return err }},
 		{"Get", func() error { _, err := lib.Catalog.Get(ctx, alice, "pdf"); return err }},
 		{"Render", func() error {

@@ -16,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Layer names.
@@ -40,16 +41,16 @@ type skillRef struct {
 	// name, or the folder's when the frontmatter has no usable one.
 	name    string
 	skillMD objstore.Object
-	files   []entry  // every file of the folder, SKILL.md included, by rel
-	head    parsed   // the frontmatter as of the listing
-	notes   Problems // what merging found: a name declared twice, a folder nested too deep
-	nested  bool     // deeper than <category>/<skill>: reported, never served
+	files   []entry          // every file of the folder, SKILL.md included, by rel
+	head    parsed           // the frontmatter as of the listing
+	notes   skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
+	nested  bool             // deeper than <category>/<skill>: reported, never served
 }
 
 // problems are the skill's own problems and the view's notes on it. The
 // head's slices are shared with the cache, so the result is a new slice.
-func (s *skillRef) problems() Problems {
-	return Problems{
+func (s *skillRef) problems() skillmd.Problems {
+	return skillmd.Problems{
 		Errors:   slices.Concat(s.head.problems.Errors, s.notes.Errors),
 		Warnings: slices.Concat(s.head.problems.Warnings, s.notes.Warnings),
 	}
@@ -305,9 +306,9 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 				return listed(ps, 5)
 			}
 			winner := group[0]
-			winner.notes.warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
+			winner.notes.Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
 			for _, s := range group[1:] {
-				s.notes.warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
+				s.notes.Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
 					name, mount+"/"+winner.dir, mount+"/"+s.dir)
 			}
 		}
@@ -391,7 +392,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 			continue // a file of a skill
 		}
 		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), category: cat, layer: layer, skillMD: e.obj, nested: true}
-		n.notes.errorf("%s", nestedProblem)
+		n.notes.Errorf("%s", nestedProblem)
 		nested = append(nested, n)
 	}
 	byDir := func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) }

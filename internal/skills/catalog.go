@@ -107,13 +107,22 @@ func (c *Catalog) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 type Page struct {
 	Skills        []Skill
 	NextPageToken string
+	scope         string // what the page token is bound to
+}
+
+// Truncate keeps the first n skills of the page, when n is less than it
+// holds (and positive): the next page then starts after them. A caller
+// that bounds the encoded size of a reply ends the page early with it.
+func (p Page) Truncate(n int) Page {
+	if n <= 0 || n >= len(p.Skills) {
+		return p
+	}
+	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), scope: p.scope}
 }
 
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
-// size, when not nil, is the encoded size of one skill in the reply: the
-// page then ends before it would exceed --skills.max-page-bytes (see fit).
-func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string, size func(Skill) int) (Page, error) {
+func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string) (Page, error) {
 	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
 		return Page{}, err
@@ -129,31 +138,16 @@ func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions
 	}
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
 	n := min(len(list), int(count))
-	if size != nil {
-		n = c.fit(n, func(i int) int { return size(list[i]) })
-	}
 	if n == len(list) {
-		return Page{Skills: list}, nil
+		return Page{Skills: list, scope: scope}, nil
 	}
 	list = list[:n]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path)}, nil
+	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path), scope: scope}, nil
 }
 
-// fit returns how many of the first n items of a reply, the i-th encoding
-// to size(i) bytes, stay within --skills.max-page-bytes, so every reply
-// fits a client's default 4 MiB receive limit: at least one, as any one
-// skill fits. size is called once per item, in order, up to the first that
-// does not fit; a caller that builds the reply in size learns from the
-// count of calls whether the budget cut it.
-func (c *Catalog) fit(n int, size func(i int) int) int {
-	total := 0
-	for i := range n {
-		if total += size(i); total > c.cfg.MaxPageBytes && i > 0 {
-			return i
-		}
-	}
-	return n
-}
+// MaxPageBytes is --skills.max-page-bytes: the most a reply of Page's or
+// Search's skills may encode to, which the caller that encodes it applies.
+func (c *Catalog) MaxPageBytes() int { return c.cfg.MaxPageBytes }
 
 // Category is a category and how many skills it holds.
 type Category struct {

@@ -341,7 +341,7 @@ func testReadFileHints(t *testing.T, newBucket newBucketFunc) {
 func testPageTokens(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	first, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, "", nil)
+	first, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, "")
 	if err != nil || first.NextPageToken == "" {
 		t.Fatalf("first page = %+v, %v", first, err)
 	}
@@ -356,13 +356,13 @@ func testPageTokens(t *testing.T, newBucket newBucketFunc) {
 		{"another listing's token", first.NextPageToken, skills.ListOptions{IncludeInvalid: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			page, err := lib.Catalog.Page(ctx, aliceID, tc.opts, 2, tc.token, nil)
+			page, err := lib.Catalog.Page(ctx, aliceID, tc.opts, 2, tc.token)
 			if !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "page_token") {
 				t.Errorf("Page = %d skills, %v; want InvalidArgument about page_token", len(page.Skills), err)
 			}
 		})
 	}
-	second, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, first.NextPageToken, nil)
+	second, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, first.NextPageToken)
 	if err != nil || len(second.Skills) != 2 || second.Skills[0].Path <= first.Skills[1].Path {
 		t.Errorf("second page = %q, %v", dirs(second.Skills), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -27,7 +28,7 @@ type Catalog struct {
 	bucket   objstore.Bucket
 	cfg      Config
 	views    *views
-	files    *files
+	files    *libindex.Files
 	settings *settingsStore
 }
 
@@ -282,7 +283,7 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 		files = append(files, File{Path: rel, Size: e.obj.Size})
 		objs = append(objs, e.obj)
 	}
-	binary, err := c.files.binary(ctx, objs, c.cfg.Concurrency)
+	binary, err := c.files.Binary(ctx, objs, c.cfg.Concurrency)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -302,7 +303,7 @@ func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downlo
 		hint = "fetch it with " + downloadTool + " instead"
 	}
 	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: hint}
-	data, a, err := r.Read(ctx, getter{c.files, o}, o.Key, vpath)
+	data, a, err := r.Read(ctx, c.files.Getter(o), o.Key, vpath)
 	if objstore.IsNotFound(err) {
 		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
 	}
@@ -498,8 +499,8 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 	if err != nil {
 		return err
 	}
-	c.views.forget(own.prefix)
-	return errors.Join(c.views.indexes.drop(ctx, own), c.settings.forget(ctx, user))
+	c.views.forget(own.Prefix)
+	return errors.Join(c.views.indexes.Drop(ctx, own), c.settings.forget(ctx, user))
 }
 
 // DropSharedIndex does what DropIndex does for the shared library.
@@ -508,7 +509,7 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.views.indexes.drop(ctx, shared)
+	return c.views.indexes.Drop(ctx, shared)
 }
 
 // LibraryRef names one library for an operator: a user's, or the shared one.
@@ -531,9 +532,9 @@ func (l LibraryRef) Validate() error {
 }
 
 // layer resolves l, which names exactly one library.
-func (c *Catalog) layer(l LibraryRef) (layer, error) {
+func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
 	if err := l.Validate(); err != nil {
-		return layer{}, err
+		return libindex.Layer{}, err
 	}
 	own, shared, err := c.views.userLayers(cmp.Or(l.User, "index"))
 	if l.Shared {
@@ -544,18 +545,18 @@ func (c *Catalog) layer(l LibraryRef) (layer, error) {
 
 // libraryKey resolves rel, a path relative to the library's root in the
 // canonical spelling of virtual paths, to its key.
-func (c *Catalog) libraryKey(l LibraryRef, rel string) (layer, string, error) {
+func (c *Catalog) libraryKey(l LibraryRef, rel string) (libindex.Layer, string, error) {
 	ly, err := c.layer(l)
 	if err != nil {
-		return layer{}, "", err
+		return libindex.Layer{}, "", err
 	}
 	if rel == "" {
-		return layer{}, "", fmt.Errorf("%w: path is required", errkind.InvalidArgument)
+		return libindex.Layer{}, "", fmt.Errorf("%w: path is required", errkind.InvalidArgument)
 	}
 	if err := mounts.CleanPath("/" + rel); err != nil {
-		return layer{}, "", err
+		return libindex.Layer{}, "", err
 	}
-	return ly, ly.prefix + rel, nil
+	return ly, ly.Prefix + rel, nil
 }
 
 // DropLibraryIndex is DropIndex or DropSharedIndex for the library l

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -16,7 +17,7 @@ import (
 // path a listing returns can be read with FilesystemService.
 type Tree struct {
 	views *views
-	files *files
+	files *libindex.Files
 }
 
 var _ vfs.Tree = (*Tree)(nil)
@@ -38,7 +39,7 @@ func (t *Tree) Stat(ctx context.Context, id mounts.Identity, rel string) (objsto
 
 // Open implements vfs.Tree through the file cache.
 func (t *Tree) Open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
-	return t.files.open(ctx, o, offset, length)
+	return t.files.Open(ctx, o, offset, length)
 }
 
 // List implements vfs.Tree.

@@ -19,7 +19,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -29,6 +28,7 @@ type Catalog struct {
 	cfg      Config
 	views    *views
 	files    *libindex.Files
+	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
 }
 
@@ -293,21 +293,17 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 	return files, omitted, nil
 }
 
-// readText reads a whole text file up to MaxFileBytes, through the file
-// cache. A refusal names downloadTool, the caller's tool for fetching
-// files, or says what to do in neutral words: a model reads these messages,
-// and has no tools by our RPCs' names.
+// readText reads a whole text file as the /skills mount reads it (Tree's
+// readText: the file cache, --skills.max-file-bytes). A refusal names
+// downloadTool, the caller's tool for fetching files, or says what to do
+// in neutral words: a model reads these messages, and has no tools by our
+// RPCs' names.
 func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downloadTool string) ([]byte, objstore.Attributes, error) {
 	hint := "fetch the file itself instead of reading it as text"
 	if downloadTool != "" {
 		hint = "fetch it with " + downloadTool + " instead"
 	}
-	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: hint}
-	data, a, err := r.Read(ctx, c.files.Getter(o), o.Key, vpath)
-	if objstore.IsNotFound(err) {
-		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
-	}
-	return data, a, err
+	return c.tree.readText(ctx, o, vpath, hint)
 }
 
 // RenderOptions shape Render's text.
@@ -392,8 +388,10 @@ type ReadOptions struct {
 	DownloadTool string
 }
 
-// ReadFile returns one file of a skill as text, and its virtual path. An
-// unknown file fails with NotFound naming the files that exist.
+// ReadFile returns one file of a skill as text, and its virtual path: the
+// file the VFS's Read of that path reads (without an extension, the ".md"
+// file when there is no other), with the same limit. An unknown file fails
+// with NotFound naming the files that exist.
 func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file string, opts ReadOptions) (string, string, error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {
@@ -411,13 +409,14 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	for _, e := range s.files {
-		rel := strings.TrimPrefix(e.rel, s.dir+"/")
-		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
-			vpath := c.cfg.Mount + "/" + e.rel
-			data, _, err := c.readText(ctx, e.obj, vpath, tool)
-			return string(data), vpath, err
-		}
+	e, ok := v.file(s.dir + "/" + file)
+	if !ok && path.Ext(file) == "" {
+		e, ok = v.file(s.dir + "/" + file + ".md")
+	}
+	if ok {
+		vpath := c.cfg.Mount + "/" + e.rel
+		data, _, err := c.readText(ctx, e.obj, vpath, tool)
+		return string(data), vpath, err
 	}
 	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, fileNames(s, maxNamedFiles))
 }

@@ -106,7 +106,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
 	f.IntVar(&c.MaxObjects, prefix+"max-objects", 100000, "Most objects read from one library listing; the rest are ignored (and logged).")
 	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
-	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
+	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text, by GetSkill, ReadSkillFile and a Read of the /skills mount alike (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
 	f.IntVar(&c.MaxListedFiles, prefix+"max-listed-files", 1000, "Most files GetSkill lists for one skill (each is sniffed for binary content); the rest are counted in files_omitted.")
 	f.Int64Var(&c.MaxRenderBytes, prefix+"max-render-bytes", 3<<20, "Largest text RenderSkill returns (arguments are copied into every $ARGUMENTS); larger renders are RESOURCE_EXHAUSTED.")
 	int32Var(f, &c.DefaultPageSize, prefix+"default-page-size", 100, "Skills per ListSkills page when the request asks for 0.")

@@ -73,14 +73,15 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if cfg.IndexRefresh > 0 {
 		settingsTTL = cfg.SettingsTTL
 	}
+	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
 	c := &Catalog{
-		bucket: bucket, cfg: cfg, views: vs, files: fs,
+		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings: &settingsStore{bucket: bucket, shared: cache.Shared(o.cache), ttl: settingsTTL, keyTemplate: cfg.SettingsKey, cacheLog: cl, metrics: m},
 	}
 	return &Library{
 		Catalog:  c,
 		Exporter: &Exporter{catalog: c},
-		Tree:     &Tree{views: vs, files: fs},
+		Tree:     tree,
 		indexes:  ix,
 		metrics:  m,
 	}, nil

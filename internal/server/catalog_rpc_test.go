@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
@@ -117,9 +118,9 @@ func TestFormatSkillsOptions(t *testing.T) {
 	}{
 		{"grouped xml", &skillsvcv1.FormatSkillsRequest{GroupByCategory: true},
 			[]string{"<available_skills>\n<skill>\n<name>code-review</name>", `<category name="data">`, `<category name="fmt">`}, nil},
-		{"grouped markdown", &skillsvcv1.FormatSkillsRequest{GroupByCategory: true, Format: skills.FormatMarkdown},
+		{"grouped markdown", &skillsvcv1.FormatSkillsRequest{GroupByCategory: true, Format: skillmd.FormatMarkdown},
 			[]string{"\n### legal\n\n- **escritura**"}, nil},
-		{"yaml", &skillsvcv1.FormatSkillsRequest{Format: skills.FormatYAML},
+		{"yaml", &skillsvcv1.FormatSkillsRequest{Format: skillmd.FormatYAML},
 			[]string{"---\nname: blogging\ndescription: Write blog posts in the house style.\nlocation: /skills/writing/blog-post/SKILL.md\n"}, []string{"<skill>"}},
 		{"quotes are not escaped", &skillsvcv1.FormatSkillsRequest{},
 			[]string{"Alice's own code review"}, []string{"&#39;", "&#34;"}},

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -26,7 +27,7 @@ func NewSkills(lib *skills.Library, chunkSize int) *Skills {
 func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
 		Path: s.Path, Location: s.Location(), Name: s.Name, DisplayName: s.DisplayName,
-		Description: skills.Shorten(s.Description, skills.MaxDescriptionLen),
+		Description: skillmd.Shorten(s.Description, skillmd.MaxDescriptionLen),
 		Category:    s.Category, Layer: s.Layer, Version: s.Version, License: s.License,
 		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools, Metadata: s.Metadata,
 		Etag: s.ETag, Disabled: s.Disabled, Warnings: s.Warnings, Errors: s.Errors,
@@ -66,19 +67,21 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
-	// Each candidate is converted once, to measure it, and kept if the
-	// page takes it.
-	var summaries []*skillsvcv1.SkillSummary
 	page, err := s.lib.Catalog.Page(ctx, id, skills.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
-	}, req.GetPageSize(), req.GetPageToken(), func(sk skills.Skill) int {
-		summaries = append(summaries, summaryProto(sk))
-		return repeatedSize(proto.Size(summaries[len(summaries)-1]))
-	})
+	}, req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
+	// Each skill is converted once, to measure it, and kept if the reply
+	// has room for it; the page ends early where it has not.
+	summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
+	n := fitReply(len(page.Skills), s.lib.Catalog.MaxPageBytes(), func(i int) int {
+		summaries[i] = summaryProto(page.Skills[i])
+		return repeatedSize(proto.Size(summaries[i]))
+	})
+	page = page.Truncate(n)
 	return &skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken}, nil
 }
 
@@ -89,7 +92,7 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 		return nil, err
 	}
 	b, err := s.lib.Catalog.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
-		skills.FormatOptions{
+		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
 			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(),
 		})
@@ -153,24 +156,25 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	// As in ListSkills: each hit's summary is built once, to measure it.
-	var summaries []*skillsvcv1.SkillSummary
 	hits, err := s.lib.Catalog.Search(ctx, id, skills.SearchOptions{
 		Query: req.GetQuery(), Limit: req.GetLimit(),
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		MinRelevance: req.GetMinRelevance(),
-		Size: func(sk skills.Skill) int {
-			summaries = append(summaries, summaryProto(sk))
-			// A ScoredSkill is the summary (field 1) and two doubles.
-			scored := repeatedSize(proto.Size(summaries[len(summaries)-1])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
-			return repeatedSize(scored)
-		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := &skillsvcv1.SearchSkillsResponse{Truncated: len(summaries) > len(hits)}
-	for i, h := range hits {
+	// As in ListSkills: each hit's summary is built once, to measure it;
+	// the weakest hits are dropped where the reply has no room for them.
+	summaries := make([]*skillsvcv1.SkillSummary, len(hits))
+	n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
+		summaries[i] = summaryProto(hits[i].Skill)
+		// A ScoredSkill is the summary (field 1) and two doubles.
+		scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
+		return repeatedSize(scored)
+	})
+	out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits)}
+	for i, h := range hits[:n] {
 		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance})
 	}
 	return out, nil

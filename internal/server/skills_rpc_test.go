@@ -19,6 +19,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -260,12 +261,12 @@ func TestFormatSkills(t *testing.T) {
 	}{
 		{"xml by default", &skillsvcv1.FormatSkillsRequest{}, 5, 0,
 			[]string{"<available_skills>\n", xmlPDF, "<name>commit</name>", "</available_skills>\n"}, []string{"broken"}},
-		{"xml", &skillsvcv1.FormatSkillsRequest{Format: skills.FormatXML}, 5, 0, []string{xmlPDF}, []string{"**pdf**"}},
-		{"markdown", &skillsvcv1.FormatSkillsRequest{Format: skills.FormatMarkdown}, 5, 0,
+		{"xml", &skillsvcv1.FormatSkillsRequest{Format: skillmd.FormatXML}, 5, 0, []string{xmlPDF}, []string{"**pdf**"}},
+		{"markdown", &skillsvcv1.FormatSkillsRequest{Format: skillmd.FormatMarkdown}, 5, 0,
 			[]string{"## Available skills\n", mdPDF, "- **lint** (/skills/lint/SKILL.md): Lint source code.\n"}, []string{"<skill>", "broken"}},
 		{"category", &skillsvcv1.FormatSkillsRequest{Category: proto.String("docs")}, 2, 0,
 			[]string{"<name>pdf</name>", "<name>docx</name>"}, []string{"<name>lint</name>", "<name>xlsx</name>"}},
-		{"empty category is flat skills", &skillsvcv1.FormatSkillsRequest{Category: proto.String(""), Format: skills.FormatMarkdown}, 1, 0,
+		{"empty category is flat skills", &skillsvcv1.FormatSkillsRequest{Category: proto.String(""), Format: skillmd.FormatMarkdown}, 1, 0,
 			[]string{"**lint**"}, []string{"**pdf**"}},
 		{"max skills", &skillsvcv1.FormatSkillsRequest{MaxSkills: 2}, 2, 3,
 			[]string{"<name>xlsx</name>", "<name>docx</name>", "3 more skills not shown"}, []string{"<name>pdf</name>"}},

@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -87,7 +88,7 @@ func BenchmarkListSkills1000(b *testing.B) {
 				if err != nil {
 					return err
 				}
-				if fm, _, p := skills.ParseSkillMD(data, ""); p.Valid() && fm.Name != "" {
+				if fm, _, p := skillmd.ParseSkillMD(data, ""); p.Valid() && fm.Name != "" {
 					n++
 				}
 				return nil

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -85,28 +84,6 @@ func TestReadFileNotFoundIsShort(t *testing.T) {
 	}
 	if msg := err.Error(); len(msg) > 2048 || !strings.Contains(msg, "and 9981 more") || !strings.Contains(msg, "references/file-00000.md") || strings.Contains(msg, "GetSkill") {
 		t.Errorf("message (%d bytes) = %.300q…; want a short list and the count left out", len(msg), msg)
-	}
-}
-
-// TestFormatBlockCostIsBoundedByBudget: fitting 10,000 long descriptions
-// into a small budget costs memory in proportion to the budget, not to the
-// library (each size probe stops once over budget).
-func TestFormatBlockCostIsBoundedByBudget(t *testing.T) {
-	list := make([]skills.Skill, 10_000)
-	desc := strings.Repeat("word ", 200)
-	for i := range list {
-		list[i] = skills.Skill{Path: fmt.Sprintf("/skills/c/s%05d", i), Frontmatter: skills.Frontmatter{Name: fmt.Sprintf("s%05d", i), Description: desc}}
-	}
-	var b skills.Block
-	var err error
-	// The descriptions alone are 10 MB; the skills are given, so only what
-	// FormatBlock adds counts.
-	used := allocated(func() { b, err = skills.FormatBlock(list, skills.FormatOptions{CharBudget: 12000}) })
-	if err != nil || b.Included == 0 || utf8.RuneCountInString(b.Text) > 12000 {
-		t.Fatalf("FormatBlock = %d included, %d bytes, %v", b.Included, len(b.Text), err)
-	}
-	if bound := uint64(32 << 20); used > bound {
-		t.Errorf("FormatBlock allocated %d bytes, want at most %d", used, bound)
 	}
 }
 

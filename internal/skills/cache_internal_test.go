@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -27,7 +28,7 @@ func newTestLibrary(t *testing.T, b objstore.Bucket, ttl time.Duration) *Library
 	return lib
 }
 
-var testLayer = layer{tag: "p", prefix: "p/", object: "p/settings/skills.index"}
+var testLayer = libindex.Layer{Tag: "p", Prefix: "p/", Object: "p/settings/skills.index"}
 
 // TestSharedListingOutlivesCaller: a caller that gives up must not fail the
 // listing that others are waiting for, nor make them list again.
@@ -49,7 +50,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.indexes.get(ctxA, testLayer); errA <- err }()
+	go func() { _, err := lib.Catalog.views.indexes.Get(ctxA, testLayer); errA <- err }()
 	<-entered
 	cancelA()
 	if err := <-errA; !errors.Is(err, context.Canceled) {
@@ -57,7 +58,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 	}
 
 	resB := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.indexes.get(context.Background(), testLayer); resB <- err }()
+	go func() { _, err := lib.Catalog.views.indexes.Get(context.Background(), testLayer); resB <- err }()
 	close(release)
 	if err := <-resB; err != nil {
 		t.Fatalf("second caller: %v", err)

@@ -13,11 +13,12 @@ import (
 	"unicode"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
-	"github.com/skillsvc/skillsvc/internal/textfile"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -26,7 +27,8 @@ type Catalog struct {
 	bucket   objstore.Bucket
 	cfg      Config
 	views    *views
-	files    *files
+	files    *libindex.Files
+	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
 }
 
@@ -40,16 +42,25 @@ type Skill struct {
 	Layer    string // LayerUser or LayerShared
 	ETag     string // of SKILL.md
 	Disabled bool
-	Frontmatter
-	Problems
+	skillmd.Frontmatter
+	skillmd.Problems
 }
 
 // Location is the virtual path of the skill's SKILL.md.
 func (s Skill) Location() string { return s.Path + "/SKILL.md" }
 
+// entries are what a prompt block says of each skill.
+func entries(list []Skill) []skillmd.Entry {
+	out := make([]skillmd.Entry, len(list))
+	for i, s := range list {
+		out[i] = skillmd.Entry{Name: s.Name, Description: s.Description, Category: s.Category, Location: s.Location()}
+	}
+	return out
+}
+
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
-func (c *Catalog) summary(s *skillRef, p Frontmatter, problems Problems, disabled map[string]bool) Skill {
+func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
 		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name],
@@ -97,13 +108,22 @@ func (c *Catalog) Skills(ctx context.Context, id mounts.Identity, opts ListOptio
 type Page struct {
 	Skills        []Skill
 	NextPageToken string
+	scope         string // what the page token is bound to
+}
+
+// Truncate keeps the first n skills of the page, when n is less than it
+// holds (and positive): the next page then starts after them. A caller
+// that bounds the encoded size of a reply ends the page early with it.
+func (p Page) Truncate(n int) Page {
+	if n <= 0 || n >= len(p.Skills) {
+		return p
+	}
+	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), scope: p.scope}
 }
 
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
-// size, when not nil, is the encoded size of one skill in the reply: the
-// page then ends before it would exceed --skills.max-page-bytes (see fit).
-func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string, size func(Skill) int) (Page, error) {
+func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string) (Page, error) {
 	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
 		return Page{}, err
@@ -119,31 +139,16 @@ func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions
 	}
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
 	n := min(len(list), int(count))
-	if size != nil {
-		n = c.fit(n, func(i int) int { return size(list[i]) })
-	}
 	if n == len(list) {
-		return Page{Skills: list}, nil
+		return Page{Skills: list, scope: scope}, nil
 	}
 	list = list[:n]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path)}, nil
+	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path), scope: scope}, nil
 }
 
-// fit returns how many of the first n items of a reply, the i-th encoding
-// to size(i) bytes, stay within --skills.max-page-bytes, so every reply
-// fits a client's default 4 MiB receive limit: at least one, as any one
-// skill fits. size is called once per item, in order, up to the first that
-// does not fit; a caller that builds the reply in size learns from the
-// count of calls whether the budget cut it.
-func (c *Catalog) fit(n int, size func(i int) int) int {
-	total := 0
-	for i := range n {
-		if total += size(i); total > c.cfg.MaxPageBytes && i > 0 {
-			return i
-		}
-	}
-	return n
-}
+// MaxPageBytes is --skills.max-page-bytes: the most a reply of Page's or
+// Search's skills may encode to, which the caller that encodes it applies.
+func (c *Catalog) MaxPageBytes() int { return c.cfg.MaxPageBytes }
 
 // Category is a category and how many skills it holds.
 type Category struct {
@@ -172,26 +177,26 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Identity) ([]Categor
 
 // Prompt renders the caller's listed skills (of one category when
 // opts.FilterCategory) as a system-prompt block.
-func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptions, f FormatOptions) (Block, error) {
-	budget, err := limits.Within("char_budget", f.CharBudget, DefaultCharBudget, int(c.cfg.MaxCharBudget))
+func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptions, f skillmd.FormatOptions) (skillmd.Block, error) {
+	budget, err := limits.Within("char_budget", f.CharBudget, skillmd.DefaultCharBudget, int(c.cfg.MaxCharBudget))
 	if err != nil {
-		return Block{}, err
+		return skillmd.Block{}, err
 	}
 	if f.MaxSkills < 0 {
-		return Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
+		return skillmd.Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
 	}
-	if !ValidFormat(f.Format) {
-		return Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(formatNames, ", "))
+	if !skillmd.ValidFormat(f.Format) {
+		return skillmd.Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(skillmd.FormatNames(), ", "))
 	}
 	if f.SearchTool, err = toolName("search_tool", f.SearchTool, c.cfg.SearchTool); err != nil {
-		return Block{}, err
+		return skillmd.Block{}, err
 	}
 	f.CharBudget = budget
 	list, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
 	if err != nil {
-		return Block{}, err
+		return skillmd.Block{}, err
 	}
-	return FormatBlock(list, f)
+	return skillmd.FormatBlock(entries(list), f)
 }
 
 // File is one file of a skill folder.
@@ -241,7 +246,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	fm, body, problems := ParseSkillMD(raw, s.folder)
+	fm, body, problems := skillmd.ParseSkillMD(raw, s.folder)
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
@@ -255,7 +260,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Det
 	return d, s, nil
 }
 
-func invalidSkill(mount string, s *skillRef, p Problems) error {
+func invalidSkill(mount string, s *skillRef, p skillmd.Problems) error {
 	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.dir, strings.Join(p.Errors, "; "))
 }
 
@@ -278,7 +283,7 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 		files = append(files, File{Path: rel, Size: e.obj.Size})
 		objs = append(objs, e.obj)
 	}
-	binary, err := c.files.binary(ctx, objs, c.cfg.Concurrency)
+	binary, err := c.files.Binary(ctx, objs, c.cfg.Concurrency)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -288,21 +293,17 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 	return files, omitted, nil
 }
 
-// readText reads a whole text file up to MaxFileBytes, through the file
-// cache. A refusal names downloadTool, the caller's tool for fetching
-// files, or says what to do in neutral words: a model reads these messages,
-// and has no tools by our RPCs' names.
+// readText reads a whole text file as the /skills mount reads it (Tree's
+// readText: the file cache, --skills.max-file-bytes). A refusal names
+// downloadTool, the caller's tool for fetching files, or says what to do
+// in neutral words: a model reads these messages, and has no tools by our
+// RPCs' names.
 func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downloadTool string) ([]byte, objstore.Attributes, error) {
 	hint := "fetch the file itself instead of reading it as text"
 	if downloadTool != "" {
 		hint = "fetch it with " + downloadTool + " instead"
 	}
-	r := textfile.Reader{MaxBytes: c.cfg.MaxFileBytes, Hint: hint}
-	data, a, err := r.Read(ctx, getter{c.files, o}, o.Key, vpath)
-	if objstore.IsNotFound(err) {
-		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
-	}
-	return data, a, err
+	return c.tree.readText(ctx, o, vpath, hint)
 }
 
 // RenderOptions shape Render's text.
@@ -387,8 +388,10 @@ type ReadOptions struct {
 	DownloadTool string
 }
 
-// ReadFile returns one file of a skill as text, and its virtual path. An
-// unknown file fails with NotFound naming the files that exist.
+// ReadFile returns one file of a skill as text, and its virtual path: the
+// file the VFS's Read of that path reads (without an extension, the ".md"
+// file when there is no other), with the same limit. An unknown file fails
+// with NotFound naming the files that exist.
 func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file string, opts ReadOptions) (string, string, error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {
@@ -406,13 +409,14 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file st
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	for _, e := range s.files {
-		rel := strings.TrimPrefix(e.rel, s.dir+"/")
-		if rel == file || (path.Ext(file) == "" && rel == file+".md") {
-			vpath := c.cfg.Mount + "/" + e.rel
-			data, _, err := c.readText(ctx, e.obj, vpath, tool)
-			return string(data), vpath, err
-		}
+	e, ok := v.file(s.dir + "/" + file)
+	if !ok && path.Ext(file) == "" {
+		e, ok = v.file(s.dir + "/" + file + ".md")
+	}
+	if ok {
+		vpath := c.cfg.Mount + "/" + e.rel
+		data, _, err := c.readText(ctx, e.obj, vpath, tool)
+		return string(data), vpath, err
 	}
 	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, fileNames(s, maxNamedFiles))
 }
@@ -474,10 +478,10 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 		return Skill{}, err
 	}
 	if sk == nil {
-		if !stored && !nameRE.MatchString(name) {
+		if !stored && !skillmd.ValidName(name) {
 			return Skill{}, findErr
 		}
-		return Skill{Folder: name, Frontmatter: Frontmatter{Name: name}, Disabled: !enabled}, nil
+		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
 	return c.summary(sk, sk.head.fm, sk.problems(), map[string]bool{name: !enabled}), nil
 }
@@ -494,8 +498,8 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 	if err != nil {
 		return err
 	}
-	c.views.forget(own.prefix)
-	return errors.Join(c.views.indexes.drop(ctx, own), c.settings.forget(ctx, user))
+	c.views.forget(own.Prefix)
+	return errors.Join(c.views.indexes.Drop(ctx, own), c.settings.forget(ctx, user))
 }
 
 // DropSharedIndex does what DropIndex does for the shared library.
@@ -504,7 +508,7 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.views.indexes.drop(ctx, shared)
+	return c.views.indexes.Drop(ctx, shared)
 }
 
 // LibraryRef names one library for an operator: a user's, or the shared one.
@@ -527,9 +531,9 @@ func (l LibraryRef) Validate() error {
 }
 
 // layer resolves l, which names exactly one library.
-func (c *Catalog) layer(l LibraryRef) (layer, error) {
+func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
 	if err := l.Validate(); err != nil {
-		return layer{}, err
+		return libindex.Layer{}, err
 	}
 	own, shared, err := c.views.userLayers(cmp.Or(l.User, "index"))
 	if l.Shared {
@@ -540,18 +544,18 @@ func (c *Catalog) layer(l LibraryRef) (layer, error) {
 
 // libraryKey resolves rel, a path relative to the library's root in the
 // canonical spelling of virtual paths, to its key.
-func (c *Catalog) libraryKey(l LibraryRef, rel string) (layer, string, error) {
+func (c *Catalog) libraryKey(l LibraryRef, rel string) (libindex.Layer, string, error) {
 	ly, err := c.layer(l)
 	if err != nil {
-		return layer{}, "", err
+		return libindex.Layer{}, "", err
 	}
 	if rel == "" {
-		return layer{}, "", fmt.Errorf("%w: path is required", errkind.InvalidArgument)
+		return libindex.Layer{}, "", fmt.Errorf("%w: path is required", errkind.InvalidArgument)
 	}
 	if err := mounts.CleanPath("/" + rel); err != nil {
-		return layer{}, "", err
+		return libindex.Layer{}, "", err
 	}
-	return ly, ly.prefix + rel, nil
+	return ly, ly.Prefix + rel, nil
 }
 
 // DropLibraryIndex is DropIndex or DropSharedIndex for the library l

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Config configures the skills library and the limits of its RPCs.
@@ -103,7 +106,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
 	f.IntVar(&c.MaxObjects, prefix+"max-objects", 100000, "Most objects read from one library listing; the rest are ignored (and logged).")
 	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
-	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
+	f.Int64Var(&c.MaxFileBytes, prefix+"max-file-bytes", 1<<20, "Largest SKILL.md or skill file returned as text, by GetSkill, ReadSkillFile and a Read of the /skills mount alike (GetSkill returns it twice, raw and body, within gRPC's default 4 MiB message limit).")
 	f.IntVar(&c.MaxListedFiles, prefix+"max-listed-files", 1000, "Most files GetSkill lists for one skill (each is sniffed for binary content); the rest are counted in files_omitted.")
 	f.Int64Var(&c.MaxRenderBytes, prefix+"max-render-bytes", 3<<20, "Largest text RenderSkill returns (arguments are copied into every $ARGUMENTS); larger renders are RESOURCE_EXHAUSTED.")
 	int32Var(f, &c.DefaultPageSize, prefix+"default-page-size", 100, "Skills per ListSkills page when the request asks for 0.")
@@ -115,6 +118,15 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
 	f.StringVar(&c.SearchTool, prefix+"search-tool", "", "Tool name a prompt block tells the model to search skills with, when the request names none; empty words it neutrally.")
 	f.StringVar(&c.DownloadTool, prefix+"download-tool", "", "Tool name a refusal to read a binary or oversized skill file tells the model to fetch it with, when the request names none; empty words it neutrally.")
+}
+
+// IndexConfig is what the library index needs of c.
+func (c *Config) IndexConfig() libindex.Config {
+	return libindex.Config{
+		IndexRefresh: c.IndexRefresh, IndexMaxStale: c.IndexMaxStale, StaleIfError: c.StaleIfError,
+		MaxHeldIndexes: c.MaxHeldIndexes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
+		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes,
+	}
 }
 
 // DefaultConfig returns the flag defaults.
@@ -199,4 +211,15 @@ func (v *int32Value) Set(s string) error {
 	}
 	*v = int32Value(n)
 	return nil
+}
+
+// toolName returns the tool name a request gives for field, or def.
+func toolName(field, name, def string) (string, error) {
+	if !skillmd.ValidToolName(name) {
+		return "", fmt.Errorf("%w: %s must be a tool name of at most %d characters: letters, digits, _ . : / and single hyphens", errkind.InvalidArgument, field, skillmd.MaxToolName)
+	}
+	if name == "" {
+		return def, nil
+	}
+	return name, nil
 }

@@ -17,4 +17,8 @@
 // storage request; the cache failing never fails a call. The merged view
 // also backs the read-only skills mount of the VFS (Tree implements
 // vfs.Tree), so every path a listing returns can be read there.
+//
+// The SKILL.md rules (parsing, validation, the prompt block) are package
+// skillmd's, and the index, its caching and the file cache package
+// libindex's; this package is the catalog built on both.
 package skills

@@ -14,9 +14,11 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -52,7 +54,7 @@ func replicaOf(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock) (*Lib
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib.indexes.now = clk.Now
+	lib.indexes.SetNow(clk.Now)
 	t.Cleanup(lib.Close)
 	return lib, reg
 }
@@ -108,11 +110,11 @@ func TestIndexFreshness(t *testing.T) {
 	if got := names(t, lib); got != "one" {
 		t.Errorf("after the refresh interval: skills %q, want the old index served while it is revalidated", got)
 	}
-	lib.indexes.wg.Wait() // the background revalidation
+	lib.indexes.Close() // the background revalidation
 	if got := names(t, lib); got != "one,two" {
 		t.Errorf("after the background revalidation: skills %q", got)
 	}
-	if n := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeBackground, "ok")); n != 2 {
+	if n := testutil.ToFloat64(lib.metrics.Revalidations.WithLabelValues(libindex.ModeBackground, "ok")); n != 2 {
 		t.Errorf("%v background revalidations, want one per layer", n)
 	}
 
@@ -127,21 +129,21 @@ func TestIndexFreshness(t *testing.T) {
 	if got := names(t, lib); got != "one,three,two" {
 		t.Errorf("storage down, index 40 min old: skills %q, want the stale index", got)
 	}
-	if n := testutil.ToFloat64(lib.indexes.metrics.staleServed); n == 0 {
+	if n := testutil.ToFloat64(lib.metrics.StaleServed); n == 0 {
 		t.Error("stale index served without counting it")
 	}
 	// Storage still down a refresh interval later: the retry runs in the
 	// background, the caller is answered without waiting for it.
-	syncs := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeSync, "error"))
+	syncs := testutil.ToFloat64(lib.metrics.Revalidations.WithLabelValues(libindex.ModeSync, "error"))
 	clk.Advance(6 * time.Second)
 	if got := names(t, lib); got != "one,three,two" {
 		t.Errorf("storage still down: skills %q", got)
 	}
-	lib.indexes.wg.Wait()
-	if n := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeSync, "error")); n != syncs {
+	lib.indexes.Close()
+	if n := testutil.ToFloat64(lib.metrics.Revalidations.WithLabelValues(libindex.ModeSync, "error")); n != syncs {
 		t.Errorf("%v more revalidations made a caller wait while storage was known to fail", n-syncs)
 	}
-	if n := testutil.ToFloat64(lib.indexes.metrics.revalidations.WithLabelValues(modeBackground, "error")); n == 0 {
+	if n := testutil.ToFloat64(lib.metrics.Revalidations.WithLabelValues(libindex.ModeBackground, "error")); n == 0 {
 		t.Error("no background retry while storage was down")
 	}
 	clk.Advance(time.Hour)
@@ -182,7 +184,7 @@ func TestPersistedIndex(t *testing.T) {
 	// dropped).
 	clk.Advance(6 * time.Second)
 	names(t, recent)
-	recent.indexes.wg.Wait()
+	recent.indexes.Close()
 	if l, r := fb.Calls(objstore.OpList), fb.Calls(objstore.OpGetRange); l != 2 || r != 0 {
 		t.Errorf("refreshing the persisted index: %d List and %d GetRange calls, want 2 and 0", l, r)
 	}
@@ -197,7 +199,7 @@ func TestPersistedIndex(t *testing.T) {
 	if l, g, r := fb.Calls(objstore.OpList), fb.Calls(objstore.OpGet), fb.Calls(objstore.OpGetRange); l != 2 || g != 3 || r != 0 {
 		t.Errorf("fresh replica: %d List, %d Get, %d GetRange calls; want 2 (a layer each), 3 (two indexes, the settings), 0", l, g, r)
 	}
-	if n := testutil.ToFloat64(fresh.indexes.metrics.loads.WithLabelValues(sourceBucket)); n != 2 {
+	if n := testutil.ToFloat64(fresh.metrics.Loads.WithLabelValues(libindex.SourceBucket)); n != 2 {
 		t.Errorf("%v indexes loaded from the bucket, want 2", n)
 	}
 
@@ -231,7 +233,7 @@ func TestRevalidationLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlock, ok, err := shared.TryLock(t.Context(), lockKey(own), time.Minute)
+	unlock, ok, err := shared.TryLock(t.Context(), libindex.LockKey(own), time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
@@ -239,12 +241,12 @@ func TestRevalidationLock(t *testing.T) {
 	lists := b.Calls(objstore.OpList)
 	clk.Advance(6 * time.Second)
 	names(t, a)
-	a.indexes.wg.Wait()
+	a.indexes.Close()
 	// The shared layer revalidates (nobody holds its lock); alice's does not.
 	if n := b.Calls(objstore.OpList) - lists; n != 1 {
 		t.Errorf("%d lists with alice's lock held elsewhere, want 1 (the shared layer's)", n)
 	}
-	if n := testutil.ToFloat64(a.indexes.metrics.revalidations.WithLabelValues(modeBackground, "locked")); n != 1 {
+	if n := testutil.ToFloat64(a.metrics.Revalidations.WithLabelValues(libindex.ModeBackground, "locked")); n != 1 {
 		t.Errorf("%v revalidations skipped for the lock, want 1", n)
 	}
 }
@@ -274,7 +276,10 @@ func TestWarmPathsNoStorage(t *testing.T) {
 	}{
 		{"Skills", func() error { _, err := lib.Catalog.Skills(ctx, alice, ListOptions{IncludeDisabled: true}); return err }},
 		{"Categories", func() error { _, err := lib.Catalog.Categories(ctx, alice); return err }},
-		{"Prompt", func() error { _, err := lib.Catalog.Prompt(ctx, alice, ListOptions{}, FormatOptions{}); return err }},
+		{"Prompt", func() error {
+			_, err := lib.Catalog.Prompt(ctx, alice, ListOptions{}, skillmd.FormatOptions{})
+			return err
+		}},
 		{"Search", func() error { _, err := lib.Catalog.Search(ctx, alice, SearchOptions{Query: "pdf"}); return err }},
 		{"Get", func() error { _, err := lib.Catalog.Get(ctx, alice, "pdf"); return err }},
 		{"Render", func() error {

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
@@ -20,7 +21,8 @@ type Library struct {
 	Exporter *Exporter
 	Tree     *Tree
 
-	indexes *indexes
+	indexes *libindex.Store
+	metrics *libindex.Metrics
 }
 
 // Option configures New.
@@ -59,27 +61,31 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if o.cache == nil {
 		o.cache = cache.NewLRU(defaultCacheBytes)
 	}
-	m := newMetrics(o.reg)
-	cl := &cacheLog{log: log}
-	hs := newHeads(bucket, o.cache, cfg, log, cl)
-	ix := newIndexes(bucket, o.cache, hs, cfg, log, cl, m)
-	vs := newViews(ix, hs, table, cfg)
-	fs := &files{bucket: bucket, cache: o.cache, ttl: cfg.HeadTTL, maxBytes: cfg.MaxCachedFileBytes, cacheLog: cl, metrics: m}
+	m := libindex.NewMetrics(o.reg)
+	cl := libindex.NewCacheLog(log)
+	ixCfg := cfg.IndexConfig()
+	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []objstore.Object {
+		return skillMDs(objs, prefix, cfg.MaxSkills)
+	}, log, cl, m)
+	vs := newViews(ix, newHeads(cfg, log), table, cfg)
+	fs := libindex.NewFiles(bucket, o.cache, ixCfg, cl, m)
 	var settingsTTL time.Duration
 	if cfg.IndexRefresh > 0 {
 		settingsTTL = cfg.SettingsTTL
 	}
+	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
 	c := &Catalog{
-		bucket: bucket, cfg: cfg, views: vs, files: fs,
+		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings: &settingsStore{bucket: bucket, shared: cache.Shared(o.cache), ttl: settingsTTL, keyTemplate: cfg.SettingsKey, cacheLog: cl, metrics: m},
 	}
 	return &Library{
 		Catalog:  c,
 		Exporter: &Exporter{catalog: c},
-		Tree:     &Tree{views: vs, files: fs},
+		Tree:     tree,
 		indexes:  ix,
+		metrics:  m,
 	}, nil
 }
 
 // Close waits for the background revalidations under way.
-func (l *Library) Close() { l.indexes.close() }
+func (l *Library) Close() { l.indexes.Close() }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
@@ -27,7 +28,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 			name: "user skill with files",
 			ref:  "pdf",
 			want: skills.Skill{Path: "/skills/docs/pdf", Dir: "docs/pdf", Folder: "pdf", Category: "docs", Layer: skills.LayerUser,
-				Frontmatter: skills.Frontmatter{Name: "pdf", Version: "1.0", License: "Apache-2.0"}},
+				Frontmatter: skillmd.Frontmatter{Name: "pdf", Version: "1.0", License: "Apache-2.0"}},
 			raw:  pdfMD,
 			body: pdfBody,
 			files: []skills.File{
@@ -41,7 +42,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 			name: "shared skill",
 			ref:  "/skills/data/csv",
 			want: skills.Skill{Path: "/skills/data/csv", Dir: "data/csv", Folder: "csv", Category: "data", Layer: skills.LayerShared,
-				Frontmatter: skills.Frontmatter{Name: "csv"}},
+				Frontmatter: skillmd.Frontmatter{Name: "csv"}},
 			raw:   csvMD,
 			body:  "# CSV\n\nQuote fields that hold commas.\n",
 			files: []skills.File{{Path: "references/format.md", Size: int64(len(csvRef))}},
@@ -50,7 +51,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 			name: "flat skill keeps its sub-folder as files",
 			ref:  "git-helper",
 			want: skills.Skill{Path: "/skills/git-helper", Dir: "git-helper", Folder: "git-helper", Layer: skills.LayerUser,
-				Frontmatter: skills.Frontmatter{Name: "git-helper"}},
+				Frontmatter: skillmd.Frontmatter{Name: "git-helper"}},
 			raw:  fixture["alice/skills/git-helper/SKILL.md"],
 			body: "# Git\n",
 			files: []skills.File{
@@ -65,7 +66,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 				t.Fatal(err)
 			}
 			got := skills.Skill{Path: d.Path, Dir: d.Dir, Folder: d.Folder, Category: d.Category, Layer: d.Layer,
-				Frontmatter: skills.Frontmatter{Name: d.Name, Version: d.Version, License: d.License}}
+				Frontmatter: skillmd.Frontmatter{Name: d.Name, Version: d.Version, License: d.License}}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("skill = %+v\nwant %+v", got, tc.want)
 			}
@@ -340,7 +341,7 @@ func testReadFileHints(t *testing.T, newBucket newBucketFunc) {
 func testPageTokens(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	first, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, "", nil)
+	first, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, "")
 	if err != nil || first.NextPageToken == "" {
 		t.Fatalf("first page = %+v, %v", first, err)
 	}
@@ -355,13 +356,13 @@ func testPageTokens(t *testing.T, newBucket newBucketFunc) {
 		{"another listing's token", first.NextPageToken, skills.ListOptions{IncludeInvalid: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			page, err := lib.Catalog.Page(ctx, aliceID, tc.opts, 2, tc.token, nil)
+			page, err := lib.Catalog.Page(ctx, aliceID, tc.opts, 2, tc.token)
 			if !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "page_token") {
 				t.Errorf("Page = %d skills, %v; want InvalidArgument about page_token", len(page.Skills), err)
 			}
 		})
 	}
-	second, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, first.NextPageToken, nil)
+	second, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, first.NextPageToken)
 	if err != nil || len(second.Skills) != 2 || second.Skills[0].Path <= first.Skills[1].Path {
 		t.Errorf("second page = %q, %v", dirs(second.Skills), err)
 	}

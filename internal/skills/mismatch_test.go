@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -119,9 +120,9 @@ func TestMismatchedIndexInRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			rc := cache.Shared(f.redisCache(t))
-			copied := map[string]string{indexKey(bobL): indexKey(aliceL)}
+			copied := map[string]string{libindex.IndexKey(bobL): libindex.IndexKey(aliceL)}
 			if tc.copyStamp {
-				copied[stampKey(bobL)] = stampKey(aliceL)
+				copied[libindex.StampKey(bobL)] = libindex.StampKey(aliceL)
 			}
 			copyKeys(t, rc, copied)
 
@@ -131,7 +132,7 @@ func TestMismatchedIndexInRedis(t *testing.T) {
 			if got := namesOf(t, lib, alice); got != "mine" {
 				t.Errorf("alice's skills = %q, want only her own", got)
 			}
-			if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindIndex, sourceSharedCache)); n != 1 {
+			if n := testutil.ToFloat64(lib.metrics.Mismatched.WithLabelValues(libindex.KindIndex, libindex.SourceSharedCache)); n != 1 {
 				t.Errorf("mismatched{index, shared_cache} = %v, want 1", n)
 			}
 			if lists := fb.Calls(objstore.OpList); lists != 1 {
@@ -142,15 +143,15 @@ func TestMismatchedIndexInRedis(t *testing.T) {
 			}
 
 			// Her keys now hold her own index and stamp.
-			hits, err := rc.Fetch(t.Context(), []string{indexKey(aliceL), stampKey(aliceL)})
+			hits, err := rc.Fetch(t.Context(), []string{libindex.IndexKey(aliceL), libindex.StampKey(aliceL)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := decodeIndex(hits[indexKey(aliceL)], aliceL, 10)
-			if err != nil || len(x.objs) != 1 || x.objs[0].Key != "alice/skills/mine/SKILL.md" {
+			x, err := libindex.DecodeIndex(hits[libindex.IndexKey(aliceL)], aliceL, 10)
+			if err != nil || len(x.Objs) != 1 || x.Objs[0].Key != "alice/skills/mine/SKILL.md" {
 				t.Errorf("alice's cached index after the listing: %+v, %v", x, err)
 			}
-			if _, err := decodeStamp(hits[stampKey(aliceL)], aliceL); err != nil {
+			if _, err := libindex.DecodeStamp(hits[libindex.StampKey(aliceL)], aliceL); err != nil {
 				t.Errorf("alice's cached stamp after the listing: %v", err)
 			}
 			// And another fresh replica serves her from it.
@@ -177,7 +178,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, f.bucket, aliceL.object, get(t, f.bucket, bobL.object))
+	put(t, f.bucket, aliceL.Object, get(t, f.bucket, bobL.Object))
 
 	var logs syncBuffer
 	f.keys = "test-" + rand.Text() + ":" // an empty cache: the bucket is all there is
@@ -186,14 +187,14 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if got := namesOf(t, lib, alice); got != "mine" {
 		t.Errorf("alice's skills = %q, want only her own", got)
 	}
-	if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindIndex, sourceBucket)); n != 1 {
+	if n := testutil.ToFloat64(lib.metrics.Mismatched.WithLabelValues(libindex.KindIndex, libindex.SourceBucket)); n != 1 {
 		t.Errorf("mismatched{index, persisted} = %v, want 1", n)
 	}
 	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {
 		t.Errorf("no warning:\n%s", logs.String())
 	}
-	x, err := decodeIndex([]byte(get(t, f.bucket, aliceL.object)), aliceL, 10)
-	if err != nil || len(x.objs) != 1 || x.objs[0].Key != "alice/skills/mine/SKILL.md" {
+	x, err := libindex.DecodeIndex([]byte(get(t, f.bucket, aliceL.Object)), aliceL, 10)
+	if err != nil || len(x.Objs) != 1 || x.Objs[0].Key != "alice/skills/mine/SKILL.md" {
 		t.Errorf("alice's persisted index after the listing: %+v, %v", x, err)
 	}
 }
@@ -220,7 +221,7 @@ func TestMismatchedSettingsInRedis(t *testing.T) {
 	if got := namesOf(t, lib, alice); got != "mine" {
 		t.Errorf("alice's skills = %q, want hers enabled", got)
 	}
-	if n := testutil.ToFloat64(lib.indexes.metrics.mismatched.WithLabelValues(kindSettings, sourceSharedCache)); n != 1 {
+	if n := testutil.ToFloat64(lib.metrics.Mismatched.WithLabelValues(libindex.KindSettings, libindex.SourceSharedCache)); n != 1 {
 		t.Errorf("mismatched{settings, shared_cache} = %v, want 1", n)
 	}
 	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {

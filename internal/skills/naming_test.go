@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -234,7 +235,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 			t.Errorf("name %s listed from both layers: %q", name, where)
 		}
 	}
-	block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{}, skills.FormatOptions{})
+	block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{}, skillmd.FormatOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func testDisplayNames(t *testing.T, newBucket newBucketFunc) {
 			t.Errorf("%s: warnings %q", dir, s.Warnings)
 		}
 	}
-	block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{Category: "legal", FilterCategory: true}, skills.FormatOptions{})
+	block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{Category: "legal", FilterCategory: true}, skillmd.FormatOptions{})
 	if err != nil || block.Included != 2 || !strings.Contains(block.Text, "<name>escritura-compraventa</name>") {
 		t.Errorf("prompt block = %v\n%s", err, block.Text)
 	}

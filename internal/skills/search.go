@@ -69,10 +69,6 @@ type SearchOptions struct {
 	FilterCategory bool
 	// MinRelevance drops hits below it, 0–1.
 	MinRelevance float64
-	// Size, when not nil, is the encoded size of one hit in the reply: the
-	// weakest hits are then dropped to keep the reply within
-	// --skills.max-page-bytes, as ListSkills pages are (see Catalog.fit).
-	Size func(Skill) int
 }
 
 // Search ranks the caller's listed skills against a task description with
@@ -95,9 +91,6 @@ func (c *Catalog) Search(ctx context.Context, id mounts.Identity, opts SearchOpt
 	hits := Rank(skills, opts.Query, int(n))
 	// Relevance falls with the score, so the weak hits are at the end.
 	cut := sort.Search(len(hits), func(i int) bool { return hits[i].Relevance < opts.MinRelevance })
-	if opts.Size != nil {
-		cut = c.fit(cut, func(i int) int { return opts.Size(hits[i].Skill) })
-	}
 	return hits[:cut], nil
 }
 

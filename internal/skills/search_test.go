@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -252,5 +253,13 @@ func testSearchOptions(t *testing.T, newBucket newBucketFunc) {
 		if _, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "pdf", MinRelevance: bad}); !errors.Is(err, errkind.InvalidArgument) {
 			t.Errorf("min relevance %v: %v, want InvalidArgument", bad, err)
 		}
+	}
+}
+
+// skillN returns a listed skill named name with description desc.
+func skillN(name, desc string) skills.Skill {
+	return skills.Skill{
+		Path: "/skills/cat/" + name, Dir: "cat/" + name, Folder: name, Category: "cat",
+		Frontmatter: skillmd.Frontmatter{Name: name, Description: desc},
 	}
 }

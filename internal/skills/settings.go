@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/textfile"
@@ -83,8 +84,8 @@ type settingsStore struct {
 	shared      cache.Cache // the level every replica sees
 	ttl         time.Duration
 	keyTemplate string // with {user}
-	cacheLog    *cacheLog
-	metrics     *metrics
+	cacheLog    *libindex.CacheLog
+	metrics     *libindex.Metrics
 	flight      singleflight.Group
 }
 
@@ -104,7 +105,7 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 		if cerr := ctx.Err(); cerr != nil {
 			return settings{}, cerr
 		}
-		st.cacheLog.failed(ctx, "fetching skill settings", err)
+		st.cacheLog.Failed(ctx, "fetching skill settings", err)
 	}
 	if b, ok := hits[ckey]; ok {
 		s, err := decodeSettings(b, id.User)
@@ -113,8 +114,8 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 		}
 		if errors.Is(err, errOtherUser) {
 			// Read from storage below, and stored over it.
-			st.metrics.mismatched.WithLabelValues(kindSettings, sourceSharedCache).Inc()
-			st.cacheLog.mismatched(ctx, kindSettings, sourceSharedCache, id.User, err)
+			st.metrics.Mismatched.WithLabelValues(libindex.KindSettings, libindex.SourceSharedCache).Inc()
+			st.cacheLog.Mismatched(ctx, libindex.KindSettings, libindex.SourceSharedCache, id.User, err)
 		}
 	}
 	ch := st.flight.DoChan(id.User, func() (any, error) {
@@ -145,7 +146,7 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 		return settings{}, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
-			st.metrics.coalesced.WithLabelValues("settings").Inc()
+			st.metrics.Coalesced.WithLabelValues("settings").Inc()
 		}
 		if res.Err != nil {
 			return settings{}, res.Err
@@ -154,12 +155,27 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 	}
 }
 
+// readTimeout bounds one shared read of a settings object from storage,
+// as libindex bounds a file's.
+const readTimeout = 30 * time.Second
+
+// settingsKeySpace holds each user's cached settings, in the user's Redis
+// hash tag as the library's keys are (see libindex). It keeps its version
+// across the change that made the value name its user: settings are written
+// through the cache, and older replicas read the new value, while newer ones
+// take an old value for a miss and reload it, so no replica misses
+// another's write.
+const settingsKeySpace = "skills:v1:settings:"
+
+// settingsCacheKey names a user's cached settings.
+func settingsCacheKey(user string) string { return settingsKeySpace + "{" + user + "}" }
+
 func settingsLockKey(user string) string { return "lock:" + settingsCacheKey(user) }
 
 func (st *settingsStore) store(ctx context.Context, user string, s settings) {
 	b, _ := json.Marshal(cachedSettings{User: user, settings: s})
 	if err := st.shared.Store(ctx, map[string][]byte{settingsCacheKey(user): b}, st.ttl); err != nil {
-		st.cacheLog.failed(ctx, "storing skill settings", err)
+		st.cacheLog.Failed(ctx, "storing skill settings", err)
 	}
 }
 

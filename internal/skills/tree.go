@@ -7,8 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -16,10 +19,33 @@ import (
 // path a listing returns can be read with FilesystemService.
 type Tree struct {
 	views *views
-	files *files
+	files *libindex.Files
+	// maxTextBytes is --skills.max-file-bytes: the one limit of a skill
+	// file read as text, by GetSkill, RenderSkill, ReadSkillFile and the
+	// VFS's Read alike.
+	maxTextBytes int64
 }
 
-var _ vfs.Tree = (*Tree)(nil)
+var (
+	_ vfs.Tree      = (*Tree)(nil)
+	_ vfs.TextLimit = (*Tree)(nil)
+)
+
+// MaxTextBytes implements vfs.TextLimit.
+func (t *Tree) MaxTextBytes() int64 { return t.maxTextBytes }
+
+// readText reads o, the file at vpath, as text through the file cache,
+// within MaxTextBytes: the same bytes and limit the VFS's Read of vpath
+// gets. hint says what to do instead with a file refused as binary or too
+// large.
+func (t *Tree) readText(ctx context.Context, o objstore.Object, vpath, hint string) ([]byte, objstore.Attributes, error) {
+	r := textfile.Reader{MaxBytes: t.maxTextBytes, Hint: hint}
+	data, a, err := r.Read(ctx, t.files.Getter(o), o.Key, vpath)
+	if objstore.IsNotFound(err) {
+		return nil, a, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
+	}
+	return data, a, err
+}
 
 // Stat implements vfs.Tree: the view holds every file it shows, from
 // whichever layer, so it answers without a storage request. A file uploaded
@@ -38,7 +64,7 @@ func (t *Tree) Stat(ctx context.Context, id mounts.Identity, rel string) (objsto
 
 // Open implements vfs.Tree through the file cache.
 func (t *Tree) Open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
-	return t.files.open(ctx, o, offset, length)
+	return t.files.Open(ctx, o, offset, length)
 }
 
 // List implements vfs.Tree.

@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -272,5 +273,47 @@ func testVFSLocationsReadable(t *testing.T, newBucket newBucketFunc) {
 				}
 			})
 		}
+	}
+}
+
+// TestSkillFileOneLimit: a skill file has one size limit as text,
+// --skills.max-file-bytes, whether ReadSkillFile or the VFS's Read of its
+// /skills path reads it; both read the same bytes.
+func TestSkillFileOneLimit(t *testing.T) {
+	b := skillstest.New()
+	b.User("alice").Skill("big", "", "Holds files of two sizes.", "# Big\n").
+		File("big/small.md", strings.Repeat("s", 100)+"\n").
+		File("big/large.md", strings.Repeat("l", 300)+"\n")
+	bucket := b.Bucket(t)
+	lib := skillstest.Library(t, bucket, func(c *skills.Config) { c.MaxFileBytes = 200 })
+	fs, err := vfs.New(bucket, mounts.Default(), vfs.DefaultConfig(), vfs.WithTree("/skills", lib.Tree))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := mounts.Identity{User: "alice", Thread: "t"}
+	for _, tc := range []struct {
+		file string
+		err  error
+	}{
+		{"small.md", nil},
+		{"small", nil}, // the .md fallback, on both paths
+		{"large.md", errkind.ResourceExhausted},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			text, vpath, rerr := lib.Catalog.ReadFile(t.Context(), alice, "big", tc.file, skills.ReadOptions{})
+			res, verr := fs.Read(t.Context(), alice, "/skills/big/"+tc.file, 0, 0, false)
+			if tc.err != nil {
+				if !errors.Is(rerr, tc.err) || !errors.Is(verr, tc.err) {
+					t.Errorf("ReadFile: %v; VFS Read: %v; want %v from both", rerr, verr, tc.err)
+				}
+				return
+			}
+			if rerr != nil || verr != nil {
+				t.Fatalf("ReadFile: %v; VFS Read: %v", rerr, verr)
+			}
+			if vpath != res.Path || strings.TrimSuffix(text, "\n") != res.Content {
+				t.Errorf("ReadFile = %s %q, VFS Read = %s %q; want the same file", vpath, text, res.Path, res.Content)
+			}
+		})
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Layer names.
@@ -40,16 +42,16 @@ type skillRef struct {
 	// name, or the folder's when the frontmatter has no usable one.
 	name    string
 	skillMD objstore.Object
-	files   []entry  // every file of the folder, SKILL.md included, by rel
-	head    parsed   // the frontmatter as of the listing
-	notes   Problems // what merging found: a name declared twice, a folder nested too deep
-	nested  bool     // deeper than <category>/<skill>: reported, never served
+	files   []entry          // every file of the folder, SKILL.md included, by rel
+	head    parsed           // the frontmatter as of the listing
+	notes   skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
+	nested  bool             // deeper than <category>/<skill>: reported, never served
 }
 
 // problems are the skill's own problems and the view's notes on it. The
 // head's slices are shared with the cache, so the result is a new slice.
-func (s *skillRef) problems() Problems {
-	return Problems{
+func (s *skillRef) problems() skillmd.Problems {
+	return skillmd.Problems{
 		Errors:   slices.Concat(s.head.problems.Errors, s.notes.Errors),
 		Warnings: slices.Concat(s.head.problems.Warnings, s.notes.Warnings),
 	}
@@ -73,34 +75,34 @@ type view struct {
 // under the skills mount needs the view, and merging costs about as much
 // as the call itself.
 type views struct {
-	indexes *indexes
+	indexes *libindex.Store
 	heads   *heads
 	table   *mounts.Table
 	cfg     Config
 	cache   *lru.Cache[string, *view] // by user prefix
 }
 
-func newViews(ix *indexes, hs *heads, table *mounts.Table, cfg Config) *views {
+func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	vs := &views{indexes: ix, heads: hs, table: table, cfg: cfg}
 	vs.cache, _ = lru.New[string, *view](cfg.MaxHeldIndexes)
 	return vs
 }
 
 // layers returns the caller's library layer and the shared one.
-func (vs *views) layers(id mounts.Identity) (own, shared layer, err error) {
+func (vs *views) layers(id mounts.Identity) (own, shared libindex.Layer, err error) {
 	r, err := vs.table.Resolve(id, vs.cfg.Mount)
 	if err != nil {
-		return layer{}, layer{}, err
+		return libindex.Layer{}, libindex.Layer{}, err
 	}
-	own = layer{tag: id.User, prefix: r.Prefix, object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User, 1)}
-	shared = layer{tag: sharedTag, prefix: vs.cfg.SharedPrefix, object: vs.cfg.SharedIndexKey}
+	own = libindex.Layer{Tag: id.User, Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User, 1)}
+	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey}
 	return own, shared, nil
 }
 
 // userLayers is layers for a user named without a thread (by an operator):
 // the skills mount depends on the user alone (Config.Validate), so any
 // valid thread renders it.
-func (vs *views) userLayers(user string) (own, shared layer, err error) {
+func (vs *views) userLayers(user string) (own, shared libindex.Layer, err error) {
 	return vs.layers(operator(user))
 }
 
@@ -117,18 +119,18 @@ func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	var userIdx, sharedIdx *index
+	var userIdx, sharedIdx *libindex.Index
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { userIdx, err = vs.indexes.get(gctx, own); return err })
-	g.Go(func() (err error) { sharedIdx, err = vs.indexes.get(gctx, shared); return err })
+	g.Go(func() (err error) { userIdx, err = vs.indexes.Get(gctx, own); return err })
+	g.Go(func() (err error) { sharedIdx, err = vs.indexes.Get(gctx, shared); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if v, ok := vs.cache.Get(own.prefix); ok && v.userGen == userIdx.gen && v.sharedGen == sharedIdx.gen {
+	if v, ok := vs.cache.Get(own.Prefix); ok && v.userGen == userIdx.Gen && v.sharedGen == sharedIdx.Gen {
 		return v, nil
 	}
-	v := vs.build(ctx, own.prefix, userIdx, sharedIdx)
-	vs.cache.Add(own.prefix, v)
+	v := vs.build(ctx, own.Prefix, userIdx, sharedIdx)
+	vs.cache.Add(own.Prefix, v)
 	return v, nil
 }
 
@@ -146,17 +148,17 @@ type layerFiles struct {
 // build finds the skills of both layers and parses the heads their indexes
 // hold (once per version): a skill overrides another by its frontmatter
 // name, which only the head holds. It reads nothing from storage.
-func (vs *views) build(ctx context.Context, userBase string, userIdx, sharedIdx *index) *view {
+func (vs *views) build(ctx context.Context, userBase string, userIdx, sharedIdx *libindex.Index) *view {
 	user := vs.layerFiles(ctx, userIdx, userBase, LayerUser)
 	shared := vs.layerFiles(ctx, sharedIdx, vs.cfg.SharedPrefix, LayerShared)
 	return mergeLayers(vs.cfg.Mount, userBase, user, shared, vs.cfg.MaxSkills)
 }
 
-func (vs *views) layerFiles(ctx context.Context, x *index, prefix, layerName string) layerFiles {
-	lf := layerFiles{gen: x.gen, entries: addressable(x.objs, prefix)}
+func (vs *views) layerFiles(ctx context.Context, x *libindex.Index, prefix, layerName string) layerFiles {
+	lf := layerFiles{gen: x.Gen, entries: addressable(x.Objs, prefix)}
 	lf.skills, lf.nested = findSkills(lf.entries, layerName, vs.cfg.MaxSkills)
 	lf.skills = slices.DeleteFunc(lf.skills, func(s *skillRef) bool {
-		head, ok := x.heads[s.skillMD.Key]
+		head, ok := x.Heads[s.skillMD.Key]
 		if !ok {
 			return true // deleted between the listing and the read of its head
 		}
@@ -305,9 +307,9 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 				return listed(ps, 5)
 			}
 			winner := group[0]
-			winner.notes.warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
+			winner.notes.Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
 			for _, s := range group[1:] {
-				s.notes.warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
+				s.notes.Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
 					name, mount+"/"+winner.dir, mount+"/"+s.dir)
 			}
 		}
@@ -391,7 +393,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 			continue // a file of a skill
 		}
 		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), category: cat, layer: layer, skillMD: e.obj, nested: true}
-		n.notes.errorf("%s", nestedProblem)
+		n.notes.Errorf("%s", nestedProblem)
 		nested = append(nested, n)
 	}
 	byDir := func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) }
@@ -489,4 +491,15 @@ func (v *view) unique(mount, ref, what string, refs []*skillRef) (*skillRef, err
 	}
 	return nil, fmt.Errorf("%w: %q is the %s of %d skills (%s): refer to one by its name or path",
 		errkind.InvalidArgument, ref, what, len(refs), listed(paths, 5))
+}
+
+// skillMDs returns the SKILL.md objects of the skills among objs, which
+// findSkills would find: the ones whose heads an index holds.
+func skillMDs(objs []objstore.Object, prefix string, maxSkills int) []objstore.Object {
+	refs, _ := findSkills(addressable(objs, prefix), "", maxSkills)
+	out := make([]objstore.Object, len(refs))
+	for i, s := range refs {
+		out[i] = s.skillMD
+	}
+	return out
 }

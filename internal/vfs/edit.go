@@ -37,7 +37,7 @@ func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, ne
 	}
 	var res EditResult
 	err = objstore.RetryConditional(ctx, fs.cfg.EditAttempts, fs.cfg.EditBackoff, func() error {
-		data, a, err := fs.readText(ctx, vpath, fs.bucket, r.Key)
+		data, a, err := fs.readText(ctx, vpath, nil, fs.bucket, r.Key)
 		if err != nil {
 			return storeErr(vpath, err)
 		}

@@ -40,6 +40,16 @@ type Tree interface {
 	Open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error)
 }
 
+// TextLimit is implemented by a Tree whose files have a limit of their own
+// for being read as text: Read then refuses a larger file of the tree as it
+// refuses one over MaxReadBytes. The skills library's files are also read
+// as text by its own RPCs, and a file must not be readable one way and
+// refused the other.
+type TextLimit interface {
+	// MaxTextBytes is the largest file of the tree read as text.
+	MaxTextBytes() int64
+}
+
 // TreeEntry is one entry of a Tree directory.
 type TreeEntry struct {
 	Name   string

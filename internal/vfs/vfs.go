@@ -149,9 +149,14 @@ func (fs *FS) stat(ctx context.Context, id mounts.Identity, vpath string) (Info,
 	return dirInfo(vpath), r, objstore.Object{}, nil
 }
 
-// readText loads a whole text file from g, enforcing MaxReadBytes.
-func (fs *FS) readText(ctx context.Context, vpath string, g textfile.Getter, key string) ([]byte, objstore.Attributes, error) {
-	return textfile.Reader{MaxBytes: fs.cfg.MaxReadBytes, Hint: "use Download"}.Read(ctx, g, key, vpath)
+// readText loads a whole text file from g, enforcing MaxReadBytes, or the
+// tree's own limit when it has a lower one (see TextLimit).
+func (fs *FS) readText(ctx context.Context, vpath string, t Tree, g textfile.Getter, key string) ([]byte, objstore.Attributes, error) {
+	limit := fs.cfg.MaxReadBytes
+	if tl, ok := t.(TextLimit); ok {
+		limit = min(limit, tl.MaxTextBytes())
+	}
+	return textfile.Reader{MaxBytes: limit, Hint: "use Download"}.Read(ctx, g, key, vpath)
 }
 
 // readFile loads the text file r: a plain mount's with one Get of the
@@ -159,13 +164,13 @@ func (fs *FS) readText(ctx context.Context, vpath string, g textfile.Getter, key
 func (fs *FS) readFile(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved) ([]byte, objstore.Attributes, error) {
 	t := fs.tree(r)
 	if t == nil {
-		return fs.readText(ctx, vpath, fs.bucket, r.Key)
+		return fs.readText(ctx, vpath, nil, fs.bucket, r.Key)
 	}
 	o, err := t.Stat(ctx, id, r.Rel)
 	if err != nil {
 		return nil, objstore.Attributes{}, err
 	}
-	return fs.readText(ctx, vpath, fs.getter(t, o), o.Key)
+	return fs.readText(ctx, vpath, t, fs.getter(t, o), o.Key)
 }
 
 // ReadResult is one window of a text file.

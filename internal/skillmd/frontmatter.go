@@ -1,4 +1,4 @@
-package skills
+package skillmd
 
 import (
 	"bytes"
@@ -57,22 +57,30 @@ type Problems struct {
 // Valid reports whether the skill may be served.
 func (p Problems) Valid() bool { return len(p.Errors) == 0 }
 
-func (p *Problems) errorf(format string, a ...any) {
+// Errorf adds an error.
+func (p *Problems) Errorf(format string, a ...any) {
 	p.Errors = append(p.Errors, fmt.Sprintf(format, a...))
 }
-func (p *Problems) warnf(format string, a ...any) {
+
+// Warnf adds a warning.
+func (p *Problems) Warnf(format string, a ...any) {
 	p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...))
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-const bom = "\ufeff"
+// ValidName reports whether name follows the specification's character
+// rules for a skill name (its length is only warned about).
+func ValidName(name string) bool { return nameRE.MatchString(name) }
 
-// frontmatterEnd returns the offset just past the closing "---" line of the
+// BOM is the byte order mark a SKILL.md may start with; it is ignored.
+const BOM = "\ufeff"
+
+// FrontmatterEnd returns the offset just past the closing "---" line of the
 // frontmatter at the start of data (BOM already removed), or -1 when data
 // holds no closing line (yet). opened reports whether data starts, after
 // blank lines, with an opening "---" line.
-func frontmatterEnd(data []byte) (end int, opened bool) {
+func FrontmatterEnd(data []byte) (end int, opened bool) {
 	off := 0
 	for off < len(data) {
 		line := data[off:]
@@ -173,30 +181,30 @@ var yamlFormat = frontmatter.NewFormat("---", "---", safeYAML)
 func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 	var fm Frontmatter
 	var p Problems
-	data = bytes.TrimPrefix(data, []byte(bom))
+	data = bytes.TrimPrefix(data, []byte(BOM))
 	if !utf8.Valid(data) {
-		p.errorf("SKILL.md is not UTF-8 text")
+		p.Errorf("SKILL.md is not UTF-8 text")
 		return fm, "", p
 	}
-	end, opened := frontmatterEnd(data)
+	end, opened := FrontmatterEnd(data)
 	switch {
 	case !opened:
-		p.errorf("SKILL.md has no YAML frontmatter (it must start with a --- line)")
+		p.Errorf("SKILL.md has no YAML frontmatter (it must start with a --- line)")
 		return fm, string(data), p
 	case end < 0 && len(data) >= MaxFrontmatterBytes:
-		p.errorf("frontmatter is not closed within %d bytes", MaxFrontmatterBytes)
+		p.Errorf("frontmatter is not closed within %d bytes", MaxFrontmatterBytes)
 		return fm, "", p
 	case end < 0:
-		p.errorf("frontmatter is not closed: a --- line must end it")
+		p.Errorf("frontmatter is not closed: a --- line must end it")
 		return fm, "", p
 	case end > MaxFrontmatterBytes:
-		p.errorf("frontmatter is larger than %d bytes", MaxFrontmatterBytes)
+		p.Errorf("frontmatter is larger than %d bytes", MaxFrontmatterBytes)
 		return fm, "", p
 	}
 	raw := map[string]any{}
 	body, err := frontmatter.MustParse(bytes.NewReader(data), &raw, yamlFormat)
 	if err != nil {
-		p.errorf("frontmatter is not valid YAML: %s", firstLine(err.Error()))
+		p.Errorf("frontmatter is not valid YAML: %s", firstLine(err.Error()))
 		return fm, "", p
 	}
 	fm.Raw = jsonable(raw).(map[string]any)
@@ -228,32 +236,32 @@ func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 func validate(fm *Frontmatter, p *Problems, folder string) {
 	switch n := fm.Name; {
 	case n == "":
-		p.errorf("name is required")
+		p.Errorf("name is required")
 	case !nameRE.MatchString(n) && folder == "":
-		p.errorf("name %q must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen", clip(n, 80))
+		p.Errorf("name %q must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen", clip(n, 80))
 	case !nameRE.MatchString(n):
 		// Libraries written for older agent backends use display names;
 		// serving them under their folder's name keeps them reachable.
-		p.warnf("name %q is not a skill name (lowercase letters, digits and single hyphens): the skill is named %q after its folder, and keeps the name as its display name", clip(n, 80), folder)
+		p.Warnf("name %q is not a skill name (lowercase letters, digits and single hyphens): the skill is named %q after its folder, and keeps the name as its display name", clip(n, 80), folder)
 		fm.Name = folder
 		if n != folder {
 			fm.DisplayName = n
 		}
 	default:
 		if c := utf8.RuneCountInString(n); c > MaxNameLen {
-			p.warnf("name is %d characters, the limit is %d", c, MaxNameLen)
+			p.Warnf("name is %d characters, the limit is %d", c, MaxNameLen)
 		}
 		if folder != "" && n != folder {
-			p.warnf("name %q differs from its folder %q", clip(n, 80), folder)
+			p.Warnf("name %q differs from its folder %q", clip(n, 80), folder)
 		}
 	}
 	if strings.TrimSpace(fm.Description) == "" {
-		p.errorf("description is required")
+		p.Errorf("description is required")
 	} else if n := utf8.RuneCountInString(fm.Description); n > MaxDescriptionLen {
-		p.warnf("description is %d characters, the limit is %d; listings shorten it", n, MaxDescriptionLen)
+		p.Warnf("description is %d characters, the limit is %d; listings shorten it", n, MaxDescriptionLen)
 	}
 	if n := utf8.RuneCountInString(fm.Compatibility); n > MaxCompatibilityLen {
-		p.warnf("compatibility is %d characters, the limit is %d", n, MaxCompatibilityLen)
+		p.Warnf("compatibility is %d characters, the limit is %d", n, MaxCompatibilityLen)
 	}
 }
 
@@ -282,7 +290,7 @@ func scalar(p *Problems, key string, v any) string {
 	case bool, int, int64, float64:
 		return fmt.Sprint(x)
 	}
-	p.warnf("%s should be a string", key)
+	p.Warnf("%s should be a string", key)
 	return ""
 }
 
@@ -298,12 +306,12 @@ func tools(p *Problems, v any) []string {
 			if s, ok := t.(string); ok && strings.TrimSpace(s) != "" {
 				out = append(out, strings.TrimSpace(s))
 			} else {
-				p.warnf("allowed-tools entries should be strings")
+				p.Warnf("allowed-tools entries should be strings")
 			}
 		}
 		return out
 	}
-	p.warnf("allowed-tools should be a space-separated string or a list")
+	p.Warnf("allowed-tools should be a space-separated string or a list")
 	return nil
 }
 
@@ -311,7 +319,7 @@ func stringMap(p *Problems, v any) map[string]string {
 	m, ok := v.(map[string]any)
 	if !ok {
 		if v != nil {
-			p.warnf("metadata should be a map of strings")
+			p.Warnf("metadata should be a map of strings")
 		}
 		return nil
 	}
@@ -328,7 +336,7 @@ func stringMap(p *Problems, v any) map[string]string {
 		case bool, int, int64, float64:
 			out[k] = fmt.Sprint(x)
 		default:
-			p.warnf("metadata.%s should be a string", k)
+			p.Warnf("metadata.%s should be a string", k)
 		}
 	}
 	return out

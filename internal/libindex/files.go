@@ -1,4 +1,4 @@
-package skills
+package libindex
 
 import (
 	"bytes"
@@ -18,31 +18,37 @@ import (
 // readTimeout bounds one shared read of a file from storage.
 const readTimeout = 30 * time.Second
 
-// files reads the files of skills. A file as listed (key and ETag) never
+// Files reads the files of skills. A file as listed (key and ETag) never
 // changes, so its content is cached by both, never invalidated: a warm
 // GetSkill, ReadSkillFile or /skills Read costs no storage request.
 // Concurrent misses of one file share one read, on a context of its own, so
 // one caller giving up fails no one else.
-type files struct {
+type Files struct {
 	bucket   objstore.Bucket
 	cache    cache.Cache
 	ttl      time.Duration
 	maxBytes int64 // larger files are read from storage every time
-	cacheLog *cacheLog
-	metrics  *metrics
+	cacheLog *CacheLog
+	metrics  *Metrics
 	flight   singleflight.Group
 }
 
+// NewFiles returns the file reader over bucket, caching contents of at most
+// cfg.MaxCachedFileBytes in c for cfg.HeadTTL.
+func NewFiles(bucket objstore.Bucket, c cache.Cache, cfg Config, cl *CacheLog, m *Metrics) *Files {
+	return &Files{bucket: bucket, cache: c, ttl: cfg.HeadTTL, maxBytes: cfg.MaxCachedFileBytes, cacheLog: cl, metrics: m}
+}
+
 // cacheable reports whether o's content is cached.
-func (f *files) cacheable(o objstore.Object) bool {
+func (f *Files) cacheable(o objstore.Object) bool {
 	return o.ETag != "" && o.Size <= f.maxBytes
 }
 
-// open reads o from offset for length bytes (length < 0: to the end), as
+// Open reads o from offset for length bytes (length < 0: to the end), as
 // objstore.Bucket.GetRange does; the attributes are the whole file's.
-func (f *files) open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+func (f *Files) Open(ctx context.Context, o objstore.Object, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
 	if !f.cacheable(o) {
-		f.metrics.files.WithLabelValues("uncached").Inc()
+		f.metrics.Files.WithLabelValues("uncached").Inc()
 		return f.bucket.GetRange(ctx, o.Key, offset, length)
 	}
 	data, a, whole, err := f.read(ctx, o)
@@ -66,20 +72,20 @@ func (f *files) open(ctx context.Context, o objstore.Object, offset, length int6
 
 // read returns the content of o, a cacheable file, and its attributes;
 // whole is false when the stored file has grown past what is cached.
-func (f *files) read(ctx context.Context, o objstore.Object) (data []byte, a objstore.Attributes, whole bool, err error) {
+func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a objstore.Attributes, whole bool, err error) {
 	key := fileCacheKey(o.Key, o.ETag)
 	hits, err := f.cache.Fetch(ctx, []string{key})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, a, false, cerr
 		}
-		f.cacheLog.failed(ctx, "fetching a skill file", err)
+		f.cacheLog.Failed(ctx, "fetching a skill file", err)
 	}
 	if data, ok := hits[key]; ok && int64(len(data)) == o.Size {
-		f.metrics.files.WithLabelValues("hit").Inc()
+		f.metrics.Files.WithLabelValues("hit").Inc()
 		return data, o.Attributes, true, nil
 	}
-	f.metrics.files.WithLabelValues("miss").Inc()
+	f.metrics.Files.WithLabelValues("miss").Inc()
 	type read struct {
 		data []byte
 		a    objstore.Attributes
@@ -107,7 +113,7 @@ func (f *files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		}
 		if a.ETag == o.ETag && int64(len(data)) == a.Size {
 			if err := f.cache.Store(rctx, map[string][]byte{key: data}, f.ttl); err != nil {
-				f.cacheLog.failed(rctx, "storing a skill file", err)
+				f.cacheLog.Failed(rctx, "storing a skill file", err)
 			}
 		}
 		return read{data, a}, nil
@@ -117,7 +123,7 @@ func (f *files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		return nil, a, false, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
-			f.metrics.coalesced.WithLabelValues("file").Inc()
+			f.metrics.Coalesced.WithLabelValues("file").Inc()
 		}
 		if res.Err != nil {
 			return nil, a, false, res.Err
@@ -128,25 +134,28 @@ func (f *files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 	}
 }
 
+// Getter reads o through the cache as a textfile.Getter.
+func (f *Files) Getter(o objstore.Object) textfile.Getter { return getter{f, o} }
+
 // getter reads one file through the cache as a textfile.Getter.
 type getter struct {
-	f *files
+	f *Files
 	o objstore.Object
 }
 
 var _ textfile.Getter = getter{}
 
 func (g getter) Get(ctx context.Context, _ string) (io.ReadCloser, objstore.Attributes, error) {
-	return g.f.open(ctx, g.o, 0, -1)
+	return g.f.Open(ctx, g.o, 0, -1)
 }
 
 // sniffBytes is how much of a file decides whether it is binary.
 const sniffBytes = 8 << 10
 
-// binary reports for each file whether it is binary, from its first
+// Binary reports for each file whether it is binary, from its first
 // sniffBytes: one cache call for all, a ranged read of each file no replica
 // sniffed before. A file deleted since listed counts as text.
-func (f *files) binary(ctx context.Context, objs []objstore.Object, concurrency int) ([]bool, error) {
+func (f *Files) Binary(ctx context.Context, objs []objstore.Object, concurrency int) ([]bool, error) {
 	out := make([]bool, len(objs))
 	keys := make([]string, len(objs))
 	for i, o := range objs {
@@ -157,7 +166,7 @@ func (f *files) binary(ctx context.Context, objs []objstore.Object, concurrency 
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
-		f.cacheLog.failed(ctx, "fetching file kinds", err)
+		f.cacheLog.Failed(ctx, "fetching file kinds", err)
 	}
 	found := make([]bool, len(objs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -200,7 +209,7 @@ func (f *files) binary(ctx context.Context, objs []objstore.Object, concurrency 
 	}
 	if len(sniffed) > 0 {
 		if err := f.cache.Store(ctx, sniffed, f.ttl); err != nil {
-			f.cacheLog.failed(ctx, "storing file kinds", err)
+			f.cacheLog.Failed(ctx, "storing file kinds", err)
 		}
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package skills
+package libindex
 
 import (
 	"encoding/binary"
@@ -45,22 +45,22 @@ var (
 	errOtherLibrary = errors.New("describes another library")
 )
 
-func encodeIndex(x *index, l layer) ([]byte, error) {
-	prefix := l.prefix
-	n := 1 + len(l.tag) + len(prefix) + 8 + binary.MaxVarintLen64*5
-	for _, o := range x.objs {
+func encodeIndex(x *Index, l Layer) ([]byte, error) {
+	prefix := l.Prefix
+	n := 1 + len(l.Tag) + len(prefix) + 8 + binary.MaxVarintLen64*5
+	for _, o := range x.Objs {
 		n += len(o.Key) - len(prefix) + len(o.ETag) + 4*binary.MaxVarintLen64
 	}
-	for _, h := range x.heads {
+	for _, h := range x.Heads {
 		n += len(h) + 2*binary.MaxVarintLen64
 	}
 	b := make([]byte, 0, n)
 	b = append(b, indexVersion)
 	b = appendLibrary(b, l)
-	b = binary.BigEndian.AppendUint64(b, x.gen)
-	b = binary.AppendVarint(b, x.listed.UnixNano())
-	b = binary.AppendUvarint(b, uint64(len(x.objs)))
-	for _, o := range x.objs {
+	b = binary.BigEndian.AppendUint64(b, x.Gen)
+	b = binary.AppendVarint(b, x.Listed.UnixNano())
+	b = binary.AppendUvarint(b, uint64(len(x.Objs)))
+	for _, o := range x.Objs {
 		rel, ok := strings.CutPrefix(o.Key, prefix)
 		if !ok {
 			return nil, fmt.Errorf("key %q is not under the listed prefix", o.Key)
@@ -74,9 +74,9 @@ func encodeIndex(x *index, l layer) ([]byte, error) {
 		}
 		b = binary.AppendVarint(b, mod)
 	}
-	b = binary.AppendUvarint(b, uint64(len(x.heads)))
-	for i, o := range x.objs {
-		if h, ok := x.heads[o.Key]; ok {
+	b = binary.AppendUvarint(b, uint64(len(x.Heads)))
+	for i, o := range x.Objs {
+		if h, ok := x.Heads[o.Key]; ok {
 			b = binary.AppendUvarint(b, uint64(i))
 			b = appendString(b, string(h))
 		}
@@ -89,29 +89,29 @@ func appendString(b []byte, s string) []byte {
 }
 
 // appendLibrary names l in a record.
-func appendLibrary(b []byte, l layer) []byte {
-	return appendString(appendString(b, l.tag), l.prefix)
+func appendLibrary(b []byte, l Layer) []byte {
+	return appendString(appendString(b, l.Tag), l.Prefix)
 }
 
 // library reads the name appendLibrary wrote and checks that it is l's.
-func (d *decoder) library(l layer) error {
+func (d *decoder) library(l Layer) error {
 	tag, prefix := d.string(), d.string()
 	switch {
 	case d.err != nil:
 		return d.err
-	case tag != l.tag || prefix != l.prefix:
+	case tag != l.Tag || prefix != l.Prefix:
 		// The other library's name is for the operator's log only.
-		return fmt.Errorf("%w: %s (%q), not %s (%q)", errOtherLibrary, tag, prefix, l.tag, l.prefix)
+		return fmt.Errorf("%w: %s (%q), not %s (%q)", errOtherLibrary, tag, prefix, l.Tag, l.Prefix)
 	}
 	return nil
 }
 
-// decodeIndex reads a record written by encodeIndex for l, refusing one
+// DecodeIndex reads a record written by encodeIndex for l, refusing one
 // written for another library (errOtherLibrary), by another version
 // (errIndexVersion), that holds more than maxObjects objects or is
 // malformed in any way.
-func decodeIndex(b []byte, l layer, maxObjects int) (*index, error) {
-	prefix := l.prefix
+func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
+	prefix := l.Prefix
 	d := decoder{b: b}
 	if v := d.byte(); d.err != nil {
 		return nil, fmt.Errorf("%w: empty", errBadIndex)
@@ -121,14 +121,14 @@ func decodeIndex(b []byte, l layer, maxObjects int) (*index, error) {
 	if err := d.library(l); err != nil {
 		return nil, err
 	}
-	x := &index{gen: d.uint64(), listed: time.Unix(0, d.varint())}
+	x := &Index{Gen: d.uint64(), Listed: time.Unix(0, d.varint())}
 	count := d.uvarint()
 	if d.err != nil || count > uint64(maxObjects) || count > uint64(len(d.b))/minObjectBytes {
 		return nil, fmt.Errorf("%w: header", errBadIndex)
 	}
-	x.objs = make([]objstore.Object, count)
-	for i := range x.objs {
-		o := &x.objs[i]
+	x.Objs = make([]objstore.Object, count)
+	for i := range x.Objs {
+		o := &x.Objs[i]
 		o.Key = prefix + d.string()
 		o.Size = d.varint()
 		o.ETag = d.string()
@@ -140,7 +140,7 @@ func decodeIndex(b []byte, l layer, maxObjects int) (*index, error) {
 	if d.err != nil || nheads > count {
 		return nil, fmt.Errorf("%w: objects", errBadIndex)
 	}
-	x.heads = make(map[string][]byte, nheads)
+	x.Heads = make(map[string][]byte, nheads)
 	last := -1
 	for range nheads {
 		i := d.uvarint()
@@ -149,7 +149,7 @@ func decodeIndex(b []byte, l layer, maxObjects int) (*index, error) {
 			return nil, fmt.Errorf("%w: heads", errBadIndex)
 		}
 		last = int(i)
-		x.heads[x.objs[i].Key] = []byte(h)
+		x.Heads[x.Objs[i].Key] = []byte(h)
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", errBadIndex)
@@ -157,31 +157,31 @@ func decodeIndex(b []byte, l layer, maxObjects int) (*index, error) {
 	return x, nil
 }
 
-// A stamp names the newest index of a library in the shared cache: its
+// A Stamp names the newest index of a library in the shared cache: its
 // generation and when it was listed, then the library, as in an index. It
 // is tiny, so a replica holding an index checks it instead of fetching the
 // index again.
-type stamp struct {
-	gen    uint64
-	listed time.Time
+type Stamp struct {
+	Gen    uint64
+	Listed time.Time
 }
 
-func encodeStamp(s stamp, l layer) []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(l.tag)+len(l.prefix)+2*binary.MaxVarintLen64), s.gen)
-	b = binary.BigEndian.AppendUint64(b, uint64(s.listed.UnixNano()))
+func encodeStamp(s Stamp, l Layer) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(l.Tag)+len(l.Prefix)+2*binary.MaxVarintLen64), s.Gen)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Listed.UnixNano()))
 	return appendLibrary(b, l)
 }
 
-// decodeStamp reads a stamp written by encodeStamp for l, refusing one
+// DecodeStamp reads a stamp written by encodeStamp for l, refusing one
 // written for another library (errOtherLibrary) or malformed.
-func decodeStamp(b []byte, l layer) (stamp, error) {
+func DecodeStamp(b []byte, l Layer) (Stamp, error) {
 	d := decoder{b: b}
-	s := stamp{gen: d.uint64(), listed: time.Unix(0, int64(d.uint64()))}
+	s := Stamp{Gen: d.uint64(), Listed: time.Unix(0, int64(d.uint64()))}
 	if err := d.library(l); err != nil {
-		return stamp{}, err
+		return Stamp{}, err
 	}
 	if len(d.b) != 0 {
-		return stamp{}, fmt.Errorf("%w: trailing bytes", errBadIndex)
+		return Stamp{}, fmt.Errorf("%w: trailing bytes", errBadIndex)
 	}
 	return s, nil
 }

@@ -1,4 +1,4 @@
-package skills_test
+package skillmd_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // validName is the specification's rule for skill names.
@@ -20,14 +20,14 @@ func TestParseSkillMDValid(t *testing.T) {
 		name   string
 		input  string
 		folder string
-		want   skills.Frontmatter // compared field by field; nil maps mean "empty"
+		want   skillmd.Frontmatter // compared field by field; nil maps mean "empty"
 		body   string
 	}{
 		{
 			name:   "minimal",
 			input:  "---\nname: pdf\ndescription: Extract text from PDF files.\n---\n# PDF\n\nSteps.\n",
 			folder: "pdf",
-			want:   skills.Frontmatter{Name: "pdf", Description: "Extract text from PDF files."},
+			want:   skillmd.Frontmatter{Name: "pdf", Description: "Extract text from PDF files."},
 			body:   "# PDF\n\nSteps.\n",
 		},
 		{
@@ -36,7 +36,7 @@ func TestParseSkillMDValid(t *testing.T) {
 				"compatibility: Needs python3 and poppler.\nallowed-tools: Bash(python3:*) Read Write\n" +
 				"metadata:\n  author: docs-team\n  tier: gold\n---\nBody\n",
 			folder: "pdf-tools",
-			want: skills.Frontmatter{
+			want: skillmd.Frontmatter{
 				Name: "pdf-tools", Description: "Work with PDFs.", License: "Apache-2.0", Version: "2.1.0",
 				Compatibility: "Needs python3 and poppler.", AllowedTools: []string{"Bash(python3:*)", "Read", "Write"},
 				Metadata: map[string]string{"author": "docs-team", "tier": "gold"},
@@ -47,13 +47,13 @@ func TestParseSkillMDValid(t *testing.T) {
 			name:   "allowed-tools as a list",
 			input:  "---\nname: a\ndescription: d\nallowed-tools:\n  - Read\n  - \" Grep \"\n  - Bash(git:*)\n---\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d", AllowedTools: []string{"Read", "Grep", "Bash(git:*)"}},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d", AllowedTools: []string{"Read", "Grep", "Bash(git:*)"}},
 		},
 		{
 			name:   "metadata numbers and booleans become text as written",
 			input:  "---\nname: a\ndescription: d\nmetadata:\n  revision: 3\n  ratio: 0.50\n  schema: 1.0\n  beta: true\n---\n",
 			folder: "a",
-			want: skills.Frontmatter{Name: "a", Description: "d",
+			want: skillmd.Frontmatter{Name: "a", Description: "d",
 				Metadata: map[string]string{"revision": "3", "ratio": "0.50", "schema": "1.0", "beta": "true"}},
 		},
 		{
@@ -61,20 +61,20 @@ func TestParseSkillMDValid(t *testing.T) {
 			name:   "numeric version keeps its spelling",
 			input:  "---\nname: a\ndescription: d\nversion: 1.0\nlicense: 2\n---\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d", Version: "1.0", License: "2"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d", Version: "1.0", License: "2"},
 		},
 		{
 			name:   "version 1.10 is not 1.1",
 			input:  "---\nname: a\ndescription: d\nversion: 1.10\n---\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d", Version: "1.10"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d", Version: "1.10"},
 		},
 		{
 			name: "unknown fields are kept in Extra",
 			input: "---\nname: a\ndescription: d\nuser-invocable: false\nmodel: fast\npriority: 5\n" +
 				"tags: [x, y]\nhooks:\n  pre: lint\nreleased: 2024-01-02\n---\n",
 			folder: "a",
-			want: skills.Frontmatter{Name: "a", Description: "d", Extra: map[string]any{
+			want: skillmd.Frontmatter{Name: "a", Description: "d", Extra: map[string]any{
 				"user-invocable": false, "model": "fast", "priority": float64(5),
 				"tags": []any{"x", "y"}, "hooks": map[string]any{"pre": "lint"}, "released": "2024-01-02T00:00:00Z",
 			}},
@@ -83,58 +83,58 @@ func TestParseSkillMDValid(t *testing.T) {
 			name:   "UTF-8 byte order mark",
 			input:  "\ufeff---\nname: a\ndescription: d\n---\nBody\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d"},
 			body:   "Body\n",
 		},
 		{
 			name:   "CRLF line endings",
 			input:  "---\r\nname: a\r\ndescription: Does\r\n  things.\r\n---\r\n\r\n# Title\r\nText\r\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "Does things."},
+			want:   skillmd.Frontmatter{Name: "a", Description: "Does things."},
 			body:   "# Title\r\nText\r\n",
 		},
 		{
 			name:   "BOM and CRLF together",
 			input:  "\ufeff---\r\nname: a\r\ndescription: d\r\n---\r\nBody\r\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d"},
 			body:   "Body\r\n",
 		},
 		{
 			name:   "leading blank lines",
 			input:  "\n\n  \n---\nname: a\ndescription: d\n---\n\n\nBody\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d"},
 			body:   "Body\n",
 		},
 		{
 			name:   "closing line at end of file without newline",
 			input:  "---\nname: a\ndescription: d\n---",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d"},
 		},
 		{
 			name:   "multi-line description",
 			input:  "---\nname: a\ndescription: |\n  Line one.\n  Line two.\n---\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "Line one.\nLine two.\n"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "Line one.\nLine two.\n"},
 		},
 		{
 			name:   "no folder to compare with",
 			input:  "---\nname: a-1\ndescription: d\n---\n",
 			folder: "",
-			want:   skills.Frontmatter{Name: "a-1", Description: "d"},
+			want:   skillmd.Frontmatter{Name: "a-1", Description: "d"},
 		},
 		{
 			name:   "body keeps later --- lines",
 			input:  "---\nname: a\ndescription: d\n---\nabove\n---\nbelow\n",
 			folder: "a",
-			want:   skills.Frontmatter{Name: "a", Description: "d"},
+			want:   skillmd.Frontmatter{Name: "a", Description: "d"},
 			body:   "above\n---\nbelow\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fm, body, p := skills.ParseSkillMD([]byte(tc.input), tc.folder)
+			fm, body, p := skillmd.ParseSkillMD([]byte(tc.input), tc.folder)
 			if !p.Valid() || len(p.Warnings) > 0 {
 				t.Fatalf("problems = %+v, want none", p)
 			}
@@ -149,7 +149,7 @@ func TestParseSkillMDValid(t *testing.T) {
 	}
 }
 
-func checkFrontmatter(t *testing.T, got, want skills.Frontmatter) {
+func checkFrontmatter(t *testing.T, got, want skillmd.Frontmatter) {
 	t.Helper()
 	for _, f := range []struct {
 		field     string
@@ -236,7 +236,7 @@ func TestParseSkillMDInvalid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The bomb and depth cases are refused on the node tree, before
 			// anything is expanded (the error names the rule that stopped them).
-			fm, _, p := skills.ParseSkillMD([]byte(tc.input), tc.folder)
+			fm, _, p := skillmd.ParseSkillMD([]byte(tc.input), tc.folder)
 			if p.Valid() {
 				t.Fatalf("valid, want an error containing %q (frontmatter %+v)", tc.want, fm)
 			}
@@ -255,14 +255,14 @@ func TestParseSkillMDWarnings(t *testing.T) {
 		input  string
 		folder string
 		want   []string // substrings, one per warning, in order
-		check  func(t *testing.T, fm skills.Frontmatter)
+		check  func(t *testing.T, fm skillmd.Frontmatter)
 	}{
 		{
 			name:   "description of 1500 characters",
 			input:  "---\nname: a\ndescription: " + long + "\n---\n",
 			folder: "a",
 			want:   []string{"description is 1500 characters, the limit is 1024"},
-			check: func(t *testing.T, fm skills.Frontmatter) {
+			check: func(t *testing.T, fm skillmd.Frontmatter) {
 				if fm.Description != long {
 					t.Errorf("description was changed: %d runes", utf8.RuneCountInString(fm.Description))
 				}
@@ -303,7 +303,7 @@ func TestParseSkillMDWarnings(t *testing.T) {
 			input:  "---\nname: a\ndescription: d\nallowed-tools: [Read, {x: 1}]\n---\n",
 			folder: "a",
 			want:   []string{"allowed-tools entries should be strings"},
-			check: func(t *testing.T, fm skills.Frontmatter) {
+			check: func(t *testing.T, fm skillmd.Frontmatter) {
 				if !reflect.DeepEqual(fm.AllowedTools, []string{"Read"}) {
 					t.Errorf("AllowedTools = %q, want [Read]", fm.AllowedTools)
 				}
@@ -320,7 +320,7 @@ func TestParseSkillMDWarnings(t *testing.T) {
 			input:  "---\nname: a\ndescription: d\nmetadata:\n  ok: yes\n  bad: [1]\n---\n",
 			folder: "a",
 			want:   []string{"metadata.bad should be a string"},
-			check: func(t *testing.T, fm skills.Frontmatter) {
+			check: func(t *testing.T, fm skillmd.Frontmatter) {
 				if fm.Metadata["ok"] != "yes" {
 					t.Errorf("Metadata = %q, want ok kept", fm.Metadata)
 				}
@@ -328,7 +328,7 @@ func TestParseSkillMDWarnings(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fm, _, p := skills.ParseSkillMD([]byte(tc.input), tc.folder)
+			fm, _, p := skillmd.ParseSkillMD([]byte(tc.input), tc.folder)
 			if !p.Valid() {
 				t.Fatalf("errors = %q, want a valid skill with warnings", p.Errors)
 			}
@@ -367,7 +367,7 @@ func TestParseSkillMDDisplayNames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			input := "---\nname: " + tc.frontmatterName + "\ndescription: Redacta escrituras.\n---\nBody\n"
-			fm, body, p := skills.ParseSkillMD([]byte(input), tc.folder)
+			fm, body, p := skillmd.ParseSkillMD([]byte(input), tc.folder)
 			if !p.Valid() {
 				t.Fatalf("errors = %q, want the skill served", p.Errors)
 			}
@@ -402,7 +402,7 @@ func FuzzParseSkillMD(f *testing.F) {
 	}
 	f.Add([]byte("---\nname: Escritura de Compraventa\ndescription: d\n---\n"), "escritura")
 	f.Fuzz(func(t *testing.T, data []byte, folder string) {
-		fm, body, p := skills.ParseSkillMD(data, folder)
+		fm, body, p := skillmd.ParseSkillMD(data, folder)
 		if !p.Valid() {
 			return
 		}

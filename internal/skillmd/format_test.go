@@ -1,4 +1,4 @@
-package skills_test
+package skillmd_test
 
 import (
 	"encoding/xml"
@@ -14,22 +14,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
-	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skills"
-	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // skillN returns a listed skill named name with description desc.
-func skillN(name, desc string) skills.Skill {
-	return skills.Skill{
-		Path: "/skills/cat/" + name, Dir: "cat/" + name, Folder: name, Category: "cat",
-		Frontmatter: skills.Frontmatter{Name: name, Description: desc},
-	}
+func skillN(name, desc string) skillmd.Entry {
+	return skillmd.Entry{Name: name, Description: desc, Category: "cat", Location: "/skills/cat/" + name + "/SKILL.md"}
 }
 
 // manySkills returns n skills whose descriptions are descLen characters.
-func manySkills(n, descLen int) []skills.Skill {
-	out := make([]skills.Skill, n)
+func manySkills(n, descLen int) []skillmd.Entry {
+	out := make([]skillmd.Entry, n)
 	for i := range out {
 		name := fmt.Sprintf("skill-%03d", i)
 		desc := fmt.Sprintf("Skill %d does things. ", i)
@@ -50,11 +45,11 @@ type xmlBlock struct {
 }
 
 func TestFormatBlockXML(t *testing.T) {
-	list := []skills.Skill{
+	list := []skillmd.Entry{
 		skillN("pdf", `Extract <text> & "tables" from 'PDF' files.`),
 		skillN("csv", "Read\n  comma-separated   files."),
 	}
-	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: skills.FormatXML})
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: skillmd.FormatXML})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +86,15 @@ func TestFormatBlockXML(t *testing.T) {
 		t.Errorf("Included/Omitted/Shortened = %d/%d/%d, want 2/0/0", b.Included, b.Omitted, b.Shortened)
 	}
 	// The default format is XML.
-	def, err := skills.FormatBlock(list, skills.FormatOptions{})
+	def, err := skillmd.FormatBlock(list, skillmd.FormatOptions{})
 	if err != nil || def.Text != b.Text {
 		t.Errorf("default format differs from xml: %v\n%s", err, def.Text)
 	}
 }
 
 func TestFormatBlockMarkdown(t *testing.T) {
-	list := []skills.Skill{skillN("pdf", "Extract text\nfrom PDFs."), skillN("csv", "Read CSV.")}
-	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: skills.FormatMarkdown})
+	list := []skillmd.Entry{skillN("pdf", "Extract text\nfrom PDFs."), skillN("csv", "Read CSV.")}
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: skillmd.FormatMarkdown})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +107,14 @@ func TestFormatBlockMarkdown(t *testing.T) {
 }
 
 func TestFormatBlockUnknownFormat(t *testing.T) {
-	if _, err := skills.FormatBlock(nil, skills.FormatOptions{Format: "json"}); err == nil {
+	if _, err := skillmd.FormatBlock(nil, skillmd.FormatOptions{Format: "json"}); err == nil {
 		t.Error("FormatBlock accepted format json")
 	}
 	for _, tc := range []struct {
 		format string
 		want   bool
 	}{{"", true}, {"xml", true}, {"markdown", true}, {"json", false}, {"XML", false}} {
-		if got := skills.ValidFormat(tc.format); got != tc.want {
+		if got := skillmd.ValidFormat(tc.format); got != tc.want {
 			t.Errorf("ValidFormat(%q) = %v, want %v", tc.format, got, tc.want)
 		}
 	}
@@ -128,9 +123,9 @@ func TestFormatBlockUnknownFormat(t *testing.T) {
 // entries counts the skills rendered in a block.
 func entries(format, text string) int {
 	switch format {
-	case skills.FormatMarkdown:
+	case skillmd.FormatMarkdown:
 		return strings.Count(text, "\n- **")
-	case skills.FormatYAML:
+	case skillmd.FormatYAML:
 		return strings.Count(text, "---\n")
 	}
 	return strings.Count(text, "<skill>")
@@ -140,10 +135,10 @@ var omittedRE = regexp.MustCompile(`(\d+) more skills not shown`)
 
 func TestFormatBlockBudget(t *testing.T) {
 	list := manySkills(200, 300)
-	for _, format := range []string{skills.FormatXML, skills.FormatMarkdown, skills.FormatYAML} {
+	for _, format := range []string{skillmd.FormatXML, skillmd.FormatMarkdown, skillmd.FormatYAML} {
 		for _, budget := range []int{40, 60, 200, 500, 1000, 5000, 12000, 50000} {
 			t.Run(fmt.Sprintf("%s/%d", format, budget), func(t *testing.T) {
-				b, err := skills.FormatBlock(list, skills.FormatOptions{Format: format, CharBudget: budget})
+				b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: format, CharBudget: budget})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -174,12 +169,12 @@ func TestFormatBlockBudget(t *testing.T) {
 }
 
 func TestFormatBlockDefaultBudget(t *testing.T) {
-	b, err := skills.FormatBlock(manySkills(200, 300), skills.FormatOptions{})
+	b, err := skillmd.FormatBlock(manySkills(200, 300), skillmd.FormatOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := utf8.RuneCountInString(b.Text); n > skills.DefaultCharBudget || n < skills.DefaultCharBudget*9/10 {
-		t.Errorf("block is %d characters, want close to the default budget %d", n, skills.DefaultCharBudget)
+	if n := utf8.RuneCountInString(b.Text); n > skillmd.DefaultCharBudget || n < skillmd.DefaultCharBudget*9/10 {
+		t.Errorf("block is %d characters, want close to the default budget %d", n, skillmd.DefaultCharBudget)
 	}
 	if b.Omitted == 0 {
 		t.Error("200 skills fit the default budget; the test needs more")
@@ -188,7 +183,7 @@ func TestFormatBlockDefaultBudget(t *testing.T) {
 
 func TestFormatBlockShortensBeforeDropping(t *testing.T) {
 	list := manySkills(10, 400)
-	full, err := skills.FormatBlock(list, skills.FormatOptions{CharBudget: 1 << 20})
+	full, err := skillmd.FormatBlock(list, skillmd.FormatOptions{CharBudget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +193,7 @@ func TestFormatBlockShortensBeforeDropping(t *testing.T) {
 	fullLen := utf8.RuneCountInString(full.Text)
 	// Cutting 100 characters from each description still fits all ten.
 	budget := fullLen - 10*100
-	b, err := skills.FormatBlock(list, skills.FormatOptions{CharBudget: budget})
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{CharBudget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +219,7 @@ func TestFormatBlockShortensBeforeDropping(t *testing.T) {
 
 func TestFormatBlockDropsFromTheEnd(t *testing.T) {
 	list := manySkills(50, 60)
-	b, err := skills.FormatBlock(list, skills.FormatOptions{CharBudget: 1500})
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{CharBudget: 1500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +253,7 @@ func TestFormatBlockMaxSkills(t *testing.T) {
 		{"no limit", 0, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := skills.FormatBlock(list, skills.FormatOptions{MaxSkills: tc.max, CharBudget: 1 << 20})
+			b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{MaxSkills: tc.max, CharBudget: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,7 +261,7 @@ func TestFormatBlockMaxSkills(t *testing.T) {
 			if b.Included != tc.included || b.Omitted != omitted {
 				t.Errorf("Included %d, Omitted %d, want %d, %d", b.Included, b.Omitted, tc.included, omitted)
 			}
-			if got := entries(skills.FormatXML, b.Text); got != tc.included {
+			if got := entries(skillmd.FormatXML, b.Text); got != tc.included {
 				t.Errorf("block shows %d skills", got)
 			}
 			hasNote := strings.Contains(b.Text, fmt.Sprintf("%d more skills not shown", omitted))
@@ -279,8 +274,8 @@ func TestFormatBlockMaxSkills(t *testing.T) {
 
 func TestFormatBlockClipsOverlongDescriptions(t *testing.T) {
 	long := strings.Repeat("x", 3000)
-	list := []skills.Skill{skillN("big", long), skillN("small", "short")}
-	b, err := skills.FormatBlock(list, skills.FormatOptions{CharBudget: 1 << 20})
+	list := []skillmd.Entry{skillN("big", long), skillN("small", "short")}
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{CharBudget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +283,8 @@ func TestFormatBlockClipsOverlongDescriptions(t *testing.T) {
 	if err := xml.Unmarshal([]byte(b.Text), &got); err != nil {
 		t.Fatal(err)
 	}
-	if n := utf8.RuneCountInString(got.Skills[0].Description); n != skills.MaxDescriptionLen {
-		t.Errorf("long description rendered with %d characters, want %d", n, skills.MaxDescriptionLen)
+	if n := utf8.RuneCountInString(got.Skills[0].Description); n != skillmd.MaxDescriptionLen {
+		t.Errorf("long description rendered with %d characters, want %d", n, skillmd.MaxDescriptionLen)
 	}
 	if got.Skills[1].Description != "short" {
 		t.Errorf("short description = %q", got.Skills[1].Description)
@@ -306,12 +301,12 @@ func TestFormatBlockClipsOverlongDescriptions(t *testing.T) {
 func wellFormed(t *testing.T, format, text string) {
 	t.Helper()
 	switch format {
-	case skills.FormatXML, "":
+	case skillmd.FormatXML, "":
 		var got xmlBlock
 		if err := xml.Unmarshal([]byte(text), &got); err != nil {
 			t.Errorf("block is not well-formed XML: %v\n%s", err, text)
 		}
-	case skills.FormatYAML:
+	case skillmd.FormatYAML:
 		dec := yaml.NewDecoder(strings.NewReader(text))
 		for {
 			var doc map[string]string
@@ -337,23 +332,23 @@ func TestFormatBlockTinyBudget(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		format string
-		skills []skills.Skill
+		skills []skillmd.Entry
 		budget int
 		want   string // "" means InvalidArgument
 	}{
-		{"one character", skills.FormatXML, list, 1, ""},
-		{"one short of the frame", skills.FormatXML, list, len(empty) - 1, ""},
-		{"markdown below its frame", skills.FormatMarkdown, list, 10, ""},
-		{"exactly the frame", skills.FormatXML, list, len(empty), empty},
-		{"frame but not the note", skills.FormatXML, list, len(withNote) - 1, empty},
-		{"frame and note but no skill", skills.FormatXML, list, len(withNote), withNote},
-		{"no skills at all", skills.FormatXML, nil, 100, empty},
-		{"yaml has no frame", skills.FormatYAML, list, 1, ""},
-		{"yaml note", skills.FormatYAML, list, 70, "# 3 more skills not shown; search the skill catalog to find them\n"},
+		{"one character", skillmd.FormatXML, list, 1, ""},
+		{"one short of the frame", skillmd.FormatXML, list, len(empty) - 1, ""},
+		{"markdown below its frame", skillmd.FormatMarkdown, list, 10, ""},
+		{"exactly the frame", skillmd.FormatXML, list, len(empty), empty},
+		{"frame but not the note", skillmd.FormatXML, list, len(withNote) - 1, empty},
+		{"frame and note but no skill", skillmd.FormatXML, list, len(withNote), withNote},
+		{"no skills at all", skillmd.FormatXML, nil, 100, empty},
+		{"yaml has no frame", skillmd.FormatYAML, list, 1, ""},
+		{"yaml note", skillmd.FormatYAML, list, 70, "# 3 more skills not shown; search the skill catalog to find them\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := skills.FormatBlock(tc.skills, skills.FormatOptions{Format: tc.format, CharBudget: tc.budget})
-			if tc.want == "" && tc.format != skills.FormatYAML {
+			b, err := skillmd.FormatBlock(tc.skills, skillmd.FormatOptions{Format: tc.format, CharBudget: tc.budget})
+			if tc.want == "" && tc.format != skillmd.FormatYAML {
 				if !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "char_budget") {
 					t.Errorf("FormatBlock = %q, %v; want InvalidArgument about char_budget", b.Text, err)
 				}
@@ -386,20 +381,20 @@ func TestShorten(t *testing.T) {
 		{"hello world", 6, "hello…"},
 		{"héllo wörld", 3, "hé…"},
 	} {
-		if got := skills.Shorten(tc.in, tc.n); got != tc.want {
+		if got := skillmd.Shorten(tc.in, tc.n); got != tc.want {
 			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }
 
 // grouped is a library of flat and categorized skills, in path order.
-func grouped() []skills.Skill {
-	mk := func(cat, name string) skills.Skill {
+func grouped() []skillmd.Entry {
+	mk := func(cat, name string) skillmd.Entry {
 		s := skillN(name, "Does "+name+" things.")
-		s.Category, s.Dir, s.Path = cat, strings.TrimPrefix(cat+"/"+name, "/"), "/skills/"+strings.TrimPrefix(cat+"/"+name, "/")
+		s.Category, s.Location = cat, "/skills/"+strings.TrimPrefix(cat+"/"+name, "/")+"/SKILL.md"
 		return s
 	}
-	return []skills.Skill{mk("data", "csv"), mk("docs", "docx"), mk("docs", "pdf"), mk("", "lint"), mk("", "notes"), mk("web", "html")}
+	return []skillmd.Entry{mk("data", "csv"), mk("docs", "docx"), mk("docs", "pdf"), mk("", "lint"), mk("", "notes"), mk("web", "html")}
 }
 
 func TestFormatBlockGroupByCategory(t *testing.T) {
@@ -408,7 +403,7 @@ func TestFormatBlockGroupByCategory(t *testing.T) {
 		format string
 		want   string
 	}{
-		{skills.FormatXML, "<available_skills>\n" +
+		{skillmd.FormatXML, "<available_skills>\n" +
 			"<skill>\n<name>lint</name>\n<description>Does lint things.</description>\n<location>/skills/lint/SKILL.md</location>\n</skill>\n" +
 			"<skill>\n<name>notes</name>\n<description>Does notes things.</description>\n<location>/skills/notes/SKILL.md</location>\n</skill>\n" +
 			"<category name=\"data\">\n" +
@@ -419,7 +414,7 @@ func TestFormatBlockGroupByCategory(t *testing.T) {
 			"</category>\n<category name=\"web\">\n" +
 			"<skill>\n<name>html</name>\n<description>Does html things.</description>\n<location>/skills/web/html/SKILL.md</location>\n</skill>\n" +
 			"</category>\n</available_skills>\n"},
-		{skills.FormatMarkdown, "## Available skills\n\n" +
+		{skillmd.FormatMarkdown, "## Available skills\n\n" +
 			"- **lint** (/skills/lint/SKILL.md): Does lint things.\n" +
 			"- **notes** (/skills/notes/SKILL.md): Does notes things.\n" +
 			"\n### data\n\n" +
@@ -429,7 +424,7 @@ func TestFormatBlockGroupByCategory(t *testing.T) {
 			"- **pdf** (/skills/docs/pdf/SKILL.md): Does pdf things.\n" +
 			"\n### web\n\n" +
 			"- **html** (/skills/web/html/SKILL.md): Does html things.\n"},
-		{skills.FormatYAML, "---\nname: lint\ndescription: Does lint things.\nlocation: /skills/lint/SKILL.md\n" +
+		{skillmd.FormatYAML, "---\nname: lint\ndescription: Does lint things.\nlocation: /skills/lint/SKILL.md\n" +
 			"---\nname: notes\ndescription: Does notes things.\nlocation: /skills/notes/SKILL.md\n" +
 			"# data\n---\nname: csv\ndescription: Does csv things.\nlocation: /skills/data/csv/SKILL.md\n" +
 			"# docs\n---\nname: docx\ndescription: Does docx things.\nlocation: /skills/docs/docx/SKILL.md\n" +
@@ -437,7 +432,7 @@ func TestFormatBlockGroupByCategory(t *testing.T) {
 			"# web\n---\nname: html\ndescription: Does html things.\nlocation: /skills/web/html/SKILL.md\n"},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
-			b, err := skills.FormatBlock(list, skills.FormatOptions{Format: tc.format, GroupByCategory: true})
+			b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: tc.format, GroupByCategory: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -449,7 +444,7 @@ func TestFormatBlockGroupByCategory(t *testing.T) {
 			// well-formed block within it, headings counted: the size
 			// probes and the rendering agree.
 			for budget := 40; budget <= utf8.RuneCountInString(tc.want); budget++ {
-				b, err := skills.FormatBlock(list, skills.FormatOptions{Format: tc.format, GroupByCategory: true, CharBudget: budget})
+				b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: tc.format, GroupByCategory: true, CharBudget: budget})
 				if err != nil {
 					t.Fatalf("budget %d: %v", budget, err)
 				}
@@ -464,12 +459,12 @@ func TestFormatBlockGroupByCategory(t *testing.T) {
 		})
 	}
 	// Without grouping the order is as given, and no headings appear.
-	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: skills.FormatMarkdown})
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: skillmd.FormatMarkdown})
 	if err != nil || strings.Contains(b.Text, "###") || strings.Index(b.Text, "**csv**") > strings.Index(b.Text, "**lint**") {
 		t.Errorf("ungrouped block = %v\n%s", err, b.Text)
 	}
 	// max_skills cuts the grouped order.
-	b, err = skills.FormatBlock(list, skills.FormatOptions{GroupByCategory: true, MaxSkills: 3})
+	b, err = skillmd.FormatBlock(list, skillmd.FormatOptions{GroupByCategory: true, MaxSkills: 3})
 	if err != nil || !strings.Contains(b.Text, "<name>csv</name>") || strings.Contains(b.Text, "<name>docx</name>") {
 		t.Errorf("grouped, max 3 = %v\n%s", err, b.Text)
 	}
@@ -488,12 +483,12 @@ func TestFormatBlockYAMLValues(t *testing.T) {
 		"tab\tand control \x01 characters",
 		"[flow] {like} text",
 	}
-	var list []skills.Skill
+	var list []skillmd.Entry
 	for i, d := range descs {
 		list = append(list, skillN(fmt.Sprintf("s%d", i), d))
 	}
-	list = append(list, skills.Skill{Path: "/skills/a: b #c", Frontmatter: skills.Frontmatter{Name: "Odd Folder", Description: "x"}})
-	b, err := skills.FormatBlock(list, skills.FormatOptions{Format: skills.FormatYAML, CharBudget: 1 << 20})
+	list = append(list, skillmd.Entry{Location: "/skills/a: b #c/SKILL.md", Name: "Odd Folder", Description: "x"})
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: skillmd.FormatYAML, CharBudget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,8 +499,8 @@ func TestFormatBlockYAMLValues(t *testing.T) {
 			t.Fatalf("document %d: %v\n%s", i, err, b.Text)
 		}
 		wantDesc := strings.Join(strings.Fields(s.Description), " ")
-		if doc["name"] != s.Name || doc["description"] != wantDesc || doc["location"] != s.Location() || len(doc) != 3 {
-			t.Errorf("document %d = %q, want name %q description %q location %q", i, doc, s.Name, wantDesc, s.Location())
+		if doc["name"] != s.Name || doc["description"] != wantDesc || doc["location"] != s.Location || len(doc) != 3 {
+			t.Errorf("document %d = %q, want name %q description %q location %q", i, doc, s.Name, wantDesc, s.Location)
 		}
 	}
 	if !strings.Contains(b.Text, "description: Plain words, with commas and (parentheses).\n") {
@@ -515,12 +510,12 @@ func TestFormatBlockYAMLValues(t *testing.T) {
 
 func TestFormatBlockXMLOddText(t *testing.T) {
 	flat := skillN("ctl", "Bell \x07 and escape \x1b characters, ]]> and a > b.")
-	flat.Category, flat.Path = "", "/skills/ctl"
-	list := []skills.Skill{
+	flat.Category, flat.Location = "", "/skills/ctl/SKILL.md"
+	list := []skillmd.Entry{
 		flat,
-		{Path: `/skills/R&D "x"/tool`, Category: `R&D "x"`, Frontmatter: skills.Frontmatter{Name: "tool", Description: "d"}},
+		{Location: `/skills/R&D "x"/tool/SKILL.md`, Category: `R&D "x"`, Name: "tool", Description: "d"},
 	}
-	b, err := skills.FormatBlock(list, skills.FormatOptions{GroupByCategory: true, CharBudget: 1 << 20})
+	b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{GroupByCategory: true, CharBudget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,14 +552,14 @@ func TestFormatBlockNote(t *testing.T) {
 	for _, tc := range []struct {
 		format, tool, want string
 	}{
-		{skills.FormatXML, "", "<!-- 3 more skills not shown; search the skill catalog to find them -->\n"},
-		{skills.FormatXML, "search_skills", "<!-- 3 more skills not shown; use search_skills to find them -->\n"},
-		{skills.FormatMarkdown, "", "\n_3 more skills not shown; search the skill catalog to find them._\n"},
-		{skills.FormatMarkdown, "mcp__skills__search", "\n_3 more skills not shown; use `mcp__skills__search` to find them._\n"},
-		{skills.FormatYAML, "skills.search", "# 3 more skills not shown; use skills.search to find them\n"},
+		{skillmd.FormatXML, "", "<!-- 3 more skills not shown; search the skill catalog to find them -->\n"},
+		{skillmd.FormatXML, "search_skills", "<!-- 3 more skills not shown; use search_skills to find them -->\n"},
+		{skillmd.FormatMarkdown, "", "\n_3 more skills not shown; search the skill catalog to find them._\n"},
+		{skillmd.FormatMarkdown, "mcp__skills__search", "\n_3 more skills not shown; use `mcp__skills__search` to find them._\n"},
+		{skillmd.FormatYAML, "skills.search", "# 3 more skills not shown; use skills.search to find them\n"},
 	} {
 		t.Run(tc.format+" "+tc.tool, func(t *testing.T) {
-			b, err := skills.FormatBlock(list, skills.FormatOptions{Format: tc.format, MaxSkills: 2, SearchTool: tc.tool})
+			b, err := skillmd.FormatBlock(list, skillmd.FormatOptions{Format: tc.format, MaxSkills: 2, SearchTool: tc.tool})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -575,40 +570,8 @@ func TestFormatBlockNote(t *testing.T) {
 		})
 	}
 	for _, tool := range []string{"a--b", "x -->", "two words", "tool\n", "-lead", strings.Repeat("t", 129)} {
-		if _, err := skills.FormatBlock(list, skills.FormatOptions{SearchTool: tool}); !errors.Is(err, errkind.InvalidArgument) {
+		if _, err := skillmd.FormatBlock(list, skillmd.FormatOptions{SearchTool: tool}); !errors.Is(err, errkind.InvalidArgument) {
 			t.Errorf("SearchTool %q: err = %v, want InvalidArgument", tool, err)
 		}
-	}
-}
-
-// TestPromptSearchTool: the block names the request's search tool, else the
-// configured one, else none.
-func TestPromptSearchTool(t *testing.T) {
-	lb := skillstest.New()
-	for i := range 5 {
-		lb.User("alice").Skill(fmt.Sprintf("s%d", i), "", "Skill number one of several.", "body\n")
-	}
-	alice := mounts.Identity{User: "alice", Thread: "t"}
-	for _, tc := range []struct {
-		name, cfg, req, want string
-	}{
-		{"neutral", "", "", "search the skill catalog to find them"},
-		{"configured", "skills_search", "", "use skills_search to find them"},
-		{"request wins", "skills_search", "find_skill", "use find_skill to find them"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.SearchTool = tc.cfg })
-			b, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skills.FormatOptions{MaxSkills: 1, SearchTool: tc.req})
-			if err != nil || !strings.Contains(b.Text, "4 more skills not shown; "+tc.want) {
-				t.Errorf("Prompt = %v\n%s", err, b.Text)
-			}
-		})
-	}
-	lib := skillstest.Library(t, lb.Bucket(t), nil)
-	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skills.FormatOptions{SearchTool: "a b"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "search_tool") {
-		t.Errorf("Prompt with a bad search tool: %v, want InvalidArgument naming search_tool", err)
-	}
-	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skills.FormatOptions{Format: "json"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "yaml") {
-		t.Errorf("Prompt with an unknown format: %v, want InvalidArgument listing the formats", err)
 	}
 }

@@ -1,4 +1,4 @@
-package skills
+package libindex
 
 import (
 	"bytes"
@@ -17,32 +17,39 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
-// index is one library layer as last listed: every object, and the
+// Index is one library layer as last listed: every object, and the
 // frontmatter head of every SKILL.md that is a skill. It is the unit of
 // caching: kept decoded in process, encoded in the shared cache (so every
 // replica reuses one listing) and persisted in the bucket (so a replica
 // with an empty cache starts from it instead of reading every SKILL.md).
-// Nothing changes an index once made; concurrent callers share it.
-type index struct {
-	// gen identifies the content on every replica: a revalidation that
+// Nothing changes an index once made; concurrent callers share it, and
+// must not change it either.
+type Index struct {
+	// Gen identifies the content on every replica: a revalidation that
 	// finds nothing changed keeps it, so views built from it stay current.
-	gen    uint64
-	listed time.Time         // when the listing was taken
-	objs   []objstore.Object // in key order
-	// heads holds the head of each skill's SKILL.md as of its listed ETag,
+	Gen    uint64
+	Listed time.Time         // when the listing was taken
+	Objs   []objstore.Object // in key order
+	// Heads holds the head of each skill's SKILL.md as of its listed ETag,
 	// cut after the frontmatter. A skill without one was deleted between
 	// the listing and the read of its head.
-	heads map[string][]byte
+	Heads map[string][]byte
 }
 
-// layer is one library: a user's, or the shared one.
-type layer struct {
-	tag    string // the user, or sharedTag: the hash tag of its cache keys
-	prefix string // of its objects
-	object string // its persisted index
+// Layer is one library: a user's, or the shared one.
+type Layer struct {
+	Tag    string // the user, or SharedTag: the hash tag of its cache keys
+	Prefix string // of its objects
+	Object string // its persisted index
 }
+
+// SkillMDs returns the SKILL.md objects among a library's objects (under
+// prefix) that are skills: the ones whose heads an index holds. Which
+// folders are skills is the catalog's rule, so the Store is given it.
+type SkillMDs func(objs []objstore.Object, prefix string) []objstore.Object
 
 // listTimeout bounds one load or revalidation of a library.
 const listTimeout = time.Minute
@@ -52,9 +59,9 @@ var errTooManyObjects = errors.New("too many objects")
 // maxIndexBytesPerObject bounds one object's share of an encoded index: a
 // key of at most 1 KiB, its ETag and numbers, and a frontmatter head of at
 // most MaxFrontmatterBytes.
-const maxIndexBytesPerObject = 2<<10 + MaxFrontmatterBytes
+const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes
 
-// indexes serves each library's index: from process memory while it is
+// Store serves each library's index: from process memory while it is
 // younger than the refresh interval, then after checking the shared cache
 // for a newer one (another replica's), revalidating it in the background
 // (one replica at a time, by a lock in the shared cache) until it is older
@@ -62,14 +69,15 @@ const maxIndexBytesPerObject = 2<<10 + MaxFrontmatterBytes
 // Revalidating is one paged LIST and a read of the SKILL.md heads whose
 // ETag changed. With refresh 0 every call revalidates and nothing but the
 // heads is cached.
-type indexes struct {
+type Store struct {
 	bucket   objstore.Bucket
 	shared   cache.Cache // the level every replica sees
-	heads    *heads
+	reader   *headReader
+	skillMDs SkillMDs
 	cfg      Config
 	log      *slog.Logger
-	cacheLog *cacheLog
-	metrics  *metrics
+	cacheLog *CacheLog
+	metrics  *Metrics
 	now      func() time.Time
 
 	mem    *lru.Cache[string, *held] // by layer prefix
@@ -80,7 +88,7 @@ type indexes struct {
 
 // held is an index in process memory and what this process knows of it.
 type held struct {
-	idx *index
+	idx *Index
 	// checked is when the shared cache last said idx is the newest, or
 	// when a revalidation last ended (failed included): until refresh
 	// after it, idx is served without asking anyone.
@@ -88,22 +96,32 @@ type held struct {
 	failed  bool // the last revalidation failed: serve up to StaleIfError
 }
 
-func newIndexes(bucket objstore.Bucket, c cache.Cache, hs *heads, cfg Config, log *slog.Logger, cl *cacheLog, m *metrics) *indexes {
+// New returns the store of the libraries in bucket, sharing indexes and
+// SKILL.md heads through c. cl and m are shared with the other users of
+// the skills cache.
+func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skillMDs SkillMDs, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
 	mem, _ := lru.New[string, *held](cfg.MaxHeldIndexes)
-	return &indexes{bucket: bucket, shared: cache.Shared(c), heads: hs, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
+	hr := &headReader{
+		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
+	}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, skillMDs: skillMDs, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
 }
 
-func (ix *indexes) cached() bool { return ix.cfg.IndexRefresh > 0 }
+// SetNow makes the store read the time from now, for tests that move a
+// clock.
+func (ix *Store) SetNow(now func() time.Time) { ix.now = now }
 
-// get returns the index of l, as fresh as the configured bounds promise.
-func (ix *indexes) get(ctx context.Context, l layer) (*index, error) {
-	if h, ok := ix.mem.Get(l.prefix); ok && ix.cached() && ix.servable(h, ix.now()) {
+func (ix *Store) cached() bool { return ix.cfg.IndexRefresh > 0 }
+
+// Get returns the index of l, as fresh as the configured bounds promise.
+func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
+	if h, ok := ix.mem.Get(l.Prefix); ok && ix.cached() && ix.servable(h, ix.now()) {
 		ix.observe(h.idx)
 		return h.idx, nil
 	}
 	// Callers share the load, so one caller giving up must not fail the
 	// others; listTimeout bounds it instead.
-	ch := ix.flight.DoChan(l.prefix, func() (any, error) {
+	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
 		defer cancel()
 		return ix.load(lctx, l)
@@ -113,20 +131,20 @@ func (ix *indexes) get(ctx context.Context, l layer) (*index, error) {
 		return nil, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
-			ix.metrics.coalesced.WithLabelValues("index").Inc()
+			ix.metrics.Coalesced.WithLabelValues("index").Inc()
 		}
 		if res.Err != nil {
 			return nil, res.Err
 		}
-		x := res.Val.(*index)
+		x := res.Val.(*Index)
 		ix.observe(x)
 		return x, nil
 	}
 }
 
 // servable reports whether h may be served without asking anyone.
-func (ix *indexes) servable(h *held, now time.Time) bool {
-	age := now.Sub(h.idx.listed)
+func (ix *Store) servable(h *held, now time.Time) bool {
+	age := now.Sub(h.idx.Listed)
 	if age < ix.cfg.IndexRefresh {
 		return true
 	}
@@ -136,19 +154,19 @@ func (ix *indexes) servable(h *held, now time.Time) bool {
 	return age < ix.cfg.IndexMaxStale || (h.failed && age < ix.cfg.StaleIfError)
 }
 
-func (ix *indexes) observe(x *index) {
-	ix.metrics.age.Observe(max(0, ix.now().Sub(x.listed).Seconds()))
+func (ix *Store) observe(x *Index) {
+	ix.metrics.Age.Observe(max(0, ix.now().Sub(x.Listed).Seconds()))
 }
 
 // load finds the newest index of l this replica can get, and revalidates
 // it when it is too old: in the background when it may still be served,
 // before returning when not.
-func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
+func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
 	if !ix.cached() {
 		return ix.revalidate(ctx, l, ix.current(l))
 	}
-	h, _ := ix.mem.Get(l.prefix)
-	var x *index
+	h, _ := ix.mem.Get(l.Prefix)
+	var x *Index
 	failed := false
 	if h != nil {
 		x, failed = h.idx, h.failed
@@ -174,7 +192,7 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 	}
 	now := ix.now()
 	if x != nil {
-		switch age := now.Sub(x.listed); {
+		switch age := now.Sub(x.Listed); {
 		case age < ix.cfg.IndexRefresh:
 			ix.hold(l, x, now, failed)
 			return x, nil
@@ -185,22 +203,22 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 		case failed && age < ix.cfg.StaleIfError:
 			// Storage failed the last revalidation: retry it in the
 			// background rather than make this caller wait for it to fail.
-			ix.metrics.staleServed.Inc()
+			ix.metrics.StaleServed.Inc()
 			ix.hold(l, x, now, true)
 			ix.revalidateInBackground(l, x)
 			return x, nil
 		}
 	}
 	fresh, err := ix.revalidate(ctx, l, x)
-	ix.metrics.revalidations.WithLabelValues(modeSync, result(err)).Inc()
+	ix.metrics.Revalidations.WithLabelValues(ModeSync, result(err)).Inc()
 	if err == nil {
 		return fresh, nil
 	}
-	if x != nil && now.Sub(x.listed) < ix.cfg.StaleIfError && ctx.Err() == nil {
+	if x != nil && now.Sub(x.Listed) < ix.cfg.StaleIfError && ctx.Err() == nil {
 		// Storage is failing: the last index beats no answer, and it is
 		// retried once per refresh interval, not by every call.
-		ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.prefix, "age", now.Sub(x.listed).Round(time.Second), "err", err)
-		ix.metrics.staleServed.Inc()
+		ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.Prefix, "age", now.Sub(x.Listed).Round(time.Second), "err", err)
+		ix.metrics.StaleServed.Inc()
 		ix.hold(l, x, now, true)
 		return x, nil
 	}
@@ -208,15 +226,15 @@ func (ix *indexes) load(ctx context.Context, l layer) (*index, error) {
 }
 
 // current is the index held in process, or nil.
-func (ix *indexes) current(l layer) *index {
-	if h, ok := ix.mem.Get(l.prefix); ok {
+func (ix *Store) current(l Layer) *Index {
+	if h, ok := ix.mem.Get(l.Prefix); ok {
 		return h.idx
 	}
 	return nil
 }
 
-func (ix *indexes) hold(l layer, x *index, checked time.Time, failed bool) {
-	ix.mem.Add(l.prefix, &held{idx: x, checked: checked, failed: failed})
+func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool) {
+	ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed})
 }
 
 // fromShared returns a newer index of l than x from the shared cache, or
@@ -224,69 +242,69 @@ func (ix *indexes) hold(l layer, x *index, checked time.Time, failed bool) {
 // x exists (an operator dropped it, or it expired), or holds another
 // library's under l's keys: neither x nor the persisted index may be served
 // without a listing.
-func (ix *indexes) fromShared(ctx context.Context, l layer, x *index) (newer *index, dropped bool) {
-	keys := []string{stampKey(l)}
+func (ix *Store) fromShared(ctx context.Context, l Layer, x *Index) (newer *Index, dropped bool) {
+	keys := []string{StampKey(l)}
 	if x == nil {
-		keys = append(keys, indexKey(l)) // nothing to compare: fetch it at once
+		keys = append(keys, IndexKey(l)) // nothing to compare: fetch it at once
 	}
 	hits, err := ix.shared.Fetch(ctx, keys)
 	if err != nil {
-		ix.cacheLog.failed(ctx, "fetching a library index", err)
+		ix.cacheLog.Failed(ctx, "fetching a library index", err)
 		return nil, false
 	}
-	st, err := decodeStamp(hits[stampKey(l)], l)
+	st, err := DecodeStamp(hits[StampKey(l)], l)
 	if errors.Is(err, errOtherLibrary) {
-		ix.mismatched(ctx, l, sourceSharedCache, err)
+		ix.mismatched(ctx, l, SourceSharedCache, err)
 		return nil, true
 	}
 	if err != nil {
 		return nil, x != nil
 	}
-	st.listed = ix.clamp(st.listed)
+	st.Listed = ix.clamp(st.Listed)
 	if x != nil {
 		switch {
-		case st.gen == x.gen && st.listed.After(x.listed):
+		case st.Gen == x.Gen && st.Listed.After(x.Listed):
 			// Revalidated elsewhere, unchanged: same content, newer date.
-			return &index{gen: x.gen, listed: st.listed, objs: x.objs, heads: x.heads}, false
-		case st.gen == x.gen || !st.listed.After(x.listed):
+			return &Index{Gen: x.Gen, Listed: st.Listed, Objs: x.Objs, Heads: x.Heads}, false
+		case st.Gen == x.Gen || !st.Listed.After(x.Listed):
 			return nil, false
 		}
-		if hits, err = ix.shared.Fetch(ctx, []string{indexKey(l)}); err != nil {
-			ix.cacheLog.failed(ctx, "fetching a library index", err)
+		if hits, err = ix.shared.Fetch(ctx, []string{IndexKey(l)}); err != nil {
+			ix.cacheLog.Failed(ctx, "fetching a library index", err)
 			return nil, false
 		}
 	}
-	b, ok := hits[indexKey(l)]
+	b, ok := hits[IndexKey(l)]
 	if !ok {
 		return nil, false
 	}
-	y, err := decodeIndex(b, l, ix.cfg.MaxObjects)
+	y, err := DecodeIndex(b, l, ix.cfg.MaxObjects)
 	if errors.Is(err, errOtherLibrary) {
-		ix.mismatched(ctx, l, sourceSharedCache, err)
+		ix.mismatched(ctx, l, SourceSharedCache, err)
 		return nil, true
 	}
 	if err != nil {
-		ix.log.WarnContext(ctx, "skills cache: ignoring a cached library index", "prefix", l.prefix, "err", err)
+		ix.log.WarnContext(ctx, "skills cache: ignoring a cached library index", "prefix", l.Prefix, "err", err)
 		return nil, false
 	}
-	if y.gen == st.gen {
-		y.listed = st.listed
+	if y.Gen == st.Gen {
+		y.Listed = st.Listed
 	}
-	y.listed = ix.clamp(y.listed)
-	ix.metrics.loads.WithLabelValues(sourceSharedCache).Inc()
+	y.Listed = ix.clamp(y.Listed)
+	ix.metrics.Loads.WithLabelValues(SourceSharedCache).Inc()
 	return y, false
 }
 
 // mismatched counts and logs an index of another library found under l's
 // key in source.
-func (ix *indexes) mismatched(ctx context.Context, l layer, source string, err error) {
-	ix.metrics.mismatched.WithLabelValues(kindIndex, source).Inc()
-	ix.cacheLog.mismatched(ctx, kindIndex, source, l.prefix, err)
+func (ix *Store) mismatched(ctx context.Context, l Layer, source string, err error) {
+	ix.metrics.Mismatched.WithLabelValues(KindIndex, source).Inc()
+	ix.cacheLog.Mismatched(ctx, KindIndex, source, l.Prefix, err)
 }
 
 // clamp keeps another replica's clock running ahead from making an index
 // look younger than it is.
-func (ix *indexes) clamp(t time.Time) time.Time {
+func (ix *Store) clamp(t time.Time) time.Time {
 	if now := ix.now(); t.After(now) {
 		return now
 	}
@@ -294,11 +312,11 @@ func (ix *indexes) clamp(t time.Time) time.Time {
 }
 
 // fromBucket returns the persisted index of l, or nil.
-func (ix *indexes) fromBucket(ctx context.Context, l layer) *index {
-	rc, a, err := ix.bucket.Get(ctx, l.object)
+func (ix *Store) fromBucket(ctx context.Context, l Layer) *Index {
+	rc, a, err := ix.bucket.Get(ctx, l.Object)
 	if err != nil {
 		if !objstore.IsNotFound(err) {
-			ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.prefix, "err", err)
+			ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.Prefix, "err", err)
 		}
 		return nil
 	}
@@ -307,66 +325,66 @@ func (ix *indexes) fromBucket(ctx context.Context, l layer) *index {
 	// than an index of --skills.max-objects objects can take.
 	limit := int64(ix.cfg.MaxObjects) * maxIndexBytesPerObject
 	if a.Size > limit {
-		ix.log.WarnContext(ctx, "skills: ignoring a persisted library index", "object", l.object, "size", a.Size, "limit", limit)
+		ix.log.WarnContext(ctx, "skills: ignoring a persisted library index", "object", l.Object, "size", a.Size, "limit", limit)
 		return nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(max(a.Size, 0)))
 	if _, err := buf.ReadFrom(io.LimitReader(rc, limit+1)); err != nil {
-		ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.prefix, "err", err)
+		ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.Prefix, "err", err)
 		return nil
 	}
-	x, err := decodeIndex(buf.Bytes(), l, ix.cfg.MaxObjects)
+	x, err := DecodeIndex(buf.Bytes(), l, ix.cfg.MaxObjects)
 	switch {
 	case errors.Is(err, errOtherLibrary):
 		// Listed afresh and, as it then changed, persisted over.
-		ix.mismatched(ctx, l, sourceBucket, err)
+		ix.mismatched(ctx, l, SourceBucket, err)
 		return nil
 	case errors.Is(err, errIndexVersion):
 		// An older replica's: a miss, rewritten after the listing.
-		ix.log.DebugContext(ctx, "skills: persisted library index of another version", "object", l.object, "err", err)
+		ix.log.DebugContext(ctx, "skills: persisted library index of another version", "object", l.Object, "err", err)
 		return nil
 	case err != nil:
-		ix.log.WarnContext(ctx, "skills: ignoring a persisted library index", "object", l.object, "err", err)
+		ix.log.WarnContext(ctx, "skills: ignoring a persisted library index", "object", l.Object, "err", err)
 		return nil
 	}
-	x.listed = ix.clamp(x.listed)
-	ix.metrics.loads.WithLabelValues(sourceBucket).Inc()
+	x.Listed = ix.clamp(x.Listed)
+	ix.metrics.Loads.WithLabelValues(SourceBucket).Inc()
 	return x
 }
 
 // revalidateInBackground revalidates x unless this process already is, or
 // another replica holds the lock; the caller goes on serving x.
-func (ix *indexes) revalidateInBackground(l layer, x *index) {
-	if _, running := ix.bg.LoadOrStore(l.prefix, true); running {
+func (ix *Store) revalidateInBackground(l Layer, x *Index) {
+	if _, running := ix.bg.LoadOrStore(l.Prefix, true); running {
 		return
 	}
 	ix.wg.Add(1)
 	go func() {
 		defer ix.wg.Done()
-		defer ix.bg.Delete(l.prefix)
+		defer ix.bg.Delete(l.Prefix)
 		_ = panics.Guard(func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 			defer cancel()
-			unlock, ok, err := ix.shared.TryLock(ctx, lockKey(l), ix.cfg.IndexMaxStale)
+			unlock, ok, err := ix.shared.TryLock(ctx, LockKey(l), ix.cfg.IndexMaxStale)
 			switch {
 			case err != nil:
 				// The lock is an optimization: without the shared cache each
 				// replica revalidates on its own.
-				ix.cacheLog.failed(ctx, "locking a library index", err)
+				ix.cacheLog.Failed(ctx, "locking a library index", err)
 			case !ok:
 				// Another replica is on it; ask the shared cache again after
 				// a refresh interval.
-				ix.metrics.revalidations.WithLabelValues(modeBackground, "locked").Inc()
+				ix.metrics.Revalidations.WithLabelValues(ModeBackground, "locked").Inc()
 				ix.hold(l, x, ix.now(), false)
 				return nil
 			default:
 				defer unlock()
 			}
 			_, err = ix.revalidate(ctx, l, x)
-			ix.metrics.revalidations.WithLabelValues(modeBackground, result(err)).Inc()
+			ix.metrics.Revalidations.WithLabelValues(ModeBackground, result(err)).Inc()
 			if err != nil {
-				ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.prefix, "age", ix.now().Sub(x.listed).Round(time.Second), "background", true, "err", err)
+				ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.Prefix, "age", ix.now().Sub(x.Listed).Round(time.Second), "background", true, "err", err)
 				ix.hold(l, x, ix.now(), true)
 			}
 			return nil
@@ -384,10 +402,10 @@ func result(err error) string {
 // revalidate lists l, reads the heads of the SKILL.md files that prev does
 // not hold at their listed ETag, and publishes the new index: in process,
 // in the shared cache, and in the bucket when its content changed.
-func (ix *indexes) revalidate(ctx context.Context, l layer, prev *index) (*index, error) {
+func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, error) {
 	listed := ix.now()
 	var objs []objstore.Object
-	err := objstore.Walk(ctx, ix.bucket, l.prefix, func(o objstore.Object) error {
+	err := objstore.Walk(ctx, ix.bucket, l.Prefix, func(o objstore.Object) error {
 		if len(objs) == ix.cfg.MaxObjects {
 			return errTooManyObjects
 		}
@@ -396,36 +414,36 @@ func (ix *indexes) revalidate(ctx context.Context, l layer, prev *index) (*index
 	})
 	if errors.Is(err, errTooManyObjects) {
 		// Serve what fits rather than fail every call for this library.
-		ix.log.WarnContext(ctx, "skill library truncated", "prefix", l.prefix, "max_objects", ix.cfg.MaxObjects)
+		ix.log.WarnContext(ctx, "skill library truncated", "prefix", l.Prefix, "max_objects", ix.cfg.MaxObjects)
 		err = nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	x := &index{listed: listed, objs: objs, heads: map[string][]byte{}}
+	x := &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}}
 	var missing []objstore.Object
-	for _, o := range skillMDs(objs, l.prefix, ix.cfg.MaxSkills) {
+	for _, o := range ix.skillMDs(objs, l.Prefix) {
 		if prev != nil {
-			if h, ok := prev.heads[o.Key]; ok && prev.etag(o.Key) == o.ETag {
-				x.heads[o.Key] = h
+			if h, ok := prev.Heads[o.Key]; ok && prev.etag(o.Key) == o.ETag {
+				x.Heads[o.Key] = h
 				continue
 			}
 		}
 		missing = append(missing, o)
 	}
-	read, err := ix.heads.fetch(ctx, l.tag, missing)
+	read, err := ix.reader.fetch(ctx, l.Tag, missing)
 	if err != nil {
 		return nil, err
 	}
 	for k, h := range read {
-		x.heads[k] = h
+		x.Heads[k] = h
 	}
-	x.gen = rand.Uint64()
+	x.Gen = rand.Uint64()
 	changed := prev == nil || !prev.same(x)
 	if !changed {
-		x.gen = prev.gen
+		x.Gen = prev.Gen
 	}
-	ix.metrics.loads.WithLabelValues(sourceListing).Inc()
+	ix.metrics.Loads.WithLabelValues(SourceListing).Inc()
 	// Held even uncached: the next revalidation reuses its heads.
 	ix.hold(l, x, ix.now(), false)
 	if ix.cached() {
@@ -437,56 +455,57 @@ func (ix *indexes) revalidate(ctx context.Context, l layer, prev *index) (*index
 // publish stores x in the shared cache (only its stamp when its content is
 // the one already there) and persists it when it changed. Both are best
 // effort: a failure costs another replica a listing, never a call.
-func (ix *indexes) publish(ctx context.Context, l layer, x *index, changed bool) {
+func (ix *Store) publish(ctx context.Context, l Layer, x *Index, changed bool) {
 	b := ix.share(ctx, l, x, changed)
 	if b == nil {
 		return
 	}
-	if _, err := ix.bucket.Put(ctx, l.object, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
-		ix.log.WarnContext(ctx, "skills: library index not persisted", "object", l.object, "err", err)
+	if _, err := ix.bucket.Put(ctx, l.Object, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
+		ix.log.WarnContext(ctx, "skills: library index not persisted", "object", l.Object, "err", err)
 	}
 }
 
 // share stores x's stamp in the shared cache, and x itself first when
 // withIndex, returning its encoding (nil when not encoded).
-func (ix *indexes) share(ctx context.Context, l layer, x *index, withIndex bool) []byte {
+func (ix *Store) share(ctx context.Context, l Layer, x *Index, withIndex bool) []byte {
 	var b []byte
 	if withIndex {
 		var err error
 		if b, err = encodeIndex(x, l); err != nil {
-			ix.log.WarnContext(ctx, "skills: library index not published", "prefix", l.prefix, "err", err)
+			ix.log.WarnContext(ctx, "skills: library index not published", "prefix", l.Prefix, "err", err)
 			return nil
 		}
 		// Stored before the stamp that names it: a replica that sees the
 		// stamp finds the index.
-		if err := ix.shared.Store(ctx, map[string][]byte{indexKey(l): b}, ix.cfg.HeadTTL); err != nil {
-			ix.cacheLog.failed(ctx, "storing a library index", err)
+		if err := ix.shared.Store(ctx, map[string][]byte{IndexKey(l): b}, ix.cfg.HeadTTL); err != nil {
+			ix.cacheLog.Failed(ctx, "storing a library index", err)
 		}
 	}
-	st := encodeStamp(stamp{gen: x.gen, listed: x.listed}, l)
-	if err := ix.shared.Store(ctx, map[string][]byte{stampKey(l): st}, ix.cfg.HeadTTL); err != nil {
-		ix.cacheLog.failed(ctx, "storing a library index stamp", err)
+	st := encodeStamp(Stamp{Gen: x.Gen, Listed: x.Listed}, l)
+	if err := ix.shared.Store(ctx, map[string][]byte{StampKey(l): st}, ix.cfg.HeadTTL); err != nil {
+		ix.cacheLog.Failed(ctx, "storing a library index stamp", err)
 	}
 	return b
 }
 
-// drop forgets every copy of l's index: in process, in the shared cache
+// Drop forgets every copy of l's index: in process, in the shared cache
 // and in the bucket. Other replicas notice the missing stamp within a
 // refresh interval and list before answering.
-func (ix *indexes) drop(ctx context.Context, l layer) error {
-	ix.mem.Remove(l.prefix)
-	if err := ix.shared.Delete(ctx, stampKey(l), indexKey(l)); err != nil {
+func (ix *Store) Drop(ctx context.Context, l Layer) error {
+	ix.mem.Remove(l.Prefix)
+	if err := ix.shared.Delete(ctx, StampKey(l), IndexKey(l)); err != nil {
 		return err
 	}
-	return ix.bucket.Delete(ctx, l.object)
+	return ix.bucket.Delete(ctx, l.Object)
 }
 
-// close waits for background revalidations.
-func (ix *indexes) close() { ix.wg.Wait() }
+// Close waits for the background revalidations under way. The store
+// stays usable: a later call may start more.
+func (ix *Store) Close() { ix.wg.Wait() }
 
 // etag is the listed ETag of key, or "".
-func (x *index) etag(key string) string {
-	i, ok := slices.BinarySearchFunc(x.objs, key, func(o objstore.Object, k string) int {
+func (x *Index) etag(key string) string {
+	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int {
 		switch {
 		case o.Key < k:
 			return -1
@@ -498,35 +517,24 @@ func (x *index) etag(key string) string {
 	if !ok {
 		return ""
 	}
-	return x.objs[i].ETag
+	return x.Objs[i].ETag
 }
 
 // same reports whether y holds the same objects and heads as x.
-func (x *index) same(y *index) bool {
-	if len(x.objs) != len(y.objs) || len(x.heads) != len(y.heads) {
+func (x *Index) same(y *Index) bool {
+	if len(x.Objs) != len(y.Objs) || len(x.Heads) != len(y.Heads) {
 		return false
 	}
-	for i, o := range x.objs {
-		p := y.objs[i]
+	for i, o := range x.Objs {
+		p := y.Objs[i]
 		if o.Key != p.Key || o.ETag != p.ETag || o.Size != p.Size || !o.ModTime.Equal(p.ModTime) {
 			return false
 		}
 	}
-	for k, h := range x.heads {
-		if g, ok := y.heads[k]; !ok || !bytes.Equal(g, h) {
+	for k, h := range x.Heads {
+		if g, ok := y.Heads[k]; !ok || !bytes.Equal(g, h) {
 			return false
 		}
 	}
 	return true
-}
-
-// skillMDs returns the SKILL.md objects of the skills among objs, which
-// findSkills would find: the ones whose heads an index holds.
-func skillMDs(objs []objstore.Object, prefix string, maxSkills int) []objstore.Object {
-	refs, _ := findSkills(addressable(objs, prefix), "", maxSkills)
-	out := make([]objstore.Object, len(refs))
-	for i, s := range refs {
-		out[i] = s.skillMD
-	}
-	return out
 }

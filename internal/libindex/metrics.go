@@ -1,88 +1,90 @@
-package skills
+package libindex
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics tell an operator how fresh the served indexes are and what
+// Metrics tell an operator how fresh the served indexes are and what
 // serving them costs.
-type metrics struct {
-	loads         *prometheus.CounterVec // by source
-	revalidations *prometheus.CounterVec // by mode and result
-	coalesced     *prometheus.CounterVec // by what
-	age           prometheus.Histogram   // of every index served
-	staleServed   prometheus.Counter     // indexes served past max stale because storage failed
-	files         *prometheus.CounterVec // content reads by result
-	mismatched    *prometheus.CounterVec // by kind and source
+type Metrics struct {
+	Loads         *prometheus.CounterVec // by source
+	Revalidations *prometheus.CounterVec // by mode and result
+	Coalesced     *prometheus.CounterVec // by what
+	Age           prometheus.Histogram   // of every index served
+	StaleServed   prometheus.Counter     // indexes served past max stale because storage failed
+	Files         *prometheus.CounterVec // content reads by result
+	Mismatched    *prometheus.CounterVec // by kind and source
 }
 
-// Index sources, revalidation modes and results.
+// Index sources, revalidation modes, and the kinds of values the cache
+// holds for the catalog (KindSettings is the catalog's settings).
 const (
-	sourceSharedCache = "shared_cache"
-	sourceBucket      = "persisted"
-	sourceListing     = "listing"
+	SourceSharedCache = "shared_cache"
+	SourceBucket      = "persisted"
+	SourceListing     = "listing"
 
-	modeBackground = "background"
-	modeSync       = "sync"
+	ModeBackground = "background"
+	ModeSync       = "sync"
 
-	kindIndex    = "index"
-	kindSettings = "settings"
+	KindIndex    = "index"
+	KindSettings = "settings"
 )
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
+// NewMetrics returns the metrics, registered on reg unless it is nil.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Loads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_loads_total",
 			Help: "Library indexes loaded into this process, by source: shared_cache (another replica's), persisted (the bucket's index object) or listing (listed and revalidated here).",
 		}, []string{"source"}),
-		revalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Revalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_revalidations_total",
 			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating).",
 		}, []string{"mode", "result"}),
-		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_coalesced_waits_total",
 			Help: "Calls that waited for a load another call had started instead of making their own storage requests, by what was loaded.",
 		}, []string{"what"}),
-		age: prometheus.NewHistogram(prometheus.HistogramOpts{
+		Age: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "skillsvc_skills_index_age_seconds",
 			Help:    "Age of the library index each call was answered from (since its listing).",
 			Buckets: []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 300, 3600},
 		}),
-		staleServed: prometheus.NewCounter(prometheus.CounterOpts{
+		StaleServed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_stale_served_total",
 			Help: "Calls answered from an index older than the max staleness because revalidating it failed (object storage down).",
 		}),
-		files: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Files: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_file_reads_total",
 			Help: "Skill file content reads by result: hit (cache), miss (read from storage and cached), uncached (too large or unversioned).",
 		}, []string{"result"}),
-		mismatched: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Mismatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_cache_mismatched_total",
 			Help: "Values ignored because they describe another library or user than the one under whose key they were found (a copied key, a bug), by kind (index, settings) and source (shared_cache, persisted). The library is listed, or the settings read, again.",
 		}, []string{"kind", "source"}),
 	}
 	// Every series exists from the start, so a rate over it is defined.
-	for _, s := range []string{sourceSharedCache, sourceBucket, sourceListing} {
-		m.loads.WithLabelValues(s)
+	for _, s := range []string{SourceSharedCache, SourceBucket, SourceListing} {
+		m.Loads.WithLabelValues(s)
 	}
-	for _, mode := range []string{modeBackground, modeSync} {
+	for _, mode := range []string{ModeBackground, ModeSync} {
 		for _, r := range []string{"ok", "error", "locked"} {
-			m.revalidations.WithLabelValues(mode, r)
+			m.Revalidations.WithLabelValues(mode, r)
 		}
 	}
 	for _, w := range []string{"index", "file", "settings"} {
-		m.coalesced.WithLabelValues(w)
+		m.Coalesced.WithLabelValues(w)
 	}
 	for _, r := range []string{"hit", "miss", "uncached"} {
-		m.files.WithLabelValues(r)
+		m.Files.WithLabelValues(r)
 	}
 	// Settings are cached, never persisted as a cache: their object is the
 	// source of truth.
-	m.mismatched.WithLabelValues(kindIndex, sourceSharedCache)
-	m.mismatched.WithLabelValues(kindIndex, sourceBucket)
-	m.mismatched.WithLabelValues(kindSettings, sourceSharedCache)
+	m.Mismatched.WithLabelValues(KindIndex, SourceSharedCache)
+	m.Mismatched.WithLabelValues(KindIndex, SourceBucket)
+	m.Mismatched.WithLabelValues(KindSettings, SourceSharedCache)
 	if reg != nil {
-		reg.MustRegister(m.loads, m.revalidations, m.coalesced, m.age, m.staleServed, m.files, m.mismatched)
+		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched)
 	}
 	return m
 }

@@ -1,4 +1,4 @@
-package skills
+package skillmd
 
 import (
 	"fmt"
@@ -25,6 +25,9 @@ const (
 
 var formatNames = []string{FormatXML, FormatMarkdown, FormatYAML}
 
+// FormatNames lists the formats, for messages that name them.
+func FormatNames() []string { return slices.Clone(formatNames) }
+
 // DefaultCharBudget is the prompt block budget when none is given.
 const DefaultCharBudget = 12000
 
@@ -46,6 +49,14 @@ type FormatOptions struct {
 	SearchTool string
 }
 
+// Entry is what a prompt block says of one skill.
+type Entry struct {
+	Name        string
+	Description string
+	Category    string // "" for a flat skill
+	Location    string // the virtual path of its SKILL.md
+}
+
 // Block is a rendered prompt block.
 type Block struct {
 	Text         string
@@ -57,7 +68,7 @@ type Block struct {
 
 type blockFormat struct {
 	open, close string
-	entry       func(s *Skill, desc string) string
+	entry       func(s *Entry, desc string) string
 	// groupOpen starts a category's skills; first says nothing precedes it.
 	groupOpen  func(category string, first bool) string
 	groupClose string
@@ -76,9 +87,9 @@ var formats = map[string]blockFormat{
 	FormatXML: {
 		open:  "<available_skills>\n",
 		close: "</available_skills>\n",
-		entry: func(s *Skill, desc string) string {
+		entry: func(s *Entry, desc string) string {
 			return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" + xmlEscape(desc, false) +
-				"</description>\n<location>" + xmlEscape(s.Location(), false) + "</location>\n</skill>\n"
+				"</description>\n<location>" + xmlEscape(s.Location, false) + "</location>\n</skill>\n"
 		},
 		groupOpen:  func(c string, _ bool) string { return `<category name="` + xmlEscape(c, true) + "\">\n" },
 		groupClose: "</category>\n",
@@ -88,8 +99,8 @@ var formats = map[string]blockFormat{
 	},
 	FormatMarkdown: {
 		open: "## Available skills\n\n",
-		entry: func(s *Skill, desc string) string {
-			return "- **" + s.Name + "** (" + s.Location() + "): " + desc + "\n"
+		entry: func(s *Entry, desc string) string {
+			return "- **" + s.Name + "** (" + s.Location + "): " + desc + "\n"
 		},
 		groupOpen: func(c string, first bool) string {
 			if first {
@@ -102,8 +113,8 @@ var formats = map[string]blockFormat{
 		},
 	},
 	FormatYAML: {
-		entry: func(s *Skill, desc string) string {
-			return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " + yamlScalar(desc) + "\nlocation: " + yamlScalar(s.Location()) + "\n"
+		entry: func(s *Entry, desc string) string {
+			return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " + yamlScalar(desc) + "\nlocation: " + yamlScalar(s.Location) + "\n"
 		},
 		groupOpen: func(c string, _ bool) string { return "# " + c + "\n" },
 		note: func(n int, tool string) string {
@@ -125,7 +136,7 @@ func ValidFormat(f string) bool {
 // specification's limit are shortened in any case; the skills themselves
 // are never changed. The block is always well-formed; a budget below the
 // empty block is InvalidArgument.
-func FormatBlock(skills []Skill, opts FormatOptions) (Block, error) {
+func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	if opts.Format == "" {
 		opts.Format = FormatXML
 	}
@@ -144,13 +155,13 @@ func FormatBlock(skills []Skill, opts FormatOptions) (Block, error) {
 	if frame > budget {
 		return Block{}, fmt.Errorf("%w: char_budget %d is smaller than an empty %s block (%d characters)", errkind.InvalidArgument, budget, opts.Format, frame)
 	}
-	list := make([]*Skill, len(skills))
+	list := make([]*Entry, len(skills))
 	for i := range skills {
 		list[i] = &skills[i]
 	}
 	if opts.GroupByCategory {
 		// Flat skills first, then categories by name, each in the order given.
-		slices.SortStableFunc(list, func(a, b *Skill) int {
+		slices.SortStableFunc(list, func(a, b *Entry) int {
 			return strings.Compare(a.Category, b.Category)
 		})
 	}
@@ -250,23 +261,13 @@ func Shorten(s string, n int) string { return clip(s, n) }
 // keep a name from ending the XML comment it is written into.
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:/]+(-[A-Za-z0-9_.:/]+)*$`)
 
-const maxToolName = 128
+// MaxToolName bounds a tool name's length.
+const MaxToolName = 128
 
 // ValidToolName reports whether name can be written into a prompt block or
 // a message as a tool name; "" (no tool) is valid.
 func ValidToolName(name string) bool {
-	return name == "" || len(name) <= maxToolName && toolNameRE.MatchString(name)
-}
-
-// toolName returns the tool name a request gives for field, or def.
-func toolName(field, name, def string) (string, error) {
-	if !ValidToolName(name) {
-		return "", fmt.Errorf("%w: %s must be a tool name of at most %d characters: letters, digits, _ . : / and single hyphens", errkind.InvalidArgument, field, maxToolName)
-	}
-	if name == "" {
-		return def, nil
-	}
-	return name, nil
+	return name == "" || len(name) <= MaxToolName && toolNameRE.MatchString(name)
 }
 
 // xmlEscape escapes what XML needs escaped and nothing else: & and <, > only

@@ -1,0 +1,32 @@
+package libindex
+
+import "time"
+
+// Config is what the store and the file reader need of the skills
+// configuration; the flags (--skills.index-refresh, …) belong to
+// skills.Config, which makes this with its IndexConfig method.
+type Config struct {
+	// IndexRefresh is the age after which an index is revalidated in the
+	// background while it keeps being served; 0 lists the library on every
+	// call and caches no index.
+	IndexRefresh time.Duration
+	// IndexMaxStale is the age after which an index is revalidated before
+	// the call is answered.
+	IndexMaxStale time.Duration
+	// StaleIfError is how old an index may be served when revalidating it
+	// fails.
+	StaleIfError time.Duration
+	// MaxHeldIndexes bounds the indexes kept decoded in memory.
+	MaxHeldIndexes int
+	// MaxObjects bounds the objects read from one library listing.
+	MaxObjects int
+	// HeadTTL is how long a SKILL.md head, a file's content or kind, and an
+	// index stay in the cache.
+	HeadTTL time.Duration
+	// HeadBytes are read first from each SKILL.md; Concurrency heads are
+	// read in parallel.
+	HeadBytes   int
+	Concurrency int
+	// MaxCachedFileBytes is the largest file whose content is cached.
+	MaxCachedFileBytes int64
+}

@@ -129,7 +129,6 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer closeBucket()
-	cache.SetRedisLogger(log)
 	c, err := cache.New(cfg.Cache, reg, log)
 	if err != nil {
 		return err

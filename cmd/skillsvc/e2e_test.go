@@ -43,12 +43,7 @@ var binary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "skillsvc")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
+	return testserver.BuildSkillsvc(context.Background(), dir)
 })
 
 // proc is a running skillsvc binary, started by testserver.RunSkillsvc.

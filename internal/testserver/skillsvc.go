@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +39,23 @@ type Skillsvc struct {
 }
 
 const logLines = 40
+
+// BuildSkillsvc builds ./cmd/skillsvc of the repository around the working
+// directory into dir and returns the binary's path: what the end-to-end
+// tests, cmd/testenv and cmd/bench-load run.
+func BuildSkillsvc(ctx context.Context, dir string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "skillsvc")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/skillsvc")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/skillsvc: %w\n%s", err, out)
+	}
+	return bin, nil
+}
 
 // SkillsvcConfig is how to start one skillsvc process.
 type SkillsvcConfig struct {

@@ -74,11 +74,11 @@ type App struct {
 // HTTP and metrics servers. ctx bounds start-up and the background work of
 // the authenticator and the HTTP endpoints. Run serves it; an App that
 // never runs is released with Close.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (a *App, err error) {
-	a = &App{cfg: cfg, log: log}
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
-			a.Close()
+			a.Close() // what was built before the failure
 		}
 	}()
 	reg := prometheus.NewRegistry()

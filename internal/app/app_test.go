@@ -95,3 +95,15 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestNewFails: a component that cannot start (here the audit log's file)
+// fails New, which releases what it built before it.
+func TestNewFails(t *testing.T) {
+	cfg, err := app.Load([]string{"--data-dir=" + t.TempDir(), "--audit.output=" + t.TempDir() + "/no/such/dir/audit.log"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler)); err == nil || a != nil {
+		t.Errorf("New = %v, %v; want no App and an error", a, err)
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 type options struct {
@@ -132,7 +134,7 @@ func run(ctx context.Context, o options, cl *cleanups) int {
 	bin := o.skillsvcBin
 	if bin == "" {
 		b.logf("building ./cmd/skillsvc")
-		bin, b.svcErr = buildSkillsvc(ctx, dir)
+		bin, b.svcErr = testserver.BuildSkillsvc(ctx, dir)
 		if b.svcErr != nil {
 			b.logf("%v", b.svcErr)
 			// One line per cell; the full output went to the log above.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,21 +94,6 @@ func startServers(latency time.Duration, c *cleanups) (*servers, error) {
 
 func (s *servers) flushRedis(ctx context.Context) error {
 	return s.rdb.FlushAll(ctx).Err()
-}
-
-// buildSkillsvc builds ./cmd/skillsvc into dir.
-func buildSkillsvc(ctx context.Context, dir string) (string, error) {
-	root, err := testserver.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "skillsvc")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/skillsvc")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/skillsvc: %v\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // skillsvcConfig is what every skillsvc process of a run shares; only the

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,22 +43,16 @@ var binary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "skillsvc")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
+	return testserver.BuildSkillsvc(context.Background(), dir)
 })
 
-// proc is a running skillsvc binary.
+// proc is a running skillsvc binary, started by testserver.RunSkillsvc.
 type proc struct {
 	cmd      *exec.Cmd
 	addr     string
-	httpAddr string // the JSON and MCP listener
-	done     chan error
-	logs     *bytes.Buffer
-	mu       *sync.Mutex
+	httpAddr string     // the JSON and MCP listener
+	done     chan error // receives how it exited; put it back after reading
+	logs     *logBuffer
 }
 
 // startBinary runs skillsvc with args on a free port and waits for its
@@ -71,63 +63,44 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0", "--log.format=json", "--log.level=debug"}, args...)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), env...)
-	if f := testserver.LiftedLimit(args, cmd.Env); f != "" {
+	args = append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0", "--log.level=debug"}, args...)
+	env = append(os.Environ(), env...)
+	if f := testserver.LiftedLimit(args, env); f != "" {
 		t.Fatalf("startBinary: %s lifts a per-user limit; tests of the binary keep the limits a deployment gets (a test that calls in bulk uses dialWithinLimits)", f)
 	}
-	stderr, err := cmd.StderrPipe()
+	logs := &logBuffer{}
+	// Tests check readiness themselves, some over TLS with their own
+	// certificates: return once the listeners are logged.
+	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
+		Bin: bin, Args: args, Env: env, Dir: t.TempDir(), Log: logs, SkipHealth: true,
+	}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, done: make(chan error, 1), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	addrc := make(chan [2]string, 1) // gRPC and HTTP addresses
-	go func() {
-		var httpAddr string
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Bytes()
-			p.mu.Lock()
-			p.logs.Write(line)
-			p.logs.WriteByte('\n')
-			p.mu.Unlock()
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal(line, &rec) == nil {
-				switch rec.Msg {
-				case "serving http": // logged before "serving"
-					httpAddr = rec.Addr
-				case "serving":
-					addrc <- [2]string{rec.Addr, httpAddr}
-				}
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-p.done
-	})
-	select {
-	case a := <-addrc:
-		p.addr, p.httpAddr = a[0], a[1]
-	case err := <-p.done:
-		p.done <- err
-		t.Fatalf("skillsvc exited before serving: %v\n%s", err, p.output())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("skillsvc did not start serving:\n%s", p.output())
-	}
+	t.Cleanup(s.Kill)
+	p := &proc{cmd: s.Cmd(), addr: s.Addrs["serving"], httpAddr: s.Addrs["serving http"], done: make(chan error, 1), logs: logs}
+	go func() { p.done <- s.Err() }()
 	return p
 }
 
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
+func (p *proc) output() string { return p.logs.String() }
+
+// logBuffer holds every line the process logged.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // minioEnv is the environment that points the binary's AWS SDK at srv and

@@ -39,7 +39,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -119,7 +118,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer os.RemoveAll(dir)
 	if o.skillsvc == "" {
-		if o.skillsvc, err = build(ctx, root, dir); err != nil {
+		if o.skillsvc, err = testserver.BuildSkillsvc(ctx, dir); err != nil {
 			return err
 		}
 	}
@@ -268,13 +267,3 @@ type fatal struct{ err error }
 func (fatal) Helper() {}
 
 func (fatal) Fatalf(format string, args ...any) { panic(fatal{fmt.Errorf(format, args...)}) }
-
-func build(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "skillsvc")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/skillsvc")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/skillsvc: %w\n%s", err, out)
-	}
-	return bin, nil
-}

@@ -8,11 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// SetRedisLogger routes go-redis's own log lines (one per failed dial or
-// bad connection, many a second while Redis is down) to log at debug
-// level; the breaker already logs an outage once. go-redis's logger is
-// global, so call it once, from main, before New.
-func SetRedisLogger(log *slog.Logger) {
+// routeRedisLog sends go-redis's own log lines (one per failed dial or bad
+// connection, many a second while Redis is down) to log at debug level; the
+// breaker already logs an outage once. go-redis has one logger per
+// process, so the cache New builds with Redis and a logger owns it (a
+// process builds one).
+func routeRedisLog(log *slog.Logger) {
 	redis.SetLogger(redisLogger{log})
 }
 

@@ -11,7 +11,8 @@ import (
 // registered): the LRU alone when Redis has no address, otherwise
 // Tiered(LRU, Breaker(Redis)) with the LRU keeping items at most
 // cfg.LRU.MaxTTL. It does not wait for Redis: a Redis that is down at start
-// only opens the breaker. Close the cache on shutdown.
+// only opens the breaker. With Redis, go-redis's own log lines go to log
+// at debug level (none when log is nil). Close the cache on shutdown.
 func New(cfg Config, reg prometheus.Registerer, log *slog.Logger) (Cache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -21,6 +22,8 @@ func New(cfg Config, reg prometheus.Registerer, log *slog.Logger) (Cache, error)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	} else if cfg.Redis.Enabled() {
+		routeRedisLog(log)
 	}
 	lru := NewLRU(cfg.LRU.MaxBytes)
 	reg.MustRegister(

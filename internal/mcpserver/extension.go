@@ -163,12 +163,12 @@ var errNotCanonical = errors.New("not the skill's own path")
 // skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
 // virtual path.
 func (s *identityServer) skillDir(uri string) (string, error) {
-	p, err := parseSkillURI(s.h.cfg.SkillsMount, uri)
+	p, err := parseSkillURI(s.h.skillsMount, uri)
 	if err != nil {
 		return "", err
 	}
 	dir, ok := strings.CutSuffix(p, "/"+skillFileName)
-	if !ok || dir == s.h.cfg.SkillsMount {
+	if !ok || dir == s.h.skillsMount {
 		return "", errURI("a skill URI is skill://<skill-path>/SKILL.md")
 	}
 	return dir, nil
@@ -176,7 +176,7 @@ func (s *identityServer) skillDir(uri string) (string, error) {
 
 // uriOf is the skill:// URI of a file under the skills mount.
 func (s *identityServer) uriOf(virtual string) string {
-	return skillURI(s.h.cfg.SkillsMount, virtual)
+	return skillURI(s.h.skillsMount, virtual)
 }
 
 // entry builds a skill's entry: the frontmatter from GetSkill, the files
@@ -269,7 +269,7 @@ func (s *identityServer) download(ctx context.Context, p string, w io.Writer, ma
 // bytes: text for UTF-8 text, a blob otherwise.
 func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	virtual, err := parseSkillURI(s.h.cfg.SkillsMount, uri)
+	virtual, err := parseSkillURI(s.h.skillsMount, uri)
 	if err != nil {
 		return nil, invalidParams("%.200s: %v", uri, err)
 	}

@@ -62,14 +62,6 @@ type Config struct {
 	MaxRequestBytes  int64
 	MaxResourceBytes int64
 	ListingTTL       time.Duration
-
-	// SkillsMount is where the skills library is mounted (--skills.mount);
-	// set by main, not a flag of its own.
-	SkillsMount string
-	// Mounts is the server's mount table (--mounts), whose identity check
-	// /mcp applies before keeping a session; set by main, nil for the
-	// default table.
-	Mounts *mounts.Table
 }
 
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "mcp.").
@@ -120,19 +112,30 @@ func WithRegisterer(reg prometheus.Registerer) Option { return func(h *Handler) 
 // skillsvc_http_panics_total{handler="mcp"}).
 func WithPanicCounter(c prometheus.Counter) Option { return func(h *Handler) { h.panics = c } }
 
+// WithMounts sets the server's mount table (--mounts), whose identity check
+// /mcp applies before keeping a session, and where in it the skills library
+// is mounted (--skills.mount). Without it: mounts.Default() and "/skills".
+func WithMounts(table *mounts.Table, skillsMount string) Option {
+	return func(h *Handler) { h.mounts, h.skillsMount = table, skillsMount }
+}
+
 // Handler is the MCP endpoint, an http.Handler for /mcp.
 type Handler struct {
-	cfg     Config
-	authn   auth.Authenticator
-	audit   *audit.Logger
-	reg     prometheus.Registerer
-	metrics *metrics
-	panics  prometheus.Counter
-	log     *slog.Logger
-	fs      skillsvcv1.FilesystemServiceClient
-	skills  skillsvcv1.SkillsServiceClient
-	http    *mcp.StreamableHTTPHandler
-	digests *lru.Cache[string, digest]
+	cfg Config
+	// mounts and skillsMount are the server's mount table and where the
+	// skills library is in it (WithMounts).
+	mounts      *mounts.Table
+	skillsMount string
+	authn       auth.Authenticator
+	audit       *audit.Logger
+	reg         prometheus.Registerer
+	metrics     *metrics
+	panics      prometheus.Counter
+	log         *slog.Logger
+	fs          skillsvcv1.FilesystemServiceClient
+	skills      skillsvcv1.SkillsServiceClient
+	http        *mcp.StreamableHTTPHandler
+	digests     *lru.Cache[string, digest]
 	// secret keys identity hashes, so a session ID names its identity
 	// without revealing it.
 	secret []byte
@@ -152,22 +155,24 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.SkillsMount == "" {
-		cfg.SkillsMount = "/skills"
-	}
-	if cfg.Mounts == nil {
-		cfg.Mounts = mounts.Default()
-	}
 	h := &Handler{
-		cfg:    cfg,
-		authn:  authn,
-		log:    log,
-		fs:     skillsvcv1.NewFilesystemServiceClient(conn),
-		skills: skillsvcv1.NewSkillsServiceClient(conn),
-		secret: make([]byte, 32),
+		cfg:         cfg,
+		mounts:      mounts.Default(),
+		skillsMount: "/skills",
+		authn:       authn,
+		log:         log,
+		fs:          skillsvcv1.NewFilesystemServiceClient(conn),
+		skills:      skillsvcv1.NewSkillsServiceClient(conn),
+		secret:      make([]byte, 32),
 	}
 	for _, o := range opts {
 		o(h)
+	}
+	if h.mounts == nil {
+		h.mounts = mounts.Default()
+	}
+	if h.skillsMount == "" {
+		h.skillsMount = "/skills"
 	}
 	h.metrics = newMetrics(h.reg)
 	rand.Read(h.secret)
@@ -235,7 +240,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "unauthenticated: MCP needs an agent identity (a user and a thread)")
 		return
 	}
-	if err := h.cfg.Mounts.ValidateIdentity(p.Identity); err != nil {
+	if err := h.mounts.ValidateIdentity(p.Identity); err != nil {
 		// Insecure mode passes IDs as sent; over gRPC the mount table
 		// refuses them per call, here before a session is kept for them.
 		refuse(ctx, http.StatusBadRequest, codes.InvalidArgument, err.Error())

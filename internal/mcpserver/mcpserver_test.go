@@ -17,9 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc"
 
-	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -90,7 +89,7 @@ type env struct {
 	h      *mcpserver.Handler
 }
 
-// start serves MCP over an in-process gRPC server wired like cmd/skillsvc
+// start serves MCP over an in-process gRPC server wired as the binary is
 // (server.Loopback with the interceptor chain), over bucket.
 func start(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
 	t.Helper()
@@ -109,15 +108,12 @@ func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config
 		}
 		mount = c.Mount
 	})
-	fsys, err := vfs.New(bucket, mounts.Default(), vcfg, vfs.WithTree(mount, lib.Tree))
+	services, err := app.NewServices(bucket, mounts.Default(), vcfg, lib, mount)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}}), func(r grpc.ServiceRegistrar) {
-		skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(fsys, vcfg.ChunkSize))
-		skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(lib, vcfg.ChunkSize))
-	})
+	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}}), services.Register)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func (s *identityServer) checkSubscriptions(ctx context.Context) {
 
 // etag is the file's ETag, or "" when it is gone (a deletion is a change).
 func (s *identityServer) etag(ctx context.Context, uri string) string {
-	virtual, err := parseSkillURI(s.h.cfg.SkillsMount, uri)
+	virtual, err := parseSkillURI(s.h.skillsMount, uri)
 	if err != nil {
 		return ""
 	}
@@ -147,7 +147,7 @@ func (s *identityServer) etag(ctx context.Context, uri string) string {
 
 func (s *identityServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
-	if _, err := parseSkillURI(s.h.cfg.SkillsMount, uri); err != nil {
+	if _, err := parseSkillURI(s.h.skillsMount, uri); err != nil {
 		return invalidParams("only skill:// file resources can be subscribed to: %v", err)
 	}
 	etag := s.etag(ctx, uri)

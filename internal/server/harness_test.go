@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -37,9 +38,9 @@ const secret = "disk on fire at alice/threads/t1/secret-key"
 
 var errDisk = errors.New(secret)
 
-// client talks to an in-memory server wired like cmd/skillsvc: the
-// interceptor chain from server.Options, the filesystem, skills, admin and
-// health services.
+// client talks to an in-memory server wired as the binary is: the
+// interceptor chain from server.Options, app.Services (the filesystem,
+// skills and admin services) and health.
 type client struct {
 	fs     skillsvcv1.FilesystemServiceClient
 	skills skillsvcv1.SkillsServiceClient
@@ -58,7 +59,7 @@ type options struct {
 }
 
 // start serves the services over bucket on a bufconn listener, with the
-// skills library behind the VFS's skills mount as in cmd/skillsvc.
+// skills library behind the VFS's skills mount (app.NewServices).
 func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	t.Helper()
 	cfg := vfs.DefaultConfig()
@@ -72,7 +73,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 		}
 		skillsMount = c.Mount
 	})
-	fs, err := vfs.New(bucket, mounts.Default(), cfg, vfs.WithTree(skillsMount, lib.Tree))
+	services, err := app.NewServices(bucket, mounts.Default(), cfg, lib, skillsMount)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +86,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 		authn = o.auth
 	}
 	srv := grpc.NewServer(server.Options(server.Chain{Log: log, Auth: authn, Audit: o.audit, Limits: o.limits})...)
-	skillsvcv1.RegisterFilesystemServiceServer(srv, server.NewFilesystem(fs, cfg.ChunkSize))
-	skillsvcv1.RegisterSkillsServiceServer(srv, server.NewSkills(lib, cfg.ChunkSize))
-	skillsvcv1.RegisterAdminServiceServer(srv, server.NewAdmin(lib.Catalog))
+	services.Register(srv)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 
 	lis := bufconn.Listen(1 << 20)

@@ -3,7 +3,8 @@
 // t.Cleanup stops; SharedMinIO and SharedRedis start one server per test binary
 // on first use and reuse it, so a package's TestMain must call Shutdown after
 // m.Run. RunMinIO and RunRedis start the same servers outside tests (for
-// cmd/bench-load), and RunSkillsvc starts the skillsvc binary (for
+// cmd/bench-load), and RunSkillsvc, the one launcher of the skillsvc binary,
+// starts it (for the end-to-end tests of cmd/skillsvc,
 // cmd/testenv and cmd/bench-load) with the per-user limits a deployment gets:
 // it refuses flags that lift them (LiftedLimit) unless the caller says why.
 // Every server listens on a free loopback port with its own temporary

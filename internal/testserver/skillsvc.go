@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,8 +21,10 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
-// Skillsvc is a running skillsvc binary, started by RunSkillsvc for tools
-// that drive the real service from outside a Go test (cmd/testenv).
+// Skillsvc is a running skillsvc binary, started by RunSkillsvc: the one
+// launcher of the binary, for the Go end-to-end tests (cmd/skillsvc's
+// startBinary) and for tools that drive the real service from outside a Go
+// test (cmd/testenv, cmd/bench-load).
 type Skillsvc struct {
 	// Addrs maps each "serving…" log message to its address: "serving" is
 	// the gRPC listener, "serving metrics" and "serving http" the others.
@@ -29,12 +32,30 @@ type Skillsvc struct {
 
 	cmd      *exec.Cmd
 	done     chan struct{}
+	waitErr  error // how it exited, once done is closed
 	stopOnce sync.Once
 	mu       sync.Mutex
 	lines    []string // the last logLines lines of its log, for errors
 }
 
 const logLines = 40
+
+// BuildSkillsvc builds ./cmd/skillsvc of the repository around the working
+// directory into dir and returns the binary's path: what the end-to-end
+// tests, cmd/testenv and cmd/bench-load run.
+func BuildSkillsvc(ctx context.Context, dir string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "skillsvc")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/skillsvc")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/skillsvc: %w\n%s", err, out)
+	}
+	return bin, nil
+}
 
 // SkillsvcConfig is how to start one skillsvc process.
 type SkillsvcConfig struct {
@@ -48,6 +69,10 @@ type SkillsvcConfig struct {
 	Wait []string
 	// TLS, when skillsvc serves TLS, is how the health check connects.
 	TLS *tls.Config
+	// SkipHealth returns once the listeners are logged, without waiting
+	// for the health service to say SERVING (a test that checks readiness
+	// itself, or dials with certificates of its own).
+	SkipHealth bool
 	// LiftLimits, when set, says why this process runs with the per-user
 	// limits off (a load generator measuring the service, not the limits),
 	// and turns them off. Without it, Args and Env must leave the limits as
@@ -99,7 +124,7 @@ func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (
 			}
 		}
 		io.Copy(io.Discard, stderr)
-		cmd.Wait()
+		s.waitErr = cmd.Wait()
 		close(s.done)
 	}()
 
@@ -116,6 +141,9 @@ func RunSkillsvc(ctx context.Context, c SkillsvcConfig, timeout time.Duration) (
 			s.Stop()
 			return nil, fmt.Errorf("skillsvc not serving %v after %v:\n%s", want, timeout, s.Tail())
 		}
+	}
+	if c.SkipHealth {
+		return s, nil
 	}
 	creds := insecure.NewCredentials()
 	if c.TLS != nil {
@@ -163,6 +191,24 @@ func (s *Skillsvc) Pid() int { return s.cmd.Process.Pid }
 
 // Done is closed when the process has exited.
 func (s *Skillsvc) Done() <-chan struct{} { return s.done }
+
+// Err is how the process exited (exec.Cmd.Wait's error); valid once Done
+// is closed.
+func (s *Skillsvc) Err() error {
+	<-s.done
+	return s.waitErr
+}
+
+// Cmd is the process's command: its Dir, and its Process to signal or to
+// measure.
+func (s *Skillsvc) Cmd() *exec.Cmd { return s.cmd }
+
+// Kill kills the process and its group at once, without a graceful
+// shutdown, and waits for it: the end of a test whose data is thrown away.
+func (s *Skillsvc) Kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}
 
 // Stop shuts the process down as an orchestrator would (SIGTERM, then
 // SIGKILL to its process group after 10s) and waits for it. Safe to call

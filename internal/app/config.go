@@ -1,10 +1,9 @@
-package main
+package app
 
 import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -164,7 +163,10 @@ func parse(f *flag.FlagSet, args []string, getenv func(string) string) error {
 	return f.Parse(args)
 }
 
-func loadConfig(args []string) (Config, error) {
+// Load reads the configuration from args (the command line without the
+// program name) and getenv (os.Getenv), and validates it. With -h it
+// prints the usage and returns flag.ErrHelp.
+func Load(args []string, getenv func(string) string) (Config, error) {
 	var c Config
 	f := flag.NewFlagSet("skillsvc", flag.ContinueOnError)
 	c.RegisterFlags(f)
@@ -172,7 +174,7 @@ func loadConfig(args []string) (Config, error) {
 		fmt.Fprintf(f.Output(), "Usage: skillsvc [flags]\n\nEvery flag can also be set as SKILLSVC_<FLAG>, e.g. SKILLSVC_S3_BUCKET for -s3.bucket.\n\n")
 		f.PrintDefaults()
 	}
-	if err := parse(f, args, os.Getenv); err != nil {
+	if err := parse(f, args, getenv); err != nil {
 		return c, err
 	}
 	return c, c.Validate()

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -25,11 +25,8 @@ func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, authn
 	if err != nil {
 		return nil, err
 	}
-	mcpCfg := cfg.MCP
-	mcpCfg.SkillsMount = cfg.Skills.Mount
-	mcpCfg.Mounts = cfg.Mounts
-	mcpAPI, err := mcpserver.New(conn, authn, mcpCfg, log.With("component", "mcp"),
-		mcpserver.WithAudit(auditLog), mcpserver.WithRegisterer(reg), mcpserver.WithPanicCounter(httpPanics.WithLabelValues("mcp")))
+	mcpAPI, err := mcpserver.New(conn, authn, cfg.MCP, log.With("component", "mcp"),
+		mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(auditLog), mcpserver.WithRegisterer(reg), mcpserver.WithPanicCounter(httpPanics.WithLabelValues("mcp")))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,41 @@
+package app
+
+import (
+	"google.golang.org/grpc"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/vfs"
+)
+
+// Services are the gRPC services skillsvc serves over one bucket: the
+// filesystem with the skills library behind its skills mount, the skills
+// catalog and its admin. The binary, its HTTP endpoints (through
+// server.Loopback) and the in-memory servers of the server and MCP tests
+// all register the same set.
+type Services struct {
+	FS        *vfs.FS
+	Lib       *skills.Library
+	ChunkSize int
+}
+
+// NewServices builds the filesystem over bucket and table with lib as its
+// skillsMount mount: the skills mount shows the merged library, as the
+// catalog does.
+func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, lib *skills.Library, skillsMount string) (*Services, error) {
+	fs, err := vfs.New(bucket, table, cfg, vfs.WithTree(skillsMount, lib.Tree))
+	if err != nil {
+		return nil, err
+	}
+	return &Services{FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize}, nil
+}
+
+// Register registers the filesystem, skills and admin services on r.
+func (s *Services) Register(r grpc.ServiceRegistrar) {
+	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
+	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize))
+	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog))
+}

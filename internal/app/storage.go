@@ -1,0 +1,51 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/local"
+	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+)
+
+// openBucket opens the configured backend wrapped with metrics, and returns
+// the cheap check readiness uses.
+func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer) (objstore.Bucket, func(context.Context) error, func(), error) {
+	b, closeFn, err := openBackend(ctx, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	check := func(ctx context.Context) error {
+		_, err := b.List(ctx, objstore.ListOptions{Prefix: cfg.Skills.SharedPrefix, MaxKeys: 1})
+		return err
+	}
+	if c, ok := b.(objstore.Checker); ok {
+		check = c.Check
+	}
+	return objstore.WrapWithMetrics(b, reg), check, closeFn, nil
+}
+
+func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {
+	switch cfg.Storage {
+	case "s3":
+		b, err := s3.New(ctx, cfg.S3)
+		if err != nil {
+			return nil, nil, err
+		}
+		checkCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := b.Check(checkCtx); err != nil {
+			return nil, nil, err
+		}
+		return b, func() {}, nil
+	default:
+		b, err := local.New(cfg.DataDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, func() { b.Close() }, nil
+	}
+}

@@ -69,6 +69,9 @@ func Run(ctx context.Context, cfg Config, check func(context.Context) error, set
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if ctx.Err() != nil {
+				return // both were ready: select picks at random, shutdown wins
+			}
 		}
 	}
 }

@@ -49,7 +49,7 @@ func TestMetadata(t *testing.T) {
 // insecure mode.
 func authenticateMetadata(ctx context.Context) (mounts.Identity, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
-	p, _, err := auth.Check(ctx, auth.Metadata{}, md, "/skillsvc.v1.FilesystemService/List")
+	p, _, err := auth.Check(ctx, auth.Metadata{}, mounts.Default(), md, "/skillsvc.v1.FilesystemService/List")
 	return p.Identity, err
 }
 
@@ -57,8 +57,11 @@ func TestContext(t *testing.T) {
 	if _, ok := auth.FromContext(context.Background()); ok {
 		t.Error("identity in an empty context")
 	}
-	want := mounts.Identity{User: "u", Thread: "t"}
-	if got, ok := auth.FromContext(auth.NewContext(context.Background(), auth.Principal{Identity: want})); !ok || got != want {
+	if _, ok := auth.FromContext(auth.NewContext(context.Background(), auth.Principal{Identity: mounts.Identity{User: "u", Thread: "t"}})); ok {
+		t.Error("identity of a principal Check did not admit")
+	}
+	want := mounts.Default().MustIdentify(mounts.Identity{User: "u", Thread: "t"})
+	if got, ok := auth.FromContext(auth.NewContext(context.Background(), auth.Principal{Identity: want.Identity(), Caller: want})); !ok || got != want {
 		t.Errorf("FromContext = %+v, %v", got, ok)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 )
 
@@ -100,10 +101,12 @@ type Limits interface {
 }
 
 // Chain is what the interceptor chain needs; Metrics, Audit and Limits
-// are optional.
+// are optional. Mounts is the table agent identities are validated
+// against, once per call, when the call is authenticated.
 type Chain struct {
 	Log     *slog.Logger
 	Auth    auth.Authenticator
+	Mounts  *mounts.Table
 	Metrics *grpcprom.ServerMetrics
 	Audit   *audit.Logger
 	Limits  Limits
@@ -140,8 +143,8 @@ func Options(c Chain) []grpc.ServerOption {
 		unary = append(unary, c.Metrics.UnaryServerInterceptor())
 		stream = append(stream, c.Metrics.StreamServerInterceptor())
 	}
-	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth))
-	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth))
+	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth, c.Mounts))
+	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth, c.Mounts))
 	if c.Limits != nil {
 		unary = append(unary, c.Limits.UnaryServerInterceptor(limitKey))
 		stream = append(stream, c.Limits.StreamServerInterceptor(limitKey))

@@ -23,14 +23,13 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/requestid"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 )
 
 // MaxBodyBytes bounds a request body: the gRPC server's 16 MiB message cap
@@ -101,13 +100,9 @@ func outgoingHeader(key string) (string, bool) {
 // back off without parsing details. (A body over MaxBodyBytes fails to
 // decode: INVALID_ARGUMENT, "http: request body too large".)
 func writeError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if st, ok := status.FromError(err); ok {
-		for _, d := range st.Details() {
-			if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
-				secs := (ri.GetRetryDelay().AsDuration() + time.Second - 1) / time.Second
-				w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
-			}
-		}
+	if d, ok := retryinfo.Delay(err); ok {
+		secs := (d + time.Second - 1) / time.Second
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

@@ -46,6 +46,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/requestid"
@@ -78,8 +79,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one verified caller identity (user, thread, ticket) may hold per replica; one more initialize is answered 429 until a session ends or times out.")
 	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list page.")
 	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
-	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", 24<<20, "Largest MCP request body.")
-	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", 16<<20, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
+	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", limits.MaxJSONBodyBytes, "Largest MCP request body.")
+	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", maxSkillBytes, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
 	f.DurationVar(&c.ListingTTL, prefix+"listing-ttl", 30*time.Second, "The ttlMs hint on skills/list and skills/get results.")
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 )
@@ -127,10 +128,6 @@ func limitKey(ctx context.Context) string {
 	return "admin"
 }
 
-// maxMsgSize bounds one request message (an Upload chunk, a Write's
-// content, a PutLibraryFile).
-const maxMsgSize = 16 << 20
-
 // Options returns the server options that wire the interceptor chain in its
 // fixed order: recovery outermost, then the call's request ID, metrics and
 // logging, which see the final status, the audit trail (also after the
@@ -154,7 +151,9 @@ func Options(c Chain) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-		grpc.MaxRecvMsgSize(maxMsgSize),
+		// One request message: an Upload chunk, a Write's content, a
+		// PutLibraryFile.
+		grpc.MaxRecvMsgSize(limits.MaxMessageBytes),
 		// Clients pin to one connection; ending connections after a while
 		// lets new replicas behind a load balancer get their share.
 		grpc.KeepaliveParams(keepalive.ServerParameters{

@@ -491,10 +491,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 // the next call lists the library afresh (on other replicas within
 // --skills.index-refresh). For an operator, after a bulk upload.
 func (c *Catalog) DropIndex(ctx context.Context, user string) error {
-	if err := mounts.ValidateID("user", user); err != nil {
-		return err
-	}
-	own, _, err := c.views.userLayers(user)
+	own, _, err := c.views.userLayers(user) // validates user
 	if err != nil {
 		return err
 	}

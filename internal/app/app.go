@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(grpcMetrics)
-	opts := server.Options(server.Chain{Log: log, Auth: authn, Metrics: grpcMetrics, Audit: auditLog, Limits: limits})
+	opts := server.Options(server.Chain{Log: log, Auth: authn, Mounts: cfg.Mounts, Metrics: grpcMetrics, Audit: auditLog, Limits: limits})
 	var creds []grpc.ServerOption
 	if a.tls != nil {
 		creds = append(creds, grpc.Creds(credentials.NewTLS(a.tls.TLSConfig())))

@@ -1,11 +1,13 @@
 // Package auth establishes who is calling. An Authenticator turns a call's
 // headers (gRPC metadata or HTTP headers) into a Principal; interceptors run
 // it once per call, apply the roles (agent calls need a user and a thread,
-// AdminService needs an admin) and store the principal for handlers.
+// validated by the mount table into a mounts.Caller; AdminService needs an
+// admin) and store the principal for handlers.
 package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,6 +32,10 @@ const (
 // ErrUnauthenticated: the call does not say, or cannot prove, who it is.
 var ErrUnauthenticated = errkind.New(errkind.Unauthenticated, "unauthenticated")
 
+// ErrNoAgent: the call needs an agent identity (a user and a thread) and
+// the principal names none. Front ends say so in their own words.
+var ErrNoAgent = errkind.New(errkind.Unauthenticated, "unauthenticated: the call needs a user and a thread")
+
 // ErrNotAdmin: the call needs an admin token.
 var ErrNotAdmin = errkind.New(errkind.PermissionDenied, "this call needs an admin token")
 
@@ -37,11 +43,27 @@ var ErrNotAdmin = errkind.New(errkind.PermissionDenied, "this call needs an admi
 // thread, optional ticket) on its own mounts and catalog; an admin may also
 // act for a user an AdminService request names, and may carry no identity.
 type Principal struct {
+	// Identity is what the headers or token claim, unchecked: the audit
+	// trail and the logs name a refused caller by it.
 	mounts.Identity
 	// Subject is the token's sub, for the audit trail; empty in insecure
 	// mode.
 	Subject string
 	Admin   bool
+	// Caller is Identity validated by the mount table, set by Check once
+	// it admits an agent call; the zero Caller otherwise.
+	Caller mounts.Caller
+}
+
+// Agent returns the caller p acts as on its own mounts and catalog. It is
+// the one place that decides what an agent needs: a user and a thread
+// (ErrNoAgent without them), with IDs the mount table t accepts
+// (mounts.ErrInvalidID otherwise).
+func (p Principal) Agent(t *mounts.Table) (mounts.Caller, error) {
+	if p.User == "" || p.Thread == "" {
+		return mounts.Caller{}, ErrNoAgent
+	}
+	return t.Identify(p.Identity)
 }
 
 // Headers are a call's request headers: gRPC metadata.MD, or HTTPHeaders.
@@ -68,7 +90,8 @@ type Authenticator interface {
 type Metadata struct{}
 
 // Authenticate implements Authenticator. Missing values are left empty for
-// the roles check; malformed ones are validated later by the mount table.
+// the roles check; malformed ones are refused by Check, which validates
+// the identity with the mount table.
 func (Metadata) Authenticate(_ context.Context, h Headers) (Principal, error) {
 	get := func(key string) (string, error) {
 		vs := h.Get(key)
@@ -108,13 +131,14 @@ func NewContext(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, ctxKey{}, p)
 }
 
-// FromContext returns the identity of the authenticated caller.
-func FromContext(ctx context.Context) (mounts.Identity, bool) {
+// FromContext returns the validated identity of the agent calling: the
+// Caller Check admitted.
+func FromContext(ctx context.Context) (mounts.Caller, bool) {
 	p, ok := PrincipalFrom(ctx)
-	if !ok || p.User == "" {
-		return mounts.Identity{}, false
+	if !ok || p.Caller == (mounts.Caller{}) {
+		return mounts.Caller{}, false
 	}
-	return p.Identity, true
+	return p.Caller, true
 }
 
 // PrincipalFrom returns the principal the interceptors stored, or the one
@@ -171,8 +195,9 @@ func AdminMethod(fullMethod string) bool {
 
 // Check decides a call before its handler runs: the principal, ok false
 // for an exempt method, or an error. AdminService needs an admin; every
-// other call needs a user and a thread, the mounts it may reach.
-func Check(ctx context.Context, a Authenticator, h Headers, fullMethod string) (p Principal, ok bool, err error) {
+// other call needs an agent identity (Principal.Agent), validated here
+// once against t and kept as the principal's Caller.
+func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, fullMethod string) (p Principal, ok bool, err error) {
 	if exempt(fullMethod) {
 		return p, false, nil
 	}
@@ -191,12 +216,18 @@ func Check(ctx context.Context, a Authenticator, h Headers, fullMethod string) (
 		}
 		return p, true, nil
 	}
-	if p.User == "" || p.Thread == "" {
-		if insecure {
-			return p, false, fmt.Errorf("%w: metadata %s and %s are required", ErrUnauthenticated, UserKey, ThreadKey)
-		}
+	c, err := p.Agent(t)
+	switch {
+	case errors.Is(err, ErrNoAgent) && insecure:
+		return p, false, fmt.Errorf("%w: metadata %s and %s are required", ErrUnauthenticated, UserKey, ThreadKey)
+	case errors.Is(err, ErrNoAgent):
 		return p, true, fmt.Errorf("%w: the token names no user and thread", ErrUnauthenticated)
+	case err != nil:
+		// Insecure mode passes IDs as sent; the principal is still
+		// recorded, so the audit trail names who was refused.
+		return p, true, err
 	}
+	p.Caller = c
 	return p, true, nil
 }
 
@@ -205,11 +236,12 @@ func grpcHeaders(ctx context.Context) Headers {
 	return md
 }
 
-// UnaryServerInterceptor authenticates unary calls. A principal refused
-// by the roles is still recorded, so the audit trail says who was denied.
-func UnaryServerInterceptor(a Authenticator) grpc.UnaryServerInterceptor {
+// UnaryServerInterceptor authenticates unary calls, validating identities
+// against t. A principal refused by the roles is still recorded, so the
+// audit trail says who was denied.
+func UnaryServerInterceptor(a Authenticator, t *mounts.Table) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		p, ok, err := Check(ctx, a, grpcHeaders(ctx), info.FullMethod)
+		p, ok, err := Check(ctx, a, t, grpcHeaders(ctx), info.FullMethod)
 		if ok {
 			ctx = record(ctx, p)
 		}
@@ -221,10 +253,10 @@ func UnaryServerInterceptor(a Authenticator) grpc.UnaryServerInterceptor {
 }
 
 // StreamServerInterceptor authenticates streaming calls.
-func StreamServerInterceptor(a Authenticator) grpc.StreamServerInterceptor {
+func StreamServerInterceptor(a Authenticator, t *mounts.Table) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
-		p, ok, err := Check(ctx, a, grpcHeaders(ctx), info.FullMethod)
+		p, ok, err := Check(ctx, a, t, grpcHeaders(ctx), info.FullMethod)
 		if ok {
 			ctx = record(ctx, p)
 		}

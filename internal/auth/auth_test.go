@@ -49,7 +49,7 @@ func TestMetadata(t *testing.T) {
 // insecure mode.
 func authenticateMetadata(ctx context.Context) (mounts.Identity, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
-	p, _, err := auth.Check(ctx, auth.Metadata{}, md, "/skillsvc.v1.FilesystemService/List")
+	p, _, err := auth.Check(ctx, auth.Metadata{}, mounts.Default(), md, "/skillsvc.v1.FilesystemService/List")
 	return p.Identity, err
 }
 
@@ -57,8 +57,46 @@ func TestContext(t *testing.T) {
 	if _, ok := auth.FromContext(context.Background()); ok {
 		t.Error("identity in an empty context")
 	}
-	want := mounts.Identity{User: "u", Thread: "t"}
-	if got, ok := auth.FromContext(auth.NewContext(context.Background(), auth.Principal{Identity: want})); !ok || got != want {
+	if _, ok := auth.FromContext(auth.NewContext(context.Background(), auth.Principal{Identity: mounts.Identity{User: "u", Thread: "t"}})); ok {
+		t.Error("identity of a principal Check did not admit")
+	}
+	want := mounts.Default().MustIdentify(mounts.Identity{User: "u", Thread: "t"})
+	if got, ok := auth.FromContext(auth.NewContext(context.Background(), auth.Principal{Identity: want.Identity(), Caller: want})); !ok || got != want {
 		t.Errorf("FromContext = %+v, %v", got, ok)
+	}
+}
+
+// TestCheckIdentifies: Check is where an agent's identity is validated, once;
+// the principal it admits carries the Caller handlers pass down, and one it
+// refuses for a malformed ID is still returned for the audit trail.
+func TestCheckIdentifies(t *testing.T) {
+	const method = "/skillsvc.v1.FilesystemService/List"
+	for _, tc := range []struct {
+		name    string
+		md      metadata.MD
+		wantErr error
+		ok      bool
+	}{
+		{"valid", metadata.Pairs(auth.UserKey, "alice", auth.ThreadKey, "t1", auth.TicketKey, "T-1"), nil, true},
+		{"malformed user", metadata.Pairs(auth.UserKey, "../bob", auth.ThreadKey, "t1"), mounts.ErrInvalidID, true},
+		{"malformed ticket", metadata.Pairs(auth.UserKey, "alice", auth.ThreadKey, "t1", auth.TicketKey, "a/b"), mounts.ErrInvalidID, true},
+		{"no thread", metadata.Pairs(auth.UserKey, "alice"), auth.ErrUnauthenticated, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, ok, err := auth.Check(context.Background(), auth.Metadata{}, mounts.Default(), tc.md, method)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) || ok != tc.ok {
+				t.Fatalf("Check = %+v, %v, %v; want ok %v, error %v", p, ok, err, tc.ok, tc.wantErr)
+			}
+			if err != nil {
+				if p.Caller != (mounts.Caller{}) {
+					t.Errorf("refused principal carries a Caller: %+v", p.Caller)
+				}
+				return
+			}
+			want := mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-1"}
+			if p.Caller.Identity() != want || mounts.Default().Identified(p.Caller) != nil {
+				t.Errorf("Caller = %+v, want %+v identified by the table", p.Caller.Identity(), want)
+			}
+		})
 	}
 }

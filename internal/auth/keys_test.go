@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
@@ -267,7 +268,7 @@ func TestRoles(t *testing.T) {
 		{"insecure without identity", auth.Metadata{}, nil, fs, "required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := auth.Check(context.Background(), tc.a, tc.md, tc.method)
+			_, _, err := auth.Check(context.Background(), tc.a, mounts.Default(), tc.md, tc.method)
 			if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("Check = %v, want %q", err, tc.want)
 			}

@@ -23,19 +23,15 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/requestid"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 )
-
-// MaxBodyBytes bounds a request body: the gRPC server's 16 MiB message cap
-// with room for base64 (bytes fields) and JSON syntax.
-const MaxBodyBytes = 24 << 20
 
 // forwarded are the request headers passed on as gRPC metadata under their
 // own names: the caller's identity and request ID. Authorization is always
@@ -75,7 +71,7 @@ func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limits.MaxJSONBodyBytes)
 		mux.ServeHTTP(w, r)
 	}), nil
 }
@@ -98,16 +94,12 @@ func outgoingHeader(key string) (string, bool) {
 
 // writeError is grpc-gateway's error answer plus Retry-After, in seconds,
 // when the status carries RetryInfo (a per-user limit), so HTTP clients can
-// back off without parsing details. (A body over MaxBodyBytes fails to
+// back off without parsing details. (A body over limits.MaxJSONBodyBytes fails to
 // decode: INVALID_ARGUMENT, "http: request body too large".)
 func writeError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if st, ok := status.FromError(err); ok {
-		for _, d := range st.Details() {
-			if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
-				secs := (ri.GetRetryDelay().AsDuration() + time.Second - 1) / time.Second
-				w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
-			}
-		}
+	if d, ok := retryinfo.Delay(err); ok {
+		secs := (d + time.Second - 1) / time.Second
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

@@ -8,6 +8,15 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 )
 
+// MaxMessageBytes is the largest gRPC message: the server's receive cap, and
+// the in-process loopback client's send and receive caps.
+const MaxMessageBytes = 16 << 20
+
+// MaxJSONBodyBytes is the largest JSON request body the HTTP front ends
+// (the gateway; MCP by default) accept: one MaxMessageBytes message with
+// room for base64 (bytes fields grow by 4/3) and JSON syntax.
+const MaxJSONBodyBytes = MaxMessageBytes * 3 / 2
+
 // Integer is any integer type a request field or config value has.
 type Integer interface {
 	~int | ~int32 | ~int64

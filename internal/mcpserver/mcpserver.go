@@ -25,6 +25,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/requestid"
@@ -77,8 +79,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one verified caller identity (user, thread, ticket) may hold per replica; one more initialize is answered 429 until a session ends or times out.")
 	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list page.")
 	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
-	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", 24<<20, "Largest MCP request body.")
-	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", 16<<20, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
+	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", limits.MaxJSONBodyBytes, "Largest MCP request body.")
+	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", maxSkillBytes, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
 	f.DurationVar(&c.ListingTTL, prefix+"listing-ttl", 30*time.Second, "The ttlMs hint on skills/list and skills/get results.")
 }
 
@@ -236,13 +238,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx = auth.NewContext(ctx, p)
-	if p.User == "" || p.Thread == "" {
+	caller, err := p.Agent(h.mounts)
+	switch {
+	case errors.Is(err, auth.ErrNoAgent):
 		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "unauthenticated: MCP needs an agent identity (a user and a thread)")
 		return
-	}
-	if err := h.mounts.ValidateIdentity(p.Identity); err != nil {
-		// Insecure mode passes IDs as sent; over gRPC the mount table
-		// refuses them per call, here before a session is kept for them.
+	case err != nil:
+		// Insecure mode passes IDs as sent; refused here before a
+		// session is kept for them.
 		refuse(ctx, http.StatusBadRequest, codes.InvalidArgument, err.Error())
 		return
 	}
@@ -251,7 +254,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// starts with that identity's key, so a request with another
 	// identity is told the session does not exist, as the transport
 	// specifies for an unknown session (the client starts over).
-	key := h.key(p.Identity)
+	key := h.key(caller)
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid != "" {
 		if !strings.HasPrefix(sid, key+".") {
@@ -272,7 +275,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if sid == "" && opens {
-		adm, release, err := h.sessions.admit(key, p.Identity)
+		adm, release, err := h.sessions.admit(key)
 		if err != nil {
 			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())
 			return
@@ -354,9 +357,9 @@ func (id identity) metadata() metadata.MD {
 
 // key names a verified identity in session IDs and caches: an HMAC, so
 // neither reveals who it is.
-func (h *Handler) key(id mounts.Identity) string {
+func (h *Handler) key(id mounts.Caller) string {
 	m := hmac.New(sha256.New, h.secret)
-	for _, v := range []string{id.User, id.Thread, id.Ticket} {
+	for _, v := range []string{id.User(), id.Thread(), id.Ticket()} {
 		fmt.Fprintf(m, "%d:%s", len(v), v)
 	}
 	return hex.EncodeToString(m.Sum(nil)[:12])

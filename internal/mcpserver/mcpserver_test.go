@@ -113,7 +113,7 @@ func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}}), services.Register)
+	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}, Mounts: mounts.Default()}), services.Register)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
 // Sessions are memory (about 110 KB and two goroutines each) and each
@@ -65,7 +63,7 @@ type admissionCtx struct{}
 // admit reserves a session for the identity with key, creating its server
 // on first use. release ends the reservation when the request is done,
 // unless its session took it over.
-func (t *sessionTable) admit(key string, id mounts.Identity) (adm *admission, release func(), err error) {
+func (t *sessionTable) admit(key string) (adm *admission, release func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	max := t.h.cfg.MaxOpenSessions

@@ -7,10 +7,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	rpccode "google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/tooldefs"
 )
 
@@ -101,10 +101,8 @@ func toolError(err error) string {
 	// The canonical name (NOT_FOUND), as the Python and TypeScript clients'
 	// skill tools word it.
 	msg := fmt.Sprintf("Error (%s): %s", rpccode.Code(st.Code()), st.Message())
-	for _, d := range st.Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
-			msg += fmt.Sprintf(" (retry after %s)", ri.GetRetryDelay().AsDuration())
-		}
+	if d, ok := retryinfo.Delay(err); ok {
+		msg += fmt.Sprintf(" (retry after %s)", d)
 	}
 	return msg
 }

@@ -1,7 +1,8 @@
 // Package mounts maps the virtual paths that agent workers see ("/workspace/a.md")
 // to per-caller object-store keys ("alice/threads/t1/a.md") through a small,
 // immutable mount table. Every call carries an Identity (user, thread, optional
-// ticket); a mount's Template ("{user}/threads/{thread}/") is rendered with it to
+// ticket), which Table.Identify validates once, at the edge, into a Caller; a
+// mount's Template ("{user}/threads/{thread}/") is rendered with the Caller to
 // get the mount's key prefix. Virtual paths and IDs are untrusted, so they are
 // accepted only in one canonical spelling (CleanPath, ValidateID) and IDs can
 // never be "." or "..": a rendered key always stays under its mount's prefix.
@@ -14,7 +15,7 @@
 // literal (with "threads/{thread}/" and "{user}/skills/", the user "threads"
 // with the thread "skills"), the table is accepted and that ID is reserved
 // instead: New records the first (placeholder, literal) pair the overlap needs,
-// and Table.ValidateIdentity, Resolve and Mounts reject a caller whose ID equals
+// and Table.Identify rejects a caller whose ID equals
 // it ("user id \"threads\" is reserved"). One pair suffices, since the overlap
 // needs all of them to hold. Overlaps that need no literal at all
 // ("{user}/{thread}/" and "{user}/{ticket}/") are rejected by New.

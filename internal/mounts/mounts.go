@@ -56,8 +56,9 @@ func (m Mode) String() string {
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// Identity is who is calling: every call has a user and a thread, and may
-// work on a ticket.
+// Identity is who a call says is calling, as its headers or token claim it:
+// every call has a user and a thread, and may work on a ticket. It is not
+// checked; Table.Identify turns it into a Caller.
 type Identity struct {
 	User, Thread, Ticket string // Ticket may be ""
 }

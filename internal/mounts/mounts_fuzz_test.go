@@ -70,7 +70,7 @@ func FuzzResolve(f *testing.F) {
 			{User: user + "x", Thread: thread, Ticket: ticket},
 		}
 		for _, tc := range tables {
-			r, err := tc.tbl.Resolve(id, vpath)
+			r, err := resolve(tc.tbl, id, vpath)
 			if err != nil {
 				if !errors.Is(err, mounts.ErrInvalidPath) && !errors.Is(err, mounts.ErrInvalidID) && !errors.Is(err, mounts.ErrNoMount) {
 					t.Fatalf("%s: Resolve(%+v, %q): error %v wraps no sentinel", tc.name, id, vpath, err)
@@ -100,7 +100,7 @@ func FuzzResolve(f *testing.F) {
 			if again != vpath {
 				t.Fatalf("%s: Mount.Path %q + Rel %q != %q", tc.name, r.Mount.Path, r.Rel, vpath)
 			}
-			if r2, err := tc.tbl.Resolve(id, again); err != nil || r2 != r {
+			if r2, err := resolve(tc.tbl, id, again); err != nil || r2 != r {
 				t.Fatalf("%s: Resolve is not idempotent: %+v, %v vs %+v", tc.name, r2, err, r)
 			}
 			// (4) Nothing in the key can be read as a step out of its place.
@@ -115,13 +115,13 @@ func FuzzResolve(f *testing.F) {
 			// (5) No other mount, for this or another caller, owns the key,
 			// and no two mounts' prefixes nest.
 			for _, o := range others {
-				if tc.tbl.ValidateIdentity(o) != nil {
+				if _, err := tc.tbl.Identify(o); err != nil {
 					continue
 				}
 				if tc.userScoped && o.User != id.User && strings.HasPrefix(r.Key, o.User+"/") {
 					t.Fatalf("%s: Key %q is under other user %q", tc.name, r.Key, o.User)
 				}
-				for _, m := range tc.tbl.Mounts(o) {
+				for _, m := range mountsOf(tc.tbl, o) {
 					p := renderFor(m.Template, o)
 					nested := strings.HasPrefix(r.Key, p) || strings.HasPrefix(p, r.Prefix)
 					if nested && (m.Path != r.Mount.Path || p != r.Prefix) {

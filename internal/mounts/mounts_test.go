@@ -209,7 +209,7 @@ func TestResolve(t *testing.T) {
 		{name: "bad ticket", id: mounts.Identity{User: "alice", Thread: "t1", Ticket: "../t"}, vpath: "/skills", wantErr: mounts.ErrInvalidID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := mounts.Default().Resolve(tc.id, tc.vpath)
+			got, err := resolve(mounts.Default(), tc.id, tc.vpath)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Resolve(%+v, %q) = %+v, %v; want error wrapping %v", tc.id, tc.vpath, got, err, tc.wantErr)
@@ -264,8 +264,8 @@ func TestParseRoundTrip(t *testing.T) {
 			if got := again.String(); got != tc.want {
 				t.Errorf("round trip: String() = %q, want %q", got, tc.want)
 			}
-			if !slices.Equal(again.Mounts(alice), tbl.Mounts(alice)) {
-				t.Errorf("round trip changed Mounts: %v vs %v", again.Mounts(alice), tbl.Mounts(alice))
+			if !slices.Equal(mountsOf(again, alice), mountsOf(tbl, alice)) {
+				t.Errorf("round trip changed Mounts: %v vs %v", mountsOf(again, alice), mountsOf(tbl, alice))
 			}
 		})
 	}
@@ -374,15 +374,15 @@ func TestReservedIDs(t *testing.T) {
 		{"non-id literal reserves nothing", shared, mounts.Identity{User: "shared", Thread: "t1"}, "/home/a", "shared/a", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := tc.tbl.Resolve(tc.id, tc.vpath)
+			r, err := resolve(tc.tbl, tc.id, tc.vpath)
 			if tc.reserve {
 				if !errors.Is(err, mounts.ErrInvalidID) || !strings.Contains(err.Error(), "reserved") {
 					t.Fatalf("Resolve(%+v, %q) = %+v, %v; want reserved-id error", tc.id, tc.vpath, r, err)
 				}
-				if err := tc.tbl.ValidateIdentity(tc.id); err == nil {
-					t.Errorf("ValidateIdentity(%+v) = nil, want error", tc.id)
+				if _, err := tc.tbl.Identify(tc.id); err == nil {
+					t.Errorf("Identify(%+v) = nil, want error", tc.id)
 				}
-				if ms := tc.tbl.Mounts(tc.id); ms != nil {
+				if ms := mountsOf(tc.tbl, tc.id); ms != nil {
 					t.Errorf("Mounts(%+v) = %v, want nil", tc.id, ms)
 				}
 				return
@@ -413,23 +413,23 @@ func TestMounts(t *testing.T) {
 		{"missing thread", mounts.Identity{User: "alice"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := mounts.Default().Mounts(tc.id)
+			got := mountsOf(mounts.Default(), tc.id)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("Mounts(%+v) = %v, want %v", tc.id, got, tc.want)
 			}
 		})
 	}
 	// Callers may scribble on the result; the table must not change.
-	got := mounts.Default().Mounts(alice)
+	got := mountsOf(mounts.Default(), alice)
 	got[0].Path = "/evil"
-	if mounts.Default().Mounts(alice)[0].Path != "/skills" {
+	if mountsOf(mounts.Default(), alice)[0].Path != "/skills" {
 		t.Error("Mounts returned the table's own storage")
 	}
 }
 
 func TestErrorQuotesAreBounded(t *testing.T) {
 	huge := "/workspace/" + strings.Repeat("x", 1<<20)
-	_, err := mounts.Default().Resolve(alice, huge)
+	_, err := resolve(mounts.Default(), alice, huge)
 	if !errors.Is(err, mounts.ErrInvalidPath) {
 		t.Fatalf("Resolve(huge) = %v, want ErrInvalidPath", err)
 	}
@@ -491,5 +491,43 @@ func TestLookup(t *testing.T) {
 		if ok != tc.ok || (ok && (m.Path != tc.path || m.Mode != tc.mode)) {
 			t.Errorf("Lookup(%q) = %+v, %v", tc.path, m, ok)
 		}
+	}
+}
+
+// resolve is Resolve for a raw identity: Identify, then Resolve.
+func resolve(tbl *mounts.Table, id mounts.Identity, vpath string) (mounts.Resolved, error) {
+	c, err := tbl.Identify(id)
+	if err != nil {
+		return mounts.Resolved{}, err
+	}
+	return tbl.Resolve(c, vpath)
+}
+
+// mountsOf is Mounts for a raw identity; nil when Identify refuses it.
+func mountsOf(tbl *mounts.Table, id mounts.Identity) []mounts.Mount {
+	c, err := tbl.Identify(id)
+	if err != nil {
+		return nil
+	}
+	return tbl.Mounts(c)
+}
+
+func TestCallerOnlyFromItsTable(t *testing.T) {
+	alt, err := mounts.Parse(altSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]mounts.Caller{
+		"zero":          {},
+		"another table": alt.MustIdentify(aliceNoT),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r, err := mounts.Default().Resolve(c, "/workspace/a"); !errors.Is(err, mounts.ErrInvalidID) {
+				t.Errorf("Resolve = %+v, %v; want ErrInvalidID", r, err)
+			}
+			if ms := mounts.Default().Mounts(c); ms != nil {
+				t.Errorf("Mounts = %v, want nil", ms)
+			}
+		})
 	}
 }

@@ -253,38 +253,76 @@ func (t *Table) String() string {
 	return b.String()
 }
 
-// ValidateIdentity checks that id may use this table: User and Thread are
-// required, Ticket is optional, and none may be an ID the table reserves.
-func (t *Table) ValidateIdentity(id Identity) error {
+// Caller is an Identity that a Table has validated. Only Table.Identify
+// makes one (parse, don't re-validate), so the layers below the edge take a
+// Caller and never check it again. The zero Caller is no one: Resolve
+// refuses it and Mounts lists nothing for it, as for a Caller another
+// table made (the reserved IDs are the table's).
+type Caller struct {
+	id    Identity
+	table *Table
+}
+
+// User, Thread and Ticket are the caller's IDs; Ticket may be "".
+func (c Caller) User() string   { return c.id.User }
+func (c Caller) Thread() string { return c.id.Thread }
+func (c Caller) Ticket() string { return c.id.Ticket }
+
+// Identity returns the validated IDs.
+func (c Caller) Identity() Identity { return c.id }
+
+// Identify validates id for this table and returns it as a Caller: User and
+// Thread are required, Ticket is optional, and none may be an ID the table
+// reserves.
+func (t *Table) Identify(id Identity) (Caller, error) {
 	if err := ValidateID("user", id.User); err != nil {
-		return err
+		return Caller{}, err
 	}
 	if err := ValidateID("thread", id.Thread); err != nil {
-		return err
+		return Caller{}, err
 	}
 	if id.Ticket != "" {
 		if err := ValidateID("ticket", id.Ticket); err != nil {
-			return err
+			return Caller{}, err
 		}
 	}
 	for k := user; k < numKinds; k++ {
 		if v := id.field(k); v != "" && t.reserved[k][v] {
-			return fmt.Errorf("%w: %s id %s is reserved by the mount table", ErrInvalidID, kindNames[k], quote(v))
+			return Caller{}, fmt.Errorf("%w: %s id %s is reserved by the mount table", ErrInvalidID, kindNames[k], quote(v))
 		}
+	}
+	return Caller{id: id, table: t}, nil
+}
+
+// MustIdentify is Identify for an identity known to be valid (tests, fixed
+// identities); it panics otherwise.
+func (t *Table) MustIdentify(id Identity) Caller {
+	c, err := t.Identify(id)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Identified reports whether this table's Identify made c: a comparison,
+// not a second validation. It refuses the zero Caller.
+func (t *Table) Identified(c Caller) error {
+	if c.table != t {
+		return fmt.Errorf("%w: the caller was not identified by this mount table", ErrInvalidID)
 	}
 	return nil
 }
 
-// Mounts lists the mounts available to id, sorted by Path. Mounts that need
-// a ticket are left out when id has none. It returns nil when id is not valid
-// for the table (see ValidateIdentity), so an invalid caller sees nothing.
-func (t *Table) Mounts(id Identity) []Mount {
-	if t.ValidateIdentity(id) != nil {
+// Mounts lists the mounts available to c, sorted by Path. Mounts that need
+// a ticket are left out when c has none. It returns nil for a Caller this
+// table did not identify, so such a caller sees nothing.
+func (t *Table) Mounts(c Caller) []Mount {
+	if t.Identified(c) != nil {
 		return nil
 	}
 	var out []Mount
 	for _, e := range t.entries {
-		if e.needsTicket && id.Ticket == "" {
+		if e.needsTicket && c.id.Ticket == "" {
 			continue
 		}
 		out = append(out, e.Mount)
@@ -292,12 +330,12 @@ func (t *Table) Mounts(id Identity) []Mount {
 	return out
 }
 
-// Resolve maps the virtual path vpath, for the caller id, to its object key.
-// vpath must pass CleanPath and lie in one of Mounts(id); the mount root
+// Resolve maps the virtual path vpath, for the caller c, to its object key.
+// vpath must pass CleanPath and lie in one of Mounts(c); the mount root
 // itself resolves with Rel "" and Key == Prefix. "/" is above every mount and
 // resolves to an error wrapping ErrNoMount; callers list Mounts for it.
-func (t *Table) Resolve(id Identity, vpath string) (Resolved, error) {
-	if err := t.ValidateIdentity(id); err != nil {
+func (t *Table) Resolve(c Caller, vpath string) (Resolved, error) {
+	if err := t.Identified(c); err != nil {
 		return Resolved{}, err
 	}
 	if err := CleanPath(vpath); err != nil {
@@ -309,10 +347,10 @@ func (t *Table) Resolve(id Identity, vpath string) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("%w at %s", ErrNoMount, quote(vpath))
 	}
 	e := t.entries[i]
-	if e.needsTicket && id.Ticket == "" {
+	if e.needsTicket && c.id.Ticket == "" {
 		return Resolved{}, fmt.Errorf("%w at %s: the call has no ticket", ErrNoMount, quote(vpath))
 	}
-	prefix := render(e.segs, id)
+	prefix := render(e.segs, c.id)
 	key := prefix + rel
 	if len(key) > maxKeyLen {
 		return Resolved{}, pathErr(vpath, fmt.Sprintf("is too long: its object key would exceed %d bytes", maxKeyLen))

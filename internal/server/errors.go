@@ -5,13 +5,12 @@ import (
 	"errors"
 	"log/slog"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 )
 
 // errorCodes is the one table from error kinds to gRPC codes. Handlers
@@ -58,9 +57,7 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	}
 	st := status.New(code, errkind.Message(err))
 	if d, ok := errkind.RetryDelay(err); ok {
-		if withRetry, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(d)}); derr == nil {
-			st = withRetry
-		}
+		st = retryinfo.With(st, d)
 	}
 	return st.Err()
 }

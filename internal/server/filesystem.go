@@ -27,7 +27,8 @@ func NewFilesystem(fs *vfs.FS, chunkSize int) *Filesystem {
 	return &Filesystem{fs: fs, chunkSize: chunkSize}
 }
 
-func identity(ctx context.Context) (mounts.Identity, error) {
+// identity is the caller authentication validated (auth.Check).
+func identity(ctx context.Context) (mounts.Caller, error) {
 	id, ok := auth.FromContext(ctx)
 	if !ok {
 		return id, fmt.Errorf("%w: no identity", auth.ErrUnauthenticated)

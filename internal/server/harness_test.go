@@ -85,7 +85,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	if o.auth != nil {
 		authn = o.auth
 	}
-	srv := grpc.NewServer(server.Options(server.Chain{Log: log, Auth: authn, Audit: o.audit, Limits: o.limits})...)
+	srv := grpc.NewServer(server.Options(server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits})...)
 	services.Register(srv)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/limits"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 )
 
@@ -100,10 +102,12 @@ type Limits interface {
 }
 
 // Chain is what the interceptor chain needs; Metrics, Audit and Limits
-// are optional.
+// are optional. Mounts is the table agent identities are validated
+// against, once per call, when the call is authenticated.
 type Chain struct {
 	Log     *slog.Logger
 	Auth    auth.Authenticator
+	Mounts  *mounts.Table
 	Metrics *grpcprom.ServerMetrics
 	Audit   *audit.Logger
 	Limits  Limits
@@ -124,10 +128,6 @@ func limitKey(ctx context.Context) string {
 	return "admin"
 }
 
-// maxMsgSize bounds one request message (an Upload chunk, a Write's
-// content, a PutLibraryFile).
-const maxMsgSize = 16 << 20
-
 // Options returns the server options that wire the interceptor chain in its
 // fixed order: recovery outermost, then the call's request ID, metrics and
 // logging, which see the final status, the audit trail (also after the
@@ -140,8 +140,8 @@ func Options(c Chain) []grpc.ServerOption {
 		unary = append(unary, c.Metrics.UnaryServerInterceptor())
 		stream = append(stream, c.Metrics.StreamServerInterceptor())
 	}
-	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth))
-	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth))
+	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth, c.Mounts))
+	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth, c.Mounts))
 	if c.Limits != nil {
 		unary = append(unary, c.Limits.UnaryServerInterceptor(limitKey))
 		stream = append(stream, c.Limits.StreamServerInterceptor(limitKey))
@@ -151,7 +151,9 @@ func Options(c Chain) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-		grpc.MaxRecvMsgSize(maxMsgSize),
+		// One request message: an Upload chunk, a Write's content, a
+		// PutLibraryFile.
+		grpc.MaxRecvMsgSize(limits.MaxMessageBytes),
 		// Clients pin to one connection; ending connections after a while
 		// lets new replicas behind a load balancer get their share.
 		grpc.KeepaliveParams(keepalive.ServerParameters{

@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/skillsvc/skillsvc/internal/limits"
 )
 
 // loopbackBuffer is the in-memory connection's buffer; calls are limited by
@@ -28,7 +30,7 @@ func Loopback(opts []grpc.ServerOption, register func(grpc.ServiceRegistrar)) (c
 	conn, err = grpc.NewClient("passthrough:///loopback",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limits.MaxMessageBytes), grpc.MaxCallSendMsgSize(limits.MaxMessageBytes)),
 	)
 	if err != nil {
 		s.Stop()

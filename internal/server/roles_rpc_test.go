@@ -11,17 +11,16 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 )
 
 var aliceID = mounts.Identity{User: "alice", Thread: "t1"}
@@ -336,13 +335,7 @@ func TestLimitsThroughChain(t *testing.T) {
 	}
 	err = list(asAlice(t))
 	wantCode(t, "third call", err, codes.ResourceExhausted)
-	var delay time.Duration
-	for _, d := range status.Convert(err).Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok {
-			delay = ri.GetRetryDelay().AsDuration()
-		}
-	}
-	if delay < time.Second {
+	if delay, _ := retryinfo.Delay(err); delay < time.Second {
 		t.Errorf("RetryInfo delay = %v, want the time to the next token (over a second)", delay)
 	}
 	if err := list(as(t, auth.UserKey, "bob", auth.ThreadKey, "t1")); err != nil {

@@ -24,7 +24,7 @@ func BenchmarkListSkillsHandler1000(b *testing.B) {
 	}
 	l := skillstest.Library(b, lib.Bucket(b), skillstest.Indexed(time.Hour))
 	h := server.NewSkills(l, 256<<10)
-	ctx := auth.NewContext(context.Background(), auth.Principal{Identity: mounts.Identity{User: "alice", Thread: "t1"}})
+	ctx := auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})})
 	req := &skillsvcv1.ListSkillsRequest{PageSize: 1000}
 	if res, err := h.ListSkills(ctx, req); err != nil || len(res.GetSkills()) != 1000 {
 		b.Fatalf("ListSkills = %d skills, %v", len(res.GetSkills()), err)

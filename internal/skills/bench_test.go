@@ -35,7 +35,7 @@ func benchBody(name string) []byte {
 // benchBucket returns a MinIO bucket holding benchSkills skills in 20
 // categories, each with a SKILL.md and a reference file. It seeds in
 // parallel, as a sequential seed of 2,000 objects would dominate the run.
-func benchBucket(b *testing.B) (objstore.Bucket, mounts.Identity) {
+func benchBucket(b *testing.B) (objstore.Bucket, mounts.Caller) {
 	srv := testserver.SharedMinIO(b)
 	bucket := s3.NewWithClient(srv.Client(b), srv.NewBucket(b))
 	g, ctx := errgroup.WithContext(context.Background())
@@ -56,7 +56,7 @@ func benchBucket(b *testing.B) (objstore.Bucket, mounts.Identity) {
 	if err := g.Wait(); err != nil {
 		b.Fatal(err)
 	}
-	return bucket, mounts.Identity{User: "bench", Thread: "t"}
+	return bucket, mounts.Default().MustIdentify(mounts.Identity{User: "bench", Thread: "t"})
 }
 
 // BenchmarkListSkills1000 lists 1,000 skills on MinIO three ways:
@@ -139,7 +139,7 @@ func BenchmarkTreeStat(b *testing.B) {
 	}
 	lib := skillstest.Library(b, lb.Bucket(b), skillstest.Indexed(time.Hour))
 	ctx := context.Background()
-	id := mounts.Identity{User: "bench", Thread: "t"}
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "bench", Thread: "t"})
 	if _, err := lib.Tree.Stat(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil { // warm up
 		b.Fatal(err)
 	}

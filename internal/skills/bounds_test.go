@@ -35,7 +35,7 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 	b := skillstest.New()
 	b.User("alice").Skill("bomb", "", "Copies its arguments.", body)
 	lib := skillstest.Library(t, b.Bucket(t), nil)
-	alice := mounts.Identity{User: "alice", Thread: "t"}
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	args := strings.Repeat("x", 1<<20) // naive output: 50,000 × 1 MiB = 49 GiB
 
 	var err error
@@ -78,7 +78,7 @@ func TestReadFileNotFoundIsShort(t *testing.T) {
 		l.File(fmt.Sprintf("big/references/file-%05d.md", i), "x\n")
 	}
 	lib := skillstest.Library(t, b.Bucket(t), nil)
-	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Identity{User: "alice", Thread: "t"}, "big", "missing.md", skills.ReadOptions{})
+	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), "big", "missing.md", skills.ReadOptions{})
 	if !errors.Is(err, errkind.NotFound) {
 		t.Fatalf("err = %v, want NotFound", err)
 	}
@@ -96,7 +96,7 @@ func TestExportCountsArchiveOverhead(t *testing.T) {
 	for i := range 2000 {
 		l.File(fmt.Sprintf("empty/assets/%s-%04d.txt", strings.Repeat("long-name-", 12), i), "")
 	}
-	alice := mounts.Identity{User: "alice", Thread: "t"}
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	lib := skillstest.Library(t, b.Bucket(t), func(c *skills.Config) { c.MaxExportBytes = 1 << 20 })
 	var out bytes.Buffer
 	if _, err := lib.Exporter.Export(t.Context(), alice, "empty", &out); !errors.Is(err, errkind.ResourceExhausted) {
@@ -128,7 +128,7 @@ func TestGetSkillListsBoundedFiles(t *testing.T) {
 	}
 	bucket := objstoretest.NewFaulty(b.Bucket(t))
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) { c.MaxListedFiles = 100 })
-	alice := mounts.Identity{User: "alice", Thread: "t"}
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	if _, err := lib.Catalog.Skills(t.Context(), alice, skills.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}

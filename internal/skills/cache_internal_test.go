@@ -77,13 +77,13 @@ func TestViewReuse(t *testing.T) {
 	})
 	lib := newTestLibrary(t, b, time.Hour)
 	ctx := context.Background()
-	alice, bob := mounts.Identity{User: "alice", Thread: "t1"}, mounts.Identity{User: "bob", Thread: "t1"}
+	alice, bob := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"}), mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1"})
 
 	v1, err := lib.Catalog.views.get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := lib.Catalog.views.get(ctx, mounts.Identity{User: "alice", Thread: "t2"})
+	v2, err := lib.Catalog.views.get(ctx, mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	b.Before(objstore.OpGet, record)
 	b.Before(objstore.OpGetRange, record)
 	lib := newTestLibrary(t, b, 0)
-	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Identity{User: "alice", Thread: "t"}, "pdf", RenderOptions{}); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), "pdf", RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

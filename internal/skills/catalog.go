@@ -81,7 +81,7 @@ type ListOptions struct {
 // Skills returns the summaries of the caller's skills, sorted by path.
 // Invalid skills, and SKILL.md files nested too deep to be skills, are
 // listed only with IncludeInvalid.
-func (c *Catalog) Skills(ctx context.Context, id mounts.Identity, opts ListOptions) ([]Skill, error) {
+func (c *Catalog) Skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, error) {
 	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ func (p Page) Truncate(n int) Page {
 
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
-func (c *Catalog) Page(ctx context.Context, id mounts.Identity, opts ListOptions, pageSize int32, token string) (Page, error) {
+func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts ListOptions, pageSize int32, token string) (Page, error) {
 	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
 		return Page{}, err
@@ -158,7 +158,7 @@ type Category struct {
 
 // Categories counts the listed (valid, enabled) skills per category; flat
 // skills count under "".
-func (c *Catalog) Categories(ctx context.Context, id mounts.Identity) ([]Category, error) {
+func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category, error) {
 	skills, err := c.Skills(ctx, id, ListOptions{})
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Identity) ([]Categor
 
 // Prompt renders the caller's listed skills (of one category when
 // opts.FilterCategory) as a system-prompt block.
-func (c *Catalog) Prompt(ctx context.Context, id mounts.Identity, opts ListOptions, f skillmd.FormatOptions) (skillmd.Block, error) {
+func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (skillmd.Block, error) {
 	budget, err := limits.Within("char_budget", f.CharBudget, skillmd.DefaultCharBudget, int(c.cfg.MaxCharBudget))
 	if err != nil {
 		return skillmd.Block{}, err
@@ -218,7 +218,7 @@ type Detail struct {
 
 // Get loads a skill's SKILL.md and describes its other files. An invalid
 // skill fails with ErrInvalidSkill and its problems.
-func (c *Catalog) Get(ctx context.Context, id mounts.Identity, ref string) (Detail, error) {
+func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (Detail, error) {
 	d, s, err := c.load(ctx, id, ref)
 	if err != nil {
 		return Detail{}, err
@@ -230,7 +230,7 @@ func (c *Catalog) Get(ctx context.Context, id mounts.Identity, ref string) (Deta
 }
 
 // load reads and checks a skill's SKILL.md; Files is left empty.
-func (c *Catalog) load(ctx context.Context, id mounts.Identity, ref string) (Detail, *skillRef, error) {
+func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detail, *skillRef, error) {
 	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
@@ -322,7 +322,7 @@ const maxBaseDirBytes = 4096
 // its base directory, then its body with $ARGUMENTS replaced by the
 // arguments. Without the placeholder, non-empty arguments are appended. The
 // returned Detail has no Files: invoking a skill does not read them.
-func (c *Catalog) Render(ctx context.Context, id mounts.Identity, ref string, opts RenderOptions) (string, Detail, error) {
+func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts RenderOptions) (string, Detail, error) {
 	if err := checkBaseDir(opts.BaseDir); err != nil {
 		return "", Detail{}, err
 	}
@@ -392,7 +392,7 @@ type ReadOptions struct {
 // file the VFS's Read of that path reads (without an extension, the ".md"
 // file when there is no other), with the same limit. An unknown file fails
 // with NotFound naming the files that exist.
-func (c *Catalog) ReadFile(ctx context.Context, id mounts.Identity, ref, file string, opts ReadOptions) (string, string, error) {
+func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts ReadOptions) (string, string, error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {
 		return "", "", err
@@ -445,7 +445,7 @@ func fileNames(s *skillRef, max int) string {
 // listed under, without touching the skill. It returns the skill's summary.
 // A name no skill has any more can still be enabled (removed from the
 // settings).
-func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string, enabled bool) (Skill, error) {
+func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, enabled bool) (Skill, error) {
 	v, err := c.views.get(ctx, id)
 	if err != nil {
 		return Skill{}, err
@@ -491,10 +491,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Identity, ref string
 // the next call lists the library afresh (on other replicas within
 // --skills.index-refresh). For an operator, after a bulk upload.
 func (c *Catalog) DropIndex(ctx context.Context, user string) error {
-	if err := mounts.ValidateID("user", user); err != nil {
-		return err
-	}
-	own, _, err := c.views.userLayers(user)
+	own, _, err := c.views.userLayers(user) // validates user
 	if err != nil {
 		return err
 	}
@@ -572,10 +569,11 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 
 // SetUserEnabled is SetEnabled for an operator acting for user.
 func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (Skill, error) {
-	if err := mounts.ValidateID("user", user); err != nil {
+	id, err := c.views.operator(user)
+	if err != nil {
 		return Skill{}, err
 	}
-	return c.SetEnabled(ctx, operator(user), ref, enabled)
+	return c.SetEnabled(ctx, id, ref, enabled)
 }
 
 // PutLibraryFile stores data at rel in the library (atomically, under

@@ -24,7 +24,7 @@ type Exporter struct {
 // its scripts there (skillsvc never executes skill code). Files under
 // scripts/ and files that start with "#!" are executable (mode 0755): S3
 // keeps no file modes, so the archive cannot copy them.
-func (e *Exporter) Export(ctx context.Context, id mounts.Identity, ref string, w io.Writer) (Skill, error) {
+func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (Skill, error) {
 	v, err := e.catalog.views.get(ctx, id)
 	if err != nil {
 		return Skill{}, err

@@ -59,7 +59,7 @@ func replicaOf(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock) (*Lib
 	return lib, reg
 }
 
-var alice = mounts.Identity{User: "alice", Thread: "t1"}
+var alice = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
 
 func names(t *testing.T, lib *Library) string {
 	t.Helper()

@@ -16,7 +16,7 @@ func TestMaxObjects(t *testing.T) {
 		lb.User("alice").Skill(name, "", "skill "+name, "")
 	}
 	lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.MaxObjects = 2 })
-	list, err := lib.Catalog.Skills(t.Context(), mounts.Identity{User: "alice", Thread: "t"}, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), skills.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

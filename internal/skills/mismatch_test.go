@@ -21,7 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
-var bob = mounts.Identity{User: "bob", Thread: "t1"}
+var bob = mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1"})
 
 // mismatchFixture is a MinIO bucket where alice has the skill "mine" and
 // bob three of his own, and a Redis key space every replica of the test
@@ -72,7 +72,7 @@ func (f mismatchFixture) replica(t *testing.T, b objstore.Bucket, log io.Writer)
 	return lib
 }
 
-func namesOf(t *testing.T, lib *Library, id mounts.Identity) string {
+func namesOf(t *testing.T, lib *Library, id mounts.Caller) string {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), id, ListOptions{IncludeDisabled: true})
 	if err != nil {

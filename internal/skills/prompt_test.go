@@ -20,7 +20,7 @@ func TestPromptSearchTool(t *testing.T) {
 	for i := range 5 {
 		lb.User("alice").Skill(fmt.Sprintf("s%d", i), "", "Skill number one of several.", "body\n")
 	}
-	alice := mounts.Identity{User: "alice", Thread: "t"}
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	for _, tc := range []struct {
 		name, cfg, req, want string
 	}{

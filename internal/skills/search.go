@@ -73,7 +73,7 @@ type SearchOptions struct {
 
 // Search ranks the caller's listed skills against a task description with
 // BM25F over name, display name, tags, category, description and metadata.
-func (c *Catalog) Search(ctx context.Context, id mounts.Identity, opts SearchOptions) ([]Scored, error) {
+func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) ([]Scored, error) {
 	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
 		return nil, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
 	}

@@ -116,7 +116,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	for _, tc := range []struct {
 		name  string
-		id    mounts.Identity
+		id    mounts.Caller
 		query string
 		limit int32
 		first string // Dir@Layer of the best hit; "" for no hits

@@ -94,12 +94,12 @@ func (st *settingsStore) key(user string) string {
 }
 
 // get returns the user's settings.
-func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings, error) {
+func (st *settingsStore) get(ctx context.Context, id mounts.Caller) (settings, error) {
 	if st.ttl <= 0 {
-		s, _, err := st.load(ctx, id.User)
+		s, _, err := st.load(ctx, id.User())
 		return s, err
 	}
-	ckey := settingsCacheKey(id.User)
+	ckey := settingsCacheKey(id.User())
 	hits, err := st.shared.Fetch(ctx, []string{ckey})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -108,37 +108,37 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Identity) (settings,
 		st.cacheLog.Failed(ctx, "fetching skill settings", err)
 	}
 	if b, ok := hits[ckey]; ok {
-		s, err := decodeSettings(b, id.User)
+		s, err := decodeSettings(b, id.User())
 		if err == nil {
 			return s, nil
 		}
 		if errors.Is(err, errOtherUser) {
 			// Read from storage below, and stored over it.
 			st.metrics.Mismatched.WithLabelValues(libindex.KindSettings, libindex.SourceSharedCache).Inc()
-			st.cacheLog.Mismatched(ctx, libindex.KindSettings, libindex.SourceSharedCache, id.User, err)
+			st.cacheLog.Mismatched(ctx, libindex.KindSettings, libindex.SourceSharedCache, id.User(), err)
 		}
 	}
-	ch := st.flight.DoChan(id.User, func() (any, error) {
+	ch := st.flight.DoChan(id.User(), func() (any, error) {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
 		// A load that just ended may have filled the cache after this
 		// caller missed it.
 		if hits, err := st.shared.Fetch(fctx, []string{ckey}); err == nil {
 			if b, ok := hits[ckey]; ok {
-				if s, err := decodeSettings(b, id.User); err == nil {
+				if s, err := decodeSettings(b, id.User()); err == nil {
 					return s, nil
 				}
 			}
 		}
 		// Fill the cache only under the lock: a writer holds it from its
 		// write until its value is cached.
-		unlock, locked, _ := st.shared.TryLock(fctx, settingsLockKey(id.User), settingsLockTTL)
-		s, _, err := st.load(fctx, id.User)
+		unlock, locked, _ := st.shared.TryLock(fctx, settingsLockKey(id.User()), settingsLockTTL)
+		s, _, err := st.load(fctx, id.User())
 		if err != nil || !locked {
 			return s, err
 		}
 		defer unlock()
-		st.store(fctx, id.User, s)
+		st.store(fctx, id.User(), s)
 		return s, nil
 	})
 	select {
@@ -204,22 +204,22 @@ func (st *settingsStore) load(ctx context.Context, user string) (settings, strin
 // update applies change to the user's settings with a conditional write,
 // retried when another writer got in between, so concurrent changes are all
 // kept, then caches the result. change reports whether it changed anything.
-func (st *settingsStore) update(ctx context.Context, id mounts.Identity, change func(*settings) bool) error {
+func (st *settingsStore) update(ctx context.Context, id mounts.Caller, change func(*settings) bool) error {
 	if st.ttl > 0 {
-		unlock := st.lock(ctx, id.User)
+		unlock := st.lock(ctx, id.User())
 		defer unlock()
 	}
 	var final settings
 	wrote := false // a Put was sent: it may have landed even if it failed
 	err := objstore.RetryConditional(ctx, settingsAttempts, settingsBackoff, func() error {
-		s, etag, err := st.load(ctx, id.User)
+		s, etag, err := st.load(ctx, id.User())
 		final = s
 		if err != nil || !change(&s) {
 			return err
 		}
 		data, _ := json.Marshal(s)
 		wrote = true
-		_, err = st.bucket.Put(ctx, st.key(id.User), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
+		_, err = st.bucket.Put(ctx, st.key(id.User()), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
 		final = s
 		return err
 	})
@@ -229,12 +229,12 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Identity, change 
 	if err != nil {
 		// A write that may have landed: let the next read fill the cache.
 		if st.ttl > 0 && wrote && !objstore.LostRace(err) {
-			_ = st.forget(context.WithoutCancel(ctx), id.User)
+			_ = st.forget(context.WithoutCancel(ctx), id.User())
 		}
 		return err
 	}
 	if st.ttl > 0 {
-		st.store(context.WithoutCancel(ctx), id.User, final)
+		st.store(context.WithoutCancel(ctx), id.User(), final)
 	}
 	return nil
 }

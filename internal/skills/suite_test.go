@@ -21,8 +21,8 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	aliceID = mounts.Identity{User: "alice", Thread: "t1"}
-	bobID   = mounts.Identity{User: "bob", Thread: "t1"}
+	aliceID = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
+	bobID   = mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1"})
 )
 
 // TestLibrary runs the library suite on the local backend and on MinIO.

@@ -51,7 +51,7 @@ func (t *Tree) readText(ctx context.Context, o objstore.Object, vpath, hint stri
 // whichever layer, so it answers without a storage request. A file uploaded
 // since the index was listed shows up when it is revalidated, as it does in
 // the catalog.
-func (t *Tree) Stat(ctx context.Context, id mounts.Identity, rel string) (objstore.Object, error) {
+func (t *Tree) Stat(ctx context.Context, id mounts.Caller, rel string) (objstore.Object, error) {
 	v, err := t.views.get(ctx, id)
 	if err != nil {
 		return objstore.Object{}, err
@@ -68,7 +68,7 @@ func (t *Tree) Open(ctx context.Context, o objstore.Object, offset, length int64
 }
 
 // List implements vfs.Tree.
-func (t *Tree) List(ctx context.Context, id mounts.Identity, rel string) ([]vfs.TreeEntry, error) {
+func (t *Tree) List(ctx context.Context, id mounts.Caller, rel string) ([]vfs.TreeEntry, error) {
 	v, err := t.views.get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (t *Tree) List(ctx context.Context, id mounts.Identity, rel string) ([]vfs.
 }
 
 // Walk implements vfs.Tree.
-func (t *Tree) Walk(ctx context.Context, id mounts.Identity, rel string, fn func(string, objstore.Object) error) error {
+func (t *Tree) Walk(ctx context.Context, id mounts.Caller, rel string, fn func(string, objstore.Object) error) error {
 	v, err := t.views.get(ctx, id)
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func fixtureFS(t *testing.T, newBucket newBucketFunc) (*vfs.FS, *skills.Library,
 }
 
 // entryNames lists a directory as names, directories with a trailing "/".
-func entryNames(t *testing.T, fs *vfs.FS, id mounts.Identity, dir string) ([]string, error) {
+func entryNames(t *testing.T, fs *vfs.FS, id mounts.Caller, dir string) ([]string, error) {
 	t.Helper()
 	var out []string
 	token := ""
@@ -56,7 +56,7 @@ func testVFSList(t *testing.T, newBucket newBucketFunc) {
 	fs, _, _ := fixtureFS(t, newBucket)
 	for _, tc := range []struct {
 		name string
-		id   mounts.Identity
+		id   mounts.Caller
 		dir  string
 		want []string
 		err  error
@@ -99,7 +99,7 @@ func testVFSReadStat(t *testing.T, newBucket newBucketFunc) {
 	ctx := t.Context()
 	for _, tc := range []struct {
 		name, path string
-		id         mounts.Identity
+		id         mounts.Caller
 		want       string // content; "" with err set
 		err        error
 	}{
@@ -242,13 +242,13 @@ func testVFSGlobGrep(t *testing.T, newBucket newBucketFunc) {
 func testVFSLocationsReadable(t *testing.T, newBucket newBucketFunc) {
 	fs, lib, _ := fixtureFS(t, newBucket)
 	ctx := t.Context()
-	for _, id := range []mounts.Identity{aliceID, bobID} {
+	for _, id := range []mounts.Caller{aliceID, bobID} {
 		list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range list {
-			t.Run(id.User+s.Location(), func(t *testing.T) {
+			t.Run(id.User()+s.Location(), func(t *testing.T) {
 				res, err := fs.Read(ctx, id, s.Location(), 0, 0, false)
 				if err != nil {
 					t.Fatalf("listed at %s but unreadable: %v", s.Location(), err)
@@ -290,7 +290,7 @@ func TestSkillFileOneLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := mounts.Identity{User: "alice", Thread: "t"}
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	for _, tc := range []struct {
 		file string
 		err  error

@@ -89,12 +89,12 @@ func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *v
 }
 
 // layers returns the caller's library layer and the shared one.
-func (vs *views) layers(id mounts.Identity) (own, shared libindex.Layer, err error) {
+func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
 	r, err := vs.table.Resolve(id, vs.cfg.Mount)
 	if err != nil {
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
-	own = libindex.Layer{Tag: id.User, Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User, 1)}
+	own = libindex.Layer{Tag: id.User(), Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User(), 1)}
 	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey}
 	return own, shared, nil
 }
@@ -103,18 +103,23 @@ func (vs *views) layers(id mounts.Identity) (own, shared libindex.Layer, err err
 // the skills mount depends on the user alone (Config.Validate), so any
 // valid thread renders it.
 func (vs *views) userLayers(user string) (own, shared libindex.Layer, err error) {
-	return vs.layers(operator(user))
+	id, err := vs.operator(user)
+	if err != nil {
+		return libindex.Layer{}, libindex.Layer{}, err
+	}
+	return vs.layers(id)
 }
 
-// operator is the identity under which an operator's call reads a user's
+// operator is the caller as which an operator's call reads a user's
 // library and settings: those depend on the user alone, and the thread only
-// gives the identity its required shape.
-func operator(user string) mounts.Identity {
-	return mounts.Identity{User: user, Thread: "index"}
+// gives the identity its required shape. The operator's request named the
+// user, so it is validated here, where it comes in.
+func (vs *views) operator(user string) (mounts.Caller, error) {
+	return vs.table.Identify(mounts.Identity{User: user, Thread: "index"})
 }
 
 // get returns the caller's view.
-func (vs *views) get(ctx context.Context, id mounts.Identity) (*view, error) {
+func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 	own, shared, err := vs.layers(id)
 	if err != nil {
 		return nil, err

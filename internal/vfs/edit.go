@@ -21,7 +21,7 @@ type EditResult struct {
 // exactly once unless replaceAll is set. The write is conditional on the ETag
 // that was read; when another writer got in between, Edit reads again and
 // reapplies, so no concurrent update is lost.
-func (fs *FS) Edit(ctx context.Context, id mounts.Identity, vpath, oldString, newString string, replaceAll bool) (EditResult, error) {
+func (fs *FS) Edit(ctx context.Context, id mounts.Caller, vpath, oldString, newString string, replaceAll bool) (EditResult, error) {
 	if oldString == "" {
 		return EditResult{}, fmt.Errorf("%w: old_string must not be empty", errkind.InvalidArgument)
 	}

@@ -57,7 +57,7 @@ const (
 // Grep searches the files at or below base line by line. Binary files and
 // files over MaxGrepFileBytes are skipped; the search stops with Truncated
 // set at MaxMatches, at the scan budget or shortly before the deadline.
-func (fs *FS) Grep(ctx context.Context, id mounts.Identity, base string, o GrepOptions) (GrepResult, error) {
+func (fs *FS) Grep(ctx context.Context, id mounts.Caller, base string, o GrepOptions) (GrepResult, error) {
 	if base == "" {
 		base = "/"
 	}
@@ -126,7 +126,7 @@ func (fs *FS) newGrepScan(o GrepOptions) (*grepScan, error) {
 
 // run searches base with at most GrepConcurrency fetches in flight. It
 // reports whether the walk's object budget ran out.
-func (s *grepScan) run(ctx context.Context, id mounts.Identity, base string) (truncated bool, err error) {
+func (s *grepScan) run(ctx context.Context, id mounts.Caller, base string) (truncated bool, err error) {
 	s.group, s.ctx = errgroup.WithContext(ctx)
 	s.group.SetLimit(s.fs.cfg.GrepConcurrency)
 	truncated, err = s.pick(id, base)
@@ -138,7 +138,7 @@ func (s *grepScan) run(ctx context.Context, id mounts.Identity, base string) (tr
 }
 
 // pick visits base itself when it is a file, else every file below it.
-func (s *grepScan) pick(id mounts.Identity, base string) (truncated bool, err error) {
+func (s *grepScan) pick(id mounts.Caller, base string) (truncated bool, err error) {
 	info, r, o, err := s.fs.stat(s.ctx, id, base)
 	if err != nil {
 		return false, err

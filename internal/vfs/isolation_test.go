@@ -14,7 +14,7 @@ import (
 
 // visible reports what id can find of a secret: by listing, reading, glob
 // and grep, each from the mount and from the root.
-func visible(t *testing.T, fs *vfs.FS, id mounts.Identity, mount, name, needle string) []string {
+func visible(t *testing.T, fs *vfs.FS, id mounts.Caller, mount, name, needle string) []string {
 	t.Helper()
 	ctx := t.Context()
 	var seen []string
@@ -68,7 +68,7 @@ func testIsolation(t *testing.T, s suite) {
 
 	for _, tc := range []struct {
 		name       string
-		id         mounts.Identity
+		id         mounts.Caller
 		mount      string
 		file       string
 		wantAccess bool
@@ -91,7 +91,7 @@ func testIsolation(t *testing.T, s suite) {
 	}
 
 	// Writes by the others cannot touch alice's file either.
-	for _, id := range []mounts.Identity{aliceT2, bob} {
+	for _, id := range []mounts.Caller{aliceT2, bob} {
 		e.write(t, id, "/workspace/secret.md", "overwritten?")
 		if _, err := e.fs.Delete(t.Context(), id, "/workspace", true); err != nil {
 			t.Fatalf("Delete(/workspace) as %+v: %v", id, err)
@@ -112,7 +112,7 @@ func testTicketIsolation(t *testing.T, s suite) {
 	e.write(t, aliceTicket, "/workspace/scratch.md", "needle of thread t1")
 	for _, tc := range []struct {
 		name       string
-		id         mounts.Identity
+		id         mounts.Caller
 		wantAccess bool
 	}{
 		{"the writer", aliceTicket, true},
@@ -155,50 +155,50 @@ func testTicketIsolation(t *testing.T, s suite) {
 // op is one VFS operation on a path, reduced to its error.
 type op struct {
 	name string
-	call func(ctx context.Context, fs *vfs.FS, id mounts.Identity, vpath string) error
+	call func(ctx context.Context, fs *vfs.FS, id mounts.Caller, vpath string) error
 }
 
 var allOps = []op{
-	{"List", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"List", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.List(ctx, id, p, 0, "")
 		return err
 	}},
-	{"Stat", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Stat", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Stat(ctx, id, p)
 		return err
 	}},
-	{"Read", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Read", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Read(ctx, id, p, 0, 0, false)
 		return err
 	}},
-	{"Write", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Write", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Write(ctx, id, p, "x", vfs.WriteOptions{})
 		return err
 	}},
-	{"Upload", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Upload", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Upload(ctx, id, p, strings.NewReader("x"), vfs.WriteOptions{})
 		return err
 	}},
-	{"Download", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Download", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		rc, _, err := fs.Download(ctx, id, p, 0, 0)
 		if err == nil {
 			rc.Close()
 		}
 		return err
 	}},
-	{"Edit", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Edit", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Edit(ctx, id, p, "x", "y", false)
 		return err
 	}},
-	{"Delete", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Delete", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Delete(ctx, id, p, true)
 		return err
 	}},
-	{"Glob", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Glob", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Glob(ctx, id, p, "**", 0)
 		return err
 	}},
-	{"Grep", func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) error {
+	{"Grep", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
 		_, err := fs.Grep(ctx, id, p, vfs.GrepOptions{Pattern: "x"})
 		return err
 	}},
@@ -255,17 +255,24 @@ func testInvalidIdentities(t *testing.T, s suite) {
 		{"ticket escapes upwards", mounts.Identity{User: "alice", Thread: "t1", Ticket: "../threads"}},
 		{"user with NUL", mounts.Identity{User: "alice\x00", Thread: "t1"}},
 	} {
-		for _, o := range allOps {
-			t.Run(tc.name+" "+o.name, func(t *testing.T) {
-				err := o.call(t.Context(), e.fs, tc.id, "/workspace/x")
-				wantErr(t, o.name, err, errkind.InvalidArgument)
-			})
-		}
-		t.Run(tc.name+" List root", func(t *testing.T) {
-			_, err := e.fs.List(t.Context(), tc.id, "/", 0, "")
-			wantErr(t, "List(/)", err, errkind.InvalidArgument)
+		// Only mounts.Table.Identify makes a Caller, so these never reach
+		// the VFS: it refuses them where the call comes in.
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := mounts.Default().Identify(tc.id)
+			wantErr(t, "Identify", err, errkind.InvalidArgument)
 		})
 	}
+	// What a layer holds without Identify, the zero Caller, is refused.
+	for _, o := range allOps {
+		t.Run("zero caller "+o.name, func(t *testing.T) {
+			err := o.call(t.Context(), e.fs, mounts.Caller{}, "/workspace/x")
+			wantErr(t, o.name, err, errkind.InvalidArgument)
+		})
+	}
+	t.Run("zero caller List root", func(t *testing.T) {
+		_, err := e.fs.List(t.Context(), mounts.Caller{}, "/", 0, "")
+		wantErr(t, "List(/)", err, errkind.InvalidArgument)
+	})
 	if after := e.keys(t); !slices.Equal(after, before) {
 		t.Errorf("invalid identities changed the bucket: keys %v, were %v", after, before)
 	}

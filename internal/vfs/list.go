@@ -38,7 +38,7 @@ func join(dir, name string) string {
 }
 
 // List returns one page of the directory vpath; "/" lists the mounts.
-func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSize int, pageToken string) (ListResult, error) {
+func (fs *FS) List(ctx context.Context, id mounts.Caller, vpath string, pageSize int, pageToken string) (ListResult, error) {
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {
 		return ListResult{}, err
@@ -104,7 +104,7 @@ func (fs *FS) List(ctx context.Context, id mounts.Identity, vpath string, pageSi
 
 // Delete removes the file vpath, or with recursive the directory vpath and
 // everything below it. It returns the number of files removed.
-func (fs *FS) Delete(ctx context.Context, id mounts.Identity, vpath string, recursive bool) (int64, error) {
+func (fs *FS) Delete(ctx context.Context, id mounts.Caller, vpath string, recursive bool) (int64, error) {
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {
 		return 0, err

@@ -15,7 +15,7 @@ func testListRoot(t *testing.T, s suite) {
 	e := s.env(t, nil)
 	for _, tc := range []struct {
 		name string
-		id   mounts.Identity
+		id   mounts.Caller
 		want []string
 	}{
 		{"without ticket", alice, []string{"/skills", "/workspace"}},
@@ -152,7 +152,7 @@ func testListErrors(t *testing.T, s suite) {
 	e.write(t, alice, "/workspace/dir/inner", "x")
 	for _, tc := range []struct {
 		name  string
-		id    mounts.Identity
+		id    mounts.Caller
 		vpath string
 		want  error
 		empty bool

@@ -20,7 +20,7 @@ func TestReadResponseCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := mounts.Identity{User: "alice", Thread: "t1"}
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
 	ctx := context.Background()
 	// 20 lines of 19 bytes: 5 fit in 100 bytes with the newlines between them.
 	content := strings.Repeat(strings.Repeat("x", 19)+"\n", 20)
@@ -56,7 +56,7 @@ var errDisk = errors.New("disk on fire")
 // not as the cancellation it causes in the rest of the search.
 func TestGrepReportsFetchError(t *testing.T) {
 	ctx := context.Background()
-	id := mounts.Identity{User: "alice", Thread: "t1"}
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
 	files := map[string]string{}
 	for i := range 3 {
 		files[fmt.Sprintf("alice/threads/t1/f%02d.txt", i)] = "needle\n"

@@ -36,7 +36,7 @@ type searchRoot struct {
 // "/"), in path order, listing at most MaxScanObjects objects. It reports
 // whether the budget ran out. subdir narrows the listing to the static
 // leading directories of a pattern.
-func (fs *FS) walkFiles(ctx context.Context, id mounts.Identity, vpath, subdir string, fn func(candidate) error) (truncated bool, err error) {
+func (fs *FS) walkFiles(ctx context.Context, id mounts.Caller, vpath, subdir string, fn func(candidate) error) (truncated bool, err error) {
 	roots, err := fs.searchRoots(id, vpath)
 	if err != nil {
 		return false, err
@@ -66,7 +66,7 @@ func (fs *FS) walkFiles(ctx context.Context, id mounts.Identity, vpath, subdir s
 }
 
 // searchRoots returns the listings below vpath: one per mount for "/".
-func (fs *FS) searchRoots(id mounts.Identity, vpath string) ([]searchRoot, error) {
+func (fs *FS) searchRoots(id mounts.Caller, vpath string) ([]searchRoot, error) {
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (rt searchRoot) narrow(subdir string) (listPrefix string, ok bool) {
 	return rt.prefix, strings.HasPrefix(rt.rel, subdir+"/")
 }
 
-func (fs *FS) walkRoot(ctx context.Context, id mounts.Identity, rt searchRoot, listPrefix string, fn func(candidate) error) error {
+func (fs *FS) walkRoot(ctx context.Context, id mounts.Caller, rt searchRoot, listPrefix string, fn func(candidate) error) error {
 	if rt.tree != nil {
 		return walkTree(ctx, rt.tree, id, rt.treeRel, rt.vpath, rt.rel, fn)
 	}
@@ -121,7 +121,7 @@ type GlobResult struct {
 
 // Glob returns the files below base whose path relative to base matches the
 // doublestar pattern (e.g. "**/*.md").
-func (fs *FS) Glob(ctx context.Context, id mounts.Identity, base, pattern string, maxResults int) (GlobResult, error) {
+func (fs *FS) Glob(ctx context.Context, id mounts.Caller, base, pattern string, maxResults int) (GlobResult, error) {
 	if base == "" {
 		base = "/"
 	}

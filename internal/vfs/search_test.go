@@ -31,7 +31,7 @@ func testGlob(t *testing.T, s suite) {
 	seedGlob(t, e)
 	for _, tc := range []struct {
 		name      string
-		id        mounts.Identity
+		id        mounts.Caller
 		base      string
 		pattern   string
 		max       int
@@ -114,7 +114,7 @@ func testGlobScanLimit(t *testing.T, s suite) {
 
 type grepCase struct {
 	name      string
-	id        mounts.Identity
+	id        mounts.Caller
 	base      string
 	opts      vfs.GrepOptions
 	want      []string // "path:line:text"
@@ -213,7 +213,7 @@ func testGrep(t *testing.T, s suite) {
 		{name: "bad glob", base: "/workspace", opts: vfs.GrepOptions{Pattern: "x", Glob: "[a-"}, err: errkind.InvalidArgument},
 		{name: "missing base", base: "/workspace/missing", opts: vfs.GrepOptions{Pattern: "x"}, err: errkind.NotFound},
 	} {
-		if tc.id == (mounts.Identity{}) {
+		if tc.id == (mounts.Caller{}) {
 			tc.id = alice
 		}
 		t.Run(tc.name, func(t *testing.T) { runGrep(t, e, tc) })

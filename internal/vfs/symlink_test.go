@@ -95,7 +95,7 @@ func (e linkEnv) checkTargets(t *testing.T) {
 type linkOp struct {
 	name string
 	kind linkOpKind
-	run  func(ctx context.Context, fs *vfs.FS, id mounts.Identity, vpath string) (string, error)
+	run  func(ctx context.Context, fs *vfs.FS, id mounts.Caller, vpath string) (string, error)
 }
 
 type linkOpKind int
@@ -107,19 +107,19 @@ const (
 )
 
 var linkOps = []linkOp{
-	{"List", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"List", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		res, err := fs.List(ctx, id, p, 0, "")
 		return fmt.Sprintf("%+v", res), err
 	}},
-	{"Stat", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Stat", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		info, err := fs.Stat(ctx, id, p)
 		return fmt.Sprintf("%+v", info), err
 	}},
-	{"Read", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Read", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		res, err := fs.Read(ctx, id, p, 0, 0, false)
 		return fmt.Sprintf("%+v", res), err
 	}},
-	{"Download", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Download", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		rc, info, err := fs.Download(ctx, id, p, 0, 0)
 		if err != nil {
 			return "", err
@@ -128,27 +128,27 @@ var linkOps = []linkOp{
 		data, err := io.ReadAll(rc)
 		return fmt.Sprintf("%+v %s", info, data), err
 	}},
-	{"Edit", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Edit", reads, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		res, err := fs.Edit(ctx, id, p, linkNeedle, "pwned", true)
 		return fmt.Sprintf("%+v", res), err
 	}},
-	{"Write", writes, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Write", writes, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		info, err := fs.Write(ctx, id, p, "pwned", vfs.WriteOptions{})
 		return fmt.Sprintf("%+v", info), err
 	}},
-	{"Upload", writes, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Upload", writes, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		info, err := fs.Upload(ctx, id, p, strings.NewReader("pwned"), vfs.WriteOptions{})
 		return fmt.Sprintf("%+v", info), err
 	}},
-	{"Delete", writes, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Delete", writes, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		n, err := fs.Delete(ctx, id, p, true)
 		return fmt.Sprint(n), err
 	}},
-	{"Glob", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Glob", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		res, err := fs.Glob(ctx, id, p, "**", 0)
 		return fmt.Sprintf("%+v", res), err
 	}},
-	{"Grep", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Identity, p string) (string, error) {
+	{"Grep", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
 		res, err := fs.Grep(ctx, id, p, vfs.GrepOptions{Pattern: linkNeedle})
 		return fmt.Sprintf("%+v", res), err
 	}},
@@ -158,12 +158,12 @@ var linkOps = []linkOp{
 // planted links, on the link's mount and on the root: no operation may show
 // a linked file, its content or name, or change or delete it.
 func TestSymlinksThroughVFS(t *testing.T) {
-	aliceT1 := mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-1"}
-	aliceT9 := mounts.Identity{User: "alice", Thread: "t9"}
+	aliceT1 := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-1"})
+	aliceT9 := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t9"})
 	// Paths not ending in ".md" are directories.
 	for _, tc := range []struct {
 		name  string
-		id    mounts.Identity
+		id    mounts.Caller
 		vpath string
 	}{
 		{"workspace file link", aliceT1, "/workspace/evil.md"},

@@ -24,13 +24,13 @@ type Tree interface {
 	// Stat returns the file at rel (its key and attributes), or an error
 	// wrapping objstore.ErrNotFound when rel is no file of the tree (a
 	// directory or nothing). Its Object is what the FS hands back to Open.
-	Stat(ctx context.Context, id mounts.Identity, rel string) (objstore.Object, error)
+	Stat(ctx context.Context, id mounts.Caller, rel string) (objstore.Object, error)
 	// List returns the entries of directory rel in key order (a directory
 	// sorts as its name + "/"), or an error wrapping objstore.ErrNotFound
 	// when rel is not a directory.
-	List(ctx context.Context, id mounts.Identity, rel string) ([]TreeEntry, error)
+	List(ctx context.Context, id mounts.Caller, rel string) ([]TreeEntry, error)
 	// Walk calls fn, in path order, for every file below directory rel.
-	Walk(ctx context.Context, id mounts.Identity, rel string, fn func(rel string, o objstore.Object) error) error
+	Walk(ctx context.Context, id mounts.Caller, rel string, fn func(rel string, o objstore.Object) error) error
 	// Open reads o, a file that Stat, List or Walk returned, from offset
 	// for length bytes (length < 0: to the end), with the semantics of
 	// objstore.Bucket.GetRange: the attributes are the whole file's, and a
@@ -69,7 +69,7 @@ func (fs *FS) tree(r mounts.Resolved) Tree { return fs.trees[r.Mount.Path] }
 
 // statFile returns the file r: from its mount's Tree, or with one Stat of
 // the bucket.
-func (fs *FS) statFile(ctx context.Context, id mounts.Identity, r mounts.Resolved) (objstore.Object, error) {
+func (fs *FS) statFile(ctx context.Context, id mounts.Caller, r mounts.Resolved) (objstore.Object, error) {
 	if t := fs.tree(r); t != nil {
 		return t.Stat(ctx, id, r.Rel)
 	}
@@ -79,7 +79,7 @@ func (fs *FS) statFile(ctx context.Context, id mounts.Identity, r mounts.Resolve
 
 // open reads the file r from offset for length bytes (length < 0: to the
 // end): through its mount's Tree, or with one GetRange of the bucket.
-func (fs *FS) open(ctx context.Context, id mounts.Identity, r mounts.Resolved, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+func (fs *FS) open(ctx context.Context, id mounts.Caller, r mounts.Resolved, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
 	t := fs.tree(r)
 	if t == nil {
 		return fs.bucket.GetRange(ctx, r.Key, offset, length)
@@ -113,7 +113,7 @@ func (f treeFile) Get(ctx context.Context, _ string) (io.ReadCloser, objstore.At
 }
 
 // dirAt reports whether r is a directory.
-func (fs *FS) dirAt(ctx context.Context, id mounts.Identity, r mounts.Resolved) (bool, error) {
+func (fs *FS) dirAt(ctx context.Context, id mounts.Caller, r mounts.Resolved) (bool, error) {
 	if r.Rel == "" {
 		return true, nil
 	}
@@ -136,7 +136,7 @@ func withExt(r mounts.Resolved, ext string) mounts.Resolved {
 
 // listTree pages through a Tree directory; the token is the order key of
 // the last entry sent.
-func (fs *FS) listTree(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved, t Tree, pageSize int, token string) (ListResult, error) {
+func (fs *FS) listTree(ctx context.Context, id mounts.Caller, vpath string, r mounts.Resolved, t Tree, pageSize int, token string) (ListResult, error) {
 	entries, err := t.List(ctx, id, r.Rel)
 	if objstore.IsNotFound(err) {
 		// Nothing below: a file, or nothing at all.
@@ -179,7 +179,7 @@ func orderKey(e TreeEntry) string {
 }
 
 // walkTree adapts Tree.Walk to walkFiles' callback.
-func walkTree(ctx context.Context, t Tree, id mounts.Identity, rel, vpath, baseRel string, fn func(candidate) error) error {
+func walkTree(ctx context.Context, t Tree, id mounts.Caller, rel, vpath, baseRel string, fn func(candidate) error) error {
 	return t.Walk(ctx, id, rel, func(fileRel string, o objstore.Object) error {
 		name := strings.TrimPrefix(strings.TrimPrefix(fileRel, rel), "/")
 		return fn(candidate{vpath: join(vpath, name), rel: baseRel + name, obj: o, tree: t})

@@ -61,7 +61,7 @@ func (tr *indexTree) dir(rel string) string {
 	return tr.base + rel + "/"
 }
 
-func (tr *indexTree) Stat(_ context.Context, _ mounts.Identity, rel string) (objstore.Object, error) {
+func (tr *indexTree) Stat(_ context.Context, _ mounts.Caller, rel string) (objstore.Object, error) {
 	key := tr.base + rel
 	if fs := tr.below(key); len(fs) > 0 && fs[0].Key == key {
 		return fs[0], nil
@@ -69,7 +69,7 @@ func (tr *indexTree) Stat(_ context.Context, _ mounts.Identity, rel string) (obj
 	return objstore.Object{}, fmt.Errorf("%w: %s is no file of the index", objstore.ErrNotFound, key)
 }
 
-func (tr *indexTree) List(_ context.Context, _ mounts.Identity, rel string) ([]vfs.TreeEntry, error) {
+func (tr *indexTree) List(_ context.Context, _ mounts.Caller, rel string) ([]vfs.TreeEntry, error) {
 	prefix := tr.dir(rel)
 	var out []vfs.TreeEntry
 	for _, o := range tr.below(prefix) {
@@ -86,7 +86,7 @@ func (tr *indexTree) List(_ context.Context, _ mounts.Identity, rel string) ([]v
 	return out, nil
 }
 
-func (tr *indexTree) Walk(ctx context.Context, _ mounts.Identity, rel string, fn func(string, objstore.Object) error) error {
+func (tr *indexTree) Walk(ctx context.Context, _ mounts.Caller, rel string, fn func(string, objstore.Object) error) error {
 	for _, o := range tr.below(tr.dir(rel)) {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -62,9 +62,11 @@ func dirInfo(vpath string) Info {
 }
 
 // resolve maps vpath for id; "/", above every mount, is reported as isRoot.
-// mounts' errors already carry their kinds (InvalidArgument, NotFound).
-func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRoot bool, err error) {
-	if err := fs.mounts.ValidateIdentity(id); err != nil {
+// mounts' errors already carry their kinds (InvalidArgument, NotFound). id
+// was validated where the call came in; Identified only refuses a Caller
+// this table did not make (the zero one).
+func (fs *FS) resolve(id mounts.Caller, vpath string) (r mounts.Resolved, isRoot bool, err error) {
+	if err := fs.mounts.Identified(id); err != nil {
 		return r, false, err
 	}
 	if vpath == "/" {
@@ -74,7 +76,7 @@ func (fs *FS) resolve(id mounts.Identity, vpath string) (r mounts.Resolved, isRo
 	return r, false, err
 }
 
-func (fs *FS) resolveWritable(id mounts.Identity, vpath string) (mounts.Resolved, error) {
+func (fs *FS) resolveWritable(id mounts.Caller, vpath string) (mounts.Resolved, error) {
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {
 		return r, err
@@ -117,14 +119,14 @@ func (fs *FS) isDir(ctx context.Context, dirPrefix string) (bool, error) {
 }
 
 // Stat describes vpath.
-func (fs *FS) Stat(ctx context.Context, id mounts.Identity, vpath string) (Info, error) {
+func (fs *FS) Stat(ctx context.Context, id mounts.Caller, vpath string) (Info, error) {
 	info, _, _, err := fs.stat(ctx, id, vpath)
 	return info, err
 }
 
 // stat is Stat that also returns, for a file, where it was resolved and its
 // object, so that a caller can read it without looking it up again.
-func (fs *FS) stat(ctx context.Context, id mounts.Identity, vpath string) (Info, mounts.Resolved, objstore.Object, error) {
+func (fs *FS) stat(ctx context.Context, id mounts.Caller, vpath string) (Info, mounts.Resolved, objstore.Object, error) {
 	r, isRoot, err := fs.resolve(id, vpath)
 	if err != nil {
 		return Info{}, r, objstore.Object{}, err
@@ -161,7 +163,7 @@ func (fs *FS) readText(ctx context.Context, vpath string, t Tree, g textfile.Get
 
 // readFile loads the text file r: a plain mount's with one Get of the
 // bucket, a tree's through the Tree alone.
-func (fs *FS) readFile(ctx context.Context, id mounts.Identity, vpath string, r mounts.Resolved) ([]byte, objstore.Attributes, error) {
+func (fs *FS) readFile(ctx context.Context, id mounts.Caller, vpath string, r mounts.Resolved) ([]byte, objstore.Attributes, error) {
 	t := fs.tree(r)
 	if t == nil {
 		return fs.readText(ctx, vpath, nil, fs.bucket, r.Key)
@@ -188,7 +190,7 @@ const DefaultReadLimit = 2000
 // Read returns up to limit lines of a text file from line offset (0-based).
 // A missing path without an extension falls back to path + ".md", so skill
 // references like "/skills/x/reference" resolve.
-func (fs *FS) Read(ctx context.Context, id mounts.Identity, vpath string, offset, limit int64, lineNumbers bool) (ReadResult, error) {
+func (fs *FS) Read(ctx context.Context, id mounts.Caller, vpath string, offset, limit int64, lineNumbers bool) (ReadResult, error) {
 	if offset < 0 {
 		return ReadResult{}, fmt.Errorf("%w: offset must not be negative", errkind.InvalidArgument)
 	}
@@ -347,7 +349,7 @@ func (fs *FS) put(ctx context.Context, vpath string, r mounts.Resolved, body io.
 }
 
 // Write creates or replaces a text file.
-func (fs *FS) Write(ctx context.Context, id mounts.Identity, vpath, content string, opts WriteOptions) (Info, error) {
+func (fs *FS) Write(ctx context.Context, id mounts.Caller, vpath, content string, opts WriteOptions) (Info, error) {
 	if err := opts.validate(); err != nil {
 		return Info{}, err
 	}
@@ -365,7 +367,7 @@ func (fs *FS) Write(ctx context.Context, id mounts.Identity, vpath, content stri
 }
 
 // Upload stores a file of any content read from body.
-func (fs *FS) Upload(ctx context.Context, id mounts.Identity, vpath string, body io.Reader, opts WriteOptions) (Info, error) {
+func (fs *FS) Upload(ctx context.Context, id mounts.Caller, vpath string, body io.Reader, opts WriteOptions) (Info, error) {
 	if err := opts.validate(); err != nil {
 		return Info{}, err
 	}
@@ -404,7 +406,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 }
 
 // Download opens length bytes (all when 0) of vpath from offset.
-func (fs *FS) Download(ctx context.Context, id mounts.Identity, vpath string, offset, length int64) (io.ReadCloser, Info, error) {
+func (fs *FS) Download(ctx context.Context, id mounts.Caller, vpath string, offset, length int64) (io.ReadCloser, Info, error) {
 	if offset < 0 || length < 0 {
 		return nil, Info{}, fmt.Errorf("%w: offset and limit must not be negative", errkind.InvalidArgument)
 	}

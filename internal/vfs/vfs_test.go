@@ -26,13 +26,13 @@ func TestMain(m *testing.M) {
 
 // Identities used throughout: alice's thread t1 is the usual caller.
 var (
-	alice         = mounts.Identity{User: "alice", Thread: "t1"}
-	aliceT2       = mounts.Identity{User: "alice", Thread: "t2"}
-	aliceTicket   = mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-1"}
-	aliceT2Ticket = mounts.Identity{User: "alice", Thread: "t2", Ticket: "T-1"}
-	aliceTicket2  = mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-2"}
-	bob           = mounts.Identity{User: "bob", Thread: "t1"}
-	bobTicket     = mounts.Identity{User: "bob", Thread: "t1", Ticket: "T-1"}
+	alice         = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
+	aliceT2       = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2"})
+	aliceTicket   = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-1"})
+	aliceT2Ticket = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2", Ticket: "T-1"})
+	aliceTicket2  = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Ticket: "T-2"})
+	bob           = mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1"})
+	bobTicket     = mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1", Ticket: "T-1"})
 )
 
 // TestFS runs the behavioural suite on the local backend and on a real
@@ -115,7 +115,7 @@ func newEnv(t *testing.T, bucket objstore.Bucket, tune func(*vfs.Config)) env {
 	return env{fs: fs, bucket: bucket}
 }
 
-func (e env) write(t *testing.T, id mounts.Identity, vpath, content string) vfs.Info {
+func (e env) write(t *testing.T, id mounts.Caller, vpath, content string) vfs.Info {
 	t.Helper()
 	info, err := e.fs.Write(t.Context(), id, vpath, content, vfs.WriteOptions{})
 	if err != nil {
@@ -126,7 +126,7 @@ func (e env) write(t *testing.T, id mounts.Identity, vpath, content string) vfs.
 
 // upload stores data through a reader that is not an io.Seeker, as a
 // network stream would be.
-func (e env) upload(t *testing.T, id mounts.Identity, vpath string, data []byte) vfs.Info {
+func (e env) upload(t *testing.T, id mounts.Caller, vpath string, data []byte) vfs.Info {
 	t.Helper()
 	info, err := e.fs.Upload(t.Context(), id, vpath, struct{ io.Reader }{bytes.NewReader(data)}, vfs.WriteOptions{})
 	if err != nil {
@@ -145,7 +145,7 @@ func (e env) putRaw(t *testing.T, key, content string) {
 }
 
 // read returns the exact content of a file.
-func (e env) read(t *testing.T, id mounts.Identity, vpath string) string {
+func (e env) read(t *testing.T, id mounts.Caller, vpath string) string {
 	t.Helper()
 	rc, _, err := e.fs.Download(t.Context(), id, vpath, 0, 0)
 	if err != nil {
@@ -199,7 +199,7 @@ func paths(infos []vfs.Info) []string {
 
 // listAll follows every page of a listing, checking that no page holds more
 // than maxPage entries.
-func listAll(t *testing.T, fs *vfs.FS, id mounts.Identity, vpath string, pageSize, maxPage int) (entries []vfs.Info, pages int) {
+func listAll(t *testing.T, fs *vfs.FS, id mounts.Caller, vpath string, pageSize, maxPage int) (entries []vfs.Info, pages int) {
 	t.Helper()
 	token := ""
 	for {

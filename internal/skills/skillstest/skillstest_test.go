@@ -19,7 +19,7 @@ func TestBuilder(t *testing.T) {
 		}
 	}
 	lib := skillstest.Library(t, b.Bucket(t), nil)
-	list, err := lib.Catalog.Skills(t.Context(), mounts.Identity{User: "alice", Thread: "t"}, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), skills.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

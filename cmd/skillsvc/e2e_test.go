@@ -416,3 +416,14 @@ func scrape(t *testing.T, p *proc) string {
 	t.Helper()
 	return metricsFor(t, p).scrape(t)
 }
+
+// procExited reports whether p has exited, leaving the exit status for others.
+func procExited(p *proc) bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
+}

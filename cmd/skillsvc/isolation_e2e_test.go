@@ -167,6 +167,12 @@ func (ip isolationProbe) attempt(ctx context.Context, label string, c rpcCall, p
 	}
 }
 
+// isolationEnv is the clients of the binary alice attacks.
+type isolationEnv struct {
+	fsc skillsvcv1.FilesystemServiceClient
+	sc  skillsvcv1.SkillsServiceClient
+}
+
 // TestIsolationEndToEnd gives alice (thread t1, ticket K1) a valid token
 // and has her reach for bob's files, her own other thread and her other
 // ticket through every FilesystemService and SkillsService RPC in every
@@ -188,6 +194,7 @@ func TestIsolationEndToEnd(t *testing.T) {
 	// The token is alice's; the metadata names bob, thread t2, ticket K2.
 	spoofed := as(alice, "bob", "t2", "K2")
 	spoofedT1 := as(alice, "bob", "t1", "K1")
+	e := isolationEnv{fsc: fsc, sc: sc}
 
 	guarded := []string{"bob/", "alice/threads/t2/", "alice/tickets/K2/"}
 	before := bucketState(t, srv, bucket, guarded...)
@@ -197,101 +204,207 @@ func TestIsolationEndToEnd(t *testing.T) {
 
 	// Positive controls first: the same token reaches alice's own files,
 	// ticket and skills, so every refusal below is about the target.
-	ownControls := func(label string, ctx context.Context) {
-		t.Helper()
-		if rd, err := fsc.Read(ctx, &skillsvcv1.ReadRequest{Path: "/workspace/own.md"}); err != nil || !strings.Contains(rd.GetContent(), aliceOwnThread) {
-			t.Fatalf("%s: Read own workspace = %v, %v", label, rd, err)
-		}
-		if rd, err := fsc.Read(ctx, &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"}); err != nil || !strings.Contains(rd.GetContent(), aliceOwnTicket) {
-			t.Fatalf("%s: Read own ticket = %v, %v", label, rd, err)
-		}
-		if g, err := sc.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: "aliceskill"}); err != nil || !strings.Contains(g.GetBody(), aliceOwnSkill) {
-			t.Fatalf("%s: GetSkill own = %v, %v", label, g, err)
-		}
-		if rf, err := sc.ReadSkillFile(ctx, &skillsvcv1.ReadSkillFileRequest{Path: "/skills/mine/aliceskill", File: "notes.md"}); err != nil || !strings.Contains(rf.GetContent(), aliceOwnSkillRef) {
-			t.Fatalf("%s: ReadSkillFile own = %v, %v", label, rf, err)
-		}
-		if rd, err := fsc.Read(ctx, &skillsvcv1.ReadRequest{Path: "/skills/mine/aliceskill/notes.md"}); err != nil || !strings.Contains(rd.GetContent(), aliceOwnSkillRef) {
-			t.Fatalf("%s: Read own skill file = %v, %v", label, rd, err)
-		}
-		names, err := skillNames(ctx, sc)
-		if err != nil || names != "aliceskill" {
-			t.Fatalf("%s: ListSkills = %q, %v; want only aliceskill", label, names, err)
-		}
+	if !t.Run("own files", func(t *testing.T) {
+		e.ownControls(t, "alice", alice)
+		e.ownControls(t, "alice with bob's metadata", spoofed)
+	}) {
+		t.FailNow()
 	}
-	ownControls("alice", alice)
-	ownControls("alice with bob's metadata", spoofed)
+	t.Run("calls naming no target", func(t *testing.T) {
+		e.untargeted(t, "alice", alice)
+		e.untargeted(t, "alice with bob's metadata", spoofed)
+		e.untargeted(t, "alice with bob's t1 metadata", spoofedT1)
+	})
 
+	// Read-only calls first, then writes and deletes: a spelling that is a
+	// plain (odd) name in alice's own mounts is created and removed for the
+	// hit and the miss alike, so both keep meeting the same state.
+	t.Run("filesystem reads", func(t *testing.T) {
+		ip := isolationProbe{t: t}
+		for _, c := range e.readOnlyFSCalls() {
+			for _, p := range fileTargets {
+				ip.attempt(alice, "alice", c, p)
+			}
+			for _, p := range dirTargets {
+				ip.attempt(alice, "alice", c, p)
+			}
+			for _, p := range spoofTargets {
+				ip.attempt(spoofed, "alice+bob metadata", c, p)
+			}
+			for _, p := range spoofT1Targets {
+				ip.attempt(spoofedT1, "alice+bob t1 metadata", c, p)
+			}
+		}
+	})
+	t.Run("patterns reaching upward", func(t *testing.T) {
+		ip := isolationProbe{t: t}
+		for _, root := range []string{"/", "/workspace", "/ticket", "/skills"} {
+			for _, c := range e.globFrom(root) {
+				for _, p := range globTargets {
+					ip.attempt(alice, "alice", c, p)
+				}
+			}
+		}
+	})
+	t.Run("skills", func(t *testing.T) {
+		ip := isolationProbe{t: t}
+		for _, c := range e.skillCalls() {
+			for _, p := range skillRefs {
+				ip.attempt(alice, "alice", c, p)
+			}
+			for _, p := range []targetPair{{"%s", "bobskill", "nothing"}, {"/skills/cat/%s", "bobskill", "nothing"}} {
+				ip.attempt(spoofed, "alice+bob metadata", c, p)
+			}
+		}
+		for _, c := range e.skillFileCalls() {
+			for _, p := range skillFiles {
+				ip.attempt(alice, "alice", c, p)
+			}
+		}
+		for _, c := range e.categoryCalls() {
+			for _, p := range skillCategories {
+				ip.attempt(alice, "alice", c, p)
+				ip.attempt(spoofed, "alice+bob metadata", c, p)
+			}
+		}
+		for _, p := range skillQueries {
+			ip.attempt(alice, "alice", e.searchCall(), p)
+			ip.attempt(spoofed, "alice+bob metadata", e.searchCall(), p)
+		}
+	})
+
+	// Then the calls that change things, one group of targets at a time,
+	// each group's deletes last, so the next group starts from the same
+	// state: none of its paths exists in alice's own mounts.
+	t.Run("writes and deletes", func(t *testing.T) {
+		ip := isolationProbe{t: t}
+		for _, g := range []struct {
+			label   string
+			ctx     context.Context
+			targets []targetPair
+		}{
+			{"alice", alice, fileTargets},
+			{"alice+bob metadata", spoofed, spoofTargets},
+			{"alice+bob t1 metadata", spoofedT1, spoofT1Targets},
+		} {
+			for _, c := range append(e.writingFSCalls(), e.deleteCall()) {
+				for _, p := range g.targets {
+					ip.attempt(g.ctx, g.label, c, p)
+				}
+			}
+		}
+		for _, p := range dirTargets {
+			ip.attempt(alice, "alice", e.deleteAllCall(), p)
+		}
+	})
+	t.Run("after all of it", func(t *testing.T) {
+		if after := bucketState(t, srv, bucket, guarded...); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("objects of bob, thread t2 or ticket K2 changed:\nbefore %v\nafter  %v", before, after)
+		}
+		// The token still works for alice's own files after all of it.
+		e.ownControls(t, "alice, at the end", alice)
+		if procExited(p) {
+			t.Fatalf("skillsvc exited:\n%s", p.output())
+		}
+	})
+}
+
+// ownControls reads alice's own files, ticket and skills with ctx.
+func (e isolationEnv) ownControls(t *testing.T, label string, ctx context.Context) {
+	t.Helper()
+	fsc, sc := e.fsc, e.sc
+	if rd, err := fsc.Read(ctx, &skillsvcv1.ReadRequest{Path: "/workspace/own.md"}); err != nil || !strings.Contains(rd.GetContent(), aliceOwnThread) {
+		t.Fatalf("%s: Read own workspace = %v, %v", label, rd, err)
+	}
+	if rd, err := fsc.Read(ctx, &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"}); err != nil || !strings.Contains(rd.GetContent(), aliceOwnTicket) {
+		t.Fatalf("%s: Read own ticket = %v, %v", label, rd, err)
+	}
+	if g, err := sc.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: "aliceskill"}); err != nil || !strings.Contains(g.GetBody(), aliceOwnSkill) {
+		t.Fatalf("%s: GetSkill own = %v, %v", label, g, err)
+	}
+	if rf, err := sc.ReadSkillFile(ctx, &skillsvcv1.ReadSkillFileRequest{Path: "/skills/mine/aliceskill", File: "notes.md"}); err != nil || !strings.Contains(rf.GetContent(), aliceOwnSkillRef) {
+		t.Fatalf("%s: ReadSkillFile own = %v, %v", label, rf, err)
+	}
+	if rd, err := fsc.Read(ctx, &skillsvcv1.ReadRequest{Path: "/skills/mine/aliceskill/notes.md"}); err != nil || !strings.Contains(rd.GetContent(), aliceOwnSkillRef) {
+		t.Fatalf("%s: Read own skill file = %v, %v", label, rd, err)
+	}
+	names, err := skillNames(ctx, sc)
+	if err != nil || names != "aliceskill" {
+		t.Fatalf("%s: ListSkills = %q, %v; want only aliceskill", label, names, err)
+	}
+}
+
+// untargeted makes the calls that name no target: they see only alice's
+// own things.
+func (e isolationEnv) untargeted(t *testing.T, label string, ctx context.Context) {
+	t.Helper()
+	fsc, sc := e.fsc, e.sc
 	ip := isolationProbe{t: t}
-	// Calls that name no target see only alice's own things.
 	ownPaths := map[string]bool{
 		"/workspace/own.md": true, "/ticket/brief.md": true,
 		"/skills/mine/aliceskill/SKILL.md": true, "/skills/mine/aliceskill/notes.md": true,
 	}
-	untargeted := func(label string, ctx context.Context) {
-		t.Helper()
-		gr, err := fsc.Grep(ctx, &skillsvcv1.GrepRequest{Path: "/", Pattern: "marker"})
-		ip.checkLeak(label+" Grep /", rpcAnswer{protoText(gr), err})
-		var got []string
-		for _, m := range gr.GetMatches() {
-			got = append(got, m.GetPath())
+	gr, err := fsc.Grep(ctx, &skillsvcv1.GrepRequest{Path: "/", Pattern: "marker"})
+	ip.checkLeak(label+" Grep /", rpcAnswer{protoText(gr), err})
+	var got []string
+	for _, m := range gr.GetMatches() {
+		got = append(got, m.GetPath())
+	}
+	// Every seeded file says "marker"; four of them are alice's.
+	if err != nil || len(got) != len(ownPaths) {
+		t.Errorf("%s: Grep / marker = %v, %v; want alice's %d files", label, got, err, len(ownPaths))
+	}
+	for _, g := range got {
+		if !ownPaths[g] {
+			t.Errorf("%s: Grep / matched %q, not one of alice's files", label, g)
 		}
-		// Every seeded file says "marker"; four of them are alice's.
-		if err != nil || len(got) != len(ownPaths) {
-			t.Errorf("%s: Grep / marker = %v, %v; want alice's %d files", label, got, err, len(ownPaths))
-		}
-		for _, g := range got {
-			if !ownPaths[g] {
-				t.Errorf("%s: Grep / matched %q, not one of alice's files", label, g)
-			}
-		}
-		for _, pattern := range []string{"**", "**/*.md", "*/*", "{..,x}/**", "[.][.]/**"} {
-			gl, err := fsc.Glob(ctx, &skillsvcv1.GlobRequest{Path: "/", Pattern: pattern})
-			ip.checkLeak(label+" Glob "+pattern, rpcAnswer{protoText(gl), err})
-			for _, m := range gl.GetMatches() {
-				if !ownPaths[m.GetPath()] {
-					t.Errorf("%s: Glob(/, %q) matched %q, not one of alice's files", label, pattern, m.GetPath())
-				}
-			}
-		}
-		ls, err := fsc.List(ctx, &skillsvcv1.ListRequest{Path: "/"})
-		var roots []string
-		for _, e := range ls.GetEntries() {
-			roots = append(roots, e.GetPath())
-		}
-		if err != nil || strings.Join(roots, ",") != "/skills,/ticket,/workspace" {
-			t.Errorf("%s: List / = %v, %v", label, roots, err)
-		}
-		cats, err := sc.ListCategories(ctx, &skillsvcv1.ListCategoriesRequest{})
-		ip.checkLeak(label+" ListCategories", rpcAnswer{protoText(cats), err})
-		var catNames []string
-		for _, c := range cats.GetCategories() {
-			catNames = append(catNames, c.GetName())
-		}
-		if err != nil || strings.Join(catNames, ",") != "mine" {
-			t.Errorf("%s: ListCategories = %v, %v; want only alice's", label, catNames, err)
-		}
-		list, err := sc.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{IncludeInvalid: true, IncludeDisabled: true, PageSize: 1000})
-		ip.checkLeak(label+" ListSkills", rpcAnswer{protoText(list), err})
-		block, err := sc.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{})
-		ip.checkLeak(label+" FormatSkills", rpcAnswer{protoText(block), err})
-		if err != nil || strings.Contains(block.GetText(), "bobskill") || !strings.Contains(block.GetText(), "aliceskill") {
-			t.Errorf("%s: FormatSkills = %q, %v", label, block.GetText(), err)
-		}
-		found, err := sc.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: "zanzibar tasks for bob bobskill"})
-		ip.checkLeak(label+" SearchSkills", rpcAnswer{protoText(found), err})
-		for _, r := range found.GetResults() {
-			if r.GetSkill().GetName() != "aliceskill" {
-				t.Errorf("%s: SearchSkills found %v", label, r.GetSkill())
+	}
+	for _, pattern := range []string{"**", "**/*.md", "*/*", "{..,x}/**", "[.][.]/**"} {
+		gl, err := fsc.Glob(ctx, &skillsvcv1.GlobRequest{Path: "/", Pattern: pattern})
+		ip.checkLeak(label+" Glob "+pattern, rpcAnswer{protoText(gl), err})
+		for _, m := range gl.GetMatches() {
+			if !ownPaths[m.GetPath()] {
+				t.Errorf("%s: Glob(/, %q) matched %q, not one of alice's files", label, pattern, m.GetPath())
 			}
 		}
 	}
-	untargeted("alice", alice)
-	untargeted("alice with bob's metadata", spoofed)
-	untargeted("alice with bob's t1 metadata", spoofedT1)
+	ls, err := fsc.List(ctx, &skillsvcv1.ListRequest{Path: "/"})
+	var roots []string
+	for _, entry := range ls.GetEntries() {
+		roots = append(roots, entry.GetPath())
+	}
+	if err != nil || strings.Join(roots, ",") != "/skills,/ticket,/workspace" {
+		t.Errorf("%s: List / = %v, %v", label, roots, err)
+	}
+	cats, err := sc.ListCategories(ctx, &skillsvcv1.ListCategoriesRequest{})
+	ip.checkLeak(label+" ListCategories", rpcAnswer{protoText(cats), err})
+	var catNames []string
+	for _, c := range cats.GetCategories() {
+		catNames = append(catNames, c.GetName())
+	}
+	if err != nil || strings.Join(catNames, ",") != "mine" {
+		t.Errorf("%s: ListCategories = %v, %v; want only alice's", label, catNames, err)
+	}
+	list, err := sc.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{IncludeInvalid: true, IncludeDisabled: true, PageSize: 1000})
+	ip.checkLeak(label+" ListSkills", rpcAnswer{protoText(list), err})
+	block, err := sc.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{})
+	ip.checkLeak(label+" FormatSkills", rpcAnswer{protoText(block), err})
+	if err != nil || strings.Contains(block.GetText(), "bobskill") || !strings.Contains(block.GetText(), "aliceskill") {
+		t.Errorf("%s: FormatSkills = %q, %v", label, block.GetText(), err)
+	}
+	found, err := sc.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: "zanzibar tasks for bob bobskill"})
+	ip.checkLeak(label+" SearchSkills", rpcAnswer{protoText(found), err})
+	for _, r := range found.GetResults() {
+		if r.GetSkill().GetName() != "aliceskill" {
+			t.Errorf("%s: SearchSkills found %v", label, r.GetSkill())
+		}
+	}
+}
 
-	// Every FilesystemService RPC, aimed at a path.
-	readOnlyFS := []rpcCall{
+// readOnlyFSCalls are every FilesystemService RPC that reads, aimed at a path.
+func (e isolationEnv) readOnlyFSCalls() []rpcCall {
+	fsc := e.fsc
+	return []rpcCall{
 		{name: "List", call: func(ctx context.Context, target string) rpcAnswer {
 			r, err := fsc.List(ctx, &skillsvcv1.ListRequest{Path: target})
 			return rpcAnswer{protoText(r), err}
@@ -330,7 +443,12 @@ func TestIsolationEndToEnd(t *testing.T) {
 			return rpcAnswer{protoText(r), err}
 		}},
 	}
-	writingFS := []rpcCall{
+}
+
+// writingFSCalls are the FilesystemService RPCs that write, aimed at a path.
+func (e isolationEnv) writingFSCalls() []rpcCall {
+	fsc := e.fsc
+	return []rpcCall{
 		// First, while the hit target exists only for bob (if at all).
 		{name: "Edit", mutates: true, call: func(ctx context.Context, target string) rpcAnswer {
 			r, err := fsc.Edit(ctx, &skillsvcv1.EditRequest{Path: target, OldString: "marker", NewString: "edited by alice"})
@@ -352,146 +470,43 @@ func TestIsolationEndToEnd(t *testing.T) {
 			return rpcAnswer{protoText(r), err}
 		}},
 	}
-	deleteFS := rpcCall{name: "Delete", mutates: true, call: func(ctx context.Context, target string) rpcAnswer {
+}
+
+func (e isolationEnv) deleteCall() rpcCall {
+	fsc := e.fsc
+	return rpcCall{name: "Delete", mutates: true, call: func(ctx context.Context, target string) rpcAnswer {
 		r, err := fsc.Delete(ctx, &skillsvcv1.DeleteRequest{Path: target})
 		return rpcAnswer{protoText(r), err}
 	}}
-	deleteAllFS := rpcCall{name: "Delete(recursive)", mutates: true, call: func(ctx context.Context, target string) rpcAnswer {
+}
+
+func (e isolationEnv) deleteAllCall() rpcCall {
+	fsc := e.fsc
+	return rpcCall{name: "Delete(recursive)", mutates: true, call: func(ctx context.Context, target string) rpcAnswer {
 		r, err := fsc.Delete(ctx, &skillsvcv1.DeleteRequest{Path: target, Recursive: true})
 		return rpcAnswer{protoText(r), err}
 	}}
+}
 
-	// Files of bob, of alice's thread t2 and of her ticket K2, each spelled
-	// every way a caller could; the miss leaf names nothing.
-	fileTargets := []targetPair{
-		{"/workspace/../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/../../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/./../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace//../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/../../bob/threads/t2/%s/", "secret.md", "nope.md"},
-		{"/workspace/..%%2f..%%2fbob%%2fthreads%%2ft2%%2f%s", "secret.md", "nope.md"},
-		{"/workspace/..%%2f..%%2f..%%2fbob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/%%2e%%2e/%%2e%%2e/bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/%%252e%%252e/%%252e%%252e/bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/\uff0e\uff0e/\uff0e\uff0e/bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace\\..\\..\\bob\\threads\\t2\\%s", "secret.md", "nope.md"},
-		{"/workspace/../../bob/threads/t2/%s\x00", "secret.md", "nope.md"},
-		{"/workspace/\x00/../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"//bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/_shared/../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/skills/../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/workspace/../../bob/threads/t1/%s", "same.md", "nope.md"},
-		{"/workspace/../../bob/tickets/K2/%s", "x.md", "nope.md"},
-		{"/ticket/../../../bob/tickets/K2/%s", "x.md", "nope.md"},
-		{"/ticket/../../../bob/tickets/K1/%s", "bobk1.md", "nope.md"},
-		{"/ticket/%s", "bobk1.md", "nope-k1.md"}, // bob's ticket of alice's ticket's name
-		{"/ticket/../K2/%s", "y.md", "nope.md"},
-		{"/ticket/..%%2fK2%%2f%s", "y.md", "nope.md"},
-		{"/workspace/../../alice/tickets/K2/%s", "y.md", "nope.md"},
-		{"/workspace/../t2/%s", "other.md", "nope.md"},
-		{"/workspace/../../alice/threads/t2/%s", "other.md", "nope.md"},
-		{"/skills/../threads/t2/%s", "other.md", "nope.md"},
-		{"/workspace/%s", "same.md", "nope-t1.md"}, // bob's thread of alice's thread's name
-		{"/skills/../../bob/skills/cat/bobskill/%s", "SKILL.md", "NOPE.md"},
-		{"/skills/cat/bobskill/%s", "SKILL.md", "NOPE.md"},
-		{"/skills/cat/%s/SKILL.md", "bobskill", "nothing"},
+// globFrom are the calls that take a pattern, from root.
+func (e isolationEnv) globFrom(root string) []rpcCall {
+	fsc := e.fsc
+	return []rpcCall{
+		{name: "Glob(" + root + ")", call: func(ctx context.Context, pattern string) rpcAnswer {
+			r, err := fsc.Glob(ctx, &skillsvcv1.GlobRequest{Path: root, Pattern: pattern})
+			return rpcAnswer{protoText(r), err}
+		}},
+		{name: "Grep(" + root + ", glob)", call: func(ctx context.Context, pattern string) rpcAnswer {
+			r, err := fsc.Grep(ctx, &skillsvcv1.GrepRequest{Path: root, Pattern: "marker", Glob: pattern})
+			return rpcAnswer{protoText(r), err}
+		}},
 	}
-	// Their directories, for the calls that take one.
-	dirTargets := []targetPair{
-		{"/workspace/../../bob/threads/%s", "t2", "t9"},
-		{"/workspace/../../%s", "bob", "nobody"},
-		{"/workspace/..%%2f..%%2f%s", "bob", "nobody"},
-		{"/../%s", "bob", "nobody"},
-		{"/%s", "bob", "nobody"},
-		{"/%s/threads/t2", "bob", "nobody"},
-		{"/workspace/../%s", "t2", "t9"},
-		{"/ticket/../%s", "K2", "K9"},
-		{"/ticket/../../../bob/tickets/%s", "K2", "K9"},
-		{"/skills/../../%s/skills", "bob", "nobody"},
-		{"/skills/%s", "cat", "nothing"},
-		{"/skills/cat/%s", "bobskill", "nothing"},
-	}
-	// Patterns reaching upward from inside alice's mounts.
-	globTargets := []targetPair{
-		{"../../bob/threads/%s/*", "t2", "t9"},
-		{"../../%s/**", "bob", "nobody"},
-		{"{..,x}/{..,y}/bob/threads/%s/*", "t2", "t9"},
-		{"[.][.]/[.][.]/bob/threads/%s/*", "t2", "t9"},
-		{"../%s/*", "t2", "t9"},
-		{"**/../../bob/threads/%s/*", "t2", "t9"},
-		{"{../../bob/threads/%s/*,*}", "t2", "t9"},
-	}
-	globFrom := func(root string) []rpcCall {
-		return []rpcCall{
-			{name: "Glob(" + root + ")", call: func(ctx context.Context, pattern string) rpcAnswer {
-				r, err := fsc.Glob(ctx, &skillsvcv1.GlobRequest{Path: root, Pattern: pattern})
-				return rpcAnswer{protoText(r), err}
-			}},
-			{name: "Grep(" + root + ", glob)", call: func(ctx context.Context, pattern string) rpcAnswer {
-				r, err := fsc.Grep(ctx, &skillsvcv1.GrepRequest{Path: root, Pattern: "marker", Glob: pattern})
-				return rpcAnswer{protoText(r), err}
-			}},
-		}
-	}
-	// The metadata names bob, t2 and K2 (or bob, t1, K1); alice's token
-	// decides, so these are alice's own missing files.
-	spoofTargets := []targetPair{
-		{"/workspace/%s", "secret.md", "nope-t2.md"},
-		{"/workspace/%s", "other.md", "nope-other.md"},
-		{"/ticket/%s", "x.md", "nope-k2.md"},
-		{"/ticket/%s", "y.md", "nope-y.md"},
-	}
-	spoofT1Targets := []targetPair{
-		{"/workspace/%s", "same.md", "nope-t1.md"},
-		{"/ticket/%s", "bobk1.md", "nope-k1.md"},
-	}
+}
 
-	// Read-only calls first, then writes and deletes: a spelling that is a
-	// plain (odd) name in alice's own mounts is created and removed for the
-	// hit and the miss alike, so both keep meeting the same state.
-	for _, c := range readOnlyFS {
-		for _, p := range fileTargets {
-			ip.attempt(alice, "alice", c, p)
-		}
-		for _, p := range dirTargets {
-			ip.attempt(alice, "alice", c, p)
-		}
-		for _, p := range spoofTargets {
-			ip.attempt(spoofed, "alice+bob metadata", c, p)
-		}
-		for _, p := range spoofT1Targets {
-			ip.attempt(spoofedT1, "alice+bob t1 metadata", c, p)
-		}
-	}
-	for _, root := range []string{"/", "/workspace", "/ticket", "/skills"} {
-		for _, c := range globFrom(root) {
-			for _, p := range globTargets {
-				ip.attempt(alice, "alice", c, p)
-			}
-		}
-	}
-
-	// Every SkillsService RPC, aimed at a skill reference.
-	exportText := func(data []byte) string {
-		gz, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return string(data)
-		}
-		var b strings.Builder
-		tr := tar.NewReader(gz)
-		for {
-			h, err := tr.Next()
-			if err != nil {
-				return b.String()
-			}
-			b.WriteString(h.Name + "\n")
-			io.Copy(&b, tr)
-		}
-	}
-	skillCalls := []rpcCall{
+// skillCalls are every SkillsService RPC, aimed at a skill reference.
+func (e isolationEnv) skillCalls() []rpcCall {
+	sc := e.sc
+	return []rpcCall{
 		{name: "GetSkill", call: func(ctx context.Context, ref string) rpcAnswer {
 			r, err := sc.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: ref})
 			return rpcAnswer{protoText(r), err}
@@ -534,39 +549,23 @@ func TestIsolationEndToEnd(t *testing.T) {
 			return rpcAnswer{protoText(r), err}
 		}},
 	}
-	skillRefs := []targetPair{
-		{"../bob/skills/cat/%s", "bobskill", "nothing"},
-		{"../../bob/skills/cat/%s", "bobskill", "nothing"},
-		{"/skills/../../bob/skills/cat/%s", "bobskill", "nothing"},
-		{"/skills/../../bob/skills/cat/%s/SKILL.md", "bobskill", "nothing"},
-		{"/skills/..%%2f..%%2fbob/skills/cat/%s", "bobskill", "nothing"},
-		{"..%%2fbob%%2fskills%%2fcat%%2f%s", "bobskill", "nothing"},
-		{"/bob/skills/cat/%s", "bobskill", "nothing"},
-		{"bob/skills/cat/%s", "bobskill", "nothing"},
-		{"/skills/cat/%s", "bobskill", "nothing"},
-		{"/skills/cat/%s/SKILL.md", "bobskill", "nothing"},
-		{"cat/%s", "bobskill", "nothing"},
-		{"%s", "bobskill", "nothing"},
-		{"mine/../../../bob/skills/cat/%s", "bobskill", "nothing"},
-		{"/skills/../threads/t2/%s", "other.md", "nope.md"},
-	}
-	// A file of alice's skill, reaching out of its folder.
-	skillFileCalls := []rpcCall{
+}
+
+// skillFileCalls read a file of alice's skill, reaching out of its folder.
+func (e isolationEnv) skillFileCalls() []rpcCall {
+	sc := e.sc
+	return []rpcCall{
 		{name: "ReadSkillFile(aliceskill, file)", call: func(ctx context.Context, file string) rpcAnswer {
 			r, err := sc.ReadSkillFile(ctx, &skillsvcv1.ReadSkillFileRequest{Path: "aliceskill", File: file})
 			return rpcAnswer{protoText(r), err}
 		}},
 	}
-	skillFiles := []targetPair{
-		{"../../../bob/skills/cat/bobskill/%s", "SKILL.md", "NOPE.md"},
-		{"../../../bob/skills/cat/%s/ref.md", "bobskill", "nothing"},
-		{"../../../bob/threads/t2/%s", "secret.md", "nope.md"},
-		{"/bob/skills/cat/bobskill/%s", "ref.md", "nope.md"},
-		{"..%%2f..%%2f..%%2fbob/skills/cat/bobskill/%s", "ref.md", "nope.md"},
-		{"./../../cat/bobskill/%s", "ref.md", "nope.md"},
-	}
-	// Calls that take a category or a query.
-	categoryCalls := []rpcCall{
+}
+
+// categoryCalls are the calls that take a category.
+func (e isolationEnv) categoryCalls() []rpcCall {
+	sc := e.sc
+	return []rpcCall{
 		{name: "ListSkills(category)", call: func(ctx context.Context, cat string) rpcAnswer {
 			r, err := sc.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{Category: &cat, IncludeInvalid: true, IncludeDisabled: true})
 			return rpcAnswer{protoText(r), err}
@@ -580,73 +579,147 @@ func TestIsolationEndToEnd(t *testing.T) {
 			return rpcAnswer{protoText(r), err}
 		}},
 	}
-	categories := []targetPair{
-		{"%s", "cat", "nothing"},
-		{"../bob/skills/%s", "cat", "nothing"},
-		{"/bob/skills/%s", "cat", "nothing"},
-	}
-	searchCall := rpcCall{name: "SearchSkills(query)", call: func(ctx context.Context, q string) rpcAnswer {
+}
+
+func (e isolationEnv) searchCall() rpcCall {
+	sc := e.sc
+	return rpcCall{name: "SearchSkills(query)", call: func(ctx context.Context, q string) rpcAnswer {
 		r, err := sc.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: q})
 		return rpcAnswer{protoText(r), err}
 	}}
-	queries := []targetPair{
-		{"%s", "zanzibar", "qwertyuiop"},
-		{"%s", "bobskill", "nothing"},
-		{"cat/%s", "bobskill", "nothing"},
-	}
+}
 
-	for _, c := range skillCalls {
-		for _, p := range skillRefs {
-			ip.attempt(alice, "alice", c, p)
-		}
-		for _, p := range []targetPair{{"%s", "bobskill", "nothing"}, {"/skills/cat/%s", "bobskill", "nothing"}} {
-			ip.attempt(spoofed, "alice+bob metadata", c, p)
-		}
-	}
-	for _, c := range skillFileCalls {
-		for _, p := range skillFiles {
-			ip.attempt(alice, "alice", c, p)
-		}
-	}
-	for _, c := range categoryCalls {
-		for _, p := range categories {
-			ip.attempt(alice, "alice", c, p)
-			ip.attempt(spoofed, "alice+bob metadata", c, p)
-		}
-	}
-	for _, p := range queries {
-		ip.attempt(alice, "alice", searchCall, p)
-		ip.attempt(spoofed, "alice+bob metadata", searchCall, p)
-	}
+// Files of bob, of alice's thread t2 and of her ticket K2, each spelled
+// every way a caller could; the miss leaf names nothing.
+var fileTargets = []targetPair{
+	{"/workspace/../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/../../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/./../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace//../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/../../bob/threads/t2/%s/", "secret.md", "nope.md"},
+	{"/workspace/..%%2f..%%2fbob%%2fthreads%%2ft2%%2f%s", "secret.md", "nope.md"},
+	{"/workspace/..%%2f..%%2f..%%2fbob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/%%2e%%2e/%%2e%%2e/bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/%%252e%%252e/%%252e%%252e/bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/\uff0e\uff0e/\uff0e\uff0e/bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace\\..\\..\\bob\\threads\\t2\\%s", "secret.md", "nope.md"},
+	{"/workspace/../../bob/threads/t2/%s\x00", "secret.md", "nope.md"},
+	{"/workspace/\x00/../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"//bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/_shared/../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/skills/../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/workspace/../../bob/threads/t1/%s", "same.md", "nope.md"},
+	{"/workspace/../../bob/tickets/K2/%s", "x.md", "nope.md"},
+	{"/ticket/../../../bob/tickets/K2/%s", "x.md", "nope.md"},
+	{"/ticket/../../../bob/tickets/K1/%s", "bobk1.md", "nope.md"},
+	{"/ticket/%s", "bobk1.md", "nope-k1.md"}, // bob's ticket of alice's ticket's name
+	{"/ticket/../K2/%s", "y.md", "nope.md"},
+	{"/ticket/..%%2fK2%%2f%s", "y.md", "nope.md"},
+	{"/workspace/../../alice/tickets/K2/%s", "y.md", "nope.md"},
+	{"/workspace/../t2/%s", "other.md", "nope.md"},
+	{"/workspace/../../alice/threads/t2/%s", "other.md", "nope.md"},
+	{"/skills/../threads/t2/%s", "other.md", "nope.md"},
+	{"/workspace/%s", "same.md", "nope-t1.md"}, // bob's thread of alice's thread's name
+	{"/skills/../../bob/skills/cat/bobskill/%s", "SKILL.md", "NOPE.md"},
+	{"/skills/cat/bobskill/%s", "SKILL.md", "NOPE.md"},
+	{"/skills/cat/%s/SKILL.md", "bobskill", "nothing"},
+}
 
-	// Then the calls that change things, one group of targets at a time,
-	// each group's deletes last, so the next group starts from the same
-	// state: none of its paths exists in alice's own mounts.
-	for _, g := range []struct {
-		label   string
-		ctx     context.Context
-		targets []targetPair
-	}{
-		{"alice", alice, fileTargets},
-		{"alice+bob metadata", spoofed, spoofTargets},
-		{"alice+bob t1 metadata", spoofedT1, spoofT1Targets},
-	} {
-		for _, c := range append(writingFS, deleteFS) {
-			for _, p := range g.targets {
-				ip.attempt(g.ctx, g.label, c, p)
-			}
-		}
-	}
-	for _, p := range dirTargets {
-		ip.attempt(alice, "alice", deleteAllFS, p)
-	}
+// Their directories, for the calls that take one.
+var dirTargets = []targetPair{
+	{"/workspace/../../bob/threads/%s", "t2", "t9"},
+	{"/workspace/../../%s", "bob", "nobody"},
+	{"/workspace/..%%2f..%%2f%s", "bob", "nobody"},
+	{"/../%s", "bob", "nobody"},
+	{"/%s", "bob", "nobody"},
+	{"/%s/threads/t2", "bob", "nobody"},
+	{"/workspace/../%s", "t2", "t9"},
+	{"/ticket/../%s", "K2", "K9"},
+	{"/ticket/../../../bob/tickets/%s", "K2", "K9"},
+	{"/skills/../../%s/skills", "bob", "nobody"},
+	{"/skills/%s", "cat", "nothing"},
+	{"/skills/cat/%s", "bobskill", "nothing"},
+}
 
-	if after := bucketState(t, srv, bucket, guarded...); fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Errorf("objects of bob, thread t2 or ticket K2 changed:\nbefore %v\nafter  %v", before, after)
+// Patterns reaching upward from inside alice's mounts.
+var globTargets = []targetPair{
+	{"../../bob/threads/%s/*", "t2", "t9"},
+	{"../../%s/**", "bob", "nobody"},
+	{"{..,x}/{..,y}/bob/threads/%s/*", "t2", "t9"},
+	{"[.][.]/[.][.]/bob/threads/%s/*", "t2", "t9"},
+	{"../%s/*", "t2", "t9"},
+	{"**/../../bob/threads/%s/*", "t2", "t9"},
+	{"{../../bob/threads/%s/*,*}", "t2", "t9"},
+}
+
+// The metadata names bob, t2 and K2 (or bob, t1, K1); alice's token
+// decides, so these are alice's own missing files.
+var spoofTargets = []targetPair{
+	{"/workspace/%s", "secret.md", "nope-t2.md"},
+	{"/workspace/%s", "other.md", "nope-other.md"},
+	{"/ticket/%s", "x.md", "nope-k2.md"},
+	{"/ticket/%s", "y.md", "nope-y.md"},
+}
+var spoofT1Targets = []targetPair{
+	{"/workspace/%s", "same.md", "nope-t1.md"},
+	{"/ticket/%s", "bobk1.md", "nope-k1.md"},
+}
+
+var skillRefs = []targetPair{
+	{"../bob/skills/cat/%s", "bobskill", "nothing"},
+	{"../../bob/skills/cat/%s", "bobskill", "nothing"},
+	{"/skills/../../bob/skills/cat/%s", "bobskill", "nothing"},
+	{"/skills/../../bob/skills/cat/%s/SKILL.md", "bobskill", "nothing"},
+	{"/skills/..%%2f..%%2fbob/skills/cat/%s", "bobskill", "nothing"},
+	{"..%%2fbob%%2fskills%%2fcat%%2f%s", "bobskill", "nothing"},
+	{"/bob/skills/cat/%s", "bobskill", "nothing"},
+	{"bob/skills/cat/%s", "bobskill", "nothing"},
+	{"/skills/cat/%s", "bobskill", "nothing"},
+	{"/skills/cat/%s/SKILL.md", "bobskill", "nothing"},
+	{"cat/%s", "bobskill", "nothing"},
+	{"%s", "bobskill", "nothing"},
+	{"mine/../../../bob/skills/cat/%s", "bobskill", "nothing"},
+	{"/skills/../threads/t2/%s", "other.md", "nope.md"},
+}
+
+var skillFiles = []targetPair{
+	{"../../../bob/skills/cat/bobskill/%s", "SKILL.md", "NOPE.md"},
+	{"../../../bob/skills/cat/%s/ref.md", "bobskill", "nothing"},
+	{"../../../bob/threads/t2/%s", "secret.md", "nope.md"},
+	{"/bob/skills/cat/bobskill/%s", "ref.md", "nope.md"},
+	{"..%%2f..%%2f..%%2fbob/skills/cat/bobskill/%s", "ref.md", "nope.md"},
+	{"./../../cat/bobskill/%s", "ref.md", "nope.md"},
+}
+
+var skillCategories = []targetPair{
+	{"%s", "cat", "nothing"},
+	{"../bob/skills/%s", "cat", "nothing"},
+	{"/bob/skills/%s", "cat", "nothing"},
+}
+
+var skillQueries = []targetPair{
+	{"%s", "zanzibar", "qwertyuiop"},
+	{"%s", "bobskill", "nothing"},
+	{"cat/%s", "bobskill", "nothing"},
+}
+
+// exportText is an exported archive unpacked: each name, then its content.
+func exportText(data []byte) string {
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return string(data)
 	}
-	// The token still works for alice's own files after all of it.
-	ownControls("alice, at the end", alice)
-	if procExited(p) {
-		t.Fatalf("skillsvc exited:\n%s", p.output())
+	var b strings.Builder
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return b.String()
+		}
+		b.WriteString(h.Name + "\n")
+		io.Copy(&b, tr)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
@@ -469,7 +470,7 @@ func TestLibraryChangeNotifies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	// Out of band, as an S3 tool would: a new skill, then a changed file.
-	put(t, bucket, "alice/skills/writing/haiku/SKILL.md", skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n"))
+	objstoretest.Put(t, bucket, "alice/skills/writing/haiku/SKILL.md", skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n"))
 	select {
 	case <-changed:
 	case <-ctx.Done():
@@ -483,7 +484,7 @@ func TestLibraryChangeNotifies(t *testing.T) {
 		t.Fatal("the new skill is not listed after the notification")
 	}
 
-	put(t, bucket, "alice/skills/writing/release-notes/references/style.md", "# Style\nChanged.\n")
+	objstoretest.Put(t, bucket, "alice/skills/writing/release-notes/references/style.md", "# Style\nChanged.\n")
 	select {
 	case uri := <-updated:
 		if uri != styleURI {
@@ -491,13 +492,6 @@ func TestLibraryChangeNotifies(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no notifications/resources/updated after a subscribed file changed")
-	}
-}
-
-func put(t *testing.T, b objstore.Bucket, key, body string) {
-	t.Helper()
-	if _, err := b.Put(t.Context(), key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }
 

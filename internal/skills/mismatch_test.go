@@ -36,9 +36,9 @@ func newMismatchFixture(t *testing.T) mismatchFixture {
 	t.Helper()
 	srv := testserver.SharedMinIO(t)
 	b := s3.NewWithClient(srv.Client(t), srv.NewBucket(t))
-	put(t, b, "alice/skills/mine/SKILL.md", skillMD("mine"))
+	objstoretest.Put(t, b, "alice/skills/mine/SKILL.md", skillMD("mine"))
 	for _, n := range []string{"bob1", "bob2", "bob3"} {
-		put(t, b, "bob/skills/"+n+"/SKILL.md", skillMD(n))
+		objstoretest.Put(t, b, "bob/skills/"+n+"/SKILL.md", skillMD(n))
 	}
 	return mismatchFixture{bucket: b, redis: testserver.SharedRedis(t).Addr, keys: "test-" + rand.Text() + ":"}
 }
@@ -178,7 +178,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, f.bucket, aliceL.Object, get(t, f.bucket, bobL.Object))
+	objstoretest.Put(t, f.bucket, aliceL.Object, get(t, f.bucket, bobL.Object))
 
 	var logs syncBuffer
 	f.keys = "test-" + rand.Text() + ":" // an empty cache: the bucket is all there is
@@ -205,7 +205,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 // her own settings.
 func TestMismatchedSettingsInRedis(t *testing.T) {
 	f := newMismatchFixture(t)
-	put(t, f.bucket, "bob/skills/mine/SKILL.md", skillMD("mine"))
+	objstoretest.Put(t, f.bucket, "bob/skills/mine/SKILL.md", skillMD("mine"))
 	warm := f.replica(t, f.bucket, io.Discard)
 	if _, err := warm.Catalog.SetEnabled(t.Context(), bob, "mine", false); err != nil {
 		t.Fatal(err)

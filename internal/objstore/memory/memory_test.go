@@ -29,15 +29,6 @@ func TestAcceptanceWithMetrics(t *testing.T) {
 	})
 }
 
-func put(t *testing.T, b objstore.Bucket, key, body string) objstore.Attributes {
-	t.Helper()
-	a, err := b.Put(t.Context(), key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{})
-	if err != nil {
-		t.Fatalf("Put(%q): %v", key, err)
-	}
-	return a
-}
-
 func get(t *testing.T, b objstore.Bucket, key string) string {
 	t.Helper()
 	rc, _, err := b.Get(t.Context(), key)
@@ -56,8 +47,8 @@ func get(t *testing.T, b objstore.Bucket, key string) string {
 // (local refuses this with ErrInvalidKey; a directory cannot be a file).
 func TestParentAndChildKeys(t *testing.T) {
 	b := memory.New()
-	put(t, b, "a", "parent")
-	put(t, b, "a/b", "child")
+	objstoretest.Put(t, b, "a", "parent")
+	objstoretest.Put(t, b, "a/b", "child")
 	if got := get(t, b, "a"); got != "parent" {
 		t.Errorf("Get(a) = %q", got)
 	}
@@ -109,7 +100,7 @@ func TestStoredBytesAreIsolated(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	b := memory.New()
-	put(t, b, "k", "value")
+	objstoretest.Put(t, b, "k", "value")
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, tc := range []struct {
@@ -166,7 +157,7 @@ func (b blockingReader) Read(p []byte) (int, error) {
 // TestSlowPutBlocksNoOne: Put reads its body before taking the lock.
 func TestSlowPutBlocksNoOne(t *testing.T) {
 	b := memory.New()
-	put(t, b, "other", "x")
+	objstoretest.Put(t, b, "other", "x")
 	release := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -205,7 +196,7 @@ func TestSlowPutBlocksNoOne(t *testing.T) {
 func TestListTokenSkipsPrefix(t *testing.T) {
 	b := memory.New()
 	for _, k := range []string{"a", "b/1", "b/2", "b/3", "c"} {
-		put(t, b, k, k)
+		objstoretest.Put(t, b, k, k)
 	}
 	var got []string
 	opts := objstore.ListOptions{Delimiter: "/", MaxKeys: 1}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -62,10 +63,10 @@ func TestAuditEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = fsc.Write(call("audit-anonymous", ""), &skillsvcv1.WriteRequest{Path: "/workspace/denied.md", Content: "x"})
-	wantCode(t, err, codes.Unauthenticated)
+	grpctest.WantCode(t, err, codes.Unauthenticated)
 	const forged = "forged-token-never-logged"
 	_, err = fsc.Write(call("audit-forged", forged), &skillsvcv1.WriteRequest{Path: "/workspace/forged.md", Content: "x"})
-	wantCode(t, err, codes.Unauthenticated)
+	grpctest.WantCode(t, err, codes.Unauthenticated)
 	if _, err := adm.PutLibraryFile(call("audit-admin", opsTok), &skillsvcv1.PutLibraryFileRequest{
 		Library: &skillsvcv1.LibraryRef{User: "alice"}, Path: "ops/tool/SKILL.md",
 		Data: []byte("---\nname: tool\ndescription: Put by ops.\n---\nbody\n"),
@@ -73,7 +74,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = adm.DropSkillIndex(call("audit-agent-admin", aliceTok), &skillsvcv1.DropSkillIndexRequest{User: "alice"})
-	wantCode(t, err, codes.PermissionDenied)
+	grpctest.WantCode(t, err, codes.PermissionDenied)
 	const hostile = "/workspace/\x1b[31mred\n.md"
 	_, hostileErr := fsc.Write(call("audit-hostile", aliceTok), &skillsvcv1.WriteRequest{Path: hostile, Content: "x"})
 	if _, err := fsc.Read(call("audit-read", aliceTok), &skillsvcv1.ReadRequest{Path: "/workspace/audit.md"}); err != nil {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -192,8 +193,8 @@ func TestIsolationEndToEnd(t *testing.T) {
 	defer cancel()
 	alice := withBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "K1")))
 	// The token is alice's; the metadata names bob, thread t2, ticket K2.
-	spoofed := as(alice, "bob", "t2", "K2")
-	spoofedT1 := as(alice, "bob", "t1", "K1")
+	spoofed := grpctest.AsCaller(alice, "bob", "t2", "K2")
+	spoofedT1 := grpctest.AsCaller(alice, "bob", "t1", "K1")
 	e := isolationEnv{fsc: fsc, sc: sc}
 
 	guarded := []string{"bob/", "alice/threads/t2/", "alice/tickets/K2/"}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -106,7 +107,7 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if !c.anon {
-				ctx = as(ctx, "alice", "tg", "")
+				ctx = grpctest.AsCaller(ctx, "alice", "tg", "")
 			}
 			err = conn.Invoke(ctx, "/skillsvc.v1."+c.method, req, grpcResp)
 			if got := status.Code(err); got != c.want {

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -245,7 +246,7 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 					cctx = metadata.AppendToOutgoingContext(cctx, "authorization", v)
 				}
 				// Metadata naming alice must not stand in for a token.
-				cctx = as(cctx, "alice", "t1", "")
+				cctx = grpctest.AsCaller(cctx, "alice", "t1", "")
 				var err error
 				var body string
 				if tc.admin {
@@ -349,10 +350,10 @@ func TestKeyRotationEndToEnd(t *testing.T) {
 
 	s2secret := []byte("rotated-secret-" + rand.Text() + rand.Text())
 	s2 := signToken(t, jwt.SigningMethodHS256, s2secret, agentClaims("alice", "t1", ""))
-	wantCode(t, read(s2), codes.Unauthenticated) // not yet
+	grpctest.WantCode(t, read(s2), codes.Unauthenticated) // not yet
 	writeFileAtomic(t, f.file, s2secret)
 	pollUntil(t, 15*time.Second, "a token of the rotated secret to work", func() bool { return read(s2) == nil })
-	wantCode(t, read(s1), codes.Unauthenticated)
+	grpctest.WantCode(t, read(s1), codes.Unauthenticated)
 
 	// A secret too short to use is refused by the reload; the last good
 	// one stays. Wait for the binary to say so, then check.
@@ -374,8 +375,8 @@ func TestKeyRotationEndToEnd(t *testing.T) {
 			t.Fatalf("S2 token after a broken secret was written: %v", err)
 		}
 	}
-	wantCode(t, read(s1), codes.Unauthenticated)
-	wantCode(t, read(signToken(t, jwt.SigningMethodHS256, []byte("short"), agentClaims("alice", "t1", ""))), codes.Unauthenticated)
+	grpctest.WantCode(t, read(s1), codes.Unauthenticated)
+	grpctest.WantCode(t, read(signToken(t, jwt.SigningMethodHS256, []byte("short"), agentClaims("alice", "t1", ""))), codes.Unauthenticated)
 
 	if procExited(p) || p.cmd.Process.Pid != pid || syscall.Kill(pid, 0) != nil {
 		t.Fatalf("skillsvc (pid %d) is not the process that started:\n%s", pid, p.output())

@@ -23,6 +23,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/certs/certstest"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -114,8 +115,8 @@ func TestTLSEndToEnd(t *testing.T) {
 	if err := call(tlsDial(t, p.addr, ca1.Pool())); err != nil {
 		t.Fatalf("TLS client trusting CA1: %v", err)
 	}
-	wantCode(t, call(dial(t, p.addr)), codes.Unavailable)
-	wantCode(t, fresh(p.addr, ca2.Pool()), codes.Unavailable)
+	grpctest.WantCode(t, call(dial(t, p.addr)), codes.Unavailable)
+	grpctest.WantCode(t, fresh(p.addr, ca2.Pool()), codes.Unavailable)
 
 	murl := metricsURL(t, p)
 	if !strings.HasPrefix(murl, "https://") {
@@ -132,7 +133,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	certPEM, keyPEM = ca2.Issue(t, "skillsvc", []string{"localhost"}, loopback, false)
 	certstest.WriteFiles(t, dir, certPEM, keyPEM)
 	pollUntil(t, 15*time.Second, "the server to present the CA2 certificate", func() bool { return fresh(p.addr, ca2.Pool()) == nil })
-	wantCode(t, fresh(p.addr, ca1.Pool()), codes.Unavailable)
+	grpctest.WantCode(t, fresh(p.addr, ca1.Pool()), codes.Unavailable)
 	if code, _, err := getMetrics(murl, ca2.Pool()); err != nil || code != http.StatusOK {
 		t.Errorf("metrics trusting CA2 after the rotation = %d, %v", code, err)
 	}
@@ -164,16 +165,16 @@ func TestTLSEndToEnd(t *testing.T) {
 	stranger := keyPair(otherCA.Issue(t, "worker", nil, nil, true))
 	serverUse := keyPair(clientCA.Issue(t, "worker", nil, nil, false)) // right CA, not for clients
 
-	wantCode(t, fresh(m.addr, ca1.Pool()), codes.Unavailable)
-	wantCode(t, fresh(m.addr, ca1.Pool(), stranger), codes.Unavailable)
-	wantCode(t, fresh(m.addr, ca1.Pool(), serverUse), codes.Unavailable)
+	grpctest.WantCode(t, fresh(m.addr, ca1.Pool()), codes.Unavailable)
+	grpctest.WantCode(t, fresh(m.addr, ca1.Pool(), stranger), codes.Unavailable)
+	grpctest.WantCode(t, fresh(m.addr, ca1.Pool(), serverUse), codes.Unavailable)
 	if err := fresh(m.addr, ca1.Pool(), worker); err != nil {
 		t.Errorf("client with a certificate from the client CA: %v", err)
 	}
 	// The certificate admits the connection; the token still decides the call.
 	wc := tlsDial(t, m.addr, ca1.Pool(), worker)
-	_, err := skillsvcv1.NewFilesystemServiceClient(wc).Write(as(ctx, "alice", "t1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/x.md", Content: "x"})
-	wantCode(t, err, codes.Unauthenticated)
+	_, err := skillsvcv1.NewFilesystemServiceClient(wc).Write(grpctest.AsCaller(ctx, "alice", "t1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/x.md", Content: "x"})
+	grpctest.WantCode(t, err, codes.Unauthenticated)
 
 	mm := metricsURL(t, m)
 	if _, _, err := getMetrics(mm, ca1.Pool()); err == nil {
@@ -231,7 +232,7 @@ func TestInsecureRemoteRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, net.JoinHostPort("127.0.0.1", port)))
-	if _, err := fsc.Write(as(t.Context(), "alice", "t1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "x"}); err != nil {
+	if _, err := fsc.Write(grpctest.AsCaller(t.Context(), "alice", "t1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "x"}); err != nil {
 		t.Errorf("Write to the allowed insecure remote listener: %v", err)
 	}
 

@@ -23,6 +23,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -119,7 +120,7 @@ func as(t *testing.T, kv ...string) context.Context {
 }
 
 func asAlice(t *testing.T) context.Context {
-	return as(t, auth.UserKey, "alice", auth.ThreadKey, "t1")
+	return grpctest.AsCaller(t.Context(), "alice", "t1", "")
 }
 
 // incompleteIdentities are metadata that identify no caller.

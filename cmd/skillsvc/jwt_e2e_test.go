@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -40,20 +40,8 @@ func newJWTFixture(t *testing.T) jwtFixture {
 	t.Helper()
 	secret := []byte("identity-e2e-" + rand.Text() + rand.Text())
 	file := filepath.Join(t.TempDir(), "jwt-secret")
-	writeFileAtomic(t, file, append(slices.Clone(secret), '\n'))
+	filewatchtest.Replace(t, file, append(slices.Clone(secret), '\n'))
 	return jwtFixture{file: file, secret: secret}
-}
-
-// writeFileAtomic replaces path by a rename, as a secret rotation does.
-func writeFileAtomic(t *testing.T, path string, data []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // agentClaims are valid claims for user/thread (and ticket, when not
@@ -130,7 +118,7 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 	}
 	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
 	pubFile := filepath.Join(t.TempDir(), "jwt-public.pem")
-	writeFileAtomic(t, pubFile, pubPEM)
+	filewatchtest.Replace(t, pubFile, pubPEM)
 	pk := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), "--auth.mode=jwt", "--auth.jwt.public-key-file="+pubFile)...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -351,7 +339,7 @@ func TestKeyRotationEndToEnd(t *testing.T) {
 	s2secret := []byte("rotated-secret-" + rand.Text() + rand.Text())
 	s2 := signToken(t, jwt.SigningMethodHS256, s2secret, agentClaims("alice", "t1", ""))
 	grpctest.WantCode(t, read(s2), codes.Unauthenticated) // not yet
-	writeFileAtomic(t, f.file, s2secret)
+	filewatchtest.Replace(t, f.file, s2secret)
 	pollUntil(t, 15*time.Second, "a token of the rotated secret to work", func() bool { return read(s2) == nil })
 	grpctest.WantCode(t, read(s1), codes.Unauthenticated)
 
@@ -368,7 +356,7 @@ func TestKeyRotationEndToEnd(t *testing.T) {
 		return n
 	}
 	seen := warnings()
-	writeFileAtomic(t, f.file, []byte("short\n"))
+	filewatchtest.Replace(t, f.file, []byte("short\n"))
 	pollUntil(t, 15*time.Second, "the reload to refuse the short secret", func() bool { return warnings() > seen })
 	for range 3 {
 		if err := read(s2); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/certs/certstest"
+	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -148,7 +149,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	clientCA, otherCA := certstest.NewCA(t, "clients"), certstest.NewCA(t, "other-clients")
 	mtlsDir := t.TempDir()
 	caFile := filepath.Join(mtlsDir, "client-ca.pem")
-	writeFileAtomic(t, caFile, clientCA.CertPEM())
+	filewatchtest.Replace(t, caFile, clientCA.CertPEM())
 	certPEM, keyPEM = ca1.Issue(t, "skillsvc", []string{"localhost"}, loopback, false)
 	certFile, keyFile = certstest.WriteFiles(t, mtlsDir, certPEM, keyPEM)
 	m := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f,

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -429,9 +430,9 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 	alice := token("alice", "t1")
 	opened := flood(10000, func(i int) http.Header {
 		h := bearerHeader(alice)
-		h.Set("X-Skillsvc-User", fmt.Sprint("u", i))
-		h.Set("X-Skillsvc-Thread", fmt.Sprint("t", i))
-		h.Set("X-Skillsvc-Ticket", fmt.Sprint("k", i))
+		h.Set(auth.UserKey, fmt.Sprint("u", i))
+		h.Set(auth.ThreadKey, fmt.Sprint("t", i))
+		h.Set(auth.TicketKey, fmt.Sprint("k", i))
 		return h
 	})
 	if opened != def.MaxSessions {

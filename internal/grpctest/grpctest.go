@@ -1,10 +1,12 @@
 // Package grpctest holds what tests of skillsvc's gRPC services share on
-// the client side: the identity metadata a trusted caller sends, spelled
-// with internal/auth's header names, and a check of an error's status code.
+// the client side: the identity a trusted caller sends (gRPC metadata, or
+// the HTTP headers the gateway turns into it), spelled with internal/auth's
+// header names, and a check of an error's status code.
 package grpctest
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -22,6 +24,18 @@ func AsCaller(ctx context.Context, user, thread, ticket string) context.Context 
 		kv = append(kv, auth.TicketKey, ticket)
 	}
 	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
+// CallerHeader is the same identity as HTTP headers, as the JSON gateway
+// and the MCP endpoint read it before it becomes gRPC metadata.
+func CallerHeader(user, thread, ticket string) http.Header {
+	h := http.Header{}
+	h.Set(auth.UserKey, user)
+	h.Set(auth.ThreadKey, thread)
+	if ticket != "" {
+		h.Set(auth.TicketKey, ticket)
+	}
+	return h
 }
 
 // WantCode marks t failed unless err carries the status code want.

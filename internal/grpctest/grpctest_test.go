@@ -2,6 +2,8 @@ package grpctest_test
 
 import (
 	"context"
+	"net/http"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -30,6 +32,22 @@ func TestAsCaller(t *testing.T) {
 			}
 			if len(md) != len(tc.want) {
 				t.Errorf("metadata %v, want %v", md, tc.want)
+			}
+		})
+	}
+}
+
+func TestCallerHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, thread, ticket string
+		want                       http.Header
+	}{
+		{"user and thread", "alice", "t1", "", http.Header{"X-Skillsvc-User": {"alice"}, "X-Skillsvc-Thread": {"t1"}}},
+		{"with ticket", "alice", "t1", "K1", http.Header{"X-Skillsvc-User": {"alice"}, "X-Skillsvc-Thread": {"t1"}, "X-Skillsvc-Ticket": {"K1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := grpctest.CallerHeader(tc.user, tc.thread, tc.ticket); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("CallerHeader = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -126,7 +126,7 @@ func TestMismatchedIndexInRedis(t *testing.T) {
 			}
 			copyKeys(t, rc, copied)
 
-			var logs syncBuffer
+			var logs logtest.Buffer
 			fb := objstoretest.NewFaulty(f.bucket)
 			lib := f.replica(t, fb, &logs)
 			if got := namesOf(t, lib, alice); got != "mine" {
@@ -180,7 +180,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	}
 	objstoretest.Put(t, f.bucket, aliceL.Object, get(t, f.bucket, bobL.Object))
 
-	var logs syncBuffer
+	var logs logtest.Buffer
 	f.keys = "test-" + rand.Text() + ":" // an empty cache: the bucket is all there is
 	fb := objstoretest.NewFaulty(f.bucket)
 	lib := f.replica(t, fb, &logs)
@@ -216,7 +216,7 @@ func TestMismatchedSettingsInRedis(t *testing.T) {
 	rc := cache.Shared(f.redisCache(t))
 	copyKeys(t, rc, map[string]string{settingsCacheKey("bob"): settingsCacheKey("alice")})
 
-	var logs syncBuffer
+	var logs logtest.Buffer
 	lib := f.replica(t, f.bucket, &logs)
 	if got := namesOf(t, lib, alice); got != "mine" {
 		t.Errorf("alice's skills = %q, want hers enabled", got)
@@ -272,22 +272,4 @@ func get(t *testing.T, b objstore.Bucket, key string) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-// syncBuffer is a log destination safe for concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }

@@ -178,7 +178,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objstoretest.Put(t, f.bucket, aliceL.Object, get(t, f.bucket, bobL.Object))
+	objstoretest.Put(t, f.bucket, aliceL.Object, objstoretest.Get(t, f.bucket, bobL.Object))
 
 	var logs logtest.Buffer
 	f.keys = "test-" + rand.Text() + ":" // an empty cache: the bucket is all there is
@@ -193,7 +193,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {
 		t.Errorf("no warning:\n%s", logs.String())
 	}
-	x, err := libindex.DecodeIndex([]byte(get(t, f.bucket, aliceL.Object)), aliceL, 10)
+	x, err := libindex.DecodeIndex([]byte(objstoretest.Get(t, f.bucket, aliceL.Object)), aliceL, 10)
 	if err != nil || len(x.Objs) != 1 || x.Objs[0].Key != "alice/skills/mine/SKILL.md" {
 		t.Errorf("alice's persisted index after the listing: %+v, %v", x, err)
 	}
@@ -258,18 +258,4 @@ func copyKeys(t *testing.T, c cache.Cache, from map[string]string) {
 	if err := c.Store(t.Context(), out, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func get(t *testing.T, b objstore.Bucket, key string) string {
-	t.Helper()
-	rc, _, err := b.Get(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }

@@ -29,27 +29,13 @@ func TestAcceptanceWithMetrics(t *testing.T) {
 	})
 }
 
-func get(t *testing.T, b objstore.Bucket, key string) string {
-	t.Helper()
-	rc, _, err := b.Get(t.Context(), key)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", key, err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 // TestParentAndChildKeys: as in S3, "a" and "a/b" are independent keys
 // (local refuses this with ErrInvalidKey; a directory cannot be a file).
 func TestParentAndChildKeys(t *testing.T) {
 	b := memory.New()
 	objstoretest.Put(t, b, "a", "parent")
 	objstoretest.Put(t, b, "a/b", "child")
-	if got := get(t, b, "a"); got != "parent" {
+	if got := objstoretest.Get(t, b, "a"); got != "parent" {
 		t.Errorf("Get(a) = %q", got)
 	}
 	page, err := b.List(t.Context(), objstore.ListOptions{Delimiter: "/"})
@@ -93,7 +79,7 @@ func TestStoredBytesAreIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	copy(p, "YYYYYYYY")
-	if got := get(t, b, "k"); got != "original" {
+	if got := objstoretest.Get(t, b, "k"); got != "original" {
 		t.Errorf("stored content = %q, want original", got)
 	}
 }
@@ -133,7 +119,7 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := get(t, b, "k"); got != "value" {
+	if got := objstoretest.Get(t, b, "k"); got != "value" {
 		t.Errorf("failed calls changed k to %q", got)
 	}
 	for _, key := range []string{"short", "long"} {
@@ -186,7 +172,7 @@ func TestSlowPutBlocksNoOne(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := get(t, b, "slow"); got != "s" {
+	if got := objstoretest.Get(t, b, "slow"); got != "s" {
 		t.Errorf("slow = %q", got)
 	}
 }

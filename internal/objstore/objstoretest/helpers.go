@@ -35,6 +35,22 @@ func Put(t testing.TB, b objstore.Bucket, key, body string) objstore.Attributes 
 	return a
 }
 
+// Get returns the content stored at key in b, failing the test if it
+// cannot be read.
+func Get(t testing.TB, b objstore.Bucket, key string) string {
+	t.Helper()
+	rc, _, err := b.Get(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", key, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", key, err)
+	}
+	return string(data)
+}
+
 // ops are the operation names Faulty knows, the same as the metrics labels.
 var ops = []string{objstore.OpGet, objstore.OpGetRange, objstore.OpStat, objstore.OpPut, objstore.OpDelete, objstore.OpList}
 

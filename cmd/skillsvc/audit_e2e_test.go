@@ -54,7 +54,7 @@ func TestAuditEndToEnd(t *testing.T) {
 	call := func(id, token string) context.Context {
 		c := metadata.AppendToOutgoingContext(ctx, "x-request-id", id)
 		if token != "" {
-			c = withBearer(c, token)
+			c = grpctest.WithBearer(c, token)
 		}
 		return c
 	}

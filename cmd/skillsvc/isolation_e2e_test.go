@@ -191,7 +191,7 @@ func TestIsolationEndToEnd(t *testing.T) {
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	alice := withBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "K1")))
+	alice := grpctest.WithBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "K1")))
 	// The token is alice's; the metadata names bob, thread t2, ticket K2.
 	spoofed := grpctest.AsCaller(alice, "bob", "t2", "K2")
 	spoofedT1 := grpctest.AsCaller(alice, "bob", "t1", "K1")

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -68,10 +69,6 @@ func signToken(t *testing.T, method jwt.SigningMethod, key any, claims jwt.MapCl
 		t.Fatal(err)
 	}
 	return tok
-}
-
-func withBearer(ctx context.Context, token string) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 }
 
 // hsJWTFlags are the flags of a binary that verifies tokens with f's secret.
@@ -231,7 +228,7 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				cctx := ctx
 				for _, v := range tc.auth {
-					cctx = metadata.AppendToOutgoingContext(cctx, "authorization", v)
+					cctx = metadata.AppendToOutgoingContext(cctx, auth.AuthorizationKey, v)
 				}
 				// Metadata naming alice must not stand in for a token.
 				cctx = grpctest.AsCaller(cctx, "alice", "t1", "")
@@ -279,13 +276,13 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 			t.Fatalf("skillsvc exited:\n%s", c.p.output())
 		}
 		fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, c.p.addr))
-		rd, err := fsc.Read(withBearer(ctx, c.token), &skillsvcv1.ReadRequest{Path: "/workspace/own.md"})
+		rd, err := fsc.Read(grpctest.WithBearer(ctx, c.token), &skillsvcv1.ReadRequest{Path: "/workspace/own.md"})
 		if err != nil || rd.GetContent() != "alice's own" {
 			t.Errorf("valid token after the attacks: %v, %v", rd, err)
 		}
 	}
 	adminTok := hsToken(func(c jwt.MapClaims) { c["scope"] = "openid skillsvc:admin"; delete(c, "user"); delete(c, "thread") })
-	if _, err := skillsvcv1.NewAdminServiceClient(dial(t, hs.addr)).DropSkillIndex(withBearer(ctx, adminTok), &skillsvcv1.DropSkillIndexRequest{User: "alice"}); err != nil {
+	if _, err := skillsvcv1.NewAdminServiceClient(dial(t, hs.addr)).DropSkillIndex(grpctest.WithBearer(ctx, adminTok), &skillsvcv1.DropSkillIndexRequest{User: "alice"}); err != nil {
 		t.Errorf("admin token on AdminService: %v", err)
 	}
 	// Neither service log holds a token's signature.
@@ -323,7 +320,7 @@ func TestKeyRotationEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	read := func(token string) error {
-		cctx, cancel := context.WithTimeout(withBearer(ctx, token), 10*time.Second)
+		cctx, cancel := context.WithTimeout(grpctest.WithBearer(ctx, token), 10*time.Second)
 		defer cancel()
 		rd, err := fsc.Read(cctx, &skillsvcv1.ReadRequest{Path: "/workspace/own.md"})
 		if err == nil && rd.GetContent() != "alice's own" {

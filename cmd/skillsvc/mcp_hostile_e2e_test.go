@@ -24,6 +24,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -381,7 +382,7 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			_, err := fsc.Write(withBearer(ctx, bobToken), &skillsvcv1.WriteRequest{Path: "/workspace/bob.md", Content: fmt.Sprint(i)})
+			_, err := fsc.Write(grpctest.WithBearer(ctx, bobToken), &skillsvcv1.WriteRequest{Path: "/workspace/bob.md", Content: fmt.Sprint(i)})
 			if err == nil {
 				_, err = bobSession.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "/workspace/bob.md"}})
 			}

@@ -87,7 +87,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	f := newJWTFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	alice := withBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "")))
+	alice := grpctest.WithBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "")))
 	loopback := []net.IP{net.ParseIP("127.0.0.1")}
 	call := func(conn *grpc.ClientConn) error {
 		cctx, cancel := context.WithTimeout(alice, 10*time.Second)

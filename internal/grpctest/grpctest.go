@@ -26,6 +26,12 @@ func AsCaller(ctx context.Context, user, thread, ticket string) context.Context 
 	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
 
+// WithBearer returns ctx carrying token as a bearer token, as a caller in
+// jwt mode sends it.
+func WithBearer(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, auth.AuthorizationKey, "Bearer "+token)
+}
+
 // CallerHeader is the same identity as HTTP headers, as the JSON gateway
 // and the MCP endpoint read it before it becomes gRPC metadata.
 func CallerHeader(user, thread, ticket string) http.Header {

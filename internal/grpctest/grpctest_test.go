@@ -37,6 +37,13 @@ func TestAsCaller(t *testing.T) {
 	}
 }
 
+func TestWithBearer(t *testing.T) {
+	md, _ := metadata.FromOutgoingContext(grpctest.WithBearer(context.Background(), "tok"))
+	if got := md.Get("authorization"); !slices.Equal(got, []string{"Bearer tok"}) {
+		t.Errorf("authorization = %q, want [Bearer tok]", got)
+	}
+}
+
 func TestCallerHeader(t *testing.T) {
 	for _, tc := range []struct {
 		name, user, thread, ticket string

@@ -26,6 +26,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -51,7 +52,7 @@ type proc struct {
 	addr     string
 	httpAddr string     // the JSON and MCP listener
 	done     chan error // receives how it exited; put it back after reading
-	logs     *logBuffer
+	logs     *logtest.Buffer
 }
 
 // startBinary runs skillsvc with args on a free port and waits for its
@@ -67,7 +68,7 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 	if f := testserver.LiftedLimit(args, env); f != "" {
 		t.Fatalf("startBinary: %s lifts a per-user limit; tests of the binary keep the limits a deployment gets (a test that calls in bulk uses dialWithinLimits)", f)
 	}
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	// Tests check readiness themselves, some over TLS with their own
 	// certificates: return once the listeners are logged.
 	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
@@ -83,24 +84,6 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 }
 
 func (p *proc) output() string { return p.logs.String() }
-
-// logBuffer holds every line the process logged.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // minioEnv is the environment that points the binary's AWS SDK at srv and
 // nothing else (no developer profile), plus extra.

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -441,7 +442,7 @@ func rank(sorted []time.Duration, p float64) time.Duration {
 
 // as adds a caller's identity: one thread of the user.
 func as(ctx context.Context, user string) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, "x-skillsvc-user", user, "x-skillsvc-thread", libraryThread)
+	return metadata.AppendToOutgoingContext(ctx, auth.UserKey, user, auth.ThreadKey, libraryThread)
 }
 
 func callContext(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 )
 
 // TestTokenEndToEnd runs the binary in jwt mode and mints a token with
@@ -38,17 +38,17 @@ func TestTokenEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	_, err = fsc.Write(as(ctx, "alice", "t1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "x"})
-	wantCode(t, err, codes.Unauthenticated)
+	_, err = fsc.Write(grpctest.AsCaller(ctx, "alice", "t1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "x"})
+	grpctest.WantCode(t, err, codes.Unauthenticated)
 
 	// The metadata names bob; the token says alice, and wins.
-	withToken := metadata.AppendToOutgoingContext(as(ctx, "bob", "t9", ""), "authorization", "Bearer "+token)
+	withToken := grpctest.WithBearer(grpctest.AsCaller(ctx, "bob", "t9", ""), token)
 	if _, err := fsc.Write(withToken, &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "x"}); err != nil {
 		t.Fatalf("Write with a token: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(p.cmd.Dir, "data", "alice", "threads", "t1", "a.md")); err != nil {
 		t.Errorf("the write did not land in the token's workspace: %v", err)
 	}
-	_, err = fsc.Write(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token+"x"), &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "y"})
-	wantCode(t, err, codes.Unauthenticated)
+	_, err = fsc.Write(grpctest.WithBearer(ctx, token+"x"), &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "y"})
+	grpctest.WantCode(t, err, codes.Unauthenticated)
 }

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -198,7 +199,7 @@ func TestCacheSetSkillEnabledAcrossReplicas(t *testing.T) {
 	b := startBinary(t, minioEnv(srv), args...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	alice := as(ctx, "alice", "t1", "")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 	scA := skillsvcv1.NewSkillsServiceClient(dial(t, a.addr))
 	scB := skillsvcv1.NewSkillsServiceClient(dial(t, b.addr))
 	for name, sc := range map[string]skillsvcv1.SkillsServiceClient{"A": scA, "B": scB} {
@@ -254,7 +255,7 @@ func TestCacheOutOfBandUploadWithinMaxStale(t *testing.T) {
 	sc := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	alice := as(ctx, "alice", "t1", "")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 	descriptions := func() map[string]string {
 		t.Helper()
 		resp, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{})
@@ -336,7 +337,7 @@ func TestCacheColdStartFromPersistedIndex(t *testing.T) {
 	for i := range sharedSkills {
 		put(fmt.Sprintf("_shared/skills/shared-%d/SKILL.md", i), fmt.Sprintf("---\nname: shared-%d\ndescription: Shared skill %d.\n---\n", i, i))
 	}
-	alice := as(ctx, "alice", "t1", "")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 
 	// The first replica, without Redis: it shares its work through the
 	// persisted indexes alone.
@@ -415,7 +416,7 @@ func TestCacheColdFileReadsCoalesce(t *testing.T) {
 			sc := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			alice := as(ctx, "alice", "t1", "")
+			alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 			// Indexes and settings are loaded: only the files are cold.
 			if _, err := skillNames(alice, sc); err != nil {
 				t.Fatal(err)
@@ -484,7 +485,7 @@ func runLoad(ctx context.Context, sc skillsvcv1.SkillsServiceClient, workers int
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			id := as(ctx, "alice", fmt.Sprintf("t%d", w), "")
+			id := grpctest.AsCaller(ctx, "alice", fmt.Sprintf("t%d", w), "")
 			for i := 0; ; i++ {
 				select {
 				case <-done:
@@ -585,7 +586,7 @@ func TestCacheStorageOutage(t *testing.T) {
 	m := metricsFor(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	alice := as(ctx, "alice", "t1", "")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 	call := func() (context.Context, context.CancelFunc) { return context.WithTimeout(alice, 15*time.Second) }
 
 	// reads makes every read the cache must answer, and says which failed.
@@ -692,7 +693,7 @@ func TestCacheWarmPathsMakeNoStorageRequests(t *testing.T) {
 			fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			alice := as(ctx, "alice", "t1", "")
+			alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 			calls := []struct {
 				name string
 				call func() error

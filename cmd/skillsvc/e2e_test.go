@@ -23,10 +23,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -52,7 +52,7 @@ type proc struct {
 	addr     string
 	httpAddr string     // the JSON and MCP listener
 	done     chan error // receives how it exited; put it back after reading
-	logs     *logBuffer
+	logs     *logtest.Buffer
 }
 
 // startBinary runs skillsvc with args on a free port and waits for its
@@ -68,7 +68,7 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 	if f := testserver.LiftedLimit(args, env); f != "" {
 		t.Fatalf("startBinary: %s lifts a per-user limit; tests of the binary keep the limits a deployment gets (a test that calls in bulk uses dialWithinLimits)", f)
 	}
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	// Tests check readiness themselves, some over TLS with their own
 	// certificates: return once the listeners are logged.
 	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
@@ -84,24 +84,6 @@ func startBinary(t *testing.T, env []string, args ...string) *proc {
 }
 
 func (p *proc) output() string { return p.logs.String() }
-
-// logBuffer holds every line the process logged.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // minioEnv is the environment that points the binary's AWS SDK at srv and
 // nothing else (no developer profile), plus extra.
@@ -161,21 +143,6 @@ func dialWithinLimits(t *testing.T, addr string) *grpc.ClientConn {
 		}))
 }
 
-func as(ctx context.Context, user, thread, ticket string) context.Context {
-	kv := []string{"x-skillsvc-user", user, "x-skillsvc-thread", thread}
-	if ticket != "" {
-		kv = append(kv, "x-skillsvc-ticket", ticket)
-	}
-	return metadata.AppendToOutgoingContext(ctx, kv...)
-}
-
-func wantCode(t *testing.T, err error, code codes.Code) {
-	t.Helper()
-	if status.Code(err) != code {
-		t.Errorf("got %v, want code %v", err, code)
-	}
-}
-
 // TestEndToEndMinIO runs the real binary against a real MinIO and drives
 // every FilesystemService RPC through a real gRPC client.
 func TestEndToEndMinIO(t *testing.T) {
@@ -187,7 +154,7 @@ func TestEndToEndMinIO(t *testing.T) {
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	alice := as(ctx, "alice", "t1", "T-7")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "T-7")
 
 	// Health and identity.
 	hc, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
@@ -195,7 +162,7 @@ func TestEndToEndMinIO(t *testing.T) {
 		t.Fatalf("health = %v, %v", hc, err)
 	}
 	_, err = fsc.List(ctx, &skillsvcv1.ListRequest{Path: "/"})
-	wantCode(t, err, codes.Unauthenticated)
+	grpctest.WantCode(t, err, codes.Unauthenticated)
 
 	// Write, Stat, Read (with the .md fallback), List.
 	w, err := fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/notes/plan.md", Content: "# Plan\nstep one\nstep two\n"})
@@ -203,9 +170,9 @@ func TestEndToEndMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/notes/plan.md", Content: "x", MustNotExist: true})
-	wantCode(t, err, codes.AlreadyExists)
+	grpctest.WantCode(t, err, codes.AlreadyExists)
 	_, err = fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/workspace/notes/plan.md", Content: "x", IfMatch: "stale"})
-	wantCode(t, err, codes.FailedPrecondition)
+	grpctest.WantCode(t, err, codes.FailedPrecondition)
 	st, err := fsc.Stat(alice, &skillsvcv1.StatRequest{Path: "/workspace/notes/plan.md"})
 	if err != nil || st.GetInfo().GetEtag() != w.GetInfo().GetEtag() || st.GetInfo().GetSize() != 25 {
 		t.Fatalf("Stat = %v, %v; want etag %q size 25", st, err, w.GetInfo().GetEtag())
@@ -234,26 +201,26 @@ func TestEndToEndMinIO(t *testing.T) {
 	}
 
 	// Another thread and another user see none of it; hostile paths fail.
-	_, err = fsc.Read(as(ctx, "alice", "t2", ""), &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan.md"})
-	wantCode(t, err, codes.NotFound)
-	_, err = fsc.Read(as(ctx, "bob", "t1", ""), &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan.md"})
-	wantCode(t, err, codes.NotFound)
+	_, err = fsc.Read(grpctest.AsCaller(ctx, "alice", "t2", ""), &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan.md"})
+	grpctest.WantCode(t, err, codes.NotFound)
+	_, err = fsc.Read(grpctest.AsCaller(ctx, "bob", "t1", ""), &skillsvcv1.ReadRequest{Path: "/workspace/notes/plan.md"})
+	grpctest.WantCode(t, err, codes.NotFound)
 	_, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/workspace/../../bob/threads/t1/x"})
-	wantCode(t, err, codes.InvalidArgument)
-	_, err = fsc.Read(as(ctx, "../bob", "t1", ""), &skillsvcv1.ReadRequest{Path: "/workspace/x"})
-	wantCode(t, err, codes.InvalidArgument)
+	grpctest.WantCode(t, err, codes.InvalidArgument)
+	_, err = fsc.Read(grpctest.AsCaller(ctx, "../bob", "t1", ""), &skillsvcv1.ReadRequest{Path: "/workspace/x"})
+	grpctest.WantCode(t, err, codes.InvalidArgument)
 	_, err = fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/skills/x/SKILL.md", Content: "x"})
-	wantCode(t, err, codes.PermissionDenied)
+	grpctest.WantCode(t, err, codes.PermissionDenied)
 
 	// Ticket files are shared by the threads working on the ticket.
 	if _, err := fsc.Write(alice, &skillsvcv1.WriteRequest{Path: "/ticket/brief.md", Content: "fix the bug"}); err != nil {
 		t.Fatal(err)
 	}
-	if rd, err := fsc.Read(as(ctx, "alice", "t9", "T-7"), &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"}); err != nil || rd.GetContent() != "fix the bug" {
+	if rd, err := fsc.Read(grpctest.AsCaller(ctx, "alice", "t9", "T-7"), &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"}); err != nil || rd.GetContent() != "fix the bug" {
 		t.Errorf("ticket read from another thread = %v, %v", rd, err)
 	}
-	_, err = fsc.Read(as(ctx, "alice", "t9", ""), &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"})
-	wantCode(t, err, codes.NotFound)
+	_, err = fsc.Read(grpctest.AsCaller(ctx, "alice", "t9", ""), &skillsvcv1.ReadRequest{Path: "/ticket/brief.md"})
+	grpctest.WantCode(t, err, codes.NotFound)
 
 	// Upload and Download a binary file in chunks.
 	blob := make([]byte, 1<<20+17)
@@ -289,7 +256,7 @@ func TestEndToEndMinIO(t *testing.T) {
 		t.Errorf("Download returned %d bytes that differ from the %d uploaded", len(got), len(blob))
 	}
 	_, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/workspace/data/blob.bin"})
-	wantCode(t, err, codes.FailedPrecondition)
+	grpctest.WantCode(t, err, codes.FailedPrecondition)
 
 	// Glob and Grep.
 	gl, err := fsc.Glob(alice, &skillsvcv1.GlobRequest{Path: "/workspace", Pattern: "**/*.md"})
@@ -337,13 +304,13 @@ func TestEndToEndMinIO(t *testing.T) {
 		t.Errorf("Delete file = %v, %v", del, err)
 	}
 	_, err = fsc.Delete(alice, &skillsvcv1.DeleteRequest{Path: "/workspace/notes"})
-	wantCode(t, err, codes.FailedPrecondition)
+	grpctest.WantCode(t, err, codes.FailedPrecondition)
 	del, err = fsc.Delete(alice, &skillsvcv1.DeleteRequest{Path: "/workspace/notes", Recursive: true})
 	if err != nil || del.GetDeleted() != 1 {
 		t.Errorf("Delete dir = %v, %v", del, err)
 	}
 	_, err = fsc.Stat(alice, &skillsvcv1.StatRequest{Path: "/workspace/notes"})
-	wantCode(t, err, codes.NotFound)
+	grpctest.WantCode(t, err, codes.NotFound)
 
 	// The objects sit under the caller's prefixes, nowhere else; skillsvc
 	// itself keeps the library indexes, outside every mount.
@@ -381,7 +348,7 @@ func TestEndToEndMinIO(t *testing.T) {
 func TestZeroConfig(t *testing.T) {
 	p := startBinary(t, nil)
 	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
-	ctx := as(t.Context(), "u1", "th1", "")
+	ctx := grpctest.AsCaller(t.Context(), "u1", "th1", "")
 	if _, err := fsc.Write(ctx, &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +363,7 @@ func TestZeroConfig(t *testing.T) {
 func TestMetricsEndpoint(t *testing.T) {
 	p := startBinary(t, nil, "--metrics.listen=127.0.0.1:0")
 	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
-	if _, err := fsc.Write(as(t.Context(), "u1", "th1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "x"}); err != nil {
+	if _, err := fsc.Write(grpctest.AsCaller(t.Context(), "u1", "th1", ""), &skillsvcv1.WriteRequest{Path: "/workspace/a.txt", Content: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	body := scrape(t, p)
@@ -415,4 +382,15 @@ func TestMetricsEndpoint(t *testing.T) {
 func scrape(t *testing.T, p *proc) string {
 	t.Helper()
 	return metricsFor(t, p).scrape(t)
+}
+
+// procExited reports whether p has exited, leaving the exit status for others.
+func procExited(p *proc) bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
 }

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -106,7 +108,7 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if !c.anon {
-				ctx = as(ctx, "alice", "tg", "")
+				ctx = grpctest.AsCaller(ctx, "alice", "tg", "")
 			}
 			err = conn.Invoke(ctx, "/skillsvc.v1."+c.method, req, grpcResp)
 			if got := status.Code(err); got != c.want {
@@ -119,8 +121,8 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			}
 			hreq.Header.Set("Content-Type", "application/json")
 			if !c.anon {
-				hreq.Header.Set("X-Skillsvc-User", "alice")
-				hreq.Header.Set("X-Skillsvc-Thread", "th")
+				hreq.Header.Set(auth.UserKey, "alice")
+				hreq.Header.Set(auth.ThreadKey, "th")
 			}
 			resp, err := http.DefaultClient.Do(hreq)
 			if err != nil {
@@ -162,8 +164,8 @@ func TestJSONOverHTTPRetryAfter(t *testing.T) {
 	var codesSeen []int
 	for range 2 {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.SkillsService/ListCategories", strings.NewReader(`{}`))
-		req.Header.Set("X-Skillsvc-User", "alice")
-		req.Header.Set("X-Skillsvc-Thread", "t")
+		req.Header.Set(auth.UserKey, "alice")
+		req.Header.Set(auth.ThreadKey, "t")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

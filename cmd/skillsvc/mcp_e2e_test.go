@@ -8,6 +8,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -71,7 +72,7 @@ func TestMCPEndToEndMinIO(t *testing.T) {
 	admin["scope"] = "skillsvc:admin"
 	refused := map[string]http.Header{
 		"forged token": {"Authorization": {"Bearer " + signToken(t, jwt.SigningMethodHS256, []byte(strings.Repeat("x", 48)), agentClaims("alice", "t1", ""))}},
-		"headers only": {"X-Skillsvc-User": {"alice"}, "X-Skillsvc-Thread": {"t1"}},
+		"headers only": grpctest.CallerHeader("alice", "t1", ""),
 		"admin token":  {"Authorization": {"Bearer " + signToken(t, jwt.SigningMethodHS256, f.secret, admin)}},
 	}
 	for name, h := range refused {

@@ -23,6 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -380,7 +382,7 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			_, err := fsc.Write(withBearer(ctx, bobToken), &skillsvcv1.WriteRequest{Path: "/workspace/bob.md", Content: fmt.Sprint(i)})
+			_, err := fsc.Write(grpctest.WithBearer(ctx, bobToken), &skillsvcv1.WriteRequest{Path: "/workspace/bob.md", Content: fmt.Sprint(i)})
 			if err == nil {
 				_, err = bobSession.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "/workspace/bob.md"}})
 			}
@@ -429,9 +431,9 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 	alice := token("alice", "t1")
 	opened := flood(10000, func(i int) http.Header {
 		h := bearerHeader(alice)
-		h.Set("X-Skillsvc-User", fmt.Sprint("u", i))
-		h.Set("X-Skillsvc-Thread", fmt.Sprint("t", i))
-		h.Set("X-Skillsvc-Ticket", fmt.Sprint("k", i))
+		h.Set(auth.UserKey, fmt.Sprint("u", i))
+		h.Set(auth.ThreadKey, fmt.Sprint("t", i))
+		h.Set(auth.TicketKey, fmt.Sprint("k", i))
 		return h
 	})
 	if opened != def.MaxSessions {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -46,7 +47,7 @@ func TestStorageOutage(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			thread := fmt.Sprintf("t%d", w)
-			id := as(ctx, "alice", thread, "")
+			id := grpctest.AsCaller(ctx, "alice", thread, "")
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -119,7 +120,7 @@ func TestStorageOutage(t *testing.T) {
 		}
 	}
 	for w, content := range acked {
-		rd, err := fsc.Read(as(ctx, "alice", w.thread, ""), &skillsvcv1.ReadRequest{Path: w.path})
+		rd, err := fsc.Read(grpctest.AsCaller(ctx, "alice", w.thread, ""), &skillsvcv1.ReadRequest{Path: w.path})
 		if err != nil || rd.GetContent() != strings.TrimSuffix(content, "\n") {
 			t.Errorf("acknowledged write %s %s lost: %q, %v", w.thread, w.path, rd.GetContent(), err)
 		}

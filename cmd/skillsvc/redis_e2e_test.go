@@ -9,6 +9,7 @@ import (
 	"time"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -33,7 +34,7 @@ func TestRedisCacheEndToEnd(t *testing.T) {
 
 	list := func(p *proc) []string {
 		t.Helper()
-		resp, err := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr)).ListSkills(as(ctx, "alice", "t1", ""), &skillsvcv1.ListSkillsRequest{})
+		resp, err := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr)).ListSkills(grpctest.AsCaller(ctx, "alice", "t1", ""), &skillsvcv1.ListSkillsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -44,7 +45,7 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 	conn := dial(t, p.addr)
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
-	alice := as(ctx, "alice", "t1", "")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 
 	cats, err := sc.ListCategories(alice, &skillsvcv1.ListCategoriesRequest{})
 	if err != nil {
@@ -115,9 +116,9 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 		t.Errorf("GetSkill = files %v body %q", files, get.GetBody())
 	}
 	_, err = sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "/skills/broken/bad"})
-	wantCode(t, err, codes.FailedPrecondition)
+	grpctest.WantCode(t, err, codes.FailedPrecondition)
 	_, err = sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "/skills/../bob/skills/x"})
-	wantCode(t, err, codes.InvalidArgument)
+	grpctest.WantCode(t, err, codes.InvalidArgument)
 
 	r, err := sc.RenderSkill(alice, &skillsvcv1.RenderSkillRequest{Path: "/skills/docs/pdf", Arguments: "report.pdf"})
 	if err != nil || r.GetText() != "Base directory for this skill: /skills/docs/pdf\n\n# PDF\nRun scripts/extract.py on report.pdf.\n" {
@@ -129,9 +130,9 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 		t.Errorf("ReadSkillFile = %v, %v", f, err)
 	}
 	_, err = sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "pdf", File: "assets/logo.png"})
-	wantCode(t, err, codes.FailedPrecondition)
+	grpctest.WantCode(t, err, codes.FailedPrecondition)
 	_, err = sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "pdf", File: "nope.md"})
-	wantCode(t, err, codes.NotFound)
+	grpctest.WantCode(t, err, codes.NotFound)
 	if err != nil && !strings.Contains(err.Error(), "references/forms.md") {
 		t.Errorf("NotFound message does not list the files: %v", err)
 	}
@@ -171,7 +172,7 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 		t.Errorf("include_disabled: %d skills, %v", len(list.GetSkills()), err)
 	}
 	// bob sees only the shared library, with csv enabled.
-	bob, err := sc.ListSkills(as(ctx, "bob", "t1", ""), &skillsvcv1.ListSkillsRequest{})
+	bob, err := sc.ListSkills(grpctest.AsCaller(ctx, "bob", "t1", ""), &skillsvcv1.ListSkillsRequest{})
 	if err != nil || len(bob.GetSkills()) != 2 || bob.GetSkills()[0].GetLayer() != "shared" {
 		t.Errorf("bob's skills = %v, %v", bob.GetSkills(), err)
 	}
@@ -210,7 +211,7 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 	conn := dial(t, p.addr)
 	sc := skillsvcv1.NewSkillsServiceClient(conn)
 	fsc := skillsvcv1.NewFilesystemServiceClient(conn)
-	alice := as(ctx, "alice", "t1", "")
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 
 	all, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{IncludeInvalid: true})
 	if err != nil {
@@ -252,7 +253,7 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 		}
 	}
 	_, err = fsc.Read(alice, &skillsvcv1.ReadRequest{Path: "/skills/review/code-review/SKILL.md"})
-	wantCode(t, err, codes.NotFound)
+	grpctest.WantCode(t, err, codes.NotFound)
 
 	// 1: every RPC by the names listed.
 	for ref, path := range map[string]string{
@@ -291,9 +292,9 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 		t.Errorf("FormatSkills(yaml) = %v\n%s", err, yml.GetText())
 	}
 	_, err = sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{CharBudget: 10})
-	wantCode(t, err, codes.InvalidArgument)
+	grpctest.WantCode(t, err, codes.InvalidArgument)
 	_, err = sc.ReadSkillFile(alice, &skillsvcv1.ReadSkillFileRequest{Path: "webapp-testing", File: "examples/console.png", DownloadTool: "fetch_file"})
-	if wantCode(t, err, codes.FailedPrecondition); err != nil && (!strings.Contains(err.Error(), "fetch it with fetch_file") || strings.Contains(err.Error(), "FilesystemService")) {
+	if grpctest.WantCode(t, err, codes.FailedPrecondition); err != nil && (!strings.Contains(err.Error(), "fetch it with fetch_file") || strings.Contains(err.Error(), "FilesystemService")) {
 		t.Errorf("binary refusal = %v", err)
 	}
 
@@ -330,10 +331,10 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 
 	// 10: a page token that is no position of this listing.
 	_, err = sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{PageToken: "garbage"})
-	wantCode(t, err, codes.InvalidArgument)
+	grpctest.WantCode(t, err, codes.InvalidArgument)
 
 	// bob sees the shared code-review, and the display-named skill.
-	bob, err := sc.GetSkill(as(ctx, "bob", "t1", ""), &skillsvcv1.GetSkillRequest{Path: "code-review"})
+	bob, err := sc.GetSkill(grpctest.AsCaller(ctx, "bob", "t1", ""), &skillsvcv1.GetSkillRequest{Path: "code-review"})
 	if err != nil || bob.GetSkill().GetLayer() != "shared" {
 		t.Errorf("bob's code-review = %v, %v", bob.GetSkill(), err)
 	}

@@ -1,12 +1,10 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/skillsvc/skillsvc/internal/app"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 )
 
 // TestRun builds the service from flags as the binary does, serves it and
@@ -27,7 +26,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	a, err := app.New(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
@@ -76,24 +75,6 @@ func TestRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return within 10s of its context ending")
 	}
-}
-
-// syncBuffer collects the log lines the servers' goroutines write.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestNewFails: a component that cannot start (here the audit log's file)

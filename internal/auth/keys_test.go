@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
@@ -91,26 +91,15 @@ func TestJWKSFile(t *testing.T) {
 	other := map[string]any{"kty": "OKP", "crv": "Ed25519", "x": b64(k.otherEd.Public().(ed25519.PublicKey)), "kid": "ed-2"}
 	oldTok := withKID(t, jwt.SigningMethodEdDSA, k.ed, "ed-1", claims())
 	newTok := withKID(t, jwt.SigningMethodEdDSA, k.otherEd, "ed-2", claims())
-	replace(t, path, jwksJSON(t, other))
+	filewatchtest.Replace(t, path, jwksJSON(t, other))
 	waitFor(t, "the rotated key", func() bool { return okay(t, a, newTok) })
 	if okay(t, a, oldTok) {
 		t.Error("a token of the removed key is still accepted")
 	}
 	// A broken edit keeps the keys in force.
-	replace(t, path, []byte(`{"keys": [`))
+	filewatchtest.Replace(t, path, []byte(`{"keys": [`))
 	if !okay(t, a, newTok) {
 		t.Error("a broken key file dropped the keys")
-	}
-}
-
-func replace(t *testing.T, path string, data []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -136,12 +125,12 @@ func TestSecretRotation(t *testing.T) {
 	if !okay(t, a, oldTok) || okay(t, a, newTok) {
 		t.Fatal("before rotation: want only the old secret's tokens")
 	}
-	replace(t, path, k.otherSecret)
+	filewatchtest.Replace(t, path, k.otherSecret)
 	waitFor(t, "the new secret", func() bool { return okay(t, a, newTok) })
 	if okay(t, a, oldTok) {
 		t.Error("the old secret still verifies")
 	}
-	replace(t, path, []byte("short"))
+	filewatchtest.Replace(t, path, []byte("short"))
 	if !okay(t, a, newTok) {
 		t.Error("a too-short secret replaced the good one")
 	}

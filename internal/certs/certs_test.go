@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/certs/certstest"
+	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 )
 
 // serverName is the name every server certificate here is issued for and
@@ -82,13 +82,6 @@ func pool(cas ...*certstest.CA) *x509.CertPool {
 
 func clientConfig(roots *x509.CertPool, own ...tls.Certificate) *tls.Config {
 	return &tls.Config{RootCAs: roots, ServerName: serverName, Certificates: own}
-}
-
-func writeFile(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func newServer(t *testing.T, cfg certs.Config) *certs.Server {
@@ -249,7 +242,7 @@ func TestNewFails(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
-		writeFile(t, p, data)
+		filewatchtest.Write(t, p, data)
 		return p
 	}
 	certFile, keyFile := file("cert.pem", certPEM), file("key.pem", keyPEM)
@@ -328,13 +321,13 @@ func TestRotation(t *testing.T) {
 			}
 
 			// The new certificate lands before its key: keep the old pair.
-			writeFile(t, certFile, cert2)
+			filewatchtest.Write(t, certFile, cert2)
 			if err := s.Check(); err == nil {
 				t.Fatal("Check accepted a certificate with the previous key")
 			}
 			presents(t, addr, client, leaf(t, cert1))
 
-			writeFile(t, keyFile, key2)
+			filewatchtest.Write(t, keyFile, key2)
 			if err := s.Check(); err != nil {
 				t.Fatalf("Check: %v", err)
 			}
@@ -388,7 +381,7 @@ func TestClientCertificates(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeServerPair(t, dir, serverCA)
 	caFile := filepath.Join(dir, "client-ca.pem")
-	writeFile(t, caFile, caA.CertPEM())
+	filewatchtest.Write(t, caFile, caA.CertPEM())
 	s := newServer(t, certs.Config{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile})
 	addr := serveEcho(t, s.TLSConfig())
 
@@ -417,7 +410,7 @@ func TestClientCertificates(t *testing.T) {
 	} {
 		t.Run(step.name, func(t *testing.T) {
 			if step.caPEM != nil {
-				writeFile(t, caFile, step.caPEM)
+				filewatchtest.Write(t, caFile, step.caPEM)
 			}
 			if err := s.Check(); (err != nil) != step.checkFail {
 				t.Fatalf("Check = %v, want failure %v", err, step.checkFail)
@@ -447,7 +440,7 @@ func TestClientCertificatesResumption(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeServerPair(t, dir, serverCA)
 	caFile := filepath.Join(dir, "client-ca.pem")
-	writeFile(t, caFile, caA.CertPEM())
+	filewatchtest.Write(t, caFile, caA.CertPEM())
 	s := newServer(t, certs.Config{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile})
 	addr := serveEcho(t, s.TLSConfig())
 
@@ -464,7 +457,7 @@ func TestClientCertificatesResumption(t *testing.T) {
 		t.Fatal("the second connection did not resume; the test proves nothing")
 	}
 
-	writeFile(t, caFile, caB.CertPEM())
+	filewatchtest.Write(t, caFile, caB.CertPEM())
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +472,7 @@ func TestMinVersion(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeServerPair(t, dir, ca)
 	caFile := filepath.Join(dir, "client-ca.pem")
-	writeFile(t, caFile, clientCA.CertPEM())
+	filewatchtest.Write(t, caFile, clientCA.CertPEM())
 	clientCert := issuePair(t, clientCA, "alice", true)
 	for _, tc := range []struct {
 		name       string
@@ -529,7 +522,7 @@ func TestGRPC(t *testing.T) {
 			var clientCerts []tls.Certificate
 			if mutual {
 				cfg.ClientCAFile = filepath.Join(dir, "client-ca.pem")
-				writeFile(t, cfg.ClientCAFile, clientCA.CertPEM())
+				filewatchtest.Write(t, cfg.ClientCAFile, clientCA.CertPEM())
 				clientCerts = append(clientCerts, issuePair(t, clientCA, "alice", true))
 			}
 			s := newServer(t, cfg)
@@ -619,7 +612,7 @@ func TestHTTPS(t *testing.T) {
 			client := clientConfig(ca.Pool())
 			if tc.mutual {
 				cfg.ClientCAFile = filepath.Join(dir, "client-ca.pem")
-				writeFile(t, cfg.ClientCAFile, clientCA.CertPEM())
+				filewatchtest.Write(t, cfg.ClientCAFile, clientCA.CertPEM())
 				client.Certificates = []tls.Certificate{issuePair(t, clientCA, "alice", true)}
 			}
 			s := newServer(t, cfg)

@@ -9,14 +9,8 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/filewatch"
+	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 )
-
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // join parses by concatenating, refusing contents that say "bad".
 func join(contents [][]byte) (string, error) {
@@ -33,8 +27,8 @@ func join(contents [][]byte) (string, error) {
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	write(t, a, "1")
-	write(t, b, "x")
+	filewatchtest.Write(t, a, "1")
+	filewatchtest.Write(t, b, "x")
 	parses := 0
 	v, err := filewatch.Watch([]string{a, b}, -1, func(c [][]byte) (string, error) { parses++; return join(c) }, nil)
 	if err != nil {
@@ -47,14 +41,14 @@ func TestCheck(t *testing.T) {
 	if changed, err := v.Check(); changed || err != nil || parses != 1 {
 		t.Fatalf("unchanged files: Check = %v, %v after %d parses; want no parse", changed, err, parses)
 	}
-	write(t, a, "bad")
+	filewatchtest.Write(t, a, "bad")
 	if changed, err := v.Check(); changed || err == nil {
 		t.Fatalf("bad contents: Check = %v, %v; want an error", changed, err)
 	}
 	if got := v.Load(); got != "1+x" {
 		t.Fatalf("after a bad change Load = %q, want the previous value", got)
 	}
-	write(t, a, "2")
+	filewatchtest.Write(t, a, "2")
 	if changed, err := v.Check(); !changed || err != nil {
 		t.Fatalf("good change: Check = %v, %v", changed, err)
 	}
@@ -62,8 +56,8 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("Load = %q, want 2+x", got)
 	}
 	// Bytes moving from one file to the other is a change.
-	write(t, a, "2x")
-	write(t, b, "")
+	filewatchtest.Write(t, a, "2x")
+	filewatchtest.Write(t, b, "")
 	if changed, _ := v.Check(); !changed {
 		t.Fatal("moving bytes between files was not seen as a change")
 	}
@@ -84,7 +78,7 @@ func TestWatchFailsOnStart(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 	p := filepath.Join(dir, "bad")
-	write(t, p, "bad")
+	filewatchtest.Write(t, p, "bad")
 	if _, err := filewatch.Watch([]string{p}, -1, join, nil); err == nil {
 		t.Error("unparsable file: no error")
 	}
@@ -94,18 +88,14 @@ func TestWatchFailsOnStart(t *testing.T) {
 func TestPoll(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
-	write(t, p, "old")
+	filewatchtest.Write(t, p, "old")
 	v, err := filewatch.Watch([]string{p}, 5*time.Millisecond, join, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer v.Close()
 	// Replace it the way Kubernetes and editors do: a new file renamed over.
-	tmp := filepath.Join(dir, "f.tmp")
-	write(t, tmp, "new")
-	if err := os.Rename(tmp, p); err != nil {
-		t.Fatal(err)
-	}
+	filewatchtest.Replace(t, p, "new")
 	deadline := time.Now().Add(10 * time.Second)
 	for v.Load() != "new" {
 		if time.Now().After(deadline) {

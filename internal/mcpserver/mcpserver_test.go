@@ -20,10 +20,12 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
@@ -151,8 +153,12 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
+// userHeader and threadHeader are the identity headers as http.Header
+// keys, for headers no well-formed caller sends.
+var userHeader, threadHeader = http.CanonicalHeaderKey(auth.UserKey), http.CanonicalHeaderKey(auth.ThreadKey)
+
 func identity(user, thread string) http.Header {
-	return http.Header{"X-Skillsvc-User": {user}, "X-Skillsvc-Thread": {thread}}
+	return grpctest.CallerHeader(user, thread, "")
 }
 
 func (e *env) connect(h http.Header, opts *mcp.ClientOptions) *mcp.ClientSession {
@@ -424,15 +430,15 @@ func TestIdentity(t *testing.T) {
 	// user without a thread, a user given twice.
 	for name, h := range map[string]http.Header{
 		"no identity":   {},
-		"no thread":     {"X-Skillsvc-User": {"alice"}},
-		"repeated user": {"X-Skillsvc-User": {"alice", "bob"}, "X-Skillsvc-Thread": {"t1"}},
+		"no thread":     {userHeader: {"alice"}},
+		"repeated user": {userHeader: {"alice", "bob"}, threadHeader: {"t1"}},
 	} {
 		if code := post(h, ""); code != http.StatusUnauthorized {
 			t.Errorf("%s: HTTP %d, want 401", name, code)
 		}
 	}
 	// IDs the mount table refuses are a bad request, before any session.
-	for _, h := range []http.Header{identity("../bob", "t1"), identity("alice", "a/b"), {"X-Skillsvc-User": {"alice"}, "X-Skillsvc-Thread": {"t1"}, "X-Skillsvc-Ticket": {".."}}} {
+	for _, h := range []http.Header{identity("../bob", "t1"), identity("alice", "a/b"), grpctest.CallerHeader("alice", "t1", "..")} {
 		if code := post(h, ""); code != http.StatusBadRequest {
 			t.Errorf("%v: HTTP %d, want 400", h, code)
 		}
@@ -469,7 +475,7 @@ func TestLibraryChangeNotifies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	// Out of band, as an S3 tool would: a new skill, then a changed file.
-	put(t, bucket, "alice/skills/writing/haiku/SKILL.md", skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n"))
+	objstoretest.Put(t, bucket, "alice/skills/writing/haiku/SKILL.md", skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n"))
 	select {
 	case <-changed:
 	case <-ctx.Done():
@@ -483,7 +489,7 @@ func TestLibraryChangeNotifies(t *testing.T) {
 		t.Fatal("the new skill is not listed after the notification")
 	}
 
-	put(t, bucket, "alice/skills/writing/release-notes/references/style.md", "# Style\nChanged.\n")
+	objstoretest.Put(t, bucket, "alice/skills/writing/release-notes/references/style.md", "# Style\nChanged.\n")
 	select {
 	case uri := <-updated:
 		if uri != styleURI {
@@ -491,13 +497,6 @@ func TestLibraryChangeNotifies(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no notifications/resources/updated after a subscribed file changed")
-	}
-}
-
-func put(t *testing.T, b objstore.Bucket, key, body string) {
-	t.Helper()
-	if _, err := b.Put(t.Context(), key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }
 

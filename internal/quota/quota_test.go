@@ -33,6 +33,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filewatch/filewatchtest"
 )
 
 // clock is a fake clock for the token buckets, advanced only between calls.
@@ -261,21 +262,9 @@ func TestNotLimited(t *testing.T) {
 	})
 }
 
-func writeFile(t *testing.T, path, s string) {
-	t.Helper()
-	// Written aside and renamed over, as editors and Kubernetes do.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestOverrides(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "overrides.yaml")
-	writeFile(t, path, `
+	filewatchtest.Replace(t, path, `
 users:
   alice: {concurrency: 1}
   bob: {rate: 0}
@@ -288,7 +277,7 @@ users:
 	l := newLimiter(t, cfg, clk)
 	reload := func(t *testing.T, content string, wantErr bool) {
 		t.Helper()
-		writeFile(t, path, content)
+		filewatchtest.Replace(t, path, content)
 		changed, err := l.overrides.Check()
 		if wantErr != (err != nil) || changed == wantErr {
 			t.Fatalf("Check = %v, %v; want an error %v", changed, err, wantErr)
@@ -351,12 +340,12 @@ users:
 // TestOverridesPolled: New wires the reload interval; nobody calls Check.
 func TestOverridesPolled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "overrides.yaml")
-	writeFile(t, path, "users: {alice: {concurrency: 1}}")
+	filewatchtest.Replace(t, path, "users: {alice: {concurrency: 1}}")
 	cfg := config(0, 0, 2)
 	cfg.OverridesFile = path
 	cfg.ReloadInterval = 5 * time.Millisecond
 	l := newLimiter(t, cfg, nil)
-	writeFile(t, path, "users: {alice: {concurrency: 5}}")
+	filewatchtest.Replace(t, path, "users: {alice: {concurrency: 5}}")
 	deadline := time.Now().Add(10 * time.Second)
 	for l.limitsFor("alice").concurrency != 5 {
 		if time.Now().After(deadline) {
@@ -389,7 +378,7 @@ func TestBadOverridesFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "overrides.yaml")
-			writeFile(t, path, tt.content)
+			filewatchtest.Replace(t, path, tt.content)
 			cfg := DefaultConfig()
 			cfg.OverridesFile = path
 			l, err := New(cfg, nil, nil)
@@ -411,7 +400,7 @@ func TestBadOverridesFile(t *testing.T) {
 	})
 	t.Run("empty file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "overrides.yaml")
-		writeFile(t, path, "# nobody yet\n")
+		filewatchtest.Replace(t, path, "# nobody yet\n")
 		cfg := DefaultConfig()
 		cfg.OverridesFile = path
 		newLimiter(t, cfg, nil)

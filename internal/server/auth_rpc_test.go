@@ -9,6 +9,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 )
 
@@ -55,7 +56,7 @@ func TestJWTMode(t *testing.T) {
 		return err
 	}
 	agent := token(auth.Principal{Identity: aliceID})
-	forged := as(t, "authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoiYWxpY2UiLCJ0aHJlYWQiOiJ0MSJ9.forged")
+	forged := grpctest.WithBearer(t.Context(), "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoiYWxpY2UiLCJ0aHJlYWQiOiJ0MSJ9.forged")
 	admin := token(auth.Principal{Admin: true, Subject: "ops"})
 	wantCode(t, "List with metadata identity", list(asAlice(t)), codes.Unauthenticated)
 	wantCode(t, "List with token", list(agent), codes.OK)

@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -23,6 +21,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -119,7 +119,7 @@ func as(t *testing.T, kv ...string) context.Context {
 }
 
 func asAlice(t *testing.T) context.Context {
-	return as(t, auth.UserKey, "alice", auth.ThreadKey, "t1")
+	return grpctest.AsCaller(t.Context(), "alice", "t1", "")
 }
 
 // incompleteIdentities are metadata that identify no caller.
@@ -310,20 +310,6 @@ var everySkillsRPC = []skillsRPC{
 	}},
 }
 
-// syncBuffer collects logs written by server goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects logs written by server goroutines (the name these
+// tests already use for logtest.Buffer).
+type syncBuffer = logtest.Buffer

@@ -18,6 +18,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
@@ -176,7 +177,7 @@ func jwtServer(t *testing.T, o options) (client, func(p auth.Principal) context.
 		if err != nil {
 			t.Fatal(err)
 		}
-		return as(t, "authorization", "Bearer "+tok)
+		return grpctest.WithBearer(t.Context(), tok)
 	}
 }
 

@@ -2,22 +2,13 @@ package skillmd_test
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
-
-// allocated returns the bytes fn allocated on the heap.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // TestFormatBlockCostIsBoundedByBudget: fitting 10,000 long descriptions
 // into a small budget costs memory in proportion to the budget, not to the
@@ -32,7 +23,7 @@ func TestFormatBlockCostIsBoundedByBudget(t *testing.T) {
 	var err error
 	// The descriptions alone are 10 MB; the skills are given, so only what
 	// FormatBlock adds counts.
-	used := allocated(func() { b, err = skillmd.FormatBlock(list, skillmd.FormatOptions{CharBudget: 12000}) })
+	used := alloctest.Bytes(func() { b, err = skillmd.FormatBlock(list, skillmd.FormatOptions{CharBudget: 12000}) })
 	if err != nil || b.Included == 0 || utf8.RuneCountInString(b.Text) > 12000 {
 		t.Fatalf("FormatBlock = %d included, %d bytes, %v", b.Included, len(b.Text), err)
 	}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -17,15 +17,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
-
-// allocated returns the bytes fn allocated on the heap.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // TestRenderBoundsOutputFirst: a body of many placeholders times large
 // arguments is refused before the text is built, so the request costs
@@ -39,7 +30,7 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 	args := strings.Repeat("x", 1<<20) // naive output: 50,000 × 1 MiB = 49 GiB
 
 	var err error
-	used := allocated(func() {
+	used := alloctest.Bytes(func() {
 		_, _, err = lib.Catalog.Render(t.Context(), alice, "bomb", skills.RenderOptions{Arguments: args})
 	})
 	if !errors.Is(err, errkind.ResourceExhausted) {

@@ -74,13 +74,6 @@ func names(t *testing.T, lib *Library) string {
 	return strings.Join(out, ",")
 }
 
-func put(t *testing.T, b objstore.Bucket, key, content string) {
-	t.Helper()
-	if _, err := b.Put(t.Context(), key, strings.NewReader(content), int64(len(content)), objstore.PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func skillMD(name string) string {
 	return "---\nname: " + name + "\ndescription: Does " + name + ".\n---\n# " + name + "\n"
 }
@@ -99,7 +92,7 @@ func TestIndexFreshness(t *testing.T) {
 		t.Fatalf("skills = %q", got)
 	}
 	lists := b.Calls(objstore.OpList)
-	put(t, b, "alice/skills/two/SKILL.md", skillMD("two"))
+	objstoretest.Put(t, b, "alice/skills/two/SKILL.md", skillMD("two"))
 
 	clk.Advance(4 * time.Second) // younger than the refresh interval
 	if got := names(t, lib); got != "one" || b.Calls(objstore.OpList) != lists {
@@ -118,7 +111,7 @@ func TestIndexFreshness(t *testing.T) {
 		t.Errorf("%v background revalidations, want one per layer", n)
 	}
 
-	put(t, b, "alice/skills/three/SKILL.md", skillMD("three"))
+	objstoretest.Put(t, b, "alice/skills/three/SKILL.md", skillMD("three"))
 	clk.Advance(31 * time.Second) // older than the max staleness
 	if got := names(t, lib); got != "one,three,two" {
 		t.Errorf("after the max staleness: skills %q, want revalidated before answering", got)
@@ -206,7 +199,7 @@ func TestPersistedIndex(t *testing.T) {
 	// A change is persisted: the next fresh replica serves alice's layer
 	// from it without a LIST. (The shared layer's persisted index is an
 	// hour old: only a change rewrites it, so it is listed once.)
-	put(t, b, "alice/skills/docs/e/SKILL.md", skillMD("e"))
+	objstoretest.Put(t, b, "alice/skills/docs/e/SKILL.md", skillMD("e"))
 	clk.Advance(time.Hour)
 	names(t, fresh)
 	clk.Advance(time.Second)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -36,9 +36,9 @@ func newMismatchFixture(t *testing.T) mismatchFixture {
 	t.Helper()
 	srv := testserver.SharedMinIO(t)
 	b := s3.NewWithClient(srv.Client(t), srv.NewBucket(t))
-	put(t, b, "alice/skills/mine/SKILL.md", skillMD("mine"))
+	objstoretest.Put(t, b, "alice/skills/mine/SKILL.md", skillMD("mine"))
 	for _, n := range []string{"bob1", "bob2", "bob3"} {
-		put(t, b, "bob/skills/"+n+"/SKILL.md", skillMD(n))
+		objstoretest.Put(t, b, "bob/skills/"+n+"/SKILL.md", skillMD(n))
 	}
 	return mismatchFixture{bucket: b, redis: testserver.SharedRedis(t).Addr, keys: "test-" + rand.Text() + ":"}
 }
@@ -126,7 +126,7 @@ func TestMismatchedIndexInRedis(t *testing.T) {
 			}
 			copyKeys(t, rc, copied)
 
-			var logs syncBuffer
+			var logs logtest.Buffer
 			fb := objstoretest.NewFaulty(f.bucket)
 			lib := f.replica(t, fb, &logs)
 			if got := namesOf(t, lib, alice); got != "mine" {
@@ -178,9 +178,9 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, f.bucket, aliceL.Object, get(t, f.bucket, bobL.Object))
+	objstoretest.Put(t, f.bucket, aliceL.Object, objstoretest.Get(t, f.bucket, bobL.Object))
 
-	var logs syncBuffer
+	var logs logtest.Buffer
 	f.keys = "test-" + rand.Text() + ":" // an empty cache: the bucket is all there is
 	fb := objstoretest.NewFaulty(f.bucket)
 	lib := f.replica(t, fb, &logs)
@@ -193,7 +193,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	if !strings.Contains(logs.String(), "ignoring a value found under another's key") {
 		t.Errorf("no warning:\n%s", logs.String())
 	}
-	x, err := libindex.DecodeIndex([]byte(get(t, f.bucket, aliceL.Object)), aliceL, 10)
+	x, err := libindex.DecodeIndex([]byte(objstoretest.Get(t, f.bucket, aliceL.Object)), aliceL, 10)
 	if err != nil || len(x.Objs) != 1 || x.Objs[0].Key != "alice/skills/mine/SKILL.md" {
 		t.Errorf("alice's persisted index after the listing: %+v, %v", x, err)
 	}
@@ -205,7 +205,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 // her own settings.
 func TestMismatchedSettingsInRedis(t *testing.T) {
 	f := newMismatchFixture(t)
-	put(t, f.bucket, "bob/skills/mine/SKILL.md", skillMD("mine"))
+	objstoretest.Put(t, f.bucket, "bob/skills/mine/SKILL.md", skillMD("mine"))
 	warm := f.replica(t, f.bucket, io.Discard)
 	if _, err := warm.Catalog.SetEnabled(t.Context(), bob, "mine", false); err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestMismatchedSettingsInRedis(t *testing.T) {
 	rc := cache.Shared(f.redisCache(t))
 	copyKeys(t, rc, map[string]string{settingsCacheKey("bob"): settingsCacheKey("alice")})
 
-	var logs syncBuffer
+	var logs logtest.Buffer
 	lib := f.replica(t, f.bucket, &logs)
 	if got := namesOf(t, lib, alice); got != "mine" {
 		t.Errorf("alice's skills = %q, want hers enabled", got)
@@ -258,36 +258,4 @@ func copyKeys(t *testing.T, c cache.Cache, from map[string]string) {
 	if err := c.Store(t.Context(), out, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func get(t *testing.T, b objstore.Bucket, key string) string {
-	t.Helper()
-	rc, _, err := b.Get(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
-// syncBuffer is a log destination safe for concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }

@@ -8,10 +8,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -62,31 +62,13 @@ var namingListed = []string{
 	"tools/a-lint@user", "tools/lint@user", "writing/blog-post@user",
 }
 
-// syncBuffer is a log destination safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // namingLibrary seeds namingSkills into a fresh bucket; the library logs
 // into the returned buffer.
-func namingLibrary(t *testing.T, newBucket newBucketFunc) (*skills.Library, objstore.Bucket, *syncBuffer) {
+func namingLibrary(t *testing.T, newBucket newBucketFunc) (*skills.Library, objstore.Bucket, *logtest.Buffer) {
 	t.Helper()
 	b := newBucket(t)
 	namingSkills.Put(t, b)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := skills.DefaultConfig()
 	cfg.IndexRefresh = 0
 	lib, err := skills.New(b, mounts.Default(), cfg, slog.New(slog.NewTextHandler(logs, nil)))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -18,15 +19,6 @@ import (
 // These tests hold the class "no request may crash, pin or outlast the
 // replica": work and memory are bounded by the limits before they are
 // spent, and a search stops when its caller's time is up.
-
-// allocated returns the bytes fn allocated on the heap.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 func memEnv(t *testing.T, tune func(*vfs.Config)) env {
 	return newEnv(t, objstoretest.NewBucket(t, nil), tune)
@@ -38,7 +30,7 @@ func TestEditReplaceAllSizedFirst(t *testing.T) {
 	e := memEnv(t, nil)
 	e.write(t, alice, "/workspace/a.txt", strings.Repeat("a", 4<<20))
 	var err error
-	used := allocated(func() {
+	used := alloctest.Bytes(func() {
 		_, err = e.fs.Edit(t.Context(), alice, "/workspace/a.txt", "a", strings.Repeat("b", 10<<10), true)
 	})
 	if !errors.Is(err, errkind.ResourceExhausted) {
@@ -66,7 +58,7 @@ func TestReadBounds(t *testing.T) {
 	}
 	e.write(t, alice, "/workspace/newlines.txt", strings.Repeat("\n", 8<<20))
 	var total int64
-	used := allocated(func() {
+	used := alloctest.Bytes(func() {
 		res, err = e.fs.Read(t.Context(), alice, "/workspace/newlines.txt", 4<<20, 10, true)
 		total = res.TotalLines
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -37,7 +38,7 @@ func FuzzEdit(f *testing.F) {
 		e := newEnv(t, objstoretest.NewBucket(t, map[string]string{"alice/threads/t1/f.txt": content}), fuzzLimits)
 		var res vfs.EditResult
 		var err error
-		used := allocated(func() { res, err = e.fs.Edit(t.Context(), alice, "/workspace/f.txt", oldString, newString, replaceAll) })
+		used := alloctest.Bytes(func() { res, err = e.fs.Edit(t.Context(), alice, "/workspace/f.txt", oldString, newString, replaceAll) })
 		// Unbounded would be occurrences × new_string: up to 4 Ki × 64 KiB here.
 		if bound := uint64(8 << 20); used > bound {
 			t.Errorf("Edit allocated %d bytes, want at most %d", used, bound)

@@ -29,36 +29,13 @@ func TestAcceptanceWithMetrics(t *testing.T) {
 	})
 }
 
-func put(t *testing.T, b objstore.Bucket, key, body string) objstore.Attributes {
-	t.Helper()
-	a, err := b.Put(t.Context(), key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{})
-	if err != nil {
-		t.Fatalf("Put(%q): %v", key, err)
-	}
-	return a
-}
-
-func get(t *testing.T, b objstore.Bucket, key string) string {
-	t.Helper()
-	rc, _, err := b.Get(t.Context(), key)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", key, err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 // TestParentAndChildKeys: as in S3, "a" and "a/b" are independent keys
 // (local refuses this with ErrInvalidKey; a directory cannot be a file).
 func TestParentAndChildKeys(t *testing.T) {
 	b := memory.New()
-	put(t, b, "a", "parent")
-	put(t, b, "a/b", "child")
-	if got := get(t, b, "a"); got != "parent" {
+	objstoretest.Put(t, b, "a", "parent")
+	objstoretest.Put(t, b, "a/b", "child")
+	if got := objstoretest.Get(t, b, "a"); got != "parent" {
 		t.Errorf("Get(a) = %q", got)
 	}
 	page, err := b.List(t.Context(), objstore.ListOptions{Delimiter: "/"})
@@ -102,14 +79,14 @@ func TestStoredBytesAreIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	copy(p, "YYYYYYYY")
-	if got := get(t, b, "k"); got != "original" {
+	if got := objstoretest.Get(t, b, "k"); got != "original" {
 		t.Errorf("stored content = %q, want original", got)
 	}
 }
 
 func TestErrors(t *testing.T) {
 	b := memory.New()
-	put(t, b, "k", "value")
+	objstoretest.Put(t, b, "k", "value")
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, tc := range []struct {
@@ -142,7 +119,7 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := get(t, b, "k"); got != "value" {
+	if got := objstoretest.Get(t, b, "k"); got != "value" {
 		t.Errorf("failed calls changed k to %q", got)
 	}
 	for _, key := range []string{"short", "long"} {
@@ -166,7 +143,7 @@ func (b blockingReader) Read(p []byte) (int, error) {
 // TestSlowPutBlocksNoOne: Put reads its body before taking the lock.
 func TestSlowPutBlocksNoOne(t *testing.T) {
 	b := memory.New()
-	put(t, b, "other", "x")
+	objstoretest.Put(t, b, "other", "x")
 	release := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -195,7 +172,7 @@ func TestSlowPutBlocksNoOne(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := get(t, b, "slow"); got != "s" {
+	if got := objstoretest.Get(t, b, "slow"); got != "s" {
 		t.Errorf("slow = %q", got)
 	}
 }
@@ -205,7 +182,7 @@ func TestSlowPutBlocksNoOne(t *testing.T) {
 func TestListTokenSkipsPrefix(t *testing.T) {
 	b := memory.New()
 	for _, k := range []string{"a", "b/1", "b/2", "b/3", "c"} {
-		put(t, b, k, k)
+		objstoretest.Put(t, b, k, k)
 	}
 	var got []string
 	opts := objstore.ListOptions{Delimiter: "/", MaxKeys: 1}

@@ -40,15 +40,6 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-func put(t *testing.T, b objstore.Bucket, key, body string) objstore.Attributes {
-	t.Helper()
-	a, err := b.Put(ctx(t), key, bytes.NewReader([]byte(body)), int64(len(body)), objstore.PutOptions{})
-	if err != nil {
-		t.Fatalf("Put(%q): %v", key, err)
-	}
-	return a
-}
-
 func read(t *testing.T, rc io.ReadCloser) string {
 	t.Helper()
 	defer rc.Close()
@@ -74,7 +65,7 @@ func testNotFound(t *testing.T, b objstore.Bucket) {
 		t.Errorf("Delete missing: %v, want nil", err)
 	}
 	// A "directory" (a prefix of other keys) is not an object.
-	put(t, b, "dir/file", "x")
+	Put(t, b, "dir/file", "x")
 	if _, err := b.Stat(c, "dir"); !errors.Is(err, objstore.ErrNotFound) {
 		t.Errorf("Stat of a prefix: err = %v, want ErrNotFound", err)
 	}
@@ -83,7 +74,7 @@ func testNotFound(t *testing.T, b objstore.Bucket) {
 func testPutGetStat(t *testing.T, b objstore.Bucket) {
 	c := ctx(t)
 	before := time.Now().Add(-time.Minute)
-	a1 := put(t, b, "a/b/c.txt", "hello")
+	a1 := Put(t, b, "a/b/c.txt", "hello")
 	if a1.Size != 5 || a1.ETag == "" {
 		t.Fatalf("Put attrs = %+v, want size 5 and an etag", a1)
 	}
@@ -106,7 +97,7 @@ func testPutGetStat(t *testing.T, b objstore.Bucket) {
 			t.Errorf("%s modtime %v not recent", name, a.ModTime)
 		}
 	}
-	a2 := put(t, b, "a/b/c.txt", "hello, world")
+	a2 := Put(t, b, "a/b/c.txt", "hello, world")
 	if a2.ETag == a1.ETag {
 		t.Errorf("overwrite kept etag %q", a2.ETag)
 	}
@@ -119,7 +110,7 @@ func testPutGetStat(t *testing.T, b objstore.Bucket) {
 	}
 	// Keys with characters that need escaping in URLs and shells.
 	for _, key := range []string{"sp ace/f+i%le?.md", "ünï/cødé.txt", "q&a=1#frag"} {
-		put(t, b, key, key)
+		Put(t, b, key, key)
 		rc, _, err := b.Get(c, key)
 		if err != nil {
 			t.Fatalf("Get(%q): %v", key, err)
@@ -132,7 +123,7 @@ func testPutGetStat(t *testing.T, b objstore.Bucket) {
 
 func testGetRange(t *testing.T, b objstore.Bucket) {
 	c := ctx(t)
-	put(t, b, "r", "0123456789")
+	Put(t, b, "r", "0123456789")
 	for _, tc := range []struct {
 		name        string
 		off, length int64
@@ -163,7 +154,7 @@ func testGetRange(t *testing.T, b objstore.Bucket) {
 
 func testEmpty(t *testing.T, b objstore.Bucket) {
 	c := ctx(t)
-	a := put(t, b, "empty", "")
+	a := Put(t, b, "empty", "")
 	if a.Size != 0 {
 		t.Errorf("size = %d", a.Size)
 	}
@@ -244,7 +235,7 @@ func testConditional(t *testing.T, b objstore.Bucket) {
 
 func testConcurrentIfMatch(t *testing.T, b objstore.Bucket) {
 	c := ctx(t)
-	base := put(t, b, "race", "base")
+	base := Put(t, b, "race", "base")
 	const n = 16
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -324,7 +315,7 @@ func listAll(t *testing.T, b objstore.Bucket, opts objstore.ListOptions) (keys, 
 
 func testList(t *testing.T, b objstore.Bucket) {
 	for _, k := range []string{"d/a.txt", "d/b/1", "d/b/2", "d/c/x/y", "d-sibling", "d.txt", "e/z", "d/ä"} {
-		put(t, b, k, k)
+		Put(t, b, k, k)
 	}
 	page, err := b.List(ctx(t), objstore.ListOptions{Prefix: "d/", Delimiter: "/"})
 	if err != nil {
@@ -371,11 +362,11 @@ func testListPaged(t *testing.T, b objstore.Bucket) {
 	var want []string
 	for i := range 7 {
 		k := fmt.Sprintf("p/f%02d", i)
-		put(t, b, k, "x")
+		Put(t, b, k, "x")
 		want = append(want, k)
 	}
 	for _, k := range []string{"p/dir1/a", "p/dir1/b", "p/dir2/a"} {
-		put(t, b, k, "x")
+		Put(t, b, k, "x")
 	}
 	page, err := b.List(ctx(t), objstore.ListOptions{Prefix: "p/", Delimiter: "/", MaxKeys: 3})
 	if err != nil {
@@ -403,8 +394,8 @@ func testListPaged(t *testing.T, b objstore.Bucket) {
 
 func testDelete(t *testing.T, b objstore.Bucket) {
 	c := ctx(t)
-	put(t, b, "x/y/z", "1")
-	put(t, b, "x/w", "2")
+	Put(t, b, "x/y/z", "1")
+	Put(t, b, "x/w", "2")
 	if err := b.Delete(c, "x/y/z"); err != nil {
 		t.Fatal(err)
 	}
@@ -419,11 +410,11 @@ func testDelete(t *testing.T, b objstore.Bucket) {
 		t.Errorf("second Delete: %v", err)
 	}
 	// The key can be written again, and a former parent can become a key.
-	put(t, b, "x/y/z", "3")
+	Put(t, b, "x/y/z", "3")
 	if err := b.Delete(c, "x/y/z"); err != nil {
 		t.Fatal(err)
 	}
-	put(t, b, "x/y", "file now")
+	Put(t, b, "x/y", "file now")
 }
 
 func testLarge(t *testing.T, b objstore.Bucket) {

@@ -20,11 +20,35 @@ func NewBucket(t testing.TB, files map[string]string) *memory.Bucket {
 	t.Helper()
 	b := memory.New()
 	for key, content := range files {
-		if _, err := b.Put(t.Context(), key, strings.NewReader(content), int64(len(content)), objstore.PutOptions{}); err != nil {
-			t.Fatalf("NewBucket: %v", err)
-		}
+		Put(t, b, key, content)
 	}
 	return b
+}
+
+// Put stores body at key in b, failing the test if it cannot.
+func Put(t testing.TB, b objstore.Bucket, key, body string) objstore.Attributes {
+	t.Helper()
+	a, err := b.Put(t.Context(), key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{})
+	if err != nil {
+		t.Fatalf("Put(%q): %v", key, err)
+	}
+	return a
+}
+
+// Get returns the content stored at key in b, failing the test if it
+// cannot be read.
+func Get(t testing.TB, b objstore.Bucket, key string) string {
+	t.Helper()
+	rc, _, err := b.Get(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", key, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", key, err)
+	}
+	return string(data)
 }
 
 // ops are the operation names Faulty knows, the same as the metrics labels.

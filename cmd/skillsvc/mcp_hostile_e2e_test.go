@@ -478,3 +478,56 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 
 // flagSetForTest is a flag set to read a Config's defaults from.
 func flagSetForTest() *flag.FlagSet { return flag.NewFlagSet("defaults", flag.ContinueOnError) }
+
+// TestMCPListingWithinDefaultLimits lists a library of 150 skills through
+// /mcp with the binary's default per-user limits: each skills/list page
+// makes hundreds of calls inside (before, the listing failed at its first
+// page with RESOURCE_EXHAUSTED) but costs the caller one request.
+func TestMCPListingWithinDefaultLimits(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	put := s3Put(t, srv, bucket)
+	const skills = 150
+	for i := range skills {
+		name := fmt.Sprintf("skill-%03d", i)
+		put("alice/skills/bulk/"+name+"/SKILL.md", "---\nname: "+name+"\ndescription: Skill number "+fmt.Sprint(i)+".\n---\n# "+name+"\n")
+		put("alice/skills/bulk/"+name+"/references/notes.md", "notes\n")
+	}
+	f := newJWTFixture(t)
+	p := startBinary(t, minioEnv(srv), append(s3Flags(srv, bucket), hsJWTFlags(f)...)...)
+	m := newMCPRaw(t, p)
+	alice := bearerHeader(signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "")))
+	sid := m.open(alice)
+	var listed, pages int
+	cursor := ""
+	for {
+		params, _ := json.Marshal(map[string]any{"cursor": cursor})
+		_, msg := m.post(alice, sid, `{"jsonrpc":"2.0","id":1,"method":"skills/list","params":`+string(params)+`}`)
+		if msg == nil || msg.Error != nil {
+			t.Fatalf("skills/list page %d: %+v", pages+1, msg)
+		}
+		var res struct {
+			Skills []struct {
+				URI       string
+				Resources []struct{ URI, Digest string }
+			}
+			NextCursor string
+		}
+		if err := json.Unmarshal(msg.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Skills {
+			if len(s.Resources) != 2 {
+				t.Errorf("%s lists %d files, want 2", s.URI, len(s.Resources))
+			}
+		}
+		listed += len(res.Skills)
+		pages++
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if listed != skills || pages < 3 {
+		t.Errorf("listed %d skills in %d pages, want %d in at least 3", listed, pages, skills)
+	}
+}

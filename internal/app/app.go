@@ -136,7 +136,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(grpcMetrics)
-	opts := server.Options(server.Chain{Log: log, Auth: authn, Mounts: cfg.Mounts, Metrics: grpcMetrics, Audit: auditLog, Limits: limits})
+	chain := server.Chain{Log: log, Auth: authn, Mounts: cfg.Mounts, Metrics: grpcMetrics, Audit: auditLog, Limits: limits}
+	opts := server.Options(chain)
 	var creds []grpc.ServerOption
 	if a.tls != nil {
 		creds = append(creds, grpc.Creds(credentials.NewTLS(a.tls.TLSConfig())))
@@ -167,7 +168,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 			return nil, err
 		}
 		a.onClose(stopLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, conn, authn, auditLog, reg, httpPanics, log); err != nil {
+		// One MCP request may make many calls (a skills/list page, an ls of
+		// many pages): /mcp counts each request once against the caller's
+		// limits at its edge, so its loopback leaves them out.
+		unlimited := chain
+		unlimited.Limits = nil
+		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(unlimited), services.Register)
+		if err != nil {
+			return nil, err
+		}
+		a.onClose(stopMCPLoopback)
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics}, log); err != nil {
 			return nil, err
 		}
 	}

@@ -14,25 +14,39 @@ import (
 	"github.com/skillsvc/skillsvc/internal/gateway"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/quota"
 )
 
-// newHTTPServer serves the HTTP endpoints over conn, a connection to the
-// in-process gRPC server: MCP at /mcp (internal/mcpserver) and every RPC as
-// JSON (internal/gateway).
-// A panic in any handler answers its own request only (panics.Handler).
-func newHTTPServer(ctx context.Context, cfg Config, conn *grpc.ClientConn, authn auth.Authenticator, auditLog *audit.Logger, reg prometheus.Registerer, httpPanics *prometheus.CounterVec, log *slog.Logger) (*http.Server, error) {
-	jsonAPI, err := gateway.New(ctx, conn)
+// httpDeps are what the HTTP endpoints are built on: json and mcp are
+// connections to in-process copies of the gRPC server, the JSON one with
+// the per-user limits (one HTTP request is one call), the MCP one without
+// (the MCP handler counts each request against limits itself).
+type httpDeps struct {
+	json, mcp *grpc.ClientConn
+	limits    *quota.Limiter
+	authn     auth.Authenticator
+	audit     *audit.Logger
+	reg       prometheus.Registerer
+	panics    *prometheus.CounterVec
+}
+
+// newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver)
+// and every RPC as JSON (internal/gateway). A panic in any handler answers
+// its own request only (panics.Handler).
+func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger) (*http.Server, error) {
+	jsonAPI, err := gateway.New(ctx, d.json)
 	if err != nil {
 		return nil, err
 	}
-	mcpAPI, err := mcpserver.New(conn, authn, cfg.MCP, log.With("component", "mcp"),
-		mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(auditLog), mcpserver.WithRegisterer(reg), mcpserver.WithPanicCounter(httpPanics.WithLabelValues("mcp")))
+	mcpAPI, err := mcpserver.New(d.mcp, d.authn, cfg.MCP, log.With("component", "mcp"),
+		mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(d.audit), mcpserver.WithRegisterer(d.reg),
+		mcpserver.WithLimits(d.limits), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp")))
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpAPI)
-	jsonAPI = panics.Handler(jsonAPI, log, httpPanics.WithLabelValues("json"), "json")
+	jsonAPI = panics.Handler(jsonAPI, log, d.panics.WithLabelValues("json"), "json")
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)

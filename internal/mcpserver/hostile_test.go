@@ -23,6 +23,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/quota"
 )
 
 // rawPost sends body to the handler in process, on session sid when set.
@@ -276,4 +277,47 @@ func TestUnparsableBodies(t *testing.T) {
 			t.Errorf("%s: HTTP %d %+v %v, want 400 with %d", tc.body, rec.Code, msg, err, tc.code)
 		}
 	}
+}
+
+// TestRequestIsOneUnitOfLimits: a skills/list page, which makes many calls
+// inside (a listing, then each skill's frontmatter, files and digests),
+// costs its caller one unit of the per-user limits; a request over them is
+// the distinct limit error, whose data and Retry-After say when to retry.
+func TestRequestIsOneUnitOfLimits(t *testing.T) {
+	cfg := quota.DefaultConfig()
+	cfg.Rate, cfg.Burst = 0.5, 3 // three requests, then one every two seconds
+	lim, err := quota.New(cfg, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lim.Close)
+	e := startWith(t, library().Bucket(t), nil, nil, mcpserver.WithLimits(lim))
+	alice := identity("alice", "t1")
+	sid := openSession(t, e.h, alice) // the first unit
+	rec := rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}`)
+	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil || !strings.Contains(string(msg.Result), "skill://data/csv-summary/SKILL.md") {
+		t.Fatalf("skills/list within the limits: %+v %v", msg, err)
+	}
+	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) // the third unit
+	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil {
+		t.Fatalf("ping within the limits: %+v %v", msg, err)
+	}
+	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	msg, err := reply(rec)
+	if err != nil || msg == nil || msg.Error == nil || msg.Error.Code != -32000 || string(msg.ID) != "4" || !strings.Contains(msg.Error.Message, "RESOURCE_EXHAUSTED") {
+		t.Fatalf("a fourth request: HTTP %d %+v %v, want the limit error -32000 for id 4", rec.Code, msg, err)
+	}
+	var data struct{ RetryAfterMs int64 }
+	var raw struct {
+		Error struct{ Data json.RawMessage }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil || json.Unmarshal(raw.Error.Data, &data) != nil || data.RetryAfterMs <= 0 || data.RetryAfterMs > 2000 {
+		t.Errorf("limit error data %s, want retryAfterMs within the refill of one token", raw.Error.Data)
+	}
+	if ra := rec.Header().Get("Retry-After"); ra != "1" && ra != "2" {
+		t.Errorf("Retry-After %q, want the delay in whole seconds", ra)
+	}
+	// Another user is not affected.
+	bob := identity("bob", "t1")
+	openSession(t, e.h, bob)
 }

@@ -110,6 +110,17 @@ func WithAudit(l *audit.Logger) Option { return func(h *Handler) { h.audit = l }
 // WithRegisterer registers the handler's metrics.
 func WithRegisterer(reg prometheus.Registerer) Option { return func(h *Handler) { h.reg = reg } }
 
+// Limiter admits one call of a user, or refuses it with a retry delay
+// (quota.Limiter).
+type Limiter interface {
+	Acquire(ctx context.Context, user string) (release func(), err error)
+}
+
+// WithLimits counts each MCP request once against its caller's per-user
+// limits. conn must then reach services that do not count the calls the
+// handler makes for a request (see app: MCP has a loopback of its own).
+func WithLimits(l Limiter) Option { return func(h *Handler) { h.limits.l = l } }
+
 // WithPanicCounter counts the panics the handler recovers (the server's
 // skillsvc_http_panics_total{handler="mcp"}).
 func WithPanicCounter(c prometheus.Counter) Option { return func(h *Handler) { h.panics = c } }
@@ -132,6 +143,7 @@ type Handler struct {
 	audit       *audit.Logger
 	reg         prometheus.Registerer
 	metrics     *metrics
+	limits      limiter // WithLimits
 	panics      prometheus.Counter
 	log         *slog.Logger
 	fs          skillsvcv1.FilesystemServiceClient
@@ -263,18 +275,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.sessions.touch(sid)
 	}
-	var opens bool
+	var body bodyInfo
 	if r.Method == http.MethodPost {
-		body, ok := h.readBody(w, r, func(msg string) { refuse(ctx, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, msg) })
+		data, ok := h.readBody(w, r, func(msg string) { refuse(ctx, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, msg) })
 		if !ok {
 			return
 		}
 		var rejected bool
-		if opens, rejected = checkBody(w, body); rejected {
+		if body, rejected = checkBody(w, data); rejected {
 			return
 		}
 	}
-	if sid == "" && opens {
+	// One request is one unit of the caller's per-user limits, whatever it
+	// costs inside: the services' own calls for it are not counted again.
+	for range body.calls {
+		release, err := h.limits.acquire(ctx, p.User)
+		if err != nil {
+			writeLimited(w, body.id, err)
+			return
+		}
+		defer release()
+	}
+	if sid == "" && body.opens {
 		adm, release, err := h.sessions.admit(key)
 		if err != nil {
 			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())

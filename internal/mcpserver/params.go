@@ -78,10 +78,16 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, tooLarge func
 	return body, true
 }
 
+// bodyInfo is what the edge needs to know of a body's messages.
+type bodyInfo struct {
+	opens bool            // it holds an initialize request, which opens a session
+	calls int             // requests (messages with an ID), each one unit of the caller's limits
+	id    json.RawMessage // the ID of its one request, when it is a single message
+}
+
 // checkBody answers the first malformed message of body and reports
-// whether it did; opens says whether body holds an initialize request,
-// which opens a session.
-func checkBody(w http.ResponseWriter, body []byte) (opens, rejected bool) {
+// whether it did.
+func checkBody(w http.ResponseWriter, body []byte) (info bodyInfo, rejected bool) {
 	var msgs []message
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	var err error
@@ -95,10 +101,10 @@ func checkBody(w http.ResponseWriter, body []byte) (opens, rejected bool) {
 	switch {
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not JSON: "+err.Error())
-		return false, true
+		return info, true
 	case err != nil:
 		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC message: "+err.Error())
-		return false, true
+		return info, true
 	}
 	for _, m := range msgs {
 		if m.Method == nil {
@@ -107,7 +113,13 @@ func checkBody(w http.ResponseWriter, body []byte) (opens, rejected bool) {
 		call := len(m.ID) > 0 && string(m.ID) != "null"
 		code, msg := checkParams(*m.Method, m.Params)
 		if code == 0 {
-			opens = opens || (call && *m.Method == "initialize")
+			if call {
+				info.calls++
+				info.opens = info.opens || *m.Method == "initialize"
+				if len(msgs) == 1 {
+					info.id = m.ID
+				}
+			}
 			continue
 		}
 		if call && len(msgs) == 1 {
@@ -118,9 +130,9 @@ func checkBody(w http.ResponseWriter, body []byte) (opens, rejected bool) {
 			// the POST (a batch is refused whole).
 			writeJSONRPCError(w, http.StatusBadRequest, nil, code, msg)
 		}
-		return false, true
+		return info, true
 	}
-	return opens, false
+	return info, false
 }
 
 func checkParams(method string, params paramsKind) (int64, string) {
@@ -141,6 +153,11 @@ func checkParams(method string, params paramsKind) (int64, string) {
 // writeJSONRPCError writes a JSON-RPC error response; id is nil when the
 // request's is unknown.
 func writeJSONRPCError(w http.ResponseWriter, httpCode int, id json.RawMessage, code int64, msg string) {
+	writeJSONRPCErrorData(w, httpCode, id, code, msg, nil)
+}
+
+// writeJSONRPCErrorData is writeJSONRPCError with the error's data.
+func writeJSONRPCErrorData(w http.ResponseWriter, httpCode int, id json.RawMessage, code int64, msg string, data json.RawMessage) {
 	if len(id) == 0 || (id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9')) {
 		id = json.RawMessage("null") // unknown, or not an ID JSON-RPC allows
 	}
@@ -148,7 +165,7 @@ func writeJSONRPCError(w http.ResponseWriter, httpCode int, id json.RawMessage, 
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   jsonrpc.Error   `json:"error"`
-	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg, Data: data}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(httpCode)
 	w.Write(body)

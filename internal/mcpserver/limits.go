@@ -1,0 +1,49 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+)
+
+// codeLimited is the JSON-RPC error of a request refused by the caller's
+// per-user limits: a server-defined code (JSON-RPC reserves -32000 to
+// -32099 for them), so a host can tell "slow down" from a failure; its data
+// says when to retry.
+const codeLimited = -32000
+
+// limiter is the optional Limiter.
+type limiter struct{ l Limiter }
+
+func (l limiter) acquire(ctx context.Context, user string) (func(), error) {
+	if l.l == nil {
+		return func() {}, nil
+	}
+	return l.l.Acquire(ctx, user)
+}
+
+// limitedData is the error's data: the retry delay in milliseconds (as
+// gRPC's RetryInfo and the JSON gateway's Retry-After give it).
+type limitedData struct {
+	RetryAfterMs int64 `json:"retryAfterMs"`
+}
+
+// writeLimited answers a request over its caller's limits: the JSON-RPC
+// error for it (HTTP 200, as any request's error) with Retry-After too.
+func writeLimited(w http.ResponseWriter, id json.RawMessage, err error) {
+	delay, _ := errkind.RetryDelay(err)
+	w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(delay.Seconds())), 10))
+	data, _ := json.Marshal(limitedData{RetryAfterMs: delay.Milliseconds()})
+	msg := fmt.Sprintf("RESOURCE_EXHAUSTED: %s", errkind.Message(err))
+	if len(id) == 0 {
+		// A batch: its requests are refused together.
+		writeJSONRPCErrorData(w, http.StatusTooManyRequests, nil, codeLimited, msg, data)
+		return
+	}
+	writeJSONRPCErrorData(w, http.StatusOK, id, codeLimited, msg, data)
+}

@@ -264,13 +264,15 @@ func TestMCPHostileRequestsEndToEnd(t *testing.T) {
 		check("mcp-admin", bearerHeader(signToken(t, jwt.SigningMethodHS256, f.secret, admin)), "", mcptest.Initialize, http.StatusUnauthorized, "Unauthenticated", "-")
 		check("mcp-foreign-session", bob, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusNotFound, "NotFound", "bob")
 		check("mcp-rebinding", http.Header{"Authorization": alice["Authorization"], "Host": {"evil.example"}}, "", mcptest.Initialize, http.StatusForbidden, "PermissionDenied", "alice")
-		capped := bearerHeader(signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "capped", "")))
+		// Another user than alice, whose earlier requests took much of her
+		// per-user rate.
+		capped := bearerHeader(signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("dave", "capped", "")))
 		var def mcpserver.Config
 		def.RegisterFlags(flagSetForTest())
 		for range def.MaxSessions {
 			m.open(capped)
 		}
-		check("mcp-over-cap", capped, "", mcptest.Initialize, http.StatusTooManyRequests, "ResourceExhausted", "alice")
+		check("mcp-over-cap", capped, "", mcptest.Initialize, http.StatusTooManyRequests, "ResourceExhausted", "dave")
 
 		lines := waitAuditLines(t, auditFile, len(want), func(rec map[string]any) bool { return rec["rpc"] == "/mcp" })
 		byID := map[string]map[string]any{}
@@ -398,29 +400,33 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 	})
 
 	// flood sends n initialize requests from 8 workers, each with the
-	// headers headersOf(i) gives, and counts the sessions opened.
+	// headers headersOf(i) gives, and counts the sessions opened. Every
+	// other answer is a refusal that says when to retry: a session cap
+	// (HTTP 429) or, past the user's rate, the per-user limit (-32000).
 	flood := func(n int, headersOf func(i int) http.Header) (opened int) {
-		var ok, refused atomic.Int64
+		var ok, capped, limited atomic.Int64
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
 				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-					resp, _ := m.post(headersOf(i), "", mcptest.Initialize)
+					resp, msg := m.post(headersOf(i), "", mcptest.Initialize)
 					switch {
 					case resp.StatusCode == http.StatusOK && resp.Header.Get("Mcp-Session-Id") != "":
 						ok.Add(1)
 					case resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") != "":
-						refused.Add(1)
+						capped.Add(1)
+					case msg != nil && msg.Error != nil && msg.Error.Code == -32000 && resp.Header.Get("Retry-After") != "":
+						limited.Add(1)
 					default:
-						t.Errorf("initialize %d: HTTP %d", i, resp.StatusCode)
+						t.Errorf("initialize %d: HTTP %d %+v", i, resp.StatusCode, msg)
 					}
 				}
 			})
 		}
 		wg.Wait()
-		if int(ok.Load()+refused.Load()) != n {
-			t.Fatalf("%d opened + %d refused of %d", ok.Load(), refused.Load(), n)
+		if int(ok.Load()+capped.Load()+limited.Load()) != n {
+			t.Fatalf("%d opened + %d refused by a cap + %d by the rate of %d", ok.Load(), capped.Load(), limited.Load(), n)
 		}
 		return int(ok.Load())
 	}
@@ -451,7 +457,9 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 	identities := def.MaxOpenSessions/def.MaxSessions + 1
 	tokens := make([]string, identities)
 	for i := range tokens {
-		tokens[i] = token("carol", fmt.Sprint("c", i))
+		// A user each, so that no user's rate limit, only the replica's
+		// ceiling, stops the flood.
+		tokens[i] = token(fmt.Sprint("carol", i), "t1")
 	}
 	opened = flood(identities*def.MaxSessions, func(i int) http.Header { return bearerHeader(tokens[i/def.MaxSessions]) })
 	if total := opened + def.MaxSessions + 1; total != def.MaxOpenSessions {

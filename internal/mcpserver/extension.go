@@ -27,10 +27,15 @@ const (
 	skillScheme   = "skill://"
 	skillFileName = "SKILL.md"
 
-	// The extension's per-skill limits: a skill over either is listed with
-	// resources "dynamic" (no manifest) rather than a partial one.
+	// The extension's per-skill limits, which a served skill SHOULD NOT
+	// exceed: a skill over either is left out of skills/list.
 	maxSkillResources = 512
 	maxSkillBytes     = 16 << 20
+
+	// The Agent Skills rules hosts check an entry against (the catalog
+	// serves skills that break them, with warnings).
+	maxNameLen        = 64
+	maxDescriptionLen = 1024
 
 	// Skills whose manifests one skills/list page builds at once.
 	listConcurrency = 8
@@ -126,6 +131,9 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 	for i, sum := range resp.GetSkills() {
 		g.Go(func() error {
 			e, err := s.entry(gctx, sum.GetPath())
+			if _, ok := errors.AsType[notServed](err); ok {
+				return nil // left out; skills/get says why
+			}
 			entries[i] = e
 			return err
 		})
@@ -133,10 +141,16 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 	if err := g.Wait(); err != nil {
 		return nil, protocolError(err)
 	}
+	served := entries[:0]
+	for _, e := range entries {
+		if e != nil {
+			served = append(served, e)
+		}
+	}
 	return &listSkillsResult{
 		Cacheable:  s.cacheable(),
 		ResultType: "complete",
-		Skills:     entries,
+		Skills:     served,
 		NextCursor: resp.GetNextPageToken(),
 	}, nil
 }
@@ -150,6 +164,9 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 		return nil, invalidParams("No skill is served at %.200s: %v", p.URI, err)
 	}
 	e, err := s.entry(ctx, dir)
+	if ns, ok := errors.AsType[notServed](err); ok {
+		return nil, invalidParams("The skill at %.200s is not served over this extension: %s (the skills tools and the gRPC catalog serve it)", p.URI, ns)
+	}
 	if code := status.Code(err); code == codes.NotFound || code == codes.InvalidArgument || errors.Is(err, errNotCanonical) {
 		return nil, invalidParams("No skill is served at %.200s", p.URI)
 	} else if err != nil {
@@ -159,6 +176,31 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 }
 
 var errNotCanonical = errors.New("not the skill's own path")
+
+// notServed says why a skill the catalog serves is left out of the
+// extension: hosts reject a whole listing over one entry that breaks the
+// Agent Skills rules or the extension's limits.
+type notServed string
+
+func (e notServed) Error() string { return string(e) }
+
+// followsRules checks what hosts check of an entry: the URI's last segment
+// (the folder) is the frontmatter name, a valid skill name, and the
+// description fits.
+func followsRules(sk *skillsvcv1.SkillSummary, dir string) error {
+	name, folder := sk.GetName(), path.Base(dir)
+	switch {
+	case sk.GetDisplayName() != "":
+		return notServed(fmt.Sprintf("its name %.80q is not a skill name (lowercase letters, digits and single hyphens)", sk.GetDisplayName()))
+	case name != folder:
+		return notServed(fmt.Sprintf("its name %.80q differs from its folder %.80q", name, folder))
+	case utf8.RuneCountInString(name) > maxNameLen:
+		return notServed(fmt.Sprintf("its name is longer than %d characters", maxNameLen))
+	case utf8.RuneCountInString(sk.GetDescription()) > maxDescriptionLen:
+		return notServed(fmt.Sprintf("its description is longer than %d characters", maxDescriptionLen))
+	}
+	return nil
+}
 
 // skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
 // virtual path.
@@ -191,21 +233,28 @@ func (s *identityServer) entry(ctx context.Context, dir string) (*skillEntry, er
 	if got.GetSkill().GetPath() != dir {
 		return nil, errNotCanonical
 	}
+	if err := followsRules(got.GetSkill(), dir); err != nil {
+		return nil, err
+	}
 	e := &skillEntry{
 		URI:         s.uriOf(dir + "/" + skillFileName),
 		Frontmatter: got.GetFrontmatter().AsMap(),
 	}
-	files, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: maxSkillResources + 1})
+	// Directories are matches too: a skill at the file limit may have a
+	// few, so ask for room for them.
+	files, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: 2 * maxSkillResources})
 	if err != nil {
 		return nil, err
 	}
-	var total int64
+	var total, count int64
 	for _, f := range files.GetMatches() {
-		total += f.GetSize()
+		if !f.GetIsDir() {
+			total += f.GetSize()
+			count++
+		}
 	}
-	if files.GetTruncated() || len(files.GetMatches()) > maxSkillResources || total > maxSkillBytes {
-		e.Resources = "dynamic"
-		return e, nil
+	if files.GetTruncated() || count > maxSkillResources || total > maxSkillBytes {
+		return nil, notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", maxSkillResources, maxSkillBytes))
 	}
 	resources := make([]skillResource, 0, len(files.GetMatches()))
 	for _, f := range files.GetMatches() {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
@@ -24,6 +26,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
 // rawPost sends body to the handler in process, on session sid when set.
@@ -320,4 +323,42 @@ func TestRequestIsOneUnitOfLimits(t *testing.T) {
 	// Another user is not affected.
 	bob := identity("bob", "t1")
 	openSession(t, e.h, bob)
+}
+
+// TestSkillsHostsRejectAreLeftOut: skills/list leaves out the skills a
+// strict host rejects a whole listing for (a name that is not the folder's
+// or not a skill name, a description over 1,024 characters, more than 512
+// files), skills/get says why, and the tools still serve them.
+func TestSkillsHostsRejectAreLeftOut(t *testing.T) {
+	b := skillstest.New()
+	u := b.User("alice")
+	u.Skill("writing/good", "good", "A skill hosts accept.", "Body.\n")
+	u.File("test/folder-differs/SKILL.md", "---\nname: other-name\ndescription: Named unlike its folder.\n---\nBody.\n")
+	u.File("legal/escritura/SKILL.md", "---\nname: Escritura de Compraventa\ndescription: A display name.\n---\nBody.\n")
+	u.Skill("long/wordy", "wordy", strings.Repeat("word ", 220), "Body.\n")
+	u.Skill("big/many-files", "many-files", "Over the file limit.", "Body.\n")
+	for i := range 513 {
+		u.File(fmt.Sprintf("big/many-files/assets/%03d.txt", i), "x")
+	}
+	e := start(t, b.Bucket(t), nil)
+	s := e.connect(identity("alice", "t1"), nil)
+	got := listAll(t, s)
+	if len(got) != 1 || got[0].URI != "skill://writing/good/SKILL.md" {
+		t.Fatalf("skills/list = %+v, want only skill://writing/good/SKILL.md", got)
+	}
+	for uri, why := range map[string]string{
+		"skill://test/folder-differs/SKILL.md": "differs from its folder",
+		"skill://legal/escritura/SKILL.md":     "not a skill name",
+		"skill://long/wordy/SKILL.md":          "description is longer than 1024",
+		"skill://big/many-files/SKILL.md":      "over the extension's limits",
+	} {
+		_, err := mcp.CallCustomMethod[*getParams, *getResult](t.Context(), s, "skills/get", &getParams{URI: uri})
+		wantRPCCode(t, "skills/get "+uri, err, jsonrpc.CodeInvalidParams)
+		if !strings.Contains(err.Error(), why) {
+			t.Errorf("skills/get %s: %v, want the reason (%s)", uri, err, why)
+		}
+	}
+	if text, isErr := callTool(t, s, "load_skill", map[string]any{"skill": "other-name"}); isErr || !strings.Contains(text, "Body.") {
+		t.Errorf("load_skill of a left-out skill = %q (error %v), want it served", text, isErr)
+	}
 }

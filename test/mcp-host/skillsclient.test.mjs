@@ -7,9 +7,10 @@
 // includes SKILL.md, digest and size shapes, files within the skill), and
 // its read() checks each file's size and sha256 digest against the entry and
 // re-parses SKILL.md's frontmatter to compare it with the entry's.
-import { test, before, after } from 'node:test';
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -18,38 +19,20 @@ import { parse as parseYAML } from 'yaml';
 
 import { repoRoot, start } from './testenv.mjs';
 
-const library = path.join(repoRoot, 'examples/skills');
-
-let env;
-let client;
-let skills;
-
-before(async () => {
-  // No flags: the binary as it ships.
-  env = await start();
-  // No versionNegotiation option: the client's default, a plain initialize.
-  client = new Client({ name: 'skillsvc-skillsclient-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`http://${env.http_addr}/mcp`), {
-      requestInit: { headers: { 'X-Skillsvc-User': env.user, 'X-Skillsvc-Thread': 'host-skillsclient' } },
-    }),
-  );
-  skills = new SkillsClient(client);
-});
-
-after(async () => {
-  await client?.close();
-  await env?.stop();
-});
-
-// Every file of the example library testenv uploads, keyed by its skill:// URI.
-function libraryFiles() {
+// Every file of a library folder, keyed by its skill:// URI (each segment
+// percent-encoded, as the server lists it), less the skills in leftOut.
+function libraryFiles(library, leftOut = []) {
   const files = new Map();
   const walk = (dir) => {
     for (const name of readdirSync(dir)) {
       const p = path.join(dir, name);
       if (statSync(p).isDirectory()) walk(p);
-      else files.set('skill://' + path.relative(library, p).split(path.sep).join('/'), readFileSync(p));
+      else {
+        const rel = path.relative(library, p).split(path.sep);
+        if (!leftOut.some((dir) => rel.join('/').startsWith(dir + '/'))) {
+          files.set('skill://' + rel.map(encodeURIComponent).join('/'), readFileSync(p));
+        }
+      }
     }
   };
   walk(library);
@@ -65,78 +48,143 @@ function frontmatterOf(skillMd) {
 
 const rootOf = (skill) => skill.uri.slice(0, -'/SKILL.md'.length);
 
-test('the client negotiated 2025-11-25 and sees the skills extension', () => {
-  assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25');
-  assert.equal(SKILLS_EXTENSION_ID, 'io.modelcontextprotocol/skills');
-  assert.equal(skills.supported, true, JSON.stringify(client.getServerCapabilities()));
-});
+// suite runs the host's checks against the binary serving library, of
+// which the skills in leftOut (folders) break what hosts accept and must
+// not be listed.
+function suite(name, library, leftOut = []) {
+  describe(name, () => {
+    let env;
+    let client;
+    let skills;
 
-test('strict list() accepts every entry and lists exactly the example library', async () => {
-  const listing = await skills.list();
-  assert.deepEqual(listing.invalid, []);
-  assert.equal(listing.nextCursor, undefined, 'list() walked every page');
+    before(async () => {
+      // No flags: the binary as it ships.
+      env = await start([], { library });
+      // No versionNegotiation option: the client's default, a plain initialize.
+      client = new Client({ name: 'skillsvc-skillsclient-test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://${env.http_addr}/mcp`), {
+          requestInit: { headers: { 'X-Skillsvc-User': env.user, 'X-Skillsvc-Thread': 'host-skillsclient' } },
+        }),
+      );
+      skills = new SkillsClient(client);
+    });
 
-  const files = libraryFiles();
-  assert.deepEqual(
-    listing.skills.map((s) => s.uri).sort(),
-    [...files.keys()].filter((u) => u.endsWith('/SKILL.md')).sort(),
-  );
+    after(async () => {
+      await client?.close();
+      await env?.stop();
+    });
 
-  const listed = new Map();
-  for (const skill of listing.skills) {
-    assert.equal(skill.uri.split('/').at(-2), skill.frontmatter.name, skill.uri);
-    assert.ok(Array.isArray(skill.resources), `${skill.uri}: resources is a list, not "dynamic"`);
-    assert.ok(skill.resources.some((r) => r.uri === skill.uri), `${skill.uri} lists its SKILL.md`);
-    assert.deepEqual(skill.frontmatter, frontmatterOf(files.get(skill.uri).toString()), skill.uri);
-    for (const r of skill.resources) {
-      assert.ok(r.uri.startsWith(rootOf(skill) + '/'), `${r.uri} lies within ${skill.uri}`);
-      assert.ok(!listed.has(r.uri), `${r.uri} is listed once`);
-      listed.set(r.uri, r);
-    }
-  }
-  // Every file of every skill, and nothing else.
-  assert.deepEqual([...listed.keys()].sort(), [...files.keys()].sort());
-});
 
-test('read() verifies every file of every listed skill: size, digest and SKILL.md frontmatter', async () => {
-  const { skills: entries } = await skills.list();
-  const files = libraryFiles();
-  let read = 0;
-  for (const skill of entries) {
-    // The skill's own SKILL.md, the default ref: size, digest and the
-    // frontmatter re-parsed by the client and compared with the entry.
-    const manifest = await skills.read(skill);
-    assert.equal(manifest.uri, skill.uri);
-    assert.equal(manifest.verified, true, skill.uri);
-    assert.deepEqual(manifest.frontmatter, skill.frontmatter, skill.uri);
-    assert.deepEqual(Buffer.from(manifest.bytes), files.get(skill.uri), skill.uri);
-    assert.equal(manifest.mimeType, 'text/markdown', skill.uri);
-    assert.ok(manifest.body?.length > 0, `${skill.uri} has a body`);
 
-    // Every listed file, by its path relative to the skill's root, as a
-    // host resolves what SKILL.md refers to.
-    for (const r of skill.resources) {
-      const ref = r.uri.slice(rootOf(skill).length + 1);
-      const file = await skills.read(skill, ref);
-      assert.equal(file.uri, r.uri);
-      assert.equal(file.verified, true, r.uri);
-      assert.equal(file.bytes.byteLength, r.size, r.uri);
-      assert.deepEqual(Buffer.from(file.bytes), files.get(r.uri), r.uri);
-      if (r.uri === skill.uri) assert.deepEqual(file.frontmatter, skill.frontmatter, r.uri);
-      read++;
-    }
-  }
-  assert.equal(read, files.size, 'every file of the library was read and verified');
-});
+    test('the client negotiated 2025-11-25 and sees the skills extension', () => {
+      assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25');
+      assert.equal(SKILLS_EXTENSION_ID, 'io.modelcontextprotocol/skills');
+      assert.equal(skills.supported, true, JSON.stringify(client.getServerCapabilities()));
+    });
 
-test('get() returns each listed skill, the same entry as the listing', async () => {
-  const { skills: entries } = await skills.list();
-  assert.ok(entries.length > 0);
-  for (const entry of entries) {
-    const { skill } = await skills.get(entry.uri);
-    assert.deepEqual(skill, entry, entry.uri);
-    // The entry get() returned is as good as the listed one for reads.
-    const manifest = await skills.read(skill);
-    assert.equal(manifest.verified, true, entry.uri);
-  }
-});
+    test('strict list() accepts every entry and lists exactly the skills hosts accept', async () => {
+      const listing = await skills.list();
+      assert.deepEqual(listing.invalid, []);
+      assert.equal(listing.nextCursor, undefined, 'list() walked every page');
+
+      const files = libraryFiles(library, leftOut);
+      assert.deepEqual(
+        listing.skills.map((s) => s.uri).sort(),
+        [...files.keys()].filter((u) => u.endsWith('/SKILL.md')).sort(),
+      );
+
+      const listed = new Map();
+      for (const skill of listing.skills) {
+        assert.equal(skill.uri.split('/').at(-2), skill.frontmatter.name, skill.uri);
+        assert.ok(Array.isArray(skill.resources), `${skill.uri}: resources is a list, not "dynamic"`);
+        assert.ok(skill.resources.some((r) => r.uri === skill.uri), `${skill.uri} lists its SKILL.md`);
+        assert.deepEqual(skill.frontmatter, frontmatterOf(files.get(skill.uri).toString()), skill.uri);
+        for (const r of skill.resources) {
+          assert.ok(r.uri.startsWith(rootOf(skill) + '/'), `${r.uri} lies within ${skill.uri}`);
+          assert.ok(!listed.has(r.uri), `${r.uri} is listed once`);
+          listed.set(r.uri, r);
+        }
+      }
+      // Every file of every skill, and nothing else.
+      assert.deepEqual([...listed.keys()].sort(), [...files.keys()].sort());
+    });
+
+    test('read() verifies every file of every listed skill: size, digest and SKILL.md frontmatter', async () => {
+      const { skills: entries } = await skills.list();
+      const files = libraryFiles(library, leftOut);
+      let read = 0;
+      for (const skill of entries) {
+        // The skill's own SKILL.md, the default ref: size, digest and the
+        // frontmatter re-parsed by the client and compared with the entry.
+        const manifest = await skills.read(skill);
+        assert.equal(manifest.uri, skill.uri);
+        assert.equal(manifest.verified, true, skill.uri);
+        assert.deepEqual(manifest.frontmatter, skill.frontmatter, skill.uri);
+        assert.deepEqual(Buffer.from(manifest.bytes), files.get(skill.uri), skill.uri);
+        assert.equal(manifest.mimeType, 'text/markdown', skill.uri);
+        assert.ok(manifest.body?.length > 0, `${skill.uri} has a body`);
+
+        // Every listed file, by its path relative to the skill's root, as a
+        // host resolves what SKILL.md refers to.
+        for (const r of skill.resources) {
+          const ref = r.uri.slice(rootOf(skill).length + 1);
+          const file = await skills.read(skill, ref);
+          assert.equal(file.uri, r.uri);
+          assert.equal(file.verified, true, r.uri);
+          assert.equal(file.bytes.byteLength, r.size, r.uri);
+          assert.deepEqual(Buffer.from(file.bytes), files.get(r.uri), r.uri);
+          if (r.uri === skill.uri) assert.deepEqual(file.frontmatter, skill.frontmatter, r.uri);
+          read++;
+        }
+      }
+      assert.equal(read, files.size, 'every file of the library was read and verified');
+    });
+
+    test('get() returns each listed skill, the same entry as the listing', async () => {
+      const { skills: entries } = await skills.list();
+      assert.ok(entries.length > 0);
+      for (const entry of entries) {
+        const { skill } = await skills.get(entry.uri);
+        assert.deepEqual(skill, entry, entry.uri);
+        // The entry get() returned is as good as the listed one for reads.
+        const manifest = await skills.read(skill);
+        assert.equal(manifest.verified, true, entry.uri);
+      }
+    });
+  });
+}
+
+// A library of what hosts trip over: file names with a space and with
+// non-ASCII letters, a binary file, a nested folder; and skills a strict
+// host rejects a whole listing for, which skills/list leaves out (a name
+// unlike its folder, a display name, a description over 1,024 characters,
+// more than 512 files).
+function awkwardLibrary() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'skillsvc-awkward-'));
+  const write = (rel, data) => {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), data);
+  };
+  const skill = (folder, name, description) =>
+    write(`${folder}/SKILL.md`, `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n\nRead references/ first.\n`);
+  skill('writing/spaced', 'spaced', 'Files with spaces and accents.');
+  write('writing/spaced/references/my notes.md', 'spaced\n');
+  write('writing/spaced/references/résumé.md', 'accented\n');
+  write('writing/spaced/references/deep/nested/level.md', 'nested\n');
+  skill('design/logo', 'logo', 'A skill with a binary asset.');
+  write('design/logo/assets/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff, 0xfe, 1, 2, 3]));
+  skill('flat-skill', 'flat-skill', 'A skill without a category.');
+  skill('test/folder-differs', 'other-name', 'Named unlike its folder.');
+  skill('legal/escritura', '"Escritura de Compraventa"', 'A display name.');
+  skill('long/wordy', 'wordy', 'word '.repeat(220).trim());
+  skill('big/many-files', 'many-files', 'Over the file limit.');
+  for (let i = 0; i < 513; i++) write(`big/many-files/assets/${String(i).padStart(3, '0')}.txt`, 'x');
+  return dir;
+}
+
+suite('the example library', path.join(repoRoot, 'examples/skills'));
+
+const awkward = awkwardLibrary();
+after(() => rmSync(awkward, { recursive: true, force: true }));
+suite('a library of awkward cases', awkward, ['test/folder-differs', 'legal/escritura', 'long/wordy', 'big/many-files']);

@@ -8,12 +8,14 @@ import path from 'node:path';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 // start runs testenv with extra skillsvc flags and resolves to its JSON line
-// plus stop(). SKILLSVC_TESTENV is set by the Makefile; without it the
+// plus stop(); library, when set, is the folder uploaded instead of the
+// example library. SKILLSVC_TESTENV is set by the Makefile; without it the
 // command is built on the fly.
-export async function start(skillsvcFlags = [], { timeoutMs = 120_000 } = {}) {
+export async function start(skillsvcFlags = [], { timeoutMs = 120_000, library } = {}) {
   const bin = process.env.SKILLSVC_TESTENV;
   const [cmd, args] = bin ? [bin, []] : ['go', ['run', './cmd/testenv']];
-  const child = spawn(cmd, [...args, '--', ...skillsvcFlags], {
+  const own = library ? ['--library', library] : [];
+  const child = spawn(cmd, [...args, ...own, '--', ...skillsvcFlags], {
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

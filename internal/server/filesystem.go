@@ -173,9 +173,28 @@ func (s *Filesystem) Upload(stream skillsvcv1.FilesystemService_UploadServer) er
 	info, err := s.fs.Upload(ctx, id, h.GetPath(), &uploadReader{stream: stream},
 		vfs.WriteOptions{IfMatch: h.GetIfMatch(), MustNotExist: h.GetMustNotExist()})
 	if err != nil {
+		drainUpload(stream)
 		return err
 	}
 	return stream.SendAndClose(&skillsvcv1.UploadResponse{Info: toProto(info)})
+}
+
+// drainLimit bounds what a refused upload reads of the rest of its stream.
+const drainLimit = 4 << 20
+
+// drainUpload reads what the client of a refused upload is still sending,
+// up to drainLimit, before the refusal is answered: grpc-python's asyncio
+// client reports a write made after the call's status as INTERNAL ("Internal
+// error from Core") in place of that status (grpc/grpc#36066), so a small
+// upload to a read-only path would not learn why it failed.
+func drainUpload(stream skillsvcv1.FilesystemService_UploadServer) {
+	for n := 0; n < drainLimit; {
+		msg, err := stream.Recv()
+		if err != nil {
+			return
+		}
+		n += max(len(msg.GetData()), 1)
+	}
 }
 
 // uploadReader reads the data messages that follow the header.

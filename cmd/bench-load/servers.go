@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -236,20 +235,5 @@ func (m metrics) byLabel(name string) map[string]float64 {
 	return out
 }
 
-// rss is the process's resident set size, from /proc.
-func (s *skillsvc) rss() (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.proc.Pid()))
-	if err != nil {
-		return 0, fmt.Errorf("reading VmRSS: %w", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest) // "123456 kB"
-			if len(f) == 2 && f[1] == "kB" {
-				kb, err := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10, err
-			}
-		}
-	}
-	return 0, errors.New("no VmRSS in /proc status")
-}
+// rss is the process's resident set size.
+func (s *skillsvc) rss() (int64, error) { return s.proc.RSS() }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -32,7 +33,7 @@ func TestMCPEndToEndMinIO(t *testing.T) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 		tr := &mcp.StreamableClientTransport{
 			Endpoint:   "http://" + p.httpAddr + "/mcp",
-			HTTPClient: &http.Client{Transport: bearer{h, http.DefaultTransport}},
+			HTTPClient: mcptest.Client(h),
 		}
 		return c.Connect(t.Context(), tr, nil)
 	}
@@ -94,17 +95,4 @@ func TestMCPEndToEndMinIO(t *testing.T) {
 				name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), resp.Header.Get("Mcp-Session-Id"))
 		}
 	}
-}
-
-type bearer struct {
-	h    http.Header
-	next http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range b.h {
-		r.Header[k] = v
-	}
-	return b.next.RoundTrip(r)
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -326,21 +325,11 @@ func waitAuditLines(t *testing.T, file string, n int, match func(map[string]any)
 // rssBytes is the resident memory of process pid.
 func rssBytes(t *testing.T, pid int) int64 {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := testserver.RSS(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
+	return n
 }
 
 // TestMCPSessionsBoundedEndToEnd floods the binary's /mcp, with its default
@@ -364,7 +353,7 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 	// Bob works throughout, over gRPC and over his MCP session.
 	bobToken := token("bob", "t1")
 	bobSession, err := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{
-		Endpoint: m.url, HTTPClient: &http.Client{Transport: bearer{bearerHeader(bobToken), http.DefaultTransport}},
+		Endpoint: m.url, HTTPClient: mcptest.Client(bearerHeader(bobToken)),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

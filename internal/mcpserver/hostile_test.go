@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
@@ -360,5 +361,41 @@ func TestSkillsHostsRejectAreLeftOut(t *testing.T) {
 	}
 	if text, isErr := callTool(t, s, "load_skill", map[string]any{"skill": "other-name"}); isErr || !strings.Contains(text, "Body.") {
 		t.Errorf("load_skill of a left-out skill = %q (error %v), want it served", text, isErr)
+	}
+}
+
+// TestBatchBounded: a batch is at most 64 messages, refused before it is
+// decoded, so a body of millions of tiny messages allocates little.
+func TestBatchBounded(t *testing.T) {
+	e := start(t, memory.New(), nil)
+	alice := identity("alice", "t1")
+	sid := openSession(t, e.h, alice)
+	batch := func(n int) string {
+		msgs := make([]string, n)
+		for i := range msgs {
+			msgs[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+10)
+		}
+		return "[" + strings.Join(msgs, ",") + "]"
+	}
+	// 64 pass the edge (the SDK then refuses batches on this session's
+	// revision, 2025-06-18, as the transport specifies).
+	if rec := rawPost(e.h, t.Context(), alice, sid, batch(64)); strings.Contains(rec.Body.String(), "at most 64") {
+		t.Errorf("a batch of 64 refused by the edge: HTTP %d %s", rec.Code, rec.Body)
+	}
+	rec := rawPost(e.h, t.Context(), alice, sid, batch(65))
+	if msg, err := reply(rec); err != nil || rec.Code != http.StatusBadRequest || msg == nil || msg.Error == nil || msg.Error.Code != -32600 || !strings.Contains(msg.Error.Message, "at most 64") {
+		t.Errorf("a batch of 65: HTTP %d %+v %v, want 400 with -32600", rec.Code, msg, err)
+	}
+	// 8 MiB of "{}," is about 2.8 million messages.
+	huge := "[" + strings.Repeat("{},", 8<<20/3) + "{}]"
+	var code int
+	allocated := alloctest.Bytes(func() { code = rawPost(e.h, t.Context(), alice, sid, huge).Code })
+	if code != http.StatusBadRequest {
+		t.Errorf("a batch of millions: HTTP %d, want 400", code)
+	}
+	// The body is read once (and copied by the recorder's request): a few
+	// times its size, not the tens of bytes a decoded message takes.
+	if allocated > 4*uint64(len(huge)) {
+		t.Errorf("a batch of millions allocated %d MiB for a %d MiB body", allocated>>20, len(huge)>>20)
 	}
 }

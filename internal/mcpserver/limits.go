@@ -17,15 +17,10 @@ import (
 // says when to retry.
 const codeLimited = -32000
 
-// limiter is the optional Limiter.
-type limiter struct{ l Limiter }
+// unlimited is the Limiter of a handler given none (tests, tools).
+type unlimited struct{}
 
-func (l limiter) acquire(ctx context.Context, user string) (func(), error) {
-	if l.l == nil {
-		return func() {}, nil
-	}
-	return l.l.Acquire(ctx, user)
-}
+func (unlimited) Acquire(context.Context, string) (func(), error) { return func() {}, nil }
 
 // limitedData is the error's data: the retry delay in milliseconds (as
 // gRPC's RetryInfo and the JSON gateway's Retry-After give it).

@@ -119,7 +119,7 @@ type Limiter interface {
 // WithLimits counts each MCP request once against its caller's per-user
 // limits. conn must then reach services that do not count the calls the
 // handler makes for a request (see app: MCP has a loopback of its own).
-func WithLimits(l Limiter) Option { return func(h *Handler) { h.limits.l = l } }
+func WithLimits(l Limiter) Option { return func(h *Handler) { h.limits = l } }
 
 // WithPanicCounter counts the panics the handler recovers (the server's
 // skillsvc_http_panics_total{handler="mcp"}).
@@ -143,7 +143,7 @@ type Handler struct {
 	audit       *audit.Logger
 	reg         prometheus.Registerer
 	metrics     *metrics
-	limits      limiter // WithLimits
+	limits      Limiter // WithLimits; unlimited without
 	panics      prometheus.Counter
 	log         *slog.Logger
 	fs          skillsvcv1.FilesystemServiceClient
@@ -173,6 +173,7 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 		cfg:         cfg,
 		mounts:      mounts.Default(),
 		skillsMount: "/skills",
+		limits:      unlimited{},
 		authn:       authn,
 		log:         log,
 		fs:          skillsvcv1.NewFilesystemServiceClient(conn),
@@ -289,7 +290,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// One request is one unit of the caller's per-user limits, whatever it
 	// costs inside: the services' own calls for it are not counted again.
 	for range body.calls {
-		release, err := h.limits.acquire(ctx, p.User)
+		release, err := h.limits.Acquire(ctx, p.User)
 		if err != nil {
 			writeLimited(w, body.id, err)
 			return

@@ -22,6 +22,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
@@ -139,20 +140,6 @@ func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config
 	return &env{t: t, bucket: bucket, url: ts.URL, h: h}
 }
 
-// headers sets identity headers on every request of a client.
-type headers struct {
-	h    http.Header
-	next http.RoundTripper
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.h {
-		r.Header[k] = v
-	}
-	return h.next.RoundTrip(r)
-}
-
 // userHeader and threadHeader are the identity headers as http.Header
 // keys, for headers no well-formed caller sends.
 var userHeader, threadHeader = http.CanonicalHeaderKey(auth.UserKey), http.CanonicalHeaderKey(auth.ThreadKey)
@@ -166,7 +153,7 @@ func (e *env) connect(h http.Header, opts *mcp.ClientOptions) *mcp.ClientSession
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	must(e.t, mcp.AddSendingCustomMethod[*listParams, *listResult](c, "skills/list"))
 	must(e.t, mcp.AddSendingCustomMethod[*getParams, *getResult](c, "skills/get"))
-	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
+	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: mcptest.Client(h)}
 	s, err := c.Connect(e.t.Context(), tr, nil)
 	if err != nil {
 		e.t.Fatal(err)
@@ -519,7 +506,7 @@ func TestSessionsPerIdentityCapped(t *testing.T) {
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	third := func() error {
-		tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: headers{identity("alice", "t1"), http.DefaultTransport}}}
+		tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: mcptest.Client(identity("alice", "t1"))}
 		s, err := c.Connect(t.Context(), tr, nil)
 		if err == nil {
 			s.Close()

@@ -85,20 +85,51 @@ type bodyInfo struct {
 	id    json.RawMessage // the ID of its one request, when it is a single message
 }
 
+// maxBatch bounds the messages of one batch (older protocol revisions
+// allow batches; hosts send a few): each is a decoded message and a unit of
+// the caller's limits, and a body of "{}," repeated would otherwise decode
+// into millions of them.
+const maxBatch = 64
+
+var errBatchTooLarge = fmt.Errorf("invalid request: a batch holds at most %d messages", maxBatch)
+
+// decodeBody decodes a body's message, or a batch's messages one at a
+// time so a batch is refused before it is all decoded.
+func decodeBody(body []byte) ([]message, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		msgs := make([]message, 1)
+		return msgs, json.Unmarshal(body, &msgs[0])
+	}
+	if !json.Valid(body) {
+		var v struct{}
+		return nil, json.Unmarshal(body, &v) // the syntax error, without decoding anything
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.Token() // [
+	var msgs []message
+	for dec.More() {
+		if len(msgs) == maxBatch {
+			return nil, errBatchTooLarge
+		}
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
 // checkBody answers the first malformed message of body and reports
 // whether it did.
 func checkBody(w http.ResponseWriter, body []byte) (info bodyInfo, rejected bool) {
-	var msgs []message
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	var err error
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		err = json.Unmarshal(body, &msgs)
-	} else {
-		msgs = make([]message, 1)
-		err = json.Unmarshal(body, &msgs[0])
-	}
+	msgs, err := decodeBody(body)
 	var syntax *json.SyntaxError
 	switch {
+	case errors.Is(err, errBatchTooLarge):
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, err.Error())
+		return info, true
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not JSON: "+err.Error())
 		return info, true

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -188,6 +190,27 @@ func (s *Skillsvc) Tail() string {
 
 // Pid is the process ID.
 func (s *Skillsvc) Pid() int { return s.cmd.Process.Pid }
+
+// RSS is the process's resident set size, from /proc (Linux).
+func (s *Skillsvc) RSS() (int64, error) { return RSS(s.Pid()) }
+
+// RSS is process pid's resident set size, from /proc (Linux).
+func RSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading VmRSS: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest) // "123456 kB"
+			if len(f) == 2 && f[1] == "kB" {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10, err
+			}
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
 
 // Done is closed when the process has exited.
 func (s *Skillsvc) Done() <-chan struct{} { return s.done }

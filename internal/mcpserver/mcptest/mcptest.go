@@ -5,6 +5,7 @@ package mcptest
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -50,4 +51,23 @@ func Reply(contentType string, body []byte) (*Message, error) {
 		return nil, fmt.Errorf("answer is not JSON-RPC 2.0: %.200q", data)
 	}
 	return &m, nil
+}
+
+// Client is an HTTP client that sends h (identity headers, a bearer
+// token) on every request, as a host configured with headers does.
+func Client(h http.Header) *http.Client {
+	return &http.Client{Transport: withHeaders{h, http.DefaultTransport}}
+}
+
+type withHeaders struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+func (w withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range w.h {
+		r.Header[k] = v
+	}
+	return w.next.RoundTrip(r)
 }

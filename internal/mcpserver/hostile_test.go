@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,5 +398,40 @@ func TestBatchBounded(t *testing.T) {
 	// times its size, not the tens of bytes a decoded message takes.
 	if allocated > 4*uint64(len(huge)) {
 		t.Errorf("a batch of millions allocated %d MiB for a %d MiB body", allocated>>20, len(huge)>>20)
+	}
+}
+
+// countingLimiter admits everything and counts admissions by user.
+type countingLimiter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingLimiter) Acquire(_ context.Context, user string) (func(), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[user]++
+	return func() {}, nil
+}
+
+func (c *countingLimiter) count(user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[user]
+}
+
+// TestWatcherCountsAgainstLimits: the library watcher's checks, which the
+// MCP loopback does not limit, each count as a request of the identity's
+// user, as a client polling the library would.
+func TestWatcherCountsAgainstLimits(t *testing.T) {
+	lim := &countingLimiter{n: map[string]int{}}
+	e := startWith(t, library().Bucket(t), nil, nil, mcpserver.WithLimits(lim)) // the watcher looks every 20ms
+	openSession(t, e.h, identity("alice", "t1"))                                // one request: initialize
+	deadline := time.Now().Add(10 * time.Second)
+	for lim.count("alice") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's limits saw %d requests; the watcher's checks are not counted", lim.count("alice"))
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for the watcher's ticks
 	}
 }

@@ -298,7 +298,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer release()
 	}
 	if sid == "" && body.opens {
-		adm, release, err := h.sessions.admit(key)
+		adm, release, err := h.sessions.admit(key, caller.User())
 		if err != nil {
 			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())
 			return
@@ -396,7 +396,7 @@ func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	key, _ := r.Context().Value(keyCtx{}).(string)
 	s := h.sessions.server(key, identityOf(r.Header))
 	if s == nil {
-		return h.newIdentityServer(identityOf(r.Header), key).srv
+		return h.newIdentityServer(identityOf(r.Header), key, "").srv
 	}
 	s.startWatching()
 	return s.srv
@@ -405,9 +405,10 @@ func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 // identityServer is one caller's MCP server and its state. It lives while
 // the identity has sessions or a request opening one.
 type identityServer struct {
-	h   *Handler
-	key string
-	srv *mcp.Server
+	h    *Handler
+	key  string
+	user string // whose per-user limits the watcher's checks count against
+	srv  *mcp.Server
 
 	// open and pending count the identity's sessions and the initialize
 	// requests in flight; guarded by the session table's lock.
@@ -421,8 +422,8 @@ type identityServer struct {
 	versions    map[string]string // subscribed URI → ETag when last looked
 }
 
-func (h *Handler) newIdentityServer(id identity, key string) *identityServer {
-	s := &identityServer{h: h, id: id, key: key, subscribed: map[string]int{}, versions: map[string]string{}}
+func (h *Handler) newIdentityServer(id identity, key, user string) *identityServer {
+	s := &identityServer{h: h, id: id, key: key, user: user, subscribed: map[string]int{}, versions: map[string]string{}}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "skillsvc", Version: "v1"}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       h.log,

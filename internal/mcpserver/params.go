@@ -64,7 +64,14 @@ func (k *paramsKind) UnmarshalJSON(b []byte) error {
 // readBody reads a POST body whole, at most --mcp.max-request-bytes, and
 // puts it back for the SDK.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, tooLarge func(string)) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes))
+	// Sized once when the client says how much it sends (a large
+	// write_file otherwise grows the buffer by doubling).
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= h.cfg.MaxRequestBytes {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes))
+	body := buf.Bytes()
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):

@@ -63,7 +63,7 @@ type admissionCtx struct{}
 // admit reserves a session for the identity with key, creating its server
 // on first use. release ends the reservation when the request is done,
 // unless its session took it over.
-func (t *sessionTable) admit(key string) (adm *admission, release func(), err error) {
+func (t *sessionTable) admit(key, user string) (adm *admission, release func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	max := t.h.cfg.MaxOpenSessions
@@ -80,7 +80,7 @@ func (t *sessionTable) admit(key string) (adm *admission, release func(), err er
 		return nil, nil, fmt.Errorf("too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", t.h.cfg.MaxSessions)
 	}
 	if s == nil {
-		s = t.h.newIdentityServer(identity{}, key)
+		s = t.h.newIdentityServer(identity{}, key, user)
 		t.identities[key] = s
 	}
 	s.pending++

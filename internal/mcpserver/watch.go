@@ -74,7 +74,17 @@ func (s *identityServer) stopWatching(force bool) bool {
 	return true
 }
 
+// check is one look at the library and the subscribed files. It counts as
+// one request of the identity's user, as a client polling would (the MCP
+// loopback does not count the calls it makes); over the limits, the look
+// waits for the next tick.
 func (s *identityServer) check(ctx context.Context) {
+	release, err := s.h.limits.Acquire(ctx, s.user)
+	if err != nil {
+		s.h.log.Debug("mcp watch: over the per-user limits, next tick", "err", err)
+		return
+	}
+	defer release()
 	fp, err := s.libraryFingerprint(ctx)
 	if err != nil {
 		s.h.log.Debug("mcp watch: listing skills", "err", err)

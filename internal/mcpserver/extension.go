@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // The skills extension (SEP-2640): https://github.com/modelcontextprotocol/ext-skills
@@ -31,11 +32,6 @@ const (
 	// exceed: a skill over either is left out of skills/list.
 	maxSkillResources = 512
 	maxSkillBytes     = 16 << 20
-
-	// The Agent Skills rules hosts check an entry against (the catalog
-	// serves skills that break them, with warnings).
-	maxNameLen        = 64
-	maxDescriptionLen = 1024
 
 	// Skills whose manifests one skills/list page builds at once.
 	listConcurrency = 8
@@ -184,9 +180,10 @@ type notServed string
 
 func (e notServed) Error() string { return string(e) }
 
-// followsRules checks what hosts check of an entry: the URI's last segment
-// (the folder) is the frontmatter name, a valid skill name, and the
-// description fits.
+// followsRules checks what hosts check of an entry, by the Agent Skills
+// limits skillmd holds (the catalog serves skills that break them, with
+// warnings): the URI's last segment (the folder) is the frontmatter name,
+// a valid skill name, and the description fits.
 func followsRules(sk *skillsvcv1.SkillSummary, dir string) error {
 	name, folder := sk.GetName(), path.Base(dir)
 	switch {
@@ -194,10 +191,10 @@ func followsRules(sk *skillsvcv1.SkillSummary, dir string) error {
 		return notServed(fmt.Sprintf("its name %.80q is not a skill name (lowercase letters, digits and single hyphens)", sk.GetDisplayName()))
 	case name != folder:
 		return notServed(fmt.Sprintf("its name %.80q differs from its folder %.80q", name, folder))
-	case utf8.RuneCountInString(name) > maxNameLen:
-		return notServed(fmt.Sprintf("its name is longer than %d characters", maxNameLen))
-	case utf8.RuneCountInString(sk.GetDescription()) > maxDescriptionLen:
-		return notServed(fmt.Sprintf("its description is longer than %d characters", maxDescriptionLen))
+	case utf8.RuneCountInString(name) > skillmd.MaxNameLen:
+		return notServed(fmt.Sprintf("its name is longer than %d characters", skillmd.MaxNameLen))
+	case utf8.RuneCountInString(sk.GetDescription()) > skillmd.MaxDescriptionLen:
+		return notServed(fmt.Sprintf("its description is longer than %d characters", skillmd.MaxDescriptionLen))
 	}
 	return nil
 }

@@ -290,7 +290,7 @@ func TestUnparsableBodies(t *testing.T) {
 // the distinct limit error, whose data and Retry-After say when to retry.
 func TestRequestIsOneUnitOfLimits(t *testing.T) {
 	cfg := quota.DefaultConfig()
-	cfg.Rate, cfg.Burst = 0.5, 3 // three requests, then one every two seconds
+	cfg.Rate, cfg.Burst = 0.5, 4 // four requests, then one every two seconds
 	lim, err := quota.New(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -298,19 +298,19 @@ func TestRequestIsOneUnitOfLimits(t *testing.T) {
 	t.Cleanup(lim.Close)
 	e := startWith(t, library().Bucket(t), nil, nil, mcpserver.WithLimits(lim))
 	alice := identity("alice", "t1")
-	sid := openSession(t, e.h, alice) // the first unit
+	sid := openSession(t, e.h, alice) // two units: initialize, and the POST of notifications/initialized
 	rec := rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}`)
 	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil || !strings.Contains(string(msg.Result), "skill://data/csv-summary/SKILL.md") {
 		t.Fatalf("skills/list within the limits: %+v %v", msg, err)
 	}
-	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) // the third unit
+	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) // the fourth unit
 	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil {
 		t.Fatalf("ping within the limits: %+v %v", msg, err)
 	}
 	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	msg, err := reply(rec)
 	if err != nil || msg == nil || msg.Error == nil || msg.Error.Code != -32000 || string(msg.ID) != "4" || !strings.Contains(msg.Error.Message, "RESOURCE_EXHAUSTED") {
-		t.Fatalf("a fourth request: HTTP %d %+v %v, want the limit error -32000 for id 4", rec.Code, msg, err)
+		t.Fatalf("a fifth request: HTTP %d %+v %v, want the limit error -32000 for id 4", rec.Code, msg, err)
 	}
 	var data struct{ RetryAfterMs int64 }
 	var raw struct {

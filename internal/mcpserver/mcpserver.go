@@ -289,7 +289,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// One request is one unit of the caller's per-user limits, whatever it
 	// costs inside: the services' own calls for it are not counted again.
-	for range body.calls {
+	// A POST of notifications only is one unit too, as any HTTP request.
+	units := body.calls
+	if r.Method == http.MethodPost {
+		units = max(units, 1)
+	}
+	for range units {
 		release, err := h.limits.Acquire(ctx, p.User)
 		if err != nil {
 			writeLimited(w, body.id, err)

@@ -72,6 +72,19 @@ func (f mismatchFixture) replica(t *testing.T, b objstore.Bucket, log io.Writer)
 	return lib
 }
 
+// userLayers are alice's and bob's own library layers in lib.
+func userLayers(t *testing.T, lib *Library) (alice, bob libindex.Layer) {
+	t.Helper()
+	own := func(user string) libindex.Layer {
+		l, _, err := lib.Catalog.views.userLayers(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	return own("alice"), own("bob")
+}
+
 func namesOf(t *testing.T, lib *Library, id mounts.Caller) string {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), id, ListOptions{IncludeDisabled: true})
@@ -111,14 +124,7 @@ func TestMismatchedIndexInRedis(t *testing.T) {
 			if tc.aliceFirst {
 				namesOf(t, warm, alice)
 			}
-			aliceL, _, err := warm.Catalog.views.userLayers("alice")
-			if err != nil {
-				t.Fatal(err)
-			}
-			bobL, _, err := warm.Catalog.views.userLayers("bob")
-			if err != nil {
-				t.Fatal(err)
-			}
+			aliceL, bobL := userLayers(t, warm)
 			rc := cache.Shared(f.redisCache(t))
 			copied := map[string]string{libindex.IndexKey(bobL): libindex.IndexKey(aliceL)}
 			if tc.copyStamp {
@@ -170,14 +176,7 @@ func TestMismatchedPersistedIndex(t *testing.T) {
 	warm := f.replica(t, f.bucket, io.Discard)
 	namesOf(t, warm, bob)
 	namesOf(t, warm, alice)
-	aliceL, _, err := warm.Catalog.views.userLayers("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bobL, _, err := warm.Catalog.views.userLayers("bob")
-	if err != nil {
-		t.Fatal(err)
-	}
+	aliceL, bobL := userLayers(t, warm)
 	objstoretest.Put(t, f.bucket, aliceL.Object, objstoretest.Get(t, f.bucket, bobL.Object))
 
 	var logs logtest.Buffer

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,10 +24,7 @@ import (
 // errors or, for Ceph's 403, as AccessDenied. The SDK sends each PUT once:
 // none of these is worth a retry.
 func TestPutOutOfSpace(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "k")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	offlineCredentials(t)
 
 	// The codes, statuses and descriptions are the servers' own: MinIO's
 	// cmd/api-errors.go and Ceph's rgw_common.cc.

@@ -17,10 +17,7 @@ import (
 // TestUnavailable: a store that does not answer, or answers with a server
 // error, is ErrUnavailable (clients retry it), while a 404 stays NotFound.
 func TestUnavailable(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "k")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	offlineCredentials(t)
 	t.Setenv("AWS_MAX_ATTEMPTS", "1") // the SDK's own retries only slow the test
 
 	// A port nobody listens on.
@@ -74,4 +71,13 @@ func TestUnavailable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// offlineCredentials gives the SDK static credentials and no profile, for
+// tests against a fake S3 endpoint.
+func offlineCredentials(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
 }

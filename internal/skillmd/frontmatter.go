@@ -45,6 +45,10 @@ type Frontmatter struct {
 	Extra map[string]any
 	// Raw is every field as decoded, for callers that want it all.
 	Raw map[string]any
+	// JSON is the frontmatter exactly as written, as JSON text: read by the
+	// YAML 1.2 core schema as hosts read it, numbers with every digit,
+	// dates as strings. The skills extension serves it verbatim.
+	JSON []byte
 }
 
 // Problems found while parsing: Errors make a skill invalid, Warnings are
@@ -106,9 +110,17 @@ func FrontmatterEnd(data []byte) (end int, opened bool) {
 
 var errAlias = errors.New("YAML anchors and aliases are not allowed in frontmatter")
 
-// safeYAML decodes YAML into a generic map after checking its shape on the
-// node tree, so alias bombs and absurd nesting fail fast without expansion.
+// decoded is what safeYAML makes of frontmatter: the fields as Go values,
+// and the JSON text as written.
+type decoded struct {
+	fields map[string]any
+	json   []byte
+}
+
+// safeYAML decodes YAML into a decoded after checking its shape on the node
+// tree, so alias bombs and absurd nesting fail fast without expansion.
 func safeYAML(data []byte, v any) error {
+	out := v.(*decoded)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return err
@@ -136,13 +148,23 @@ func safeYAML(data []byte, v any) error {
 		return err
 	}
 	if len(doc.Content) == 0 {
+		out.json = []byte("{}")
 		return nil // empty frontmatter
 	}
 	if doc.Content[0].Kind != yaml.MappingNode {
 		return errors.New("frontmatter is not a mapping of fields")
 	}
+	// Before keepNumbersAsText: the JSON keeps each value's own type.
+	js, err := coreJSON(doc.Content[0])
+	if err != nil {
+		return err
+	}
 	keepNumbersAsText(doc.Content[0])
-	return doc.Decode(v)
+	if err := doc.Decode(&out.fields); err != nil {
+		return err
+	}
+	out.json = js
+	return nil
 }
 
 // textFields are the fields read as text.
@@ -201,13 +223,20 @@ func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 		p.Errorf("frontmatter is larger than %d bytes", MaxFrontmatterBytes)
 		return fm, "", p
 	}
-	raw := map[string]any{}
-	body, err := frontmatter.MustParse(bytes.NewReader(data), &raw, yamlFormat)
+	var d decoded
+	body, err := frontmatter.MustParse(bytes.NewReader(data), &d, yamlFormat)
 	if err != nil {
 		p.Errorf("frontmatter is not valid YAML: %s", firstLine(err.Error()))
 		return fm, "", p
 	}
-	fm.Raw = jsonable(raw).(map[string]any)
+	if d.fields == nil {
+		d.fields = map[string]any{}
+	}
+	if d.json == nil {
+		d.json = []byte("{}")
+	}
+	fm.Raw = jsonable(d.fields).(map[string]any)
+	fm.JSON = d.json
 	fm.Extra = map[string]any{}
 	for k, v := range fm.Raw {
 		switch k {

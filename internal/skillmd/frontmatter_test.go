@@ -1,6 +1,7 @@
 package skillmd_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -418,6 +419,16 @@ func FuzzParseSkillMD(f *testing.F) {
 		}
 		if !strings.HasSuffix(strings.TrimPrefix(string(data), "\ufeff"), body) {
 			t.Fatalf("body %q is not the end of the file", body)
+		}
+		// The verbatim frontmatter is a JSON object holding every field.
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(fm.JSON, &obj); err != nil {
+			t.Fatalf("frontmatter JSON %q: %v", fm.JSON, err)
+		}
+		for k := range fm.Raw {
+			if _, ok := obj[k]; !ok {
+				t.Fatalf("frontmatter JSON %s lacks field %q", fm.JSON, k)
+			}
 		}
 	})
 }

@@ -75,6 +75,29 @@ func (m mcpRaw) post(h http.Header, sid, body string) (*http.Response, *mcptest.
 	return resp, msg
 }
 
+// postRaw sends body with headers h as they are, and returns the answer
+// and its body, whatever it holds.
+func (m mcpRaw) postRaw(h http.Header, body string) (*http.Response, string) {
+	m.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, m.url, strings.NewReader(body))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	req.Header = h.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := m.c.Do(req)
+	if err != nil {
+		m.t.Fatalf("POST /mcp: %v", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp, string(data)
+}
+
 // open initializes a session and returns its ID.
 func (m mcpRaw) open(h http.Header) string {
 	m.t.Helper()
@@ -181,6 +204,27 @@ func TestMCPHostileRequestsEndToEnd(t *testing.T) {
 			t.Errorf("an unknown method = %+v, want -32601", msg)
 		}
 		alive("the malformed requests")
+	})
+
+	// Protocol 2026-07-28 is served by the SDK's stateless handler: the
+	// same table checks its requests, which carry their metadata in each
+	// request instead of a session.
+	t.Run("sessionless malformed params", func(t *testing.T) {
+		modern := alice.Clone()
+		modern.Set("Mcp-Protocol-Version", "2026-07-28")
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+		for method := range mcpserver.Methods() {
+			for _, params := range []string{``, `,"params":null`, `,"params":"x"`, `,"params":[]`, `,"params":{}`, `,"params":{` + meta + `}`, `,"params":{"uri":5,` + meta + `}`, `,"params":{"name":{},"arguments":[],` + meta + `}`} {
+				h := modern.Clone()
+				h.Set("Mcp-Method", method)
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":%q%s}`, method, params)
+				resp, data := m.postRaw(h, body)
+				if resp.StatusCode >= 500 || strings.Contains(data, "-32603") {
+					t.Errorf("%s: HTTP %d %.300s", body, resp.StatusCode, data)
+				}
+			}
+			alive(method + " sessionless with malformed params")
+		}
 	})
 
 	t.Run("skill URIs", func(t *testing.T) {
@@ -350,11 +394,12 @@ func TestMCPSessionsBoundedEndToEnd(t *testing.T) {
 		return signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims(user, thread, ""))
 	}
 
-	// Bob works throughout, over gRPC and over his MCP session.
+	// Bob works throughout, over gRPC and over his MCP session (2025-11-25:
+	// 2026-07-28 has no sessions).
 	bobToken := token("bob", "t1")
 	bobSession, err := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint: m.url, HTTPClient: mcptest.Client(bearerHeader(bobToken)),
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

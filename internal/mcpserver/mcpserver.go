@@ -149,6 +149,9 @@ type Handler struct {
 	fs          skillsvcv1.FilesystemServiceClient
 	skills      skillsvcv1.SkillsServiceClient
 	http        *mcp.StreamableHTTPHandler
+	// statelessHTTP serves protocol 2026-07-28 and later, on modern.
+	statelessHTTP *mcp.StreamableHTTPHandler
+	modern        *identityServer
 	digests     *lru.Cache[string, digest]
 	// secret keys identity hashes, so a session ID names its identity
 	// without revealing it.
@@ -202,7 +205,26 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 		SessionTimeout:      cfg.SessionTimeout,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 	})
+	// Protocol 2026-07-28 has no sessions: each request carries what it
+	// needs, and the SDK serves it only statelessly. One server answers
+	// every caller, each request with its own verified headers.
+	h.modern = h.newIdentityServer(identity{}, "", "", true)
+	h.statelessHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.modern.srv }, &mcp.StreamableHTTPOptions{
+		Logger:              log,
+		Stateless:           true,
+		MaxRequestBodyBytes: cfg.MaxRequestBytes,
+	})
 	return h, nil
+}
+
+// modernProtocol is the first protocol revision without sessions.
+const modernProtocol = "2026-07-28"
+
+// isModern reports whether r speaks a sessionless revision: its
+// MCP-Protocol-Version header (revisions are dates, so they order as
+// text). A 2025 client sends the header only after initialize.
+func isModern(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= modernProtocol
 }
 
 // Close stops the watchers and closes the open sessions.
@@ -268,7 +290,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// identity is told the session does not exist, as the transport
 	// specifies for an unknown session (the client starts over).
 	key := h.key(caller)
+	modern := isModern(r)
 	sid := r.Header.Get("Mcp-Session-Id")
+	if modern {
+		sid = "" // sessionless: an ID means nothing and opens nothing
+	}
 	if sid != "" {
 		if !strings.HasPrefix(sid, key+".") {
 			refuse(ctx, http.StatusNotFound, codes.NotFound, "session not found")
@@ -301,6 +327,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer release()
+	}
+	if modern {
+		h.statelessHTTP.ServeHTTP(w, r.WithContext(ctx))
+		return
 	}
 	if sid == "" && body.opens {
 		adm, release, err := h.sessions.admit(key, caller.User())
@@ -401,7 +431,7 @@ func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	key, _ := r.Context().Value(keyCtx{}).(string)
 	s := h.sessions.server(key, identityOf(r.Header))
 	if s == nil {
-		return h.newIdentityServer(identityOf(r.Header), key, "").srv
+		return h.newIdentityServer(identityOf(r.Header), key, "", false).srv
 	}
 	s.startWatching()
 	return s.srv
@@ -414,6 +444,9 @@ type identityServer struct {
 	key  string
 	user string // whose per-user limits the watcher's checks count against
 	srv  *mcp.Server
+	// stateless serves every caller (protocol 2026-07-28): identities come
+	// from each request alone, never from an earlier one.
+	stateless bool
 
 	// open and pending count the identity's sessions and the initialize
 	// requests in flight; guarded by the session table's lock.
@@ -427,22 +460,27 @@ type identityServer struct {
 	versions    map[string]string // subscribed URI → ETag when last looked
 }
 
-func (h *Handler) newIdentityServer(id identity, key, user string) *identityServer {
-	s := &identityServer{h: h, id: id, key: key, user: user, subscribed: map[string]int{}, versions: map[string]string{}}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "skillsvc", Version: "v1"}, &mcp.ServerOptions{
+// newIdentityServer returns the server of one identity, or with stateless
+// the one server of sessionless requests, which watches nothing: its
+// callers learn of changes by the listings' ttlMs.
+func (h *Handler) newIdentityServer(id identity, key, user string, stateless bool) *identityServer {
+	s := &identityServer{h: h, id: id, key: key, user: user, stateless: stateless, subscribed: map[string]int{}, versions: map[string]string{}}
+	opts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       h.log,
 		GetSessionID: func() string { return key + "." + rand.Text() },
 		Capabilities: &mcp.ServerCapabilities{
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: !stateless},
 			Tools:     &mcp.ToolCapabilities{ListChanged: false},
 			Extensions: map[string]any{
 				extensionName: map[string]any{},
 			},
 		},
-		SubscribeHandler:   s.subscribe,
-		UnsubscribeHandler: s.unsubscribe,
-	})
+	}
+	if !stateless {
+		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "skillsvc", Version: "v1"}, opts)
 	// recoverPanics outermost, so it also covers withIdentity.
 	s.srv.AddReceivingMiddleware(s.recoverPanics, s.withIdentity, s.trackSessions)
 	s.addExtension()
@@ -479,14 +517,19 @@ func (s *identityServer) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler
 // identity), so a refreshed token is used as soon as the client sends it.
 func (s *identityServer) withIdentity(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		id := s.latest()
+		var id identity
+		if !s.stateless {
+			id = s.latest()
+		}
 		var rid string
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 			if got := identityOf(extra.Header); !got.empty() {
 				id = got
-				s.mu.Lock()
-				s.id = id
-				s.mu.Unlock()
+				if !s.stateless {
+					s.mu.Lock()
+					s.id = id
+					s.mu.Unlock()
+				}
 			}
 			rid = extra.Header.Get(requestid.Key)
 		}

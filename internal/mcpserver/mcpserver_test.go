@@ -148,13 +148,25 @@ func identity(user, thread string) http.Header {
 	return grpctest.CallerHeader(user, thread, "")
 }
 
+// sessions is the latest protocol revision with sessions, which
+// notifications, subscriptions and the session caps need; the Go SDK's
+// client speaks the sessionless 2026-07-28 unless told.
+var sessions = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
+// connect opens a session (protocol 2025-11-25).
 func (e *env) connect(h http.Header, opts *mcp.ClientOptions) *mcp.ClientSession {
+	return e.connectVersion(h, opts, sessions)
+}
+
+// connectVersion connects with the client's default revision when
+// sopts is nil.
+func (e *env) connectVersion(h http.Header, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	e.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	must(e.t, mcp.AddSendingCustomMethod[*listParams, *listResult](c, "skills/list"))
 	must(e.t, mcp.AddSendingCustomMethod[*getParams, *getResult](c, "skills/get"))
 	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: mcptest.Client(h)}
-	s, err := c.Connect(e.t.Context(), tr, nil)
+	s, err := c.Connect(e.t.Context(), tr, sopts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -216,11 +228,24 @@ func sha(b []byte) string {
 	return "sha256:" + hex.EncodeToString(s[:])
 }
 
+// TestSkillsExtension runs on both revisions served: 2025-11-25 with
+// sessions, 2026-07-28 without (the Go SDK client's default).
 func TestSkillsExtension(t *testing.T) {
+	for name, sopts := range map[string]*mcp.ClientSessionOptions{"2025-11-25": sessions, "2026-07-28": nil} {
+		t.Run(name, func(t *testing.T) {
+			testSkillsExtension(t, sopts, name)
+		})
+	}
+}
+
+func testSkillsExtension(t *testing.T, sopts *mcp.ClientSessionOptions, version string) {
 	bucket := library().Bucket(t)
 	// One skill per page: the cursor must carry the listing through.
 	e := start(t, bucket, func(c *mcpserver.Config) { c.SkillsPageSize = 1 })
-	s := e.connect(identity("alice", "t1"), nil)
+	s := e.connectVersion(identity("alice", "t1"), nil, sopts)
+	if got := s.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
+	}
 
 	caps := s.InitializeResult().Capabilities
 	if _, ok := caps.Extensions["io.modelcontextprotocol/skills"]; !ok || caps.Resources == nil {
@@ -507,7 +532,7 @@ func TestSessionsPerIdentityCapped(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	third := func() error {
 		tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: mcptest.Client(identity("alice", "t1"))}
-		s, err := c.Connect(t.Context(), tr, nil)
+		s, err := c.Connect(t.Context(), tr, sessions)
 		if err == nil {
 			s.Close()
 		}
@@ -538,4 +563,42 @@ func TestSearchToolSaysWhenCut(t *testing.T) {
 	if isErr || strings.Count(text, "\n- ") != 0 || !strings.HasPrefix(text, "- ") || !strings.Contains(text, "Weaker matches were left out") {
 		t.Errorf("search_skills = %q (error %v), want one skill and a note that more were left out", text, isErr)
 	}
+}
+
+// One server answers every sessionless (2026-07-28) request: each caller
+// still sees only their own library, by their own request's identity,
+// alongside sessions of the older revision.
+func TestSessionlessIdentities(t *testing.T) {
+	e := start(t, library().Bucket(t), nil)
+	alice := e.connectVersion(identity("alice", "t1"), nil, nil)
+	bob := e.connectVersion(identity("bob", "t1"), nil, nil)
+	old := e.connect(identity("alice", "t2"), nil)
+	if v := alice.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	if alice.ID() != "" {
+		t.Fatalf("a sessionless client got session ID %q", alice.ID())
+	}
+	// Nothing is watched for a sessionless caller, so nothing is promised.
+	if caps := alice.InitializeResult().Capabilities; caps.Resources == nil || caps.Resources.ListChanged || caps.Resources.Subscribe {
+		t.Fatalf("sessionless resources capability %+v, want neither listChanged nor subscribe", caps.Resources)
+	}
+	for range 3 { // interleaved, so no request borrows another's identity
+		for who, s := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob, "alice (2025-11-25)": old} {
+			var uris []string
+			for _, sk := range listAll(t, s) {
+				uris = append(uris, sk.URI)
+			}
+			slices.Sort(uris)
+			want := []string{"skill://data/csv-summary/SKILL.md", "skill://writing/commit-message/SKILL.md", "skill://writing/release-notes/SKILL.md"}
+			if who == "bob" {
+				want = []string{"skill://ops/deploy/SKILL.md"}
+			}
+			if !slices.Equal(uris, want) {
+				t.Fatalf("%s lists %v, want %v", who, uris, want)
+			}
+		}
+	}
+	_, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://writing/release-notes/SKILL.md"})
+	wantRPCCode(t, "bob reading alice's skill", err, jsonrpc.CodeInvalidParams)
 }

@@ -80,7 +80,7 @@ func (t *sessionTable) admit(key, user string) (adm *admission, release func(), 
 		return nil, nil, fmt.Errorf("too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", t.h.cfg.MaxSessions)
 	}
 	if s == nil {
-		s = t.h.newIdentityServer(identity{}, key, user)
+		s = t.h.newIdentityServer(identity{}, key, user, false)
 		t.identities[key] = s
 	}
 	s.pending++

@@ -1,8 +1,10 @@
 // The official TypeScript SDK's own host side of the skills extension —
 // SkillsClient from @modelcontextprotocol/client/ext/skills, in strict mode
 // (no skipInvalid: one invalid entry fails the whole listing) — against the
-// real binary with its default settings, on the protocol revision the
-// client negotiates by default (2025-11-25). SkillsClient checks every entry
+// real binary with its default settings, on both protocol revisions the
+// server speaks: 2025-11-25 (the client's default, a plain initialize and a
+// session) and 2026-07-28 (sessionless, negotiated with server/discover in
+// the client's 'auto' mode). SkillsClient checks every entry
 // (name equals the last skill-path segment, a complete resources list that
 // includes SKILL.md, digest and size shapes, files within the skill), and
 // its read() checks each file's size and sha256 digest against the entry and
@@ -52,6 +54,15 @@ const rootOf = (skill) => skill.uri.slice(0, -'/SKILL.md'.length);
 // which the skills in leftOut (folders) break what hosts accept and must
 // not be listed.
 function suite(name, library, leftOut = []) {
+  for (const [version, versionNegotiation] of [
+    ['2025-11-25', undefined],
+    ['2026-07-28', { mode: 'auto' }],
+  ]) {
+    revisionSuite(`${name} on ${version}`, library, leftOut, version, versionNegotiation);
+  }
+}
+
+function revisionSuite(name, library, leftOut, version, versionNegotiation) {
   describe(name, () => {
     let env;
     let client;
@@ -60,8 +71,8 @@ function suite(name, library, leftOut = []) {
     before(async () => {
       // No flags: the binary as it ships.
       env = await start([], { library });
-      // No versionNegotiation option: the client's default, a plain initialize.
-      client = new Client({ name: 'skillsvc-skillsclient-test', version: '1.0.0' });
+      // Without versionNegotiation: the client's default, a plain initialize.
+      client = new Client({ name: 'skillsvc-skillsclient-test', version: '1.0.0' }, { versionNegotiation });
       await client.connect(
         new StreamableHTTPClientTransport(new URL(`http://${env.http_addr}/mcp`), {
           requestInit: { headers: { 'X-Skillsvc-User': env.user, 'X-Skillsvc-Thread': 'host-skillsclient' } },
@@ -77,8 +88,8 @@ function suite(name, library, leftOut = []) {
 
 
 
-    test('the client negotiated 2025-11-25 and sees the skills extension', () => {
-      assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25');
+    test(`the client negotiated ${version} and sees the skills extension`, () => {
+      assert.equal(client.getNegotiatedProtocolVersion(), version);
       assert.equal(SKILLS_EXTENSION_ID, 'io.modelcontextprotocol/skills');
       assert.equal(skills.supported, true, JSON.stringify(client.getServerCapabilities()));
     });

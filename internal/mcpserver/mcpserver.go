@@ -152,7 +152,7 @@ type Handler struct {
 	// statelessHTTP serves protocol 2026-07-28 and later, on modern.
 	statelessHTTP *mcp.StreamableHTTPHandler
 	modern        *identityServer
-	digests     *lru.Cache[string, digest]
+	digests       *lru.Cache[string, digest]
 	// secret keys identity hashes, so a session ID names its identity
 	// without revealing it.
 	secret []byte

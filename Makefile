@@ -10,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-go test-clients test-python test-ts \
-	test-mcp-host pyenv tsenv mcphostenv bench-smoke fuzz bench bench-load clean
+	test-mcp-host test-conformance pyenv tsenv mcphostenv conformanceenv bench-smoke fuzz bench bench-load clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -51,6 +51,13 @@ test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
 	cd test/mcp-host && npm ci --no-audit --no-fund
 	touch $@
 
+# The MCP conformance suite and the Node 22 it needs (it calls fs.globSync),
+# both pinned in the lockfile.
+conformanceenv: test/conformance/node_modules/.stamp
+test/conformance/node_modules/.stamp: test/conformance/package-lock.json
+	cd test/conformance && npm ci --no-audit --no-fund
+	touch $@
+
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
@@ -87,8 +94,9 @@ test-go:
 
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
-# examples), and the official TypeScript MCP SDK as an MCP host.
-test-clients: test-python test-ts test-mcp-host
+# examples), the official TypeScript MCP SDK as an MCP host, and the
+# published MCP conformance suite's server scenarios.
+test-clients: test-python test-ts test-mcp-host test-conformance
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -98,6 +106,9 @@ test-ts: tsenv bin/testenv
 
 test-mcp-host: mcphostenv bin/testenv
 	cd test/mcp-host && npm test
+
+test-conformance: conformanceenv bin/testenv
+	cd test/conformance && npm test
 
 # Every benchmark once, so they keep working; timings come from `make bench`.
 bench-smoke:

@@ -309,7 +309,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var rejected bool
-		if body, rejected = checkBody(w, data); rejected {
+		if body, rejected = checkBody(w, data, modern); rejected {
 			return
 		}
 	}
@@ -472,6 +472,10 @@ func (h *Handler) newIdentityServer(id identity, key, user string, stateless boo
 		Capabilities: &mcp.ServerCapabilities{
 			Resources: &mcp.ResourceCapabilities{ListChanged: !stateless},
 			Tools:     &mcp.ToolCapabilities{ListChanged: false},
+			// The SDK answers prompts/list (with none) whatever is
+			// declared, and hosts treat an answered method as a promise:
+			// declared, so discovery and the handlers agree.
+			Prompts: &mcp.PromptCapabilities{ListChanged: false},
 			Extensions: map[string]any{
 				extensionName: map[string]any{},
 			},

@@ -129,8 +129,9 @@ func decodeBody(body []byte) ([]message, error) {
 }
 
 // checkBody answers the first malformed message of body and reports
-// whether it did.
-func checkBody(w http.ResponseWriter, body []byte) (info bodyInfo, rejected bool) {
+// whether it did. modern is a sessionless (2026-07-28) request, where an
+// unknown method is HTTP 404 as well as -32601.
+func checkBody(w http.ResponseWriter, body []byte, modern bool) (info bodyInfo, rejected bool) {
 	msgs, err := decodeBody(body)
 	var syntax *json.SyntaxError
 	switch {
@@ -162,7 +163,11 @@ func checkBody(w http.ResponseWriter, body []byte) (info bodyInfo, rejected bool
 		}
 		if call && len(msgs) == 1 {
 			// A request's error is its answer, as any JSON-RPC error.
-			writeJSONRPCError(w, http.StatusOK, m.ID, code, msg)
+			httpCode := http.StatusOK
+			if modern && code == jsonrpc.CodeMethodNotFound {
+				httpCode = http.StatusNotFound
+			}
+			writeJSONRPCError(w, httpCode, m.ID, code, msg)
 		} else {
 			// A notification gets no answer; the transport says to refuse
 			// the POST (a batch is refused whole).

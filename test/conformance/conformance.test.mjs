@@ -35,7 +35,6 @@ const FIRST_REVISION = '2025-11-25';
 const NOT_APPLICABLE = {
   'logging-set-level': 'skillsvc declares no logging capability: it sends no log notifications',
   'completion-complete': "skillsvc declares no completions capability; asks for the suite's fixture prompt",
-  'prompts-list': 'skillsvc serves no prompts and declares no prompts capability',
   'prompts-get-simple': "gets the suite's fixture prompt test_simple_prompt",
   'prompts-get-with-args': "gets the suite's fixture prompt test_prompt_with_arguments",
   'prompts-get-embedded-resource': "gets the suite's fixture prompt test_prompt_with_embedded_resource",
@@ -95,6 +94,7 @@ const APPLIES = [
   'server-stateless',
   'ping',
   'tools-list',
+  'prompts-list',
   'server-sse-multiple-streams',
   'resources-list',
   'sep-2164-resource-not-found',
@@ -129,7 +129,7 @@ const ALLOWED = {
   'sep-2575-server-sends-prompts-list-changed-on-subscription': {
     status: 'SKIPPED',
     says: /^Server did not declare prompts\.listChanged capability/,
-    reason: 'skillsvc serves no prompts',
+    reason: 'skillsvc declares prompts (the SDK answers prompts/list) but serves none, so its list never changes',
   },
   'sep-2640-skills-list-cache-attributes': {
     status: 'SKIPPED',

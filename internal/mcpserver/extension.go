@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -87,6 +88,7 @@ func (s *identityServer) addExtension() {
 	// AddReceivingCustomMethod only fails for standard method names.
 	must(mcp.AddReceivingCustomMethod(s.srv, "skills/list", s.listSkills))
 	must(mcp.AddReceivingCustomMethod(s.srv, "skills/get", s.getSkill))
+	must(mcp.AddReceivingCustomMethod(s.srv, directoryReadMethod, s.readDirectory))
 	s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
 }
 
@@ -114,41 +116,47 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 	if p != nil {
 		token = p.Cursor
 	}
+	entries, next, err := servedPage(ctx, s, token, s.entry)
+	if err != nil {
+		return nil, err
+	}
+	return &listSkillsResult{
+		Cacheable:  s.cacheable(),
+		ResultType: "complete",
+		Skills:     entries,
+		NextCursor: next,
+	}, nil
+}
+
+// servedPage builds an item for each skill of one ListSkills page (token is
+// the page token), a few at a time, in the catalog's order; the skills the
+// extension does not serve are left out (skills/get says why). Its errors
+// are JSON-RPC errors.
+func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(context.Context, string) (*T, error)) ([]*T, string, error) {
 	resp, err := s.h.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{
 		PageSize:  int32(s.h.cfg.SkillsPageSize),
 		PageToken: token,
 	})
 	if err != nil {
-		return nil, protocolError(err)
+		return nil, "", protocolError(err)
 	}
-	entries := make([]*skillEntry, len(resp.GetSkills()))
+	items := make([]*T, len(resp.GetSkills()))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(listConcurrency)
 	for i, sum := range resp.GetSkills() {
 		g.Go(func() error {
-			e, err := s.entry(gctx, sum.GetPath())
+			item, err := build(gctx, sum.GetPath())
 			if _, ok := errors.AsType[notServed](err); ok {
-				return nil // left out; skills/get says why
+				return nil
 			}
-			entries[i] = e
+			items[i] = item
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, protocolError(err)
+		return nil, "", protocolError(err)
 	}
-	served := entries[:0]
-	for _, e := range entries {
-		if e != nil {
-			served = append(served, e)
-		}
-	}
-	return &listSkillsResult{
-		Cacheable:  s.cacheable(),
-		ResultType: "complete",
-		Skills:     served,
-		NextCursor: resp.GetNextPageToken(),
-	}, nil
+	return slices.DeleteFunc(items, func(item *T) bool { return item == nil }), resp.GetNextPageToken(), nil
 }
 
 func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
@@ -218,10 +226,17 @@ func (s *identityServer) uriOf(virtual string) string {
 	return skillURI(s.h.skillsMount, virtual)
 }
 
-// entry builds a skill's entry: the frontmatter from GetSkill, the files
-// from a Glob of its folder, and each file's digest from the cache or by
-// reading it once per ETag.
-func (s *identityServer) entry(ctx context.Context, dir string) (*skillEntry, error) {
+// served is a skill the extension serves: its GetSkill answer and every
+// file of its folder (a Glob), within the extension's limits.
+type served struct {
+	skill *skillsvcv1.GetSkillResponse
+	files []*skillsvcv1.FileInfo
+}
+
+// servedSkill checks that the skill folder dir is served over the extension
+// (its own path, the rules hosts check, the per-skill limits) and returns
+// it; notServed says why not.
+func (s *identityServer) servedSkill(ctx context.Context, dir string) (*served, error) {
 	got, err := s.h.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: dir})
 	if err != nil {
 		return nil, err
@@ -233,39 +248,47 @@ func (s *identityServer) entry(ctx context.Context, dir string) (*skillEntry, er
 	if err := followsRules(got.GetSkill(), dir); err != nil {
 		return nil, err
 	}
-	e := &skillEntry{
-		URI:         s.uriOf(dir + "/" + skillFileName),
-		Frontmatter: got.GetFrontmatter().AsMap(),
-	}
 	// Directories are matches too: a skill at the file limit may have a
 	// few, so ask for room for them.
-	files, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: 2 * maxSkillResources})
+	found, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: 2 * maxSkillResources})
 	if err != nil {
 		return nil, err
 	}
-	var total, count int64
-	for _, f := range files.GetMatches() {
+	var total int64
+	files := make([]*skillsvcv1.FileInfo, 0, len(found.GetMatches()))
+	for _, f := range found.GetMatches() {
 		if !f.GetIsDir() {
 			total += f.GetSize()
-			count++
+			files = append(files, f)
 		}
 	}
-	if files.GetTruncated() || count > maxSkillResources || total > maxSkillBytes {
+	if found.GetTruncated() || len(files) > maxSkillResources || total > maxSkillBytes {
 		return nil, notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", maxSkillResources, maxSkillBytes))
 	}
-	resources := make([]skillResource, 0, len(files.GetMatches()))
-	for _, f := range files.GetMatches() {
-		if f.GetIsDir() {
-			continue
-		}
+	return &served{skill: got, files: files}, nil
+}
+
+// entry builds a skill's entry: the frontmatter from GetSkill, the files
+// from a Glob of its folder, and each file's digest from the cache or by
+// reading it once per ETag.
+func (s *identityServer) entry(ctx context.Context, dir string) (*skillEntry, error) {
+	sk, err := s.servedSkill(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	resources := make([]skillResource, 0, len(sk.files))
+	for _, f := range sk.files {
 		d, err := s.digest(ctx, f)
 		if err != nil {
 			return nil, err
 		}
 		resources = append(resources, skillResource{URI: s.uriOf(f.GetPath()), Digest: d.sum, Size: d.size})
 	}
-	e.Resources = resources
-	return e, nil
+	return &skillEntry{
+		URI:         s.uriOf(dir + "/" + skillFileName),
+		Frontmatter: sk.skill.GetFrontmatter().AsMap(),
+		Resources:   resources,
+	}, nil
 }
 
 func (s *identityServer) digest(ctx context.Context, f *skillsvcv1.FileInfo) (digest, error) {

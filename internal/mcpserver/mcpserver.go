@@ -4,7 +4,8 @@
 //
 //   - the skills extension (io.modelcontextprotocol/skills): skills/list and
 //     skills/get with every file's sha256 digest, and skill://<skill>/<file>
-//     resources (extension.go);
+//     resources (extension.go), listed by resources/list and
+//     resources/directory/read (resources.go);
 //   - tools for hosts without the extension: the skills prompt block,
 //     load_skill, and filesystem tools over the caller's mounts (tools.go);
 //   - notifications/resources/list_changed when the caller's library
@@ -77,7 +78,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxOpenSessions, prefix+"max-sessions", 1024, "Open MCP sessions (and so library watchers) per replica; one more initialize is answered 429 with Retry-After until a session ends.")
 	f.DurationVar(&c.PressureIdle, prefix+"pressure-idle-timeout", time.Minute, "When a replica holds three quarters of --mcp.max-sessions, sessions idle this long are closed (their clients start a new one).")
 	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one verified caller identity (user, thread, ticket) may hold per replica; one more initialize is answered 429 until a session ends or times out.")
-	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list page.")
+	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list and resources/list page, and entries per resources/directory/read page.")
 	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
 	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", limits.MaxJSONBodyBytes, "Largest MCP request body.")
 	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", maxSkillBytes, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
@@ -477,7 +478,7 @@ func (h *Handler) newIdentityServer(id identity, key, user string, stateless boo
 			// declared, so discovery and the handlers agree.
 			Prompts: &mcp.PromptCapabilities{ListChanged: false},
 			Extensions: map[string]any{
-				extensionName: map[string]any{},
+				extensionName: extensionCapability(),
 			},
 		},
 	}
@@ -486,7 +487,7 @@ func (h *Handler) newIdentityServer(id identity, key, user string, stateless boo
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "skillsvc", Version: "v1"}, opts)
 	// recoverPanics outermost, so it also covers withIdentity.
-	s.srv.AddReceivingMiddleware(s.recoverPanics, s.withIdentity, s.trackSessions)
+	s.srv.AddReceivingMiddleware(s.recoverPanics, s.withIdentity, s.trackSessions, s.resourceMethods)
 	s.addExtension()
 	s.addTools()
 	return s

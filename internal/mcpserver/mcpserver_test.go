@@ -165,6 +165,7 @@ func (e *env) connectVersion(h http.Header, opts *mcp.ClientOptions, sopts *mcp.
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	must(e.t, mcp.AddSendingCustomMethod[*listParams, *listResult](c, "skills/list"))
 	must(e.t, mcp.AddSendingCustomMethod[*getParams, *getResult](c, "skills/get"))
+	must(e.t, mcp.AddSendingCustomMethod[*dirParams, *dirResult](c, "resources/directory/read"))
 	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: mcptest.Client(h)}
 	s, err := c.Connect(e.t.Context(), tr, sopts)
 	if err != nil {

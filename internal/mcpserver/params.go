@@ -19,8 +19,8 @@ import (
 // plain-text HTTP 400 for some and hand nil params to custom methods.)
 
 // methodParams is every method the server answers, and whether it needs
-// params (the MCP schema's required "params"; skills/get's from the skills
-// extension).
+// params (the MCP schema's required "params"; skills/get's and
+// resources/directory/read's from the skills extension).
 var methodParams = map[string]bool{
 	"initialize":                       true,
 	"ping":                             false,
@@ -30,6 +30,7 @@ var methodParams = map[string]bool{
 	"resources/list":                   false,
 	"resources/templates/list":         false,
 	"resources/read":                   true,
+	"resources/directory/read":         true,
 	"resources/subscribe":              true,
 	"resources/unsubscribe":            true,
 	"subscriptions/listen":             true,

@@ -152,6 +152,56 @@ function revisionSuite(name, library, leftOut, version, versionNegotiation) {
       assert.equal(read, files.size, 'every file of the library was read and verified');
     });
 
+    test('readDirectory() walks each skill from its root to exactly the files of its entry', async () => {
+      assert.equal(skills.directoryRead, true, JSON.stringify(client.getServerCapabilities()));
+      const { skills: entries } = await skills.list();
+      let folders = 0;
+      // Every page of every folder, through the client's own schema.
+      const walk = async (uri, found) => {
+        const { resources } = await skills.readDirectory(uri);
+        for (const child of resources) {
+          const rest = child.uri.slice(uri.length + 1);
+          assert.ok(child.uri.startsWith(uri + '/') && rest !== '' && !rest.includes('/'), `${child.uri} in ${uri}`);
+          assert.equal(decodeURIComponent(child.uri.split('/').at(-1)), child.name, child.uri);
+          assert.ok(child.mimeType, `${child.uri} has a mimeType`);
+          if (child.mimeType === 'inode/directory') {
+            folders++;
+            await walk(child.uri, found);
+          } else {
+            assert.ok(!found.has(child.uri), `${child.uri} is listed once`);
+            found.set(child.uri, child.size ?? 0);
+          }
+        }
+        return found;
+      };
+      for (const skill of entries) {
+        const found = await walk(rootOf(skill), new Map());
+        assert.deepEqual(
+          [...found].sort(),
+          skill.resources.map((r) => [r.uri, r.size]).sort(),
+          `the walk from ${rootOf(skill)} finds the entry's files and sizes`,
+        );
+      }
+      assert.ok(folders > 0, 'some skill has a subfolder');
+      // A file is not a directory.
+      await assert.rejects(skills.readDirectory(entries[0].uri), (err) => err.code === -32602);
+    });
+
+    test('resources/list names the SKILL.md of exactly the listed skills, by their frontmatter', async () => {
+      const { skills: entries } = await skills.list();
+      const resources = [];
+      let cursor;
+      do {
+        const page = await client.listResources(cursor ? { cursor } : undefined);
+        resources.push(...page.resources);
+        cursor = page.nextCursor;
+      } while (cursor);
+      assert.deepEqual(
+        resources.map((r) => [r.uri, r.name, r.description, r.mimeType]).sort(),
+        entries.map((s) => [s.uri, s.frontmatter.name, s.frontmatter.description, 'text/markdown']).sort(),
+      );
+    });
+
     test('get() returns each listed skill, the same entry as the listing', async () => {
       const { skills: entries } = await skills.list();
       assert.ok(entries.length > 0);
@@ -166,11 +216,11 @@ function revisionSuite(name, library, leftOut, version, versionNegotiation) {
   });
 }
 
-// A library of what hosts trip over: file names with a space and with
-// non-ASCII letters, a binary file, a nested folder; and skills a strict
-// host rejects a whole listing for, which skills/list leaves out (a name
-// unlike its folder, a display name, a description over 1,024 characters,
-// more than 512 files).
+// A library of what hosts trip over: file names with a space, '#', '%',
+// '?' and non-ASCII letters, an empty file, a binary file, a nested folder;
+// and skills a strict host rejects a whole listing for, which skills/list
+// leaves out (a name unlike its folder, a display name, a description over
+// 1,024 characters, more than 512 files).
 function awkwardLibrary() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'skillsvc-awkward-'));
   const write = (rel, data) => {
@@ -183,6 +233,11 @@ function awkwardLibrary() {
   write('writing/spaced/references/my notes.md', 'spaced\n');
   write('writing/spaced/references/résumé.md', 'accented\n');
   write('writing/spaced/references/deep/nested/level.md', 'nested\n');
+  write('writing/spaced/references/a#b.md', 'hash\n');
+  write('writing/spaced/references/100%.md', 'percent\n');
+  write('writing/spaced/references/why?.md', 'question\n');
+  // An empty file, as the public docx and pptx skills' __init__.py.
+  write('writing/spaced/scripts/__init__.py', '');
   skill('design/logo', 'logo', 'A skill with a binary asset.');
   write('design/logo/assets/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff, 0xfe, 1, 2, 3]));
   skill('flat-skill', 'flat-skill', 'A skill without a category.');

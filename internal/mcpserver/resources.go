@@ -1,0 +1,271 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+)
+
+// The extension's resource side: resources/list names each served skill's
+// SKILL.md, resources/directory/read lists a skill folder's children, and
+// every resources/read result is one the schema's union accepts.
+
+const (
+	directoryReadMethod = "resources/directory/read"
+	directoryMIMEType   = "inode/directory"
+	// maxCursorBytes bounds a directory read's cursor: a path and a name.
+	maxCursorBytes = 4096
+)
+
+// extensionCapability is the extension's settings in
+// capabilities.extensions, inline as SEP-2640 places them.
+func extensionCapability() map[string]any {
+	return map[string]any{"directoryRead": true}
+}
+
+type readDirectoryParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type readDirectoryResult struct {
+	mcp.ResultBase
+	mcp.Cacheable
+	ResultType string          `json:"resultType"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+}
+
+// resourceMethods answers resources/list from the catalog a page at a time
+// (the SDK lists only resources added one by one), and sends every
+// resources/read result whole. It runs inside withIdentity, so its calls
+// carry the caller's identity.
+func (s *identityServer) resourceMethods(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "resources/list":
+			if lr, ok := req.(*mcp.ListResourcesRequest); ok {
+				res, err := s.listResources(ctx, lr)
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
+		case "resources/read":
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && hasEmptyText(r) {
+				return emptyTextResult{r}, nil
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listResources lists the SKILL.md of each skill skills/list serves, paged
+// as skills/list is (the cursor is ListSkills' page token).
+func (s *identityServer) listResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
+	var token string
+	if req.Params != nil {
+		token = req.Params.Cursor
+	}
+	resources, next, err := servedPage(ctx, s, token, s.manifestResource)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourcesResult{Cacheable: s.cacheable(), Resources: resources, NextCursor: next}, nil
+}
+
+// manifestResource is the skill's SKILL.md as a Resource, named and
+// described by its frontmatter as the extension asks.
+func (s *identityServer) manifestResource(ctx context.Context, dir string) (*mcp.Resource, error) {
+	sk, err := s.servedSkill(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	fm := sk.skill.GetFrontmatter().AsMap()
+	name, _ := fm["name"].(string)
+	description, _ := fm["description"].(string)
+	manifest := dir + "/" + skillFileName
+	r := &mcp.Resource{URI: s.uriOf(manifest), Name: name, Description: description, MIMEType: mimeType(manifest)}
+	for _, f := range sk.files {
+		if f.GetPath() == manifest {
+			r.Size = f.GetSize()
+		}
+	}
+	return r, nil
+}
+
+// readDirectory lists the direct children of a served skill's folder, or
+// of a folder in it: subfolders as inode/directory, files with their type
+// and size, a page at a time in name order.
+func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession, p *readDirectoryParams) (*readDirectoryResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("%s needs params.uri, a skill's folder (skill://<skill-path>) or a folder in it", directoryReadMethod)
+	}
+	// A folder's URI is its path's, with or without a trailing slash.
+	dir, err := parseSkillURI(s.h.skillsMount, strings.TrimSuffix(p.URI, "/"))
+	if err != nil {
+		return nil, invalidParams("%.200s: %v", p.URI, err)
+	}
+	sk, err := s.skillOf(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	children, isDir := childrenOf(dir, sk.files)
+	if !isDir {
+		return nil, invalidParams("%.200s is not a directory of a skill served over this extension (a file is read with resources/read)", p.URI)
+	}
+	var after string
+	if p.Cursor != "" {
+		if after, err = decodeCursor(dir, p.Cursor); err != nil {
+			return nil, invalidParams("%.200s: %v", p.URI, err)
+		}
+	}
+	start, _ := slices.BinarySearchFunc(children, after, func(c dirChild, name string) int { return strings.Compare(c.name, name) })
+	if start < len(children) && children[start].name == after {
+		start++
+	}
+	page := children[start:min(len(children), start+s.h.cfg.SkillsPageSize)]
+	res := &readDirectoryResult{Cacheable: s.cacheable(), ResultType: "complete", Resources: make([]*mcp.Resource, 0, len(page))}
+	for _, c := range page {
+		r := &mcp.Resource{URI: s.uriOf(dir + "/" + c.name), Name: c.name, Size: c.size}
+		if c.dir {
+			r.MIMEType = directoryMIMEType
+		} else {
+			r.MIMEType = mimeType(c.name)
+		}
+		res.Resources = append(res.Resources, r)
+	}
+	if start+len(page) < len(children) {
+		res.NextCursor = encodeCursor(dir, page[len(page)-1].name)
+	}
+	return res, nil
+}
+
+// skillOf returns the served skill whose folder is dir or holds it. A
+// skill folder is <category>/<skill> or <skill> under the mount, the
+// deeper first.
+func (s *identityServer) skillOf(ctx context.Context, dir string) (*served, error) {
+	segs := strings.SplitN(strings.TrimPrefix(dir, s.h.skillsMount+"/"), "/", 3)
+	candidates := []string{s.h.skillsMount + "/" + segs[0]}
+	if len(segs) > 1 {
+		candidates = append([]string{candidates[0] + "/" + segs[1]}, candidates...)
+	}
+	for _, root := range candidates {
+		sk, err := s.servedSkill(ctx, root)
+		if ns, ok := errors.AsType[notServed](err); ok {
+			return nil, invalidParams("The skill at %.200s is not served over this extension: %s", s.uriOf(root), ns)
+		}
+		if code := status.Code(err); code == codes.NotFound || code == codes.InvalidArgument || errors.Is(err, errNotCanonical) {
+			continue
+		} else if err != nil {
+			return nil, protocolError(err)
+		}
+		return sk, nil
+	}
+	return nil, invalidParams("%.200s is not in a skill served over this extension", s.uriOf(dir))
+}
+
+// dirChild is an entry of a folder.
+type dirChild struct {
+	name string
+	dir  bool
+	size int64
+}
+
+// childrenOf returns dir's children in name order, from the files below
+// it (a folder exists while it holds a file), and whether dir is a folder.
+func childrenOf(dir string, files []*skillsvcv1.FileInfo) ([]dirChild, bool) {
+	prefix := dir + "/"
+	var children []dirChild
+	seen := map[string]bool{}
+	for _, f := range files {
+		rest, ok := strings.CutPrefix(f.GetPath(), prefix)
+		if !ok {
+			continue
+		}
+		name, _, nested := strings.Cut(rest, "/")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		c := dirChild{name: name, dir: nested}
+		if !nested {
+			c.size = f.GetSize()
+		}
+		children = append(children, c)
+	}
+	slices.SortFunc(children, func(a, b dirChild) int { return strings.Compare(a.name, b.name) })
+	return children, len(children) > 0
+}
+
+// A directory read's cursor is the last name of the page before it, bound
+// to the folder it lists.
+func encodeCursor(dir, last string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(dir + "\x00" + last))
+}
+
+func decodeCursor(dir, cursor string) (string, error) {
+	errCursor := errURI("the cursor is not one this directory's listing returned")
+	if len(cursor) > maxCursorBytes {
+		return "", errCursor
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", errCursor
+	}
+	d, last, ok := strings.Cut(string(b), "\x00")
+	if !ok || d != dir {
+		return "", errCursor
+	}
+	return last, nil
+}
+
+// hasEmptyText reports whether a content of r has neither text nor blob: an
+// empty file, whose empty text the SDK's ResourceContents omits.
+func hasEmptyText(r *mcp.ReadResourceResult) bool {
+	return slices.ContainsFunc(r.Contents, func(c *mcp.ResourceContents) bool { return c.Text == "" && c.Blob == nil })
+}
+
+// emptyTextResult sends a resources/read result with "text": "" for its
+// empty contents: a content with neither text nor blob is in neither form
+// of the schema's union, and hosts refuse the whole result (an empty
+// __init__.py of a skill).
+type emptyTextResult struct{ *mcp.ReadResourceResult }
+
+func (r emptyTextResult) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(r.ReadResourceResult)
+	if err != nil {
+		return nil, err
+	}
+	var wire map[string]json.RawMessage
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return nil, err
+	}
+	var contents []map[string]json.RawMessage
+	if err := json.Unmarshal(wire["contents"], &contents); err != nil {
+		return nil, err
+	}
+	for _, c := range contents {
+		_, text := c["text"]
+		_, blob := c["blob"]
+		if !text && !blob {
+			c["text"] = json.RawMessage(`""`)
+		}
+	}
+	if wire["contents"], err = json.Marshal(contents); err != nil {
+		return nil, err
+	}
+	return json.Marshal(wire)
+}

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/loadbench"
 )
 
 // listedSkill is an entry of skills/list or skills/get.
@@ -104,7 +106,7 @@ func (h *host) getSkills(ctx context.Context, ph *phase, lib []skill, n int, wan
 		}
 		checkSkill(ph, "skills/get", res.Skill, want)
 	}
-	ph.requests = fmt.Sprintf("%d skills/get", n)
+	ph.requests = loadbench.Count(float64(n)) + " skills/get"
 	return nil
 }
 
@@ -147,7 +149,7 @@ func (h *host) readFiles(ctx context.Context, ph *phase, lib []skill, n int, wan
 			ph.fail("resources/read %s: not the seeded bytes", uris[j])
 		}
 	}
-	ph.requests = fmt.Sprintf("%d resources/read", n)
+	ph.requests = loadbench.Count(float64(n)) + " resources/read"
 	return nil
 }
 

@@ -10,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-go test-clients test-python test-ts \
-	test-mcp-host test-conformance pyenv tsenv mcphostenv conformanceenv bench-smoke fuzz bench bench-load clean
+	test-mcp-host test-conformance pyenv tsenv mcphostenv conformanceenv bench-smoke fuzz bench bench-load bench-mcp clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -144,6 +144,14 @@ bench: tools
 # (go run ./cmd/bench-load -help lists them).
 bench-load: tools
 	go run ./cmd/bench-load $(BENCH_LOAD_FLAGS)
+
+# The MCP skills extension as a host uses it: real MinIO (20ms added to every
+# S3 response), redis-server and skillsvc with its default limits, 1,000
+# skills; cold, restarted and warm full listings, then skills/get and
+# resources/read. Adjust with flags, e.g. make bench-mcp BENCH_MCP_FLAGS='-gets 200'
+# (go run ./cmd/bench-mcp -help lists them).
+bench-mcp: tools
+	go run ./cmd/bench-mcp $(BENCH_MCP_FLAGS)
 
 clean:
 	rm -rf bin data

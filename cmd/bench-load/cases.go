@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/loadbench"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -53,7 +53,7 @@ type bench struct {
 	viaProxy *s3.Client // through the latency proxy: the naive baseline
 	svc      skillsvcConfig
 	svcErr   error // why no skillsvc can start (a failed build): every skillsvc case reports it
-	cl       *cleanups
+	cl       *loadbench.Cleanups
 	rep      *report
 	log      io.Writer
 }
@@ -116,7 +116,7 @@ func (b *bench) runListCases(ctx context.Context, bucket string, size int) {
 	s, err := b.fresh(ctx, bucket, true, users)
 	b.record(caseNoIndex, size, b.firstList(ctx, s, err, size))
 	b.stop(s)
-	b.rep.note("%s skills: after the no-index case: %s.", formatCount(float64(size)), indexState(ctx, b.direct, bucket, users))
+	b.rep.note("%s skills: after the no-index case: %s.", loadbench.Count(float64(size)), indexState(ctx, b.direct, bucket, users))
 
 	// A new replica finds the persisted index but an empty Redis.
 	s, err = b.fresh(ctx, bucket, false, nil)
@@ -146,7 +146,7 @@ func (b *bench) runSkillCases(ctx context.Context, s *skillsvc, size int) {
 		if err := getSkill(ctx, sc, skillName(size/2)); err != nil {
 			return "", err
 		}
-		return formatDuration(time.Since(start)), nil
+		return loadbench.Duration(time.Since(start)), nil
 	}))
 	warm := func(call func(i int) error) cell {
 		n := min(size, b.opts.iterations)
@@ -180,7 +180,7 @@ func (b *bench) runSkillCases(ctx context.Context, s *skillsvc, size int) {
 	}))
 	b.record(fmt.Sprintf(caseThroughput, b.opts.clients), size, b.throughput(ctx, s, size))
 	rss, err := s.rss()
-	b.record(caseRSS, size, cell{value: formatBytes(rss), err: err})
+	b.record(caseRSS, size, cell{value: loadbench.Bytes(rss), err: err})
 }
 
 // runUsers seeds users libraries of size skills in one bucket, lists each
@@ -231,23 +231,23 @@ func (b *bench) runUsers(ctx context.Context, n, size int) {
 			}
 		}
 		total = time.Since(start)
-		return formatDuration(total), nil
+		return loadbench.Duration(total), nil
 	})
 	row(rowAll, all)
 	mean := cell{err: all.err}
 	if all.err == nil {
-		mean.value = formatDuration(total / time.Duration(n))
+		mean.value = loadbench.Duration(total / time.Duration(n))
 	}
 	row(rowMean, mean)
 	rss, err := s.rss()
-	row(rowRSS, cell{value: formatBytes(rss), err: err})
+	row(rowRSS, cell{value: loadbench.Bytes(rss), err: err})
 	// The LRU is bounded by --cache.lru.max-bytes; the Go heap shows what
 	// else the process keeps, and RSS what it has not given back.
 	m, err := s.scrape(ctx)
 	for _, g := range []struct{ row, metric string }{{rowLRU, lruBytesMetric}, {rowHeap, heapMetric}} {
 		c := cell{err: err}
 		if err == nil {
-			c.value = formatBytes(int64(m.sum(g.metric)))
+			c.value = loadbench.Bytes(int64(m.sum(g.metric)))
 		}
 		row(g.row, c)
 	}
@@ -263,8 +263,8 @@ func (b *bench) seed(ctx context.Context, bucket string, users []string, size in
 	if err := seedLibraries(ctx, b.direct, bucket, users, size, b.opts.seedWorkers); err != nil {
 		return fmt.Errorf("seeding %s: %w", bucket, err)
 	}
-	b.logf("seeded %s × %s skills (%s objects) in %s", formatCount(float64(len(users))), formatCount(float64(size)),
-		formatCount(float64(2*len(users)*size)), formatDuration(time.Since(start)))
+	b.logf("seeded %s × %s skills (%s objects) in %s", loadbench.Count(float64(len(users))), loadbench.Count(float64(size)),
+		loadbench.Count(float64(2*len(users)*size)), loadbench.Duration(time.Since(start)))
 	return nil
 }
 
@@ -299,7 +299,7 @@ func (b *bench) naive(ctx context.Context, bucket, prefix string, want int) (str
 	if len(keys) != want {
 		return "", fmt.Errorf("found %d SKILL.md, want %d", len(keys), want)
 	}
-	return formatDuration(time.Since(start)), nil
+	return loadbench.Duration(time.Since(start)), nil
 }
 
 // start starts a skillsvc process on bucket, leaving Redis and the bucket
@@ -338,7 +338,7 @@ func (b *bench) firstList(ctx context.Context, s *skillsvc, startErr error, size
 		if err := listSkills(ctx, s.conn, libraryUser, size); err != nil {
 			return "", err
 		}
-		return formatDuration(time.Since(start)), nil
+		return loadbench.Duration(time.Since(start)), nil
 	})
 }
 
@@ -387,7 +387,7 @@ func (b *bench) throughput(ctx context.Context, s *skillsvc, size int) cell {
 	return b.measured(ctx, s, func() (string, error) {
 		start := time.Now()
 		calls, err := spreadGetSkill(ctx, clients, size, start.Add(b.opts.duration))
-		return formatCount(float64(calls)/time.Since(start).Seconds()) + " req/s", err
+		return loadbench.Count(float64(calls)/time.Since(start).Seconds()) + " req/s", err
 	})
 }
 
@@ -431,13 +431,7 @@ func percentiles(n int, call func(i int) error) (string, error) {
 		ds = append(ds, time.Since(start))
 	}
 	slices.Sort(ds)
-	return formatDuration(rank(ds, 50)) + " / " + formatDuration(rank(ds, 99)), nil
-}
-
-// rank is the nearest-rank percentile p of sorted durations.
-func rank(sorted []time.Duration, p float64) time.Duration {
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
+	return loadbench.Duration(loadbench.Percentile(ds, 50)) + " / " + loadbench.Duration(loadbench.Percentile(ds, 99)), nil
 }
 
 // as adds a caller's identity: one thread of the user.

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/loadbench"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -93,7 +94,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-load:", err)
 		os.Exit(2)
 	}
-	cl := &cleanups{}
+	cl := &loadbench.Cleanups{}
 	// On Ctrl-C or SIGTERM stop every server and remove every directory,
 	// whatever the run is doing, then exit as interrupted.
 	sigs := make(chan os.Signal, 1)
@@ -101,17 +102,17 @@ func main() {
 	go func() {
 		sig := <-sigs
 		fmt.Fprintf(os.Stderr, "bench-load: %v: stopping servers\n", sig)
-		cl.run()
+		cl.Run()
 		os.Exit(130)
 	}()
 	code := run(context.Background(), o, cl)
-	cl.run()
+	cl.Run()
 	os.Exit(code)
 }
 
 // run starts the shared servers, runs every size and prints the table. It
 // returns the exit code: 1 when any case failed.
-func run(ctx context.Context, o options, cl *cleanups) int {
+func run(ctx context.Context, o options, cl *loadbench.Cleanups) int {
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "bench-load:", err)
 		return 1
@@ -120,7 +121,7 @@ func run(ctx context.Context, o options, cl *cleanups) int {
 	if err != nil {
 		return fail(err)
 	}
-	cl.add(func() { os.RemoveAll(dir) })
+	cl.Add(func() { os.RemoveAll(dir) })
 
 	b := &bench{opts: o, cl: cl, rep: newReport(o.sizes), log: os.Stderr}
 	b.logf("starting MinIO, redis-server and the latency proxy (%v)", o.latency)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/skillsvc/skillsvc/internal/loadbench"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -179,7 +180,7 @@ func indexState(ctx context.Context, c *s3.Client, bucket string, users []string
 		var apiErr smithy.APIError
 		switch {
 		case err == nil:
-			parts = append(parts, fmt.Sprintf("%s %s", key, formatBytes(aws.ToInt64(out.ContentLength))))
+			parts = append(parts, fmt.Sprintf("%s %s", key, loadbench.Bytes(aws.ToInt64(out.ContentLength))))
 		case errors.As(err, &notFound) || (errors.As(err, &apiErr) && apiErr.ErrorCode() == "NotFound"):
 			parts = append(parts, key+" absent")
 		default:

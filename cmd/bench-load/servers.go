@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/skillsvc/skillsvc/internal/loadbench"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -23,71 +24,37 @@ const (
 	startTimeout = time.Minute
 )
 
-// cleanups runs registered functions once, last first, whether the run ends
-// normally or by a signal. A function registered after run has started runs
-// at once, so a process started while the harness is being interrupted does
-// not outlive it.
-type cleanups struct {
-	mu    sync.Mutex
-	fns   []func()
-	ran   bool
-	runMu sync.Mutex
-}
-
-func (c *cleanups) add(fn func()) {
-	c.mu.Lock()
-	if c.ran {
-		c.mu.Unlock()
-		fn()
-		return
-	}
-	c.fns = append(c.fns, fn)
-	c.mu.Unlock()
-}
-
-func (c *cleanups) run() {
-	c.runMu.Lock()
-	defer c.runMu.Unlock()
-	c.mu.Lock()
-	fns := c.fns
-	c.fns, c.ran = nil, true
-	c.mu.Unlock()
-	for i := len(fns) - 1; i >= 0; i-- {
-		fns[i]()
-	}
-}
-
 // servers are the processes every case shares.
 type servers struct {
 	minio *testserver.MinIO
 	redis *testserver.Redis
-	proxy *latencyProxy
+	proxy *testserver.S3Proxy
 	rdb   *redis.Client
 }
 
-func startServers(latency time.Duration, c *cleanups) (*servers, error) {
+func startServers(latency time.Duration, c *loadbench.Cleanups) (*servers, error) {
 	m, stop, err := testserver.RunMinIO()
 	if err != nil {
 		return nil, fmt.Errorf("minio: %w (build it with `make tools`, or set SKILLSVC_MINIO_BIN)", err)
 	}
-	c.add(stop)
+	c.Add(stop)
 	r, stop, err := testserver.RunRedis()
 	if err != nil {
 		return nil, fmt.Errorf("redis-server: %w", err)
 	}
-	c.add(stop)
-	p, err := startLatencyProxy(m.Endpoint, latency)
+	c.Add(stop)
+	p, err := testserver.StartS3Proxy(m.Endpoint, latency)
 	if err != nil {
 		return nil, fmt.Errorf("latency proxy: %w", err)
 	}
-	c.add(func() { p.Close() })
+	c.Add(func() { p.Close() })
 	rdb := redis.NewClient(&redis.Options{
 		Addr:                     r.Addr,
 		Protocol:                 2,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
-	c.add(func() { rdb.Close() })
+	c.Add(func() { rdb.Close() })
 	return &servers{minio: m, redis: r, proxy: p, rdb: rdb}, nil
 }
 
@@ -143,7 +110,7 @@ type skillsvc struct {
 // call and not the process starting up. Its environment has no SKILLSVC_ or
 // AWS_ setting of the harness's (a developer's own configuration must not
 // change what is measured).
-func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *cleanups) (*skillsvc, error) {
+func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *loadbench.Cleanups) (*skillsvc, error) {
 	dir, err := os.MkdirTemp(c.dir, "skillsvc-")
 	if err != nil {
 		return nil, err
@@ -157,7 +124,7 @@ func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *cle
 		return nil, err
 	}
 	s := &skillsvc{proc: p, addr: p.Addrs["serving"], metricsAddr: p.Addrs["serving metrics"], dir: dir}
-	cl.add(s.stop)
+	cl.Add(s.stop)
 	if s.conn, err = grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
 		s.stop()
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 )
@@ -33,7 +34,8 @@ type limitedData struct {
 func writeLimited(w http.ResponseWriter, id json.RawMessage, err error) {
 	delay, _ := errkind.RetryDelay(err)
 	w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(delay.Seconds())), 10))
-	data, _ := json.Marshal(limitedData{RetryAfterMs: delay.Milliseconds()})
+	// Rounded up, as Retry-After is: a 0.4 ms wait is not "retry now".
+	data, _ := json.Marshal(limitedData{RetryAfterMs: int64(math.Ceil(float64(delay) / float64(time.Millisecond)))})
 	msg := fmt.Sprintf("RESOURCE_EXHAUSTED: %s", errkind.Message(err))
 	if len(id) == 0 {
 		// A batch: its requests are refused together.

@@ -7,6 +7,8 @@
 // starts it (for the end-to-end tests of cmd/skillsvc,
 // cmd/testenv and cmd/bench-load) with the per-user limits a deployment gets:
 // it refuses flags that lift them (LiftedLimit) unless the caller says why.
+// StartS3Proxy puts a latency proxy that counts requests by S3 operation in
+// front of MinIO, for the load benchmarks.
 // Every server listens on a free loopback port with its own temporary
 // directory and runs in its own process group, which is killed when
 // the server is stopped (and, on Linux, when the test binary dies). Binaries

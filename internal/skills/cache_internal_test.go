@@ -122,6 +122,12 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 		"alice/skills/pdf/scripts/run.py":  "print(1)\n",
 		"alice/skills/pdf/assets/logo.png": "\x00png",
 	}))
+	lib := newTestLibrary(t, b, 0)
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	// The index build hashes every file once; invoking pays for no more.
+	if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var read []string
 	record := func(_ context.Context, c objstoretest.Call) error {
@@ -132,8 +138,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	}
 	b.Before(objstore.OpGet, record)
 	b.Before(objstore.OpGetRange, record)
-	lib := newTestLibrary(t, b, 0)
-	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), "pdf", RenderOptions{}); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), id, "pdf", RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

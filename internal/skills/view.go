@@ -41,14 +41,13 @@ type skillRef struct {
 	layer    string
 	// name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
-	name    string
-	skillMD objstore.Object
-	files   []entry          // every file of the folder, SKILL.md included, by rel
-	head    parsed           // the frontmatter as of the listing
-	// manifest lists files by digest, from the layer's index.
-	manifest Manifest
-	notes   skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
-	nested  bool             // deeper than <category>/<skill>: reported, never served
+	name     string
+	skillMD  objstore.Object
+	files    []entry          // every file of the folder, SKILL.md included, by rel
+	head     parsed           // the frontmatter as of the listing
+	manifest Manifest         // files by digest, from the layer's index
+	notes    skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
+	nested   bool             // deeper than <category>/<skill>: reported, never served
 }
 
 // problems are the skill's own problems and the view's notes on it. The

@@ -149,3 +149,37 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedManifestsShared: every user's view built from one shared index
+// holds the same manifest of a shared skill, made once, not a copy per
+// user; a new generation of the shared index makes it anew.
+func TestSharedManifestsShared(t *testing.T) {
+	b := objstoretest.NewBucket(t, map[string]string{
+		"_shared/skills/lint/SKILL.md":  "---\nname: lint\ndescription: d\n---\n",
+		"_shared/skills/lint/rules.txt": "no tabs\n",
+	})
+	lib := newTestLibrary(t, b, time.Hour)
+	manifest := func(user string) *Manifest {
+		t.Helper()
+		v, err := lib.Catalog.views.get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := v.byName["lint"]
+		if s == nil || s.manifest == nil || len(s.manifest.Files) != 2 {
+			t.Fatalf("%s's view: lint = %+v", user, s)
+		}
+		return s.manifest
+	}
+	alice := manifest("alice")
+	if bob := manifest("bob"); bob != alice {
+		t.Error("bob's view holds its own copy of the shared skill's manifest")
+	}
+	objstoretest.Put(t, b, "_shared/skills/lint/rules.txt", "no tabs, ever\n")
+	if err := lib.Catalog.DropSharedIndex(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if carol := manifest("carol"); carol == alice || carol.Files[1].SHA256 == alice.Files[1].SHA256 {
+		t.Error("a new shared index kept the old manifest")
+	}
+}

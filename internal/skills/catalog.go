@@ -66,7 +66,7 @@ func entries(list []Skill) []skillmd.Entry {
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
 		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
-		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: &s.manifest,
+		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
 	sk.Name = s.name // as the view resolved it, so every RPC agrees on it

@@ -34,10 +34,32 @@ type ManifestFile struct {
 	SHA256 string // 64 lowercase hex digits
 }
 
+// layerManifests are the manifests of one layer's skills, by folder, as of
+// one generation of its index.
+type layerManifests struct {
+	gen   uint64
+	byDir map[string]*Manifest
+}
+
+// layerManifests returns the manifest of each of refs, skills found in x
+// (the layer at prefix), made once per generation of x: a shared skill's
+// manifest is the same in every user's view.
+func (vs *views) layerManifests(prefix string, x *libindex.Index, refs []*skillRef) map[string]*Manifest {
+	if lm, ok := vs.manifests.Get(prefix); ok && lm.gen == x.Gen {
+		return lm.byDir
+	}
+	lm := layerManifests{gen: x.Gen, byDir: make(map[string]*Manifest, len(refs))}
+	for _, s := range refs {
+		lm.byDir[s.dir] = manifestOf(vs.cfg.Mount, s.files, x.Digests)
+	}
+	vs.manifests.Add(prefix, lm)
+	return lm.byDir
+}
+
 // manifestOf describes files (a skill's, in path order) from their layer's
 // digests.
-func manifestOf(mount string, files []entry, digests map[string]libindex.Digest) Manifest {
-	m := Manifest{FileCount: len(files)}
+func manifestOf(mount string, files []entry, digests map[string]libindex.Digest) *Manifest {
+	m := &Manifest{FileCount: len(files)}
 	for _, e := range files {
 		m.TotalBytes += e.obj.Size
 	}
@@ -75,6 +97,9 @@ func viewDigest(mount string, refs []*skillRef) [sha256.Size]byte {
 		b = appendField(b, s.name)
 		b = appendField(b, s.head.fm.Description)
 		m := s.manifest
+		if m == nil {
+			m = &Manifest{} // not so: layerManifests made one for every skill
+		}
 		b = binary.AppendUvarint(b, uint64(m.FileCount))
 		b = binary.AppendVarint(b, m.TotalBytes)
 		if m.OverLimits {

@@ -45,7 +45,7 @@ type skillRef struct {
 	skillMD  objstore.Object
 	files    []entry          // every file of the folder, SKILL.md included, by rel
 	head     parsed           // the frontmatter as of the listing
-	manifest Manifest         // files by digest, from the layer's index
+	manifest *Manifest        // files by digest, from the layer's index
 	notes    skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
 	nested   bool             // deeper than <category>/<skill>: reported, never served
 }
@@ -85,11 +85,15 @@ type views struct {
 	table   *mounts.Table
 	cfg     Config
 	cache   *lru.Cache[string, *view] // by user prefix
+	// manifests are each layer's, by layer prefix: every user's view
+	// built from one shared index shares them.
+	manifests *lru.Cache[string, layerManifests]
 }
 
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	vs := &views{indexes: ix, heads: hs, table: table, cfg: cfg}
 	vs.cache, _ = lru.New[string, *view](cfg.MaxHeldIndexes)
+	vs.manifests, _ = lru.New[string, layerManifests](cfg.MaxHeldIndexes)
 	return vs
 }
 
@@ -167,6 +171,7 @@ func (vs *views) build(ctx context.Context, userBase string, userIdx, sharedIdx 
 func (vs *views) layerFiles(ctx context.Context, x *libindex.Index, prefix, layerName string) layerFiles {
 	lf := layerFiles{gen: x.Gen, entries: addressable(x.Objs, prefix)}
 	lf.skills, lf.nested = layerSkills(lf.entries, layerName, vs.cfg.MaxSkills)
+	manifests := vs.layerManifests(prefix, x, lf.skills)
 	lf.skills = slices.DeleteFunc(lf.skills, func(s *skillRef) bool {
 		head, ok := x.Heads[s.skillMD.Key]
 		if !ok {
@@ -174,7 +179,7 @@ func (vs *views) layerFiles(ctx context.Context, x *libindex.Index, prefix, laye
 		}
 		s.head = vs.heads.parse(ctx, s, head)
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
-		s.manifest = manifestOf(vs.cfg.Mount, s.files, x.Digests)
+		s.manifest = manifests[s.dir]
 		return false
 	})
 	for _, s := range lf.nested {

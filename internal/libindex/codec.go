@@ -24,12 +24,15 @@ import (
 //	          mod time: varint unix nanoseconds, 0 for none }
 //	heads   uvarint
 //	heads × { object number: uvarint; head: uvarint length + bytes }
+//	digests uvarint
+//	digests × { object number: uvarint; size: varint; sha256: 32 bytes }
 //
-// Keys are stored relative to the prefix, so a record decoded for another
-// library would list that library's skills as the caller's own: the record
-// names its library, and a decoder for another refuses it (version 3; a
-// record of version 2 named none).
-const indexVersion = 3
+// Object numbers increase within each section. Keys are stored relative to
+// the prefix, so a record decoded for another library would list that
+// library's skills as the caller's own: the record names its library, and
+// a decoder for another refuses it (version 3 on; a record of version 2
+// named none). Version 4 added the digests.
+const indexVersion = 4
 
 // minObjectBytes is the fewest bytes one encoded object takes; it bounds
 // the count a record may claim before anything is allocated.
@@ -54,6 +57,7 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 	for _, h := range x.Heads {
 		n += len(h) + 2*binary.MaxVarintLen64
 	}
+	n += len(x.Digests) * digestBytes
 	b := make([]byte, 0, n)
 	b = append(b, indexVersion)
 	b = appendLibrary(b, l)
@@ -79,6 +83,14 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 		if h, ok := x.Heads[o.Key]; ok {
 			b = binary.AppendUvarint(b, uint64(i))
 			b = appendString(b, string(h))
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(x.Digests)))
+	for i, o := range x.Objs {
+		if dg, ok := x.Digests[o.Key]; ok {
+			b = binary.AppendUvarint(b, uint64(i))
+			b = binary.AppendVarint(b, dg.Size)
+			b = append(b, dg.Sum[:]...)
 		}
 	}
 	return b, nil
@@ -150,6 +162,22 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 		}
 		last = int(i)
 		x.Heads[x.Objs[i].Key] = []byte(h)
+	}
+	ndigests := d.uvarint()
+	if d.err != nil || ndigests > count {
+		return nil, fmt.Errorf("%w: digests", errBadIndex)
+	}
+	x.Digests = make(map[string]Digest, ndigests)
+	last = -1
+	for range ndigests {
+		i := d.uvarint()
+		dg := Digest{Size: d.varint()}
+		copy(dg.Sum[:], d.bytes(len(dg.Sum)))
+		if d.err != nil || i >= count || int(i) <= last || dg.Size < 0 {
+			return nil, fmt.Errorf("%w: digests", errBadIndex)
+		}
+		last = int(i)
+		x.Digests[x.Objs[i].Key] = dg
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", errBadIndex)
@@ -230,6 +258,17 @@ func (d *decoder) uvarint() uint64 {
 		d.fail()
 		return 0
 	}
+	d.b = d.b[n:]
+	return v
+}
+
+// bytes returns the next n bytes, which stay part of the record.
+func (d *decoder) bytes(n int) []byte {
+	if n > len(d.b) {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n]
 	d.b = d.b[n:]
 	return v
 }

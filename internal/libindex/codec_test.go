@@ -1,6 +1,7 @@
 package libindex
 
 import (
+	"crypto/sha256"
 	"errors"
 	"reflect"
 	"strings"
@@ -15,9 +16,9 @@ var (
 	bobLayer   = Layer{Tag: "bob", Prefix: "bob/skills/", Object: "bob/settings/skills.index"}
 )
 
-// TestIndexCodec: an index round-trips, and every truncation, a count over
-// the limit or a head of an unknown object is refused, never a panic or a
-// huge allocation.
+// TestIndexCodec: an index round-trips (digests included), and every
+// truncation, a count over the limit or a head or digest of an unknown
+// object is refused, never a panic or a huge allocation.
 func TestIndexCodec(t *testing.T) {
 	mod := time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)
 	x := &Index{Gen: 1<<63 + 5, Listed: time.Unix(0, 1_700_000_000_123_456_789), Objs: []objstore.Object{
@@ -27,6 +28,10 @@ func TestIndexCodec(t *testing.T) {
 	}, Heads: map[string][]byte{
 		"alice/skills/a/SKILL.md": []byte("---\nname: a\n---\n"),
 		"alice/skills/b/SKILL.md": {},
+	}, Digests: map[string]Digest{
+		"alice/skills/a/SKILL.md": {Size: 42, Sum: sha256.Sum256([]byte("a"))},
+		"alice/skills/a/x.bin":    {Size: 0, Sum: sha256.Sum256(nil)},
+		"alice/skills/b/SKILL.md": {Size: 1 << 40, Sum: sha256.Sum256([]byte("b"))},
 	}}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {
@@ -36,7 +41,7 @@ func TestIndexCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Gen != x.Gen || !got.Listed.Equal(x.Listed) || !reflect.DeepEqual(got.Objs, x.Objs) || !reflect.DeepEqual(got.Heads, x.Heads) {
+	if got.Gen != x.Gen || !got.Listed.Equal(x.Listed) || !reflect.DeepEqual(got.Objs, x.Objs) || !reflect.DeepEqual(got.Heads, x.Heads) || !reflect.DeepEqual(got.Digests, x.Digests) {
 		t.Errorf("round trip: %+v, want %+v", got, x)
 	}
 	for n := range len(b) {
@@ -59,6 +64,49 @@ func TestIndexCodec(t *testing.T) {
 	b[len(b)-2] = 9 // the head's object number
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("head of object 9 of 1: err = %v", err)
+	}
+	// A digest naming an object past the count, and two digests of one.
+	bad = &Index{Objs: x.Objs[:2], Digests: map[string]Digest{x.Objs[0].Key: {}}}
+	b, _ = encodeIndex(bad, aliceLayer)
+	at := len(b) - sha256.Size - 2 // the digest's object number, before its size
+	b[at] = 9
+	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
+		t.Errorf("digest of object 9 of 2: err = %v", err)
+	}
+	bad.Digests[x.Objs[1].Key] = Digest{}
+	b, _ = encodeIndex(bad, aliceLayer)
+	b[len(b)-sha256.Size-2] = 0 // the second digest's object number
+	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
+		t.Errorf("two digests of object 0: err = %v", err)
+	}
+	// A negative size.
+	bad = &Index{Objs: x.Objs[:1], Digests: map[string]Digest{x.Objs[0].Key: {Size: -1}}}
+	b, _ = encodeIndex(bad, aliceLayer)
+	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
+		t.Errorf("digest of -1 bytes: err = %v", err)
+	}
+}
+
+// TestPersistedIndexBound: an index at --skills.max-objects, every object
+// with a key of 1 KiB, the largest ETag S3 gives and a digest, and a head
+// of MaxFrontmatterBytes per object, encodes within what fromBucket reads.
+func TestPersistedIndexBound(t *testing.T) {
+	const n = 8
+	x := &Index{Gen: 1, Listed: time.Unix(0, 1), Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	for i := range n {
+		key := aliceLayer.Prefix + strings.Repeat("k", 1<<10-len(aliceLayer.Prefix)-1) + string(rune('a'+i))
+		x.Objs = append(x.Objs, objstore.Object{Key: key, Attributes: objstore.Attributes{
+			Size: 1 << 62, ETag: strings.Repeat("e", 64) + "-10000", ModTime: time.Unix(1<<40, 999),
+		}})
+		x.Heads[key] = make([]byte, 64<<10)
+		x.Digests[key] = Digest{Size: 1 << 62}
+	}
+	b, err := encodeIndex(x, aliceLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := n * maxIndexBytesPerObject; len(b) > limit {
+		t.Errorf("%d objects encode to %d bytes, over the %d bytes read", n, len(b), limit)
 	}
 }
 

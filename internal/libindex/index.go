@@ -20,8 +20,9 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
-// Index is one library layer as last listed: every object, and the
-// frontmatter head of every SKILL.md that is a skill. It is the unit of
+// Index is one library layer as last listed: every object, the frontmatter
+// head of every SKILL.md that is a skill, and the digest of every file of a
+// skill within the MCP extension's limits. It is the unit of
 // caching: kept decoded in process, encoded in the shared cache (so every
 // replica reuses one listing) and persisted in the bucket (so a replica
 // with an empty cache starts from it instead of reading every SKILL.md).
@@ -37,6 +38,12 @@ type Index struct {
 	// cut after the frontmatter. A skill without one was deleted between
 	// the listing and the read of its head.
 	Heads map[string][]byte
+	// Digests holds the digest of each file of every skill within the MCP
+	// extension's limits (skillmd.OverLimits), by key, computed once per
+	// listed version (key and ETag): a revalidation carries the previous
+	// index's over for an unchanged ETag. A file deleted between the
+	// listing and its read has none.
+	Digests map[string]Digest
 }
 
 // Layer is one library: a user's, or the shared one.
@@ -46,10 +53,17 @@ type Layer struct {
 	Object string // its persisted index
 }
 
-// SkillMDs returns the SKILL.md objects among a library's objects (under
-// prefix) that are skills: the ones whose heads an index holds. Which
-// folders are skills is the catalog's rule, so the Store is given it.
-type SkillMDs func(objs []objstore.Object, prefix string) []objstore.Object
+// Skill is one skill folder among a library's objects.
+type Skill struct {
+	SkillMD objstore.Object   // whose head an index holds
+	Files   []objstore.Object // every file the skill serves, SKILL.md included
+}
+
+// Skills returns the skills among a library's objects (under prefix): the
+// SKILL.md files whose heads an index holds, and the files whose digests it
+// holds. Which folders are skills and which files belong to one is the
+// catalog's rule, so the Store is given it.
+type Skills func(objs []objstore.Object, prefix string) []Skill
 
 // listTimeout bounds one load or revalidation of a library.
 const listTimeout = time.Minute
@@ -57,23 +71,24 @@ const listTimeout = time.Minute
 var errTooManyObjects = errors.New("too many objects")
 
 // maxIndexBytesPerObject bounds one object's share of an encoded index: a
-// key of at most 1 KiB, its ETag and numbers, and a frontmatter head of at
-// most MaxFrontmatterBytes.
-const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes
+// key of at most 1 KiB, its ETag and numbers, a frontmatter head of at
+// most MaxFrontmatterBytes, and a digest.
+const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes + digestBytes
 
 // Store serves each library's index: from process memory while it is
 // younger than the refresh interval, then after checking the shared cache
 // for a newer one (another replica's), revalidating it in the background
 // (one replica at a time, by a lock in the shared cache) until it is older
 // than the max staleness, when the caller waits for the revalidation.
-// Revalidating is one paged LIST and a read of the SKILL.md heads whose
-// ETag changed. With refresh 0 every call revalidates and nothing but the
-// heads is cached.
+// Revalidating is one paged LIST, a read of the SKILL.md heads whose ETag
+// changed and a hash of the skill files whose ETag changed. With refresh 0
+// every call revalidates and nothing but the heads and digests is cached.
 type Store struct {
 	bucket   objstore.Bucket
 	shared   cache.Cache // the level every replica sees
 	reader   *headReader
-	skillMDs SkillMDs
+	digests  *digestReader
+	skills   Skills
 	cfg      Config
 	log      *slog.Logger
 	cacheLog *CacheLog
@@ -96,15 +111,16 @@ type held struct {
 	failed  bool // the last revalidation failed: serve up to StaleIfError
 }
 
-// New returns the store of the libraries in bucket, sharing indexes and
-// SKILL.md heads through c. cl and m are shared with the other users of
-// the skills cache.
-func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skillMDs SkillMDs, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
+// New returns the store of the libraries in bucket, sharing indexes,
+// SKILL.md heads and file digests through c. cl and m are shared with the
+// other users of the skills cache.
+func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
 	mem, _ := lru.New[string, *held](cfg.MaxHeldIndexes)
 	hr := &headReader{
 		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
 	}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, skillMDs: skillMDs, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
+	dr := &digestReader{bucket: bucket, cache: c, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
 }
 
 // SetNow makes the store read the time from now, for tests that move a
@@ -265,7 +281,7 @@ func (ix *Store) fromShared(ctx context.Context, l Layer, x *Index) (newer *Inde
 		switch {
 		case st.Gen == x.Gen && st.Listed.After(x.Listed):
 			// Revalidated elsewhere, unchanged: same content, newer date.
-			return &Index{Gen: x.Gen, Listed: st.Listed, Objs: x.Objs, Heads: x.Heads}, false
+			return &Index{Gen: x.Gen, Listed: st.Listed, Objs: x.Objs, Heads: x.Heads, Digests: x.Digests}, false
 		case st.Gen == x.Gen || !st.Listed.After(x.Listed):
 			return nil, false
 		}
@@ -399,9 +415,10 @@ func result(err error) string {
 	return "ok"
 }
 
-// revalidate lists l, reads the heads of the SKILL.md files that prev does
-// not hold at their listed ETag, and publishes the new index: in process,
-// in the shared cache, and in the bucket when its content changed.
+// revalidate lists l, reads the heads of the SKILL.md files and hashes the
+// skill files that prev does not hold at their listed ETag, and publishes
+// the new index: in process, in the shared cache, and in the bucket when
+// its content changed.
 func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, error) {
 	listed := ix.now()
 	var objs []objstore.Object
@@ -420,16 +437,27 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, 
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}}
-	var missing []objstore.Object
-	for _, o := range ix.skillMDs(objs, l.Prefix) {
-		if prev != nil {
-			if h, ok := prev.Heads[o.Key]; ok && prev.etag(o.Key) == o.ETag {
-				x.Heads[o.Key] = h
-				continue
+	x := &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	var missing, unhashed []objstore.Object
+	carried := 0
+	for _, s := range ix.skills(objs, l.Prefix) {
+		o := s.SkillMD
+		if h, ok := prev.head(o); ok {
+			x.Heads[o.Key] = h
+		} else {
+			missing = append(missing, o)
+		}
+		if !hashed(s.Files) {
+			continue
+		}
+		for _, f := range s.Files {
+			if dg, ok := prev.digest(f); ok {
+				x.Digests[f.Key] = dg
+				carried++
+			} else {
+				unhashed = append(unhashed, f)
 			}
 		}
-		missing = append(missing, o)
 	}
 	read, err := ix.reader.fetch(ctx, l.Tag, missing)
 	if err != nil {
@@ -438,6 +466,14 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, 
 	for k, h := range read {
 		x.Heads[k] = h
 	}
+	hashed, err := ix.digests.fetch(ctx, l.Tag, unhashed)
+	if err != nil {
+		return nil, err
+	}
+	for k, dg := range hashed {
+		x.Digests[k] = dg
+	}
+	ix.metrics.Digests.WithLabelValues(DigestCarried).Add(float64(carried))
 	x.Gen = rand.Uint64()
 	changed := prev == nil || !prev.same(x)
 	if !changed {
@@ -503,6 +539,25 @@ func (ix *Store) Drop(ctx context.Context, l Layer) error {
 // stays usable: a later call may start more.
 func (ix *Store) Close() { ix.wg.Wait() }
 
+// head returns the head x holds of o's listed version; x may be nil.
+func (x *Index) head(o objstore.Object) ([]byte, bool) {
+	if x == nil {
+		return nil, false
+	}
+	h, ok := x.Heads[o.Key]
+	return h, ok && x.etag(o.Key) == o.ETag
+}
+
+// digest returns the digest x holds of o's listed version; x may be nil.
+// A file without an ETag names no version, so it is hashed again.
+func (x *Index) digest(o objstore.Object) (Digest, bool) {
+	if x == nil || o.ETag == "" {
+		return Digest{}, false
+	}
+	dg, ok := x.Digests[o.Key]
+	return dg, ok && x.etag(o.Key) == o.ETag
+}
+
 // etag is the listed ETag of key, or "".
 func (x *Index) etag(key string) string {
 	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int {
@@ -520,9 +575,9 @@ func (x *Index) etag(key string) string {
 	return x.Objs[i].ETag
 }
 
-// same reports whether y holds the same objects and heads as x.
+// same reports whether y holds the same objects, heads and digests as x.
 func (x *Index) same(y *Index) bool {
-	if len(x.Objs) != len(y.Objs) || len(x.Heads) != len(y.Heads) {
+	if len(x.Objs) != len(y.Objs) || len(x.Heads) != len(y.Heads) || len(x.Digests) != len(y.Digests) {
 		return false
 	}
 	for i, o := range x.Objs {
@@ -533,6 +588,11 @@ func (x *Index) same(y *Index) bool {
 	}
 	for k, h := range x.Heads {
 		if g, ok := y.Heads[k]; !ok || !bytes.Equal(g, h) {
+			return false
+		}
+	}
+	for k, dg := range x.Digests {
+		if g, ok := y.Digests[k]; !ok || g != dg {
 			return false
 		}
 	}

@@ -12,13 +12,14 @@ import (
 // (an index costs them a listing). The catalog's settings keys follow the
 // same shape (skills.settingsCacheKey).
 const (
-	SharedTag     = "_shared" // never a user ID, which starts with a letter or digit
-	indexKeySpace = "skills:v3:index:"
-	stampKeySpace = "skills:v3:stamp:"
-	lockKeySpace  = "skills:v3:revalidate:"
-	headKeySpace  = "skills:v1:head:"
-	fileKeySpace  = "skills:v1:file:"
-	sniffKeySpace = "skills:v1:sniff:"
+	SharedTag      = "_shared" // never a user ID, which starts with a letter or digit
+	indexKeySpace  = "skills:v4:index:"
+	stampKeySpace  = "skills:v4:stamp:"
+	lockKeySpace   = "skills:v4:revalidate:"
+	headKeySpace   = "skills:v1:head:"
+	digestKeySpace = "skills:v1:digest:"
+	fileKeySpace   = "skills:v1:file:"
+	sniffKeySpace  = "skills:v1:sniff:"
 )
 
 // IndexKey names the cached index of l.
@@ -38,13 +39,16 @@ func sniffCacheKey(key, etag string) string { return contentKey(sniffKeySpace, k
 
 func contentKey(space, key, etag string) string {
 	tag, _, _ := strings.Cut(key, "/")
-	sum := sha256.Sum256([]byte(key + "\x00" + etag))
-	return space + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
+	return versionKey(space, tag, key, etag)
 }
 
-// headKey names the cached head of one version of a SKILL.md. Object keys
-// may be 1 KiB long, so the key is a hash: bounded, whatever the key holds.
-func headCacheKey(tag, key, etag string) string {
+// headCacheKey and digestCacheKey name the cached head of one version of a
+// SKILL.md and the digest of one version of a skill file. Object keys may
+// be 1 KiB long, so the key is a hash: bounded, whatever the key holds.
+func headCacheKey(tag, key, etag string) string   { return versionKey(headKeySpace, tag, key, etag) }
+func digestCacheKey(tag, key, etag string) string { return versionKey(digestKeySpace, tag, key, etag) }
+
+func versionKey(space, tag, key, etag string) string {
 	sum := sha256.Sum256([]byte(key + "\x00" + etag))
-	return headKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
+	return space + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }

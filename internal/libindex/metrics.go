@@ -14,6 +14,8 @@ type Metrics struct {
 	StaleServed   prometheus.Counter     // indexes served past max stale because storage failed
 	Files         *prometheus.CounterVec // content reads by result
 	Mismatched    *prometheus.CounterVec // by kind and source
+	Digests       *prometheus.CounterVec // skill file digests an index build took, by source
+	DigestBytes   prometheus.Counter     // bytes read to compute them
 }
 
 // Index sources, revalidation modes, and the kinds of values the cache
@@ -28,6 +30,13 @@ const (
 
 	KindIndex    = "index"
 	KindSettings = "settings"
+
+	// Where an index build took a file's digest from: the previous index
+	// (same ETag), the shared cache (another build hashed that version), or
+	// a read of the file.
+	DigestCarried  = "carried"
+	DigestCached   = "cached"
+	DigestComputed = "computed"
 )
 
 // NewMetrics returns the metrics, registered on reg unless it is nil.
@@ -62,6 +71,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "skillsvc_skills_cache_mismatched_total",
 			Help: "Values ignored because they describe another library or user than the one under whose key they were found (a copied key, a bug), by kind (index, settings) and source (shared_cache, persisted). The library is listed, or the settings read, again.",
 		}, []string{"kind", "source"}),
+		Digests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_index_digests_total",
+			Help: "Skill file digests (sha256) taken by library index builds, by source: carried (from the previous index, ETag unchanged), cached (hashed before by some replica) or computed (the file read and hashed here).",
+		}, []string{"source"}),
+		DigestBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "skillsvc_skills_index_digest_bytes_total",
+			Help: "Bytes of skill files read to compute their digests.",
+		}),
 	}
 	// Every series exists from the start, so a rate over it is defined.
 	for _, s := range []string{SourceSharedCache, SourceBucket, SourceListing} {
@@ -75,6 +92,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, w := range []string{"index", "file", "settings"} {
 		m.Coalesced.WithLabelValues(w)
 	}
+	for _, src := range []string{DigestCarried, DigestCached, DigestComputed} {
+		m.Digests.WithLabelValues(src)
+	}
 	for _, r := range []string{"hit", "miss", "uncached"} {
 		m.Files.WithLabelValues(r)
 	}
@@ -84,7 +104,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Mismatched.WithLabelValues(KindIndex, SourceBucket)
 	m.Mismatched.WithLabelValues(KindSettings, SourceSharedCache)
 	if reg != nil {
-		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched)
+		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes)
 	}
 	return m
 }

@@ -29,11 +29,6 @@ const (
 	skillScheme   = "skill://"
 	skillFileName = "SKILL.md"
 
-	// The extension's per-skill limits, which a served skill SHOULD NOT
-	// exceed: a skill over either is left out of skills/list.
-	maxSkillResources = 512
-	maxSkillBytes     = 16 << 20
-
 	// Skills whose manifests one skills/list page builds at once.
 	listConcurrency = 8
 )
@@ -250,7 +245,7 @@ func (s *identityServer) servedSkill(ctx context.Context, dir string) (*served, 
 	}
 	// Directories are matches too: a skill at the file limit may have a
 	// few, so ask for room for them.
-	found, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: 2 * maxSkillResources})
+	found, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: 2 * skillmd.MaxSkillFiles})
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +257,8 @@ func (s *identityServer) servedSkill(ctx context.Context, dir string) (*served, 
 			files = append(files, f)
 		}
 	}
-	if found.GetTruncated() || len(files) > maxSkillResources || total > maxSkillBytes {
-		return nil, notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", maxSkillResources, maxSkillBytes))
+	if found.GetTruncated() || len(files) > skillmd.MaxSkillFiles || total > skillmd.MaxSkillBytes {
+		return nil, notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", skillmd.MaxSkillFiles, skillmd.MaxSkillBytes))
 	}
 	return &served{skill: got, files: files}, nil
 }
@@ -297,7 +292,7 @@ func (s *identityServer) digest(ctx context.Context, f *skillsvcv1.FileInfo) (di
 		return d, nil
 	}
 	h := sha256.New()
-	n, err := s.download(ctx, f.GetPath(), h, maxSkillBytes)
+	n, err := s.download(ctx, f.GetPath(), h, skillmd.MaxSkillBytes)
 	if err != nil {
 		return digest{}, err
 	}

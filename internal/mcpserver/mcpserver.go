@@ -51,6 +51,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/requestid"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Config holds the MCP endpoint's settings.
@@ -81,7 +82,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list and resources/list page, and entries per resources/directory/read page.")
 	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
 	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", limits.MaxJSONBodyBytes, "Largest MCP request body.")
-	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", maxSkillBytes, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
+	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", skillmd.MaxSkillBytes, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
 	f.DurationVar(&c.ListingTTL, prefix+"listing-ttl", 30*time.Second, "The ttlMs hint on skills/list and skills/get results.")
 }
 

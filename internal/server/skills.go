@@ -24,7 +24,9 @@ func NewSkills(lib *skills.Library, chunkSize int) *Skills {
 	return &Skills{lib: lib, chunkSize: chunkSize}
 }
 
-func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
+// summaryProto converts s; full adds its manifest and frontmatter JSON
+// (SKILL_VIEW_FULL and GetSkill).
+func summaryProto(s skills.Skill, full bool) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
 		Path: s.Path, Location: s.Location(), Name: s.Name, DisplayName: s.DisplayName,
 		Description: skillmd.Shorten(s.Description, skillmd.MaxDescriptionLen),
@@ -36,6 +38,22 @@ func summaryProto(s skills.Skill) *skillsvcv1.SkillSummary {
 		if st, err := structpb.NewStruct(s.Extra); err == nil {
 			out.ExtraFields = st
 		}
+	}
+	if full {
+		out.FrontmatterJson = string(s.Frontmatter.JSON)
+		out.Manifest = manifestProto(s.Manifest)
+	}
+	return out
+}
+
+func manifestProto(m *skills.Manifest) *skillsvcv1.SkillManifest {
+	if m == nil {
+		return nil
+	}
+	out := &skillsvcv1.SkillManifest{TotalBytes: m.TotalBytes, FileCount: int32(m.FileCount), OverLimits: m.OverLimits}
+	out.Files = make([]*skillsvcv1.ManifestFile, len(m.Files))
+	for i, f := range m.Files {
+		out.Files[i] = &skillsvcv1.ManifestFile{Path: f.Path, Size: f.Size, Sha256: f.SHA256}
 	}
 	return out
 }
@@ -74,15 +92,16 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
+	full := req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL
 	// Each skill is converted once, to measure it, and kept if the reply
 	// has room for it; the page ends early where it has not.
 	summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
 	n := fitReply(len(page.Skills), s.lib.Catalog.MaxPageBytes(), func(i int) int {
-		summaries[i] = summaryProto(page.Skills[i])
+		summaries[i] = summaryProto(page.Skills[i], full)
 		return repeatedSize(proto.Size(summaries[i]))
 	})
 	page = page.Truncate(n)
-	return &skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken}, nil
+	return &skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken, LibraryDigest: page.LibraryDigest}, nil
 }
 
 // FormatSkills implements SkillsService.
@@ -99,7 +118,9 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.FormatSkillsResponse{Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened)}, nil
+	return &skillsvcv1.FormatSkillsResponse{
+		Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened), LibraryDigest: b.LibraryDigest,
+	}, nil
 }
 
 // GetSkill implements SkillsService.
@@ -112,7 +133,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(d.Skill), Raw: d.Raw, Body: d.Body}
+	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(d.Skill, true), Raw: d.Raw, Body: d.Body}
 	out.Skill.Description = d.Description // the full text here
 	if st, err := structpb.NewStruct(d.Frontmatter.Raw); err == nil {
 		out.Frontmatter = st
@@ -134,7 +155,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(d.Skill)}, nil
+	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(d.Skill, false)}, nil
 }
 
 // ReadSkillFile implements SkillsService.
@@ -156,7 +177,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.lib.Catalog.Search(ctx, id, skills.SearchOptions{
+	res, err := s.lib.Catalog.Search(ctx, id, skills.SearchOptions{
 		Query: req.GetQuery(), Limit: req.GetLimit(),
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		MinRelevance: req.GetMinRelevance(),
@@ -164,16 +185,17 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
+	hits := res.Hits
 	// As in ListSkills: each hit's summary is built once, to measure it;
 	// the weakest hits are dropped where the reply has no room for them.
 	summaries := make([]*skillsvcv1.SkillSummary, len(hits))
 	n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
-		summaries[i] = summaryProto(hits[i].Skill)
+		summaries[i] = summaryProto(hits[i].Skill, false)
 		// A ScoredSkill is the summary (field 1) and two doubles.
 		scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
 		return repeatedSize(scored)
 	})
-	out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits)}
+	out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits), LibraryDigest: res.LibraryDigest}
 	for i, h := range hits[:n] {
 		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance})
 	}
@@ -238,5 +260,5 @@ func (s *Skills) SetSkillEnabled(ctx context.Context, req *skillsvcv1.SetSkillEn
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.SetSkillEnabledResponse{Skill: summaryProto(sk)}, nil
+	return &skillsvcv1.SetSkillEnabledResponse{Skill: summaryProto(sk, false)}, nil
 }

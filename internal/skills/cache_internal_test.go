@@ -122,6 +122,12 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 		"alice/skills/pdf/scripts/run.py":  "print(1)\n",
 		"alice/skills/pdf/assets/logo.png": "\x00png",
 	}))
+	lib := newTestLibrary(t, b, 0)
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	// The index build hashes every file once; invoking pays for no more.
+	if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var read []string
 	record := func(_ context.Context, c objstoretest.Call) error {
@@ -132,8 +138,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	}
 	b.Before(objstore.OpGet, record)
 	b.Before(objstore.OpGetRange, record)
-	lib := newTestLibrary(t, b, 0)
-	if _, _, err := lib.Catalog.Render(context.Background(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), "pdf", RenderOptions{}); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), id, "pdf", RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -142,5 +147,39 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 		if k != "alice/skills/pdf/SKILL.md" && k != "alice/settings/skills.json" {
 			t.Errorf("Render read %s", k)
 		}
+	}
+}
+
+// TestSharedManifestsShared: every user's view built from one shared index
+// holds the same manifest of a shared skill, made once, not a copy per
+// user; a new generation of the shared index makes it anew.
+func TestSharedManifestsShared(t *testing.T) {
+	b := objstoretest.NewBucket(t, map[string]string{
+		"_shared/skills/lint/SKILL.md":  "---\nname: lint\ndescription: d\n---\n",
+		"_shared/skills/lint/rules.txt": "no tabs\n",
+	})
+	lib := newTestLibrary(t, b, time.Hour)
+	manifest := func(user string) *Manifest {
+		t.Helper()
+		v, err := lib.Catalog.views.get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := v.byName["lint"]
+		if s == nil || s.manifest == nil || len(s.manifest.Files) != 2 {
+			t.Fatalf("%s's view: lint = %+v", user, s)
+		}
+		return s.manifest
+	}
+	alice := manifest("alice")
+	if bob := manifest("bob"); bob != alice {
+		t.Error("bob's view holds its own copy of the shared skill's manifest")
+	}
+	objstoretest.Put(t, b, "_shared/skills/lint/rules.txt", "no tabs, ever\n")
+	if err := lib.Catalog.DropSharedIndex(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if carol := manifest("carol"); carol == alice || carol.Files[1].SHA256 == alice.Files[1].SHA256 {
+		t.Error("a new shared index kept the old manifest")
 	}
 }

@@ -42,6 +42,9 @@ type Skill struct {
 	Layer    string // LayerUser or LayerShared
 	ETag     string // of SKILL.md
 	Disabled bool
+	// Manifest lists the skill's files by digest; nil for a name no skill
+	// has (SetEnabled). Shared with every caller: read-only.
+	Manifest *Manifest
 	skillmd.Frontmatter
 	skillmd.Problems
 }
@@ -63,7 +66,7 @@ func entries(list []Skill) []skillmd.Entry {
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
 		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
-		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name],
+		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
 	sk.Name = s.name // as the view resolved it, so every RPC agrees on it
@@ -82,13 +85,20 @@ type ListOptions struct {
 // Invalid skills, and SKILL.md files nested too deep to be skills, are
 // listed only with IncludeInvalid.
 func (c *Catalog) Skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, error) {
+	list, _, err := c.skills(ctx, id, opts)
+	return list, err
+}
+
+// skills is Skills and the library digest of the caller's library, which
+// does not depend on opts.
+func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, string, error) {
 	v, err := c.views.get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	disabled := st.disabledSet()
 	var out []Skill
@@ -101,13 +111,18 @@ func (c *Catalog) Skills(ctx context.Context, id mounts.Caller, opts ListOptions
 			out = append(out, sk)
 		}
 	}
-	return out, nil
+	return out, libraryDigest(v, st), nil
 }
 
 // Page is one page of Skills.
 type Page struct {
 	Skills        []Skill
 	NextPageToken string
+	// LibraryDigest is "sha256:<hex>" of the caller's library as served
+	// (every served skill's path, name, description and manifest, and the
+	// skills the user disabled): the same on every page and replica for the
+	// same content, whatever the filters.
+	LibraryDigest string
 	scope         string // what the page token is bound to
 }
 
@@ -118,7 +133,7 @@ func (p Page) Truncate(n int) Page {
 	if n <= 0 || n >= len(p.Skills) {
 		return p
 	}
-	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), scope: p.scope}
+	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), LibraryDigest: p.LibraryDigest, scope: p.scope}
 }
 
 // Page returns pageSize skills (0 means the configured default) after the
@@ -133,17 +148,17 @@ func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts ListOptions, 
 	if err != nil {
 		return Page{}, err
 	}
-	list, err := c.Skills(ctx, id, opts)
+	list, digest, err := c.skills(ctx, id, opts)
 	if err != nil {
 		return Page{}, err
 	}
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
 	n := min(len(list), int(count))
 	if n == len(list) {
-		return Page{Skills: list, scope: scope}, nil
+		return Page{Skills: list, LibraryDigest: digest, scope: scope}, nil
 	}
 	list = list[:n]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path), scope: scope}, nil
+	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path), LibraryDigest: digest, scope: scope}, nil
 }
 
 // MaxPageBytes is --skills.max-page-bytes: the most a reply of Page's or
@@ -175,28 +190,36 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category,
 	return out, nil
 }
 
+// Block is a prompt block and the digest of the library it lists (as
+// Page.LibraryDigest).
+type Block struct {
+	skillmd.Block
+	LibraryDigest string
+}
+
 // Prompt renders the caller's listed skills (of one category when
 // opts.FilterCategory) as a system-prompt block.
-func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (skillmd.Block, error) {
+func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
 	budget, err := limits.Within("char_budget", f.CharBudget, skillmd.DefaultCharBudget, int(c.cfg.MaxCharBudget))
 	if err != nil {
-		return skillmd.Block{}, err
+		return Block{}, err
 	}
 	if f.MaxSkills < 0 {
-		return skillmd.Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
+		return Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
 	}
 	if !skillmd.ValidFormat(f.Format) {
-		return skillmd.Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(skillmd.FormatNames(), ", "))
+		return Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(skillmd.FormatNames(), ", "))
 	}
 	if f.SearchTool, err = toolName("search_tool", f.SearchTool, c.cfg.SearchTool); err != nil {
-		return skillmd.Block{}, err
+		return Block{}, err
 	}
 	f.CharBudget = budget
-	list, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
+	list, digest, err := c.skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
 	if err != nil {
-		return skillmd.Block{}, err
+		return Block{}, err
 	}
-	return skillmd.FormatBlock(entries(list), f)
+	b, err := skillmd.FormatBlock(entries(list), f)
+	return Block{Block: b, LibraryDigest: digest}, err
 }
 
 // File is one file of a skill folder.

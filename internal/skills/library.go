@@ -64,8 +64,8 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	m := libindex.NewMetrics(o.reg)
 	cl := libindex.NewCacheLog(log)
 	ixCfg := cfg.IndexConfig()
-	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []objstore.Object {
-		return skillMDs(objs, prefix, cfg.MaxSkills)
+	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
+		return indexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
 	vs := newViews(ix, newHeads(cfg, log), table, cfg)
 	fs := libindex.NewFiles(bucket, o.cache, ixCfg, cl, m)

@@ -228,7 +228,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 	if err != nil || text != "Base directory for this skill: /skills/my-review\n\n# Alice review\n" {
 		t.Errorf("Render(code-review) = %q, %v; want alice's copy", text, err)
 	}
-	hits, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "code review"})
+	hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "code review"}))
 	if err != nil || len(hits) == 0 || hits[0].Dir != "my-review" {
 		t.Errorf("Search = %v, %v", hits, err)
 	}
@@ -368,7 +368,7 @@ func testDisplayNames(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("prompt block = %v\n%s", err, block.Text)
 	}
 	for _, q := range []string{"compraventa", "escritura", "arrendamiento contrato"} {
-		hits, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: q})
+		hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: q}))
 		if err != nil || len(hits) == 0 || hits[0].Category != "legal" {
 			t.Errorf("Search(%q) = %v, %v", q, hits, err)
 		}

@@ -71,27 +71,34 @@ type SearchOptions struct {
 	MinRelevance float64
 }
 
+// Results are a search's hits, best first, and the digest of the library
+// searched (as Page.LibraryDigest).
+type Results struct {
+	Hits          []Scored
+	LibraryDigest string
+}
+
 // Search ranks the caller's listed skills against a task description with
 // BM25F over name, display name, tags, category, description and metadata.
-func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) ([]Scored, error) {
+func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) (Results, error) {
 	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
-		return nil, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
+		return Results{}, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
 	}
 	n, err := limits.Count("limit", opts.Limit, c.cfg.DefaultSearchResults, c.cfg.MaxSearchResults)
 	if err != nil {
-		return nil, err
+		return Results{}, err
 	}
 	if !(opts.MinRelevance >= 0 && opts.MinRelevance <= 1) { // NaN too
-		return nil, fmt.Errorf("%w: min_relevance must be 0..1, got %v", errkind.InvalidArgument, opts.MinRelevance)
+		return Results{}, fmt.Errorf("%w: min_relevance must be 0..1, got %v", errkind.InvalidArgument, opts.MinRelevance)
 	}
-	skills, err := c.Skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
+	skills, digest, err := c.skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
 	if err != nil {
-		return nil, err
+		return Results{}, err
 	}
 	hits := Rank(skills, opts.Query, int(n))
 	// Relevance falls with the score, so the weak hits are at the end.
 	cut := sort.Search(len(hits), func(i int) bool { return hits[i].Relevance < opts.MinRelevance })
-	return hits[:cut], nil
+	return Results{Hits: hits[:cut], LibraryDigest: digest}, nil
 }
 
 // tagFields are frontmatter fields whose words label a skill: worth more

@@ -128,7 +128,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 		{"invalid skill not found", aliceID, "broken frontmatter", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := lib.Catalog.Search(t.Context(), tc.id, skills.SearchOptions{Query: tc.query, Limit: tc.limit})
+			hits, err := hitsOf(lib.Catalog.Search(t.Context(), tc.id, skills.SearchOptions{Query: tc.query, Limit: tc.limit}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func testSearchOptions(t *testing.T, newBucket newBucketFunc) {
 		{"minimum keeps strong hits", skills.SearchOptions{Query: "pdf forms", MinRelevance: 0.2}, []string{"docs/pdf@user"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := lib.Catalog.Search(ctx, aliceID, tc.opts)
+			hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, tc.opts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,3 +263,6 @@ func skillN(name, desc string) skills.Skill {
 		Frontmatter: skillmd.Frontmatter{Name: name, Description: desc},
 	}
 }
+
+// hitsOf is the hits of a search.
+func hitsOf(r skills.Results, err error) ([]skills.Scored, error) { return r.Hits, err }

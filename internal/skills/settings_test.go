@@ -84,7 +84,7 @@ func testDisable(t *testing.T, newBucket newBucketFunc) {
 	if err != nil || !d.Disabled {
 		t.Errorf("Get(csv) = Disabled %v, err %v; want Disabled", d.Disabled, err)
 	}
-	hits, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "comma-separated values"})
+	hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "comma-separated values"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,8 @@ func runLibrarySuite(t *testing.T, newBucket newBucketFunc) {
 		{"DisplayNames", testDisplayNames},
 		{"Nested", testNested},
 		{"DisableByName", testDisableByName},
+		{"Manifest", testManifest},
+		{"LibraryDigest", testLibraryDigest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -3,6 +3,7 @@ package skills
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"path"
@@ -40,12 +41,13 @@ type skillRef struct {
 	layer    string
 	// name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
-	name    string
-	skillMD objstore.Object
-	files   []entry          // every file of the folder, SKILL.md included, by rel
-	head    parsed           // the frontmatter as of the listing
-	notes   skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
-	nested  bool             // deeper than <category>/<skill>: reported, never served
+	name     string
+	skillMD  objstore.Object
+	files    []entry          // every file of the folder, SKILL.md included, by rel
+	head     parsed           // the frontmatter as of the listing
+	manifest *Manifest        // files by digest, from the layer's index
+	notes    skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
+	nested   bool             // deeper than <category>/<skill>: reported, never served
 }
 
 // problems are the skill's own problems and the view's notes on it. The
@@ -68,6 +70,9 @@ type view struct {
 	byName             map[string]*skillRef   // the skill each name refers to
 	byFolder           map[string][]*skillRef // served skills by folder name
 	byDisplay          map[string][]*skillRef // by display name
+	// digest is the sha256 of what the library digest says of every served
+	// skill (libraryDigest adds the caller's settings to it).
+	digest [sha256.Size]byte
 }
 
 // views builds each user's merged view from the two layers' indexes, and
@@ -80,11 +85,15 @@ type views struct {
 	table   *mounts.Table
 	cfg     Config
 	cache   *lru.Cache[string, *view] // by user prefix
+	// manifests are each layer's, by layer prefix: every user's view
+	// built from one shared index shares them.
+	manifests *lru.Cache[string, layerManifests]
 }
 
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	vs := &views{indexes: ix, heads: hs, table: table, cfg: cfg}
 	vs.cache, _ = lru.New[string, *view](cfg.MaxHeldIndexes)
+	vs.manifests, _ = lru.New[string, layerManifests](cfg.MaxHeldIndexes)
 	return vs
 }
 
@@ -161,7 +170,8 @@ func (vs *views) build(ctx context.Context, userBase string, userIdx, sharedIdx 
 
 func (vs *views) layerFiles(ctx context.Context, x *libindex.Index, prefix, layerName string) layerFiles {
 	lf := layerFiles{gen: x.Gen, entries: addressable(x.Objs, prefix)}
-	lf.skills, lf.nested = findSkills(lf.entries, layerName, vs.cfg.MaxSkills)
+	lf.skills, lf.nested = layerSkills(lf.entries, layerName, vs.cfg.MaxSkills)
+	manifests := vs.layerManifests(prefix, x, lf.skills)
 	lf.skills = slices.DeleteFunc(lf.skills, func(s *skillRef) bool {
 		head, ok := x.Heads[s.skillMD.Key]
 		if !ok {
@@ -169,6 +179,7 @@ func (vs *views) layerFiles(ctx context.Context, x *libindex.Index, prefix, laye
 		}
 		s.head = vs.heads.parse(ctx, s, head)
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
+		s.manifest = manifests[s.dir]
 		return false
 	})
 	for _, s := range lf.nested {
@@ -272,13 +283,7 @@ func mergeLayers(mount, userBase string, user, shared layerFiles, maxSkills int)
 		}
 	}
 	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
-	// Attach each file to its skill.
-	for _, e := range v.entries {
-		if d := skillDirOf(e.rel, v.byDir); d != "" {
-			s := v.byDir[d]
-			s.files = append(s.files, e)
-		}
-	}
+	v.digest = viewDigest(mount, v.skills)
 	return v
 }
 
@@ -407,6 +412,24 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 	return skills[:min(len(skills), max)], nested[:min(len(nested), max)]
 }
 
+// layerSkills is findSkills with each skill's files attached: every entry
+// of the layer inside its folder. A layer's skill never holds another
+// layer's file: where the user has a file, the shared folder around it is
+// shadowed.
+func layerSkills(entries []entry, layer string, max int) (skills, nested []*skillRef) {
+	skills, nested = findSkills(entries, layer, max)
+	byDir := make(map[string]*skillRef, len(skills))
+	for _, s := range skills {
+		byDir[s.dir] = s
+	}
+	for _, e := range entries {
+		if d := skillDirOf(e.rel, byDir); d != "" {
+			byDir[d].files = append(byDir[d].files, e)
+		}
+	}
+	return skills, nested
+}
+
 // skillDirOf returns the skill folder (a key of dirs) that holds rel, or "".
 func skillDirOf[V any](rel string, dirs map[string]V) string {
 	first, rest, ok := strings.Cut(rel, "/")
@@ -498,13 +521,18 @@ func (v *view) unique(mount, ref, what string, refs []*skillRef) (*skillRef, err
 		errkind.InvalidArgument, ref, what, len(refs), listed(paths, 5))
 }
 
-// skillMDs returns the SKILL.md objects of the skills among objs, which
-// findSkills would find: the ones whose heads an index holds.
-func skillMDs(objs []objstore.Object, prefix string, maxSkills int) []objstore.Object {
-	refs, _ := findSkills(addressable(objs, prefix), "", maxSkills)
-	out := make([]objstore.Object, len(refs))
+// indexedSkills is the rule libindex builds an index by: the skills among
+// objs as a view finds them, each with the files it serves, so an index
+// holds the heads and digests a view reads.
+func indexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libindex.Skill {
+	refs, _ := layerSkills(addressable(objs, prefix), "", maxSkills)
+	out := make([]libindex.Skill, len(refs))
 	for i, s := range refs {
-		out[i] = s.skillMD
+		files := make([]objstore.Object, len(s.files))
+		for j, e := range s.files {
+			files[j] = e.obj
+		}
+		out[i] = libindex.Skill{SkillMD: s.skillMD, Files: files}
 	}
 	return out
 }

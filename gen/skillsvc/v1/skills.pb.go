@@ -22,6 +22,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SkillView says how much of each skill a listing returns (AIP-157).
+type SkillView int32
+
+const (
+	// The default: SKILL_VIEW_BASIC.
+	SkillView_SKILL_VIEW_UNSPECIFIED SkillView = 0
+	// The summary without manifest and frontmatter_json, so listings meant
+	// for a prompt stay small.
+	SkillView_SKILL_VIEW_BASIC SkillView = 1
+	// The summary with manifest and frontmatter_json.
+	SkillView_SKILL_VIEW_FULL SkillView = 2
+)
+
+// Enum value maps for SkillView.
+var (
+	SkillView_name = map[int32]string{
+		0: "SKILL_VIEW_UNSPECIFIED",
+		1: "SKILL_VIEW_BASIC",
+		2: "SKILL_VIEW_FULL",
+	}
+	SkillView_value = map[string]int32{
+		"SKILL_VIEW_UNSPECIFIED": 0,
+		"SKILL_VIEW_BASIC":       1,
+		"SKILL_VIEW_FULL":        2,
+	}
+)
+
+func (x SkillView) Enum() *SkillView {
+	p := new(SkillView)
+	*p = x
+	return p
+}
+
+func (x SkillView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SkillView) Descriptor() protoreflect.EnumDescriptor {
+	return file_skillsvc_v1_skills_proto_enumTypes[0].Descriptor()
+}
+
+func (SkillView) Type() protoreflect.EnumType {
+	return &file_skillsvc_v1_skills_proto_enumTypes[0]
+}
+
+func (x SkillView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SkillView.Descriptor instead.
+func (SkillView) EnumDescriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{0}
+}
+
 // SkillSummary is a skill's frontmatter and where it lives.
 type SkillSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -55,9 +109,16 @@ type SkillSummary struct {
 	Errors []string `protobuf:"bytes,16,rep,name=errors" json:"errors,omitempty"`
 	// A frontmatter name that breaks the skill name rules, such as
 	// "Escritura de Compraventa", as written; name is the folder's then.
-	DisplayName   string `protobuf:"bytes,17,opt,name=display_name,json=displayName" json:"display_name,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DisplayName string `protobuf:"bytes,17,opt,name=display_name,json=displayName" json:"display_name,omitempty"`
+	// The skill's files by digest. Only in GetSkill and SKILL_VIEW_FULL
+	// listings.
+	Manifest *SkillManifest `protobuf:"bytes,18,opt,name=manifest" json:"manifest,omitempty"`
+	// The frontmatter exactly as written, as JSON text (read by the YAML 1.2
+	// core schema: numbers with every digit, dates as strings). Only in
+	// GetSkill and SKILL_VIEW_FULL listings.
+	FrontmatterJson string `protobuf:"bytes,19,opt,name=frontmatter_json,json=frontmatterJson" json:"frontmatter_json,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SkillSummary) Reset() {
@@ -209,6 +270,157 @@ func (x *SkillSummary) GetDisplayName() string {
 	return ""
 }
 
+func (x *SkillSummary) GetManifest() *SkillManifest {
+	if x != nil {
+		return x.Manifest
+	}
+	return nil
+}
+
+func (x *SkillSummary) GetFrontmatterJson() string {
+	if x != nil {
+		return x.FrontmatterJson
+	}
+	return ""
+}
+
+// ManifestFile is one file of a skill and the digest of its bytes.
+type ManifestFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Virtual path, e.g. "/skills/docs/pdf/SKILL.md".
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Size int64  `protobuf:"varint,2,opt,name=size" json:"size,omitempty"`
+	// sha256 of the file, 64 lowercase hex digits.
+	Sha256        string `protobuf:"bytes,3,opt,name=sha256" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ManifestFile) Reset() {
+	*x = ManifestFile{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ManifestFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ManifestFile) ProtoMessage() {}
+
+func (x *ManifestFile) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ManifestFile.ProtoReflect.Descriptor instead.
+func (*ManifestFile) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ManifestFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ManifestFile) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ManifestFile) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+// SkillManifest lists a skill's files by content, as an OCI image manifest
+// lists its blobs: a client holding a copy compares digests to know what
+// changed. Taken from the library index, so it costs no file read.
+type SkillManifest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every file of the skill, SKILL.md included, in path order.
+	Files      []*ManifestFile `protobuf:"bytes,1,rep,name=files" json:"files,omitempty"`
+	TotalBytes int64           `protobuf:"varint,2,opt,name=total_bytes,json=totalBytes" json:"total_bytes,omitempty"`
+	FileCount  int32           `protobuf:"varint,3,opt,name=file_count,json=fileCount" json:"file_count,omitempty"`
+	// The skill is over the MCP skills extension's limits (more than 512
+	// files or 16 MiB in total): files is empty, the counts are still set.
+	OverLimits    bool `protobuf:"varint,4,opt,name=over_limits,json=overLimits" json:"over_limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkillManifest) Reset() {
+	*x = SkillManifest{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkillManifest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkillManifest) ProtoMessage() {}
+
+func (x *SkillManifest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkillManifest.ProtoReflect.Descriptor instead.
+func (*SkillManifest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SkillManifest) GetFiles() []*ManifestFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *SkillManifest) GetTotalBytes() int64 {
+	if x != nil {
+		return x.TotalBytes
+	}
+	return 0
+}
+
+func (x *SkillManifest) GetFileCount() int32 {
+	if x != nil {
+		return x.FileCount
+	}
+	return 0
+}
+
+func (x *SkillManifest) GetOverLimits() bool {
+	if x != nil {
+		return x.OverLimits
+	}
+	return false
+}
+
 type ListCategoriesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -217,7 +429,7 @@ type ListCategoriesRequest struct {
 
 func (x *ListCategoriesRequest) Reset() {
 	*x = ListCategoriesRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -229,7 +441,7 @@ func (x *ListCategoriesRequest) String() string {
 func (*ListCategoriesRequest) ProtoMessage() {}
 
 func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -242,7 +454,7 @@ func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{1}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{3}
 }
 
 type CategoryCount struct {
@@ -256,7 +468,7 @@ type CategoryCount struct {
 
 func (x *CategoryCount) Reset() {
 	*x = CategoryCount{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -268,7 +480,7 @@ func (x *CategoryCount) String() string {
 func (*CategoryCount) ProtoMessage() {}
 
 func (x *CategoryCount) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -281,7 +493,7 @@ func (x *CategoryCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryCount.ProtoReflect.Descriptor instead.
 func (*CategoryCount) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{2}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CategoryCount) GetName() string {
@@ -307,7 +519,7 @@ type ListCategoriesResponse struct {
 
 func (x *ListCategoriesResponse) Reset() {
 	*x = ListCategoriesResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +531,7 @@ func (x *ListCategoriesResponse) String() string {
 func (*ListCategoriesResponse) ProtoMessage() {}
 
 func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +544,7 @@ func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListCategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{3}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
@@ -352,13 +564,15 @@ type ListSkillsRequest struct {
 	IncludeInvalid bool `protobuf:"varint,4,opt,name=include_invalid,json=includeInvalid" json:"include_invalid,omitempty"`
 	// Also list skills the user disabled.
 	IncludeDisabled bool `protobuf:"varint,5,opt,name=include_disabled,json=includeDisabled" json:"include_disabled,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How much of each skill to return; unspecified is SKILL_VIEW_BASIC.
+	View          SkillView `protobuf:"varint,6,opt,name=view,enum=skillsvc.v1.SkillView" json:"view,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListSkillsRequest) Reset() {
 	*x = ListSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -370,7 +584,7 @@ func (x *ListSkillsRequest) String() string {
 func (*ListSkillsRequest) ProtoMessage() {}
 
 func (x *ListSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -383,7 +597,7 @@ func (x *ListSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillsRequest.ProtoReflect.Descriptor instead.
 func (*ListSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{4}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListSkillsRequest) GetCategory() string {
@@ -421,17 +635,29 @@ func (x *ListSkillsRequest) GetIncludeDisabled() bool {
 	return false
 }
 
+func (x *ListSkillsRequest) GetView() SkillView {
+	if x != nil {
+		return x.View
+	}
+	return SkillView_SKILL_VIEW_UNSPECIFIED
+}
+
 type ListSkillsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Skills        []*SkillSummary        `protobuf:"bytes,1,rep,name=skills" json:"skills,omitempty"`
 	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken" json:"next_page_token,omitempty"`
+	// "sha256:<hex>" of the caller's library as served: every served skill's
+	// path, name, description and manifest, and the skills the user
+	// disabled. The same on every page, across replicas and whatever the
+	// filters for the same content; it changes when any of those change.
+	LibraryDigest string `protobuf:"bytes,3,opt,name=library_digest,json=libraryDigest" json:"library_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListSkillsResponse) Reset() {
 	*x = ListSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -443,7 +669,7 @@ func (x *ListSkillsResponse) String() string {
 func (*ListSkillsResponse) ProtoMessage() {}
 
 func (x *ListSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -456,7 +682,7 @@ func (x *ListSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillsResponse.ProtoReflect.Descriptor instead.
 func (*ListSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{5}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListSkillsResponse) GetSkills() []*SkillSummary {
@@ -469,6 +695,13 @@ func (x *ListSkillsResponse) GetSkills() []*SkillSummary {
 func (x *ListSkillsResponse) GetNextPageToken() string {
 	if x != nil {
 		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListSkillsResponse) GetLibraryDigest() string {
+	if x != nil {
+		return x.LibraryDigest
 	}
 	return ""
 }
@@ -497,7 +730,7 @@ type FormatSkillsRequest struct {
 
 func (x *FormatSkillsRequest) Reset() {
 	*x = FormatSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +742,7 @@ func (x *FormatSkillsRequest) String() string {
 func (*FormatSkillsRequest) ProtoMessage() {}
 
 func (x *FormatSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +755,7 @@ func (x *FormatSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatSkillsRequest.ProtoReflect.Descriptor instead.
 func (*FormatSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{6}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FormatSkillsRequest) GetCategory() string {
@@ -574,14 +807,16 @@ type FormatSkillsResponse struct {
 	// Skills left out to fit the budget or max_skills.
 	Omitted int32 `protobuf:"varint,3,opt,name=omitted" json:"omitted,omitempty"`
 	// Descriptions shortened to fit.
-	Shortened     int32 `protobuf:"varint,4,opt,name=shortened" json:"shortened,omitempty"`
+	Shortened int32 `protobuf:"varint,4,opt,name=shortened" json:"shortened,omitempty"`
+	// As ListSkillsResponse.library_digest.
+	LibraryDigest string `protobuf:"bytes,5,opt,name=library_digest,json=libraryDigest" json:"library_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FormatSkillsResponse) Reset() {
 	*x = FormatSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +828,7 @@ func (x *FormatSkillsResponse) String() string {
 func (*FormatSkillsResponse) ProtoMessage() {}
 
 func (x *FormatSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +841,7 @@ func (x *FormatSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatSkillsResponse.ProtoReflect.Descriptor instead.
 func (*FormatSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{7}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FormatSkillsResponse) GetText() string {
@@ -637,6 +872,13 @@ func (x *FormatSkillsResponse) GetShortened() int32 {
 	return 0
 }
 
+func (x *FormatSkillsResponse) GetLibraryDigest() string {
+	if x != nil {
+		return x.LibraryDigest
+	}
+	return ""
+}
+
 type SkillFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Relative to the skill folder, e.g. "scripts/extract.py".
@@ -649,7 +891,7 @@ type SkillFile struct {
 
 func (x *SkillFile) Reset() {
 	*x = SkillFile{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +903,7 @@ func (x *SkillFile) String() string {
 func (*SkillFile) ProtoMessage() {}
 
 func (x *SkillFile) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +916,7 @@ func (x *SkillFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillFile.ProtoReflect.Descriptor instead.
 func (*SkillFile) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{8}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SkillFile) GetPath() string {
@@ -708,7 +950,7 @@ type GetSkillRequest struct {
 
 func (x *GetSkillRequest) Reset() {
 	*x = GetSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +962,7 @@ func (x *GetSkillRequest) String() string {
 func (*GetSkillRequest) ProtoMessage() {}
 
 func (x *GetSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +975,7 @@ func (x *GetSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillRequest.ProtoReflect.Descriptor instead.
 func (*GetSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{9}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetSkillRequest) GetPath() string {
@@ -745,7 +987,8 @@ func (x *GetSkillRequest) GetPath() string {
 
 type GetSkillResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Skill *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
+	// With its manifest and frontmatter_json.
+	Skill *SkillSummary `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
 	// SKILL.md as stored.
 	Raw string `protobuf:"bytes,2,opt,name=raw" json:"raw,omitempty"`
 	// Every frontmatter field as parsed.
@@ -762,7 +1005,7 @@ type GetSkillResponse struct {
 
 func (x *GetSkillResponse) Reset() {
 	*x = GetSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +1017,7 @@ func (x *GetSkillResponse) String() string {
 func (*GetSkillResponse) ProtoMessage() {}
 
 func (x *GetSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +1030,7 @@ func (x *GetSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillResponse.ProtoReflect.Descriptor instead.
 func (*GetSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{10}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetSkillResponse) GetSkill() *SkillSummary {
@@ -849,7 +1092,7 @@ type RenderSkillRequest struct {
 
 func (x *RenderSkillRequest) Reset() {
 	*x = RenderSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +1104,7 @@ func (x *RenderSkillRequest) String() string {
 func (*RenderSkillRequest) ProtoMessage() {}
 
 func (x *RenderSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1117,7 @@ func (x *RenderSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderSkillRequest.ProtoReflect.Descriptor instead.
 func (*RenderSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{11}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RenderSkillRequest) GetPath() string {
@@ -910,7 +1153,7 @@ type RenderSkillResponse struct {
 
 func (x *RenderSkillResponse) Reset() {
 	*x = RenderSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1165,7 @@ func (x *RenderSkillResponse) String() string {
 func (*RenderSkillResponse) ProtoMessage() {}
 
 func (x *RenderSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1178,7 @@ func (x *RenderSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderSkillResponse.ProtoReflect.Descriptor instead.
 func (*RenderSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{12}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RenderSkillResponse) GetText() string {
@@ -968,7 +1211,7 @@ type ReadSkillFileRequest struct {
 
 func (x *ReadSkillFileRequest) Reset() {
 	*x = ReadSkillFileRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +1223,7 @@ func (x *ReadSkillFileRequest) String() string {
 func (*ReadSkillFileRequest) ProtoMessage() {}
 
 func (x *ReadSkillFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1236,7 @@ func (x *ReadSkillFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSkillFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadSkillFileRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{13}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadSkillFileRequest) GetPath() string {
@@ -1028,7 +1271,7 @@ type ReadSkillFileResponse struct {
 
 func (x *ReadSkillFileResponse) Reset() {
 	*x = ReadSkillFileResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1283,7 @@ func (x *ReadSkillFileResponse) String() string {
 func (*ReadSkillFileResponse) ProtoMessage() {}
 
 func (x *ReadSkillFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1296,7 @@ func (x *ReadSkillFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSkillFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadSkillFileResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{14}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadSkillFileResponse) GetPath() string {
@@ -1086,7 +1329,7 @@ type SearchSkillsRequest struct {
 
 func (x *SearchSkillsRequest) Reset() {
 	*x = SearchSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1341,7 @@ func (x *SearchSkillsRequest) String() string {
 func (*SearchSkillsRequest) ProtoMessage() {}
 
 func (x *SearchSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1354,7 @@ func (x *SearchSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsRequest.ProtoReflect.Descriptor instead.
 func (*SearchSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{15}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SearchSkillsRequest) GetQuery() string {
@@ -1157,7 +1400,7 @@ type ScoredSkill struct {
 
 func (x *ScoredSkill) Reset() {
 	*x = ScoredSkill{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1412,7 @@ func (x *ScoredSkill) String() string {
 func (*ScoredSkill) ProtoMessage() {}
 
 func (x *ScoredSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1425,7 @@ func (x *ScoredSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoredSkill.ProtoReflect.Descriptor instead.
 func (*ScoredSkill) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{16}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ScoredSkill) GetSkill() *SkillSummary {
@@ -1212,14 +1455,16 @@ type SearchSkillsResponse struct {
 	// The weakest results were left out to keep the reply within the
 	// server's --skills.max-page-bytes (skills with large frontmatter): ask
 	// for fewer, or narrow the query or category.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated" json:"truncated,omitempty"`
+	Truncated bool `protobuf:"varint,2,opt,name=truncated" json:"truncated,omitempty"`
+	// As ListSkillsResponse.library_digest.
+	LibraryDigest string `protobuf:"bytes,3,opt,name=library_digest,json=libraryDigest" json:"library_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchSkillsResponse) Reset() {
 	*x = SearchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1476,7 @@ func (x *SearchSkillsResponse) String() string {
 func (*SearchSkillsResponse) ProtoMessage() {}
 
 func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1489,7 @@ func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*SearchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{17}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SearchSkillsResponse) GetResults() []*ScoredSkill {
@@ -1261,6 +1506,13 @@ func (x *SearchSkillsResponse) GetTruncated() bool {
 	return false
 }
 
+func (x *SearchSkillsResponse) GetLibraryDigest() string {
+	if x != nil {
+		return x.LibraryDigest
+	}
+	return ""
+}
+
 type ExportSkillRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Path          string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
@@ -1270,7 +1522,7 @@ type ExportSkillRequest struct {
 
 func (x *ExportSkillRequest) Reset() {
 	*x = ExportSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1534,7 @@ func (x *ExportSkillRequest) String() string {
 func (*ExportSkillRequest) ProtoMessage() {}
 
 func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1547,7 @@ func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillRequest.ProtoReflect.Descriptor instead.
 func (*ExportSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{18}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ExportSkillRequest) GetPath() string {
@@ -1315,7 +1567,7 @@ type ExportSkillResponse struct {
 
 func (x *ExportSkillResponse) Reset() {
 	*x = ExportSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1579,7 @@ func (x *ExportSkillResponse) String() string {
 func (*ExportSkillResponse) ProtoMessage() {}
 
 func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1592,7 @@ func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillResponse.ProtoReflect.Descriptor instead.
 func (*ExportSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExportSkillResponse) GetData() []byte {
@@ -1360,7 +1612,7 @@ type SetSkillEnabledRequest struct {
 
 func (x *SetSkillEnabledRequest) Reset() {
 	*x = SetSkillEnabledRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1624,7 @@ func (x *SetSkillEnabledRequest) String() string {
 func (*SetSkillEnabledRequest) ProtoMessage() {}
 
 func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1637,7 @@ func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetSkillEnabledRequest) GetPath() string {
@@ -1411,7 +1663,7 @@ type SetSkillEnabledResponse struct {
 
 func (x *SetSkillEnabledResponse) Reset() {
 	*x = SetSkillEnabledResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1675,7 @@ func (x *SetSkillEnabledResponse) String() string {
 func (*SetSkillEnabledResponse) ProtoMessage() {}
 
 func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1688,7 @@ func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledResponse.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetSkillEnabledResponse) GetSkill() *SkillSummary {
@@ -1450,7 +1702,7 @@ var File_skillsvc_v1_skills_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\n" +
-	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xea\x04\n" +
+	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xcd\x05\n" +
 	"\fSkillSummary\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x12\n" +
@@ -1469,10 +1721,24 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\bdisabled\x18\x0e \x01(\bR\bdisabled\x12\x1a\n" +
 	"\bwarnings\x18\x0f \x03(\tR\bwarnings\x12\x16\n" +
 	"\x06errors\x18\x10 \x03(\tR\x06errors\x12!\n" +
-	"\fdisplay_name\x18\x11 \x01(\tR\vdisplayName\x1a;\n" +
+	"\fdisplay_name\x18\x11 \x01(\tR\vdisplayName\x126\n" +
+	"\bmanifest\x18\x12 \x01(\v2\x1a.skillsvc.v1.SkillManifestR\bmanifest\x12)\n" +
+	"\x10frontmatter_json\x18\x13 \x01(\tR\x0ffrontmatterJson\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"N\n" +
+	"\fManifestFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\"\xa1\x01\n" +
+	"\rSkillManifest\x12/\n" +
+	"\x05files\x18\x01 \x03(\v2\x19.skillsvc.v1.ManifestFileR\x05files\x12\x1f\n" +
+	"\vtotal_bytes\x18\x02 \x01(\x03R\n" +
+	"totalBytes\x12\x1d\n" +
+	"\n" +
+	"file_count\x18\x03 \x01(\x05R\tfileCount\x12\x1f\n" +
+	"\vover_limits\x18\x04 \x01(\bR\n" +
+	"overLimits\"\x17\n" +
 	"\x15ListCategoriesRequest\"D\n" +
 	"\rCategoryCount\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
@@ -1481,17 +1747,19 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12:\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1a.skillsvc.v1.CategoryCountR\n" +
-	"categories\"\xc6\x01\n" +
+	"categories\"\xf2\x01\n" +
 	"\x11ListSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12'\n" +
 	"\x0finclude_invalid\x18\x04 \x01(\bR\x0eincludeInvalid\x12)\n" +
-	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\"o\n" +
+	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\x12*\n" +
+	"\x04view\x18\x06 \x01(\x0e2\x16.skillsvc.v1.SkillViewR\x04view\"\x96\x01\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdd\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12%\n" +
+	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"\xdd\x01\n" +
 	"\x13FormatSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1f\n" +
 	"\vchar_budget\x18\x02 \x01(\x05R\n" +
@@ -1501,12 +1769,13 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12*\n" +
 	"\x11group_by_category\x18\x05 \x01(\bR\x0fgroupByCategory\x12\x1f\n" +
 	"\vsearch_tool\x18\x06 \x01(\tR\n" +
-	"searchTool\"~\n" +
+	"searchTool\"\xa5\x01\n" +
 	"\x14FormatSkillsResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bincluded\x18\x02 \x01(\x05R\bincluded\x12\x18\n" +
 	"\aomitted\x18\x03 \x01(\x05R\aomitted\x12\x1c\n" +
-	"\tshortened\x18\x04 \x01(\x05R\tshortened\"K\n" +
+	"\tshortened\x18\x04 \x01(\x05R\tshortened\x12%\n" +
+	"\x0elibrary_digest\x18\x05 \x01(\tR\rlibraryDigest\"K\n" +
 	"\tSkillFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
@@ -1542,10 +1811,11 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\vScoredSkill\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1c\n" +
-	"\trelevance\x18\x03 \x01(\x01R\trelevance\"h\n" +
+	"\trelevance\x18\x03 \x01(\x01R\trelevance\"\x8f\x01\n" +
 	"\x14SearchSkillsResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"(\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
+	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"(\n" +
 	"\x12ExportSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\")\n" +
 	"\x13ExportSkillResponse\x12\x12\n" +
@@ -1554,7 +1824,11 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"J\n" +
 	"\x17SetSkillEnabledResponse\x12/\n" +
-	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill2\x88\x06\n" +
+	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill*R\n" +
+	"\tSkillView\x12\x1a\n" +
+	"\x16SKILL_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10SKILL_VIEW_BASIC\x10\x01\x12\x13\n" +
+	"\x0fSKILL_VIEW_FULL\x10\x022\x88\x06\n" +
 	"\rSkillsService\x12Y\n" +
 	"\x0eListCategories\x12\".skillsvc.v1.ListCategoriesRequest\x1a#.skillsvc.v1.ListCategoriesResponse\x12M\n" +
 	"\n" +
@@ -1579,68 +1853,75 @@ func file_skillsvc_v1_skills_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_skills_proto_rawDescData
 }
 
-var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_skillsvc_v1_skills_proto_goTypes = []any{
-	(*SkillSummary)(nil),            // 0: skillsvc.v1.SkillSummary
-	(*ListCategoriesRequest)(nil),   // 1: skillsvc.v1.ListCategoriesRequest
-	(*CategoryCount)(nil),           // 2: skillsvc.v1.CategoryCount
-	(*ListCategoriesResponse)(nil),  // 3: skillsvc.v1.ListCategoriesResponse
-	(*ListSkillsRequest)(nil),       // 4: skillsvc.v1.ListSkillsRequest
-	(*ListSkillsResponse)(nil),      // 5: skillsvc.v1.ListSkillsResponse
-	(*FormatSkillsRequest)(nil),     // 6: skillsvc.v1.FormatSkillsRequest
-	(*FormatSkillsResponse)(nil),    // 7: skillsvc.v1.FormatSkillsResponse
-	(*SkillFile)(nil),               // 8: skillsvc.v1.SkillFile
-	(*GetSkillRequest)(nil),         // 9: skillsvc.v1.GetSkillRequest
-	(*GetSkillResponse)(nil),        // 10: skillsvc.v1.GetSkillResponse
-	(*RenderSkillRequest)(nil),      // 11: skillsvc.v1.RenderSkillRequest
-	(*RenderSkillResponse)(nil),     // 12: skillsvc.v1.RenderSkillResponse
-	(*ReadSkillFileRequest)(nil),    // 13: skillsvc.v1.ReadSkillFileRequest
-	(*ReadSkillFileResponse)(nil),   // 14: skillsvc.v1.ReadSkillFileResponse
-	(*SearchSkillsRequest)(nil),     // 15: skillsvc.v1.SearchSkillsRequest
-	(*ScoredSkill)(nil),             // 16: skillsvc.v1.ScoredSkill
-	(*SearchSkillsResponse)(nil),    // 17: skillsvc.v1.SearchSkillsResponse
-	(*ExportSkillRequest)(nil),      // 18: skillsvc.v1.ExportSkillRequest
-	(*ExportSkillResponse)(nil),     // 19: skillsvc.v1.ExportSkillResponse
-	(*SetSkillEnabledRequest)(nil),  // 20: skillsvc.v1.SetSkillEnabledRequest
-	(*SetSkillEnabledResponse)(nil), // 21: skillsvc.v1.SetSkillEnabledResponse
-	nil,                             // 22: skillsvc.v1.SkillSummary.MetadataEntry
-	(*structpb.Struct)(nil),         // 23: google.protobuf.Struct
+	(SkillView)(0),                  // 0: skillsvc.v1.SkillView
+	(*SkillSummary)(nil),            // 1: skillsvc.v1.SkillSummary
+	(*ManifestFile)(nil),            // 2: skillsvc.v1.ManifestFile
+	(*SkillManifest)(nil),           // 3: skillsvc.v1.SkillManifest
+	(*ListCategoriesRequest)(nil),   // 4: skillsvc.v1.ListCategoriesRequest
+	(*CategoryCount)(nil),           // 5: skillsvc.v1.CategoryCount
+	(*ListCategoriesResponse)(nil),  // 6: skillsvc.v1.ListCategoriesResponse
+	(*ListSkillsRequest)(nil),       // 7: skillsvc.v1.ListSkillsRequest
+	(*ListSkillsResponse)(nil),      // 8: skillsvc.v1.ListSkillsResponse
+	(*FormatSkillsRequest)(nil),     // 9: skillsvc.v1.FormatSkillsRequest
+	(*FormatSkillsResponse)(nil),    // 10: skillsvc.v1.FormatSkillsResponse
+	(*SkillFile)(nil),               // 11: skillsvc.v1.SkillFile
+	(*GetSkillRequest)(nil),         // 12: skillsvc.v1.GetSkillRequest
+	(*GetSkillResponse)(nil),        // 13: skillsvc.v1.GetSkillResponse
+	(*RenderSkillRequest)(nil),      // 14: skillsvc.v1.RenderSkillRequest
+	(*RenderSkillResponse)(nil),     // 15: skillsvc.v1.RenderSkillResponse
+	(*ReadSkillFileRequest)(nil),    // 16: skillsvc.v1.ReadSkillFileRequest
+	(*ReadSkillFileResponse)(nil),   // 17: skillsvc.v1.ReadSkillFileResponse
+	(*SearchSkillsRequest)(nil),     // 18: skillsvc.v1.SearchSkillsRequest
+	(*ScoredSkill)(nil),             // 19: skillsvc.v1.ScoredSkill
+	(*SearchSkillsResponse)(nil),    // 20: skillsvc.v1.SearchSkillsResponse
+	(*ExportSkillRequest)(nil),      // 21: skillsvc.v1.ExportSkillRequest
+	(*ExportSkillResponse)(nil),     // 22: skillsvc.v1.ExportSkillResponse
+	(*SetSkillEnabledRequest)(nil),  // 23: skillsvc.v1.SetSkillEnabledRequest
+	(*SetSkillEnabledResponse)(nil), // 24: skillsvc.v1.SetSkillEnabledResponse
+	nil,                             // 25: skillsvc.v1.SkillSummary.MetadataEntry
+	(*structpb.Struct)(nil),         // 26: google.protobuf.Struct
 }
 var file_skillsvc_v1_skills_proto_depIdxs = []int32{
-	22, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
-	23, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
-	2,  // 2: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
-	0,  // 3: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
-	0,  // 4: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	23, // 5: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
-	8,  // 6: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
-	0,  // 7: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	0,  // 8: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	16, // 9: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	0,  // 10: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	1,  // 11: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	4,  // 12: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	6,  // 13: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	9,  // 14: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	11, // 15: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	13, // 16: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	15, // 17: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	18, // 18: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	20, // 19: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	3,  // 20: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	5,  // 21: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	7,  // 22: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	10, // 23: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	12, // 24: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	14, // 25: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	17, // 26: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	19, // 27: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	21, // 28: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	20, // [20:29] is the sub-list for method output_type
-	11, // [11:20] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	25, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
+	26, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
+	3,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
+	2,  // 3: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
+	5,  // 4: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
+	0,  // 5: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
+	1,  // 6: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
+	1,  // 7: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	26, // 8: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	11, // 9: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
+	1,  // 10: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	1,  // 11: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
+	19, // 12: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	1,  // 13: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	4,  // 14: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	7,  // 15: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	9,  // 16: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	12, // 17: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	14, // 18: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	16, // 19: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	18, // 20: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	21, // 21: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	23, // 22: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	6,  // 23: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	8,  // 24: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	10, // 25: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	13, // 26: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	15, // 27: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	17, // 28: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	20, // 29: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	22, // 30: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	24, // 31: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	23, // [23:32] is the sub-list for method output_type
+	14, // [14:23] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }
@@ -1653,13 +1934,14 @@ func file_skillsvc_v1_skills_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_skills_proto_rawDesc), len(file_skillsvc_v1_skills_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   23,
+			NumEnums:      1,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_skillsvc_v1_skills_proto_goTypes,
 		DependencyIndexes: file_skillsvc_v1_skills_proto_depIdxs,
+		EnumInfos:         file_skillsvc_v1_skills_proto_enumTypes,
 		MessageInfos:      file_skillsvc_v1_skills_proto_msgTypes,
 	}.Build()
 	File_skillsvc_v1_skills_proto = out.File

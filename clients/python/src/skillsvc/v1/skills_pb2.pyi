@@ -1,5 +1,6 @@
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -7,8 +8,17 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SkillView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SKILL_VIEW_UNSPECIFIED: _ClassVar[SkillView]
+    SKILL_VIEW_BASIC: _ClassVar[SkillView]
+    SKILL_VIEW_FULL: _ClassVar[SkillView]
+SKILL_VIEW_UNSPECIFIED: SkillView
+SKILL_VIEW_BASIC: SkillView
+SKILL_VIEW_FULL: SkillView
+
 class SkillSummary(_message.Message):
-    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name")
+    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -33,6 +43,8 @@ class SkillSummary(_message.Message):
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    MANIFEST_FIELD_NUMBER: _ClassVar[int]
+    FRONTMATTER_JSON_FIELD_NUMBER: _ClassVar[int]
     path: str
     location: str
     name: str
@@ -50,7 +62,31 @@ class SkillSummary(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     errors: _containers.RepeatedScalarFieldContainer[str]
     display_name: str
-    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ...) -> None: ...
+    manifest: SkillManifest
+    frontmatter_json: str
+    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ...) -> None: ...
+
+class ManifestFile(_message.Message):
+    __slots__ = ("path", "size", "sha256")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    size: int
+    sha256: str
+    def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+
+class SkillManifest(_message.Message):
+    __slots__ = ("files", "total_bytes", "file_count", "over_limits")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    FILE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OVER_LIMITS_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[ManifestFile]
+    total_bytes: int
+    file_count: int
+    over_limits: bool
+    def __init__(self, files: _Optional[_Iterable[_Union[ManifestFile, _Mapping]]] = ..., total_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., over_limits: _Optional[bool] = ...) -> None: ...
 
 class ListCategoriesRequest(_message.Message):
     __slots__ = ()
@@ -71,26 +107,30 @@ class ListCategoriesResponse(_message.Message):
     def __init__(self, categories: _Optional[_Iterable[_Union[CategoryCount, _Mapping]]] = ...) -> None: ...
 
 class ListSkillsRequest(_message.Message):
-    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled")
+    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_INVALID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_DISABLED_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
     category: str
     page_size: int
     page_token: str
     include_invalid: bool
     include_disabled: bool
-    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ...) -> None: ...
+    view: SkillView
+    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ...) -> None: ...
 
 class ListSkillsResponse(_message.Message):
-    __slots__ = ("skills", "next_page_token")
+    __slots__ = ("skills", "next_page_token", "library_digest")
     SKILLS_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_DIGEST_FIELD_NUMBER: _ClassVar[int]
     skills: _containers.RepeatedCompositeFieldContainer[SkillSummary]
     next_page_token: str
-    def __init__(self, skills: _Optional[_Iterable[_Union[SkillSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+    library_digest: str
+    def __init__(self, skills: _Optional[_Iterable[_Union[SkillSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., library_digest: _Optional[str] = ...) -> None: ...
 
 class FormatSkillsRequest(_message.Message):
     __slots__ = ("category", "char_budget", "max_skills", "format", "group_by_category", "search_tool")
@@ -109,16 +149,18 @@ class FormatSkillsRequest(_message.Message):
     def __init__(self, category: _Optional[str] = ..., char_budget: _Optional[int] = ..., max_skills: _Optional[int] = ..., format: _Optional[str] = ..., group_by_category: _Optional[bool] = ..., search_tool: _Optional[str] = ...) -> None: ...
 
 class FormatSkillsResponse(_message.Message):
-    __slots__ = ("text", "included", "omitted", "shortened")
+    __slots__ = ("text", "included", "omitted", "shortened", "library_digest")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     INCLUDED_FIELD_NUMBER: _ClassVar[int]
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     SHORTENED_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_DIGEST_FIELD_NUMBER: _ClassVar[int]
     text: str
     included: int
     omitted: int
     shortened: int
-    def __init__(self, text: _Optional[str] = ..., included: _Optional[int] = ..., omitted: _Optional[int] = ..., shortened: _Optional[int] = ...) -> None: ...
+    library_digest: str
+    def __init__(self, text: _Optional[str] = ..., included: _Optional[int] = ..., omitted: _Optional[int] = ..., shortened: _Optional[int] = ..., library_digest: _Optional[str] = ...) -> None: ...
 
 class SkillFile(_message.Message):
     __slots__ = ("path", "size", "binary")
@@ -211,12 +253,14 @@ class ScoredSkill(_message.Message):
     def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., score: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
 
 class SearchSkillsResponse(_message.Message):
-    __slots__ = ("results", "truncated")
+    __slots__ = ("results", "truncated", "library_digest")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_DIGEST_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[ScoredSkill]
     truncated: bool
-    def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+    library_digest: str
+    def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ..., truncated: _Optional[bool] = ..., library_digest: _Optional[str] = ...) -> None: ...
 
 class ExportSkillRequest(_message.Message):
     __slots__ = ("path",)

@@ -4,8 +4,8 @@
 // option features.utf8_validation = NONE;
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/skills.proto.
  */
 export const file_skillsvc_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIrUDCgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiFwoVTGlzdENhdGVnb3JpZXNSZXF1ZXN0IjIKDUNhdGVnb3J5Q291bnQSDAoEbmFtZRgBIAEoCRITCgtza2lsbF9jb3VudBgCIAEoBSJIChZMaXN0Q2F0ZWdvcmllc1Jlc3BvbnNlEi4KCmNhdGVnb3JpZXMYASADKAsyGi5za2lsbHN2Yy52MS5DYXRlZ29yeUNvdW50IoYBChFMaXN0U2tpbGxzUmVxdWVzdBIXCghjYXRlZ29yeRgBIAEoCUIFqgECCAESEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSFwoPaW5jbHVkZV9pbnZhbGlkGAQgASgIEhgKEGluY2x1ZGVfZGlzYWJsZWQYBSABKAgiWAoSTGlzdFNraWxsc1Jlc3BvbnNlEikKBnNraWxscxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilwEKE0Zvcm1hdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhMKC2NoYXJfYnVkZ2V0GAIgASgFEhIKCm1heF9za2lsbHMYAyABKAUSDgoGZm9ybWF0GAQgASgJEhkKEWdyb3VwX2J5X2NhdGVnb3J5GAUgASgIEhMKC3NlYXJjaF90b29sGAYgASgJIloKFEZvcm1hdFNraWxsc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSEAoIaW5jbHVkZWQYAiABKAUSDwoHb21pdHRlZBgDIAEoBRIRCglzaG9ydGVuZWQYBCABKAUiNwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZiaW5hcnkYAyABKAgiHwoPR2V0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiRwoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJIk0KE1JlbmRlclNraWxsUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeSJJChRSZWFkU2tpbGxGaWxlUmVxdWVzdBIMCgRwYXRoGAEgASgJEgwKBGZpbGUYAiABKAkSFQoNZG93bmxvYWRfdG9vbBgDIAEoCSI2ChVSZWFkU2tpbGxGaWxlUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJImMKE1NlYXJjaFNraWxsc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFbGltaXQYAiABKAUSFwoIY2F0ZWdvcnkYAyABKAlCBaoBAggBEhUKDW1pbl9yZWxldmFuY2UYBCABKAEiWQoLU2NvcmVkU2tpbGwSKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSDQoFc2NvcmUYAiABKAESEQoJcmVsZXZhbmNlGAMgASgBIlQKFFNlYXJjaFNraWxsc1Jlc3BvbnNlEikKB3Jlc3VsdHMYASADKAsyGC5za2lsbHN2Yy52MS5TY29yZWRTa2lsbBIRCgl0cnVuY2F0ZWQYAiABKAgiIgoSRXhwb3J0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5MogGCg1Ta2lsbHNTZXJ2aWNlElkKDkxpc3RDYXRlZ29yaWVzEiIuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXF1ZXN0GiMuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXNwb25zZRJNCgpMaXN0U2tpbGxzEh4uc2tpbGxzdmMudjEuTGlzdFNraWxsc1JlcXVlc3QaHy5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVzcG9uc2USUwoMRm9ybWF0U2tpbGxzEiAuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1Jlc3BvbnNlEkcKCEdldFNraWxsEhwuc2tpbGxzdmMudjEuR2V0U2tpbGxSZXF1ZXN0Gh0uc2tpbGxzdmMudjEuR2V0U2tpbGxSZXNwb25zZRJQCgtSZW5kZXJTa2lsbBIfLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVzcG9uc2USVgoNUmVhZFNraWxsRmlsZRIhLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXF1ZXN0GiIuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlc3BvbnNlElMKDFNlYXJjaFNraWxscxIgLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXNwb25zZRJSCgtFeHBvcnRTa2lsbBIfLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVzcG9uc2UwARJcCg9TZXRTa2lsbEVuYWJsZWQSIy5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXF1ZXN0GiQuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_struct]);
+  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIv0DCgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOgoMTWFuaWZlc3RGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZzaGEyNTYYAyABKAkidwoNU2tpbGxNYW5pZmVzdBIoCgVmaWxlcxgBIAMoCzIZLnNraWxsc3ZjLnYxLk1hbmlmZXN0RmlsZRITCgt0b3RhbF9ieXRlcxgCIAEoAxISCgpmaWxlX2NvdW50GAMgASgFEhMKC292ZXJfbGltaXRzGAQgASgIIhcKFUxpc3RDYXRlZ29yaWVzUmVxdWVzdCIyCg1DYXRlZ29yeUNvdW50EgwKBG5hbWUYASABKAkSEwoLc2tpbGxfY291bnQYAiABKAUiSAoWTGlzdENhdGVnb3JpZXNSZXNwb25zZRIuCgpjYXRlZ29yaWVzGAEgAygLMhouc2tpbGxzdmMudjEuQ2F0ZWdvcnlDb3VudCKsAQoRTGlzdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD2luY2x1ZGVfaW52YWxpZBgEIAEoCBIYChBpbmNsdWRlX2Rpc2FibGVkGAUgASgIEiQKBHZpZXcYBiABKA4yFi5za2lsbHN2Yy52MS5Ta2lsbFZpZXcicAoSTGlzdFNraWxsc1Jlc3BvbnNlEikKBnNraWxscxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSFgoObGlicmFyeV9kaWdlc3QYAyABKAkilwEKE0Zvcm1hdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhMKC2NoYXJfYnVkZ2V0GAIgASgFEhIKCm1heF9za2lsbHMYAyABKAUSDgoGZm9ybWF0GAQgASgJEhkKEWdyb3VwX2J5X2NhdGVnb3J5GAUgASgIEhMKC3NlYXJjaF90b29sGAYgASgJInIKFEZvcm1hdFNraWxsc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSEAoIaW5jbHVkZWQYAiABKAUSDwoHb21pdHRlZBgDIAEoBRIRCglzaG9ydGVuZWQYBCABKAUSFgoObGlicmFyeV9kaWdlc3QYBSABKAkiNwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZiaW5hcnkYAyABKAgiHwoPR2V0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiRwoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJIk0KE1JlbmRlclNraWxsUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeSJJChRSZWFkU2tpbGxGaWxlUmVxdWVzdBIMCgRwYXRoGAEgASgJEgwKBGZpbGUYAiABKAkSFQoNZG93bmxvYWRfdG9vbBgDIAEoCSI2ChVSZWFkU2tpbGxGaWxlUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJImMKE1NlYXJjaFNraWxsc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFbGltaXQYAiABKAUSFwoIY2F0ZWdvcnkYAyABKAlCBaoBAggBEhUKDW1pbl9yZWxldmFuY2UYBCABKAEiWQoLU2NvcmVkU2tpbGwSKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSDQoFc2NvcmUYAiABKAESEQoJcmVsZXZhbmNlGAMgASgBImwKFFNlYXJjaFNraWxsc1Jlc3BvbnNlEikKB3Jlc3VsdHMYASADKAsyGC5za2lsbHN2Yy52MS5TY29yZWRTa2lsbBIRCgl0cnVuY2F0ZWQYAiABKAgSFgoObGlicmFyeV9kaWdlc3QYAyABKAkiIgoSRXhwb3J0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5KlIKCVNraWxsVmlldxIaChZTS0lMTF9WSUVXX1VOU1BFQ0lGSUVEEAASFAoQU0tJTExfVklFV19CQVNJQxABEhMKD1NLSUxMX1ZJRVdfRlVMTBACMogGCg1Ta2lsbHNTZXJ2aWNlElkKDkxpc3RDYXRlZ29yaWVzEiIuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXF1ZXN0GiMuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXNwb25zZRJNCgpMaXN0U2tpbGxzEh4uc2tpbGxzdmMudjEuTGlzdFNraWxsc1JlcXVlc3QaHy5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVzcG9uc2USUwoMRm9ybWF0U2tpbGxzEiAuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1Jlc3BvbnNlEkcKCEdldFNraWxsEhwuc2tpbGxzdmMudjEuR2V0U2tpbGxSZXF1ZXN0Gh0uc2tpbGxzdmMudjEuR2V0U2tpbGxSZXNwb25zZRJQCgtSZW5kZXJTa2lsbBIfLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVzcG9uc2USVgoNUmVhZFNraWxsRmlsZRIhLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXF1ZXN0GiIuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlc3BvbnNlElMKDFNlYXJjaFNraWxscxIgLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXNwb25zZRJSCgtFeHBvcnRTa2lsbBIfLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVzcG9uc2UwARJcCg9TZXRTa2lsbEVuYWJsZWQSIy5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXF1ZXN0GiQuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_struct]);
 
 /**
  * SkillSummary is a skill's frontmatter and where it lives.
@@ -129,6 +129,23 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
    * @generated from field: string display_name = 17;
    */
   displayName: string;
+
+  /**
+   * The skill's files by digest. Only in GetSkill and SKILL_VIEW_FULL
+   * listings.
+   *
+   * @generated from field: skillsvc.v1.SkillManifest manifest = 18;
+   */
+  manifest?: SkillManifest | undefined;
+
+  /**
+   * The frontmatter exactly as written, as JSON text (read by the YAML 1.2
+   * core schema: numbers with every digit, dates as strings). Only in
+   * GetSkill and SKILL_VIEW_FULL listings.
+   *
+   * @generated from field: string frontmatter_json = 19;
+   */
+  frontmatterJson: string;
 };
 
 /**
@@ -137,6 +154,80 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
  */
 export const SkillSummarySchema: GenMessage<SkillSummary> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_skills, 0);
+
+/**
+ * ManifestFile is one file of a skill and the digest of its bytes.
+ *
+ * @generated from message skillsvc.v1.ManifestFile
+ */
+export type ManifestFile = Message<"skillsvc.v1.ManifestFile"> & {
+  /**
+   * Virtual path, e.g. "/skills/docs/pdf/SKILL.md".
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: int64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * sha256 of the file, 64 lowercase hex digits.
+   *
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.ManifestFile.
+ * Use `create(ManifestFileSchema)` to create a new message.
+ */
+export const ManifestFileSchema: GenMessage<ManifestFile> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 1);
+
+/**
+ * SkillManifest lists a skill's files by content, as an OCI image manifest
+ * lists its blobs: a client holding a copy compares digests to know what
+ * changed. Taken from the library index, so it costs no file read.
+ *
+ * @generated from message skillsvc.v1.SkillManifest
+ */
+export type SkillManifest = Message<"skillsvc.v1.SkillManifest"> & {
+  /**
+   * Every file of the skill, SKILL.md included, in path order.
+   *
+   * @generated from field: repeated skillsvc.v1.ManifestFile files = 1;
+   */
+  files: ManifestFile[];
+
+  /**
+   * @generated from field: int64 total_bytes = 2;
+   */
+  totalBytes: bigint;
+
+  /**
+   * @generated from field: int32 file_count = 3;
+   */
+  fileCount: number;
+
+  /**
+   * The skill is over the MCP skills extension's limits (more than 512
+   * files or 16 MiB in total): files is empty, the counts are still set.
+   *
+   * @generated from field: bool over_limits = 4;
+   */
+  overLimits: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.SkillManifest.
+ * Use `create(SkillManifestSchema)` to create a new message.
+ */
+export const SkillManifestSchema: GenMessage<SkillManifest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 2);
 
 /**
  * @generated from message skillsvc.v1.ListCategoriesRequest
@@ -149,7 +240,7 @@ export type ListCategoriesRequest = Message<"skillsvc.v1.ListCategoriesRequest">
  * Use `create(ListCategoriesRequestSchema)` to create a new message.
  */
 export const ListCategoriesRequestSchema: GenMessage<ListCategoriesRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 1);
+  messageDesc(file_skillsvc_v1_skills, 3);
 
 /**
  * @generated from message skillsvc.v1.CategoryCount
@@ -173,7 +264,7 @@ export type CategoryCount = Message<"skillsvc.v1.CategoryCount"> & {
  * Use `create(CategoryCountSchema)` to create a new message.
  */
 export const CategoryCountSchema: GenMessage<CategoryCount> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 2);
+  messageDesc(file_skillsvc_v1_skills, 4);
 
 /**
  * @generated from message skillsvc.v1.ListCategoriesResponse
@@ -190,7 +281,7 @@ export type ListCategoriesResponse = Message<"skillsvc.v1.ListCategoriesResponse
  * Use `create(ListCategoriesResponseSchema)` to create a new message.
  */
 export const ListCategoriesResponseSchema: GenMessage<ListCategoriesResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 3);
+  messageDesc(file_skillsvc_v1_skills, 5);
 
 /**
  * @generated from message skillsvc.v1.ListSkillsRequest
@@ -226,6 +317,13 @@ export type ListSkillsRequest = Message<"skillsvc.v1.ListSkillsRequest"> & {
    * @generated from field: bool include_disabled = 5;
    */
   includeDisabled: boolean;
+
+  /**
+   * How much of each skill to return; unspecified is SKILL_VIEW_BASIC.
+   *
+   * @generated from field: skillsvc.v1.SkillView view = 6;
+   */
+  view: SkillView;
 };
 
 /**
@@ -233,7 +331,7 @@ export type ListSkillsRequest = Message<"skillsvc.v1.ListSkillsRequest"> & {
  * Use `create(ListSkillsRequestSchema)` to create a new message.
  */
 export const ListSkillsRequestSchema: GenMessage<ListSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 4);
+  messageDesc(file_skillsvc_v1_skills, 6);
 
 /**
  * @generated from message skillsvc.v1.ListSkillsResponse
@@ -248,6 +346,16 @@ export type ListSkillsResponse = Message<"skillsvc.v1.ListSkillsResponse"> & {
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
+
+  /**
+   * "sha256:<hex>" of the caller's library as served: every served skill's
+   * path, name, description and manifest, and the skills the user
+   * disabled. The same on every page, across replicas and whatever the
+   * filters for the same content; it changes when any of those change.
+   *
+   * @generated from field: string library_digest = 3;
+   */
+  libraryDigest: string;
 };
 
 /**
@@ -255,7 +363,7 @@ export type ListSkillsResponse = Message<"skillsvc.v1.ListSkillsResponse"> & {
  * Use `create(ListSkillsResponseSchema)` to create a new message.
  */
 export const ListSkillsResponseSchema: GenMessage<ListSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 5);
+  messageDesc(file_skillsvc_v1_skills, 7);
 
 /**
  * @generated from message skillsvc.v1.FormatSkillsRequest
@@ -312,7 +420,7 @@ export type FormatSkillsRequest = Message<"skillsvc.v1.FormatSkillsRequest"> & {
  * Use `create(FormatSkillsRequestSchema)` to create a new message.
  */
 export const FormatSkillsRequestSchema: GenMessage<FormatSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 6);
+  messageDesc(file_skillsvc_v1_skills, 8);
 
 /**
  * @generated from message skillsvc.v1.FormatSkillsResponse
@@ -341,6 +449,13 @@ export type FormatSkillsResponse = Message<"skillsvc.v1.FormatSkillsResponse"> &
    * @generated from field: int32 shortened = 4;
    */
   shortened: number;
+
+  /**
+   * As ListSkillsResponse.library_digest.
+   *
+   * @generated from field: string library_digest = 5;
+   */
+  libraryDigest: string;
 };
 
 /**
@@ -348,7 +463,7 @@ export type FormatSkillsResponse = Message<"skillsvc.v1.FormatSkillsResponse"> &
  * Use `create(FormatSkillsResponseSchema)` to create a new message.
  */
 export const FormatSkillsResponseSchema: GenMessage<FormatSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 7);
+  messageDesc(file_skillsvc_v1_skills, 9);
 
 /**
  * @generated from message skillsvc.v1.SkillFile
@@ -377,7 +492,7 @@ export type SkillFile = Message<"skillsvc.v1.SkillFile"> & {
  * Use `create(SkillFileSchema)` to create a new message.
  */
 export const SkillFileSchema: GenMessage<SkillFile> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 8);
+  messageDesc(file_skillsvc_v1_skills, 10);
 
 /**
  * @generated from message skillsvc.v1.GetSkillRequest
@@ -396,13 +511,15 @@ export type GetSkillRequest = Message<"skillsvc.v1.GetSkillRequest"> & {
  * Use `create(GetSkillRequestSchema)` to create a new message.
  */
 export const GetSkillRequestSchema: GenMessage<GetSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 9);
+  messageDesc(file_skillsvc_v1_skills, 11);
 
 /**
  * @generated from message skillsvc.v1.GetSkillResponse
  */
 export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
   /**
+   * With its manifest and frontmatter_json.
+   *
    * @generated from field: skillsvc.v1.SkillSummary skill = 1;
    */
   skill?: SkillSummary | undefined;
@@ -448,7 +565,7 @@ export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
  * Use `create(GetSkillResponseSchema)` to create a new message.
  */
 export const GetSkillResponseSchema: GenMessage<GetSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 10);
+  messageDesc(file_skillsvc_v1_skills, 12);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillRequest
@@ -484,7 +601,7 @@ export type RenderSkillRequest = Message<"skillsvc.v1.RenderSkillRequest"> & {
  * Use `create(RenderSkillRequestSchema)` to create a new message.
  */
 export const RenderSkillRequestSchema: GenMessage<RenderSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 11);
+  messageDesc(file_skillsvc_v1_skills, 13);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillResponse
@@ -509,7 +626,7 @@ export type RenderSkillResponse = Message<"skillsvc.v1.RenderSkillResponse"> & {
  * Use `create(RenderSkillResponseSchema)` to create a new message.
  */
 export const RenderSkillResponseSchema: GenMessage<RenderSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 12);
+  messageDesc(file_skillsvc_v1_skills, 14);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileRequest
@@ -544,7 +661,7 @@ export type ReadSkillFileRequest = Message<"skillsvc.v1.ReadSkillFileRequest"> &
  * Use `create(ReadSkillFileRequestSchema)` to create a new message.
  */
 export const ReadSkillFileRequestSchema: GenMessage<ReadSkillFileRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 13);
+  messageDesc(file_skillsvc_v1_skills, 15);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileResponse
@@ -568,7 +685,7 @@ export type ReadSkillFileResponse = Message<"skillsvc.v1.ReadSkillFileResponse">
  * Use `create(ReadSkillFileResponseSchema)` to create a new message.
  */
 export const ReadSkillFileResponseSchema: GenMessage<ReadSkillFileResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 14);
+  messageDesc(file_skillsvc_v1_skills, 16);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsRequest
@@ -608,7 +725,7 @@ export type SearchSkillsRequest = Message<"skillsvc.v1.SearchSkillsRequest"> & {
  * Use `create(SearchSkillsRequestSchema)` to create a new message.
  */
 export const SearchSkillsRequestSchema: GenMessage<SearchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 15);
+  messageDesc(file_skillsvc_v1_skills, 17);
 
 /**
  * @generated from message skillsvc.v1.ScoredSkill
@@ -641,7 +758,7 @@ export type ScoredSkill = Message<"skillsvc.v1.ScoredSkill"> & {
  * Use `create(ScoredSkillSchema)` to create a new message.
  */
 export const ScoredSkillSchema: GenMessage<ScoredSkill> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 16);
+  messageDesc(file_skillsvc_v1_skills, 18);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsResponse
@@ -660,6 +777,13 @@ export type SearchSkillsResponse = Message<"skillsvc.v1.SearchSkillsResponse"> &
    * @generated from field: bool truncated = 2;
    */
   truncated: boolean;
+
+  /**
+   * As ListSkillsResponse.library_digest.
+   *
+   * @generated from field: string library_digest = 3;
+   */
+  libraryDigest: string;
 };
 
 /**
@@ -667,7 +791,7 @@ export type SearchSkillsResponse = Message<"skillsvc.v1.SearchSkillsResponse"> &
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 17);
+  messageDesc(file_skillsvc_v1_skills, 19);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillRequest
@@ -684,7 +808,7 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 18);
+  messageDesc(file_skillsvc_v1_skills, 20);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillResponse
@@ -703,7 +827,7 @@ export type ExportSkillResponse = Message<"skillsvc.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 19);
+  messageDesc(file_skillsvc_v1_skills, 21);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledRequest
@@ -725,7 +849,7 @@ export type SetSkillEnabledRequest = Message<"skillsvc.v1.SetSkillEnabledRequest
  * Use `create(SetSkillEnabledRequestSchema)` to create a new message.
  */
 export const SetSkillEnabledRequestSchema: GenMessage<SetSkillEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 20);
+  messageDesc(file_skillsvc_v1_skills, 22);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledResponse
@@ -742,7 +866,42 @@ export type SetSkillEnabledResponse = Message<"skillsvc.v1.SetSkillEnabledRespon
  * Use `create(SetSkillEnabledResponseSchema)` to create a new message.
  */
 export const SetSkillEnabledResponseSchema: GenMessage<SetSkillEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 21);
+  messageDesc(file_skillsvc_v1_skills, 23);
+
+/**
+ * SkillView says how much of each skill a listing returns (AIP-157).
+ *
+ * @generated from enum skillsvc.v1.SkillView
+ */
+export enum SkillView {
+  /**
+   * The default: SKILL_VIEW_BASIC.
+   *
+   * @generated from enum value: SKILL_VIEW_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The summary without manifest and frontmatter_json, so listings meant
+   * for a prompt stay small.
+   *
+   * @generated from enum value: SKILL_VIEW_BASIC = 1;
+   */
+  BASIC = 1,
+
+  /**
+   * The summary with manifest and frontmatter_json.
+   *
+   * @generated from enum value: SKILL_VIEW_FULL = 2;
+   */
+  FULL = 2,
+}
+
+/**
+ * Describes the enum skillsvc.v1.SkillView.
+ */
+export const SkillViewSchema: GenEnum<SkillView> = /*@__PURE__*/
+  enumDesc(file_skillsvc_v1_skills, 0);
 
 /**
  * SkillsService is the caller's skills catalog, for progressive disclosure:

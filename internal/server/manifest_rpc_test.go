@@ -1,0 +1,120 @@
+package server_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+)
+
+// pdfManifest is the manifest of alice's pdf skill in library(): each file
+// with the sha256 of the bytes uploaded, in path order.
+func pdfManifest(t *testing.T) *skillsvcv1.SkillManifest {
+	t.Helper()
+	files := library().Files()
+	const prefix = "alice/skills/docs/pdf/"
+	var keys []string
+	for k := range files {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	m := &skillsvcv1.SkillManifest{}
+	for _, k := range keys {
+		sum := sha256.Sum256([]byte(files[k]))
+		m.Files = append(m.Files, &skillsvcv1.ManifestFile{
+			Path: "/skills/docs/pdf/" + strings.TrimPrefix(k, prefix), Size: int64(len(files[k])), Sha256: hex.EncodeToString(sum[:]),
+		})
+		m.TotalBytes += int64(len(files[k]))
+	}
+	m.FileCount = int32(len(keys))
+	return m
+}
+
+// wantFull checks that s carries the manifest want (nil: any) and its
+// frontmatter as JSON naming it.
+func wantFull(t *testing.T, s *skillsvcv1.SkillSummary, want *skillsvcv1.SkillManifest) {
+	t.Helper()
+	if s.GetManifest() == nil || (want != nil && !proto.Equal(s.GetManifest(), want)) {
+		t.Errorf("%s: manifest = %v\nwant %v", s.GetPath(), s.GetManifest(), want)
+	}
+	var fm map[string]any
+	if err := json.Unmarshal([]byte(s.GetFrontmatterJson()), &fm); err != nil || fm["name"] != s.GetName() {
+		t.Errorf("%s: frontmatter_json %q (%v), want the frontmatter naming %s", s.GetPath(), s.GetFrontmatterJson(), err, s.GetName())
+	}
+}
+
+func wantBasic(t *testing.T, s *skillsvcv1.SkillSummary) {
+	t.Helper()
+	if s.GetManifest() != nil || s.GetFrontmatterJson() != "" {
+		t.Errorf("%s: a basic summary carries manifest %v, frontmatter_json %q", s.GetPath(), s.GetManifest(), s.GetFrontmatterJson())
+	}
+}
+
+// TestSkillViews: ListSkills returns manifests and the frontmatter as JSON
+// only in the full view, GetSkill always; every listing reply names the
+// same library digest, page after page and view after view.
+func TestSkillViews(t *testing.T) {
+	c, _ := startSkills(t, options{})
+	ctx := asAlice(t)
+	var digests []string
+	for _, view := range []skillsvcv1.SkillView{skillsvcv1.SkillView_SKILL_VIEW_UNSPECIFIED, skillsvcv1.SkillView_SKILL_VIEW_BASIC, skillsvcv1.SkillView_SKILL_VIEW_FULL} {
+		t.Run(view.String(), func(t *testing.T) {
+			req := &skillsvcv1.ListSkillsRequest{View: view, PageSize: 2}
+			var all []*skillsvcv1.SkillSummary
+			for {
+				res, err := c.skills.ListSkills(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				digests = append(digests, res.GetLibraryDigest())
+				all = append(all, res.GetSkills()...)
+				if req.PageToken = res.GetNextPageToken(); req.PageToken == "" {
+					break
+				}
+			}
+			if got := paths(all); !slices.Equal(got, listed) {
+				t.Fatalf("listed %v, want %v", got, listed)
+			}
+			for _, s := range all {
+				switch {
+				case view != skillsvcv1.SkillView_SKILL_VIEW_FULL:
+					wantBasic(t, s)
+				case s.GetPath() == "/skills/docs/pdf":
+					wantFull(t, s, pdfManifest(t))
+				default:
+					wantFull(t, s, nil)
+				}
+			}
+		})
+	}
+
+	got, err := c.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: "pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFull(t, got.GetSkill(), pdfManifest(t))
+
+	format, err := c.skills.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search, err := c.skills.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: "pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range search.GetResults() {
+		wantBasic(t, r.GetSkill())
+	}
+	digests = append(digests, format.GetLibraryDigest(), search.GetLibraryDigest())
+	if distinct := slices.Compact(digests); len(distinct) != 1 || !strings.HasPrefix(distinct[0], "sha256:") {
+		t.Errorf("library digests %q, want one sha256:<hex> in every reply", distinct)
+	}
+}

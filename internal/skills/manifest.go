@@ -1,0 +1,154 @@
+package skills
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+
+	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// Manifest lists a skill's files by content, as an OCI image manifest
+// lists its blobs by digest and size: a client holding a copy of the skill
+// compares them to know what changed. It comes from the layer's index, so
+// it costs no storage request.
+type Manifest struct {
+	// Files are every file of the skill, SKILL.md included, in path order;
+	// empty when OverLimits. A file deleted between the listing and its
+	// hashing is left out until the next revalidation lists it gone.
+	Files []ManifestFile
+	// TotalBytes and FileCount describe the skill's files as listed.
+	TotalBytes int64
+	FileCount  int
+	// OverLimits: the skill is over the MCP extension's limits
+	// (skillmd.OverLimits), and its files are not hashed.
+	OverLimits bool
+}
+
+// ManifestFile is one file of a skill and the digest of its bytes.
+type ManifestFile struct {
+	Path   string // virtual, e.g. "/skills/docs/pdf/SKILL.md"
+	Size   int64  // of the bytes hashed
+	SHA256 string // 64 lowercase hex digits
+}
+
+// layerManifests are the manifests of one layer's skills, by folder, as of
+// one generation of its index.
+type layerManifests struct {
+	gen   uint64
+	byDir map[string]*Manifest
+}
+
+// layerManifests returns the manifest of each of refs, skills found in x
+// (the layer at prefix), made once per generation of x: a shared skill's
+// manifest is the same in every user's view.
+func (vs *views) layerManifests(prefix string, x *libindex.Index, refs []*skillRef) map[string]*Manifest {
+	if lm, ok := vs.manifests.Get(prefix); ok && lm.gen == x.Gen {
+		return lm.byDir
+	}
+	lm := layerManifests{gen: x.Gen, byDir: make(map[string]*Manifest, len(refs))}
+	for _, s := range refs {
+		lm.byDir[s.dir] = manifestOf(vs.cfg.Mount, s.files, x.Digests)
+	}
+	vs.manifests.Add(prefix, lm)
+	return lm.byDir
+}
+
+// manifestOf describes files (a skill's, in path order) from their layer's
+// digests.
+func manifestOf(mount string, files []entry, digests map[string]libindex.Digest) *Manifest {
+	m := &Manifest{FileCount: len(files)}
+	for _, e := range files {
+		m.TotalBytes += e.obj.Size
+	}
+	// The rule libindex hashed the files by, from the same listing.
+	if m.OverLimits = skillmd.OverLimits(m.FileCount, m.TotalBytes); m.OverLimits {
+		return m
+	}
+	m.Files = make([]ManifestFile, 0, len(files))
+	for _, e := range files {
+		if dg, ok := digests[e.obj.Key]; ok {
+			m.Files = append(m.Files, ManifestFile{Path: mount + "/" + e.rel, Size: dg.Size, SHA256: hex.EncodeToString(dg.Sum[:])})
+		}
+	}
+	return m
+}
+
+// served reports whether s is listed to a caller who did not disable it:
+// a skill, valid, not nested too deep.
+func (s *skillRef) served() bool {
+	return !s.nested && s.head.problems.Valid() && s.notes.Valid()
+}
+
+// viewDigest hashes what the library digest says of each served skill of a
+// view (in path order): its path, name and description, and its manifest.
+// A skill over the limits has no file digests; its files' ETags stand in
+// for them, so a change to it changes the digest too.
+func viewDigest(mount string, refs []*skillRef) [sha256.Size]byte {
+	h := sha256.New()
+	var b []byte
+	for _, s := range refs {
+		if !s.served() {
+			continue
+		}
+		b = appendField(b[:0], mount+"/"+s.dir)
+		b = appendField(b, s.name)
+		b = appendField(b, s.head.fm.Description)
+		m := s.manifest
+		if m == nil {
+			m = &Manifest{} // not so: layerManifests made one for every skill
+		}
+		b = binary.AppendUvarint(b, uint64(m.FileCount))
+		b = binary.AppendVarint(b, m.TotalBytes)
+		if m.OverLimits {
+			b = append(b, 1)
+			h.Write(b)
+			for _, e := range s.files {
+				b = appendField(b[:0], e.rel)
+				b = binary.AppendVarint(b, e.obj.Size)
+				h.Write(appendField(b, e.obj.ETag))
+			}
+			continue
+		}
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(m.Files)))
+		h.Write(b)
+		for _, f := range m.Files {
+			b = appendField(b[:0], f.Path)
+			b = binary.AppendVarint(b, f.Size)
+			h.Write(appendField(b, f.SHA256))
+		}
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// appendField appends s with its length, so no two sequences of fields
+// hash alike.
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// libraryDigest is "sha256:<hex>" of the caller's library as served: the
+// view's digest (computed once per view) and which of its served skills the
+// user disabled. It is the same on every page and replica for the same
+// content and settings, so a client can tell that nothing changed.
+func libraryDigest(v *view, st settings) string {
+	var disabled []string
+	for _, name := range st.Disabled {
+		if s, ok := v.byName[name]; ok && s.served() {
+			disabled = append(disabled, name)
+		}
+	}
+	slices.Sort(disabled)
+	disabled = slices.Compact(disabled)
+	b := slices.Clone(v.digest[:])
+	for _, name := range disabled {
+		b = appendField(b, name)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

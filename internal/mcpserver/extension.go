@@ -2,20 +2,17 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"path"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -28,9 +25,6 @@ const (
 	extensionName = "io.modelcontextprotocol/skills"
 	skillScheme   = "skill://"
 	skillFileName = "SKILL.md"
-
-	// Skills whose manifests one skills/list page builds at once.
-	listConcurrency = 8
 )
 
 // skillResource is one file of a skill with the digest of its bytes.
@@ -40,12 +34,13 @@ type skillResource struct {
 	Size   int64  `json:"size"`
 }
 
-// skillEntry is the extension's Skill: the frontmatter verbatim and a
-// complete manifest, or "dynamic".
+// skillEntry is the extension's Skill: the frontmatter verbatim (the JSON
+// text the catalog keeps, every number and date as written) and a complete
+// manifest.
 type skillEntry struct {
-	URI         string         `json:"uri"`
-	Frontmatter map[string]any `json:"frontmatter"`
-	Resources   any            `json:"resources"`
+	URI         string          `json:"uri"`
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	Resources   []skillResource `json:"resources"`
 }
 
 type listSkillsParams struct {
@@ -71,12 +66,6 @@ type getSkillResult struct {
 	mcp.Cacheable
 	ResultType string      `json:"resultType"`
 	Skill      *skillEntry `json:"skill"`
-}
-
-// digest is a file's sha256 and size, cached by caller, path and ETag.
-type digest struct {
-	sum  string
-	size int64
 }
 
 func (s *identityServer) addExtension() {
@@ -124,34 +113,26 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 }
 
 // servedPage builds an item for each skill of one ListSkills page (token is
-// the page token), a few at a time, in the catalog's order; the skills the
-// extension does not serve are left out (skills/get says why). Its errors
-// are JSON-RPC errors.
-func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(context.Context, string) (*T, error)) ([]*T, string, error) {
+// the page token) in the catalog's order: one catalog read, whose full view
+// carries each skill's manifest and frontmatter. The skills the extension
+// does not serve are left out (skills/get says why). Its errors are
+// JSON-RPC errors.
+func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skillsvcv1.SkillSummary) *T) ([]*T, string, error) {
 	resp, err := s.h.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{
 		PageSize:  int32(s.h.cfg.SkillsPageSize),
 		PageToken: token,
+		View:      skillsvcv1.SkillView_SKILL_VIEW_FULL,
 	})
 	if err != nil {
 		return nil, "", protocolError(err)
 	}
-	items := make([]*T, len(resp.GetSkills()))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(listConcurrency)
-	for i, sum := range resp.GetSkills() {
-		g.Go(func() error {
-			item, err := build(gctx, sum.GetPath())
-			if _, ok := errors.AsType[notServed](err); ok {
-				return nil
-			}
-			items[i] = item
-			return err
-		})
+	items := make([]*T, 0, len(resp.GetSkills()))
+	for _, sum := range resp.GetSkills() {
+		if isServed(sum, sum.GetPath()) == nil {
+			items = append(items, build(sum))
+		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, "", protocolError(err)
-	}
-	return slices.DeleteFunc(items, func(item *T) bool { return item == nil }), resp.GetNextPageToken(), nil
+	return items, resp.GetNextPageToken(), nil
 }
 
 func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
@@ -162,7 +143,7 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 	if err != nil {
 		return nil, invalidParams("No skill is served at %.200s: %v", p.URI, err)
 	}
-	e, err := s.entry(ctx, dir)
+	sk, err := s.servedSkill(ctx, dir)
 	if ns, ok := errors.AsType[notServed](err); ok {
 		return nil, invalidParams("The skill at %.200s is not served over this extension: %s (the skills tools and the gRPC catalog serve it)", p.URI, ns)
 	}
@@ -171,7 +152,7 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 	} else if err != nil {
 		return nil, protocolError(err)
 	}
-	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: e}, nil
+	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.entry(sk)}, nil
 }
 
 var errNotCanonical = errors.New("not the skill's own path")
@@ -184,11 +165,22 @@ type notServed string
 func (e notServed) Error() string { return string(e) }
 
 // followsRules checks what hosts check of an entry, by the Agent Skills
-// limits skillmd holds (the catalog serves skills that break them, with
-// warnings): the URI's last segment (the folder) is the frontmatter name,
-// a valid skill name, and the description fits.
+// rules and limits skillmd holds (the catalog serves skills that break
+// them, with warnings), on the frontmatter as written: the URI's last
+// segment (the folder) is the name, a valid skill name; the description
+// fits; compatibility, if any, is text that fits; metadata, if any, maps
+// strings to strings.
 func followsRules(sk *skillsvcv1.SkillSummary, dir string) error {
 	name, folder := sk.GetName(), path.Base(dir)
+	var fm struct {
+		Description   any
+		Compatibility any
+		Metadata      any
+	}
+	if err := json.Unmarshal([]byte(sk.GetFrontmatterJson()), &fm); err != nil {
+		return notServed("its frontmatter is not available as written")
+	}
+	description, _ := fm.Description.(string)
 	switch {
 	case sk.GetDisplayName() != "":
 		return notServed(fmt.Sprintf("its name %.80q is not a skill name (lowercase letters, digits and single hyphens)", sk.GetDisplayName()))
@@ -196,10 +188,34 @@ func followsRules(sk *skillsvcv1.SkillSummary, dir string) error {
 		return notServed(fmt.Sprintf("its name %.80q differs from its folder %.80q", name, folder))
 	case utf8.RuneCountInString(name) > skillmd.MaxNameLen:
 		return notServed(fmt.Sprintf("its name is longer than %d characters", skillmd.MaxNameLen))
-	case utf8.RuneCountInString(sk.GetDescription()) > skillmd.MaxDescriptionLen:
+	case description == "":
+		return notServed("its description is not text")
+	case utf8.RuneCountInString(description) > skillmd.MaxDescriptionLen:
 		return notServed(fmt.Sprintf("its description is longer than %d characters", skillmd.MaxDescriptionLen))
+	case fm.Compatibility != nil && !textWithin(fm.Compatibility, skillmd.MaxCompatibilityLen):
+		return notServed(fmt.Sprintf("its compatibility is not text of 1 to %d characters", skillmd.MaxCompatibilityLen))
+	case fm.Metadata != nil && !stringMap(fm.Metadata):
+		return notServed("its metadata does not map strings to strings (quote numbers and booleans)")
 	}
 	return nil
+}
+
+func textWithin(v any, n int) bool {
+	s, ok := v.(string)
+	return ok && s != "" && utf8.RuneCountInString(s) <= n
+}
+
+func stringMap(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, e := range m {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
@@ -221,17 +237,10 @@ func (s *identityServer) uriOf(virtual string) string {
 	return skillURI(s.h.skillsMount, virtual)
 }
 
-// served is a skill the extension serves: its GetSkill answer and every
-// file of its folder (a Glob), within the extension's limits.
-type served struct {
-	skill *skillsvcv1.GetSkillResponse
-	files []*skillsvcv1.FileInfo
-}
-
-// servedSkill checks that the skill folder dir is served over the extension
-// (its own path, the rules hosts check, the per-skill limits) and returns
-// it; notServed says why not.
-func (s *identityServer) servedSkill(ctx context.Context, dir string) (*served, error) {
+// servedSkill returns the skill at folder dir, with its manifest and
+// frontmatter, when the extension serves it (one catalog lookup);
+// notServed says why not.
+func (s *identityServer) servedSkill(ctx context.Context, dir string) (*skillsvcv1.SkillSummary, error) {
 	got, err := s.h.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: dir})
 	if err != nil {
 		return nil, err
@@ -240,67 +249,37 @@ func (s *identityServer) servedSkill(ctx context.Context, dir string) (*served, 
 	if got.GetSkill().GetPath() != dir {
 		return nil, errNotCanonical
 	}
-	if err := followsRules(got.GetSkill(), dir); err != nil {
+	if err := isServed(got.GetSkill(), dir); err != nil {
 		return nil, err
 	}
-	// Directories are matches too: a skill at the file limit may have a
-	// few, so ask for room for them.
-	found, err := s.h.fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: "**", Path: dir, MaxResults: 2 * skillmd.MaxSkillFiles})
-	if err != nil {
-		return nil, err
-	}
-	var total int64
-	files := make([]*skillsvcv1.FileInfo, 0, len(found.GetMatches()))
-	for _, f := range found.GetMatches() {
-		if !f.GetIsDir() {
-			total += f.GetSize()
-			files = append(files, f)
-		}
-	}
-	if found.GetTruncated() || len(files) > skillmd.MaxSkillFiles || total > skillmd.MaxSkillBytes {
-		return nil, notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", skillmd.MaxSkillFiles, skillmd.MaxSkillBytes))
-	}
-	return &served{skill: got, files: files}, nil
+	return got.GetSkill(), nil
 }
 
-// entry builds a skill's entry: the frontmatter from GetSkill, the files
-// from a Glob of its folder, and each file's digest from the cache or by
-// reading it once per ETag.
-func (s *identityServer) entry(ctx context.Context, dir string) (*skillEntry, error) {
-	sk, err := s.servedSkill(ctx, dir)
-	if err != nil {
-		return nil, err
+// isServed checks that the skill at folder dir (its full view) follows the
+// rules hosts check and the extension's per-skill limits.
+func isServed(sk *skillsvcv1.SkillSummary, dir string) error {
+	if err := followsRules(sk, dir); err != nil {
+		return err
 	}
-	resources := make([]skillResource, 0, len(sk.files))
-	for _, f := range sk.files {
-		d, err := s.digest(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		resources = append(resources, skillResource{URI: s.uriOf(f.GetPath()), Digest: d.sum, Size: d.size})
+	if m := sk.GetManifest(); m == nil || m.GetOverLimits() {
+		return notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", skillmd.MaxSkillFiles, skillmd.MaxSkillBytes))
 	}
-	return &skillEntry{
-		URI:         s.uriOf(dir + "/" + skillFileName),
-		Frontmatter: sk.skill.GetFrontmatter().AsMap(),
-		Resources:   resources,
-	}, nil
+	return nil
 }
 
-func (s *identityServer) digest(ctx context.Context, f *skillsvcv1.FileInfo) (digest, error) {
-	key := s.key + "\x00" + f.GetPath() + "\x00" + f.GetEtag()
-	if d, ok := s.h.digests.Get(key); ok && f.GetEtag() != "" {
-		return d, nil
+// entry is a served skill's entry, from the catalog's manifest and
+// frontmatter as written.
+func (s *identityServer) entry(sk *skillsvcv1.SkillSummary) *skillEntry {
+	files := sk.GetManifest().GetFiles()
+	resources := make([]skillResource, len(files))
+	for i, f := range files {
+		resources[i] = skillResource{URI: s.uriOf(f.GetPath()), Digest: "sha256:" + f.GetSha256(), Size: f.GetSize()}
 	}
-	h := sha256.New()
-	n, err := s.download(ctx, f.GetPath(), h, skillmd.MaxSkillBytes)
-	if err != nil {
-		return digest{}, err
+	fm := json.RawMessage(sk.GetFrontmatterJson())
+	if len(fm) == 0 {
+		fm = json.RawMessage("{}")
 	}
-	d := digest{sum: "sha256:" + hex.EncodeToString(h.Sum(nil)), size: n}
-	if f.GetEtag() != "" {
-		s.h.digests.Add(key, d)
-	}
-	return d, nil
+	return &skillEntry{URI: s.uriOf(sk.GetPath() + "/" + skillFileName), Frontmatter: fm, Resources: resources}
 }
 
 var errTooLarge = errors.New("file too large")

@@ -35,7 +35,6 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,7 +61,6 @@ type Config struct {
 	PressureIdle     time.Duration
 	MaxSessions      int
 	SkillsPageSize   int
-	DigestCacheSize  int
 	MaxRequestBytes  int64
 	MaxResourceBytes int64
 	ListingTTL       time.Duration
@@ -80,7 +78,6 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.PressureIdle, prefix+"pressure-idle-timeout", time.Minute, "When a replica holds three quarters of --mcp.max-sessions, sessions idle this long are closed (their clients start a new one).")
 	f.IntVar(&c.MaxSessions, prefix+"max-sessions-per-identity", 32, "Open MCP sessions one verified caller identity (user, thread, ticket) may hold per replica; one more initialize is answered 429 until a session ends or times out.")
 	f.IntVar(&c.SkillsPageSize, prefix+"skills-page-size", 50, "Skills per skills/list and resources/list page, and entries per resources/directory/read page.")
-	f.IntVar(&c.DigestCacheSize, prefix+"digest-cache-size", 65536, "File digests kept per replica, by caller, key and ETag, so skills/list reads a file once per version.")
 	f.Int64Var(&c.MaxRequestBytes, prefix+"max-request-bytes", limits.MaxJSONBodyBytes, "Largest MCP request body.")
 	f.Int64Var(&c.MaxResourceBytes, prefix+"max-resource-bytes", skillmd.MaxSkillBytes, "Largest file resources/read returns (the skills extension's per-skill limit is 16 MiB).")
 	f.DurationVar(&c.ListingTTL, prefix+"listing-ttl", 30*time.Second, "The ttlMs hint on skills/list and skills/get results.")
@@ -94,8 +91,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.WatchInterval <= 0, c.PressureIdle <= 0:
 		return fmt.Errorf("mcp.watch-interval and mcp.pressure-idle-timeout must be positive")
-	case c.MaxOpenSessions <= 0, c.MaxSessions <= 0, c.SkillsPageSize <= 0, c.DigestCacheSize <= 0:
-		return fmt.Errorf("mcp.max-sessions, mcp.max-sessions-per-identity, mcp.skills-page-size and mcp.digest-cache-size must be positive")
+	case c.MaxOpenSessions <= 0, c.MaxSessions <= 0, c.SkillsPageSize <= 0:
+		return fmt.Errorf("mcp.max-sessions, mcp.max-sessions-per-identity and mcp.skills-page-size must be positive")
 	case c.MaxRequestBytes <= 0, c.MaxResourceBytes <= 0:
 		return fmt.Errorf("mcp.max-request-bytes and mcp.max-resource-bytes must be positive")
 	}
@@ -154,7 +151,6 @@ type Handler struct {
 	// statelessHTTP serves protocol 2026-07-28 and later, on modern.
 	statelessHTTP *mcp.StreamableHTTPHandler
 	modern        *identityServer
-	digests       *lru.Cache[string, digest]
 	// secret keys identity hashes, so a session ID names its identity
 	// without revealing it.
 	secret []byte
@@ -197,10 +193,6 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 	h.metrics = newMetrics(h.reg)
 	rand.Read(h.secret)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	var err error
-	if h.digests, err = lru.New[string, digest](cfg.DigestCacheSize); err != nil {
-		return nil, err
-	}
 	h.sessions.init(h)
 	h.http = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              log,

@@ -10,13 +10,16 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 
 	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/auth"
@@ -102,6 +105,45 @@ func start(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config)) *
 // startWith is start with the skills catalog's settings tuned too.
 func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), opts ...mcpserver.Option) *env {
 	t.Helper()
+	return startCounting(t, bucket, tune, tuneSkills, nil, opts...)
+}
+
+// countingConn counts the RPCs the handler makes, by method.
+type countingConn struct {
+	grpc.ClientConnInterface
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *countingConn) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[path.Base(method)]++
+}
+
+func (c *countingConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	c.count(method)
+	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+}
+
+func (c *countingConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	c.count(method)
+	return c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+}
+
+// take returns the calls counted so far and starts again.
+func (c *countingConn) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	calls := c.calls
+	c.calls = map[string]int{}
+	return calls
+}
+
+// startCounting is startWith counting the handler's RPCs in counter, when
+// set.
+func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingConn, opts ...mcpserver.Option) *env {
+	t.Helper()
 	vcfg := vfs.DefaultConfig()
 	var mount string
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
@@ -127,7 +169,12 @@ func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config
 	if tune != nil {
 		tune(&cfg)
 	}
-	h, err := mcpserver.New(conn, auth.Metadata{}, cfg, log, opts...)
+	var cc grpc.ClientConnInterface = conn
+	if counter != nil {
+		counter.ClientConnInterface, counter.calls = conn, map[string]int{}
+		cc = counter
+	}
+	h, err := mcpserver.New(cc, auth.Metadata{}, cfg, log, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,4 +649,26 @@ func TestSessionlessIdentities(t *testing.T) {
 	}
 	_, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://writing/release-notes/SKILL.md"})
 	wantRPCCode(t, "bob reading alice's skill", err, jsonrpc.CodeInvalidParams)
+}
+
+// The extension reads the catalog, not the files: a skills/list page is
+// one ListSkills (its full view has every manifest and frontmatter), and
+// skills/get one GetSkill, however many skills and files there are.
+func TestExtensionReadsTheCatalog(t *testing.T) {
+	counter := &countingConn{}
+	e := startCounting(t, library().Bucket(t), func(c *mcpserver.Config) { c.SkillsPageSize = 2 }, nil, counter)
+	s := e.connectVersion(identity("alice", "t1"), nil, nil)
+	counter.take()
+	if n := len(listAll(t, s)); n != 3 {
+		t.Fatalf("listed %d skills, want 3", n)
+	}
+	if calls := counter.take(); len(calls) != 1 || calls["ListSkills"] != 2 {
+		t.Fatalf("two skills/list pages made %v, want exactly 2 ListSkills", calls)
+	}
+	if _, err := mcp.CallCustomMethod[*getParams, *getResult](t.Context(), s, "skills/get", &getParams{URI: "skill://writing/release-notes/SKILL.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls := counter.take(); len(calls) != 1 || calls["GetSkill"] != 1 {
+		t.Fatalf("skills/get made %v, want exactly 1 GetSkill", calls)
+	}
 }

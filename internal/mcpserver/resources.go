@@ -88,22 +88,17 @@ func (s *identityServer) listResources(ctx context.Context, req *mcp.ListResourc
 
 // manifestResource is the skill's SKILL.md as a Resource, named and
 // described by its frontmatter as the extension asks.
-func (s *identityServer) manifestResource(ctx context.Context, dir string) (*mcp.Resource, error) {
-	sk, err := s.servedSkill(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	fm := sk.skill.GetFrontmatter().AsMap()
-	name, _ := fm["name"].(string)
-	description, _ := fm["description"].(string)
-	manifest := dir + "/" + skillFileName
-	r := &mcp.Resource{URI: s.uriOf(manifest), Name: name, Description: description, MIMEType: mimeType(manifest)}
-	for _, f := range sk.files {
+func (s *identityServer) manifestResource(sk *skillsvcv1.SkillSummary) *mcp.Resource {
+	var fm struct{ Name, Description string }
+	json.Unmarshal([]byte(sk.GetFrontmatterJson()), &fm) // served skills have both, as text
+	manifest := sk.GetPath() + "/" + skillFileName
+	r := &mcp.Resource{URI: s.uriOf(manifest), Name: fm.Name, Description: fm.Description, MIMEType: mimeType(manifest)}
+	for _, f := range sk.GetManifest().GetFiles() {
 		if f.GetPath() == manifest {
 			r.Size = f.GetSize()
 		}
 	}
-	return r, nil
+	return r
 }
 
 // readDirectory lists the direct children of a served skill's folder, or
@@ -122,7 +117,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 	if err != nil {
 		return nil, err
 	}
-	children, isDir := childrenOf(dir, sk.files)
+	children, isDir := childrenOf(dir, sk.GetManifest().GetFiles())
 	if !isDir {
 		return nil, invalidParams("%.200s is not a directory of a skill served over this extension (a file is read with resources/read)", p.URI)
 	}
@@ -156,7 +151,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 // skillOf returns the served skill whose folder is dir or holds it. A
 // skill folder is <category>/<skill> or <skill> under the mount, the
 // deeper first.
-func (s *identityServer) skillOf(ctx context.Context, dir string) (*served, error) {
+func (s *identityServer) skillOf(ctx context.Context, dir string) (*skillsvcv1.SkillSummary, error) {
 	segs := strings.SplitN(strings.TrimPrefix(dir, s.h.skillsMount+"/"), "/", 3)
 	candidates := []string{s.h.skillsMount + "/" + segs[0]}
 	if len(segs) > 1 {
@@ -186,7 +181,7 @@ type dirChild struct {
 
 // childrenOf returns dir's children in name order, from the files below
 // it (a folder exists while it holds a file), and whether dir is a folder.
-func childrenOf(dir string, files []*skillsvcv1.FileInfo) ([]dirChild, bool) {
+func childrenOf(dir string, files []*skillsvcv1.ManifestFile) ([]dirChild, bool) {
 	prefix := dir + "/"
 	var children []dirChild
 	seen := map[string]bool{}

@@ -241,6 +241,24 @@ function awkwardLibrary() {
   skill('design/logo', 'logo', 'A skill with a binary asset.');
   write('design/logo/assets/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff, 0xfe, 1, 2, 3]));
   skill('flat-skill', 'flat-skill', 'A skill without a category.');
+  // Frontmatter types a YAML parser keeps: the entry must hold them as
+  // written (a number stays a number, a date stays text, every digit of a
+  // large integer), since the client compares it with its own parse.
+  write(
+    'typed/typed-frontmatter/SKILL.md',
+    '---\nname: typed-frontmatter\ndescription: Frontmatter with typed values.\nversion: 1.0\nbuild: 2\n' +
+      'released: 2024-01-15\nbig: 9007199254740993\nratio: .5\nhex: 0x1F\nenabled: true\nnothing: ~\n' +
+      'quoted: "1.0"\ntags: [a, 2, 3.50]\nmetadata:\n  author: someone\n  revision: "7"\n---\n# Typed\n\nBody.\n',
+  );
+  // Agent Skills rules the catalog only warns about, and hosts reject.
+  write(
+    'typed/numeric-metadata/SKILL.md',
+    '---\nname: numeric-metadata\ndescription: Metadata with a number.\nmetadata:\n  revision: 7\n---\nBody.\n',
+  );
+  write(
+    'long/compatible/SKILL.md',
+    `---\nname: compatible\ndescription: A long compatibility.\ncompatibility: ${'x'.repeat(501)}\n---\nBody.\n`,
+  );
   skill('test/folder-differs', 'other-name', 'Named unlike its folder.');
   skill('legal/escritura', '"Escritura de Compraventa"', 'A display name.');
   skill('long/wordy', 'wordy', 'word '.repeat(220).trim());
@@ -253,4 +271,4 @@ suite('the example library', path.join(repoRoot, 'examples/skills'));
 
 const awkward = awkwardLibrary();
 after(() => rmSync(awkward, { recursive: true, force: true }));
-suite('a library of awkward cases', awkward, ['test/folder-differs', 'legal/escritura', 'long/wordy', 'big/many-files']);
+suite('a library of awkward cases', awkward, ['test/folder-differs', 'legal/escritura', 'long/wordy', 'big/many-files', 'typed/numeric-metadata', 'long/compatible']);

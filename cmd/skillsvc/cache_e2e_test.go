@@ -404,19 +404,26 @@ func TestCacheColdFileReadsCoalesce(t *testing.T) {
 	red := testserver.SharedRedis(t)
 	for _, tc := range []struct {
 		name  string
-		flags []string
+		flags func() []string // a cache of its own at each call
 	}{
-		{"in process", nil},
-		{"redis", redisFlags(red, newKeyPrefix())},
+		{"in process", func() []string { return nil }},
+		{"redis", func() []string { return redisFlags(red, newKeyPrefix()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bucket := srv.NewBucket(t)
 			putLibrary(s3Put(t, srv, bucket))
-			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags, "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)...)
-			sc := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+			// A replica that builds the index hashes (and so caches) every
+			// skill file; this one starts from the index it persisted, with
+			// a cache of its own, so the files are cold.
+			builder := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags(), "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)...)
+			if _, err := skillNames(alice, skillsvcv1.NewSkillsServiceClient(dial(t, builder.addr))); err != nil {
+				t.Fatal(err)
+			}
+			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags(), "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)...)
+			sc := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
 			// Indexes and settings are loaded: only the files are cold.
 			if _, err := skillNames(alice, sc); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
 // Digest is the sha256 of a file's bytes as read, and how many there were.
@@ -48,6 +49,7 @@ func hashed(files []objstore.Object) bool {
 type digestReader struct {
 	bucket      objstore.Bucket
 	cache       cache.Cache
+	files       *Files // the file contents cache: hashing a file fills it
 	ttl         time.Duration
 	concurrency int
 	cacheLog    *CacheLog
@@ -97,7 +99,7 @@ func (d *digestReader) fetch(ctx context.Context, tag string, objs []objstore.Ob
 			continue
 		}
 		g.Go(panics.Guard(func() error {
-			dg, etag, err := d.read(gctx, o)
+			dg, etag, binary, err := d.read(gctx, o)
 			if objstore.IsNotFound(err) || errors.Is(err, errGrown) {
 				return nil // deleted or grown past the limits since listed
 			}
@@ -111,6 +113,8 @@ func (d *digestReader) fetch(ctx context.Context, tag string, objs []objstore.Ob
 			out[o.Key] = dg
 			if keys[i] != "" && etag == o.ETag && dg.Size == o.Size { // the version listed
 				computed[keys[i]] = encodeDigest(dg)
+				// What Files.Binary would read the file's head for.
+				computed[sniffCacheKey(o.Key, o.ETag)] = sniffValue(binary)
 			}
 			return nil
 		}))
@@ -132,25 +136,52 @@ func (d *digestReader) fetch(ctx context.Context, tag string, objs []objstore.Ob
 // when listed.
 var errGrown = errors.New("file grew past the skill size limit since it was listed")
 
-// read streams o through sha256, reading at most skillmd.MaxSkillBytes:
-// no file of a hashed skill is larger as listed.
-func (d *digestReader) read(ctx context.Context, o objstore.Object) (Digest, string, error) {
+// read hashes o, reading at most skillmd.MaxSkillBytes (no file of a
+// hashed skill is larger as listed), and tells whether it is binary. A file
+// the contents cache holds is read through it, so what an index build
+// hashed, GetSkill, ReadSkillFile and resources/read find cached; a larger
+// one is streamed.
+func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, etag string, binary bool, err error) {
+	if d.files != nil && d.files.cacheable(o) {
+		data, a, whole, err := d.files.read(ctx, o)
+		if err != nil {
+			return Digest{}, "", false, err
+		}
+		if whole {
+			return Digest{Size: int64(len(data)), Sum: sha256.Sum256(data)}, a.ETag, textfile.IsBinary(data[:min(len(data), sniffBytes)], a.Size), nil
+		}
+		// Grown past what is cached since listed: streamed below.
+	}
 	rc, a, err := d.bucket.Get(ctx, o.Key)
 	if err != nil {
-		return Digest{}, "", err
+		return Digest{}, "", false, err
 	}
 	defer rc.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(rc, skillmd.MaxSkillBytes+1))
+	head := &prefixWriter{max: sniffBytes}
+	n, err := io.Copy(io.MultiWriter(h, head), io.LimitReader(rc, skillmd.MaxSkillBytes+1))
 	switch {
 	case err != nil:
-		return Digest{}, "", err
+		return Digest{}, "", false, err
 	case n > skillmd.MaxSkillBytes:
-		return Digest{}, "", errGrown
+		return Digest{}, "", false, errGrown
 	}
-	dg := Digest{Size: n}
+	dg = Digest{Size: n}
 	h.Sum(dg.Sum[:0])
-	return dg, a.ETag, nil
+	return dg, a.ETag, textfile.IsBinary(head.b, n), nil
+}
+
+// prefixWriter keeps the first max bytes written to it.
+type prefixWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	if room := w.max - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // encodeDigest is the cached form of a digest: the sum, then the size as a

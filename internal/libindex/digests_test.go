@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -315,6 +317,63 @@ func TestDigestsShared(t *testing.T) {
 		}
 		if n := digestCount(m, DigestCached); n != len(files) {
 			t.Errorf("%d digests from the cache, want %d", n, len(files))
+		}
+	})
+}
+
+// TestHashingFillsTheFileCache: what a build hashed is what later reads
+// get: each file's content (within the cacheable size) and whether it is
+// binary come from the cache, with no storage read.
+func TestHashingFillsTheFileCache(t *testing.T) {
+	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
+		files := map[string]string{
+			"alice/skills/a/SKILL.md":        skillA,
+			"alice/skills/a/scripts/x.py":    "print('x')\n",
+			"alice/skills/a/assets/logo.png": "\x89PNG\r\n\x1a\n\x00\x00\xff",
+			"alice/skills/a/empty.txt":       "",
+		}
+		b := objstoretest.NewFaulty(newBucket(t))
+		for k, v := range files {
+			objstoretest.Put(t, b, k, v)
+		}
+		ix, _ := newStore(t, b, nil, time.Hour)
+		x, err := ix.Get(t.Context(), aliceLayer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reads atomic.Int64
+		for _, op := range []string{objstore.OpGet, objstore.OpGetRange} {
+			b.Before(op, func(context.Context, objstoretest.Call) error { reads.Add(1); return nil })
+		}
+		var objs []objstore.Object
+		for _, o := range x.Objs {
+			if _, ok := files[o.Key]; ok {
+				objs = append(objs, o)
+			}
+		}
+		kinds, err := ix.Files().Binary(t.Context(), objs, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range objs {
+			if want := strings.HasSuffix(o.Key, ".png"); kinds[i] != want {
+				t.Errorf("%s: binary %t, want %t", o.Key, kinds[i], want)
+			}
+			rc, _, err := ix.Files().Open(t.Context(), o, 0, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil || string(data) != files[o.Key] {
+				t.Errorf("%s: read %q (%v), want %q", o.Key, data, err, files[o.Key])
+			}
+		}
+		if len(objs) != len(files) {
+			t.Fatalf("index lists %d of the %d files", len(objs), len(files))
+		}
+		if n := reads.Load(); n != 0 {
+			t.Errorf("reading and sniffing the hashed files made %d storage reads, want 0", n)
 		}
 	})
 }

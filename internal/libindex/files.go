@@ -200,11 +200,7 @@ func (f *Files) Binary(ctx context.Context, objs []objstore.Object, concurrency 
 	sniffed := map[string][]byte{}
 	for i := range objs {
 		if found[i] {
-			v := byte(0)
-			if out[i] {
-				v = 1
-			}
-			sniffed[keys[i]] = []byte{v}
+			sniffed[keys[i]] = sniffValue(out[i])
 		}
 	}
 	if len(sniffed) > 0 {
@@ -213,4 +209,12 @@ func (f *Files) Binary(ctx context.Context, objs []objstore.Object, concurrency 
 		}
 	}
 	return out, nil
+}
+
+// sniffValue is the cached form of whether a file is binary.
+func sniffValue(binary bool) []byte {
+	if binary {
+		return []byte{1}
+	}
+	return []byte{0}
 }

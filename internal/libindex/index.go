@@ -88,6 +88,7 @@ type Store struct {
 	shared   cache.Cache // the level every replica sees
 	reader   *headReader
 	digests  *digestReader
+	files    *Files
 	skills   Skills
 	cfg      Config
 	log      *slog.Logger
@@ -119,9 +120,14 @@ func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *
 	hr := &headReader{
 		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
 	}
-	dr := &digestReader{bucket: bucket, cache: c, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
+	files := NewFiles(bucket, c, cfg, cl, m)
+	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
 }
+
+// Files returns the reader of the libraries' files the store hashes
+// through: what an index build hashed is cached for every later read.
+func (ix *Store) Files() *Files { return ix.files }
 
 // SetNow makes the store read the time from now, for tests that move a
 // clock.

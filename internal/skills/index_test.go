@@ -318,8 +318,13 @@ func TestColdReadsCoalesce(t *testing.T) {
 		"alice/skills/pdf/SKILL.md":     skillMD("pdf"),
 		"alice/skills/pdf/reference.md": "# Reference\n",
 	}))
+	// The replica that builds the index caches what it hashes; another
+	// one, with a cache of its own, starts from the persisted index and
+	// has the file to read.
+	builder, _ := replicaOf(t, b, nil, &clock{now: time.Unix(1_800_000_000, 0)})
+	names(t, builder)
 	lib, _ := replicaOf(t, b, nil, &clock{now: time.Unix(1_800_000_000, 0)})
-	names(t, lib) // the index, not the file
+	names(t, lib) // the persisted index, not the file
 	var mu sync.Mutex
 	reads := 0
 	release := make(chan struct{})

@@ -68,7 +68,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		return indexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
 	vs := newViews(ix, newHeads(cfg, log), table, cfg)
-	fs := libindex.NewFiles(bucket, o.cache, ixCfg, cl, m)
+	fs := ix.Files() // what an index build hashed, reads find cached
 	var settingsTTL time.Duration
 	if cfg.IndexRefresh > 0 {
 		settingsTTL = cfg.SettingsTTL

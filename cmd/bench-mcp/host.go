@@ -45,7 +45,7 @@ type host struct {
 	nextID   int64
 }
 
-func newHost(endpoint, user, thread, protocol string, perSecond float64) *host {
+func newHost(endpoint, user, thread, protocol string, perSecond float64, burst int) *host {
 	id := http.Header{}
 	id.Set(auth.UserKey, user)
 	id.Set(auth.ThreadKey, thread)
@@ -53,7 +53,7 @@ func newHost(endpoint, user, thread, protocol string, perSecond float64) *host {
 		endpoint: endpoint,
 		client:   &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}},
 		identity: id,
-		pace:     rate.NewLimiter(rate.Limit(perSecond), 1),
+		pace:     rate.NewLimiter(rate.Limit(perSecond), burst),
 		protocol: protocol,
 	}
 }

@@ -65,7 +65,7 @@ func fakeMCP(t *testing.T, refuse int) *httptest.Server {
 func TestHostRetriesRefusals(t *testing.T) {
 	srv := fakeMCP(t, 2)
 	defer srv.Close()
-	h := newHost(srv.URL, "alice", "t1", "2025-11-25", 1000)
+	h := newHost(srv.URL, "alice", "t1", "2025-11-25", 1000, 1)
 	ph := &phase{}
 	if err := h.initialize(t.Context(), ph); err != nil {
 		t.Fatalf("initialize: %v (%v)", err, ph.messages)
@@ -99,7 +99,7 @@ func TestHostFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := fakeMCP(t, tt.refuse)
 			defer srv.Close()
-			h := newHost(srv.URL, "alice", "t1", "2025-11-25", 1e6)
+			h := newHost(srv.URL, "alice", "t1", "2025-11-25", 1e6, 1)
 			h.session, h.protocol = "s1", "2025-11-25"
 			ph := &phase{}
 			err := h.call(t.Context(), ph, tt.method, map[string]any{"uri": "skill://x/SKILL.md"}, &struct{}{})

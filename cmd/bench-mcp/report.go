@@ -63,9 +63,9 @@ func (b *bench) print(w io.Writer) {
 	}
 	fmt.Fprintln(w, ".")
 	fmt.Fprintf(w, "Storage: MinIO behind a proxy adding %v to every S3 response; Redis: one redis-server, flushed before phase 1 only.\n", b.opts.latency)
-	fmt.Fprintf(w, "Host: MCP %s (as negotiated) over Streamable HTTP, one session per process, one request at a time, paced to at most %g req/s; "+
+	fmt.Fprintf(w, "Host: MCP %s (as negotiated) over Streamable HTTP, one session per process, one request at a time, paced to at most %g req/s after a burst of %d; "+
 		"a refusal by the rate limit (-32000) counts as an error and is retried after its retryAfterMs. "+
-		"time is the row's wall time; p50/p99 are per request (rows of %d or more).\n", b.protocol(), b.opts.rate, minForPercentiles)
+		"time is the row's wall time; p50/p99 are per request (rows of %d or more).\n", b.protocol(), b.opts.rate, b.opts.burst, minForPercentiles)
 	fmt.Fprintln(w, "S3 requests and Redis commands: all those made while the row ran, background work included "+
 		"(the catalog's index revalidation after --skills.index-refresh, the MCP library watcher every --mcp.watch-interval).")
 	fmt.Fprintf(w, "Machine: %s; MinIO, redis-server and skillsvc on the same machine. Run: %s.\n", loadbench.Machine(), time.Now().Format("2006-01-02"))

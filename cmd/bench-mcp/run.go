@@ -208,7 +208,7 @@ func (b *bench) redisCommands(ctx context.Context) (int64, error) {
 func (b *bench) runPhases(ctx context.Context) error {
 	endpoint := func(p *testserver.Skillsvc) string { return "http://" + p.Addrs["serving http"] + "/mcp" }
 	newHost := func(p *testserver.Skillsvc) *host {
-		return newHost(endpoint(p), user, thread, b.opts.protocol, b.opts.rate)
+		return newHost(endpoint(p), user, thread, b.opts.protocol, b.opts.rate, b.opts.burst)
 	}
 
 	// 1. The first replica: nothing in Redis, no persisted index.

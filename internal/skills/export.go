@@ -75,9 +75,10 @@ func archiveBytes(name string, size int64) int64 {
 }
 
 // addFile writes one file, charging it to budget: the file may have grown
-// since it was listed.
+// since it was listed. It is read through the file cache, which hashing
+// the skill for its manifest filled.
 func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f entry, budget *int64) error {
-	rc, a, err := e.catalog.bucket.Get(ctx, f.obj.Key)
+	rc, a, err := e.catalog.files.Open(ctx, f.obj, 0, -1)
 	if objstore.IsNotFound(err) {
 		return nil // deleted since listed
 	}

@@ -32,7 +32,7 @@ import type {
 
 import { SkillsvcClient, type ClientOptions } from "./client.js";
 import { SkillsvcError } from "./errors.js";
-import type { FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
+import { GlobHidden, type FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
 
 // The most a binary read (and an edit that must look at the whole file)
 // loads: deepagents' read_file refuses larger binaries anyway.
@@ -266,13 +266,14 @@ export class SkillsvcBackend implements BackendProtocolV2 {
    * deepagentsjs matches them: "*" stays in one directory ("*.md" is the top
    * level only), "**" crosses any number, and both match names starting
    * with "." (micromatch's and fast-glob's dot option, which deepagentsjs
-   * sets). A leading "/" anchors at path, as in FilesystemBackend.
+   * sets; deepagents for Python leaves them out). A leading "/" anchors at
+   * path, as in FilesystemBackend.
    */
   async glob(pattern: string, path = "/"): Promise<GlobResult> {
     const c = this.client();
     const shown = this.shown(path);
     try {
-      const r = await c.glob({ pattern: pattern.replace(/^\/+/, ""), path: dir(this.path(path)) });
+      const r = await c.glob({ pattern: pattern.replace(/^\/+/, ""), path: dir(this.path(path)), hidden: GlobHidden.INCLUDE });
       const files = r.matches.filter((m) => !m.isDir).map((m) => info(m, shown));
       return r.truncated ? { files, truncated: true } : { files };
     } catch (err) {

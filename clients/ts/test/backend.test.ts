@@ -79,6 +79,18 @@ test("every backend method", async () => {
   assert.deepEqual(await skillSources(b), ["/skills/data/", "/skills/writing/"]);
 });
 
+test("glob matches as deepagentsjs's backends do: * in one directory, ** across, both matching dot-names", async () => {
+  const b = new SkillsvcBackend({ target: env.target, user: env.user, thread: thread("ts-glob") });
+  for (const p of [".env", "a.yml", ".github/workflows/ci.yml", "src/.hidden.py", "src/main.py"]) {
+    assert.equal((await b.write(`/workspace/${p}`, "x")).error, undefined, p);
+  }
+  const glob = async (pattern: string) => (await b.glob(pattern, "/workspace")).files?.map((f) => f.path.slice("/workspace/".length)).sort();
+  assert.deepEqual(await glob("*"), [".env", "a.yml"]);
+  assert.deepEqual(await glob("**/*.yml"), [".github/workflows/ci.yml", "a.yml"]);
+  assert.deepEqual(await glob("src/*.py"), ["src/.hidden.py", "src/main.py"]);
+  assert.deepEqual(await glob("/*.yml"), ["a.yml"], "a leading / anchors at the search path");
+});
+
 test("a backend without a thread refuses calls outside a LangGraph run (the agent test runs it inside one)", async () => {
   const b = new SkillsvcBackend({ target: env.target, user: env.user });
   assert.throws(() => b.client(), /no thread/);

@@ -274,7 +274,14 @@ func (s *Filesystem) Glob(ctx context.Context, req *skillsvcv1.GlobRequest) (*sk
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.fs.Glob(ctx, id, req.GetPath(), req.GetPattern(), int(req.GetMaxResults()))
+	hidden, err := globHidden(req.GetHidden())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.fs.Glob(ctx, id, req.GetPath(), vfs.GlobOptions{
+		Pattern: req.GetPattern(), MaxResults: int(req.GetMaxResults()),
+		Hidden: hidden, BaseName: req.GetMatchBaseName(),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +290,18 @@ func (s *Filesystem) Glob(ctx context.Context, req *skillsvcv1.GlobRequest) (*sk
 		out.Matches = append(out.Matches, toProto(m))
 	}
 	return out, nil
+}
+
+// globHidden maps the request's hidden-entry mode; unset is the server
+// default, include.
+func globHidden(h skillsvcv1.GlobHidden) (vfs.Hidden, error) {
+	switch h {
+	case skillsvcv1.GlobHidden_GLOB_HIDDEN_UNSPECIFIED, skillsvcv1.GlobHidden_GLOB_HIDDEN_INCLUDE:
+		return vfs.HiddenInclude, nil
+	case skillsvcv1.GlobHidden_GLOB_HIDDEN_EXPLICIT:
+		return vfs.HiddenExplicit, nil
+	}
+	return 0, fmt.Errorf("%w: unknown hidden %d", errkind.InvalidArgument, h)
 }
 
 // Grep implements FilesystemService.

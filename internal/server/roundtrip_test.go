@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -151,4 +154,46 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("List(/) with a ticket = %v", got)
 		}
 	})
+}
+
+// TestGlobOptions: GlobRequest's hidden-entry mode and base-name matching
+// reach the VFS; unset keeps dot-names matched, as before the options.
+func TestGlobOptions(t *testing.T) {
+	c := start(t, objstoretest.NewBucket(t, nil), options{})
+	ctx := asAlice(t)
+	for _, p := range []string{"/workspace/a.md", "/workspace/.cfg/b.md", "/workspace/docs/.c.md"} {
+		if _, err := c.fs.Write(ctx, &skillsvcv1.WriteRequest{Path: p, Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	explicit := skillsvcv1.GlobHidden_GLOB_HIDDEN_EXPLICIT
+	for _, tc := range []struct {
+		name string
+		req  *skillsvcv1.GlobRequest
+		want string
+		code codes.Code
+	}{
+		{"unset", &skillsvcv1.GlobRequest{Pattern: "**/*.md"}, "/workspace/.cfg/b.md,/workspace/a.md,/workspace/docs/.c.md", codes.OK},
+		{"include", &skillsvcv1.GlobRequest{Pattern: "**/*.md", Hidden: skillsvcv1.GlobHidden_GLOB_HIDDEN_INCLUDE}, "/workspace/.cfg/b.md,/workspace/a.md,/workspace/docs/.c.md", codes.OK},
+		{"explicit", &skillsvcv1.GlobRequest{Pattern: "**/*.md", Hidden: explicit}, "/workspace/a.md", codes.OK},
+		{"explicit base name", &skillsvcv1.GlobRequest{Pattern: "*.md", Hidden: explicit, MatchBaseName: true}, "/workspace/.cfg/b.md,/workspace/a.md", codes.OK},
+		{"explicit dot base name", &skillsvcv1.GlobRequest{Pattern: ".*.md", Hidden: explicit, MatchBaseName: true}, "/workspace/docs/.c.md", codes.OK},
+		{"unknown hidden mode", &skillsvcv1.GlobRequest{Pattern: "*.md", Hidden: 9}, "", codes.InvalidArgument},
+		{"base name with a slash", &skillsvcv1.GlobRequest{Pattern: "docs/*.md", MatchBaseName: true}, "", codes.InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Path = "/workspace"
+			res, err := c.fs.Glob(ctx, tc.req)
+			if status.Code(err) != tc.code {
+				t.Fatalf("Glob(%v) err = %v, want %v", tc.req, err, tc.code)
+			}
+			var got []string
+			for _, m := range res.GetMatches() {
+				got = append(got, m.GetPath())
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("Glob(%v) = %v, want %s", tc.req, got, tc.want)
+			}
+		})
+	}
 }

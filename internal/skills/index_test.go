@@ -288,7 +288,10 @@ func TestWarmPathsNoStorage(t *testing.T) {
 		{"Stat dir", func() error { _, err := fs.Stat(ctx, alice, "/skills/docs"); return err }},
 		{"Read", func() error { _, err := fs.Read(ctx, alice, "/skills/docs/pdf/SKILL.md", 0, 0, false); return err }},
 		{"Read shared", func() error { _, err := fs.Read(ctx, alice, "/skills/lint/scripts/run.sh", 0, 0, false); return err }},
-		{"Glob", func() error { _, err := fs.Glob(ctx, alice, "/skills", "**/*.md", 0); return err }},
+		{"Glob", func() error {
+			_, err := fs.Glob(ctx, alice, "/skills", vfs.GlobOptions{Pattern: "**/*.md"})
+			return err
+		}},
 		{"Grep", func() error {
 			_, err := fs.Grep(ctx, alice, "/skills", vfs.GrepOptions{Pattern: "fields"})
 			return err

@@ -251,7 +251,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 			t.Errorf("Read(%s) = %v, want NotFound", p, err)
 		}
 	}
-	g, err := fs.Glob(ctx, aliceID, "/skills", "**/SKILL.md", 0)
+	g, err := fs.Glob(ctx, aliceID, "/skills", vfs.GlobOptions{Pattern: "**/SKILL.md"})
 	if err != nil {
 		t.Fatal(err)
 	}

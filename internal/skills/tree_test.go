@@ -195,7 +195,7 @@ func testVFSGlobGrep(t *testing.T, newBucket newBucketFunc) {
 	}
 	for _, tc := range globs {
 		t.Run("glob "+tc.name, func(t *testing.T) {
-			res, err := fs.Glob(ctx, aliceID, tc.base, tc.pattern, 0)
+			res, err := fs.Glob(ctx, aliceID, tc.base, vfs.GlobOptions{Pattern: tc.pattern})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -83,27 +83,27 @@ func TestPatternCaps(t *testing.T) {
 		want string
 	}{
 		{"glob dot-dot in the static prefix", func() error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", "../../bob/threads/*.md", 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "../../bob/threads/*.md"})
 			return err
 		}, `".." segment`},
 		{"glob dot-dot inside", func() error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", "docs/../*.md", 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "docs/../*.md"})
 			return err
 		}, `".." segment`},
 		{"glob empty segment", func() error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", "docs//*.md", 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "docs//*.md"})
 			return err
 		}, "empty"},
 		{"glob brace bomb", func() error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", strings.Repeat("{a,*}", 24)+"b", 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: strings.Repeat("{a,*}", 24) + "b"})
 			return err
 		}, "alternatives"},
 		{"nested braces", func() error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", "{"+strings.Repeat("{a,b}", 7)+",x}", 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "{" + strings.Repeat("{a,b}", 7) + ",x}"})
 			return err
 		}, "alternatives"},
 		{"glob too long", func() error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", strings.Repeat("a", 5000), 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: strings.Repeat("a", 5000)})
 			return err
 		}, "bytes"},
 		{"grep file filter brace bomb", func() error {
@@ -131,7 +131,7 @@ func TestPatternCaps(t *testing.T) {
 		})
 	}
 	// Within the caps, patterns still work.
-	if res, err := e.fs.Glob(ctx, alice, "/workspace", "{a,b,c}.{md,txt}", 0); err != nil || len(res.Matches) != 1 {
+	if res, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "{a,b,c}.{md,txt}"}); err != nil || len(res.Matches) != 1 {
 		t.Errorf("Glob with braces = %+v, %v", res, err)
 	}
 }
@@ -177,7 +177,7 @@ func TestSearchStopsAtDeadline(t *testing.T) {
 			return err
 		}},
 		{"glob", func(ctx context.Context) error {
-			_, err := e.fs.Glob(ctx, alice, "/workspace", "**/"+strings.Repeat("*a", 40)+"{b,c,d,e,f,g,h,i}", 0)
+			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "**/" + strings.Repeat("*a", 40) + "{b,c,d,e,f,g,h,i}"})
 			return err
 		}},
 	} {

@@ -87,12 +87,14 @@ func FuzzReadOffsets(f *testing.F) {
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }
 
 // FuzzGlobPattern: an accepted pattern is within the caps and matches like
-// doublestar; a refused one is InvalidArgument and touches no storage.
+// doublestar; a refused one is InvalidArgument and touches no storage. With
+// hidden names explicit, a path without dot-names matches as with them
+// included, and a path with one matches at most as then.
 func FuzzGlobPattern(f *testing.F) {
-	for _, p := range []string{"**/*.md", "{a,b}/{c,d}.txt", "../x", "a/**/b", "[a-c]*", `\{a,b\}`, "{a,{b,c}}{d,e}"} {
+	for _, p := range []string{"**/*.md", "{a,b}/{c,d}.txt", "../x", "a/**/b", "[a-c]*", `\{a,b\}`, "{a,{b,c}}{d,e}", ".*", "**/.git/*", "{.e*,docs/*}", "a[/]x/b", "{a/x/b,c.txt}", `a/x\/b`, "docs/{.b,b}.md", "**/{.git,x}/**"} {
 		f.Add(p)
 	}
-	names := []string{"a.md", "docs/b.md", "a/x/b", "c.txt", "{a,b}"}
+	names := []string{"a.md", "docs/b.md", "a/x/b", "c.txt", "{a,b}", ".env", ".git/x.md", "docs/.b.md"}
 	files := map[string]string{}
 	for _, n := range names {
 		files["alice/threads/t1/"+n] = "x"
@@ -100,7 +102,7 @@ func FuzzGlobPattern(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern string) {
 		bucket := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
 		e := newEnv(t, bucket, fuzzLimits)
-		res, err := e.fs.Glob(t.Context(), alice, "/workspace", pattern, 0)
+		res, err := e.fs.Glob(t.Context(), alice, "/workspace", vfs.GlobOptions{Pattern: pattern})
 		if err != nil {
 			if !errors.Is(err, errkind.InvalidArgument) {
 				t.Fatalf("Glob(%q) err = %v, want InvalidArgument", pattern, err)
@@ -113,14 +115,33 @@ func FuzzGlobPattern(f *testing.F) {
 		if len(pattern) > 256 {
 			t.Errorf("accepted a %d-byte pattern", len(pattern))
 		}
-		want := 0
+		want := map[string]bool{}
 		for _, n := range names {
 			if ok, _ := doublestar.Match(pattern, n); ok {
-				want++
+				want["/workspace/"+n] = true
 			}
 		}
-		if len(res.Matches) != want {
-			t.Errorf("Glob(%q) = %d matches, doublestar says %d", pattern, len(res.Matches), want)
+		if got := paths(res.Matches); len(got) != len(want) {
+			t.Errorf("Glob(%q) = %q, doublestar says %d matches", pattern, got, len(want))
+		}
+		explicit, err := e.fs.Glob(t.Context(), alice, "/workspace", vfs.GlobOptions{Pattern: pattern, Hidden: vfs.HiddenExplicit})
+		if errors.Is(err, errkind.InvalidArgument) && strings.Contains(pattern, "/") {
+			return // a "/" escaped or in a class, refused in this mode
+		}
+		if err != nil {
+			t.Fatalf("Glob(%q) hidden explicit: %v", pattern, err)
+		}
+		got := map[string]bool{}
+		for _, p := range paths(explicit.Matches) {
+			got[p] = true
+			if !want[p] {
+				t.Errorf("Glob(%q) hidden explicit matches %s, which doublestar does not", pattern, p)
+			}
+		}
+		for p := range want {
+			if !strings.Contains(p, "/.") && !got[p] {
+				t.Errorf("Glob(%q) hidden explicit misses %s, which has no dot-name", pattern, p)
+			}
 		}
 	})
 }

@@ -43,7 +43,7 @@ func visible(t *testing.T, fs *vfs.FS, id mounts.Caller, mount, name, needle str
 	}
 	target := mount + "/" + name
 	for _, base := range []string{"/", mount} {
-		if res, err := fs.Glob(ctx, id, base, "**", 0); err != nil {
+		if res, err := fs.Glob(ctx, id, base, vfs.GlobOptions{Pattern: "**"}); err != nil {
 			t.Errorf("Glob(%s) as %+v: %v", base, id, err)
 		} else if slices.Contains(paths(res.Matches), target) {
 			seen = append(seen, "Glob "+base)
@@ -195,7 +195,7 @@ var allOps = []op{
 		return err
 	}},
 	{"Glob", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {
-		_, err := fs.Glob(ctx, id, p, "**", 0)
+		_, err := fs.Glob(ctx, id, p, vfs.GlobOptions{Pattern: "**"})
 		return err
 	}},
 	{"Grep", func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) error {

@@ -119,28 +119,29 @@ type GlobResult struct {
 	Truncated bool
 }
 
-// Glob returns the files below base whose path relative to base matches the
-// doublestar pattern (e.g. "**/*.md").
-func (fs *FS) Glob(ctx context.Context, id mounts.Caller, base, pattern string, maxResults int) (GlobResult, error) {
+// Glob returns the files below base whose path relative to base (or base
+// name, with BaseName) matches the doublestar pattern (e.g. "**/*.md").
+func (fs *FS) Glob(ctx context.Context, id mounts.Caller, base string, opts GlobOptions) (GlobResult, error) {
 	if base == "" {
 		base = "/"
 	}
-	if err := fs.checkGlob("glob pattern", pattern); err != nil {
+	m, err := fs.compileGlob(opts)
+	if err != nil {
 		return GlobResult{}, err
 	}
-	maxResults, err := limits.Count("max_results", maxResults, fs.cfg.MaxGlobResults, fs.cfg.MaxGlobResults)
+	maxResults, err := limits.Count("max_results", opts.MaxResults, fs.cfg.MaxGlobResults, fs.cfg.MaxGlobResults)
 	if err != nil {
 		return GlobResult{}, err
 	}
 	// Listing only below the pattern's static directories saves the object
 	// budget for them; a backslash escape there would need unescaping first.
-	static, _ := doublestar.SplitPattern(pattern)
-	if static == "." || strings.ContainsAny(static, `\`) {
+	static, _ := doublestar.SplitPattern(opts.Pattern)
+	if static == "." || strings.ContainsAny(static, `\`) || opts.BaseName {
 		static = ""
 	}
 	var out GlobResult
 	truncated, err := fs.walkFiles(ctx, id, base, static, func(c candidate) error {
-		if ok, _ := doublestar.Match(pattern, c.rel); !ok {
+		if !m.match(c.rel) {
 			return nil
 		}
 		if len(out.Matches) == maxResults {

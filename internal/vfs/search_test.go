@@ -69,7 +69,7 @@ func testGlob(t *testing.T, s suite) {
 		{"base is no mount", alice, "/etc", "**", 0, nil, false, errkind.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := e.fs.Glob(t.Context(), tc.id, tc.base, tc.pattern, tc.max)
+			res, err := e.fs.Glob(t.Context(), tc.id, tc.base, vfs.GlobOptions{Pattern: tc.pattern, MaxResults: tc.max})
 			wantErr(t, "Glob", err, tc.err)
 			if tc.err != nil {
 				return
@@ -89,12 +89,108 @@ func testGlob(t *testing.T, s suite) {
 	}
 }
 
+// testGlobHidden: names starting with "." under each hidden-entry mode, and
+// base-name matching. The tree and the explicit cases are deepagents'
+// cross-backend glob matrix (tests/unit_tests/backends/test_glob_semantics.py),
+// which its Python client sends as: a pattern without "/" matched by base
+// name, one with "/" by relative path, dot-names explicit.
+func testGlobHidden(t *testing.T, s suite) {
+	e := s.env(t, nil)
+	for _, p := range []string{"a.py", "sub/b.py", "sub/nested/c.py", "readme.md", ".hidden.py", ".hidden/x.py",
+		".hidden/nested/y.py", ".github/workflows/ci.yml", ".env"} {
+		e.write(t, alice, "/workspace/"+p, p)
+	}
+	const (
+		inc = vfs.HiddenInclude
+		exp = vfs.HiddenExplicit
+	)
+	ws := func(ps ...string) []string {
+		for i, p := range ps {
+			ps[i] = "/workspace/" + p
+		}
+		return ps
+	}
+	bare := ws("a.py", ".hidden/nested/y.py", ".hidden/x.py", "sub/b.py", "sub/nested/c.py")
+	for _, tc := range []struct {
+		name     string
+		base     string
+		pattern  string
+		hidden   vfs.Hidden
+		baseName bool
+		want     []string
+	}{
+		// Explicit, by base name: hidden directories on the way do not count,
+		// a hidden base name needs a pattern starting with ".".
+		{"bare *.py", "/workspace", "*.py", exp, true, bare},
+		{"bare *.md", "/workspace", "*.md", exp, true, ws("readme.md")},
+		{"bare *.yml reaches into .github", "/workspace", "*.yml", exp, true, ws(".github/workflows/ci.yml")},
+		{"bare exact dot-name", "/workspace", ".hidden.py", exp, true, ws(".hidden.py")},
+		{"bare .*.py", "/workspace", ".*.py", exp, true, ws(".hidden.py")},
+		{"bare .*", "/workspace", ".*", exp, true, ws(".env", ".hidden.py")},
+		{"bare *", "/workspace", "*", exp, true, ws(".github/workflows/ci.yml", ".hidden/nested/y.py", ".hidden/x.py", "a.py", "readme.md", "sub/b.py", "sub/nested/c.py")},
+		{"bare braces", "/workspace", "*.{py,md}", exp, true, ws("a.py", ".hidden/nested/y.py", ".hidden/x.py", "readme.md", "sub/b.py", "sub/nested/c.py")},
+		{"bare braces with a dot alternative", "/workspace", "{.env,*.md}", exp, true, ws(".env", "readme.md")},
+		{"bare ?", "/workspace", "?.py", exp, true, bare},
+		{"bare class", "/workspace", "[ab].py", exp, true, ws("a.py", "sub/b.py")},
+		{"bare negated class", "/workspace", "[!a].py", exp, true, ws(".hidden/nested/y.py", ".hidden/x.py", "sub/b.py", "sub/nested/c.py")},
+		{"bare negated class with ^", "/workspace", "[^a].py", exp, true, ws(".hidden/nested/y.py", ".hidden/x.py", "sub/b.py", "sub/nested/c.py")},
+		{"bare from a subdirectory", "/workspace/sub", "*.py", exp, true, ws("sub/b.py", "sub/nested/c.py")},
+		// Explicit, by relative path: "**" and "*" do not enter dot-names.
+		{"**/*.py", "/workspace", "**/*.py", exp, false, ws("a.py", "sub/b.py", "sub/nested/c.py")},
+		{"**/*.yml", "/workspace", "**/*.yml", exp, false, nil},
+		{"**/**/*.yml", "/workspace", "**/**/*.yml", exp, false, nil},
+		{"anchored *.py", "/workspace", "*.py", exp, false, ws("a.py")},
+		{"sub/*.py", "/workspace", "sub/*.py", exp, false, ws("sub/b.py")},
+		{"sub/**/*.py", "/workspace", "sub/**/*.py", exp, false, ws("sub/b.py", "sub/nested/c.py")},
+		{"a.py/**", "/workspace", "a.py/**", exp, false, nil},
+		{"named dot directory", "/workspace", ".github/**/*.yml", exp, false, ws(".github/workflows/ci.yml")},
+		{"named dot directory, one level", "/workspace", ".hidden/*.py", exp, false, ws(".hidden/x.py")},
+		{"named dot directory, recursive", "/workspace", ".hidden/**/*.py", exp, false, ws(".hidden/nested/y.py", ".hidden/x.py")},
+		{"dot wildcard directory", "/workspace", ".*/**/*.yml", exp, false, ws(".github/workflows/ci.yml")},
+		{"brace alternative across segments", "/workspace", "{.github/**,sub}/*.{yml,py}", exp, false, ws(".github/workflows/ci.yml", "sub/b.py")},
+		{"** alone", "/workspace", "**", exp, false, ws("a.py", "readme.md", "sub/b.py", "sub/nested/c.py")},
+		{"base inside a dot directory", "/workspace/.hidden", "**/*.py", exp, false, ws(".hidden/nested/y.py", ".hidden/x.py")},
+		{"from the root", "/", "workspace/**/*.yml", exp, false, nil},
+		// Include (the default): dot-names match like any other.
+		{"include **/*.yml", "/workspace", "**/*.yml", inc, false, ws(".github/workflows/ci.yml")},
+		{"include *", "/workspace", "*", inc, false, ws(".env", ".hidden.py", "a.py", "readme.md")},
+		{"include bare *.py", "/workspace", "*.py", inc, true, ws(".hidden.py", "a.py", ".hidden/nested/y.py", ".hidden/x.py", "sub/b.py", "sub/nested/c.py")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.fs.Glob(t.Context(), alice, tc.base, vfs.GlobOptions{Pattern: tc.pattern, Hidden: tc.hidden, BaseName: tc.baseName})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := paths(res.Matches), slices.Clone(tc.want)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("Glob(%q, %q, hidden %d, base name %v) = %q, want %q", tc.base, tc.pattern, tc.hidden, tc.baseName, got, want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		opts vfs.GlobOptions
+	}{
+		{"base name with a slash", vfs.GlobOptions{Pattern: "sub/*.py", BaseName: true}},
+		{"unknown hidden mode", vfs.GlobOptions{Pattern: "*.py", Hidden: 7}},
+		{"bad pattern, explicit", vfs.GlobOptions{Pattern: "{a,b", Hidden: exp}},
+		{"slash in a class, explicit", vfs.GlobOptions{Pattern: "a[/]b", Hidden: exp}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.fs.Glob(t.Context(), alice, "/workspace", tc.opts)
+			wantErr(t, "Glob", err, errkind.InvalidArgument)
+		})
+	}
+}
+
 func testGlobScanLimit(t *testing.T, s suite) {
 	e := s.env(t, func(c *vfs.Config) { c.MaxScanObjects = 3 })
 	for i := range 5 {
 		e.write(t, alice, fmt.Sprintf("/workspace/f%d.md", i), "x")
 	}
-	res, err := e.fs.Glob(t.Context(), alice, "/workspace", "**/*.md", 0)
+	res, err := e.fs.Glob(t.Context(), alice, "/workspace", vfs.GlobOptions{Pattern: "**/*.md"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +202,7 @@ func testGlobScanLimit(t *testing.T, s suite) {
 	}
 	// Narrowing the listing to a static directory keeps the budget for it.
 	e.write(t, alice, "/workspace/z/only.md", "x")
-	res, err = e.fs.Glob(t.Context(), alice, "/workspace", "z/*.md", 0)
+	res, err = e.fs.Glob(t.Context(), alice, "/workspace", vfs.GlobOptions{Pattern: "z/*.md"})
 	if err != nil || res.Truncated || !slices.Equal(paths(res.Matches), []string{"/workspace/z/only.md"}) {
 		t.Errorf("Glob(z/*.md) = %v truncated %v, %v; want the one file, complete", paths(res.Matches), res.Truncated, err)
 	}

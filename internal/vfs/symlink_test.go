@@ -145,7 +145,7 @@ var linkOps = []linkOp{
 		return fmt.Sprint(n), err
 	}},
 	{"Glob", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {
-		res, err := fs.Glob(ctx, id, p, "**", 0)
+		res, err := fs.Glob(ctx, id, p, vfs.GlobOptions{Pattern: "**"})
 		return fmt.Sprintf("%+v", res), err
 	}},
 	{"Grep", lists, func(ctx context.Context, fs *vfs.FS, id mounts.Caller, p string) (string, error) {

@@ -256,7 +256,7 @@ func TestTreeMountMakesNoBucketRequests(t *testing.T) {
 			{"static prefix", "/skills", "docs/pdf/*.md", []string{"/skills/docs/pdf/SKILL.md", "/skills/docs/pdf/reference.md"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				res, err := fs.Glob(ctx, alice, tc.base, tc.pattern, 0)
+				res, err := fs.Glob(ctx, alice, tc.base, vfs.GlobOptions{Pattern: tc.pattern})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -329,7 +329,7 @@ func TestTreeMountFromRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	glob, err := fs.Glob(t.Context(), alice, "/", "**/*.md", 0)
+	glob, err := fs.Glob(t.Context(), alice, "/", vfs.GlobOptions{Pattern: "**/*.md"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ func runSuite(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
 		{"UploadLimit", testUploadLimit},
 		{"UploadDownloadErrors", testUploadDownloadErrors},
 		{"Glob", testGlob},
+		{"GlobHidden", testGlobHidden},
 		{"GlobScanLimit", testGlobScanLimit},
 		{"Grep", testGrep},
 		{"GrepSorted", testGrepSorted},

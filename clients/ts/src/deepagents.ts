@@ -5,10 +5,13 @@
 //   await agent.invoke({ messages: [...] }, { configurable: { thread_id: "t1" } });
 //
 // It implements deepagents' BackendProtocolV2 — ls, read, readRaw, write,
-// edit, grep, glob, delete, uploadFiles, downloadFiles — with its result
-// shapes and error literals. Without a fixed thread, each call runs as the
-// thread of the LangGraph run (configurable.thread_id), as StateBackend reads
-// its state, so one backend serves every thread, each as its own identity.
+// edit, grep, glob, delete, uploadFiles, downloadFiles — and behaves as
+// deepagents' own StoreBackend does (an external store, like skillsvc): the
+// same results, binary handling by file extension and refusal messages,
+// checked by test/deepagents-contract.test.ts against deepagentsjs's own
+// backend tests. Without a fixed thread, each call runs as the thread of the
+// LangGraph run (configurable.thread_id), as StateBackend reads its state,
+// so one backend serves every thread, each as its own identity.
 import { Code } from "@connectrpc/connect";
 import { getConfig } from "@langchain/langgraph";
 import type {
@@ -29,16 +32,35 @@ import type {
 
 import { SkillsvcClient, type ClientOptions } from "./client.js";
 import { SkillsvcError } from "./errors.js";
-import type { FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
+import { GlobHidden, type FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
 
+// The most a binary read (and an edit that must look at the whole file)
+// loads: deepagents' read_file refuses larger binaries anyway.
 const MAX_BINARY_READ = 10 << 20;
+
+export interface BackendOptions {
+  /**
+   * Where the files deepagents' middleware keeps at the root
+   * (/large_tool_results/, /conversation_history/) are stored, as skillsvc
+   * has nothing at the root but its mounts: "/workspace" (the default) keeps
+   * them in the thread's workspace; null passes their paths on as they are
+   * (for a mount table that has such mounts).
+   */
+  artifacts?: string | null;
+}
+
+// The folders deepagents' middleware writes at the root: evicted tool
+// results and offloaded conversation history.
+const ARTIFACT_ROOTS = ["/large_tool_results", "/conversation_history"];
 
 export class SkillsvcBackend implements BackendProtocolV2 {
   /** The client as configured; client() gives the one for the current thread. */
   readonly base: SkillsvcClient;
+  private readonly artifacts: string | null;
 
-  constructor(opts: ClientOptions | SkillsvcClient) {
+  constructor(opts: ClientOptions | SkillsvcClient, options: BackendOptions = {}) {
     this.base = opts instanceof SkillsvcClient ? opts : new SkillsvcClient(opts);
+    this.artifacts = options.artifacts === undefined ? "/workspace" : options.artifacts && dir(options.artifacts);
   }
 
   /** The client for the current thread: the fixed one, or the LangGraph run's. */
@@ -56,29 +78,62 @@ export class SkillsvcBackend implements BackendProtocolV2 {
     return this.base.withIdentity({ thread: String(thread) });
   }
 
+  // path is a path as skillsvc takes it: repeated "/" collapse (as a shell
+  // treats them), and the middleware's root folders move under artifacts.
+  private path(p: string): string {
+    p = p.replace(/\/{2,}/g, "/");
+    if (this.artifacts && ARTIFACT_ROOTS.some((r) => p === r || p.startsWith(`${r}/`))) return `${this.artifacts}${p}`;
+    return p;
+  }
+
+  // shown is a path skillsvc returned, as the caller named it: below a
+  // folder the caller asked for by its root name, by that name again.
+  private shown(asked: string): (p: string) => string {
+    const moved = this.path(asked);
+    if (!this.artifacts || moved === asked.replace(/\/{2,}/g, "/")) return (p) => p;
+    return (p) => (p.startsWith(`${this.artifacts}/`) ? p.slice(this.artifacts!.length) : p);
+  }
+
+  // Error texts follow the tools that show them: read_file prefixes
+  // "Error: ", ls "Error listing files: " and glob "Error finding files: ",
+  // while write_file, edit_file, delete and grep show the text as it is.
+
+  /** A directory's entries; a missing directory (or a file) lists as empty, as in every deepagents backend. */
   async ls(path: string): Promise<LsResult> {
+    const c = this.client();
+    const shown = this.shown(path);
     try {
       const files: FileInfo[] = [];
-      for await (const e of this.client().iterList(dir(path))) files.push(info(e));
+      for await (const e of c.iterList(dir(this.path(path)))) files.push(info(e, shown));
       files.sort((a, b) => a.path.localeCompare(b.path));
       return { files };
     } catch (err) {
-      return { error: message(err, path, "Directory") };
+      const e = SkillsvcError.from(err);
+      if (e.code === Code.NotFound || isNotDir(e)) return { files: [] };
+      return { error: reason(e, path) };
     }
   }
 
+  /**
+   * Lines offset..offset+limit of a text file; a binary file (by extension,
+   * as deepagents decides it) whole, as bytes, whatever offset and limit say.
+   */
   async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
     const c = this.client();
-    offset = Math.max(0, Math.floor(offset));
-    if (limit <= 0) return { content: "", mimeType: "text/plain" };
+    const type = mimeType(filePath);
+    if (!isTextMimeType(type)) return this.readBinary(c, filePath, type);
+    // As deepagents' normalizeReadPagination: whole, non-negative lines.
+    offset = Number.isFinite(offset) ? Math.max(0, Math.floor(offset)) : 0;
+    limit = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
     try {
-      const r = await c.readFile({ path: filePath, offset: BigInt(offset), limit: BigInt(limit) });
+      // limit 0 still asks for a line: the file must exist and be text.
+      const r = await c.readFile({ path: this.path(filePath), offset: BigInt(offset), limit: BigInt(Math.max(limit, 1)) });
       const total = Number(r.totalLines);
+      if (limit === 0 || total === 0) return { content: "", mimeType: type };
       const next = Number(r.nextOffset);
-      if (!r.content.trim()) return { content: r.content, mimeType: mimeType(filePath, true) };
       return {
         content: r.content,
-        mimeType: mimeType(filePath, true),
+        mimeType: type,
         totalLines: total,
         startLine: offset + 1,
         endLine: next,
@@ -86,96 +141,174 @@ export class SkillsvcBackend implements BackendProtocolV2 {
       };
     } catch (err) {
       const e = SkillsvcError.from(err);
-      if (isBinary(e)) return this.readBinary(c, filePath);
-      if (e.code === Code.OutOfRange) return { error: `Line offset ${offset} exceeds file length` };
+      if (isBinary(e)) return this.readBinary(c, filePath, "application/octet-stream");
       if (e.code === Code.NotFound) return { error: `File '${filePath}' not found` };
-      return { error: `Error: ${e.rawMessage}` };
+      if (e.code === Code.OutOfRange) {
+        const lines = /\((\d+) lines\)/.exec(e.rawMessage)?.[1];
+        return { error: `Line offset ${offset} exceeds file length${lines ? ` (${lines} lines)` : ""}` };
+      }
+      return { error: `Error reading file '${filePath}': ${reason(e, filePath)}` };
     }
   }
 
-  private async readBinary(c: SkillsvcClient, filePath: string): Promise<ReadResult> {
+  private async readBinary(c: SkillsvcClient, filePath: string, type: string): Promise<ReadResult> {
     try {
-      const data = await c.download(filePath, { limit: MAX_BINARY_READ + 1 });
-      if (data.length > MAX_BINARY_READ) return { error: `Error: binary file is larger than ${MAX_BINARY_READ} bytes` };
-      return { content: data, mimeType: mimeType(filePath, false) };
-    } catch (err) {
-      return { error: message(err, filePath) };
-    }
-  }
-
-  async readRaw(filePath: string): Promise<ReadRawResult> {
-    const c = this.client();
-    try {
-      const [st, data] = await Promise.all([c.stat(filePath), c.download(filePath)]);
-      const modified = st.info?.modified ? new Date(Number(st.info.modified.seconds) * 1000).toISOString() : "";
-      const text = isText(data);
-      return {
-        data: {
-          content: text ? Buffer.from(data).toString("utf8") : data,
-          mimeType: mimeType(filePath, text),
-          created_at: modified,
-          modified_at: modified,
-        },
-      };
+      const data = await bytes(c, this.path(filePath), MAX_BINARY_READ);
+      if (!data) return { error: `file too large to read (over ${MAX_BINARY_READ >> 20}MB, the limit for binary files)` };
+      return { content: data, mimeType: type };
     } catch (err) {
       const e = SkillsvcError.from(err);
-      return { error: e.code === Code.NotFound ? `File '${filePath}' not found` : `Error: ${e.rawMessage}` };
+      if (e.code === Code.NotFound) return { error: `File '${filePath}' not found` };
+      return { error: `Error reading file '${filePath}': ${reason(e, filePath)}` };
     }
   }
 
+  /** The file as FileData: a string for text, bytes for a binary extension or content that is not UTF-8. */
+  async readRaw(filePath: string): Promise<ReadRawResult> {
+    const c = this.client();
+    const p = this.path(filePath);
+    try {
+      const [st, data] = await Promise.all([c.stat(p), bytes(c, p)]);
+      const modified = timestamp(st.info?.modified);
+      let type = mimeType(filePath);
+      let content: string | Uint8Array = data!;
+      if (isTextMimeType(type)) {
+        const text = utf8(data!);
+        if (text === undefined) type = "application/octet-stream";
+        else content = text;
+      }
+      return { data: { content, mimeType: type, created_at: modified, modified_at: modified } };
+    } catch (err) {
+      const e = SkillsvcError.from(err);
+      return { error: e.code === Code.NotFound ? `File '${filePath}' not found` : reason(e, filePath) };
+    }
+  }
+
+  /**
+   * Creates or replaces a file. For a binary extension (.png, .pdf, …)
+   * content is base64, stored decoded, as deepagents 1.14's backends do.
+   */
   async write(filePath: string, content: string): Promise<WriteResult> {
+    const c = this.client();
     try {
-      await this.client().writeFile({ path: filePath, content });
-      return { path: filePath };
+      if (isTextMimeType(mimeType(filePath))) {
+        await c.writeFile({ path: this.path(filePath), content });
+      } else {
+        const data = decodeBase64(content);
+        if (!data) return { error: `Error writing file '${filePath}': content is not base64 (a binary file such as this is written as base64)` };
+        await c.upload(this.path(filePath), data);
+      }
+      return { path: filePath, filesUpdate: null };
     } catch (err) {
-      return { error: message(err, filePath) };
+      return { error: `Error writing file '${filePath}': ${reason(SkillsvcError.from(err), filePath)}` };
     }
   }
 
+  /**
+   * Replaces oldString by newString, as deepagents' performStringReplacement
+   * does: an empty oldString sets the content of an empty file, and
+   * replacing a string by itself changes nothing but still counts.
+   */
   async edit(filePath: string, oldString: string, newString: string, replaceAll = false): Promise<EditResult> {
+    const c = this.client();
+    const p = this.path(filePath);
     try {
-      const r = await this.client().edit({ path: filePath, oldString, newString, replaceAll });
-      return { path: filePath, occurrences: Number(r.occurrences) };
+      if (oldString === "" || oldString === newString) return await this.editLocally(c, filePath, oldString, newString, replaceAll);
+      const r = await c.edit({ path: p, oldString, newString, replaceAll });
+      return { path: filePath, filesUpdate: null, occurrences: Number(r.occurrences) };
     } catch (err) {
-      return { error: message(err, filePath) };
+      const e = SkillsvcError.from(err);
+      if (e.code === Code.NotFound) return { error: `Error: File '${filePath}' not found` };
+      if (e.code === Code.FailedPrecondition && /old_string not found/.test(e.rawMessage)) return { error: notFound(oldString) };
+      const times = /old_string occurs (\d+) times/.exec(e.rawMessage)?.[1];
+      if (e.code === Code.FailedPrecondition && times) return { error: multiple(oldString, Number(times)) };
+      return { error: `Error editing file '${filePath}': ${reason(e, filePath)}` };
     }
   }
 
+  // editLocally decides the edits skillsvc's Edit refuses (an empty
+  // old_string, or one equal to new_string) from the file's content.
+  private async editLocally(c: SkillsvcClient, filePath: string, oldString: string, newString: string, replaceAll: boolean): Promise<EditResult> {
+    const p = this.path(filePath);
+    if (oldString === "") {
+      const { info: st } = await c.stat(p);
+      if (!st || st.isDir) return { error: `Error: File '${filePath}' not found` };
+      if (st.size > 0n) return { error: "Error: oldString cannot be empty when file has content" };
+      // Only while still empty: a concurrent writer's content is not replaced.
+      await c.writeFile({ path: p, content: newString, ifMatch: st.etag });
+      return { path: filePath, filesUpdate: null, occurrences: 0 };
+    }
+    const data = await bytes(c, p, MAX_BINARY_READ);
+    if (!data) return { error: `Error editing file '${filePath}': the file is larger than ${MAX_BINARY_READ} bytes` };
+    const text = utf8(data);
+    if (text === undefined) return { error: `Error editing file '${filePath}': not a text file` };
+    const n = text.split(oldString).length - 1;
+    if (n === 0) return { error: notFound(oldString) };
+    if (n > 1 && !replaceAll) return { error: multiple(oldString, n) };
+    return { path: filePath, filesUpdate: null, occurrences: n };
+  }
+
+  /** Removes a file, or a directory with everything below it. */
   async delete(filePath: string): Promise<DeleteResult> {
+    const c = this.client();
     try {
-      await this.client().delete({ path: dir(filePath), recursive: true });
-      return { path: filePath };
+      await c.delete({ path: dir(this.path(filePath)), recursive: true });
+      return { path: filePath, filesUpdate: null };
     } catch (err) {
-      return { error: message(err, filePath) };
+      const e = SkillsvcError.from(err);
+      if (e.code === Code.NotFound) return { error: `Error: File '${filePath}' not found` };
+      return { error: `Error deleting '${filePath}': ${reason(e, filePath)}` };
     }
   }
 
+  /**
+   * The files below path whose path relative to it matches pattern, as
+   * deepagentsjs matches them: "*" stays in one directory ("*.md" is the top
+   * level only), "**" crosses any number, and both match names starting
+   * with "." (micromatch's and fast-glob's dot option, which deepagentsjs
+   * sets; deepagents for Python leaves them out). A leading "/" anchors at
+   * path, as in FilesystemBackend.
+   */
   async glob(pattern: string, path = "/"): Promise<GlobResult> {
+    const c = this.client();
+    const shown = this.shown(path);
     try {
-      const r = await this.client().glob({ pattern: globPattern(pattern), path: dir(path) });
-      return { files: r.matches.filter((m) => !m.isDir).map(info), truncated: r.truncated };
+      const r = await c.glob({ pattern: pattern.replace(/^\/+/, ""), path: dir(this.path(path)), hidden: GlobHidden.INCLUDE });
+      const files = r.matches.filter((m) => !m.isDir).map((m) => info(m, shown));
+      return r.truncated ? { files, truncated: true } : { files };
     } catch (err) {
-      return { error: message(err, path) };
+      const e = SkillsvcError.from(err);
+      if (e.code === Code.NotFound || isNotDir(e)) return { files: [] };
+      return { error: reason(e, path) };
     }
   }
 
+  /**
+   * Lines containing pattern (literal text). glob filters files by name at
+   * any depth, as deepagents matches it against each file's base name; a
+   * glob with "/" matches the path relative to path.
+   */
   async grep(pattern: string, path: string | null = "/", glob: string | null = null, maxCount: number | null = null): Promise<GrepResult> {
+    const c = this.client();
+    const shown = this.shown(path ?? "/");
     try {
-      const r = await this.client().grep({
+      const r = await c.grep({
         pattern,
-        path: dir(path ?? "/"),
-        glob: glob ? globPattern(glob) : "",
+        path: dir(this.path(path ?? "/")),
+        glob: glob ? (glob.includes("/") ? glob.replace(/^\/+/, "") : `**/${glob}`) : "",
         maxMatches: maxCount ?? 0,
       });
-      let matches = r.matches.map((m) => ({ path: m.path, line: Number(m.line), text: m.text }));
+      let matches = r.matches.map((m) => ({ path: shown(m.path), line: Number(m.line), text: m.text }));
       let truncated = r.truncated;
       if (maxCount != null && matches.length > maxCount) {
         matches = matches.slice(0, maxCount);
         truncated = true;
       }
-      return { matches, truncated };
+      return truncated ? { matches, truncated } : { matches };
     } catch (err) {
-      return { error: message(err, path ?? "/") };
+      const e = SkillsvcError.from(err);
+      if (e.code === Code.NotFound) return { matches: [] };
+      return { error: `Error: ${reason(e, path ?? "/")}` };
     }
   }
 
@@ -184,7 +317,7 @@ export class SkillsvcBackend implements BackendProtocolV2 {
     const out: FileUploadResponse[] = [];
     for (const [path, data] of files) {
       try {
-        await c.upload(path, data);
+        await c.upload(this.path(path), data);
         out.push({ path, error: null });
       } catch (err) {
         out.push({ path, error: fileError(err) });
@@ -198,7 +331,7 @@ export class SkillsvcBackend implements BackendProtocolV2 {
     const out: FileDownloadResponse[] = [];
     for (const path of paths) {
       try {
-        out.push({ path, content: await c.download(path), error: null });
+        out.push({ path, content: (await bytes(c, this.path(path)))!, error: null });
       } catch (err) {
         out.push({ path, content: null, error: fileError(err) });
       }
@@ -225,59 +358,137 @@ function dir(path: string): string {
   return path.replace(/\/+$/, "") || "/";
 }
 
-// globPattern is the backend contract's glob: without "/" a pattern matches
-// the base name at any depth; a leading "/" anchors it to the search root.
-function globPattern(p: string): string {
-  if (p.startsWith("/")) return p.replace(/^\/+/, "");
-  return p.includes("/") ? p : `**/${p}`;
+// bytes downloads a file into a plain Uint8Array (deepagents compares
+// content with Uint8Array, which a Node Buffer is not), or undefined when it
+// is larger than max bytes.
+async function bytes(c: SkillsvcClient, path: string, max?: number): Promise<Uint8Array | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of c.iterDownload(path, { limit: max === undefined ? 0 : max + 1 })) {
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  if (max !== undefined && size > max) return undefined;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
 }
 
-function info(e: PbFileInfo): FileInfo {
-  if (e.isDir) return { path: `${e.path.replace(/\/+$/, "")}/`, is_dir: true, size: 0, modified_at: "" };
-  const modified = e.modified ? new Date(Number(e.modified.seconds) * 1000 + Math.floor(e.modified.nanos / 1e6)).toISOString() : "";
-  return { path: e.path, is_dir: false, size: Number(e.size), modified_at: modified };
+function info(e: PbFileInfo, shown: (p: string) => string): FileInfo {
+  const p = shown(e.path);
+  if (e.isDir) return { path: `${p.replace(/\/+$/, "")}/`, is_dir: true, size: 0, modified_at: "" };
+  return { path: p, is_dir: false, size: Number(e.size), modified_at: timestamp(e.modified) };
+}
+
+function timestamp(t: PbFileInfo["modified"]): string {
+  return t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : "";
 }
 
 function isBinary(e: SkillsvcError): boolean {
   return e.code === Code.FailedPrecondition && e.rawMessage.includes("binary");
 }
 
-function isText(data: Uint8Array): boolean {
-  if (data.includes(0)) return false;
+// reason is why skillsvc refused a call, worded as deepagents' own
+// backends word it where they refuse the same thing.
+function reason(e: SkillsvcError, path: string): string {
+  if (e.code === Code.InvalidArgument && path.split("/").includes("..")) return "Path traversal not allowed";
+  return e.rawMessage;
+}
+
+function isNotDir(e: SkillsvcError): boolean {
+  return e.code === Code.FailedPrecondition && e.rawMessage.includes("not a directory");
+}
+
+function utf8(data: Uint8Array): string | undefined {
   try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data);
-    return true;
+    return new TextDecoder("utf-8", { fatal: true }).decode(data);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-const MIME: Record<string, string> = {
-  md: "text/markdown",
-  txt: "text/plain",
-  py: "text/x-python",
-  ts: "text/typescript",
-  js: "text/javascript",
-  json: "application/json",
-  csv: "text/csv",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  pdf: "application/pdf",
-};
-
-function mimeType(path: string, text: boolean): string {
-  const ext = path.split("/").pop()?.split(".").slice(1).pop()?.toLowerCase() ?? "";
-  return MIME[ext] ?? (text ? "text/plain" : "application/octet-stream");
+// decodeBase64 reads base64 (or a data: URL) as deepagents' decodeBase64ToBytes
+// does, or undefined when it is not base64.
+function decodeBase64(content: string): Uint8Array | undefined {
+  const trimmed = content.trim();
+  const payload = trimmed.startsWith("data:") ? trimmed.slice(trimmed.indexOf(",") + 1) : trimmed;
+  let binary: string;
+  try {
+    binary = atob(payload.replace(/\s/g, ""));
+  } catch {
+    return undefined;
+  }
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
 }
 
-// message is the error a model reads, worded as deepagents' own backends
-// word theirs where the meaning is the same.
-function message(err: unknown, path: string, what = "File"): string {
-  const e = SkillsvcError.from(err);
-  if (e.code === Code.NotFound) return `Error: ${what} '${path}' not found`;
-  return `Error: ${e.rawMessage}`;
+// Edit refusals, worded as deepagents' performStringReplacement words them.
+function notFound(oldString: string): string {
+  return `Error: String not found in file: '${oldString}'`;
+}
+
+function multiple(oldString: string, n: number): string {
+  return `Error: String '${oldString}' has multiple occurrences (appears ${n} times) in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.`;
+}
+
+// The MIME types deepagents' getMimeType gives (deepagents 1.14.1,
+// src/backends/utils.ts, not exported) where they are not "text/plain", the
+// type of every other extension and of names without one. A file is binary
+// when its type is not text (isTextMimeType): deepagents decides by
+// extension, not by content.
+const MIME_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".svg": "image/svg+xml",
+  ".heic": "image/heic",
+  ".heif": "image/heif",
+  ".mp3": "audio/mpeg",
+  ".wav": "audio/wav",
+  ".aiff": "audio/aiff",
+  ".aac": "audio/aac",
+  ".ogg": "audio/ogg",
+  ".flac": "audio/flac",
+  ".mp4": "video/mp4",
+  ".webm": "video/webm",
+  ".mpeg": "video/mpeg",
+  ".mov": "video/quicktime",
+  ".avi": "video/x-msvideo",
+  ".flv": "video/x-flv",
+  ".mpg": "video/mpeg",
+  ".wmv": "video/x-ms-wmv",
+  ".3gpp": "video/3gpp",
+  ".pdf": "application/pdf",
+  ".ppt": "application/vnd.ms-powerpoint",
+  ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  ".md": "text/markdown",
+  ".markdown": "text/markdown",
+  ".html": "text/html",
+  ".htm": "text/html",
+  ".css": "text/css",
+  ".csv": "text/csv",
+  ".xml": "text/xml",
+  ".json": "application/json",
+  ".js": "application/javascript",
+  ".mjs": "application/javascript",
+  ".cjs": "application/javascript",
+};
+
+function mimeType(path: string): string {
+  const name = path.slice(path.replace(/\\/g, "/").lastIndexOf("/") + 1);
+  const dot = name.lastIndexOf(".");
+  return (dot > 0 && MIME_TYPES[name.slice(dot).toLowerCase()]) || "text/plain";
+}
+
+function isTextMimeType(type: string): boolean {
+  return type.startsWith("text/") || type === "application/json" || type === "application/javascript" || type === "image/svg+xml";
 }
 
 function fileError(err: unknown): FileOperationError {
@@ -288,7 +499,7 @@ function fileError(err: unknown): FileOperationError {
     case Code.PermissionDenied:
       return "permission_denied";
     case Code.FailedPrecondition:
-      if (e.rawMessage.includes("directory")) return "is_directory";
+      if (e.rawMessage.includes("is a directory")) return "is_directory";
       return "invalid_path";
     default:
       return "invalid_path";

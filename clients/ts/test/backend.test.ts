@@ -26,30 +26,31 @@ const thread = (p: string) => `${p}-${randomUUID().slice(0, 10)}`;
 test("every backend method", async () => {
   const b = new SkillsvcBackend({ target: env.target, user: env.user, thread: thread("ts-be") });
 
-  assert.deepEqual(await b.write("/workspace/notes.md", "alpha\nbeta\ngamma\n"), { path: "/workspace/notes.md" });
+  assert.deepEqual(await b.write("/workspace/notes.md", "alpha\nbeta\ngamma\n"), { path: "/workspace/notes.md", filesUpdate: null });
   assert.equal((await b.write("/workspace/notes.md", "alpha\nbeta\ngamma\n")).error, undefined, "write overwrites");
-  assert.match((await b.write("/skills/x.md", "no")).error ?? "", /^Error: permission denied/);
+  assert.match((await b.write("/skills/x.md", "no")).error ?? "", /^Error writing file '\/skills\/x.md': permission denied/);
 
   const r = await b.read("/workspace/notes.md", 1, 1);
   assert.deepEqual(r, { content: "beta", mimeType: "text/markdown", totalLines: 3, startLine: 2, endLine: 2, nextOffset: 2 });
   assert.equal((await b.read("/workspace/notes.md")).nextOffset, undefined);
   assert.equal((await b.read("/workspace/missing.md")).error, "File '/workspace/missing.md' not found");
-  assert.match((await b.read("/workspace/notes.md", 10)).error ?? "", /^Line offset 10 exceeds/);
+  assert.equal((await b.read("/workspace/notes.md", 10)).error, "Line offset 10 exceeds file length (3 lines)");
   const raw = await b.readRaw("/workspace/notes.md");
   assert.equal(raw.data?.content, "alpha\nbeta\ngamma\n");
   assert.ok(raw.data && "mimeType" in raw.data && raw.data.mimeType === "text/markdown" && raw.data.modified_at);
 
-  assert.deepEqual(await b.edit("/workspace/notes.md", "beta", "BETA"), { path: "/workspace/notes.md", occurrences: 1 });
+  assert.deepEqual(await b.edit("/workspace/notes.md", "beta", "BETA"), { path: "/workspace/notes.md", filesUpdate: null, occurrences: 1 });
   assert.equal((await b.edit("/workspace/notes.md", "a", "A", true)).occurrences, 4);
-  assert.match((await b.edit("/workspace/notes.md", "absent", "x")).error ?? "", /^Error: /);
+  assert.equal((await b.edit("/workspace/notes.md", "absent", "x")).error, "Error: String not found in file: 'absent'");
   assert.equal((await b.edit("/workspace/none.md", "a", "b")).error, "Error: File '/workspace/none.md' not found");
 
   const ls = await b.ls("/workspace/");
   assert.deepEqual(ls.files?.map((f) => [f.path, f.is_dir, f.size]), [["/workspace/notes.md", false, 17]]);
   assert.deepEqual((await b.ls("/skills")).files?.map((f) => f.path), ["/skills/data/", "/skills/writing/"]);
-  assert.ok((await b.ls("/nowhere")).error);
+  assert.deepEqual(await b.ls("/nowhere"), { files: [] });
 
-  assert.deepEqual((await b.glob("*.md", "/skills/writing")).files?.map((f) => f.path), [
+  assert.deepEqual((await b.glob("*.md", "/skills/writing")).files, [], "* stays in one directory");
+  assert.deepEqual((await b.glob("**/*.md", "/skills/writing")).files?.map((f) => f.path), [
     "/skills/writing/commit-message/SKILL.md",
     "/skills/writing/release-notes/SKILL.md",
     "/skills/writing/release-notes/references/style.md",
@@ -68,14 +69,26 @@ test("every backend method", async () => {
     { path: "/workspace/../x", error: "invalid_path" },
   ]);
   const down = await b.downloadFiles(["/workspace/logo.png", "/workspace/none"]);
-  assert.deepEqual(down[0].content, Buffer.from(png));
+  assert.deepEqual(down[0].content, png);
   assert.equal(down[1].error, "file_not_found");
   const bin = await b.read("/workspace/logo.png");
-  assert.deepEqual([Buffer.from(bin.content as Uint8Array), bin.mimeType], [Buffer.from(png), "image/png"]);
+  assert.deepEqual([bin.content, bin.mimeType], [png, "image/png"]);
 
-  assert.deepEqual(await b.delete("/workspace/logo.png"), { path: "/workspace/logo.png" });
+  assert.deepEqual(await b.delete("/workspace/logo.png"), { path: "/workspace/logo.png", filesUpdate: null });
   assert.equal((await b.delete("/workspace/logo.png")).error, "Error: File '/workspace/logo.png' not found");
   assert.deepEqual(await skillSources(b), ["/skills/data/", "/skills/writing/"]);
+});
+
+test("glob matches as deepagentsjs's backends do: * in one directory, ** across, both matching dot-names", async () => {
+  const b = new SkillsvcBackend({ target: env.target, user: env.user, thread: thread("ts-glob") });
+  for (const p of [".env", "a.yml", ".github/workflows/ci.yml", "src/.hidden.py", "src/main.py"]) {
+    assert.equal((await b.write(`/workspace/${p}`, "x")).error, undefined, p);
+  }
+  const glob = async (pattern: string) => (await b.glob(pattern, "/workspace")).files?.map((f) => f.path.slice("/workspace/".length)).sort();
+  assert.deepEqual(await glob("*"), [".env", "a.yml"]);
+  assert.deepEqual(await glob("**/*.yml"), [".github/workflows/ci.yml", "a.yml"]);
+  assert.deepEqual(await glob("src/*.py"), ["src/.hidden.py", "src/main.py"]);
+  assert.deepEqual(await glob("/*.yml"), ["a.yml"], "a leading / anchors at the search path");
 });
 
 test("a backend without a thread refuses calls outside a LangGraph run (the agent test runs it inside one)", async () => {

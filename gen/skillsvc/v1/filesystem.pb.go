@@ -22,6 +22,65 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// GlobHidden says whether wildcards match names that start with "." (files
+// and directories alike). Agent frameworks differ here: deepagentsjs matches
+// them (micromatch's dot option), deepagents for Python and ripgrep do not.
+type GlobHidden int32
+
+const (
+	// The server default: GLOB_HIDDEN_INCLUDE.
+	GlobHidden_GLOB_HIDDEN_UNSPECIFIED GlobHidden = 0
+	// Wildcards match dot-names like any other: "*" matches ".env" and "**"
+	// walks into ".github/".
+	GlobHidden_GLOB_HIDDEN_INCLUDE GlobHidden = 1
+	// A dot-name matches only a pattern segment that itself starts with ".":
+	// "*" leaves ".env" out and "**" does not walk into ".github/", while
+	// ".*" and ".github/**" reach them. With match_base_name only the base name
+	// counts: "*.yml" matches ".github/workflows/ci.yml".
+	GlobHidden_GLOB_HIDDEN_EXPLICIT GlobHidden = 2
+)
+
+// Enum value maps for GlobHidden.
+var (
+	GlobHidden_name = map[int32]string{
+		0: "GLOB_HIDDEN_UNSPECIFIED",
+		1: "GLOB_HIDDEN_INCLUDE",
+		2: "GLOB_HIDDEN_EXPLICIT",
+	}
+	GlobHidden_value = map[string]int32{
+		"GLOB_HIDDEN_UNSPECIFIED": 0,
+		"GLOB_HIDDEN_INCLUDE":     1,
+		"GLOB_HIDDEN_EXPLICIT":    2,
+	}
+)
+
+func (x GlobHidden) Enum() *GlobHidden {
+	p := new(GlobHidden)
+	*p = x
+	return p
+}
+
+func (x GlobHidden) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (GlobHidden) Descriptor() protoreflect.EnumDescriptor {
+	return file_skillsvc_v1_filesystem_proto_enumTypes[0].Descriptor()
+}
+
+func (GlobHidden) Type() protoreflect.EnumType {
+	return &file_skillsvc_v1_filesystem_proto_enumTypes[0]
+}
+
+func (x GlobHidden) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use GlobHidden.Descriptor instead.
+func (GlobHidden) EnumDescriptor() ([]byte, []int) {
+	return file_skillsvc_v1_filesystem_proto_rawDescGZIP(), []int{0}
+}
+
 // FileInfo describes one file or directory.
 type FileInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1112,7 +1171,13 @@ type GlobRequest struct {
 	// Directory to search from; empty means "/".
 	Path string `protobuf:"bytes,2,opt,name=path" json:"path,omitempty"`
 	// 0 means the server default; larger values are capped.
-	MaxResults    int32 `protobuf:"varint,3,opt,name=max_results,json=maxResults" json:"max_results,omitempty"`
+	MaxResults int32 `protobuf:"varint,3,opt,name=max_results,json=maxResults" json:"max_results,omitempty"`
+	// How names starting with "." are matched; unset is GLOB_HIDDEN_INCLUDE.
+	Hidden GlobHidden `protobuf:"varint,4,opt,name=hidden,enum=skillsvc.v1.GlobHidden" json:"hidden,omitempty"`
+	// Match pattern against each file's base name, at any depth below path,
+	// instead of against its path relative to path (as ripgrep's and
+	// gitignore's patterns without "/" do). pattern must not contain "/".
+	MatchBaseName bool `protobuf:"varint,5,opt,name=match_base_name,json=matchBaseName" json:"match_base_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1166,6 +1231,20 @@ func (x *GlobRequest) GetMaxResults() int32 {
 		return x.MaxResults
 	}
 	return 0
+}
+
+func (x *GlobRequest) GetHidden() GlobHidden {
+	if x != nil {
+		return x.Hidden
+	}
+	return GlobHidden_GLOB_HIDDEN_UNSPECIFIED
+}
+
+func (x *GlobRequest) GetMatchBaseName() bool {
+	if x != nil {
+		return x.MatchBaseName
+	}
+	return false
 }
 
 type GlobResponse struct {
@@ -1517,12 +1596,14 @@ const file_skillsvc_v1_filesystem_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x02 \x01(\bR\trecursive\"*\n" +
 	"\x0eDeleteResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\\\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\xb5\x01\n" +
 	"\vGlobRequest\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
 	"\vmax_results\x18\x03 \x01(\x05R\n" +
-	"maxResults\"]\n" +
+	"maxResults\x12/\n" +
+	"\x06hidden\x18\x04 \x01(\x0e2\x17.skillsvc.v1.GlobHiddenR\x06hidden\x12&\n" +
+	"\x0fmatch_base_name\x18\x05 \x01(\bR\rmatchBaseName\"]\n" +
 	"\fGlobResponse\x12/\n" +
 	"\amatches\x18\x01 \x03(\v2\x15.skillsvc.v1.FileInfoR\amatches\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xb1\x01\n" +
@@ -1542,7 +1623,12 @@ const file_skillsvc_v1_filesystem_proto_rawDesc = "" +
 	"\amatches\x18\x01 \x03(\v2\x16.skillsvc.v1.GrepMatchR\amatches\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12#\n" +
 	"\rfiles_scanned\x18\x03 \x01(\x03R\ffilesScanned\x12#\n" +
-	"\rfiles_skipped\x18\x04 \x01(\x03R\ffilesSkipped2\x94\x05\n" +
+	"\rfiles_skipped\x18\x04 \x01(\x03R\ffilesSkipped*\\\n" +
+	"\n" +
+	"GlobHidden\x12\x1b\n" +
+	"\x17GLOB_HIDDEN_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13GLOB_HIDDEN_INCLUDE\x10\x01\x12\x18\n" +
+	"\x14GLOB_HIDDEN_EXPLICIT\x10\x022\x94\x05\n" +
 	"\x11FilesystemService\x12;\n" +
 	"\x04List\x12\x18.skillsvc.v1.ListRequest\x1a\x19.skillsvc.v1.ListResponse\x12;\n" +
 	"\x04Stat\x12\x18.skillsvc.v1.StatRequest\x1a\x19.skillsvc.v1.StatResponse\x12;\n" +
@@ -1567,69 +1653,72 @@ func file_skillsvc_v1_filesystem_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_filesystem_proto_rawDescData
 }
 
+var file_skillsvc_v1_filesystem_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_skillsvc_v1_filesystem_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_skillsvc_v1_filesystem_proto_goTypes = []any{
-	(*FileInfo)(nil),              // 0: skillsvc.v1.FileInfo
-	(*ListRequest)(nil),           // 1: skillsvc.v1.ListRequest
-	(*ListResponse)(nil),          // 2: skillsvc.v1.ListResponse
-	(*StatRequest)(nil),           // 3: skillsvc.v1.StatRequest
-	(*StatResponse)(nil),          // 4: skillsvc.v1.StatResponse
-	(*ReadRequest)(nil),           // 5: skillsvc.v1.ReadRequest
-	(*ReadResponse)(nil),          // 6: skillsvc.v1.ReadResponse
-	(*DownloadRequest)(nil),       // 7: skillsvc.v1.DownloadRequest
-	(*DownloadResponse)(nil),      // 8: skillsvc.v1.DownloadResponse
-	(*UploadRequest)(nil),         // 9: skillsvc.v1.UploadRequest
-	(*UploadHeader)(nil),          // 10: skillsvc.v1.UploadHeader
-	(*UploadResponse)(nil),        // 11: skillsvc.v1.UploadResponse
-	(*WriteRequest)(nil),          // 12: skillsvc.v1.WriteRequest
-	(*WriteResponse)(nil),         // 13: skillsvc.v1.WriteResponse
-	(*EditRequest)(nil),           // 14: skillsvc.v1.EditRequest
-	(*EditResponse)(nil),          // 15: skillsvc.v1.EditResponse
-	(*DeleteRequest)(nil),         // 16: skillsvc.v1.DeleteRequest
-	(*DeleteResponse)(nil),        // 17: skillsvc.v1.DeleteResponse
-	(*GlobRequest)(nil),           // 18: skillsvc.v1.GlobRequest
-	(*GlobResponse)(nil),          // 19: skillsvc.v1.GlobResponse
-	(*GrepRequest)(nil),           // 20: skillsvc.v1.GrepRequest
-	(*GrepMatch)(nil),             // 21: skillsvc.v1.GrepMatch
-	(*GrepResponse)(nil),          // 22: skillsvc.v1.GrepResponse
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(GlobHidden)(0),               // 0: skillsvc.v1.GlobHidden
+	(*FileInfo)(nil),              // 1: skillsvc.v1.FileInfo
+	(*ListRequest)(nil),           // 2: skillsvc.v1.ListRequest
+	(*ListResponse)(nil),          // 3: skillsvc.v1.ListResponse
+	(*StatRequest)(nil),           // 4: skillsvc.v1.StatRequest
+	(*StatResponse)(nil),          // 5: skillsvc.v1.StatResponse
+	(*ReadRequest)(nil),           // 6: skillsvc.v1.ReadRequest
+	(*ReadResponse)(nil),          // 7: skillsvc.v1.ReadResponse
+	(*DownloadRequest)(nil),       // 8: skillsvc.v1.DownloadRequest
+	(*DownloadResponse)(nil),      // 9: skillsvc.v1.DownloadResponse
+	(*UploadRequest)(nil),         // 10: skillsvc.v1.UploadRequest
+	(*UploadHeader)(nil),          // 11: skillsvc.v1.UploadHeader
+	(*UploadResponse)(nil),        // 12: skillsvc.v1.UploadResponse
+	(*WriteRequest)(nil),          // 13: skillsvc.v1.WriteRequest
+	(*WriteResponse)(nil),         // 14: skillsvc.v1.WriteResponse
+	(*EditRequest)(nil),           // 15: skillsvc.v1.EditRequest
+	(*EditResponse)(nil),          // 16: skillsvc.v1.EditResponse
+	(*DeleteRequest)(nil),         // 17: skillsvc.v1.DeleteRequest
+	(*DeleteResponse)(nil),        // 18: skillsvc.v1.DeleteResponse
+	(*GlobRequest)(nil),           // 19: skillsvc.v1.GlobRequest
+	(*GlobResponse)(nil),          // 20: skillsvc.v1.GlobResponse
+	(*GrepRequest)(nil),           // 21: skillsvc.v1.GrepRequest
+	(*GrepMatch)(nil),             // 22: skillsvc.v1.GrepMatch
+	(*GrepResponse)(nil),          // 23: skillsvc.v1.GrepResponse
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_skillsvc_v1_filesystem_proto_depIdxs = []int32{
-	23, // 0: skillsvc.v1.FileInfo.modified:type_name -> google.protobuf.Timestamp
-	0,  // 1: skillsvc.v1.ListResponse.entries:type_name -> skillsvc.v1.FileInfo
-	0,  // 2: skillsvc.v1.StatResponse.info:type_name -> skillsvc.v1.FileInfo
-	0,  // 3: skillsvc.v1.DownloadResponse.info:type_name -> skillsvc.v1.FileInfo
-	10, // 4: skillsvc.v1.UploadRequest.header:type_name -> skillsvc.v1.UploadHeader
-	0,  // 5: skillsvc.v1.UploadResponse.info:type_name -> skillsvc.v1.FileInfo
-	0,  // 6: skillsvc.v1.WriteResponse.info:type_name -> skillsvc.v1.FileInfo
-	0,  // 7: skillsvc.v1.EditResponse.info:type_name -> skillsvc.v1.FileInfo
-	0,  // 8: skillsvc.v1.GlobResponse.matches:type_name -> skillsvc.v1.FileInfo
-	21, // 9: skillsvc.v1.GrepResponse.matches:type_name -> skillsvc.v1.GrepMatch
-	1,  // 10: skillsvc.v1.FilesystemService.List:input_type -> skillsvc.v1.ListRequest
-	3,  // 11: skillsvc.v1.FilesystemService.Stat:input_type -> skillsvc.v1.StatRequest
-	5,  // 12: skillsvc.v1.FilesystemService.Read:input_type -> skillsvc.v1.ReadRequest
-	7,  // 13: skillsvc.v1.FilesystemService.Download:input_type -> skillsvc.v1.DownloadRequest
-	9,  // 14: skillsvc.v1.FilesystemService.Upload:input_type -> skillsvc.v1.UploadRequest
-	12, // 15: skillsvc.v1.FilesystemService.Write:input_type -> skillsvc.v1.WriteRequest
-	14, // 16: skillsvc.v1.FilesystemService.Edit:input_type -> skillsvc.v1.EditRequest
-	16, // 17: skillsvc.v1.FilesystemService.Delete:input_type -> skillsvc.v1.DeleteRequest
-	18, // 18: skillsvc.v1.FilesystemService.Glob:input_type -> skillsvc.v1.GlobRequest
-	20, // 19: skillsvc.v1.FilesystemService.Grep:input_type -> skillsvc.v1.GrepRequest
-	2,  // 20: skillsvc.v1.FilesystemService.List:output_type -> skillsvc.v1.ListResponse
-	4,  // 21: skillsvc.v1.FilesystemService.Stat:output_type -> skillsvc.v1.StatResponse
-	6,  // 22: skillsvc.v1.FilesystemService.Read:output_type -> skillsvc.v1.ReadResponse
-	8,  // 23: skillsvc.v1.FilesystemService.Download:output_type -> skillsvc.v1.DownloadResponse
-	11, // 24: skillsvc.v1.FilesystemService.Upload:output_type -> skillsvc.v1.UploadResponse
-	13, // 25: skillsvc.v1.FilesystemService.Write:output_type -> skillsvc.v1.WriteResponse
-	15, // 26: skillsvc.v1.FilesystemService.Edit:output_type -> skillsvc.v1.EditResponse
-	17, // 27: skillsvc.v1.FilesystemService.Delete:output_type -> skillsvc.v1.DeleteResponse
-	19, // 28: skillsvc.v1.FilesystemService.Glob:output_type -> skillsvc.v1.GlobResponse
-	22, // 29: skillsvc.v1.FilesystemService.Grep:output_type -> skillsvc.v1.GrepResponse
-	20, // [20:30] is the sub-list for method output_type
-	10, // [10:20] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	24, // 0: skillsvc.v1.FileInfo.modified:type_name -> google.protobuf.Timestamp
+	1,  // 1: skillsvc.v1.ListResponse.entries:type_name -> skillsvc.v1.FileInfo
+	1,  // 2: skillsvc.v1.StatResponse.info:type_name -> skillsvc.v1.FileInfo
+	1,  // 3: skillsvc.v1.DownloadResponse.info:type_name -> skillsvc.v1.FileInfo
+	11, // 4: skillsvc.v1.UploadRequest.header:type_name -> skillsvc.v1.UploadHeader
+	1,  // 5: skillsvc.v1.UploadResponse.info:type_name -> skillsvc.v1.FileInfo
+	1,  // 6: skillsvc.v1.WriteResponse.info:type_name -> skillsvc.v1.FileInfo
+	1,  // 7: skillsvc.v1.EditResponse.info:type_name -> skillsvc.v1.FileInfo
+	0,  // 8: skillsvc.v1.GlobRequest.hidden:type_name -> skillsvc.v1.GlobHidden
+	1,  // 9: skillsvc.v1.GlobResponse.matches:type_name -> skillsvc.v1.FileInfo
+	22, // 10: skillsvc.v1.GrepResponse.matches:type_name -> skillsvc.v1.GrepMatch
+	2,  // 11: skillsvc.v1.FilesystemService.List:input_type -> skillsvc.v1.ListRequest
+	4,  // 12: skillsvc.v1.FilesystemService.Stat:input_type -> skillsvc.v1.StatRequest
+	6,  // 13: skillsvc.v1.FilesystemService.Read:input_type -> skillsvc.v1.ReadRequest
+	8,  // 14: skillsvc.v1.FilesystemService.Download:input_type -> skillsvc.v1.DownloadRequest
+	10, // 15: skillsvc.v1.FilesystemService.Upload:input_type -> skillsvc.v1.UploadRequest
+	13, // 16: skillsvc.v1.FilesystemService.Write:input_type -> skillsvc.v1.WriteRequest
+	15, // 17: skillsvc.v1.FilesystemService.Edit:input_type -> skillsvc.v1.EditRequest
+	17, // 18: skillsvc.v1.FilesystemService.Delete:input_type -> skillsvc.v1.DeleteRequest
+	19, // 19: skillsvc.v1.FilesystemService.Glob:input_type -> skillsvc.v1.GlobRequest
+	21, // 20: skillsvc.v1.FilesystemService.Grep:input_type -> skillsvc.v1.GrepRequest
+	3,  // 21: skillsvc.v1.FilesystemService.List:output_type -> skillsvc.v1.ListResponse
+	5,  // 22: skillsvc.v1.FilesystemService.Stat:output_type -> skillsvc.v1.StatResponse
+	7,  // 23: skillsvc.v1.FilesystemService.Read:output_type -> skillsvc.v1.ReadResponse
+	9,  // 24: skillsvc.v1.FilesystemService.Download:output_type -> skillsvc.v1.DownloadResponse
+	12, // 25: skillsvc.v1.FilesystemService.Upload:output_type -> skillsvc.v1.UploadResponse
+	14, // 26: skillsvc.v1.FilesystemService.Write:output_type -> skillsvc.v1.WriteResponse
+	16, // 27: skillsvc.v1.FilesystemService.Edit:output_type -> skillsvc.v1.EditResponse
+	18, // 28: skillsvc.v1.FilesystemService.Delete:output_type -> skillsvc.v1.DeleteResponse
+	20, // 29: skillsvc.v1.FilesystemService.Glob:output_type -> skillsvc.v1.GlobResponse
+	23, // 30: skillsvc.v1.FilesystemService.Grep:output_type -> skillsvc.v1.GrepResponse
+	21, // [21:31] is the sub-list for method output_type
+	11, // [11:21] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_filesystem_proto_init() }
@@ -1646,13 +1735,14 @@ func file_skillsvc_v1_filesystem_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_filesystem_proto_rawDesc), len(file_skillsvc_v1_filesystem_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_skillsvc_v1_filesystem_proto_goTypes,
 		DependencyIndexes: file_skillsvc_v1_filesystem_proto_depIdxs,
+		EnumInfos:         file_skillsvc_v1_filesystem_proto_enumTypes,
 		MessageInfos:      file_skillsvc_v1_filesystem_proto_msgTypes,
 	}.Build()
 	File_skillsvc_v1_filesystem_proto = out.File

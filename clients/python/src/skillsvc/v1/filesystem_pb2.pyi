@@ -2,12 +2,22 @@ import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class GlobHidden(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GLOB_HIDDEN_UNSPECIFIED: _ClassVar[GlobHidden]
+    GLOB_HIDDEN_INCLUDE: _ClassVar[GlobHidden]
+    GLOB_HIDDEN_EXPLICIT: _ClassVar[GlobHidden]
+GLOB_HIDDEN_UNSPECIFIED: GlobHidden
+GLOB_HIDDEN_INCLUDE: GlobHidden
+GLOB_HIDDEN_EXPLICIT: GlobHidden
 
 class FileInfo(_message.Message):
     __slots__ = ("path", "name", "is_dir", "size", "modified", "etag")
@@ -176,14 +186,18 @@ class DeleteResponse(_message.Message):
     def __init__(self, deleted: _Optional[int] = ...) -> None: ...
 
 class GlobRequest(_message.Message):
-    __slots__ = ("pattern", "path", "max_results")
+    __slots__ = ("pattern", "path", "max_results", "hidden", "match_base_name")
     PATTERN_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     MAX_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_FIELD_NUMBER: _ClassVar[int]
+    MATCH_BASE_NAME_FIELD_NUMBER: _ClassVar[int]
     pattern: str
     path: str
     max_results: int
-    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., max_results: _Optional[int] = ...) -> None: ...
+    hidden: GlobHidden
+    match_base_name: bool
+    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., max_results: _Optional[int] = ..., hidden: _Optional[_Union[GlobHidden, str]] = ..., match_base_name: _Optional[bool] = ...) -> None: ...
 
 class GlobResponse(_message.Message):
     __slots__ = ("matches", "truncated")

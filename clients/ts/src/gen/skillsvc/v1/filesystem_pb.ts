@@ -4,8 +4,8 @@
 // option features.utf8_validation = NONE;
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/filesystem.proto.
  */
 export const file_skillsvc_v1_filesystem: GenFile = /*@__PURE__*/
-  fileDesc("Chxza2lsbHN2Yy92MS9maWxlc3lzdGVtLnByb3RvEgtza2lsbHN2Yy52MSKAAQoIRmlsZUluZm8SDAoEcGF0aBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIMCgRzaXplGAQgASgDEiwKCG1vZGlmaWVkGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAYgASgJIkIKC0xpc3RSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiTwoMTGlzdFJlc3BvbnNlEiYKB2VudHJpZXMYASADKAsyFS5za2lsbHN2Yy52MS5GaWxlSW5mbxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiGwoLU3RhdFJlcXVlc3QSDAoEcGF0aBgBIAEoCSIzCgxTdGF0UmVzcG9uc2USIwoEaW5mbxgBIAEoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvIlAKC1JlYWRSZXF1ZXN0EgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgDEg0KBWxpbWl0GAMgASgDEhQKDGxpbmVfbnVtYmVycxgEIAEoCCJlCgxSZWFkUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhMKC3RvdGFsX2xpbmVzGAMgASgDEhMKC25leHRfb2Zmc2V0GAQgASgDEgwKBGV0YWcYBSABKAkiPgoPRG93bmxvYWRSZXF1ZXN0EgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgDEg0KBWxpbWl0GAMgASgDIkUKEERvd25sb2FkUmVzcG9uc2USIwoEaW5mbxgBIAEoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvEgwKBGRhdGEYAiABKAwiUwoNVXBsb2FkUmVxdWVzdBIrCgZoZWFkZXIYASABKAsyGS5za2lsbHN2Yy52MS5VcGxvYWRIZWFkZXJIABIOCgRkYXRhGAIgASgMSABCBQoDbXNnIkYKDFVwbG9hZEhlYWRlchIMCgRwYXRoGAEgASgJEhAKCGlmX21hdGNoGAIgASgJEhYKDm11c3Rfbm90X2V4aXN0GAMgASgIIjUKDlVwbG9hZFJlc3BvbnNlEiMKBGluZm8YASABKAsyFS5za2lsbHN2Yy52MS5GaWxlSW5mbyJXCgxXcml0ZVJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlmX21hdGNoGAMgASgJEhYKDm11c3Rfbm90X2V4aXN0GAQgASgIIjQKDVdyaXRlUmVzcG9uc2USIwoEaW5mbxgBIAEoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvIlgKC0VkaXRSZXF1ZXN0EgwKBHBhdGgYASABKAkSEgoKb2xkX3N0cmluZxgCIAEoCRISCgpuZXdfc3RyaW5nGAMgASgJEhMKC3JlcGxhY2VfYWxsGAQgASgIIkgKDEVkaXRSZXNwb25zZRITCgtvY2N1cnJlbmNlcxgBIAEoAxIjCgRpbmZvGAIgASgLMhUuc2tpbGxzdmMudjEuRmlsZUluZm8iMAoNRGVsZXRlUmVxdWVzdBIMCgRwYXRoGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCCIhCg5EZWxldGVSZXNwb25zZRIPCgdkZWxldGVkGAEgASgDIkEKC0dsb2JSZXF1ZXN0Eg8KB3BhdHRlcm4YASABKAkSDAoEcGF0aBgCIAEoCRITCgttYXhfcmVzdWx0cxgDIAEoBSJJCgxHbG9iUmVzcG9uc2USJgoHbWF0Y2hlcxgBIAMoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJ4CgtHcmVwUmVxdWVzdBIPCgdwYXR0ZXJuGAEgASgJEgwKBHBhdGgYAiABKAkSDAoEZ2xvYhgDIAEoCRINCgVyZWdleBgEIAEoCBIYChBjYXNlX2luc2Vuc2l0aXZlGAUgASgIEhMKC21heF9tYXRjaGVzGAYgASgFIjUKCUdyZXBNYXRjaBIMCgRwYXRoGAEgASgJEgwKBGxpbmUYAiABKAMSDAoEdGV4dBgDIAEoCSJ4CgxHcmVwUmVzcG9uc2USJwoHbWF0Y2hlcxgBIAMoCzIWLnNraWxsc3ZjLnYxLkdyZXBNYXRjaBIRCgl0cnVuY2F0ZWQYAiABKAgSFQoNZmlsZXNfc2Nhbm5lZBgDIAEoAxIVCg1maWxlc19za2lwcGVkGAQgASgDMpQFChFGaWxlc3lzdGVtU2VydmljZRI7CgRMaXN0Ehguc2tpbGxzdmMudjEuTGlzdFJlcXVlc3QaGS5za2lsbHN2Yy52MS5MaXN0UmVzcG9uc2USOwoEU3RhdBIYLnNraWxsc3ZjLnYxLlN0YXRSZXF1ZXN0Ghkuc2tpbGxzdmMudjEuU3RhdFJlc3BvbnNlEjsKBFJlYWQSGC5za2lsbHN2Yy52MS5SZWFkUmVxdWVzdBoZLnNraWxsc3ZjLnYxLlJlYWRSZXNwb25zZRJJCghEb3dubG9hZBIcLnNraWxsc3ZjLnYxLkRvd25sb2FkUmVxdWVzdBodLnNraWxsc3ZjLnYxLkRvd25sb2FkUmVzcG9uc2UwARJDCgZVcGxvYWQSGi5za2lsbHN2Yy52MS5VcGxvYWRSZXF1ZXN0Ghsuc2tpbGxzdmMudjEuVXBsb2FkUmVzcG9uc2UoARI+CgVXcml0ZRIZLnNraWxsc3ZjLnYxLldyaXRlUmVxdWVzdBoaLnNraWxsc3ZjLnYxLldyaXRlUmVzcG9uc2USOwoERWRpdBIYLnNraWxsc3ZjLnYxLkVkaXRSZXF1ZXN0Ghkuc2tpbGxzdmMudjEuRWRpdFJlc3BvbnNlEkEKBkRlbGV0ZRIaLnNraWxsc3ZjLnYxLkRlbGV0ZVJlcXVlc3QaGy5za2lsbHN2Yy52MS5EZWxldGVSZXNwb25zZRI7CgRHbG9iEhguc2tpbGxzdmMudjEuR2xvYlJlcXVlc3QaGS5za2lsbHN2Yy52MS5HbG9iUmVzcG9uc2USOwoER3JlcBIYLnNraWxsc3ZjLnYxLkdyZXBSZXF1ZXN0Ghkuc2tpbGxzdmMudjEuR3JlcFJlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp]);
+  fileDesc("Chxza2lsbHN2Yy92MS9maWxlc3lzdGVtLnByb3RvEgtza2lsbHN2Yy52MSKAAQoIRmlsZUluZm8SDAoEcGF0aBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIMCgRzaXplGAQgASgDEiwKCG1vZGlmaWVkGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAYgASgJIkIKC0xpc3RSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiTwoMTGlzdFJlc3BvbnNlEiYKB2VudHJpZXMYASADKAsyFS5za2lsbHN2Yy52MS5GaWxlSW5mbxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiGwoLU3RhdFJlcXVlc3QSDAoEcGF0aBgBIAEoCSIzCgxTdGF0UmVzcG9uc2USIwoEaW5mbxgBIAEoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvIlAKC1JlYWRSZXF1ZXN0EgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgDEg0KBWxpbWl0GAMgASgDEhQKDGxpbmVfbnVtYmVycxgEIAEoCCJlCgxSZWFkUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhMKC3RvdGFsX2xpbmVzGAMgASgDEhMKC25leHRfb2Zmc2V0GAQgASgDEgwKBGV0YWcYBSABKAkiPgoPRG93bmxvYWRSZXF1ZXN0EgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgDEg0KBWxpbWl0GAMgASgDIkUKEERvd25sb2FkUmVzcG9uc2USIwoEaW5mbxgBIAEoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvEgwKBGRhdGEYAiABKAwiUwoNVXBsb2FkUmVxdWVzdBIrCgZoZWFkZXIYASABKAsyGS5za2lsbHN2Yy52MS5VcGxvYWRIZWFkZXJIABIOCgRkYXRhGAIgASgMSABCBQoDbXNnIkYKDFVwbG9hZEhlYWRlchIMCgRwYXRoGAEgASgJEhAKCGlmX21hdGNoGAIgASgJEhYKDm11c3Rfbm90X2V4aXN0GAMgASgIIjUKDlVwbG9hZFJlc3BvbnNlEiMKBGluZm8YASABKAsyFS5za2lsbHN2Yy52MS5GaWxlSW5mbyJXCgxXcml0ZVJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlmX21hdGNoGAMgASgJEhYKDm11c3Rfbm90X2V4aXN0GAQgASgIIjQKDVdyaXRlUmVzcG9uc2USIwoEaW5mbxgBIAEoCzIVLnNraWxsc3ZjLnYxLkZpbGVJbmZvIlgKC0VkaXRSZXF1ZXN0EgwKBHBhdGgYASABKAkSEgoKb2xkX3N0cmluZxgCIAEoCRISCgpuZXdfc3RyaW5nGAMgASgJEhMKC3JlcGxhY2VfYWxsGAQgASgIIkgKDEVkaXRSZXNwb25zZRITCgtvY2N1cnJlbmNlcxgBIAEoAxIjCgRpbmZvGAIgASgLMhUuc2tpbGxzdmMudjEuRmlsZUluZm8iMAoNRGVsZXRlUmVxdWVzdBIMCgRwYXRoGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCCIhCg5EZWxldGVSZXNwb25zZRIPCgdkZWxldGVkGAEgASgDIoMBCgtHbG9iUmVxdWVzdBIPCgdwYXR0ZXJuGAEgASgJEgwKBHBhdGgYAiABKAkSEwoLbWF4X3Jlc3VsdHMYAyABKAUSJwoGaGlkZGVuGAQgASgOMhcuc2tpbGxzdmMudjEuR2xvYkhpZGRlbhIXCg9tYXRjaF9iYXNlX25hbWUYBSABKAgiSQoMR2xvYlJlc3BvbnNlEiYKB21hdGNoZXMYASADKAsyFS5za2lsbHN2Yy52MS5GaWxlSW5mbxIRCgl0cnVuY2F0ZWQYAiABKAgieAoLR3JlcFJlcXVlc3QSDwoHcGF0dGVybhgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGdsb2IYAyABKAkSDQoFcmVnZXgYBCABKAgSGAoQY2FzZV9pbnNlbnNpdGl2ZRgFIAEoCBITCgttYXhfbWF0Y2hlcxgGIAEoBSI1CglHcmVwTWF0Y2gSDAoEcGF0aBgBIAEoCRIMCgRsaW5lGAIgASgDEgwKBHRleHQYAyABKAkieAoMR3JlcFJlc3BvbnNlEicKB21hdGNoZXMYASADKAsyFi5za2lsbHN2Yy52MS5HcmVwTWF0Y2gSEQoJdHJ1bmNhdGVkGAIgASgIEhUKDWZpbGVzX3NjYW5uZWQYAyABKAMSFQoNZmlsZXNfc2tpcHBlZBgEIAEoAypcCgpHbG9iSGlkZGVuEhsKF0dMT0JfSElEREVOX1VOU1BFQ0lGSUVEEAASFwoTR0xPQl9ISURERU5fSU5DTFVERRABEhgKFEdMT0JfSElEREVOX0VYUExJQ0lUEAIylAUKEUZpbGVzeXN0ZW1TZXJ2aWNlEjsKBExpc3QSGC5za2lsbHN2Yy52MS5MaXN0UmVxdWVzdBoZLnNraWxsc3ZjLnYxLkxpc3RSZXNwb25zZRI7CgRTdGF0Ehguc2tpbGxzdmMudjEuU3RhdFJlcXVlc3QaGS5za2lsbHN2Yy52MS5TdGF0UmVzcG9uc2USOwoEUmVhZBIYLnNraWxsc3ZjLnYxLlJlYWRSZXF1ZXN0Ghkuc2tpbGxzdmMudjEuUmVhZFJlc3BvbnNlEkkKCERvd25sb2FkEhwuc2tpbGxzdmMudjEuRG93bmxvYWRSZXF1ZXN0Gh0uc2tpbGxzdmMudjEuRG93bmxvYWRSZXNwb25zZTABEkMKBlVwbG9hZBIaLnNraWxsc3ZjLnYxLlVwbG9hZFJlcXVlc3QaGy5za2lsbHN2Yy52MS5VcGxvYWRSZXNwb25zZSgBEj4KBVdyaXRlEhkuc2tpbGxzdmMudjEuV3JpdGVSZXF1ZXN0Ghouc2tpbGxzdmMudjEuV3JpdGVSZXNwb25zZRI7CgRFZGl0Ehguc2tpbGxzdmMudjEuRWRpdFJlcXVlc3QaGS5za2lsbHN2Yy52MS5FZGl0UmVzcG9uc2USQQoGRGVsZXRlEhouc2tpbGxzdmMudjEuRGVsZXRlUmVxdWVzdBobLnNraWxsc3ZjLnYxLkRlbGV0ZVJlc3BvbnNlEjsKBEdsb2ISGC5za2lsbHN2Yy52MS5HbG9iUmVxdWVzdBoZLnNraWxsc3ZjLnYxLkdsb2JSZXNwb25zZRI7CgRHcmVwEhguc2tpbGxzdmMudjEuR3JlcFJlcXVlc3QaGS5za2lsbHN2Yy52MS5HcmVwUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_timestamp]);
 
 /**
  * FileInfo describes one file or directory.
@@ -555,6 +555,22 @@ export type GlobRequest = Message<"skillsvc.v1.GlobRequest"> & {
    * @generated from field: int32 max_results = 3;
    */
   maxResults: number;
+
+  /**
+   * How names starting with "." are matched; unset is GLOB_HIDDEN_INCLUDE.
+   *
+   * @generated from field: skillsvc.v1.GlobHidden hidden = 4;
+   */
+  hidden: GlobHidden;
+
+  /**
+   * Match pattern against each file's base name, at any depth below path,
+   * instead of against its path relative to path (as ripgrep's and
+   * gitignore's patterns without "/" do). pattern must not contain "/".
+   *
+   * @generated from field: bool match_base_name = 5;
+   */
+  matchBaseName: boolean;
 };
 
 /**
@@ -704,6 +720,46 @@ export type GrepResponse = Message<"skillsvc.v1.GrepResponse"> & {
  */
 export const GrepResponseSchema: GenMessage<GrepResponse> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_filesystem, 22);
+
+/**
+ * GlobHidden says whether wildcards match names that start with "." (files
+ * and directories alike). Agent frameworks differ here: deepagentsjs matches
+ * them (micromatch's dot option), deepagents for Python and ripgrep do not.
+ *
+ * @generated from enum skillsvc.v1.GlobHidden
+ */
+export enum GlobHidden {
+  /**
+   * The server default: GLOB_HIDDEN_INCLUDE.
+   *
+   * @generated from enum value: GLOB_HIDDEN_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Wildcards match dot-names like any other: "*" matches ".env" and "**"
+   * walks into ".github/".
+   *
+   * @generated from enum value: GLOB_HIDDEN_INCLUDE = 1;
+   */
+  INCLUDE = 1,
+
+  /**
+   * A dot-name matches only a pattern segment that itself starts with ".":
+   * "*" leaves ".env" out and "**" does not walk into ".github/", while
+   * ".*" and ".github/**" reach them. With match_base_name only the base name
+   * counts: "*.yml" matches ".github/workflows/ci.yml".
+   *
+   * @generated from enum value: GLOB_HIDDEN_EXPLICIT = 2;
+   */
+  EXPLICIT = 2,
+}
+
+/**
+ * Describes the enum skillsvc.v1.GlobHidden.
+ */
+export const GlobHiddenSchema: GenEnum<GlobHidden> = /*@__PURE__*/
+  enumDesc(file_skillsvc_v1_filesystem, 0);
 
 /**
  * FilesystemService is the virtual filesystem of one agent thread. Every call

@@ -183,6 +183,10 @@ func FuzzMCPRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"skill://writing/release-notes/SKILL.md"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"skill://a/%2e%2e/b"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":[]}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/directory/read","params":{"uri":"skill://writing/release-notes"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/directory/read","params":{"uri":"skill://writing/release-notes/","cursor":"d3JpdGluZwA"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/directory/read","params":{"uri":"skill://writing/release-notes/SKILL.md"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"x"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/workspace/../x"}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"(a*)*b","regex":true}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":"x"}`,
@@ -434,4 +438,51 @@ func TestWatcherCountsAgainstLimits(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // waiting for the watcher's ticks
 	}
+}
+
+// FuzzMCPSessionlessRequest is FuzzMCPRequest on protocol 2026-07-28, which
+// the SDK's stateless handler serves: every request stands alone, its
+// metadata in _meta and its method in the Mcp-Method header.
+func FuzzMCPSessionlessRequest(f *testing.F) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"f","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"skill://writing/release-notes/SKILL.md",` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"skill://writing/release-notes/assets/logo.png",` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/directory/read","params":{"uri":"skill://writing",` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ls","arguments":{"path":"/skills"},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"skills/list"}`,
+	} {
+		f.Add(seed)
+	}
+	e := start(f, library().Bucket(f), nil)
+	alice := identity("alice", "t1")
+	alice.Set("Mcp-Protocol-Version", "2026-07-28")
+	f.Fuzz(func(t *testing.T, body string) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		h := alice.Clone()
+		// The header the client sends names the body's method.
+		var m struct{ Method string }
+		if json.Unmarshal([]byte(body), &m) == nil && m.Method != "" && len(m.Method) < 256 && !strings.ContainsAny(m.Method, "\r\n") {
+			h.Set("Mcp-Method", m.Method)
+		}
+		rec := rawPost(e.h, ctx, h, "", body)
+		if rec.Code >= 500 {
+			t.Fatalf("HTTP %d for %q: %s", rec.Code, body, rec.Body)
+		}
+		if strings.Contains(rec.Body.String(), `"code":-32603,"message":"internal error"`) {
+			t.Fatalf("%q answered internal error (a recovered panic?): %s", body, rec.Body)
+		}
+		discover := `{"jsonrpc":"2.0","id":99,"method":"server/discover","params":{` + meta + `}}`
+		h = alice.Clone()
+		h.Set("Mcp-Method", "server/discover")
+		if rec := rawPost(e.h, t.Context(), h, "", discover); rec.Code != http.StatusOK {
+			t.Fatalf("after %q, server/discover: HTTP %d: %s", body, rec.Code, rec.Body)
+		}
+	})
 }

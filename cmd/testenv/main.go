@@ -7,10 +7,10 @@
 //	        [--lift-limits REASON] [-- skillsvc flags]
 //
 // It starts MinIO on a free loopback port, creates a bucket, uploads the
-// library folders with plain S3 PUTs (as users upload them), starts skillsvc
-// on it in insecure mode on loopback with the defaults a deployment gets
-// (per-user limits included), and prints one JSON line to stdout once it
-// serves:
+// libraries with plain S3 PUTs (as users upload them; by default the
+// example library, built in), starts skillsvc on it in insecure mode on
+// loopback with the defaults a deployment gets (per-user limits included),
+// and prints one JSON line to stdout once it serves:
 //
 //	{"grpc_addr":"127.0.0.1:PORT","http_addr":"127.0.0.1:PORT","user":"alice","s3_endpoint":"http://127.0.0.1:PORT",
 //	 "bucket":"skillsvc","access_key":"…","secret_key":"…","region":"us-east-1"}
@@ -24,6 +24,11 @@
 // with the reason, which is logged; skillsvc flags that lift a limit are
 // refused without it.
 //
+// Outside a checkout of the repository it needs the skillsvc binary
+// (--skillsvc or $SKILLSVC_BIN) and MinIO ($SKILLSVC_MINIO_BIN, or minio on
+// the PATH); inside one it builds skillsvc when not given one. It fails
+// with a message saying which is missing.
+//
 // It runs until its stdin reaches EOF or it gets SIGINT/SIGTERM, then stops
 // both servers and removes their data, so a test harness that dies takes the
 // servers with it. skillsvc's log goes to stderr.
@@ -33,6 +38,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,6 +54,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/skillsvc/skillsvc/examples"
 	"github.com/skillsvc/skillsvc/internal/certs/certstest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -84,16 +91,26 @@ type env struct {
 
 func main() {
 	var o options
-	fs := flag.NewFlagSet("testenv", flag.ExitOnError)
+	fs := flag.NewFlagSet("testenv", flag.ContinueOnError)
 	fs.StringVar(&o.skillsvc, "skillsvc", os.Getenv("SKILLSVC_BIN"), "skillsvc binary (default $SKILLSVC_BIN, else built from ./cmd/skillsvc)")
 	fs.StringVar(&o.user, "user", "alice", "user whose library --library is")
-	fs.StringVar(&o.library, "library", "", "folder uploaded to <user>/skills/ (default: the repository's examples/skills; \"-\" for none)")
+	fs.StringVar(&o.library, "library", "", "folder uploaded to <user>/skills/ (default: the example library, examples/skills, built in; \"-\" for none)")
 	fs.StringVar(&o.sharedLibrary, "shared-library", "", "folder uploaded to the shared library, _shared/skills/")
 	fs.DurationVar(&o.timeout, "start-timeout", 2*time.Minute, "how long the servers may take to start")
 	fs.BoolVar(&o.tls, "tls", false, "serve TLS with a certificate from a throwaway CA")
 	fs.BoolVar(&o.mtls, "mtls", false, "like --tls, and require a client certificate from that CA")
 	fs.StringVar(&o.liftLimits, "lift-limits", "", "why this suite runs skillsvc with the per-user limits off (default: the limits stay on)")
-	fs.Parse(os.Args[1:])
+	// A harness shows the last lines testenv wrote: the error, not the usage.
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stderr)
+			fs.Usage()
+			return
+		}
+		fmt.Fprintf(os.Stderr, "testenv: %v (testenv -h lists the flags)\n", err)
+		os.Exit(2)
+	}
 	o.extra = fs.Args()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -105,12 +122,13 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
-	root, err := testserver.RepoRoot()
-	if err != nil {
-		return err
-	}
-	if o.library == "" {
-		o.library = filepath.Join(root, "examples", "skills")
+	// The example library is built in, so only building skillsvc needs a
+	// checkout: testenv runs from anywhere given a binary.
+	library := examples.Skills()
+	switch o.library {
+	case "", "-":
+	default:
+		library = os.DirFS(o.library)
 	}
 	dir, err := os.MkdirTemp("", "skillsvc-testenv-")
 	if err != nil {
@@ -118,6 +136,9 @@ func run(ctx context.Context, o options) error {
 	}
 	defer os.RemoveAll(dir)
 	if o.skillsvc == "" {
+		if _, err := testserver.RepoRoot(); err != nil {
+			return fmt.Errorf("no skillsvc binary: pass --skillsvc or set SKILLSVC_BIN, or run testenv inside a skillsvc checkout to build one (%w)", err)
+		}
 		if o.skillsvc, err = testserver.BuildSkillsvc(ctx, dir); err != nil {
 			return err
 		}
@@ -137,13 +158,13 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("create bucket: %w", err)
 	}
 	if o.library != "-" {
-		if err := upload(ctx, c, o.library, o.user+"/skills/"); err != nil {
-			return err
+		if err := upload(ctx, c, library, o.user+"/skills/"); err != nil {
+			return fmt.Errorf("--library %s: %w", o.library, err)
 		}
 	}
 	if o.sharedLibrary != "" {
-		if err := upload(ctx, c, o.sharedLibrary, "_shared/skills/"); err != nil {
-			return err
+		if err := upload(ctx, c, os.DirFS(o.sharedLibrary), "_shared/skills/"); err != nil {
+			return fmt.Errorf("--shared-library %s: %w", o.sharedLibrary, err)
 		}
 	}
 
@@ -194,25 +215,21 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
-// upload puts every regular file under dir at prefix + its slash path.
-func upload(ctx context.Context, c *s3.Client, dir, prefix string) error {
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+// upload puts every regular file of lib at prefix + its slash path.
+func upload(ctx context.Context, c *s3.Client, lib fs.FS, prefix string) error {
+	return fs.WalkDir(lib, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", path)
+			return fmt.Errorf("%s: not a regular file", p)
 		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		f, err := os.Open(path)
+		f, err := lib.Open(p)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		key := prefix + filepath.ToSlash(rel)
+		key := prefix + p
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: f}); err != nil {
 			return fmt.Errorf("put %s: %w", key, err)
 		}

@@ -83,7 +83,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	bucket, checkStorage, closeBucket, err := openBucket(ctx, cfg, reg)
+	bucket, checkStorage, closeBucket, err := openBucket(ctx, cfg, reg, log)
 	if err != nil {
 		return nil, err
 	}

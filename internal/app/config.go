@@ -30,6 +30,7 @@ type Config struct {
 	MetricsAdmin    bool
 	Storage         string
 	DataDir         string
+	Examples        string        // when the example skill library is copied in (examples.go)
 	Mounts          *mounts.Table // parsed once, when the flag is set
 	LogLevel        string
 	LogFormat       string
@@ -55,6 +56,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.BoolVar(&c.MetricsAdmin, "metrics.require-admin", false, "Serve metrics only to callers with an admin token (in jwt mode); otherwise the metrics port is unauthenticated.")
 	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
 	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
+	f.StringVar(&c.Examples, "examples", ExamplesAuto, `When to copy the example skill library into the shared library (--skills.shared-prefix): "auto" on a first run with --storage=local (the data directory is new or empty), "if-empty" whenever the shared library is empty (S3 too), "off" never. Existing files are never overwritten.`)
 	c.Mounts = mounts.Default()
 	f.Var(tableFlag{&c.Mounts}, "mounts", "Mount table: comma-separated /mount=template:mode, with {user}, {thread} and {ticket} in templates and mode rw or ro.")
 	f.StringVar(&c.LogLevel, "log.level", "info", "Log level: debug, info, warn or error.")
@@ -67,6 +69,9 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
+	// The storage decides these defaults (storageDefaults), so app says so.
+	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
+	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
@@ -85,6 +90,11 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
+	}
+	switch c.Examples {
+	case ExamplesAuto, ExamplesIfEmpty, ExamplesOff:
+	default:
+		return fmt.Errorf("unknown --examples %q: want %s, %s or %s", c.Examples, ExamplesAuto, ExamplesIfEmpty, ExamplesOff)
 	}
 	if err := c.Auth.Validate(); err != nil {
 		return err
@@ -121,6 +131,31 @@ func (c *Config) Validate() error {
 	return c.VFS.Validate()
 }
 
+// LocalIndexRefresh is --skills.index-refresh and --skills.index-max-stale
+// with --storage=local unless they are set. Listing a directory is cheap,
+// so a library copied into the data directory is listed afresh by the
+// first call a second after the copy; the flags' own defaults (5s
+// revalidated in the background, 30s at most) save S3 LIST requests.
+const LocalIndexRefresh = time.Second
+
+// storageDefaults applies the defaults that depend on the storage to the
+// flags not given (by name).
+func (c *Config) storageDefaults(given map[string]bool) {
+	if c.Storage != "local" {
+		return
+	}
+	const refresh, maxStale = "skills.index-refresh", "skills.index-max-stale"
+	if !given[refresh] {
+		c.Skills.IndexRefresh = LocalIndexRefresh
+		if given[maxStale] {
+			c.Skills.IndexRefresh = min(LocalIndexRefresh, c.Skills.IndexMaxStale)
+		}
+	}
+	if !given[maxStale] {
+		c.Skills.IndexMaxStale = c.Skills.IndexRefresh
+	}
+}
+
 // tableFlag parses the mount table when the flag is set, so a bad table
 // fails with the other flag errors and is parsed only once.
 type tableFlag struct{ t **mounts.Table }
@@ -147,8 +182,9 @@ func envName(flagName string) string {
 }
 
 // parse applies SKILLSVC_* environment variables, then the command line, so
-// flags win over the environment.
-func parse(f *flag.FlagSet, args []string, getenv func(string) string) error {
+// flags win over the environment, and then the defaults that depend on
+// other flags (Config.storageDefaults) to c.
+func parse(c *Config, f *flag.FlagSet, args []string, getenv func(string) string) error {
 	var errs []error
 	f.VisitAll(func(fl *flag.Flag) {
 		if v := getenv(envName(fl.Name)); v != "" {
@@ -160,7 +196,18 @@ func parse(f *flag.FlagSet, args []string, getenv func(string) string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return f.Parse(args)
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	f.VisitAll(func(fl *flag.Flag) {
+		if getenv(envName(fl.Name)) != "" {
+			given[fl.Name] = true
+		}
+	})
+	c.storageDefaults(given)
+	return nil
 }
 
 // Load reads the configuration from args (the command line without the
@@ -174,7 +221,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		fmt.Fprintf(f.Output(), "Usage: skillsvc [flags]\n\nEvery flag can also be set as SKILLSVC_<FLAG>, e.g. SKILLSVC_S3_BUCKET for -s3.bucket.\n\n")
 		f.PrintDefaults()
 	}
-	if err := parse(f, args, getenv); err != nil {
+	if err := parse(&c, f, args, getenv); err != nil {
 		return c, err
 	}
 	return c, c.Validate()

@@ -46,13 +46,28 @@ func TestConfigSources(t *testing.T) {
 			return c.Auth.Mode == "jwt" && c.Auth.JWT.SecretFile == "/run/secret" && c.Auth.JWT.Audience == "skillsvc"
 		}, false},
 		{"jwt needs a key", nil, []string{"--auth.mode=jwt"}, nil, true},
+		{"local storage lists its libraries afresh after a second", nil, nil, func(c Config) bool {
+			return c.Skills.IndexRefresh == LocalIndexRefresh && c.Skills.IndexMaxStale == LocalIndexRefresh
+		}, false},
+		{"s3 keeps the flags' freshness defaults", nil, []string{"--storage=s3", "--s3.bucket=b"}, func(c Config) bool {
+			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == 30*time.Second
+		}, false},
+		{"local freshness as set", map[string]string{"SKILLSVC_SKILLS_INDEX_REFRESH": "10s"}, nil, func(c Config) bool {
+			return c.Skills.IndexRefresh == 10*time.Second && c.Skills.IndexMaxStale == 10*time.Second
+		}, false},
+		{"local max stale set below a second", nil, []string{"--skills.index-max-stale=200ms"}, func(c Config) bool {
+			return c.Skills.IndexRefresh == 200*time.Millisecond && c.Skills.IndexMaxStale == 200*time.Millisecond
+		}, false},
+		{"examples default", nil, nil, func(c Config) bool { return c.Examples == ExamplesAuto }, false},
+		{"examples from env", map[string]string{"SKILLSVC_EXAMPLES": "if-empty"}, nil, func(c Config) bool { return c.Examples == ExamplesIfEmpty }, false},
+		{"unknown examples mode", nil, []string{"--examples=yes"}, nil, true},
 		{"unknown auth mode", nil, []string{"--auth.mode=trust"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config
 			f := flag.NewFlagSet("test", flag.ContinueOnError)
 			c.RegisterFlags(f)
-			err := parse(f, tc.args, func(k string) string { return tc.env[k] })
+			err := parse(&c, f, tc.args, func(k string) string { return tc.env[k] })
 			if err == nil {
 				err = c.Validate()
 			}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,11 +12,18 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 )
 
-// openBucket opens the configured backend wrapped with metrics, and returns
-// the cheap check readiness uses.
-func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer) (objstore.Bucket, func(context.Context) error, func(), error) {
+// openBucket opens the configured backend wrapped with metrics, copies the
+// example library in when --examples asks for it, and returns the cheap
+// check readiness uses.
+func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer, log *slog.Logger) (objstore.Bucket, func(context.Context) error, func(), error) {
+	firstRun := cfg.Storage == "local" && newDataDir(cfg.DataDir) // before the backend creates it
 	b, closeFn, err := openBackend(ctx, cfg)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Provisioning, not service traffic: below the metrics wrapper.
+	if err := seedExamples(ctx, b, cfg, firstRun, log); err != nil {
+		closeFn()
 		return nil, nil, nil, err
 	}
 	check := func(ctx context.Context) error {

@@ -72,23 +72,40 @@ func atPath(path string) func() (string, error) {
 	return func() (string, error) { return exec.LookPath(path) }
 }
 
+// module is the module path of the repository, which RepoRoot looks for.
+const module = "github.com/skillsvc/skillsvc"
+
 // RepoRoot walks up from the working directory (the package directory under
-// go test) to the directory holding go.mod.
+// go test) to the directory holding skillsvc's go.mod. Run outside a
+// checkout, it fails rather than take another module's root for it.
 func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
+	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
+	for dir := wd; ; {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			if modulePath(data) == module {
+				return dir, nil
+			}
+			return "", fmt.Errorf("%s is not a skillsvc checkout (its go.mod is not module %s)", dir, module)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
+			return "", fmt.Errorf("%s is not inside a skillsvc checkout (no go.mod above it)", wd)
 		}
 		dir = parent
 	}
+}
+
+// modulePath is the path a go.mod's module directive names, or "".
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // freePorts returns n distinct free loopback ports. All listeners stay open

@@ -1,0 +1,41 @@
+// The suite's testenv helper: a testenv that cannot start is reported with
+// its exit code and the reason it gave as soon as it exits, not after the
+// start timeout; without a testenv to run, the error says how to give one.
+import assert from "node:assert/strict";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+
+import { start } from "./testenv.js";
+
+test("a testenv given a bad flag says why", async () => {
+  await assert.rejects(start([], ["--no-such-flag"]), (err: Error) => {
+    assert.match(err.message, /testenv exited with code [1-9]\d* before serving/); // 2, or go run's 1
+    assert.match(err.message, /flag provided but not defined: -no-such-flag/);
+    return true;
+  });
+});
+
+test("a skillsvc that cannot start says why", async () => {
+  await assert.rejects(start(["--storage=ftp"], []), (err: Error) => {
+    assert.match(err.message, /testenv exited with code [1-9]\d* before serving/);
+    assert.match(err.message, /unknown storage "ftp"/);
+    return true;
+  });
+});
+
+test("a missing testenv binary says how to give one", async () => {
+  const saved = process.env.SKILLSVC_TESTENV;
+  const missing = path.join(await mkdtemp(path.join(os.tmpdir(), "skillsvc-ts-")), "testenv");
+  process.env.SKILLSVC_TESTENV = missing;
+  try {
+    await assert.rejects(start([], []), (err: Error) => {
+      assert.ok(err.message.includes(missing) && err.message.includes("SKILLSVC_TESTENV"), err.message);
+      return true;
+    });
+  } finally {
+    if (saved === undefined) delete process.env.SKILLSVC_TESTENV;
+    else process.env.SKILLSVC_TESTENV = saved;
+  }
+});

@@ -100,31 +100,43 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 	if p != nil {
 		token = p.Cursor
 	}
-	entries, next, err := servedPage(ctx, s, token, s.entry)
+	entries, page, err := servedPage(ctx, s, token, s.entry)
 	if err != nil {
 		return nil, err
 	}
 	return &listSkillsResult{
+		ResultBase: libraryDigest(page),
 		Cacheable:  s.cacheable(),
 		ResultType: "complete",
 		Skills:     entries,
-		NextCursor: next,
+		NextCursor: page.GetNextPageToken(),
 	}, nil
+}
+
+// libraryDigestKey names the library digest in a listing's _meta: the
+// catalog's digest of the caller's whole merged view, the same on every
+// page and in the gRPC and JSON listings, so a host holding a listing can
+// tell in one field whether anything changed.
+const libraryDigestKey = "dev.skillsvc/libraryDigest"
+
+func libraryDigest(page *skillsvcv1.ListSkillsResponse) mcp.ResultBase {
+	return mcp.ResultBase{Meta: mcp.Meta{libraryDigestKey: page.GetLibraryDigest()}}
 }
 
 // servedPage builds an item for each skill of one ListSkills page (token is
 // the page token) in the catalog's order: one catalog read, whose full view
 // carries each skill's manifest and frontmatter. The skills the extension
 // does not serve are left out (skills/get says why). Its errors are
-// JSON-RPC errors.
-func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skillsvcv1.SkillSummary) *T) ([]*T, string, error) {
+// JSON-RPC errors. The page's reply is returned too, for its page token and
+// library digest.
+func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skillsvcv1.SkillSummary) *T) ([]*T, *skillsvcv1.ListSkillsResponse, error) {
 	resp, err := s.h.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{
 		PageSize:  int32(s.h.cfg.SkillsPageSize),
 		PageToken: token,
 		View:      skillsvcv1.SkillView_SKILL_VIEW_FULL,
 	})
 	if err != nil {
-		return nil, "", protocolError(err)
+		return nil, nil, protocolError(err)
 	}
 	items := make([]*T, 0, len(resp.GetSkills()))
 	for _, sum := range resp.GetSkills() {
@@ -132,7 +144,7 @@ func servedPage[T any](ctx context.Context, s *identityServer, token string, bui
 			items = append(items, build(sum))
 		}
 	}
-	return items, resp.GetNextPageToken(), nil
+	return items, resp, nil
 }
 
 func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {

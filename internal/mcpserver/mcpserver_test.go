@@ -672,3 +672,55 @@ func TestExtensionReadsTheCatalog(t *testing.T) {
 		t.Fatalf("skills/get made %v, want exactly 1 GetSkill", calls)
 	}
 }
+
+// Every skills/list and resources/list page carries the catalog's digest
+// of the caller's library in _meta: the same on every page, a new one when
+// a file changes.
+func TestListingCarriesLibraryDigest(t *testing.T) {
+	bucket := library().Bucket(t)
+	e := start(t, bucket, func(c *mcpserver.Config) { c.SkillsPageSize = 1 })
+	s := e.connectVersion(identity("alice", "t1"), nil, nil)
+	// withResources adds resources/list's (only once: the client keeps a
+	// listing for its ttlMs).
+	digests := func(withResources bool) map[string]bool {
+		seen := map[string]bool{}
+		p := &listParams{}
+		for {
+			r, err := mcp.CallCustomMethod[*listParams, *listResult](t.Context(), s, "skills/list", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := r.Meta["dev.skillsvc/libraryDigest"].(string)
+			seen[d] = true
+			if r.NextCursor == "" {
+				break
+			}
+			p = &listParams{Cursor: r.NextCursor}
+		}
+		if withResources {
+			res, err := s.ListResources(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := res.Meta["dev.skillsvc/libraryDigest"].(string)
+			seen[d] = true
+		}
+		return seen
+	}
+	first := digests(true)
+	if len(first) != 1 {
+		t.Fatalf("library digests across pages: %v, want one", first)
+	}
+	var before string
+	for d := range first {
+		before = d
+	}
+	if !strings.HasPrefix(before, "sha256:") {
+		t.Fatalf("library digest %q, want sha256:…", before)
+	}
+	objstoretest.Put(t, bucket, "alice/skills/writing/release-notes/references/style.md", "# Style\nChanged.\n")
+	after := digests(false)
+	if len(after) != 1 || after[before] {
+		t.Fatalf("after a file changed, digests %v, want one other than %s", after, before)
+	}
+}

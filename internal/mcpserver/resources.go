@@ -79,11 +79,11 @@ func (s *identityServer) listResources(ctx context.Context, req *mcp.ListResourc
 	if req.Params != nil {
 		token = req.Params.Cursor
 	}
-	resources, next, err := servedPage(ctx, s, token, s.manifestResource)
+	resources, page, err := servedPage(ctx, s, token, s.manifestResource)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourcesResult{Cacheable: s.cacheable(), Resources: resources, NextCursor: next}, nil
+	return &mcp.ListResourcesResult{Meta: libraryDigest(page).Meta, Cacheable: s.cacheable(), Resources: resources, NextCursor: page.GetNextPageToken()}, nil
 }
 
 // manifestResource is the skill's SKILL.md as a Resource, named and

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -95,7 +96,9 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 	if start, _ := body.Peek(2); strings.HasPrefix(rel, "scripts/") || string(start) == "#!" {
 		mode = 0o755
 	}
-	hdr := &tar.Header{Name: s.folder + "/" + rel, Mode: mode, Size: a.Size, ModTime: a.ModTime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	// Whole seconds, as S3 serves Last-Modified on a read: a listing's
+	// millisecond times would cost each file a PAX record.
+	hdr := &tar.Header{Name: s.folder + "/" + rel, Mode: mode, Size: a.Size, ModTime: a.ModTime.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}

@@ -53,7 +53,9 @@ func BenchmarkSkillsListPage(b *testing.B) {
 			alice.File(dir+"/"+f, "content of "+f+"\n")
 		}
 	}
-	e := startWith(b, lib.Bucket(b), nil, func(c *skills.Config) { c.IndexRefresh, c.IndexMaxStale, c.StaleIfError = time.Hour, time.Hour, time.Hour })
+	e := startWith(b, lib.Bucket(b), nil, func(c *skills.Config) {
+		c.IndexRefresh, c.IndexMaxStale, c.StaleIfError = time.Hour, time.Hour, time.Hour
+	})
 	id := identity("alice", "t1")
 	sid := openSession(b, e.h, id)
 	body := `{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}`

@@ -116,9 +116,10 @@ func matchSegments(pat, segs []string) bool {
 	return ok[0]
 }
 
-// matchName matches one path segment against one pattern segment.
+// matchName matches one path segment against one pattern segment; a
+// dot-name needs a pattern that starts with a literal "." (escaped or not).
 func matchName(pat, name string) bool {
-	if hidden(name) && !strings.HasPrefix(pat, ".") {
+	if hidden(name) && !strings.HasPrefix(pat, ".") && !strings.HasPrefix(pat, `\.`) {
 		return false
 	}
 	ok, _ := doublestar.Match(pat, name)

@@ -33,10 +33,10 @@ const (
 	// Wildcards match dot-names like any other: "*" matches ".env" and "**"
 	// walks into ".github/".
 	GlobHidden_GLOB_HIDDEN_INCLUDE GlobHidden = 1
-	// A dot-name matches only a pattern segment that itself starts with ".":
-	// "*" leaves ".env" out and "**" does not walk into ".github/", while
-	// ".*" and ".github/**" reach them. With match_base_name only the base name
-	// counts: "*.yml" matches ".github/workflows/ci.yml".
+	// A dot-name matches only a pattern segment that itself starts with "."
+	// (or "\."): "*" leaves ".env" out and "**" does not walk into
+	// ".github/", while ".*" and ".github/**" reach them. With match_base_name
+	// only the base name counts: "*.yml" matches ".github/workflows/ci.yml".
 	GlobHidden_GLOB_HIDDEN_EXPLICIT GlobHidden = 2
 )
 

@@ -754,10 +754,10 @@ export enum GlobHidden {
   INCLUDE = 1,
 
   /**
-   * A dot-name matches only a pattern segment that itself starts with ".":
-   * "*" leaves ".env" out and "**" does not walk into ".github/", while
-   * ".*" and ".github/**" reach them. With match_base_name only the base name
-   * counts: "*.yml" matches ".github/workflows/ci.yml".
+   * A dot-name matches only a pattern segment that itself starts with "."
+   * (or "\."): "*" leaves ".env" out and "**" does not walk into
+   * ".github/", while ".*" and ".github/**" reach them. With match_base_name
+   * only the base name counts: "*.yml" matches ".github/workflows/ci.yml".
    *
    * @generated from enum value: GLOB_HIDDEN_EXPLICIT = 2;
    */

@@ -107,7 +107,7 @@ func (s *Filesystem) Read(ctx context.Context, req *skillsvcv1.ReadRequest) (*sk
 	}
 	return &skillsvcv1.ReadResponse{
 		Path: res.Path, Content: res.Content, TotalLines: res.TotalLines,
-		NextOffset: res.NextOffset, Etag: res.ETag,
+		NextOffset: res.NextOffset, Etag: res.ETag, EndsWithNewline: res.EndsWithNewline,
 	}, nil
 }
 

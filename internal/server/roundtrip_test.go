@@ -82,6 +82,13 @@ func TestRoundTrip(t *testing.T) {
 			res.GetPath() != "/workspace/docs/a.md" || res.GetEtag() != w.GetInfo().GetEtag() {
 			t.Errorf("Read = %v", res)
 		}
+		if res.GetEndsWithNewline() {
+			t.Errorf("Read of a middle line: ends_with_newline set")
+		}
+		res, err = c.fs.Read(ctx, &skillsvcv1.ReadRequest{Path: "/workspace/docs/a.md", Offset: 2})
+		if err != nil || res.GetContent() != "three" || !res.GetEndsWithNewline() {
+			t.Errorf("Read to the end = %v, %v; want ends_with_newline", res, err)
+		}
 		res, err = c.fs.Read(ctx, &skillsvcv1.ReadRequest{Path: "/skills/pdf/reference"})
 		if err != nil || res.GetPath() != "/skills/pdf/reference.md" || res.GetContent() != "# Ref" {
 			t.Errorf("Read with .md fallback = %v, %v", res, err)

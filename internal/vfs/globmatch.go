@@ -44,7 +44,8 @@ type globMatcher struct {
 	pattern  string
 	baseName bool
 	// With HiddenExplicit: the pattern's brace-free alternatives, split
-	// into segments, matched segment by segment.
+	// into segments (globstar for a "**" segment), matched segment by
+	// segment.
 	alts [][]string
 }
 
@@ -60,8 +61,11 @@ func (fs *FS) compileGlob(opts GlobOptions) (globMatcher, error) {
 	switch opts.Hidden {
 	case HiddenInclude:
 	case HiddenExplicit:
+		if strings.Contains(opts.Pattern, globstar) {
+			return globMatcher{}, fmt.Errorf("%w: glob pattern %q contains a NUL byte", errkind.InvalidArgument, clip(opts.Pattern, 100))
+		}
 		// checkGlob bounded the alternatives, so expanding them is too.
-		for _, alt := range expandBraces(opts.Pattern) {
+		for _, alt := range expandBraces(markGlobstars(opts.Pattern)) {
 			segs, ok := splitSegments(alt)
 			if !ok {
 				return globMatcher{}, fmt.Errorf("%w: glob pattern %q has a \"/\" escaped or inside [...]; with hidden names explicit a \"/\" may only separate segments", errkind.InvalidArgument, clip(opts.Pattern, 100))
@@ -105,7 +109,7 @@ func matchSegments(pat, segs []string) bool {
 	for i := len(pat) - 1; i >= 0; i-- {
 		for j := len(segs); j >= 0; j-- {
 			var v bool
-			if pat[i] == "**" {
+			if pat[i] == globstar {
 				v = ok[(i+1)*n+j] || (j < len(segs) && !hidden(segs[j]) && ok[i*n+j+1])
 			} else {
 				v = j < len(segs) && ok[(i+1)*n+j+1] && matchName(pat[i], segs[j])
@@ -116,13 +120,59 @@ func matchSegments(pat, segs []string) bool {
 	return ok[0]
 }
 
-// matchName matches one path segment against one pattern segment.
+// matchName matches one path segment against one pattern segment; a
+// dot-name needs a pattern that starts with a literal "." (escaped or not).
 func matchName(pat, name string) bool {
-	if hidden(name) && !strings.HasPrefix(pat, ".") {
+	if hidden(name) && !strings.HasPrefix(pat, ".") && !strings.HasPrefix(pat, `\.`) {
 		return false
 	}
-	ok, _ := doublestar.Match(pat, name)
+	// A globstar that braces joined to other text matches as "*" does.
+	ok, _ := doublestar.Match(strings.ReplaceAll(pat, globstar, "*"), name)
 	return ok
+}
+
+// globstar stands for a "**" that spans directories, marked before braces
+// are expanded: "**" does so only as a whole segment of its alternative
+// (doublestar's rule), and expanding "**{}" or "*{,x}*" must not make one.
+const globstar = "\x00"
+
+// markGlobstars replaces each "**" that is a whole segment of its
+// alternative (between "/", "{", "," or the start, and "/", "}", "," or the
+// end) by globstar, and shortens every other run of "*" to one, which
+// matches the same.
+func markGlobstars(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '\\':
+			b.WriteString(p[i:min(i+2, len(p))])
+			i++
+		case '[':
+			j := strings.IndexByte(p[i+1:], ']')
+			if j < 0 {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteString(p[i : i+j+2])
+			i += j + 1
+		case '*':
+			n := i
+			for n < len(p) && p[n] == '*' {
+				n++
+			}
+			left := i == 0 || strings.IndexByte("/{,", p[i-1]) >= 0
+			right := n == len(p) || strings.IndexByte("/},", p[n]) >= 0
+			if n-i == 2 && left && right {
+				b.WriteString(globstar)
+			} else {
+				b.WriteByte('*')
+			}
+			i = n - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func hidden(name string) bool { return strings.HasPrefix(name, ".") }
@@ -155,11 +205,11 @@ func splitSegments(p string) ([]string, bool) {
 	return append(segs, p[start:]), true
 }
 
-// collapseGlobstars merges runs of "**" segments, which match the same.
+// collapseGlobstars merges runs of globstar segments, which match the same.
 func collapseGlobstars(segs []string) []string {
 	out := segs[:0:0]
 	for _, s := range segs {
-		if s == "**" && len(out) > 0 && out[len(out)-1] == "**" {
+		if s == globstar && len(out) > 0 && out[len(out)-1] == globstar {
 			continue
 		}
 		out = append(out, s)

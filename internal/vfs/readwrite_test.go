@@ -25,18 +25,19 @@ func testRead(t *testing.T, s suite) {
 		want          string
 		next          int64
 		err           error
+		eol           bool // the window ends the file, after a line break
 	}{
-		{"everything", 0, 0, false, strings.TrimSuffix(b.String(), "\n"), 10, nil},
-		{"window", 2, 3, false, "line 3\nline 4\nline 5", 5, nil},
-		{"window past the end is cut", 8, 5, false, "line 9\nline 10", 10, nil},
-		{"last line", 9, 1, false, "line 10", 10, nil},
-		{"first line", 0, 1, false, "line 1", 1, nil},
-		{"line numbers", 1, 2, true, "     2\tline 2\n     3\tline 3", 3, nil},
-		{"line numbers to the end", 8, 0, true, "     9\tline 9\n    10\tline 10", 10, nil},
-		{"offset at the end", 10, 1, false, "", 0, errkind.OutOfRange},
-		{"offset past the end", 11, 1, false, "", 0, errkind.OutOfRange},
-		{"negative offset", -1, 1, false, "", 0, errkind.InvalidArgument},
-		{"negative limit", 0, -1, false, "", 0, errkind.InvalidArgument},
+		{"everything", 0, 0, false, strings.TrimSuffix(b.String(), "\n"), 10, nil, true},
+		{"window", 2, 3, false, "line 3\nline 4\nline 5", 5, nil, false},
+		{"window past the end is cut", 8, 5, false, "line 9\nline 10", 10, nil, true},
+		{"last line", 9, 1, false, "line 10", 10, nil, true},
+		{"first line", 0, 1, false, "line 1", 1, nil, false},
+		{"line numbers", 1, 2, true, "     2\tline 2\n     3\tline 3", 3, nil, false},
+		{"line numbers to the end", 8, 0, true, "     9\tline 9\n    10\tline 10", 10, nil, true},
+		{"offset at the end", 10, 1, false, "", 0, errkind.OutOfRange, false},
+		{"offset past the end", 11, 1, false, "", 0, errkind.OutOfRange, false},
+		{"negative offset", -1, 1, false, "", 0, errkind.InvalidArgument, false},
+		{"negative limit", 0, -1, false, "", 0, errkind.InvalidArgument, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := e.fs.Read(t.Context(), alice, "/workspace/lines.txt", tc.offset, tc.limit, tc.numbers)
@@ -53,7 +54,19 @@ func testRead(t *testing.T, s suite) {
 			if res.Path != "/workspace/lines.txt" || res.ETag != info.ETag {
 				t.Errorf("Path, ETag = %q, %q, want %q, %q", res.Path, res.ETag, "/workspace/lines.txt", info.ETag)
 			}
+			if res.EndsWithNewline != tc.eol {
+				t.Errorf("EndsWithNewline = %v, want %v", res.EndsWithNewline, tc.eol)
+			}
 		})
+	}
+	// Without a final line break, the last line ends the file unterminated.
+	e.write(t, alice, "/workspace/open.txt", "a\nb")
+	if res, err := e.fs.Read(t.Context(), alice, "/workspace/open.txt", 0, 0, false); err != nil || res.Content != "a\nb" || res.EndsWithNewline {
+		t.Errorf("Read(open.txt) = %+v, %v; want a, b without a final line break", res, err)
+	}
+	e.write(t, alice, "/workspace/blank.txt", "\n")
+	if res, err := e.fs.Read(t.Context(), alice, "/workspace/blank.txt", 0, 0, false); err != nil || res.Content != "" || res.TotalLines != 1 || !res.EndsWithNewline {
+		t.Errorf("Read(blank.txt) = %+v, %v; want one empty line, terminated", res, err)
 	}
 }
 

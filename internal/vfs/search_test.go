@@ -127,6 +127,8 @@ func testGlobHidden(t *testing.T, s suite) {
 		{"bare exact dot-name", "/workspace", ".hidden.py", exp, true, ws(".hidden.py")},
 		{"bare .*.py", "/workspace", ".*.py", exp, true, ws(".hidden.py")},
 		{"bare .*", "/workspace", ".*", exp, true, ws(".env", ".hidden.py")},
+		{"bare escaped dot", "/workspace", `\.env`, exp, true, ws(".env")},
+		{"bare class is no explicit dot", "/workspace", "[.]env", exp, true, nil},
 		{"bare *", "/workspace", "*", exp, true, ws(".github/workflows/ci.yml", ".hidden/nested/y.py", ".hidden/x.py", "a.py", "readme.md", "sub/b.py", "sub/nested/c.py")},
 		{"bare braces", "/workspace", "*.{py,md}", exp, true, ws("a.py", ".hidden/nested/y.py", ".hidden/x.py", "readme.md", "sub/b.py", "sub/nested/c.py")},
 		{"bare braces with a dot alternative", "/workspace", "{.env,*.md}", exp, true, ws(".env", "readme.md")},

@@ -182,6 +182,9 @@ type ReadResult struct {
 	TotalLines int64
 	NextOffset int64
 	ETag       string
+	// EndsWithNewline: the window reaches the end of the file, whose last
+	// line ends with "\n" (Content never ends with a line's break).
+	EndsWithNewline bool
 }
 
 // DefaultReadLimit is the number of lines Read returns when limit is 0.
@@ -225,7 +228,8 @@ func (fs *FS) Read(ctx context.Context, id mounts.Caller, vpath string, offset, 
 	}
 	end := offset + min(limit, total-offset) // limit may be near MaxInt64
 	content, end := fs.window(data, offset, end, lineNumbers)
-	return ReadResult{Path: vpath, Content: content, TotalLines: total, NextOffset: end, ETag: a.ETag}, nil
+	return ReadResult{Path: vpath, Content: content, TotalLines: total, NextOffset: end, ETag: a.ETag,
+		EndsWithNewline: end == total && bytes.HasSuffix(data, []byte{'\n'})}, nil
 }
 
 // window returns lines [offset, end) of data, fewer when they would exceed

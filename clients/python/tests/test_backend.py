@@ -1,5 +1,7 @@
 """SkillsvcBackend against the real binary: every BackendProtocol method,
-sync and async, with the protocol's result types and error literals."""
+sync and async, with the protocol's result types and error literals, on
+skillsvc's own mounts (test_deepagents_contract.py holds it to deepagents'
+backend tests)."""
 
 from __future__ import annotations
 
@@ -38,21 +40,25 @@ async def abackend(skillsvc_env):
 def test_sync_methods(backend: SkillsvcBackend) -> None:
     assert backend.write("/workspace/notes.md", "alpha\nbeta\ngamma\n") == WriteResult(path="/workspace/notes.md")
     assert backend.write("/workspace/notes.md", "alpha\nbeta\ngamma\n").error is None, "write overwrites, as the protocol says"
-    assert backend.write("/skills/x.md", "no").error.startswith("Error: ")
+    assert backend.write("/skills/x.md", "no").error == "Error writing file '/skills/x.md': permission denied: /skills is mounted read-only"
 
     r = backend.read("/workspace/notes.md", offset=1, limit=1)
     assert isinstance(r, ReadResult) and r.error is None
     assert r.file_data["content"] == "beta\n" and r.file_data["encoding"] == "utf-8"
     assert (r.total_lines, r.start_line, r.end_line, r.next_offset) == (3, 2, 2, 2)
     whole = backend.read("/workspace/notes.md")
-    assert whole.file_data["content"] == "alpha\nbeta\ngamma" and whole.next_offset is None
+    assert whole.file_data["content"] == "alpha\nbeta\ngamma\n" and whole.next_offset is None
     assert backend.read("/workspace/missing.md").error == "File '/workspace/missing.md' not found"
-    assert backend.read("/workspace/notes.md", offset=10).error.startswith("Line offset 10 exceeds")
+    assert backend.read("/workspace/notes.md", offset=10).error == "Line offset 10 exceeds file length (3 lines)"
+    assert backend.read("/workspace").error == "File '/workspace' not found"  # a directory is no file, as FilesystemBackend says
     assert backend.read("/workspace/notes.md", limit=0).no_lines_requested
+    assert backend.read("/workspace/notes.md", offset=10, limit=0).no_lines_requested  # limit is looked at before offset
 
     assert backend.edit("/workspace/notes.md", "beta", "BETA") == EditResult(path="/workspace/notes.md", occurrences=1)
     assert backend.edit("/workspace/notes.md", "a", "A", replace_all=True).occurrences == 4
-    assert backend.edit("/workspace/notes.md", "absent", "x").error.startswith("Error: ")
+    assert backend.edit("/workspace/notes.md", "absent", "x").error == "Error: String not found in file: 'absent'"
+    assert backend.edit("/workspace/notes.md", "", "x").error.startswith("Error: old_string cannot be empty")
+    assert backend.edit("/workspace/notes.md", "BETA", "BETA") == EditResult(path="/workspace/notes.md", occurrences=1)
     assert backend.edit("/workspace/none.md", "a", "b").error == "Error: File '/workspace/none.md' not found"
 
     ls = backend.ls("/workspace")
@@ -60,7 +66,7 @@ def test_sync_methods(backend: SkillsvcBackend) -> None:
     assert [(e["path"], e["is_dir"]) for e in ls.entries] == [("/workspace/notes.md", False)]
     assert ls.entries[0]["size"] == len("AlphA\nBETA\ngAmmA\n") and ls.entries[0]["modified_at"]
     assert [e["path"] for e in backend.ls("/skills").entries] == ["/skills/data/", "/skills/writing/"]
-    assert backend.ls("/nowhere").error
+    assert backend.ls("/nowhere").error == "Path '/nowhere': path_not_found"
 
     g = backend.glob("*.md", path="/skills/writing")  # no "/": base name at any depth
     assert isinstance(g, GlobResult)
@@ -92,7 +98,7 @@ def test_sync_methods(backend: SkillsvcBackend) -> None:
     down = backend.download_files(["/workspace/logo.png", "/workspace/none", "/workspace"])
     assert down[0].content == png and down[0].error is None
     assert down[1].error == "file_not_found"
-    assert down[2].error in ("is_directory", "file_not_found")
+    assert down[2].error == "is_directory"
     binary = backend.read("/workspace/logo.png")
     assert binary.file_data == {"content": base64.standard_b64encode(png).decode(), "encoding": "base64"}
 
@@ -103,7 +109,7 @@ def test_sync_methods(backend: SkillsvcBackend) -> None:
 async def test_async_methods(abackend: SkillsvcBackend) -> None:
     b = abackend
     assert (await b.awrite("/workspace/a.md", "one\ntwo\n")).path == "/workspace/a.md"
-    assert (await b.aread("/workspace/a.md")).file_data["content"] == "one\ntwo"
+    assert (await b.aread("/workspace/a.md")).file_data["content"] == "one\ntwo\n"
     assert (await b.aread("/workspace/none.md")).error == "File '/workspace/none.md' not found"
     assert (await b.aedit("/workspace/a.md", "two", "2")).occurrences == 1
     assert [e["path"] for e in (await b.als("/workspace")).entries] == ["/workspace/a.md"]
@@ -113,7 +119,7 @@ async def test_async_methods(abackend: SkillsvcBackend) -> None:
     assert [u.error for u in up] == [None, "permission_denied"]
     down = await b.adownload_files(["/workspace/b.bin", "/workspace/zzz"])
     assert (down[0].content, down[1].error) == (b"\x00\x01", "file_not_found")
-    assert (await b.aread("/workspace/b.bin")).file_data["encoding"] == "base64"
+    assert (await b.aread("/workspace/b.bin")).error.startswith("Error reading file '/workspace/b.bin': binary file")  # as a failed decode
     assert (await b.adelete("/workspace/b.bin")).path == "/workspace/b.bin"
     assert (await b.adelete("/workspace/b.bin")).error
 
@@ -136,3 +142,39 @@ def test_thread_from_langgraph_config(skillsvc_env) -> None:
 
 def test_skill_sources(backend: SkillsvcBackend) -> None:
     assert skill_sources(backend) == ["/skills/data/", "/skills/writing/"]
+
+
+def test_edit_keeps_a_crlf_file_crlf(backend: SkillsvcBackend) -> None:
+    """LF strings (what read shows) edit a CRLF file in its own line breaks,
+    as deepagents' sandbox edit does (its #2880); the file stays CRLF."""
+    assert backend.upload_files([("/workspace/win.txt", b"a\r\nb\r\nc\r\n")])[0].error is None
+    assert backend.read("/workspace/win.txt").file_data["content"] == "a\nb\nc\n"
+    assert backend.edit("/workspace/win.txt", "a\nb\n", "x\ny\n") == EditResult(path="/workspace/win.txt", occurrences=1)
+    assert backend.download_files(["/workspace/win.txt"])[0].content == b"x\r\ny\r\nc\r\n"
+    assert backend.edit("/workspace/win.txt", "y", "z\nw") == EditResult(path="/workspace/win.txt", occurrences=1)
+    assert backend.edit("/workspace/win.txt", "q\n", "r").error == "Error: String not found in file: 'q\n'"
+
+
+def test_edit_hints(backend: SkillsvcBackend) -> None:
+    """A refused edit is answered in deepagents' words, from the file."""
+    backend.write("/workspace/m.md", "role\nrole\nyou are")
+    assert backend.edit("/workspace/m.md", "role", "x").error.startswith("Error: String 'role' appears 2 times in file.")
+    hint = backend.edit("/workspace/m.md", "you are\n", "x").error
+    assert hint.startswith("Error: old_string ends with a newline, but the file does not end with a newline.")
+    backend.write("/workspace/two.md", "x y x")
+    assert "would appear 2 times" in backend.edit("/workspace/two.md", "x\n", "y").error
+    backend.upload_files([("/workspace/bin.dat", b"\x00\x01")])
+    assert backend.edit("/workspace/bin.dat", "a", "b").error == "Error: Cannot edit binary files with text replacements."
+
+
+def test_direct_backend_does_not_offload(skillsvc_env) -> None:
+    """deepagents' middleware offloads large tool results under its
+    artifacts root, "/" unless a CompositeBackend names another; skillsvc's
+    root holds only mounts, so without one the result stays in the message."""
+    from deepagents.middleware.filesystem import FilesystemMiddleware
+    from langchain_core.messages import ToolMessage
+
+    b = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread="py-off-" + uuid.uuid4().hex[:8])
+    msg = ToolMessage(content="y" * 5000, tool_call_id="big")
+    assert FilesystemMiddleware(backend=b, tool_token_limit_before_evict=1000)._intercept_large_tool_result(msg).content == "y" * 5000
+    b.close()

@@ -53,7 +53,7 @@ def test_token_is_the_identity(jwt_env) -> None:
     backend = SkillsvcBackend(env.grpc_addr, token=token)  # no thread: the token names it
     try:
         r = backend.read("/workspace/jwt.md")
-        assert r.error is None and r.file_data["content"] == "from a token"
+        assert r.error is None and r.file_data["content"] == "from a token\n"
     finally:
         backend.close()
 

@@ -33,10 +33,10 @@ const (
 	// Wildcards match dot-names like any other: "*" matches ".env" and "**"
 	// walks into ".github/".
 	GlobHidden_GLOB_HIDDEN_INCLUDE GlobHidden = 1
-	// A dot-name matches only a pattern segment that itself starts with ".":
-	// "*" leaves ".env" out and "**" does not walk into ".github/", while
-	// ".*" and ".github/**" reach them. With match_base_name only the base name
-	// counts: "*.yml" matches ".github/workflows/ci.yml".
+	// A dot-name matches only a pattern segment that itself starts with "."
+	// (or "\."): "*" leaves ".env" out and "**" does not walk into
+	// ".github/", while ".*" and ".github/**" reach them. With match_base_name
+	// only the base name counts: "*.yml" matches ".github/workflows/ci.yml".
 	GlobHidden_GLOB_HIDDEN_EXPLICIT GlobHidden = 2
 )
 
@@ -455,10 +455,14 @@ type ReadResponse struct {
 	Content    string `protobuf:"bytes,2,opt,name=content" json:"content,omitempty"`
 	TotalLines int64  `protobuf:"varint,3,opt,name=total_lines,json=totalLines" json:"total_lines,omitempty"`
 	// Line to continue from; equals total_lines when everything was read.
-	NextOffset    int64  `protobuf:"varint,4,opt,name=next_offset,json=nextOffset" json:"next_offset,omitempty"`
-	Etag          string `protobuf:"bytes,5,opt,name=etag" json:"etag,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NextOffset int64  `protobuf:"varint,4,opt,name=next_offset,json=nextOffset" json:"next_offset,omitempty"`
+	Etag       string `protobuf:"bytes,5,opt,name=etag" json:"etag,omitempty"`
+	// The window reaches the end of the file and the file's last line ends
+	// with "\n" (content never ends with the line break of its last line),
+	// so a caller can rebuild the file's text exactly.
+	EndsWithNewline bool `protobuf:"varint,6,opt,name=ends_with_newline,json=endsWithNewline" json:"ends_with_newline,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ReadResponse) Reset() {
@@ -524,6 +528,13 @@ func (x *ReadResponse) GetEtag() string {
 		return x.Etag
 	}
 	return ""
+}
+
+func (x *ReadResponse) GetEndsWithNewline() bool {
+	if x != nil {
+		return x.EndsWithNewline
+	}
+	return false
 }
 
 type DownloadRequest struct {
@@ -1548,7 +1559,7 @@ const file_skillsvc_v1_filesystem_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x03R\x05limit\x12!\n" +
-	"\fline_numbers\x18\x04 \x01(\bR\vlineNumbers\"\x92\x01\n" +
+	"\fline_numbers\x18\x04 \x01(\bR\vlineNumbers\"\xbe\x01\n" +
 	"\fReadResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x1f\n" +
@@ -1556,7 +1567,8 @@ const file_skillsvc_v1_filesystem_proto_rawDesc = "" +
 	"totalLines\x12\x1f\n" +
 	"\vnext_offset\x18\x04 \x01(\x03R\n" +
 	"nextOffset\x12\x12\n" +
-	"\x04etag\x18\x05 \x01(\tR\x04etag\"S\n" +
+	"\x04etag\x18\x05 \x01(\tR\x04etag\x12*\n" +
+	"\x11ends_with_newline\x18\x06 \x01(\bR\x0fendsWithNewline\"S\n" +
 	"\x0fDownloadRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x14\n" +

@@ -167,8 +167,22 @@ class _Methods:
     def delete(self, path: str, *, recursive: bool = False, timeout: float | None = None) -> filesystem_pb2.DeleteResponse:
         return self._unary(self._fs, "Delete", filesystem_pb2.DeleteRequest(path=path, recursive=recursive), timeout)
 
-    def glob(self, pattern: str, *, path: str = "", max_results: int = 0, timeout: float | None = None) -> filesystem_pb2.GlobResponse:
-        return self._unary(self._fs, "Glob", filesystem_pb2.GlobRequest(pattern=pattern, path=path, max_results=max_results), timeout)
+    def glob(
+        self,
+        pattern: str,
+        *,
+        path: str = "",
+        max_results: int = 0,
+        hidden: int = filesystem_pb2.GLOB_HIDDEN_UNSPECIFIED,
+        match_base_name: bool = False,
+        timeout: float | None = None,
+    ) -> filesystem_pb2.GlobResponse:
+        """Files matching a pattern. ``hidden``: GLOB_HIDDEN_INCLUDE (the
+        default) or GLOB_HIDDEN_EXPLICIT (names starting with "." only where
+        the pattern names them); ``match_base_name`` matches a pattern
+        without "/" against base names at any depth."""
+        req = filesystem_pb2.GlobRequest(pattern=pattern, path=path, max_results=max_results, hidden=hidden, match_base_name=match_base_name)
+        return self._unary(self._fs, "Glob", req, timeout)
 
     def grep(
         self,

@@ -15,13 +15,23 @@ every method, the async ones natively on grpc.aio, with the protocol's
 result types and error literals. Without a fixed thread, each call takes the
 thread from the LangGraph run's config (configurable.thread_id), so one
 backend serves every thread of a graph, each as its own identity.
+
+Results and messages are those of deepagents' own Python backends
+(FilesystemBackend where the backends differ), held to the outcomes of
+deepagents' backend tests by tests/test_deepagents_contract.py: glob leaves
+names starting with "." out unless the pattern names them, and a pattern
+without "/" matches base names at any depth; edit accepts CRLF in its
+strings and keeps a CRLF file CRLF; an empty file reads as deepagents'
+empty-file reminder; refused edits get deepagents' own wording and hints.
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Generator
+from dataclasses import dataclass, field
 from datetime import timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from deepagents.backends.protocol import (
@@ -42,6 +52,13 @@ from deepagents.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from deepagents.backends.utils import (
+    EMPTY_CONTENT_WARNING,
+    InvalidGlobPatternError,
+    _get_backend_read_file_type,
+    compile_grep_include_glob,
+    perform_string_replacement,
+)
 
 from .client import DEFAULT_TARGET, AsyncClient, Client
 from .errors import SkillsvcError
@@ -49,8 +66,13 @@ from .v1 import filesystem_pb2
 
 __all__ = ["SkillsvcBackend", "skill_sources"]
 
-# Binary files are returned whole, base64-encoded, up to this size.
+# Binary files are returned whole, base64-encoded, up to this size; a
+# refused edit reads the file (up to this size) to word its answer.
 MAX_BINARY_READ = 10 << 20
+
+# Lines one read returns when deepagents asks for none (limit=0), to tell an
+# empty file from one not inspected, as deepagents does.
+_PROBE_LINES = 2000
 
 
 class SkillsvcBackend(BackendProtocol):
@@ -105,167 +127,68 @@ class SkillsvcBackend(BackendProtocol):
         thread = self._current_thread()
         return self._aclient if thread in (None, self._aclient.identity.thread) else self._aclient.with_identity(thread=thread)
 
-    # ls
+    # Each operation is written once, as steps (see _Call), which _run
+    # performs on the synchronous client and _arun on the async one.
 
     def ls(self, path: str) -> LsResult:
-        try:
-            return _ls_result(list(self.client().iter_list(_dir(path))))
-        except SkillsvcError as err:
-            return LsResult(error=_error(err, path, "directory"))
+        return _run(_ls(path), self.client())
 
     async def als(self, path: str) -> LsResult:
-        try:
-            return _ls_result([e async for e in self.aclient().iter_list(_dir(path))])
-        except SkillsvcError as err:
-            return LsResult(error=_error(err, path, "directory"))
-
-    # read
+        return await _arun(_ls(path), self.aclient())
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        if limit <= 0:
-            return ReadResult(file_data={"content": "", "encoding": "utf-8"}, no_lines_requested=True)
-        offset = max(offset, 0)
-        c = self.client()
-        try:
-            return _read_result(c.read(file_path, offset=offset, limit=limit), offset)
-        except SkillsvcError as err:
-            if _is_binary(err):
-                try:
-                    return _binary_result(c.download(file_path, limit=MAX_BINARY_READ + 1))
-                except SkillsvcError as err2:
-                    err = err2
-            return ReadResult(error=_read_error(err, file_path, offset))
+        return _run(_read(file_path, offset, limit), self.client())
 
     async def aread(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        if limit <= 0:
-            return ReadResult(file_data={"content": "", "encoding": "utf-8"}, no_lines_requested=True)
-        offset = max(offset, 0)
-        c = self.aclient()
-        try:
-            return _read_result(await c.read(file_path, offset=offset, limit=limit), offset)
-        except SkillsvcError as err:
-            if _is_binary(err):
-                try:
-                    return _binary_result(await c.download(file_path, limit=MAX_BINARY_READ + 1))
-                except SkillsvcError as err2:
-                    err = err2
-            return ReadResult(error=_read_error(err, file_path, offset))
-
-    # write, edit, delete
+        return await _arun(_read(file_path, offset, limit), self.aclient())
 
     def write(self, file_path: str, content: str) -> WriteResult:
-        try:
-            self.client().write(file_path, content)
-        except SkillsvcError as err:
-            return WriteResult(error=_error(err, file_path))
-        return WriteResult(path=file_path)
+        return _run(_write(file_path, content), self.client())
 
     async def awrite(self, file_path: str, content: str) -> WriteResult:
-        try:
-            await self.aclient().write(file_path, content)
-        except SkillsvcError as err:
-            return WriteResult(error=_error(err, file_path))
-        return WriteResult(path=file_path)
+        return await _arun(_write(file_path, content), self.aclient())
 
     def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:  # noqa: FBT001, FBT002
-        try:
-            r = self.client().edit(file_path, old_string, new_string, replace_all=replace_all)
-        except SkillsvcError as err:
-            return EditResult(error=_error(err, file_path))
-        return EditResult(path=file_path, occurrences=r.occurrences)
+        return _run(_edit(file_path, old_string, new_string, replace_all), self.client())
 
     async def aedit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:  # noqa: FBT001, FBT002
-        try:
-            r = await self.aclient().edit(file_path, old_string, new_string, replace_all=replace_all)
-        except SkillsvcError as err:
-            return EditResult(error=_error(err, file_path))
-        return EditResult(path=file_path, occurrences=r.occurrences)
+        return await _arun(_edit(file_path, old_string, new_string, replace_all), self.aclient())
 
     def delete(self, file_path: str) -> DeleteResult:
-        try:
-            self.client().delete(file_path, recursive=True)
-        except SkillsvcError as err:
-            return DeleteResult(error=_error(err, file_path))
-        return DeleteResult(path=file_path)
+        return _run(_delete(file_path), self.client())
 
     async def adelete(self, file_path: str) -> DeleteResult:
-        try:
-            await self.aclient().delete(file_path, recursive=True)
-        except SkillsvcError as err:
-            return DeleteResult(error=_error(err, file_path))
-        return DeleteResult(path=file_path)
-
-    # glob, grep
+        return await _arun(_delete(file_path), self.aclient())
 
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        try:
-            return _glob_result(self.client().glob(_pattern(pattern), path=_dir(path)))
-        except SkillsvcError as err:
-            return GlobResult(error=_error(err, path or "/"))
+        return _run(_glob(pattern, path), self.client())
 
     async def aglob(self, pattern: str, path: str | None = None) -> GlobResult:
-        try:
-            return _glob_result(await self.aclient().glob(_pattern(pattern), path=_dir(path)))
-        except SkillsvcError as err:
-            return GlobResult(error=_error(err, path or "/"))
+        return await _arun(_glob(pattern, path), self.aclient())
 
     def grep(self, pattern: str, path: str | None = None, glob: str | None = None, *, max_count: int | None = None) -> GrepResult:
-        try:
-            r = self.client().grep(pattern, path=_dir(path), glob=_pattern(glob) if glob else "", max_matches=max_count or 0)
-        except SkillsvcError as err:
-            return GrepResult(error=_error(err, path or "/"))
-        return _grep_result(r, max_count)
+        return _run(_grep(pattern, path, glob, max_count), self.client())
 
     async def agrep(self, pattern: str, path: str | None = None, glob: str | None = None, *, max_count: int | None = None) -> GrepResult:
-        try:
-            r = await self.aclient().grep(pattern, path=_dir(path), glob=_pattern(glob) if glob else "", max_matches=max_count or 0)
-        except SkillsvcError as err:
-            return GrepResult(error=_error(err, path or "/"))
-        return _grep_result(r, max_count)
+        return await _arun(_grep(pattern, path, glob, max_count), self.aclient())
 
     # upload_files, download_files: batches with partial success
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         c = self.client()
-        out = []
-        for path, data in files:
-            try:
-                c.upload(path, data)
-                out.append(FileUploadResponse(path=path))
-            except SkillsvcError as err:
-                out.append(FileUploadResponse(path=path, error=_file_error(err)))
-        return out
+        return [_run(_upload(path, data), c) for path, data in files]
 
     async def aupload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         c = self.aclient()
-        out = []
-        for path, data in files:
-            try:
-                await c.upload(path, data)
-                out.append(FileUploadResponse(path=path))
-            except SkillsvcError as err:
-                out.append(FileUploadResponse(path=path, error=_file_error(err)))
-        return out
+        return [await _arun(_upload(path, data), c) for path, data in files]
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         c = self.client()
-        out = []
-        for path in paths:
-            try:
-                out.append(FileDownloadResponse(path=path, content=c.download(path)))
-            except SkillsvcError as err:
-                out.append(FileDownloadResponse(path=path, error=_file_error(err)))
-        return out
+        return [_run(_download(path), c) for path in paths]
 
     async def adownload_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         c = self.aclient()
-        out = []
-        for path in paths:
-            try:
-                out.append(FileDownloadResponse(path=path, content=await c.download(path)))
-            except SkillsvcError as err:
-                out.append(FileDownloadResponse(path=path, error=_file_error(err)))
-        return out
+        return [await _arun(_download(path), c) for path in paths]
 
 
 def skill_sources(client: Client | SkillsvcBackend, mount: str = "/skills") -> list[str]:
@@ -282,6 +205,262 @@ def skill_sources(client: Client | SkillsvcBackend, mount: str = "/skills") -> l
     return [f"{mount}/{c.name}/" if c.name else f"{mount}/" for c in cats if c.skill_count]
 
 
+# Steps: each operation is a generator that yields the calls it needs
+# (_Call), receives each call's result or has its SkillsvcError thrown in,
+# and returns the protocol's result. So every decision is written once for
+# the synchronous and the async client.
+
+T = TypeVar("T")
+Steps = Generator["_Call", Any, T]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A client method to call: "list_all" is every page of a listing."""
+
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def _call(method: str, *args: Any, **kwargs: Any) -> _Call:
+    return _Call(method, args, kwargs)
+
+
+def _run(steps: Steps[T], client: Client) -> T:
+    try:
+        call = next(steps)
+        while True:
+            try:
+                if call.method == "list_all":
+                    result: Any = list(client.iter_list(*call.args))
+                else:
+                    result = getattr(client, call.method)(*call.args, **call.kwargs)
+            except SkillsvcError as err:
+                call = steps.throw(err)
+            else:
+                call = steps.send(result)
+    except StopIteration as done:
+        return done.value
+
+
+async def _arun(steps: Steps[T], client: AsyncClient) -> T:
+    try:
+        call = next(steps)
+        while True:
+            try:
+                if call.method == "list_all":
+                    result: Any = [e async for e in client.iter_list(*call.args)]
+                else:
+                    result = await getattr(client, call.method)(*call.args, **call.kwargs)
+            except SkillsvcError as err:
+                call = steps.throw(err)
+            else:
+                call = steps.send(result)
+    except StopIteration as done:
+        return done.value
+
+
+def _ls(path: str) -> Steps[LsResult]:
+    try:
+        entries = yield _call("list_all", _dir(path))
+    except SkillsvcError as err:
+        # FilesystemBackend's wording; the middleware prefixes "Error: ".
+        if err.code == grpc.StatusCode.NOT_FOUND:
+            return LsResult(error=f"Path '{path}': path_not_found")
+        if _is_not_dir(err):
+            return LsResult(error=f"Path '{path}': not_a_directory")
+        return LsResult(error=f"Cannot list '{path}': {err.message}")
+    return LsResult(entries=sorted((_info(e) for e in entries), key=lambda i: i["path"]))
+
+
+def _read(path: str, offset: int, limit: int) -> Steps[ReadResult]:
+    offset, limit = max(int(offset), 0), max(int(limit), 0)
+    if _get_backend_read_file_type(path) != "text":
+        # deepagents returns images, audio, video and documents whole.
+        return (yield from _read_binary(path))
+    try:
+        r = yield _call("read", path, offset=offset, limit=limit or _PROBE_LINES)
+    except SkillsvcError as err:
+        # A file of another kind is an error, as FilesystemBackend's failed
+        # UTF-8 decode is (the middleware could not show it as text either).
+        if err.code != grpc.StatusCode.OUT_OF_RANGE:
+            return ReadResult(error=_read_error(err, path))
+        r = None
+    if r is None or (offset > 0 and not r.content.strip()):
+        # deepagents judges a file blank as a whole, whatever the window,
+        # and says how long a file is that an offset is past.
+        try:
+            whole = yield _call("read", path)
+        except SkillsvcError as err:
+            return ReadResult(error=_read_error(err, path))
+        if _blank(whole):
+            return ReadResult(file_data={"content": EMPTY_CONTENT_WARNING, "encoding": "utf-8"})
+    elif offset == 0 and _blank(r):
+        return ReadResult(file_data={"content": EMPTY_CONTENT_WARNING, "encoding": "utf-8"})
+    if limit == 0:  # after the blank check, before the offset's, as deepagents
+        return ReadResult(file_data={"content": "", "encoding": "utf-8"}, no_lines_requested=True)
+    if r is None:
+        return ReadResult(error=f"Line offset {offset} exceeds file length ({whole.total_lines} lines)")
+    # Lines come without their "\n", and a CRLF line keeps its "\r";
+    # deepagents shows LF only, lone CRs included.
+    content = r.content.replace("\r\n", "\n")
+    if r.next_offset < r.total_lines or r.ends_with_newline:
+        content = content.removesuffix("\r") + "\n"  # the window's last line is terminated
+    content = content.replace("\r", "\n")
+    return ReadResult(
+        file_data={"content": content, "encoding": "utf-8"},
+        total_lines=r.total_lines,
+        start_line=offset + 1,
+        end_line=r.next_offset,
+        next_offset=r.next_offset if r.next_offset < r.total_lines else None,
+    )
+
+
+def _read_binary(path: str) -> Steps[ReadResult]:
+    try:
+        data = yield _call("download", path, limit=MAX_BINARY_READ + 1)
+    except SkillsvcError as err:
+        return ReadResult(error=_read_error(err, path))
+    if len(data) > MAX_BINARY_READ:
+        return ReadResult(error=f"Error reading file '{path}': binary file is larger than {MAX_BINARY_READ} bytes")
+    return ReadResult(file_data={"content": base64.standard_b64encode(data).decode("ascii"), "encoding": "base64"})
+
+
+def _blank(r: filesystem_pb2.ReadResponse) -> bool:
+    """Whether a read from the first line holds the whole file, and the
+    file is empty or whitespace only."""
+    return r.next_offset >= r.total_lines and not r.content.strip()
+
+
+def _write(path: str, content: str) -> Steps[WriteResult]:
+    try:
+        yield _call("write", path, content)
+    except SkillsvcError as err:
+        return WriteResult(error=f"Error writing file '{path}': {err.message}")
+    return WriteResult(path=path)
+
+
+def _edit(path: str, old: str, new: str, replace_all: bool) -> Steps[EditResult]:  # noqa: FBT001
+    # As FilesystemBackend: the file is LF text to the model, so strings
+    # copied from a CRLF download still apply.
+    old_lf, new_lf = _lf(old), _lf(new)
+    refusal = None
+    if old_lf and old_lf != new_lf:
+        try:
+            r = yield _call("edit", path, old_lf, new_lf, replace_all=replace_all)
+        except SkillsvcError as err:
+            if not _is_mismatch(err):
+                return EditResult(error=_edit_error(err, path))
+            refusal = err.message
+        else:
+            return EditResult(path=path, occurrences=int(r.occurrences))
+    # The server refused, or was not asked (an empty old_string, or one equal
+    # to new_string, which it refuses and deepagents does not): the file's
+    # text decides the answer.
+    try:
+        data = yield _call("download", path, limit=MAX_BINARY_READ + 1)
+    except SkillsvcError as err:
+        return EditResult(error=_edit_error(err, path))
+    if len(data) > MAX_BINARY_READ:
+        return EditResult(error=f"Error editing file '{path}': {refusal or 'the file is too large to edit'}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\x00" in text:
+        return EditResult(error=_BINARY_EDIT)
+    if refusal is not None and "\n" in old_lf and old_lf not in text and _crlf(old_lf) in text:
+        # A CRLF file: apply the strings with its line breaks, keeping it CRLF.
+        try:
+            r = yield _call("edit", path, _crlf(old_lf), _crlf(new_lf), replace_all=replace_all)
+        except SkillsvcError as err:
+            if not _is_mismatch(err):
+                return EditResult(error=_edit_error(err, path))
+        else:
+            return EditResult(path=path, occurrences=int(r.occurrences))
+    result = perform_string_replacement(_lf(text), old_lf, new_lf, replace_all)
+    if isinstance(result, str):
+        return EditResult(error=result)  # deepagents' own wording and hints
+    if refusal is None:
+        return EditResult(path=path, occurrences=int(result[1]))  # nothing to change
+    return EditResult(error=f"Error editing file '{path}': {refusal}")  # changed since the refusal
+
+
+def _delete(path: str) -> Steps[DeleteResult]:
+    try:
+        yield _call("delete", path, recursive=True)
+    except SkillsvcError as err:
+        if err.code == grpc.StatusCode.NOT_FOUND:
+            return DeleteResult(error=f"Error: File '{path}' not found")
+        return DeleteResult(error=f"Error deleting '{path}': {err.message}")
+    return DeleteResult(path=path)
+
+
+def _glob(pattern: str, path: str | None) -> Steps[GlobResult]:
+    # deepagents' own check first, so a refused pattern reads as its refusal.
+    try:
+        compile_grep_include_glob(pattern)
+    except InvalidGlobPatternError as exc:
+        return GlobResult(error=str(exc))
+    # deepagents' contract: names starting with "." only where the pattern
+    # names them; a pattern without "/" matches base names at any depth; a
+    # leading "/" anchors the pattern to the search root.
+    relative = pattern.lstrip("/")
+    if not relative or relative.endswith("/") or "//" in relative:
+        return GlobResult(matches=[])  # it could name directories only, as wcmatch reads it
+    try:
+        r = yield _call(
+            "glob",
+            _doublestar(relative),
+            path=_dir(path),
+            hidden=filesystem_pb2.GLOB_HIDDEN_EXPLICIT,
+            match_base_name="/" not in pattern,
+        )
+    except SkillsvcError as err:
+        if err.code == grpc.StatusCode.NOT_FOUND:
+            return GlobResult(matches=[])  # a search root that is not there
+        return GlobResult(error=f"Error globbing path '{path or '/'}': {err.message}", matches=[])
+    matches = [_info(m) for m in r.matches if not m.is_dir]
+    return GlobResult(matches=matches, truncated=r.truncated, truncation_reason="budget" if r.truncated else None)
+
+
+def _grep(pattern: str, path: str | None, glob: str | None, max_count: int | None) -> Steps[GrepResult]:
+    if glob:
+        try:
+            compile_grep_include_glob(glob)
+        except InvalidGlobPatternError as exc:
+            return GrepResult(error=str(exc), matches=[])
+    # One match more than asked for tells "exactly max_count" from "more".
+    cap = max(max_count, 0) + 1 if max_count is not None else 0
+    try:
+        r = yield _call("grep", pattern, path=_dir(path), glob=_doublestar(_grep_glob(glob)), max_matches=cap)
+    except SkillsvcError as err:
+        if err.code == grpc.StatusCode.NOT_FOUND:
+            return GrepResult(matches=[])
+        return GrepResult(error=f"Error searching path '{path or '/'}': {err.message}", matches=[])
+    matches = [GrepMatch(path=m.path, line=int(m.line), text=m.text.removesuffix("\r")) for m in r.matches]
+    if max_count is not None and len(matches) > max_count:
+        return GrepResult(matches=matches[: max(max_count, 0)], truncated=True)
+    return GrepResult(matches=matches, truncated=r.truncated)
+
+
+def _upload(path: str, data: bytes) -> Steps[FileUploadResponse]:
+    try:
+        yield _call("upload", path, data)
+    except SkillsvcError as err:
+        return FileUploadResponse(path=path, error=_file_error(err))
+    return FileUploadResponse(path=path)
+
+
+def _download(path: str) -> Steps[FileDownloadResponse]:
+    try:
+        data = yield _call("download", path)
+    except SkillsvcError as err:
+        return FileDownloadResponse(path=path, error=_file_error(err))
+    return FileDownloadResponse(path=path, content=data)
+
+
 def _dir(path: str | None) -> str:
     """A directory argument as skillsvc takes it: deepagents writes
     directories with a trailing "/", skillsvc paths are canonical."""
@@ -290,12 +469,52 @@ def _dir(path: str | None) -> str:
     return path.rstrip("/") or "/"
 
 
-def _pattern(pattern: str) -> str:
-    """The backend contract's glob: a pattern without "/" matches the base
-    name at any depth, a leading "/" anchors to the search root."""
-    if pattern.startswith("/"):
-        return pattern.lstrip("/")
-    return pattern if "/" in pattern else "**/" + pattern
+def _grep_glob(glob: str | None) -> str:
+    """Grep's file filter as skillsvc takes it: a pattern without "/"
+    matches base names at any depth, a leading "/" anchors it."""
+    if not glob:
+        return ""
+    if "/" in glob:
+        return glob.lstrip("/")
+    return "**/" + glob
+
+
+def _doublestar(pattern: str) -> str:
+    """A wcmatch pattern (deepagents' matcher) in the server's doublestar
+    syntax: wcmatch, like bash, expands only a brace group with a comma,
+    so "{x}" is literal there, and an unmatched brace is literal too."""
+    groups: list[int] = []  # open braces, innermost last
+    commas: set[int] = set()  # open braces whose group has a comma
+    literal: set[int] = set()
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[" and (j := pattern.find("]", i + 1)) >= 0:
+            i = j + 1
+            continue
+        if c == "{":
+            groups.append(i)
+        elif c == "," and groups:
+            commas.add(groups[-1])
+        elif c == "}":
+            if not groups:
+                literal.add(i)
+            elif (start := groups.pop()) not in commas:
+                literal.update((start, i))
+        i += 1
+    literal.update(groups)
+    return "".join("\\" + c if i in literal else c for i, c in enumerate(pattern))
+
+
+def _lf(s: str) -> str:
+    return s.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _crlf(s: str) -> str:
+    return s.replace("\n", "\r\n")
 
 
 def _iso(info: filesystem_pb2.FileInfo) -> str:
@@ -310,49 +529,41 @@ def _info(e: filesystem_pb2.FileInfo) -> FileInfo:
     return FileInfo(path=e.path, is_dir=False, size=e.size, modified_at=_iso(e))
 
 
-def _ls_result(entries: list[filesystem_pb2.FileInfo]) -> LsResult:
-    return LsResult(entries=sorted((_info(e) for e in entries), key=lambda i: i["path"]))
-
-
-def _read_result(r: filesystem_pb2.ReadResponse, offset: int) -> ReadResult:
-    content = r.content
-    if not content.strip():
-        return ReadResult(file_data={"content": content, "encoding": "utf-8"})
-    if r.next_offset < r.total_lines:
-        content += "\n"  # the window ends inside the file, after a line break
-    return ReadResult(
-        file_data={"content": content, "encoding": "utf-8"},
-        total_lines=r.total_lines,
-        start_line=offset + 1,
-        end_line=r.next_offset,
-        next_offset=r.next_offset if r.next_offset < r.total_lines else None,
-    )
-
-
-def _binary_result(data: bytes) -> ReadResult:
-    if len(data) > MAX_BINARY_READ:
-        return ReadResult(error=f"Error: binary file is larger than {MAX_BINARY_READ} bytes")
-    return ReadResult(file_data={"content": base64.standard_b64encode(data).decode("ascii"), "encoding": "base64"})
-
-
+# The server's refusals, told apart by code and the fixed start of their
+# message (internal/vfs/errors.go, internal/textfile).
 def _is_binary(err: SkillsvcError) -> bool:
-    return err.code == grpc.StatusCode.FAILED_PRECONDITION and "binary" in err.message
+    return err.code == grpc.StatusCode.FAILED_PRECONDITION and err.message.startswith("binary file")
 
 
-def _read_error(err: SkillsvcError, path: str, offset: int) -> str:
-    if err.code == grpc.StatusCode.OUT_OF_RANGE:
-        return f"Line offset {offset} exceeds file length"
-    if err.code == grpc.StatusCode.NOT_FOUND:
+def _is_mismatch(err: SkillsvcError) -> bool:
+    return err.code == grpc.StatusCode.FAILED_PRECONDITION and err.message.startswith("edit does not apply")
+
+
+def _is_dir(err: SkillsvcError) -> bool:
+    return err.code == grpc.StatusCode.FAILED_PRECONDITION and err.message.startswith("is a directory")
+
+
+def _is_not_dir(err: SkillsvcError) -> bool:
+    return err.code == grpc.StatusCode.FAILED_PRECONDITION and err.message.startswith("not a directory")
+
+
+_BINARY_EDIT = "Error: Cannot edit binary files with text replacements."
+
+
+def _read_error(err: SkillsvcError, path: str) -> str:
+    """read's errors as FilesystemBackend words them (the middleware
+    prefixes "Error: "): a directory is no file either."""
+    if err.code == grpc.StatusCode.NOT_FOUND or _is_dir(err):
         return f"File '{path}' not found"
-    return f"Error: {err.message}"
+    return f"Error reading file '{path}': {err.message}"
 
 
-def _error(err: SkillsvcError, path: str, what: str = "File") -> str:
-    """The message a model reads, worded as deepagents' own backends word
-    theirs where the meaning is the same."""
-    if err.code == grpc.StatusCode.NOT_FOUND:
-        return f"Error: {what.capitalize()} '{path}' not found"
-    return f"Error: {err.message}"
+def _edit_error(err: SkillsvcError, path: str) -> str:
+    if err.code == grpc.StatusCode.NOT_FOUND or _is_dir(err):
+        return f"Error: File '{path}' not found"
+    if _is_binary(err):
+        return _BINARY_EDIT
+    return f"Error editing file '{path}': {err.message}"
 
 
 def _file_error(err: SkillsvcError) -> str:
@@ -363,19 +574,6 @@ def _file_error(err: SkillsvcError) -> str:
         return PERMISSION_DENIED
     if err.code == grpc.StatusCode.INVALID_ARGUMENT:
         return INVALID_PATH
-    if err.code == grpc.StatusCode.FAILED_PRECONDITION and "directory" in err.message:
+    if _is_dir(err):
         return IS_DIRECTORY
     return f"{err.code.name}: {err.message}"
-
-
-def _glob_result(r: filesystem_pb2.GlobResponse) -> GlobResult:
-    matches = [_info(m) for m in r.matches if not m.is_dir]
-    return GlobResult(matches=matches, truncated=r.truncated, truncation_reason="budget" if r.truncated else None)
-
-
-def _grep_result(r: filesystem_pb2.GrepResponse, max_count: int | None) -> GrepResult:
-    matches = [GrepMatch(path=m.path, line=int(m.line), text=m.text) for m in r.matches]
-    truncated = r.truncated
-    if max_count is not None and len(matches) > max_count:
-        matches, truncated = matches[:max_count], True
-    return GrepResult(matches=matches, truncated=truncated)

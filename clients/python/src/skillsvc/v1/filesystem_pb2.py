@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillsvc/v1/filesystem.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x80\x01\n\x08\x46ileInfo\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06is_dir\x18\x03 \x01(\x08\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12,\n\x08modified\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x65tag\x18\x06 \x01(\t\"B\n\x0bListRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"O\n\x0cListResponse\x12&\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x15.skillsvc.v1.FileInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x1b\n\x0bStatRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\"3\n\x0cStatResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"P\n\x0bReadRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x03\x12\x14\n\x0cline_numbers\x18\x04 \x01(\x08\"e\n\x0cReadResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x13\n\x0btotal_lines\x18\x03 \x01(\x03\x12\x13\n\x0bnext_offset\x18\x04 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x05 \x01(\t\">\n\x0f\x44ownloadRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x03\"E\n\x10\x44ownloadResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"S\n\rUploadRequest\x12+\n\x06header\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.UploadHeaderH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x42\x05\n\x03msg\"F\n\x0cUploadHeader\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x10\n\x08if_match\x18\x02 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x03 \x01(\x08\"5\n\x0eUploadResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"W\n\x0cWriteRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x10\n\x08if_match\x18\x03 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x04 \x01(\x08\"4\n\rWriteResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"X\n\x0b\x45\x64itRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nold_string\x18\x02 \x01(\t\x12\x12\n\nnew_string\x18\x03 \x01(\t\x12\x13\n\x0breplace_all\x18\x04 \x01(\x08\"H\n\x0c\x45\x64itResponse\x12\x13\n\x0boccurrences\x18\x01 \x01(\x03\x12#\n\x04info\x18\x02 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"0\n\rDeleteRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\trecursive\x18\x02 \x01(\x08\"!\n\x0e\x44\x65leteResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x03\"\x83\x01\n\x0bGlobRequest\x12\x0f\n\x07pattern\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x13\n\x0bmax_results\x18\x03 \x01(\x05\x12\'\n\x06hidden\x18\x04 \x01(\x0e\x32\x17.skillsvc.v1.GlobHidden\x12\x17\n\x0fmatch_base_name\x18\x05 \x01(\x08\"I\n\x0cGlobResponse\x12&\n\x07matches\x18\x01 \x03(\x0b\x32\x15.skillsvc.v1.FileInfo\x12\x11\n\ttruncated\x18\x02 \x01(\x08\"x\n\x0bGrepRequest\x12\x0f\n\x07pattern\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04glob\x18\x03 \x01(\t\x12\r\n\x05regex\x18\x04 \x01(\x08\x12\x18\n\x10\x63\x61se_insensitive\x18\x05 \x01(\x08\x12\x13\n\x0bmax_matches\x18\x06 \x01(\x05\"5\n\tGrepMatch\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04line\x18\x02 \x01(\x03\x12\x0c\n\x04text\x18\x03 \x01(\t\"x\n\x0cGrepResponse\x12\'\n\x07matches\x18\x01 \x03(\x0b\x32\x16.skillsvc.v1.GrepMatch\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x15\n\rfiles_scanned\x18\x03 \x01(\x03\x12\x15\n\rfiles_skipped\x18\x04 \x01(\x03*\\\n\nGlobHidden\x12\x1b\n\x17GLOB_HIDDEN_UNSPECIFIED\x10\x00\x12\x17\n\x13GLOB_HIDDEN_INCLUDE\x10\x01\x12\x18\n\x14GLOB_HIDDEN_EXPLICIT\x10\x02\x32\x94\x05\n\x11\x46ilesystemService\x12;\n\x04List\x12\x18.skillsvc.v1.ListRequest\x1a\x19.skillsvc.v1.ListResponse\x12;\n\x04Stat\x12\x18.skillsvc.v1.StatRequest\x1a\x19.skillsvc.v1.StatResponse\x12;\n\x04Read\x12\x18.skillsvc.v1.ReadRequest\x1a\x19.skillsvc.v1.ReadResponse\x12I\n\x08\x44ownload\x12\x1c.skillsvc.v1.DownloadRequest\x1a\x1d.skillsvc.v1.DownloadResponse0\x01\x12\x43\n\x06Upload\x12\x1a.skillsvc.v1.UploadRequest\x1a\x1b.skillsvc.v1.UploadResponse(\x01\x12>\n\x05Write\x12\x19.skillsvc.v1.WriteRequest\x1a\x1a.skillsvc.v1.WriteResponse\x12;\n\x04\x45\x64it\x12\x18.skillsvc.v1.EditRequest\x1a\x19.skillsvc.v1.EditResponse\x12\x41\n\x06\x44\x65lete\x12\x1a.skillsvc.v1.DeleteRequest\x1a\x1b.skillsvc.v1.DeleteResponse\x12;\n\x04Glob\x12\x18.skillsvc.v1.GlobRequest\x1a\x19.skillsvc.v1.GlobResponse\x12;\n\x04Grep\x12\x18.skillsvc.v1.GrepRequest\x1a\x19.skillsvc.v1.GrepResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillsvc/v1/filesystem.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x80\x01\n\x08\x46ileInfo\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06is_dir\x18\x03 \x01(\x08\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12,\n\x08modified\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x65tag\x18\x06 \x01(\t\"B\n\x0bListRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"O\n\x0cListResponse\x12&\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x15.skillsvc.v1.FileInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x1b\n\x0bStatRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\"3\n\x0cStatResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"P\n\x0bReadRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x03\x12\x14\n\x0cline_numbers\x18\x04 \x01(\x08\"\x80\x01\n\x0cReadResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x13\n\x0btotal_lines\x18\x03 \x01(\x03\x12\x13\n\x0bnext_offset\x18\x04 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x05 \x01(\t\x12\x19\n\x11\x65nds_with_newline\x18\x06 \x01(\x08\">\n\x0f\x44ownloadRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x03\"E\n\x10\x44ownloadResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"S\n\rUploadRequest\x12+\n\x06header\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.UploadHeaderH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x42\x05\n\x03msg\"F\n\x0cUploadHeader\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x10\n\x08if_match\x18\x02 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x03 \x01(\x08\"5\n\x0eUploadResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"W\n\x0cWriteRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x10\n\x08if_match\x18\x03 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x04 \x01(\x08\"4\n\rWriteResponse\x12#\n\x04info\x18\x01 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"X\n\x0b\x45\x64itRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nold_string\x18\x02 \x01(\t\x12\x12\n\nnew_string\x18\x03 \x01(\t\x12\x13\n\x0breplace_all\x18\x04 \x01(\x08\"H\n\x0c\x45\x64itResponse\x12\x13\n\x0boccurrences\x18\x01 \x01(\x03\x12#\n\x04info\x18\x02 \x01(\x0b\x32\x15.skillsvc.v1.FileInfo\"0\n\rDeleteRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\trecursive\x18\x02 \x01(\x08\"!\n\x0e\x44\x65leteResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x03\"\x83\x01\n\x0bGlobRequest\x12\x0f\n\x07pattern\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x13\n\x0bmax_results\x18\x03 \x01(\x05\x12\'\n\x06hidden\x18\x04 \x01(\x0e\x32\x17.skillsvc.v1.GlobHidden\x12\x17\n\x0fmatch_base_name\x18\x05 \x01(\x08\"I\n\x0cGlobResponse\x12&\n\x07matches\x18\x01 \x03(\x0b\x32\x15.skillsvc.v1.FileInfo\x12\x11\n\ttruncated\x18\x02 \x01(\x08\"x\n\x0bGrepRequest\x12\x0f\n\x07pattern\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04glob\x18\x03 \x01(\t\x12\r\n\x05regex\x18\x04 \x01(\x08\x12\x18\n\x10\x63\x61se_insensitive\x18\x05 \x01(\x08\x12\x13\n\x0bmax_matches\x18\x06 \x01(\x05\"5\n\tGrepMatch\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04line\x18\x02 \x01(\x03\x12\x0c\n\x04text\x18\x03 \x01(\t\"x\n\x0cGrepResponse\x12\'\n\x07matches\x18\x01 \x03(\x0b\x32\x16.skillsvc.v1.GrepMatch\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x15\n\rfiles_scanned\x18\x03 \x01(\x03\x12\x15\n\rfiles_skipped\x18\x04 \x01(\x03*\\\n\nGlobHidden\x12\x1b\n\x17GLOB_HIDDEN_UNSPECIFIED\x10\x00\x12\x17\n\x13GLOB_HIDDEN_INCLUDE\x10\x01\x12\x18\n\x14GLOB_HIDDEN_EXPLICIT\x10\x02\x32\x94\x05\n\x11\x46ilesystemService\x12;\n\x04List\x12\x18.skillsvc.v1.ListRequest\x1a\x19.skillsvc.v1.ListResponse\x12;\n\x04Stat\x12\x18.skillsvc.v1.StatRequest\x1a\x19.skillsvc.v1.StatResponse\x12;\n\x04Read\x12\x18.skillsvc.v1.ReadRequest\x1a\x19.skillsvc.v1.ReadResponse\x12I\n\x08\x44ownload\x12\x1c.skillsvc.v1.DownloadRequest\x1a\x1d.skillsvc.v1.DownloadResponse0\x01\x12\x43\n\x06Upload\x12\x1a.skillsvc.v1.UploadRequest\x1a\x1b.skillsvc.v1.UploadResponse(\x01\x12>\n\x05Write\x12\x19.skillsvc.v1.WriteRequest\x1a\x1a.skillsvc.v1.WriteResponse\x12;\n\x04\x45\x64it\x12\x18.skillsvc.v1.EditRequest\x1a\x19.skillsvc.v1.EditResponse\x12\x41\n\x06\x44\x65lete\x12\x1a.skillsvc.v1.DeleteRequest\x1a\x1b.skillsvc.v1.DeleteResponse\x12;\n\x04Glob\x12\x18.skillsvc.v1.GlobRequest\x1a\x19.skillsvc.v1.GlobResponse\x12;\n\x04Grep\x12\x18.skillsvc.v1.GrepRequest\x1a\x19.skillsvc.v1.GrepResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,8 +33,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skillsvc.v1.filesystem_pb2'
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\222\003\004\010\002 \003'
-  _globals['_GLOBHIDDEN']._serialized_start=1872
-  _globals['_GLOBHIDDEN']._serialized_end=1964
+  _globals['_GLOBHIDDEN']._serialized_start=1900
+  _globals['_GLOBHIDDEN']._serialized_end=1992
   _globals['_FILEINFO']._serialized_start=79
   _globals['_FILEINFO']._serialized_end=207
   _globals['_LISTREQUEST']._serialized_start=209
@@ -47,40 +47,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STATRESPONSE']._serialized_end=438
   _globals['_READREQUEST']._serialized_start=440
   _globals['_READREQUEST']._serialized_end=520
-  _globals['_READRESPONSE']._serialized_start=522
-  _globals['_READRESPONSE']._serialized_end=623
-  _globals['_DOWNLOADREQUEST']._serialized_start=625
-  _globals['_DOWNLOADREQUEST']._serialized_end=687
-  _globals['_DOWNLOADRESPONSE']._serialized_start=689
-  _globals['_DOWNLOADRESPONSE']._serialized_end=758
-  _globals['_UPLOADREQUEST']._serialized_start=760
-  _globals['_UPLOADREQUEST']._serialized_end=843
-  _globals['_UPLOADHEADER']._serialized_start=845
-  _globals['_UPLOADHEADER']._serialized_end=915
-  _globals['_UPLOADRESPONSE']._serialized_start=917
-  _globals['_UPLOADRESPONSE']._serialized_end=970
-  _globals['_WRITEREQUEST']._serialized_start=972
-  _globals['_WRITEREQUEST']._serialized_end=1059
-  _globals['_WRITERESPONSE']._serialized_start=1061
-  _globals['_WRITERESPONSE']._serialized_end=1113
-  _globals['_EDITREQUEST']._serialized_start=1115
-  _globals['_EDITREQUEST']._serialized_end=1203
-  _globals['_EDITRESPONSE']._serialized_start=1205
-  _globals['_EDITRESPONSE']._serialized_end=1277
-  _globals['_DELETEREQUEST']._serialized_start=1279
-  _globals['_DELETEREQUEST']._serialized_end=1327
-  _globals['_DELETERESPONSE']._serialized_start=1329
-  _globals['_DELETERESPONSE']._serialized_end=1362
-  _globals['_GLOBREQUEST']._serialized_start=1365
-  _globals['_GLOBREQUEST']._serialized_end=1496
-  _globals['_GLOBRESPONSE']._serialized_start=1498
-  _globals['_GLOBRESPONSE']._serialized_end=1571
-  _globals['_GREPREQUEST']._serialized_start=1573
-  _globals['_GREPREQUEST']._serialized_end=1693
-  _globals['_GREPMATCH']._serialized_start=1695
-  _globals['_GREPMATCH']._serialized_end=1748
-  _globals['_GREPRESPONSE']._serialized_start=1750
-  _globals['_GREPRESPONSE']._serialized_end=1870
-  _globals['_FILESYSTEMSERVICE']._serialized_start=1967
-  _globals['_FILESYSTEMSERVICE']._serialized_end=2627
+  _globals['_READRESPONSE']._serialized_start=523
+  _globals['_READRESPONSE']._serialized_end=651
+  _globals['_DOWNLOADREQUEST']._serialized_start=653
+  _globals['_DOWNLOADREQUEST']._serialized_end=715
+  _globals['_DOWNLOADRESPONSE']._serialized_start=717
+  _globals['_DOWNLOADRESPONSE']._serialized_end=786
+  _globals['_UPLOADREQUEST']._serialized_start=788
+  _globals['_UPLOADREQUEST']._serialized_end=871
+  _globals['_UPLOADHEADER']._serialized_start=873
+  _globals['_UPLOADHEADER']._serialized_end=943
+  _globals['_UPLOADRESPONSE']._serialized_start=945
+  _globals['_UPLOADRESPONSE']._serialized_end=998
+  _globals['_WRITEREQUEST']._serialized_start=1000
+  _globals['_WRITEREQUEST']._serialized_end=1087
+  _globals['_WRITERESPONSE']._serialized_start=1089
+  _globals['_WRITERESPONSE']._serialized_end=1141
+  _globals['_EDITREQUEST']._serialized_start=1143
+  _globals['_EDITREQUEST']._serialized_end=1231
+  _globals['_EDITRESPONSE']._serialized_start=1233
+  _globals['_EDITRESPONSE']._serialized_end=1305
+  _globals['_DELETEREQUEST']._serialized_start=1307
+  _globals['_DELETEREQUEST']._serialized_end=1355
+  _globals['_DELETERESPONSE']._serialized_start=1357
+  _globals['_DELETERESPONSE']._serialized_end=1390
+  _globals['_GLOBREQUEST']._serialized_start=1393
+  _globals['_GLOBREQUEST']._serialized_end=1524
+  _globals['_GLOBRESPONSE']._serialized_start=1526
+  _globals['_GLOBRESPONSE']._serialized_end=1599
+  _globals['_GREPREQUEST']._serialized_start=1601
+  _globals['_GREPREQUEST']._serialized_end=1721
+  _globals['_GREPMATCH']._serialized_start=1723
+  _globals['_GREPMATCH']._serialized_end=1776
+  _globals['_GREPRESPONSE']._serialized_start=1778
+  _globals['_GREPRESPONSE']._serialized_end=1898
+  _globals['_FILESYSTEMSERVICE']._serialized_start=1995
+  _globals['_FILESYSTEMSERVICE']._serialized_end=2655
 # @@protoc_insertion_point(module_scope)

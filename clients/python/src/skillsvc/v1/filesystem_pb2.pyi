@@ -78,18 +78,20 @@ class ReadRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ..., line_numbers: _Optional[bool] = ...) -> None: ...
 
 class ReadResponse(_message.Message):
-    __slots__ = ("path", "content", "total_lines", "next_offset", "etag")
+    __slots__ = ("path", "content", "total_lines", "next_offset", "etag", "ends_with_newline")
     PATH_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
     NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
+    ENDS_WITH_NEWLINE_FIELD_NUMBER: _ClassVar[int]
     path: str
     content: str
     total_lines: int
     next_offset: int
     etag: str
-    def __init__(self, path: _Optional[str] = ..., content: _Optional[str] = ..., total_lines: _Optional[int] = ..., next_offset: _Optional[int] = ..., etag: _Optional[str] = ...) -> None: ...
+    ends_with_newline: bool
+    def __init__(self, path: _Optional[str] = ..., content: _Optional[str] = ..., total_lines: _Optional[int] = ..., next_offset: _Optional[int] = ..., etag: _Optional[str] = ..., ends_with_newline: _Optional[bool] = ...) -> None: ...
 
 class DownloadRequest(_message.Message):
     __slots__ = ("path", "offset", "limit")

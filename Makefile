@@ -9,7 +9,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 
 GO_TEST_FLAGS ?= -race -count=1
 
-.PHONY: all run build tools generate check-generate lint test test-go test-clients test-python test-ts \
+.PHONY: all run build tools generate check-generate lint test test-go test-helm test-clients test-python test-ts \
 	test-mcp-host test-conformance pyenv tsenv mcphostenv conformanceenv bench-smoke fuzz bench bench-load bench-mcp clean
 
 # The client packages' tests run in a project-local virtual environment and
@@ -87,10 +87,18 @@ lint:
 	go mod tidy -diff
 	go vet ./...
 
-test: tools check-generate lint test-go test-clients bench-smoke fuzz
+test: tools check-generate lint test-helm test-go test-clients bench-smoke fuzz
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
+
+# The Helm chart: helm lint --strict and helm template with the HPA,
+# ServiceMonitor and Grafana dashboard on and off, the rendered objects
+# checked (a few seconds). test-go runs it too; this runs it first, and
+# alone. The dashboard's metric names are checked against the binary by
+# cmd/skillsvc's TestDashboardMetricsExist.
+test-helm: tools
+	go test -count=1 ./deploy/
 
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the

@@ -16,6 +16,7 @@ TOOLS=(
 	"protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12"
 	"protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2"
 	"protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@v2.33.0"
+	"helm helm.sh/helm/v3/cmd/helm@v3.22.0"
 )
 
 for entry in "${TOOLS[@]}"; do
@@ -25,7 +26,7 @@ for entry in "${TOOLS[@]}"; do
 		continue
 	fi
 	echo "tools: go install $pkg" >&2
-	[[ $name == minio ]] && echo "tools: building MinIO takes a few minutes the first time" >&2
+	[[ $name == minio || $name == helm ]] && echo "tools: building $name takes a few minutes the first time" >&2
 	GOBIN="$TOOLS_BIN" go install "$pkg"
 	echo "$pkg" >"$stamp"
 done

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,8 +27,10 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/logtest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -359,7 +363,7 @@ func TestZeroConfig(t *testing.T) {
 }
 
 // TestMetricsEndpoint checks that --metrics.listen serves Prometheus metrics
-// for gRPC calls and object store operations.
+// for gRPC calls, object store operations and HTTP requests.
 func TestMetricsEndpoint(t *testing.T) {
 	p := startBinary(t, nil, "--metrics.listen=127.0.0.1:0")
 	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
@@ -375,6 +379,52 @@ func TestMetricsEndpoint(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+
+	// HTTP requests are timed by handler; an observation lands just after
+	// the response is written, so the counts are polled.
+	callEveryEdge(t, p)
+	m := metricsFor(t, p)
+	pollUntil(t, 10*time.Second, "the JSON request and the MCP requests counted", func() bool {
+		return m.counter(t, `skillsvc_http_request_duration_seconds_count{code="200",handler="json",method="post"}`) == 1 &&
+			m.counter(t, `skillsvc_http_request_duration_seconds_count{code="200",handler="mcp",method="post"}`) >= 2 // initialize, tools/list
+	})
+}
+
+// callEveryEdge makes a call over gRPC, one JSON request and one MCP session
+// as alice, so that the series created on first use exist.
+func callEveryEdge(t *testing.T, p *proc) {
+	t.Helper()
+	ctx := grpctest.AsCaller(t.Context(), "alice", "t1", "")
+	if _, err := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr)).ListSkills(ctx, &skillsvcv1.ListSkillsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.SkillsService/ListSkills", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(auth.UserKey, "alice")
+	req.Header.Set(auth.ThreadKey, "t1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("JSON ListSkills: HTTP %d", resp.StatusCode)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
+		Endpoint:   "http://" + p.httpAddr + "/mcp",
+		HTTPClient: mcptest.Client(grpctest.CallerHeader("alice", "t1", "")),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 
 	"github.com/skillsvc/skillsvc/internal/audit"
@@ -44,9 +45,10 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
+	timed := httpDurations(d.reg)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpAPI)
-	jsonAPI = panics.Handler(jsonAPI, log, d.panics.WithLabelValues("json"), "json")
+	mux.Handle("/mcp", timed("mcp", mcpAPI))
+	jsonAPI = timed("json", panics.Handler(jsonAPI, log, d.panics.WithLabelValues("json"), "json"))
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
@@ -60,4 +62,23 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	// Shutdown ends the sessions' streams; Close stops the library watchers.
 	srv.RegisterOnShutdown(mcpAPI.Close)
 	return srv, nil
+}
+
+// httpDurations returns a wrapper that times the requests of one HTTP
+// handler (mcp or json) by method and status code. An MCP request is timed
+// as a whole, however many loopback gRPC calls it made; a GET on /mcp is a
+// notification stream, timed when it closes.
+func httpDurations(reg prometheus.Registerer) func(handler string, h http.Handler) http.Handler {
+	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "skillsvc_http_request_duration_seconds",
+		Help:    "Duration of HTTP requests to /mcp and the JSON API, by handler (mcp or json), method and status code.",
+		Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"handler", "method", "code"})
+	reg.MustRegister(vec)
+	return func(handler string, h http.Handler) http.Handler {
+		// The usual series exists from the start, so rates are defined
+		// before traffic.
+		vec.WithLabelValues(handler, "post", "200")
+		return promhttp.InstrumentHandlerDuration(vec.MustCurryWith(prometheus.Labels{"handler": handler}), h)
+	}
 }

@@ -126,3 +126,34 @@ that would keep the pod from starting), naming the values to change.
 {{- fail "audit.output must not be empty: stdout, stderr, off or a file path under /tmp" }}
 {{- end }}
 {{- end }}
+
+{{/*
+GOMEMLIMIT in bytes: goMemLimitPercent of resources.limits.memory, a
+Kubernetes quantity (1Gi, 512Mi, 1G, 1073741824, ...). Empty without a limit
+or with the percentage at 0.
+*/}}
+{{- define "skillsvc.goMemLimit" -}}
+{{- $raw := dig "limits" "memory" "" (.Values.resources | default dict) }}
+{{- $pct := .Values.goMemLimitPercent | default 0 | float64 }}
+{{- if and $raw (gt $pct 0.0) }}
+{{- if gt $pct 100.0 }}
+{{- fail (printf "goMemLimitPercent (%v) must be at most 100: GOMEMLIMIT above the container limit cannot prevent an OOM kill" .Values.goMemLimitPercent) }}
+{{- end }}
+{{- /* A number in a values file arrives as a float64, printed with an exponent. */}}
+{{- $limit := ternary (printf "%.0f" (float64 $raw)) (toString $raw) (or (kindIs "float64" $raw) (kindIs "int64" $raw) (kindIs "int" $raw)) }}
+{{- if not (regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$" $limit) }}
+{{- fail (printf "resources.limits.memory %q: use a plain number of bytes or a Ki, Mi, Gi, Ti, k, M, G or T suffix (goMemLimitPercent reads it; set goMemLimitPercent to 0 to skip)" $limit) }}
+{{- end }}
+{{- $num := regexFind "^[0-9.]+" $limit | float64 }}
+{{- $unit := trimPrefix (regexFind "^[0-9.]+" $limit) $limit }}
+{{- $mult := get (dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776) $unit }}
+{{- printf "%d" (int64 (floor (divf (mulf $num $mult $pct) 100))) }}
+{{- end }}
+{{- end }}
+
+{{/* The names set by extraEnv, as a JSON array. */}}
+{{- define "skillsvc.extraEnvNames" -}}
+{{- $names := list }}
+{{- range .Values.extraEnv }}{{ $names = append $names (toString .name) }}{{ end }}
+{{- toJson $names }}
+{{- end }}

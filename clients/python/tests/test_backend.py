@@ -12,7 +12,10 @@ import pytest
 from deepagents.backends.protocol import (
     DeleteResult,
     EditResult,
+    FileDownloadResponse,
+    FileUploadResponse,
     GlobResult,
+    GrepMatch,
     GrepResult,
     LsResult,
     ReadResult,
@@ -167,14 +170,76 @@ def test_edit_hints(backend: SkillsvcBackend) -> None:
     assert backend.edit("/workspace/bin.dat", "a", "b").error == "Error: Cannot edit binary files with text replacements."
 
 
-def test_direct_backend_does_not_offload(skillsvc_env) -> None:
-    """deepagents' middleware offloads large tool results under its
-    artifacts root, "/" unless a CompositeBackend names another; skillsvc's
-    root holds only mounts, so without one the result stays in the message."""
+def _paths(infos) -> list[str]:
+    return [i["path"] for i in infos or []]
+
+
+def test_artifacts_live_in_the_workspace(backend: SkillsvcBackend) -> None:
+    """deepagents' middleware writes its folders at the root, where skillsvc
+    has only mounts: the backend keeps them in the thread's /workspace, and
+    answers by the names the caller used."""
+    b = backend
+    assert b.write("/large_tool_results/call_1", "big\nresult\n") == WriteResult(path="/large_tool_results/call_1")
+    assert b.read("/large_tool_results/call_1").file_data["content"] == "big\nresult\n"
+    assert b.read("/workspace/large_tool_results/call_1").file_data["content"] == "big\nresult\n"
+    assert b.read("//large_tool_results//call_1").file_data["content"] == "big\nresult\n"
+    assert b.edit("/large_tool_results/call_1", "big", "large") == EditResult(path="/large_tool_results/call_1", occurrences=1)
+    assert b.upload_files([("/blobs/ab12", b"\x89PNG\x00")])[0] == FileUploadResponse(path="/blobs/ab12")
+    assert b.download_files(["/blobs/ab12", "/workspace/blobs/ab12"]) == [
+        FileDownloadResponse(path="/blobs/ab12", content=b"\x89PNG\x00"),
+        FileDownloadResponse(path="/workspace/blobs/ab12", content=b"\x89PNG\x00"),
+    ]
+    assert b.write("/conversation_history/s1.md", "## Summarized\n").error is None
+
+    # Asked by its root name, a folder lists, globs and greps by that name;
+    # asked through /workspace, by the stored one.
+    assert _paths(b.ls("/large_tool_results/").entries) == ["/large_tool_results/call_1"]
+    assert _paths(b.ls("/conversation_history").entries) == ["/conversation_history/s1.md"]
+    assert {"/workspace/blobs/", "/workspace/conversation_history/", "/workspace/large_tool_results/"} <= set(_paths(b.ls("/workspace").entries))
+    assert _paths(b.glob("*", path="/large_tool_results").matches) == ["/large_tool_results/call_1"]
+    assert _paths(b.glob("**/call_1", path="/workspace").matches) == ["/workspace/large_tool_results/call_1"]
+    assert b.grep("large", path="/large_tool_results/").matches == [GrepMatch(path="/large_tool_results/call_1", line=1, text="large")]
+    assert b.grep("large", path="/large_tool_results/call_1").matches == [GrepMatch(path="/large_tool_results/call_1", line=1, text="large")]
+    assert b.grep("Summarized", path="/workspace").matches == [GrepMatch(path="/workspace/conversation_history/s1.md", line=1, text="## Summarized")]
+
+    # Messages name the path as asked; only the folders themselves move.
+    assert b.read("/large_tool_results/missing").error == "File '/large_tool_results/missing' not found"
+    assert b.ls("/blobs/none").error == "Path '/blobs/none': path_not_found"
+    assert b.write("/large_tool_results_x", "no").error.startswith("Error writing file '/large_tool_results_x': ")
+    assert b.delete("/large_tool_results") == DeleteResult(path="/large_tool_results")
+    assert b.read("/workspace/large_tool_results/call_1").error == "File '/workspace/large_tool_results/call_1' not found"
+
+
+async def test_async_artifacts_live_in_the_workspace(abackend: SkillsvcBackend) -> None:
+    b = abackend
+    assert await b.awrite("/large_tool_results/call_2", "x\n") == WriteResult(path="/large_tool_results/call_2")
+    assert (await b.aread("/workspace/large_tool_results/call_2")).file_data["content"] == "x\n"
+    assert _paths((await b.als("/large_tool_results")).entries) == ["/large_tool_results/call_2"]
+    assert _paths((await b.aglob("call_*", path="/large_tool_results/")).matches) == ["/large_tool_results/call_2"]
+    assert (await b.agrep("x", path="/large_tool_results")).matches == [GrepMatch(path="/large_tool_results/call_2", line=1, text="x")]
+    assert (await b.aupload_files([("/blobs/cd34", b"\x00")]))[0] == FileUploadResponse(path="/blobs/cd34")
+    assert (await b.adownload_files(["/workspace/blobs/cd34"]))[0].content == b"\x00"
+
+
+def test_artifacts_folder(skillsvc_env) -> None:
+    """artifacts names the folder; None (or "/") passes the paths on as they
+    are, so on skillsvc, which has no such mount, the middleware's writes
+    fail and it keeps the result in the message."""
     from deepagents.middleware.filesystem import FilesystemMiddleware
     from langchain_core.messages import ToolMessage
 
-    b = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread="py-off-" + uuid.uuid4().hex[:8])
-    msg = ToolMessage(content="y" * 5000, tool_call_id="big")
-    assert FilesystemMiddleware(backend=b, tool_token_limit_before_evict=1000)._intercept_large_tool_result(msg).content == "y" * 5000
+    thread = "py-art-" + uuid.uuid4().hex[:8]
+    b = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread=thread, artifacts="/workspace/agent/")
+    assert b.write("/blobs/x", "y").error is None
+    assert b.read("/workspace/agent/blobs/x").file_data["content"] == "y"
     b.close()
+    for folder in (None, "/"):
+        b = SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread=thread, artifacts=folder)
+        assert b.write("/large_tool_results/x", "y").error.startswith("Error writing file '/large_tool_results/x': ")
+        assert b.read("/workspace/large_tool_results/x").error == "File '/workspace/large_tool_results/x' not found"
+        msg = ToolMessage(content="y" * 5000, tool_call_id="big")
+        assert FilesystemMiddleware(backend=b, tool_token_limit_before_evict=1000)._intercept_large_tool_result(msg).content == "y" * 5000
+        b.close()
+    for folder in ("workspace", "", 7):
+        with pytest.raises(ValueError, match="artifacts must be an absolute folder"):
+            SkillsvcBackend(skillsvc_env.grpc_addr, user=skillsvc_env.user, thread=thread, artifacts=folder)

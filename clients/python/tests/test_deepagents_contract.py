@@ -19,8 +19,10 @@ Adapted throughout: paths live under /workspace, a thread's writable mount,
 where upstream uses the backend's root ("/a.py" is "/workspace/a.py", a
 search from "/" searches "/workspace"); files are made through the backend
 (upload_files for raw bytes) where upstream writes them to disk or a store;
-FilesystemBackend's two path modes are one here. Each test runs on the sync
-and the async methods, so a sync test and its async twin are one test.
+FilesystemBackend's two path modes are one here; the middleware's own root
+folders (/large_tool_results/, ...) keep their names, which the backend
+maps into the workspace. Each test runs on the sync and the async methods,
+so a sync test and its async twin are one test.
 
 To refresh: python scripts/deepagents_cases.py <deepagents checkout> [rev] >
 tests/deepagents_cases.txt, bump deepagents in requirements-test.txt, run
@@ -379,11 +381,6 @@ async def test_write_overwrites_existing_file(be: Ops) -> None:
     assert "New content" in text(await be.read(f"{W}/charmander.txt"))
 
 
-_ARTIFACTS = (
-    "the middleware offloads to /large_tool_results/ under the backend's artifacts root, which only a CompositeBackend "
-    "names; SkillsvcBackend's root holds only mounts, so it is wrapped in one with artifacts_root='/workspace/' (README)"
-)
-
 NESTED = {
     f"{W}/src/main.py": "main code",
     f"{W}/src/utils/helper.py": "helper code",
@@ -440,20 +437,22 @@ async def test_ls_trailing_slash(be: Ops) -> None:
     "test_store_backend_async.py::test_store_backend_intercept_large_tool_result_async",
     "test_filesystem_backend.py::test_filesystem_backend_intercept_large_tool_result",
     "test_filesystem_backend_async.py::test_filesystem_backend_intercept_large_tool_result_async",
-    partial=_ARTIFACTS,
 )
 async def test_intercept_large_tool_result(be: Ops) -> None:
-    mw = FilesystemMiddleware(backend=CompositeBackend(default=be.backend, routes={}, artifacts_root=f"{W}/"), tool_token_limit_before_evict=1000)
+    """The middleware writes at the root, /large_tool_results/, which the
+    backend keeps in the thread's workspace and serves by that name."""
+    mw = FilesystemMiddleware(backend=be.backend, tool_token_limit_before_evict=1000)
     result = mw._intercept_large_tool_result(ToolMessage(content="y" * 5000, tool_call_id="test_456"))
     assert isinstance(result, ToolMessage)
     assert "Tool result too large" in result.content
     assert "/large_tool_results/test_456" in result.content
+    assert text(await be.read("/large_tool_results/test_456")) == "y" * 5000
     assert text(await be.read(f"{W}/large_tool_results/test_456")) == "y" * 5000
 
 
-@upstream("test_store_backend_async.py::test_store_backend_aintercept_large_tool_result_async", partial=_ARTIFACTS)
+@upstream("test_store_backend_async.py::test_store_backend_aintercept_large_tool_result_async")
 async def test_aintercept_large_tool_result(be: Ops) -> None:
-    mw = FilesystemMiddleware(backend=CompositeBackend(default=be.backend, routes={}, artifacts_root=f"{W}/"), tool_token_limit_before_evict=1000)
+    mw = FilesystemMiddleware(backend=be.backend, tool_token_limit_before_evict=1000)
     artifact = {"kind": "structured", "value": {"key": "v"}}
     msg = ToolMessage(
         content="z" * 5000,
@@ -470,7 +469,7 @@ async def test_aintercept_large_tool_result(be: Ops) -> None:
     assert "Tool result too large" in result.content and "/large_tool_results/test_async_789" in result.content
     assert (result.name, result.id, result.artifact, result.status) == ("example_tool", "tool_msg_async_1", artifact, "error")
     assert result.additional_kwargs == {"trace": "abc"} and result.response_metadata == {"provider": "mock"}
-    assert text(await be.read(f"{W}/large_tool_results/test_async_789")) == "z" * 5000
+    assert text(await be.read("/large_tool_results/test_async_789")) == "z" * 5000
 
 
 @upstream("test_store_backend.py::test_store_backend_namespace_isolation")

@@ -23,12 +23,19 @@ names starting with "." out unless the pattern names them, and a pattern
 without "/" matches base names at any depth; edit accepts CRLF in its
 strings and keeps a CRLF file CRLF; an empty file reads as deepagents'
 empty-file reminder; refused edits get deepagents' own wording and hints.
+
+deepagents' middleware keeps evicted tool results, offloaded conversation
+history and binary blobs in folders at the root (/large_tool_results,
+/conversation_history, /blobs), where skillsvc has only its mounts: so
+those folders live under the thread's /workspace (``artifacts=``), and
+paths below them are shown as the caller named them.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Generator
+import re
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import timezone
 from typing import Any, TypeVar
@@ -74,6 +81,12 @@ MAX_BINARY_READ = 10 << 20
 # empty file from one not inspected, as deepagents does.
 _PROBE_LINES = 2000
 
+# The folders deepagents' middleware writes at its artifacts root, which is
+# "/" unless a CompositeBackend names another (filesystem.py,
+# summarization.py, _blob_offload.py): evicted tool results, offloaded
+# history and its media, binary blobs.
+ARTIFACT_ROOTS = ("/large_tool_results", "/conversation_history", "/blobs")
+
 
 class SkillsvcBackend(BackendProtocol):
     """A deepagents backend over skillsvc, for one user.
@@ -82,9 +95,23 @@ class SkillsvcBackend(BackendProtocol):
     each LangGraph run's ``configurable.thread_id``. In jwt mode pass
     ``token``: the token names user and thread, so one backend per thread.
     Other keyword arguments (ticket, tls, timeout, ...) go to the clients.
+
+    ``artifacts`` is the folder that holds the middleware's root folders
+    (ARTIFACT_ROOTS): "/large_tool_results/x" is stored as
+    "/workspace/large_tool_results/x" and shown by its own name. None passes
+    those paths on as they are (for a mount table that has such mounts).
     """
 
-    def __init__(self, target: str = DEFAULT_TARGET, *, user: str | None = None, thread: str | None = None, **client_kwargs: Any) -> None:
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        user: str | None = None,
+        thread: str | None = None,
+        artifacts: str | None = "/workspace",
+        **client_kwargs: Any,
+    ) -> None:
+        self._artifacts = _Artifacts.under(artifacts)
         self._target = target
         self._thread = thread
         self._kwargs = {"user": user, **client_kwargs}
@@ -131,64 +158,64 @@ class SkillsvcBackend(BackendProtocol):
     # performs on the synchronous client and _arun on the async one.
 
     def ls(self, path: str) -> LsResult:
-        return _run(_ls(path), self.client())
+        return _run(_ls(self._artifacts, path), self.client())
 
     async def als(self, path: str) -> LsResult:
-        return await _arun(_ls(path), self.aclient())
+        return await _arun(_ls(self._artifacts, path), self.aclient())
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        return _run(_read(file_path, offset, limit), self.client())
+        return _run(_read(self._artifacts, file_path, offset, limit), self.client())
 
     async def aread(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        return await _arun(_read(file_path, offset, limit), self.aclient())
+        return await _arun(_read(self._artifacts, file_path, offset, limit), self.aclient())
 
     def write(self, file_path: str, content: str) -> WriteResult:
-        return _run(_write(file_path, content), self.client())
+        return _run(_write(self._artifacts, file_path, content), self.client())
 
     async def awrite(self, file_path: str, content: str) -> WriteResult:
-        return await _arun(_write(file_path, content), self.aclient())
+        return await _arun(_write(self._artifacts, file_path, content), self.aclient())
 
     def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:  # noqa: FBT001, FBT002
-        return _run(_edit(file_path, old_string, new_string, replace_all), self.client())
+        return _run(_edit(self._artifacts, file_path, old_string, new_string, replace_all), self.client())
 
     async def aedit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:  # noqa: FBT001, FBT002
-        return await _arun(_edit(file_path, old_string, new_string, replace_all), self.aclient())
+        return await _arun(_edit(self._artifacts, file_path, old_string, new_string, replace_all), self.aclient())
 
     def delete(self, file_path: str) -> DeleteResult:
-        return _run(_delete(file_path), self.client())
+        return _run(_delete(self._artifacts, file_path), self.client())
 
     async def adelete(self, file_path: str) -> DeleteResult:
-        return await _arun(_delete(file_path), self.aclient())
+        return await _arun(_delete(self._artifacts, file_path), self.aclient())
 
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        return _run(_glob(pattern, path), self.client())
+        return _run(_glob(self._artifacts, pattern, path), self.client())
 
     async def aglob(self, pattern: str, path: str | None = None) -> GlobResult:
-        return await _arun(_glob(pattern, path), self.aclient())
+        return await _arun(_glob(self._artifacts, pattern, path), self.aclient())
 
     def grep(self, pattern: str, path: str | None = None, glob: str | None = None, *, max_count: int | None = None) -> GrepResult:
-        return _run(_grep(pattern, path, glob, max_count), self.client())
+        return _run(_grep(self._artifacts, pattern, path, glob, max_count), self.client())
 
     async def agrep(self, pattern: str, path: str | None = None, glob: str | None = None, *, max_count: int | None = None) -> GrepResult:
-        return await _arun(_grep(pattern, path, glob, max_count), self.aclient())
+        return await _arun(_grep(self._artifacts, pattern, path, glob, max_count), self.aclient())
 
     # upload_files, download_files: batches with partial success
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         c = self.client()
-        return [_run(_upload(path, data), c) for path, data in files]
+        return [_run(_upload(self._artifacts, path, data), c) for path, data in files]
 
     async def aupload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         c = self.aclient()
-        return [await _arun(_upload(path, data), c) for path, data in files]
+        return [await _arun(_upload(self._artifacts, path, data), c) for path, data in files]
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         c = self.client()
-        return [_run(_download(path), c) for path in paths]
+        return [_run(_download(self._artifacts, path), c) for path in paths]
 
     async def adownload_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         c = self.aclient()
-        return [await _arun(_download(path), c) for path in paths]
+        return [await _arun(_download(self._artifacts, path), c) for path in paths]
 
 
 def skill_sources(client: Client | SkillsvcBackend, mount: str = "/skills") -> list[str]:
@@ -261,9 +288,45 @@ async def _arun(steps: Steps[T], client: AsyncClient) -> T:
         return done.value
 
 
-def _ls(path: str) -> Steps[LsResult]:
+@dataclass(frozen=True)
+class _Artifacts:
+    """Where the middleware's root folders are kept: in ``root``, a folder of
+    the service, or (root None) at the paths as given."""
+
+    root: str | None
+
+    @staticmethod
+    def under(folder: str | None) -> _Artifacts:
+        if folder is None:
+            return _Artifacts(None)
+        if not isinstance(folder, str) or not folder.startswith("/"):
+            msg = f"artifacts must be an absolute folder such as '/workspace', or None: got {folder!r}"
+            raise ValueError(msg)
+        return _Artifacts(folder.rstrip("/") or None)  # "/" keeps them where they are
+
+    def path(self, path: str) -> str:
+        """A path as skillsvc takes it: below a root folder, moved under root
+        (repeated "/" collapse there, as a shell treats them)."""
+        if self.root is None:
+            return path
+        p = re.sub(r"/{2,}", "/", path)
+        if any(p == r or p.startswith(r + "/") for r in ARTIFACT_ROOTS):
+            return self.root + p
+        return path
+
+    def shown(self, asked: str | None) -> Callable[[str], str]:
+        """Paths skillsvc returned, as the caller names them: below a folder
+        asked for by its root name, by that name again."""
+        root = self.root
+        if root is None or asked is None or self.path(asked) == asked:
+            return lambda p: p
+        return lambda p: p[len(root) :] if p.startswith(root + "/") else p
+
+
+def _ls(art: _Artifacts, path: str) -> Steps[LsResult]:
+    shown = art.shown(path)
     try:
-        entries = yield _call("list_all", _dir(path))
+        entries = yield _call("list_all", _dir(art.path(path)))
     except SkillsvcError as err:
         # FilesystemBackend's wording; the middleware prefixes "Error: ".
         if err.code == grpc.StatusCode.NOT_FOUND:
@@ -271,16 +334,16 @@ def _ls(path: str) -> Steps[LsResult]:
         if _is_not_dir(err):
             return LsResult(error=f"Path '{path}': not_a_directory")
         return LsResult(error=f"Cannot list '{path}': {err.message}")
-    return LsResult(entries=sorted((_info(e) for e in entries), key=lambda i: i["path"]))
+    return LsResult(entries=sorted((_info(e, shown) for e in entries), key=lambda i: i["path"]))
 
 
-def _read(path: str, offset: int, limit: int) -> Steps[ReadResult]:
+def _read(art: _Artifacts, path: str, offset: int, limit: int) -> Steps[ReadResult]:
     offset, limit = max(int(offset), 0), max(int(limit), 0)
     if _get_backend_read_file_type(path) != "text":
         # deepagents returns images, audio, video and documents whole.
-        return (yield from _read_binary(path))
+        return (yield from _read_binary(art, path))
     try:
-        r = yield _call("read", path, offset=offset, limit=limit or _PROBE_LINES)
+        r = yield _call("read", art.path(path), offset=offset, limit=limit or _PROBE_LINES)
     except SkillsvcError as err:
         # A file of another kind is an error, as FilesystemBackend's failed
         # UTF-8 decode is (the middleware could not show it as text either).
@@ -291,7 +354,7 @@ def _read(path: str, offset: int, limit: int) -> Steps[ReadResult]:
         # deepagents judges a file blank as a whole, whatever the window,
         # and says how long a file is that an offset is past.
         try:
-            whole = yield _call("read", path)
+            whole = yield _call("read", art.path(path))
         except SkillsvcError as err:
             return ReadResult(error=_read_error(err, path))
         if _blank(whole):
@@ -317,9 +380,9 @@ def _read(path: str, offset: int, limit: int) -> Steps[ReadResult]:
     )
 
 
-def _read_binary(path: str) -> Steps[ReadResult]:
+def _read_binary(art: _Artifacts, path: str) -> Steps[ReadResult]:
     try:
-        data = yield _call("download", path, limit=MAX_BINARY_READ + 1)
+        data = yield _call("download", art.path(path), limit=MAX_BINARY_READ + 1)
     except SkillsvcError as err:
         return ReadResult(error=_read_error(err, path))
     if len(data) > MAX_BINARY_READ:
@@ -333,22 +396,22 @@ def _blank(r: filesystem_pb2.ReadResponse) -> bool:
     return r.next_offset >= r.total_lines and not r.content.strip()
 
 
-def _write(path: str, content: str) -> Steps[WriteResult]:
+def _write(art: _Artifacts, path: str, content: str) -> Steps[WriteResult]:
     try:
-        yield _call("write", path, content)
+        yield _call("write", art.path(path), content)
     except SkillsvcError as err:
         return WriteResult(error=f"Error writing file '{path}': {err.message}")
     return WriteResult(path=path)
 
 
-def _edit(path: str, old: str, new: str, replace_all: bool) -> Steps[EditResult]:  # noqa: FBT001
+def _edit(art: _Artifacts, path: str, old: str, new: str, replace_all: bool) -> Steps[EditResult]:  # noqa: FBT001
     # As FilesystemBackend: the file is LF text to the model, so strings
     # copied from a CRLF download still apply.
     old_lf, new_lf = _lf(old), _lf(new)
     refusal = None
     if old_lf and old_lf != new_lf:
         try:
-            r = yield _call("edit", path, old_lf, new_lf, replace_all=replace_all)
+            r = yield _call("edit", art.path(path), old_lf, new_lf, replace_all=replace_all)
         except SkillsvcError as err:
             if not _is_mismatch(err):
                 return EditResult(error=_edit_error(err, path))
@@ -359,7 +422,7 @@ def _edit(path: str, old: str, new: str, replace_all: bool) -> Steps[EditResult]
     # to new_string, which it refuses and deepagents does not): the file's
     # text decides the answer.
     try:
-        data = yield _call("download", path, limit=MAX_BINARY_READ + 1)
+        data = yield _call("download", art.path(path), limit=MAX_BINARY_READ + 1)
     except SkillsvcError as err:
         return EditResult(error=_edit_error(err, path))
     if len(data) > MAX_BINARY_READ:
@@ -373,7 +436,7 @@ def _edit(path: str, old: str, new: str, replace_all: bool) -> Steps[EditResult]
     if refusal is not None and "\n" in old_lf and old_lf not in text and _crlf(old_lf) in text:
         # A CRLF file: apply the strings with its line breaks, keeping it CRLF.
         try:
-            r = yield _call("edit", path, _crlf(old_lf), _crlf(new_lf), replace_all=replace_all)
+            r = yield _call("edit", art.path(path), _crlf(old_lf), _crlf(new_lf), replace_all=replace_all)
         except SkillsvcError as err:
             if not _is_mismatch(err):
                 return EditResult(error=_edit_error(err, path))
@@ -387,9 +450,9 @@ def _edit(path: str, old: str, new: str, replace_all: bool) -> Steps[EditResult]
     return EditResult(error=f"Error editing file '{path}': {refusal}")  # changed since the refusal
 
 
-def _delete(path: str) -> Steps[DeleteResult]:
+def _delete(art: _Artifacts, path: str) -> Steps[DeleteResult]:
     try:
-        yield _call("delete", path, recursive=True)
+        yield _call("delete", art.path(path), recursive=True)
     except SkillsvcError as err:
         if err.code == grpc.StatusCode.NOT_FOUND:
             return DeleteResult(error=f"Error: File '{path}' not found")
@@ -397,7 +460,7 @@ def _delete(path: str) -> Steps[DeleteResult]:
     return DeleteResult(path=path)
 
 
-def _glob(pattern: str, path: str | None) -> Steps[GlobResult]:
+def _glob(art: _Artifacts, pattern: str, path: str | None) -> Steps[GlobResult]:
     # deepagents' own check first, so a refused pattern reads as its refusal.
     try:
         compile_grep_include_glob(pattern)
@@ -413,7 +476,7 @@ def _glob(pattern: str, path: str | None) -> Steps[GlobResult]:
         r = yield _call(
             "glob",
             _doublestar(relative),
-            path=_dir(path),
+            path=_dir(path and art.path(path)),
             hidden=filesystem_pb2.GLOB_HIDDEN_EXPLICIT,
             match_base_name="/" not in pattern,
         )
@@ -421,11 +484,12 @@ def _glob(pattern: str, path: str | None) -> Steps[GlobResult]:
         if err.code == grpc.StatusCode.NOT_FOUND:
             return GlobResult(matches=[])  # a search root that is not there
         return GlobResult(error=f"Error globbing path '{path or '/'}': {err.message}", matches=[])
-    matches = [_info(m) for m in r.matches if not m.is_dir]
+    shown = art.shown(path)
+    matches = [_info(m, shown) for m in r.matches if not m.is_dir]
     return GlobResult(matches=matches, truncated=r.truncated, truncation_reason="budget" if r.truncated else None)
 
 
-def _grep(pattern: str, path: str | None, glob: str | None, max_count: int | None) -> Steps[GrepResult]:
+def _grep(art: _Artifacts, pattern: str, path: str | None, glob: str | None, max_count: int | None) -> Steps[GrepResult]:
     if glob:
         try:
             compile_grep_include_glob(glob)
@@ -434,28 +498,29 @@ def _grep(pattern: str, path: str | None, glob: str | None, max_count: int | Non
     # One match more than asked for tells "exactly max_count" from "more".
     cap = max(max_count, 0) + 1 if max_count is not None else 0
     try:
-        r = yield _call("grep", pattern, path=_dir(path), glob=_doublestar(_grep_glob(glob)), max_matches=cap)
+        r = yield _call("grep", pattern, path=_dir(path and art.path(path)), glob=_doublestar(_grep_glob(glob)), max_matches=cap)
     except SkillsvcError as err:
         if err.code == grpc.StatusCode.NOT_FOUND:
             return GrepResult(matches=[])
         return GrepResult(error=f"Error searching path '{path or '/'}': {err.message}", matches=[])
-    matches = [GrepMatch(path=m.path, line=int(m.line), text=m.text.removesuffix("\r")) for m in r.matches]
+    shown = art.shown(path)
+    matches = [GrepMatch(path=shown(m.path), line=int(m.line), text=m.text.removesuffix("\r")) for m in r.matches]
     if max_count is not None and len(matches) > max_count:
         return GrepResult(matches=matches[: max(max_count, 0)], truncated=True)
     return GrepResult(matches=matches, truncated=r.truncated)
 
 
-def _upload(path: str, data: bytes) -> Steps[FileUploadResponse]:
+def _upload(art: _Artifacts, path: str, data: bytes) -> Steps[FileUploadResponse]:
     try:
-        yield _call("upload", path, data)
+        yield _call("upload", art.path(path), data)
     except SkillsvcError as err:
         return FileUploadResponse(path=path, error=_file_error(err))
     return FileUploadResponse(path=path)
 
 
-def _download(path: str) -> Steps[FileDownloadResponse]:
+def _download(art: _Artifacts, path: str) -> Steps[FileDownloadResponse]:
     try:
-        data = yield _call("download", path)
+        data = yield _call("download", art.path(path))
     except SkillsvcError as err:
         return FileDownloadResponse(path=path, error=_file_error(err))
     return FileDownloadResponse(path=path, content=data)
@@ -523,10 +588,10 @@ def _iso(info: filesystem_pb2.FileInfo) -> str:
     return info.modified.ToDatetime(tzinfo=timezone.utc).isoformat()
 
 
-def _info(e: filesystem_pb2.FileInfo) -> FileInfo:
+def _info(e: filesystem_pb2.FileInfo, shown: Callable[[str], str]) -> FileInfo:
     if e.is_dir:
-        return FileInfo(path=e.path.rstrip("/") + "/", is_dir=True, size=0, modified_at="")
-    return FileInfo(path=e.path, is_dir=False, size=e.size, modified_at=_iso(e))
+        return FileInfo(path=shown(e.path).rstrip("/") + "/", is_dir=True, size=0, modified_at="")
+    return FileInfo(path=shown(e.path), is_dir=False, size=e.size, modified_at=_iso(e))
 
 
 # The server's refusals, told apart by code and the fixed start of their

@@ -148,8 +148,10 @@ bench: tools
 	go test -run='^$$' -bench=. -benchmem ./...
 
 # The skills catalog end to end: real MinIO, redis-server and skillsvc
-# processes, 20ms of S3 latency, libraries of 10, 100 and 1,000 skills.
+# processes, 20ms of S3 latency, libraries of 10, 100 and 1,000 skills, then
+# many tenants (a shared library of 300 skills, 2,000 users with 5 each).
 # Adjust with flags, e.g. make bench-load BENCH_LOAD_FLAGS='-sizes 1000 -users 100'
+# or BENCH_LOAD_FLAGS='-sizes= -tenants 10000'
 # (go run ./cmd/bench-load -help lists them).
 bench-load: tools
 	go run ./cmd/bench-load $(BENCH_LOAD_FLAGS)

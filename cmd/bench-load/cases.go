@@ -446,15 +446,20 @@ func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // listSkills lists the first page of user's skills, as large as the library
 // (up to the largest page), and checks that every skill is there, cleanly.
 func listSkills(ctx context.Context, conn *grpc.ClientConn, user string, size int) error {
+	return listSkillsAs(ctx, skillsvcv1.NewSkillsServiceClient(conn), user, min(size, maxPageSize))
+}
+
+// listSkillsAs lists want skills in one page as user, and checks that they
+// are all there, cleanly.
+func listSkillsAs(ctx context.Context, c skillsvcv1.SkillsServiceClient, user string, want int) error {
 	ctx, cancel := context.WithTimeout(as(ctx, user), callTimeout)
 	defer cancel()
-	want := min(size, maxPageSize)
-	resp, err := skillsvcv1.NewSkillsServiceClient(conn).ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: int32(want)})
+	resp, err := c.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: int32(want)})
 	if err != nil {
 		return err
 	}
 	if got := len(resp.GetSkills()); got != want {
-		return fmt.Errorf("ListSkills returned %d skills, want %d", got, want)
+		return fmt.Errorf("ListSkills as %s returned %d skills, want %d", user, got, want)
 	}
 	// The seeded skills are meant to be clean: a warning means the numbers
 	// are not those of a realistic library.
@@ -467,14 +472,19 @@ func listSkills(ctx context.Context, conn *grpc.ClientConn, user string, size in
 }
 
 func getSkill(ctx context.Context, c skillsvcv1.SkillsServiceClient, name string) error {
-	ctx, cancel := callContext(ctx)
+	return getSkillAs(ctx, c, libraryUser, name)
+}
+
+// getSkillAs gets the skill name as user and checks it is a seeded one.
+func getSkillAs(ctx context.Context, c skillsvcv1.SkillsServiceClient, user, name string) error {
+	ctx, cancel := context.WithTimeout(as(ctx, user), callTimeout)
 	defer cancel()
 	resp, err := c.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: name})
 	if err != nil {
 		return err
 	}
 	if len(resp.GetRaw()) < skillMDSize/2 || len(resp.GetFiles()) == 0 {
-		return fmt.Errorf("GetSkill(%s): %d bytes and %d files, want the seeded SKILL.md and its guide", name, len(resp.GetRaw()), len(resp.GetFiles()))
+		return fmt.Errorf("GetSkill(%s) as %s: %d bytes and %d files, want the seeded SKILL.md and its guide", name, user, len(resp.GetRaw()), len(resp.GetFiles()))
 	}
 	return nil
 }

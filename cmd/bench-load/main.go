@@ -3,7 +3,9 @@
 // a proxy that delays every S3 response between skillsvc and MinIO (so the
 // numbers show what a remote S3 costs), seeds libraries of several sizes and
 // prints a table of first calls, warm latencies, throughput, storage
-// requests and memory, with the machine it ran on. `make bench-load` runs it
+// requests and memory, with the machine it ran on; then the many-tenants
+// table (tenants.go): a shared library and thousands of users, called as one
+// user and as random users. `make bench-load` runs it
 // with the defaults; -help lists the knobs. Every process and temporary
 // directory it starts is removed on exit, Ctrl-C included.
 package main
@@ -37,13 +39,18 @@ type options struct {
 	skillsvcBin   string
 	seedWorkers   int
 	verbose       bool
+	tenants       int // users of the many-tenants case; 0 skips it
+	tenantClients int
 }
 
 func parseOptions(args []string) (options, error) {
 	o := options{sizes: []int{10, 100, 1000}}
 	f := flag.NewFlagSet("bench-load", flag.ContinueOnError)
-	f.Func("sizes", "Comma-separated library sizes (skills per user) to measure (default 10,100,1000).", func(s string) error {
+	f.Func("sizes", "Comma-separated library sizes (skills per user) to measure (default 10,100,1000); empty measures none.", func(s string) error {
 		o.sizes = nil
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
 		for _, part := range strings.Split(s, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(part))
 			if err != nil || n <= 0 {
@@ -55,6 +62,8 @@ func parseOptions(args []string) (options, error) {
 	})
 	f.DurationVar(&o.latency, "latency", 20*time.Millisecond, "Delay added to every S3 response by the proxy in front of MinIO; 0 disables it.")
 	f.IntVar(&o.users, "users", 1, "With more than 1: also seed this many users with a library of the largest size each, list every user's skills once and report skillsvc's memory.")
+	f.IntVar(&o.tenants, "tenants", 2000, "Users of the many-tenants case (a shared library of 300 skills, 5 skills of its own per user, calls as random users); 0 skips it.")
+	f.IntVar(&o.tenantClients, "tenant-clients", 16, "Concurrent clients (one connection each) of the many-tenants case.")
 	f.IntVar(&o.iterations, "iterations", 200, "Calls behind each warm p50/p99.")
 	f.IntVar(&o.clients, "clients", 32, "Concurrent clients (one connection each) of the throughput case.")
 	f.DurationVar(&o.duration, "duration", 5*time.Second, "How long the throughput case runs.")
@@ -70,7 +79,7 @@ func parseOptions(args []string) (options, error) {
 		fmt.Fprintf(f.Output(), "Usage: go run ./cmd/bench-load [flags]\n\n"+
 			"Starts MinIO ($SKILLSVC_MINIO_BIN, else .tools/bin/minio, else PATH; `make tools` builds it),\n"+
 			"redis-server (PATH) and skillsvc (with per-user limits off: one user is the load),\n"+
-			"and prints a table of catalog timings.\n\n")
+			"and prints a table of catalog timings, then the many-tenants table.\n\n")
 		f.PrintDefaults()
 	}
 	if err := f.Parse(args); err != nil {
@@ -78,6 +87,12 @@ func parseOptions(args []string) (options, error) {
 	}
 	if f.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", f.Args())
+	}
+	if o.users > 1 && len(o.sizes) == 0 {
+		return o, errors.New("-users needs a library size (-sizes)")
+	}
+	if o.tenants < 0 || o.tenantClients < 1 {
+		return o, errors.New("tenants must not be negative, tenant-clients must be positive")
 	}
 	if o.users < 1 || o.iterations < 1 || o.clients < 1 || o.duration <= 0 || o.seedWorkers < 1 || o.latency < 0 || o.lruMaxBytes < 0 {
 		return o, errors.New("users, iterations, clients, duration and seed-workers must be positive; latency and lru-max-bytes not negative")
@@ -142,13 +157,16 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups) int {
 			b.svcErr = errors.New("go build ./cmd/skillsvc failed")
 		}
 	}
-	b.svc = skillsvcConfig{bin: bin, dir: dir, servers: b.srv, lruMaxBytes: o.lruMaxBytes, extra: o.skillsvcFlags}
+	b.svc = skillsvcConfig{bin: bin, dir: dir, servers: b.srv, lruMaxBytes: o.lruMaxBytes, extra: o.skillsvcFlags, liftLimits: oneUserIsTheLoad}
 
 	for _, size := range o.sizes {
 		b.runSize(ctx, size)
 	}
 	if o.users > 1 {
 		b.runUsers(ctx, o.users, slices.Max(o.sizes))
+	}
+	if o.tenants > 0 {
+		b.runTenants(ctx)
 	}
 	b.rep.print(os.Stdout, o)
 	if len(b.rep.errors()) > 0 {

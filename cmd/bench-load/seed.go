@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"strings"
 	"sync"
@@ -35,6 +36,8 @@ const (
 const (
 	userIndexKey   = "%s/settings/skills.index"
 	sharedIndexKey = "_shared/settings/skills.index"
+	// sharedPrefix is where skillsvc's defaults put the shared library.
+	sharedPrefix = "_shared/skills/"
 )
 
 // newS3Client returns a client for endpoint with the MinIO credentials,
@@ -82,15 +85,21 @@ var topics = []string{
 // skillMD is a SKILL.md of about 3 KiB: the frontmatter an Agent Skills
 // library has (name, description, license, metadata), then markdown steps.
 func skillMD(i, size int) []byte {
+	return namedSkillMD(skillName(i), i, strings.Split(skillFolder(i, size), "/")[0])
+}
+
+// namedSkillMD is skillMD of a skill named name in category, its text
+// chosen by i.
+func namedSkillMD(name string, i int, category string) []byte {
 	topic := topics[i%len(topics)]
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "---\nname: %s\n", skillName(i))
+	fmt.Fprintf(&b, "---\nname: %s\n", name)
 	fmt.Fprintf(&b, "description: Handles %s for team %d. Use when the user asks about %s, needs a checklist "+
 		"for it, or wants an existing draft reviewed against the house conventions.\n", topic, i%37, strings.ToLower(topic))
 	b.WriteString("license: Apache-2.0\n")
-	fmt.Fprintf(&b, "metadata:\n  author: bench-load\n  version: \"1.%d\"\n  category: %s\n---\n", i%10, strings.Split(skillFolder(i, size), "/")[0])
+	fmt.Fprintf(&b, "metadata:\n  author: bench-load\n  version: \"1.%d\"\n  category: %s\n---\n", i%10, category)
 	fmt.Fprintf(&b, "# %s (%s)\n\n## When to use\n\nPick this skill for %s. It assumes the files are in the workspace "+
-		"and that the user wants a result they can paste into a ticket.\n\n## Steps\n\n", topic, skillName(i), strings.ToLower(topic))
+		"and that the user wants a result they can paste into a ticket.\n\n## Steps\n\n", topic, name, strings.ToLower(topic))
 	for step := 1; b.Len() < skillMDSize-200; step++ {
 		fmt.Fprintf(&b, "%d. Read the input for step %d of %s, note anything unusual in a short list, and keep "+
 			"the original wording where the user wrote it; do not invent values that are not there.\n", step, step, strings.ToLower(topic))
@@ -100,9 +109,9 @@ func skillMD(i, size int) []byte {
 }
 
 // guideMD is the skill's one reference file, about 1.5 KiB.
-func guideMD(i int) []byte {
+func guideMD(name string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Guide for %s\n\n", skillName(i))
+	fmt.Fprintf(&b, "# Guide for %s\n\n", name)
 	for line := 1; b.Len() < guideSize; line++ {
 		fmt.Fprintf(&b, "- Convention %d: prefer short sentences, name the file you changed, and link the ticket.\n", line)
 	}
@@ -112,17 +121,32 @@ func guideMD(i int) []byte {
 // seedLibraries uploads a library of size skills (SKILL.md and the guide)
 // for every user, with workers uploads in flight.
 func seedLibraries(ctx context.Context, c *s3.Client, bucket string, users []string, size, workers int) error {
+	return putObjects(ctx, c, bucket, workers, func(yield func(string, []byte) bool) {
+		for _, user := range users {
+			for i := range size {
+				base := skillsPrefix(user) + skillFolder(i, size) + "/"
+				if !yield(base+"SKILL.md", skillMD(i, size)) || !yield(base+guideFile, guideMD(skillName(i))) {
+					return
+				}
+			}
+		}
+	})
+}
+
+// putObjects uploads every object (key, body) of objects, with workers
+// uploads in flight, and stops at the first failure.
+func putObjects(ctx context.Context, c *s3.Client, bucket string, workers int, objects iter.Seq2[string, []byte]) error {
 	type object struct {
 		key  string
 		body []byte
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	objects := make(chan object)
+	queue := make(chan object)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for o := range objects {
+			for o := range queue {
 				_, err := c.PutObject(ctx, &s3.PutObjectInput{
 					Bucket: aws.String(bucket), Key: aws.String(o.key), Body: bytes.NewReader(o.body),
 				})
@@ -133,17 +157,12 @@ func seedLibraries(ctx context.Context, c *s3.Client, bucket string, users []str
 		})
 	}
 	func() {
-		defer close(objects)
-		for _, user := range users {
-			for i := range size {
-				base := skillsPrefix(user) + skillFolder(i, size) + "/"
-				for _, o := range []object{{base + "SKILL.md", skillMD(i, size)}, {base + guideFile, guideMD(i)}} {
-					select {
-					case objects <- o:
-					case <-ctx.Done():
-						return
-					}
-				}
+		defer close(queue)
+		for key, body := range objects {
+			select {
+			case queue <- object{key, body}:
+			case <-ctx.Done():
+				return
 			}
 		}
 	}()

@@ -23,3 +23,23 @@ func TestSkillMD(t *testing.T) {
 		}
 	}
 }
+
+// Each tenant sees every shared skill's name once (one of them served by
+// its own skill) and its own skills: tenantSkill names each exactly once.
+func TestTenantSkills(t *testing.T) {
+	for _, u := range []int{0, 1, 42, 1999} {
+		seen := map[string]bool{}
+		for i := range tenantSkills {
+			seen[tenantSkill(u, i)] = true
+		}
+		want := []string{skillName(0), skillName(tenantShared - 1), skillName(overridden(u)), ownSkill(u, 1), ownSkill(u, tenantPersonal-1)}
+		for _, name := range want {
+			if !seen[name] {
+				t.Errorf("tenant %d: %s is not among its skills", u, name)
+			}
+		}
+		if len(seen) != tenantSkills {
+			t.Errorf("tenant %d: %d distinct skills, want %d", u, len(seen), tenantSkills)
+		}
+	}
+}

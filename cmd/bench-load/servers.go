@@ -70,7 +70,14 @@ type skillsvcConfig struct {
 	servers     *servers
 	lruMaxBytes int64    // 0: skillsvc's default
 	extra       []string // -skillsvc-flag values, passed through last so they win
+	// liftLimits says why the process runs without per-user limits
+	// (testserver.SkillsvcConfig.LiftLimits).
+	liftLimits string
 }
+
+// oneUserIsTheLoad is why the library-size cases run without per-user
+// limits.
+const oneUserIsTheLoad = "bench-load is a benchmark, not a test: one user is the load, and per-user limits would measure themselves"
 
 func (c skillsvcConfig) args(bucket string) []string {
 	args := []string{
@@ -117,7 +124,7 @@ func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *loa
 	}
 	p, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
 		Bin: c.bin, Args: c.args(bucket), Env: c.servers.minio.SkillsvcEnv(), Dir: dir, Wait: []string{"serving metrics"},
-		LiftLimits: "bench-load is a benchmark, not a test: one user is the load, and per-user limits would measure themselves",
+		LiftLimits: c.liftLimits,
 	}, startTimeout)
 	if err != nil {
 		os.RemoveAll(dir)

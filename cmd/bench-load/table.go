@@ -34,11 +34,12 @@ type cell struct {
 
 // report collects every cell and prints the table.
 type report struct {
-	sizes []int
-	cases []string // in the order of first use
-	cells map[string]map[int]cell
-	users []usersRow
-	notes []string
+	sizes   []int
+	cases   []string // in the order of first use
+	cells   map[string]map[int]cell
+	users   []usersRow
+	tenants []tenantRow
+	notes   []string
 }
 
 type usersRow struct {
@@ -88,6 +89,11 @@ func (r *report) errors() []string {
 			add("users, "+u.name, u.cell.err)
 		}
 	}
+	for _, t := range r.tenants {
+		if t.err != nil {
+			add("many tenants, "+t.name, t.err)
+		}
+	}
 	var out []string
 	for _, msg := range order {
 		if p := places[msg]; len(p) == 1 {
@@ -102,6 +108,36 @@ func (r *report) errors() []string {
 // print writes the results as markdown tables padded to line up as plain
 // text too, then the notes, errors and machine.
 func (r *report) print(w io.Writer, o options) {
+	if len(r.sizes) > 0 {
+		r.printSizes(w, o)
+	}
+	r.printTenants(w, o)
+
+	fmt.Fprintln(w)
+	for _, n := range r.notes {
+		fmt.Fprintln(w, n)
+	}
+	if errs := r.errors(); len(errs) > 0 {
+		fmt.Fprintln(w, "\nErrors:")
+		for _, e := range errs {
+			fmt.Fprintf(w, "- %s\n", e)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Latency: %v added to every S3 response by a proxy in front of MinIO (naive baseline included).\n", o.latency)
+	fmt.Fprintf(w, "Machine: %s; MinIO, redis-server and skillsvc on the same machine.\n", loadbench.Machine())
+	fmt.Fprintf(w, "Run: %s, %d iterations for p50/p99, %d clients for %v of throughput", time.Now().Format("2006-01-02"), o.iterations, o.clients, o.duration)
+	if o.lruMaxBytes > 0 {
+		fmt.Fprintf(w, ", --cache.lru.max-bytes=%d", o.lruMaxBytes)
+	}
+	if len(o.skillsvcFlags) > 0 {
+		fmt.Fprintf(w, ", extra skillsvc flags: %s", strings.Join(o.skillsvcFlags, " "))
+	}
+	fmt.Fprintln(w, ".")
+}
+
+// printSizes writes the table of library sizes, and the users table.
+func (r *report) printSizes(w io.Writer, o options) {
 	header := []string{"case"}
 	for _, size := range r.sizes {
 		header = append(header, fmt.Sprintf("%s skills", loadbench.Count(float64(size))), "S3 requests")
@@ -129,30 +165,8 @@ func (r *report) print(w io.Writer, o options) {
 		}
 		loadbench.WriteTable(w, rows)
 	}
-
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "S3 requests: seen by the latency proxy (skillsvc_objstore_operations_total delta in parentheses), "+
+	fmt.Fprintf(w, "\nS3 requests: seen by the latency proxy (skillsvc_objstore_operations_total delta in parentheses), "+
 		"for the whole case: all %d calls of a p50/p99 row, every call of the throughput run.\n", o.iterations)
-	for _, n := range r.notes {
-		fmt.Fprintln(w, n)
-	}
-	if errs := r.errors(); len(errs) > 0 {
-		fmt.Fprintln(w, "\nErrors:")
-		for _, e := range errs {
-			fmt.Fprintf(w, "- %s\n", e)
-		}
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Latency: %v added to every S3 response by a proxy in front of MinIO (naive baseline included).\n", o.latency)
-	fmt.Fprintf(w, "Machine: %s; MinIO, redis-server and skillsvc on the same machine.\n", loadbench.Machine())
-	fmt.Fprintf(w, "Run: %s, %d iterations for p50/p99, %d clients for %v of throughput", time.Now().Format("2006-01-02"), o.iterations, o.clients, o.duration)
-	if o.lruMaxBytes > 0 {
-		fmt.Fprintf(w, ", --cache.lru.max-bytes=%d", o.lruMaxBytes)
-	}
-	if len(o.skillsvcFlags) > 0 {
-		fmt.Fprintf(w, ", extra skillsvc flags: %s", strings.Join(o.skillsvcFlags, " "))
-	}
-	fmt.Fprintln(w, ".")
 }
 
 // text is the cell's value, or its error cut to fit a table cell; the whole

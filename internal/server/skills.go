@@ -85,23 +85,29 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.lib.Catalog.Page(ctx, id, skills.ListOptions{
+	full := req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL
+	variant := "basic"
+	if full {
+		variant = "full"
+	}
+	b, err := s.lib.Catalog.PageReply(ctx, id, skills.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
-	}, req.GetPageSize(), req.GetPageToken())
+	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skills.Page) ([]byte, error) {
+		// Each skill is converted once, to measure it, and kept if the
+		// reply has room for it; the page ends early where it has not.
+		summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
+		n := fitReply(len(page.Skills), s.lib.Catalog.MaxPageBytes(), func(i int) int {
+			summaries[i] = summaryProto(page.Skills[i], full)
+			return repeatedSize(proto.Size(summaries[i]))
+		})
+		page = page.Truncate(n)
+		return proto.Marshal(&skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken, LibraryDigest: page.LibraryDigest})
+	})
 	if err != nil {
 		return nil, err
 	}
-	full := req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL
-	// Each skill is converted once, to measure it, and kept if the reply
-	// has room for it; the page ends early where it has not.
-	summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
-	n := fitReply(len(page.Skills), s.lib.Catalog.MaxPageBytes(), func(i int) int {
-		summaries[i] = summaryProto(page.Skills[i], full)
-		return repeatedSize(proto.Size(summaries[i]))
-	})
-	page = page.Truncate(n)
-	return &skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken, LibraryDigest: page.LibraryDigest}, nil
+	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
 
 // FormatSkills implements SkillsService.
@@ -110,17 +116,19 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.lib.Catalog.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+	b, err := s.lib.Catalog.PromptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
 			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(),
+		}, func(b skills.Block) ([]byte, error) {
+			return proto.Marshal(&skillsvcv1.FormatSkillsResponse{
+				Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened), LibraryDigest: b.LibraryDigest,
+			})
 		})
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.FormatSkillsResponse{
-		Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened), LibraryDigest: b.LibraryDigest,
-	}, nil
+	return encoded(&skillsvcv1.FormatSkillsResponse{}, b), nil
 }
 
 // GetSkill implements SkillsService.
@@ -177,29 +185,31 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.lib.Catalog.Search(ctx, id, skills.SearchOptions{
+	b, err := s.lib.Catalog.SearchReply(ctx, id, skills.SearchOptions{
 		Query: req.GetQuery(), Limit: req.GetLimit(),
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		MinRelevance: req.GetMinRelevance(),
+	}, func(res skills.Results) ([]byte, error) {
+		hits := res.Hits
+		// As in ListSkills: each hit's summary is built once, to measure
+		// it; the weakest hits are dropped where the reply has no room.
+		summaries := make([]*skillsvcv1.SkillSummary, len(hits))
+		n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
+			summaries[i] = summaryProto(hits[i].Skill, false)
+			// A ScoredSkill is the summary (field 1) and two doubles.
+			scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
+			return repeatedSize(scored)
+		})
+		out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits), LibraryDigest: res.LibraryDigest}
+		for i, h := range hits[:n] {
+			out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance})
+		}
+		return proto.Marshal(out)
 	})
 	if err != nil {
 		return nil, err
 	}
-	hits := res.Hits
-	// As in ListSkills: each hit's summary is built once, to measure it;
-	// the weakest hits are dropped where the reply has no room for them.
-	summaries := make([]*skillsvcv1.SkillSummary, len(hits))
-	n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
-		summaries[i] = summaryProto(hits[i].Skill, false)
-		// A ScoredSkill is the summary (field 1) and two doubles.
-		scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
-		return repeatedSize(scored)
-	})
-	out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits), LibraryDigest: res.LibraryDigest}
-	for i, h := range hits[:n] {
-		out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance})
-	}
-	return out, nil
+	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }
 
 // ExportSkill implements SkillsService.

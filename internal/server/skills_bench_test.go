@@ -3,36 +3,121 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
+// replyModes are the two ways a handler answers a warm call: building and
+// encoding the reply (--skills.reply-cache-bytes=0, as before replies were
+// kept) or sending the reply it kept.
+var replyModes = []struct {
+	name  string
+	bytes int64
+}{{"built", 0}, {"reused", skills.DefaultConfig().ReplyCacheBytes}}
+
+// benchHandler returns the skills handler over lib's files, warm (indexes
+// held for an hour), and alice's context.
+func benchHandler(b *testing.B, lib *skillstest.Builder, replyBytes int64) (*server.Skills, context.Context) {
+	l := skillstest.Library(b, lib.Bucket(b), func(c *skills.Config) {
+		skillstest.Indexed(time.Hour)(c)
+		c.ReplyCacheBytes = replyBytes
+	})
+	ctx := auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})})
+	return server.NewSkills(l, 256<<10), ctx
+}
+
+// wire is what gRPC does with a handler's reply: marshal it.
+func wire(b *testing.B, m proto.Message) []byte {
+	data, err := proto.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
 // BenchmarkListSkillsHandler1000 is the ListSkills handler on a warm index
-// of 1,000 skills, one page of all of them: listing, the page's byte
-// budget (each summary measured once) and the conversion to protos,
-// without the wire.
+// of 1,000 skills, one page of all of them, and the marshalling of its
+// reply (without the rest of the wire): listing, the page's byte budget
+// (each summary measured once) and the conversion to protos when built; the
+// lookup of the view, the settings and the kept reply when reused.
 func BenchmarkListSkillsHandler1000(b *testing.B) {
 	lib := skillstest.New()
 	for i := range 1000 {
 		lib.User("alice").Skill(fmt.Sprintf("c%02d/s%04d", i%20, i), "", fmt.Sprintf("Skill number %d does one thing well.", i), "# Body\n")
 	}
-	l := skillstest.Library(b, lib.Bucket(b), skillstest.Indexed(time.Hour))
-	h := server.NewSkills(l, 256<<10)
-	ctx := auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})})
-	req := &skillsvcv1.ListSkillsRequest{PageSize: 1000}
-	if res, err := h.ListSkills(ctx, req); err != nil || len(res.GetSkills()) != 1000 {
-		b.Fatalf("ListSkills = %d skills, %v", len(res.GetSkills()), err)
+	for _, mode := range replyModes {
+		b.Run(mode.name, func(b *testing.B) {
+			h, ctx := benchHandler(b, lib, mode.bytes)
+			req := &skillsvcv1.ListSkillsRequest{PageSize: 1000}
+			res, err := h.ListSkills(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got skillsvcv1.ListSkillsResponse
+			if err := proto.Unmarshal(wire(b, res), &got); err != nil || len(got.GetSkills()) != 1000 {
+				b.Fatalf("ListSkills = %d skills, %v", len(got.GetSkills()), err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := h.ListSkills(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				wire(b, res)
+			}
+		})
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := h.ListSkills(ctx, req); err != nil {
-			b.Fatal(err)
+}
+
+// BenchmarkFormatSkillsHandler is the FormatSkills handler on the
+// many-tenants library of issue 22 (a shared library of 300 skills, the
+// user's 5, one overriding a shared skill), warm, with its reply
+// marshalled: the prompt block of the default budget.
+func BenchmarkFormatSkillsHandler(b *testing.B) {
+	lib := skillstest.New()
+	desc := func(i int) string {
+		return fmt.Sprintf("Handles task family %d end to end. Use when the user asks for it, needs a checklist for it, or wants a draft reviewed.", i)
+	}
+	for i := range 300 {
+		lib.Shared().Skill(fmt.Sprintf("cat-%02d/skill-%04d", i%20, i), "", desc(i), "# Body\n")
+	}
+	for j := range 5 {
+		name := fmt.Sprintf("mine-%d", j)
+		if j == 0 {
+			name = "skill-0007"
 		}
+		lib.User("alice").Skill("personal/"+name, name, desc(1000+j), "# Body\n")
+	}
+	for _, mode := range replyModes {
+		b.Run(mode.name, func(b *testing.B) {
+			h, ctx := benchHandler(b, lib, mode.bytes)
+			req := &skillsvcv1.FormatSkillsRequest{}
+			res, err := h.FormatSkills(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got skillsvcv1.FormatSkillsResponse
+			if err := proto.Unmarshal(wire(b, res), &got); err != nil || got.GetIncluded() == 0 || !strings.Contains(got.GetText(), "skill-0000") {
+				b.Fatalf("FormatSkills = %d skills, %v", got.GetIncluded(), err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := h.FormatSkills(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				wire(b, res)
+			}
+		})
 	}
 }

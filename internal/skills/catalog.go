@@ -30,6 +30,7 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
+	replies  *replies // encoded replies, by what they were made from
 }
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.
@@ -92,26 +93,49 @@ func (c *Catalog) Skills(ctx context.Context, id mounts.Caller, opts ListOptions
 // skills is Skills and the library digest of the caller's library, which
 // does not depend on opts.
 func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, string, error) {
-	v, err := c.views.get(ctx, id)
+	s, err := c.snapshot(ctx, id)
 	if err != nil {
 		return nil, "", err
+	}
+	return c.list(s, opts), s.digest(), nil
+}
+
+// snapshot is what every listing of the caller's library is made from: the
+// merged view and the settings, as of one call.
+type snapshot struct {
+	v  *view
+	st settings
+}
+
+func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, error) {
+	v, err := c.views.get(ctx, id)
+	if err != nil {
+		return snapshot{}, err
 	}
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
-		return nil, "", err
+		return snapshot{}, err
 	}
-	disabled := st.disabledSet()
+	return snapshot{v: v, st: st}, nil
+}
+
+// digest is the library digest of the snapshot (Page.LibraryDigest).
+func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
+
+// list is Skills of the snapshot s.
+func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
+	disabled := s.st.disabledSet()
 	var out []Skill
-	for _, s := range v.skills {
-		if opts.FilterCategory && s.category != opts.Category {
+	for _, r := range s.v.skills {
+		if opts.FilterCategory && r.category != opts.Category {
 			continue
 		}
-		sk := c.summary(s, s.head.fm, s.problems(), disabled)
+		sk := c.summary(r, r.head.fm, r.problems(), disabled)
 		if (opts.IncludeInvalid || sk.Valid()) && (opts.IncludeDisabled || !sk.Disabled) {
 			out = append(out, sk)
 		}
 	}
-	return out, libraryDigest(v, st), nil
+	return out
 }
 
 // Page is one page of Skills.
@@ -139,26 +163,49 @@ func (p Page) Truncate(n int) Page {
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
 func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts ListOptions, pageSize int32, token string) (Page, error) {
-	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
+	q, err := c.pageQuery(opts, pageSize, token)
 	if err != nil {
 		return Page{}, err
+	}
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return Page{}, err
+	}
+	return c.page(s, q), nil
+}
+
+// pageQuery is a Page request checked and with its defaults applied: what
+// the page depends on besides the library.
+type pageQuery struct {
+	opts  ListOptions
+	count int32
+	after string // the last path of the previous page
+	scope string // what the page token is bound to
+}
+
+func (c *Catalog) pageQuery(opts ListOptions, pageSize int32, token string) (pageQuery, error) {
+	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
+	if err != nil {
+		return pageQuery{}, err
 	}
 	scope := fmt.Sprintf("skills category=%q filter=%t invalid=%t disabled=%t", opts.Category, opts.FilterCategory, opts.IncludeInvalid, opts.IncludeDisabled)
 	after, err := pagetoken.Decode(scope, token)
 	if err != nil {
-		return Page{}, err
+		return pageQuery{}, err
 	}
-	list, digest, err := c.skills(ctx, id, opts)
-	if err != nil {
-		return Page{}, err
-	}
-	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > after }):]
-	n := min(len(list), int(count))
+	return pageQuery{opts: opts, count: count, after: after, scope: scope}, nil
+}
+
+// page cuts the page q asks for from the snapshot s.
+func (c *Catalog) page(s snapshot, q pageQuery) Page {
+	list := c.list(s, q.opts)
+	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > q.after }):]
+	n := min(len(list), int(q.count))
 	if n == len(list) {
-		return Page{Skills: list, LibraryDigest: digest, scope: scope}, nil
+		return Page{Skills: list, LibraryDigest: s.digest(), scope: q.scope}
 	}
 	list = list[:n]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(scope, list[n-1].Path), LibraryDigest: digest, scope: scope}, nil
+	return Page{Skills: list, NextPageToken: pagetoken.Encode(q.scope, list[n-1].Path), LibraryDigest: s.digest(), scope: q.scope}
 }
 
 // MaxPageBytes is --skills.max-page-bytes: the most a reply of Page's or
@@ -200,26 +247,43 @@ type Block struct {
 // Prompt renders the caller's listed skills (of one category when
 // opts.FilterCategory) as a system-prompt block.
 func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
+	f, err := c.formatOptions(f)
+	if err != nil {
+		return Block{}, err
+	}
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return Block{}, err
+	}
+	return c.prompt(s, opts, f)
+}
+
+// formatOptions checks f and applies its defaults: what a prompt block
+// depends on besides the library and the category.
+func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions, error) {
 	budget, err := limits.Within("char_budget", f.CharBudget, skillmd.DefaultCharBudget, int(c.cfg.MaxCharBudget))
 	if err != nil {
-		return Block{}, err
+		return f, err
 	}
 	if f.MaxSkills < 0 {
-		return Block{}, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
+		return f, fmt.Errorf("%w: max_skills must not be negative", errkind.InvalidArgument)
 	}
 	if !skillmd.ValidFormat(f.Format) {
-		return Block{}, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(skillmd.FormatNames(), ", "))
+		return f, fmt.Errorf("%w: format %q: want %s", errkind.InvalidArgument, f.Format, strings.Join(skillmd.FormatNames(), ", "))
 	}
 	if f.SearchTool, err = toolName("search_tool", f.SearchTool, c.cfg.SearchTool); err != nil {
-		return Block{}, err
+		return f, err
 	}
+	f.Format = cmp.Or(f.Format, skillmd.FormatXML)
 	f.CharBudget = budget
-	list, digest, err := c.skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
-	if err != nil {
-		return Block{}, err
-	}
+	return f, nil
+}
+
+// prompt renders the block of the snapshot s; f is checked.
+func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
+	list := c.list(s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
 	b, err := skillmd.FormatBlock(entries(list), f)
-	return Block{Block: b, LibraryDigest: digest}, err
+	return Block{Block: b, LibraryDigest: s.digest()}, err
 }
 
 // File is one file of a skill folder.

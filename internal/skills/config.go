@@ -78,6 +78,10 @@ type Config struct {
 	MaxSearchResults     int32 `yaml:"max_search_results"`
 	MaxQueryBytes        int   `yaml:"max_query_bytes"`
 	MaxCharBudget        int32 `yaml:"max_char_budget"`
+	// ReplyCacheBytes bounds the encoded ListSkills pages, FormatSkills
+	// blocks and SearchSkills replies one replica keeps for reuse; 0 keeps
+	// none.
+	ReplyCacheBytes int64 `yaml:"reply_cache_bytes"`
 
 	// Tool names that text meant for a model mentions, when a request names
 	// none: the tool that searches skills (in a prompt block with skills
@@ -116,6 +120,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
 	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
+	f.Int64Var(&c.ReplyCacheBytes, prefix+"reply-cache-bytes", 32<<20, "Bytes of encoded ListSkills pages, FormatSkills blocks and SearchSkills replies kept per replica and reused while the caller's library, settings and request are unchanged; 0 keeps none.")
 	f.StringVar(&c.SearchTool, prefix+"search-tool", "", "Tool name a prompt block tells the model to search skills with, when the request names none; empty words it neutrally.")
 	f.StringVar(&c.DownloadTool, prefix+"download-tool", "", "Tool name a refusal to read a binary or oversized skill file tells the model to fetch it with, when the request names none; empty words it neutrally.")
 }
@@ -181,6 +186,9 @@ func (c *Config) Validate(table *mounts.Table) error {
 	}
 	if err := table.Disjoint(path.Dir(c.SharedIndexKey) + "/"); err != nil {
 		return fmt.Errorf("skills: shared-index-key: %w", err)
+	}
+	if c.ReplyCacheBytes < 0 {
+		return errors.New("skills: reply-cache-bytes must not be negative")
 	}
 	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.MaxPageBytes <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
 		return errors.New("skills: page, search, query and budget limits must be positive")

@@ -77,6 +77,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings: &settingsStore{bucket: bucket, shared: cache.Shared(o.cache), ttl: settingsTTL, keyTemplate: cfg.SettingsKey, cacheLog: cl, metrics: m},
+		replies:  newReplies(cfg.ReplyCacheBytes, newReplyMetrics(o.reg)),
 	}
 	return &Library{
 		Catalog:  c,

@@ -81,24 +81,39 @@ type Results struct {
 // Search ranks the caller's listed skills against a task description with
 // BM25F over name, display name, tags, category, description and metadata.
 func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) (Results, error) {
+	opts, err := c.searchOptions(opts)
+	if err != nil {
+		return Results{}, err
+	}
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return Results{}, err
+	}
+	return c.search(s, opts), nil
+}
+
+// searchOptions checks opts and applies the default limit.
+func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
 	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
-		return Results{}, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
+		return opts, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
 	}
 	n, err := limits.Count("limit", opts.Limit, c.cfg.DefaultSearchResults, c.cfg.MaxSearchResults)
 	if err != nil {
-		return Results{}, err
+		return opts, err
 	}
 	if !(opts.MinRelevance >= 0 && opts.MinRelevance <= 1) { // NaN too
-		return Results{}, fmt.Errorf("%w: min_relevance must be 0..1, got %v", errkind.InvalidArgument, opts.MinRelevance)
+		return opts, fmt.Errorf("%w: min_relevance must be 0..1, got %v", errkind.InvalidArgument, opts.MinRelevance)
 	}
-	skills, digest, err := c.skills(ctx, id, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
-	if err != nil {
-		return Results{}, err
-	}
-	hits := Rank(skills, opts.Query, int(n))
+	opts.Limit = n
+	return opts, nil
+}
+
+// search ranks the snapshot s; opts are checked.
+func (c *Catalog) search(s snapshot, opts SearchOptions) Results {
+	hits := Rank(c.list(s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}), opts.Query, int(opts.Limit))
 	// Relevance falls with the score, so the weak hits are at the end.
 	cut := sort.Search(len(hits), func(i int) bool { return hits[i].Relevance < opts.MinRelevance })
-	return Results{Hits: hits[:cut], LibraryDigest: digest}, nil
+	return Results{Hits: hits[:cut], LibraryDigest: s.digest()}
 }
 
 // tagFields are frontmatter fields whose words label a skill: worth more

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/loadbench"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// The many-tenants case (issue 22): one replica serving a shared library
+// and many users with a few skills of their own, called as random users.
+const (
+	tenantShared   = 300 // skills in the shared library
+	tenantPersonal = 5   // skills of each user; the first overrides a shared one by name
+	tenantBucket   = "bench-tenants"
+	repliesMetric  = "skillsvc_skills_replies_total"
+	// tenantSkills is what each user sees: the shared skills, less the
+	// one the user overrides, and the user's own.
+	tenantSkills = tenantShared - 1 + tenantPersonal
+	// tenantsLiftLimits is why the case runs without per-user limits.
+	tenantsLiftLimits = "the many-tenants case measures what a replica costs per call, as issue 22's table does: " +
+		"per-user limits off, so the one-user rows measure the service and not the limits"
+)
+
+func tenantName(u int) string { return fmt.Sprintf("tenant-%05d", u+1) }
+
+// overridden is the shared skill user u overrides: a different one per
+// user, spread over the library.
+func overridden(u int) int { return (u * 7) % tenantShared }
+
+// ownSkill is the name of user u's j-th skill.
+func ownSkill(u, j int) string {
+	if j == 0 {
+		return skillName(overridden(u))
+	}
+	return fmt.Sprintf("own-%d", j)
+}
+
+// tenantSkill is the name of the i-th (0 ≤ i < tenantSkills) skill user u
+// sees: the shared ones first, the user's own after them.
+func tenantSkill(u, i int) string {
+	if i < tenantShared-1 {
+		if i >= overridden(u) {
+			i++ // the user's own skill of that name comes later
+		}
+		return skillName(i)
+	}
+	return ownSkill(u, i-(tenantShared-1))
+}
+
+// tenantObjects are the shared library and every user's skills: the shared
+// ones laid out as the library-size cases lay out theirs, each user's under
+// own/ (so the overriding skill overrides by name, not by path).
+func tenantObjects(users int) func(yield func(string, []byte) bool) {
+	return func(yield func(string, []byte) bool) {
+		for i := range tenantShared {
+			base := sharedPrefix + skillFolder(i, tenantShared) + "/"
+			if !yield(base+"SKILL.md", skillMD(i, tenantShared)) || !yield(base+guideFile, guideMD(skillName(i))) {
+				return
+			}
+		}
+		for u := range users {
+			for j := range tenantPersonal {
+				name := ownSkill(u, j)
+				base := skillsPrefix(tenantName(u)) + "own/" + name + "/"
+				if !yield(base+"SKILL.md", namedSkillMD(name, u*tenantPersonal+j, "own")) || !yield(base+guideFile, guideMD(name)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// tenantCall is one RPC as user u; rng picks what it asks for.
+type tenantCall func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, rng *rand.Rand) error
+
+// The rows of the many-tenants table: each call as one user, then as
+// random users.
+var tenantCalls = []struct {
+	name string
+	call tenantCall
+}{
+	{"GetSkill", func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, rng *rand.Rand) error {
+		return getSkillAs(ctx, c, tenantName(u), tenantSkill(u, rng.IntN(tenantSkills)))
+	}},
+	{"FormatSkills", func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, _ *rand.Rand) error {
+		ctx, cancel := context.WithTimeout(as(ctx, tenantName(u)), callTimeout)
+		defer cancel()
+		resp, err := c.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{})
+		if err == nil && (resp.GetIncluded() == 0 || resp.GetIncluded()+resp.GetOmitted() != tenantSkills) {
+			err = fmt.Errorf("FormatSkills as %s: %d skills included and %d omitted, want %d in all", tenantName(u), resp.GetIncluded(), resp.GetOmitted(), tenantSkills)
+		}
+		return err
+	}},
+	{"ListSkills", func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, _ *rand.Rand) error {
+		return listSkillsAs(ctx, c, tenantName(u), tenantSkills)
+	}},
+}
+
+// tenantRow is one row of the many-tenants table.
+type tenantRow struct {
+	name     string
+	p50, p99 time.Duration
+	rate     float64 // calls per second
+	calls    int64
+	requests int64 // storage requests the proxy saw during the calls
+	ops      map[string]float64
+	replies  map[string]float64 // skillsvc_skills_replies_total delta by label set
+	rss      int64
+	err      error
+}
+
+func (r tenantRow) cells() []string {
+	if r.err != nil {
+		return []string{r.name, "error: " + clip(oneLine(r.err.Error()), 60), "", "", ""}
+	}
+	perThousand := 0.0
+	if r.calls > 0 {
+		perThousand = float64(r.requests) / float64(r.calls) * 1000
+	}
+	return []string{
+		r.name, loadbench.Duration(r.p50) + " / " + loadbench.Duration(r.p99), loadbench.Count(r.rate),
+		fmt.Sprintf("%.1f", perThousand), loadbench.Bytes(r.rss),
+	}
+}
+
+// runTenants seeds the shared library and opts.tenants users, starts one
+// skillsvc with an empty Redis, and measures each call as one user and as
+// random users, each row after every user it calls as was served once.
+func (b *bench) runTenants(ctx context.Context) {
+	n := b.opts.tenants
+	row := func(r tenantRow) {
+		b.rep.tenants = append(b.rep.tenants, r)
+		msg := strings.Join(r.cells()[1:], ", ")
+		if b.opts.verbose && r.ops != nil {
+			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "]"
+		}
+		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.name, msg)
+	}
+	fail := func(err error) {
+		for _, c := range tenantCalls {
+			row(tenantRow{name: "one user, " + c.name, err: err})
+			row(tenantRow{name: "random users, " + c.name, err: err})
+		}
+	}
+	if b.svcErr != nil {
+		fail(b.svcErr)
+		return
+	}
+	start := time.Now()
+	if err := createBucket(ctx, b.direct, tenantBucket); err != nil {
+		fail(fmt.Errorf("creating bucket %s: %w", tenantBucket, err))
+		return
+	}
+	if err := putObjects(ctx, b.direct, tenantBucket, b.opts.seedWorkers, tenantObjects(n)); err != nil {
+		fail(fmt.Errorf("seeding %s: %w", tenantBucket, err))
+		return
+	}
+	b.logf("seeded a shared library of %d skills and %s users × %d skills (%s objects) in %s", tenantShared,
+		loadbench.Count(float64(n)), tenantPersonal, loadbench.Count(float64(2*(tenantShared+n*tenantPersonal))), loadbench.Duration(time.Since(start)))
+
+	if err := b.srv.flushRedis(ctx); err != nil {
+		fail(fmt.Errorf("FLUSHALL: %w", err))
+		return
+	}
+	svc := b.svc
+	svc.liftLimits = tenantsLiftLimits
+	s, err := startSkillsvc(ctx, svc, tenantBucket, b.cl)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer b.stop(s)
+	clients, closeClients, err := tenantClients(ctx, s, b.opts.tenantClients)
+	defer closeClients()
+	if err != nil {
+		fail(err)
+		return
+	}
+	for _, c := range tenantCalls {
+		row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
+		row(b.tenantRow(ctx, s, clients, "random users, "+c.name, n, c.call))
+	}
+}
+
+// tenantClients connects each client on its own connection, before any
+// clock starts; close closes the connections.
+func tenantClients(ctx context.Context, s *skillsvc, n int) (clients []skillsvcv1.SkillsServiceClient, close func(), err error) {
+	var conns []*grpc.ClientConn
+	close = func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for range n {
+		conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, close, err
+		}
+		conns = append(conns, conn)
+		if err := testserver.WaitServing(ctx, conn); err != nil {
+			return nil, close, err
+		}
+		clients = append(clients, skillsvcv1.NewSkillsServiceClient(conn))
+	}
+	return clients, close, nil
+}
+
+// tenantRow serves each of the first users users once with call (for one
+// user, GetSkill of each of its skills), then has every client call as
+// random users among them for opts.duration, and measures the calls.
+func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1.SkillsServiceClient, name string, users int, call tenantCall) tenantRow {
+	r := tenantRow{name: name}
+	warm := users
+	if users == 1 {
+		warm = tenantSkills // every skill the calls may pick
+	}
+	warmStart := time.Now()
+	if err := parallel(clients, warm, func(c skillsvcv1.SkillsServiceClient, i int) error {
+		rng := rand.New(rand.NewPCG(uint64(i), 1))
+		if users > 1 {
+			return call(ctx, c, i, rng)
+		}
+		if err := getSkillAs(ctx, c, tenantName(0), tenantSkill(0, i)); err != nil || i > 0 {
+			return err
+		}
+		return call(ctx, c, 0, rng)
+	}); err != nil {
+		r.err = fmt.Errorf("warm-up: %w", err)
+		return r
+	}
+	b.logf("%s: warm-up of %s calls in %s", name, loadbench.Count(float64(warm)), loadbench.Duration(time.Since(warmStart)))
+
+	before, _ := s.scrape(ctx)
+	proxyBefore := b.srv.proxy.Requests()
+	start := time.Now()
+	deadline := start.Add(b.opts.duration)
+	var (
+		mu       sync.Mutex
+		all      []time.Duration
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for g, c := range clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 2))
+			var ds []time.Duration
+			var err error
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				if err = call(ctx, c, rng.IntN(users), rng); err != nil {
+					break
+				}
+				ds = append(ds, time.Since(t))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, ds...)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	r.requests = b.srv.proxy.Requests() - proxyBefore
+	if after, err := s.scrape(ctx); err == nil && before != nil {
+		r.ops, r.replies = delta(before, after, opsMetric), delta(before, after, repliesMetric)
+	}
+	if firstErr != nil {
+		r.err = firstErr
+		return r
+	}
+	slices.Sort(all)
+	r.calls = int64(len(all))
+	r.rate = float64(r.calls) / elapsed.Seconds()
+	r.p50, r.p99 = loadbench.Percentile(all, 50), loadbench.Percentile(all, 99)
+	r.rss, r.err = s.rss()
+	return r
+}
+
+// delta is every sample of the metric name by label set, after less
+// before.
+func delta(before, after metrics, name string) map[string]float64 {
+	out := map[string]float64{}
+	was := before.byLabel(name)
+	for k, v := range after.byLabel(name) {
+		out[k] = v - was[k]
+	}
+	return out
+}
+
+// parallel calls f(c, i) for every i below n, spread over the clients, and
+// returns the first error.
+func parallel(clients []skillsvcv1.SkillsServiceClient, n int, f func(c skillsvcv1.SkillsServiceClient, i int) error) error {
+	var (
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for g, c := range clients {
+		wg.Go(func() {
+			for i := g; i < n; i += len(clients) {
+				if err := f(c, i); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// printTenants writes the many-tenants table and what it measured.
+func (r *report) printTenants(w io.Writer, o options) {
+	if len(r.tenants) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nMany tenants: a shared library of %d skills and %s users with %d skills each (one overriding a shared skill), "+
+		"one skillsvc, Redis flushed first; %d clients for %v per row, every user the row calls as served once before it:\n\n",
+		tenantShared, loadbench.Count(float64(o.tenants)), tenantPersonal, o.tenantClients, o.duration)
+	rows := [][]string{{"", "p50 / p99", "req/s", "storage requests per 1,000 calls", "RSS"}}
+	for _, t := range r.tenants {
+		rows = append(rows, t.cells())
+	}
+	loadbench.WriteTable(w, rows)
+	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
+		"is the default prompt block; ListSkills lists all %d skills in one page. Storage requests: seen by the latency proxy. "+
+		"RSS: skillsvc's, after the row.\n", tenantSkills, tenantSkills)
+}

@@ -1,0 +1,245 @@
+package skills
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// Encode turns a catalog answer into the reply sent for it. It must depend
+// on nothing but its argument and what the caller named in the call (the
+// variant of PageReply), as its result answers every later call with the
+// same key.
+type Encode[T any] func(T) ([]byte, error)
+
+// PageReply is Page encoded by encode, reused while the caller's library
+// and settings and the request are unchanged: a warm listing costs the
+// lookup of the view and settings every call makes, not a listing and an
+// encoding. variant names whatever else encode depends on (a view of the
+// reply), so differently encoded replies of one page are kept apart.
+func (c *Catalog) PageReply(ctx context.Context, id mounts.Caller, opts ListOptions, pageSize int32, token, variant string, encode Encode[Page]) ([]byte, error) {
+	q, err := c.pageQuery(opts, pageSize, token)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	k := s.replyKey(replyList).str(variant).str(q.scope).int(int64(q.count)).str(q.after)
+	return c.replies.get(replyList, k.sum(), func() ([]byte, error) { return encode(c.page(s, q)) })
+}
+
+// PromptReply is Prompt encoded by encode, reused as PageReply's pages are.
+func (c *Catalog) PromptReply(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions, encode Encode[Block]) ([]byte, error) {
+	f, err := c.formatOptions(f)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	k := s.replyKey(replyFormat).str(opts.Category).bool(opts.FilterCategory).
+		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool)
+	return c.replies.get(replyFormat, k.sum(), func() ([]byte, error) {
+		b, err := c.prompt(s, opts, f)
+		if err != nil {
+			return nil, err
+		}
+		return encode(b)
+	})
+}
+
+// SearchReply is Search encoded by encode, reused as PageReply's pages are
+// for a repeated query.
+func (c *Catalog) SearchReply(ctx context.Context, id mounts.Caller, opts SearchOptions, encode Encode[Results]) ([]byte, error) {
+	opts, err := c.searchOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	k := s.replyKey(replySearch).str(opts.Query).int(int64(opts.Limit)).str(opts.Category).bool(opts.FilterCategory).
+		int(int64(math.Float64bits(opts.MinRelevance)))
+	return c.replies.get(replySearch, k.sum(), func() ([]byte, error) { return encode(c.search(s, opts)) })
+}
+
+// Reply kinds: the first field of every reply key, and a label of the
+// metrics.
+const (
+	replyList   = "list"
+	replyFormat = "format"
+	replySearch = "search"
+)
+
+// replyKey starts the key of a reply of kind made from s. A view is rebuilt
+// exactly when one of its indexes' generations changes (and a generation
+// names one content of its library on every replica), so the user's
+// library, the two generations and the settings say everything a reply
+// depends on besides the request. The library digest alone would not: it
+// leaves out invalid skills (listed with include_invalid), a SKILL.md's
+// ETag and which layer serves a skill.
+func (s snapshot) replyKey(kind string) *keyBuilder {
+	k := (&keyBuilder{}).str(kind).str(s.v.userBase).int(int64(s.v.userGen)).int(int64(s.v.sharedGen))
+	k.int(int64(len(s.st.Disabled)))
+	for _, name := range s.st.Disabled {
+		k.str(name)
+	}
+	return k
+}
+
+// keyBuilder encodes a key's fields so that no two sequences of fields
+// encode alike.
+type keyBuilder struct{ b []byte }
+
+func (k *keyBuilder) str(s string) *keyBuilder { k.b = appendField(k.b, s); return k }
+
+func (k *keyBuilder) int(n int64) *keyBuilder { k.b = binary.AppendVarint(k.b, n); return k }
+
+func (k *keyBuilder) bool(v bool) *keyBuilder {
+	if v {
+		return k.int(1)
+	}
+	return k.int(0)
+}
+
+// sum is the key: fixed-size whatever the fields (a query, a long list of
+// disabled skills), so the bound on the cache counts keys exactly.
+func (k *keyBuilder) sum() string {
+	sum := sha256.Sum256(k.b)
+	return string(sum[:])
+}
+
+// replyOverhead is charged per reply on top of its key and bytes, for the
+// list element and map slot, so a flood of tiny replies is bounded too.
+const replyOverhead = 96
+
+// replies keeps encoded replies by key, least recently used first out,
+// within maxBytes. A reply is never changed once stored: every caller
+// shares the same bytes. Concurrent misses of one key build it once.
+type replies struct {
+	maxBytes int64 // 0: nothing is kept
+	flight   singleflight.Group
+	metrics  *replyMetrics
+
+	mu    sync.Mutex
+	lru   *simplelru.LRU[string, []byte]
+	bytes int64
+}
+
+func newReplies(maxBytes int64, m *replyMetrics) *replies {
+	r := &replies{maxBytes: maxBytes, metrics: m}
+	// Bounded by bytes, not count: the count bound is never reached.
+	r.lru, _ = simplelru.NewLRU(math.MaxInt, func(key string, b []byte) {
+		r.bytes -= replyCost(key, b)
+	})
+	return r
+}
+
+func replyCost(key string, b []byte) int64 { return int64(len(key) + len(b) + replyOverhead) }
+
+// get returns the reply under key, built by build when it is not kept.
+func (r *replies) get(kind, key string, build func() ([]byte, error)) ([]byte, error) {
+	if r.maxBytes <= 0 {
+		r.metrics.requests.WithLabelValues(kind, "uncached").Inc()
+		return build()
+	}
+	r.mu.Lock()
+	b, ok := r.lru.Get(key)
+	r.mu.Unlock()
+	if ok {
+		r.metrics.requests.WithLabelValues(kind, "hit").Inc()
+		return b, nil
+	}
+	r.metrics.requests.WithLabelValues(kind, "miss").Inc()
+	// The build reads only the snapshot its caller took, not the caller's
+	// context: whoever waits on it gets the reply of the same key.
+	v, err, _ := r.flight.Do(key, func() (any, error) {
+		r.mu.Lock()
+		b, ok := r.lru.Get(key) // a build that just ended may have kept it
+		r.mu.Unlock()
+		if ok {
+			return b, nil
+		}
+		b, err := build()
+		if err != nil {
+			return nil, err
+		}
+		b = b[:len(b):len(b)] // an append by a reader copies, never writes into it
+		r.add(key, b)
+		return b, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+// add keeps b under key, evicting the least recently used replies past the
+// bound; a reply larger than the whole bound is not kept.
+func (r *replies) add(key string, b []byte) {
+	cost := replyCost(key, b)
+	if cost > r.maxBytes {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Remove first: simplelru's Add of an existing key calls no eviction
+	// callback, so the old reply's bytes would be lost.
+	r.lru.Remove(key)
+	r.lru.Add(key, b)
+	r.bytes += cost
+	for r.bytes > r.maxBytes {
+		r.lru.RemoveOldest()
+	}
+	r.metrics.bytes.Set(float64(r.bytes))
+}
+
+// held returns the replies kept and the bytes charged for them.
+func (r *replies) held() (n int, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lru.Len(), r.bytes
+}
+
+// replyMetrics tell an operator how often a reply is reused, and what the
+// kept replies cost.
+type replyMetrics struct {
+	requests *prometheus.CounterVec
+	bytes    prometheus.Gauge
+}
+
+// newReplyMetrics returns the metrics, registered on reg unless it is nil.
+func newReplyMetrics(reg prometheus.Registerer) *replyMetrics {
+	m := &replyMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_replies_total",
+			Help: "ListSkills pages, FormatSkills blocks and SearchSkills replies by reply (list, format, search) and result: hit (an encoded reply reused: the caller's library, settings and request unchanged), miss (built and kept), uncached (--skills.reply-cache-bytes=0).",
+		}, []string{"reply", "result"}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_reply_cache_bytes",
+			Help: "Bytes charged for the encoded replies this process keeps, at most --skills.reply-cache-bytes.",
+		}),
+	}
+	for _, kind := range []string{replyList, replyFormat, replySearch} {
+		for _, result := range []string{"hit", "miss", "uncached"} {
+			m.requests.WithLabelValues(kind, result)
+		}
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.bytes)
+	}
+	return m
+}

@@ -1,0 +1,228 @@
+package skills_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+)
+
+// describePage is a stand-in for a reply's encoding: what a test can see
+// of a page.
+func describePage(p skills.Page) []byte {
+	var b strings.Builder
+	for _, s := range p.Skills {
+		fmt.Fprintf(&b, "%s %s %q layer=%s disabled=%t\n", s.Path, s.Name, s.Description, s.Layer, s.Disabled)
+	}
+	fmt.Fprintf(&b, "next=%q digest=%s\n", p.NextPageToken, p.LibraryDigest)
+	return []byte(b.String())
+}
+
+// TestRepliesReused: a reply is encoded once and reused while the caller's
+// library, settings and request are the same; a change to any of them is
+// a new reply, at once.
+func TestRepliesReused(t *testing.T) {
+	lb := skillstest.New()
+	lb.Shared().Skill("docs/pdf", "", "Fill PDF forms.", "body\n").Skill("csv", "", "Clean CSV files.", "body\n")
+	lb.User("alice").Skill("notes", "", "Take meeting notes.", "body\n")
+	lb.User("bob").Skill("notes", "", "Take meeting notes.", "body\n")
+	bucket := lb.Bucket(t)
+	// Every call lists the libraries (index-refresh 0): a change to the
+	// bucket is the next call's, and nothing but the reply cache reuses a
+	// reply.
+	lib := skillstest.Library(t, bucket, nil)
+	cat := lib.Catalog
+	as := func(user, thread string) mounts.Caller {
+		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: thread})
+	}
+	alice, alice2, bob := as("alice", "t1"), as("alice", "t2"), as("bob", "t1")
+
+	builds := 0
+	encodePage := func(p skills.Page) ([]byte, error) { builds++; return describePage(p), nil }
+	list := func(id mounts.Caller, opts skills.ListOptions, size int32, token, variant string) func(*testing.T) string {
+		return func(t *testing.T) string {
+			b, err := cat.PageReply(t.Context(), id, opts, size, token, variant, encodePage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	page := list(alice, skills.ListOptions{}, 0, "", "")
+	prompt := func(f skillmd.FormatOptions) func(*testing.T) string {
+		return func(t *testing.T) string {
+			b, err := cat.PromptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+				builds++
+				return []byte(b.Text), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	search := func(query string) func(*testing.T) string {
+		return func(t *testing.T) string {
+			b, err := cat.SearchReply(t.Context(), alice, skills.SearchOptions{Query: query}, func(r skills.Results) ([]byte, error) {
+				builds++
+				var s strings.Builder
+				for _, h := range r.Hits {
+					fmt.Fprintf(&s, "%s %q\n", h.Path, h.Description)
+				}
+				return []byte(s.String()), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	put := func(key, content string) func(*testing.T) {
+		return func(t *testing.T) {
+			if _, err := bucket.Put(t.Context(), key, strings.NewReader(content), int64(len(content)), objstore.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	firstPage, err := cat.Page(t.Context(), alice, skills.ListOptions{}, 1, "")
+	if err != nil || firstPage.NextPageToken == "" {
+		t.Fatalf("Page of 1 = %v, token %q; want a next page", err, firstPage.NextPageToken)
+	}
+
+	for _, step := range []struct {
+		name    string
+		change  func(*testing.T)
+		call    func(*testing.T) string
+		built   bool   // the reply was encoded by this call
+		want    string // in the reply
+		notWant string
+	}{
+		{name: "first listing", call: page, built: true, want: "Take meeting notes."},
+		{name: "same listing", call: page},
+		{name: "same listing, another thread of the user", call: list(alice2, skills.ListOptions{}, 0, "", "")},
+		{name: "another page size", call: list(alice, skills.ListOptions{}, 1, "", ""), built: true},
+		{name: "next page", call: list(alice, skills.ListOptions{}, 1, firstPage.NextPageToken, ""), built: true},
+		{name: "another variant", call: list(alice, skills.ListOptions{}, 0, "", "full"), built: true},
+		{name: "a category", call: list(alice, skills.ListOptions{Category: "docs", FilterCategory: true}, 0, "", ""), built: true, notWant: "notes"},
+		{name: "disabled skills included", call: list(alice, skills.ListOptions{IncludeDisabled: true}, 0, "", ""), built: true},
+		{name: "another user with the same library", call: list(bob, skills.ListOptions{}, 0, "", ""), built: true},
+		{name: "first listing again", call: page},
+		{
+			name: "the user's SKILL.md changed", change: put("alice/skills/notes/SKILL.md", skillstest.SkillMD("notes", "Take better notes.", "body\n")),
+			call: page, built: true, want: "Take better notes.",
+		},
+		{name: "unchanged since", call: page},
+		{
+			name: "a shared SKILL.md changed", change: put(skillstest.SharedPrefix+"csv/SKILL.md", skillstest.SkillMD("csv", "Clean CSV files well.", "body\n")),
+			call: page, built: true, want: "Clean CSV files well.",
+		},
+		{name: "a shared file added", change: put(skillstest.SharedPrefix+"csv/guide.md", "# Guide\n"), call: page, built: true},
+		{name: "another user, after the shared change", call: list(bob, skills.ListOptions{}, 0, "", ""), built: true, want: "Clean CSV files well."},
+		{
+			name: "a skill disabled", change: func(t *testing.T) {
+				if _, err := cat.SetEnabled(t.Context(), alice, "csv", false); err != nil {
+					t.Fatal(err)
+				}
+			},
+			call: page, built: true, notWant: "/skills/csv ",
+		},
+		{name: "the other user, unchanged by the settings", call: list(bob, skills.ListOptions{}, 0, "", "")},
+		{
+			name: "an invalid skill added, listed with include_invalid", change: put("alice/skills/broken/SKILL.md", "---\nname: broken\n---\nbody\n"),
+			call: list(alice, skills.ListOptions{IncludeInvalid: true}, 0, "", ""), built: true, want: "/skills/broken",
+		},
+		{
+			// The library digest covers served skills only: the key
+			// must cover more.
+			name: "the invalid skill changed", change: put("alice/skills/broken/SKILL.md", "---\nname: broken\nlicense: MIT\n---\nbody\n"),
+			call: list(alice, skills.ListOptions{IncludeInvalid: true}, 0, "", ""), built: true, want: "/skills/broken",
+		},
+		{name: "prompt block", call: prompt(skillmd.FormatOptions{}), built: true, want: "notes"},
+		{name: "same prompt block", call: prompt(skillmd.FormatOptions{})},
+		{name: "same prompt block, defaults spelled out", call: prompt(skillmd.FormatOptions{Format: skillmd.FormatXML, CharBudget: skillmd.DefaultCharBudget})},
+		{name: "prompt block of another budget", call: prompt(skillmd.FormatOptions{CharBudget: 500}), built: true},
+		{name: "prompt block in another format", call: prompt(skillmd.FormatOptions{Format: skillmd.FormatMarkdown}), built: true},
+		{
+			name: "prompt block after a change", change: put("alice/skills/notes/SKILL.md", skillstest.SkillMD("notes", "Take the best notes.", "body\n")),
+			call: prompt(skillmd.FormatOptions{}), built: true, want: "Take the best notes.",
+		},
+		{name: "search", call: search("pdf forms"), built: true, want: "/skills/docs/pdf"},
+		{name: "same search", call: search("pdf forms")},
+		{name: "another search", call: search("meeting notes"), built: true, want: "/skills/notes"},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			if step.change != nil {
+				step.change(t)
+			}
+			before := builds
+			got := step.call(t)
+			if built := builds > before; built != step.built {
+				t.Errorf("reply encoded: %t, want %t", built, step.built)
+			}
+			if !strings.Contains(got, step.want) || step.notWant != "" && strings.Contains(got, step.notWant) {
+				t.Errorf("reply:\n%s\nwant it to hold %q and not %q", got, step.want, step.notWant)
+			}
+		})
+	}
+}
+
+// TestRepliesBuiltOnce: concurrent callers that miss the same reply wait
+// for one build.
+func TestRepliesBuiltOnce(t *testing.T) {
+	lb := skillstest.New()
+	for i := range 50 {
+		lb.User("alice").Skill(fmt.Sprintf("s%02d", i), "", "A skill among many.", "body\n")
+	}
+	lib := skillstest.Library(t, lb.Bucket(t), skillstest.Indexed(time.Hour))
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	var (
+		mu     sync.Mutex
+		builds int
+		wg     sync.WaitGroup
+	)
+	for range 16 {
+		wg.Go(func() {
+			_, err := lib.Catalog.PromptReply(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{}, func(b skills.Block) ([]byte, error) {
+				mu.Lock()
+				builds++
+				mu.Unlock()
+				return []byte(b.Text), nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if builds != 1 {
+		t.Errorf("16 concurrent calls encoded the reply %d times, want once", builds)
+	}
+}
+
+// TestRepliesOff: with --skills.reply-cache-bytes=0 every call encodes its
+// reply.
+func TestRepliesOff(t *testing.T) {
+	lb := skillstest.New()
+	lb.User("alice").Skill("notes", "", "Take meeting notes.", "body\n")
+	lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.ReplyCacheBytes = 0 })
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	builds := 0
+	for range 3 {
+		if _, err := lib.Catalog.PageReply(t.Context(), alice, skills.ListOptions{}, 0, "", "", func(p skills.Page) ([]byte, error) {
+			builds++
+			return describePage(p), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if builds != 3 {
+		t.Errorf("3 calls encoded %d replies, want 3", builds)
+	}
+}

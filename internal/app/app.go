@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -34,6 +36,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/tracing"
 )
 
 // livenessService is the health service name of the liveness probe.
@@ -47,10 +50,12 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	// A line logged in a traced call names its trace and span.
+	return slog.New(tracing.LogHandler(h))
 }
 
 // App is one skillsvc: every service built, no listener open yet.
@@ -73,14 +78,29 @@ type App struct {
 // per-user limits, TLS, the gRPC server with the interceptor chain, and the
 // HTTP and metrics servers. ctx bounds start-up and the background work of
 // the authenticator and the HTTP endpoints. Run serves it; an App that
-// never runs is released with Close.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
+// never runs is released with Close. Traces go where the OTEL_*
+// environment says (openTracing: nowhere by default) unless an option
+// gives a tracer provider.
+func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *App, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	a := &App{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
 			a.Close() // what was built before the failure
 		}
 	}()
+	tp := o.tracer
+	if tp == nil {
+		var shutdown func()
+		if tp, shutdown, err = openTracing(ctx, log); err != nil {
+			return nil, err
+		}
+		// Closed last, after every server: their last spans are flushed.
+		a.onClose(shutdown)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	bucket, checkStorage, closeBucket, err := openBucket(ctx, cfg, reg, log)
@@ -136,13 +156,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	grpcMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(grpcMetrics)
-	chain := server.Chain{Log: log, Auth: authn, Mounts: cfg.Mounts, Metrics: grpcMetrics, Audit: auditLog, Limits: limits}
-	opts := server.Options(chain)
+	chain := server.Chain{Log: log, Auth: authn, Mounts: cfg.Mounts, Metrics: grpcMetrics, Audit: auditLog, Limits: limits, Tracer: tp}
+	serverOpts := server.Options(chain)
 	var creds []grpc.ServerOption
 	if a.tls != nil {
 		creds = append(creds, grpc.Creds(credentials.NewTLS(a.tls.TLSConfig())))
 	}
-	a.grpc = grpc.NewServer(append(opts, creds...)...)
+	a.grpc = grpc.NewServer(append(serverOpts, creds...)...)
 	services.Register(a.grpc)
 	a.health = health.NewServer()
 	healthpb.RegisterHealthServer(a.grpc, a.health)
@@ -163,7 +183,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		// The HTTP endpoints call the services through an in-process copy
 		// of the gRPC server with the same options (less TLS: nothing
 		// leaves the process), so they share every interceptor.
-		conn, stopLoopback, err := server.Loopback(opts, services.Register)
+		// Their calls are client spans under the HTTP request's, and the
+		// loopback server's spans children of those.
+		var dial []grpc.DialOption
+		if tp != nil {
+			dial = append(dial, grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp),
+				otelgrpc.WithPropagators(tracing.Propagator), otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))))
+		}
+		conn, stopLoopback, err := server.Loopback(serverOpts, services.Register, dial...)
 		if err != nil {
 			return nil, err
 		}
@@ -173,12 +200,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		// limits at its edge, so its loopback leaves them out.
 		unlimited := chain
 		unlimited.Limits = nil
-		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(unlimited), services.Register)
+		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(unlimited), services.Register, dial...)
 		if err != nil {
 			return nil, err
 		}
 		a.onClose(stopMCPLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics}, log); err != nil {
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp}, log); err != nil {
 			return nil, err
 		}
 	}

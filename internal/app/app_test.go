@@ -36,24 +36,7 @@ func TestRun(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- a.Run(ctx) }()
 
-	var order []string
-	addrs := map[string]string{}
-	for deadline := time.Now().Add(10 * time.Second); addrs["serving"] == ""; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving line:\n%s", logs)
-		}
-		order, addrs = nil, map[string]string{}
-		for line := range strings.Lines(logs.String()) {
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "serving") && rec.Addr != "" {
-				order = append(order, rec.Msg)
-				addrs[rec.Msg] = rec.Addr
-			}
-		}
-	}
-	if got, want := strings.Join(order, ","), "serving metrics,serving http,serving"; got != want {
-		t.Errorf("listeners logged as %s, want %s", got, want)
-	}
+	addrs := waitListeners(t, logs, "serving metrics", "serving http", "serving")
 	conn, err := grpc.NewClient(addrs["serving"], grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +58,31 @@ func TestRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return within 10s of its context ending")
 	}
+}
+
+// waitListeners waits for the listeners' log lines, which must come in
+// the order of msgs, and returns their addresses by message.
+func waitListeners(t *testing.T, logs *logtest.Buffer, msgs ...string) map[string]string {
+	t.Helper()
+	var order []string
+	addrs := map[string]string{}
+	for deadline := time.Now().Add(10 * time.Second); addrs["serving"] == ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no serving line:\n%s", logs)
+		}
+		order, addrs = nil, map[string]string{}
+		for line := range strings.Lines(logs.String()) {
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "serving") && rec.Addr != "" {
+				order = append(order, rec.Msg)
+				addrs[rec.Msg] = rec.Addr
+			}
+		}
+	}
+	if got, want := strings.Join(order, ","), strings.Join(msgs, ","); got != want {
+		t.Errorf("listeners logged as %s, want %s", got, want)
+	}
+	return addrs
 }
 
 // TestNewFails: a component that cannot start (here the audit log's file)

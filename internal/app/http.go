@@ -8,6 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	noopmetric "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"github.com/skillsvc/skillsvc/internal/audit"
@@ -16,6 +19,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/tracing"
 )
 
 // httpDeps are what the HTTP endpoints are built on: json and mcp are
@@ -29,6 +33,7 @@ type httpDeps struct {
 	audit     *audit.Logger
 	reg       prometheus.Registerer
 	panics    *prometheus.CounterVec
+	tracer    trace.TracerProvider // nil: tracing off
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver)
@@ -39,9 +44,12 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	mcpAPI, err := mcpserver.New(d.mcp, d.authn, cfg.MCP, log.With("component", "mcp"),
-		mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(d.audit), mcpserver.WithRegisterer(d.reg),
-		mcpserver.WithLimits(d.limits), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp")))
+	mcpOpts := []mcpserver.Option{mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(d.audit), mcpserver.WithRegisterer(d.reg),
+		mcpserver.WithLimits(d.limits), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp"))}
+	if d.tracer != nil {
+		mcpOpts = append(mcpOpts, mcpserver.WithTracerProvider(d.tracer))
+	}
+	mcpAPI, err := mcpserver.New(d.mcp, d.authn, cfg.MCP, log.With("component", "mcp"), mcpOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +60,15 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
+	var handler http.Handler = mux
+	if d.tracer != nil {
+		// A server span per request, continuing the caller's W3C trace
+		// context, named for the route it took ("POST /mcp").
+		handler = otelhttp.NewHandler(mux, "skillsvc", otelhttp.WithTracerProvider(d.tracer),
+			otelhttp.WithPropagators(tracing.Propagator), otelhttp.WithMeterProvider(noopmetric.NewMeterProvider()))
+	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

@@ -12,7 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 )
 
-// openBucket opens the configured backend wrapped with metrics, copies the
+// openBucket opens the configured backend wrapped with metrics and tracing, copies the
 // example library in when --examples asks for it, and returns the cheap
 // check readiness uses.
 func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer, log *slog.Logger) (objstore.Bucket, func(context.Context) error, func(), error) {
@@ -33,7 +33,9 @@ func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer, log 
 	if c, ok := b.(objstore.Checker); ok {
 		check = c.Check
 	}
-	return objstore.WrapWithMetrics(b, reg), check, closeFn, nil
+	// Traced above the metrics, as Mimir stacks them: a span per
+	// operation of a traced call, nothing for the others.
+	return objstore.WrapWithTracing(objstore.WrapWithMetrics(b, reg)), check, closeFn, nil
 }
 
 func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {

@@ -10,7 +10,7 @@ import (
 // New builds the cache stack cfg asks for, instrumented on reg (nil: not
 // registered): the LRU alone when Redis has no address, otherwise
 // Tiered(LRU, Breaker(Redis)) with the LRU keeping items at most
-// cfg.LRU.MaxTTL. It does not wait for Redis: a Redis that is down at start
+// cfg.LRU.MaxTTL and the Redis level traced (WithTracing). It does not wait for Redis: a Redis that is down at start
 // only opens the breaker. With Redis, go-redis's own log lines go to log
 // at debug level (none when log is nil). Close the cache on shutdown.
 func New(cfg Config, reg prometheus.Registerer, log *slog.Logger) (Cache, error) {
@@ -53,5 +53,7 @@ func New(cfg Config, reg prometheus.Registerer, log *slog.Logger) (Cache, error)
 	m := newMetrics(reg, levelLRU, levelRedis)
 	log.Info("cache: in process in front of Redis", "addrs", strings.Join(cfg.Redis.Addrs, ","),
 		"max_bytes", cfg.LRU.MaxBytes, "lru_max_ttl", cfg.LRU.MaxTTL)
-	return NewTiered(m.wrap(lru, levelLRU), m.wrap(breaker, levelRedis), cfg.LRU.MaxTTL), nil
+	// Traced at the Redis level only: a span per round trip (or refusal),
+	// none for the in-process hits.
+	return NewTiered(m.wrap(lru, levelLRU), m.wrap(WithTracing(breaker, levelRedis), levelRedis), cfg.LRU.MaxTTL), nil
 }

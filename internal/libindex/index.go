@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/tracing"
 )
 
 // Index is one library layer as last listed: every object, the frontmatter
@@ -146,7 +147,7 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
 		defer cancel()
-		return ix.load(lctx, l)
+		return traced(lctx, "libindex.load", l, ix.load)
 	})
 	select {
 	case <-ctx.Done():
@@ -220,14 +221,14 @@ func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
 			return x, nil
 		case age < ix.cfg.IndexMaxStale:
 			ix.hold(l, x, now, failed)
-			ix.revalidateInBackground(l, x)
+			ix.revalidateInBackground(ctx, l, x)
 			return x, nil
 		case failed && age < ix.cfg.StaleIfError:
 			// Storage failed the last revalidation: retry it in the
 			// background rather than make this caller wait for it to fail.
 			ix.metrics.StaleServed.Inc()
 			ix.hold(l, x, now, true)
-			ix.revalidateInBackground(l, x)
+			ix.revalidateInBackground(ctx, l, x)
 			return x, nil
 		}
 	}
@@ -376,8 +377,9 @@ func (ix *Store) fromBucket(ctx context.Context, l Layer) *Index {
 }
 
 // revalidateInBackground revalidates x unless this process already is, or
-// another replica holds the lock; the caller goes on serving x.
-func (ix *Store) revalidateInBackground(l Layer, x *Index) {
+// another replica holds the lock; the caller goes on serving x. Its spans
+// join the trace of the load that asked for it (ctx's).
+func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index) {
 	if _, running := ix.bg.LoadOrStore(l.Prefix, true); running {
 		return
 	}
@@ -386,7 +388,9 @@ func (ix *Store) revalidateInBackground(l Layer, x *Index) {
 		defer ix.wg.Done()
 		defer ix.bg.Delete(l.Prefix)
 		_ = panics.Guard(func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+			ctx, span := startSpan(tracing.Detached(ctx), "libindex.revalidate_background", l)
+			defer span.End()
+			ctx, cancel := context.WithTimeout(ctx, listTimeout)
 			defer cancel()
 			unlock, ok, err := ix.shared.TryLock(ctx, LockKey(l), ix.cfg.IndexMaxStale)
 			switch {
@@ -425,10 +429,12 @@ func result(err error) string {
 // skill files that prev does not hold at their listed ETag, and publishes
 // the new index: in process, in the shared cache, and in the bucket when
 // its content changed.
-func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, error) {
+func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (x *Index, err error) {
+	ctx, span := startSpan(ctx, "libindex.revalidate", l)
+	defer func() { endSpan(span, x, err) }()
 	listed := ix.now()
 	var objs []objstore.Object
-	err := objstore.Walk(ctx, ix.bucket, l.Prefix, func(o objstore.Object) error {
+	err = objstore.Walk(ctx, ix.bucket, l.Prefix, func(o objstore.Object) error {
 		if len(objs) == ix.cfg.MaxObjects {
 			return errTooManyObjects
 		}
@@ -443,7 +449,7 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, 
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	x = &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}, Digests: map[string]Digest{}}
 	var missing, unhashed []objstore.Object
 	carried := 0
 	for _, s := range ix.skills(objs, l.Prefix) {
@@ -480,6 +486,7 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (*Index, 
 		x.Digests[k] = dg
 	}
 	ix.metrics.Digests.WithLabelValues(DigestCarried).Add(float64(carried))
+	noteRevalidation(ctx, len(missing), len(unhashed), carried)
 	x.Gen = rand.Uint64()
 	changed := prev == nil || !prev.same(x)
 	if !changed {

@@ -38,6 +38,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -144,6 +145,7 @@ type Handler struct {
 	metrics     *metrics
 	limits      Limiter // WithLimits; unlimited without
 	panics      prometheus.Counter
+	tracer      trace.Tracer // WithTracerProvider; nil: no spans
 	log         *slog.Logger
 	fs          skillsvcv1.FilesystemServiceClient
 	skills      skillsvcv1.SkillsServiceClient
@@ -322,6 +324,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
+	r = h.withTraceHeaders(ctx, r)
 	if modern {
 		h.statelessHTTP.ServeHTTP(w, r.WithContext(ctx))
 		return
@@ -479,8 +482,9 @@ func (h *Handler) newIdentityServer(id identity, key, user string, stateless boo
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "skillsvc", Version: "v1"}, opts)
-	// recoverPanics outermost, so it also covers withIdentity.
-	s.srv.AddReceivingMiddleware(s.recoverPanics, s.withIdentity, s.trackSessions, s.resourceMethods)
+	// recoverPanics outermost but for the span, so it also covers
+	// withIdentity and the span sees its answer.
+	s.srv.AddReceivingMiddleware(s.traceRequests, s.recoverPanics, s.withIdentity, s.trackSessions, s.resourceMethods)
 	s.addExtension()
 	s.addTools()
 	return s

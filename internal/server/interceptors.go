@@ -8,6 +8,11 @@ import (
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
+	"go.opentelemetry.io/otel/attribute"
+	noopmetric "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
@@ -19,6 +24,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/requestid"
+	"github.com/skillsvc/skillsvc/internal/tracing"
 )
 
 // LoggingUnaryInterceptor logs every call with its outcome and duration.
@@ -26,6 +32,7 @@ func LoggingUnaryInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
 		resp, err := handler(ctx, req)
+		annotateSpan(ctx)
 		logCall(ctx, log, info.FullMethod, start, err)
 		return resp, err
 	}
@@ -36,8 +43,22 @@ func LoggingStreamInterceptor(log *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		start := time.Now()
 		err := handler(srv, ss)
+		annotateSpan(ss.Context())
 		logCall(ss.Context(), log, info.FullMethod, start, err)
 		return err
+	}
+}
+
+// annotateSpan adds the call's request ID and caller to its span (the
+// tracing stats handler's), so a trace can be found by either.
+func annotateSpan(ctx context.Context) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(attribute.String("skillsvc.request_id", requestid.From(ctx)))
+	if p, ok := auth.PrincipalFrom(ctx); ok && p.User != "" {
+		span.SetAttributes(attribute.String("skillsvc.user", p.User), attribute.String("skillsvc.thread", p.Thread))
 	}
 }
 
@@ -101,8 +122,8 @@ type Limits interface {
 	StreamServerInterceptor(key func(context.Context) string) grpc.StreamServerInterceptor
 }
 
-// Chain is what the interceptor chain needs; Metrics, Audit and Limits
-// are optional. Mounts is the table agent identities are validated
+// Chain is what the interceptor chain needs; Metrics, Audit, Limits and
+// Tracer are optional. Mounts is the table agent identities are validated
 // against, once per call, when the call is authenticated.
 type Chain struct {
 	Log     *slog.Logger
@@ -111,6 +132,10 @@ type Chain struct {
 	Metrics *grpcprom.ServerMetrics
 	Audit   *audit.Logger
 	Limits  Limits
+	// Tracer, when set, gives every call a server span (continuing the
+	// caller's W3C trace context) before any interceptor runs, so the
+	// interceptors' log lines carry its trace ID.
+	Tracer trace.TracerProvider
 }
 
 // limitKey counts a call against its authenticated user; an admin without
@@ -148,7 +173,16 @@ func Options(c Chain) []grpc.ServerOption {
 	}
 	unary = append(unary, ValidateUnaryInterceptor())
 	stream = append(stream, ValidateStreamInterceptor())
-	return []grpc.ServerOption{
+	var opts []grpc.ServerOption
+	if c.Tracer != nil {
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(c.Tracer), otelgrpc.WithPropagators(tracing.Propagator),
+			// Probes ask every few seconds: a trace each would bury the calls.
+			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
+			// Metrics are Prometheus's (c.Metrics).
+			otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))))
+	}
+	return append(opts,
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		// One request message: an Upload chunk, a Write's content, a
@@ -163,7 +197,7 @@ func Options(c Chain) []grpc.ServerOption {
 			Timeout:               20 * time.Second,
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	}
+	)
 }
 
 // track gives the call its request ID (echoed in the response header) and

@@ -21,17 +21,19 @@ const loopbackBuffer = 1 << 20
 // chain as a gRPC call — authentication from the forwarded headers, limits,
 // audit, the error table — and no RPC has a second implementation. opts
 // should be the network server's less its transport credentials: the bytes
-// never leave the process. stop closes the connection and stops the server.
-func Loopback(opts []grpc.ServerOption, register func(grpc.ServiceRegistrar)) (conn *grpc.ClientConn, stop func(), err error) {
+// never leave the process. dial adds client options (the tracing of the
+// calls, so they join the HTTP request's trace). stop closes the
+// connection and stops the server.
+func Loopback(opts []grpc.ServerOption, register func(grpc.ServiceRegistrar), dial ...grpc.DialOption) (conn *grpc.ClientConn, stop func(), err error) {
 	s := grpc.NewServer(opts...)
 	register(s)
 	lis := bufconn.Listen(loopbackBuffer)
 	go s.Serve(lis)
-	conn, err = grpc.NewClient("passthrough:///loopback",
+	conn, err = grpc.NewClient("passthrough:///loopback", append([]grpc.DialOption{
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limits.MaxMessageBytes), grpc.MaxCallSendMsgSize(limits.MaxMessageBytes)),
-	)
+	}, dial...)...)
 	if err != nil {
 		s.Stop()
 		return nil, nil, err

@@ -541,6 +541,16 @@ func (ix *Store) Drop(ctx context.Context, l Layer) error {
 	return ix.bucket.Delete(ctx, l.Object)
 }
 
+// Forget drops this process's copy of l's index only: another replica
+// dropped the shared and persisted copies (an event told it of a change),
+// so the next call here reads the newer index it published, or lists.
+func (ix *Store) Forget(l Layer) { ix.mem.Remove(l.Prefix) }
+
+// ForgetAll drops every index this process holds, for a replica that may
+// have missed a Forget (its subscription to them was interrupted): each is
+// read again from the shared cache, without a listing unless it changed.
+func (ix *Store) ForgetAll() { ix.mem.Purge() }
+
 // Close waits for the background revalidations under way. The store
 // stays usable: a later call may start more.
 func (ix *Store) Close() { ix.wg.Wait() }

@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -45,6 +46,7 @@ type Config struct {
 	Cache           cache.Config
 	Probe           probe.Config
 	MCP             mcpserver.Config
+	Events          events.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -75,6 +77,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
+	c.Events.RegisterFlagsWithPrefix("events.", f)
 }
 
 // Validate checks the combination of settings.
@@ -126,6 +129,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Probe.Validate(); err != nil {
+		return err
+	}
+	if err := c.validateEvents(); err != nil {
 		return err
 	}
 	return c.VFS.Validate()

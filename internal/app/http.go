@@ -28,11 +28,13 @@ type httpDeps struct {
 	audit     *audit.Logger
 	reg       prometheus.Registerer
 	panics    *prometheus.CounterVec
+	events    http.Handler // the S3 event endpoint, or nil
 }
 
-// newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver)
-// and every RPC as JSON (internal/gateway). A panic in any handler answers
-// its own request only (panics.Handler).
+// newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
+// every RPC as JSON (internal/gateway) and, when configured, S3 event
+// notifications at --events.path (internal/events). A panic in any handler
+// answers its own request only (panics.Handler).
 func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger) (*http.Server, error) {
 	jsonAPI, err := gateway.New(ctx, d.json)
 	if err != nil {
@@ -50,6 +52,10 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
+	if d.events != nil {
+		// Authenticated by its own token, not the callers' (internal/events).
+		mux.Handle("POST "+cfg.Events.Path, panics.Handler(d.events, log, d.panics.WithLabelValues("events"), "events"))
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

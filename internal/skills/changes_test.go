@@ -147,3 +147,37 @@ func TestInvalidateAcrossReplicas(t *testing.T) {
 		}
 	})
 }
+
+// FuzzChangeOf: whatever the key, a library file is under that library's
+// prefix (a valid user's own, or the shared one), settings and persisted
+// indexes are exactly their objects, and nothing else is claimed.
+func FuzzChangeOf(f *testing.F) {
+	for _, k := range []string{"alice/skills/a/SKILL.md", "_shared/skills/x", "alice/settings/skills.json", "alice/settings/skills.index", "_shared/settings/skills.index", "alice/threads/t/x", "a/skills/", "/skills/x", "../skills/x"} {
+		f.Add(k)
+	}
+	cfg := skills.DefaultConfig()
+	lib, err := skills.New(memory.New(), mounts.Default(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		ch := lib.Catalog.ChangeOf(key)
+		ref := ch.Library
+		if ch.Kind != skills.Unrelated {
+			if err := ref.Validate(); err != nil {
+				t.Fatalf("ChangeOf(%q) = %+v: %v", key, ch, err)
+			}
+		}
+		switch {
+		case ch.Kind == skills.Unrelated && ref != (skills.LibraryRef{}):
+			t.Fatalf("ChangeOf(%q) = %+v: an unrelated key names a library", key, ch)
+		case ch.Kind == skills.LibraryFile && ref.Shared && !strings.HasPrefix(key, cfg.SharedPrefix),
+			ch.Kind == skills.LibraryFile && !ref.Shared && !strings.HasPrefix(key, ref.User+"/skills/"):
+			t.Fatalf("ChangeOf(%q) = %+v: not under the library's prefix", key, ch)
+		case ch.Kind == skills.Settings && key != ref.User+"/settings/skills.json",
+			ch.Kind == skills.PersistedIndex && ref.Shared && key != cfg.SharedIndexKey,
+			ch.Kind == skills.PersistedIndex && !ref.Shared && key != ref.User+"/settings/skills.index":
+			t.Fatalf("ChangeOf(%q) = %+v: not that object", key, ch)
+		}
+	})
+}

@@ -74,6 +74,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	// The storage decides these defaults (storageDefaults), so app says so.
 	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
 	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
+	f.Lookup("skills.index-refresh").Usage += " With --events.webhook-token-file the bucket's change events keep libraries fresh, and this (with index-max-stale) can be minutes."
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)

@@ -41,6 +41,7 @@ type metrics struct {
 	rejected *prometheus.CounterVec // requests, by reason
 	peer     *prometheus.CounterVec // by outcome
 	resyncs  prometheus.Counter
+	rechecks *prometheus.CounterVec // by result
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -73,6 +74,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "skillsvc_events_resyncs_total",
 			Help: "Times this replica's subscription to other replicas' invalidations was established (at start and after each reconnection), each dropping the indexes it held since it may have missed some.",
 		}),
+		rechecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_events_rechecks_total",
+			Help: "Changes applied once more a second after the last event for them (so an index listed before the event and published after it is not served), by result: ok, error.",
+		}, []string{"result"}),
 	}
 	for _, c := range []string{changeUserLibrary, changeSharedLibrary, changeSettings} {
 		m.applied.WithLabelValues(c)
@@ -86,8 +91,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, o := range []string{peerSent, peerPublishFailed, peerApplied, peerInvalid} {
 		m.peer.WithLabelValues(o)
 	}
+	m.rechecks.WithLabelValues("ok")
+	m.rechecks.WithLabelValues("error")
 	if reg != nil {
-		reg.MustRegister(m.received, m.applied, m.ignored, m.failed, m.rejected, m.peer, m.resyncs)
+		reg.MustRegister(m.received, m.applied, m.ignored, m.failed, m.rejected, m.peer, m.resyncs, m.rechecks)
 	}
 	return m
 }

@@ -58,6 +58,7 @@ type Receiver struct {
 	metrics *metrics
 	log     *slog.Logger
 	stop    func()
+	recheck *rechecker
 }
 
 // tokenHashes are the Authorization values the token admits, hashed so the
@@ -97,14 +98,17 @@ func New(cfg Config, catalog Catalog, o Options) (*Receiver, error) {
 		cfg: cfg, catalog: catalog, bucket: o.Bucket, topic: o.Topic, self: rand.Text(),
 		token: tok, metrics: newMetrics(o.Registerer), log: log, stop: func() {},
 	}
+	r.recheck = newRechecker(r.reapply)
 	if r.topic != nil {
 		r.stop = r.topic.Subscribe(r.fromPeer, r.resync)
 	}
 	return r, nil
 }
 
-// Close stops the subscription and the token file's watch.
+// Close cancels the rechecks not yet due, and stops the subscription and
+// the token file's watch.
 func (r *Receiver) Close() {
+	r.recheck.close()
 	r.stop()
 	r.token.Close()
 }
@@ -158,9 +162,10 @@ func (r *Receiver) authorized(header string) bool {
 	return subtle.ConstantTimeCompare(got[:], want.plain[:])|subtle.ConstantTimeCompare(got[:], want.bearer[:]) == 1
 }
 
-// Apply invalidates what recs changed, each library once, and tells the
-// other replicas of each library dropped. It goes on past a failure and
-// returns every failure, joined, with the count of changes applied.
+// Apply invalidates what recs changed, each library once, tells the other
+// replicas of each library dropped, and schedules the change's recheck. It
+// goes on past a failure and returns every failure, joined, with the count
+// of changes applied.
 func (r *Receiver) Apply(ctx context.Context, recs []Record) (applied int, err error) {
 	r.metrics.received.Add(float64(len(recs)))
 	seen := map[skills.Change]bool{}
@@ -198,8 +203,25 @@ func (r *Receiver) Apply(ctx context.Context, recs []Record) (applied int, err e
 		if err := r.publish(ctx, ch); err != nil {
 			errs = append(errs, err)
 		}
+		r.recheck.schedule(ch)
 	}
 	return applied, errors.Join(errs...)
+}
+
+// reapply applies ch once more, recheckAfter its last event (rechecker).
+func (r *Receiver) reapply(ch skills.Change) {
+	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
+	defer cancel()
+	err := r.catalog.Invalidate(ctx, ch)
+	if err == nil {
+		err = r.publish(ctx, ch)
+	}
+	if err != nil {
+		r.metrics.rechecks.WithLabelValues("error").Inc()
+		r.log.WarnContext(ctx, "events: rechecking a library failed; polling (--skills.index-refresh) still bounds its staleness", "user", ch.Library.User, "shared", ch.Library.Shared, "err", err)
+		return
+	}
+	r.metrics.rechecks.WithLabelValues("ok").Inc()
 }
 
 func changeLabel(ch skills.Change) string {

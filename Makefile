@@ -125,7 +125,8 @@ bench-smoke:
 # Short fuzz runs on top of the seed corpora: the path resolver, and the
 # request bounds of Edit, Read, Glob, Grep and RenderSkill, token verification,
 # claim parsing and JWKS parsing, the /mcp handler on an initialized session
-# and skill:// URI parsing, and SKILL.md parsing. Budgets are execution counts (about 8s each
+# and skill:// URI parsing, SKILL.md parsing, S3 event notifications and the
+# library an event's key names. Budgets are execution counts (about 8s each
 # on a 2-vCPU machine), not durations: with a duration, Go 1.26's fuzz
 # coordinator can report "context deadline exceeded" as a failure when the
 # time runs out mid-call (golang/go#75804, fixed in Go 1.27).
@@ -135,7 +136,8 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/auth/:FuzzJWT:15000x ./internal/auth/:FuzzClaims:15000x ./internal/auth/:FuzzJWKS:20000x \
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
 	./internal/mcpserver/:FuzzSkillURI:50000x \
-	./internal/skillmd/:FuzzParseSkillMD:100000x
+	./internal/skillmd/:FuzzParseSkillMD:100000x \
+	./internal/events/:FuzzParse:150000x ./internal/skills/:FuzzChangeOf:50000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -125,6 +125,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
+	var eventsHandler http.Handler // nil without --events.webhook-token-file
+	if cfg.Events.Enabled() {
+		rcv, closeEvents, err := newEvents(cfg, lib.Catalog, reg, log)
+		if err != nil {
+			return nil, err
+		}
+		a.onClose(closeEvents)
+		eventsHandler = rcv
+	}
 	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)
 	if err != nil {
 		return nil, err
@@ -169,7 +178,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	reflection.Register(a.grpc)
 	grpcMetrics.InitializeMetrics(a.grpc)
 
-	httpPanics := panics.HTTPMetric(reg, "json", "mcp", "metrics")
+	httpPanics := panics.HTTPMetric(reg, "json", "mcp", "metrics", "events")
 	if cfg.MetricsListen != "" {
 		mux := http.NewServeMux()
 		var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
@@ -205,7 +214,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			return nil, err
 		}
 		a.onClose(stopMCPLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp}, log); err != nil {
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler}, log); err != nil {
 			return nil, err
 		}
 	}

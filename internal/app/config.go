@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -45,6 +46,7 @@ type Config struct {
 	Cache           cache.Config
 	Probe           probe.Config
 	MCP             mcpserver.Config
+	Events          events.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -72,9 +74,11 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	// The storage decides these defaults (storageDefaults), so app says so.
 	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
 	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
+	f.Lookup("skills.index-refresh").Usage += " With --events.webhook-token-file the bucket's change events keep libraries fresh, and this (with index-max-stale) can be minutes."
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
+	c.Events.RegisterFlagsWithPrefix("events.", f)
 }
 
 // Validate checks the combination of settings.
@@ -126,6 +130,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Probe.Validate(); err != nil {
+		return err
+	}
+	if err := c.validateEvents(); err != nil {
 		return err
 	}
 	return c.VFS.Validate()

@@ -62,6 +62,15 @@ func TestConfigSources(t *testing.T) {
 		{"examples from env", map[string]string{"SKILLSVC_EXAMPLES": "if-empty"}, nil, func(c Config) bool { return c.Examples == ExamplesIfEmpty }, false},
 		{"unknown examples mode", nil, []string{"--examples=yes"}, nil, true},
 		{"unknown auth mode", nil, []string{"--auth.mode=trust"}, nil, true},
+		{"events off by default", nil, nil, func(c Config) bool { return !c.Events.Enabled() && c.Events.Path == "/events/s3" }, false},
+		{"events from env", map[string]string{"SKILLSVC_EVENTS_WEBHOOK_TOKEN_FILE": "/run/token"}, []string{"--storage=s3", "--s3.bucket=b", "--events.path=/hooks/minio"}, func(c Config) bool {
+			return c.Events.Enabled() && c.Events.WebhookTokenFile == "/run/token" && c.Events.Path == "/hooks/minio"
+		}, false},
+		{"events need s3", nil, []string{"--events.webhook-token-file=/run/token"}, nil, true},
+		{"events need the http listener", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--http.listen="}, nil, true},
+		{"events must not shadow mcp", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--events.path=/mcp"}, nil, true},
+		{"events must not shadow the json api", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--events.path=/skillsvc.v1.AdminService/x"}, nil, true},
+		{"events path must be a path", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--events.path=events"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config

@@ -34,11 +34,13 @@ type httpDeps struct {
 	reg       prometheus.Registerer
 	panics    *prometheus.CounterVec
 	tracer    trace.TracerProvider // nil: tracing off
+	events    http.Handler         // the S3 event endpoint, or nil
 }
 
-// newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver)
-// and every RPC as JSON (internal/gateway). A panic in any handler answers
-// its own request only (panics.Handler).
+// newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
+// every RPC as JSON (internal/gateway) and, when configured, S3 event
+// notifications at --events.path (internal/events). A panic in any handler
+// answers its own request only (panics.Handler).
 func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger) (*http.Server, error) {
 	jsonAPI, err := gateway.New(ctx, d.json)
 	if err != nil {
@@ -60,6 +62,10 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
+	if d.events != nil {
+		// Authenticated by its own token, not the callers' (internal/events).
+		mux.Handle("POST "+cfg.Events.Path, panics.Handler(d.events, log, d.panics.WithLabelValues("events"), "events"))
+	}
 	var handler http.Handler = mux
 	if d.tracer != nil {
 		// A server span per request, continuing the caller's W3C trace

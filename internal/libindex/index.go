@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -99,8 +100,15 @@ type Store struct {
 
 	mem    *lru.Cache[string, *held] // by layer prefix
 	flight singleflight.Group        // loads callers wait for
-	bg     sync.Map                  // prefixes revalidating in the background
-	wg     sync.WaitGroup            // background revalidations
+	// drops count the Drop and Forget calls, and the Drops under way, by
+	// stripe of layer prefixes: a load keeps (holds, publishes) what it
+	// read only while no drop of its stripe began since the load did, so an
+	// index read or listed before a change that dropped it is never kept
+	// after the drop. dropMu makes that check and the hold one step.
+	dropMu sync.Mutex
+	drops  [dropStripes]dropState
+	bg     sync.Map       // prefixes revalidating in the background
+	wg     sync.WaitGroup // background revalidations
 }
 
 // held is an index in process memory and what this process knows of it.
@@ -147,7 +155,7 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
 		defer cancel()
-		return traced(lctx, "libindex.load", l, ix.load)
+		return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, ix.dropCount(l)) })
 	})
 	select {
 	case <-ctx.Done():
@@ -184,9 +192,9 @@ func (ix *Store) observe(x *Index) {
 // load finds the newest index of l this replica can get, and revalidates
 // it when it is too old: in the background when it may still be served,
 // before returning when not.
-func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
+func (ix *Store) load(ctx context.Context, l Layer, since uint64) (*Index, error) {
 	if !ix.cached() {
-		return ix.revalidate(ctx, l, ix.current(l))
+		return ix.revalidate(ctx, l, ix.current(l), since)
 	}
 	h, _ := ix.mem.Get(l.Prefix)
 	var x *Index
@@ -199,10 +207,11 @@ func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
 		x = shared
 	}
 	if x == nil && !dropped {
-		if x = ix.fromBucket(ctx, l); x != nil {
+		if x = ix.fromBucket(ctx, l); x != nil && ix.keeps(l, since) {
 			// Shared at once: a replica holding an index whose stamp is
 			// missing takes it as dropped.
 			ix.share(ctx, l, x, true)
+			ix.unpublishIfDropped(ctx, l, since)
 		}
 	}
 	if shared != nil {
@@ -217,22 +226,22 @@ func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
 	if x != nil {
 		switch age := now.Sub(x.Listed); {
 		case age < ix.cfg.IndexRefresh:
-			ix.hold(l, x, now, failed)
+			ix.hold(l, x, now, failed, since)
 			return x, nil
 		case age < ix.cfg.IndexMaxStale:
-			ix.hold(l, x, now, failed)
-			ix.revalidateInBackground(ctx, l, x)
+			ix.hold(l, x, now, failed, since)
+			ix.revalidateInBackground(ctx, l, x, since)
 			return x, nil
 		case failed && age < ix.cfg.StaleIfError:
 			// Storage failed the last revalidation: retry it in the
 			// background rather than make this caller wait for it to fail.
 			ix.metrics.StaleServed.Inc()
-			ix.hold(l, x, now, true)
-			ix.revalidateInBackground(ctx, l, x)
+			ix.hold(l, x, now, true, since)
+			ix.revalidateInBackground(ctx, l, x, since)
 			return x, nil
 		}
 	}
-	fresh, err := ix.revalidate(ctx, l, x)
+	fresh, err := ix.revalidate(ctx, l, x, since)
 	ix.metrics.Revalidations.WithLabelValues(ModeSync, result(err)).Inc()
 	if err == nil {
 		return fresh, nil
@@ -242,7 +251,7 @@ func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
 		// retried once per refresh interval, not by every call.
 		ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.Prefix, "age", now.Sub(x.Listed).Round(time.Second), "err", err)
 		ix.metrics.StaleServed.Inc()
-		ix.hold(l, x, now, true)
+		ix.hold(l, x, now, true, since)
 		return x, nil
 	}
 	return nil, err
@@ -256,8 +265,77 @@ func (ix *Store) current(l Layer) *Index {
 	return nil
 }
 
-func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool) {
-	ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed})
+// hold keeps x in process unless l was dropped since the load began.
+func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool, since uint64) {
+	ix.dropMu.Lock()
+	defer ix.dropMu.Unlock()
+	if ix.drops[stripe(l)].keeps(since) {
+		ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed})
+	}
+}
+
+// dropState is one stripe's drops: how many began or were forgotten, and
+// how many Drops are deleting copies now.
+type dropState struct {
+	count   uint64
+	running int
+}
+
+// keeps reports whether a load that began at count since may keep what it
+// read: no drop began since, and none is deleting (a load during one may
+// have read a copy just before it was deleted).
+func (d dropState) keeps(since uint64) bool { return d.running == 0 && d.count == since }
+
+// dropStripes spreads the drop counts, so dropping one library rarely
+// keeps another's concurrent load from being held.
+const dropStripes = 64
+
+func stripe(l Layer) int {
+	h := fnv.New32a()
+	h.Write([]byte(l.Prefix))
+	return int(h.Sum32() % dropStripes)
+}
+
+// dropCount is where a load of l begins: its stripe's count of drops.
+func (ix *Store) dropCount(l Layer) uint64 {
+	ix.dropMu.Lock()
+	defer ix.dropMu.Unlock()
+	return ix.drops[stripe(l)].count
+}
+
+// keeps reports whether a load of l that began at since may keep what it
+// read.
+func (ix *Store) keeps(l Layer, since uint64) bool {
+	ix.dropMu.Lock()
+	defer ix.dropMu.Unlock()
+	return ix.drops[stripe(l)].keeps(since)
+}
+
+// forgetHeld counts a drop of l (running says how many Drops of its stripe
+// began, +1, or ended, -1) and forgets the index held of it, in one step
+// against hold.
+func (ix *Store) forgetHeld(l Layer, running int) {
+	ix.dropMu.Lock()
+	defer ix.dropMu.Unlock()
+	d := &ix.drops[stripe(l)]
+	d.count++
+	d.running += running
+	ix.mem.Remove(l.Prefix)
+}
+
+// unpublishIfDropped takes back what a load of l that began at since just
+// published, when a drop began meanwhile: it may have published a copy
+// the drop had already deleted. At worst that costs another listing.
+func (ix *Store) unpublishIfDropped(ctx context.Context, l Layer, since uint64) {
+	if ix.keeps(l, since) {
+		return
+	}
+	if err := ix.shared.Delete(ctx, StampKey(l), IndexKey(l)); err != nil {
+		ix.cacheLog.Failed(ctx, "taking back a library index", err)
+	}
+	if err := ix.bucket.Delete(ctx, l.Object); err != nil {
+		ix.log.WarnContext(ctx, "skills: persisted library index not taken back", "object", l.Object, "err", err)
+	}
 }
 
 // fromShared returns a newer index of l than x from the shared cache, or
@@ -378,8 +456,9 @@ func (ix *Store) fromBucket(ctx context.Context, l Layer) *Index {
 
 // revalidateInBackground revalidates x unless this process already is, or
 // another replica holds the lock; the caller goes on serving x. Its spans
-// join the trace of the load that asked for it (ctx's).
-func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index) {
+// join the trace of the load that asked for it (ctx's). since is where the
+// load of x began: a drop after it keeps x from being held again.
+func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, since uint64) {
 	if _, running := ix.bg.LoadOrStore(l.Prefix, true); running {
 		return
 	}
@@ -402,16 +481,16 @@ func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index) 
 				// Another replica is on it; ask the shared cache again after
 				// a refresh interval.
 				ix.metrics.Revalidations.WithLabelValues(ModeBackground, "locked").Inc()
-				ix.hold(l, x, ix.now(), false)
+				ix.hold(l, x, ix.now(), false, since)
 				return nil
 			default:
 				defer unlock()
 			}
-			_, err = ix.revalidate(ctx, l, x)
+			_, err = ix.revalidate(ctx, l, x, since)
 			ix.metrics.Revalidations.WithLabelValues(ModeBackground, result(err)).Inc()
 			if err != nil {
 				ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.Prefix, "age", ix.now().Sub(x.Listed).Round(time.Second), "background", true, "err", err)
-				ix.hold(l, x, ix.now(), true)
+				ix.hold(l, x, ix.now(), true, since)
 			}
 			return nil
 		})()
@@ -429,7 +508,7 @@ func result(err error) string {
 // skill files that prev does not hold at their listed ETag, and publishes
 // the new index: in process, in the shared cache, and in the bucket when
 // its content changed.
-func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (x *Index, err error) {
+func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uint64) (x *Index, err error) {
 	ctx, span := startSpan(ctx, "libindex.revalidate", l)
 	defer func() { endSpan(span, x, err) }()
 	listed := ix.now()
@@ -493,10 +572,13 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index) (x *Index
 		x.Gen = prev.Gen
 	}
 	ix.metrics.Loads.WithLabelValues(SourceListing).Inc()
-	// Held even uncached: the next revalidation reuses its heads.
-	ix.hold(l, x, ix.now(), false)
-	if ix.cached() {
+	// Held even uncached: the next revalidation reuses its heads. A
+	// listing that began before a drop may predate the change that caused
+	// it: it answers its callers but is neither kept nor published.
+	ix.hold(l, x, ix.now(), false, since)
+	if ix.cached() && ix.keeps(l, since) {
 		ix.publish(ctx, l, x, changed)
+		ix.unpublishIfDropped(ctx, l, since)
 	}
 	return x, nil
 }
@@ -539,13 +621,34 @@ func (ix *Store) share(ctx context.Context, l Layer, x *Index, withIndex bool) [
 
 // Drop forgets every copy of l's index: in process, in the shared cache
 // and in the bucket. Other replicas notice the missing stamp within a
-// refresh interval and list before answering.
+// refresh interval and list before answering (at once after Forget). A
+// load here that read the shared or persisted copy before it was deleted
+// keeps nothing: the drop is counted before and after the deletes.
 func (ix *Store) Drop(ctx context.Context, l Layer) error {
-	ix.mem.Remove(l.Prefix)
+	ix.forgetHeld(l, +1)
+	defer ix.forgetHeld(l, -1)
 	if err := ix.shared.Delete(ctx, StampKey(l), IndexKey(l)); err != nil {
 		return err
 	}
 	return ix.bucket.Delete(ctx, l.Object)
+}
+
+// Forget drops this process's copy of l's index only: another replica
+// dropped the shared and persisted copies (an event told it of a change),
+// so the next call here reads the newer index it published, or lists.
+// A load under way here keeps nothing it read before.
+func (ix *Store) Forget(l Layer) { ix.forgetHeld(l, 0) }
+
+// ForgetAll drops every index this process holds, for a replica that may
+// have missed a Forget (its subscription to them was interrupted): each is
+// read again from the shared cache, without a listing unless it changed.
+func (ix *Store) ForgetAll() {
+	ix.dropMu.Lock()
+	defer ix.dropMu.Unlock()
+	for i := range ix.drops {
+		ix.drops[i].count++
+	}
+	ix.mem.Purge()
 }
 
 // Close waits for the background revalidations under way. The store

@@ -46,10 +46,12 @@ type MinIO struct {
 }
 
 // StartMinIO starts a MinIO server for this test; t.Cleanup stops it and
-// removes its data.
-func StartMinIO(t testing.TB) *MinIO {
+// removes its data. env adds MinIO settings (KEY=VALUE) to its environment,
+// such as a notification target (WebhookEnv); other MINIO_ variables of the
+// test's environment never reach it.
+func StartMinIO(t testing.TB, env ...string) *MinIO {
 	t.Helper()
-	m, _, err := startMinIO()
+	m, _, err := startMinIOWithEnv(env)
 	if err != nil {
 		unavailable(t, "MinIO", minioBinEnv, err)
 	}
@@ -79,13 +81,15 @@ func SharedMinIO(t testing.TB) *MinIO {
 	return sharedMinIO.get(t)
 }
 
-func startMinIO() (*MinIO, *process, error) {
+func startMinIO() (*MinIO, *process, error) { return startMinIOWithEnv(nil) }
+
+func startMinIOWithEnv(extraEnv []string) (*MinIO, *process, error) {
 	bin, err := findBinary(minioBinEnv, inRepoTools("minio"), onPath("minio"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("finding minio: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
-		m, p, err := startMinIOOnce(bin)
+		m, p, err := startMinIOOnce(bin, extraEnv)
 		if err == nil {
 			return m, p, nil
 		}
@@ -99,7 +103,7 @@ func startMinIO() (*MinIO, *process, error) {
 // port first; the caller retries on a new port.
 var errPortRace = errors.New("port taken by another process")
 
-func startMinIOOnce(bin string) (*MinIO, *process, error) {
+func startMinIOOnce(bin string, extraEnv []string) (*MinIO, *process, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, nil, err
@@ -123,6 +127,7 @@ func startMinIOOnce(bin string) (*MinIO, *process, error) {
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
+	env = append(env, extraEnv...)
 	p, err := startProcess("minio", dir, bin, args, env)
 	if err != nil {
 		return nil, nil, err

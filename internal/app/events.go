@@ -1,0 +1,64 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/events"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// invalidationTopic is the Redis pub/sub channel (under the cache's key
+// prefix) on which replicas tell each other which library to forget.
+const invalidationTopic = "skills-invalidations"
+
+// validateEvents checks the event endpoint against the rest: it is served
+// on the HTTP listener, beside paths it must not shadow, for the S3 bucket.
+func (c *Config) validateEvents() error {
+	if err := c.Events.Validate(); err != nil {
+		return err
+	}
+	if !c.Events.Enabled() {
+		return nil
+	}
+	switch {
+	case c.HTTPListen == "":
+		return errors.New("events.webhook-token-file needs --http.listen: the event endpoint is served there")
+	case c.Storage != "s3":
+		return errors.New("events.webhook-token-file needs --storage=s3: only object storage sends change events")
+	case c.Events.Path == "/mcp" || strings.HasPrefix(c.Events.Path, "/mcp/") || strings.HasPrefix(c.Events.Path, "/skillsvc."):
+		return fmt.Errorf("events.path %q would shadow the MCP or JSON endpoints", c.Events.Path)
+	}
+	return nil
+}
+
+// newEvents builds the S3 event receiver over the catalog. With Redis it
+// tells the other replicas through a topic on a client of its own (a
+// subscription holds a connection); without, changes apply to this replica,
+// the only one sharing nothing.
+func newEvents(cfg Config, cat *skills.Catalog, reg prometheus.Registerer, log *slog.Logger) (*events.Receiver, func(), error) {
+	o := events.Options{Bucket: cfg.S3.Bucket, Registerer: reg, Log: log}
+	closeRedis := func() {}
+	if cfg.Cache.Redis.Enabled() {
+		red, err := cache.NewRedis(cfg.Cache.Redis)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.Topic = red.Topic(invalidationTopic)
+		closeRedis = func() { _ = red.Close() }
+	} else {
+		log.Warn("events: no Redis (--cache.redis.addrs): changes apply to this replica only; other replicas see them within --skills.index-refresh")
+	}
+	rcv, err := events.New(cfg.Events, cat, o)
+	if err != nil {
+		closeRedis()
+		return nil, nil, err
+	}
+	log.Info("events: accepting S3 event notifications", "path", cfg.Events.Path, "bucket", cfg.S3.Bucket, "replicas_told", o.Topic != nil)
+	return rcv, func() { rcv.Close(); closeRedis() }, nil
+}

@@ -1,0 +1,71 @@
+package events
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config configures the event endpoint. It is off unless a token file is
+// given.
+type Config struct {
+	// WebhookTokenFile holds the secret the sender puts in its
+	// Authorization header (MinIO's notify_webhook auth_token).
+	WebhookTokenFile string `yaml:"webhook_token_file"`
+	// Path is where the HTTP listener accepts events.
+	Path string `yaml:"path"`
+	// MaxBodyBytes bounds one request's body.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxRecords bounds the records of one request.
+	MaxRecords int `yaml:"max_records"`
+	// ReloadInterval is how often the token file is checked for a new
+	// token.
+	ReloadInterval time.Duration `yaml:"reload_interval"`
+}
+
+// RegisterFlagsWithPrefix registers the flags with their defaults.
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	f.StringVar(&c.WebhookTokenFile, prefix+"webhook-token-file", "", "File holding the token object storage's webhook sends in its Authorization header (MinIO: notify_webhook auth_token; \"Bearer <token>\" or the token itself is accepted). Setting it turns on the S3 event endpoint at events.path on the HTTP listener; reloaded when it changes.")
+	f.StringVar(&c.Path, prefix+"path", "/events/s3", "Path on the HTTP listener (--http.listen) accepting S3 event notifications (POST).")
+	f.Int64Var(&c.MaxBodyBytes, prefix+"max-body-bytes", 1<<20, "Largest event request body; larger ones are refused (413).")
+	f.IntVar(&c.MaxRecords, prefix+"max-records", 1000, "Most event records in one request; more are refused (400).")
+	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often the token file is checked for a new token.")
+}
+
+// Enabled reports whether the endpoint is on.
+func (c *Config) Enabled() bool { return c.WebhookTokenFile != "" }
+
+// ErrInvalidConfig: Validate found a setting it cannot use.
+var ErrInvalidConfig = errors.New("events: invalid configuration")
+
+// Validate checks the settings without reading the token file.
+func (c *Config) Validate() error {
+	if !c.Enabled() {
+		return nil
+	}
+	switch {
+	case !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, " {}?#") || c.Path == "/":
+		return fmt.Errorf("%w: path %q must be an absolute URL path such as /events/s3", ErrInvalidConfig, c.Path)
+	case c.MaxBodyBytes <= 0 || c.MaxRecords <= 0:
+		return fmt.Errorf("%w: max-body-bytes and max-records must be positive", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// minTokenBytes keeps a guessable token out: the endpoint drops indexes,
+// which costs storage requests.
+const minTokenBytes = 16
+
+// parseToken reads the token file: its content less surrounding space.
+func parseToken(b []byte) (string, error) {
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < minTokenBytes {
+		return "", fmt.Errorf("%w: the webhook token must be at least %d bytes", ErrInvalidConfig, minTokenBytes)
+	}
+	if strings.ContainsAny(tok, "\r\n") {
+		return "", fmt.Errorf("%w: the webhook token must be one line", ErrInvalidConfig)
+	}
+	return tok, nil
+}

@@ -46,8 +46,13 @@ const at = (p: string) => (p === "/" ? `${ROOT}/` : `${ROOT}${p}`);
 /** The path a standard test's resolvePath(name) gives. */
 const resolvePath = (name: string) => `${ROOT}/${name}`;
 
+// Each case is its own user too: the cases run back to back far faster
+// than an agent calls tools, and the binary's per-user rate limit (100 a
+// second, a burst of 200) stays as a deployment has it.
+const caseUser = () => `dc-${randomUUID().slice(0, 12)}`;
+
 function backend(thread = `dc-${randomUUID().slice(0, 12)}`): SkillsvcBackend {
-  return new SkillsvcBackend({ target: env.target, user: env.user, thread });
+  return new SkillsvcBackend({ target: env.target, user: caseUser(), thread });
 }
 
 /** A file's text as stored (upstream: fs.readFile or `cat`). */
@@ -80,7 +85,7 @@ const rows = (n: number, row: (i: number) => string) => Array.from({ length: n }
 
 /** Runs fn inside a LangGraph run of a new thread, as a backend without a fixed thread is used by an agent. */
 function inRun<T>(fn: (b: SkillsvcBackend) => Promise<T>): Promise<T> {
-  const b = new SkillsvcBackend({ target: env.target, user: env.user });
+  const b = new SkillsvcBackend({ target: env.target, user: caseUser() });
   return RunnableLambda.from(() => fn(b)).invoke(null, { configurable: { thread_id: `dc-run-${randomUUID().slice(0, 12)}` } });
 }
 

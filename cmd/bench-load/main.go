@@ -16,11 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/loadbench"
@@ -109,20 +107,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-load:", err)
 		os.Exit(2)
 	}
-	cl := &loadbench.Cleanups{}
-	// On Ctrl-C or SIGTERM stop every server and remove every directory,
-	// whatever the run is doing, then exit as interrupted.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		sig := <-sigs
-		fmt.Fprintf(os.Stderr, "bench-load: %v: stopping servers\n", sig)
-		cl.Run()
-		os.Exit(130)
-	}()
-	code := run(context.Background(), o, cl)
-	cl.Run()
-	os.Exit(code)
+	loadbench.Main("bench-load", func(cl *loadbench.Cleanups) int { return run(context.Background(), o, cl) })
 }
 
 // run starts the shared servers, runs every size and prints the table. It

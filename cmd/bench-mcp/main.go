@@ -19,8 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/loadbench"
@@ -88,18 +86,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-mcp:", err)
 		os.Exit(2)
 	}
-	cl := &loadbench.Cleanups{}
-	// On Ctrl-C or SIGTERM stop every server and remove every directory,
-	// whatever the run is doing, then exit as interrupted.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		sig := <-sigs
-		fmt.Fprintf(os.Stderr, "bench-mcp: %v: stopping servers\n", sig)
-		cl.Run()
-		os.Exit(130)
-	}()
-	code := run(context.Background(), o, cl, os.Stdout, os.Stderr)
-	cl.Run()
-	os.Exit(code)
+	loadbench.Main("bench-mcp", func(cl *loadbench.Cleanups) int { return run(context.Background(), o, cl, os.Stdout, os.Stderr) })
 }

@@ -45,30 +45,13 @@ func newMCPRaw(t *testing.T, p *proc) mcpRaw {
 // answer and its JSON-RPC message, if any.
 func (m mcpRaw) post(h http.Header, sid, body string) (*http.Response, *mcptest.Message) {
 	m.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, m.url, strings.NewReader(body))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	h = h.Clone()
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		h.Set("Mcp-Session-Id", sid)
+		h.Set("Mcp-Protocol-Version", "2025-06-18")
 	}
-	if host := h.Get("Host"); host != "" {
-		req.Host = host // the header map's Host is not sent
-	}
-	resp, err := m.c.Do(req)
-	if err != nil {
-		m.t.Fatalf("POST /mcp: %v", err)
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	msg, err := mcptest.Reply(resp.Header.Get("Content-Type"), data)
+	resp, data := m.postRaw(h, body)
+	msg, err := mcptest.Reply(resp.Header.Get("Content-Type"), []byte(data))
 	if err != nil {
 		m.t.Fatalf("%.100s: %v", body, err)
 	}
@@ -86,6 +69,9 @@ func (m mcpRaw) postRaw(h http.Header, body string) (*http.Response, string) {
 	req.Header = h.Clone()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if host := h.Get("Host"); host != "" {
+		req.Host = host // the header map's Host is not sent
+	}
 	resp, err := m.c.Do(req)
 	if err != nil {
 		m.t.Fatalf("POST /mcp: %v", err)

@@ -9,10 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -51,6 +53,25 @@ func (c *Cleanups) Run() {
 	for i := len(fns) - 1; i >= 0; i-- {
 		fns[i]()
 	}
+}
+
+// Main runs a benchmark command's run with a fresh Cleanups and exits with
+// its code after running them. On Ctrl-C or SIGTERM it stops every server
+// and removes every directory at once, whatever the run is doing, and exits
+// as interrupted.
+func Main(name string, run func(cl *Cleanups) int) {
+	cl := &Cleanups{}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "%s: %v: stopping servers\n", name, sig)
+		cl.Run()
+		os.Exit(130)
+	}()
+	code := run(cl)
+	cl.Run()
+	os.Exit(code)
 }
 
 // Percentile is the nearest-rank percentile p (0–100] of sorted durations;

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
@@ -96,10 +95,11 @@ type Store struct {
 	metrics  *Metrics
 	now      func() time.Time
 
-	mem    *lru.Cache[string, *held] // by layer prefix
-	flight singleflight.Group        // loads callers wait for
-	bg     sync.Map                  // prefixes revalidating in the background
-	wg     sync.WaitGroup            // background revalidations
+	held   *Held
+	mem    *Shelf[*held]      // by layer prefix
+	flight singleflight.Group // loads callers wait for
+	bg     sync.Map           // prefixes revalidating in the background
+	wg     sync.WaitGroup     // background revalidations
 }
 
 // held is an index in process memory and what this process knows of it.
@@ -116,14 +116,21 @@ type held struct {
 // SKILL.md heads and file digests through c. cl and m are shared with the
 // other users of the skills cache.
 func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
-	mem, _ := lru.New[string, *held](cfg.MaxHeldIndexes)
+	h := NewHeld(cfg.MaxHeldBytes, m)
 	hr := &headReader{
 		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex)}
 }
+
+// HeldIndex is the kind of the indexes on the Held budget.
+const HeldIndex = "index"
+
+// Held is the budget of what the replica holds decoded: the store's
+// indexes are on it, and the catalog puts what it builds on them there too.
+func (ix *Store) Held() *Held { return ix.held }
 
 // Files returns the reader of the libraries' files the store hashes
 // through: what an index build hashed is cached for every later read.
@@ -256,7 +263,7 @@ func (ix *Store) current(l Layer) *Index {
 }
 
 func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool) {
-	ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed})
+	ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed}, x.HeldBytes())
 }
 
 // fromShared returns a newer index of l than x from the shared cache, or

@@ -77,11 +77,21 @@ const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes + digestBytes
 // Store serves each library's index: from process memory while it is
 // younger than the refresh interval, then after checking the shared cache
 // for a newer one (another replica's), revalidating it in the background
-// (one replica at a time, by a lock in the shared cache) until it is older
-// than the max staleness, when the caller waits for the revalidation.
-// Revalidating is one paged LIST, a read of the SKILL.md heads whose ETag
-// changed and a hash of the skill files whose ETag changed. With refresh 0
-// every call revalidates and nothing but the heads and digests is cached.
+// until it is older than the max staleness, when the caller waits for the
+// revalidation. Revalidating is one paged LIST, a read of the SKILL.md
+// heads whose ETag changed and a hash of the skill files whose ETag
+// changed. With refresh 0 every call revalidates and nothing but the heads
+// and digests is cached.
+//
+// Storage cost follows use, not replicas: a library is revalidated only
+// when a call finds its index older than the refresh interval (an idle
+// library costs nothing), and at most once an interval across replicas.
+// The revalidating replica holds a lock in the shared cache, and, once it
+// has it, takes the index from the shared cache instead of listing when
+// another replica listed it less than an interval before. A replica that
+// dropped an index (its held budget full) loads it from the shared cache.
+// Indexes in process memory are on the Held byte budget, least recently
+// used out.
 type Store struct {
 	bucket   objstore.Bucket
 	shared   cache.Cache // the level every replica sees
@@ -238,8 +248,7 @@ func (ix *Store) load(ctx context.Context, l Layer) (*Index, error) {
 			return x, nil
 		}
 	}
-	fresh, err := ix.revalidate(ctx, l, x)
-	ix.metrics.Revalidations.WithLabelValues(ModeSync, result(err)).Inc()
+	fresh, err := ix.revalidateOnce(ctx, l, x, !dropped)
 	if err == nil {
 		return fresh, nil
 	}
@@ -404,11 +413,15 @@ func (ix *Store) revalidateInBackground(l Layer, x *Index) {
 			case !ok:
 				// Another replica is on it; ask the shared cache again after
 				// a refresh interval.
-				ix.metrics.Revalidations.WithLabelValues(ModeBackground, "locked").Inc()
+				ix.metrics.Revalidations.WithLabelValues(ModeBackground, ResultLocked).Inc()
 				ix.hold(l, x, ix.now(), false)
 				return nil
 			default:
 				defer unlock()
+			}
+			if y := ix.revalidatedElsewhere(ctx, l, x); y != nil {
+				ix.metrics.Revalidations.WithLabelValues(ModeBackground, ResultElsewhere).Inc()
+				return nil
 			}
 			_, err = ix.revalidate(ctx, l, x)
 			ix.metrics.Revalidations.WithLabelValues(ModeBackground, result(err)).Inc()
@@ -419,6 +432,77 @@ func (ix *Store) revalidateInBackground(l Layer, x *Index) {
 			return nil
 		})()
 	}()
+}
+
+// syncLockWait bounds how long a caller that must have a fresh index waits
+// for another replica's revalidation of it before listing itself (the
+// other replica may have died holding the lock).
+const syncLockWait = 5 * time.Second
+
+// revalidateOnce is revalidate for a caller that waits for the result:
+// under l's lock, waiting up to syncLockWait for another replica holding
+// it, so that replicas asked for one stale library at once list it once.
+// recheck: the shared cache may hold another replica's index (it held no
+// other library's, nor was it dropped).
+func (ix *Store) revalidateOnce(ctx context.Context, l Layer, x *Index, recheck bool) (*Index, error) {
+	if unlock, ok := ix.waitLock(ctx, l); ok {
+		defer unlock()
+	}
+	if recheck {
+		if y := ix.revalidatedElsewhere(ctx, l, x); y != nil {
+			ix.metrics.Revalidations.WithLabelValues(ModeSync, ResultElsewhere).Inc()
+			return y, nil
+		}
+	}
+	fresh, err := ix.revalidate(ctx, l, x)
+	ix.metrics.Revalidations.WithLabelValues(ModeSync, result(err)).Inc()
+	return fresh, err
+}
+
+// waitLock takes l's revalidation lock, retrying while another replica
+// holds it, for up to syncLockWait. ok is false when the lock could not be
+// had (the shared cache failing, the wait over): the caller revalidates
+// without it.
+func (ix *Store) waitLock(ctx context.Context, l Layer) (unlock func(), ok bool) {
+	wctx, cancel := context.WithTimeout(ctx, syncLockWait)
+	defer cancel()
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		unlock, ok, err := ix.shared.TryLock(wctx, LockKey(l), ix.cfg.IndexMaxStale)
+		if err != nil {
+			if wctx.Err() == nil {
+				ix.cacheLog.Failed(ctx, "locking a library index", err)
+			}
+			return nil, false
+		}
+		if ok {
+			return unlock, true
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-wctx.Done():
+			t.Stop()
+			return nil, false
+		case <-t.C:
+		}
+	}
+}
+
+// revalidatedElsewhere returns l's index from the shared cache when another
+// replica listed it less than a refresh interval ago (after x, which may be
+// nil), holding it: the caller, holding l's lock, then lists nothing. A
+// replica that decided to revalidate may have lost the race for the lock to
+// one that has just done it.
+func (ix *Store) revalidatedElsewhere(ctx context.Context, l Layer, x *Index) *Index {
+	y, _ := ix.fromShared(ctx, l, x)
+	if y == nil {
+		return nil
+	}
+	now := ix.now()
+	if now.Sub(y.Listed) >= ix.cfg.IndexRefresh {
+		return nil
+	}
+	ix.hold(l, y, now, false)
+	return y
 }
 
 func result(err error) string {

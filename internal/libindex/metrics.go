@@ -35,6 +35,13 @@ const (
 	ModeBackground = "background"
 	ModeSync       = "sync"
 
+	// Revalidation results besides ok and error: another replica held
+	// the lock (the index is served as is), or had revalidated the index
+	// less than a refresh interval before (it is taken from the shared
+	// cache instead of listing).
+	ResultLocked    = "locked"
+	ResultElsewhere = "elsewhere"
+
 	KindIndex    = "index"
 	KindSettings = "settings"
 
@@ -55,7 +62,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source"}),
 		Revalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_revalidations_total",
-			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating).",
+			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating, elsewhere: another replica had just revalidated it, so it came from the shared cache without a listing).",
 		}, []string{"mode", "result"}),
 		Coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_coalesced_waits_total",
@@ -112,7 +119,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Loads.WithLabelValues(s)
 	}
 	for _, mode := range []string{ModeBackground, ModeSync} {
-		for _, r := range []string{"ok", "error", "locked"} {
+		for _, r := range []string{"ok", "error", ResultLocked, ResultElsewhere} {
 			m.Revalidations.WithLabelValues(mode, r)
 		}
 	}

@@ -102,7 +102,7 @@ func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions
 	}
 	disabled := st.disabledSet()
 	var out []Skill
-	for _, s := range v.skills {
+	for s := range v.all() {
 		if opts.FilterCategory && s.category != opts.Category {
 			continue
 		}

@@ -10,7 +10,9 @@ import (
 // Estimates of the heap a layer and an overlay keep alive, on 64-bit
 // platforms: what they are charged on the held budget (libindex.Held). Each
 // is a fixed cost per part plus the bytes of its strings, measured against
-// runtime.MemStats by TestHeldEstimates. A layer counts the keys and ETags
+// runtime.MemStats by TestHeldEstimates (a shared layer of 300 skills and
+// 200 users' views of 5: within -10%..+40% of the heap building them
+// takes; measured 7 to 10% above). A layer counts the keys and ETags
 // of its files although its index holds the same strings: either may be
 // evicted first, and the bound must hold either way.
 const (

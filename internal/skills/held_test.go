@@ -89,8 +89,8 @@ func TestHeldEstimates(t *testing.T) {
 		est := build()
 		heap := heapAfter() - before
 		t.Logf("%s: %d bytes of heap, estimated %d", what, heap, est)
-		if est < heap*9/10 || est > heap*8/5 {
-			t.Errorf("%s: estimate %d bytes for %d of heap, want within -10%%..+60%%", what, est, heap)
+		if est < heap*9/10 || est > heap*7/5 {
+			t.Errorf("%s: estimate %d bytes for %d of heap, want within -10%%..+40%%", what, est, heap)
 		}
 	}
 	var sl *layer

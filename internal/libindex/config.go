@@ -16,8 +16,9 @@ type Config struct {
 	// StaleIfError is how old an index may be served when revalidating it
 	// fails.
 	StaleIfError time.Duration
-	// MaxHeldIndexes bounds the indexes kept decoded in memory.
-	MaxHeldIndexes int
+	// MaxHeldBytes bounds what the replica holds decoded (Held): the
+	// indexes, and what the catalog builds on them.
+	MaxHeldBytes int64
 	// MaxObjects bounds the objects read from one library listing.
 	MaxObjects int
 	// HeadTTL is how long a SKILL.md head, a file's content or kind, and an

@@ -55,7 +55,7 @@ func folderSkills(objs []objstore.Object, prefix string) []Skill {
 func testConfig(refresh time.Duration) Config {
 	return Config{
 		IndexRefresh: refresh, IndexMaxStale: 2 * refresh, StaleIfError: time.Hour,
-		MaxHeldIndexes: 16, MaxObjects: 10_000, HeadTTL: time.Hour, HeadBytes: 4096, Concurrency: 4,
+		MaxHeldBytes: 16 << 20, MaxObjects: 10_000, HeadTTL: time.Hour, HeadBytes: 4096, Concurrency: 4,
 		MaxCachedFileBytes: 1 << 20,
 	}
 }

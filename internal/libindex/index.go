@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
@@ -80,11 +79,21 @@ const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes + digestBytes
 // Store serves each library's index: from process memory while it is
 // younger than the refresh interval, then after checking the shared cache
 // for a newer one (another replica's), revalidating it in the background
-// (one replica at a time, by a lock in the shared cache) until it is older
-// than the max staleness, when the caller waits for the revalidation.
-// Revalidating is one paged LIST, a read of the SKILL.md heads whose ETag
-// changed and a hash of the skill files whose ETag changed. With refresh 0
-// every call revalidates and nothing but the heads and digests is cached.
+// until it is older than the max staleness, when the caller waits for the
+// revalidation. Revalidating is one paged LIST, a read of the SKILL.md
+// heads whose ETag changed and a hash of the skill files whose ETag
+// changed. With refresh 0 every call revalidates and nothing but the heads
+// and digests is cached.
+//
+// Storage cost follows use, not replicas: a library is revalidated only
+// when a call finds its index older than the refresh interval (an idle
+// library costs nothing), and at most once an interval across replicas.
+// The revalidating replica holds a lock in the shared cache, and, once it
+// has it, takes the index from the shared cache instead of listing when
+// another replica listed it less than an interval before. A replica that
+// dropped an index (its held budget full) loads it from the shared cache.
+// Indexes in process memory are on the Held byte budget, least recently
+// used out.
 type Store struct {
 	bucket   objstore.Bucket
 	shared   cache.Cache // the level every replica sees
@@ -98,8 +107,9 @@ type Store struct {
 	metrics  *Metrics
 	now      func() time.Time
 
-	mem    *lru.Cache[string, *held] // by layer prefix
-	flight singleflight.Group        // loads callers wait for
+	held   *Held
+	mem    *Shelf[*held]      // by layer prefix
+	flight singleflight.Group // loads callers wait for
 	// drops count the Drop and Forget calls, and the Drops under way, by
 	// stripe of layer prefixes: a load keeps (holds, publishes) what it
 	// read only while no drop of its stripe began since the load did, so an
@@ -125,14 +135,21 @@ type held struct {
 // SKILL.md heads and file digests through c. cl and m are shared with the
 // other users of the skills cache.
 func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
-	mem, _ := lru.New[string, *held](cfg.MaxHeldIndexes)
+	h := NewHeld(cfg.MaxHeldBytes, m)
 	hr := &headReader{
 		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, mem: mem}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex)}
 }
+
+// HeldIndex is the kind of the indexes on the Held budget.
+const HeldIndex = "index"
+
+// Held is the budget of what the replica holds decoded: the store's
+// indexes are on it, and the catalog puts what it builds on them there too.
+func (ix *Store) Held() *Held { return ix.held }
 
 // Files returns the reader of the libraries' files the store hashes
 // through: what an index build hashed is cached for every later read.
@@ -241,8 +258,7 @@ func (ix *Store) load(ctx context.Context, l Layer, since uint64) (*Index, error
 			return x, nil
 		}
 	}
-	fresh, err := ix.revalidate(ctx, l, x, since)
-	ix.metrics.Revalidations.WithLabelValues(ModeSync, result(err)).Inc()
+	fresh, err := ix.revalidateOnce(ctx, l, x, !dropped, since)
 	if err == nil {
 		return fresh, nil
 	}
@@ -270,7 +286,7 @@ func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool, since u
 	ix.dropMu.Lock()
 	defer ix.dropMu.Unlock()
 	if ix.drops[stripe(l)].keeps(since) {
-		ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed})
+		ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed}, x.HeldBytes())
 	}
 }
 
@@ -480,11 +496,15 @@ func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, 
 			case !ok:
 				// Another replica is on it; ask the shared cache again after
 				// a refresh interval.
-				ix.metrics.Revalidations.WithLabelValues(ModeBackground, "locked").Inc()
+				ix.metrics.Revalidations.WithLabelValues(ModeBackground, ResultLocked).Inc()
 				ix.hold(l, x, ix.now(), false, since)
 				return nil
 			default:
 				defer unlock()
+			}
+			if y := ix.revalidatedElsewhere(ctx, l, x, since); y != nil {
+				ix.metrics.Revalidations.WithLabelValues(ModeBackground, ResultElsewhere).Inc()
+				return nil
 			}
 			_, err = ix.revalidate(ctx, l, x, since)
 			ix.metrics.Revalidations.WithLabelValues(ModeBackground, result(err)).Inc()
@@ -495,6 +515,77 @@ func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, 
 			return nil
 		})()
 	}()
+}
+
+// syncLockWait bounds how long a caller that must have a fresh index waits
+// for another replica's revalidation of it before listing itself (the
+// other replica may have died holding the lock).
+const syncLockWait = 5 * time.Second
+
+// revalidateOnce is revalidate for a caller that waits for the result:
+// under l's lock, waiting up to syncLockWait for another replica holding
+// it, so that replicas asked for one stale library at once list it once.
+// recheck: the shared cache may hold another replica's index (it held no
+// other library's, nor was it dropped).
+func (ix *Store) revalidateOnce(ctx context.Context, l Layer, x *Index, recheck bool, since uint64) (*Index, error) {
+	if unlock, ok := ix.waitLock(ctx, l); ok {
+		defer unlock()
+	}
+	if recheck {
+		if y := ix.revalidatedElsewhere(ctx, l, x, since); y != nil {
+			ix.metrics.Revalidations.WithLabelValues(ModeSync, ResultElsewhere).Inc()
+			return y, nil
+		}
+	}
+	fresh, err := ix.revalidate(ctx, l, x, since)
+	ix.metrics.Revalidations.WithLabelValues(ModeSync, result(err)).Inc()
+	return fresh, err
+}
+
+// waitLock takes l's revalidation lock, retrying while another replica
+// holds it, for up to syncLockWait. ok is false when the lock could not be
+// had (the shared cache failing, the wait over): the caller revalidates
+// without it.
+func (ix *Store) waitLock(ctx context.Context, l Layer) (unlock func(), ok bool) {
+	wctx, cancel := context.WithTimeout(ctx, syncLockWait)
+	defer cancel()
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		unlock, ok, err := ix.shared.TryLock(wctx, LockKey(l), ix.cfg.IndexMaxStale)
+		if err != nil {
+			if wctx.Err() == nil {
+				ix.cacheLog.Failed(ctx, "locking a library index", err)
+			}
+			return nil, false
+		}
+		if ok {
+			return unlock, true
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-wctx.Done():
+			t.Stop()
+			return nil, false
+		case <-t.C:
+		}
+	}
+}
+
+// revalidatedElsewhere returns l's index from the shared cache when another
+// replica listed it less than a refresh interval ago (after x, which may be
+// nil), holding it: the caller, holding l's lock, then lists nothing. A
+// replica that decided to revalidate may have lost the race for the lock to
+// one that has just done it.
+func (ix *Store) revalidatedElsewhere(ctx context.Context, l Layer, x *Index, since uint64) *Index {
+	y, _ := ix.fromShared(ctx, l, x)
+	if y == nil {
+		return nil
+	}
+	now := ix.now()
+	if now.Sub(y.Listed) >= ix.cfg.IndexRefresh {
+		return nil
+	}
+	ix.hold(l, y, now, false, since)
+	return y
 }
 
 func result(err error) string {

@@ -16,6 +16,13 @@ type Metrics struct {
 	Mismatched    *prometheus.CounterVec // by kind and source
 	Digests       *prometheus.CounterVec // skill file digests an index build took, by source
 	DigestBytes   prometheus.Counter     // bytes read to compute them
+
+	// What the replica holds decoded (Held), by kind, against the budget.
+	HeldBytes     *prometheus.GaugeVec
+	HeldItems     *prometheus.GaugeVec
+	HeldMaxBytes  prometheus.Gauge
+	HeldEvictions *prometheus.CounterVec
+	HeldTooLarge  *prometheus.CounterVec
 }
 
 // Index sources, revalidation modes, and the kinds of values the cache
@@ -27,6 +34,13 @@ const (
 
 	ModeBackground = "background"
 	ModeSync       = "sync"
+
+	// Revalidation results besides ok and error: another replica held
+	// the lock (the index is served as is), or had revalidated the index
+	// less than a refresh interval before (it is taken from the shared
+	// cache instead of listing).
+	ResultLocked    = "locked"
+	ResultElsewhere = "elsewhere"
 
 	KindIndex    = "index"
 	KindSettings = "settings"
@@ -48,7 +62,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source"}),
 		Revalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_revalidations_total",
-			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating).",
+			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating, elsewhere: another replica had just revalidated it, so it came from the shared cache without a listing).",
 		}, []string{"mode", "result"}),
 		Coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_coalesced_waits_total",
@@ -79,13 +93,33 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "skillsvc_skills_index_digest_bytes_total",
 			Help: "Bytes of skill files read to compute their digests.",
 		}),
+		HeldBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_held_bytes",
+			Help: "Bytes charged for what this replica holds decoded (library indexes, each library's parsed skills, users' views), by kind; their sum stays within skillsvc_skills_held_max_bytes.",
+		}, []string{"kind"}),
+		HeldItems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_held_items",
+			Help: "Values this replica holds decoded, by kind.",
+		}, []string{"kind"}),
+		HeldMaxBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_held_max_bytes",
+			Help: "The budget of what this replica holds decoded (--skills.max-held-bytes).",
+		}),
+		HeldEvictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_held_evictions_total",
+			Help: "Values dropped, least recently used first, to keep what this replica holds decoded within its budget, by kind. A steady rate means the budget is smaller than the libraries in use: each eviction costs a rebuild (from the shared cache, not storage) on the next call.",
+		}, []string{"kind"}),
+		HeldTooLarge: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_held_too_large_total",
+			Help: "Values not held because one alone is larger than the budget, by kind: every call using one rebuilds it. Raise --skills.max-held-bytes.",
+		}, []string{"kind"}),
 	}
 	// Every series exists from the start, so a rate over it is defined.
 	for _, s := range []string{SourceSharedCache, SourceBucket, SourceListing} {
 		m.Loads.WithLabelValues(s)
 	}
 	for _, mode := range []string{ModeBackground, ModeSync} {
-		for _, r := range []string{"ok", "error", "locked"} {
+		for _, r := range []string{"ok", "error", ResultLocked, ResultElsewhere} {
 			m.Revalidations.WithLabelValues(mode, r)
 		}
 	}
@@ -104,7 +138,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Mismatched.WithLabelValues(KindIndex, SourceBucket)
 	m.Mismatched.WithLabelValues(KindSettings, SourceSharedCache)
 	if reg != nil {
-		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes)
+		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes,
+			m.HeldBytes, m.HeldItems, m.HeldMaxBytes, m.HeldEvictions, m.HeldTooLarge)
 	}
 	return m
 }

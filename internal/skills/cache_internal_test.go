@@ -87,15 +87,18 @@ func TestViewReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v1 != v2 {
+	if v1.overlay != v2.overlay {
 		t.Error("the view was rebuilt although its listings were reused")
 	}
 	vb, err := lib.Catalog.views.get(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := vb.byName["a"]; ok || vb.byName["b"] == nil {
-		t.Errorf("bob's view has %v", vb.byName)
+	if _, ok := vb.named("a"); ok {
+		t.Error("bob's view has alice's skill a")
+	}
+	if _, ok := vb.named("b"); !ok {
+		t.Error("bob's view lacks his skill b")
 	}
 	// As after a bulk upload.
 	if err := lib.Catalog.DropIndex(ctx, "alice"); err != nil {
@@ -109,7 +112,7 @@ func TestViewReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v3 == v1 || v3.byName["c"] == nil {
+	if _, ok := v3.named("c"); v3.overlay == v1.overlay || !ok {
 		t.Error("a new listing did not rebuild the view")
 	}
 }
@@ -165,7 +168,7 @@ func TestSharedManifestsShared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := v.byName["lint"]
+		s, _ := v.named("lint")
 		if s == nil || s.manifest == nil || len(s.manifest.Files) != 2 {
 			t.Fatalf("%s's view: lint = %+v", user, s)
 		}

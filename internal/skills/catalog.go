@@ -126,7 +126,7 @@ func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
 func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 	disabled := s.st.disabledSet()
 	var out []Skill
-	for _, r := range s.v.skills {
+	for r := range s.v.all() {
 		if opts.FilterCategory && r.category != opts.Category {
 			continue
 		}

@@ -42,8 +42,12 @@ type Config struct {
 	// changes through skillsvc show up at once, edits to the settings
 	// object by other tools after at most this.
 	SettingsTTL time.Duration `yaml:"settings_ttl"`
-	// MaxHeldIndexes bounds the library indexes (and merged views) one
-	// replica keeps decoded in memory, least recently used first out.
+	// MaxHeldBytes bounds what one replica keeps decoded in memory (the
+	// library indexes, each library's parsed skills and manifests, each
+	// user's view), least recently used first out.
+	MaxHeldBytes int64 `yaml:"max_held_bytes"`
+	// MaxHeldIndexes is deprecated and ignored: it bounded the count of
+	// indexes, whose size varies a thousandfold; MaxHeldBytes replaces it.
 	MaxHeldIndexes int `yaml:"max_held_indexes"`
 	// MaxCachedFileBytes is the largest skill file whose content is cached
 	// (by key and ETag); larger files are read from storage every time.
@@ -102,7 +106,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
 	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
 	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; changes made through skillsvc show up at once.")
-	f.IntVar(&c.MaxHeldIndexes, prefix+"max-held-indexes", 256, "Library indexes (and merged views) kept decoded in memory per replica; each grows with its library (objects and frontmatter).")
+	f.Int64Var(&c.MaxHeldBytes, prefix+"max-held-bytes", DefaultMaxHeldBytes, "Most bytes of library indexes, parsed skills and users' views one replica keeps decoded in memory, least recently used out; the shared library is held once, each user's view costs about their own skills. The default suits a 512 MiB pod with the default --cache.lru.max-bytes.")
+	f.IntVar(&c.MaxHeldIndexes, prefix+"max-held-indexes", 0, "Deprecated and ignored: use --skills.max-held-bytes.")
 	f.Int64Var(&c.MaxCachedFileBytes, prefix+"max-cached-file-bytes", 256<<10, "Largest skill file whose content is cached by key and ETag.")
 	f.DurationVar(&c.HeadTTL, prefix+"head-ttl", 24*time.Hour, "How long the head of one version of a SKILL.md (by key and ETag) stays in the cache.")
 	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
@@ -125,11 +130,16 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.DownloadTool, prefix+"download-tool", "", "Tool name a refusal to read a binary or oversized skill file tells the model to fetch it with, when the request names none; empty words it neutrally.")
 }
 
+// DefaultMaxHeldBytes is --skills.max-held-bytes' default: with the
+// in-process cache's 64 MiB and the Go runtime's heap growing to twice what
+// is live (GOGC 100), a replica stays within a 512 MiB pod.
+const DefaultMaxHeldBytes = 128 << 20
+
 // IndexConfig is what the library index needs of c.
 func (c *Config) IndexConfig() libindex.Config {
 	return libindex.Config{
 		IndexRefresh: c.IndexRefresh, IndexMaxStale: c.IndexMaxStale, StaleIfError: c.StaleIfError,
-		MaxHeldIndexes: c.MaxHeldIndexes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
+		MaxHeldBytes: c.MaxHeldBytes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
 		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes,
 	}
 }
@@ -166,7 +176,7 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
 		return fmt.Errorf("skills: settings-key: %w", err)
 	}
-	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxHeldIndexes <= 0 || c.MaxCachedFileBytes < 0 {
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxHeldBytes <= 0 || c.MaxHeldIndexes < 0 || c.MaxCachedFileBytes < 0 {
 		return errors.New("skills: head-bytes must be at least 512, head-ttl, settings-ttl and the other limits positive")
 	}
 	if c.IndexRefresh < 0 || (c.IndexRefresh > 0 && (c.IndexMaxStale < c.IndexRefresh || c.StaleIfError < c.IndexMaxStale)) {

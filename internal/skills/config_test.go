@@ -29,6 +29,8 @@ func TestConfigValidate(t *testing.T) {
 		{"settings not per user", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "settings/skills.json" }, false},
 		{"settings beside the mounts", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "{user}/prefs/skills.json" }, true},
 		{"tiny head", mounts.Default(), func(c *skills.Config) { c.HeadBytes = 10 }, false},
+		{"no held budget", mounts.Default(), func(c *skills.Config) { c.MaxHeldBytes = 0 }, false},
+		{"deprecated held indexes, ignored", mounts.Default(), func(c *skills.Config) { c.MaxHeldIndexes = 256 }, true},
 		{"search tool", mounts.Default(), func(c *skills.Config) { c.SearchTool = "search_skills" }, true},
 		{"download tool", mounts.Default(), func(c *skills.Config) { c.DownloadTool = "mcp__files__download" }, true},
 		{"search tool that is no name", mounts.Default(), func(c *skills.Config) { c.SearchTool = "search skills" }, false},

@@ -14,8 +14,11 @@
 // shared through the cache.Cache given to New (Redis, or in process) and
 // persisted in the bucket, so a new replica starts without reading every
 // SKILL.md. File contents are cached by key and ETag, so warm calls make no
-// storage request; the cache failing never fails a call. The merged view
-// also backs the read-only skills mount of the VFS (Tree implements
+// storage request; the cache failing never fails a call. Each library is
+// decoded once into a layer (its skills, parsed frontmatter and manifests),
+// and a user's view overlays their own layer on the shared one without
+// copying it; indexes, layers and views share one byte budget
+// (--skills.max-held-bytes). The merged view also backs the read-only skills mount of the VFS (Tree implements
 // vfs.Tree), so every path a listing returns can be read there.
 //
 // The SKILL.md rules (parsing, validation, the prompt block) are package

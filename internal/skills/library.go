@@ -61,13 +61,16 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if o.cache == nil {
 		o.cache = cache.NewLRU(defaultCacheBytes)
 	}
+	if cfg.MaxHeldIndexes != 0 {
+		log.Warn("skills: --skills.max-held-indexes is deprecated and ignored; what a replica holds decoded is bounded by --skills.max-held-bytes", "max_held_bytes", cfg.MaxHeldBytes)
+	}
 	m := libindex.NewMetrics(o.reg)
 	cl := libindex.NewCacheLog(log)
 	ixCfg := cfg.IndexConfig()
 	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
 		return indexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
-	vs := newViews(ix, newHeads(cfg, log), table, cfg)
+	vs := newViews(ix, newHeads(log), table, cfg)
 	fs := ix.Files() // what an index build hashed, reads find cached
 	var settingsTTL time.Duration
 	if cfg.IndexRefresh > 0 {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"iter"
 	"slices"
 
 	"github.com/skillsvc/skillsvc/internal/libindex"
@@ -32,28 +33,6 @@ type ManifestFile struct {
 	Path   string // virtual, e.g. "/skills/docs/pdf/SKILL.md"
 	Size   int64  // of the bytes hashed
 	SHA256 string // 64 lowercase hex digits
-}
-
-// layerManifests are the manifests of one layer's skills, by folder, as of
-// one generation of its index.
-type layerManifests struct {
-	gen   uint64
-	byDir map[string]*Manifest
-}
-
-// layerManifests returns the manifest of each of refs, skills found in x
-// (the layer at prefix), made once per generation of x: a shared skill's
-// manifest is the same in every user's view.
-func (vs *views) layerManifests(prefix string, x *libindex.Index, refs []*skillRef) map[string]*Manifest {
-	if lm, ok := vs.manifests.Get(prefix); ok && lm.gen == x.Gen {
-		return lm.byDir
-	}
-	lm := layerManifests{gen: x.Gen, byDir: make(map[string]*Manifest, len(refs))}
-	for _, s := range refs {
-		lm.byDir[s.dir] = manifestOf(vs.cfg.Mount, s.files, x.Digests)
-	}
-	vs.manifests.Add(prefix, lm)
-	return lm.byDir
 }
 
 // manifestOf describes files (a skill's, in path order) from their layer's
@@ -86,10 +65,10 @@ func (s *skillRef) served() bool {
 // view (in path order): its path, name and description, and its manifest.
 // A skill over the limits has no file digests; its files' ETags stand in
 // for them, so a change to it changes the digest too.
-func viewDigest(mount string, refs []*skillRef) [sha256.Size]byte {
+func viewDigest(mount string, refs iter.Seq[*skillRef]) [sha256.Size]byte {
 	h := sha256.New()
 	var b []byte
-	for _, s := range refs {
+	for s := range refs {
 		if !s.served() {
 			continue
 		}
@@ -98,7 +77,7 @@ func viewDigest(mount string, refs []*skillRef) [sha256.Size]byte {
 		b = appendField(b, s.head.fm.Description)
 		m := s.manifest
 		if m == nil {
-			m = &Manifest{} // not so: layerManifests made one for every skill
+			m = &Manifest{} // not so: buildLayer made one for every skill
 		}
 		b = binary.AppendUvarint(b, uint64(m.FileCount))
 		b = binary.AppendVarint(b, m.TotalBytes)
@@ -139,7 +118,7 @@ func appendField(b []byte, s string) []byte {
 func libraryDigest(v *view, st settings) string {
 	var disabled []string
 	for _, name := range st.Disabled {
-		if s, ok := v.byName[name]; ok && s.served() {
+		if s, ok := v.named(name); ok && s.served() {
 			disabled = append(disabled, name)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -74,14 +73,10 @@ func (t *Tree) List(ctx context.Context, id mounts.Caller, rel string) ([]vfs.Tr
 		return nil, err
 	}
 	prefix := dirPrefix(rel)
-	start := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= prefix })
 	// The view is sorted by path and a directory's files are contiguous in
 	// it, so entries come out in the key order vfs.Tree asks for.
 	var out []vfs.TreeEntry
-	for _, e := range v.entries[start:] {
-		if !strings.HasPrefix(e.rel, prefix) {
-			break
-		}
+	for e := range v.files(prefix) {
 		name, _, isDir := strings.Cut(e.rel[len(prefix):], "/")
 		if isDir {
 			if n := len(out); n > 0 && out[n-1].IsDir && out[n-1].Name == name {
@@ -104,12 +99,7 @@ func (t *Tree) Walk(ctx context.Context, id mounts.Caller, rel string, fn func(s
 	if err != nil {
 		return err
 	}
-	prefix := dirPrefix(rel)
-	start := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= prefix })
-	for _, e := range v.entries[start:] {
-		if !strings.HasPrefix(e.rel, prefix) {
-			break
-		}
+	for e := range v.files(dirPrefix(rel)) {
 		// fn may be costly (a pattern match): stop with the caller.
 		if err := ctx.Err(); err != nil {
 			return err

@@ -5,14 +5,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"iter"
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/libindex"
@@ -59,42 +61,93 @@ func (s *skillRef) problems() skillmd.Problems {
 	}
 }
 
-// view is one user's library merged over the shared one. Concurrent callers
-// share it once built, so nothing changes it after views.get returns it.
+// A view is one user's library merged over the shared one. It is built of
+// two layers, each made once per generation of its library's index: the
+// shared layer, which every user's view reads in place, and the user's own,
+// in the overlay that also holds what the user's layer hides of the shared
+// one. A user with 5 skills over a shared library of 300 holds 5 skills'
+// worth of memory, not 305. Lookups ask the user's layer first, then the
+// shared one through the overlay; iterations merge both in path order.
+//
+// A view is made per call (two pointers); layers and overlays are shared
+// by concurrent callers once built, so nothing changes them after.
 type view struct {
-	userGen, sharedGen uint64      // the indexes it was built from
-	userBase           string      // the user's layer prefix
-	entries            []entry     // sorted by rel
-	skills             []*skillRef // sorted by dir; nested folders included
-	byDir              map[string]*skillRef
-	byName             map[string]*skillRef   // the skill each name refers to
-	byFolder           map[string][]*skillRef // served skills by folder name
-	byDisplay          map[string][]*skillRef // by display name
+	*overlay
+	shared   *layer
+	userBase string // the user's library (its prefix): replies are keyed by it
+}
+
+// layer is one library's files and skill folders as views serve them. Its
+// lookups are binary searches of sorted slices: maps would cost a user's
+// layer of a few skills more than the skills themselves.
+type layer struct {
+	gen     uint64
+	entries []entry // addressable files, sorted by rel
+	// owner is, per entry, the position in all of the shallowest folder
+	// holding it, or -1: which shared files a view shows follows from
+	// which shared folders it shows.
+	owner []int32
+	all   []*skillRef // skills (heads parsed) and nested folders, by dir
+	// The skills (not nested): by name, the one the name refers to first
+	// (markDuplicates' order); by folder name, then dir; and those with a
+	// display name by it, then dir.
+	names, folders, displays []*skillRef
+	bytes                    int64 // the heap it keeps alive (estimated)
+}
+
+// overlay is a user's layer and what it makes of the shared layer of one
+// generation: the shared folders it hides (a user skill of the same name,
+// a user file or folder at or above their path), and the shared skills
+// whose notes on duplicate names change because some of the skills
+// declaring their name are hidden.
+type overlay struct {
+	userGen, sharedGen uint64 // the indexes it was built from
+	own                *layer
+	hidden             []string // the dirs of shared folders, sorted
+	// regrouped replaces the shared skills of names declared twice of which
+	// the user hides some, by dir; renamed is the skill each such name
+	// refers to (nil: none is shown).
+	regrouped map[string]*skillRef
+	renamed   map[string]*skillRef
+	// last is the dir of the last folder shown when the two layers hold
+	// more than --skills.max-skills: the view stops there.
+	last string
 	// digest is the sha256 of what the library digest says of every served
 	// skill (libraryDigest adds the caller's settings to it).
 	digest [sha256.Size]byte
+	bytes  int64 // the heap it keeps alive (estimated), its own layer included
 }
 
-// views builds each user's merged view from the two layers' indexes, and
-// reuses it while both indexes are the same generation: every VFS call
-// under the skills mount needs the view, and merging costs about as much
-// as the call itself.
+// views builds each user's view from the two layers' indexes, and reuses
+// its parts while the indexes are the same generation: every VFS call under
+// the skills mount needs the view, and building one costs about as much as
+// the call itself. Layers and overlays are held on the store's byte budget
+// (libindex.Held) with the indexes.
 type views struct {
-	indexes *libindex.Store
-	heads   *heads
-	table   *mounts.Table
-	cfg     Config
-	cache   *lru.Cache[string, *view] // by user prefix
-	// manifests are each layer's, by layer prefix: every user's view
-	// built from one shared index shares them.
-	manifests *lru.Cache[string, layerManifests]
+	indexes  *libindex.Store
+	heads    *heads
+	table    *mounts.Table
+	cfg      Config
+	shared   *libindex.Shelf[*layer]   // the shared layer, by prefix
+	overlays *libindex.Shelf[*overlay] // by user prefix
+	flight   singleflight.Group        // builds callers wait for
+	// nextTooLarge is when a value too large for the budget may be logged
+	// again (unix nanoseconds).
+	nextTooLarge atomic.Int64
 }
+
+// Kinds of values views hold on the budget.
+const (
+	heldLayer = "layer" // the shared library's
+	heldView  = "view"  // a user's overlay, their own layer in it
+)
 
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
-	vs := &views{indexes: ix, heads: hs, table: table, cfg: cfg}
-	vs.cache, _ = lru.New[string, *view](cfg.MaxHeldIndexes)
-	vs.manifests, _ = lru.New[string, layerManifests](cfg.MaxHeldIndexes)
-	return vs
+	return &views{
+		indexes: ix, heads: hs, table: table, cfg: cfg,
+		shared:   libindex.NewShelf[*layer](ix.Held(), heldLayer),
+		overlays: libindex.NewShelf[*overlay](ix.Held(), heldView),
+	}
 }
 
 // layers returns the caller's library layer and the shared one.
@@ -140,151 +193,401 @@ func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if v, ok := vs.cache.Get(own.Prefix); ok && v.userGen == userIdx.Gen && v.sharedGen == sharedIdx.Gen {
-		return v, nil
+	sl := vs.sharedLayer(ctx, shared.Prefix, sharedIdx)
+	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
+		return &view{overlay: o, shared: sl, userBase: own.Prefix}, nil
 	}
-	v := vs.build(ctx, own.Prefix, userIdx, sharedIdx)
-	vs.cache.Add(own.Prefix, v)
-	return v, nil
+	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.gen)
+	v, _, _ := vs.flight.Do(key, func() (any, error) {
+		prev, _ := vs.overlays.Get(own.Prefix)
+		var ul *layer
+		if prev != nil && prev.userGen == userIdx.Gen {
+			ul = prev.own // only the shared library changed
+		} else {
+			var prevOwn *layer
+			if prev != nil {
+				prevOwn = prev.own
+			}
+			ul = vs.buildLayer(ctx, userIdx, own.Prefix, LayerUser, prevOwn)
+		}
+		o := vs.overlay(ul, sl)
+		hold(vs, vs.overlays, own.Prefix, o, o.bytes)
+		return o, nil
+	})
+	return &view{overlay: v.(*overlay), shared: sl, userBase: own.Prefix}, nil
+}
+
+// sharedLayer returns the layer of the shared library's index x, built once
+// per generation for every user.
+func (vs *views) sharedLayer(ctx context.Context, prefix string, x *libindex.Index) *layer {
+	if l, ok := vs.shared.Get(prefix); ok && l.gen == x.Gen {
+		return l
+	}
+	v, _, _ := vs.flight.Do(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), func() (any, error) {
+		prev, _ := vs.shared.Get(prefix)
+		l := vs.buildLayer(ctx, x, prefix, LayerShared, prev)
+		hold(vs, vs.shared, prefix, l, l.bytes)
+		return l, nil
+	})
+	return v.(*layer)
+}
+
+// hold puts v on the budget, and says so when it does not fit at all: then
+// every call builds it again.
+func hold[V any](vs *views, shelf *libindex.Shelf[V], key string, v V, bytes int64) {
+	if shelf.Add(key, v, bytes) {
+		return
+	}
+	now := time.Now().UnixNano()
+	if next := vs.nextTooLarge.Load(); now >= next && vs.nextTooLarge.CompareAndSwap(next, now+int64(time.Minute)) {
+		vs.heads.log.Warn("skills: a library is too large to hold decoded within --skills.max-held-bytes; every call builds it again",
+			"prefix", key, "bytes", bytes, "max_held_bytes", vs.indexes.Held().MaxBytes())
+	}
 }
 
 // forget drops the user's view.
-func (vs *views) forget(userBase string) { vs.cache.Remove(userBase) }
+func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 
-// layerFiles is one library's files and the skill folders among them.
-type layerFiles struct {
-	gen     uint64
-	entries []entry
-	skills  []*skillRef // heads parsed
-	nested  []*skillRef // SKILL.md files deeper than <category>/<skill>
-}
-
-// build finds the skills of both layers and parses the heads their indexes
-// hold (once per version): a skill overrides another by its frontmatter
-// name, which only the head holds. It reads nothing from storage.
-func (vs *views) build(ctx context.Context, userBase string, userIdx, sharedIdx *libindex.Index) *view {
-	user := vs.layerFiles(ctx, userIdx, userBase, LayerUser)
-	shared := vs.layerFiles(ctx, sharedIdx, vs.cfg.SharedPrefix, LayerShared)
-	return mergeLayers(vs.cfg.Mount, userBase, user, shared, vs.cfg.MaxSkills)
-}
-
-func (vs *views) layerFiles(ctx context.Context, x *libindex.Index, prefix, layerName string) layerFiles {
-	lf := layerFiles{gen: x.Gen, entries: addressable(x.Objs, prefix)}
-	lf.skills, lf.nested = layerSkills(lf.entries, layerName, vs.cfg.MaxSkills)
-	manifests := vs.layerManifests(prefix, x, lf.skills)
-	lf.skills = slices.DeleteFunc(lf.skills, func(s *skillRef) bool {
+// buildLayer finds the skills of one library and parses the heads its index
+// holds, taking those of prev (the layer of an earlier generation) whose
+// SKILL.md is the same version: a skill overrides another by its
+// frontmatter name, which only the head holds. It reads nothing from
+// storage.
+func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) *layer {
+	l := &layer{gen: x.Gen, entries: addressable(x.Objs, prefix)}
+	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
+	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
 		head, ok := x.Heads[s.skillMD.Key]
 		if !ok {
 			return true // deleted between the listing and the read of its head
 		}
-		s.head = vs.heads.parse(ctx, s, head)
+		if p, ok := prev.parsed(s); ok {
+			s.head = p
+		} else {
+			s.head = vs.heads.parse(ctx, s, head)
+		}
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
-		s.manifest = manifests[s.dir]
+		s.manifest = manifestOf(vs.cfg.Mount, s.files, x.Digests)
 		return false
 	})
-	for _, s := range lf.nested {
+	for _, s := range nested {
 		vs.heads.reportNested(ctx, s)
 	}
-	return lf
-}
-
-// mergeLayers merges the two layers of one user: every user file, plus the
-// folders of shared skills that the user neither overrides by name nor
-// shadows by path.
-func mergeLayers(mount, userBase string, user, shared layerFiles, maxSkills int) *view {
-	v := &view{
-		userGen: user.gen, sharedGen: shared.gen, userBase: userBase,
-		byDir: map[string]*skillRef{}, byName: map[string]*skillRef{},
-		byFolder: map[string][]*skillRef{}, byDisplay: map[string][]*skillRef{},
-	}
-	userPaths := map[string]bool{} // every user file and ancestor directory
-	userFiles := map[string]bool{}
-	for _, e := range user.entries {
-		userFiles[e.rel] = true
-		for p := e.rel; p != "." && p != ""; p = path.Dir(p) {
-			if userPaths[p] {
-				break
-			}
-			userPaths[p] = true
+	markDuplicates(vs.cfg.Mount, skills)
+	l.all = slices.Concat(skills, nested)
+	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
+	l.names = slices.Clone(skills)
+	slices.SortFunc(l.names, func(a, b *skillRef) int { return cmp.Or(strings.Compare(a.name, b.name), duplicateOrder(a.name, a, b)) })
+	l.folders = slices.Clone(skills)
+	slices.SortFunc(l.folders, func(a, b *skillRef) int {
+		return cmp.Or(strings.Compare(a.folder, b.folder), strings.Compare(a.dir, b.dir))
+	})
+	for _, s := range skills {
+		if s.head.fm.DisplayName != "" {
+			l.displays = append(l.displays, s)
 		}
 	}
-	userDirs := map[string]bool{}
-	userNames := map[string]bool{}
-	for _, s := range user.skills {
-		userDirs[s.dir] = true
-		userNames[s.name] = true
+	slices.SortFunc(l.displays, func(a, b *skillRef) int {
+		return cmp.Or(strings.Compare(a.head.fm.DisplayName, b.head.fm.DisplayName), strings.Compare(a.dir, b.dir))
+	})
+	l.owner = make([]int32, len(l.entries))
+	for i, e := range l.entries {
+		l.owner[i] = -1
+		for p := e.rel; ; {
+			first, _, ok := strings.Cut(p, "/")
+			if !ok {
+				break
+			}
+			if at, ok := l.find(e.rel[:len(e.rel)-len(p)+len(first)]); ok {
+				l.owner[i] = int32(at)
+				break
+			}
+			p = p[len(first)+1:]
+		}
 	}
+	l.bytes = l.heldBytes()
+	return l
+}
+
+// find returns the position in all of the folder at dir.
+func (l *layer) find(dir string) (int, bool) {
+	return slices.BinarySearchFunc(l.all, dir, func(s *skillRef, dir string) int { return strings.Compare(s.dir, dir) })
+}
+
+// dir returns the folder at dir.
+func (l *layer) dir(dir string) (*skillRef, bool) {
+	if i, ok := l.find(dir); ok {
+		return l.all[i], true
+	}
+	return nil, false
+}
+
+// run returns the skills of sorted (by key, then anything) whose key is k.
+func run(sorted []*skillRef, k string, key func(*skillRef) string) []*skillRef {
+	i, _ := slices.BinarySearchFunc(sorted, k, func(s *skillRef, k string) int { return strings.Compare(key(s), k) })
+	j := i
+	for j < len(sorted) && key(sorted[j]) == k {
+		j++
+	}
+	return sorted[i:j:j]
+}
+
+// named returns the layer's skills declaring name, the one the name refers
+// to (within the layer) first.
+func (l *layer) named(name string) []*skillRef {
+	return run(l.names, name, func(s *skillRef) string { return s.name })
+}
+
+func (l *layer) folder(f string) []*skillRef {
+	return run(l.folders, f, func(s *skillRef) string { return s.folder })
+}
+
+func (l *layer) display(d string) []*skillRef {
+	return run(l.displays, d, func(s *skillRef) string { return s.head.fm.DisplayName })
+}
+
+// parsed returns the parsed head l holds of the version of s's SKILL.md;
+// l may be nil.
+func (l *layer) parsed(s *skillRef) (parsed, bool) {
+	if l == nil || s.skillMD.ETag == "" {
+		return parsed{}, false
+	}
+	p, ok := l.dir(s.dir)
+	if !ok || p.nested || p.skillMD.Key != s.skillMD.Key || p.skillMD.ETag != s.skillMD.ETag {
+		return parsed{}, false
+	}
+	return p.head, true
+}
+
+// overlay makes the user's layer own into a view over the shared layer sl.
+// Its cost follows the user's layer: what it hides is found from the
+// user's paths and names, never by walking the shared library, but for the
+// digest and the cut at --skills.max-skills.
+func (vs *views) overlay(own, sl *layer) *overlay {
+	o := &overlay{userGen: own.gen, sharedGen: sl.gen, own: own}
+	hidden := map[string]bool{}
+	hide := func(s *skillRef) { hidden[s.dir] = true }
 	// A shared folder is shadowed by any user file or folder at its path,
 	// and by a user file or skill folder where one of its ancestors is (a
 	// folder inside a skill is part of that skill).
-	shadowed := func(dir string) bool {
-		if userPaths[dir] {
-			return true
-		}
-		for p := path.Dir(dir); p != "."; p = path.Dir(p) {
-			if userFiles[p] || userDirs[p] {
-				return true
-			}
-		}
-		return false
-	}
-	var sharedSkills []*skillRef
-	for _, s := range shared.skills {
-		if !userNames[s.name] && !shadowed(s.dir) {
-			sharedSkills = append(sharedSkills, s)
+	under := func(dir string) {
+		prefix := dir + "/"
+		i, _ := sl.find(prefix)
+		for ; i < len(sl.all) && strings.HasPrefix(sl.all[i].dir, prefix); i++ {
+			hide(sl.all[i])
 		}
 	}
-	var sharedNested []*skillRef
-	for _, s := range shared.nested {
-		if !shadowed(s.dir) {
-			sharedNested = append(sharedNested, s)
-		}
-	}
-	// Names are settled per layer among the skills it shows: the user's
-	// layer hides the shared skills it names, so neither layer's
-	// duplicates can pick a winner from the other.
-	served := markDuplicates(mount, user.skills)
-	maps.Copy(served, markDuplicates(mount, sharedSkills)) // names no user skill has
-	v.skills = slices.Concat(user.skills, sharedSkills, user.nested, sharedNested)
-	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].dir < v.skills[j].dir })
-	if len(v.skills) > maxSkills {
-		v.skills = v.skills[:maxSkills]
-	}
-	kept := map[*skillRef]bool{}
-	for _, s := range v.skills {
-		kept[s] = true
-		v.byDir[s.dir] = s
-	}
-	for name, s := range served {
-		if kept[s] {
-			v.byName[name] = s
-		}
-	}
-	for _, s := range v.skills {
-		if !s.nested {
-			v.byFolder[s.folder] = append(v.byFolder[s.folder], s)
-			if d := s.head.fm.DisplayName; d != "" {
-				v.byDisplay[d] = append(v.byDisplay[d], s)
+	seen := map[string]bool{}
+	for _, e := range own.entries {
+		under(e.rel)
+		for p := e.rel; p != "." && p != "" && !seen[p]; p = path.Dir(p) {
+			seen[p] = true
+			if s, ok := sl.dir(p); ok {
+				hide(s)
 			}
 		}
 	}
-
-	visibleShared := map[string]bool{}
-	for _, s := range slices.Concat(sharedSkills, sharedNested) {
-		visibleShared[s.dir] = true
+	for _, s := range own.names {
+		under(s.dir)
+		for _, g := range sl.named(s.name) {
+			hide(g)
+		}
 	}
-	v.entries = append(v.entries, user.entries...)
-	for _, e := range shared.entries {
-		for p := path.Dir(e.rel); p != "."; p = path.Dir(p) {
-			if visibleShared[p] {
-				v.entries = append(v.entries, e)
+	// Names are settled per layer among the skills it shows: where the
+	// user hides some of the shared skills declaring a name, the rest are
+	// settled again, on copies.
+	for dir := range hidden {
+		s, _ := sl.dir(dir)
+		group := sl.named(s.name)
+		if _, done := o.renamed[s.name]; done || s.nested || len(group) < 2 || len(own.named(s.name)) > 0 {
+			continue
+		}
+		if o.renamed == nil {
+			o.renamed, o.regrouped = map[string]*skillRef{}, map[string]*skillRef{}
+		}
+		var rest []*skillRef
+		for _, g := range group {
+			if !hidden[g.dir] {
+				c := *g
+				c.notes = skillmd.Problems{}
+				rest = append(rest, &c)
+				o.regrouped[c.dir] = &c
+			}
+		}
+		o.renamed[s.name] = markDuplicates(vs.cfg.Mount, rest)[s.name]
+	}
+	o.hidden = slices.Sorted(maps.Keys(hidden))
+	v := &view{overlay: o, shared: sl}
+	if n := len(own.all) + len(sl.all) - len(o.hidden); n > vs.cfg.MaxSkills {
+		i := 0
+		for s := range v.all() {
+			if i++; i == vs.cfg.MaxSkills {
+				o.last = s.dir
 				break
 			}
 		}
 	}
-	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
-	v.digest = viewDigest(mount, v.skills)
-	return v
+	o.digest = viewDigest(vs.cfg.Mount, v.all())
+	o.bytes = o.heldBytes()
+	return o
+}
+
+// hides reports whether the user's layer hides the shared folder at dir.
+func (o *overlay) hides(dir string) bool {
+	_, ok := slices.BinarySearch(o.hidden, dir)
+	return ok
+}
+
+// shown returns the skill a view shows for s, a folder of the shared layer:
+// nil when hidden, its copy with the user's notes when regrouped.
+func (v *view) shown(s *skillRef) *skillRef {
+	if s == nil || v.hides(s.dir) || !v.kept(s) {
+		return nil
+	}
+	if c, ok := v.regrouped[s.dir]; ok {
+		return c
+	}
+	return s
+}
+
+// kept reports whether s is within the view's --skills.max-skills.
+func (v *view) kept(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
+
+// all returns the view's folders (skills and nested ones) in path order.
+func (v *view) all() iter.Seq[*skillRef] {
+	return func(yield func(*skillRef) bool) {
+		own, shared := v.own.all, v.shared.all
+		for len(own) > 0 || len(shared) > 0 {
+			var s *skillRef
+			if len(shared) == 0 || (len(own) > 0 && own[0].dir < shared[0].dir) {
+				s, own = own[0], own[1:]
+				if !v.kept(s) {
+					return
+				}
+			} else {
+				s, shared = v.shown(shared[0]), shared[1:]
+				if s == nil {
+					continue
+				}
+			}
+			if !v.kept(s) || !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// skill returns the folder at dir.
+func (v *view) skill(dir string) (*skillRef, bool) {
+	if s, ok := v.own.dir(dir); ok {
+		return s, v.kept(s)
+	}
+	s, _ := v.shared.dir(dir)
+	s = v.shown(s)
+	return s, s != nil
+}
+
+// named returns the skill name refers to.
+func (v *view) named(name string) (*skillRef, bool) {
+	if own := v.own.named(name); len(own) > 0 {
+		return own[0], v.kept(own[0])
+	}
+	if s, ok := v.renamed[name]; ok {
+		return s, s != nil && v.kept(s)
+	}
+	shared := v.shared.named(name)
+	if len(shared) == 0 || v.hides(shared[0].dir) || !v.kept(shared[0]) {
+		return nil, false
+	}
+	return shared[0], true
+}
+
+// merged is the view's skills among own's and shared's (of one folder or
+// display name), in path order.
+func (v *view) merged(own, shared []*skillRef) []*skillRef {
+	var out []*skillRef
+	for _, s := range own {
+		if v.kept(s) {
+			out = append(out, s)
+		}
+	}
+	for _, s := range shared {
+		if s = v.shown(s); s != nil {
+			out = append(out, s)
+		}
+	}
+	if len(own) > 0 && len(shared) > 0 {
+		slices.SortFunc(out, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
+	}
+	return out
+}
+
+// file returns the entry at rel.
+func (v *view) file(rel string) (entry, bool) {
+	if i, ok := search(v.own.entries, rel); ok {
+		return v.own.entries[i], true
+	}
+	if i, ok := search(v.shared.entries, rel); ok && v.showsFile(i) {
+		return v.shared.entries[i], true
+	}
+	return entry{}, false
+}
+
+func search(entries []entry, rel string) (int, bool) {
+	return slices.BinarySearchFunc(entries, rel, func(e entry, rel string) int { return strings.Compare(e.rel, rel) })
+}
+
+// showsFile reports whether the view shows the shared layer's entry i: it
+// lies in a shared folder the view shows.
+func (v *view) showsFile(i int) bool {
+	o := v.shared.owner[i]
+	switch {
+	case o < 0:
+		return false
+	case !v.hides(v.shared.all[o].dir):
+		return true
+	}
+	// Rare: a nested folder inside a hidden one.
+	rel := v.shared.entries[i].rel
+	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
+		if _, ok := v.shared.find(p); ok && !v.hides(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// files returns the view's files whose paths start with prefix, in path
+// order.
+func (v *view) files(prefix string) iter.Seq[entry] {
+	return func(yield func(entry) bool) {
+		from := func(entries []entry) int {
+			i, _ := search(entries, prefix)
+			return i
+		}
+		own, i := v.own.entries[from(v.own.entries):], from(v.shared.entries)
+		shared := v.shared.entries
+		for {
+			for i < len(shared) && strings.HasPrefix(shared[i].rel, prefix) && !v.showsFile(i) {
+				i++
+			}
+			ownNext := len(own) > 0 && strings.HasPrefix(own[0].rel, prefix)
+			sharedNext := i < len(shared) && strings.HasPrefix(shared[i].rel, prefix)
+			var e entry
+			switch {
+			case ownNext && (!sharedNext || own[0].rel < shared[i].rel):
+				e, own = own[0], own[1:]
+			case sharedNext:
+				e = shared[i]
+				i++
+			default:
+				return
+			}
+			if !yield(e) {
+				return
+			}
+		}
+	}
 }
 
 // markDuplicates picks, for each name that several skills of one layer
@@ -300,12 +603,7 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 	out := make(map[string]*skillRef, len(byName))
 	for name, group := range byName {
 		if len(group) > 1 {
-			slices.SortFunc(group, func(a, b *skillRef) int {
-				return cmp.Or(
-					compareTrueFirst(a.head.problems.Valid(), b.head.problems.Valid()),
-					compareTrueFirst(a.folder == name, b.folder == name),
-					strings.Compare(a.dir, b.dir))
-			})
+			slices.SortFunc(group, func(a, b *skillRef) int { return duplicateOrder(name, a, b) })
 			paths := func(skip *skillRef) string {
 				var ps []string
 				for _, o := range group {
@@ -326,6 +624,15 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 		out[name] = group[0]
 	}
 	return out
+}
+
+// duplicateOrder orders skills declaring name, the one the name refers to
+// first.
+func duplicateOrder(name string, a, b *skillRef) int {
+	return cmp.Or(
+		compareTrueFirst(a.head.problems.Valid(), b.head.problems.Valid()),
+		compareTrueFirst(a.folder == name, b.folder == name),
+		strings.Compare(a.dir, b.dir))
 }
 
 func compareTrueFirst(a, b bool) int {
@@ -418,44 +725,18 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 // shadowed.
 func layerSkills(entries []entry, layer string, max int) (skills, nested []*skillRef) {
 	skills, nested = findSkills(entries, layer, max)
-	byDir := make(map[string]*skillRef, len(skills))
 	for _, s := range skills {
-		byDir[s.dir] = s
-	}
-	for _, e := range entries {
-		if d := skillDirOf(e.rel, byDir); d != "" {
-			byDir[d].files = append(byDir[d].files, e)
+		// A folder's files are contiguous in path order: the skill's are a
+		// part of the layer's, not a copy.
+		prefix := s.dir + "/"
+		lo, _ := search(entries, prefix)
+		hi := lo
+		for hi < len(entries) && strings.HasPrefix(entries[hi].rel, prefix) {
+			hi++
 		}
+		s.files = entries[lo:hi:hi]
 	}
 	return skills, nested
-}
-
-// skillDirOf returns the skill folder (a key of dirs) that holds rel, or "".
-func skillDirOf[V any](rel string, dirs map[string]V) string {
-	first, rest, ok := strings.Cut(rel, "/")
-	if !ok {
-		return ""
-	}
-	if _, ok := dirs[first]; ok {
-		return first
-	}
-	second, _, ok := strings.Cut(rest, "/")
-	if !ok {
-		return ""
-	}
-	if _, ok := dirs[first+"/"+second]; ok {
-		return first + "/" + second
-	}
-	return ""
-}
-
-// file returns the entry at rel.
-func (v *view) file(rel string) (entry, bool) {
-	i := sort.Search(len(v.entries), func(i int) bool { return v.entries[i].rel >= rel })
-	if i < len(v.entries) && v.entries[i].rel == rel {
-		return v.entries[i], true
-	}
-	return entry{}, false
 }
 
 // find resolves a skill reference, in the order a caller most likely means
@@ -475,27 +756,27 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, mount)
 		}
-		if s, ok := v.byDir[strings.TrimSuffix(rel, "/SKILL.md")]; ok {
+		if s, ok := v.skill(strings.TrimSuffix(rel, "/SKILL.md")); ok {
 			return s, nil
 		}
 		return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
 	}
-	if s, ok := v.byName[ref]; ok {
+	if s, ok := v.named(ref); ok {
 		return s, nil
 	}
 	pathErr := mounts.CleanPath("/" + ref)
 	if pathErr == nil {
 		rel := strings.TrimSuffix(ref, "/SKILL.md")
-		if s, ok := v.byDir[rel]; ok {
+		if s, ok := v.skill(rel); ok {
 			return s, nil
 		}
 		if !strings.Contains(rel, "/") {
-			if s, err := v.unique(mount, ref, "folder", v.byFolder[rel]); s != nil || err != nil {
+			if s, err := v.unique(mount, ref, "folder", v.merged(v.own.folder(rel), v.shared.folder(rel))); s != nil || err != nil {
 				return s, err
 			}
 		}
 	}
-	if s, err := v.unique(mount, ref, "display name", v.byDisplay[ref]); s != nil || err != nil {
+	if s, err := v.unique(mount, ref, "display name", v.merged(v.own.display(ref), v.shared.display(ref))); s != nil || err != nil {
 		return s, err
 	}
 	if pathErr != nil {

@@ -1,0 +1,141 @@
+package libindex
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/skillsvc/skillsvc/internal/objstore"
+)
+
+// TestHeld: what is held never passes the budget, whatever the kinds; the
+// least recently used goes first; a value larger than the budget is not
+// held; the metrics say so.
+func TestHeld(t *testing.T) {
+	m := NewMetrics(nil)
+	const item = 100 // charged item + heldItemBytes + len(key)
+	charged := int64(item + heldItemBytes + 2)
+	h := NewHeld(4*charged, m) // room for four
+	a, b := NewShelf[string](h, "a"), NewShelf[int](h, "b")
+	check := func(when string, want int64) {
+		t.Helper()
+		used := h.Bytes()
+		if used > h.MaxBytes() || used != want*charged {
+			t.Errorf("%s: %d bytes held, want %d (%d values), at most %d", when, used, want*charged, want, h.MaxBytes())
+		}
+		sum := testutil.ToFloat64(m.HeldBytes.WithLabelValues("a")) + testutil.ToFloat64(m.HeldBytes.WithLabelValues("b"))
+		if int64(sum) != used {
+			t.Errorf("%s: metric says %v bytes held, want %d", when, sum, used)
+		}
+	}
+	for i := range 4 {
+		a.Add(fmt.Sprintf("a%d", i), "v", item)
+	}
+	check("four values", 4)
+	if _, ok := a.Get("a0"); !ok { // now the most recently used
+		t.Fatal("a0 not held")
+	}
+	b.Add("b0", 7, item)
+	check("a fifth value", 4)
+	if _, ok := a.Get("a1"); ok {
+		t.Error("a1, the least recently used, is still held")
+	}
+	if _, ok := a.Get("a0"); !ok {
+		t.Error("a0, used since, was evicted")
+	}
+	if v, ok := b.Get("b0"); !ok || v != 7 {
+		t.Errorf("b0 = %v, %v", v, ok)
+	}
+	if n := testutil.ToFloat64(m.HeldEvictions.WithLabelValues("a")); n != 1 {
+		t.Errorf("%v evictions of kind a, want 1", n)
+	}
+	b.Add("b0", 8, item) // replaced, not added twice
+	check("a value replaced", 4)
+	b.Remove("b0")
+	check("a value removed", 3)
+	if b.Add("b1", 9, 4*charged) {
+		t.Error("a value larger than the budget was held")
+	}
+	check("a value too large", 3)
+	if n := testutil.ToFloat64(m.HeldTooLarge.WithLabelValues("b")); n != 1 {
+		t.Errorf("%v values too large, want 1", n)
+	}
+	if n := testutil.ToFloat64(m.HeldMaxBytes); int64(n) != h.MaxBytes() {
+		t.Errorf("max bytes metric %v, want %d", n, h.MaxBytes())
+	}
+}
+
+// heapAfter returns the live heap after a collection.
+func heapAfter() int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// testIndex is an index of n skills (a SKILL.md with a head and a file
+// each, both hashed) in l.
+func testIndex(l Layer, n int) *Index {
+	x := &Index{Gen: 1, Listed: time.Now(), Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	for i := range n {
+		for _, f := range []string{"SKILL.md", "references/guide.md"} {
+			k := fmt.Sprintf("%scat-%02d/skill-%04d/%s", l.Prefix, i%20, i, f)
+			x.Objs = append(x.Objs, objstore.Object{Key: k, Attributes: objstore.Attributes{Size: 3000, ETag: fmt.Sprintf("%032x", i), ModTime: time.Now()}})
+			x.Digests[k] = Digest{Size: 3000, Sum: sha256.Sum256([]byte(k))}
+			if f == "SKILL.md" {
+				x.Heads[k] = fmt.Appendf(nil, "---\nname: skill-%04d\ndescription: Skill %04d; extracts, converts and summarizes documents of its kind.\nlicense: Apache-2.0\n---\n", i, i)
+			}
+		}
+	}
+	return x
+}
+
+// TestIndexHeldBytes: the estimate an index is charged is close to the
+// heap it takes, from above, for one large library and many small ones,
+// decoded as a replica decodes them from the shared cache.
+func TestIndexHeldBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		indexes, skills int
+	}{
+		{"one of 1000 skills", 1, 1000},
+		{"200 of 5 skills", 200, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			records := make([][]byte, tc.indexes)
+			layers := make([]Layer, tc.indexes)
+			for i := range records {
+				layers[i] = Layer{Tag: fmt.Sprintf("u%d", i), Prefix: fmt.Sprintf("u%d/skills/", i)}
+				b, err := encodeIndex(testIndex(layers[i], tc.skills), layers[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				records[i] = b
+			}
+			decoded := make([]*Index, tc.indexes)
+			before := heapAfter()
+			for i, b := range records {
+				y, err := DecodeIndex(b, layers[i], 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				decoded[i] = y
+			}
+			heap := heapAfter() - before
+			var est int64
+			for _, y := range decoded {
+				est += y.HeldBytes()
+			}
+			runtime.KeepAlive(records)
+			skills := int64(tc.indexes * tc.skills)
+			t.Logf("%d bytes of heap, estimated %d (%d a skill)", heap, est, est/skills)
+			if est < heap*9/10 || est > heap*13/10 {
+				t.Errorf("estimate %d bytes for %d of heap, want within -10%%..+30%%", est, heap)
+			}
+		})
+	}
+}

@@ -1,0 +1,113 @@
+package skills
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+)
+
+// tenantSkillMD is a SKILL.md with the frontmatter of a real library:
+// name, description, license, metadata and tags.
+func tenantSkillMD(name string) string {
+	return fmt.Sprintf("---\nname: %s\ndescription: Skill %s; extracts, converts and summarizes the documents of its kind, step by step.\nlicense: Apache-2.0\nmetadata:\n  owner: platform-team\n  version: \"1.2\"\ntags: [documents, conversion]\n---\n# %s\n\nInstructions.\n", name, name, name)
+}
+
+// tenantFiles is a shared library of shared skills and users with
+// personal skills each, the first of which overrides shared skill
+// skill-0007 by name; every skill has a reference file.
+func tenantFiles(shared, users, personal int) map[string]string {
+	files := map[string]string{}
+	for i := range shared {
+		name := fmt.Sprintf("skill-%04d", i)
+		dir := fmt.Sprintf("_shared/skills/cat-%02d/%s/", i%20, name)
+		files[dir+"SKILL.md"] = tenantSkillMD(name)
+		files[dir+"references/guide.md"] = "# Guide\n"
+	}
+	for u := range users {
+		for j := range personal {
+			name := fmt.Sprintf("mine-%d", j)
+			if j == 0 {
+				name = "skill-0007"
+			}
+			dir := fmt.Sprintf("%s/skills/personal/p%d/", tenantName(u), j)
+			files[dir+"SKILL.md"] = tenantSkillMD(name)
+			files[dir+"notes.md"] = "# Notes\n"
+		}
+	}
+	return files
+}
+
+func tenantName(u int) string { return fmt.Sprintf("user%04d", u) }
+
+func tenant(u int) mounts.Caller {
+	return mounts.Default().MustIdentify(mounts.Identity{User: tenantName(u), Thread: "t"})
+}
+
+// heapAfter returns the live heap after a collection.
+func heapAfter() int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// TestHeldEstimates: what a layer and an overlay are charged on the held
+// budget is close to the heap building them takes, from above (a layer
+// also counts the strings its index holds, so the bound holds whichever of
+// the two is evicted first).
+func TestHeldEstimates(t *testing.T) {
+	const users = 200
+	b := objstoretest.NewBucket(t, tenantFiles(300, users, 5))
+	lib, err := New(b, mounts.Default(), DefaultConfig(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lib.Close)
+	vs := lib.Catalog.views
+	indexes := make([]*libindex.Index, users)
+	var sharedIdx *libindex.Index
+	for u := range users {
+		own, shared, err := vs.layers(tenant(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if indexes[u], err = vs.indexes.Get(t.Context(), own); err != nil {
+			t.Fatal(err)
+		}
+		if sharedIdx, err = vs.indexes.Get(t.Context(), shared); err != nil {
+			t.Fatal(err)
+		}
+	}
+	measure := func(what string, build func() int64) {
+		t.Helper()
+		before := heapAfter()
+		est := build()
+		heap := heapAfter() - before
+		t.Logf("%s: %d bytes of heap, estimated %d", what, heap, est)
+		if est < heap*9/10 || est > heap*7/5 {
+			t.Errorf("%s: estimate %d bytes for %d of heap, want within -10%%..+40%%", what, est, heap)
+		}
+	}
+	var sl *layer
+	measure("shared layer of 300 skills", func() int64 {
+		sl = vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil)
+		return sl.bytes
+	})
+	overlays := make([]*overlay, users)
+	measure(fmt.Sprintf("%d users' views of 5 skills", users), func() int64 {
+		var est int64
+		for u := range users {
+			own, _, _ := vs.layers(tenant(u))
+			overlays[u] = vs.overlay(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil), sl)
+			est += overlays[u].bytes
+		}
+		return est
+	})
+	runtime.KeepAlive(overlays)
+	runtime.KeepAlive(sl)
+}

@@ -1,0 +1,289 @@
+package skills
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+)
+
+// referenceView is the view as it was built before layers were overlaid:
+// both layers merged into one copy per user. TestOverlayMatchesMerge holds
+// the overlay to it.
+type referenceView struct {
+	skills    []*skillRef
+	byDir     map[string]*skillRef
+	byName    map[string]*skillRef
+	byFolder  map[string][]*skillRef
+	byDisplay map[string][]*skillRef
+	entries   []entry
+	digest    [32]byte
+}
+
+// fresh copies a layer's folders with the notes merging adds cleared.
+func fresh(l *layer) (skills, nested []*skillRef) {
+	for _, s := range l.all {
+		c := *s
+		if !c.nested {
+			c.notes = skillRef{}.notes
+			skills = append(skills, &c)
+		} else {
+			nested = append(nested, &c)
+		}
+	}
+	return skills, nested
+}
+
+func referenceMerge(mount string, user, shared *layer, maxSkills int) *referenceView {
+	v := &referenceView{
+		byDir: map[string]*skillRef{}, byName: map[string]*skillRef{},
+		byFolder: map[string][]*skillRef{}, byDisplay: map[string][]*skillRef{},
+	}
+	userSkills, userNested := fresh(user)
+	sharedAll, sharedNestedAll := fresh(shared)
+	userPaths, userFiles := map[string]bool{}, map[string]bool{}
+	for _, e := range user.entries {
+		userFiles[e.rel] = true
+		for p := e.rel; p != "." && p != ""; p = path.Dir(p) {
+			userPaths[p] = true
+		}
+	}
+	userDirs, userNames := map[string]bool{}, map[string]bool{}
+	for _, s := range userSkills {
+		userDirs[s.dir] = true
+		userNames[s.name] = true
+	}
+	shadowed := func(dir string) bool {
+		if userPaths[dir] {
+			return true
+		}
+		for p := path.Dir(dir); p != "."; p = path.Dir(p) {
+			if userFiles[p] || userDirs[p] {
+				return true
+			}
+		}
+		return false
+	}
+	var sharedSkills, sharedNested []*skillRef
+	for _, s := range sharedAll {
+		if !userNames[s.name] && !shadowed(s.dir) {
+			sharedSkills = append(sharedSkills, s)
+		}
+	}
+	for _, s := range sharedNestedAll {
+		if !shadowed(s.dir) {
+			sharedNested = append(sharedNested, s)
+		}
+	}
+	served := markDuplicates(mount, userSkills)
+	maps.Copy(served, markDuplicates(mount, sharedSkills))
+	v.skills = slices.Concat(userSkills, sharedSkills, userNested, sharedNested)
+	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].dir < v.skills[j].dir })
+	if len(v.skills) > maxSkills {
+		v.skills = v.skills[:maxSkills]
+	}
+	kept := map[*skillRef]bool{}
+	for _, s := range v.skills {
+		kept[s] = true
+		v.byDir[s.dir] = s
+	}
+	for name, s := range served {
+		if kept[s] {
+			v.byName[name] = s
+		}
+	}
+	for _, s := range v.skills {
+		if !s.nested {
+			v.byFolder[s.folder] = append(v.byFolder[s.folder], s)
+			if d := s.head.fm.DisplayName; d != "" {
+				v.byDisplay[d] = append(v.byDisplay[d], s)
+			}
+		}
+	}
+	visible := map[string]bool{}
+	for _, s := range slices.Concat(sharedSkills, sharedNested) {
+		visible[s.dir] = true
+	}
+	v.entries = slices.Clone(user.entries)
+	for _, e := range shared.entries {
+		for p := path.Dir(e.rel); p != "."; p = path.Dir(p) {
+			if visible[p] {
+				v.entries = append(v.entries, e)
+				break
+			}
+		}
+	}
+	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
+	v.digest = viewDigest(mount, slices.Values(v.skills))
+	return v
+}
+
+// randomIndex is a small library under prefix drawn from a few folder and
+// skill names, so that layers collide: skills flat and in categories,
+// nested SKILL.md files, duplicate and display names, invalid skills and
+// loose files.
+func randomIndex(r *rand.Rand, prefix string) *libindex.Index {
+	pick := func(s ...string) string { return s[r.IntN(len(s))] }
+	x := &libindex.Index{Gen: r.Uint64(), Listed: time.Unix(1_800_000_000, 0), Heads: map[string][]byte{}, Digests: map[string]libindex.Digest{}}
+	keys := map[string]bool{}
+	for range 1 + r.IntN(12) {
+		var rel string
+		switch r.IntN(6) {
+		case 0:
+			rel = pick("a", "b", "c") + "/SKILL.md"
+		case 1, 2:
+			rel = pick("docs", "dev", "a") + "/" + pick("a", "b", "c", "d") + "/SKILL.md"
+		case 3:
+			rel = pick("deep", "docs") + "/" + pick("x", "y") + "/" + pick("a", "b") + "/SKILL.md"
+		case 4:
+			rel = pick("a", "docs", "dev", "deep") + "/" + pick("b", "x", "notes.md") + "/" + pick("f.txt", "SKILL.md", "g/h.md")
+		default:
+			rel = pick("a", "docs", "docs/b", "dev/c", "readme.md")
+		}
+		keys[prefix+rel] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		x.Objs = append(x.Objs, objstore.Object{Key: k, Attributes: objstore.Attributes{Size: 10, ETag: fmt.Sprintf("e%d", r.IntN(3))}})
+		if strings.HasSuffix(k, "/SKILL.md") {
+			name := pick("alpha", "beta", "gamma", path.Base(path.Dir(k)), "Display Name")
+			desc := pick("Does things.", "Does other things.", "")
+			x.Heads[k] = []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n")
+		}
+	}
+	return x
+}
+
+// TestOverlayMatchesMerge: a view overlaid on the shared layer answers
+// every lookup, listing, file and digest as a copy of both layers merged
+// does, for random pairs of libraries, with and without the cut at
+// --skills.max-skills.
+func TestOverlayMatchesMerge(t *testing.T) {
+	lib := newTestLibrary(t, objstoretest.NewBucket(t, nil), time.Hour)
+	for _, maxSkills := range []int{10000, 3} {
+		cfg := lib.Catalog.views.cfg
+		cfg.MaxSkills = maxSkills
+		vs := newViews(lib.Catalog.views.indexes, newHeads(slog.New(slog.DiscardHandler)), mounts.Default(), cfg)
+		r := rand.New(rand.NewPCG(22, uint64(maxSkills)))
+		for i := range 2000 {
+			user := vs.buildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", LayerUser, nil)
+			shared := vs.buildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", LayerShared, nil)
+			v := &view{overlay: vs.overlay(user, shared), shared: shared}
+			want := referenceMerge(vs.cfg.Mount, user, shared, maxSkills)
+			if err := compareViews(vs.cfg.Mount, v, want); err != nil {
+				t.Fatalf("max-skills %d, case %d: %v\nuser: %s\nshared: %s", maxSkills, i, err, describe(user), describe(shared))
+			}
+		}
+	}
+}
+
+func describe(l *layer) string {
+	var out []string
+	for _, e := range l.entries {
+		out = append(out, e.rel)
+	}
+	for _, s := range l.all {
+		out = append(out, fmt.Sprintf("%s=%s", s.dir, s.name))
+	}
+	return strings.Join(out, " ")
+}
+
+// same reports whether a and b describe one folder alike.
+func same(a, b *skillRef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.dir == b.dir && a.layer == b.layer && a.name == b.name &&
+		slices.Equal(a.problems().Errors, b.problems().Errors) && slices.Equal(a.problems().Warnings, b.problems().Warnings)
+}
+
+func dirsOf(refs []*skillRef) string {
+	var out []string
+	for _, s := range refs {
+		out = append(out, s.dir)
+	}
+	return strings.Join(out, ",")
+}
+
+func compareViews(mount string, v *view, want *referenceView) error {
+	got := slices.Collect(v.all())
+	if len(got) != len(want.skills) {
+		return fmt.Errorf("folders %s, want %s", dirsOf(got), dirsOf(want.skills))
+	}
+	for i := range got {
+		if !same(got[i], want.skills[i]) {
+			return fmt.Errorf("folder %d: %+v, want %+v", i, got[i], want.skills[i])
+		}
+	}
+	for _, name := range []string{"alpha", "beta", "gamma", "a", "b", "c", "d", "x", "y", "Display Name"} {
+		s, ok := v.named(name)
+		if w := want.byName[name]; ok != (w != nil) || (ok && !same(s, w)) {
+			return fmt.Errorf("name %q: %v, want %v", name, s, w)
+		}
+		for what, pair := range map[string][2][]*skillRef{
+			"folder":  {v.merged(v.own.folder(name), v.shared.folder(name)), want.byFolder[name]},
+			"display": {v.merged(v.own.display(name), v.shared.display(name)), want.byDisplay[name]},
+		} {
+			if dirsOf(pair[0]) != dirsOf(pair[1]) {
+				return fmt.Errorf("%s %q: %s, want %s", what, name, dirsOf(pair[0]), dirsOf(pair[1]))
+			}
+		}
+	}
+	for dir, w := range want.byDir {
+		if s, ok := v.skill(dir); !ok || !same(s, w) {
+			return fmt.Errorf("dir %q: %v, want %v", dir, s, w)
+		}
+	}
+	for _, s := range slices.Concat(v.own.all, v.shared.all) {
+		if _, ok := v.skill(s.dir); ok != (want.byDir[s.dir] != nil) {
+			return fmt.Errorf("dir %q found %t", s.dir, ok)
+		}
+	}
+	var files []string
+	for e := range v.files("") {
+		files = append(files, e.rel)
+	}
+	var wantFiles []string
+	for _, e := range want.entries {
+		wantFiles = append(wantFiles, e.rel)
+		if g, ok := v.file(e.rel); !ok || g.obj.Key != e.obj.Key {
+			return fmt.Errorf("file %q: %v, want %s", e.rel, g.obj.Key, e.obj.Key)
+		}
+	}
+	if !slices.Equal(files, wantFiles) {
+		return fmt.Errorf("files %q, want %q", files, wantFiles)
+	}
+	for _, e := range slices.Concat(v.own.entries, v.shared.entries) {
+		if _, ok := v.file(e.rel); ok != slices.Contains(wantFiles, e.rel) {
+			return fmt.Errorf("file %q found %t", e.rel, ok)
+		}
+		for _, prefix := range []string{path.Dir(e.rel) + "/"} {
+			var got, want []string
+			for g := range v.files(prefix) {
+				got = append(got, g.rel)
+			}
+			for _, w := range wantFiles {
+				if strings.HasPrefix(w, prefix) {
+					want = append(want, w)
+				}
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("files under %q: %q, want %q", prefix, got, want)
+			}
+		}
+	}
+	if v.digest != want.digest {
+		return fmt.Errorf("digest differs")
+	}
+	return nil
+}

@@ -76,6 +76,64 @@ func (SkillView) EnumDescriptor() ([]byte, []int) {
 	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{0}
 }
 
+type SkillChange_Kind int32
+
+const (
+	SkillChange_KIND_UNSPECIFIED SkillChange_Kind = 0
+	SkillChange_KIND_ADDED       SkillChange_Kind = 1
+	SkillChange_KIND_CHANGED     SkillChange_Kind = 2
+	SkillChange_KIND_REMOVED     SkillChange_Kind = 3
+	SkillChange_KIND_ENABLED     SkillChange_Kind = 4
+	SkillChange_KIND_DISABLED    SkillChange_Kind = 5
+)
+
+// Enum value maps for SkillChange_Kind.
+var (
+	SkillChange_Kind_name = map[int32]string{
+		0: "KIND_UNSPECIFIED",
+		1: "KIND_ADDED",
+		2: "KIND_CHANGED",
+		3: "KIND_REMOVED",
+		4: "KIND_ENABLED",
+		5: "KIND_DISABLED",
+	}
+	SkillChange_Kind_value = map[string]int32{
+		"KIND_UNSPECIFIED": 0,
+		"KIND_ADDED":       1,
+		"KIND_CHANGED":     2,
+		"KIND_REMOVED":     3,
+		"KIND_ENABLED":     4,
+		"KIND_DISABLED":    5,
+	}
+)
+
+func (x SkillChange_Kind) Enum() *SkillChange_Kind {
+	p := new(SkillChange_Kind)
+	*p = x
+	return p
+}
+
+func (x SkillChange_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SkillChange_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_skillsvc_v1_skills_proto_enumTypes[1].Descriptor()
+}
+
+func (SkillChange_Kind) Type() protoreflect.EnumType {
+	return &file_skillsvc_v1_skills_proto_enumTypes[1]
+}
+
+func (x SkillChange_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SkillChange_Kind.Descriptor instead.
+func (SkillChange_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25, 0}
+}
+
 // SkillSummary is a skill's frontmatter and where it lives.
 type SkillSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -117,8 +175,11 @@ type SkillSummary struct {
 	// core schema: numbers with every digit, dates as strings). Only in
 	// GetSkill and SKILL_VIEW_FULL listings.
 	FrontmatterJson string `protobuf:"bytes,19,opt,name=frontmatter_json,json=frontmatterJson" json:"frontmatter_json,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// "sha256:<hex>" of the manifest: the id this content has as a
+	// LibraryService version. Empty for a skill over the limits.
+	ManifestDigest string `protobuf:"bytes,20,opt,name=manifest_digest,json=manifestDigest" json:"manifest_digest,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SkillSummary) Reset() {
@@ -280,6 +341,13 @@ func (x *SkillSummary) GetManifest() *SkillManifest {
 func (x *SkillSummary) GetFrontmatterJson() string {
 	if x != nil {
 		return x.FrontmatterJson
+	}
+	return ""
+}
+
+func (x *SkillSummary) GetManifestDigest() string {
+	if x != nil {
+		return x.ManifestDigest
 	}
 	return ""
 }
@@ -943,7 +1011,10 @@ func (x *SkillFile) GetBinary() bool {
 type GetSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The skill folder or SKILL.md path ("/skills/docs/pdf"), or the skill name.
-	Path          string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	// A published version of the skill (id, unique id prefix or label, see
+	// LibraryService) instead of the live copy.
+	Version       string `protobuf:"bytes,2,opt,name=version" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -981,6 +1052,13 @@ func (*GetSkillRequest) Descriptor() ([]byte, []int) {
 func (x *GetSkillRequest) GetPath() string {
 	if x != nil {
 		return x.Path
+	}
+	return ""
+}
+
+func (x *GetSkillRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
 	}
 	return ""
 }
@@ -1085,7 +1163,9 @@ type RenderSkillRequest struct {
 	// The base directory the text names, as is, instead of /skills/<path>:
 	// where the caller unpacked ExportSkill's <folder>/, say
 	// "/sandbox/skills/pdf". One line of at most 4096 bytes.
-	BaseDir       string `protobuf:"bytes,3,opt,name=base_dir,json=baseDir" json:"base_dir,omitempty"`
+	BaseDir string `protobuf:"bytes,3,opt,name=base_dir,json=baseDir" json:"base_dir,omitempty"`
+	// As GetSkillRequest.version.
+	Version       string `protobuf:"bytes,4,opt,name=version" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1137,6 +1217,13 @@ func (x *RenderSkillRequest) GetArguments() string {
 func (x *RenderSkillRequest) GetBaseDir() string {
 	if x != nil {
 		return x.BaseDir
+	}
+	return ""
+}
+
+func (x *RenderSkillRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
 	}
 	return ""
 }
@@ -1204,7 +1291,9 @@ type ReadSkillFileRequest struct {
 	// The caller's tool for fetching a file as is, named when the file is
 	// refused as binary or too large ("fetch it with download_file
 	// instead"). Same rules as FormatSkillsRequest.search_tool.
-	DownloadTool  string `protobuf:"bytes,3,opt,name=download_tool,json=downloadTool" json:"download_tool,omitempty"`
+	DownloadTool string `protobuf:"bytes,3,opt,name=download_tool,json=downloadTool" json:"download_tool,omitempty"`
+	// As GetSkillRequest.version.
+	Version       string `protobuf:"bytes,4,opt,name=version" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1256,6 +1345,13 @@ func (x *ReadSkillFileRequest) GetFile() string {
 func (x *ReadSkillFileRequest) GetDownloadTool() string {
 	if x != nil {
 		return x.DownloadTool
+	}
+	return ""
+}
+
+func (x *ReadSkillFileRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
 	}
 	return ""
 }
@@ -1514,8 +1610,10 @@ func (x *SearchSkillsResponse) GetLibraryDigest() string {
 }
 
 type ExportSkillRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	// As GetSkillRequest.version.
+	Version       string `protobuf:"bytes,2,opt,name=version" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1553,6 +1651,13 @@ func (*ExportSkillRequest) Descriptor() ([]byte, []int) {
 func (x *ExportSkillRequest) GetPath() string {
 	if x != nil {
 		return x.Path
+	}
+	return ""
+}
+
+func (x *ExportSkillRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
 	}
 	return ""
 }
@@ -1698,11 +1803,202 @@ func (x *SetSkillEnabledResponse) GetSkill() *SkillSummary {
 	return nil
 }
 
+type WatchSkillsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The library_digest of a listing or of the last message seen: the
+	// stream starts with the changes since then. Empty: it starts with one
+	// message carrying the current digest and no changes.
+	SinceDigest   string `protobuf:"bytes,1,opt,name=since_digest,json=sinceDigest" json:"since_digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchSkillsRequest) Reset() {
+	*x = WatchSkillsRequest{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchSkillsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchSkillsRequest) ProtoMessage() {}
+
+func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchSkillsRequest.ProtoReflect.Descriptor instead.
+func (*WatchSkillsRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *WatchSkillsRequest) GetSinceDigest() string {
+	if x != nil {
+		return x.SinceDigest
+	}
+	return ""
+}
+
+// SkillChange is one skill's change between two states of a catalog.
+type SkillChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  SkillChange_Kind       `protobuf:"varint,1,opt,name=kind,enum=skillsvc.v1.SkillChange_Kind" json:"kind,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	// The skill folder, e.g. "/skills/docs/pdf".
+	Path string `protobuf:"bytes,3,opt,name=path" json:"path,omitempty"`
+	// "user" or "shared".
+	Layer string `protobuf:"bytes,4,opt,name=layer" json:"layer,omitempty"`
+	// The skill's manifest_digest after the change; empty when removed.
+	ManifestDigest string `protobuf:"bytes,5,opt,name=manifest_digest,json=manifestDigest" json:"manifest_digest,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SkillChange) Reset() {
+	*x = SkillChange{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkillChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkillChange) ProtoMessage() {}
+
+func (x *SkillChange) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkillChange.ProtoReflect.Descriptor instead.
+func (*SkillChange) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SkillChange) GetKind() SkillChange_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return SkillChange_KIND_UNSPECIFIED
+}
+
+func (x *SkillChange) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SkillChange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SkillChange) GetLayer() string {
+	if x != nil {
+		return x.Layer
+	}
+	return ""
+}
+
+func (x *SkillChange) GetManifestDigest() string {
+	if x != nil {
+		return x.ManifestDigest
+	}
+	return ""
+}
+
+type WatchSkillsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The library digest after these changes; pass it as since_digest to
+	// resume after a disconnect.
+	LibraryDigest string         `protobuf:"bytes,1,opt,name=library_digest,json=libraryDigest" json:"library_digest,omitempty"`
+	Changes       []*SkillChange `protobuf:"bytes,2,rep,name=changes" json:"changes,omitempty"`
+	// since_digest is no longer known to the server (too old): changes is
+	// empty and the client should list the catalog again.
+	Reset_        bool `protobuf:"varint,3,opt,name=reset" json:"reset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchSkillsResponse) Reset() {
+	*x = WatchSkillsResponse{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchSkillsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchSkillsResponse) ProtoMessage() {}
+
+func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchSkillsResponse.ProtoReflect.Descriptor instead.
+func (*WatchSkillsResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *WatchSkillsResponse) GetLibraryDigest() string {
+	if x != nil {
+		return x.LibraryDigest
+	}
+	return ""
+}
+
+func (x *WatchSkillsResponse) GetChanges() []*SkillChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *WatchSkillsResponse) GetReset_() bool {
+	if x != nil {
+		return x.Reset_
+	}
+	return false
+}
+
 var File_skillsvc_v1_skills_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\n" +
-	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xcd\x05\n" +
+	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xf6\x05\n" +
 	"\fSkillSummary\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x12\n" +
@@ -1723,7 +2019,8 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x06errors\x18\x10 \x03(\tR\x06errors\x12!\n" +
 	"\fdisplay_name\x18\x11 \x01(\tR\vdisplayName\x126\n" +
 	"\bmanifest\x18\x12 \x01(\v2\x1a.skillsvc.v1.SkillManifestR\bmanifest\x12)\n" +
-	"\x10frontmatter_json\x18\x13 \x01(\tR\x0ffrontmatterJson\x1a;\n" +
+	"\x10frontmatter_json\x18\x13 \x01(\tR\x0ffrontmatterJson\x12'\n" +
+	"\x0fmanifest_digest\x18\x14 \x01(\tR\x0emanifestDigest\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"N\n" +
@@ -1779,27 +2076,30 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\tSkillFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
-	"\x06binary\x18\x03 \x01(\bR\x06binary\"%\n" +
+	"\x06binary\x18\x03 \x01(\bR\x06binary\"?\n" +
 	"\x0fGetSkillRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\xf7\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"\xf7\x01\n" +
 	"\x10GetSkillResponse\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x10\n" +
 	"\x03raw\x18\x02 \x01(\tR\x03raw\x129\n" +
 	"\vfrontmatter\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vfrontmatter\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\tR\x04body\x12,\n" +
 	"\x05files\x18\x05 \x03(\v2\x16.skillsvc.v1.SkillFileR\x05files\x12#\n" +
-	"\rfiles_omitted\x18\x06 \x01(\x05R\ffilesOmitted\"a\n" +
+	"\rfiles_omitted\x18\x06 \x01(\x05R\ffilesOmitted\"{\n" +
 	"\x12RenderSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\tR\targuments\x12\x19\n" +
-	"\bbase_dir\x18\x03 \x01(\tR\abaseDir\"Z\n" +
+	"\bbase_dir\x18\x03 \x01(\tR\abaseDir\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\tR\aversion\"Z\n" +
 	"\x13RenderSkillResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12/\n" +
-	"\x05skill\x18\x02 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"c\n" +
+	"\x05skill\x18\x02 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"}\n" +
 	"\x14ReadSkillFileRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04file\x18\x02 \x01(\tR\x04file\x12#\n" +
-	"\rdownload_tool\x18\x03 \x01(\tR\fdownloadTool\"E\n" +
+	"\rdownload_tool\x18\x03 \x01(\tR\fdownloadTool\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\tR\aversion\"E\n" +
 	"\x15ReadSkillFileResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\"\x89\x01\n" +
@@ -1815,20 +2115,41 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x14SearchSkillsResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
-	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"(\n" +
+	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"B\n" +
 	"\x12ExportSkillRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\")\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\")\n" +
 	"\x13ExportSkillResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"F\n" +
 	"\x16SetSkillEnabledRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"J\n" +
 	"\x17SetSkillEnabledResponse\x12/\n" +
-	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill*R\n" +
+	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"7\n" +
+	"\x12WatchSkillsRequest\x12!\n" +
+	"\fsince_digest\x18\x01 \x01(\tR\vsinceDigest\"\x9e\x02\n" +
+	"\vSkillChange\x121\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1d.skillsvc.v1.SkillChange.KindR\x04kind\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x14\n" +
+	"\x05layer\x18\x04 \x01(\tR\x05layer\x12'\n" +
+	"\x0fmanifest_digest\x18\x05 \x01(\tR\x0emanifestDigest\"u\n" +
+	"\x04Kind\x12\x14\n" +
+	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0e\n" +
+	"\n" +
+	"KIND_ADDED\x10\x01\x12\x10\n" +
+	"\fKIND_CHANGED\x10\x02\x12\x10\n" +
+	"\fKIND_REMOVED\x10\x03\x12\x10\n" +
+	"\fKIND_ENABLED\x10\x04\x12\x11\n" +
+	"\rKIND_DISABLED\x10\x05\"\x86\x01\n" +
+	"\x13WatchSkillsResponse\x12%\n" +
+	"\x0elibrary_digest\x18\x01 \x01(\tR\rlibraryDigest\x122\n" +
+	"\achanges\x18\x02 \x03(\v2\x18.skillsvc.v1.SkillChangeR\achanges\x12\x14\n" +
+	"\x05reset\x18\x03 \x01(\bR\x05reset*R\n" +
 	"\tSkillView\x12\x1a\n" +
 	"\x16SKILL_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10SKILL_VIEW_BASIC\x10\x01\x12\x13\n" +
-	"\x0fSKILL_VIEW_FULL\x10\x022\x88\x06\n" +
+	"\x0fSKILL_VIEW_FULL\x10\x022\xdc\x06\n" +
 	"\rSkillsService\x12Y\n" +
 	"\x0eListCategories\x12\".skillsvc.v1.ListCategoriesRequest\x1a#.skillsvc.v1.ListCategoriesResponse\x12M\n" +
 	"\n" +
@@ -1839,7 +2160,8 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\rReadSkillFile\x12!.skillsvc.v1.ReadSkillFileRequest\x1a\".skillsvc.v1.ReadSkillFileResponse\x12S\n" +
 	"\fSearchSkills\x12 .skillsvc.v1.SearchSkillsRequest\x1a!.skillsvc.v1.SearchSkillsResponse\x12R\n" +
 	"\vExportSkill\x12\x1f.skillsvc.v1.ExportSkillRequest\x1a .skillsvc.v1.ExportSkillResponse0\x01\x12\\\n" +
-	"\x0fSetSkillEnabled\x12#.skillsvc.v1.SetSkillEnabledRequest\x1a$.skillsvc.v1.SetSkillEnabledResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x0fSetSkillEnabled\x12#.skillsvc.v1.SetSkillEnabledRequest\x1a$.skillsvc.v1.SetSkillEnabledResponse\x12R\n" +
+	"\vWatchSkills\x12\x1f.skillsvc.v1.WatchSkillsRequest\x1a .skillsvc.v1.WatchSkillsResponse0\x01B@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_skills_proto_rawDescOnce sync.Once
@@ -1853,75 +2175,83 @@ func file_skillsvc_v1_skills_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_skills_proto_rawDescData
 }
 
-var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_skillsvc_v1_skills_proto_goTypes = []any{
 	(SkillView)(0),                  // 0: skillsvc.v1.SkillView
-	(*SkillSummary)(nil),            // 1: skillsvc.v1.SkillSummary
-	(*ManifestFile)(nil),            // 2: skillsvc.v1.ManifestFile
-	(*SkillManifest)(nil),           // 3: skillsvc.v1.SkillManifest
-	(*ListCategoriesRequest)(nil),   // 4: skillsvc.v1.ListCategoriesRequest
-	(*CategoryCount)(nil),           // 5: skillsvc.v1.CategoryCount
-	(*ListCategoriesResponse)(nil),  // 6: skillsvc.v1.ListCategoriesResponse
-	(*ListSkillsRequest)(nil),       // 7: skillsvc.v1.ListSkillsRequest
-	(*ListSkillsResponse)(nil),      // 8: skillsvc.v1.ListSkillsResponse
-	(*FormatSkillsRequest)(nil),     // 9: skillsvc.v1.FormatSkillsRequest
-	(*FormatSkillsResponse)(nil),    // 10: skillsvc.v1.FormatSkillsResponse
-	(*SkillFile)(nil),               // 11: skillsvc.v1.SkillFile
-	(*GetSkillRequest)(nil),         // 12: skillsvc.v1.GetSkillRequest
-	(*GetSkillResponse)(nil),        // 13: skillsvc.v1.GetSkillResponse
-	(*RenderSkillRequest)(nil),      // 14: skillsvc.v1.RenderSkillRequest
-	(*RenderSkillResponse)(nil),     // 15: skillsvc.v1.RenderSkillResponse
-	(*ReadSkillFileRequest)(nil),    // 16: skillsvc.v1.ReadSkillFileRequest
-	(*ReadSkillFileResponse)(nil),   // 17: skillsvc.v1.ReadSkillFileResponse
-	(*SearchSkillsRequest)(nil),     // 18: skillsvc.v1.SearchSkillsRequest
-	(*ScoredSkill)(nil),             // 19: skillsvc.v1.ScoredSkill
-	(*SearchSkillsResponse)(nil),    // 20: skillsvc.v1.SearchSkillsResponse
-	(*ExportSkillRequest)(nil),      // 21: skillsvc.v1.ExportSkillRequest
-	(*ExportSkillResponse)(nil),     // 22: skillsvc.v1.ExportSkillResponse
-	(*SetSkillEnabledRequest)(nil),  // 23: skillsvc.v1.SetSkillEnabledRequest
-	(*SetSkillEnabledResponse)(nil), // 24: skillsvc.v1.SetSkillEnabledResponse
-	nil,                             // 25: skillsvc.v1.SkillSummary.MetadataEntry
-	(*structpb.Struct)(nil),         // 26: google.protobuf.Struct
+	(SkillChange_Kind)(0),           // 1: skillsvc.v1.SkillChange.Kind
+	(*SkillSummary)(nil),            // 2: skillsvc.v1.SkillSummary
+	(*ManifestFile)(nil),            // 3: skillsvc.v1.ManifestFile
+	(*SkillManifest)(nil),           // 4: skillsvc.v1.SkillManifest
+	(*ListCategoriesRequest)(nil),   // 5: skillsvc.v1.ListCategoriesRequest
+	(*CategoryCount)(nil),           // 6: skillsvc.v1.CategoryCount
+	(*ListCategoriesResponse)(nil),  // 7: skillsvc.v1.ListCategoriesResponse
+	(*ListSkillsRequest)(nil),       // 8: skillsvc.v1.ListSkillsRequest
+	(*ListSkillsResponse)(nil),      // 9: skillsvc.v1.ListSkillsResponse
+	(*FormatSkillsRequest)(nil),     // 10: skillsvc.v1.FormatSkillsRequest
+	(*FormatSkillsResponse)(nil),    // 11: skillsvc.v1.FormatSkillsResponse
+	(*SkillFile)(nil),               // 12: skillsvc.v1.SkillFile
+	(*GetSkillRequest)(nil),         // 13: skillsvc.v1.GetSkillRequest
+	(*GetSkillResponse)(nil),        // 14: skillsvc.v1.GetSkillResponse
+	(*RenderSkillRequest)(nil),      // 15: skillsvc.v1.RenderSkillRequest
+	(*RenderSkillResponse)(nil),     // 16: skillsvc.v1.RenderSkillResponse
+	(*ReadSkillFileRequest)(nil),    // 17: skillsvc.v1.ReadSkillFileRequest
+	(*ReadSkillFileResponse)(nil),   // 18: skillsvc.v1.ReadSkillFileResponse
+	(*SearchSkillsRequest)(nil),     // 19: skillsvc.v1.SearchSkillsRequest
+	(*ScoredSkill)(nil),             // 20: skillsvc.v1.ScoredSkill
+	(*SearchSkillsResponse)(nil),    // 21: skillsvc.v1.SearchSkillsResponse
+	(*ExportSkillRequest)(nil),      // 22: skillsvc.v1.ExportSkillRequest
+	(*ExportSkillResponse)(nil),     // 23: skillsvc.v1.ExportSkillResponse
+	(*SetSkillEnabledRequest)(nil),  // 24: skillsvc.v1.SetSkillEnabledRequest
+	(*SetSkillEnabledResponse)(nil), // 25: skillsvc.v1.SetSkillEnabledResponse
+	(*WatchSkillsRequest)(nil),      // 26: skillsvc.v1.WatchSkillsRequest
+	(*SkillChange)(nil),             // 27: skillsvc.v1.SkillChange
+	(*WatchSkillsResponse)(nil),     // 28: skillsvc.v1.WatchSkillsResponse
+	nil,                             // 29: skillsvc.v1.SkillSummary.MetadataEntry
+	(*structpb.Struct)(nil),         // 30: google.protobuf.Struct
 }
 var file_skillsvc_v1_skills_proto_depIdxs = []int32{
-	25, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
-	26, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
-	3,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
-	2,  // 3: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
-	5,  // 4: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
+	29, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
+	30, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
+	4,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
+	3,  // 3: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
+	6,  // 4: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
 	0,  // 5: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
-	1,  // 6: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
-	1,  // 7: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	26, // 8: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
-	11, // 9: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
-	1,  // 10: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	1,  // 11: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	19, // 12: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	1,  // 13: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	4,  // 14: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	7,  // 15: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	9,  // 16: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	12, // 17: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	14, // 18: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	16, // 19: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	18, // 20: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	21, // 21: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	23, // 22: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	6,  // 23: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	8,  // 24: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	10, // 25: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	13, // 26: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	15, // 27: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	17, // 28: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	20, // 29: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	22, // 30: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	24, // 31: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	23, // [23:32] is the sub-list for method output_type
-	14, // [14:23] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	2,  // 6: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
+	2,  // 7: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	30, // 8: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	12, // 9: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
+	2,  // 10: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	2,  // 11: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
+	20, // 12: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	2,  // 13: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	1,  // 14: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
+	27, // 15: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
+	5,  // 16: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	8,  // 17: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	10, // 18: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	13, // 19: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	15, // 20: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	17, // 21: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	19, // 22: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	22, // 23: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	24, // 24: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	26, // 25: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
+	7,  // 26: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	9,  // 27: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	11, // 28: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	14, // 29: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	16, // 30: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	18, // 31: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	21, // 32: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	23, // 33: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	25, // 34: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	28, // 35: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
+	26, // [26:36] is the sub-list for method output_type
+	16, // [16:26] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }
@@ -1934,8 +2264,8 @@ func file_skillsvc_v1_skills_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_skills_proto_rawDesc), len(file_skillsvc_v1_skills_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   25,
+			NumEnums:      2,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -274,6 +274,29 @@ func local_request_SkillsService_SetSkillEnabled_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+func request_SkillsService_WatchSkills_0(ctx context.Context, marshaler runtime.Marshaler, client SkillsServiceClient, req *http.Request, pathParams map[string]string) (SkillsService_WatchSkillsClient, runtime.ServerMetadata, error) {
+	var (
+		protoReq WatchSkillsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	stream, err := client.WatchSkills(ctx, &protoReq)
+	if err != nil {
+		return nil, metadata, err
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return nil, metadata, err
+	}
+	metadata.HeaderMD = header
+	return stream, metadata, nil
+}
+
 // RegisterSkillsServiceHandlerServer registers the http handlers for service SkillsService to "mux".
 // UnaryRPC     :call SkillsServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -446,6 +469,13 @@ func RegisterSkillsServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			return
 		}
 		forward_SkillsService_SetSkillEnabled_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+
+	mux.Handle(http.MethodPost, pattern_SkillsService_WatchSkills_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
+		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+		return
 	})
 
 	return nil
@@ -640,6 +670,23 @@ func RegisterSkillsServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_SkillsService_SetSkillEnabled_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_SkillsService_WatchSkills_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/skillsvc.v1.SkillsService/WatchSkills", runtime.WithHTTPPathPattern("/skillsvc.v1.SkillsService/WatchSkills"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_SkillsService_WatchSkills_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_SkillsService_WatchSkills_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -653,6 +700,7 @@ var (
 	pattern_SkillsService_SearchSkills_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"skillsvc.v1.SkillsService", "SearchSkills"}, ""))
 	pattern_SkillsService_ExportSkill_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"skillsvc.v1.SkillsService", "ExportSkill"}, ""))
 	pattern_SkillsService_SetSkillEnabled_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"skillsvc.v1.SkillsService", "SetSkillEnabled"}, ""))
+	pattern_SkillsService_WatchSkills_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"skillsvc.v1.SkillsService", "WatchSkills"}, ""))
 )
 
 var (
@@ -665,4 +713,5 @@ var (
 	forward_SkillsService_SearchSkills_0    = runtime.ForwardResponseMessage
 	forward_SkillsService_ExportSkill_0     = runtime.ForwardResponseStream
 	forward_SkillsService_SetSkillEnabled_0 = runtime.ForwardResponseMessage
+	forward_SkillsService_WatchSkills_0     = runtime.ForwardResponseStream
 )

@@ -28,6 +28,7 @@ const (
 	SkillsService_SearchSkills_FullMethodName    = "/skillsvc.v1.SkillsService/SearchSkills"
 	SkillsService_ExportSkill_FullMethodName     = "/skillsvc.v1.SkillsService/ExportSkill"
 	SkillsService_SetSkillEnabled_FullMethodName = "/skillsvc.v1.SkillsService/SetSkillEnabled"
+	SkillsService_WatchSkills_FullMethodName     = "/skillsvc.v1.SkillsService/WatchSkills"
 )
 
 // SkillsServiceClient is the client API for SkillsService service.
@@ -59,6 +60,12 @@ type SkillsServiceClient interface {
 	ExportSkill(ctx context.Context, in *ExportSkillRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportSkillResponse], error)
 	// SetSkillEnabled disables or re-enables a skill for the caller's user.
 	SetSkillEnabled(ctx context.Context, in *SetSkillEnabledRequest, opts ...grpc.CallOption) (*SetSkillEnabledResponse, error)
+	// WatchSkills streams the changes to the caller's catalog (skills added,
+	// changed, removed, enabled or disabled) as they are seen on any replica,
+	// whether made through LibraryService or straight in the bucket. Each
+	// message carries the library digest after it, from which a client
+	// resumes. A caller may hold a bounded number of watches.
+	WatchSkills(ctx context.Context, in *WatchSkillsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchSkillsResponse], error)
 }
 
 type skillsServiceClient struct {
@@ -168,6 +175,25 @@ func (c *skillsServiceClient) SetSkillEnabled(ctx context.Context, in *SetSkillE
 	return out, nil
 }
 
+func (c *skillsServiceClient) WatchSkills(ctx context.Context, in *WatchSkillsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchSkillsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &SkillsService_ServiceDesc.Streams[1], SkillsService_WatchSkills_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchSkillsRequest, WatchSkillsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SkillsService_WatchSkillsClient = grpc.ServerStreamingClient[WatchSkillsResponse]
+
 // SkillsServiceServer is the server API for SkillsService service.
 // All implementations must embed UnimplementedSkillsServiceServer
 // for forward compatibility.
@@ -197,6 +223,12 @@ type SkillsServiceServer interface {
 	ExportSkill(*ExportSkillRequest, grpc.ServerStreamingServer[ExportSkillResponse]) error
 	// SetSkillEnabled disables or re-enables a skill for the caller's user.
 	SetSkillEnabled(context.Context, *SetSkillEnabledRequest) (*SetSkillEnabledResponse, error)
+	// WatchSkills streams the changes to the caller's catalog (skills added,
+	// changed, removed, enabled or disabled) as they are seen on any replica,
+	// whether made through LibraryService or straight in the bucket. Each
+	// message carries the library digest after it, from which a client
+	// resumes. A caller may hold a bounded number of watches.
+	WatchSkills(*WatchSkillsRequest, grpc.ServerStreamingServer[WatchSkillsResponse]) error
 	mustEmbedUnimplementedSkillsServiceServer()
 }
 
@@ -233,6 +265,9 @@ func (UnimplementedSkillsServiceServer) ExportSkill(*ExportSkillRequest, grpc.Se
 }
 func (UnimplementedSkillsServiceServer) SetSkillEnabled(context.Context, *SetSkillEnabledRequest) (*SetSkillEnabledResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetSkillEnabled not implemented")
+}
+func (UnimplementedSkillsServiceServer) WatchSkills(*WatchSkillsRequest, grpc.ServerStreamingServer[WatchSkillsResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchSkills not implemented")
 }
 func (UnimplementedSkillsServiceServer) mustEmbedUnimplementedSkillsServiceServer() {}
 func (UnimplementedSkillsServiceServer) testEmbeddedByValue()                       {}
@@ -410,6 +445,17 @@ func _SkillsService_SetSkillEnabled_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SkillsService_WatchSkills_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchSkillsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SkillsServiceServer).WatchSkills(m, &grpc.GenericServerStream[WatchSkillsRequest, WatchSkillsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SkillsService_WatchSkillsServer = grpc.ServerStreamingServer[WatchSkillsResponse]
+
 // SkillsService_ServiceDesc is the grpc.ServiceDesc for SkillsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -454,6 +500,11 @@ var SkillsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ExportSkill",
 			Handler:       _SkillsService_ExportSkill_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchSkills",
+			Handler:       _SkillsService_WatchSkills_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -18,7 +18,7 @@ SKILL_VIEW_BASIC: SkillView
 SKILL_VIEW_FULL: SkillView
 
 class SkillSummary(_message.Message):
-    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json")
+    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,7 @@ class SkillSummary(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
     MANIFEST_FIELD_NUMBER: _ClassVar[int]
     FRONTMATTER_JSON_FIELD_NUMBER: _ClassVar[int]
+    MANIFEST_DIGEST_FIELD_NUMBER: _ClassVar[int]
     path: str
     location: str
     name: str
@@ -64,7 +65,8 @@ class SkillSummary(_message.Message):
     display_name: str
     manifest: SkillManifest
     frontmatter_json: str
-    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ...) -> None: ...
+    manifest_digest: str
+    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ...) -> None: ...
 
 class ManifestFile(_message.Message):
     __slots__ = ("path", "size", "sha256")
@@ -173,10 +175,12 @@ class SkillFile(_message.Message):
     def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., binary: _Optional[bool] = ...) -> None: ...
 
 class GetSkillRequest(_message.Message):
-    __slots__ = ("path",)
+    __slots__ = ("path", "version")
     PATH_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     path: str
-    def __init__(self, path: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, path: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class GetSkillResponse(_message.Message):
     __slots__ = ("skill", "raw", "frontmatter", "body", "files", "files_omitted")
@@ -195,14 +199,16 @@ class GetSkillResponse(_message.Message):
     def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., raw: _Optional[str] = ..., frontmatter: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., body: _Optional[str] = ..., files: _Optional[_Iterable[_Union[SkillFile, _Mapping]]] = ..., files_omitted: _Optional[int] = ...) -> None: ...
 
 class RenderSkillRequest(_message.Message):
-    __slots__ = ("path", "arguments", "base_dir")
+    __slots__ = ("path", "arguments", "base_dir", "version")
     PATH_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     BASE_DIR_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     path: str
     arguments: str
     base_dir: str
-    def __init__(self, path: _Optional[str] = ..., arguments: _Optional[str] = ..., base_dir: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, path: _Optional[str] = ..., arguments: _Optional[str] = ..., base_dir: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class RenderSkillResponse(_message.Message):
     __slots__ = ("text", "skill")
@@ -213,14 +219,16 @@ class RenderSkillResponse(_message.Message):
     def __init__(self, text: _Optional[str] = ..., skill: _Optional[_Union[SkillSummary, _Mapping]] = ...) -> None: ...
 
 class ReadSkillFileRequest(_message.Message):
-    __slots__ = ("path", "file", "download_tool")
+    __slots__ = ("path", "file", "download_tool", "version")
     PATH_FIELD_NUMBER: _ClassVar[int]
     FILE_FIELD_NUMBER: _ClassVar[int]
     DOWNLOAD_TOOL_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     path: str
     file: str
     download_tool: str
-    def __init__(self, path: _Optional[str] = ..., file: _Optional[str] = ..., download_tool: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, path: _Optional[str] = ..., file: _Optional[str] = ..., download_tool: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class ReadSkillFileResponse(_message.Message):
     __slots__ = ("path", "content")
@@ -263,10 +271,12 @@ class SearchSkillsResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ..., truncated: _Optional[bool] = ..., library_digest: _Optional[str] = ...) -> None: ...
 
 class ExportSkillRequest(_message.Message):
-    __slots__ = ("path",)
+    __slots__ = ("path", "version")
     PATH_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     path: str
-    def __init__(self, path: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, path: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class ExportSkillResponse(_message.Message):
     __slots__ = ("data",)
@@ -287,3 +297,47 @@ class SetSkillEnabledResponse(_message.Message):
     SKILL_FIELD_NUMBER: _ClassVar[int]
     skill: SkillSummary
     def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ...) -> None: ...
+
+class WatchSkillsRequest(_message.Message):
+    __slots__ = ("since_digest",)
+    SINCE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    since_digest: str
+    def __init__(self, since_digest: _Optional[str] = ...) -> None: ...
+
+class SkillChange(_message.Message):
+    __slots__ = ("kind", "name", "path", "layer", "manifest_digest")
+    class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        KIND_UNSPECIFIED: _ClassVar[SkillChange.Kind]
+        KIND_ADDED: _ClassVar[SkillChange.Kind]
+        KIND_CHANGED: _ClassVar[SkillChange.Kind]
+        KIND_REMOVED: _ClassVar[SkillChange.Kind]
+        KIND_ENABLED: _ClassVar[SkillChange.Kind]
+        KIND_DISABLED: _ClassVar[SkillChange.Kind]
+    KIND_UNSPECIFIED: SkillChange.Kind
+    KIND_ADDED: SkillChange.Kind
+    KIND_CHANGED: SkillChange.Kind
+    KIND_REMOVED: SkillChange.Kind
+    KIND_ENABLED: SkillChange.Kind
+    KIND_DISABLED: SkillChange.Kind
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    MANIFEST_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    kind: SkillChange.Kind
+    name: str
+    path: str
+    layer: str
+    manifest_digest: str
+    def __init__(self, kind: _Optional[_Union[SkillChange.Kind, str]] = ..., name: _Optional[str] = ..., path: _Optional[str] = ..., layer: _Optional[str] = ..., manifest_digest: _Optional[str] = ...) -> None: ...
+
+class WatchSkillsResponse(_message.Message):
+    __slots__ = ("library_digest", "changes", "reset")
+    LIBRARY_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    library_digest: str
+    changes: _containers.RepeatedCompositeFieldContainer[SkillChange]
+    reset: bool
+    def __init__(self, library_digest: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[SkillChange, _Mapping]]] = ..., reset: _Optional[bool] = ...) -> None: ...

@@ -85,6 +85,11 @@ class SkillsServiceStub:
                 request_serializer=skillsvc_dot_v1_dot_skills__pb2.SetSkillEnabledRequest.SerializeToString,
                 response_deserializer=skillsvc_dot_v1_dot_skills__pb2.SetSkillEnabledResponse.FromString,
                 _registered_method=True)
+        self.WatchSkills = channel.unary_stream(
+                '/skillsvc.v1.SkillsService/WatchSkills',
+                request_serializer=skillsvc_dot_v1_dot_skills__pb2.WatchSkillsRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_skills__pb2.WatchSkillsResponse.FromString,
+                _registered_method=True)
 
 
 class SkillsServiceServicer:
@@ -159,6 +164,17 @@ class SkillsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchSkills(self, request, context):
+        """WatchSkills streams the changes to the caller's catalog (skills added,
+        changed, removed, enabled or disabled) as they are seen on any replica,
+        whether made through LibraryService or straight in the bucket. Each
+        message carries the library digest after it, from which a client
+        resumes. A caller may hold a bounded number of watches.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SkillsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -206,6 +222,11 @@ def add_SkillsServiceServicer_to_server(servicer, server):
                     servicer.SetSkillEnabled,
                     request_deserializer=skillsvc_dot_v1_dot_skills__pb2.SetSkillEnabledRequest.FromString,
                     response_serializer=skillsvc_dot_v1_dot_skills__pb2.SetSkillEnabledResponse.SerializeToString,
+            ),
+            'WatchSkills': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchSkills,
+                    request_deserializer=skillsvc_dot_v1_dot_skills__pb2.WatchSkillsRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_skills__pb2.WatchSkillsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -457,6 +478,33 @@ class SkillsService:
             '/skillsvc.v1.SkillsService/SetSkillEnabled',
             skillsvc_dot_v1_dot_skills__pb2.SetSkillEnabledRequest.SerializeToString,
             skillsvc_dot_v1_dot_skills__pb2.SetSkillEnabledResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchSkills(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/skillsvc.v1.SkillsService/WatchSkills',
+            skillsvc_dot_v1_dot_skills__pb2.WatchSkillsRequest.SerializeToString,
+            skillsvc_dot_v1_dot_skills__pb2.WatchSkillsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/skills.proto.
  */
 export const file_skillsvc_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIv0DCgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOgoMTWFuaWZlc3RGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZzaGEyNTYYAyABKAkidwoNU2tpbGxNYW5pZmVzdBIoCgVmaWxlcxgBIAMoCzIZLnNraWxsc3ZjLnYxLk1hbmlmZXN0RmlsZRITCgt0b3RhbF9ieXRlcxgCIAEoAxISCgpmaWxlX2NvdW50GAMgASgFEhMKC292ZXJfbGltaXRzGAQgASgIIhcKFUxpc3RDYXRlZ29yaWVzUmVxdWVzdCIyCg1DYXRlZ29yeUNvdW50EgwKBG5hbWUYASABKAkSEwoLc2tpbGxfY291bnQYAiABKAUiSAoWTGlzdENhdGVnb3JpZXNSZXNwb25zZRIuCgpjYXRlZ29yaWVzGAEgAygLMhouc2tpbGxzdmMudjEuQ2F0ZWdvcnlDb3VudCKsAQoRTGlzdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD2luY2x1ZGVfaW52YWxpZBgEIAEoCBIYChBpbmNsdWRlX2Rpc2FibGVkGAUgASgIEiQKBHZpZXcYBiABKA4yFi5za2lsbHN2Yy52MS5Ta2lsbFZpZXcicAoSTGlzdFNraWxsc1Jlc3BvbnNlEikKBnNraWxscxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSFgoObGlicmFyeV9kaWdlc3QYAyABKAkilwEKE0Zvcm1hdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhMKC2NoYXJfYnVkZ2V0GAIgASgFEhIKCm1heF9za2lsbHMYAyABKAUSDgoGZm9ybWF0GAQgASgJEhkKEWdyb3VwX2J5X2NhdGVnb3J5GAUgASgIEhMKC3NlYXJjaF90b29sGAYgASgJInIKFEZvcm1hdFNraWxsc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSEAoIaW5jbHVkZWQYAiABKAUSDwoHb21pdHRlZBgDIAEoBRIRCglzaG9ydGVuZWQYBCABKAUSFgoObGlicmFyeV9kaWdlc3QYBSABKAkiNwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZiaW5hcnkYAyABKAgiHwoPR2V0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiRwoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJIk0KE1JlbmRlclNraWxsUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeSJJChRSZWFkU2tpbGxGaWxlUmVxdWVzdBIMCgRwYXRoGAEgASgJEgwKBGZpbGUYAiABKAkSFQoNZG93bmxvYWRfdG9vbBgDIAEoCSI2ChVSZWFkU2tpbGxGaWxlUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJImMKE1NlYXJjaFNraWxsc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFbGltaXQYAiABKAUSFwoIY2F0ZWdvcnkYAyABKAlCBaoBAggBEhUKDW1pbl9yZWxldmFuY2UYBCABKAEiWQoLU2NvcmVkU2tpbGwSKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSDQoFc2NvcmUYAiABKAESEQoJcmVsZXZhbmNlGAMgASgBImwKFFNlYXJjaFNraWxsc1Jlc3BvbnNlEikKB3Jlc3VsdHMYASADKAsyGC5za2lsbHN2Yy52MS5TY29yZWRTa2lsbBIRCgl0cnVuY2F0ZWQYAiABKAgSFgoObGlicmFyeV9kaWdlc3QYAyABKAkiIgoSRXhwb3J0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5KlIKCVNraWxsVmlldxIaChZTS0lMTF9WSUVXX1VOU1BFQ0lGSUVEEAASFAoQU0tJTExfVklFV19CQVNJQxABEhMKD1NLSUxMX1ZJRVdfRlVMTBACMogGCg1Ta2lsbHNTZXJ2aWNlElkKDkxpc3RDYXRlZ29yaWVzEiIuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXF1ZXN0GiMuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXNwb25zZRJNCgpMaXN0U2tpbGxzEh4uc2tpbGxzdmMudjEuTGlzdFNraWxsc1JlcXVlc3QaHy5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVzcG9uc2USUwoMRm9ybWF0U2tpbGxzEiAuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1Jlc3BvbnNlEkcKCEdldFNraWxsEhwuc2tpbGxzdmMudjEuR2V0U2tpbGxSZXF1ZXN0Gh0uc2tpbGxzdmMudjEuR2V0U2tpbGxSZXNwb25zZRJQCgtSZW5kZXJTa2lsbBIfLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVzcG9uc2USVgoNUmVhZFNraWxsRmlsZRIhLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXF1ZXN0GiIuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlc3BvbnNlElMKDFNlYXJjaFNraWxscxIgLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXNwb25zZRJSCgtFeHBvcnRTa2lsbBIfLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVzcG9uc2UwARJcCg9TZXRTa2lsbEVuYWJsZWQSIy5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXF1ZXN0GiQuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_struct]);
+  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIpYECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQirAEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3InAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIpcBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJjChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBIlkKC1Njb3JlZFNraWxsEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5Eg0KBXNjb3JlGAIgASgBEhEKCXJlbGV2YW5jZRgDIAEoASJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIjMKEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IioKEldhdGNoU2tpbGxzUmVxdWVzdBIUCgxzaW5jZV9kaWdlc3QYASABKAki9QEKC1NraWxsQ2hhbmdlEisKBGtpbmQYASABKA4yHS5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZS5LaW5kEgwKBG5hbWUYAiABKAkSDAoEcGF0aBgDIAEoCRINCgVsYXllchgEIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYBSABKAkidQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDgoKS0lORF9BRERFRBABEhAKDEtJTkRfQ0hBTkdFRBACEhAKDEtJTkRfUkVNT1ZFRBADEhAKDEtJTkRfRU5BQkxFRBAEEhEKDUtJTkRfRElTQUJMRUQQBSJnChNXYXRjaFNraWxsc1Jlc3BvbnNlEhYKDmxpYnJhcnlfZGlnZXN0GAEgASgJEikKB2NoYW5nZXMYAiADKAsyGC5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZRINCgVyZXNldBgDIAEoCCpSCglTa2lsbFZpZXcSGgoWU0tJTExfVklFV19VTlNQRUNJRklFRBAAEhQKEFNLSUxMX1ZJRVdfQkFTSUMQARITCg9TS0lMTF9WSUVXX0ZVTEwQAjLcBgoNU2tpbGxzU2VydmljZRJZCg5MaXN0Q2F0ZWdvcmllcxIiLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVxdWVzdBojLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USTQoKTGlzdFNraWxscxIeLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXF1ZXN0Gh8uc2tpbGxzdmMudjEuTGlzdFNraWxsc1Jlc3BvbnNlElMKDEZvcm1hdFNraWxscxIgLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXNwb25zZRJHCghHZXRTa2lsbBIcLnNraWxsc3ZjLnYxLkdldFNraWxsUmVxdWVzdBodLnNraWxsc3ZjLnYxLkdldFNraWxsUmVzcG9uc2USUAoLUmVuZGVyU2tpbGwSHy5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlc3BvbnNlElYKDVJlYWRTa2lsbEZpbGUSIS5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXNwb25zZRJTCgxTZWFyY2hTa2lsbHMSIC5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVzcG9uc2USUgoLRXhwb3J0U2tpbGwSHy5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlc3BvbnNlMAESXAoPU2V0U2tpbGxFbmFibGVkEiMuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVxdWVzdBokLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlc3BvbnNlElIKC1dhdGNoU2tpbGxzEh8uc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXF1ZXN0GiAuc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXNwb25zZTABQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_struct]);
 
 /**
  * SkillSummary is a skill's frontmatter and where it lives.
@@ -146,6 +146,14 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
    * @generated from field: string frontmatter_json = 19;
    */
   frontmatterJson: string;
+
+  /**
+   * "sha256:<hex>" of the manifest: the id this content has as a
+   * LibraryService version. Empty for a skill over the limits.
+   *
+   * @generated from field: string manifest_digest = 20;
+   */
+  manifestDigest: string;
 };
 
 /**
@@ -504,6 +512,14 @@ export type GetSkillRequest = Message<"skillsvc.v1.GetSkillRequest"> & {
    * @generated from field: string path = 1;
    */
   path: string;
+
+  /**
+   * A published version of the skill (id, unique id prefix or label, see
+   * LibraryService) instead of the live copy.
+   *
+   * @generated from field: string version = 2;
+   */
+  version: string;
 };
 
 /**
@@ -594,6 +610,13 @@ export type RenderSkillRequest = Message<"skillsvc.v1.RenderSkillRequest"> & {
    * @generated from field: string base_dir = 3;
    */
   baseDir: string;
+
+  /**
+   * As GetSkillRequest.version.
+   *
+   * @generated from field: string version = 4;
+   */
+  version: string;
 };
 
 /**
@@ -654,6 +677,13 @@ export type ReadSkillFileRequest = Message<"skillsvc.v1.ReadSkillFileRequest"> &
    * @generated from field: string download_tool = 3;
    */
   downloadTool: string;
+
+  /**
+   * As GetSkillRequest.version.
+   *
+   * @generated from field: string version = 4;
+   */
+  version: string;
 };
 
 /**
@@ -801,6 +831,13 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
    * @generated from field: string path = 1;
    */
   path: string;
+
+  /**
+   * As GetSkillRequest.version.
+   *
+   * @generated from field: string version = 2;
+   */
+  version: string;
 };
 
 /**
@@ -867,6 +904,146 @@ export type SetSkillEnabledResponse = Message<"skillsvc.v1.SetSkillEnabledRespon
  */
 export const SetSkillEnabledResponseSchema: GenMessage<SetSkillEnabledResponse> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_skills, 23);
+
+/**
+ * @generated from message skillsvc.v1.WatchSkillsRequest
+ */
+export type WatchSkillsRequest = Message<"skillsvc.v1.WatchSkillsRequest"> & {
+  /**
+   * The library_digest of a listing or of the last message seen: the
+   * stream starts with the changes since then. Empty: it starts with one
+   * message carrying the current digest and no changes.
+   *
+   * @generated from field: string since_digest = 1;
+   */
+  sinceDigest: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.WatchSkillsRequest.
+ * Use `create(WatchSkillsRequestSchema)` to create a new message.
+ */
+export const WatchSkillsRequestSchema: GenMessage<WatchSkillsRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 24);
+
+/**
+ * SkillChange is one skill's change between two states of a catalog.
+ *
+ * @generated from message skillsvc.v1.SkillChange
+ */
+export type SkillChange = Message<"skillsvc.v1.SkillChange"> & {
+  /**
+   * @generated from field: skillsvc.v1.SkillChange.Kind kind = 1;
+   */
+  kind: SkillChange_Kind;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The skill folder, e.g. "/skills/docs/pdf".
+   *
+   * @generated from field: string path = 3;
+   */
+  path: string;
+
+  /**
+   * "user" or "shared".
+   *
+   * @generated from field: string layer = 4;
+   */
+  layer: string;
+
+  /**
+   * The skill's manifest_digest after the change; empty when removed.
+   *
+   * @generated from field: string manifest_digest = 5;
+   */
+  manifestDigest: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.SkillChange.
+ * Use `create(SkillChangeSchema)` to create a new message.
+ */
+export const SkillChangeSchema: GenMessage<SkillChange> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 25);
+
+/**
+ * @generated from enum skillsvc.v1.SkillChange.Kind
+ */
+export enum SkillChange_Kind {
+  /**
+   * @generated from enum value: KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: KIND_ADDED = 1;
+   */
+  ADDED = 1,
+
+  /**
+   * @generated from enum value: KIND_CHANGED = 2;
+   */
+  CHANGED = 2,
+
+  /**
+   * @generated from enum value: KIND_REMOVED = 3;
+   */
+  REMOVED = 3,
+
+  /**
+   * @generated from enum value: KIND_ENABLED = 4;
+   */
+  ENABLED = 4,
+
+  /**
+   * @generated from enum value: KIND_DISABLED = 5;
+   */
+  DISABLED = 5,
+}
+
+/**
+ * Describes the enum skillsvc.v1.SkillChange.Kind.
+ */
+export const SkillChange_KindSchema: GenEnum<SkillChange_Kind> = /*@__PURE__*/
+  enumDesc(file_skillsvc_v1_skills, 25, 0);
+
+/**
+ * @generated from message skillsvc.v1.WatchSkillsResponse
+ */
+export type WatchSkillsResponse = Message<"skillsvc.v1.WatchSkillsResponse"> & {
+  /**
+   * The library digest after these changes; pass it as since_digest to
+   * resume after a disconnect.
+   *
+   * @generated from field: string library_digest = 1;
+   */
+  libraryDigest: string;
+
+  /**
+   * @generated from field: repeated skillsvc.v1.SkillChange changes = 2;
+   */
+  changes: SkillChange[];
+
+  /**
+   * since_digest is no longer known to the server (too old): changes is
+   * empty and the client should list the catalog again.
+   *
+   * @generated from field: bool reset = 3;
+   */
+  reset: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.WatchSkillsResponse.
+ * Use `create(WatchSkillsResponseSchema)` to create a new message.
+ */
+export const WatchSkillsResponseSchema: GenMessage<WatchSkillsResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 26);
 
 /**
  * SkillView says how much of each skill a listing returns (AIP-157).
@@ -1003,6 +1180,20 @@ export const SkillsService: GenService<{
     methodKind: "unary";
     input: typeof SetSkillEnabledRequestSchema;
     output: typeof SetSkillEnabledResponseSchema;
+  },
+  /**
+   * WatchSkills streams the changes to the caller's catalog (skills added,
+   * changed, removed, enabled or disabled) as they are seen on any replica,
+   * whether made through LibraryService or straight in the bucket. Each
+   * message carries the library digest after it, from which a client
+   * resumes. A caller may hold a bounded number of watches.
+   *
+   * @generated from rpc skillsvc.v1.SkillsService.WatchSkills
+   */
+  watchSkills: {
+    methodKind: "server_streaming";
+    input: typeof WatchSkillsRequestSchema;
+    output: typeof WatchSkillsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_skills, 0);

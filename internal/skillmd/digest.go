@@ -1,0 +1,39 @@
+package skillmd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// FileDigest is one file of a skill folder by content.
+type FileDigest struct {
+	Rel    string // relative to the skill folder, e.g. "scripts/run.py"
+	Size   int64
+	SHA256 string // 64 lowercase hex digits
+}
+
+// ManifestDigest is the identity of a skill folder's content: "sha256:" and
+// the hex sha256 of its files' relative paths, sizes and digests in path
+// order. It does not depend on where the folder lives (library, category),
+// so the catalog's manifest of a live skill and the LibraryService version
+// holding the same files have the same digest: a version's id.
+func ManifestDigest(files []FileDigest) string {
+	sorted := slices.Clone(files)
+	slices.SortFunc(sorted, func(a, b FileDigest) int { return strings.Compare(a.Rel, b.Rel) })
+	h := sha256.New()
+	var b []byte
+	for _, f := range sorted {
+		b = b[:0]
+		b = append(b, f.Rel...)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, f.Size, 10)
+		b = append(b, 0)
+		b = append(b, f.SHA256...)
+		b = append(b, '\n')
+		h.Write(b)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,31 @@
+package skillmd_test
+
+import (
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+func TestManifestDigest(t *testing.T) {
+	a := skillmd.FileDigest{Rel: "SKILL.md", Size: 10, SHA256: "aa"}
+	b := skillmd.FileDigest{Rel: "scripts/run.py", Size: 3, SHA256: "bb"}
+	d := skillmd.ManifestDigest([]skillmd.FileDigest{a, b})
+	if len(d) != len("sha256:")+64 || d[:7] != "sha256:" {
+		t.Fatalf("digest %q", d)
+	}
+	if got := skillmd.ManifestDigest([]skillmd.FileDigest{b, a}); got != d {
+		t.Fatal("the digest depends on the files' order")
+	}
+	for name, files := range map[string][]skillmd.FileDigest{
+		"renamed": {{Rel: "SKILL.md", Size: 10, SHA256: "aa"}, {Rel: "scripts/go.py", Size: 3, SHA256: "bb"}},
+		"resized": {a, {Rel: "scripts/run.py", Size: 4, SHA256: "bb"}},
+		"changed": {a, {Rel: "scripts/run.py", Size: 3, SHA256: "cc"}},
+		"dropped": {a},
+		// Fields are separated, so moving bytes between them changes it.
+		"shifted": {a, {Rel: "scripts/run.py3", Size: 0, SHA256: "bb"}},
+	} {
+		if skillmd.ManifestDigest(files) == d {
+			t.Errorf("%s: same digest", name)
+		}
+	}
+}

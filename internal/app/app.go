@@ -37,6 +37,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // livenessService is the health service name of the liveness probe.
@@ -68,6 +69,7 @@ type App struct {
 	checkStorage func(context.Context) error
 	http         *http.Server // nil without --http.listen
 	metrics      *http.Server // nil without --metrics.listen
+	feed         *watch.Feed  // closed first in the drain: watches never end by themselves
 
 	closers   []func() // run last first by Close
 	closeOnce sync.Once
@@ -138,6 +140,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if err != nil {
 		return nil, err
 	}
+	// The feed on the shared cache and the replicas' topic replaces the
+	// default one (closed first: it is the catalog's listener until then).
+	services.Watch.Close()
+	feed, closeFeed, err := newFeed(cfg, lib.Catalog, c, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	a.onClose(closeFeed) // before the library and the cache
+	services.Watch, a.feed = feed, feed
 
 	authn, err := auth.New(ctx, cfg.Auth, log)
 	if err != nil {
@@ -214,7 +225,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			return nil, err
 		}
 		a.onClose(stopMCPLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler}, log); err != nil {
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: feed}, log); err != nil {
 			return nil, err
 		}
 	}
@@ -288,6 +299,9 @@ func (a *App) Run(ctx context.Context) error {
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopProbe()
 	a.health.Shutdown()
+	// Open watches would hold the graceful stop until its timeout: they end
+	// now (UNAVAILABLE), and their clients resume on another replica.
+	a.feed.Close()
 	var httpDone sync.WaitGroup
 	if a.http != nil {
 		httpDone.Go(func() {

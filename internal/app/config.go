@@ -19,6 +19,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // Config is the whole server configuration. Every field is a flag; every
@@ -47,6 +48,7 @@ type Config struct {
 	Probe           probe.Config
 	MCP             mcpserver.Config
 	Events          events.Config
+	Watch           watch.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -79,6 +81,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
 	c.Events.RegisterFlagsWithPrefix("events.", f)
+	c.Watch.RegisterFlagsWithPrefix("watch.", f)
 }
 
 // Validate checks the combination of settings.
@@ -133,6 +136,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateEvents(); err != nil {
+		return err
+	}
+	if err := c.Watch.Validate(); err != nil {
 		return err
 	}
 	return c.VFS.Validate()

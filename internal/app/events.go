@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // invalidationTopic is the Redis pub/sub channel (under the cache's key
@@ -61,4 +62,32 @@ func newEvents(cfg Config, cat *skills.Catalog, reg prometheus.Registerer, log *
 	}
 	log.Info("events: accepting S3 event notifications", "path", cfg.Events.Path, "bucket", cfg.S3.Bucket, "replicas_told", o.Topic != nil)
 	return rcv, func() { rcv.Close(); closeRedis() }, nil
+}
+
+// watchTopic is the Redis pub/sub channel on which replicas tell each
+// other that a library changed through them (API writes, settings, S3
+// events), for the watch feeds: the invalidation topic carries only what
+// S3 events say.
+const watchTopic = "skills-changes"
+
+// newFeed builds the catalog's change feed on the shared cache, with a
+// topic on a Redis client of its own (a subscription holds a connection)
+// when there is Redis.
+func newFeed(cfg Config, cat *skills.Catalog, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) (*watch.Feed, func(), error) {
+	o := watch.Options{Cache: c, Registerer: reg, Log: log.With("component", "watch")}
+	closeRedis := func() {}
+	if cfg.Cache.Redis.Enabled() {
+		red, err := cache.NewRedis(cfg.Cache.Redis)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.Topic = red.Topic(watchTopic)
+		closeRedis = func() { _ = red.Close() }
+	}
+	feed, err := watch.New(cat, cfg.Watch, o)
+	if err != nil {
+		closeRedis()
+		return nil, nil, err
+	}
+	return feed, func() { feed.Close(); closeRedis() }, nil
 }

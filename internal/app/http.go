@@ -20,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // httpDeps are what the HTTP endpoints are built on: json and mcp are
@@ -35,6 +36,7 @@ type httpDeps struct {
 	panics    *prometheus.CounterVec
 	tracer    trace.TracerProvider // nil: tracing off
 	events    http.Handler         // the S3 event endpoint, or nil
+	feed      *watch.Feed          // MCP's change notifications
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
@@ -47,7 +49,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 		return nil, err
 	}
 	mcpOpts := []mcpserver.Option{mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(d.audit), mcpserver.WithRegisterer(d.reg),
-		mcpserver.WithLimits(d.limits), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp"))}
+		mcpserver.WithLimits(d.limits), mcpserver.WithFeed(d.feed), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp"))}
 	if d.tracer != nil {
 		mcpOpts = append(mcpOpts, mcpserver.WithTracerProvider(d.tracer))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // Services are the gRPC services skillsvc serves over one bucket: the
@@ -20,6 +21,11 @@ type Services struct {
 	FS        *vfs.FS
 	Lib       *skills.Library
 	ChunkSize int
+	// Watch is the catalog's change feed (WatchSkills, MCP's change
+	// notifications). NewServices makes one with the default bounds and an
+	// in-process cache; New replaces it with one on the shared cache and the
+	// replicas' topic. Whoever made the Services closes it.
+	Watch *watch.Feed
 }
 
 // NewServices builds the filesystem over bucket and table with lib as its
@@ -30,12 +36,16 @@ func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, li
 	if err != nil {
 		return nil, err
 	}
-	return &Services{FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize}, nil
+	feed, err := watch.New(lib.Catalog, watch.DefaultConfig(), watch.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &Services{FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed}, nil
 }
 
 // Register registers the filesystem, skills and admin services on r.
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
-	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize))
+	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch)))
 	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog))
 }

@@ -52,6 +52,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // Config holds the MCP endpoint's settings.
@@ -125,6 +126,10 @@ func WithLimits(l Limiter) Option { return func(h *Handler) { h.limits = l } }
 // skillsvc_http_panics_total{handler="mcp"}).
 func WithPanicCounter(c prometheus.Counter) Option { return func(h *Handler) { h.panics = c } }
 
+// WithFeed drives the sessions' change notifications from the catalog's
+// change feed; without it none are sent.
+func WithFeed(f *watch.Feed) Option { return func(h *Handler) { h.feed = f } }
+
 // WithMounts sets the server's mount table (--mounts), whose identity check
 // /mcp applies before keeping a session, and where in it the skills library
 // is mounted (--skills.mount). Without it: mounts.Default() and "/skills".
@@ -143,7 +148,8 @@ type Handler struct {
 	audit       *audit.Logger
 	reg         prometheus.Registerer
 	metrics     *metrics
-	limits      Limiter // WithLimits; unlimited without
+	limits      Limiter     // WithLimits; unlimited without
+	feed        *watch.Feed // WithFeed; no notifications without
 	panics      prometheus.Counter
 	tracer      trace.Tracer // WithTracerProvider; nil: no spans
 	log         *slog.Logger
@@ -340,6 +346,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = context.WithValue(ctx, admissionCtx{}, adm)
 	}
 	sw := &statusWriter{ResponseWriter: w}
+	ctx = context.WithValue(ctx, callerCtx{}, caller)
 	h.http.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, keyCtx{}, key)))
 	switch {
 	case sw.code == http.StatusForbidden:
@@ -375,6 +382,10 @@ func (w *statusWriter) Flush() {
 }
 
 type keyCtx struct{}
+
+// callerCtx holds the request's verified mounts.Caller, which the
+// identity's watcher subscribes to the feed as.
+type callerCtx struct{}
 
 // identity is what the request's headers say of who is calling, which the
 // gRPC calls made for it forward for the interceptors to authenticate.
@@ -430,7 +441,8 @@ func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	if s == nil {
 		return h.newIdentityServer(identityOf(r.Header), key, "", false).srv
 	}
-	s.startWatching()
+	caller, _ := r.Context().Value(callerCtx{}).(mounts.Caller)
+	s.startWatching(caller)
 	return s.srv
 }
 
@@ -449,12 +461,11 @@ type identityServer struct {
 	// requests in flight; guarded by the session table's lock.
 	open, pending int
 
-	mu          sync.Mutex
-	id          identity // headers of the latest request, for the watcher's calls
-	watching    bool
-	fingerprint string            // of the library when last looked
-	subscribed  map[string]int    // URI → subscribing sessions
-	versions    map[string]string // subscribed URI → ETag when last looked
+	mu         sync.Mutex
+	id         identity // headers of the latest request, for the watcher's calls
+	watching   bool
+	subscribed map[string]int    // URI → subscribing sessions
+	versions   map[string]string // subscribed URI → ETag when last looked
 }
 
 // newIdentityServer returns the server of one identity, or with stateless

@@ -174,7 +174,8 @@ func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Co
 		counter.ClientConnInterface, counter.calls = conn, map[string]int{}
 		cc = counter
 	}
-	h, err := mcpserver.New(cc, auth.Metadata{}, cfg, log, opts...)
+	t.Cleanup(services.Watch.Close)
+	h, err := mcpserver.New(cc, auth.Metadata{}, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(services.Watch)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,60 +2,79 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
-// An identity's library is watched while it has sessions: every
-// --mcp.watch-interval the watcher lists the library (ListSkills, which
-// revalidates the catalog's index per --skills.index-refresh, so uploads
-// made with other S3 tools are seen) and, when the listing changed, tells
-// the identity's sessions with notifications/resources/list_changed. It
-// also stats the files sessions subscribed to and sends
-// notifications/resources/updated when one changed.
+// An identity's library is watched while it has sessions, on the
+// catalog's change feed (internal/watch, WithFeed: the source WatchSkills
+// streams from), so a change made through the API on any replica, or
+// straight into the bucket, reaches the sessions as it reaches watchers:
+// each new state of the library sends notifications/resources/list_changed
+// to the identity's sessions, and a stat of the files they subscribed to
+// sends notifications/resources/updated for each that changed. Without a
+// feed no notifications are sent.
 
 // maxSubscriptions bounds the files one identity's sessions may subscribe
-// to, so the watcher's work per tick is bounded.
+// to, so the watcher's work per change is bounded.
 const maxSubscriptions = 256
 
-// startWatching starts the watcher unless it runs. The first fingerprint is
+// firstLookTimeout bounds the wait for the feed's first look at a new
+// watcher's library.
+const firstLookTimeout = 10 * time.Second
+
+// startWatching starts the watcher unless it runs. The first state is
 // taken here, before the session's initialize is answered, so a change the
 // client makes after connecting is a change to it.
-func (s *identityServer) startWatching() {
+func (s *identityServer) startWatching(id mounts.Caller) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.watching || s.h.ctx.Err() != nil {
+	if s.watching || s.h.ctx.Err() != nil || s.h.feed == nil || id.User() == "" {
+		return
+	}
+	// Not counted against --watch.max-per-user: sessions have caps of
+	// their own, and one watcher serves all of an identity's sessions.
+	sub, err := s.h.feed.Subscribe(id, false)
+	if err != nil {
+		s.h.log.Debug("mcp watch: subscribing", "err", err)
 		return
 	}
 	s.watching = true
-	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(s.h.ctx, s.id.metadata()), s.h.cfg.WatchInterval) // s.mu is held
-	s.fingerprint, _ = s.libraryFingerprint(ctx)                                                                     // on error, the first tick sets it
+	ctx, cancel := context.WithTimeout(s.h.ctx, firstLookTimeout)
+	_, _ = sub.Next(ctx) // s.mu is held; on timeout, the first state is a change
 	cancel()
 	s.h.watchers.Add(1)
-	go s.watch()
+	go s.watch(sub)
 }
 
-func (s *identityServer) watch() {
+// watch waits for the library's next state; every --mcp.watch-interval it
+// also checks that the identity still has sessions.
+func (s *identityServer) watch(sub *watch.Sub) {
 	defer s.h.watchers.Done()
-	t := time.NewTicker(s.h.cfg.WatchInterval)
-	defer t.Stop()
+	defer sub.Close()
 	for {
-		select {
-		case <-s.h.ctx.Done():
+		ctx, cancel := context.WithTimeout(s.h.ctx, s.h.cfg.WatchInterval)
+		_, err := sub.Next(ctx)
+		cancel()
+		switch {
+		case s.h.ctx.Err() != nil || errors.Is(err, watch.ErrClosed):
 			s.stopWatching(true)
 			return
-		case <-t.C:
-		}
-		if s.stopWatching(false) {
+		case s.stopWatching(false):
 			return
+		case err != nil:
+			continue // the interval passed without a change
 		}
-		ctx, cancel := context.WithTimeout(s.callCtx(s.h.ctx), s.h.cfg.WatchInterval)
+		// Re-adding the template is the SDK's way to have every session
+		// of this server sent notifications/resources/list_changed.
+		s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
+		ctx, cancel = context.WithTimeout(s.callCtx(s.h.ctx), s.h.cfg.WatchInterval)
 		s.check(ctx)
 		cancel()
 	}
@@ -74,51 +93,18 @@ func (s *identityServer) stopWatching(force bool) bool {
 	return true
 }
 
-// check is one look at the library and the subscribed files. It counts as
+// check stats the subscribed files after the library changed. It counts as
 // one request of the identity's user, as a client polling would (the MCP
-// loopback does not count the calls it makes); over the limits, the look
-// waits for the next tick.
+// loopback does not count the calls it makes); over the limits, the files
+// are looked at after the next change.
 func (s *identityServer) check(ctx context.Context) {
 	release, err := s.h.limits.Acquire(ctx, s.user)
 	if err != nil {
-		s.h.log.Debug("mcp watch: over the per-user limits, next tick", "err", err)
+		s.h.log.Debug("mcp watch: over the per-user limits, next change", "err", err)
 		return
 	}
 	defer release()
-	fp, err := s.libraryFingerprint(ctx)
-	if err != nil {
-		s.h.log.Debug("mcp watch: listing skills", "err", err)
-	} else {
-		s.mu.Lock()
-		changed := s.fingerprint != "" && fp != s.fingerprint
-		s.fingerprint = fp
-		s.mu.Unlock()
-		if changed {
-			// Re-adding the template is the SDK's way to have every session
-			// of this server sent notifications/resources/list_changed.
-			s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
-		}
-	}
 	s.checkSubscriptions(ctx)
-}
-
-// libraryFingerprint hashes every listed skill's path and SKILL.md ETag.
-func (s *identityServer) libraryFingerprint(ctx context.Context) (string, error) {
-	h := sha256.New()
-	req := &skillsvcv1.ListSkillsRequest{PageSize: 1000}
-	for {
-		r, err := s.h.skills.ListSkills(ctx, req)
-		if err != nil {
-			return "", err
-		}
-		for _, sk := range r.GetSkills() {
-			h.Write([]byte(sk.GetPath() + "\x00" + sk.GetEtag() + "\x00"))
-		}
-		if r.GetNextPageToken() == "" {
-			return hex.EncodeToString(h.Sum(nil)), nil
-		}
-		req.PageToken = r.GetNextPageToken()
-	}
 }
 
 func (s *identityServer) checkSubscriptions(ctx context.Context) {

@@ -267,6 +267,26 @@ func (l *Limiter) StreamServerInterceptor(key func(ctx context.Context) string) 
 			return err
 		}
 		defer release()
-		return handler(srv, ss)
+		return handler(srv, &releasingStream{ServerStream: ss, ctx: context.WithValue(ctx, releaseKey{}, release)})
+	}
+}
+
+type releaseKey struct{}
+
+type releasingStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *releasingStream) Context() context.Context { return s.ctx }
+
+// Release gives back the concurrency slot the call of ctx holds, for a
+// stream that lives long while doing little (WatchSkills): held, it would
+// leave the user fewer slots for every other call while it stays open. The
+// stream's opening still took a token; a stream so released is bounded by
+// its own limits. Nothing without a slot (unlimited, or no limiter).
+func Release(ctx context.Context) {
+	if release, ok := ctx.Value(releaseKey{}).(func()); ok {
+		release()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // Skills serves skillsvc.v1.SkillsService from a skills.Library.
@@ -17,11 +18,16 @@ type Skills struct {
 	skillsvcv1.UnimplementedSkillsServiceServer
 	lib       *skills.Library
 	chunkSize int
+	feed      *watch.Feed // WithFeed: WatchSkills
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
-func NewSkills(lib *skills.Library, chunkSize int) *Skills {
-	return &Skills{lib: lib, chunkSize: chunkSize}
+func NewSkills(lib *skills.Library, chunkSize int, opts ...SkillsOption) *Skills {
+	s := &Skills{lib: lib, chunkSize: chunkSize}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // summaryProto converts s; full adds its manifest and frontmatter JSON

@@ -31,6 +31,7 @@ type Catalog struct {
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
 	replies  *replies // encoded replies, by what they were made from
+	listener listenerSlot
 }
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.
@@ -564,6 +565,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 	if err != nil {
 		return Skill{}, err
 	}
+	c.changed(LibraryRef{User: id.User()}, true)
 	if sk == nil {
 		if !stored && !skillmd.ValidName(name) {
 			return Skill{}, findErr
@@ -583,7 +585,9 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 		return err
 	}
 	c.views.forget(own.Prefix)
-	return errors.Join(c.views.indexes.Drop(ctx, own), c.settings.forget(ctx, user))
+	err = errors.Join(c.views.indexes.Drop(ctx, own), c.settings.forget(ctx, user))
+	c.changed(LibraryRef{User: user}, true)
+	return err
 }
 
 // DropSharedIndex does what DropIndex does for the shared library.
@@ -592,7 +596,9 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.views.indexes.Drop(ctx, shared)
+	err = c.views.indexes.Drop(ctx, shared)
+	c.changed(LibraryRef{Shared: true}, true)
+	return err
 }
 
 // LibraryRef names one library for an operator: a user's, or the shared one.

@@ -104,7 +104,9 @@ func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
 		if _, err := c.views.operator(ch.Library.User); err != nil {
 			return err
 		}
-		return c.settings.forget(ctx, ch.Library.User)
+		err := c.settings.forget(ctx, ch.Library.User)
+		c.changed(ch.Library, true)
+		return err
 	}
 	return nil
 }
@@ -124,10 +126,14 @@ func (c *Catalog) Forget(ch Change) error {
 	if !ch.Library.Shared {
 		c.views.forget(ly.Prefix)
 	}
+	c.changed(ch.Library, false)
 	return nil
 }
 
 // ForgetAll drops every library index this process holds, for a replica
 // that may have missed some Forget calls: each is read again from the shared
 // cache on its next use.
-func (c *Catalog) ForgetAll() { c.views.indexes.ForgetAll() }
+func (c *Catalog) ForgetAll() {
+	c.views.indexes.ForgetAll()
+	c.changed(LibraryRef{Shared: true}, false)
+}

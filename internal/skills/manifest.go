@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"iter"
 	"slices"
+	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -130,4 +131,21 @@ func libraryDigest(v *view, st settings) string {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ManifestDigest is the skill's content identity (skillmd.ManifestDigest
+// of its files with paths relative to the skill folder): the same for the
+// same files wherever the folder lives, and a LibraryService version's id.
+// It is "" for a name no skill has, and for a skill over the limits, whose
+// files are not hashed.
+func (s Skill) ManifestDigest() string {
+	m := s.Manifest
+	if m == nil || m.OverLimits {
+		return ""
+	}
+	files := make([]skillmd.FileDigest, len(m.Files))
+	for i, f := range m.Files {
+		files[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(f.Path, s.Path+"/"), Size: f.Size, SHA256: f.SHA256}
+	}
+	return skillmd.ManifestDigest(files)
 }

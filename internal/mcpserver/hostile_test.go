@@ -27,6 +27,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
@@ -424,19 +425,23 @@ func (c *countingLimiter) count(user string) int {
 	return c.n[user]
 }
 
-// TestWatcherCountsAgainstLimits: the library watcher's checks, which the
-// MCP loopback does not limit, each count as a request of the identity's
-// user, as a client polling the library would.
+// TestWatcherCountsAgainstLimits: the work the library watcher does for an
+// identity after a change (stat the files its sessions subscribed to),
+// which the MCP loopback does not limit, counts as a request of the
+// identity's user, as a client polling the library would.
 func TestWatcherCountsAgainstLimits(t *testing.T) {
 	lim := &countingLimiter{n: map[string]int{}}
-	e := startWith(t, library().Bucket(t), nil, nil, mcpserver.WithLimits(lim)) // the watcher looks every 20ms
-	openSession(t, e.h, identity("alice", "t1"))                                // one request: initialize
+	bucket := library().Bucket(t)
+	e := startWith(t, bucket, nil, nil, mcpserver.WithLimits(lim))
+	openSession(t, e.h, identity("alice", "t1")) // initialize, notifications/initialized
+	before := lim.count("alice")
+	objstoretest.Put(t, bucket, "alice/skills/writing/haiku/SKILL.md", skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n"))
 	deadline := time.Now().Add(10 * time.Second)
-	for lim.count("alice") < 3 {
+	for lim.count("alice") <= before {
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's limits saw %d requests; the watcher's checks are not counted", lim.count("alice"))
+			t.Fatalf("alice's limits saw %d requests after a change, %d before; the watcher's work is not counted", lim.count("alice"), before)
 		}
-		time.Sleep(20 * time.Millisecond) // waiting for the watcher's ticks
+		time.Sleep(20 * time.Millisecond) // waiting for the feed's next look
 	}
 }
 

@@ -20,12 +20,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -182,15 +184,28 @@ func watchAcrossReplicas(t *testing.T, events bool) {
 		t.Fatalf("first message %v, want B's listing digest %s and no changes", first, list.GetLibraryDigest())
 	}
 
-	// (1) Through A's API.
-	start := time.Now()
-	if _, err := adminA.PutLibraryFile(alice, &skillsvcv1.PutLibraryFileRequest{
-		Library: &skillsvcv1.LibraryRef{User: "alice"}, Path: "haiku/SKILL.md",
-		Data: []byte("---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n"),
-	}); err != nil {
-		t.Fatal(err)
+	// (1) Through A's API: each way of publishing a skill, and what a
+	// watcher on B must see. LibraryService's publish joins this table when
+	// it lands.
+	for _, write := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"AdminService.PutLibraryFile", func() error {
+			_, err := adminA.PutLibraryFile(alice, &skillsvcv1.PutLibraryFileRequest{
+				Library: &skillsvcv1.LibraryRef{User: "alice"}, Path: "haiku/SKILL.md",
+				Data: []byte("---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n"),
+			})
+			return err
+		}, "ADDED haiku"},
+	} {
+		start := time.Now()
+		if err := write.do(); err != nil {
+			t.Fatalf("%s: %v", write.name, err)
+		}
+		w.until(start, write.name+" on A, on B", write.want)
 	}
-	w.until(start, "a skill put through A's API, on B", "ADDED haiku")
 
 	// (2) Straight into the bucket.
 	aws := func(args ...string) time.Time {
@@ -206,8 +221,25 @@ func watchAcrossReplicas(t *testing.T, events bool) {
 	if err := os.WriteFile(skill, []byte("---\nname: changelog\ndescription: Write the changelog.\n---\nList the changes.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	listChanged := make(chan struct{}, 16)
+	mcpClient := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { listChanged <- struct{}{} },
+	})
+	session, err := mcpClient.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: "http://" + b.httpAddr + "/mcp", HTTPClient: mcptest.Client(grpctest.CallerHeader("alice", "t2", "")),
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // notifications need sessions
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
 	uploaded := aws("cp", "--only-show-errors", skill, "s3://"+bucket+"/alice/skills/changelog/SKILL.md")
 	w.until(uploaded, "aws s3 cp of a SKILL.md, on B", "ADDED changelog")
+	select {
+	case <-listChanged:
+		t.Logf("aws s3 cp of a SKILL.md, on B's MCP session: list_changed after %v", time.Since(uploaded).Round(time.Millisecond))
+	case <-time.After(watchTimeout):
+		t.Fatal("no notifications/resources/list_changed on B's MCP session after an aws s3 cp")
+	}
 
 	// (3) Disabled and enabled on A.
 	for _, enabled := range []bool{false, true} {

@@ -70,7 +70,7 @@ type Config struct {
 
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "mcp.").
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.DurationVar(&c.WatchInterval, prefix+"watch-interval", 30*time.Second, "How often the library of an identity with open MCP sessions is checked for changes (notifications/resources/list_changed); changes made with other S3 tools show up after --skills.index-refresh on top.")
+	f.DurationVar(&c.WatchInterval, prefix+"watch-interval", 30*time.Second, "How often the change watcher of an identity with open MCP sessions checks that it still has sessions; the changes themselves (notifications/resources/list_changed) come from the catalog's change feed as they happen (--watch.*).")
 	f.DurationVar(&c.SessionTimeout, prefix+"session-timeout", 30*time.Minute, "Idle time after which an MCP session is closed; 0 keeps sessions until the client ends them (or --mcp.pressure-idle-timeout when the replica is nearly full).")
 	// Measured (TestMCPSessionsBoundedEndToEnd): ~24 KiB a session, 63 MiB
 	// RSS for the whole binary with 1,024 open; each identity also has a

@@ -323,6 +323,11 @@ func (h *hub) look() {
 	h.f.metrics.looks.Inc()
 	if err != nil {
 		h.f.log.Debug("watch: looking at a catalog", "err", err)
+		h.f.mu.Lock()
+		for s := range h.subs {
+			s.fail(err)
+		}
+		h.f.mu.Unlock()
 		return
 	}
 	h.f.mu.Lock()
@@ -351,7 +356,26 @@ type Sub struct {
 	mu     sync.Mutex
 	latest State  // the newest state offered
 	given  string // the digest Next last returned
+	failed error  // why the first look failed, until a state is offered
 	closed bool
+}
+
+// fail tells a subscriber still waiting for its first state that the look
+// failed: its stream ends with the error rather than wait in silence. A
+// subscriber with a state keeps it and waits for the next look.
+func (s *Sub) fail(err error) {
+	s.mu.Lock()
+	first := s.latest.Digest == ""
+	if first {
+		s.failed = err
+	}
+	s.mu.Unlock()
+	if first {
+		select {
+		case s.ready <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // offer makes st the state Next returns next: a subscriber that lags keeps
@@ -368,7 +392,8 @@ func (s *Sub) offer(st State) {
 
 // Next returns the newest state of the catalog once it differs from the
 // one Next last returned (the first call: once the hub has looked). It
-// fails with ErrClosed when the feed closes, or with ctx's error.
+// fails with ErrClosed when the feed closes, with ctx's error, and, before
+// any state, with the error of a look that failed (storage unavailable).
 func (s *Sub) Next(ctx context.Context) (State, error) {
 	for {
 		s.mu.Lock()
@@ -377,6 +402,11 @@ func (s *Sub) Next(ctx context.Context) (State, error) {
 			s.given = st.Digest
 			s.mu.Unlock()
 			return st, nil
+		}
+		if err := s.failed; err != nil && st.Digest == "" {
+			s.failed = nil
+			s.mu.Unlock()
+			return State{}, err
 		}
 		s.mu.Unlock()
 		select {

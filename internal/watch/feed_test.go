@@ -258,3 +258,22 @@ func TestFeedCloseEndsWatches(t *testing.T) {
 		t.Fatalf("Subscribe after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestFeedFirstLookFails: a watch whose first look fails (storage down)
+// ends with that error rather than wait in silence; once storage answers,
+// a new watch gets its state.
+func TestFeedFirstLookFails(t *testing.T) {
+	faulty := objstoretest.NewFaulty(library().Bucket(t))
+	faulty.Fail("", "", objstore.ErrUnavailable)
+	lib := skillstest.Library(t, faulty, nil)
+	f := newFeed(t, lib, nil, watch.Options{})
+	s := subscribe(t, f, "alice")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := s.Next(ctx); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next with storage down = %v, want the look's error", err)
+	}
+	s.Close()
+	faulty.Heal()
+	next(t, subscribe(t, f, "alice"))
+}

@@ -191,3 +191,41 @@ func TestManifestOverLimits(t *testing.T) {
 		t.Errorf("manifest = %+v, want %+v", d.Manifest, want)
 	}
 }
+
+// TestSkillManifestDigest: a skill's manifest digest is the digest of its
+// files relative to its folder, so the same files have the same digest in
+// the user's library and the shared one, under any category; a skill over
+// the limits has none.
+func TestSkillManifestDigest(t *testing.T) {
+	b := skillstest.New()
+	b.User("alice").Skill("docs/pdf", "pdf", "Read PDFs.", "Use pdftotext.\n").File("docs/pdf/scripts/run.py", "print(1)\n")
+	b.User("bob").Skill("misc/pdf", "pdf", "Read PDFs.", "Use pdftotext.\n").File("misc/pdf/scripts/run.py", "print(1)\n")
+	files := b.Files()
+	lib := skillstest.Library(t, objstoretest.NewBucket(t, files), nil)
+	digestOf := func(user string) string {
+		list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"}), skills.ListOptions{})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("%s's skills: %v, %v", user, list, err)
+		}
+		return list[0].ManifestDigest()
+	}
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	md := files["alice/skills/docs/pdf/SKILL.md"]
+	want := skillmd.ManifestDigest([]skillmd.FileDigest{
+		{Rel: "SKILL.md", Size: int64(len(md)), SHA256: sum(md)},
+		{Rel: "scripts/run.py", Size: 9, SHA256: sum("print(1)\n")},
+	})
+	if got := digestOf("alice"); got != want {
+		t.Errorf("alice's pdf: manifest digest %q, want %q", got, want)
+	}
+	// The same files in another library and category.
+	if got := digestOf("bob"); got != want {
+		t.Errorf("bob's pdf (the same files in misc/): manifest digest %q, want %q", got, want)
+	}
+	if got := (skills.Skill{Path: "/skills/big", Manifest: &skills.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
+		t.Errorf("over the limits: %q, want none", got)
+	}
+	if got := (skills.Skill{}).ManifestDigest(); got != "" {
+		t.Errorf("no manifest: %q, want none", got)
+	}
+}

@@ -2,7 +2,9 @@ package skills
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,6 +86,9 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if o.pins != nil && o.pinAsked != nil {
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err
+		}
+		if sh := o.pins.Roots.Shared; strings.HasPrefix(sh, cfg.SharedPrefix) || strings.HasPrefix(cfg.SharedPrefix, sh) {
+			return nil, fmt.Errorf("library: shared-versions-root %q must lie outside --skills.shared-prefix %q", sh, cfg.SharedPrefix)
 		}
 		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
 	}

@@ -71,9 +71,6 @@ const pinTimeout = 5 * time.Minute
 // copies.
 const pinCopyBytes = 64 << 20
 
-// pinCopyConcurrency is how many files a pin copies in parallel.
-const pinCopyConcurrency = 16
-
 // pinRecord is the pin object of a thread.
 type pinRecord struct {
 	Snapshot string    `json:"snapshot"` // the snapshot's sha256
@@ -264,6 +261,21 @@ func (p *pins) readBounded(ctx context.Context, key string, max int64) ([]byte, 
 	return data, a, err
 }
 
+// readFile reads a live file through the file cache (hashing it for the
+// index filled it), within the pin's byte bound.
+func (p *pins) readFile(ctx context.Context, o objstore.Object) ([]byte, objstore.Attributes, error) {
+	rc, a, err := p.views.indexes.Files().Open(ctx, o, 0, -1)
+	if err != nil {
+		return nil, a, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(objstore.ContextReader(ctx, rc), p.cfg.MaxBytes+1))
+	if err == nil && int64(len(data)) > p.cfg.MaxBytes {
+		err = fmt.Errorf("%w: a skill file is over --library.pin-max-bytes (%d)", errkind.ResourceExhausted, p.cfg.MaxBytes)
+	}
+	return data, a, err
+}
+
 // freeze snapshots the caller's library and the shared one as their
 // indexes list them now: every file is copied into its library's blob
 // space (a blob already there is not copied again) and the snapshot
@@ -325,7 +337,7 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 	var mu sync.Mutex // present is read and filled by the copies
 	sem := semaphore.NewWeighted(pinCopyBytes)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(pinCopyConcurrency)
+	g.SetLimit(p.views.cfg.Concurrency)
 	for i := range fl.Files {
 		f := &fl.Files[i]
 		key := fl.Prefix + f.Rel
@@ -353,7 +365,7 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 				return err
 			}
 			defer sem.Release(w)
-			data, a, err := p.readBounded(gctx, key, p.cfg.MaxBytes)
+			data, a, err := p.readFile(gctx, objstore.Object{Key: key, Attributes: objstore.Attributes{Size: f.Size, ETag: f.ETag}})
 			if objstore.IsNotFound(err) {
 				f.gone = true
 				return nil

@@ -260,3 +260,27 @@ func TestPinnedFileIsTheBlob(t *testing.T) {
 		t.Errorf("blob holds %q", got)
 	}
 }
+
+func TestPinConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*PinConfig)
+		ok   bool
+	}{
+		{"defaults", func(*PinConfig) {}, true},
+		{"user root in a mount", func(c *PinConfig) { c.Roots.User = "{user}/skills/versions/" }, false},
+		{"user root without {user}", func(c *PinConfig) { c.Roots.User = "versions/" }, false},
+		{"shared root a user's", func(c *PinConfig) { c.Roots.Shared = "alice/versions/" }, false},
+		{"shared root in the shared library", func(c *PinConfig) { c.Roots.Shared = "_shared/skills/versions/" }, false},
+		{"no retention", func(c *PinConfig) { c.Retention = 0 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultPinConfig()
+			tc.edit(&cfg)
+			_, err := New(objstoretest.NewBucket(t, nil), mounts.Default(), DefaultConfig(), slog.New(slog.DiscardHandler), WithPins(cfg, askedInTest))
+			if (err == nil) != tc.ok {
+				t.Errorf("New = %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}

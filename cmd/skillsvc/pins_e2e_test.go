@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/metadata"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -161,6 +163,37 @@ func TestPinnedThreadEndToEnd(t *testing.T) {
 	}
 	if got := jsonList("t1", false); got != now.digest {
 		t.Errorf("t1 without the header over HTTP lists %s, want the live %s", got, now.digest)
+	}
+
+	// Over MCP too: the host sends the header with every request.
+	mcpRead := func(pinned bool) string {
+		t.Helper()
+		h := grpctest.CallerHeader("alice", "t1", "")
+		if pinned {
+			h.Set(auth.PinKey, auth.PinLibrary)
+		}
+		s, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+			Endpoint: "http://" + p.httpAddr + "/mcp", HTTPClient: mcptest.Client(h),
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "read_skill_file", Arguments: map[string]any{"skill": "pdf", "path": "references/forms.md"}})
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("MCP read_skill_file: %v, %+v", err, res)
+		}
+		text, _ := res.Content[0].(*mcp.TextContent)
+		if text == nil {
+			t.Fatalf("MCP read_skill_file: %+v", res.Content)
+		}
+		return text.Text
+	}
+	if got := mcpRead(true); !strings.Contains(got, "Fill forms carefully.") {
+		t.Errorf("t1 pinned over MCP reads %q, want the old forms.md", got)
+	}
+	if got := mcpRead(false); !strings.Contains(got, "Sign every page.") {
+		t.Errorf("t1 unpinned over MCP reads %q, want the new forms.md", got)
 	}
 }
 

@@ -112,6 +112,22 @@ type frozenFile struct {
 	gone   bool   // deleted since listed: left out
 }
 
+// valid reports whether doc is a snapshot of user's library this version
+// reads: every file names a blob.
+func (doc *snapshotDoc) valid(user string) bool {
+	if doc.Version != snapshotVersion || doc.User != user {
+		return false
+	}
+	for _, fl := range doc.Layers {
+		for _, f := range fl.Files {
+			if !blobs.Digest(f.Blob).Valid() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // frozenView is a snapshot built into the view's parts once per replica.
 type frozenView struct {
 	o     *overlay
@@ -142,6 +158,20 @@ func (p *pins) snapshotKey(user, sum string) string {
 // view returns the pinned view of the caller's thread, pinning the library
 // as it is on the thread's first pinned call or after its pin expired.
 func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
+	v, err := p.pinnedView(ctx, id)
+	if errors.Is(err, errSnapshotGone) {
+		// Swept since this replica read the pin: resolving again pins the
+		// library anew, as for an expired pin.
+		p.byThread.Remove(id.User() + "\x00" + id.Thread())
+		v, err = p.pinnedView(ctx, id)
+	}
+	return v, err
+}
+
+// errSnapshotGone: the snapshot a pin names is not in the bucket.
+var errSnapshotGone = errkind.New(errkind.FailedPrecondition, "the thread's pinned library snapshot is gone")
+
+func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) {
 	k := id.User() + "\x00" + id.Thread()
 	rec, ok := p.byThread.Get(k)
 	if !ok || !p.now().Before(rec.Expires) {
@@ -450,7 +480,7 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 		defer cancel()
 		data, _, err := p.readBounded(rctx, key, p.maxSnapshotBytes())
 		if objstore.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: the thread's pinned library snapshot is gone", errkind.FailedPrecondition)
+			return nil, errSnapshotGone
 		}
 		if err != nil {
 			return nil, err
@@ -459,7 +489,7 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 			return nil, fmt.Errorf("%w: %s", blobs.ErrCorrupt, key)
 		}
 		var doc snapshotDoc
-		if err := json.Unmarshal(data, &doc); err != nil || doc.Version != snapshotVersion || doc.User != user {
+		if err := json.Unmarshal(data, &doc); err != nil || !doc.valid(user) {
 			return nil, fmt.Errorf("%w: %s", blobs.ErrCorrupt, key)
 		}
 		f := p.build(rctx, &doc, key)
@@ -510,6 +540,7 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		for _, s := range l.all {
 			s.skillMD = blobOf[s.skillMD.Key]
 		}
+		l.bytes = l.heldBytes() // with the blobs' keys
 		ls[i] = l
 	}
 	o := p.views.overlay(ls[0], ls[1])

@@ -3,6 +3,8 @@ package skills
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -44,7 +46,7 @@ func TestPinnedThreads(t *testing.T) {
 
 // what a caller sees of the library, by every way it reads it.
 type seen struct {
-	list, block, raw, notes, vfsNotes, digest string
+	list, block, raw, notes, vfsNotes, digest, render, export, search string
 }
 
 func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) seen {
@@ -85,6 +87,21 @@ func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) see
 		t.Fatal(err)
 	}
 	s.vfsNotes = string(data)
+	if s.render, _, err = lib.Catalog.Render(ctx, id, "one", RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var tgz bytes.Buffer
+	if _, err := lib.Exporter.Export(ctx, id, "one", &tgz); err != nil {
+		t.Fatal(err)
+	}
+	s.export = fmt.Sprintf("%x", sha256.Sum256(tgz.Bytes()))
+	hits, err := lib.Catalog.Search(ctx, id, SearchOptions{Query: "does"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits.Hits {
+		s.search += h.Name + ";"
+	}
 	return s
 }
 
@@ -195,6 +212,18 @@ func testPinnedThreads(t *testing.T, newBucket func(*testing.T) objstore.Bucket)
 		if got := look(t, fresh, pinned(ctx), tid(th)); got != now {
 			t.Errorf("%s after the sweep:\n got %+v\nwant %+v", th, got, now)
 		}
+	}
+	// A snapshot gone from under a replica that read the pin (swept,
+	// deleted by hand) is pinned anew rather than failing every call.
+	for _, k := range keys(t, b, "alice/versions/snapshots/") {
+		if err := b.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh.Catalog.views.pins.frozen.Purge()
+	put(t, b, "alice/skills/one/notes.md", "newest notes\n")
+	if got := look(t, fresh, pinned(ctx), tid("t1")); got.notes != "newest notes\n" {
+		t.Errorf("a pin whose snapshot is gone reads %+v", got)
 	}
 }
 

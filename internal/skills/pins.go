@@ -92,8 +92,7 @@ const snapshotVersion = 1
 type frozenLayer struct {
 	Prefix string       `json:"prefix"` // the library's, as listed
 	Space  string       `json:"space"`  // its blob space
-	Gen    uint64       `json:"gen"`
-	Files  []frozenFile `json:"files"` // by path
+	Files  []frozenFile `json:"files"`  // by path
 }
 
 // frozenFile is one addressable object of a library as listed, and the
@@ -325,7 +324,7 @@ func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 	doc := snapshotDoc{Version: snapshotVersion, User: id.User()}
 	var total int64
 	for i, l := range []libindex.Layer{own, shared} {
-		fl := frozenLayer{Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(id.User()), Gen: xs[i].Gen}
+		fl := frozenLayer{Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(id.User())}
 		if i == 1 {
 			fl.Space = p.cfg.Roots.BlobSpace("")
 		}
@@ -514,7 +513,10 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenView {
 	var ls [2]*layer
 	for i, fl := range doc.Layers {
-		x := &libindex.Index{Gen: fl.Gen, Heads: map[string][]byte{}, Digests: map[string]libindex.Digest{}}
+		// No generation: the content names the snapshot (an index listed
+		// again after a drop has a new one), and replies of a pinned view
+		// are keyed by the snapshot.
+		x := &libindex.Index{Heads: map[string][]byte{}, Digests: map[string]libindex.Digest{}}
 		blobOf := make(map[string]objstore.Object, len(fl.Files))
 		for _, f := range fl.Files {
 			o := objstore.Object{Key: fl.Prefix + f.Rel, Attributes: objstore.Attributes{Size: f.Size, ETag: f.ETag, ModTime: f.ModTime}}

@@ -121,7 +121,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			log.Warn("closing the cache", "err", err)
 		}
 	})
-	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, skills.WithCache(c), skills.WithRegisterer(reg))
+	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, skills.WithCache(c), skills.WithRegisterer(reg),
+		skills.WithPins(cfg.Pins, pinAsked))
 	if err != nil {
 		return nil, err
 	}
@@ -350,4 +351,11 @@ func (a *App) serveHTTP(srv *http.Server, addr string, useTLS bool, msg string, 
 		}
 	}()
 	return nil
+}
+
+// pinAsked reports whether the call asked for its thread's pinned library:
+// auth decides it once per call, from a header or the token.
+func pinAsked(ctx context.Context) bool {
+	p, _ := auth.PrincipalFrom(ctx)
+	return p.Pin
 }

@@ -44,6 +44,7 @@ type Config struct {
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
+	Pins            skills.PinConfig // --library.pin-*, --library.*versions-root
 	Cache           cache.Config
 	Probe           probe.Config
 	MCP             mcpserver.Config
@@ -77,6 +78,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
 	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
 	f.Lookup("skills.index-refresh").Usage += " With --events.webhook-token-file the bucket's change events keep libraries fresh, and this (with index-max-stale) can be minutes."
+	c.Pins.RegisterFlagsWithPrefix("library.", f)
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)

@@ -27,7 +27,14 @@ const (
 	UserKey   = "x-skillsvc-user"
 	ThreadKey = "x-skillsvc-thread"
 	TicketKey = "x-skillsvc-ticket"
+	// PinKey set to PinLibrary asks that the call read the library its
+	// thread pinned (the skills package's pinned threads), pinning it on
+	// the thread's first such call. In every mode, beside a token too.
+	PinKey = "x-skillsvc-pin"
 )
+
+// PinLibrary is PinKey's one value.
+const PinLibrary = "library"
 
 // ErrUnauthenticated: the call does not say, or cannot prove, who it is.
 var ErrUnauthenticated = errkind.New(errkind.Unauthenticated, "unauthenticated")
@@ -50,6 +57,9 @@ type Principal struct {
 	// mode.
 	Subject string
 	Admin   bool
+	// Pin: the call reads its thread's pinned library, asked by PinKey or
+	// by the token's pin claim.
+	Pin bool
 	// Caller is Identity validated by the mount table, set by Check once
 	// it admits an agent call; the zero Caller otherwise.
 	Caller mounts.Caller
@@ -210,6 +220,11 @@ func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, ful
 	if err != nil {
 		return p, false, err
 	}
+	if pin, err := pinAsked(h); err != nil {
+		return p, true, err
+	} else if pin {
+		p.Pin = true
+	}
 	if AdminMethod(fullMethod) {
 		if !p.Admin {
 			return p, true, ErrNotAdmin
@@ -229,6 +244,18 @@ func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, ful
 	}
 	p.Caller = c
 	return p, true, nil
+}
+
+// pinAsked reads PinKey: absent is no, PinLibrary yes, anything else an
+// error (a misspelt ask must not silently read the live library).
+func pinAsked(h Headers) (bool, error) {
+	switch vs := h.Get(PinKey); {
+	case len(vs) == 0:
+		return false, nil
+	case len(vs) == 1 && strings.TrimSpace(vs[0]) == PinLibrary:
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %s must be given once, as %q", errkind.InvalidArgument, PinKey, PinLibrary)
 }
 
 func grpcHeaders(ctx context.Context) Headers {

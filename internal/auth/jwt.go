@@ -100,6 +100,15 @@ func (j *JWT) principal(claims jwt.MapClaims) (Principal, error) {
 	if p.Ticket, err = j.claim(claims, j.claims.TicketClaim, "ticket", false); err != nil {
 		return Principal{}, err
 	}
+	if j.claims.PinClaim != "" {
+		switch v := claims[j.claims.PinClaim]; v {
+		case nil, false:
+		case true, "library":
+			p.Pin = true
+		default:
+			return Principal{}, fmt.Errorf("%w: token claim %q must be true, false or \"library\"", ErrUnauthenticated, j.claims.PinClaim)
+		}
+	}
 	if p.Admin && (p.User == "") != (p.Thread == "") {
 		return Principal{}, fmt.Errorf("%w: an admin token names both a user and a thread, or neither", ErrUnauthenticated)
 	}

@@ -34,13 +34,14 @@ import (
 )
 
 // forwarded are the request headers passed on as gRPC metadata under their
-// own names: the caller's identity and request ID. Authorization is always
+// own names: the caller's identity, its pin and request ID. Authorization is always
 // forwarded by grpc-gateway. No other header can set metadata, so a caller
 // cannot reach any key an interceptor trusts.
 var forwarded = map[string]bool{
 	textproto.CanonicalMIMEHeaderKey(auth.UserKey):   true,
 	textproto.CanonicalMIMEHeaderKey(auth.ThreadKey): true,
 	textproto.CanonicalMIMEHeaderKey(auth.TicketKey): true,
+	textproto.CanonicalMIMEHeaderKey(auth.PinKey):    true,
 	textproto.CanonicalMIMEHeaderKey(requestid.Key):  true,
 }
 

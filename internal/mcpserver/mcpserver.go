@@ -391,6 +391,7 @@ type callerCtx struct{}
 // gRPC calls made for it forward for the interceptors to authenticate.
 type identity struct {
 	user, thread, ticket, authorization string
+	pin                                 string // auth.PinKey, asked per request
 }
 
 func identityOf(h http.Header) identity {
@@ -399,6 +400,7 @@ func identityOf(h http.Header) identity {
 		thread:        h.Get(auth.ThreadKey),
 		ticket:        h.Get(auth.TicketKey),
 		authorization: h.Get(auth.AuthorizationKey),
+		pin:           h.Get(auth.PinKey),
 	}
 }
 
@@ -413,6 +415,7 @@ func (id identity) metadata() metadata.MD {
 		auth.ThreadKey:        id.thread,
 		auth.TicketKey:        id.ticket,
 		auth.AuthorizationKey: id.authorization,
+		auth.PinKey:           id.pin,
 	} {
 		if v != "" {
 			md.Set(k, v)

@@ -97,8 +97,14 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 		mode = 0o755
 	}
 	// Whole seconds, as S3 serves Last-Modified on a read: a listing's
-	// millisecond times would cost each file a PAX record.
-	hdr := &tar.Header{Name: s.folder + "/" + rel, Mode: mode, Size: a.Size, ModTime: a.ModTime.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	// millisecond times would cost each file a PAX record. The listed time
+	// where there is one: a pinned file is read from its blob, whose own
+	// time is when it was copied.
+	mod := a.ModTime
+	if !f.obj.ModTime.IsZero() {
+		mod = f.obj.ModTime
+	}
+	hdr := &tar.Header{Name: s.folder + "/" + rel, Mode: mode, Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}

@@ -1,7 +1,10 @@
 package skills
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,8 +32,10 @@ type Library struct {
 type Option func(*options)
 
 type options struct {
-	cache cache.Cache
-	reg   prometheus.Registerer
+	cache    cache.Cache
+	reg      prometheus.Registerer
+	pins     *PinConfig
+	pinAsked func(context.Context) bool
 }
 
 // WithCache keeps indexes, settings, SKILL.md heads and file contents in c,
@@ -44,6 +49,13 @@ func WithCache(c cache.Cache) Option {
 // WithRegisterer registers the library's metrics on reg.
 func WithRegisterer(reg prometheus.Registerer) Option {
 	return func(o *options) { o.reg = reg }
+}
+
+// WithPins lets a thread pin its library (pins.go): a call for which asked
+// reports true is served from its thread's snapshot, taken on the thread's
+// first such call. Without it no call is pinned.
+func WithPins(cfg PinConfig, asked func(context.Context) bool) Option {
+	return func(o *options) { o.pins, o.pinAsked = &cfg, asked }
 }
 
 // defaultCacheBytes bounds the in-process cache New makes without WithCache.
@@ -71,6 +83,15 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		return indexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
 	vs := newViews(ix, newHeads(log), table, cfg)
+	if o.pins != nil && o.pinAsked != nil {
+		if err := o.pins.Validate(table); err != nil {
+			return nil, err
+		}
+		if sh := o.pins.Roots.Shared; strings.HasPrefix(sh, cfg.SharedPrefix) || strings.HasPrefix(cfg.SharedPrefix, sh) {
+			return nil, fmt.Errorf("library: shared-versions-root %q must lie outside --skills.shared-prefix %q", sh, cfg.SharedPrefix)
+		}
+		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
+	}
 	fs := ix.Files() // what an index build hashed, reads find cached
 	var settingsTTL time.Duration
 	if cfg.IndexRefresh > 0 {

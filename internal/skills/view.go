@@ -131,6 +131,7 @@ type views struct {
 	shared   *libindex.Shelf[*layer]   // the shared layer, by prefix
 	overlays *libindex.Shelf[*overlay] // by user prefix
 	flight   singleflight.Group        // builds callers wait for
+	pins     *pins                     // nil: no thread can pin
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -180,8 +181,18 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 	return vs.table.Identify(mounts.Identity{User: user, Thread: "index"})
 }
 
-// get returns the caller's view.
+// get returns the caller's view: the library as it is, or for a call that
+// asks for its thread's pinned library, as it was when the thread pinned
+// it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
+	if vs.pins != nil && vs.pins.asked(ctx) {
+		return vs.pins.view(ctx, id)
+	}
+	return vs.live(ctx, id)
+}
+
+// live returns the caller's view of the library as it is.
+func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 	own, shared, err := vs.layers(id)
 	if err != nil {
 		return nil, err

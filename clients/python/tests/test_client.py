@@ -210,3 +210,22 @@ async def test_async_client(aclient: AsyncClient, tmp_path: Path) -> None:
     await admin.drop_skill_index(user=user)
     assert (await admin.set_user_skill_enabled(user, "s", False)).skill.disabled
     await admin.delete_library_file("x/s/SKILL.md", user=user)
+
+
+def test_pin_library(skillsvc_env) -> None:
+    """A pinned thread keeps the library it started with; an unpinned one
+    sees a skill added after (README "Pinned threads")."""
+    env = skillsvc_env
+    name = "pin-" + uuid.uuid4().hex[:8]
+    with Client(env.grpc_addr, user=env.user, thread=thread(), pin_library=True) as pinned:
+        before = pinned.list_skills(page_size=1000)
+        live = pinned.with_identity(pin_library=False)
+        body = f"---\nname: {name}\ndescription: Added after the pin.\n---\nBody.\n".encode()
+        pinned.put_library_file(f"{name}/SKILL.md", body, user=env.user)
+        try:
+            after = pinned.list_skills(page_size=1000)
+            assert after.library_digest == before.library_digest
+            assert name not in [s.name for s in after.skills]
+            assert name in [s.name for s in live.list_skills(page_size=1000).skills]
+        finally:
+            pinned.delete_library_file(f"{name}/SKILL.md", user=env.user)

@@ -44,6 +44,8 @@ export interface Identity {
   ticket?: string;
   /** A token, or a function returning a fresh one. */
   token?: string | (() => string | Promise<string>);
+  /** Read the library the thread pinned on its first such call (x-skillsvc-pin: library; README "Pinned threads"). */
+  pinLibrary?: boolean;
 }
 
 export interface ClientOptions extends Identity {
@@ -87,7 +89,7 @@ export class SkillsvcClient {
   private readonly maxAttempts: number;
 
   constructor(opts: ClientOptions = {}) {
-    this.identity = { user: opts.user, thread: opts.thread, ticket: opts.ticket, token: opts.token };
+    this.identity = { user: opts.user, thread: opts.thread, ticket: opts.ticket, token: opts.token, pinLibrary: opts.pinLibrary };
     this.transport =
       opts.transport ??
       createGrpcTransport({
@@ -123,6 +125,7 @@ export class SkillsvcClient {
     if (id.user) headers.set("x-skillsvc-user", id.user);
     if (id.thread) headers.set("x-skillsvc-thread", id.thread);
     if (id.ticket) headers.set("x-skillsvc-ticket", id.ticket);
+    if (id.pinLibrary) headers.set("x-skillsvc-pin", "library");
     const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
     return { headers, timeoutMs: timeoutMs > 0 ? timeoutMs : undefined, signal: call?.signal };
   }

@@ -167,6 +167,24 @@ test("admin", async () => {
   assert.deepEqual((await c.listSkills({ includeDisabled: true })).skills, []);
 });
 
+test("pinLibrary", async () => {
+  // A pinned thread keeps the library it started with; an unpinned one sees a skill added after.
+  const admin = new SkillsvcClient({ target: env.target });
+  const user = `ts-pin-${randomUUID().slice(0, 6)}`;
+  const put = (name: string) =>
+    admin.putLibraryFile({ path: `${name}/SKILL.md`, data: Buffer.from(`---\nname: ${name}\ndescription: ${name}.\n---\nBody.\n`), user });
+  await put("first");
+  const pinned = admin.withIdentity({ user, thread: "t1", pinLibrary: true });
+  const before = await pinned.listSkills();
+  assert.deepEqual(before.skills.map((s) => s.name), ["first"]);
+  await put("second");
+  const after = await pinned.listSkills();
+  assert.deepEqual(after.skills.map((s) => s.name), ["first"]);
+  assert.equal(after.libraryDigest, before.libraryDigest);
+  const live = pinned.withIdentity({ pinLibrary: false });
+  assert.deepEqual((await live.listSkills()).skills.map((s) => s.name), ["first", "second"]);
+});
+
 test("exportSkill maxBytes", async () => {
   // 64 KiB of noise does not compress: its gzip is too large to download for
   // a small maxBytes, and its tar (68096 bytes) too large to unpack for one

@@ -77,12 +77,16 @@ class Identity:
 
     In insecure mode that is user and thread (and ticket); in jwt mode a
     bearer token, given as a string or as a function returning a fresh one.
+    ``pin_library`` asks that every call read the library the thread pinned
+    on its first such call (header ``x-skillsvc-pin: library``; see the
+    README's "Pinned threads").
     """
 
     user: str | None = None
     thread: str | None = None
     ticket: str | None = None
     token: Token | None = None
+    pin_library: bool = False
 
     def metadata(self) -> list[tuple[str, str]]:
         md = []
@@ -96,6 +100,8 @@ class Identity:
         ):
             if value:
                 md.append((key, value))
+        if self.pin_library:
+            md.append(("x-skillsvc-pin", "library"))
         return md
 
 
@@ -313,6 +319,7 @@ class _Base(_Methods):
         thread: str | None = None,
         ticket: str | None = None,
         token: Token | None = None,
+        pin_library: bool = False,
         tls: bool | grpc.ChannelCredentials = False,
         root_certificates: bytes | None = None,
         private_key: bytes | None = None,
@@ -325,15 +332,15 @@ class _Base(_Methods):
         channel = self._grpc.secure_channel(target, creds, opts) if creds else self._grpc.insecure_channel(target, opts)
         self._channel = channel
         self._owns_channel = True
-        self.identity = Identity(user, thread, ticket, token)
+        self.identity = Identity(user, thread, ticket, token, pin_library)
         self.timeout = timeout
         self._fs = filesystem_pb2_grpc.FilesystemServiceStub(channel)
         self._skills = skills_pb2_grpc.SkillsServiceStub(channel)
         self._admin = admin_pb2_grpc.AdminServiceStub(channel)
 
     def with_identity(self, **changes: Any) -> Any:
-        """A client for another identity (user, thread, ticket, token) on the
-        same channel; closing it leaves the channel open."""
+        """A client for another identity (user, thread, ticket, token,
+        pin_library) on the same channel; closing it leaves the channel open."""
         other = copy.copy(self)
         other.identity = replace(self.identity, **changes)
         other._owns_channel = False

@@ -1,0 +1,94 @@
+package skills
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+)
+
+// VersionRoots locates what a library keeps outside every mount: its blob
+// space (internal/blobs), the snapshots pinned threads read and the pins
+// themselves. A user's root holds {user}; the shared library's is a fixed
+// prefix whose first segment is no valid user ID. Skill versions published
+// through the API keep their files in the same blob spaces, so a file is
+// stored once per library whoever refers to it.
+type VersionRoots struct {
+	User   string `yaml:"user"`   // "{user}/versions/"
+	Shared string `yaml:"shared"` // "_shared/versions/"
+}
+
+// DefaultVersionRoots are the roots of --library.versions-root and
+// --library.shared-versions-root.
+func DefaultVersionRoots() VersionRoots {
+	return VersionRoots{User: "{user}/versions/", Shared: "_shared/versions/"}
+}
+
+// Root is the root of user's library, or of the shared one for "".
+func (r VersionRoots) Root(user string) string {
+	if user == "" {
+		return r.Shared
+	}
+	return strings.Replace(r.User, "{user}", user, 1)
+}
+
+// BlobSpace is the blobs.Store space of user's library ("" for the shared
+// one).
+func (r VersionRoots) BlobSpace(user string) string { return r.Root(user) + "blobs/" }
+
+// Validate checks that both roots lie outside every mount of t, so no
+// worker can write a blob, a snapshot or a pin as a file.
+func (r VersionRoots) Validate(t *mounts.Table) error {
+	if !strings.HasPrefix(r.User, "{user}/") || strings.Count(r.User, "{") != 1 || !strings.HasSuffix(r.User, "/") || len(r.User) == len("{user}/") {
+		return fmt.Errorf("library: versions-root %q must be {user}/<dir>/", r.User)
+	}
+	if err := t.Disjoint(r.User); err != nil {
+		return fmt.Errorf("library: versions-root: %w", err)
+	}
+	first, _, _ := strings.Cut(r.Shared, "/")
+	if !strings.HasSuffix(r.Shared, "/") || strings.Contains(r.Shared, "{") || mounts.ValidateID("user", first) == nil {
+		return fmt.Errorf("library: shared-versions-root %q must end in / and start with a segment that is no valid ID (e.g. _shared/versions/)", r.Shared)
+	}
+	if err := t.Disjoint(r.Shared); err != nil {
+		return fmt.Errorf("library: shared-versions-root: %w", err)
+	}
+	return nil
+}
+
+// PinConfig configures pinned threads (pins.go).
+type PinConfig struct {
+	Roots VersionRoots `yaml:"roots"`
+	// Retention is how long a thread keeps the library it pinned; after
+	// it, its next pinned call pins the library as it is then.
+	Retention time.Duration `yaml:"pin_retention"`
+	// MaxBytes bounds the bytes of skill files one pin copies (the user's
+	// and the shared library together).
+	MaxBytes int64 `yaml:"pin_max_bytes"`
+}
+
+// RegisterFlagsWithPrefix registers the flags with their defaults.
+func (c *PinConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	def := DefaultVersionRoots()
+	f.StringVar(&c.Roots.User, prefix+"versions-root", def.User, "Where a user's library keeps what lies outside every mount: its blobs (by sha256), pinned snapshots and thread pins.")
+	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-root", def.Shared, "The shared library's versions root; its first segment must not be a valid user ID.")
+	f.DurationVar(&c.Retention, prefix+"pin-retention", 7*24*time.Hour, "How long a pinned thread keeps the library it pinned; its next pinned call after that pins the library as it is then.")
+	f.Int64Var(&c.MaxBytes, prefix+"pin-max-bytes", 1<<30, "Most bytes of skill files (the user's and the shared library's) one pin copies; a larger library is RESOURCE_EXHAUSTED for pinned calls.")
+}
+
+// DefaultPinConfig returns the flag defaults.
+func DefaultPinConfig() PinConfig {
+	var c PinConfig
+	c.RegisterFlagsWithPrefix("", flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// Validate checks the config against the mount table.
+func (c PinConfig) Validate(t *mounts.Table) error {
+	if c.Retention <= 0 || c.MaxBytes <= 0 {
+		return errors.New("library: pin-retention and pin-max-bytes must be positive")
+	}
+	return c.Roots.Validate(t)
+}

@@ -1,0 +1,603 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+)
+
+// A pinned thread keeps the library it started with. Its first pinned call
+// freezes the caller's two library indexes (the user's and the shared one,
+// as the catalog serves them) into a snapshot, copying every file into its
+// library's blob space, and records a pin for the thread; every later
+// pinned call of the thread is served by a view built from the snapshot
+// with the catalog's own layer and overlay code, each file resolving to its
+// blob instead of the live key. Changes to the library, through the API or
+// straight in the bucket, do not reach it until the pin expires.
+//
+// Objects, under the user's versions root (VersionRoots):
+//
+//	pins/{thread}.json         → which snapshot, created, expires
+//	snapshots/{sha256}.json    → the frozen indexes, named by their content,
+//	                             so threads pinned to one state share it
+//	blobs/sha256/{sha256}      → a user file's bytes (the shared library's
+//	                             are in the shared root's blobs/)
+//
+// Only calls that ask for it (pinAsked) consult a pin: an unpinned call
+// costs nothing more than before.
+type pins struct {
+	bucket objstore.Bucket
+	views  *views
+	cfg    PinConfig
+	asked  func(context.Context) bool
+	log    *slog.Logger
+	now    func() time.Time
+
+	byThread *libindex.Shelf[*pinRecord]  // by user \x00 thread
+	frozen   *libindex.Shelf[*frozenView] // by snapshot key
+	flight   singleflight.Group
+}
+
+// Kinds pins hold on the budget.
+const (
+	heldPin    = "pin"
+	heldFrozen = "pinned_view"
+)
+
+// pinTimeout bounds one pin's resolution (a copy of the library included),
+// which concurrent callers of the thread share.
+const pinTimeout = 5 * time.Minute
+
+// pinCopyBytes bounds the file bytes a pin holds in memory at once while it
+// copies.
+const pinCopyBytes = 64 << 20
+
+// pinRecord is the pin object of a thread.
+type pinRecord struct {
+	Snapshot string    `json:"snapshot"` // the snapshot's sha256
+	Created  time.Time `json:"created"`
+	Expires  time.Time `json:"expires"`
+	etag     string
+}
+
+// snapshotDoc is a snapshot object: the frozen indexes of the caller's
+// library and the shared one.
+type snapshotDoc struct {
+	Version int            `json:"version"`
+	User    string         `json:"user"`
+	Layers  [2]frozenLayer `json:"layers"` // the user's, the shared one
+}
+
+const snapshotVersion = 1
+
+type frozenLayer struct {
+	Prefix string       `json:"prefix"` // the library's, as listed
+	Space  string       `json:"space"`  // its blob space
+	Files  []frozenFile `json:"files"`  // by path
+}
+
+// frozenFile is one addressable object of a library as listed, and the
+// blob holding its bytes.
+type frozenFile struct {
+	Rel      string    `json:"rel"`
+	Size     int64     `json:"size"`
+	ETag     string    `json:"etag"`
+	ModTime  time.Time `json:"mod_time"`
+	Blob     string    `json:"blob"`      // sha256 of the bytes
+	BlobETag string    `json:"blob_etag"` // the blob object's
+	// Hashed: the index held the file's digest (a skill within the MCP
+	// extension's limits), so its manifest lists it.
+	Hashed bool   `json:"hashed,omitempty"`
+	Head   []byte `json:"head,omitempty"` // a SKILL.md's frontmatter head
+	gone   bool   // deleted since listed: left out
+}
+
+// valid reports whether doc is a snapshot of user's library this version
+// reads: every file names a blob.
+func (doc *snapshotDoc) valid(user string) bool {
+	if doc.Version != snapshotVersion || doc.User != user {
+		return false
+	}
+	for _, fl := range doc.Layers {
+		for _, f := range fl.Files {
+			if !blobs.Digest(f.Blob).Valid() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// frozenView is a snapshot built into the view's parts once per replica.
+type frozenView struct {
+	o     *overlay
+	sl    *layer
+	base  string // what replies are keyed by, instead of the user's prefix
+	bytes int64
+}
+
+func (f *frozenView) view() *view { return &view{overlay: f.o, shared: f.sl, userBase: f.base} }
+
+func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
+	return &pins{
+		bucket: b, views: vs, cfg: cfg, asked: asked, log: log, now: time.Now,
+		byThread: libindex.NewShelf[*pinRecord](vs.indexes.Held(), heldPin),
+		frozen:   libindex.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
+	}
+}
+
+// pinKey and snapshotKey name the pin of a thread and a snapshot.
+func (p *pins) pinKey(id mounts.Caller) string {
+	return p.cfg.Roots.Root(id.User()) + "pins/" + id.Thread() + ".json"
+}
+
+func (p *pins) snapshotKey(user, sum string) string {
+	return p.cfg.Roots.Root(user) + "snapshots/" + sum + ".json"
+}
+
+// view returns the pinned view of the caller's thread, pinning the library
+// as it is on the thread's first pinned call or after its pin expired.
+func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
+	v, err := p.pinnedView(ctx, id)
+	if errors.Is(err, errSnapshotGone) {
+		// Swept since this replica read the pin: resolving again pins the
+		// library anew, as for an expired pin.
+		p.byThread.Remove(id.User() + "\x00" + id.Thread())
+		v, err = p.pinnedView(ctx, id)
+	}
+	return v, err
+}
+
+// errSnapshotGone: the snapshot a pin names is not in the bucket.
+var errSnapshotGone = errkind.New(errkind.FailedPrecondition, "the thread's pinned library snapshot is gone")
+
+func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) {
+	k := id.User() + "\x00" + id.Thread()
+	rec, ok := p.byThread.Get(k)
+	if !ok || !p.now().Before(rec.Expires) {
+		ch := p.flight.DoChan("pin\x00"+k, func() (any, error) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pinTimeout)
+			defer cancel()
+			return p.resolve(rctx, id)
+		})
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case res := <-ch:
+			if res.Err != nil {
+				return nil, res.Err
+			}
+			rec = res.Val.(*pinRecord)
+		}
+		p.byThread.Add(k, rec, int64(slotBytes+len(k)+len(rec.Snapshot)+len(rec.etag)+64))
+	}
+	f, err := p.load(ctx, id.User(), rec.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	return f.view(), nil
+}
+
+// resolve reads the thread's pin, or pins the library now when there is
+// none or it expired. Of two replicas pinning one thread at once, one
+// writes the pin and the other reads it.
+func (p *pins) resolve(ctx context.Context, id mounts.Caller) (*pinRecord, error) {
+	key := p.pinKey(id)
+	for attempt := 0; ; attempt++ {
+		old, err := p.readPin(ctx, key)
+		switch {
+		case err != nil:
+			return nil, err
+		case old != nil && p.now().Before(old.Expires) && p.snapshotExists(ctx, id.User(), old.Snapshot):
+			return old, nil
+		case attempt == 2:
+			return nil, fmt.Errorf("%w: the thread's pin changed while it was written; try again", errkind.Aborted)
+		}
+		sum, err := p.freeze(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		now := p.now().UTC()
+		rec := &pinRecord{Snapshot: sum, Created: now, Expires: now.Add(p.cfg.Retention)}
+		data, _ := json.Marshal(rec)
+		opts := objstore.PutOptions{IfNoneMatch: true}
+		if old != nil {
+			opts = objstore.PutOptions{IfMatch: old.etag} // replace the expired pin
+		}
+		a, err := p.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), opts)
+		switch {
+		case errors.Is(err, objstore.ErrPrecondition), errors.Is(err, objstore.ErrConflict):
+			continue // another call pinned the thread first: read its pin
+		case err != nil:
+			return nil, err
+		}
+		rec.etag = a.ETag
+		if old == nil {
+			// A new thread: the user's expired pins go now, so threads that
+			// never come back leave nothing behind.
+			if _, err := p.sweep(ctx, id.User(), false); err != nil && ctx.Err() == nil {
+				p.log.Warn("skills: sweeping expired pins failed", "user", id.User(), "err", err)
+			}
+		}
+		return rec, nil
+	}
+}
+
+// snapshotExists reports whether the snapshot a pin names is there: a pin
+// whose snapshot was swept is replaced as an expired one is.
+func (p *pins) snapshotExists(ctx context.Context, user, sum string) bool {
+	if _, ok := p.frozen.Get(p.snapshotKey(user, sum)); ok {
+		return true
+	}
+	_, err := p.bucket.Stat(ctx, p.snapshotKey(user, sum))
+	return !objstore.IsNotFound(err)
+}
+
+// maxPinBytes bounds a pin object.
+const maxPinBytes = 4 << 10
+
+// readPin returns the pin at key, nil when there is none.
+func (p *pins) readPin(ctx context.Context, key string) (*pinRecord, error) {
+	data, a, err := p.readBounded(ctx, key, maxPinBytes)
+	if objstore.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec pinRecord
+	if err := json.Unmarshal(data, &rec); err != nil || !blobs.Digest(rec.Snapshot).Valid() {
+		// A damaged pin is replaced as an expired one is.
+		p.log.Warn("skills: a thread's pin is malformed; pinning again", "key", key)
+		return &pinRecord{etag: a.ETag}, nil
+	}
+	rec.etag = a.ETag
+	return &rec, nil
+}
+
+func (p *pins) readBounded(ctx context.Context, key string, max int64) ([]byte, objstore.Attributes, error) {
+	rc, a, err := p.bucket.Get(ctx, key)
+	if err != nil {
+		return nil, a, err
+	}
+	defer rc.Close()
+	if a.Size > max {
+		return nil, a, fmt.Errorf("%w: %s is %d bytes, over the %d-byte bound", errkind.ResourceExhausted, key, a.Size, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(objstore.ContextReader(ctx, rc), max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%w: %s is over the %d-byte bound", errkind.ResourceExhausted, key, max)
+	}
+	return data, a, err
+}
+
+// readFile reads a live file through the file cache (hashing it for the
+// index filled it), within the pin's byte bound.
+func (p *pins) readFile(ctx context.Context, o objstore.Object) ([]byte, objstore.Attributes, error) {
+	rc, a, err := p.views.indexes.Files().Open(ctx, o, 0, -1)
+	if err != nil {
+		return nil, a, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(objstore.ContextReader(ctx, rc), p.cfg.MaxBytes+1))
+	if err == nil && int64(len(data)) > p.cfg.MaxBytes {
+		err = fmt.Errorf("%w: a skill file is over --library.pin-max-bytes (%d)", errkind.ResourceExhausted, p.cfg.MaxBytes)
+	}
+	return data, a, err
+}
+
+// freeze snapshots the caller's library and the shared one as their
+// indexes list them now: every file is copied into its library's blob
+// space (a blob already there is not copied again) and the snapshot
+// object written. It returns the snapshot's sha256.
+func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
+	own, shared, err := p.views.layers(id)
+	if err != nil {
+		return "", err
+	}
+	var xs [2]*libindex.Index
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { xs[0], err = p.views.indexes.Get(gctx, own); return err })
+	g.Go(func() (err error) { xs[1], err = p.views.indexes.Get(gctx, shared); return err })
+	if err := g.Wait(); err != nil {
+		return "", err
+	}
+	doc := snapshotDoc{Version: snapshotVersion, User: id.User()}
+	var total int64
+	for i, l := range []libindex.Layer{own, shared} {
+		fl := frozenLayer{Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(id.User())}
+		if i == 1 {
+			fl.Space = p.cfg.Roots.BlobSpace("")
+		}
+		for _, e := range addressable(xs[i].Objs, l.Prefix) {
+			total += e.obj.Size
+			fl.Files = append(fl.Files, frozenFile{Rel: e.rel, Size: e.obj.Size, ETag: e.obj.ETag, ModTime: e.obj.ModTime.UTC(), Head: xs[i].Heads[e.obj.Key]})
+		}
+		doc.Layers[i] = fl
+	}
+	if total > p.cfg.MaxBytes {
+		return "", fmt.Errorf("%w: pinning this library copies %d bytes of skill files, over --library.pin-max-bytes (%d)", errkind.ResourceExhausted, total, p.cfg.MaxBytes)
+	}
+	for i := range doc.Layers {
+		if err := p.copyLayer(ctx, &doc.Layers[i], xs[i]); err != nil {
+			return "", err
+		}
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	hexSum := hex.EncodeToString(sum[:])
+	_, err = p.bucket.Put(ctx, p.snapshotKey(id.User(), hexSum), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfNoneMatch: true})
+	if err != nil && !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrConflict) {
+		return "", err // (a lost create means the same content is there)
+	}
+	return hexSum, nil
+}
+
+// copyLayer fills in the blob of each file of fl, copying the files whose
+// blob its space lacks. A file the index hashed whose blob is there costs
+// nothing: a second thread pinning the same library copies nothing.
+func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index) error {
+	present, complete, err := p.listSpace(ctx, fl.Space, 4*len(fl.Files)+1024)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex // present is read and filled by the copies
+	sem := semaphore.NewWeighted(pinCopyBytes)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.views.cfg.Concurrency)
+	for i := range fl.Files {
+		f := &fl.Files[i]
+		key := fl.Prefix + f.Rel
+		dg, hashed := x.Digests[key]
+		g.Go(func() error {
+			if hashed && dg.Size == f.Size {
+				d := hex.EncodeToString(dg.Sum[:])
+				mu.Lock()
+				etag, ok := present[d]
+				mu.Unlock()
+				if !ok && !complete {
+					a, err := p.bucket.Stat(gctx, blobs.Key(fl.Space, blobs.Digest(d)))
+					if err != nil && !objstore.IsNotFound(err) {
+						return err
+					}
+					etag, ok = a.ETag, err == nil
+				}
+				if ok {
+					f.Blob, f.BlobETag, f.Hashed = d, etag, true
+					return nil
+				}
+			}
+			w := min(max(f.Size, 1), pinCopyBytes)
+			if err := sem.Acquire(gctx, w); err != nil {
+				return err
+			}
+			defer sem.Release(w)
+			data, a, err := p.readFile(gctx, objstore.Object{Key: key, Attributes: objstore.Attributes{Size: f.Size, ETag: f.ETag}})
+			if objstore.IsNotFound(err) {
+				f.gone = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// Frozen as read: a file replaced since the listing is frozen
+			// with the bytes copied, so the snapshot agrees with itself.
+			d := string(blobs.Of(data))
+			f.Size, f.ETag, f.Blob, f.Hashed = int64(len(data)), a.ETag, d, hashed
+			mu.Lock()
+			etag, ok := present[d]
+			mu.Unlock()
+			if !ok {
+				bk := blobs.Key(fl.Space, blobs.Digest(d))
+				ba, err := p.bucket.Put(gctx, bk, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfNoneMatch: true})
+				if errors.Is(err, objstore.ErrPrecondition) || errors.Is(err, objstore.ErrConflict) {
+					ba, err = p.bucket.Stat(gctx, bk) // content-addressed: the same bytes are there
+				}
+				if err != nil {
+					return err
+				}
+				etag = ba.ETag
+				mu.Lock()
+				present[d] = etag
+				mu.Unlock()
+			}
+			f.BlobETag = etag
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	kept := fl.Files[:0]
+	for _, f := range fl.Files {
+		if !f.gone {
+			kept = append(kept, f)
+		}
+	}
+	fl.Files = kept
+	return nil
+}
+
+// listSpace returns the blobs of space and their ETags, at most limit of
+// them; complete is false when there were more (the rest are then asked
+// one by one).
+func (p *pins) listSpace(ctx context.Context, space string, limit int) (map[string]string, bool, error) {
+	out := map[string]string{}
+	errFull := errors.New("full")
+	err := objstore.Walk(ctx, p.bucket, space+"sha256/", func(o objstore.Object) error {
+		if len(out) == limit {
+			return errFull
+		}
+		if d := strings.TrimPrefix(o.Key, space+"sha256/"); blobs.Digest(d).Valid() {
+			out[d] = o.ETag
+		}
+		return nil
+	})
+	if errors.Is(err, errFull) {
+		return out, false, nil
+	}
+	return out, err == nil, err
+}
+
+// maxSnapshotBytes bounds a snapshot object: per object of the two
+// libraries, its key and ETag, a frontmatter head (base64) and its numbers.
+func (p *pins) maxSnapshotBytes() int64 {
+	return 2 * int64(p.views.cfg.MaxObjects) * (2<<10 + 2*int64(p.views.cfg.HeadBytes) + 512)
+}
+
+// load returns the view of the snapshot sum of user, built once per replica
+// while it is held.
+func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) {
+	key := p.snapshotKey(user, sum)
+	if f, ok := p.frozen.Get(key); ok {
+		return f, nil
+	}
+	ch := p.flight.DoChan("snapshot\x00"+key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pinTimeout)
+		defer cancel()
+		data, _, err := p.readBounded(rctx, key, p.maxSnapshotBytes())
+		if objstore.IsNotFound(err) {
+			return nil, errSnapshotGone
+		}
+		if err != nil {
+			return nil, err
+		}
+		if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != sum {
+			return nil, fmt.Errorf("%w: %s", blobs.ErrCorrupt, key)
+		}
+		var doc snapshotDoc
+		if err := json.Unmarshal(data, &doc); err != nil || !doc.valid(user) {
+			return nil, fmt.Errorf("%w: %s", blobs.ErrCorrupt, key)
+		}
+		f := p.build(rctx, &doc, key)
+		hold(p.views, p.frozen, key, f, f.bytes)
+		return f, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*frozenView), nil
+	}
+}
+
+// build makes the snapshot into a view with the catalog's own layer and
+// overlay code, from indexes rebuilt as listed; then each file of the
+// layers is pointed at its blob, so every read (GetSkill, ReadSkillFile,
+// /skills, ExportSkill) reads the frozen bytes through the file cache.
+func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenView {
+	var ls [2]*layer
+	for i, fl := range doc.Layers {
+		// No generation: the content names the snapshot (an index listed
+		// again after a drop has a new one), and replies of a pinned view
+		// are keyed by the snapshot.
+		x := &libindex.Index{Heads: map[string][]byte{}, Digests: map[string]libindex.Digest{}}
+		blobOf := make(map[string]objstore.Object, len(fl.Files))
+		for _, f := range fl.Files {
+			o := objstore.Object{Key: fl.Prefix + f.Rel, Attributes: objstore.Attributes{Size: f.Size, ETag: f.ETag, ModTime: f.ModTime}}
+			x.Objs = append(x.Objs, o)
+			if f.Head != nil {
+				x.Heads[o.Key] = f.Head
+			}
+			var sum [sha256.Size]byte
+			hex.Decode(sum[:], []byte(f.Blob))
+			if f.Hashed {
+				x.Digests[o.Key] = libindex.Digest{Size: f.Size, Sum: sum}
+			}
+			blobOf[o.Key] = objstore.Object{Key: blobs.Key(fl.Space, blobs.Digest(f.Blob)), Attributes: objstore.Attributes{Size: f.Size, ETag: f.BlobETag, ModTime: f.ModTime}}
+		}
+		name := LayerUser
+		if i == 1 {
+			name = LayerShared
+		}
+		l := p.views.buildLayer(ctx, x, fl.Prefix, name, nil)
+		for j := range l.entries {
+			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
+		}
+		for _, s := range l.all {
+			s.skillMD = blobOf[s.skillMD.Key]
+		}
+		l.bytes = l.heldBytes() // with the blobs' keys
+		ls[i] = l
+	}
+	o := p.views.overlay(ls[0], ls[1])
+	return &frozenView{o: o, sl: ls[1], base: "pin\x00" + key, bytes: o.bytes + ls[1].bytes}
+}
+
+// sweep deletes user's pins that expired (a pin expires the retention
+// after it was written, so the listing says which to read), and with
+// snapshots the snapshots no live pin refers to that are older than the
+// retention (which reads each live pin). Blobs stay: skill versions share
+// the blob spaces, and collecting them needs both.
+func (p *pins) sweep(ctx context.Context, user string, snapshots bool) (int, error) {
+	root := p.cfg.Roots.Root(user)
+	now := p.now()
+	live := map[string]bool{}
+	deleted := 0
+	err := objstore.Walk(ctx, p.bucket, root+"pins/", func(o objstore.Object) error {
+		old := now.Sub(o.ModTime) >= p.cfg.Retention
+		if !old && !snapshots {
+			return nil
+		}
+		rec, err := p.readPin(ctx, o.Key)
+		if err != nil || rec == nil {
+			return err
+		}
+		if old && !now.Before(rec.Expires) {
+			deleted++
+			return p.bucket.Delete(ctx, o.Key)
+		}
+		live[rec.Snapshot] = true
+		return nil
+	})
+	if err != nil || !snapshots {
+		return deleted, err
+	}
+	err = objstore.Walk(ctx, p.bucket, root+"snapshots/", func(o objstore.Object) error {
+		sum := strings.TrimSuffix(strings.TrimPrefix(o.Key, root+"snapshots/"), ".json")
+		if live[sum] || now.Sub(o.ModTime) < p.cfg.Retention {
+			return nil
+		}
+		deleted++
+		return p.bucket.Delete(ctx, o.Key)
+	})
+	return deleted, err
+}
+
+// SweepPins deletes user's expired pins and the snapshots no pin refers to
+// (older than the retention); a new pinned thread does so too. It returns
+// how many objects it deleted.
+func (c *Catalog) SweepPins(ctx context.Context, user string) (int, error) {
+	if c.views.pins == nil {
+		return 0, nil
+	}
+	if err := mounts.ValidateID("user", user); err != nil {
+		return 0, err
+	}
+	return c.views.pins.sweep(ctx, user, true)
+}

@@ -111,7 +111,6 @@ func (a *app) push(cmd *cobra.Command, dir string, o pushOptions) error {
 	return a.printPublished(resp, o.dryRun)
 }
 
-
 type publishStream interface {
 	Send(*skillsvcv1.PublishSkillRequest) error
 }

@@ -209,7 +209,9 @@ func (a *app) callCtx(ctx context.Context, deadline bool) (context.Context, cont
 	return c, cancel, nil
 }
 
-func (a *app) skills() skillsvcv1.SkillsServiceClient { return skillsvcv1.NewSkillsServiceClient(a.conn) }
+func (a *app) skills() skillsvcv1.SkillsServiceClient {
+	return skillsvcv1.NewSkillsServiceClient(a.conn)
+}
 func (a *app) library() skillsvcv1.LibraryServiceClient {
 	return skillsvcv1.NewLibraryServiceClient(a.conn)
 }

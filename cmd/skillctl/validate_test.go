@@ -252,4 +252,3 @@ func TestValidateFolderRules(t *testing.T) {
 		}
 	})
 }
-

@@ -26,8 +26,8 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
 
-// printJSON writes m as indented protojson (proto field names as JSON
-// names, as the JSON gateway answers) and a newline.
+// printJSON writes m as indented protojson (lowerCamelCase names, as the
+// JSON gateway answers) and a newline.
 func (a *app) printJSON(m proto.Message) error {
 	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(m)
 	if err != nil {

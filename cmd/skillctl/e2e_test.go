@@ -217,6 +217,10 @@ func TestCatalogEndToEnd(t *testing.T) {
 		t.Errorf("after enable: %s", got)
 	}
 
+	// Shell completion offers the catalog's names.
+	if r := mustRun(t, env, "__complete", "show", "p"); !strings.Contains(r.stdout, "pdf\tExtract text") || strings.Contains(r.stdout, "csv") {
+		t.Errorf("completion of show p:\n%s", r.stdout)
+	}
 	if r := runCtl(t, env, "show", "nope"); r.code != exitNotFound || !strings.Contains(r.stderr, "NotFound") {
 		t.Errorf("show nope: exit %d\n%s", r.code, r.stderr)
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -113,12 +114,12 @@ func readSkillDir(ctx context.Context, dir string) (localSkill, error) {
 // checkLocal applies the publishing rules to a skill folder on disk.
 func checkLocal(s localSkill) ([]*skillsvcv1.SkillProblem, error) {
 	var md []byte
-	have := false
+	paths := make([]string, 0, len(s.Files)+1)
 	for _, f := range s.Files {
+		paths = append(paths, f.Rel)
 		if f.Rel != "SKILL.md" {
 			continue
 		}
-		have = true
 		// The frontmatter is all the rules read; its bound is the parser's.
 		b, err := readHead(f.Abs, skillmd.MaxFrontmatterBytes+1)
 		if err != nil {
@@ -126,14 +127,13 @@ func checkLocal(s localSkill) ([]*skillsvcv1.SkillProblem, error) {
 		}
 		md = b
 	}
-	files := len(s.Files)
 	if s.Truncated {
-		files++
+		paths = append(paths, "") // one more than the limit; never read
 	}
-	ps := checkFolder(s.Name, md, have, files, s.TotalBytes)
+	ps := checkFolder(s.Name, paths, s.TotalBytes, md)
 	for _, rel := range s.Irregular {
 		ps = append(ps, &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_SEVERITY_ERROR, File: rel, Field: "path",
-			Rule: "regular-files", Message: "only regular files are published, not symlinks or devices"})
+			Rule: "regular-files", Value: rel, Message: "only regular files are published, not symlinks or devices"})
 	}
 	return ps, nil
 }
@@ -151,70 +151,99 @@ func readHead(path string, n int64) ([]byte, error) {
 }
 
 // checkFolder is the one place skillctl decides whether a skill folder may
-// be published: name is the folder's name, skillMD the head of its SKILL.md
-// (have false when it has none), files and bytes its size. It applies the
-// catalog's rules (skillmd.ParseSkillMD, skillmd.OverLimits) and the
-// publishing rule that the name equals the folder.
+// be published, as PublishSkill does: name is the folder's name, paths its
+// files (relative), bytes their total size and skillMD the head of its
+// SKILL.md. It mirrors the server's skillmd.CheckFolder rule for rule (the
+// same rule names, fields and order: folder, paths, SKILL.md): the
+// catalog's rules for SKILL.md (ParseSkillMD with the folder's name), the
+// name warnings a bucket's skill gets made errors (the name must be the
+// folder's, a valid skill name), canonical paths, no nested SKILL.md, the
+// MCP extension's limits.
 //
-// TODO(issue 23): replace with the server's skillmd.CheckFolder once it
-// lands, so skillctl and PublishSkill share one function.
-func checkFolder(name string, skillMD []byte, have bool, files int, bytes int64) []*skillsvcv1.SkillProblem {
+// TODO(issue 23): call skillmd.CheckFolder once it is on main, so
+// skillctl and PublishSkill share one function; this copy reads only
+// SKILL.md's head, CheckFolder takes every file's bytes.
+func checkFolder(name string, paths []string, bytes int64, skillMD []byte) []*skillsvcv1.SkillProblem {
 	var out []*skillsvcv1.SkillProblem
 	add := func(sev skillsvcv1.SkillProblem_Severity, file, field, rule, value, msg string) {
 		out = append(out, &skillsvcv1.SkillProblem{Severity: sev, File: file, Field: field, Rule: rule, Value: clip(value, 80), Message: msg})
 	}
 	errorSev, warnSev := skillsvcv1.SkillProblem_SEVERITY_ERROR, skillsvcv1.SkillProblem_SEVERITY_WARNING
-	if files > skillmd.MaxSkillFiles {
-		add(errorSev, "", "size", "max-files", fmt.Sprint(files), fmt.Sprintf("the skill has more than %d files", skillmd.MaxSkillFiles))
+	if !skillmd.ValidName(name) || utf8.RuneCountInString(name) > skillmd.MaxNameLen {
+		add(errorSev, "", "name", "folder-name", name, fmt.Sprintf("folder name %q must be a skill name: at most %d lowercase letters, digits and single hyphens", clip(name, 80), skillmd.MaxNameLen))
+	}
+	if len(paths) > skillmd.MaxSkillFiles {
+		add(errorSev, "", "files", "max-files", fmt.Sprint(len(paths)), fmt.Sprintf("the folder has more than %d files", skillmd.MaxSkillFiles))
 	}
 	if bytes > skillmd.MaxSkillBytes {
-		add(errorSev, "", "size", "max-bytes", fmt.Sprint(bytes), fmt.Sprintf("the skill's files hold %d bytes, more than %d", bytes, skillmd.MaxSkillBytes))
+		add(errorSev, "", "size", "max-bytes", fmt.Sprint(bytes), fmt.Sprintf("the folder holds %d bytes, at most %d are allowed", bytes, skillmd.MaxSkillBytes))
 	}
-	if !have {
+	found, badPaths := false, 0
+	for _, p := range paths {
+		switch {
+		case p == "":
+			// readSkillDir's marker of a file past the limit.
+		case !mounts.Addressable(p):
+			if badPaths++; badPaths <= maxReported {
+				add(errorSev, p, "path", "path-canonical", p, fmt.Sprintf("path %q must be relative to the folder in the canonical spelling (no control characters or backslashes; NFC)", clip(p, 80)))
+			}
+		case p == "SKILL.md":
+			found = true
+		case strings.HasSuffix(p, "/SKILL.md"):
+			add(errorSev, p, "path", "nested-skill", p, fmt.Sprintf("%s: a skill folder holds no other SKILL.md (libraries read it as another skill)", p))
+		}
+	}
+	if !found {
 		add(errorSev, "SKILL.md", "", "skill-md-required", "", "the folder has no SKILL.md")
 		return out
 	}
-	// No folder: a name breaking the character rules is an error, not a
-	// display name; the publishing rule below compares it to the folder.
-	fm, _, p := skillmd.ParseSkillMD(skillMD, "")
-	for _, m := range p.Errors {
+	fm, _, parsed := skillmd.ParseSkillMD(skillMD, name)
+	report := func(sev skillsvcv1.SkillProblem_Severity, m string) {
 		field, rule := ruleOf(m)
-		add(errorSev, "SKILL.md", field, rule, valueOf(fm, field), m)
+		value := valueOf(fm, field)
+		// The catalog serves a bucket's skill whose name is not its
+		// folder's under the folder's name; a publish names it right.
+		switch rule {
+		case "name-format":
+			sev, m = errorSev, fmt.Sprintf("name %q must be a skill name equal to the folder's, %q", clip(value, 80), clip(name, 80))
+		case "name-matches-folder":
+			sev, m = errorSev, fmt.Sprintf("name %q must equal the folder's name %q", clip(value, 80), clip(name, 80))
+		}
+		add(sev, "SKILL.md", field, rule, value, m)
 	}
-	for _, m := range p.Warnings {
-		field, rule := ruleOf(m)
-		add(warnSev, "SKILL.md", field, rule, valueOf(fm, field), m)
+	for _, m := range parsed.Errors {
+		report(errorSev, m)
 	}
-	if fm.Name != "" && skillmd.ValidName(fm.Name) && fm.Name != name {
-		add(errorSev, "SKILL.md", "name", "name-matches-folder", fm.Name, fmt.Sprintf("name %q must equal the skill's folder %q", clip(fm.Name, 80), clip(name, 80)))
+	for _, m := range parsed.Warnings {
+		report(warnSev, m)
 	}
-	// Errors first, as the server lists them.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].GetSeverity() < out[j].GetSeverity() })
 	return out
 }
 
 // problemRules names the rule and field of each of skillmd's problem
-// messages. TODO(issue 23): gone with skillmd.CheckFolder.
+// messages, as the server's structured problems name them.
+// TODO(issue 23): gone with skillmd.CheckFolder.
 var problemRules = []struct {
 	re          *regexp.Regexp
 	field, rule string
 }{
 	{regexp.MustCompile(`^SKILL\.md is not UTF-8`), "", "utf8"},
-	{regexp.MustCompile(`^SKILL\.md has no YAML frontmatter`), "frontmatter", "frontmatter-required"},
-	{regexp.MustCompile(`^frontmatter is not closed`), "frontmatter", "frontmatter-closed"},
-	{regexp.MustCompile(`^frontmatter is larger`), "frontmatter", "frontmatter-size"},
-	{regexp.MustCompile(`^frontmatter is not valid YAML`), "frontmatter", "frontmatter-yaml"},
+	{regexp.MustCompile(`^SKILL\.md has no YAML frontmatter`), "frontmatter", "frontmatter"},
+	{regexp.MustCompile(`^frontmatter is not closed`), "frontmatter", "frontmatter"},
+	{regexp.MustCompile(`^frontmatter is larger`), "frontmatter", "frontmatter"},
+	{regexp.MustCompile(`^frontmatter is not valid YAML`), "frontmatter", "yaml"},
 	{regexp.MustCompile(`^name is required`), "name", "name-required"},
-	{regexp.MustCompile(`^name .* must be lowercase`), "name", "name-format"},
+	{regexp.MustCompile(`^name .* (must be lowercase|is not a skill name)`), "name", "name-format"},
 	{regexp.MustCompile(`^name is \d+ characters`), "name", "name-length"},
+	{regexp.MustCompile(`^name .* differs from its folder`), "name", "name-matches-folder"},
 	{regexp.MustCompile(`^description is required`), "description", "description-required"},
 	{regexp.MustCompile(`^description is \d+ characters`), "description", "description-length"},
 	{regexp.MustCompile(`^compatibility is \d+ characters`), "compatibility", "compatibility-length"},
-	{regexp.MustCompile(`^allowed-tools`), "allowed-tools", "allowed-tools-format"},
-	{regexp.MustCompile(`^metadata should be`), "metadata", "metadata-format"},
+	{regexp.MustCompile(`^allowed-tools`), "allowed-tools", "field-type"},
+	{regexp.MustCompile(`^metadata should be`), "metadata", "field-type"},
 }
 
-var fieldTypeRE = regexp.MustCompile(`^([a-z0-9.\-_]+) should be a string$`)
+var fieldTypeRE = regexp.MustCompile(`^([a-zA-Z0-9.\-_]+) should be a string$`)
 
 func ruleOf(msg string) (field, rule string) {
 	for _, r := range problemRules {
@@ -223,12 +252,9 @@ func ruleOf(msg string) (field, rule string) {
 		}
 	}
 	if m := fieldTypeRE.FindStringSubmatch(msg); m != nil {
-		if strings.HasPrefix(m[1], "metadata.") {
-			return m[1], "metadata-format"
-		}
 		return m[1], "field-type"
 	}
-	return "", "frontmatter"
+	return "", ""
 }
 
 func valueOf(fm skillmd.Frontmatter, field string) string {

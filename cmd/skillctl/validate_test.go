@@ -113,13 +113,19 @@ func TestValidateProblems(t *testing.T) {
 		{"missing name and description", "pdf", "---\nlicense: MIT\n---\n", exitInvalid,
 			[]map[string]string{{"rule": "name-required", "field": "name"}, {"rule": "description-required", "field": "description"}}},
 		{"bad name", "Pdf_Tool", "---\nname: Pdf_Tool\ndescription: x\n---\n", exitInvalid,
-			[]map[string]string{{"rule": "name-format", "field": "name", "value": "Pdf_Tool"}}},
+			[]map[string]string{{"rule": "folder-name", "field": "name", "file": "", "value": "Pdf_Tool"}, {"rule": "name-format", "field": "name", "file": "SKILL.md", "value": "Pdf_Tool"}}},
+		{"long name", strings.Repeat("a", 65), "---\nname: " + strings.Repeat("a", 65) + "\ndescription: x\n---\n", exitInvalid,
+			[]map[string]string{{"rule": "folder-name", "severity": "SEVERITY_ERROR"}, {"rule": "name-length", "severity": "SEVERITY_WARNING"}}},
+		{"frontmatter name not a skill name", "pdf", "---\nname: PDF Tools\ndescription: x\n---\n", exitInvalid,
+			[]map[string]string{{"severity": "SEVERITY_ERROR", "rule": "name-format", "value": "PDF Tools"}}},
 		{"long description warns", "pdf", "---\nname: pdf\ndescription: " + long + "\n---\n", exitOK,
 			[]map[string]string{{"severity": "SEVERITY_WARNING", "rule": "description-length", "field": "description"}}},
 		{"metadata value warns", "pdf", "---\nname: pdf\ndescription: x\nmetadata:\n  owner: [a]\n---\n", exitOK,
-			[]map[string]string{{"severity": "SEVERITY_WARNING", "rule": "metadata-format", "field": "metadata.owner"}}},
+			[]map[string]string{{"severity": "SEVERITY_WARNING", "rule": "field-type", "field": "metadata.owner"}}},
 		{"bad yaml", "pdf", "---\nname: [\n---\n", exitInvalid,
-			[]map[string]string{{"rule": "frontmatter-yaml", "field": "frontmatter"}}},
+			[]map[string]string{{"rule": "yaml", "field": "frontmatter"}}},
+		{"no frontmatter", "pdf", "# PDF\n", exitInvalid,
+			[]map[string]string{{"rule": "frontmatter", "field": "frontmatter"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeSkill(t, tc.folder, map[string]string{"SKILL.md": tc.md})
@@ -237,6 +243,13 @@ func TestValidateFolderRules(t *testing.T) {
 		f.Close()
 		r := runCtl(t, nil, "validate", dir)
 		if r.code != exitInvalid || !strings.Contains(r.stdout, "max-bytes") {
+			t.Fatalf("exit %d\n%s", r.code, r.stdout)
+		}
+	})
+	t.Run("nested SKILL.md and odd paths", func(t *testing.T) {
+		dir := writeSkill(t, "pdf", map[string]string{"SKILL.md": okMD, "sub/SKILL.md": okMD, "back\\slash.md": "x"})
+		r := runCtl(t, nil, "validate", dir)
+		if r.code != exitInvalid || !strings.Contains(r.stdout, "nested-skill") || !strings.Contains(r.stdout, "path-canonical") {
 			t.Fatalf("exit %d\n%s", r.code, r.stdout)
 		}
 	})

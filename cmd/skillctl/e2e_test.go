@@ -411,3 +411,73 @@ func TestWatchEndToEnd(t *testing.T) {
 		t.Errorf("watch:\n%s", r.stdout)
 	}
 }
+
+// TestReviewEndToEnd: with review on, a non-admin's push to the shared
+// library is pending, invisible in the catalog, until an admin approves it
+// with skillctl; a rejected version stays out. Identities are tokens
+// minted by `skillsvc token`, one config context each.
+func TestReviewEndToEnd(t *testing.T) {
+	skipUntilImplemented(t, startServer(t), "LibraryService")
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-review-", 4)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, "--auth.mode=jwt", "--auth.jwt.secret-file="+secret, "--library.review")
+	bin, err := skillsvcBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SKILLCTL_CONFIG": filepath.Join(t.TempDir(), "config.yaml")}
+	for name, args := range map[string][]string{
+		"bob":   {"--user", "bob", "--thread", "t1"},
+		"admin": {"--admin", "--user", "ops", "--thread", "t1"},
+	} {
+		out, err := exec.Command(bin, append([]string{"token", "--ttl", "10m", "--auth.jwt.secret-file", secret}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("skillsvc token %v: %v", args, err)
+		}
+		file := filepath.Join(t.TempDir(), name+".token")
+		if err := os.WriteFile(file, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, env, "config", "set-context", name, "--target", addr, "--token-file", file, "--library", "shared")
+	}
+	as := func(ctx string) map[string]string {
+		e := map[string]string{"SKILLCTL_CONTEXT": ctx}
+		for k, v := range env {
+			e[k] = v
+		}
+		return e
+	}
+	dir := writeSkill(t, "sql", map[string]string{"SKILL.md": "---\nname: sql\ndescription: Write SQL queries.\n---\nUse CTEs.\n"})
+	r := mustRun(t, as("bob"), "push", dir, "--category", "data")
+	if !strings.Contains(r.stdout, "pending review sql version sha256:") {
+		t.Fatalf("push with review:\n%s", r.stdout)
+	}
+	id := strings.Fields(r.stdout)[4]
+	if got := names(t, mustRun(t, as("bob"), "ls", "--json").stdout); strings.Contains(got, "sql") {
+		t.Errorf("a pending version is served: %s", got)
+	}
+	if r := mustRun(t, as("admin"), "versions", "sql", "--state", "pending", "-q"); strings.TrimSpace(r.stdout) != id {
+		t.Errorf("pending versions = %q, want %s", r.stdout, id)
+	}
+	if r := runCtl(t, as("bob"), "approve", "sql", id); r.code != exitServer || !strings.Contains(r.stderr, "PermissionDenied") {
+		t.Errorf("a non-admin approving: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := mustRun(t, as("admin"), "approve", "sql", shortID(id), "-c", "ok"); !strings.Contains(r.stdout, "approved sql version "+id) {
+		t.Errorf("approve:\n%s", r.stdout)
+	}
+	if got := names(t, mustRun(t, as("bob"), "ls", "--json").stdout); !strings.Contains(got, "sql") {
+		t.Errorf("an approved version is not served: %s", got)
+	}
+
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: sql\ndescription: Write SQL queries.\n---\nNever use CTEs.\n"), 0o644)
+	id2 := strings.Fields(mustRun(t, as("bob"), "push", dir, "--category", "data").stdout)[4]
+	mustRun(t, as("admin"), "reject", "sql", id2, "-c", "no")
+	if r := mustRun(t, as("admin"), "versions", "sql", "--state", "rejected", "-q"); strings.TrimSpace(r.stdout) != id2 {
+		t.Errorf("rejected versions = %q, want %s", r.stdout, id2)
+	}
+	if r := mustRun(t, as("bob"), "render", "sql"); !strings.Contains(r.stdout, "Use CTEs.") {
+		t.Errorf("after a rejection the approved version is served: %q", r.stdout)
+	}
+}

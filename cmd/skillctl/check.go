@@ -303,6 +303,9 @@ func hasErrors(ps []*skillsvcv1.SkillProblem) bool {
 // one level further, under a category) that holds one. A folder holding
 // none of them is returned as itself, so it is reported as such.
 func findSkills(dir string) ([]string, error) {
+	if filepath.Base(dir) == "SKILL.md" && isFile(dir) {
+		return []string{filepath.Dir(dir)}, nil // the file named instead of its folder
+	}
 	if isFile(filepath.Join(dir, "SKILL.md")) {
 		return []string{dir}, nil
 	}

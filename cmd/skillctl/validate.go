@@ -25,14 +25,15 @@ func (a *app) validateCmd() *cobra.Command {
 		Use:   "validate DIR...",
 		Short: "Check skill folders offline with the server's publishing rules",
 		Long: `validate checks each skill folder with the rules the server applies before it publishes
-one, without a server: SKILL.md exists and opens with YAML frontmatter; name (lowercase letters,
-digits and single hyphens) equals the folder's name; description is set; the folder holds at most
-512 files and 16 MiB; only regular files (no symlinks). Warnings (lengths over the Agent Skills
-limits, fields of the wrong type) do not fail it.
+one, without a server: SKILL.md exists and opens with YAML frontmatter; the folder's name is a skill
+name (at most 64 lowercase letters, digits and single hyphens) and the frontmatter name equals it;
+description is set; paths are canonical, with no SKILL.md nested inside; at most 512 files and
+16 MiB; only regular files (no symlinks). Warnings (lengths over the Agent Skills limits, fields of
+the wrong type) do not fail it.
 
-DIR is a skill folder (it holds SKILL.md) or a library: every folder below it holding a SKILL.md,
-or one level further down under a category folder, is checked. Files and folders whose names start
-with "." are ignored, as push ignores them.
+DIR is a skill folder (it holds SKILL.md; naming the SKILL.md will do) or a library: every
+folder below it holding a SKILL.md, or one level further down under a category folder, is checked.
+Files and folders whose names start with "." are ignored, as push ignores them.
 
 Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder cannot be read.`,
 		Example: `  skillctl validate ./pdf

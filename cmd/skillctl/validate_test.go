@@ -253,6 +253,12 @@ func TestValidateFolderRules(t *testing.T) {
 			t.Fatalf("exit %d\n%s", r.code, r.stdout)
 		}
 	})
+	t.Run("SKILL.md named instead of its folder", func(t *testing.T) {
+		dir := writeSkill(t, "pdf", map[string]string{"SKILL.md": okMD})
+		if r := runCtl(t, nil, "validate", filepath.Join(dir, "SKILL.md")); r.code != exitOK || !strings.Contains(r.stdout, "valid    pdf") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 	t.Run("missing folder is a usage error", func(t *testing.T) {
 		r := runCtl(t, nil, "validate", filepath.Join(t.TempDir(), "nope"))
 		if r.code != exitUsage || !strings.Contains(r.stderr, "no such file") {

@@ -232,6 +232,18 @@ func TestPushStreamsTheFolder(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// On a terminal a progress bar goes to stderr, never stdout; --quiet
+	// turns it off.
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return map[string]string{"SKILLCTL_CONFIG": filepath.Join(t.TempDir(), "c.yaml")}[k] + env[k] }
+	if code := run(t.Context(), []string{"push", dir}, &out, &errb, getenv, true); code != exitOK || !strings.Contains(errb.String(), "push pdf") || strings.Contains(out.String(), "push pdf") {
+		t.Errorf("push on a terminal: exit %d\nstdout %q\nstderr %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(t.Context(), []string{"push", "-q", dir}, &out, &errb, getenv, true); code != exitOK || errb.Len() != 0 {
+		t.Errorf("push -q on a terminal: exit %d, stderr %q", code, errb.String())
+	}
 	// --json prints the server's answer; --quiet only the id.
 	r = runCtl(t, env, "push", dir, "--json")
 	var resp map[string]any

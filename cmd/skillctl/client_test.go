@@ -235,7 +235,9 @@ func TestPushStreamsTheFolder(t *testing.T) {
 	// On a terminal a progress bar goes to stderr, never stdout; --quiet
 	// turns it off.
 	var out, errb bytes.Buffer
-	getenv := func(k string) string { return map[string]string{"SKILLCTL_CONFIG": filepath.Join(t.TempDir(), "c.yaml")}[k] + env[k] }
+	getenv := func(k string) string {
+		return map[string]string{"SKILLCTL_CONFIG": filepath.Join(t.TempDir(), "c.yaml")}[k] + env[k]
+	}
 	if code := run(t.Context(), []string{"push", dir}, &out, &errb, getenv, true); code != exitOK || !strings.Contains(errb.String(), "push pdf") || strings.Contains(out.String(), "push pdf") {
 		t.Errorf("push on a terminal: exit %d\nstdout %q\nstderr %q", code, out.String(), errb.String())
 	}

@@ -9,10 +9,11 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/skillsvc ./cmd/skillsvc
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/skillsvc ./cmd/skillsvc && \
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/skillctl ./cmd/skillctl
 
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/skillsvc /usr/local/bin/skillsvc
+COPY --from=build /out/skillsvc /out/skillctl /usr/local/bin/
 EXPOSE 7070 7080
 # Numeric, so Kubernetes runAsNonRoot can verify it (65532 is distroless nonroot).
 USER 65532:65532

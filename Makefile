@@ -10,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-go test-helm test-clients test-python test-ts \
-	test-mcp-host test-conformance pyenv tsenv mcphostenv conformanceenv bench-smoke fuzz bench bench-load bench-mcp clean
+	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -28,6 +28,7 @@ run:
 
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/skillsvc ./cmd/skillsvc
+	CGO_ENABLED=0 go build -trimpath -o bin/skillctl ./cmd/skillctl
 
 # testenv starts MinIO and the skillsvc binary for the client test suites.
 bin/testenv: build
@@ -56,6 +57,12 @@ test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
 conformanceenv: test/conformance/node_modules/.stamp
 test/conformance/node_modules/.stamp: test/conformance/package-lock.json
 	cd test/conformance && npm ci --no-audit --no-fund
+	touch $@
+
+# skills-ref, the Agent Skills reference validator, pinned in the lockfile.
+skillsrefenv: test/skills-ref/node_modules/.stamp
+test/skills-ref/node_modules/.stamp: test/skills-ref/package-lock.json
+	cd test/skills-ref && npm ci --no-audit --no-fund
 	touch $@
 
 tools:
@@ -103,8 +110,9 @@ test-helm: tools
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
 # examples), the official TypeScript MCP SDK as an MCP host, and the
-# published MCP conformance suite's server scenarios.
-test-clients: test-python test-ts test-mcp-host test-conformance
+# published MCP conformance suite's server scenarios; and skillctl validate
+# against skills-ref, the Agent Skills reference validator.
+test-clients: test-python test-ts test-mcp-host test-conformance test-skills-ref
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -117,6 +125,11 @@ test-mcp-host: mcphostenv bin/testenv
 
 test-conformance: conformanceenv bin/testenv
 	cd test/conformance && npm test
+
+# skillctl validate and skills-ref agree on test/skills-ref/samples.json,
+# except the differences listed there with their reasons.
+test-skills-ref: skillsrefenv build
+	cd test/skills-ref && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
 
 # Every benchmark once, so they keep working; timings come from `make bench`.
 bench-smoke:

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+)
+
+// Exit codes, stable for scripts and CI.
+const (
+	exitOK = 0
+	// exitInvalid: a skill breaks the rules (validate found errors, or the
+	// server refused a push listing problems).
+	exitInvalid = 1
+	// exitUsage: bad flags or arguments, a config or local file problem.
+	exitUsage = 2
+	// exitServer: the server refused or failed the call (its status is
+	// printed), or could not be reached.
+	exitServer = 3
+	// exitNotFound: the skill, version or label does not exist.
+	exitNotFound = 4
+)
+
+const exitCodesHelp = `Exit codes:
+  0  success
+  1  a skill breaks the rules (validate found errors, or the server refused it with its problems)
+  2  usage error, or a problem with a local file or the config
+  3  the server refused or failed the call, or could not be reached
+  4  the skill, version or label was not found`
+
+// exitError carries the exit code an error ends the run with.
+type exitError struct {
+	code int
+	err  error // nil when everything was already printed
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// app is one run of skillctl: its streams, environment and global flags.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// isTerminal reports whether stderr is a terminal (progress bars).
+	isTerminal bool
+
+	flags       Context // connection flags as given
+	contextName string
+	jsonOut     bool
+	quiet       bool
+	timeout     time.Duration
+
+	root *cobra.Command
+	conn *grpc.ClientConn
+	set  settings
+}
+
+// run executes skillctl with args and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, isTerminal bool) int {
+	a := &app{stdout: stdout, stderr: stderr, getenv: getenv, isTerminal: isTerminal}
+	root := a.newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if a.conn != nil {
+		a.conn.Close()
+	}
+	if err == nil {
+		return exitOK
+	}
+	return a.report(err)
+}
+
+func (a *app) newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "skillctl",
+		Short: "Validate, publish and manage skills on a skillsvc server",
+		Long: `skillctl is the skill authors' tool for skillsvc: validate a skill folder offline with the
+server's rules, publish it as an immutable version, list, show, render and pull skills, move labels,
+roll back, review pending versions and watch the catalog change.
+
+Connection settings come, in this order, from flags, the environment (SKILLCTL_TARGET,
+SKILLCTL_TLS, SKILLCTL_CA_FILE, SKILLCTL_USER, SKILLCTL_THREAD, SKILLCTL_TOKEN,
+SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of the config file
+($SKILLCTL_CONFIG, else ~/.config/skillctl/config.yaml; see skillctl config), and defaults
+(target ` + defaultTarget + `, thread "` + defaultThread + `").
+
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.flags.Target, "target", "", "server gRPC address, host:port (default "+defaultTarget+")")
+	pf.BoolVar(&a.flags.TLS, "tls", false, "dial with TLS")
+	pf.StringVar(&a.flags.CAFile, "ca-file", "", "PEM file of the CAs to trust (implies --tls)")
+	pf.StringVar(&a.flags.User, "user", "", "user ID sent as identity metadata (insecure mode)")
+	pf.StringVar(&a.flags.Thread, "thread", "", "thread ID sent as identity metadata (default \""+defaultThread+"\")")
+	pf.StringVar(&a.flags.Token, "token", "", "bearer token (jwt mode)")
+	pf.StringVar(&a.flags.TokenFile, "token-file", "", "file holding the bearer token")
+	pf.StringVar(&a.flags.Library, "library", "", `library to act on: empty for your own, "shared", or a user ID (admins)`)
+	pf.StringVar(&a.contextName, "context", "", "config context to use instead of the current one")
+	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print only what scripts need; no progress bars")
+	pf.DurationVar(&a.timeout, "timeout", time.Minute, "deadline of each call (not of watch)")
+
+	root.AddCommand(
+		a.validateCmd(),
+		a.pushCmd(), a.pullCmd(),
+		a.lsCmd(), a.showCmd(), a.renderCmd(),
+		a.enableCmd(true), a.enableCmd(false),
+		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
+		a.reviewCmd(true), a.reviewCmd(false),
+		a.rmCmd(), a.watchCmd(),
+		a.configCmd(),
+	)
+	a.root = root
+	return root
+}
+
+// connect resolves the settings and dials the server (lazily: grpc-go
+// connects on the first call).
+func (a *app) connect(cmd *cobra.Command) error {
+	path, err := configPath(a.getenv)
+	if err != nil {
+		return usageErr(err)
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return usageErr(err)
+	}
+	s, err := resolve(cfg, a.flags, a.contextName, func(name string) bool {
+		f := cmd.Flags().Lookup(name)
+		return f != nil && f.Changed
+	}, a.getenv)
+	if err != nil {
+		return usageErr(err)
+	}
+	creds := insecure.NewCredentials()
+	if s.TLS {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if s.CAFile != "" {
+			pem, err := readBounded(s.CAFile, maxConfigBytes)
+			if err != nil {
+				return usageErr(fmt.Errorf("ca file: %w", err))
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return usageErr(fmt.Errorf("ca file %s holds no PEM certificate", s.CAFile))
+			}
+			tc.RootCAs = pool
+		}
+		creds = credentials.NewTLS(tc)
+	}
+	conn, err := grpc.NewClient(s.Target, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return usageErr(fmt.Errorf("target %q: %w", s.Target, err))
+	}
+	a.conn, a.set = conn, s
+	return nil
+}
+
+// callCtx is ctx carrying the identity and, for a unary call, the
+// deadline; cancel must be called.
+func (a *app) callCtx(ctx context.Context, deadline bool) (context.Context, context.CancelFunc, error) {
+	md := metadata.MD{}
+	if a.set.User != "" {
+		md.Set(auth.UserKey, a.set.User)
+	}
+	if a.set.Thread != "" {
+		md.Set(auth.ThreadKey, a.set.Thread)
+	}
+	tok, err := a.set.bearer()
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	if tok != "" {
+		md.Set(auth.AuthorizationKey, "Bearer "+tok)
+	}
+	ctx = metadata.NewOutgoingContext(ctx, md)
+	if deadline && a.timeout > 0 {
+		c, cancel := context.WithTimeout(ctx, a.timeout)
+		return c, cancel, nil
+	}
+	c, cancel := context.WithCancel(ctx)
+	return c, cancel, nil
+}
+
+func (a *app) skills() skillsvcv1.SkillsServiceClient {
+	return skillsvcv1.NewSkillsServiceClient(a.conn)
+}
+func (a *app) library() skillsvcv1.LibraryServiceClient {
+	return skillsvcv1.NewLibraryServiceClient(a.conn)
+}
+
+// libraryRef is the --library setting as a request's LibraryRef; nil for
+// the caller's own.
+func (a *app) libraryRef() *skillsvcv1.LibraryRef {
+	switch l := a.set.Library; l {
+	case "":
+		return nil
+	case "shared":
+		return &skillsvcv1.LibraryRef{Shared: true}
+	default:
+		return &skillsvcv1.LibraryRef{User: strings.TrimPrefix(l, "user:")}
+	}
+}
+
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// report prints err and returns its exit code.
+func (a *app) report(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(a.stderr, "skillctl: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	if st, ok := status.FromError(err); ok {
+		return a.reportStatus(st)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		fmt.Fprintf(a.stderr, "skillctl: %v\n", err)
+		return exitServer
+	}
+	// Cobra's own errors: unknown commands and flags, wrong arguments.
+	fmt.Fprintf(a.stderr, "skillctl: %v\nRun 'skillctl --help' for usage.\n", err)
+	return exitUsage
+}
+
+func (a *app) reportStatus(st *status.Status) int {
+	fmt.Fprintf(a.stderr, "skillctl: %s: %s\n", st.Code(), st.Message())
+	var problems []*skillsvcv1.SkillProblem
+	for _, d := range st.Details() {
+		if sp, ok := d.(*skillsvcv1.SkillProblems); ok {
+			problems = append(problems, sp.GetProblems()...)
+		}
+	}
+	if len(problems) > 0 {
+		printProblems(a.stderr, "", problems)
+	}
+	switch st.Code() {
+	case codes.InvalidArgument:
+		if len(problems) > 0 {
+			return exitInvalid
+		}
+		return exitServer
+	case codes.NotFound:
+		return exitNotFound
+	case codes.Unimplemented:
+		fmt.Fprintln(a.stderr, "skillctl: the server does not implement this call (an older skillsvc?)")
+	}
+	return exitServer
+}
+
+func main() {
+	ctx, stop := signalContext()
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, stderrIsTerminal()))
+}

@@ -34,6 +34,9 @@ func summaryProto(s skills.Skill, full bool) *skillsvcv1.SkillSummary {
 		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools, Metadata: s.Metadata,
 		Etag: s.ETag, Disabled: s.Disabled, Warnings: s.Warnings, Errors: s.Errors,
 	}
+	if s.Manifest != nil {
+		out.ManifestDigest = s.Manifest.Digest
+	}
 	if len(s.Extra) > 0 {
 		if st, err := structpb.NewStruct(s.Extra); err == nil {
 			out.ExtraFields = st

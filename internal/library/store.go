@@ -95,7 +95,7 @@ type store struct {
 	max    int    // versions per skill
 }
 
-func (s store) skillPrefix(name string) string   { return s.root + "skills/" + name + "/" }
+func (s store) skillPrefix(name string) string    { return s.root + "skills/" + name + "/" }
 func (s store) recordKey(name, hex string) string { return s.skillPrefix(name) + "v/" + hex + ".json" }
 func (s store) refsKey(name string) string        { return s.skillPrefix(name) + "refs.json" }
 

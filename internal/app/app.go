@@ -31,6 +31,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
@@ -126,6 +127,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
+	var pubOpts []library.Option
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(cfg, lib.Catalog, reg, log)
 		if err != nil {
@@ -133,10 +135,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 		a.onClose(closeEvents)
 		eventsHandler = rcv
+		pubOpts = append(pubOpts, library.WithNotify(notifyPublished(rcv, lib.Catalog, cfg.S3.Bucket, log)))
 	}
 	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)
 	if err != nil {
 		return nil, err
+	}
+	services.Versions = &server.Versions{
+		Pub:      library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...),
+		Table:    cfg.Mounts,
+		Insecure: cfg.Auth.Mode == auth.ModeInsecure,
 	}
 
 	authn, err := auth.New(ctx, cfg.Auth, log)

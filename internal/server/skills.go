@@ -17,6 +17,7 @@ type Skills struct {
 	skillsvcv1.UnimplementedSkillsServiceServer
 	lib       *skills.Library
 	chunkSize int
+	versions  *Versions // reads pinned to a version (pinned.go); nil: none
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
@@ -136,6 +137,9 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 
 // GetSkill implements SkillsService.
 func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) (*skillsvcv1.GetSkillResponse, error) {
+	if req.GetVersion() != "" {
+		return s.getPinned(ctx, req)
+	}
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
@@ -158,6 +162,9 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 
 // RenderSkill implements SkillsService.
 func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillRequest) (*skillsvcv1.RenderSkillResponse, error) {
+	if req.GetVersion() != "" {
+		return s.renderPinned(ctx, req)
+	}
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
@@ -171,6 +178,9 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 
 // ReadSkillFile implements SkillsService.
 func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFileRequest) (*skillsvcv1.ReadSkillFileResponse, error) {
+	if req.GetVersion() != "" {
+		return s.readPinned(ctx, req)
+	}
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
@@ -225,6 +235,12 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 	w := &chunkWriter{size: s.chunkSize, send: func(b []byte) error {
 		return stream.Send(&skillsvcv1.ExportSkillResponse{Data: b})
 	}}
+	if req.GetVersion() != "" {
+		if err := s.exportPinned(ctx, req, w); err != nil {
+			return err
+		}
+		return w.flush()
+	}
 	if _, err := s.lib.Exporter.Export(ctx, id, req.GetPath(), w); err != nil {
 		return err
 	}

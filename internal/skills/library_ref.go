@@ -50,3 +50,17 @@ func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySki
 	}
 	return out, nil
 }
+
+// Mount is the virtual path of the skills mount ("/skills").
+func (c *Catalog) Mount() string { return c.cfg.Mount }
+
+// TextLimits are the bounds reads of skill files keep: the largest file
+// returned as text (--skills.max-file-bytes) and the largest RenderSkill
+// text (--skills.max-render-bytes). Pinned reads of a version keep them
+// too.
+func (c *Catalog) TextLimits() (maxFileBytes, maxRenderBytes int64) {
+	return c.cfg.MaxFileBytes, c.cfg.MaxRenderBytes
+}
+
+// CheckBaseDir accepts RenderSkill's base_dir, for a render of a version.
+func CheckBaseDir(dir string) error { return checkBaseDir(dir) }

@@ -126,8 +126,9 @@ bench-smoke:
 # request bounds of Edit, Read, Glob, Grep and RenderSkill, token verification,
 # claim parsing and JWKS parsing, the /mcp handler on an initialized session
 # and skill:// URI parsing, SKILL.md parsing, S3 event notifications, the
-# library an event's key names and a PublishSkill stream (header, paths, chunks). Budgets are execution counts (about 8s each
-# on a 2-vCPU machine), not durations: with a duration, Go 1.26's fuzz
+# library an event's key names, and PublishSkill streams (header, paths,
+# chunks). Budgets are execution counts (about 8s each on a 2-vCPU
+# machine), not durations: with a duration, Go 1.26's fuzz
 # coordinator can report "context deadline exceeded" as a failure when the
 # time runs out mid-call (golang/go#75804, fixed in Go 1.27).
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:2000x \

@@ -242,6 +242,17 @@ func TestLibraryEndToEnd(t *testing.T) {
 	if !listed(carol) {
 		t.Fatal("an approved version is not listed")
 	}
+	metrics := scrape(t, p)
+	for _, want := range []string{
+		`skillsvc_library_changes_total{op="publish",result="ok"} 2`,
+		`skillsvc_library_changes_total{op="publish",result="invalid"} 1`, // the oversized one is refused as it arrives,
+		`skillsvc_library_changes_total{op="pending",result="ok"} 1`,
+		`skillsvc_library_changes_total{op="review",result="ok"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 	data, err := os.ReadFile(auditFile)
 	if err != nil {
 		t.Fatal(err)

@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
-	var pubOpts []library.Option
+	pubOpts := []library.Option{library.WithRegisterer(reg)}
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(cfg, lib.Catalog, reg, log)
 		if err != nil {

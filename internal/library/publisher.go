@@ -35,8 +35,9 @@ type Publisher struct {
 	locks   cache.Cache
 	// notify tells the other replicas a library changed (nil: they see it
 	// within --skills.index-refresh).
-	notify func(ctx context.Context, l skills.LibraryRef)
-	now    func() time.Time
+	notify  func(ctx context.Context, l skills.LibraryRef)
+	now     func() time.Time
+	metrics *metrics
 }
 
 // Option configures a Publisher.
@@ -54,6 +55,9 @@ func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cach
 	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes), locks: locks, now: time.Now}
 	for _, o := range opts {
 		o(p)
+	}
+	if p.metrics == nil {
+		p.metrics = newMetrics(nil)
 	}
 	return p
 }
@@ -223,7 +227,20 @@ func dir(category, name string) string {
 
 // Publish validates the folder and, when valid, keeps it as a version and
 // (unless pending) writes it as the library's live copy and moves latest.
-func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (Result, error) {
+func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (res Result, err error) {
+	defer func() {
+		op := "publish"
+		switch {
+		case req.ValidateOnly:
+			op = "validate"
+		case res.Pending:
+			op = "pending"
+		}
+		p.metrics.count(op, err)
+		if err == nil && !req.ValidateOnly {
+			p.metrics.bytes.Add(float64(res.Version.TotalBytes))
+		}
+	}()
 	l, pending, err := p.authorize(a, req.Library, publish)
 	if err != nil {
 		return Result{}, err
@@ -251,7 +268,7 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (R
 		return Result{}, &ProblemsError{Problems: problems}
 	}
 	rec := recordOf(req, a, p.now())
-	res := Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending}
+	res = Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending}
 	if req.ValidateOnly {
 		res.Version.Created = time.Time{}
 		return res, nil
@@ -527,7 +544,8 @@ func (p *Publisher) liveDir(ctx context.Context, l skills.LibraryRef, name strin
 // Delete removes every file of the skill's live copy (SKILL.md first, so
 // no reader sees a skill missing its files) and the latest label; its
 // versions stay for a rollback.
-func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, name, ifLatest string) (int, error) {
+func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, name, ifLatest string) (_ int, err error) {
+	defer func() { p.metrics.count("delete", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
 		return 0, err

@@ -155,7 +155,8 @@ func (p *Publisher) ReadFile(ctx context.Context, v Version, rel string) ([]byte
 }
 
 // SetLabel points label at a version, or removes it (ref "").
-func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef, name, label, ref string) (*Version, error) {
+func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef, name, label, ref string) (_ *Version, err error) {
+	defer func() { p.metrics.count("label", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
 		return nil, err
@@ -190,7 +191,8 @@ func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef
 }
 
 // Rollback makes a published version the live copy again and moves latest.
-func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref, ifLatest string) (Result, error) {
+func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref, ifLatest string) (_ Result, err error) {
+	defer func() { p.metrics.count("rollback", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
 		return Result{}, err
@@ -209,7 +211,8 @@ func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef
 }
 
 // Review approves (publishes) or rejects a pending version.
-func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref string, approve bool, comment string) (Result, error) {
+func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref string, approve bool, comment string) (_ Result, err error) {
+	defer func() { p.metrics.count("review", err) }()
 	l, _, err := p.authorize(a, lib, review)
 	if err != nil {
 		return Result{}, err

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,6 +168,18 @@ func TestLibraryEndToEnd(t *testing.T) {
 	vs, err := lib.ListSkillVersions(alice, &skillsvcv1.ListSkillVersionsRequest{Name: "pdf"})
 	if err != nil || len(vs.GetVersions()) != 2 || vs.GetVersions()[0].GetId() != v2 || vs.GetLabels()["latest"] != v2 {
 		t.Fatalf("versions = %v, %v", vs, err)
+	}
+	// The JSON gateway serves LibraryService too.
+	hreq, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.LibraryService/ListSkillVersions", strings.NewReader(`{"name":"pdf"}`))
+	hreq.Header.Set("Authorization", "Bearer "+signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "")))
+	hresp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hbody, _ := io.ReadAll(hresp.Body)
+	hresp.Body.Close()
+	if hresp.StatusCode != http.StatusOK || !strings.Contains(string(hbody), v1) || !strings.Contains(string(hbody), v2) {
+		t.Fatalf("JSON ListSkillVersions: %d %s", hresp.StatusCode, hbody)
 	}
 	pinned, err := sk.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "pdf", Version: v1[7:19]})
 	if err != nil || pinned.GetRaw() != v1files["SKILL.md"] || pinned.GetSkill().GetManifestDigest() != v1 || len(pinned.GetFiles()) != 2 {

@@ -6,9 +6,11 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/library"
@@ -107,6 +109,7 @@ func TestLibrary(t *testing.T) {
 		t.Run("Invalid", func(t *testing.T) { testInvalid(t, newEnv(t, newBucket(t), nil)) })
 		t.Run("Labels", func(t *testing.T) { testLabels(t, newEnv(t, newBucket(t), nil)) })
 		t.Run("Roles", func(t *testing.T) { testRoles(t, newEnv(t, newBucket(t), nil)) })
+		t.Run("ConcurrentPublishes", func(t *testing.T) { testConcurrent(t, newEnv(t, newBucket(t), nil)) })
 		t.Run("Review", func(t *testing.T) {
 			testReview(t, newEnv(t, newBucket(t), func(c *library.Config) { c.Review = true }))
 		})
@@ -379,5 +382,64 @@ func testReview(t *testing.T, e env) {
 	wantKind(t, err, errkind.FailedPrecondition)
 	if got := e.listed(t, "carol")["sql@shared"]; got != res.Version.ID {
 		t.Fatalf("after a rejection the catalog lists %q", got)
+	}
+}
+
+// testConcurrent: publishes of one skill racing each other never mix their
+// live writes: the live copy ends as exactly one version's files, the one
+// latest names.
+func testConcurrent(t *testing.T, e env) {
+	ctx := t.Context()
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			extra := []string{}
+			for j := 0; j <= i; j++ { // version i has files f0..fi, each saying i
+				extra = append(extra, fmt.Sprintf("f%d.md", j), fmt.Sprint(i))
+			}
+			_, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "race", Files: folder("race", fmt.Sprintf("v%d", i), extra...)})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := e.pub.ListVersions(ctx, alice, library.ListRequest{Name: "race"})
+	if err != nil || len(page.Versions) != n {
+		t.Fatalf("versions = %d, %v", len(page.Versions), err)
+	}
+	latest, err := e.pub.Pinned(ctx, alice, "race", skills.LayerUser, "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []string
+	for _, k := range keys(t, e.bucket) {
+		if rel, ok := strings.CutPrefix(k, "alice/skills/race/"); ok {
+			live = append(live, rel)
+			got := blobs.Of([]byte(objstoretest.Get(t, e.bucket, k)))
+			for _, f := range latest.Files {
+				if f.Rel == rel && string(got) != f.SHA256 {
+					t.Fatalf("live %s is not latest's", rel)
+				}
+			}
+		}
+	}
+	var want []string
+	for _, f := range latest.Files {
+		want = append(want, f.Rel)
+	}
+	if !slices.Equal(live, want) {
+		t.Fatalf("live files %q, latest %s has %q", live, latest.ID, want)
+	}
+	if got := e.listed(t, "alice")["race@user"]; got != latest.ID {
+		t.Fatalf("catalog lists %q, latest is %q", got, latest.ID)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 

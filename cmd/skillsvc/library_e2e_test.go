@@ -270,11 +270,17 @@ func TestLibraryEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reviewLine string
+	var reviewLine, pendingLine string
 	for _, line := range strings.Split(string(data), "\n") {
 		if strings.Contains(line, "ReviewSkillVersion") && strings.Contains(line, `"result":"OK"`) {
 			reviewLine = line
 		}
+		if strings.Contains(line, "PublishSkill") && strings.Contains(line, `"shared":true`) && strings.Contains(line, `"skill":"sql"`) {
+			pendingLine = line
+		}
+	}
+	if pendingLine == "" {
+		t.Errorf("no audit line of bob's shared publish:\n%s", data)
 	}
 	if !strings.Contains(reviewLine, `"approve":true`) || !strings.Contains(reviewLine, `"version":"`+sqlID+`"`) || !strings.Contains(reviewLine, `"comment":"ok"`) {
 		t.Fatalf("no audit line of the approval:\n%s", data)

@@ -145,6 +145,14 @@ func target(req any) []slog.Attr {
 		if h := r.GetHeader(); h != nil {
 			out = append(out, slog.String("path", clean(h.GetPath())))
 		}
+	case *skillsvcv1.PublishSkillRequest:
+		if h := r.GetHeader(); h != nil {
+			out = append(out, libraryAttrs(h.GetLibrary())...)
+			out = append(out, slog.String("skill", clean(h.GetName())), slog.String("category", clean(h.GetCategory())))
+			if h.GetValidateOnly() {
+				out = append(out, slog.Bool("validate_only", true))
+			}
+		}
 	case *skillsvcv1.ReviewSkillVersionRequest:
 		out = append(out, libraryAttrs(r.GetLibrary())...)
 		out = append(out, slog.String("skill", clean(r.GetName())), slog.String("version", clean(r.GetVersion())),

@@ -409,3 +409,42 @@ func TestPublishNeverHalfSeenEndToEnd(t *testing.T) {
 	}
 	t.Logf("%d file reads over versions %v", reads, seen)
 }
+
+// TestPublishReachesEveryReplica: with events and Redis, a publish through
+// one replica is listed by another at once, although both keep indexes
+// for ten minutes: the publish is told to the other replicas as a bucket
+// event would be.
+func TestPublishReachesEveryReplica(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	red := testserver.SharedRedis(t)
+	bucket := srv.NewBucket(t)
+	tokenFile := filepath.Join(t.TempDir(), "webhook-token")
+	if err := os.WriteFile(tokenFile, []byte(webhookToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := s3Flags(srv, bucket, append(redisFlags(red, newKeyPrefix()),
+		"--skills.index-refresh=10m", "--skills.index-max-stale=10m", "--events.webhook-token-file="+tokenFile)...)
+	a := startBinary(t, minioEnv(srv), args...)
+	b := startBinary(t, minioEnv(srv), args...)
+	bMetrics := metricsFor(t, b)
+	pollUntil(t, 30*time.Second, "B subscribed to the other replicas' invalidations", func() bool {
+		return bMetrics.value(t, "skillsvc_events_resyncs_total") >= 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+	onB := skillsvcv1.NewSkillsServiceClient(dial(t, b.addr))
+	if got, err := skillNames(alice, onB); err != nil || got != "" {
+		t.Fatalf("B lists %q before the publish, %v", got, err)
+	}
+	lib := skillsvcv1.NewLibraryServiceClient(dial(t, a.addr))
+	if _, err := pushFolder(alice, lib, &skillsvcv1.PublishSkillHeader{Name: "changelog"}, map[string]string{"SKILL.md": skillMDOf("changelog", "Write the changelog.", "List the changes.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	published := time.Now()
+	pollUntil(t, 2*time.Second, "B lists the skill published through A", func() bool {
+		got, err := skillNames(alice, onB)
+		return err == nil && got == "changelog"
+	})
+	t.Logf("on B %v after the publish returned", time.Since(published).Round(time.Millisecond))
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -181,6 +182,19 @@ func TestLibraryEndToEnd(t *testing.T) {
 	if hresp.StatusCode != http.StatusOK || !strings.Contains(string(hbody), v1) || !strings.Contains(string(hbody), v2) {
 		t.Fatalf("JSON ListSkillVersions: %d %s", hresp.StatusCode, hbody)
 	}
+	// PublishSkill over JSON: the stream's messages as JSON lines.
+	md := base64.StdEncoding.EncodeToString([]byte(skillMDOf("json-pushed", "Pushed over JSON.", "Body.\n")))
+	hreq, _ = http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.LibraryService/PublishSkill",
+		strings.NewReader(`{"header":{"name":"json-pushed"}}`+"\n"+`{"chunk":{"path":"SKILL.md","data":"`+md+`"}}`+"\n"))
+	hreq.Header.Set("Authorization", "Bearer "+signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims("alice", "t1", "")))
+	if hresp, err = http.DefaultClient.Do(hreq); err != nil {
+		t.Fatal(err)
+	}
+	hbody, _ = io.ReadAll(hresp.Body)
+	hresp.Body.Close()
+	if hresp.StatusCode != http.StatusOK || !strings.Contains(string(hbody), `"id":"sha256:`) {
+		t.Fatalf("JSON PublishSkill: %d %s", hresp.StatusCode, hbody)
+	}
 	pinned, err := sk.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "pdf", Version: v1[7:19]})
 	if err != nil || pinned.GetRaw() != v1files["SKILL.md"] || pinned.GetSkill().GetManifestDigest() != v1 || len(pinned.GetFiles()) != 2 {
 		t.Fatalf("GetSkill pinned to v1 = %v, %v", pinned, err)
@@ -257,7 +271,7 @@ func TestLibraryEndToEnd(t *testing.T) {
 	}
 	metrics := scrape(t, p)
 	for _, want := range []string{
-		`skillsvc_library_changes_total{op="publish",result="ok"} 2`,
+		`skillsvc_library_changes_total{op="publish",result="ok"} 3`,
 		`skillsvc_library_changes_total{op="publish",result="invalid"} 1`, // the oversized one is refused as it arrives,
 		`skillsvc_library_changes_total{op="pending",result="ok"} 1`,
 		`skillsvc_library_changes_total{op="review",result="ok"} 1`,

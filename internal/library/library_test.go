@@ -110,6 +110,20 @@ func TestLibrary(t *testing.T) {
 		t.Run("Labels", func(t *testing.T) { testLabels(t, newEnv(t, newBucket(t), nil)) })
 		t.Run("Roles", func(t *testing.T) { testRoles(t, newEnv(t, newBucket(t), nil)) })
 		t.Run("ConcurrentPublishes", func(t *testing.T) { testConcurrent(t, newEnv(t, newBucket(t), nil)) })
+		t.Run("MaxVersions", func(t *testing.T) {
+			e := newEnv(t, newBucket(t), func(c *library.Config) { c.MaxVersions = 2 })
+			for i := range 2 {
+				if _, err := e.pub.Publish(t.Context(), alice, library.PublishRequest{Name: "m", Files: folder("m", fmt.Sprint(i))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := e.pub.Publish(t.Context(), alice, library.PublishRequest{Name: "m", Files: folder("m", "2")})
+			wantKind(t, err, errkind.FailedPrecondition)
+			// The same files as a kept version are no new version.
+			if _, err := e.pub.Publish(t.Context(), alice, library.PublishRequest{Name: "m", Files: folder("m", "0")}); err != nil {
+				t.Fatal(err)
+			}
+		})
 		t.Run("Review", func(t *testing.T) {
 			testReview(t, newEnv(t, newBucket(t), func(c *library.Config) { c.Review = true }))
 		})

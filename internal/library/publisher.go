@@ -282,6 +282,13 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		if err := p.checkIfLatest(ctx, l, s, refs, req.Name, req.Category, req.IfLatest); err != nil {
 			return err
 		}
+		hexes, err := s.versionHexes(ctx, req.Name, "")
+		if err != nil {
+			return err
+		}
+		if len(hexes) >= p.cfg.MaxVersions && !slices.Contains(hexes, strings.TrimPrefix(rec.ID, "sha256:")) {
+			return fmt.Errorf("%w: skill %s has %d versions, the most kept (--library.max-versions)", errkind.FailedPrecondition, req.Name, len(hexes))
+		}
 		data := make(map[string][]byte, len(req.Files))
 		for _, f := range req.Files {
 			if _, err := p.blobs.Put(ctx, p.cfg.BlobSpace(l), f.Data); err != nil {

@@ -138,9 +138,10 @@ bench-smoke:
 # Short fuzz runs on top of the seed corpora: the path resolver, and the
 # request bounds of Edit, Read, Glob, Grep and RenderSkill, token verification,
 # claim parsing and JWKS parsing, the /mcp handler on an initialized session
-# and skill:// URI parsing, SKILL.md parsing, S3 event notifications and the
-# library an event's key names. Budgets are execution counts (about 8s each
-# on a 2-vCPU machine), not durations: with a duration, Go 1.26's fuzz
+# and skill:// URI parsing, SKILL.md parsing, S3 event notifications, the
+# library an event's key names, and PublishSkill streams (header, paths,
+# chunks). Budgets are execution counts (about 8s each on a 2-vCPU
+# machine), not durations: with a duration, Go 1.26's fuzz
 # coordinator can report "context deadline exceeded" as a failure when the
 # time runs out mid-call (golang/go#75804, fixed in Go 1.27).
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:2000x \
@@ -150,7 +151,8 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
 	./internal/mcpserver/:FuzzSkillURI:50000x \
 	./internal/skillmd/:FuzzParseSkillMD:100000x \
-	./internal/events/:FuzzParse:150000x ./internal/skills/:FuzzChangeOf:50000x
+	./internal/events/:FuzzParse:150000x ./internal/skills/:FuzzChangeOf:50000x \
+	./internal/server/:FuzzPublish:12000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

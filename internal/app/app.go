@@ -31,6 +31,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
@@ -121,14 +122,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			log.Warn("closing the cache", "err", err)
 		}
 	})
+	pins := cfg.Pins
+	pins.Roots = cfg.Library.Roots // snapshots share the versions' blob spaces
 	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, skills.WithCache(c), skills.WithRegisterer(reg),
-		skills.WithPins(cfg.Pins, pinAsked))
+		skills.WithPins(pins, pinAsked))
 	if err != nil {
 		return nil, err
 	}
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
+	pubOpts := []library.Option{library.WithRegisterer(reg)}
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(cfg, lib.Catalog, reg, log)
 		if err != nil {
@@ -136,6 +140,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 		a.onClose(closeEvents)
 		eventsHandler = rcv
+		pubOpts = append(pubOpts, library.WithNotify(notifyPublished(rcv, lib.Catalog, cfg.S3.Bucket, log)))
 	}
 	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)
 	if err != nil {
@@ -150,6 +155,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(closeFeed) // before the library and the cache
 	services.Watch, a.feed = feed, feed
+	services.Versions = &server.Versions{
+		Pub:      library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...),
+		Table:    cfg.Mounts,
+		Insecure: cfg.Auth.Mode == auth.ModeInsecure,
+	}
 
 	authn, err := auth.New(ctx, cfg.Auth, log)
 	if err != nil {

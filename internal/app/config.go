@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/events"
+	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
@@ -44,7 +45,8 @@ type Config struct {
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
-	Pins            skills.PinConfig // --library.pin-*, --library.*versions-root
+	Pins            skills.PinConfig // --library.pin-*; its roots are Library's
+	Library         library.Config
 	Cache           cache.Config
 	Probe           probe.Config
 	MCP             mcpserver.Config
@@ -74,6 +76,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
+	c.Library.RegisterFlagsWithPrefix("library.", f)
 	// The storage decides these defaults (storageDefaults), so app says so.
 	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
 	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
@@ -126,6 +129,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Skills.Validate(c.Mounts); err != nil {
+		return err
+	}
+	if err := c.Library.Validate(c.Mounts, c.Skills.SharedPrefix); err != nil {
 		return err
 	}
 	if err := c.Cache.Validate(); err != nil {

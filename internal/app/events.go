@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,4 +91,20 @@ func newFeed(cfg Config, cat *skills.Catalog, c cache.Cache, reg prometheus.Regi
 		return nil, nil, err
 	}
 	return feed, func() { feed.Close(); closeRedis() }, nil
+}
+
+// notifyPublished tells the other replicas of a change LibraryService made,
+// as a bucket event of the library would: through the receiver, which
+// drops the library's index again, publishes it on the topic and rechecks
+// it a second later.
+func notifyPublished(rcv *events.Receiver, cat *skills.Catalog, bucket string, log *slog.Logger) func(context.Context, skills.LibraryRef) {
+	return func(ctx context.Context, l skills.LibraryRef) {
+		prefix, err := cat.LibraryPrefix(l)
+		if err == nil {
+			_, err = rcv.Apply(ctx, []events.Record{{Event: "ObjectCreated:Put", Bucket: bucket, Key: prefix + "_/SKILL.md"}})
+		}
+		if err != nil {
+			log.WarnContext(ctx, "library: telling the other replicas of a change failed; they see it within --skills.index-refresh", "user", l.User, "shared", l.Shared, "err", err)
+		}
+	}
 }

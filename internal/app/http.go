@@ -64,6 +64,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	mux.Handle("POST /skillsvc.v1.FilesystemService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
+	mux.Handle("POST /skillsvc.v1.LibraryService/", jsonAPI)
 	if d.events != nil {
 		// Authenticated by its own token, not the callers' (internal/events).
 		mux.Handle("POST "+cfg.Events.Path, panics.Handler(d.events, log, d.panics.WithLabelValues("events"), "events"))

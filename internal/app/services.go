@@ -4,6 +4,8 @@ import (
 	"google.golang.org/grpc"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -26,6 +28,11 @@ type Services struct {
 	// in-process cache; New replaces it with one on the shared cache and the
 	// replicas' topic. Whoever made the Services closes it.
 	Watch *watch.Feed
+	// Versions is the authors' path (LibraryService and pinned reads).
+	// NewServices makes one with the default layout, a process-local lock
+	// and insecure mode's admin header; app.New replaces it with the
+	// configured one.
+	Versions *server.Versions
 }
 
 // NewServices builds the filesystem over bucket and table with lib as its
@@ -40,12 +47,15 @@ func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, li
 	if err != nil {
 		return nil, err
 	}
-	return &Services{FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed}, nil
+	pub := library.New(bucket, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20))
+	return &Services{FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed, Versions: &server.Versions{Pub: pub, Table: table, Insecure: true}}, nil
 }
 
-// Register registers the filesystem, skills and admin services on r.
+// Register registers the filesystem, skills, admin and library services
+// on r.
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
-	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch)))
+	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch)).WithVersions(s.Versions))
 	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog))
+	skillsvcv1.RegisterLibraryServiceServer(r, server.NewLibrary(s.Versions, s.Lib.Catalog))
 }

@@ -75,6 +75,13 @@ var changes = map[string]bool{
 	"/skillsvc.v1.FilesystemService/Delete":      true,
 	"/skillsvc.v1.FilesystemService/Upload":      true,
 	"/skillsvc.v1.SkillsService/SetSkillEnabled": true,
+	// The authors' changes; a review's line names the version, the
+	// decision and the comment.
+	"/skillsvc.v1.LibraryService/PublishSkill":       true,
+	"/skillsvc.v1.LibraryService/DeleteSkill":        true,
+	"/skillsvc.v1.LibraryService/SetSkillLabel":      true,
+	"/skillsvc.v1.LibraryService/RollbackSkill":      true,
+	"/skillsvc.v1.LibraryService/ReviewSkillVersion": true,
 }
 
 // audited reports whether a call ending with code gets a line.
@@ -138,6 +145,27 @@ func target(req any) []slog.Attr {
 		if h := r.GetHeader(); h != nil {
 			out = append(out, slog.String("path", clean(h.GetPath())))
 		}
+	case *skillsvcv1.PublishSkillRequest:
+		if h := r.GetHeader(); h != nil {
+			out = append(out, libraryAttrs(h.GetLibrary())...)
+			out = append(out, slog.String("skill", clean(h.GetName())), slog.String("category", clean(h.GetCategory())))
+			if h.GetValidateOnly() {
+				out = append(out, slog.Bool("validate_only", true))
+			}
+		}
+	case *skillsvcv1.ReviewSkillVersionRequest:
+		out = append(out, libraryAttrs(r.GetLibrary())...)
+		out = append(out, slog.String("skill", clean(r.GetName())), slog.String("version", clean(r.GetVersion())),
+			slog.Bool("approve", r.GetApprove()), slog.String("comment", clean(r.GetComment())))
+	case interface {
+		GetLibrary() *skillsvcv1.LibraryRef
+		GetName() string
+	}:
+		out = append(out, libraryAttrs(r.GetLibrary())...)
+		out = append(out, slog.String("skill", clean(r.GetName())))
+		if v, ok := r.(interface{ GetVersion() string }); ok && v.GetVersion() != "" {
+			out = append(out, slog.String("version", clean(v.GetVersion())))
+		}
 	case *skillsvcv1.DropSkillIndexRequest:
 		if r.GetUser() != "" {
 			out = append(out, slog.String("target_user", clean(r.GetUser())))
@@ -154,6 +182,17 @@ func target(req any) []slog.Attr {
 		out = append(out, slog.Bool("enabled", r.GetEnabled()))
 	}
 	return out
+}
+
+// libraryAttrs names a LibraryService request's library.
+func libraryAttrs(l *skillsvcv1.LibraryRef) []slog.Attr {
+	switch {
+	case l.GetShared():
+		return []slog.Attr{slog.Bool("shared", true)}
+	case l.GetUser() != "":
+		return []slog.Attr{slog.String("target_user", clean(l.GetUser()))}
+	}
+	return nil
 }
 
 // maxValue bounds one value in a line.

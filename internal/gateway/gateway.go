@@ -66,6 +66,7 @@ func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 		skillsvcv1.RegisterFilesystemServiceHandler,
 		skillsvcv1.RegisterSkillsServiceHandler,
 		skillsvcv1.RegisterAdminServiceHandler,
+		skillsvcv1.RegisterLibraryServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, err

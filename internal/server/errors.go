@@ -5,12 +5,15 @@ import (
 	"errors"
 	"log/slog"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // errorCodes is the one table from error kinds to gRPC codes. Handlers
@@ -59,7 +62,34 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	if d, ok := errkind.RetryDelay(err); ok {
 		st = retryinfo.With(st, d)
 	}
+	var pe skillProblems
+	if errors.As(err, &pe) {
+		st = withProblems(st, pe.SkillProblems())
+	}
 	return st.Err()
+}
+
+// skillProblems is an error listing why a skill folder is refused
+// (library.ProblemsError).
+type skillProblems interface {
+	SkillProblems() []skillmd.Problem
+}
+
+// withProblems adds every problem to st twice: as a SkillProblems detail,
+// and as google.rpc.BadRequest field violations, which generic clients
+// show.
+func withProblems(st *status.Status, ps []skillmd.Problem) *status.Status {
+	br := &errdetails.BadRequest{}
+	for _, p := range ps {
+		if p.Severity == skillmd.SeverityError {
+			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: problemField(p), Description: p.Message, Reason: p.Rule})
+		}
+	}
+	with, err := st.WithDetails(&skillsvcv1.SkillProblems{Problems: problemsProto(ps)}, br)
+	if err != nil {
+		return st
+	}
+	return with
 }
 
 // ErrorUnaryInterceptor applies ToStatus to unary handlers.

@@ -42,10 +42,11 @@ var errDisk = errors.New(secret)
 // interceptor chain from server.Options, app.Services (the filesystem,
 // skills and admin services) and health.
 type client struct {
-	fs     skillsvcv1.FilesystemServiceClient
-	skills skillsvcv1.SkillsServiceClient
-	admin  skillsvcv1.AdminServiceClient
-	health healthpb.HealthClient
+	fs      skillsvcv1.FilesystemServiceClient
+	skills  skillsvcv1.SkillsServiceClient
+	admin   skillsvcv1.AdminServiceClient
+	library skillsvcv1.LibraryServiceClient
+	health  healthpb.HealthClient
 }
 
 // options change the server start builds; the zero value is the defaults.
@@ -106,10 +107,11 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return client{
-		fs:     skillsvcv1.NewFilesystemServiceClient(conn),
-		skills: skillsvcv1.NewSkillsServiceClient(conn),
-		admin:  skillsvcv1.NewAdminServiceClient(conn),
-		health: healthpb.NewHealthClient(conn),
+		fs:      skillsvcv1.NewFilesystemServiceClient(conn),
+		skills:  skillsvcv1.NewSkillsServiceClient(conn),
+		admin:   skillsvcv1.NewAdminServiceClient(conn),
+		library: skillsvcv1.NewLibraryServiceClient(conn),
+		health:  healthpb.NewHealthClient(conn),
 	}
 }
 

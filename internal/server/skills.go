@@ -19,6 +19,7 @@ type Skills struct {
 	lib       *skills.Library
 	chunkSize int
 	feed      *watch.Feed // WithFeed: WatchSkills
+	versions  *Versions   // reads pinned to a version (pinned.go); nil: none
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
@@ -39,6 +40,9 @@ func summaryProto(s skills.Skill, full bool) *skillsvcv1.SkillSummary {
 		Category:    s.Category, Layer: s.Layer, Version: s.Version, License: s.License,
 		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools, Metadata: s.Metadata,
 		Etag: s.ETag, Disabled: s.Disabled, Warnings: s.Warnings, Errors: s.Errors,
+	}
+	if s.Manifest != nil {
+		out.ManifestDigest = s.ManifestDigest()
 	}
 	if len(s.Extra) > 0 {
 		if st, err := structpb.NewStruct(s.Extra); err == nil {
@@ -139,6 +143,9 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 
 // GetSkill implements SkillsService.
 func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) (*skillsvcv1.GetSkillResponse, error) {
+	if req.GetVersion() != "" {
+		return s.getPinned(ctx, req)
+	}
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
@@ -161,6 +168,9 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 
 // RenderSkill implements SkillsService.
 func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillRequest) (*skillsvcv1.RenderSkillResponse, error) {
+	if req.GetVersion() != "" {
+		return s.renderPinned(ctx, req)
+	}
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
@@ -174,6 +184,9 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 
 // ReadSkillFile implements SkillsService.
 func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFileRequest) (*skillsvcv1.ReadSkillFileResponse, error) {
+	if req.GetVersion() != "" {
+		return s.readPinned(ctx, req)
+	}
 	id, err := identity(ctx)
 	if err != nil {
 		return nil, err
@@ -228,6 +241,12 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 	w := &chunkWriter{size: s.chunkSize, send: func(b []byte) error {
 		return stream.Send(&skillsvcv1.ExportSkillResponse{Data: b})
 	}}
+	if req.GetVersion() != "" {
+		if err := s.exportPinned(ctx, req, w); err != nil {
+			return err
+		}
+		return w.flush()
+	}
 	if _, err := s.lib.Exporter.Export(ctx, id, req.GetPath(), w); err != nil {
 		return err
 	}

@@ -52,23 +52,45 @@ type Frontmatter struct {
 }
 
 // Problems found while parsing: Errors make a skill invalid, Warnings are
-// served alongside it.
+// served alongside it. List holds the same problems structured (file,
+// field, rule, value), in the order found; Errors and Warnings are their
+// messages, which listings serve.
 type Problems struct {
 	Errors   []string
 	Warnings []string
+	List     []Problem
 }
 
 // Valid reports whether the skill may be served.
 func (p Problems) Valid() bool { return len(p.Errors) == 0 }
 
-// Errorf adds an error.
+// Errorf adds an error of no particular rule.
 func (p *Problems) Errorf(format string, a ...any) {
-	p.Errors = append(p.Errors, fmt.Sprintf(format, a...))
+	p.Add(Problem{Severity: SeverityError, File: SkillFile, Message: fmt.Sprintf(format, a...)})
 }
 
-// Warnf adds a warning.
+// Warnf adds a warning of no particular rule.
 func (p *Problems) Warnf(format string, a ...any) {
-	p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...))
+	p.Add(Problem{Severity: SeverityWarning, File: SkillFile, Message: fmt.Sprintf(format, a...)})
+}
+
+// Add adds pr, its message to Errors or Warnings by its severity.
+func (p *Problems) Add(pr Problem) {
+	p.List = append(p.List, pr)
+	if pr.Severity == SeverityError {
+		p.Errors = append(p.Errors, pr.Message)
+	} else {
+		p.Warnings = append(p.Warnings, pr.Message)
+	}
+}
+
+// errorf and warnf add a problem of a rule about a field of SKILL.md.
+func (p *Problems) errorf(field, rule, value, format string, a ...any) {
+	p.Add(Problem{Severity: SeverityError, File: SkillFile, Field: field, Rule: rule, Value: clip(value, maxValueRunes), Message: fmt.Sprintf(format, a...)})
+}
+
+func (p *Problems) warnf(field, rule, value, format string, a ...any) {
+	p.Add(Problem{Severity: SeverityWarning, File: SkillFile, Field: field, Rule: rule, Value: clip(value, maxValueRunes), Message: fmt.Sprintf(format, a...)})
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -205,28 +227,28 @@ func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 	var p Problems
 	data = bytes.TrimPrefix(data, []byte(BOM))
 	if !utf8.Valid(data) {
-		p.Errorf("SKILL.md is not UTF-8 text")
+		p.errorf("", RuleUTF8, "", "SKILL.md is not UTF-8 text")
 		return fm, "", p
 	}
 	end, opened := FrontmatterEnd(data)
 	switch {
 	case !opened:
-		p.Errorf("SKILL.md has no YAML frontmatter (it must start with a --- line)")
+		p.errorf("frontmatter", RuleFrontmatter, "", "SKILL.md has no YAML frontmatter (it must start with a --- line)")
 		return fm, string(data), p
 	case end < 0 && len(data) >= MaxFrontmatterBytes:
-		p.Errorf("frontmatter is not closed within %d bytes", MaxFrontmatterBytes)
+		p.errorf("frontmatter", RuleFrontmatter, "", "frontmatter is not closed within %d bytes", MaxFrontmatterBytes)
 		return fm, "", p
 	case end < 0:
-		p.Errorf("frontmatter is not closed: a --- line must end it")
+		p.errorf("frontmatter", RuleFrontmatter, "", "frontmatter is not closed: a --- line must end it")
 		return fm, "", p
 	case end > MaxFrontmatterBytes:
-		p.Errorf("frontmatter is larger than %d bytes", MaxFrontmatterBytes)
+		p.errorf("frontmatter", RuleFrontmatter, "", "frontmatter is larger than %d bytes", MaxFrontmatterBytes)
 		return fm, "", p
 	}
 	var d decoded
 	body, err := frontmatter.MustParse(bytes.NewReader(data), &d, yamlFormat)
 	if err != nil {
-		p.Errorf("frontmatter is not valid YAML: %s", firstLine(err.Error()))
+		p.errorf("frontmatter", RuleYAML, "", "frontmatter is not valid YAML: %s", firstLine(err.Error()))
 		return fm, "", p
 	}
 	if d.fields == nil {
@@ -265,32 +287,32 @@ func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 func validate(fm *Frontmatter, p *Problems, folder string) {
 	switch n := fm.Name; {
 	case n == "":
-		p.Errorf("name is required")
+		p.errorf("name", RuleNameRequired, "", "name is required")
 	case !nameRE.MatchString(n) && folder == "":
-		p.Errorf("name %q must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen", clip(n, 80))
+		p.errorf("name", RuleNameFormat, n, "name %q must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen", clip(n, 80))
 	case !nameRE.MatchString(n):
 		// Libraries written for older agent backends use display names;
 		// serving them under their folder's name keeps them reachable.
-		p.Warnf("name %q is not a skill name (lowercase letters, digits and single hyphens): the skill is named %q after its folder, and keeps the name as its display name", clip(n, 80), folder)
+		p.warnf("name", RuleNameFormat, n, "name %q is not a skill name (lowercase letters, digits and single hyphens): the skill is named %q after its folder, and keeps the name as its display name", clip(n, 80), folder)
 		fm.Name = folder
 		if n != folder {
 			fm.DisplayName = n
 		}
 	default:
 		if c := utf8.RuneCountInString(n); c > MaxNameLen {
-			p.Warnf("name is %d characters, the limit is %d", c, MaxNameLen)
+			p.warnf("name", RuleNameLength, n, "name is %d characters, the limit is %d", c, MaxNameLen)
 		}
 		if folder != "" && n != folder {
-			p.Warnf("name %q differs from its folder %q", clip(n, 80), folder)
+			p.warnf("name", RuleNameMatchesFolder, n, "name %q differs from its folder %q", clip(n, 80), folder)
 		}
 	}
 	if strings.TrimSpace(fm.Description) == "" {
-		p.Errorf("description is required")
+		p.errorf("description", RuleDescriptionRequired, "", "description is required")
 	} else if n := utf8.RuneCountInString(fm.Description); n > MaxDescriptionLen {
-		p.Warnf("description is %d characters, the limit is %d; listings shorten it", n, MaxDescriptionLen)
+		p.warnf("description", RuleDescriptionLength, fm.Description, "description is %d characters, the limit is %d; listings shorten it", n, MaxDescriptionLen)
 	}
 	if n := utf8.RuneCountInString(fm.Compatibility); n > MaxCompatibilityLen {
-		p.Warnf("compatibility is %d characters, the limit is %d", n, MaxCompatibilityLen)
+		p.warnf("compatibility", RuleCompatibilityLength, fm.Compatibility, "compatibility is %d characters, the limit is %d", n, MaxCompatibilityLen)
 	}
 }
 
@@ -319,7 +341,7 @@ func scalar(p *Problems, key string, v any) string {
 	case bool, int, int64, float64:
 		return fmt.Sprint(x)
 	}
-	p.Warnf("%s should be a string", key)
+	p.warnf(key, RuleFieldType, fmt.Sprint(v), "%s should be a string", key)
 	return ""
 }
 
@@ -335,12 +357,12 @@ func tools(p *Problems, v any) []string {
 			if s, ok := t.(string); ok && strings.TrimSpace(s) != "" {
 				out = append(out, strings.TrimSpace(s))
 			} else {
-				p.Warnf("allowed-tools entries should be strings")
+				p.warnf("allowed-tools", RuleFieldType, fmt.Sprint(t), "allowed-tools entries should be strings")
 			}
 		}
 		return out
 	}
-	p.Warnf("allowed-tools should be a space-separated string or a list")
+	p.warnf("allowed-tools", RuleFieldType, fmt.Sprint(v), "allowed-tools should be a space-separated string or a list")
 	return nil
 }
 
@@ -348,7 +370,7 @@ func stringMap(p *Problems, v any) map[string]string {
 	m, ok := v.(map[string]any)
 	if !ok {
 		if v != nil {
-			p.Warnf("metadata should be a map of strings")
+			p.warnf("metadata", RuleFieldType, fmt.Sprint(v), "metadata should be a map of strings")
 		}
 		return nil
 	}
@@ -365,7 +387,7 @@ func stringMap(p *Problems, v any) map[string]string {
 		case bool, int, int64, float64:
 			out[k] = fmt.Sprint(x)
 		default:
-			p.Warnf("metadata.%s should be a string", k)
+			p.warnf("metadata."+k, RuleFieldType, fmt.Sprint(m[k]), "metadata.%s should be a string", k)
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -404,6 +405,22 @@ func FuzzParseSkillMD(f *testing.F) {
 	f.Add([]byte("---\nname: Escritura de Compraventa\ndescription: d\n---\n"), "escritura")
 	f.Fuzz(func(t *testing.T, data []byte, folder string) {
 		fm, body, p := skillmd.ParseSkillMD(data, folder)
+		// The structured problems are the messages, in order.
+		var errs, warns []string
+		for _, pr := range p.List {
+			if pr.Severity == skillmd.SeverityError {
+				errs = append(errs, pr.Message)
+			} else {
+				warns = append(warns, pr.Message)
+			}
+		}
+		if !slices.Equal(errs, p.Errors) || !slices.Equal(warns, p.Warnings) {
+			t.Fatalf("List %+v disagrees with Errors %q Warnings %q", p.List, p.Errors, p.Warnings)
+		}
+		// Publishing is never more lenient than the catalog.
+		if !skillmd.HasErrors(skillmd.CheckFolder(folder, []skillmd.File{{Path: skillmd.SkillFile, Data: data}})) && !p.Valid() {
+			t.Fatalf("CheckFolder accepts a SKILL.md the catalog refuses: %q", p.Errors)
+		}
 		if !p.Valid() {
 			return
 		}

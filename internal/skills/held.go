@@ -133,7 +133,7 @@ func manifestHeldBytes(m *Manifest) int64 {
 	if m == nil {
 		return 0
 	}
-	n := manifestBytes + libindex.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes))
+	n := manifestBytes + libindex.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + libindex.AllocBytes(len(m.Digest))
 	for _, f := range m.Files {
 		n += libindex.AllocBytes(len(f.Path)) + libindex.AllocBytes(len(f.SHA256))
 	}

@@ -88,7 +88,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 			return nil, err
 		}
 		if sh := o.pins.Roots.Shared; strings.HasPrefix(sh, cfg.SharedPrefix) || strings.HasPrefix(cfg.SharedPrefix, sh) {
-			return nil, fmt.Errorf("library: shared-versions-root %q must lie outside --skills.shared-prefix %q", sh, cfg.SharedPrefix)
+			return nil, fmt.Errorf("library: shared-versions-prefix %q must lie outside --skills.shared-prefix %q", sh, cfg.SharedPrefix)
 		}
 		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
 	}

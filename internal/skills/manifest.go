@@ -27,6 +27,10 @@ type Manifest struct {
 	// OverLimits: the skill is over the MCP extension's limits
 	// (skillmd.OverLimits), and its files are not hashed.
 	OverLimits bool
+	// Digest is skillmd.ManifestDigest of Files (paths relative to the
+	// skill folder): the id a LibraryService version of the same files
+	// has. Empty when OverLimits or a file is not hashed.
+	Digest string
 }
 
 // ManifestFile is one file of a skill and the digest of its bytes.
@@ -38,7 +42,7 @@ type ManifestFile struct {
 
 // manifestOf describes files (a skill's, in path order) from their layer's
 // digests.
-func manifestOf(mount string, files []entry, digests map[string]libindex.Digest) *Manifest {
+func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Digest) *Manifest {
 	m := &Manifest{FileCount: len(files)}
 	for _, e := range files {
 		m.TotalBytes += e.obj.Size
@@ -52,6 +56,13 @@ func manifestOf(mount string, files []entry, digests map[string]libindex.Digest)
 		if dg, ok := digests[e.obj.Key]; ok {
 			m.Files = append(m.Files, ManifestFile{Path: mount + "/" + e.rel, Size: dg.Size, SHA256: hex.EncodeToString(dg.Sum[:])})
 		}
+	}
+	if len(m.Files) == len(files) {
+		fd := make([]skillmd.FileDigest, len(m.Files))
+		for i, f := range m.Files {
+			fd[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(files[i].rel, dir+"/"), Size: f.Size, SHA256: f.SHA256}
+		}
+		m.Digest = skillmd.ManifestDigest(fd)
 	}
 	return m
 }
@@ -133,19 +144,12 @@ func libraryDigest(v *view, st settings) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// ManifestDigest is the skill's content identity (skillmd.ManifestDigest
-// of its files with paths relative to the skill folder): the same for the
-// same files wherever the folder lives, and a LibraryService version's id.
-// It is "" for a name no skill has, and for a skill over the limits, whose
-// files are not hashed.
+// ManifestDigest is the skill's content identity (Manifest.Digest, made
+// once with the manifest): "" for a name no skill has, and for a skill over
+// the limits, whose files are not hashed.
 func (s Skill) ManifestDigest() string {
-	m := s.Manifest
-	if m == nil || m.OverLimits {
+	if s.Manifest == nil {
 		return ""
 	}
-	files := make([]skillmd.FileDigest, len(m.Files))
-	for i, f := range m.Files {
-		files[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(f.Path, s.Path+"/"), Size: f.Size, SHA256: f.SHA256}
-	}
-	return skillmd.ManifestDigest(files)
+	return s.Manifest.Digest
 }

@@ -21,6 +21,7 @@ import (
 // file under it, each with the sha256 of the bytes uploaded.
 func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Manifest {
 	m := skills.Manifest{Files: []skills.ManifestFile{}}
+	var digests []skillmd.FileDigest
 	var keys []string
 	for k := range files {
 		if strings.HasPrefix(k, keyPrefix) {
@@ -35,7 +36,10 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Ma
 		})
 		m.FileCount++
 		m.TotalBytes += int64(len(files[k]))
+		digests = append(digests, skillmd.FileDigest{Rel: strings.TrimPrefix(k, keyPrefix), Size: int64(len(files[k])), SHA256: hex.EncodeToString(sum[:])})
 	}
+	// The id a published version of the same files has.
+	m.Digest = skillmd.ManifestDigest(digests)
 	return m
 }
 

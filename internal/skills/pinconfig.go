@@ -21,8 +21,8 @@ type VersionRoots struct {
 	Shared string `yaml:"shared"` // "_shared/versions/"
 }
 
-// DefaultVersionRoots are the roots of --library.versions-root and
-// --library.shared-versions-root.
+// DefaultVersionRoots are the defaults of --library.versions-prefix and
+// --library.shared-versions-prefix (library.Config registers them).
 func DefaultVersionRoots() VersionRoots {
 	return VersionRoots{User: "{user}/versions/", Shared: "_shared/versions/"}
 }
@@ -43,24 +43,26 @@ func (r VersionRoots) BlobSpace(user string) string { return r.Root(user) + "blo
 // worker can write a blob, a snapshot or a pin as a file.
 func (r VersionRoots) Validate(t *mounts.Table) error {
 	if !strings.HasPrefix(r.User, "{user}/") || strings.Count(r.User, "{") != 1 || !strings.HasSuffix(r.User, "/") || len(r.User) == len("{user}/") {
-		return fmt.Errorf("library: versions-root %q must be {user}/<dir>/", r.User)
+		return fmt.Errorf("library: versions-prefix %q must be {user}/<dir>/", r.User)
 	}
 	if err := t.Disjoint(r.User); err != nil {
-		return fmt.Errorf("library: versions-root: %w", err)
+		return fmt.Errorf("library: versions-prefix: %w", err)
 	}
 	first, _, _ := strings.Cut(r.Shared, "/")
 	if !strings.HasSuffix(r.Shared, "/") || strings.Contains(r.Shared, "{") || mounts.ValidateID("user", first) == nil {
-		return fmt.Errorf("library: shared-versions-root %q must end in / and start with a segment that is no valid ID (e.g. _shared/versions/)", r.Shared)
+		return fmt.Errorf("library: shared-versions-prefix %q must end in / and start with a segment that is no valid ID (e.g. _shared/versions/)", r.Shared)
 	}
 	if err := t.Disjoint(r.Shared); err != nil {
-		return fmt.Errorf("library: shared-versions-root: %w", err)
+		return fmt.Errorf("library: shared-versions-prefix: %w", err)
 	}
 	return nil
 }
 
 // PinConfig configures pinned threads (pins.go).
 type PinConfig struct {
-	Roots VersionRoots `yaml:"roots"`
+	// Roots are the library's, set from --library.versions-prefix and
+	// --library.shared-versions-prefix, which the authors' path registers.
+	Roots VersionRoots `yaml:"-"`
 	// Retention is how long a thread keeps the library it pinned; after
 	// it, its next pinned call pins the library as it is then.
 	Retention time.Duration `yaml:"pin_retention"`
@@ -71,9 +73,7 @@ type PinConfig struct {
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *PinConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	def := DefaultVersionRoots()
-	f.StringVar(&c.Roots.User, prefix+"versions-root", def.User, "Where a user's library keeps what lies outside every mount: its blobs (by sha256), pinned snapshots and thread pins.")
-	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-root", def.Shared, "The shared library's versions root; its first segment must not be a valid user ID.")
+	c.Roots = DefaultVersionRoots()
 	f.DurationVar(&c.Retention, prefix+"pin-retention", 7*24*time.Hour, "How long a pinned thread keeps the library it pinned; its next pinned call after that pins the library as it is then.")
 	f.Int64Var(&c.MaxBytes, prefix+"pin-max-bytes", 1<<30, "Most bytes of skill files (the user's and the shared library's) one pin copies; a larger library is RESOURCE_EXHAUSTED for pinned calls.")
 }

@@ -278,7 +278,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 			s.head = vs.heads.parse(ctx, s, head)
 		}
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
-		s.manifest = manifestOf(vs.cfg.Mount, s.files, x.Digests)
+		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x.Digests)
 		return false
 	})
 	for _, s := range nested {

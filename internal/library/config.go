@@ -1,0 +1,74 @@
+package library
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// Config is the authors' path's configuration (--library.*).
+type Config struct {
+	// Roots are each library's versions root: its versions, and the blobs
+	// and snapshots pinned threads share with them (skills.VersionRoots).
+	// Both lie outside every mount: no worker can write a version.
+	Roots skills.VersionRoots `yaml:"roots"`
+	// Review makes a non-admin's publish to the shared library a pending
+	// version until an admin approves it; without it such a publish is
+	// refused.
+	Review bool `yaml:"review"`
+	// LockWait bounds how long a change waits for another change of the
+	// same skill to finish (ABORTED after).
+	LockWait time.Duration `yaml:"lock_wait"`
+	// MaxVersions bounds the versions one skill keeps listed and resolved.
+	MaxVersions int `yaml:"max_versions"`
+}
+
+// RegisterFlagsWithPrefix registers the flags with their defaults.
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	def := skills.DefaultVersionRoots()
+	f.StringVar(&c.Roots.User, prefix+"versions-prefix", def.User, "Key prefix of what a user's library keeps outside every mount: published versions (records, labels), content-addressed blobs, pinned threads' snapshots and pins.")
+	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-prefix", def.Shared, "The shared library's versions prefix; outside every mount and the shared library, its first segment no valid user ID.")
+	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
+	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
+	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION).")
+}
+
+// DefaultConfig returns the flag defaults.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlagsWithPrefix("", flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// Validate checks the layout against the mount table and the catalog's
+// shared library prefix.
+func (c *Config) Validate(table *mounts.Table, sharedPrefix string) error {
+	if err := c.Roots.Validate(table); err != nil {
+		return err
+	}
+	if sh := c.Roots.Shared; strings.HasPrefix(sh, sharedPrefix) || strings.HasPrefix(sharedPrefix, sh) {
+		return fmt.Errorf("library: shared-versions-prefix %q must lie apart from the shared library %q", sh, sharedPrefix)
+	}
+	if c.LockWait <= 0 || c.MaxVersions <= 0 {
+		return errors.New("library: lock-wait and max-versions must be positive")
+	}
+	return nil
+}
+
+// Root is the versions root of the library l (validated by the caller).
+func (c *Config) Root(l skills.LibraryRef) string {
+	if l.Shared {
+		return c.Roots.Root("")
+	}
+	return c.Roots.Root(l.User)
+}
+
+// BlobSpace is the blob space (internal/blobs) of the library l: the
+// versions of its skills and pinned threads' snapshots of it keep their
+// files there, each once.
+func (c *Config) BlobSpace(l skills.LibraryRef) string { return c.Root(l) + "blobs/" }

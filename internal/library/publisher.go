@@ -1,0 +1,625 @@
+// Package library is the skill authors' path beside the catalog: publish a
+// skill folder validated by skillmd.CheckFolder, delete it, and keep every
+// published version immutable (a record naming each file by digest, the
+// files in the library's blob space), with labels, rollback and, for the
+// shared library, review. Plain bucket uploads keep working beside it: the
+// live copy a publish writes is an ordinary skill folder of the library.
+package library
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// Publisher makes the authors' changes to skill libraries.
+type Publisher struct {
+	bucket  objstore.Bucket
+	catalog *skills.Catalog
+	cfg     Config
+	blobs   *blobs.Store
+	locks   cache.Cache
+	// notify tells the other replicas a library changed (nil: they see it
+	// within --skills.index-refresh).
+	notify  func(ctx context.Context, l skills.LibraryRef)
+	now     func() time.Time
+	metrics *metrics
+}
+
+// Option configures a Publisher.
+type Option func(*Publisher)
+
+// WithNotify calls f after each change to a library's live copy, once its
+// index is dropped here: the events receiver tells the other replicas.
+func WithNotify(f func(ctx context.Context, l skills.LibraryRef)) Option {
+	return func(p *Publisher) { p.notify = f }
+}
+
+// New returns a publisher over the catalog's bucket; locks (the shared
+// cache) orders changes of one skill across replicas.
+func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cache.Cache, opts ...Option) *Publisher {
+	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes), locks: locks, now: time.Now}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.metrics == nil {
+		p.metrics = newMetrics(nil)
+	}
+	return p
+}
+
+// Config returns the layout the publisher writes (BlobSpace, Root).
+func (p *Publisher) Config() Config { return p.cfg }
+
+// Actor is who asks for a change.
+type Actor struct {
+	User   string // the caller's own user library
+	Author string // the token subject, else the user: versions name it
+	Admin  bool
+}
+
+// ProblemsError is a refused folder and every problem found in it.
+type ProblemsError struct {
+	Problems []skillmd.Problem
+}
+
+func (e *ProblemsError) Error() string {
+	var msgs []string
+	for _, p := range e.Problems {
+		if p.Severity == skillmd.SeverityError {
+			msgs = append(msgs, p.Message)
+		}
+	}
+	return "invalid argument: the skill folder is invalid: " + strings.Join(msgs, "; ")
+}
+
+// Unwrap gives the error its kind.
+func (e *ProblemsError) Unwrap() error { return errkind.InvalidArgument }
+
+// SkillProblems lets the error table attach the problems to the status.
+func (e *ProblemsError) SkillProblems() []skillmd.Problem { return e.Problems }
+
+// access is what a call does to a library.
+type access int
+
+const (
+	read access = iota
+	publish
+	write  // delete, labels, rollback
+	review // approve or reject
+)
+
+// authorize decides a call in one place: anyone acts on their own user
+// library, admins on any; the shared library is read by all, and published
+// to by a non-admin only as a pending version when review is on. It
+// returns the library (the caller's own when l is zero) and whether a
+// publish is pending.
+func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills.LibraryRef, bool, error) {
+	if l == (skills.LibraryRef{}) {
+		l = skills.LibraryRef{User: a.User}
+	}
+	if err := l.Validate(); err != nil {
+		return l, false, err
+	}
+	own := !l.Shared && l.User == a.User && a.User != ""
+	switch {
+	case what == review && !a.Admin:
+		return l, false, fmt.Errorf("%w: reviewing a version needs an admin", errkind.PermissionDenied)
+	case a.Admin || own || (l.Shared && what == read):
+		return l, false, nil
+	case l.Shared && what == publish && p.cfg.Review:
+		return l, true, nil
+	case l.Shared && what == publish:
+		return l, false, fmt.Errorf("%w: publishing to the shared library needs an admin", errkind.PermissionDenied)
+	case l.Shared:
+		return l, false, fmt.Errorf("%w: changing the shared library needs an admin", errkind.PermissionDenied)
+	}
+	return l, false, fmt.Errorf("%w: a caller acts only on its own library", errkind.PermissionDenied)
+}
+
+func (p *Publisher) store(l skills.LibraryRef) store {
+	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions}
+}
+
+// lock holds the skill's lock while fn runs: two changes of one skill
+// never interleave their live writes (in this process and, with Redis,
+// across replicas).
+func (p *Publisher) lock(ctx context.Context, l skills.LibraryRef, name string, fn func() error) error {
+	key := "library-lock\x00" + p.cfg.Root(l) + name
+	deadline := time.Now().Add(p.cfg.LockWait)
+	wait := 5 * time.Millisecond
+	for {
+		// The TTL outlives any change of one skill (16 MiB written).
+		unlock, ok, err := p.locks.TryLock(ctx, key, 2*time.Minute)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if ok {
+			defer unlock()
+			return fn()
+		}
+		if err != nil {
+			// The shared cache is down: a change goes ahead unordered
+			// rather than fail; if_latest still guards it.
+			return fn()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: another change of skill %s is under way; try again", errkind.Aborted, name)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(wait*2, 200*time.Millisecond)
+	}
+}
+
+// Version is a record with the labels pointing at it, and its library.
+type Version struct {
+	Record
+	Library skills.LibraryRef
+	Labels  []string
+}
+
+// PublishRequest is one skill folder to publish.
+type PublishRequest struct {
+	Library      skills.LibraryRef // zero: the actor's own
+	Category     string
+	Name         string
+	Labels       []string
+	Message      string
+	ValidateOnly bool
+	IfLatest     string
+	Files        []skillmd.File
+}
+
+// Result is what a change made.
+type Result struct {
+	Version  Version
+	Problems []skillmd.Problem // warnings (and, validating only, errors)
+	Valid    bool
+	Pending  bool
+	Removed  []string // files of the previous live copy removed
+}
+
+// MaxMessageRunes bounds an author's note and a review comment.
+const MaxMessageRunes = 1024
+
+func checkText(field, s string) error {
+	if utf8.RuneCountInString(s) > MaxMessageRunes {
+		return fmt.Errorf("%w: %s is over %d characters", errkind.InvalidArgument, field, MaxMessageRunes)
+	}
+	return nil
+}
+
+// CheckCategory accepts "" or one canonical path segment.
+func CheckCategory(c string) error {
+	if c != "" && (!mounts.Addressable(c) || strings.Contains(c, "/") || strings.HasPrefix(c, ".")) {
+		return fmt.Errorf("%w: category %q must be one path segment (or empty for a flat skill)", errkind.InvalidArgument, clip(c))
+	}
+	return nil
+}
+
+// dir is the skill folder's path in its library.
+func dir(category, name string) string {
+	if category == "" {
+		return name
+	}
+	return category + "/" + name
+}
+
+// Publish validates the folder and, when valid, keeps it as a version and
+// (unless pending) writes it as the library's live copy and moves latest.
+func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (res Result, err error) {
+	defer func() {
+		op := "publish"
+		switch {
+		case req.ValidateOnly:
+			op = "validate"
+		case res.Pending:
+			op = "pending"
+		}
+		p.metrics.count(op, err)
+		if err == nil && !req.ValidateOnly {
+			p.metrics.bytes.Add(float64(res.Version.TotalBytes))
+		}
+	}()
+	l, pending, err := p.authorize(a, req.Library, publish)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := errors.Join(CheckCategory(req.Category), checkText("message", req.Message)); err != nil {
+		return Result{}, err
+	}
+	for _, lb := range req.Labels {
+		if err := checkLabel(lb); err != nil {
+			return Result{}, err
+		}
+	}
+	problems := skillmd.CheckFolder(req.Name, req.Files)
+	// The collision rule reads the library's index: only for a folder
+	// otherwise valid, so a refused folder costs no storage request.
+	if !skillmd.HasErrors(problems) {
+		ps, err := p.collisions(ctx, l, req.Category, req.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		problems = append(problems, ps...)
+	}
+	valid := !skillmd.HasErrors(problems)
+	if !valid && !req.ValidateOnly {
+		return Result{}, &ProblemsError{Problems: problems}
+	}
+	rec := recordOf(req, a, p.now())
+	res = Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending}
+	if req.ValidateOnly {
+		res.Version.Created = time.Time{}
+		return res, nil
+	}
+	s := p.store(l)
+	err = p.lock(ctx, l, req.Name, func() error {
+		refs, _, err := s.refs(ctx, req.Name)
+		if err != nil {
+			return err
+		}
+		if err := p.checkIfLatest(ctx, l, s, refs, req.Name, req.Category, req.IfLatest); err != nil {
+			return err
+		}
+		hexes, err := s.versionHexes(ctx, req.Name, "")
+		if err != nil {
+			return err
+		}
+		if len(hexes) >= p.cfg.MaxVersions && !slices.Contains(hexes, strings.TrimPrefix(rec.ID, "sha256:")) {
+			return fmt.Errorf("%w: skill %s has %d versions, the most kept (--library.max-versions)", errkind.FailedPrecondition, req.Name, len(hexes))
+		}
+		data := make(map[string][]byte, len(req.Files))
+		for _, f := range req.Files {
+			if _, err := p.blobs.Put(ctx, p.cfg.BlobSpace(l), f.Data); err != nil {
+				return err
+			}
+			data[f.Path] = f.Data
+		}
+		if pending {
+			rec.State = Pending
+		}
+		kept, err := p.keepRecord(ctx, s, rec)
+		if err != nil {
+			return err
+		}
+		if kept.State == Published {
+			pending = false // the same files were approved before
+		}
+		res.Pending = pending
+		if pending {
+			if kept.State != Pending {
+				if kept, err = p.setState(ctx, s, kept, func(r *Record) { r.State = Pending }); err != nil {
+					return err
+				}
+			}
+			res.Version.Record = kept
+			return nil
+		}
+		if kept.State != Published {
+			if kept, err = p.setState(ctx, s, kept, func(r *Record) { r.State = Published }); err != nil {
+				return err
+			}
+		}
+		removed, err := p.writeLive(ctx, l, kept, func(rel string) ([]byte, error) { return data[rel], nil })
+		if err != nil {
+			return err
+		}
+		res.Removed = removed
+		refs, err = s.updateRefs(ctx, req.Name, func(r *Refs) error {
+			r.Labels[Latest] = kept.ID
+			for _, lb := range req.Labels {
+				r.Labels[lb] = kept.ID
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		res.Version = Version{Record: kept, Library: l, Labels: labelsOf(refs, kept.ID)}
+		return p.changed(ctx, l)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if res.Pending {
+		res.Version.Library = l
+		res.Version.Labels = nil
+	}
+	// Only warnings are returned with a publish.
+	res.Problems = slices.DeleteFunc(res.Problems, func(pr skillmd.Problem) bool { return pr.Severity == skillmd.SeverityError })
+	return res, nil
+}
+
+// recordOf is the version record of a folder.
+func recordOf(req PublishRequest, a Actor, now time.Time) Record {
+	fds := make([]skillmd.FileDigest, len(req.Files))
+	var total int64
+	for i, f := range req.Files {
+		fds[i] = skillmd.FileDigest{Rel: f.Path, Size: int64(len(f.Data)), SHA256: string(blobs.Of(f.Data))}
+		total += int64(len(f.Data))
+	}
+	slices.SortFunc(fds, func(x, y skillmd.FileDigest) int { return strings.Compare(x.Rel, y.Rel) })
+	return Record{
+		ID: skillmd.ManifestDigest(fds), Name: req.Name, Category: req.Category, Created: now.UTC(),
+		Author: a.Author, Message: req.Message, State: Published, Files: fds, TotalBytes: total,
+	}
+}
+
+// collisions refuses a name another folder of the library already uses.
+func (p *Publisher) collisions(ctx context.Context, l skills.LibraryRef, category, name string) ([]skillmd.Problem, error) {
+	list, err := p.catalog.LibrarySkills(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	want := dir(category, name)
+	for _, s := range list {
+		if s.Dir != want && (s.Name == name || s.Folder == name) {
+			return []skillmd.Problem{{
+				Severity: skillmd.SeverityError, Field: "name", Rule: RuleNameUnique, Value: name,
+				Message: fmt.Sprintf("the library already has a skill named %q at %s; delete it first or publish to that folder", name, s.Dir),
+			}}, nil
+		}
+	}
+	return nil, nil
+}
+
+// RuleNameUnique: a name is one skill's in a library.
+const RuleNameUnique = "name-unique"
+
+// checkIfLatest applies a change's if_latest: "none" while the skill has
+// no latest version and no live SKILL.md, else the version latest must be.
+func (p *Publisher) checkIfLatest(ctx context.Context, l skills.LibraryRef, s store, refs Refs, name, category, ifLatest string) error {
+	if ifLatest == "" {
+		return nil
+	}
+	latest := refs.Labels[Latest]
+	if ifLatest == "none" {
+		prefix, err := p.catalog.LibraryPrefix(l)
+		if err != nil {
+			return err
+		}
+		_, statErr := p.bucket.Stat(ctx, prefix+dir(category, name)+"/"+skillmd.SkillFile)
+		switch {
+		case statErr != nil && !objstore.IsNotFound(statErr):
+			return statErr
+		case latest != "" || statErr == nil:
+			return fmt.Errorf("%w: skill %s already exists (if_latest is \"none\")", errkind.FailedPrecondition, name)
+		}
+		return nil
+	}
+	h := hexOf(ifLatest)
+	if h == "" {
+		return fmt.Errorf("%w: if_latest %q is not a version id (or \"none\")", errkind.InvalidArgument, clip(ifLatest))
+	}
+	if !strings.HasPrefix(strings.TrimPrefix(latest, "sha256:"), h) {
+		return fmt.Errorf("%w: latest of %s is %s, not %s", errkind.FailedPrecondition, name, orNone(latest), clip(ifLatest))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// keepRecord writes rec unless the version exists, and returns the stored
+// record (the first publish's time and author stay).
+func (p *Publisher) keepRecord(ctx context.Context, s store, rec Record) (Record, error) {
+	h := strings.TrimPrefix(rec.ID, "sha256:")
+	err := s.putJSON(ctx, s.recordKey(rec.Name, h), rec, objstore.PutOptions{IfNoneMatch: true})
+	if err == nil {
+		return rec, nil
+	}
+	if !objstore.LostRace(err) {
+		return Record{}, err
+	}
+	old, _, err := s.record(ctx, rec.Name, h)
+	if err != nil {
+		return Record{}, err
+	}
+	// A category move publishes the same files elsewhere.
+	old.Category = rec.Category
+	return old, nil
+}
+
+// setState changes a record's state (and review) by a conditional write.
+func (p *Publisher) setState(ctx context.Context, s store, rec Record, change func(*Record)) (Record, error) {
+	h := strings.TrimPrefix(rec.ID, "sha256:")
+	var out Record
+	err := objstore.RetryConditional(ctx, 8, 20*time.Millisecond, func() error {
+		cur, etag, err := s.record(ctx, rec.Name, h)
+		if err != nil {
+			return err
+		}
+		change(&cur)
+		if err := s.putJSON(ctx, s.recordKey(rec.Name, h), cur, objstore.PutOptions{IfMatch: etag}); err != nil {
+			return err
+		}
+		out = cur
+		return nil
+	})
+	if objstore.LostRace(err) {
+		return Record{}, fmt.Errorf("%w: version %s changed concurrently; try again", errkind.Aborted, rec.ID)
+	}
+	return out, err
+}
+
+// writeLive makes rec the library's live copy of its skill: every other
+// file first, SKILL.md last, then the files of the previous copy rec does
+// not hold are removed. A reader that sees the new SKILL.md finds every
+// file it names already written. data returns a file's bytes.
+func (p *Publisher) writeLive(ctx context.Context, l skills.LibraryRef, rec Record, data func(rel string) ([]byte, error)) ([]string, error) {
+	prefix, err := p.catalog.LibraryPrefix(l)
+	if err != nil {
+		return nil, err
+	}
+	base := prefix + dir(rec.Category, rec.Name) + "/"
+	var old []string
+	if err := objstore.Walk(ctx, p.bucket, base, func(o objstore.Object) error {
+		old = append(old, strings.TrimPrefix(o.Key, base))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	order := slices.Clone(rec.Files)
+	slices.SortStableFunc(order, func(x, y skillmd.FileDigest) int {
+		return compareBool(x.Rel == skillmd.SkillFile, y.Rel == skillmd.SkillFile)
+	})
+	keep := make(map[string]bool, len(order))
+	for _, f := range order {
+		keep[f.Rel] = true
+		b, err := data(f.Rel)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := p.bucket.Put(ctx, base+f.Rel, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	var removed []string
+	for _, rel := range old {
+		if keep[rel] {
+			continue
+		}
+		if err := p.bucket.Delete(ctx, base+rel); err != nil {
+			return removed, err
+		}
+		removed = append(removed, rel)
+	}
+	return removed, nil
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// changed drops the library's index, so the next call lists the change,
+// and tells the other replicas.
+func (p *Publisher) changed(ctx context.Context, l skills.LibraryRef) error {
+	if err := p.catalog.DropLibraryIndex(ctx, l); err != nil {
+		return err
+	}
+	if p.notify != nil {
+		p.notify(ctx, l)
+	}
+	return nil
+}
+
+// liveDir finds the folder of the library serving name.
+func (p *Publisher) liveDir(ctx context.Context, l skills.LibraryRef, name string) (string, bool, error) {
+	list, err := p.catalog.LibrarySkills(ctx, l)
+	if err != nil {
+		return "", false, err
+	}
+	for _, s := range list {
+		if s.Name == name || s.Dir == name {
+			return s.Dir, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// Delete removes every file of the skill's live copy (SKILL.md first, so
+// no reader sees a skill missing its files) and the latest label; its
+// versions stay for a rollback.
+func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, name, ifLatest string) (_ int, err error) {
+	defer func() { p.metrics.count("delete", err) }()
+	l, _, err := p.authorize(a, lib, write)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkName(name); err != nil {
+		return 0, err
+	}
+	s := p.store(l)
+	removed := 0
+	err = p.lock(ctx, l, name, func() error {
+		d, ok, err := p.liveDir(ctx, l, name)
+		if err != nil {
+			return err
+		}
+		refs, _, err := s.refs(ctx, name)
+		if err != nil {
+			return err
+		}
+		if !ok && refs.Labels[Latest] == "" {
+			return fmt.Errorf("%w: the library has no skill %q", errkind.NotFound, name)
+		}
+		if ifLatest != "" && ifLatest != "none" {
+			if err := p.checkIfLatest(ctx, l, s, refs, name, "", ifLatest); err != nil {
+				return err
+			}
+		}
+		if ok {
+			prefix, err := p.catalog.LibraryPrefix(l)
+			if err != nil {
+				return err
+			}
+			base := prefix + d + "/"
+			var keys []string
+			if err := objstore.Walk(ctx, p.bucket, base, func(o objstore.Object) error {
+				keys = append(keys, o.Key)
+				return nil
+			}); err != nil {
+				return err
+			}
+			slices.SortStableFunc(keys, func(x, y string) int {
+				return -compareBool(path.Base(x) == skillmd.SkillFile && path.Dir(x)+"/" == base, path.Base(y) == skillmd.SkillFile && path.Dir(y)+"/" == base)
+			})
+			for _, k := range keys {
+				if err := p.bucket.Delete(ctx, k); err != nil {
+					return err
+				}
+				removed++
+			}
+		}
+		if _, err := s.updateRefs(ctx, name, func(r *Refs) error { delete(r.Labels, Latest); return nil }); err != nil {
+			return err
+		}
+		return p.changed(ctx, l)
+	})
+	return removed, err
+}
+
+// checkName accepts a skill name.
+func checkName(name string) error {
+	if !skillmd.ValidName(name) || len(name) > skillmd.MaxNameLen {
+		return fmt.Errorf("%w: name %q is not a skill name", errkind.InvalidArgument, clip(name))
+	}
+	return nil
+}
+
+// visible reports whether a may see rec: a pending or rejected version
+// only its author and admins.
+func visible(a Actor, rec Record) bool {
+	return rec.State == Published || a.Admin || (a.Author != "" && rec.Author == a.Author)
+}

@@ -1,0 +1,332 @@
+package library
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/limits"
+	"github.com/skillsvc/skillsvc/internal/pagetoken"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// ListRequest asks for a page of a skill's versions.
+type ListRequest struct {
+	Library   skills.LibraryRef
+	Name      string
+	State     State // "": every state the actor may see
+	PageSize  int32
+	PageToken string
+}
+
+// Page is one page of versions, newest first, and every label.
+type Page struct {
+	Versions []Version
+	Next     string
+	Labels   map[string]string
+}
+
+// Page sizes of ListSkillVersions.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 500
+)
+
+// ListVersions lists a skill's versions the actor may see, newest first.
+func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) (Page, error) {
+	l, _, err := p.authorize(a, req.Library, read)
+	if err != nil {
+		return Page{}, err
+	}
+	if err := checkName(req.Name); err != nil {
+		return Page{}, err
+	}
+	size, err := limits.Count("page_size", req.PageSize, defaultPageSize, maxPageSize)
+	if err != nil {
+		return Page{}, err
+	}
+	scope := "versions\x00" + p.cfg.Root(l) + req.Name + "\x00" + string(req.State)
+	offset := 0
+	if req.PageToken != "" {
+		pos, err := pagetoken.Decode(scope, req.PageToken)
+		if err != nil {
+			return Page{}, err
+		}
+		if offset, err = strconv.Atoi(pos); err != nil || offset < 0 {
+			return Page{}, fmt.Errorf("%w: page_token is not from this listing", errkind.InvalidArgument)
+		}
+	}
+	s := p.store(l)
+	refs, _, err := s.refs(ctx, req.Name)
+	if err != nil {
+		return Page{}, err
+	}
+	hexes, err := s.versionHexes(ctx, req.Name, "")
+	if err != nil {
+		return Page{}, err
+	}
+	recs := make([]Record, len(hexes))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, h := range hexes {
+		g.Go(func() (err error) {
+			recs[i], _, err = s.record(gctx, req.Name, h)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Page{}, err
+	}
+	recs = slices.DeleteFunc(recs, func(r Record) bool {
+		return !visible(a, r) || (req.State != "" && r.State != req.State)
+	})
+	slices.SortFunc(recs, func(x, y Record) int { return cmp.Or(y.Created.Compare(x.Created), strings.Compare(x.ID, y.ID)) })
+	out := Page{Labels: map[string]string{}}
+	for lb, id := range refs.Labels {
+		out.Labels[lb] = id
+	}
+	if offset > len(recs) {
+		offset = len(recs)
+	}
+	end := min(offset+int(size), len(recs))
+	for _, r := range recs[offset:end] {
+		out.Versions = append(out.Versions, Version{Record: r, Library: l, Labels: labelsOf(refs, r.ID)})
+	}
+	if end < len(recs) {
+		out.Next = pagetoken.Encode(scope, strconv.Itoa(end))
+	}
+	return out, nil
+}
+
+// find resolves a version the actor may see.
+func (p *Publisher) find(ctx context.Context, a Actor, l skills.LibraryRef, name, ref string) (Version, error) {
+	s := p.store(l)
+	refs, _, err := s.refs(ctx, name)
+	if err != nil {
+		return Version{}, err
+	}
+	rec, _, err := s.resolve(ctx, name, ref, refs)
+	if err != nil {
+		return Version{}, err
+	}
+	if !visible(a, rec) {
+		// Not even its existence is told.
+		return Version{}, fmt.Errorf("%w: skill %s has no version %s", errkind.NotFound, name, clip(ref))
+	}
+	return Version{Record: rec, Library: l, Labels: labelsOf(refs, rec.ID)}, nil
+}
+
+// GetVersion returns one version and its SKILL.md.
+func (p *Publisher) GetVersion(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref string) (Version, []byte, error) {
+	l, _, err := p.authorize(a, lib, read)
+	if err != nil {
+		return Version{}, nil, err
+	}
+	if err := checkName(name); err != nil {
+		return Version{}, nil, err
+	}
+	v, err := p.find(ctx, a, l, name, ref)
+	if err != nil {
+		return Version{}, nil, err
+	}
+	raw, err := p.ReadFile(ctx, v, skillmd.SkillFile)
+	return v, raw, err
+}
+
+// ReadFile reads one file of a version from the library's blobs (checked
+// against its digest).
+func (p *Publisher) ReadFile(ctx context.Context, v Version, rel string) ([]byte, error) {
+	for _, f := range v.Files {
+		if f.Rel == rel {
+			return p.blobs.Get(ctx, p.cfg.BlobSpace(v.Library), blobs.Digest(f.SHA256))
+		}
+	}
+	return nil, fmt.Errorf("%w: version %s of %s has no file %q", errkind.NotFound, v.ID, v.Name, clip(rel))
+}
+
+// SetLabel points label at a version, or removes it (ref "").
+func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef, name, label, ref string) (_ *Version, err error) {
+	defer func() { p.metrics.count("label", err) }()
+	l, _, err := p.authorize(a, lib, write)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if err := checkLabel(label); err != nil {
+		return nil, err
+	}
+	if label == Latest {
+		return nil, fmt.Errorf("%w: %q moves only by publishing, rolling back or approving", errkind.InvalidArgument, Latest)
+	}
+	s := p.store(l)
+	if ref == "" {
+		_, err := s.updateRefs(ctx, name, func(r *Refs) error { delete(r.Labels, label); return nil })
+		return nil, err
+	}
+	v, err := p.find(ctx, a, l, name, ref)
+	if err != nil {
+		return nil, err
+	}
+	if v.State != Published {
+		return nil, fmt.Errorf("%w: version %s is %s; only published versions are labelled", errkind.FailedPrecondition, v.ID, v.State)
+	}
+	refs, err := s.updateRefs(ctx, name, func(r *Refs) error { r.Labels[label] = v.ID; return nil })
+	if err != nil {
+		return nil, err
+	}
+	v.Labels = labelsOf(refs, v.ID)
+	return &v, nil
+}
+
+// Rollback makes a published version the live copy again and moves latest.
+func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref, ifLatest string) (_ Result, err error) {
+	defer func() { p.metrics.count("rollback", err) }()
+	l, _, err := p.authorize(a, lib, write)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := checkName(name); err != nil {
+		return Result{}, err
+	}
+	v, err := p.find(ctx, a, l, name, ref)
+	if err != nil {
+		return Result{}, err
+	}
+	if v.State != Published {
+		return Result{}, fmt.Errorf("%w: version %s is %s; only a published version is rolled back to", errkind.FailedPrecondition, v.ID, v.State)
+	}
+	return p.makeLive(ctx, l, v, ifLatest, nil)
+}
+
+// Review approves (publishes) or rejects a pending version.
+func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref string, approve bool, comment string) (_ Result, err error) {
+	defer func() { p.metrics.count("review", err) }()
+	l, _, err := p.authorize(a, lib, review)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := errors.Join(checkName(name), checkText("comment", comment)); err != nil {
+		return Result{}, err
+	}
+	v, err := p.find(ctx, a, l, name, ref)
+	if err != nil {
+		return Result{}, err
+	}
+	if v.State != Pending {
+		return Result{}, fmt.Errorf("%w: version %s is %s, not pending", errkind.FailedPrecondition, v.ID, v.State)
+	}
+	reviewed := func(r *Record) {
+		r.Reviewer, r.ReviewTime, r.ReviewComment = a.Author, p.now().UTC(), comment
+		if approve {
+			r.State = Published
+		} else {
+			r.State = Rejected
+		}
+	}
+	if !approve {
+		rec, err := p.setState(ctx, p.store(l), v.Record, reviewed)
+		if err != nil {
+			return Result{}, err
+		}
+		v.Record = rec
+		return Result{Version: v, Valid: true}, nil
+	}
+	return p.makeLive(ctx, l, v, "", reviewed)
+}
+
+// makeLive writes a stored version as the live copy under the skill's
+// lock and moves latest to it; change (optional) updates its record first.
+func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version, ifLatest string, change func(*Record)) (Result, error) {
+	s := p.store(l)
+	var res Result
+	err := p.lock(ctx, l, v.Name, func() error {
+		refs, _, err := s.refs(ctx, v.Name)
+		if err != nil {
+			return err
+		}
+		if err := p.checkIfLatest(ctx, l, s, refs, v.Name, v.Category, ifLatest); err != nil {
+			return err
+		}
+		// Read every file before writing any: a missing blob fails the
+		// change with the live copy untouched.
+		data := make(map[string][]byte, len(v.Files))
+		var mu sync.Mutex
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(16)
+		for _, f := range v.Files {
+			g.Go(func() error {
+				b, err := p.blobs.Get(gctx, p.cfg.BlobSpace(l), blobs.Digest(f.SHA256))
+				mu.Lock()
+				data[f.Rel] = b
+				mu.Unlock()
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		rec := v.Record
+		if change != nil {
+			if rec, err = p.setState(ctx, s, rec, change); err != nil {
+				return err
+			}
+		}
+		removed, err := p.writeLive(ctx, l, rec, func(rel string) ([]byte, error) { return data[rel], nil })
+		if err != nil {
+			return err
+		}
+		refs, err = s.updateRefs(ctx, v.Name, func(r *Refs) error { r.Labels[Latest] = rec.ID; return nil })
+		if err != nil {
+			return err
+		}
+		res = Result{Version: Version{Record: rec, Library: l, Labels: labelsOf(refs, rec.ID)}, Removed: removed, Valid: true}
+		return p.changed(ctx, l)
+	})
+	return res, err
+}
+
+// Pinned finds the version ref of the skill name for a read that pins it
+// (GetSkill, RenderSkill, ReadSkillFile, ExportSkill with a version): in
+// the library serving the name in the caller's view (layer), else the
+// caller's own library, else the shared library.
+func (p *Publisher) Pinned(ctx context.Context, a Actor, name, layer, ref string) (Version, error) {
+	if err := checkName(name); err != nil {
+		return Version{}, err
+	}
+	own, shared := skills.LibraryRef{User: a.User}, skills.LibraryRef{Shared: true}
+	order := []skills.LibraryRef{own, shared}
+	if layer == skills.LayerShared {
+		order = []skills.LibraryRef{shared}
+	} else if layer == skills.LayerUser {
+		order = []skills.LibraryRef{own}
+	}
+	var firstErr error
+	for _, l := range order {
+		v, err := p.find(ctx, a, l, name, ref)
+		if err == nil {
+			if v.State == Rejected {
+				return Version{}, fmt.Errorf("%w: version %s of %s was rejected", errkind.FailedPrecondition, v.ID, name)
+			}
+			return v, nil
+		}
+		if errkind.Of(err) != errkind.NotFound {
+			return Version{}, err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return Version{}, firstErr
+}

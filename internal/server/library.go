@@ -1,0 +1,374 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	authors "github.com/skillsvc/skillsvc/internal/library"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// AdminKey is the metadata key an insecure-mode caller sets to "true" to
+// act as an admin on LibraryService (and see pending versions in pinned
+// reads). Insecure mode trusts every header; without it a caller acts as a
+// non-admin, on its own library, so an agent never changes another's by
+// mistake. In jwt mode only the token's admin scope counts.
+const AdminKey = "x-skillsvc-admin"
+
+// Versions is what the skills and library services need of the authors'
+// path: the publisher, and how a caller's admin role is decided.
+type Versions struct {
+	Pub   *authors.Publisher
+	Table *mounts.Table
+	// Insecure: the server runs --auth.mode=insecure, where every
+	// principal claims admin; AdminKey decides instead.
+	Insecure bool
+}
+
+// actor is who a LibraryService call (or a pinned read) acts as. The
+// version author is the token subject, else the user.
+func (v *Versions) actor(ctx context.Context) (authors.Actor, mounts.Caller, error) {
+	id, err := identity(ctx)
+	if err != nil {
+		return authors.Actor{}, id, err
+	}
+	p, _ := auth.PrincipalFrom(ctx)
+	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.Admin}
+	if a.Author == "" {
+		a.Author = id.User()
+	}
+	if v.Insecure {
+		md, _ := metadata.FromIncomingContext(ctx)
+		vals := md.Get(AdminKey)
+		a.Admin = len(vals) == 1 && vals[0] == "true"
+	}
+	return a, id, nil
+}
+
+// Library serves skillsvc.v1.LibraryService.
+type Library struct {
+	skillsvcv1.UnimplementedLibraryServiceServer
+	v       *Versions
+	catalog *skills.Catalog
+}
+
+// NewLibrary returns the service.
+func NewLibrary(v *Versions, catalog *skills.Catalog) *Library {
+	return &Library{v: v, catalog: catalog}
+}
+
+// Bounds of a PublishSkill stream beside the folder's own (bytes, files).
+const (
+	maxPublishLabels = 16
+	// maxPublishMessages bounds the messages of one stream: empty chunks
+	// cost no bytes, but each costs a receive.
+	maxPublishMessages = 1 << 16
+)
+
+// PublishSkill implements LibraryService.
+func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServer) error {
+	ctx := stream.Context()
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return err
+	}
+	h, files, err := receiveFolder(stream)
+	if err != nil {
+		drainPublish(stream)
+		return err
+	}
+	req := authors.PublishRequest{
+		Library: libraryRef(h.GetLibrary()), Category: h.GetCategory(), Name: h.GetName(), Labels: h.GetLabels(),
+		Message: h.GetMessage(), ValidateOnly: h.GetValidateOnly(), IfLatest: h.GetIfLatest(), Files: files,
+	}
+	res, err := s.v.Pub.Publish(ctx, a, req)
+	if err != nil {
+		return err
+	}
+	out := &skillsvcv1.PublishSkillResponse{Version: versionProto(res.Version, false), Problems: problemsProto(res.Problems), RemovedFiles: res.Removed, Valid: res.Valid}
+	if req.ValidateOnly {
+		out.Version.CreateTime = nil
+		return stream.SendAndClose(out)
+	}
+	if !res.Pending {
+		out.Skill = s.summary(ctx, res.Version)
+	}
+	return stream.SendAndClose(out)
+}
+
+// receiveFolder reads a PublishSkill stream: the header once and first,
+// then chunks, consecutive chunks of one path appending. It refuses as
+// soon as the folder passes the file-count or byte limit, so what it holds
+// is bounded by them.
+func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("%w: PublishSkill sent no header", errkind.InvalidArgument)
+		}
+		return nil, nil, err
+	}
+	h := first.GetHeader()
+	if h == nil {
+		return nil, nil, fmt.Errorf("%w: the first PublishSkill message must be a header", errkind.InvalidArgument)
+	}
+	if err := checkHeader(h); err != nil {
+		return nil, nil, err
+	}
+	var files []skillmd.File
+	var total int64
+	for n := 1; ; n++ {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return h, files, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		c := msg.GetChunk()
+		switch {
+		case n > maxPublishMessages:
+			return nil, nil, fmt.Errorf("%w: PublishSkill sent more than %d messages", errkind.InvalidArgument, maxPublishMessages)
+		case c == nil:
+			return nil, nil, fmt.Errorf("%w: only the first PublishSkill message is a header", errkind.InvalidArgument)
+		case c.GetPath() == "":
+			return nil, nil, fmt.Errorf("%w: chunk %d has no path", errkind.InvalidArgument, n)
+		}
+		total += int64(len(c.GetData()))
+		if last := len(files) - 1; last >= 0 && files[last].Path == c.GetPath() {
+			files[last].Data = append(files[last].Data, c.GetData()...)
+		} else {
+			files = append(files, skillmd.File{Path: c.GetPath(), Data: c.GetData()})
+		}
+		if len(files) > skillmd.MaxSkillFiles || total > skillmd.MaxSkillBytes {
+			// Every problem is found once the folder is whole; past a
+			// limit it never will be, and is not held.
+			return nil, nil, &authors.ProblemsError{Problems: skillmd.CheckFolder(h.GetName(), files)}
+		}
+	}
+}
+
+// checkHeader bounds the header's fields the publisher does not check
+// itself (it checks name, category, labels and message).
+func checkHeader(h *skillsvcv1.PublishSkillHeader) error {
+	switch {
+	case h.GetName() == "":
+		return fmt.Errorf("%w: header.name is required", errkind.InvalidArgument)
+	case len(h.GetLabels()) > maxPublishLabels:
+		return fmt.Errorf("%w: at most %d labels", errkind.InvalidArgument, maxPublishLabels)
+	case len(h.GetIfLatest()) > 71:
+		return fmt.Errorf("%w: if_latest is a version id or \"none\"", errkind.InvalidArgument)
+	case len(h.GetName()) > 256:
+		return fmt.Errorf("%w: header.name is too long", errkind.InvalidArgument)
+	}
+	return authors.CheckCategory(h.GetCategory())
+}
+
+// drainPublish reads what the client of a refused publish still sends
+// (up to drainLimit), as drainUpload does, so it learns why.
+func drainPublish(stream skillsvcv1.LibraryService_PublishSkillServer) {
+	for n := 0; n < drainLimit; {
+		msg, err := stream.Recv()
+		if err != nil {
+			return
+		}
+		n += max(len(msg.GetChunk().GetData()), 1)
+	}
+}
+
+// summary is the skill as the catalog now lists it to its library's
+// owner (the caller, for the shared library); nil when it cannot say.
+func (s *Library) summary(ctx context.Context, v authors.Version) *skillsvcv1.SkillSummary {
+	id, err := identity(ctx)
+	if err != nil {
+		return nil
+	}
+	if !v.Library.Shared && v.Library.User != id.User() {
+		if id, err = s.v.Table.Identify(mounts.Identity{User: v.Library.User, Thread: "index"}); err != nil {
+			return nil
+		}
+	}
+	path := s.catalog.Mount() + "/" + v.Name
+	if v.Category != "" {
+		path = s.catalog.Mount() + "/" + v.Category + "/" + v.Name
+	}
+	d, err := s.catalog.Get(ctx, id, path)
+	if err != nil {
+		return nil
+	}
+	return summaryProto(d.Skill, true)
+}
+
+// DeleteSkill implements LibraryService.
+func (s *Library) DeleteSkill(ctx context.Context, req *skillsvcv1.DeleteSkillRequest) (*skillsvcv1.DeleteSkillResponse, error) {
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.v.Pub.Delete(ctx, a, libraryRef(req.GetLibrary()), req.GetName(), req.GetIfLatest())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.DeleteSkillResponse{RemovedFiles: int32(n)}, nil
+}
+
+// ListSkillVersions implements LibraryService.
+func (s *Library) ListSkillVersions(ctx context.Context, req *skillsvcv1.ListSkillVersionsRequest) (*skillsvcv1.ListSkillVersionsResponse, error) {
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state, err := stateOf(req.GetState())
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.v.Pub.ListVersions(ctx, a, authors.ListRequest{
+		Library: libraryRef(req.GetLibrary()), Name: req.GetName(), State: state, PageSize: req.GetPageSize(), PageToken: req.GetPageToken(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &skillsvcv1.ListSkillVersionsResponse{NextPageToken: page.Next, Labels: page.Labels}
+	for _, v := range page.Versions {
+		out.Versions = append(out.Versions, versionProto(v, false))
+	}
+	return out, nil
+}
+
+// GetSkillVersion implements LibraryService.
+func (s *Library) GetSkillVersion(ctx context.Context, req *skillsvcv1.GetSkillVersionRequest) (*skillsvcv1.GetSkillVersionResponse, error) {
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, raw, err := s.v.Pub.GetVersion(ctx, a, libraryRef(req.GetLibrary()), req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.GetSkillVersionResponse{Version: versionProto(v, true), Raw: string(raw)}, nil
+}
+
+// SetSkillLabel implements LibraryService.
+func (s *Library) SetSkillLabel(ctx context.Context, req *skillsvcv1.SetSkillLabelRequest) (*skillsvcv1.SetSkillLabelResponse, error) {
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.v.Pub.SetLabel(ctx, a, libraryRef(req.GetLibrary()), req.GetName(), req.GetLabel(), req.GetVersion())
+	if err != nil {
+		return nil, err
+	}
+	out := &skillsvcv1.SetSkillLabelResponse{}
+	if v != nil {
+		out.Version = versionProto(*v, false)
+	}
+	return out, nil
+}
+
+// RollbackSkill implements LibraryService.
+func (s *Library) RollbackSkill(ctx context.Context, req *skillsvcv1.RollbackSkillRequest) (*skillsvcv1.RollbackSkillResponse, error) {
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.v.Pub.Rollback(ctx, a, libraryRef(req.GetLibrary()), req.GetName(), req.GetVersion(), req.GetIfLatest())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.RollbackSkillResponse{Version: versionProto(res.Version, false), Skill: s.summary(ctx, res.Version), RemovedFiles: res.Removed}, nil
+}
+
+// ReviewSkillVersion implements LibraryService.
+func (s *Library) ReviewSkillVersion(ctx context.Context, req *skillsvcv1.ReviewSkillVersionRequest) (*skillsvcv1.ReviewSkillVersionResponse, error) {
+	a, _, err := s.v.actor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.v.Pub.Review(ctx, a, libraryRef(req.GetLibrary()), req.GetName(), req.GetVersion(), req.GetApprove(), req.GetComment())
+	if err != nil {
+		return nil, err
+	}
+	out := &skillsvcv1.ReviewSkillVersionResponse{Version: versionProto(res.Version, false), RemovedFiles: res.Removed}
+	if req.GetApprove() {
+		out.Skill = s.summary(ctx, res.Version)
+	}
+	return out, nil
+}
+
+// libraryRef converts a request's library; nil is the caller's own.
+func libraryRef(r *skillsvcv1.LibraryRef) skills.LibraryRef {
+	if r == nil {
+		return skills.LibraryRef{}
+	}
+	return library(r)
+}
+
+var states = map[authors.State]skillsvcv1.VersionState{
+	authors.Published: skillsvcv1.VersionState_VERSION_STATE_PUBLISHED,
+	authors.Pending:   skillsvcv1.VersionState_VERSION_STATE_PENDING,
+	authors.Rejected:  skillsvcv1.VersionState_VERSION_STATE_REJECTED,
+}
+
+func stateOf(s skillsvcv1.VersionState) (authors.State, error) {
+	if s == skillsvcv1.VersionState_VERSION_STATE_UNSPECIFIED {
+		return "", nil
+	}
+	for k, v := range states {
+		if v == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%w: unknown state %d", errkind.InvalidArgument, s)
+}
+
+// versionProto converts v; withManifest adds its files.
+func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion {
+	out := &skillsvcv1.SkillVersion{
+		Id: v.ID, Name: v.Name, Category: v.Category, Author: v.Author, TotalBytes: v.TotalBytes,
+		FileCount: int32(len(v.Files)), Labels: v.Labels, State: states[v.State], Message: v.Message,
+		Reviewer: v.Reviewer, ReviewComment: v.ReviewComment,
+		Library: &skillsvcv1.LibraryRef{User: v.Library.User, Shared: v.Library.Shared},
+	}
+	if !v.Created.IsZero() {
+		out.CreateTime = timestamppb.New(v.Created)
+	}
+	if !v.ReviewTime.IsZero() {
+		out.ReviewTime = timestamppb.New(v.ReviewTime)
+	}
+	if withManifest {
+		m := &skillsvcv1.SkillManifest{TotalBytes: v.TotalBytes, FileCount: int32(len(v.Files))}
+		for _, f := range v.Files {
+			m.Files = append(m.Files, &skillsvcv1.ManifestFile{Path: f.Rel, Size: f.Size, Sha256: f.SHA256})
+		}
+		out.Manifest = m
+	}
+	return out
+}
+
+// problemsProto converts problems.
+func problemsProto(ps []skillmd.Problem) []*skillsvcv1.SkillProblem {
+	out := make([]*skillsvcv1.SkillProblem, len(ps))
+	for i, p := range ps {
+		out[i] = &skillsvcv1.SkillProblem{
+			Severity: skillsvcv1.SkillProblem_Severity(p.Severity), File: p.File, Field: p.Field,
+			Rule: p.Rule, Value: p.Value, Message: p.Message,
+		}
+	}
+	return out
+}
+
+// problemField names where a problem is, for google.rpc.BadRequest.
+func problemField(p skillmd.Problem) string {
+	return strings.Trim(p.File+":"+p.Field, ":")
+}

@@ -1,0 +1,66 @@
+package skills
+
+import "context"
+
+// LibraryPrefix is the key prefix of the library l names: where its skill
+// folders are stored. The authors' path (internal/library) writes a
+// skill's live copy under it.
+func (c *Catalog) LibraryPrefix(l LibraryRef) (string, error) {
+	ly, err := c.layer(l)
+	if err != nil {
+		return "", err
+	}
+	return ly.Prefix, nil
+}
+
+// LibrarySkill is one skill folder of a single library as its index lists
+// it (not merged with another library).
+type LibrarySkill struct {
+	Dir      string // "category/folder" or "folder"
+	Folder   string
+	Category string
+	// Name is what the skill is listed by: its frontmatter name, or the
+	// folder's.
+	Name string
+}
+
+// LibrarySkills lists the skill folders of the library l alone, from its
+// index (as fresh as the catalog's): a publish refuses a name another
+// folder of the same library already uses.
+func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySkill, error) {
+	ly, err := c.layer(l)
+	if err != nil {
+		return nil, err
+	}
+	x, err := c.views.indexes.Get(ctx, ly)
+	if err != nil {
+		return nil, err
+	}
+	var built *layer
+	if l.Shared {
+		built = c.views.sharedLayer(ctx, ly.Prefix, x)
+	} else {
+		built = c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
+	}
+	out := make([]LibrarySkill, 0, len(built.all))
+	for _, s := range built.all {
+		if !s.nested {
+			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder, Category: s.category, Name: s.name})
+		}
+	}
+	return out, nil
+}
+
+// Mount is the virtual path of the skills mount ("/skills").
+func (c *Catalog) Mount() string { return c.cfg.Mount }
+
+// TextLimits are the bounds reads of skill files keep: the largest file
+// returned as text (--skills.max-file-bytes) and the largest RenderSkill
+// text (--skills.max-render-bytes). Pinned reads of a version keep them
+// too.
+func (c *Catalog) TextLimits() (maxFileBytes, maxRenderBytes int64) {
+	return c.cfg.MaxFileBytes, c.cfg.MaxRenderBytes
+}
+
+// CheckBaseDir accepts RenderSkill's base_dir, for a render of a version.
+func CheckBaseDir(dir string) error { return checkBaseDir(dir) }

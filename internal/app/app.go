@@ -127,12 +127,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	a.onClose(lib.Close)
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
 	if cfg.Events.Enabled() {
-		rcv, closeEvents, err := newEvents(cfg, lib.Catalog, reg, log)
+		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, log)
 		if err != nil {
 			return nil, err
 		}
 		a.onClose(closeEvents)
-		eventsHandler = rcv
+		if cfg.Events.Webhook() {
+			eventsHandler = rcv
+		}
 	}
 	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)
 	if err != nil {

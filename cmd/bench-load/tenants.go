@@ -170,27 +170,87 @@ func (b *bench) runTenants(ctx context.Context) {
 	b.logf("seeded a shared library of %d skills and %s users × %d skills (%s objects) in %s", tenantShared,
 		loadbench.Count(float64(n)), tenantPersonal, loadbench.Count(float64(2*(tenantShared+n*tenantPersonal))), loadbench.Duration(time.Since(start)))
 
+	b.tenantPass(ctx, n, "", nil, row)
+	if !b.opts.tenantEvents {
+		return
+	}
+	// With events: MinIO posts the bucket's notifications to the replica,
+	// whose polling defaults are then events' (minutes).
+	evRow := func(r tenantRow) {
+		r.name += ", events"
+		row(r)
+	}
+	flags, err := b.srv.relay.eventsFlags(b.svc.dir)
+	if err == nil {
+		err = notifyRelay(ctx, b.direct, tenantBucket)
+	}
+	if err != nil {
+		for _, c := range tenantCalls {
+			evRow(tenantRow{name: "random users, " + c.name, err: err})
+		}
+		return
+	}
+	b.tenantPass(ctx, n, "events", flags, evRow)
+}
+
+// tenantPass starts one skillsvc with an empty Redis and flags (events:
+// with the bucket's events relayed to it, and only the random-user rows),
+// and measures each call.
+func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []string, row func(tenantRow)) {
+	fail := func(err error) {
+		for _, c := range tenantCalls {
+			if events == "" {
+				row(tenantRow{name: "one user, " + c.name, err: err})
+			}
+			row(tenantRow{name: "random users, " + c.name, err: err})
+		}
+	}
 	if err := b.srv.flushRedis(ctx); err != nil {
 		fail(fmt.Errorf("FLUSHALL: %w", err))
 		return
 	}
 	svc := b.svc
 	svc.liftLimits = tenantsLiftLimits
+	svc.flags = flags
+	if events != "" {
+		svc.wait = []string{"serving http"}
+	}
 	s, err := startSkillsvc(ctx, svc, tenantBucket, b.cl)
 	if err != nil {
 		fail(err)
 		return
 	}
 	defer b.stop(s)
+	if events != "" {
+		b.srv.relay.forward(s.httpAddr)
+		defer b.srv.relay.forward("")
+	}
 	clients, closeClients, err := tenantClients(ctx, s, b.opts.tenantClients)
 	defer closeClients()
 	if err != nil {
 		fail(err)
 		return
 	}
+	if settle := b.opts.tenantSettle; settle > 0 && events == "" {
+		// Every library listed once, then left quiet: its next listing finds
+		// it unchanged for settle, and its interval grows (libindex.FreshFor).
+		if err := parallel(clients, n, func(c skillsvcv1.SkillsServiceClient, u int) error {
+			return tenantCalls[0].call(ctx, c, u, rand.New(rand.NewPCG(uint64(u), 3)))
+		}); err != nil {
+			fail(fmt.Errorf("settling: %w", err))
+			return
+		}
+		b.logf("every user served once; libraries left quiet for %v", settle)
+		time.Sleep(settle)
+	}
 	for _, c := range tenantCalls {
-		row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
+		if events == "" {
+			row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
+		}
 		row(b.tenantRow(ctx, s, clients, "random users, "+c.name, n, c.call))
+	}
+	if events != "" {
+		b.logf("events: MinIO posted %d notifications to the replica", b.srv.relay.posts.Load())
 	}
 }
 
@@ -338,5 +398,6 @@ func (r *report) printTenants(w io.Writer, o options) {
 	loadbench.WriteTable(w, rows)
 	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
 		"is the default prompt block; ListSkills lists all %d skills in one page. Storage requests: seen by the latency proxy. "+
-		"RSS: skillsvc's, after the row.\n", tenantSkills, tenantSkills)
+		"RSS: skillsvc's, after the row. Rows marked events: a second skillsvc, Redis flushed again, with MinIO's bucket notifications "+
+		"posted to its event endpoint and polling at the events defaults (--skills.index-refresh 1m, --skills.index-max-stale 10m).\n", tenantSkills, tenantSkills)
 }

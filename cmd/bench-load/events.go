@@ -10,7 +10,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -75,6 +77,27 @@ func (r *eventRelay) eventsFlags(dir string) ([]string, error) {
 	}
 	return []string{"--http.listen=127.0.0.1:0", "--events.webhook-token-file=" + f, "--events.path=" + eventsPath}, nil
 }
+
+// probeEvents writes an object of no library to the tenants bucket and
+// waits for MinIO's notification of it to reach the replica, so the events
+// rows measure a replica that does receive the bucket's events.
+func (b *bench) probeEvents(ctx context.Context) error {
+	before := b.srv.relay.posts.Load()
+	if _, err := b.direct.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(tenantBucket), Key: aws.String("bench-load/events-probe"), Body: strings.NewReader("probe"),
+	}); err != nil {
+		return fmt.Errorf("events probe: %w", err)
+	}
+	for deadline := time.Now().Add(probeWait); b.srv.relay.posts.Load() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("MinIO's bucket notification did not reach skillsvc within %v", probeWait)
+		}
+	}
+	return nil
+}
+
+// probeWait bounds how long a notification may take to arrive.
+const probeWait = 10 * time.Second
 
 // notifyRelay makes MinIO send bucket's object-created and -removed events
 // to the relay's target, as an operator would with `mc event add`.

@@ -117,6 +117,7 @@ type tenantRow struct {
 	requests int64 // storage requests the proxy saw during the calls
 	ops      map[string]float64
 	replies  map[string]float64 // skillsvc_skills_replies_total delta by label set
+	cacheErr map[string]float64 // skillsvc_cache_errors_total delta: a loaded machine's Redis timeouts show here
 	rss      int64
 	err      error
 }
@@ -144,7 +145,7 @@ func (b *bench) runTenants(ctx context.Context) {
 		b.rep.tenants = append(b.rep.tenants, r)
 		msg := strings.Join(r.cells()[1:], ", ")
 		if b.opts.verbose && r.ops != nil {
-			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "]"
+			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "] [cache errors: " + formatOps(r.cacheErr) + "]"
 		}
 		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.name, msg)
 	}
@@ -356,6 +357,7 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 	r.requests = b.srv.proxy.Requests() - proxyBefore
 	if after, err := s.scrape(ctx); err == nil && before != nil {
 		r.ops, r.replies = delta(before, after, opsMetric), delta(before, after, repliesMetric)
+		r.cacheErr = delta(before, after, "skillsvc_cache_errors_total")
 	}
 	if firstErr != nil {
 		r.err = firstErr

@@ -432,5 +432,5 @@ func (r *report) printTenants(w io.Writer, o options) {
 	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
 		"is the default prompt block; ListSkills lists all %d skills in one page. Storage requests: seen by the latency proxy. "+
 		"RSS: skillsvc's, after the row. Rows marked events: a second skillsvc, Redis flushed again, with MinIO's bucket notifications "+
-		"posted to its event endpoint and polling at the events defaults (--skills.index-refresh 1m, --skills.index-max-stale 10m).\n", tenantSkills, tenantSkills)
+		"posted to its event endpoint and polling at the events defaults (--skills.index-refresh 5m, --skills.index-max-stale 15m).\n", tenantSkills, tenantSkills)
 }

@@ -150,10 +150,10 @@ const LocalIndexRefresh = time.Second
 // --skills.index-max-stale with events on (storage S3) unless they are set:
 // a change shows up by its event within a second, so polling is only the
 // safety net for an event lost, and a replica lists each library it serves
-// once a minute at most (less while it stays unchanged, libindex.FreshFor).
+// once every 5 minutes at most (less while it stays unchanged, libindex.FreshFor).
 const (
-	EventsIndexRefresh  = time.Minute
-	EventsIndexMaxStale = 10 * time.Minute
+	EventsIndexRefresh  = 5 * time.Minute
+	EventsIndexMaxStale = 15 * time.Minute
 )
 
 // storageDefaults applies the defaults that depend on the storage and the

@@ -151,7 +151,7 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
 	./internal/mcpserver/:FuzzSkillURI:50000x \
 	./internal/skillmd/:FuzzParseSkillMD:100000x \
-	./internal/events/:FuzzParse:150000x ./internal/skills/:FuzzChangeOf:50000x \
+	./internal/events/:FuzzParse:150000x ./internal/events/:FuzzParseMessage:50000x ./internal/skills/:FuzzChangeOf:50000x \
 	./internal/server/:FuzzPublish:12000x
 
 fuzz:

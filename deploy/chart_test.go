@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,6 +153,24 @@ func TestChart(t *testing.T) {
 		check: func(t *testing.T, objs []manifest) {
 			if ns := str(only(t, objs, "ConfigMap"), "metadata", "namespace"); ns != "monitoring" {
 				t.Errorf("dashboard namespace = %q", ns)
+			}
+		},
+	}, {
+		name: "events from an SQS queue",
+		set: []string{"events.sqs.queueUrl=https://sqs.eu-west-1.amazonaws.com/123456789012/skills-events",
+			"events.sqs.visibilityTimeout=5m", "cache.redis.addrs=redis:6379"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
+		check: func(t *testing.T, objs []manifest) {
+			a := args(only(t, objs, "Deployment"))
+			for _, want := range []string{"--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/123456789012/skills-events", "--events.sqs.visibility-timeout=5m"} {
+				if !slices.Contains(a, want) {
+					t.Errorf("args lack %s: %v", want, a)
+				}
+			}
+			for _, f := range a {
+				if strings.HasPrefix(f, "--events.sqs.region=") || strings.HasPrefix(f, "--events.sqs.endpoint=") || strings.HasPrefix(f, "--events.sqs.wait-time=") {
+					t.Errorf("%s rendered without its value set", f)
+				}
 			}
 		},
 	}, {
@@ -323,6 +342,17 @@ func env(d manifest) map[string]string {
 	for _, c := range get(d, "spec", "template", "spec", "containers").([]any) {
 		for _, e := range get(c, "env").([]any) {
 			out[str(e, "name")] = str(e, "value")
+		}
+	}
+	return out
+}
+
+// args are the container's arguments.
+func args(d manifest) []string {
+	var out []string
+	for _, c := range get(d, "spec", "template", "spec", "containers").([]any) {
+		for _, a := range get(c, "args").([]any) {
+			out = append(out, a.(string))
 		}
 	}
 	return out

@@ -49,3 +49,16 @@ if ((${#missing[@]})); then
 	$sudo apt-get update -q
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# moto's server, the SQS-compatible server the SQS consumer's tests start
+# (internal/testserver.StartSQS), pinned, in a virtualenv beside the tools.
+MOTO="moto[server]==5.2.5"
+stamp="$TOOLS_BIN/.moto_server.version"
+if [[ ! -x "$TOOLS_BIN/moto_server" || "$(cat "$stamp" 2>/dev/null)" != "$MOTO" ]]; then
+	venv="$(dirname "$TOOLS_BIN")/moto"
+	echo "tools: pip install $MOTO" >&2
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q "$MOTO"
+	ln -sf "$venv/bin/moto_server" "$TOOLS_BIN/moto_server"
+	echo "$MOTO" >"$stamp"
+fi

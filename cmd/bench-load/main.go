@@ -39,6 +39,8 @@ type options struct {
 	verbose       bool
 	tenants       int // users of the many-tenants case; 0 skips it
 	tenantClients int
+	tenantEvents  bool          // the many-tenants case again with the bucket's events
+	tenantSettle  time.Duration // libraries left quiet before the rows without events
 }
 
 func parseOptions(args []string) (options, error) {
@@ -61,6 +63,8 @@ func parseOptions(args []string) (options, error) {
 	f.DurationVar(&o.latency, "latency", 20*time.Millisecond, "Delay added to every S3 response by the proxy in front of MinIO; 0 disables it.")
 	f.IntVar(&o.users, "users", 1, "With more than 1: also seed this many users with a library of the largest size each, list every user's skills once and report skillsvc's memory.")
 	f.IntVar(&o.tenants, "tenants", 2000, "Users of the many-tenants case (a shared library of 300 skills, 5 skills of its own per user, calls as random users); 0 skips it.")
+	f.BoolVar(&o.tenantEvents, "tenant-events", true, "Measure the many-tenants case's random-user rows again with MinIO's bucket notifications posted to skillsvc's event endpoint (polling then at its events defaults).")
+	f.DurationVar(&o.tenantSettle, "tenant-settle", 0, "Without events: serve every user once, then leave the libraries quiet this long before the rows, so they are measured as libraries unchanged that long (their revalidation interval grows with it; 4m reaches the longest).")
 	f.IntVar(&o.tenantClients, "tenant-clients", 16, "Concurrent clients (one connection each) of the many-tenants case.")
 	f.IntVar(&o.iterations, "iterations", 200, "Calls behind each warm p50/p99.")
 	f.IntVar(&o.clients, "clients", 32, "Concurrent clients (one connection each) of the throughput case.")
@@ -89,7 +93,7 @@ func parseOptions(args []string) (options, error) {
 	if o.users > 1 && len(o.sizes) == 0 {
 		return o, errors.New("-users needs a library size (-sizes)")
 	}
-	if o.tenants < 0 || o.tenantClients < 1 {
+	if o.tenants < 0 || o.tenantClients < 1 || o.tenantSettle < 0 {
 		return o, errors.New("tenants must not be negative, tenant-clients must be positive")
 	}
 	if o.users < 1 || o.iterations < 1 || o.clients < 1 || o.duration <= 0 || o.seedWorkers < 1 || o.latency < 0 || o.lruMaxBytes < 0 {

@@ -30,10 +30,16 @@ type servers struct {
 	redis *testserver.Redis
 	proxy *testserver.S3Proxy
 	rdb   *redis.Client
+	relay *eventRelay // MinIO's webhook target (events.go)
 }
 
 func startServers(latency time.Duration, c *loadbench.Cleanups) (*servers, error) {
-	m, stop, err := testserver.RunMinIO()
+	relay, err := startEventRelay()
+	if err != nil {
+		return nil, fmt.Errorf("event relay: %w", err)
+	}
+	c.Add(func() { relay.Close() })
+	m, stop, err := testserver.RunMinIO(testserver.WebhookEnv(eventsTarget, relay.URL, relay.token)...)
 	if err != nil {
 		return nil, fmt.Errorf("minio: %w (build it with `make tools`, or set SKILLSVC_MINIO_BIN)", err)
 	}
@@ -55,7 +61,7 @@ func startServers(latency time.Duration, c *loadbench.Cleanups) (*servers, error
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	c.Add(func() { rdb.Close() })
-	return &servers{minio: m, redis: r, proxy: p, rdb: rdb}, nil
+	return &servers{minio: m, redis: r, proxy: p, rdb: rdb, relay: relay}, nil
 }
 
 func (s *servers) flushRedis(ctx context.Context) error {
@@ -70,6 +76,9 @@ type skillsvcConfig struct {
 	servers     *servers
 	lruMaxBytes int64    // 0: skillsvc's default
 	extra       []string // -skillsvc-flag values, passed through last so they win
+	// flags are the case's own, before extra; wait the "serving…" log
+	// messages to wait for besides "serving metrics".
+	flags, wait []string
 	// liftLimits says why the process runs without per-user limits
 	// (testserver.SkillsvcConfig.LiftLimits).
 	liftLimits string
@@ -99,6 +108,7 @@ func (c skillsvcConfig) args(bucket string) []string {
 	if c.lruMaxBytes > 0 {
 		args = append(args, "--cache.lru.max-bytes="+strconv.FormatInt(c.lruMaxBytes, 10))
 	}
+	args = append(args, c.flags...)
 	return append(args, c.extra...)
 }
 
@@ -107,6 +117,7 @@ type skillsvc struct {
 	proc        *testserver.Skillsvc
 	addr        string
 	metricsAddr string
+	httpAddr    string // "" without --http.listen
 	conn        *grpc.ClientConn
 	dir         string
 	stopOnce    sync.Once
@@ -123,14 +134,14 @@ func startSkillsvc(ctx context.Context, c skillsvcConfig, bucket string, cl *loa
 		return nil, err
 	}
 	p, err := testserver.RunSkillsvc(ctx, testserver.SkillsvcConfig{
-		Bin: c.bin, Args: c.args(bucket), Env: c.servers.minio.SkillsvcEnv(), Dir: dir, Wait: []string{"serving metrics"},
+		Bin: c.bin, Args: c.args(bucket), Env: c.servers.minio.SkillsvcEnv(), Dir: dir, Wait: append([]string{"serving metrics"}, c.wait...),
 		LiftLimits: c.liftLimits,
 	}, startTimeout)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &skillsvc{proc: p, addr: p.Addrs["serving"], metricsAddr: p.Addrs["serving metrics"], dir: dir}
+	s := &skillsvc{proc: p, addr: p.Addrs["serving"], metricsAddr: p.Addrs["serving metrics"], httpAddr: p.Addrs["serving http"], dir: dir}
 	cl.Add(s.stop)
 	if s.conn, err = grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
 		s.stop()

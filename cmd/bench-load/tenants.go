@@ -117,6 +117,7 @@ type tenantRow struct {
 	requests int64 // storage requests the proxy saw during the calls
 	ops      map[string]float64
 	replies  map[string]float64 // skillsvc_skills_replies_total delta by label set
+	cacheErr map[string]float64 // skillsvc_cache_errors_total delta: a loaded machine's Redis timeouts show here
 	rss      int64
 	err      error
 }
@@ -144,7 +145,7 @@ func (b *bench) runTenants(ctx context.Context) {
 		b.rep.tenants = append(b.rep.tenants, r)
 		msg := strings.Join(r.cells()[1:], ", ")
 		if b.opts.verbose && r.ops != nil {
-			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "]"
+			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "] [cache errors: " + formatOps(r.cacheErr) + "]"
 		}
 		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.name, msg)
 	}
@@ -170,27 +171,91 @@ func (b *bench) runTenants(ctx context.Context) {
 	b.logf("seeded a shared library of %d skills and %s users × %d skills (%s objects) in %s", tenantShared,
 		loadbench.Count(float64(n)), tenantPersonal, loadbench.Count(float64(2*(tenantShared+n*tenantPersonal))), loadbench.Duration(time.Since(start)))
 
+	b.tenantPass(ctx, n, "", nil, row)
+	if !b.opts.tenantEvents {
+		return
+	}
+	// With events: MinIO posts the bucket's notifications to the replica,
+	// whose polling defaults are then events' (minutes).
+	evRow := func(r tenantRow) {
+		r.name += ", events"
+		row(r)
+	}
+	flags, err := b.srv.relay.eventsFlags(b.svc.dir)
+	if err == nil {
+		err = notifyRelay(ctx, b.direct, tenantBucket)
+	}
+	if err != nil {
+		for _, c := range tenantCalls {
+			evRow(tenantRow{name: "random users, " + c.name, err: err})
+		}
+		return
+	}
+	b.tenantPass(ctx, n, "events", flags, evRow)
+}
+
+// tenantPass starts one skillsvc with an empty Redis and flags (events:
+// with the bucket's events relayed to it, and only the random-user rows),
+// and measures each call.
+func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []string, row func(tenantRow)) {
+	fail := func(err error) {
+		for _, c := range tenantCalls {
+			if events == "" {
+				row(tenantRow{name: "one user, " + c.name, err: err})
+			}
+			row(tenantRow{name: "random users, " + c.name, err: err})
+		}
+	}
 	if err := b.srv.flushRedis(ctx); err != nil {
 		fail(fmt.Errorf("FLUSHALL: %w", err))
 		return
 	}
 	svc := b.svc
 	svc.liftLimits = tenantsLiftLimits
+	svc.flags = flags
+	if events != "" {
+		svc.wait = []string{"serving http"}
+	}
 	s, err := startSkillsvc(ctx, svc, tenantBucket, b.cl)
 	if err != nil {
 		fail(err)
 		return
 	}
 	defer b.stop(s)
+	if events != "" {
+		b.srv.relay.forward(s.httpAddr)
+		defer b.srv.relay.forward("")
+		if err := b.probeEvents(ctx); err != nil {
+			fail(err)
+			return
+		}
+	}
 	clients, closeClients, err := tenantClients(ctx, s, b.opts.tenantClients)
 	defer closeClients()
 	if err != nil {
 		fail(err)
 		return
 	}
+	if settle := b.opts.tenantSettle; settle > 0 && events == "" {
+		// Every library listed once, then left quiet: its next listing finds
+		// it unchanged for settle, and its interval grows (libindex.FreshFor).
+		if err := parallel(clients, n, func(c skillsvcv1.SkillsServiceClient, u int) error {
+			return tenantCalls[0].call(ctx, c, u, rand.New(rand.NewPCG(uint64(u), 3)))
+		}); err != nil {
+			fail(fmt.Errorf("settling: %w", err))
+			return
+		}
+		b.logf("every user served once; libraries left quiet for %v", settle)
+		time.Sleep(settle)
+	}
 	for _, c := range tenantCalls {
-		row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
+		if events == "" {
+			row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
+		}
 		row(b.tenantRow(ctx, s, clients, "random users, "+c.name, n, c.call))
+	}
+	if events != "" {
+		b.logf("events: MinIO posted %d notifications to the replica", b.srv.relay.posts.Load())
 	}
 }
 
@@ -226,10 +291,25 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 	if users == 1 {
 		warm = tenantSkills // every skill the calls may pick
 	}
+	readsFiles := strings.HasSuffix(name, "GetSkill")
+	if users > 1 && readsFiles {
+		// Every file a call may pick read once, so the row measures warm
+		// calls, not the first read of each user's files: every skill as
+		// the first two users (between them they see every shared one),
+		// each other user's own.
+		warm = 2*tenantSkills + (users-2)*tenantPersonal
+	}
 	warmStart := time.Now()
 	if err := parallel(clients, warm, func(c skillsvcv1.SkillsServiceClient, i int) error {
 		rng := rand.New(rand.NewPCG(uint64(i), 1))
-		if users > 1 {
+		switch {
+		case users > 1 && readsFiles && i < 2*tenantSkills:
+			return getSkillAs(ctx, c, tenantName(i/tenantSkills), tenantSkill(i/tenantSkills, i%tenantSkills))
+		case users > 1 && readsFiles:
+			i -= 2 * tenantSkills
+			u := 2 + i/tenantPersonal
+			return getSkillAs(ctx, c, tenantName(u), ownSkill(u, i%tenantPersonal))
+		case users > 1:
 			return call(ctx, c, i, rng)
 		}
 		if err := getSkillAs(ctx, c, tenantName(0), tenantSkill(0, i)); err != nil || i > 0 {
@@ -239,6 +319,18 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 	}); err != nil {
 		r.err = fmt.Errorf("warm-up: %w", err)
 		return r
+	}
+	if users > 1 && readsFiles {
+		// Reading every file may take longer than the max staleness on a
+		// slow machine: serve every user once more, so the row starts, as
+		// the others do, right after each user was served.
+		if err := parallel(clients, users, func(c skillsvcv1.SkillsServiceClient, i int) error {
+			return call(ctx, c, i, rand.New(rand.NewPCG(uint64(i), 4)))
+		}); err != nil {
+			r.err = fmt.Errorf("warm-up: %w", err)
+			return r
+		}
+		warm += users
 	}
 	b.logf("%s: warm-up of %s calls in %s", name, loadbench.Count(float64(warm)), loadbench.Duration(time.Since(warmStart)))
 
@@ -277,6 +369,7 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 	r.requests = b.srv.proxy.Requests() - proxyBefore
 	if after, err := s.scrape(ctx); err == nil && before != nil {
 		r.ops, r.replies = delta(before, after, opsMetric), delta(before, after, repliesMetric)
+		r.cacheErr = delta(before, after, "skillsvc_cache_errors_total")
 	}
 	if firstErr != nil {
 		r.err = firstErr
@@ -338,5 +431,6 @@ func (r *report) printTenants(w io.Writer, o options) {
 	loadbench.WriteTable(w, rows)
 	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
 		"is the default prompt block; ListSkills lists all %d skills in one page. Storage requests: seen by the latency proxy. "+
-		"RSS: skillsvc's, after the row.\n", tenantSkills, tenantSkills)
+		"RSS: skillsvc's, after the row. Rows marked events: a second skillsvc, Redis flushed again, with MinIO's bucket notifications "+
+		"posted to its event endpoint and polling at the events defaults (--skills.index-refresh 5m, --skills.index-max-stale 15m).\n", tenantSkills, tenantSkills)
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -155,5 +157,70 @@ func TestEventsReachEveryReplica(t *testing.T) {
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s with Authorization %q: %s, want %d", tc.method, tc.auth, resp.Status, tc.want)
 		}
+	}
+}
+
+// TestSQSEventsReachEveryReplica runs two binaries consuming one SQS queue
+// (moto's server) on one bucket and one Redis, with polling at the events
+// defaults (a minute). A SKILL.md is uploaded and the queue is sent the
+// record S3 would send for it: both replicas list it within a second.
+func TestSQSEventsReachEveryReplica(t *testing.T) {
+	sqsSrv := testserver.StartSQS(t)
+	queue := sqsSrv.NewQueue(t)
+	srv := testserver.SharedMinIO(t)
+	red := testserver.SharedRedis(t)
+	bucket := srv.NewBucket(t)
+	put := s3Put(t, srv, bucket)
+	putLibrary(put)
+	args := s3Flags(srv, bucket, append(redisFlags(red, newKeyPrefix()),
+		"--events.sqs.queue-url="+queue, "--events.sqs.endpoint="+sqsSrv.Endpoint, "--events.sqs.wait-time=1s")...)
+	a := startBinary(t, minioEnv(srv), args...)
+	b := startBinary(t, minioEnv(srv), args...)
+	for _, p := range []*proc{a, b} {
+		m := metricsFor(t, p)
+		pollUntil(t, 30*time.Second, "subscribed to the other replicas' invalidations", func() bool {
+			return m.value(t, "skillsvc_events_resyncs_total") >= 1
+		})
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+	clients := []skillsvcv1.SkillsServiceClient{
+		skillsvcv1.NewSkillsServiceClient(dial(t, a.addr)), skillsvcv1.NewSkillsServiceClient(dial(t, b.addr)),
+	}
+	for _, c := range clients {
+		if got, err := skillNames(alice, c); err != nil || got != allSkills {
+			t.Fatalf("before the upload: %q, %v; want %q", got, err, allSkills)
+		}
+	}
+	put("alice/skills/changelog/SKILL.md", "---\nname: changelog\ndescription: Write the changelog.\n---\nList the changes.\n")
+	start := time.Now()
+	msg := `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","awsRegion":"us-east-1","eventName":"ObjectCreated:Put",` +
+		`"s3":{"s3SchemaVersion":"1.0","bucket":{"name":"` + bucket + `","arn":"arn:aws:s3:::` + bucket + `"},` +
+		`"object":{"key":"alice/skills/changelog/SKILL.md","size":80,"eTag":"0123456789abcdef0123456789abcdef"}}}]}`
+	if _, err := sqsSrv.Client().SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &queue, MessageBody: &msg}); err != nil {
+		t.Fatal(err)
+	}
+	want := "changelog," + allSkills
+	for {
+		gotA, errA := skillNames(alice, clients[0])
+		gotB, errB := skillNames(alice, clients[1])
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if gotA == want && gotB == want {
+			t.Logf("the upload on both replicas %v after its message was sent", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if time.Since(start) > time.Second {
+			t.Fatalf("%v after the message: A lists %q and B %q, want %q on both", time.Since(start).Round(time.Millisecond), gotA, gotB, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	applied := metricsFor(t, a).value(t, `skillsvc_events_sqs_messages_total{outcome="applied"}`) +
+		metricsFor(t, b).value(t, `skillsvc_events_sqs_messages_total{outcome="applied"}`)
+	if applied != 1 {
+		t.Errorf("%v messages applied, want 1 (by one replica)", applied)
 	}
 }

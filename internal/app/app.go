@@ -134,12 +134,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
 	pubOpts := []library.Option{library.WithRegisterer(reg)}
 	if cfg.Events.Enabled() {
-		rcv, closeEvents, err := newEvents(cfg, lib.Catalog, reg, log)
+		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, log)
 		if err != nil {
 			return nil, err
 		}
 		a.onClose(closeEvents)
-		eventsHandler = rcv
+		if cfg.Events.Webhook() {
+			eventsHandler = rcv
+		}
 		pubOpts = append(pubOpts, library.WithNotify(notifyPublished(rcv, lib.Catalog, cfg.S3.Bucket, log)))
 	}
 	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)

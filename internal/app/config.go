@@ -80,7 +80,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	// The storage decides these defaults (storageDefaults), so app says so.
 	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
 	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
-	f.Lookup("skills.index-refresh").Usage += " With --events.webhook-token-file the bucket's change events keep libraries fresh, and this (with index-max-stale) can be minutes."
+	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With events (--events.webhook-token-file or --events.sqs.queue-url) the bucket's change events keep libraries fresh and the default is %v: polling is the safety net.", EventsIndexRefresh)
+	f.Lookup("skills.index-max-stale").Usage += fmt.Sprintf(" With events the default is %v: the bound for a change whose event was lost.", EventsIndexMaxStale)
 	c.Pins.RegisterFlagsWithPrefix("library.", f)
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
@@ -159,21 +160,41 @@ func (c *Config) Validate() error {
 // revalidated in the background, 30s at most) save S3 LIST requests.
 const LocalIndexRefresh = time.Second
 
-// storageDefaults applies the defaults that depend on the storage to the
-// flags not given (by name).
+// EventsIndexRefresh and EventsIndexMaxStale are --skills.index-refresh and
+// --skills.index-max-stale with events on (storage S3) unless they are set:
+// a change shows up by its event within a second, so polling is only the
+// safety net for an event lost, and a replica lists each library it serves
+// once every 5 minutes at most (less while it stays unchanged, libindex.FreshFor).
+const (
+	EventsIndexRefresh  = 5 * time.Minute
+	EventsIndexMaxStale = 15 * time.Minute
+)
+
+// storageDefaults applies the defaults that depend on the storage and the
+// event paths to the flags not given (by name).
 func (c *Config) storageDefaults(given map[string]bool) {
-	if c.Storage != "local" {
-		return
-	}
 	const refresh, maxStale = "skills.index-refresh", "skills.index-max-stale"
-	if !given[refresh] {
-		c.Skills.IndexRefresh = LocalIndexRefresh
-		if given[maxStale] {
-			c.Skills.IndexRefresh = min(LocalIndexRefresh, c.Skills.IndexMaxStale)
+	switch {
+	case c.Storage == "local":
+		if !given[refresh] {
+			c.Skills.IndexRefresh = LocalIndexRefresh
+			if given[maxStale] {
+				c.Skills.IndexRefresh = min(LocalIndexRefresh, c.Skills.IndexMaxStale)
+			}
 		}
-	}
-	if !given[maxStale] {
-		c.Skills.IndexMaxStale = c.Skills.IndexRefresh
+		if !given[maxStale] {
+			c.Skills.IndexMaxStale = c.Skills.IndexRefresh
+		}
+	case c.Events.Enabled():
+		if !given[refresh] {
+			c.Skills.IndexRefresh = EventsIndexRefresh
+			if given[maxStale] {
+				c.Skills.IndexRefresh = min(EventsIndexRefresh, c.Skills.IndexMaxStale)
+			}
+		}
+		if !given[maxStale] {
+			c.Skills.IndexMaxStale = max(EventsIndexMaxStale, c.Skills.IndexRefresh)
+		}
 	}
 }
 

@@ -70,6 +70,25 @@ func TestConfigSources(t *testing.T) {
 		{"events need the http listener", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--http.listen="}, nil, true},
 		{"events must not shadow mcp", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--events.path=/mcp"}, nil, true},
 		{"events must not shadow the json api", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--events.path=/skillsvc.v1.AdminService/x"}, nil, true},
+		{"sqs alone, without the http listener", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/123456789012/skills", "--http.listen="}, func(c Config) bool {
+			return c.Events.Enabled() && !c.Events.Webhook() && c.Events.SQS.WaitTime == 20*time.Second && c.Events.SQS.MaxMessages == 10
+		}, false},
+		{"sqs needs s3", nil, []string{"--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/123456789012/skills"}, nil, true},
+		{"sqs queue url must be a url", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.sqs.queue-url=skills"}, nil, true},
+		{"sqs wait over 20s", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/1/q", "--events.sqs.wait-time=30s"}, nil, true},
+		{"sqs visibility shorter than an apply", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/1/q", "--events.sqs.visibility-timeout=10s"}, nil, true},
+		{"s3 freshness without events", nil, []string{"--storage=s3", "--s3.bucket=b"}, func(c Config) bool {
+			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == 30*time.Second
+		}, false},
+		{"events lengthen polling", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/1/q"}, func(c Config) bool {
+			return c.Skills.IndexRefresh == EventsIndexRefresh && c.Skills.IndexMaxStale == EventsIndexMaxStale
+		}, false},
+		{"events with polling as set", map[string]string{"SKILLSVC_EVENTS_WEBHOOK_TOKEN_FILE": "/run/token"}, []string{"--storage=s3", "--s3.bucket=b", "--skills.index-refresh=5s"}, func(c Config) bool {
+			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == EventsIndexMaxStale
+		}, false},
+		{"events with max stale set", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--skills.index-max-stale=20s"}, func(c Config) bool {
+			return c.Skills.IndexRefresh == 20*time.Second && c.Skills.IndexMaxStale == 20*time.Second
+		}, false},
 		{"events path must be a path", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--events.path=events"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,23 +28,35 @@ func (c *Config) validateEvents() error {
 	if !c.Events.Enabled() {
 		return nil
 	}
+	if c.Storage != "s3" {
+		return errors.New("events need --storage=s3: only object storage sends change events")
+	}
+	if !c.Events.Webhook() {
+		return nil
+	}
 	switch {
 	case c.HTTPListen == "":
 		return errors.New("events.webhook-token-file needs --http.listen: the event endpoint is served there")
-	case c.Storage != "s3":
-		return errors.New("events.webhook-token-file needs --storage=s3: only object storage sends change events")
 	case c.Events.Path == "/mcp" || strings.HasPrefix(c.Events.Path, "/mcp/") || strings.HasPrefix(c.Events.Path, "/skillsvc."):
 		return fmt.Errorf("events.path %q would shadow the MCP or JSON endpoints", c.Events.Path)
 	}
 	return nil
 }
 
-// newEvents builds the S3 event receiver over the catalog. With Redis it
-// tells the other replicas through a topic on a client of its own (a
-// subscription holds a connection); without, changes apply to this replica,
-// the only one sharing nothing.
-func newEvents(cfg Config, cat *skills.Catalog, reg prometheus.Registerer, log *slog.Logger) (*events.Receiver, func(), error) {
+// newEvents builds the S3 event receiver over the catalog: the webhook
+// endpoint and the SQS consumer, as configured. With Redis it tells the
+// other replicas through a topic on a client of its own (a subscription
+// holds a connection); without, changes apply to this replica, the only one
+// sharing nothing.
+func newEvents(ctx context.Context, cfg Config, cat *skills.Catalog, reg prometheus.Registerer, log *slog.Logger) (*events.Receiver, func(), error) {
 	o := events.Options{Bucket: cfg.S3.Bucket, Registerer: reg, Log: log}
+	if cfg.Events.SQS.Enabled() {
+		client, err := events.NewSQSClient(ctx, cfg.Events.SQS, cfg.S3.Region)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.SQS = client
+	}
 	closeRedis := func() {}
 	if cfg.Cache.Redis.Enabled() {
 		red, err := cache.NewRedis(cfg.Cache.Redis)
@@ -61,7 +73,8 @@ func newEvents(cfg Config, cat *skills.Catalog, reg prometheus.Registerer, log *
 		closeRedis()
 		return nil, nil, err
 	}
-	log.Info("events: accepting S3 event notifications", "path", cfg.Events.Path, "bucket", cfg.S3.Bucket, "replicas_told", o.Topic != nil)
+	log.Info("events: accepting S3 event notifications", "webhook", cfg.Events.Webhook(), "path", cfg.Events.Path, "sqs", cfg.Events.SQS.QueueURL,
+		"bucket", cfg.S3.Bucket, "replicas_told", o.Topic != nil, "index_refresh", cfg.Skills.IndexRefresh, "index_max_stale", cfg.Skills.IndexMaxStale)
 	return rcv, func() { rcv.Close(); closeRedis() }, nil
 }
 

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Config configures the event endpoint. It is off unless a token file is
-// given.
+// Config configures the event paths: the webhook endpoint (on with a token
+// file) and the SQS consumer (on with a queue URL). Events are off unless
+// one is.
 type Config struct {
 	// WebhookTokenFile holds the secret the sender puts in its
 	// Authorization header (MinIO's notify_webhook auth_token).
@@ -23,19 +24,26 @@ type Config struct {
 	// ReloadInterval is how often the token file is checked for a new
 	// token.
 	ReloadInterval time.Duration `yaml:"reload_interval"`
+	// SQS consumes the queue AWS S3 (directly or through SNS) sends the
+	// bucket's events to.
+	SQS SQSConfig `yaml:"sqs"`
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.WebhookTokenFile, prefix+"webhook-token-file", "", "File holding the token object storage's webhook sends in its Authorization header (MinIO: notify_webhook auth_token; \"Bearer <token>\" or the token itself is accepted). Setting it turns on the S3 event endpoint at events.path on the HTTP listener; reloaded when it changes.")
 	f.StringVar(&c.Path, prefix+"path", "/events/s3", "Path on the HTTP listener (--http.listen) accepting S3 event notifications (POST).")
-	f.Int64Var(&c.MaxBodyBytes, prefix+"max-body-bytes", 1<<20, "Largest event request body; larger ones are refused (413).")
-	f.IntVar(&c.MaxRecords, prefix+"max-records", 1000, "Most event records in one request; more are refused (400).")
+	f.Int64Var(&c.MaxBodyBytes, prefix+"max-body-bytes", 1<<20, "Largest event request body (and SQS message); larger ones are refused (413; an SQS message is deleted).")
+	f.IntVar(&c.MaxRecords, prefix+"max-records", 1000, "Most event records in one request or SQS message; more are refused (400; an SQS message is deleted).")
 	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often the token file is checked for a new token.")
+	c.SQS.RegisterFlagsWithPrefix(prefix+"sqs.", f)
 }
 
-// Enabled reports whether the endpoint is on.
-func (c *Config) Enabled() bool { return c.WebhookTokenFile != "" }
+// Enabled reports whether any event path is on.
+func (c *Config) Enabled() bool { return c.Webhook() || c.SQS.Enabled() }
+
+// Webhook reports whether the webhook endpoint is on.
+func (c *Config) Webhook() bool { return c.WebhookTokenFile != "" }
 
 // ErrInvalidConfig: Validate found a setting it cannot use.
 var ErrInvalidConfig = errors.New("events: invalid configuration")
@@ -45,11 +53,16 @@ func (c *Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
+	if err := c.SQS.Validate(); err != nil {
+		return err
+	}
 	switch {
-	case !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, " {}?#") || c.Path == "/":
-		return fmt.Errorf("%w: path %q must be an absolute URL path such as /events/s3", ErrInvalidConfig, c.Path)
 	case c.MaxBodyBytes <= 0 || c.MaxRecords <= 0:
 		return fmt.Errorf("%w: max-body-bytes and max-records must be positive", ErrInvalidConfig)
+	case !c.Webhook():
+		return nil
+	case !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, " {}?#") || c.Path == "/":
+		return fmt.Errorf("%w: path %q must be an absolute URL path such as /events/s3", ErrInvalidConfig, c.Path)
 	}
 	return nil
 }

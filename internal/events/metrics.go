@@ -33,6 +33,16 @@ const (
 	peerInvalid       = "invalid"
 )
 
+// SQS messages, by outcome, and failed SQS calls, by operation.
+const (
+	sqsApplied      = "applied"   // applied (or holding nothing to apply) and deleted
+	sqsMalformed    = "malformed" // no S3 event notification: deleted
+	sqsRetried      = "retried"   // applying failed: left to be received again
+	sqsOpReceive    = "receive"
+	sqsOpDelete     = "delete"
+	sqsOpAttributes = "get_queue_attributes"
+)
+
 type metrics struct {
 	received prometheus.Counter
 	applied  *prometheus.CounterVec // by change
@@ -42,6 +52,9 @@ type metrics struct {
 	peer     *prometheus.CounterVec // by outcome
 	resyncs  prometheus.Counter
 	rechecks *prometheus.CounterVec // by result
+
+	sqsMessages *prometheus.CounterVec // by outcome
+	sqsErrors   *prometheus.CounterVec // by operation
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -78,6 +91,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "skillsvc_events_rechecks_total",
 			Help: "Changes applied once more a second after the last event for them (so an index listed before the event and published after it is not served), by result: ok, error.",
 		}, []string{"result"}),
+		sqsMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_events_sqs_messages_total",
+			Help: "SQS messages received, by outcome: applied (applied, or holding nothing to apply, and deleted), malformed (no S3 event notification: deleted), retried (applying failed: received again after the visibility timeout).",
+		}, []string{"outcome"}),
+		sqsErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_events_sqs_errors_total",
+			Help: "Failed SQS calls, by operation: receive, delete (per message not deleted, received and applied again), get_queue_attributes (the check at start).",
+		}, []string{"operation"}),
 	}
 	for _, c := range []string{changeUserLibrary, changeSharedLibrary, changeSettings} {
 		m.applied.WithLabelValues(c)
@@ -91,10 +112,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, o := range []string{peerSent, peerPublishFailed, peerApplied, peerInvalid} {
 		m.peer.WithLabelValues(o)
 	}
+	for _, o := range []string{sqsApplied, sqsMalformed, sqsRetried} {
+		m.sqsMessages.WithLabelValues(o)
+	}
+	for _, o := range []string{sqsOpReceive, sqsOpDelete, sqsOpAttributes} {
+		m.sqsErrors.WithLabelValues(o)
+	}
 	m.rechecks.WithLabelValues("ok")
 	m.rechecks.WithLabelValues("error")
 	if reg != nil {
-		reg.MustRegister(m.received, m.applied, m.ignored, m.failed, m.rejected, m.peer, m.resyncs, m.rechecks)
+		reg.MustRegister(m.received, m.applied, m.ignored, m.failed, m.rejected, m.peer, m.resyncs, m.rechecks, m.sqsMessages, m.sqsErrors)
 	}
 	return m
 }

@@ -41,20 +41,25 @@ type Options struct {
 	// are ignored. Empty accepts every bucket's.
 	Bucket string
 	// Topic tells the other replicas; nil when there are none (no Redis).
-	Topic      Topic
+	Topic Topic
+	// SQS is the client of the queue Config.SQS names (NewSQSClient);
+	// needed when it names one.
+	SQS        SQSAPI
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
 }
 
-// Receiver is the S3 event endpoint and the subscriber to the other
+// Receiver applies S3 event notifications: those posted to its webhook
+// endpoint and those its SQS consumer receives. It subscribes to the other
 // replicas' invalidations.
 type Receiver struct {
 	cfg     Config
 	catalog Catalog
 	bucket  string
 	topic   Topic
-	self    string // this replica, so it skips its own messages
-	token   *filewatch.Value[tokenHashes]
+	self    string                        // this replica, so it skips its own messages
+	token   *filewatch.Value[tokenHashes] // nil without the webhook
+	sqs     *sqsConsumer                  // nil without a queue
 	metrics *metrics
 	log     *slog.Logger
 	stop    func()
@@ -69,48 +74,67 @@ type tokenHashes struct{ plain, bearer [sha256.Size]byte }
 // the sender hangs up: the change happened either way.
 const applyTimeout = 30 * time.Second
 
-// New reads the token file (failing when it is unreadable or too short),
-// and subscribes to the other replicas' invalidations when o.Topic is set.
-// Close stops both.
+// New reads the webhook's token file (failing when it is unreadable or too
+// short), starts the SQS consumer when cfg names a queue, and subscribes to
+// the other replicas' invalidations when o.Topic is set. Close stops them.
 func New(cfg Config, catalog Catalog, o Options) (*Receiver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if !cfg.Enabled() {
-		return nil, fmt.Errorf("%w: no webhook token file", ErrInvalidConfig)
+	switch {
+	case !cfg.Enabled():
+		return nil, fmt.Errorf("%w: neither a webhook token file nor an SQS queue", ErrInvalidConfig)
+	case cfg.SQS.Enabled() && o.SQS == nil:
+		return nil, fmt.Errorf("%w: an SQS queue without a client", ErrInvalidConfig)
 	}
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "events")
-	tok, err := filewatch.Watch([]string{cfg.WebhookTokenFile}, cfg.ReloadInterval, func(c [][]byte) (tokenHashes, error) {
-		t, err := parseToken(c[0])
-		if err != nil {
-			return tokenHashes{}, err
-		}
-		return tokenHashes{plain: sha256.Sum256([]byte(t)), bearer: sha256.Sum256([]byte("Bearer " + t))}, nil
-	}, log)
-	if err != nil {
-		return nil, fmt.Errorf("events: webhook-token-file: %w", err)
-	}
 	r := &Receiver{
 		cfg: cfg, catalog: catalog, bucket: o.Bucket, topic: o.Topic, self: rand.Text(),
-		token: tok, metrics: newMetrics(o.Registerer), log: log, stop: func() {},
+		metrics: newMetrics(o.Registerer), log: log, stop: func() {},
+	}
+	if cfg.Webhook() {
+		tok, err := filewatch.Watch([]string{cfg.WebhookTokenFile}, cfg.ReloadInterval, func(c [][]byte) (tokenHashes, error) {
+			t, err := parseToken(c[0])
+			if err != nil {
+				return tokenHashes{}, err
+			}
+			return tokenHashes{plain: sha256.Sum256([]byte(t)), bearer: sha256.Sum256([]byte("Bearer " + t))}, nil
+		}, log)
+		if err != nil {
+			return nil, fmt.Errorf("events: webhook-token-file: %w", err)
+		}
+		r.token = tok
 	}
 	r.recheck = newRechecker(r.reapply)
 	if r.topic != nil {
 		r.stop = r.topic.Subscribe(r.fromPeer, r.resync)
 	}
+	if cfg.SQS.Enabled() {
+		r.sqs = &sqsConsumer{
+			api: o.SQS, cfg: cfg.SQS, maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords,
+			apply: r.Apply, metrics: r.metrics, log: log,
+		}
+		r.sqs.start()
+	}
 	return r, nil
 }
 
-// Close cancels the rechecks not yet due, and stops the subscription and
-// the token file's watch.
+// Close stops the SQS consumer (after the batch it is applying), cancels
+// the rechecks not yet due, and stops the subscription and the token
+// file's watch.
 func (r *Receiver) Close() {
+	if r.sqs != nil {
+		r.sqs.stop()
+	}
 	r.recheck.close()
 	r.stop()
-	r.token.Close()
+	if r.token != nil {
+		r.token.Close()
+	}
 }
 
 // ServeHTTP accepts one S3 event notification: 401 without the token, 413
@@ -157,6 +181,9 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // authorized compares in constant time: the header must be the token, or
 // "Bearer " and the token (MinIO adds "Bearer" to a one-word auth_token).
 func (r *Receiver) authorized(header string) bool {
+	if r.token == nil {
+		return false // no webhook: nothing is posted here
+	}
 	want := r.token.Load()
 	got := sha256.Sum256([]byte(header))
 	return subtle.ConstantTimeCompare(got[:], want.plain[:])|subtle.ConstantTimeCompare(got[:], want.bearer[:]) == 1

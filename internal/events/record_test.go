@@ -111,3 +111,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseMessage: an SQS message body is accepted only as an S3
+// notification or one wrapped by SNS, and wrapping any body SNS's way
+// parses it exactly as the body alone.
+func FuzzParseMessage(f *testing.F) {
+	for _, b := range []string{minioBody, awsBody, `{"Records":[]}`, `{"Type":"Notification","Message":"{\"Records\":[]}"}`, `{"Type":"SubscriptionConfirmation"}`} {
+		f.Add([]byte(b))
+	}
+	const max = 4
+	f.Fuzz(func(t *testing.T, body []byte) {
+		recs, err := ParseMessage(body, max)
+		if err == nil && len(recs) > max {
+			t.Fatalf("%d records, max %d", len(recs), max)
+		}
+		if !utf8.Valid(body) {
+			return // SNS messages are text
+		}
+		env, _ := json.Marshal(map[string]string{"Type": "Notification", "Message": string(body)})
+		wrapped, werr := ParseMessage(env, max)
+		direct, derr := Parse(body, max)
+		if (werr == nil) != (derr == nil) || !reflect.DeepEqual(wrapped, direct) {
+			t.Fatalf("wrapped by SNS: %#v, %v; alone: %#v, %v", wrapped, werr, direct, derr)
+		}
+	})
+}

@@ -18,6 +18,7 @@ import (
 //	library the layer's tag and prefix, each uvarint length + bytes
 //	gen     8 bytes, big endian
 //	listed  varint, unix nanoseconds
+//	changed varint, unix nanoseconds, 0 for unknown
 //	count   uvarint
 //	count × { key without the prefix: uvarint length + bytes;
 //	          size: varint; etag: uvarint length + bytes;
@@ -31,8 +32,9 @@ import (
 // the prefix, so a record decoded for another library would list that
 // library's skills as the caller's own: the record names its library, and
 // a decoder for another refuses it (version 3 on; a record of version 2
-// named none). Version 4 added the digests.
-const indexVersion = 4
+// named none). Version 4 added the digests, version 5 when the content
+// last changed (Index.Changed), which sets how often it is revalidated.
+const indexVersion = 5
 
 // minObjectBytes is the fewest bytes one encoded object takes; it bounds
 // the count a record may claim before anything is allocated.
@@ -63,6 +65,7 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 	b = appendLibrary(b, l)
 	b = binary.BigEndian.AppendUint64(b, x.Gen)
 	b = binary.AppendVarint(b, x.Listed.UnixNano())
+	b = binary.AppendVarint(b, unixNano(x.Changed))
 	b = binary.AppendUvarint(b, uint64(len(x.Objs)))
 	for _, o := range x.Objs {
 		rel, ok := strings.CutPrefix(o.Key, prefix)
@@ -94,6 +97,22 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// unixNano is t in unix nanoseconds, 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromUnixNano reads what unixNano wrote.
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -134,6 +153,7 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 		return nil, err
 	}
 	x := &Index{Gen: d.uint64(), Listed: time.Unix(0, d.varint())}
+	x.Changed = fromUnixNano(d.varint())
 	count := d.uvarint()
 	if d.err != nil || count > uint64(maxObjects) || count > uint64(len(d.b))/minObjectBytes {
 		return nil, fmt.Errorf("%w: header", errBadIndex)

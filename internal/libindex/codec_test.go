@@ -21,7 +21,7 @@ var (
 // object is refused, never a panic or a huge allocation.
 func TestIndexCodec(t *testing.T) {
 	mod := time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)
-	x := &Index{Gen: 1<<63 + 5, Listed: time.Unix(0, 1_700_000_000_123_456_789), Objs: []objstore.Object{
+	x := &Index{Gen: 1<<63 + 5, Listed: time.Unix(0, 1_700_000_000_123_456_789), Changed: time.Unix(0, 1_600_000_000_000_000_001), Objs: []objstore.Object{
 		{Key: "alice/skills/a/SKILL.md", Attributes: objstore.Attributes{Size: 42, ETag: "e1", ModTime: mod}},
 		{Key: "alice/skills/a/x.bin", Attributes: objstore.Attributes{Size: 0, ETag: ""}},
 		{Key: "alice/skills/b/SKILL.md", Attributes: objstore.Attributes{Size: 7, ETag: "e2"}},
@@ -41,7 +41,7 @@ func TestIndexCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Gen != x.Gen || !got.Listed.Equal(x.Listed) || !reflect.DeepEqual(got.Objs, x.Objs) || !reflect.DeepEqual(got.Heads, x.Heads) || !reflect.DeepEqual(got.Digests, x.Digests) {
+	if got.Gen != x.Gen || !got.Listed.Equal(x.Listed) || !got.Changed.Equal(x.Changed) || !reflect.DeepEqual(got.Objs, x.Objs) || !reflect.DeepEqual(got.Heads, x.Heads) || !reflect.DeepEqual(got.Digests, x.Digests) {
 		t.Errorf("round trip: %+v, want %+v", got, x)
 	}
 	for n := range len(b) {
@@ -145,6 +145,11 @@ func TestIndexCodecNamesLibrary(t *testing.T) {
 		t.Errorf("DecodeIndex for its own library: %v", err)
 	}
 
+	// Version 4, which had no change time: a miss, not a fault.
+	v4 := append([]byte{4}, b[1:]...)
+	if _, err := DecodeIndex(v4, bobLayer, 10); !errors.Is(err, errIndexVersion) {
+		t.Errorf("version 4 record: err = %v, want errIndexVersion", err)
+	}
 	// Version 2: version, gen, listed, count, no library.
 	v2 := []byte{2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0}
 	if _, err := DecodeIndex(v2, aliceLayer, 10); !errors.Is(err, errIndexVersion) || !errors.Is(err, errBadIndex) {

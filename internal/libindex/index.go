@@ -33,8 +33,13 @@ type Index struct {
 	// Gen identifies the content on every replica: a revalidation that
 	// finds nothing changed keeps it, so views built from it stay current.
 	Gen    uint64
-	Listed time.Time         // when the listing was taken
-	Objs   []objstore.Object // in key order
+	Listed time.Time // when the listing was taken
+	// Changed is when a listing first found this content (Gen): a
+	// library's first listing, or one that found it changed. It travels
+	// with the index, so every replica gives a library the same
+	// revalidation interval (FreshFor).
+	Changed time.Time
+	Objs    []objstore.Object // in key order
 	// Heads holds the head of each skill's SKILL.md as of its listed ETag,
 	// cut after the frontmatter. A skill without one was deleted between
 	// the listing and the read of its head.
@@ -85,9 +90,11 @@ const maxIndexBytesPerObject = 2<<10 + skillmd.MaxFrontmatterBytes + digestBytes
 // changed. With refresh 0 every call revalidates and nothing but the heads
 // and digests is cached.
 //
-// Storage cost follows use, not replicas: a library is revalidated only
-// when a call finds its index older than the refresh interval (an idle
-// library costs nothing), and at most once an interval across replicas.
+// Storage cost follows use and change, not replicas: a library is
+// revalidated only when a call finds its index older than its interval (an
+// idle library costs nothing), which grows from the refresh interval while
+// the library stays unchanged (FreshFor), and at most once an interval
+// across replicas.
 // The revalidating replica holds a lock in the shared cache, and, once it
 // has it, takes the index from the shared cache instead of listing when
 // another replica listed it less than an interval before. A replica that
@@ -193,7 +200,7 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 // servable reports whether h may be served without asking anyone.
 func (ix *Store) servable(h *held, now time.Time) bool {
 	age := now.Sub(h.idx.Listed)
-	if age < ix.cfg.IndexRefresh {
+	if age < ix.FreshFor(h.idx) {
 		return true
 	}
 	if now.Sub(h.checked) >= ix.cfg.IndexRefresh {
@@ -242,7 +249,7 @@ func (ix *Store) load(ctx context.Context, l Layer, since uint64) (*Index, error
 	now := ix.now()
 	if x != nil {
 		switch age := now.Sub(x.Listed); {
-		case age < ix.cfg.IndexRefresh:
+		case age < ix.FreshFor(x):
 			ix.hold(l, x, now, failed, since)
 			return x, nil
 		case age < ix.cfg.IndexMaxStale:
@@ -382,7 +389,7 @@ func (ix *Store) fromShared(ctx context.Context, l Layer, x *Index) (newer *Inde
 		switch {
 		case st.Gen == x.Gen && st.Listed.After(x.Listed):
 			// Revalidated elsewhere, unchanged: same content, newer date.
-			return &Index{Gen: x.Gen, Listed: st.Listed, Objs: x.Objs, Heads: x.Heads, Digests: x.Digests}, false
+			return &Index{Gen: x.Gen, Listed: st.Listed, Changed: x.Changed, Objs: x.Objs, Heads: x.Heads, Digests: x.Digests}, false
 		case st.Gen == x.Gen || !st.Listed.After(x.Listed):
 			return nil, false
 		}
@@ -581,7 +588,7 @@ func (ix *Store) revalidatedElsewhere(ctx context.Context, l Layer, x *Index, si
 		return nil
 	}
 	now := ix.now()
-	if now.Sub(y.Listed) >= ix.cfg.IndexRefresh {
+	if now.Sub(y.Listed) >= ix.FreshFor(y) {
 		return nil
 	}
 	ix.hold(l, y, now, false, since)
@@ -657,10 +664,10 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 	}
 	ix.metrics.Digests.WithLabelValues(DigestCarried).Add(float64(carried))
 	noteRevalidation(ctx, len(missing), len(unhashed), carried)
-	x.Gen = rand.Uint64()
+	x.Gen, x.Changed = rand.Uint64(), listed
 	changed := prev == nil || !prev.same(x)
 	if !changed {
-		x.Gen = prev.Gen
+		x.Gen, x.Changed = prev.Gen, prev.Changed
 	}
 	ix.metrics.Loads.WithLabelValues(SourceListing).Inc()
 	// Held even uncached: the next revalidation reuses its heads. A

@@ -13,9 +13,9 @@ import (
 // same shape (skills.settingsCacheKey).
 const (
 	SharedTag      = "_shared" // never a user ID, which starts with a letter or digit
-	indexKeySpace  = "skills:v4:index:"
-	stampKeySpace  = "skills:v4:stamp:"
-	lockKeySpace   = "skills:v4:revalidate:"
+	indexKeySpace  = "skills:v5:index:"
+	stampKeySpace  = "skills:v5:stamp:"
+	lockKeySpace   = "skills:v5:revalidate:"
 	headKeySpace   = "skills:v1:head:"
 	digestKeySpace = "skills:v1:digest:"
 	fileKeySpace   = "skills:v1:file:"

@@ -1,0 +1,186 @@
+package libindex
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+)
+
+// testClock is a clock the store reads instead of time.Now.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// pollingStore is a store as deployed without events (refresh 5s, max
+// stale 30s) on clk over b, recording when it lists alice's library.
+func pollingStore(t *testing.T, b *objstoretest.Faulty, c cache.Cache, clk *testClock) (*Store, *[]time.Time) {
+	t.Helper()
+	if c == nil {
+		c = cache.NewLRU(32 << 20)
+	}
+	cfg := testConfig(5 * time.Second)
+	cfg.IndexMaxStale = 30 * time.Second
+	log := slog.New(slog.DiscardHandler)
+	ix := New(b, c, cfg, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	ix.SetNow(clk.Now)
+	t.Cleanup(ix.Close)
+	var (
+		mu    sync.Mutex
+		lists []time.Time
+	)
+	b.Before(objstore.OpList, func(context.Context, objstoretest.Call) error {
+		mu.Lock()
+		defer mu.Unlock()
+		lists = append(lists, clk.Now())
+		return nil
+	})
+	return ix, &lists
+}
+
+// get is one call for alice's library, with the background revalidation
+// it started finished.
+func get(t *testing.T, ix *Store) *Index {
+	t.Helper()
+	x, err := ix.Get(t.Context(), aliceLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	return x
+}
+
+// gaps are the intervals between consecutive listings.
+func gaps(lists []time.Time) []time.Duration {
+	var out []time.Duration
+	for i := 1; i < len(lists); i++ {
+		out = append(out, lists[i].Sub(lists[i-1]))
+	}
+	return out
+}
+
+// TestRevalidationFollowsChange: a library called every second is listed
+// every refresh interval while it is new, less and less often while it
+// stays unchanged (up to MaxRefresh, below the max staleness), and every
+// refresh interval again once a listing finds it changed. Throughout, a
+// change shows up within the max staleness.
+func TestRevalidationFollowsChange(t *testing.T) {
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
+	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	ix, lists := pollingStore(t, b, nil, clk)
+	if ix.MaxRefresh() != 25*time.Second {
+		t.Fatalf("MaxRefresh = %v, want 25s (max stale less a refresh interval)", ix.MaxRefresh())
+	}
+	get(t, ix)
+	const quiet = 10 * time.Minute
+	for range int(quiet / time.Second) {
+		clk.Advance(time.Second)
+		get(t, ix)
+	}
+	g := gaps(*lists)
+	if len(g) < 5 || g[0] > 6*time.Second {
+		t.Fatalf("a new library listed at %v intervals, want every refresh interval at first", g)
+	}
+	for i := 1; i < len(g); i++ {
+		if g[i] < g[i-1] {
+			t.Errorf("an unchanged library's interval shrank: %v", g)
+			break
+		}
+	}
+	if last := g[len(g)-1]; last < 25*time.Second || last > 30*time.Second {
+		t.Errorf("after %v unchanged, listed every %v; want between MaxRefresh and the max staleness (%v)", quiet, last, g)
+	}
+	// Polling every 5s would have listed 120 times.
+	if n := len(*lists); n > 60 {
+		t.Errorf("%d listings in %v of calls to an unchanged library, want far fewer than 120", n, quiet)
+	}
+
+	// A change made around skillsvc (no drop) shows up within the max
+	// staleness, and the library is listed every refresh interval again.
+	objstoretest.Put(t, b, keyB, skillMD("b"))
+	changedAt := clk.Now()
+	for len(get(t, ix).Heads) != 2 {
+		if clk.Now().Sub(changedAt) > 30*time.Second {
+			t.Fatalf("a change not seen %v after it was made", clk.Now().Sub(changedAt))
+		}
+		clk.Advance(time.Second)
+	}
+	found := len(*lists)
+	for range 20 {
+		clk.Advance(time.Second)
+		get(t, ix)
+	}
+	if g := gaps((*lists)[found-1:]); len(g) < 3 || g[0] > 6*time.Second {
+		t.Errorf("after a change, listed at %v intervals; want every refresh interval again", g)
+	}
+}
+
+// TestMaxStaleBoundsQuietLibrary: a library quiet long enough to be at
+// MaxRefresh, changed just after a listing and not called until past the
+// max staleness, is listed before the next call is answered.
+func TestMaxStaleBoundsQuietLibrary(t *testing.T) {
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
+	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	ix, lists := pollingStore(t, b, nil, clk)
+	get(t, ix)
+	for range 600 {
+		clk.Advance(time.Second)
+		get(t, ix)
+	}
+	if g := gaps(*lists); g[len(g)-1] < 25*time.Second {
+		t.Fatalf("not at MaxRefresh after 10 quiet minutes: %v", g)
+	}
+	// Just listed: the next listing is MaxRefresh away.
+	for n := len(*lists); len(*lists) == n; {
+		clk.Advance(time.Second)
+		get(t, ix)
+	}
+	objstoretest.Put(t, b, keyB, skillMD("b"))
+	clk.Advance(30 * time.Second)
+	if x := get(t, ix); len(x.Heads) != 2 {
+		t.Errorf("a change %v old not seen on a quiet library: the max staleness must still bound it", 30*time.Second)
+	}
+}
+
+// TestChangedTravels: when a library last changed travels with its index,
+// so a replica that takes another's index from the shared cache gives it
+// the same interval instead of starting it afresh.
+func TestChangedTravels(t *testing.T) {
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
+	shared := cache.NewLRU(32 << 20)
+	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	a, _ := pollingStore(t, b, shared, clk)
+	get(t, a)
+	for range 600 {
+		clk.Advance(time.Second)
+		get(t, a)
+	}
+	x := get(t, a)
+	if a.FreshFor(x) != a.MaxRefresh() {
+		t.Fatalf("A's quiet index is fresh for %v, want %v", a.FreshFor(x), a.MaxRefresh())
+	}
+	other, lists := pollingStore(t, objstoretest.NewFaulty(b), shared, clk)
+	y := get(t, other)
+	if len(*lists) != 0 || y.Gen != x.Gen || !y.Changed.Equal(x.Changed) || other.FreshFor(y) != a.FreshFor(x) {
+		t.Errorf("B: %d listings, gen %x changed %v fresh for %v; want A's index (gen %x, changed %v, fresh for %v) from the shared cache",
+			len(*lists), y.Gen, y.Changed, other.FreshFor(y), x.Gen, x.Changed, a.FreshFor(x))
+	}
+}

@@ -29,6 +29,7 @@ type Config struct {
 	MetricsListen   string
 	MetricsTLS      bool
 	MetricsAdmin    bool
+	MetricsPprof    bool
 	Storage         string
 	DataDir         string
 	Examples        string        // when the example skill library is copied in (examples.go)
@@ -56,6 +57,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
 	f.BoolVar(&c.MetricsTLS, "metrics.tls", false, "Serve metrics over HTTPS with the --tls.* certificate (and client-certificate check).")
 	f.BoolVar(&c.MetricsAdmin, "metrics.require-admin", false, "Serve metrics only to callers with an admin token (in jwt mode); otherwise the metrics port is unauthenticated.")
+	f.BoolVar(&c.MetricsPprof, "metrics.pprof", false, "Also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener, behind the same admin check, to profile a replica under load; off by default: a profile costs CPU and shows internals.")
 	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
 	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
 	f.StringVar(&c.Examples, "examples", ExamplesAuto, `When to copy the example skill library into the shared library (--skills.shared-prefix): "auto" on a first run with --storage=local (the data directory is new or empty), "if-empty" whenever the shared library is empty (S3 too), "off" never. Existing files are never overwritten.`)
@@ -113,6 +115,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.TLS.Validate(); err != nil {
 		return err
+	}
+	if c.MetricsPprof && c.MetricsListen == "" {
+		return errors.New("metrics.pprof needs --metrics.listen")
 	}
 	if c.MetricsTLS && !c.TLS.Enabled() {
 		return errors.New("metrics.tls needs --tls.cert-file and --tls.key-file")

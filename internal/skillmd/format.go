@@ -68,7 +68,10 @@ type Block struct {
 
 type blockFormat struct {
 	open, close string
-	entry       func(s *Entry, desc string) string
+	// An entry is before(s) + describe(desc) + after(s): sizing a block
+	// counts the parts that do not depend on the description once.
+	before, after func(s *Entry) string
+	describe      func(desc string) string
 	// groupOpen starts a category's skills; first says nothing precedes it.
 	groupOpen  func(category string, first bool) string
 	groupClose string
@@ -85,11 +88,12 @@ func searchHint(tool, quote string) string {
 
 var formats = map[string]blockFormat{
 	FormatXML: {
-		open:  "<available_skills>\n",
-		close: "</available_skills>\n",
-		entry: func(s *Entry, desc string) string {
-			return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" + xmlEscape(desc, false) +
-				"</description>\n<location>" + xmlEscape(s.Location, false) + "</location>\n</skill>\n"
+		open:     "<available_skills>\n",
+		close:    "</available_skills>\n",
+		before:   func(s *Entry) string { return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" },
+		describe: func(desc string) string { return xmlEscape(desc, false) },
+		after: func(s *Entry) string {
+			return "</description>\n<location>" + xmlEscape(s.Location, false) + "</location>\n</skill>\n"
 		},
 		groupOpen:  func(c string, _ bool) string { return `<category name="` + xmlEscape(c, true) + "\">\n" },
 		groupClose: "</category>\n",
@@ -98,10 +102,10 @@ var formats = map[string]blockFormat{
 		},
 	},
 	FormatMarkdown: {
-		open: "## Available skills\n\n",
-		entry: func(s *Entry, desc string) string {
-			return "- **" + s.Name + "** (" + s.Location + "): " + desc + "\n"
-		},
+		open:     "## Available skills\n\n",
+		before:   func(s *Entry) string { return "- **" + s.Name + "** (" + s.Location + "): " },
+		describe: func(desc string) string { return desc },
+		after:    func(*Entry) string { return "\n" },
 		groupOpen: func(c string, first bool) string {
 			if first {
 				return "### " + c + "\n\n"
@@ -113,9 +117,9 @@ var formats = map[string]blockFormat{
 		},
 	},
 	FormatYAML: {
-		entry: func(s *Entry, desc string) string {
-			return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " + yamlScalar(desc) + "\nlocation: " + yamlScalar(s.Location) + "\n"
-		},
+		before:    func(s *Entry) string { return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " },
+		describe:  yamlScalar,
+		after:     func(s *Entry) string { return "\nlocation: " + yamlScalar(s.Location) + "\n" },
 		groupOpen: func(c string, _ bool) string { return "# " + c + "\n" },
 		note: func(n int, tool string) string {
 			return fmt.Sprintf("# %d more skills not shown; %s\n", n, searchHint(tool, ""))
@@ -170,15 +174,35 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 		omitted = len(list) - opts.MaxSkills
 		list = list[:opts.MaxSkills]
 	}
-	// Descriptions are normalized when first needed: most of a large
-	// library never fits the budget.
-	normalized := make([]string, len(list))
-	done := make([]bool, len(list))
+	// What each entry's size needs is worked out when first needed: most
+	// of a large library never fits the budget. Each probe below sizes
+	// every entry it reaches, and the probes differ only in the
+	// description limit, so an entry's fixed part is counted once, and its
+	// description once per limit it is cut to (its whole size serves every
+	// limit it is not cut at).
+	sizes := make([]entrySize, len(list))
 	desc := func(i int) string {
-		if !done[i] {
-			normalized[i], done[i] = strings.Join(strings.Fields(list[i].Description), " "), true
+		if !sizes[i].known {
+			e := &sizes[i]
+			e.normalized = strings.Join(strings.Fields(list[i].Description), " ")
+			e.runes = utf8.RuneCountInString(e.normalized)
+			e.fixed = utf8.RuneCountInString(f.before(list[i])) + utf8.RuneCountInString(f.after(list[i]))
+			e.whole = utf8.RuneCountInString(f.describe(e.normalized))
+			e.cutAt, e.known = -1, true
 		}
-		return normalized[i]
+		return sizes[i].normalized
+	}
+	// entryLen is the length of entry i with its description cut to limit.
+	entryLen := func(i, limit int) int {
+		d := desc(i)
+		e := &sizes[i]
+		switch {
+		case e.runes <= limit:
+			return e.fixed + e.whole
+		case e.cutAt != limit:
+			e.cutAt, e.cut = limit, utf8.RuneCountInString(f.describe(clip(d, limit)))
+		}
+		return e.fixed + e.cut
 	}
 	// opensGroup returns the heading skill i starts, if any.
 	opensGroup := func(i int) (string, bool) {
@@ -203,7 +227,7 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 			if h, ok := opensGroup(i); ok {
 				total += utf8.RuneCountInString(h) + utf8.RuneCountInString(f.groupClose)
 			}
-			total += utf8.RuneCountInString(f.entry(list[i], clip(desc(i), limit)))
+			total += entryLen(i, limit)
 		}
 		return total
 	}
@@ -224,7 +248,9 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 			if d != desc(i) {
 				shortened++
 			}
-			b.WriteString(f.entry(list[i], d))
+			b.WriteString(f.before(list[i]))
+			b.WriteString(f.describe(d))
+			b.WriteString(f.after(list[i]))
 		}
 		if inGroup {
 			b.WriteString(f.groupClose)
@@ -251,6 +277,16 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	limit = min(max(limit, minDescription), MaxDescriptionLen)
 	text, shortened := render(n, limit, shown)
 	return Block{Text: text, Included: n, Omitted: omitted, Shortened: shortened, DescriptionN: limit}, nil
+}
+
+// entrySize is what sizing an entry of a block found out, once.
+type entrySize struct {
+	known      bool
+	normalized string // the description, white space collapsed
+	runes      int    // its characters
+	fixed      int    // characters of the entry besides the description
+	whole      int    // characters of the description as written
+	cutAt, cut int    // the last limit it was cut to, and its characters then
 }
 
 // Shorten cuts s to at most n characters, marking the cut with "…".

@@ -304,8 +304,17 @@ func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:max(n-1, 0)])) + "…"
+	end := 0
+	for range max(n-1, 0) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	if !utf8.ValidString(s[:end]) {
+		// As a conversion to runes spells invalid bytes: U+FFFD each.
+		r := []rune(s)
+		return strings.TrimSpace(string(r[:max(n-1, 0)])) + "…"
+	}
+	return strings.TrimSpace(s[:end]) + "…"
 }
 
 // scalar renders a YAML scalar as text: version: 1.0 is a float to YAML but a

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"path"
 	"slices"
 	"sort"
@@ -51,22 +52,19 @@ type Skill struct {
 }
 
 // Location is the virtual path of the skill's SKILL.md.
-func (s Skill) Location() string { return s.Path + "/SKILL.md" }
+func (s Skill) Location() string { return location(s.Path) }
 
-// entries are what a prompt block says of each skill.
-func entries(list []Skill) []skillmd.Entry {
-	out := make([]skillmd.Entry, len(list))
-	for i, s := range list {
-		out[i] = skillmd.Entry{Name: s.Name, Description: s.Description, Category: s.Category, Location: s.Location()}
-	}
-	return out
-}
+// location is the virtual path of the SKILL.md of the skill at path.
+func location(path string) string { return path + "/SKILL.md" }
+
+// skillPath is the virtual path of the skill folder r (Skill.Path).
+func (c *Catalog) skillPath(r *skillRef) string { return c.cfg.Mount + "/" + r.dir }
 
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
-		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
+		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category,
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
@@ -126,16 +124,27 @@ func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
 func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 	disabled := s.st.disabledSet()
 	var out []Skill
-	for r := range s.v.all() {
-		if opts.FilterCategory && r.category != opts.Category {
-			continue
-		}
-		sk := c.summary(r, r.head.fm, r.problems(), disabled)
-		if (opts.IncludeInvalid || sk.Valid()) && (opts.IncludeDisabled || !sk.Disabled) {
-			out = append(out, sk)
-		}
+	for r := range s.listed(opts, disabled) {
+		out = append(out, c.summary(r, r.head.fm, r.problems(), disabled))
 	}
 	return out
+}
+
+// listed yields the skills of s a listing with opts holds, in path order:
+// the one rule of Skills, Page and Prompt.
+func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
+	return func(yield func(*skillRef) bool) {
+		for r := range s.v.all() {
+			valid := len(r.head.problems.Errors) == 0 && len(r.notes.Errors) == 0 // as Skill.Valid of its summary
+			if opts.FilterCategory && r.category != opts.Category ||
+				!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] {
+				continue
+			}
+			if !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // Page is one page of Skills.
@@ -279,10 +288,15 @@ func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions,
 	return f, nil
 }
 
-// prompt renders the block of the snapshot s; f is checked.
+// prompt renders the block of the snapshot s; f is checked. It makes the
+// entries from the view without the summaries a listing makes: a block a
+// reply cache does not hold is made on every call.
 func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
-	list := c.list(s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
-	b, err := skillmd.FormatBlock(entries(list), f)
+	var list []skillmd.Entry
+	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
+		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: location(c.skillPath(r))})
+	}
+	b, err := skillmd.FormatBlock(list, f)
 	return Block{Block: b, LibraryDigest: s.digest()}, err
 }
 

@@ -27,10 +27,11 @@ const (
 )
 
 var (
-	skillRefBytes     = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
-	entryBytes        = int64(unsafe.Sizeof(entry{}))
-	manifestBytes     = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
-	manifestFileBytes = int64(unsafe.Sizeof(ManifestFile{}))
+	skillRefBytes      = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
+	entryBytes         = int64(unsafe.Sizeof(entry{}))
+	manifestBytes      = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
+	manifestFileBytes  = int64(unsafe.Sizeof(ManifestFile{}))
+	localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{})))
 )
 
 // heldBytes estimates the heap l keeps alive.

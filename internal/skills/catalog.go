@@ -31,8 +31,12 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
-	replies  *replies // encoded replies, by what they were made from
+	replies  *replies                    // encoded replies, by what they were made from
+	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 }
+
+// heldSkillMD is the kind of the parsed SKILL.md files on the held budget.
+const heldSkillMD = "skillmd"
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.
 type Skill struct {
@@ -343,11 +347,11 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !s.notes.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.notes)
 	}
-	raw, a, err := c.readText(ctx, s.skillMD, c.cfg.Mount+"/"+s.dir+"/SKILL.md", "")
+	f, err := c.skillMD(ctx, s)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	fm, body, problems := skillmd.ParseSkillMD(raw, s.folder)
+	problems := f.problems
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
@@ -356,9 +360,50 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	d := Detail{Skill: c.summary(s, fm, problems, st.disabledSet()), Raw: string(raw), Body: body}
-	d.ETag = a.ETag // of the bytes read, which may be newer than the listing
+	d := Detail{Skill: c.summary(s, f.fm, problems, st.disabledSet()), Raw: f.raw, Body: f.body}
+	d.ETag = f.etag // of the bytes read, which may be newer than the listing
 	return d, s, nil
+}
+
+// skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
+// parsed once per version and shared by every caller (read-only).
+type skillFile struct {
+	raw, body string // body is the end of raw
+	etag      string // of the bytes read
+	fm        skillmd.Frontmatter
+	problems  skillmd.Problems
+}
+
+// parseSkillFile parses raw, the SKILL.md of folder at etag.
+func parseSkillFile(raw []byte, etag, folder string) *skillFile {
+	f := &skillFile{raw: string(raw), etag: etag}
+	f.fm, f.body, f.problems = skillmd.ParseSkillMD(raw, folder)
+	if strings.HasSuffix(f.raw, f.body) {
+		f.body = f.raw[len(f.raw)-len(f.body):] // one copy of the text, not two
+	}
+	return f
+}
+
+// skillMD reads and parses the SKILL.md of s, or returns the version the
+// listing names as parsed before: parsing is most of a warm GetSkill's
+// work. The file cache would return the same bytes (by key and ETag), so
+// the answer is the same; the parse is held on the budget of what the
+// replica keeps decoded, keyed by the object's key and ETag (which
+// determine the folder the parse checks the name against).
+func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) {
+	key := s.skillMD.Key + "\x00" + s.skillMD.ETag
+	if f, ok := c.skillMDs.Get(key); ok {
+		return f, nil
+	}
+	raw, a, err := c.readText(ctx, s.skillMD, location(c.skillPath(s)), "")
+	if err != nil {
+		return nil, err
+	}
+	f := parseSkillFile(raw, a.ETag, s.folder)
+	if a.ETag == s.skillMD.ETag {
+		c.skillMDs.Add(key, f, f.heldBytes(key))
+	}
+	return f, nil
 }
 
 func invalidSkill(mount string, s *skillRef, p skillmd.Problems) error {

@@ -81,6 +81,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings: newSettingsStore(bucket, o.cache, settingsTTL, cfg.SettingsKey, ix.Held(), cl, m),
 		replies:  newReplies(cfg.ReplyCacheBytes, newReplyMetrics(o.reg)),
+		skillMDs: libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 	}
 	return &Library{
 		Catalog:  c,

@@ -310,8 +310,7 @@ func ValidToolName(name string) bool {
 // where it would end a CDATA marker, " in attributes. Characters XML cannot
 // hold at all (most control characters) are dropped.
 func xmlEscape(s string, attr bool) string {
-	needs := func(r rune) bool { return r == '&' || r == '<' || r == '>' || attr && r == '"' || !xmlChar(r) }
-	if !strings.ContainsFunc(s, needs) {
+	if !needsXMLEscape(s, attr) {
 		return s
 	}
 	var b strings.Builder
@@ -331,6 +330,29 @@ func xmlEscape(s string, attr bool) string {
 		}
 	}
 	return b.String()
+}
+
+// needsXMLEscape reports whether xmlEscape changes s: it holds &, <, >,
+// a quote in an attribute, or a character XML does not allow. ASCII is
+// checked a byte at a time: a block escapes every name, description and
+// location it sizes.
+func needsXMLEscape(s string, attr bool) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == '&' || c == '<' || c == '>' || attr && c == '"' || !xmlChar(rune(c)) {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:]) // an invalid byte is U+FFFD, which XML allows
+		if !xmlChar(r) {
+			return true
+		}
+		i += size
+	}
+	return false
 }
 
 // xmlChar reports whether XML 1.0 allows r in a document.

@@ -62,7 +62,20 @@ func (s Skill) Location() string { return location(s.Path) }
 func location(path string) string { return path + "/SKILL.md" }
 
 // skillPath is the virtual path of the skill folder r (Skill.Path).
-func (c *Catalog) skillPath(r *skillRef) string { return c.cfg.Mount + "/" + r.dir }
+func (c *Catalog) skillPath(r *skillRef) string {
+	if r.location != "" { // made with the layer
+		return r.location[:len(r.location)-len("/SKILL.md")]
+	}
+	return c.cfg.Mount + "/" + r.dir
+}
+
+// skillLocation is the virtual path of r's SKILL.md (Skill.Location).
+func (c *Catalog) skillLocation(r *skillRef) string {
+	if r.location != "" {
+		return r.location
+	}
+	return location(c.skillPath(r))
+}
 
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
@@ -296,9 +309,9 @@ func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions,
 // entries from the view without the summaries a listing makes: a block a
 // reply cache does not hold is made on every call.
 func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
-	var list []skillmd.Entry
+	list := make([]skillmd.Entry, 0, len(s.v.own.all)+len(s.v.shared.all)) // at most
 	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
-		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: location(c.skillPath(r))})
+		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: c.skillLocation(r)})
 	}
 	b, err := skillmd.FormatBlock(list, f)
 	return Block{Block: b, LibraryDigest: s.digest()}, err
@@ -395,7 +408,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) 
 	if f, ok := c.skillMDs.Get(key); ok {
 		return f, nil
 	}
-	raw, a, err := c.readText(ctx, s.skillMD, location(c.skillPath(s)), "")
+	raw, a, err := c.readText(ctx, s.skillMD, c.skillLocation(s), "")
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (l *layer) heldBytes() int64 {
 		n += libindex.AllocBytes(8 * cap(list))
 	}
 	for _, s := range l.all {
-		n += skillRefBytes + parsedBytes(s.head) + problemsBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + problemsBytes(s.notes) + manifestHeldBytes(s.manifest)
 	}
 	return n
 }

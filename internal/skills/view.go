@@ -47,6 +47,7 @@ type skillRef struct {
 	// name, or the folder's when the frontmatter has no usable one.
 	name     string
 	skillMD  objstore.Object
+	location string           // the virtual path of its SKILL.md (Skill.Location)
 	files    []entry          // every file of the folder, SKILL.md included, by rel
 	head     parsed           // the frontmatter as of the listing
 	manifest *Manifest        // files by digest, from the layer's index
@@ -280,6 +281,9 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	}
 	markDuplicates(vs.cfg.Mount, skills)
 	l.all = slices.Concat(skills, nested)
+	for _, s := range l.all {
+		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
+	}
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
 	l.names = slices.Clone(skills)
 	slices.SortFunc(l.names, func(a, b *skillRef) int { return cmp.Or(strings.Compare(a.name, b.name), duplicateOrder(a.name, a, b)) })

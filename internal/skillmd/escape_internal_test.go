@@ -26,3 +26,19 @@ func TestNeedsXMLEscape(t *testing.T) {
 		}
 	}
 }
+
+// TestCollapseSpace: the same as joining the fields, whatever the spaces.
+func TestCollapseSpace(t *testing.T) {
+	pieces := []string{"a", "bc", " ", "  ", "\t", "\n", "\u00a0", "\u2003", "é", "\x85", "\xff"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		if got, want := collapseSpace(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("collapseSpace(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

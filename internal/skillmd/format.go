@@ -184,7 +184,7 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	desc := func(i int) string {
 		if !sizes[i].known {
 			e := &sizes[i]
-			e.normalized = strings.Join(strings.Fields(list[i].Description), " ")
+			e.normalized = collapseSpace(list[i].Description)
 			e.runes = utf8.RuneCountInString(e.normalized)
 			e.fixed = utf8.RuneCountInString(f.before(list[i])) + utf8.RuneCountInString(f.after(list[i]))
 			e.whole = utf8.RuneCountInString(f.describe(e.normalized))
@@ -277,6 +277,29 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	limit = min(max(limit, minDescription), MaxDescriptionLen)
 	text, shortened := render(n, limit, shown)
 	return Block{Text: text, Included: n, Omitted: omitted, Shortened: shortened, DescriptionN: limit}, nil
+}
+
+// collapseSpace is strings.Join(strings.Fields(s), " "), without a copy
+// when s is so already (most descriptions are one line).
+func collapseSpace(s string) string {
+	prevSpace := true // a leading space is not kept
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return strings.Join(strings.Fields(s), " ") // other white space is Unicode's
+		case c == ' ' && !prevSpace:
+			prevSpace = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			return strings.Join(strings.Fields(s), " ")
+		default:
+			prevSpace = false
+		}
+	}
+	if prevSpace && s != "" {
+		return strings.Join(strings.Fields(s), " ") // a trailing space
+	}
+	return s
 }
 
 // entrySize is what sizing an entry of a block found out, once.

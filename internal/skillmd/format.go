@@ -72,6 +72,9 @@ type blockFormat struct {
 	// counts the parts that do not depend on the description once.
 	before, after func(s *Entry) string
 	describe      func(desc string) string
+	// describedLen is utf8.RuneCountInString(describe(desc)) without
+	// making it; nil when only making it tells.
+	describedLen func(desc string) int
 	// groupOpen starts a category's skills; first says nothing precedes it.
 	groupOpen  func(category string, first bool) string
 	groupClose string
@@ -88,10 +91,11 @@ func searchHint(tool, quote string) string {
 
 var formats = map[string]blockFormat{
 	FormatXML: {
-		open:     "<available_skills>\n",
-		close:    "</available_skills>\n",
-		before:   func(s *Entry) string { return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" },
-		describe: func(desc string) string { return xmlEscape(desc, false) },
+		open:         "<available_skills>\n",
+		close:        "</available_skills>\n",
+		before:       func(s *Entry) string { return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" },
+		describe:     func(desc string) string { return xmlEscape(desc, false) },
+		describedLen: func(desc string) int { return xmlEscapedLen(desc) },
 		after: func(s *Entry) string {
 			return "</description>\n<location>" + xmlEscape(s.Location, false) + "</location>\n</skill>\n"
 		},
@@ -102,10 +106,11 @@ var formats = map[string]blockFormat{
 		},
 	},
 	FormatMarkdown: {
-		open:     "## Available skills\n\n",
-		before:   func(s *Entry) string { return "- **" + s.Name + "** (" + s.Location + "): " },
-		describe: func(desc string) string { return desc },
-		after:    func(*Entry) string { return "\n" },
+		open:         "## Available skills\n\n",
+		before:       func(s *Entry) string { return "- **" + s.Name + "** (" + s.Location + "): " },
+		describe:     func(desc string) string { return desc },
+		describedLen: utf8.RuneCountInString,
+		after:        func(*Entry) string { return "\n" },
 		groupOpen: func(c string, first bool) string {
 			if first {
 				return "### " + c + "\n\n"
@@ -200,7 +205,13 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 		case e.runes <= limit:
 			return e.fixed + e.whole
 		case e.cutAt != limit:
-			e.cutAt, e.cut = limit, utf8.RuneCountInString(f.describe(clip(d, limit)))
+			e.cutAt = limit
+			if kept, ok := clipped(d, limit); ok && f.describedLen != nil {
+				// clip(d, limit) is kept + "…", which no format escapes.
+				e.cut = f.describedLen(kept) + 1
+			} else {
+				e.cut = utf8.RuneCountInString(f.describe(clip(d, limit)))
+			}
 		}
 		return e.fixed + e.cut
 	}
@@ -353,6 +364,25 @@ func xmlEscape(s string, attr bool) string {
 		}
 	}
 	return b.String()
+}
+
+// xmlEscapedLen is utf8.RuneCountInString(xmlEscape(s, false)).
+func xmlEscapedLen(s string) int {
+	n := 0
+	for i, r := range s {
+		switch {
+		case r == '&':
+			n += len("&amp;")
+		case r == '<':
+			n += len("&lt;")
+		case r == '>' && strings.HasSuffix(s[:i], "]]"):
+			n += len("&gt;")
+		case !xmlChar(r):
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // needsXMLEscape reports whether xmlEscape changes s: it holds &, <, >,

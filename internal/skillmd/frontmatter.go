@@ -299,10 +299,11 @@ func firstLine(s string) string {
 	return clip(s, 200)
 }
 
-// clip shortens s to at most n runes, marking the cut with "…".
-func clip(s string, n int) string {
+// clipped is what clip(s, n) keeps of s before the "…" it adds, as a part
+// of s, when it cuts s and keeps valid UTF-8 (ok).
+func clipped(s string, n int) (kept string, ok bool) {
 	if utf8.RuneCountInString(s) <= n {
-		return s
+		return "", false
 	}
 	end := 0
 	for range max(n-1, 0) {
@@ -310,11 +311,22 @@ func clip(s string, n int) string {
 		end += size
 	}
 	if !utf8.ValidString(s[:end]) {
-		// As a conversion to runes spells invalid bytes: U+FFFD each.
-		r := []rune(s)
-		return strings.TrimSpace(string(r[:max(n-1, 0)])) + "…"
+		return "", false
 	}
-	return strings.TrimSpace(s[:end]) + "…"
+	return strings.TrimSpace(s[:end]), true
+}
+
+// clip shortens s to at most n runes, marking the cut with "…".
+func clip(s string, n int) string {
+	if kept, ok := clipped(s, n); ok {
+		return kept + "…"
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	// Not UTF-8: as a conversion to runes spells invalid bytes, U+FFFD each.
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:max(n-1, 0)])) + "…"
 }
 
 // scalar renders a YAML scalar as text: version: 1.0 is a float to YAML but a

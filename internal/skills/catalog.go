@@ -405,7 +405,7 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 // determine the folder the parse checks the name against).
 func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) {
 	key := s.skillMD.Key + "\x00" + s.skillMD.ETag
-	if f, ok := c.skillMDs.Get(key); ok {
+	if f, ok := c.skillMDs.Get(key); ok && s.skillMD.ETag != "" {
 		return f, nil
 	}
 	raw, a, err := c.readText(ctx, s.skillMD, c.skillLocation(s), "")
@@ -413,7 +413,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) 
 		return nil, err
 	}
 	f := parseSkillFile(raw, a.ETag, s.folder)
-	if a.ETag == s.skillMD.ETag {
+	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag { // a version, not whatever is there now
 		c.skillMDs.Add(key, f, f.heldBytes(key))
 	}
 	return f, nil

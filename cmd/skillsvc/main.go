@@ -32,6 +32,7 @@ func main() {
 		os.Exit(2)
 	}
 	log := app.NewLogger(cfg, os.Stderr)
+	app.SetMemoryLimit(cfg, os.Getenv, log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {

@@ -210,6 +210,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			metrics = auth.RequireAdmin(authn, metrics)
 		}
 		mux.Handle("/metrics", panics.Handler(metrics, log, httpPanics.WithLabelValues("metrics"), "metrics"))
+		if cfg.MetricsPprof {
+			var profiles http.Handler = pprofMux()
+			if cfg.MetricsAdmin {
+				profiles = auth.RequireAdmin(authn, profiles)
+			}
+			mux.Handle("/debug/pprof/", profiles)
+		}
 		a.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 	if cfg.HTTPListen != "" {

@@ -31,6 +31,8 @@ type Config struct {
 	MetricsListen   string
 	MetricsTLS      bool
 	MetricsAdmin    bool
+	MetricsPprof    bool
+	MemoryLimit     int64 // bytes; 0 derives it from the caches' budgets (MemoryLimit)
 	Storage         string
 	DataDir         string
 	Examples        string        // when the example skill library is copied in (examples.go)
@@ -61,6 +63,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
 	f.BoolVar(&c.MetricsTLS, "metrics.tls", false, "Serve metrics over HTTPS with the --tls.* certificate (and client-certificate check).")
 	f.BoolVar(&c.MetricsAdmin, "metrics.require-admin", false, "Serve metrics only to callers with an admin token (in jwt mode); otherwise the metrics port is unauthenticated.")
+	f.BoolVar(&c.MetricsPprof, "metrics.pprof", false, "Also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener, behind the same admin check, to profile a replica under load; off by default: a profile costs CPU and shows internals.")
+	f.Int64Var(&c.MemoryLimit, "memory-limit-bytes", 0, "Soft limit on the Go runtime's memory (as GOMEMLIMIT), near which the garbage collector works harder rather than let the heap grow to twice what is live; 0 sets twice the caches' budgets (--skills.max-held-bytes + --skills.reply-cache-bytes + --cache.lru.max-bytes: 448 MiB by default), a negative value none. GOMEMLIMIT in the environment wins.")
 	f.StringVar(&c.Storage, "storage", "local", `Object storage: "local" (a directory) or "s3" (AWS S3, MinIO or another S3-compatible server).`)
 	f.StringVar(&c.DataDir, "data-dir", "./data", "Directory of the local storage.")
 	f.StringVar(&c.Examples, "examples", ExamplesAuto, `When to copy the example skill library into the shared library (--skills.shared-prefix): "auto" on a first run with --storage=local (the data directory is new or empty), "if-empty" whenever the shared library is empty (S3 too), "off" never. Existing files are never overwritten.`)
@@ -122,6 +126,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.TLS.Validate(); err != nil {
 		return err
+	}
+	if c.MetricsPprof && c.MetricsListen == "" {
+		return errors.New("metrics.pprof needs --metrics.listen")
 	}
 	if c.MetricsTLS && !c.TLS.Enabled() {
 		return errors.New("metrics.tls needs --tls.cert-file and --tls.key-file")

@@ -108,6 +108,21 @@ func (t *Tiered) Close() error {
 // Shared returns l2, the level every replica sees.
 func (t *Tiered) Shared() Cache { return t.l2 }
 
+// LocalTTL returns l1TTL, the longest l1 keeps an item.
+func (t *Tiered) LocalTTL() time.Duration { return t.l1TTL }
+
+// LocalTTL returns how long c keeps an item in process in front of the level
+// every replica sees (l1TTL of a Tiered): the bound on how late another
+// replica's change shows up through c. It is 0 when c has no such level.
+// What a package keeps decoded in process from the shared level may be
+// kept as long, with the same bound.
+func LocalTTL(c Cache) time.Duration {
+	if l, ok := c.(interface{ LocalTTL() time.Duration }); ok {
+		return l.LocalTTL()
+	}
+	return 0
+}
+
 // Shared returns the level of c that every replica sees: l2 of a Tiered,
 // otherwise c itself. Entries that change in place (a stamp, a user's
 // settings) are read there, so a change one replica writes is the next read

@@ -67,7 +67,9 @@ func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Obje
 			if err != nil {
 				return err
 			}
-			head = trimHead(head)
+			// A copy: the frontmatter is often a tenth of what was
+			// read, and an index holds its heads for as long as it lives.
+			head = bytes.Clone(trimHead(head))
 			mu.Lock()
 			defer mu.Unlock()
 			out[o.Key] = head

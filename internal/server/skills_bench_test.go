@@ -121,3 +121,28 @@ func BenchmarkFormatSkillsHandler(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListSkillsDecode1000 is the other end of
+// BenchmarkListSkillsHandler1000: a client decoding the reply of 1,000
+// skills, which bench-load's warm ListSkills latency includes (issue 22:
+// where the time of a warm 1,000-skill listing goes).
+func BenchmarkListSkillsDecode1000(b *testing.B) {
+	lib := skillstest.New()
+	for i := range 1000 {
+		lib.User("alice").Skill(fmt.Sprintf("c%02d/s%04d", i%20, i), "", fmt.Sprintf("Skill number %d does one thing well.", i), "# Body\n")
+	}
+	h, ctx := benchHandler(b, lib, skills.DefaultConfig().ReplyCacheBytes)
+	res, err := h.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: 1000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := wire(b, res)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var got skillsvcv1.ListSkillsResponse
+		if err := proto.Unmarshal(data, &got); err != nil || len(got.GetSkills()) != 1000 {
+			b.Fatalf("decoded %d skills, %v", len(got.GetSkills()), err)
+		}
+	}
+}

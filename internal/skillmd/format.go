@@ -68,7 +68,13 @@ type Block struct {
 
 type blockFormat struct {
 	open, close string
-	entry       func(s *Entry, desc string) string
+	// An entry is before(s) + describe(desc) + after(s): sizing a block
+	// counts the parts that do not depend on the description once.
+	before, after func(s *Entry) string
+	describe      func(desc string) string
+	// describedLen is utf8.RuneCountInString(describe(desc)) without
+	// making it; nil when only making it tells.
+	describedLen func(desc string) int
 	// groupOpen starts a category's skills; first says nothing precedes it.
 	groupOpen  func(category string, first bool) string
 	groupClose string
@@ -85,11 +91,13 @@ func searchHint(tool, quote string) string {
 
 var formats = map[string]blockFormat{
 	FormatXML: {
-		open:  "<available_skills>\n",
-		close: "</available_skills>\n",
-		entry: func(s *Entry, desc string) string {
-			return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" + xmlEscape(desc, false) +
-				"</description>\n<location>" + xmlEscape(s.Location, false) + "</location>\n</skill>\n"
+		open:         "<available_skills>\n",
+		close:        "</available_skills>\n",
+		before:       func(s *Entry) string { return "<skill>\n<name>" + xmlEscape(s.Name, false) + "</name>\n<description>" },
+		describe:     func(desc string) string { return xmlEscape(desc, false) },
+		describedLen: func(desc string) int { return xmlEscapedLen(desc) },
+		after: func(s *Entry) string {
+			return "</description>\n<location>" + xmlEscape(s.Location, false) + "</location>\n</skill>\n"
 		},
 		groupOpen:  func(c string, _ bool) string { return `<category name="` + xmlEscape(c, true) + "\">\n" },
 		groupClose: "</category>\n",
@@ -98,10 +106,11 @@ var formats = map[string]blockFormat{
 		},
 	},
 	FormatMarkdown: {
-		open: "## Available skills\n\n",
-		entry: func(s *Entry, desc string) string {
-			return "- **" + s.Name + "** (" + s.Location + "): " + desc + "\n"
-		},
+		open:         "## Available skills\n\n",
+		before:       func(s *Entry) string { return "- **" + s.Name + "** (" + s.Location + "): " },
+		describe:     func(desc string) string { return desc },
+		describedLen: utf8.RuneCountInString,
+		after:        func(*Entry) string { return "\n" },
 		groupOpen: func(c string, first bool) string {
 			if first {
 				return "### " + c + "\n\n"
@@ -113,9 +122,9 @@ var formats = map[string]blockFormat{
 		},
 	},
 	FormatYAML: {
-		entry: func(s *Entry, desc string) string {
-			return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " + yamlScalar(desc) + "\nlocation: " + yamlScalar(s.Location) + "\n"
-		},
+		before:    func(s *Entry) string { return "---\nname: " + yamlScalar(s.Name) + "\ndescription: " },
+		describe:  yamlScalar,
+		after:     func(s *Entry) string { return "\nlocation: " + yamlScalar(s.Location) + "\n" },
 		groupOpen: func(c string, _ bool) string { return "# " + c + "\n" },
 		note: func(n int, tool string) string {
 			return fmt.Sprintf("# %d more skills not shown; %s\n", n, searchHint(tool, ""))
@@ -170,15 +179,41 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 		omitted = len(list) - opts.MaxSkills
 		list = list[:opts.MaxSkills]
 	}
-	// Descriptions are normalized when first needed: most of a large
-	// library never fits the budget.
-	normalized := make([]string, len(list))
-	done := make([]bool, len(list))
+	// What each entry's size needs is worked out when first needed: most
+	// of a large library never fits the budget. Each probe below sizes
+	// every entry it reaches, and the probes differ only in the
+	// description limit, so an entry's fixed part is counted once, and its
+	// description once per limit it is cut to (its whole size serves every
+	// limit it is not cut at).
+	sizes := make([]entrySize, len(list))
 	desc := func(i int) string {
-		if !done[i] {
-			normalized[i], done[i] = strings.Join(strings.Fields(list[i].Description), " "), true
+		if !sizes[i].known {
+			e := &sizes[i]
+			e.normalized = collapseSpace(list[i].Description)
+			e.runes = utf8.RuneCountInString(e.normalized)
+			e.fixed = utf8.RuneCountInString(f.before(list[i])) + utf8.RuneCountInString(f.after(list[i]))
+			e.whole = utf8.RuneCountInString(f.describe(e.normalized))
+			e.cutAt, e.known = -1, true
 		}
-		return normalized[i]
+		return sizes[i].normalized
+	}
+	// entryLen is the length of entry i with its description cut to limit.
+	entryLen := func(i, limit int) int {
+		d := desc(i)
+		e := &sizes[i]
+		switch {
+		case e.runes <= limit:
+			return e.fixed + e.whole
+		case e.cutAt != limit:
+			e.cutAt = limit
+			if kept, ok := clipped(d, limit); ok && f.describedLen != nil {
+				// clip(d, limit) is kept + "…", which no format escapes.
+				e.cut = f.describedLen(kept) + 1
+			} else {
+				e.cut = utf8.RuneCountInString(f.describe(clip(d, limit)))
+			}
+		}
+		return e.fixed + e.cut
 	}
 	// opensGroup returns the heading skill i starts, if any.
 	opensGroup := func(i int) (string, bool) {
@@ -203,7 +238,7 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 			if h, ok := opensGroup(i); ok {
 				total += utf8.RuneCountInString(h) + utf8.RuneCountInString(f.groupClose)
 			}
-			total += utf8.RuneCountInString(f.entry(list[i], clip(desc(i), limit)))
+			total += entryLen(i, limit)
 		}
 		return total
 	}
@@ -224,7 +259,9 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 			if d != desc(i) {
 				shortened++
 			}
-			b.WriteString(f.entry(list[i], d))
+			b.WriteString(f.before(list[i]))
+			b.WriteString(f.describe(d))
+			b.WriteString(f.after(list[i]))
 		}
 		if inGroup {
 			b.WriteString(f.groupClose)
@@ -253,6 +290,39 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	return Block{Text: text, Included: n, Omitted: omitted, Shortened: shortened, DescriptionN: limit}, nil
 }
 
+// collapseSpace is strings.Join(strings.Fields(s), " "), without a copy
+// when s is so already (most descriptions are one line).
+func collapseSpace(s string) string {
+	prevSpace := true // a leading space is not kept
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return strings.Join(strings.Fields(s), " ") // other white space is Unicode's
+		case c == ' ' && !prevSpace:
+			prevSpace = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			return strings.Join(strings.Fields(s), " ")
+		default:
+			prevSpace = false
+		}
+	}
+	if prevSpace && s != "" {
+		return strings.Join(strings.Fields(s), " ") // a trailing space
+	}
+	return s
+}
+
+// entrySize is what sizing an entry of a block found out, once.
+type entrySize struct {
+	known      bool
+	normalized string // the description, white space collapsed
+	runes      int    // its characters
+	fixed      int    // characters of the entry besides the description
+	whole      int    // characters of the description as written
+	cutAt, cut int    // the last limit it was cut to, and its characters then
+}
+
 // Shorten cuts s to at most n characters, marking the cut with "…".
 func Shorten(s string, n int) string { return clip(s, n) }
 
@@ -274,8 +344,7 @@ func ValidToolName(name string) bool {
 // where it would end a CDATA marker, " in attributes. Characters XML cannot
 // hold at all (most control characters) are dropped.
 func xmlEscape(s string, attr bool) string {
-	needs := func(r rune) bool { return r == '&' || r == '<' || r == '>' || attr && r == '"' || !xmlChar(r) }
-	if !strings.ContainsFunc(s, needs) {
+	if !needsXMLEscape(s, attr) {
 		return s
 	}
 	var b strings.Builder
@@ -295,6 +364,48 @@ func xmlEscape(s string, attr bool) string {
 		}
 	}
 	return b.String()
+}
+
+// xmlEscapedLen is utf8.RuneCountInString(xmlEscape(s, false)).
+func xmlEscapedLen(s string) int {
+	n := 0
+	for i, r := range s {
+		switch {
+		case r == '&':
+			n += len("&amp;")
+		case r == '<':
+			n += len("&lt;")
+		case r == '>' && strings.HasSuffix(s[:i], "]]"):
+			n += len("&gt;")
+		case !xmlChar(r):
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// needsXMLEscape reports whether xmlEscape changes s: it holds &, <, >,
+// a quote in an attribute, or a character XML does not allow. ASCII is
+// checked a byte at a time: a block escapes every name, description and
+// location it sizes.
+func needsXMLEscape(s string, attr bool) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == '&' || c == '<' || c == '>' || attr && c == '"' || !xmlChar(rune(c)) {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:]) // an invalid byte is U+FFFD, which XML allows
+		if !xmlChar(r) {
+			return true
+		}
+		i += size
+	}
+	return false
 }
 
 // xmlChar reports whether XML 1.0 allows r in a document.

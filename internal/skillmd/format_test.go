@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -572,6 +573,46 @@ func TestFormatBlockNote(t *testing.T) {
 	for _, tool := range []string{"a--b", "x -->", "two words", "tool\n", "-lead", strings.Repeat("t", 129)} {
 		if _, err := skillmd.FormatBlock(list, skillmd.FormatOptions{SearchTool: tool}); !errors.Is(err, errkind.InvalidArgument) {
 			t.Errorf("SearchTool %q: err = %v, want InvalidArgument", tool, err)
+		}
+	}
+}
+
+// TestFormatBlockSizedExactly: a block is sized without rendering each
+// candidate, so the sizes must be exact: a block fits its budget, and
+// rendering the same skills within exactly its length gives the same
+// block (an overestimate would drop or cut more, an underestimate would
+// pass the budget).
+func TestFormatBlockSizedExactly(t *testing.T) {
+	odd := []string{"plain words ", "quotes \" and ' ", "<tags> & ", "]]> ", "ünïcödé ✓ ", "tab\tand  spaces ", "yes: no # ", "\x01ctl "}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		list := make([]skillmd.Entry, 1+rng.IntN(60))
+		for i := range list {
+			var d strings.Builder
+			for range rng.IntN(80) {
+				d.WriteString(odd[rng.IntN(len(odd))])
+			}
+			cat := ""
+			if rng.IntN(3) > 0 {
+				cat = fmt.Sprintf("cat-%d", rng.IntN(4))
+			}
+			list[i] = skillmd.Entry{Name: fmt.Sprintf("skill-%d", i), Description: d.String(), Category: cat, Location: "/skills/" + cat + "/skill/SKILL.md"}
+		}
+		for _, format := range skillmd.FormatNames() {
+			opts := skillmd.FormatOptions{Format: format, CharBudget: 200 + rng.IntN(20000), GroupByCategory: rng.IntN(2) == 0}
+			b, err := skillmd.FormatBlock(list, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := utf8.RuneCountInString(b.Text)
+			if n > opts.CharBudget {
+				t.Fatalf("round %d, %s: %d characters over a budget of %d", round, format, n, opts.CharBudget)
+			}
+			opts.CharBudget = n
+			again, err := skillmd.FormatBlock(list, opts)
+			if err != nil || again != b {
+				t.Fatalf("round %d, %s: within exactly its %d characters the block became %+v (%v), want %+v", round, format, n, again, err, b)
+			}
 		}
 	}
 }

@@ -321,11 +321,32 @@ func firstLine(s string) string {
 	return clip(s, 200)
 }
 
+// clipped is what clip(s, n) keeps of s before the "…" it adds, as a part
+// of s, when it cuts s and keeps valid UTF-8 (ok).
+func clipped(s string, n int) (kept string, ok bool) {
+	if utf8.RuneCountInString(s) <= n {
+		return "", false
+	}
+	end := 0
+	for range max(n-1, 0) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	if !utf8.ValidString(s[:end]) {
+		return "", false
+	}
+	return strings.TrimSpace(s[:end]), true
+}
+
 // clip shortens s to at most n runes, marking the cut with "…".
 func clip(s string, n int) string {
+	if kept, ok := clipped(s, n); ok {
+		return kept + "…"
+	}
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
+	// Not UTF-8: as a conversion to runes spells invalid bytes, U+FFFD each.
 	r := []rune(s)
 	return strings.TrimSpace(string(r[:max(n-1, 0)])) + "…"
 }

@@ -10,8 +10,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -147,5 +149,37 @@ func BenchmarkTreeStat(b *testing.B) {
 		if _, err := lib.Tree.Stat(ctx, id, "cat-01/skill-0001/SKILL.md"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFirstListingWarmCache is a new replica's first ListSkills of
+// 1,000 skills while the shared cache (an in-process one here, standing in
+// for Redis) holds the index another replica published: decoding the index
+// and parsing every head into the layer, without a storage request
+// (bench-load's "first ListSkills: new process, warm Redis").
+func BenchmarkFirstListingWarmCache(b *testing.B) {
+	lb := skillstest.New()
+	for i := range benchSkills {
+		name := fmt.Sprintf("skill-%04d", i)
+		lb.User("bench").File(fmt.Sprintf("cat-%02d/%s/SKILL.md", i%20, name), string(benchBody(name)))
+	}
+	bucket := objstoretest.NewFaulty(lb.Bucket(b))
+	shared := cache.NewLRU(256 << 20)
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "bench", Thread: "t"})
+	list := func() {
+		lib := skillstest.Library(b, bucket, skillstest.Indexed(time.Hour), skills.WithCache(shared))
+		defer lib.Close()
+		got, err := lib.Catalog.Skills(context.Background(), id, skills.ListOptions{})
+		if err != nil || len(got) != benchSkills {
+			b.Fatalf("listed %d skills, err %v", len(got), err)
+		}
+	}
+	list() // publishes the index
+	lists := bucket.Calls(objstore.OpList)
+	for b.Loop() {
+		list()
+	}
+	if n := bucket.Calls(objstore.OpList) - lists; n != 0 {
+		b.Fatalf("%d listings: the index was not taken from the cache", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"path"
 	"slices"
 	"sort"
@@ -30,9 +31,13 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
-	replies  *replies // encoded replies, by what they were made from
+	replies  *replies                    // encoded replies, by what they were made from
+	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 	listener listenerSlot
 }
+
+// heldSkillMD is the kind of the parsed SKILL.md files on the held budget.
+const heldSkillMD = "skillmd"
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.
 type Skill struct {
@@ -52,22 +57,32 @@ type Skill struct {
 }
 
 // Location is the virtual path of the skill's SKILL.md.
-func (s Skill) Location() string { return s.Path + "/SKILL.md" }
+func (s Skill) Location() string { return location(s.Path) }
 
-// entries are what a prompt block says of each skill.
-func entries(list []Skill) []skillmd.Entry {
-	out := make([]skillmd.Entry, len(list))
-	for i, s := range list {
-		out[i] = skillmd.Entry{Name: s.Name, Description: s.Description, Category: s.Category, Location: s.Location()}
+// location is the virtual path of the SKILL.md of the skill at path.
+func location(path string) string { return path + "/SKILL.md" }
+
+// skillPath is the virtual path of the skill folder r (Skill.Path).
+func (c *Catalog) skillPath(r *skillRef) string {
+	if r.location != "" { // made with the layer
+		return r.location[:len(r.location)-len("/SKILL.md")]
 	}
-	return out
+	return c.cfg.Mount + "/" + r.dir
+}
+
+// skillLocation is the virtual path of r's SKILL.md (Skill.Location).
+func (c *Catalog) skillLocation(r *skillRef) string {
+	if r.location != "" {
+		return r.location
+	}
+	return location(c.skillPath(r))
 }
 
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
-		Path: c.cfg.Mount + "/" + s.dir, Dir: s.dir, Folder: s.folder, Category: s.category,
+		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category,
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
@@ -127,16 +142,27 @@ func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
 func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 	disabled := s.st.disabledSet()
 	var out []Skill
-	for r := range s.v.all() {
-		if opts.FilterCategory && r.category != opts.Category {
-			continue
-		}
-		sk := c.summary(r, r.head.fm, r.problems(), disabled)
-		if (opts.IncludeInvalid || sk.Valid()) && (opts.IncludeDisabled || !sk.Disabled) {
-			out = append(out, sk)
-		}
+	for r := range s.listed(opts, disabled) {
+		out = append(out, c.summary(r, r.head.fm, r.problems(), disabled))
 	}
 	return out
+}
+
+// listed yields the skills of s a listing with opts holds, in path order:
+// the one rule of Skills, Page and Prompt.
+func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
+	return func(yield func(*skillRef) bool) {
+		for r := range s.v.all() {
+			valid := len(r.head.problems.Errors) == 0 && len(r.notes.Errors) == 0 // as Skill.Valid of its summary
+			if opts.FilterCategory && r.category != opts.Category ||
+				!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] {
+				continue
+			}
+			if !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // Page is one page of Skills.
@@ -280,10 +306,15 @@ func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions,
 	return f, nil
 }
 
-// prompt renders the block of the snapshot s; f is checked.
+// prompt renders the block of the snapshot s; f is checked. It makes the
+// entries from the view without the summaries a listing makes: a block a
+// reply cache does not hold is made on every call.
 func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
-	list := c.list(s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory})
-	b, err := skillmd.FormatBlock(entries(list), f)
+	list := make([]skillmd.Entry, 0, len(s.v.own.all)+len(s.v.shared.all)) // at most
+	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
+		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: c.skillLocation(r)})
+	}
+	b, err := skillmd.FormatBlock(list, f)
 	return Block{Block: b, LibraryDigest: s.digest()}, err
 }
 
@@ -330,11 +361,11 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !s.notes.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.notes)
 	}
-	raw, a, err := c.readText(ctx, s.skillMD, c.cfg.Mount+"/"+s.dir+"/SKILL.md", "")
+	f, err := c.skillMD(ctx, s)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	fm, body, problems := skillmd.ParseSkillMD(raw, s.folder)
+	problems := f.problems
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
@@ -343,9 +374,50 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	d := Detail{Skill: c.summary(s, fm, problems, st.disabledSet()), Raw: string(raw), Body: body}
-	d.ETag = a.ETag // of the bytes read, which may be newer than the listing
+	d := Detail{Skill: c.summary(s, f.fm, problems, st.disabledSet()), Raw: f.raw, Body: f.body}
+	d.ETag = f.etag // of the bytes read, which may be newer than the listing
 	return d, s, nil
+}
+
+// skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
+// parsed once per version and shared by every caller (read-only).
+type skillFile struct {
+	raw, body string // body is the end of raw
+	etag      string // of the bytes read
+	fm        skillmd.Frontmatter
+	problems  skillmd.Problems
+}
+
+// parseSkillFile parses raw, the SKILL.md of folder at etag.
+func parseSkillFile(raw []byte, etag, folder string) *skillFile {
+	f := &skillFile{raw: string(raw), etag: etag}
+	f.fm, f.body, f.problems = skillmd.ParseSkillMD(raw, folder)
+	if strings.HasSuffix(f.raw, f.body) {
+		f.body = f.raw[len(f.raw)-len(f.body):] // one copy of the text, not two
+	}
+	return f
+}
+
+// skillMD reads and parses the SKILL.md of s, or returns the version the
+// listing names as parsed before: parsing is most of a warm GetSkill's
+// work. The file cache would return the same bytes (by key and ETag), so
+// the answer is the same; the parse is held on the budget of what the
+// replica keeps decoded, keyed by the object's key and ETag (which
+// determine the folder the parse checks the name against).
+func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) {
+	key := s.skillMD.Key + "\x00" + s.skillMD.ETag
+	if f, ok := c.skillMDs.Get(key); ok && s.skillMD.ETag != "" {
+		return f, nil
+	}
+	raw, a, err := c.readText(ctx, s.skillMD, c.skillLocation(s), "")
+	if err != nil {
+		return nil, err
+	}
+	f := parseSkillFile(raw, a.ETag, s.folder)
+	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag { // a version, not whatever is there now
+		c.skillMDs.Add(key, f, f.heldBytes(key))
+	}
+	return f, nil
 }
 
 func invalidSkill(mount string, s *skillRef, p skillmd.Problems) error {

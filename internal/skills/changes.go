@@ -111,10 +111,17 @@ func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
 	return nil
 }
 
-// Forget drops this process's copy of the library ch changed, for a change
-// another replica invalidated: the next call reads the newer index from
-// the shared cache, or lists the library.
+// Forget drops this process's copy of the library or settings ch changed,
+// for a change another replica invalidated: the next call reads the newer
+// index or settings from the shared cache, or lists the library.
 func (c *Catalog) Forget(ch Change) error {
+	if ch.Kind == Settings {
+		if _, err := c.views.operator(ch.Library.User); err != nil {
+			return err
+		}
+		c.settings.dropLocal(ch.Library.User)
+		return nil
+	}
 	if ch.Kind != LibraryFile {
 		return nil
 	}
@@ -130,10 +137,11 @@ func (c *Catalog) Forget(ch Change) error {
 	return nil
 }
 
-// ForgetAll drops every library index this process holds, for a replica
-// that may have missed some Forget calls: each is read again from the shared
-// cache on its next use.
+// ForgetAll drops every library index and settings this process holds, for
+// a replica that may have missed some Forget calls: each is read again from
+// the shared cache on its next use.
 func (c *Catalog) ForgetAll() {
 	c.views.indexes.ForgetAll()
+	c.settings.dropAllLocal()
 	c.changed(LibraryRef{Shared: true}, false)
 }

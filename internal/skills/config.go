@@ -105,7 +105,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.IndexRefresh, prefix+"index-refresh", 5*time.Second, "Age after which a library index is revalidated in the background while it is still served; 0 lists the library on every call.")
 	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
 	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
-	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; changes made through skillsvc show up at once.")
+	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; a change made through skillsvc shows up at once on the replica that made it, on the others within --cache.lru.max-ttl (each keeps them in process that long).")
 	f.Int64Var(&c.MaxHeldBytes, prefix+"max-held-bytes", DefaultMaxHeldBytes, "Most bytes of library indexes, parsed skills and users' views one replica keeps decoded in memory, least recently used out; the shared library is held once, each user's view costs about their own skills. The default suits a 512 MiB pod with the default --cache.lru.max-bytes.")
 	f.IntVar(&c.MaxHeldIndexes, prefix+"max-held-indexes", 0, "Deprecated and ignored: use --skills.max-held-bytes.")
 	f.Int64Var(&c.MaxCachedFileBytes, prefix+"max-cached-file-bytes", 256<<10, "Largest skill file whose content is cached by key and ETag.")

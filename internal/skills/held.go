@@ -27,10 +27,12 @@ const (
 )
 
 var (
-	skillRefBytes     = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
-	entryBytes        = int64(unsafe.Sizeof(entry{}))
-	manifestBytes     = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
-	manifestFileBytes = int64(unsafe.Sizeof(ManifestFile{}))
+	skillRefBytes      = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
+	entryBytes         = int64(unsafe.Sizeof(entry{}))
+	manifestBytes      = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
+	manifestFileBytes  = int64(unsafe.Sizeof(ManifestFile{}))
+	localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{})))
+	skillFileBytes     = libindex.AllocBytes(int(unsafe.Sizeof(skillFile{})))
 )
 
 // heldBytes estimates the heap l keeps alive.
@@ -43,7 +45,7 @@ func (l *layer) heldBytes() int64 {
 		n += libindex.AllocBytes(8 * cap(list))
 	}
 	for _, s := range l.all {
-		n += skillRefBytes + parsedBytes(s.head) + problemsBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + problemsBytes(s.notes) + manifestHeldBytes(s.manifest)
 	}
 	return n
 }
@@ -56,6 +58,15 @@ func (o *overlay) heldBytes() int64 {
 		n += slotBytes + skillRefBytes + problemsBytes(s.notes)
 	}
 	return n
+}
+
+// heldBytes estimates the heap f keeps alive, and its key on the budget.
+func (f *skillFile) heldBytes(key string) int64 {
+	n := skillFileBytes + 2*libindex.AllocBytes(len(key)) + libindex.AllocBytes(len(f.raw)) + libindex.AllocBytes(len(f.etag))
+	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
+		n += libindex.AllocBytes(len(f.body))
+	}
+	return n + parsedBytes(parsed{fm: f.fm, problems: f.problems})
 }
 
 // parsedBytes estimates what a parsed head holds beyond its struct.

@@ -109,5 +109,25 @@ func TestHeldEstimates(t *testing.T) {
 		return est
 	})
 	runtime.KeepAlive(overlays)
+	var raws [][]byte
+	var refs []*skillRef
+	for _, s := range sl.all {
+		raw, _, err := lib.Catalog.readText(t.Context(), s.skillMD, "/skills/"+s.dir+"/SKILL.md", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raws, refs = append(raws, raw), append(refs, s)
+	}
+	files := make([]*skillFile, len(refs))
+	measure(fmt.Sprintf("%d SKILL.md files parsed for GetSkill", len(refs)), func() int64 {
+		var est int64
+		for i, s := range refs {
+			files[i] = parseSkillFile(raws[i], s.skillMD.ETag, s.folder)
+			est += files[i].heldBytes(s.skillMD.Key + "\x00" + s.skillMD.ETag)
+		}
+		return est
+	})
+	runtime.KeepAlive(files)
+	runtime.KeepAlive(raws)
 	runtime.KeepAlive(sl)
 }

@@ -100,8 +100,9 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings: &settingsStore{bucket: bucket, shared: cache.Shared(o.cache), ttl: settingsTTL, keyTemplate: cfg.SettingsKey, cacheLog: cl, metrics: m},
+		settings: newSettingsStore(bucket, o.cache, settingsTTL, cfg.SettingsKey, ix.Held(), cl, m),
 		replies:  newReplies(cfg.ReplyCacheBytes, newReplyMetrics(o.reg)),
+		skillMDs: libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 	}
 	return &Library{
 		Catalog:  c,

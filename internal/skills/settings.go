@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -87,6 +88,46 @@ type settingsStore struct {
 	cacheLog    *libindex.CacheLog
 	metrics     *libindex.Metrics
 	flight      singleflight.Group
+
+	// local keeps each user's decoded settings in process for localTTL
+	// (cache.LocalTTL: --cache.lru.max-ttl with Redis, 0 without), so a
+	// call costs no round trip to the shared cache. A change made through
+	// this replica is its next read (update and forget drop the copy, and
+	// a read that began before a change keeps nothing); one made through
+	// another replica shows up within localTTL, as the other entries of
+	// the in-process cache do.
+	local    *libindex.Shelf[*localSettings]
+	localTTL time.Duration
+	now      func() time.Time
+	localMu  sync.Mutex
+	changes  uint64 // updates and forgets so far, under localMu
+}
+
+// localSettings are a user's settings as read at a time.
+type localSettings struct {
+	s  settings
+	at time.Time
+}
+
+// heldSettings is the kind of the settings on the held budget.
+const heldSettings = "settings"
+
+func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
+	st := &settingsStore{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, now: time.Now}
+	if ttl > 0 {
+		st.localTTL = min(cache.LocalTTL(c), ttl)
+		st.local = libindex.NewShelf[*localSettings](held, heldSettings)
+	}
+	return st
+}
+
+// heldBytes estimates the heap l keeps alive (and its key on the budget).
+func (l *localSettings) heldBytes(user string) int64 {
+	n := 2*libindex.AllocBytes(len(user)) + localSettingsBytes + libindex.AllocBytes(16*cap(l.s.Disabled))
+	for _, name := range l.s.Disabled {
+		n += libindex.AllocBytes(len(name))
+	}
+	return n
 }
 
 func (st *settingsStore) key(user string) string {
@@ -99,6 +140,55 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Caller) (settings, e
 		s, _, err := st.load(ctx, id.User())
 		return s, err
 	}
+	if st.localTTL <= 0 {
+		return st.getShared(ctx, id)
+	}
+	at := st.now()
+	if l, ok := st.local.Get(id.User()); ok && at.Sub(l.at) < st.localTTL {
+		return l.s, nil
+	}
+	st.localMu.Lock()
+	since := st.changes
+	st.localMu.Unlock()
+	s, err := st.getShared(ctx, id)
+	if err != nil {
+		return s, err
+	}
+	st.localMu.Lock()
+	defer st.localMu.Unlock()
+	if st.changes == since {
+		l := &localSettings{s: s, at: at}
+		st.local.Add(id.User(), l, l.heldBytes(id.User()))
+	}
+	return s, nil
+}
+
+// dropLocal forgets this process's copy of the user's settings, after a
+// change: a read under way when it runs keeps nothing it read.
+func (st *settingsStore) dropLocal(user string) {
+	if st.local == nil {
+		return
+	}
+	st.localMu.Lock()
+	defer st.localMu.Unlock()
+	st.changes++
+	st.local.Remove(user)
+}
+
+// dropAllLocal forgets this process's copies of every user's settings.
+func (st *settingsStore) dropAllLocal() {
+	if st.local == nil {
+		return
+	}
+	st.localMu.Lock()
+	defer st.localMu.Unlock()
+	st.changes++
+	st.local.Purge()
+}
+
+// getShared returns the user's settings from the shared cache, filling it
+// from storage on a miss.
+func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (settings, error) {
 	ckey := settingsCacheKey(id.User())
 	hits, err := st.shared.Fetch(ctx, []string{ckey})
 	if err != nil {
@@ -181,6 +271,7 @@ func (st *settingsStore) store(ctx context.Context, user string, s settings) {
 
 // forget drops the user's cached settings.
 func (st *settingsStore) forget(ctx context.Context, user string) error {
+	defer st.dropLocal(user)
 	return st.shared.Delete(ctx, settingsCacheKey(user))
 }
 
@@ -208,6 +299,8 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Caller, change fu
 	if st.ttl > 0 {
 		unlock := st.lock(ctx, id.User())
 		defer unlock()
+		// Last, once the shared cache holds the change (or nothing).
+		defer st.dropLocal(id.User())
 	}
 	var final settings
 	wrote := false // a Put was sent: it may have landed even if it failed

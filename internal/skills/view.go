@@ -8,8 +8,10 @@ import (
 	"iter"
 	"maps"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +47,7 @@ type skillRef struct {
 	// name, or the folder's when the frontmatter has no usable one.
 	name     string
 	skillMD  objstore.Object
+	location string           // the virtual path of its SKILL.md (Skill.Location)
 	files    []entry          // every file of the folder, SKILL.md included, by rel
 	head     parsed           // the frontmatter as of the listing
 	manifest *Manifest        // files by digest, from the layer's index
@@ -267,25 +270,31 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) *layer {
 	l := &layer{gen: x.Gen, entries: addressable(x.Objs, prefix)}
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
+	var unparsed []*skillRef
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
-		head, ok := x.Heads[s.skillMD.Key]
-		if !ok {
+		if _, ok := x.Heads[s.skillMD.Key]; !ok {
 			return true // deleted between the listing and the read of its head
 		}
 		if p, ok := prev.parsed(s); ok {
 			s.head = p
 		} else {
-			s.head = vs.heads.parse(ctx, s, head)
+			unparsed = append(unparsed, s)
 		}
-		s.name = cmp.Or(s.head.fm.Name, s.folder)
 		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x.Digests)
 		return false
 	})
+	vs.parseHeads(ctx, unparsed, x.Heads)
+	for _, s := range skills {
+		s.name = cmp.Or(s.head.fm.Name, s.folder)
+	}
 	for _, s := range nested {
 		vs.heads.reportNested(ctx, s)
 	}
 	markDuplicates(vs.cfg.Mount, skills)
 	l.all = slices.Concat(skills, nested)
+	for _, s := range l.all {
+		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
+	}
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
 	l.names = slices.Clone(skills)
 	slices.SortFunc(l.names, func(a, b *skillRef) int { return cmp.Or(strings.Compare(a.name, b.name), duplicateOrder(a.name, a, b)) })
@@ -318,6 +327,33 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	}
 	l.bytes = l.heldBytes()
 	return l
+}
+
+// parallelHeads is the fewest heads worth parsing on more than one core.
+const parallelHeads = 64
+
+// parseHeads parses the head of each skill of list, on every core when
+// there are many: a replica's first call on a large library (its index
+// from the shared cache) is mostly this.
+func (vs *views) parseHeads(ctx context.Context, list []*skillRef, heads map[string][]byte) {
+	workers := min(runtime.GOMAXPROCS(0), len(list)/parallelHeads)
+	if workers <= 1 {
+		for _, s := range list {
+			s.head = vs.heads.parse(ctx, s, heads[s.skillMD.Key])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(list)); i = next.Add(1) - 1 {
+				s := list[i]
+				s.head = vs.heads.parse(ctx, s, heads[s.skillMD.Key])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // find returns the position in all of the folder at dir.

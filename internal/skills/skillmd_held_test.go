@@ -1,0 +1,108 @@
+package skills
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+)
+
+// TestSkillMDParsedOnce: GetSkill and RenderSkill read and parse a
+// SKILL.md once per version: later calls read nothing, not even the file
+// cache, and a new version (once the listing has it) is read afresh.
+func TestSkillMDParsedOnce(t *testing.T) {
+	mem := objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")})
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	lib, _ := replicaOf(t, objstoretest.NewFaulty(mem), nil, clk)
+	reads := func() float64 {
+		sum := 0.0
+		for _, r := range []string{"hit", "miss", "uncached"} {
+			sum += testutil.ToFloat64(lib.metrics.Files.WithLabelValues(r))
+		}
+		return sum
+	}
+	d, err := lib.Catalog.Get(t.Context(), alice, "one")
+	if err != nil || !strings.Contains(d.Body, "# one") {
+		t.Fatalf("Get = %+v, %v", d, err)
+	}
+	before := reads()
+	for range 3 {
+		again, err := lib.Catalog.Get(t.Context(), alice, "one")
+		if err != nil || again.Raw != d.Raw || again.Body != d.Body || again.ETag != d.ETag || again.Description != d.Description {
+			t.Fatalf("Get again = %+v, %v; want %+v", again, err, d)
+		}
+		if _, _, err := lib.Catalog.Render(t.Context(), alice, "one", RenderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reads() - before; n != 0 {
+		t.Errorf("the same version was read %v more times, want 0", n)
+	}
+
+	changed := "---\nname: one\ndescription: Changed.\n---\n# one, changed\n"
+	if _, err := mem.Put(t.Context(), "alice/skills/one/SKILL.md", strings.NewReader(changed), int64(len(changed)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lib.Catalog.DropIndex(t.Context(), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	d, err = lib.Catalog.Get(t.Context(), alice, "one")
+	if err != nil || d.Raw != changed || d.Body != "# one, changed\n" || d.Description != "Changed." {
+		t.Errorf("Get after the change = %+v, %v; want the new version", d, err)
+	}
+}
+
+// noETags is a bucket whose objects carry no version (ETag ""), as some
+// S3-compatible stores list them.
+type noETags struct{ objstore.Bucket }
+
+func (b noETags) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
+	rc, a, err := b.Bucket.Get(ctx, key)
+	a.ETag = ""
+	return rc, a, err
+}
+
+func (b noETags) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+	rc, a, err := b.Bucket.GetRange(ctx, key, offset, length)
+	a.ETag = ""
+	return rc, a, err
+}
+
+func (b noETags) Stat(ctx context.Context, key string) (objstore.Attributes, error) {
+	a, err := b.Bucket.Stat(ctx, key)
+	a.ETag = ""
+	return a, err
+}
+
+func (b noETags) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
+	p, err := b.Bucket.List(ctx, opts)
+	for i := range p.Objects {
+		p.Objects[i].ETag = ""
+	}
+	return p, err
+}
+
+// TestSkillMDUnversionedReadEachTime: a SKILL.md without an ETag names no
+// version, so GetSkill keeps no parse of it: a change shows up at the next
+// call.
+func TestSkillMDUnversionedReadEachTime(t *testing.T) {
+	mem := objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")})
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	lib, _ := replicaOf(t, noETags{mem}, nil, clk)
+	if d, err := lib.Catalog.Get(t.Context(), alice, "one"); err != nil || d.Description != "Does one." {
+		t.Fatalf("Get = %+v, %v", d, err)
+	}
+	changed := "---\nname: one\ndescription: Changed.\n---\n# one, changed\n"
+	if _, err := mem.Put(t.Context(), "alice/skills/one/SKILL.md", strings.NewReader(changed), int64(len(changed)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := lib.Catalog.Get(t.Context(), alice, "one"); err != nil || d.Description != "Changed." {
+		t.Errorf("Get after the change = %q, %v; want the new version", d.Description, err)
+	}
+}

@@ -305,7 +305,9 @@ func TestValidateIsCheckFolder(t *testing.T) {
 				want = append(want, m)
 			}
 			r := runCtl(t, nil, "validate", "--json", dir)
-			var out struct{ Skills []struct{ Problems []map[string]any } }
+			var out struct {
+				Skills []struct{ Problems []map[string]any }
+			}
 			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Skills) != 1 {
 				t.Fatalf("%v\n%s%s", err, r.stdout, r.stderr)
 			}

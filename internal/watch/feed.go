@@ -61,7 +61,8 @@ type Feed struct {
 
 	mu      sync.Mutex
 	closed  bool
-	hubs    map[string]*hub // by user
+	kept    map[string]time.Time // states Remember kept lately, by stateKey
+	hubs    map[string]*hub      // by user
 	perUser map[string]int  // bounded subscriptions by user
 	total   int             // bounded subscriptions
 }
@@ -88,7 +89,7 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 	f := &Feed{
 		cat: cat, cfg: cfg, interval: cfg.interval(cat.IndexRefresh()), cache: o.Cache, topic: o.Topic,
 		self: rand.Text(), log: o.Log, metrics: newMetrics(o.Registerer),
-		hubs: map[string]*hub{}, perUser: map[string]int{},
+		hubs: map[string]*hub{}, perUser: map[string]int{}, kept: map[string]time.Time{},
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if f.topic != nil {
@@ -185,6 +186,39 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 	}
 	return st, true
 }
+
+// Remember keeps the state of id's catalog at digest, a listing's
+// library_digest, so a client resumes a watch from a listing though no
+// watch was open when it listed (WatchSkillsRequest's contract). A digest
+// kept lately costs a map lookup; one the catalog has already moved on
+// from is not kept (a watch from it is told reset).
+func (f *Feed) Remember(ctx context.Context, id mounts.Caller, digest string) {
+	if digest == "" {
+		return
+	}
+	key := stateKey(id.User(), digest)
+	now := time.Now()
+	f.mu.Lock()
+	at, ok := f.kept[key]
+	f.mu.Unlock()
+	if ok && now.Sub(at) < f.cfg.ResumeTTL/2 {
+		return
+	}
+	list, cur, err := f.cat.State(ctx, id)
+	if err != nil || cur != digest {
+		return
+	}
+	f.keep(ctx, id.User(), StateOf(list, cur))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.kept) >= maxRemembered {
+		clear(f.kept) // a bound, not a cache: forgetting costs one more look
+	}
+	f.kept[key] = now
+}
+
+// maxRemembered bounds the digests Remember knows it kept.
+const maxRemembered = 4096
 
 // stateKey names a kept state; the user in a hash tag, as the catalog's
 // keys (libindex/keys.go), so a Redis Cluster keeps a user's keys together.

@@ -63,8 +63,8 @@ type Feed struct {
 	closed  bool
 	kept    map[string]time.Time // states Remember kept lately, by stateKey
 	hubs    map[string]*hub      // by user
-	perUser map[string]int  // bounded subscriptions by user
-	total   int             // bounded subscriptions
+	perUser map[string]int       // bounded subscriptions by user
+	total   int                  // bounded subscriptions
 }
 
 // defaultCacheBytes bounds the in-process cache of states New makes

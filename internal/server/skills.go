@@ -117,10 +117,6 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
-	if s.feed != nil {
-		// A watch may resume from this listing's digest.
-		s.feed.Remember(ctx, id, stringField(b, listDigestField))
-	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
 

@@ -32,6 +32,7 @@ type Catalog struct {
 	settings *settingsStore
 	replies  *replies // encoded replies, by what they were made from
 	listener listenerSlot
+	onListed listedSlot
 }
 
 // Skill is a skill's summary: where it is, its frontmatter and problems.

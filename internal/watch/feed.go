@@ -98,6 +98,7 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 		f.stopTopic = f.topic.Subscribe(f.fromPeer, f.resync)
 	}
 	cat.Listen(f.changed)
+	cat.OnListed(f.remember)
 	return f, nil
 }
 
@@ -118,6 +119,7 @@ func (f *Feed) Close() {
 	}
 	f.mu.Unlock()
 	f.cat.Listen(nil)
+	f.cat.OnListed(nil)
 	f.cancel()
 	if f.stopTopic != nil {
 		f.stopTopic()
@@ -187,15 +189,12 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 	return st, true
 }
 
-// Remember keeps the state of id's catalog at digest, a listing's
-// library_digest, so a client resumes a watch from a listing though no
-// watch was open when it listed (WatchSkillsRequest's contract). A digest
-// kept lately costs a map lookup; one the catalog has already moved on
-// from is not kept (a watch from it is told reset).
-func (f *Feed) Remember(ctx context.Context, id mounts.Caller, digest string) {
-	if digest == "" {
-		return
-	}
+// remember keeps the state of a listing (the catalog's ListedFunc), so a
+// client resumes a watch from a listing's library_digest though no watch
+// was open when it listed (WatchSkillsRequest's contract). A digest kept
+// lately costs a map lookup; the state comes from the listing's snapshot,
+// at no storage request.
+func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skills.Skill) {
 	key := stateKey(id.User(), digest)
 	now := time.Now()
 	f.mu.Lock()
@@ -204,15 +203,11 @@ func (f *Feed) Remember(ctx context.Context, id mounts.Caller, digest string) {
 	if ok && now.Sub(at) < f.cfg.ResumeTTL/2 {
 		return
 	}
-	list, cur, err := f.cat.State(ctx, id)
-	if err != nil || cur != digest {
-		return
-	}
-	f.keep(ctx, id.User(), StateOf(list, cur))
+	f.keep(ctx, id.User(), StateOf(state(), digest))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.kept) >= maxRemembered {
-		clear(f.kept) // a bound, not a cache: forgetting costs one more look
+		clear(f.kept) // a bound, not a cache: forgetting costs one more write
 	}
 	f.kept[key] = now
 }

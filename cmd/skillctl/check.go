@@ -8,13 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -33,7 +31,7 @@ type localSkill struct {
 	Files      []localFile
 	TotalBytes int64
 	// Truncated: the folder holds more than skillmd.MaxSkillFiles files;
-	// Files stops there.
+	// Files stops at one past the limit.
 	Truncated bool
 	// Irregular lists symlinks, devices and the like: never published.
 	Irregular []string
@@ -92,7 +90,7 @@ func readSkillDir(ctx context.Context, dir string) (localSkill, error) {
 			}
 			return nil
 		}
-		if len(s.Files) == skillmd.MaxSkillFiles {
+		if len(s.Files) > skillmd.MaxSkillFiles {
 			s.Truncated = true
 			return errStop
 		}
@@ -111,26 +109,35 @@ func readSkillDir(ctx context.Context, dir string) (localSkill, error) {
 	return s, nil
 }
 
-// checkLocal applies the publishing rules to a skill folder on disk.
+// checkLocal applies the publishing rules to a skill folder on disk: the
+// server's own, skillmd.CheckFolder, so there is one rule set. Only
+// SKILL.md is read (no rule looks into the other files; their sizes
+// stand in for them). What only a folder on disk can hold, a symlink or
+// device, is refused here besides.
 func checkLocal(s localSkill) ([]*skillsvcv1.SkillProblem, error) {
-	var md []byte
-	paths := make([]string, 0, len(s.Files)+1)
+	files := make([]skillmd.File, 0, len(s.Files))
 	for _, f := range s.Files {
-		paths = append(paths, f.Rel)
-		if f.Rel != "SKILL.md" {
-			continue
+		sf := skillmd.File{Path: f.Rel, Size: f.Size}
+		if f.Rel == skillmd.SkillFile {
+			// A SKILL.md past the folder's limit is refused for that;
+			// its head is enough to list its other problems.
+			b, err := readHead(f.Abs, min(f.Size, skillmd.MaxSkillBytes))
+			if err != nil {
+				return nil, err
+			}
+			sf.Data = b
 		}
-		// The frontmatter is all the rules read; its bound is the parser's.
-		b, err := readHead(f.Abs, skillmd.MaxFrontmatterBytes+1)
-		if err != nil {
-			return nil, err
+		files = append(files, sf)
+	}
+	var ps []*skillsvcv1.SkillProblem
+	for _, p := range skillmd.CheckFolder(s.Name, files) {
+		if p.Rule == skillmd.RuleMaxFiles && s.Truncated {
+			// The walk stopped past the limit: the count is a lower bound.
+			p.Message = fmt.Sprintf("the folder has more than %d files", skillmd.MaxSkillFiles)
 		}
-		md = b
+		ps = append(ps, &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_Severity(p.Severity), File: p.File,
+			Field: p.Field, Rule: p.Rule, Value: p.Value, Message: p.Message})
 	}
-	if s.Truncated {
-		paths = append(paths, "") // one more than the limit; never read
-	}
-	ps := checkFolder(s.Name, paths, s.TotalBytes, md)
 	for _, rel := range s.Irregular {
 		ps = append(ps, &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_SEVERITY_ERROR, File: rel, Field: "path",
 			Rule: "regular-files", Value: rel, Message: "only regular files are published, not symlinks or devices"})
@@ -148,135 +155,6 @@ func readHead(path string, n int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, n))
-}
-
-// checkFolder is the one place skillctl decides whether a skill folder may
-// be published, as PublishSkill does: name is the folder's name, paths its
-// files (relative), bytes their total size and skillMD the head of its
-// SKILL.md. It mirrors the server's skillmd.CheckFolder rule for rule (the
-// same rule names, fields and order: folder, paths, SKILL.md): the
-// catalog's rules for SKILL.md (ParseSkillMD with the folder's name), the
-// name warnings a bucket's skill gets made errors (the name must be the
-// folder's, a valid skill name), canonical paths, no nested SKILL.md, the
-// MCP extension's limits.
-//
-// TODO(issue 23): call skillmd.CheckFolder once it is on main, so
-// skillctl and PublishSkill share one function; this copy reads only
-// SKILL.md's head, CheckFolder takes every file's bytes.
-func checkFolder(name string, paths []string, bytes int64, skillMD []byte) []*skillsvcv1.SkillProblem {
-	var out []*skillsvcv1.SkillProblem
-	add := func(sev skillsvcv1.SkillProblem_Severity, file, field, rule, value, msg string) {
-		out = append(out, &skillsvcv1.SkillProblem{Severity: sev, File: file, Field: field, Rule: rule, Value: clip(value, 80), Message: msg})
-	}
-	errorSev, warnSev := skillsvcv1.SkillProblem_SEVERITY_ERROR, skillsvcv1.SkillProblem_SEVERITY_WARNING
-	if !skillmd.ValidName(name) || utf8.RuneCountInString(name) > skillmd.MaxNameLen {
-		add(errorSev, "", "name", "folder-name", name, fmt.Sprintf("folder name %q must be a skill name: at most %d lowercase letters, digits and single hyphens", clip(name, 80), skillmd.MaxNameLen))
-	}
-	if len(paths) > skillmd.MaxSkillFiles {
-		add(errorSev, "", "files", "max-files", fmt.Sprint(len(paths)), fmt.Sprintf("the folder has more than %d files", skillmd.MaxSkillFiles))
-	}
-	if bytes > skillmd.MaxSkillBytes {
-		add(errorSev, "", "size", "max-bytes", fmt.Sprint(bytes), fmt.Sprintf("the folder holds %d bytes, at most %d are allowed", bytes, skillmd.MaxSkillBytes))
-	}
-	found, badPaths := false, 0
-	for _, p := range paths {
-		switch {
-		case p == "":
-			// readSkillDir's marker of a file past the limit.
-		case !mounts.Addressable(p):
-			if badPaths++; badPaths <= maxReported {
-				add(errorSev, p, "path", "path-canonical", p, fmt.Sprintf("path %q must be relative to the folder in the canonical spelling (no control characters or backslashes; NFC)", clip(p, 80)))
-			}
-		case p == "SKILL.md":
-			found = true
-		case strings.HasSuffix(p, "/SKILL.md"):
-			add(errorSev, p, "path", "nested-skill", p, fmt.Sprintf("%s: a skill folder holds no other SKILL.md (libraries read it as another skill)", p))
-		}
-	}
-	if !found {
-		add(errorSev, "SKILL.md", "", "skill-md-required", "", "the folder has no SKILL.md")
-		return out
-	}
-	fm, _, parsed := skillmd.ParseSkillMD(skillMD, name)
-	report := func(sev skillsvcv1.SkillProblem_Severity, m string) {
-		field, rule := ruleOf(m)
-		value := valueOf(fm, field)
-		// The catalog serves a bucket's skill whose name is not its
-		// folder's under the folder's name; a publish names it right.
-		switch rule {
-		case "name-format":
-			sev, m = errorSev, fmt.Sprintf("name %q must be a skill name equal to the folder's, %q", clip(value, 80), clip(name, 80))
-		case "name-matches-folder":
-			sev, m = errorSev, fmt.Sprintf("name %q must equal the folder's name %q", clip(value, 80), clip(name, 80))
-		}
-		add(sev, "SKILL.md", field, rule, value, m)
-	}
-	for _, m := range parsed.Errors {
-		report(errorSev, m)
-	}
-	for _, m := range parsed.Warnings {
-		report(warnSev, m)
-	}
-	return out
-}
-
-// problemRules names the rule and field of each of skillmd's problem
-// messages, as the server's structured problems name them.
-// TODO(issue 23): gone with skillmd.CheckFolder.
-var problemRules = []struct {
-	re          *regexp.Regexp
-	field, rule string
-}{
-	{regexp.MustCompile(`^SKILL\.md is not UTF-8`), "", "utf8"},
-	{regexp.MustCompile(`^SKILL\.md has no YAML frontmatter`), "frontmatter", "frontmatter"},
-	{regexp.MustCompile(`^frontmatter is not closed`), "frontmatter", "frontmatter"},
-	{regexp.MustCompile(`^frontmatter is larger`), "frontmatter", "frontmatter"},
-	{regexp.MustCompile(`^frontmatter is not valid YAML`), "frontmatter", "yaml"},
-	{regexp.MustCompile(`^name is required`), "name", "name-required"},
-	{regexp.MustCompile(`^name .* (must be lowercase|is not a skill name)`), "name", "name-format"},
-	{regexp.MustCompile(`^name is \d+ characters`), "name", "name-length"},
-	{regexp.MustCompile(`^name .* differs from its folder`), "name", "name-matches-folder"},
-	{regexp.MustCompile(`^description is required`), "description", "description-required"},
-	{regexp.MustCompile(`^description is \d+ characters`), "description", "description-length"},
-	{regexp.MustCompile(`^compatibility is \d+ characters`), "compatibility", "compatibility-length"},
-	{regexp.MustCompile(`^allowed-tools`), "allowed-tools", "field-type"},
-	{regexp.MustCompile(`^metadata should be`), "metadata", "field-type"},
-}
-
-var fieldTypeRE = regexp.MustCompile(`^([a-zA-Z0-9.\-_]+) should be a string$`)
-
-func ruleOf(msg string) (field, rule string) {
-	for _, r := range problemRules {
-		if r.re.MatchString(msg) {
-			return r.field, r.rule
-		}
-	}
-	if m := fieldTypeRE.FindStringSubmatch(msg); m != nil {
-		return m[1], "field-type"
-	}
-	return "", ""
-}
-
-func valueOf(fm skillmd.Frontmatter, field string) string {
-	if field == "" || field == "frontmatter" {
-		return ""
-	}
-	key, sub, nested := strings.Cut(field, ".")
-	v, ok := fm.Raw[key]
-	if !ok {
-		return ""
-	}
-	if nested {
-		m, _ := v.(map[string]any)
-		v = m[sub]
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
 }
 
 // clip shortens s to at most n runes.

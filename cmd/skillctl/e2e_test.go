@@ -14,13 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
-	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -99,34 +93,6 @@ func startServer(t *testing.T, args ...string) string {
 	}
 	t.Cleanup(s.Stop)
 	return s.Addrs["serving"]
-}
-
-// skipUntilImplemented skips a test of an RPC the server on this branch
-// answers UNIMPLEMENTED: LibraryService and WatchSkills are issue 23's
-// server side, built beside skillctl. Remove once they are merged.
-func skipUntilImplemented(t *testing.T, addr, rpc string) {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(grpctest.AsCaller(t.Context(), "alice", "skillctl", ""), 30*time.Second)
-	defer cancel()
-	switch rpc {
-	case "LibraryService":
-		_, err = skillsvcv1.NewLibraryServiceClient(conn).ListSkillVersions(ctx, &skillsvcv1.ListSkillVersionsRequest{Name: "pdf"})
-	case "WatchSkills":
-		var s grpc.ServerStreamingClient[skillsvcv1.WatchSkillsResponse]
-		if s, err = skillsvcv1.NewSkillsServiceClient(conn).WatchSkills(ctx, &skillsvcv1.WatchSkillsRequest{}); err == nil {
-			_, err = s.Recv()
-		}
-	default:
-		t.Fatalf("skipUntilImplemented: unknown rpc %s", rpc)
-	}
-	if status.Code(err) == codes.Unimplemented {
-		t.Skipf("issue 23: %s is not implemented by the server on this branch yet", rpc)
-	}
 }
 
 func names(t *testing.T, lsJSON string) string {
@@ -301,7 +267,6 @@ func TestBinary(t *testing.T) {
 // the real binary; a refused push lists every problem and changes nothing.
 func TestLibraryEndToEnd(t *testing.T) {
 	addr := startServer(t)
-	skipUntilImplemented(t, addr, "LibraryService")
 	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "alice"}
 	v1 := "---\nname: report\ndescription: Write weekly reports.\n---\nWrite the report for $ARGUMENTS.\n"
 	v2 := "---\nname: report\ndescription: Write weekly reports.\n---\nWrite a short report for $ARGUMENTS.\n"
@@ -375,7 +340,6 @@ func TestLibraryEndToEnd(t *testing.T) {
 // published.
 func TestValidateAgreesWithServer(t *testing.T) {
 	addr := startServer(t)
-	skipUntilImplemented(t, addr, "LibraryService")
 	// carol has no library: no sample collides with a skill of hers.
 	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "carol"}
 	for _, s := range loadSamples(t) {
@@ -397,7 +361,6 @@ func TestValidateAgreesWithServer(t *testing.T) {
 // change made since.
 func TestWatchEndToEnd(t *testing.T) {
 	addr := startServer(t)
-	skipUntilImplemented(t, addr, "WatchSkills")
 	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "alice"}
 	var ls struct {
 		LibraryDigest string `json:"libraryDigest"`
@@ -417,7 +380,6 @@ func TestWatchEndToEnd(t *testing.T) {
 // with skillctl; a rejected version stays out. Identities are tokens
 // minted by `skillsvc token`, one config context each.
 func TestReviewEndToEnd(t *testing.T) {
-	skipUntilImplemented(t, startServer(t), "LibraryService")
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-review-", 4)+"\n"), 0o600); err != nil {
 		t.Fatal(err)

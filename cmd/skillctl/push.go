@@ -66,7 +66,7 @@ func (a *app) push(cmd *cobra.Command, dir string, o pushOptions) error {
 		return usageErr(err)
 	}
 	// What cannot be sent is refused whatever --skip-local-check says.
-	unsendable := s.Truncated || len(s.Irregular) > 0 || s.TotalBytes > skillmd.MaxSkillBytes
+	unsendable := len(s.Files) > skillmd.MaxSkillFiles || len(s.Irregular) > 0 || s.TotalBytes > skillmd.MaxSkillBytes
 	if hasErrors(ps) && (!o.skipLocalCheck || unsendable) {
 		fmt.Fprintf(a.stderr, "skillctl: %s breaks the publishing rules; nothing was sent:\n", s.Name)
 		printProblems(a.stderr, "", ps)

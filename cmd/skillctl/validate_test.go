@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -270,4 +271,54 @@ func TestValidateFolderRules(t *testing.T) {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	})
+}
+
+// TestValidateIsCheckFolder: validate lists exactly the problems the
+// server's rule set (skillmd.CheckFolder over every file's bytes) finds,
+// for every sample and for what only a whole-file read sees (a SKILL.md
+// not UTF-8 past its frontmatter).
+func TestValidateIsCheckFolder(t *testing.T) {
+	okMD := "---\nname: pdf\ndescription: PDFs.\n---\n"
+	cases := []sample{
+		{Case: "not UTF-8 past the frontmatter", Folder: "pdf", Files: map[string]string{
+			"SKILL.md": okMD + strings.Repeat("x", skillmd.MaxFrontmatterBytes) + "\xff\n"}},
+		{Case: "non-NFC path", Folder: "pdf", Files: map[string]string{"SKILL.md": okMD, "cafe\u0301.md": "x"}},
+	}
+	for _, s := range append(cases, loadSamples(t)...) {
+		t.Run(s.Case, func(t *testing.T) {
+			dir := writeSkill(t, s.Folder, s.Files)
+			var files []skillmd.File
+			for rel, text := range s.Files {
+				if !strings.HasPrefix(filepath.Base(rel), ".") {
+					files = append(files, skillmd.File{Path: rel, Data: []byte(text)})
+				}
+			}
+			sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+			var want []map[string]any
+			for _, p := range skillmd.CheckFolder(filepath.Base(dir), files) {
+				m := map[string]any{"severity": map[skillmd.Severity]string{skillmd.SeverityError: "SEVERITY_ERROR", skillmd.SeverityWarning: "SEVERITY_WARNING"}[p.Severity]}
+				for k, v := range map[string]string{"file": p.File, "field": p.Field, "rule": p.Rule, "value": p.Value, "message": p.Message} {
+					if v != "" {
+						m[k] = v
+					}
+				}
+				want = append(want, m)
+			}
+			r := runCtl(t, nil, "validate", "--json", dir)
+			var out struct {
+				Skills []struct{ Problems []map[string]any }
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Skills) != 1 {
+				t.Fatalf("%v\n%s%s", err, r.stdout, r.stderr)
+			}
+			got, _ := json.Marshal(out.Skills[0].Problems)
+			wantJSON, _ := json.Marshal(want)
+			if want == nil {
+				wantJSON = []byte("[]")
+			}
+			if string(got) != string(wantJSON) {
+				t.Errorf("validate problems:\n%s\nCheckFolder:\n%s", got, wantJSON)
+			}
+		})
+	}
 }

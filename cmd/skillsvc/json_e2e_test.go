@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -32,9 +36,10 @@ type jsonCase struct {
 	body   string // the request in the protobuf JSON mapping
 	want   codes.Code
 	anon   bool // no identity headers
+	admin  bool // x-skillsvc-admin: true (LibraryService's admin in insecure mode)
 }
 
-// TestJSONOverHTTPEndToEndMinIO sends every unary RPC of the three
+// TestJSONOverHTTPEndToEndMinIO sends every unary RPC of the four
 // services, succeeding and failing, once over gRPC (as thread tg; admin
 // calls for user ag) and once as JSON over HTTP (as thread th; admin calls
 // for user ah), so writes do not collide: each must end
@@ -47,7 +52,44 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 	put("alice/skills/writing/release-notes/SKILL.md", "---\nname: release-notes\ndescription: Write release notes. Use for changelogs.\n---\n# Release notes\nGroup changes. $ARGUMENTS\n")
 	put("alice/skills/writing/release-notes/references/style.md", "# Style\nShort lines.\n")
 	put("alice/skills/data/csv-summary/SKILL.md", "---\nname: csv-summary\ndescription: Summarize CSV files.\n---\n# CSV\n")
-	p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket)...)
+	p := startBinary(t, minioEnv(srv), append(s3Flags(srv, bucket), "--library.review")...)
+	conn := dial(t, p.addr)
+	// LibraryService's cases act on a library of each channel's own (libg,
+	// libh) and a pending shared skill of each (sql-g, sql-h), published
+	// here; vars names what differs between the channels, in the requests
+	// and the responses.
+	vars := map[string]map[string]string{}
+	for _, ch := range []string{"g", "h"} {
+		v := map[string]string{"$USER": "a" + ch, "$LIB": "lib" + ch, "$SQL": "sql-" + ch}
+		setup, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		admin := metadata.AppendToOutgoingContext(grpctest.AsCaller(setup, "alice", "setup", ""), auth.AdminKey, "true")
+		lib := skillsvcv1.NewLibraryServiceClient(conn)
+		for i, body := range []string{"First.\n", "Second.\n"} {
+			r, err := pushFolder(admin, lib, &skillsvcv1.PublishSkillHeader{Library: &skillsvcv1.LibraryRef{User: v["$LIB"]}, Name: "notes"},
+				map[string]string{"SKILL.md": skillMDOf("notes", "Notes.", body)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v[fmt.Sprintf("$V%d", i+1)] = r.GetVersion().GetId()
+		}
+		sqlMD := skillMDOf(v["$SQL"], "Query databases.", "Body.\n")
+		sum := sha256.Sum256([]byte(sqlMD))
+		v["$SQLSUM"] = hex.EncodeToString(sum[:])
+		r, err := pushFolder(grpctest.AsCaller(setup, "alice", "setup", ""), lib, &skillsvcv1.PublishSkillHeader{Library: &skillsvcv1.LibraryRef{Shared: true}, Name: v["$SQL"]},
+			map[string]string{"SKILL.md": sqlMD})
+		if err != nil || r.GetVersion().GetState() != skillsvcv1.VersionState_VERSION_STATE_PENDING {
+			t.Fatalf("a pending shared publish: %v %v", r, err)
+		}
+		v["$PENDING"] = r.GetVersion().GetId()
+		vars[ch] = v
+	}
+	expand := func(s, ch string) string {
+		for k, v := range vars[ch] {
+			s = strings.ReplaceAll(s, k, v)
+		}
+		return s
+	}
 
 	cases := []jsonCase{
 		{method: "FilesystemService/Write", body: `{"path":"/workspace/a.md","content":"one\ntwo\n"}`},
@@ -88,10 +130,19 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "AdminService/SetUserSkillEnabled", body: `{"user":"$USER","path":"notes","enabled":true}`},
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`},
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`, want: codes.NotFound},
+		{method: "LibraryService/ListSkillVersions", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true},
+		{method: "LibraryService/ListSkillVersions", body: `{"library":{"user":"$LIB"},"name":"notes"}`, want: codes.PermissionDenied},
+		{method: "LibraryService/GetSkillVersion", body: `{"library":{"user":"$LIB"},"name":"notes","version":"$V1"}`, admin: true},
+		{method: "LibraryService/SetSkillLabel", body: `{"library":{"user":"$LIB"},"name":"notes","label":"stable","version":"$V1"}`, admin: true},
+		{method: "LibraryService/SetSkillLabel", body: `{"library":{"user":"$LIB"},"name":"notes","label":"-bad","version":"$V1"}`, admin: true, want: codes.InvalidArgument},
+		{method: "LibraryService/RollbackSkill", body: `{"library":{"user":"$LIB"},"name":"notes","version":"stable"}`, admin: true},
+		{method: "LibraryService/ReviewSkillVersion", body: `{"library":{"shared":true},"name":"$SQL","version":"$PENDING","approve":true}`, want: codes.PermissionDenied},
+		{method: "LibraryService/ReviewSkillVersion", body: `{"library":{"shared":true},"name":"$SQL","version":"$PENDING","approve":true,"comment":"ok"}`, admin: true},
+		{method: "LibraryService/DeleteSkill", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true},
+		{method: "LibraryService/DeleteSkill", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true, want: codes.NotFound},
 	}
 	requireEveryUnaryRPC(t, cases)
 
-	conn := dial(t, p.addr)
 	for i, c := range cases {
 		t.Run(strconv.Itoa(i)+"_"+c.method, func(t *testing.T) {
 			md, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName("skillsvc.v1." + strings.ReplaceAll(c.method, "/", ".")))
@@ -101,7 +152,7 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			m := md.(protoreflect.MethodDescriptor)
 			// Over gRPC.
 			req := dynamicpb.NewMessage(m.Input())
-			if err := protojson.Unmarshal([]byte(strings.ReplaceAll(c.body, "$USER", "ag")), req); err != nil {
+			if err := protojson.Unmarshal([]byte(expand(c.body, "g")), req); err != nil {
 				t.Fatalf("case body: %v", err)
 			}
 			grpcResp := dynamicpb.NewMessage(m.Output())
@@ -110,12 +161,15 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			if !c.anon {
 				ctx = grpctest.AsCaller(ctx, "alice", "tg", "")
 			}
+			if c.admin {
+				ctx = metadata.AppendToOutgoingContext(ctx, auth.AdminKey, "true")
+			}
 			err = conn.Invoke(ctx, "/skillsvc.v1."+c.method, req, grpcResp)
 			if got := status.Code(err); got != c.want {
 				t.Fatalf("gRPC: %v, want %v", err, c.want)
 			}
 			// As JSON over HTTP.
-			hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1."+c.method, strings.NewReader(strings.ReplaceAll(c.body, "$USER", "ah")))
+			hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1."+c.method, strings.NewReader(expand(c.body, "h")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,6 +177,9 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			if !c.anon {
 				hreq.Header.Set(auth.UserKey, "alice")
 				hreq.Header.Set(auth.ThreadKey, "th")
+			}
+			if c.admin {
+				hreq.Header.Set(auth.AdminKey, "true")
 			}
 			resp, err := http.DefaultClient.Do(hreq)
 			if err != nil {
@@ -150,8 +207,8 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			if err := protojson.Unmarshal(body, httpResp); err != nil {
 				t.Fatalf("response %s: %v", body, err)
 			}
-			if a, b := volatileFree(grpcResp), volatileFree(httpResp); !proto.Equal(a, b) {
-				t.Errorf("responses differ:\ngRPC %v\nHTTP %v", a, b)
+			if a, b := channelFree(t, volatileFree(grpcResp), vars["g"]), channelFree(t, volatileFree(httpResp), vars["h"]); a != b {
+				t.Errorf("responses differ:\ngRPC %s\nHTTP %s", a, b)
 			}
 		})
 	}
@@ -183,8 +240,9 @@ func TestJSONOverHTTPRetryAfter(t *testing.T) {
 	}
 }
 
-// requireEveryUnaryRPC fails when a unary RPC of the services has no
-// succeeding case, so a new RPC cannot go untested here.
+// requireEveryUnaryRPC fails when a unary RPC of any service of
+// skillsvc.v1 has no succeeding case, so a new RPC (or service) cannot go
+// untested here.
 func requireEveryUnaryRPC(t *testing.T, cases []jsonCase) {
 	t.Helper()
 	ok := map[string]bool{}
@@ -193,10 +251,10 @@ func requireEveryUnaryRPC(t *testing.T, cases []jsonCase) {
 			ok[c.method] = true
 		}
 	}
-	for _, fd := range []protoreflect.FileDescriptor{
-		skillsvcv1.File_skillsvc_v1_filesystem_proto, skillsvcv1.File_skillsvc_v1_skills_proto, skillsvcv1.File_skillsvc_v1_admin_proto,
-	} {
+	services := 0
+	protoregistry.GlobalFiles.RangeFilesByPackage("skillsvc.v1", func(fd protoreflect.FileDescriptor) bool {
 		for i := range fd.Services().Len() {
+			services++
 			s := fd.Services().Get(i)
 			for j := range s.Methods().Len() {
 				m := s.Methods().Get(j)
@@ -208,7 +266,30 @@ func requireEveryUnaryRPC(t *testing.T, cases []jsonCase) {
 				}
 			}
 		}
+		return true
+	})
+	// Every service of the package: filesystem, skills, admin, library.
+	if services < 4 {
+		t.Errorf("only %d services of skillsvc.v1 registered", services)
 	}
+}
+
+// channelFree is m in JSON with the values of vars (a channel's own
+// library, skill and version ids) replaced by their names, so two
+// channels' equal answers read the same.
+func channelFree(t *testing.T, m proto.Message, vars map[string]string) string {
+	t.Helper()
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, k := range []string{"$PENDING", "$V1", "$V2", "$SQLSUM", "$SQL", "$LIB"} { // the ids first: they are the longest
+		if v := vars[k]; v != "" {
+			s = strings.ReplaceAll(s, v, k)
+		}
+	}
+	return s
 }
 
 // volatileFree clears what differs between two equal calls on different
@@ -222,7 +303,7 @@ func volatileFree(m proto.Message) proto.Message {
 func clearVolatile(m protoreflect.Message) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
-		case fd.Name() == "etag" || fd.Name() == "modified":
+		case fd.Name() == "etag" || fd.Name() == "modified" || fd.Name() == "create_time" || fd.Name() == "review_time":
 			m.Clear(fd)
 		case fd.Message() != nil && fd.IsList():
 			for i := range v.List().Len() {

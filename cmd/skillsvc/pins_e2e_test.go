@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/metadata"
 
@@ -221,5 +225,87 @@ func TestPinExpiresEndToEnd(t *testing.T) {
 	after := readView(t, t1, sc, fc)
 	if after.file != "# Forms v3\n" || after.digest == before.digest {
 		t.Errorf("an expired pin still reads %+v", after)
+	}
+}
+
+// TestPinSharesPublishedBlobs: a version published through LibraryService
+// keeps its files in the blob space a pinned thread's snapshot copies
+// into, under the same keys, for the user's library and the shared one:
+// the first pinned call after the publish copies no blob of the published
+// skills (every key holding their digests was there before it).
+func TestPinSharesPublishedBlobs(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	putLibrary(s3Put(t, srv, bucket))
+	f := newJWTFixture(t)
+	p := startBinary(t, minioEnv(srv), append(s3Flags(srv, bucket), hsJWTFlags(f)...)...)
+	conn := dial(t, p.addr)
+	sc := skillsvcv1.NewSkillsServiceClient(conn)
+	lib := skillsvcv1.NewLibraryServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	as := func(user, thread string) context.Context {
+		return grpctest.WithBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, agentClaims(user, thread, "")))
+	}
+	adminClaims := agentClaims("ops", "t0", "")
+	adminClaims["scope"] = "skillsvc:admin"
+	alice, admin := as("alice", "t0"), grpctest.WithBearer(ctx, signToken(t, jwt.SigningMethodHS256, f.secret, adminClaims))
+
+	published := map[string]bool{} // sha256 of every published file
+	for _, pub := range []struct {
+		ctx   context.Context
+		lib   *skillsvcv1.LibraryRef
+		name  string
+		files map[string]string
+	}{
+		{alice, nil, "haiku", map[string]string{"SKILL.md": skillMDOf("haiku", "Write a haiku.", "5-7-5\n"), "examples/frog.md": "An old silent pond\n"}},
+		{admin, &skillsvcv1.LibraryRef{Shared: true}, "sonnet", map[string]string{"SKILL.md": skillMDOf("sonnet", "Write a sonnet.", "14 lines\n"), "meter.md": "iambic pentameter\n"}},
+	} {
+		if _, err := pushFolder(pub.ctx, lib, &skillsvcv1.PublishSkillHeader{Library: pub.lib, Name: pub.name}, pub.files); err != nil {
+			t.Fatalf("publish %s: %v", pub.name, err)
+		}
+		for _, data := range pub.files {
+			sum := sha256.Sum256([]byte(data))
+			published[hex.EncodeToString(sum[:])] = true
+		}
+	}
+	before := map[string]bool{}
+	for _, k := range bucketKeys(t, srv, bucket) {
+		before[k] = true
+	}
+
+	t1 := metadata.AppendToOutgoingContext(as("alice", "t1"), auth.PinKey, auth.PinLibrary)
+	ls, err := sc.ListSkills(t1, &skillsvcv1.ListSkillsRequest{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range ls.GetSkills() {
+		names = append(names, s.GetName())
+	}
+	if !slices.Contains(names, "haiku") || !slices.Contains(names, "sonnet") {
+		t.Fatalf("the pinned thread lists %v, want haiku and sonnet", names)
+	}
+	var copied []string
+	newBlobs := 0
+	for _, k := range bucketKeys(t, srv, bucket) {
+		if before[k] || !strings.Contains(k, "/blobs/") {
+			continue
+		}
+		newBlobs++
+		if published[k[strings.LastIndex(k, "/")+1:]] {
+			copied = append(copied, k)
+		}
+	}
+	if newBlobs == 0 {
+		t.Fatal("the pin copied no blob at all: the test library's other skills should have been copied")
+	}
+	if len(copied) > 0 {
+		t.Errorf("the first pinned call copied blobs of published files again: %v", copied)
+	}
+	// The pinned thread reads the published bytes from those blobs.
+	rf, err := sc.ReadSkillFile(t1, &skillsvcv1.ReadSkillFileRequest{Path: "haiku", File: "examples/frog.md"})
+	if err != nil || rf.GetContent() != "An old silent pond\n" {
+		t.Errorf("pinned read of a published file: %q, %v", rf.GetContent(), err)
 	}
 }

@@ -99,7 +99,7 @@ func (w *watcher) until(start time.Time, what string, want ...string) string {
 
 // TestWatchAcrossReplicas runs two binaries on one bucket and one Redis; a
 // watcher on B sees a change made through A's API (AdminService's
-// PutLibraryFile, standing in for a LibraryService publish), a SKILL.md put
+// PutLibraryFile, LibraryService's publish and delete), a SKILL.md put
 // with `aws s3 cp`, a skill disabled and enabled on A, resumes on A after a
 // disconnect, and B's drain ends its watches at once.
 //
@@ -173,6 +173,7 @@ func watchAcrossReplicas(t *testing.T, events bool) {
 	connA, connB := dial(t, a.addr), dial(t, b.addr)
 	skillsA, skillsB := skillsvcv1.NewSkillsServiceClient(connA), skillsvcv1.NewSkillsServiceClient(connB)
 	adminA := skillsvcv1.NewAdminServiceClient(connA)
+	libraryA := skillsvcv1.NewLibraryServiceClient(connA)
 
 	w := watchOn(t, alice, skillsB, "")
 	first := w.next()
@@ -184,9 +185,8 @@ func watchAcrossReplicas(t *testing.T, events bool) {
 		t.Fatalf("first message %v, want B's listing digest %s and no changes", first, list.GetLibraryDigest())
 	}
 
-	// (1) Through A's API: each way of publishing a skill, and what a
-	// watcher on B must see. LibraryService's publish joins this table when
-	// it lands.
+	// (1) Through A's API: each way of publishing (and removing) a skill,
+	// and what a watcher on B must see.
 	for _, write := range []struct {
 		name string
 		do   func() error
@@ -199,6 +199,20 @@ func watchAcrossReplicas(t *testing.T, events bool) {
 			})
 			return err
 		}, "ADDED haiku"},
+		{"LibraryService.PublishSkill", func() error {
+			_, err := pushFolder(alice, libraryA, &skillsvcv1.PublishSkillHeader{Name: "limerick", Category: "poems"},
+				map[string]string{"SKILL.md": skillMDOf("limerick", "Write a limerick.", "AABBA\n"), "rhymes.md": "day, way\n"})
+			return err
+		}, "ADDED limerick"},
+		{"LibraryService.PublishSkill of a new version", func() error {
+			_, err := pushFolder(alice, libraryA, &skillsvcv1.PublishSkillHeader{Name: "limerick", Category: "poems"},
+				map[string]string{"SKILL.md": skillMDOf("limerick", "Write a limerick, five lines.", "AABBA\n")})
+			return err
+		}, "CHANGED limerick"},
+		{"LibraryService.DeleteSkill", func() error {
+			_, err := libraryA.DeleteSkill(alice, &skillsvcv1.DeleteSkillRequest{Name: "limerick"})
+			return err
+		}, "REMOVED limerick"},
 	} {
 		start := time.Now()
 		if err := write.do(); err != nil {

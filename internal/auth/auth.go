@@ -31,6 +31,9 @@ const (
 	// thread pinned (the skills package's pinned threads), pinning it on
 	// the thread's first such call. In every mode, beside a token too.
 	PinKey = "x-skillsvc-pin"
+	// AdminKey set to "true" makes an insecure-mode caller an admin of
+	// LibraryService (internal/server decides what it means).
+	AdminKey = "x-skillsvc-admin"
 )
 
 // PinLibrary is PinKey's one value.

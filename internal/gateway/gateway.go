@@ -42,6 +42,7 @@ var forwarded = map[string]bool{
 	textproto.CanonicalMIMEHeaderKey(auth.ThreadKey): true,
 	textproto.CanonicalMIMEHeaderKey(auth.TicketKey): true,
 	textproto.CanonicalMIMEHeaderKey(auth.PinKey):    true,
+	textproto.CanonicalMIMEHeaderKey(auth.AdminKey):  true,
 	textproto.CanonicalMIMEHeaderKey(requestid.Key):  true,
 }
 

@@ -70,5 +70,10 @@ func (c *Config) Root(l skills.LibraryRef) string {
 
 // BlobSpace is the blob space (internal/blobs) of the library l: the
 // versions of its skills and pinned threads' snapshots of it keep their
-// files there, each once.
-func (c *Config) BlobSpace(l skills.LibraryRef) string { return c.Root(l) + "blobs/" }
+// files there, each once. VersionRoots.BlobSpace decides it, for pins too.
+func (c *Config) BlobSpace(l skills.LibraryRef) string {
+	if l.Shared {
+		return c.Roots.BlobSpace("")
+	}
+	return c.Roots.BlobSpace(l.User)
+}

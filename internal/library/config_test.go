@@ -43,3 +43,18 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("the shared blob space = %q", got)
 	}
 }
+
+// TestBlobSpaceIsThePins: a library's blob space is the one pinned
+// threads copy into (skills.VersionRoots.BlobSpace), with custom roots too.
+func TestBlobSpaceIsThePins(t *testing.T) {
+	c := library.DefaultConfig()
+	c.Roots = skills.VersionRoots{User: "{user}/.v/", Shared: "_lib/v/"}
+	for _, tc := range []struct {
+		l    skills.LibraryRef
+		user string
+	}{{skills.LibraryRef{User: "alice"}, "alice"}, {skills.LibraryRef{Shared: true}, ""}} {
+		if got, want := c.BlobSpace(tc.l), c.Roots.BlobSpace(tc.user); got != want || want == "" {
+			t.Errorf("BlobSpace(%+v) = %q, pins use %q", tc.l, got, want)
+		}
+	}
+}

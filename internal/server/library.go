@@ -24,7 +24,7 @@ import (
 // reads). Insecure mode trusts every header; without it a caller acts as a
 // non-admin, on its own library, so an agent never changes another's by
 // mistake. In jwt mode only the token's admin scope counts.
-const AdminKey = "x-skillsvc-admin"
+const AdminKey = auth.AdminKey
 
 // Versions is what the skills and library services need of the authors'
 // path: the publisher, and how a caller's admin role is decided.

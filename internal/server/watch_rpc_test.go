@@ -65,6 +65,26 @@ func wantChanges(t *testing.T, m *skillsvcv1.WatchSkillsResponse, want ...string
 	}
 }
 
+// TestWatchResumesFromAListing: a listing's digest resumes a watch though
+// no watch was open when the caller listed (WatchSkillsRequest's
+// contract; skillctl's ls --json then watch --since).
+func TestWatchResumesFromAListing(t *testing.T) {
+	c, _ := startSkills(t, options{})
+	ctx := asAlice(t)
+	list, err := c.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.skills.SetSkillEnabled(ctx, &skillsvcv1.SetSkillEnabledRequest{Path: "lint", Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	m := recvWithin(t, watchSkills(t, c, ctx, list.GetLibraryDigest()))
+	if m.GetReset_() {
+		t.Fatalf("resumed from a listing's digest: reset")
+	}
+	wantChanges(t, m, "DISABLED lint")
+}
+
 func TestWatchSkills(t *testing.T) {
 	c, _ := startSkills(t, options{})
 	ctx := asAlice(t)

@@ -66,7 +66,14 @@ const maxValueRunes = 80
 type File struct {
 	Path string // relative to the folder, e.g. "scripts/run.py"
 	Data []byte
+	// Size, when larger than Data, is the file's length and Data only
+	// its head (or nothing): no rule reads a file other than SKILL.md,
+	// so a client checking a folder on disk need not read the others.
+	Size int64
 }
+
+// size is the file's length.
+func (f File) size() int64 { return max(int64(len(f.Data)), f.Size) }
 
 // CheckFolder checks a skill folder named name as publishing one requires:
 // the catalog's rules for its SKILL.md (ParseSkillMD with the folder's
@@ -85,7 +92,7 @@ func CheckFolder(name string, files []File) []Problem {
 	}
 	var total int64
 	for _, f := range files {
-		total += int64(len(f.Data))
+		total += f.size()
 	}
 	if len(files) > MaxSkillFiles {
 		p.Add(Problem{Severity: SeverityError, Field: "files", Rule: RuleMaxFiles, Value: fmt.Sprint(len(files)),

@@ -34,19 +34,21 @@ func TestCheckFolder(t *testing.T) {
 		files      []skillmd.File
 		errs, warn []string
 	}{
-		{"valid", "pdf", []skillmd.File{{"SKILL.md", skillMD("pdf", "Read PDFs.")}, {"scripts/run.py", []byte("print()")}}, nil, nil},
-		{"no SKILL.md", "pdf", []skillmd.File{{"run.py", nil}}, []string{skillmd.RuleSkillMDRequired}, nil},
-		{"name differs", "pdf", []skillmd.File{{"SKILL.md", skillMD("docx", "d")}}, []string{skillmd.RuleNameMatchesFolder}, nil},
-		{"display name", "pdf", []skillmd.File{{"SKILL.md", skillMD("PDF Tools", "d")}}, []string{skillmd.RuleNameFormat}, nil},
-		{"bad folder", "PDF", []skillmd.File{{"SKILL.md", skillMD("PDF", "d")}}, []string{skillmd.RuleFolderName, skillmd.RuleNameFormat}, nil},
+		{"valid", "pdf", []skillmd.File{{Path: "SKILL.md", Data: skillMD("pdf", "Read PDFs.")}, {Path: "scripts/run.py", Data: []byte("print()")}}, nil, nil},
+		{"no SKILL.md", "pdf", []skillmd.File{{Path: "run.py", Data: nil}}, []string{skillmd.RuleSkillMDRequired}, nil},
+		{"name differs", "pdf", []skillmd.File{{Path: "SKILL.md", Data: skillMD("docx", "d")}}, []string{skillmd.RuleNameMatchesFolder}, nil},
+		{"display name", "pdf", []skillmd.File{{Path: "SKILL.md", Data: skillMD("PDF Tools", "d")}}, []string{skillmd.RuleNameFormat}, nil},
+		{"bad folder", "PDF", []skillmd.File{{Path: "SKILL.md", Data: skillMD("PDF", "d")}}, []string{skillmd.RuleFolderName, skillmd.RuleNameFormat}, nil},
 		{"every problem at once", "pdf", []skillmd.File{
-			{"SKILL.md", []byte("---\nname: docx\nmetadata: 3\n---\n")}, {"../x", nil}, {"a//b", nil}, {"/abs", nil},
-			{"sub/SKILL.md", skillMD("sub", "d")}, {"sub/SKILL.md", nil},
+			{Path: "SKILL.md", Data: []byte("---\nname: docx\nmetadata: 3\n---\n")}, {Path: "../x", Data: nil}, {Path: "a//b", Data: nil}, {Path: "/abs", Data: nil},
+			{Path: "sub/SKILL.md", Data: skillMD("sub", "d")}, {Path: "sub/SKILL.md", Data: nil},
 		}, []string{skillmd.RulePathCanonical, skillmd.RulePathCanonical, skillmd.RulePathCanonical, skillmd.RuleNestedSkill, skillmd.RulePathDuplicate,
 			skillmd.RuleNameMatchesFolder, skillmd.RuleDescriptionRequired}, []string{skillmd.RuleFieldType}},
 		{"too many files", "pdf", big, []string{skillmd.RuleMaxFiles}, nil},
-		{"too large", "pdf", []skillmd.File{{"SKILL.md", skillMD("pdf", "d")}, {"big.bin", make([]byte, skillmd.MaxSkillBytes)}}, []string{skillmd.RuleMaxBytes}, nil},
-		{"not frontmatter", "pdf", []skillmd.File{{"SKILL.md", []byte("# hi")}}, []string{skillmd.RuleFrontmatter}, nil},
+		{"too large", "pdf", []skillmd.File{{Path: "SKILL.md", Data: skillMD("pdf", "d")}, {Path: "big.bin", Data: make([]byte, skillmd.MaxSkillBytes)}}, []string{skillmd.RuleMaxBytes}, nil},
+		{"too large, unread", "pdf", []skillmd.File{{Path: "SKILL.md", Data: skillMD("pdf", "d")}, {Path: "big.bin", Size: skillmd.MaxSkillBytes}}, []string{skillmd.RuleMaxBytes}, nil},
+		{"a head of a file within the limit", "pdf", []skillmd.File{{Path: "SKILL.md", Data: skillMD("pdf", "d")}, {Path: "big.bin", Data: []byte("x"), Size: 2}}, nil, nil},
+		{"not frontmatter", "pdf", []skillmd.File{{Path: "SKILL.md", Data: []byte("# hi")}}, []string{skillmd.RuleFrontmatter}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,6 +34,7 @@ type Catalog struct {
 	replies  *replies                    // encoded replies, by what they were made from
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 	listener listenerSlot
+	onListed listedSlot
 }
 
 // heldSkillMD is the kind of the parsed SKILL.md files on the held budget.

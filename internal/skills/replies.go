@@ -35,6 +35,7 @@ func (c *Catalog) PageReply(ctx context.Context, id mounts.Caller, opts ListOpti
 	if err != nil {
 		return nil, err
 	}
+	c.listed(ctx, id, s)
 	k := s.replyKey(replyList).str(variant).str(q.scope).int(int64(q.count)).str(q.after)
 	return c.replies.get(replyList, k.sum(), func() ([]byte, error) { return encode(c.page(s, q)) })
 }

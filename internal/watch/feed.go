@@ -61,9 +61,10 @@ type Feed struct {
 
 	mu      sync.Mutex
 	closed  bool
-	hubs    map[string]*hub // by user
-	perUser map[string]int  // bounded subscriptions by user
-	total   int             // bounded subscriptions
+	kept    map[string]time.Time // states Remember kept lately, by stateKey
+	hubs    map[string]*hub      // by user
+	perUser map[string]int       // bounded subscriptions by user
+	total   int                  // bounded subscriptions
 }
 
 // defaultCacheBytes bounds the in-process cache of states New makes
@@ -88,7 +89,7 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 	f := &Feed{
 		cat: cat, cfg: cfg, interval: cfg.interval(cat.IndexRefresh()), cache: o.Cache, topic: o.Topic,
 		self: rand.Text(), log: o.Log, metrics: newMetrics(o.Registerer),
-		hubs: map[string]*hub{}, perUser: map[string]int{},
+		hubs: map[string]*hub{}, perUser: map[string]int{}, kept: map[string]time.Time{},
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if f.topic != nil {
@@ -97,6 +98,7 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 		f.stopTopic = f.topic.Subscribe(f.fromPeer, f.resync)
 	}
 	cat.Listen(f.changed)
+	cat.OnListed(f.remember)
 	return f, nil
 }
 
@@ -117,6 +119,7 @@ func (f *Feed) Close() {
 	}
 	f.mu.Unlock()
 	f.cat.Listen(nil)
+	f.cat.OnListed(nil)
 	f.cancel()
 	if f.stopTopic != nil {
 		f.stopTopic()
@@ -185,6 +188,32 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 	}
 	return st, true
 }
+
+// remember keeps the state of a listing (the catalog's ListedFunc), so a
+// client resumes a watch from a listing's library_digest though no watch
+// was open when it listed (WatchSkillsRequest's contract). A digest kept
+// lately costs a map lookup; the state comes from the listing's snapshot,
+// at no storage request.
+func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skills.Skill) {
+	key := stateKey(id.User(), digest)
+	now := time.Now()
+	f.mu.Lock()
+	at, ok := f.kept[key]
+	f.mu.Unlock()
+	if ok && now.Sub(at) < f.cfg.ResumeTTL/2 {
+		return
+	}
+	f.keep(ctx, id.User(), StateOf(state(), digest))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.kept) >= maxRemembered {
+		clear(f.kept) // a bound, not a cache: forgetting costs one more write
+	}
+	f.kept[key] = now
+}
+
+// maxRemembered bounds the digests Remember knows it kept.
+const maxRemembered = 4096
 
 // stateKey names a kept state; the user in a hash tag, as the catalog's
 // keys (libindex/keys.go), so a Redis Cluster keeps a user's keys together.

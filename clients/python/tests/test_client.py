@@ -12,6 +12,7 @@ import pytest
 
 import skillsvc
 from skillsvc import AsyncClient, Client
+from skillsvc.v1 import skills_pb2
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "skills"
 
@@ -229,3 +230,53 @@ def test_pin_library(skillsvc_env) -> None:
             assert name in [s.name for s in live.list_skills(page_size=1000).skills]
         finally:
             pinned.delete_library_file(f"{name}/SKILL.md", user=env.user)
+
+
+def _publish(c: Client, name: str, files: dict[str, bytes]) -> str:
+    """Publishes a skill to the caller's library with LibraryService (which
+    the client leaves to skillctl); returns the version id."""
+    from skillsvc.v1 import library_pb2, library_pb2_grpc
+
+    def requests():
+        yield library_pb2.PublishSkillRequest(header=library_pb2.PublishSkillHeader(name=name))
+        for path, data in files.items():
+            yield library_pb2.PublishSkillRequest(chunk=library_pb2.FileChunk(path=path, data=data))
+
+    stub = library_pb2_grpc.LibraryServiceStub(c._channel)
+    return stub.PublishSkill(requests(), metadata=c.identity.metadata(), timeout=30).version.id
+
+
+def test_versions_and_watch(skillsvc_env, tmp_path: Path) -> None:
+    user = "py-ver-" + uuid.uuid4().hex[:6]
+    with Client(skillsvc_env.grpc_addr, user=user, thread=thread()) as c:
+        md = "---\nname: poem\ndescription: Write a poem.\n---\n{} for $ARGUMENTS.\n"
+        v1 = _publish(c, "poem", {"SKILL.md": md.format("Rhymes").encode(), "refs/meter.md": b"iambic\n"})
+        listed = c.list_skills().library_digest
+        _publish(c, "poem", {"SKILL.md": md.format("Free verse").encode(), "refs/meter.md": b"none\n"})
+
+        assert "Rhymes" in c.get_skill("poem", version=v1).raw
+        assert "Free verse" in c.get_skill("poem").raw
+        assert "Rhymes for spring." in c.render_skill("poem", arguments="spring", version=v1[:19]).text
+        assert c.read_skill_file("poem", "refs/meter.md", version=v1).content == "iambic\n"
+        assert (c.export_skill("poem", tmp_path, version=v1) / "refs/meter.md").read_text() == "iambic\n"
+        with pytest.raises(skillsvc.NotFound):
+            c.get_skill("poem", version="no-such-label")
+
+        # A watch resumed from the listing before the second version
+        # starts with that change.
+        watch = c.watch_skills(listed)
+        first = next(watch)
+        assert not first.reset
+        assert [(ch.name, skills_pb2.SkillChange.Kind.Name(ch.kind)) for ch in first.changes] == [("poem", "KIND_CHANGED")]
+        c.set_skill_enabled("poem", False)
+        nxt = next(watch)
+        assert [ch.name for ch in nxt.changes] == ["poem"] and nxt.library_digest == c.list_skills(include_disabled=True).library_digest
+        watch.close()
+
+
+async def test_async_watch(aclient: AsyncClient) -> None:
+    listed = (await aclient.list_skills()).library_digest
+    watch = aclient.watch_skills()
+    first = await anext(watch)
+    assert first.library_digest == listed and not first.changes and not first.reset
+    await watch.aclose()

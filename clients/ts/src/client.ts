@@ -29,6 +29,7 @@ import {
   type RenderSkillRequestSchema,
   type SearchSkillsRequestSchema,
   type SkillSummary,
+  type WatchSkillsResponse,
 } from "./gen/skillsvc/v1/skills_pb.js";
 import { SkillsvcError } from "./errors.js";
 import { MAX_ARCHIVE_BYTES, downloadLimit, extractSkill, type ExtractOptions } from "./tar.js";
@@ -78,6 +79,21 @@ export interface Call {
 }
 
 type Init<S> = S extends import("@bufbuild/protobuf").DescMessage ? MessageInitShape<S> : never;
+
+/** A published version of a skill: an id, a unique prefix of one (12 hex digits at least) or a label; unset is the live skill. */
+export interface Version {
+  version?: string;
+}
+
+export interface WatchOptions {
+  /** Reconnect from the last digest seen when the stream drops with UNAVAILABLE (a replica draining); default true. */
+  resume?: boolean;
+  /** Ends the watch. */
+  signal?: AbortSignal;
+}
+
+/** Reconnections of watchSkills in a row, at most. */
+const WATCH_RETRIES = 5;
 
 export class SkillsvcClient {
   readonly identity: Identity;
@@ -273,15 +289,15 @@ export class SkillsvcClient {
   formatSkills(req: Init<typeof FormatSkillsRequestSchema> = {}, call?: Call) {
     return this.read((o) => this.skills.formatSkills(req, o), call);
   }
-  getSkill(path: string, call?: Call) {
-    return this.read((o) => this.skills.getSkill({ path }, o), call);
+  getSkill(path: string, call?: Call & Version) {
+    return this.read((o) => this.skills.getSkill({ path, version: call?.version }, o), call);
   }
   /** The text to hand the model when the skill is invoked. */
   renderSkill(req: Init<typeof RenderSkillRequestSchema>, call?: Call) {
     return this.read((o) => this.skills.renderSkill(req, o), call);
   }
-  readSkillFile(path: string, file: string, call?: Call) {
-    return this.read((o) => this.skills.readSkillFile({ path, file }, o), call);
+  readSkillFile(path: string, file: string, call?: Call & Version) {
+    return this.read((o) => this.skills.readSkillFile({ path, file, version: call?.version }, o), call);
   }
   searchSkills(req: Init<typeof SearchSkillsRequestSchema>, call?: Call) {
     return this.read((o) => this.skills.searchSkills(req, o), call);
@@ -291,13 +307,13 @@ export class SkillsvcClient {
   }
 
   /** Downloads a skill folder into dir, safely (see extractSkill); returns the folder. */
-  async exportSkill(skill: string, dir: string, call?: Call & ExtractOptions): Promise<string> {
+  async exportSkill(skill: string, dir: string, call?: Call & ExtractOptions & Version): Promise<string> {
     const o = await this.options(call);
     const maxBytes = call?.maxBytes ?? MAX_ARCHIVE_BYTES;
     const chunks: Uint8Array[] = [];
     let received = 0;
     try {
-      for await (const msg of this.skills.exportSkill({ path: skill }, o)) {
+      for await (const msg of this.skills.exportSkill({ path: skill, version: call?.version }, o)) {
         chunks.push(msg.data);
         // Refused while downloading, so a stream that never ends cannot fill the heap.
         if ((received += msg.data.length) > downloadLimit(maxBytes)) {
@@ -308,6 +324,29 @@ export class SkillsvcClient {
       throw SkillsvcError.from(err);
     }
     return extractSkill(Buffer.concat(chunks), dir, { maxBytes });
+  }
+
+  /**
+   * The changes to the caller's catalog as they happen, one message each (libraryDigest is where to resume from;
+   * reset means list again). since is a listing's or a message's digest. Runs until the loop breaks or the signal
+   * aborts.
+   */
+  async *watchSkills(since = "", opts: WatchOptions = {}): AsyncGenerator<WatchSkillsResponse> {
+    let failures = 0;
+    for (;;) {
+      const o = await this.options({ timeoutMs: 0, signal: opts.signal });
+      try {
+        for await (const msg of this.skills.watchSkills({ sinceDigest: since }, o)) {
+          failures = 0;
+          since = msg.libraryDigest || since;
+          yield msg;
+        }
+      } catch (err) {
+        const e = SkillsvcError.from(err);
+        if (opts.resume === false || e.code !== Code.Unavailable || ++failures > WATCH_RETRIES || opts.signal?.aborted) throw e;
+        await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** failures, 5000)));
+      }
+    }
   }
 
   // AdminService (operators: an admin token in jwt mode)

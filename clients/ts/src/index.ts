@@ -1,8 +1,9 @@
 // @skillsvc/client: skillsvc over gRPC for Node. See README.md.
-export { DEFAULT_TARGET, SkillsvcClient, type Call, type ClientOptions, type Identity, type UploadOptions } from "./client.js";
+export { DEFAULT_TARGET, SkillsvcClient, type Call, type ClientOptions, type Identity, type UploadOptions, type Version, type WatchOptions } from "./client.js";
 export { SkillsvcError, codeName } from "./errors.js";
 export { MAX_ARCHIVE_BYTES, MAX_ENTRIES, extractSkill, type ExtractOptions } from "./tar.js";
 export { Code } from "@connectrpc/connect";
 export * as fs from "./gen/skillsvc/v1/filesystem_pb.js";
 export * as skills from "./gen/skillsvc/v1/skills_pb.js";
 export * as admin from "./gen/skillsvc/v1/admin_pb.js";
+export * as library from "./gen/skillsvc/v1/library_pb.js";

@@ -6,7 +6,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 
-import { Code, SkillsvcClient, SkillsvcError, codeName } from "@skillsvc/client";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Code, SkillsvcClient, SkillsvcError, codeName, library, skills } from "@skillsvc/client";
 import { examples, testenv, type Env } from "./testenv.js";
 
 let env: Env;
@@ -202,4 +204,44 @@ test("exportSkill maxBytes", async () => {
   assert.match(under.rawMessage, /unpacks to more than maxBytes/);
   const folder = await c.exportSkill("noisy", path.join(dir, "c"), { maxBytes: 68096 });
   assert.equal((await readFile(path.join(folder, "noise.bin"))).length, 64 * 1024);
+});
+
+// publish puts a version of a skill in user's library with LibraryService (the client leaves publishing to skillctl).
+async function publish(user: string, name: string, files: Record<string, string>): Promise<string> {
+  const lib = createClient(library.LibraryService, createGrpcTransport({ baseUrl: env.target }));
+  async function* requests() {
+    yield { msg: { case: "header" as const, value: { name } } };
+    for (const [p, text] of Object.entries(files)) yield { msg: { case: "chunk" as const, value: { path: p, data: Buffer.from(text) } } };
+  }
+  const resp = await lib.publishSkill(requests(), { headers: { "x-skillsvc-user": user, "x-skillsvc-thread": "setup" }, timeoutMs: 30_000 });
+  return resp.version!.id;
+}
+
+test("versions and watchSkills", async () => {
+  const user = `ts-ver-${randomUUID().slice(0, 6)}`;
+  const c = new SkillsvcClient({ target: env.target, user, thread: "t1" });
+  const md = (body: string) => `---\nname: poem\ndescription: Write a poem.\n---\n${body} for $ARGUMENTS.\n`;
+  const v1 = await publish(user, "poem", { "SKILL.md": md("Rhymes"), "refs/meter.md": "iambic\n" });
+  const listed = (await c.listSkills({})).libraryDigest;
+  await publish(user, "poem", { "SKILL.md": md("Free verse"), "refs/meter.md": "none\n" });
+
+  assert.match((await c.getSkill("poem", { version: v1 })).raw, /Rhymes/);
+  assert.match((await c.getSkill("poem")).raw, /Free verse/);
+  assert.match((await c.renderSkill({ path: "poem", arguments: "spring", version: v1.slice(0, 19) })).text, /Rhymes for spring\./);
+  assert.equal((await c.readSkillFile("poem", "refs/meter.md", { version: v1 })).content, "iambic\n");
+  const dir = await mkdtemp(path.join(tmpdir(), "ts-ver-"));
+  assert.equal(await readFile(path.join(await c.exportSkill("poem", dir, { version: v1 }), "refs/meter.md"), "utf8"), "iambic\n");
+  await rejects(c.getSkill("poem", { version: "no-such-label" }), Code.NotFound);
+
+  // Resumed from the listing before the second version, the watch starts with that change.
+  const stop = new AbortController();
+  const watch = c.watchSkills(listed, { signal: stop.signal });
+  const first = (await watch.next()).value as skills.WatchSkillsResponse;
+  assert.equal(first.reset, false);
+  assert.deepEqual(first.changes.map((ch) => [ch.name, ch.kind]), [["poem", skills.SkillChange_Kind.CHANGED]]);
+  await c.setSkillEnabled("poem", false);
+  const next = (await watch.next()).value as skills.WatchSkillsResponse;
+  assert.deepEqual(next.changes.map((ch) => [ch.name, ch.kind]), [["poem", skills.SkillChange_Kind.DISABLED]]);
+  stop.abort();
+  await watch.return(undefined);
 });

@@ -14,10 +14,12 @@ policy (a service config), never writes.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import os
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +34,8 @@ from .v1 import admin_pb2, admin_pb2_grpc, filesystem_pb2, filesystem_pb2_grpc, 
 
 DEFAULT_TARGET = "127.0.0.1:7070"
 CHUNK_SIZE = 256 << 10
+# WATCH_RETRIES bounds the reconnections of watch_skills in a row.
+WATCH_RETRIES = 5
 # The server caps messages at 16 MiB; replies to Read and ExportSkill
 # chunks stay below it.
 _MAX_MESSAGE = 16 << 20
@@ -249,16 +253,24 @@ class _Methods:
             req.category = category
         return self._unary(self._skills, "FormatSkills", req, timeout)
 
-    def get_skill(self, path: str, *, timeout: float | None = None) -> skills_pb2.GetSkillResponse:
-        return self._unary(self._skills, "GetSkill", skills_pb2.GetSkillRequest(path=path), timeout)
+    # version, where a method takes it, names a published version of the
+    # skill (an id, a unique prefix of one, or a label such as "production");
+    # empty is the live skill.
 
-    def render_skill(self, path: str, *, arguments: str = "", base_dir: str = "", timeout: float | None = None) -> skills_pb2.RenderSkillResponse:
+    def get_skill(self, path: str, *, version: str = "", timeout: float | None = None) -> skills_pb2.GetSkillResponse:
+        return self._unary(self._skills, "GetSkill", skills_pb2.GetSkillRequest(path=path, version=version), timeout)
+
+    def render_skill(
+        self, path: str, *, arguments: str = "", base_dir: str = "", version: str = "", timeout: float | None = None
+    ) -> skills_pb2.RenderSkillResponse:
         """The text to hand the model when the skill is invoked."""
-        req = skills_pb2.RenderSkillRequest(path=path, arguments=arguments, base_dir=base_dir)
+        req = skills_pb2.RenderSkillRequest(path=path, arguments=arguments, base_dir=base_dir, version=version)
         return self._unary(self._skills, "RenderSkill", req, timeout)
 
-    def read_skill_file(self, path: str, file: str, *, download_tool: str = "", timeout: float | None = None) -> skills_pb2.ReadSkillFileResponse:
-        req = skills_pb2.ReadSkillFileRequest(path=path, file=file, download_tool=download_tool)
+    def read_skill_file(
+        self, path: str, file: str, *, download_tool: str = "", version: str = "", timeout: float | None = None
+    ) -> skills_pb2.ReadSkillFileResponse:
+        req = skills_pb2.ReadSkillFileRequest(path=path, file=file, download_tool=download_tool, version=version)
         return self._unary(self._skills, "ReadSkillFile", req, timeout)
 
     def search_skills(
@@ -451,12 +463,42 @@ class Client(_Base):
         with open(local_path, "rb") as f:
             return self.upload(path, f, **kwargs)
 
+    def watch_skills(self, since: str = "", *, resume: bool = True) -> Iterator[skills_pb2.WatchSkillsResponse]:
+        """The changes to the caller's catalog as they happen, one
+        WatchSkillsResponse each (its ``library_digest`` is where to resume
+        from; ``reset`` means list again). since is a listing's or a
+        message's digest. With resume, a dropped stream (UNAVAILABLE, as a
+        replica drains) reconnects from the last digest seen, a few times
+        in a row at most. It runs until the caller stops iterating."""
+        failures = 0
+        while True:
+            stream = self._skills.WatchSkills(skills_pb2.WatchSkillsRequest(since_digest=since), metadata=self.identity.metadata())
+            try:
+                for msg in stream:
+                    failures = 0
+                    since = msg.library_digest or since
+                    yield msg
+            except grpc.RpcError as err:
+                failures += 1
+                if not resume or err.code() != grpc.StatusCode.UNAVAILABLE or failures > WATCH_RETRIES:
+                    raise from_rpc_error(err) from None
+                time.sleep(min(0.2 * 2**failures, 5.0))
+            finally:
+                stream.cancel()
+
     def export_skill(
-        self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None, max_bytes: int = MAX_ARCHIVE_BYTES
+        self,
+        skill: str,
+        directory: str | os.PathLike[str],
+        *,
+        version: str = "",
+        timeout: float | None = None,
+        max_bytes: int = MAX_ARCHIVE_BYTES,
     ) -> Path:
-        """Downloads a skill folder (name or path) into directory, safely
-        (see ``extract_skill``); returns the extracted folder."""
-        req = skills_pb2.ExportSkillRequest(path=skill)
+        """Downloads a skill folder (name or path; a published version of it
+        with version) into directory, safely (see ``extract_skill``);
+        returns the extracted folder."""
+        req = skills_pb2.ExportSkillRequest(path=skill, version=version)
         with tempfile.SpooledTemporaryFile(max_size=8 << 20) as archive:
             stream = self._skills.ExportSkill(req, **self._call_args(timeout))
             try:
@@ -554,10 +596,34 @@ class AsyncClient(_Base):
         with open(local_path, "rb") as f:
             return await self.upload(path, f, **kwargs)
 
+    async def watch_skills(self, since: str = "", *, resume: bool = True) -> AsyncIterator[skills_pb2.WatchSkillsResponse]:
+        """Client.watch_skills on grpc.aio: ``async for msg in ...``."""
+        failures = 0
+        while True:
+            stream = self._skills.WatchSkills(skills_pb2.WatchSkillsRequest(since_digest=since), metadata=self.identity.metadata())
+            try:
+                async for msg in stream:
+                    failures = 0
+                    since = msg.library_digest or since
+                    yield msg
+            except grpc.aio.AioRpcError as err:
+                failures += 1
+                if not resume or err.code() != grpc.StatusCode.UNAVAILABLE or failures > WATCH_RETRIES:
+                    raise from_rpc_error(err) from None
+                await asyncio.sleep(min(0.2 * 2**failures, 5.0))
+            finally:
+                stream.cancel()
+
     async def export_skill(
-        self, skill: str, directory: str | os.PathLike[str], *, timeout: float | None = None, max_bytes: int = MAX_ARCHIVE_BYTES
+        self,
+        skill: str,
+        directory: str | os.PathLike[str],
+        *,
+        version: str = "",
+        timeout: float | None = None,
+        max_bytes: int = MAX_ARCHIVE_BYTES,
     ) -> Path:
-        req = skills_pb2.ExportSkillRequest(path=skill)
+        req = skills_pb2.ExportSkillRequest(path=skill, version=version)
         with tempfile.SpooledTemporaryFile(max_size=8 << 20) as archive:
             stream = self._skills.ExportSkill(req, **self._call_args(timeout))
             try:

@@ -283,7 +283,9 @@ func (f *Feed) publish() {
 }
 
 // fromPeer applies another replica's change: this process forgets its copy
-// of the library's index (which wakes the hubs through the listener).
+// of the user's settings (a message does not say whether the library or the
+// settings changed, and replicas hold settings in process) and of the
+// library's index (which wakes the hubs through the listener).
 func (f *Feed) fromPeer(b []byte) {
 	var m message
 	if len(b) > 1024 || json.Unmarshal(b, &m) != nil || m.Origin == f.self {
@@ -292,6 +294,11 @@ func (f *Feed) fromPeer(b []byte) {
 	lib := skills.LibraryRef{User: m.User, Shared: m.Shared}
 	if lib.Validate() != nil {
 		return
+	}
+	if !lib.Shared {
+		if err := f.cat.Forget(skills.Change{Kind: skills.Settings, Library: lib}); err != nil {
+			f.log.Debug("watch: a peer's change", "err", err)
+		}
 	}
 	if err := f.cat.Forget(skills.Change{Kind: skills.LibraryFile, Library: lib}); err != nil {
 		f.log.Debug("watch: a peer's change", "err", err)

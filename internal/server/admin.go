@@ -23,7 +23,7 @@ func NewAdmin(c *skills.Catalog) *Admin {
 
 // DropSkillIndex implements AdminService. The catalog validates the reference.
 func (a *Admin) DropSkillIndex(ctx context.Context, req *skillsvcv1.DropSkillIndexRequest) (*skillsvcv1.DropSkillIndexResponse, error) {
-	if err := a.catalog.DropLibraryIndex(ctx, skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared()}); err != nil {
+	if err := a.catalog.DropLibraryIndex(ctx, skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared(), Team: req.GetTeam()}); err != nil {
 		return nil, err
 	}
 	return &skillsvcv1.DropSkillIndexResponse{}, nil
@@ -39,7 +39,7 @@ func (a *Admin) SetUserSkillEnabled(ctx context.Context, req *skillsvcv1.SetUser
 }
 
 func library(r *skillsvcv1.LibraryRef) skills.LibraryRef {
-	return skills.LibraryRef{User: r.GetUser(), Shared: r.GetShared()}
+	return skills.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()}
 }
 
 // PutLibraryFile implements AdminService.

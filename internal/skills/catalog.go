@@ -41,7 +41,7 @@ type Skill struct {
 	Dir      string // "docs/pdf"
 	Folder   string // "pdf"; Name is what the skill is addressed by
 	Category string // "docs", or "" for a flat skill
-	Layer    string // LayerUser or LayerShared
+	Layer    string // LayerUser, LayerShared, or LayerTeam and the team's ID
 	ETag     string // of SKILL.md
 	Disabled bool
 	// Manifest lists the skill's files by digest; nil for a name no skill
@@ -131,7 +131,7 @@ func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 		if opts.FilterCategory && r.category != opts.Category {
 			continue
 		}
-		sk := c.summary(r, r.head.fm, r.problems(), disabled)
+		sk := c.summary(r, r.head.fm, s.v.problems(c.cfg.Mount, r), disabled)
 		if (opts.IncludeInvalid || sk.Valid()) && (opts.IncludeDisabled || !sk.Disabled) {
 			out = append(out, sk)
 		}
@@ -338,7 +338,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings)
+	problems.Warnings = slices.Concat(problems.Warnings, v.problems(c.cfg.Mount, &skillRef{layer: s.layer, dir: s.dir, name: s.name, notes: s.notes}).Warnings)
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
@@ -572,7 +572,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		}
 		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
-	return c.summary(sk, sk.head.fm, sk.problems(), map[string]bool{name: !enabled}), nil
+	return c.summary(sk, sk.head.fm, v.problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
 }
 
 // DropIndex forgets every cached copy of user's library index and settings:
@@ -601,29 +601,42 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 	return err
 }
 
-// LibraryRef names one library for an operator: a user's, or the shared one.
+// LibraryRef names one library for an operator: a user's, a team's, or
+// the shared one.
 type LibraryRef struct {
 	User   string
 	Shared bool
+	Team   string // a team ID: that team's library
 }
 
 // Validate checks that l names exactly one library.
 func (l LibraryRef) Validate() error {
+	n := 0
+	for _, set := range []bool{l.User != "", l.Shared, l.Team != ""} {
+		if set {
+			n++
+		}
+	}
 	switch {
-	case l.User != "" && l.Shared:
-		return fmt.Errorf("%w: give user or shared, not both", errkind.InvalidArgument)
+	case n > 1:
+		return fmt.Errorf("%w: give one of user, team or shared", errkind.InvalidArgument)
 	case l.Shared:
 		return nil
 	case l.User != "":
 		return mounts.ValidateID("user", l.User)
+	case l.Team != "":
+		return mounts.ValidateID("team", l.Team)
 	}
-	return fmt.Errorf("%w: user or shared is required", errkind.InvalidArgument)
+	return fmt.Errorf("%w: user, team or shared is required", errkind.InvalidArgument)
 }
 
 // layer resolves l, which names exactly one library.
 func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
 	if err := l.Validate(); err != nil {
 		return libindex.Layer{}, err
+	}
+	if l.Team != "" {
+		return c.views.teamLayer(l.Team), nil
 	}
 	own, shared, err := c.views.userLayers(cmp.Or(l.User, "index"))
 	if l.Shared {
@@ -654,8 +667,14 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	if l.Shared {
+	switch {
+	case l.Shared:
 		return c.DropSharedIndex(ctx)
+	case l.Team != "":
+		ly := c.views.teamLayer(l.Team)
+		err := c.views.indexes.Drop(ctx, ly)
+		c.changed(l, true)
+		return err
 	}
 	return c.DropIndex(ctx, l.User)
 }

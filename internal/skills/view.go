@@ -23,10 +23,12 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
-// Layer names.
+// Layer names. A team library's layer is LayerTeam followed by its ID
+// ("team:legal").
 const (
 	LayerUser   = "user"
 	LayerShared = "shared"
+	LayerTeam   = "team:"
 )
 
 // entry is one file of the merged view.
@@ -73,8 +75,14 @@ func (s *skillRef) problems() skillmd.Problems {
 // by concurrent callers once built, so nothing changes them after.
 type view struct {
 	*overlay
+	// shared is the layer under the user's: the shared library's, or for a
+	// caller in teams their team layers composed over it (base).
 	shared   *layer
 	userBase string // the user's library (its prefix): replies are keyed by it
+	// lower are the layers under the user's as their libraries serve them,
+	// the caller's teams in ID order then the shared library: what the
+	// view's notes on shadowing name (notes.go).
+	lower []*layer
 }
 
 // layer is one library's files and skill folders as views serve them. Its
@@ -82,6 +90,7 @@ type view struct {
 // layer of a few skills more than the skills themselves.
 type layer struct {
 	gen     uint64
+	name    string  // LayerShared, or LayerTeam and the team's ID
 	entries []entry // addressable files, sorted by rel
 	// owner is, per entry, the position in all of the shallowest folder
 	// holding it, or -1: which shared files a view shows follows from
@@ -151,6 +160,16 @@ func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *v
 	}
 }
 
+// teamLayer is the library of one team, whose ID the caller's identity
+// validated (or an operator's request, by LibraryRef.Validate).
+func (vs *views) teamLayer(team string) libindex.Layer {
+	return libindex.Layer{
+		Tag:    libindex.SharedTag + ".team." + team, // never a user ID
+		Prefix: strings.Replace(vs.cfg.TeamPrefix, "{team}", team, 1),
+		Object: strings.Replace(vs.cfg.TeamIndexKey, "{team}", team, 1),
+	}
+}
+
 // layers returns the caller's library layer and the shared one.
 func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
 	r, err := vs.table.Resolve(id, vs.cfg.Mount)
@@ -186,6 +205,10 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 // it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 	if vs.pins != nil && vs.pins.asked(ctx) {
+		if len(id.Teams()) > 0 {
+			// A snapshot freezes the user's and the shared index only.
+			return nil, fmt.Errorf("%w: a pinned thread cannot yet read team libraries: call without %s, or without teams", errkind.FailedPrecondition, "x-skillsvc-pin")
+		}
 		return vs.pins.view(ctx, id)
 	}
 	return vs.live(ctx, id)
@@ -197,16 +220,26 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
+	teams := id.Teams()
 	var userIdx, sharedIdx *libindex.Index
+	teamIdx := make([]*libindex.Index, len(teams))
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { userIdx, err = vs.indexes.Get(gctx, own); return err })
 	g.Go(func() (err error) { sharedIdx, err = vs.indexes.Get(gctx, shared); return err })
+	for i, t := range teams {
+		g.Go(func() (err error) { teamIdx[i], err = vs.indexes.Get(gctx, vs.teamLayer(t)); return err })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	sl := vs.sharedLayer(ctx, shared.Prefix, sharedIdx)
+	lower := make([]*layer, 0, len(teams)+1)
+	for i, t := range teams {
+		lower = append(lower, vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i]))
+	}
+	lower = append(lower, vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx))
+	sl := vs.base(teams, lower)
 	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
-		return &view{overlay: o, shared: sl, userBase: own.Prefix}, nil
+		return &view{overlay: o, shared: sl, userBase: own.Prefix, lower: lower}, nil
 	}
 	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.gen)
 	v, _, _ := vs.flight.Do(key, func() (any, error) {
@@ -225,18 +258,19 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 		hold(vs, vs.overlays, own.Prefix, o, o.bytes)
 		return o, nil
 	})
-	return &view{overlay: v.(*overlay), shared: sl, userBase: own.Prefix}, nil
+	return &view{overlay: v.(*overlay), shared: sl, userBase: own.Prefix, lower: lower}, nil
 }
 
-// sharedLayer returns the layer of the shared library's index x, built once
-// per generation for every user.
-func (vs *views) sharedLayer(ctx context.Context, prefix string, x *libindex.Index) *layer {
+// sharedLayer returns the layer of a library every caller reads alike (the
+// shared library, a team's) from its index x, built once per generation
+// for all of them.
+func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) *layer {
 	if l, ok := vs.shared.Get(prefix); ok && l.gen == x.Gen {
 		return l
 	}
 	v, _, _ := vs.flight.Do(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), func() (any, error) {
 		prev, _ := vs.shared.Get(prefix)
-		l := vs.buildLayer(ctx, x, prefix, LayerShared, prev)
+		l := vs.buildLayer(ctx, x, prefix, name, prev)
 		hold(vs, vs.shared, prefix, l, l.bytes)
 		return l, nil
 	})
@@ -265,7 +299,7 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // frontmatter name, which only the head holds. It reads nothing from
 // storage.
 func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) *layer {
-	l := &layer{gen: x.Gen, entries: addressable(x.Objs, prefix)}
+	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
 		head, ok := x.Heads[s.skillMD.Key]
@@ -287,8 +321,19 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	markDuplicates(vs.cfg.Mount, skills)
 	l.all = slices.Concat(skills, nested)
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
+	l.lookups(skills)
+	return l
+}
+
+// lookups sorts the layer's skills (those of all not nested) into its
+// lookups, and finds each entry's owner. The name lookup puts first the
+// skill a name refers to: by layer (teams in ID order), then
+// duplicateOrder.
+func (l *layer) lookups(skills []*skillRef) {
 	l.names = slices.Clone(skills)
-	slices.SortFunc(l.names, func(a, b *skillRef) int { return cmp.Or(strings.Compare(a.name, b.name), duplicateOrder(a.name, a, b)) })
+	slices.SortFunc(l.names, func(a, b *skillRef) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.layer, b.layer), duplicateOrder(a.name, a, b))
+	})
 	l.folders = slices.Clone(skills)
 	slices.SortFunc(l.folders, func(a, b *skillRef) int {
 		return cmp.Or(strings.Compare(a.folder, b.folder), strings.Compare(a.dir, b.dir))
@@ -317,7 +362,6 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		}
 	}
 	l.bytes = l.heldBytes()
-	return l
 }
 
 // find returns the position in all of the folder at dir.
@@ -374,7 +418,11 @@ func (l *layer) parsed(s *skillRef) (parsed, bool) {
 // Its cost follows the user's layer: what it hides is found from the
 // user's paths and names, never by walking the shared library, but for the
 // digest and the cut at --skills.max-skills.
-func (vs *views) overlay(own, sl *layer) *overlay {
+func (vs *views) overlay(own, sl *layer) *overlay { return vs.shadow(own, sl, true) }
+
+// shadow is overlay; byName false hides only by path, as one team's
+// library does another's: both skills of a name are then served.
+func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 	o := &overlay{userGen: own.gen, sharedGen: sl.gen, own: own}
 	hidden := map[string]bool{}
 	hide := func(s *skillRef) { hidden[s.dir] = true }
@@ -401,7 +449,9 @@ func (vs *views) overlay(own, sl *layer) *overlay {
 	for _, s := range own.names {
 		under(s.dir)
 		for _, g := range sl.named(s.name) {
-			hide(g)
+			if byName {
+				hide(g)
+			}
 		}
 	}
 	// Names are settled per layer among the skills it shows: where the

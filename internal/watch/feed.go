@@ -218,7 +218,10 @@ func (f *Feed) changed(lib skills.LibraryRef, here bool) {
 func (f *Feed) wake(lib skills.LibraryRef) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !lib.Shared {
+	// A team's members are not known here (they are in each caller's
+	// identity), so a team library's change wakes every hub, as the shared
+	// library's does.
+	if lib.User != "" {
 		if h := f.hubs[lib.User]; h != nil {
 			h.poke()
 		}
@@ -234,6 +237,7 @@ type message struct {
 	Origin string `json:"o"`
 	User   string `json:"u,omitempty"`
 	Shared bool   `json:"s,omitempty"`
+	Team   string `json:"t,omitempty"`
 }
 
 func (f *Feed) publish() {
@@ -242,7 +246,7 @@ func (f *Feed) publish() {
 		case <-f.ctx.Done():
 			return
 		case lib := <-f.outbox:
-			b, _ := json.Marshal(message{Origin: f.self, User: lib.User, Shared: lib.Shared})
+			b, _ := json.Marshal(message{Origin: f.self, User: lib.User, Shared: lib.Shared, Team: lib.Team})
 			ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
 			if err := f.topic.Publish(ctx, b); err != nil {
 				f.metrics.unpublished.Inc()
@@ -260,7 +264,7 @@ func (f *Feed) fromPeer(b []byte) {
 	if len(b) > 1024 || json.Unmarshal(b, &m) != nil || m.Origin == f.self {
 		return
 	}
-	lib := skills.LibraryRef{User: m.User, Shared: m.Shared}
+	lib := skills.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}
 	if lib.Validate() != nil {
 		return
 	}

@@ -21,13 +21,18 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// LibraryRef names one library: a user's, or the shared one.
+// LibraryRef names one library: a user's, a team's, or the shared one.
+// More than one is INVALID_ARGUMENT.
 type LibraryRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A user ID: that user's library.
 	User string `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
 	// The organization-wide shared library.
-	Shared        bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	Shared bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	// A team ID (spelled like a user ID): that team's library, under
+	// --skills.team-prefix, which the team's members read between the
+	// shared library and their own.
+	Team          string `protobuf:"bytes,3,opt,name=team" json:"team,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,15 +81,24 @@ func (x *LibraryRef) GetShared() bool {
 	return false
 }
 
-// DropSkillIndexRequest names exactly one library: a user's, or the shared
-// one. Neither or both is INVALID_ARGUMENT.
+func (x *LibraryRef) GetTeam() string {
+	if x != nil {
+		return x.Team
+	}
+	return ""
+}
+
+// DropSkillIndexRequest names exactly one library: a user's, a team's, or
+// the shared one. None or more than one is INVALID_ARGUMENT.
 type DropSkillIndexRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A user ID (letters, digits, '.', '_', '-'; starting with a letter or a
 	// digit): that user's library.
 	User string `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
 	// The organization-wide shared library.
-	Shared        bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	Shared bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	// A team ID: that team's library.
+	Team          string `protobuf:"bytes,3,opt,name=team" json:"team,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -131,6 +145,13 @@ func (x *DropSkillIndexRequest) GetShared() bool {
 		return x.Shared
 	}
 	return false
+}
+
+func (x *DropSkillIndexRequest) GetTeam() string {
+	if x != nil {
+		return x.Team
+	}
+	return ""
 }
 
 type DropSkillIndexResponse struct {
@@ -499,14 +520,16 @@ var File_skillsvc_v1_admin_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"8\n" +
+	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"L\n" +
 	"\n" +
 	"LibraryRef\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
-	"\x06shared\x18\x02 \x01(\bR\x06shared\"C\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x12\n" +
+	"\x04team\x18\x03 \x01(\tR\x04team\"W\n" +
 	"\x15DropSkillIndexRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
-	"\x06shared\x18\x02 \x01(\bR\x06shared\"\x18\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x12\n" +
+	"\x04team\x18\x03 \x01(\tR\x04team\"\x18\n" +
 	"\x16DropSkillIndexResponse\"^\n" +
 	"\x1aSetUserSkillEnabledRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +

@@ -7,20 +7,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LibraryRef(_message.Message):
-    __slots__ = ("user", "shared")
+    __slots__ = ("user", "shared", "team")
     USER_FIELD_NUMBER: _ClassVar[int]
     SHARED_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
     user: str
     shared: bool
-    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ...) -> None: ...
+    team: str
+    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ..., team: _Optional[str] = ...) -> None: ...
 
 class DropSkillIndexRequest(_message.Message):
-    __slots__ = ("user", "shared")
+    __slots__ = ("user", "shared", "team")
     USER_FIELD_NUMBER: _ClassVar[int]
     SHARED_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
     user: str
     shared: bool
-    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ...) -> None: ...
+    team: str
+    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ..., team: _Optional[str] = ...) -> None: ...
 
 class DropSkillIndexResponse(_message.Message):
     __slots__ = ()

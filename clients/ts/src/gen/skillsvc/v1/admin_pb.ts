@@ -14,10 +14,11 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiKgoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCCI1ChVEcm9wU2tpbGxJbmRleFJlcXVlc3QSDAoEdXNlchgBIAEoCRIOCgZzaGFyZWQYAiABKAgiGAoWRHJvcFNraWxsSW5kZXhSZXNwb25zZSJJChpTZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBIMCgR1c2VyGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHZW5hYmxlZBgDIAEoCCJHChtTZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkihwEKFVB1dExpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJEgwKBGRhdGEYAyABKAwSEAoIaWZfbWF0Y2gYBCABKAkSFgoObXVzdF9ub3RfZXhpc3QYBSABKAgiNAoWUHV0TGlicmFyeUZpbGVSZXNwb25zZRIMCgRldGFnGAEgASgJEgwKBHNpemUYAiABKAMiUgoYRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBHBhdGgYAiABKAkiGwoZRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZTKSAwoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UykgMKDEFkbWluU2VydmljZRJZCg5Ecm9wU2tpbGxJbmRleBIiLnNraWxsc3ZjLnYxLkRyb3BTa2lsbEluZGV4UmVxdWVzdBojLnNraWxsc3ZjLnYxLkRyb3BTa2lsbEluZGV4UmVzcG9uc2USaAoTU2V0VXNlclNraWxsRW5hYmxlZBInLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXF1ZXN0Giguc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlElkKDlB1dExpYnJhcnlGaWxlEiIuc2tpbGxzdmMudjEuUHV0TGlicmFyeUZpbGVSZXF1ZXN0GiMuc2tpbGxzdmMudjEuUHV0TGlicmFyeUZpbGVSZXNwb25zZRJiChFEZWxldGVMaWJyYXJ5RmlsZRIlLnNraWxsc3ZjLnYxLkRlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBomLnNraWxsc3ZjLnYxLkRlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_skillsvc_v1_skills]);
 
 /**
- * LibraryRef names one library: a user's, or the shared one.
+ * LibraryRef names one library: a user's, a team's, or the shared one.
+ * More than one is INVALID_ARGUMENT.
  *
  * @generated from message skillsvc.v1.LibraryRef
  */
@@ -35,6 +36,15 @@ export type LibraryRef = Message<"skillsvc.v1.LibraryRef"> & {
    * @generated from field: bool shared = 2;
    */
   shared: boolean;
+
+  /**
+   * A team ID (spelled like a user ID): that team's library, under
+   * --skills.team-prefix, which the team's members read between the
+   * shared library and their own.
+   *
+   * @generated from field: string team = 3;
+   */
+  team: string;
 };
 
 /**
@@ -45,8 +55,8 @@ export const LibraryRefSchema: GenMessage<LibraryRef> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_admin, 0);
 
 /**
- * DropSkillIndexRequest names exactly one library: a user's, or the shared
- * one. Neither or both is INVALID_ARGUMENT.
+ * DropSkillIndexRequest names exactly one library: a user's, a team's, or
+ * the shared one. None or more than one is INVALID_ARGUMENT.
  *
  * @generated from message skillsvc.v1.DropSkillIndexRequest
  */
@@ -65,6 +75,13 @@ export type DropSkillIndexRequest = Message<"skillsvc.v1.DropSkillIndexRequest">
    * @generated from field: bool shared = 2;
    */
   shared: boolean;
+
+  /**
+   * A team ID: that team's library.
+   *
+   * @generated from field: string team = 3;
+   */
+  team: string;
 };
 
 /**

@@ -1,0 +1,107 @@
+package skills
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// base returns the layer under a caller's own: the shared library's, or
+// for a caller in teams their team layers composed over it, by the rule of
+// precedence user > team > organization. Two teams serving one name are
+// both served (the name refers to the team first in ID order); a team's
+// skill hides the shared skills of its name and path, as a user's does.
+// lower holds the teams' layers in ID order, then the shared one. Each
+// library's layer is built once for every caller; the composition is
+// held once per set of teams (and their generations), which every member
+// with those teams shares.
+func (vs *views) base(teams []string, lower []*layer) *layer {
+	sl := lower[len(lower)-1]
+	if len(teams) == 0 {
+		return sl
+	}
+	h := sha256.New()
+	for _, l := range lower {
+		fmt.Fprintf(h, "%d:%s:%d;", len(l.name), l.name, l.gen)
+	}
+	gen := binary.BigEndian.Uint64(h.Sum(nil))
+	key := "teams\x00" + strings.Join(teams, ",")
+	if l, ok := vs.shared.Get(key); ok && l.gen == gen {
+		return l
+	}
+	v, _, _ := vs.flight.Do(fmt.Sprintf("base\x00%s\x00%d", key, gen), func() (any, error) {
+		t := lower[0]
+		for _, next := range lower[1 : len(lower)-1] {
+			t = vs.compose(t, next, false)
+		}
+		l := vs.compose(t, sl, true)
+		l.gen, l.name = gen, ""
+		hold(vs, vs.shared, key, l, l.bytes)
+		return l, nil
+	})
+	return v.(*layer)
+}
+
+// compose makes the layer upper shows over lower, hiding lower's folders
+// by path and, with byName, by name, from the skills of both (never a
+// copy of a skill, but the regrouped ones overlay makes).
+func (vs *views) compose(upper, lower *layer, byName bool) *layer {
+	v := &view{overlay: vs.shadow(upper, lower, byName), shared: lower}
+	l := &layer{}
+	for e := range v.files("") {
+		l.entries = append(l.entries, e)
+	}
+	var skills []*skillRef
+	for s := range v.all() {
+		l.all = append(l.all, s)
+		if !s.nested {
+			skills = append(skills, s)
+		}
+	}
+	l.lookups(skills)
+	return l
+}
+
+// problems are s's problems and what the view notes of it across layers:
+// the skills of lower layers it hides (by name or path), and the other
+// teams' skills served under its name. Worked out per summary, from the
+// layers' lookups, so no layer or overlay holds per-caller notes.
+func (v *view) problems(mount string, s *skillRef) skillmd.Problems {
+	p := s.problems()
+	if s.nested || len(v.lower) == 0 {
+		return p
+	}
+	below := v.lower // the layers under s's own
+	for i, l := range v.lower {
+		if l.name == s.layer {
+			below = v.lower[i+1:]
+			break
+		}
+	}
+	for _, l := range below {
+		if d, ok := l.dir(s.dir); ok && !d.nested {
+			p.Warnf("hides the %s skill at the same path %s/%s", l.name, mount, d.dir)
+		}
+		for _, g := range l.named(s.name) {
+			if g.dir == s.dir {
+				continue
+			}
+			if strings.HasPrefix(s.layer, LayerTeam) && strings.HasPrefix(l.name, LayerTeam) {
+				if w, _ := v.named(s.name); w == s {
+					p.Warnf("name %q is also served by the %s skill at %s/%s; the name refers to this skill (of the teams, the first by ID)", s.name, l.name, mount, g.dir)
+				}
+				continue
+			}
+			p.Warnf("hides the %s skill %q at %s/%s", l.name, g.name, mount, g.dir)
+		}
+	}
+	if strings.HasPrefix(s.layer, LayerTeam) {
+		if w, _ := v.named(s.name); w != nil && w != s && w.layer != s.layer && strings.HasPrefix(w.layer, LayerTeam) {
+			p.Warnf("name %q is also served by the %s skill at %s/%s, which the name refers to (of the teams, the first by ID); refer to this skill by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
+		}
+	}
+	return p
+}

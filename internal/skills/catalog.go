@@ -669,14 +669,59 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	}
 	switch {
 	case l.Shared:
+		c.views.prot.forget(c.cfg.SharedProtectedKey)
 		return c.DropSharedIndex(ctx)
 	case l.Team != "":
+		c.views.prot.forget(c.views.teamProtectedKey(l.Team))
 		ly := c.views.teamLayer(l.Team)
 		err := c.views.indexes.Drop(ctx, ly)
 		c.changed(l, true)
 		return err
 	}
 	return c.DropIndex(ctx, l.User)
+}
+
+// protectedKey is the object naming the protected skills of l, the shared
+// library or a team's.
+func (c *Catalog) protectedKey(l LibraryRef) (string, error) {
+	if err := l.Validate(); err != nil {
+		return "", err
+	}
+	switch {
+	case l.Shared:
+		return c.cfg.SharedProtectedKey, nil
+	case l.Team != "":
+		return c.views.teamProtectedKey(l.Team), nil
+	}
+	return "", fmt.Errorf("%w: only skills of the shared library or a team's can be protected", errkind.InvalidArgument)
+}
+
+// SetProtected protects (or no longer protects) the skill name of the
+// shared library or a team's: no lower layer's skill of that name or path
+// then replaces it. It returns the library's protected names; every
+// replica applies the change as it applies a dropped index.
+func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, protect bool) ([]string, error) {
+	key, err := c.protectedKey(l)
+	if err != nil {
+		return nil, err
+	}
+	names, err := c.views.prot.set(ctx, key, name, protect)
+	if err != nil {
+		return nil, err
+	}
+	c.changed(l, true)
+	return names, nil
+}
+
+// Protected returns the protected names of the shared library or a team's.
+func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error) {
+	key, err := c.protectedKey(l)
+	if err != nil {
+		return nil, err
+	}
+	c.views.prot.forget(key) // an operator asking wants it as stored
+	s, err := c.views.prot.get(ctx, key)
+	return s.names, err
 }
 
 // SetUserEnabled is SetEnabled for an operator acting for user.

@@ -38,11 +38,16 @@ func (c *Catalog) ChangeOf(key string) Change {
 	switch {
 	case key == cfg.SharedIndexKey:
 		return Change{Kind: PersistedIndex, Library: LibraryRef{Shared: true}}
+	case key == cfg.SharedProtectedKey:
+		return Change{Kind: LibraryFile, Library: LibraryRef{Shared: true}}
 	case strings.HasPrefix(key, cfg.SharedPrefix):
 		return Change{Kind: LibraryFile, Library: LibraryRef{Shared: true}}
 	}
 	if team, ok := teamOf(cfg.TeamIndexKey, key, false); ok {
 		return Change{Kind: PersistedIndex, Library: LibraryRef{Team: team}}
+	}
+	if team, ok := teamOf(cfg.TeamProtectedKey, key, false); ok {
+		return Change{Kind: LibraryFile, Library: LibraryRef{Team: team}}
 	}
 	if team, ok := teamOf(cfg.TeamPrefix, key, true); ok {
 		return Change{Kind: LibraryFile, Library: LibraryRef{Team: team}}
@@ -156,6 +161,12 @@ func (c *Catalog) Forget(ch Change) error {
 		return err
 	}
 	c.views.indexes.Forget(ly)
+	switch {
+	case ch.Library.Shared:
+		c.views.prot.forget(c.cfg.SharedProtectedKey)
+	case ch.Library.Team != "":
+		c.views.prot.forget(c.views.teamProtectedKey(ch.Library.Team))
+	}
 	if ch.Library.User != "" {
 		c.views.forget(ly.Prefix)
 	}
@@ -168,5 +179,6 @@ func (c *Catalog) Forget(ch Change) error {
 // cache on its next use.
 func (c *Catalog) ForgetAll() {
 	c.views.indexes.ForgetAll()
+	c.views.prot.forgetAll()
 	c.changed(LibraryRef{Shared: true}, false)
 }

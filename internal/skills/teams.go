@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -18,14 +19,18 @@ import (
 // library's layer is built once for every caller; the composition is
 // held once per set of teams (and their generations), which every member
 // with those teams shares.
-func (vs *views) base(teams []string, lower []*layer) *layer {
+//
+// prot holds each lower layer's protected names: the shared library's
+// protected skills take their names and paths from the teams' skills, and
+// every protected skill served takes them from the user's (l.prot).
+func (vs *views) base(teams []string, lower []*layer, prot []protectedSet) *layer {
 	sl := lower[len(lower)-1]
-	if len(teams) == 0 {
+	if len(teams) == 0 && !slices.ContainsFunc(prot, func(p protectedSet) bool { return len(p.names) > 0 }) {
 		return sl
 	}
 	h := sha256.New()
-	for _, l := range lower {
-		fmt.Fprintf(h, "%d:%s:%d;", len(l.name), l.name, l.gen)
+	for i, l := range lower {
+		fmt.Fprintf(h, "%d:%s:%d:%d;", len(l.name), l.name, l.gen, prot[i].hash)
 	}
 	gen := binary.BigEndian.Uint64(h.Sum(nil))
 	key := "teams\x00" + strings.Join(teams, ",")
@@ -33,12 +38,32 @@ func (vs *views) base(teams []string, lower []*layer) *layer {
 		return l
 	}
 	v, _, _ := vs.flight.Do(fmt.Sprintf("base\x00%s\x00%d", key, gen), func() (any, error) {
-		t := lower[0]
-		for _, next := range lower[1 : len(lower)-1] {
-			t = vs.compose(t, next, false)
+		var l *layer
+		if len(teams) == 0 {
+			c := *sl // the same skills; a generation that names the protection
+			l = &c
+		} else {
+			t := lower[0]
+			for _, next := range lower[1 : len(lower)-1] {
+				t = vs.compose(t, next, false)
+			}
+			if ps := protectedOf(sl, prot[len(prot)-1]); len(ps) > 0 {
+				t = vs.compose(protectedLayer(ps), t, false)
+			}
+			l = vs.compose(t, sl, true)
 		}
-		l := vs.compose(t, sl, true)
 		l.gen, l.name = gen, ""
+		var served []*skillRef
+		for i, ly := range lower {
+			for _, s := range protectedOf(ly, prot[i]) {
+				if d, ok := l.dir(s.dir); ok && d.layer == s.layer && d.name == s.name {
+					served = append(served, d)
+				}
+			}
+		}
+		if len(served) > 0 {
+			l.prot = protectedLayer(served)
+		}
 		hold(vs, vs.shared, key, l, l.bytes)
 		return l, nil
 	})
@@ -74,6 +99,12 @@ func (v *view) problems(mount string, s *skillRef) skillmd.Problems {
 	if s.nested || len(v.lower) == 0 {
 		return p
 	}
+	w, _ := v.named(s.name) // the skill the name refers to
+	if v.protected(s) {
+		p.Warnf("protected by an administrator: no lower layer's skill of its name or path replaces it")
+	} else if w != nil && w != s && v.protected(w) {
+		p.Warnf("not serving the name %q: the %s skill at %s/%s is protected by an administrator; refer to this skill by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
+	}
 	below := v.lower // the layers under s's own
 	for i, l := range v.lower {
 		if l.name == s.layer {
@@ -86,7 +117,7 @@ func (v *view) problems(mount string, s *skillRef) skillmd.Problems {
 			p.Warnf("hides the %s skill at the same path %s/%s", l.name, mount, d.dir)
 		}
 		for _, g := range l.named(s.name) {
-			if g.dir == s.dir {
+			if g.dir == s.dir || g == w {
 				continue
 			}
 			if strings.HasPrefix(s.layer, LayerTeam) && strings.HasPrefix(l.name, LayerTeam) {
@@ -99,9 +130,19 @@ func (v *view) problems(mount string, s *skillRef) skillmd.Problems {
 		}
 	}
 	if strings.HasPrefix(s.layer, LayerTeam) {
-		if w, _ := v.named(s.name); w != nil && w != s && w.layer != s.layer && strings.HasPrefix(w.layer, LayerTeam) {
+		if w != nil && w != s && w.layer != s.layer && strings.HasPrefix(w.layer, LayerTeam) {
 			p.Warnf("name %q is also served by the %s skill at %s/%s, which the name refers to (of the teams, the first by ID); refer to this skill by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
 		}
 	}
 	return p
+}
+
+// protected reports whether s is a protected skill the view serves.
+func (v *view) protected(s *skillRef) bool {
+	p := v.shared.prot
+	if p == nil {
+		return false
+	}
+	d, ok := p.dir(s.dir)
+	return ok && d == s
 }

@@ -96,3 +96,103 @@ func TestTeamLayers(t *testing.T) {
 		t.Errorf("/skills/review resolves to %+v, %v; want legal's, by its path", d.Skill, err)
 	}
 }
+
+// TestProtected: a protected skill of the shared library or a team's is
+// replaced by no lower layer's namesake, by name or at its path; the
+// namesake is listed with a warning saying why, and reachable by its path.
+func TestProtected(t *testing.T) {
+	b := skillstest.New()
+	b.Shared().Skill("contracts", "", "org contracts", "x").Skill("style", "", "org style", "x")
+	b.Team("legal").Skill("nda", "", "legal nda", "x").Skill("legal-style", "style", "legal style", "x")
+	b.User("alice").Skill("my-contracts", "contracts", "alice contracts", "x").Skill("contracts", "", "alice at the org path", "x").Skill("my-nda", "nda", "alice nda", "x")
+	bucket := memory.New()
+	b.Put(t, bucket)
+	lib := skillstest.Library(t, bucket, nil)
+	cat := lib.Catalog
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: "legal"})
+	layerOf := func(ref string) string {
+		t.Helper()
+		d, err := cat.Get(t.Context(), alice, ref)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", ref, err)
+		}
+		return d.Layer + " " + d.Path
+	}
+	// Unprotected: alice's own win.
+	if got := layerOf("contracts"); got != "user /skills/contracts" {
+		t.Errorf("contracts before protection = %s", got)
+	}
+	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{User: "alice"}, "contracts", true); err == nil {
+		t.Error("a user's skill was protected")
+	}
+	for _, p := range []struct {
+		lib  skills.LibraryRef
+		name string
+	}{{skills.LibraryRef{Shared: true}, "contracts"}, {skills.LibraryRef{Shared: true}, "style"}, {skills.LibraryRef{Team: "legal"}, "nda"}} {
+		if _, err := cat.SetProtected(t.Context(), p.lib, p.name, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names, err := cat.Protected(t.Context(), skills.LibraryRef{Shared: true}); err != nil || !slices.Equal(names, []string{"contracts", "style"}) {
+		t.Errorf("Protected(shared) = %q, %v", names, err)
+	}
+	for ref, want := range map[string]string{
+		"contracts":            "shared /skills/contracts", // by name and at its path
+		"style":                "shared /skills/style",     // over legal's namesake
+		"nda":                  "team:legal /skills/nda",
+		"/skills/my-contracts": "user /skills/my-contracts", // the namesake, by its path
+		"/skills/my-nda":       "user /skills/my-nda",
+		"/skills/legal-style":  "team:legal /skills/legal-style",
+	} {
+		if got := layerOf(ref); got != want {
+			t.Errorf("%s = %s, want %s", ref, got, want)
+		}
+	}
+	l, err := cat.Skills(t.Context(), alice, skills.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]skills.Skill{}
+	for _, s := range l {
+		got[s.Dir] = s
+	}
+	for dir, warn := range map[string]string{
+		"contracts":    "protected by an administrator",
+		"my-contracts": `not serving the name "contracts": the shared skill at /skills/contracts is protected`,
+		"my-nda":       `not serving the name "nda": the team:legal skill at /skills/nda is protected`,
+		"legal-style":  `not serving the name "style": the shared skill at /skills/style is protected`,
+	} {
+		s, ok := got[dir]
+		if !ok || !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, warn) }) {
+			t.Errorf("%s listed %v with warnings %q; want %q", dir, ok, s.Warnings, warn)
+		}
+	}
+	// Unprotected again: alice's own contracts is back.
+	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := layerOf("contracts"); got != "user /skills/contracts" {
+		t.Errorf("contracts after unprotecting = %s", got)
+	}
+}
+
+// TestTeamChangeOf: keys of a team's library, index and protected object
+// are the team's; a key that only looks like one is not.
+func TestTeamChangeOf(t *testing.T) {
+	lib := skillstest.Library(t, memory.New(), nil)
+	for key, want := range map[string]skills.Change{
+		"_teams/legal/skills/nda/SKILL.md":       {Kind: skills.LibraryFile, Library: skills.LibraryRef{Team: "legal"}},
+		"_teams/legal/settings/skills.index":     {Kind: skills.PersistedIndex, Library: skills.LibraryRef{Team: "legal"}},
+		"_teams/legal/settings/protected.json":   {Kind: skills.LibraryFile, Library: skills.LibraryRef{Team: "legal"}},
+		"_shared/settings/protected.json":        {Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}},
+		"_teams/legal/skills/":                   {},
+		"_teams/_x/skills/a/SKILL.md":            {},
+		"_teams/legal/other/a.md":                {},
+		"_teams/legal/settings/skills.index.bak": {},
+		"alice/skills/x/SKILL.md":                {Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "alice"}},
+	} {
+		if got := lib.Catalog.ChangeOf(key); got != want {
+			t.Errorf("ChangeOf(%q) = %+v, want %+v", key, got, want)
+		}
+	}
+}

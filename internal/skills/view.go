@@ -102,6 +102,9 @@ type layer struct {
 	// display name by it, then dir.
 	names, folders, displays []*skillRef
 	bytes                    int64 // the heap it keeps alive (estimated)
+	// prot, of a base layer (teams.go), holds the protected skills it
+	// serves, which the user's layer is composed under.
+	prot *layer
 }
 
 // overlay is a user's layer and what it makes of the shared layer of one
@@ -112,6 +115,7 @@ type layer struct {
 type overlay struct {
 	userGen, sharedGen uint64 // the indexes it was built from
 	own                *layer
+	raw                *layer   // the user's layer, before protected skills took their names and paths
 	hidden             []string // the dirs of shared folders, sorted
 	// regrouped replaces the shared skills of names declared twice of which
 	// the user hides some, by dir; renamed is the skill each such name
@@ -141,6 +145,7 @@ type views struct {
 	overlays *libindex.Shelf[*overlay] // by user prefix
 	flight   singleflight.Group        // builds callers wait for
 	pins     *pins                     // nil: no thread can pin
+	prot     *protections
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -168,6 +173,11 @@ func (vs *views) teamLayer(team string) libindex.Layer {
 		Prefix: strings.Replace(vs.cfg.TeamPrefix, "{team}", team, 1),
 		Object: strings.Replace(vs.cfg.TeamIndexKey, "{team}", team, 1),
 	}
+}
+
+// teamProtectedKey is the object naming the team's protected skills.
+func (vs *views) teamProtectedKey(team string) string {
+	return strings.Replace(vs.cfg.TeamProtectedKey, "{team}", team, 1)
 }
 
 // layers returns the caller's library layer and the shared one.
@@ -223,11 +233,14 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 	teams := id.Teams()
 	var userIdx, sharedIdx *libindex.Index
 	teamIdx := make([]*libindex.Index, len(teams))
+	prot := make([]protectedSet, len(teams)+1) // as lower: the teams', then the shared library's
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { userIdx, err = vs.indexes.Get(gctx, own); return err })
 	g.Go(func() (err error) { sharedIdx, err = vs.indexes.Get(gctx, shared); return err })
+	g.Go(func() (err error) { prot[len(teams)], err = vs.prot.get(gctx, vs.cfg.SharedProtectedKey); return err })
 	for i, t := range teams {
 		g.Go(func() (err error) { teamIdx[i], err = vs.indexes.Get(gctx, vs.teamLayer(t)); return err })
+		g.Go(func() (err error) { prot[i], err = vs.prot.get(gctx, vs.teamProtectedKey(t)); return err })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -237,7 +250,7 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 		lower = append(lower, vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i]))
 	}
 	lower = append(lower, vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx))
-	sl := vs.base(teams, lower)
+	sl := vs.base(teams, lower, prot)
 	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
 		return &view{overlay: o, shared: sl, userBase: own.Prefix, lower: lower}, nil
 	}
@@ -246,15 +259,22 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 		prev, _ := vs.overlays.Get(own.Prefix)
 		var ul *layer
 		if prev != nil && prev.userGen == userIdx.Gen {
-			ul = prev.own // only the shared library changed
+			ul = prev.raw // only the shared library changed
 		} else {
 			var prevOwn *layer
 			if prev != nil {
-				prevOwn = prev.own
+				prevOwn = prev.raw
 			}
 			ul = vs.buildLayer(ctx, userIdx, own.Prefix, LayerUser, prevOwn)
 		}
-		o := vs.overlay(ul, sl)
+		eff := ul
+		if sl.prot != nil {
+			// Protected skills take their names and paths from the user's.
+			eff = vs.compose(sl.prot, ul, false)
+			eff.gen, eff.name = ul.gen, ul.name
+		}
+		o := vs.overlay(eff, sl)
+		o.raw = ul
 		hold(vs, vs.overlays, own.Prefix, o, o.bytes)
 		return o, nil
 	})
@@ -448,10 +468,13 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 	}
 	for _, s := range own.names {
 		under(s.dir)
+		// A protected skill of the lower layer passed up into own
+		// (protect.go) hides only itself, not the lower layer's namesakes.
+		if d, ok := sl.dir(s.dir); !byName || (ok && d == s) {
+			continue
+		}
 		for _, g := range sl.named(s.name) {
-			if byName {
-				hide(g)
-			}
+			hide(g)
 		}
 	}
 	// Names are settled per layer among the skills it shows: where the

@@ -113,6 +113,9 @@ func (l *Logger) write(ctx context.Context, method string, req any, start time.T
 		if p.Ticket != "" {
 			attrs = append(attrs, slog.String("ticket", clean(p.Ticket)))
 		}
+		if p.Teams != "" {
+			attrs = append(attrs, slog.String("teams", clean(p.Teams)))
+		}
 		if p.Subject != "" {
 			attrs = append(attrs, slog.String("subject", clean(p.Subject)))
 		}
@@ -139,19 +142,36 @@ func target(req any) []slog.Attr {
 			out = append(out, slog.String("path", clean(h.GetPath())))
 		}
 	case *skillsvcv1.DropSkillIndexRequest:
-		if r.GetUser() != "" {
-			out = append(out, slog.String("target_user", clean(r.GetUser())))
-		}
-		if r.GetShared() {
-			out = append(out, slog.Bool("shared", true))
-		}
+		out = library(out, &skillsvcv1.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()})
+	case *skillsvcv1.SetSkillProtectedRequest:
+		out = append(library(out, r.GetLibrary()), slog.String("name", clean(r.GetName())), slog.Bool("protected", r.GetProtected()))
 	case interface{ GetPath() string }:
 		if p := r.GetPath(); p != "" {
 			out = append(out, slog.String("path", clean(p)))
 		}
 	}
+	if r, ok := req.(interface {
+		GetLibrary() *skillsvcv1.LibraryRef
+		GetPath() string
+	}); ok {
+		out = library(out, r.GetLibrary())
+	}
 	if r, ok := req.(interface{ GetEnabled() bool }); ok {
 		out = append(out, slog.Bool("enabled", r.GetEnabled()))
+	}
+	return out
+}
+
+// library names the library a request acts on.
+func library(out []slog.Attr, l *skillsvcv1.LibraryRef) []slog.Attr {
+	if l.GetUser() != "" {
+		out = append(out, slog.String("target_user", clean(l.GetUser())))
+	}
+	if l.GetTeam() != "" {
+		out = append(out, slog.String("target_team", clean(l.GetTeam())))
+	}
+	if l.GetShared() {
+		out = append(out, slog.Bool("shared", true))
 	}
 	return out
 }

@@ -59,3 +59,21 @@ func (a *Admin) DeleteLibraryFile(ctx context.Context, req *skillsvcv1.DeleteLib
 	}
 	return &skillsvcv1.DeleteLibraryFileResponse{}, nil
 }
+
+// SetSkillProtected implements AdminService.
+func (a *Admin) SetSkillProtected(ctx context.Context, req *skillsvcv1.SetSkillProtectedRequest) (*skillsvcv1.SetSkillProtectedResponse, error) {
+	names, err := a.catalog.SetProtected(ctx, library(req.GetLibrary()), req.GetName(), req.GetProtected())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.SetSkillProtectedResponse{Names: names}, nil
+}
+
+// ListProtectedSkills implements AdminService.
+func (a *Admin) ListProtectedSkills(ctx context.Context, req *skillsvcv1.ListProtectedSkillsRequest) (*skillsvcv1.ListProtectedSkillsResponse, error) {
+	names, err := a.catalog.Protected(ctx, library(req.GetLibrary()))
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.ListProtectedSkillsResponse{Names: names}, nil
+}

@@ -669,10 +669,8 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	}
 	switch {
 	case l.Shared:
-		c.views.prot.forget(c.cfg.SharedProtectedKey)
 		return c.DropSharedIndex(ctx)
 	case l.Team != "":
-		c.views.prot.forget(c.views.teamProtectedKey(l.Team))
 		ly := c.views.teamLayer(l.Team)
 		err := c.views.indexes.Drop(ctx, ly)
 		c.changed(l, true)
@@ -705,12 +703,12 @@ func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, p
 	if err != nil {
 		return nil, err
 	}
-	names, err := c.views.prot.set(ctx, key, name, protect)
+	names, err := (&protections{bucket: c.bucket}).set(ctx, key, name, protect)
 	if err != nil {
 		return nil, err
 	}
-	c.changed(l, true)
-	return names, nil
+	// Listed with the library's index: dropping it lists the new version.
+	return names, c.DropLibraryIndex(ctx, l)
 }
 
 // Protected returns the protected names of the shared library or a team's.
@@ -719,9 +717,8 @@ func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	c.views.prot.forget(key) // an operator asking wants it as stored
-	s, err := c.views.prot.get(ctx, key)
-	return s.names, err
+	doc, _, err := (&protections{bucket: c.bucket}).load(ctx, key)
+	return doc.Names, err
 }
 
 // SetUserEnabled is SetEnabled for an operator acting for user.

@@ -161,12 +161,6 @@ func (c *Catalog) Forget(ch Change) error {
 		return err
 	}
 	c.views.indexes.Forget(ly)
-	switch {
-	case ch.Library.Shared:
-		c.views.prot.forget(c.cfg.SharedProtectedKey)
-	case ch.Library.Team != "":
-		c.views.prot.forget(c.views.teamProtectedKey(ch.Library.Team))
-	}
 	if ch.Library.User != "" {
 		c.views.forget(ly.Prefix)
 	}
@@ -179,6 +173,5 @@ func (c *Catalog) Forget(ch Change) error {
 // cache on its next use.
 func (c *Catalog) ForgetAll() {
 	c.views.indexes.ForgetAll()
-	c.views.prot.forgetAll()
 	c.changed(LibraryRef{Shared: true}, false)
 }

@@ -265,6 +265,9 @@ func (c *Config) validateTeams(table *mounts.Table) error {
 	case strings.HasPrefix(c.SharedIndexKey, staticFirst):
 		return fmt.Errorf("skills: shared-index-key %q must lie outside team-prefix %q", c.SharedIndexKey, c.TeamPrefix)
 	}
+	if err := table.Disjoint(path.Dir(c.SharedProtectedKey) + "/"); err != nil {
+		return fmt.Errorf("skills: shared-protected-key: %w", err)
+	}
 	return nil
 }
 

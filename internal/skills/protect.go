@@ -3,20 +3,16 @@ package skills
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -26,7 +22,10 @@ import (
 // replaces (a user cannot override an approved procedure by uploading a
 // namesake). Each library's protected names are one small object outside
 // every mount (--skills.shared-protected-key, --skills.team-protected-key),
-// read with the library's index and kept for --skills.index-refresh.
+// listed with the library's index (libindex.Layer.Side): its version is
+// part of the index's generation, so a change rebuilds the library's layer
+// and every view on it, and is invalidated and told to other replicas as
+// a change to the library is.
 
 const (
 	maxProtectedNames = 1000
@@ -40,71 +39,11 @@ type protectedDoc struct {
 	Names []string `json:"names"`
 }
 
-// protectedSet is one library's protected names as read at a time.
-type protectedSet struct {
-	names []string // sorted
-	hash  uint64   // of names: a base layer's generation includes it
-	read  time.Time
-}
-
-func (p protectedSet) has(name string) bool {
-	_, ok := slices.BinarySearch(p.names, name)
-	return ok
-}
-
-// protections reads and keeps each library's protected names.
+// protections reads and writes each library's protected names: the
+// views read them with the library's index (Layer.Side), this for the
+// operator's calls.
 type protections struct {
 	bucket objstore.Bucket
-	ttl    time.Duration
-	mu     sync.Mutex
-	sets   map[string]protectedSet // by object key
-	flight singleflight.Group
-}
-
-func newProtections(b objstore.Bucket, ttl time.Duration) *protections {
-	return &protections{bucket: b, ttl: ttl, sets: map[string]protectedSet{}}
-}
-
-// get returns the names protected by the object at key, read again when
-// older than the refresh interval; the last read is served while storage
-// fails.
-func (p *protections) get(ctx context.Context, key string) (protectedSet, error) {
-	if p == nil {
-		return protectedSet{}, nil
-	}
-	p.mu.Lock()
-	s, ok := p.sets[key]
-	p.mu.Unlock()
-	if ok && time.Since(s.read) < p.ttl {
-		return s, nil
-	}
-	v, err, _ := p.flight.Do(key, func() (any, error) {
-		doc, _, err := p.load(context.WithoutCancel(ctx), key)
-		if err != nil {
-			return nil, err
-		}
-		s := newProtectedSet(doc.Names)
-		p.mu.Lock()
-		p.sets[key] = s
-		p.mu.Unlock()
-		return s, nil
-	})
-	if err != nil {
-		if ok {
-			return s, nil
-		}
-		return protectedSet{}, err
-	}
-	return v.(protectedSet), nil
-}
-
-func newProtectedSet(names []string) protectedSet {
-	s := protectedSet{names: slices.Compact(slices.Sorted(slices.Values(names))), read: time.Now()}
-	if len(s.names) > 0 {
-		h := sha256.Sum256([]byte(strings.Join(s.names, "\n")))
-		s.hash = binary.BigEndian.Uint64(h[:])
-	}
-	return s
 }
 
 // load reads the object at key: no object is no protected names.
@@ -129,26 +68,6 @@ func (p *protections) load(ctx context.Context, key string) (protectedDoc, strin
 	}
 	doc.Names = slices.DeleteFunc(doc.Names, func(n string) bool { return !skillmd.ValidName(n) })
 	return doc, a.ETag, nil
-}
-
-// forget drops the kept copy of key, so the next call reads it again.
-func (p *protections) forget(key string) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	delete(p.sets, key)
-	p.mu.Unlock()
-}
-
-// forgetAll drops every kept copy.
-func (p *protections) forgetAll() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	clear(p.sets)
-	p.mu.Unlock()
 }
 
 // set protects (or unprotects) name in the object at key with a
@@ -182,7 +101,6 @@ func (p *protections) set(ctx context.Context, key, name string, protect bool) (
 	if objstore.LostRace(err) {
 		return nil, fmt.Errorf("%w: the protected skills changed during %d attempts", errkind.Aborted, protectAttempts)
 	}
-	p.forget(key)
 	return names, err
 }
 
@@ -203,11 +121,39 @@ func protectedLayer(refs []*skillRef) *layer {
 	return l
 }
 
-// protectedOf returns the skills of l whose names are in set.
-func protectedOf(l *layer, set protectedSet) []*skillRef {
+// protectedOf returns the skills of l whose names it protects.
+func protectedOf(l *layer) []*skillRef {
 	var out []*skillRef
-	for _, n := range set.names {
+	for _, n := range l.protected {
 		out = append(out, l.named(n)...)
 	}
 	return out
+}
+
+// readProtected parses the protected names of the layer built from x, the
+// library whose Side object is key: read through the file cache, by key and
+// ETag, once per version. A read that fails protects nothing and is logged.
+func (vs *views) readProtected(ctx context.Context, x *libindex.Index, key string) []string {
+	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
+	if key == "" || !ok || vs.files == nil {
+		return nil
+	}
+	o := x.Objs[i]
+	r, _, err := vs.files.Open(ctx, o, 0, maxProtectedBytes+1)
+	var data []byte
+	if err == nil {
+		data, err = io.ReadAll(r)
+		r.Close()
+	}
+	var doc protectedDoc
+	if err == nil && (len(data) > maxProtectedBytes || json.Unmarshal(data, &doc) != nil || len(doc.Names) > maxProtectedNames) {
+		err = fmt.Errorf("not a list of at most %d names within %d bytes", maxProtectedNames, maxProtectedBytes)
+	}
+	if err != nil {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; none protected", "key", key, "err", err)
+		return nil
+	}
+	names := slices.DeleteFunc(doc.Names, func(n string) bool { return !skillmd.ValidName(n) })
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -20,17 +19,17 @@ import (
 // held once per set of teams (and their generations), which every member
 // with those teams shares.
 //
-// prot holds each lower layer's protected names: the shared library's
+// Each lower layer's protected names (protect.go) apply: the shared library's
 // protected skills take their names and paths from the teams' skills, and
 // every protected skill served takes them from the user's (l.prot).
-func (vs *views) base(teams []string, lower []*layer, prot []protectedSet) *layer {
+func (vs *views) base(teams []string, lower []*layer) *layer {
 	sl := lower[len(lower)-1]
-	if len(teams) == 0 && !slices.ContainsFunc(prot, func(p protectedSet) bool { return len(p.names) > 0 }) {
+	if len(teams) == 0 && len(sl.protected) == 0 {
 		return sl
 	}
 	h := sha256.New()
-	for i, l := range lower {
-		fmt.Fprintf(h, "%d:%s:%d:%d;", len(l.name), l.name, l.gen, prot[i].hash)
+	for _, l := range lower {
+		fmt.Fprintf(h, "%d:%s:%d;", len(l.name), l.name, l.gen)
 	}
 	gen := binary.BigEndian.Uint64(h.Sum(nil))
 	key := "teams\x00" + strings.Join(teams, ",")
@@ -47,15 +46,15 @@ func (vs *views) base(teams []string, lower []*layer, prot []protectedSet) *laye
 			for _, next := range lower[1 : len(lower)-1] {
 				t = vs.compose(t, next, false)
 			}
-			if ps := protectedOf(sl, prot[len(prot)-1]); len(ps) > 0 {
+			if ps := protectedOf(sl); len(ps) > 0 {
 				t = vs.compose(protectedLayer(ps), t, false)
 			}
 			l = vs.compose(t, sl, true)
 		}
 		l.gen, l.name = gen, ""
 		var served []*skillRef
-		for i, ly := range lower {
-			for _, s := range protectedOf(ly, prot[i]) {
+		for _, ly := range lower {
+			for _, s := range protectedOf(ly) {
 				if d, ok := l.dir(s.dir); ok && d.layer == s.layer && d.name == s.name {
 					served = append(served, d)
 				}

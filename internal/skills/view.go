@@ -105,6 +105,8 @@ type layer struct {
 	// prot, of a base layer (teams.go), holds the protected skills it
 	// serves, which the user's layer is composed under.
 	prot *layer
+	// protected are the names the library protects (protect.go).
+	protected []string
 }
 
 // overlay is a user's layer and what it makes of the shared layer of one
@@ -145,7 +147,7 @@ type views struct {
 	overlays *libindex.Shelf[*overlay] // by user prefix
 	flight   singleflight.Group        // builds callers wait for
 	pins     *pins                     // nil: no thread can pin
-	prot     *protections
+	files    *libindex.Files           // reads each library's protected names
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -172,6 +174,7 @@ func (vs *views) teamLayer(team string) libindex.Layer {
 		Tag:    libindex.SharedTag + ".team." + team, // never a user ID
 		Prefix: strings.Replace(vs.cfg.TeamPrefix, "{team}", team, 1),
 		Object: strings.Replace(vs.cfg.TeamIndexKey, "{team}", team, 1),
+		Side:   vs.teamProtectedKey(team),
 	}
 }
 
@@ -187,7 +190,7 @@ func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
 	own = libindex.Layer{Tag: id.User(), Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User(), 1)}
-	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey}
+	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey, Side: vs.cfg.SharedProtectedKey}
 	return own, shared, nil
 }
 
@@ -233,14 +236,11 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 	teams := id.Teams()
 	var userIdx, sharedIdx *libindex.Index
 	teamIdx := make([]*libindex.Index, len(teams))
-	prot := make([]protectedSet, len(teams)+1) // as lower: the teams', then the shared library's
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { userIdx, err = vs.indexes.Get(gctx, own); return err })
 	g.Go(func() (err error) { sharedIdx, err = vs.indexes.Get(gctx, shared); return err })
-	g.Go(func() (err error) { prot[len(teams)], err = vs.prot.get(gctx, vs.cfg.SharedProtectedKey); return err })
 	for i, t := range teams {
 		g.Go(func() (err error) { teamIdx[i], err = vs.indexes.Get(gctx, vs.teamLayer(t)); return err })
-		g.Go(func() (err error) { prot[i], err = vs.prot.get(gctx, vs.teamProtectedKey(t)); return err })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 		lower = append(lower, vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i]))
 	}
 	lower = append(lower, vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx))
-	sl := vs.base(teams, lower, prot)
+	sl := vs.base(teams, lower)
 	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
 		return &view{overlay: o, shared: sl, userBase: own.Prefix, lower: lower}, nil
 	}
@@ -320,6 +320,12 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // storage.
 func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) *layer {
 	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
+	switch {
+	case layerName == LayerShared:
+		l.protected = vs.readProtected(ctx, x, vs.cfg.SharedProtectedKey)
+	case strings.HasPrefix(layerName, LayerTeam):
+		l.protected = vs.readProtected(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+	}
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
 		head, ok := x.Heads[s.skillMD.Key]
@@ -741,7 +747,8 @@ func listed(items []string, n int) string {
 func addressable(objs []objstore.Object, prefix string) []entry {
 	out := make([]entry, 0, len(objs))
 	for _, o := range objs {
-		if rel := strings.TrimPrefix(o.Key, prefix); mounts.Addressable(rel) {
+		// An index also lists its library's side object, outside the prefix.
+		if rel, ok := strings.CutPrefix(o.Key, prefix); ok && mounts.Addressable(rel) {
 			out = append(out, entry{rel: rel, obj: o})
 		}
 	}

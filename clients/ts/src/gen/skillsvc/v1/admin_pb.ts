@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UykgMKDEFkbWluU2VydmljZRJZCg5Ecm9wU2tpbGxJbmRleBIiLnNraWxsc3ZjLnYxLkRyb3BTa2lsbEluZGV4UmVxdWVzdBojLnNraWxsc3ZjLnYxLkRyb3BTa2lsbEluZGV4UmVzcG9uc2USaAoTU2V0VXNlclNraWxsRW5hYmxlZBInLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXF1ZXN0Giguc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlElkKDlB1dExpYnJhcnlGaWxlEiIuc2tpbGxzdmMudjEuUHV0TGlicmFyeUZpbGVSZXF1ZXN0GiMuc2tpbGxzdmMudjEuUHV0TGlicmFyeUZpbGVSZXNwb25zZRJiChFEZWxldGVMaWJyYXJ5RmlsZRIlLnNraWxsc3ZjLnYxLkRlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBomLnNraWxsc3ZjLnYxLkRlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJMuAECgxBZG1pblNlcnZpY2USWQoORHJvcFNraWxsSW5kZXgSIi5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlcXVlc3QaIy5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlc3BvbnNlEmgKE1NldFVzZXJTa2lsbEVuYWJsZWQSJy5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBooLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXNwb25zZRJZCg5QdXRMaWJyYXJ5RmlsZRIiLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVxdWVzdBojLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVzcG9uc2USYgoRRGVsZXRlTGlicmFyeUZpbGUSJS5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlcXVlc3QaJi5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEVNldFNraWxsUHJvdGVjdGVkEiUuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0GiYuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXNwb25zZRJoChNMaXN0UHJvdGVjdGVkU2tpbGxzEicuc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5MaXN0UHJvdGVjdGVkU2tpbGxzUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_skillsvc_v1_skills]);
 
 /**
  * LibraryRef names one library: a user's, a team's, or the shared one.
@@ -254,6 +254,90 @@ export const DeleteLibraryFileResponseSchema: GenMessage<DeleteLibraryFileRespon
   messageDesc(file_skillsvc_v1_admin, 8);
 
 /**
+ * @generated from message skillsvc.v1.SetSkillProtectedRequest
+ */
+export type SetSkillProtectedRequest = Message<"skillsvc.v1.SetSkillProtectedRequest"> & {
+  /**
+   * The shared library or a team's.
+   *
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * The skill's name (as its frontmatter declares it).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool protected = 3;
+   */
+  protected: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.SetSkillProtectedRequest.
+ * Use `create(SetSkillProtectedRequestSchema)` to create a new message.
+ */
+export const SetSkillProtectedRequestSchema: GenMessage<SetSkillProtectedRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 9);
+
+/**
+ * @generated from message skillsvc.v1.SetSkillProtectedResponse
+ */
+export type SetSkillProtectedResponse = Message<"skillsvc.v1.SetSkillProtectedResponse"> & {
+  /**
+   * The library's protected names after the change, sorted.
+   *
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.SetSkillProtectedResponse.
+ * Use `create(SetSkillProtectedResponseSchema)` to create a new message.
+ */
+export const SetSkillProtectedResponseSchema: GenMessage<SetSkillProtectedResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 10);
+
+/**
+ * @generated from message skillsvc.v1.ListProtectedSkillsRequest
+ */
+export type ListProtectedSkillsRequest = Message<"skillsvc.v1.ListProtectedSkillsRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+};
+
+/**
+ * Describes the message skillsvc.v1.ListProtectedSkillsRequest.
+ * Use `create(ListProtectedSkillsRequestSchema)` to create a new message.
+ */
+export const ListProtectedSkillsRequestSchema: GenMessage<ListProtectedSkillsRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 11);
+
+/**
+ * @generated from message skillsvc.v1.ListProtectedSkillsResponse
+ */
+export type ListProtectedSkillsResponse = Message<"skillsvc.v1.ListProtectedSkillsResponse"> & {
+  /**
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.ListProtectedSkillsResponse.
+ * Use `create(ListProtectedSkillsResponseSchema)` to create a new message.
+ */
+export const ListProtectedSkillsResponseSchema: GenMessage<ListProtectedSkillsResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 12);
+
+/**
  * AdminService is for operators, not agent workers: its calls act on
  * whichever user (or the shared library) the request names. With
  * --auth.mode=jwt it needs an admin token (one whose scope claim holds
@@ -316,6 +400,33 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof DeleteLibraryFileRequestSchema;
     output: typeof DeleteLibraryFileResponseSchema;
+  },
+  /**
+   * SetSkillProtected protects (or no longer protects) a skill name of the
+   * shared library or a team's: no lower layer's skill of that name or path
+   * replaces it then (a team's or user's namesake is listed with a warning
+   * and reachable by its path), so a user cannot replace an approved
+   * procedure by uploading a namesake. A user's library is
+   * INVALID_ARGUMENT. The names are stored per library outside every mount
+   * (--skills.shared-protected-key, --skills.team-protected-key).
+   *
+   * @generated from rpc skillsvc.v1.AdminService.SetSkillProtected
+   */
+  setSkillProtected: {
+    methodKind: "unary";
+    input: typeof SetSkillProtectedRequestSchema;
+    output: typeof SetSkillProtectedResponseSchema;
+  },
+  /**
+   * ListProtectedSkills returns the protected names of the shared library
+   * or a team's.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.ListProtectedSkills
+   */
+  listProtectedSkills: {
+    methodKind: "unary";
+    input: typeof ListProtectedSkillsRequestSchema;
+    output: typeof ListProtectedSkillsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_admin, 0);

@@ -4,10 +4,15 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
@@ -157,5 +162,74 @@ func TestTeamsEndToEnd(t *testing.T) {
 		if got, err := skillNames(c.ctx, c.sc); err != nil || got != c.want {
 			t.Errorf("%s: ListSkills = %q, %v; want %q", name, got, err, c.want)
 		}
+	}
+}
+
+// TestProtectedEndToEnd: once an admin protects the organization's
+// contracts skill, alice's namesake (at the same path, and at another)
+// no longer replaces it; hers is listed with a warning saying why and is
+// reachable by its path; the audit log records the protection.
+func TestProtectedEndToEnd(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	put := s3Put(t, srv, bucket)
+	teamsLibrary(put)
+	put("alice/skills/contracts/SKILL.md", "---\nname: contracts\ndescription: Alice's contracts at the org's path.\n---\nmine\n")
+	auditFile := filepath.Join(t.TempDir(), "audit.log")
+	p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, "--audit.output="+auditFile)...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn := dial(t, p.addr)
+	sc, admin := skillsvcv1.NewSkillsServiceClient(conn), skillsvcv1.NewAdminServiceClient(conn)
+	alice := grpctest.InTeams(grpctest.AsCaller(ctx, "alice", "t1", ""), "legal")
+	get := func(ref string) string {
+		t.Helper()
+		g, err := sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: ref})
+		if err != nil {
+			t.Fatalf("GetSkill(%s): %v", ref, err)
+		}
+		return g.GetSkill().GetLayer() + " " + g.GetSkill().GetDescription()
+	}
+	if got := get("contracts"); got != "user Alice's contracts at the org's path." {
+		t.Fatalf("before protection contracts = %q, want alice's", got)
+	}
+	if _, err := admin.SetSkillProtected(ctx, &skillsvcv1.SetSkillProtectedRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, Name: "nda", Protected: true}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("protecting a user's skill: %v, want INVALID_ARGUMENT", err)
+	}
+	for _, lib := range []*skillsvcv1.LibraryRef{{Shared: true}, {Team: "legal"}} {
+		name := map[bool]string{true: "contracts", false: "nda"}[lib.GetShared()]
+		r, err := admin.SetSkillProtected(ctx, &skillsvcv1.SetSkillProtectedRequest{Library: lib, Name: name, Protected: true})
+		if err != nil || !slices.Equal(r.GetNames(), []string{name}) {
+			t.Fatalf("SetSkillProtected(%v, %s) = %v, %v", lib, name, r, err)
+		}
+	}
+	if got := get("contracts"); got != "shared Org contract basics." {
+		t.Errorf("protected contracts = %q, want the organization's", got)
+	}
+	if got := get("nda"); got != "team:legal Legal team NDA review." {
+		t.Errorf("protected nda = %q, want legal's", got)
+	}
+	if got := get("/skills/my-nda"); got != "user Alice's own NDA checklist." {
+		t.Errorf("alice's nda by its path = %q", got)
+	}
+	list, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine *skillsvcv1.SkillSummary
+	for _, s := range list.GetSkills() {
+		if s.GetPath() == "/skills/my-nda" {
+			mine = s
+		}
+	}
+	if mine == nil || !slices.ContainsFunc(mine.GetWarnings(), func(w string) bool { return strings.Contains(w, "is protected by an administrator") }) {
+		t.Errorf("alice's nda = %v; want it listed, saying legal's is protected", mine)
+	}
+	audit, err := os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(audit), `"rpc":"/skillsvc.v1.AdminService/SetSkillProtected"`) || !strings.Contains(string(audit), `"target_team":"legal","name":"nda","protected":true`) {
+		t.Errorf("the audit log does not record the protection:\n%s", audit)
 	}
 }

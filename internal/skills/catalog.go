@@ -497,9 +497,9 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	e, ok := v.file(s.dir + "/" + file)
+	e, ok := v.skillFile(s, s.dir+"/"+file)
 	if !ok && path.Ext(file) == "" {
-		e, ok = v.file(s.dir + "/" + file + ".md")
+		e, ok = v.skillFile(s, s.dir+"/"+file+".md")
 	}
 	if ok {
 		vpath := c.cfg.Mount + "/" + e.rel

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"crypto/sha256"
+	"slices"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -73,7 +74,8 @@ func (vs *views) base(teams []string, lower []*layer) *layer {
 // by path and, with byName, by name, from the skills of both (never a
 // copy of a skill, but the regrouped ones overlay makes).
 func (vs *views) compose(upper, lower *layer, byName bool) *layer {
-	v := &view{overlay: vs.shadow(upper, lower, byName), shared: lower}
+	o := vs.shadow(upper, lower, byName)
+	v := &view{overlay: o, shared: lower}
 	l := &layer{}
 	for e := range v.files("") {
 		l.entries = append(l.entries, e)
@@ -86,6 +88,20 @@ func (vs *views) compose(upper, lower *layer, byName bool) *layer {
 		}
 	}
 	l.lookups(skills)
+	// What either side or this composition hides by name alone stays
+	// reachable by its path, unless the composition has a folder there.
+	shadowed := slices.Concat(upper.shadowed, lower.shadowed)
+	for _, dir := range o.byName {
+		if s, ok := lower.dir(dir); ok {
+			shadowed = append(shadowed, s)
+		}
+	}
+	shadowed = slices.DeleteFunc(shadowed, func(s *skillRef) bool {
+		_, ok := l.dir(s.dir)
+		return ok
+	})
+	slices.SortStableFunc(shadowed, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
+	l.shadowed = slices.CompactFunc(shadowed, func(a, b *skillRef) bool { return a.dir == b.dir })
 	return l
 }
 

@@ -196,3 +196,42 @@ func TestTeamChangeOf(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowedByPath: a skill hidden by a namesake of a higher layer is
+// not listed, but GetSkill and ReadSkillFile reach it by its path, as the
+// hiding entry's warning names it.
+func TestShadowedByPath(t *testing.T) {
+	b := skillstest.New()
+	b.Shared().Skill("lint", "", "org lint", "x").File("lint/ref.md", "org ref\n")
+	b.Team("eng").Skill("eng-lint", "lint", "eng lint", "x").Skill("review", "", "eng review", "x").File("review/ref.md", "eng ref\n")
+	b.User("alice").Skill("my-review", "review", "alice review", "x")
+	bucket := memory.New()
+	b.Put(t, bucket)
+	cat := skillstest.Library(t, bucket, nil).Catalog
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: "eng"})
+	for ref, want := range map[string]string{
+		"lint":            "team:eng eng lint",
+		"/skills/lint":    "shared org lint", // hidden by eng's lint, in the base
+		"review":          "user alice review",
+		"/skills/review":  "team:eng eng review", // hidden by alice's review
+		"review/SKILL.md": "team:eng eng review",
+	} {
+		d, err := cat.Get(t.Context(), alice, ref)
+		if err != nil || d.Layer+" "+d.Description != want {
+			t.Errorf("Get(%s) = %s %s, %v; want %s", ref, d.Layer, d.Description, err, want)
+		}
+	}
+	for ref, want := range map[string]string{"/skills/review": "eng ref\n", "/skills/lint": "org ref\n"} {
+		text, _, err := cat.ReadFile(t.Context(), alice, ref, "ref.md", skills.ReadOptions{})
+		if err != nil || text != want {
+			t.Errorf("ReadFile(%s, ref.md) = %q, %v; want %q", ref, text, err, want)
+		}
+	}
+	l, err := cat.Skills(t.Context(), alice, skills.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dirs(l); !slices.Equal(got, []string{"eng-lint@team:eng", "my-review@user"}) {
+		t.Errorf("listed %q", got)
+	}
+}

@@ -107,6 +107,9 @@ type layer struct {
 	prot *layer
 	// protected are the names the library protects (protect.go).
 	protected []string
+	// shadowed, of a base layer, are the skills of its libraries that
+	// others hide by name alone, by dir: reachable by their paths.
+	shadowed []*skillRef
 }
 
 // overlay is a user's layer and what it makes of the shared layer of one
@@ -119,6 +122,10 @@ type overlay struct {
 	own                *layer
 	raw                *layer   // the user's layer, before protected skills took their names and paths
 	hidden             []string // the dirs of shared folders, sorted
+	// byName are the dirs among hidden of skills hidden by name alone: no
+	// file of own is at or above their path, so they stay reachable by it
+	// (view.hiddenAt).
+	byName []string
 	// regrouped replaces the shared skills of names declared twice of which
 	// the user hides some, by dir; renamed is the skill each such name
 	// refers to (nil: none is shown).
@@ -474,6 +481,9 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 	}
 	for _, s := range own.names {
 		under(s.dir)
+	}
+	byPath := maps.Clone(hidden)
+	for _, s := range own.names {
 		// A protected skill of the lower layer passed up into own
 		// (protect.go) hides only itself, not the lower layer's namesakes.
 		if d, ok := sl.dir(s.dir); !byName || (ok && d == s) {
@@ -481,8 +491,13 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 		}
 		for _, g := range sl.named(s.name) {
 			hide(g)
+			if !byPath[g.dir] {
+				o.byName = append(o.byName, g.dir)
+			}
 		}
 	}
+	slices.Sort(o.byName)
+	o.byName = slices.Compact(o.byName)
 	// Names are settled per layer among the skills it shows: where the
 	// user hides some of the shared skills declaring a name, the rest are
 	// settled again, on copies.
@@ -538,6 +553,37 @@ func (v *view) shown(s *skillRef) *skillRef {
 		return c
 	}
 	return s
+}
+
+// hiddenAt returns the skill of a lower layer at dir that a skill of
+// another name's hides by name alone (in this view, or in composing its
+// base layer, teams.go): listed under that name, it is still reachable by
+// its path. nil when there is none, or a folder of the view is there.
+func (v *view) hiddenAt(dir string) *skillRef {
+	if _, ok := v.own.dir(dir); ok {
+		return nil
+	}
+	if _, ok := v.shared.dir(dir); ok {
+		if _, hidden := slices.BinarySearch(v.byName, dir); hidden {
+			s, _ := v.shared.dir(dir)
+			return s
+		}
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(v.shared.shadowed, dir, func(s *skillRef, dir string) int { return strings.Compare(s.dir, dir) })
+	if !ok {
+		return nil
+	}
+	// A file of the user's at or below the path takes it.
+	if i, _ := search(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
+		return nil
+	}
+	for p := path.Dir(dir); p != "."; p = path.Dir(p) {
+		if _, ok := search(v.own.entries, p); ok {
+			return nil
+		}
+	}
+	return v.shared.shadowed[i]
 }
 
 // kept reports whether s is within the view's --skills.max-skills.
@@ -619,6 +665,19 @@ func (v *view) file(rel string) (entry, bool) {
 	}
 	if i, ok := search(v.shared.entries, rel); ok && v.showsFile(i) {
 		return v.shared.entries[i], true
+	}
+	return entry{}, false
+}
+
+// skillFile returns the entry at rel, a path inside s's folder: as the
+// view shows it, or from s's own files for a skill reached by its path
+// though another's name hides it (hiddenAt).
+func (v *view) skillFile(s *skillRef, rel string) (entry, bool) {
+	if e, ok := v.file(rel); ok {
+		return e, true
+	}
+	if i, ok := search(s.files, rel); ok {
+		return s.files[i], true
 	}
 	return entry{}, false
 }
@@ -847,7 +906,11 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, mount)
 		}
-		if s, ok := v.skill(strings.TrimSuffix(rel, "/SKILL.md")); ok {
+		dir := strings.TrimSuffix(rel, "/SKILL.md")
+		if s, ok := v.skill(dir); ok {
+			return s, nil
+		}
+		if s := v.hiddenAt(dir); s != nil {
 			return s, nil
 		}
 		return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
@@ -859,6 +922,9 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 	if pathErr == nil {
 		rel := strings.TrimSuffix(ref, "/SKILL.md")
 		if s, ok := v.skill(rel); ok {
+			return s, nil
+		}
+		if s := v.hiddenAt(rel); s != nil {
 			return s, nil
 		}
 		if !strings.Contains(rel, "/") {

@@ -88,6 +88,12 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "AdminService/SetUserSkillEnabled", body: `{"user":"$USER","path":"notes","enabled":true}`},
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`},
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`, want: codes.NotFound},
+		{method: "AdminService/DropSkillIndex", body: `{"team":"legal"}`},
+		{method: "AdminService/PutLibraryFile", body: `{"library":{"team":"legal"},"path":"nda/SKILL.md","data":"` + b64("---\nname: nda\ndescription: NDA.\n---\n") + `"}`},
+		{method: "AdminService/SetSkillProtected", body: `{"library":{"team":"legal"},"name":"nda","protected":true}`},
+		{method: "AdminService/SetSkillProtected", body: `{"library":{"user":"$USER"},"name":"nda","protected":true}`, want: codes.InvalidArgument},
+		{method: "AdminService/ListProtectedSkills", body: `{"library":{"shared":true}}`},
+		{method: "AdminService/ListProtectedSkills", body: `{"library":{"team":"../x"}}`, want: codes.InvalidArgument},
 	}
 	requireEveryUnaryRPC(t, cases)
 

@@ -2,9 +2,9 @@ package skills
 
 import (
 	"crypto/sha256"
-	"slices"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"

@@ -338,7 +338,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, v.problems(c.cfg.Mount, &skillRef{layer: s.layer, dir: s.dir, name: s.name, notes: s.notes}).Warnings)
+	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings, v.notes(c.cfg.Mount, s))
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err

@@ -105,51 +105,67 @@ func (vs *views) compose(upper, lower *layer, byName bool) *layer {
 	return l
 }
 
-// problems are s's problems and what the view notes of it across layers:
-// the skills of lower layers it hides (by name or path), and the other
-// teams' skills served under its name. Worked out per summary, from the
-// layers' lookups, so no layer or overlay holds per-caller notes.
+// problems are s's problems and what the view notes of it across layers
+// (notes).
 func (v *view) problems(mount string, s *skillRef) skillmd.Problems {
 	p := s.problems()
+	p.Warnings = append(p.Warnings, v.notes(mount, s)...)
+	return p
+}
+
+// notes are the view's warnings on s across layers: the skills of lower
+// layers it hides (by name or path), the other teams' skills served under
+// its name, protection, and for a skill reached by its path, what takes
+// its name. Worked out per summary, from the layers' lookups, so no layer
+// or overlay holds per-caller notes.
+func (v *view) notes(mount string, s *skillRef) []string {
 	if s.nested || len(v.lower) == 0 {
-		return p
+		return nil
 	}
+	var p skillmd.Problems
 	w, _ := v.named(s.name) // the skill the name refers to
-	if v.protected(s) {
+	switch {
+	case v.protected(s):
 		p.Warnf("protected by an administrator: no lower layer's skill of its name or path replaces it")
-	} else if w != nil && w != s && v.protected(w) {
+	case w == nil || w == s:
+	case v.protected(w):
 		p.Warnf("not serving the name %q: the %s skill at %s/%s is protected by an administrator; refer to this skill by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
+	case strings.HasPrefix(s.layer, LayerTeam) && strings.HasPrefix(w.layer, LayerTeam) && w.layer != s.layer:
+		p.Warnf("name %q is also served by the %s skill at %s/%s, which the name refers to (of the teams, the first by ID); refer to this skill by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
+	case v.rank(w.layer) < v.rank(s.layer):
+		p.Warnf("not served under its name %q, which the %s skill at %s/%s takes; reached by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
 	}
-	below := v.lower // the layers under s's own
-	for i, l := range v.lower {
-		if l.name == s.layer {
-			below = v.lower[i+1:]
-			break
-		}
-	}
-	for _, l := range below {
+	for _, l := range v.lower[min(v.rank(s.layer), len(v.lower)):] { // the layers under s's own
 		if d, ok := l.dir(s.dir); ok && !d.nested {
 			p.Warnf("hides the %s skill at the same path %s/%s", l.name, mount, d.dir)
 		}
 		for _, g := range l.named(s.name) {
-			if g.dir == s.dir || g == w {
-				continue
-			}
-			if strings.HasPrefix(s.layer, LayerTeam) && strings.HasPrefix(l.name, LayerTeam) {
-				if w, _ := v.named(s.name); w == s {
+			switch {
+			case g.dir == s.dir || g == w:
+			case strings.HasPrefix(s.layer, LayerTeam) && strings.HasPrefix(l.name, LayerTeam):
+				if w == s {
 					p.Warnf("name %q is also served by the %s skill at %s/%s; the name refers to this skill (of the teams, the first by ID)", s.name, l.name, mount, g.dir)
 				}
-				continue
+			default:
+				p.Warnf("hides the %s skill %q at %s/%s", l.name, g.name, mount, g.dir)
 			}
-			p.Warnf("hides the %s skill %q at %s/%s", l.name, g.name, mount, g.dir)
 		}
 	}
-	if strings.HasPrefix(s.layer, LayerTeam) {
-		if w != nil && w != s && w.layer != s.layer && strings.HasPrefix(w.layer, LayerTeam) {
-			p.Warnf("name %q is also served by the %s skill at %s/%s, which the name refers to (of the teams, the first by ID); refer to this skill by its path %s/%s", s.name, w.layer, mount, w.dir, mount, s.dir)
+	return p.Warnings
+}
+
+// rank is a layer's place in the view, highest first: the user's 0, then
+// the teams' in ID order from 1, then the shared library's.
+func (v *view) rank(layer string) int {
+	if layer == LayerUser {
+		return 0
+	}
+	for i, l := range v.lower {
+		if l.name == layer {
+			return i + 1
 		}
 	}
-	return p
+	return len(v.lower) + 1
 }
 
 // protected reports whether s is a protected skill the view serves.

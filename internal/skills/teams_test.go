@@ -167,6 +167,9 @@ func TestProtected(t *testing.T) {
 			t.Errorf("%s listed %v with warnings %q; want %q", dir, ok, s.Warnings, warn)
 		}
 	}
+	if d, err := cat.Get(t.Context(), alice, "contracts"); err != nil || !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "protected by an administrator") }) {
+		t.Errorf("Get(contracts) warnings %q, %v; want it protected", d.Warnings, err)
+	}
 	// Unprotected again: alice's own contracts is back.
 	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", false); err != nil {
 		t.Fatal(err)
@@ -220,6 +223,11 @@ func TestShadowedByPath(t *testing.T) {
 		if err != nil || d.Layer+" "+d.Description != want {
 			t.Errorf("Get(%s) = %s %s, %v; want %s", ref, d.Layer, d.Description, err, want)
 		}
+	}
+	if d, err := cat.Get(t.Context(), alice, "/skills/review"); err != nil || !slices.ContainsFunc(d.Warnings, func(w string) bool {
+		return strings.Contains(w, `not served under its name "review", which the user skill at /skills/my-review takes`)
+	}) {
+		t.Errorf("Get(/skills/review) warnings %q, %v; want what takes its name", d.Warnings, err)
 	}
 	for ref, want := range map[string]string{"/skills/review": "eng ref\n", "/skills/lint": "org ref\n"} {
 		text, _, err := cat.ReadFile(t.Context(), alice, ref, "ref.md", skills.ReadOptions{})

@@ -230,6 +230,8 @@ func changeLabel(ch skills.Change) string {
 		return changeSettings
 	case ch.Library.Shared:
 		return changeSharedLibrary
+	case ch.Library.Team != "":
+		return changeTeamLibrary
 	}
 	return changeUserLibrary
 }

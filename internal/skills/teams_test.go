@@ -1,9 +1,12 @@
 package skills_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
@@ -242,4 +245,55 @@ func TestShadowedByPath(t *testing.T) {
 	if got := dirs(l); !slices.Equal(got, []string{"eng-lint@team:eng", "my-review@user"}) {
 		t.Errorf("listed %q", got)
 	}
+}
+
+// BenchmarkTeamView lists a library of 300 shared skills, two teams' of 50
+// each and the user's 5, warm (indexes served from memory): "no-teams" is
+// the user over the shared library; "two-teams" reads the base layer
+// composed once for the pair of teams, so a call costs about what the
+// listing itself costs; "new-user" adds building the user's overlay on
+// that base (a member seen for the first time).
+func BenchmarkTeamView(b *testing.B) {
+	lb := skillstest.New()
+	for i := range 300 {
+		lb.Shared().Skill(fmt.Sprintf("cat-%d/shared-%03d", i%10, i), "", "A shared skill.", "x")
+	}
+	for _, team := range []string{"eng", "legal"} {
+		for i := range 50 {
+			lb.Team(team).Skill(fmt.Sprintf("%s-%02d", team, i), "", "A team skill.", "x")
+		}
+	}
+	for i := range 5 {
+		lb.User("alice").Skill(fmt.Sprintf("mine-%d", i), "", "Mine.", "x")
+	}
+	bucket := memory.New()
+	lb.Put(b, bucket)
+	cat := skillstest.Library(b, bucket, skillstest.Indexed(time.Hour)).Catalog
+	ctx := context.Background()
+	as := func(user, teams string) mounts.Caller {
+		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t", Teams: teams})
+	}
+	list := func(b *testing.B, id mounts.Caller, want int) {
+		l, err := cat.Skills(ctx, id, skills.ListOptions{})
+		if err != nil || len(l) != want {
+			b.Fatalf("listed %d, %v; want %d", len(l), err, want)
+		}
+	}
+	b.Run("no-teams", func(b *testing.B) {
+		for b.Loop() {
+			list(b, as("alice", ""), 305)
+		}
+	})
+	b.Run("two-teams", func(b *testing.B) {
+		for b.Loop() {
+			list(b, as("alice", "eng,legal"), 405)
+		}
+	})
+	b.Run("new-user", func(b *testing.B) {
+		n := 0
+		for b.Loop() {
+			n++
+			list(b, as(fmt.Sprintf("u%d", n), "eng,legal"), 400)
+		}
+	})
 }

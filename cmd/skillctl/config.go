@@ -41,7 +41,7 @@ type Context struct {
 	Token     string `yaml:"token,omitempty"`
 	TokenFile string `yaml:"token-file,omitempty"`
 	// Library is the library LibraryService commands act on: empty for
-	// the caller's own, "shared", or a user ID (admins).
+	// the caller's own, "shared", "team:ID", or a user ID (admins).
 	Library string `yaml:"library,omitempty"`
 }
 

@@ -121,7 +121,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 	pf.StringVar(&a.flags.Thread, "thread", "", "thread ID sent as identity metadata (default \""+defaultThread+"\")")
 	pf.StringVar(&a.flags.Token, "token", "", "bearer token (jwt mode)")
 	pf.StringVar(&a.flags.TokenFile, "token-file", "", "file holding the bearer token")
-	pf.StringVar(&a.flags.Library, "library", "", `library to act on: empty for your own, "shared", or a user ID (admins)`)
+	pf.StringVar(&a.flags.Library, "library", "", `library to act on: empty for your own, "shared", "team:ID" (a team's), or a user ID (admins)`)
 	pf.StringVar(&a.contextName, "context", "", "config context to use instead of the current one")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print only what scripts need; no progress bars")
@@ -135,7 +135,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
 		a.rmCmd(), a.watchCmd(),
-		a.configCmd(),
+		a.configCmd(), a.adminCmd(),
 	)
 	a.root = root
 	return root
@@ -219,14 +219,16 @@ func (a *app) library() skillsvcv1.LibraryServiceClient {
 // libraryRef is the --library setting as a request's LibraryRef; nil for
 // the caller's own.
 func (a *app) libraryRef() *skillsvcv1.LibraryRef {
-	switch l := a.set.Library; l {
-	case "":
+	l := a.set.Library
+	switch team, isTeam := strings.CutPrefix(l, "team:"); {
+	case l == "":
 		return nil
-	case "shared":
+	case l == "shared":
 		return &skillsvcv1.LibraryRef{Shared: true}
-	default:
-		return &skillsvcv1.LibraryRef{User: strings.TrimPrefix(l, "user:")}
+	case isTeam:
+		return &skillsvcv1.LibraryRef{Team: team}
 	}
+	return &skillsvcv1.LibraryRef{User: strings.TrimPrefix(l, "user:")}
 }
 
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }

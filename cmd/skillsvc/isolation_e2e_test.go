@@ -71,7 +71,7 @@ const (
 )
 
 var isolationSecrets = []string{bobThreadSecret, bobThreadT1, bobTicketSecret, bobTicketK1, bobSkillSecret, bobSkillBody,
-	bobSkillFile, aliceT2Secret, aliceK2Secret}
+	bobSkillFile, aliceT2Secret, aliceK2Secret, blueSkillSecret, blueSkillBody, blueSkillFile}
 
 func seedIsolation(put func(key, body string)) {
 	put("bob/threads/t2/secret.md", "marker "+bobThreadSecret+"\n")

@@ -140,6 +140,12 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "LibraryService/ReviewSkillVersion", body: `{"library":{"shared":true},"name":"$SQL","version":"$PENDING","approve":true,"comment":"ok"}`, admin: true},
 		{method: "LibraryService/DeleteSkill", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true},
 		{method: "LibraryService/DeleteSkill", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true, want: codes.NotFound},
+		{method: "AdminService/DropSkillIndex", body: `{"team":"legal"}`},
+		{method: "AdminService/PutLibraryFile", body: `{"library":{"team":"legal"},"path":"nda/SKILL.md","data":"` + b64("---\nname: nda\ndescription: NDA.\n---\n") + `"}`},
+		{method: "AdminService/SetSkillProtected", body: `{"library":{"team":"legal"},"name":"nda","protected":true}`},
+		{method: "AdminService/SetSkillProtected", body: `{"library":{"user":"$USER"},"name":"nda","protected":true}`, want: codes.InvalidArgument},
+		{method: "AdminService/ListProtectedSkills", body: `{"library":{"shared":true}}`},
+		{method: "AdminService/ListProtectedSkills", body: `{"library":{"team":"../x"}}`, want: codes.InvalidArgument},
 	}
 	requireEveryUnaryRPC(t, cases)
 

@@ -120,6 +120,9 @@ func (l *Logger) write(ctx context.Context, method string, req any, start time.T
 		if p.Ticket != "" {
 			attrs = append(attrs, slog.String("ticket", clean(p.Ticket)))
 		}
+		if p.Teams != "" {
+			attrs = append(attrs, slog.String("teams", clean(p.Teams)))
+		}
 		if p.Subject != "" {
 			attrs = append(attrs, slog.String("subject", clean(p.Subject)))
 		}
@@ -147,36 +150,39 @@ func target(req any) []slog.Attr {
 		}
 	case *skillsvcv1.PublishSkillRequest:
 		if h := r.GetHeader(); h != nil {
-			out = append(out, libraryAttrs(h.GetLibrary())...)
+			out = library(out, h.GetLibrary())
 			out = append(out, slog.String("skill", clean(h.GetName())), slog.String("category", clean(h.GetCategory())))
 			if h.GetValidateOnly() {
 				out = append(out, slog.Bool("validate_only", true))
 			}
 		}
 	case *skillsvcv1.ReviewSkillVersionRequest:
-		out = append(out, libraryAttrs(r.GetLibrary())...)
+		out = library(out, r.GetLibrary())
 		out = append(out, slog.String("skill", clean(r.GetName())), slog.String("version", clean(r.GetVersion())),
 			slog.Bool("approve", r.GetApprove()), slog.String("comment", clean(r.GetComment())))
 	case interface {
 		GetLibrary() *skillsvcv1.LibraryRef
 		GetName() string
 	}:
-		out = append(out, libraryAttrs(r.GetLibrary())...)
+		out = library(out, r.GetLibrary())
 		out = append(out, slog.String("skill", clean(r.GetName())))
 		if v, ok := r.(interface{ GetVersion() string }); ok && v.GetVersion() != "" {
 			out = append(out, slog.String("version", clean(v.GetVersion())))
 		}
 	case *skillsvcv1.DropSkillIndexRequest:
-		if r.GetUser() != "" {
-			out = append(out, slog.String("target_user", clean(r.GetUser())))
-		}
-		if r.GetShared() {
-			out = append(out, slog.Bool("shared", true))
-		}
+		out = library(out, &skillsvcv1.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()})
+	case *skillsvcv1.SetSkillProtectedRequest:
+		out = append(library(out, r.GetLibrary()), slog.String("name", clean(r.GetName())), slog.Bool("protected", r.GetProtected()))
 	case interface{ GetPath() string }:
 		if p := r.GetPath(); p != "" {
 			out = append(out, slog.String("path", clean(p)))
 		}
+	}
+	if r, ok := req.(interface {
+		GetLibrary() *skillsvcv1.LibraryRef
+		GetPath() string
+	}); ok {
+		out = library(out, r.GetLibrary())
 	}
 	if r, ok := req.(interface{ GetEnabled() bool }); ok {
 		out = append(out, slog.Bool("enabled", r.GetEnabled()))
@@ -184,15 +190,18 @@ func target(req any) []slog.Attr {
 	return out
 }
 
-// libraryAttrs names a LibraryService request's library.
-func libraryAttrs(l *skillsvcv1.LibraryRef) []slog.Attr {
-	switch {
-	case l.GetShared():
-		return []slog.Attr{slog.Bool("shared", true)}
-	case l.GetUser() != "":
-		return []slog.Attr{slog.String("target_user", clean(l.GetUser()))}
+// library names the library a request acts on.
+func library(out []slog.Attr, l *skillsvcv1.LibraryRef) []slog.Attr {
+	if l.GetUser() != "" {
+		out = append(out, slog.String("target_user", clean(l.GetUser())))
 	}
-	return nil
+	if l.GetTeam() != "" {
+		out = append(out, slog.String("target_team", clean(l.GetTeam())))
+	}
+	if l.GetShared() {
+		out = append(out, slog.Bool("shared", true))
+	}
+	return out
 }
 
 // maxValue bounds one value in a line.

@@ -27,6 +27,9 @@ const (
 	UserKey   = "x-skillsvc-user"
 	ThreadKey = "x-skillsvc-thread"
 	TicketKey = "x-skillsvc-ticket"
+	// TeamsKey lists the caller's teams, comma separated: the team
+	// libraries layered between the organization's and the user's.
+	TeamsKey = "x-skillsvc-teams"
 	// PinKey set to PinLibrary asks that the call read the library its
 	// thread pinned (the skills package's pinned threads), pinning it on
 	// the thread's first such call. In every mode, beside a token too.
@@ -125,6 +128,9 @@ func (Metadata) Authenticate(_ context.Context, h Headers) (Principal, error) {
 		return Principal{}, err
 	}
 	if p.Ticket, err = get(TicketKey); err != nil {
+		return Principal{}, err
+	}
+	if p.Teams, err = get(TeamsKey); err != nil {
 		return Principal{}, err
 	}
 	return p, nil

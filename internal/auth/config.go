@@ -49,6 +49,7 @@ type JWTConfig struct {
 	TicketClaim    string        `yaml:"ticket_claim"`
 	ScopeClaim     string        `yaml:"scope_claim"`
 	PinClaim       string        `yaml:"pin_claim"`
+	TeamsClaim     string        `yaml:"teams_claim"`
 	AdminScope     string        `yaml:"admin_scope"`
 }
 
@@ -76,6 +77,7 @@ func (c *JWTConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.TicketClaim, prefix+"ticket-claim", "ticket", "Claim holding the optional ticket ID.")
 	f.StringVar(&c.ScopeClaim, prefix+"scope-claim", "scope", "Claim holding the token's scopes (a space-separated string or a list).")
 	f.StringVar(&c.PinClaim, prefix+"pin-claim", "skillsvc_pin", `Claim that, when true (or "library"), pins the token's thread to the library it started with, as the x-skillsvc-pin header does per call; empty ignores it.`)
+	f.StringVar(&c.TeamsClaim, prefix+"teams-claim", "teams", `Claim listing the caller's team IDs (a list of strings, or one comma-separated string), whose team libraries it reads; e.g. "groups". Empty: tokens name no teams.`)
 	f.StringVar(&c.AdminScope, prefix+"admin-scope", "skillsvc:admin", "Scope that makes a token an admin token (AdminService; acting for a named user).")
 }
 
@@ -134,6 +136,8 @@ func (c *JWTConfig) Validate() error {
 		return fmt.Errorf("%w: jwt user, thread, ticket and scope claim names must differ", ErrInvalidConfig)
 	case c.PinClaim != "" && map[string]bool{c.UserClaim: true, c.ThreadClaim: true, c.TicketClaim: true, c.ScopeClaim: true}[c.PinClaim]:
 		return fmt.Errorf("%w: jwt pin claim name must differ from the user, thread, ticket and scope claims", ErrInvalidConfig)
+	case c.TeamsClaim != "" && map[string]bool{c.UserClaim: true, c.ThreadClaim: true, c.TicketClaim: true, c.ScopeClaim: true, c.PinClaim: true}[c.TeamsClaim]:
+		return fmt.Errorf("%w: jwt teams claim name must differ from the user, thread, ticket, scope and pin claims", ErrInvalidConfig)
 	case c.AdminScope == "":
 		return fmt.Errorf("%w: jwt admin-scope must not be empty", ErrInvalidConfig)
 	}

@@ -109,6 +109,9 @@ func (j *JWT) principal(claims jwt.MapClaims) (Principal, error) {
 			return Principal{}, fmt.Errorf("%w: token claim %q must be true, false or \"library\"", ErrUnauthenticated, j.claims.PinClaim)
 		}
 	}
+	if p.Teams, err = j.teams(claims); err != nil {
+		return Principal{}, err
+	}
 	if p.Admin && (p.User == "") != (p.Thread == "") {
 		return Principal{}, fmt.Errorf("%w: an admin token names both a user and a thread, or neither", ErrUnauthenticated)
 	}
@@ -145,6 +148,40 @@ func (j *JWT) claim(claims jwt.MapClaims, name, kind string, required bool) (str
 		return "", fmt.Errorf("%w: token claim %q is not a valid %s id", ErrUnauthenticated, name, kind)
 	}
 	return s, nil
+}
+
+// teams reads the teams claim (absent, a list of strings, or one
+// comma-separated string) as Identity.Teams, each ID validated.
+func (j *JWT) teams(claims jwt.MapClaims) (string, error) {
+	if j.claims.TeamsClaim == "" {
+		return "", nil
+	}
+	var list []string
+	switch v := claims[j.claims.TeamsClaim].(type) {
+	case nil:
+		return "", nil
+	case string:
+		list = []string{v}
+	case []any:
+		if len(v) > mounts.MaxTeams {
+			return "", fmt.Errorf("%w: token claim %q lists more than %d teams", ErrUnauthenticated, j.claims.TeamsClaim, mounts.MaxTeams)
+		}
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok || strings.Contains(s, ",") {
+				return "", fmt.Errorf("%w: token claim %q is not a list of team ids", ErrUnauthenticated, j.claims.TeamsClaim)
+			}
+			list = append(list, s)
+		}
+	default:
+		return "", fmt.Errorf("%w: token claim %q is not a list of team ids", ErrUnauthenticated, j.claims.TeamsClaim)
+	}
+	joined := strings.Join(list, ",")
+	if _, err := mounts.ParseTeams(joined); err != nil {
+		// The value is never quoted back: it came from the token.
+		return "", fmt.Errorf("%w: token claim %q holds an invalid team id or more than %d teams", ErrUnauthenticated, j.claims.TeamsClaim, mounts.MaxTeams)
+	}
+	return joined, nil
 }
 
 // hasScope reports whether a scope claim (absent, a space-separated string

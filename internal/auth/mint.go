@@ -30,6 +30,10 @@ func MintHS256(cfg JWTConfig, secretFile string, p Principal, ttl time.Duration,
 			return "", err
 		}
 	}
+	teams, err := mounts.ParseTeams(p.Teams)
+	if err != nil {
+		return "", err
+	}
 	if ttl <= 0 {
 		return "", fmt.Errorf("%w: token ttl must be positive", ErrInvalidConfig)
 	}
@@ -53,6 +57,9 @@ func MintHS256(cfg JWTConfig, secretFile string, p Principal, ttl time.Duration,
 	}
 	if p.Admin {
 		claims[cfg.ScopeClaim] = cfg.AdminScope
+	}
+	if len(teams) > 0 && cfg.TeamsClaim != "" {
+		claims[cfg.TeamsClaim] = teams
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(keys[jwt.SigningMethodHS256.Alg()][0].key)
 }

@@ -22,6 +22,7 @@ const (
 const (
 	changeUserLibrary   = "user_library"
 	changeSharedLibrary = "shared_library"
+	changeTeamLibrary   = "team_library"
 	changeSettings      = "settings"
 )
 
@@ -65,7 +66,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_events_applied_total",
-			Help: "S3 event records applied, by what they changed: user_library and shared_library (the library's index dropped here and in the shared cache, the other replicas told), settings (the user's cached settings dropped).",
+			Help: "S3 event records applied, by what they changed: user_library, team_library and shared_library (the library's index dropped here and in the shared cache, the other replicas told), settings (the user's cached settings dropped).",
 		}, []string{"change"}),
 		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_events_ignored_total",

@@ -68,7 +68,7 @@ func newEventReplica(t *testing.T, srv *testserver.MinIO, bucket, redisAddr, key
 
 func (r eventReplica) folders(t *testing.T) map[string]bool {
 	t.Helper()
-	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: "legal"})
 	list, err := r.lib.Catalog.Skills(t.Context(), id, skills.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +147,10 @@ func TestMinIOBucketNotifications(t *testing.T) {
 	within(t, start, time.Second, "a skill put into the shared library showed on both replicas", bothShow("three", true))
 
 	start = time.Now()
+	put("_teams/legal/skills/four/SKILL.md", skillstest.SkillMD("four", "Legal's.", "body"))
+	within(t, start, time.Second, "a skill put into alice's team's library showed on both replicas", bothShow("four", true))
+
+	start = time.Now()
 	if _, err := s3c.DeleteObject(t.Context(), &awss3.DeleteObjectInput{Bucket: &bucket, Key: aws.String("alice/skills/two/SKILL.md")}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +159,10 @@ func TestMinIOBucketNotifications(t *testing.T) {
 	if n := counter(t, a.reg, "skillsvc_events_applied_total", "change", "user_library"); n < 2 {
 		t.Errorf("A applied %v user library events, want at least 2", n)
 	}
-	if n := counter(t, b.reg, "skillsvc_events_peer_messages_total", "outcome", "applied"); n < 3 {
-		t.Errorf("B applied %v messages from A, want at least 3", n)
+	if n := counter(t, a.reg, "skillsvc_events_applied_total", "change", "team_library"); n < 1 {
+		t.Errorf("A applied %v team library events, want at least 1", n)
+	}
+	if n := counter(t, b.reg, "skillsvc_events_peer_messages_total", "outcome", "applied"); n < 4 {
+		t.Errorf("B applied %v messages from A, want at least 4", n)
 	}
 }

@@ -257,6 +257,8 @@ func changeLabel(ch skills.Change) string {
 		return changeSettings
 	case ch.Library.Shared:
 		return changeSharedLibrary
+	case ch.Library.Team != "":
+		return changeTeamLibrary
 	}
 	return changeUserLibrary
 }
@@ -266,6 +268,7 @@ type peerMessage struct {
 	From   string `json:"from"`
 	User   string `json:"user,omitempty"`
 	Shared bool   `json:"shared,omitempty"`
+	Team   string `json:"team,omitempty"`
 }
 
 // maxPeerMessageBytes bounds a message read from Redis, which anyone with
@@ -278,7 +281,7 @@ func (r *Receiver) publish(ctx context.Context, ch skills.Change) error {
 	if r.topic == nil || ch.Kind != skills.LibraryFile {
 		return nil
 	}
-	b, err := json.Marshal(peerMessage{From: r.self, User: ch.Library.User, Shared: ch.Library.Shared})
+	b, err := json.Marshal(peerMessage{From: r.self, User: ch.Library.User, Shared: ch.Library.Shared, Team: ch.Library.Team})
 	if err != nil {
 		return err
 	}
@@ -301,7 +304,7 @@ func (r *Receiver) fromPeer(b []byte) {
 	if m.From == r.self {
 		return // dropped here before it was sent
 	}
-	ch := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: m.User, Shared: m.Shared}}
+	ch := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}}
 	if err := r.catalog.Forget(ch); err != nil {
 		r.metrics.peer.WithLabelValues(peerInvalid).Inc()
 		r.log.Warn("events: ignoring a message from another replica", "err", err)

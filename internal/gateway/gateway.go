@@ -41,6 +41,7 @@ var forwarded = map[string]bool{
 	textproto.CanonicalMIMEHeaderKey(auth.UserKey):   true,
 	textproto.CanonicalMIMEHeaderKey(auth.ThreadKey): true,
 	textproto.CanonicalMIMEHeaderKey(auth.TicketKey): true,
+	textproto.CanonicalMIMEHeaderKey(auth.TeamsKey):  true,
 	textproto.CanonicalMIMEHeaderKey(auth.PinKey):    true,
 	textproto.CanonicalMIMEHeaderKey(auth.AdminKey):  true,
 	textproto.CanonicalMIMEHeaderKey(requestid.Key):  true,

@@ -51,3 +51,9 @@ func WantCode(t testing.TB, err error, want codes.Code) {
 		t.Errorf("got %v, want code %v", err, want)
 	}
 }
+
+// InTeams returns ctx carrying the caller's teams (comma separated), as a
+// trusted front end sends them beside the identity.
+func InTeams(ctx context.Context, teams string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, auth.TeamsKey, teams)
+}

@@ -50,6 +50,10 @@ var (
 	errOtherLibrary = errors.New("describes another library")
 )
 
+// sideRel stands for Layer.Side among the relative keys: no listed key is
+// invalid UTF-8, as it is.
+const sideRel = "\xffside"
+
 func encodeIndex(x *Index, l Layer) ([]byte, error) {
 	prefix := l.Prefix
 	n := 1 + len(l.Tag) + len(prefix) + 8 + binary.MaxVarintLen64*5
@@ -69,7 +73,10 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(x.Objs)))
 	for _, o := range x.Objs {
 		rel, ok := strings.CutPrefix(o.Key, prefix)
-		if !ok {
+		switch {
+		case o.Key == l.Side && l.Side != "":
+			rel = sideRel
+		case !ok:
 			return nil, fmt.Errorf("key %q is not under the listed prefix", o.Key)
 		}
 		b = appendString(b, rel)
@@ -161,7 +168,11 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 	x.Objs = make([]objstore.Object, count)
 	for i := range x.Objs {
 		o := &x.Objs[i]
-		o.Key = prefix + d.string()
+		if rel := d.string(); rel == sideRel && l.Side != "" {
+			o.Key = l.Side
+		} else {
+			o.Key = prefix + rel
+		}
 		o.Size = d.varint()
 		o.ETag = d.string()
 		if mod := d.varint(); mod != 0 {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,10 @@ type Layer struct {
 	Tag    string // the user, or SharedTag: the hash tag of its cache keys
 	Prefix string // of its objects
 	Object string // its persisted index
+	// Side is an object outside the library read with it (the names of
+	// its protected skills): listed in the index's Objs when it exists, so
+	// its version is part of the index's content and generation.
+	Side string
 }
 
 // Skill is one skill folder among a library's objects.
@@ -625,6 +630,17 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 	}
 	if err != nil {
 		return nil, err
+	}
+	if l.Side != "" {
+		a, err := ix.bucket.Stat(ctx, l.Side)
+		switch {
+		case err == nil:
+			o := objstore.Object{Key: l.Side, Attributes: a}
+			i, _ := slices.BinarySearchFunc(objs, l.Side, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
+			objs = slices.Insert(objs, i, o)
+		case !errors.Is(err, objstore.ErrNotFound):
+			return nil, err
+		}
 	}
 	x = &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}, Digests: map[string]Digest{}}
 	var missing, unhashed []objstore.Object

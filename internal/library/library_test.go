@@ -346,6 +346,13 @@ func testRoles(t *testing.T, e env) {
 	if page, err := e.pub.ListVersions(ctx, bob, library.ListRequest{Library: skills.LibraryRef{Shared: true}, Name: "y"}); err != nil || len(page.Versions) != 1 {
 		t.Fatalf("bob lists shared versions: %+v, %v", page, err)
 	}
+	// Team libraries have no versions root: refused, even for an admin,
+	// rather than versioned under another library's root.
+	_, err = e.pub.Publish(ctx, admin, library.PublishRequest{Library: skills.LibraryRef{Team: "legal"}, Name: "y", Files: folder("y", "team")})
+	wantKind(t, err, errkind.FailedPrecondition)
+	if page, err := e.pub.ListVersions(ctx, bob, library.ListRequest{Library: skills.LibraryRef{Shared: true}, Name: "y"}); err != nil || len(page.Versions) != 1 {
+		t.Fatalf("after a refused team publish, the shared library has %+v, %v", page, err)
+	}
 }
 
 func testReview(t *testing.T, e env) {

@@ -115,6 +115,11 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 	if err := l.Validate(); err != nil {
 		return l, false, err
 	}
+	if l.Team != "" {
+		// Team libraries have no versions root yet: refused before a
+		// version could land in another library's.
+		return l, false, fmt.Errorf("%w: LibraryService does not publish to team libraries yet; write them with AdminService.PutLibraryFile or S3 tools", errkind.FailedPrecondition)
+	}
 	own := !l.Shared && l.User == a.User && a.User != ""
 	switch {
 	case what == review && !a.Admin:

@@ -391,6 +391,7 @@ type callerCtx struct{}
 // gRPC calls made for it forward for the interceptors to authenticate.
 type identity struct {
 	user, thread, ticket, authorization string
+	teams                               string // auth.TeamsKey
 	pin                                 string // auth.PinKey, asked per request
 }
 
@@ -399,6 +400,7 @@ func identityOf(h http.Header) identity {
 		user:          h.Get(auth.UserKey),
 		thread:        h.Get(auth.ThreadKey),
 		ticket:        h.Get(auth.TicketKey),
+		teams:         h.Get(auth.TeamsKey),
 		authorization: h.Get(auth.AuthorizationKey),
 		pin:           h.Get(auth.PinKey),
 	}
@@ -414,6 +416,7 @@ func (id identity) metadata() metadata.MD {
 		auth.UserKey:          id.user,
 		auth.ThreadKey:        id.thread,
 		auth.TicketKey:        id.ticket,
+		auth.TeamsKey:         id.teams,
 		auth.AuthorizationKey: id.authorization,
 		auth.PinKey:           id.pin,
 	} {
@@ -428,7 +431,9 @@ func (id identity) metadata() metadata.MD {
 // neither reveals who it is.
 func (h *Handler) key(id mounts.Caller) string {
 	m := hmac.New(sha256.New, h.secret)
-	for _, v := range []string{id.User(), id.Thread(), id.Ticket()} {
+	// The teams are part of who calls: they decide which libraries its
+	// sessions list.
+	for _, v := range []string{id.User(), id.Thread(), id.Ticket(), id.Identity().Teams} {
 		fmt.Fprintf(m, "%d:%s", len(v), v)
 	}
 	return hex.EncodeToString(m.Sum(nil)[:12])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -61,6 +62,38 @@ func (m Mode) String() string {
 // checked; Table.Identify turns it into a Caller.
 type Identity struct {
 	User, Thread, Ticket string // Ticket may be ""
+	// Teams are the team IDs whose libraries the caller reads, comma
+	// separated as the x-skillsvc-teams header carries them ("" for none).
+	// A string keeps Identity and Caller comparable; Caller.Teams splits
+	// the validated list.
+	Teams string
+}
+
+// MaxTeams bounds the teams one caller may belong to: each is a library
+// layer every call of theirs reads.
+const MaxTeams = 32
+
+// ParseTeams validates a comma-separated list of team IDs, each spelled
+// like a user ID, at most MaxTeams of them, and returns them sorted without
+// duplicates (the order layers are stacked in and named by).
+func ParseTeams(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(list, ",")
+	if len(parts) > MaxTeams {
+		return nil, fmt.Errorf("%w: more than %d teams", ErrInvalidID, MaxTeams)
+	}
+	teams := make([]string, 0, len(parts))
+	for _, t := range parts {
+		t = strings.TrimSpace(t)
+		if err := ValidateID("team", t); err != nil {
+			return nil, err
+		}
+		teams = append(teams, t)
+	}
+	slices.Sort(teams)
+	return slices.Compact(teams), nil
 }
 
 var (

@@ -268,12 +268,21 @@ func (c Caller) User() string   { return c.id.User }
 func (c Caller) Thread() string { return c.id.Thread }
 func (c Caller) Ticket() string { return c.id.Ticket }
 
+// Teams returns the caller's team IDs, sorted, without duplicates.
+func (c Caller) Teams() []string {
+	if c.id.Teams == "" {
+		return nil
+	}
+	return strings.Split(c.id.Teams, ",")
+}
+
 // Identity returns the validated IDs.
 func (c Caller) Identity() Identity { return c.id }
 
 // Identify validates id for this table and returns it as a Caller: User and
 // Thread are required, Ticket is optional, and none may be an ID the table
-// reserves.
+// reserves; Teams (optional) is ParseTeams' list, kept in its canonical
+// spelling.
 func (t *Table) Identify(id Identity) (Caller, error) {
 	if err := ValidateID("user", id.User); err != nil {
 		return Caller{}, err
@@ -291,6 +300,11 @@ func (t *Table) Identify(id Identity) (Caller, error) {
 			return Caller{}, fmt.Errorf("%w: %s id %s is reserved by the mount table", ErrInvalidID, kindNames[k], quote(v))
 		}
 	}
+	teams, err := ParseTeams(id.Teams)
+	if err != nil {
+		return Caller{}, err
+	}
+	id.Teams = strings.Join(teams, ",")
 	return Caller{id: id, table: t}, nil
 }
 

@@ -23,7 +23,7 @@ func NewAdmin(c *skills.Catalog) *Admin {
 
 // DropSkillIndex implements AdminService. The catalog validates the reference.
 func (a *Admin) DropSkillIndex(ctx context.Context, req *skillsvcv1.DropSkillIndexRequest) (*skillsvcv1.DropSkillIndexResponse, error) {
-	if err := a.catalog.DropLibraryIndex(ctx, skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared()}); err != nil {
+	if err := a.catalog.DropLibraryIndex(ctx, skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared(), Team: req.GetTeam()}); err != nil {
 		return nil, err
 	}
 	return &skillsvcv1.DropSkillIndexResponse{}, nil
@@ -39,7 +39,7 @@ func (a *Admin) SetUserSkillEnabled(ctx context.Context, req *skillsvcv1.SetUser
 }
 
 func library(r *skillsvcv1.LibraryRef) skills.LibraryRef {
-	return skills.LibraryRef{User: r.GetUser(), Shared: r.GetShared()}
+	return skills.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()}
 }
 
 // PutLibraryFile implements AdminService.
@@ -58,4 +58,22 @@ func (a *Admin) DeleteLibraryFile(ctx context.Context, req *skillsvcv1.DeleteLib
 		return nil, err
 	}
 	return &skillsvcv1.DeleteLibraryFileResponse{}, nil
+}
+
+// SetSkillProtected implements AdminService.
+func (a *Admin) SetSkillProtected(ctx context.Context, req *skillsvcv1.SetSkillProtectedRequest) (*skillsvcv1.SetSkillProtectedResponse, error) {
+	names, err := a.catalog.SetProtected(ctx, library(req.GetLibrary()), req.GetName(), req.GetProtected())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.SetSkillProtectedResponse{Names: names}, nil
+}
+
+// ListProtectedSkills implements AdminService.
+func (a *Admin) ListProtectedSkills(ctx context.Context, req *skillsvcv1.ListProtectedSkillsRequest) (*skillsvcv1.ListProtectedSkillsResponse, error) {
+	names, err := a.catalog.Protected(ctx, library(req.GetLibrary()))
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.ListProtectedSkillsResponse{Names: names}, nil
 }

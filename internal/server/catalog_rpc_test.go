@@ -95,9 +95,16 @@ func TestCatalogNames(t *testing.T) {
 			}
 		})
 	}
-	// The shared code-review is hidden, in the catalog and the filesystem.
-	_, err := c.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: "/skills/review/code-review"})
-	wantError(t, err, codes.NotFound, "/skills/review/code-review")
+	// The shared code-review is hidden from listings, name lookups and the
+	// filesystem, but reachable by its path (issue 24: no silent
+	// shadowing), as the listing's warning on alice's names it.
+	g, err := c.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: "/skills/review/code-review"})
+	if err != nil || g.GetSkill().GetLayer() != "shared" {
+		t.Errorf("GetSkill(/skills/review/code-review) = %v, %v; want the shared skill", g.GetSkill(), err)
+	}
+	if s := by["/skills/my-review"]; !strings.Contains(strings.Join(s.GetWarnings(), " "), `hides the shared skill "code-review" at /skills/review/code-review`) {
+		t.Errorf("alice's code-review does not say what it hides: %v", s.GetWarnings())
+	}
 	_, err = c.fs.Read(ctx, &skillsvcv1.ReadRequest{Path: "/skills/review/code-review/SKILL.md"})
 	wantCode(t, "Read", err, codes.NotFound)
 	block, err := c.skills.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{})

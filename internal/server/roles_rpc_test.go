@@ -154,6 +154,14 @@ var everyAdminRPC = []struct {
 		_, err := c.DeleteLibraryFile(ctx, &skillsvcv1.DeleteLibraryFileRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, Path: "fresh/SKILL.md"})
 		return err
 	}},
+	{"SetSkillProtected", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.SetSkillProtected(ctx, &skillsvcv1.SetSkillProtectedRequest{Library: &skillsvcv1.LibraryRef{Team: "legal"}, Name: "nda", Protected: true})
+		return err
+	}},
+	{"ListProtectedSkills", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.ListProtectedSkills(ctx, &skillsvcv1.ListProtectedSkillsRequest{Library: &skillsvcv1.LibraryRef{Shared: true}})
+		return err
+	}},
 }
 
 // jwtServer starts the skills library in jwt mode and returns tokens.

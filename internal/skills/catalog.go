@@ -47,7 +47,7 @@ type Skill struct {
 	Dir      string // "docs/pdf"
 	Folder   string // "pdf"; Name is what the skill is addressed by
 	Category string // "docs", or "" for a flat skill
-	Layer    string // LayerUser or LayerShared
+	Layer    string // LayerUser, LayerShared, or LayerTeam and the team's ID
 	ETag     string // of SKILL.md
 	Disabled bool
 	// Manifest lists the skill's files by digest; nil for a name no skill
@@ -144,7 +144,7 @@ func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 	disabled := s.st.disabledSet()
 	var out []Skill
 	for r := range s.listed(opts, disabled) {
-		out = append(out, c.summary(r, r.head.fm, r.problems(), disabled))
+		out = append(out, c.summary(r, r.head.fm, s.v.problems(c.cfg.Mount, r), disabled))
 	}
 	return out
 }
@@ -370,7 +370,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings)
+	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings, v.notes(c.cfg.Mount, s))
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
@@ -570,9 +570,9 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	e, ok := v.file(s.dir + "/" + file)
+	e, ok := v.skillFile(s, s.dir+"/"+file)
 	if !ok && path.Ext(file) == "" {
-		e, ok = v.file(s.dir + "/" + file + ".md")
+		e, ok = v.skillFile(s, s.dir+"/"+file+".md")
 	}
 	if ok {
 		vpath := c.cfg.Mount + "/" + e.rel
@@ -645,7 +645,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		}
 		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
-	return c.summary(sk, sk.head.fm, sk.problems(), map[string]bool{name: !enabled}), nil
+	return c.summary(sk, sk.head.fm, v.problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
 }
 
 // DropIndex forgets every cached copy of user's library index and settings:
@@ -674,29 +674,42 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 	return err
 }
 
-// LibraryRef names one library for an operator: a user's, or the shared one.
+// LibraryRef names one library for an operator: a user's, a team's, or
+// the shared one.
 type LibraryRef struct {
 	User   string
 	Shared bool
+	Team   string // a team ID: that team's library
 }
 
 // Validate checks that l names exactly one library.
 func (l LibraryRef) Validate() error {
+	n := 0
+	for _, set := range []bool{l.User != "", l.Shared, l.Team != ""} {
+		if set {
+			n++
+		}
+	}
 	switch {
-	case l.User != "" && l.Shared:
-		return fmt.Errorf("%w: give user or shared, not both", errkind.InvalidArgument)
+	case n > 1:
+		return fmt.Errorf("%w: give one of user, team or shared", errkind.InvalidArgument)
 	case l.Shared:
 		return nil
 	case l.User != "":
 		return mounts.ValidateID("user", l.User)
+	case l.Team != "":
+		return mounts.ValidateID("team", l.Team)
 	}
-	return fmt.Errorf("%w: user or shared is required", errkind.InvalidArgument)
+	return fmt.Errorf("%w: user, team or shared is required", errkind.InvalidArgument)
 }
 
 // layer resolves l, which names exactly one library.
 func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
 	if err := l.Validate(); err != nil {
 		return libindex.Layer{}, err
+	}
+	if l.Team != "" {
+		return c.views.teamLayer(l.Team), nil
 	}
 	own, shared, err := c.views.userLayers(cmp.Or(l.User, "index"))
 	if l.Shared {
@@ -727,10 +740,58 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	if l.Shared {
+	switch {
+	case l.Shared:
 		return c.DropSharedIndex(ctx)
+	case l.Team != "":
+		ly := c.views.teamLayer(l.Team)
+		err := c.views.indexes.Drop(ctx, ly)
+		c.changed(l, true)
+		return err
 	}
 	return c.DropIndex(ctx, l.User)
+}
+
+// protectedKey is the object naming the protected skills of l, the shared
+// library or a team's.
+func (c *Catalog) protectedKey(l LibraryRef) (string, error) {
+	if err := l.Validate(); err != nil {
+		return "", err
+	}
+	switch {
+	case l.Shared:
+		return c.cfg.SharedProtectedKey, nil
+	case l.Team != "":
+		return c.views.teamProtectedKey(l.Team), nil
+	}
+	return "", fmt.Errorf("%w: only skills of the shared library or a team's can be protected", errkind.InvalidArgument)
+}
+
+// SetProtected protects (or no longer protects) the skill name of the
+// shared library or a team's: no lower layer's skill of that name or path
+// then replaces it. It returns the library's protected names; every
+// replica applies the change as it applies a dropped index.
+func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, protect bool) ([]string, error) {
+	key, err := c.protectedKey(l)
+	if err != nil {
+		return nil, err
+	}
+	names, err := (&protections{bucket: c.bucket}).set(ctx, key, name, protect)
+	if err != nil {
+		return nil, err
+	}
+	// Listed with the library's index: dropping it lists the new version.
+	return names, c.DropLibraryIndex(ctx, l)
+}
+
+// Protected returns the protected names of the shared library or a team's.
+func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error) {
+	key, err := c.protectedKey(l)
+	if err != nil {
+		return nil, err
+	}
+	doc, _, err := (&protections{bucket: c.bucket}).load(ctx, key)
+	return doc.Names, err
 }
 
 // SetUserEnabled is SetEnabled for an operator acting for user.

@@ -3,6 +3,8 @@ package skills
 import (
 	"context"
 	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
 )
 
 // ChangeKind is what an object written or deleted outside the catalog is to
@@ -36,8 +38,19 @@ func (c *Catalog) ChangeOf(key string) Change {
 	switch {
 	case key == cfg.SharedIndexKey:
 		return Change{Kind: PersistedIndex, Library: LibraryRef{Shared: true}}
+	case key == cfg.SharedProtectedKey:
+		return Change{Kind: LibraryFile, Library: LibraryRef{Shared: true}}
 	case strings.HasPrefix(key, cfg.SharedPrefix):
 		return Change{Kind: LibraryFile, Library: LibraryRef{Shared: true}}
+	}
+	if team, ok := teamOf(cfg.TeamIndexKey, key, false); ok {
+		return Change{Kind: PersistedIndex, Library: LibraryRef{Team: team}}
+	}
+	if team, ok := teamOf(cfg.TeamProtectedKey, key, false); ok {
+		return Change{Kind: LibraryFile, Library: LibraryRef{Team: team}}
+	}
+	if team, ok := teamOf(cfg.TeamPrefix, key, true); ok {
+		return Change{Kind: LibraryFile, Library: LibraryRef{Team: team}}
 	}
 	// The settings and index objects are {user}/<dir>/<name>
 	// (Config.Validate), so the user is the key's first segment.
@@ -53,6 +66,31 @@ func (c *Catalog) ChangeOf(key string) Change {
 		return Change{Kind: LibraryFile, Library: LibraryRef{User: user}}
 	}
 	return Change{}
+}
+
+// teamOf returns the team whose key tmpl (a team prefix, below which key
+// lies, or an object key, which key is) renders to key: {team} is one
+// whole segment (Config.Validate), matched segment by segment and
+// validated.
+func teamOf(tmpl, key string, below bool) (string, bool) {
+	before, after, _ := strings.Cut(tmpl, "{team}")
+	rest, ok := strings.CutPrefix(key, before)
+	if !ok {
+		return "", false
+	}
+	team, tail, ok := strings.Cut(rest, "/")
+	if !ok || mounts.ValidateID("team", team) != nil {
+		return "", false
+	}
+	tail = "/" + tail
+	if below {
+		if !strings.HasPrefix(tail, after) || tail == after {
+			return "", false
+		}
+	} else if tail != after {
+		return "", false
+	}
+	return team, true
 }
 
 func (c *Catalog) validUser(user string) bool {
@@ -130,7 +168,7 @@ func (c *Catalog) Forget(ch Change) error {
 		return err
 	}
 	c.views.indexes.Forget(ly)
-	if !ch.Library.Shared {
+	if ch.Library.User != "" {
 		c.views.forget(ly.Prefix)
 	}
 	c.changed(ch.Library, false)

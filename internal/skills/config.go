@@ -21,6 +21,14 @@ type Config struct {
 	Mount string `yaml:"mount"`
 	// SharedPrefix holds the organization-wide library.
 	SharedPrefix string `yaml:"shared_prefix"`
+	// TeamPrefix holds each team's library; {team} is replaced by the
+	// team's ID. TeamIndexKey is a team library's persisted index.
+	TeamPrefix   string `yaml:"team_prefix"`
+	TeamIndexKey string `yaml:"team_index_key"`
+	// SharedProtectedKey and TeamProtectedKey hold the names of the
+	// protected skills of the shared library and of a team's ({team}).
+	SharedProtectedKey string `yaml:"shared_protected_key"`
+	TeamProtectedKey   string `yaml:"team_protected_key"`
 	// SettingsKey is the per-user settings object; {user} is replaced.
 	SettingsKey string `yaml:"settings_key"`
 	// IndexKey is the object holding a user's persisted library index;
@@ -99,6 +107,10 @@ type Config struct {
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Mount, prefix+"mount", "/skills", "Read-only mount holding each user's skill library.")
 	f.StringVar(&c.SharedPrefix, prefix+"shared-prefix", "_shared/skills/", "Key prefix of the organization-wide skill library; its first segment must not be a valid user ID.")
+	f.StringVar(&c.TeamPrefix, prefix+"team-prefix", "_teams/{team}/skills/", "Key prefix of each team's skill library, layered between the shared library and the user's for the team's members; {team} is the team ID (a whole segment), the first segment no valid ID.")
+	f.StringVar(&c.TeamIndexKey, prefix+"team-index-key", "_teams/{team}/settings/skills.index", "Object holding a team library's persisted index; {team} is the team ID.")
+	f.StringVar(&c.SharedProtectedKey, prefix+"shared-protected-key", "_shared/settings/protected.json", `Object listing the shared library's protected skills ({"names": [...]}), which no team's or user's skill of the same name or path replaces; managed with AdminService.SetSkillProtected.`)
+	f.StringVar(&c.TeamProtectedKey, prefix+"team-protected-key", "_teams/{team}/settings/protected.json", "Object listing a team library's protected skills, which no member's own skill of the same name or path replaces; {team} is the team ID.")
 	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
 	f.StringVar(&c.IndexKey, prefix+"index-key", "{user}/settings/skills.index", "Object holding a user's persisted library index, read by a replica whose cache is empty.")
 	f.StringVar(&c.SharedIndexKey, prefix+"shared-index-key", "_shared/settings/skills.index", "Object holding the shared library's persisted index.")
@@ -197,6 +209,9 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := table.Disjoint(path.Dir(c.SharedIndexKey) + "/"); err != nil {
 		return fmt.Errorf("skills: shared-index-key: %w", err)
 	}
+	if err := c.validateTeams(table); err != nil {
+		return err
+	}
 	if c.ReplyCacheBytes < 0 {
 		return errors.New("skills: reply-cache-bytes must not be negative")
 	}
@@ -207,6 +222,51 @@ func (c *Config) Validate(table *mounts.Table) error {
 		if _, err := toolName(flag, name, ""); err != nil {
 			return fmt.Errorf("skills: %w", err)
 		}
+	}
+	return nil
+}
+
+// validateTeams checks the team keys: {team} one whole segment of each,
+// below a first segment that is no valid ID, outside every mount for any
+// team ID (checked as if {team} were {user}: any ID), and apart from the
+// shared library and from each other.
+func (c *Config) validateTeams(table *mounts.Table) error {
+	for flag, tmpl := range map[string]string{"team-prefix": c.TeamPrefix, "team-index-key": c.TeamIndexKey, "team-protected-key": c.TeamProtectedKey} {
+		dir := tmpl
+		if flag != "team-prefix" {
+			if strings.HasSuffix(tmpl, "/") {
+				return fmt.Errorf("skills: %s %q must name an object", flag, tmpl)
+			}
+			dir = path.Dir(tmpl) + "/"
+		}
+		first, _, _ := strings.Cut(tmpl, "/")
+		if strings.Count(tmpl, "{team}") != 1 || strings.Count(tmpl, "{") != 1 || !strings.Contains(dir, "/{team}/") || mounts.ValidateID("user", first) == nil {
+			return fmt.Errorf("skills: %s %q must hold {team} once as a whole segment, below a first segment that is no valid ID (e.g. _teams/{team}/skills/)", flag, tmpl)
+		}
+		if err := table.Disjoint(strings.Replace(dir, "{team}", "{user}", 1)); err != nil {
+			return fmt.Errorf("skills: %s: %w", flag, err)
+		}
+	}
+	// Rendered for one team, the keys must not meet the shared library's
+	// or each other: a team's library must not hold its index, nor the
+	// shared library a team's.
+	prefix := strings.Replace(c.TeamPrefix, "{team}", "t", 1)
+	index := strings.Replace(c.TeamIndexKey, "{team}", "t", 1)
+	protected := strings.Replace(c.TeamProtectedKey, "{team}", "t", 1)
+	staticFirst, _, _ := strings.Cut(c.TeamPrefix, "{team}")
+	first, _, _ := strings.Cut(c.SharedProtectedKey, "/")
+	switch {
+	case strings.HasPrefix(index, prefix) || strings.HasPrefix(protected, prefix) || index == protected:
+		return fmt.Errorf("skills: team-index-key %q and team-protected-key %q must differ and lie outside team-prefix %q", c.TeamIndexKey, c.TeamProtectedKey, c.TeamPrefix)
+	case mounts.ValidateID("user", first) == nil || strings.HasSuffix(c.SharedProtectedKey, "/") || strings.HasPrefix(c.SharedProtectedKey, c.SharedPrefix) || strings.HasPrefix(c.SharedProtectedKey, staticFirst) || c.SharedProtectedKey == c.SharedIndexKey:
+		return fmt.Errorf("skills: shared-protected-key %q must name an object outside both library prefixes, other than shared-index-key, under a first segment that is no valid ID", c.SharedProtectedKey)
+	case strings.HasPrefix(c.SharedPrefix, staticFirst) || strings.HasPrefix(staticFirst, c.SharedPrefix):
+		return fmt.Errorf("skills: team-prefix %q and shared-prefix %q must not overlap", c.TeamPrefix, c.SharedPrefix)
+	case strings.HasPrefix(c.SharedIndexKey, staticFirst):
+		return fmt.Errorf("skills: shared-index-key %q must lie outside team-prefix %q", c.SharedIndexKey, c.TeamPrefix)
+	}
+	if err := table.Disjoint(path.Dir(c.SharedProtectedKey) + "/"); err != nil {
+		return fmt.Errorf("skills: shared-protected-key: %w", err)
 	}
 	return nil
 }

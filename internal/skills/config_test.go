@@ -28,6 +28,18 @@ func TestConfigValidate(t *testing.T) {
 		{"settings inside a mount", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "{user}/threads/settings.json" }, false},
 		{"settings not per user", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "settings/skills.json" }, false},
 		{"settings beside the mounts", mounts.Default(), func(c *skills.Config) { c.SettingsKey = "{user}/prefs/skills.json" }, true},
+		{"team prefix a team ID could make a user's", mounts.Default(), func(c *skills.Config) { c.TeamPrefix = "{team}/skills/" }, false},
+		{"team prefix under a user-like segment", mounts.Default(), func(c *skills.Config) { c.TeamPrefix = "teams/{team}/skills/" }, false},
+		{"team prefix without {team}", mounts.Default(), func(c *skills.Config) { c.TeamPrefix = "_teams/skills/" }, false},
+		{"team prefix with {team} inside a segment", mounts.Default(), func(c *skills.Config) { c.TeamPrefix = "_teams/t-{team}/skills/" }, false},
+		{"team prefix inside the shared library", mounts.Default(), func(c *skills.Config) { c.TeamPrefix = "_shared/skills/{team}/" }, false},
+		{"team index inside the team library", mounts.Default(), func(c *skills.Config) { c.TeamIndexKey = "_teams/{team}/skills/skills.index" }, false},
+		{"team protected key is the team index", mounts.Default(), func(c *skills.Config) { c.TeamProtectedKey = c.TeamIndexKey }, false},
+		{"shared protected key inside the shared library", mounts.Default(), func(c *skills.Config) { c.SharedProtectedKey = "_shared/skills/protected.json" }, false},
+		{"shared protected key a user could own", mounts.Default(), func(c *skills.Config) { c.SharedProtectedKey = "org/protected.json" }, false},
+		{"other team prefix", mounts.Default(), func(c *skills.Config) {
+			c.TeamPrefix, c.TeamIndexKey, c.TeamProtectedKey = "_groups/{team}/lib/", "_groups/{team}/idx/skills.index", "_groups/{team}/idx/protected.json"
+		}, true},
 		{"tiny head", mounts.Default(), func(c *skills.Config) { c.HeadBytes = 10 }, false},
 		{"no held budget", mounts.Default(), func(c *skills.Config) { c.MaxHeldBytes = 0 }, false},
 		{"deprecated held indexes, ignored", mounts.Default(), func(c *skills.Config) { c.MaxHeldIndexes = 256 }, true},

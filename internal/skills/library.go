@@ -83,6 +83,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		return indexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
 	vs := newViews(ix, newHeads(log), table, cfg)
+	vs.files = ix.Files()
 	if o.pins != nil && o.pinAsked != nil {
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err

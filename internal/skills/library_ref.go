@@ -37,9 +37,12 @@ func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySki
 		return nil, err
 	}
 	var built *layer
-	if l.Shared {
-		built = c.views.sharedLayer(ctx, ly.Prefix, x)
-	} else {
+	switch {
+	case l.Shared:
+		built = c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
+	case l.Team != "":
+		built = c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
+	default:
 		built = c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
 	}
 	out := make([]LibrarySkill, 0, len(built.all))

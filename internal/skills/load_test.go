@@ -102,6 +102,9 @@ func testGetRefs(t *testing.T, newBucket newBucketFunc) {
 		{"docx", "docs/docx"},
 		{"lint", "lint"},
 		{"/skills/lint/SKILL.md", "lint"},
+		// The shared docx alice's docs/docx hides by name: not listed, but
+		// reachable by its path (issue 24: no silent shadowing).
+		{"office/docx", "office/docx"},
 		{"warned", "misc/warned"},       // the folder's name, which no other skill has
 		{"other-name", "misc/warned"},   // the name it is listed under
 		{"misc/other-name", ""},         // names are not folders
@@ -110,7 +113,6 @@ func testGetRefs(t *testing.T, newBucket newBucketFunc) {
 		{"sub", ""},
 		{"git-helper/sub", ""},
 		{"b", ""},
-		{"office/docx", ""},
 		{"/skills/review/style", ""},
 		{"style", ""},
 		{"/skills/guide/intro", ""},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -311,5 +313,23 @@ func TestPinConfigValidate(t *testing.T) {
 				t.Errorf("New = %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestPinnedWithTeams: a snapshot freezes the user's and the shared index
+// only, so a pinned call from a caller with teams is refused, saying why,
+// rather than served without the teams' skills; without the pin it is
+// served.
+func TestPinnedWithTeams(t *testing.T) {
+	lib := pinnedLibrary(t, objstoretest.NewBucket(t, map[string]string{
+		"_teams/legal/skills/nda/SKILL.md": "---\nname: nda\ndescription: d\n---\nbody\n",
+	}), &clock{})
+	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: "legal"})
+	_, err := lib.Catalog.Skills(pinned(t.Context()), id, ListOptions{})
+	if !errors.Is(err, errkind.FailedPrecondition) || !strings.Contains(err.Error(), "team libraries") {
+		t.Errorf("pinned call with teams: %v, want FailedPrecondition about team libraries", err)
+	}
+	if l, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil || len(l) != 1 {
+		t.Errorf("unpinned call with teams = %v, %v", l, err)
 	}
 }

@@ -25,10 +25,12 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
-// Layer names.
+// Layer names. A team library's layer is LayerTeam followed by its ID
+// ("team:legal").
 const (
 	LayerUser   = "user"
 	LayerShared = "shared"
+	LayerTeam   = "team:"
 )
 
 // entry is one file of the merged view.
@@ -76,8 +78,14 @@ func (s *skillRef) problems() skillmd.Problems {
 // by concurrent callers once built, so nothing changes them after.
 type view struct {
 	*overlay
+	// shared is the layer under the user's: the shared library's, or for a
+	// caller in teams their team layers composed over it (base).
 	shared   *layer
 	userBase string // the user's library (its prefix): replies are keyed by it
+	// lower are the layers under the user's as their libraries serve them,
+	// the caller's teams in ID order then the shared library: what the
+	// view's notes on shadowing name (notes.go).
+	lower []*layer
 }
 
 // layer is one library's files and skill folders as views serve them. Its
@@ -85,6 +93,7 @@ type view struct {
 // layer of a few skills more than the skills themselves.
 type layer struct {
 	gen     uint64
+	name    string  // LayerShared, or LayerTeam and the team's ID
 	entries []entry // addressable files, sorted by rel
 	// owner is, per entry, the position in all of the shallowest folder
 	// holding it, or -1: which shared files a view shows follows from
@@ -96,6 +105,14 @@ type layer struct {
 	// display name by it, then dir.
 	names, folders, displays []*skillRef
 	bytes                    int64 // the heap it keeps alive (estimated)
+	// prot, of a base layer (teams.go), holds the protected skills it
+	// serves, which the user's layer is composed under.
+	prot *layer
+	// protected are the names the library protects (protect.go).
+	protected []string
+	// shadowed, of a base layer, are the skills of its libraries that
+	// others hide by name alone, by dir: reachable by their paths.
+	shadowed []*skillRef
 }
 
 // overlay is a user's layer and what it makes of the shared layer of one
@@ -106,7 +123,12 @@ type layer struct {
 type overlay struct {
 	userGen, sharedGen uint64 // the indexes it was built from
 	own                *layer
+	raw                *layer   // the user's layer, before protected skills took their names and paths
 	hidden             []string // the dirs of shared folders, sorted
+	// byName are the dirs among hidden of skills hidden by name alone: no
+	// file of own is at or above their path, so they stay reachable by it
+	// (view.hiddenAt).
+	byName []string
 	// regrouped replaces the shared skills of names declared twice of which
 	// the user hides some, by dir; renamed is the skill each such name
 	// refers to (nil: none is shown).
@@ -135,6 +157,7 @@ type views struct {
 	overlays *libindex.Shelf[*overlay] // by user prefix
 	flight   singleflight.Group        // builds callers wait for
 	pins     *pins                     // nil: no thread can pin
+	files    *libindex.Files           // reads each library's protected names
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -154,6 +177,22 @@ func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *v
 	}
 }
 
+// teamLayer is the library of one team, whose ID the caller's identity
+// validated (or an operator's request, by LibraryRef.Validate).
+func (vs *views) teamLayer(team string) libindex.Layer {
+	return libindex.Layer{
+		Tag:    libindex.SharedTag + ".team." + team, // never a user ID
+		Prefix: strings.Replace(vs.cfg.TeamPrefix, "{team}", team, 1),
+		Object: strings.Replace(vs.cfg.TeamIndexKey, "{team}", team, 1),
+		Side:   vs.teamProtectedKey(team),
+	}
+}
+
+// teamProtectedKey is the object naming the team's protected skills.
+func (vs *views) teamProtectedKey(team string) string {
+	return strings.Replace(vs.cfg.TeamProtectedKey, "{team}", team, 1)
+}
+
 // layers returns the caller's library layer and the shared one.
 func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
 	r, err := vs.table.Resolve(id, vs.cfg.Mount)
@@ -161,7 +200,7 @@ func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
 	own = libindex.Layer{Tag: id.User(), Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User(), 1)}
-	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey}
+	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey, Side: vs.cfg.SharedProtectedKey}
 	return own, shared, nil
 }
 
@@ -189,6 +228,10 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 // it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 	if vs.pins != nil && vs.pins.asked(ctx) {
+		if len(id.Teams()) > 0 {
+			// A snapshot freezes the user's and the shared index only.
+			return nil, fmt.Errorf("%w: a pinned thread cannot yet read team libraries: call without %s, or without teams", errkind.FailedPrecondition, "x-skillsvc-pin")
+		}
 		return vs.pins.view(ctx, id)
 	}
 	return vs.live(ctx, id)
@@ -200,46 +243,64 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
+	teams := id.Teams()
 	var userIdx, sharedIdx *libindex.Index
+	teamIdx := make([]*libindex.Index, len(teams))
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { userIdx, err = vs.indexes.Get(gctx, own); return err })
 	g.Go(func() (err error) { sharedIdx, err = vs.indexes.Get(gctx, shared); return err })
+	for i, t := range teams {
+		g.Go(func() (err error) { teamIdx[i], err = vs.indexes.Get(gctx, vs.teamLayer(t)); return err })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	sl := vs.sharedLayer(ctx, shared.Prefix, sharedIdx)
+	lower := make([]*layer, 0, len(teams)+1)
+	for i, t := range teams {
+		lower = append(lower, vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i]))
+	}
+	lower = append(lower, vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx))
+	sl := vs.base(teams, lower)
 	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
-		return &view{overlay: o, shared: sl, userBase: own.Prefix}, nil
+		return &view{overlay: o, shared: sl, userBase: own.Prefix, lower: lower}, nil
 	}
 	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.gen)
 	v, _, _ := vs.flight.Do(key, func() (any, error) {
 		prev, _ := vs.overlays.Get(own.Prefix)
 		var ul *layer
 		if prev != nil && prev.userGen == userIdx.Gen {
-			ul = prev.own // only the shared library changed
+			ul = prev.raw // only the shared library changed
 		} else {
 			var prevOwn *layer
 			if prev != nil {
-				prevOwn = prev.own
+				prevOwn = prev.raw
 			}
 			ul = vs.buildLayer(ctx, userIdx, own.Prefix, LayerUser, prevOwn)
 		}
-		o := vs.overlay(ul, sl)
+		eff := ul
+		if sl.prot != nil {
+			// Protected skills take their names and paths from the user's.
+			eff = vs.compose(sl.prot, ul, false)
+			eff.gen, eff.name = ul.gen, ul.name
+		}
+		o := vs.overlay(eff, sl)
+		o.raw = ul
 		hold(vs, vs.overlays, own.Prefix, o, o.bytes)
 		return o, nil
 	})
-	return &view{overlay: v.(*overlay), shared: sl, userBase: own.Prefix}, nil
+	return &view{overlay: v.(*overlay), shared: sl, userBase: own.Prefix, lower: lower}, nil
 }
 
-// sharedLayer returns the layer of the shared library's index x, built once
-// per generation for every user.
-func (vs *views) sharedLayer(ctx context.Context, prefix string, x *libindex.Index) *layer {
+// sharedLayer returns the layer of a library every caller reads alike (the
+// shared library, a team's) from its index x, built once per generation
+// for all of them.
+func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) *layer {
 	if l, ok := vs.shared.Get(prefix); ok && l.gen == x.Gen {
 		return l
 	}
 	v, _, _ := vs.flight.Do(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), func() (any, error) {
 		prev, _ := vs.shared.Get(prefix)
-		l := vs.buildLayer(ctx, x, prefix, LayerShared, prev)
+		l := vs.buildLayer(ctx, x, prefix, name, prev)
 		hold(vs, vs.shared, prefix, l, l.bytes)
 		return l, nil
 	})
@@ -268,7 +329,13 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // frontmatter name, which only the head holds. It reads nothing from
 // storage.
 func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) *layer {
-	l := &layer{gen: x.Gen, entries: addressable(x.Objs, prefix)}
+	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
+	switch {
+	case layerName == LayerShared:
+		l.protected = vs.readProtected(ctx, x, vs.cfg.SharedProtectedKey)
+	case strings.HasPrefix(layerName, LayerTeam):
+		l.protected = vs.readProtected(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+	}
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	var unparsed []*skillRef
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
@@ -296,8 +363,19 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
 	}
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
+	l.lookups(skills)
+	return l
+}
+
+// lookups sorts the layer's skills (those of all not nested) into its
+// lookups, and finds each entry's owner. The name lookup puts first the
+// skill a name refers to: by layer (teams in ID order), then
+// duplicateOrder.
+func (l *layer) lookups(skills []*skillRef) {
 	l.names = slices.Clone(skills)
-	slices.SortFunc(l.names, func(a, b *skillRef) int { return cmp.Or(strings.Compare(a.name, b.name), duplicateOrder(a.name, a, b)) })
+	slices.SortFunc(l.names, func(a, b *skillRef) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.layer, b.layer), duplicateOrder(a.name, a, b))
+	})
 	l.folders = slices.Clone(skills)
 	slices.SortFunc(l.folders, func(a, b *skillRef) int {
 		return cmp.Or(strings.Compare(a.folder, b.folder), strings.Compare(a.dir, b.dir))
@@ -326,7 +404,6 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		}
 	}
 	l.bytes = l.heldBytes()
-	return l
 }
 
 // parallelHeads is the fewest heads worth parsing on more than one core.
@@ -410,7 +487,11 @@ func (l *layer) parsed(s *skillRef) (parsed, bool) {
 // Its cost follows the user's layer: what it hides is found from the
 // user's paths and names, never by walking the shared library, but for the
 // digest and the cut at --skills.max-skills.
-func (vs *views) overlay(own, sl *layer) *overlay {
+func (vs *views) overlay(own, sl *layer) *overlay { return vs.shadow(own, sl, true) }
+
+// shadow is overlay; byName false hides only by path, as one team's
+// library does another's: both skills of a name are then served.
+func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 	o := &overlay{userGen: own.gen, sharedGen: sl.gen, own: own}
 	hidden := map[string]bool{}
 	hide := func(s *skillRef) { hidden[s.dir] = true }
@@ -436,10 +517,23 @@ func (vs *views) overlay(own, sl *layer) *overlay {
 	}
 	for _, s := range own.names {
 		under(s.dir)
+	}
+	byPath := maps.Clone(hidden)
+	for _, s := range own.names {
+		// A protected skill of the lower layer passed up into own
+		// (protect.go) hides only itself, not the lower layer's namesakes.
+		if d, ok := sl.dir(s.dir); !byName || (ok && d == s) {
+			continue
+		}
 		for _, g := range sl.named(s.name) {
 			hide(g)
+			if !byPath[g.dir] {
+				o.byName = append(o.byName, g.dir)
+			}
 		}
 	}
+	slices.Sort(o.byName)
+	o.byName = slices.Compact(o.byName)
 	// Names are settled per layer among the skills it shows: where the
 	// user hides some of the shared skills declaring a name, the rest are
 	// settled again, on copies.
@@ -495,6 +589,37 @@ func (v *view) shown(s *skillRef) *skillRef {
 		return c
 	}
 	return s
+}
+
+// hiddenAt returns the skill of a lower layer at dir that a skill of
+// another name's hides by name alone (in this view, or in composing its
+// base layer, teams.go): listed under that name, it is still reachable by
+// its path. nil when there is none, or a folder of the view is there.
+func (v *view) hiddenAt(dir string) *skillRef {
+	if _, ok := v.own.dir(dir); ok {
+		return nil
+	}
+	if _, ok := v.shared.dir(dir); ok {
+		if _, hidden := slices.BinarySearch(v.byName, dir); hidden {
+			s, _ := v.shared.dir(dir)
+			return s
+		}
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(v.shared.shadowed, dir, func(s *skillRef, dir string) int { return strings.Compare(s.dir, dir) })
+	if !ok {
+		return nil
+	}
+	// A file of the user's at or below the path takes it.
+	if i, _ := search(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
+		return nil
+	}
+	for p := path.Dir(dir); p != "."; p = path.Dir(p) {
+		if _, ok := search(v.own.entries, p); ok {
+			return nil
+		}
+	}
+	return v.shared.shadowed[i]
 }
 
 // kept reports whether s is within the view's --skills.max-skills.
@@ -576,6 +701,19 @@ func (v *view) file(rel string) (entry, bool) {
 	}
 	if i, ok := search(v.shared.entries, rel); ok && v.showsFile(i) {
 		return v.shared.entries[i], true
+	}
+	return entry{}, false
+}
+
+// skillFile returns the entry at rel, a path inside s's folder: as the
+// view shows it, or from s's own files for a skill reached by its path
+// though another's name hides it (hiddenAt).
+func (v *view) skillFile(s *skillRef, rel string) (entry, bool) {
+	if e, ok := v.file(rel); ok {
+		return e, true
+	}
+	if i, ok := search(s.files, rel); ok {
+		return s.files[i], true
 	}
 	return entry{}, false
 }
@@ -704,7 +842,8 @@ func listed(items []string, n int) string {
 func addressable(objs []objstore.Object, prefix string) []entry {
 	out := make([]entry, 0, len(objs))
 	for _, o := range objs {
-		if rel := strings.TrimPrefix(o.Key, prefix); mounts.Addressable(rel) {
+		// An index also lists its library's side object, outside the prefix.
+		if rel, ok := strings.CutPrefix(o.Key, prefix); ok && mounts.Addressable(rel) {
 			out = append(out, entry{rel: rel, obj: o})
 		}
 	}
@@ -803,7 +942,11 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, mount)
 		}
-		if s, ok := v.skill(strings.TrimSuffix(rel, "/SKILL.md")); ok {
+		dir := strings.TrimSuffix(rel, "/SKILL.md")
+		if s, ok := v.skill(dir); ok {
+			return s, nil
+		}
+		if s := v.hiddenAt(dir); s != nil {
 			return s, nil
 		}
 		return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
@@ -815,6 +958,9 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 	if pathErr == nil {
 		rel := strings.TrimSuffix(ref, "/SKILL.md")
 		if s, ok := v.skill(rel); ok {
+			return s, nil
+		}
+		if s := v.hiddenAt(rel); s != nil {
 			return s, nil
 		}
 		if !strings.Contains(rel, "/") {

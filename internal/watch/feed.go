@@ -62,7 +62,7 @@ type Feed struct {
 	mu      sync.Mutex
 	closed  bool
 	kept    map[string]time.Time // states Remember kept lately, by stateKey
-	hubs    map[string]*hub      // by user
+	hubs    map[string]*hub      // by hubKey: a user's with each set of teams
 	perUser map[string]int       // bounded subscriptions by user
 	total   int                  // bounded subscriptions
 }
@@ -148,10 +148,11 @@ func (f *Feed) Subscribe(id mounts.Caller, bounded bool) (*Sub, error) {
 		f.metrics.refused.WithLabelValues("user").Inc()
 		return nil, errkind.RetryAfter(fmt.Errorf("%w: %d watches for this user already open", errkind.ResourceExhausted, f.cfg.MaxPerUser), time.Second)
 	}
-	h := f.hubs[user]
+	key := hubKey(id)
+	h := f.hubs[key]
 	if h == nil {
-		h = &hub{f: f, user: user, id: id, subs: map[*Sub]struct{}{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-		f.hubs[user] = h
+		h = &hub{f: f, user: user, key: key, id: id, subs: map[*Sub]struct{}{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		f.hubs[key] = h
 		f.goSafe("hub", h.run)
 	}
 	s := &Sub{h: h, bounded: bounded, ready: make(chan struct{}, 1), done: make(chan struct{})}
@@ -167,6 +168,10 @@ func (f *Feed) Subscribe(id mounts.Caller, bounded bool) (*Sub, error) {
 	}
 	return s, nil
 }
+
+// hubKey names the hub of id's catalog: the user's library and, since a
+// caller's teams decide which team libraries it reads, its teams.
+func hubKey(id mounts.Caller) string { return id.User() + "\x00" + id.Identity().Teams }
 
 // Resume is the state of user's catalog at digest, when some replica kept
 // it within Config.ResumeTTL.
@@ -247,9 +252,14 @@ func (f *Feed) changed(lib skills.LibraryRef, here bool) {
 func (f *Feed) wake(lib skills.LibraryRef) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !lib.Shared {
-		if h := f.hubs[lib.User]; h != nil {
-			h.poke()
+	// A team's members are not known here (they are in each caller's
+	// identity), so a team library's change wakes every hub, as the shared
+	// library's does.
+	if lib.User != "" {
+		for _, h := range f.hubs {
+			if h.user == lib.User {
+				h.poke()
+			}
 		}
 		return
 	}
@@ -263,6 +273,7 @@ type message struct {
 	Origin string `json:"o"`
 	User   string `json:"u,omitempty"`
 	Shared bool   `json:"s,omitempty"`
+	Team   string `json:"t,omitempty"`
 }
 
 func (f *Feed) publish() {
@@ -271,7 +282,7 @@ func (f *Feed) publish() {
 		case <-f.ctx.Done():
 			return
 		case lib := <-f.outbox:
-			b, _ := json.Marshal(message{Origin: f.self, User: lib.User, Shared: lib.Shared})
+			b, _ := json.Marshal(message{Origin: f.self, User: lib.User, Shared: lib.Shared, Team: lib.Team})
 			ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
 			if err := f.topic.Publish(ctx, b); err != nil {
 				f.metrics.unpublished.Inc()
@@ -291,7 +302,7 @@ func (f *Feed) fromPeer(b []byte) {
 	if len(b) > 1024 || json.Unmarshal(b, &m) != nil || m.Origin == f.self {
 		return
 	}
-	lib := skills.LibraryRef{User: m.User, Shared: m.Shared}
+	lib := skills.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}
 	if lib.Validate() != nil {
 		return
 	}
@@ -314,7 +325,8 @@ func (f *Feed) resync() { f.cat.ForgetAll() }
 type hub struct {
 	f    *Feed
 	user string
-	id   mounts.Caller // the first subscriber's: a library depends on its user alone
+	key  string        // in Feed.hubs
+	id   mounts.Caller // the first subscriber's: a catalog depends on its user and teams alone
 	wake chan struct{} // a look is wanted; buffered 1, so wakes coalesce
 	stop chan struct{} // closed when the last subscriber leaves
 
@@ -470,7 +482,7 @@ func (s *Sub) Close() {
 	delete(s.h.subs, s)
 	if len(s.h.subs) == 0 {
 		close(s.h.stop)
-		delete(f.hubs, s.h.user)
+		delete(f.hubs, s.h.key)
 	}
 	if s.bounded {
 		f.total--

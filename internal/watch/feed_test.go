@@ -277,3 +277,47 @@ func TestFeedFirstLookFails(t *testing.T) {
 	faulty.Heal()
 	next(t, subscribe(t, f, "alice"))
 }
+
+// TestFeedTeams: a change to a team's library reaches its members'
+// watchers; the same user watching with other teams has a catalog (and a
+// hub) of its own, which never shows the first teams' skills.
+func TestFeedTeams(t *testing.T) {
+	b := library()
+	b.Team("legal").Skill("nda", "nda", "Review NDAs.", "Check.\n")
+	lib := skillstest.Library(t, b.Bucket(t), skillstest.Indexed(time.Hour))
+	f := newFeed(t, lib, nil, watch.Options{})
+	inTeams := func(teams string) *watch.Sub {
+		s, err := f.Subscribe(mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: teams}), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	legal, eng := inTeams("legal"), inTeams("eng")
+	names := func(st watch.State) []string {
+		var out []string
+		for _, e := range st.Entries {
+			out = append(out, e.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	l0, e0 := next(t, legal), next(t, eng)
+	if got := names(l0); !slices.Equal(got, []string{"nda", "notes", "pdf"}) {
+		t.Fatalf("alice in legal watches %q", got)
+	}
+	if got := names(e0); !slices.Equal(got, []string{"notes", "pdf"}) {
+		t.Fatalf("alice in eng watches %q", got)
+	}
+	if _, err := lib.Catalog.PutLibraryFile(t.Context(), skills.LibraryRef{Team: "legal"}, "clauses/SKILL.md", []byte(skillstest.SkillMD("clauses", "Clauses.", "x\n")), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(t, watch.Diff(l0, next(t, legal)), "added clauses")
+	// A change alice's eng watcher sees is all it sees: legal's skills
+	// never reached it.
+	if _, err := lib.Catalog.PutLibraryFile(t.Context(), skills.LibraryRef{Team: "eng"}, "deploy/SKILL.md", []byte(skillstest.SkillMD("deploy", "Deploy.", "x\n")), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(t, watch.Diff(e0, next(t, eng)), "added deploy")
+}

@@ -280,3 +280,34 @@ async def test_async_watch(aclient: AsyncClient) -> None:
     first = await anext(watch)
     assert first.library_digest == listed and not first.changes and not first.reset
     await watch.aclose()
+
+
+def test_teams(skillsvc_env) -> None:
+    """A member of a team reads its library between the shared one and its
+    own; another user not in the team does not; a protected team skill is
+    not replaced by the member's namesake (README "Teams and protected
+    skills")."""
+    env = skillsvc_env
+    team = "py-team-" + uuid.uuid4().hex[:6]
+    name = "team-" + uuid.uuid4().hex[:6]
+    body = f"---\nname: {name}\ndescription: The team's.\n---\nBody.\n".encode()
+    with Client(env.grpc_addr, user=env.user, thread=thread(), teams=team) as member:
+        outsider = member.with_identity(teams=None)
+        member.put_library_file(f"{name}/SKILL.md", body, team=team)
+        try:
+            got = member.get_skill(name).skill
+            assert (got.layer, got.path) == (f"team:{team}", f"/skills/{name}")
+            assert name not in [s.name for s in outsider.list_skills(page_size=1000).skills]
+            mine = f"---\nname: {name}\ndescription: Mine.\n---\nMine.\n".encode()
+            member.put_library_file(f"my-{name}/SKILL.md", mine, user=env.user)
+            try:
+                assert member.get_skill(name).skill.layer == "user"
+                assert member.set_skill_protected(name, team=team).names == [name]
+                assert member.list_protected_skills(team=team).names == [name]
+                assert member.get_skill(name).skill.layer == f"team:{team}"
+                listed = {s.path: s for s in member.list_skills(page_size=1000).skills}
+                assert any("protected by an administrator" in w for w in listed[f"/skills/my-{name}"].warnings)
+            finally:
+                member.delete_library_file(f"my-{name}/SKILL.md", user=env.user)
+        finally:
+            member.delete_library_file(f"{name}/SKILL.md", team=team)

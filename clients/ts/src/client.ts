@@ -47,6 +47,8 @@ export interface Identity {
   token?: string | (() => string | Promise<string>);
   /** Read the library the thread pinned on its first such call (x-skillsvc-pin: library; README "Pinned threads"). */
   pinLibrary?: boolean;
+  /** The caller's teams, comma separated (x-skillsvc-teams; insecure mode — in jwt mode the token names them). */
+  teams?: string;
 }
 
 export interface ClientOptions extends Identity {
@@ -105,7 +107,7 @@ export class SkillsvcClient {
   private readonly maxAttempts: number;
 
   constructor(opts: ClientOptions = {}) {
-    this.identity = { user: opts.user, thread: opts.thread, ticket: opts.ticket, token: opts.token, pinLibrary: opts.pinLibrary };
+    this.identity = { user: opts.user, thread: opts.thread, ticket: opts.ticket, token: opts.token, pinLibrary: opts.pinLibrary, teams: opts.teams };
     this.transport =
       opts.transport ??
       createGrpcTransport({
@@ -142,6 +144,7 @@ export class SkillsvcClient {
     if (id.thread) headers.set("x-skillsvc-thread", id.thread);
     if (id.ticket) headers.set("x-skillsvc-ticket", id.ticket);
     if (id.pinLibrary) headers.set("x-skillsvc-pin", "library");
+    if (id.teams) headers.set("x-skillsvc-teams", id.teams);
     const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
     return { headers, timeoutMs: timeoutMs > 0 ? timeoutMs : undefined, signal: call?.signal };
   }
@@ -351,21 +354,32 @@ export class SkillsvcClient {
 
   // AdminService (operators: an admin token in jwt mode)
 
-  dropSkillIndex(req: { user?: string; shared?: boolean }, call?: Call) {
+  dropSkillIndex(req: { user?: string; shared?: boolean; team?: string }, call?: Call) {
     return this.write((o) => this.admin.dropSkillIndex(req, o), call);
   }
   setUserSkillEnabled(user: string, path: string, enabled: boolean, call?: Call) {
     return this.write((o) => this.admin.setUserSkillEnabled({ user, path, enabled }, o), call);
   }
   putLibraryFile(
-    req: { path: string; data: Uint8Array; user?: string; shared?: boolean; ifMatch?: string; mustNotExist?: boolean },
+    req: { path: string; data: Uint8Array; user?: string; shared?: boolean; team?: string; ifMatch?: string; mustNotExist?: boolean },
     call?: Call,
   ) {
-    const { user, shared, ...rest } = req;
-    return this.write((o) => this.admin.putLibraryFile({ ...rest, library: { user, shared } }, o), call);
+    const { user, shared, team, ...rest } = req;
+    return this.write((o) => this.admin.putLibraryFile({ ...rest, library: { user, shared, team } }, o), call);
   }
-  deleteLibraryFile(req: { path: string; user?: string; shared?: boolean }, call?: Call) {
-    return this.write((o) => this.admin.deleteLibraryFile({ path: req.path, library: { user: req.user, shared: req.shared } }, o), call);
+  deleteLibraryFile(req: { path: string; user?: string; shared?: boolean; team?: string }, call?: Call) {
+    return this.write(
+      (o) => this.admin.deleteLibraryFile({ path: req.path, library: { user: req.user, shared: req.shared, team: req.team } }, o),
+      call,
+    );
+  }
+  /** Protects (or no longer protects) a skill name of the shared library or a team's. */
+  setSkillProtected(req: { name: string; protected?: boolean; shared?: boolean; team?: string }, call?: Call) {
+    const library = { shared: req.shared, team: req.team };
+    return this.write((o) => this.admin.setSkillProtected({ library, name: req.name, protected: req.protected ?? true }, o), call);
+  }
+  listProtectedSkills(req: { shared?: boolean; team?: string }, call?: Call) {
+    return this.read((o) => this.admin.listProtectedSkills({ library: { shared: req.shared, team: req.team } }, o), call);
   }
 }
 

@@ -187,6 +187,26 @@ test("pinLibrary", async () => {
   assert.deepEqual((await live.listSkills()).skills.map((s) => s.name), ["first", "second"]);
 });
 
+test("teams", async () => {
+  // A member reads its team's library; a user outside the team does not; a protected team skill is not
+  // replaced by the member's namesake (README "Teams and protected skills").
+  const admin = new SkillsvcClient({ target: env.target });
+  const user = `ts-team-${randomUUID().slice(0, 6)}`;
+  const team = `ts-team-${randomUUID().slice(0, 6)}`;
+  const skill = (description: string) => Buffer.from(`---\nname: contracts\ndescription: ${description}\n---\nBody.\n`);
+  await admin.putLibraryFile({ path: "contracts/SKILL.md", data: skill("The team's."), team });
+  const member = admin.withIdentity({ user, thread: "t1", teams: team });
+  const outsider = member.withIdentity({ teams: undefined });
+  assert.equal((await member.getSkill("contracts")).skill?.layer, `team:${team}`);
+  assert.ok(!(await outsider.listSkills()).skills.some((s) => s.layer.startsWith("team:")));
+  await admin.putLibraryFile({ path: "my-contracts/SKILL.md", data: skill("Mine."), user });
+  assert.equal((await member.getSkill("contracts")).skill?.layer, "user");
+  assert.deepEqual((await admin.setSkillProtected({ name: "contracts", team })).names, ["contracts"]);
+  assert.deepEqual((await admin.listProtectedSkills({ team })).names, ["contracts"]);
+  assert.equal((await member.getSkill("contracts")).skill?.layer, `team:${team}`);
+  await admin.deleteLibraryFile({ path: "contracts/SKILL.md", team });
+});
+
 test("exportSkill maxBytes", async () => {
   // 64 KiB of noise does not compress: its gzip is too large to download for
   // a small maxBytes, and its tar (68096 bytes) too large to unpack for one

@@ -21,13 +21,18 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// LibraryRef names one library: a user's, or the shared one.
+// LibraryRef names one library: a user's, a team's, or the shared one.
+// More than one is INVALID_ARGUMENT.
 type LibraryRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A user ID: that user's library.
 	User string `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
 	// The organization-wide shared library.
-	Shared        bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	Shared bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	// A team ID (spelled like a user ID): that team's library, under
+	// --skills.team-prefix, which the team's members read between the
+	// shared library and their own.
+	Team          string `protobuf:"bytes,3,opt,name=team" json:"team,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,15 +81,24 @@ func (x *LibraryRef) GetShared() bool {
 	return false
 }
 
-// DropSkillIndexRequest names exactly one library: a user's, or the shared
-// one. Neither or both is INVALID_ARGUMENT.
+func (x *LibraryRef) GetTeam() string {
+	if x != nil {
+		return x.Team
+	}
+	return ""
+}
+
+// DropSkillIndexRequest names exactly one library: a user's, a team's, or
+// the shared one. None or more than one is INVALID_ARGUMENT.
 type DropSkillIndexRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A user ID (letters, digits, '.', '_', '-'; starting with a letter or a
 	// digit): that user's library.
 	User string `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
 	// The organization-wide shared library.
-	Shared        bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	Shared bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	// A team ID: that team's library.
+	Team          string `protobuf:"bytes,3,opt,name=team" json:"team,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -131,6 +145,13 @@ func (x *DropSkillIndexRequest) GetShared() bool {
 		return x.Shared
 	}
 	return false
+}
+
+func (x *DropSkillIndexRequest) GetTeam() string {
+	if x != nil {
+		return x.Team
+	}
+	return ""
 }
 
 type DropSkillIndexResponse struct {
@@ -495,18 +516,215 @@ func (*DeleteLibraryFileResponse) Descriptor() ([]byte, []int) {
 	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
+type SetSkillProtectedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shared library or a team's.
+	Library *LibraryRef `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	// The skill's name (as its frontmatter declares it).
+	Name          string `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	Protected     bool   `protobuf:"varint,3,opt,name=protected" json:"protected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSkillProtectedRequest) Reset() {
+	*x = SetSkillProtectedRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSkillProtectedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSkillProtectedRequest) ProtoMessage() {}
+
+func (x *SetSkillProtectedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSkillProtectedRequest.ProtoReflect.Descriptor instead.
+func (*SetSkillProtectedRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SetSkillProtectedRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *SetSkillProtectedRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetSkillProtectedRequest) GetProtected() bool {
+	if x != nil {
+		return x.Protected
+	}
+	return false
+}
+
+type SetSkillProtectedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The library's protected names after the change, sorted.
+	Names         []string `protobuf:"bytes,1,rep,name=names" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSkillProtectedResponse) Reset() {
+	*x = SetSkillProtectedResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSkillProtectedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSkillProtectedResponse) ProtoMessage() {}
+
+func (x *SetSkillProtectedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSkillProtectedResponse.ProtoReflect.Descriptor instead.
+func (*SetSkillProtectedResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SetSkillProtectedResponse) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type ListProtectedSkillsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Library       *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListProtectedSkillsRequest) Reset() {
+	*x = ListProtectedSkillsRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProtectedSkillsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProtectedSkillsRequest) ProtoMessage() {}
+
+func (x *ListProtectedSkillsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProtectedSkillsRequest.ProtoReflect.Descriptor instead.
+func (*ListProtectedSkillsRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListProtectedSkillsRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+type ListProtectedSkillsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListProtectedSkillsResponse) Reset() {
+	*x = ListProtectedSkillsResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProtectedSkillsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProtectedSkillsResponse) ProtoMessage() {}
+
+func (x *ListProtectedSkillsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProtectedSkillsResponse.ProtoReflect.Descriptor instead.
+func (*ListProtectedSkillsResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListProtectedSkillsResponse) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 var File_skillsvc_v1_admin_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"8\n" +
+	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"L\n" +
 	"\n" +
 	"LibraryRef\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
-	"\x06shared\x18\x02 \x01(\bR\x06shared\"C\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x12\n" +
+	"\x04team\x18\x03 \x01(\tR\x04team\"W\n" +
 	"\x15DropSkillIndexRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
-	"\x06shared\x18\x02 \x01(\bR\x06shared\"\x18\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x12\n" +
+	"\x04team\x18\x03 \x01(\tR\x04team\"\x18\n" +
 	"\x16DropSkillIndexResponse\"^\n" +
 	"\x1aSetUserSkillEnabledRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
@@ -526,12 +744,24 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x18DeleteLibraryFileRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"\x1b\n" +
-	"\x19DeleteLibraryFileResponse2\x92\x03\n" +
+	"\x19DeleteLibraryFileResponse\"\x7f\n" +
+	"\x18SetSkillProtectedRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
+	"\tprotected\x18\x03 \x01(\bR\tprotected\"1\n" +
+	"\x19SetSkillProtectedResponse\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"O\n" +
+	"\x1aListProtectedSkillsRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\"3\n" +
+	"\x1bListProtectedSkillsResponse\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names2\xe0\x04\n" +
 	"\fAdminService\x12Y\n" +
 	"\x0eDropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n" +
 	"\x13SetUserSkillEnabled\x12'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n" +
 	"\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12b\n" +
-	"\x11DeleteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x11DeleteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12b\n" +
+	"\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n" +
+	"\x13ListProtectedSkills\x12'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_admin_proto_rawDescOnce sync.Once
@@ -545,7 +775,7 @@ func file_skillsvc_v1_admin_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_admin_proto_rawDescData
 }
 
-var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_skillsvc_v1_admin_proto_goTypes = []any{
 	(*LibraryRef)(nil),                  // 0: skillsvc.v1.LibraryRef
 	(*DropSkillIndexRequest)(nil),       // 1: skillsvc.v1.DropSkillIndexRequest
@@ -556,25 +786,35 @@ var file_skillsvc_v1_admin_proto_goTypes = []any{
 	(*PutLibraryFileResponse)(nil),      // 6: skillsvc.v1.PutLibraryFileResponse
 	(*DeleteLibraryFileRequest)(nil),    // 7: skillsvc.v1.DeleteLibraryFileRequest
 	(*DeleteLibraryFileResponse)(nil),   // 8: skillsvc.v1.DeleteLibraryFileResponse
-	(*SkillSummary)(nil),                // 9: skillsvc.v1.SkillSummary
+	(*SetSkillProtectedRequest)(nil),    // 9: skillsvc.v1.SetSkillProtectedRequest
+	(*SetSkillProtectedResponse)(nil),   // 10: skillsvc.v1.SetSkillProtectedResponse
+	(*ListProtectedSkillsRequest)(nil),  // 11: skillsvc.v1.ListProtectedSkillsRequest
+	(*ListProtectedSkillsResponse)(nil), // 12: skillsvc.v1.ListProtectedSkillsResponse
+	(*SkillSummary)(nil),                // 13: skillsvc.v1.SkillSummary
 }
 var file_skillsvc_v1_admin_proto_depIdxs = []int32{
-	9, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	0, // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0, // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
-	1, // 3: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
-	3, // 4: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
-	5, // 5: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
-	7, // 6: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
-	2, // 7: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
-	4, // 8: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
-	6, // 9: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
-	8, // 10: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
-	7, // [7:11] is the sub-list for method output_type
-	3, // [3:7] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	13, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	0,  // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0,  // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0,  // 3: skillsvc.v1.SetSkillProtectedRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0,  // 4: skillsvc.v1.ListProtectedSkillsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 5: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
+	3,  // 6: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
+	5,  // 7: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
+	7,  // 8: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
+	9,  // 9: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
+	11, // 10: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
+	2,  // 11: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
+	4,  // 12: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
+	6,  // 13: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
+	8,  // 14: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
+	10, // 15: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
+	12, // 16: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
+	11, // [11:17] is the sub-list for method output_type
+	5,  // [5:11] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_admin_proto_init() }
@@ -589,7 +829,7 @@ func file_skillsvc_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_admin_proto_rawDesc), len(file_skillsvc_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

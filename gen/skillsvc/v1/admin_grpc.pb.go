@@ -23,6 +23,8 @@ const (
 	AdminService_SetUserSkillEnabled_FullMethodName = "/skillsvc.v1.AdminService/SetUserSkillEnabled"
 	AdminService_PutLibraryFile_FullMethodName      = "/skillsvc.v1.AdminService/PutLibraryFile"
 	AdminService_DeleteLibraryFile_FullMethodName   = "/skillsvc.v1.AdminService/DeleteLibraryFile"
+	AdminService_SetSkillProtected_FullMethodName   = "/skillsvc.v1.AdminService/SetSkillProtected"
+	AdminService_ListProtectedSkills_FullMethodName = "/skillsvc.v1.AdminService/ListProtectedSkills"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -57,6 +59,17 @@ type AdminServiceClient interface {
 	// DeleteLibraryFile removes one file of a library (NOT_FOUND when absent)
 	// and drops that library's index.
 	DeleteLibraryFile(ctx context.Context, in *DeleteLibraryFileRequest, opts ...grpc.CallOption) (*DeleteLibraryFileResponse, error)
+	// SetSkillProtected protects (or no longer protects) a skill name of the
+	// shared library or a team's: no lower layer's skill of that name or path
+	// replaces it then (a team's or user's namesake is listed with a warning
+	// and reachable by its path), so a user cannot replace an approved
+	// procedure by uploading a namesake. A user's library is
+	// INVALID_ARGUMENT. The names are stored per library outside every mount
+	// (--skills.shared-protected-key, --skills.team-protected-key).
+	SetSkillProtected(ctx context.Context, in *SetSkillProtectedRequest, opts ...grpc.CallOption) (*SetSkillProtectedResponse, error)
+	// ListProtectedSkills returns the protected names of the shared library
+	// or a team's.
+	ListProtectedSkills(ctx context.Context, in *ListProtectedSkillsRequest, opts ...grpc.CallOption) (*ListProtectedSkillsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -107,6 +120,26 @@ func (c *adminServiceClient) DeleteLibraryFile(ctx context.Context, in *DeleteLi
 	return out, nil
 }
 
+func (c *adminServiceClient) SetSkillProtected(ctx context.Context, in *SetSkillProtectedRequest, opts ...grpc.CallOption) (*SetSkillProtectedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetSkillProtectedResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetSkillProtected_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListProtectedSkills(ctx context.Context, in *ListProtectedSkillsRequest, opts ...grpc.CallOption) (*ListProtectedSkillsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListProtectedSkillsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListProtectedSkills_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -139,6 +172,17 @@ type AdminServiceServer interface {
 	// DeleteLibraryFile removes one file of a library (NOT_FOUND when absent)
 	// and drops that library's index.
 	DeleteLibraryFile(context.Context, *DeleteLibraryFileRequest) (*DeleteLibraryFileResponse, error)
+	// SetSkillProtected protects (or no longer protects) a skill name of the
+	// shared library or a team's: no lower layer's skill of that name or path
+	// replaces it then (a team's or user's namesake is listed with a warning
+	// and reachable by its path), so a user cannot replace an approved
+	// procedure by uploading a namesake. A user's library is
+	// INVALID_ARGUMENT. The names are stored per library outside every mount
+	// (--skills.shared-protected-key, --skills.team-protected-key).
+	SetSkillProtected(context.Context, *SetSkillProtectedRequest) (*SetSkillProtectedResponse, error)
+	// ListProtectedSkills returns the protected names of the shared library
+	// or a team's.
+	ListProtectedSkills(context.Context, *ListProtectedSkillsRequest) (*ListProtectedSkillsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -160,6 +204,12 @@ func (UnimplementedAdminServiceServer) PutLibraryFile(context.Context, *PutLibra
 }
 func (UnimplementedAdminServiceServer) DeleteLibraryFile(context.Context, *DeleteLibraryFileRequest) (*DeleteLibraryFileResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteLibraryFile not implemented")
+}
+func (UnimplementedAdminServiceServer) SetSkillProtected(context.Context, *SetSkillProtectedRequest) (*SetSkillProtectedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetSkillProtected not implemented")
+}
+func (UnimplementedAdminServiceServer) ListProtectedSkills(context.Context, *ListProtectedSkillsRequest) (*ListProtectedSkillsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListProtectedSkills not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -254,6 +304,42 @@ func _AdminService_DeleteLibraryFile_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetSkillProtected_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetSkillProtectedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetSkillProtected(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetSkillProtected_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetSkillProtected(ctx, req.(*SetSkillProtectedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListProtectedSkills_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListProtectedSkillsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListProtectedSkills(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListProtectedSkills_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListProtectedSkills(ctx, req.(*ListProtectedSkillsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -276,6 +362,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteLibraryFile",
 			Handler:    _AdminService_DeleteLibraryFile_Handler,
+		},
+		{
+			MethodName: "SetSkillProtected",
+			Handler:    _AdminService_SetSkillProtected_Handler,
+		},
+		{
+			MethodName: "ListProtectedSkills",
+			Handler:    _AdminService_ListProtectedSkills_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

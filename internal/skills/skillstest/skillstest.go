@@ -45,6 +45,12 @@ func (b *Builder) User(user string) *Layer { return &Layer{b: b, prefix: user + 
 // Shared is the organization-wide library.
 func (b *Builder) Shared() *Layer { return &Layer{b: b, prefix: SharedPrefix} }
 
+// Team is the library of team at the default team prefix
+// (_teams/{team}/skills/).
+func (b *Builder) Team(team string) *Layer {
+	return &Layer{b: b, prefix: "_teams/" + team + "/skills/"}
+}
+
 // Skill adds dir/SKILL.md ("category/name" or "name") with a frontmatter of
 // name and description; an empty name uses the folder's.
 func (l *Layer) Skill(dir, name, description, body string) *Layer {

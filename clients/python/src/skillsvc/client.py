@@ -83,7 +83,9 @@ class Identity:
     bearer token, given as a string or as a function returning a fresh one.
     ``pin_library`` asks that every call read the library the thread pinned
     on its first such call (header ``x-skillsvc-pin: library``; see the
-    README's "Pinned threads").
+    README's "Pinned threads"). ``teams`` (comma-separated team IDs, header
+    ``x-skillsvc-teams``) are the teams whose libraries the caller reads, in
+    insecure mode; in jwt mode the token names them.
     """
 
     user: str | None = None
@@ -91,6 +93,7 @@ class Identity:
     ticket: str | None = None
     token: Token | None = None
     pin_library: bool = False
+    teams: str | None = None
 
     def metadata(self) -> list[tuple[str, str]]:
         md = []
@@ -101,6 +104,7 @@ class Identity:
             ("x-skillsvc-user", self.user),
             ("x-skillsvc-thread", self.thread),
             ("x-skillsvc-ticket", self.ticket),
+            ("x-skillsvc-teams", self.teams),
         ):
             if value:
                 md.append((key, value))
@@ -287,8 +291,19 @@ class _Methods:
 
     # AdminService (operators: an admin token in jwt mode)
 
-    def drop_skill_index(self, *, user: str = "", shared: bool = False, timeout: float | None = None) -> admin_pb2.DropSkillIndexResponse:
-        return self._unary(self._admin, "DropSkillIndex", admin_pb2.DropSkillIndexRequest(user=user, shared=shared), timeout)
+    def drop_skill_index(self, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None) -> admin_pb2.DropSkillIndexResponse:
+        return self._unary(self._admin, "DropSkillIndex", admin_pb2.DropSkillIndexRequest(user=user, shared=shared, team=team), timeout)
+
+    def set_skill_protected(
+        self, name: str, protected: bool = True, *, shared: bool = False, team: str = "", timeout: float | None = None
+    ) -> admin_pb2.SetSkillProtectedResponse:
+        """Protects (or no longer protects) a skill name of the shared library or a team's."""
+        req = admin_pb2.SetSkillProtectedRequest(library=admin_pb2.LibraryRef(shared=shared, team=team), name=name, protected=protected)
+        return self._unary(self._admin, "SetSkillProtected", req, timeout)
+
+    def list_protected_skills(self, *, shared: bool = False, team: str = "", timeout: float | None = None) -> admin_pb2.ListProtectedSkillsResponse:
+        req = admin_pb2.ListProtectedSkillsRequest(library=admin_pb2.LibraryRef(shared=shared, team=team))
+        return self._unary(self._admin, "ListProtectedSkills", req, timeout)
 
     def set_user_skill_enabled(self, user: str, path: str, enabled: bool, *, timeout: float | None = None) -> admin_pb2.SetUserSkillEnabledResponse:
         req = admin_pb2.SetUserSkillEnabledRequest(user=user, path=path, enabled=enabled)
@@ -301,18 +316,21 @@ class _Methods:
         *,
         user: str = "",
         shared: bool = False,
+        team: str = "",
         if_match: str = "",
         must_not_exist: bool = False,
         timeout: float | None = None,
     ) -> admin_pb2.PutLibraryFileResponse:
-        """Stores a file in a user's (or the shared) library, path relative to it."""
+        """Stores a file in a user's, a team's (or the shared) library, path relative to it."""
         req = admin_pb2.PutLibraryFileRequest(
-            library=admin_pb2.LibraryRef(user=user, shared=shared), path=path, data=data, if_match=if_match, must_not_exist=must_not_exist
+            library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), path=path, data=data, if_match=if_match, must_not_exist=must_not_exist
         )
         return self._unary(self._admin, "PutLibraryFile", req, timeout)
 
-    def delete_library_file(self, path: str, *, user: str = "", shared: bool = False, timeout: float | None = None) -> admin_pb2.DeleteLibraryFileResponse:
-        req = admin_pb2.DeleteLibraryFileRequest(library=admin_pb2.LibraryRef(user=user, shared=shared), path=path)
+    def delete_library_file(
+        self, path: str, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None
+    ) -> admin_pb2.DeleteLibraryFileResponse:
+        req = admin_pb2.DeleteLibraryFileRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), path=path)
         return self._unary(self._admin, "DeleteLibraryFile", req, timeout)
 
 
@@ -332,6 +350,7 @@ class _Base(_Methods):
         ticket: str | None = None,
         token: Token | None = None,
         pin_library: bool = False,
+        teams: str | None = None,
         tls: bool | grpc.ChannelCredentials = False,
         root_certificates: bytes | None = None,
         private_key: bytes | None = None,
@@ -344,7 +363,7 @@ class _Base(_Methods):
         channel = self._grpc.secure_channel(target, creds, opts) if creds else self._grpc.insecure_channel(target, opts)
         self._channel = channel
         self._owns_channel = True
-        self.identity = Identity(user, thread, ticket, token, pin_library)
+        self.identity = Identity(user, thread, ticket, token, pin_library, teams)
         self.timeout = timeout
         self._fs = filesystem_pb2_grpc.FilesystemServiceStub(channel)
         self._skills = skills_pb2_grpc.SkillsServiceStub(channel)
@@ -352,7 +371,7 @@ class _Base(_Methods):
 
     def with_identity(self, **changes: Any) -> Any:
         """A client for another identity (user, thread, ticket, token,
-        pin_library) on the same channel; closing it leaves the channel open."""
+        pin_library, teams) on the same channel; closing it leaves the channel open."""
         other = copy.copy(self)
         other.identity = replace(self.identity, **changes)
         other._owns_channel = False

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from skillsvc.v1 import skills_pb2 as skillsvc_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17skillsvc/v1/admin.proto\x12\x0bskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"*\n\nLibraryRef\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\"5\n\x15\x44ropSkillIndexRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\"\x18\n\x16\x44ropSkillIndexResponse\"I\n\x1aSetUserSkillEnabledRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x03 \x01(\x08\"G\n\x1bSetUserSkillEnabledResponse\x12(\n\x05skill\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\"\x87\x01\n\x15PutLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x10\n\x08if_match\x18\x04 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x05 \x01(\x08\"4\n\x16PutLibraryFileResponse\x12\x0c\n\x04\x65tag\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"R\n\x18\x44\x65leteLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\"\x1b\n\x19\x44\x65leteLibraryFileResponse2\x92\x03\n\x0c\x41\x64minService\x12Y\n\x0e\x44ropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n\x13SetUserSkillEnabled\x12\'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12\x62\n\x11\x44\x65leteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17skillsvc/v1/admin.proto\x12\x0bskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"8\n\nLibraryRef\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\t\"C\n\x15\x44ropSkillIndexRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\t\"\x18\n\x16\x44ropSkillIndexResponse\"I\n\x1aSetUserSkillEnabledRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x03 \x01(\x08\"G\n\x1bSetUserSkillEnabledResponse\x12(\n\x05skill\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\"\x87\x01\n\x15PutLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x10\n\x08if_match\x18\x04 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x05 \x01(\x08\"4\n\x16PutLibraryFileResponse\x12\x0c\n\x04\x65tag\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"R\n\x18\x44\x65leteLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\"\x1b\n\x19\x44\x65leteLibraryFileResponse\"e\n\x18SetSkillProtectedRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tprotected\x18\x03 \x01(\x08\"*\n\x19SetSkillProtectedResponse\x12\r\n\x05names\x18\x01 \x03(\t\"F\n\x1aListProtectedSkillsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\",\n\x1bListProtectedSkillsResponse\x12\r\n\x05names\x18\x01 \x03(\t2\xe0\x04\n\x0c\x41\x64minService\x12Y\n\x0e\x44ropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n\x13SetUserSkillEnabled\x12\'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12\x62\n\x11\x44\x65leteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12\x62\n\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n\x13ListProtectedSkills\x12\'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,23 +34,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\222\003\004\010\002 \003'
   _globals['_LIBRARYREF']._serialized_start=66
-  _globals['_LIBRARYREF']._serialized_end=108
-  _globals['_DROPSKILLINDEXREQUEST']._serialized_start=110
-  _globals['_DROPSKILLINDEXREQUEST']._serialized_end=163
-  _globals['_DROPSKILLINDEXRESPONSE']._serialized_start=165
-  _globals['_DROPSKILLINDEXRESPONSE']._serialized_end=189
-  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_start=191
-  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_end=264
-  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_start=266
-  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_end=337
-  _globals['_PUTLIBRARYFILEREQUEST']._serialized_start=340
-  _globals['_PUTLIBRARYFILEREQUEST']._serialized_end=475
-  _globals['_PUTLIBRARYFILERESPONSE']._serialized_start=477
-  _globals['_PUTLIBRARYFILERESPONSE']._serialized_end=529
-  _globals['_DELETELIBRARYFILEREQUEST']._serialized_start=531
-  _globals['_DELETELIBRARYFILEREQUEST']._serialized_end=613
-  _globals['_DELETELIBRARYFILERESPONSE']._serialized_start=615
-  _globals['_DELETELIBRARYFILERESPONSE']._serialized_end=642
-  _globals['_ADMINSERVICE']._serialized_start=645
-  _globals['_ADMINSERVICE']._serialized_end=1047
+  _globals['_LIBRARYREF']._serialized_end=122
+  _globals['_DROPSKILLINDEXREQUEST']._serialized_start=124
+  _globals['_DROPSKILLINDEXREQUEST']._serialized_end=191
+  _globals['_DROPSKILLINDEXRESPONSE']._serialized_start=193
+  _globals['_DROPSKILLINDEXRESPONSE']._serialized_end=217
+  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_start=219
+  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_end=292
+  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_start=294
+  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_end=365
+  _globals['_PUTLIBRARYFILEREQUEST']._serialized_start=368
+  _globals['_PUTLIBRARYFILEREQUEST']._serialized_end=503
+  _globals['_PUTLIBRARYFILERESPONSE']._serialized_start=505
+  _globals['_PUTLIBRARYFILERESPONSE']._serialized_end=557
+  _globals['_DELETELIBRARYFILEREQUEST']._serialized_start=559
+  _globals['_DELETELIBRARYFILEREQUEST']._serialized_end=641
+  _globals['_DELETELIBRARYFILERESPONSE']._serialized_start=643
+  _globals['_DELETELIBRARYFILERESPONSE']._serialized_end=670
+  _globals['_SETSKILLPROTECTEDREQUEST']._serialized_start=672
+  _globals['_SETSKILLPROTECTEDREQUEST']._serialized_end=773
+  _globals['_SETSKILLPROTECTEDRESPONSE']._serialized_start=775
+  _globals['_SETSKILLPROTECTEDRESPONSE']._serialized_end=817
+  _globals['_LISTPROTECTEDSKILLSREQUEST']._serialized_start=819
+  _globals['_LISTPROTECTEDSKILLSREQUEST']._serialized_end=889
+  _globals['_LISTPROTECTEDSKILLSRESPONSE']._serialized_start=891
+  _globals['_LISTPROTECTEDSKILLSRESPONSE']._serialized_end=935
+  _globals['_ADMINSERVICE']._serialized_start=938
+  _globals['_ADMINSERVICE']._serialized_end=1546
 # @@protoc_insertion_point(module_scope)

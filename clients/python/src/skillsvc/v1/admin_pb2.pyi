@@ -1,26 +1,31 @@
 from skillsvc.v1 import skills_pb2 as _skills_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LibraryRef(_message.Message):
-    __slots__ = ("user", "shared")
+    __slots__ = ("user", "shared", "team")
     USER_FIELD_NUMBER: _ClassVar[int]
     SHARED_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
     user: str
     shared: bool
-    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ...) -> None: ...
+    team: str
+    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ..., team: _Optional[str] = ...) -> None: ...
 
 class DropSkillIndexRequest(_message.Message):
-    __slots__ = ("user", "shared")
+    __slots__ = ("user", "shared", "team")
     USER_FIELD_NUMBER: _ClassVar[int]
     SHARED_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
     user: str
     shared: bool
-    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ...) -> None: ...
+    team: str
+    def __init__(self, user: _Optional[str] = ..., shared: _Optional[bool] = ..., team: _Optional[str] = ...) -> None: ...
 
 class DropSkillIndexResponse(_message.Message):
     __slots__ = ()
@@ -75,3 +80,31 @@ class DeleteLibraryFileRequest(_message.Message):
 class DeleteLibraryFileResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class SetSkillProtectedRequest(_message.Message):
+    __slots__ = ("library", "name", "protected")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PROTECTED_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    name: str
+    protected: bool
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., name: _Optional[str] = ..., protected: _Optional[bool] = ...) -> None: ...
+
+class SetSkillProtectedResponse(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListProtectedSkillsRequest(_message.Message):
+    __slots__ = ("library",)
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ...) -> None: ...
+
+class ListProtectedSkillsResponse(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...

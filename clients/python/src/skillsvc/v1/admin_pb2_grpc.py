@@ -59,6 +59,16 @@ class AdminServiceStub:
                 request_serializer=skillsvc_dot_v1_dot_admin__pb2.DeleteLibraryFileRequest.SerializeToString,
                 response_deserializer=skillsvc_dot_v1_dot_admin__pb2.DeleteLibraryFileResponse.FromString,
                 _registered_method=True)
+        self.SetSkillProtected = channel.unary_unary(
+                '/skillsvc.v1.AdminService/SetSkillProtected',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillProtectedRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillProtectedResponse.FromString,
+                _registered_method=True)
+        self.ListProtectedSkills = channel.unary_unary(
+                '/skillsvc.v1.AdminService/ListProtectedSkills',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -111,6 +121,27 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetSkillProtected(self, request, context):
+        """SetSkillProtected protects (or no longer protects) a skill name of the
+        shared library or a team's: no lower layer's skill of that name or path
+        replaces it then (a team's or user's namesake is listed with a warning
+        and reachable by its path), so a user cannot replace an approved
+        procedure by uploading a namesake. A user's library is
+        INVALID_ARGUMENT. The names are stored per library outside every mount
+        (--skills.shared-protected-key, --skills.team-protected-key).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListProtectedSkills(self, request, context):
+        """ListProtectedSkills returns the protected names of the shared library
+        or a team's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -133,6 +164,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.DeleteLibraryFile,
                     request_deserializer=skillsvc_dot_v1_dot_admin__pb2.DeleteLibraryFileRequest.FromString,
                     response_serializer=skillsvc_dot_v1_dot_admin__pb2.DeleteLibraryFileResponse.SerializeToString,
+            ),
+            'SetSkillProtected': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSkillProtected,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillProtectedRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillProtectedResponse.SerializeToString,
+            ),
+            'ListProtectedSkills': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListProtectedSkills,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -248,6 +289,60 @@ class AdminService:
             '/skillsvc.v1.AdminService/DeleteLibraryFile',
             skillsvc_dot_v1_dot_admin__pb2.DeleteLibraryFileRequest.SerializeToString,
             skillsvc_dot_v1_dot_admin__pb2.DeleteLibraryFileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSkillProtected(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/SetSkillProtected',
+            skillsvc_dot_v1_dot_admin__pb2.SetSkillProtectedRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.SetSkillProtectedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListProtectedSkills(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/ListProtectedSkills',
+            skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -14,10 +14,11 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiKgoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCCI1ChVEcm9wU2tpbGxJbmRleFJlcXVlc3QSDAoEdXNlchgBIAEoCRIOCgZzaGFyZWQYAiABKAgiGAoWRHJvcFNraWxsSW5kZXhSZXNwb25zZSJJChpTZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBIMCgR1c2VyGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHZW5hYmxlZBgDIAEoCCJHChtTZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkihwEKFVB1dExpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJEgwKBGRhdGEYAyABKAwSEAoIaWZfbWF0Y2gYBCABKAkSFgoObXVzdF9ub3RfZXhpc3QYBSABKAgiNAoWUHV0TGlicmFyeUZpbGVSZXNwb25zZRIMCgRldGFnGAEgASgJEgwKBHNpemUYAiABKAMiUgoYRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBHBhdGgYAiABKAkiGwoZRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZTKSAwoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJMuAECgxBZG1pblNlcnZpY2USWQoORHJvcFNraWxsSW5kZXgSIi5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlcXVlc3QaIy5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlc3BvbnNlEmgKE1NldFVzZXJTa2lsbEVuYWJsZWQSJy5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBooLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXNwb25zZRJZCg5QdXRMaWJyYXJ5RmlsZRIiLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVxdWVzdBojLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVzcG9uc2USYgoRRGVsZXRlTGlicmFyeUZpbGUSJS5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlcXVlc3QaJi5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEVNldFNraWxsUHJvdGVjdGVkEiUuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0GiYuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXNwb25zZRJoChNMaXN0UHJvdGVjdGVkU2tpbGxzEicuc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5MaXN0UHJvdGVjdGVkU2tpbGxzUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_skillsvc_v1_skills]);
 
 /**
- * LibraryRef names one library: a user's, or the shared one.
+ * LibraryRef names one library: a user's, a team's, or the shared one.
+ * More than one is INVALID_ARGUMENT.
  *
  * @generated from message skillsvc.v1.LibraryRef
  */
@@ -35,6 +36,15 @@ export type LibraryRef = Message<"skillsvc.v1.LibraryRef"> & {
    * @generated from field: bool shared = 2;
    */
   shared: boolean;
+
+  /**
+   * A team ID (spelled like a user ID): that team's library, under
+   * --skills.team-prefix, which the team's members read between the
+   * shared library and their own.
+   *
+   * @generated from field: string team = 3;
+   */
+  team: string;
 };
 
 /**
@@ -45,8 +55,8 @@ export const LibraryRefSchema: GenMessage<LibraryRef> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_admin, 0);
 
 /**
- * DropSkillIndexRequest names exactly one library: a user's, or the shared
- * one. Neither or both is INVALID_ARGUMENT.
+ * DropSkillIndexRequest names exactly one library: a user's, a team's, or
+ * the shared one. None or more than one is INVALID_ARGUMENT.
  *
  * @generated from message skillsvc.v1.DropSkillIndexRequest
  */
@@ -65,6 +75,13 @@ export type DropSkillIndexRequest = Message<"skillsvc.v1.DropSkillIndexRequest">
    * @generated from field: bool shared = 2;
    */
   shared: boolean;
+
+  /**
+   * A team ID: that team's library.
+   *
+   * @generated from field: string team = 3;
+   */
+  team: string;
 };
 
 /**
@@ -237,6 +254,90 @@ export const DeleteLibraryFileResponseSchema: GenMessage<DeleteLibraryFileRespon
   messageDesc(file_skillsvc_v1_admin, 8);
 
 /**
+ * @generated from message skillsvc.v1.SetSkillProtectedRequest
+ */
+export type SetSkillProtectedRequest = Message<"skillsvc.v1.SetSkillProtectedRequest"> & {
+  /**
+   * The shared library or a team's.
+   *
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * The skill's name (as its frontmatter declares it).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool protected = 3;
+   */
+  protected: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.SetSkillProtectedRequest.
+ * Use `create(SetSkillProtectedRequestSchema)` to create a new message.
+ */
+export const SetSkillProtectedRequestSchema: GenMessage<SetSkillProtectedRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 9);
+
+/**
+ * @generated from message skillsvc.v1.SetSkillProtectedResponse
+ */
+export type SetSkillProtectedResponse = Message<"skillsvc.v1.SetSkillProtectedResponse"> & {
+  /**
+   * The library's protected names after the change, sorted.
+   *
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.SetSkillProtectedResponse.
+ * Use `create(SetSkillProtectedResponseSchema)` to create a new message.
+ */
+export const SetSkillProtectedResponseSchema: GenMessage<SetSkillProtectedResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 10);
+
+/**
+ * @generated from message skillsvc.v1.ListProtectedSkillsRequest
+ */
+export type ListProtectedSkillsRequest = Message<"skillsvc.v1.ListProtectedSkillsRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+};
+
+/**
+ * Describes the message skillsvc.v1.ListProtectedSkillsRequest.
+ * Use `create(ListProtectedSkillsRequestSchema)` to create a new message.
+ */
+export const ListProtectedSkillsRequestSchema: GenMessage<ListProtectedSkillsRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 11);
+
+/**
+ * @generated from message skillsvc.v1.ListProtectedSkillsResponse
+ */
+export type ListProtectedSkillsResponse = Message<"skillsvc.v1.ListProtectedSkillsResponse"> & {
+  /**
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.ListProtectedSkillsResponse.
+ * Use `create(ListProtectedSkillsResponseSchema)` to create a new message.
+ */
+export const ListProtectedSkillsResponseSchema: GenMessage<ListProtectedSkillsResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 12);
+
+/**
  * AdminService is for operators, not agent workers: its calls act on
  * whichever user (or the shared library) the request names. With
  * --auth.mode=jwt it needs an admin token (one whose scope claim holds
@@ -299,6 +400,33 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof DeleteLibraryFileRequestSchema;
     output: typeof DeleteLibraryFileResponseSchema;
+  },
+  /**
+   * SetSkillProtected protects (or no longer protects) a skill name of the
+   * shared library or a team's: no lower layer's skill of that name or path
+   * replaces it then (a team's or user's namesake is listed with a warning
+   * and reachable by its path), so a user cannot replace an approved
+   * procedure by uploading a namesake. A user's library is
+   * INVALID_ARGUMENT. The names are stored per library outside every mount
+   * (--skills.shared-protected-key, --skills.team-protected-key).
+   *
+   * @generated from rpc skillsvc.v1.AdminService.SetSkillProtected
+   */
+  setSkillProtected: {
+    methodKind: "unary";
+    input: typeof SetSkillProtectedRequestSchema;
+    output: typeof SetSkillProtectedResponseSchema;
+  },
+  /**
+   * ListProtectedSkills returns the protected names of the shared library
+   * or a team's.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.ListProtectedSkills
+   */
+  listProtectedSkills: {
+    methodKind: "unary";
+    input: typeof ListProtectedSkillsRequestSchema;
+    output: typeof ListProtectedSkillsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_admin, 0);

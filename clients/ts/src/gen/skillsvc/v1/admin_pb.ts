@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiKgoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCCI1ChVEcm9wU2tpbGxJbmRleFJlcXVlc3QSDAoEdXNlchgBIAEoCRIOCgZzaGFyZWQYAiABKAgiGAoWRHJvcFNraWxsSW5kZXhSZXNwb25zZSJJChpTZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBIMCgR1c2VyGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHZW5hYmxlZBgDIAEoCCJHChtTZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkihwEKFVB1dExpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJEgwKBGRhdGEYAyABKAwSEAoIaWZfbWF0Y2gYBCABKAkSFgoObXVzdF9ub3RfZXhpc3QYBSABKAgiNAoWUHV0TGlicmFyeUZpbGVSZXNwb25zZRIMCgRldGFnGAEgASgJEgwKBHNpemUYAiABKAMiUgoYRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBHBhdGgYAiABKAkiGwoZRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZTKSAwoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiKgoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCCI1ChVEcm9wU2tpbGxJbmRleFJlcXVlc3QSDAoEdXNlchgBIAEoCRIOCgZzaGFyZWQYAiABKAgiGAoWRHJvcFNraWxsSW5kZXhSZXNwb25zZSJJChpTZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBIMCgR1c2VyGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHZW5hYmxlZBgDIAEoCCJHChtTZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkihwEKFVB1dExpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJEgwKBGRhdGEYAyABKAwSEAoIaWZfbWF0Y2gYBCABKAkSFgoObXVzdF9ub3RfZXhpc3QYBSABKAgiNAoWUHV0TGlicmFyeUZpbGVSZXNwb25zZRIMCgRldGFnGAEgASgJEgwKBHNpemUYAiABKAMiUgoYRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBHBhdGgYAiABKAkiGwoZRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZSJZChxDb2xsZWN0TGlicmFyeUdhcmJhZ2VSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEg8KB2RyeV9ydW4YAiABKAgioQEKHUNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlc3BvbnNlEhUKDWJsb2JzX2RlbGV0ZWQYASABKAUSEwoLYnl0ZXNfZnJlZWQYAiABKAMSEgoKYmxvYnNfa2VwdBgDIAEoBRIZChFzbmFwc2hvdHNfZGVsZXRlZBgEIAEoBRIUCgxwaW5zX2RlbGV0ZWQYBSABKAUSDwoHZHJ5X3J1bhgGIAEoCDKCBAoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZRJuChVDb2xsZWN0TGlicmFyeUdhcmJhZ2USKS5za2lsbHN2Yy52MS5Db2xsZWN0TGlicmFyeUdhcmJhZ2VSZXF1ZXN0Giouc2tpbGxzdmMudjEuQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_skillsvc_v1_skills]);
 
 /**
  * LibraryRef names one library: a user's, or the shared one.
@@ -237,6 +237,72 @@ export const DeleteLibraryFileResponseSchema: GenMessage<DeleteLibraryFileRespon
   messageDesc(file_skillsvc_v1_admin, 8);
 
 /**
+ * @generated from message skillsvc.v1.CollectLibraryGarbageRequest
+ */
+export type CollectLibraryGarbageRequest = Message<"skillsvc.v1.CollectLibraryGarbageRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * @generated from field: bool dry_run = 2;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.CollectLibraryGarbageRequest.
+ * Use `create(CollectLibraryGarbageRequestSchema)` to create a new message.
+ */
+export const CollectLibraryGarbageRequestSchema: GenMessage<CollectLibraryGarbageRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 9);
+
+/**
+ * @generated from message skillsvc.v1.CollectLibraryGarbageResponse
+ */
+export type CollectLibraryGarbageResponse = Message<"skillsvc.v1.CollectLibraryGarbageResponse"> & {
+  /**
+   * @generated from field: int32 blobs_deleted = 1;
+   */
+  blobsDeleted: number;
+
+  /**
+   * @generated from field: int64 bytes_freed = 2;
+   */
+  bytesFreed: bigint;
+
+  /**
+   * Blobs referenced, or younger than the grace.
+   *
+   * @generated from field: int32 blobs_kept = 3;
+   */
+  blobsKept: number;
+
+  /**
+   * @generated from field: int32 snapshots_deleted = 4;
+   */
+  snapshotsDeleted: number;
+
+  /**
+   * @generated from field: int32 pins_deleted = 5;
+   */
+  pinsDeleted: number;
+
+  /**
+   * @generated from field: bool dry_run = 6;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.CollectLibraryGarbageResponse.
+ * Use `create(CollectLibraryGarbageResponseSchema)` to create a new message.
+ */
+export const CollectLibraryGarbageResponseSchema: GenMessage<CollectLibraryGarbageResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 10);
+
+/**
  * AdminService is for operators, not agent workers: its calls act on
  * whichever user (or the shared library) the request names. With
  * --auth.mode=jwt it needs an admin token (one whose scope claim holds
@@ -299,6 +365,22 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof DeleteLibraryFileRequestSchema;
     output: typeof DeleteLibraryFileResponseSchema;
+  },
+  /**
+   * CollectLibraryGarbage deletes the blobs of one library's blob space
+   * that no version record of the library and no pinned thread's snapshot
+   * refers to and that are older than --library.gc-grace (so a publish or
+   * pin in flight keeps its blobs). For a user's library it first deletes
+   * the user's expired pins and the snapshots no pin refers to; the shared
+   * library's blobs are kept for every user's snapshots. dry_run deletes
+   * nothing and reports what would go.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.CollectLibraryGarbage
+   */
+  collectLibraryGarbage: {
+    methodKind: "unary";
+    input: typeof CollectLibraryGarbageRequestSchema;
+    output: typeof CollectLibraryGarbageResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_admin, 0);

@@ -655,7 +655,9 @@ func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (PinSwee
 func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.Digest) error) error {
 	p := c.views.pins
 	if p == nil {
-		return nil
+		// Without pins this catalog cannot read snapshots, whose blobs a
+		// collection would otherwise delete.
+		return fmt.Errorf("%w: pinned threads are not configured, so their snapshots' blobs cannot be told apart", errkind.FailedPrecondition)
 	}
 	if !l.Shared {
 		if err := mounts.ValidateID("user", l.User); err != nil {

@@ -153,7 +153,8 @@ var everyAdminRPC = []struct {
 	{"DeleteLibraryFile", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
 		_, err := c.DeleteLibraryFile(ctx, &skillsvcv1.DeleteLibraryFileRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, Path: "fresh/SKILL.md"})
 		return err
-	}}, {"CollectLibraryGarbage", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+	}},
+	{"CollectLibraryGarbage", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
 		_, err := c.CollectLibraryGarbage(ctx, &skillsvcv1.CollectLibraryGarbageRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, DryRun: true})
 		return err
 	}},

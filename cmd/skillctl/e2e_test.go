@@ -443,3 +443,42 @@ func TestReviewEndToEnd(t *testing.T) {
 		t.Errorf("after a rejection the approved version is served: %q", r.stdout)
 	}
 }
+
+// TestGCEndToEnd: skillctl gc against the real binary with the production
+// defaults (a grace of a day): a published version's blobs and a pinned
+// thread's are referenced, and every blob is younger than the grace, so a
+// collection deletes nothing; the dry run says so too.
+func TestGCEndToEnd(t *testing.T) {
+	addr := startServer(t)
+	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "alice"}
+	dir := filepath.Join(t.TempDir(), "haiku")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, env, "push", dir)
+
+	var resp struct {
+		BlobsDeleted int  `json:"blobsDeleted"`
+		BlobsKept    int  `json:"blobsKept"`
+		DryRun       bool `json:"dryRun"`
+	}
+	for _, args := range [][]string{{"gc", "--dry-run", "--json"}, {"gc", "--json", "--library", "alice"}} {
+		r := mustRun(t, env, args...)
+		resp.DryRun = false
+		if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, r.stdout)
+		}
+		if resp.BlobsDeleted != 0 || resp.BlobsKept != 1 || resp.DryRun != (args[1] == "--dry-run") {
+			t.Errorf("skillctl %v = %+v; want the published SKILL.md's blob kept", args, resp)
+		}
+	}
+	if r := mustRun(t, env, "gc", "--shared"); !strings.Contains(r.stdout, "deleted 0 blobs") {
+		t.Errorf("skillctl gc --shared: %s", r.stdout)
+	}
+	if r := runCtl(t, map[string]string{"SKILLCTL_TARGET": addr}, "gc"); r.code != exitUsage {
+		t.Errorf("skillctl gc without a library: exit %d, want usage\n%s", r.code, r.stderr)
+	}
+}

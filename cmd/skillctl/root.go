@@ -134,7 +134,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 		a.enableCmd(true), a.enableCmd(false),
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
-		a.rmCmd(), a.watchCmd(),
+		a.rmCmd(), a.watchCmd(), a.gcCmd(),
 		a.configCmd(), a.adminCmd(),
 	)
 	a.root = root

@@ -130,6 +130,8 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "AdminService/SetUserSkillEnabled", body: `{"user":"$USER","path":"notes","enabled":true}`},
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`},
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`, want: codes.NotFound},
+		{method: "AdminService/CollectLibraryGarbage", body: `{"library":{"user":"$USER"},"dryRun":true}`},
+		{method: "AdminService/CollectLibraryGarbage", body: `{"library":{"user":"../bob"}}`, want: codes.InvalidArgument},
 		{method: "LibraryService/ListSkillVersions", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true},
 		{method: "LibraryService/ListSkillVersions", body: `{"library":{"user":"$LIB"},"name":"notes"}`, want: codes.PermissionDenied},
 		{method: "LibraryService/GetSkillVersion", body: `{"library":{"user":"$LIB"},"name":"notes","version":"$V1"}`, admin: true},

@@ -69,10 +69,10 @@ func readView(t *testing.T, ctx context.Context, sc skillsvcv1.SkillsServiceClie
 
 // TestPinnedThreadEndToEnd runs the binary on MinIO with the production
 // defaults: thread t1 pins alice's library, thread t2 does not. A change
-// through AdminService.PutLibraryFile and one uploaded with `aws s3 cp`
-// reach t2 and never t1, whose every read returns the old bytes; a new
-// pinned thread pins the library as it is then, and the pin is asked as
-// well over JSON/HTTP.
+// through AdminService.PutLibraryFile, one uploaded with `aws s3 cp` and a
+// LibraryService.PublishSkill reach t2 and never t1, whose every read
+// returns the old bytes; a new pinned thread pins the library as it is
+// then, and the pin is asked as well over JSON/HTTP and MCP.
 func TestPinnedThreadEndToEnd(t *testing.T) {
 	awsCLI := testserver.AWSCLI(t)
 	srv := testserver.SharedMinIO(t)
@@ -132,6 +132,23 @@ func TestPinnedThreadEndToEnd(t *testing.T) {
 	now := readView(t, t2, sc, fc)
 	if now.file != "# Forms v2\nSign every page.\n" || !strings.HasPrefix(now.vfs, "# Forms v2") || now.digest == api.digest {
 		t.Errorf("after aws s3 cp the unpinned thread reads %+v", now)
+	}
+
+	// A publish through LibraryService: a new version of pdf, its files
+	// replacing the live folder.
+	lib := skillsvcv1.NewLibraryServiceClient(conn)
+	if _, err := pushFolder(t2, lib, &skillsvcv1.PublishSkillHeader{Category: "docs", Name: "pdf"}, map[string]string{
+		"SKILL.md":            "---\nname: pdf\ndescription: Publish PDF forms.\n---\n# PDF v3\nPublished.\n",
+		"references/forms.md": "# Forms v3\nPublished forms.\n",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readView(t, t1, sc, fc); got != old {
+		t.Errorf("after PublishSkill the pinned thread reads\n %+v\nwant\n %+v", got, old)
+	}
+	now = readView(t, t2, sc, fc)
+	if !strings.Contains(now.list, "pdf:Publish PDF forms.") || now.file != "# Forms v3\nPublished forms.\n" || !strings.Contains(now.raw, "PDF v3") {
+		t.Errorf("after PublishSkill the unpinned thread reads %+v", now)
 	}
 
 	// A new pinned thread pins the library as it is now.
@@ -196,7 +213,7 @@ func TestPinnedThreadEndToEnd(t *testing.T) {
 	if got := mcpRead(true); !strings.Contains(got, "Fill forms carefully.") {
 		t.Errorf("t1 pinned over MCP reads %q, want the old forms.md", got)
 	}
-	if got := mcpRead(false); !strings.Contains(got, "Sign every page.") {
+	if got := mcpRead(false); !strings.Contains(got, "Published forms.") {
 		t.Errorf("t1 unpinned over MCP reads %q, want the new forms.md", got)
 	}
 }

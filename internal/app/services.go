@@ -56,6 +56,6 @@ func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, li
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch)).WithVersions(s.Versions))
-	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog))
+	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog, s.Versions))
 	skillsvcv1.RegisterLibraryServiceServer(r, server.NewLibrary(s.Versions, s.Lib.Catalog))
 }

@@ -26,6 +26,10 @@ type Config struct {
 	LockWait time.Duration `yaml:"lock_wait"`
 	// MaxVersions bounds the versions one skill keeps listed and resolved.
 	MaxVersions int `yaml:"max_versions"`
+	// GCGrace is how old a blob no version or snapshot refers to must be
+	// before garbage collection deletes it: a publish or pin in flight
+	// writes its blobs before the record naming them.
+	GCGrace time.Duration `yaml:"gc_grace"`
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -35,6 +39,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-prefix", def.Shared, "The shared library's versions prefix; outside every mount and the shared library, its first segment no valid user ID.")
 	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
+	f.DurationVar(&c.GCGrace, prefix+"gc-grace", 24*time.Hour, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION).")
 }
 
@@ -56,6 +61,9 @@ func (c *Config) Validate(table *mounts.Table, sharedPrefix string) error {
 	}
 	if c.LockWait <= 0 || c.MaxVersions <= 0 {
 		return errors.New("library: lock-wait and max-versions must be positive")
+	}
+	if c.GCGrace < minGCGrace {
+		return fmt.Errorf("library: gc-grace %v is under %v", c.GCGrace, minGCGrace)
 	}
 	return nil
 }

@@ -13,12 +13,14 @@ import (
 // library) acted on.
 type Admin struct {
 	skillsvcv1.UnimplementedAdminServiceServer
-	catalog *skills.Catalog
+	catalog  *skills.Catalog
+	versions *Versions
 }
 
-// NewAdmin returns the service over the catalog whose caches it drops.
-func NewAdmin(c *skills.Catalog) *Admin {
-	return &Admin{catalog: c}
+// NewAdmin returns the service over the catalog whose caches it drops and
+// the authors' path whose libraries it collects garbage of.
+func NewAdmin(c *skills.Catalog, v *Versions) *Admin {
+	return &Admin{catalog: c, versions: v}
 }
 
 // DropSkillIndex implements AdminService. The catalog validates the reference.
@@ -76,4 +78,21 @@ func (a *Admin) ListProtectedSkills(ctx context.Context, req *skillsvcv1.ListPro
 		return nil, err
 	}
 	return &skillsvcv1.ListProtectedSkillsResponse{Names: names}, nil
+}
+
+// CollectLibraryGarbage implements AdminService. The publisher validates
+// the reference.
+func (a *Admin) CollectLibraryGarbage(ctx context.Context, req *skillsvcv1.CollectLibraryGarbageRequest) (*skillsvcv1.CollectLibraryGarbageResponse, error) {
+	res, err := a.versions.Pub.CollectGarbage(ctx, library(req.GetLibrary()), req.GetDryRun())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.CollectLibraryGarbageResponse{
+		BlobsDeleted:     int32(res.BlobsDeleted),
+		BytesFreed:       res.BytesFreed,
+		BlobsKept:        int32(res.BlobsKept),
+		SnapshotsDeleted: int32(res.SnapshotsDeleted),
+		PinsDeleted:      int32(res.PinsDeleted),
+		DryRun:           req.GetDryRun(),
+	}, nil
 }

@@ -73,7 +73,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 			o.skills(c)
 		}
 		skillsMount = c.Mount
-	})
+	}, skills.WithPins(skills.DefaultPinConfig(), func(context.Context) bool { return false })) // as in app: GC reads snapshots
 	services, err := app.NewServices(bucket, mounts.Default(), cfg, lib, skillsMount)
 	if err != nil {
 		t.Fatal(err)

@@ -162,6 +162,10 @@ var everyAdminRPC = []struct {
 		_, err := c.ListProtectedSkills(ctx, &skillsvcv1.ListProtectedSkillsRequest{Library: &skillsvcv1.LibraryRef{Shared: true}})
 		return err
 	}},
+	{"CollectLibraryGarbage", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.CollectLibraryGarbage(ctx, &skillsvcv1.CollectLibraryGarbageRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, DryRun: true})
+		return err
+	}},
 }
 
 // jwtServer starts the skills library in jwt mode and returns tokens.

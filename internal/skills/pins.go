@@ -55,7 +55,19 @@ type pins struct {
 	byThread *libindex.Shelf[*pinRecord]  // by user \x00 thread
 	frozen   *libindex.Shelf[*frozenView] // by snapshot key
 	flight   singleflight.Group
+
+	sweptMu sync.Mutex
+	swept   map[string]time.Time // user → when this replica last swept snapshots
 }
+
+// snapshotSweepEvery is how often, at most, one replica sweeps a user's
+// snapshots when a new thread of the user pins (which reads every live pin
+// of the user); expired pins go on every new pin.
+const snapshotSweepEvery = time.Hour
+
+// maxSweptUsers bounds the users whose last sweep a replica remembers; past
+// it the memory is cleared, which costs at most one extra sweep per user.
+const maxSweptUsers = 1 << 14
 
 // Kinds pins hold on the budget.
 const (
@@ -234,12 +246,30 @@ func (p *pins) resolve(ctx context.Context, id mounts.Caller) (*pinRecord, error
 		if old == nil {
 			// A new thread: the user's expired pins go now, so threads that
 			// never come back leave nothing behind.
-			if _, err := p.sweep(ctx, id.User(), false); err != nil && ctx.Err() == nil {
+			// The snapshots no pin refers to go too, at most once per
+			// snapshotSweepEvery per user on this replica.
+			if _, err := p.sweep(ctx, id.User(), p.sweepSnapshotsNow(id.User()), false); err != nil && ctx.Err() == nil {
 				p.log.Warn("skills: sweeping expired pins failed", "user", id.User(), "err", err)
 			}
 		}
 		return rec, nil
 	}
+}
+
+// sweepSnapshotsNow reports whether a new pin of user sweeps the user's
+// snapshots too, and if so notes that it does.
+func (p *pins) sweepSnapshotsNow(user string) bool {
+	p.sweptMu.Lock()
+	defer p.sweptMu.Unlock()
+	now := p.now()
+	if last, ok := p.swept[user]; ok && now.Sub(last) < snapshotSweepEvery {
+		return false
+	}
+	if p.swept == nil || len(p.swept) >= maxSweptUsers {
+		p.swept = map[string]time.Time{}
+	}
+	p.swept[user] = now
+	return true
 }
 
 // snapshotExists reports whether the snapshot a pin names is there: a pin
@@ -549,16 +579,28 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 	return &frozenView{o: o, sl: ls[1], base: "pin\x00" + key, bytes: o.bytes + ls[1].bytes}
 }
 
+// PinSweep counts what a sweep deleted (or, dry, would delete).
+type PinSweep struct {
+	Pins, Snapshots int
+}
+
 // sweep deletes user's pins that expired (a pin expires the retention
 // after it was written, so the listing says which to read), and with
 // snapshots the snapshots no live pin refers to that are older than the
-// retention (which reads each live pin). Blobs stay: skill versions share
-// the blob spaces, and collecting them needs both.
-func (p *pins) sweep(ctx context.Context, user string, snapshots bool) (int, error) {
+// retention (which reads each live pin). A dry sweep only counts. Blobs
+// stay: skill versions share the blob spaces, and collecting them needs
+// both (library.Publisher.CollectGarbage).
+func (p *pins) sweep(ctx context.Context, user string, snapshots, dry bool) (PinSweep, error) {
 	root := p.cfg.Roots.Root(user)
 	now := p.now()
 	live := map[string]bool{}
-	deleted := 0
+	var n PinSweep
+	del := func(key string) error {
+		if dry {
+			return nil
+		}
+		return p.bucket.Delete(ctx, key)
+	}
 	err := objstore.Walk(ctx, p.bucket, root+"pins/", func(o objstore.Object) error {
 		old := now.Sub(o.ModTime) >= p.cfg.Retention
 		if !old && !snapshots {
@@ -569,35 +611,105 @@ func (p *pins) sweep(ctx context.Context, user string, snapshots bool) (int, err
 			return err
 		}
 		if old && !now.Before(rec.Expires) {
-			deleted++
-			return p.bucket.Delete(ctx, o.Key)
+			n.Pins++
+			return del(o.Key)
 		}
 		live[rec.Snapshot] = true
 		return nil
 	})
 	if err != nil || !snapshots {
-		return deleted, err
+		return n, err
 	}
 	err = objstore.Walk(ctx, p.bucket, root+"snapshots/", func(o objstore.Object) error {
 		sum := strings.TrimSuffix(strings.TrimPrefix(o.Key, root+"snapshots/"), ".json")
 		if live[sum] || now.Sub(o.ModTime) < p.cfg.Retention {
 			return nil
 		}
-		deleted++
-		return p.bucket.Delete(ctx, o.Key)
+		n.Snapshots++
+		return del(o.Key)
 	})
-	return deleted, err
+	return n, err
 }
 
 // SweepPins deletes user's expired pins and the snapshots no pin refers to
-// (older than the retention); a new pinned thread does so too. It returns
-// how many objects it deleted.
-func (c *Catalog) SweepPins(ctx context.Context, user string) (int, error) {
+// (older than the retention), or with dry only counts them. A new pinned
+// thread of the user does so too (the snapshots at most once an hour per
+// replica), and so does library garbage collection.
+func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (PinSweep, error) {
 	if c.views.pins == nil {
-		return 0, nil
+		return PinSweep{}, nil
 	}
 	if err := mounts.ValidateID("user", user); err != nil {
-		return 0, err
+		return PinSweep{}, err
 	}
-	return c.views.pins.sweep(ctx, user, true)
+	return c.views.pins.sweep(ctx, user, true, dry)
+}
+
+// PinnedBlobs calls fn with every blob of the library l's blob space a
+// snapshot refers to: for a user's library the user's snapshots, for the
+// shared one every user's (each snapshot freezes the shared library too,
+// and the users are found by listing the bucket's first level). A snapshot
+// that cannot be read is an error, never skipped: its blobs would be lost.
+// Pins are not consulted: a snapshot no pin refers to keeps its blobs
+// until it is swept.
+func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.Digest) error) error {
+	p := c.views.pins
+	if p == nil {
+		// Without pins this catalog cannot read snapshots, whose blobs a
+		// collection would otherwise delete.
+		return fmt.Errorf("%w: pinned threads are not configured, so their snapshots' blobs cannot be told apart", errkind.FailedPrecondition)
+	}
+	if !l.Shared {
+		if err := mounts.ValidateID("user", l.User); err != nil {
+			return err
+		}
+		return p.snapshotBlobs(ctx, l.User, p.cfg.Roots.BlobSpace(l.User), fn)
+	}
+	space := p.cfg.Roots.BlobSpace("")
+	opts := objstore.ListOptions{Delimiter: "/"}
+	for {
+		page, err := p.bucket.List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, cp := range page.CommonPrefixes {
+			if u := strings.TrimSuffix(cp, "/"); mounts.ValidateID("user", u) == nil {
+				if err := p.snapshotBlobs(ctx, u, space, fn); err != nil {
+					return err
+				}
+			}
+		}
+		if page.NextToken == "" {
+			return nil
+		}
+		opts.Token = page.NextToken
+	}
+}
+
+// snapshotBlobs calls fn with the blobs of space user's snapshots refer to.
+func (p *pins) snapshotBlobs(ctx context.Context, user, space string, fn func(blobs.Digest) error) error {
+	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.Root(user)+"snapshots/", func(o objstore.Object) error {
+		data, _, err := p.readBounded(ctx, o.Key, p.maxSnapshotBytes())
+		if objstore.IsNotFound(err) {
+			return nil // swept since listed
+		}
+		if err != nil {
+			return err
+		}
+		var doc snapshotDoc
+		if err := json.Unmarshal(data, &doc); err != nil || !doc.valid(user) {
+			return fmt.Errorf("%w: %s", blobs.ErrCorrupt, o.Key)
+		}
+		for _, fl := range doc.Layers {
+			if fl.Space != space {
+				continue
+			}
+			for _, f := range fl.Files {
+				if err := fn(blobs.Digest(f.Blob)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }

@@ -711,6 +711,143 @@ func (x *ListProtectedSkillsResponse) GetNames() []string {
 	return nil
 }
 
+type CollectLibraryGarbageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Library       *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	DryRun        bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CollectLibraryGarbageRequest) Reset() {
+	*x = CollectLibraryGarbageRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CollectLibraryGarbageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CollectLibraryGarbageRequest) ProtoMessage() {}
+
+func (x *CollectLibraryGarbageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CollectLibraryGarbageRequest.ProtoReflect.Descriptor instead.
+func (*CollectLibraryGarbageRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CollectLibraryGarbageRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *CollectLibraryGarbageRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type CollectLibraryGarbageResponse struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	BlobsDeleted int32                  `protobuf:"varint,1,opt,name=blobs_deleted,json=blobsDeleted" json:"blobs_deleted,omitempty"`
+	BytesFreed   int64                  `protobuf:"varint,2,opt,name=bytes_freed,json=bytesFreed" json:"bytes_freed,omitempty"`
+	// Blobs referenced, or younger than the grace.
+	BlobsKept        int32 `protobuf:"varint,3,opt,name=blobs_kept,json=blobsKept" json:"blobs_kept,omitempty"`
+	SnapshotsDeleted int32 `protobuf:"varint,4,opt,name=snapshots_deleted,json=snapshotsDeleted" json:"snapshots_deleted,omitempty"`
+	PinsDeleted      int32 `protobuf:"varint,5,opt,name=pins_deleted,json=pinsDeleted" json:"pins_deleted,omitempty"`
+	DryRun           bool  `protobuf:"varint,6,opt,name=dry_run,json=dryRun" json:"dry_run,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *CollectLibraryGarbageResponse) Reset() {
+	*x = CollectLibraryGarbageResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CollectLibraryGarbageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CollectLibraryGarbageResponse) ProtoMessage() {}
+
+func (x *CollectLibraryGarbageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CollectLibraryGarbageResponse.ProtoReflect.Descriptor instead.
+func (*CollectLibraryGarbageResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CollectLibraryGarbageResponse) GetBlobsDeleted() int32 {
+	if x != nil {
+		return x.BlobsDeleted
+	}
+	return 0
+}
+
+func (x *CollectLibraryGarbageResponse) GetBytesFreed() int64 {
+	if x != nil {
+		return x.BytesFreed
+	}
+	return 0
+}
+
+func (x *CollectLibraryGarbageResponse) GetBlobsKept() int32 {
+	if x != nil {
+		return x.BlobsKept
+	}
+	return 0
+}
+
+func (x *CollectLibraryGarbageResponse) GetSnapshotsDeleted() int32 {
+	if x != nil {
+		return x.SnapshotsDeleted
+	}
+	return 0
+}
+
+func (x *CollectLibraryGarbageResponse) GetPinsDeleted() int32 {
+	if x != nil {
+		return x.PinsDeleted
+	}
+	return 0
+}
+
+func (x *CollectLibraryGarbageResponse) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
 var File_skillsvc_v1_admin_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_admin_proto_rawDesc = "" +
@@ -754,14 +891,27 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x1aListProtectedSkillsRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\"3\n" +
 	"\x1bListProtectedSkillsResponse\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names2\xe0\x04\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"j\n" +
+	"\x1cCollectLibraryGarbageRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\xed\x01\n" +
+	"\x1dCollectLibraryGarbageResponse\x12#\n" +
+	"\rblobs_deleted\x18\x01 \x01(\x05R\fblobsDeleted\x12\x1f\n" +
+	"\vbytes_freed\x18\x02 \x01(\x03R\n" +
+	"bytesFreed\x12\x1d\n" +
+	"\n" +
+	"blobs_kept\x18\x03 \x01(\x05R\tblobsKept\x12+\n" +
+	"\x11snapshots_deleted\x18\x04 \x01(\x05R\x10snapshotsDeleted\x12!\n" +
+	"\fpins_deleted\x18\x05 \x01(\x05R\vpinsDeleted\x12\x17\n" +
+	"\adry_run\x18\x06 \x01(\bR\x06dryRun2\xd0\x05\n" +
 	"\fAdminService\x12Y\n" +
 	"\x0eDropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n" +
 	"\x13SetUserSkillEnabled\x12'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n" +
 	"\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12b\n" +
 	"\x11DeleteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12b\n" +
 	"\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n" +
-	"\x13ListProtectedSkills\x12'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x13ListProtectedSkills\x12'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponse\x12n\n" +
+	"\x15CollectLibraryGarbage\x12).skillsvc.v1.CollectLibraryGarbageRequest\x1a*.skillsvc.v1.CollectLibraryGarbageResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_admin_proto_rawDescOnce sync.Once
@@ -775,46 +925,51 @@ func file_skillsvc_v1_admin_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_admin_proto_rawDescData
 }
 
-var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_skillsvc_v1_admin_proto_goTypes = []any{
-	(*LibraryRef)(nil),                  // 0: skillsvc.v1.LibraryRef
-	(*DropSkillIndexRequest)(nil),       // 1: skillsvc.v1.DropSkillIndexRequest
-	(*DropSkillIndexResponse)(nil),      // 2: skillsvc.v1.DropSkillIndexResponse
-	(*SetUserSkillEnabledRequest)(nil),  // 3: skillsvc.v1.SetUserSkillEnabledRequest
-	(*SetUserSkillEnabledResponse)(nil), // 4: skillsvc.v1.SetUserSkillEnabledResponse
-	(*PutLibraryFileRequest)(nil),       // 5: skillsvc.v1.PutLibraryFileRequest
-	(*PutLibraryFileResponse)(nil),      // 6: skillsvc.v1.PutLibraryFileResponse
-	(*DeleteLibraryFileRequest)(nil),    // 7: skillsvc.v1.DeleteLibraryFileRequest
-	(*DeleteLibraryFileResponse)(nil),   // 8: skillsvc.v1.DeleteLibraryFileResponse
-	(*SetSkillProtectedRequest)(nil),    // 9: skillsvc.v1.SetSkillProtectedRequest
-	(*SetSkillProtectedResponse)(nil),   // 10: skillsvc.v1.SetSkillProtectedResponse
-	(*ListProtectedSkillsRequest)(nil),  // 11: skillsvc.v1.ListProtectedSkillsRequest
-	(*ListProtectedSkillsResponse)(nil), // 12: skillsvc.v1.ListProtectedSkillsResponse
-	(*SkillSummary)(nil),                // 13: skillsvc.v1.SkillSummary
+	(*LibraryRef)(nil),                    // 0: skillsvc.v1.LibraryRef
+	(*DropSkillIndexRequest)(nil),         // 1: skillsvc.v1.DropSkillIndexRequest
+	(*DropSkillIndexResponse)(nil),        // 2: skillsvc.v1.DropSkillIndexResponse
+	(*SetUserSkillEnabledRequest)(nil),    // 3: skillsvc.v1.SetUserSkillEnabledRequest
+	(*SetUserSkillEnabledResponse)(nil),   // 4: skillsvc.v1.SetUserSkillEnabledResponse
+	(*PutLibraryFileRequest)(nil),         // 5: skillsvc.v1.PutLibraryFileRequest
+	(*PutLibraryFileResponse)(nil),        // 6: skillsvc.v1.PutLibraryFileResponse
+	(*DeleteLibraryFileRequest)(nil),      // 7: skillsvc.v1.DeleteLibraryFileRequest
+	(*DeleteLibraryFileResponse)(nil),     // 8: skillsvc.v1.DeleteLibraryFileResponse
+	(*SetSkillProtectedRequest)(nil),      // 9: skillsvc.v1.SetSkillProtectedRequest
+	(*SetSkillProtectedResponse)(nil),     // 10: skillsvc.v1.SetSkillProtectedResponse
+	(*ListProtectedSkillsRequest)(nil),    // 11: skillsvc.v1.ListProtectedSkillsRequest
+	(*ListProtectedSkillsResponse)(nil),   // 12: skillsvc.v1.ListProtectedSkillsResponse
+	(*CollectLibraryGarbageRequest)(nil),  // 13: skillsvc.v1.CollectLibraryGarbageRequest
+	(*CollectLibraryGarbageResponse)(nil), // 14: skillsvc.v1.CollectLibraryGarbageResponse
+	(*SkillSummary)(nil),                  // 15: skillsvc.v1.SkillSummary
 }
 var file_skillsvc_v1_admin_proto_depIdxs = []int32{
-	13, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	15, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
 	0,  // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 3: skillsvc.v1.SetSkillProtectedRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 4: skillsvc.v1.ListProtectedSkillsRequest.library:type_name -> skillsvc.v1.LibraryRef
-	1,  // 5: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
-	3,  // 6: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
-	5,  // 7: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
-	7,  // 8: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
-	9,  // 9: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
-	11, // 10: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
-	2,  // 11: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
-	4,  // 12: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
-	6,  // 13: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
-	8,  // 14: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
-	10, // 15: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
-	12, // 16: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
-	11, // [11:17] is the sub-list for method output_type
-	5,  // [5:11] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	0,  // 5: skillsvc.v1.CollectLibraryGarbageRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 6: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
+	3,  // 7: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
+	5,  // 8: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
+	7,  // 9: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
+	9,  // 10: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
+	11, // 11: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
+	13, // 12: skillsvc.v1.AdminService.CollectLibraryGarbage:input_type -> skillsvc.v1.CollectLibraryGarbageRequest
+	2,  // 13: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
+	4,  // 14: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
+	6,  // 15: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
+	8,  // 16: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
+	10, // 17: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
+	12, // 18: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
+	14, // 19: skillsvc.v1.AdminService.CollectLibraryGarbage:output_type -> skillsvc.v1.CollectLibraryGarbageResponse
+	13, // [13:20] is the sub-list for method output_type
+	6,  // [6:13] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_admin_proto_init() }
@@ -829,7 +984,7 @@ func file_skillsvc_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_admin_proto_rawDesc), len(file_skillsvc_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,12 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_DropSkillIndex_FullMethodName      = "/skillsvc.v1.AdminService/DropSkillIndex"
-	AdminService_SetUserSkillEnabled_FullMethodName = "/skillsvc.v1.AdminService/SetUserSkillEnabled"
-	AdminService_PutLibraryFile_FullMethodName      = "/skillsvc.v1.AdminService/PutLibraryFile"
-	AdminService_DeleteLibraryFile_FullMethodName   = "/skillsvc.v1.AdminService/DeleteLibraryFile"
-	AdminService_SetSkillProtected_FullMethodName   = "/skillsvc.v1.AdminService/SetSkillProtected"
-	AdminService_ListProtectedSkills_FullMethodName = "/skillsvc.v1.AdminService/ListProtectedSkills"
+	AdminService_DropSkillIndex_FullMethodName        = "/skillsvc.v1.AdminService/DropSkillIndex"
+	AdminService_SetUserSkillEnabled_FullMethodName   = "/skillsvc.v1.AdminService/SetUserSkillEnabled"
+	AdminService_PutLibraryFile_FullMethodName        = "/skillsvc.v1.AdminService/PutLibraryFile"
+	AdminService_DeleteLibraryFile_FullMethodName     = "/skillsvc.v1.AdminService/DeleteLibraryFile"
+	AdminService_SetSkillProtected_FullMethodName     = "/skillsvc.v1.AdminService/SetSkillProtected"
+	AdminService_ListProtectedSkills_FullMethodName   = "/skillsvc.v1.AdminService/ListProtectedSkills"
+	AdminService_CollectLibraryGarbage_FullMethodName = "/skillsvc.v1.AdminService/CollectLibraryGarbage"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -70,6 +71,14 @@ type AdminServiceClient interface {
 	// ListProtectedSkills returns the protected names of the shared library
 	// or a team's.
 	ListProtectedSkills(ctx context.Context, in *ListProtectedSkillsRequest, opts ...grpc.CallOption) (*ListProtectedSkillsResponse, error)
+	// CollectLibraryGarbage deletes the blobs of one library's blob space
+	// that no version record of the library and no pinned thread's snapshot
+	// refers to and that are older than --library.gc-grace (so a publish or
+	// pin in flight keeps its blobs). For a user's library it first deletes
+	// the user's expired pins and the snapshots no pin refers to; the shared
+	// library's blobs are kept for every user's snapshots. dry_run deletes
+	// nothing and reports what would go.
+	CollectLibraryGarbage(ctx context.Context, in *CollectLibraryGarbageRequest, opts ...grpc.CallOption) (*CollectLibraryGarbageResponse, error)
 }
 
 type adminServiceClient struct {
@@ -140,6 +149,16 @@ func (c *adminServiceClient) ListProtectedSkills(ctx context.Context, in *ListPr
 	return out, nil
 }
 
+func (c *adminServiceClient) CollectLibraryGarbage(ctx context.Context, in *CollectLibraryGarbageRequest, opts ...grpc.CallOption) (*CollectLibraryGarbageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CollectLibraryGarbageResponse)
+	err := c.cc.Invoke(ctx, AdminService_CollectLibraryGarbage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -183,6 +202,14 @@ type AdminServiceServer interface {
 	// ListProtectedSkills returns the protected names of the shared library
 	// or a team's.
 	ListProtectedSkills(context.Context, *ListProtectedSkillsRequest) (*ListProtectedSkillsResponse, error)
+	// CollectLibraryGarbage deletes the blobs of one library's blob space
+	// that no version record of the library and no pinned thread's snapshot
+	// refers to and that are older than --library.gc-grace (so a publish or
+	// pin in flight keeps its blobs). For a user's library it first deletes
+	// the user's expired pins and the snapshots no pin refers to; the shared
+	// library's blobs are kept for every user's snapshots. dry_run deletes
+	// nothing and reports what would go.
+	CollectLibraryGarbage(context.Context, *CollectLibraryGarbageRequest) (*CollectLibraryGarbageResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -210,6 +237,9 @@ func (UnimplementedAdminServiceServer) SetSkillProtected(context.Context, *SetSk
 }
 func (UnimplementedAdminServiceServer) ListProtectedSkills(context.Context, *ListProtectedSkillsRequest) (*ListProtectedSkillsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListProtectedSkills not implemented")
+}
+func (UnimplementedAdminServiceServer) CollectLibraryGarbage(context.Context, *CollectLibraryGarbageRequest) (*CollectLibraryGarbageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CollectLibraryGarbage not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -340,6 +370,24 @@ func _AdminService_ListProtectedSkills_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_CollectLibraryGarbage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CollectLibraryGarbageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CollectLibraryGarbage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CollectLibraryGarbage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CollectLibraryGarbage(ctx, req.(*CollectLibraryGarbageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -370,6 +418,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListProtectedSkills",
 			Handler:    _AdminService_ListProtectedSkills_Handler,
+		},
+		{
+			MethodName: "CollectLibraryGarbage",
+			Handler:    _AdminService_CollectLibraryGarbage_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -108,3 +108,27 @@ class ListProtectedSkillsResponse(_message.Message):
     NAMES_FIELD_NUMBER: _ClassVar[int]
     names: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CollectLibraryGarbageRequest(_message.Message):
+    __slots__ = ("library", "dry_run")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    dry_run: bool
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class CollectLibraryGarbageResponse(_message.Message):
+    __slots__ = ("blobs_deleted", "bytes_freed", "blobs_kept", "snapshots_deleted", "pins_deleted", "dry_run")
+    BLOBS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FREED_FIELD_NUMBER: _ClassVar[int]
+    BLOBS_KEPT_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOTS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    PINS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    blobs_deleted: int
+    bytes_freed: int
+    blobs_kept: int
+    snapshots_deleted: int
+    pins_deleted: int
+    dry_run: bool
+    def __init__(self, blobs_deleted: _Optional[int] = ..., bytes_freed: _Optional[int] = ..., blobs_kept: _Optional[int] = ..., snapshots_deleted: _Optional[int] = ..., pins_deleted: _Optional[int] = ..., dry_run: _Optional[bool] = ...) -> None: ...

@@ -69,6 +69,11 @@ class AdminServiceStub:
                 request_serializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.SerializeToString,
                 response_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.FromString,
                 _registered_method=True)
+        self.CollectLibraryGarbage = channel.unary_unary(
+                '/skillsvc.v1.AdminService/CollectLibraryGarbage',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -142,6 +147,19 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CollectLibraryGarbage(self, request, context):
+        """CollectLibraryGarbage deletes the blobs of one library's blob space
+        that no version record of the library and no pinned thread's snapshot
+        refers to and that are older than --library.gc-grace (so a publish or
+        pin in flight keeps its blobs). For a user's library it first deletes
+        the user's expired pins and the snapshots no pin refers to; the shared
+        library's blobs are kept for every user's snapshots. dry_run deletes
+        nothing and reports what would go.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -174,6 +192,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListProtectedSkills,
                     request_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.FromString,
                     response_serializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.SerializeToString,
+            ),
+            'CollectLibraryGarbage': grpc.unary_unary_rpc_method_handler(
+                    servicer.CollectLibraryGarbage,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -343,6 +366,33 @@ class AdminService:
             '/skillsvc.v1.AdminService/ListProtectedSkills',
             skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.SerializeToString,
             skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CollectLibraryGarbage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/CollectLibraryGarbage',
+            skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageResponse.FromString,
             options,
             channel_credentials,
             insecure,

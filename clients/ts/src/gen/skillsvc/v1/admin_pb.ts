@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJMuAECgxBZG1pblNlcnZpY2USWQoORHJvcFNraWxsSW5kZXgSIi5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlcXVlc3QaIy5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlc3BvbnNlEmgKE1NldFVzZXJTa2lsbEVuYWJsZWQSJy5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBooLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXNwb25zZRJZCg5QdXRMaWJyYXJ5RmlsZRIiLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVxdWVzdBojLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVzcG9uc2USYgoRRGVsZXRlTGlicmFyeUZpbGUSJS5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlcXVlc3QaJi5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEVNldFNraWxsUHJvdGVjdGVkEiUuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0GiYuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXNwb25zZRJoChNMaXN0UHJvdGVjdGVkU2tpbGxzEicuc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5MaXN0UHJvdGVjdGVkU2tpbGxzUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJIlkKHENvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDwoHZHJ5X3J1bhgCIAEoCCKhAQodQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVzcG9uc2USFQoNYmxvYnNfZGVsZXRlZBgBIAEoBRITCgtieXRlc19mcmVlZBgCIAEoAxISCgpibG9ic19rZXB0GAMgASgFEhkKEXNuYXBzaG90c19kZWxldGVkGAQgASgFEhQKDHBpbnNfZGVsZXRlZBgFIAEoBRIPCgdkcnlfcnVuGAYgASgIMtAFCgxBZG1pblNlcnZpY2USWQoORHJvcFNraWxsSW5kZXgSIi5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlcXVlc3QaIy5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlc3BvbnNlEmgKE1NldFVzZXJTa2lsbEVuYWJsZWQSJy5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBooLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXNwb25zZRJZCg5QdXRMaWJyYXJ5RmlsZRIiLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVxdWVzdBojLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVzcG9uc2USYgoRRGVsZXRlTGlicmFyeUZpbGUSJS5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlcXVlc3QaJi5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEVNldFNraWxsUHJvdGVjdGVkEiUuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0GiYuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXNwb25zZRJoChNMaXN0UHJvdGVjdGVkU2tpbGxzEicuc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5MaXN0UHJvdGVjdGVkU2tpbGxzUmVzcG9uc2USbgoVQ29sbGVjdExpYnJhcnlHYXJiYWdlEikuc2tpbGxzdmMudjEuQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVxdWVzdBoqLnNraWxsc3ZjLnYxLkNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_skillsvc_v1_skills]);
 
 /**
  * LibraryRef names one library: a user's, a team's, or the shared one.
@@ -338,6 +338,72 @@ export const ListProtectedSkillsResponseSchema: GenMessage<ListProtectedSkillsRe
   messageDesc(file_skillsvc_v1_admin, 12);
 
 /**
+ * @generated from message skillsvc.v1.CollectLibraryGarbageRequest
+ */
+export type CollectLibraryGarbageRequest = Message<"skillsvc.v1.CollectLibraryGarbageRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * @generated from field: bool dry_run = 2;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.CollectLibraryGarbageRequest.
+ * Use `create(CollectLibraryGarbageRequestSchema)` to create a new message.
+ */
+export const CollectLibraryGarbageRequestSchema: GenMessage<CollectLibraryGarbageRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 13);
+
+/**
+ * @generated from message skillsvc.v1.CollectLibraryGarbageResponse
+ */
+export type CollectLibraryGarbageResponse = Message<"skillsvc.v1.CollectLibraryGarbageResponse"> & {
+  /**
+   * @generated from field: int32 blobs_deleted = 1;
+   */
+  blobsDeleted: number;
+
+  /**
+   * @generated from field: int64 bytes_freed = 2;
+   */
+  bytesFreed: bigint;
+
+  /**
+   * Blobs referenced, or younger than the grace.
+   *
+   * @generated from field: int32 blobs_kept = 3;
+   */
+  blobsKept: number;
+
+  /**
+   * @generated from field: int32 snapshots_deleted = 4;
+   */
+  snapshotsDeleted: number;
+
+  /**
+   * @generated from field: int32 pins_deleted = 5;
+   */
+  pinsDeleted: number;
+
+  /**
+   * @generated from field: bool dry_run = 6;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.CollectLibraryGarbageResponse.
+ * Use `create(CollectLibraryGarbageResponseSchema)` to create a new message.
+ */
+export const CollectLibraryGarbageResponseSchema: GenMessage<CollectLibraryGarbageResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 14);
+
+/**
  * AdminService is for operators, not agent workers: its calls act on
  * whichever user (or the shared library) the request names. With
  * --auth.mode=jwt it needs an admin token (one whose scope claim holds
@@ -427,6 +493,22 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ListProtectedSkillsRequestSchema;
     output: typeof ListProtectedSkillsResponseSchema;
+  },
+  /**
+   * CollectLibraryGarbage deletes the blobs of one library's blob space
+   * that no version record of the library and no pinned thread's snapshot
+   * refers to and that are older than --library.gc-grace (so a publish or
+   * pin in flight keeps its blobs). For a user's library it first deletes
+   * the user's expired pins and the snapshots no pin refers to; the shared
+   * library's blobs are kept for every user's snapshots. dry_run deletes
+   * nothing and reports what would go.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.CollectLibraryGarbage
+   */
+  collectLibraryGarbage: {
+    methodKind: "unary";
+    input: typeof CollectLibraryGarbageRequestSchema;
+    output: typeof CollectLibraryGarbageResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_admin, 0);

@@ -1,0 +1,135 @@
+package library
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// GCResult says what a collection deleted (or, dry, would delete).
+type GCResult struct {
+	BlobsDeleted     int
+	BytesFreed       int64
+	BlobsKept        int // referenced, or younger than the grace
+	SnapshotsDeleted int
+	PinsDeleted      int
+}
+
+// maxGCRefs bounds the distinct blobs one collection holds as referenced
+// (about 150 bytes each): a library whose versions and snapshots refer to
+// more is RESOURCE_EXHAUSTED and nothing is deleted. Versions are bounded
+// by --library.max-versions per skill and snapshots by the user's pins, so
+// this is reached only by a library of about a million distinct files.
+const maxGCRefs = 1 << 20
+
+var errTooManyRefs = fmt.Errorf("%w: the library's versions and snapshots refer to over %d blobs; garbage collection holds no more", errkind.ResourceExhausted, maxGCRefs)
+
+// CollectGarbage deletes the blobs of the library l that no version record
+// and no pinned thread's snapshot refers to and that are older than
+// --library.gc-grace; for a user's library it first sweeps the user's
+// expired pins and unreferenced snapshots. The grace protects a publish or
+// a pin in flight, whose blobs are written before the record naming them.
+// A dry run deletes nothing and counts what it would delete (blobs a
+// snapshot it would sweep refers to count as kept). Callers are admins
+// (AdminService): no actor is checked here.
+func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry bool) (GCResult, error) {
+	var res GCResult
+	if err := l.Validate(); err != nil {
+		return res, err
+	}
+	if l.Team != "" {
+		return res, fmt.Errorf("%w: team libraries keep no versions or blobs yet", errkind.FailedPrecondition)
+	}
+	start := p.now()
+	if !l.Shared {
+		sw, err := p.catalog.SweepPins(ctx, l.User, dry)
+		if err != nil {
+			return res, err
+		}
+		res.PinsDeleted, res.SnapshotsDeleted = sw.Pins, sw.Snapshots
+	}
+	// Mark: the one place that decides what is referenced; each package
+	// reads its own records.
+	refs := map[blobs.Digest]struct{}{}
+	mark := func(d blobs.Digest) error {
+		if _, ok := refs[d]; !ok && len(refs) == maxGCRefs {
+			return errTooManyRefs
+		}
+		refs[d] = struct{}{}
+		return nil
+	}
+	if err := p.versionBlobs(ctx, l, mark); err != nil {
+		return res, err
+	}
+	if err := p.catalog.PinnedBlobs(ctx, l, mark); err != nil {
+		return res, err
+	}
+	// Sweep: a blob listed that none refers to, older than the grace.
+	space := p.cfg.BlobSpace(l)
+	err := objstore.Walk(ctx, p.bucket, space+"sha256/", func(o objstore.Object) error {
+		d := blobs.Digest(strings.TrimPrefix(o.Key, space+"sha256/"))
+		if !d.Valid() {
+			return nil // not a blob: left alone
+		}
+		if _, ok := refs[d]; ok || start.Sub(o.ModTime) < p.cfg.GCGrace {
+			res.BlobsKept++
+			return nil
+		}
+		if !dry {
+			if err := p.blobs.Delete(ctx, space, d); err != nil {
+				return err
+			}
+		}
+		res.BlobsDeleted++
+		res.BytesFreed += o.Size
+		return nil
+	})
+	return res, err
+}
+
+// versionBlobs calls fn with the digest of every file of every version
+// record of the library l, listing its skills page by page. A record that
+// cannot be read is an error: its blobs would be lost.
+func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn func(blobs.Digest) error) error {
+	s := p.store(l)
+	prefix := s.root + "skills/"
+	return objstore.Walk(ctx, p.bucket, prefix, func(o objstore.Object) error {
+		name, rest, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+		h, ok := strings.CutPrefix(rest, "v/")
+		if !ok {
+			return nil // refs.json
+		}
+		h, ok = strings.CutSuffix(h, ".json")
+		if !ok || len(h) != 64 || hexOf(h) != h {
+			return nil
+		}
+		rec, _, err := s.record(ctx, name, h)
+		if errors.Is(err, errkind.NotFound) {
+			return nil // deleted since listed
+		}
+		if err != nil {
+			return err
+		}
+		for _, f := range rec.Files {
+			d := blobs.Digest(f.SHA256)
+			if !d.Valid() {
+				return fmt.Errorf("%w: version record %s names a file by %q", blobs.ErrCorrupt, o.Key, f.SHA256)
+			}
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// minGCGrace is the least --library.gc-grace: a publish or a pin writes
+// its blobs at most this long before its record.
+const minGCGrace = 10 * time.Minute

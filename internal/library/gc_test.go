@@ -1,0 +1,144 @@
+package library_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/library"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+)
+
+// pinnedEnv is a publisher whose catalog pins every call's thread, with
+// pins kept for retention.
+func pinnedEnv(t *testing.T, b objstore.Bucket, retention time.Duration) env {
+	pc := skills.DefaultPinConfig()
+	pc.Retention = retention
+	lib := skillstest.Library(t, b, nil, skills.WithPins(pc, func(context.Context) bool { return true }))
+	t.Cleanup(lib.Close)
+	return env{bucket: b, lib: lib, pub: library.New(b, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20))}
+}
+
+func TestCollectGarbage(t *testing.T) {
+	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
+		ctx := t.Context()
+		b := newBucket(t)
+		e := pinnedEnv(t, b, 7*24*time.Hour)      // alice's pins last
+		brief := pinnedEnv(t, b, time.Nanosecond) // bob's expire at once
+		store := blobs.New(b, 1<<20)
+		cfg := library.DefaultConfig()
+		aliceSpace, sharedSpace, bobSpace := cfg.Roots.BlobSpace("alice"), cfg.Roots.BlobSpace(""), cfg.Roots.BlobSpace("bob")
+		has := func(space, data string) bool {
+			t.Helper()
+			ok, err := store.Has(ctx, space, blobs.Of([]byte(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		put := func(l skills.LibraryRef, path, data string) {
+			t.Helper()
+			if _, err := e.lib.Catalog.PutLibraryFile(ctx, l, path, []byte(data), objstore.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		del := func(l skills.LibraryRef, path string) {
+			t.Helper()
+			if err := e.lib.Catalog.DeleteLibraryFile(ctx, l, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		aliceLib, bobLib, shared := skills.LibraryRef{User: "alice"}, skills.LibraryRef{User: "bob"}, skills.LibraryRef{Shared: true}
+
+		// A published version (its blobs), then a live file and a shared
+		// one that only alice's pinned snapshot keeps once deleted.
+		if _, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "pdf", Files: folder("pdf", "PDFs", "ref.md", "versioned")}); err != nil {
+			t.Fatal(err)
+		}
+		put(aliceLib, "pdf/notes.txt", "pinned only")
+		put(shared, "team/SKILL.md", skillstest.SkillMD("team", "Team", "shared pinned only"))
+		if _, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		del(aliceLib, "pdf/notes.txt")
+		del(shared, "team/SKILL.md")
+		// Bob pins (a snapshot of his own file), and his pin expires.
+		put(bobLib, "mine/SKILL.md", skillstest.SkillMD("mine", "Mine", "bob's"))
+		if _, err := brief.lib.Catalog.Skills(ctx, caller(t, "bob"), skills.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		del(bobLib, "mine/SKILL.md")
+		for _, s := range []string{aliceSpace, bobSpace} {
+			if _, err := store.Put(ctx, s, []byte("orphan")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bobBlob := skillstest.SkillMD("mine", "Mine", "bob's")
+		if !has(aliceSpace, "pinned only") || !has(sharedSpace, skillstest.SkillMD("team", "Team", "shared pinned only")) || !has(bobSpace, bobBlob) {
+			t.Fatal("the pins copied no blobs")
+		}
+
+		// Now: every unreferenced blob is younger than the grace.
+		res, err := e.pub.CollectGarbage(ctx, aliceLib, false)
+		if err != nil || res.BlobsDeleted != 0 || !has(aliceSpace, "orphan") {
+			t.Fatalf("a collection within the grace = %+v, %v; deleted a young blob", res, err)
+		}
+
+		// A day later: a dry run counts, deletes nothing.
+		later := func() time.Time { return time.Now().Add(25 * time.Hour) }
+		for _, p := range []*library.Publisher{e.pub, brief.pub} {
+			library.SetClock(p, later)
+		}
+		res, err = e.pub.CollectGarbage(ctx, aliceLib, true)
+		if err != nil || res.BlobsDeleted != 1 || res.BytesFreed != int64(len("orphan")) || !has(aliceSpace, "orphan") {
+			t.Fatalf("dry run = %+v, %v (orphan kept %v); want 1 blob counted, none deleted", res, err, has(aliceSpace, "orphan"))
+		}
+		res, err = e.pub.CollectGarbage(ctx, aliceLib, false)
+		if err != nil || res.BlobsDeleted != 1 || has(aliceSpace, "orphan") {
+			t.Fatalf("collection = %+v, %v; want the old orphan deleted", res, err)
+		}
+		if !has(aliceSpace, "versioned") || !has(aliceSpace, "pinned only") {
+			t.Error("a blob a version or a snapshot refers to was deleted")
+		}
+		// The shared library's blob alice's snapshot refers to stays.
+		if res, err := e.pub.CollectGarbage(ctx, shared, false); err != nil || !has(sharedSpace, skillstest.SkillMD("team", "Team", "shared pinned only")) {
+			t.Errorf("shared collection = %+v, %v; deleted a blob a user's snapshot refers to", res, err)
+		}
+
+		// Bob's snapshot, which no unexpired pin refers to (his pin, expired
+		// at once, went with his own pin's sweep), is swept, then its blob.
+		count := func(prefix string) int {
+			n := 0
+			if err := objstore.Walk(ctx, b, prefix, func(objstore.Object) error { n++; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		res, err = brief.pub.CollectGarbage(ctx, bobLib, true)
+		if err != nil || res.SnapshotsDeleted != 1 || res.BlobsDeleted != 1 || count("bob/versions/snapshots/") != 1 || !has(bobSpace, bobBlob) {
+			t.Fatalf("dry run for bob = %+v, %v; want the snapshot counted, nothing deleted", res, err)
+		}
+		res, err = brief.pub.CollectGarbage(ctx, bobLib, false)
+		if err != nil || res.SnapshotsDeleted != 1 || count("bob/versions/snapshots/")+count("bob/versions/pins/") != 0 {
+			t.Fatalf("collection for bob = %+v, %v; want the expired snapshot swept", res, err)
+		}
+		if res.BlobsDeleted != 2 || has(bobSpace, bobBlob) || has(bobSpace, "orphan") {
+			t.Errorf("collection for bob = %+v; want the swept snapshot's blob and the orphan gone", res)
+		}
+
+		if _, err := e.pub.CollectGarbage(ctx, skills.LibraryRef{User: "../x"}, false); err == nil {
+			t.Error("a bad library reference was collected")
+		}
+		// A team library has no blob space: never collected as another's.
+		if _, err := e.pub.CollectGarbage(ctx, skills.LibraryRef{Team: "legal"}, false); !errors.Is(err, errkind.FailedPrecondition) {
+			t.Errorf("collecting a team library: %v, want FAILED_PRECONDITION", err)
+		}
+	})
+}

@@ -229,7 +229,7 @@ func TestProtectedEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(audit), `"rpc":"/skillsvc.v1.AdminService/SetSkillProtected"`) || !strings.Contains(string(audit), `"target_team":"legal","name":"nda","protected":true`) {
+	if !strings.Contains(string(audit), `"rpc":"/skillsvc.v1.AdminService/SetSkillProtected"`) || !strings.Contains(string(audit), `"target_team":"legal","skill":"nda","protected":true`) {
 		t.Errorf("the audit log does not record the protection:\n%s", audit)
 	}
 }

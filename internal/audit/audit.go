@@ -160,6 +160,8 @@ func target(req any) []slog.Attr {
 		out = library(out, r.GetLibrary())
 		out = append(out, slog.String("skill", clean(r.GetName())), slog.String("version", clean(r.GetVersion())),
 			slog.Bool("approve", r.GetApprove()), slog.String("comment", clean(r.GetComment())))
+	case *skillsvcv1.SetSkillProtectedRequest:
+		out = append(library(out, r.GetLibrary()), slog.String("skill", clean(r.GetName())), slog.Bool("protected", r.GetProtected()))
 	case interface {
 		GetLibrary() *skillsvcv1.LibraryRef
 		GetName() string
@@ -171,8 +173,6 @@ func target(req any) []slog.Attr {
 		}
 	case *skillsvcv1.DropSkillIndexRequest:
 		out = library(out, &skillsvcv1.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()})
-	case *skillsvcv1.SetSkillProtectedRequest:
-		out = append(library(out, r.GetLibrary()), slog.String("name", clean(r.GetName())), slog.Bool("protected", r.GetProtected()))
 	case interface{ GetPath() string }:
 		if p := r.GetPath(); p != "" {
 			out = append(out, slog.String("path", clean(p)))

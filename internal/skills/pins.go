@@ -159,11 +159,11 @@ func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Con
 
 // pinKey and snapshotKey name the pin of a thread and a snapshot.
 func (p *pins) pinKey(id mounts.Caller) string {
-	return p.cfg.Roots.Root(id.User()) + "pins/" + id.Thread() + ".json"
+	return p.cfg.Roots.userRoot(id.User()) + "pins/" + id.Thread() + ".json"
 }
 
 func (p *pins) snapshotKey(user, sum string) string {
-	return p.cfg.Roots.Root(user) + "snapshots/" + sum + ".json"
+	return p.cfg.Roots.userRoot(user) + "snapshots/" + sum + ".json"
 }
 
 // view returns the pinned view of the caller's thread, pinning the library
@@ -354,9 +354,9 @@ func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 	doc := snapshotDoc{Version: snapshotVersion, User: id.User()}
 	var total int64
 	for i, l := range []libindex.Layer{own, shared} {
-		fl := frozenLayer{Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(id.User())}
+		fl := frozenLayer{Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(LibraryRef{User: id.User()})}
 		if i == 1 {
-			fl.Space = p.cfg.Roots.BlobSpace("")
+			fl.Space = p.cfg.Roots.BlobSpace(LibraryRef{Shared: true})
 		}
 		for _, e := range addressable(xs[i].Objs, l.Prefix) {
 			total += e.obj.Size
@@ -591,7 +591,7 @@ type PinSweep struct {
 // stay: skill versions share the blob spaces, and collecting them needs
 // both (library.Publisher.CollectGarbage).
 func (p *pins) sweep(ctx context.Context, user string, snapshots, dry bool) (PinSweep, error) {
-	root := p.cfg.Roots.Root(user)
+	root := p.cfg.Roots.userRoot(user)
 	now := p.now()
 	live := map[string]bool{}
 	var n PinSweep
@@ -647,8 +647,9 @@ func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (PinSwee
 
 // PinnedBlobs calls fn with every blob of the library l's blob space a
 // snapshot refers to: for a user's library the user's snapshots, for the
-// shared one every user's (each snapshot freezes the shared library too,
-// and the users are found by listing the bucket's first level). A snapshot
+// shared one and a team's every user's (a snapshot freezes the caller's
+// teams and the shared library too, and the users are found by listing
+// the bucket's first level). A snapshot
 // that cannot be read is an error, never skipped: its blobs would be lost.
 // Pins are not consulted: a snapshot no pin refers to keeps its blobs
 // until it is swept.
@@ -659,13 +660,13 @@ func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.D
 		// collection would otherwise delete.
 		return fmt.Errorf("%w: pinned threads are not configured, so their snapshots' blobs cannot be told apart", errkind.FailedPrecondition)
 	}
-	if !l.Shared {
-		if err := mounts.ValidateID("user", l.User); err != nil {
-			return err
-		}
-		return p.snapshotBlobs(ctx, l.User, p.cfg.Roots.BlobSpace(l.User), fn)
+	if err := l.Validate(); err != nil {
+		return err
 	}
-	space := p.cfg.Roots.BlobSpace("")
+	space := p.cfg.Roots.BlobSpace(l)
+	if l.User != "" {
+		return p.snapshotBlobs(ctx, l.User, space, fn)
+	}
 	opts := objstore.ListOptions{Delimiter: "/"}
 	for {
 		page, err := p.bucket.List(ctx, opts)
@@ -688,7 +689,7 @@ func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.D
 
 // snapshotBlobs calls fn with the blobs of space user's snapshots refer to.
 func (p *pins) snapshotBlobs(ctx context.Context, user, space string, fn func(blobs.Digest) error) error {
-	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.Root(user)+"snapshots/", func(o objstore.Object) error {
+	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.userRoot(user)+"snapshots/", func(o objstore.Object) error {
 		data, _, err := p.readBounded(ctx, o.Key, p.maxSnapshotBytes())
 		if objstore.IsNotFound(err) {
 			return nil // swept since listed

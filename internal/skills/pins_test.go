@@ -328,7 +328,9 @@ func TestPinConfigValidate(t *testing.T) {
 func TestPinnedWithTeams(t *testing.T) {
 	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(*testing.T) objstore.Bucket) {
 		b := newBucket(t)
-		md := func(name, desc string) string { return "---\nname: " + name + "\ndescription: " + desc + "\n---\nbody of " + desc + "\n" }
+		md := func(name, desc string) string {
+			return "---\nname: " + name + "\ndescription: " + desc + "\n---\nbody of " + desc + "\n"
+		}
 		put(t, b, "_teams/legal/skills/nda/SKILL.md", md("nda", "NDA one"))
 		put(t, b, "_teams/legal/skills/nda/clauses.md", "old clauses\n")
 		put(t, b, "_teams/eng/skills/deploy/SKILL.md", md("deploy", "Deploys"))

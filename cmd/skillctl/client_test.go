@@ -255,6 +255,10 @@ func TestPushStreamsTheFolder(t *testing.T) {
 	if r := runCtl(t, env, "push", dir, "-q"); strings.TrimSpace(r.stdout) != testVersion.Id {
 		t.Errorf("-q = %q", r.stdout)
 	}
+	// A team's library.
+	if r := runCtl(t, env, "push", dir, "-q", "--library", "team:legal"); r.code != exitOK || f.header.GetLibrary().GetTeam() != "legal" {
+		t.Errorf("push --library team:legal: exit %d, header %v", r.code, f.header)
+	}
 }
 
 // TestPushRefused: a folder the local check refuses is never sent; one the
@@ -314,6 +318,11 @@ func TestVersionCommands(t *testing.T) {
 		{[]string{"approve", "pdf", "sha256:3f2a9c1b7d4e", "--library", "shared", "-c", "ok"}, `library:{shared:true} name:"pdf" version:"sha256:3f2a9c1b7d4e" approve:true comment:"ok"`, []string{"approved pdf"}},
 		{[]string{"reject", "pdf", "sha256:3f2a9c1b7d4e", "-c", "no"}, `comment:"no"`, []string{"rejected pdf"}},
 		{[]string{"rm", "pdf"}, `name:"pdf"`, []string{"deleted pdf (3 files)"}},
+		// A team's library, as every command names it.
+		{[]string{"versions", "pdf", "--library", "team:legal"}, `library:{team:"legal"} name:"pdf"`, nil},
+		{[]string{"rollback", "pdf", "production", "--library", "team:legal"}, `library:{team:"legal"} name:"pdf" version:"production"`, nil},
+		{[]string{"approve", "pdf", "sha256:3f2a9c1b7d4e", "--library", "team:legal"}, `library:{team:"legal"} name:"pdf"`, nil},
+		{[]string{"rm", "pdf", "--library", "team:legal"}, `library:{team:"legal"} name:"pdf"`, nil},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := runCtl(t, env, tc.args...)

@@ -16,9 +16,10 @@ func (a *app) gcCmd() *cobra.Command {
 		Long: `gc asks the server (AdminService.CollectLibraryGarbage) to delete the blobs of a library that no
 published version and no pinned thread's snapshot refers to and that are older than the server's
 --library.gc-grace, after sweeping the user's expired pins and unreferenced snapshots. The library is
---library's (a user ID, or "shared"), --shared, or else --user's.`,
+--library's (a user ID, "shared" or "team:ID"), --shared, or else --user's.`,
 		Example: `  skillctl gc --shared --dry-run
-  skillctl gc --library alice`,
+  skillctl gc --library alice
+  skillctl gc --library team:legal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.connect(cmd); err != nil {

@@ -139,7 +139,7 @@ func (c *Config) Validate() error {
 	if err := c.Skills.Validate(c.Mounts); err != nil {
 		return err
 	}
-	if err := c.Library.Validate(c.Mounts, c.Skills.SharedPrefix); err != nil {
+	if err := c.Library.Validate(c.Mounts, c.Skills); err != nil {
 		return err
 	}
 	if err := c.Cache.Validate(); err != nil {

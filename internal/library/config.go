@@ -17,9 +17,9 @@ type Config struct {
 	// and snapshots pinned threads share with them (skills.VersionRoots).
 	// Both lie outside every mount: no worker can write a version.
 	Roots skills.VersionRoots `yaml:"roots"`
-	// Review makes a non-admin's publish to the shared library a pending
-	// version until an admin approves it; without it such a publish is
-	// refused.
+	// Review makes a non-admin's publish to the shared library, and a
+	// member's to its team's, a pending version until an admin approves
+	// it; without it such a publish is refused.
 	Review bool `yaml:"review"`
 	// LockWait bounds how long a change waits for another change of the
 	// same skill to finish (ABORTED after).
@@ -37,7 +37,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	def := skills.DefaultVersionRoots()
 	f.StringVar(&c.Roots.User, prefix+"versions-prefix", def.User, "Key prefix of what a user's library keeps outside every mount: published versions (records, labels), content-addressed blobs, pinned threads' snapshots and pins.")
 	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-prefix", def.Shared, "The shared library's versions prefix; outside every mount and the shared library, its first segment no valid user ID.")
-	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
+	f.StringVar(&c.Roots.Team, prefix+"team-versions-prefix", def.Team, "Each team library's versions prefix; {team} is the team ID (a whole segment), outside every mount and apart from --skills.team-prefix and the team's index and protected-list keys.")
+	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin, or to a team library by a member, creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
 	f.DurationVar(&c.GCGrace, prefix+"gc-grace", 24*time.Hour, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION).")
@@ -51,13 +52,22 @@ func DefaultConfig() Config {
 }
 
 // Validate checks the layout against the mount table and the catalog's
-// shared library prefix.
-func (c *Config) Validate(table *mounts.Table, sharedPrefix string) error {
+// library keys (sk).
+func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 	if err := c.Roots.Validate(table); err != nil {
 		return err
 	}
-	if sh := c.Roots.Shared; strings.HasPrefix(sh, sharedPrefix) || strings.HasPrefix(sharedPrefix, sh) {
-		return fmt.Errorf("library: shared-versions-prefix %q must lie apart from the shared library %q", sh, sharedPrefix)
+	if sh := c.Roots.Shared; strings.HasPrefix(sh, sk.SharedPrefix) || strings.HasPrefix(sk.SharedPrefix, sh) {
+		return fmt.Errorf("library: shared-versions-prefix %q must lie apart from the shared library %q", sh, sk.SharedPrefix)
+	}
+	// Rendered for one team, the team root must hold neither the team's
+	// library nor its index or protected list, nor lie inside them.
+	team := func(tmpl string) string { return strings.Replace(tmpl, "{team}", "t", 1) }
+	root := team(c.Roots.Team)
+	for flag, k := range map[string]string{"team-prefix": team(sk.TeamPrefix), "team-index-key": team(sk.TeamIndexKey), "team-protected-key": team(sk.TeamProtectedKey)} {
+		if strings.HasPrefix(k, root) || strings.HasPrefix(root, k) {
+			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
+		}
 	}
 	if c.LockWait <= 0 || c.MaxVersions <= 0 {
 		return errors.New("library: lock-wait and max-versions must be positive")
@@ -68,20 +78,11 @@ func (c *Config) Validate(table *mounts.Table, sharedPrefix string) error {
 	return nil
 }
 
-// Root is the versions root of the library l (validated by the caller).
-func (c *Config) Root(l skills.LibraryRef) string {
-	if l.Shared {
-		return c.Roots.Root("")
-	}
-	return c.Roots.Root(l.User)
-}
+// Root is the versions root of the library l (validated by the caller);
+// skills.VersionRoots.Root decides it, for pins too.
+func (c *Config) Root(l skills.LibraryRef) string { return c.Roots.Root(l) }
 
 // BlobSpace is the blob space (internal/blobs) of the library l: the
 // versions of its skills and pinned threads' snapshots of it keep their
-// files there, each once. VersionRoots.BlobSpace decides it, for pins too.
-func (c *Config) BlobSpace(l skills.LibraryRef) string {
-	if l.Shared {
-		return c.Roots.BlobSpace("")
-	}
-	return c.Roots.BlobSpace(l.User)
-}
+// files there, each once.
+func (c *Config) BlobSpace(l skills.LibraryRef) string { return c.Roots.BlobSpace(l) }

@@ -34,7 +34,8 @@ var errTooManyRefs = fmt.Errorf("%w: the library's versions and snapshots refer 
 // CollectGarbage deletes the blobs of the library l that no version record
 // and no pinned thread's snapshot refers to and that are older than
 // --library.gc-grace; for a user's library it first sweeps the user's
-// expired pins and unreferenced snapshots. The grace protects a publish or
+// expired pins and unreferenced snapshots (the shared and team libraries'
+// blobs are referred to by every user's snapshots, which are only read). The grace protects a publish or
 // a pin in flight, whose blobs are written before the record naming them.
 // A dry run deletes nothing and counts what it would delete (blobs a
 // snapshot it would sweep refers to count as kept). Callers are admins
@@ -44,11 +45,8 @@ func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry
 	if err := l.Validate(); err != nil {
 		return res, err
 	}
-	if l.Team != "" {
-		return res, fmt.Errorf("%w: team libraries keep no versions or blobs yet", errkind.FailedPrecondition)
-	}
 	start := p.now()
-	if !l.Shared {
+	if l.User != "" {
 		sw, err := p.catalog.SweepPins(ctx, l.User, dry)
 		if err != nil {
 			return res, err

@@ -2,13 +2,11 @@ package library_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -34,7 +32,7 @@ func TestCollectGarbage(t *testing.T) {
 		brief := pinnedEnv(t, b, time.Nanosecond) // bob's expire at once
 		store := blobs.New(b, 1<<20)
 		cfg := library.DefaultConfig()
-		aliceSpace, sharedSpace, bobSpace := cfg.Roots.BlobSpace("alice"), cfg.Roots.BlobSpace(""), cfg.Roots.BlobSpace("bob")
+		aliceSpace, sharedSpace, bobSpace := cfg.BlobSpace(skills.LibraryRef{User: "alice"}), cfg.BlobSpace(skills.LibraryRef{Shared: true}), cfg.BlobSpace(skills.LibraryRef{User: "bob"})
 		has := func(space, data string) bool {
 			t.Helper()
 			ok, err := store.Has(ctx, space, blobs.Of([]byte(data)))
@@ -136,9 +134,47 @@ func TestCollectGarbage(t *testing.T) {
 		if _, err := e.pub.CollectGarbage(ctx, skills.LibraryRef{User: "../x"}, false); err == nil {
 			t.Error("a bad library reference was collected")
 		}
-		// A team library has no blob space: never collected as another's.
-		if _, err := e.pub.CollectGarbage(ctx, skills.LibraryRef{Team: "legal"}, false); !errors.Is(err, errkind.FailedPrecondition) {
-			t.Errorf("collecting a team library: %v, want FAILED_PRECONDITION", err)
+	})
+}
+
+// TestCollectTeamGarbage: a team library's collection deletes its old
+// unreferenced blobs and keeps its versions', without touching another
+// library's space.
+func TestCollectTeamGarbage(t *testing.T) {
+	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
+		ctx := t.Context()
+		b := newBucket(t)
+		e := pinnedEnv(t, b, 7*24*time.Hour)
+		store := blobs.New(b, 1<<20)
+		cfg := library.DefaultConfig()
+		legal := skills.LibraryRef{Team: "legal"}
+		space, eng := cfg.BlobSpace(legal), cfg.BlobSpace(skills.LibraryRef{Team: "eng"})
+		has := func(space, data string) bool {
+			t.Helper()
+			ok, err := store.Has(ctx, space, blobs.Of([]byte(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if _, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: legal, Name: "nda", Files: folder("nda", "NDAs", "v.md", "team versioned")}); err != nil {
+			t.Fatal(err)
+		}
+		if !has(space, "team versioned") {
+			t.Fatalf("the team's version kept no blob in %s", space)
+		}
+		for _, s := range []string{space, eng} {
+			if _, err := store.Put(ctx, s, []byte("orphan")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		library.SetClock(e.pub, func() time.Time { return time.Now().Add(25 * time.Hour) })
+		res, err := e.pub.CollectGarbage(ctx, legal, false)
+		if err != nil || res.BlobsDeleted != 1 || has(space, "orphan") {
+			t.Fatalf("team collection = %+v, %v; want the orphan deleted", res, err)
+		}
+		if !has(space, "team versioned") || !has(eng, "orphan") {
+			t.Error("a team collection deleted a version's blob or another team's")
 		}
 	})
 }

@@ -58,7 +58,7 @@ func newEnv(t *testing.T, b objstore.Bucket, tune func(*library.Config)) env {
 	if tune != nil {
 		tune(&cfg)
 	}
-	if err := cfg.Validate(mounts.Default(), skills.DefaultConfig().SharedPrefix); err != nil {
+	if err := cfg.Validate(mounts.Default(), skills.DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
 	return env{bucket: b, lib: lib, pub: library.New(b, lib.Catalog, cfg, cache.NewLRU(1<<20))}
@@ -126,6 +126,10 @@ func TestLibrary(t *testing.T) {
 		})
 		t.Run("Review", func(t *testing.T) {
 			testReview(t, newEnv(t, newBucket(t), func(c *library.Config) { c.Review = true }))
+		})
+		t.Run("Teams", func(t *testing.T) { testTeams(t, newEnv(t, newBucket(t), nil)) })
+		t.Run("TeamReview", func(t *testing.T) {
+			testTeamReview(t, newEnv(t, newBucket(t), func(c *library.Config) { c.Review = true }))
 		})
 	})
 }
@@ -346,13 +350,139 @@ func testRoles(t *testing.T, e env) {
 	if page, err := e.pub.ListVersions(ctx, bob, library.ListRequest{Library: skills.LibraryRef{Shared: true}, Name: "y"}); err != nil || len(page.Versions) != 1 {
 		t.Fatalf("bob lists shared versions: %+v, %v", page, err)
 	}
-	// Team libraries have no versions root: refused, even for an admin,
-	// rather than versioned under another library's root.
-	_, err = e.pub.Publish(ctx, admin, library.PublishRequest{Library: skills.LibraryRef{Team: "legal"}, Name: "y", Files: folder("y", "team")})
-	wantKind(t, err, errkind.FailedPrecondition)
-	if page, err := e.pub.ListVersions(ctx, bob, library.ListRequest{Library: skills.LibraryRef{Shared: true}, Name: "y"}); err != nil || len(page.Versions) != 1 {
-		t.Fatalf("after a refused team publish, the shared library has %+v, %v", page, err)
+}
+
+// Members of team legal.
+var (
+	carol = library.Actor{User: "carol", Author: "carol", Teams: []string{"eng", "legal"}}
+	dave  = library.Actor{User: "dave", Author: "dave", Teams: []string{"legal"}}
+)
+
+// teamListed is the catalog's view of a's skills with a's teams.
+func (e env) teamListed(t *testing.T, a library.Actor) map[string]string {
+	t.Helper()
+	c, err := mounts.Default().Identify(mounts.Identity{User: a.User, Thread: "t1", Teams: strings.Join(a.Teams, ",")})
+	if err != nil {
+		t.Fatal(err)
 	}
+	list, err := e.lib.Catalog.Skills(t.Context(), c, skills.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, s := range list {
+		out[s.Dir+"@"+s.Layer] = s.Manifest.Digest
+	}
+	return out
+}
+
+// testTeams: a team library keeps versions under its own root; admins
+// change it, members read its versions, others see none of it.
+func testTeams(t *testing.T, e env) {
+	ctx := t.Context()
+	legal := skills.LibraryRef{Team: "legal"}
+	r1, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: legal, Category: "law", Name: "nda", Files: folder("nda", "Review NDAs.", "clauses.md", "v1")})
+	if err != nil || r1.Pending || r1.Version.Library != legal {
+		t.Fatalf("admin's team publish = %+v, %v", r1, err)
+	}
+	var teamKeys int
+	for _, k := range keys(t, e.bucket) {
+		switch {
+		case strings.HasPrefix(k, "_teams/legal/versions/"):
+			teamKeys++
+		case strings.Contains(k, "/versions/"):
+			t.Errorf("a team version wrote %s, outside the team's root", k)
+		}
+	}
+	if teamKeys == 0 {
+		t.Fatal("nothing under _teams/legal/versions/")
+	}
+	if got := e.teamListed(t, carol)["law/nda@team:legal"]; got != r1.Version.ID {
+		t.Fatalf("carol lists the team's nda as %q, want %s", got, r1.Version.ID)
+	}
+	r2, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: legal, Category: "law", Name: "nda", Files: folder("nda", "Review NDAs.", "clauses.md", "v2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A member reads the versions and pins an old one, by the layer
+	// serving the name and by the caller's teams when none does.
+	page, err := e.pub.ListVersions(ctx, carol, library.ListRequest{Library: legal, Name: "nda"})
+	if err != nil || len(page.Versions) != 2 {
+		t.Fatalf("carol lists %+v, %v", page, err)
+	}
+	for _, layer := range []string{"team:legal", ""} {
+		v, err := e.pub.Pinned(ctx, carol, "nda", layer, r1.Version.ID)
+		if err != nil || v.Library != legal || v.ID != r1.Version.ID {
+			t.Fatalf("carol's pinned read (layer %q) = %+v, %v", layer, v, err)
+		}
+		b, err := e.pub.ReadFile(ctx, v, "clauses.md")
+		if err != nil || string(b) != "v1" {
+			t.Fatalf("carol reads the pinned clauses: %q, %v", b, err)
+		}
+	}
+	// Another team's member and a user of none see none of it.
+	eve := library.Actor{User: "eve", Author: "eve", Teams: []string{"eng"}}
+	for _, a := range []library.Actor{bob, eve} {
+		_, err = e.pub.ListVersions(ctx, a, library.ListRequest{Library: legal, Name: "nda"})
+		wantKind(t, err, errkind.PermissionDenied)
+		_, err = e.pub.Pinned(ctx, a, "nda", "", r1.Version.ID)
+		wantKind(t, err, errkind.NotFound)
+		_, err = e.pub.Pinned(ctx, a, "nda", "team:legal", r1.Version.ID)
+		wantKind(t, err, errkind.PermissionDenied)
+		_, err = e.pub.Publish(ctx, a, library.PublishRequest{Library: legal, Name: "x", Files: folder("x", "d")})
+		wantKind(t, err, errkind.PermissionDenied)
+	}
+	// Members change nothing without review: publish, delete, label,
+	// rollback and review are refused.
+	_, err = e.pub.Publish(ctx, carol, library.PublishRequest{Library: legal, Name: "x", Files: folder("x", "d")})
+	wantKind(t, err, errkind.PermissionDenied)
+	_, err = e.pub.Delete(ctx, carol, legal, "nda", "")
+	wantKind(t, err, errkind.PermissionDenied)
+	_, err = e.pub.SetLabel(ctx, carol, legal, "nda", "stable", r1.Version.ID)
+	wantKind(t, err, errkind.PermissionDenied)
+	_, err = e.pub.Rollback(ctx, carol, legal, "nda", r1.Version.ID, "")
+	wantKind(t, err, errkind.PermissionDenied)
+	// The admin rolls back: the member lists the old bytes again.
+	if _, err := e.pub.Rollback(ctx, admin, legal, "nda", r1.Version.ID, r2.Version.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.teamListed(t, dave)["law/nda@team:legal"]; got != r1.Version.ID {
+		t.Fatalf("after the rollback dave lists %q, want %s", got, r1.Version.ID)
+	}
+	if _, err := e.pub.Delete(ctx, admin, legal, "nda", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.teamListed(t, dave)["law/nda@team:legal"]; ok {
+		t.Fatal("a deleted team skill is listed")
+	}
+}
+
+// testTeamReview: with review, a member's publish to its team is pending
+// until an admin approves it; the shared library's rule, per team.
+func testTeamReview(t *testing.T, e env) {
+	ctx := t.Context()
+	legal := skills.LibraryRef{Team: "legal"}
+	res, err := e.pub.Publish(ctx, carol, library.PublishRequest{Library: legal, Name: "nda", Files: folder("nda", "NDAs.")})
+	if err != nil || !res.Pending || res.Version.State != library.Pending {
+		t.Fatalf("member's publish = %+v, %v", res, err)
+	}
+	if _, ok := e.teamListed(t, dave)["nda@team:legal"]; ok {
+		t.Fatal("a pending team version is live")
+	}
+	_, err = e.pub.Publish(ctx, bob, library.PublishRequest{Library: legal, Name: "nda", Files: folder("nda", "Bob's.")})
+	wantKind(t, err, errkind.PermissionDenied)
+	_, err = e.pub.Review(ctx, dave, legal, "nda", res.Version.ID, true, "")
+	wantKind(t, err, errkind.PermissionDenied)
+	if _, err := e.pub.Review(ctx, admin, legal, "nda", res.Version.ID, true, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.teamListed(t, dave)["nda@team:legal"]; got != res.Version.ID {
+		t.Fatalf("after approval dave lists %q, want %s", got, res.Version.ID)
+	}
+	// Other members still change nothing but by review.
+	_, err = e.pub.Delete(ctx, carol, legal, "nda", "")
+	wantKind(t, err, errkind.PermissionDenied)
 }
 
 func testReview(t *testing.T, e env) {

@@ -70,6 +70,9 @@ type Actor struct {
 	User   string // the caller's own user library
 	Author string // the token subject, else the user: versions name it
 	Admin  bool
+	// Teams are the caller's verified teams (mounts.Caller.Teams): a
+	// member reads its team library's versions and proposes new ones.
+	Teams []string
 }
 
 // ProblemsError is a refused folder and every problem found in it.
@@ -104,8 +107,9 @@ const (
 )
 
 // authorize decides a call in one place: anyone acts on their own user
-// library, admins on any; the shared library is read by all, and published
-// to by a non-admin only as a pending version when review is on. It
+// library, admins on any; the shared library is read by all, and a team's
+// by its members; a non-admin publishes to the shared library, and a
+// member to its team's, only as a pending version when review is on. It
 // returns the library (the caller's own when l is zero) and whether a
 // publish is pending.
 func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills.LibraryRef, bool, error) {
@@ -115,23 +119,26 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 	if err := l.Validate(); err != nil {
 		return l, false, err
 	}
-	if l.Team != "" {
-		// Team libraries have no versions root yet: refused before a
-		// version could land in another library's.
-		return l, false, fmt.Errorf("%w: LibraryService does not publish to team libraries yet; write them with AdminService.PutLibraryFile or S3 tools", errkind.FailedPrecondition)
-	}
-	own := !l.Shared && l.User == a.User && a.User != ""
+	own := l.User != "" && l.User == a.User
+	member := l.Team != "" && slices.Contains(a.Teams, l.Team)
+	common := l.Shared || member // a library the caller reads but does not own
 	switch {
 	case what == review && !a.Admin:
 		return l, false, fmt.Errorf("%w: reviewing a version needs an admin", errkind.PermissionDenied)
-	case a.Admin || own || (l.Shared && what == read):
+	case a.Admin || own || (common && what == read):
 		return l, false, nil
-	case l.Shared && what == publish && p.cfg.Review:
+	case common && what == publish && p.cfg.Review:
 		return l, true, nil
 	case l.Shared && what == publish:
 		return l, false, fmt.Errorf("%w: publishing to the shared library needs an admin", errkind.PermissionDenied)
 	case l.Shared:
 		return l, false, fmt.Errorf("%w: changing the shared library needs an admin", errkind.PermissionDenied)
+	case member && what == publish:
+		return l, false, fmt.Errorf("%w: publishing to team %s's library needs an admin (or --library.review, for a pending version)", errkind.PermissionDenied, l.Team)
+	case member:
+		return l, false, fmt.Errorf("%w: changing team %s's library needs an admin", errkind.PermissionDenied, l.Team)
+	case l.Team != "":
+		return l, false, fmt.Errorf("%w: the caller is not a member of team %s", errkind.PermissionDenied, l.Team)
 	}
 	return l, false, fmt.Errorf("%w: a caller acts only on its own library", errkind.PermissionDenied)
 }

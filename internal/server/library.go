@@ -44,7 +44,7 @@ func (v *Versions) actor(ctx context.Context) (authors.Actor, mounts.Caller, err
 		return authors.Actor{}, id, err
 	}
 	p, _ := auth.PrincipalFrom(ctx)
-	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.Admin}
+	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.Admin, Teams: id.Teams()}
 	if a.Author == "" {
 		a.Author = id.User()
 	}
@@ -188,13 +188,19 @@ func drainPublish(stream skillsvcv1.LibraryService_PublishSkillServer) {
 }
 
 // summary is the skill as the catalog now lists it to its library's
-// owner (the caller, for the shared library); nil when it cannot say.
+// owner (the caller, for the shared library; the caller as the team's
+// member, for a team's); nil when it cannot say.
 func (s *Library) summary(ctx context.Context, v authors.Version) *skillsvcv1.SkillSummary {
 	id, err := identity(ctx)
 	if err != nil {
 		return nil
 	}
-	if !v.Library.Shared && v.Library.User != id.User() {
+	switch {
+	case v.Library.Team != "":
+		if id, err = s.v.Table.Identify(mounts.Identity{User: id.User(), Thread: id.Thread(), Teams: v.Library.Team}); err != nil {
+			return nil
+		}
+	case !v.Library.Shared && v.Library.User != id.User():
 		if id, err = s.v.Table.Identify(mounts.Identity{User: v.Library.User, Thread: "index"}); err != nil {
 			return nil
 		}
@@ -204,8 +210,8 @@ func (s *Library) summary(ctx context.Context, v authors.Version) *skillsvcv1.Sk
 		path = s.catalog.Mount() + "/" + v.Category + "/" + v.Name
 	}
 	d, err := s.catalog.Get(ctx, id, path)
-	if err != nil {
-		return nil
+	if err != nil || (v.Library.Team != "" && d.Layer != skills.LayerTeam+v.Library.Team) {
+		return nil // a team's skill the caller's own shadows is not the one published
 	}
 	return summaryProto(d.Skill, true)
 }
@@ -338,7 +344,7 @@ func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion
 		Id: v.ID, Name: v.Name, Category: v.Category, Author: v.Author, TotalBytes: v.TotalBytes,
 		FileCount: int32(len(v.Files)), Labels: v.Labels, State: states[v.State], Message: v.Message,
 		Reviewer: v.Reviewer, ReviewComment: v.ReviewComment,
-		Library: &skillsvcv1.LibraryRef{User: v.Library.User, Shared: v.Library.Shared},
+		Library: &skillsvcv1.LibraryRef{User: v.Library.User, Shared: v.Library.Shared, Team: v.Library.Team},
 	}
 	if !v.Created.IsZero() {
 		out.CreateTime = timestamppb.New(v.Created)

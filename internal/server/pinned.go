@@ -76,8 +76,11 @@ func (s *Skills) pinnedSkill(ctx context.Context, v authors.Version) (skills.Ski
 	fm, body, problems := skillmd.ParseSkillMD(raw, v.Name)
 	dir := strings.TrimPrefix(s.pinnedDir(v), s.lib.Catalog.Mount()+"/")
 	layer := skills.LayerUser
-	if v.Library.Shared {
+	switch {
+	case v.Library.Shared:
 		layer = skills.LayerShared
+	case v.Library.Team != "":
+		layer = skills.LayerTeam + v.Library.Team
 	}
 	m := &skills.Manifest{TotalBytes: v.TotalBytes, FileCount: len(v.Files), Digest: v.ID}
 	for _, f := range v.Files {

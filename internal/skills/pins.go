@@ -26,9 +26,11 @@ import (
 )
 
 // A pinned thread keeps the library it started with. Its first pinned call
-// freezes the caller's two library indexes (the user's and the shared one,
-// as the catalog serves them) into a snapshot, copying every file into its
-// library's blob space, and records a pin for the thread; every later
+// freezes every library index of the caller's view (the user's, each of
+// the caller's teams', the shared one, as the catalog serves them, with
+// the team and shared libraries' protected names) into a snapshot, copying
+// every file into its library's blob space, and records a pin for the
+// thread (and the teams it was pinned with); every later
 // pinned call of the thread is served by a view built from the snapshot
 // with the catalog's own layer and overlay code, each file resolving to its
 // blob instead of the live key. Changes to the library, through the API or
@@ -40,7 +42,7 @@ import (
 //	snapshots/{sha256}.json    → the frozen indexes, named by their content,
 //	                             so threads pinned to one state share it
 //	blobs/sha256/{sha256}      → a user file's bytes (the shared library's
-//	                             are in the shared root's blobs/)
+//	                             and a team's are in their roots' blobs/)
 //
 // Only calls that ask for it (pinAsked) consult a pin: an unpinned call
 // costs nothing more than before.
@@ -52,7 +54,7 @@ type pins struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	byThread *libindex.Shelf[*pinRecord]  // by user \x00 thread
+	byThread *libindex.Shelf[*pinRecord]  // by user \x00 thread \x00 teams
 	frozen   *libindex.Shelf[*frozenView] // by snapshot key
 	flight   singleflight.Group
 
@@ -88,23 +90,34 @@ type pinRecord struct {
 	Snapshot string    `json:"snapshot"` // the snapshot's sha256
 	Created  time.Time `json:"created"`
 	Expires  time.Time `json:"expires"`
-	etag     string
+	// Teams the thread was pinned with (mounts.Identity.Teams): a call
+	// with other teams pins anew, so no caller reads a team's snapshot it
+	// is no member of.
+	Teams string `json:"teams,omitempty"`
+	etag  string
 }
 
-// snapshotDoc is a snapshot object: the frozen indexes of the caller's
-// library and the shared one.
+// snapshotDoc is a snapshot object: the frozen indexes of every layer of
+// the caller's view. Its content names it, so the teams, being in it, are
+// part of its identity.
 type snapshotDoc struct {
-	Version int            `json:"version"`
-	User    string         `json:"user"`
-	Layers  [2]frozenLayer `json:"layers"` // the user's, the shared one
+	Version int      `json:"version"`
+	User    string   `json:"user"`
+	Teams   []string `json:"teams,omitempty"`
+	// Layers: the user's, each team's in ID order, the shared one. A
+	// version 1 snapshot has the user's and the shared one, unnamed.
+	Layers []frozenLayer `json:"layers"`
 }
 
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 type frozenLayer struct {
-	Prefix string       `json:"prefix"` // the library's, as listed
-	Space  string       `json:"space"`  // its blob space
-	Files  []frozenFile `json:"files"`  // by path
+	Name   string       `json:"name,omitempty"` // LayerUser, LayerTeam+ID or LayerShared
+	Prefix string       `json:"prefix"`         // the library's, as listed
+	Space  string       `json:"space"`          // its blob space
+	Files  []frozenFile `json:"files"`          // by path
+	// Protected are the names the library protected when pinned.
+	Protected []string `json:"protected,omitempty"`
 }
 
 // frozenFile is one addressable object of a library as listed, and the
@@ -124,9 +137,31 @@ type frozenFile struct {
 }
 
 // valid reports whether doc is a snapshot of user's library this version
-// reads: every file names a blob.
+// reads, its layers in a view's order: every file names a blob. A version
+// 1 snapshot gets its layers' names.
 func (doc *snapshotDoc) valid(user string) bool {
-	if doc.Version != snapshotVersion || doc.User != user {
+	if doc.User != user {
+		return false
+	}
+	switch doc.Version {
+	case 1:
+		if len(doc.Layers) != 2 || len(doc.Teams) != 0 {
+			return false
+		}
+		doc.Layers[0].Name, doc.Layers[1].Name = LayerUser, LayerShared
+	case snapshotVersion:
+		if len(doc.Layers) != len(doc.Teams)+2 || len(doc.Teams) > mounts.MaxTeams {
+			return false
+		}
+		for i, fl := range doc.Layers[1 : len(doc.Layers)-1] {
+			if fl.Name != LayerTeam+doc.Teams[i] {
+				return false
+			}
+		}
+		if doc.Layers[0].Name != LayerUser || doc.Layers[len(doc.Layers)-1].Name != LayerShared {
+			return false
+		}
+	default:
 		return false
 	}
 	for _, fl := range doc.Layers {
@@ -143,11 +178,15 @@ func (doc *snapshotDoc) valid(user string) bool {
 type frozenView struct {
 	o     *overlay
 	sl    *layer
-	base  string // what replies are keyed by, instead of the user's prefix
+	lower []*layer // the teams' and the shared one, as in view
+	teams string   // the caller's teams the snapshot froze
+	base  string   // what replies are keyed by, instead of the user's prefix
 	bytes int64
 }
 
-func (f *frozenView) view() *view { return &view{overlay: f.o, shared: f.sl, userBase: f.base} }
+func (f *frozenView) view() *view {
+	return &view{overlay: f.o, shared: f.sl, userBase: f.base, lower: f.lower}
+}
 
 func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
 	return &pins{
@@ -159,11 +198,11 @@ func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Con
 
 // pinKey and snapshotKey name the pin of a thread and a snapshot.
 func (p *pins) pinKey(id mounts.Caller) string {
-	return p.cfg.Roots.Root(id.User()) + "pins/" + id.Thread() + ".json"
+	return p.cfg.Roots.userRoot(id.User()) + "pins/" + id.Thread() + ".json"
 }
 
 func (p *pins) snapshotKey(user, sum string) string {
-	return p.cfg.Roots.Root(user) + "snapshots/" + sum + ".json"
+	return p.cfg.Roots.userRoot(user) + "snapshots/" + sum + ".json"
 }
 
 // view returns the pinned view of the caller's thread, pinning the library
@@ -173,7 +212,7 @@ func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
 	if errors.Is(err, errSnapshotGone) {
 		// Swept since this replica read the pin: resolving again pins the
 		// library anew, as for an expired pin.
-		p.byThread.Remove(id.User() + "\x00" + id.Thread())
+		p.byThread.Remove(threadKey(id))
 		v, err = p.pinnedView(ctx, id)
 	}
 	return v, err
@@ -182,8 +221,13 @@ func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
 // errSnapshotGone: the snapshot a pin names is not in the bucket.
 var errSnapshotGone = errkind.New(errkind.FailedPrecondition, "the thread's pinned library snapshot is gone")
 
+// threadKey names the caller's thread and teams in byThread.
+func threadKey(id mounts.Caller) string {
+	return id.User() + "\x00" + id.Thread() + "\x00" + id.Identity().Teams
+}
+
 func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) {
-	k := id.User() + "\x00" + id.Thread()
+	k := threadKey(id)
 	rec, ok := p.byThread.Get(k)
 	if !ok || !p.now().Before(rec.Expires) {
 		ch := p.flight.DoChan("pin\x00"+k, func() (any, error) {
@@ -206,6 +250,10 @@ func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) 
 	if err != nil {
 		return nil, err
 	}
+	if f.teams != id.Identity().Teams {
+		// Not the teams the pin names (a damaged pin): never served.
+		return nil, fmt.Errorf("%w: the thread's snapshot froze other teams", blobs.ErrCorrupt)
+	}
 	return f.view(), nil
 }
 
@@ -219,7 +267,7 @@ func (p *pins) resolve(ctx context.Context, id mounts.Caller) (*pinRecord, error
 		switch {
 		case err != nil:
 			return nil, err
-		case old != nil && p.now().Before(old.Expires) && p.snapshotExists(ctx, id.User(), old.Snapshot):
+		case old != nil && p.now().Before(old.Expires) && old.Teams == id.Identity().Teams && p.snapshotExists(ctx, id.User(), old.Snapshot):
 			return old, nil
 		case attempt == 2:
 			return nil, fmt.Errorf("%w: the thread's pin changed while it was written; try again", errkind.Aborted)
@@ -229,7 +277,7 @@ func (p *pins) resolve(ctx context.Context, id mounts.Caller) (*pinRecord, error
 			return nil, err
 		}
 		now := p.now().UTC()
-		rec := &pinRecord{Snapshot: sum, Created: now, Expires: now.Add(p.cfg.Retention)}
+		rec := &pinRecord{Snapshot: sum, Created: now, Expires: now.Add(p.cfg.Retention), Teams: id.Identity().Teams}
 		data, _ := json.Marshal(rec)
 		opts := objstore.PutOptions{IfNoneMatch: true}
 		if old != nil {
@@ -335,28 +383,42 @@ func (p *pins) readFile(ctx context.Context, o objstore.Object) ([]byte, objstor
 	return data, a, err
 }
 
-// freeze snapshots the caller's library and the shared one as their
-// indexes list them now: every file is copied into its library's blob
-// space (a blob already there is not copied again) and the snapshot
-// object written. It returns the snapshot's sha256.
+// freeze snapshots every library of the caller's view as its index lists
+// it now (the user's, each team's, the shared one, with their protected
+// names): every file is copied into its library's blob space (a blob
+// already there is not copied again) and the snapshot object written. It
+// returns the snapshot's sha256.
 func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 	own, shared, err := p.views.layers(id)
 	if err != nil {
 		return "", err
 	}
-	var xs [2]*libindex.Index
+	teams := id.Teams()
+	ls := []libindex.Layer{own}
+	refs := []LibraryRef{{User: id.User()}}
+	names := []string{LayerUser}
+	for _, t := range teams {
+		ls = append(ls, p.views.teamLayer(t))
+		refs = append(refs, LibraryRef{Team: t})
+		names = append(names, LayerTeam+t)
+	}
+	ls = append(ls, shared)
+	refs = append(refs, LibraryRef{Shared: true})
+	names = append(names, LayerShared)
+	xs := make([]*libindex.Index, len(ls))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { xs[0], err = p.views.indexes.Get(gctx, own); return err })
-	g.Go(func() (err error) { xs[1], err = p.views.indexes.Get(gctx, shared); return err })
+	for i, l := range ls {
+		g.Go(func() (err error) { xs[i], err = p.views.indexes.Get(gctx, l); return err })
+	}
 	if err := g.Wait(); err != nil {
 		return "", err
 	}
-	doc := snapshotDoc{Version: snapshotVersion, User: id.User()}
+	doc := snapshotDoc{Version: snapshotVersion, User: id.User(), Teams: teams, Layers: make([]frozenLayer, len(ls))}
 	var total int64
-	for i, l := range []libindex.Layer{own, shared} {
-		fl := frozenLayer{Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(id.User())}
-		if i == 1 {
-			fl.Space = p.cfg.Roots.BlobSpace("")
+	for i, l := range ls {
+		fl := frozenLayer{Name: names[i], Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(refs[i])}
+		if l.Side != "" {
+			fl.Protected = p.views.readProtected(ctx, xs[i], l.Side)
 		}
 		for _, e := range addressable(xs[i].Objs, l.Prefix) {
 			total += e.obj.Size
@@ -491,10 +553,11 @@ func (p *pins) listSpace(ctx context.Context, space string, limit int) (map[stri
 	return out, err == nil, err
 }
 
-// maxSnapshotBytes bounds a snapshot object: per object of the two
-// libraries, its key and ETag, a frontmatter head (base64) and its numbers.
+// maxSnapshotBytes bounds a snapshot object: per object of its libraries
+// (the user's, the shared one, at most mounts.MaxTeams teams'), its key
+// and ETag, a frontmatter head (base64) and its numbers.
 func (p *pins) maxSnapshotBytes() int64 {
-	return 2 * int64(p.views.cfg.MaxObjects) * (2<<10 + 2*int64(p.views.cfg.HeadBytes) + 512)
+	return (2 + mounts.MaxTeams) * int64(p.views.cfg.MaxObjects) * (2<<10 + 2*int64(p.views.cfg.HeadBytes) + 512)
 }
 
 // load returns the view of the snapshot sum of user, built once per replica
@@ -536,12 +599,13 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 	}
 }
 
-// build makes the snapshot into a view with the catalog's own layer and
-// overlay code, from indexes rebuilt as listed; then each file of the
-// layers is pointed at its blob, so every read (GetSkill, ReadSkillFile,
-// /skills, ExportSkill) reads the frozen bytes through the file cache.
+// build makes the snapshot into a view with the catalog's own layer,
+// composition and overlay code, from indexes rebuilt as listed and the
+// protected names as frozen; then each file of the layers is pointed at
+// its blob, so every read (GetSkill, ReadSkillFile, /skills, ExportSkill)
+// reads the frozen bytes through the file cache.
 func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenView {
-	var ls [2]*layer
+	ls := make([]*layer, len(doc.Layers))
 	for i, fl := range doc.Layers {
 		// No generation: the content names the snapshot (an index listed
 		// again after a drop has a new one), and replies of a pinned view
@@ -561,11 +625,10 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 			}
 			blobOf[o.Key] = objstore.Object{Key: blobs.Key(fl.Space, blobs.Digest(f.Blob)), Attributes: objstore.Attributes{Size: f.Size, ETag: f.BlobETag, ModTime: f.ModTime}}
 		}
-		name := LayerUser
-		if i == 1 {
-			name = LayerShared
-		}
-		l := p.views.buildLayer(ctx, x, fl.Prefix, name, nil)
+		// The index holds no protected-names object: the names frozen
+		// with the snapshot apply, not the live ones.
+		l := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil)
+		l.protected = fl.Protected
 		for j := range l.entries {
 			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
 		}
@@ -575,8 +638,23 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		l.bytes = l.heldBytes() // with the blobs' keys
 		ls[i] = l
 	}
-	o := p.views.overlay(ls[0], ls[1])
-	return &frozenView{o: o, sl: ls[1], base: "pin\x00" + key, bytes: o.bytes + ls[1].bytes}
+	own, lower := ls[0], ls[1:]
+	sl := lower[len(lower)-1]
+	if len(doc.Teams) > 0 || len(sl.protected) > 0 {
+		sl = p.views.composeBase(doc.Teams, lower) // as views.base, uncached
+	}
+	if sl.prot != nil {
+		// Protected skills take their names and paths from the user's.
+		eff := p.views.compose(sl.prot, own, false)
+		eff.gen, eff.name = own.gen, own.name
+		own = eff
+	}
+	o := p.views.overlay(own, sl)
+	n := o.bytes + sl.bytes
+	for _, l := range lower {
+		n += l.bytes
+	}
+	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: "pin\x00" + key, bytes: n}
 }
 
 // PinSweep counts what a sweep deleted (or, dry, would delete).
@@ -591,7 +669,7 @@ type PinSweep struct {
 // stay: skill versions share the blob spaces, and collecting them needs
 // both (library.Publisher.CollectGarbage).
 func (p *pins) sweep(ctx context.Context, user string, snapshots, dry bool) (PinSweep, error) {
-	root := p.cfg.Roots.Root(user)
+	root := p.cfg.Roots.userRoot(user)
 	now := p.now()
 	live := map[string]bool{}
 	var n PinSweep
@@ -647,8 +725,9 @@ func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (PinSwee
 
 // PinnedBlobs calls fn with every blob of the library l's blob space a
 // snapshot refers to: for a user's library the user's snapshots, for the
-// shared one every user's (each snapshot freezes the shared library too,
-// and the users are found by listing the bucket's first level). A snapshot
+// shared one and a team's every user's (a snapshot freezes the caller's
+// teams and the shared library too, and the users are found by listing
+// the bucket's first level). A snapshot
 // that cannot be read is an error, never skipped: its blobs would be lost.
 // Pins are not consulted: a snapshot no pin refers to keeps its blobs
 // until it is swept.
@@ -659,13 +738,13 @@ func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.D
 		// collection would otherwise delete.
 		return fmt.Errorf("%w: pinned threads are not configured, so their snapshots' blobs cannot be told apart", errkind.FailedPrecondition)
 	}
-	if !l.Shared {
-		if err := mounts.ValidateID("user", l.User); err != nil {
-			return err
-		}
-		return p.snapshotBlobs(ctx, l.User, p.cfg.Roots.BlobSpace(l.User), fn)
+	if err := l.Validate(); err != nil {
+		return err
 	}
-	space := p.cfg.Roots.BlobSpace("")
+	space := p.cfg.Roots.BlobSpace(l)
+	if l.User != "" {
+		return p.snapshotBlobs(ctx, l.User, space, fn)
+	}
 	opts := objstore.ListOptions{Delimiter: "/"}
 	for {
 		page, err := p.bucket.List(ctx, opts)
@@ -688,7 +767,7 @@ func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.D
 
 // snapshotBlobs calls fn with the blobs of space user's snapshots refer to.
 func (p *pins) snapshotBlobs(ctx context.Context, user, space string, fn func(blobs.Digest) error) error {
-	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.Root(user)+"snapshots/", func(o objstore.Object) error {
+	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.userRoot(user)+"snapshots/", func(o objstore.Object) error {
 		data, _, err := p.readBounded(ctx, o.Key, p.maxSnapshotBytes())
 		if objstore.IsNotFound(err) {
 			return nil // swept since listed

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -319,20 +319,107 @@ func TestPinConfigValidate(t *testing.T) {
 	}
 }
 
-// TestPinnedWithTeams: a snapshot freezes the user's and the shared index
-// only, so a pinned call from a caller with teams is refused, saying why,
-// rather than served without the teams' skills; without the pin it is
-// served.
+// TestPinnedWithTeams: a snapshot freezes every layer of the caller's
+// view, its teams' too, and the protected names: a pinned member keeps
+// its team's old bytes after the team library changes (through the
+// catalog and straight in the bucket) and protection as it was at pin
+// time; the teams are part of the snapshot's identity, so a thread with
+// other teams never reads a snapshot of a team it is no member of.
 func TestPinnedWithTeams(t *testing.T) {
-	lib := pinnedLibrary(t, objstoretest.NewBucket(t, map[string]string{
-		"_teams/legal/skills/nda/SKILL.md": "---\nname: nda\ndescription: d\n---\nbody\n",
-	}), &clock{})
-	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: "legal"})
-	_, err := lib.Catalog.Skills(pinned(t.Context()), id, ListOptions{})
-	if !errors.Is(err, errkind.FailedPrecondition) || !strings.Contains(err.Error(), "team libraries") {
-		t.Errorf("pinned call with teams: %v, want FailedPrecondition about team libraries", err)
-	}
-	if l, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil || len(l) != 1 {
-		t.Errorf("unpinned call with teams = %v, %v", l, err)
-	}
+	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(*testing.T) objstore.Bucket) {
+		b := newBucket(t)
+		md := func(name, desc string) string {
+			return "---\nname: " + name + "\ndescription: " + desc + "\n---\nbody of " + desc + "\n"
+		}
+		put(t, b, "_teams/legal/skills/nda/SKILL.md", md("nda", "NDA one"))
+		put(t, b, "_teams/legal/skills/nda/clauses.md", "old clauses\n")
+		put(t, b, "_teams/eng/skills/deploy/SKILL.md", md("deploy", "Deploys"))
+		put(t, b, "_shared/skills/contracts/SKILL.md", md("contracts", "Org contracts"))
+		put(t, b, "alice/skills/contracts/SKILL.md", md("contracts", "Alice contracts"))
+		lib := pinnedLibrary(t, b, &clock{now: time.Now()})
+		ctx := t.Context()
+		shared, legal := LibraryRef{Shared: true}, LibraryRef{Team: "legal"}
+		if _, err := lib.Catalog.SetProtected(ctx, shared, "contracts", true); err != nil {
+			t.Fatal(err)
+		}
+		as := func(thread, teams string) mounts.Caller {
+			return mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: thread, Teams: teams})
+		}
+		// state is what c reads: the skills listed (name@layer), nda's
+		// SKILL.md and clauses, and whose contracts the name refers to.
+		state := func(ctx context.Context, c mounts.Caller) string {
+			t.Helper()
+			list, err := lib.Catalog.Skills(ctx, c, ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, s := range list {
+				out = append(out, s.Name+"@"+s.Layer)
+			}
+			if d, err := lib.Catalog.Get(ctx, c, "nda"); err == nil {
+				clauses, _, err := lib.Catalog.ReadFile(ctx, c, "nda", "clauses.md", ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, strings.TrimSpace(d.Description)+"+"+strings.TrimSpace(clauses))
+			} else if errkind.Of(err) != errkind.NotFound {
+				t.Fatal(err)
+			}
+			d, err := lib.Catalog.Get(ctx, c, "contracts")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(append(out, "contracts="+d.Description), " ")
+		}
+		member := as("t1", "legal")
+		const before = "contracts@shared nda@team:legal NDA one+old clauses contracts=Org contracts"
+		if got := state(pinned(ctx), member); got != before {
+			t.Fatalf("pinned member = %q, want %q", got, before)
+		}
+		if got := state(pinned(ctx), as("t2", "eng")); got != "contracts@shared deploy@team:eng contracts=Org contracts" {
+			t.Fatalf("pinned eng thread = %q", got)
+		}
+
+		// The team library changes through the catalog and in the bucket,
+		// and the shared library no longer protects contracts.
+		if _, err := lib.Catalog.PutLibraryFile(ctx, legal, "nda/SKILL.md", []byte(md("nda", "NDA two")), objstore.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		put(t, b, "_teams/legal/skills/nda/clauses.md", "new clauses\n")
+		put(t, b, "_teams/legal/skills/handbook/SKILL.md", md("handbook", "Handbook"))
+		if _, err := lib.Catalog.SetProtected(ctx, shared, "contracts", false); err != nil {
+			t.Fatal(err)
+		}
+		if err := lib.Catalog.DropLibraryIndex(ctx, legal); err != nil {
+			t.Fatal(err)
+		}
+		const after = "contracts@user handbook@team:legal nda@team:legal NDA two+new clauses contracts=Alice contracts"
+		if got := state(ctx, member); got != after {
+			t.Fatalf("unpinned member = %q, want %q", got, after)
+		}
+		if got := state(pinned(ctx), member); got != before {
+			t.Fatalf("pinned member after the changes = %q, want as pinned %q", got, before)
+		}
+		// A thread pinned now pins the library as it is now.
+		if got := state(pinned(ctx), as("t3", "legal")); got != after {
+			t.Fatalf("new pinned thread = %q, want %q", got, after)
+		}
+		// The same thread with other teams pins anew: never legal's.
+		if got := state(pinned(ctx), as("t1", "eng")); strings.Contains(got, "nda") || !strings.Contains(got, "deploy@team:eng") {
+			t.Fatalf("thread t1 with teams eng = %q; want eng's view, no nda", got)
+		}
+		// The team's bytes went to its blob space; the snapshots to alice's.
+		if len(keys(t, b, "_teams/legal/versions/blobs/")) == 0 || len(keys(t, b, "_teams/eng/versions/blobs/")) == 0 {
+			t.Errorf("no team blobs: %v", keys(t, b, "_teams/"))
+		}
+		if n := len(keys(t, b, "alice/versions/snapshots/")); n < 3 {
+			t.Errorf("alice has %d snapshots, want one per state and set of teams (at least 3)", n)
+		}
+		// The team's blob space counts the snapshots referring to it.
+		var refs int
+		if err := lib.Catalog.PinnedBlobs(ctx, legal, func(blobs.Digest) error { refs++; return nil }); err != nil || refs == 0 {
+			t.Errorf("PinnedBlobs(team legal) = %d, %v", refs, err)
+		}
+	})
 }

@@ -38,36 +38,45 @@ func (vs *views) base(teams []string, lower []*layer) *layer {
 		return l
 	}
 	v, _, _ := vs.flight.Do(fmt.Sprintf("base\x00%s\x00%d", key, gen), func() (any, error) {
-		var l *layer
-		if len(teams) == 0 {
-			c := *sl // the same skills; a generation that names the protection
-			l = &c
-		} else {
-			t := lower[0]
-			for _, next := range lower[1 : len(lower)-1] {
-				t = vs.compose(t, next, false)
-			}
-			if ps := protectedOf(sl); len(ps) > 0 {
-				t = vs.compose(protectedLayer(ps), t, false)
-			}
-			l = vs.compose(t, sl, true)
-		}
-		l.gen, l.name = gen, ""
-		var served []*skillRef
-		for _, ly := range lower {
-			for _, s := range protectedOf(ly) {
-				if d, ok := l.dir(s.dir); ok && d.layer == s.layer && d.name == s.name {
-					served = append(served, d)
-				}
-			}
-		}
-		if len(served) > 0 {
-			l.prot = protectedLayer(served)
-		}
+		l := vs.composeBase(teams, lower)
+		l.gen = gen
 		hold(vs, vs.shared, key, l, l.bytes)
 		return l, nil
 	})
 	return v.(*layer)
+}
+
+// composeBase is base's composition, uncached: a pinned thread's view
+// composes its frozen layers with it too.
+func (vs *views) composeBase(teams []string, lower []*layer) *layer {
+	sl := lower[len(lower)-1]
+	var l *layer
+	if len(teams) == 0 {
+		c := *sl // the same skills; a generation that names the protection
+		l = &c
+	} else {
+		t := lower[0]
+		for _, next := range lower[1 : len(lower)-1] {
+			t = vs.compose(t, next, false)
+		}
+		if ps := protectedOf(sl); len(ps) > 0 {
+			t = vs.compose(protectedLayer(ps), t, false)
+		}
+		l = vs.compose(t, sl, true)
+	}
+	l.name = ""
+	var served []*skillRef
+	for _, ly := range lower {
+		for _, s := range protectedOf(ly) {
+			if d, ok := l.dir(s.dir); ok && d.layer == s.layer && d.name == s.name {
+				served = append(served, d)
+			}
+		}
+	}
+	if len(served) > 0 {
+		l.prot = protectedLayer(served)
+	}
+	return l
 }
 
 // compose makes the layer upper shows over lower, hiding lower's folders

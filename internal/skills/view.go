@@ -228,10 +228,6 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 // it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 	if vs.pins != nil && vs.pins.asked(ctx) {
-		if len(id.Teams()) > 0 {
-			// A snapshot freezes the user's and the shared index only.
-			return nil, fmt.Errorf("%w: a pinned thread cannot yet read team libraries: call without %s, or without teams", errkind.FailedPrecondition, "x-skillsvc-pin")
-		}
 		return vs.pins.view(ctx, id)
 	}
 	return vs.live(ctx, id)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,4 +80,64 @@ func skillFile(t *testing.T, dir, name, desc string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestTeamMemberEndToEnd: skillctl acts as a team member, with --teams in
+// insecure mode (SKILLCTL_TEAMS and a context too) and with a token minted
+// by `skillsvc token --teams` in jwt mode, where the token's claim decides
+// and the metadata does not.
+func TestTeamMemberEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	skill := skillFile(t, dir, "nda", "Legal's NDA review.")
+
+	addr := startServer(t)
+	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_CONFIG": filepath.Join(t.TempDir(), "config.yaml")}
+	mustRun(t, env, "admin", "put", "nda/SKILL.md", skill, "--library", "team:legal")
+	if got := names(t, mustRun(t, env, "ls", "--json", "--user", "alice").stdout); strings.Contains(got, "nda") {
+		t.Errorf("ls without teams = %s; want no team skill", got)
+	}
+	if got := names(t, mustRun(t, env, "ls", "--json", "--user", "alice", "--teams", "legal").stdout); !strings.Contains(got, "nda") {
+		t.Errorf("ls --teams legal = %s; want legal's nda", got)
+	}
+	mustRun(t, env, "config", "set-context", "legal", "--target", addr, "--user", "alice", "--teams", "legal")
+	if got := names(t, mustRun(t, env, "ls", "--json", "--context", "legal").stdout); !strings.Contains(got, "nda") {
+		t.Errorf("ls in a context with teams = %s; want legal's nda", got)
+	}
+	env["SKILLCTL_TEAMS"] = "eng"
+	if got := names(t, mustRun(t, env, "ls", "--json", "--context", "legal").stdout); strings.Contains(got, "nda") {
+		t.Errorf("SKILLCTL_TEAMS=eng over the context's legal = %s; want no legal skill", got)
+	}
+	delete(env, "SKILLCTL_TEAMS")
+
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-e2e-", 4)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jwtAddr := startServer(t, "--auth.mode=jwt", "--auth.jwt.secret-file="+secret)
+	bin, err := skillsvcBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"token", "--ttl", "10m", "--auth.jwt.secret-file", secret}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("skillsvc token %v: %v", args, err)
+		}
+		f := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(f, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN_FILE": mint("--admin")}
+	mustRun(t, jenv, "admin", "put", "nda/SKILL.md", skill, "--library", "team:legal")
+	jenv["SKILLCTL_TOKEN_FILE"] = mint("--user", "alice", "--thread", "t1", "--teams", "legal")
+	if got := names(t, mustRun(t, jenv, "ls", "--json").stdout); !strings.Contains(got, "nda") {
+		t.Errorf("a member's token = %s; want legal's nda", got)
+	}
+	jenv["SKILLCTL_TOKEN_FILE"] = mint("--user", "alice", "--thread", "t1")
+	if got := names(t, mustRun(t, jenv, "ls", "--json", "--teams", "legal").stdout); strings.Contains(got, "nda") {
+		t.Errorf("a token without teams, metadata claiming legal = %s; want no legal skill", got)
+	}
 }

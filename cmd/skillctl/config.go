@@ -36,6 +36,9 @@ type Context struct {
 	// with a token the token's claims decide.
 	User   string `yaml:"user,omitempty"`
 	Thread string `yaml:"thread,omitempty"`
+	// Teams are the caller's teams, comma-separated, sent as metadata
+	// (insecure mode); with a token its teams claim decides.
+	Teams string `yaml:"teams,omitempty"`
 	// Token is a bearer token, or TokenFile a file holding one (read on
 	// every run, so a rotated token is picked up).
 	Token     string `yaml:"token,omitempty"`
@@ -123,9 +126,9 @@ type settings struct {
 }
 
 // envNames maps each setting to its environment variable.
-var envNames = struct{ Context, Target, TLS, CAFile, User, Thread, Token, TokenFile, Library string }{
+var envNames = struct{ Context, Target, TLS, CAFile, User, Thread, Teams, Token, TokenFile, Library string }{
 	"SKILLCTL_CONTEXT", "SKILLCTL_TARGET", "SKILLCTL_TLS", "SKILLCTL_CA_FILE", "SKILLCTL_USER", "SKILLCTL_THREAD",
-	"SKILLCTL_TOKEN", "SKILLCTL_TOKEN_FILE", "SKILLCTL_LIBRARY",
+	"SKILLCTL_TEAMS", "SKILLCTL_TOKEN", "SKILLCTL_TOKEN_FILE", "SKILLCTL_LIBRARY",
 }
 
 // resolve decides each setting: flags (set is what the command line gave,
@@ -154,6 +157,7 @@ func resolve(cfg *Config, flags Context, flagContext string, changed func(string
 	s.CAFile = pick("ca-file", flags.CAFile, envNames.CAFile, ctx.CAFile)
 	s.User = pick("user", flags.User, envNames.User, ctx.User)
 	s.Thread = pick("thread", flags.Thread, envNames.Thread, ctx.Thread)
+	s.Teams = pick("teams", flags.Teams, envNames.Teams, ctx.Teams)
 	s.Token = pick("token", flags.Token, envNames.Token, ctx.Token)
 	s.TokenFile = pick("token-file", flags.TokenFile, envNames.TokenFile, ctx.TokenFile)
 	s.Library = pick("library", flags.Library, envNames.Library, ctx.Library)

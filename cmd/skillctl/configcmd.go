@@ -200,6 +200,7 @@ value clears a field. --use makes it the current context.`,
 				set("ca-file", &ctx.CAFile, a.flags.CAFile)
 				set("user", &ctx.User, a.flags.User)
 				set("thread", &ctx.Thread, a.flags.Thread)
+				set("teams", &ctx.Teams, a.flags.Teams)
 				set("token", &ctx.Token, a.flags.Token)
 				set("token-file", &ctx.TokenFile, a.flags.TokenFile)
 				set("library", &ctx.Library, a.flags.Library)

@@ -119,6 +119,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 	pf.StringVar(&a.flags.CAFile, "ca-file", "", "PEM file of the CAs to trust (implies --tls)")
 	pf.StringVar(&a.flags.User, "user", "", "user ID sent as identity metadata (insecure mode)")
 	pf.StringVar(&a.flags.Thread, "thread", "", "thread ID sent as identity metadata (default \""+defaultThread+"\")")
+	pf.StringVar(&a.flags.Teams, "teams", "", "the caller's team IDs, comma-separated, sent as identity metadata (insecure mode; a token's teams claim decides otherwise)")
 	pf.StringVar(&a.flags.Token, "token", "", "bearer token (jwt mode)")
 	pf.StringVar(&a.flags.TokenFile, "token-file", "", "file holding the bearer token")
 	pf.StringVar(&a.flags.Library, "library", "", `library to act on: empty for your own, "shared", "team:ID" (a team's), or a user ID (admins)`)
@@ -192,6 +193,9 @@ func (a *app) callCtx(ctx context.Context, deadline bool) (context.Context, cont
 	}
 	if a.set.Thread != "" {
 		md.Set(auth.ThreadKey, a.set.Thread)
+	}
+	if a.set.Teams != "" {
+		md.Set(auth.TeamsKey, a.set.Teams)
 	}
 	tok, err := a.set.bearer()
 	if err != nil {

@@ -117,10 +117,7 @@ server's GetSkillResponse. --version shows a published version instead of the li
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}
@@ -201,10 +198,7 @@ func (a *app) renderCmd() *cobra.Command {
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}
@@ -244,10 +238,7 @@ func (a *app) enableCmd(enable bool) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}

@@ -46,10 +46,7 @@ links or devices), at most --max-bytes in total. Files keep their executable bit
 			if err := checkTarget(args[1], force); err != nil {
 				return usageErr(err)
 			}
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}

@@ -72,10 +72,7 @@ func (a *app) push(cmd *cobra.Command, dir string, o pushOptions) error {
 		printProblems(a.stderr, "", ps)
 		return &exitError{code: exitInvalid}
 	}
-	if err := a.connect(cmd); err != nil {
-		return err
-	}
-	ctx, cancel, err := a.callCtx(cmd.Context(), true)
+	ctx, cancel, err := a.open(cmd, true)
 	if err != nil {
 		return err
 	}

@@ -184,6 +184,15 @@ func (a *app) connect(cmd *cobra.Command) error {
 	return nil
 }
 
+// open connects and returns the command's call context (callCtx): the
+// start of every command that makes one call.
+func (a *app) open(cmd *cobra.Command, deadline bool) (context.Context, context.CancelFunc, error) {
+	if err := a.connect(cmd); err != nil {
+		return nil, nil, err
+	}
+	return a.callCtx(cmd.Context(), deadline)
+}
+
 // callCtx is ctx carrying the identity and, for a unary call, the
 // deadline; cancel must be called.
 func (a *app) callCtx(ctx context.Context, deadline bool) (context.Context, context.CancelFunc, error) {

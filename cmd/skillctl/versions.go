@@ -185,10 +185,7 @@ and moves "latest" to it. Files the current copy has and VERSION lacks are remov
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}
@@ -227,10 +224,7 @@ kept with the version and in the audit log. List pending versions with
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}
@@ -263,10 +257,7 @@ func (a *app) rmCmd() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.connect(cmd); err != nil {
-				return err
-			}
-			ctx, cancel, err := a.callCtx(cmd.Context(), true)
+			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}

@@ -216,6 +216,14 @@ func keepNumbersAsText(m *yaml.Node) {
 
 var yamlFormat = frontmatter.NewFormat("---", "---", safeYAML)
 
+// ParserVersion names the rules of ParseSkillMD. Replicas share what it
+// returned for a version of a SKILL.md (EncodeParsed, in the shared cache,
+// keyed by this version), so bump it with any change that can change its
+// output for some input: a rule, a message's wording, a bound, the reading
+// of YAML or JSON (a dependency's upgrade included). Unbumped, replicas
+// serve the old rules' result until it expires (--skills.head-ttl).
+const ParserVersion = 1
+
 // ParseSkillMD parses a SKILL.md (or its head, as long as the head holds the
 // whole frontmatter). It returns the frontmatter, the body after it, and the
 // problems; folder is the name of the skill's folder, which name should equal.

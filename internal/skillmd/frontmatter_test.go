@@ -1,6 +1,7 @@
 package skillmd_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -416,6 +417,22 @@ func FuzzParseSkillMD(f *testing.F) {
 		}
 		if !slices.Equal(errs, p.Errors) || !slices.Equal(warns, p.Warnings) {
 			t.Fatalf("List %+v disagrees with Errors %q Warnings %q", p.List, p.Errors, p.Warnings)
+		}
+		// Replicas share the result encoded: every result encodes (but of
+		// a folder name that is no UTF-8, which no object key is), and
+		// decodes to what encodes the same (DeepEqual fails on NaN).
+		enc, err := skillmd.EncodeParsed(nil, fm, p)
+		switch {
+		case err != nil && utf8.ValidString(folder):
+			t.Fatalf("EncodeParsed: %v", err)
+		case err == nil:
+			dfm, dp, err := skillmd.DecodeParsed(enc)
+			if err != nil {
+				t.Fatalf("DecodeParsed: %v", err)
+			}
+			if again, _ := skillmd.EncodeParsed(nil, dfm, dp); !bytes.Equal(again, enc) {
+				t.Fatalf("decoded %+v %+v, which encodes differently", dfm, dp)
+			}
 		}
 		// Publishing is never more lenient than the catalog.
 		if !skillmd.HasErrors(skillmd.CheckFolder(folder, []skillmd.File{{Path: skillmd.SkillFile, Data: data}})) && !p.Valid() {

@@ -19,6 +19,7 @@ type CacheLog struct {
 	log              *slog.Logger
 	nextWarn         atomic.Int64 // unix nanoseconds
 	nextMismatchWarn atomic.Int64 // apart, so a Redis outage cannot hide a mismatch
+	nextCorruptWarn  atomic.Int64
 }
 
 // NewCacheLog returns a CacheLog writing to log.
@@ -54,4 +55,15 @@ func (c *CacheLog) Mismatched(ctx context.Context, kind, source, key string, err
 		return
 	}
 	c.log.DebugContext(ctx, "skills cache: ignoring a value found under another's key", "kind", kind, "source", source, "key", key, "err", err)
+}
+
+// Undecodable logs a value of kind found in the shared cache that does not
+// decode: written by a replica of another encoding under the same key (a
+// bug), or damaged. It is recomputed, never served.
+func (c *CacheLog) Undecodable(ctx context.Context, kind string, err error) {
+	if warnNow(&c.nextCorruptWarn) {
+		c.log.WarnContext(ctx, "skills cache: ignoring a value that does not decode; computing it again (repeats logged at debug for a minute)", "kind", kind, "err", err)
+		return
+	}
+	c.log.DebugContext(ctx, "skills cache: ignoring a value that does not decode", "kind", kind, "err", err)
 }

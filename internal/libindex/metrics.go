@@ -16,6 +16,9 @@ type Metrics struct {
 	Mismatched    *prometheus.CounterVec // by kind and source
 	Digests       *prometheus.CounterVec // skill file digests an index build took, by source
 	DigestBytes   prometheus.Counter     // bytes read to compute them
+	// Heads are the SKILL.md heads the catalog's layer builds took, by
+	// source (HeadCarried, HeadCached, HeadParsed).
+	Heads *prometheus.CounterVec
 
 	// What the replica holds decoded (Held), by kind, against the budget.
 	HeldBytes     *prometheus.GaugeVec
@@ -51,6 +54,13 @@ const (
 	DigestCarried  = "carried"
 	DigestCached   = "cached"
 	DigestComputed = "computed"
+
+	// Where a layer build took a skill's parsed SKILL.md head from: the
+	// layer of the previous generation (same version), the shared cache
+	// (some replica parsed that version), or a YAML parse here.
+	HeadCarried = "carried"
+	HeadCached  = "cached"
+	HeadParsed  = "parsed"
 )
 
 // NewMetrics returns the metrics, registered on reg unless it is nil.
@@ -88,6 +98,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Digests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_digests_total",
 			Help: "Skill file digests (sha256) taken by library index builds, by source: carried (from the previous index, ETag unchanged), cached (hashed before by some replica) or computed (the file read and hashed here).",
+		}, []string{"source"}),
+		Heads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_layer_heads_total",
+			Help: "Parsed SKILL.md heads taken by the catalog's layer builds, by source: carried (from the layer of the previous generation, same version), cached (parsed before by some replica, from the shared cache) or parsed (its YAML parsed here).",
 		}, []string{"source"}),
 		DigestBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_digest_bytes_total",
@@ -129,6 +143,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, src := range []string{DigestCarried, DigestCached, DigestComputed} {
 		m.Digests.WithLabelValues(src)
 	}
+	for _, src := range []string{HeadCarried, HeadCached, HeadParsed} {
+		m.Heads.WithLabelValues(src)
+	}
 	for _, r := range []string{"hit", "miss", "uncached"} {
 		m.Files.WithLabelValues(r)
 	}
@@ -138,7 +155,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Mismatched.WithLabelValues(KindIndex, SourceBucket)
 	m.Mismatched.WithLabelValues(KindSettings, SourceSharedCache)
 	if reg != nil {
-		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes,
+		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes, m.Heads,
 			m.HeldBytes, m.HeldItems, m.HeldMaxBytes, m.HeldEvictions, m.HeldTooLarge)
 	}
 	return m

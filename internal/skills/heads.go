@@ -3,11 +3,21 @@ package skills
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -26,16 +36,30 @@ const maxReported = 4096
 // once per version (key and ETag) while it is among the last maxReported
 // logged. Parsed heads live in the layers built from them (on the held
 // budget), and a layer of a newer generation takes those of the version it
-// held before.
+// held before. A parse is content-addressed too (the version and the
+// folder name), so it is shared through the cache: a replica's first
+// layer of a library some replica built before decodes its heads instead
+// of parsing their YAML, which is most of building it.
 type heads struct {
 	log      *slog.Logger
 	seed     maphash.Seed
 	reported *lru.Cache[uint64, struct{}]
+	metrics  *libindex.Metrics
+	// cache shares parsed heads for ttl (--skills.head-ttl); nil: they
+	// are not shared.
+	cache    cache.Cache
+	ttl      time.Duration
+	cacheLog *libindex.CacheLog
 }
 
-func newHeads(log *slog.Logger) *heads {
+func newHeads(log *slog.Logger, m *libindex.Metrics) *heads {
 	r, _ := lru.New[uint64, struct{}](maxReported)
-	return &heads{log: log, seed: maphash.MakeSeed(), reported: r}
+	return &heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
+}
+
+// share makes h share parsed heads through c for ttl.
+func (h *heads) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
+	h.cache, h.ttl, h.cacheLog = c, ttl, cl
 }
 
 // firstReport reports whether s's SKILL.md version was not logged before.
@@ -57,6 +81,14 @@ func (h *heads) reportNested(ctx context.Context, s *skillRef) {
 	}
 }
 
+// report logs, once per version, the problems of an invalid skill, however
+// its head was parsed.
+func (h *heads) report(ctx context.Context, s *skillRef, p skillmd.Problems) {
+	if !p.Valid() && h.firstReport(s) {
+		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", p.Errors)
+	}
+}
+
 // parse parses the head of s.
 func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
 	fm, _, problems := skillmd.ParseSkillMD(head, s.folder)
@@ -65,10 +97,117 @@ func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
 		fm.Extra = nil
 	}
 	fm.JSON = bytes.Clone(fm.JSON) // without the encoder's spare capacity
-	if !problems.Valid() && h.firstReport(s) {
-		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", problems.Errors)
-	}
+	h.report(ctx, s, problems)
 	return parsed{fm: fm, problems: problems}
+}
+
+// carried counts the heads a layer build took from the previous
+// generation's layer.
+func (h *heads) carried(n int) { h.metrics.Heads.WithLabelValues(libindex.HeadCarried).Add(float64(n)) }
+
+// parallelHeads is the fewest heads worth taking on more than one core.
+const parallelHeads = 64
+
+// take sets the head of each skill of list from its SKILL.md's head in
+// heads (by key): decoded from the cache where some replica parsed that
+// version before, parsed (and then cached) where none did. The cache is
+// asked and filled in one call each; a failing cache, or a value that does
+// not decode, only costs the parse. Decoding and parsing run on every core
+// when there are many: a replica's first call on a large library (its
+// index from the shared cache) is mostly this.
+func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]byte) {
+	if len(list) == 0 {
+		return
+	}
+	keys := make([]string, len(list))
+	var hits map[string][]byte
+	if h.cache != nil {
+		ask := make([]string, 0, len(list))
+		for i, s := range list {
+			if s.skillMD.ETag != "" { // unversioned: no content to address
+				keys[i] = parsedCacheKey(s.skillMD.Key, s.skillMD.ETag, s.folder)
+				ask = append(ask, keys[i])
+			}
+		}
+		var err error
+		if hits, err = h.cache.Fetch(ctx, ask); err != nil {
+			h.cacheLog.Failed(ctx, "fetching parsed skill heads", err)
+		}
+	}
+	// encoded holds the parses to cache; nil where the head was cached,
+	// or is not to be.
+	encoded := make([][]byte, len(list))
+	var fromCache atomic.Int64
+	each(len(list), func(i int) {
+		s := list[i]
+		if b, ok := hits[keys[i]]; ok && keys[i] != "" {
+			fm, problems, err := skillmd.DecodeParsed(b)
+			if err == nil {
+				s.head = parsed{fm: fm, problems: problems}
+				h.report(ctx, s, problems)
+				fromCache.Add(1)
+				return
+			}
+			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
+		}
+		s.head = h.parse(ctx, s, heads[s.skillMD.Key])
+		if keys[i] != "" {
+			// A parse the codec refuses (a folder name that is no UTF-8)
+			// is only not shared.
+			encoded[i], _ = skillmd.EncodeParsed(nil, s.head.fm, s.head.problems)
+		}
+	})
+	cached := int(fromCache.Load())
+	h.metrics.Heads.WithLabelValues(libindex.HeadCached).Add(float64(cached))
+	h.metrics.Heads.WithLabelValues(libindex.HeadParsed).Add(float64(len(list) - cached))
+	items := map[string][]byte{}
+	for i, b := range encoded {
+		if b != nil {
+			items[keys[i]] = b
+		}
+	}
+	if len(items) > 0 && ctx.Err() == nil {
+		if err := h.cache.Store(ctx, items, h.ttl); err != nil {
+			h.cacheLog.Failed(ctx, "storing parsed skill heads", err)
+		}
+	}
+}
+
+// each calls fn for 0 to n-1, on every core when n is large enough.
+func each(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/parallelHeads)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				fn(int(i))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// parsedKeySpace holds parsed SKILL.md heads. It names the codec's version
+// and the parser's: a replica of other parse rules (skillmd.ParserVersion)
+// neither reads nor overwrites another's.
+var parsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d:", skillmd.CodecVersion, skillmd.ParserVersion)
+
+// parsedCacheKey names the parse of one version (key and ETag) of a
+// SKILL.md in the folder folder, which the parse depends on: content
+// addressed, as the heads are (libindex). The key's first segment (the
+// user, or the shared libraries') is the hash tag, as for file contents.
+// Object keys may be 1 KiB long, so the rest is a hash.
+func parsedCacheKey(key, etag, folder string) string {
+	tag, _, _ := strings.Cut(key, "/")
+	sum := sha256.Sum256([]byte(key + "\x00" + etag + "\x00" + folder))
+	return parsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
 // leanRaw is what a layer keeps of a frontmatter's Raw fields: only the

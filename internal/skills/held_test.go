@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -93,21 +95,42 @@ func TestHeldEstimates(t *testing.T) {
 			t.Errorf("%s: estimate %d bytes for %d of heap, want within -10%%..+40%%", what, est, heap)
 		}
 	}
+	// The heads parsed, then decoded from the cache as a new replica's
+	// are; the cache's copies are not the layers' heap.
 	var sl *layer
-	measure("shared layer of 300 skills", func() int64 {
-		sl = vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil)
-		return sl.bytes
-	})
 	overlays := make([]*overlay, users)
-	measure(fmt.Sprintf("%d users' views of 5 skills", users), func() int64 {
-		var est int64
+	cacheHeads := func() {
+		vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil)
 		for u := range users {
 			own, _, _ := vs.layers(tenant(u))
-			overlays[u] = vs.overlay(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil), sl)
-			est += overlays[u].bytes
+			vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil)
 		}
-		return est
-	})
+	}
+	c := vs.heads.cache
+	for _, from := range []string{"parsed", "decoded"} {
+		vs.heads.cache = nil
+		if from == "decoded" {
+			vs.heads.cache = c
+			cacheHeads()
+		}
+		sl, overlays = nil, make([]*overlay, users)
+		measure("shared layer of 300 skills, heads "+from, func() int64 {
+			sl = vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil)
+			return sl.bytes
+		})
+		measure(fmt.Sprintf("%d users' views of 5 skills, heads %s", users, from), func() int64 {
+			var est int64
+			for u := range users {
+				own, _, _ := vs.layers(tenant(u))
+				overlays[u] = vs.overlay(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil), sl)
+				est += overlays[u].bytes
+			}
+			return est
+		})
+	}
+	if n := testutil.ToFloat64(lib.metrics.Heads.WithLabelValues(libindex.HeadCached)); n != 300+5*users {
+		t.Fatalf("%v heads decoded, want %d", n, 300+5*users)
+	}
 	runtime.KeepAlive(overlays)
 	var raws [][]byte
 	var refs []*skillRef

@@ -82,7 +82,9 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
 		return indexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
-	vs := newViews(ix, newHeads(log), table, cfg)
+	hs := newHeads(log, m)
+	hs.share(o.cache, cfg.HeadTTL, cl)
+	vs := newViews(ix, hs, table, cfg)
 	vs.files = ix.Files()
 	if o.pins != nil && o.pinAsked != nil {
 		if err := o.pins.Validate(table); err != nil {

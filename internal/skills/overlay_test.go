@@ -173,7 +173,8 @@ func TestOverlayMatchesMerge(t *testing.T) {
 	for _, maxSkills := range []int{10000, 3} {
 		cfg := lib.Catalog.views.cfg
 		cfg.MaxSkills = maxSkills
-		vs := newViews(lib.Catalog.views.indexes, newHeads(slog.New(slog.DiscardHandler)), mounts.Default(), cfg)
+		// Heads not shared: randomIndex's ETags do not address content.
+		vs := newViews(lib.Catalog.views.indexes, newHeads(slog.New(slog.DiscardHandler), libindex.NewMetrics(nil)), mounts.Default(), cfg)
 		r := rand.New(rand.NewPCG(22, uint64(maxSkills)))
 		for i := range 2000 {
 			user := vs.buildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", LayerUser, nil)

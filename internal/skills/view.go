@@ -8,10 +8,8 @@ import (
 	"iter"
 	"maps"
 	"path"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -346,7 +344,8 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x.Digests)
 		return false
 	})
-	vs.parseHeads(ctx, unparsed, x.Heads)
+	vs.heads.carried(len(skills) - len(unparsed))
+	vs.heads.take(ctx, unparsed, x.Heads)
 	for _, s := range skills {
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
 	}
@@ -400,33 +399,6 @@ func (l *layer) lookups(skills []*skillRef) {
 		}
 	}
 	l.bytes = l.heldBytes()
-}
-
-// parallelHeads is the fewest heads worth parsing on more than one core.
-const parallelHeads = 64
-
-// parseHeads parses the head of each skill of list, on every core when
-// there are many: a replica's first call on a large library (its index
-// from the shared cache) is mostly this.
-func (vs *views) parseHeads(ctx context.Context, list []*skillRef, heads map[string][]byte) {
-	workers := min(runtime.GOMAXPROCS(0), len(list)/parallelHeads)
-	if workers <= 1 {
-		for _, s := range list {
-			s.head = vs.heads.parse(ctx, s, heads[s.skillMD.Key])
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(list)); i = next.Add(1) - 1 {
-				s := list[i]
-				s.head = vs.heads.parse(ctx, s, heads[s.skillMD.Key])
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // find returns the position in all of the folder at dir.

@@ -240,3 +240,36 @@ func FuzzDecodeParsed(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParsedHead compares, for one SKILL.md head of a real library's
+// frontmatter, parsing it with decoding what EncodeParsed made of its parse
+// (what a replica's first listing does per skill when another replica
+// parsed that version), and encoding it.
+func BenchmarkParsedHead(b *testing.B) {
+	head := []byte("---\nname: skill-0001\ndescription: Skill skill-0001; extracts, converts and summarizes the documents of its kind, step by step.\n" +
+		"license: Apache-2.0\nmetadata:\n  owner: platform-team\n  version: \"1.2\"\ntags: [documents, conversion]\n---\n")
+	fm, _, p := skillmd.ParseSkillMD(head, "skill-0001")
+	enc, err := skillmd.EncodeParsed(nil, fm, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parse", func(b *testing.B) {
+		for b.Loop() {
+			skillmd.ParseSkillMD(head, "skill-0001")
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := skillmd.DecodeParsed(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := skillmd.EncodeParsed(nil, fm, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -154,9 +154,10 @@ func BenchmarkTreeStat(b *testing.B) {
 
 // BenchmarkFirstListingWarmCache is a new replica's first ListSkills of
 // 1,000 skills while the shared cache (an in-process one here, standing in
-// for Redis) holds the index another replica published: decoding the index
-// and parsing every head into the layer, without a storage request
-// (bench-load's "first ListSkills: new process, warm Redis").
+// for Redis) holds the index and the parsed heads another replica
+// published: decoding the index and every head into the layer, without a
+// storage request or a YAML parse (bench-load's "first ListSkills: new
+// process, warm Redis").
 func BenchmarkFirstListingWarmCache(b *testing.B) {
 	lb := skillstest.New()
 	for i := range benchSkills {

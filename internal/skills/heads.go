@@ -194,10 +194,14 @@ func each(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// parsedKeySpace holds parsed SKILL.md heads. It names the codec's version
-// and the parser's: a replica of other parse rules (skillmd.ParserVersion)
-// neither reads nor overwrites another's.
-var parsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d:", skillmd.CodecVersion, skillmd.ParserVersion)
+// leanVersion names what parse keeps of a parse (leanRaw, the nil Extra):
+// the cache holds that, so bump it with any change to it.
+const leanVersion = 1
+
+// parsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
+// the parser's and leanVersion: a replica of other rules neither reads nor
+// overwrites another's.
+var parsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
 
 // parsedCacheKey names the parse of one version (key and ETag) of a
 // SKILL.md in the folder folder, which the parse depends on: content
@@ -210,7 +214,8 @@ func parsedCacheKey(key, etag, folder string) string {
 	return parsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
-// leanRaw is what a layer keeps of a frontmatter's Raw fields: only the
+// leanRaw is what a layer keeps of a frontmatter's Raw fields (and the
+// shared cache of every replica, so a change bumps leanVersion): only the
 // lists inside metadata, which search ranks and nothing else holds. Every
 // other field is in the typed fields, Extra and JSON; Raw as decoded takes
 // more heap than all of them together. GetSkill parses SKILL.md afresh, so

@@ -186,3 +186,26 @@ func TestParsedHeadsCacheDown(t *testing.T) {
 		t.Errorf("the failed fetch is not logged:\n%s", log.String())
 	}
 }
+
+// TestParsedCacheKey: a parse is addressed by everything it depends on (the
+// SKILL.md version and its folder's name, the rules in the key space), in
+// its library's hash tag.
+func TestParsedCacheKey(t *testing.T) {
+	base := parsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "pdf")
+	if !strings.HasPrefix(base, parsedKeySpace+"{alice}:") {
+		t.Fatalf("key %q is not in alice's hash tag under %q", base, parsedKeySpace)
+	}
+	for _, other := range []string{
+		parsedCacheKey("alice/skills/pdf/SKILL.md", "e2", "pdf"),
+		parsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "other"),
+		parsedCacheKey("alice/skills/docs/pdf/SKILL.md", "e1", "pdf"),
+		parsedCacheKey("bob/skills/pdf/SKILL.md", "e1", "pdf"),
+	} {
+		if other == base {
+			t.Errorf("%q names two parses", base)
+		}
+	}
+	if len(parsedCacheKey("alice/"+strings.Repeat("x", 1024), "e", "x")) > 100 {
+		t.Error("a long object key makes a long cache key")
+	}
+}

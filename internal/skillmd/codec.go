@@ -25,7 +25,7 @@ var errCodec = errors.New("parsed SKILL.md head: malformed encoding")
 // ParseSkillMD returned for a SKILL.md, for a cache shared by replicas:
 // decoding it is a small fraction of parsing the YAML again.
 // DecodeParsed(EncodeParsed(fm, p)) deep-equals (fm, p), nil and empty
-// slices and maps apart. The encoding is canonical (map keys sorted, the
+// slices and maps kept apart. The encoding is canonical (map keys sorted, the
 // shortest varints), so equal values encode to equal bytes. It fails on a
 // value ParseSkillMD never makes: an Extra or Raw value of a type other
 // than nil, bool, int, int64, uint64, float64, string, []any and
@@ -69,19 +69,19 @@ func EncodeParsed(dst []byte, fm Frontmatter, p Problems) ([]byte, error) {
 	return e.b, nil
 }
 
-// checkProblems reports whether p is what Add makes of p.List.
+// checkProblems returns an error unless p is what Add makes of p.List.
 func checkProblems(p Problems) error {
 	var errs, warns int
 	for _, pr := range p.List {
 		switch pr.Severity {
 		case SeverityError:
 			if errs >= len(p.Errors) || p.Errors[errs] != pr.Message {
-				return fmt.Errorf("parsed SKILL.md head: Errors disagree with List")
+				return errors.New("parsed SKILL.md head: Errors disagree with List")
 			}
 			errs++
 		case SeverityWarning:
 			if warns >= len(p.Warnings) || p.Warnings[warns] != pr.Message {
-				return fmt.Errorf("parsed SKILL.md head: Warnings disagree with List")
+				return errors.New("parsed SKILL.md head: Warnings disagree with List")
 			}
 			warns++
 		default:
@@ -90,7 +90,7 @@ func checkProblems(p Problems) error {
 	}
 	// Add leaves a slice nil until it adds to it.
 	if errs != len(p.Errors) || warns != len(p.Warnings) || (errs == 0) != (p.Errors == nil) || (warns == 0) != (p.Warnings == nil) {
-		return fmt.Errorf("parsed SKILL.md head: Errors and Warnings disagree with List")
+		return errors.New("parsed SKILL.md head: Errors and Warnings disagree with List")
 	}
 	return nil
 }
@@ -336,14 +336,14 @@ func (d *decoder) str() string {
 }
 
 // count reads the length of a slice or map (ok false for nil) whose
-// elements take at least min bytes each, so no count asks for more than
+// elements take at least least bytes each, so no count asks for more than
 // the bytes left can hold.
-func (d *decoder) count(min int) (n int, ok bool) {
+func (d *decoder) count(least int) (n int, ok bool) {
 	c := d.uvarint()
 	if c == 0 {
 		return 0, false
 	}
-	if c-1 > uint64(len(d.b)/min) {
+	if c-1 > uint64(len(d.b)/least) {
 		d.fail("a count larger than the bytes left")
 		return 0, false
 	}

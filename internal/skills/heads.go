@@ -138,9 +138,9 @@ func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]b
 	// or is not to be.
 	encoded := make([][]byte, len(list))
 	var fromCache atomic.Int64
-	each(len(list), func(i int) {
+	onCores(len(list), func(i int) {
 		s := list[i]
-		if b, ok := hits[keys[i]]; ok && keys[i] != "" {
+		if b, ok := hits[keys[i]]; keys[i] != "" && ok {
 			fm, problems, err := skillmd.DecodeParsed(b)
 			if err == nil {
 				s.head = parsed{fm: fm, problems: problems}
@@ -173,8 +173,8 @@ func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]b
 	}
 }
 
-// each calls fn for 0 to n-1, on every core when n is large enough.
-func each(n int, fn func(i int)) {
+// onCores calls fn for 0 to n-1, on every core when n is large enough.
+func onCores(n int, fn func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/parallelHeads)
 	if workers <= 1 {
 		for i := range n {

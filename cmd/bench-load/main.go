@@ -41,6 +41,7 @@ type options struct {
 	tenantClients int
 	tenantEvents  bool          // the many-tenants case again with the bucket's events
 	tenantSettle  time.Duration // libraries left quiet before the rows without events
+	tenantRamp    time.Duration // random calls before each random-user row is measured
 }
 
 func parseOptions(args []string) (options, error) {
@@ -65,6 +66,7 @@ func parseOptions(args []string) (options, error) {
 	f.IntVar(&o.tenants, "tenants", 2000, "Users of the many-tenants case (a shared library of 300 skills, 5 skills of its own per user, calls as random users); 0 skips it.")
 	f.BoolVar(&o.tenantEvents, "tenant-events", true, "Measure the many-tenants case's random-user rows again with MinIO's bucket notifications posted to skillsvc's event endpoint (polling then at its events defaults).")
 	f.DurationVar(&o.tenantSettle, "tenant-settle", 0, "Without events: serve every user once, then leave the libraries quiet this long before the rows, so they are measured as libraries unchanged that long (their revalidation interval grows with it; 4m reaches the longest).")
+	f.DurationVar(&o.tenantRamp, "tenant-ramp", 35*time.Second, "Random-user calls made, unmeasured, after each random-user row's warm-up and before it is measured: longer than skillsvc's max staleness (30s), so the row measures users who keep calling (each library revalidated in the background at its interval), not the first calls after the warm-up, which find their libraries older than the max staleness and list them first; 0 measures right after the warm-up.")
 	f.IntVar(&o.tenantClients, "tenant-clients", 16, "Concurrent clients (one connection each) of the many-tenants case.")
 	f.IntVar(&o.iterations, "iterations", 200, "Calls behind each warm p50/p99.")
 	f.IntVar(&o.clients, "clients", 32, "Concurrent clients (one connection each) of the throughput case.")
@@ -93,8 +95,8 @@ func parseOptions(args []string) (options, error) {
 	if o.users > 1 && len(o.sizes) == 0 {
 		return o, errors.New("-users needs a library size (-sizes)")
 	}
-	if o.tenants < 0 || o.tenantClients < 1 || o.tenantSettle < 0 {
-		return o, errors.New("tenants must not be negative, tenant-clients must be positive")
+	if o.tenants < 0 || o.tenantClients < 1 || o.tenantSettle < 0 || o.tenantRamp < 0 {
+		return o, errors.New("tenants, tenant-settle and tenant-ramp must not be negative, tenant-clients must be positive")
 	}
 	if o.users < 1 || o.iterations < 1 || o.clients < 1 || o.duration <= 0 || o.seedWorkers < 1 || o.latency < 0 || o.lruMaxBytes < 0 {
 		return o, errors.New("users, iterations, clients, duration and seed-workers must be positive; latency and lru-max-bytes not negative")

@@ -334,37 +334,25 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 	}
 	b.logf("%s: warm-up of %s calls in %s", name, loadbench.Count(float64(warm)), loadbench.Duration(time.Since(warmStart)))
 
+	if ramp := b.opts.tenantRamp; users > 1 && ramp > 0 {
+		// Users who keep calling, not a first call after a pause: the rows
+		// start once every library has been through its revalidation
+		// cadence under this load (a pause longer than the max staleness
+		// makes the next call list the library first, by design).
+		rampStart := time.Now()
+		n, err := drive(ctx, clients, users, ramp, 5, call, nil)
+		if err != nil {
+			r.err = fmt.Errorf("ramp: %w", err)
+			return r
+		}
+		b.logf("%s: ramp of %s random calls in %s", name, loadbench.Count(float64(n)), loadbench.Duration(time.Since(rampStart)))
+	}
+
 	before, _ := s.scrape(ctx)
 	proxyBefore := b.srv.proxy.Requests()
 	start := time.Now()
-	deadline := start.Add(b.opts.duration)
-	var (
-		mu       sync.Mutex
-		all      []time.Duration
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	for g, c := range clients {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(g), 2))
-			var ds []time.Duration
-			var err error
-			for time.Now().Before(deadline) {
-				t := time.Now()
-				if err = call(ctx, c, rng.IntN(users), rng); err != nil {
-					break
-				}
-				ds = append(ds, time.Since(t))
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			all = append(all, ds...)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-		})
-	}
-	wg.Wait()
+	var all []time.Duration
+	_, firstErr := drive(ctx, clients, users, b.opts.duration, 2, call, &all)
 	elapsed := time.Since(start)
 	r.requests = b.srv.proxy.Requests() - proxyBefore
 	if after, err := s.scrape(ctx); err == nil && before != nil {
@@ -381,6 +369,48 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 	r.p50, r.p99 = loadbench.Percentile(all, 50), loadbench.Percentile(all, 99)
 	r.rss, r.err = s.rss()
 	return r
+}
+
+// drive has every client call as random users among users until d has
+// passed, and returns the number of calls and the first error; with all,
+// it also collects each call's latency. seed picks the random sequence.
+func drive(ctx context.Context, clients []skillsvcv1.SkillsServiceClient, users int, d time.Duration, seed uint64, call tenantCall, all *[]time.Duration) (int64, error) {
+	deadline := time.Now().Add(d)
+	var (
+		mu       sync.Mutex
+		calls    int64
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for g, c := range clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), seed))
+			var ds []time.Duration
+			var n int64
+			var err error
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				if err = call(ctx, c, rng.IntN(users), rng); err != nil {
+					break
+				}
+				n++
+				if all != nil {
+					ds = append(ds, time.Since(t))
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			calls += n
+			if all != nil {
+				*all = append(*all, ds...)
+			}
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	return calls, firstErr
 }
 
 // delta is every sample of the metric name by label set, after less
@@ -422,8 +452,9 @@ func (r *report) printTenants(w io.Writer, o options) {
 		return
 	}
 	fmt.Fprintf(w, "\nMany tenants: a shared library of %d skills and %s users with %d skills each (one overriding a shared skill), "+
-		"one skillsvc, Redis flushed first; %d clients for %v per row, every user the row calls as served once before it:\n\n",
-		tenantShared, loadbench.Count(float64(o.tenants)), tenantPersonal, o.tenantClients, o.duration)
+		"one skillsvc, Redis flushed first; %d clients for %v per row, every user the row calls as served once before it, "+
+		"and random-user rows measured after %v of unmeasured random calls (-tenant-ramp):\n\n",
+		tenantShared, loadbench.Count(float64(o.tenants)), tenantPersonal, o.tenantClients, o.duration, o.tenantRamp)
 	rows := [][]string{{"", "p50 / p99", "req/s", "storage requests per 1,000 calls", "RSS"}}
 	for _, t := range r.tenants {
 		rows = append(rows, t.cells())

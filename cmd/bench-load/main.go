@@ -42,6 +42,7 @@ type options struct {
 	tenantEvents  bool          // the many-tenants case again with the bucket's events
 	tenantSettle  time.Duration // libraries left quiet before the rows without events
 	tenantRamp    time.Duration // random calls before each random-user row is measured
+	tenantCalls   []string      // the calls measured; empty: all
 }
 
 func parseOptions(args []string) (options, error) {
@@ -67,6 +68,17 @@ func parseOptions(args []string) (options, error) {
 	f.BoolVar(&o.tenantEvents, "tenant-events", true, "Measure the many-tenants case's random-user rows again with MinIO's bucket notifications posted to skillsvc's event endpoint (polling then at its events defaults).")
 	f.DurationVar(&o.tenantSettle, "tenant-settle", 0, "Without events: serve every user once, then leave the libraries quiet this long before the rows, so they are measured as libraries unchanged that long (their revalidation interval grows with it; 4m reaches the longest).")
 	f.DurationVar(&o.tenantRamp, "tenant-ramp", 35*time.Second, "Random-user calls made, unmeasured, after each random-user row's warm-up and before it is measured: longer than skillsvc's max staleness (30s), so the row measures users who keep calling (each library revalidated in the background at its interval), not the first calls after the warm-up, which find their libraries older than the max staleness and list them first; 0 measures right after the warm-up.")
+	f.Func("tenant-calls", "Comma-separated calls of the many-tenants case to measure (GetSkill, FormatSkills, ListSkills); default all.", func(v string) error {
+		o.tenantCalls = nil
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.ContainsFunc(tenantCalls, func(c tenantCallCase) bool { return c.name == name }) {
+				return fmt.Errorf("unknown call %q: want GetSkill, FormatSkills or ListSkills", name)
+			}
+			o.tenantCalls = append(o.tenantCalls, name)
+		}
+		return nil
+	})
 	f.IntVar(&o.tenantClients, "tenant-clients", 16, "Concurrent clients (one connection each) of the many-tenants case.")
 	f.IntVar(&o.iterations, "iterations", 200, "Calls behind each warm p50/p99.")
 	f.IntVar(&o.clients, "clients", 32, "Concurrent clients (one connection each) of the throughput case.")

@@ -85,12 +85,15 @@ func tenantObjects(users int) func(yield func(string, []byte) bool) {
 // tenantCall is one RPC as user u; rng picks what it asks for.
 type tenantCall func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, rng *rand.Rand) error
 
-// The rows of the many-tenants table: each call as one user, then as
-// random users.
-var tenantCalls = []struct {
+// tenantCallCase is a call of the many-tenants table, by name.
+type tenantCallCase struct {
 	name string
 	call tenantCall
-}{
+}
+
+// The rows of the many-tenants table: each call as one user, then as
+// random users.
+var tenantCalls = []tenantCallCase{
 	{"GetSkill", func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, rng *rand.Rand) error {
 		return getSkillAs(ctx, c, tenantName(u), tenantSkill(u, rng.IntN(tenantSkills)))
 	}},
@@ -106,6 +109,20 @@ var tenantCalls = []struct {
 	{"ListSkills", func(ctx context.Context, c skillsvcv1.SkillsServiceClient, u int, _ *rand.Rand) error {
 		return listSkillsAs(ctx, c, tenantName(u), tenantSkills)
 	}},
+}
+
+// tenantCalls are the calls the options ask to measure, in table order.
+func (b *bench) tenantCalls() []tenantCallCase {
+	if len(b.opts.tenantCalls) == 0 {
+		return tenantCalls
+	}
+	var out []tenantCallCase
+	for _, c := range tenantCalls {
+		if slices.Contains(b.opts.tenantCalls, c.name) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // tenantRow is one row of the many-tenants table.
@@ -150,7 +167,7 @@ func (b *bench) runTenants(ctx context.Context) {
 		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.name, msg)
 	}
 	fail := func(err error) {
-		for _, c := range tenantCalls {
+		for _, c := range b.tenantCalls() {
 			row(tenantRow{name: "one user, " + c.name, err: err})
 			row(tenantRow{name: "random users, " + c.name, err: err})
 		}
@@ -186,7 +203,7 @@ func (b *bench) runTenants(ctx context.Context) {
 		err = notifyRelay(ctx, b.direct, tenantBucket)
 	}
 	if err != nil {
-		for _, c := range tenantCalls {
+		for _, c := range b.tenantCalls() {
 			evRow(tenantRow{name: "random users, " + c.name, err: err})
 		}
 		return
@@ -199,7 +216,7 @@ func (b *bench) runTenants(ctx context.Context) {
 // and measures each call.
 func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []string, row func(tenantRow)) {
 	fail := func(err error) {
-		for _, c := range tenantCalls {
+		for _, c := range b.tenantCalls() {
 			if events == "" {
 				row(tenantRow{name: "one user, " + c.name, err: err})
 			}
@@ -248,7 +265,7 @@ func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []st
 		b.logf("every user served once; libraries left quiet for %v", settle)
 		time.Sleep(settle)
 	}
-	for _, c := range tenantCalls {
+	for _, c := range b.tenantCalls() {
 		if events == "" {
 			row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
 		}

@@ -94,6 +94,10 @@ type Config struct {
 	// blocks and SearchSkills replies one replica keeps for reuse; 0 keeps
 	// none.
 	ReplyCacheBytes int64 `yaml:"reply_cache_bytes"`
+	// ReplySharedTTL is how long a reply one replica built stays in the
+	// shared cache (Redis) for every replica; 0 keeps replies in process
+	// only.
+	ReplySharedTTL time.Duration `yaml:"reply_shared_ttl"`
 
 	// Tool names that text meant for a model mentions, when a request names
 	// none: the tool that searches skills (in a prompt block with skills
@@ -138,6 +142,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
 	f.Int64Var(&c.ReplyCacheBytes, prefix+"reply-cache-bytes", 32<<20, "Bytes of encoded ListSkills pages, FormatSkills blocks and SearchSkills replies kept per replica and reused while the caller's library, settings and request are unchanged; 0 keeps none.")
+	f.DurationVar(&c.ReplySharedTTL, prefix+"reply-shared-ttl", 10*time.Minute, "With Redis: how long an encoded reply one replica built stays in Redis, where a replica that does not keep it takes it instead of building it again (a reply's key names one library content, so it is never stale); 0 keeps replies in process only.")
 	f.StringVar(&c.SearchTool, prefix+"search-tool", "", "Tool name a prompt block tells the model to search skills with, when the request names none; empty words it neutrally.")
 	f.StringVar(&c.DownloadTool, prefix+"download-tool", "", "Tool name a refusal to read a binary or oversized skill file tells the model to fetch it with, when the request names none; empty words it neutrally.")
 }
@@ -212,8 +217,8 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := c.validateTeams(table); err != nil {
 		return err
 	}
-	if c.ReplyCacheBytes < 0 {
-		return errors.New("skills: reply-cache-bytes must not be negative")
+	if c.ReplyCacheBytes < 0 || c.ReplySharedTTL < 0 {
+		return errors.New("skills: reply-cache-bytes and reply-shared-ttl must not be negative")
 	}
 	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.MaxPageBytes <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
 		return errors.New("skills: page, search, query and budget limits must be positive")

@@ -4,13 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -37,7 +43,7 @@ func (c *Catalog) PageReply(ctx context.Context, id mounts.Caller, opts ListOpti
 	}
 	c.listed(ctx, id, s)
 	k := s.replyKey(replyList).str(variant).str(q.scope).int(int64(q.count)).str(q.after)
-	return c.replies.get(replyList, k.sum(), func() ([]byte, error) { return encode(c.page(s, q)) })
+	return c.replies.get(ctx, replyList, k.sum(), func() ([]byte, error) { return encode(c.page(s, q)) })
 }
 
 // PromptReply is Prompt encoded by encode, reused as PageReply's pages are.
@@ -52,7 +58,7 @@ func (c *Catalog) PromptReply(ctx context.Context, id mounts.Caller, opts ListOp
 	}
 	k := s.replyKey(replyFormat).str(opts.Category).bool(opts.FilterCategory).
 		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool)
-	return c.replies.get(replyFormat, k.sum(), func() ([]byte, error) {
+	return c.replies.get(ctx, replyFormat, k.sum(), func() ([]byte, error) {
 		b, err := c.prompt(s, opts, f)
 		if err != nil {
 			return nil, err
@@ -74,7 +80,7 @@ func (c *Catalog) SearchReply(ctx context.Context, id mounts.Caller, opts Search
 	}
 	k := s.replyKey(replySearch).str(opts.Query).int(int64(opts.Limit)).str(opts.Category).bool(opts.FilterCategory).
 		int(int64(math.Float64bits(opts.MinRelevance)))
-	return c.replies.get(replySearch, k.sum(), func() ([]byte, error) { return encode(c.search(s, opts)) })
+	return c.replies.get(ctx, replySearch, k.sum(), func() ([]byte, error) { return encode(c.search(s, opts)) })
 }
 
 // Reply kinds: the first field of every reply key, and a label of the
@@ -130,10 +136,19 @@ const replyOverhead = 96
 // replies keeps encoded replies by key, least recently used first out,
 // within maxBytes. A reply is never changed once stored: every caller
 // shares the same bytes. Concurrent misses of one key build it once.
+//
+// With a shared cache (Redis), a reply this replica does not keep is
+// looked for there before it is built, and a reply built here is put
+// there: a key names one content on every replica (replyKey), so a block
+// one replica built serves every replica, and a replica serving more users
+// than its own bound keeps costs a round trip instead of a build.
 type replies struct {
-	maxBytes int64 // 0: nothing is kept
-	flight   singleflight.Group
-	metrics  *replyMetrics
+	maxBytes  int64 // 0: nothing is kept
+	flight    singleflight.Group
+	metrics   *replyMetrics
+	shared    cache.Cache // nil: replies are kept in process only
+	sharedTTL time.Duration
+	cacheLog  *libindex.CacheLog
 
 	mu    sync.Mutex
 	lru   *simplelru.LRU[string, []byte]
@@ -149,10 +164,49 @@ func newReplies(maxBytes int64, m *replyMetrics) *replies {
 	return r
 }
 
+// share makes r look for and put replies in c for ttl (c nil or ttl 0:
+// not at all).
+func (r *replies) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
+	if c == nil || ttl <= 0 || r.maxBytes <= 0 {
+		return
+	}
+	r.shared, r.sharedTTL, r.cacheLog = c, ttl, cl
+}
+
 func replyCost(key string, b []byte) int64 { return int64(len(key) + len(b) + replyOverhead) }
 
-// get returns the reply under key, built by build when it is not kept.
-func (r *replies) get(kind, key string, build func() ([]byte, error)) ([]byte, error) {
+// replyKeySpace names replies in the shared cache; the version names how a
+// reply is encoded and framed (sharedReply): bump it when an encoder's
+// output changes, so replicas of another version never serve each other's.
+const replyKeySpace = "skills:v1:reply:"
+
+func sharedReplyKey(key string) string { return replyKeySpace + hex.EncodeToString([]byte(key)) }
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// sharedReply frames b for the shared cache: b, then its CRC-32C, so a
+// damaged or cut value is never sent as a reply.
+func sharedReply(b []byte) []byte {
+	return binary.BigEndian.AppendUint32(append(make([]byte, 0, len(b)+4), b...), crc32.Checksum(b, crcTable))
+}
+
+var errBadReply = errors.New("reply checksum mismatch")
+
+// unframeReply returns the reply framed by sharedReply.
+func unframeReply(v []byte) ([]byte, error) {
+	if len(v) < 4 {
+		return nil, errBadReply
+	}
+	b := v[:len(v)-4]
+	if crc32.Checksum(b, crcTable) != binary.BigEndian.Uint32(v[len(v)-4:]) {
+		return nil, errBadReply
+	}
+	return b[:len(b):len(b)], nil
+}
+
+// get returns the reply under key, built by build when it is kept neither
+// here nor in the shared cache.
+func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byte, error)) ([]byte, error) {
 	if r.maxBytes <= 0 {
 		r.metrics.requests.WithLabelValues(kind, "uncached").Inc()
 		return build()
@@ -164,28 +218,71 @@ func (r *replies) get(kind, key string, build func() ([]byte, error)) ([]byte, e
 		r.metrics.requests.WithLabelValues(kind, "hit").Inc()
 		return b, nil
 	}
-	r.metrics.requests.WithLabelValues(kind, "miss").Inc()
 	// The build reads only the snapshot its caller took, not the caller's
-	// context: whoever waits on it gets the reply of the same key.
+	// context: whoever waits on it gets the reply of the same key, and one
+	// caller giving up fails none of them.
+	ctx = context.WithoutCancel(ctx)
 	v, err, _ := r.flight.Do(key, func() (any, error) {
 		r.mu.Lock()
 		b, ok := r.lru.Get(key) // a build that just ended may have kept it
 		r.mu.Unlock()
 		if ok {
+			r.metrics.requests.WithLabelValues(kind, "hit").Inc()
 			return b, nil
 		}
+		if b, ok := r.fetchShared(ctx, key); ok {
+			r.metrics.requests.WithLabelValues(kind, "shared").Inc()
+			r.add(key, b)
+			return b, nil
+		}
+		r.metrics.requests.WithLabelValues(kind, "miss").Inc()
 		b, err := build()
 		if err != nil {
 			return nil, err
 		}
 		b = b[:len(b):len(b)] // an append by a reader copies, never writes into it
 		r.add(key, b)
+		r.storeShared(ctx, key, b)
 		return b, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.([]byte), nil
+}
+
+// fetchShared returns the reply under key from the shared cache; a failed
+// or damaged read is a miss.
+func (r *replies) fetchShared(ctx context.Context, key string) ([]byte, bool) {
+	if r.shared == nil {
+		return nil, false
+	}
+	k := sharedReplyKey(key)
+	hits, err := r.shared.Fetch(ctx, []string{k})
+	if err != nil {
+		r.cacheLog.Failed(ctx, "fetching a reply", err)
+		return nil, false
+	}
+	v, ok := hits[k]
+	if !ok {
+		return nil, false
+	}
+	b, err := unframeReply(v)
+	if err != nil {
+		r.cacheLog.Undecodable(ctx, "reply", err)
+		return nil, false
+	}
+	return b, true
+}
+
+// storeShared puts b under key in the shared cache, best effort.
+func (r *replies) storeShared(ctx context.Context, key string, b []byte) {
+	if r.shared == nil {
+		return
+	}
+	if err := r.shared.Store(ctx, map[string][]byte{sharedReplyKey(key): sharedReply(b)}, r.sharedTTL); err != nil {
+		r.cacheLog.Failed(ctx, "storing a reply", err)
+	}
 }
 
 // add keeps b under key, evicting the least recently used replies past the
@@ -227,7 +324,7 @@ func newReplyMetrics(reg prometheus.Registerer) *replyMetrics {
 	m := &replyMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_replies_total",
-			Help: "ListSkills pages, FormatSkills blocks and SearchSkills replies by reply (list, format, search) and result: hit (an encoded reply reused: the caller's library, settings and request unchanged), miss (built and kept), uncached (--skills.reply-cache-bytes=0).",
+			Help: "ListSkills pages, FormatSkills blocks and SearchSkills replies by reply (list, format, search) and result: hit (an encoded reply reused: the caller's library, settings and request unchanged), shared (not kept here, taken from the shared cache, where a replica put it), miss (built and kept), uncached (--skills.reply-cache-bytes=0).",
 		}, []string{"reply", "result"}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "skillsvc_skills_reply_cache_bytes",
@@ -235,7 +332,7 @@ func newReplyMetrics(reg prometheus.Registerer) *replyMetrics {
 		}),
 	}
 	for _, kind := range []string{replyList, replyFormat, replySearch} {
-		for _, result := range []string{"hit", "miss", "uncached"} {
+		for _, result := range []string{"hit", "shared", "miss", "uncached"} {
 			m.requests.WithLabelValues(kind, result)
 		}
 	}

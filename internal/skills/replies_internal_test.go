@@ -1,11 +1,15 @@
 package skills
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 )
@@ -22,7 +26,7 @@ func TestRepliesBound(t *testing.T) {
 	get := func(key string, b []byte) {
 		t.Helper()
 		key = fmt.Sprintf("%032s", key) // as long as a real key
-		got, err := r.get(replyList, key, func() ([]byte, error) { builds[key]++; return b, nil })
+		got, err := r.get(t.Context(), replyList, key, func() ([]byte, error) { builds[key]++; return b, nil })
 		if err != nil || len(got) != len(b) {
 			t.Fatalf("get(%s) = %d bytes, %v", key, len(got), err)
 		}
@@ -83,5 +87,40 @@ func TestRepliesBoundCatalog(t *testing.T) {
 		if n, bytes := lib.Catalog.replies.held(); bytes > cfg.ReplyCacheBytes || n == 0 {
 			t.Fatalf("after page size %d: %d replies of %d bytes, want some within %d", size, n, bytes, cfg.ReplyCacheBytes)
 		}
+	}
+}
+
+// TestRepliesSharedDamaged: a reply in the shared cache that does not
+// check out (cut, flipped, empty) is built again and put back whole; a
+// whole one is served as kept.
+func TestRepliesSharedDamaged(t *testing.T) {
+	shared := cache.NewLRU(1 << 20) // stands for Redis: TestRepliesSharedAcrossReplicas uses the real one
+	reply := []byte("the encoded reply")
+	key := fmt.Sprintf("%032s", "k")
+	for name, damage := range map[string]func([]byte) []byte{
+		"cut":     func(v []byte) []byte { return v[:len(v)-1] },
+		"flipped": func(v []byte) []byte { v = bytes.Clone(v); v[0] ^= 1; return v },
+		"empty":   func([]byte) []byte { return nil },
+		"whole":   func(v []byte) []byte { return v },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := shared.Store(t.Context(), map[string][]byte{sharedReplyKey(key): damage(sharedReply(reply))}, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			r := newReplies(1<<20, newReplyMetrics(nil))
+			r.share(shared, time.Hour, libindex.NewCacheLog(slog.New(slog.DiscardHandler)))
+			built := false
+			got, err := r.get(t.Context(), replyList, key, func() ([]byte, error) { built = true; return reply, nil })
+			if err != nil || !bytes.Equal(got, reply) {
+				t.Fatalf("get = %q, %v; want %q", got, err, reply)
+			}
+			if want := name != "whole"; built != want {
+				t.Errorf("built %t, want %t", built, want)
+			}
+			hits, _ := shared.Fetch(t.Context(), []string{sharedReplyKey(key)})
+			if b, err := unframeReply(hits[sharedReplyKey(key)]); err != nil || !bytes.Equal(b, reply) {
+				t.Errorf("the shared cache holds %q (%v) after the call, want the whole reply", b, err)
+			}
+		})
 	}
 }

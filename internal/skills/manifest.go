@@ -136,7 +136,8 @@ func libraryDigest(v *view, st settings) string {
 	}
 	slices.Sort(disabled)
 	disabled = slices.Compact(disabled)
-	b := slices.Clone(v.digest[:])
+	vd := v.digest()
+	b := slices.Clone(vd[:])
 	for _, name := range disabled {
 		b = appendField(b, name)
 	}

@@ -283,7 +283,7 @@ func compareViews(mount string, v *view, want *referenceView) error {
 			}
 		}
 	}
-	if v.digest != want.digest {
+	if v.digest() != want.digest {
 		return fmt.Errorf("digest differs")
 	}
 	return nil

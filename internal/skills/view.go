@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -135,10 +136,14 @@ type overlay struct {
 	// last is the dir of the last folder shown when the two layers hold
 	// more than --skills.max-skills: the view stops there.
 	last string
-	// digest is the sha256 of what the library digest says of every served
-	// skill (libraryDigest adds the caller's settings to it).
-	digest [sha256.Size]byte
-	bytes  int64 // the heap it keeps alive (estimated), its own layer included
+	// digestSum is the sha256 of what the library digest says of every
+	// served skill (libraryDigest adds the caller's settings to it), made
+	// when first asked (view.digest): a GetSkill or a file read on a
+	// rebuilt view never needs it.
+	digestOnce sync.Once
+	digestSum  [sha256.Size]byte
+	mount      string
+	bytes      int64 // the heap it keeps alive (estimated), its own layer included
 }
 
 // views builds each user's view from the two layers' indexes, and reuses
@@ -536,9 +541,17 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 			}
 		}
 	}
-	o.digest = viewDigest(vs.cfg.Mount, v.all())
+	o.mount = vs.cfg.Mount
 	o.bytes = o.heldBytes()
 	return o
+}
+
+// digest is the overlay's digest (digestSum), made on first use. The view's
+// shared layer is the one the overlay was made over (its generation is the
+// overlay's sharedGen), so every view of the overlay hashes alike.
+func (v *view) digest() [sha256.Size]byte {
+	v.digestOnce.Do(func() { v.digestSum = viewDigest(v.mount, v.all()) })
+	return v.digestSum
 }
 
 // hides reports whether the user's layer hides the shared folder at dir.

@@ -128,4 +128,3 @@ func TestFormatBlockMatchesReference(t *testing.T) {
 		}
 	})
 }
-

@@ -392,10 +392,9 @@ type skillFile struct {
 // parseSkillFile parses raw, the SKILL.md of folder at etag.
 func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	f := &skillFile{raw: string(raw), etag: etag}
-	f.fm, f.body, f.problems = skillmd.ParseSkillMD(raw, folder)
-	if strings.HasSuffix(f.raw, f.body) {
-		f.body = f.raw[len(f.raw)-len(f.body):] // one copy of the text, not two
-	}
+	var body int
+	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
+	f.body = f.raw[body:] // one copy of the text, not two
 	return f
 }
 

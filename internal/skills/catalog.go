@@ -318,7 +318,8 @@ func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) 
 		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: c.skillLocation(r)})
 	}
 	b, err := skillmd.FormatBlock(list, f) // keeps nothing of list
-	clear(list) // the pool holds no skill's strings
+	// The pool holds no skill's strings.
+	clear(list)
 	if cap(list) <= maxPooledEntries {
 		*lp = list[:0]
 		entryLists.Put(lp)

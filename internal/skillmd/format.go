@@ -243,10 +243,11 @@ type entrySize struct {
 	whole      textLen // of the description as written
 	cutAt      int     // the last limit it was cut to
 	cut        textLen // its description's length then
-	// heading is the category heading the entry opens and the close of
-	// the group before (opened), in characters; 0 when none.
-	heading int
+	// opened is the category heading the entry opens, "" for none;
+	// heading counts its characters and a group close's, which each
+	// heading brings.
 	opened  string
+	heading int
 }
 
 // textLen is the length of written text in characters (what budgets

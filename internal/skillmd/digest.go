@@ -21,13 +21,16 @@ type FileDigest struct {
 // so the catalog's manifest of a live skill and the LibraryService version
 // holding the same files have the same digest: a version's id.
 func ManifestDigest(files []FileDigest) string {
-	sorted := slices.Clone(files)
-	slices.SortFunc(sorted, func(a, b FileDigest) int { return strings.Compare(a.Rel, b.Rel) })
+	byRel := func(a, b FileDigest) int { return strings.Compare(a.Rel, b.Rel) }
+	sorted := files
+	if !slices.IsSortedFunc(files, byRel) { // a listing's are, mostly
+		sorted = slices.Clone(files)
+		slices.SortFunc(sorted, byRel)
+	}
 	h := sha256.New()
-	var b []byte
+	var buf [256]byte
 	for _, f := range sorted {
-		b = b[:0]
-		b = append(b, f.Rel...)
+		b := append(buf[:0], f.Rel...)
 		b = append(b, 0)
 		b = strconv.AppendInt(b, f.Size, 10)
 		b = append(b, 0)
@@ -35,5 +38,7 @@ func ManifestDigest(files []FileDigest) string {
 		b = append(b, '\n')
 		h.Write(b)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	out := append(buf[:0], "sha256:"...)
+	return string(hex.AppendEncode(out, h.Sum(sum[:0])))
 }

@@ -16,6 +16,10 @@ func TestManifestDigest(t *testing.T) {
 	if got := skillmd.ManifestDigest([]skillmd.FileDigest{b, a}); got != d {
 		t.Fatal("the digest depends on the files' order")
 	}
+	// Version ids are digests stored in libraries: the value is pinned.
+	if want := "sha256:15c42dc803a221902965c4078b13107c8804bdcc8d414ba2d7f58f66c8885d06"; d != want {
+		t.Fatalf("digest %s, want %s", d, want)
+	}
 	for name, files := range map[string][]skillmd.FileDigest{
 		"renamed": {{Rel: "SKILL.md", Size: 10, SHA256: "aa"}, {Rel: "scripts/go.py", Size: 3, SHA256: "bb"}},
 		"resized": {a, {Rel: "scripts/run.py", Size: 4, SHA256: "bb"}},

@@ -29,7 +29,7 @@ func TestNeedsXMLEscape(t *testing.T) {
 
 // TestCollapseSpace: the same as joining the fields, whatever the spaces.
 func TestCollapseSpace(t *testing.T) {
-	pieces := []string{"a", "bc", " ", "  ", "\t", "\n", "\u00a0", "\u2003", "é", "\x85", "\xff"}
+	pieces := []string{"a", "bc", " ", "  ", "\t", "\n", "\u00a0", "\u2003", "é", "\x85", "\xff", "\u0085", "\r\n", "\xe2\x80", "…", "\u3000"}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 20000 {
 		var b strings.Builder

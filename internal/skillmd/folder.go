@@ -136,7 +136,7 @@ func CheckFolder(name string, files []File) []Problem {
 			Message: "the folder has no SKILL.md"})
 		return p.List
 	}
-	_, _, parsed := ParseSkillMD(skillMD, name)
+	_, _, parsed := ParseSkillMDBody(skillMD, name)
 	for _, pr := range parsed.List {
 		// The catalog serves a bucket's skill whose name is not its
 		// folder's under the folder's name; a publish names it right.

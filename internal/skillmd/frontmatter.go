@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
 )
 
@@ -107,6 +106,14 @@ const BOM = "\ufeff"
 // holds no closing line (yet). opened reports whether data starts, after
 // blank lines, with an opening "---" line.
 func FrontmatterEnd(data []byte) (end int, opened bool) {
+	_, _, end, opened = frontmatterBounds(data)
+	return end, opened
+}
+
+// frontmatterBounds is FrontmatterEnd that also returns where the YAML
+// lies: data[start:stop], the lines between the opening and closing lines.
+// Lines are compared with their spaces trimmed.
+func frontmatterBounds(data []byte) (start, stop, end int, opened bool) {
 	off := 0
 	for off < len(data) {
 		line := data[off:]
@@ -114,20 +121,20 @@ func FrontmatterEnd(data []byte) (end int, opened bool) {
 		if i := bytes.IndexByte(line, '\n'); i >= 0 {
 			line, next = line[:i], off+i+1
 		}
-		trimmed := string(bytes.TrimSpace(line))
+		trimmed := bytes.TrimSpace(line)
 		switch {
-		case !opened && trimmed == "":
+		case !opened && len(trimmed) == 0:
 			// the parser skips leading blank lines too
-		case !opened && trimmed != "---":
-			return -1, false
+		case !opened && string(trimmed) != "---":
+			return 0, 0, -1, false
 		case !opened:
-			opened = true
-		case trimmed == "---":
-			return next, true
+			opened, start = true, next
+		case string(trimmed) == "---":
+			return start, off, next, true
 		}
 		off = next
 	}
-	return -1, opened
+	return 0, 0, -1, opened
 }
 
 var errAlias = errors.New("YAML anchors and aliases are not allowed in frontmatter")
@@ -139,10 +146,9 @@ type decoded struct {
 	json   []byte
 }
 
-// safeYAML decodes YAML into a decoded after checking its shape on the node
+// safeYAML decodes YAML into out after checking its shape on the node
 // tree, so alias bombs and absurd nesting fail fast without expansion.
-func safeYAML(data []byte, v any) error {
-	out := v.(*decoded)
+func safeYAML(data []byte, out *decoded) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return err
@@ -214,8 +220,6 @@ func keepNumbersAsText(m *yaml.Node) {
 	}
 }
 
-var yamlFormat = frontmatter.NewFormat("---", "---", safeYAML)
-
 // ParserVersion names the rules of ParseSkillMD. Replicas share what it
 // returned for a version of a SKILL.md (EncodeParsed, in the shared cache,
 // keyed by this version), so bump it with any change that can change its
@@ -231,33 +235,47 @@ const ParserVersion = 1
 // when folder is known: the skill is then named after its folder, and the
 // frontmatter's name is kept as its DisplayName.
 func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
+	fm, body, p := ParseSkillMDBody(data, folder)
+	return fm, string(data[body:]), p
+}
+
+// ParseSkillMDBody is ParseSkillMD returning where the body starts in data
+// instead of a copy of it: a caller that keeps data as a string takes the
+// body from that.
+func ParseSkillMDBody(data []byte, folder string) (Frontmatter, int, Problems) {
 	var fm Frontmatter
 	var p Problems
-	data = bytes.TrimPrefix(data, []byte(BOM))
-	if !utf8.Valid(data) {
-		p.errorf("", RuleUTF8, "", "SKILL.md is not UTF-8 text")
-		return fm, "", p
+	bom := 0
+	if bytes.HasPrefix(data, []byte(BOM)) {
+		bom = len(BOM)
 	}
-	end, opened := FrontmatterEnd(data)
+	text := data[bom:]
+	if !utf8.Valid(text) {
+		p.errorf("", RuleUTF8, "", "SKILL.md is not UTF-8 text")
+		return fm, len(data), p
+	}
+	// The YAML is decoded where it lies; the adrg/frontmatter parser this
+	// replaced found the same lines, but copied the file through a 4 KiB
+	// reader per parse.
+	start, stop, end, opened := frontmatterBounds(text)
 	switch {
 	case !opened:
 		p.errorf("frontmatter", RuleFrontmatter, "", "SKILL.md has no YAML frontmatter (it must start with a --- line)")
-		return fm, string(data), p
-	case end < 0 && len(data) >= MaxFrontmatterBytes:
+		return fm, bom, p
+	case end < 0 && len(text) >= MaxFrontmatterBytes:
 		p.errorf("frontmatter", RuleFrontmatter, "", "frontmatter is not closed within %d bytes", MaxFrontmatterBytes)
-		return fm, "", p
+		return fm, len(data), p
 	case end < 0:
 		p.errorf("frontmatter", RuleFrontmatter, "", "frontmatter is not closed: a --- line must end it")
-		return fm, "", p
+		return fm, len(data), p
 	case end > MaxFrontmatterBytes:
 		p.errorf("frontmatter", RuleFrontmatter, "", "frontmatter is larger than %d bytes", MaxFrontmatterBytes)
-		return fm, "", p
+		return fm, len(data), p
 	}
 	var d decoded
-	body, err := frontmatter.MustParse(bytes.NewReader(data), &d, yamlFormat)
-	if err != nil {
+	if err := safeYAML(text[start:stop], &d); err != nil {
 		p.errorf("frontmatter", RuleYAML, "", "frontmatter is not valid YAML: %s", firstLine(err.Error()))
-		return fm, "", p
+		return fm, len(data), p
 	}
 	if d.fields == nil {
 		d.fields = map[string]any{}
@@ -289,7 +307,11 @@ func ParseSkillMD(data []byte, folder string) (Frontmatter, string, Problems) {
 		}
 	}
 	validate(&fm, &p, folder)
-	return fm, strings.TrimLeft(string(body), "\r\n"), p
+	body := bom + end
+	for body < len(data) && (data[body] == '\r' || data[body] == '\n') {
+		body++
+	}
+	return fm, body, p
 }
 
 func validate(fm *Frontmatter, p *Problems, folder string) {

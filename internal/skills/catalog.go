@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -311,13 +312,27 @@ func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions,
 // entries from the view without the summaries a listing makes: a block a
 // reply cache does not hold is made on every call.
 func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
-	list := make([]skillmd.Entry, 0, len(s.v.own.all)+len(s.v.shared.all)) // at most
+	lp := entryLists.Get().(*[]skillmd.Entry)
+	list := slices.Grow((*lp)[:0], len(s.v.own.all)+len(s.v.shared.all)) // at most
 	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
 		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: c.skillLocation(r)})
 	}
-	b, err := skillmd.FormatBlock(list, f)
+	b, err := skillmd.FormatBlock(list, f) // keeps nothing of list
+	// The pool holds no skill's strings.
+	clear(list)
+	if cap(list) <= maxPooledEntries {
+		*lp = list[:0]
+		entryLists.Put(lp)
+	}
 	return Block{Block: b, LibraryDigest: s.digest()}, err
 }
+
+// entryLists keeps prompt's entry lists for reuse: a block a reply cache
+// does not hold is made on every call, of every skill the caller sees.
+var entryLists = sync.Pool{New: func() any { return new([]skillmd.Entry) }}
+
+// maxPooledEntries bounds the lists entryLists keeps.
+const maxPooledEntries = 4096
 
 // File is one file of a skill folder.
 type File struct {
@@ -392,10 +407,9 @@ type skillFile struct {
 // parseSkillFile parses raw, the SKILL.md of folder at etag.
 func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	f := &skillFile{raw: string(raw), etag: etag}
-	f.fm, f.body, f.problems = skillmd.ParseSkillMD(raw, folder)
-	if strings.HasSuffix(f.raw, f.body) {
-		f.body = f.raw[len(f.raw)-len(f.body):] // one copy of the text, not two
-	}
+	var body int
+	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
+	f.body = f.raw[body:] // one copy of the text, not two
 	return f
 }
 

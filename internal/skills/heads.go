@@ -91,7 +91,7 @@ func (h *heads) report(ctx context.Context, s *skillRef, p skillmd.Problems) {
 
 // parse parses the head of s.
 func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
-	fm, _, problems := skillmd.ParseSkillMD(head, s.folder)
+	fm, _, problems := skillmd.ParseSkillMDBody(head, s.folder) // the body is not kept
 	fm.Raw = leanRaw(fm.Raw)
 	if len(fm.Extra) == 0 {
 		fm.Extra = nil

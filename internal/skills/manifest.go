@@ -51,10 +51,34 @@ func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Di
 	if m.OverLimits = skillmd.OverLimits(m.FileCount, m.TotalBytes); m.OverLimits {
 		return m
 	}
+	// Every file's path and hex digest are parts of one string: a view
+	// makes the manifest of each skill it lists.
+	n := 0
+	for _, e := range files {
+		n += len(mount) + 1 + len(e.rel) + hex.EncodedLen(sha256.Size)
+	}
+	var text strings.Builder
+	text.Grow(n)
 	m.Files = make([]ManifestFile, 0, len(files))
 	for _, e := range files {
 		if dg, ok := digests[e.obj.Key]; ok {
-			m.Files = append(m.Files, ManifestFile{Path: mount + "/" + e.rel, Size: dg.Size, SHA256: hex.EncodeToString(dg.Sum[:])})
+			text.WriteString(mount)
+			text.WriteByte('/')
+			text.WriteString(e.rel)
+			var h [2 * sha256.Size]byte
+			hex.Encode(h[:], dg.Sum[:])
+			text.Write(h[:])
+			m.Files = append(m.Files, ManifestFile{Size: dg.Size})
+		}
+	}
+	all, off, i := text.String(), 0, 0
+	for _, e := range files {
+		if _, ok := digests[e.obj.Key]; ok {
+			start := off
+			p := start + len(mount) + 1 + len(e.rel)
+			off = p + 2*sha256.Size
+			m.Files[i].Path, m.Files[i].SHA256 = all[start:p], all[p:off]
+			i++
 		}
 	}
 	if len(m.Files) == len(files) {

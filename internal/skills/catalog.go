@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"path"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -375,18 +377,24 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	d := Detail{Skill: c.summary(s, f.fm, problems, st.disabledSet()), Raw: f.raw, Body: f.body}
+	d := Detail{Skill: c.summary(s, f.frontmatter(), problems, st.disabledSet()), Raw: f.raw, Body: f.body}
 	d.ETag = f.etag // of the bytes read, which may be newer than the listing
 	return d, s, nil
 }
 
 // skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
-// parsed once per version and shared by every caller (read-only).
+// parsed once per version and shared by every caller (read-only). It holds
+// one copy of the text, and of the frontmatter the lean form: the decoded
+// Raw and Extra take more heap than the text itself, and where the
+// frontmatter's JSON decodes to them (checked when parsed) each call
+// decodes them from it instead (frontmatter).
 type skillFile struct {
 	raw, body string // body is the end of raw
 	etag      string // of the bytes read
 	fm        skillmd.Frontmatter
 	problems  skillmd.Problems
+	// derived: fm's Raw and Extra are left out, and decode from fm.JSON.
+	derived bool
 }
 
 // parseSkillFile parses raw, the SKILL.md of folder at etag.
@@ -396,7 +404,44 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	if strings.HasSuffix(f.raw, f.body) {
 		f.body = f.raw[len(f.raw)-len(f.body):] // one copy of the text, not two
 	}
+	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
+	if r, e, ok := rawFromJSON(f.fm.JSON); ok && reflect.DeepEqual(r, f.fm.Raw) && reflect.DeepEqual(e, f.fm.Extra) {
+		f.fm.Raw, f.fm.Extra, f.derived = nil, nil, true
+	}
 	return f
+}
+
+// frontmatter is f's frontmatter as parsed, Raw and Extra included.
+func (f *skillFile) frontmatter() skillmd.Frontmatter {
+	fm := f.fm
+	if f.derived {
+		fm.Raw, fm.Extra, _ = rawFromJSON(fm.JSON)
+	}
+	return fm
+}
+
+// specFields are the frontmatter fields ParseSkillMD reads into typed
+// fields; the rest are Extra. A difference from its rule only costs
+// holding Raw and Extra: parseSkillFile compares what it derives.
+var specFields = map[string]bool{
+	"name": true, "description": true, "license": true, "version": true,
+	"compatibility": true, "allowed-tools": true, "metadata": true,
+}
+
+// rawFromJSON decodes a frontmatter's JSON as ParseSkillMD decodes its
+// Raw and Extra fields where the two agree: no number or date that the
+// YAML reading turns into text.
+func rawFromJSON(js []byte) (raw, extra map[string]any, ok bool) {
+	if err := json.Unmarshal(js, &raw); err != nil || raw == nil {
+		return nil, nil, false
+	}
+	extra = map[string]any{}
+	for k, v := range raw {
+		if !specFields[k] {
+			extra[k] = v
+		}
+	}
+	return raw, extra, true
 }
 
 // skillMD reads and parses the SKILL.md of s, or returns the version the

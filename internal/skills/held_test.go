@@ -154,3 +154,66 @@ func TestHeldEstimates(t *testing.T) {
 	runtime.KeepAlive(raws)
 	runtime.KeepAlive(sl)
 }
+
+// TestHeldPerUser: what a replica holds decoded per user of the many-tenant
+// shape of issue 22 (a shared library of 300 skills, 5 skills of their own
+// each, a reference file per skill), after listing their skills and after
+// reading each of their 5 skills with GetSkill, stays within the share of
+// the default budget (128 MiB) that fits 10,000 users.
+func TestHeldPerUser(t *testing.T) {
+	const users = 200
+	b := objstoretest.NewBucket(t, tenantFiles(300, users, 5))
+	lib, err := New(b, mounts.Default(), DefaultConfig(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lib.Close)
+	held := func(kind string) (bytes, items float64) {
+		return testutil.ToFloat64(lib.metrics.HeldBytes.WithLabelValues(kind)), testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(kind))
+	}
+	for u := range users {
+		if _, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The shared library's index is one item among the users' indexes.
+	sharedIdx, _ := held(libindex.HeldIndex)
+	for u := range users {
+		own, _, _ := lib.Catalog.views.layers(tenant(u))
+		x, err := lib.Catalog.views.indexes.Get(t.Context(), own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedIdx -= float64(x.HeldBytes())
+	}
+	perUser := func(kind string) float64 {
+		n, _ := held(kind)
+		if kind == libindex.HeldIndex {
+			n -= sharedIdx
+		}
+		return n / users
+	}
+	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings)
+	t.Logf("listed: index %.0f, view %.0f, settings %.0f: %.0f bytes a user",
+		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), listed)
+	for u := range users {
+		for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
+			d, err := lib.Catalog.Get(t.Context(), tenant(u), name)
+			if err != nil || d.Layer != LayerUser {
+				t.Fatalf("Get(%s) = %+v, %v", name, d, err)
+			}
+		}
+	}
+	mdBytes, mdItems := held(heldSkillMD)
+	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings) + mdBytes/users
+	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
+		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), mdBytes/users, mdBytes/mdItems, read)
+	// Measured before the held shapes were cut: 18,960 bytes a listing
+	// user, 3,375 a SKILL.md of this shape.
+	if listed > 19_000 {
+		t.Errorf("a listing user holds %.0f bytes, want at most %d", listed, 19_000)
+	}
+	if perMD := mdBytes / mdItems; perMD > 2_000 {
+		t.Errorf("a SKILL.md read holds %.0f bytes, want at most %d", perMD, 2_000)
+	}
+}

@@ -115,7 +115,7 @@ const parallelHeads = 64
 // not decode, only costs the parse. Decoding and parsing run on every core
 // when there are many: a replica's first call on a large library (its
 // index from the shared cache) is mostly this.
-func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]byte) {
+func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 	if len(list) == 0 {
 		return
 	}
@@ -150,7 +150,8 @@ func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]b
 			}
 			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
 		}
-		s.head = h.parse(ctx, s, heads[s.skillMD.Key])
+		head, _ := x.HeadOf(s.skillMD.Key)
+		s.head = h.parse(ctx, s, head)
 		if keys[i] != "" {
 			// A parse the codec refuses (a folder name that is no UTF-8)
 			// is only not shared.

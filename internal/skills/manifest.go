@@ -42,7 +42,7 @@ type ManifestFile struct {
 
 // manifestOf describes files (a skill's, in path order) from their layer's
 // digests.
-func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Digest) *Manifest {
+func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 	m := &Manifest{FileCount: len(files)}
 	for _, e := range files {
 		m.TotalBytes += e.obj.Size
@@ -53,7 +53,7 @@ func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Di
 	}
 	m.Files = make([]ManifestFile, 0, len(files))
 	for _, e := range files {
-		if dg, ok := digests[e.obj.Key]; ok {
+		if dg, ok := x.DigestOf(e.obj.Key); ok {
 			m.Files = append(m.Files, ManifestFile{Path: mount + "/" + e.rel, Size: dg.Size, SHA256: hex.EncodeToString(dg.Sum[:])})
 		}
 	}

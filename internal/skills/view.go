@@ -333,7 +333,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	var unparsed []*skillRef
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
-		if _, ok := x.Heads[s.skillMD.Key]; !ok {
+		if _, ok := x.HeadOf(s.skillMD.Key); !ok {
 			return true // deleted between the listing and the read of its head
 		}
 		if p, ok := prev.parsed(s); ok {
@@ -341,11 +341,11 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		} else {
 			unparsed = append(unparsed, s)
 		}
-		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x.Digests)
+		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x)
 		return false
 	})
 	vs.heads.carried(len(skills) - len(unparsed))
-	vs.heads.take(ctx, unparsed, x.Heads)
+	vs.heads.take(ctx, unparsed, x)
 	for _, s := range skills {
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
 	}

@@ -156,7 +156,7 @@ func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
 	return func(yield func(*skillRef) bool) {
 		for r := range s.v.all() {
-			valid := len(r.head.problems.Errors) == 0 && len(r.notes.Errors) == 0 // as Skill.Valid of its summary
+			valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
 			if opts.FilterCategory && r.category != opts.Category ||
 				!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] {
 				continue
@@ -361,8 +361,8 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	if !s.notes.Valid() {
-		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.notes)
+	if !s.note().Valid() {
+		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.note())
 	}
 	f, err := c.skillMD(ctx, s)
 	if err != nil {
@@ -372,7 +372,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings, v.notes(c.cfg.Mount, s))
+	problems.Warnings = slices.Concat(problems.Warnings, s.note().Warnings, v.notes(c.cfg.Mount, s))
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err

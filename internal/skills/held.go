@@ -45,7 +45,7 @@ func (l *layer) heldBytes() int64 {
 		n += libindex.AllocBytes(8 * cap(list))
 	}
 	for _, s := range l.all {
-		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + problemsBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest)
 	}
 	return n
 }
@@ -55,7 +55,7 @@ func (o *overlay) heldBytes() int64 {
 	n := int64(overlayBytes) + o.own.bytes + libindex.AllocBytes(16*cap(o.hidden))
 	n += int64(len(o.renamed)) * slotBytes
 	for _, s := range o.regrouped {
-		n += slotBytes + skillRefBytes + problemsBytes(s.notes)
+		n += slotBytes + skillRefBytes + notesBytes(s.notes)
 	}
 	return n
 }
@@ -86,6 +86,15 @@ func parsedBytes(p parsed) int64 {
 	n += anyBytes(fm.Extra) + anyBytes(fm.Raw) + libindex.AllocBytes(cap(fm.JSON))
 	return n + problemsBytes(p.problems)
 }
+
+func notesBytes(p *skillmd.Problems) int64 {
+	if p == nil {
+		return 0
+	}
+	return problemsBytesOf + problemsBytes(*p)
+}
+
+var problemsBytesOf = libindex.AllocBytes(int(unsafe.Sizeof(skillmd.Problems{})))
 
 func problemsBytes(p skillmd.Problems) int64 {
 	return stringsBytes(p.Errors) + stringsBytes(p.Warnings)

@@ -70,7 +70,7 @@ func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 // served reports whether s is listed to a caller who did not disable it:
 // a skill, valid, not nested too deep.
 func (s *skillRef) served() bool {
-	return !s.nested && s.head.problems.Valid() && s.notes.Valid()
+	return !s.nested && s.head.problems.Valid() && s.note().Valid()
 }
 
 // viewDigest hashes what the library digest says of each served skill of a

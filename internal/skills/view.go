@@ -50,17 +50,35 @@ type skillRef struct {
 	location string           // the virtual path of its SKILL.md (Skill.Location)
 	files    []entry          // every file of the folder, SKILL.md included, by rel
 	head     parsed           // the frontmatter as of the listing
-	manifest *Manifest        // files by digest, from the layer's index
-	notes    skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
-	nested   bool             // deeper than <category>/<skill>: reported, never served
+	manifest *Manifest // files by digest, from the layer's index
+	// notes are what merging found: a name declared twice, a folder
+	// nested too deep. nil for most skills, so a pointer (note, addNotes).
+	notes  *skillmd.Problems
+	nested bool // deeper than <category>/<skill>: reported, never served
+}
+
+// note returns s's notes.
+func (s *skillRef) note() skillmd.Problems {
+	if s.notes == nil {
+		return skillmd.Problems{}
+	}
+	return *s.notes
+}
+
+// addNotes returns s's notes to add to.
+func (s *skillRef) addNotes() *skillmd.Problems {
+	if s.notes == nil {
+		s.notes = new(skillmd.Problems)
+	}
+	return s.notes
 }
 
 // problems are the skill's own problems and the view's notes on it. The
 // head's slices are shared with the cache, so the result is a new slice.
 func (s *skillRef) problems() skillmd.Problems {
 	return skillmd.Problems{
-		Errors:   slices.Concat(s.head.problems.Errors, s.notes.Errors),
-		Warnings: slices.Concat(s.head.problems.Warnings, s.notes.Warnings),
+		Errors:   slices.Concat(s.head.problems.Errors, s.note().Errors),
+		Warnings: slices.Concat(s.head.problems.Warnings, s.note().Warnings),
 	}
 }
 
@@ -518,7 +536,7 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 		for _, g := range group {
 			if !hidden[g.dir] {
 				c := *g
-				c.notes = skillmd.Problems{}
+				c.notes = nil
 				rest = append(rest, &c)
 				o.regrouped[c.dir] = &c
 			}
@@ -768,9 +786,9 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 				return listed(ps, 5)
 			}
 			winner := group[0]
-			winner.notes.Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
+			winner.addNotes().Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
 			for _, s := range group[1:] {
-				s.notes.Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
+				s.addNotes().Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
 					name, mount+"/"+winner.dir, mount+"/"+s.dir)
 			}
 		}
@@ -864,7 +882,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 			continue // a file of a skill
 		}
 		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), category: cat, layer: layer, skillMD: e.obj, nested: true}
-		n.notes.Errorf("%s", nestedProblem)
+		n.addNotes().Errorf("%s", nestedProblem)
 		nested = append(nested, n)
 	}
 	byDir := func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) }

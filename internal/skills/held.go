@@ -45,7 +45,7 @@ func (l *layer) heldBytes() int64 {
 		n += libindex.AllocBytes(8 * cap(list))
 	}
 	for _, s := range l.all {
-		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest, s.location)
 	}
 	return n
 }
@@ -148,14 +148,18 @@ func mapBytes(n int) int64 {
 	return 64 + int64(n)*56
 }
 
-// manifestHeldBytes estimates the heap m keeps alive.
-func manifestHeldBytes(m *Manifest) int64 {
+// manifestHeldBytes estimates the heap m keeps alive; a path that is loc
+// is counted with it.
+func manifestHeldBytes(m *Manifest, loc string) int64 {
 	if m == nil {
 		return 0
 	}
 	n := manifestBytes + libindex.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + libindex.AllocBytes(len(m.Digest))
 	for _, f := range m.Files {
-		n += libindex.AllocBytes(len(f.Path)) + libindex.AllocBytes(len(f.SHA256))
+		if unsafe.StringData(f.Path) != unsafe.StringData(loc) {
+			n += libindex.AllocBytes(len(f.Path))
+		}
+		n += libindex.AllocBytes(len(f.SHA256))
 	}
 	return n
 }

@@ -41,8 +41,8 @@ type ManifestFile struct {
 }
 
 // manifestOf describes files (a skill's, in path order) from their layer's
-// digests.
-func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
+// digests. loc is the skill's location, its SKILL.md's path: held once.
+func manifestOf(mount, dir, loc string, files []entry, x *libindex.Index) *Manifest {
 	m := &Manifest{FileCount: len(files)}
 	for _, e := range files {
 		m.TotalBytes += e.obj.Size
@@ -54,7 +54,11 @@ func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 	m.Files = make([]ManifestFile, 0, len(files))
 	for _, e := range files {
 		if dg, ok := x.DigestOf(e.obj.Key); ok {
-			m.Files = append(m.Files, ManifestFile{Path: mount + "/" + e.rel, Size: dg.Size, SHA256: hex.EncodeToString(dg.Sum[:])})
+			p := loc
+			if e.rel != dir+"/SKILL.md" {
+				p = mount + "/" + e.rel
+			}
+			m.Files = append(m.Files, ManifestFile{Path: p, Size: dg.Size, SHA256: hex.EncodeToString(dg.Sum[:])})
 		}
 	}
 	if len(m.Files) == len(files) {

@@ -359,7 +359,8 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		} else {
 			unparsed = append(unparsed, s)
 		}
-		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x)
+		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
+		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.location, s.files, x)
 		return false
 	})
 	vs.heads.carried(len(skills) - len(unparsed))
@@ -372,8 +373,8 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	}
 	markDuplicates(vs.cfg.Mount, skills)
 	l.all = slices.Concat(skills, nested)
-	for _, s := range l.all {
-		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
+	for _, s := range nested {
+		s.location = location(vs.cfg.Mount + "/" + s.dir)
 	}
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
 	l.lookups(skills)

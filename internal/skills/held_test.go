@@ -3,6 +3,7 @@ package skills
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // tenantSkillMD is a SKILL.md with the frontmatter of a real library:
@@ -209,11 +211,47 @@ func TestHeldPerUser(t *testing.T) {
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
 		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), mdBytes/users, mdBytes/mdItems, read)
 	// Measured before the held shapes were cut: 18,960 bytes a listing
-	// user, 3,375 a SKILL.md of this shape.
-	if listed > 18_000 {
-		t.Errorf("a listing user holds %.0f bytes, want at most %d", listed, 18_000)
+	// user, 3,375 a SKILL.md of this shape; after, 14,016 and 1,826.
+	if listed > 14_500 {
+		t.Errorf("a listing user holds %.0f bytes, want at most %d", listed, 14_500)
 	}
 	if perMD := mdBytes / mdItems; perMD > 2_000 {
 		t.Errorf("a SKILL.md read holds %.0f bytes, want at most %d", perMD, 2_000)
+	}
+}
+
+// TestShareMaps: skills of one layer whose metadata or extra fields are
+// equal share one map of them, and only those.
+func TestShareMaps(t *testing.T) {
+	head := func(meta map[string]string, extra map[string]any) *skillRef {
+		return &skillRef{head: parsed{fm: skillmd.Frontmatter{Metadata: meta, Extra: extra}}}
+	}
+	skills := []*skillRef{
+		head(map[string]string{"owner": "a", "v": "1"}, map[string]any{"tags": []any{"x", "y"}}),
+		head(map[string]string{"v": "1", "owner": "a"}, map[string]any{"tags": []any{"x", "y"}}),
+		head(map[string]string{"owner": "a", "v": "2"}, map[string]any{"tags": []any{"x"}}),
+		head(map[string]string{"owner": "a1", "v": ""}, map[string]any{"n": 1.0}),
+		head(map[string]string{"owner": "a", "1v": ""}, map[string]any{"n": "1"}),
+		head(nil, nil),
+	}
+	want := make([]skillmd.Frontmatter, len(skills))
+	for i, s := range skills {
+		want[i] = s.head.fm
+	}
+	shareMaps(skills)
+	same := func(i, j int) bool {
+		a, b := skills[i].head.fm, skills[j].head.fm
+		return reflect.ValueOf(a.Metadata).UnsafePointer() == reflect.ValueOf(b.Metadata).UnsafePointer() &&
+			reflect.ValueOf(a.Extra).UnsafePointer() == reflect.ValueOf(b.Extra).UnsafePointer()
+	}
+	for i, s := range skills {
+		if !reflect.DeepEqual(s.head.fm, want[i]) {
+			t.Errorf("skill %d: %+v, want %+v", i, s.head.fm, want[i])
+		}
+		for j := range i {
+			if got, wantSame := same(i, j), i == 1 && j == 0; got != wantSame {
+				t.Errorf("skills %d and %d share their maps: %v, want %v", j, i, got, wantSame)
+			}
+		}
 	}
 }

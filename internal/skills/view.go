@@ -47,9 +47,9 @@ type skillRef struct {
 	// name, or the folder's when the frontmatter has no usable one.
 	name     string
 	skillMD  objstore.Object
-	location string           // the virtual path of its SKILL.md (Skill.Location)
-	files    []entry          // every file of the folder, SKILL.md included, by rel
-	head     parsed           // the frontmatter as of the listing
+	location string    // the virtual path of its SKILL.md (Skill.Location)
+	files    []entry   // every file of the folder, SKILL.md included, by rel
+	head     parsed    // the frontmatter as of the listing
 	manifest *Manifest // files by digest, from the layer's index
 	// notes are what merging found: a name declared twice, a folder
 	// nested too deep. nil for most skills, so a pointer (note, addNotes).
@@ -365,6 +365,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	})
 	vs.heads.carried(len(skills) - len(unparsed))
 	vs.heads.take(ctx, unparsed, x)
+	shareMaps(skills)
 	for _, s := range skills {
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
 	}

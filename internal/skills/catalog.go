@@ -85,7 +85,7 @@ func (c *Catalog) skillLocation(r *skillRef) string {
 // listed, so disabled is by name.
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
-		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category,
+		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category(),
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
@@ -157,7 +157,7 @@ func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*s
 	return func(yield func(*skillRef) bool) {
 		for r := range s.v.all() {
 			valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
-			if opts.FilterCategory && r.category != opts.Category ||
+			if opts.FilterCategory && r.category() != opts.Category ||
 				!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] {
 				continue
 			}
@@ -315,7 +315,7 @@ func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions,
 func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
 	list := make([]skillmd.Entry, 0, len(s.v.own.all)+len(s.v.shared.all)) // at most
 	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
-		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: c.skillLocation(r)})
+		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)})
 	}
 	b, err := skillmd.FormatBlock(list, f)
 	return Block{Block: b, LibraryDigest: s.digest()}, err
@@ -455,7 +455,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) 
 	if f, ok := c.skillMDs.Get(key); ok && s.skillMD.ETag != "" {
 		return f, nil
 	}
-	raw, a, err := c.readText(ctx, s.skillMD, c.skillLocation(s), "")
+	raw, a, err := c.readText(ctx, *s.skillMD, c.skillLocation(s), "")
 	if err != nil {
 		return nil, err
 	}

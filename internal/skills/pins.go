@@ -635,9 +635,7 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		for j := range l.entries {
 			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
 		}
-		for _, s := range l.all {
-			s.skillMD = blobOf[s.skillMD.Key]
-		}
+		// The skills' SKILL.md are their entries: pointed at the blobs too.
 		l.bytes = l.heldBytes() // with the blobs' keys
 		ls[i] = l
 	}

@@ -37,24 +37,34 @@ type entry struct {
 	obj objstore.Object
 }
 
-// skillRef locates one skill folder.
+// skillRef locates one skill folder. A layer holds one per skill, so its
+// fields are what cannot be had from the others (category) or the layer
+// (skillMD points into its entries).
 type skillRef struct {
-	dir      string // "category/folder" or "folder"
-	folder   string // the folder's own name
-	category string
-	layer    string
+	dir    string // "category/folder" or "folder"
+	folder string // the folder's own name
+	layer  string
 	// name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
 	name     string
-	skillMD  objstore.Object
-	location string    // the virtual path of its SKILL.md (Skill.Location)
-	files    []entry   // every file of the folder, SKILL.md included, by rel
-	head     parsed    // the frontmatter as of the listing
-	manifest *Manifest // files by digest, from the layer's index
+	skillMD  *objstore.Object // its entry's object, in the layer's entries
+	location string           // the virtual path of its SKILL.md (Skill.Location)
+	files    []entry          // every file of the folder, SKILL.md included, by rel
+	head     parsed           // the frontmatter as of the listing
+	manifest *Manifest        // files by digest, from the layer's index
 	// notes are what merging found: a name declared twice, a folder
 	// nested too deep. nil for most skills, so a pointer (note, addNotes).
 	notes  *skillmd.Problems
 	nested bool // deeper than <category>/<skill>: reported, never served
+}
+
+// category is the first folder of dir, or "" for a flat skill.
+func (s *skillRef) category() string {
+	cat, _, ok := strings.Cut(s.dir, "/")
+	if !ok {
+		return ""
+	}
+	return cat
 }
 
 // note returns s's notes.
@@ -855,7 +865,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		}
 	}
 	categorized := map[string]bool{}
-	for _, e := range entries {
+	for i, e := range entries {
 		dir, file := path.Split(e.rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || dir == "" {
@@ -864,15 +874,15 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		cat, rest, isCategorized := strings.Cut(dir, "/")
 		switch {
 		case !isCategorized:
-			skills = append(skills, &skillRef{dir: dir, folder: dir, name: dir, layer: layer, skillMD: e.obj})
+			skills = append(skills, &skillRef{dir: dir, folder: dir, name: dir, layer: layer, skillMD: &entries[i].obj})
 		case flat[cat]:
 			// a file of the flat skill cat
 		case !strings.Contains(rest, "/"):
 			categorized[dir] = true
-			skills = append(skills, &skillRef{dir: dir, folder: rest, name: rest, category: cat, layer: layer, skillMD: e.obj})
+			skills = append(skills, &skillRef{dir: dir, folder: rest, name: rest, layer: layer, skillMD: &entries[i].obj})
 		}
 	}
-	for _, e := range entries {
+	for i, e := range entries {
 		dir, file := path.Split(e.rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || strings.Count(dir, "/") < 2 {
@@ -883,7 +893,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		if flat[cat] || categorized[cat+"/"+second] {
 			continue // a file of a skill
 		}
-		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), category: cat, layer: layer, skillMD: e.obj, nested: true}
+		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), layer: layer, skillMD: &entries[i].obj, nested: true}
 		n.addNotes().Errorf("%s", nestedProblem)
 		nested = append(nested, n)
 	}
@@ -994,7 +1004,7 @@ func indexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libin
 		for j, e := range s.files {
 			files[j] = e.obj
 		}
-		out[i] = libindex.Skill{SkillMD: s.skillMD, Files: files}
+		out[i] = libindex.Skill{SkillMD: *s.skillMD, Files: files}
 	}
 	return out
 }

@@ -385,15 +385,16 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 // skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
 // parsed once per version and shared by every caller (read-only). It holds
 // one copy of the text, and of the frontmatter the lean form: the decoded
-// Raw and Extra take more heap than the text itself, and where the
-// frontmatter's JSON decodes to them (checked when parsed) each call
+// Raw, Extra and Metadata take more heap than the text itself, and where
+// the frontmatter's JSON decodes to them (checked when parsed) each call
 // decodes them from it instead (frontmatter).
 type skillFile struct {
 	raw, body string // body is the end of raw
 	etag      string // of the bytes read
 	fm        skillmd.Frontmatter
 	problems  skillmd.Problems
-	// derived: fm's Raw and Extra are left out, and decode from fm.JSON.
+	// derived: fm's Raw, Extra and Metadata are left out, and decode from
+	// fm.JSON.
 	derived bool
 }
 
@@ -405,17 +406,18 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 		f.body = f.raw[len(f.raw)-len(f.body):] // one copy of the text, not two
 	}
 	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
-	if r, e, ok := rawFromJSON(f.fm.JSON); ok && reflect.DeepEqual(r, f.fm.Raw) && reflect.DeepEqual(e, f.fm.Extra) {
-		f.fm.Raw, f.fm.Extra, f.derived = nil, nil, true
+	if r, e, m, ok := rawFromJSON(f.fm.JSON); ok && reflect.DeepEqual(r, f.fm.Raw) && reflect.DeepEqual(e, f.fm.Extra) && reflect.DeepEqual(m, f.fm.Metadata) {
+		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true
 	}
 	return f
 }
 
-// frontmatter is f's frontmatter as parsed, Raw and Extra included.
+// frontmatter is f's frontmatter as parsed, Raw, Extra and Metadata
+// included.
 func (f *skillFile) frontmatter() skillmd.Frontmatter {
 	fm := f.fm
 	if f.derived {
-		fm.Raw, fm.Extra, _ = rawFromJSON(fm.JSON)
+		fm.Raw, fm.Extra, fm.Metadata, _ = rawFromJSON(fm.JSON)
 	}
 	return fm
 }
@@ -429,11 +431,11 @@ var specFields = map[string]bool{
 }
 
 // rawFromJSON decodes a frontmatter's JSON as ParseSkillMD decodes its
-// Raw and Extra fields where the two agree: no number or date that the
-// YAML reading turns into text.
-func rawFromJSON(js []byte) (raw, extra map[string]any, ok bool) {
+// Raw, Extra and Metadata fields where they agree: no number or date that
+// the YAML reading turns into text, metadata of text values only.
+func rawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, ok bool) {
 	if err := json.Unmarshal(js, &raw); err != nil || raw == nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	extra = map[string]any{}
 	for k, v := range raw {
@@ -441,7 +443,17 @@ func rawFromJSON(js []byte) (raw, extra map[string]any, ok bool) {
 			extra[k] = v
 		}
 	}
-	return raw, extra, true
+	if m, isMap := raw["metadata"].(map[string]any); isMap {
+		meta = make(map[string]string, len(m))
+		for k, v := range m {
+			s, isText := v.(string)
+			if !isText {
+				return nil, nil, nil, false
+			}
+			meta[k] = s
+		}
+	}
+	return raw, extra, meta, true
 }
 
 // skillMD reads and parses the SKILL.md of s, or returns the version the

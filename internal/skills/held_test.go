@@ -211,12 +211,12 @@ func TestHeldPerUser(t *testing.T) {
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
 		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), mdBytes/users, mdBytes/mdItems, read)
 	// Measured before the held shapes were cut: 18,960 bytes a listing
-	// user, 3,375 a SKILL.md of this shape; after, 13,696 and 1,826.
+	// user, 3,375 a SKILL.md of this shape; after, 13,696 and 1,442.
 	if listed > 14_000 {
 		t.Errorf("a listing user holds %.0f bytes, want at most %d", listed, 14_000)
 	}
-	if perMD := mdBytes / mdItems; perMD > 2_000 {
-		t.Errorf("a SKILL.md read holds %.0f bytes, want at most %d", perMD, 2_000)
+	if perMD := mdBytes / mdItems; perMD > 1_600 {
+		t.Errorf("a SKILL.md read holds %.0f bytes, want at most %d", perMD, 1_600)
 	}
 }
 

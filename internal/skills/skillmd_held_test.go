@@ -118,6 +118,10 @@ func TestSkillFileFrontmatter(t *testing.T) {
 		derived     bool
 	}{
 		{"spec fields and metadata", "name: one\ndescription: Does one.\nlicense: MIT\nmetadata:\n  owner: a\n", true},
+		{"empty metadata", "name: one\ndescription: Does one.\nmetadata: {}\n", true},
+		{"metadata not a map", "name: one\ndescription: Does one.\nmetadata: [a]\n", true},
+		{"a metadata number", "name: one\ndescription: Does one.\nmetadata:\n  version: 1.20\n", false},
+		{"a metadata list", "name: one\ndescription: Does one.\nmetadata:\n  tags: [a]\n", false},
 		{"extra fields", "name: one\ndescription: Does one.\ntags: [a, b]\nx-tool:\n  depth: 3\n  on: true\n  none: null\n  empty: {}\n  list: []\n", true},
 		{"allowed tools as a string", "name: one\ndescription: Does one.\nallowed-tools: Read Grep\n", true},
 		{"a version YAML reads as a number", "name: one\ndescription: Does one.\nversion: 1.0\n", false},
@@ -135,8 +139,8 @@ func TestSkillFileFrontmatter(t *testing.T) {
 			if f.body != body || !reflect.DeepEqual(f.problems, problems) {
 				t.Errorf("body %q, problems %+v; want %q, %+v", f.body, f.problems, body, problems)
 			}
-			if f.derived != tc.derived || (f.derived && (f.fm.Raw != nil || f.fm.Extra != nil)) {
-				t.Errorf("derived = %v (Raw %v, Extra %v), want %v", f.derived, f.fm.Raw, f.fm.Extra, tc.derived)
+			if f.derived != tc.derived || (f.derived && (f.fm.Raw != nil || f.fm.Extra != nil || f.fm.Metadata != nil)) {
+				t.Errorf("derived = %v (Raw %v, Extra %v, Metadata %v), want %v", f.derived, f.fm.Raw, f.fm.Extra, f.fm.Metadata, tc.derived)
 			}
 		})
 	}

@@ -28,14 +28,17 @@ func AllocBytes(n int) int64 {
 		return int64((n + 15) &^ 15)
 	case n <= 1024:
 		return int64((n + 63) &^ 63)
+	case n <= 32<<10:
+		return int64((n + 255) &^ 255)
 	}
-	return int64((n + 255) &^ 255)
+	return int64((n + 8<<10 - 1) &^ (8<<10 - 1)) // whole pages
+
 }
 
 // HeldBytes estimates the heap x keeps alive.
 func (x *Index) HeldBytes() int64 {
 	n := int64(indexBytes)
-	n += int64(cap(x.Objs)) * int64(unsafe.Sizeof(objstore.Object{}))
+	n += AllocBytes(cap(x.Objs) * int(unsafe.Sizeof(objstore.Object{})))
 	for _, o := range x.Objs {
 		n += AllocBytes(len(o.Key)) + AllocBytes(len(o.ETag))
 	}

@@ -696,6 +696,9 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 			return nil, err
 		}
 	}
+	if cap(objs) > len(objs) {
+		objs = slices.Clone(objs) // held as it is: without the listing's spare room
+	}
 	skills := ix.skills(objs, l.Prefix)
 	files := 0
 	for _, s := range skills {

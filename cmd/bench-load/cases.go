@@ -345,13 +345,31 @@ func (b *bench) firstList(ctx context.Context, s *skillsvc, startErr error, size
 	if startErr != nil {
 		return cell{err: startErr}
 	}
-	return b.measured(ctx, s, func() (string, error) {
+	var before metrics
+	if b.opts.verbose {
+		before, _ = s.scrape(ctx)
+	}
+	c := b.measured(ctx, s, func() (string, error) {
 		start := time.Now()
 		if err := listSkills(ctx, s.conn, libraryUser, size); err != nil {
 			return "", err
 		}
 		return loadbench.Duration(time.Since(start)), nil
 	})
+	if after, err := s.scrape(ctx); err == nil && before != nil {
+		// Where the call's time went: the server's share (handler and
+		// interceptors), and where the layer's parsed heads came from.
+		handling := delta(before, after, "grpc_server_handling_seconds_sum")
+		var server float64
+		for k, v := range handling {
+			if strings.Contains(k, `grpc_method="ListSkills"`) {
+				server += v
+			}
+		}
+		b.logf("%d skills: first ListSkills: %s in all, %s in the server; heads %v", size, c.value,
+			loadbench.Duration(time.Duration(server*float64(time.Second))), delta(before, after, "skillsvc_skills_layer_heads_total"))
+	}
+	return c
 }
 
 // measured runs f and adds the storage requests it caused: those the proxy

@@ -61,7 +61,7 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 		n += len(o.Key) - len(prefix) + len(o.ETag) + 4*binary.MaxVarintLen64
 	}
 	for _, h := range x.Heads {
-		n += len(h) + 2*binary.MaxVarintLen64
+		n += len(h.Head) + 2*binary.MaxVarintLen64
 	}
 	n += len(x.Digests) * digestBytes
 	b := make([]byte, 0, n)
@@ -88,20 +88,26 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 		}
 		b = binary.AppendVarint(b, mod)
 	}
+	// Heads and digests name their object by its number in Objs, both
+	// being in key order.
 	b = binary.AppendUvarint(b, uint64(len(x.Heads)))
-	for i, o := range x.Objs {
-		if h, ok := x.Heads[o.Key]; ok {
-			b = binary.AppendUvarint(b, uint64(i))
-			b = appendString(b, string(h))
+	for _, h := range x.Heads {
+		i, ok := x.object(h.Key)
+		if !ok {
+			return nil, fmt.Errorf("a head of %q, which is not listed", h.Key)
 		}
+		b = binary.AppendUvarint(b, uint64(i))
+		b = appendString(b, string(h.Head))
 	}
 	b = binary.AppendUvarint(b, uint64(len(x.Digests)))
-	for i, o := range x.Objs {
-		if dg, ok := x.Digests[o.Key]; ok {
-			b = binary.AppendUvarint(b, uint64(i))
-			b = binary.AppendVarint(b, dg.Size)
-			b = append(b, dg.Sum[:]...)
+	for _, dg := range x.Digests {
+		i, ok := x.object(dg.Key)
+		if !ok {
+			return nil, fmt.Errorf("a digest of %q, which is not listed", dg.Key)
 		}
+		b = binary.AppendUvarint(b, uint64(i))
+		b = binary.AppendVarint(b, dg.Size)
+		b = append(b, dg.Sum[:]...)
 	}
 	return b, nil
 }
@@ -183,7 +189,7 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 	if d.err != nil || nheads > count {
 		return nil, fmt.Errorf("%w: objects", errBadIndex)
 	}
-	x.Heads = make(map[string][]byte, nheads)
+	x.Heads = make([]Head, 0, nheads)
 	last := -1
 	for range nheads {
 		i := d.uvarint()
@@ -192,13 +198,13 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 			return nil, fmt.Errorf("%w: heads", errBadIndex)
 		}
 		last = int(i)
-		x.Heads[x.Objs[i].Key] = []byte(h)
+		x.Heads = append(x.Heads, Head{Key: x.Objs[i].Key, Head: []byte(h)})
 	}
 	ndigests := d.uvarint()
 	if d.err != nil || ndigests > count {
 		return nil, fmt.Errorf("%w: digests", errBadIndex)
 	}
-	x.Digests = make(map[string]Digest, ndigests)
+	x.Digests = make([]KeyDigest, 0, ndigests)
 	last = -1
 	for range ndigests {
 		i := d.uvarint()
@@ -208,7 +214,7 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 			return nil, fmt.Errorf("%w: digests", errBadIndex)
 		}
 		last = int(i)
-		x.Digests[x.Objs[i].Key] = dg
+		x.Digests = append(x.Digests, KeyDigest{Key: x.Objs[i].Key, Digest: dg})
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", errBadIndex)

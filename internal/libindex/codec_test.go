@@ -25,14 +25,14 @@ func TestIndexCodec(t *testing.T) {
 		{Key: "alice/skills/a/SKILL.md", Attributes: objstore.Attributes{Size: 42, ETag: "e1", ModTime: mod}},
 		{Key: "alice/skills/a/x.bin", Attributes: objstore.Attributes{Size: 0, ETag: ""}},
 		{Key: "alice/skills/b/SKILL.md", Attributes: objstore.Attributes{Size: 7, ETag: "e2"}},
-	}, Heads: map[string][]byte{
+	}, Heads: SortedHeads(map[string][]byte{
 		"alice/skills/a/SKILL.md": []byte("---\nname: a\n---\n"),
 		"alice/skills/b/SKILL.md": {},
-	}, Digests: map[string]Digest{
+	}), Digests: SortedDigests(map[string]Digest{
 		"alice/skills/a/SKILL.md": {Size: 42, Sum: sha256.Sum256([]byte("a"))},
 		"alice/skills/a/x.bin":    {Size: 0, Sum: sha256.Sum256(nil)},
 		"alice/skills/b/SKILL.md": {Size: 1 << 40, Sum: sha256.Sum256([]byte("b"))},
-	}}
+	})}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {
 		t.Fatal(err)
@@ -59,28 +59,28 @@ func TestIndexCodec(t *testing.T) {
 		t.Error("encoding keys outside the prefix succeeded")
 	}
 	// A head naming an object past the count.
-	bad := &Index{Objs: x.Objs[:1], Heads: map[string][]byte{x.Objs[0].Key: nil}}
+	bad := &Index{Objs: x.Objs[:1], Heads: []Head{{Key: x.Objs[0].Key}}}
 	b, _ = encodeIndex(bad, aliceLayer)
 	b[len(b)-2] = 9 // the head's object number
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("head of object 9 of 1: err = %v", err)
 	}
 	// A digest naming an object past the count, and two digests of one.
-	bad = &Index{Objs: x.Objs[:2], Digests: map[string]Digest{x.Objs[0].Key: {}}}
+	bad = &Index{Objs: x.Objs[:2], Digests: []KeyDigest{{Key: x.Objs[0].Key}}}
 	b, _ = encodeIndex(bad, aliceLayer)
 	at := len(b) - sha256.Size - 2 // the digest's object number, before its size
 	b[at] = 9
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("digest of object 9 of 2: err = %v", err)
 	}
-	bad.Digests[x.Objs[1].Key] = Digest{}
+	bad.Digests = append(bad.Digests, KeyDigest{Key: x.Objs[1].Key})
 	b, _ = encodeIndex(bad, aliceLayer)
 	b[len(b)-sha256.Size-2] = 0 // the second digest's object number
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("two digests of object 0: err = %v", err)
 	}
 	// A negative size.
-	bad = &Index{Objs: x.Objs[:1], Digests: map[string]Digest{x.Objs[0].Key: {Size: -1}}}
+	bad = &Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Size: -1}}}}
 	b, _ = encodeIndex(bad, aliceLayer)
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("digest of -1 bytes: err = %v", err)
@@ -92,14 +92,14 @@ func TestIndexCodec(t *testing.T) {
 // of MaxFrontmatterBytes per object, encodes within what fromBucket reads.
 func TestPersistedIndexBound(t *testing.T) {
 	const n = 8
-	x := &Index{Gen: 1, Listed: time.Unix(0, 1), Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	x := &Index{Gen: 1, Listed: time.Unix(0, 1)}
 	for i := range n {
 		key := aliceLayer.Prefix + strings.Repeat("k", 1<<10-len(aliceLayer.Prefix)-1) + string(rune('a'+i))
 		x.Objs = append(x.Objs, objstore.Object{Key: key, Attributes: objstore.Attributes{
 			Size: 1 << 62, ETag: strings.Repeat("e", 64) + "-10000", ModTime: time.Unix(1<<40, 999),
 		}})
-		x.Heads[key] = make([]byte, 64<<10)
-		x.Digests[key] = Digest{Size: 1 << 62}
+		x.Heads = append(x.Heads, Head{Key: key, Head: make([]byte, 64<<10)})
+		x.Digests = append(x.Digests, KeyDigest{Key: key, Digest: Digest{Size: 1 << 62}})
 	}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {
@@ -117,7 +117,7 @@ func TestPersistedIndexBound(t *testing.T) {
 func TestIndexCodecNamesLibrary(t *testing.T) {
 	x := &Index{Gen: 7, Listed: time.Unix(0, 1_700_000_000_000_000_000), Objs: []objstore.Object{
 		{Key: "bob/skills/secret/SKILL.md", Attributes: objstore.Attributes{Size: 3, ETag: "e"}},
-	}, Heads: map[string][]byte{"bob/skills/secret/SKILL.md": []byte("---\nname: secret\n---\n")}}
+	}, Heads: []Head{{Key: "bob/skills/secret/SKILL.md", Head: []byte("---\nname: secret\n---\n")}}}
 	b, err := encodeIndex(x, bobLayer)
 	if err != nil {
 		t.Fatal(err)

@@ -111,15 +111,15 @@ func digestCount(m *Metrics, source string) int {
 func wantDigests(t *testing.T, x *Index, files map[string]string) {
 	t.Helper()
 	for key, content := range files {
-		dg, ok := x.Digests[key]
+		dg, ok := x.DigestOf(key)
 		if want := (Digest{Size: int64(len(content)), Sum: sha256.Sum256([]byte(content))}); !ok || dg != want {
 			t.Errorf("digest of %s = %x (%d bytes, held %t), want %x (%d bytes)", key, dg.Sum, dg.Size, ok, want.Sum, want.Size)
 		}
 	}
 	if len(x.Digests) != len(files) {
 		var keys []string
-		for k := range x.Digests {
-			keys = append(keys, k)
+		for _, d := range x.Digests {
+			keys = append(keys, d.Key)
 		}
 		t.Errorf("index holds %d digests (%q), want %d", len(x.Digests), keys, len(files))
 	}

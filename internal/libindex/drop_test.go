@@ -23,7 +23,7 @@ func wantSkills(t *testing.T, x *Index, keys ...string) {
 		t.Fatalf("index holds %d skills, want %v", len(x.Heads), keys)
 	}
 	for _, k := range keys {
-		if _, ok := x.Heads[k]; !ok {
+		if _, ok := x.HeadOf(k); !ok {
 			t.Fatalf("index lacks %s", k)
 		}
 	}

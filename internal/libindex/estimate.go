@@ -12,14 +12,8 @@ import (
 // of 1,000 skills, and 200 of 5: within 30% of the heap they take, never
 // under 90% of it).
 const (
-	// indexBytes: the Index, its slice header, and two map headers with
-	// their first groups of slots.
-	indexBytes = 384
-	// headSlotBytes and digestSlotBytes: one entry of Heads or Digests,
-	// with the slots a map keeps free (it grows by doubling, from half
-	// full to seven eighths).
-	headSlotBytes   = 96
-	digestSlotBytes = 128
+	// indexBytes: the Index and its slice headers.
+	indexBytes = 160
 )
 
 // AllocBytes is the heap an allocation of n bytes takes: n rounded up to
@@ -34,20 +28,24 @@ func AllocBytes(n int) int64 {
 		return int64((n + 15) &^ 15)
 	case n <= 1024:
 		return int64((n + 63) &^ 63)
+	case n <= 32<<10:
+		return int64((n + 255) &^ 255)
 	}
-	return int64((n + 255) &^ 255)
+	return int64((n + 8<<10 - 1) &^ (8<<10 - 1)) // whole pages
+
 }
 
 // HeldBytes estimates the heap x keeps alive.
 func (x *Index) HeldBytes() int64 {
 	n := int64(indexBytes)
-	n += int64(cap(x.Objs)) * int64(unsafe.Sizeof(objstore.Object{}))
+	n += AllocBytes(cap(x.Objs) * int(unsafe.Sizeof(objstore.Object{})))
 	for _, o := range x.Objs {
 		n += AllocBytes(len(o.Key)) + AllocBytes(len(o.ETag))
 	}
+	// The keys of heads and digests are those of Objs.
+	n += AllocBytes(cap(x.Heads) * int(unsafe.Sizeof(Head{})))
 	for _, h := range x.Heads {
-		n += headSlotBytes + AllocBytes(len(h))
+		n += AllocBytes(len(h.Head))
 	}
-	n += int64(len(x.Digests)) * digestSlotBytes
-	return n
+	return n + AllocBytes(cap(x.Digests)*int(unsafe.Sizeof(KeyDigest{})))
 }

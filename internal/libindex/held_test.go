@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,14 +82,19 @@ func heapAfter() int64 {
 // testIndex is an index of n skills (a SKILL.md with a head and a file
 // each, both hashed) in l.
 func testIndex(l Layer, n int) *Index {
-	x := &Index{Gen: 1, Listed: time.Now(), Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	x := &Index{Gen: 1, Listed: time.Now()}
+	defer func() {
+		slices.SortFunc(x.Objs, func(a, b objstore.Object) int { return strings.Compare(a.Key, b.Key) })
+		slices.SortFunc(x.Heads, func(a, b Head) int { return strings.Compare(a.Key, b.Key) })
+		slices.SortFunc(x.Digests, func(a, b KeyDigest) int { return strings.Compare(a.Key, b.Key) })
+	}()
 	for i := range n {
 		for _, f := range []string{"SKILL.md", "references/guide.md"} {
 			k := fmt.Sprintf("%scat-%02d/skill-%04d/%s", l.Prefix, i%20, i, f)
 			x.Objs = append(x.Objs, objstore.Object{Key: k, Attributes: objstore.Attributes{Size: 3000, ETag: fmt.Sprintf("%032x", i), ModTime: time.Now()}})
-			x.Digests[k] = Digest{Size: 3000, Sum: sha256.Sum256([]byte(k))}
+			x.Digests = append(x.Digests, KeyDigest{Key: k, Digest: Digest{Size: 3000, Sum: sha256.Sum256([]byte(k))}})
 			if f == "SKILL.md" {
-				x.Heads[k] = fmt.Appendf(nil, "---\nname: skill-%04d\ndescription: Skill %04d; extracts, converts and summarizes documents of its kind.\nlicense: Apache-2.0\n---\n", i, i)
+				x.Heads = append(x.Heads, Head{Key: k, Head: fmt.Appendf(nil, "---\nname: skill-%04d\ndescription: Skill %04d; extracts, converts and summarizes documents of its kind.\nlicense: Apache-2.0\n---\n", i, i)})
 			}
 		}
 	}

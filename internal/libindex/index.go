@@ -42,15 +42,69 @@ type Index struct {
 	Changed time.Time
 	Objs    []objstore.Object // in key order
 	// Heads holds the head of each skill's SKILL.md as of its listed ETag,
-	// cut after the frontmatter. A skill without one was deleted between
-	// the listing and the read of its head.
-	Heads map[string][]byte
+	// cut after the frontmatter, by key. A skill without one was deleted
+	// between the listing and the read of its head.
+	Heads []Head
 	// Digests holds the digest of each file of every skill within the MCP
 	// extension's limits (skillmd.OverLimits), by key, computed once per
 	// listed version (key and ETag): a revalidation carries the previous
-	// index's over for an unchanged ETag. A file deleted between the
-	// listing and its read has none.
-	Digests map[string]Digest
+	// index's over for an unchanged ETag, by key. A file deleted between
+	// the listing and its read has none.
+	Digests []KeyDigest
+}
+
+// Heads and digests are sorted slices, not maps, their keys the strings of
+// Objs: a user's index of a few skills is held by the thousand, and a map
+// costs several times its entries.
+
+// Head is the head of the SKILL.md at Key.
+type Head struct {
+	Key  string
+	Head []byte
+}
+
+// KeyDigest is the digest of the file at Key.
+type KeyDigest struct {
+	Key string
+	Digest
+}
+
+// HeadOf returns the head x holds of the SKILL.md at key.
+func (x *Index) HeadOf(key string) ([]byte, bool) {
+	i, ok := slices.BinarySearchFunc(x.Heads, key, func(h Head, k string) int { return strings.Compare(h.Key, k) })
+	if !ok {
+		return nil, false
+	}
+	return x.Heads[i].Head, true
+}
+
+// DigestOf returns the digest x holds of the file at key.
+func (x *Index) DigestOf(key string) (Digest, bool) {
+	i, ok := slices.BinarySearchFunc(x.Digests, key, func(d KeyDigest, k string) int { return strings.Compare(d.Key, k) })
+	if !ok {
+		return Digest{}, false
+	}
+	return x.Digests[i].Digest, true
+}
+
+// SortedHeads returns heads by key as an index holds them.
+func SortedHeads(heads map[string][]byte) []Head {
+	out := make([]Head, 0, len(heads))
+	for k, h := range heads {
+		out = append(out, Head{Key: k, Head: h})
+	}
+	slices.SortFunc(out, func(a, b Head) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// SortedDigests returns digests by key as an index holds them.
+func SortedDigests(digests map[string]Digest) []KeyDigest {
+	out := make([]KeyDigest, 0, len(digests))
+	for k, dg := range digests {
+		out = append(out, KeyDigest{Key: k, Digest: dg})
+	}
+	slices.SortFunc(out, func(a, b KeyDigest) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // Layer is one library: a user's, or the shared one.
@@ -642,13 +696,22 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 			return nil, err
 		}
 	}
-	x = &Index{Listed: listed, Objs: objs, Heads: map[string][]byte{}, Digests: map[string]Digest{}}
+	if cap(objs) > len(objs) {
+		objs = slices.Clone(objs) // held as it is: without the listing's spare room
+	}
+	skills := ix.skills(objs, l.Prefix)
+	files := 0
+	for _, s := range skills {
+		files += len(s.Files)
+	}
+	// Sized for what there is: an index is held as it is made.
+	x = &Index{Listed: listed, Objs: objs, Heads: make([]Head, 0, len(skills)), Digests: make([]KeyDigest, 0, files)}
 	var missing, unhashed []objstore.Object
 	carried := 0
-	for _, s := range ix.skills(objs, l.Prefix) {
+	for _, s := range skills {
 		o := s.SkillMD
 		if h, ok := prev.head(o); ok {
-			x.Heads[o.Key] = h
+			x.Heads = append(x.Heads, Head{Key: o.Key, Head: h})
 		} else {
 			missing = append(missing, o)
 		}
@@ -657,7 +720,7 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 		}
 		for _, f := range s.Files {
 			if dg, ok := prev.digest(f); ok {
-				x.Digests[f.Key] = dg
+				x.Digests = append(x.Digests, KeyDigest{Key: f.Key, Digest: dg})
 				carried++
 			} else {
 				unhashed = append(unhashed, f)
@@ -668,16 +731,23 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 	if err != nil {
 		return nil, err
 	}
-	for k, h := range read {
-		x.Heads[k] = h
+	for _, o := range missing {
+		if h, ok := read[o.Key]; ok {
+			x.Heads = append(x.Heads, Head{Key: o.Key, Head: h})
+		}
 	}
 	hashed, err := ix.digests.fetch(ctx, l.Tag, unhashed)
 	if err != nil {
 		return nil, err
 	}
-	for k, dg := range hashed {
-		x.Digests[k] = dg
+	for _, o := range unhashed {
+		if dg, ok := hashed[o.Key]; ok {
+			x.Digests = append(x.Digests, KeyDigest{Key: o.Key, Digest: dg})
+		}
 	}
+	slices.SortFunc(x.Heads, func(a, b Head) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(x.Digests, func(a, b KeyDigest) int { return strings.Compare(a.Key, b.Key) })
+	x.Digests = slices.CompactFunc(x.Digests, func(a, b KeyDigest) bool { return a.Key == b.Key }) // a file of two skills
 	ix.metrics.Digests.WithLabelValues(DigestCarried).Add(float64(carried))
 	noteRevalidation(ctx, len(missing), len(unhashed), carried)
 	x.Gen, x.Changed = rand.Uint64(), listed
@@ -774,7 +844,7 @@ func (x *Index) head(o objstore.Object) ([]byte, bool) {
 	if x == nil {
 		return nil, false
 	}
-	h, ok := x.Heads[o.Key]
+	h, ok := x.HeadOf(o.Key)
 	return h, ok && x.etag(o.Key) == o.ETag
 }
 
@@ -784,25 +854,22 @@ func (x *Index) digest(o objstore.Object) (Digest, bool) {
 	if x == nil || o.ETag == "" {
 		return Digest{}, false
 	}
-	dg, ok := x.Digests[o.Key]
+	dg, ok := x.DigestOf(o.Key)
 	return dg, ok && x.etag(o.Key) == o.ETag
 }
 
 // etag is the listed ETag of key, or "".
 func (x *Index) etag(key string) string {
-	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int {
-		switch {
-		case o.Key < k:
-			return -1
-		case o.Key > k:
-			return 1
-		}
-		return 0
-	})
+	i, ok := x.object(key)
 	if !ok {
 		return ""
 	}
 	return x.Objs[i].ETag
+}
+
+// object returns the number in Objs of the object at key.
+func (x *Index) object(key string) (int, bool) {
+	return slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
 }
 
 // same reports whether y holds the same objects, heads and digests as x.
@@ -816,13 +883,13 @@ func (x *Index) same(y *Index) bool {
 			return false
 		}
 	}
-	for k, h := range x.Heads {
-		if g, ok := y.Heads[k]; !ok || !bytes.Equal(g, h) {
+	for i, h := range x.Heads {
+		if g := y.Heads[i]; g.Key != h.Key || !bytes.Equal(g.Head, h.Head) {
 			return false
 		}
 	}
-	for k, dg := range x.Digests {
-		if g, ok := y.Digests[k]; !ok || g != dg {
+	for i, dg := range x.Digests {
+		if y.Digests[i] != dg {
 			return false
 		}
 	}

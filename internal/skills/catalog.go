@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"path"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -84,7 +86,7 @@ func (c *Catalog) skillLocation(r *skillRef) string {
 // listed, so disabled is by name.
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
-		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category,
+		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category(),
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
@@ -155,8 +157,8 @@ func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
 	return func(yield func(*skillRef) bool) {
 		for r := range s.v.all() {
-			valid := len(r.head.problems.Errors) == 0 && len(r.notes.Errors) == 0 // as Skill.Valid of its summary
-			if opts.FilterCategory && r.category != opts.Category ||
+			valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
+			if opts.FilterCategory && r.category() != opts.Category ||
 				!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] {
 				continue
 			}
@@ -315,7 +317,7 @@ func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) 
 	lp := entryLists.Get().(*[]skillmd.Entry)
 	list := slices.Grow((*lp)[:0], len(s.v.own.all)+len(s.v.shared.all)) // at most
 	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
-		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category, Location: c.skillLocation(r)})
+		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)})
 	}
 	b, err := skillmd.FormatBlock(list, f) // keeps nothing of list
 	// The pool holds no skill's strings.
@@ -374,8 +376,8 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	if !s.notes.Valid() {
-		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.notes)
+	if !s.note().Valid() {
+		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.note())
 	}
 	f, err := c.skillMD(ctx, s)
 	if err != nil {
@@ -385,23 +387,30 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 	if !problems.Valid() {
 		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, s.notes.Warnings, v.notes(c.cfg.Mount, s))
+	problems.Warnings = slices.Concat(problems.Warnings, s.note().Warnings, v.notes(c.cfg.Mount, s))
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
 		return Detail{}, nil, err
 	}
-	d := Detail{Skill: c.summary(s, f.fm, problems, st.disabledSet()), Raw: f.raw, Body: f.body}
+	d := Detail{Skill: c.summary(s, f.frontmatter(), problems, st.disabledSet()), Raw: f.raw, Body: f.body}
 	d.ETag = f.etag // of the bytes read, which may be newer than the listing
 	return d, s, nil
 }
 
 // skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
-// parsed once per version and shared by every caller (read-only).
+// parsed once per version and shared by every caller (read-only). It holds
+// one copy of the text, and of the frontmatter the lean form: the decoded
+// Raw, Extra and Metadata take more heap than the text itself, and where
+// the frontmatter's JSON decodes to them (checked when parsed) each call
+// decodes them from it instead (frontmatter).
 type skillFile struct {
 	raw, body string // body is the end of raw
 	etag      string // of the bytes read
 	fm        skillmd.Frontmatter
 	problems  skillmd.Problems
+	// derived: fm's Raw, Extra and Metadata are left out, and decode from
+	// fm.JSON.
+	derived bool
 }
 
 // parseSkillFile parses raw, the SKILL.md of folder at etag.
@@ -410,7 +419,55 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	var body int
 	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
 	f.body = f.raw[body:] // one copy of the text, not two
+	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
+	if r, e, m, ok := rawFromJSON(f.fm.JSON); ok && reflect.DeepEqual(r, f.fm.Raw) && reflect.DeepEqual(e, f.fm.Extra) && reflect.DeepEqual(m, f.fm.Metadata) {
+		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true
+	}
 	return f
+}
+
+// frontmatter is f's frontmatter as parsed, Raw, Extra and Metadata
+// included.
+func (f *skillFile) frontmatter() skillmd.Frontmatter {
+	fm := f.fm
+	if f.derived {
+		fm.Raw, fm.Extra, fm.Metadata, _ = rawFromJSON(fm.JSON)
+	}
+	return fm
+}
+
+// specFields are the frontmatter fields ParseSkillMD reads into typed
+// fields; the rest are Extra. A difference from its rule only costs
+// holding Raw and Extra: parseSkillFile compares what it derives.
+var specFields = map[string]bool{
+	"name": true, "description": true, "license": true, "version": true,
+	"compatibility": true, "allowed-tools": true, "metadata": true,
+}
+
+// rawFromJSON decodes a frontmatter's JSON as ParseSkillMD decodes its
+// Raw, Extra and Metadata fields where they agree: no number or date that
+// the YAML reading turns into text, metadata of text values only.
+func rawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, ok bool) {
+	if err := json.Unmarshal(js, &raw); err != nil || raw == nil {
+		return nil, nil, nil, false
+	}
+	extra = map[string]any{}
+	for k, v := range raw {
+		if !specFields[k] {
+			extra[k] = v
+		}
+	}
+	if m, isMap := raw["metadata"].(map[string]any); isMap {
+		meta = make(map[string]string, len(m))
+		for k, v := range m {
+			s, isText := v.(string)
+			if !isText {
+				return nil, nil, nil, false
+			}
+			meta[k] = s
+		}
+	}
+	return raw, extra, meta, true
 }
 
 // skillMD reads and parses the SKILL.md of s, or returns the version the
@@ -424,7 +481,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) 
 	if f, ok := c.skillMDs.Get(key); ok && s.skillMD.ETag != "" {
 		return f, nil
 	}
-	raw, a, err := c.readText(ctx, s.skillMD, c.skillLocation(s), "")
+	raw, a, err := c.readText(ctx, *s.skillMD, c.skillLocation(s), "")
 	if err != nil {
 		return nil, err
 	}

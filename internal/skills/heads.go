@@ -5,10 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"maps"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,7 +119,7 @@ const parallelHeads = 64
 // not decode, only costs the parse. Decoding and parsing run on every core
 // when there are many: a replica's first call on a large library (its
 // index from the shared cache) is mostly this.
-func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]byte) {
+func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 	if len(list) == 0 {
 		return
 	}
@@ -150,7 +154,8 @@ func (h *heads) take(ctx context.Context, list []*skillRef, heads map[string][]b
 			}
 			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
 		}
-		s.head = h.parse(ctx, s, heads[s.skillMD.Key])
+		head, _ := x.HeadOf(s.skillMD.Key)
+		s.head = h.parse(ctx, s, head)
 		if keys[i] != "" {
 			// A parse the codec refuses (a folder name that is no UTF-8)
 			// is only not shared.
@@ -231,4 +236,42 @@ func leanRaw(raw map[string]any) map[string]any {
 		}
 	}
 	return nil
+}
+
+// shareMaps makes the skills of one layer whose frontmatter metadata, or
+// fields outside the specification, are equal share one map of them: a
+// library's skills mostly declare the same owner and tags, and a small map
+// costs more than its entries. Parsed heads are read-only, so sharing is
+// safe; a layer's estimate counts each map once (layer.heldBytes).
+func shareMaps(skills []*skillRef) {
+	metas := map[string]map[string]string{}
+	extras := map[string]map[string]any{}
+	var key strings.Builder
+	for _, s := range skills {
+		fm := &s.head.fm
+		if len(fm.Metadata) > 0 {
+			key.Reset()
+			for _, k := range slices.Sorted(maps.Keys(fm.Metadata)) {
+				fmt.Fprintf(&key, "%d:%s%d:%s", len(k), k, len(fm.Metadata[k]), fm.Metadata[k])
+			}
+			if m, ok := metas[key.String()]; ok {
+				fm.Metadata = m
+			} else {
+				metas[key.String()] = fm.Metadata
+			}
+		}
+		if len(fm.Extra) > 0 {
+			// JSON sorts the keys; equal encodings of different values
+			// (none that ParseSkillMD makes) are told apart by DeepEqual.
+			b, err := json.Marshal(fm.Extra)
+			if err != nil {
+				continue
+			}
+			if m, ok := extras[string(b)]; ok && reflect.DeepEqual(m, fm.Extra) {
+				fm.Extra = m
+			} else if !ok {
+				extras[string(b)] = fm.Extra
+			}
+		}
+	}
 }

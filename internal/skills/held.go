@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"reflect"
 	"unsafe"
 
 	"github.com/skillsvc/skillsvc/internal/libindex"
@@ -44,8 +45,10 @@ func (l *layer) heldBytes() int64 {
 	for _, list := range [][]*skillRef{l.all, l.names, l.folders, l.displays} {
 		n += libindex.AllocBytes(8 * cap(list))
 	}
+	counted := map[unsafe.Pointer]bool{} // the maps skills share (shareMaps)
 	for _, s := range l.all {
-		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + problemsBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n -= sharedMapsBytes(s.head.fm, counted)
 	}
 	return n
 }
@@ -55,7 +58,7 @@ func (o *overlay) heldBytes() int64 {
 	n := int64(overlayBytes) + o.own.bytes + libindex.AllocBytes(16*cap(o.hidden))
 	n += int64(len(o.renamed)) * slotBytes
 	for _, s := range o.regrouped {
-		n += slotBytes + skillRefBytes + problemsBytes(s.notes)
+		n += slotBytes + skillRefBytes + notesBytes(s.notes)
 	}
 	return n
 }
@@ -69,6 +72,35 @@ func (f *skillFile) heldBytes(key string) int64 {
 	return n + parsedBytes(parsed{fm: f.fm, problems: f.problems})
 }
 
+// sharedMapsBytes is what parsedBytes counted of fm's maps that counted
+// holds, and adds the others to counted.
+func sharedMapsBytes(fm skillmd.Frontmatter, counted map[unsafe.Pointer]bool) int64 {
+	var n int64
+	if fm.Metadata != nil {
+		if p := reflect.ValueOf(fm.Metadata).UnsafePointer(); counted[p] {
+			n += metadataBytes(fm.Metadata)
+		} else {
+			counted[p] = true
+		}
+	}
+	if fm.Extra != nil {
+		if p := reflect.ValueOf(fm.Extra).UnsafePointer(); counted[p] {
+			n += anyBytes(fm.Extra)
+		} else {
+			counted[p] = true
+		}
+	}
+	return n
+}
+
+func metadataBytes(m map[string]string) int64 {
+	n := mapBytes(len(m))
+	for k, v := range m {
+		n += libindex.AllocBytes(len(k)) + libindex.AllocBytes(len(v))
+	}
+	return n
+}
+
 // parsedBytes estimates what a parsed head holds beyond its struct.
 func parsedBytes(p parsed) int64 {
 	fm := p.fm
@@ -78,14 +110,20 @@ func parsedBytes(p parsed) int64 {
 	}
 	n += stringsBytes(fm.AllowedTools)
 	if fm.Metadata != nil {
-		n += mapBytes(len(fm.Metadata))
-		for k, v := range fm.Metadata {
-			n += libindex.AllocBytes(len(k)) + libindex.AllocBytes(len(v))
-		}
+		n += metadataBytes(fm.Metadata)
 	}
 	n += anyBytes(fm.Extra) + anyBytes(fm.Raw) + libindex.AllocBytes(cap(fm.JSON))
 	return n + problemsBytes(p.problems)
 }
+
+func notesBytes(p *skillmd.Problems) int64 {
+	if p == nil {
+		return 0
+	}
+	return problemsBytesOf + problemsBytes(*p)
+}
+
+var problemsBytesOf = libindex.AllocBytes(int(unsafe.Sizeof(skillmd.Problems{})))
 
 func problemsBytes(p skillmd.Problems) int64 {
 	return stringsBytes(p.Errors) + stringsBytes(p.Warnings)
@@ -145,8 +183,9 @@ func manifestHeldBytes(m *Manifest) int64 {
 		return 0
 	}
 	n := manifestBytes + libindex.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + libindex.AllocBytes(len(m.Digest))
+	text := 0 // the files' paths and digests are parts of one string (manifestOf)
 	for _, f := range m.Files {
-		n += libindex.AllocBytes(len(f.Path)) + libindex.AllocBytes(len(f.SHA256))
+		text += len(f.Path) + len(f.SHA256)
 	}
-	return n
+	return n + libindex.AllocBytes(text)
 }

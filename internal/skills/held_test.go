@@ -3,6 +3,7 @@ package skills
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // tenantSkillMD is a SKILL.md with the frontmatter of a real library:
@@ -135,7 +137,7 @@ func TestHeldEstimates(t *testing.T) {
 	var raws [][]byte
 	var refs []*skillRef
 	for _, s := range sl.all {
-		raw, _, err := lib.Catalog.readText(t.Context(), s.skillMD, "/skills/"+s.dir+"/SKILL.md", "")
+		raw, _, err := lib.Catalog.readText(t.Context(), *s.skillMD, "/skills/"+s.dir+"/SKILL.md", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,4 +155,105 @@ func TestHeldEstimates(t *testing.T) {
 	runtime.KeepAlive(files)
 	runtime.KeepAlive(raws)
 	runtime.KeepAlive(sl)
+}
+
+// TestHeldPerUser: what a replica holds decoded per user of the many-tenant
+// shape of issue 22 (a shared library of 300 skills, 5 skills of their own
+// each, a reference file per skill), after listing their skills and after
+// reading each of their 5 skills with GetSkill, stays within the share of
+// the default budget (128 MiB) that fits 10,000 users.
+func TestHeldPerUser(t *testing.T) {
+	const users = 200
+	b := objstoretest.NewBucket(t, tenantFiles(300, users, 5))
+	lib, err := New(b, mounts.Default(), DefaultConfig(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lib.Close)
+	held := func(kind string) (bytes, items float64) {
+		return testutil.ToFloat64(lib.metrics.HeldBytes.WithLabelValues(kind)), testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(kind))
+	}
+	for u := range users {
+		if _, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The shared library's index is one item among the users' indexes.
+	sharedIdx, _ := held(libindex.HeldIndex)
+	for u := range users {
+		own, _, _ := lib.Catalog.views.layers(tenant(u))
+		x, err := lib.Catalog.views.indexes.Get(t.Context(), own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedIdx -= float64(x.HeldBytes())
+	}
+	perUser := func(kind string) float64 {
+		n, _ := held(kind)
+		if kind == libindex.HeldIndex {
+			n -= sharedIdx
+		}
+		return n / users
+	}
+	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings)
+	t.Logf("listed: index %.0f, view %.0f, settings %.0f: %.0f bytes a user",
+		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), listed)
+	for u := range users {
+		for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
+			d, err := lib.Catalog.Get(t.Context(), tenant(u), name)
+			if err != nil || d.Layer != LayerUser {
+				t.Fatalf("Get(%s) = %+v, %v", name, d, err)
+			}
+		}
+	}
+	mdBytes, mdItems := held(heldSkillMD)
+	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings) + mdBytes/users
+	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
+		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), mdBytes/users, mdBytes/mdItems, read)
+	// 10,000 listing users within the default 128 MiB. Measured before the
+	// held shapes were cut: 18,960 bytes a listing user, 3,375 a SKILL.md
+	// of this shape; after, 13,248 and 1,442.
+	const fits = 128 << 20 / 10_000
+	if listed > fits {
+		t.Errorf("a listing user holds %.0f bytes, want at most %d", listed, fits)
+	}
+	if perMD := mdBytes / mdItems; perMD > 1_600 {
+		t.Errorf("a SKILL.md read holds %.0f bytes, want at most %d", perMD, 1_600)
+	}
+}
+
+// TestShareMaps: skills of one layer whose metadata or extra fields are
+// equal share one map of them, and only those.
+func TestShareMaps(t *testing.T) {
+	head := func(meta map[string]string, extra map[string]any) *skillRef {
+		return &skillRef{head: parsed{fm: skillmd.Frontmatter{Metadata: meta, Extra: extra}}}
+	}
+	skills := []*skillRef{
+		head(map[string]string{"owner": "a", "v": "1"}, map[string]any{"tags": []any{"x", "y"}}),
+		head(map[string]string{"v": "1", "owner": "a"}, map[string]any{"tags": []any{"x", "y"}}),
+		head(map[string]string{"owner": "a", "v": "2"}, map[string]any{"tags": []any{"x"}}),
+		head(map[string]string{"owner": "a1", "v": ""}, map[string]any{"n": 1.0}),
+		head(map[string]string{"owner": "a", "1v": ""}, map[string]any{"n": "1"}),
+		head(nil, nil),
+	}
+	want := make([]skillmd.Frontmatter, len(skills))
+	for i, s := range skills {
+		want[i] = s.head.fm
+	}
+	shareMaps(skills)
+	same := func(i, j int) bool {
+		a, b := skills[i].head.fm, skills[j].head.fm
+		return reflect.ValueOf(a.Metadata).UnsafePointer() == reflect.ValueOf(b.Metadata).UnsafePointer() &&
+			reflect.ValueOf(a.Extra).UnsafePointer() == reflect.ValueOf(b.Extra).UnsafePointer()
+	}
+	for i, s := range skills {
+		if !reflect.DeepEqual(s.head.fm, want[i]) {
+			t.Errorf("skill %d: %+v, want %+v", i, s.head.fm, want[i])
+		}
+		for j := range i {
+			if got, wantSame := same(i, j), i == 1 && j == 0; got != wantSame {
+				t.Errorf("skills %d and %d share their maps: %v, want %v", j, i, got, wantSame)
+			}
+		}
+	}
 }

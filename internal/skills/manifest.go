@@ -42,7 +42,7 @@ type ManifestFile struct {
 
 // manifestOf describes files (a skill's, in path order) from their layer's
 // digests.
-func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Digest) *Manifest {
+func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 	m := &Manifest{FileCount: len(files)}
 	for _, e := range files {
 		m.TotalBytes += e.obj.Size
@@ -61,7 +61,7 @@ func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Di
 	text.Grow(n)
 	m.Files = make([]ManifestFile, 0, len(files))
 	for _, e := range files {
-		if dg, ok := digests[e.obj.Key]; ok {
+		if dg, ok := x.DigestOf(e.obj.Key); ok {
 			text.WriteString(mount)
 			text.WriteByte('/')
 			text.WriteString(e.rel)
@@ -73,7 +73,7 @@ func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Di
 	}
 	all, off, i := text.String(), 0, 0
 	for _, e := range files {
-		if _, ok := digests[e.obj.Key]; ok {
+		if _, ok := x.DigestOf(e.obj.Key); ok {
 			start := off
 			p := start + len(mount) + 1 + len(e.rel)
 			off = p + 2*sha256.Size
@@ -94,7 +94,7 @@ func manifestOf(mount, dir string, files []entry, digests map[string]libindex.Di
 // served reports whether s is listed to a caller who did not disable it:
 // a skill, valid, not nested too deep.
 func (s *skillRef) served() bool {
-	return !s.nested && s.head.problems.Valid() && s.notes.Valid()
+	return !s.nested && s.head.problems.Valid() && s.note().Valid()
 }
 
 // viewDigest hashes what the library digest says of each served skill of a

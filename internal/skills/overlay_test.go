@@ -135,7 +135,7 @@ func referenceMerge(mount string, user, shared *layer, maxSkills int) *reference
 // loose files.
 func randomIndex(r *rand.Rand, prefix string) *libindex.Index {
 	pick := func(s ...string) string { return s[r.IntN(len(s))] }
-	x := &libindex.Index{Gen: r.Uint64(), Listed: time.Unix(1_800_000_000, 0), Heads: map[string][]byte{}, Digests: map[string]libindex.Digest{}}
+	x := &libindex.Index{Gen: r.Uint64(), Listed: time.Unix(1_800_000_000, 0)}
 	keys := map[string]bool{}
 	for range 1 + r.IntN(12) {
 		var rel string
@@ -158,7 +158,7 @@ func randomIndex(r *rand.Rand, prefix string) *libindex.Index {
 		if strings.HasSuffix(k, "/SKILL.md") {
 			name := pick("alpha", "beta", "gamma", path.Base(path.Dir(k)), "Display Name")
 			desc := pick("Does things.", "Does other things.", "")
-			x.Heads[k] = []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n")
+			x.Heads = append(x.Heads, libindex.Head{Key: k, Head: []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n")})
 		}
 	}
 	return x

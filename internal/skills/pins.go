@@ -422,7 +422,8 @@ func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 		}
 		for _, e := range addressable(xs[i].Objs, l.Prefix) {
 			total += e.obj.Size
-			fl.Files = append(fl.Files, frozenFile{Rel: e.rel, Size: e.obj.Size, ETag: e.obj.ETag, ModTime: e.obj.ModTime.UTC(), Head: xs[i].Heads[e.obj.Key]})
+			head, _ := xs[i].HeadOf(e.obj.Key)
+			fl.Files = append(fl.Files, frozenFile{Rel: e.rel, Size: e.obj.Size, ETag: e.obj.ETag, ModTime: e.obj.ModTime.UTC(), Head: head})
 		}
 		doc.Layers[i] = fl
 	}
@@ -462,7 +463,7 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 	for i := range fl.Files {
 		f := &fl.Files[i]
 		key := fl.Prefix + f.Rel
-		dg, hashed := x.Digests[key]
+		dg, hashed := x.DigestOf(key)
 		g.Go(func() error {
 			if hashed && dg.Size == f.Size {
 				d := hex.EncodeToString(dg.Sum[:])
@@ -610,21 +611,23 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		// No generation: the content names the snapshot (an index listed
 		// again after a drop has a new one), and replies of a pinned view
 		// are keyed by the snapshot.
-		x := &libindex.Index{Heads: map[string][]byte{}, Digests: map[string]libindex.Digest{}}
+		x := &libindex.Index{}
+		heads, digests := map[string][]byte{}, map[string]libindex.Digest{}
 		blobOf := make(map[string]objstore.Object, len(fl.Files))
 		for _, f := range fl.Files {
 			o := objstore.Object{Key: fl.Prefix + f.Rel, Attributes: objstore.Attributes{Size: f.Size, ETag: f.ETag, ModTime: f.ModTime}}
 			x.Objs = append(x.Objs, o)
 			if f.Head != nil {
-				x.Heads[o.Key] = f.Head
+				heads[o.Key] = f.Head
 			}
 			var sum [sha256.Size]byte
 			hex.Decode(sum[:], []byte(f.Blob))
 			if f.Hashed {
-				x.Digests[o.Key] = libindex.Digest{Size: f.Size, Sum: sum}
+				digests[o.Key] = libindex.Digest{Size: f.Size, Sum: sum}
 			}
 			blobOf[o.Key] = objstore.Object{Key: blobs.Key(fl.Space, blobs.Digest(f.Blob)), Attributes: objstore.Attributes{Size: f.Size, ETag: f.BlobETag, ModTime: f.ModTime}}
 		}
+		x.Heads, x.Digests = libindex.SortedHeads(heads), libindex.SortedDigests(digests)
 		// The index holds no protected-names object: the names frozen
 		// with the snapshot apply, not the live ones.
 		l := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil)
@@ -632,9 +635,7 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		for j := range l.entries {
 			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
 		}
-		for _, s := range l.all {
-			s.skillMD = blobOf[s.skillMD.Key]
-		}
+		// The skills' SKILL.md are their entries: pointed at the blobs too.
 		l.bytes = l.heldBytes() // with the blobs' keys
 		ls[i] = l
 	}

@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // TestSkillMDParsedOnce: GetSkill and RenderSkill read and parse a
@@ -104,5 +106,42 @@ func TestSkillMDUnversionedReadEachTime(t *testing.T) {
 	}
 	if d, err := lib.Catalog.Get(t.Context(), alice, "one"); err != nil || d.Description != "Changed." {
 		t.Errorf("Get after the change = %q, %v; want the new version", d.Description, err)
+	}
+}
+
+// TestSkillFileFrontmatter: a SKILL.md held for GetSkill serves the
+// frontmatter ParseSkillMD returns, whether its Raw and Extra are held or
+// decoded from its JSON per call; the common frontmatter holds neither.
+func TestSkillFileFrontmatter(t *testing.T) {
+	for _, tc := range []struct {
+		name, front string
+		derived     bool
+	}{
+		{"spec fields and metadata", "name: one\ndescription: Does one.\nlicense: MIT\nmetadata:\n  owner: a\n", true},
+		{"empty metadata", "name: one\ndescription: Does one.\nmetadata: {}\n", true},
+		{"metadata not a map", "name: one\ndescription: Does one.\nmetadata: [a]\n", true},
+		{"a metadata number", "name: one\ndescription: Does one.\nmetadata:\n  version: 1.20\n", false},
+		{"a metadata list", "name: one\ndescription: Does one.\nmetadata:\n  tags: [a]\n", false},
+		{"extra fields", "name: one\ndescription: Does one.\ntags: [a, b]\nx-tool:\n  depth: 3\n  on: true\n  none: null\n  empty: {}\n  list: []\n", true},
+		{"allowed tools as a string", "name: one\ndescription: Does one.\nallowed-tools: Read Grep\n", true},
+		{"a version YAML reads as a number", "name: one\ndescription: Does one.\nversion: 1.0\n", false},
+		{"a date", "name: one\ndescription: Does one.\nreleased: 2024-01-02\n", false},
+		{"a display name", "name: Skill One\ndescription: Does one.\n", true},
+		{"invalid", "description: [no, name]\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := []byte("---\n" + tc.front + "---\n# One\n")
+			fm, body, problems := skillmd.ParseSkillMD(raw, "one")
+			f := parseSkillFile(raw, "e1", "one")
+			if got := f.frontmatter(); !reflect.DeepEqual(got, fm) {
+				t.Errorf("frontmatter = %#v\nwant %#v", got, fm)
+			}
+			if f.body != body || !reflect.DeepEqual(f.problems, problems) {
+				t.Errorf("body %q, problems %+v; want %q, %+v", f.body, f.problems, body, problems)
+			}
+			if f.derived != tc.derived || (f.derived && (f.fm.Raw != nil || f.fm.Extra != nil || f.fm.Metadata != nil)) {
+				t.Errorf("derived = %v (Raw %v, Extra %v, Metadata %v), want %v", f.derived, f.fm.Raw, f.fm.Extra, f.fm.Metadata, tc.derived)
+			}
+		})
 	}
 }

@@ -38,30 +38,58 @@ type entry struct {
 	obj objstore.Object
 }
 
-// skillRef locates one skill folder.
+// skillRef locates one skill folder. A layer holds one per skill, so its
+// fields are what cannot be had from the others (category) or the layer
+// (skillMD points into its entries).
 type skillRef struct {
-	dir      string // "category/folder" or "folder"
-	folder   string // the folder's own name
-	category string
-	layer    string
+	dir    string // "category/folder" or "folder"
+	folder string // the folder's own name
+	layer  string
 	// name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
 	name     string
-	skillMD  objstore.Object
+	skillMD  *objstore.Object // its entry's object, in the layer's entries
 	location string           // the virtual path of its SKILL.md (Skill.Location)
 	files    []entry          // every file of the folder, SKILL.md included, by rel
 	head     parsed           // the frontmatter as of the listing
 	manifest *Manifest        // files by digest, from the layer's index
-	notes    skillmd.Problems // what merging found: a name declared twice, a folder nested too deep
-	nested   bool             // deeper than <category>/<skill>: reported, never served
+	// notes are what merging found: a name declared twice, a folder
+	// nested too deep. nil for most skills, so a pointer (note, addNotes).
+	notes  *skillmd.Problems
+	nested bool // deeper than <category>/<skill>: reported, never served
+}
+
+// category is the first folder of dir, or "" for a flat skill.
+func (s *skillRef) category() string {
+	cat, _, ok := strings.Cut(s.dir, "/")
+	if !ok {
+		return ""
+	}
+	return cat
+}
+
+// note returns s's notes.
+func (s *skillRef) note() skillmd.Problems {
+	if s.notes == nil {
+		return skillmd.Problems{}
+	}
+	return *s.notes
+}
+
+// addNotes returns s's notes to add to.
+func (s *skillRef) addNotes() *skillmd.Problems {
+	if s.notes == nil {
+		s.notes = new(skillmd.Problems)
+	}
+	return s.notes
 }
 
 // problems are the skill's own problems and the view's notes on it. The
 // head's slices are shared with the cache, so the result is a new slice.
 func (s *skillRef) problems() skillmd.Problems {
 	return skillmd.Problems{
-		Errors:   slices.Concat(s.head.problems.Errors, s.notes.Errors),
-		Warnings: slices.Concat(s.head.problems.Warnings, s.notes.Warnings),
+		Errors:   slices.Concat(s.head.problems.Errors, s.note().Errors),
+		Warnings: slices.Concat(s.head.problems.Warnings, s.note().Warnings),
 	}
 }
 
@@ -338,7 +366,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	var unparsed []*skillRef
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
-		if _, ok := x.Heads[s.skillMD.Key]; !ok {
+		if _, ok := x.HeadOf(s.skillMD.Key); !ok {
 			return true // deleted between the listing and the read of its head
 		}
 		if p, ok := prev.parsed(s); ok {
@@ -346,11 +374,13 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		} else {
 			unparsed = append(unparsed, s)
 		}
-		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x.Digests)
+		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
+		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x)
 		return false
 	})
 	vs.heads.carried(len(skills) - len(unparsed))
-	vs.heads.take(ctx, unparsed, x.Heads)
+	vs.heads.take(ctx, unparsed, x)
+	shareMaps(skills)
 	for _, s := range skills {
 		s.name = cmp.Or(s.head.fm.Name, s.folder)
 	}
@@ -359,8 +389,8 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	}
 	markDuplicates(vs.cfg.Mount, skills)
 	l.all = slices.Concat(skills, nested)
-	for _, s := range l.all {
-		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
+	for _, s := range nested {
+		s.location = location(vs.cfg.Mount + "/" + s.dir)
 	}
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
 	l.lookups(skills)
@@ -523,7 +553,7 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 		for _, g := range group {
 			if !hidden[g.dir] {
 				c := *g
-				c.notes = skillmd.Problems{}
+				c.notes = nil
 				rest = append(rest, &c)
 				o.regrouped[c.dir] = &c
 			}
@@ -781,9 +811,9 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 				return listed(ps, 5)
 			}
 			winner := group[0]
-			winner.notes.Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
+			winner.addNotes().Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
 			for _, s := range group[1:] {
-				s.notes.Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
+				s.addNotes().Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
 					name, mount+"/"+winner.dir, mount+"/"+s.dir)
 			}
 		}
@@ -848,7 +878,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		}
 	}
 	categorized := map[string]bool{}
-	for _, e := range entries {
+	for i, e := range entries {
 		dir, file := path.Split(e.rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || dir == "" {
@@ -857,15 +887,15 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		cat, rest, isCategorized := strings.Cut(dir, "/")
 		switch {
 		case !isCategorized:
-			skills = append(skills, &skillRef{dir: dir, folder: dir, name: dir, layer: layer, skillMD: e.obj})
+			skills = append(skills, &skillRef{dir: dir, folder: dir, name: dir, layer: layer, skillMD: &entries[i].obj})
 		case flat[cat]:
 			// a file of the flat skill cat
 		case !strings.Contains(rest, "/"):
 			categorized[dir] = true
-			skills = append(skills, &skillRef{dir: dir, folder: rest, name: rest, category: cat, layer: layer, skillMD: e.obj})
+			skills = append(skills, &skillRef{dir: dir, folder: rest, name: rest, layer: layer, skillMD: &entries[i].obj})
 		}
 	}
-	for _, e := range entries {
+	for i, e := range entries {
 		dir, file := path.Split(e.rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || strings.Count(dir, "/") < 2 {
@@ -876,8 +906,8 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		if flat[cat] || categorized[cat+"/"+second] {
 			continue // a file of a skill
 		}
-		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), category: cat, layer: layer, skillMD: e.obj, nested: true}
-		n.notes.Errorf("%s", nestedProblem)
+		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), layer: layer, skillMD: &entries[i].obj, nested: true}
+		n.addNotes().Errorf("%s", nestedProblem)
 		nested = append(nested, n)
 	}
 	byDir := func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) }
@@ -987,7 +1017,7 @@ func indexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libin
 		for j, e := range s.files {
 			files[j] = e.obj
 		}
-		out[i] = libindex.Skill{SkillMD: s.skillMD, Files: files}
+		out[i] = libindex.Skill{SkillMD: *s.skillMD, Files: files}
 	}
 	return out
 }

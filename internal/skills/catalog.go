@@ -418,7 +418,7 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	f := &skillFile{raw: string(raw), etag: etag}
 	var body int
 	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
-	f.body = f.raw[body:] // one copy of the text, not two
+	f.body = f.raw[body:]              // one copy of the text, not two
 	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
 	if r, e, m, ok := rawFromJSON(f.fm.JSON); ok && reflect.DeepEqual(r, f.fm.Raw) && reflect.DeepEqual(e, f.fm.Extra) && reflect.DeepEqual(m, f.fm.Metadata) {
 		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true

@@ -187,7 +187,7 @@ func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 // TestCacheSetSkillEnabledAcrossReplicas runs two binaries on one bucket
 // and one Redis: a skill disabled (then enabled again) through one is gone
 // from (then back in) the other's ListSkills as soon as the replicas' topic
-// tells it (replicas hold settings in process for --cache.lru.max-ttl, the
+// tells it (replicas hold settings in process for --skills.index-max-stale, the
 // bound should a message be lost), read from Redis without a storage
 // request.
 func TestCacheSetSkillEnabledAcrossReplicas(t *testing.T) {
@@ -222,9 +222,9 @@ func TestCacheSetSkillEnabledAcrossReplicas(t *testing.T) {
 		if _, err := scA.SetSkillEnabled(alice, &skillsvcv1.SetSkillEnabledRequest{Path: "pdf", Enabled: step.enabled}); err != nil {
 			t.Fatalf("SetSkillEnabled(pdf, %t) on A: %v", step.enabled, err)
 		}
-		// The topic makes it milliseconds; 2 s is well under the 5 s the
-		// settings are held (--cache.lru.max-ttl), so this fails unless the
-		// topic tells B.
+		// The topic makes it milliseconds; 2 s is well under the hour the
+		// settings are held here (--skills.index-max-stale), so this fails
+		// unless the topic tells B.
 		set := time.Now()
 		for {
 			got, err := skillNames(alice, scB)

@@ -90,12 +90,16 @@ type settingsStore struct {
 	flight      singleflight.Group
 
 	// local keeps each user's decoded settings in process for localTTL
-	// (cache.LocalTTL: --cache.lru.max-ttl with Redis, 0 without), so a
+	// (with Redis; 0 without, when the cache is in process anyway), so a
 	// call costs no round trip to the shared cache. A change made through
 	// this replica is its next read (update and forget drop the copy, and
 	// a read that began before a change keeps nothing); one made through
-	// another replica shows up within localTTL, as the other entries of
-	// the in-process cache do.
+	// another replica is dropped here when the replicas' topic says so
+	// (Catalog.Forget), milliseconds later. localTTL bounds a copy should
+	// that message be lost: the library's own bound on a change skillsvc
+	// is not told of (--skills.index-max-stale), at least the in-process
+	// cache's (--cache.lru.max-ttl). Shorter, a replica serving thousands
+	// of users would ask Redis on most calls.
 	local    *libindex.Shelf[*localSettings]
 	localTTL time.Duration
 	now      func() time.Time
@@ -112,10 +116,12 @@ type localSettings struct {
 // heldSettings is the kind of the settings on the held budget.
 const heldSettings = "settings"
 
-func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
+func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
 	st := &settingsStore{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, now: time.Now}
 	if ttl > 0 {
-		st.localTTL = min(cache.LocalTTL(c), ttl)
+		if local := cache.LocalTTL(c); local > 0 {
+			st.localTTL = min(max(local, maxStale), ttl)
+		}
 		st.local = libindex.NewShelf[*localSettings](held, heldSettings)
 	}
 	return st

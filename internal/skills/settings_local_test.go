@@ -13,9 +13,10 @@ import (
 )
 
 // TestSettingsHeldInProcess: with Redis, a replica keeps a user's settings
-// in process for --cache.lru.max-ttl, so a warm call asks Redis nothing;
-// a change made through a replica is that replica's next read, another
-// replica's within the bound, or at once when it is told (Forget).
+// in process for --skills.index-max-stale (at least --cache.lru.max-ttl),
+// so a warm call asks Redis nothing; a change made through a replica is
+// that replica's next read, another replica's within the bound, or at once
+// when it is told (Forget).
 func TestSettingsHeldInProcess(t *testing.T) {
 	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")}))
 	cfg := cache.DefaultConfig()
@@ -84,11 +85,19 @@ func TestSettingsHeldInProcess(t *testing.T) {
 		t.Error("the replica that disabled skill one lists it enabled")
 	}
 	if disabled(other) {
-		t.Error("the other replica dropped its copy before --cache.lru.max-ttl without being told: is it still held?")
+		t.Error("the other replica dropped its copy before --skills.index-max-stale without being told: is it still held?")
 	}
-	clk.Advance(cache.DefaultConfig().LRU.MaxTTL)
+	bound := max(cache.DefaultConfig().LRU.MaxTTL, DefaultConfig().IndexMaxStale)
+	if got := other.lib.Catalog.settings.localTTL; got != bound {
+		t.Errorf("settings held in process for %v, want %v", got, bound)
+	}
+	clk.Advance(bound - time.Second)
+	if disabled(other) {
+		t.Errorf("the other replica dropped its copy %v after reading it without being told", bound-time.Second)
+	}
+	clk.Advance(time.Second)
 	if !disabled(other) {
-		t.Errorf("the other replica lists skill one enabled %v after it was disabled", cache.DefaultConfig().LRU.MaxTTL)
+		t.Errorf("the other replica lists skill one enabled %v after it was disabled", bound)
 	}
 
 	if _, err := a.lib.Catalog.SetEnabled(t.Context(), alice, "one", true); err != nil {

@@ -43,7 +43,7 @@ type LRUConfig struct {
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *LRUConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.Int64Var(&c.MaxBytes, prefix+"max-bytes", 64<<20, "Most bytes (keys and values) the in-process cache holds; least recently used items are evicted first.")
+	f.Int64Var(&c.MaxBytes, prefix+"max-bytes", 32<<20, "Most bytes (keys and values) the in-process cache holds; least recently used items are evicted first.")
 	f.DurationVar(&c.MaxTTL, prefix+"max-ttl", 5*time.Second, "With Redis, the longest an item is kept in process memory: another replica's change shows up within it.")
 }
 

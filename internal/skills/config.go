@@ -148,9 +148,13 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 }
 
 // DefaultMaxHeldBytes is --skills.max-held-bytes' default: with the
-// in-process cache's 64 MiB and the Go runtime's heap growing to twice what
-// is live (GOGC 100), a replica stays within a 512 MiB pod.
-const DefaultMaxHeldBytes = 128 << 20
+// in-process cache's 32 MiB, the reply cache's 32 MiB and the soft memory
+// limit at twice the three (448 MiB), a replica stays within a 512 MiB pod.
+// It fits 10,000 users of 5 skills over a shared library decoded (bench-load's
+// many-tenants shape, 16.3 KB each): a user whose view was dropped costs a
+// rebuild on every call of theirs, and a byte of held views saves more than a
+// byte of the in-process cache, whose items live --cache.lru.max-ttl anyway.
+const DefaultMaxHeldBytes = 160 << 20
 
 // IndexConfig is what the library index needs of c.
 func (c *Config) IndexConfig() libindex.Config {

@@ -54,7 +54,7 @@ func tenantCaller(u int) mounts.Caller {
 
 // BenchmarkManyTenants measures one catalog call as one user (the same
 // caller every time) and as random users among 2,000 and 10,000, each
-// served once before: with the default held budget (128 MiB), on an
+// served once before: with the default held budget (160 MiB), on an
 // in-memory bucket that counts requests, with an in-process cache large
 // enough for every user (as Redis is). Indexes are fresh for an hour, so
 // polling (a LIST per library in use and refresh interval, which

@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
@@ -53,18 +55,21 @@ type Feed struct {
 	log      *slog.Logger
 	metrics  *metrics
 
-	ctx       context.Context // ends with Close: stops every hub
-	cancel    context.CancelFunc
+	ctx    context.Context // ends with Close: stops every hub
+	cancel context.CancelFunc
+	// kept is when a state was last kept for resuming, by a hash of its
+	// stateKey: least recently used out past maxRemembered.
+	kept      *lru.Cache[uint64, time.Time]
+	keptSeed  maphash.Seed
 	outbox    chan skills.LibraryRef // local changes for the topic
 	stopTopic func()
 	wg        sync.WaitGroup
 
 	mu      sync.Mutex
 	closed  bool
-	kept    map[string]time.Time // states Remember kept lately, by stateKey
-	hubs    map[string]*hub      // by hubKey: a user's with each set of teams
-	perUser map[string]int       // bounded subscriptions by user
-	total   int                  // bounded subscriptions
+	hubs    map[string]*hub // by hubKey: a user's with each set of teams
+	perUser map[string]int  // bounded subscriptions by user
+	total   int             // bounded subscriptions
 }
 
 // defaultCacheBytes bounds the in-process cache of states New makes
@@ -89,8 +94,9 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 	f := &Feed{
 		cat: cat, cfg: cfg, interval: cfg.interval(cat.IndexRefresh()), cache: o.Cache, topic: o.Topic,
 		self: rand.Text(), log: o.Log, metrics: newMetrics(o.Registerer),
-		hubs: map[string]*hub{}, perUser: map[string]int{}, kept: map[string]time.Time{},
+		hubs: map[string]*hub{}, perUser: map[string]int{}, keptSeed: maphash.MakeSeed(),
 	}
+	f.kept, _ = lru.New[uint64, time.Time](maxRemembered)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if f.topic != nil {
 		f.outbox = make(chan skills.LibraryRef, outboxSize)
@@ -200,25 +206,20 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 // lately costs a map lookup; the state comes from the listing's snapshot,
 // at no storage request.
 func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skills.Skill) {
-	key := stateKey(id.User(), digest)
+	key := maphash.String(f.keptSeed, stateKey(id.User(), digest))
 	now := time.Now()
-	f.mu.Lock()
-	at, ok := f.kept[key]
-	f.mu.Unlock()
-	if ok && now.Sub(at) < f.cfg.ResumeTTL/2 {
+	if at, ok := f.kept.Get(key); ok && now.Sub(at) < f.cfg.ResumeTTL/2 {
 		return
 	}
 	f.keep(ctx, id.User(), StateOf(state(), digest))
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.kept) >= maxRemembered {
-		clear(f.kept) // a bound, not a cache: forgetting costs one more write
-	}
-	f.kept[key] = now
+	f.kept.Add(key, now)
 }
 
-// maxRemembered bounds the digests Remember knows it kept.
-const maxRemembered = 4096
+// maxRemembered bounds the states remember knows it kept (about 5 MB):
+// every user listing within ResumeTTL/2 on a replica of tens of thousands
+// of users, each of whose listings would otherwise make, encode and store
+// the whole state again.
+const maxRemembered = 1 << 16
 
 // stateKey names a kept state; the user in a hash tag, as the catalog's
 // keys (libindex/keys.go), so a Redis Cluster keeps a user's keys together.

@@ -229,9 +229,8 @@ func (ix *Store) cached() bool { return ix.cfg.IndexRefresh > 0 }
 
 // Get returns the index of l, as fresh as the configured bounds promise.
 func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
-	if h, ok := ix.mem.Get(l.Prefix); ok && ix.cached() && ix.servable(h, ix.now()) {
-		ix.observe(h.idx)
-		return h.idx, nil
+	if x, ok := ix.Servable(l); ok {
+		return x, nil
 	}
 	// Callers share the load, so one caller giving up must not fail the
 	// others; listTimeout bounds it instead.
@@ -254,6 +253,17 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 		ix.observe(x)
 		return x, nil
 	}
+}
+
+// Servable returns the index of l Get would return without asking anyone
+// or waiting, if there is one: a caller needing several indexes, most
+// calls all held, then starts no goroutine to wait for them.
+func (ix *Store) Servable(l Layer) (*Index, bool) {
+	if h, ok := ix.mem.Get(l.Prefix); ok && ix.cached() && ix.servable(h, ix.now()) {
+		ix.observe(h.idx)
+		return h.idx, true
+	}
+	return nil, false
 }
 
 // servable reports whether h may be served without asking anyone.

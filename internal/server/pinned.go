@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -102,11 +101,7 @@ func (s *Skills) getPinned(ctx context.Context, req *skillsvcv1.GetSkillRequest)
 	if err != nil {
 		return nil, err
 	}
-	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(sk, true), Raw: raw, Body: body}
-	out.Skill.Description = sk.Description
-	if st, err := structpb.NewStruct(sk.Frontmatter.Raw); err == nil {
-		out.Frontmatter = st
-	}
+	out := getSkillProto(skills.Detail{Skill: sk, Raw: raw, Body: body})
 	// Whether each file is binary takes its bytes: read them together
 	// (a version holds at most skillmd.MaxSkillBytes).
 	files := make([]*skillsvcv1.SkillFile, 0, len(v.Files))

@@ -150,10 +150,17 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.lib.Catalog.Get(ctx, id, req.GetPath())
+	b, err := s.lib.Catalog.GetReply(ctx, id, req.GetPath(), func(d skills.Detail) ([]byte, error) {
+		return proto.Marshal(getSkillProto(d))
+	})
 	if err != nil {
 		return nil, err
 	}
+	return encoded(&skillsvcv1.GetSkillResponse{}, b), nil
+}
+
+// getSkillProto is GetSkill's reply of d.
+func getSkillProto(d skills.Detail) *skillsvcv1.GetSkillResponse {
 	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(d.Skill, true), Raw: d.Raw, Body: d.Body}
 	out.Skill.Description = d.Description // the full text here
 	if st, err := structpb.NewStruct(d.Frontmatter.Raw); err == nil {
@@ -163,7 +170,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	for _, f := range d.Files {
 		out.Files = append(out.Files, &skillsvcv1.SkillFile{Path: f.Path, Size: f.Size, Binary: f.Binary})
 	}
-	return out, nil
+	return out
 }
 
 // RenderSkill implements SkillsService.

@@ -146,3 +146,44 @@ func BenchmarkListSkillsDecode1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGetSkillHandler is the GetSkill handler on the many-tenants
+// library of issue 22, warm, with its reply marshalled: a shared skill of a
+// SKILL.md of about 3 KiB (frontmatter with license and metadata) and one
+// reference file, as bench-load seeds them.
+func BenchmarkGetSkillHandler(b *testing.B) {
+	lib := skillstest.New()
+	for i := range 300 {
+		dir := fmt.Sprintf("cat-%02d/skill-%04d", i%20, i)
+		var md strings.Builder
+		fmt.Fprintf(&md, "---\nname: skill-%04d\ndescription: Handles task family %d end to end. Use when the user asks for it.\n", i, i)
+		md.WriteString("license: Apache-2.0\nmetadata:\n  author: bench\n  version: \"1.2\"\n---\n# Steps\n\n")
+		for step := 1; md.Len() < 3000; step++ {
+			fmt.Fprintf(&md, "%d. Read the input for step %d, note anything unusual, keep the user's wording.\n", step, step)
+		}
+		lib.Shared().File(dir+"/SKILL.md", md.String()).File(dir+"/references/guide.md", strings.Repeat("- a convention\n", 100))
+	}
+	lib.User("alice").Skill("personal/mine", "", "Mine.", "# Body\n")
+	for _, mode := range replyModes {
+		b.Run(mode.name, func(b *testing.B) {
+			h, ctx := benchHandler(b, lib, mode.bytes)
+			req := &skillsvcv1.GetSkillRequest{Path: "skill-0042"}
+			res, err := h.GetSkill(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got skillsvcv1.GetSkillResponse
+			if err := proto.Unmarshal(wire(b, res), &got); err != nil || got.GetSkill().GetName() != "skill-0042" || len(got.GetFiles()) != 1 || got.GetFrontmatter() == nil {
+				b.Fatalf("GetSkill = %v, %v", &got, err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := h.GetSkill(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				wire(b, res)
+			}
+		})
+	}
+}

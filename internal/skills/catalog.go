@@ -368,33 +368,59 @@ func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (Detail
 
 // load reads and checks a skill's SKILL.md; Files is left empty.
 func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detail, *skillRef, error) {
-	v, err := c.views.get(ctx, id)
+	r, err := c.resolve(ctx, id, ref)
 	if err != nil {
 		return Detail{}, nil, err
+	}
+	f, err := c.skillMD(ctx, r.s)
+	if err != nil {
+		return Detail{}, nil, err
+	}
+	d, err := c.detail(r, f)
+	return d, r.s, err
+}
+
+// resolved is a skill as one call found it: in the caller's view, with the
+// caller's settings and what the view notes of it.
+type resolved struct {
+	v     *view
+	s     *skillRef
+	st    settings
+	notes []string // the view's notes on shadowing (view.notes)
+}
+
+// resolve finds ref in the caller's view; a skill the listing found
+// invalid fails with ErrInvalidSkill.
+func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (resolved, error) {
+	v, err := c.views.get(ctx, id)
+	if err != nil {
+		return resolved{}, err
 	}
 	s, err := v.find(c.cfg.Mount, ref)
 	if err != nil {
-		return Detail{}, nil, err
+		return resolved{}, err
 	}
 	if !s.note().Valid() {
-		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, s.note())
+		return resolved{}, invalidSkill(c.cfg.Mount, s, s.note())
 	}
-	f, err := c.skillMD(ctx, s)
-	if err != nil {
-		return Detail{}, nil, err
-	}
-	problems := f.problems
-	if !problems.Valid() {
-		return Detail{}, nil, invalidSkill(c.cfg.Mount, s, problems)
-	}
-	problems.Warnings = slices.Concat(problems.Warnings, s.note().Warnings, v.notes(c.cfg.Mount, s))
 	st, err := c.settings.get(ctx, id)
 	if err != nil {
-		return Detail{}, nil, err
+		return resolved{}, err
 	}
-	d := Detail{Skill: c.summary(s, f.frontmatter(), problems, st.disabledSet()), Raw: f.raw, Body: f.body}
+	return resolved{v: v, s: s, st: st, notes: v.notes(c.cfg.Mount, s)}, nil
+}
+
+// detail is r's skill as f, its SKILL.md, says; Files is left empty. An
+// invalid SKILL.md fails with ErrInvalidSkill.
+func (c *Catalog) detail(r resolved, f *skillFile) (Detail, error) {
+	problems := f.problems
+	if !problems.Valid() {
+		return Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
+	}
+	problems.Warnings = slices.Concat(problems.Warnings, r.s.note().Warnings, r.notes)
+	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.disabledSet()), Raw: f.raw, Body: f.body}
 	d.ETag = f.etag // of the bytes read, which may be newer than the listing
-	return d, s, nil
+	return d, nil
 }
 
 // skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,13 +84,76 @@ func (c *Catalog) SearchReply(ctx context.Context, id mounts.Caller, opts Search
 	return c.replies.get(ctx, replySearch, k.sum(), func() ([]byte, error) { return encode(c.search(s, opts)) })
 }
 
+// GetReply is Get encoded by encode, reused while the skill ref resolves
+// to is the same: one version of one layer's skill, with the same notes and
+// enabled or not. Unlike the other replies it is not keyed by the caller's
+// library: a shared skill's reply serves every user who sees it alike, so
+// the replies a replica keeps grow with the skills in use, not the users.
+// A pinned thread's call, and a SKILL.md read at a version newer than the
+// listing's, are answered without keeping the reply.
+func (c *Catalog) GetReply(ctx context.Context, id mounts.Caller, ref string, encode Encode[Detail]) ([]byte, error) {
+	r, err := c.resolve(ctx, id, ref)
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.skillMD(ctx, r.s)
+	if err != nil {
+		return nil, err
+	}
+	build := func() ([]byte, error) {
+		d, err := c.detail(r, f)
+		if err != nil {
+			return nil, err
+		}
+		if d.Files, d.FilesOmitted, err = c.describe(ctx, r.s); err != nil {
+			return nil, err
+		}
+		return encode(d)
+	}
+	if f.etag != r.s.skillMD.ETag || c.views.pinned(ctx) {
+		c.replies.metrics.requests.WithLabelValues(replyGet, "uncached").Inc()
+		return build()
+	}
+	return c.replies.get(ctx, replyGet, r.replyKey().sum(), build)
+}
+
+// replyKey is the key of r's GetSkill reply. A layer's generation names
+// its files, manifests and protections on every replica, so the skill's
+// layer and generation, its dir and name (as the view resolved it), its
+// notes and whether the caller disabled it say everything the reply holds.
+// A user's own skill is keyed by the user's library and both generations
+// (what the user's layer makes of the shared one can change its notes);
+// any other by the generation of the layers under the user's, the same
+// for every user over them.
+func (r resolved) replyKey() *keyBuilder {
+	s := r.s
+	k := (&keyBuilder{}).str(replyGet).str(s.layer).str(s.dir).str(s.name).str(s.skillMD.Key).str(s.skillMD.ETag)
+	if s.layer == LayerUser {
+		k.str(r.v.userBase).int(int64(r.v.userGen))
+	}
+	k.int(int64(r.v.sharedGen)).bool(slices.Contains(r.st.Disabled, s.name))
+	for _, p := range [][]string{s.note().Warnings, r.notes} {
+		k.int(int64(len(p)))
+		for _, w := range p {
+			k.str(w)
+		}
+	}
+	return k
+}
+
 // Reply kinds: the first field of every reply key, and a label of the
 // metrics.
 const (
 	replyList   = "list"
 	replyFormat = "format"
 	replySearch = "search"
+	replyGet    = "get"
 )
+
+// sharedKind reports whether replies of kind are looked for and put in the
+// shared cache: a GetSkill reply is built from what the replica holds in
+// less time than a round trip takes.
+func sharedKind(kind string) bool { return kind != replyGet }
 
 // replyKey starts the key of a reply of kind made from s. A view is rebuilt
 // exactly when one of its indexes' generations changes (and a generation
@@ -230,7 +294,7 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 			r.metrics.requests.WithLabelValues(kind, "hit").Inc()
 			return b, nil
 		}
-		if b, ok := r.fetchShared(ctx, key); ok {
+		if b, ok := r.fetchShared(ctx, kind, key); ok {
 			r.metrics.requests.WithLabelValues(kind, "shared").Inc()
 			r.add(key, b)
 			return b, nil
@@ -242,7 +306,7 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 		}
 		b = b[:len(b):len(b)] // an append by a reader copies, never writes into it
 		r.add(key, b)
-		r.storeShared(ctx, key, b)
+		r.storeShared(ctx, kind, key, b)
 		return b, nil
 	})
 	if err != nil {
@@ -253,8 +317,8 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 
 // fetchShared returns the reply under key from the shared cache; a failed
 // or damaged read is a miss.
-func (r *replies) fetchShared(ctx context.Context, key string) ([]byte, bool) {
-	if r.shared == nil {
+func (r *replies) fetchShared(ctx context.Context, kind, key string) ([]byte, bool) {
+	if r.shared == nil || !sharedKind(kind) {
 		return nil, false
 	}
 	k := sharedReplyKey(key)
@@ -276,8 +340,8 @@ func (r *replies) fetchShared(ctx context.Context, key string) ([]byte, bool) {
 }
 
 // storeShared puts b under key in the shared cache, best effort.
-func (r *replies) storeShared(ctx context.Context, key string, b []byte) {
-	if r.shared == nil {
+func (r *replies) storeShared(ctx context.Context, kind, key string, b []byte) {
+	if r.shared == nil || !sharedKind(kind) {
 		return
 	}
 	if err := r.shared.Store(ctx, map[string][]byte{sharedReplyKey(key): sharedReply(b)}, r.sharedTTL); err != nil {
@@ -324,14 +388,14 @@ func newReplyMetrics(reg prometheus.Registerer) *replyMetrics {
 	m := &replyMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_replies_total",
-			Help: "ListSkills pages, FormatSkills blocks and SearchSkills replies by reply (list, format, search) and result: hit (an encoded reply reused: the caller's library, settings and request unchanged), shared (not kept here, taken from the shared cache, where a replica put it), miss (built and kept), uncached (--skills.reply-cache-bytes=0).",
+			Help: "ListSkills pages, FormatSkills blocks, SearchSkills and GetSkill replies by reply (list, format, search, get) and result: hit (an encoded reply reused: the caller's library, settings and request unchanged; for get, the skill's version, notes and setting), shared (not kept here, taken from the shared cache, where a replica put it; never for get), miss (built and kept), uncached (--skills.reply-cache-bytes=0, or a get of a pinned thread or of a SKILL.md newer than its listing).",
 		}, []string{"reply", "result"}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "skillsvc_skills_reply_cache_bytes",
 			Help: "Bytes charged for the encoded replies this process keeps, at most --skills.reply-cache-bytes.",
 		}),
 	}
-	for _, kind := range []string{replyList, replyFormat, replySearch} {
+	for _, kind := range []string{replyList, replyFormat, replySearch, replyGet} {
 		for _, result := range []string{"hit", "shared", "miss", "uncached"} {
 			m.requests.WithLabelValues(kind, result)
 		}

@@ -226,3 +226,113 @@ func TestRepliesOff(t *testing.T) {
 		t.Errorf("3 calls encoded %d replies, want 3", builds)
 	}
 }
+
+// describeDetail is a stand-in for GetSkill's encoding: what a test can
+// see of a skill's detail.
+func describeDetail(d skills.Detail) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %q layer=%s disabled=%t warnings=%q files=", d.Path, d.Name, d.Description, d.Layer, d.Disabled, d.Problems.Warnings)
+	for _, f := range d.Files {
+		fmt.Fprintf(&b, "%s,", f.Path)
+	}
+	return []byte(b.String())
+}
+
+// TestGetRepliesShared: a GetSkill reply is kept by the skill it
+// resolves to, not by the caller: a shared skill's reply is built once for
+// every user who sees it alike, and anything that changes what a user is
+// sent (their own skill of the name, notes on shadowing, a disabled skill,
+// a new version or file) is another reply, at once.
+func TestGetRepliesShared(t *testing.T) {
+	lb := skillstest.New()
+	lb.Shared().Skill("docs/pdf", "", "Fill PDF forms.", "body\n").Skill("csv", "", "Clean CSV files.", "body\n")
+	lb.User("alice").Skill("notes", "", "Take meeting notes.", "body\n")
+	lb.User("bob").Skill("notes", "", "Take meeting notes.", "body\n")
+	lb.User("carol").Skill("csv", "", "Carol's own CSV cleaning.", "body\n")
+	lb.User("dave").Skill("mine/pdf", "pdf", "Dave's PDF skill.", "body\n")
+	bucket := lb.Bucket(t)
+	// Every call lists the libraries (index-refresh 0): a change to the
+	// bucket is the next call's, and nothing but the reply cache reuses a
+	// reply.
+	lib := skillstest.Library(t, bucket, nil)
+	as := func(user string) mounts.Caller {
+		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"})
+	}
+	alice, bob, carol, dave := as("alice"), as("bob"), as("carol"), as("dave")
+	builds := 0
+	get := func(id mounts.Caller, ref string) func(*testing.T) string {
+		return func(t *testing.T) string {
+			b, err := lib.Catalog.GetReply(t.Context(), id, ref, func(d skills.Detail) ([]byte, error) {
+				builds++
+				return describeDetail(d), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	put := func(key, content string) func(*testing.T) {
+		return func(t *testing.T) {
+			if _, err := bucket.Put(t.Context(), key, strings.NewReader(content), int64(len(content)), objstore.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setEnabled := func(id mounts.Caller, name string, on bool) func(*testing.T) {
+		return func(t *testing.T) {
+			if _, err := lib.Catalog.SetEnabled(t.Context(), id, name, on); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, step := range []struct {
+		name    string
+		change  func(*testing.T)
+		call    func(*testing.T) string
+		built   bool
+		want    string
+		notWant string
+	}{
+		{name: "a shared skill", call: get(alice, "csv"), built: true, want: `"Clean CSV files." layer=shared`},
+		{name: "again", call: get(alice, "csv")},
+		{name: "by its path", call: get(alice, "/skills/csv")},
+		{name: "another user who sees it alike", call: get(bob, "csv")},
+		{name: "a user whose own skill takes the name", call: get(carol, "csv"), built: true, want: "Carol's own CSV cleaning.", notWant: "layer=shared"},
+		{name: "another shared skill", call: get(bob, "docs/pdf"), built: true, want: "Fill PDF forms."},
+		{name: "the same skill by path, hidden by name for this user", call: get(dave, "/skills/docs/pdf"), built: true, want: "not served under its name"},
+		{name: "a user's own skill", call: get(alice, "notes"), built: true, want: "layer=user"},
+		{name: "another user's own skill of the same content", call: get(bob, "notes"), built: true},
+		{name: "disabled by one user", change: setEnabled(alice, "csv", false), call: get(alice, "csv"), built: true, want: "disabled=true"},
+		{name: "not by another", call: get(bob, "csv"), want: "disabled=false"},
+		{name: "enabled again", change: setEnabled(alice, "csv", true), call: get(alice, "csv"), want: "disabled=false"},
+		{
+			name: "a new version of the shared skill", change: put(skillstest.SharedPrefix+"csv/SKILL.md", skillstest.SkillMD("csv", "Clean CSV files well.", "body\n")),
+			call: get(bob, "csv"), built: true, want: "Clean CSV files well.",
+		},
+		{name: "that version for another user", call: get(alice, "csv"), want: "Clean CSV files well."},
+		{name: "a file added to it", change: put(skillstest.SharedPrefix+"csv/guide.md", "# Guide\n"), call: get(alice, "csv"), built: true, want: "files=guide.md,"},
+		{
+			name: "the user's own skill changed", change: put("alice/skills/notes/SKILL.md", skillstest.SkillMD("notes", "Take better notes.", "body\n")),
+			call: get(alice, "notes"), built: true, want: "Take better notes.",
+		},
+		// Built again: the shared library changed since bob's last call,
+		// and what a user's layer makes of it can change the notes.
+		{name: "the other user's own skill unchanged", call: get(bob, "notes"), built: true, want: "Take meeting notes."},
+		{name: "and again", call: get(bob, "notes"), want: "Take meeting notes."},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			if step.change != nil {
+				step.change(t)
+			}
+			before := builds
+			got := step.call(t)
+			if built := builds > before; built != step.built {
+				t.Errorf("reply encoded: %t, want %t", built, step.built)
+			}
+			if !strings.Contains(got, step.want) || step.notWant != "" && strings.Contains(got, step.notWant) {
+				t.Errorf("reply:\n%s\nwant it to hold %q and not %q", got, step.want, step.notWant)
+			}
+		})
+	}
+}

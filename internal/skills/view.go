@@ -258,10 +258,37 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 // asks for its thread's pinned library, as it was when the thread pinned
 // it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
-	if vs.pins != nil && vs.pins.asked(ctx) {
+	if vs.pinned(ctx) {
 		return vs.pins.view(ctx, id)
 	}
 	return vs.live(ctx, id)
+}
+
+// pinned reports whether the call reads its thread's pinned library.
+func (vs *views) pinned(ctx context.Context) bool { return vs.pins != nil && vs.pins.asked(ctx) }
+
+// indexesOf returns the indexes of ls, in order. Those held and servable
+// are taken at once (most calls); the rest are waited for together.
+func (vs *views) indexesOf(ctx context.Context, ls []libindex.Layer) ([]*libindex.Index, error) {
+	idx := make([]*libindex.Index, len(ls))
+	var g *errgroup.Group
+	gctx := ctx
+	for i, l := range ls {
+		if x, ok := vs.indexes.Servable(l); ok {
+			idx[i] = x
+			continue
+		}
+		if g == nil {
+			g, gctx = errgroup.WithContext(ctx)
+		}
+		g.Go(func() (err error) { idx[i], err = vs.indexes.Get(gctx, l); return err })
+	}
+	if g != nil {
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	return idx, nil
 }
 
 // live returns the caller's view of the library as it is.
@@ -271,17 +298,17 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 		return nil, err
 	}
 	teams := id.Teams()
-	var userIdx, sharedIdx *libindex.Index
-	teamIdx := make([]*libindex.Index, len(teams))
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { userIdx, err = vs.indexes.Get(gctx, own); return err })
-	g.Go(func() (err error) { sharedIdx, err = vs.indexes.Get(gctx, shared); return err })
-	for i, t := range teams {
-		g.Go(func() (err error) { teamIdx[i], err = vs.indexes.Get(gctx, vs.teamLayer(t)); return err })
+	// The user's index, the shared library's, then the teams'.
+	ls := make([]libindex.Layer, 0, 2+len(teams))
+	ls = append(ls, own, shared)
+	for _, t := range teams {
+		ls = append(ls, vs.teamLayer(t))
 	}
-	if err := g.Wait(); err != nil {
+	idx, err := vs.indexesOf(ctx, ls)
+	if err != nil {
 		return nil, err
 	}
+	userIdx, sharedIdx, teamIdx := idx[0], idx[1], idx[2:]
 	lower := make([]*layer, 0, len(teams)+1)
 	for i, t := range teams {
 		lower = append(lower, vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i]))

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"slices"
 	"strings"
 	"testing"
@@ -116,5 +118,38 @@ func TestSkillViews(t *testing.T) {
 	digests = append(digests, format.GetLibraryDigest(), search.GetLibraryDigest())
 	if distinct := slices.Compact(digests); len(distinct) != 1 || !strings.HasPrefix(distinct[0], "sha256:") {
 		t.Errorf("library digests %q, want one sha256:<hex> in every reply", distinct)
+	}
+}
+
+// TestFormatSkillsDigestPerCaller: two users whose libraries differ only
+// in skills the block leaves out get the same block (kept once) and each
+// the digest of their own library, as their listings name it.
+func TestFormatSkillsDigestPerCaller(t *testing.T) {
+	lb := skillstest.New()
+	lb.Shared().Skill("a-first", "", "The one skill the block shows.", "body\n")
+	lb.User("alice").Skill("z-alice", "", "Alice's own.", "body\n")
+	lb.User("bob").Skill("z-bob", "", "Bob's own.", "body\n")
+	c := start(t, lb.Bucket(t), options{})
+	var texts []string
+	digests := map[string]bool{}
+	for _, user := range []string{"alice", "bob"} {
+		ctx := grpctest.AsCaller(t.Context(), user, "t1", "")
+		format, err := c.skills.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{MaxSkills: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := c.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if format.GetLibraryDigest() != list.GetLibraryDigest() || format.GetIncluded() != 1 || format.GetOmitted() != 1 {
+			t.Errorf("%s: FormatSkills digest %q, %d included, %d omitted; want the listing's %q, 1 and 1",
+				user, format.GetLibraryDigest(), format.GetIncluded(), format.GetOmitted(), list.GetLibraryDigest())
+		}
+		texts = append(texts, format.GetText())
+		digests[format.GetLibraryDigest()] = true
+	}
+	if texts[0] != texts[1] || !strings.Contains(texts[0], "a-first") || len(digests) != 2 {
+		t.Errorf("blocks %q, digests %v: want one block and two digests", texts, digests)
 	}
 }

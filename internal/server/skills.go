@@ -126,19 +126,21 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.lib.Catalog.PromptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+	b, digest, err := s.lib.Catalog.PromptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
 			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(),
 		}, func(b skills.Block) ([]byte, error) {
 			return proto.Marshal(&skillsvcv1.FormatSkillsResponse{
-				Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened), LibraryDigest: b.LibraryDigest,
+				Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened),
 			})
 		})
 	if err != nil {
 		return nil, err
 	}
-	return encoded(&skillsvcv1.FormatSkillsResponse{}, b), nil
+	// The kept block is the same for every user who sees the same skills
+	// in it; the digest of the caller's whole library is added here.
+	return encoded(&skillsvcv1.FormatSkillsResponse{LibraryDigest: digest}, b), nil
 }
 
 // GetSkill implements SkillsService.

@@ -241,8 +241,11 @@ type entrySize struct {
 	runes      int    // its characters
 	fixed      textLen
 	whole      textLen // of the description as written
-	cutAt      int     // the last limit it was cut to
-	cut        textLen // its description's length then
+	// fastCut: normalized is ASCII and written as it is (writtenAsIs),
+	// so its length cut to a limit takes no scan of it.
+	fastCut bool
+	cutAt   int     // the last limit it was cut to
+	cut     textLen // its description's length then
 	// opened is the category heading the entry opens, "" for none;
 	// heading counts its characters and a group close's, which each
 	// heading brings.
@@ -314,7 +317,13 @@ func (b *block) entry(i int) *entrySize {
 			e.fixed = e.fixed.plus(b.measure(s.Location, false))
 		}
 	}
-	e.whole = b.measure(e.normalized, false)
+	asIs := b.writtenAsIs(e.normalized)
+	if asIs && b.f.esc != yamlText { // YAML quotes some whole values it leaves cut ones plain
+		e.whole = textLen{e.runes, len(e.normalized)}
+	} else {
+		e.whole = b.measure(e.normalized, false)
+	}
+	e.fastCut = asIs && isASCII(e.normalized)
 	e.cutAt, e.known = -1, true
 	if c := s.Category; b.group && c != "" && (i == 0 || b.list[i-1].Category != c) {
 		e.opened = b.f.groupOpen(c, i == 0)
@@ -331,6 +340,14 @@ func (b *block) described(i, limit int) textLen {
 		return e.whole
 	case e.cutAt != limit:
 		e.cutAt = limit
+		if e.fastCut {
+			// ASCII written as it is: a rune is a byte, and what clip
+			// keeps of it is written as it is too (writtenAsIs).
+			if kept := strings.TrimSpace(e.normalized[:max(limit-1, 0)]); kept != "" {
+				e.cut = textLen{len(kept) + 1, len(kept) + len(ellipsis)}
+				return e.cut
+			}
+		}
 		if kept, ok := clipped(e.normalized, limit); ok {
 			e.cut = b.measure(kept, true)
 		} else {
@@ -338,6 +355,34 @@ func (b *block) described(i, limit int) textLen {
 		}
 	}
 	return e.cut
+}
+
+// writtenAsIs reports whether the format writes s, and every non-empty
+// part of it that starts it, as they are, with an ellipsis after a cut
+// one: then the length of a cut description is its own, found without
+// looking at it (described). A description without XML's special
+// characters, or one YAML takes unquoted, is so.
+func (b *block) writtenAsIs(s string) bool {
+	switch b.f.esc {
+	case xmlText:
+		return !needsXMLEscape(s, false)
+	case yamlText:
+		// Every character a part of s holds is one of s's, and it
+		// starts with s's first.
+		return yamlPlain(s, true)
+	}
+	return true
+}
+
+// isASCII reports whether s is ASCII: a rune a byte (an invalid byte
+// counts as one rune but is written as U+FFFD, three).
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // noteLen is the length of the note about omitted skills, 0 for none.

@@ -47,25 +47,34 @@ func (c *Catalog) PageReply(ctx context.Context, id mounts.Caller, opts ListOpti
 	return c.replies.get(ctx, replyList, k.sum(), func() ([]byte, error) { return encode(c.page(s, q)) })
 }
 
-// PromptReply is Prompt encoded by encode, reused as PageReply's pages are.
-func (c *Catalog) PromptReply(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions, encode Encode[Block]) ([]byte, error) {
-	f, err := c.formatOptions(f)
+// PromptReply is Prompt encoded by encode, reused as PageReply's pages
+// are, and the caller's library digest. The block encode is given has no
+// LibraryDigest: the caller adds the digest to each reply, so users who
+// see the same block, whatever else their libraries hold, share one kept
+// reply (replies keeps equal bytes once).
+func (c *Catalog) PromptReply(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions, encode Encode[Block]) (reply []byte, libraryDigest string, err error) {
+	f, err = c.formatOptions(f)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	k := s.replyKey(replyFormat).str(opts.Category).bool(opts.FilterCategory).
 		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool)
-	return c.replies.get(ctx, replyFormat, k.sum(), func() ([]byte, error) {
+	reply, err = c.replies.get(ctx, replyFormat, k.sum(), func() ([]byte, error) {
 		b, err := c.prompt(s, opts, f)
 		if err != nil {
 			return nil, err
 		}
+		b.LibraryDigest = ""
 		return encode(b)
 	})
+	if err != nil {
+		return nil, "", err
+	}
+	return reply, s.digest(), nil
 }
 
 // SearchReply is Search encoded by encode, reused as PageReply's pages are
@@ -193,13 +202,21 @@ func (k *keyBuilder) sum() string {
 	return string(sum[:])
 }
 
-// replyOverhead is charged per reply on top of its key and bytes, for the
-// list element and map slot, so a flood of tiny replies is bounded too.
-const replyOverhead = 96
+// replyOverhead is charged per reply on top of its key, for the list
+// element and map slot, so a flood of tiny replies is bounded too;
+// bodyOverhead per distinct body on top of its bytes.
+const (
+	replyOverhead = 96
+	bodyOverhead  = 96
+)
 
 // replies keeps encoded replies by key, least recently used first out,
 // within maxBytes. A reply is never changed once stored: every caller
 // shares the same bytes. Concurrent misses of one key build it once.
+//
+// Replies of the same bytes are kept once (body), whatever their keys: the
+// prompt block of every user who sees the same skills within the budget
+// is one block, and a user's key costs its key and not another copy.
 //
 // With a shared cache (Redis), a reply this replica does not keep is
 // looked for there before it is built, and a reply built here is put
@@ -214,16 +231,28 @@ type replies struct {
 	sharedTTL time.Duration
 	cacheLog  *libindex.CacheLog
 
-	mu    sync.Mutex
-	lru   *simplelru.LRU[string, []byte]
-	bytes int64
+	mu     sync.Mutex
+	lru    *simplelru.LRU[string, *body]
+	bodies map[[sha256.Size]byte]*body // by the sha256 of their bytes
+	bytes  int64
+}
+
+// body is the bytes of one or more kept replies.
+type body struct {
+	b    []byte
+	sum  [sha256.Size]byte
+	refs int // keys kept with it
 }
 
 func newReplies(maxBytes int64, m *replyMetrics) *replies {
-	r := &replies{maxBytes: maxBytes, metrics: m}
+	r := &replies{maxBytes: maxBytes, metrics: m, bodies: map[[sha256.Size]byte]*body{}}
 	// Bounded by bytes, not count: the count bound is never reached.
-	r.lru, _ = simplelru.NewLRU(math.MaxInt, func(key string, b []byte) {
-		r.bytes -= replyCost(key, b)
+	r.lru, _ = simplelru.NewLRU(math.MaxInt, func(key string, b *body) {
+		r.bytes -= keyCost(key)
+		if b.refs--; b.refs == 0 {
+			delete(r.bodies, b.sum)
+			r.bytes -= bodyCost(b.b)
+		}
 	})
 	return r
 }
@@ -237,12 +266,17 @@ func (r *replies) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog)
 	r.shared, r.sharedTTL, r.cacheLog = c, ttl, cl
 }
 
-func replyCost(key string, b []byte) int64 { return int64(len(key) + len(b) + replyOverhead) }
+func keyCost(key string) int64 { return int64(len(key) + replyOverhead) }
+
+func bodyCost(b []byte) int64 { return int64(len(b) + bodyOverhead) }
+
+// replyCost is what a reply of its own body costs.
+func replyCost(key string, b []byte) int64 { return keyCost(key) + bodyCost(b) }
 
 // replyKeySpace names replies in the shared cache; the version names how a
 // reply is encoded and framed (sharedReply): bump it when an encoder's
 // output changes, so replicas of another version never serve each other's.
-const replyKeySpace = "skills:v1:reply:"
+const replyKeySpace = "skills:v2:reply:"
 
 func sharedReplyKey(key string) string { return replyKeySpace + hex.EncodeToString([]byte(key)) }
 
@@ -275,10 +309,7 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 		r.metrics.requests.WithLabelValues(kind, "uncached").Inc()
 		return build()
 	}
-	r.mu.Lock()
-	b, ok := r.lru.Get(key)
-	r.mu.Unlock()
-	if ok {
+	if b, ok := r.kept(key); ok {
 		r.metrics.requests.WithLabelValues(kind, "hit").Inc()
 		return b, nil
 	}
@@ -287,17 +318,14 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 	// caller giving up fails none of them.
 	ctx = context.WithoutCancel(ctx)
 	v, err, _ := r.flight.Do(key, func() (any, error) {
-		r.mu.Lock()
-		b, ok := r.lru.Get(key) // a build that just ended may have kept it
-		r.mu.Unlock()
-		if ok {
+		if b, ok := r.kept(key); ok { // a build that just ended may have kept it
+
 			r.metrics.requests.WithLabelValues(kind, "hit").Inc()
 			return b, nil
 		}
 		if b, ok := r.fetchShared(ctx, kind, key); ok {
 			r.metrics.requests.WithLabelValues(kind, "shared").Inc()
-			r.add(key, b)
-			return b, nil
+			return r.add(key, b), nil
 		}
 		r.metrics.requests.WithLabelValues(kind, "miss").Inc()
 		b, err := build()
@@ -305,9 +333,8 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 			return nil, err
 		}
 		b = b[:len(b):len(b)] // an append by a reader copies, never writes into it
-		r.add(key, b)
 		r.storeShared(ctx, kind, key, b)
-		return b, nil
+		return r.add(key, b), nil
 	})
 	if err != nil {
 		return nil, err
@@ -349,24 +376,44 @@ func (r *replies) storeShared(ctx context.Context, kind, key string, b []byte) {
 	}
 }
 
-// add keeps b under key, evicting the least recently used replies past the
-// bound; a reply larger than the whole bound is not kept.
-func (r *replies) add(key string, b []byte) {
-	cost := replyCost(key, b)
-	if cost > r.maxBytes {
-		return
+// kept returns the reply kept under key.
+func (r *replies) kept(key string) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b, ok := r.lru.Get(key); ok {
+		return b.b, true
 	}
+	return nil, false
+}
+
+// add keeps b under key, evicting the least recently used replies past the
+// bound, and returns the bytes kept: a body of the same bytes already kept
+// (b's own are then dropped). A reply larger than the whole bound is not
+// kept.
+func (r *replies) add(key string, b []byte) []byte {
+	if replyCost(key, b) > r.maxBytes {
+		return b
+	}
+	sum := sha256.Sum256(b)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Remove first: simplelru's Add of an existing key calls no eviction
 	// callback, so the old reply's bytes would be lost.
 	r.lru.Remove(key)
-	r.lru.Add(key, b)
-	r.bytes += cost
+	bd, ok := r.bodies[sum]
+	if !ok {
+		bd = &body{b: b, sum: sum}
+		r.bodies[sum] = bd
+		r.bytes += bodyCost(b)
+	}
+	bd.refs++
+	r.lru.Add(key, bd)
+	r.bytes += keyCost(key)
 	for r.bytes > r.maxBytes {
 		r.lru.RemoveOldest()
 	}
 	r.metrics.bytes.Set(float64(r.bytes))
+	return bd.b
 }
 
 // held returns the replies kept and the bytes charged for them.

@@ -34,21 +34,24 @@ func TestRepliesBound(t *testing.T) {
 			t.Fatalf("after get(%s): %d replies cost %d bytes, bound %d", key, n, bytes, r.maxBytes)
 		}
 	}
+	// Each key's reply its own bytes: equal bytes are kept once
+	// (TestRepliesKeepEqualBytesOnce).
+	replyOf := func(k string) []byte { return []byte(fmt.Sprintf("%s%0*d", k, size-len(k), 0)) }
 	for _, k := range []string{"a", "b", "c", "a", "d", "e"} { // a is used again before d evicts b
-		get(k, reply)
+		get(k, replyOf(k))
 	}
 	if n, _ := r.held(); n != 3 {
 		t.Errorf("holding %d replies, want 3 (the bound)", n)
 	}
 	before := len(builds)
 	for _, k := range []string{"a", "d", "e"} {
-		get(k, reply)
+		get(k, replyOf(k))
 	}
 	if len(builds) != before {
 		t.Errorf("the 3 most recently used replies were built again: %v", builds)
 	}
 	for _, k := range []string{"b", "c"} {
-		get(k, reply)
+		get(k, replyOf(k))
 	}
 	for k, n := range builds {
 		if want := map[bool]int{true: 2, false: 1}[strings.HasSuffix(k, "b") || strings.HasSuffix(k, "c")]; n != want {
@@ -87,6 +90,56 @@ func TestRepliesBoundCatalog(t *testing.T) {
 		if n, bytes := lib.Catalog.replies.held(); bytes > cfg.ReplyCacheBytes || n == 0 {
 			t.Fatalf("after page size %d: %d replies of %d bytes, want some within %d", size, n, bytes, cfg.ReplyCacheBytes)
 		}
+	}
+}
+
+// TestRepliesKeepEqualBytesOnce: replies of equal bytes under many keys
+// are kept once, each key costing its key; the bytes go when the last key
+// keeping them does, and the bound counts them once.
+func TestRepliesKeepEqualBytesOnce(t *testing.T) {
+	block := []byte(strings.Repeat("the same prompt block ", 500))
+	keyOf := func(i int) string { return fmt.Sprintf("%032d", i) }
+	r := newReplies(bodyCost(block)+10*keyCost(keyOf(0)), newReplyMetrics(nil))
+	var first []byte
+	for i := range 10 {
+		got, err := r.get(t.Context(), replyFormat, keyOf(i), func() ([]byte, error) { return bytes.Clone(block), nil })
+		if err != nil || !bytes.Equal(got, block) {
+			t.Fatalf("get(%d) = %d bytes, %v", i, len(got), err)
+		}
+		if i == 0 {
+			first = got
+		} else if &got[0] != &first[0] {
+			t.Errorf("reply %d is a copy of the same bytes, want the kept ones", i)
+		}
+	}
+	n, held := r.held()
+	if want := bodyCost(block) + 10*keyCost(keyOf(0)); n != 10 || held != want {
+		t.Errorf("10 keys of one reply: holding %d replies for %d bytes, want 10 for %d (the bytes once)", n, held, want)
+	}
+	// An eleventh key evicts the oldest, whose bytes stay for the others.
+	if _, err := r.get(t.Context(), replyFormat, keyOf(10), func() ([]byte, error) { return bytes.Clone(block), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := r.held(); n != 10 || len(r.bodies) != 1 {
+		t.Errorf("after an eleventh key: %d replies, %d distinct bodies; want 10 and 1", n, len(r.bodies))
+	}
+	// Other bytes under every key: the old body goes with its last key.
+	for i := range 11 {
+		other := []byte(fmt.Sprintf("reply %d", i))
+		r.add(keyOf(i), other)
+	}
+	for sum, b := range r.bodies {
+		if bytes.Equal(b.b, block) {
+			t.Errorf("the old block is still kept (%x, %d refs) after every key moved on", sum[:4], b.refs)
+		}
+	}
+	n, held = r.held()
+	var want int64
+	for _, b := range r.bodies {
+		want += bodyCost(b.b) + int64(b.refs)*keyCost(keyOf(0))
+	}
+	if held != want || n != len(r.bodies) {
+		t.Errorf("holding %d replies for %d bytes; the kept bodies and their keys cost %d", n, held, want)
 	}
 }
 

@@ -20,7 +20,7 @@ func TestRepliesSharedAcrossReplicas(t *testing.T) {
 	builds := 0
 	prompt := func(r replica, f skillmd.FormatOptions) string {
 		t.Helper()
-		b, err := r.lib.Catalog.PromptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+		b, _, err := r.lib.Catalog.PromptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
 			builds++
 			return []byte(b.Text), nil
 		})

@@ -58,7 +58,7 @@ func TestRepliesReused(t *testing.T) {
 	page := list(alice, skills.ListOptions{}, 0, "", "")
 	prompt := func(f skillmd.FormatOptions) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, err := cat.PromptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+			b, _, err := cat.PromptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
 				builds++
 				return []byte(b.Text), nil
 			})
@@ -189,7 +189,7 @@ func TestRepliesBuiltOnce(t *testing.T) {
 	)
 	for range 16 {
 		wg.Go(func() {
-			_, err := lib.Catalog.PromptReply(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{}, func(b skills.Block) ([]byte, error) {
+			_, _, err := lib.Catalog.PromptReply(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{}, func(b skills.Block) ([]byte, error) {
 				mu.Lock()
 				builds++
 				mu.Unlock()
@@ -334,5 +334,40 @@ func TestGetRepliesShared(t *testing.T) {
 				t.Errorf("reply:\n%s\nwant it to hold %q and not %q", got, step.want, step.notWant)
 			}
 		})
+	}
+}
+
+// TestPromptRepliesShared: users whose prompt blocks are the same, though
+// their libraries are not, share one kept reply; each is told the digest
+// of their own library.
+func TestPromptRepliesShared(t *testing.T) {
+	lb := skillstest.New()
+	lb.Shared().Skill("a-first", "", "The one skill the block shows.", "body\n")
+	lb.User("alice").Skill("z-alice", "", "Alice's own.", "body\n")
+	lb.User("bob").Skill("z-bob", "", "Bob's own.", "body\n")
+	lib := skillstest.Library(t, lb.Bucket(t), skillstest.Indexed(time.Hour))
+	var replies [][]byte
+	var digests []string
+	for _, user := range []string{"alice", "bob"} {
+		id := mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"})
+		b, digest, err := lib.Catalog.PromptReply(t.Context(), id, skills.ListOptions{}, skillmd.FormatOptions{MaxSkills: 1}, func(b skills.Block) ([]byte, error) {
+			if b.LibraryDigest != "" {
+				t.Errorf("the block to encode carries the digest %q: the reply would be the caller's alone", b.LibraryDigest)
+			}
+			return []byte(b.Text), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replies, digests = append(replies, b), append(digests, digest)
+		if want := libraryDigest(t, lib, id); digest != want {
+			t.Errorf("%s: digest %q, want the listing's %q", user, digest, want)
+		}
+	}
+	if string(replies[0]) != string(replies[1]) || &replies[0][0] != &replies[1][0] {
+		t.Errorf("the two users' replies are not the one kept reply:\n%s\n%s", replies[0], replies[1])
+	}
+	if digests[0] == digests[1] {
+		t.Errorf("both users were told the digest %q", digests[0])
 	}
 }

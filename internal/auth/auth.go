@@ -267,10 +267,14 @@ func pinAsked(h Headers) (bool, error) {
 	return false, fmt.Errorf("%w: %s must be given once, as %q", errkind.InvalidArgument, PinKey, PinLibrary)
 }
 
-func grpcHeaders(ctx context.Context) Headers {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return md
-}
+// grpcHeaders reads a call's headers where they are: FromIncomingContext
+// would copy every header on every call, of which a call reads a handful.
+func grpcHeaders(ctx context.Context) Headers { return incoming{ctx} }
+
+type incoming struct{ ctx context.Context }
+
+// Get implements Headers: key's values, matched ignoring case.
+func (h incoming) Get(key string) []string { return metadata.ValueFromIncomingContext(h.ctx, key) }
 
 // UnaryServerInterceptor authenticates unary calls, validating identities
 // against t. A principal refused by the roles is still recorded, so the

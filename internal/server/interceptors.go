@@ -204,9 +204,8 @@ func Options(c Chain) []grpc.ServerOption {
 // a place where authentication records the principal for the outer
 // interceptors.
 func track(ctx context.Context) context.Context {
-	md, _ := metadata.FromIncomingContext(ctx)
-	id := requestid.Pick(md.Get(requestid.Key))
-	_ = grpc.SetHeader(ctx, metadata.Pairs(requestid.Key, id))
+	id := requestid.Pick(metadata.ValueFromIncomingContext(ctx, requestid.Key))
+	_ = grpc.SetHeader(ctx, metadata.MD{requestid.Key: {id}}) // Key is lower case, as metadata keys are
 	return auth.Track(requestid.NewContext(ctx, id))
 }
 

@@ -96,14 +96,7 @@ func TestRepliesReused(t *testing.T) {
 		t.Fatalf("Page of 1 = %v, token %q; want a next page", err, firstPage.NextPageToken)
 	}
 
-	for _, step := range []struct {
-		name    string
-		change  func(*testing.T)
-		call    func(*testing.T) string
-		built   bool   // the reply was encoded by this call
-		want    string // in the reply
-		notWant string
-	}{
+	runReplySteps(t, &builds, []replyStep{
 		{name: "first listing", call: page, built: true, want: "Take meeting notes."},
 		{name: "same listing", call: page},
 		{name: "same listing, another thread of the user", call: list(alice2, skills.ListOptions{}, 0, "", "")},
@@ -156,14 +149,29 @@ func TestRepliesReused(t *testing.T) {
 		{name: "search", call: search("pdf forms"), built: true, want: "/skills/docs/pdf"},
 		{name: "same search", call: search("pdf forms")},
 		{name: "another search", call: search("meeting notes"), built: true, want: "/skills/notes"},
-	} {
+	})
+}
+
+// replyStep is one call of a reply test, after an optional change.
+type replyStep struct {
+	name    string
+	change  func(*testing.T)
+	call    func(*testing.T) string
+	built   bool   // the reply was encoded by this call
+	want    string // in the reply
+	notWant string
+}
+
+// runReplySteps runs steps in order; builds counts the encodings so far.
+func runReplySteps(t *testing.T, builds *int, steps []replyStep) {
+	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
 			if step.change != nil {
 				step.change(t)
 			}
-			before := builds
+			before := *builds
 			got := step.call(t)
-			if built := builds > before; built != step.built {
+			if built := *builds > before; built != step.built {
 				t.Errorf("reply encoded: %t, want %t", built, step.built)
 			}
 			if !strings.Contains(got, step.want) || step.notWant != "" && strings.Contains(got, step.notWant) {
@@ -286,14 +294,7 @@ func TestGetRepliesShared(t *testing.T) {
 			}
 		}
 	}
-	for _, step := range []struct {
-		name    string
-		change  func(*testing.T)
-		call    func(*testing.T) string
-		built   bool
-		want    string
-		notWant string
-	}{
+	runReplySteps(t, &builds, []replyStep{
 		{name: "a shared skill", call: get(alice, "csv"), built: true, want: `"Clean CSV files." layer=shared`},
 		{name: "again", call: get(alice, "csv")},
 		{name: "by its path", call: get(alice, "/skills/csv")},
@@ -320,21 +321,7 @@ func TestGetRepliesShared(t *testing.T) {
 		// and what a user's layer makes of it can change the notes.
 		{name: "the other user's own skill unchanged", call: get(bob, "notes"), built: true, want: "Take meeting notes."},
 		{name: "and again", call: get(bob, "notes"), want: "Take meeting notes."},
-	} {
-		t.Run(step.name, func(t *testing.T) {
-			if step.change != nil {
-				step.change(t)
-			}
-			before := builds
-			got := step.call(t)
-			if built := builds > before; built != step.built {
-				t.Errorf("reply encoded: %t, want %t", built, step.built)
-			}
-			if !strings.Contains(got, step.want) || step.notWant != "" && strings.Contains(got, step.notWant) {
-				t.Errorf("reply:\n%s\nwant it to hold %q and not %q", got, step.want, step.notWant)
-			}
-		})
-	}
+	})
 }
 
 // TestPromptRepliesShared: users whose prompt blocks are the same, though

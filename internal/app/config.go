@@ -178,7 +178,8 @@ const (
 )
 
 // storageDefaults applies the defaults that depend on the storage and the
-// event paths to the flags not given (by name).
+// event paths to the flags not given (by name). With --storage=local each
+// library is also listed alone (--skills.index-sweep=0), at once.
 func (c *Config) storageDefaults(given map[string]bool) {
 	const refresh, maxStale = "skills.index-refresh", "skills.index-max-stale"
 	switch {
@@ -191,6 +192,9 @@ func (c *Config) storageDefaults(given map[string]bool) {
 		}
 		if !given[maxStale] {
 			c.Skills.IndexMaxStale = c.Skills.IndexRefresh
+		}
+		if !given["skills.index-sweep"] {
+			c.Skills.IndexSweep = 0 // a directory listing costs nothing to save
 		}
 	case c.Events.Enabled():
 		if !given[refresh] {

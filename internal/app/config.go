@@ -178,8 +178,7 @@ const (
 )
 
 // storageDefaults applies the defaults that depend on the storage and the
-// event paths to the flags not given (by name). With --storage=local each
-// library is also listed alone (--skills.index-sweep=0), at once.
+// event paths to the flags not given (by name).
 func (c *Config) storageDefaults(given map[string]bool) {
 	const refresh, maxStale = "skills.index-refresh", "skills.index-max-stale"
 	switch {
@@ -192,9 +191,6 @@ func (c *Config) storageDefaults(given map[string]bool) {
 		}
 		if !given[maxStale] {
 			c.Skills.IndexMaxStale = c.Skills.IndexRefresh
-		}
-		if !given["skills.index-sweep"] {
-			c.Skills.IndexSweep = 0 // a directory listing costs nothing to save
 		}
 	case c.Events.Enabled():
 		if !given[refresh] {

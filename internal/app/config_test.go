@@ -47,15 +47,11 @@ func TestConfigSources(t *testing.T) {
 		}, false},
 		{"jwt needs a key", nil, []string{"--auth.mode=jwt"}, nil, true},
 		{"local storage lists its libraries afresh after a second", nil, nil, func(c Config) bool {
-			return c.Skills.IndexRefresh == LocalIndexRefresh && c.Skills.IndexMaxStale == LocalIndexRefresh && c.Skills.IndexSweep == 0
-		}, false},
-		{"local storage sweeps as set", nil, []string{"--skills.index-sweep=300ms"}, func(c Config) bool {
-			return c.Skills.IndexSweep == 300*time.Millisecond
+			return c.Skills.IndexRefresh == LocalIndexRefresh && c.Skills.IndexMaxStale == LocalIndexRefresh
 		}, false},
 		{"s3 keeps the flags' freshness defaults", nil, []string{"--storage=s3", "--s3.bucket=b"}, func(c Config) bool {
-			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == 30*time.Second && c.Skills.IndexSweep == 2*time.Second
+			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == 30*time.Second
 		}, false},
-		{"negative sweep", nil, []string{"--storage=s3", "--s3.bucket=b", "--skills.index-sweep=-1s"}, nil, true},
 		{"local freshness as set", map[string]string{"SKILLSVC_SKILLS_INDEX_REFRESH": "10s"}, nil, func(c Config) bool {
 			return c.Skills.IndexRefresh == 10*time.Second && c.Skills.IndexMaxStale == 10*time.Second
 		}, false},

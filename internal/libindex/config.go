@@ -13,10 +13,6 @@ type Config struct {
 	// IndexMaxStale is the age after which an index is revalidated before
 	// the call is answered.
 	IndexMaxStale time.Duration
-	// SweepWait is how long a library due for a background revalidation
-	// waits for the others falling due meanwhile, to be listed with them
-	// (sweeper); 0 lists each alone, at once.
-	SweepWait time.Duration
 	// StaleIfError is how old an index may be served when revalidating it
 	// fails.
 	StaleIfError time.Duration

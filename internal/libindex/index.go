@@ -185,7 +185,6 @@ type Store struct {
 	drops  [dropStripes]dropState
 	bg     sync.Map       // prefixes revalidating in the background
 	wg     sync.WaitGroup // background revalidations
-	sweep  *sweeper       // lists background revalidations together; nil without SweepWait
 }
 
 // held is an index in process memory and what this process knows of it.
@@ -208,11 +207,7 @@ func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	ix := &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex)}
-	if cfg.SweepWait > 0 && cfg.IndexRefresh > 0 {
-		ix.sweep = &sweeper{bucket: bucket, wait: cfg.SweepWait, maxObjects: cfg.MaxObjects, metrics: m, now: func() time.Time { return ix.now() }}
-	}
-	return ix
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex)}
 }
 
 // HeldIndex is the kind of the indexes on the Held budget.
@@ -587,7 +582,7 @@ func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, 
 				ix.metrics.Revalidations.WithLabelValues(ModeBackground, ResultElsewhere).Inc()
 				return nil
 			}
-			_, err = ix.revalidateListed(ctx, l, x, since, ix.sweep != nil)
+			_, err = ix.revalidate(ctx, l, x, since)
 			ix.metrics.Revalidations.WithLabelValues(ModeBackground, result(err)).Inc()
 			if err != nil {
 				ix.log.WarnContext(ctx, "skills: serving the last library index; revalidating it failed", "prefix", l.Prefix, "age", ix.now().Sub(x.Listed).Round(time.Second), "background", true, "err", err)
@@ -680,21 +675,25 @@ func result(err error) string {
 // skill files that prev does not hold at their listed ETag, and publishes
 // the new index: in process, in the shared cache, and in the bucket when
 // its content changed.
-func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uint64) (*Index, error) {
-	return ix.revalidateListed(ctx, l, prev, since, false)
-}
-
-// revalidateListed is revalidate, l listed by the next sweep when swept.
-func (ix *Store) revalidateListed(ctx context.Context, l Layer, prev *Index, since uint64, swept bool) (x *Index, err error) {
+func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uint64) (x *Index, err error) {
 	ctx, span := startSpan(ctx, "libindex.revalidate", l)
 	defer func() { endSpan(span, x, err) }()
 	listed := ix.now()
-	objs, started, err := ix.list(ctx, l, swept)
+	var objs []objstore.Object
+	err = objstore.Walk(ctx, ix.bucket, l.Prefix, func(o objstore.Object) error {
+		if len(objs) == ix.cfg.MaxObjects {
+			return errTooManyObjects
+		}
+		objs = append(objs, o)
+		return nil
+	})
+	if errors.Is(err, errTooManyObjects) {
+		// Serve what fits rather than fail every call for this library.
+		ix.log.WarnContext(ctx, "skill library truncated", "prefix", l.Prefix, "max_objects", ix.cfg.MaxObjects)
+		err = nil
+	}
 	if err != nil {
 		return nil, err
-	}
-	if started.After(listed) {
-		listed = started // a sweep lists after its wait
 	}
 	if l.Side != "" {
 		a, err := ix.bucket.Stat(ctx, l.Side)
@@ -776,38 +775,6 @@ func (ix *Store) revalidateListed(ctx context.Context, l Layer, prev *Index, sin
 		ix.unpublishIfDropped(ctx, l, since)
 	}
 	return x, nil
-}
-
-// list returns l's objects, at most MaxObjects of them: listed alone, or
-// by the next sweep when swept, which began listing at started (zero
-// alone).
-func (ix *Store) list(ctx context.Context, l Layer, swept bool) (objs []objstore.Object, started time.Time, err error) {
-	truncated := false
-	if swept {
-		var with int
-		objs, truncated, started, with, err = ix.sweep.list(ctx, l.Prefix)
-		noteSweep(ctx, with)
-		if err != nil {
-			return nil, started, err
-		}
-	} else {
-		err := objstore.Walk(ctx, ix.bucket, l.Prefix, func(o objstore.Object) error {
-			if len(objs) == ix.cfg.MaxObjects {
-				return errTooManyObjects
-			}
-			objs = append(objs, o)
-			return nil
-		})
-		truncated = errors.Is(err, errTooManyObjects)
-		if err != nil && !truncated {
-			return nil, started, err
-		}
-	}
-	if truncated {
-		// Serve what fits rather than fail every call for this library.
-		ix.log.WarnContext(ctx, "skill library truncated", "prefix", l.Prefix, "max_objects", ix.cfg.MaxObjects)
-	}
-	return objs, started, nil
 }
 
 // publish stores x in the shared cache (only its stamp when its content is

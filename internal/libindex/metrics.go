@@ -10,14 +10,12 @@ type Metrics struct {
 	Loads         *prometheus.CounterVec // by source
 	Revalidations *prometheus.CounterVec // by mode and result
 	Coalesced     *prometheus.CounterVec // by what
-	// SweptLibraries is how many libraries each sweep listed together.
-	SweptLibraries prometheus.Histogram
-	Age            prometheus.Histogram   // of every index served
-	StaleServed    prometheus.Counter     // indexes served past max stale because storage failed
-	Files          *prometheus.CounterVec // content reads by result
-	Mismatched     *prometheus.CounterVec // by kind and source
-	Digests        *prometheus.CounterVec // skill file digests an index build took, by source
-	DigestBytes    prometheus.Counter     // bytes read to compute them
+	Age           prometheus.Histogram   // of every index served
+	StaleServed   prometheus.Counter     // indexes served past max stale because storage failed
+	Files         *prometheus.CounterVec // content reads by result
+	Mismatched    *prometheus.CounterVec // by kind and source
+	Digests       *prometheus.CounterVec // skill file digests an index build took, by source
+	DigestBytes   prometheus.Counter     // bytes read to compute them
 	// Heads are the SKILL.md heads the catalog's layer builds took, by
 	// source (HeadCarried, HeadCached, HeadParsed).
 	Heads *prometheus.CounterVec
@@ -80,11 +78,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "skillsvc_skills_coalesced_waits_total",
 			Help: "Calls that waited for a load another call had started instead of making their own storage requests, by what was loaded.",
 		}, []string{"what"}),
-		SweptLibraries: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "skillsvc_skills_index_sweep_libraries",
-			Help:    "Libraries one sweep listed together: the background revalidations that fell due within --skills.index-sweep, listed by one paged LIST over their keys.",
-			Buckets: []float64{1, 2, 5, 10, 50, 100, 500, 1000, 5000},
-		}),
 		Age: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "skillsvc_skills_index_age_seconds",
 			Help:    "Age of the library index each call was answered from (since its listing).",
@@ -162,7 +155,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Mismatched.WithLabelValues(KindIndex, SourceBucket)
 	m.Mismatched.WithLabelValues(KindSettings, SourceSharedCache)
 	if reg != nil {
-		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.SweptLibraries, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes, m.Heads,
+		reg.MustRegister(m.Loads, m.Revalidations, m.Coalesced, m.Age, m.StaleServed, m.Files, m.Mismatched, m.Digests, m.DigestBytes, m.Heads,
 			m.HeldBytes, m.HeldItems, m.HeldMaxBytes, m.HeldEvictions, m.HeldTooLarge)
 	}
 	return m

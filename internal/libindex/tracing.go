@@ -18,7 +18,6 @@ const (
 	attrHeads   = attribute.Key("skillsvc.library.heads_read") // SKILL.md heads the previous index lacked
 	attrDigests = attribute.Key("skillsvc.library.digests_computed")
 	attrCarried = attribute.Key("skillsvc.library.digests_carried")
-	attrSwept   = attribute.Key("skillsvc.library.swept_with") // libraries its sweep listed
 )
 
 // startSpan starts the span of index work on l under the caller's span
@@ -49,13 +48,5 @@ func traced(ctx context.Context, name string, l Layer, f func(context.Context, L
 func noteRevalidation(ctx context.Context, heads, digests, carried int) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(attrHeads.Int(heads), attrDigests.Int(digests), attrCarried.Int(carried))
-	}
-}
-
-// noteSweep records on the revalidation's span how many libraries the
-// sweep that listed it listed.
-func noteSweep(ctx context.Context, libraries int) {
-	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.SetAttributes(attrSwept.Int(libraries))
 	}
 }

@@ -77,10 +77,6 @@ type ListOptions struct {
 	Delimiter string
 	// Token continues a previous listing; it is opaque and backend-specific.
 	Token string
-	// StartAfter starts the listing after this key, which need not exist
-	// (S3's StartAfter): a listing of many prefixes can jump past keys it
-	// has no use for. Ignored when Token is set.
-	StartAfter string
 	// MaxKeys bounds objects plus common prefixes in the page; 0 means 1000.
 	MaxKeys int
 }

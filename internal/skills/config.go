@@ -43,12 +43,6 @@ type Config struct {
 	// IndexMaxStale is the hard bound: an older index is revalidated
 	// before the call is answered.
 	IndexMaxStale time.Duration `yaml:"index_max_stale"`
-	// IndexSweep is how long a library due for a background revalidation
-	// waits for the others falling due meanwhile, to be listed together by
-	// one paged LIST (libindex's sweeper); at most half IndexRefresh, so a
-	// library in use is still listed before IndexMaxStale; 0 lists each
-	// alone.
-	IndexSweep time.Duration `yaml:"index_sweep"`
 	// StaleIfError is how old an index may be served when revalidating it
 	// fails (object storage down).
 	StaleIfError time.Duration `yaml:"stale_if_error"`
@@ -126,7 +120,6 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.SharedIndexKey, prefix+"shared-index-key", "_shared/settings/skills.index", "Object holding the shared library's persisted index.")
 	f.DurationVar(&c.IndexRefresh, prefix+"index-refresh", 5*time.Second, "Age after which a library index is revalidated in the background while it is still served; 0 lists the library on every call.")
 	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
-	f.DurationVar(&c.IndexSweep, prefix+"index-sweep", 2*time.Second, "How long a library due for a background revalidation waits for the others falling due meanwhile, so that they are listed together: one paged LIST over their keys, jumping past the keys of no library waiting, instead of a LIST each (at most half --skills.index-refresh; 0 lists each alone).")
 	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
 	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; a change made through skillsvc shows up at once on the replica that made it and, told by the replicas' Redis topic, on the others milliseconds later (each keeps them in process for --skills.index-max-stale, at least --cache.lru.max-ttl: the bound should a message be lost).")
 	f.Int64Var(&c.MaxHeldBytes, prefix+"max-held-bytes", DefaultMaxHeldBytes, "Most bytes of library indexes, parsed skills and users' views one replica keeps decoded in memory, least recently used out; the shared library is held once, each user's view costs about their own skills. The default suits a 512 MiB pod with the default --cache.lru.max-bytes.")
@@ -167,7 +160,6 @@ const DefaultMaxHeldBytes = 160 << 20
 func (c *Config) IndexConfig() libindex.Config {
 	return libindex.Config{
 		IndexRefresh: c.IndexRefresh, IndexMaxStale: c.IndexMaxStale, StaleIfError: c.StaleIfError,
-		SweepWait:    min(c.IndexSweep, c.IndexRefresh/2),
 		MaxHeldBytes: c.MaxHeldBytes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
 		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes,
 	}
@@ -207,9 +199,6 @@ func (c *Config) Validate(table *mounts.Table) error {
 	}
 	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxHeldBytes <= 0 || c.MaxHeldIndexes < 0 || c.MaxCachedFileBytes < 0 {
 		return errors.New("skills: head-bytes must be at least 512, head-ttl, settings-ttl and the other limits positive")
-	}
-	if c.IndexSweep < 0 {
-		return errors.New("skills: index-sweep must not be negative")
 	}
 	if c.IndexRefresh < 0 || (c.IndexRefresh > 0 && (c.IndexMaxStale < c.IndexRefresh || c.StaleIfError < c.IndexMaxStale)) {
 		return errors.New("skills: want 0 <= index-refresh <= index-max-stale <= stale-if-error")

@@ -45,9 +45,6 @@ func (c *clock) Advance(d time.Duration) {
 func replicaOf(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock) (*Library, *prometheus.Registry) {
 	t.Helper()
 	cfg := DefaultConfig()
-	// Each library listed alone, at once: these tests count LISTs per
-	// library; libindex's TestSweep* cover listing them together.
-	cfg.IndexSweep = 0
 	reg := prometheus.NewRegistry()
 	opts := []Option{WithRegisterer(reg)}
 	if c != nil {

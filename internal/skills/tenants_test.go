@@ -27,9 +27,6 @@ import (
 func tenantReplica(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock, maxHeld int64) *Library {
 	t.Helper()
 	cfg := DefaultConfig()
-	// Each library listed alone, at once: these tests count LISTs per
-	// library; libindex's TestSweep* cover listing them together.
-	cfg.IndexSweep = 0
 	if maxHeld > 0 {
 		cfg.MaxHeldBytes = maxHeld
 	}

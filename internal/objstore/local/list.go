@@ -50,11 +50,7 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 	if err != nil {
 		return objstore.ListPage{}, mapErr("list", opts.Prefix, err)
 	}
-	token := opts.Token
-	if token == "" {
-		token = opts.StartAfter // the token is a key too: the last one returned
-	}
-	l := &lister{b: b, ctx: ctx, prefix: opts.Prefix, delim: opts.Delimiter, token: token, max: maxKeys}
+	l := &lister{b: b, ctx: ctx, prefix: opts.Prefix, delim: opts.Delimiter, token: opts.Token, max: maxKeys}
 	err = l.walk(fd, dirKey)
 	switch {
 	case errors.Is(err, errPageFull):

@@ -187,9 +187,6 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 
-	if opts.Token == "" {
-		opts.Token = opts.StartAfter // a token here is the last name returned
-	}
 	var page objstore.ListPage
 	last := ""
 	i := sort.SearchStrings(b.keys, max(opts.Prefix, opts.Token))

@@ -30,7 +30,6 @@ func AcceptanceTest(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) 
 	t.Run("ConcurrentCreate", func(t *testing.T) { testConcurrentCreate(t, newBucket(t)) })
 	t.Run("List", func(t *testing.T) { testList(t, newBucket(t)) })
 	t.Run("ListPaged", func(t *testing.T) { testListPaged(t, newBucket(t)) })
-	t.Run("ListStartAfter", func(t *testing.T) { testListStartAfter(t, newBucket(t)) })
 	t.Run("DeleteVisibleInList", func(t *testing.T) { testDelete(t, newBucket(t)) })
 	t.Run("LargeObject", func(t *testing.T) { testLarge(t, newBucket(t)) })
 }
@@ -390,34 +389,6 @@ func testListPaged(t *testing.T, b objstore.Bucket) {
 		return nil
 	}); err != nil || !slices.Equal(walked, keys) {
 		t.Errorf("Walk = %q, %v; want %q", walked, err, keys)
-	}
-}
-
-// testListStartAfter: a listing starts after any key, stored or not, and
-// pages on with its token as any listing does.
-func testListStartAfter(t *testing.T, b objstore.Bucket) {
-	all := []string{"a/skills/x/SKILL.md", "a/threads/t/f", "b/skills/y/SKILL.md", "b/skills/y/z/w", "b/skills0", "c-d", "c/skills/q"}
-	for _, k := range all {
-		Put(t, b, k, k)
-	}
-	for _, tc := range []struct {
-		name string
-		opts objstore.ListOptions
-		keys []string
-	}{
-		{"before a prefix", objstore.ListOptions{StartAfter: "b/skills"}, all[2:]},
-		{"a stored key", objstore.ListOptions{StartAfter: "b/skills/y/SKILL.md"}, all[3:]},
-		{"past a prefix", objstore.ListOptions{StartAfter: "b/skills0"}, all[5:]},
-		{"inside a directory", objstore.ListOptions{StartAfter: "a/skills/x/SKILL.mc"}, all},
-		{"with a prefix", objstore.ListOptions{Prefix: "b/", StartAfter: "b/skills/y/SKILL.md"}, []string{"b/skills/y/z/w", "b/skills0"}},
-		{"paged", objstore.ListOptions{StartAfter: "a/threads", MaxKeys: 2}, all[1:]},
-		{"past everything", objstore.ListOptions{StartAfter: "d"}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if keys, _ := listAll(t, b, tc.opts); !slices.Equal(keys, tc.keys) {
-				t.Errorf("got %q, want %q", keys, tc.keys)
-			}
-		})
 	}
 }
 

@@ -350,11 +350,8 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 	if opts.Delimiter != "" {
 		in.Delimiter = aws.String(opts.Delimiter)
 	}
-	switch {
-	case opts.Token != "":
+	if opts.Token != "" {
 		in.ContinuationToken = aws.String(opts.Token)
-	case opts.StartAfter != "":
-		in.StartAfter = aws.String(opts.StartAfter)
 	}
 	out, err := b.client.ListObjectsV2(ctx, in)
 	if err != nil {

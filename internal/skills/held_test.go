@@ -102,10 +102,10 @@ func TestHeldEstimates(t *testing.T) {
 	var sl *layer
 	overlays := make([]*overlay, users)
 	cacheHeads := func() {
-		vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil)
+		mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil))
 		for u := range users {
 			own, _, _ := vs.layers(tenant(u))
-			vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil)
+			mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil))
 		}
 	}
 	c := vs.heads.cache
@@ -117,14 +117,14 @@ func TestHeldEstimates(t *testing.T) {
 		}
 		sl, overlays = nil, make([]*overlay, users)
 		measure("shared layer of 300 skills, heads "+from, func() int64 {
-			sl = vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil)
+			sl = mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil))
 			return sl.bytes
 		})
 		measure(fmt.Sprintf("%d users' views of 5 skills, heads %s", users, from), func() int64 {
 			var est int64
 			for u := range users {
 				own, _, _ := vs.layers(tenant(u))
-				overlays[u] = vs.overlay(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil), sl)
+				overlays[u] = vs.overlay(mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil)), sl)
 				est += overlays[u].bytes
 			}
 			return est
@@ -256,5 +256,16 @@ func TestShareMaps(t *testing.T) {
 				t.Errorf("skills %d and %d share their maps: %v, want %v", j, i, got, wantSame)
 			}
 		}
+	}
+}
+
+// mustLayer returns a layer build's layer, failing t on its error.
+func mustLayer(t testing.TB) func(*layer, error) *layer {
+	return func(l *layer, err error) *layer {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
 	}
 }

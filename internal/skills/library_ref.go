@@ -39,11 +39,14 @@ func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySki
 	var built *layer
 	switch {
 	case l.Shared:
-		built = c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
+		built, err = c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
 	case l.Team != "":
-		built = c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
+		built, err = c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
 	default:
-		built = c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
+		built, err = c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
+	}
+	if err != nil {
+		return nil, err
 	}
 	out := make([]LibrarySkill, 0, len(built.all))
 	for _, s := range built.all {

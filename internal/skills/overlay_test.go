@@ -177,8 +177,8 @@ func TestOverlayMatchesMerge(t *testing.T) {
 		vs := newViews(lib.Catalog.views.indexes, newHeads(slog.New(slog.DiscardHandler), libindex.NewMetrics(nil)), mounts.Default(), cfg)
 		r := rand.New(rand.NewPCG(22, uint64(maxSkills)))
 		for i := range 2000 {
-			user := vs.buildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", LayerUser, nil)
-			shared := vs.buildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", LayerShared, nil)
+			user := mustLayer(t)(vs.buildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", LayerUser, nil))
+			shared := mustLayer(t)(vs.buildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", LayerShared, nil))
 			v := &view{overlay: vs.overlay(user, shared), shared: shared}
 			want := referenceMerge(vs.cfg.Mount, user, shared, maxSkills)
 			if err := compareViews(vs.cfg.Mount, v, want); err != nil {

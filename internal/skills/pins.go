@@ -116,8 +116,10 @@ type frozenLayer struct {
 	Prefix string       `json:"prefix"`         // the library's, as listed
 	Space  string       `json:"space"`          // its blob space
 	Files  []frozenFile `json:"files"`          // by path
-	// Protected are the names the library protected when pinned.
-	Protected []string `json:"protected,omitempty"`
+	// Protected are the names the library protected when pinned;
+	// ProtectAll says its list was no list (readProtected): every skill.
+	Protected  []string `json:"protected,omitempty"`
+	ProtectAll bool     `json:"protect_all,omitempty"`
 }
 
 // frozenFile is one addressable object of a library as listed, and the
@@ -418,7 +420,10 @@ func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 	for i, l := range ls {
 		fl := frozenLayer{Name: names[i], Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(refs[i])}
 		if l.Side != "" {
-			fl.Protected = p.views.readProtected(ctx, xs[i], l.Side)
+			var err error
+			if fl.Protected, fl.ProtectAll, err = p.views.readProtected(ctx, xs[i], l.Side); err != nil {
+				return "", err
+			}
 		}
 		for _, e := range addressable(xs[i].Objs, l.Prefix) {
 			total += e.obj.Size
@@ -630,8 +635,11 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		x.Heads, x.Digests = libindex.SortedHeads(heads), libindex.SortedDigests(digests)
 		// The index holds no protected-names object: the names frozen
 		// with the snapshot apply, not the live ones.
-		l := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil)
+		l, _ := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
 		l.protected = fl.Protected
+		if fl.ProtectAll {
+			l.protected = protectAll(l)
+		}
 		for j := range l.entries {
 			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
 		}

@@ -132,28 +132,44 @@ func protectedOf(l *layer) []*skillRef {
 
 // readProtected parses the protected names of the layer built from x, the
 // library whose Side object is key: read through the file cache, by key and
-// ETag, once per version. A read that fails protects nothing and is logged.
-func (vs *views) readProtected(ctx context.Context, x *libindex.Index, key string) []string {
+// ETag, once per version. Protection fails closed: a read that fails is an
+// error (the layer is not built, and the next call reads again), and a
+// list that is no list (written by other tools) protects every skill of
+// the library (all) until an administrator rewrites it; both are logged.
+func (vs *views) readProtected(ctx context.Context, x *libindex.Index, key string) (names []string, all bool, err error) {
 	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
 	if key == "" || !ok || vs.files == nil {
-		return nil
+		return nil, false, nil
 	}
 	o := x.Objs[i]
 	r, _, err := vs.files.Open(ctx, o, 0, maxProtectedBytes+1)
-	var data []byte
-	if err == nil {
-		data, err = io.ReadAll(r)
-		r.Close()
+	if err != nil {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
+		return nil, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
+		return nil, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
 	}
 	var doc protectedDoc
-	if err == nil && (len(data) > maxProtectedBytes || json.Unmarshal(data, &doc) != nil || len(doc.Names) > maxProtectedNames) {
-		err = fmt.Errorf("not a list of at most %d names within %d bytes", maxProtectedNames, maxProtectedBytes)
+	if len(data) > maxProtectedBytes || json.Unmarshal(data, &doc) != nil || len(doc.Names) > maxProtectedNames {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills are no list; every skill of the library is protected until SetSkillProtected rewrites it",
+			"key", key, "want", fmt.Sprintf(`{"names": [...]}: at most %d names within %d bytes`, maxProtectedNames, maxProtectedBytes))
+		return nil, true, nil
 	}
-	if err != nil {
-		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; none protected", "key", key, "err", err)
-		return nil
-	}
-	names := slices.DeleteFunc(doc.Names, func(n string) bool { return !skillmd.ValidName(n) })
+	names = slices.DeleteFunc(doc.Names, func(n string) bool { return !skillmd.ValidName(n) })
 	slices.Sort(names)
-	return slices.Compact(names)
+	return slices.Compact(names), false, nil
+}
+
+// protectAll is the protected names of a library whose list is no list:
+// every name its skills are served by.
+func protectAll(l *layer) []string {
+	var names []string
+	for _, s := range l.names {
+		names = append(names, s.name)
+	}
+	return slices.Compact(names) // l.names is sorted by name
 }

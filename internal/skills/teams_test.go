@@ -2,6 +2,7 @@ package skills_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
@@ -179,6 +182,69 @@ func TestProtected(t *testing.T) {
 	}
 	if got := layerOf("contracts"); got != "user /skills/contracts" {
 		t.Errorf("contracts after unprotecting = %s", got)
+	}
+}
+
+// TestProtectedFailsClosed: protection holds when its list cannot be
+// had. A read of the protected names that fails fails the call (nothing
+// is served unprotected, and the next call reads again); a list that is no
+// list protects every skill of its library until SetSkillProtected
+// rewrites it.
+func TestProtectedFailsClosed(t *testing.T) {
+	b := skillstest.New()
+	b.Shared().Skill("contracts", "", "org contracts", "x").Skill("style", "", "org style", "x")
+	b.User("alice").Skill("my-contracts", "contracts", "alice contracts", "x").Skill("my-style", "style", "alice style", "x")
+	bucket := memory.New()
+	b.Put(t, bucket)
+	if _, err := skillstest.Library(t, bucket, nil).Catalog.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", true); err != nil {
+		t.Fatal(err)
+	}
+	const protectedKey = "_shared/settings/protected.json"
+	faulty := objstoretest.NewFaulty(bucket)
+	failing := true
+	faulty.Before("", func(_ context.Context, c objstoretest.Call) error {
+		if failing && c.Key == protectedKey && (c.Op == objstore.OpGet || c.Op == objstore.OpGetRange) {
+			return objstore.ErrUnavailable
+		}
+		return nil
+	})
+	cat := skillstest.Library(t, faulty, nil).Catalog // its caches empty: the list is read
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
+	layerOf := func(ref string) string {
+		t.Helper()
+		d, err := cat.Get(t.Context(), alice, ref)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", ref, err)
+		}
+		return d.Layer + " " + d.Path
+	}
+	for range 2 {
+		if d, err := cat.Get(t.Context(), alice, "contracts"); !errors.Is(err, objstore.ErrUnavailable) {
+			t.Fatalf("Get(contracts) while the protected names cannot be read = %+v, %v; want the storage error", d, err)
+		}
+		if _, err := cat.Skills(t.Context(), alice, skills.ListOptions{}); !errors.Is(err, objstore.ErrUnavailable) {
+			t.Fatalf("Skills while the protected names cannot be read: %v; want the storage error", err)
+		}
+	}
+	failing = false
+	if got := layerOf("contracts"); got != "shared /skills/contracts" {
+		t.Errorf("contracts once the list is read = %s, want the protected shared skill", got)
+	}
+	if got := layerOf("style"); got != "user /skills/my-style" {
+		t.Errorf("style (not protected) = %s, want alice's", got)
+	}
+
+	objstoretest.Put(t, bucket, protectedKey, `{"names": "contracts"}`) // no list
+	for _, ref := range []string{"contracts", "style"} {
+		if got := layerOf(ref); got != "shared /skills/"+ref {
+			t.Errorf("%s under a list that is no list = %s, want the shared skill (every one protected)", ref, got)
+		}
+	}
+	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := layerOf("style"); got != "user /skills/my-style" {
+		t.Errorf("style once the list is rewritten = %s, want alice's", got)
 	}
 }
 

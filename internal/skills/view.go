@@ -311,9 +311,17 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 	userIdx, sharedIdx, teamIdx := idx[0], idx[1], idx[2:]
 	lower := make([]*layer, 0, len(teams)+1)
 	for i, t := range teams {
-		lower = append(lower, vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i]))
+		tl, err := vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i])
+		if err != nil {
+			return nil, err
+		}
+		lower = append(lower, tl)
 	}
-	lower = append(lower, vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx))
+	sh, err := vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx)
+	if err != nil {
+		return nil, err
+	}
+	lower = append(lower, sh)
 	sl := vs.base(teams, lower)
 	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
 		return &view{overlay: o, shared: sl, userBase: own.Prefix, lower: lower}, nil
@@ -329,7 +337,7 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 			if prev != nil {
 				prevOwn = prev.raw
 			}
-			ul = vs.buildLayer(ctx, userIdx, own.Prefix, LayerUser, prevOwn)
+			ul, _ = vs.buildLayer(ctx, userIdx, own.Prefix, LayerUser, prevOwn) // a user's library protects nothing: no error
 		}
 		eff := ul
 		if sl.prot != nil {
@@ -348,18 +356,32 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 // sharedLayer returns the layer of a library every caller reads alike (the
 // shared library, a team's) from its index x, built once per generation
 // for all of them.
-func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) *layer {
+func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*layer, error) {
 	if l, ok := vs.shared.Get(prefix); ok && l.gen == x.Gen {
-		return l
+		return l, nil
 	}
-	v, _, _ := vs.flight.Do(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), func() (any, error) {
+	v, err, _ := vs.flight.Do(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), func() (any, error) {
+		// Built for every caller waiting: the first one's leaving must not
+		// fail the others' read of the protected names.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layerReadTimeout)
+		defer cancel()
 		prev, _ := vs.shared.Get(prefix)
-		l := vs.buildLayer(ctx, x, prefix, name, prev)
+		l, err := vs.buildLayer(ctx, x, prefix, name, prev)
+		if err != nil {
+			return nil, err
+		}
 		hold(vs, vs.shared, prefix, l, l.bytes)
 		return l, nil
 	})
-	return v.(*layer)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*layer), nil
 }
+
+// layerReadTimeout bounds the one read a layer build may make: its
+// library's protected names.
+const layerReadTimeout = 30 * time.Second
 
 // hold puts v on the budget, and says so when it does not fit at all: then
 // every call builds it again.
@@ -381,14 +403,20 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // holds, taking those of prev (the layer of an earlier generation) whose
 // SKILL.md is the same version: a skill overrides another by its
 // frontmatter name, which only the head holds. It reads nothing from
-// storage.
-func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) *layer {
+// storage but the protected names of the shared library or a team's, which
+// fail the build when they cannot be read (readProtected).
+func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) (*layer, error) {
 	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
+	var all bool
+	var err error
 	switch {
 	case layerName == LayerShared:
-		l.protected = vs.readProtected(ctx, x, vs.cfg.SharedProtectedKey)
+		l.protected, all, err = vs.readProtected(ctx, x, vs.cfg.SharedProtectedKey)
 	case strings.HasPrefix(layerName, LayerTeam):
-		l.protected = vs.readProtected(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+		l.protected, all, err = vs.readProtected(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+	}
+	if err != nil {
+		return nil, err
 	}
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	var unparsed []*skillRef
@@ -421,7 +449,10 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	}
 	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
 	l.lookups(skills)
-	return l
+	if all {
+		l.protected = protectAll(l)
+	}
+	return l, nil
 }
 
 // lookups sorts the layer's skills (those of all not nested) into its

@@ -277,6 +277,7 @@ func (b *bench) seed(ctx context.Context, bucket string, users []string, size in
 	}
 	b.logf("seeded %s × %s skills (%s objects) in %s", loadbench.Count(float64(len(users))), loadbench.Count(float64(size)),
 		loadbench.Count(float64(2*len(users)*size)), loadbench.Duration(time.Since(start)))
+	b.settleMinIO(ctx)
 	return nil
 }
 

@@ -188,6 +188,7 @@ func (b *bench) runTenants(ctx context.Context) {
 	b.logf("seeded a shared library of %d skills and %s users × %d skills (%s objects) in %s", tenantShared,
 		loadbench.Count(float64(n)), tenantPersonal, loadbench.Count(float64(2*(tenantShared+n*tenantPersonal))), loadbench.Duration(time.Since(start)))
 
+	b.settleMinIO(ctx)
 	b.tenantPass(ctx, n, "", nil, row)
 	if !b.opts.tenantEvents {
 		return

@@ -262,6 +262,10 @@ func (m *MinIO) NewBucket(t testing.TB) string {
 // assume it is.
 func (m *MinIO) running() bool { return m.srv.running() }
 
+// PID is the MinIO process's ID (0 when not running): a benchmark watches
+// its CPU to start measuring once MinIO's own work after an upload ends.
+func (m *MinIO) PID() int { return m.srv.pid() }
+
 // deleteBucket empties the bucket, including old versions, delete markers
 // and unfinished multipart uploads, then deletes it.
 func deleteBucket(ctx context.Context, client *s3.Client, bucket string) error {

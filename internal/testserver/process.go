@@ -293,6 +293,17 @@ func (r *restartable) running() bool {
 	return r.proc == nil || !r.proc.exited()
 }
 
+// pid is the server's process ID; 0 for a server built by hand or not
+// running.
+func (r *restartable) pid() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proc == nil || r.proc.exited() || r.proc.cmd.Process == nil {
+		return 0
+	}
+	return r.proc.cmd.Process.Pid
+}
+
 // restart starts a killed server again and waits until ready says so.
 func (r *restartable) restart(t testing.TB, name string, ready func(*process) error) {
 	t.Helper()

@@ -2,6 +2,7 @@ package libindex
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,4 +93,26 @@ func TestLoadDuringDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSkills(t, x, keyA, keyB)
+}
+
+// TestLoadPanicIsAnError: a load that panics (a backend's or a decoder's
+// bug) fails the calls waiting for it, not the process, though loads run
+// in a goroutine of their own; the next call loads again.
+func TestLoadPanicIsAnError(t *testing.T) {
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
+	panicking := true
+	b.Before(objstore.OpList, func(context.Context, objstoretest.Call) error {
+		if panicking {
+			panic("backend bug")
+		}
+		return nil
+	})
+	ix, _ := newStore(t, b, nil, 5*time.Second)
+	if _, err := ix.Get(t.Context(), aliceLayer); err == nil || !strings.Contains(err.Error(), "backend bug") {
+		t.Fatalf("Get over a panicking listing: %v; want the panic as an error", err)
+	}
+	panicking = false
+	if x, err := ix.Get(t.Context(), aliceLayer); err != nil || len(x.Heads) != 1 {
+		t.Fatalf("Get once the listing works: %v", err)
+	}
 }

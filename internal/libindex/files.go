@@ -90,7 +90,7 @@ func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		data []byte
 		a    objstore.Attributes
 	}
-	ch := f.flight.DoChan(key, func() (any, error) {
+	ch := f.flight.DoChan(key, panics.GuardValue(func() (any, error) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
 		// A read that just ended may have filled the cache after this
@@ -117,7 +117,7 @@ func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 			}
 		}
 		return read{data, a}, nil
-	})
+	}))
 	select {
 	case <-ctx.Done():
 		return nil, a, false, ctx.Err()

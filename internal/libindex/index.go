@@ -234,11 +234,11 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 	}
 	// Callers share the load, so one caller giving up must not fail the
 	// others; listTimeout bounds it instead.
-	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
+	ch := ix.flight.DoChan(l.Prefix, panics.GuardValue(func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
 		defer cancel()
 		return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, ix.dropCount(l)) })
-	})
+	}))
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()

@@ -19,3 +19,18 @@ func Guard(fn func() error) func() error {
 		return fn()
 	}
 }
+
+// GuardValue is Guard for a function that also returns a value, such as a
+// load run by singleflight.Group.DoChan, which re-panics in a goroutine of
+// its own (killing the process) when the load panics.
+func GuardValue[T any](fn func() (T, error)) func() (T, error) {
+	return func() (v T, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				var zero T
+				v, err = zero, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
+		return fn()
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
 )
 
 // A pinned thread keeps the library it started with. Its first pinned call
@@ -232,11 +233,11 @@ func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) 
 	k := threadKey(id)
 	rec, ok := p.byThread.Get(k)
 	if !ok || !p.now().Before(rec.Expires) {
-		ch := p.flight.DoChan("pin\x00"+k, func() (any, error) {
+		ch := p.flight.DoChan("pin\x00"+k, panics.GuardValue(func() (any, error) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pinTimeout)
 			defer cancel()
 			return p.resolve(rctx, id)
-		})
+		}))
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -573,7 +574,7 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 	if f, ok := p.frozen.Get(key); ok {
 		return f, nil
 	}
-	ch := p.flight.DoChan("snapshot\x00"+key, func() (any, error) {
+	ch := p.flight.DoChan("snapshot\x00"+key, panics.GuardValue(func() (any, error) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pinTimeout)
 		defer cancel()
 		data, _, err := p.readBounded(rctx, key, p.maxSnapshotBytes())
@@ -593,7 +594,7 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 		f := p.build(rctx, &doc, key)
 		hold(p.views, p.frozen, key, f, f.bytes)
 		return f, nil
-	})
+	}))
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()

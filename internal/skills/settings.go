@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
@@ -214,7 +215,7 @@ func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (setti
 			st.cacheLog.Mismatched(ctx, libindex.KindSettings, libindex.SourceSharedCache, id.User(), err)
 		}
 	}
-	ch := st.flight.DoChan(id.User(), func() (any, error) {
+	ch := st.flight.DoChan(id.User(), panics.GuardValue(func() (any, error) {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
 		// A load that just ended may have filled the cache after this
@@ -236,7 +237,7 @@ func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (setti
 		defer unlock()
 		st.store(fctx, id.User(), s)
 		return s, nil
-	})
+	}))
 	select {
 	case <-ctx.Done():
 		return settings{}, ctx.Err()

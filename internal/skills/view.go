@@ -21,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -360,7 +361,7 @@ func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libind
 	if l, ok := vs.shared.Get(prefix); ok && l.gen == x.Gen {
 		return l, nil
 	}
-	v, err, _ := vs.flight.Do(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), func() (any, error) {
+	ch := vs.flight.DoChan(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), panics.GuardValue(func() (any, error) {
 		// Built for every caller waiting: the first one's leaving must not
 		// fail the others' read of the protected names.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layerReadTimeout)
@@ -372,11 +373,16 @@ func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libind
 		}
 		hold(vs, vs.shared, prefix, l, l.bytes)
 		return l, nil
-	})
-	if err != nil {
-		return nil, err
+	}))
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*layer), nil
+	case <-ctx.Done():
+		return nil, ctx.Err() // the build goes on for the others
 	}
-	return v.(*layer), nil
 }
 
 // layerReadTimeout bounds the one read a layer build may make: its

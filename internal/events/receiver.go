@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/filewatch"
+	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -111,7 +112,11 @@ func New(cfg Config, catalog Catalog, o Options) (*Receiver, error) {
 	}
 	r.recheck = newRechecker(r.reapply)
 	if r.topic != nil {
-		r.stop = r.topic.Subscribe(r.fromPeer, r.resync)
+		// The topic calls these in its own goroutine: a panic there is
+		// logged, not the end of the process.
+		r.stop = r.topic.Subscribe(
+			func(b []byte) { panics.Logged(r.log, "events: a peer's invalidation", func() { r.fromPeer(b) }) },
+			func() { panics.Logged(r.log, "events: resync", r.resync) })
 	}
 	if cfg.SQS.Enabled() {
 		r.sqs = &sqsConsumer{

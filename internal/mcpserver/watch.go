@@ -9,6 +9,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
@@ -50,7 +51,14 @@ func (s *identityServer) startWatching(id mounts.Caller) {
 	_, _ = sub.Next(ctx) // s.mu is held; on timeout, the first state is a change
 	cancel()
 	s.h.watchers.Add(1)
-	go s.watch(sub)
+	go func() {
+		// A panic in a catalog call here must not end the process; the
+		// identity's next session starts a new watcher.
+		if err := panics.Guard(func() error { s.watch(sub); return nil })(); err != nil {
+			s.h.log.Error("mcp watch: stopped", "err", err)
+			s.stopWatching(true)
+		}
+	}()
 }
 
 // watch waits for the library's next state; every --mcp.watch-interval it

@@ -4,6 +4,7 @@ package panics
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 )
 
@@ -32,5 +33,14 @@ func GuardValue[T any](fn func() (T, error)) func() (T, error) {
 			}
 		}()
 		return fn()
+	}
+}
+
+// Logged runs fn and logs a panic there as what instead of letting it end
+// the process: for callbacks another library calls in a goroutine of its
+// own (a Redis topic's messages).
+func Logged(log *slog.Logger, what string, fn func()) {
+	if err := Guard(func() error { fn(); return nil })(); err != nil {
+		log.Error(what, "err", err)
 	}
 }

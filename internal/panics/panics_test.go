@@ -2,6 +2,7 @@ package panics_test
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -34,5 +35,22 @@ func TestGuardValue(t *testing.T) {
 	want := errors.New("plain")
 	if v, err := panics.GuardValue(func() (int, error) { return 7, want })(); v != 7 || err != want {
 		t.Fatalf("GuardValue(7, err) = %v, %v", v, err)
+	}
+}
+
+// TestLogged: a panic in fn is logged with what and its stack, and Logged
+// returns; fn without a panic logs nothing.
+func TestLogged(t *testing.T) {
+	var out strings.Builder
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	panics.Logged(log, "topic message", func() { panic("bad message") })
+	if got := out.String(); !strings.Contains(got, "topic message") || !strings.Contains(got, "panic: bad message") || !strings.Contains(got, "panics_test.go") {
+		t.Fatalf("logged %q; want what, the panic and its stack", got)
+	}
+	out.Reset()
+	ran := false
+	panics.Logged(log, "quiet", func() { ran = true })
+	if !ran || out.Len() != 0 {
+		t.Fatalf("ran %v, logged %q; want run and nothing logged", ran, out.String())
 	}
 }

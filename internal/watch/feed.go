@@ -101,7 +101,11 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 	if f.topic != nil {
 		f.outbox = make(chan skills.LibraryRef, outboxSize)
 		f.goSafe("publish", f.publish)
-		f.stopTopic = f.topic.Subscribe(f.fromPeer, f.resync)
+		// The topic calls these in its own goroutine: a panic there is
+		// logged, not the end of the process.
+		f.stopTopic = f.topic.Subscribe(
+			func(b []byte) { panics.Logged(f.log, "watch: a peer's change", func() { f.fromPeer(b) }) },
+			func() { panics.Logged(f.log, "watch: resync", f.resync) })
 	}
 	cat.Listen(f.changed)
 	cat.OnListed(f.remember)

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var buildDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "skillctl-e2e-") })
+var buildDir = sync.OnceValues(func() (string, error) { return testserver.TempDir("skillctl-e2e-") })
 
 // skillsvcBin builds the server once per test run.
 var skillsvcBin = sync.OnceValues(func() (string, error) {

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // binary builds the skillsvc command once per test run.
 var binary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "skillsvc-e2e-")
+	dir, err := testserver.TempDir("skillsvc-e2e-")
 	if err != nil {
 		return "", err
 	}

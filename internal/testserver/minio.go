@@ -113,6 +113,10 @@ func startMinIOOnce(bin string, extraEnv []string) (*MinIO, *process, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkDiskSpace(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
 	args := []string{
 		"server", filepath.Join(dir, "data"),
 		"--address", addr,

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"os"
 	"sync"
 	"testing"
 )
@@ -58,4 +59,36 @@ var (
 func Shutdown() {
 	sharedMinIO.stop()
 	sharedRedis.stop()
+	tempDirs.removeAll()
+}
+
+// tempDirs are the directories made by TempDir, removed by Shutdown.
+var tempDirs dirList
+
+type dirList struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+func (l *dirList) removeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.dirs {
+		os.RemoveAll(d)
+	}
+	l.dirs = nil
+}
+
+// TempDir makes a directory that outlives single tests (a binary built once
+// per test run) and is removed by Shutdown. A test binary's leftovers add up
+// run after run: MinIO refuses every write once its disk is 99% full.
+func TempDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	tempDirs.mu.Lock()
+	defer tempDirs.mu.Unlock()
+	tempDirs.dirs = append(tempDirs.dirs, dir)
+	return dir, nil
 }

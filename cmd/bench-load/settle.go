@@ -79,3 +79,59 @@ func cpuTime(pid int) (time.Duration, error) {
 	// Clock ticks of USER_HZ, 100 a second on every Linux port Go runs on.
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
+
+// processCPU is the CPU time of the processes a row runs on, over one
+// window; a negative value is one that could not be read.
+type processCPU struct {
+	skillsvc, minio, bench time.Duration
+	window                 time.Duration
+}
+
+// cpuPids are the processes whose CPU a row reads, in processCPU's order.
+type cpuPids struct{ skillsvc, minio, bench int }
+
+func (b *bench) cpuPids(s *skillsvc) cpuPids {
+	return cpuPids{skillsvc: s.proc.Pid(), minio: b.srv.minio.PID(), bench: os.Getpid()}
+}
+
+// readCPU reads each process's CPU time so far (-1 where it cannot).
+func readCPU(p cpuPids) processCPU {
+	read := func(pid int) time.Duration {
+		if pid == 0 {
+			return -1
+		}
+		d, err := cpuTime(pid)
+		if err != nil {
+			return -1
+		}
+		return d
+	}
+	return processCPU{skillsvc: read(p.skillsvc), minio: read(p.minio), bench: read(p.bench)}
+}
+
+// since is the CPU used from before to c, over window.
+func (c processCPU) since(before processCPU, window time.Duration) processCPU {
+	sub := func(now, was time.Duration) time.Duration {
+		if now < 0 || was < 0 {
+			return -1
+		}
+		return now - was
+	}
+	return processCPU{
+		skillsvc: sub(c.skillsvc, before.skillsvc),
+		minio:    sub(c.minio, before.minio),
+		bench:    sub(c.bench, before.bench),
+		window:   window,
+	}
+}
+
+// String is each process's CPU in cores over the window.
+func (c processCPU) String() string {
+	cores := func(d time.Duration) string {
+		if d < 0 || c.window <= 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", float64(d)/float64(c.window))
+	}
+	return fmt.Sprintf("cores: skillsvc %s, MinIO %s, bench-load %s", cores(c.skillsvc), cores(c.minio), cores(c.bench))
+}

@@ -132,6 +132,10 @@ type tenantRow struct {
 	rate     float64 // calls per second
 	calls    int64
 	requests int64 // storage requests the proxy saw during the calls
+	// cpu is the CPU time each process used during the calls: skillsvc's
+	// per call is what a call costs it, whatever else shares the machine
+	// (the clients, MinIO, Redis), which throughput alone does not show.
+	cpu      processCPU
 	ops      map[string]float64
 	replies  map[string]float64 // skillsvc_skills_replies_total delta by label set
 	cacheErr map[string]float64 // skillsvc_cache_errors_total delta: a loaded machine's Redis timeouts show here
@@ -141,15 +145,19 @@ type tenantRow struct {
 
 func (r tenantRow) cells() []string {
 	if r.err != nil {
-		return []string{r.name, "error: " + clip(oneLine(r.err.Error()), 60), "", "", ""}
+		return []string{r.name, "error: " + clip(oneLine(r.err.Error()), 60), "", "", "", ""}
 	}
 	perThousand := 0.0
 	if r.calls > 0 {
 		perThousand = float64(r.requests) / float64(r.calls) * 1000
 	}
+	perCall := "n/a"
+	if r.calls > 0 && r.cpu.skillsvc >= 0 {
+		perCall = loadbench.Duration(r.cpu.skillsvc / time.Duration(r.calls))
+	}
 	return []string{
 		r.name, loadbench.Duration(r.p50) + " / " + loadbench.Duration(r.p99), loadbench.Count(r.rate),
-		fmt.Sprintf("%.1f", perThousand), loadbench.Bytes(r.rss),
+		perCall, fmt.Sprintf("%.1f", perThousand), loadbench.Bytes(r.rss),
 	}
 }
 
@@ -162,7 +170,7 @@ func (b *bench) runTenants(ctx context.Context) {
 		b.rep.tenants = append(b.rep.tenants, r)
 		msg := strings.Join(r.cells()[1:], ", ")
 		if b.opts.verbose && r.ops != nil {
-			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "] [cache errors: " + formatOps(r.cacheErr) + "]"
+			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "] [cache errors: " + formatOps(r.cacheErr) + "] [" + r.cpu.String() + "]"
 		}
 		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.name, msg)
 	}
@@ -368,10 +376,13 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 
 	before, _ := s.scrape(ctx)
 	proxyBefore := b.srv.proxy.Requests()
+	pids := b.cpuPids(s)
+	cpuBefore := readCPU(pids)
 	start := time.Now()
 	var all []time.Duration
 	_, firstErr := drive(ctx, clients, users, b.opts.duration, 2, call, &all)
 	elapsed := time.Since(start)
+	r.cpu = readCPU(pids).since(cpuBefore, elapsed)
 	r.requests = b.srv.proxy.Requests() - proxyBefore
 	if after, err := s.scrape(ctx); err == nil && before != nil {
 		r.ops, r.replies = delta(before, after, opsMetric), delta(before, after, repliesMetric)
@@ -473,13 +484,14 @@ func (r *report) printTenants(w io.Writer, o options) {
 		"one skillsvc, Redis flushed first; %d clients for %v per row, every user the row calls as served once before it, "+
 		"and random-user rows measured after %v of unmeasured random calls (-tenant-ramp):\n\n",
 		tenantShared, loadbench.Count(float64(o.tenants)), tenantPersonal, o.tenantClients, o.duration, o.tenantRamp)
-	rows := [][]string{{"", "p50 / p99", "req/s", "storage requests per 1,000 calls", "RSS"}}
+	rows := [][]string{{"", "p50 / p99", "req/s", "skillsvc CPU per call", "storage requests per 1,000 calls", "RSS"}}
 	for _, t := range r.tenants {
 		rows = append(rows, t.cells())
 	}
 	loadbench.WriteTable(w, rows)
 	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
-		"is the default prompt block; ListSkills lists all %d skills in one page. Storage requests: seen by the latency proxy. "+
+		"is the default prompt block; ListSkills lists all %d skills in one page. skillsvc CPU per call: its user and system CPU time "+
+		"during the row (from /proc) over the calls, what a call costs it whatever else shares the machine. Storage requests: seen by the latency proxy. "+
 		"RSS: skillsvc's, after the row. Rows marked events: a second skillsvc, Redis flushed again, with MinIO's bucket notifications "+
 		"posted to its event endpoint and polling at the events defaults (--skills.index-refresh 5m, --skills.index-max-stale 15m).\n", tenantSkills, tenantSkills)
 }

@@ -105,6 +105,18 @@ func (c *Catalog) GetReply(ctx context.Context, id mounts.Caller, ref string, en
 	if err != nil {
 		return nil, err
 	}
+	pinned := c.views.pinned(ctx)
+	var key string
+	if !pinned && r.s.skillMD.ETag != "" {
+		// The key names the SKILL.md's version, and a reply is kept only
+		// when built from that version: a kept one needs the file neither
+		// read nor parsed (with many users, their parsed files are not all
+		// held).
+		key = r.replyKey().sum()
+		if b, ok := c.replies.hit(replyGet, key); ok {
+			return b, nil
+		}
+	}
 	f, err := c.skillMD(ctx, r.s)
 	if err != nil {
 		return nil, err
@@ -119,11 +131,14 @@ func (c *Catalog) GetReply(ctx context.Context, id mounts.Caller, ref string, en
 		}
 		return encode(d)
 	}
-	if f.etag != r.s.skillMD.ETag || c.views.pinned(ctx) {
+	if f.etag != r.s.skillMD.ETag || pinned {
 		c.replies.metrics.requests.WithLabelValues(replyGet, "uncached").Inc()
 		return build()
 	}
-	return c.replies.get(ctx, replyGet, r.replyKey().sum(), build)
+	if key == "" {
+		key = r.replyKey().sum()
+	}
+	return c.replies.get(ctx, replyGet, key, build)
 }
 
 // replyKey is the key of r's GetSkill reply. A layer's generation names
@@ -309,8 +324,7 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 		r.metrics.requests.WithLabelValues(kind, "uncached").Inc()
 		return build()
 	}
-	if b, ok := r.kept(key); ok {
-		r.metrics.requests.WithLabelValues(kind, "hit").Inc()
+	if b, ok := r.hit(kind, key); ok {
 		return b, nil
 	}
 	// The build reads only the snapshot its caller took, not the caller's
@@ -340,6 +354,18 @@ func (r *replies) get(ctx context.Context, kind, key string, build func() ([]byt
 		return nil, err
 	}
 	return v.([]byte), nil
+}
+
+// hit returns the reply kept in process under key, counted as a hit.
+func (r *replies) hit(kind, key string) ([]byte, bool) {
+	if r.maxBytes <= 0 {
+		return nil, false
+	}
+	b, ok := r.kept(key)
+	if ok {
+		r.metrics.requests.WithLabelValues(kind, "hit").Inc()
+	}
+	return b, ok
 }
 
 // fetchShared returns the reply under key from the shared cache; a failed

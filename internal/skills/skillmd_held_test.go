@@ -145,3 +145,55 @@ func TestSkillFileFrontmatter(t *testing.T) {
 		})
 	}
 }
+
+// TestGetReplyKeptWithoutTheFile: a kept GetSkill reply names the
+// SKILL.md's version, so serving it reads and parses nothing, even once
+// the parsed file has left the held budget (with many users most have).
+func TestGetReplyKeptWithoutTheFile(t *testing.T) {
+	mem := objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")})
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	lib, _ := replicaOf(t, mem, nil, clk)
+	reads := func() float64 {
+		sum := 0.0
+		for _, r := range []string{"hit", "miss", "uncached"} {
+			sum += testutil.ToFloat64(lib.metrics.Files.WithLabelValues(r))
+		}
+		return sum
+	}
+	builds := 0
+	get := func() string {
+		t.Helper()
+		b, err := lib.Catalog.GetReply(t.Context(), alice, "one", func(d Detail) ([]byte, error) {
+			builds++
+			return []byte(d.Body), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	first := get()
+	if builds != 1 || !strings.Contains(first, "# one") {
+		t.Fatalf("first GetReply = %q after %d builds", first, builds)
+	}
+	lib.Catalog.skillMDs.Purge() // as the held budget's LRU does
+	before := reads()
+	if again := get(); again != first || builds != 1 {
+		t.Fatalf("GetReply again = %q after %d builds, want the kept %q", again, builds, first)
+	}
+	if n := reads() - before; n != 0 {
+		t.Errorf("a kept reply read the SKILL.md %v times, want 0", n)
+	}
+
+	// A new version is a new key: read, parsed and built.
+	changed := "---\nname: one\ndescription: Changed.\n---\n# one, changed\n"
+	if _, err := mem.Put(t.Context(), "alice/skills/one/SKILL.md", strings.NewReader(changed), int64(len(changed)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lib.Catalog.DropIndex(t.Context(), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "# one, changed\n" || builds != 2 {
+		t.Errorf("GetReply after the change = %q after %d builds, want the new body built", got, builds)
+	}
+}

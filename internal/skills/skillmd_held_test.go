@@ -22,13 +22,7 @@ func TestSkillMDParsedOnce(t *testing.T) {
 	mem := objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")})
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	lib, _ := replicaOf(t, objstoretest.NewFaulty(mem), nil, clk)
-	reads := func() float64 {
-		sum := 0.0
-		for _, r := range []string{"hit", "miss", "uncached"} {
-			sum += testutil.ToFloat64(lib.metrics.Files.WithLabelValues(r))
-		}
-		return sum
-	}
+	reads := func() float64 { return fileReads(lib) }
 	d, err := lib.Catalog.Get(t.Context(), alice, "one")
 	if err != nil || !strings.Contains(d.Body, "# one") {
 		t.Fatalf("Get = %+v, %v", d, err)
@@ -58,6 +52,16 @@ func TestSkillMDParsedOnce(t *testing.T) {
 	if err != nil || d.Raw != changed || d.Body != "# one, changed\n" || d.Description != "Changed." {
 		t.Errorf("Get after the change = %+v, %v; want the new version", d, err)
 	}
+}
+
+// fileReads is every file read the library made so far, whatever the
+// file cache answered.
+func fileReads(lib *Library) float64 {
+	sum := 0.0
+	for _, r := range []string{"hit", "miss", "uncached"} {
+		sum += testutil.ToFloat64(lib.metrics.Files.WithLabelValues(r))
+	}
+	return sum
 }
 
 // noETags is a bucket whose objects carry no version (ETag ""), as some
@@ -153,13 +157,7 @@ func TestGetReplyKeptWithoutTheFile(t *testing.T) {
 	mem := objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")})
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	lib, _ := replicaOf(t, mem, nil, clk)
-	reads := func() float64 {
-		sum := 0.0
-		for _, r := range []string{"hit", "miss", "uncached"} {
-			sum += testutil.ToFloat64(lib.metrics.Files.WithLabelValues(r))
-		}
-		return sum
-	}
+	reads := func() float64 { return fileReads(lib) }
 	builds := 0
 	get := func() string {
 		t.Helper()

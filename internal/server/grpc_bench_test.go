@@ -108,3 +108,30 @@ func listClient(b *testing.B, h skillsvcv1.SkillsServiceServer, srv []grpc.Serve
 	b.Cleanup(func() { conn.Close() })
 	return skillsvcv1.NewSkillsServiceClient(conn)
 }
+
+// BenchmarkGetSkillGRPC is bench-load's warm GetSkill row in one process:
+// alice's GetSkill of a shared skill (the handler benchmark's library)
+// from 16 concurrent callers over one TCP loopback connection, through the
+// binary's interceptor chain (limits lifted as bench-load lifts them). Each
+// op is one whole call, both sides of it: what a change to the server's
+// per-call work (its allocations, its goroutine's stack) saves shows here
+// before a bench-load run, whose client and MinIO share the cores.
+func BenchmarkGetSkillGRPC(b *testing.B) {
+	h, _ := benchHandler(b, getSkillLibrary(), skills.DefaultConfig().ReplyCacheBytes)
+	c := listClient(b, h, nil, nil)
+	ctx := grpctest.AsCaller(b.Context(), "alice", "t1", "")
+	req := &skillsvcv1.GetSkillRequest{Path: "skill-0042"}
+	if res, err := c.GetSkill(ctx, req); err != nil || res.GetSkill().GetName() != "skill-0042" {
+		b.Fatalf("GetSkill = %v, %v", res, err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(8) // 16 callers on this machine's 2 cores, as bench-load runs
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.GetSkill(ctx, req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

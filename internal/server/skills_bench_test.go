@@ -171,18 +171,7 @@ func BenchmarkListSkillsDecode1000(b *testing.B) {
 // SKILL.md of about 3 KiB (frontmatter with license and metadata) and one
 // reference file, as bench-load seeds them.
 func BenchmarkGetSkillHandler(b *testing.B) {
-	lib := skillstest.New()
-	for i := range 300 {
-		dir := fmt.Sprintf("cat-%02d/skill-%04d", i%20, i)
-		var md strings.Builder
-		fmt.Fprintf(&md, "---\nname: skill-%04d\ndescription: Handles task family %d end to end. Use when the user asks for it.\n", i, i)
-		md.WriteString("license: Apache-2.0\nmetadata:\n  author: bench\n  version: \"1.2\"\n---\n# Steps\n\n")
-		for step := 1; md.Len() < 3000; step++ {
-			fmt.Fprintf(&md, "%d. Read the input for step %d, note anything unusual, keep the user's wording.\n", step, step)
-		}
-		lib.Shared().File(dir+"/SKILL.md", md.String()).File(dir+"/references/guide.md", strings.Repeat("- a convention\n", 100))
-	}
-	lib.User("alice").Skill("personal/mine", "", "Mine.", "# Body\n")
+	lib := getSkillLibrary()
 	for _, mode := range replyModes {
 		b.Run(mode.name, func(b *testing.B) {
 			h, ctx := benchHandler(b, lib, mode.bytes)
@@ -205,4 +194,23 @@ func BenchmarkGetSkillHandler(b *testing.B) {
 			}
 		})
 	}
+}
+
+// getSkillLibrary is the many-tenants library of issue 22 as bench-load
+// seeds it: 300 shared skills of a SKILL.md of about 3 KiB (frontmatter
+// with license and metadata) and one reference file, and alice's own skill.
+func getSkillLibrary() *skillstest.Builder {
+	lib := skillstest.New()
+	for i := range 300 {
+		dir := fmt.Sprintf("cat-%02d/skill-%04d", i%20, i)
+		var md strings.Builder
+		fmt.Fprintf(&md, "---\nname: skill-%04d\ndescription: Handles task family %d end to end. Use when the user asks for it.\n", i, i)
+		md.WriteString("license: Apache-2.0\nmetadata:\n  author: bench\n  version: \"1.2\"\n---\n# Steps\n\n")
+		for step := 1; md.Len() < 3000; step++ {
+			fmt.Fprintf(&md, "%d. Read the input for step %d, note anything unusual, keep the user's wording.\n", step, step)
+		}
+		lib.Shared().File(dir+"/SKILL.md", md.String()).File(dir+"/references/guide.md", strings.Repeat("- a convention\n", 100))
+	}
+	lib.User("alice").Skill("personal/mine", "", "Mine.", "# Body\n")
+	return lib
 }

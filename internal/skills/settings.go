@@ -101,6 +101,11 @@ type settingsStore struct {
 	// is not told of (--skills.index-max-stale), at least the in-process
 	// cache's (--cache.lru.max-ttl). Shorter, a replica serving thousands
 	// of users would ask Redis on most calls.
+	//
+	// Every copy also keeps the bytes it was decoded from: a read of the
+	// shared cache that finds the same bytes takes the copy instead of
+	// decoding them again (with the in-process cache only, which keeps no
+	// copy for a time, every call reads it).
 	local    *libindex.Shelf[*localSettings]
 	localTTL time.Duration
 	now      func() time.Time
@@ -108,10 +113,12 @@ type settingsStore struct {
 	changes  uint64 // updates and forgets so far, under localMu
 }
 
-// localSettings are a user's settings as read at a time.
+// localSettings are a user's settings as read at a time, and the cached
+// bytes they were decoded from (nil: read from storage).
 type localSettings struct {
-	s  settings
-	at time.Time
+	s   settings
+	at  time.Time
+	raw []byte
 }
 
 // heldSettings is the kind of the settings on the held budget.
@@ -130,7 +137,7 @@ func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.
 
 // heldBytes estimates the heap l keeps alive (and its key on the budget).
 func (l *localSettings) heldBytes(user string) int64 {
-	n := 2*libindex.AllocBytes(len(user)) + localSettingsBytes + libindex.AllocBytes(16*cap(l.s.Disabled))
+	n := 2*libindex.AllocBytes(len(user)) + localSettingsBytes + libindex.AllocBytes(16*cap(l.s.Disabled)) + libindex.AllocBytes(len(l.raw))
 	for _, name := range l.s.Disabled {
 		n += libindex.AllocBytes(len(name))
 	}
@@ -147,27 +154,36 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Caller) (settings, e
 		s, _, err := st.load(ctx, id.User())
 		return s, err
 	}
-	if st.localTTL <= 0 {
-		return st.getShared(ctx, id)
-	}
 	at := st.now()
-	if l, ok := st.local.Get(id.User()); ok && at.Sub(l.at) < st.localTTL {
+	if l, ok := st.local.Get(id.User()); ok && st.localTTL > 0 && at.Sub(l.at) < st.localTTL {
 		return l.s, nil
 	}
 	st.localMu.Lock()
 	since := st.changes
 	st.localMu.Unlock()
-	s, err := st.getShared(ctx, id)
+	s, raw, err := st.getShared(ctx, id)
 	if err != nil {
 		return s, err
+	}
+	if st.localTTL <= 0 && raw == nil {
+		return s, nil // kept only as the decoding of cached bytes
 	}
 	st.localMu.Lock()
 	defer st.localMu.Unlock()
 	if st.changes == since {
-		l := &localSettings{s: s, at: at}
+		l := &localSettings{s: s, at: at, raw: raw}
 		st.local.Add(id.User(), l, l.heldBytes(id.User()))
 	}
 	return s, nil
+}
+
+// decoded returns the user's settings as decoded from b before, if this
+// process keeps them: the same cached bytes decode to the same settings.
+func (st *settingsStore) decoded(user string, b []byte) (settings, bool) {
+	if l, ok := st.local.Get(user); ok && l.raw != nil && bytes.Equal(l.raw, b) {
+		return l.s, true
+	}
+	return settings{}, false
 }
 
 // dropLocal forgets this process's copy of the user's settings, after a
@@ -194,20 +210,24 @@ func (st *settingsStore) dropAllLocal() {
 }
 
 // getShared returns the user's settings from the shared cache, filling it
-// from storage on a miss.
-func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (settings, error) {
+// from storage on a miss, and the cached bytes they were decoded from (nil
+// when read from storage).
+func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (settings, []byte, error) {
 	ckey := settingsCacheKey(id.User())
 	hits, err := st.shared.Fetch(ctx, []string{ckey})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return settings{}, cerr
+			return settings{}, nil, cerr
 		}
 		st.cacheLog.Failed(ctx, "fetching skill settings", err)
 	}
 	if b, ok := hits[ckey]; ok {
+		if s, ok := st.decoded(id.User(), b); ok {
+			return s, b, nil
+		}
 		s, err := decodeSettings(b, id.User())
 		if err == nil {
-			return s, nil
+			return s, b, nil
 		}
 		if errors.Is(err, errOtherUser) {
 			// Read from storage below, and stored over it.
@@ -240,15 +260,15 @@ func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (setti
 	}))
 	select {
 	case <-ctx.Done():
-		return settings{}, ctx.Err()
+		return settings{}, nil, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
 			st.metrics.Coalesced.WithLabelValues("settings").Inc()
 		}
 		if res.Err != nil {
-			return settings{}, res.Err
+			return settings{}, nil, res.Err
 		}
-		return res.Val.(settings), nil
+		return res.Val.(settings), nil, nil
 	}
 }
 

@@ -81,7 +81,7 @@ func TestHeldBound(t *testing.T) {
 			}
 		}
 	}
-	sum := heldGauge(lib, libindex.HeldIndex) + heldGauge(lib, heldLayer) + heldGauge(lib, heldView)
+	sum := heldGauge(lib, libindex.HeldIndex) + heldGauge(lib, heldLayer) + heldGauge(lib, heldView) + heldGauge(lib, heldSettings)
 	if int64(sum) != held.Bytes() || sum == 0 {
 		t.Errorf("skillsvc_skills_held_bytes sums to %v, want %d", sum, held.Bytes())
 	}

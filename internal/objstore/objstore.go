@@ -36,6 +36,10 @@ var (
 	// so it is no reason to retry soon; its message says what happened
 	// without naming the key or the disk.
 	ErrNoSpace = errkind.NewInternalWithMessage(errkind.ResourceExhausted, "object store out of space", "storage is full")
+	// ErrReadOnly: the store takes no writes at all (a read-only file
+	// system under the local backend). Like ErrNoSpace it lasts until an
+	// operator changes the store, so it is no reason to retry.
+	ErrReadOnly = errkind.NewInternalWithMessage(errkind.FailedPrecondition, "object store is read-only", "storage is read-only")
 	// ErrTooLarge: the object exceeds the largest the store can hold, even
 	// with space free.
 	ErrTooLarge = errkind.NewInternalWithMessage(errkind.ResourceExhausted, "object too large for the object store", "file is too large for storage")

@@ -58,6 +58,7 @@ func TestToStatus(t *testing.T) {
 		{"storage error no layer restated", fmt.Errorf(`put "alice/secret-key": %w`, objstore.ErrPermission), codes.PermissionDenied, "permission denied", true},
 		{"storage unavailable", fmt.Errorf(`get "alice/secret-key": %w: dial tcp: connection refused`, objstore.ErrUnavailable), codes.Unavailable, "unavailable", true},
 		{"storage full", fmt.Errorf(`put "alice/secret-key": %w: write /srv/disk on fire: no space left on device`, objstore.ErrNoSpace), codes.ResourceExhausted, "storage is full", true},
+		{"storage read-only", fmt.Errorf(`put "alice/secret-key": %w: open /srv/disk/.skillsvc-tmp: read-only file system`, objstore.ErrReadOnly), codes.FailedPrecondition, "storage is read-only", true},
 		{"storage error restated", fmt.Errorf("%w: %q: %w", errkind.NotFound, "/workspace/a.md", objstore.ErrNotFound), codes.NotFound, "", false},
 		{"unknown", errors.New(secret), codes.Internal, "internal error", false},
 		{"unknown wrapping nothing we know", fmt.Errorf("put: %w", errors.New(secret)), codes.Internal, "internal error", false},

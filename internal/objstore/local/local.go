@@ -169,23 +169,28 @@ func mapErr(op, key string, err error) error {
 }
 
 // writeErr maps the failures of a write that mean the disk has no room for
-// it, so the caller hears RESOURCE_EXHAUSTED instead of an internal error.
-// ENOSPC: no blocks or no inodes left; EDQUOT: a quota is used up; EFBIG:
-// the file outgrows what the filesystem or RLIMIT_FSIZE allows (Go ignores
-// SIGXFSZ, so the write fails instead of killing the process).
+// it, so the caller hears RESOURCE_EXHAUSTED instead of an internal error,
+// or takes no writes at all (FAILED_PRECONDITION). ENOSPC: no blocks or no
+// inodes left; EDQUOT: a quota is used up; EFBIG: the file outgrows what the
+// filesystem or RLIMIT_FSIZE allows (Go ignores SIGXFSZ, so the write fails
+// instead of killing the process); EROFS: the file system is mounted
+// read-only.
 func writeErr(op, key string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
 		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrNoSpace, err)
 	case errors.Is(err, unix.EFBIG):
 		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrTooLarge, err)
+	case errors.Is(err, unix.EROFS):
+		return fmt.Errorf("%s %q: %w: %w", op, key, objstore.ErrReadOnly, err)
 	}
 	return fmt.Errorf("%s %q: %w", op, key, err)
 }
 
-// outOfSpace reports whether writeErr maps err to a sentinel.
-func outOfSpace(err error) bool {
-	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, unix.EFBIG)
+// unwritable reports whether writeErr maps err to a sentinel: the disk
+// cannot take the write.
+func unwritable(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, unix.EFBIG) || errors.Is(err, unix.EROFS)
 }
 
 // open opens the regular file at key; directories do not exist as objects.
@@ -355,7 +360,7 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 			return tmp.attrs, nil
 		case errors.Is(err, unix.ENOENT) && attempt < 3:
 			continue
-		case errors.Is(err, fs.ErrPermission), outOfSpace(err):
+		case errors.Is(err, fs.ErrPermission), unwritable(err):
 			return objstore.Attributes{}, mapErr("put", key, err)
 		}
 		// ENOTDIR or ELOOP: a parent is an object or a link; EISDIR,

@@ -127,6 +127,8 @@ func TestWriteErr(t *testing.T) {
 		{"sync", &fs.PathError{Op: "sync", Path: "/srv/data/.skillsvc-tmp/0123", Err: unix.EDQUOT}, objstore.ErrNoSpace, "storage is full"},
 		{"rename", &os.LinkError{Op: "rename", Old: "/srv/a", New: "/srv/b", Err: unix.ENOSPC}, objstore.ErrNoSpace, "storage is full"},
 		{"file too large", &fs.PathError{Op: "write", Path: "/srv/data/x", Err: unix.EFBIG}, objstore.ErrTooLarge, "file is too large for storage"},
+		{"EROFS", unix.EROFS, objstore.ErrReadOnly, "storage is read-only"},
+		{"read-only create", &fs.PathError{Op: "openat", Path: "/srv/data/.skillsvc-tmp/0123", Err: unix.EROFS}, objstore.ErrReadOnly, "storage is read-only"},
 		{"other I/O error", &fs.PathError{Op: "write", Path: "/srv/data/x", Err: unix.EIO}, nil, "unknown"},
 		{"short body", fmt.Errorf("read 3 bytes, want 4: %w", io.ErrUnexpectedEOF), nil, "unknown"},
 	} {
@@ -135,7 +137,7 @@ func TestWriteErr(t *testing.T) {
 			if tc.want != nil && !errors.Is(err, tc.want) {
 				t.Errorf("mapErr = %v, want %v", err, tc.want)
 			}
-			if tc.want == nil && (errors.Is(err, objstore.ErrNoSpace) || errors.Is(err, objstore.ErrTooLarge)) {
+			if tc.want == nil && (errors.Is(err, objstore.ErrNoSpace) || errors.Is(err, objstore.ErrTooLarge) || errors.Is(err, objstore.ErrReadOnly)) {
 				t.Errorf("mapErr = %v, want no space sentinel", err)
 			}
 			if !errors.Is(err, tc.err) {
@@ -167,4 +169,61 @@ func get(t *testing.T, b *Bucket, key string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestPutReadOnly: a write to a store on a read-only file system, whichever
+// step finds it so, is ErrReadOnly (FAILED_PRECONDITION, "storage is
+// read-only" to a caller) rather than an internal error or, at the rename,
+// an invalid key; what the key held survives and no temp file is left. The
+// kernel's EROFS needs a read-only mount, so the system calls are replaced.
+func TestPutReadOnly(t *testing.T) {
+	const key = "alice/skills/pdf/SKILL.md"
+	for _, tc := range []struct {
+		name string
+		fail func(s *sysCalls)
+	}{
+		{"temp directory create", func(s *sysCalls) {
+			s.mkdirat = func(int, string, uint32) error { return unix.EROFS }
+		}},
+		{"temp file create", func(s *sysCalls) {
+			s.createTemp = func(int, string) (int, error) { return -1, unix.EROFS }
+		}},
+		{"rename", func(s *sysCalls) {
+			s.renameat = func(int, string, int, string) error { return unix.EROFS }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			b, err := New(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			put(t, b, key, "old")
+			if tc.name == "temp directory create" {
+				if err := os.RemoveAll(filepath.Join(dir, tmpDir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.fail(&b.sys)
+			_, err = b.Put(t.Context(), key, strings.NewReader("new"), -1, objstore.PutOptions{})
+			if !errors.Is(err, objstore.ErrReadOnly) {
+				t.Fatalf("Put err = %v, want ErrReadOnly", err)
+			}
+			if k := errkind.Of(err); k != errkind.FailedPrecondition {
+				t.Errorf("kind = %v, want FailedPrecondition", k)
+			}
+			if msg := errkind.Message(err); msg != "storage is read-only" {
+				t.Errorf("caller message = %q, want %q", msg, "storage is read-only")
+			}
+			if got := get(t, b, key); got != "old" {
+				t.Errorf("after the failed Put, %s = %q, want the old content", key, got)
+			}
+			if left, err := os.ReadDir(filepath.Join(dir, tmpDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			} else if len(left) > 0 {
+				t.Errorf("temp files left behind: %v", left)
+			}
+		})
+	}
 }

@@ -490,7 +490,7 @@ func (r *report) printTenants(w io.Writer, o options) {
 		return
 	}
 	fmt.Fprintf(w, "\nMany tenants: a shared library of %d skills and %s users with %d skills each (one overriding a shared skill), "+
-		"one skillsvc, Redis flushed first; %d clients for %v per row, every user the row calls as served once before it, "+
+		"one skillsvc, Redis flushed first, every user served once before the first row; %d clients for %v per row, every user the row calls as served once before it, "+
 		"and random-user rows measured after %v of unmeasured random calls (-tenant-ramp):\n\n",
 		tenantShared, loadbench.Count(float64(o.tenants)), tenantPersonal, o.tenantClients, o.duration, o.tenantRamp)
 	rows := [][]string{{"", "p50 / p99", "req/s", "skillsvc CPU per call", "storage requests per 1,000 calls", "RSS"}}

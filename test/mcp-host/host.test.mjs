@@ -7,8 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,7 +16,7 @@ import { ErrorCode, McpError, ResourceListChangedNotificationSchema } from '@mod
 import { parse as parseYAML } from 'yaml';
 import * as z from 'zod';
 
-import { repoRoot, start } from './testenv.mjs';
+import { repoRoot, start, tempDir } from './testenv.mjs';
 
 const EXTENSION = 'io.modelcontextprotocol/skills';
 const library = path.join(repoRoot, 'examples/skills');
@@ -292,7 +291,7 @@ test('an upload with an ordinary S3 tool reaches the host as a list change', asy
   const before = await listAllSkills(client);
   assert.ok(!before.some((s) => s.frontmatter.name === 'haiku'));
 
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-host-'));
+  const dir = tempDir('mcp-host-');
   writeFileSync(path.join(dir, 'SKILL.md'), '---\nname: haiku\ndescription: Write a haiku about the change.\n---\nThree lines: 5, 7, 5.\n');
   // A binary asset: served as a blob, digest over the raw bytes.
   const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80, 0x01]);

@@ -2,12 +2,10 @@
 // its exit code and the reason it gave as soon as it exits, not after the
 // start timeout; without a testenv to run, the error says how to give one.
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { start } from './testenv.mjs';
+import { start, tempDir } from './testenv.mjs';
 
 test('a testenv given a bad flag says why', async () => {
   await assert.rejects(start([], { testenvFlags: ['--no-such-flag'] }), (err) => {
@@ -27,7 +25,7 @@ test('a skillsvc that cannot start says why', async () => {
 
 test('a missing testenv binary says how to give one', async () => {
   const saved = process.env.SKILLSVC_TESTENV;
-  const missing = path.join(await mkdtemp(path.join(os.tmpdir(), 'skillsvc-mcp-host-')), 'testenv');
+  const missing = path.join(tempDir('skillsvc-mcp-host-'), 'testenv');
   process.env.SKILLSVC_TESTENV = missing;
   try {
     await assert.rejects(start(), (err) => {

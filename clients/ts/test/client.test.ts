@@ -1,15 +1,14 @@
 // Every SkillsvcClient method against the real binary on MinIO.
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Code, SkillsvcClient, SkillsvcError, codeName, library, skills } from "@skillsvc/client";
-import { examples, testenv, type Env } from "./testenv.js";
+import { examples, tempDir, testenv, type Env } from "./testenv.js";
 
 let env: Env;
 let clients: SkillsvcClient;
@@ -64,7 +63,7 @@ test("files", async () => {
   assert.equal((await c.upload("/workspace/blob.bin", blob, { chunkSize: 100_000 })).size, 600_000n);
   assert.deepEqual(await c.download("/workspace/blob.bin"), Buffer.from(blob));
   assert.deepEqual(await c.download("/workspace/blob.bin", { offset: 10, limit: 5 }), Buffer.from(blob.subarray(10, 15)));
-  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-"));
+  const dir = await tempDir("skillsvc-ts-");
   await c.downloadFile("/workspace/blob.bin", path.join(dir, "blob.bin"));
   assert.deepEqual(await readFile(path.join(dir, "blob.bin")), Buffer.from(blob));
   const copied = await c.uploadFile("/workspace/copy.bin", path.join(dir, "blob.bin"), { chunkSize: 64 << 10, mustNotExist: true });
@@ -137,7 +136,7 @@ test("skills", async () => {
   );
   assert.equal((await c.searchSkills({ query: "changelog", limit: 1 })).results[0].skill?.name, "release-notes");
 
-  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-export-"));
+  const dir = await tempDir("skillsvc-ts-export-");
   const folder = await c.exportSkill("csv-summary", dir);
   assert.deepEqual(
     await readFile(path.join(folder, "scripts/summarize.py")),
@@ -217,7 +216,7 @@ test("exportSkill maxBytes", async () => {
   await admin.putLibraryFile({ path: "tools/noisy/SKILL.md", data: Buffer.from("---\nname: noisy\ndescription: Noise.\n---\nbody\n"), user });
   await admin.putLibraryFile({ path: "tools/noisy/noise.bin", data: randomBytes(64 * 1024), user });
   await admin.dropSkillIndex({ user });
-  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-export-"));
+  const dir = await tempDir("skillsvc-ts-export-");
   const small = await rejects(c.exportSkill("noisy", path.join(dir, "a"), { maxBytes: 16 * 1024 }), Code.ResourceExhausted);
   assert.match(small.rawMessage, /larger than a gzip of maxBytes/);
   const under = await rejects(c.exportSkill("noisy", path.join(dir, "b"), { maxBytes: 68095 }), Code.ResourceExhausted);
@@ -249,7 +248,7 @@ test("versions and watchSkills", async () => {
   assert.match((await c.getSkill("poem")).raw, /Free verse/);
   assert.match((await c.renderSkill({ path: "poem", arguments: "spring", version: v1.slice(0, 19) })).text, /Rhymes for spring\./);
   assert.equal((await c.readSkillFile("poem", "refs/meter.md", { version: v1 })).content, "iambic\n");
-  const dir = await mkdtemp(path.join(tmpdir(), "ts-ver-"));
+  const dir = await tempDir("ts-ver-");
   assert.equal(await readFile(path.join(await c.exportSkill("poem", dir, { version: v1 }), "refs/meter.md"), "utf8"), "iambic\n");
   await rejects(c.getSkill("poem", { version: "no-such-label" }), Code.NotFound);
 

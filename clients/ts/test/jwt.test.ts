@@ -4,15 +4,14 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 
 import { SkillsvcClient } from "@skillsvc/client";
 import { SkillsvcBackend } from "@skillsvc/client/deepagents";
-import { code, repoRoot, testenv, type Env } from "./testenv.js";
+import { code, repoRoot, tempDir, testenv, type Env } from "./testenv.js";
 
 let env: Env;
 let secret: string;
@@ -26,7 +25,7 @@ async function mint(secretFile: string, ...args: string[]): Promise<string> {
 }
 
 async function secretFile(): Promise<string> {
-  const f = path.join(await mkdtemp(path.join(tmpdir(), "skillsvc-ts-jwt-")), "secret");
+  const f = path.join(await tempDir("skillsvc-ts-jwt-"), "secret");
   await writeFile(f, randomBytes(32).toString("hex"));
   return f;
 }

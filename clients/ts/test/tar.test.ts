@@ -1,13 +1,14 @@
 // extractSkill on hostile archives, built byte by byte (no server needed).
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, readdir, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { gzipSync } from "node:zlib";
 
 import { Code, MAX_ENTRIES, SkillsvcError, type ExtractOptions } from "@skillsvc/client";
+
+import { tempDir } from "./testenv.js";
 
 // header builds a ustar header; size is a number, or the raw 12-byte field.
 function header(name: string, size: number | Uint8Array = 0, type = "0", f: { checksum?: string; mode?: string; prefix?: string } = {}): Buffer {
@@ -64,7 +65,7 @@ function extract(archive: Uint8Array, dir: string, opts?: ExtractOptions): Promi
 }
 
 async function refuses(archive: Uint8Array, code: Code, message: RegExp, opts?: ExtractOptions) {
-  const base = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-hostile-"));
+  const base = await tempDir("skillsvc-ts-hostile-");
   const dest = path.join(base, "dest");
   await mkdir(dest);
   await assert.rejects(extract(archive, dest, opts), (err: unknown) => {
@@ -150,7 +151,7 @@ test("extractSkill reads pax and ustar names", { timeout: 15_000 }, async () => 
   // Go's writer (the server) puts long names in pax records; the pax size
   // overrides the header's.
   const long = `skill/${"d".repeat(120)}/file.md`;
-  const dir = await mkdtemp(path.join(tmpdir(), "skillsvc-ts-good-"));
+  const dir = await tempDir("skillsvc-ts-good-");
   const archive = tgz([
     header("skill/", 0, "5"),
     file("skill/SKILL.md", "hello"),

@@ -3,12 +3,28 @@
 // start is reported at once, with its exit code and the last lines it wrote.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 import { SkillsvcError } from "@skillsvc/client";
+
+// Directories tempDir made, removed when the test process exits (each test
+// file runs in its own process), whatever the tests did with them.
+const tempDirs: string[] = [];
+process.once("exit", () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new directory under the system's temp directory, removed when the test process exits. */
+export async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const examples = path.join(repoRoot, "examples/skills");

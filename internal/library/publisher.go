@@ -32,7 +32,7 @@ type Publisher struct {
 	catalog *skills.Catalog
 	cfg     Config
 	blobs   *blobs.Store
-	locks   cache.Cache
+	locks   cache.Cache // the shared cache: locks, and version records (store.records)
 	// notify tells the other replicas a library changed (nil: they see it
 	// within --skills.index-refresh).
 	notify  func(ctx context.Context, l skills.LibraryRef)
@@ -144,7 +144,7 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 }
 
 func (p *Publisher) store(l skills.LibraryRef) store {
-	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions}
+	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions, cache: p.locks}
 }
 
 // lock holds the skill's lock while fn runs: two changes of one skill

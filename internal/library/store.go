@@ -3,14 +3,20 @@ package library
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -93,6 +99,9 @@ type store struct {
 	bucket objstore.Bucket
 	root   string // the library's versions root
 	max    int    // versions per skill
+	// cache keeps version records by key and ETag (records): nil keeps
+	// none.
+	cache cache.Cache
 }
 
 func (s store) skillPrefix(name string) string    { return s.root + "skills/" + name + "/" }
@@ -101,22 +110,31 @@ func (s store) refsKey(name string) string        { return s.skillPrefix(name) +
 
 // getJSON reads key into v and returns its ETag.
 func (s store) getJSON(ctx context.Context, key string, v any) (string, error) {
-	rc, a, err := s.bucket.Get(ctx, key)
-	if err != nil {
-		return "", err
-	}
-	defer rc.Close()
-	if a.Size > maxRecordBytes {
-		return "", fmt.Errorf("library: %s is %d bytes", key, a.Size)
-	}
-	data, err := io.ReadAll(io.LimitReader(objstore.ContextReader(ctx, rc), maxRecordBytes+1))
+	data, etag, err := s.getBytes(ctx, key)
 	if err != nil {
 		return "", err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return "", fmt.Errorf("library: %s: %v", key, err)
 	}
-	return a.ETag, nil
+	return etag, nil
+}
+
+// getBytes reads the record or refs object at key and its ETag.
+func (s store) getBytes(ctx context.Context, key string) ([]byte, string, error) {
+	rc, a, err := s.bucket.Get(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rc.Close()
+	if a.Size > maxRecordBytes {
+		return nil, "", fmt.Errorf("library: %s is %d bytes", key, a.Size)
+	}
+	data, err := io.ReadAll(io.LimitReader(objstore.ContextReader(ctx, rc), maxRecordBytes+1))
+	if err != nil {
+		return nil, "", err
+	}
+	return data, a.ETag, nil
 }
 
 func (s store) putJSON(ctx context.Context, key string, v any, opts objstore.PutOptions) error {
@@ -178,12 +196,22 @@ func (s store) updateRefs(ctx context.Context, name string, change func(*Refs) e
 
 // versionHexes lists the hex ids of name's versions, at most s.max.
 func (s store) versionHexes(ctx context.Context, name, hexPrefix string) ([]string, error) {
-	var out []string
+	objs, err := s.versionObjects(ctx, name, hexPrefix)
+	hexes := make([]string, len(objs))
+	for i, o := range objs {
+		hexes[i] = s.hexOf(name, o.Key)
+	}
+	return hexes, err
+}
+
+// versionObjects lists the record objects of name's versions, at most
+// s.max.
+func (s store) versionObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
+	var out []objstore.Object
 	prefix := s.skillPrefix(name) + "v/"
 	err := objstore.Walk(ctx, s.bucket, prefix+hexPrefix, func(o objstore.Object) error {
-		h, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), ".json")
-		if ok && hexOf(h) == h && len(h) == 64 {
-			out = append(out, h)
+		if s.hexOf(name, o.Key) != "" {
+			out = append(out, o)
 		}
 		if len(out) > s.max {
 			return errTooMany
@@ -194,6 +222,84 @@ func (s store) versionHexes(ctx context.Context, name, hexPrefix string) ([]stri
 		return out[:s.max], nil
 	}
 	return out, err
+}
+
+// hexOf is the version id a record key of name's names, or "" when key is
+// no record's.
+func (s store) hexOf(name, key string) string {
+	h, ok := strings.CutSuffix(strings.TrimPrefix(key, s.skillPrefix(name)+"v/"), ".json")
+	if !ok || len(h) != 64 || hexOf(h) != h {
+		return ""
+	}
+	return h
+}
+
+// records reads the version records objs names (a listing of name's), in
+// order. A record is content-addressed by its key and ETag, so the shared
+// cache keeps each version a listing found: listing a skill's versions
+// again, or its next page, reads from storage only the records that
+// changed (a review, a new version) instead of every one of them.
+func (s store) records(ctx context.Context, name string, objs []objstore.Object) ([]Record, error) {
+	recs := make([]Record, len(objs))
+	keys := make([]string, len(objs))
+	var hits map[string][]byte
+	if s.cache != nil {
+		ask := make([]string, 0, len(objs))
+		for i, o := range objs {
+			if o.ETag != "" {
+				keys[i] = recordCacheKey(o.Key, o.ETag)
+				ask = append(ask, keys[i])
+			}
+		}
+		hits, _ = s.cache.Fetch(ctx, ask) // a failing cache costs the reads
+	}
+	var mu sync.Mutex
+	fresh := map[string][]byte{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, o := range objs {
+		if b, ok := hits[keys[i]]; ok && json.Unmarshal(b, &recs[i]) == nil {
+			continue
+		}
+		g.Go(func() error {
+			data, etag, err := s.getBytes(gctx, o.Key)
+			if objstore.IsNotFound(err) {
+				return fmt.Errorf("%w: skill %s has no version sha256:%s", errkind.NotFound, name, clip(s.hexOf(name, o.Key)))
+			}
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(data, &recs[i]); err != nil {
+				return fmt.Errorf("library: %s: %v", o.Key, err)
+			}
+			if etag != "" {
+				mu.Lock()
+				fresh[recordCacheKey(o.Key, etag)] = data
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if s.cache != nil && len(fresh) > 0 {
+		_ = s.cache.Store(ctx, fresh, recordCacheTTL) // only a later listing's saving
+	}
+	return recs, nil
+}
+
+// recordCacheTTL is how long the shared cache keeps a record read: its key
+// names one content, so this bounds memory, not staleness.
+const recordCacheTTL = time.Hour
+
+// recordCacheKey names the record at key as of etag. The key's first
+// segment is the hash tag, as for the catalog's keys; keys may be 1 KiB
+// long, so the rest is a hash.
+func recordCacheKey(key, etag string) string {
+	tag, _, _ := strings.Cut(key, "/")
+	sum := sha256.Sum256([]byte(key + "\x00" + etag))
+	return "library:v1:record:{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
 var errTooMany = fmt.Errorf("%w: too many versions", errkind.FailedPrecondition)

@@ -71,20 +71,14 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 	if err != nil {
 		return Page{}, err
 	}
-	hexes, err := s.versionHexes(ctx, req.Name, "")
+	objs, err := s.versionObjects(ctx, req.Name, "")
 	if err != nil {
 		return Page{}, err
 	}
-	recs := make([]Record, len(hexes))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
-	for i, h := range hexes {
-		g.Go(func() (err error) {
-			recs[i], _, err = s.record(gctx, req.Name, h)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	// Every record, for the order by creation; the unchanged ones from the
+	// shared cache.
+	recs, err := s.records(ctx, req.Name, objs)
+	if err != nil {
 		return Page{}, err
 	}
 	recs = slices.DeleteFunc(recs, func(r Record) bool {

@@ -248,7 +248,7 @@ func TestOutOfSpaceIsResourceExhausted(t *testing.T) {
 	})
 	bucket := objstoretest.NewFaulty(mem)
 	// What the local backend returns when the disk is full (see its
-	// TestPutOutOfSpace); the S3 backend wraps the same sentinel.
+	// TestPutUnwritable); the S3 backend wraps the same sentinel.
 	bucket.Before(objstore.OpPut, func(_ context.Context, c objstoretest.Call) error {
 		return fmt.Errorf("put %q: %w: %w", c.Key, objstore.ErrNoSpace, &fs.PathError{Op: "write", Path: hostPath, Err: syscall.ENOSPC})
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
@@ -71,8 +72,12 @@ func TestSkillsEndToEndMinIO(t *testing.T) {
 		t.Fatalf("ListSkills = %v", list.GetSkills())
 	}
 	if pdf := byName["pdf"]; pdf.GetPath() != "/skills/docs/pdf" || strings.Join(pdf.GetAllowedTools(), " ") != "Bash Read" ||
-		pdf.GetExtraFields().GetFields()["x-team"].GetStringValue() != "docs" {
-		t.Errorf("pdf summary = %v", pdf)
+		pdf.GetExtraFields() != nil {
+		t.Errorf("pdf summary = %v, want allowed tools and no extra fields (the basic view)", pdf)
+	}
+	full, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{Category: proto.String("docs"), View: skillsvcv1.SkillView_SKILL_VIEW_FULL})
+	if err != nil || len(full.GetSkills()) != 1 || full.GetSkills()[0].GetExtraFields().GetFields()["x-team"].GetStringValue() != "docs" {
+		t.Errorf("ListSkills(docs, full) = %v, %v; want pdf with its extra fields", full.GetSkills(), err)
 	}
 	withInvalid, err := sc.ListSkills(alice, &skillsvcv1.ListSkillsRequest{IncludeInvalid: true})
 	if err != nil || len(withInvalid.GetSkills()) != 4 {

@@ -37,7 +37,7 @@ func (a *Admin) SetUserSkillEnabled(ctx context.Context, req *skillsvcv1.SetUser
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.SetUserSkillEnabledResponse{Skill: summaryProto(sk, false)}, nil
+	return &skillsvcv1.SetUserSkillEnabledResponse{Skill: summaryProto(sk, described)}, nil
 }
 
 func library(r *skillsvcv1.LibraryRef) skills.LibraryRef {

@@ -213,7 +213,7 @@ func (s *Library) summary(ctx context.Context, v authors.Version) *skillsvcv1.Sk
 	if err != nil || (v.Library.Team != "" && d.Layer != skills.LayerTeam+v.Library.Team) {
 		return nil // a team's skill the caller's own shadows is not the one published
 	}
-	return summaryProto(d.Skill, true)
+	return summaryProto(d.Skill, full)
 }
 
 // DeleteSkill implements LibraryService.

@@ -153,3 +153,57 @@ func TestFormatSkillsDigestPerCaller(t *testing.T) {
 		t.Errorf("blocks %q, digests %v: want one block and two digests", texts, digests)
 	}
 }
+
+// TestSummaryDetail: a basic listing leaves out the author's maps
+// (metadata, unknown frontmatter fields) and keeps the other frontmatter
+// fields; the full view and every reply about one skill or a few carry
+// them.
+func TestSummaryDetail(t *testing.T) {
+	lb := skillstest.New()
+	lb.User("alice").File("docs/pdf/SKILL.md", "---\nname: pdf\ndescription: Fill PDF forms.\nlicense: Apache-2.0\n"+
+		"compatibility: Needs poppler.\nallowed-tools: Bash Read\nmetadata:\n  owner: docs-team\nx-team: docs\n---\n# PDF\n")
+	c := start(t, lb.Bucket(t), options{})
+	ctx := asAlice(t)
+	check := func(call string, s *skillsvcv1.SkillSummary, maps bool) {
+		t.Helper()
+		if s.GetLicense() != "Apache-2.0" || s.GetCompatibility() != "Needs poppler." || strings.Join(s.GetAllowedTools(), " ") != "Bash Read" {
+			t.Errorf("%s: license %q, compatibility %q, allowed_tools %q", call, s.GetLicense(), s.GetCompatibility(), s.GetAllowedTools())
+		}
+		owner, team := s.GetMetadata()["owner"], s.GetExtraFields().GetFields()["x-team"].GetStringValue()
+		switch {
+		case maps && (owner != "docs-team" || team != "docs"):
+			t.Errorf("%s: metadata %v, extra_fields %v; want owner docs-team, x-team docs", call, s.GetMetadata(), s.GetExtraFields())
+		case !maps && (s.GetMetadata() != nil || s.GetExtraFields() != nil):
+			t.Errorf("%s: metadata %v, extra_fields %v; want neither", call, s.GetMetadata(), s.GetExtraFields())
+		}
+	}
+	for _, view := range []skillsvcv1.SkillView{skillsvcv1.SkillView_SKILL_VIEW_UNSPECIFIED, skillsvcv1.SkillView_SKILL_VIEW_BASIC, skillsvcv1.SkillView_SKILL_VIEW_FULL} {
+		for range 2 { // built, then kept
+			list, err := c.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{View: view})
+			if err != nil || len(list.GetSkills()) != 1 {
+				t.Fatalf("ListSkills(%v) = %v, %v", view, list, err)
+			}
+			check("ListSkills "+view.String(), list.GetSkills()[0], view == skillsvcv1.SkillView_SKILL_VIEW_FULL)
+		}
+	}
+	got, err := c.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: "pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetSkill", got.GetSkill(), true)
+	render, err := c.skills.RenderSkill(ctx, &skillsvcv1.RenderSkillRequest{Path: "pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("RenderSkill", render.GetSkill(), true)
+	search, err := c.skills.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: "pdf forms"})
+	if err != nil || len(search.GetResults()) != 1 {
+		t.Fatalf("SearchSkills = %v, %v", search, err)
+	}
+	check("SearchSkills", search.GetResults()[0].GetSkill(), true)
+	enabled, err := c.skills.SetSkillEnabled(ctx, &skillsvcv1.SetSkillEnabledRequest{Path: "pdf", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("SetSkillEnabled", enabled.GetSkill(), true)
+}

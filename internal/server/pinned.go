@@ -154,7 +154,7 @@ func (s *Skills) renderPinned(ctx context.Context, req *skillsvcv1.RenderSkillRe
 	if n := skills.RenderedSize(dir, body, req.GetArguments()); n > maxRender {
 		return nil, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes, at most %d are returned", errkind.ResourceExhausted, sk.Path, n, maxRender)
 	}
-	return &skillsvcv1.RenderSkillResponse{Text: skills.RenderBody(dir, body, req.GetArguments()), Skill: summaryProto(sk, false)}, nil
+	return &skillsvcv1.RenderSkillResponse{Text: skills.RenderBody(dir, body, req.GetArguments()), Skill: summaryProto(sk, described)}, nil
 }
 
 func (s *Skills) readPinned(ctx context.Context, req *skillsvcv1.ReadSkillFileRequest) (*skillsvcv1.ReadSkillFileResponse, error) {

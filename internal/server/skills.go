@@ -31,25 +31,45 @@ func NewSkills(lib *skills.Library, chunkSize int, opts ...SkillsOption) *Skills
 	return s
 }
 
-// summaryProto converts s; full adds its manifest and frontmatter JSON
-// (SKILL_VIEW_FULL and GetSkill).
-func summaryProto(s skills.Skill, full bool) *skillsvcv1.SkillSummary {
+// detail is how much of a skill a summary carries.
+type detail int
+
+const (
+	// listed is ListSkills' basic view, a listing for a prompt or a
+	// picker: every field but the author's own maps (metadata, unknown
+	// frontmatter fields), the manifest and the frontmatter JSON. The maps
+	// are most of what a client pays to decode a page (a new map or Struct
+	// a summary, issue 22) and no prompt shows them.
+	listed detail = iota
+	// described is one skill, or a few, as other replies name them
+	// (RenderSkill, SearchSkills, SetSkillEnabled): listed plus the maps.
+	described
+	// full is described plus the manifest and the frontmatter JSON
+	// (GetSkill, SKILL_VIEW_FULL).
+	full
+)
+
+// summaryProto converts s with as much detail as d says.
+func summaryProto(s skills.Skill, d detail) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
 		Path: s.Path, Location: s.Location(), Name: s.Name, DisplayName: s.DisplayName,
 		Description: skillmd.Shorten(s.Description, skillmd.MaxDescriptionLen),
 		Category:    s.Category, Layer: s.Layer, Version: s.Version, License: s.License,
-		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools, Metadata: s.Metadata,
+		Compatibility: s.Compatibility, AllowedTools: s.AllowedTools,
 		Etag: s.ETag, Disabled: s.Disabled, Warnings: s.Warnings, Errors: s.Errors,
 	}
 	if s.Manifest != nil {
 		out.ManifestDigest = s.ManifestDigest()
 	}
-	if len(s.Extra) > 0 {
-		if st, err := structpb.NewStruct(s.Extra); err == nil {
-			out.ExtraFields = st
+	if d >= described {
+		out.Metadata = s.Metadata
+		if len(s.Extra) > 0 {
+			if st, err := structpb.NewStruct(s.Extra); err == nil {
+				out.ExtraFields = st
+			}
 		}
 	}
-	if full {
+	if d >= full {
 		out.FrontmatterJson = string(s.Frontmatter.JSON)
 		out.Manifest = manifestProto(s.Manifest)
 	}
@@ -95,10 +115,12 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
-	full := req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL
-	variant := "basic"
-	if full {
-		variant = "full"
+	// The variant names the reply's content in the kept replies' keys: a
+	// new name whenever what a view carries changes, so no replica serves
+	// a page an older build kept ("basic" carried metadata).
+	d, variant := listed, "basic.2"
+	if req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL {
+		d, variant = full, "full"
 	}
 	b, err := s.lib.Catalog.PageReply(ctx, id, skills.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
@@ -108,7 +130,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		// reply has room for it; the page ends early where it has not.
 		summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
 		n := fitReply(len(page.Skills), s.lib.Catalog.MaxPageBytes(), func(i int) int {
-			summaries[i] = summaryProto(page.Skills[i], full)
+			summaries[i] = summaryProto(page.Skills[i], d)
 			return repeatedSize(proto.Size(summaries[i]))
 		})
 		page = page.Truncate(n)
@@ -163,7 +185,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 
 // getSkillProto is GetSkill's reply of d.
 func getSkillProto(d skills.Detail) *skillsvcv1.GetSkillResponse {
-	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(d.Skill, true), Raw: d.Raw, Body: d.Body}
+	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(d.Skill, full), Raw: d.Raw, Body: d.Body}
 	out.Skill.Description = d.Description // the full text here
 	if st, err := structpb.NewStruct(d.Frontmatter.Raw); err == nil {
 		out.Frontmatter = st
@@ -188,7 +210,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(d.Skill, false)}, nil
+	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(d.Skill, described)}, nil
 }
 
 // ReadSkillFile implements SkillsService.
@@ -223,7 +245,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		// it; the weakest hits are dropped where the reply has no room.
 		summaries := make([]*skillsvcv1.SkillSummary, len(hits))
 		n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
-			summaries[i] = summaryProto(hits[i].Skill, false)
+			summaries[i] = summaryProto(hits[i].Skill, described)
 			// A ScoredSkill is the summary (field 1) and two doubles.
 			scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
 			return repeatedSize(scored)
@@ -304,5 +326,5 @@ func (s *Skills) SetSkillEnabled(ctx context.Context, req *skillsvcv1.SetSkillEn
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.SetSkillEnabledResponse{Skill: summaryProto(sk, false)}, nil
+	return &skillsvcv1.SetSkillEnabledResponse{Skill: summaryProto(sk, described)}, nil
 }

@@ -46,15 +46,13 @@ func wire(b *testing.B, m proto.Message) []byte {
 }
 
 // BenchmarkListSkillsHandler1000 is the ListSkills handler on a warm index
-// of 1,000 skills, one page of all of them, and the marshalling of its
-// reply (without the rest of the wire): listing, the page's byte budget
-// (each summary measured once) and the conversion to protos when built; the
-// lookup of the view, the settings and the kept reply when reused.
+// of 1,000 skills (bench-load's), one page of all of them in the basic
+// view, and the marshalling of its reply (without the rest of the wire):
+// listing, the page's byte budget (each summary measured once) and the
+// conversion to protos when built; the lookup of the view, the settings and
+// the kept reply when reused.
 func BenchmarkListSkillsHandler1000(b *testing.B) {
-	lib := skillstest.New()
-	for i := range 1000 {
-		lib.User("alice").Skill(fmt.Sprintf("c%02d/s%04d", i%20, i), "", fmt.Sprintf("Skill number %d does one thing well.", i), "# Body\n")
-	}
+	lib := listLibrary1000()
 	for _, mode := range replyModes {
 		b.Run(mode.name, func(b *testing.B) {
 			h, ctx := benchHandler(b, lib, mode.bytes)
@@ -124,36 +122,20 @@ func BenchmarkFormatSkillsHandler(b *testing.B) {
 
 // BenchmarkListSkillsDecode1000 is the other end of
 // BenchmarkListSkillsHandler1000: a client decoding the reply of 1,000
-// skills, which bench-load's warm ListSkills latency includes (issue 22:
-// where the time of a warm 1,000-skill listing goes). "bench-load" is its
-// library's frontmatter (a 170-character description, license, three
-// metadata entries), "name-description" the same without license and
-// metadata: Go's protobuf decodes each summary's metadata into a new map,
-// about 20 allocations, most of the page's decode.
+// skills of bench-load's frontmatter, which bench-load's warm ListSkills
+// latency includes (issue 22: where the time of a warm 1,000-skill listing
+// goes), in each view. Go's protobuf decodes each summary's metadata into
+// a new map, about 20 allocations, most of a full page's decode; the basic
+// view leaves the maps out.
 func BenchmarkListSkillsDecode1000(b *testing.B) {
-	for _, shape := range []struct {
-		name  string
-		extra string // frontmatter after name and description
-	}{
-		{"bench-load", "license: Apache-2.0\nmetadata:\n  author: bench-load\n  version: \"1.%d\"\n  category: c%02d\n"},
-		{"name-description", ""},
-	} {
-		lib := skillstest.New()
-		for i := range 1000 {
-			md := fmt.Sprintf("---\nname: s%04d\ndescription: Handles topic %d for team %d. Use when the user asks about it, needs a checklist "+
-				"for it, or wants an existing draft reviewed against the house conventions.\n", i, i, i%37)
-			if shape.extra != "" {
-				md += fmt.Sprintf(shape.extra, i%10, i%20)
-			}
-			lib.User("alice").File(fmt.Sprintf("c%02d/s%04d/SKILL.md", i%20, i), md+"---\n# Body\n")
-		}
-		h, ctx := benchHandler(b, lib, skills.DefaultConfig().ReplyCacheBytes)
-		res, err := h.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: 1000})
+	h, ctx := benchHandler(b, listLibrary1000(), skills.DefaultConfig().ReplyCacheBytes)
+	for _, view := range []skillsvcv1.SkillView{skillsvcv1.SkillView_SKILL_VIEW_BASIC, skillsvcv1.SkillView_SKILL_VIEW_FULL} {
+		res, err := h.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: 1000, View: view})
 		if err != nil {
 			b.Fatal(err)
 		}
 		data := wire(b, res) // the kept reply's bytes, as sent
-		b.Run(shape.name, func(b *testing.B) {
+		b.Run(viewName(view), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -164,6 +146,26 @@ func BenchmarkListSkillsDecode1000(b *testing.B) {
 			}
 		})
 	}
+}
+
+// listLibrary1000 is bench-load's library of one user with 1,000 skills:
+// each SKILL.md's frontmatter a 170-character description, a license and
+// three metadata entries, in 20 categories.
+func listLibrary1000() *skillstest.Builder {
+	lib := skillstest.New()
+	for i := range 1000 {
+		lib.User("alice").File(fmt.Sprintf("c%02d/s%04d/SKILL.md", i%20, i), fmt.Sprintf("---\nname: s%04d\n"+
+			"description: Handles topic %d for team %d. Use when the user asks about it, needs a checklist "+
+			"for it, or wants an existing draft reviewed against the house conventions.\n"+
+			"license: Apache-2.0\nmetadata:\n  author: bench-load\n  version: \"1.%d\"\n  category: c%02d\n---\n# Body\n",
+			i, i, i%37, i%10, i%20))
+	}
+	return lib
+}
+
+// viewName is a sub-benchmark's name for view: "basic" or "full".
+func viewName(view skillsvcv1.SkillView) string {
+	return strings.ToLower(strings.TrimPrefix(view.String(), "SKILL_VIEW_"))
 }
 
 // BenchmarkGetSkillHandler is the GetSkill handler on the many-tenants

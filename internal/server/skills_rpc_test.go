@@ -681,7 +681,8 @@ func TestSetSkillEnabled(t *testing.T) {
 
 // A library whose skills carry large frontmatter pages by bytes, not only
 // by count: every page fits the budget (and so a client's default 4 MiB
-// receive limit), and paging still lists each skill once.
+// receive limit), and paging still lists each skill once. The full view,
+// where the frontmatter's unknown fields (here 48 KB of notes) are listed.
 func TestListSkillsPageBytes(t *testing.T) {
 	const n = 120
 	b := largeFrontmatter(n)
@@ -707,7 +708,7 @@ func TestListSkillsPageBytes(t *testing.T) {
 			pages := 0
 			for token := ""; ; pages++ {
 				// The client keeps gRPC's default 4 MiB receive limit.
-				res, err := c.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: tc.pageSize, PageToken: token})
+				res, err := c.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{PageSize: tc.pageSize, PageToken: token, View: skillsvcv1.SkillView_SKILL_VIEW_FULL})
 				if err != nil {
 					t.Fatalf("page %d: %v", pages, err)
 				}

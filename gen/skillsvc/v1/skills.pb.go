@@ -28,10 +28,12 @@ type SkillView int32
 const (
 	// The default: SKILL_VIEW_BASIC.
 	SkillView_SKILL_VIEW_UNSPECIFIED SkillView = 0
-	// The summary without manifest and frontmatter_json, so listings meant
-	// for a prompt stay small.
+	// The summary without metadata, extra_fields, manifest and
+	// frontmatter_json: what a prompt or a picker shows, so a listing stays
+	// small and cheap to decode.
 	SkillView_SKILL_VIEW_BASIC SkillView = 1
-	// The summary with manifest and frontmatter_json.
+	// The whole summary, with metadata, extra_fields, manifest and
+	// frontmatter_json.
 	SkillView_SKILL_VIEW_FULL SkillView = 2
 )
 
@@ -149,13 +151,15 @@ type SkillSummary struct {
 	// Empty for a flat skill (/skills/<skill>/SKILL.md).
 	Category string `protobuf:"bytes,5,opt,name=category" json:"category,omitempty"`
 	// "user" or "shared".
-	Layer         string            `protobuf:"bytes,6,opt,name=layer" json:"layer,omitempty"`
-	Version       string            `protobuf:"bytes,7,opt,name=version" json:"version,omitempty"`
-	License       string            `protobuf:"bytes,8,opt,name=license" json:"license,omitempty"`
-	Compatibility string            `protobuf:"bytes,9,opt,name=compatibility" json:"compatibility,omitempty"`
-	AllowedTools  []string          `protobuf:"bytes,10,rep,name=allowed_tools,json=allowedTools" json:"allowed_tools,omitempty"`
-	Metadata      map[string]string `protobuf:"bytes,11,rep,name=metadata" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Layer         string   `protobuf:"bytes,6,opt,name=layer" json:"layer,omitempty"`
+	Version       string   `protobuf:"bytes,7,opt,name=version" json:"version,omitempty"`
+	License       string   `protobuf:"bytes,8,opt,name=license" json:"license,omitempty"`
+	Compatibility string   `protobuf:"bytes,9,opt,name=compatibility" json:"compatibility,omitempty"`
+	AllowedTools  []string `protobuf:"bytes,10,rep,name=allowed_tools,json=allowedTools" json:"allowed_tools,omitempty"`
+	// The frontmatter's metadata. Not in SKILL_VIEW_BASIC listings.
+	Metadata map[string]string `protobuf:"bytes,11,rep,name=metadata" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Frontmatter fields the Agent Skills specification does not define.
+	// Not in SKILL_VIEW_BASIC listings.
 	ExtraFields *structpb.Struct `protobuf:"bytes,12,opt,name=extra_fields,json=extraFields" json:"extra_fields,omitempty"`
 	// ETag of SKILL.md.
 	Etag     string `protobuf:"bytes,13,opt,name=etag" json:"etag,omitempty"`

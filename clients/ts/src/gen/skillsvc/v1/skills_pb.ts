@@ -84,12 +84,15 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
   allowedTools: string[];
 
   /**
+   * The frontmatter's metadata. Not in SKILL_VIEW_BASIC listings.
+   *
    * @generated from field: map<string, string> metadata = 11;
    */
   metadata: { [key: string]: string };
 
   /**
    * Frontmatter fields the Agent Skills specification does not define.
+   * Not in SKILL_VIEW_BASIC listings.
    *
    * @generated from field: google.protobuf.Struct extra_fields = 12;
    */
@@ -1059,15 +1062,17 @@ export enum SkillView {
   UNSPECIFIED = 0,
 
   /**
-   * The summary without manifest and frontmatter_json, so listings meant
-   * for a prompt stay small.
+   * The summary without metadata, extra_fields, manifest and
+   * frontmatter_json: what a prompt or a picker shows, so a listing stays
+   * small and cheap to decode.
    *
    * @generated from enum value: SKILL_VIEW_BASIC = 1;
    */
   BASIC = 1,
 
   /**
-   * The summary with manifest and frontmatter_json.
+   * The whole summary, with metadata, extra_fields, manifest and
+   * frontmatter_json.
    *
    * @generated from enum value: SKILL_VIEW_FULL = 2;
    */

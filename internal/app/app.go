@@ -124,6 +124,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	})
 	pins := cfg.Pins
 	pins.Roots = cfg.Library.Roots // snapshots share the versions' blob spaces
+	pins.GCGrace = cfg.Library.GCGrace
 	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, skills.WithCache(c), skills.WithRegisterer(reg),
 		skills.WithPins(pins, pinAsked))
 	if err != nil {

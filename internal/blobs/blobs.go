@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -51,26 +52,70 @@ type Store struct {
 	bucket objstore.Bucket
 	// MaxBytes bounds what Get reads into memory.
 	maxBytes int64
+	// grace is garbage collection's (--library.gc-grace): how old a blob
+	// no one refers to must be before it is deleted.
+	grace time.Duration
+	now   func() time.Time
 }
 
-// New returns a store over b that reads blobs of at most maxBytes.
-func New(b objstore.Bucket, maxBytes int64) *Store {
-	return &Store{bucket: b, maxBytes: maxBytes}
+// New returns a store over b that reads blobs of at most maxBytes, whose
+// garbage collection deletes unreferenced blobs older than grace.
+func New(b objstore.Bucket, maxBytes int64, grace time.Duration) *Store {
+	return &Store{bucket: b, maxBytes: maxBytes, grace: grace, now: time.Now}
 }
 
 // Key is where the blob d of space is stored.
 func Key(space string, d Digest) string { return space + "sha256/" + string(d) }
 
-// Put stores data in space and returns its digest. A blob already stored is
-// not written again: content-addressed objects never change, so the
-// conditional create losing means the same bytes are there.
-func (s *Store) Put(ctx context.Context, space string, data []byte) (Digest, error) {
+// Fresh reports whether a blob last written at modTime may be referred to
+// anew as it is. Collection deletes an unreferenced blob by its age, so a
+// blob past half the grace is written again first (Put): whatever refers
+// to it next has at least half the grace before any collection would take
+// it, and a collection already running sees the new write when it stats
+// the blob again before deleting it.
+func (s *Store) Fresh(modTime time.Time) bool { return s.now().Sub(modTime) < s.grace/2 }
+
+// Collectable reports whether a blob last written at modTime, which no
+// version or snapshot refers to as of start, is old enough to delete.
+func (s *Store) Collectable(modTime, start time.Time) bool { return start.Sub(modTime) >= s.grace }
+
+// Stored is what Put left in storage.
+type Stored struct {
+	Digest Digest
+	ETag   string
+	// Rewrote: the blob was there but not Fresh, and was written again.
+	Rewrote bool
+}
+
+// Put stores data in space. A blob already stored is not written again
+// (content-addressed objects never change: the conditional create losing
+// means the same bytes are there) unless it is not Fresh.
+func (s *Store) Put(ctx context.Context, space string, data []byte) (Stored, error) {
 	d := Of(data)
-	_, err := s.bucket.Put(ctx, Key(space, d), bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfNoneMatch: true})
-	if err != nil && !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrConflict) {
-		return "", err
+	key := Key(space, d)
+	for attempt := 0; ; attempt++ {
+		a, err := s.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfNoneMatch: true})
+		if err == nil {
+			return Stored{Digest: d, ETag: a.ETag}, nil
+		}
+		if !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrConflict) {
+			return Stored{}, err
+		}
+		a, err = s.bucket.Stat(ctx, key)
+		switch {
+		case err == nil && s.Fresh(a.ModTime):
+			return Stored{Digest: d, ETag: a.ETag}, nil
+		case err == nil: // the same bytes, written again for a new ModTime
+			a, err = s.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{})
+			if err != nil {
+				return Stored{}, err
+			}
+			return Stored{Digest: d, ETag: a.ETag, Rewrote: true}, nil
+		case !objstore.IsNotFound(err) || attempt == 1:
+			return Stored{}, err
+		}
+		// Collected between the create and the stat: create it again.
 	}
-	return d, nil
 }
 
 // Has reports whether space holds the blob d.

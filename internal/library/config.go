@@ -40,7 +40,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Roots.Team, prefix+"team-versions-prefix", def.Team, "Each team library's versions prefix; {team} is the team ID (a whole segment), outside every mount and apart from --skills.team-prefix and the team's index and protected-list keys.")
 	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin, or to a team library by a member, creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
-	f.DurationVar(&c.GCGrace, prefix+"gc-grace", 24*time.Hour, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
+	f.DurationVar(&c.GCGrace, prefix+"gc-grace", skills.DefaultGCGrace, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION).")
 }
 

@@ -36,7 +36,9 @@ var errTooManyRefs = fmt.Errorf("%w: the library's versions and snapshots refer 
 // --library.gc-grace; for a user's library it first sweeps the user's
 // expired pins and unreferenced snapshots (the shared and team libraries'
 // blobs are referred to by every user's snapshots, which are only read). The grace protects a publish or
-// a pin in flight, whose blobs are written before the record naming them.
+// a pin in flight, whose blobs are written before the record naming them;
+// one that reuses an old blob writes it again first (blobs.Store.Fresh),
+// and the sweep stats each blob again just before deleting it.
 // A dry run deletes nothing and counts what it would delete (blobs a
 // snapshot it would sweep refers to count as kept). Callers are admins
 // (AdminService): no actor is checked here.
@@ -76,11 +78,24 @@ func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry
 		if !d.Valid() {
 			return nil // not a blob: left alone
 		}
-		if _, ok := refs[d]; ok || start.Sub(o.ModTime) < p.cfg.GCGrace {
+		if _, ok := refs[d]; ok || !p.blobs.Collectable(o.ModTime, start) {
 			res.BlobsKept++
 			return nil
 		}
 		if !dry {
+			// Stat again just before deleting: a publish or a pin that
+			// reused the blob since the mark wrote it again first
+			// (blobs.Store.Fresh), and its new ModTime keeps it.
+			a, err := p.bucket.Stat(ctx, o.Key)
+			switch {
+			case objstore.IsNotFound(err):
+				return nil
+			case err != nil:
+				return err
+			case !p.blobs.Collectable(a.ModTime, start):
+				res.BlobsKept++
+				return nil
+			}
 			if err := p.blobs.Delete(ctx, space, d); err != nil {
 				return err
 			}

@@ -2,11 +2,15 @@ package library_test
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -30,7 +34,7 @@ func TestCollectGarbage(t *testing.T) {
 		b := newBucket(t)
 		e := pinnedEnv(t, b, 7*24*time.Hour)      // alice's pins last
 		brief := pinnedEnv(t, b, time.Nanosecond) // bob's expire at once
-		store := blobs.New(b, 1<<20)
+		store := blobs.New(b, 1<<20, library.DefaultConfig().GCGrace)
 		cfg := library.DefaultConfig()
 		aliceSpace, sharedSpace, bobSpace := cfg.BlobSpace(skills.LibraryRef{User: "alice"}), cfg.BlobSpace(skills.LibraryRef{Shared: true}), cfg.BlobSpace(skills.LibraryRef{User: "bob"})
 		has := func(space, data string) bool {
@@ -145,7 +149,7 @@ func TestCollectTeamGarbage(t *testing.T) {
 		ctx := t.Context()
 		b := newBucket(t)
 		e := pinnedEnv(t, b, 7*24*time.Hour)
-		store := blobs.New(b, 1<<20)
+		store := blobs.New(b, 1<<20, library.DefaultConfig().GCGrace)
 		cfg := library.DefaultConfig()
 		legal := skills.LibraryRef{Team: "legal"}
 		space, eng := cfg.BlobSpace(legal), cfg.BlobSpace(skills.LibraryRef{Team: "eng"})
@@ -175,6 +179,150 @@ func TestCollectTeamGarbage(t *testing.T) {
 		}
 		if !has(space, "team versioned") || !has(eng, "orphan") {
 			t.Error("a team collection deleted a version's blob or another team's")
+		}
+	})
+}
+
+// TestCollectGarbageKeepsReusedBlobs: a publish or a pin that refers anew
+// to an old blob no one referred to, while a collection that found it
+// unreferenced is sweeping, keeps it: the writer writes an old blob again
+// before referring to it, and the sweep stats each blob again just before
+// deleting it. The writer runs between the sweep's listing of the blobs
+// and its deletes, where the collection has already marked.
+func TestCollectGarbageKeepsReusedBlobs(t *testing.T) {
+	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
+		cfg := library.DefaultConfig()
+		aliceLib := skills.LibraryRef{User: "alice"}
+		space := cfg.BlobSpace(aliceLib)
+		for _, tc := range []struct {
+			name  string
+			bytes string
+			setup func(t *testing.T, e env)                      // before the collection
+			reuse func(ctx context.Context, t *testing.T, e env) // during its sweep
+		}{
+			{"publish", "reused by a version", nil, func(ctx context.Context, t *testing.T, e env) {
+				if _, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "pdf", Files: folder("pdf", "PDFs", "ref.md", "reused by a version")}); err != nil {
+					t.Error(err)
+				}
+			}},
+			{"pin", "reused by a pin", func(t *testing.T, e env) {
+				for path, data := range map[string]string{"notes/SKILL.md": skillstest.SkillMD("notes", "Notes", "body"), "notes/ref.md": "reused by a pin"} {
+					if _, err := e.lib.Catalog.PutLibraryFile(t.Context(), aliceLib, path, []byte(data), objstore.PutOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}, func(ctx context.Context, t *testing.T, e env) {
+				// alice's first call on a thread pins it: a snapshot of
+				// her library, its files' blobs in her space.
+				if _, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{}); err != nil {
+					t.Error(err)
+				}
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := t.Context()
+				b := objstoretest.NewAging(newBucket(t))
+				e := pinnedEnv(t, b, 7*24*time.Hour)
+				if tc.setup != nil {
+					tc.setup(t, e)
+				}
+				// The blob, as a deleted version or an expired snapshot
+				// left it: referred to by nothing, two days old.
+				store := blobs.New(b, 1<<20, cfg.GCGrace)
+				st, err := store.Put(ctx, space, []byte(tc.bytes))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Age(blobs.Key(space, st.Digest), 2*cfg.GCGrace)
+				var reused atomic.Bool // once: the writer lists the space too
+				b.Hook(func(op, prefix string) {
+					if op == "list" && prefix == space+"sha256/" && reused.CompareAndSwap(false, true) {
+						tc.reuse(ctx, t, e)
+					}
+				})
+				res, err := e.pub.CollectGarbage(ctx, aliceLib, false)
+				b.Hook(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := store.Has(ctx, space, st.Digest); err != nil || !ok {
+					t.Fatalf("collection = %+v; the blob %s just referred to again is gone (%v)", res, tc.name, err)
+				}
+				// Referred to now: a later collection keeps it too.
+				if res, err := e.pub.CollectGarbage(ctx, aliceLib, false); err != nil || res.BlobsDeleted != 0 {
+					t.Errorf("second collection = %+v, %v; want nothing deleted", res, err)
+				}
+				if data, err := store.Get(ctx, space, st.Digest); err != nil || string(data) != tc.bytes {
+					t.Errorf("blob = %q, %v", data, err)
+				}
+			})
+		}
+	})
+}
+
+// TestWritersPutBackCollectedBlobs: a collection that stat'ed an old blob
+// just before a publish or a pin wrote it again may delete it after; the
+// writer, its record written, finds it gone and puts it back (a publish,
+// which has the bytes) or fails with ABORTED before any pin names the
+// snapshot (a pin; the next call pins afresh). Here the delete lands while
+// the writer writes its record.
+func TestWritersPutBackCollectedBlobs(t *testing.T) {
+	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
+		cfg := library.DefaultConfig()
+		aliceLib := skills.LibraryRef{User: "alice"}
+		space := cfg.BlobSpace(aliceLib)
+		ctx := t.Context()
+		b := objstoretest.NewAging(newBucket(t))
+		e := pinnedEnv(t, b, 7*24*time.Hour)
+		store := blobs.New(b, 1<<20, cfg.GCGrace)
+		old := func(data string) blobs.Digest {
+			t.Helper()
+			st, err := store.Put(ctx, space, []byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Age(blobs.Key(space, st.Digest), 2*cfg.GCGrace)
+			return st.Digest
+		}
+		// deleteOnPut deletes the blob d when the writer puts a key
+		// under recordPrefix, once.
+		deleteOnPut := func(recordPrefix string, d blobs.Digest) {
+			var done atomic.Bool
+			b.Hook(func(op, key string) {
+				if op == "put" && strings.HasPrefix(key, recordPrefix) && done.CompareAndSwap(false, true) {
+					if err := store.Delete(ctx, space, d); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+			t.Cleanup(func() { b.Hook(nil) })
+		}
+
+		d := old("reused by a version")
+		deleteOnPut("alice/versions/skills/pdf/v/", d)
+		if _, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "pdf", Files: folder("pdf", "PDFs", "ref.md", "reused by a version")}); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := store.Has(ctx, space, d); err != nil || !ok {
+			t.Fatalf("the version's blob, deleted while its record was written, is gone (%v)", err)
+		}
+
+		for path, data := range map[string]string{"notes/SKILL.md": skillstest.SkillMD("notes", "Notes", "body"), "notes/ref.md": "reused by a pin"} {
+			if _, err := e.lib.Catalog.PutLibraryFile(ctx, aliceLib, path, []byte(data), objstore.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d = old("reused by a pin")
+		deleteOnPut("alice/versions/snapshots/", d)
+		_, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{})
+		if !errors.Is(err, errkind.Aborted) {
+			t.Fatalf("pinning while the blob was collected: %v, want ABORTED", err)
+		}
+		if _, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{}); err != nil {
+			t.Fatalf("pinning again: %v", err)
+		}
+		if ok, err := store.Has(ctx, space, d); err != nil || !ok {
+			t.Fatalf("the pin's blob is gone after pinning again (%v)", err)
 		}
 	})
 }

@@ -52,7 +52,7 @@ func WithNotify(f func(ctx context.Context, l skills.LibraryRef)) Option {
 // New returns a publisher over the catalog's bucket; locks (the shared
 // cache) orders changes of one skill across replicas.
 func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cache.Cache, opts ...Option) *Publisher {
-	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes), locks: locks, now: time.Now}
+	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes, cfg.GCGrace), locks: locks, now: time.Now}
 	for _, o := range opts {
 		o(p)
 	}
@@ -302,9 +302,14 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 			return fmt.Errorf("%w: skill %s has %d versions, the most kept (--library.max-versions)", errkind.FailedPrecondition, req.Name, len(hexes))
 		}
 		data := make(map[string][]byte, len(req.Files))
+		var rewrote [][]byte
 		for _, f := range req.Files {
-			if _, err := p.blobs.Put(ctx, p.cfg.BlobSpace(l), f.Data); err != nil {
+			st, err := p.blobs.Put(ctx, p.cfg.BlobSpace(l), f.Data)
+			if err != nil {
 				return err
+			}
+			if st.Rewrote {
+				rewrote = append(rewrote, f.Data)
 			}
 			data[f.Path] = f.Data
 		}
@@ -314,6 +319,15 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		kept, err := p.keepRecord(ctx, s, rec)
 		if err != nil {
 			return err
+		}
+		// An old blob this version reuses was written again; a collection
+		// that had already stat'ed it may have deleted it since. Once the
+		// record names it, every later collection keeps it: put back what
+		// is gone.
+		for _, b := range rewrote {
+			if _, err := p.blobs.Put(ctx, p.cfg.BlobSpace(l), b); err != nil {
+				return err
+			}
 		}
 		if kept.State == Published {
 			pending = false // the same files were approved before

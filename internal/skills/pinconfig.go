@@ -90,11 +90,17 @@ type PinConfig struct {
 	// MaxBytes bounds the bytes of skill files one pin copies (the user's
 	// and the shared library together).
 	MaxBytes int64 `yaml:"pin_max_bytes"`
+	// GCGrace is --library.gc-grace, which the authors' path registers: a
+	// pin writes an old blob it reuses again first (blobs.Store.Fresh).
+	GCGrace time.Duration `yaml:"-"`
 }
+
+// DefaultGCGrace is the default of --library.gc-grace.
+const DefaultGCGrace = 24 * time.Hour
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *PinConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	c.Roots = DefaultVersionRoots()
+	c.Roots, c.GCGrace = DefaultVersionRoots(), DefaultGCGrace
 	f.DurationVar(&c.Retention, prefix+"pin-retention", 7*24*time.Hour, "How long a pinned thread keeps the library it pinned; its next pinned call after that pins the library as it is then.")
 	f.Int64Var(&c.MaxBytes, prefix+"pin-max-bytes", 1<<30, "Most bytes of skill files (the user's and the shared library's) one pin copies; a larger library is RESOURCE_EXHAUSTED for pinned calls.")
 }

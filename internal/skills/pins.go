@@ -2,6 +2,7 @@ package skills
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -54,6 +55,7 @@ type pins struct {
 	asked  func(context.Context) bool
 	log    *slog.Logger
 	now    func() time.Time
+	blobs  *blobs.Store // the spaces' blobs, for their writes
 
 	byThread *libindex.Shelf[*pinRecord]  // by user \x00 thread \x00 teams
 	frozen   *libindex.Shelf[*frozenView] // by snapshot key
@@ -134,9 +136,10 @@ type frozenFile struct {
 	BlobETag string    `json:"blob_etag"` // the blob object's
 	// Hashed: the index held the file's digest (a skill within the MCP
 	// extension's limits), so its manifest lists it.
-	Hashed bool   `json:"hashed,omitempty"`
-	Head   []byte `json:"head,omitempty"` // a SKILL.md's frontmatter head
-	gone   bool   // deleted since listed: left out
+	Hashed  bool   `json:"hashed,omitempty"`
+	Head    []byte `json:"head,omitempty"` // a SKILL.md's frontmatter head
+	gone    bool   // deleted since listed: left out
+	rewrote bool   // its blob was old and written again (blobs.Store.Fresh)
 }
 
 // valid reports whether doc is a snapshot of user's library this version
@@ -193,7 +196,7 @@ func (f *frozenView) view() *view {
 
 func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
 	return &pins{
-		bucket: b, views: vs, cfg: cfg, asked: asked, log: log, now: time.Now,
+		bucket: b, views: vs, cfg: cfg, asked: asked, log: log, now: time.Now, blobs: blobs.New(b, cfg.MaxBytes, cfg.GCGrace),
 		byThread: libindex.NewShelf[*pinRecord](vs.indexes.Held(), heldPin),
 		frozen:   libindex.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
 	}
@@ -451,6 +454,20 @@ func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 	if err != nil && !errors.Is(err, objstore.ErrPrecondition) && !errors.Is(err, objstore.ErrConflict) {
 		return "", err // (a lost create means the same content is there)
 	}
+	// An old blob written again for this snapshot may have been deleted by
+	// a collection that had stat'ed it just before; with the snapshot
+	// stored, every later collection keeps its blobs. No pin names a
+	// snapshot missing one: the caller tries again, which copies it anew.
+	for _, fl := range doc.Layers {
+		for _, f := range fl.Files {
+			if !f.rewrote {
+				continue
+			}
+			if ok, err := p.blobs.Has(ctx, fl.Space, blobs.Digest(f.Blob)); err != nil || !ok {
+				return "", cmp.Or(err, fmt.Errorf("%w: a file's copy was collected while the thread was pinned; try again", errkind.Aborted))
+			}
+		}
+	}
 	return hexSum, nil
 }
 
@@ -463,6 +480,14 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 		return err
 	}
 	var mu sync.Mutex // present is read and filled by the copies
+	// reusable is the ETag of the blob d when the space holds it and it
+	// is Fresh; an old one is written again from the file's bytes.
+	reusable := func(d string) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		a, ok := present[d]
+		return a.ETag, ok && p.blobs.Fresh(a.ModTime)
+	}
 	sem := semaphore.NewWeighted(pinCopyBytes)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.views.cfg.Concurrency)
@@ -473,15 +498,13 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 		g.Go(func() error {
 			if hashed && dg.Size == f.Size {
 				d := hex.EncodeToString(dg.Sum[:])
-				mu.Lock()
-				etag, ok := present[d]
-				mu.Unlock()
+				etag, ok := reusable(d)
 				if !ok && !complete {
 					a, err := p.bucket.Stat(gctx, blobs.Key(fl.Space, blobs.Digest(d)))
 					if err != nil && !objstore.IsNotFound(err) {
 						return err
 					}
-					etag, ok = a.ETag, err == nil
+					etag, ok = a.ETag, err == nil && p.blobs.Fresh(a.ModTime)
 				}
 				if ok {
 					f.Blob, f.BlobETag, f.Hashed = d, etag, true
@@ -505,21 +528,15 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 			// with the bytes copied, so the snapshot agrees with itself.
 			d := string(blobs.Of(data))
 			f.Size, f.ETag, f.Blob, f.Hashed = int64(len(data)), a.ETag, d, hashed
-			mu.Lock()
-			etag, ok := present[d]
-			mu.Unlock()
+			etag, ok := reusable(d)
 			if !ok {
-				bk := blobs.Key(fl.Space, blobs.Digest(d))
-				ba, err := p.bucket.Put(gctx, bk, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfNoneMatch: true})
-				if errors.Is(err, objstore.ErrPrecondition) || errors.Is(err, objstore.ErrConflict) {
-					ba, err = p.bucket.Stat(gctx, bk) // content-addressed: the same bytes are there
-				}
+				st, err := p.blobs.Put(gctx, fl.Space, data)
 				if err != nil {
 					return err
 				}
-				etag = ba.ETag
+				etag, f.rewrote = st.ETag, st.Rewrote
 				mu.Lock()
-				present[d] = etag
+				present[d] = objstore.Attributes{ETag: etag, ModTime: p.now()}
 				mu.Unlock()
 			}
 			f.BlobETag = etag
@@ -539,18 +556,18 @@ func (p *pins) copyLayer(ctx context.Context, fl *frozenLayer, x *libindex.Index
 	return nil
 }
 
-// listSpace returns the blobs of space and their ETags, at most limit of
+// listSpace returns the blobs of space and their attributes, at most limit of
 // them; complete is false when there were more (the rest are then asked
 // one by one).
-func (p *pins) listSpace(ctx context.Context, space string, limit int) (map[string]string, bool, error) {
-	out := map[string]string{}
+func (p *pins) listSpace(ctx context.Context, space string, limit int) (map[string]objstore.Attributes, bool, error) {
+	out := map[string]objstore.Attributes{}
 	errFull := errors.New("full")
 	err := objstore.Walk(ctx, p.bucket, space+"sha256/", func(o objstore.Object) error {
 		if len(out) == limit {
 			return errFull
 		}
 		if d := strings.TrimPrefix(o.Key, space+"sha256/"); blobs.Digest(d).Valid() {
-			out[d] = o.ETag
+			out[d] = o.Attributes
 		}
 		return nil
 	})

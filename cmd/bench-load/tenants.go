@@ -221,14 +221,13 @@ func (b *bench) runTenants(ctx context.Context) {
 }
 
 // tenantPass starts one skillsvc with an empty Redis and flags (events:
-// with the bucket's events relayed to it, and only the random-user rows),
-// and measures each call.
+// with the bucket's events relayed to it), serves every user once, and
+// measures each call as one user, then as random users, back to back on
+// that replica: each pass holds its own pair for the ratio.
 func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []string, row func(tenantRow)) {
 	fail := func(err error) {
 		for _, c := range b.tenantCalls() {
-			if events == "" {
-				row(tenantRow{name: "one user, " + c.name, err: err})
-			}
+			row(tenantRow{name: "one user, " + c.name, err: err})
 			row(tenantRow{name: "random users, " + c.name, err: err})
 		}
 	}
@@ -262,31 +261,27 @@ func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []st
 		fail(err)
 		return
 	}
-	if events == "" {
-		// Every user served once before any row, as the table was
-		// measured: the one-user rows then run on the replica state the
-		// random-user rows run on (every user's library held), so a row
-		// differs from the other only in which users call, not in how many
-		// the replica holds. With a settle, every library is then left
-		// quiet: its next listing finds it unchanged for settle, and its
-		// interval grows (libindex.FreshFor).
-		start := time.Now()
-		if err := parallel(clients, n, func(c skillsvcv1.SkillsServiceClient, u int) error {
-			return tenantCalls[0].call(ctx, c, u, rand.New(rand.NewPCG(uint64(u), 3)))
-		}); err != nil {
-			fail(fmt.Errorf("serving every user once: %w", err))
-			return
-		}
-		b.logf("every user served once in %s", loadbench.Duration(time.Since(start)))
-		if settle := b.opts.tenantSettle; settle > 0 {
-			b.logf("libraries left quiet for %v", settle)
-			time.Sleep(settle)
-		}
+	// Every user served once before any row, as the table was
+	// measured: the one-user rows then run on the replica state the
+	// random-user rows run on (every user's library held), so a row
+	// differs from the other only in which users call, not in how many
+	// the replica holds.
+	start := time.Now()
+	if err := parallel(clients, n, func(c skillsvcv1.SkillsServiceClient, u int) error {
+		return tenantCalls[0].call(ctx, c, u, rand.New(rand.NewPCG(uint64(u), 3)))
+	}); err != nil {
+		fail(fmt.Errorf("serving every user once: %w", err))
+		return
+	}
+	b.logf("every user served once in %s", loadbench.Duration(time.Since(start)))
+	if settle := b.opts.tenantSettle; settle > 0 && events == "" {
+		// Every library left quiet: its next listing finds it unchanged
+		// for settle, and its interval grows (libindex.FreshFor).
+		b.logf("libraries left quiet for %v", settle)
+		time.Sleep(settle)
 	}
 	for _, c := range b.tenantCalls() {
-		if events == "" {
-			row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
-		}
+		row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
 		row(b.tenantRow(ctx, s, clients, "random users, "+c.name, n, c.call))
 	}
 	if events != "" {
@@ -498,9 +493,32 @@ func (r *report) printTenants(w io.Writer, o options) {
 		rows = append(rows, t.cells())
 	}
 	loadbench.WriteTable(w, rows)
+	if ratios := tenantRatios(r.tenants); len(ratios) > 0 {
+		fmt.Fprintf(w, "\nRandom users' throughput over one user's, each pair back to back on one replica: %s.\n", strings.Join(ratios, "; "))
+	}
 	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
 		"is the default prompt block; ListSkills lists all %d skills in one page. skillsvc CPU per call: its user and system CPU time "+
 		"during the row (from /proc) over the calls, what a call costs it whatever else shares the machine. Storage requests: seen by the latency proxy. "+
-		"RSS: skillsvc's, after the row. Rows marked events: a second skillsvc, Redis flushed again, with MinIO's bucket notifications "+
+		"RSS: skillsvc's, after the row. Rows marked events: a second skillsvc, Redis flushed again and every user served once again, with MinIO's bucket notifications "+
 		"posted to its event endpoint and polling at the events defaults (--skills.index-refresh 5m, --skills.index-max-stale 15m).\n", tenantSkills, tenantSkills)
+}
+
+// tenantRatios is each random-user row's throughput over the one-user row
+// of the same call and pass ("GetSkill, events 87%"), for the pairs both
+// measured.
+func tenantRatios(rows []tenantRow) []string {
+	one := map[string]tenantRow{}
+	var out []string
+	for _, r := range rows {
+		if rest, ok := strings.CutPrefix(r.name, "one user, "); ok {
+			one[rest] = r
+			continue
+		}
+		rest, ok := strings.CutPrefix(r.name, "random users, ")
+		o, paired := one[rest]
+		if ok && paired && r.err == nil && o.err == nil && o.rate > 0 {
+			out = append(out, fmt.Sprintf("%s %.0f%%", rest, 100*r.rate/o.rate))
+		}
+	}
+	return out
 }

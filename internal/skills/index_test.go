@@ -143,10 +143,18 @@ func TestIndexFreshness(t *testing.T) {
 	if _, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{}); errkind.Of(err) != errkind.Unavailable {
 		t.Errorf("storage down past stale-if-error: err = %v, want Unavailable", err)
 	}
-	// Whatever that call left running ends before storage comes back, so
-	// the next call is the first to list after it (CI once saw that call
-	// fail with storage healed, under load; not reproduced alone).
-	lib.indexes.Close()
+	// That call failed on alice's own layer and left the shared layer's
+	// load running (loads are shared, so a caller's leaving does not cancel
+	// them): under load it was still running, its listing failed, when the
+	// call after Heal joined it (CI, once). Wait for every load of both
+	// layers to end first, so the next call is the first to list after.
+	own, shared, err := lib.Catalog.views.layers(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []libindex.Layer{own, shared} {
+		lib.indexes.Get(t.Context(), l) // joins a load in flight; fails while storage is down
+	}
 	b.Heal()
 	if got := names(t, lib); got != "one,three,two" {
 		t.Errorf("storage back: skills %q", got)

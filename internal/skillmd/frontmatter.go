@@ -307,11 +307,35 @@ func ParseSkillMDBody(data []byte, folder string) (Frontmatter, int, Problems) {
 		}
 	}
 	validate(&fm, &p, folder)
-	body := bom + end
-	for body < len(data) && (data[body] == '\r' || data[body] == '\n') {
-		body++
+	return fm, bodyStart(data, bom+end), p
+}
+
+// bodyStart is where the body starts in data, whose frontmatter ends at
+// end: after the blank lines that follow it.
+func bodyStart(data []byte, end int) int {
+	for end < len(data) && (data[end] == '\r' || data[end] == '\n') {
+		end++
 	}
-	return fm, body, p
+	return end
+}
+
+// Split returns where a SKILL.md's frontmatter ends (data[:head], BOM and
+// closing line included, is what an index holds of it: a parse of those
+// bytes is a parse of data) and where its body starts, as ParseSkillMDBody
+// finds them. ok is false where ParseSkillMDBody reports a problem of the
+// whole file rather than of its frontmatter: text that is not UTF-8, a
+// frontmatter not opened or not closed within MaxFrontmatterBytes.
+func Split(data []byte) (head, body int, ok bool) {
+	bom := 0
+	if bytes.HasPrefix(data, []byte(BOM)) {
+		bom = len(BOM)
+	}
+	text := data[bom:]
+	_, _, end, opened := frontmatterBounds(text)
+	if !opened || end < 0 || end > MaxFrontmatterBytes || !utf8.Valid(text) {
+		return 0, 0, false
+	}
+	return bom + end, bodyStart(data, bom+end), true
 }
 
 func validate(fm *Frontmatter, p *Problems, folder string) {

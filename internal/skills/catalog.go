@@ -36,6 +36,7 @@ type Catalog struct {
 	settings *settingsStore
 	replies  *replies                    // encoded replies, by what they were made from
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
+	admit    *admission                  // which of a user's own parses and replies to keep
 	listener listenerSlot
 	onListed listedSlot
 }
@@ -86,7 +87,7 @@ func (c *Catalog) skillLocation(r *skillRef) string {
 // listed, so disabled is by name.
 func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
-		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder, Category: s.category(),
+		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder(), Category: s.category(),
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
@@ -446,10 +447,34 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
 	f.body = f.raw[body:]              // one copy of the text, not two
 	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
-	if r, e, m, ok := rawFromJSON(f.fm.JSON); ok && reflect.DeepEqual(r, f.fm.Raw) && reflect.DeepEqual(e, f.fm.Extra) && reflect.DeepEqual(m, f.fm.Metadata) {
+	if derivable(f.fm) {
 		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true
 	}
 	return f
+}
+
+// derivable reports whether fm's Raw, Extra and Metadata, as parsed, are
+// what its JSON decodes to (rawFromJSON).
+func derivable(fm skillmd.Frontmatter) bool {
+	r, e, m, ok := rawFromJSON(fm.JSON)
+	return ok && reflect.DeepEqual(r, fm.Raw) && reflect.DeepEqual(e, fm.Extra) && reflect.DeepEqual(m, fm.Metadata)
+}
+
+// fileOf is raw, the SKILL.md of s read at etag, as parsed. Where its
+// frontmatter is the very bytes the layer parsed as s's head (the same
+// digest) and that parse's maps derive from its JSON, the parse is the
+// layer's: a parse of a SKILL.md depends on its frontmatter alone, once
+// the whole file is UTF-8 text. With many users, whose own skills' parses
+// are not all held, a GetSkill then decodes no YAML.
+func fileOf(raw []byte, etag string, s *skillRef) *skillFile {
+	h := s.head
+	if head, body, ok := skillmd.Split(raw); ok && h.derived && headSum(raw[:head]) == h.src {
+		f := &skillFile{raw: string(raw), etag: etag, fm: h.fm, problems: h.problems, derived: true}
+		f.fm.Raw, f.fm.Extra, f.fm.Metadata = nil, nil, nil
+		f.body = f.raw[body:]
+		return f
+	}
+	return parseSkillFile(raw, etag, s.folder())
 }
 
 // frontmatter is f's frontmatter as parsed, Raw, Extra and Metadata
@@ -511,8 +536,8 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) 
 	if err != nil {
 		return nil, err
 	}
-	f := parseSkillFile(raw, a.ETag, s.folder)
-	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag { // a version, not whatever is there now
+	f := fileOf(raw, a.ETag, s)
+	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag && c.admit.keeps(s, key) { // a version, not whatever is there now
 		c.skillMDs.Add(key, f, f.heldBytes(key))
 	}
 	return f, nil

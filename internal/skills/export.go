@@ -38,7 +38,7 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w i
 	// padding: bound all of it, not only the files' bytes.
 	var size int64
 	for _, f := range s.files {
-		size += archiveBytes(s.folder+"/"+strings.TrimPrefix(f.rel, s.dir+"/"), f.obj.Size)
+		size += archiveBytes(s.folder()+"/"+strings.TrimPrefix(f.rel, s.dir+"/"), f.obj.Size)
 	}
 	budget := e.catalog.cfg.MaxExportBytes
 	if size > budget {
@@ -88,7 +88,7 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 	}
 	defer rc.Close()
 	rel := strings.TrimPrefix(f.rel, s.dir+"/")
-	if *budget -= archiveBytes(s.folder+"/"+rel, a.Size); *budget < 0 {
+	if *budget -= archiveBytes(s.folder()+"/"+rel, a.Size); *budget < 0 {
 		return fmt.Errorf("%w: skill %s grew past the export limit of %d bytes while it was packed", errkind.ResourceExhausted, s.dir, e.catalog.cfg.MaxExportBytes)
 	}
 	body := bufio.NewReader(rc)
@@ -104,7 +104,7 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 	if !f.obj.ModTime.IsZero() {
 		mod = f.obj.ModTime
 	}
-	hdr := &tar.Header{Name: s.folder + "/" + rel, Mode: mode, Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	hdr := &tar.Header{Name: s.folder() + "/" + rel, Mode: mode, Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -30,6 +32,22 @@ import (
 type parsed struct {
 	fm       skillmd.Frontmatter
 	problems skillmd.Problems
+	// src is the digest of the head parsed (headSum), and derived whether
+	// the parse's Raw, Extra and Metadata, before leanRaw, are what its
+	// JSON decodes to (derivable): with both, a SKILL.md read whole whose
+	// frontmatter is those bytes needs no parse of its own (fileOf).
+	src     uint64
+	derived bool
+}
+
+// headSum is the digest of a SKILL.md's head, its bytes up to the end of
+// its frontmatter: a digest, not a process's hash, because parses travel
+// between replicas with it. 64 bits of it: two heads alike in them are one
+// author's two versions of a skill (a parse is of one user's file), so a
+// collision someone made on purpose would serve them their own frontmatter.
+func headSum(head []byte) uint64 {
+	sum := sha256.Sum256(head)
+	return binary.BigEndian.Uint64(sum[:8])
 }
 
 // maxReported bounds the SKILL.md versions whose problems were logged: a
@@ -95,14 +113,47 @@ func (h *heads) report(ctx context.Context, s *skillRef, p skillmd.Problems) {
 
 // parse parses the head of s.
 func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
-	fm, _, problems := skillmd.ParseSkillMDBody(head, s.folder) // the body is not kept
+	fm, _, problems := skillmd.ParseSkillMDBody(head, s.folder()) // the body is not kept
+	p := parsed{problems: problems, src: headSum(head), derived: derivable(fm)}
 	fm.Raw = leanRaw(fm.Raw)
 	if len(fm.Extra) == 0 {
 		fm.Extra = nil
 	}
 	fm.JSON = bytes.Clone(fm.JSON) // without the encoder's spare capacity
+	p.fm = fm
 	h.report(ctx, s, problems)
-	return parsed{fm: fm, problems: problems}
+	return p
+}
+
+// A parse in the shared cache is a flags byte (parsedDerived), the digest
+// of the head parsed, then the parse as skillmd encodes it.
+const (
+	parsedDerived = 1 << iota
+)
+
+// encodeParsed is p as the shared cache holds it; false: p is not shared
+// (the codec refuses a folder name that is no UTF-8).
+func encodeParsed(p parsed) ([]byte, bool) {
+	b := make([]byte, 1, 1+8+256)
+	if p.derived {
+		b[0] |= parsedDerived
+	}
+	b = binary.BigEndian.AppendUint64(b, p.src)
+	b, err := skillmd.EncodeParsed(b, p.fm, p.problems)
+	return b, err == nil
+}
+
+// decodeParsed is encodeParsed's inverse.
+func decodeParsed(b []byte) (parsed, error) {
+	var p parsed
+	if len(b) < 1+8 || b[0]&^parsedDerived != 0 {
+		return p, errors.New("skills: a cached parse lacks its flags and digest")
+	}
+	p.derived = b[0]&parsedDerived != 0
+	p.src = binary.BigEndian.Uint64(b[1:])
+	var err error
+	p.fm, p.problems, err = skillmd.DecodeParsed(b[1+8:])
+	return p, err
 }
 
 // carried counts the heads a layer build took from the previous
@@ -129,7 +180,7 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 		ask := make([]string, 0, len(list))
 		for i, s := range list {
 			if s.skillMD.ETag != "" { // unversioned: no content to address
-				keys[i] = parsedCacheKey(s.skillMD.Key, s.skillMD.ETag, s.folder)
+				keys[i] = parsedCacheKey(s.skillMD.Key, s.skillMD.ETag, s.folder())
 				ask = append(ask, keys[i])
 			}
 		}
@@ -145,10 +196,10 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 	onCores(len(list), func(i int) {
 		s := list[i]
 		if b, ok := hits[keys[i]]; keys[i] != "" && ok {
-			fm, problems, err := skillmd.DecodeParsed(b)
+			p, err := decodeParsed(b)
 			if err == nil {
-				s.head = parsed{fm: fm, problems: problems}
-				h.report(ctx, s, problems)
+				s.head = p
+				h.report(ctx, s, p.problems)
 				fromCache.Add(1)
 				return
 			}
@@ -157,9 +208,9 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 		head, _ := x.HeadOf(s.skillMD.Key)
 		s.head = h.parse(ctx, s, head)
 		if keys[i] != "" {
-			// A parse the codec refuses (a folder name that is no UTF-8)
-			// is only not shared.
-			encoded[i], _ = skillmd.EncodeParsed(nil, s.head.fm, s.head.problems)
+			if b, ok := encodeParsed(s.head); ok {
+				encoded[i] = b
+			}
 		}
 	})
 	cached := int(fromCache.Load())
@@ -199,9 +250,10 @@ func onCores(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// leanVersion names what parse keeps of a parse (leanRaw, the nil Extra):
-// the cache holds that, so bump it with any change to it.
-const leanVersion = 1
+// leanVersion names what parse keeps of a parse (leanRaw, the nil Extra)
+// and encodeParsed's frame: the cache holds that, so bump it with any
+// change to either.
+const leanVersion = 2
 
 // parsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
 // the parser's and leanVersion: a replica of other rules neither reads nor

@@ -147,7 +147,7 @@ func TestHeldEstimates(t *testing.T) {
 	measure(fmt.Sprintf("%d SKILL.md files parsed for GetSkill", len(refs)), func() int64 {
 		var est int64
 		for i, s := range refs {
-			files[i] = parseSkillFile(raws[i], s.skillMD.ETag, s.folder)
+			files[i] = parseSkillFile(raws[i], s.skillMD.ETag, s.folder())
 			est += files[i].heldBytes(s.skillMD.Key + "\x00" + s.skillMD.ETag)
 		}
 		return est
@@ -199,14 +199,23 @@ func TestHeldPerUser(t *testing.T) {
 	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings)
 	t.Logf("listed: index %.0f, view %.0f, settings %.0f: %.0f bytes a user",
 		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), listed)
-	for u := range users {
-		for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
-			d, err := lib.Catalog.Get(t.Context(), tenant(u), name)
-			if err != nil || d.Layer != LayerUser {
-				t.Fatalf("Get(%s) = %+v, %v", name, d, err)
+	readAll := func() {
+		for u := range users {
+			for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
+				d, err := lib.Catalog.Get(t.Context(), tenant(u), name)
+				if err != nil || d.Layer != LayerUser {
+					t.Fatalf("Get(%s) = %+v, %v", name, d, err)
+				}
 			}
 		}
 	}
+	// Users' own skills read once are not kept (admission); read twice,
+	// they are.
+	readAll()
+	if b, n := held(heldSkillMD); n != 0 {
+		t.Errorf("after one read of each user's skills, %v SKILL.md parses (%v bytes) are held, want none", n, b)
+	}
+	readAll()
 	mdBytes, mdItems := held(heldSkillMD)
 	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings) + mdBytes/users
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",

@@ -113,6 +113,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		settings: newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
 		replies:  rs,
 		skillMDs: libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
+		admit:    newAdmission(),
 	}
 	return &Library{
 		Catalog:  c,

@@ -51,7 +51,7 @@ func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySki
 	out := make([]LibrarySkill, 0, len(built.all))
 	for _, s := range built.all {
 		if !s.nested {
-			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder, Category: s.category(), Name: s.name})
+			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
 		}
 	}
 	return out, nil

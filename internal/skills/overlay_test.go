@@ -105,7 +105,7 @@ func referenceMerge(mount string, user, shared *layer, maxSkills int) *reference
 	}
 	for _, s := range v.skills {
 		if !s.nested {
-			v.byFolder[s.folder] = append(v.byFolder[s.folder], s)
+			v.byFolder[s.folder()] = append(v.byFolder[s.folder()], s)
 			if d := s.head.fm.DisplayName; d != "" {
 				v.byDisplay[d] = append(v.byDisplay[d], s)
 			}

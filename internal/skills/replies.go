@@ -138,6 +138,10 @@ func (c *Catalog) GetReply(ctx context.Context, id mounts.Caller, ref string, en
 	if key == "" {
 		key = r.replyKey().sum()
 	}
+	if !c.admit.keeps(r.s, key) {
+		c.replies.metrics.requests.WithLabelValues(replyGet, "miss").Inc()
+		return build()
+	}
 	return c.replies.get(ctx, replyGet, key, build)
 }
 

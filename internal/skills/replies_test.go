@@ -320,7 +320,10 @@ func TestGetRepliesShared(t *testing.T) {
 		// Built again: the shared library changed since bob's last call,
 		// and what a user's layer makes of it can change the notes.
 		{name: "the other user's own skill unchanged", call: get(bob, "notes"), built: true, want: "Take meeting notes."},
-		{name: "and again", call: get(bob, "notes"), want: "Take meeting notes."},
+		// A user's own skill's reply is kept from its second ask
+		// (admission): with many users, most are asked for once.
+		{name: "and again", call: get(bob, "notes"), built: true, want: "Take meeting notes."},
+		{name: "and a third time", call: get(bob, "notes"), want: "Take meeting notes."},
 	})
 }
 

@@ -43,9 +43,8 @@ type entry struct {
 // fields are what cannot be had from the others (category) or the layer
 // (skillMD points into its entries).
 type skillRef struct {
-	dir    string // "category/folder" or "folder"
-	folder string // the folder's own name
-	layer  string
+	dir   string // "category/folder" or "folder"
+	layer string
 	// name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
 	name     string
@@ -59,6 +58,9 @@ type skillRef struct {
 	notes  *skillmd.Problems
 	nested bool // deeper than <category>/<skill>: reported, never served
 }
+
+// folder is the folder's own name: the last of dir.
+func (s *skillRef) folder() string { return s.dir[strings.LastIndexByte(s.dir, '/')+1:] }
 
 // category is the first folder of dir, or "" for a flat skill.
 func (s *skillRef) category() string {
@@ -443,7 +445,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	vs.heads.take(ctx, unparsed, x)
 	shareMaps(skills)
 	for _, s := range skills {
-		s.name = cmp.Or(s.head.fm.Name, s.folder)
+		s.name = cmp.Or(s.head.fm.Name, s.folder())
 	}
 	for _, s := range nested {
 		vs.heads.reportNested(ctx, s)
@@ -472,7 +474,7 @@ func (l *layer) lookups(skills []*skillRef) {
 	})
 	l.folders = slices.Clone(skills)
 	slices.SortFunc(l.folders, func(a, b *skillRef) int {
-		return cmp.Or(strings.Compare(a.folder, b.folder), strings.Compare(a.dir, b.dir))
+		return cmp.Or(strings.Compare(a.folder(), b.folder()), strings.Compare(a.dir, b.dir))
 	})
 	for _, s := range skills {
 		if s.head.fm.DisplayName != "" {
@@ -530,7 +532,7 @@ func (l *layer) named(name string) []*skillRef {
 }
 
 func (l *layer) folder(f string) []*skillRef {
-	return run(l.folders, f, func(s *skillRef) string { return s.folder })
+	return run(l.folders, f, func(s *skillRef) string { return s.folder() })
 }
 
 func (l *layer) display(d string) []*skillRef {
@@ -891,7 +893,7 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 func duplicateOrder(name string, a, b *skillRef) int {
 	return cmp.Or(
 		compareTrueFirst(a.head.problems.Valid(), b.head.problems.Valid()),
-		compareTrueFirst(a.folder == name, b.folder == name),
+		compareTrueFirst(a.folder() == name, b.folder() == name),
 		strings.Compare(a.dir, b.dir))
 }
 
@@ -951,12 +953,12 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		cat, rest, isCategorized := strings.Cut(dir, "/")
 		switch {
 		case !isCategorized:
-			skills = append(skills, &skillRef{dir: dir, folder: dir, name: dir, layer: layer, skillMD: &entries[i].obj})
+			skills = append(skills, &skillRef{dir: dir, name: dir, layer: layer, skillMD: &entries[i].obj})
 		case flat[cat]:
 			// a file of the flat skill cat
 		case !strings.Contains(rest, "/"):
 			categorized[dir] = true
-			skills = append(skills, &skillRef{dir: dir, folder: rest, name: rest, layer: layer, skillMD: &entries[i].obj})
+			skills = append(skills, &skillRef{dir: dir, name: rest, layer: layer, skillMD: &entries[i].obj})
 		}
 	}
 	for i, e := range entries {
@@ -970,7 +972,7 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		if flat[cat] || categorized[cat+"/"+second] {
 			continue // a file of a skill
 		}
-		n := &skillRef{dir: dir, folder: path.Base(dir), name: path.Base(dir), layer: layer, skillMD: &entries[i].obj, nested: true}
+		n := &skillRef{dir: dir, name: path.Base(dir), layer: layer, skillMD: &entries[i].obj, nested: true}
 		n.addNotes().Errorf("%s", nestedProblem)
 		nested = append(nested, n)
 	}

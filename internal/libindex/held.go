@@ -10,10 +10,7 @@ import (
 // Held is what one replica keeps decoded to serve the libraries: the
 // indexes, and what the catalog builds on them (each library's parsed
 // skills, each user's view). Everything is charged against one byte budget
-// (--skills.max-held-bytes), least recently used out (CLOCK: a use marks
-// the value, and the eviction that finds it marked moves it to the front
-// instead, so a use writes nothing but its mark: with many users a call's
-// values and their neighbours are cold in the CPU caches), whatever its kind: a
+// (--skills.max-held-bytes), least recently used out, whatever its kind: a
 // replica serving many small libraries and one serving a few large ones
 // stay within the same memory. Each value is charged its owner's estimate of
 // the heap it keeps alive (HeldBytes and the catalog's estimates, measured
@@ -36,7 +33,6 @@ type heldItem struct {
 	k     heldKey
 	v     any
 	bytes int64
-	used  bool // since it was last moved to the front
 }
 
 // heldKind is one kind's share of the budget, for its metrics.
@@ -88,11 +84,8 @@ func (h *Held) get(k heldKey) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	it := e.Value.(*heldItem)
-	if !it.used {
-		it.used = true
-	}
-	return it.v, true
+	h.order.MoveToFront(e)
+	return e.Value.(*heldItem).v, true
 }
 
 // add holds v under k (replacing what k held), evicting the least recently
@@ -112,13 +105,7 @@ func (h *Held) add(k heldKey, v any, bytes int64) bool {
 	}
 	for h.used+bytes > h.max {
 		last := h.order.Back()
-		it := last.Value.(*heldItem)
-		if it.used { // a second chance: each value gets one per pass
-			it.used = false
-			h.order.MoveToFront(last)
-			continue
-		}
-		h.kinds[it.k.kind].evicted.Inc()
+		h.kinds[last.Value.(*heldItem).k.kind].evicted.Inc()
 		h.drop(last)
 	}
 	h.items[k] = h.order.PushFront(&heldItem{k: k, v: v, bytes: bytes})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,12 +94,19 @@ func BenchmarkGetSkillTenants(b *testing.B) {
 	for u := range ctxs {
 		ctxs[u] = auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: fmt.Sprintf("user%05d", u), Thread: "t"})})
 	}
-	get := func(b *testing.B, u, i int) []byte {
+	call := func(u, i int) ([]byte, error) {
 		res, err := h.GetSkill(ctxs[u], &skillsvcv1.GetSkillRequest{Path: tenantPick(u, i)})
+		if err != nil {
+			return nil, err
+		}
+		return proto.Marshal(res)
+	}
+	get := func(b *testing.B, u, i int) []byte {
+		data, err := call(u, i)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return wire(b, res)
+		return data
 	}
 	warm := func(b *testing.B, u, i int) {
 		var got skillsvcv1.GetSkillResponse
@@ -125,6 +134,27 @@ func BenchmarkGetSkillTenants(b *testing.B) {
 				}
 				get(b, u, r.IntN(seen))
 			}
+		})
+		// As a replica serves them: 16 callers at once on the machine's
+		// cores (bench-load's clients), contending for what every call
+		// locks and writes.
+		b.Run(who+"/parallel", func(b *testing.B) {
+			var seed atomic.Uint64
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rand.New(rand.NewPCG(seed.Add(1), 2))
+				for pb.Next() {
+					u := 0
+					if who == "random" {
+						u = r.IntN(tenantUsers)
+					}
+					if _, err := call(u, r.IntN(seen)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

@@ -322,9 +322,10 @@ func bodyStart(data []byte, end int) int {
 // Split returns where a SKILL.md's frontmatter ends (data[:head], BOM and
 // closing line included, is what an index holds of it: a parse of those
 // bytes is a parse of data) and where its body starts, as ParseSkillMDBody
-// finds them. ok is false where ParseSkillMDBody reports a problem of the
-// whole file rather than of its frontmatter: text that is not UTF-8, a
-// frontmatter not opened or not closed within MaxFrontmatterBytes.
+// finds them for a valid one (an invalid one has no body). ok is false
+// where ParseSkillMDBody reports a problem of the whole file rather than
+// of its frontmatter: text that is not UTF-8, a frontmatter not opened or
+// not closed within MaxFrontmatterBytes.
 func Split(data []byte) (head, body int, ok bool) {
 	bom := 0
 	if bytes.HasPrefix(data, []byte(BOM)) {

@@ -434,6 +434,21 @@ func FuzzParseSkillMD(f *testing.F) {
 				t.Fatalf("decoded %+v %+v, which encodes differently", dfm, dp)
 			}
 		}
+		// What GetSkill relies on to take a head's parse for the whole
+		// file (skills.fileOf): where Split finds the frontmatter closed
+		// and the text UTF-8, parsing data[:head] is parsing data, and
+		// the body of a valid one starts where Split says.
+		if head, start, ok := skillmd.Split(data); ok {
+			hfm, _, hp := skillmd.ParseSkillMDBody(data[:head], folder)
+			_, bodyAt, _ := skillmd.ParseSkillMDBody(data, folder)
+			henc, herr := skillmd.EncodeParsed(nil, hfm, hp)
+			if fenc, ferr := skillmd.EncodeParsed(nil, fm, p); !bytes.Equal(henc, fenc) || (herr == nil) != (ferr == nil) {
+				t.Fatalf("the parse of the head %q differs from the file's: %+v %+v against %+v %+v", data[:head], hfm, hp, fm, p)
+			}
+			if p.Valid() && (start != bodyAt || string(data[start:]) != body) {
+				t.Fatalf("Split puts the body at %d, the parse at %d (%q)", start, bodyAt, body)
+			}
+		}
 		// Publishing is never more lenient than the catalog.
 		if !skillmd.HasErrors(skillmd.CheckFolder(folder, []skillmd.File{{Path: skillmd.SkillFile, Data: data}})) && !p.Valid() {
 			t.Fatalf("CheckFolder accepts a SKILL.md the catalog refuses: %q", p.Errors)

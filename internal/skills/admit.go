@@ -15,7 +15,8 @@ import (
 // It remembers a fixed number of recent first asks, by hash, each in a slot
 // a later first ask may take: a value asked for again within a few thousand
 // first asks is kept from its second ask, one user repeating a call at
-// once. A collision admits a value early, which costs only its keeping.
+// once. Two keys sharing a slot only make it forget one sooner; a value is
+// admitted early only when another's 64-bit hash equals its own.
 type admission struct {
 	seed  maphash.Seed
 	slots [admissionSlots]atomic.Uint64

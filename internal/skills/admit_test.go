@@ -33,7 +33,8 @@ func TestFileOfHead(t *testing.T) {
 		{name: "extra fields", head: front("name: one\ndescription: Does one.\ntags: [a, b]\nx-tool:\n  depth: 3\n"), fromHead: true},
 		{name: "a display name", head: front("name: Skill One\ndescription: Does one.\n"), fromHead: true},
 		{name: "a folder the name does not match", head: front("name: two\ndescription: Does two.\n"), fromHead: true},
-		{name: "invalid", head: front("description: [no, name]\n"), fromHead: true},
+		{name: "invalid", head: front("description: [no, name]\n")},
+		{name: "not a mapping", head: front("0\n")},
 		{name: "a byte order mark", head: skillmd.BOM + front("name: one\ndescription: Does one.\n"), fromHead: true},
 		{name: "CRLF lines", head: "---\r\nname: one\r\ndescription: Does one.\r\n---\r\n", fromHead: true},
 		{name: "blank lines before the body", head: front("name: one\ndescription: Does one.\n"), file: "\n\r\n\n# Body\n", fromHead: true},
@@ -120,7 +121,7 @@ func TestParsedCodecRefuses(t *testing.T) {
 // Without admission the parses evict the views.
 func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	const users = 200
-	b := objstoretest.NewBucket(t, tenantFiles(300, users, 5))
+	b := objstoretest.NewBucket(t, tenantFiles(300, users+1, 5)) // the last one asks later
 	sized := func(max int64) *Library {
 		cfg := DefaultConfig()
 		if max > 0 {
@@ -173,13 +174,16 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	if builds != users*len(own) {
 		t.Fatalf("%d replies built, want %d", builds, users*len(own))
 	}
-	// One user asking again: kept from the second ask.
+	// One user asking three times: kept from the second ask.
 	builds = 0
 	for range 3 {
-		get(0, "mine-1")
+		get(users, "mine-1")
 	}
-	if builds != 1 {
-		t.Errorf("three more asks of one skill built %d replies, want 1 (the second ask's, then kept)", builds)
+	if builds != 2 {
+		t.Errorf("three asks of one skill built %d replies, want 2 (the first two, then kept)", builds)
+	}
+	if n := testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(heldSkillMD)); n != 1 {
+		t.Errorf("%v parses held after one user's second ask, want 1", n)
 	}
 	// The shared library's skills are kept at once.
 	builds = 0

@@ -36,9 +36,11 @@ type Catalog struct {
 	settings *settingsStore
 	replies  *replies                    // encoded replies, by what they were made from
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
-	admit    *admission                  // which of a user's own parses and replies to keep
-	listener listenerSlot
-	onListed listedSlot
+	// Which of a user's own parses and GetSkill replies to keep: apart, so
+	// one call's two first asks never take each other's slot.
+	admitParse, admitReply *admission
+	listener               listenerSlot
+	onListed               listedSlot
 }
 
 // heldSkillMD is the kind of the parsed SKILL.md files on the held budget.
@@ -462,13 +464,14 @@ func derivable(fm skillmd.Frontmatter) bool {
 
 // fileOf is raw, the SKILL.md of s read at etag, as parsed. Where its
 // frontmatter is the very bytes the layer parsed as s's head (the same
-// digest) and that parse's maps derive from its JSON, the parse is the
-// layer's: a parse of a SKILL.md depends on its frontmatter alone, once
-// the whole file is UTF-8 text. With many users, whose own skills' parses
-// are not all held, a GetSkill then decodes no YAML.
+// digest), that parse found it valid and its maps derive from its JSON,
+// the parse is the layer's: a parse of a SKILL.md depends on its
+// frontmatter alone, once the whole file is UTF-8 text (FuzzParseSkillMD
+// checks it). With many users, whose own skills' parses are not all held,
+// a GetSkill then decodes no YAML.
 func fileOf(raw []byte, etag string, s *skillRef) *skillFile {
 	h := s.head
-	if head, body, ok := skillmd.Split(raw); ok && h.derived && headSum(raw[:head]) == h.src {
+	if head, body, ok := skillmd.Split(raw); ok && h.derived && h.problems.Valid() && headSum(raw[:head]) == h.src {
 		f := &skillFile{raw: string(raw), etag: etag, fm: h.fm, problems: h.problems, derived: true}
 		f.fm.Raw, f.fm.Extra, f.fm.Metadata = nil, nil, nil
 		f.body = f.raw[body:]
@@ -537,7 +540,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) 
 		return nil, err
 	}
 	f := fileOf(raw, a.ETag, s)
-	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag && c.admit.keeps(s, key) { // a version, not whatever is there now
+	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
 		c.skillMDs.Add(key, f, f.heldBytes(key))
 	}
 	return f, nil

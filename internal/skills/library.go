@@ -110,10 +110,10 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings: newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
-		replies:  rs,
-		skillMDs: libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
-		admit:    newAdmission(),
+		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
+		replies:    rs,
+		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
+		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
 	return &Library{
 		Catalog:  c,

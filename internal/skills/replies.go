@@ -138,7 +138,7 @@ func (c *Catalog) GetReply(ctx context.Context, id mounts.Caller, ref string, en
 	if key == "" {
 		key = r.replyKey().sum()
 	}
-	if !c.admit.keeps(r.s, key) {
+	if !c.admitReply.keeps(r.s, key) {
 		c.replies.metrics.requests.WithLabelValues(replyGet, "miss").Inc()
 		return build()
 	}

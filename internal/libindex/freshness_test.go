@@ -2,6 +2,7 @@ package libindex
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -68,6 +69,9 @@ func get(t *testing.T, ix *Store) *Index {
 	return x
 }
 
+// spreadLow is the shortest an interval d is after its spread.
+func spreadLow(d time.Duration) time.Duration { return d - d/spreadFraction }
+
 // gaps are the intervals between consecutive listings.
 func gaps(lists []time.Time) []time.Duration {
 	var out []time.Duration
@@ -105,8 +109,8 @@ func TestRevalidationFollowsChange(t *testing.T) {
 			break
 		}
 	}
-	if last := g[len(g)-1]; last < 25*time.Second || last > 30*time.Second {
-		t.Errorf("after %v unchanged, listed every %v; want between MaxRefresh and the max staleness (%v)", quiet, last, g)
+	if last := g[len(g)-1]; last < spreadLow(ix.MaxRefresh()) || last > 30*time.Second {
+		t.Errorf("after %v unchanged, listed every %v; want between MaxRefresh less its spread and the max staleness (%v)", quiet, last, g)
 	}
 	// Polling every 5s would have listed 120 times.
 	if n := len(*lists); n > 60 {
@@ -145,7 +149,7 @@ func TestMaxStaleBoundsQuietLibrary(t *testing.T) {
 		clk.Advance(time.Second)
 		get(t, ix)
 	}
-	if g := gaps(*lists); g[len(g)-1] < 25*time.Second {
+	if g := gaps(*lists); g[len(g)-1] < spreadLow(ix.MaxRefresh()) {
 		t.Fatalf("not at MaxRefresh after 10 quiet minutes: %v", g)
 	}
 	// Just listed: the next listing is MaxRefresh away.
@@ -174,13 +178,89 @@ func TestChangedTravels(t *testing.T) {
 		get(t, a)
 	}
 	x := get(t, a)
-	if a.FreshFor(x) != a.MaxRefresh() {
-		t.Fatalf("A's quiet index is fresh for %v, want %v", a.FreshFor(x), a.MaxRefresh())
+	if d := a.FreshFor(x); d != a.MaxRefresh()-spread(a.MaxRefresh(), x.Gen) || d < spreadLow(a.MaxRefresh()) {
+		t.Fatalf("A's quiet index is fresh for %v, want %v less its spread", d, a.MaxRefresh())
 	}
 	other, lists := pollingStore(t, objstoretest.NewFaulty(b), shared, clk)
 	y := get(t, other)
 	if len(*lists) != 0 || y.Gen != x.Gen || !y.Changed.Equal(x.Changed) || other.FreshFor(y) != a.FreshFor(x) {
 		t.Errorf("B: %d listings, gen %x changed %v fresh for %v; want A's index (gen %x, changed %v, fresh for %v) from the shared cache",
 			len(*lists), y.Gen, y.Changed, other.FreshFor(y), x.Gen, x.Changed, a.FreshFor(x))
+	}
+}
+
+// TestRevalidationsSpread: libraries first listed in the same second (a
+// replica's start, a flushed cache) are not all listed again in one second
+// of every interval after: each interval is shortened by up to a tenth, by
+// library, so with events' 5-minute refresh 200 libraries called every
+// second fall due across about 30 seconds.
+func TestRevalidationsSpread(t *testing.T) {
+	const libraries = 200
+	files := map[string]string{}
+	layers := make([]Layer, libraries)
+	for i := range layers {
+		u := fmt.Sprintf("u%03d", i)
+		layers[i] = Layer{Tag: u, Prefix: u + "/skills/", Object: u + "/settings/skills.index"}
+		files[layers[i].Prefix+"c/s/SKILL.md"] = skillMD("s")
+	}
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
+	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	cfg := testConfig(5 * time.Minute)
+	cfg.IndexMaxStale = 15 * time.Minute
+	log := slog.New(slog.DiscardHandler)
+	ix := New(b, cache.NewLRU(32<<20), cfg, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	ix.SetNow(clk.Now)
+	t.Cleanup(ix.Close)
+	var (
+		mu        sync.Mutex
+		perSecond = map[time.Time]int{}
+	)
+	b.Before(objstore.OpList, func(context.Context, objstoretest.Call) error {
+		mu.Lock()
+		defer mu.Unlock()
+		perSecond[clk.Now()]++
+		return nil
+	})
+	callAll := func() {
+		for _, l := range layers {
+			if _, err := ix.Get(t.Context(), l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ix.Close()
+	}
+	callAll()
+	if perSecond[clk.Now()] != libraries {
+		t.Fatalf("first pass listed %d libraries, want %d", perSecond[clk.Now()], libraries)
+	}
+	start := clk.Now()
+	for clk.Now().Sub(start) < cfg.IndexRefresh+time.Second {
+		clk.Advance(time.Second)
+		callAll()
+	}
+	var first, last time.Time
+	busiest, total := 0, 0
+	for at, n := range perSecond {
+		if at.Equal(start) {
+			continue
+		}
+		total += n
+		busiest = max(busiest, n)
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	if total != libraries {
+		t.Fatalf("%d revalidations in the first interval, want one a library (%d)", total, libraries)
+	}
+	if busiest > libraries/4 || last.Sub(first) < 15*time.Second {
+		t.Errorf("revalidations from %v to %v after the first listing, at most %d in one second; want them spread over about %v",
+			first.Sub(start), last.Sub(start), busiest, cfg.IndexRefresh/spreadFraction)
+	}
+	if first.Sub(start) < spreadLow(cfg.IndexRefresh) || last.Sub(start) > cfg.IndexRefresh {
+		t.Errorf("revalidations from %v to %v after the first listing, want within the refresh interval's last tenth", first.Sub(start), last.Sub(start))
 	}
 }

@@ -191,8 +191,9 @@ type Store struct {
 type held struct {
 	idx *Index
 	// checked is when the shared cache last said idx is the newest, or
-	// when a revalidation last ended (failed included): until refresh
-	// after it, idx is served without asking anyone.
+	// when a revalidation last ended (failed included): until a refresh
+	// interval (less idx's spread) after it, idx is served without asking
+	// anyone.
 	checked time.Time
 	failed  bool // the last revalidation failed: serve up to StaleIfError
 }
@@ -272,7 +273,7 @@ func (ix *Store) servable(h *held, now time.Time) bool {
 	if age < ix.FreshFor(h.idx) {
 		return true
 	}
-	if now.Sub(h.checked) >= ix.cfg.IndexRefresh {
+	if now.Sub(h.checked) >= ix.cfg.IndexRefresh-spread(ix.cfg.IndexRefresh, h.idx.Gen) {
 		return false
 	}
 	return age < ix.cfg.IndexMaxStale || (h.failed && age < ix.cfg.StaleIfError)

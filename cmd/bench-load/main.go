@@ -43,6 +43,7 @@ type options struct {
 	tenantSettle  time.Duration // libraries left quiet before the rows without events
 	tenantRamp    time.Duration // random calls before each random-user row is measured
 	tenantCalls   []string      // the calls measured; empty: all
+	tenantRounds  int           // one-user and random-user rows of each call, alternating
 }
 
 func parseOptions(args []string) (options, error) {
@@ -79,6 +80,7 @@ func parseOptions(args []string) (options, error) {
 		}
 		return nil
 	})
+	f.IntVar(&o.tenantRounds, "tenant-rounds", 1, "Rounds of each call's pair of many-tenants rows, one user then random users, alternating on the same replica (warmed once); the ratio printed is the median of the rounds' (a single row of a few seconds on a shared machine varies by tens of percent between runs).")
 	f.IntVar(&o.tenantClients, "tenant-clients", 16, "Concurrent clients (one connection each) of the many-tenants case.")
 	f.IntVar(&o.iterations, "iterations", 200, "Calls behind each warm p50/p99.")
 	f.IntVar(&o.clients, "clients", 32, "Concurrent clients (one connection each) of the throughput case.")
@@ -107,8 +109,8 @@ func parseOptions(args []string) (options, error) {
 	if o.users > 1 && len(o.sizes) == 0 {
 		return o, errors.New("-users needs a library size (-sizes)")
 	}
-	if o.tenants < 0 || o.tenantClients < 1 || o.tenantSettle < 0 || o.tenantRamp < 0 {
-		return o, errors.New("tenants, tenant-settle and tenant-ramp must not be negative, tenant-clients must be positive")
+	if o.tenants < 0 || o.tenantClients < 1 || o.tenantRounds < 1 || o.tenantSettle < 0 || o.tenantRamp < 0 {
+		return o, errors.New("tenants, tenant-settle and tenant-ramp must not be negative, tenant-clients and tenant-rounds must be positive")
 	}
 	if o.users < 1 || o.iterations < 1 || o.clients < 1 || o.duration <= 0 || o.seedWorkers < 1 || o.latency < 0 || o.lruMaxBytes < 0 {
 		return o, errors.New("users, iterations, clients, duration and seed-workers must be positive; latency and lru-max-bytes not negative")

@@ -91,7 +91,7 @@ func (r *report) errors() []string {
 	}
 	for _, t := range r.tenants {
 		if t.err != nil {
-			add("many tenants, "+t.name, t.err)
+			add("many tenants, "+t.label(), t.err)
 		}
 	}
 	var out []string

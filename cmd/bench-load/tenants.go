@@ -128,6 +128,7 @@ func (b *bench) tenantCalls() []tenantCallCase {
 // tenantRow is one row of the many-tenants table.
 type tenantRow struct {
 	name     string
+	round    int // of -tenant-rounds, from 1; 0 when there is one
 	p50, p99 time.Duration
 	rate     float64 // calls per second
 	calls    int64
@@ -143,9 +144,17 @@ type tenantRow struct {
 	err      error
 }
 
+// label is the row's name and round.
+func (r tenantRow) label() string {
+	if r.round == 0 {
+		return r.name
+	}
+	return fmt.Sprintf("%s (round %d)", r.name, r.round)
+}
+
 func (r tenantRow) cells() []string {
 	if r.err != nil {
-		return []string{r.name, "error: " + clip(oneLine(r.err.Error()), 60), "", "", "", ""}
+		return []string{r.label(), "error: " + clip(oneLine(r.err.Error()), 60), "", "", "", ""}
 	}
 	perThousand := 0.0
 	if r.calls > 0 {
@@ -156,7 +165,7 @@ func (r tenantRow) cells() []string {
 		perCall = loadbench.Duration(r.cpu.skillsvc / time.Duration(r.calls))
 	}
 	return []string{
-		r.name, loadbench.Duration(r.p50) + " / " + loadbench.Duration(r.p99), loadbench.Count(r.rate),
+		r.label(), loadbench.Duration(r.p50) + " / " + loadbench.Duration(r.p99), loadbench.Count(r.rate),
 		perCall, fmt.Sprintf("%.1f", perThousand), loadbench.Bytes(r.rss),
 	}
 }
@@ -172,7 +181,7 @@ func (b *bench) runTenants(ctx context.Context) {
 		if b.opts.verbose && r.ops != nil {
 			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "] [cache errors: " + formatOps(r.cacheErr) + "] [" + r.cpu.String() + "]"
 		}
-		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.name, msg)
+		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.label(), msg)
 	}
 	fail := func(err error) {
 		for _, c := range b.tenantCalls() {
@@ -280,9 +289,21 @@ func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []st
 		b.logf("libraries left quiet for %v", settle)
 		time.Sleep(settle)
 	}
+	rounds := b.opts.tenantRounds
 	for _, c := range b.tenantCalls() {
-		row(b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call))
-		row(b.tenantRow(ctx, s, clients, "random users, "+c.name, n, c.call))
+		for i := range rounds {
+			// Later rounds start warm: the round before served every user
+			// its rows call as, and each row is shorter than the max
+			// staleness, so no library falls out of its cadence between.
+			warm := i == 0
+			one := b.tenantRow(ctx, s, clients, "one user, "+c.name, 1, c.call, warm)
+			random := b.tenantRow(ctx, s, clients, "random users, "+c.name, n, c.call, warm)
+			if rounds > 1 {
+				one.round, random.round = i+1, i+1
+			}
+			row(one)
+			row(random)
+		}
 	}
 	if events != "" {
 		b.logf("events: MinIO posted %d notifications to the replica", b.srv.relay.posts.Load())
@@ -315,8 +336,46 @@ func tenantClients(ctx context.Context, s *skillsvc, n int) (clients []skillsvcv
 // tenantRow serves each of the first users users once with call (for one
 // user, GetSkill of each of its skills), then has every client call as
 // random users among them for opts.duration, and measures the calls.
-func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1.SkillsServiceClient, name string, users int, call tenantCall) tenantRow {
+// Without warm it measures at once: a row just before served them.
+func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1.SkillsServiceClient, name string, users int, call tenantCall, warm bool) tenantRow {
 	r := tenantRow{name: name}
+	if warm {
+		if err := b.warmTenants(ctx, clients, name, users, call); err != nil {
+			r.err = err
+			return r
+		}
+	}
+	before, _ := s.scrape(ctx)
+	proxyBefore := b.srv.proxy.Requests()
+	pids := b.cpuPids(s)
+	cpuBefore := readCPU(pids)
+	start := time.Now()
+	var all []time.Duration
+	_, firstErr := drive(ctx, clients, users, b.opts.duration, 2, call, &all)
+	elapsed := time.Since(start)
+	r.cpu = readCPU(pids).since(cpuBefore, elapsed)
+	r.requests = b.srv.proxy.Requests() - proxyBefore
+	if after, err := s.scrape(ctx); err == nil && before != nil {
+		r.ops, r.replies = delta(before, after, opsMetric), delta(before, after, repliesMetric)
+		r.cacheErr = delta(before, after, "skillsvc_cache_errors_total")
+	}
+	if firstErr != nil {
+		r.err = firstErr
+		return r
+	}
+	slices.Sort(all)
+	r.calls = int64(len(all))
+	r.rate = float64(r.calls) / elapsed.Seconds()
+	r.p50, r.p99 = loadbench.Percentile(all, 50), loadbench.Percentile(all, 99)
+	r.rss, r.err = s.rss()
+	return r
+}
+
+// warmTenants serves what the row name measures before it is measured:
+// each of the first users users once with call (for one user, GetSkill of
+// each of its skills; for random users' GetSkill, every file a call may
+// pick), then, for random users, opts.tenantRamp of unmeasured calls.
+func (b *bench) warmTenants(ctx context.Context, clients []skillsvcv1.SkillsServiceClient, name string, users int, call tenantCall) error {
 	warm := users
 	if users == 1 {
 		warm = tenantSkills // every skill the calls may pick
@@ -347,8 +406,7 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 		}
 		return call(ctx, c, 0, rng)
 	}); err != nil {
-		r.err = fmt.Errorf("warm-up: %w", err)
-		return r
+		return fmt.Errorf("warm-up: %w", err)
 	}
 	if users > 1 && readsFiles {
 		// Reading every file may take longer than the max staleness on a
@@ -357,8 +415,7 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 		if err := parallel(clients, users, func(c skillsvcv1.SkillsServiceClient, i int) error {
 			return call(ctx, c, i, rand.New(rand.NewPCG(uint64(i), 4)))
 		}); err != nil {
-			r.err = fmt.Errorf("warm-up: %w", err)
-			return r
+			return fmt.Errorf("warm-up: %w", err)
 		}
 		warm += users
 	}
@@ -372,36 +429,12 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 		rampStart := time.Now()
 		n, err := drive(ctx, clients, users, ramp, 5, call, nil)
 		if err != nil {
-			r.err = fmt.Errorf("ramp: %w", err)
-			return r
+			return fmt.Errorf("ramp: %w", err)
 		}
 		b.logf("%s: ramp of %s random calls in %s", name, loadbench.Count(float64(n)), loadbench.Duration(time.Since(rampStart)))
 	}
 
-	before, _ := s.scrape(ctx)
-	proxyBefore := b.srv.proxy.Requests()
-	pids := b.cpuPids(s)
-	cpuBefore := readCPU(pids)
-	start := time.Now()
-	var all []time.Duration
-	_, firstErr := drive(ctx, clients, users, b.opts.duration, 2, call, &all)
-	elapsed := time.Since(start)
-	r.cpu = readCPU(pids).since(cpuBefore, elapsed)
-	r.requests = b.srv.proxy.Requests() - proxyBefore
-	if after, err := s.scrape(ctx); err == nil && before != nil {
-		r.ops, r.replies = delta(before, after, opsMetric), delta(before, after, repliesMetric)
-		r.cacheErr = delta(before, after, "skillsvc_cache_errors_total")
-	}
-	if firstErr != nil {
-		r.err = firstErr
-		return r
-	}
-	slices.Sort(all)
-	r.calls = int64(len(all))
-	r.rate = float64(r.calls) / elapsed.Seconds()
-	r.p50, r.p99 = loadbench.Percentile(all, 50), loadbench.Percentile(all, 99)
-	r.rss, r.err = s.rss()
-	return r
+	return nil
 }
 
 // drive has every client call as random users among users until d has
@@ -494,7 +527,11 @@ func (r *report) printTenants(w io.Writer, o options) {
 	}
 	loadbench.WriteTable(w, rows)
 	if ratios := tenantRatios(r.tenants); len(ratios) > 0 {
-		fmt.Fprintf(w, "\nRandom users' throughput over one user's, each pair back to back on one replica: %s.\n", strings.Join(ratios, "; "))
+		how := "each pair back to back on one replica"
+		if o.tenantRounds > 1 {
+			how = fmt.Sprintf("%d rounds of one user then random users on one replica, each round's pair compared", o.tenantRounds)
+		}
+		fmt.Fprintf(w, "\nRandom users' throughput over one user's, %s: %s.\n", how, strings.Join(ratios, "; "))
 	}
 	fmt.Fprintf(w, "\nLatency under the load of every client. GetSkill picks one of the caller's %d skills at random; FormatSkills "+
 		"is the default prompt block; ListSkills lists all %d skills in one page. skillsvc CPU per call: its user and system CPU time "+
@@ -504,21 +541,53 @@ func (r *report) printTenants(w io.Writer, o options) {
 }
 
 // tenantRatios is each random-user row's throughput over the one-user row
-// of the same call and pass ("GetSkill, events 87%"), for the pairs both
-// measured.
+// of the same call, pass and round ("GetSkill, events 87%"), for the pairs
+// both measured; over several rounds, their median and each round's
+// ("GetSkill, events 87% (median of 80%, 87%, 95%)").
 func tenantRatios(rows []tenantRow) []string {
-	one := map[string]tenantRow{}
-	var out []string
+	type pair struct {
+		call  string
+		round int
+	}
+	one := map[pair]tenantRow{}
+	ratios := map[string][]float64{}
+	var calls []string
 	for _, r := range rows {
 		if rest, ok := strings.CutPrefix(r.name, "one user, "); ok {
-			one[rest] = r
+			one[pair{rest, r.round}] = r
 			continue
 		}
 		rest, ok := strings.CutPrefix(r.name, "random users, ")
-		o, paired := one[rest]
-		if ok && paired && r.err == nil && o.err == nil && o.rate > 0 {
-			out = append(out, fmt.Sprintf("%s %.0f%%", rest, 100*r.rate/o.rate))
+		o, paired := one[pair{rest, r.round}]
+		if !ok || !paired || r.err != nil || o.err != nil || o.rate <= 0 {
+			continue
 		}
+		if _, seen := ratios[rest]; !seen {
+			calls = append(calls, rest)
+		}
+		ratios[rest] = append(ratios[rest], r.rate/o.rate)
+	}
+	var out []string
+	for _, c := range calls {
+		rs := ratios[c]
+		if len(rs) == 1 {
+			out = append(out, fmt.Sprintf("%s %.0f%%", c, 100*rs[0]))
+			continue
+		}
+		each := make([]string, len(rs))
+		for i, r := range rs {
+			each[i] = fmt.Sprintf("%.0f%%", 100*r)
+		}
+		out = append(out, fmt.Sprintf("%s %.0f%% (median of %s)", c, 100*median(rs), strings.Join(each, ", ")))
 	}
 	return out
+}
+
+// median of xs, not empty; xs is left as it was.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }

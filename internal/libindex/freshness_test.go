@@ -201,7 +201,7 @@ func TestRevalidationsSpread(t *testing.T) {
 	for i := range layers {
 		u := fmt.Sprintf("u%03d", i)
 		layers[i] = Layer{Tag: u, Prefix: u + "/skills/", Object: u + "/settings/skills.index"}
-		files[layers[i].Prefix+"c/s/SKILL.md"] = skillMD("s")
+		files[layers[i].Prefix+"s/SKILL.md"] = skillMD("s")
 	}
 	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
 	clk := &testClock{now: time.Unix(1_800_000_000, 0)}

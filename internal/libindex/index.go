@@ -2,6 +2,7 @@ package libindex
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"hash/fnv"
@@ -183,8 +184,8 @@ type Store struct {
 	// after the drop. dropMu makes that check and the hold one step.
 	dropMu sync.Mutex
 	drops  [dropStripes]dropState
-	bg     sync.Map       // prefixes revalidating in the background
-	wg     sync.WaitGroup // background revalidations
+	bg     sync.Map // prefixes queued or revalidating in the background
+	work   *background
 }
 
 // held is an index in process memory and what this process knows of it.
@@ -208,7 +209,7 @@ func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex)}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex), work: newBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
 }
 
 // HeldIndex is the kind of the indexes on the Held budget.
@@ -547,17 +548,16 @@ func (ix *Store) fromBucket(ctx context.Context, l Layer) *Index {
 	return x
 }
 
-// revalidateInBackground revalidates x unless this process already is, or
-// another replica holds the lock; the caller goes on serving x. Its spans
+// revalidateInBackground revalidates x on one of the store's background
+// workers unless this process already is, or another replica holds the
+// lock; the caller goes on serving x. Its spans
 // join the trace of the load that asked for it (ctx's). since is where the
 // load of x began: a drop after it keeps x from being held again.
 func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, since uint64) {
 	if _, running := ix.bg.LoadOrStore(l.Prefix, true); running {
 		return
 	}
-	ix.wg.Add(1)
-	go func() {
-		defer ix.wg.Done()
+	queued := ix.work.try(func() {
 		defer ix.bg.Delete(l.Prefix)
 		_ = panics.Guard(func() error {
 			ctx, span := startSpan(tracing.Detached(ctx), "libindex.revalidate_background", l)
@@ -591,7 +591,13 @@ func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, 
 			}
 			return nil
 		})()
-	}()
+	})
+	if !queued {
+		// Every worker busy and the queue full: x is served as it is and
+		// tried again a refresh interval later.
+		ix.bg.Delete(l.Prefix)
+		ix.metrics.Revalidations.WithLabelValues(ModeBackground, ResultDeferred).Inc()
+	}
 }
 
 // syncLockWait bounds how long a caller that must have a fresh index waits
@@ -848,7 +854,7 @@ func (ix *Store) ForgetAll() {
 
 // Close waits for the background revalidations under way. The store
 // stays usable: a later call may start more.
-func (ix *Store) Close() { ix.wg.Wait() }
+func (ix *Store) Close() { ix.work.wait() }
 
 // head returns the head x holds of o's listed version; x may be nil.
 func (x *Index) head(o objstore.Object) ([]byte, bool) {

@@ -41,9 +41,11 @@ const (
 	// Revalidation results besides ok and error: another replica held
 	// the lock (the index is served as is), or had revalidated the index
 	// less than a refresh interval before (it is taken from the shared
-	// cache instead of listing).
+	// cache instead of listing), or the background queue was full (the
+	// index is served as is and tried again a refresh interval later).
 	ResultLocked    = "locked"
 	ResultElsewhere = "elsewhere"
+	ResultDeferred  = "deferred"
 
 	KindIndex    = "index"
 	KindSettings = "settings"
@@ -72,7 +74,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source"}),
 		Revalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_revalidations_total",
-			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating, elsewhere: another replica had just revalidated it, so it came from the shared cache without a listing).",
+			Help: "Library index revalidations by mode (background while serving, sync before answering) and result (ok, error, locked: another replica was revalidating, elsewhere: another replica had just revalidated it, so it came from the shared cache without a listing, deferred: every background worker busy and the queue full).",
 		}, []string{"mode", "result"}),
 		Coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_coalesced_waits_total",

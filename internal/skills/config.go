@@ -66,6 +66,9 @@ type Config struct {
 	HeadTTL     time.Duration `yaml:"head_ttl"`
 	HeadBytes   int           `yaml:"head_bytes"`
 	Concurrency int           `yaml:"concurrency"`
+	// BackgroundRevalidations bounds the library revalidations a replica
+	// runs at once while serving the index it has.
+	BackgroundRevalidations int `yaml:"background_revalidations"`
 	// MaxSkills bounds the skills one library may hold.
 	MaxSkills      int   `yaml:"max_skills"`
 	MaxObjects     int   `yaml:"max_objects"`
@@ -128,6 +131,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.HeadTTL, prefix+"head-ttl", 24*time.Hour, "How long the head of one version of a SKILL.md (by key and ETag) stays in the cache.")
 	f.IntVar(&c.HeadBytes, prefix+"head-bytes", 8<<10, "Bytes fetched from the start of each SKILL.md to read its frontmatter.")
 	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "SKILL.md heads fetched in parallel.")
+	f.IntVar(&c.BackgroundRevalidations, prefix+"background-revalidations", libindex.DefaultBackgroundRevalidations, "Library revalidations one replica runs at once in the background (while serving the index it has); more due at once wait in a queue, and past it are tried again a refresh interval later.")
 	f.IntVar(&c.MaxSkills, prefix+"max-skills", 10000, "Most skills read from one library.")
 	f.IntVar(&c.MaxObjects, prefix+"max-objects", 100000, "Most objects read from one library listing; the rest are ignored (and logged).")
 	f.Int64Var(&c.MaxExportBytes, prefix+"max-export-bytes", 256<<20, "Largest skill folder ExportSkill packs.")
@@ -162,6 +166,7 @@ func (c *Config) IndexConfig() libindex.Config {
 		IndexRefresh: c.IndexRefresh, IndexMaxStale: c.IndexMaxStale, StaleIfError: c.StaleIfError,
 		MaxHeldBytes: c.MaxHeldBytes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
 		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes,
+		BackgroundRevalidations: c.BackgroundRevalidations,
 	}
 }
 
@@ -197,7 +202,7 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
 		return fmt.Errorf("skills: settings-key: %w", err)
 	}
-	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxHeldBytes <= 0 || c.MaxHeldIndexes < 0 || c.MaxCachedFileBytes < 0 {
+	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.BackgroundRevalidations <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxHeldBytes <= 0 || c.MaxHeldIndexes < 0 || c.MaxCachedFileBytes < 0 {
 		return errors.New("skills: head-bytes must be at least 512, head-ttl, settings-ttl and the other limits positive")
 	}
 	if c.IndexRefresh < 0 || (c.IndexRefresh > 0 && (c.IndexMaxStale < c.IndexRefresh || c.StaleIfError < c.IndexMaxStale)) {

@@ -12,22 +12,15 @@ import (
 const quietFraction = 10
 
 // spreadFraction: up to this share of every interval is taken off, by
-// library, so that libraries listed together are not all revalidated in
-// the same second of every interval after. newSpreadFraction is the share
-// for an index whose content was new when listed (a first listing, or one
-// that found a change): libraries first listed together (after a flush of
-// the shared cache, as users come back) fall due across the second half
-// of the refresh interval instead of in one burst a refresh later, and a
-// library that just changed, likely to change again, is looked at sooner.
-const (
-	spreadFraction    = 10
-	newSpreadFraction = 2
-)
+// library, so that libraries first listed together (a replica's start, a
+// flushed cache, a load test's first pass) are not all revalidated in the
+// same second of every interval after.
+const spreadFraction = 10
 
 // FreshFor is how long after its listing x is served before a call
 // revalidates it: a tenth of how long its content had been the same when
 // listed (Listed - Changed), at least --skills.index-refresh and at most
-// MaxRefresh, less its spread (spreadOf). A library that keeps changing is listed
+// MaxRefresh, less its spread. A library that keeps changing is listed
 // every refresh interval; one quiet for minutes every MaxRefresh; a change
 // found snaps it back (a listing that finds new content, or one after a
 // drop, starts Changed afresh). Polling only catches changes made around
@@ -38,21 +31,16 @@ func (ix *Store) FreshFor(x *Index) time.Duration {
 	if !x.Changed.IsZero() {
 		d = min(max(x.Listed.Sub(x.Changed)/quietFraction, ix.cfg.IndexRefresh), ix.MaxRefresh())
 	}
-	return d - spreadOf(x, d)
+	return d - spread(d, x.Gen)
 }
 
-// spreadOf is the part of interval d taken off for x: less than a tenth
-// (half when its content was new when listed), in proportion to its Gen.
-// Gen is random when content is first listed and the same on every
-// replica, as are Listed and Changed, so every replica gives a library the
-// same interval (and the shared lock and cache keep it listed once an
-// interval across them) while libraries' intervals differ.
-func spreadOf(x *Index, d time.Duration) time.Duration {
-	share := spreadFraction
-	if x.Listed.Equal(x.Changed) {
-		share = newSpreadFraction
-	}
-	hi, _ := bits.Mul64(uint64(d)/uint64(share), x.Gen)
+// spread is the part of interval d taken off for the index of content gen:
+// less than a tenth, in proportion to gen. Gen is random when content is
+// first listed and the same on every replica, so every replica gives a
+// library the same interval (and the shared lock and cache keep it listed
+// once an interval across them) while libraries' intervals differ.
+func spread(d time.Duration, gen uint64) time.Duration {
+	hi, _ := bits.Mul64(uint64(d/spreadFraction), gen)
 	return time.Duration(hi)
 }
 

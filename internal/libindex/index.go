@@ -274,7 +274,7 @@ func (ix *Store) servable(h *held, now time.Time) bool {
 	if age < ix.FreshFor(h.idx) {
 		return true
 	}
-	if now.Sub(h.checked) >= ix.cfg.IndexRefresh-spreadOf(h.idx, ix.cfg.IndexRefresh) {
+	if now.Sub(h.checked) >= ix.cfg.IndexRefresh-spread(ix.cfg.IndexRefresh, h.idx.Gen) {
 		return false
 	}
 	return age < ix.cfg.IndexMaxStale || (h.failed && age < ix.cfg.StaleIfError)

@@ -94,14 +94,12 @@ func TestIndexFreshness(t *testing.T) {
 	lists := b.Calls(objstore.OpList)
 	objstoretest.Put(t, b, "alice/skills/two/SKILL.md", skillMD("two"))
 
-	// A new index is served as is for at least half the refresh interval
-	// (libindex spreads the rest by library).
-	clk.Advance(2 * time.Second)
+	clk.Advance(4 * time.Second) // younger than the refresh interval
 	if got := names(t, lib); got != "one" || b.Calls(objstore.OpList) != lists {
 		t.Errorf("within the refresh interval: skills %q after %d more lists, want the index as is", got, b.Calls(objstore.OpList)-lists)
 	}
 
-	clk.Advance(4 * time.Second) // older than the refresh interval
+	clk.Advance(2 * time.Second) // older than the refresh interval
 	if got := names(t, lib); got != "one" {
 		t.Errorf("after the refresh interval: skills %q, want the old index served while it is revalidated", got)
 	}

@@ -2,7 +2,6 @@ package libindex
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -23,14 +22,7 @@ import (
 func TestBackgroundRevalidationsBounded(t *testing.T) {
 	const workers = 4
 	libraries := workers + backgroundQueue + 1
-	files := map[string]string{}
-	layers := make([]Layer, libraries)
-	for i := range layers {
-		u := fmt.Sprintf("u%05d", i)
-		layers[i] = Layer{Tag: u, Prefix: u + "/skills/", Object: u + "/settings/skills.index"}
-		files[layers[i].Prefix+"s/SKILL.md"] = skillMD("s")
-	}
-	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
+	layers, b := manyLibraries(t, libraries)
 	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
 	cfg := testConfig(5 * time.Second)
 	cfg.IndexMaxStale = time.Minute

@@ -189,6 +189,20 @@ func TestChangedTravels(t *testing.T) {
 	}
 }
 
+// manyLibraries is a bucket of n users' libraries of one skill each, and
+// their layers.
+func manyLibraries(t *testing.T, n int) ([]Layer, *objstoretest.Faulty) {
+	t.Helper()
+	files := map[string]string{}
+	layers := make([]Layer, n)
+	for i := range layers {
+		u := fmt.Sprintf("u%05d", i)
+		layers[i] = Layer{Tag: u, Prefix: u + "/skills/", Object: u + "/settings/skills.index"}
+		files[layers[i].Prefix+"s/SKILL.md"] = skillMD("s")
+	}
+	return layers, objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
+}
+
 // TestRevalidationsSpread: libraries first listed in the same second (a
 // replica's start, a flushed cache) are not all listed again in one second
 // of every interval after: each interval is shortened by up to a tenth, by
@@ -196,14 +210,7 @@ func TestChangedTravels(t *testing.T) {
 // second fall due across about 30 seconds.
 func TestRevalidationsSpread(t *testing.T) {
 	const libraries = 200
-	files := map[string]string{}
-	layers := make([]Layer, libraries)
-	for i := range layers {
-		u := fmt.Sprintf("u%03d", i)
-		layers[i] = Layer{Tag: u, Prefix: u + "/skills/", Object: u + "/settings/skills.index"}
-		files[layers[i].Prefix+"s/SKILL.md"] = skillMD("s")
-	}
-	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, files))
+	layers, b := manyLibraries(t, libraries)
 	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
 	cfg := testConfig(5 * time.Minute)
 	cfg.IndexMaxStale = 15 * time.Minute

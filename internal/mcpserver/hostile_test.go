@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -220,8 +221,11 @@ func FuzzMCPRequest(f *testing.F) {
 			t.Fatalf("%q answered internal error (a recovered panic?)", body)
 		}
 		// The body may have ended the session (a repeated initialize, say):
-		// what matters is that the handler still serves.
-		ping := rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+		// what matters is that the handler still serves. The ping's ID is
+		// one no body can hold: a body's request may still be running after
+		// its client left (a slow call on a loaded machine), and an ID in
+		// flight is rightly refused as a duplicate.
+		ping := rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":"`+rand.Text()+`","method":"ping"}`)
 		if ping.Code != http.StatusOK && ping.Code != http.StatusNotFound {
 			t.Fatalf("after %q, ping: HTTP %d: %s", body, ping.Code, ping.Body)
 		}

@@ -11,36 +11,67 @@ import (
 // whose "typical setting" is this 10% of the time since Last-Modified).
 const quietFraction = 10
 
-// spreadFraction: up to this share of every interval is taken off, by
-// library, so that libraries first listed together (a replica's start, a
-// flushed cache, a load test's first pass) are not all revalidated in the
-// same second of every interval after.
+// spreadFraction: up to this share of the interval at which a replica asks
+// the shared cache again is taken off, by library, so that libraries held
+// together do not all ask in the same second.
 const spreadFraction = 10
 
 // FreshFor is how long after its listing x is served before a call
-// revalidates it: a tenth of how long its content had been the same when
-// listed (Listed - Changed), at least --skills.index-refresh and at most
-// MaxRefresh, less its spread. A library that keeps changing is listed
-// every refresh interval; one quiet for minutes every MaxRefresh; a change
-// found snaps it back (a listing that finds new content, or one after a
-// drop, starts Changed afresh). Polling only catches changes made around
-// skillsvc (other S3 tools, or an event lost): --skills.index-max-stale
-// still bounds how late those show up, as MaxRefresh stays below it.
+// revalidates it: about a tenth of how long its content had been the same
+// when listed (Listed - Changed), at least --skills.index-refresh and at
+// most MaxRefresh. A library that keeps changing is listed every refresh
+// interval; one quiet for minutes every MaxRefresh; a change found snaps
+// it back (a listing that finds new content, or one after a drop, starts
+// Changed afresh). Polling only catches changes made around skillsvc
+// (other S3 tools, or an event lost): --skills.index-max-stale still
+// bounds how late those show up, as MaxRefresh stays below it.
+//
+// The interval ends on the library's phase (due): within the last half
+// refresh interval of it, at the same point of a fixed cycle every time.
 func (ix *Store) FreshFor(x *Index) time.Duration {
 	d := ix.cfg.IndexRefresh // nothing known of its history
 	if !x.Changed.IsZero() {
 		d = min(max(x.Listed.Sub(x.Changed)/quietFraction, ix.cfg.IndexRefresh), ix.MaxRefresh())
 	}
-	return d - spread(d, x.Gen)
+	return due(x.Listed, d, ix.phase(), x.Gen)
+}
+
+// phase is the cycle on which every library falls due at a point of its
+// own: half a refresh interval.
+func (ix *Store) phase() time.Duration { return ix.cfg.IndexRefresh / 2 }
+
+// due is how long after listed an index of content gen with interval d
+// falls due: at the first point of gen's phase on a cycle of period p after
+// listed+d-p, so in (d-p, d]. Libraries listed together (a replica's start,
+// a flushed cache, a load test's first pass) fall due across the whole
+// cycle, in proportion to gen, not in one second; and as every listing
+// after ends on the library's own point of the cycle, they stay spread
+// however late each revalidation ran, instead of falling due together
+// forever after. Gen is random when content is first listed and the same
+// on every replica, so every replica gives a library the same interval
+// (and the shared lock and cache keep it listed once an interval across
+// them). The cycle is fixed, not a share of d, so a library's point in it
+// stays put while its interval grows.
+func due(listed time.Time, d, p time.Duration, gen uint64) time.Duration {
+	if p <= 0 || p > d {
+		return d
+	}
+	point := int64(share(p, gen))
+	earliest := listed.Add(d - p).UnixNano()
+	wait := (point - earliest) % int64(p)
+	if wait <= 0 {
+		wait += int64(p) // the first point strictly after earliest
+	}
+	return d - p + time.Duration(wait)
 }
 
 // spread is the part of interval d taken off for the index of content gen:
-// less than a tenth, in proportion to gen. Gen is random when content is
-// first listed and the same on every replica, so every replica gives a
-// library the same interval (and the shared lock and cache keep it listed
-// once an interval across them) while libraries' intervals differ.
-func spread(d time.Duration, gen uint64) time.Duration {
-	hi, _ := bits.Mul64(uint64(d/spreadFraction), gen)
+// less than a tenth, in proportion to gen.
+func spread(d time.Duration, gen uint64) time.Duration { return share(d/spreadFraction, gen) }
+
+// share is gen's point in [0, d): in proportion to gen.
+func share(d time.Duration, gen uint64) time.Duration {
+	hi, _ := bits.Mul64(uint64(d), gen)
 	return time.Duration(hi)
 }
 

@@ -69,8 +69,9 @@ func get(t *testing.T, ix *Store) *Index {
 	return x
 }
 
-// spreadLow is the shortest an interval d is after its spread.
-func spreadLow(d time.Duration) time.Duration { return d - d/spreadFraction }
+// shortest is the shortest interval d gives: it ends on the library's
+// point of the phase cycle, within the cycle before d.
+func shortest(ix *Store, d time.Duration) time.Duration { return d - ix.phase() }
 
 // gaps are the intervals between consecutive listings.
 func gaps(lists []time.Time) []time.Duration {
@@ -104,12 +105,17 @@ func TestRevalidationFollowsChange(t *testing.T) {
 		t.Fatalf("a new library listed at %v intervals, want every refresh interval at first", g)
 	}
 	for i := 1; i < len(g); i++ {
-		if g[i] < g[i-1] {
-			t.Errorf("an unchanged library's interval shrank: %v", g)
+		// An interval ends on the library's point of the phase cycle, so
+		// it may be up to a cycle shorter than the one before.
+		if g[i] <= g[i-1]-ix.phase() {
+			t.Errorf("an unchanged library's interval shrank by a phase cycle or more: %v", g)
 			break
 		}
 	}
-	if last := g[len(g)-1]; last < spreadLow(ix.MaxRefresh()) || last > 30*time.Second {
+	if g[len(g)-1] < g[0]*4 {
+		t.Errorf("an unchanged library's interval did not grow: %v", g)
+	}
+	if last := g[len(g)-1]; last <= shortest(ix, ix.MaxRefresh()) || last > 30*time.Second {
 		t.Errorf("after %v unchanged, listed every %v; want between MaxRefresh less its spread and the max staleness (%v)", quiet, last, g)
 	}
 	// Polling every 5s would have listed 120 times.
@@ -149,7 +155,7 @@ func TestMaxStaleBoundsQuietLibrary(t *testing.T) {
 		clk.Advance(time.Second)
 		get(t, ix)
 	}
-	if g := gaps(*lists); g[len(g)-1] < spreadLow(ix.MaxRefresh()) {
+	if g := gaps(*lists); g[len(g)-1] <= shortest(ix, ix.MaxRefresh()) {
 		t.Fatalf("not at MaxRefresh after 10 quiet minutes: %v", g)
 	}
 	// Just listed: the next listing is MaxRefresh away.
@@ -178,8 +184,8 @@ func TestChangedTravels(t *testing.T) {
 		get(t, a)
 	}
 	x := get(t, a)
-	if d := a.FreshFor(x); d != a.MaxRefresh()-spread(a.MaxRefresh(), x.Gen) || d < spreadLow(a.MaxRefresh()) {
-		t.Fatalf("A's quiet index is fresh for %v, want %v less its spread", d, a.MaxRefresh())
+	if d := a.FreshFor(x); d > a.MaxRefresh() || d <= shortest(a, a.MaxRefresh()) {
+		t.Fatalf("A's quiet index is fresh for %v, want up to %v, within a phase cycle of it", d, a.MaxRefresh())
 	}
 	other, lists := pollingStore(t, objstoretest.NewFaulty(b), shared, clk)
 	y := get(t, other)
@@ -205,9 +211,10 @@ func manyLibraries(t *testing.T, n int) ([]Layer, *objstoretest.Faulty) {
 
 // TestRevalidationsSpread: libraries first listed in the same second (a
 // replica's start, a flushed cache) are not all listed again in one second
-// of every interval after: each interval is shortened by up to a tenth, by
-// library, so with events' 5-minute refresh 200 libraries called every
-// second fall due across about 30 seconds.
+// of every interval after: each falls due at its own point of a cycle of
+// half a refresh interval, so with events' 5-minute refresh 200 libraries
+// called every second fall due across about 2.5 minutes, and again across
+// them an interval later.
 func TestRevalidationsSpread(t *testing.T) {
 	const libraries = 200
 	layers, b := manyLibraries(t, libraries)
@@ -241,33 +248,72 @@ func TestRevalidationsSpread(t *testing.T) {
 		t.Fatalf("first pass listed %d libraries, want %d", perSecond[clk.Now()], libraries)
 	}
 	start := clk.Now()
-	for clk.Now().Sub(start) < cfg.IndexRefresh+time.Second {
-		clk.Advance(time.Second)
-		callAll()
-	}
-	var first, last time.Time
-	busiest, total := 0, 0
-	for at, n := range perSecond {
-		if at.Equal(start) {
-			continue
+	// Two intervals: the first after the listing together, and the one
+	// after, when each library was listed when it fell due.
+	for i := range 2 {
+		from, to := start.Add(time.Duration(i)*cfg.IndexRefresh), start.Add(time.Duration(i+1)*cfg.IndexRefresh)
+		for clk.Now().Before(to.Add(time.Second)) {
+			clk.Advance(time.Second)
+			callAll()
 		}
-		total += n
-		busiest = max(busiest, n)
-		if first.IsZero() || at.Before(first) {
-			first = at
+		var first, last time.Time
+		busiest, total := 0, 0
+		for at, n := range perSecond {
+			if !at.After(from) || at.After(to) {
+				continue
+			}
+			total += n
+			busiest = max(busiest, n)
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
 		}
-		if at.After(last) {
-			last = at
+		if total != libraries {
+			t.Fatalf("interval %d: %d revalidations, want one a library (%d)", i+1, total, libraries)
+		}
+		t.Logf("interval %d: revalidations from %v to %v after its start, at most %d in one second", i+1, first.Sub(from), last.Sub(from), busiest)
+		// 200 libraries over 150 seconds: a few a second.
+		if busiest > libraries/20 || last.Sub(first) < 2*ix.phase()/3 {
+			t.Errorf("interval %d: revalidations from %v to %v after its start, at most %d in one second; want them spread over about %v",
+				i+1, first.Sub(from), last.Sub(from), busiest, ix.phase())
+		}
+		if first.Sub(from) <= cfg.IndexRefresh-ix.phase() {
+			t.Errorf("interval %d: revalidations from %v after its start, want within its last %v", i+1, first.Sub(from), ix.phase())
 		}
 	}
-	if total != libraries {
-		t.Fatalf("%d revalidations in the first interval, want one a library (%d)", total, libraries)
+}
+
+// TestDue: an interval ends on the library's point of the phase cycle,
+// within the cycle before it, wherever in the cycle the listing was; and
+// gens spread those points across the cycle.
+func TestDue(t *testing.T) {
+	const d, p = 25 * time.Second, 2500 * time.Millisecond
+	base := time.Unix(1_800_000_000, 0)
+	points := map[time.Duration]bool{}
+	for g := range uint64(64) {
+		gen := g * (^uint64(0) / 64)
+		var point time.Duration = -1
+		for off := range 50 {
+			listed := base.Add(time.Duration(off) * 137 * time.Millisecond)
+			got := due(listed, d, p, gen)
+			if got <= d-p || got > d {
+				t.Fatalf("due(+%v, gen %x) = %v, want in (%v, %v]", listed.Sub(base), gen, got, d-p, d)
+			}
+			at := time.Duration(listed.Add(got).UnixNano() % int64(p))
+			if point >= 0 && at != point {
+				t.Fatalf("gen %x falls due at %v of the cycle after one listing and %v after another", gen, point, at)
+			}
+			point = at
+		}
+		points[point/(p/8)] = true
 	}
-	if busiest > libraries/4 || last.Sub(first) < 15*time.Second {
-		t.Errorf("revalidations from %v to %v after the first listing, at most %d in one second; want them spread over about %v",
-			first.Sub(start), last.Sub(start), busiest, cfg.IndexRefresh/spreadFraction)
+	if len(points) != 8 {
+		t.Errorf("64 gens fall due in %d of the cycle's 8 eighths, want all", len(points))
 	}
-	if first.Sub(start) < spreadLow(cfg.IndexRefresh) || last.Sub(start) > cfg.IndexRefresh {
-		t.Errorf("revalidations from %v to %v after the first listing, want within the refresh interval's last tenth", first.Sub(start), last.Sub(start))
+	if got := due(base, d, 0, 42); got != d {
+		t.Errorf("without a cycle, due = %v, want %v", got, d)
 	}
 }

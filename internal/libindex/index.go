@@ -192,9 +192,9 @@ type Store struct {
 type held struct {
 	idx *Index
 	// checked is when the shared cache last said idx is the newest, or
-	// when a revalidation last ended (failed included): until a refresh
-	// interval (less idx's spread) after it, idx is served without asking
-	// anyone.
+	// when a revalidation last ended (failed included): once idx is due,
+	// it is served without asking anyone until a refresh interval (less
+	// idx's spread) after the first check since.
 	checked time.Time
 	failed  bool // the last revalidation failed: serve up to StaleIfError
 }
@@ -270,13 +270,16 @@ func (ix *Store) Servable(l Layer) (*Index, bool) {
 
 // servable reports whether h may be served without asking anyone.
 func (ix *Store) servable(h *held, now time.Time) bool {
-	age := now.Sub(h.idx.Listed)
-	if age < ix.FreshFor(h.idx) {
+	due := h.idx.Listed.Add(ix.FreshFor(h.idx))
+	if now.Before(due) {
 		return true
 	}
-	if now.Sub(h.checked) >= ix.cfg.IndexRefresh-spread(ix.cfg.IndexRefresh, h.idx.Gen) {
+	// Due: ask the shared cache (another replica may have revalidated it)
+	// as it falls due, then once a refresh interval, less its spread.
+	if h.checked.Before(due) || now.Sub(h.checked) >= ix.cfg.IndexRefresh-spread(ix.cfg.IndexRefresh, h.idx.Gen) {
 		return false
 	}
+	age := now.Sub(h.idx.Listed)
 	return age < ix.cfg.IndexMaxStale || (h.failed && age < ix.cfg.StaleIfError)
 }
 

@@ -80,7 +80,7 @@ func parseOptions(args []string) (options, error) {
 		}
 		return nil
 	})
-	f.IntVar(&o.tenantRounds, "tenant-rounds", 1, "Rounds of each call's pair of many-tenants rows, one user then random users, alternating on the same replica (warmed once); the ratio printed is the median of the rounds' (a single row of a few seconds on a shared machine varies by tens of percent between runs).")
+	f.IntVar(&o.tenantRounds, "tenant-rounds", 1, "Rounds of each call's pair of many-tenants rows, one user then random users, alternating on the same replica (warmed once; before each later random-user row, random users call unmeasured until each called about twice, at most -tenant-ramp, so the libraries that fell due while one user called are revalidated before it, as for users who keep calling); the ratio printed is the median of the rounds' (a single row of a few seconds on a shared machine varies by tens of percent between runs).")
 	f.IntVar(&o.tenantClients, "tenant-clients", 16, "Concurrent clients (one connection each) of the many-tenants case.")
 	f.IntVar(&o.iterations, "iterations", 200, "Calls behind each warm p50/p99.")
 	f.IntVar(&o.clients, "clients", 32, "Concurrent clients (one connection each) of the throughput case.")

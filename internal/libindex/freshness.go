@@ -26,8 +26,8 @@ const spreadFraction = 10
 // (other S3 tools, or an event lost): --skills.index-max-stale still
 // bounds how late those show up, as MaxRefresh stays below it.
 //
-// The interval ends on the library's phase (due): within the last half
-// refresh interval of it, at the same point of a fixed cycle every time.
+// The interval ends on the library's phase (due): within its last refresh
+// interval, at the same point of a fixed cycle every time.
 func (ix *Store) FreshFor(x *Index) time.Duration {
 	d := ix.cfg.IndexRefresh // nothing known of its history
 	if !x.Changed.IsZero() {
@@ -37,8 +37,11 @@ func (ix *Store) FreshFor(x *Index) time.Duration {
 }
 
 // phase is the cycle on which every library falls due at a point of its
-// own: half a refresh interval.
-func (ix *Store) phase() time.Duration { return ix.cfg.IndexRefresh / 2 }
+// own: the refresh interval, so that libraries listed together spread
+// over a whole base interval, and an interval that grew past it still
+// ends on the library's point (it is then a multiple of the cycle: it
+// grows by whole refresh intervals).
+func (ix *Store) phase() time.Duration { return ix.cfg.IndexRefresh }
 
 // due is how long after listed an index of content gen with interval d
 // falls due: at the first point of gen's phase on a cycle of period p after

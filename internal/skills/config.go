@@ -35,9 +35,10 @@ type Config struct {
 	// {user} is replaced. SharedIndexKey is the shared library's.
 	IndexKey       string `yaml:"index_key"`
 	SharedIndexKey string `yaml:"shared_index_key"`
-	// IndexRefresh is the age after which a library index is revalidated in
-	// the background while it keeps being served; 0 lists the library on
-	// every call and caches no index. Libraries are uploaded with ordinary
+	// IndexRefresh is the base interval after which a library index is
+	// revalidated in the background while it keeps being served, each
+	// library at its own point of it (libindex.FreshFor); 0 lists the
+	// library on every call and caches no index. Libraries are uploaded with ordinary
 	// S3 tools, so their changes show up after about this.
 	IndexRefresh time.Duration `yaml:"index_refresh"`
 	// IndexMaxStale is the hard bound: an older index is revalidated
@@ -121,7 +122,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
 	f.StringVar(&c.IndexKey, prefix+"index-key", "{user}/settings/skills.index", "Object holding a user's persisted library index, read by a replica whose cache is empty.")
 	f.StringVar(&c.SharedIndexKey, prefix+"shared-index-key", "_shared/settings/skills.index", "Object holding the shared library's persisted index.")
-	f.DurationVar(&c.IndexRefresh, prefix+"index-refresh", 5*time.Second, "Age after which a library index is revalidated in the background while it is still served; 0 lists the library on every call.")
+	f.DurationVar(&c.IndexRefresh, prefix+"index-refresh", 5*time.Second, "Base interval after which a library index is revalidated in the background while it is still served (each library falls due at its own point of it, so libraries listed together are not revalidated together); 0 lists the library on every call.")
 	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
 	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
 	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; a change made through skillsvc shows up at once on the replica that made it and, told by the replicas' Redis topic, on the others milliseconds later (each keeps them in process for --skills.index-max-stale, at least --cache.lru.max-ttl: the bound should a message be lost).")

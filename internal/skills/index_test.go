@@ -61,6 +61,32 @@ func replicaOf(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock) (*Lib
 
 var alice = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
 
+// nextDue is how long until the first of alice's layers in lib (her own
+// only, unless withShared) falls due: each at its own point within the
+// refresh interval (libindex.FreshFor).
+func nextDue(t *testing.T, lib *Library, clk *clock, withShared bool) time.Duration {
+	t.Helper()
+	own, shared, err := lib.Catalog.views.layers(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := []libindex.Layer{own}
+	if withShared {
+		layers = append(layers, shared)
+	}
+	next := time.Duration(-1)
+	for _, l := range layers {
+		x, err := lib.indexes.Get(t.Context(), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := x.Listed.Add(lib.indexes.FreshFor(x)).Sub(clk.Now()); next < 0 || d < next {
+			next = d
+		}
+	}
+	return next
+}
+
 func names(t *testing.T, lib *Library) string {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{})
@@ -92,14 +118,15 @@ func TestIndexFreshness(t *testing.T) {
 		t.Fatalf("skills = %q", got)
 	}
 	lists := b.Calls(objstore.OpList)
+	listed := clk.Now()
 	objstoretest.Put(t, b, "alice/skills/two/SKILL.md", skillMD("two"))
 
-	clk.Advance(4 * time.Second) // younger than the refresh interval
+	clk.Advance(nextDue(t, lib, clk, true) / 2) // younger than either layer's interval
 	if got := names(t, lib); got != "one" || b.Calls(objstore.OpList) != lists {
-		t.Errorf("within the refresh interval: skills %q after %d more lists, want the index as is", got, b.Calls(objstore.OpList)-lists)
+		t.Errorf("within the interval: skills %q after %d more lists, want the index as is", got, b.Calls(objstore.OpList)-lists)
 	}
 
-	clk.Advance(2 * time.Second) // older than the refresh interval
+	clk.Advance(listed.Add(6 * time.Second).Sub(clk.Now())) // older than the refresh interval
 	if got := names(t, lib); got != "one" {
 		t.Errorf("after the refresh interval: skills %q, want the old index served while it is revalidated", got)
 	}
@@ -174,8 +201,9 @@ func TestPersistedIndex(t *testing.T) {
 	first, _ := replicaOf(t, b, nil, clk)
 	want := names(t, first)
 
-	// Within the refresh interval of the persisted index, not even a LIST.
-	clk.Advance(2 * time.Second)
+	// Within the interval of the persisted index, not even a LIST.
+	listed := clk.Now()
+	clk.Advance(nextDue(t, first, clk, true) / 2)
 	fb := objstoretest.NewFaulty(b)
 	recent, _ := replicaOf(t, fb, nil, clk)
 	if got := names(t, recent); got != want {
@@ -187,7 +215,7 @@ func TestPersistedIndex(t *testing.T) {
 	// Its refresh revalidates from that index: a LIST per layer, no head
 	// read (the index it loaded is in its shared cache, not taken as
 	// dropped).
-	clk.Advance(6 * time.Second)
+	clk.Advance(listed.Add(8 * time.Second).Sub(clk.Now()))
 	names(t, recent)
 	recent.indexes.Close()
 	if l, r := fb.Calls(objstore.OpList), fb.Calls(objstore.OpGetRange); l != 2 || r != 0 {
@@ -214,7 +242,7 @@ func TestPersistedIndex(t *testing.T) {
 	objstoretest.Put(t, b, "alice/skills/docs/e/SKILL.md", skillMD("e"))
 	clk.Advance(time.Hour)
 	names(t, fresh)
-	clk.Advance(time.Second)
+	clk.Advance(nextDue(t, fresh, clk, false) / 2)
 	fb = objstoretest.NewFaulty(b)
 	next, _ := replicaOf(t, fb, nil, clk)
 	if got := names(t, next); got != "a,b,c,d,e,lint" {

@@ -69,7 +69,7 @@ func TestBackgroundRevalidationsBounded(t *testing.T) {
 
 	// Every library due: each call is answered with the index held and
 	// starts its revalidation in the background.
-	clk.Advance(cfg.IndexRefresh)
+	clk.Advance(longest(ix, cfg.IndexRefresh))
 	mu.Lock()
 	block = true
 	mu.Unlock()

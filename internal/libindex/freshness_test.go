@@ -69,9 +69,11 @@ func get(t *testing.T, ix *Store) *Index {
 	return x
 }
 
-// shortest is the shortest interval d gives: it ends on the library's
-// point of the phase cycle, within the cycle before d.
-func shortest(ix *Store, d time.Duration) time.Duration { return d - ix.phase() }
+// shortest and longest bound the interval d gives: it ends on the
+// library's point of the phase cycle, within a cycle ending d's slack past
+// d.
+func shortest(ix *Store, d time.Duration) time.Duration { return d - ix.phase() + ix.slack(d) }
+func longest(ix *Store, d time.Duration) time.Duration  { return d + ix.slack(d) }
 
 // gaps are the intervals between consecutive listings.
 func gaps(lists []time.Time) []time.Duration {
@@ -101,7 +103,9 @@ func TestRevalidationFollowsChange(t *testing.T) {
 		get(t, ix)
 	}
 	g := gaps(*lists)
-	if len(g) < 5 || g[0] > 6*time.Second {
+	// Called every second: listed within a second of falling due.
+	young := longest(ix, 5*time.Second) + time.Second
+	if len(g) < 5 || g[0] > young {
 		t.Fatalf("a new library listed at %v intervals, want every refresh interval at first", g)
 	}
 	for i := 1; i < len(g); i++ {
@@ -112,7 +116,7 @@ func TestRevalidationFollowsChange(t *testing.T) {
 			break
 		}
 	}
-	if g[len(g)-1] < g[0]*4 {
+	if g[len(g)-1] < 4*ix.cfg.IndexRefresh {
 		t.Errorf("an unchanged library's interval did not grow: %v", g)
 	}
 	if last := g[len(g)-1]; last <= shortest(ix, ix.MaxRefresh()) || last > 30*time.Second {
@@ -138,7 +142,7 @@ func TestRevalidationFollowsChange(t *testing.T) {
 		clk.Advance(time.Second)
 		get(t, ix)
 	}
-	if g := gaps((*lists)[found-1:]); len(g) < 3 || g[0] > 6*time.Second {
+	if g := gaps((*lists)[found-1:]); len(g) < 3 || g[0] > young {
 		t.Errorf("after a change, listed at %v intervals; want every refresh interval again", g)
 	}
 }
@@ -247,11 +251,12 @@ func TestRevalidationsSpread(t *testing.T) {
 	if perSecond[clk.Now()] != libraries {
 		t.Fatalf("first pass listed %d libraries, want %d", perSecond[clk.Now()], libraries)
 	}
-	start := clk.Now()
 	// Two intervals: the first after the listing together, and the one
-	// after, when each library was listed when it fell due.
+	// after, when each library was listed when it fell due; each a cycle
+	// long, from the earliest a library listed at the start falls due.
+	start := clk.Now().Add(shortest(ix, cfg.IndexRefresh))
 	for i := range 2 {
-		from, to := start.Add(time.Duration(i)*cfg.IndexRefresh), start.Add(time.Duration(i+1)*cfg.IndexRefresh)
+		from, to := start.Add(time.Duration(i)*ix.phase()), start.Add(time.Duration(i+1)*ix.phase())
 		for clk.Now().Before(to.Add(time.Second)) {
 			clk.Advance(time.Second)
 			callAll()
@@ -280,16 +285,19 @@ func TestRevalidationsSpread(t *testing.T) {
 			t.Errorf("interval %d: revalidations from %v to %v after its start, at most %d in one second; want them spread over about %v",
 				i+1, first.Sub(from), last.Sub(from), busiest, ix.phase())
 		}
-		if first.Sub(from) <= cfg.IndexRefresh-ix.phase() {
-			t.Errorf("interval %d: revalidations from %v after its start, want within its last %v", i+1, first.Sub(from), ix.phase())
-		}
 	}
 }
 
 // TestDue: an interval ends on the library's point of the phase cycle,
-// within the cycle before it, wherever in the cycle the listing was; and
-// gens spread those points across the cycle.
+// within the cycle ending its slack past it, wherever in the cycle the
+// listing was; and gens spread those points across the cycle.
 func TestDue(t *testing.T) {
+	for _, slack := range []time.Duration{0, 1250 * time.Millisecond} {
+		t.Run(fmt.Sprintf("slack %v", slack), func(t *testing.T) { testDue(t, slack) })
+	}
+}
+
+func testDue(t *testing.T, slack time.Duration) {
 	const d, p = 25 * time.Second, 2500 * time.Millisecond
 	base := time.Unix(1_800_000_000, 0)
 	points := map[time.Duration]bool{}
@@ -298,9 +306,9 @@ func TestDue(t *testing.T) {
 		var point time.Duration = -1
 		for off := range 50 {
 			listed := base.Add(time.Duration(off) * 137 * time.Millisecond)
-			got := due(listed, d, p, gen)
-			if got <= d-p || got > d {
-				t.Fatalf("due(+%v, gen %x) = %v, want in (%v, %v]", listed.Sub(base), gen, got, d-p, d)
+			got := due(listed, d, p, slack, gen)
+			if got <= d-p+slack || got > d+slack {
+				t.Fatalf("due(+%v, gen %x) = %v, want in (%v, %v]", listed.Sub(base), gen, got, d-p+slack, d+slack)
 			}
 			at := time.Duration(listed.Add(got).UnixNano() % int64(p))
 			if point >= 0 && at != point {
@@ -313,7 +321,41 @@ func TestDue(t *testing.T) {
 	if len(points) != 8 {
 		t.Errorf("64 gens fall due in %d of the cycle's 8 eighths, want all", len(points))
 	}
-	if got := due(base, d, 0, 42); got != d {
+	if got := due(base, d, 0, slack, 42); got != d {
 		t.Errorf("without a cycle, due = %v, want %v", got, d)
+	}
+}
+
+// TestListingOffPhaseServedHalfAnInterval: an index listed off its
+// library's point (a first listing; a new replica taking a persisted index
+// listed seconds before) is served at least half a refresh interval before
+// it falls due, not for anything from no time at all, and at most half an
+// interval longer than one.
+func TestListingOffPhaseServedHalfAnInterval(t *testing.T) {
+	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, nil))
+	ix, _ := pollingStore(t, b, nil, clk) // refresh 5s, max stale 30s
+	refresh := ix.cfg.IndexRefresh
+	for g := range uint64(64) {
+		for off := range 20 {
+			x := &Index{Listed: clk.Now().Add(time.Duration(off) * 263 * time.Millisecond), Gen: g * (^uint64(0) / 64)}
+			if got := ix.FreshFor(x); got <= refresh/2 || got > refresh+refresh/2 {
+				t.Fatalf("a new index (gen %x) listed at +%v is fresh for %v, want in (%v, %v]",
+					x.Gen, x.Listed.Sub(clk.Now()), got, refresh/2, refresh+refresh/2)
+			}
+		}
+	}
+	// With --storage=local's equal refresh and staleness there is no room
+	// past the refresh interval: an interval never runs past it.
+	local := testConfig(time.Second)
+	local.IndexMaxStale = time.Second
+	log := slog.New(slog.DiscardHandler)
+	lx := New(b, cache.NewLRU(1<<20), local, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	t.Cleanup(lx.Close)
+	for g := range uint64(64) {
+		x := &Index{Listed: clk.Now().Add(time.Duration(g) * 37 * time.Millisecond), Gen: g * (^uint64(0) / 64)}
+		if got := lx.FreshFor(x); got <= 0 || got > time.Second {
+			t.Fatalf("local: fresh for %v, want in (0, 1s]", got)
+		}
 	}
 }

@@ -87,6 +87,14 @@ func nextDue(t *testing.T, lib *Library, clk *clock, withShared bool) time.Durat
 	return next
 }
 
+// pastDue is an age past the interval of any index of new content: the
+// refresh interval, ended on the library's point of its phase cycle, up
+// to half an interval later (libindex's slack).
+func pastDue() time.Duration {
+	r := DefaultConfig().IndexRefresh
+	return r + r/2 + time.Second
+}
+
 func names(t *testing.T, lib *Library) string {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{})
@@ -126,7 +134,7 @@ func TestIndexFreshness(t *testing.T) {
 		t.Errorf("within the interval: skills %q after %d more lists, want the index as is", got, b.Calls(objstore.OpList)-lists)
 	}
 
-	clk.Advance(listed.Add(6 * time.Second).Sub(clk.Now())) // older than the refresh interval
+	clk.Advance(listed.Add(pastDue()).Sub(clk.Now())) // past the refresh interval
 	if got := names(t, lib); got != "one" {
 		t.Errorf("after the refresh interval: skills %q, want the old index served while it is revalidated", got)
 	}
@@ -272,7 +280,7 @@ func TestRevalidationLock(t *testing.T) {
 	}
 	defer unlock()
 	lists := b.Calls(objstore.OpList)
-	clk.Advance(6 * time.Second)
+	clk.Advance(pastDue())
 	names(t, a)
 	a.indexes.Close()
 	// The shared layer revalidates (nobody holds its lock); alice's does not.

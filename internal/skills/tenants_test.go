@@ -233,7 +233,7 @@ func TestRevalidatedOncePerInterval(t *testing.T) {
 	serve(b, active)
 	const rounds = 6
 	for r := range rounds {
-		clk.Advance(6 * time.Second) // past the refresh interval
+		clk.Advance(pastDue())
 		first, second := a, b
 		if r%2 == 1 {
 			first, second = b, a
@@ -280,7 +280,7 @@ func TestRevalidationRace(t *testing.T) {
 		age  time.Duration
 		mode string
 	}{
-		{"background", 6 * time.Second, libindex.ModeBackground},
+		{"background", pastDue(), libindex.ModeBackground},
 		{"sync", 31 * time.Second, libindex.ModeSync},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -245,6 +246,86 @@ func TestJSONOverHTTPRetryAfter(t *testing.T) {
 	}
 	if codesSeen[0] != http.StatusOK || codesSeen[1] != http.StatusTooManyRequests {
 		t.Fatalf("statuses %v, want [200 429]", codesSeen)
+	}
+}
+
+// TestStorageFullIsNotARateLimit: object storage refusing writes for want
+// of space (MinIO's 507 XMinioStorageFull, answered here by a proxy in
+// front of a real MinIO, as a full drive or bucket quota makes MinIO
+// answer) is RESOURCE_EXHAUSTED "storage is full" with the StorageFull
+// reason over gRPC, and 507 Insufficient Storage without Retry-After over
+// JSON: not grpc-gateway's 429 for every RESOURCE_EXHAUSTED, which tells a
+// client to wait and retry when only an operator making room helps. The
+// file keeps its content, and the write succeeds once there is room.
+func TestStorageFullIsNotARateLimit(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	proxy, err := testserver.StartS3Proxy(srv.Endpoint, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	p := startBinary(t, minioEnv(srv), "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+proxy.URL, "--s3.path-style", "--s3.region="+srv.Region)
+	write := func(content string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.FilesystemService/Write",
+			strings.NewReader(`{"path":"/workspace/a.md","content":"`+content+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(auth.UserKey, "alice")
+		req.Header.Set(auth.ThreadKey, "t1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	fs := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
+	ctx := grpctest.AsCaller(t.Context(), "alice", "t1", "")
+	read := func() string {
+		t.Helper()
+		r, err := fs.Read(ctx, &skillsvcv1.ReadRequest{Path: "/workspace/a.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetContent()
+	}
+	if resp, body := write("one"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first write: %d %s", resp.StatusCode, body)
+	}
+
+	proxy.Refuse("PutObject", testserver.S3Refusal{Status: http.StatusInsufficientStorage, Code: "XMinioStorageFull"})
+	resp, body := write("two")
+	var answer struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		t.Fatalf("storage full over JSON: %d %s: %v", resp.StatusCode, body, err)
+	}
+	if resp.StatusCode != http.StatusInsufficientStorage || codes.Code(answer.Code) != codes.ResourceExhausted || answer.Message != "storage is full" {
+		t.Errorf("storage full over JSON: %d %s; want 507 with RESOURCE_EXHAUSTED %q", resp.StatusCode, body, "storage is full")
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		t.Errorf("storage full over JSON: Retry-After %q, want none: no wait makes room", ra)
+	}
+	_, err = fs.Write(ctx, &skillsvcv1.WriteRequest{Path: "/workspace/a.md", Content: "two"})
+	if r, _ := errorinfo.Reason(err); status.Code(err) != codes.ResourceExhausted || r != errorinfo.StorageFull {
+		t.Errorf("storage full over gRPC: %v (reason %q), want RESOURCE_EXHAUSTED with reason %s", err, r, errorinfo.StorageFull)
+	}
+	if got := read(); got != "one" {
+		t.Errorf("after refused writes the file holds %q, want %q", got, "one")
+	}
+
+	proxy.Refuse("PutObject", testserver.S3Refusal{})
+	if resp, body := write("two"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("write once there is room: %d %s", resp.StatusCode, body)
+	}
+	if got := read(); got != "two" {
+		t.Errorf("after room was made the file holds %q, want %q", got, "two")
 	}
 }
 

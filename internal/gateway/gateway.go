@@ -28,6 +28,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
@@ -98,12 +99,18 @@ func outgoingHeader(key string) (string, bool) {
 
 // writeError is grpc-gateway's error answer plus Retry-After, in seconds,
 // when the status carries RetryInfo (a per-user limit), so HTTP clients can
-// back off without parsing details. (A body over limits.MaxJSONBodyBytes fails to
+// back off without parsing details; and 507 Insufficient Storage, not
+// grpc-gateway's 429 for every RESOURCE_EXHAUSTED, when storage is full
+// (errorinfo.StorageFull): waiting does not fix that, so a client must not
+// read it as a rate limit. (A body over limits.MaxJSONBodyBytes fails to
 // decode: INVALID_ARGUMENT, "http: request body too large".)
 func writeError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if d, ok := retryinfo.Delay(err); ok {
 		secs := (d + time.Second - 1) / time.Second
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+	}
+	if reason, _ := errorinfo.Reason(err); reason == errorinfo.StorageFull {
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusInsufficientStorage, Err: err}
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

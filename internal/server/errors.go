@@ -12,6 +12,8 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/errorinfo"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -61,6 +63,9 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	st := status.New(code, errkind.Message(err))
 	if d, ok := errkind.RetryDelay(err); ok {
 		st = retryinfo.With(st, d)
+	}
+	if errors.Is(err, objstore.ErrNoSpace) {
+		st = errorinfo.With(st, errorinfo.StorageFull)
 	}
 	var pe skillProblems
 	if errors.As(err, &pe) {

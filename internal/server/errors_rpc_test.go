@@ -15,8 +15,10 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -281,8 +283,11 @@ func TestOutOfSpaceIsResourceExhausted(t *testing.T) {
 			if st.Code() != codes.ResourceExhausted || st.Message() != "storage is full" {
 				t.Errorf("status = %v %q, want ResourceExhausted %q", st.Code(), st.Message(), "storage is full")
 			}
-			if len(st.Details()) != 0 {
-				t.Errorf("details = %v, want none (no retry delay)", st.Details())
+			if _, ok := retryinfo.Delay(st.Err()); ok {
+				t.Errorf("details = %v, want no retry delay", st.Details())
+			}
+			if r, _ := errorinfo.Reason(st.Err()); r != errorinfo.StorageFull {
+				t.Errorf("details = %v, want the %s reason", st.Details(), errorinfo.StorageFull)
 			}
 		})
 	}

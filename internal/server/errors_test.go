@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -90,6 +91,26 @@ func TestToStatus(t *testing.T) {
 	}
 	if err := server.ToStatus(t.Context(), slog.New(slog.DiscardHandler), "/test/Method", nil); err != nil {
 		t.Errorf("ToStatus(nil) = %v", err)
+	}
+}
+
+// TestToStatusStorageFull: storage out of space carries the StorageFull
+// reason, which tells it from a limit of the same code (the JSON gateway
+// answers it 507, not 429); a limit carries no reason.
+func TestToStatusStorageFull(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	full := server.ToStatus(t.Context(), log, "/m", fmt.Errorf(`put "alice/x": %w: no space left on device`, objstore.ErrNoSpace))
+	if r, ok := errorinfo.Reason(full); !ok || r != errorinfo.StorageFull || status.Code(full) != codes.ResourceExhausted {
+		t.Errorf("storage full: %v, reason %q %v; want RESOURCE_EXHAUSTED with reason %s", full, r, ok, errorinfo.StorageFull)
+	}
+	for _, err := range []error{
+		fmt.Errorf("%w: too big", errkind.ResourceExhausted),
+		errkind.RetryAfter(fmt.Errorf("%w: rate limit exceeded", errkind.ResourceExhausted), time.Second),
+		fmt.Errorf(`put "alice/x": %w`, objstore.ErrTooLarge),
+	} {
+		if r, ok := errorinfo.Reason(server.ToStatus(t.Context(), log, "/m", err)); ok {
+			t.Errorf("%v carries reason %q, want none", err, r)
+		}
 	}
 }
 

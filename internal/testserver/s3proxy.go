@@ -2,6 +2,9 @@ package testserver
 
 import (
 	"context"
+	"fmt"
+	"html"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -22,7 +25,28 @@ type S3Proxy struct {
 
 	mu     sync.Mutex
 	counts S3Counts
+	refuse map[string]S3Refusal // by operation
 	srv    *http.Server
+}
+
+// S3Refusal is the S3 error response the proxy answers an operation with
+// instead of forwarding it (Refuse): what the server would send, e.g.
+// MinIO's 507 XMinioStorageFull on a full drive.
+type S3Refusal struct {
+	Status int
+	Code   string
+}
+
+// Refuse answers every later request of operation op (as S3Operation names
+// it) with r, unforwarded and uncounted; a zero r forwards them again.
+func (p *S3Proxy) Refuse(op string, r S3Refusal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r == (S3Refusal{}) {
+		delete(p.refuse, op)
+		return
+	}
+	p.refuse[op] = r
 }
 
 // S3Counts are requests by S3 operation (GetObject, ListObjectsV2, …).
@@ -61,7 +85,7 @@ func StartS3Proxy(target string, latency time.Duration) (*S3Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &S3Proxy{URL: "http://" + lis.Addr().String(), counts: S3Counts{}}
+	p := &S3Proxy{URL: "http://" + lis.Addr().String(), counts: S3Counts{}, refuse: map[string]S3Refusal{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &delayTransport{
 		// Enough idle connections for skillsvc's parallel reads and the
@@ -75,8 +99,18 @@ func StartS3Proxy(target string, latency time.Duration) (*S3Proxy, error) {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			op := S3Operation(r)
 			p.mu.Lock()
-			p.counts[op]++
+			refusal, refused := p.refuse[op]
+			if !refused {
+				p.counts[op]++
+			}
 			p.mu.Unlock()
+			if refused {
+				io.Copy(io.Discard, r.Body) // as a server reading the upload first
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(refusal.Status)
+				fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>refused by the test proxy</Message><Resource>%s</Resource><RequestId>test</RequestId></Error>", refusal.Code, html.EscapeString(r.URL.Path))
+				return
+			}
 			rp.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -234,26 +235,51 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 	if x, ok := ix.Servable(l); ok {
 		return x, nil
 	}
+	arrived := time.Now()
+	x, started, err := ix.joinLoad(ctx, l)
+	if err != nil && started.Before(arrived) && errkind.Of(err) == errkind.Unavailable && ctx.Err() == nil {
+		// The load this caller joined began before it came and found
+		// storage failing: storage may have recovered since (the first
+		// caller after an outage would otherwise get the outage's
+		// answer). One more load, itself shared, is the caller's own.
+		x, _, err = ix.joinLoad(ctx, l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ix.observe(x)
+	return x, nil
+}
+
+// loaded is a shared load's outcome: its index, and when it began.
+type loaded struct {
+	x       *Index
+	started time.Time
+}
+
+// joinLoad loads l, joining a load of l under way if there is one, and
+// returns its index and when that load began.
+func (ix *Store) joinLoad(ctx context.Context, l Layer) (*Index, time.Time, error) {
 	// Callers share the load, so one caller giving up must not fail the
 	// others; listTimeout bounds it instead.
-	ch := ix.flight.DoChan(l.Prefix, panics.GuardValue(func() (any, error) {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
-		defer cancel()
-		return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, ix.dropCount(l)) })
-	}))
+	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
+		started := time.Now()
+		x, err := panics.GuardValue(func() (*Index, error) {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
+			defer cancel()
+			return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, ix.dropCount(l)) })
+		})()
+		return loaded{x, started}, err
+	})
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, time.Time{}, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
 			ix.metrics.Coalesced.WithLabelValues("index").Inc()
 		}
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		x := res.Val.(*Index)
-		ix.observe(x)
-		return x, nil
+		out, _ := res.Val.(loaded)
+		return out.x, out.started, res.Err
 	}
 }
 

@@ -30,12 +30,17 @@ type headReader struct {
 
 // fetch returns the head of each SKILL.md in objs, by key: from the cache
 // in one call, the rest read from storage (concurrency at a time) and
-// cached in one call. A SKILL.md deleted since it was listed is absent.
-// tag is the hash tag of the library's cache keys.
-func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Object) (map[string][]byte, error) {
+// cached in one call. A SKILL.md deleted since it was listed is absent;
+// one rewritten since has the head of the version read, and that version's
+// attributes in moved, by key, so the index names the version its head is
+// of (what is keyed by version, here and in the parses the catalog shares,
+// then holds that version's bytes). tag is the hash tag of the library's
+// cache keys.
+func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Object) (heads map[string][]byte, moved map[string]objstore.Attributes, err error) {
 	out := make(map[string][]byte, len(objs))
+	moved = map[string]objstore.Attributes{}
 	if len(objs) == 0 {
-		return out, nil
+		return out, moved, nil
 	}
 	keys := make([]string, len(objs))
 	for i, o := range objs {
@@ -44,7 +49,7 @@ func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Obje
 	hits, err := h.cache.Fetch(ctx, keys)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, cerr
+			return nil, nil, cerr
 		}
 		h.cacheLog.Failed(ctx, "fetching skill heads", err)
 	}
@@ -60,7 +65,7 @@ func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Obje
 			continue
 		}
 		g.Go(panics.Guard(func() error {
-			head, etag, err := h.read(gctx, o)
+			head, a, err := h.read(gctx, o)
 			if objstore.IsNotFound(err) {
 				return nil // deleted since listed
 			}
@@ -73,8 +78,12 @@ func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Obje
 			mu.Lock()
 			defer mu.Unlock()
 			out[o.Key] = head
-			if etag == o.ETag { // not a version written since the listing
+			switch {
+			case a.ETag == o.ETag:
 				read[keys[i]] = head
+			case a.ETag != "": // a version written since the listing
+				moved[o.Key] = a
+				read[headCacheKey(tag, o.Key, a.ETag)] = head
 			}
 			return nil
 		}))
@@ -87,9 +96,9 @@ func (h *headReader) fetch(ctx context.Context, tag string, objs []objstore.Obje
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, moved, nil
 }
 
 // trimHead cuts a head after its frontmatter, which is all a listing needs:
@@ -103,29 +112,29 @@ func trimHead(head []byte) []byte {
 }
 
 // read returns enough of the start of SKILL.md to hold its frontmatter:
-// headBytes first, more only when the frontmatter runs past them. etag is
-// the version read, which may be newer than the listed one.
-func (h *headReader) read(ctx context.Context, o objstore.Object) (head []byte, etag string, err error) {
+// headBytes first, more only when the frontmatter runs past them. a is the
+// version read, which may be newer than the listed one.
+func (h *headReader) read(ctx context.Context, o objstore.Object) (head []byte, a objstore.Attributes, err error) {
 	rc, a, err := h.bucket.GetRange(ctx, o.Key, 0, h.headBytes)
 	if err != nil {
-		return nil, "", err
+		return nil, a, err
 	}
 	head, err = io.ReadAll(rc)
 	rc.Close()
 	if err != nil {
-		return nil, "", err
+		return nil, a, err
 	}
 	if int64(len(head)) >= a.Size {
-		return head, a.ETag, nil
+		return head, a, nil
 	}
 	if end, opened := skillmd.FrontmatterEnd(bytes.TrimPrefix(head, []byte(skillmd.BOM))); !opened || (end > 0 && end < len(head)) {
-		return head, a.ETag, nil
+		return head, a, nil
 	}
 	rc, a, err = h.bucket.GetRange(ctx, o.Key, 0, skillmd.MaxFrontmatterBytes+int64(len(skillmd.BOM))+1)
 	if err != nil {
-		return nil, "", err
+		return nil, a, err
 	}
 	defer rc.Close()
 	head, err = io.ReadAll(rc)
-	return head, a.ETag, err
+	return head, a, err
 }

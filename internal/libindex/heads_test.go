@@ -1,7 +1,9 @@
 package libindex
 
 import (
+	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func TestHeadsKeepOnlyTheFrontmatter(t *testing.T) {
 	}
 	o := objstore.Object{Key: "alice/skills/one/SKILL.md", Attributes: a}
 	h := &headReader{bucket: b, cache: cache.NewLRU(1 << 20), ttl: time.Hour, headBytes: 8 << 10, concurrency: 1, cacheLog: NewCacheLog(slog.New(slog.DiscardHandler))}
-	heads, err := h.fetch(t.Context(), "alice", []objstore.Object{o})
+	heads, _, err := h.fetch(t.Context(), "alice", []objstore.Object{o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +35,56 @@ func TestHeadsKeepOnlyTheFrontmatter(t *testing.T) {
 	}
 	if cap(head) > len(head)+16 {
 		t.Errorf("the head of %d bytes keeps %d bytes alive", len(head), cap(head))
+	}
+}
+
+// TestHeadOfARewrittenSkillNamesItsVersion: a SKILL.md rewritten between a
+// listing and the read of its head is held as the version read, under that
+// version's ETag, not under the listed one: whatever is keyed by version
+// (the cached head, the parse the catalog shares through the cache) then
+// holds that version's bytes, and the next listing finds it unchanged.
+func TestHeadOfARewrittenSkillNamesItsVersion(t *testing.T) {
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
+	c := cache.NewLRU(1 << 20)
+	log := slog.New(slog.DiscardHandler)
+	ix := New(b, c, testConfig(5*time.Second), folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	t.Cleanup(ix.Close)
+	listed, err := b.Stat(t.Context(), keyA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := "---\nname: a\ndescription: Rewritten after the listing.\n---\n"
+	var written objstore.Attributes
+	once := false
+	b.Before(objstore.OpGetRange, func(_ context.Context, call objstoretest.Call) error {
+		if call.Key == keyA && !once {
+			once = true // listed already: the read finds the new version
+			written = objstoretest.Put(t, b, keyA, rewritten)
+		}
+		return nil
+	})
+	x, err := ix.Get(t.Context(), aliceLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written.ETag == "" || written.ETag == listed.ETag {
+		t.Fatalf("the rewrite did not change the ETag (%q, listed %q)", written.ETag, listed.ETag)
+	}
+	i := slices.IndexFunc(x.Objs, func(o objstore.Object) bool { return o.Key == keyA })
+	if i < 0 || x.Objs[i].ETag != written.ETag || x.Objs[i].Size != written.Size {
+		t.Fatalf("the index names %+v, want the version read (%+v)", x.Objs, written)
+	}
+	if head, _ := x.HeadOf(keyA); string(head) != rewritten {
+		t.Errorf("head = %q, want the rewritten one", head)
+	}
+	cached, err := c.Fetch(t.Context(), []string{headCacheKey("alice", keyA, listed.ETag), headCacheKey("alice", keyA, written.ETag)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cached[headCacheKey("alice", keyA, listed.ETag)]; ok {
+		t.Error("a head is cached under the listed version, whose bytes were never read")
+	}
+	if got := cached[headCacheKey("alice", keyA, written.ETag)]; string(got) != rewritten {
+		t.Errorf("cached under the version read: %q, want the rewritten head", got)
 	}
 }

@@ -773,9 +773,16 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 			}
 		}
 	}
-	read, err := ix.reader.fetch(ctx, l.Tag, missing)
+	read, moved, err := ix.reader.fetch(ctx, l.Tag, missing)
 	if err != nil {
 		return nil, err
+	}
+	for key, a := range moved {
+		// The head read is of a version written since the listing: the
+		// index names that version (the next listing finds it unchanged).
+		if i, ok := slices.BinarySearchFunc(objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) }); ok {
+			objs[i].Attributes = a
+		}
 	}
 	for _, o := range missing {
 		if h, ok := read[o.Key]; ok {

@@ -144,6 +144,17 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 		return base64.RawURLEncoding.EncodeToString(h) + "." + parts[1] + "." + parts[2]
 	}
 	unsigned := good[:strings.LastIndex(good, ".")+1]
+	// One bit of the signature flipped: rewriting its last characters
+	// instead could leave the same bytes (a signature ending in "AA", or
+	// differing only in the last character's padding bits).
+	tampered := func() string {
+		sig, err := base64.RawURLEncoding.DecodeString(good[len(unsigned):])
+		if err != nil || len(sig) == 0 {
+			t.Fatalf("the token's signature does not decode: %v", err)
+		}
+		sig[len(sig)/2] ^= 1
+		return unsigned + base64.RawURLEncoding.EncodeToString(sig)
+	}()
 	long := hsToken(func(c jwt.MapClaims) { c["pad"] = strings.Repeat("p", 9<<10) })
 
 	cases := []tokenCase{
@@ -157,7 +168,7 @@ func TestTokenAttacksEndToEnd(t *testing.T) {
 		{name: "malformed", auth: bearer("not-a-jwt-at-all"), want: codes.Unauthenticated, secret: "not-a-jwt-at-all"},
 		{name: "malformed segments", auth: bearer("aGVsbG8.d29ybGQ.c2lnbmF0dXJl"), want: codes.Unauthenticated, secret: "aGVsbG8.d29ybGQ.c2lnbmF0dXJl"},
 		{name: "not base64", auth: bearer("@@@.###.$$$"), want: codes.Unauthenticated},
-		{name: "signature tampered", auth: bearer(good[:len(good)-2] + "AA"), want: codes.Unauthenticated, secret: good[:len(good)-2]},
+		{name: "signature tampered", auth: bearer(tampered), want: codes.Unauthenticated, secret: tampered},
 		{name: "signature removed", auth: bearer(unsigned), want: codes.Unauthenticated, secret: unsigned},
 		{name: "alg none", auth: bearer(none), want: codes.Unauthenticated, secret: none},
 		{name: "alg None with a real signature", auth: bearer(noneHeader("None")), want: codes.Unauthenticated, secret: noneHeader("None")},

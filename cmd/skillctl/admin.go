@@ -70,7 +70,7 @@ func (a *app) protectCmd(protect bool) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.adminCall(cmd, true, func(ctx context.Context, c skillsvcv1.AdminServiceClient) (proto.Message, string, error) {
 				r, err := c.SetSkillProtected(ctx, &skillsvcv1.SetSkillProtectedRequest{Library: a.libraryRef(), Name: args[0], Protected: protect})
-				return r, "protected: " + strings.Join(r.GetNames(), ", "), err
+				return r, "protected: " + inert(strings.Join(r.GetNames(), ", ")), err
 			})
 		},
 	}
@@ -84,7 +84,11 @@ func (a *app) protectedCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.adminCall(cmd, true, func(ctx context.Context, c skillsvcv1.AdminServiceClient) (proto.Message, string, error) {
 				r, err := c.ListProtectedSkills(ctx, &skillsvcv1.ListProtectedSkillsRequest{Library: a.libraryRef()})
-				return r, strings.Join(r.GetNames(), "\n"), err
+				names := make([]string, len(r.GetNames()))
+				for i, n := range r.GetNames() {
+					names[i] = inert(n)
+				}
+				return r, strings.Join(names, "\n"), err
 			})
 		},
 	}
@@ -119,7 +123,7 @@ func (a *app) adminPutCmd() *cobra.Command {
 			}
 			return a.adminCall(cmd, true, func(ctx context.Context, c skillsvcv1.AdminServiceClient) (proto.Message, string, error) {
 				r, err := c.PutLibraryFile(ctx, &skillsvcv1.PutLibraryFileRequest{Library: a.libraryRef(), Path: args[0], Data: data, MustNotExist: mustNotExist})
-				return r, fmt.Sprintf("stored %s (%d bytes, etag %s)", args[0], r.GetSize(), r.GetEtag()), err
+				return r, fmt.Sprintf("stored %s (%d bytes, etag %s)", inert(args[0]), r.GetSize(), inert(r.GetEtag())), err
 			})
 		},
 	}
@@ -135,7 +139,7 @@ func (a *app) adminDeleteCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.adminCall(cmd, true, func(ctx context.Context, c skillsvcv1.AdminServiceClient) (proto.Message, string, error) {
 				r, err := c.DeleteLibraryFile(ctx, &skillsvcv1.DeleteLibraryFileRequest{Library: a.libraryRef(), Path: args[0]})
-				return r, "deleted " + args[0], err
+				return r, "deleted " + inert(args[0]), err
 			})
 		},
 	}

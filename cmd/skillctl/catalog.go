@@ -47,7 +47,7 @@ their errors) and disabled ones. --json prints one ListSkillsResponse holding ev
 			}
 			if a.quiet {
 				for _, s := range resp.GetSkills() {
-					fmt.Fprintln(a.stdout, s.GetName())
+					fmt.Fprintln(a.stdout, inert(s.GetName()))
 				}
 				return nil
 			}
@@ -63,7 +63,7 @@ their errors) and disabled ones. --json prints one ListSkillsResponse holding ev
 				case len(s.GetWarnings()) > 0:
 					state = fmt.Sprintf("warnings (%d)", len(s.GetWarnings()))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.GetName(), dash(s.GetCategory()), s.GetLayer(), state, oneLine(s.GetDescription(), 70))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inert(s.GetName()), dash(s.GetCategory()), inert(s.GetLayer()), state, oneLine(s.GetDescription(), 70))
 			}
 			return tw.Flush()
 		},
@@ -96,11 +96,12 @@ func (a *app) listAll(ctx context.Context, req *skillsvcv1.ListSkillsRequest) (*
 	return nil, fmt.Errorf("more than %d pages of skills", maxListPages)
 }
 
+// dash is s for a table cell, inert; "-" when empty.
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return inert(s)
 }
 
 func (a *app) showCmd() *cobra.Command {
@@ -110,8 +111,8 @@ func (a *app) showCmd() *cobra.Command {
 		Use:   "show NAME",
 		Short: "Show one skill: its frontmatter, files and problems",
 		Long: `show prints a skill (by name, or its path such as docs/pdf): where it lives, its frontmatter
-fields, its manifest digest, problems and files. --raw prints SKILL.md as stored; --json the
-server's GetSkillResponse. --version shows a published version instead of the live copy.`,
+fields, its manifest digest, problems and files. --raw prints SKILL.md as stored (control
+characters escaped, as in all output; pull writes its exact bytes); --json the server's GetSkillResponse. --version shows a published version instead of the live copy.`,
 		Example: `  skillctl show pdf
   skillctl show pdf --version production --raw`,
 		Args:              cobra.ExactArgs(1),
@@ -137,7 +138,7 @@ server's GetSkillResponse. --version shows a published version instead of the li
 			tw := newTable(a.stdout)
 			row := func(k, v string) {
 				if v != "" {
-					fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+					fmt.Fprintf(tw, "%s:\t%s\n", inert(k), inert(v))
 				}
 			}
 			row("Name", s.GetName())
@@ -172,7 +173,7 @@ server's GetSkillResponse. --version shows a published version instead of the li
 			if len(resp.GetFiles()) > 0 {
 				fmt.Fprintln(a.stdout, "Files:")
 				for _, f := range resp.GetFiles() {
-					fmt.Fprintf(a.stdout, "  %s (%s)\n", f.GetPath(), humanBytes(f.GetSize()))
+					fmt.Fprintf(a.stdout, "  %s (%s)\n", inert(f.GetPath()), humanBytes(f.GetSize()))
 				}
 				if n := resp.GetFilesOmitted(); n > 0 {
 					fmt.Fprintf(a.stdout, "  … and %d more\n", n)
@@ -182,7 +183,7 @@ server's GetSkillResponse. --version shows a published version instead of the li
 		},
 	}
 	cmd.Flags().StringVar(&version, "version", "", "a version id, unique prefix or label instead of the live copy")
-	cmd.Flags().BoolVar(&raw, "raw", false, "print SKILL.md as stored")
+	cmd.Flags().BoolVar(&raw, "raw", false, "print SKILL.md as stored (control characters escaped; pull writes exact bytes)")
 	return cmd
 }
 
@@ -255,7 +256,7 @@ func (a *app) enableCmd(enable bool) *cobra.Command {
 				if enable {
 					word = "enabled"
 				}
-				fmt.Fprintf(a.stdout, "%s %s\n", word, resp.GetSkill().GetName())
+				fmt.Fprintf(a.stdout, "%s %s\n", word, inert(resp.GetSkill().GetName()))
 			}
 			return nil
 		},
@@ -280,7 +281,7 @@ func (a *app) completeSkillNames(cmd *cobra.Command, args []string, toComplete s
 	var names []string
 	for _, s := range resp.GetSkills() {
 		if strings.HasPrefix(s.GetName(), toComplete) {
-			names = append(names, s.GetName()+"\t"+oneLine(s.GetDescription(), 60))
+			names = append(names, inert(s.GetName())+"\t"+oneLine(s.GetDescription(), 60))
 		}
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp

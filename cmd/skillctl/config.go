@@ -98,14 +98,63 @@ func (c *Config) save(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// writeFileAtomic replaces path with what write writes, mode 0600, whole
+// or not at all: write goes to a new temporary file of a random name in
+// path's directory (created exclusively, so a link planted at any name is
+// never opened), which is synced and renamed over path. A failed write
+// leaves path as it was and no temporary file. A symbolic link at path is
+// refused, not followed and not replaced: writing through it would write
+// wherever it points, and replacing it would silently cut a link the user
+// made (to a dotfiles repository, say); SKILLCTL_CONFIG can name its target.
+// The directory, when created, is 0700.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; skillctl writes its config only as a regular file (set SKILLCTL_CONFIG to the file it points to)", path)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	// CreateTemp made it 0600 less the umask; the umask cannot widen it,
+	// but say exactly what it is.
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable; a directory that cannot be synced
+	// (some file systems) still has the file.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 func (c *Config) names() []string {

@@ -115,7 +115,7 @@ func (a *app) configGetContextsCmd() *cobra.Command {
 				case c.TokenFile != "":
 					authBy = "token-file"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cur, n, firstNonEmpty(c.Target, defaultTarget), dash(c.User), authBy, dash(c.Library))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cur, inert(n), inert(firstNonEmpty(c.Target, defaultTarget)), dash(c.User), authBy, dash(c.Library))
 			}
 			return tw.Flush()
 		},
@@ -135,7 +135,7 @@ func (a *app) configCurrentCmd() *cobra.Command {
 			if cfg.CurrentContext == "" {
 				return usageErr(fmt.Errorf("no current context"))
 			}
-			fmt.Fprintln(a.stdout, cfg.CurrentContext)
+			fmt.Fprintln(a.stdout, inert(cfg.CurrentContext))
 			return nil
 		},
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -481,4 +483,52 @@ func TestGCEndToEnd(t *testing.T) {
 	if r := runCtl(t, map[string]string{"SKILLCTL_TARGET": addr}, "gc"); r.code != exitUsage {
 		t.Errorf("skillctl gc without a library: exit %d, want usage\n%s", r.code, r.stderr)
 	}
+}
+
+// TestAuthorTextInertEndToEnd: a version message and a description that
+// would set the window title, erase a line, write the clipboard (OSC 52),
+// start a C1 control sequence and reverse text with a bidi override, pushed
+// to the real binary, reach an admin's terminal escaped in versions, show,
+// ls and push; --json keeps them exact.
+func TestAuthorTextInertEndToEnd(t *testing.T) {
+	addr := startServer(t)
+	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "alice"}
+	// strconv.Quote's escapes are YAML's: the description holds hostile.
+	dir := writeSkill(t, "evil", map[string]string{"SKILL.md": "---\nname: evil\ndescription: " + strconv.Quote(hostile) + "\n---\n" + hostile + "\n"})
+	push := mustRun(t, env, "push", dir, "-m", hostile, "-l", "stable")
+
+	var vs struct{ Versions []struct{ Message string } }
+	if err := json.Unmarshal([]byte(mustRun(t, env, "versions", "evil", "--json").stdout), &vs); err != nil || len(vs.Versions) != 1 || vs.Versions[0].Message != hostile {
+		t.Fatalf("the server did not keep the message as sent (%v): %+v", err, vs)
+	}
+	var ls struct {
+		Skills []struct{ Name, Description string }
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, env, "ls", "--json").stdout), &ls); err != nil || !strings.Contains(fmt.Sprint(ls.Skills), hostile) {
+		t.Fatalf("the server did not keep the description as written (%v): %+v", err, ls)
+	}
+
+	for name, r := range map[string]ctlResult{
+		"push":       push,
+		"versions":   mustRun(t, env, "versions", "evil"),
+		"show":       mustRun(t, env, "show", "evil"),
+		"show --raw": mustRun(t, env, "show", "evil", "--raw"),
+		"render":     mustRun(t, env, "render", "evil"),
+		"ls":         mustRun(t, env, "ls"),
+		"label":      mustRun(t, env, "label", "evil", "stable", "production"),
+	} {
+		assertInert(t, name, r.stdout+r.stderr)
+		switch name {
+		case "versions", "show", "show --raw", "render", "ls":
+			if !strings.Contains(r.stdout, hostileEscaped) {
+				t.Errorf("%s does not show the text escaped:\n%s", name, r.stdout)
+			}
+		}
+	}
+	// The server's errors quote what the caller sent; printed inert too.
+	r := runCtl(t, env, "show", "evil"+hostile)
+	if r.code != exitNotFound && r.code != exitServer {
+		t.Errorf("show of a hostile name: exit %d\n%s", r.code, r.stderr)
+	}
+	assertInert(t, "an error", r.stdout+r.stderr)
 }

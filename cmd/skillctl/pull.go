@@ -74,7 +74,7 @@ links or devices), at most --max-bytes in total. Files keep their executable bit
 				return usageErr(err)
 			}
 			if !a.quiet {
-				fmt.Fprintf(a.stdout, "pulled %s into %s (%d files, %s)\n", args[0], args[1], files, humanBytes(n))
+				fmt.Fprintf(a.stdout, "pulled %s into %s (%d files, %s)\n", inert(args[0]), inert(args[1]), files, humanBytes(n))
 			}
 			return nil
 		},

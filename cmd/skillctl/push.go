@@ -68,7 +68,7 @@ func (a *app) push(cmd *cobra.Command, dir string, o pushOptions) error {
 	// What cannot be sent is refused whatever --skip-local-check says.
 	unsendable := len(s.Files) > skillmd.MaxSkillFiles || len(s.Irregular) > 0 || s.TotalBytes > skillmd.MaxSkillBytes
 	if hasErrors(ps) && (!o.skipLocalCheck || unsendable) {
-		fmt.Fprintf(a.stderr, "skillctl: %s breaks the publishing rules; nothing was sent:\n", s.Name)
+		fmt.Fprintf(a.stderr, "skillctl: %s breaks the publishing rules; nothing was sent:\n", inert(s.Name))
 		printProblems(a.stderr, "", ps)
 		return &exitError{code: exitInvalid}
 	}
@@ -155,22 +155,22 @@ func (a *app) printPublished(resp *skillsvcv1.PublishSkillResponse, dryRun bool)
 	v := resp.GetVersion()
 	switch {
 	case dryRun && resp.GetValid():
-		fmt.Fprintf(a.stdout, "valid %s: would be version %s (%d files, %s)\n", v.GetName(), v.GetId(), v.GetFileCount(), humanBytes(v.GetTotalBytes()))
+		fmt.Fprintf(a.stdout, "valid %s: would be version %s (%d files, %s)\n", inert(v.GetName()), inert(v.GetId()), v.GetFileCount(), humanBytes(v.GetTotalBytes()))
 	case dryRun:
-		fmt.Fprintf(a.stdout, "invalid %s\n", v.GetName())
+		fmt.Fprintf(a.stdout, "invalid %s\n", inert(v.GetName()))
 	case a.quiet:
-		fmt.Fprintln(a.stdout, v.GetId())
+		fmt.Fprintln(a.stdout, inert(v.GetId()))
 	default:
 		state := "published"
 		if v.GetState() == skillsvcv1.VersionState_VERSION_STATE_PENDING {
 			state = "pending review"
 		}
-		fmt.Fprintf(a.stdout, "%s %s version %s (%d files, %s)\n", state, v.GetName(), v.GetId(), v.GetFileCount(), humanBytes(v.GetTotalBytes()))
+		fmt.Fprintf(a.stdout, "%s %s version %s (%d files, %s)\n", state, inert(v.GetName()), inert(v.GetId()), v.GetFileCount(), humanBytes(v.GetTotalBytes()))
 		if len(v.GetLabels()) > 0 {
-			fmt.Fprintf(a.stdout, "labels: %s\n", strings.Join(v.GetLabels(), ", "))
+			fmt.Fprintf(a.stdout, "labels: %s\n", inert(strings.Join(v.GetLabels(), ", ")))
 		}
 		if len(resp.GetRemovedFiles()) > 0 {
-			fmt.Fprintf(a.stdout, "removed: %s\n", strings.Join(resp.GetRemovedFiles(), ", "))
+			fmt.Fprintf(a.stdout, "removed: %s\n", inert(strings.Join(resp.GetRemovedFiles(), ", ")))
 		}
 	}
 	if !a.quiet || dryRun {

@@ -62,8 +62,13 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // app is one run of skillctl: its streams, environment and global flags.
 type app struct {
+	// stdout and stderr are for people: inertWriters, so what an author
+	// or the server wrote cannot act on a terminal (see inert).
 	stdout, stderr io.Writer
-	getenv         func(string) string
+	// jsonStdout is for JSON only: exact, through inertJSON. rawStderr is
+	// for the progress bar only, which redraws with controls.
+	jsonStdout, rawStderr io.Writer
+	getenv                func(string) string
 	// isTerminal reports whether stderr is a terminal (progress bars).
 	isTerminal bool
 
@@ -80,11 +85,15 @@ type app struct {
 
 // run executes skillctl with args and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, isTerminal bool) int {
-	a := &app{stdout: stdout, stderr: stderr, getenv: getenv, isTerminal: isTerminal}
+	out, errOut, jsonOut := &inertWriter{w: stdout}, &inertWriter{w: stderr}, &inertWriter{w: stdout, escape: inertJSON}
+	defer out.Flush()
+	defer errOut.Flush()
+	defer jsonOut.Flush()
+	a := &app{stdout: out, stderr: errOut, jsonStdout: jsonOut, rawStderr: stderr, getenv: getenv, isTerminal: isTerminal}
 	root := a.newRoot()
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(out) // help, usage and completions
+	root.SetErr(errOut)
 	err := root.ExecuteContext(ctx)
 	if a.conn != nil {
 		a.conn.Close()
@@ -268,7 +277,7 @@ func (a *app) report(err error) int {
 }
 
 func (a *app) reportStatus(st *status.Status) int {
-	fmt.Fprintf(a.stderr, "skillctl: %s: %s\n", st.Code(), st.Message())
+	fmt.Fprintf(a.stderr, "skillctl: %s: %s\n", st.Code(), inert(st.Message()))
 	var problems []*skillsvcv1.SkillProblem
 	for _, d := range st.Details() {
 		if sp, ok := d.(*skillsvcv1.SkillProblems); ok {

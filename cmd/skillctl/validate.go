@@ -72,7 +72,7 @@ Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder ca
 				}
 			}
 			if a.jsonOut {
-				enc := json.NewEncoder(a.stdout)
+				enc := json.NewEncoder(a.jsonStdout)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(struct {
 					Valid  bool         `json:"valid"`
@@ -92,11 +92,11 @@ Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder ca
 func (a *app) printValidation(r validation, ps []*skillsvcv1.SkillProblem) {
 	switch {
 	case !r.Valid:
-		fmt.Fprintf(a.stdout, "invalid  %s (%s)\n", r.Name, r.Dir)
+		fmt.Fprintf(a.stdout, "invalid  %s (%s)\n", inert(r.Name), inert(r.Dir))
 	case a.quiet:
 		return
 	default:
-		fmt.Fprintf(a.stdout, "valid    %s (%d files, %s)\n", r.Name, r.Files, humanBytes(r.Bytes))
+		fmt.Fprintf(a.stdout, "valid    %s (%d files, %s)\n", inert(r.Name), r.Files, humanBytes(r.Bytes))
 	}
 	printProblems(a.stdout, "", ps)
 }

@@ -69,7 +69,7 @@ ListSkillVersionsResponse holding every page.`,
 			}
 			if a.quiet {
 				for _, v := range out.GetVersions() {
-					fmt.Fprintln(a.stdout, v.GetId())
+					fmt.Fprintln(a.stdout, inert(v.GetId()))
 				}
 				return nil
 			}
@@ -80,7 +80,7 @@ ListSkillVersionsResponse holding every page.`,
 				if t := v.GetCreateTime(); t != nil {
 					created = t.AsTime().UTC().Format("2006-01-02 15:04:05")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", shortID(v.GetId()), created, dash(v.GetAuthor()), v.GetFileCount(),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", inert(shortID(v.GetId())), created, dash(v.GetAuthor()), v.GetFileCount(),
 					humanBytes(v.GetTotalBytes()), stateName(v.GetState()), dash(strings.Join(v.GetLabels(), ",")), oneLine(v.GetMessage(), 50))
 			}
 			return tw.Flush()
@@ -105,17 +105,17 @@ func stateName(s skillsvcv1.VersionState) string {
 // printVersion prints the outcome of a call about one version.
 func (a *app) printVersion(verb string, v *skillsvcv1.SkillVersion, removed []string) {
 	if a.quiet {
-		fmt.Fprintln(a.stdout, v.GetId())
+		fmt.Fprintln(a.stdout, inert(v.GetId()))
 		return
 	}
-	fmt.Fprintf(a.stdout, "%s %s version %s", verb, v.GetName(), v.GetId())
+	fmt.Fprintf(a.stdout, "%s %s version %s", inert(verb), inert(v.GetName()), inert(v.GetId()))
 	if labels := v.GetLabels(); len(labels) > 0 {
 		sort.Strings(labels)
-		fmt.Fprintf(a.stdout, " [%s]", strings.Join(labels, ", "))
+		fmt.Fprintf(a.stdout, " [%s]", inert(strings.Join(labels, ", ")))
 	}
 	fmt.Fprintln(a.stdout)
 	if len(removed) > 0 {
-		fmt.Fprintf(a.stdout, "removed: %s\n", strings.Join(removed, ", "))
+		fmt.Fprintf(a.stdout, "removed: %s\n", inert(strings.Join(removed, ", ")))
 	}
 }
 
@@ -162,7 +162,7 @@ a unique prefix of one, or another label) of skill NAME, e.g. to mark what produ
 			}
 			if remove {
 				if !a.quiet {
-					fmt.Fprintf(a.stdout, "removed label %s of %s\n", req.Label, req.Name)
+					fmt.Fprintf(a.stdout, "removed label %s of %s\n", inert(req.Label), inert(req.Name))
 				}
 				return nil
 			}
@@ -270,7 +270,7 @@ func (a *app) rmCmd() *cobra.Command {
 				return a.printJSON(resp)
 			}
 			if !a.quiet {
-				fmt.Fprintf(a.stdout, "deleted %s (%d files)\n", args[0], resp.GetRemovedFiles())
+				fmt.Fprintf(a.stdout, "deleted %s (%d files)\n", inert(args[0]), resp.GetRemovedFiles())
 			}
 			return nil
 		},

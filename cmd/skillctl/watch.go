@@ -85,7 +85,7 @@ func errText(err error) string {
 		return "stream ended"
 	}
 	if st, ok := status.FromError(err); ok {
-		return st.Code().String() + ": " + st.Message()
+		return st.Code().String() + ": " + inert(st.Message())
 	}
 	return err.Error()
 }
@@ -133,7 +133,7 @@ func (a *app) watchOnce(ctx context.Context, since *string, count int, printed *
 				fmt.Fprintf(a.stdout, "%s reset   the server no longer knows the digest resumed from: list the catalog again\n", now())
 			}
 			for _, c := range m.GetChanges() {
-				fmt.Fprintf(a.stdout, "%s %-8s %s %s %s %s\n", now(), kindName(c.GetKind()), c.GetName(), c.GetPath(), dash(c.GetLayer()), dash(shortID(c.GetManifestDigest())))
+				fmt.Fprintf(a.stdout, "%s %-8s %s %s %s %s\n", now(), kindName(c.GetKind()), inert(c.GetName()), inert(c.GetPath()), dash(c.GetLayer()), dash(shortID(c.GetManifestDigest())))
 				*printed++
 				if count > 0 && *printed >= count {
 					return got, nil

@@ -186,6 +186,8 @@ func TestDropQueuePace(t *testing.T) {
 				}
 			}
 			time.Sleep(time.Hour)
+			d.mu.Lock()
+			defer d.mu.Unlock()
 			if d.maxRunning != cfg.DropConcurrency {
 				t.Errorf("%d drops ran at once, want %d", d.maxRunning, cfg.DropConcurrency)
 			}

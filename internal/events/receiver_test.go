@@ -72,6 +72,13 @@ func (r *recorder) Forget(ch skills.Change) error {
 	return nil
 }
 
+// changes are what it invalidated so far.
+func (r *recorder) changes() []skills.Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]skills.Change(nil), r.invalidated...)
+}
+
 func (r *recorder) ForgetAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -96,6 +103,13 @@ func (f *fakeTopic) Publish(_ context.Context, msg []byte) error {
 	}
 	f.published = append(f.published, msg)
 	return nil
+}
+
+// sent is what was published so far.
+func (f *fakeTopic) sent() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.published...)
 }
 
 func (f *fakeTopic) Subscribe(onMessage func([]byte), subscribed func()) func() {
@@ -317,11 +331,11 @@ func TestApply(t *testing.T) {
 			{Kind: skills.Settings, Library: skills.LibraryRef{User: "bob"}},
 			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "carol"}},
 		}
-		if !equalChanges(cat.invalidated, want) {
-			t.Errorf("invalidated %+v, want %+v", cat.invalidated, want)
+		if got := cat.changes(); !equalChanges(got, want) {
+			t.Errorf("invalidated %+v, want %+v", got, want)
 		}
 		var told []string
-		for _, m := range topic.published {
+		for _, m := range topic.sent() {
 			var msg struct {
 				From   string
 				User   string
@@ -390,15 +404,15 @@ func TestApplyRechecks(t *testing.T) {
 		}
 		time.Sleep(time.Minute)
 		n := map[skills.Change]int{}
-		for _, ch := range cat.invalidated {
+		for _, ch := range cat.changes() {
 			n[ch]++
 		}
 		alice, bob := cat.ChangeOf(recs[0].Key), cat.ChangeOf(recs[1].Key)
 		if n[alice] != 2 || n[bob] != 2 || len(n) != 2 {
 			t.Errorf("invalidated %v, want alice's library and bob's settings twice each (the drop, the recheck)", n)
 		}
-		if len(topic.published) != 2 {
-			t.Errorf("announced %d times, want alice's library twice", len(topic.published))
+		if n := len(topic.sent()); n != 2 {
+			t.Errorf("announced %d times, want alice's library twice", n)
 		}
 		if got := counter(t, reg, "skillsvc_events_coalesced_total", "", ""); got != 10 {
 			t.Errorf("coalesced = %v, want 10", got)
@@ -425,8 +439,8 @@ func TestFailedDropsRetried(t *testing.T) {
 			cat.fail = nil
 			cat.mu.Unlock()
 			time.Sleep(time.Minute)
-			if len(cat.invalidated) != 1 || counter(t, reg, "skillsvc_events_drops_total", "result", "error") != 1 {
-				t.Errorf("invalidated %v after one failure, want alice's library once", cat.invalidated)
+			if got := cat.changes(); len(got) != 1 || counter(t, reg, "skillsvc_events_drops_total", "result", "error") != 1 {
+				t.Errorf("invalidated %v after one failure, want alice's library once", got)
 			}
 		})
 	})
@@ -443,8 +457,8 @@ func TestFailedDropsRetried(t *testing.T) {
 			topic.fail = nil
 			topic.mu.Unlock()
 			time.Sleep(time.Minute)
-			if len(topic.published) != 1 || counter(t, reg, "skillsvc_events_peer_messages_total", "outcome", "publish_failed") != 1 {
-				t.Errorf("published %d after one failure, want 1", len(topic.published))
+			if n := len(topic.sent()); n != 1 || counter(t, reg, "skillsvc_events_peer_messages_total", "outcome", "publish_failed") != 1 {
+				t.Errorf("published %d after one failure, want 1", n)
 			}
 		})
 	})
@@ -494,8 +508,8 @@ func TestRefusalsAudited(t *testing.T) {
 			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "a"}},
 			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "b"}},
 		}
-		if !equalChanges(cat.invalidated, want) {
-			t.Errorf("invalidated %+v, want %+v", cat.invalidated, want)
+		if got := cat.changes(); !equalChanges(got, want) {
+			t.Errorf("invalidated %+v, want %+v", got, want)
 		}
 		if n := counter(t, reg, "skillsvc_events_requests_rejected_total", "reason", "overloaded"); n != 1 {
 			t.Errorf("rejected{reason=overloaded} = %v", n)
@@ -527,7 +541,7 @@ func TestFromPeers(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		topic.onMessage(topic.published[0])
+		topic.onMessage(topic.sent()[0])
 		for _, m := range []string{`{"from":"other","user":"bob"}`, `{"from":"other","shared":true}`, `{"from":"other","user":"no such user!"}`, `{"from":"other"}`, `not json`, `{"from":"other","user":"x` + strings.Repeat("x", 5000) + `"}`} {
 			topic.onMessage([]byte(m))
 		}

@@ -132,10 +132,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
+	auditLog, closeAudit, err := audit.Open(cfg.Audit)
+	if err != nil {
+		return nil, err
+	}
+	a.onClose(func() { closeAudit.Close() })
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
 	pubOpts := []library.Option{library.WithRegisterer(reg)}
 	if cfg.Events.Enabled() {
-		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, log)
+		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, auditLog, log)
 		if err != nil {
 			return nil, err
 		}
@@ -172,11 +177,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if cfg.Auth.Mode == auth.ModeInsecure {
 		log.Warn("auth.mode=insecure: caller identity is taken from x-skillsvc-* metadata unverified and every caller may use AdminService; use --auth.mode=jwt unless only trusted workers reach the service", "listen", cfg.Listen, "allow_insecure_remote", cfg.Auth.AllowInsecureRemote)
 	}
-	auditLog, closeAudit, err := audit.Open(cfg.Audit)
-	if err != nil {
-		return nil, err
-	}
-	a.onClose(func() { closeAudit.Close() })
 	limits, err := quota.New(cfg.Limits, log, reg)
 	if err != nil {
 		return nil, err

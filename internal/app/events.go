@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -48,8 +49,8 @@ func (c *Config) validateEvents() error {
 // other replicas through a topic on a client of its own (a subscription
 // holds a connection); without, changes apply to this replica, the only one
 // sharing nothing.
-func newEvents(ctx context.Context, cfg Config, cat *skills.Catalog, reg prometheus.Registerer, log *slog.Logger) (*events.Receiver, func(), error) {
-	o := events.Options{Bucket: cfg.S3.Bucket, Registerer: reg, Log: log}
+func newEvents(ctx context.Context, cfg Config, cat *skills.Catalog, reg prometheus.Registerer, auditLog *audit.Logger, log *slog.Logger) (*events.Receiver, func(), error) {
+	o := events.Options{Bucket: cfg.S3.Bucket, Registerer: reg, Audit: auditLog, Log: log}
 	if cfg.Events.SQS.Enabled() {
 		client, err := events.NewSQSClient(ctx, cfg.Events.SQS, cfg.S3.Region)
 		if err != nil {
@@ -107,9 +108,9 @@ func newFeed(cfg Config, cat *skills.Catalog, c cache.Cache, reg prometheus.Regi
 }
 
 // notifyPublished tells the other replicas of a change LibraryService made,
-// as a bucket event of the library would: through the receiver, which
-// drops the library's index again, publishes it on the topic and rechecks
-// it a second later.
+// as a bucket event of the library would: through the receiver's paced
+// queue, which drops the library's index again, publishes it on the topic
+// and rechecks it a second later.
 func notifyPublished(rcv *events.Receiver, cat *skills.Catalog, bucket string, log *slog.Logger) func(context.Context, skills.LibraryRef) {
 	return func(ctx context.Context, l skills.LibraryRef) {
 		prefix, err := cat.LibraryPrefix(l)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -24,6 +25,17 @@ type Config struct {
 	// ReloadInterval is how often the token file is checked for a new
 	// token.
 	ReloadInterval time.Duration `yaml:"reload_interval"`
+	// DropRate and DropConcurrency pace the drops events cause (each a few
+	// Redis deletes, a storage delete and a message to the other
+	// replicas): however many events arrive, a replica starts at most
+	// DropRate a second and runs at most DropConcurrency at once, so a
+	// burst cannot take the shared Redis pool from other tenants' calls.
+	DropRate        float64 `yaml:"drop_rate"`
+	DropConcurrency int     `yaml:"drop_concurrency"`
+	// MaxPending bounds the libraries waiting for a drop or a recheck. A
+	// library already waiting is not queued twice; an event naming a new
+	// one beyond the bound is refused (503, retried by the sender).
+	MaxPending int `yaml:"max_pending"`
 	// SQS consumes the queue AWS S3 (directly or through SNS) sends the
 	// bucket's events to.
 	SQS SQSConfig `yaml:"sqs"`
@@ -36,6 +48,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.Int64Var(&c.MaxBodyBytes, prefix+"max-body-bytes", 1<<20, "Largest event request body (and SQS message); larger ones are refused (413; an SQS message is deleted).")
 	f.IntVar(&c.MaxRecords, prefix+"max-records", 1000, "Most event records in one request or SQS message; more are refused (400; an SQS message is deleted).")
 	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often the token file is checked for a new token.")
+	f.Float64Var(&c.DropRate, prefix+"drop-rate", 100, "Most library drops (a few Redis deletes, a storage delete and a message to the other replicas each) this replica starts per second for events; the rest wait their turn, each library queued once however many events name it.")
+	f.IntVar(&c.DropConcurrency, prefix+"drop-concurrency", 4, "Most drops for events under way at once on this replica.")
+	f.IntVar(&c.MaxPending, prefix+"max-pending", 10000, "Most libraries waiting for a drop or its recheck; an event request (or SQS message) naming another library beyond it is refused (503 with Retry-After; the message is received again).")
 	c.SQS.RegisterFlagsWithPrefix(prefix+"sqs.", f)
 }
 
@@ -59,6 +74,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.MaxBodyBytes <= 0 || c.MaxRecords <= 0:
 		return fmt.Errorf("%w: max-body-bytes and max-records must be positive", ErrInvalidConfig)
+	case !(c.DropRate > 0) || math.IsInf(c.DropRate, 1) || c.DropConcurrency <= 0 || c.MaxPending <= 0:
+		return fmt.Errorf("%w: drop-rate, drop-concurrency and max-pending must be positive", ErrInvalidConfig)
 	case !c.Webhook():
 		return nil
 	case !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, " {}?#") || c.Path == "/":

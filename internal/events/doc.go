@@ -8,5 +8,7 @@
 // pub/sub topic, so each forgets its own copy at once. A replica whose
 // subscription is (re)established forgets every index it holds, since it may
 // have missed messages; polling (--skills.index-refresh) remains the bound
-// for anything else missed.
+// for anything else missed. The drops are paced (dropQueue): coalesced per
+// library, rate- and concurrency-bounded per replica, in a bounded queue,
+// so a burst of events costs Redis and storage O(libraries), never O(records).
 package events

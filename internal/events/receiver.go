@@ -11,12 +11,17 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/filewatch"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -48,6 +53,8 @@ type Options struct {
 	SQS        SQSAPI
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
+	// Audit records the event requests refused (nil: none).
+	Audit *audit.Logger
 }
 
 // Receiver applies S3 event notifications: those posted to its webhook
@@ -62,17 +69,17 @@ type Receiver struct {
 	token   *filewatch.Value[tokenHashes] // nil without the webhook
 	sqs     *sqsConsumer                  // nil without a queue
 	metrics *metrics
+	audit   *audit.Logger // nil writes nothing
 	log     *slog.Logger
 	stop    func()
-	recheck *rechecker
+	queue   *dropQueue
 }
 
 // tokenHashes are the Authorization values the token admits, hashed so the
 // comparison takes the same time whatever their lengths.
 type tokenHashes struct{ plain, bearer [sha256.Size]byte }
 
-// applyTimeout bounds the invalidations of one request, which go on when
-// the sender hangs up: the change happened either way.
+// applyTimeout bounds one drop, and an SQS batch's handling.
 const applyTimeout = 30 * time.Second
 
 // New reads the webhook's token file (failing when it is unreadable or too
@@ -95,7 +102,7 @@ func New(cfg Config, catalog Catalog, o Options) (*Receiver, error) {
 	log = log.With("component", "events")
 	r := &Receiver{
 		cfg: cfg, catalog: catalog, bucket: o.Bucket, topic: o.Topic, self: rand.Text(),
-		metrics: newMetrics(o.Registerer), log: log, stop: func() {},
+		metrics: newMetrics(o.Registerer), audit: o.Audit, log: log, stop: func() {},
 	}
 	if cfg.Webhook() {
 		tok, err := filewatch.Watch([]string{cfg.WebhookTokenFile}, cfg.ReloadInterval, func(c [][]byte) (tokenHashes, error) {
@@ -110,7 +117,7 @@ func New(cfg Config, catalog Catalog, o Options) (*Receiver, error) {
 		}
 		r.token = tok
 	}
-	r.recheck = newRechecker(r.reapply)
+	r.queue = newDropQueue(cfg, r.drop, r.metrics, log)
 	if r.topic != nil {
 		// The topic calls these in its own goroutine: a panic there is
 		// logged, not the end of the process.
@@ -128,14 +135,14 @@ func New(cfg Config, catalog Catalog, o Options) (*Receiver, error) {
 	return r, nil
 }
 
-// Close stops the SQS consumer (after the batch it is applying), cancels
-// the rechecks not yet due, and stops the subscription and the token
-// file's watch.
+// Close stops the SQS consumer (after the batch it is applying), forgets
+// the drops not yet started (polling bounds their staleness), waits for
+// those running, and stops the subscription and the token file's watch.
 func (r *Receiver) Close() {
 	if r.sqs != nil {
 		r.sqs.stop()
 	}
-	r.recheck.close()
+	r.queue.close()
 	r.stop()
 	if r.token != nil {
 		r.token.Close()
@@ -143,44 +150,46 @@ func (r *Receiver) Close() {
 }
 
 // ServeHTTP accepts one S3 event notification: 401 without the token, 413
-// over the body bound, 400 when it is no S3 event notification, 503 when an
-// invalidation failed (a sender with a queue retries), else 200 with the
-// count of records applied.
+// over the body bound, 400 when it is no S3 event notification, 503 with
+// Retry-After when the drop queue is full (a sender with a queue retries),
+// else 200 with the count of records and of changes accepted. Drops run
+// after the answer, paced (dropQueue). Every refusal is audited.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	start := time.Now()
+	ctx := requestid.NewContext(req.Context(), requestid.Pick(req.Header.Values(requestid.Key)))
+	refuse := func(httpCode int, reason string, code codes.Code, msg string) {
+		r.metrics.rejected.WithLabelValues(reason).Inc()
+		r.audit.Refused(ctx, r.cfg.Path, start, status.Error(code, msg))
+		http.Error(w, msg, httpCode)
+	}
 	if !r.authorized(req.Header.Get("Authorization")) {
-		r.metrics.rejected.WithLabelValues(rejectedUnauthorized).Inc()
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillsvc events"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		refuse(http.StatusUnauthorized, rejectedUnauthorized, codes.Unauthenticated, "unauthorized")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		r.metrics.rejected.WithLabelValues(rejectedTooLarge).Inc()
-		http.Error(w, fmt.Sprintf("event body larger than %d bytes (--events.max-body-bytes)", r.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		refuse(http.StatusRequestEntityTooLarge, rejectedTooLarge, codes.ResourceExhausted, fmt.Sprintf("event body larger than %d bytes (--events.max-body-bytes)", r.cfg.MaxBodyBytes))
 		return
 	case err != nil:
-		r.metrics.rejected.WithLabelValues(rejectedMalformed).Inc()
-		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		refuse(http.StatusBadRequest, rejectedMalformed, codes.InvalidArgument, "reading the body: "+err.Error())
 		return
 	}
 	recs, err := Parse(body, r.cfg.MaxRecords)
 	if err != nil {
-		r.metrics.rejected.WithLabelValues(rejectedMalformed).Inc()
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		refuse(http.StatusBadRequest, rejectedMalformed, codes.InvalidArgument, err.Error())
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), applyTimeout)
-	defer cancel()
-	applied, err := r.Apply(ctx, recs)
+	accepted, err := r.Apply(ctx, recs)
 	if err != nil {
-		r.log.WarnContext(ctx, "events: invalidating a library failed; polling (--skills.index-refresh) still bounds its staleness", "err", err)
-		http.Error(w, "invalidating failed", http.StatusServiceUnavailable)
+		w.Header().Set("Retry-After", strconv.Itoa(int(r.queue.retryAfter()/time.Second)))
+		refuse(http.StatusServiceUnavailable, rejectedOverloaded, codes.Unavailable, err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"received\":%d,\"applied\":%d}\n", len(recs), applied)
+	fmt.Fprintf(w, "{\"received\":%d,\"applied\":%d}\n", len(recs), accepted)
 }
 
 // authorized compares in constant time: the header must be the token, or
@@ -194,14 +203,16 @@ func (r *Receiver) authorized(header string) bool {
 	return subtle.ConstantTimeCompare(got[:], want.plain[:])|subtle.ConstantTimeCompare(got[:], want.bearer[:]) == 1
 }
 
-// Apply invalidates what recs changed, each library once, tells the other
-// replicas of each library dropped, and schedules the change's recheck. It
-// goes on past a failure and returns every failure, joined, with the count
-// of changes applied.
-func (r *Receiver) Apply(ctx context.Context, recs []Record) (applied int, err error) {
+// Apply queues the drop of what recs changed, each library once (a library
+// already waiting for its drop or recheck is not queued again), and returns
+// the count of changes accepted. Past Config.MaxPending libraries it goes on
+// (later records may name libraries already waiting) and returns
+// ErrOverloaded: the sender should try again later, when the records
+// accepted meanwhile cost nothing more.
+func (r *Receiver) Apply(ctx context.Context, recs []Record) (accepted int, err error) {
 	r.metrics.received.Add(float64(len(recs)))
 	seen := map[skills.Change]bool{}
-	var errs []error
+	var refused error
 	for _, rec := range recs {
 		switch {
 		case !rec.changes():
@@ -224,36 +235,31 @@ func (r *Receiver) Apply(ctx context.Context, recs []Record) (applied int, err e
 			continue
 		}
 		seen[ch] = true
-		if err := r.catalog.Invalidate(ctx, ch); err != nil {
-			r.metrics.failed.Inc()
-			errs = append(errs, fmt.Errorf("%s %q: %w", rec.Event, rec.Key, err))
+		coalesced, err := r.queue.add(ch)
+		if err != nil {
+			refused = err
 			continue
 		}
-		r.metrics.applied.WithLabelValues(changeLabel(ch)).Inc()
-		applied++
-		r.log.DebugContext(ctx, "events: applied", "event", rec.Event, "key", rec.Key, "user", ch.Library.User, "shared", ch.Library.Shared)
-		if err := r.publish(ctx, ch); err != nil {
-			errs = append(errs, err)
+		if coalesced {
+			r.metrics.coalesced.Inc()
 		}
-		r.recheck.schedule(ch)
+		r.metrics.applied.WithLabelValues(changeLabel(ch)).Inc()
+		accepted++
+		r.log.DebugContext(ctx, "events: accepted", "event", rec.Event, "key", rec.Key, "user", ch.Library.User, "shared", ch.Library.Shared, "team", ch.Library.Team, "coalesced", coalesced)
 	}
-	return applied, errors.Join(errs...)
+	if refused != nil {
+		r.log.WarnContext(ctx, "events: refusing changes: too many libraries wait for a drop (--events.max-pending); the sender retries, polling (--skills.index-refresh) bounds staleness meanwhile", "accepted", accepted, "err", refused)
+	}
+	return accepted, refused
 }
 
-// reapply applies ch once more, recheckAfter its last event (rechecker).
-func (r *Receiver) reapply(ch skills.Change) {
-	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
-	defer cancel()
-	err := r.catalog.Invalidate(ctx, ch)
-	if err == nil {
-		err = r.publish(ctx, ch)
+// drop applies ch on this replica and in the shared cache, and tells the
+// other replicas: the work of one turn of the queue.
+func (r *Receiver) drop(ctx context.Context, ch skills.Change) error {
+	if err := r.catalog.Invalidate(ctx, ch); err != nil {
+		return err
 	}
-	if err != nil {
-		r.metrics.rechecks.WithLabelValues("error").Inc()
-		r.log.WarnContext(ctx, "events: rechecking a library failed; polling (--skills.index-refresh) still bounds its staleness", "user", ch.Library.User, "shared", ch.Library.Shared, "err", err)
-		return
-	}
-	r.metrics.rechecks.WithLabelValues("ok").Inc()
+	return r.publish(ctx, ch)
 }
 
 func changeLabel(ch skills.Change) string {

@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,12 +11,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
@@ -67,6 +72,13 @@ func (r *recorder) Forget(ch skills.Change) error {
 	return nil
 }
 
+// changes are what it invalidated so far.
+func (r *recorder) changes() []skills.Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]skills.Change(nil), r.invalidated...)
+}
+
 func (r *recorder) ForgetAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -91,6 +103,13 @@ func (f *fakeTopic) Publish(_ context.Context, msg []byte) error {
 	}
 	f.published = append(f.published, msg)
 	return nil
+}
+
+// sent is what was published so far.
+func (f *fakeTopic) sent() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.published...)
 }
 
 func (f *fakeTopic) Subscribe(onMessage func([]byte), subscribed func()) func() {
@@ -166,8 +185,6 @@ func notification(bucket, event string, keys ...string) string {
 // sends a one-word auth_token), is let in; anything else is 401 before the
 // body is read, and changes nothing.
 func TestAuthorization(t *testing.T) {
-	cat := newRecorder(t)
-	r := newReceiver(t, config(t), cat, events.Options{})
 	body := notification("lib", "s3:ObjectCreated:Put", "alice/skills/a/SKILL.md")
 	for _, tc := range []struct {
 		name, auth string
@@ -184,25 +201,27 @@ func TestAuthorization(t *testing.T) {
 		{"bearer token", "Bearer " + token, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat.mu.Lock()
-			cat.invalidated = nil
-			cat.mu.Unlock()
-			w := post(r, tc.auth, body)
-			if w.Code != tc.want {
-				t.Fatalf("status %d, want %d: %s", w.Code, tc.want, w.Body)
-			}
-			cat.mu.Lock()
-			defer cat.mu.Unlock()
-			if tc.want == http.StatusUnauthorized {
-				if w.Header().Get("WWW-Authenticate") == "" {
-					t.Error("401 without WWW-Authenticate")
+			synctest.Test(t, func(t *testing.T) {
+				cat := newRecorder(t)
+				r := newReceiver(t, config(t), cat, events.Options{})
+				w := post(r, tc.auth, body)
+				if w.Code != tc.want {
+					t.Fatalf("status %d, want %d: %s", w.Code, tc.want, w.Body)
 				}
-				if len(cat.invalidated) != 0 {
-					t.Errorf("an unauthorized request invalidated %v", cat.invalidated)
+				synctest.Wait() // the drop, if any, ran
+				cat.mu.Lock()
+				defer cat.mu.Unlock()
+				if tc.want == http.StatusUnauthorized {
+					if w.Header().Get("WWW-Authenticate") == "" {
+						t.Error("401 without WWW-Authenticate")
+					}
+					if len(cat.invalidated) != 0 {
+						t.Errorf("an unauthorized request invalidated %v", cat.invalidated)
+					}
+				} else if len(cat.invalidated) != 1 {
+					t.Errorf("invalidated %v, want alice's library", cat.invalidated)
 				}
-			} else if len(cat.invalidated) != 1 {
-				t.Errorf("invalidated %v, want alice's library", cat.invalidated)
-			}
+			})
 		})
 	}
 }
@@ -252,8 +271,8 @@ func TestRequestBounds(t *testing.T) {
 	}
 }
 
-// counter reads one series of a counter on reg: the one whose label has
-// value, or with label "" the counter without labels.
+// counter reads one series of a counter (or gauge) on reg: the one whose
+// label has value, or with label "" the one without labels.
 func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -265,12 +284,13 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) 
 			continue
 		}
 		for _, m := range mf.GetMetric() {
+			v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
 			if label == "" {
-				return m.GetCounter().GetValue()
+				return v
 			}
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
+					return v
 				}
 			}
 		}
@@ -283,91 +303,224 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) 
 // library, announced to the other replicas; everything else is ignored, and
 // counted by reason.
 func TestApply(t *testing.T) {
-	cat := newRecorder(t)
-	topic := &fakeTopic{}
-	reg := prometheus.NewRegistry()
-	r := newReceiver(t, config(t), cat, events.Options{Bucket: "lib", Topic: topic, Registerer: reg})
-	recs := []events.Record{
-		{Event: "ObjectAccessed:Get", Bucket: "lib", Key: "alice/skills/a/SKILL.md"},
-		{Event: "ObjectCreated:Put", Bucket: "other", Key: "alice/skills/a/SKILL.md"},
-		{Event: "ObjectCreated:Put", Bucket: "lib", Key: "alice/threads/t1/notes.md"},
-		{Event: "ObjectCreated:Put", Bucket: "lib", Key: "alice/settings/skills.index"},
-		{Event: "ObjectCreated:Put", Bucket: "lib", Key: "alice/skills/a/SKILL.md"},
-		{Event: "ObjectRemoved:Delete", Bucket: "lib", Key: "alice/skills/b/SKILL.md"},
-		{Event: "ObjectCreated:Copy", Bucket: "lib", Key: "_shared/skills/c/SKILL.md"},
-		{Event: "ObjectCreated:Put", Bucket: "lib", Key: "bob/settings/skills.json"},
-		{Event: "LifecycleExpiration:Delete", Bucket: "lib", Key: "carol/skills/d/SKILL.md"},
-	}
-	applied, err := r.Apply(t.Context(), recs)
-	if err != nil || applied != 4 {
-		t.Fatalf("Apply = %d, %v; want 4 applied", applied, err)
-	}
-	alice, shared := skills.LibraryRef{User: "alice"}, skills.LibraryRef{Shared: true}
-	want := []skills.Change{
-		{Kind: skills.LibraryFile, Library: alice},
-		{Kind: skills.LibraryFile, Library: shared},
-		{Kind: skills.Settings, Library: skills.LibraryRef{User: "bob"}},
-		{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "carol"}},
-	}
-	if !equalChanges(cat.invalidated, want) {
-		t.Errorf("invalidated %+v, want %+v", cat.invalidated, want)
-	}
-	var told []string
-	for _, m := range topic.published {
-		var msg struct {
-			From   string
-			User   string
-			Shared bool
+	synctest.Test(t, func(t *testing.T) {
+		cat := newRecorder(t)
+		topic := &fakeTopic{}
+		reg := prometheus.NewRegistry()
+		r := newReceiver(t, config(t), cat, events.Options{Bucket: "lib", Topic: topic, Registerer: reg})
+		recs := []events.Record{
+			{Event: "ObjectAccessed:Get", Bucket: "lib", Key: "alice/skills/a/SKILL.md"},
+			{Event: "ObjectCreated:Put", Bucket: "other", Key: "alice/skills/a/SKILL.md"},
+			{Event: "ObjectCreated:Put", Bucket: "lib", Key: "alice/threads/t1/notes.md"},
+			{Event: "ObjectCreated:Put", Bucket: "lib", Key: "alice/settings/skills.index"},
+			{Event: "ObjectCreated:Put", Bucket: "lib", Key: "alice/skills/a/SKILL.md"},
+			{Event: "ObjectRemoved:Delete", Bucket: "lib", Key: "alice/skills/b/SKILL.md"},
+			{Event: "ObjectCreated:Copy", Bucket: "lib", Key: "_shared/skills/c/SKILL.md"},
+			{Event: "ObjectCreated:Put", Bucket: "lib", Key: "bob/settings/skills.json"},
+			{Event: "LifecycleExpiration:Delete", Bucket: "lib", Key: "carol/skills/d/SKILL.md"},
 		}
-		if err := json.Unmarshal(m, &msg); err != nil || msg.From == "" {
-			t.Fatalf("published %s: %v", m, err)
+		applied, err := r.Apply(t.Context(), recs)
+		if err != nil || applied != 4 {
+			t.Fatalf("Apply = %d, %v; want 4 applied", applied, err)
 		}
-		told = append(told, msg.User+map[bool]string{true: "(shared)"}[msg.Shared])
-	}
-	if strings.Join(told, ",") != "alice,(shared),carol" {
-		t.Errorf("told the other replicas of %v, want alice, the shared library and carol (settings live in the shared cache)", told)
-	}
-	for reason, n := range map[string]float64{"event_type": 1, "other_bucket": 1, "unrelated": 1, "own_index": 1, "duplicate": 1} {
-		if got := counter(t, reg, "skillsvc_events_ignored_total", "reason", reason); got != n {
-			t.Errorf("ignored{reason=%q} = %v, want %v", reason, got, n)
+		synctest.Wait() // the drops ran; their rechecks wait a second
+		alice, shared := skills.LibraryRef{User: "alice"}, skills.LibraryRef{Shared: true}
+		want := []skills.Change{
+			{Kind: skills.LibraryFile, Library: alice},
+			{Kind: skills.LibraryFile, Library: shared},
+			{Kind: skills.Settings, Library: skills.LibraryRef{User: "bob"}},
+			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "carol"}},
 		}
-	}
-	for change, n := range map[string]float64{"user_library": 2, "shared_library": 1, "settings": 1} {
-		if got := counter(t, reg, "skillsvc_events_applied_total", "change", change); got != n {
-			t.Errorf("applied{change=%q} = %v, want %v", change, got, n)
+		if got := cat.changes(); !equalChanges(got, want) {
+			t.Errorf("invalidated %+v, want %+v", got, want)
 		}
-	}
+		var told []string
+		for _, m := range topic.sent() {
+			var msg struct {
+				From   string
+				User   string
+				Shared bool
+			}
+			if err := json.Unmarshal(m, &msg); err != nil || msg.From == "" {
+				t.Fatalf("published %s: %v", m, err)
+			}
+			told = append(told, msg.User+map[bool]string{true: "(shared)"}[msg.Shared])
+		}
+		slices.Sort(told)
+		if strings.Join(told, ",") != "(shared),alice,carol" {
+			t.Errorf("told the other replicas of %v, want alice, the shared library and carol (settings live in the shared cache)", told)
+		}
+		for reason, n := range map[string]float64{"event_type": 1, "other_bucket": 1, "unrelated": 1, "own_index": 1, "duplicate": 1} {
+			if got := counter(t, reg, "skillsvc_events_ignored_total", "reason", reason); got != n {
+				t.Errorf("ignored{reason=%q} = %v, want %v", reason, got, n)
+			}
+		}
+		for change, n := range map[string]float64{"user_library": 2, "shared_library": 1, "settings": 1} {
+			if got := counter(t, reg, "skillsvc_events_applied_total", "change", change); got != n {
+				t.Errorf("applied{change=%q} = %v, want %v", change, got, n)
+			}
+		}
+	})
 }
 
+// equalChanges compares in any order: drops run concurrently.
 func equalChanges(a, b []skills.Change) bool {
-	if len(a) != len(b) {
-		return false
+	n := map[skills.Change]int{}
+	for _, ch := range a {
+		n[ch]++
 	}
-	for i := range a {
-		if a[i] != b[i] {
+	for _, ch := range b {
+		n[ch]--
+	}
+	for _, v := range n {
+		if v != 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// TestFailuresAre503: when the shared cache or storage fails an
-// invalidation, or the other replicas cannot be told, the request is 503 so
-// a sender with a queue retries.
-func TestFailuresAre503(t *testing.T) {
-	body := notification("lib", "s3:ObjectCreated:Put", "alice/skills/a/SKILL.md")
-	t.Run("invalidate", func(t *testing.T) {
+// TestApplyRechecks: each change applied is dropped, and announced, once
+// more a second after its last event; a burst of requests naming it again
+// meanwhile joins that recheck instead of dropping it each time.
+func TestApplyRechecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		cat := newRecorder(t)
-		cat.fail = errors.New("redis down")
-		r := newReceiver(t, config(t), cat, events.Options{})
-		if w := post(r, token, body); w.Code != http.StatusServiceUnavailable {
-			t.Fatalf("status %d, want 503", w.Code)
+		topic := &fakeTopic{}
+		reg := prometheus.NewRegistry()
+		r := newReceiver(t, config(t), cat, events.Options{Topic: topic, Registerer: reg})
+		recs := []events.Record{
+			{Event: "ObjectCreated:Put", Key: "alice/skills/a/SKILL.md"},
+			{Event: "ObjectCreated:Put", Key: "bob/settings/skills.json"},
+		}
+		if _, err := r.Apply(t.Context(), recs); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		for range 10 { // the burst goes on
+			if _, err := r.Apply(t.Context(), recs[:1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute)
+		n := map[skills.Change]int{}
+		for _, ch := range cat.changes() {
+			n[ch]++
+		}
+		alice, bob := cat.ChangeOf(recs[0].Key), cat.ChangeOf(recs[1].Key)
+		if n[alice] != 2 || n[bob] != 2 || len(n) != 2 {
+			t.Errorf("invalidated %v, want alice's library and bob's settings twice each (the drop, the recheck)", n)
+		}
+		if n := len(topic.sent()); n != 2 {
+			t.Errorf("announced %d times, want alice's library twice", n)
+		}
+		if got := counter(t, reg, "skillsvc_events_coalesced_total", "", ""); got != 10 {
+			t.Errorf("coalesced = %v, want 10", got)
 		}
 	})
+}
+
+// TestFailedDropsRetried: the request is accepted whatever the drops it
+// queues meet; when the shared cache or storage fails an invalidation, or
+// the other replicas cannot be told, the drop is tried again a second later.
+func TestFailedDropsRetried(t *testing.T) {
+	body := notification("lib", "s3:ObjectCreated:Put", "alice/skills/a/SKILL.md")
+	t.Run("invalidate", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cat := newRecorder(t)
+			cat.fail = errors.New("redis down")
+			reg := prometheus.NewRegistry()
+			r := newReceiver(t, config(t), cat, events.Options{Registerer: reg})
+			if w := post(r, token, body); w.Code != http.StatusOK {
+				t.Fatalf("status %d, want 200", w.Code)
+			}
+			synctest.Wait()
+			cat.mu.Lock()
+			cat.fail = nil
+			cat.mu.Unlock()
+			time.Sleep(time.Minute)
+			if got := cat.changes(); len(got) != 1 || counter(t, reg, "skillsvc_events_drops_total", "result", "error") != 1 {
+				t.Errorf("invalidated %v after one failure, want alice's library once", got)
+			}
+		})
+	})
 	t.Run("publish", func(t *testing.T) {
-		r := newReceiver(t, config(t), newRecorder(t), events.Options{Topic: &fakeTopic{fail: errors.New("redis down")}})
-		if w := post(r, token, body); w.Code != http.StatusServiceUnavailable {
-			t.Fatalf("status %d, want 503", w.Code)
+		synctest.Test(t, func(t *testing.T) {
+			topic := &fakeTopic{fail: errors.New("redis down")}
+			reg := prometheus.NewRegistry()
+			r := newReceiver(t, config(t), newRecorder(t), events.Options{Topic: topic, Registerer: reg})
+			if w := post(r, token, body); w.Code != http.StatusOK {
+				t.Fatalf("status %d, want 200", w.Code)
+			}
+			synctest.Wait()
+			topic.mu.Lock()
+			topic.fail = nil
+			topic.mu.Unlock()
+			time.Sleep(time.Minute)
+			if n := len(topic.sent()); n != 1 || counter(t, reg, "skillsvc_events_peer_messages_total", "outcome", "publish_failed") != 1 {
+				t.Errorf("published %d after one failure, want 1", n)
+			}
+		})
+	})
+}
+
+// TestRefusalsAudited: every event request refused (no token, a body too
+// large, a malformed one, and one naming a library past --events.max-pending)
+// is an audit line naming the endpoint and the result; an overloaded
+// sender is told when to come back, and what fitted is applied.
+func TestRefusalsAudited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config(t)
+		cfg.MaxBodyBytes, cfg.MaxPending = 4096, 2
+		var lines bytes.Buffer
+		cat := newRecorder(t)
+		reg := prometheus.NewRegistry()
+		r := newReceiver(t, cfg, cat, events.Options{Audit: audit.New(&lines), Registerer: reg})
+		for _, tc := range []struct {
+			name, auth, body, result string
+			want                     int
+		}{
+			{"unauthorized", "Bearer wrong-token-0123456789", "{}", "Unauthenticated", http.StatusUnauthorized},
+			{"too large", token, strings.Repeat(" ", 5000), "ResourceExhausted", http.StatusRequestEntityTooLarge},
+			{"malformed", token, "hello", "InvalidArgument", http.StatusBadRequest},
+			{"overloaded", token, notification("lib", "s3:ObjectCreated:Put", "a/skills/x/SKILL.md", "b/skills/x/SKILL.md", "c/skills/x/SKILL.md", "a/skills/y/SKILL.md"), "Unavailable", http.StatusServiceUnavailable},
+		} {
+			lines.Reset()
+			w := post(r, tc.auth, tc.body)
+			if w.Code != tc.want {
+				t.Fatalf("%s: status %d, want %d: %s", tc.name, w.Code, tc.want, w.Body)
+			}
+			var line struct {
+				RPC, Result, Error string
+				Authenticated      *bool
+				RequestID          string `json:"request_id"`
+			}
+			if err := json.Unmarshal(lines.Bytes(), &line); err != nil {
+				t.Fatalf("%s: audit line %q: %v", tc.name, lines.String(), err)
+			}
+			if line.RPC != "/events/s3" || line.Result != tc.result || line.RequestID == "" || line.Authenticated == nil || *line.Authenticated {
+				t.Errorf("%s: audit line %s, want rpc /events/s3, result %s, unauthenticated, a request ID", tc.name, lines.String(), tc.result)
+			}
+		}
+		// The overloaded request: a and b fitted, c did not.
+		synctest.Wait()
+		want := []skills.Change{
+			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "a"}},
+			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "b"}},
+		}
+		if got := cat.changes(); !equalChanges(got, want) {
+			t.Errorf("invalidated %+v, want %+v", got, want)
+		}
+		if n := counter(t, reg, "skillsvc_events_requests_rejected_total", "reason", "overloaded"); n != 1 {
+			t.Errorf("rejected{reason=overloaded} = %v", n)
+		}
+		w := post(r, token, notification("lib", "s3:ObjectCreated:Put", "c/skills/x/SKILL.md"))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
+			t.Errorf("while a and b wait for their recheck: %d, Retry-After %q; want 503 and 1", w.Code, w.Header().Get("Retry-After"))
+		}
+		time.Sleep(time.Minute)
+		if w := post(r, token, notification("lib", "s3:ObjectCreated:Put", "c/skills/x/SKILL.md")); w.Code != http.StatusOK {
+			t.Errorf("once the queue drained: %d, want 200", w.Code)
 		}
 	})
 }
@@ -376,30 +529,33 @@ func TestFailuresAre503(t *testing.T) {
 // library; its own messages, and messages naming no valid library, change
 // nothing; each (re)subscription forgets every library held.
 func TestFromPeers(t *testing.T) {
-	cat := newRecorder(t)
-	topic := &fakeTopic{}
-	r := newReceiver(t, config(t), cat, events.Options{Topic: topic})
-	if topic.onMessage == nil {
-		t.Fatal("New did not subscribe")
-	}
-	// Its own message, learned from what it publishes.
-	if _, err := r.Apply(t.Context(), []events.Record{{Event: "ObjectCreated:Put", Key: "alice/skills/a/SKILL.md"}}); err != nil {
-		t.Fatal(err)
-	}
-	topic.onMessage(topic.published[0])
-	for _, m := range []string{`{"from":"other","user":"bob"}`, `{"from":"other","shared":true}`, `{"from":"other","user":"no such user!"}`, `{"from":"other"}`, `not json`, `{"from":"other","user":"x` + strings.Repeat("x", 5000) + `"}`} {
-		topic.onMessage([]byte(m))
-	}
-	want := []skills.Change{
-		{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "bob"}},
-		{Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}},
-	}
-	if !equalChanges(cat.forgot, want) {
-		t.Errorf("forgot %+v, want %+v", cat.forgot, want)
-	}
-	topic.subscribed()
-	topic.subscribed()
-	if cat.forgotAll != 2 {
-		t.Errorf("ForgetAll ran %d times for 2 subscriptions", cat.forgotAll)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		cat := newRecorder(t)
+		topic := &fakeTopic{}
+		r := newReceiver(t, config(t), cat, events.Options{Topic: topic})
+		if topic.onMessage == nil {
+			t.Fatal("New did not subscribe")
+		}
+		// Its own message, learned from what it publishes.
+		if _, err := r.Apply(t.Context(), []events.Record{{Event: "ObjectCreated:Put", Key: "alice/skills/a/SKILL.md"}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		topic.onMessage(topic.sent()[0])
+		for _, m := range []string{`{"from":"other","user":"bob"}`, `{"from":"other","shared":true}`, `{"from":"other","user":"no such user!"}`, `{"from":"other"}`, `not json`, `{"from":"other","user":"x` + strings.Repeat("x", 5000) + `"}`} {
+			topic.onMessage([]byte(m))
+		}
+		want := []skills.Change{
+			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "bob"}},
+			{Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}},
+		}
+		if !equalChanges(cat.forgot, want) {
+			t.Errorf("forgot %+v, want %+v", cat.forgot, want)
+		}
+		topic.subscribed()
+		topic.subscribed()
+		if cat.forgotAll != 2 {
+			t.Errorf("ForgetAll ran %d times for 2 subscriptions", cat.forgotAll)
+		}
+	})
 }

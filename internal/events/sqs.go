@@ -207,10 +207,11 @@ func (c *sqsConsumer) check(ctx context.Context) {
 	c.log.Info("events: consuming S3 event notifications from SQS", "queue", c.cfg.QueueURL, "arn", out.Attributes[string(types.QueueAttributeNameQueueArn)])
 }
 
-// poll receives one batch, applies every record in it, and deletes the
-// messages applied and those that can never be (malformed). When applying
-// fails the batch's event messages stay: SQS delivers them again after the
-// visibility timeout, and applying twice changes nothing.
+// poll receives one batch, applies every record in it (queues its drops),
+// and deletes the messages applied and those that can never be
+// (malformed). When the drop queue is full (ErrOverloaded) the batch's
+// event messages stay: SQS delivers them again after the visibility
+// timeout, and applying twice changes nothing.
 func (c *sqsConsumer) poll(ctx context.Context) error {
 	out, err := c.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl:            aws.String(c.cfg.QueueURL),
@@ -251,7 +252,7 @@ func (c *sqsConsumer) poll(ctx context.Context) error {
 		cancel()
 		if err != nil {
 			c.metrics.sqsMessages.WithLabelValues(sqsRetried).Add(float64(len(applied)))
-			c.log.Warn("events: applying SQS messages failed; they are received again after the visibility timeout", "queue", c.cfg.QueueURL, "messages", len(applied), "err", err)
+			c.log.Warn("events: SQS messages not applied; they are received again after the visibility timeout", "queue", c.cfg.QueueURL, "messages", len(applied), "err", err)
 			applied = nil
 		}
 	}

@@ -3,10 +3,10 @@ package events_test
 import (
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"flag"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,7 +122,10 @@ func newSQSReplica(t *testing.T, srv *testserver.SQS, queue, redisAddr, channel 
 	}
 	t.Cleanup(func() { red.Close() })
 	r := sqsReplica{cat: newRecorder(t), reg: prometheus.NewRegistry()}
-	newReceiver(t, sqsConfig(srv, queue), r.cat, events.Options{Bucket: "lib", Topic: red.Topic(channel), SQS: srv.Client(), Registerer: r.reg})
+	cfg := sqsConfig(srv, queue)
+	// One library at a time, so that a message naming two is refused.
+	cfg.MaxPending = 1
+	newReceiver(t, cfg, r.cat, events.Options{Bucket: "lib", Topic: red.Topic(channel), SQS: srv.Client(), Registerer: r.reg})
 	return r
 }
 
@@ -137,8 +140,9 @@ func (r sqsReplica) changes() (invalidated, forgot []skills.Change) {
 // server. A message as S3 sends it, and one as SNS wraps it, reach one
 // replica each, which invalidates exactly the library the key names and
 // tells the other over Redis, which forgets it; every message is deleted
-// once applied (S3's test event and a malformed one too); a message whose
-// apply fails is left in flight, to be received again.
+// once applied (S3's test event and a malformed one too); a message naming
+// more libraries than may wait for a drop (--events.max-pending) is left in
+// flight, to be received again.
 func TestSQSConsumer(t *testing.T) {
 	srv := testserver.StartSQS(t)
 	client := srv.Client()
@@ -148,7 +152,7 @@ func TestSQSConsumer(t *testing.T) {
 	a := newSQSReplica(t, srv, queue, redis, channel)
 	b := newSQSReplica(t, srv, queue, redis, channel)
 	for _, r := range []sqsReplica{a, b} {
-		within(t, time.Now(), 30*time.Second, "subscribed to the other replicas", func() bool {
+		within(t, 30*time.Second, "subscribed to the other replicas", func() bool {
 			return counter(t, r.reg, "skillsvc_events_resyncs_total", "", "") >= 1
 		})
 	}
@@ -173,21 +177,27 @@ func TestSQSConsumer(t *testing.T) {
 			return slices.Contains(ai, want) && slices.Contains(bf, want) || slices.Contains(bi, want) && slices.Contains(af, want)
 		}
 	}
+	// drained: neither replica has a library waiting for a drop or a
+	// recheck.
+	drained := func() bool {
+		return counter(t, a.reg, "skillsvc_events_pending", "", "") == 0 && counter(t, b.reg, "skillsvc_events_pending", "", "") == 0
+	}
 	alice := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "alice"}}
 	shared := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}}
+	bob := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "bob"}}
 
-	start := time.Now()
 	send(s3Notification("lib", "ObjectCreated:Put", "alice/skills/my+skill/SKILL.md"))
-	within(t, start, 5*time.Second, "a message as S3 sends it reached both replicas", reached(alice, alice))
+	within(t, time.Minute, "a message as S3 sends it reached both replicas", reached(alice, alice))
+	within(t, time.Minute, "alice's recheck done", drained)
 
-	start = time.Now()
 	send(snsEnvelope(s3Notification("lib", "ObjectRemoved:Delete", "_shared/skills/lint/SKILL.md")))
-	within(t, start, 5*time.Second, "a message as SNS wraps it reached both replicas", reached(shared, alice, shared))
+	within(t, time.Minute, "a message as SNS wraps it reached both replicas", reached(shared, alice, shared))
+	within(t, time.Minute, "the shared library's recheck done", drained)
 
 	// Nothing to apply, or nothing that could ever be applied: deleted.
 	send(s3TestEvent)
 	send(`{"Records":[{"eventName":"ObjectCreated:Put"}]}`)
-	within(t, time.Now(), 5*time.Second, "every message deleted", func() bool {
+	within(t, time.Minute, "every message deleted", func() bool {
 		visible, inFlight := queueDepth(t, client, queue)
 		return visible == 0 && inFlight == 0 &&
 			counter(t, a.reg, "skillsvc_events_sqs_messages_total", "outcome", "malformed")+
@@ -198,17 +208,15 @@ func TestSQSConsumer(t *testing.T) {
 		t.Errorf("%v messages applied and deleted, want 3 (two changes, the test event)", n)
 	}
 
-	// Applying fails (the shared cache is down, say): the message stays, in
-	// flight until its visibility timeout, then received again.
-	for _, r := range []sqsReplica{a, b} {
-		r.cat.mu.Lock()
-		r.cat.fail = errors.New("shared cache down")
-		r.cat.mu.Unlock()
-	}
-	send(s3Notification("lib", "ObjectCreated:Put", "bob/skills/x/SKILL.md"))
-	within(t, time.Now(), 5*time.Second, "a message whose apply failed left in flight", func() bool {
+	// Two libraries where one may wait: the first is dropped, the message
+	// stays, in flight until its visibility timeout, then received again.
+	msg := `{"Records":[` + strings.TrimSuffix(strings.TrimPrefix(s3Notification("lib", "ObjectCreated:Put", "bob/skills/x/SKILL.md"), `{"Records":[`), `]}`) + `,` +
+		strings.TrimSuffix(strings.TrimPrefix(s3Notification("lib", "ObjectCreated:Put", "carol/skills/x/SKILL.md"), `{"Records":[`), `]}`) + `]}`
+	send(msg)
+	within(t, time.Minute, "a message naming too many libraries left in flight", func() bool {
 		_, inFlight := queueDepth(t, client, queue)
 		return inFlight == 1 && counter(t, a.reg, "skillsvc_events_sqs_messages_total", "outcome", "retried")+
 			counter(t, b.reg, "skillsvc_events_sqs_messages_total", "outcome", "retried") == 1
 	})
+	within(t, time.Minute, "bob's library dropped", reached(bob, alice, shared, bob))
 }

@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
-	pubOpts := []library.Option{library.WithRegisterer(reg)}
+	pubOpts := []library.Option{library.WithRegisterer(reg), library.WithLogger(log)}
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, log)
 		if err != nil {

@@ -114,7 +114,9 @@ func TestReviewBypassRefusedEndToEnd(t *testing.T) {
 	}
 	// Drafts by user, not token subject.
 	vs, err := r.lib.ListSkillVersions(mallory, &skillsvcv1.ListSkillVersionsRequest{Library: sharedRef, Name: "pdf"})
-	if err != nil || slices.ContainsFunc(vs.GetVersions(), func(v *skillsvcv1.SkillVersion) bool { return v.GetState() != skillsvcv1.VersionState_VERSION_STATE_PUBLISHED }) {
+	if err != nil || slices.ContainsFunc(vs.GetVersions(), func(v *skillsvcv1.SkillVersion) bool {
+		return v.GetState() != skillsvcv1.VersionState_VERSION_STATE_PUBLISHED
+	}) {
 		t.Fatalf("mallory, with bob's token subject, lists %v, %v", vs, err)
 	}
 	_, err = r.sk.GetSkill(mallory, &skillsvcv1.GetSkillRequest{Path: "pdf", Version: pend.GetVersion().GetId()})

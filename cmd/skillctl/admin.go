@@ -26,7 +26,8 @@ func (a *app) adminCmd() *cobra.Command {
 library) or a user ID. They need an admin token (any caller in insecure mode), and each is written
 to the server's audit log.`,
 	}
-	cmd.AddCommand(a.protectCmd(true), a.protectCmd(false), a.protectedCmd(), a.dropIndexCmd(), a.adminPutCmd(), a.adminDeleteCmd())
+	cmd.AddCommand(a.protectCmd(true), a.protectCmd(false), a.protectedCmd(), a.dropIndexCmd(), a.adminPutCmd(), a.adminDeleteCmd(),
+		a.deleteVersionsCmd(), a.rejectProposalsCmd())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,6 +53,10 @@ published version and no pinned thread's snapshot refers to and that are older t
 			}
 			fmt.Fprintf(a.stdout, "%s %d blobs (%s), %d snapshots, %d pins; kept %d blobs\n",
 				verb, resp.GetBlobsDeleted(), humanBytes(resp.GetBytesFreed()), resp.GetSnapshotsDeleted(), resp.GetPinsDeleted(), resp.GetBlobsKept())
+			if u := resp.GetUnreadableRecords(); len(u) > 0 {
+				// No blob is deleted while a record cannot be read.
+				fmt.Fprintf(a.stdout, "unreadable version records (no blob deleted; remove them with skillctl admin delete-versions): %s\n", strings.Join(u, ", "))
+			}
 			return nil
 		},
 	}

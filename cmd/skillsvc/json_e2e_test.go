@@ -83,6 +83,12 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			t.Fatalf("a pending shared publish: %v %v", r, err)
 		}
 		v["$PENDING"] = r.GetVersion().GetId()
+		// The version an approval makes: the files' own id, not the proposal's.
+		if r, err = pushFolder(admin, lib, &skillsvcv1.PublishSkillHeader{Library: &skillsvcv1.LibraryRef{Shared: true}, Name: v["$SQL"], ValidateOnly: true},
+			map[string]string{"SKILL.md": sqlMD}); err != nil {
+			t.Fatal(err)
+		}
+		v["$SQLID"] = r.GetVersion().GetId()
 		vars[ch] = v
 	}
 	expand := func(s, ch string) string {
@@ -133,6 +139,9 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "AdminService/DeleteLibraryFile", body: `{"library":{"user":"$USER"},"path":"data/notes/SKILL.md"}`, want: codes.NotFound},
 		{method: "AdminService/CollectLibraryGarbage", body: `{"library":{"user":"$USER"},"dryRun":true}`},
 		{method: "AdminService/CollectLibraryGarbage", body: `{"library":{"user":"../bob"}}`, want: codes.InvalidArgument},
+		{method: "AdminService/DeleteSkillVersions", body: `{"library":{"user":"$USER"},"name":"notes","versions":["sha256:` + strings.Repeat("0", 64) + `"]}`},
+		{method: "AdminService/DeleteSkillVersions", body: `{"library":{"user":"$USER"},"name":"notes","versions":["sha256:0"]}`, want: codes.InvalidArgument},
+		{method: "AdminService/RejectProposals", body: `{"library":{"user":"$USER"},"createdBefore":"2020-01-01T00:00:00Z"}`},
 		{method: "LibraryService/ListSkillVersions", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true},
 		{method: "LibraryService/ListSkillVersions", body: `{"library":{"user":"$LIB"},"name":"notes"}`, want: codes.PermissionDenied},
 		{method: "LibraryService/GetSkillVersion", body: `{"library":{"user":"$LIB"},"name":"notes","version":"$V1"}`, admin: true},
@@ -373,7 +382,7 @@ func channelFree(t *testing.T, m proto.Message, vars map[string]string) string {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, k := range []string{"$PENDING", "$V1", "$V2", "$SQLSUM", "$SQL", "$LIB"} { // the ids first: they are the longest
+	for _, k := range []string{"$PENDING", "$SQLID", "$V1", "$V2", "$SQLSUM", "$SQL", "$LIB"} { // the ids first: they are the longest
 		if v := vars[k]; v != "" {
 			s = strings.ReplaceAll(s, v, k)
 		}

@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(func() { closeAudit.Close() })
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
-	pubOpts := []library.Option{library.WithRegisterer(reg)}
+	pubOpts := []library.Option{library.WithRegisterer(reg), library.WithLogger(log)}
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, auditLog, log)
 		if err != nil {

@@ -26,6 +26,12 @@ type Config struct {
 	LockWait time.Duration `yaml:"lock_wait"`
 	// MaxVersions bounds the versions one skill keeps listed and resolved.
 	MaxVersions int `yaml:"max_versions"`
+	// MaxProposals and MaxProposalsPerAuthor bound one skill's proposals
+	// (non-admins' pending publishes, kept apart from its versions): all
+	// of them, and one author's pending ones, so proposals never crowd
+	// out the versions or the other authors.
+	MaxProposals          int `yaml:"max_proposals"`
+	MaxProposalsPerAuthor int `yaml:"max_proposals_per_author"`
 	// GCGrace is how old a blob no version or snapshot refers to must be
 	// before garbage collection deletes it: a publish or pin in flight
 	// writes its blobs before the record naming them.
@@ -41,7 +47,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin, or to a team library by a member, creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
 	f.DurationVar(&c.GCGrace, prefix+"gc-grace", skills.DefaultGCGrace, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
-	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION).")
+	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION). Proposals (pending publishes) are kept apart and never count.")
+	f.IntVar(&c.MaxProposals, prefix+"max-proposals", 100, "Most proposals (pending or rejected) one skill keeps; a proposal past it is refused (FAILED_PRECONDITION) until an admin rejects or deletes some (AdminService.RejectProposals).")
+	f.IntVar(&c.MaxProposalsPerAuthor, prefix+"max-proposals-per-author", 10, "Most pending proposals one author keeps for one skill; a proposal past it is refused (FAILED_PRECONDITION).")
 }
 
 // DefaultConfig returns the flag defaults.
@@ -69,8 +77,11 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
 		}
 	}
-	if c.LockWait <= 0 || c.MaxVersions <= 0 {
-		return errors.New("library: lock-wait and max-versions must be positive")
+	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 {
+		return errors.New("library: lock-wait, max-versions, max-proposals and max-proposals-per-author must be positive")
+	}
+	if c.MaxProposalsPerAuthor > c.MaxProposals {
+		return fmt.Errorf("library: max-proposals-per-author %d is over max-proposals %d", c.MaxProposalsPerAuthor, c.MaxProposals)
 	}
 	if c.GCGrace < minGCGrace {
 		return fmt.Errorf("library: gc-grace %v is under %v", c.GCGrace, minGCGrace)

@@ -20,6 +20,11 @@ type GCResult struct {
 	BlobsKept        int // referenced, or younger than the grace
 	SnapshotsDeleted int
 	PinsDeleted      int
+	// Unreadable names the keys of version records that could not be
+	// read: the blobs they may refer to are unknown, so while there is
+	// one no blob is deleted (an admin deletes the record,
+	// DeleteSkillVersions, and collects again).
+	Unreadable []string
 }
 
 // maxGCRefs bounds the distinct blobs one collection holds as referenced
@@ -65,15 +70,23 @@ func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry
 		refs[d] = struct{}{}
 		return nil
 	}
-	if err := p.versionBlobs(ctx, l, mark); err != nil {
+	unreadable, err := p.versionBlobs(ctx, l, mark)
+	if err != nil {
 		return res, err
+	}
+	if len(unreadable) > 0 {
+		// Safety before progress: a blob only an unreadable record names
+		// would look unreferenced.
+		res.Unreadable = unreadable
+		p.log.Warn("library: garbage collection deletes no blob while a version record is unreadable", "root", p.cfg.Root(l), "keys", unreadable)
+		return res, nil
 	}
 	if err := p.catalog.PinnedBlobs(ctx, l, mark); err != nil {
 		return res, err
 	}
 	// Sweep: a blob listed that none refers to, older than the grace.
 	space := p.cfg.BlobSpace(l)
-	err := objstore.Walk(ctx, p.bucket, space+"sha256/", func(o objstore.Object) error {
+	err = objstore.Walk(ctx, p.bucket, space+"sha256/", func(o objstore.Object) error {
 		d := blobs.Digest(strings.TrimPrefix(o.Key, space+"sha256/"))
 		if !d.Valid() {
 			return nil // not a blob: left alone
@@ -108,14 +121,19 @@ func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry
 }
 
 // versionBlobs calls fn with the digest of every file of every version
-// record of the library l, listing its skills page by page. A record that
-// cannot be read is an error: its blobs would be lost.
-func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn func(blobs.Digest) error) error {
+// and proposal record of the library l, listing its skills page by page,
+// and returns the keys of the records it could not read (logged): their
+// blobs are unknown.
+func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn func(blobs.Digest) error) ([]string, error) {
 	s := p.store(l)
 	prefix := s.root + "skills/"
-	return objstore.Walk(ctx, p.bucket, prefix, func(o objstore.Object) error {
-		name, rest, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+	var unreadable []string
+	err := objstore.Walk(ctx, p.bucket, prefix, func(o objstore.Object) error {
+		_, rest, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
 		h, ok := strings.CutPrefix(rest, "v/")
+		if !ok {
+			h, ok = strings.CutPrefix(rest, "p/")
+		}
 		if !ok {
 			return nil // refs.json
 		}
@@ -123,9 +141,13 @@ func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn fu
 		if !ok || len(h) != 64 || hexOf(h) != h {
 			return nil
 		}
-		rec, _, err := s.record(ctx, name, h)
+		rec, _, err := s.recordAt(ctx, o.Key)
 		if errors.Is(err, errkind.NotFound) {
 			return nil // deleted since listed
+		}
+		if key, bad := isUnreadable(err); bad {
+			unreadable = append(unreadable, key)
+			return nil
 		}
 		if err != nil {
 			return err
@@ -141,6 +163,7 @@ func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn fu
 		}
 		return nil
 	})
+	return unreadable, err
 }
 
 // minGCGrace is the least --library.gc-grace: a publish or a pin writes

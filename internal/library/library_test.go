@@ -483,8 +483,8 @@ func testTeamReview(t *testing.T, e env) {
 	if _, err := e.pub.Review(ctx, admin, legal, "nda", res.Version.ID, true, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.teamListed(t, dave)["nda@team:legal"]; got != res.Version.ID {
-		t.Fatalf("after approval dave lists %q, want %s", got, res.Version.ID)
+	if got := e.teamListed(t, dave)["nda@team:legal"]; got != res.Version.Content {
+		t.Fatalf("after approval dave lists %q, want %s", got, res.Version.Content)
 	}
 	// Other members still change nothing but by review.
 	_, err = e.pub.Delete(ctx, carol, legal, "nda", "")
@@ -521,8 +521,9 @@ func testReview(t *testing.T, e env) {
 	if err != nil || ok.Version.State != library.Published || ok.Version.Reviewer != "root" || ok.Version.ReviewComment != "looks good" {
 		t.Fatalf("approve = %+v, %v", ok.Version, err)
 	}
-	if got := e.listed(t, "carol")["sql@shared"]; got != res.Version.ID {
-		t.Fatalf("approved version listed as %q", got)
+	// The approved proposal is the version of its files.
+	if got := e.listed(t, "carol")["sql@shared"]; got != res.Version.Content || ok.Version.ID != res.Version.Content {
+		t.Fatalf("approved version listed as %q, approved as %s, proposed %s", got, ok.Version.ID, res.Version.Content)
 	}
 	// A rejected version is kept, never served.
 	bad, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: shared, Name: "sql", Files: folder("sql", "Drop tables.")})
@@ -537,7 +538,7 @@ func testReview(t *testing.T, e env) {
 	wantKind(t, err, errkind.FailedPrecondition)
 	_, err = e.pub.Review(ctx, admin, shared, "sql", bad.Version.ID, true, "")
 	wantKind(t, err, errkind.FailedPrecondition)
-	if got := e.listed(t, "carol")["sql@shared"]; got != res.Version.ID {
+	if got := e.listed(t, "carol")["sql@shared"]; got != res.Version.Content {
 		t.Fatalf("after a rejection the catalog lists %q", got)
 	}
 }
@@ -609,7 +610,7 @@ func testVersionsFromCache(t *testing.T, e env, f *objstoretest.Faulty) {
 	ctx := t.Context()
 	var reads atomic.Int64
 	f.Before(objstore.OpGet, func(_ context.Context, c objstoretest.Call) error {
-		if strings.Contains(c.Key, "/v/") && strings.HasSuffix(c.Key, ".json") {
+		if (strings.Contains(c.Key, "/v/") || strings.Contains(c.Key, "/p/")) && strings.HasSuffix(c.Key, ".json") {
 			reads.Add(1)
 		}
 		return nil

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"slices"
 	"strings"
@@ -38,6 +39,7 @@ type Publisher struct {
 	notify  func(ctx context.Context, l skills.LibraryRef)
 	now     func() time.Time
 	metrics *metrics
+	log     *slog.Logger
 }
 
 // Option configures a Publisher.
@@ -47,6 +49,11 @@ type Option func(*Publisher)
 // index is dropped here: the events receiver tells the other replicas.
 func WithNotify(f func(ctx context.Context, l skills.LibraryRef)) Option {
 	return func(p *Publisher) { p.notify = f }
+}
+
+// WithLogger logs what the publisher skips (unreadable records, by key).
+func WithLogger(log *slog.Logger) Option {
+	return func(p *Publisher) { p.log = log }
 }
 
 // New returns a publisher over the catalog's bucket; locks (the shared
@@ -59,6 +66,9 @@ func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cach
 	if p.metrics == nil {
 		p.metrics = newMetrics(nil)
 	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
 	return p
 }
 
@@ -67,8 +77,10 @@ func (p *Publisher) Config() Config { return p.cfg }
 
 // Actor is who asks for a change.
 type Actor struct {
-	User   string // the caller's own user library
-	Author string // the token subject, else the user: versions name it
+	// User is the caller's verified user ID (mounts.Caller): its own
+	// library, and whose proposals it sees.
+	User   string
+	Author string // the token subject, else the user: versions name it (shown, never trusted)
 	Admin  bool
 	// Teams are the caller's verified teams (mounts.Caller.Teams): a
 	// member reads its team library's versions and proposes new ones.
@@ -144,7 +156,7 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 }
 
 func (p *Publisher) store(l skills.LibraryRef) store {
-	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions, cache: p.locks}
+	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions, cache: p.locks, log: p.log, maxProposals: p.cfg.MaxProposals}
 }
 
 // lock holds the skill's lock while fn runs: two changes of one skill
@@ -280,6 +292,17 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		return Result{}, &ProblemsError{Problems: problems}
 	}
 	rec := recordOf(req, a, p.now())
+	if pending {
+		// A proposal: the author's own, whatever is stored; it moves no
+		// label and writes nothing live until an admin approves it.
+		if len(req.Labels) > 0 {
+			return Result{}, fmt.Errorf("%w: labels are moved by an admin; a pending publish moves none", errkind.PermissionDenied)
+		}
+		rec.Content, rec.ID, rec.Proposer, rec.State = rec.ID, proposalID(a.User, rec.ID), a.User, Pending
+	}
+	if err := checkNewRecord(rec); err != nil {
+		return Result{}, err
+	}
 	res = Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending}
 	if req.ValidateOnly {
 		res.Version.Created = time.Time{}
@@ -294,12 +317,13 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		if err := p.checkIfLatest(ctx, l, s, refs, req.Name, req.Category, req.IfLatest); err != nil {
 			return err
 		}
-		hexes, err := s.versionHexes(ctx, req.Name, "")
+		if pending {
+			err = p.checkProposals(ctx, s, a, rec)
+		} else {
+			err = p.checkVersions(ctx, s, rec)
+		}
 		if err != nil {
 			return err
-		}
-		if len(hexes) >= p.cfg.MaxVersions && !slices.Contains(hexes, strings.TrimPrefix(rec.ID, "sha256:")) {
-			return fmt.Errorf("%w: skill %s has %d versions, the most kept (--library.max-versions)", errkind.FailedPrecondition, req.Name, len(hexes))
 		}
 		data := make(map[string][]byte, len(req.Files))
 		var rewrote [][]byte
@@ -312,9 +336,6 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 				rewrote = append(rewrote, f.Data)
 			}
 			data[f.Path] = f.Data
-		}
-		if pending {
-			rec.State = Pending
 		}
 		kept, err := p.keepRecord(ctx, s, rec)
 		if err != nil {
@@ -329,19 +350,21 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 				return err
 			}
 		}
-		if kept.State == Published {
-			pending = false // the same files were approved before
-		}
-		res.Pending = pending
 		if pending {
+			// The author's own proposal again: back to pending if it was
+			// rejected (another author's is another record).
 			if kept.State != Pending {
-				if kept, err = p.setState(ctx, s, kept, func(r *Record) { r.State = Pending }); err != nil {
+				if kept, err = p.setState(ctx, s, kept, func(r *Record) {
+					r.State, r.Message, r.Reviewer, r.ReviewTime, r.ReviewComment = Pending, rec.Message, "", time.Time{}, ""
+				}); err != nil {
 					return err
 				}
 			}
 			res.Version.Record = kept
 			return nil
 		}
+		// Published by a caller allowed to (an admin, or the library's
+		// owner), a stored pending or rejected record of these files too.
 		if kept.State != Published {
 			if kept, err = p.setState(ctx, s, kept, func(r *Record) { r.State = Published }); err != nil {
 				return err
@@ -349,6 +372,9 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		}
 		removed, err := p.writeLive(ctx, l, kept, func(rel string) ([]byte, error) { return data[rel], nil })
 		if err != nil {
+			return err
+		}
+		if err := p.removeOthers(ctx, l, kept); err != nil {
 			return err
 		}
 		res.Removed = removed
@@ -375,6 +401,51 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	// Only warnings are returned with a publish.
 	res.Problems = slices.DeleteFunc(res.Problems, func(pr skillmd.Problem) bool { return pr.Severity == skillmd.SeverityError })
 	return res, nil
+}
+
+// checkVersions refuses a new version past --library.max-versions.
+// Proposals are kept apart: they never fill it.
+func (p *Publisher) checkVersions(ctx context.Context, s store, rec Record) error {
+	hexes, err := s.versionHexes(ctx, rec.Name, "")
+	if err != nil {
+		return err
+	}
+	if len(hexes) >= p.cfg.MaxVersions && !slices.Contains(hexes, strings.TrimPrefix(rec.ID, "sha256:")) {
+		return fmt.Errorf("%w: skill %s has %d versions, the most kept (--library.max-versions)", errkind.FailedPrecondition, rec.Name, len(hexes))
+	}
+	return nil
+}
+
+// checkProposals refuses a new proposal past the skill's proposals
+// (--library.max-proposals) or its author's pending ones
+// (--library.max-proposals-per-author); the author's own proposal of the
+// same files again is no new one.
+func (p *Publisher) checkProposals(ctx context.Context, s store, a Actor, rec Record) error {
+	objs, err := s.proposalObjects(ctx, rec.Name, "")
+	if err != nil {
+		return err
+	}
+	key := s.keyOf(rec)
+	if slices.ContainsFunc(objs, func(o objstore.Object) bool { return o.Key == key }) {
+		return nil
+	}
+	if len(objs) >= p.cfg.MaxProposals {
+		return fmt.Errorf("%w: skill %s has %d proposals, the most kept (--library.max-proposals); an admin rejects or deletes some (RejectProposals)", errkind.FailedPrecondition, rec.Name, len(objs))
+	}
+	recs, err := s.records(ctx, rec.Name, objs)
+	if err != nil {
+		return err
+	}
+	mine := 0
+	for _, r := range recs {
+		if r.Proposer == a.User && r.State == Pending {
+			mine++
+		}
+	}
+	if mine >= p.cfg.MaxProposalsPerAuthor {
+		return fmt.Errorf("%w: you have %d pending proposals of skill %s, the most kept (--library.max-proposals-per-author); wait for their review", errkind.FailedPrecondition, mine, rec.Name)
+	}
+	return nil
 }
 
 // recordOf is the version record of a folder.
@@ -451,37 +522,40 @@ func orNone(s string) string {
 	return s
 }
 
-// keepRecord writes rec unless the version exists, and returns the stored
-// record (the first publish's time and author stay).
+// keepRecord writes rec unless it exists, and returns the stored record
+// (the first publish's time and author stay).
 func (p *Publisher) keepRecord(ctx context.Context, s store, rec Record) (Record, error) {
-	h := strings.TrimPrefix(rec.ID, "sha256:")
-	err := s.putJSON(ctx, s.recordKey(rec.Name, h), rec, objstore.PutOptions{IfNoneMatch: true})
+	key := s.keyOf(rec)
+	err := s.putJSON(ctx, key, rec, objstore.PutOptions{IfNoneMatch: true})
 	if err == nil {
 		return rec, nil
 	}
 	if !objstore.LostRace(err) {
 		return Record{}, err
 	}
-	old, _, err := s.record(ctx, rec.Name, h)
+	old, _, err := s.recordAt(ctx, key)
 	if err != nil {
 		return Record{}, err
 	}
-	// A category move publishes the same files elsewhere.
-	old.Category = rec.Category
+	if old.Category != rec.Category {
+		// A category move publishes the same files elsewhere: the record
+		// says where, so a later rollback writes the folder there.
+		return p.setState(ctx, s, old, func(r *Record) { r.Category = rec.Category })
+	}
 	return old, nil
 }
 
 // setState changes a record's state (and review) by a conditional write.
 func (p *Publisher) setState(ctx context.Context, s store, rec Record, change func(*Record)) (Record, error) {
-	h := strings.TrimPrefix(rec.ID, "sha256:")
+	key := s.keyOf(rec)
 	var out Record
 	err := objstore.RetryConditional(ctx, 8, 20*time.Millisecond, func() error {
-		cur, etag, err := s.record(ctx, rec.Name, h)
+		cur, etag, err := s.recordAt(ctx, key)
 		if err != nil {
 			return err
 		}
 		change(&cur)
-		if err := s.putJSON(ctx, s.recordKey(rec.Name, h), cur, objstore.PutOptions{IfMatch: etag}); err != nil {
+		if err := s.putJSON(ctx, key, cur, objstore.PutOptions{IfMatch: etag}); err != nil {
 			return err
 		}
 		out = cur
@@ -606,26 +680,8 @@ func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, 
 			}
 		}
 		if ok {
-			prefix, err := p.catalog.LibraryPrefix(l)
-			if err != nil {
+			if removed, err = p.removeFolder(ctx, l, d); err != nil {
 				return err
-			}
-			base := prefix + d + "/"
-			var keys []string
-			if err := objstore.Walk(ctx, p.bucket, base, func(o objstore.Object) error {
-				keys = append(keys, o.Key)
-				return nil
-			}); err != nil {
-				return err
-			}
-			slices.SortStableFunc(keys, func(x, y string) int {
-				return -compareBool(path.Base(x) == skillmd.SkillFile && path.Dir(x)+"/" == base, path.Base(y) == skillmd.SkillFile && path.Dir(y)+"/" == base)
-			})
-			for _, k := range keys {
-				if err := p.bucket.Delete(ctx, k); err != nil {
-					return err
-				}
-				removed++
 			}
 		}
 		if _, err := s.updateRefs(ctx, name, func(r *Refs) error { delete(r.Labels, Latest); return nil }); err != nil {
@@ -634,6 +690,52 @@ func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, 
 		return p.changed(ctx, l)
 	})
 	return removed, err
+}
+
+// removeFolder deletes every file of the library's folder d, SKILL.md
+// first, so no reader sees a skill missing its files.
+func (p *Publisher) removeFolder(ctx context.Context, l skills.LibraryRef, d string) (int, error) {
+	prefix, err := p.catalog.LibraryPrefix(l)
+	if err != nil {
+		return 0, err
+	}
+	base := prefix + d + "/"
+	var keys []string
+	if err := objstore.Walk(ctx, p.bucket, base, func(o objstore.Object) error {
+		keys = append(keys, o.Key)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	slices.SortStableFunc(keys, func(x, y string) int {
+		return -compareBool(path.Base(x) == skillmd.SkillFile && path.Dir(x)+"/" == base, path.Base(y) == skillmd.SkillFile && path.Dir(y)+"/" == base)
+	})
+	removed := 0
+	for _, k := range keys {
+		if err := p.bucket.Delete(ctx, k); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	return removed, nil
+}
+
+// removeOthers deletes the skill's live folders other than rec's (another
+// category's): a name is served from one folder, the one just written.
+func (p *Publisher) removeOthers(ctx context.Context, l skills.LibraryRef, rec Record) error {
+	list, err := p.catalog.LibrarySkills(ctx, l)
+	if err != nil {
+		return err
+	}
+	want := dir(rec.Category, rec.Name)
+	for _, sk := range list {
+		if sk.Dir != want && (sk.Name == rec.Name || sk.Folder == rec.Name) {
+			if _, err := p.removeFolder(ctx, l, sk.Dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkName accepts a skill name.
@@ -645,7 +747,18 @@ func checkName(name string) error {
 }
 
 // visible reports whether a may see rec: a pending or rejected version
-// only its author and admins.
+// only its author, by verified user ID (a token subject may be shared),
+// and admins.
 func visible(a Actor, rec Record) bool {
-	return rec.State == Published || a.Admin || (a.Author != "" && rec.Author == a.Author)
+	switch {
+	case rec.State == Published || a.Admin:
+		return true
+	case a.User == "":
+		return false
+	case rec.Proposer != "":
+		return rec.Proposer == a.User
+	}
+	// A pending record stored before proposals were kept apart names its
+	// author by token subject, else user: its user alone sees it.
+	return rec.Author == a.User
 }

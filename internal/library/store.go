@@ -6,8 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,6 +38,13 @@ const (
 // Record is one version of a skill, stored at
 // <root>skills/<name>/v/<hex>.json. Its files never change (they are its
 // id); its state and review do, once, by a conditional write.
+//
+// A proposal (a non-admin's pending publish, under review) is a Record
+// too, kept apart at <root>skills/<name>/p/<hex>.json: its ID is the
+// proposal's own (proposalID: the author's user ID and the content),
+// Content the manifest digest, so two authors' proposals of the same
+// files share no message, state or review, and none is a version until
+// an admin approves it.
 type Record struct {
 	ID            string               `json:"id"` // "sha256:<hex>", skillmd.ManifestDigest of Files
 	Name          string               `json:"name"`
@@ -48,6 +58,22 @@ type Record struct {
 	Reviewer      string               `json:"reviewer,omitempty"`
 	ReviewTime    time.Time            `json:"review_time,omitzero"`
 	ReviewComment string               `json:"review_comment,omitempty"`
+	// Proposer is a proposal's author by verified user ID (mounts.Caller),
+	// who alone (and admins) sees it while it is not published.
+	Proposer string `json:"proposer,omitempty"`
+	// Content is a proposal's manifest digest; "" for a version, whose ID
+	// is it.
+	Content string `json:"content,omitempty"`
+}
+
+// proposal reports whether r is a proposal (stored under p/).
+func (r Record) proposal() bool { return r.Content != "" }
+
+// proposalID names the proposal of the files content by the user: one per
+// author and content, unlike any version's ID.
+func proposalID(user, content string) string {
+	sum := sha256.Sum256([]byte("skillsvc proposal\x00" + user + "\x00" + content))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Refs are a skill's labels ("latest" among them), in one small object
@@ -59,8 +85,63 @@ type Refs struct {
 // Latest is the label PublishSkill, RollbackSkill and an approval move.
 const Latest = "latest"
 
-// maxRecordBytes bounds what reading a record or refs object reads.
+// maxRecordBytes bounds every record and refs object, as written
+// (putJSON) and as read (getBytes).
 const maxRecordBytes = 1 << 20
+
+// recordReserve is the room a new record keeps for what a review adds
+// later (reviewer, time, a comment of MaxMessageRunes runes of at most six
+// bytes each, escaped), so a review never pushes it past maxRecordBytes.
+const recordReserve = 4<<10 + 6*MaxMessageRunes
+
+// encodeJSON is v as stored: HTML characters unescaped ('<' one byte, not
+// six), though the bound holds whatever the encoding.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// checkNewRecord refuses a version record that would not fit the bound
+// with room for its review.
+func checkNewRecord(rec Record) error {
+	data, err := encodeJSON(rec)
+	if err != nil {
+		return err
+	}
+	if n := len(data); n > maxRecordBytes-recordReserve {
+		return fmt.Errorf("%w: the version record of %s would be %d bytes (its %d file paths and message); a stored record is at most %d bytes, %d of them kept for its review", errkind.InvalidArgument, rec.Name, n, len(rec.Files), maxRecordBytes, recordReserve)
+	}
+	return nil
+}
+
+// unreadableError is a stored record or refs object that cannot be read:
+// over maxRecordBytes, or not JSON (written by hand, or before writes were
+// bounded). Listings, garbage collection and bulk reviews skip it and name
+// its key in the log; a call that needs it fails FAILED_PRECONDITION until
+// an admin deletes it (AdminService.DeleteSkillVersions).
+type unreadableError struct {
+	key, why string
+}
+
+func (e *unreadableError) Error() string {
+	return fmt.Sprintf("failed precondition: the stored record %s is unreadable (%s); an admin deletes it with DeleteSkillVersions", path.Base(e.key), e.why)
+}
+
+func (e *unreadableError) Unwrap() error { return errkind.FailedPrecondition }
+
+// isUnreadable reports whether err is an unreadable record's, and its key.
+func isUnreadable(err error) (string, bool) {
+	var u *unreadableError
+	if errors.As(err, &u) {
+		return u.key, true
+	}
+	return "", false
+}
 
 var labelRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}$`)
 
@@ -102,11 +183,33 @@ type store struct {
 	// cache keeps version records by key and ETag (records): nil keeps
 	// none.
 	cache cache.Cache
+	log   *slog.Logger // names unreadable records' keys
+	// maxProposals bounds the proposals per skill listed.
+	maxProposals int
 }
 
 func (s store) skillPrefix(name string) string    { return s.root + "skills/" + name + "/" }
 func (s store) recordKey(name, hex string) string { return s.skillPrefix(name) + "v/" + hex + ".json" }
 func (s store) refsKey(name string) string        { return s.skillPrefix(name) + "refs.json" }
+func (s store) proposalKey(name, hex string) string {
+	return s.skillPrefix(name) + "p/" + hex + ".json"
+}
+
+// keyOf is where rec is stored.
+func (s store) keyOf(rec Record) string {
+	if rec.proposal() {
+		return s.proposalKey(rec.Name, strings.TrimPrefix(rec.ID, "sha256:"))
+	}
+	return s.recordKey(rec.Name, strings.TrimPrefix(rec.ID, "sha256:"))
+}
+
+// unreadable logs an unreadable record's key; err is returned.
+func (s store) unreadable(err error) error {
+	if key, ok := isUnreadable(err); ok && s.log != nil {
+		s.log.Warn("library: unreadable record skipped or refused; delete it with AdminService.DeleteSkillVersions", "key", key, "err", err)
+	}
+	return err
+}
 
 // getJSON reads key into v and returns its ETag.
 func (s store) getJSON(ctx context.Context, key string, v any) (string, error) {
@@ -115,7 +218,7 @@ func (s store) getJSON(ctx context.Context, key string, v any) (string, error) {
 		return "", err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return "", fmt.Errorf("library: %s: %v", key, err)
+		return "", s.unreadable(&unreadableError{key: key, why: err.Error()})
 	}
 	return etag, nil
 }
@@ -128,32 +231,74 @@ func (s store) getBytes(ctx context.Context, key string) ([]byte, string, error)
 	}
 	defer rc.Close()
 	if a.Size > maxRecordBytes {
-		return nil, "", fmt.Errorf("library: %s is %d bytes", key, a.Size)
+		return nil, "", s.unreadable(&unreadableError{key: key, why: fmt.Sprintf("%d bytes, over the %d-byte limit", a.Size, maxRecordBytes)})
 	}
 	data, err := io.ReadAll(io.LimitReader(objstore.ContextReader(ctx, rc), maxRecordBytes+1))
 	if err != nil {
 		return nil, "", err
 	}
+	if len(data) > maxRecordBytes {
+		return nil, "", s.unreadable(&unreadableError{key: key, why: fmt.Sprintf("over the %d-byte limit", maxRecordBytes)})
+	}
 	return data, a.ETag, nil
 }
 
+// putJSON writes v at key, refused (INVALID_ARGUMENT) past maxRecordBytes:
+// what is written can always be read back.
 func (s store) putJSON(ctx context.Context, key string, v any, opts objstore.PutOptions) error {
-	data, err := json.Marshal(v)
+	data, err := encodeJSON(v)
 	if err != nil {
 		return err
+	}
+	if len(data) > maxRecordBytes {
+		return fmt.Errorf("%w: the record would be %d bytes; a stored record is at most %d bytes", errkind.InvalidArgument, len(data), maxRecordBytes)
 	}
 	_, err = s.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), opts)
 	return err
 }
 
-// record reads the version hex of name.
+// record reads the version hex of name, else its proposal hex.
 func (s store) record(ctx context.Context, name, hex string) (Record, string, error) {
 	var r Record
 	etag, err := s.getJSON(ctx, s.recordKey(name, hex), &r)
 	if objstore.IsNotFound(err) {
+		r = Record{}
+		etag, err = s.getJSON(ctx, s.proposalKey(name, hex), &r)
+	}
+	if objstore.IsNotFound(err) {
 		return Record{}, "", fmt.Errorf("%w: skill %s has no version sha256:%s", errkind.NotFound, name, clip(hex))
 	}
 	return r, etag, err
+}
+
+// recordAt reads the record at key.
+func (s store) recordAt(ctx context.Context, key string) (Record, string, error) {
+	var r Record
+	etag, err := s.getJSON(ctx, key, &r)
+	if objstore.IsNotFound(err) {
+		return Record{}, "", fmt.Errorf("%w: %s is gone", errkind.NotFound, path.Base(key))
+	}
+	return r, etag, err
+}
+
+// proposalObjects lists the record objects of name's proposals (pending
+// or rejected), at most s.maxProposals.
+func (s store) proposalObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
+	var out []objstore.Object
+	prefix := s.skillPrefix(name) + "p/"
+	err := objstore.Walk(ctx, s.bucket, prefix+hexPrefix, func(o objstore.Object) error {
+		if h, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), ".json"); ok && len(h) == 64 && hexOf(h) == h {
+			out = append(out, o)
+		}
+		if len(out) > s.maxProposals {
+			return errTooMany
+		}
+		return nil
+	})
+	if err == errTooMany {
+		return out[:s.maxProposals], nil
+	}
+	return out, err
 }
 
 // refs reads name's refs; a skill without any has none (etag "").
@@ -255,6 +400,7 @@ func (s store) records(ctx context.Context, name string, objs []objstore.Object)
 	}
 	var mu sync.Mutex
 	fresh := map[string][]byte{}
+	skip := make([]bool, len(objs)) // unreadable: named in the log, left out
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for i, o := range objs {
@@ -266,11 +412,17 @@ func (s store) records(ctx context.Context, name string, objs []objstore.Object)
 			if objstore.IsNotFound(err) {
 				return fmt.Errorf("%w: skill %s has no version sha256:%s", errkind.NotFound, name, clip(s.hexOf(name, o.Key)))
 			}
+			if _, ok := isUnreadable(err); ok {
+				skip[i] = true // logged by getBytes
+				return nil
+			}
 			if err != nil {
 				return err
 			}
 			if err := json.Unmarshal(data, &recs[i]); err != nil {
-				return fmt.Errorf("library: %s: %v", o.Key, err)
+				skip[i] = true
+				_ = s.unreadable(&unreadableError{key: o.Key, why: err.Error()})
+				return nil
 			}
 			if etag != "" {
 				mu.Lock()
@@ -286,7 +438,14 @@ func (s store) records(ctx context.Context, name string, objs []objstore.Object)
 	if s.cache != nil && len(fresh) > 0 {
 		_ = s.cache.Store(ctx, fresh, recordCacheTTL) // only a later listing's saving
 	}
-	return recs, nil
+	n := 0
+	for i := range recs {
+		if !skip[i] {
+			recs[n] = recs[i]
+			n++
+		}
+	}
+	return recs[:n], nil
 }
 
 // recordCacheTTL is how long the shared cache keeps a record read: its key
@@ -326,6 +485,13 @@ func (s store) resolve(ctx context.Context, name, ref string, refs Refs) (Record
 	hs, err := s.versionHexes(ctx, name, h)
 	if err != nil {
 		return Record{}, "", err
+	}
+	props, err := s.proposalObjects(ctx, name, h)
+	if err != nil {
+		return Record{}, "", err
+	}
+	for _, o := range props {
+		hs = append(hs, strings.TrimSuffix(path.Base(o.Key), ".json"))
 	}
 	switch len(hs) {
 	case 0:

@@ -75,6 +75,11 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 	if err != nil {
 		return Page{}, err
 	}
+	props, err := s.proposalObjects(ctx, req.Name, "")
+	if err != nil {
+		return Page{}, err
+	}
+	objs = append(objs, props...)
 	// Every record, for the order by creation; the unchanged ones from the
 	// shared cache.
 	recs, err := s.records(ctx, req.Name, objs)
@@ -237,12 +242,35 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, 
 		v.Record = rec
 		return Result{Version: v, Valid: true}, nil
 	}
-	return p.makeLive(ctx, l, v, "", reviewed)
+	if !v.proposal() {
+		// A pending record stored before proposals were kept apart.
+		return p.makeLive(ctx, l, v, "", func(s store, rec Record) (Record, error) { return p.setState(ctx, s, rec, reviewed) })
+	}
+	// An approved proposal becomes the version of its files (the one
+	// stored already, if they were published before) and is gone.
+	return p.makeLive(ctx, l, v, "", func(s store, prop Record) (Record, error) {
+		ver := prop
+		ver.ID, ver.Content = prop.Content, ""
+		reviewed(&ver)
+		if err := p.checkVersions(ctx, s, ver); err != nil {
+			return Record{}, err
+		}
+		kept, err := p.keepRecord(ctx, s, ver)
+		if err != nil {
+			return Record{}, err
+		}
+		if kept.State != Published {
+			return p.setState(ctx, s, kept, reviewed)
+		}
+		return kept, nil
+	})
 }
 
 // makeLive writes a stored version as the live copy under the skill's
-// lock and moves latest to it; change (optional) updates its record first.
-func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version, ifLatest string, change func(*Record)) (Result, error) {
+// lock and moves latest to it; commit (optional) makes v's record the
+// published version first (an approval). An approved proposal is deleted
+// once its version is live.
+func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version, ifLatest string, commit func(store, Record) (Record, error)) (Result, error) {
 	s := p.store(l)
 	var res Result
 	err := p.lock(ctx, l, v.Name, func() error {
@@ -272,8 +300,8 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 			return err
 		}
 		rec := v.Record
-		if change != nil {
-			if rec, err = p.setState(ctx, s, rec, change); err != nil {
+		if commit != nil {
+			if rec, err = commit(s, rec); err != nil {
 				return err
 			}
 		}
@@ -281,9 +309,17 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 		if err != nil {
 			return err
 		}
+		if err := p.removeOthers(ctx, l, rec); err != nil {
+			return err
+		}
 		refs, err = s.updateRefs(ctx, v.Name, func(r *Refs) error { r.Labels[Latest] = rec.ID; return nil })
 		if err != nil {
 			return err
+		}
+		if v.proposal() {
+			if err := p.bucket.Delete(ctx, s.keyOf(v.Record)); err != nil {
+				return err
+			}
 		}
 		res = Result{Version: Version{Record: rec, Library: l, Labels: labelsOf(refs, rec.ID)}, Removed: removed, Valid: true}
 		return p.changed(ctx, l)

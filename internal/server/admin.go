@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
@@ -88,11 +92,39 @@ func (a *Admin) CollectLibraryGarbage(ctx context.Context, req *skillsvcv1.Colle
 		return nil, err
 	}
 	return &skillsvcv1.CollectLibraryGarbageResponse{
-		BlobsDeleted:     int32(res.BlobsDeleted),
-		BytesFreed:       res.BytesFreed,
-		BlobsKept:        int32(res.BlobsKept),
-		SnapshotsDeleted: int32(res.SnapshotsDeleted),
-		PinsDeleted:      int32(res.PinsDeleted),
-		DryRun:           req.GetDryRun(),
+		BlobsDeleted:      int32(res.BlobsDeleted),
+		BytesFreed:        res.BytesFreed,
+		BlobsKept:         int32(res.BlobsKept),
+		SnapshotsDeleted:  int32(res.SnapshotsDeleted),
+		PinsDeleted:       int32(res.PinsDeleted),
+		DryRun:            req.GetDryRun(),
+		UnreadableRecords: res.Unreadable,
 	}, nil
+}
+
+// DeleteSkillVersions implements AdminService.
+func (a *Admin) DeleteSkillVersions(ctx context.Context, req *skillsvcv1.DeleteSkillVersionsRequest) (*skillsvcv1.DeleteSkillVersionsResponse, error) {
+	n, err := a.versions.Pub.DeleteVersions(ctx, library(req.GetLibrary()), req.GetName(), req.GetVersions())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.DeleteSkillVersionsResponse{Deleted: int32(n)}, nil
+}
+
+// RejectProposals implements AdminService; the reviewer is the admin's
+// token subject.
+func (a *Admin) RejectProposals(ctx context.Context, req *skillsvcv1.RejectProposalsRequest) (*skillsvcv1.RejectProposalsResponse, error) {
+	p, _ := auth.PrincipalFrom(ctx)
+	f := authors.ProposalFilter{Name: req.GetName(), Proposer: req.GetAuthor(), Comment: req.GetComment(), Delete: req.GetDelete()}
+	if t := req.GetCreatedBefore(); t != nil {
+		if err := t.CheckValid(); err != nil {
+			return nil, fmt.Errorf("%w: created_before: %v", errkind.InvalidArgument, err)
+		}
+		f.Before = t.AsTime()
+	}
+	res, err := a.versions.Pub.RejectProposals(ctx, authors.Actor{Author: p.Subject, Admin: true}, library(req.GetLibrary()), f)
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.RejectProposalsResponse{Rejected: int32(res.Rejected), Deleted: int32(res.Deleted), UnreadableRecords: res.Unreadable}, nil
 }

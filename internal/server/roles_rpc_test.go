@@ -166,6 +166,14 @@ var everyAdminRPC = []struct {
 		_, err := c.CollectLibraryGarbage(ctx, &skillsvcv1.CollectLibraryGarbageRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, DryRun: true})
 		return err
 	}},
+	{"DeleteSkillVersions", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.DeleteSkillVersions(ctx, &skillsvcv1.DeleteSkillVersionsRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, Name: "nothere", Versions: []string{"sha256:" + strings.Repeat("0", 64)}})
+		return err
+	}},
+	{"RejectProposals", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.RejectProposals(ctx, &skillsvcv1.RejectProposalsRequest{Library: &skillsvcv1.LibraryRef{Shared: true}})
+		return err
+	}},
 }
 
 // jwtServer starts the skills library in jwt mode and returns tokens.

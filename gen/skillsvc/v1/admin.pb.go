@@ -9,6 +9,7 @@ package skillsvcv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -772,8 +773,11 @@ type CollectLibraryGarbageResponse struct {
 	SnapshotsDeleted int32 `protobuf:"varint,4,opt,name=snapshots_deleted,json=snapshotsDeleted" json:"snapshots_deleted,omitempty"`
 	PinsDeleted      int32 `protobuf:"varint,5,opt,name=pins_deleted,json=pinsDeleted" json:"pins_deleted,omitempty"`
 	DryRun           bool  `protobuf:"varint,6,opt,name=dry_run,json=dryRun" json:"dry_run,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Keys of version records that could not be read: while there is one, no
+	// blob is deleted.
+	UnreadableRecords []string `protobuf:"bytes,7,rep,name=unreadable_records,json=unreadableRecords" json:"unreadable_records,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CollectLibraryGarbageResponse) Reset() {
@@ -848,11 +852,273 @@ func (x *CollectLibraryGarbageResponse) GetDryRun() bool {
 	return false
 }
 
+func (x *CollectLibraryGarbageResponse) GetUnreadableRecords() []string {
+	if x != nil {
+		return x.UnreadableRecords
+	}
+	return nil
+}
+
+type DeleteSkillVersionsRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Library *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	Name    string                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	// Full version ids (sha256:<64 hex>), at most 1,000.
+	Versions      []string `protobuf:"bytes,3,rep,name=versions" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSkillVersionsRequest) Reset() {
+	*x = DeleteSkillVersionsRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSkillVersionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSkillVersionsRequest) ProtoMessage() {}
+
+func (x *DeleteSkillVersionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSkillVersionsRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSkillVersionsRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DeleteSkillVersionsRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *DeleteSkillVersionsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DeleteSkillVersionsRequest) GetVersions() []string {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+type DeleteSkillVersionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Deleted       int32                  `protobuf:"varint,1,opt,name=deleted" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSkillVersionsResponse) Reset() {
+	*x = DeleteSkillVersionsResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSkillVersionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSkillVersionsResponse) ProtoMessage() {}
+
+func (x *DeleteSkillVersionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSkillVersionsResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSkillVersionsResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *DeleteSkillVersionsResponse) GetDeleted() int32 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
+type RejectProposalsRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Library *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	// Empty: every skill of the library.
+	Name string `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	// The proposals' author by user ID; empty: every author.
+	Author string `protobuf:"bytes,3,opt,name=author" json:"author,omitempty"`
+	// Unset: any age; else only proposals created before it.
+	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_before,json=createdBefore" json:"created_before,omitempty"`
+	// The review comment the authors read.
+	Comment string `protobuf:"bytes,5,opt,name=comment" json:"comment,omitempty"`
+	// Delete the proposals picked (rejected ones too) instead of rejecting.
+	Delete        bool `protobuf:"varint,6,opt,name=delete" json:"delete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectProposalsRequest) Reset() {
+	*x = RejectProposalsRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectProposalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectProposalsRequest) ProtoMessage() {}
+
+func (x *RejectProposalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectProposalsRequest.ProtoReflect.Descriptor instead.
+func (*RejectProposalsRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RejectProposalsRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *RejectProposalsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RejectProposalsRequest) GetAuthor() string {
+	if x != nil {
+		return x.Author
+	}
+	return ""
+}
+
+func (x *RejectProposalsRequest) GetCreatedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedBefore
+	}
+	return nil
+}
+
+func (x *RejectProposalsRequest) GetComment() string {
+	if x != nil {
+		return x.Comment
+	}
+	return ""
+}
+
+func (x *RejectProposalsRequest) GetDelete() bool {
+	if x != nil {
+		return x.Delete
+	}
+	return false
+}
+
+type RejectProposalsResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Rejected int32                  `protobuf:"varint,1,opt,name=rejected" json:"rejected,omitempty"`
+	Deleted  int32                  `protobuf:"varint,2,opt,name=deleted" json:"deleted,omitempty"`
+	// Keys of proposal records that could not be read, left as they are.
+	UnreadableRecords []string `protobuf:"bytes,3,rep,name=unreadable_records,json=unreadableRecords" json:"unreadable_records,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RejectProposalsResponse) Reset() {
+	*x = RejectProposalsResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectProposalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectProposalsResponse) ProtoMessage() {}
+
+func (x *RejectProposalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectProposalsResponse.ProtoReflect.Descriptor instead.
+func (*RejectProposalsResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RejectProposalsResponse) GetRejected() int32 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
+func (x *RejectProposalsResponse) GetDeleted() int32 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
+func (x *RejectProposalsResponse) GetUnreadableRecords() []string {
+	if x != nil {
+		return x.UnreadableRecords
+	}
+	return nil
+}
+
 var File_skillsvc_v1_admin_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"L\n" +
+	"\x17skillsvc/v1/admin.proto\x12\vskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18skillsvc/v1/skills.proto\"L\n" +
 	"\n" +
 	"LibraryRef\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
@@ -894,7 +1160,7 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"j\n" +
 	"\x1cCollectLibraryGarbageRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x17\n" +
-	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\xed\x01\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\x9c\x02\n" +
 	"\x1dCollectLibraryGarbageResponse\x12#\n" +
 	"\rblobs_deleted\x18\x01 \x01(\x05R\fblobsDeleted\x12\x1f\n" +
 	"\vbytes_freed\x18\x02 \x01(\x03R\n" +
@@ -903,7 +1169,25 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"blobs_kept\x18\x03 \x01(\x05R\tblobsKept\x12+\n" +
 	"\x11snapshots_deleted\x18\x04 \x01(\x05R\x10snapshotsDeleted\x12!\n" +
 	"\fpins_deleted\x18\x05 \x01(\x05R\vpinsDeleted\x12\x17\n" +
-	"\adry_run\x18\x06 \x01(\bR\x06dryRun2\xd0\x05\n" +
+	"\adry_run\x18\x06 \x01(\bR\x06dryRun\x12-\n" +
+	"\x12unreadable_records\x18\a \x03(\tR\x11unreadableRecords\"\x7f\n" +
+	"\x1aDeleteSkillVersionsRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bversions\x18\x03 \x03(\tR\bversions\"7\n" +
+	"\x1bDeleteSkillVersionsResponse\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\x05R\adeleted\"\xec\x01\n" +
+	"\x16RejectProposalsRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06author\x18\x03 \x01(\tR\x06author\x12A\n" +
+	"\x0ecreated_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12\x18\n" +
+	"\acomment\x18\x05 \x01(\tR\acomment\x12\x16\n" +
+	"\x06delete\x18\x06 \x01(\bR\x06delete\"~\n" +
+	"\x17RejectProposalsResponse\x12\x1a\n" +
+	"\brejected\x18\x01 \x01(\x05R\brejected\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\x05R\adeleted\x12-\n" +
+	"\x12unreadable_records\x18\x03 \x03(\tR\x11unreadableRecords2\x98\a\n" +
 	"\fAdminService\x12Y\n" +
 	"\x0eDropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n" +
 	"\x13SetUserSkillEnabled\x12'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n" +
@@ -911,7 +1195,9 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x11DeleteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12b\n" +
 	"\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n" +
 	"\x13ListProtectedSkills\x12'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponse\x12n\n" +
-	"\x15CollectLibraryGarbage\x12).skillsvc.v1.CollectLibraryGarbageRequest\x1a*.skillsvc.v1.CollectLibraryGarbageResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x15CollectLibraryGarbage\x12).skillsvc.v1.CollectLibraryGarbageRequest\x1a*.skillsvc.v1.CollectLibraryGarbageResponse\x12h\n" +
+	"\x13DeleteSkillVersions\x12'.skillsvc.v1.DeleteSkillVersionsRequest\x1a(.skillsvc.v1.DeleteSkillVersionsResponse\x12\\\n" +
+	"\x0fRejectProposals\x12#.skillsvc.v1.RejectProposalsRequest\x1a$.skillsvc.v1.RejectProposalsResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_admin_proto_rawDescOnce sync.Once
@@ -925,7 +1211,7 @@ func file_skillsvc_v1_admin_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_admin_proto_rawDescData
 }
 
-var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_skillsvc_v1_admin_proto_goTypes = []any{
 	(*LibraryRef)(nil),                    // 0: skillsvc.v1.LibraryRef
 	(*DropSkillIndexRequest)(nil),         // 1: skillsvc.v1.DropSkillIndexRequest
@@ -942,34 +1228,46 @@ var file_skillsvc_v1_admin_proto_goTypes = []any{
 	(*ListProtectedSkillsResponse)(nil),   // 12: skillsvc.v1.ListProtectedSkillsResponse
 	(*CollectLibraryGarbageRequest)(nil),  // 13: skillsvc.v1.CollectLibraryGarbageRequest
 	(*CollectLibraryGarbageResponse)(nil), // 14: skillsvc.v1.CollectLibraryGarbageResponse
-	(*SkillSummary)(nil),                  // 15: skillsvc.v1.SkillSummary
+	(*DeleteSkillVersionsRequest)(nil),    // 15: skillsvc.v1.DeleteSkillVersionsRequest
+	(*DeleteSkillVersionsResponse)(nil),   // 16: skillsvc.v1.DeleteSkillVersionsResponse
+	(*RejectProposalsRequest)(nil),        // 17: skillsvc.v1.RejectProposalsRequest
+	(*RejectProposalsResponse)(nil),       // 18: skillsvc.v1.RejectProposalsResponse
+	(*SkillSummary)(nil),                  // 19: skillsvc.v1.SkillSummary
+	(*timestamppb.Timestamp)(nil),         // 20: google.protobuf.Timestamp
 }
 var file_skillsvc_v1_admin_proto_depIdxs = []int32{
-	15, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	19, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
 	0,  // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 3: skillsvc.v1.SetSkillProtectedRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 4: skillsvc.v1.ListProtectedSkillsRequest.library:type_name -> skillsvc.v1.LibraryRef
 	0,  // 5: skillsvc.v1.CollectLibraryGarbageRequest.library:type_name -> skillsvc.v1.LibraryRef
-	1,  // 6: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
-	3,  // 7: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
-	5,  // 8: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
-	7,  // 9: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
-	9,  // 10: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
-	11, // 11: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
-	13, // 12: skillsvc.v1.AdminService.CollectLibraryGarbage:input_type -> skillsvc.v1.CollectLibraryGarbageRequest
-	2,  // 13: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
-	4,  // 14: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
-	6,  // 15: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
-	8,  // 16: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
-	10, // 17: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
-	12, // 18: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
-	14, // 19: skillsvc.v1.AdminService.CollectLibraryGarbage:output_type -> skillsvc.v1.CollectLibraryGarbageResponse
-	13, // [13:20] is the sub-list for method output_type
-	6,  // [6:13] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	0,  // 6: skillsvc.v1.DeleteSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0,  // 7: skillsvc.v1.RejectProposalsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	20, // 8: skillsvc.v1.RejectProposalsRequest.created_before:type_name -> google.protobuf.Timestamp
+	1,  // 9: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
+	3,  // 10: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
+	5,  // 11: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
+	7,  // 12: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
+	9,  // 13: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
+	11, // 14: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
+	13, // 15: skillsvc.v1.AdminService.CollectLibraryGarbage:input_type -> skillsvc.v1.CollectLibraryGarbageRequest
+	15, // 16: skillsvc.v1.AdminService.DeleteSkillVersions:input_type -> skillsvc.v1.DeleteSkillVersionsRequest
+	17, // 17: skillsvc.v1.AdminService.RejectProposals:input_type -> skillsvc.v1.RejectProposalsRequest
+	2,  // 18: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
+	4,  // 19: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
+	6,  // 20: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
+	8,  // 21: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
+	10, // 22: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
+	12, // 23: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
+	14, // 24: skillsvc.v1.AdminService.CollectLibraryGarbage:output_type -> skillsvc.v1.CollectLibraryGarbageResponse
+	16, // 25: skillsvc.v1.AdminService.DeleteSkillVersions:output_type -> skillsvc.v1.DeleteSkillVersionsResponse
+	18, // 26: skillsvc.v1.AdminService.RejectProposals:output_type -> skillsvc.v1.RejectProposalsResponse
+	18, // [18:27] is the sub-list for method output_type
+	9,  // [9:18] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_admin_proto_init() }
@@ -984,7 +1282,7 @@ func file_skillsvc_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_admin_proto_rawDesc), len(file_skillsvc_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

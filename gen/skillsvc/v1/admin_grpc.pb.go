@@ -26,6 +26,8 @@ const (
 	AdminService_SetSkillProtected_FullMethodName     = "/skillsvc.v1.AdminService/SetSkillProtected"
 	AdminService_ListProtectedSkills_FullMethodName   = "/skillsvc.v1.AdminService/ListProtectedSkills"
 	AdminService_CollectLibraryGarbage_FullMethodName = "/skillsvc.v1.AdminService/CollectLibraryGarbage"
+	AdminService_DeleteSkillVersions_FullMethodName   = "/skillsvc.v1.AdminService/DeleteSkillVersions"
+	AdminService_RejectProposals_FullMethodName       = "/skillsvc.v1.AdminService/RejectProposals"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -78,7 +80,22 @@ type AdminServiceClient interface {
 	// the user's expired pins and the snapshots no pin refers to; the shared
 	// library's blobs are kept for every user's snapshots. dry_run deletes
 	// nothing and reports what would go.
+	// While a version record of the library cannot be read (over the 1 MiB
+	// bound of a stored record, or not JSON) it deletes no blob and names the
+	// record in unreadable_records: delete it with DeleteSkillVersions.
 	CollectLibraryGarbage(ctx context.Context, in *CollectLibraryGarbageRequest, opts ...grpc.CallOption) (*CollectLibraryGarbageResponse, error)
+	// DeleteSkillVersions deletes versions or proposals of one skill by full
+	// id (unreadable records too: they are not read). A version a label
+	// points at is refused (FAILED_PRECONDITION) and nothing is deleted: move
+	// the label first (latest: roll back, or delete the skill). Their blobs go
+	// with the next CollectLibraryGarbage.
+	DeleteSkillVersions(ctx context.Context, in *DeleteSkillVersionsRequest, opts ...grpc.CallOption) (*DeleteSkillVersionsResponse, error)
+	// RejectProposals rejects, in bulk, the pending proposals (non-admins'
+	// publishes under --library.review) of one skill or of the whole
+	// library, of one author or all, created before a time or at any time
+	// (expiry); with delete it deletes them, rejected ones too, which frees
+	// --library.max-proposals.
+	RejectProposals(ctx context.Context, in *RejectProposalsRequest, opts ...grpc.CallOption) (*RejectProposalsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -159,6 +176,26 @@ func (c *adminServiceClient) CollectLibraryGarbage(ctx context.Context, in *Coll
 	return out, nil
 }
 
+func (c *adminServiceClient) DeleteSkillVersions(ctx context.Context, in *DeleteSkillVersionsRequest, opts ...grpc.CallOption) (*DeleteSkillVersionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSkillVersionsResponse)
+	err := c.cc.Invoke(ctx, AdminService_DeleteSkillVersions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RejectProposals(ctx context.Context, in *RejectProposalsRequest, opts ...grpc.CallOption) (*RejectProposalsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RejectProposalsResponse)
+	err := c.cc.Invoke(ctx, AdminService_RejectProposals_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -209,7 +246,22 @@ type AdminServiceServer interface {
 	// the user's expired pins and the snapshots no pin refers to; the shared
 	// library's blobs are kept for every user's snapshots. dry_run deletes
 	// nothing and reports what would go.
+	// While a version record of the library cannot be read (over the 1 MiB
+	// bound of a stored record, or not JSON) it deletes no blob and names the
+	// record in unreadable_records: delete it with DeleteSkillVersions.
 	CollectLibraryGarbage(context.Context, *CollectLibraryGarbageRequest) (*CollectLibraryGarbageResponse, error)
+	// DeleteSkillVersions deletes versions or proposals of one skill by full
+	// id (unreadable records too: they are not read). A version a label
+	// points at is refused (FAILED_PRECONDITION) and nothing is deleted: move
+	// the label first (latest: roll back, or delete the skill). Their blobs go
+	// with the next CollectLibraryGarbage.
+	DeleteSkillVersions(context.Context, *DeleteSkillVersionsRequest) (*DeleteSkillVersionsResponse, error)
+	// RejectProposals rejects, in bulk, the pending proposals (non-admins'
+	// publishes under --library.review) of one skill or of the whole
+	// library, of one author or all, created before a time or at any time
+	// (expiry); with delete it deletes them, rejected ones too, which frees
+	// --library.max-proposals.
+	RejectProposals(context.Context, *RejectProposalsRequest) (*RejectProposalsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -240,6 +292,12 @@ func (UnimplementedAdminServiceServer) ListProtectedSkills(context.Context, *Lis
 }
 func (UnimplementedAdminServiceServer) CollectLibraryGarbage(context.Context, *CollectLibraryGarbageRequest) (*CollectLibraryGarbageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CollectLibraryGarbage not implemented")
+}
+func (UnimplementedAdminServiceServer) DeleteSkillVersions(context.Context, *DeleteSkillVersionsRequest) (*DeleteSkillVersionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSkillVersions not implemented")
+}
+func (UnimplementedAdminServiceServer) RejectProposals(context.Context, *RejectProposalsRequest) (*RejectProposalsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RejectProposals not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -388,6 +446,42 @@ func _AdminService_CollectLibraryGarbage_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_DeleteSkillVersions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSkillVersionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DeleteSkillVersions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DeleteSkillVersions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DeleteSkillVersions(ctx, req.(*DeleteSkillVersionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RejectProposals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RejectProposalsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RejectProposals(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RejectProposals_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RejectProposals(ctx, req.(*RejectProposalsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -422,6 +516,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CollectLibraryGarbage",
 			Handler:    _AdminService_CollectLibraryGarbage_Handler,
+		},
+		{
+			MethodName: "DeleteSkillVersions",
+			Handler:    _AdminService_DeleteSkillVersions_Handler,
+		},
+		{
+			MethodName: "RejectProposals",
+			Handler:    _AdminService_RejectProposals_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from skillsvc.v1 import skills_pb2 as skillsvc_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17skillsvc/v1/admin.proto\x12\x0bskillsvc.v1\x1a\x18skillsvc/v1/skills.proto\"8\n\nLibraryRef\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\t\"C\n\x15\x44ropSkillIndexRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\t\"\x18\n\x16\x44ropSkillIndexResponse\"I\n\x1aSetUserSkillEnabledRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x03 \x01(\x08\"G\n\x1bSetUserSkillEnabledResponse\x12(\n\x05skill\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\"\x87\x01\n\x15PutLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x10\n\x08if_match\x18\x04 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x05 \x01(\x08\"4\n\x16PutLibraryFileResponse\x12\x0c\n\x04\x65tag\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"R\n\x18\x44\x65leteLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\"\x1b\n\x19\x44\x65leteLibraryFileResponse\"e\n\x18SetSkillProtectedRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tprotected\x18\x03 \x01(\x08\"*\n\x19SetSkillProtectedResponse\x12\r\n\x05names\x18\x01 \x03(\t\"F\n\x1aListProtectedSkillsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\",\n\x1bListProtectedSkillsResponse\x12\r\n\x05names\x18\x01 \x03(\t\"Y\n\x1c\x43ollectLibraryGarbageRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\"\xa1\x01\n\x1d\x43ollectLibraryGarbageResponse\x12\x15\n\rblobs_deleted\x18\x01 \x01(\x05\x12\x13\n\x0b\x62ytes_freed\x18\x02 \x01(\x03\x12\x12\n\nblobs_kept\x18\x03 \x01(\x05\x12\x19\n\x11snapshots_deleted\x18\x04 \x01(\x05\x12\x14\n\x0cpins_deleted\x18\x05 \x01(\x05\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x32\xd0\x05\n\x0c\x41\x64minService\x12Y\n\x0e\x44ropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n\x13SetUserSkillEnabled\x12\'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12\x62\n\x11\x44\x65leteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12\x62\n\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n\x13ListProtectedSkills\x12\'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponse\x12n\n\x15\x43ollectLibraryGarbage\x12).skillsvc.v1.CollectLibraryGarbageRequest\x1a*.skillsvc.v1.CollectLibraryGarbageResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17skillsvc/v1/admin.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18skillsvc/v1/skills.proto\"8\n\nLibraryRef\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\t\"C\n\x15\x44ropSkillIndexRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x0c\n\x04team\x18\x03 \x01(\t\"\x18\n\x16\x44ropSkillIndexResponse\"I\n\x1aSetUserSkillEnabledRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x03 \x01(\x08\"G\n\x1bSetUserSkillEnabledResponse\x12(\n\x05skill\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\"\x87\x01\n\x15PutLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x10\n\x08if_match\x18\x04 \x01(\t\x12\x16\n\x0emust_not_exist\x18\x05 \x01(\x08\"4\n\x16PutLibraryFileResponse\x12\x0c\n\x04\x65tag\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"R\n\x18\x44\x65leteLibraryFileRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04path\x18\x02 \x01(\t\"\x1b\n\x19\x44\x65leteLibraryFileResponse\"e\n\x18SetSkillProtectedRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tprotected\x18\x03 \x01(\x08\"*\n\x19SetSkillProtectedResponse\x12\r\n\x05names\x18\x01 \x03(\t\"F\n\x1aListProtectedSkillsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\",\n\x1bListProtectedSkillsResponse\x12\r\n\x05names\x18\x01 \x03(\t\"Y\n\x1c\x43ollectLibraryGarbageRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\"\xbd\x01\n\x1d\x43ollectLibraryGarbageResponse\x12\x15\n\rblobs_deleted\x18\x01 \x01(\x05\x12\x13\n\x0b\x62ytes_freed\x18\x02 \x01(\x03\x12\x12\n\nblobs_kept\x18\x03 \x01(\x05\x12\x19\n\x11snapshots_deleted\x18\x04 \x01(\x05\x12\x14\n\x0cpins_deleted\x18\x05 \x01(\x05\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x12\x1a\n\x12unreadable_records\x18\x07 \x03(\t\"f\n\x1a\x44\x65leteSkillVersionsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08versions\x18\x03 \x03(\t\".\n\x1b\x44\x65leteSkillVersionsResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x05\"\xb5\x01\n\x16RejectProposalsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x03 \x01(\t\x12\x32\n\x0e\x63reated_before\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63omment\x18\x05 \x01(\t\x12\x0e\n\x06\x64\x65lete\x18\x06 \x01(\x08\"X\n\x17RejectProposalsResponse\x12\x10\n\x08rejected\x18\x01 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x05\x12\x1a\n\x12unreadable_records\x18\x03 \x03(\t2\x98\x07\n\x0c\x41\x64minService\x12Y\n\x0e\x44ropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n\x13SetUserSkillEnabled\x12\'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12\x62\n\x11\x44\x65leteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12\x62\n\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n\x13ListProtectedSkills\x12\'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponse\x12n\n\x15\x43ollectLibraryGarbage\x12).skillsvc.v1.CollectLibraryGarbageRequest\x1a*.skillsvc.v1.CollectLibraryGarbageResponse\x12h\n\x13\x44\x65leteSkillVersions\x12\'.skillsvc.v1.DeleteSkillVersionsRequest\x1a(.skillsvc.v1.DeleteSkillVersionsResponse\x12\\\n\x0fRejectProposals\x12#.skillsvc.v1.RejectProposalsRequest\x1a$.skillsvc.v1.RejectProposalsResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,36 +34,44 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skillsvc.v1.admin_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\222\003\004\010\002 \003'
-  _globals['_LIBRARYREF']._serialized_start=66
-  _globals['_LIBRARYREF']._serialized_end=122
-  _globals['_DROPSKILLINDEXREQUEST']._serialized_start=124
-  _globals['_DROPSKILLINDEXREQUEST']._serialized_end=191
-  _globals['_DROPSKILLINDEXRESPONSE']._serialized_start=193
-  _globals['_DROPSKILLINDEXRESPONSE']._serialized_end=217
-  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_start=219
-  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_end=292
-  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_start=294
-  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_end=365
-  _globals['_PUTLIBRARYFILEREQUEST']._serialized_start=368
-  _globals['_PUTLIBRARYFILEREQUEST']._serialized_end=503
-  _globals['_PUTLIBRARYFILERESPONSE']._serialized_start=505
-  _globals['_PUTLIBRARYFILERESPONSE']._serialized_end=557
-  _globals['_DELETELIBRARYFILEREQUEST']._serialized_start=559
-  _globals['_DELETELIBRARYFILEREQUEST']._serialized_end=641
-  _globals['_DELETELIBRARYFILERESPONSE']._serialized_start=643
-  _globals['_DELETELIBRARYFILERESPONSE']._serialized_end=670
-  _globals['_SETSKILLPROTECTEDREQUEST']._serialized_start=672
-  _globals['_SETSKILLPROTECTEDREQUEST']._serialized_end=773
-  _globals['_SETSKILLPROTECTEDRESPONSE']._serialized_start=775
-  _globals['_SETSKILLPROTECTEDRESPONSE']._serialized_end=817
-  _globals['_LISTPROTECTEDSKILLSREQUEST']._serialized_start=819
-  _globals['_LISTPROTECTEDSKILLSREQUEST']._serialized_end=889
-  _globals['_LISTPROTECTEDSKILLSRESPONSE']._serialized_start=891
-  _globals['_LISTPROTECTEDSKILLSRESPONSE']._serialized_end=935
-  _globals['_COLLECTLIBRARYGARBAGEREQUEST']._serialized_start=937
-  _globals['_COLLECTLIBRARYGARBAGEREQUEST']._serialized_end=1026
-  _globals['_COLLECTLIBRARYGARBAGERESPONSE']._serialized_start=1029
-  _globals['_COLLECTLIBRARYGARBAGERESPONSE']._serialized_end=1190
-  _globals['_ADMINSERVICE']._serialized_start=1193
-  _globals['_ADMINSERVICE']._serialized_end=1913
+  _globals['_LIBRARYREF']._serialized_start=99
+  _globals['_LIBRARYREF']._serialized_end=155
+  _globals['_DROPSKILLINDEXREQUEST']._serialized_start=157
+  _globals['_DROPSKILLINDEXREQUEST']._serialized_end=224
+  _globals['_DROPSKILLINDEXRESPONSE']._serialized_start=226
+  _globals['_DROPSKILLINDEXRESPONSE']._serialized_end=250
+  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_start=252
+  _globals['_SETUSERSKILLENABLEDREQUEST']._serialized_end=325
+  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_start=327
+  _globals['_SETUSERSKILLENABLEDRESPONSE']._serialized_end=398
+  _globals['_PUTLIBRARYFILEREQUEST']._serialized_start=401
+  _globals['_PUTLIBRARYFILEREQUEST']._serialized_end=536
+  _globals['_PUTLIBRARYFILERESPONSE']._serialized_start=538
+  _globals['_PUTLIBRARYFILERESPONSE']._serialized_end=590
+  _globals['_DELETELIBRARYFILEREQUEST']._serialized_start=592
+  _globals['_DELETELIBRARYFILEREQUEST']._serialized_end=674
+  _globals['_DELETELIBRARYFILERESPONSE']._serialized_start=676
+  _globals['_DELETELIBRARYFILERESPONSE']._serialized_end=703
+  _globals['_SETSKILLPROTECTEDREQUEST']._serialized_start=705
+  _globals['_SETSKILLPROTECTEDREQUEST']._serialized_end=806
+  _globals['_SETSKILLPROTECTEDRESPONSE']._serialized_start=808
+  _globals['_SETSKILLPROTECTEDRESPONSE']._serialized_end=850
+  _globals['_LISTPROTECTEDSKILLSREQUEST']._serialized_start=852
+  _globals['_LISTPROTECTEDSKILLSREQUEST']._serialized_end=922
+  _globals['_LISTPROTECTEDSKILLSRESPONSE']._serialized_start=924
+  _globals['_LISTPROTECTEDSKILLSRESPONSE']._serialized_end=968
+  _globals['_COLLECTLIBRARYGARBAGEREQUEST']._serialized_start=970
+  _globals['_COLLECTLIBRARYGARBAGEREQUEST']._serialized_end=1059
+  _globals['_COLLECTLIBRARYGARBAGERESPONSE']._serialized_start=1062
+  _globals['_COLLECTLIBRARYGARBAGERESPONSE']._serialized_end=1251
+  _globals['_DELETESKILLVERSIONSREQUEST']._serialized_start=1253
+  _globals['_DELETESKILLVERSIONSREQUEST']._serialized_end=1355
+  _globals['_DELETESKILLVERSIONSRESPONSE']._serialized_start=1357
+  _globals['_DELETESKILLVERSIONSRESPONSE']._serialized_end=1403
+  _globals['_REJECTPROPOSALSREQUEST']._serialized_start=1406
+  _globals['_REJECTPROPOSALSREQUEST']._serialized_end=1587
+  _globals['_REJECTPROPOSALSRESPONSE']._serialized_start=1589
+  _globals['_REJECTPROPOSALSRESPONSE']._serialized_end=1677
+  _globals['_ADMINSERVICE']._serialized_start=1680
+  _globals['_ADMINSERVICE']._serialized_end=2600
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from skillsvc.v1 import skills_pb2 as _skills_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -118,17 +121,61 @@ class CollectLibraryGarbageRequest(_message.Message):
     def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
 
 class CollectLibraryGarbageResponse(_message.Message):
-    __slots__ = ("blobs_deleted", "bytes_freed", "blobs_kept", "snapshots_deleted", "pins_deleted", "dry_run")
+    __slots__ = ("blobs_deleted", "bytes_freed", "blobs_kept", "snapshots_deleted", "pins_deleted", "dry_run", "unreadable_records")
     BLOBS_DELETED_FIELD_NUMBER: _ClassVar[int]
     BYTES_FREED_FIELD_NUMBER: _ClassVar[int]
     BLOBS_KEPT_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOTS_DELETED_FIELD_NUMBER: _ClassVar[int]
     PINS_DELETED_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    UNREADABLE_RECORDS_FIELD_NUMBER: _ClassVar[int]
     blobs_deleted: int
     bytes_freed: int
     blobs_kept: int
     snapshots_deleted: int
     pins_deleted: int
     dry_run: bool
-    def __init__(self, blobs_deleted: _Optional[int] = ..., bytes_freed: _Optional[int] = ..., blobs_kept: _Optional[int] = ..., snapshots_deleted: _Optional[int] = ..., pins_deleted: _Optional[int] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+    unreadable_records: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, blobs_deleted: _Optional[int] = ..., bytes_freed: _Optional[int] = ..., blobs_kept: _Optional[int] = ..., snapshots_deleted: _Optional[int] = ..., pins_deleted: _Optional[int] = ..., dry_run: _Optional[bool] = ..., unreadable_records: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteSkillVersionsRequest(_message.Message):
+    __slots__ = ("library", "name", "versions")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    name: str
+    versions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., name: _Optional[str] = ..., versions: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteSkillVersionsResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: int
+    def __init__(self, deleted: _Optional[int] = ...) -> None: ...
+
+class RejectProposalsRequest(_message.Message):
+    __slots__ = ("library", "name", "author", "created_before", "comment", "delete")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    name: str
+    author: str
+    created_before: _timestamp_pb2.Timestamp
+    comment: str
+    delete: bool
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., name: _Optional[str] = ..., author: _Optional[str] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., comment: _Optional[str] = ..., delete: _Optional[bool] = ...) -> None: ...
+
+class RejectProposalsResponse(_message.Message):
+    __slots__ = ("rejected", "deleted", "unreadable_records")
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    UNREADABLE_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    rejected: int
+    deleted: int
+    unreadable_records: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, rejected: _Optional[int] = ..., deleted: _Optional[int] = ..., unreadable_records: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -74,6 +74,16 @@ class AdminServiceStub:
                 request_serializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.SerializeToString,
                 response_deserializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageResponse.FromString,
                 _registered_method=True)
+        self.DeleteSkillVersions = channel.unary_unary(
+                '/skillsvc.v1.AdminService/DeleteSkillVersions',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillVersionsRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillVersionsResponse.FromString,
+                _registered_method=True)
+        self.RejectProposals = channel.unary_unary(
+                '/skillsvc.v1.AdminService/RejectProposals',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.RejectProposalsRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.RejectProposalsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -155,6 +165,31 @@ class AdminServiceServicer:
         the user's expired pins and the snapshots no pin refers to; the shared
         library's blobs are kept for every user's snapshots. dry_run deletes
         nothing and reports what would go.
+        While a version record of the library cannot be read (over the 1 MiB
+        bound of a stored record, or not JSON) it deletes no blob and names the
+        record in unreadable_records: delete it with DeleteSkillVersions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSkillVersions(self, request, context):
+        """DeleteSkillVersions deletes versions or proposals of one skill by full
+        id (unreadable records too: they are not read). A version a label
+        points at is refused (FAILED_PRECONDITION) and nothing is deleted: move
+        the label first (latest: roll back, or delete the skill). Their blobs go
+        with the next CollectLibraryGarbage.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RejectProposals(self, request, context):
+        """RejectProposals rejects, in bulk, the pending proposals (non-admins'
+        publishes under --library.review) of one skill or of the whole
+        library, of one author or all, created before a time or at any time
+        (expiry); with delete it deletes them, rejected ones too, which frees
+        --library.max-proposals.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -197,6 +232,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.CollectLibraryGarbage,
                     request_deserializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.FromString,
                     response_serializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageResponse.SerializeToString,
+            ),
+            'DeleteSkillVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSkillVersions,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillVersionsRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillVersionsResponse.SerializeToString,
+            ),
+            'RejectProposals': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejectProposals,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.RejectProposalsRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.RejectProposalsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -393,6 +438,60 @@ class AdminService:
             '/skillsvc.v1.AdminService/CollectLibraryGarbage',
             skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.SerializeToString,
             skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSkillVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/DeleteSkillVersions',
+            skillsvc_dot_v1_dot_admin__pb2.DeleteSkillVersionsRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.DeleteSkillVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RejectProposals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/RejectProposals',
+            skillsvc_dot_v1_dot_admin__pb2.RejectProposalsRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.RejectProposalsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SkillSummary } from "./skills_pb.js";
 import { file_skillsvc_v1_skills } from "./skills_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJIlkKHENvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDwoHZHJ5X3J1bhgCIAEoCCKhAQodQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVzcG9uc2USFQoNYmxvYnNfZGVsZXRlZBgBIAEoBRITCgtieXRlc19mcmVlZBgCIAEoAxISCgpibG9ic19rZXB0GAMgASgFEhkKEXNuYXBzaG90c19kZWxldGVkGAQgASgFEhQKDHBpbnNfZGVsZXRlZBgFIAEoBRIPCgdkcnlfcnVuGAYgASgIMtAFCgxBZG1pblNlcnZpY2USWQoORHJvcFNraWxsSW5kZXgSIi5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlcXVlc3QaIy5za2lsbHN2Yy52MS5Ecm9wU2tpbGxJbmRleFJlc3BvbnNlEmgKE1NldFVzZXJTa2lsbEVuYWJsZWQSJy5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVxdWVzdBooLnNraWxsc3ZjLnYxLlNldFVzZXJTa2lsbEVuYWJsZWRSZXNwb25zZRJZCg5QdXRMaWJyYXJ5RmlsZRIiLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVxdWVzdBojLnNraWxsc3ZjLnYxLlB1dExpYnJhcnlGaWxlUmVzcG9uc2USYgoRRGVsZXRlTGlicmFyeUZpbGUSJS5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlcXVlc3QaJi5za2lsbHN2Yy52MS5EZWxldGVMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEVNldFNraWxsUHJvdGVjdGVkEiUuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0GiYuc2tpbGxzdmMudjEuU2V0U2tpbGxQcm90ZWN0ZWRSZXNwb25zZRJoChNMaXN0UHJvdGVjdGVkU2tpbGxzEicuc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5MaXN0UHJvdGVjdGVkU2tpbGxzUmVzcG9uc2USbgoVQ29sbGVjdExpYnJhcnlHYXJiYWdlEikuc2tpbGxzdmMudjEuQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVxdWVzdBoqLnNraWxsc3ZjLnYxLkNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJIlkKHENvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDwoHZHJ5X3J1bhgCIAEoCCK9AQodQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVzcG9uc2USFQoNYmxvYnNfZGVsZXRlZBgBIAEoBRITCgtieXRlc19mcmVlZBgCIAEoAxISCgpibG9ic19rZXB0GAMgASgFEhkKEXNuYXBzaG90c19kZWxldGVkGAQgASgFEhQKDHBpbnNfZGVsZXRlZBgFIAEoBRIPCgdkcnlfcnVuGAYgASgIEhoKEnVucmVhZGFibGVfcmVjb3JkcxgHIAMoCSJmChpEZWxldGVTa2lsbFZlcnNpb25zUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEhAKCHZlcnNpb25zGAMgAygJIi4KG0RlbGV0ZVNraWxsVmVyc2lvbnNSZXNwb25zZRIPCgdkZWxldGVkGAEgASgFIrUBChZSZWplY3RQcm9wb3NhbHNSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDgoGYXV0aG9yGAMgASgJEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdjb21tZW50GAUgASgJEg4KBmRlbGV0ZRgGIAEoCCJYChdSZWplY3RQcm9wb3NhbHNSZXNwb25zZRIQCghyZWplY3RlZBgBIAEoBRIPCgdkZWxldGVkGAIgASgFEhoKEnVucmVhZGFibGVfcmVjb3JkcxgDIAMoCTKYBwoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZRJiChFTZXRTa2lsbFByb3RlY3RlZBIlLnNraWxsc3ZjLnYxLlNldFNraWxsUHJvdGVjdGVkUmVxdWVzdBomLnNraWxsc3ZjLnYxLlNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USaAoTTGlzdFByb3RlY3RlZFNraWxscxInLnNraWxsc3ZjLnYxLkxpc3RQcm90ZWN0ZWRTa2lsbHNSZXF1ZXN0Giguc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEm4KFUNvbGxlY3RMaWJyYXJ5R2FyYmFnZRIpLnNraWxsc3ZjLnYxLkNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QaKi5za2lsbHN2Yy52MS5Db2xsZWN0TGlicmFyeUdhcmJhZ2VSZXNwb25zZRJoChNEZWxldGVTa2lsbFZlcnNpb25zEicuc2tpbGxzdmMudjEuRGVsZXRlU2tpbGxWZXJzaW9uc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5EZWxldGVTa2lsbFZlcnNpb25zUmVzcG9uc2USXAoPUmVqZWN0UHJvcG9zYWxzEiMuc2tpbGxzdmMudjEuUmVqZWN0UHJvcG9zYWxzUmVxdWVzdBokLnNraWxsc3ZjLnYxLlJlamVjdFByb3Bvc2Fsc1Jlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp, file_skillsvc_v1_skills]);
 
 /**
  * LibraryRef names one library: a user's, a team's, or the shared one.
@@ -394,6 +396,14 @@ export type CollectLibraryGarbageResponse = Message<"skillsvc.v1.CollectLibraryG
    * @generated from field: bool dry_run = 6;
    */
   dryRun: boolean;
+
+  /**
+   * Keys of version records that could not be read: while there is one, no
+   * blob is deleted.
+   *
+   * @generated from field: repeated string unreadable_records = 7;
+   */
+  unreadableRecords: string[];
 };
 
 /**
@@ -402,6 +412,133 @@ export type CollectLibraryGarbageResponse = Message<"skillsvc.v1.CollectLibraryG
  */
 export const CollectLibraryGarbageResponseSchema: GenMessage<CollectLibraryGarbageResponse> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_admin, 14);
+
+/**
+ * @generated from message skillsvc.v1.DeleteSkillVersionsRequest
+ */
+export type DeleteSkillVersionsRequest = Message<"skillsvc.v1.DeleteSkillVersionsRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Full version ids (sha256:<64 hex>), at most 1,000.
+   *
+   * @generated from field: repeated string versions = 3;
+   */
+  versions: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.DeleteSkillVersionsRequest.
+ * Use `create(DeleteSkillVersionsRequestSchema)` to create a new message.
+ */
+export const DeleteSkillVersionsRequestSchema: GenMessage<DeleteSkillVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 15);
+
+/**
+ * @generated from message skillsvc.v1.DeleteSkillVersionsResponse
+ */
+export type DeleteSkillVersionsResponse = Message<"skillsvc.v1.DeleteSkillVersionsResponse"> & {
+  /**
+   * @generated from field: int32 deleted = 1;
+   */
+  deleted: number;
+};
+
+/**
+ * Describes the message skillsvc.v1.DeleteSkillVersionsResponse.
+ * Use `create(DeleteSkillVersionsResponseSchema)` to create a new message.
+ */
+export const DeleteSkillVersionsResponseSchema: GenMessage<DeleteSkillVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 16);
+
+/**
+ * @generated from message skillsvc.v1.RejectProposalsRequest
+ */
+export type RejectProposalsRequest = Message<"skillsvc.v1.RejectProposalsRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * Empty: every skill of the library.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The proposals' author by user ID; empty: every author.
+   *
+   * @generated from field: string author = 3;
+   */
+  author: string;
+
+  /**
+   * Unset: any age; else only proposals created before it.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 4;
+   */
+  createdBefore?: Timestamp | undefined;
+
+  /**
+   * The review comment the authors read.
+   *
+   * @generated from field: string comment = 5;
+   */
+  comment: string;
+
+  /**
+   * Delete the proposals picked (rejected ones too) instead of rejecting.
+   *
+   * @generated from field: bool delete = 6;
+   */
+  delete: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.RejectProposalsRequest.
+ * Use `create(RejectProposalsRequestSchema)` to create a new message.
+ */
+export const RejectProposalsRequestSchema: GenMessage<RejectProposalsRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 17);
+
+/**
+ * @generated from message skillsvc.v1.RejectProposalsResponse
+ */
+export type RejectProposalsResponse = Message<"skillsvc.v1.RejectProposalsResponse"> & {
+  /**
+   * @generated from field: int32 rejected = 1;
+   */
+  rejected: number;
+
+  /**
+   * @generated from field: int32 deleted = 2;
+   */
+  deleted: number;
+
+  /**
+   * Keys of proposal records that could not be read, left as they are.
+   *
+   * @generated from field: repeated string unreadable_records = 3;
+   */
+  unreadableRecords: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.RejectProposalsResponse.
+ * Use `create(RejectProposalsResponseSchema)` to create a new message.
+ */
+export const RejectProposalsResponseSchema: GenMessage<RejectProposalsResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 18);
 
 /**
  * AdminService is for operators, not agent workers: its calls act on
@@ -502,6 +639,9 @@ export const AdminService: GenService<{
    * the user's expired pins and the snapshots no pin refers to; the shared
    * library's blobs are kept for every user's snapshots. dry_run deletes
    * nothing and reports what would go.
+   * While a version record of the library cannot be read (over the 1 MiB
+   * bound of a stored record, or not JSON) it deletes no blob and names the
+   * record in unreadable_records: delete it with DeleteSkillVersions.
    *
    * @generated from rpc skillsvc.v1.AdminService.CollectLibraryGarbage
    */
@@ -509,6 +649,34 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof CollectLibraryGarbageRequestSchema;
     output: typeof CollectLibraryGarbageResponseSchema;
+  },
+  /**
+   * DeleteSkillVersions deletes versions or proposals of one skill by full
+   * id (unreadable records too: they are not read). A version a label
+   * points at is refused (FAILED_PRECONDITION) and nothing is deleted: move
+   * the label first (latest: roll back, or delete the skill). Their blobs go
+   * with the next CollectLibraryGarbage.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.DeleteSkillVersions
+   */
+  deleteSkillVersions: {
+    methodKind: "unary";
+    input: typeof DeleteSkillVersionsRequestSchema;
+    output: typeof DeleteSkillVersionsResponseSchema;
+  },
+  /**
+   * RejectProposals rejects, in bulk, the pending proposals (non-admins'
+   * publishes under --library.review) of one skill or of the whole
+   * library, of one author or all, created before a time or at any time
+   * (expiry); with delete it deletes them, rejected ones too, which frees
+   * --library.max-proposals.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.RejectProposals
+   */
+  rejectProposals: {
+    methodKind: "unary";
+    input: typeof RejectProposalsRequestSchema;
+    output: typeof RejectProposalsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_admin, 0);

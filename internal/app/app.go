@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
-	pubOpts := []library.Option{library.WithRegisterer(reg)}
+	pubOpts := []library.Option{library.WithRegisterer(reg), library.WithLogger(log)}
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, log)
 		if err != nil {
@@ -158,8 +158,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(closeFeed) // before the library and the cache
 	services.Watch, a.feed = feed, feed
+	pub := library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...)
+	// Publishes a crash interrupted are finished at start and every
+	// --library.recover-every; stopped before the catalog and the cache.
+	a.onClose(pub.StartRecovery())
 	services.Versions = &server.Versions{
-		Pub:      library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...),
+		Pub:      pub,
 		Table:    cfg.Mounts,
 		Insecure: cfg.Auth.Mode == auth.ModeInsecure,
 	}

@@ -30,6 +30,14 @@ type Config struct {
 	// before garbage collection deletes it: a publish or pin in flight
 	// writes its blobs before the record naming them.
 	GCGrace time.Duration `yaml:"gc_grace"`
+	// MemoryBudget is the replica's Budget in bytes: publishes received
+	// and written, version records and files read; MemoryWait how long a
+	// call waits for it before RESOURCE_EXHAUSTED.
+	MemoryBudget int64         `yaml:"memory_budget"`
+	MemoryWait   time.Duration `yaml:"memory_wait"`
+	// RecoverEvery is how often a replica finishes the publishes a crash
+	// interrupted (intents.go); also once at start.
+	RecoverEvery time.Duration `yaml:"recover_every"`
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -41,6 +49,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin, or to a team library by a member, creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
 	f.DurationVar(&c.GCGrace, prefix+"gc-grace", skills.DefaultGCGrace, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
+	f.Int64Var(&c.MemoryBudget, prefix+"memory-budget", 256<<20, "Bytes of memory one replica gives publishes (the folder received, then written) and version reads (records listed, files read, rollbacks) at once; a call beyond it waits --library.memory-wait, then is RESOURCE_EXHAUSTED with a retry delay. One publish larger than the budget runs alone.")
+	f.DurationVar(&c.MemoryWait, prefix+"memory-wait", 2*time.Second, "How long a publish or version read waits for --library.memory-budget before RESOURCE_EXHAUSTED.")
+	f.DurationVar(&c.RecoverEvery, prefix+"recover-every", time.Minute, "How often each replica finishes publishes a crash interrupted (from their intent objects under the shared versions prefix); also once at start.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION).")
 }
 
@@ -69,8 +80,8 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
 		}
 	}
-	if c.LockWait <= 0 || c.MaxVersions <= 0 {
-		return errors.New("library: lock-wait and max-versions must be positive")
+	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 {
+		return errors.New("library: lock-wait, max-versions, memory-budget and recover-every must be positive, memory-wait not negative")
 	}
 	if c.GCGrace < minGCGrace {
 		return fmt.Errorf("library: gc-grace %v is under %v", c.GCGrace, minGCGrace)

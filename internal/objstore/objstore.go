@@ -112,6 +112,10 @@ type Bucket interface {
 	List(ctx context.Context, opts ListOptions) (ListPage, error)
 }
 
+// MaxKeyLen is the longest key S3 stores, in bytes; a writer that must
+// not fail part-way checks its keys against it before the first write.
+const MaxKeyLen = 1024
+
 // DefaultMaxKeys is the page size used when ListOptions.MaxKeys is 0.
 const DefaultMaxKeys = 1000
 

@@ -83,7 +83,11 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 	if err != nil {
 		return err
 	}
-	h, files, err := receiveFolder(stream)
+	// The folder is held from its first chunk to the answer: on the
+	// replica's one budget of publishes and version reads.
+	mem := s.v.Pub.Budget().Reserve()
+	defer mem.Release()
+	h, files, err := receiveFolder(stream, mem)
 	if err != nil {
 		drainPublish(stream)
 		return err
@@ -110,8 +114,8 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 // receiveFolder reads a PublishSkill stream: the header once and first,
 // then chunks, consecutive chunks of one path appending. It refuses as
 // soon as the folder passes the file-count or byte limit, so what it holds
-// is bounded by them.
-func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
+// is bounded by them, and charges what it holds to mem.
+func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *authors.Reservation) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
 	first, err := stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -144,6 +148,9 @@ func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer) (*skills
 			return nil, nil, fmt.Errorf("%w: only the first PublishSkill message is a header", errkind.InvalidArgument)
 		case c.GetPath() == "":
 			return nil, nil, fmt.Errorf("%w: chunk %d has no path", errkind.InvalidArgument, n)
+		}
+		if err := mem.Take(stream.Context(), int64(len(c.GetData()))); err != nil {
+			return nil, nil, err
 		}
 		total += int64(len(c.GetData()))
 		if last := len(files) - 1; last >= 0 && files[last].Path == c.GetPath() {

@@ -594,4 +594,3 @@ func testConcurrent(t *testing.T, e env) {
 		t.Fatalf("catalog lists %q, latest is %q", got, latest.ID)
 	}
 }
-

@@ -48,8 +48,8 @@ func (s store) mark(ctx context.Context, rec Record) error {
 
 // order gives every record of name that has no marker one (records
 // written before markers existed), then notes in the refs that all have
-// one. It reads those records once; a skill without records writes
-// nothing.
+// one. It reads those records once, one at a time on mem (which it
+// releases); a skill without records writes nothing.
 func (s store) order(ctx context.Context, name string, mem *Reservation) error {
 	have := map[string]bool{}
 	if err := objstore.Walk(ctx, s.bucket, s.orderPrefix(name), func(o objstore.Object) error {
@@ -77,6 +77,7 @@ func (s store) order(ctx context.Context, name string, mem *Reservation) error {
 				return err
 			}
 		}
+		mem.Release() // one record held at a time
 	}
 	_, err = s.updateRefs(ctx, name, func(r *Refs) error { r.Ordered = true; return nil })
 	return err

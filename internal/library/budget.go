@@ -70,6 +70,14 @@ func (r *Reservation) Take(ctx context.Context, n int64) error {
 	return nil
 }
 
+// Held is how many bytes the reservation holds.
+func (r *Reservation) Held() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.n
+}
+
 // Release gives back everything the reservation holds.
 func (r *Reservation) Release() {
 	if r == nil || r.b == nil || r.n == 0 {

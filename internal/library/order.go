@@ -116,27 +116,19 @@ func (s store) readRecord(ctx context.Context, name, key string, mem *Reservatio
 	return rec, true, nil
 }
 
-// page reads the records of the next markers of name after token (a
-// listing's), at most n, in order, skipping stale markers. next continues
-// the listing ("" at its end).
-func (s store) page(ctx context.Context, name, token string, n int, mem *Reservation) (recs []Record, next string, read int, err error) {
-	lp, err := s.bucket.List(ctx, objstore.ListOptions{Prefix: s.orderPrefix(name), Token: token, MaxKeys: n})
+// markers lists up to n markers of name after the marker after ("" from
+// the newest), as their suffixes; more says the listing goes on.
+func (s store) markers(ctx context.Context, name, after string, n int) (ms []string, more bool, err error) {
+	opts := objstore.ListOptions{Prefix: s.orderPrefix(name), MaxKeys: n}
+	if after != "" {
+		opts.StartAfter = opts.Prefix + after
+	}
+	lp, err := s.bucket.List(ctx, opts)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, false, err
 	}
 	for _, o := range lp.Objects {
-		h, created, ok := s.markerOf(name, o.Key)
-		if !ok {
-			continue
-		}
-		read++
-		rec, ok, err := s.readRecord(ctx, name, s.recordKey(name, h), mem)
-		if err != nil {
-			return nil, "", read, err
-		}
-		if ok && rec.Created.Equal(created) {
-			recs = append(recs, rec)
-		}
+		ms = append(ms, strings.TrimPrefix(o.Key, opts.Prefix))
 	}
-	return recs, lp.NextToken, read, nil
+	return ms, lp.NextToken != "", nil
 }

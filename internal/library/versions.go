@@ -50,11 +50,14 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 		return Page{}, err
 	}
 	scope := "versions\x00" + p.cfg.Root(l) + req.Name + "\x00" + string(req.State)
-	token, err := pagetoken.Decode(scope, req.PageToken)
+	s := p.store(l)
+	after, err := pagetoken.Decode(scope, req.PageToken)
 	if err != nil {
 		return Page{}, err
 	}
-	s := p.store(l)
+	if _, _, ok := s.markerOf(req.Name, s.orderPrefix(req.Name)+after); after != "" && !ok {
+		return Page{}, fmt.Errorf("%w: page_token is not from this listing", errkind.InvalidArgument)
+	}
 	refs, _, err := s.refs(ctx, req.Name)
 	if err != nil {
 		return Page{}, err
@@ -65,31 +68,54 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 		if err := s.order(ctx, req.Name, mem); err != nil {
 			return Page{}, err
 		}
-		mem.Release()
 	}
 	out := Page{Labels: map[string]string{}}
 	for lb, id := range refs.Labels {
 		out.Labels[lb] = id
 	}
-	// The page's records only, in storage order; versions the actor may
-	// not see or not asked for are skipped, reading at most twice the page
-	// (a shorter page, with a token, says there may be more).
-	for read := 0; len(out.Versions) < int(size) && read < 2*int(size); {
-		recs, next, n, err := s.page(ctx, req.Name, token, min(int(size)-len(out.Versions), 2*int(size)-read), mem)
+	// The page's records only, in the markers' order. Versions the actor
+	// may not see or did not ask for are skipped, reading at most twice
+	// the page; a page also ends once its records pass the reply budget
+	// (--skills.max-page-bytes). A shorter page carries a token.
+	n, maxBytes := int(size), int64(p.catalog.MaxPageBytes())
+	read := 0
+	full := func() bool {
+		return len(out.Versions) >= n || read >= 2*n || (len(out.Versions) > 0 && mem.Held() >= maxBytes)
+	}
+	for {
+		if full() {
+			out.Next = pagetoken.Encode(scope, after)
+			break
+		}
+		ms, more, err := s.markers(ctx, req.Name, after, min(n-len(out.Versions), 2*n-read))
 		if err != nil {
 			return Page{}, err
 		}
-		read += max(n, 1)
-		for _, r := range recs {
-			if visible(a, r) && (req.State == "" || r.State == req.State) {
+		for _, m := range ms {
+			if full() {
+				out.Next = pagetoken.Encode(scope, after)
+				return out, nil
+			}
+			after = m
+			h, created, ok := s.markerOf(req.Name, s.orderPrefix(req.Name)+m)
+			if !ok {
+				continue
+			}
+			read++
+			r, ok, err := s.readRecord(ctx, req.Name, s.recordKey(req.Name, h), mem)
+			if err != nil {
+				return Page{}, err
+			}
+			// A marker of another time is stale: the record is listed by
+			// the marker of its creation.
+			if ok && r.Created.Equal(created) && visible(a, r) && (req.State == "" || r.State == req.State) {
 				out.Versions = append(out.Versions, Version{Record: r, Library: l, Labels: labelsOf(refs, r.ID)})
 			}
 		}
-		if token = next; token == "" {
+		if !more {
 			break
 		}
 	}
-	out.Next = pagetoken.Encode(scope, token)
 	return out, nil
 }
 

@@ -81,6 +81,9 @@ type ListOptions struct {
 	Delimiter string
 	// Token continues a previous listing; it is opaque and backend-specific.
 	Token string
+	// StartAfter, without a Token, lists only the keys after it (S3's
+	// StartAfter): a caller resumes from a key of its own.
+	StartAfter string
 	// MaxKeys bounds objects plus common prefixes in the page; 0 means 1000.
 	MaxKeys int
 }

@@ -18,6 +18,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -327,5 +328,47 @@ func TestVersionListingPagedEndToEnd(t *testing.T) {
 		if len(seen) != n {
 			t.Fatalf("listed %d of %d versions", len(seen), n)
 		}
+	}
+}
+
+// TestPublishMemoryBudgetEndToEnd: publishes draw on one memory budget per
+// replica: while one holds it, another is RESOURCE_EXHAUSTED with a retry
+// delay after a short wait, and goes through once the first is done.
+func TestPublishMemoryBudgetEndToEnd(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	// A budget of 1 MiB (256 MiB by default) that two folders of 700 KB
+	// pass: tightened, not lifted.
+	proxy, p := proxied(t, srv, bucket, "--library.memory-budget=1048576")
+	lib := skillsvcv1.NewLibraryServiceClient(dial(t, p.addr))
+	alice := grpctest.AsCaller(t.Context(), "alice", "t1", "")
+	folder := func(name string) map[string]string {
+		return map[string]string{"SKILL.md": skillMDOf(name, "Big.", "Body.\n"), "data.md": strings.Repeat(name, 700<<10/len(name))}
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	proxy.OnRequest(func(op, key string) *testserver.S3Refusal {
+		if op == "PutObject" && strings.Contains(key, "/versions/blobs/") {
+			once.Do(func() { close(held); <-release }) // the first publish waits, holding its folder
+		}
+		return nil
+	})
+	first := make(chan error, 1)
+	go func() {
+		_, err := pushFolder(alice, lib, &skillsvcv1.PublishSkillHeader{Name: "one"}, folder("one"))
+		first <- err
+	}()
+	<-held
+	_, err := pushFolder(alice, lib, &skillsvcv1.PublishSkillHeader{Name: "two"}, folder("two"))
+	grpctest.WantCode(t, err, codes.ResourceExhausted)
+	if d, ok := retryinfo.Delay(err); !ok || d <= 0 {
+		t.Fatalf("%v carries no retry delay", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pushFolder(alice, lib, &skillsvcv1.PublishSkillHeader{Name: "two"}, folder("two")); err != nil {
+		t.Fatalf("after the first publish: %v", err)
 	}
 }

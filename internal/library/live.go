@@ -99,12 +99,17 @@ func (p *Publisher) goLive(ctx context.Context, l skills.LibraryRef, rec Record,
 	if err != nil {
 		return nil, Refs{}, err
 	}
-	if _, err := p.bucket.Put(ctx, p.intentKey(l, rec.Name), bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
+	// A caller gone before the commit point commits nothing. From it on,
+	// the intent's write included (so its answer is never lost to the
+	// caller leaving), the change runs to its end whatever the caller does.
+	if err := ctx.Err(); err != nil {
 		return nil, Refs{}, err
 	}
-	// Committed: the rest runs to its end whatever the caller does.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), liveTimeout)
 	defer cancel()
+	if _, err := p.bucket.Put(dctx, p.intentKey(l, rec.Name), bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
+		return nil, Refs{}, err
+	}
 	removed, refs, err := p.finish(dctx, in, rec, data)
 	if err != nil {
 		p.log.Warn("library: a committed change is not wholly live yet; recovery finishes it", "library", p.cfg.Root(l), "skill", rec.Name, "version", rec.ID, "err", err)

@@ -337,7 +337,7 @@ func TestVersionListingPagedEndToEnd(t *testing.T) {
 func TestPublishMemoryBudgetEndToEnd(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
-	// A budget of 1 MiB (256 MiB by default) that two folders of 700 KB
+	// A budget of 1 MiB (128 MiB by default) that two folders of 700 KB
 	// pass: tightened, not lifted.
 	proxy, p := proxied(t, srv, bucket, "--library.memory-budget=1048576")
 	lib := skillsvcv1.NewLibraryServiceClient(dial(t, p.addr))

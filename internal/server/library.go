@@ -149,14 +149,20 @@ func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *aut
 		case c.GetPath() == "":
 			return nil, nil, fmt.Errorf("%w: chunk %d has no path", errkind.InvalidArgument, n)
 		}
-		if err := mem.Take(stream.Context(), int64(len(c.GetData()))); err != nil {
-			return nil, nil, err
-		}
 		total += int64(len(c.GetData()))
+		// What the folder holds is charged as allocated: appending
+		// grows a file's buffer up to twice its bytes.
+		var grew int
 		if last := len(files) - 1; last >= 0 && files[last].Path == c.GetPath() {
+			before := cap(files[last].Data)
 			files[last].Data = append(files[last].Data, c.GetData()...)
+			grew = cap(files[last].Data) - before
 		} else {
 			files = append(files, skillmd.File{Path: c.GetPath(), Data: c.GetData()})
+			grew = cap(c.GetData())
+		}
+		if err := mem.Take(stream.Context(), int64(grew)); err != nil {
+			return nil, nil, err
 		}
 		if len(files) > skillmd.MaxSkillFiles || total > skillmd.MaxSkillBytes {
 			// Every problem is found once the folder is whole; past a

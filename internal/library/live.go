@@ -141,6 +141,10 @@ func (p *Publisher) finish(ctx context.Context, in intent, rec Record, data func
 	// The index is dropped only now, with the live copy whole.
 	p.changed(ctx, in.Library)
 	key := p.intentKey(in.Library, in.Name)
+	var cur intent
+	if _, err := (store{bucket: p.bucket}).getJSON(ctx, key, &cur); err == nil && (cur.Version != in.Version || !cur.Written.Equal(in.Written)) {
+		return removed, refs, nil // a later change's, unordered with this one (the shared cache down): its own to delete
+	}
 	return removed, refs, again(ctx, func() error { return p.bucket.Delete(ctx, key) })
 }
 

@@ -8,13 +8,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
 // TestPublishAtomic and TestVersionsPaged run on both backends, as
@@ -307,5 +310,42 @@ func testVersionsPaged(t *testing.T, e env, f *objstoretest.Faulty) {
 	}
 	if got := reads.Load() - before; got != 9 {
 		t.Fatalf("listing 9 versions again read %d records", got)
+	}
+}
+
+// TestVersionPageBytes: a page of versions ends once its records pass
+// --skills.max-page-bytes (here one byte: one version a page), with a
+// token that goes on where it ended.
+func TestVersionPageBytes(t *testing.T) {
+	b := objstoretest.NewBucket(t, nil)
+	lib := skillstest.Library(t, b, func(c *skills.Config) { skillstest.Indexed(time.Hour)(c); c.MaxPageBytes = 1 })
+	t.Cleanup(lib.Close)
+	pub := library.New(b, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20))
+	var want []string
+	for k := range 3 {
+		res, err := pub.Publish(t.Context(), alice, library.PublishRequest{Name: "big", Files: folder("big", fmt.Sprint(k))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{res.Version.ID}, want...)
+	}
+	var got []string
+	for token, pages := "", 0; ; pages++ {
+		page, err := pub.ListVersions(t.Context(), alice, library.ListRequest{Name: "big", PageSize: 10, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Versions) != 1 && pages < 3 {
+			t.Fatalf("page %d holds %d versions", pages, len(page.Versions))
+		}
+		for _, v := range page.Versions {
+			got = append(got, v.ID)
+		}
+		if token = page.Next; token == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %q, want %q", got, want)
 	}
 }

@@ -163,8 +163,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(closeFeed) // before the library and the cache
 	services.Watch, a.feed = feed, feed
+	pub := library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...)
+	// Publishes a crash interrupted are finished at start and every
+	// --library.recover-every; stopped before the catalog and the cache.
+	a.onClose(pub.StartRecovery())
 	services.Versions = &server.Versions{
-		Pub:      library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...),
+		Pub:      pub,
 		Table:    cfg.Mounts,
 		Insecure: cfg.Auth.Mode == auth.ModeInsecure,
 	}

@@ -36,6 +36,14 @@ type Config struct {
 	// before garbage collection deletes it: a publish or pin in flight
 	// writes its blobs before the record naming them.
 	GCGrace time.Duration `yaml:"gc_grace"`
+	// MemoryBudget is the replica's Budget in bytes: publishes received
+	// and written, version records and files read; MemoryWait how long a
+	// call waits for it before RESOURCE_EXHAUSTED.
+	MemoryBudget int64         `yaml:"memory_budget"`
+	MemoryWait   time.Duration `yaml:"memory_wait"`
+	// RecoverEvery is how often a replica finishes the publishes a crash
+	// interrupted (intents.go); also once at start.
+	RecoverEvery time.Duration `yaml:"recover_every"`
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -50,6 +58,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION). Proposals (pending publishes) are kept apart and never count.")
 	f.IntVar(&c.MaxProposals, prefix+"max-proposals", 100, "Most proposals (pending or rejected) one skill keeps; a proposal past it is refused (FAILED_PRECONDITION) until an admin rejects or deletes some (AdminService.RejectProposals).")
 	f.IntVar(&c.MaxProposalsPerAuthor, prefix+"max-proposals-per-author", 10, "Most pending proposals one author keeps for one skill; a proposal past it is refused (FAILED_PRECONDITION).")
+	f.Int64Var(&c.MemoryBudget, prefix+"memory-budget", 128<<20, "Bytes of memory one replica gives publishes (the folder received, then written) and version reads (records listed, files read, rollbacks) at once; a call beyond it waits --library.memory-wait, then is RESOURCE_EXHAUSTED with a retry delay. One publish larger than the budget runs alone.")
+	f.DurationVar(&c.MemoryWait, prefix+"memory-wait", 2*time.Second, "How long a publish or version read waits for --library.memory-budget before RESOURCE_EXHAUSTED.")
+	f.DurationVar(&c.RecoverEvery, prefix+"recover-every", time.Minute, "How often each replica finishes publishes a crash interrupted (from their intent objects under the shared versions prefix); also once at start.")
 }
 
 // DefaultConfig returns the flag defaults.
@@ -77,8 +88,8 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
 		}
 	}
-	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 {
-		return errors.New("library: lock-wait, max-versions, max-proposals and max-proposals-per-author must be positive")
+	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 {
+		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget and recover-every must be positive, memory-wait not negative")
 	}
 	if c.MaxProposalsPerAuthor > c.MaxProposals {
 		return fmt.Errorf("library: max-proposals-per-author %d is over max-proposals %d", c.MaxProposalsPerAuthor, c.MaxProposals)

@@ -1,14 +1,12 @@
 package library_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,10 +126,6 @@ func TestLibrary(t *testing.T) {
 		})
 		t.Run("Review", func(t *testing.T) {
 			testReview(t, newEnv(t, newBucket(t), func(c *library.Config) { c.Review = true }))
-		})
-		t.Run("VersionsFromCache", func(t *testing.T) {
-			f := objstoretest.NewFaulty(newBucket(t))
-			testVersionsFromCache(t, newEnv(t, f, func(c *library.Config) { c.Review = true }), f)
 		})
 		t.Run("Teams", func(t *testing.T) { testTeams(t, newEnv(t, newBucket(t), nil)) })
 		t.Run("TeamReview", func(t *testing.T) {
@@ -599,58 +593,5 @@ func testConcurrent(t *testing.T, e env) {
 	}
 	if got := e.listed(t, "alice")["race@user"]; got != latest.ID {
 		t.Fatalf("catalog lists %q, latest is %q", got, latest.ID)
-	}
-}
-
-// testVersionsFromCache: listing a skill's versions reads from storage only
-// the records it has not read at their current version: the same listing
-// again, or its next page, reads none; an approved version (its record
-// rewritten) and a new one are read, and shown as they are now.
-func testVersionsFromCache(t *testing.T, e env, f *objstoretest.Faulty) {
-	ctx := t.Context()
-	var reads atomic.Int64
-	f.Before(objstore.OpGet, func(_ context.Context, c objstoretest.Call) error {
-		if (strings.Contains(c.Key, "/v/") || strings.Contains(c.Key, "/p/")) && strings.HasSuffix(c.Key, ".json") {
-			reads.Add(1)
-		}
-		return nil
-	})
-	shared := skills.LibraryRef{Shared: true}
-	list := func(wantReads int64, token string) library.Page {
-		t.Helper()
-		before := reads.Load()
-		page, err := e.pub.ListVersions(ctx, admin, library.ListRequest{Library: shared, Name: "y", PageSize: 1, PageToken: token})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := reads.Load() - before; got != wantReads {
-			t.Errorf("listing read %d version records from storage, want %d", got, wantReads)
-		}
-		return page
-	}
-	// bob's publish to the shared library waits for review.
-	pending, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: shared, Name: "y", Files: folder("y", "one")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := list(1, ""); len(p.Versions) != 1 || p.Versions[0].State != library.Pending {
-		t.Fatalf("versions = %+v, want one pending", p.Versions)
-	}
-	list(0, "")
-	if _, err := e.pub.Review(ctx, admin, shared, "y", pending.Version.ID, true, ""); err != nil {
-		t.Fatal(err)
-	}
-	if p := list(1, ""); len(p.Versions) != 1 || p.Versions[0].State != library.Published {
-		t.Fatalf("after approval, versions = %+v, want one published", p.Versions)
-	}
-	if _, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: shared, Name: "y", Files: folder("y", "two")}); err != nil {
-		t.Fatal(err)
-	}
-	first := list(1, "")
-	if first.Next == "" {
-		t.Fatal("two versions on one page of one")
-	}
-	if second := list(0, first.Next); len(second.Versions) != 1 || second.Versions[0].ID == first.Versions[0].ID {
-		t.Fatalf("page 2 = %+v after page 1 %+v", second.Versions, first.Versions)
 	}
 }

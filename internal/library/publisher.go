@@ -7,7 +7,6 @@
 package library
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,13 +32,14 @@ type Publisher struct {
 	catalog *skills.Catalog
 	cfg     Config
 	blobs   *blobs.Store
-	locks   cache.Cache // the shared cache: locks, and version records (store.records)
+	locks   cache.Cache // the shared cache: the skills' locks
 	// notify tells the other replicas a library changed (nil: they see it
 	// within --skills.index-refresh).
 	notify  func(ctx context.Context, l skills.LibraryRef)
 	now     func() time.Time
 	metrics *metrics
 	log     *slog.Logger
+	budget  *Budget // publishes' and version reads' memory (budget.go)
 }
 
 // Option configures a Publisher.
@@ -59,7 +59,8 @@ func WithLogger(log *slog.Logger) Option {
 // New returns a publisher over the catalog's bucket; locks (the shared
 // cache) orders changes of one skill across replicas.
 func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cache.Cache, opts ...Option) *Publisher {
-	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes, cfg.GCGrace), locks: locks, now: time.Now}
+	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes, cfg.GCGrace), locks: locks, now: time.Now,
+		log: slog.New(slog.DiscardHandler), budget: newBudget(cfg.MemoryBudget, cfg.MemoryWait)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -74,6 +75,10 @@ func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cach
 
 // Config returns the layout the publisher writes (BlobSpace, Root).
 func (p *Publisher) Config() Config { return p.cfg }
+
+// Budget is the replica's memory budget the publisher draws on; the server
+// charges a publish's folder to it while receiving it.
+func (p *Publisher) Budget() *Budget { return p.budget }
 
 // Actor is who asks for a change.
 type Actor struct {
@@ -156,30 +161,36 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 }
 
 func (p *Publisher) store(l skills.LibraryRef) store {
-	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions, cache: p.locks, log: p.log, maxProposals: p.cfg.MaxProposals}
+	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions, log: p.log, maxProposals: p.cfg.MaxProposals}
 }
 
 // lock holds the skill's lock while fn runs: two changes of one skill
 // never interleave their live writes (in this process and, with Redis,
-// across replicas).
+// across replicas). A change an earlier one left unfinished (live.go) is
+// rolled forward first.
 func (p *Publisher) lock(ctx context.Context, l skills.LibraryRef, name string, fn func() error) error {
-	key := "library-lock\x00" + p.cfg.Root(l) + name
+	key := p.lockKey(l, name)
 	deadline := time.Now().Add(p.cfg.LockWait)
 	wait := 5 * time.Millisecond
+	run := func() error {
+		if _, err := p.rollForward(ctx, l, name); err != nil {
+			return err
+		}
+		return fn()
+	}
 	for {
-		// The TTL outlives any change of one skill (16 MiB written).
-		unlock, ok, err := p.locks.TryLock(ctx, key, 2*time.Minute)
+		unlock, ok, err := p.locks.TryLock(ctx, key, lockTTL)
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if ok {
 			defer unlock()
-			return fn()
+			return run()
 		}
 		if err != nil {
 			// The shared cache is down: a change goes ahead unordered
 			// rather than fail; if_latest still guards it.
-			return fn()
+			return run()
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: another change of skill %s is under way; try again", errkind.Aborted, name)
@@ -291,6 +302,14 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	if !valid && !req.ValidateOnly {
 		return Result{}, &ProblemsError{Problems: problems}
 	}
+	// Every live key is checked before anything is written.
+	paths := make([]string, len(req.Files))
+	for i, f := range req.Files {
+		paths[i] = f.Path
+	}
+	if _, err := p.liveBase(l, req.Category, req.Name, paths); err != nil {
+		return Result{}, err
+	}
 	rec := recordOf(req, a, p.now())
 	if pending {
 		// A proposal: the author's own, whatever is stored; it moves no
@@ -370,26 +389,13 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 				return err
 			}
 		}
-		removed, err := p.writeLive(ctx, l, kept, func(rel string) ([]byte, error) { return data[rel], nil })
+		removed, refs, err := p.goLive(ctx, l, kept, req.Labels, func(rel string) ([]byte, error) { return data[rel], nil })
 		if err != nil {
-			return err
-		}
-		if err := p.removeOthers(ctx, l, kept); err != nil {
 			return err
 		}
 		res.Removed = removed
-		refs, err = s.updateRefs(ctx, req.Name, func(r *Refs) error {
-			r.Labels[Latest] = kept.ID
-			for _, lb := range req.Labels {
-				r.Labels[lb] = kept.ID
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
 		res.Version = Version{Record: kept, Library: l, Labels: labelsOf(refs, kept.ID)}
-		return p.changed(ctx, l)
+		return nil
 	})
 	if err != nil {
 		return Result{}, err
@@ -432,15 +438,18 @@ func (p *Publisher) checkProposals(ctx context.Context, s store, a Actor, rec Re
 	if len(objs) >= p.cfg.MaxProposals {
 		return fmt.Errorf("%w: skill %s has %d proposals, the most kept (--library.max-proposals); an admin rejects or deletes some (RejectProposals)", errkind.FailedPrecondition, rec.Name, len(objs))
 	}
-	recs, err := s.records(ctx, rec.Name, objs)
-	if err != nil {
-		return err
-	}
+	mem := p.budget.Reserve()
+	defer mem.Release()
 	mine := 0
-	for _, r := range recs {
-		if r.Proposer == a.User && r.State == Pending {
+	for _, o := range objs {
+		r, ok, err := s.readRecord(ctx, rec.Name, o.Key, mem)
+		if err != nil {
+			return err
+		}
+		if ok && r.Proposer == a.User && r.State == Pending {
 			mine++
 		}
+		mem.Release() // one record held at a time
 	}
 	if mine >= p.cfg.MaxProposalsPerAuthor {
 		return fmt.Errorf("%w: you have %d pending proposals of skill %s, the most kept (--library.max-proposals-per-author); wait for their review", errkind.FailedPrecondition, mine, rec.Name)
@@ -526,6 +535,9 @@ func orNone(s string) string {
 // (the first publish's time and author stay).
 func (p *Publisher) keepRecord(ctx context.Context, s store, rec Record) (Record, error) {
 	key := s.keyOf(rec)
+	if err := s.mark(ctx, rec); err != nil {
+		return Record{}, err
+	}
 	err := s.putJSON(ctx, key, rec, objstore.PutOptions{IfNoneMatch: true})
 	if err == nil {
 		return rec, nil
@@ -536,6 +548,9 @@ func (p *Publisher) keepRecord(ctx context.Context, s store, rec Record) (Record
 	old, _, err := s.recordAt(ctx, key)
 	if err != nil {
 		return Record{}, err
+	}
+	if !old.Created.Equal(rec.Created) {
+		_ = s.bucket.Delete(ctx, s.markerKey(rec)) // stale; listings skip it anyway
 	}
 	if old.Category != rec.Category {
 		// A category move publishes the same files elsewhere: the record
@@ -565,73 +580,6 @@ func (p *Publisher) setState(ctx context.Context, s store, rec Record, change fu
 		return Record{}, fmt.Errorf("%w: version %s changed concurrently; try again", errkind.Aborted, rec.ID)
 	}
 	return out, err
-}
-
-// writeLive makes rec the library's live copy of its skill: every other
-// file first, SKILL.md last, then the files of the previous copy rec does
-// not hold are removed. A reader that sees the new SKILL.md finds every
-// file it names already written. data returns a file's bytes.
-func (p *Publisher) writeLive(ctx context.Context, l skills.LibraryRef, rec Record, data func(rel string) ([]byte, error)) ([]string, error) {
-	prefix, err := p.catalog.LibraryPrefix(l)
-	if err != nil {
-		return nil, err
-	}
-	base := prefix + dir(rec.Category, rec.Name) + "/"
-	var old []string
-	if err := objstore.Walk(ctx, p.bucket, base, func(o objstore.Object) error {
-		old = append(old, strings.TrimPrefix(o.Key, base))
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	order := slices.Clone(rec.Files)
-	slices.SortStableFunc(order, func(x, y skillmd.FileDigest) int {
-		return compareBool(x.Rel == skillmd.SkillFile, y.Rel == skillmd.SkillFile)
-	})
-	keep := make(map[string]bool, len(order))
-	for _, f := range order {
-		keep[f.Rel] = true
-		b, err := data(f.Rel)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := p.bucket.Put(ctx, base+f.Rel, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	var removed []string
-	for _, rel := range old {
-		if keep[rel] {
-			continue
-		}
-		if err := p.bucket.Delete(ctx, base+rel); err != nil {
-			return removed, err
-		}
-		removed = append(removed, rel)
-	}
-	return removed, nil
-}
-
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-// changed drops the library's index, so the next call lists the change,
-// and tells the other replicas.
-func (p *Publisher) changed(ctx context.Context, l skills.LibraryRef) error {
-	if err := p.catalog.DropLibraryIndex(ctx, l); err != nil {
-		return err
-	}
-	if p.notify != nil {
-		p.notify(ctx, l)
-	}
-	return nil
 }
 
 // liveDir finds the folder of the library serving name.
@@ -687,7 +635,8 @@ func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, 
 		if _, err := s.updateRefs(ctx, name, func(r *Refs) error { delete(r.Labels, Latest); return nil }); err != nil {
 			return err
 		}
-		return p.changed(ctx, l)
+		p.changed(ctx, l)
+		return nil
 	})
 	return removed, err
 }

@@ -14,12 +14,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -80,6 +76,8 @@ func proposalID(user, content string) string {
 // per skill, <root>skills/<name>/refs.json, changed by conditional writes.
 type Refs struct {
 	Labels map[string]string `json:"labels"` // label → version id
+	// Ordered: every record of the skill has its marker (order.go).
+	Ordered bool `json:"ordered,omitempty"`
 }
 
 // Latest is the label PublishSkill, RollbackSkill and an approval move.
@@ -178,12 +176,9 @@ func hexOf(v string) string {
 // store reads and writes one library's records and refs.
 type store struct {
 	bucket objstore.Bucket
-	root   string // the library's versions root
-	max    int    // versions per skill
-	// cache keeps version records by key and ETag (records): nil keeps
-	// none.
-	cache cache.Cache
-	log   *slog.Logger // names unreadable records' keys
+	root   string       // the library's versions root
+	max    int          // versions per skill
+	log    *slog.Logger // names unreadable records' keys
 	// maxProposals bounds the proposals per skill listed.
 	maxProposals int
 }
@@ -377,88 +372,6 @@ func (s store) hexOf(name, key string) string {
 		return ""
 	}
 	return h
-}
-
-// records reads the version records objs names (a listing of name's), in
-// order. A record is content-addressed by its key and ETag, so the shared
-// cache keeps each version a listing found: listing a skill's versions
-// again, or its next page, reads from storage only the records that
-// changed (a review, a new version) instead of every one of them.
-func (s store) records(ctx context.Context, name string, objs []objstore.Object) ([]Record, error) {
-	recs := make([]Record, len(objs))
-	keys := make([]string, len(objs))
-	var hits map[string][]byte
-	if s.cache != nil {
-		ask := make([]string, 0, len(objs))
-		for i, o := range objs {
-			if o.ETag != "" {
-				keys[i] = recordCacheKey(o.Key, o.ETag)
-				ask = append(ask, keys[i])
-			}
-		}
-		hits, _ = s.cache.Fetch(ctx, ask) // a failing cache costs the reads
-	}
-	var mu sync.Mutex
-	fresh := map[string][]byte{}
-	skip := make([]bool, len(objs)) // unreadable: named in the log, left out
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
-	for i, o := range objs {
-		if b, ok := hits[keys[i]]; ok && json.Unmarshal(b, &recs[i]) == nil {
-			continue
-		}
-		g.Go(func() error {
-			data, etag, err := s.getBytes(gctx, o.Key)
-			if objstore.IsNotFound(err) {
-				return fmt.Errorf("%w: skill %s has no version sha256:%s", errkind.NotFound, name, clip(s.hexOf(name, o.Key)))
-			}
-			if _, ok := isUnreadable(err); ok {
-				skip[i] = true // logged by getBytes
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := json.Unmarshal(data, &recs[i]); err != nil {
-				skip[i] = true
-				_ = s.unreadable(&unreadableError{key: o.Key, why: err.Error()})
-				return nil
-			}
-			if etag != "" {
-				mu.Lock()
-				fresh[recordCacheKey(o.Key, etag)] = data
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if s.cache != nil && len(fresh) > 0 {
-		_ = s.cache.Store(ctx, fresh, recordCacheTTL) // only a later listing's saving
-	}
-	n := 0
-	for i := range recs {
-		if !skip[i] {
-			recs[n] = recs[i]
-			n++
-		}
-	}
-	return recs[:n], nil
-}
-
-// recordCacheTTL is how long the shared cache keeps a record read: its key
-// names one content, so this bounds memory, not staleness.
-const recordCacheTTL = time.Hour
-
-// recordCacheKey names the record at key as of etag. The key's first
-// segment is the hash tag, as for the catalog's keys; keys may be 1 KiB
-// long, so the rest is a hash.
-func recordCacheKey(key, etag string) string {
-	tag, _, _ := strings.Cut(key, "/")
-	sum := sha256.Sum256([]byte(key + "\x00" + etag))
-	return "library:v1:record:{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
 var errTooMany = fmt.Errorf("%w: too many versions", errkind.FailedPrecondition)

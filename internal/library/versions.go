@@ -1,16 +1,10 @@
 package library
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -56,53 +50,71 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 		return Page{}, err
 	}
 	scope := "versions\x00" + p.cfg.Root(l) + req.Name + "\x00" + string(req.State)
-	offset := 0
-	if req.PageToken != "" {
-		pos, err := pagetoken.Decode(scope, req.PageToken)
-		if err != nil {
-			return Page{}, err
-		}
-		if offset, err = strconv.Atoi(pos); err != nil || offset < 0 {
-			return Page{}, fmt.Errorf("%w: page_token is not from this listing", errkind.InvalidArgument)
-		}
-	}
 	s := p.store(l)
+	after, err := pagetoken.Decode(scope, req.PageToken)
+	if err != nil {
+		return Page{}, err
+	}
+	if _, _, ok := s.markerOf(req.Name, s.orderPrefix(req.Name)+after); after != "" && !ok {
+		return Page{}, fmt.Errorf("%w: page_token is not from this listing", errkind.InvalidArgument)
+	}
 	refs, _, err := s.refs(ctx, req.Name)
 	if err != nil {
 		return Page{}, err
 	}
-	objs, err := s.versionObjects(ctx, req.Name, "")
-	if err != nil {
-		return Page{}, err
+	mem := p.budget.Reserve()
+	defer mem.Release()
+	if !refs.Ordered {
+		if err := s.order(ctx, req.Name, mem); err != nil {
+			return Page{}, err
+		}
 	}
-	props, err := s.proposalObjects(ctx, req.Name, "")
-	if err != nil {
-		return Page{}, err
-	}
-	objs = append(objs, props...)
-	// Every record, for the order by creation; the unchanged ones from the
-	// shared cache.
-	recs, err := s.records(ctx, req.Name, objs)
-	if err != nil {
-		return Page{}, err
-	}
-	recs = slices.DeleteFunc(recs, func(r Record) bool {
-		return !visible(a, r) || (req.State != "" && r.State != req.State)
-	})
-	slices.SortFunc(recs, func(x, y Record) int { return cmp.Or(y.Created.Compare(x.Created), strings.Compare(x.ID, y.ID)) })
 	out := Page{Labels: map[string]string{}}
 	for lb, id := range refs.Labels {
 		out.Labels[lb] = id
 	}
-	if offset > len(recs) {
-		offset = len(recs)
+	// The page's records only, in the markers' order. Versions the actor
+	// may not see or did not ask for are skipped, reading at most twice
+	// the page; a page also ends once its records pass the reply budget
+	// (--skills.max-page-bytes). A shorter page carries a token.
+	n, maxBytes := int(size), int64(p.catalog.MaxPageBytes())
+	read := 0
+	full := func() bool {
+		return len(out.Versions) >= n || read >= 2*n || (len(out.Versions) > 0 && mem.Held() >= maxBytes)
 	}
-	end := min(offset+int(size), len(recs))
-	for _, r := range recs[offset:end] {
-		out.Versions = append(out.Versions, Version{Record: r, Library: l, Labels: labelsOf(refs, r.ID)})
-	}
-	if end < len(recs) {
-		out.Next = pagetoken.Encode(scope, strconv.Itoa(end))
+	for {
+		if full() {
+			out.Next = pagetoken.Encode(scope, after)
+			break
+		}
+		ms, more, err := s.markers(ctx, req.Name, after, min(n-len(out.Versions), 2*n-read))
+		if err != nil {
+			return Page{}, err
+		}
+		for _, m := range ms {
+			if full() {
+				out.Next = pagetoken.Encode(scope, after)
+				return out, nil
+			}
+			after = m
+			rk, created, ok := s.markerOf(req.Name, s.orderPrefix(req.Name)+m)
+			if !ok {
+				continue
+			}
+			read++
+			r, ok, err := s.readRecord(ctx, req.Name, rk, mem)
+			if err != nil {
+				return Page{}, err
+			}
+			// A marker of another time is stale: the record is listed by
+			// the marker of its creation.
+			if ok && r.Created.Equal(created) && visible(a, r) && (req.State == "" || r.State == req.State) {
+				out.Versions = append(out.Versions, Version{Record: r, Library: l, Labels: labelsOf(refs, r.ID)})
+			}
+		}
+		if !more {
+			break
+		}
 	}
 	return out, nil
 }
@@ -143,10 +155,15 @@ func (p *Publisher) GetVersion(ctx context.Context, a Actor, lib skills.LibraryR
 }
 
 // ReadFile reads one file of a version from the library's blobs (checked
-// against its digest).
+// against its digest), charged to the memory budget while read.
 func (p *Publisher) ReadFile(ctx context.Context, v Version, rel string) ([]byte, error) {
 	for _, f := range v.Files {
 		if f.Rel == rel {
+			mem := p.budget.Reserve()
+			defer mem.Release()
+			if err := mem.Take(ctx, f.Size); err != nil {
+				return nil, err
+			}
 			return p.blobs.Get(ctx, p.cfg.BlobSpace(v.Library), blobs.Digest(f.SHA256))
 		}
 	}
@@ -283,20 +300,10 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 		}
 		// Read every file before writing any: a missing blob fails the
 		// change with the live copy untouched.
-		data := make(map[string][]byte, len(v.Files))
-		var mu sync.Mutex
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(16)
-		for _, f := range v.Files {
-			g.Go(func() error {
-				b, err := p.blobs.Get(gctx, p.cfg.BlobSpace(l), blobs.Digest(f.SHA256))
-				mu.Lock()
-				data[f.Rel] = b
-				mu.Unlock()
-				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
+		mem := p.budget.Reserve()
+		defer mem.Release()
+		data, err := p.readVersion(ctx, l, v.Record, mem)
+		if err != nil {
 			return err
 		}
 		rec := v.Record
@@ -305,14 +312,7 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 				return err
 			}
 		}
-		removed, err := p.writeLive(ctx, l, rec, func(rel string) ([]byte, error) { return data[rel], nil })
-		if err != nil {
-			return err
-		}
-		if err := p.removeOthers(ctx, l, rec); err != nil {
-			return err
-		}
-		refs, err = s.updateRefs(ctx, v.Name, func(r *Refs) error { r.Labels[Latest] = rec.ID; return nil })
+		removed, refs, err := p.goLive(ctx, l, rec, nil, func(rel string) ([]byte, error) { return data[rel], nil })
 		if err != nil {
 			return err
 		}
@@ -322,7 +322,7 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 			}
 		}
 		res = Result{Version: Version{Record: rec, Library: l, Labels: labelsOf(refs, rec.ID)}, Removed: removed, Valid: true}
-		return p.changed(ctx, l)
+		return nil
 	})
 	return res, err
 }

@@ -81,6 +81,9 @@ type ListOptions struct {
 	Delimiter string
 	// Token continues a previous listing; it is opaque and backend-specific.
 	Token string
+	// StartAfter, without a Token, lists only the keys after it (S3's
+	// StartAfter): a caller resumes from a key of its own.
+	StartAfter string
 	// MaxKeys bounds objects plus common prefixes in the page; 0 means 1000.
 	MaxKeys int
 }
@@ -111,6 +114,10 @@ type Bucket interface {
 	// List returns one page of keys under opts.Prefix.
 	List(ctx context.Context, opts ListOptions) (ListPage, error)
 }
+
+// MaxKeyLen is the longest key S3 stores, in bytes; a writer that must
+// not fail part-way checks its keys against it before the first write.
+const MaxKeyLen = 1024
 
 // DefaultMaxKeys is the page size used when ListOptions.MaxKeys is 0.
 const DefaultMaxKeys = 1000

@@ -83,7 +83,11 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 	if err != nil {
 		return err
 	}
-	h, files, err := receiveFolder(stream)
+	// The folder is held from its first chunk to the answer: on the
+	// replica's one budget of publishes and version reads.
+	mem := s.v.Pub.Budget().Reserve()
+	defer mem.Release()
+	h, files, err := receiveFolder(stream, mem)
 	if err != nil {
 		drainPublish(stream)
 		return err
@@ -110,8 +114,8 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 // receiveFolder reads a PublishSkill stream: the header once and first,
 // then chunks, consecutive chunks of one path appending. It refuses as
 // soon as the folder passes the file-count or byte limit, so what it holds
-// is bounded by them.
-func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
+// is bounded by them, and charges what it holds to mem.
+func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *authors.Reservation) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
 	first, err := stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -146,10 +150,19 @@ func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer) (*skills
 			return nil, nil, fmt.Errorf("%w: chunk %d has no path", errkind.InvalidArgument, n)
 		}
 		total += int64(len(c.GetData()))
+		// What the folder holds is charged as allocated: appending
+		// grows a file's buffer up to twice its bytes.
+		var grew int
 		if last := len(files) - 1; last >= 0 && files[last].Path == c.GetPath() {
+			before := cap(files[last].Data)
 			files[last].Data = append(files[last].Data, c.GetData()...)
+			grew = cap(files[last].Data) - before
 		} else {
 			files = append(files, skillmd.File{Path: c.GetPath(), Data: c.GetData()})
+			grew = cap(c.GetData())
+		}
+		if err := mem.Take(stream.Context(), int64(grew)); err != nil {
+			return nil, nil, err
 		}
 		if len(files) > skillmd.MaxSkillFiles || total > skillmd.MaxSkillBytes {
 			// Every problem is found once the folder is whole; past a

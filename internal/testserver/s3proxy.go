@@ -26,7 +26,18 @@ type S3Proxy struct {
 	mu     sync.Mutex
 	counts S3Counts
 	refuse map[string]S3Refusal // by operation
+	hook   func(op, key string) *S3Refusal
 	srv    *http.Server
+}
+
+// OnRequest runs fn before each request is forwarded, with its operation
+// and object key ("" for a bucket request), outside the proxy's lock: fn
+// may count, block (holding a request while the test acts) or return the
+// refusal to answer instead. nil removes it.
+func (p *S3Proxy) OnRequest(fn func(op, key string) *S3Refusal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hook = fn
 }
 
 // S3Refusal is the S3 error response the proxy answers an operation with
@@ -99,7 +110,18 @@ func StartS3Proxy(target string, latency time.Duration) (*S3Proxy, error) {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			op := S3Operation(r)
 			p.mu.Lock()
+			hook := p.hook
+			p.mu.Unlock()
+			var hooked *S3Refusal
+			if hook != nil {
+				_, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+				hooked = hook(op, key)
+			}
+			p.mu.Lock()
 			refusal, refused := p.refuse[op]
+			if hooked != nil {
+				refusal, refused = *hooked, true
+			}
 			if !refused {
 				p.counts[op]++
 			}

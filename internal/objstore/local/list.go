@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
@@ -18,7 +19,8 @@ import (
 // exists, which is when a listing has a next page.
 var errPageFull = errors.New("page full")
 
-// List implements objstore.Bucket. The token is the last entry returned.
+// List implements objstore.Bucket. The token is the last entry returned,
+// so StartAfter is one.
 //
 // Keys come out in S3's byte-wise order without collecting and sorting the
 // subtree: a directory's entries are visited in the order of their key
@@ -50,7 +52,7 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 	if err != nil {
 		return objstore.ListPage{}, mapErr("list", opts.Prefix, err)
 	}
-	l := &lister{b: b, ctx: ctx, prefix: opts.Prefix, delim: opts.Delimiter, token: opts.Token, max: maxKeys}
+	l := &lister{b: b, ctx: ctx, prefix: opts.Prefix, delim: opts.Delimiter, token: cmp.Or(opts.Token, opts.StartAfter), max: maxKeys}
 	err = l.walk(fd, dirKey)
 	switch {
 	case errors.Is(err, errPageFull):

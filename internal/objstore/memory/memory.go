@@ -8,6 +8,7 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -189,6 +190,7 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 
 	var page objstore.ListPage
 	last := ""
+	opts.Token = cmp.Or(opts.Token, opts.StartAfter) // a token is the last key listed
 	i := sort.SearchStrings(b.keys, max(opts.Prefix, opts.Token))
 	for i < len(b.keys) {
 		k := b.keys[i]

@@ -383,6 +383,13 @@ func testListPaged(t *testing.T, b objstore.Bucket) {
 	if len(keys) != 10 || !slices.IsSorted(keys) {
 		t.Errorf("paged recursive listing = %q", keys)
 	}
+	// StartAfter resumes after a key of the caller's, listed or not.
+	for _, after := range []string{keys[3], keys[3] + "!"} {
+		page, err := b.List(ctx(t), objstore.ListOptions{Prefix: "p/", StartAfter: after, MaxKeys: 2})
+		if err != nil || len(page.Objects) != 2 || page.Objects[0].Key != keys[4] || page.Objects[1].Key != keys[5] || page.NextToken == "" {
+			t.Errorf("StartAfter %q = %+v, %v; want %q and a token", after, page, err, keys[4:6])
+		}
+	}
 	var walked []string
 	if err := objstore.Walk(ctx(t), b, "p/", func(o objstore.Object) error {
 		walked = append(walked, o.Key)

@@ -352,6 +352,8 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 	}
 	if opts.Token != "" {
 		in.ContinuationToken = aws.String(opts.Token)
+	} else if opts.StartAfter != "" {
+		in.StartAfter = aws.String(opts.StartAfter)
 	}
 	out, err := b.client.ListObjectsV2(ctx, in)
 	if err != nil {

@@ -171,7 +171,7 @@ func TestRecordBoundsEndToEnd(t *testing.T) {
 	bob := r.as("bob", "")
 	// 511 paths of quotes, which JSON writes as two bytes each.
 	files := map[string]string{"SKILL.md": skillMDOf("big", "Big.", "")}
-	seg := strings.Repeat(`"`, 250)
+	seg := strings.Repeat(`"`, 249)
 	for i := 1; i < 512; i++ {
 		files[fmt.Sprintf("f%03d/%s/%s/%s/%s", i, seg, seg, seg, seg)] = "x"
 	}

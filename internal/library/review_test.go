@@ -186,7 +186,7 @@ func testRecordBound(t *testing.T, e env) {
 	// Paths of quotes, which JSON writes as two bytes whatever the escaping.
 	files := folder("big", "Big.")
 	for i := len(files); i < skillmd.MaxSkillFiles; i++ {
-		files = append(files, skillmd.File{Path: fmt.Sprintf("f%03d/", i) + strings.Repeat(`"`, 250) + strings.Repeat("/"+strings.Repeat(`"`, 250), 3), Data: []byte("x")})
+		files = append(files, skillmd.File{Path: fmt.Sprintf("f%03d/", i) + strings.Repeat(`"`, 249) + strings.Repeat("/"+strings.Repeat(`"`, 249), 3), Data: []byte("x")})
 	}
 	versions := func() []string {
 		return slices.DeleteFunc(keys(t, e.bucket), func(k string) bool { return !strings.HasPrefix(k, "_shared/versions/") })

@@ -1,5 +1,6 @@
 # skillsvc: `make run` serves with zero configuration, `make test` runs the
-# whole suite (installing MinIO and friends on first use).
+# whole suite (installing MinIO and friends on first use), `make test-short`
+# the unit tests alone (the inner loop: no servers, no binary, no -race).
 
 TOOLS_BIN := $(CURDIR)/.tools/bin
 export PATH := $(TOOLS_BIN):$(PATH)
@@ -9,7 +10,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 
 GO_TEST_FLAGS ?= -race -count=1
 
-.PHONY: all run build tools generate check-generate lint test test-go test-helm test-clients test-python test-ts \
+.PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
 	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp clean
 
 # The client packages' tests run in a project-local virtual environment and
@@ -98,6 +99,14 @@ test: tools check-generate lint test-helm test-go test-clients bench-smoke fuzz
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
+
+# Unit tests only, for the inner loop (under 2 minutes on 2 cores): -short
+# skips every test that needs MinIO, redis-server, moto, the aws CLI or the
+# skillsvc binary (testserver.Integration, in their starters), and without
+# -race the test binaries compile several times faster. make test still runs
+# everything, and fails where a server cannot start.
+test-short:
+	go test -short -count=1 ./...
 
 # The Helm chart: helm lint --strict and helm template with the HPA,
 # ServiceMonitor and Grafana dashboard on and off, the rendered objects

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/loadbench"
+	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 // The benchmark runs end to end on a small library against the real
@@ -14,6 +15,7 @@ import (
 // refused by a per-user rate limit lowered for the test are counted and
 // retried rather than failed.
 func TestSmallRun(t *testing.T) {
+	testserver.Integration(t, "MinIO, redis-server and the skillsvc binary")
 	o, err := parseOptions([]string{
 		"-categories=2", "-skills-per-category=5", "-latency=1ms", "-gets=10", "-reads=10", "-rate=1000",
 		"-skillsvc-flag=--mcp.skills-page-size=4", "-skillsvc-flag=--limits.rate=20", "-skillsvc-flag=--limits.burst=1",

@@ -32,10 +32,7 @@ func TestAuditEndToEnd(t *testing.T) {
 	f := newJWTFixture(t)
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	p := startBinary(t, minioEnv(srv), append(srv.S3Flags(bucket), hsJWTFlags(f, "--audit.output="+auditFile)...)...)
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := binary(t)
 	mint := func(args ...string) string {
 		out, err := exec.Command(bin, append([]string{"token", "--secret-file", f.file, "--ttl", "10m"}, args...)...).Output()
 		if err != nil {
@@ -62,7 +59,7 @@ func TestAuditEndToEnd(t *testing.T) {
 	if _, err := fsc.Write(call("audit-write", aliceTok), &skillsvcv1.WriteRequest{Path: "/workspace/audit.md", Content: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = fsc.Write(call("audit-anonymous", ""), &skillsvcv1.WriteRequest{Path: "/workspace/denied.md", Content: "x"})
+	_, err := fsc.Write(call("audit-anonymous", ""), &skillsvcv1.WriteRequest{Path: "/workspace/denied.md", Content: "x"})
 	grpctest.WantCode(t, err, codes.Unauthenticated)
 	const forged = "forged-token-never-logged"
 	_, err = fsc.Write(call("audit-forged", forged), &skillsvcv1.WriteRequest{Path: "/workspace/forged.md", Content: "x"})

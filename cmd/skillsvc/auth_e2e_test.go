@@ -20,10 +20,7 @@ import (
 // not, and the token's identity is the one used (alice's workspace, not
 // the one the metadata names).
 func TestTokenEndToEnd(t *testing.T) {
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := binary(t)
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte(strings.Repeat("e2e-secret-", 4)+"\n"), 0o600); err != nil {
 		t.Fatal(err)

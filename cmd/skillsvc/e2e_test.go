@@ -41,14 +41,26 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds the skillsvc command once per test run.
-var binary = sync.OnceValues(func() (string, error) {
+// built is the skillsvc command, built once per test run.
+var built = sync.OnceValues(func() (string, error) {
 	dir, err := testserver.TempDir("skillsvc-e2e-")
 	if err != nil {
 		return "", err
 	}
 	return testserver.BuildSkillsvc(context.Background(), dir)
 })
+
+// binary returns the skillsvc command for a test that runs it; under -short
+// the test is skipped instead.
+func binary(t *testing.T) string {
+	t.Helper()
+	testserver.Integration(t, "the skillsvc binary")
+	bin, err := built()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
 
 // proc is a running skillsvc binary, started by testserver.RunSkillsvc.
 type proc struct {
@@ -63,10 +75,7 @@ type proc struct {
 // "serving" log line, which carries the address it listens on.
 func startBinary(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := binary(t)
 	args = append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0", "--log.level=debug"}, args...)
 	env = append(os.Environ(), env...)
 	if f := testserver.LiftedLimit(args, env); f != "" {

@@ -158,9 +158,9 @@ func TestEventsReachEveryReplica(t *testing.T) {
 
 // TestSQSEventsReachEveryReplica runs two binaries consuming one SQS queue
 // (moto's server) on one bucket and one Redis, with polling at the events
-// defaults (five minutes). A SKILL.md is uploaded and the queue is sent the
-// record S3 would send for it: both replicas list it within the minute the
-// test waits, which polling would not.
+// defaults (a minute). A SKILL.md is uploaded and the queue is sent the
+// record S3 would send for it: both replicas list it, long before their
+// indexes would be revalidated.
 func TestSQSEventsReachEveryReplica(t *testing.T) {
 	sqsSrv := testserver.StartSQS(t)
 	queue := sqsSrv.NewQueue(t)
@@ -170,6 +170,7 @@ func TestSQSEventsReachEveryReplica(t *testing.T) {
 	put := s3Put(t, srv, bucket)
 	putLibrary(put)
 	args := s3Flags(srv, bucket, append(redisFlags(red, newKeyPrefix()),
+		"--skills.index-refresh=10m", "--skills.index-max-stale=10m", // only the message can bring the upload
 		"--events.sqs.queue-url="+queue, "--events.sqs.endpoint="+sqsSrv.Endpoint, "--events.sqs.wait-time=1s")...)
 	a := startBinary(t, minioEnv(srv), args...)
 	b := startBinary(t, minioEnv(srv), args...)

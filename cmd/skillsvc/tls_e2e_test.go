@@ -191,10 +191,7 @@ func TestTLSEndToEnd(t *testing.T) {
 func TestInsecureRemoteRefused(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := binary(t)
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 		t.Run(listen, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -3,6 +3,8 @@ package cache_test
 import (
 	"context"
 	"errors"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,36 +22,42 @@ func outageConfig(addr string) cache.RedisConfig {
 	return cfg
 }
 
-// callBound is how long any call may take while Redis is down or hung: one
-// dial, write and read timeout each, plus slack for a slow machine under
-// -race.
-const callBound = 3 * 200 * time.Millisecond * 2
-
 // stack is what New builds with Redis, with its parts in reach.
 type stack struct {
 	lru     *cache.LRU
 	breaker *cache.Breaker
 	tiered  *cache.Tiered
+	redis   *counted // the calls that reached the Redis client
 }
 
 func newStack(t *testing.T, cfg cache.RedisConfig) stack {
 	lru := cache.NewLRU(1 << 20)
-	breaker := cache.NewBreaker(newRedis(t, cfg), cfg.Breaker, nil)
+	redis := &counted{Cache: newRedis(t, cfg)}
+	breaker := cache.NewBreaker(redis, cfg.Breaker, nil)
 	// A short l1 TTL, so items age out of the LRU and fetches reach Redis.
 	tiered := cache.NewTiered(lru, breaker, 50*time.Millisecond)
 	t.Cleanup(func() { tiered.Close() })
-	return stack{lru: lru, breaker: breaker, tiered: tiered}
+	return stack{lru: lru, breaker: breaker, tiered: tiered, redis: redis}
 }
 
-// fetchWithin fetches keys from c, failing the test if the call errs or
-// takes longer than bound.
-func fetchWithin(t *testing.T, c cache.Cache, bound time.Duration, keys ...string) map[string][]byte {
+// counted counts the fetches that reach the cache it wraps: what an open
+// breaker saves is calls, which a test can count on any machine.
+type counted struct {
+	cache.Cache
+	fetches atomic.Int64
+}
+
+func (c *counted) Fetch(ctx context.Context, keys []string) (map[string][]byte, error) {
+	c.fetches.Add(1)
+	return c.Cache.Fetch(ctx, keys)
+}
+
+// fetch fetches keys from c, failing the test if the call errs: an outage
+// must read as misses. Calls that wait on a down or hung Redis end on its
+// client's timeouts (a missing one would hang the test, not slow it).
+func fetch(t *testing.T, c cache.Cache, keys ...string) map[string][]byte {
 	t.Helper()
-	start := time.Now()
 	hits, err := c.Fetch(t.Context(), keys)
-	if d := time.Since(start); d > bound {
-		t.Errorf("Fetch took %v, bound %v", d, bound)
-	}
 	if err != nil {
 		t.Fatalf("Fetch: %v, want misses instead of an error", err)
 	}
@@ -57,21 +65,25 @@ func fetchWithin(t *testing.T, c cache.Cache, bound time.Duration, keys ...strin
 }
 
 // openBreaker fetches until the breaker opens; every fetch must answer
-// (misses) without error within callBound.
+// (misses) without error. Once open, calls answer without reaching Redis.
 func openBreaker(t *testing.T, s stack) {
 	t.Helper()
 	for i := 0; s.breaker.State() != cache.BreakerOpen; i++ {
 		if i == 10 {
 			t.Fatalf("breaker still %v after %d failing fetches", s.breaker.State(), i)
 		}
-		if hits := fetchWithin(t, s.tiered, callBound, "remote"); len(hits) != 0 {
+		if hits := fetch(t, s.tiered, "remote"); len(hits) != 0 {
 			t.Fatalf("Fetch while Redis is down: %d hits, want misses", len(hits))
 		}
 	}
 	// Open: calls skip Redis and answer at once.
-	fetchWithin(t, s.tiered, 100*time.Millisecond, "remote")
+	before := s.redis.fetches.Load()
+	fetch(t, s.tiered, "remote")
 	if _, err := s.breaker.Fetch(t.Context(), []string{"remote"}); !errors.Is(err, cache.ErrUnavailable) {
 		t.Errorf("Fetch through the open breaker: %v, want ErrUnavailable", err)
+	}
+	if n := s.redis.fetches.Load() - before; n != 0 {
+		t.Errorf("%d fetches reached Redis through the open breaker, want none", n)
 	}
 }
 
@@ -84,7 +96,7 @@ func recovers(t *testing.T, s stack, other cache.Cache) {
 		if err := other.Store(t.Context(), map[string][]byte{"remote": want}, time.Minute); err != nil {
 			return false
 		}
-		hits := fetchWithin(t, s.tiered, callBound, "remote")
+		hits := fetch(t, s.tiered, "remote")
 		return string(hits["remote"]) == string(want)
 	})
 	if st := s.breaker.State(); st != cache.BreakerClosed {
@@ -112,7 +124,7 @@ func TestRedisKilled(t *testing.T) {
 	if !errors.Is(err, cache.ErrUnavailable) {
 		t.Errorf("Store while Redis is down: %v, want ErrUnavailable", err)
 	}
-	if hits := fetchWithin(t, s.lru, 100*time.Millisecond, "written-during-outage"); len(hits) != 1 {
+	if hits := fetch(t, s.lru, "written-during-outage"); len(hits) != 1 {
 		t.Error("Store while Redis is down did not write the LRU")
 	}
 	// Locks fall back to this process's.
@@ -155,24 +167,22 @@ func TestRedisHung(t *testing.T) {
 	r.Pause(t)
 	t.Cleanup(func() { r.Resume(t) })
 
+	// Which bound ended each call shows in its error, whatever the time
+	// it took on this machine; the minute only bounds a hang.
 	t.Run("own timeout", func(t *testing.T) {
-		start := time.Now()
-		_, err := other.Fetch(t.Context(), []string{"remote"})
-		if d := time.Since(start); d > callBound {
-			t.Errorf("Fetch from a hung Redis took %v, bound %v", d, callBound)
-		}
-		if !errors.Is(err, cache.ErrUnavailable) {
-			t.Errorf("Fetch from a hung Redis: %v, want ErrUnavailable", err)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		_, err := other.Fetch(ctx, []string{"remote"})
+		var ne net.Error
+		timeout := errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.DeadlineExceeded)
+		if !errors.Is(err, cache.ErrUnavailable) || !timeout {
+			t.Errorf("Fetch from a hung Redis: %v, want ErrUnavailable from the client's read timeout", err)
 		}
 	})
 	t.Run("caller deadline", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
-		start := time.Now()
 		_, err := slow.Fetch(ctx, []string{"remote"})
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("Fetch with a 100ms deadline took %v", d)
-		}
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Fetch past the caller's deadline: %v, want context.DeadlineExceeded", err)
 		}

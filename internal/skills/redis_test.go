@@ -134,7 +134,6 @@ func TestRedisOutage(t *testing.T) {
 			a, fresh := rs[0], rs[1]
 			want := a.descriptions(t)
 			tc.fail(t, red)
-			start := time.Now()
 			got := fresh.descriptions(t) // fails the test on an error
 			if got["one"] != want["one"] || got["two"] != want["two"] {
 				t.Errorf("during the outage: %v, want %v", got, want)
@@ -142,9 +141,6 @@ func TestRedisOutage(t *testing.T) {
 			lists, ranges := fresh.calls()
 			if gets := fresh.bucket.Calls(objstore.OpGet); lists != 0 || ranges != 0 || gets != 3 {
 				t.Errorf("during the outage: %d List, %d GetRange and %d Get calls, want 0, 0 and 3 (two persisted indexes, the settings)", lists, ranges, gets)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("listing during the outage took %v", d)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ const awsBinEnv = "SKILLSVC_AWS_BIN"
 // SKILLSVC_REQUIRE_SERVERS=1 (`make tools` installs it).
 func AWSCLI(t testing.TB) string {
 	t.Helper()
+	Integration(t, "the aws CLI")
 	bin, err := findBinary(awsBinEnv, onPath("aws"), atPath("/usr/bin/aws"))
 	if err != nil {
 		unavailable(t, "aws CLI", awsBinEnv, err)

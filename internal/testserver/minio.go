@@ -51,6 +51,7 @@ type MinIO struct {
 // test's environment never reach it.
 func StartMinIO(t testing.TB, env ...string) *MinIO {
 	t.Helper()
+	Integration(t, "MinIO")
 	m, _, err := startMinIOWithEnv(env)
 	if err != nil {
 		unavailable(t, "MinIO", minioBinEnv, err)

@@ -20,6 +20,19 @@ import (
 // process grabs the port between our probe and the server's bind.
 const startAttempts = 4
 
+// Integration skips t under `go test -short` (make test-short, the inner
+// loop of unit tests): t needs real servers or the skillsvc binary. Without
+// -short nothing is skipped here, so under SKILLSVC_REQUIRE_SERVERS=1 (make
+// test) a server that cannot start still fails the test. Every starter in
+// this package calls it; call it too where a test builds or runs the
+// binary itself.
+func Integration(t testing.TB, needs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: skipped under -short", needs)
+	}
+}
+
 // unavailable skips the test, or fails it where skipping would hide missing
 // coverage: CI must never skip an integration test.
 func unavailable(t testing.TB, server, envVar string, err error) {

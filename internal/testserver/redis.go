@@ -26,6 +26,7 @@ type Redis struct {
 // StartRedis starts a redis-server for this test; t.Cleanup stops it.
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
+	Integration(t, "redis-server")
 	r, p, err := startRedis()
 	if err != nil {
 		unavailable(t, "redis-server", redisBinEnv, err)

@@ -18,6 +18,7 @@ import (
 // different slots (CROSSSLOT) even when one node owns them all.
 func StartRedisCluster(t testing.TB) *Redis {
 	t.Helper()
+	Integration(t, "redis-server")
 	bin, err := findBinary(redisBinEnv, onPath("redis-server"), atPath("/usr/bin/redis-server"))
 	if err != nil {
 		unavailable(t, "redis-server", redisBinEnv, fmt.Errorf("finding redis-server: %w", err))

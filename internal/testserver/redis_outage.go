@@ -17,6 +17,7 @@ type RestartableRedis struct {
 // stops it.
 func StartRestartableRedis(t testing.TB) *RestartableRedis {
 	t.Helper()
+	Integration(t, "redis-server")
 	r, p, err := startRedis()
 	if err != nil {
 		unavailable(t, "redis-server", redisBinEnv, err)

@@ -2,6 +2,8 @@ package testserver
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,26 +19,25 @@ func TestRestartableRedis(t *testing.T) {
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
 	})
 	t.Cleanup(func() { client.Close() })
+	// The ten seconds only bound a hang: which timeout ended a call shows
+	// in its error, whatever the time it took on this machine.
 	ping := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		return client.Ping(ctx).Err()
 	}
 	setGet(t, &r.Redis)
 
 	r.Pause(t)
-	start := time.Now()
-	if err := ping(); err == nil {
-		t.Error("PING of a paused server answered")
-	}
-	if d := time.Since(start); d > 900*time.Millisecond {
-		t.Errorf("PING of a paused server took %v, want about the 200ms read timeout", d)
+	var ne net.Error
+	if err := ping(); !errors.As(err, &ne) || !ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("PING of a paused server: %v, want the client's 200ms read timeout", err)
 	}
 	r.Resume(t)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for ping() != nil {
 		if time.Now().After(deadline) {
-			t.Fatal("PING after Resume: no answer within 5s")
+			t.Fatal("PING after Resume: no answer within 30s")
 		}
 		time.Sleep(pollInterval)
 	}

@@ -21,6 +21,7 @@ type shared[S any] struct {
 
 func (s *shared[S]) get(t testing.TB) *S {
 	t.Helper()
+	Integration(t, "the shared "+s.name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.server == nil && s.err == nil {

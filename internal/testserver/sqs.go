@@ -33,6 +33,7 @@ type SQS struct {
 // it.
 func StartSQS(t testing.TB) *SQS {
 	t.Helper()
+	Integration(t, "moto_server")
 	bin, err := findBinary(sqsBinEnv, inRepoTools("moto_server"), onPath("moto_server"))
 	if err != nil {
 		unavailable(t, "moto_server (SQS)", sqsBinEnv, fmt.Errorf("finding moto_server: %w", err))

@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -147,63 +150,102 @@ func TestGrepLongLineIsClipped(t *testing.T) {
 	}
 }
 
-// TestSearchStopsAtDeadline: a Grep with a costly (but allowed) expression
-// over many long lines, and a Glob over many files, return soon after their
-// caller's deadline and leave no goroutine behind, so no core stays busy
-// for a caller that has gone.
-func TestSearchStopsAtDeadline(t *testing.T) {
+// TestSearchStopsWithCaller: a Grep with a costly (but allowed) expression
+// over long files, and a Glob with a costly pattern over many files, ask
+// storage for nothing more once their caller has gone, return its error and
+// leave no goroutine behind, so no core stays busy for a caller that has
+// gone. The caller goes at a point of the work (right after the second
+// file is fetched, or the second page listed), not of the clock, so the
+// test holds on a loaded machine; TestMatchLinesStopsWithCaller shows that
+// matching a file stops at its next check.
+func TestSearchStopsWithCaller(t *testing.T) {
 	files := map[string]string{}
 	// Lines as long as one match may take (a match cannot be interrupted):
 	// the search checks its context between them.
 	line := strings.Repeat("ab", 1<<10) + "\n"
-	for i := range 64 {
+	for i := range 8 {
 		files[fmt.Sprintf("alice/threads/t1/f%03d.txt", i)] = strings.Repeat(line, 1800) // 3.6 MB each
 	}
-	for i := range 40_000 {
+	for i := range 5000 {
 		files[fmt.Sprintf("alice/threads/t1/many/%05d/%s.md", i, strings.Repeat("a", 100))] = ""
 	}
-	// Two fetches at a time: what runs on after the deadline is then at
-	// most two checks' worth of matching, even on a loaded machine.
-	e := newEnv(t, objstoretest.NewBucket(t, files), func(c *vfs.Config) { c.GrepConcurrency = 2 })
+	bucket := objstoretest.NewBucket(t, files)
 	for _, tc := range []struct {
 		name string
-		run  func(ctx context.Context) error
+		op   string // the storage calls counted
+		at   int64  // the caller goes once this many have answered
+		most int64  // calls allowed after that: already handed out
+		run  func(ctx context.Context, e env) error
 	}{
-		{"grep", func(ctx context.Context) error {
-			// Allowed (842 instructions), but nested counted repeats keep
-			// hundreds of NFA threads alive on every byte: about 8 µs a byte
-			// here, half a minute for one of these files.
-			_, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: `([ab]{1,20}){1,20}c`, Regex: true})
+		{"grep", objstore.OpGet, 2, 1, func(ctx context.Context, e env) error {
+			// Nested counted repeats keep dozens of NFA threads alive on
+			// every byte: about 1 µs a byte, seconds for one of these files
+			// (much more under -race). Two fetches at a time: the walk may
+			// have handed a third file to a fetch that waits for a slot
+			// when the caller goes.
+			_, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: `([ab]{1,5}){1,5}c`, Regex: true})
 			return err
 		}},
-		{"glob", func(ctx context.Context) error {
+		{"glob", objstore.OpList, 2, 0, func(ctx context.Context, e env) error {
 			_, err := e.fs.Glob(ctx, alice, "/workspace", vfs.GlobOptions{Pattern: "**/" + strings.Repeat("*a", 40) + "{b,c,d,e,f,g,h,i}"})
 			return err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			goroutines := runtime.NumGoroutine()
-			const deadline = 300 * time.Millisecond
-			ctx, cancel := context.WithTimeout(t.Context(), deadline)
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			start := time.Now()
-			err := tc.run(ctx)
-			took := time.Since(start)
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("err = %v", err)
+			counted := &cancelAfter{Bucket: bucket, op: tc.op, at: tc.at, cancel: cancel}
+			// Pages of 1,000 keys, as S3 lists them.
+			paged := objstoretest.NewFaulty(counted)
+			paged.LimitPage(1000)
+			e := newEnv(t, paged, func(c *vfs.Config) { c.GrepConcurrency = 2 })
+			err := tc.run(ctx, e)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled", err)
 			}
-			// Generous slack for a loaded machine; without the checks these
-			// run for many seconds past the deadline.
-			if took > deadline+3*time.Second {
-				t.Errorf("returned %v after a %v deadline", took, deadline)
+			if after := counted.calls.Load() - tc.at; after > tc.most {
+				t.Errorf("%d %s calls after the caller went, want at most %d", after, tc.op, tc.most)
 			}
-			// A finished goroutine may take a moment to exit after Wait.
-			for end := time.Now().Add(time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(end); {
-				runtime.Gosched()
+			// A finished goroutine may take a moment to exit after Wait;
+			// the minute only bounds a hang.
+			for end := time.Now().Add(time.Minute); runtime.NumGoroutine() > goroutines && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
 			}
 			if n := runtime.NumGoroutine(); n > goroutines {
 				t.Errorf("%d goroutines left running (was %d)", n, goroutines)
 			}
 		})
 	}
+}
+
+// cancelAfter counts the bucket's calls of op and cancels the caller once
+// the at-th has answered, as a caller giving up part-way through would.
+type cancelAfter struct {
+	objstore.Bucket
+	op     string
+	at     int64
+	cancel context.CancelFunc
+	calls  atomic.Int64
+}
+
+func (c *cancelAfter) count(op string) {
+	if op == c.op && c.calls.Add(1) == c.at {
+		c.cancel()
+	}
+}
+
+func (c *cancelAfter) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Attributes, error) {
+	defer c.count(objstore.OpGet)
+	return c.Bucket.Get(ctx, key)
+}
+
+func (c *cancelAfter) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, objstore.Attributes, error) {
+	defer c.count(objstore.OpGet)
+	return c.Bucket.GetRange(ctx, key, offset, length)
+}
+
+func (c *cancelAfter) List(ctx context.Context, opts objstore.ListOptions) (objstore.ListPage, error) {
+	defer c.count(objstore.OpList)
+	return c.Bucket.List(ctx, opts)
 }

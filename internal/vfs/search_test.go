@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -357,52 +359,45 @@ func testGrepDeadlinePassed(t *testing.T, s suite) {
 	}
 }
 
-// deadlineOnly reports a deadline that it does not enforce (its Context
-// ends much later), so what happens at the deadline is up to Grep alone and
-// does not depend on how loaded the machine is.
-type deadlineOnly struct {
-	context.Context
-	deadline time.Time
-}
-
-func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
-
-// testGrepNearDeadline: a backend that stops answering holds the search up;
+// TestGrepNearDeadline: a backend that stops answering holds the search up;
 // Grep stops shortly before the caller's deadline and returns what it found
-// with Truncated set, instead of failing with DeadlineExceeded.
-func testGrepNearDeadline(t *testing.T, s suite) {
+// with Truncated set, instead of failing with DeadlineExceeded. It runs in a
+// synctest bubble, whose clock moves only when every goroutine waits (here,
+// on the stalled call), so the outcome never depends on how loaded the
+// machine is; the stall comes from the wrapper, so one backend is enough.
+func TestGrepNearDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		bucket func(t *testing.T) objstore.Bucket
 		want   []string
 	}{
 		{"stalled fetch", func(t *testing.T) objstore.Bucket {
-			return stalled(s.newBucket(t), "/b.txt", 0)
+			return stalled(objstoretest.NewBucket(t, nil), "/b.txt", 0)
 		}, []string{"/workspace/a.txt", "/workspace/c.txt", "/workspace/d.txt"}},
 		{"stalled listing", func(t *testing.T) objstore.Bucket {
-			return stalled(s.newBucket(t), "", 2)
+			return stalled(objstoretest.NewBucket(t, nil), "", 2)
 		}, []string{"/workspace/a.txt", "/workspace/b.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, tc.bucket(t), nil)
-			for _, name := range []string{"a", "b", "c", "d"} {
-				e.write(t, alice, "/workspace/"+name+".txt", "hello "+name+"\n")
-			}
-			backstop, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-			defer cancel()
-			ctx := deadlineOnly{Context: backstop, deadline: time.Now().Add(500 * time.Millisecond)}
-			res, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: "hello"})
-			if err != nil {
-				t.Fatalf("Grep with a stalled backend: %v, want partial results", err)
-			}
-			var got []string
-			for _, m := range res.Matches {
-				got = append(got, m.Path)
-			}
-			if !slices.Equal(got, tc.want) || !res.Truncated {
-				t.Errorf("Grep = %v truncated %v, want %v truncated", got, res.Truncated, tc.want)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, tc.bucket(t), nil)
+				for _, name := range []string{"a", "b", "c", "d"} {
+					e.write(t, alice, "/workspace/"+name+".txt", "hello "+name+"\n")
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+				defer cancel()
+				res, err := e.fs.Grep(ctx, alice, "/workspace", vfs.GrepOptions{Pattern: "hello"})
+				if err != nil {
+					t.Fatalf("Grep with a stalled backend: %v, want partial results", err)
+				}
+				var got []string
+				for _, m := range res.Matches {
+					got = append(got, m.Path)
+				}
+				if !slices.Equal(got, tc.want) || !res.Truncated {
+					t.Errorf("Grep = %v truncated %v, want %v truncated", got, res.Truncated, tc.want)
+				}
+			})
 		})
 	}
 }

@@ -81,7 +81,6 @@ func runSuite(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
 		{"GrepSorted", testGrepSorted},
 		{"GrepScanBudget", testGrepScanBudget},
 		{"GrepDeadlinePassed", testGrepDeadlinePassed},
-		{"GrepNearDeadline", testGrepNearDeadline},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

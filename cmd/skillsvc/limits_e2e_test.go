@@ -2,17 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -27,7 +33,8 @@ import (
 // share (the burst and the rate over the time the flood took, at 1.1 a
 // listing, plus the calls in flight), while Bob's calls are all served. The
 // bound is computed from the time the flood took, so a slow machine only
-// loosens it.
+// loosens it. Over MCP, Carol's ls tool calls are held to the same share
+// and refused with the limit error -32000 and its retryAfterMs.
 func TestLimitsChargeByCost(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
@@ -36,6 +43,7 @@ func TestLimitsChargeByCost(t *testing.T) {
 	put("bob/skills/notes/SKILL.md", "---\nname: notes\ndescription: Keep meeting notes tidy.\n---\nSummarize the meeting.\n")
 	for i := range 3 {
 		put(fmt.Sprintf("alice/threads/t1/f%d.md", i), "x\n")
+		put(fmt.Sprintf("carol/threads/t1/f%d.md", i), "x\n")
 	}
 	p := startBinary(t, minioEnv(srv), "--storage=s3", "--s3.bucket="+bucket, "--s3.endpoint="+srv.Endpoint, "--s3.path-style", "--s3.region="+srv.Region)
 	fsc := skillsvcv1.NewFilesystemServiceClient(dial(t, p.addr))
@@ -98,6 +106,41 @@ func TestLimitsChargeByCost(t *testing.T) {
 		}
 		if _, err := fsc.Read(bob, &skillsvcv1.ReadRequest{Path: "/skills/notes/SKILL.md"}); err != nil {
 			t.Fatalf("bob's read %d: %v", i, err)
+		}
+	}
+
+	// Over MCP the same table applies: carol's ls tool calls are admitted
+	// once each at the edge and their storage listings charged by MCP's
+	// loopback, so she too is refused past her share (at 0.1 a request she
+	// would make ten times as many).
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: "http://" + p.httpAddr + "/mcp", HTTPClient: mcptest.Client(grpctest.CallerHeader("carol", "t1", "")),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	start = time.Now()
+	for n := 0; ; n++ {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "ls", Arguments: map[string]any{"path": "/workspace"}})
+		if err != nil {
+			var werr *jsonrpc.Error
+			var data struct{ RetryAfterMs int64 }
+			if !errors.As(err, &werr) || werr.Code != -32000 || !strings.Contains(werr.Message, "RESOURCE_EXHAUSTED") {
+				t.Fatalf("carol's ls %d over MCP: %v, want served or the limit error -32000", n, err)
+			}
+			if json.Unmarshal(werr.Data, &data) != nil || data.RetryAfterMs <= 0 {
+				t.Errorf("the limit error's data %s says no retryAfterMs", werr.Data)
+			}
+			t.Logf("carol: %d ls over MCP in %v before the refusal %v", n, time.Since(start), err)
+			break
+		}
+		if res.IsError {
+			t.Fatalf("carol's ls %d over MCP: %+v", n, res.Content)
+		}
+		// Her share (two requests opened the session), plus one.
+		if share := (float64(def.Burst)+def.Rate*time.Since(start).Seconds())/(quota.CallCost+quota.ListCost).Units() + 1; float64(n) > share {
+			t.Fatalf("carol made %d listings over MCP in %v, past her share %.0f, unrefused", n, time.Since(start), share)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (b *bench) print(w io.Writer) {
 		fmt.Fprintf(w, "; skills/list pages of %d skills (the server's page size)", pageSize)
 	}
 	fmt.Fprintln(w, ".")
-	fmt.Fprintf(w, "skillsvc: the binary with its defaults (per-user limits %g req/s, burst %d, %d in flight; insecure mode, identity headers) "+
+	fmt.Fprintf(w, "skillsvc: the binary with its defaults (per-user limits %g units/s, burst %d, %d in flight, a request from memory 0.1; insecure mode, identity headers) "+
 		"except --probe.interval=1h, so readiness probes stay out of the counts", lim.Rate, lim.Burst, lim.Concurrency)
 	if len(b.opts.skillsvcFlags) > 0 {
 		fmt.Fprintf(w, "; extra flags: %s", strings.Join(b.opts.skillsvcFlags, " "))

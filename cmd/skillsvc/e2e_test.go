@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
@@ -32,6 +33,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -136,17 +138,30 @@ func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 // a deployment allows by default, as a well-behaved client does, so the test
 // gets the answers it checks instead of RESOURCE_EXHAUSTED. Its bucket holds
 // half the server's burst, leaving room for calls that reach the server
-// bunched together.
+// bunched together. Calls cost more than one unit when they work storage
+// hard (quota's cost table), so a unary call refused all the same is tried
+// again after the delay its RetryInfo gives, as a well-behaved client does.
 func dialWithinLimits(t *testing.T, addr string) *grpc.ClientConn {
 	t.Helper()
 	def := quota.DefaultConfig()
 	lim := rate.NewLimiter(rate.Limit(def.Rate), def.Burst/2)
 	return dial(t, addr,
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			if err := lim.Wait(ctx); err != nil {
-				return err
+			for {
+				if err := lim.Wait(ctx); err != nil {
+					return err
+				}
+				err := invoker(ctx, method, req, reply, cc, opts...)
+				delay, limited := retryinfo.Delay(err)
+				if status.Code(err) != codes.ResourceExhausted || !limited {
+					return err
+				}
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+					return err
+				}
 			}
-			return invoker(ctx, method, req, reply, cc, opts...)
 		}),
 		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 			if err := lim.Wait(ctx); err != nil {

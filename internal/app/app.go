@@ -241,11 +241,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 		a.onClose(stopLoopback)
 		// One MCP request may make many calls (a skills/list page, an ls of
-		// many pages): /mcp counts each request once against the caller's
-		// limits at its edge, so its loopback leaves them out.
-		unlimited := chain
-		unlimited.Limits = nil
-		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(unlimited), services.Register, dial...)
+		// many pages): /mcp admits each request once against the caller's
+		// limits at its edge, so its loopback admits every call and only
+		// charges the storage requests each made, by the same cost table.
+		charged := chain
+		charged.Limits = limits.StorageCharges()
+		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(charged), services.Register, dial...)
 		if err != nil {
 			return nil, err
 		}

@@ -34,8 +34,9 @@ func openBucket(ctx context.Context, cfg Config, reg prometheus.Registerer, log 
 		check = c.Check
 	}
 	// Traced above the metrics, as Mimir stacks them: a span per
-	// operation of a traced call, nothing for the others.
-	return objstore.WrapWithTracing(objstore.WrapWithMetrics(b, reg)), check, closeFn, nil
+	// operation of a traced call, nothing for the others. Requests are
+	// counted for the per-user limits' charges (quota.StorageCost).
+	return objstore.WrapWithTracing(objstore.WrapWithMetrics(objstore.WrapWithRequestCounting(b), reg)), check, closeFn, nil
 }
 
 func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), error) {

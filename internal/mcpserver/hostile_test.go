@@ -294,12 +294,14 @@ func TestUnparsableBodies(t *testing.T) {
 }
 
 // TestRequestIsOneUnitOfLimits: a skills/list page, which makes many calls
-// inside (a listing, then each skill's frontmatter, files and digests),
-// costs its caller one unit of the per-user limits; a request over them is
-// the distinct limit error, whose data and Retry-After say when to retry.
+// inside (a listing, then each skill's frontmatter, files and digests), is
+// admitted once, at one call's cost (quota.CallCost; the storage its calls
+// make is charged by the loopback's interceptors, not here); a request over
+// the limits is the distinct limit error, whose data and Retry-After say
+// when to retry.
 func TestRequestIsOneUnitOfLimits(t *testing.T) {
 	cfg := quota.DefaultConfig()
-	cfg.Rate, cfg.Burst = 0.5, 4 // four requests, then one every two seconds
+	cfg.Rate, cfg.Burst = 0.05, 1 // ten requests at 0.1, then one every two seconds
 	lim, err := quota.New(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -312,14 +314,16 @@ func TestRequestIsOneUnitOfLimits(t *testing.T) {
 	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil || !strings.Contains(string(msg.Result), "skill://data/csv-summary/SKILL.md") {
 		t.Fatalf("skills/list within the limits: %+v %v", msg, err)
 	}
-	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) // the fourth unit
-	if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil {
-		t.Fatalf("ping within the limits: %+v %v", msg, err)
+	for range 7 { // the fourth to tenth requests
+		rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+		if msg, err := reply(rec); err != nil || msg == nil || msg.Error != nil {
+			t.Fatalf("ping within the limits: %+v %v", msg, err)
+		}
 	}
 	rec = rawPost(e.h, t.Context(), alice, sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	msg, err := reply(rec)
 	if err != nil || msg == nil || msg.Error == nil || msg.Error.Code != -32000 || string(msg.ID) != "4" || !strings.Contains(msg.Error.Message, "RESOURCE_EXHAUSTED") {
-		t.Fatalf("a fifth request: HTTP %d %+v %v, want the limit error -32000 for id 4", rec.Code, msg, err)
+		t.Fatalf("an eleventh request: HTTP %d %+v %v, want the limit error -32000 for id 4", rec.Code, msg, err)
 	}
 	var data struct{ RetryAfterMs int64 }
 	var raw struct {

@@ -117,9 +117,10 @@ type Limiter interface {
 	Acquire(ctx context.Context, user string) (release func(), err error)
 }
 
-// WithLimits counts each MCP request once against its caller's per-user
-// limits. conn must then reach services that do not count the calls the
-// handler makes for a request (see app: MCP has a loopback of its own).
+// WithLimits admits each MCP request once against its caller's per-user
+// limits. conn must then reach services that do not admit the calls the
+// handler makes for a request again, only charge their storage requests
+// (see app: MCP has a loopback of its own, with quota.StorageCharges).
 func WithLimits(l Limiter) Option { return func(h *Handler) { h.limits = l } }
 
 // WithPanicCounter counts the panics the handler recovers (the server's
@@ -315,9 +316,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// One request is one unit of the caller's per-user limits, whatever it
-	// costs inside: the services' own calls for it are not counted again.
-	// A POST of notifications only is one unit too, as any HTTP request.
+	// Each request is admitted once against the caller's per-user limits,
+	// paying a call's cost (quota.CallCost) as a gRPC call does; the
+	// services' own calls for it are not admitted again, but the storage
+	// requests they make are charged to the caller by the same cost table
+	// (the MCP loopback's quota.StorageCharges). A POST of notifications
+	// only is admitted too, as any HTTP request.
 	units := body.calls
 	if r.Method == http.MethodPost {
 		units = max(units, 1)

@@ -24,11 +24,13 @@ var ErrInvalidOverrides = errors.New("quota: invalid overrides file")
 // Config holds the default per-user limits and where to find per-user
 // exceptions.
 type Config struct {
-	// Rate is the sustained requests per second one user may make (the
-	// token bucket's refill); 0 turns the rate limit off.
+	// Rate is the cost one user may spend per second (the token bucket's
+	// refill), in units of the cost table (cost.go): one unit is a storage
+	// listing page or write, a tenth is a call or a storage read; 0 turns
+	// the rate limit off.
 	Rate float64 `yaml:"rate"`
-	// Burst is the bucket's size: how many requests a user who was idle
-	// may make at once.
+	// Burst is the bucket's size: the cost a user who was idle may spend
+	// at once, and the most debt a call's storage work can leave.
 	Burst int `yaml:"burst"`
 	// Concurrency is how many calls one user may have in flight; 0 turns
 	// the concurrency limit off.
@@ -46,8 +48,8 @@ type Config struct {
 // RegisterFlagsWithPrefix registers the flags with their defaults, e.g. with
 // prefix "limits.".
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.Float64Var(&c.Rate, prefix+"rate", 100, "Requests per second one user may make on average (token bucket refill); 0 turns the rate limit off.")
-	f.IntVar(&c.Burst, prefix+"burst", 200, "Requests one user may make at once after being idle (token bucket size).")
+	f.Float64Var(&c.Rate, prefix+"rate", 100, "Cost one user may spend per second on average (token bucket refill); 0 turns the rate limit off. A call costs 0.1 when admitted, plus, when it ends, 0.1 per storage read (GET, HEAD) and 1 per storage listing page, write or delete it made: a read served from memory costs 0.1, a listing of storage 1.1.")
+	f.IntVar(&c.Burst, prefix+"burst", 1000, "Cost one user may spend at once after being idle (token bucket size, in the unit of --limits.rate); also the most debt one call's storage work can leave, refusing the user's calls until the rate has paid it off.")
 	f.IntVar(&c.Concurrency, prefix+"concurrency", 32, "Calls one user may have in flight at once (a stream counts as one call for its whole life); 0 turns the concurrency limit off.")
 	f.StringVar(&c.OverridesFile, prefix+"overrides-file", "", `Optional YAML file of per-user limits, e.g. "users: {alice: {rate: 10, burst: 20, concurrency: 4}}"; an omitted field takes the default. Changes apply without a restart; a bad edit keeps the previous overrides.`)
 	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often the overrides file is checked for changes.")
@@ -79,6 +81,10 @@ func (c *Config) defaults() limits {
 	return limits{rate: c.Rate, burst: c.Burst, concurrency: c.Concurrency}
 }
 
+// maxBurst keeps a bucket's size in tokens (burst × 100, cost.go) far from
+// overflowing.
+const maxBurst = 1 << 40
+
 // limits are one user's limits, resolved from the defaults and overrides.
 type limits struct {
 	rate        float64 // requests per second; 0 is unlimited
@@ -94,6 +100,8 @@ func (l limits) validate() error {
 		return fmt.Errorf("rate %v must be a finite number, 0 or more", l.rate)
 	case l.burst < 0:
 		return fmt.Errorf("burst %d must not be negative", l.burst)
+	case l.burst > maxBurst:
+		return fmt.Errorf("burst %d must be at most %d", l.burst, maxBurst)
 	case l.rate > 0 && l.burst == 0:
 		// An empty bucket that never holds a token refuses every call.
 		return errors.New("burst must be at least 1 while the rate limit is on")

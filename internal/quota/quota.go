@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/filewatch"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 )
 
 // concurrencyRetryAfter is the retry hint of a call refused for too many
@@ -41,6 +43,8 @@ type Limiter struct {
 
 	rejectedRate        prometheus.Counter
 	rejectedConcurrency prometheus.Counter
+	// What was charged, in tokens (hundredths of a unit), summed exactly.
+	chargedCalls, chargedStorage atomic.Int64
 }
 
 // entry is one user's state. Its fields are guarded by Limiter.mu.
@@ -81,6 +85,13 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Limiter, err
 	// costs no label lookup.
 	l.rejectedRate = rejected.WithLabelValues("rate")
 	l.rejectedConcurrency = rejected.WithLabelValues("concurrency")
+	charged := func(what string, total *atomic.Int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "skillsvc_quota_charged_units_total",
+			Help:        "Cost charged to users' token buckets, in the unit of --limits.rate and --limits.burst, by what was paid for: call (admission) or storage (the requests a call made).",
+			ConstLabels: prometheus.Labels{"for": what},
+		}, func() float64 { return Cost(total.Load()).Units() })
+	}
 	tracked := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "skillsvc_quota_tracked_users",
 		Help: "Users whose limiter state is held in memory (at most max-tracked-users, plus forgotten users whose calls are still in flight).",
@@ -95,7 +106,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Limiter, err
 		l.overrides = v
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{rejected, tracked} {
+		for _, c := range []prometheus.Collector{rejected, charged("call", &l.chargedCalls), charged("storage", &l.chargedStorage), tracked} {
 			if err := reg.Register(c); err != nil {
 				l.Close()
 				return nil, fmt.Errorf("quota: registering metrics: %w", err)
@@ -116,12 +127,13 @@ func (l *Limiter) Close() {
 func noRelease() {}
 
 // Acquire admits one call of user, or refuses it at once: it never waits. An
-// admitted call takes one token from the user's bucket and one of the
+// admitted call takes CallCost from the user's bucket and one of the
 // user's concurrency slots; release gives the slot back and may be called
-// more than once. A refusal wraps errkind.ResourceExhausted, says which
+// more than once. What the call then spends on storage is charged after it
+// ends (Charge). A refusal wraps errkind.ResourceExhausted, says which
 // limit was hit, and carries the delay after which a retry may pass
-// (errkind.RetryDelay); it takes no token. An empty user (a call without
-// an identity, such as a health check) is not limited.
+// (errkind.RetryDelay); it takes nothing from the bucket. An empty user (a
+// call without an identity, such as a health check) is not limited.
 func (l *Limiter) Acquire(ctx context.Context, user string) (release func(), err error) {
 	if user == "" {
 		return noRelease, nil
@@ -131,7 +143,7 @@ func (l *Limiter) Acquire(ctx context.Context, user string) (release func(), err
 		return noRelease, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err // the caller is gone; its call should cost no token
+		return nil, err // the caller is gone; its call should cost nothing
 	}
 	var now time.Time
 	if lim.rate > 0 {
@@ -148,15 +160,19 @@ func (l *Limiter) Acquire(ctx context.Context, user string) (release func(), err
 	}
 	// AllowN changes nothing when it refuses, so a refused call (and a
 	// client retrying in a tight loop) does not push the next token back.
-	if e.bucket != nil && !e.bucket.AllowN(now, 1) {
-		wait := untilToken(e.bucket, lim.rate, now)
+	// A bucket in debt (Charge) refuses until it has paid it off.
+	if e.bucket != nil && !e.bucket.AllowN(now, int(CallCost)) {
+		wait := untilTokens(e.bucket, CallCost, lim.rate, now)
 		l.mu.Unlock()
 		l.rejectedRate.Inc()
-		err := fmt.Errorf("%w: rate limit of %g requests/s for this user exceeded", errkind.ResourceExhausted, lim.rate)
+		err := fmt.Errorf("%w: rate limit of %g units/s for this user exceeded", errkind.ResourceExhausted, lim.rate)
 		return nil, errkind.RetryAfter(err, wait)
 	}
 	e.inflight++
 	l.mu.Unlock()
+	if e.bucket != nil {
+		l.chargedCalls.Add(int64(CallCost))
+	}
 
 	released := false // guarded by l.mu
 	return func() {
@@ -177,14 +193,56 @@ func (l *Limiter) Acquire(ctx context.Context, user string) (release func(), err
 	}, nil
 }
 
-// untilToken is how long until bucket holds a whole token, rounded up so
-// a client that waits exactly that long is not refused again.
-func untilToken(bucket *rate.Limiter, perSecond float64, now time.Time) time.Duration {
-	missing := 1 - bucket.TokensAt(now)
-	ns := math.Ceil(missing / perSecond * float64(time.Second))
+// Charge takes cost from user's bucket after the fact, for the storage work
+// a call admitted by Acquire did. The bucket may go into debt, which
+// refuses the user's next calls until it is paid off at the user's rate:
+// a flood of storage-heavy calls is held to its share however cheaply each
+// was admitted. The debt is at most one burst, so one call, whatever it
+// cost (an index build of a large shared library that its user happened
+// to start), keeps its user waiting at most burst/rate. A user not tracked
+// (forgotten meanwhile) or without a rate limit is charged nothing.
+func (l *Limiter) Charge(user string, cost Cost) {
+	if user == "" || cost <= 0 {
+		return
+	}
+	lim := l.limitsFor(user)
+	if lim.rate == 0 {
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.recent.Peek(user)
+	if !ok {
+		e, ok = l.pinned[user]
+	}
+	if !ok || e.bucket == nil {
+		return
+	}
+	burst := e.bucket.Burst()
+	room := e.bucket.TokensAt(now) + float64(burst) // down to -burst
+	n := min(float64(cost), math.Floor(room))
+	// ReserveN takes at most a burst at once, however far into debt it
+	// goes; the reservations are kept, never waited on.
+	for left := int64(n); left > 0; {
+		take := min(left, int64(burst))
+		e.bucket.ReserveN(now, int(take))
+		left -= take
+	}
+	if n > 0 {
+		l.chargedStorage.Add(int64(n))
+	}
+}
+
+// untilTokens is how long until bucket holds need tokens at perSecond
+// units a second, rounded up so a client that waits exactly that long is
+// not refused again.
+func untilTokens(bucket *rate.Limiter, need Cost, perSecond float64, now time.Time) time.Duration {
+	missing := float64(need) - bucket.TokensAt(now)
+	ns := math.Ceil(missing / (perSecond * unit) * float64(time.Second))
 	switch {
 	case ns < 1:
-		return 1 // float rounding left the bucket a hair short of a token
+		return 1 // float rounding left the bucket a hair short
 	case ns >= math.MaxInt64:
 		return math.MaxInt64
 	}
@@ -217,10 +275,10 @@ func (l *Limiter) entryLocked(user string, lim limits, now time.Time) *entry {
 		case lim.rate == 0:
 			e.bucket = nil
 		case e.bucket == nil:
-			e.bucket = rate.NewLimiter(rate.Limit(lim.rate), lim.burst) // full
+			e.bucket = rate.NewLimiter(rate.Limit(lim.rate*unit), lim.burst*unit) // full
 		default:
-			e.bucket.SetLimitAt(now, rate.Limit(lim.rate))
-			e.bucket.SetBurstAt(now, lim.burst)
+			e.bucket.SetLimitAt(now, rate.Limit(lim.rate*unit))
+			e.bucket.SetBurstAt(now, lim.burst*unit)
 		}
 		e.rate, e.burst = lim.rate, lim.burst
 	}
@@ -242,32 +300,67 @@ func (l *Limiter) tracked() int {
 }
 
 // UnaryServerInterceptor limits unary calls by the user key returns for
-// the call's context. Chain it after authentication, which puts the
-// identity key reads into the context, and inside the interceptor that
-// turns errors into statuses.
+// the call's context, and charges each call's storage requests
+// (objstore.CountRequests) when it ends. Chain it after authentication,
+// which puts the identity key reads into the context, and inside the
+// interceptor that turns errors into statuses.
 func (l *Limiter) UnaryServerInterceptor(key func(ctx context.Context) string) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		release, err := l.Acquire(ctx, key(ctx))
+		user := key(ctx)
+		release, err := l.Acquire(ctx, user)
 		if err != nil {
 			return nil, err
 		}
 		defer release()
+		ctx, reqs := objstore.CountRequests(ctx)
+		defer func() { l.Charge(user, StorageCost(reqs.Counts())) }()
 		return handler(ctx, req)
 	}
 }
 
 // StreamServerInterceptor is UnaryServerInterceptor for streams: a stream
-// takes one token when it opens and holds one concurrency slot until its
-// handler returns.
+// pays CallCost when it opens, holds one concurrency slot until its handler
+// returns, and is charged its storage requests then.
 func (l *Limiter) StreamServerInterceptor(key func(ctx context.Context) string) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
-		release, err := l.Acquire(ctx, key(ctx))
+		user := key(ctx)
+		release, err := l.Acquire(ctx, user)
 		if err != nil {
 			return err
 		}
 		defer release()
-		return handler(srv, &releasingStream{ServerStream: ss, ctx: context.WithValue(ctx, releaseKey{}, release)})
+		ctx, reqs := objstore.CountRequests(context.WithValue(ctx, releaseKey{}, release))
+		defer func() { l.Charge(user, StorageCost(reqs.Counts())) }()
+		return handler(srv, &releasingStream{ServerStream: ss, ctx: ctx})
+	}
+}
+
+// StorageCharges returns interceptors that admit every call and only charge
+// its storage requests, for the services behind a front end that admitted
+// the request as a whole (MCP takes Acquire once per request, then calls
+// the services in process): the request pays CallCost once, and storage
+// work the same as any call's.
+func (l *Limiter) StorageCharges() StorageCharges { return StorageCharges{l: l} }
+
+// StorageCharges are the interceptors of Limiter.StorageCharges.
+type StorageCharges struct{ l *Limiter }
+
+// UnaryServerInterceptor charges a unary call's storage requests.
+func (c StorageCharges) UnaryServerInterceptor(key func(ctx context.Context) string) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		ctx, reqs := objstore.CountRequests(ctx)
+		defer func() { c.l.Charge(key(ctx), StorageCost(reqs.Counts())) }()
+		return handler(ctx, req)
+	}
+}
+
+// StreamServerInterceptor charges a stream's storage requests when it ends.
+func (c StorageCharges) StreamServerInterceptor(key func(ctx context.Context) string) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		ctx, reqs := objstore.CountRequests(ss.Context())
+		defer func() { c.l.Charge(key(ctx), StorageCost(reqs.Counts())) }()
+		return handler(srv, &releasingStream{ServerStream: ss, ctx: ctx})
 	}
 }
 

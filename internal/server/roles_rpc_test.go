@@ -338,7 +338,9 @@ func TestAudit(t *testing.T) {
 // with RetryInfo through the real interceptor chain; another user does not.
 func TestLimitsThroughChain(t *testing.T) {
 	cfg := quota.DefaultConfig()
-	cfg.Rate, cfg.Burst = 0.001, 2 // two calls, then a long wait
+	// Ten calls at a tenth of a unit each (this bucket's requests are not
+	// counted, so no storage is charged), then a long wait.
+	cfg.Rate, cfg.Burst = 0.001, 1
 	l, err := quota.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -349,13 +351,13 @@ func TestLimitsThroughChain(t *testing.T) {
 		_, err := c.fs.List(ctx, &skillsvcv1.ListRequest{Path: "/workspace"})
 		return err
 	}
-	for i := range 2 {
+	for i := range 10 {
 		if err := list(asAlice(t)); err != nil {
 			t.Fatalf("call %d within the burst: %v", i, err)
 		}
 	}
 	err = list(asAlice(t))
-	wantCode(t, "third call", err, codes.ResourceExhausted)
+	wantCode(t, "eleventh call", err, codes.ResourceExhausted)
 	if delay, _ := retryinfo.Delay(err); delay < time.Second {
 		t.Errorf("RetryInfo delay = %v, want the time to the next token (over a second)", delay)
 	}

@@ -20,7 +20,7 @@ func TestLiftedLimit(t *testing.T) {
 		{"burst raised", []string{"--limits.burst=10000"}, nil, "--limits.burst=10000"},
 		{"concurrency raised", []string{"--limits.concurrency=33"}, nil, "--limits.concurrency=33"},
 		{"lowered to test the limits", []string{"--limits.rate=0.01", "--limits.burst=1", "--limits.concurrency=2"}, nil, ""},
-		{"the default spelled out", []string{"--limits.rate=100", "--limits.burst=200", "--limits.concurrency=32"}, nil, ""},
+		{"the default spelled out", []string{"--limits.rate=100", "--limits.burst=1000", "--limits.concurrency=32"}, nil, ""},
 		{"from the environment", nil, []string{"SKILLSVC_LIMITS_RATE=0"}, "SKILLSVC_LIMITS_RATE=0"},
 		{"environment, concurrency", nil, []string{"SKILLSVC_LIMITS_CONCURRENCY=0"}, "SKILLSVC_LIMITS_CONCURRENCY=0"},
 		{"other limits flags", []string{"--limits.max-tracked-users=1", "--limits.reload-interval=1s"}, nil, ""},

@@ -112,6 +112,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.checkStorage = checkStorage
 	a.onClose(closeBucket)
+	// Every Redis key, value and channel of this deployment (the cache's,
+	// the events' and the feed's topics) is bound to its storage.
+	cfg.Cache.Redis.Keyspace = cache.NewKeyspace(storageIdentity(cfg))
 	c, err := cache.New(cfg.Cache, reg, log)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,9 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,4 +62,28 @@ func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), erro
 		}
 		return b, func() { b.Close() }, nil
 	}
+}
+
+// storageIdentity names the deployment's storage, the same on every replica
+// that names it alike: the S3 endpoint (empty for AWS, where bucket names
+// are unique) and bucket, or the data directory's absolute path (links
+// resolved). Its digest is the cache's keyspace (cache.Keyspace), which
+// keeps deployments sharing a Redis apart.
+func storageIdentity(cfg Config) string {
+	if cfg.Storage == "s3" {
+		endpoint := strings.TrimRight(cfg.S3.Endpoint, "/")
+		if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+			// Scheme and host are case-insensitive; a path is not.
+			u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+			endpoint = u.String()
+		}
+		return "s3\x00" + endpoint + "\x00" + cfg.S3.Bucket
+	}
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+	}
+	return "local\x00" + filepath.Clean(dir)
 }

@@ -70,6 +70,7 @@ func TestConformance(t *testing.T) {
 		{name: "New/Redis", needsRed: true, newCache: func(t *testing.T, addr string) cache.Cache {
 			cfg := cache.DefaultConfig()
 			cfg.Redis = redisConfig(addr)
+			cfg.Redis.Keyspace = cache.NewKeyspace("local\x00/srv/skillsvc") // as the service runs it
 			c, err := cache.New(cfg, prometheus.NewRegistry(), nil)
 			if err != nil {
 				t.Fatalf("New: %v", err)
@@ -86,6 +87,7 @@ func TestConformance(t *testing.T) {
 		cachetest.Run(t, func(t *testing.T) cache.Cache {
 			cfg := redisConfig(addr)
 			cfg.Cluster = true
+			cfg.Keyspace = cache.NewKeyspace("local\x00/srv/skillsvc") // framed values on the cluster's path
 			return newRedis(t, cfg)
 		})
 	})

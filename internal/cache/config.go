@@ -73,9 +73,12 @@ type RedisConfig struct {
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	PoolTimeout  time.Duration `yaml:"pool_timeout"`
 
-	// KeyPrefix is put before every key so that deployments can share a
-	// Redis. It must hold no hash tag: the caller's {…} picks the slot.
+	// KeyPrefix is put before every key (and the Keyspace). It must hold
+	// no hash tag: the caller's {…} picks the slot.
 	KeyPrefix string `yaml:"key_prefix"`
+	// Keyspace is the deployment's, set by the service from its storage
+	// (not a flag): it is what keeps deployments sharing a Redis apart.
+	Keyspace Keyspace `yaml:"-"`
 
 	Breaker BreakerConfig `yaml:"breaker"`
 }
@@ -113,7 +116,7 @@ func (c *RedisConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.ReadTimeout, prefix+"read-timeout", 250*time.Millisecond, "How long one Redis reply may take; the caller's deadline applies too when it is sooner.")
 	f.DurationVar(&c.WriteTimeout, prefix+"write-timeout", 250*time.Millisecond, "How long sending one Redis command may take.")
 	f.DurationVar(&c.PoolTimeout, prefix+"pool-timeout", 250*time.Millisecond, "How long a call waits for a free connection when all are busy.")
-	f.StringVar(&c.KeyPrefix, prefix+"key-prefix", "skillsvc:", "Prefix of every Redis key, so deployments can share a Redis.")
+	f.StringVar(&c.KeyPrefix, prefix+"key-prefix", "skillsvc:", "Prefix of every Redis key and channel. Deployments sharing a Redis are kept apart by their storage (S3 endpoint and bucket, or data directory), whose digest follows the prefix and frames every value, whatever the prefix; replicas of one deployment share entries when they name the same storage alike.")
 	f.IntVar(&c.Breaker.Failures, prefix+"breaker.failures", 5, "Failed Redis calls in a row that open the circuit breaker.")
 	f.DurationVar(&c.Breaker.CoolDown, prefix+"breaker.cool-down", 10*time.Second, "How long an open breaker skips Redis before one call probes it again.")
 }

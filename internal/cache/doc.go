@@ -12,7 +12,9 @@
 // and Tiered answers from the LRU with misses meanwhile. What is cached, under
 // which keys and for how long is the policy of the package that owns the
 // data (the skills catalog), not of this one; that package puts the user in a
-// Redis hash tag ("…{alice}…") so a user's keys share a Cluster slot. Run
+// Redis hash tag ("…{alice}…") so a user's keys share a Cluster slot. In
+// Redis every key, lock and channel is under the deployment's Keyspace and
+// every value framed with it, so deployments sharing a Redis stay apart. Run
 // Redis as a cache: `maxmemory` set with `maxmemory-policy allkeys-lru`, no
 // persistence needed; every key this package writes has a TTL, so a missed
 // Delete or a full Redis heals by itself.

@@ -29,9 +29,9 @@ if redis.call("GET", KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// Redis is a Cache on Redis, shared by every replica. Values are stored as
-// raw bytes under KeyPrefix + "v:" + key with PX expiry; locks under
-// KeyPrefix + "l:" + key.
+// Redis is a Cache on Redis, shared by every replica. Values are stored
+// framed by the Keyspace under KeyPrefix + Keyspace + "v:" + key with PX
+// expiry; locks under KeyPrefix + Keyspace + "l:" + key.
 //
 // Redis Cluster: a multi-key command must stay in one hash slot, so Store
 // and Delete pipeline one command per key, and Fetch uses one MGET on a
@@ -41,7 +41,11 @@ return 0`)
 type Redis struct {
 	client  redis.UniversalClient
 	cluster bool
-	prefix  string
+	prefix  string // KeyPrefix + the keyspace's
+	space   Keyspace
+	// foreign counts values refused as another keyspace's (nil: not
+	// counted).
+	foreign func()
 	// unlockTimeout bounds a release, which runs after the caller's
 	// context may have ended.
 	unlockTimeout time.Duration
@@ -101,7 +105,8 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	return &Redis{
 		client:        client,
 		cluster:       cluster,
-		prefix:        cfg.KeyPrefix,
+		prefix:        cfg.KeyPrefix + cfg.Keyspace.keyPrefix(),
+		space:         cfg.Keyspace,
 		unlockTimeout: cfg.DialTimeout + cfg.WriteTimeout + cfg.ReadTimeout,
 	}, nil
 }
@@ -134,7 +139,11 @@ func (r *Redis) Fetch(ctx context.Context, keys []string) (map[string][]byte, er
 			v, err := cmd.Bytes()
 			switch {
 			case err == nil:
-				found[keys[i]] = v
+				if v, ok := r.space.unframe(v); ok {
+					found[keys[i]] = v
+				} else {
+					r.refused()
+				}
 			case !errors.Is(err, redis.Nil):
 				return nil, r.fail(ctx, "fetch", err)
 			}
@@ -148,7 +157,11 @@ func (r *Redis) Fetch(ctx context.Context, keys []string) (map[string][]byte, er
 	for i, v := range vals {
 		// A bulk string reply is a string; a missing key is nil.
 		if s, ok := v.(string); ok {
-			found[keys[i]] = []byte(s)
+			if v, ok := r.space.unframeString(s); ok {
+				found[keys[i]] = v
+			} else {
+				r.refused()
+			}
 		}
 	}
 	return found, nil
@@ -168,7 +181,7 @@ func (r *Redis) Store(ctx context.Context, items map[string][]byte, ttl time.Dur
 	ttl = max(ttl, time.Millisecond) // PX counts milliseconds
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for k, v := range items {
-			p.Set(ctx, r.prefix+valueSpace+k, v, ttl)
+			p.Set(ctx, r.prefix+valueSpace+k, r.space.frame(v), ttl)
 		}
 		return nil
 	})
@@ -223,6 +236,14 @@ func (r *Redis) TryLock(ctx context.Context, key string, ttl time.Duration) (fun
 		// An error leaves the lock to expire by its TTL.
 		_ = unlockScript.Run(ctx, r.client, []string{full}, token).Err()
 	}, true, nil
+}
+
+// refused counts a value of another keyspace, which is a miss: it is left
+// in place (it may be another deployment's own) until a Store replaces it.
+func (r *Redis) refused() {
+	if r.foreign != nil {
+		r.foreign()
+	}
 }
 
 // Close implements Cache.

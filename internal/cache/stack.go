@@ -45,13 +45,19 @@ func New(cfg Config, reg prometheus.Registerer, log *slog.Logger) (Cache, error)
 	if err != nil {
 		return nil, err
 	}
+	foreign := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "skillsvc_cache_foreign_values_total",
+		Help: "Values read from Redis that another deployment wrote (framed with another storage's keyspace, or none), refused as misses.",
+	})
+	reg.MustRegister(foreign)
+	red.foreign = foreign.Inc
 	breaker := NewBreaker(red, cfg.Redis.Breaker, log)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "skillsvc_cache_breaker_state",
 		Help: "State of the circuit breaker in front of Redis: 0 closed, 1 half-open, 2 open.",
 	}, func() float64 { return float64(breaker.State()) }))
 	m := newMetrics(reg, levelLRU, levelRedis)
-	log.Info("cache: in process in front of Redis", "addrs", strings.Join(cfg.Redis.Addrs, ","),
+	log.Info("cache: in process in front of Redis", "addrs", strings.Join(cfg.Redis.Addrs, ","), "keyspace", cfg.Redis.Keyspace.String(),
 		"max_bytes", cfg.LRU.MaxBytes, "lru_max_ttl", cfg.LRU.MaxTTL)
 	// Traced at the Redis level only: a span per round trip (or refusal),
 	// none for the in-process hits.

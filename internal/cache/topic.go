@@ -21,7 +21,8 @@ type Topic struct {
 	name   string
 }
 
-// Topic returns the channel name under the key prefix. A Cluster broadcasts
+// Topic returns the channel name under the key prefix and the keyspace, so
+// deployments sharing a Redis hear only their own replicas. A Cluster broadcasts
 // a PUBLISH to every node, so subscribers may sit on any of them.
 func (r *Redis) Topic(name string) *Topic {
 	return &Topic{client: r.client, name: r.prefix + topicSpace + name}

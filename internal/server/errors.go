@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -32,6 +33,11 @@ var errorCodes = map[errkind.Kind]codes.Code{
 	errkind.Aborted:            codes.Aborted,
 	errkind.Unavailable:        codes.Unavailable,
 }
+
+// storageRetryDelay is the retry hint of a storage outage (a refused or
+// failed request, a body read cut short): the store's own retries are
+// spent, and a client's retry a second later goes out on a new connection.
+const storageRetryDelay = time.Second
 
 // ToStatus converts a handler error to a gRPC status error. Context errors
 // keep their code whatever wraps them; an error of a known kind keeps its
@@ -63,6 +69,8 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 	st := status.New(code, errkind.Message(err))
 	if d, ok := errkind.RetryDelay(err); ok {
 		st = retryinfo.With(st, d)
+	} else if errors.Is(err, objstore.ErrUnavailable) {
+		st = retryinfo.With(st, storageRetryDelay)
 	}
 	if errors.Is(err, objstore.ErrNoSpace) {
 		st = errorinfo.With(st, errorinfo.StorageFull)

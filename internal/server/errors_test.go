@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -135,5 +137,30 @@ func TestToStatusRetryInfo(t *testing.T) {
 	plain := status.Convert(server.ToStatus(context.Background(), log, "/m", fmt.Errorf("%w: too big", errkind.ResourceExhausted)))
 	if len(plain.Details()) != 0 {
 		t.Errorf("a size limit carries details %v", plain.Details())
+	}
+}
+
+// TestToStatusStorageRetry: a storage outage, a body read cut short
+// included, is UNAVAILABLE with a retry delay (clients back off, then retry
+// on a new connection); a delay a layer set wins, and other kinds get none.
+func TestToStatusStorageRetry(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want time.Duration // 0: none
+	}{
+		{"refused", fmt.Errorf(`get "alice/x": %w: dial tcp: connection refused`, objstore.ErrUnavailable), time.Second},
+		{"body cut short", fmt.Errorf(`s3 get "alice/x": body read cut short: %w: %w`, objstore.ErrUnavailable, io.ErrUnexpectedEOF), time.Second},
+		{"a layer's own delay", errkind.RetryAfter(fmt.Errorf("%w", objstore.ErrUnavailable), 3*time.Second), 3 * time.Second},
+		{"not found", fmt.Errorf(`get "alice/x": %w`, objstore.ErrNotFound), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := server.ToStatus(t.Context(), log, "/m", tc.err)
+			d, ok := retryinfo.Delay(err)
+			if d != tc.want || ok != (tc.want > 0) {
+				t.Errorf("%v: retry delay %v %t; want %v", err, d, ok, tc.want)
+			}
+		})
 	}
 }

@@ -27,6 +27,7 @@ type S3Proxy struct {
 	counts S3Counts
 	refuse map[string]S3Refusal // by operation
 	hook   func(op, key string) *S3Refusal
+	cut    map[string]S3Cut // by operation
 	srv    *http.Server
 }
 
@@ -38,6 +39,27 @@ func (p *S3Proxy) OnRequest(fn func(op, key string) *S3Refusal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hook = fn
+}
+
+// S3Cut breaks off the body of a response after After bytes, its headers
+// (Content-Length included) sent whole: the connection is closed (the
+// client reads io.ErrUnexpectedEOF), or with Reset reset (ECONNRESET), as a
+// store or a network failing mid-body does.
+type S3Cut struct {
+	After int64
+	Reset bool
+}
+
+// Cut breaks off the body of every later response to operation op (as
+// S3Operation names it) as c says; a zero c forwards them whole again.
+func (p *S3Proxy) Cut(op string, c S3Cut) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c == (S3Cut{}) {
+		delete(p.cut, op)
+		return
+	}
+	p.cut[op] = c
 }
 
 // S3Refusal is the S3 error response the proxy answers an operation with
@@ -96,7 +118,7 @@ func StartS3Proxy(target string, latency time.Duration) (*S3Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &S3Proxy{URL: "http://" + lis.Addr().String(), counts: S3Counts{}, refuse: map[string]S3Refusal{}}
+	p := &S3Proxy{URL: "http://" + lis.Addr().String(), counts: S3Counts{}, refuse: map[string]S3Refusal{}, cut: map[string]S3Cut{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &delayTransport{
 		// Enough idle connections for skillsvc's parallel reads and the
@@ -125,6 +147,7 @@ func StartS3Proxy(target string, latency time.Duration) (*S3Proxy, error) {
 			if !refused {
 				p.counts[op]++
 			}
+			cut, cutting := p.cut[op]
 			p.mu.Unlock()
 			if refused {
 				io.Copy(io.Discard, r.Body) // as a server reading the upload first
@@ -132,6 +155,9 @@ func StartS3Proxy(target string, latency time.Duration) (*S3Proxy, error) {
 				w.WriteHeader(refusal.Status)
 				fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>refused by the test proxy</Message><Resource>%s</Resource><RequestId>test</RequestId></Error>", refusal.Code, html.EscapeString(r.URL.Path))
 				return
+			}
+			if cutting {
+				w = &cutWriter{ResponseWriter: w, left: cut.After, reset: cut.Reset}
 			}
 			rp.ServeHTTP(w, r)
 		}),
@@ -235,4 +261,38 @@ func (t *delayTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		return nil, r.Context().Err()
 	}
+}
+
+// cutWriter passes a response on until left body bytes are written, then
+// drops the rest (the server, short of the Content-Length it sent, closes
+// the connection) or resets the connection.
+type cutWriter struct {
+	http.ResponseWriter
+	left  int64
+	reset bool
+}
+
+func (c *cutWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+func (c *cutWriter) Write(b []byte) (int, error) {
+	if c.left <= 0 {
+		return len(b), nil
+	}
+	n := int(min(int64(len(b)), c.left))
+	if _, err := c.ResponseWriter.Write(b[:n]); err != nil {
+		return 0, err
+	}
+	c.left -= int64(n)
+	if c.left == 0 && c.reset {
+		rc := http.NewResponseController(c.ResponseWriter)
+		_ = rc.Flush()
+		if conn, _, err := rc.Hijack(); err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // close sends RST
+			}
+			conn.Close()
+		}
+		return n, http.ErrAbortHandler
+	}
+	return len(b), nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -69,9 +71,13 @@ func (fs *FS) List(ctx context.Context, id mounts.Caller, vpath string, pageSize
 	if err != nil {
 		return ListResult{}, storeErr(vpath, err)
 	}
+	dirs, err := fs.liveDirs(ctx, prefix, token == "", page.CommonPrefixes)
+	if err != nil {
+		return ListResult{}, storeErr(vpath, err)
+	}
 	var out ListResult
 	// Objects and prefixes each come sorted; merge them into one name order.
-	objs, dirs := page.Objects, page.CommonPrefixes
+	objs := page.Objects
 	for len(objs) > 0 || len(dirs) > 0 {
 		if len(dirs) == 0 || (len(objs) > 0 && objs[0].Key < dirs[0]) {
 			o := objs[0]
@@ -97,6 +103,66 @@ func (fs *FS) List(ctx context.Context, id mounts.Caller, vpath string, pageSize
 		}
 		if page.NextToken == "" {
 			return ListResult{}, fmt.Errorf("%w: %q", errkind.NotFound, vpath)
+		}
+	}
+	return out, nil
+}
+
+// dirChecks bounds the one-key listings liveDirs runs at once.
+const dirChecks = 8
+
+// liveDirs returns the common prefixes of a listing of prefix that hold an
+// object. A store may list a prefix whose objects are all gone as a common
+// prefix for a while (SeaweedFS does for a minute or two after they are
+// deleted), and a directory holding nothing does not exist. One listing of
+// prefix without a delimiter settles every directory it reaches (on a
+// listing's first page, those holding the directory's first keys: all of
+// them when it holds at most a page of objects); each directory beyond it
+// costs a one-key listing of its own, in parallel.
+func (fs *FS) liveDirs(ctx context.Context, prefix string, firstPage bool, dirs []string) ([]string, error) {
+	if len(dirs) == 0 {
+		return dirs, nil
+	}
+	live := make([]bool, len(dirs))
+	pending := 0 // dirs[pending:] are not settled (but those live already)
+	if firstPage {
+		page, err := fs.bucket.List(ctx, objstore.ListOptions{Prefix: prefix})
+		if err != nil {
+			return nil, err
+		}
+		// Keys and dirs both come sorted, and a directory's keys follow
+		// one another: a key past a directory, not in it, settles it.
+		for _, o := range page.Objects {
+			for pending < len(dirs) && dirs[pending] < o.Key && !strings.HasPrefix(o.Key, dirs[pending]) {
+				pending++
+			}
+			if pending < len(dirs) && strings.HasPrefix(o.Key, dirs[pending]) {
+				live[pending] = true
+			}
+		}
+		if page.NextToken == "" {
+			pending = len(dirs) // every key seen: the rest hold none
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(dirChecks)
+	for i := pending; i < len(dirs); i++ {
+		if live[i] {
+			continue
+		}
+		g.Go(func() error {
+			page, err := fs.bucket.List(gctx, objstore.ListOptions{Prefix: dirs[i], MaxKeys: 1})
+			live[i] = len(page.Objects) > 0
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(dirs))
+	for i, d := range dirs {
+		if live[i] {
+			out = append(out, d)
 		}
 	}
 	return out, nil

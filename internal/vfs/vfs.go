@@ -109,13 +109,14 @@ func storeErr(vpath string, err error) error {
 }
 
 // isDir reports whether any object lives below dirPrefix (a directory in S3
-// terms).
+// terms). It lists without a delimiter: a common prefix alone proves
+// nothing, as a store may list one whose objects are gone (see liveDirs).
 func (fs *FS) isDir(ctx context.Context, dirPrefix string) (bool, error) {
-	page, err := fs.bucket.List(ctx, objstore.ListOptions{Prefix: dirPrefix, Delimiter: "/", MaxKeys: 1})
+	page, err := fs.bucket.List(ctx, objstore.ListOptions{Prefix: dirPrefix, MaxKeys: 1})
 	if err != nil {
 		return false, err
 	}
-	return len(page.Objects)+len(page.CommonPrefixes) > 0, nil
+	return len(page.Objects) > 0, nil
 }
 
 // Stat describes vpath.

@@ -199,11 +199,39 @@ func (b *Bucket) Get(ctx context.Context, key string) (io.ReadCloser, objstore.A
 	if err != nil {
 		return nil, objstore.Attributes{}, mapErr("get", key, err)
 	}
-	return out.Body, objstore.Attributes{
+	return body{out.Body, key}, objstore.Attributes{
 		Size:    aws.ToInt64(out.ContentLength),
 		ETag:    unquote(out.ETag),
 		ModTime: aws.ToTime(out.LastModified),
 	}, nil
+}
+
+// body maps the errors of reading an object's body, which the SDK passes
+// through as the transport gives them: a body cut short (the connection
+// closed before Content-Length bytes, io.ErrUnexpectedEOF) or reset
+// midway is the store failing for now, as a refused request is, and a
+// retry may read it whole.
+type body struct {
+	io.ReadCloser
+	key string
+}
+
+func (b body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = bodyErr(b.key, err)
+	}
+	return n, err
+}
+
+// bodyErr wraps a failed body read: the caller's context error stays
+// itself, anything else is ErrUnavailable (the SDK does not retry a body
+// read, and nothing the store sent can be trusted past the break).
+func bodyErr(key string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("s3 get %q: body read cut short: %w: %w", key, objstore.ErrUnavailable, err)
 }
 
 // GetRange implements objstore.Bucket.
@@ -247,7 +275,7 @@ func (b *Bucket) GetRange(ctx context.Context, key string, offset, length int64)
 			}
 		}
 	}
-	return out.Body, a, nil
+	return body{out.Body, key}, a, nil
 }
 
 // Stat implements objstore.Bucket.

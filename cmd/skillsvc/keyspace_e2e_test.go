@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// TestKeyspacePerDeployment runs two deployments on two buckets that share
+// one Redis under the same (default) key prefix, each with a library for
+// the same user at the same paths: each serves only its own bucket's
+// catalog, prompt block and settings, however the other filled Redis first.
+// Before the keyspace, the second was served the first's skill names,
+// descriptions and disabled skills.
+func TestKeyspacePerDeployment(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	red := testserver.SharedRedis(t)
+	type deployment struct {
+		name, only, shared string
+		sc                 skillsvcv1.SkillsServiceClient
+		metrics            metricsEndpoint
+	}
+	deps := []*deployment{{name: "A", only: "alpha-secret", shared: "csv"}, {name: "B", only: "beta-secret", shared: "tsv"}}
+	for _, d := range deps {
+		bucket := srv.NewBucket(t)
+		put := s3Put(t, srv, bucket)
+		put("alice/skills/notes/SKILL.md", "---\nname: notes\ndescription: "+d.name+"'s meeting notes.\n---\nSummarize.\n")
+		put("alice/skills/"+d.only+"/SKILL.md", "---\nname: "+d.only+"\ndescription: Only "+d.name+" has it.\n---\nBody.\n")
+		put("_shared/skills/"+d.shared+"/SKILL.md", "---\nname: "+d.shared+"\ndescription: "+d.name+"'s shared skill.\n---\nBody.\n")
+		// Production defaults but for the storage and Redis's address: the
+		// default key prefix, as two deployments left to it have.
+		p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, "--cache.redis.addrs="+red.Addr)...)
+		d.sc = skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
+		d.metrics = metricsFor(t, p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+	names := func(d *deployment, want string) {
+		t.Helper()
+		if got, err := skillNames(alice, d.sc); err != nil || got != want {
+			t.Fatalf("%s lists %q, %v; want %q (its own bucket's)", d.name, got, err, want)
+		}
+	}
+	a, b := deps[0], deps[1]
+	// A fills Redis first; B then finds the same keys there.
+	names(a, "alpha-secret,csv,notes")
+	names(b, "beta-secret,notes,tsv")
+	for _, d := range deps {
+		other := deps[0]
+		if d == other {
+			other = deps[1]
+		}
+		resp, err := d.sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{})
+		if err != nil {
+			t.Fatalf("%s FormatSkills: %v", d.name, err)
+		}
+		if txt := resp.GetText(); !strings.Contains(txt, d.name+"'s meeting notes") || strings.Contains(txt, other.name+"'s") || strings.Contains(txt, other.only) {
+			t.Fatalf("%s's prompt block is not its own:\n%s", d.name, txt)
+		}
+	}
+	// A disabled skill in one deployment is not disabled in the other.
+	if _, err := a.sc.SetSkillEnabled(alice, &skillsvcv1.SetSkillEnabledRequest{Path: "notes", Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.sc.SetSkillEnabled(alice, &skillsvcv1.SetSkillEnabledRequest{Path: b.only, Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	names(a, "alpha-secret,csv")
+	names(b, "notes,tsv")
+	names(a, "alpha-secret,csv")
+	for _, d := range deps {
+		if n := d.metrics.counter(t, "skillsvc_cache_foreign_values_total"); n != 0 {
+			t.Errorf("%s refused %v values of another deployment; its keys are its own, so it should find none", d.name, n)
+		}
+	}
+}

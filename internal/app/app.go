@@ -33,6 +33,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -43,6 +44,12 @@ import (
 
 // livenessService is the health service name of the liveness probe.
 const livenessService = "liveness"
+
+// writesService is the health service name that says whether writes are
+// taken: NOT_SERVING while a store that ignores conditional writes is
+// served read-only (--s3.read-only-if-unsafe; the log says what it
+// ignored), while reads stay SERVING.
+const writesService = "writes"
 
 // NewLogger is the logger cfg asks for (--log.level, --log.format),
 // writing to w.
@@ -68,6 +75,7 @@ type App struct {
 	grpc         *grpc.Server
 	health       *health.Server
 	checkStorage func(context.Context) error
+	writes       *objstore.Guarded // nil when nothing can refuse writes
 	http         *http.Server // nil without --http.listen
 	metrics      *http.Server // nil without --metrics.listen
 	feed         *watch.Feed  // closed first in the drain: watches never end by themselves
@@ -106,11 +114,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	bucket, checkStorage, closeBucket, err := openBucket(ctx, cfg, reg, log)
+	bucket, checkStorage, writes, closeBucket, err := openBucket(ctx, cfg, reg, log)
 	if err != nil {
 		return nil, err
 	}
-	a.checkStorage = checkStorage
+	a.checkStorage, a.writes = checkStorage, writes
 	a.onClose(closeBucket)
 	c, err := cache.New(cfg.Cache, reg, log)
 	if err != nil {
@@ -302,6 +310,10 @@ func (a *App) Run(ctx context.Context) error {
 		for _, svc := range []string{"", skillsvcv1.FilesystemService_ServiceDesc.ServiceName, skillsvcv1.SkillsService_ServiceDesc.ServiceName, skillsvcv1.AdminService_ServiceDesc.ServiceName} {
 			a.health.SetServingStatus(svc, st)
 		}
+		if a.writes != nil && a.writes.ReadOnly() != nil {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
+		}
+		a.health.SetServingStatus(writesService, st)
 	}
 	setReady(true) // storage answered at start-up
 	probeCtx, stopProbe := context.WithCancel(ctx)

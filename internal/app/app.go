@@ -32,8 +32,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/library"
-	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -76,9 +76,9 @@ type App struct {
 	health       *health.Server
 	checkStorage func(context.Context) error
 	writes       *objstore.Guarded // nil when nothing can refuse writes
-	http         *http.Server // nil without --http.listen
-	metrics      *http.Server // nil without --metrics.listen
-	feed         *watch.Feed  // closed first in the drain: watches never end by themselves
+	http         *http.Server      // nil without --http.listen
+	metrics      *http.Server      // nil without --metrics.listen
+	feed         *watch.Feed       // closed first in the drain: watches never end by themselves
 
 	closers   []func() // run last first by Close
 	closeOnce sync.Once

@@ -318,7 +318,8 @@ func (a *App) Run(ctx context.Context) error {
 	setReady(true) // storage answered at start-up
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
-	go probe.Run(probeCtx, cfg.Probe, a.checkStorage, setReady, log)
+	var probing sync.WaitGroup
+	probing.Go(func() { probe.Run(probeCtx, cfg.Probe, a.checkStorage, setReady, log) })
 
 	go func() { errc <- a.grpc.Serve(lis) }()
 	select {
@@ -331,6 +332,7 @@ func (a *App) Run(ctx context.Context) error {
 	// Tell load balancers first, then let in-flight calls finish, bounded.
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopProbe()
+	probing.Wait() // a write-safety check in flight deletes its key first
 	a.health.Shutdown()
 	// Open watches would hold the graceful stop until its timeout: they end
 	// now (UNAVAILABLE), and their clients resume on another replica.

@@ -88,6 +88,7 @@ type writeSafety struct {
 func (w *writeSafety) start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	w.collectStale(ctx)
 	err := objstore.CheckWriteSafety(ctx, w.raw, w.key)
 	var unsafe *objstore.UnsafeError
 	switch {
@@ -148,5 +149,24 @@ func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), erro
 			return nil, nil, err
 		}
 		return b, func() { b.Close() }, nil
+	}
+}
+
+// staleProbeAge is how old a probe key must be to be another process's
+// leftover (one killed mid-check): a live check holds its key for a few
+// requests' time.
+const staleProbeAge = 10 * time.Minute
+
+// collectStale deletes the keys of killed processes' probes, one page at
+// most per start, so crashes leave no garbage that grows.
+func (w *writeSafety) collectStale(ctx context.Context) {
+	page, err := w.raw.List(ctx, objstore.ListOptions{Prefix: WriteProbeRoot, MaxKeys: 100})
+	if err != nil {
+		return // the probe itself will say what is wrong
+	}
+	for _, o := range page.Objects {
+		if time.Since(o.ModTime) > staleProbeAge {
+			_ = w.raw.Delete(ctx, o.Key)
+		}
 	}
 }

@@ -341,7 +341,7 @@ func deleteCurrent(ctx context.Context, client *s3.Client, bucket string) error 
 
 func isNotImplemented(err error) bool {
 	var apiErr smithy.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode() == "NotImplemented"
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode() == "NotImplemented" || apiErr.ErrorCode() == "MethodNotAllowed")
 }
 
 func isNoSuchBucket(err error) bool {

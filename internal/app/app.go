@@ -32,6 +32,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
 	"github.com/skillsvc/skillsvc/internal/library"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
@@ -43,6 +44,12 @@ import (
 
 // livenessService is the health service name of the liveness probe.
 const livenessService = "liveness"
+
+// writesService is the health service name that says whether writes are
+// taken: NOT_SERVING while a store that ignores conditional writes is
+// served read-only (--s3.read-only-if-unsafe; the log says what it
+// ignored), while reads stay SERVING.
+const writesService = "writes"
 
 // NewLogger is the logger cfg asks for (--log.level, --log.format),
 // writing to w.
@@ -68,9 +75,10 @@ type App struct {
 	grpc         *grpc.Server
 	health       *health.Server
 	checkStorage func(context.Context) error
-	http         *http.Server // nil without --http.listen
-	metrics      *http.Server // nil without --metrics.listen
-	feed         *watch.Feed  // closed first in the drain: watches never end by themselves
+	writes       *objstore.Guarded // nil when nothing can refuse writes
+	http         *http.Server      // nil without --http.listen
+	metrics      *http.Server      // nil without --metrics.listen
+	feed         *watch.Feed       // closed first in the drain: watches never end by themselves
 
 	closers   []func() // run last first by Close
 	closeOnce sync.Once
@@ -106,11 +114,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	bucket, checkStorage, closeBucket, err := openBucket(ctx, cfg, reg, log)
+	bucket, checkStorage, writes, closeBucket, err := openBucket(ctx, cfg, reg, log)
 	if err != nil {
 		return nil, err
 	}
-	a.checkStorage = checkStorage
+	a.checkStorage, a.writes = checkStorage, writes
 	a.onClose(closeBucket)
 	// Every Redis key, value and channel of this deployment (the cache's,
 	// the events' and the feed's topics) is bound to its storage.
@@ -310,11 +318,16 @@ func (a *App) Run(ctx context.Context) error {
 		for _, svc := range []string{"", skillsvcv1.FilesystemService_ServiceDesc.ServiceName, skillsvcv1.SkillsService_ServiceDesc.ServiceName, skillsvcv1.AdminService_ServiceDesc.ServiceName} {
 			a.health.SetServingStatus(svc, st)
 		}
+		if a.writes != nil && a.writes.ReadOnly() != nil {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
+		}
+		a.health.SetServingStatus(writesService, st)
 	}
 	setReady(true) // storage answered at start-up
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
-	go probe.Run(probeCtx, cfg.Probe, a.checkStorage, setReady, log)
+	var probing sync.WaitGroup
+	probing.Go(func() { probe.Run(probeCtx, cfg.Probe, a.checkStorage, setReady, log) })
 
 	go func() { errc <- a.grpc.Serve(lis) }()
 	select {
@@ -327,6 +340,7 @@ func (a *App) Run(ctx context.Context) error {
 	// Tell load balancers first, then let in-flight calls finish, bounded.
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopProbe()
+	probing.Wait() // a write-safety check in flight deletes its key first
 	a.health.Shutdown()
 	// Open watches would hold the graceful stop until its timeout: they end
 	// now (UNAVAILABLE), and their clients resume on another replica.

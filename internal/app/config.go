@@ -105,6 +105,9 @@ func (c *Config) Validate() error {
 		if err := c.S3.Validate(); err != nil {
 			return err
 		}
+		if err := c.Mounts.Disjoint(WriteProbeRoot); err != nil {
+			return fmt.Errorf("the write-safety probe's key: %w", err)
+		}
 	default:
 		return fmt.Errorf("unknown storage %q: want local or s3", c.Storage)
 	}

@@ -23,7 +23,7 @@ type Config struct {
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.DurationVar(&c.Interval, prefix+"interval", 5*time.Second, "How often the readiness probe checks that object storage answers.")
+	f.DurationVar(&c.Interval, prefix+"interval", 5*time.Second, "How often the readiness probe checks that object storage answers (and, with --storage=s3, still honours conditional writes: the write-safety probe, 8 requests).")
 	f.DurationVar(&c.Timeout, prefix+"timeout", 3*time.Second, "How long one storage check may take.")
 	f.IntVar(&c.Failures, prefix+"failures", 2, "Failed storage checks in a row before the replica reports NOT_SERVING.")
 }

@@ -277,6 +277,9 @@ func deleteBucket(ctx context.Context, client *s3.Client, bucket string) error {
 	uploads := s3.NewListMultipartUploadsPaginator(client, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
 	for uploads.HasMorePages() {
 		page, err := uploads.NextPage(ctx)
+		if isNotImplemented(err) {
+			break // a store without multipart listing (s3rver) has none to abort
+		}
 		if err != nil {
 			return fmt.Errorf("list multipart uploads: %w", err)
 		}
@@ -293,6 +296,10 @@ func deleteBucket(ctx context.Context, client *s3.Client, bucket string) error {
 	versions := s3.NewListObjectVersionsPaginator(client, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})
 	for versions.HasMorePages() {
 		page, err := versions.NextPage(ctx)
+		if isNotImplemented(err) {
+			// A store without versions (s3rver): its objects are all.
+			return deleteCurrent(ctx, client, bucket)
+		}
 		if err != nil {
 			return fmt.Errorf("list object versions: %w", err)
 		}
@@ -310,6 +317,32 @@ func deleteBucket(ctx context.Context, client *s3.Client, bucket string) error {
 
 	_, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
 	return err
+}
+
+// deleteCurrent deletes every object of an unversioned bucket, then the
+// bucket.
+func deleteCurrent(ctx context.Context, client *s3.Client, bucket string) error {
+	objects := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for objects.HasMorePages() {
+		page, err := objects.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list objects: %w", err)
+		}
+		var ids []types.ObjectIdentifier
+		for _, o := range page.Contents {
+			ids = append(ids, types.ObjectIdentifier{Key: o.Key})
+		}
+		if err := deleteObjects(ctx, client, bucket, ids); err != nil {
+			return err
+		}
+	}
+	_, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	return err
+}
+
+func isNotImplemented(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode() == "NotImplemented" || apiErr.ErrorCode() == "MethodNotAllowed")
 }
 
 func isNoSuchBucket(err error) bool {

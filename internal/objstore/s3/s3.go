@@ -37,6 +37,9 @@ type Config struct {
 	// MaxConnsPerHost sizes the idle pool: listings fan out to many GETs,
 	// and the SDK default of 10 idle connections per host would churn.
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
+	// ReadOnlyIfUnsafe serves a store that fails the write-safety probe
+	// (objstore.CheckWriteSafety) read-only instead of refusing to start.
+	ReadOnlyIfUnsafe bool `yaml:"read_only_if_unsafe"`
 }
 
 // RegisterFlagsWithPrefix registers the config's flags with defaults.
@@ -46,6 +49,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Region, prefix+"region", "us-east-1", "S3 region.")
 	f.BoolVar(&c.PathStyle, prefix+"path-style", false, "Use path-style addressing (needed for MinIO and most S3-compatible servers).")
 	f.IntVar(&c.MaxConnsPerHost, prefix+"max-conns-per-host", 256, "Idle HTTP connections kept per S3 host.")
+	f.BoolVar(&c.ReadOnlyIfUnsafe, prefix+"read-only-if-unsafe", false, "Serve a store that ignores conditional writes (If-None-Match, If-Match, concurrent creates: checked at start and by every readiness check) read-only, every write refused FAILED_PRECONDITION, instead of refusing to start: writing to it would lose updates silently.")
 }
 
 // ErrNoBucket is returned by Validate when no bucket is configured.

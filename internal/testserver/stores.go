@@ -37,6 +37,7 @@ func StartMotoS3(t testing.TB) *MinIO {
 // directory; `make tools` installs it) for this test; t.Cleanup stops it.
 func StartVersityGW(t testing.TB) *MinIO {
 	t.Helper()
+	Integration(t, "versitygw")
 	bin, err := findBinary(versityBinEnv, inRepoTools("versitygw"), onPath("versitygw"))
 	if err != nil {
 		unavailable(t, "versitygw", versityBinEnv, fmt.Errorf("finding versitygw: %w", err))

@@ -45,7 +45,7 @@ func parseOptions(args []string) (options, error) {
 	f.IntVar(&o.perCategory, "skills-per-category", 20, "Skills in each category (each a SKILL.md and 2 or 3 files under references/ and scripts/).")
 	f.DurationVar(&o.latency, "latency", 20*time.Millisecond, "Delay the proxy in front of MinIO adds to every S3 response; 0 disables it.")
 	f.Float64Var(&o.rate, "rate", 90, "Requests per second the host sends at most (skillsvc's default per-user limit is 100/s); a refusal is counted as an error and retried after the delay the server gives.")
-	f.IntVar(&o.burst, "burst", 100, "Requests the host sends back to back before pacing (skillsvc's default per-user burst is 200): a full listing of 20 pages goes at once, as a host listing on connect sends it.")
+	f.IntVar(&o.burst, "burst", 100, "Requests the host sends back to back before pacing (skillsvc's default per-user burst is 1,000 units, 10,000 requests served from memory): a full listing of 20 pages goes at once, as a host listing on connect sends it.")
 	f.IntVar(&o.gets, "gets", 1000, "skills/get requests, spread over the library.")
 	f.IntVar(&o.reads, "reads", 1000, "resources/read requests, spread over every file of the library.")
 	f.StringVar(&o.protocol, "protocol", "2025-11-25", "MCP protocol version the host asks for in initialize.")

@@ -18,7 +18,7 @@ func TestSmallRun(t *testing.T) {
 	testserver.Integration(t, "MinIO, redis-server and the skillsvc binary")
 	o, err := parseOptions([]string{
 		"-categories=2", "-skills-per-category=5", "-latency=1ms", "-gets=10", "-reads=10", "-rate=1000",
-		"-skillsvc-flag=--mcp.skills-page-size=4", "-skillsvc-flag=--limits.rate=20", "-skillsvc-flag=--limits.burst=1",
+		"-skillsvc-flag=--mcp.skills-page-size=4", "-skillsvc-flag=--limits.rate=2", "-skillsvc-flag=--limits.burst=1",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestSmallRun(t *testing.T) {
 		refusals += p.refusals
 	}
 	if refusals == 0 {
-		t.Error("no request was refused at 20 req/s with a burst of 1: the retry path went untested")
+		t.Error("no request was refused at 2 units/s (20 requests from memory a second) with a burst of 1: the retry path went untested")
 	}
 	if cold := b.phases[0].storage.Total() + b.phases[1].storage.Total(); cold == 0 {
 		t.Error("the cold phases made no storage requests: the proxy is not in the path")

@@ -26,10 +26,7 @@ import (
 // NOT_SERVING with the reason logged. On MinIO itself it takes writes and
 // leaves no probe key behind.
 func TestWriteSafetyProbe(t *testing.T) {
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := binary(t)
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
 	unsafe := srv.IgnoringConditions(t)

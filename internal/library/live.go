@@ -351,23 +351,37 @@ func (p *Publisher) Recover(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// StartRecovery runs Recover at once and every --library.recover-every
-// until stop is called (which waits for a pass under way).
+// firstRecoveryTimeout bounds the pass a start waits for: storage down at
+// start delays serving this long at most (the next pass tries again).
+const firstRecoveryTimeout = 10 * time.Second
+
+// StartRecovery runs Recover once before it returns (a replica started
+// after a crash finishes what the crash left before it serves), then
+// every --library.recover-every until stop is called (which waits for a
+// pass under way).
 func (p *Publisher) StartRecovery() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	pass := func() {
+		if _, err := p.Recover(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("library: listing interrupted changes", "err", err)
+		}
+	}
+	first, cancelFirst := context.WithTimeout(ctx, firstRecoveryTimeout)
+	if _, err := p.Recover(first); err != nil && first.Err() == nil {
+		p.log.Warn("library: listing interrupted changes", "err", err)
+	}
+	cancelFirst()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		t := time.NewTicker(p.cfg.RecoverEvery)
 		defer t.Stop()
 		for {
-			if _, err := p.Recover(ctx); err != nil && ctx.Err() == nil {
-				p.log.Warn("library: listing interrupted changes", "err", err)
-			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				pass()
 			}
 		}
 	}()

@@ -38,14 +38,22 @@ func StartSQS(t testing.TB) *SQS {
 	if err != nil {
 		unavailable(t, "moto_server (SQS)", sqsBinEnv, fmt.Errorf("finding moto_server: %w", err))
 	}
+	return startRetrying(t, "moto_server (SQS)", sqsBinEnv, func() (*SQS, *process, error) { return startSQSOnce(bin) })
+}
+
+// startRetrying starts a server by once, again on another port when it
+// lost its port to another process (up to startAttempts), and stops it at
+// t's cleanup.
+func startRetrying[S any](t testing.TB, what, binEnv string, once func() (S, *process, error)) S {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		s, p, err := startSQSOnce(bin)
+		s, p, err := once()
 		if err == nil {
 			t.Cleanup(p.stop)
 			return s
 		}
 		if !errors.Is(err, errPortRace) || attempt == startAttempts {
-			unavailable(t, "moto_server (SQS)", sqsBinEnv, err)
+			unavailable(t, what, binEnv, err)
 		}
 	}
 }
@@ -65,16 +73,16 @@ func startSQSOnce(bin string) (*SQS, *process, error) {
 		return nil, nil, err
 	}
 	s := &SQS{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), Region: sqsRegion}
-	if err := waitHTTPReady(p, s.Endpoint+"/moto-api/", port); err != nil {
+	if err := waitHTTPReady(p, s.Endpoint+"/moto-api/", port, func(code int) bool { return code == http.StatusOK }); err != nil {
 		p.stop()
 		return nil, nil, err
 	}
 	return s, p, nil
 }
 
-// waitHTTPReady polls url until it answers 200, then checks that p owns
-// port (another process may have won it meanwhile).
-func waitHTTPReady(p *process, url string, port int) error {
+// waitHTTPReady polls url until its answer's status is ready, then checks
+// that p owns port (another process may have won it meanwhile).
+func waitHTTPReady(p *process, url string, port int, ready func(status int) bool) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(sqsReadyTimeout)
 	for {
@@ -87,7 +95,7 @@ func waitHTTPReady(p *process, url string, port int) error {
 		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if ready(resp.StatusCode) {
 				break
 			}
 		}

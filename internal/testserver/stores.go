@@ -1,14 +1,11 @@
 package testserver
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // The S3 stores besides MinIO that the acceptance suite and the
@@ -42,16 +39,7 @@ func StartVersityGW(t testing.TB) *MinIO {
 	if err != nil {
 		unavailable(t, "versitygw", versityBinEnv, fmt.Errorf("finding versitygw: %w", err))
 	}
-	for attempt := 1; ; attempt++ {
-		m, p, err := startVersityOnce(bin)
-		if err == nil {
-			t.Cleanup(p.stop)
-			return m
-		}
-		if !errors.Is(err, errPortRace) || attempt == startAttempts {
-			unavailable(t, "versitygw", versityBinEnv, err)
-		}
-	}
+	return startRetrying(t, "versitygw", versityBinEnv, func() (*MinIO, *process, error) { return startVersityOnce(bin) })
 }
 
 func startVersityOnce(bin string) (*MinIO, *process, error) {
@@ -74,41 +62,12 @@ func startVersityOnce(bin string) (*MinIO, *process, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := waitAnswers(p, m.Endpoint, port); err != nil {
+	// An S3 server answers an unsigned request 403: any answer will do.
+	if err := waitHTTPReady(p, m.Endpoint, port, func(int) bool { return true }); err != nil {
 		p.stop()
 		return nil, nil, err
 	}
 	return m, p, nil
-}
-
-// waitAnswers polls url until the server answers at all (an S3 server
-// answers an unsigned request 403), then checks that p owns port.
-func waitAnswers(p *process, url string, port int) error {
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(sqsReadyTimeout)
-	for {
-		if p.exited() {
-			if isPortRace(p.out.Tail(30)) {
-				return fmt.Errorf("%w: %s", errPortRace, p.exitReport())
-			}
-			return errors.New(p.exitReport())
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s at %s not answering after %v (%v); last output:\n%s", p.name, url, sqsReadyTimeout, err, p.out.Tail(30))
-		}
-		time.Sleep(pollInterval)
-	}
-	if ours, err := listensOn(p.cmd.Process.Pid, port); err != nil {
-		return fmt.Errorf("checking that %s owns port %d: %w", p.name, port, err)
-	} else if !ours {
-		return fmt.Errorf("%w: another server answered on port %d", errPortRace, port)
-	}
-	return nil
 }
 
 // EnvS3 is the store $SKILLSVC_S3_ENDPOINT names, with its credentials,

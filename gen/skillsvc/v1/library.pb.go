@@ -297,6 +297,9 @@ type SkillVersion struct {
 	Reviewer      string                 `protobuf:"bytes,13,opt,name=reviewer" json:"reviewer,omitempty"`
 	ReviewTime    *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=review_time,json=reviewTime" json:"review_time,omitempty"`
 	ReviewComment string                 `protobuf:"bytes,15,opt,name=review_comment,json=reviewComment" json:"review_comment,omitempty"`
+	// What publishing found that a reviewer should weigh: warnings, and
+	// skills of the library this one competes with (rule "coexistence").
+	Problems      []*SkillProblem `protobuf:"bytes,16,rep,name=problems" json:"problems,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -434,6 +437,13 @@ func (x *SkillVersion) GetReviewComment() string {
 		return x.ReviewComment
 	}
 	return ""
+}
+
+func (x *SkillVersion) GetProblems() []*SkillProblem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
 }
 
 type PublishSkillRequest struct {
@@ -688,7 +698,11 @@ type PublishSkillResponse struct {
 	// Files of the previous live copy the new version dropped, removed.
 	RemovedFiles []string `protobuf:"bytes,4,rep,name=removed_files,json=removedFiles" json:"removed_files,omitempty"`
 	// validate_only: whether the folder would be accepted.
-	Valid         bool `protobuf:"varint,5,opt,name=valid" json:"valid,omitempty"`
+	Valid bool `protobuf:"varint,5,opt,name=valid" json:"valid,omitempty"`
+	// The skill's eval_queries.json run against the target library as it
+	// would be with this version in it (see TriggerEval); empty when the
+	// folder has none.
+	Evals         []*TriggerEval `protobuf:"bytes,6,rep,name=evals" json:"evals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -758,6 +772,95 @@ func (x *PublishSkillResponse) GetValid() bool {
 	return false
 }
 
+func (x *PublishSkillResponse) GetEvals() []*TriggerEval {
+	if x != nil {
+		return x.Evals
+	}
+	return nil
+}
+
+// TriggerEval is one query of a skill's eval_queries.json
+// ([{"query": ..., "should_trigger": true|false}]) run through the
+// library's search.
+type TriggerEval struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Query         string                 `protobuf:"bytes,1,opt,name=query" json:"query,omitempty"`
+	ShouldTrigger bool                   `protobuf:"varint,2,opt,name=should_trigger,json=shouldTrigger" json:"should_trigger,omitempty"`
+	// The skill's position among the results, 1 first; 0 when not in the
+	// top k.
+	Rank int32 `protobuf:"varint,3,opt,name=rank" json:"rank,omitempty"`
+	// The path and name of the first result, when it is another skill.
+	TopPath       string `protobuf:"bytes,4,opt,name=top_path,json=topPath" json:"top_path,omitempty"`
+	TopName       string `protobuf:"bytes,5,opt,name=top_name,json=topName" json:"top_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TriggerEval) Reset() {
+	*x = TriggerEval{}
+	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TriggerEval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TriggerEval) ProtoMessage() {}
+
+func (x *TriggerEval) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TriggerEval.ProtoReflect.Descriptor instead.
+func (*TriggerEval) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TriggerEval) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *TriggerEval) GetShouldTrigger() bool {
+	if x != nil {
+		return x.ShouldTrigger
+	}
+	return false
+}
+
+func (x *TriggerEval) GetRank() int32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *TriggerEval) GetTopPath() string {
+	if x != nil {
+		return x.TopPath
+	}
+	return ""
+}
+
+func (x *TriggerEval) GetTopName() string {
+	if x != nil {
+		return x.TopName
+	}
+	return ""
+}
+
 type DeleteSkillRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Library *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
@@ -771,7 +874,7 @@ type DeleteSkillRequest struct {
 
 func (x *DeleteSkillRequest) Reset() {
 	*x = DeleteSkillRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +886,7 @@ func (x *DeleteSkillRequest) String() string {
 func (*DeleteSkillRequest) ProtoMessage() {}
 
 func (x *DeleteSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +899,7 @@ func (x *DeleteSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSkillRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{7}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeleteSkillRequest) GetLibrary() *LibraryRef {
@@ -830,7 +933,7 @@ type DeleteSkillResponse struct {
 
 func (x *DeleteSkillResponse) Reset() {
 	*x = DeleteSkillResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +945,7 @@ func (x *DeleteSkillResponse) String() string {
 func (*DeleteSkillResponse) ProtoMessage() {}
 
 func (x *DeleteSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +958,7 @@ func (x *DeleteSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSkillResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{8}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeleteSkillResponse) GetRemovedFiles() int32 {
@@ -880,7 +983,7 @@ type ListSkillVersionsRequest struct {
 
 func (x *ListSkillVersionsRequest) Reset() {
 	*x = ListSkillVersionsRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +995,7 @@ func (x *ListSkillVersionsRequest) String() string {
 func (*ListSkillVersionsRequest) ProtoMessage() {}
 
 func (x *ListSkillVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1008,7 @@ func (x *ListSkillVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSkillVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{9}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListSkillVersionsRequest) GetLibrary() *LibraryRef {
@@ -955,7 +1058,7 @@ type ListSkillVersionsResponse struct {
 
 func (x *ListSkillVersionsResponse) Reset() {
 	*x = ListSkillVersionsResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1070,7 @@ func (x *ListSkillVersionsResponse) String() string {
 func (*ListSkillVersionsResponse) ProtoMessage() {}
 
 func (x *ListSkillVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1083,7 @@ func (x *ListSkillVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSkillVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{10}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListSkillVersionsResponse) GetVersions() []*SkillVersion {
@@ -1016,7 +1119,7 @@ type GetSkillVersionRequest struct {
 
 func (x *GetSkillVersionRequest) Reset() {
 	*x = GetSkillVersionRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1131,7 @@ func (x *GetSkillVersionRequest) String() string {
 func (*GetSkillVersionRequest) ProtoMessage() {}
 
 func (x *GetSkillVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1144,7 @@ func (x *GetSkillVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetSkillVersionRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{11}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetSkillVersionRequest) GetLibrary() *LibraryRef {
@@ -1076,7 +1179,7 @@ type GetSkillVersionResponse struct {
 
 func (x *GetSkillVersionResponse) Reset() {
 	*x = GetSkillVersionResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1191,7 @@ func (x *GetSkillVersionResponse) String() string {
 func (*GetSkillVersionResponse) ProtoMessage() {}
 
 func (x *GetSkillVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1204,7 @@ func (x *GetSkillVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetSkillVersionResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{12}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetSkillVersionResponse) GetVersion() *SkillVersion {
@@ -1132,7 +1235,7 @@ type SetSkillLabelRequest struct {
 
 func (x *SetSkillLabelRequest) Reset() {
 	*x = SetSkillLabelRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1144,7 +1247,7 @@ func (x *SetSkillLabelRequest) String() string {
 func (*SetSkillLabelRequest) ProtoMessage() {}
 
 func (x *SetSkillLabelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1157,7 +1260,7 @@ func (x *SetSkillLabelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillLabelRequest.ProtoReflect.Descriptor instead.
 func (*SetSkillLabelRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{13}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetSkillLabelRequest) GetLibrary() *LibraryRef {
@@ -1198,7 +1301,7 @@ type SetSkillLabelResponse struct {
 
 func (x *SetSkillLabelResponse) Reset() {
 	*x = SetSkillLabelResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1313,7 @@ func (x *SetSkillLabelResponse) String() string {
 func (*SetSkillLabelResponse) ProtoMessage() {}
 
 func (x *SetSkillLabelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1326,7 @@ func (x *SetSkillLabelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillLabelResponse.ProtoReflect.Descriptor instead.
 func (*SetSkillLabelResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{14}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SetSkillLabelResponse) GetVersion() *SkillVersion {
@@ -1247,7 +1350,7 @@ type RollbackSkillRequest struct {
 
 func (x *RollbackSkillRequest) Reset() {
 	*x = RollbackSkillRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1362,7 @@ func (x *RollbackSkillRequest) String() string {
 func (*RollbackSkillRequest) ProtoMessage() {}
 
 func (x *RollbackSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1375,7 @@ func (x *RollbackSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackSkillRequest.ProtoReflect.Descriptor instead.
 func (*RollbackSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{15}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RollbackSkillRequest) GetLibrary() *LibraryRef {
@@ -1314,7 +1417,7 @@ type RollbackSkillResponse struct {
 
 func (x *RollbackSkillResponse) Reset() {
 	*x = RollbackSkillResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1429,7 @@ func (x *RollbackSkillResponse) String() string {
 func (*RollbackSkillResponse) ProtoMessage() {}
 
 func (x *RollbackSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1442,7 @@ func (x *RollbackSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackSkillResponse.ProtoReflect.Descriptor instead.
 func (*RollbackSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{16}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RollbackSkillResponse) GetVersion() *SkillVersion {
@@ -1378,7 +1481,7 @@ type ReviewSkillVersionRequest struct {
 
 func (x *ReviewSkillVersionRequest) Reset() {
 	*x = ReviewSkillVersionRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1493,7 @@ func (x *ReviewSkillVersionRequest) String() string {
 func (*ReviewSkillVersionRequest) ProtoMessage() {}
 
 func (x *ReviewSkillVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1506,7 @@ func (x *ReviewSkillVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewSkillVersionRequest.ProtoReflect.Descriptor instead.
 func (*ReviewSkillVersionRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{17}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReviewSkillVersionRequest) GetLibrary() *LibraryRef {
@@ -1453,7 +1556,7 @@ type ReviewSkillVersionResponse struct {
 
 func (x *ReviewSkillVersionResponse) Reset() {
 	*x = ReviewSkillVersionResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1568,7 @@ func (x *ReviewSkillVersionResponse) String() string {
 func (*ReviewSkillVersionResponse) ProtoMessage() {}
 
 func (x *ReviewSkillVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1581,7 @@ func (x *ReviewSkillVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewSkillVersionResponse.ProtoReflect.Descriptor instead.
 func (*ReviewSkillVersionResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{18}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReviewSkillVersionResponse) GetVersion() *SkillVersion {
@@ -1519,7 +1622,7 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +
 	"\x10SEVERITY_WARNING\x10\x02\"F\n" +
 	"\rSkillProblems\x125\n" +
-	"\bproblems\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\"\xb1\x04\n" +
+	"\bproblems\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\"\xe8\x04\n" +
 	"\fSkillVersion\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -1540,7 +1643,8 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\breviewer\x18\r \x01(\tR\breviewer\x12;\n" +
 	"\vreview_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reviewTime\x12%\n" +
-	"\x0ereview_comment\x18\x0f \x01(\tR\rreviewComment\"\x87\x01\n" +
+	"\x0ereview_comment\x18\x0f \x01(\tR\rreviewComment\x125\n" +
+	"\bproblems\x18\x10 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\"\x87\x01\n" +
 	"\x13PublishSkillRequest\x129\n" +
 	"\x06header\x18\x01 \x01(\v2\x1f.skillsvc.v1.PublishSkillHeaderH\x00R\x06header\x12.\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x16.skillsvc.v1.FileChunkH\x00R\x05chunkB\x05\n" +
@@ -1555,13 +1659,20 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\tif_latest\x18\a \x01(\tR\bifLatest\"3\n" +
 	"\tFileChunk\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\"\xee\x01\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\x9e\x02\n" +
 	"\x14PublishSkillResponse\x123\n" +
 	"\aversion\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillVersionR\aversion\x125\n" +
 	"\bproblems\x18\x02 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\x12/\n" +
 	"\x05skill\x18\x03 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12#\n" +
 	"\rremoved_files\x18\x04 \x03(\tR\fremovedFiles\x12\x14\n" +
-	"\x05valid\x18\x05 \x01(\bR\x05valid\"x\n" +
+	"\x05valid\x18\x05 \x01(\bR\x05valid\x12.\n" +
+	"\x05evals\x18\x06 \x03(\v2\x18.skillsvc.v1.TriggerEvalR\x05evals\"\x94\x01\n" +
+	"\vTriggerEval\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12%\n" +
+	"\x0eshould_trigger\x18\x02 \x01(\bR\rshouldTrigger\x12\x12\n" +
+	"\x04rank\x18\x03 \x01(\x05R\x04rank\x12\x19\n" +
+	"\btop_path\x18\x04 \x01(\tR\atopPath\x12\x19\n" +
+	"\btop_name\x18\x05 \x01(\tR\atopName\"x\n" +
 	"\x12DeleteSkillRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -1642,7 +1753,7 @@ func file_skillsvc_v1_library_proto_rawDescGZIP() []byte {
 }
 
 var file_skillsvc_v1_library_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_skillsvc_v1_library_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_skillsvc_v1_library_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_skillsvc_v1_library_proto_goTypes = []any{
 	(VersionState)(0),                  // 0: skillsvc.v1.VersionState
 	(SkillProblem_Severity)(0),         // 1: skillsvc.v1.SkillProblem.Severity
@@ -1653,72 +1764,75 @@ var file_skillsvc_v1_library_proto_goTypes = []any{
 	(*PublishSkillHeader)(nil),         // 6: skillsvc.v1.PublishSkillHeader
 	(*FileChunk)(nil),                  // 7: skillsvc.v1.FileChunk
 	(*PublishSkillResponse)(nil),       // 8: skillsvc.v1.PublishSkillResponse
-	(*DeleteSkillRequest)(nil),         // 9: skillsvc.v1.DeleteSkillRequest
-	(*DeleteSkillResponse)(nil),        // 10: skillsvc.v1.DeleteSkillResponse
-	(*ListSkillVersionsRequest)(nil),   // 11: skillsvc.v1.ListSkillVersionsRequest
-	(*ListSkillVersionsResponse)(nil),  // 12: skillsvc.v1.ListSkillVersionsResponse
-	(*GetSkillVersionRequest)(nil),     // 13: skillsvc.v1.GetSkillVersionRequest
-	(*GetSkillVersionResponse)(nil),    // 14: skillsvc.v1.GetSkillVersionResponse
-	(*SetSkillLabelRequest)(nil),       // 15: skillsvc.v1.SetSkillLabelRequest
-	(*SetSkillLabelResponse)(nil),      // 16: skillsvc.v1.SetSkillLabelResponse
-	(*RollbackSkillRequest)(nil),       // 17: skillsvc.v1.RollbackSkillRequest
-	(*RollbackSkillResponse)(nil),      // 18: skillsvc.v1.RollbackSkillResponse
-	(*ReviewSkillVersionRequest)(nil),  // 19: skillsvc.v1.ReviewSkillVersionRequest
-	(*ReviewSkillVersionResponse)(nil), // 20: skillsvc.v1.ReviewSkillVersionResponse
-	nil,                                // 21: skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
-	(*LibraryRef)(nil),                 // 22: skillsvc.v1.LibraryRef
-	(*timestamppb.Timestamp)(nil),      // 23: google.protobuf.Timestamp
-	(*SkillManifest)(nil),              // 24: skillsvc.v1.SkillManifest
-	(*SkillSummary)(nil),               // 25: skillsvc.v1.SkillSummary
+	(*TriggerEval)(nil),                // 9: skillsvc.v1.TriggerEval
+	(*DeleteSkillRequest)(nil),         // 10: skillsvc.v1.DeleteSkillRequest
+	(*DeleteSkillResponse)(nil),        // 11: skillsvc.v1.DeleteSkillResponse
+	(*ListSkillVersionsRequest)(nil),   // 12: skillsvc.v1.ListSkillVersionsRequest
+	(*ListSkillVersionsResponse)(nil),  // 13: skillsvc.v1.ListSkillVersionsResponse
+	(*GetSkillVersionRequest)(nil),     // 14: skillsvc.v1.GetSkillVersionRequest
+	(*GetSkillVersionResponse)(nil),    // 15: skillsvc.v1.GetSkillVersionResponse
+	(*SetSkillLabelRequest)(nil),       // 16: skillsvc.v1.SetSkillLabelRequest
+	(*SetSkillLabelResponse)(nil),      // 17: skillsvc.v1.SetSkillLabelResponse
+	(*RollbackSkillRequest)(nil),       // 18: skillsvc.v1.RollbackSkillRequest
+	(*RollbackSkillResponse)(nil),      // 19: skillsvc.v1.RollbackSkillResponse
+	(*ReviewSkillVersionRequest)(nil),  // 20: skillsvc.v1.ReviewSkillVersionRequest
+	(*ReviewSkillVersionResponse)(nil), // 21: skillsvc.v1.ReviewSkillVersionResponse
+	nil,                                // 22: skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
+	(*LibraryRef)(nil),                 // 23: skillsvc.v1.LibraryRef
+	(*timestamppb.Timestamp)(nil),      // 24: google.protobuf.Timestamp
+	(*SkillManifest)(nil),              // 25: skillsvc.v1.SkillManifest
+	(*SkillSummary)(nil),               // 26: skillsvc.v1.SkillSummary
 }
 var file_skillsvc_v1_library_proto_depIdxs = []int32{
 	1,  // 0: skillsvc.v1.SkillProblem.severity:type_name -> skillsvc.v1.SkillProblem.Severity
 	2,  // 1: skillsvc.v1.SkillProblems.problems:type_name -> skillsvc.v1.SkillProblem
-	22, // 2: skillsvc.v1.SkillVersion.library:type_name -> skillsvc.v1.LibraryRef
-	23, // 3: skillsvc.v1.SkillVersion.create_time:type_name -> google.protobuf.Timestamp
+	23, // 2: skillsvc.v1.SkillVersion.library:type_name -> skillsvc.v1.LibraryRef
+	24, // 3: skillsvc.v1.SkillVersion.create_time:type_name -> google.protobuf.Timestamp
 	0,  // 4: skillsvc.v1.SkillVersion.state:type_name -> skillsvc.v1.VersionState
-	24, // 5: skillsvc.v1.SkillVersion.manifest:type_name -> skillsvc.v1.SkillManifest
-	23, // 6: skillsvc.v1.SkillVersion.review_time:type_name -> google.protobuf.Timestamp
-	6,  // 7: skillsvc.v1.PublishSkillRequest.header:type_name -> skillsvc.v1.PublishSkillHeader
-	7,  // 8: skillsvc.v1.PublishSkillRequest.chunk:type_name -> skillsvc.v1.FileChunk
-	22, // 9: skillsvc.v1.PublishSkillHeader.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 10: skillsvc.v1.PublishSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
-	2,  // 11: skillsvc.v1.PublishSkillResponse.problems:type_name -> skillsvc.v1.SkillProblem
-	25, // 12: skillsvc.v1.PublishSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	22, // 13: skillsvc.v1.DeleteSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
-	22, // 14: skillsvc.v1.ListSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 15: skillsvc.v1.ListSkillVersionsRequest.state:type_name -> skillsvc.v1.VersionState
-	4,  // 16: skillsvc.v1.ListSkillVersionsResponse.versions:type_name -> skillsvc.v1.SkillVersion
-	21, // 17: skillsvc.v1.ListSkillVersionsResponse.labels:type_name -> skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
-	22, // 18: skillsvc.v1.GetSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 19: skillsvc.v1.GetSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
-	22, // 20: skillsvc.v1.SetSkillLabelRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 21: skillsvc.v1.SetSkillLabelResponse.version:type_name -> skillsvc.v1.SkillVersion
-	22, // 22: skillsvc.v1.RollbackSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 23: skillsvc.v1.RollbackSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
-	25, // 24: skillsvc.v1.RollbackSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	22, // 25: skillsvc.v1.ReviewSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 26: skillsvc.v1.ReviewSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
-	25, // 27: skillsvc.v1.ReviewSkillVersionResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	5,  // 28: skillsvc.v1.LibraryService.PublishSkill:input_type -> skillsvc.v1.PublishSkillRequest
-	9,  // 29: skillsvc.v1.LibraryService.DeleteSkill:input_type -> skillsvc.v1.DeleteSkillRequest
-	11, // 30: skillsvc.v1.LibraryService.ListSkillVersions:input_type -> skillsvc.v1.ListSkillVersionsRequest
-	13, // 31: skillsvc.v1.LibraryService.GetSkillVersion:input_type -> skillsvc.v1.GetSkillVersionRequest
-	15, // 32: skillsvc.v1.LibraryService.SetSkillLabel:input_type -> skillsvc.v1.SetSkillLabelRequest
-	17, // 33: skillsvc.v1.LibraryService.RollbackSkill:input_type -> skillsvc.v1.RollbackSkillRequest
-	19, // 34: skillsvc.v1.LibraryService.ReviewSkillVersion:input_type -> skillsvc.v1.ReviewSkillVersionRequest
-	8,  // 35: skillsvc.v1.LibraryService.PublishSkill:output_type -> skillsvc.v1.PublishSkillResponse
-	10, // 36: skillsvc.v1.LibraryService.DeleteSkill:output_type -> skillsvc.v1.DeleteSkillResponse
-	12, // 37: skillsvc.v1.LibraryService.ListSkillVersions:output_type -> skillsvc.v1.ListSkillVersionsResponse
-	14, // 38: skillsvc.v1.LibraryService.GetSkillVersion:output_type -> skillsvc.v1.GetSkillVersionResponse
-	16, // 39: skillsvc.v1.LibraryService.SetSkillLabel:output_type -> skillsvc.v1.SetSkillLabelResponse
-	18, // 40: skillsvc.v1.LibraryService.RollbackSkill:output_type -> skillsvc.v1.RollbackSkillResponse
-	20, // 41: skillsvc.v1.LibraryService.ReviewSkillVersion:output_type -> skillsvc.v1.ReviewSkillVersionResponse
-	35, // [35:42] is the sub-list for method output_type
-	28, // [28:35] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	25, // 5: skillsvc.v1.SkillVersion.manifest:type_name -> skillsvc.v1.SkillManifest
+	24, // 6: skillsvc.v1.SkillVersion.review_time:type_name -> google.protobuf.Timestamp
+	2,  // 7: skillsvc.v1.SkillVersion.problems:type_name -> skillsvc.v1.SkillProblem
+	6,  // 8: skillsvc.v1.PublishSkillRequest.header:type_name -> skillsvc.v1.PublishSkillHeader
+	7,  // 9: skillsvc.v1.PublishSkillRequest.chunk:type_name -> skillsvc.v1.FileChunk
+	23, // 10: skillsvc.v1.PublishSkillHeader.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 11: skillsvc.v1.PublishSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
+	2,  // 12: skillsvc.v1.PublishSkillResponse.problems:type_name -> skillsvc.v1.SkillProblem
+	26, // 13: skillsvc.v1.PublishSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	9,  // 14: skillsvc.v1.PublishSkillResponse.evals:type_name -> skillsvc.v1.TriggerEval
+	23, // 15: skillsvc.v1.DeleteSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
+	23, // 16: skillsvc.v1.ListSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0,  // 17: skillsvc.v1.ListSkillVersionsRequest.state:type_name -> skillsvc.v1.VersionState
+	4,  // 18: skillsvc.v1.ListSkillVersionsResponse.versions:type_name -> skillsvc.v1.SkillVersion
+	22, // 19: skillsvc.v1.ListSkillVersionsResponse.labels:type_name -> skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
+	23, // 20: skillsvc.v1.GetSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 21: skillsvc.v1.GetSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
+	23, // 22: skillsvc.v1.SetSkillLabelRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 23: skillsvc.v1.SetSkillLabelResponse.version:type_name -> skillsvc.v1.SkillVersion
+	23, // 24: skillsvc.v1.RollbackSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 25: skillsvc.v1.RollbackSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
+	26, // 26: skillsvc.v1.RollbackSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	23, // 27: skillsvc.v1.ReviewSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 28: skillsvc.v1.ReviewSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
+	26, // 29: skillsvc.v1.ReviewSkillVersionResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	5,  // 30: skillsvc.v1.LibraryService.PublishSkill:input_type -> skillsvc.v1.PublishSkillRequest
+	10, // 31: skillsvc.v1.LibraryService.DeleteSkill:input_type -> skillsvc.v1.DeleteSkillRequest
+	12, // 32: skillsvc.v1.LibraryService.ListSkillVersions:input_type -> skillsvc.v1.ListSkillVersionsRequest
+	14, // 33: skillsvc.v1.LibraryService.GetSkillVersion:input_type -> skillsvc.v1.GetSkillVersionRequest
+	16, // 34: skillsvc.v1.LibraryService.SetSkillLabel:input_type -> skillsvc.v1.SetSkillLabelRequest
+	18, // 35: skillsvc.v1.LibraryService.RollbackSkill:input_type -> skillsvc.v1.RollbackSkillRequest
+	20, // 36: skillsvc.v1.LibraryService.ReviewSkillVersion:input_type -> skillsvc.v1.ReviewSkillVersionRequest
+	8,  // 37: skillsvc.v1.LibraryService.PublishSkill:output_type -> skillsvc.v1.PublishSkillResponse
+	11, // 38: skillsvc.v1.LibraryService.DeleteSkill:output_type -> skillsvc.v1.DeleteSkillResponse
+	13, // 39: skillsvc.v1.LibraryService.ListSkillVersions:output_type -> skillsvc.v1.ListSkillVersionsResponse
+	15, // 40: skillsvc.v1.LibraryService.GetSkillVersion:output_type -> skillsvc.v1.GetSkillVersionResponse
+	17, // 41: skillsvc.v1.LibraryService.SetSkillLabel:output_type -> skillsvc.v1.SetSkillLabelResponse
+	19, // 42: skillsvc.v1.LibraryService.RollbackSkill:output_type -> skillsvc.v1.RollbackSkillResponse
+	21, // 43: skillsvc.v1.LibraryService.ReviewSkillVersion:output_type -> skillsvc.v1.ReviewSkillVersionResponse
+	37, // [37:44] is the sub-list for method output_type
+	30, // [30:37] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_library_proto_init() }
@@ -1738,7 +1852,7 @@ func file_skillsvc_v1_library_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_library_proto_rawDesc), len(file_skillsvc_v1_library_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

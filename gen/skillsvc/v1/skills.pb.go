@@ -133,7 +133,7 @@ func (x SkillChange_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SkillChange_Kind.Descriptor instead.
 func (SkillChange_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25, 0}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26, 0}
 }
 
 // SkillSummary is a skill's frontmatter and where it lives.
@@ -150,7 +150,8 @@ type SkillSummary struct {
 	Description string `protobuf:"bytes,4,opt,name=description" json:"description,omitempty"`
 	// Empty for a flat skill (/skills/<skill>/SKILL.md).
 	Category string `protobuf:"bytes,5,opt,name=category" json:"category,omitempty"`
-	// "user" or "shared".
+	// Which library serves it: "user", "team:<id>" or "shared" (the
+	// organization's).
 	Layer         string   `protobuf:"bytes,6,opt,name=layer" json:"layer,omitempty"`
 	Version       string   `protobuf:"bytes,7,opt,name=version" json:"version,omitempty"`
 	License       string   `protobuf:"bytes,8,opt,name=license" json:"license,omitempty"`
@@ -637,7 +638,10 @@ type ListSkillsRequest struct {
 	// Also list skills the user disabled.
 	IncludeDisabled bool `protobuf:"varint,5,opt,name=include_disabled,json=includeDisabled" json:"include_disabled,omitempty"`
 	// How much of each skill to return; unspecified is SKILL_VIEW_BASIC.
-	View          SkillView `protobuf:"varint,6,opt,name=view,enum=skillsvc.v1.SkillView" json:"view,omitempty"`
+	View SkillView `protobuf:"varint,6,opt,name=view,enum=skillsvc.v1.SkillView" json:"view,omitempty"`
+	// A named skill set (scope) to list only its skills; empty: the one the
+	// caller's identity chose, if any. See docs on scoped views.
+	Scope         string `protobuf:"bytes,7,opt,name=scope" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -712,6 +716,13 @@ func (x *ListSkillsRequest) GetView() SkillView {
 		return x.View
 	}
 	return SkillView_SKILL_VIEW_UNSPECIFIED
+}
+
+func (x *ListSkillsRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
 }
 
 type ListSkillsResponse struct {
@@ -795,7 +806,14 @@ type FormatSkillsRequest struct {
 	// left out ("use search_skills to find them"). Letters, digits, _ . : /
 	// and single hyphens, at most 128 characters. Empty: the server's
 	// default, else neutral wording.
-	SearchTool    string `protobuf:"bytes,6,opt,name=search_tool,json=searchTool" json:"search_tool,omitempty"`
+	SearchTool string `protobuf:"bytes,6,opt,name=search_tool,json=searchTool" json:"search_tool,omitempty"`
+	// The task or the user's latest message, when the caller has it: the
+	// block then holds the skills most relevant to it, near-duplicates
+	// collapsed, best first. Empty: the caller's own skills, then its
+	// teams', then the organization's. At most --skills.max-query-bytes.
+	Query string `protobuf:"bytes,7,opt,name=query" json:"query,omitempty"`
+	// As ListSkillsRequest.scope.
+	Scope         string `protobuf:"bytes,8,opt,name=scope" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -868,6 +886,20 @@ func (x *FormatSkillsRequest) GetGroupByCategory() bool {
 func (x *FormatSkillsRequest) GetSearchTool() string {
 	if x != nil {
 		return x.SearchTool
+	}
+	return ""
+}
+
+func (x *FormatSkillsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *FormatSkillsRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
 	}
 	return ""
 }
@@ -1422,7 +1454,9 @@ type SearchSkillsRequest struct {
 	// Only skills of this category; unset searches all, "" flat skills.
 	Category *string `protobuf:"bytes,3,opt,name=category" json:"category,omitempty"`
 	// Leave out results whose relevance is below this, 0..1; 0 keeps all.
-	MinRelevance  float64 `protobuf:"fixed64,4,opt,name=min_relevance,json=minRelevance" json:"min_relevance,omitempty"`
+	MinRelevance float64 `protobuf:"fixed64,4,opt,name=min_relevance,json=minRelevance" json:"min_relevance,omitempty"`
+	// As ListSkillsRequest.scope.
+	Scope         string `protobuf:"bytes,5,opt,name=scope" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1485,6 +1519,13 @@ func (x *SearchSkillsRequest) GetMinRelevance() float64 {
 	return 0
 }
 
+func (x *SearchSkillsRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
 type ScoredSkill struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Skill *SkillSummary          `protobuf:"bytes,1,opt,name=skill" json:"skill,omitempty"`
@@ -1493,7 +1534,11 @@ type ScoredSkill struct {
 	// The score over the most any skill could score for this query (every
 	// query word, weighted by its rarity, matched as strongly as possible),
 	// 0..1: comparable across searches, for cutting off weak results.
-	Relevance     float64 `protobuf:"fixed64,3,opt,name=relevance" json:"relevance,omitempty"`
+	Relevance float64 `protobuf:"fixed64,3,opt,name=relevance" json:"relevance,omitempty"`
+	// Copies of this skill the search collapsed into it (the same name with
+	// near-identical content, or the same content under another name),
+	// nearest layer first; skill is the one the caller's nearest layer serves.
+	Alternates    []*SkillAlternate `protobuf:"bytes,4,rep,name=alternates" json:"alternates,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1549,6 +1594,75 @@ func (x *ScoredSkill) GetRelevance() float64 {
 	return 0
 }
 
+func (x *ScoredSkill) GetAlternates() []*SkillAlternate {
+	if x != nil {
+		return x.Alternates
+	}
+	return nil
+}
+
+// SkillAlternate names a copy of a skill collapsed into a search result.
+type SkillAlternate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	// As SkillSummary.layer.
+	Layer         string `protobuf:"bytes,3,opt,name=layer" json:"layer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkillAlternate) Reset() {
+	*x = SkillAlternate{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkillAlternate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkillAlternate) ProtoMessage() {}
+
+func (x *SkillAlternate) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkillAlternate.ProtoReflect.Descriptor instead.
+func (*SkillAlternate) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SkillAlternate) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SkillAlternate) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SkillAlternate) GetLayer() string {
+	if x != nil {
+		return x.Layer
+	}
+	return ""
+}
+
 type SearchSkillsResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Results []*ScoredSkill         `protobuf:"bytes,1,rep,name=results" json:"results,omitempty"`
@@ -1564,7 +1678,7 @@ type SearchSkillsResponse struct {
 
 func (x *SearchSkillsResponse) Reset() {
 	*x = SearchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1690,7 @@ func (x *SearchSkillsResponse) String() string {
 func (*SearchSkillsResponse) ProtoMessage() {}
 
 func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1703,7 @@ func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*SearchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SearchSkillsResponse) GetResults() []*ScoredSkill {
@@ -1624,7 +1738,7 @@ type ExportSkillRequest struct {
 
 func (x *ExportSkillRequest) Reset() {
 	*x = ExportSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1750,7 @@ func (x *ExportSkillRequest) String() string {
 func (*ExportSkillRequest) ProtoMessage() {}
 
 func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1763,7 @@ func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillRequest.ProtoReflect.Descriptor instead.
 func (*ExportSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExportSkillRequest) GetPath() string {
@@ -1676,7 +1790,7 @@ type ExportSkillResponse struct {
 
 func (x *ExportSkillResponse) Reset() {
 	*x = ExportSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1802,7 @@ func (x *ExportSkillResponse) String() string {
 func (*ExportSkillResponse) ProtoMessage() {}
 
 func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1815,7 @@ func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillResponse.ProtoReflect.Descriptor instead.
 func (*ExportSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExportSkillResponse) GetData() []byte {
@@ -1721,7 +1835,7 @@ type SetSkillEnabledRequest struct {
 
 func (x *SetSkillEnabledRequest) Reset() {
 	*x = SetSkillEnabledRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1847,7 @@ func (x *SetSkillEnabledRequest) String() string {
 func (*SetSkillEnabledRequest) ProtoMessage() {}
 
 func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1860,7 @@ func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetSkillEnabledRequest) GetPath() string {
@@ -1772,7 +1886,7 @@ type SetSkillEnabledResponse struct {
 
 func (x *SetSkillEnabledResponse) Reset() {
 	*x = SetSkillEnabledResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1898,7 @@ func (x *SetSkillEnabledResponse) String() string {
 func (*SetSkillEnabledResponse) ProtoMessage() {}
 
 func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1911,7 @@ func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledResponse.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetSkillEnabledResponse) GetSkill() *SkillSummary {
@@ -1819,7 +1933,7 @@ type WatchSkillsRequest struct {
 
 func (x *WatchSkillsRequest) Reset() {
 	*x = WatchSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +1945,7 @@ func (x *WatchSkillsRequest) String() string {
 func (*WatchSkillsRequest) ProtoMessage() {}
 
 func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +1958,7 @@ func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSkillsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchSkillsRequest) GetSinceDigest() string {
@@ -1871,7 +1985,7 @@ type SkillChange struct {
 
 func (x *SkillChange) Reset() {
 	*x = SkillChange{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +1997,7 @@ func (x *SkillChange) String() string {
 func (*SkillChange) ProtoMessage() {}
 
 func (x *SkillChange) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +2010,7 @@ func (x *SkillChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillChange.ProtoReflect.Descriptor instead.
 func (*SkillChange) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SkillChange) GetKind() SkillChange_Kind {
@@ -1949,7 +2063,7 @@ type WatchSkillsResponse struct {
 
 func (x *WatchSkillsResponse) Reset() {
 	*x = WatchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2075,7 @@ func (x *WatchSkillsResponse) String() string {
 func (*WatchSkillsResponse) ProtoMessage() {}
 
 func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2088,7 @@ func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchSkillsResponse) GetLibraryDigest() string {
@@ -2048,7 +2162,7 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12:\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1a.skillsvc.v1.CategoryCountR\n" +
-	"categories\"\xf2\x01\n" +
+	"categories\"\x88\x02\n" +
 	"\x11ListSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -2056,11 +2170,12 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12'\n" +
 	"\x0finclude_invalid\x18\x04 \x01(\bR\x0eincludeInvalid\x12)\n" +
 	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\x12*\n" +
-	"\x04view\x18\x06 \x01(\x0e2\x16.skillsvc.v1.SkillViewR\x04view\"\x96\x01\n" +
+	"\x04view\x18\x06 \x01(\x0e2\x16.skillsvc.v1.SkillViewR\x04view\x12\x14\n" +
+	"\x05scope\x18\a \x01(\tR\x05scope\"\x96\x01\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12%\n" +
-	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"\xdd\x01\n" +
+	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"\x89\x02\n" +
 	"\x13FormatSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1f\n" +
 	"\vchar_budget\x18\x02 \x01(\x05R\n" +
@@ -2070,7 +2185,9 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12*\n" +
 	"\x11group_by_category\x18\x05 \x01(\bR\x0fgroupByCategory\x12\x1f\n" +
 	"\vsearch_tool\x18\x06 \x01(\tR\n" +
-	"searchTool\"\xa5\x01\n" +
+	"searchTool\x12\x14\n" +
+	"\x05query\x18\a \x01(\tR\x05query\x12\x14\n" +
+	"\x05scope\x18\b \x01(\tR\x05scope\"\xa5\x01\n" +
 	"\x14FormatSkillsResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bincluded\x18\x02 \x01(\x05R\bincluded\x12\x18\n" +
@@ -2106,16 +2223,24 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"E\n" +
 	"\x15ReadSkillFileResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\x89\x01\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\x9f\x01\n" +
 	"\x13SearchSkillsRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12!\n" +
 	"\bcategory\x18\x03 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12#\n" +
-	"\rmin_relevance\x18\x04 \x01(\x01R\fminRelevance\"r\n" +
+	"\rmin_relevance\x18\x04 \x01(\x01R\fminRelevance\x12\x14\n" +
+	"\x05scope\x18\x05 \x01(\tR\x05scope\"\xaf\x01\n" +
 	"\vScoredSkill\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1c\n" +
-	"\trelevance\x18\x03 \x01(\x01R\trelevance\"\x8f\x01\n" +
+	"\trelevance\x18\x03 \x01(\x01R\trelevance\x12;\n" +
+	"\n" +
+	"alternates\x18\x04 \x03(\v2\x1b.skillsvc.v1.SkillAlternateR\n" +
+	"alternates\"N\n" +
+	"\x0eSkillAlternate\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05layer\x18\x03 \x01(\tR\x05layer\"\x8f\x01\n" +
 	"\x14SearchSkillsResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
@@ -2180,7 +2305,7 @@ func file_skillsvc_v1_skills_proto_rawDescGZIP() []byte {
 }
 
 var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_skillsvc_v1_skills_proto_goTypes = []any{
 	(SkillView)(0),                  // 0: skillsvc.v1.SkillView
 	(SkillChange_Kind)(0),           // 1: skillsvc.v1.SkillChange.Kind
@@ -2203,59 +2328,61 @@ var file_skillsvc_v1_skills_proto_goTypes = []any{
 	(*ReadSkillFileResponse)(nil),   // 18: skillsvc.v1.ReadSkillFileResponse
 	(*SearchSkillsRequest)(nil),     // 19: skillsvc.v1.SearchSkillsRequest
 	(*ScoredSkill)(nil),             // 20: skillsvc.v1.ScoredSkill
-	(*SearchSkillsResponse)(nil),    // 21: skillsvc.v1.SearchSkillsResponse
-	(*ExportSkillRequest)(nil),      // 22: skillsvc.v1.ExportSkillRequest
-	(*ExportSkillResponse)(nil),     // 23: skillsvc.v1.ExportSkillResponse
-	(*SetSkillEnabledRequest)(nil),  // 24: skillsvc.v1.SetSkillEnabledRequest
-	(*SetSkillEnabledResponse)(nil), // 25: skillsvc.v1.SetSkillEnabledResponse
-	(*WatchSkillsRequest)(nil),      // 26: skillsvc.v1.WatchSkillsRequest
-	(*SkillChange)(nil),             // 27: skillsvc.v1.SkillChange
-	(*WatchSkillsResponse)(nil),     // 28: skillsvc.v1.WatchSkillsResponse
-	nil,                             // 29: skillsvc.v1.SkillSummary.MetadataEntry
-	(*structpb.Struct)(nil),         // 30: google.protobuf.Struct
+	(*SkillAlternate)(nil),          // 21: skillsvc.v1.SkillAlternate
+	(*SearchSkillsResponse)(nil),    // 22: skillsvc.v1.SearchSkillsResponse
+	(*ExportSkillRequest)(nil),      // 23: skillsvc.v1.ExportSkillRequest
+	(*ExportSkillResponse)(nil),     // 24: skillsvc.v1.ExportSkillResponse
+	(*SetSkillEnabledRequest)(nil),  // 25: skillsvc.v1.SetSkillEnabledRequest
+	(*SetSkillEnabledResponse)(nil), // 26: skillsvc.v1.SetSkillEnabledResponse
+	(*WatchSkillsRequest)(nil),      // 27: skillsvc.v1.WatchSkillsRequest
+	(*SkillChange)(nil),             // 28: skillsvc.v1.SkillChange
+	(*WatchSkillsResponse)(nil),     // 29: skillsvc.v1.WatchSkillsResponse
+	nil,                             // 30: skillsvc.v1.SkillSummary.MetadataEntry
+	(*structpb.Struct)(nil),         // 31: google.protobuf.Struct
 }
 var file_skillsvc_v1_skills_proto_depIdxs = []int32{
-	29, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
-	30, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
+	30, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
+	31, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
 	4,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
 	3,  // 3: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
 	6,  // 4: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
 	0,  // 5: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
 	2,  // 6: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
 	2,  // 7: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	30, // 8: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	31, // 8: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
 	12, // 9: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
 	2,  // 10: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
 	2,  // 11: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	20, // 12: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	2,  // 13: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	1,  // 14: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
-	27, // 15: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
-	5,  // 16: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	8,  // 17: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	10, // 18: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	13, // 19: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	15, // 20: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	17, // 21: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	19, // 22: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	22, // 23: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	24, // 24: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	26, // 25: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
-	7,  // 26: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	9,  // 27: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	11, // 28: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	14, // 29: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	16, // 30: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	18, // 31: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	21, // 32: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	23, // 33: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	25, // 34: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	28, // 35: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
-	26, // [26:36] is the sub-list for method output_type
-	16, // [16:26] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	21, // 12: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
+	20, // 13: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	2,  // 14: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	1,  // 15: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
+	28, // 16: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
+	5,  // 17: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	8,  // 18: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	10, // 19: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	13, // 20: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	15, // 21: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	17, // 22: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	19, // 23: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	23, // 24: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	25, // 25: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	27, // 26: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
+	7,  // 27: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	9,  // 28: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	11, // 29: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	14, // 30: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	16, // 31: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	18, // 32: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	22, // 33: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	24, // 34: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	26, // 35: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	29, // 36: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
+	27, // [27:37] is the sub-list for method output_type
+	17, // [17:27] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }
@@ -2269,7 +2396,7 @@ func file_skillsvc_v1_skills_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_skills_proto_rawDesc), len(file_skillsvc_v1_skills_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -54,7 +54,7 @@ class SkillProblems(_message.Message):
     def __init__(self, problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ...) -> None: ...
 
 class SkillVersion(_message.Message):
-    __slots__ = ("id", "name", "category", "library", "create_time", "author", "total_bytes", "file_count", "labels", "state", "message", "manifest", "reviewer", "review_time", "review_comment")
+    __slots__ = ("id", "name", "category", "library", "create_time", "author", "total_bytes", "file_count", "labels", "state", "message", "manifest", "reviewer", "review_time", "review_comment", "problems")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,7 @@ class SkillVersion(_message.Message):
     REVIEWER_FIELD_NUMBER: _ClassVar[int]
     REVIEW_TIME_FIELD_NUMBER: _ClassVar[int]
     REVIEW_COMMENT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     category: str
@@ -85,7 +86,8 @@ class SkillVersion(_message.Message):
     reviewer: str
     review_time: _timestamp_pb2.Timestamp
     review_comment: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., category: _Optional[str] = ..., library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., total_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[VersionState, str]] = ..., message: _Optional[str] = ..., manifest: _Optional[_Union[_skills_pb2.SkillManifest, _Mapping]] = ..., reviewer: _Optional[str] = ..., review_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., review_comment: _Optional[str] = ...) -> None: ...
+    problems: _containers.RepeatedCompositeFieldContainer[SkillProblem]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., category: _Optional[str] = ..., library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., total_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[VersionState, str]] = ..., message: _Optional[str] = ..., manifest: _Optional[_Union[_skills_pb2.SkillManifest, _Mapping]] = ..., reviewer: _Optional[str] = ..., review_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., review_comment: _Optional[str] = ..., problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ...) -> None: ...
 
 class PublishSkillRequest(_message.Message):
     __slots__ = ("header", "chunk")
@@ -122,18 +124,34 @@ class FileChunk(_message.Message):
     def __init__(self, path: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class PublishSkillResponse(_message.Message):
-    __slots__ = ("version", "problems", "skill", "removed_files", "valid")
+    __slots__ = ("version", "problems", "skill", "removed_files", "valid", "evals")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     SKILL_FIELD_NUMBER: _ClassVar[int]
     REMOVED_FILES_FIELD_NUMBER: _ClassVar[int]
     VALID_FIELD_NUMBER: _ClassVar[int]
+    EVALS_FIELD_NUMBER: _ClassVar[int]
     version: SkillVersion
     problems: _containers.RepeatedCompositeFieldContainer[SkillProblem]
     skill: _skills_pb2.SkillSummary
     removed_files: _containers.RepeatedScalarFieldContainer[str]
     valid: bool
-    def __init__(self, version: _Optional[_Union[SkillVersion, _Mapping]] = ..., problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ..., skill: _Optional[_Union[_skills_pb2.SkillSummary, _Mapping]] = ..., removed_files: _Optional[_Iterable[str]] = ..., valid: _Optional[bool] = ...) -> None: ...
+    evals: _containers.RepeatedCompositeFieldContainer[TriggerEval]
+    def __init__(self, version: _Optional[_Union[SkillVersion, _Mapping]] = ..., problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ..., skill: _Optional[_Union[_skills_pb2.SkillSummary, _Mapping]] = ..., removed_files: _Optional[_Iterable[str]] = ..., valid: _Optional[bool] = ..., evals: _Optional[_Iterable[_Union[TriggerEval, _Mapping]]] = ...) -> None: ...
+
+class TriggerEval(_message.Message):
+    __slots__ = ("query", "should_trigger", "rank", "top_path", "top_name")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    SHOULD_TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    TOP_PATH_FIELD_NUMBER: _ClassVar[int]
+    TOP_NAME_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    should_trigger: bool
+    rank: int
+    top_path: str
+    top_name: str
+    def __init__(self, query: _Optional[str] = ..., should_trigger: _Optional[bool] = ..., rank: _Optional[int] = ..., top_path: _Optional[str] = ..., top_name: _Optional[str] = ...) -> None: ...
 
 class DeleteSkillRequest(_message.Message):
     __slots__ = ("library", "name", "if_latest")

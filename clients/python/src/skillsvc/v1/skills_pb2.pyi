@@ -109,20 +109,22 @@ class ListCategoriesResponse(_message.Message):
     def __init__(self, categories: _Optional[_Iterable[_Union[CategoryCount, _Mapping]]] = ...) -> None: ...
 
 class ListSkillsRequest(_message.Message):
-    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view")
+    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_INVALID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_DISABLED_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     category: str
     page_size: int
     page_token: str
     include_invalid: bool
     include_disabled: bool
     view: SkillView
-    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ...) -> None: ...
+    scope: str
+    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ListSkillsResponse(_message.Message):
     __slots__ = ("skills", "next_page_token", "library_digest")
@@ -135,20 +137,24 @@ class ListSkillsResponse(_message.Message):
     def __init__(self, skills: _Optional[_Iterable[_Union[SkillSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., library_digest: _Optional[str] = ...) -> None: ...
 
 class FormatSkillsRequest(_message.Message):
-    __slots__ = ("category", "char_budget", "max_skills", "format", "group_by_category", "search_tool")
+    __slots__ = ("category", "char_budget", "max_skills", "format", "group_by_category", "search_tool", "query", "scope")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     CHAR_BUDGET_FIELD_NUMBER: _ClassVar[int]
     MAX_SKILLS_FIELD_NUMBER: _ClassVar[int]
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     GROUP_BY_CATEGORY_FIELD_NUMBER: _ClassVar[int]
     SEARCH_TOOL_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     category: str
     char_budget: int
     max_skills: int
     format: str
     group_by_category: bool
     search_tool: str
-    def __init__(self, category: _Optional[str] = ..., char_budget: _Optional[int] = ..., max_skills: _Optional[int] = ..., format: _Optional[str] = ..., group_by_category: _Optional[bool] = ..., search_tool: _Optional[str] = ...) -> None: ...
+    query: str
+    scope: str
+    def __init__(self, category: _Optional[str] = ..., char_budget: _Optional[int] = ..., max_skills: _Optional[int] = ..., format: _Optional[str] = ..., group_by_category: _Optional[bool] = ..., search_tool: _Optional[str] = ..., query: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class FormatSkillsResponse(_message.Message):
     __slots__ = ("text", "included", "omitted", "shortened", "library_digest")
@@ -239,26 +245,40 @@ class ReadSkillFileResponse(_message.Message):
     def __init__(self, path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class SearchSkillsRequest(_message.Message):
-    __slots__ = ("query", "limit", "category", "min_relevance")
+    __slots__ = ("query", "limit", "category", "min_relevance", "scope")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     query: str
     limit: int
     category: str
     min_relevance: float
-    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ...) -> None: ...
+    scope: str
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class ScoredSkill(_message.Message):
-    __slots__ = ("skill", "score", "relevance")
+    __slots__ = ("skill", "score", "relevance", "alternates")
     SKILL_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    ALTERNATES_FIELD_NUMBER: _ClassVar[int]
     skill: SkillSummary
     score: float
     relevance: float
-    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., score: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
+    alternates: _containers.RepeatedCompositeFieldContainer[SkillAlternate]
+    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., score: _Optional[float] = ..., relevance: _Optional[float] = ..., alternates: _Optional[_Iterable[_Union[SkillAlternate, _Mapping]]] = ...) -> None: ...
+
+class SkillAlternate(_message.Message):
+    __slots__ = ("path", "name", "layer")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    name: str
+    layer: str
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., layer: _Optional[str] = ...) -> None: ...
 
 class SearchSkillsResponse(_message.Message):
     __slots__ = ("results", "truncated", "library_digest")

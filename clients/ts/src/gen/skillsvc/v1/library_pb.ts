@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/library.proto.
  */
 export const file_skillsvc_v1_library: GenFile = /*@__PURE__*/
-  fileDesc("Chlza2lsbHN2Yy92MS9saWJyYXJ5LnByb3RvEgtza2lsbHN2Yy52MSLfAQoMU2tpbGxQcm9ibGVtEjQKCHNldmVyaXR5GAEgASgOMiIuc2tpbGxzdmMudjEuU2tpbGxQcm9ibGVtLlNldmVyaXR5EgwKBGZpbGUYAiABKAkSDQoFZmllbGQYAyABKAkSDAoEcnVsZRgEIAEoCRINCgV2YWx1ZRgFIAEoCRIPCgdtZXNzYWdlGAYgASgJIk4KCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEgoOU0VWRVJJVFlfRVJST1IQARIUChBTRVZFUklUWV9XQVJOSU5HEAIiPAoNU2tpbGxQcm9ibGVtcxIrCghwcm9ibGVtcxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsUHJvYmxlbSKiAwoMU2tpbGxWZXJzaW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIY2F0ZWdvcnkYAyABKAkSKAoHbGlicmFyeRgEIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmF1dGhvchgGIAEoCRITCgt0b3RhbF9ieXRlcxgHIAEoAxISCgpmaWxlX2NvdW50GAggASgFEg4KBmxhYmVscxgJIAMoCRIoCgVzdGF0ZRgKIAEoDjIZLnNraWxsc3ZjLnYxLlZlcnNpb25TdGF0ZRIPCgdtZXNzYWdlGAsgASgJEiwKCG1hbmlmZXN0GAwgASgLMhouc2tpbGxzdmMudjEuU2tpbGxNYW5pZmVzdBIQCghyZXZpZXdlchgNIAEoCRIvCgtyZXZpZXdfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmV2aWV3X2NvbW1lbnQYDyABKAkieAoTUHVibGlzaFNraWxsUmVxdWVzdBIxCgZoZWFkZXIYASABKAsyHy5za2lsbHN2Yy52MS5QdWJsaXNoU2tpbGxIZWFkZXJIABInCgVjaHVuaxgCIAEoCzIWLnNraWxsc3ZjLnYxLkZpbGVDaHVua0gAQgUKA21zZyKpAQoSUHVibGlzaFNraWxsSGVhZGVyEigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEhAKCGNhdGVnb3J5GAIgASgJEgwKBG5hbWUYAyABKAkSDgoGbGFiZWxzGAQgAygJEg8KB21lc3NhZ2UYBSABKAkSFQoNdmFsaWRhdGVfb25seRgGIAEoCBIRCglpZl9sYXRlc3QYByABKAkiJwoJRmlsZUNodW5rEgwKBHBhdGgYASABKAkSDAoEZGF0YRgCIAEoDCK/AQoUUHVibGlzaFNraWxsUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhIrCghwcm9ibGVtcxgCIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsUHJvYmxlbRIoCgVza2lsbBgDIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIVCg1yZW1vdmVkX2ZpbGVzGAQgAygJEg0KBXZhbGlkGAUgASgIIl8KEkRlbGV0ZVNraWxsUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEhEKCWlmX2xhdGVzdBgDIAEoCSIsChNEZWxldGVTa2lsbFJlc3BvbnNlEhUKDXJlbW92ZWRfZmlsZXMYASABKAUiowEKGExpc3RTa2lsbFZlcnNpb25zUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEigKBXN0YXRlGAUgASgOMhkuc2tpbGxzdmMudjEuVmVyc2lvblN0YXRlItQBChlMaXN0U2tpbGxWZXJzaW9uc1Jlc3BvbnNlEisKCHZlcnNpb25zGAEgAygLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRJCCgZsYWJlbHMYAyADKAsyMi5za2lsbHN2Yy52MS5MaXN0U2tpbGxWZXJzaW9uc1Jlc3BvbnNlLkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiYQoWR2V0U2tpbGxWZXJzaW9uUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkiUgoXR2V0U2tpbGxWZXJzaW9uUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhILCgNyYXcYAiABKAkibgoUU2V0U2tpbGxMYWJlbFJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIPCgd2ZXJzaW9uGAQgASgJIkMKFVNldFNraWxsTGFiZWxSZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uInIKFFJvbGxiYWNrU2tpbGxSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoCRIRCglpZl9sYXRlc3QYBCABKAkihAEKFVJvbGxiYWNrU2tpbGxSZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5EhUKDXJlbW92ZWRfZmlsZXMYAyADKAkihgEKGVJldmlld1NraWxsVmVyc2lvblJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgJEg8KB2FwcHJvdmUYBCABKAgSDwoHY29tbWVudBgFIAEoCSKJAQoaUmV2aWV3U2tpbGxWZXJzaW9uUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIVCg1yZW1vdmVkX2ZpbGVzGAMgAygJKoEBCgxWZXJzaW9uU3RhdGUSHQoZVkVSU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEhsKF1ZFUlNJT05fU1RBVEVfUFVCTElTSEVEEAESGQoVVkVSU0lPTl9TVEFURV9QRU5ESU5HEAISGgoWVkVSU0lPTl9TVEFURV9SRUpFQ1RFRBADMpIFCg5MaWJyYXJ5U2VydmljZRJVCgxQdWJsaXNoU2tpbGwSIC5za2lsbHN2Yy52MS5QdWJsaXNoU2tpbGxSZXF1ZXN0GiEuc2tpbGxzdmMudjEuUHVibGlzaFNraWxsUmVzcG9uc2UoARJQCgtEZWxldGVTa2lsbBIfLnNraWxsc3ZjLnYxLkRlbGV0ZVNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLkRlbGV0ZVNraWxsUmVzcG9uc2USYgoRTGlzdFNraWxsVmVyc2lvbnMSJS5za2lsbHN2Yy52MS5MaXN0U2tpbGxWZXJzaW9uc1JlcXVlc3QaJi5za2lsbHN2Yy52MS5MaXN0U2tpbGxWZXJzaW9uc1Jlc3BvbnNlElwKD0dldFNraWxsVmVyc2lvbhIjLnNraWxsc3ZjLnYxLkdldFNraWxsVmVyc2lvblJlcXVlc3QaJC5za2lsbHN2Yy52MS5HZXRTa2lsbFZlcnNpb25SZXNwb25zZRJWCg1TZXRTa2lsbExhYmVsEiEuc2tpbGxzdmMudjEuU2V0U2tpbGxMYWJlbFJlcXVlc3QaIi5za2lsbHN2Yy52MS5TZXRTa2lsbExhYmVsUmVzcG9uc2USVgoNUm9sbGJhY2tTa2lsbBIhLnNraWxsc3ZjLnYxLlJvbGxiYWNrU2tpbGxSZXF1ZXN0GiIuc2tpbGxzdmMudjEuUm9sbGJhY2tTa2lsbFJlc3BvbnNlEmUKElJldmlld1NraWxsVmVyc2lvbhImLnNraWxsc3ZjLnYxLlJldmlld1NraWxsVmVyc2lvblJlcXVlc3QaJy5za2lsbHN2Yy52MS5SZXZpZXdTa2lsbFZlcnNpb25SZXNwb25zZUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_timestamp, file_skillsvc_v1_admin, file_skillsvc_v1_skills]);
+  fileDesc("Chlza2lsbHN2Yy92MS9saWJyYXJ5LnByb3RvEgtza2lsbHN2Yy52MSLfAQoMU2tpbGxQcm9ibGVtEjQKCHNldmVyaXR5GAEgASgOMiIuc2tpbGxzdmMudjEuU2tpbGxQcm9ibGVtLlNldmVyaXR5EgwKBGZpbGUYAiABKAkSDQoFZmllbGQYAyABKAkSDAoEcnVsZRgEIAEoCRINCgV2YWx1ZRgFIAEoCRIPCgdtZXNzYWdlGAYgASgJIk4KCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEgoOU0VWRVJJVFlfRVJST1IQARIUChBTRVZFUklUWV9XQVJOSU5HEAIiPAoNU2tpbGxQcm9ibGVtcxIrCghwcm9ibGVtcxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsUHJvYmxlbSLPAwoMU2tpbGxWZXJzaW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIY2F0ZWdvcnkYAyABKAkSKAoHbGlicmFyeRgEIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmF1dGhvchgGIAEoCRITCgt0b3RhbF9ieXRlcxgHIAEoAxISCgpmaWxlX2NvdW50GAggASgFEg4KBmxhYmVscxgJIAMoCRIoCgVzdGF0ZRgKIAEoDjIZLnNraWxsc3ZjLnYxLlZlcnNpb25TdGF0ZRIPCgdtZXNzYWdlGAsgASgJEiwKCG1hbmlmZXN0GAwgASgLMhouc2tpbGxzdmMudjEuU2tpbGxNYW5pZmVzdBIQCghyZXZpZXdlchgNIAEoCRIvCgtyZXZpZXdfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmV2aWV3X2NvbW1lbnQYDyABKAkSKwoIcHJvYmxlbXMYECADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFByb2JsZW0ieAoTUHVibGlzaFNraWxsUmVxdWVzdBIxCgZoZWFkZXIYASABKAsyHy5za2lsbHN2Yy52MS5QdWJsaXNoU2tpbGxIZWFkZXJIABInCgVjaHVuaxgCIAEoCzIWLnNraWxsc3ZjLnYxLkZpbGVDaHVua0gAQgUKA21zZyKpAQoSUHVibGlzaFNraWxsSGVhZGVyEigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEhAKCGNhdGVnb3J5GAIgASgJEgwKBG5hbWUYAyABKAkSDgoGbGFiZWxzGAQgAygJEg8KB21lc3NhZ2UYBSABKAkSFQoNdmFsaWRhdGVfb25seRgGIAEoCBIRCglpZl9sYXRlc3QYByABKAkiJwoJRmlsZUNodW5rEgwKBHBhdGgYASABKAkSDAoEZGF0YRgCIAEoDCLoAQoUUHVibGlzaFNraWxsUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhIrCghwcm9ibGVtcxgCIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsUHJvYmxlbRIoCgVza2lsbBgDIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIVCg1yZW1vdmVkX2ZpbGVzGAQgAygJEg0KBXZhbGlkGAUgASgIEicKBWV2YWxzGAYgAygLMhguc2tpbGxzdmMudjEuVHJpZ2dlckV2YWwiZgoLVHJpZ2dlckV2YWwSDQoFcXVlcnkYASABKAkSFgoOc2hvdWxkX3RyaWdnZXIYAiABKAgSDAoEcmFuaxgDIAEoBRIQCgh0b3BfcGF0aBgEIAEoCRIQCgh0b3BfbmFtZRgFIAEoCSJfChJEZWxldGVTa2lsbFJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIRCglpZl9sYXRlc3QYAyABKAkiLAoTRGVsZXRlU2tpbGxSZXNwb25zZRIVCg1yZW1vdmVkX2ZpbGVzGAEgASgFIqMBChhMaXN0U2tpbGxWZXJzaW9uc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIoCgVzdGF0ZRgFIAEoDjIZLnNraWxsc3ZjLnYxLlZlcnNpb25TdGF0ZSLUAQoZTGlzdFNraWxsVmVyc2lvbnNSZXNwb25zZRIrCgh2ZXJzaW9ucxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSQgoGbGFiZWxzGAMgAygLMjIuc2tpbGxzdmMudjEuTGlzdFNraWxsVmVyc2lvbnNSZXNwb25zZS5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBImEKFkdldFNraWxsVmVyc2lvblJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgJIlIKF0dldFNraWxsVmVyc2lvblJlc3BvbnNlEioKB3ZlcnNpb24YASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFZlcnNpb24SCwoDcmF3GAIgASgJIm4KFFNldFNraWxsTGFiZWxSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDQoFbGFiZWwYAyABKAkSDwoHdmVyc2lvbhgEIAEoCSJDChVTZXRTa2lsbExhYmVsUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbiJyChRSb2xsYmFja1NraWxsUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSEQoJaWZfbGF0ZXN0GAQgASgJIoQBChVSb2xsYmFja1NraWxsUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIVCg1yZW1vdmVkX2ZpbGVzGAMgAygJIoYBChlSZXZpZXdTa2lsbFZlcnNpb25SZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoCRIPCgdhcHByb3ZlGAQgASgIEg8KB2NvbW1lbnQYBSABKAkiiQEKGlJldmlld1NraWxsVmVyc2lvblJlc3BvbnNlEioKB3ZlcnNpb24YASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFZlcnNpb24SKAoFc2tpbGwYAiABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFQoNcmVtb3ZlZF9maWxlcxgDIAMoCSqBAQoMVmVyc2lvblN0YXRlEh0KGVZFUlNJT05fU1RBVEVfVU5TUEVDSUZJRUQQABIbChdWRVJTSU9OX1NUQVRFX1BVQkxJU0hFRBABEhkKFVZFUlNJT05fU1RBVEVfUEVORElORxACEhoKFlZFUlNJT05fU1RBVEVfUkVKRUNURUQQAzKSBQoOTGlicmFyeVNlcnZpY2USVQoMUHVibGlzaFNraWxsEiAuc2tpbGxzdmMudjEuUHVibGlzaFNraWxsUmVxdWVzdBohLnNraWxsc3ZjLnYxLlB1Ymxpc2hTa2lsbFJlc3BvbnNlKAESUAoLRGVsZXRlU2tpbGwSHy5za2lsbHN2Yy52MS5EZWxldGVTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5EZWxldGVTa2lsbFJlc3BvbnNlEmIKEUxpc3RTa2lsbFZlcnNpb25zEiUuc2tpbGxzdmMudjEuTGlzdFNraWxsVmVyc2lvbnNSZXF1ZXN0GiYuc2tpbGxzdmMudjEuTGlzdFNraWxsVmVyc2lvbnNSZXNwb25zZRJcCg9HZXRTa2lsbFZlcnNpb24SIy5za2lsbHN2Yy52MS5HZXRTa2lsbFZlcnNpb25SZXF1ZXN0GiQuc2tpbGxzdmMudjEuR2V0U2tpbGxWZXJzaW9uUmVzcG9uc2USVgoNU2V0U2tpbGxMYWJlbBIhLnNraWxsc3ZjLnYxLlNldFNraWxsTGFiZWxSZXF1ZXN0GiIuc2tpbGxzdmMudjEuU2V0U2tpbGxMYWJlbFJlc3BvbnNlElYKDVJvbGxiYWNrU2tpbGwSIS5za2lsbHN2Yy52MS5Sb2xsYmFja1NraWxsUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlJvbGxiYWNrU2tpbGxSZXNwb25zZRJlChJSZXZpZXdTa2lsbFZlcnNpb24SJi5za2lsbHN2Yy52MS5SZXZpZXdTa2lsbFZlcnNpb25SZXF1ZXN0Gicuc2tpbGxzdmMudjEuUmV2aWV3U2tpbGxWZXJzaW9uUmVzcG9uc2VCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_timestamp, file_skillsvc_v1_admin, file_skillsvc_v1_skills]);
 
 /**
  * SkillProblem is one reason a skill folder breaks the catalog's rules.
@@ -226,6 +226,14 @@ export type SkillVersion = Message<"skillsvc.v1.SkillVersion"> & {
    * @generated from field: string review_comment = 15;
    */
   reviewComment: string;
+
+  /**
+   * What publishing found that a reviewer should weigh: warnings, and
+   * skills of the library this one competes with (rule "coexistence").
+   *
+   * @generated from field: repeated skillsvc.v1.SkillProblem problems = 16;
+   */
+  problems: SkillProblem[];
 };
 
 /**
@@ -396,6 +404,15 @@ export type PublishSkillResponse = Message<"skillsvc.v1.PublishSkillResponse"> &
    * @generated from field: bool valid = 5;
    */
   valid: boolean;
+
+  /**
+   * The skill's eval_queries.json run against the target library as it
+   * would be with this version in it (see TriggerEval); empty when the
+   * folder has none.
+   *
+   * @generated from field: repeated skillsvc.v1.TriggerEval evals = 6;
+   */
+  evals: TriggerEval[];
 };
 
 /**
@@ -404,6 +421,52 @@ export type PublishSkillResponse = Message<"skillsvc.v1.PublishSkillResponse"> &
  */
 export const PublishSkillResponseSchema: GenMessage<PublishSkillResponse> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_library, 6);
+
+/**
+ * TriggerEval is one query of a skill's eval_queries.json
+ * ([{"query": ..., "should_trigger": true|false}]) run through the
+ * library's search.
+ *
+ * @generated from message skillsvc.v1.TriggerEval
+ */
+export type TriggerEval = Message<"skillsvc.v1.TriggerEval"> & {
+  /**
+   * @generated from field: string query = 1;
+   */
+  query: string;
+
+  /**
+   * @generated from field: bool should_trigger = 2;
+   */
+  shouldTrigger: boolean;
+
+  /**
+   * The skill's position among the results, 1 first; 0 when not in the
+   * top k.
+   *
+   * @generated from field: int32 rank = 3;
+   */
+  rank: number;
+
+  /**
+   * The path and name of the first result, when it is another skill.
+   *
+   * @generated from field: string top_path = 4;
+   */
+  topPath: string;
+
+  /**
+   * @generated from field: string top_name = 5;
+   */
+  topName: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.TriggerEval.
+ * Use `create(TriggerEvalSchema)` to create a new message.
+ */
+export const TriggerEvalSchema: GenMessage<TriggerEval> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_library, 7);
 
 /**
  * @generated from message skillsvc.v1.DeleteSkillRequest
@@ -434,7 +497,7 @@ export type DeleteSkillRequest = Message<"skillsvc.v1.DeleteSkillRequest"> & {
  * Use `create(DeleteSkillRequestSchema)` to create a new message.
  */
 export const DeleteSkillRequestSchema: GenMessage<DeleteSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 7);
+  messageDesc(file_skillsvc_v1_library, 8);
 
 /**
  * @generated from message skillsvc.v1.DeleteSkillResponse
@@ -453,7 +516,7 @@ export type DeleteSkillResponse = Message<"skillsvc.v1.DeleteSkillResponse"> & {
  * Use `create(DeleteSkillResponseSchema)` to create a new message.
  */
 export const DeleteSkillResponseSchema: GenMessage<DeleteSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 8);
+  messageDesc(file_skillsvc_v1_library, 9);
 
 /**
  * @generated from message skillsvc.v1.ListSkillVersionsRequest
@@ -493,7 +556,7 @@ export type ListSkillVersionsRequest = Message<"skillsvc.v1.ListSkillVersionsReq
  * Use `create(ListSkillVersionsRequestSchema)` to create a new message.
  */
 export const ListSkillVersionsRequestSchema: GenMessage<ListSkillVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 9);
+  messageDesc(file_skillsvc_v1_library, 10);
 
 /**
  * @generated from message skillsvc.v1.ListSkillVersionsResponse
@@ -522,7 +585,7 @@ export type ListSkillVersionsResponse = Message<"skillsvc.v1.ListSkillVersionsRe
  * Use `create(ListSkillVersionsResponseSchema)` to create a new message.
  */
 export const ListSkillVersionsResponseSchema: GenMessage<ListSkillVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 10);
+  messageDesc(file_skillsvc_v1_library, 11);
 
 /**
  * @generated from message skillsvc.v1.GetSkillVersionRequest
@@ -551,7 +614,7 @@ export type GetSkillVersionRequest = Message<"skillsvc.v1.GetSkillVersionRequest
  * Use `create(GetSkillVersionRequestSchema)` to create a new message.
  */
 export const GetSkillVersionRequestSchema: GenMessage<GetSkillVersionRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 11);
+  messageDesc(file_skillsvc_v1_library, 12);
 
 /**
  * @generated from message skillsvc.v1.GetSkillVersionResponse
@@ -575,7 +638,7 @@ export type GetSkillVersionResponse = Message<"skillsvc.v1.GetSkillVersionRespon
  * Use `create(GetSkillVersionResponseSchema)` to create a new message.
  */
 export const GetSkillVersionResponseSchema: GenMessage<GetSkillVersionResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 12);
+  messageDesc(file_skillsvc_v1_library, 13);
 
 /**
  * @generated from message skillsvc.v1.SetSkillLabelRequest
@@ -611,7 +674,7 @@ export type SetSkillLabelRequest = Message<"skillsvc.v1.SetSkillLabelRequest"> &
  * Use `create(SetSkillLabelRequestSchema)` to create a new message.
  */
 export const SetSkillLabelRequestSchema: GenMessage<SetSkillLabelRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 13);
+  messageDesc(file_skillsvc_v1_library, 14);
 
 /**
  * @generated from message skillsvc.v1.SetSkillLabelResponse
@@ -630,7 +693,7 @@ export type SetSkillLabelResponse = Message<"skillsvc.v1.SetSkillLabelResponse">
  * Use `create(SetSkillLabelResponseSchema)` to create a new message.
  */
 export const SetSkillLabelResponseSchema: GenMessage<SetSkillLabelResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 14);
+  messageDesc(file_skillsvc_v1_library, 15);
 
 /**
  * @generated from message skillsvc.v1.RollbackSkillRequest
@@ -666,7 +729,7 @@ export type RollbackSkillRequest = Message<"skillsvc.v1.RollbackSkillRequest"> &
  * Use `create(RollbackSkillRequestSchema)` to create a new message.
  */
 export const RollbackSkillRequestSchema: GenMessage<RollbackSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 15);
+  messageDesc(file_skillsvc_v1_library, 16);
 
 /**
  * @generated from message skillsvc.v1.RollbackSkillResponse
@@ -693,7 +756,7 @@ export type RollbackSkillResponse = Message<"skillsvc.v1.RollbackSkillResponse">
  * Use `create(RollbackSkillResponseSchema)` to create a new message.
  */
 export const RollbackSkillResponseSchema: GenMessage<RollbackSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 16);
+  messageDesc(file_skillsvc_v1_library, 17);
 
 /**
  * @generated from message skillsvc.v1.ReviewSkillVersionRequest
@@ -734,7 +797,7 @@ export type ReviewSkillVersionRequest = Message<"skillsvc.v1.ReviewSkillVersionR
  * Use `create(ReviewSkillVersionRequestSchema)` to create a new message.
  */
 export const ReviewSkillVersionRequestSchema: GenMessage<ReviewSkillVersionRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 17);
+  messageDesc(file_skillsvc_v1_library, 18);
 
 /**
  * @generated from message skillsvc.v1.ReviewSkillVersionResponse
@@ -763,7 +826,7 @@ export type ReviewSkillVersionResponse = Message<"skillsvc.v1.ReviewSkillVersion
  * Use `create(ReviewSkillVersionResponseSchema)` to create a new message.
  */
 export const ReviewSkillVersionResponseSchema: GenMessage<ReviewSkillVersionResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 18);
+  messageDesc(file_skillsvc_v1_library, 19);
 
 /**
  * VersionState says whether a version can be served.

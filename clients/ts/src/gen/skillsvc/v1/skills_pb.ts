@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/skills.proto.
  */
 export const file_skillsvc_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIpYECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQirAEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3InAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIpcBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJjChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBIlkKC1Njb3JlZFNraWxsEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5Eg0KBXNjb3JlGAIgASgBEhEKCXJlbGV2YW5jZRgDIAEoASJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIjMKEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IioKEldhdGNoU2tpbGxzUmVxdWVzdBIUCgxzaW5jZV9kaWdlc3QYASABKAki9QEKC1NraWxsQ2hhbmdlEisKBGtpbmQYASABKA4yHS5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZS5LaW5kEgwKBG5hbWUYAiABKAkSDAoEcGF0aBgDIAEoCRINCgVsYXllchgEIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYBSABKAkidQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDgoKS0lORF9BRERFRBABEhAKDEtJTkRfQ0hBTkdFRBACEhAKDEtJTkRfUkVNT1ZFRBADEhAKDEtJTkRfRU5BQkxFRBAEEhEKDUtJTkRfRElTQUJMRUQQBSJnChNXYXRjaFNraWxsc1Jlc3BvbnNlEhYKDmxpYnJhcnlfZGlnZXN0GAEgASgJEikKB2NoYW5nZXMYAiADKAsyGC5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZRINCgVyZXNldBgDIAEoCCpSCglTa2lsbFZpZXcSGgoWU0tJTExfVklFV19VTlNQRUNJRklFRBAAEhQKEFNLSUxMX1ZJRVdfQkFTSUMQARITCg9TS0lMTF9WSUVXX0ZVTEwQAjLcBgoNU2tpbGxzU2VydmljZRJZCg5MaXN0Q2F0ZWdvcmllcxIiLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVxdWVzdBojLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USTQoKTGlzdFNraWxscxIeLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXF1ZXN0Gh8uc2tpbGxzdmMudjEuTGlzdFNraWxsc1Jlc3BvbnNlElMKDEZvcm1hdFNraWxscxIgLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXNwb25zZRJHCghHZXRTa2lsbBIcLnNraWxsc3ZjLnYxLkdldFNraWxsUmVxdWVzdBodLnNraWxsc3ZjLnYxLkdldFNraWxsUmVzcG9uc2USUAoLUmVuZGVyU2tpbGwSHy5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlc3BvbnNlElYKDVJlYWRTa2lsbEZpbGUSIS5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXNwb25zZRJTCgxTZWFyY2hTa2lsbHMSIC5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVzcG9uc2USUgoLRXhwb3J0U2tpbGwSHy5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlc3BvbnNlMAESXAoPU2V0U2tpbGxFbmFibGVkEiMuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVxdWVzdBokLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlc3BvbnNlElIKC1dhdGNoU2tpbGxzEh8uc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXF1ZXN0GiAuc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXNwb25zZTABQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_struct]);
+  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIpYECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQiuwEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3Eg0KBXNjb3BlGAcgASgJInAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIrUBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCRINCgVxdWVyeRgHIAEoCRINCgVzY29wZRgIIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJyChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBEg0KBXNjb3BlGAUgASgJIooBCgtTY29yZWRTa2lsbBIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRINCgVzY29yZRgCIAEoARIRCglyZWxldmFuY2UYAyABKAESLwoKYWx0ZXJuYXRlcxgEIAMoCzIbLnNraWxsc3ZjLnYxLlNraWxsQWx0ZXJuYXRlIjsKDlNraWxsQWx0ZXJuYXRlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYXllchgDIAEoCSJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIjMKEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IioKEldhdGNoU2tpbGxzUmVxdWVzdBIUCgxzaW5jZV9kaWdlc3QYASABKAki9QEKC1NraWxsQ2hhbmdlEisKBGtpbmQYASABKA4yHS5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZS5LaW5kEgwKBG5hbWUYAiABKAkSDAoEcGF0aBgDIAEoCRINCgVsYXllchgEIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYBSABKAkidQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDgoKS0lORF9BRERFRBABEhAKDEtJTkRfQ0hBTkdFRBACEhAKDEtJTkRfUkVNT1ZFRBADEhAKDEtJTkRfRU5BQkxFRBAEEhEKDUtJTkRfRElTQUJMRUQQBSJnChNXYXRjaFNraWxsc1Jlc3BvbnNlEhYKDmxpYnJhcnlfZGlnZXN0GAEgASgJEikKB2NoYW5nZXMYAiADKAsyGC5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZRINCgVyZXNldBgDIAEoCCpSCglTa2lsbFZpZXcSGgoWU0tJTExfVklFV19VTlNQRUNJRklFRBAAEhQKEFNLSUxMX1ZJRVdfQkFTSUMQARITCg9TS0lMTF9WSUVXX0ZVTEwQAjLcBgoNU2tpbGxzU2VydmljZRJZCg5MaXN0Q2F0ZWdvcmllcxIiLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVxdWVzdBojLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USTQoKTGlzdFNraWxscxIeLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXF1ZXN0Gh8uc2tpbGxzdmMudjEuTGlzdFNraWxsc1Jlc3BvbnNlElMKDEZvcm1hdFNraWxscxIgLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXNwb25zZRJHCghHZXRTa2lsbBIcLnNraWxsc3ZjLnYxLkdldFNraWxsUmVxdWVzdBodLnNraWxsc3ZjLnYxLkdldFNraWxsUmVzcG9uc2USUAoLUmVuZGVyU2tpbGwSHy5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlc3BvbnNlElYKDVJlYWRTa2lsbEZpbGUSIS5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXNwb25zZRJTCgxTZWFyY2hTa2lsbHMSIC5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVzcG9uc2USUgoLRXhwb3J0U2tpbGwSHy5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlc3BvbnNlMAESXAoPU2V0U2tpbGxFbmFibGVkEiMuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVxdWVzdBokLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlc3BvbnNlElIKC1dhdGNoU2tpbGxzEh8uc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXF1ZXN0GiAuc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXNwb25zZTABQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_struct]);
 
 /**
  * SkillSummary is a skill's frontmatter and where it lives.
@@ -57,7 +57,8 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
   category: string;
 
   /**
-   * "user" or "shared".
+   * Which library serves it: "user", "team:<id>" or "shared" (the
+   * organization's).
    *
    * @generated from field: string layer = 6;
    */
@@ -335,6 +336,14 @@ export type ListSkillsRequest = Message<"skillsvc.v1.ListSkillsRequest"> & {
    * @generated from field: skillsvc.v1.SkillView view = 6;
    */
   view: SkillView;
+
+  /**
+   * A named skill set (scope) to list only its skills; empty: the one the
+   * caller's identity chose, if any. See docs on scoped views.
+   *
+   * @generated from field: string scope = 7;
+   */
+  scope: string;
 };
 
 /**
@@ -424,6 +433,23 @@ export type FormatSkillsRequest = Message<"skillsvc.v1.FormatSkillsRequest"> & {
    * @generated from field: string search_tool = 6;
    */
   searchTool: string;
+
+  /**
+   * The task or the user's latest message, when the caller has it: the
+   * block then holds the skills most relevant to it, near-duplicates
+   * collapsed, best first. Empty: the caller's own skills, then its
+   * teams', then the organization's. At most --skills.max-query-bytes.
+   *
+   * @generated from field: string query = 7;
+   */
+  query: string;
+
+  /**
+   * As ListSkillsRequest.scope.
+   *
+   * @generated from field: string scope = 8;
+   */
+  scope: string;
 };
 
 /**
@@ -751,6 +777,13 @@ export type SearchSkillsRequest = Message<"skillsvc.v1.SearchSkillsRequest"> & {
    * @generated from field: double min_relevance = 4;
    */
   minRelevance: number;
+
+  /**
+   * As ListSkillsRequest.scope.
+   *
+   * @generated from field: string scope = 5;
+   */
+  scope: string;
 };
 
 /**
@@ -784,6 +817,15 @@ export type ScoredSkill = Message<"skillsvc.v1.ScoredSkill"> & {
    * @generated from field: double relevance = 3;
    */
   relevance: number;
+
+  /**
+   * Copies of this skill the search collapsed into it (the same name with
+   * near-identical content, or the same content under another name),
+   * nearest layer first; skill is the one the caller's nearest layer serves.
+   *
+   * @generated from field: repeated skillsvc.v1.SkillAlternate alternates = 4;
+   */
+  alternates: SkillAlternate[];
 };
 
 /**
@@ -792,6 +834,37 @@ export type ScoredSkill = Message<"skillsvc.v1.ScoredSkill"> & {
  */
 export const ScoredSkillSchema: GenMessage<ScoredSkill> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_skills, 18);
+
+/**
+ * SkillAlternate names a copy of a skill collapsed into a search result.
+ *
+ * @generated from message skillsvc.v1.SkillAlternate
+ */
+export type SkillAlternate = Message<"skillsvc.v1.SkillAlternate"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * As SkillSummary.layer.
+   *
+   * @generated from field: string layer = 3;
+   */
+  layer: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.SkillAlternate.
+ * Use `create(SkillAlternateSchema)` to create a new message.
+ */
+export const SkillAlternateSchema: GenMessage<SkillAlternate> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 19);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsResponse
@@ -824,7 +897,7 @@ export type SearchSkillsResponse = Message<"skillsvc.v1.SearchSkillsResponse"> &
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 19);
+  messageDesc(file_skillsvc_v1_skills, 20);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillRequest
@@ -848,7 +921,7 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 20);
+  messageDesc(file_skillsvc_v1_skills, 21);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillResponse
@@ -867,7 +940,7 @@ export type ExportSkillResponse = Message<"skillsvc.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 21);
+  messageDesc(file_skillsvc_v1_skills, 22);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledRequest
@@ -889,7 +962,7 @@ export type SetSkillEnabledRequest = Message<"skillsvc.v1.SetSkillEnabledRequest
  * Use `create(SetSkillEnabledRequestSchema)` to create a new message.
  */
 export const SetSkillEnabledRequestSchema: GenMessage<SetSkillEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 22);
+  messageDesc(file_skillsvc_v1_skills, 23);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledResponse
@@ -906,7 +979,7 @@ export type SetSkillEnabledResponse = Message<"skillsvc.v1.SetSkillEnabledRespon
  * Use `create(SetSkillEnabledResponseSchema)` to create a new message.
  */
 export const SetSkillEnabledResponseSchema: GenMessage<SetSkillEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 23);
+  messageDesc(file_skillsvc_v1_skills, 24);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsRequest
@@ -927,7 +1000,7 @@ export type WatchSkillsRequest = Message<"skillsvc.v1.WatchSkillsRequest"> & {
  * Use `create(WatchSkillsRequestSchema)` to create a new message.
  */
 export const WatchSkillsRequestSchema: GenMessage<WatchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 24);
+  messageDesc(file_skillsvc_v1_skills, 25);
 
 /**
  * SkillChange is one skill's change between two states of a catalog.
@@ -972,7 +1045,7 @@ export type SkillChange = Message<"skillsvc.v1.SkillChange"> & {
  * Use `create(SkillChangeSchema)` to create a new message.
  */
 export const SkillChangeSchema: GenMessage<SkillChange> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 25);
+  messageDesc(file_skillsvc_v1_skills, 26);
 
 /**
  * @generated from enum skillsvc.v1.SkillChange.Kind
@@ -1013,7 +1086,7 @@ export enum SkillChange_Kind {
  * Describes the enum skillsvc.v1.SkillChange.Kind.
  */
 export const SkillChange_KindSchema: GenEnum<SkillChange_Kind> = /*@__PURE__*/
-  enumDesc(file_skillsvc_v1_skills, 25, 0);
+  enumDesc(file_skillsvc_v1_skills, 26, 0);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsResponse
@@ -1046,7 +1119,7 @@ export type WatchSkillsResponse = Message<"skillsvc.v1.WatchSkillsResponse"> & {
  * Use `create(WatchSkillsResponseSchema)` to create a new message.
  */
 export const WatchSkillsResponseSchema: GenMessage<WatchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 26);
+  messageDesc(file_skillsvc_v1_skills, 27);
 
 /**
  * SkillView says how much of each skill a listing returns (AIP-157).

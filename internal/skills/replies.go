@@ -62,9 +62,10 @@ func (c *Catalog) PromptReply(ctx context.Context, id mounts.Caller, opts ListOp
 		return nil, "", err
 	}
 	k := s.replyKey(replyFormat).str(opts.Category).bool(opts.FilterCategory).
-		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool)
+		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool).str(f.Query)
 	reply, err = c.replies.get(ctx, replyFormat, k.sum(), func() ([]byte, error) {
-		b, err := c.prompt(s, opts, f)
+		// Waiters on this build share it: one leaving fails none (as replies.get).
+		b, err := c.prompt(context.WithoutCancel(ctx), s, opts, f)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +92,7 @@ func (c *Catalog) SearchReply(ctx context.Context, id mounts.Caller, opts Search
 	k := s.replyKey(replySearch).str(opts.Query).int(int64(opts.Limit)).str(opts.Category).bool(opts.FilterCategory).
 		int(int64(math.Float64bits(opts.MinRelevance)))
 	return c.replies.get(ctx, replySearch, k.sum(), func() ([]byte, error) {
-		res, err := c.search(ctx, s, opts)
+		res, err := c.search(context.WithoutCancel(ctx), s, opts) // as PromptReply's
 		if err != nil {
 			return nil, err
 		}

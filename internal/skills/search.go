@@ -3,14 +3,15 @@ package skills
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
-	"unicode"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/search"
 )
 
 // Scored is a search hit.

@@ -414,10 +414,20 @@ func skillVersion(s *skillRef) [sha256.Size]byte {
 // that 64 bits tell them apart.
 func short(sum [sha256.Size]byte) uint64 { return binary.BigEndian.Uint64(sum[:8]) }
 
-// analysisKeySpace holds skill analyses; it names the search package's
-// encoding and analysis (search.AnalysisVersion), so replicas of other
-// rules neither read nor overwrite each other's.
-var analysisKeySpace = fmt.Sprintf("skills:search:a%d:", search.AnalysisVersion)
+// analysisKeySpace holds skill analyses. It names what search makes of a
+// probe document, so replicas whose analysis differs (another search
+// version: its encoding, stemmers, stop words) neither read nor overwrite
+// each other's, and no one has to remember to bump a number.
+var analysisKeySpace = func() string {
+	a := search.Analyze(search.Doc{
+		Name: "pdf-forms", DisplayName: "PDF Forms", Description: "Fill in PDF forms and extract their fields.",
+		Category: "documents", Labels: []string{"pdf", "forms"}, Files: []string{"scripts/fillForm.py"},
+		Body: "# Filling forms\nRead the fields, then write the values.\n## Rellenar formularios\nLee los campos y escribe los valores.",
+	})
+	b, _ := a.MarshalBinary()
+	sum := sha256.Sum256(b)
+	return "skills:search:" + hex.EncodeToString(sum[:6]) + ":"
+}()
 
 // analysisKey names the analysis of one version of a skill (skillVersion):
 // content addressed, as parsed heads are. The key's first segment is the

@@ -363,29 +363,7 @@ func (si *searchIndexes) body(ctx context.Context, s *skillRef) (string, error) 
 
 // searchDoc is what search indexes of s, its body read.
 func searchDoc(s *skillRef, body string) search.Doc {
-	fm := s.head.fm
-	d := search.Doc{Name: s.name, DisplayName: fm.DisplayName, Description: fm.Description, Category: s.category(), Body: body}
-	add := func(t string) { d.Labels = append(d.Labels, t) }
-	// Lists in the frontmatter (tags, keywords, triggers, …) and in its
-	// metadata: words an author chose the skill to be found by.
-	for k, v := range fm.Extra {
-		if _, isList := v.([]any); isList || tagFields[k] {
-			labels(v, add)
-		}
-	}
-	if meta, ok := fm.Raw["metadata"].(map[string]any); ok {
-		for _, v := range meta {
-			if _, isList := v.([]any); isList {
-				labels(v, add)
-			}
-		}
-	}
-	for k, v := range fm.Metadata {
-		if tagFields[k] {
-			add(v)
-		}
-	}
-	slices.Sort(d.Labels) // maps iterate in any order; an analysis is content-addressed
+	d := docOf(s.name, s.category(), s.head.fm, body)
 	prefix := s.dir + "/"
 	for _, e := range s.files {
 		if rel := strings.TrimPrefix(e.rel, prefix); rel != "SKILL.md" {

@@ -129,6 +129,10 @@ func TestSearchEndToEnd(t *testing.T) {
 	if n := m1.value(t, "skillsvc_search_index_docs"); n != sharedFiller+5 {
 		t.Errorf("skillsvc_search_index_docs = %v, want %d", n, sharedFiller+5)
 	}
+	// The indexes are held on the replica's budget, as its layers are.
+	if n, held := m1.value(t, "skillsvc_search_index_bytes"), m1.value(t, `skillsvc_skills_held_bytes{kind="search"}`); n <= 0 || held < n {
+		t.Errorf("skillsvc_search_index_bytes = %v, held for kind search %v: want the indexes on the budget", n, held)
+	}
 
 	// A second replica over the same Redis: the bodies are not read.
 	second := startBinary(t, minioEnv(srv), args...)

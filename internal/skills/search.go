@@ -184,21 +184,21 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 	layers := make([]search.Layer, len(sls))
 	for i, sl := range sls {
 		layers[i] = search.Layer{X: sl.ix.x, Rank: sl.rank, Skip: func(doc int) bool {
-			_, ok := s.shows(sl.l.all[doc], opts, disabled)
+			_, ok := s.shows(sl.l, doc, opts, disabled)
 			return !ok
 		}}
 	}
 	hits := search.Search(layers, search.Query{Text: query, Limit: limit, Collapse: true})
 	out := make([]rankedSkill, 0, len(hits))
 	for _, h := range hits {
-		r, ok := s.shows(sls[h.Layer].l.all[h.Doc], opts, disabled)
+		r, ok := s.shows(sls[h.Layer].l, h.Doc, opts, disabled)
 		if !ok {
 			continue // Skip said so: never
 		}
 		rs := rankedSkill{r: r, score: h.Score, relevance: h.Relevance}
 		for _, a := range h.Alternates {
 			alt := sls[a.Layer].l.all[a.Doc]
-			if v, ok := s.shows(alt, opts, disabled); ok {
+			if v, ok := s.shows(sls[a.Layer].l, a.Doc, opts, disabled); ok {
 				alt = v
 			}
 			rs.alternates = append(rs.alternates, alt)
@@ -208,17 +208,34 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 	return out, nil
 }
 
-// shows returns the skill the caller's listing with opts holds for r, a
-// skill of one of the view's layers: the view's own copy of it (the same
-// version of the same layer's skill, with the view's notes), when the view
-// serves it (not hidden or shadowed by a nearer layer's, within the view's
-// cut) and the listing lists it (lists).
-func (s snapshot) shows(r *skillRef, opts ListOptions, disabled map[string]bool) (*skillRef, bool) {
+// shows returns the skill the caller's listing with opts holds for doc,
+// the folder at that place of l (one of the view's layers): the view's own
+// copy of it (the same version of the same layer's skill, with the view's
+// notes), when the view serves it (not hidden or shadowed by a nearer
+// layer's, within the view's cut) and the listing lists it (lists).
+func (s snapshot) shows(l *layer, doc int, opts ListOptions, disabled map[string]bool) (*skillRef, bool) {
+	r := l.all[doc]
 	if r.nested {
 		return nil, false
 	}
-	v, ok := s.v.skill(r.dir)
-	if !ok || v.layer != r.layer || v.skillMD.Key != r.skillMD.Key || v.skillMD.ETag != r.skillMD.ETag {
+	var v *skillRef
+	if l == s.v.shared {
+		// Most of a search's candidates: a folder of the layer under the
+		// user's, looked up in the user's small layer alone.
+		if own, ok := s.v.own.dir(r.dir); ok {
+			if v = own; !s.v.kept(v) {
+				return nil, false
+			}
+		} else if v = s.v.shown(r); v == nil {
+			return nil, false
+		}
+	} else {
+		var ok bool
+		if v, ok = s.v.skill(r.dir); !ok {
+			return nil, false
+		}
+	}
+	if v.layer != r.layer || v.skillMD.Key != r.skillMD.Key || v.skillMD.ETag != r.skillMD.ETag {
 		return nil, false
 	}
 	return v, s.lists(v, opts, disabled)

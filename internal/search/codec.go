@@ -56,7 +56,7 @@ func (r *reader) uvarint(limit uint64) uint64 {
 	if r.bad {
 		return 0
 	}
-	v, k := binary.Uvarint(r.b)
+	v, k := canonicalUvarint(r.b)
 	if k <= 0 || v > limit {
 		r.bad = true
 		return 0
@@ -229,6 +229,9 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 	x := &Index{}
 	for f := range x.weights.Fields {
 		x.weights.Fields[f] = FieldWeight{Weight: r.float(), B: r.float()}
+		if x.weights.Fields[f].B > 1 {
+			r.bad = true
+		}
 	}
 	x.weights.K1 = r.float()
 	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/25)))
@@ -270,14 +273,14 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 // validPostings checks a posting list: its count, strictly increasing
 // document numbers below n, non-zero weights, nothing left over.
 func validPostings(p []byte, n int) bool {
-	df, k := binary.Uvarint(p)
+	df, k := canonicalUvarint(p)
 	if k <= 0 || df == 0 || df > uint64(n) {
 		return false
 	}
 	p = p[k:]
 	doc := uint64(0)
 	for i := range df {
-		d, k := binary.Uvarint(p)
+		d, k := canonicalUvarint(p)
 		if k <= 0 || k >= len(p) || (i > 0 && d == 0) || d >= uint64(n) {
 			return false
 		}
@@ -288,4 +291,14 @@ func validPostings(p []byte, n int) bool {
 		p = p[k+1:]
 	}
 	return len(p) == 0
+}
+
+// canonicalUvarint reads a uvarint in its shortest form only, so one value
+// has one encoding and accepted bytes re-encode to themselves.
+func canonicalUvarint(b []byte) (uint64, int) {
+	v, k := binary.Uvarint(b)
+	if k > 0 && k != uvarintLen(v) {
+		return 0, -1
+	}
+	return v, k
 }

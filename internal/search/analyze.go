@@ -1,7 +1,6 @@
 package search
 
 import (
-	"hash/fnv"
 	"math/bits"
 	"slices"
 	"strings"
@@ -239,6 +238,16 @@ func emit(w string, ident bool, f func(string)) {
 
 // camelParts splits "XMLHttpRequest" into "XML", "Http", "Request".
 func camelParts(w string) []string {
+	upper := false
+	for i, r := range w {
+		if i > 0 && unicode.IsUpper(r) {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return nil
+	}
 	var parts []string
 	start := 0
 	rs := []rune(w)
@@ -294,7 +303,7 @@ func term(l lang, w string) string {
 		if spanish.IsStopWord(w) {
 			return ""
 		}
-		w = spanish.Stem(w, true)
+		w = spanish.Stem(restoreAccent(w), true)
 	default:
 		if english.IsStopWord(w) {
 			return ""
@@ -308,6 +317,20 @@ func term(l lang, w string) string {
 	}
 	if utf8.RuneCountInString(w) < minWordRunes {
 		return ""
+	}
+	return w
+}
+
+// unaccentedSuffixes are the Spanish suffixes Snowball removes only with
+// their accent, as people often type them without one: "facturacion" must
+// stem as "facturación" does.
+var unaccentedSuffixes = [][2]string{{"cion", "ción"}, {"sion", "sión"}, {"logia", "logía"}, {"logias", "logías"}}
+
+func restoreAccent(w string) string {
+	for _, s := range unaccentedSuffixes {
+		if strings.HasSuffix(w, s[0]) && len(w) > len(s[0])+2 {
+			return w[:len(w)-len(s[0])] + s[1]
+		}
 	}
 	return w
 }
@@ -403,35 +426,33 @@ func analyzeQuery(s string) []queryTerm {
 
 // fingerprintOf hashes a document's content for NearDuplicate: a SimHash of
 // the body's word 3-shingles (near-identical bodies differ in few bits) and
-// an exact digest of the normalized body.
+// an exact digest of the normalized body (its lower-cased words).
 func fingerprintOf(name, description, body string) fingerprint {
-	var ws []string
-	words(body, false, func(w string) { ws = append(ws, strings.ToLower(w)) })
+	var ws []uint64 // each word's hash
+	var digest uint64 = fnvOffset
+	add := func(w string) {
+		w = strings.ToLower(w)
+		ws = append(ws, fnvString(fnvOffset, w))
+		digest = fnvString(digest, w)
+		digest = fnvByte(digest, ' ')
+	}
+	words(body, false, add)
 	if len(ws) == 0 {
-		words(description, false, func(w string) { ws = append(ws, strings.ToLower(w)) })
+		words(description, false, add)
 	}
 	var fp fingerprint
 	if len(ws) > 0 {
-		h := fnv.New64a()
-		for _, w := range ws {
-			h.Write([]byte(w))
-			h.Write([]byte{' '})
-		}
-		fp.digest = h.Sum64() | 1 // never 0: 0 means "no content"
-		var v [64]int
+		fp.digest = digest | 1 // never 0: 0 means "no content"
+		var v [64]int32
 		for i := 0; i+2 < len(ws) || (i == 0 && len(ws) < 3); i++ {
-			h.Reset()
-			for _, w := range ws[i:min(i+3, len(ws))] {
-				h.Write([]byte(w))
-				h.Write([]byte{' '})
-			}
-			x := h.Sum64()
-			for b := range 64 {
-				if x&(1<<b) != 0 {
-					v[b]++
-				} else {
-					v[b]--
+			x := uint64(fnvOffset)
+			for _, h := range ws[i:min(i+3, len(ws))] {
+				for k := range 8 {
+					x = fnvByte(x, byte(h>>(8*k)))
 				}
+			}
+			for b := range 64 {
+				v[b] += int32(x>>b&1)*2 - 1
 			}
 		}
 		for b := range 64 {
@@ -441,11 +462,25 @@ func fingerprintOf(name, description, body string) fingerprint {
 		}
 	}
 	if n := strings.ToLower(strings.TrimSpace(name)); n != "" {
-		h := fnv.New64a()
-		h.Write([]byte(n))
-		fp.name = h.Sum64() | 1
+		fp.name = fnvString(fnvOffset, n) | 1
 	}
 	return fp
+}
+
+// FNV-1a, 64 bits: stable across processes and versions, as fingerprints
+// are persisted.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = fnvByte(h, s[i])
+	}
+	return h
 }
 
 // nearDuplicateHamming is how many of the 64 SimHash bits two bodies may

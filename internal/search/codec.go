@@ -12,14 +12,17 @@ import (
 // this version: cached bytes are untrusted, and a caller rebuilds.
 var ErrCorrupt = errors.New("search: corrupt or foreign encoding")
 
-// Encodings start with a magic and a version: a change to the analysis or
-// the layout bumps the version, so old cached bytes are rebuilt rather than
-// misread. They end with a CRC-32C of everything before it.
+// Encodings start with a magic and a version: a change to the analysis
+// (tokens, stemming, caps, fingerprints) or to a layout bumps the version,
+// so analyses and indexes cached or persisted by an older binary are made
+// again rather than misread or mixed with new ones. They end with a CRC-32C
+// of everything before it.
 const (
 	indexMagic      = "SKIX"
-	indexVersion    = 1
 	analyzedMagic   = "SKAN"
-	analyzedVersion = 1
+	formatVersion   = 1
+	indexVersion    = formatVersion
+	analyzedVersion = formatVersion
 	// maxEncoded bounds what the decoders accept.
 	maxEncoded = 1 << 30
 	maxDocs    = 1 << 24

@@ -299,6 +299,14 @@ func TestReuseAnswersAsFresh(t *testing.T) {
 	if !bytes.Equal(fb, rb) {
 		t.Errorf("index built with Reuse differs from one built fresh")
 	}
+	w := DefaultWeights
+	w.K1++
+	if NewBuilder(w).Reuse(prev, 0) {
+		t.Errorf("reused a document weighted otherwise")
+	}
+	if b := NewBuilder(DefaultWeights); b.Reuse(prev, 4) || b.Reuse(prev, -1) || b.Reuse(nil, 0) || b.Build().Len() != 0 {
+		t.Errorf("reused a document out of range")
+	}
 }
 
 func TestAnalyzerFoldsForms(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -291,9 +292,37 @@ func detect(s string) lang {
 // folder removes accents: NFD, drop combining marks, NFC.
 var folder = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 
+// terms remembers the terms of recent words per language, across
+// documents: words follow Zipf's law, so most are stemmed once per
+// process rather than once per skill. Bounded: emptied when full.
+var terms [numLangs]struct {
+	sync.RWMutex
+	m map[string]string
+}
+
+const maxCachedTerms = 1 << 15
+
 // term turns a word into its indexed form in language l: lower-cased,
 // stemmed, accents folded; "" for a stop word or noise.
 func term(l lang, w string) string {
+	c := &terms[l]
+	c.RLock()
+	t, ok := c.m[w]
+	c.RUnlock()
+	if ok {
+		return t
+	}
+	t = analyzeWord(l, w)
+	c.Lock()
+	if c.m == nil || len(c.m) >= maxCachedTerms {
+		c.m = make(map[string]string, 1024)
+	}
+	c.m[strings.Clone(w)] = t
+	c.Unlock()
+	return t
+}
+
+func analyzeWord(l lang, w string) string {
 	if len(w) > maxWordBytes || utf8.RuneCountInString(w) < minWordRunes {
 		return ""
 	}

@@ -111,11 +111,20 @@ func (r *reader) lang() lang {
 }
 
 func (r *reader) fingerprint() fingerprint {
-	return fingerprint{sim: r.uint64(), digest: r.uint64(), name: r.uint64()}
+	var fp fingerprint
+	if b := r.bytes(2 * minhashBins); b != nil {
+		for i := range fp.minhash {
+			fp.minhash[i] = binary.LittleEndian.Uint16(b[2*i:])
+		}
+	}
+	fp.digest, fp.name = r.uint64(), r.uint64()
+	return fp
 }
 
 func appendFingerprint(b []byte, fp fingerprint) []byte {
-	b = binary.LittleEndian.AppendUint64(b, fp.sim)
+	for _, v := range fp.minhash {
+		b = binary.LittleEndian.AppendUint16(b, v)
+	}
 	b = binary.LittleEndian.AppendUint64(b, fp.digest)
 	return binary.LittleEndian.AppendUint64(b, fp.name)
 }
@@ -237,7 +246,7 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 		}
 	}
 	x.weights.K1 = r.float()
-	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/25)))
+	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/(1+2*minhashBins+16))))
 	x.lang = make([]lang, x.n)
 	x.fp = make([]fingerprint, x.n)
 	for i := range x.n {

@@ -280,7 +280,7 @@ next:
 		for gi := range groups {
 			g := &groups[gi]
 			s := &cands[g.members[0]]
-			if layers[s.ref.Layer].X.fp[s.ref.Doc].near(layers[c.ref.Layer].X.fp[c.ref.Doc]) {
+			if layers[s.ref.Layer].X.fp[s.ref.Doc].near(&layers[c.ref.Layer].X.fp[c.ref.Doc]) {
 				g.members = append(g.members, ci)
 				// The caller's nearest copy represents the group.
 				if c.rank < cands[g.rep].rank {
@@ -337,5 +337,5 @@ func NearDuplicate(a, b *Index, i, j int) bool {
 	if a == nil || b == nil || i < 0 || j < 0 || i >= a.n || j >= b.n {
 		return false
 	}
-	return a.fp[i].near(b.fp[j])
+	return a.fp[i].near(&b.fp[j])
 }

@@ -405,3 +405,28 @@ func TestCollapseLooksDeepEnough(t *testing.T) {
 		t.Errorf("hits %v, want subtitles and podcast after the group", refs(hs))
 	}
 }
+
+func TestSearchEdges(t *testing.T) {
+	x := build(DefaultWeights, Doc{Name: "pdf", Description: "Fill PDF forms"})
+	empty := NewBuilder(DefaultWeights).Build()
+	for name, tc := range map[string]struct {
+		layers []Layer
+		q      Query
+		want   int
+	}{
+		"no layers":            {nil, Query{Text: "pdf"}, 0},
+		"nil and empty layers": {[]Layer{{X: nil}, {X: empty}, {X: x, Rank: 2}}, Query{Text: "pdf"}, 1},
+		"only stop words":      {[]Layer{{X: x}}, Query{Text: "the and of"}, 0},
+		"empty query":          {[]Layer{{X: x}}, Query{Text: ""}, 0},
+		"no match":             {[]Layer{{X: x}}, Query{Text: "zebra"}, 0},
+		"huge limit":           {[]Layer{{X: x}}, Query{Text: "pdf", Limit: 1 << 30, Collapse: true}, 1},
+	} {
+		hs := Search(tc.layers, tc.q)
+		if len(hs) != tc.want {
+			t.Errorf("%s: %d hits, want %d", name, len(hs), tc.want)
+		}
+		if tc.want == 1 && hs[0].Ref != (Ref{Layer: len(tc.layers) - 1}) {
+			t.Errorf("%s: hit %v", name, hs[0].Ref)
+		}
+	}
+}

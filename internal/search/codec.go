@@ -12,14 +12,17 @@ import (
 // this version: cached bytes are untrusted, and a caller rebuilds.
 var ErrCorrupt = errors.New("search: corrupt or foreign encoding")
 
-// Encodings start with a magic and a version: a change to the analysis or
-// the layout bumps the version, so old cached bytes are rebuilt rather than
-// misread. They end with a CRC-32C of everything before it.
+// Encodings start with a magic and a version: a change to the analysis
+// (tokens, stemming, caps, fingerprints) or to a layout bumps the version,
+// so analyses and indexes cached or persisted by an older binary are made
+// again rather than misread or mixed with new ones. They end with a CRC-32C
+// of everything before it.
 const (
 	indexMagic      = "SKIX"
-	indexVersion    = 1
 	analyzedMagic   = "SKAN"
-	analyzedVersion = 1
+	formatVersion   = 1
+	indexVersion    = formatVersion
+	analyzedVersion = formatVersion
 	// maxEncoded bounds what the decoders accept.
 	maxEncoded = 1 << 30
 	maxDocs    = 1 << 24
@@ -56,7 +59,7 @@ func (r *reader) uvarint(limit uint64) uint64 {
 	if r.bad {
 		return 0
 	}
-	v, k := binary.Uvarint(r.b)
+	v, k := canonicalUvarint(r.b)
 	if k <= 0 || v > limit {
 		r.bad = true
 		return 0
@@ -108,11 +111,20 @@ func (r *reader) lang() lang {
 }
 
 func (r *reader) fingerprint() fingerprint {
-	return fingerprint{sim: r.uint64(), digest: r.uint64(), name: r.uint64()}
+	var fp fingerprint
+	if b := r.bytes(2 * minhashBins); b != nil {
+		for i := range fp.minhash {
+			fp.minhash[i] = binary.LittleEndian.Uint16(b[2*i:])
+		}
+	}
+	fp.digest, fp.name = r.uint64(), r.uint64()
+	return fp
 }
 
 func appendFingerprint(b []byte, fp fingerprint) []byte {
-	b = binary.LittleEndian.AppendUint64(b, fp.sim)
+	for _, v := range fp.minhash {
+		b = binary.LittleEndian.AppendUint16(b, v)
+	}
 	b = binary.LittleEndian.AppendUint64(b, fp.digest)
 	return binary.LittleEndian.AppendUint64(b, fp.name)
 }
@@ -229,9 +241,12 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 	x := &Index{}
 	for f := range x.weights.Fields {
 		x.weights.Fields[f] = FieldWeight{Weight: r.float(), B: r.float()}
+		if x.weights.Fields[f].B > 1 {
+			r.bad = true
+		}
 	}
 	x.weights.K1 = r.float()
-	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/25)))
+	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/(1+2*minhashBins+16))))
 	x.lang = make([]lang, x.n)
 	x.fp = make([]fingerprint, x.n)
 	for i := range x.n {
@@ -270,14 +285,14 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 // validPostings checks a posting list: its count, strictly increasing
 // document numbers below n, non-zero weights, nothing left over.
 func validPostings(p []byte, n int) bool {
-	df, k := binary.Uvarint(p)
+	df, k := canonicalUvarint(p)
 	if k <= 0 || df == 0 || df > uint64(n) {
 		return false
 	}
 	p = p[k:]
 	doc := uint64(0)
 	for i := range df {
-		d, k := binary.Uvarint(p)
+		d, k := canonicalUvarint(p)
 		if k <= 0 || k >= len(p) || (i > 0 && d == 0) || d >= uint64(n) {
 			return false
 		}
@@ -288,4 +303,14 @@ func validPostings(p []byte, n int) bool {
 		p = p[k+1:]
 	}
 	return len(p) == 0
+}
+
+// canonicalUvarint reads a uvarint in its shortest form only, so one value
+// has one encoding and accepted bytes re-encode to themselves.
+func canonicalUvarint(b []byte) (uint64, int) {
+	v, k := binary.Uvarint(b)
+	if k > 0 && k != uvarintLen(v) {
+		return 0, -1
+	}
+	return v, k
 }

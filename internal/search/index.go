@@ -123,6 +123,9 @@ type Builder struct {
 	fp      []fingerprint
 	post    map[string][]posting
 	forward map[*Index][][]posting // prev's postings by document, for Reuse
+	// keep, when set, indexes only the terms it accepts: the tuning run
+	// builds an index per trial of only its queries' terms.
+	keep func(term string) bool
 }
 
 // posting is one document's weight for a term: in Builder.post, doc is the
@@ -149,6 +152,10 @@ func (b *Builder) Add(a Analyzed) {
 		for j < len(occ) && occ[j].term == uint32(i) {
 			j++
 		}
+		if b.keep != nil && !b.keep(t) {
+			occ = occ[j:]
+			continue
+		}
 		if s := b.w.saturation(occ[:j], &a.length); s > 0 {
 			b.post[t] = append(b.post[t], posting{doc: doc, q: quantize(s)})
 		}
@@ -157,11 +164,12 @@ func (b *Builder) Add(a Analyzed) {
 }
 
 // Reuse appends document doc of prev without analyzing it again, as it
-// was indexed there. prev must have been built with the same Weights
-// (DefaultWeights in the service); the document keeps prev's weighting.
-func (b *Builder) Reuse(prev *Index, doc int) {
-	if doc < 0 || doc >= prev.n {
-		return
+// was indexed there, and reports whether it could: not when doc is out of
+// range or prev was weighted otherwise (an index persisted before the
+// weights changed), and then the caller adds the document's analysis.
+func (b *Builder) Reuse(prev *Index, doc int) bool {
+	if prev == nil || doc < 0 || doc >= prev.n || prev.weights != b.w {
+		return false
 	}
 	if b.forward == nil {
 		b.forward = map[*Index][][]posting{}
@@ -178,6 +186,7 @@ func (b *Builder) Reuse(prev *Index, doc int) {
 		t := prev.term(int(p.doc))
 		b.post[t] = append(b.post[t], posting{doc: id, q: p.q})
 	}
+	return true
 }
 
 // invert lists each document's terms (as term numbers) and weights.

@@ -53,9 +53,10 @@ type Hit struct {
 const (
 	DefaultLimit = 10
 	MaxLimit     = 1000
-	// LayerTie is the relative score difference under which two hits count
-	// as equally relevant, so the nearer layer's ranks first: each step
-	// of Rank scales a score by 1/(1+LayerTie) when ordering hits.
+	// LayerTie is the relative difference of relevance under which two
+	// hits count as equally relevant, so the nearer layer's ranks first:
+	// each step of Rank scales a relevance by 1/(1+LayerTie) when ordering
+	// hits.
 	LayerTie = 0.02
 )
 
@@ -91,14 +92,14 @@ func (a *accumulator) release() {
 
 // candidate is a scored, unskipped document.
 type candidate struct {
-	ref    Ref
-	rank   int
-	score  float64 // BM25F
-	order  float64 // score scaled down by layer distance
-	maxRel float64 // the query's best possible score in the doc's language
+	ref   Ref
+	rank  int
+	score float64 // BM25F
+	rel   float64 // relevance, 0..1
+	order float64 // relevance scaled down by layer distance
 }
 
-// better orders candidates: by layer-scaled score, then nearer layer, then
+// better orders candidates: by layer-scaled relevance, then nearer layer, then
 // layer and document number, so equal inputs give equal orders.
 func better(a, b *candidate) bool {
 	if a.order != b.order {
@@ -128,7 +129,10 @@ func (h *worstFirst) Pop() any {
 }
 
 // Search ranks the documents of layers against q.Text with BM25F, document
-// frequencies summed over the layers, and returns the best q.Limit hits.
+// frequencies summed over the layers, and returns the best q.Limit hits by
+// relevance: the query is analyzed as each language, a document scored by
+// its own language's terms and against their best, so a Spanish task
+// prefers Spanish skills to English ones that share a word with it.
 func Search(layers []Layer, q Query) []Hit {
 	limit := q.Limit
 	if limit <= 0 {
@@ -238,7 +242,11 @@ func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLan
 				continue
 			}
 			s := float64(acc.score[g])
-			c := candidate{ref: Ref{Layer: i, Doc: doc}, rank: l.Rank, score: s, order: s * scale, maxRel: best[l.X.lang[doc]]}
+			rel := 0.0
+			if m := best[l.X.lang[doc]]; m > 0 {
+				rel = min(s/m, 1)
+			}
+			c := candidate{ref: Ref{Layer: i, Doc: doc}, rank: l.Rank, score: s, rel: rel, order: rel * scale}
 			if len(h) < depth {
 				heap.Push(&h, c)
 			} else if better(&c, &h[0]) {
@@ -280,7 +288,7 @@ next:
 		for gi := range groups {
 			g := &groups[gi]
 			s := &cands[g.members[0]]
-			if layers[s.ref.Layer].X.fp[s.ref.Doc].near(layers[c.ref.Layer].X.fp[c.ref.Doc]) {
+			if layers[s.ref.Layer].X.fp[s.ref.Doc].near(&layers[c.ref.Layer].X.fp[c.ref.Doc]) {
 				g.members = append(g.members, ci)
 				// The caller's nearest copy represents the group.
 				if c.rank < cands[g.rep].rank {
@@ -298,23 +306,17 @@ next:
 
 // hits turns candidates (and their groups, when collapsing) into Hits.
 func hits(cands []candidate, groups []group) []Hit {
-	rel := func(c *candidate) float64 {
-		if c.maxRel <= 0 {
-			return 0
-		}
-		return min(c.score/c.maxRel, 1)
-	}
 	if groups == nil {
 		out := make([]Hit, len(cands))
 		for i := range cands {
-			out[i] = Hit{Ref: cands[i].ref, Score: cands[i].score, Relevance: rel(&cands[i])}
+			out[i] = Hit{Ref: cands[i].ref, Score: cands[i].score, Relevance: cands[i].rel}
 		}
 		return out
 	}
 	out := make([]Hit, len(groups))
 	for i, g := range groups {
 		first := &cands[g.members[0]]
-		h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: rel(first)}
+		h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: first.rel}
 		alts := make([]int, 0, len(g.members)-1)
 		for _, m := range g.members {
 			if m != g.rep {
@@ -337,5 +339,5 @@ func NearDuplicate(a, b *Index, i, j int) bool {
 	if a == nil || b == nil || i < 0 || j < 0 || i >= a.n || j >= b.n {
 		return false
 	}
-	return a.fp[i].near(b.fp[j])
+	return a.fp[i].near(&b.fp[j])
 }

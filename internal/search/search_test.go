@@ -299,4 +299,134 @@ func TestReuseAnswersAsFresh(t *testing.T) {
 	if !bytes.Equal(fb, rb) {
 		t.Errorf("index built with Reuse differs from one built fresh")
 	}
+	w := DefaultWeights
+	w.K1++
+	if NewBuilder(w).Reuse(prev, 0) {
+		t.Errorf("reused a document weighted otherwise")
+	}
+	if b := NewBuilder(DefaultWeights); b.Reuse(prev, 4) || b.Reuse(prev, -1) || b.Reuse(nil, 0) || b.Build().Len() != 0 {
+		t.Errorf("reused a document out of range")
+	}
+}
+
+func TestAnalyzerFoldsForms(t *testing.T) {
+	for _, tc := range []struct {
+		lang string
+		same []string // words that must meet on one term
+	}{
+		{"en", []string{"spreadsheets", "spreadsheet"}},
+		{"en", []string{"presentations", "presentation", "Presentation"}},
+		{"en", []string{"running", "runs", "run"}},
+		{"en", []string{"naïve", "naive"}},
+		{"es", []string{"contratos", "contrato", "Contrato"}},
+		{"es", []string{"facturación", "facturacion", "FACTURACIÓN"}},
+		{"es", []string{"revisión", "revision", "revisiones"}},
+		{"es", []string{"canción", "canciones", "cancion"}},
+		{"es", []string{"tecnología", "tecnologia", "tecnologías"}},
+	} {
+		t.Run(tc.lang+"/"+tc.same[0], func(t *testing.T) {
+			l := langEN
+			if tc.lang == "es" {
+				l = langES
+			}
+			want := term(l, tc.same[0])
+			for _, w := range tc.same[1:] {
+				if got := term(l, w); got != want || got == "" {
+					t.Errorf("term(%q) = %q, term(%q) = %q", w, got, tc.same[0], want)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		lang lang
+		word string
+	}{{langEN, "the"}, {langEN, "with"}, {langES, "para"}, {langES, "los"}, {langES, "también"}, {langEN, "x"}} {
+		if got := term(tc.lang, tc.word); got != "" {
+			t.Errorf("stop word %q indexed as %q", tc.word, got)
+		}
+	}
+}
+
+func TestQueryMeetsSpanishDocWithoutAccents(t *testing.T) {
+	x := build(DefaultWeights,
+		Doc{Name: "facturas", Description: "Genera la facturación mensual de los clientes y revisa las facturas emitidas"},
+		Doc{Name: "invoices", Description: "Generate monthly invoices for customers"},
+	)
+	for _, q := range []string{"facturacion mensual", "necesito revisar una factura"} {
+		hs := Search([]Layer{{X: x}}, Query{Text: q})
+		if len(hs) == 0 || hs[0].Doc != 0 {
+			t.Errorf("%q: hits %v, want the Spanish skill first", q, hs)
+		}
+	}
+}
+
+func TestLayerTieWithinEpsilon(t *testing.T) {
+	// The same words, the organization's a little shorter, so a little
+	// better: within LayerTie the caller's own still ranks first.
+	own := build(DefaultWeights, Doc{Name: "notes", Description: "meeting notes summary for the weekly team meeting today"})
+	org := build(DefaultWeights, Doc{Name: "notes", Description: "meeting notes summary for the weekly team meeting"})
+	hs := Search([]Layer{{X: org, Rank: 2}, {X: own, Rank: 0}}, Query{Text: "meeting notes summary"})
+	if len(hs) != 2 {
+		t.Fatalf("hits %v", hs)
+	}
+	if hs[0].Layer != 1 {
+		t.Fatalf("hits %+v: the own layer should lead at near-equal scores", hs)
+	}
+	if !(hs[0].Score < hs[1].Score && hs[1].Score < hs[0].Score*(1+LayerTie)) {
+		t.Errorf("scores %.4f (own) and %.4f (org): the test needs the org's a little better", hs[0].Score, hs[1].Score)
+	}
+}
+
+func TestCollapseLooksDeepEnough(t *testing.T) {
+	body := "Convert audio recordings to text transcripts with timestamps and speaker labels."
+	for i := range 40 {
+		body += fmt.Sprintf(" Option %d sets the model parameter %d.", i, i)
+	}
+	var docs []Doc
+	for i := range 30 {
+		docs = append(docs, Doc{Name: fmt.Sprintf("transcribe-%d", i), Description: "Transcribe audio", Body: body})
+	}
+	docs = append(docs,
+		Doc{Name: "subtitles", Description: "Make subtitles from audio transcripts"},
+		Doc{Name: "podcast", Description: "Edit podcast audio"},
+	)
+	x := build(DefaultWeights, docs...)
+	hs := Search([]Layer{{X: x}}, Query{Text: "transcribe audio", Limit: 3, Collapse: true})
+	if len(hs) != 3 {
+		t.Fatalf("%d hits, want 3 distinct", len(hs))
+	}
+	if len(hs[0].Alternates) != 29 {
+		t.Errorf("first hit has %d alternates, want 29", len(hs[0].Alternates))
+	}
+	if hs[0].Doc != 0 {
+		t.Errorf("representative %v, want the best-scored copy (doc 0: equal scores, first)", hs[0].Ref)
+	}
+	if got := []int{hs[1].Doc, hs[2].Doc}; !slices.Contains(got, 30) || !slices.Contains(got, 31) {
+		t.Errorf("hits %v, want subtitles and podcast after the group", refs(hs))
+	}
+}
+
+func TestSearchEdges(t *testing.T) {
+	x := build(DefaultWeights, Doc{Name: "pdf", Description: "Fill PDF forms"})
+	empty := NewBuilder(DefaultWeights).Build()
+	for name, tc := range map[string]struct {
+		layers []Layer
+		q      Query
+		want   int
+	}{
+		"no layers":            {nil, Query{Text: "pdf"}, 0},
+		"nil and empty layers": {[]Layer{{X: nil}, {X: empty}, {X: x, Rank: 2}}, Query{Text: "pdf"}, 1},
+		"only stop words":      {[]Layer{{X: x}}, Query{Text: "the and of"}, 0},
+		"empty query":          {[]Layer{{X: x}}, Query{Text: ""}, 0},
+		"no match":             {[]Layer{{X: x}}, Query{Text: "zebra"}, 0},
+		"huge limit":           {[]Layer{{X: x}}, Query{Text: "pdf", Limit: 1 << 30, Collapse: true}, 1},
+	} {
+		hs := Search(tc.layers, tc.q)
+		if len(hs) != tc.want {
+			t.Errorf("%s: %d hits, want %d", name, len(hs), tc.want)
+		}
+		if tc.want == 1 && hs[0].Ref != (Ref{Layer: len(tc.layers) - 1}) {
+			t.Errorf("%s: hit %v", name, hs[0].Ref)
+		}
+	}
 }

@@ -211,7 +211,6 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 		need = append(need, i)
 	}
-	si.metrics.analyses.WithLabelValues(analysisReused).Add(float64(n - len(need) - countNested(l)))
 	if err := si.analyze(ctx, l, need, sums, analyzed, whole); err != nil {
 		return nil, err
 	}
@@ -227,7 +226,9 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 			}
 			b.Add(*empty)
 		case reuse[i] >= 0:
-			b.Reuse(prev.x, reuse[i])
+			if !b.Reuse(prev.x, reuse[i]) {
+				return si.build(ctx, l, nil) // prev was weighted otherwise: analyze every skill
+			}
 			li.versions = append(li.versions, docVersion{short(sums[i]), int32(i)})
 		default:
 			b.Add(*analyzed[i])
@@ -237,6 +238,7 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 	}
 	li.x = b.Build()
+	si.metrics.analyses.WithLabelValues(analysisReused).Add(float64(n - len(need) - countNested(l)))
 	slices.SortFunc(li.versions, func(a, b docVersion) int {
 		switch {
 		case a.sum < b.sum:

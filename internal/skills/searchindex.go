@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -102,8 +101,6 @@ const searchIndexBuildTimeout = 2 * time.Minute
 type searchMetrics struct {
 	bytes, docs prometheus.Gauge
 	analyses    *prometheus.CounterVec // by source
-	heldBytes   atomic.Int64
-	heldDocs    atomic.Int64
 }
 
 // Where a search index build took a skill's analysis from.
@@ -137,9 +134,10 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 	return m
 }
 
-func (m *searchMetrics) held(li *layerIndex, sign int64) {
-	m.bytes.Set(float64(m.heldBytes.Add(sign * li.bytes)))
-	m.docs.Set(float64(m.heldDocs.Add(sign * int64(li.x.Len()))))
+// held adds li to the gauges (sign 1) or takes it off (-1).
+func (m *searchMetrics) held(li *layerIndex, sign float64) {
+	m.bytes.Add(sign * float64(li.bytes))
+	m.docs.Add(sign * float64(li.x.Len()))
 }
 
 func newSearchIndexes(bucket objstore.Bucket, held *libindex.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {

@@ -154,15 +154,21 @@ func (si *searchIndexes) share(c cache.Cache, ttl time.Duration, cl *libindex.Ca
 	si.cache, si.ttl, si.cacheLog = c, ttl, cl
 }
 
+// held returns the search index of l held under key, if any.
+func (si *searchIndexes) held(key string, l *layer) (*layerIndex, bool) {
+	li, ok := si.shelf.Get(key)
+	return li, ok && li.gen == l.gen
+}
+
 // of returns the search index of l, held under key (the layer's library),
 // built for every caller waiting on it: the first one's leaving fails none
 // of the others.
 func (si *searchIndexes) of(ctx context.Context, key string, l *layer) (*layerIndex, error) {
-	if li, ok := si.shelf.Get(key); ok && li.gen == l.gen {
+	if li, ok := si.held(key, l); ok {
 		return li, nil
 	}
 	ch := si.flight.DoChan(fmt.Sprintf("%s\x00%d", key, l.gen), panics.GuardValue(func() (any, error) {
-		if li, ok := si.shelf.Get(key); ok && li.gen == l.gen { // a build that just ended
+		if li, ok := si.held(key, l); ok { // a build that just ended
 			return li, nil
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), searchIndexBuildTimeout)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -53,6 +54,9 @@ type searchIndexes struct {
 	bodyBytes int64
 	reads     int
 	metrics   *searchMetrics
+	// nextTooLarge is when an index too large for the budget may be logged
+	// again (unix nanoseconds).
+	nextTooLarge atomic.Int64
 }
 
 // layerIndex is one layer's search index. Its documents are numbered as
@@ -180,6 +184,10 @@ func (si *searchIndexes) of(ctx context.Context, key string, l *layer) (*layerIn
 		}
 		if si.shelf.Add(key, li, li.bytes) {
 			si.metrics.held(li, 1)
+		} else if now := time.Now().UnixNano(); now >= si.nextTooLarge.Load() {
+			si.nextTooLarge.Store(now + int64(time.Minute))
+			si.log.Warn("skills: a library's search index is too large to hold within --skills.max-held-bytes; every search builds it again",
+				"library", key, "bytes", li.bytes)
 		}
 		return li, nil
 	}))

@@ -294,8 +294,20 @@ func detect(s string) lang {
 	return langEN
 }
 
-// folder removes accents: NFD, drop combining marks, NFC.
-var folder = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// folders remove accents: NFD, drop combining marks, NFC. A chain keeps
+// state between calls, so each analysis takes its own from the pool.
+var folders = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}}
+
+func foldAccents(w string) string {
+	t := folders.Get().(transform.Transformer)
+	defer folders.Put(t)
+	if f, _, err := transform.String(t, w); err == nil {
+		return f
+	}
+	return w
+}
 
 // terms remembers the terms of recent words per language, across
 // documents: words follow Zipf's law, so most are stemmed once per
@@ -345,9 +357,7 @@ func analyzeWord(l lang, w string) string {
 		w = english.Stem(w, true)
 	}
 	if !isASCII(w) {
-		if f, _, err := transform.String(folder, w); err == nil {
-			w = f
-		}
+		w = foldAccents(w)
 	}
 	if utf8.RuneCountInString(w) < minWordRunes {
 		return ""

@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -59,55 +58,62 @@ func benchQueries(docs []Doc) []string {
 	return qs
 }
 
-func benchIndex(b *testing.B, n int) (docs []Doc, x *Index) {
-	docs = corpusDocs(b)
-	if len(docs) == 0 {
-		docs = syntheticDocs(n)
-	}
-	docs = docs[:min(n, len(docs))]
-	if p := os.Getenv("SEARCH_BENCH_INDEX"); p != "" { // reuse a built index while iterating
-		if data, err := os.ReadFile(p); err == nil {
-			if x, err := UnmarshalIndex(data); err == nil && x.Len() == len(docs) {
-				return docs, x
-			}
-		}
-		defer func() {
-			data, _ := x.MarshalBinary()
-			os.WriteFile(p, data, 0o600)
-		}()
-	}
+// benchIndex indexes n skills: the real corpus when present, else
+// synthetic ones; queries are the corpus's requests, or snippets.
+func benchIndex(b *testing.B, n int) (docs []Doc, x *Index, queries []string) {
 	bd := NewBuilder(DefaultWeights)
+	if c := loadCorpus(b); c != nil {
+		for _, a := range c.analyzed()[:min(n, len(c.docs))] {
+			bd.Add(a)
+		}
+		for _, r := range c.requests {
+			queries = append(queries, r.Query)
+		}
+		return c.docs[:min(n, len(c.docs))], bd.Build(), queries
+	}
+	docs = syntheticDocs(n)
 	for _, d := range docs {
 		bd.Add(Analyze(d))
 	}
-	x = bd.Build()
-	return docs, x
+	return docs, bd.Build(), benchQueries(docs)
 }
 
 // BenchmarkSearch searches 10,000 skills (the real corpus when present) in
 // two layers, collapsing, and reports p50 and p99 of the warm searches.
 func BenchmarkSearch(b *testing.B) {
-	docs, x := benchIndex(b, 10000)
+	docs, x, qs := benchIndex(b, 10000)
 	own := build(DefaultWeights, docs[:5]...)
 	layers := []Layer{{X: own, Rank: 0}, {X: x, Rank: 2, Skip: func(doc int) bool { return doc%97 == 0 }}}
-	qs := benchQueries(docs)
 	b.ReportMetric(float64(x.Bytes())/float64(x.Len()), "index-B/skill")
 	var lat []time.Duration
-	runtime.GC() // the build's garbage is not the searches'
+	fastest := make([]time.Duration, len(qs)) // per query, of its runs
+	runtime.GC()                              // the build's garbage is not the searches'
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
 		Search(layers, Query{Text: qs[i%len(qs)], Limit: 10, Collapse: true})
-		lat = append(lat, time.Since(start))
+		d := time.Since(start)
+		lat = append(lat, d)
+		if f := &fastest[i%len(qs)]; *f == 0 || d < *f {
+			*f = d
+		}
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	// On a shared machine the tail is other processes' CPU: each query's
+	// fastest run is its own cost.
+	if len(lat) >= 2*len(qs) {
+		slices.Sort(fastest)
+		b.ReportMetric(float64(fastest[len(fastest)*99/100].Microseconds()), "p99-own-µs")
+	}
 }
 
 func BenchmarkAnalyze(b *testing.B) {
-	docs := corpusDocs(b)
-	if len(docs) == 0 {
+	var docs []Doc
+	if c := loadCorpus(b); c != nil {
+		docs = c.docs
+	} else {
 		docs = syntheticDocs(200)
 	}
 	for i := 0; b.Loop(); i++ {

@@ -2,10 +2,12 @@ package search
 
 import (
 	"archive/tar"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -37,9 +39,16 @@ func (c *corpus) isCopy(target, doc int) bool { return target == doc || c.copies
 func (c *corpus) analyzed() []Analyzed {
 	c.once.Do(func() {
 		c.an = make([]Analyzed, len(c.docs))
-		for i, d := range c.docs {
-			c.an[i] = Analyze(d)
+		var wg sync.WaitGroup
+		n := runtime.GOMAXPROCS(0)
+		for w := range n {
+			wg.Go(func() {
+				for i := w; i < len(c.docs); i += n {
+					c.an[i] = Analyze(c.docs[i])
+				}
+			})
 		}
+		wg.Wait()
 	})
 	return c.an
 }
@@ -298,10 +307,40 @@ func (c *corpus) readRequests(tb testing.TB, file string) error {
 	return nil
 }
 
-// corpusDocs are the corpus's skills, nil when absent.
-func corpusDocs(tb testing.TB) []Doc {
-	if c := loadCorpus(tb); c != nil {
-		return c.docs
+// TestCorpusIndexSize holds the index to its memory target, 4 KB per
+// skill, on the real corpus (skipped without it: the archive is not in the
+// repository, see test/selection/SOURCES.md).
+func TestCorpusIndexSize(t *testing.T) {
+	c := loadCorpus(t)
+	if c == nil {
+		t.Skip("no corpus: SELECTION_CORPUS or test/selection/corpus.tar.zst")
 	}
-	return nil
+	b := NewBuilder(DefaultWeights)
+	for _, a := range c.analyzed() {
+		b.Add(a)
+	}
+	x := b.Build()
+	per := x.Bytes() / int64(x.Len())
+	t.Logf("%d skills, %d terms: %d bytes, %d per skill", x.Len(), x.numTerms(), x.Bytes(), per)
+	if per > 4096 {
+		t.Errorf("index holds %d bytes per skill, over 4096", per)
+	}
+	// Reuse on the real corpus: every other skill carried over from an
+	// index of them all answers as one built fresh.
+	r := NewBuilder(DefaultWeights)
+	for i, a := range c.analyzed() {
+		if i%2 == 0 {
+			if !r.Reuse(x, i) {
+				t.Fatalf("Reuse(%d) refused", i)
+			}
+		} else {
+			r.Add(a)
+		}
+	}
+	y := r.Build()
+	xb, _ := x.MarshalBinary()
+	yb, _ := y.MarshalBinary()
+	if !bytes.Equal(xb, yb) {
+		t.Errorf("index with reused skills differs from the fresh one")
+	}
 }

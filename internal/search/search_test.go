@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -429,4 +430,24 @@ func TestSearchEdges(t *testing.T) {
 			t.Errorf("%s: hit %v", name, hs[0].Ref)
 		}
 	}
+}
+
+// TestAnalyzeConcurrently: the catalog analyzes skills in parallel; the
+// accent folding must not share state (run with -race).
+func TestAnalyzeConcurrently(t *testing.T) {
+	words := []string{"café", "naïve", "résumé", "façade", "über", "señor", "déjà", "crème"}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 400 {
+				w := words[(i+g)%len(words)]
+				want := term(langEN, w) // cached
+				if got := analyzeWord(langEN, w); got != want {
+					t.Errorf("analyzeWord(%q) = %q, want %q", w, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

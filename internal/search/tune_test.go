@@ -200,3 +200,62 @@ func weightsLiteral(w Weights) string {
 }
 
 var fieldConst = [numFields]string{"FieldName", "FieldDisplayName", "FieldDescription", "FieldBody", "FieldHeadings", "FieldFiles", "FieldCategory", "FieldLabels"}
+
+// TestMeasureBodyCap reports ranking and index size as the body cap
+// varies (BodyCap's comment): SEARCH_TUNE=1 go test -run TestMeasureBodyCap -v
+func TestMeasureBodyCap(t *testing.T) {
+	if os.Getenv("SEARCH_TUNE") == "" {
+		t.Skip("SEARCH_TUNE=1 runs the measurement")
+	}
+	c := loadCorpus(t)
+	if c == nil {
+		t.Skip("no corpus in test/selection")
+	}
+	var tune []request
+	for _, r := range c.requests {
+		if r.Split != "holdout" {
+			tune = append(tune, r)
+		}
+	}
+	defer func(v int) { bodyCap = v }(bodyCap)
+	for _, kib := range []int{1, 2, 4, 6, 8, 12, 16, 32, 64} {
+		bodyCap = kib << 10
+		b := NewBuilder(DefaultWeights)
+		for _, d := range c.docs {
+			b.Add(Analyze(d))
+		}
+		x := b.Build()
+		t.Logf("body cap %2d KiB: %4d bytes per skill, tune %v", kib, x.Bytes()/int64(x.Len()), evaluate(x, tune, c.isCopy))
+	}
+}
+
+// TestExplainRequests prints the top hits of the requests whose text holds
+// $SEARCH_EXPLAIN ("*": all), the target's copies starred.
+func TestExplainRequests(t *testing.T) {
+	want := os.Getenv("SEARCH_EXPLAIN")
+	if want == "" {
+		t.Skip("SEARCH_EXPLAIN=<part of a request> explains its ranking")
+	}
+	c := loadCorpus(t)
+	if c == nil {
+		t.Skip("no corpus in test/selection")
+	}
+	b := NewBuilder(DefaultWeights)
+	for _, a := range c.analyzed() {
+		b.Add(a)
+	}
+	x := b.Build()
+	for _, r := range c.requests {
+		if want != "*" && !strings.Contains(r.Query, want) {
+			continue
+		}
+		t.Logf("%q (target %s)", r.Query, c.paths[r.Target])
+		for _, h := range Search([]Layer{{X: x}}, Query{Text: r.Query, Limit: 5, Collapse: true}) {
+			mark := " "
+			if c.isCopy(r.Target, h.Doc) {
+				mark = "*"
+			}
+			t.Logf("  %s %.3f %s | %.80s", mark, h.Relevance, c.paths[h.Doc], c.docs[h.Doc].Description)
+		}
+	}
+}

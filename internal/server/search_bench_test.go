@@ -60,8 +60,9 @@ func searchLibrary10000() (*skillstest.Builder, []string) {
 // BenchmarkSearch10000 is SearchSkills and the query-aware FormatSkills
 // (the default 12,000-character block) on a warm library of 10,000 skills,
 // each call a query not asked before (no kept reply: the reply cache is
-// off), with the reply marshalled. It reports each call's p50 and p99, and
-// the held search indexes' bytes per skill.
+// off), with the reply marshalled. It reports each call's p50 and p99, the
+// same of each query's fastest of 5 runs (its own cost, without the shared
+// machine's other processes), and the held search indexes' bytes per skill.
 func BenchmarkSearch10000(b *testing.B) {
 	lib, queries := searchLibrary10000()
 	reg := prometheus.NewRegistry()
@@ -117,9 +118,28 @@ func BenchmarkSearch10000(b *testing.B) {
 				took = append(took, time.Since(start))
 				i++
 			}
-			slices.Sort(took)
-			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+			pct := func(d []time.Duration, p int) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)*p/100].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(took, 50), "p50-ms")
+			b.ReportMetric(pct(took, 99), "p99-ms")
+			// Each query's own cost, the fastest of 5 runs: on a shared
+			// machine the tail above is mostly other processes'.
+			own := make([]time.Duration, len(queries))
+			for i, q := range queries {
+				for r := range 5 {
+					start := time.Now()
+					if err := call[name](q); err != nil {
+						b.Fatal(err)
+					}
+					if d := time.Since(start); r == 0 || d < own[i] {
+						own[i] = d
+					}
+				}
+			}
+			b.ReportMetric(pct(own, 50), "own-p50-ms")
+			b.ReportMetric(pct(own, 99), "own-p99-ms")
 			b.ReportMetric(perSkill, "index-B/skill")
 		})
 	}

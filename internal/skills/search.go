@@ -90,7 +90,7 @@ func (c *Catalog) search(ctx context.Context, s snapshot, opts SearchOptions) (R
 	if err != nil {
 		return Results{}, err
 	}
-	// Relevance falls with the score, so the weak hits are at the end.
+	// Hits come best first by relevance, so the weak ones are at the end.
 	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].relevance < opts.MinRelevance })]
 	disabled := s.st.disabledSet()
 	out := make([]Scored, len(hits))

@@ -243,7 +243,7 @@ func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, ful
 	} else if pin {
 		p.Pin = true
 	}
-	if err := p.chosen(h); err != nil {
+	if err := p.Choose(h); err != nil {
 		return p, true, err
 	}
 	if AdminMethod(fullMethod) {
@@ -267,9 +267,11 @@ func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, ful
 	return p, true, nil
 }
 
-// chosen reads ScopeKey and HarnessKey into p: each at most once, and
-// beside a token that names its own only that same value.
-func (p *Principal) chosen(h Headers) error {
+// Choose reads ScopeKey and HarnessKey into p: each at most once, and
+// beside a token that names its own only that same value
+// (PERMISSION_DENIED). Every edge that authenticates a call applies it
+// before Agent, so the Caller carries the view the call chose.
+func (p *Principal) Choose(h Headers) error {
 	for _, f := range []struct {
 		key   string
 		v     *string

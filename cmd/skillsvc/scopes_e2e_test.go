@@ -478,8 +478,14 @@ func TestScopesJWTEndToEnd(t *testing.T) {
 		t.Errorf("ListSkills naming the token's own scope: %v, %v", got.GetSkills(), err)
 	}
 	for name, call := range map[string]func() error{
-		"ListSkills field":   func() error { _, err := sc.ListSkills(scoped, &skillsvcv1.ListSkillsRequest{Scope: "agent"}); return err },
-		"FormatSkills field": func() error { _, err := sc.FormatSkills(scoped, &skillsvcv1.FormatSkillsRequest{Scope: "agent"}); return err },
+		"ListSkills field": func() error {
+			_, err := sc.ListSkills(scoped, &skillsvcv1.ListSkillsRequest{Scope: "agent"})
+			return err
+		},
+		"FormatSkills field": func() error {
+			_, err := sc.FormatSkills(scoped, &skillsvcv1.FormatSkillsRequest{Scope: "agent"})
+			return err
+		},
 		"SearchSkills field": func() error {
 			_, err := sc.SearchSkills(scoped, &skillsvcv1.SearchSkillsRequest{Query: "deploy", Scope: "agent"})
 			return err

@@ -1,6 +1,8 @@
 package skills
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -63,4 +65,38 @@ func TestUserScopeCompiledOnce(t *testing.T) {
 	if c, _ := scopeOf("once", []ScopeDef{d}, nil); c.sc == a.sc {
 		t.Error("a changed definition kept the old compiled scope")
 	}
+}
+
+// FuzzScopeDefs: a library's scopes as stored (JSON written by SetScope
+// or by other tools) and a skill matched against them. Property: only
+// definitions Validate accepts are compiled, at most MaxScopes of them;
+// matching is deterministic and a harness is admitted only where the
+// compatibility field holds it (ignoring case).
+func FuzzScopeDefs(f *testing.F) {
+	f.Add([]byte(`[{"name":"contracts","include":{"categories":["legal"],"tags":["Contracts"]},"exclude":{"names":["draft-*"]},"compatibility":"empty-or-harness"}]`),
+		"legal/contracts", "contracts", "Claude Code", "contracts", "claude")
+	f.Add([]byte(`[{"name":"a","include":{"names":["[","*"]}},{"name":"../x"}]`), "x", "x", "", "", "")
+	f.Fuzz(func(t *testing.T, doc []byte, dir, name, compat, tag, harness string) {
+		var defs []ScopeDef
+		if json.Unmarshal(doc, &defs) != nil {
+			return
+		}
+		compiled := compileScopes(defs)
+		if len(compiled) > MaxScopes {
+			t.Fatalf("%d scopes compiled", len(compiled))
+		}
+		s := &skillRef{dir: dir, name: name, head: parsed{fm: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
+		for n, sc := range compiled {
+			if err := sc.def.Validate(); err != nil || n != sc.def.Name {
+				t.Fatalf("compiled %q: %v", n, err)
+			}
+			got := sc.admits(s, harness)
+			if got != sc.admits(s, harness) {
+				t.Fatal("admits is not deterministic")
+			}
+			if got && sc.def.Compatibility == CompatibilityHarness && !strings.Contains(strings.ToLower(compat), strings.ToLower(harness)) {
+				t.Fatalf("harness %q admitted by compatibility %q", harness, compat)
+			}
+		}
+	})
 }

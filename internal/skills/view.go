@@ -692,7 +692,7 @@ func (o *overlay) hides(dir string) bool {
 // shown returns the skill a view shows for s, a folder of the shared layer:
 // nil when hidden, its copy with the user's notes when regrouped.
 func (v *view) shown(s *skillRef) *skillRef {
-	if s == nil || v.hides(s.dir) || !v.kept(s) || !v.inScope(s) {
+	if s == nil || v.hides(s.dir) || !v.kept(s) {
 		return nil
 	}
 	if c, ok := v.regrouped[s.dir]; ok {
@@ -740,11 +740,14 @@ func (v *view) hiddenAtAll(dir string) *skillRef {
 	return v.shared.shadowed[i]
 }
 
-// kept reports whether s is within the view's --skills.max-skills.
-func (v *view) kept(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
+// kept reports whether the view keeps s, a folder of one of its layers:
+// within its --skills.max-skills (withinCut) and its scope (inScope).
+// Every lookup of the view asks it, so a scoped view shows its set alone
+// on every surface.
+func (v *view) kept(s *skillRef) bool { return v.withinCut(s) && v.inScope(s) }
 
-// ownShown reports whether the view shows s, a folder of the user's layer.
-func (v *view) ownShown(s *skillRef) bool { return v.kept(s) && v.inScope(s) }
+// withinCut reports whether s is within the view's --skills.max-skills.
+func (v *view) withinCut(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
 
 // all returns the view's folders (skills and nested ones) in path order.
 func (v *view) all() iter.Seq[*skillRef] {
@@ -754,7 +757,7 @@ func (v *view) all() iter.Seq[*skillRef] {
 			var s *skillRef
 			if len(shared) == 0 || (len(own) > 0 && own[0].dir < shared[0].dir) {
 				s, own = own[0], own[1:]
-				if !v.kept(s) {
+				if !v.withinCut(s) {
 					return
 				}
 				if !v.inScope(s) {
@@ -776,7 +779,7 @@ func (v *view) all() iter.Seq[*skillRef] {
 // skill returns the folder at dir.
 func (v *view) skill(dir string) (*skillRef, bool) {
 	if s, ok := v.own.dir(dir); ok {
-		return s, v.ownShown(s)
+		return s, v.kept(s)
 	}
 	s, _ := v.shared.dir(dir)
 	s = v.shown(s)
@@ -786,13 +789,13 @@ func (v *view) skill(dir string) (*skillRef, bool) {
 // named returns the skill name refers to.
 func (v *view) named(name string) (*skillRef, bool) {
 	if own := v.own.named(name); len(own) > 0 {
-		return own[0], v.ownShown(own[0])
+		return own[0], v.kept(own[0])
 	}
 	if s, ok := v.renamed[name]; ok {
-		return s, s != nil && v.kept(s) && v.inScope(s)
+		return s, s != nil && v.kept(s)
 	}
 	shared := v.shared.named(name)
-	if len(shared) == 0 || v.hides(shared[0].dir) || !v.kept(shared[0]) || !v.inScope(shared[0]) {
+	if len(shared) == 0 || v.hides(shared[0].dir) || !v.kept(shared[0]) {
 		return nil, false
 	}
 	return shared[0], true
@@ -803,7 +806,7 @@ func (v *view) named(name string) (*skillRef, bool) {
 func (v *view) merged(own, shared []*skillRef) []*skillRef {
 	var out []*skillRef
 	for _, s := range own {
-		if v.ownShown(s) {
+		if v.kept(s) {
 			out = append(out, s)
 		}
 	}

@@ -77,9 +77,9 @@ type app struct {
 	// viewScope and harness are sent as x-skillsvc-scope and
 	// x-skillsvc-harness: the skill set the call's listings show.
 	viewScope, harness string
-	jsonOut     bool
-	quiet       bool
-	timeout     time.Duration
+	jsonOut            bool
+	quiet              bool
+	timeout            time.Duration
 
 	root *cobra.Command
 	conn *grpc.ClientConn

@@ -110,7 +110,7 @@ func (d ScopeDef) Validate() error {
 // checkScopes validates a library's scopes as stored together.
 func checkScopes(defs []ScopeDef) error {
 	if len(defs) > MaxScopes {
-		return fmt.Errorf("%w: a library defines at most %d scopes", errkind.ResourceExhausted, MaxScopes)
+		return fmt.Errorf("%w: a library defines at most %d scopes; delete one first", errkind.InvalidArgument, MaxScopes)
 	}
 	if b, _ := json.Marshal(defs); len(b) > maxScopesBytes {
 		return fmt.Errorf("%w: a library's scopes take at most %d bytes as JSON, these %d", errkind.InvalidArgument, maxScopesBytes, len(b))

@@ -89,7 +89,7 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 }
 
 // TestScopeDefinitions: definitions over the bounds or malformed are
-// refused with INVALID_ARGUMENT (RESOURCE_EXHAUSTED past MaxScopes) and
+// refused with INVALID_ARGUMENT (past MaxScopes too) and
 // store nothing.
 func TestScopeDefinitions(t *testing.T) {
 	b := objstoretest.NewBucket(t, nil)
@@ -119,8 +119,8 @@ func TestScopeDefinitions(t *testing.T) {
 				t.Fatalf("scope %d of %v: %v", i, l, err)
 			}
 		}
-		if _, err := lib.Catalog.SetScope(ctx, l, skills.ScopeDef{Name: "one-more"}); !errors.Is(err, errkind.ResourceExhausted) {
-			t.Errorf("scope %d of %v: %v, want ResourceExhausted", skills.MaxScopes+1, l, err)
+		if _, err := lib.Catalog.SetScope(ctx, l, skills.ScopeDef{Name: "one-more"}); !errors.Is(err, errkind.InvalidArgument) {
+			t.Errorf("scope %d of %v: %v, want InvalidArgument", skills.MaxScopes+1, l, err)
 		}
 		// Redefining one is no new scope.
 		if _, err := lib.Catalog.SetScope(ctx, l, skills.ScopeDef{Name: "s", Include: skills.ScopeRule{Tags: []string{"t"}}}); err != nil {

@@ -85,7 +85,7 @@ type AdminServiceClient interface {
 	// library first, then its teams' (in ID order), then the organization's.
 	// A definition over the bounds (100 scopes per library, 200 entries per
 	// list, 128 bytes per entry, 64 KiB per library) or with a bad name or
-	// glob is INVALID_ARGUMENT (RESOURCE_EXHAUSTED past 100 scopes).
+	// glob is INVALID_ARGUMENT, and nothing is stored.
 	SetSkillScope(ctx context.Context, in *SetSkillScopeRequest, opts ...grpc.CallOption) (*SetSkillScopeResponse, error)
 	// DeleteSkillScope deletes a scope of a library (NOT_FOUND when it has
 	// none of that name).
@@ -297,7 +297,7 @@ type AdminServiceServer interface {
 	// library first, then its teams' (in ID order), then the organization's.
 	// A definition over the bounds (100 scopes per library, 200 entries per
 	// list, 128 bytes per entry, 64 KiB per library) or with a bad name or
-	// glob is INVALID_ARGUMENT (RESOURCE_EXHAUSTED past 100 scopes).
+	// glob is INVALID_ARGUMENT, and nothing is stored.
 	SetSkillScope(context.Context, *SetSkillScopeRequest) (*SetSkillScopeResponse, error)
 	// DeleteSkillScope deletes a scope of a library (NOT_FOUND when it has
 	// none of that name).

@@ -182,7 +182,7 @@ class AdminServiceServicer:
         library first, then its teams' (in ID order), then the organization's.
         A definition over the bounds (100 scopes per library, 200 entries per
         list, 128 bytes per entry, 64 KiB per library) or with a bad name or
-        glob is INVALID_ARGUMENT (RESOURCE_EXHAUSTED past 100 scopes).
+        glob is INVALID_ARGUMENT, and nothing is stored.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

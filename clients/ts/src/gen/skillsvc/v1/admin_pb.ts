@@ -864,7 +864,7 @@ export const AdminService: GenService<{
    * library first, then its teams' (in ID order), then the organization's.
    * A definition over the bounds (100 scopes per library, 200 entries per
    * list, 128 bytes per entry, 64 KiB per library) or with a bad name or
-   * glob is INVALID_ARGUMENT (RESOURCE_EXHAUSTED past 100 scopes).
+   * glob is INVALID_ARGUMENT, and nothing is stored.
    *
    * @generated from rpc skillsvc.v1.AdminService.SetSkillScope
    */

@@ -326,6 +326,19 @@ func TestScopesEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("pinned thread", func(t *testing.T) {
+		// A thread pinned to its library sees the scopes as they were when
+		// it pinned, and the scope narrows the pinned view alike.
+		c, _ := caller("ann", "legal", "contracts", "")
+		c = metadata.AppendToOutgoingContext(c, auth.PinKey, auth.PinLibrary)
+		if got, err := skillNames(c, sc); err != nil || got != "clauses,contracts,nda-review" {
+			t.Errorf("a pinned thread's ListSkills under scope contracts = %q, %v", got, err)
+		}
+		if _, err := fs.Stat(c, &skillsvcv1.StatRequest{Path: "/skills/eng/deploy/SKILL.md"}); status.Code(err) != codes.NotFound {
+			t.Errorf("a pinned thread's Stat of an out-of-scope file: %v, want NotFound", err)
+		}
+	})
+
 	t.Run("unknown scope", func(t *testing.T) {
 		c, h := caller("ann", "legal", "nope", "")
 		_, err := sc.ListSkills(c, &skillsvcv1.ListSkillsRequest{})

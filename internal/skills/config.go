@@ -144,7 +144,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxPageBytes, prefix+"max-page-bytes", 2<<20, "Largest encoded ListSkills page or SearchSkills reply: a page ends early (with a next_page_token) and a search drops its weakest results (truncated) rather than exceed it, so replies fit gRPC's default 4 MiB receive limit. A reply always holds at least one skill.")
 	int32Var(f, &c.DefaultSearchResults, prefix+"default-search-results", 10, "SearchSkills results when the request asks for 0.")
 	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
-	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")
+	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", skillmd.MaxEvalQueryBytes, "Longest SearchSkills query.")
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
 	f.Int64Var(&c.ReplyCacheBytes, prefix+"reply-cache-bytes", 32<<20, "Bytes of encoded ListSkills pages, FormatSkills blocks and SearchSkills replies kept per replica and reused while the caller's library, settings and request are unchanged, and of GetSkill replies, reused while the skill is (one shared skill's reply serves every user who sees it alike); 0 keeps none.")
 	f.DurationVar(&c.ReplySharedTTL, prefix+"reply-shared-ttl", 10*time.Minute, "With Redis: how long an encoded reply one replica built stays in Redis, where a replica that does not keep it takes it instead of building it again (a reply's key names one library content, so it is never stale); GetSkill replies stay in process; 0 keeps replies in process only.")

@@ -39,7 +39,7 @@ type Publisher struct {
 	now     func() time.Time
 	metrics *metrics
 	log     *slog.Logger
-	budget  *Budget // publishes' and version reads' memory (budget.go)
+	budget  *Budget     // publishes' and version reads' memory (budget.go)
 	compete Competitors // the coexistence check's search; nil: none
 }
 

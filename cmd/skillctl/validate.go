@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 )
@@ -18,10 +22,14 @@ type validation struct {
 	Files    int               `json:"files"`
 	Bytes    int64             `json:"bytes"`
 	Problems []json.RawMessage `json:"problems"`
+	// Coexistence says whether the server compared the skill with its
+	// library's others: "checked", else why not.
+	Coexistence string `json:"coexistence"`
 }
 
 func (a *app) validateCmd() *cobra.Command {
-	return &cobra.Command{
+	var offline bool
+	cmd := &cobra.Command{
 		Use:   "validate DIR...",
 		Short: "Check skill folders offline with the server's publishing rules",
 		Long: `validate checks each skill folder with the rules the server applies before it publishes
@@ -35,13 +43,31 @@ DIR is a skill folder (it holds SKILL.md; naming the SKILL.md will do) or a libr
 folder below it holding a SKILL.md, or one level further down under a category folder, is checked.
 Files and folders whose names start with "." are ignored, as push ignores them.
 
+With a server named (--target, SKILLCTL_TARGET or a config context) and without --offline,
+each valid folder is also sent to it to validate without publishing (to --library): its
+warnings add the skills of that library the folder would compete with (rule "coexistence":
+its description or eval queries retrieve another skill first, or it nearly duplicates one)
+and any rule only the library can check. Otherwise validate says it did not check coexistence.
+
 Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder cannot be read.`,
 		Example: `  skillctl validate ./pdf
-  skillctl validate --json ./library   # every skill of a library, as JSON`,
+  skillctl validate --json ./library   # every skill of a library, as JSON
+  skillctl validate ./pdf --target skills.example.com:443 --tls --library shared`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var results []validation
 			invalid := false
+			online, why := false, "not checked: offline (--offline)"
+			if !offline {
+				why = "not checked: no server named (--target, SKILLCTL_TARGET or a config context)"
+				// The folder check needs no settings: a bad config only
+				// leaves coexistence unchecked.
+				if err := a.connect(cmd); err != nil {
+					why = "not checked: " + err.Error()
+				} else {
+					online = a.set.TargetSet
+				}
+			}
 			for _, arg := range args {
 				dirs, err := findSkills(arg)
 				if err != nil {
@@ -56,7 +82,18 @@ Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder ca
 					if err != nil {
 						return usageErr(err)
 					}
-					r := validation{Dir: dir, Name: s.Name, Valid: !hasErrors(ps), Files: len(s.Files), Bytes: s.TotalBytes, Problems: []json.RawMessage{}}
+					r := validation{Dir: dir, Name: s.Name, Valid: !hasErrors(ps), Files: len(s.Files), Bytes: s.TotalBytes, Problems: []json.RawMessage{}, Coexistence: why}
+					switch {
+					case !r.Valid:
+						r.Coexistence = "not checked: the folder is invalid"
+					case online:
+						more, valid, err := a.validateOnServer(cmd.Context(), s, ps)
+						if err != nil {
+							r.Coexistence = "not checked: " + err.Error()
+							break
+						}
+						ps, r.Valid, r.Coexistence = append(ps, more...), valid, "checked"
+					}
 					for _, p := range ps {
 						b, err := protojson.Marshal(p)
 						if err != nil {
@@ -87,6 +124,33 @@ Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder ca
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&offline, "offline", false, "check only the folder, without asking the server about coexistence")
+	return cmd
+}
+
+// validateOnServer sends a valid folder to the server to validate without
+// publishing, and returns what it found beyond the local problems ps
+// (coexistence warnings, the library's rules) and whether it is valid.
+func (a *app) validateOnServer(ctx context.Context, s localSkill, ps []*skillsvcv1.SkillProblem) ([]*skillsvcv1.SkillProblem, bool, error) {
+	ctx, cancel, err := a.callCtx(ctx, true)
+	if err != nil {
+		return nil, false, err
+	}
+	defer cancel()
+	resp, err := a.publish(ctx, s, &skillsvcv1.PublishSkillHeader{Library: a.libraryRef(), Name: s.Name, ValidateOnly: true}, nil)
+	if err != nil {
+		if st, ok := status.FromError(err); ok {
+			return nil, false, fmt.Errorf("the server answered %s: %s", st.Code(), st.Message())
+		}
+		return nil, false, err
+	}
+	var more []*skillsvcv1.SkillProblem
+	for _, p := range resp.GetProblems() {
+		if !slices.ContainsFunc(ps, func(q *skillsvcv1.SkillProblem) bool { return proto.Equal(p, q) }) {
+			more = append(more, p)
+		}
+	}
+	return more, resp.GetValid(), nil
 }
 
 func (a *app) printValidation(r validation, ps []*skillsvcv1.SkillProblem) {
@@ -99,4 +163,7 @@ func (a *app) printValidation(r validation, ps []*skillsvcv1.SkillProblem) {
 		fmt.Fprintf(a.stdout, "valid    %s (%d files, %s)\n", inert(r.Name), r.Files, humanBytes(r.Bytes))
 	}
 	printProblems(a.stdout, "", ps)
+	if r.Coexistence != "checked" && r.Valid && !a.quiet {
+		fmt.Fprintf(a.stdout, "  coexistence %s\n", inert(r.Coexistence))
+	}
 }

@@ -48,10 +48,6 @@ func WithCompetitors(c Competitors) Option {
 // same requests. Never an error: a reviewer weighs it.
 const RuleCoexistence = "coexistence"
 
-// EvalDepth is how deep a triggering eval looks: a skill ranked past it is
-// not retrieved (TriggerEval.rank 0).
-const EvalDepth = 10
-
 // maxRivalProblems bounds the coexistence warnings of one publish.
 const maxRivalProblems = 8
 
@@ -59,7 +55,7 @@ const maxRivalProblems = 8
 // the library with the folder in it.
 type TriggerEval struct {
 	skillmd.EvalQuery
-	Rank int   // 1 first; 0 not in the first EvalDepth
+	Rank int   // 1 first; 0 not in the first skillmd.EvalDepth
 	Top  Rival // the first result, when it is another skill
 }
 
@@ -96,7 +92,7 @@ func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req Pu
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.CoexistenceTimeout)
 	defer cancel()
 	cand := Candidate{Dir: dir(req.Category, req.Name), Files: req.Files}
-	comp, err := p.compete.Compete(ctx, l, cand, queries, EvalDepth)
+	comp, err := p.compete.Compete(ctx, l, cand, queries, skillmd.EvalDepth)
 	if err == nil && len(comp.Top) != len(queries) {
 		err = fmt.Errorf("the search answered %d of %d queries", len(comp.Top), len(queries))
 	}

@@ -21,6 +21,10 @@ const (
 	maxEvalQueriesSize = MaxEvalQueries * (MaxEvalQueryBytes + 64)
 )
 
+// EvalDepth is how deep a publish's triggering eval looks: a skill ranked
+// past it is not retrieved (TriggerEval.rank 0).
+const EvalDepth = 10
+
 // RuleEvalQueries: eval_queries.json is not what the Agent Skills docs
 // define. Only a warning: the skill is served without its evals.
 const RuleEvalQueries = "eval-queries"

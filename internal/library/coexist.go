@@ -60,7 +60,7 @@ type TriggerEval struct {
 }
 
 // coexistence checks a valid folder against the library l: which skills
-// its description (and name) or its should-trigger eval queries retrieve
+// its description or its should-trigger eval queries retrieve
 // first, and which it near-duplicates, as warnings; and its eval queries'
 // ranks. It never fails a publish: a check that cannot run is a warning.
 func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req PublishRequest) ([]skillmd.Problem, []TriggerEval) {
@@ -82,10 +82,17 @@ func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req Pu
 	if hasEvals {
 		evals, _ = skillmd.ParseEvalQueries(evalData) // its problems are CheckFolder's
 	}
-	// The first query is what a router reads of the skill: its name (in
-	// words) and description. Then the evals, at most MaxEvalQueries.
+	// The first query is the skill's description, the text a router
+	// chooses by, as a request: one that finds another skill first says
+	// the two answer the same requests. (Its name is left out: a word only
+	// it has would find it whatever the rest says.) Then the evals, at
+	// most MaxEvalQueries.
+	first := strings.TrimSpace(fm.Description)
+	if first == "" {
+		first = strings.ReplaceAll(req.Name, "-", " ")
+	}
 	queries := make([]string, 0, 1+len(evals))
-	queries = append(queries, clipQuery(strings.ReplaceAll(req.Name, "-", " ")+" "+fm.Description))
+	queries = append(queries, clipQuery(first))
 	for _, e := range evals {
 		queries = append(queries, e.Query)
 	}
@@ -186,7 +193,7 @@ func (s *rivalSet) problems() []skillmd.Problem {
 			why = append(why, "it nearly duplicates it")
 		}
 		if r.description {
-			why = append(why, "its name and description retrieve that skill first")
+			why = append(why, "its description retrieves that skill first")
 		}
 		if r.queries > 0 {
 			why = append(why, fmt.Sprintf("%d of its eval queries that should trigger it retrieve that skill first (e.g. %q)", r.queries, clipRunes(r.example, 80)))

@@ -103,7 +103,7 @@ const evalsJSON = `[{"query":"fill in a pdf form","should_trigger":true},{"query
 // gets none; the check asks about the target library with the folder's
 // own path.
 func TestCoexistenceWarnings(t *testing.T) {
-	desc := "pdf forms Fill PDF forms."
+	desc := "Fill PDF forms."
 	for _, tc := range []struct {
 		name   string
 		top    map[string][]string
@@ -113,13 +113,13 @@ func TestCoexistenceWarnings(t *testing.T) {
 	}{
 		{"distinct", map[string][]string{desc: {"", "docx"}, "fill in a pdf form": {""}, "merge two pdfs": {"", "pdf"}, "write a haiku": {"poems"}}, nil, nil, nil},
 		{"description", map[string][]string{desc: {"docs/pdf", ""}, "fill in a pdf form": {""}}, nil,
-			[]string{"competes with skill pdf (docs/pdf): its name and description retrieve that skill first"}, []string{"docs/pdf"}},
+			[]string{"competes with skill pdf (docs/pdf): its description retrieves that skill first"}, []string{"docs/pdf"}},
 		{"eval queries", map[string][]string{desc: {""}, "fill in a pdf form": {"docs/pdf", ""}, "merge two pdfs": {"docs/pdf"}, "write a haiku": {"poems"}}, nil,
 			[]string{`2 of its eval queries that should trigger it retrieve that skill first (e.g. "fill in a pdf form")`}, []string{"docs/pdf"}},
 		{"near-duplicate", map[string][]string{desc: {"", "docs/pdf"}}, []string{"docs/pdf", ""},
 			[]string{"competes with skill pdf (docs/pdf): it nearly duplicates it"}, []string{"docs/pdf"}},
 		{"two rivals", map[string][]string{desc: {"docx", ""}, "merge two pdfs": {"docs/pdf"}}, []string{"docx"},
-			[]string{"docx (docx): it nearly duplicates it; its name and description", "pdf (docs/pdf): 1 of its eval queries"}, []string{"docx", "docs/pdf"}},
+			[]string{"docx (docx): it nearly duplicates it; its description retrieves", "pdf (docs/pdf): 1 of its eval queries"}, []string{"docx", "docs/pdf"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &scripted{top: tc.top, dups: tc.dups}
@@ -231,7 +231,7 @@ func TestCoexistenceNeverFails(t *testing.T) {
 // TestCoexistenceForReviewers: under review, the proposal keeps its
 // warnings, and the admin listing the skill's versions sees them.
 func TestCoexistenceForReviewers(t *testing.T) {
-	s := &scripted{top: map[string][]string{"pdf forms Fill PDF forms.": {"pdf", ""}}}
+	s := &scripted{top: map[string][]string{"Fill PDF forms.": {"pdf", ""}}}
 	e := coexistEnv(t, s, func(c *library.Config) { c.Review = true })
 	res, err := e.pub.Publish(t.Context(), bob, library.PublishRequest{Library: shared, Name: "pdf-forms", Files: folder("pdf-forms", "Fill PDF forms.")})
 	if err != nil || !res.Pending {

@@ -295,15 +295,7 @@ func (a *app) evalDir(cmd *cobra.Command, o evalOptions) ([]evalSkill, error) {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		r := evalSkill{Name: s.Name, Path: dir, problems: resp.GetProblems()}
-		var qs []evalQuery
-		for _, e := range resp.GetEvals() {
-			q := evalQuery{Query: e.GetQuery(), ShouldTrigger: e.GetShouldTrigger(), TopPath: e.GetTopPath(), TopName: e.GetTopName()}
-			if rk := int(e.GetRank()); rk <= o.k {
-				q.Rank = rk
-			}
-			qs = append(qs, q)
-		}
-		r.tally(qs, o)
+		r.tally(evalQueries(resp.GetEvals(), o.k), o)
 		report = append(report, r)
 	}
 	return report, nil
@@ -422,6 +414,34 @@ func printFailure(w io.Writer, q evalQuery) {
 		}
 	}
 	fmt.Fprintln(w, inert(line))
+}
+
+// printEvals sums up a publish's triggering evals (eval_queries.json run
+// against the library with the new version), with the failing queries.
+func (a *app) printEvals(evals []*skillsvcv1.TriggerEval) {
+	if len(evals) == 0 {
+		return
+	}
+	var r evalSkill
+	r.tally(evalQueries(evals, skillmd.EvalDepth), evalOptions{k: skillmd.EvalDepth})
+	fmt.Fprintf(a.stdout, "evals: should trigger %s first, %s in the top %d; should not %s first\n",
+		ratio(r.First, r.ShouldTrigger), ratio(r.InTopK, r.ShouldTrigger), skillmd.EvalDepth, ratio(r.FalseFirst, r.ShouldNotTrigger))
+	for _, q := range r.Failures {
+		printFailure(a.stdout, q)
+	}
+}
+
+// evalQueries converts a publish's evals, a rank past k as none.
+func evalQueries(evals []*skillsvcv1.TriggerEval, k int) []evalQuery {
+	var qs []evalQuery
+	for _, e := range evals {
+		q := evalQuery{Query: e.GetQuery(), ShouldTrigger: e.GetShouldTrigger(), TopPath: e.GetTopPath(), TopName: e.GetTopName()}
+		if rk := int(e.GetRank()); rk <= k {
+			q.Rank = rk
+		}
+		qs = append(qs, q)
+	}
+	return qs
 }
 
 // ratio prints n of of, with the rate; "-" when there is nothing to count.

@@ -181,6 +181,7 @@ func (a *app) printPublished(resp *skillsvcv1.PublishSkillResponse, dryRun bool)
 	}
 	if !a.quiet || dryRun {
 		printProblems(a.stdout, "", resp.GetProblems())
+		a.printEvals(resp.GetEvals())
 	}
 	if dryRun && !resp.GetValid() {
 		return &exitError{code: exitInvalid}

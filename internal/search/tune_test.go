@@ -1,0 +1,179 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+// request is a task as a user phrases it and the skill that should answer.
+type request struct {
+	Query  string
+	Target int // a document of the corpus
+	Split  string
+}
+
+// scores are the ranking figures of a set of requests.
+type scores struct {
+	N                int
+	Hit1, Hit3, R10  float64
+	MRR              float64
+	Missed           []string // queries whose target is not in the top 10
+	missedRankedHigh []string
+}
+
+func (s scores) String() string {
+	return fmt.Sprintf("n=%d Hit@1 %.3f Recall@3 %.3f Recall@10 %.3f MRR %.3f", s.N, s.Hit1, s.Hit3, s.R10, s.MRR)
+}
+
+// evaluate searches each request as the service does (collapsed, 10 hits)
+// and counts a hit when a result is the target or a copy of it.
+func evaluate(x *Index, reqs []request, isCopy func(target, doc int) bool) scores {
+	var s scores
+	for _, r := range reqs {
+		hs := Search([]Layer{{X: x, Rank: 2}}, Query{Text: r.Query, Limit: 10, Collapse: true})
+		rank := 0
+		for i, h := range hs {
+			if isCopy(r.Target, h.Doc) || slices_any(h.Alternates, func(a Ref) bool { return isCopy(r.Target, a.Doc) }) {
+				rank = i + 1
+				break
+			}
+		}
+		s.N++
+		if rank == 1 {
+			s.Hit1++
+		}
+		if rank >= 1 && rank <= 3 {
+			s.Hit3++
+		}
+		if rank >= 1 {
+			s.R10++
+			s.MRR += 1 / float64(rank)
+		} else {
+			s.Missed = append(s.Missed, r.Query)
+		}
+	}
+	if s.N > 0 {
+		n := float64(s.N)
+		s.Hit1, s.Hit3, s.R10, s.MRR = s.Hit1/n, s.Hit3/n, s.R10/n, s.MRR/n
+	}
+	return s
+}
+
+func slices_any[T any](xs []T, f func(T) bool) bool {
+	for _, x := range xs {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// objective is what tuning maximizes: MRR, which moves with every rank
+// rather than only at the first and tenth.
+func (s scores) objective() float64 { return s.MRR + 0.25*s.R10 }
+
+// tuneIndex builds an index of only the requests' terms, enough to rank
+// them and far cheaper per trial.
+func tuneIndex(w Weights, analyzed []Analyzed, reqs []request) *Index {
+	keep := map[string]bool{}
+	for _, r := range reqs {
+		for _, t := range analyzeQuery(r.Query) {
+			keep[t.text] = true
+		}
+	}
+	b := NewBuilder(w)
+	b.keep = func(t string) bool { return keep[t] }
+	for _, a := range analyzed {
+		b.Add(a)
+	}
+	return b.Build()
+}
+
+// TestTuneWeights chooses BM25F's weights by coordinate search on the
+// corpus's "tune" requests and reports the "holdout" ones, which tuning
+// never sees. Slow (minutes): SEARCH_TUNE=1 go test -run TestTuneWeights
+// -v -timeout 1h ./internal/search/
+func TestTuneWeights(t *testing.T) {
+	if os.Getenv("SEARCH_TUNE") == "" {
+		t.Skip("SEARCH_TUNE=1 runs the tuning")
+	}
+	c := loadCorpus(t)
+	if c == nil {
+		t.Skip("no corpus in test/selection")
+	}
+	var tune, holdout []request
+	for _, r := range c.requests {
+		if r.Split == "holdout" {
+			holdout = append(holdout, r)
+		} else {
+			tune = append(tune, r)
+		}
+	}
+	analyzed := c.analyzed()
+	eval := func(w Weights, reqs []request) scores {
+		return evaluate(tuneIndex(w, analyzed, reqs), reqs, c.isCopy)
+	}
+	w := DefaultWeights
+	if os.Getenv("SEARCH_TUNE_FROM") == "neutral" {
+		for f := range w.Fields {
+			w.Fields[f] = FieldWeight{Weight: 1, B: 0.75}
+		}
+		w.K1 = 1.2
+	}
+	best := eval(w, tune)
+	t.Logf("start: tune %v | holdout %v", best, eval(w, holdout))
+	type param struct {
+		name string
+		ptr  func(*Weights) *float64
+		vals func(v float64) []float64
+	}
+	scale := func(v float64) []float64 {
+		return []float64{v * 0.5, v * 0.7, v * 1.4, v * 2, math.Max(v, 0.05) * 3}
+	}
+	unit := func(float64) []float64 { return []float64{0, 0.2, 0.4, 0.6, 0.8, 1} }
+	var params []param
+	for f := range numFields {
+		params = append(params,
+			param{Field(f).String() + ".weight", func(w *Weights) *float64 { return &w.Fields[f].Weight }, scale},
+			param{Field(f).String() + ".b", func(w *Weights) *float64 { return &w.Fields[f].B }, unit})
+	}
+	params = append(params, param{"k1", func(w *Weights) *float64 { return &w.K1 }, func(float64) []float64 { return []float64{0.5, 0.8, 1.2, 1.6, 2.0, 3.0} }})
+	for pass := range 3 {
+		improved := false
+		for _, p := range params {
+			for _, v := range p.vals(*p.ptr(&w)) {
+				trial := w
+				*p.ptr(&trial) = v
+				if s := eval(trial, tune); s.objective() > best.objective()+1e-9 {
+					t.Logf("pass %d: %s = %.3g: tune %v", pass, p.name, v, s)
+					best, w, improved = s, trial, true
+				}
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	ho := eval(w, holdout)
+	t.Logf("chosen: %s", weightsLiteral(w))
+	t.Logf("tune    %v", best)
+	t.Logf("holdout %v", ho)
+	for _, q := range ho.Missed {
+		t.Logf("holdout miss: %q", q)
+	}
+}
+
+func weightsLiteral(w Weights) string {
+	var b strings.Builder
+	b.WriteString("Weights{Fields: [numFields]FieldWeight{")
+	for f, fw := range w.Fields {
+		fmt.Fprintf(&b, "%s: {Weight: %.3g, B: %.3g}, ", fieldConst[f], fw.Weight, fw.B)
+	}
+	fmt.Fprintf(&b, "}, K1: %.3g}", w.K1)
+	return b.String()
+}
+
+var fieldConst = [numFields]string{"FieldName", "FieldDisplayName", "FieldDescription", "FieldBody", "FieldHeadings", "FieldFiles", "FieldCategory", "FieldLabels"}

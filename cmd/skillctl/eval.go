@@ -164,7 +164,7 @@ func (a *app) evalLibrary(cmd *cobra.Command, name string, o evalOptions) ([]eva
 			continue
 		}
 		for _, f := range s.GetManifest().GetFiles() {
-			if f.GetPath() == skillmd.EvalQueriesFile {
+			if f.GetPath() == s.GetPath()+"/"+skillmd.EvalQueriesFile { // virtual paths
 				picked = append(picked, s)
 				break
 			}
@@ -396,15 +396,15 @@ func (a *app) printEvalTable(report []evalSkill, o evalOptions) {
 		fmt.Fprintf(a.stdout, "\n%s (%s):\n", inert(r.Name), inert(r.Path))
 		printProblems(a.stdout, "", r.problems)
 		for _, q := range r.Failures {
-			printFailure(a.stdout, q)
+			printFailure(a.stdout, q, o.k)
 		}
 	}
 }
 
-func printFailure(w io.Writer, q evalQuery) {
+func printFailure(w io.Writer, q evalQuery, k int) {
 	line := fmt.Sprintf("  false trigger %q: retrieved first", q.Query)
 	if q.ShouldTrigger {
-		where := "not in the top k"
+		where := fmt.Sprintf("not in the top %d", k)
 		if q.Rank > 0 {
 			where = fmt.Sprintf("rank %d", q.Rank)
 		}
@@ -427,7 +427,7 @@ func (a *app) printEvals(evals []*skillsvcv1.TriggerEval) {
 	fmt.Fprintf(a.stdout, "evals: should trigger %s first, %s in the top %d; should not %s first\n",
 		ratio(r.First, r.ShouldTrigger), ratio(r.InTopK, r.ShouldTrigger), skillmd.EvalDepth, ratio(r.FalseFirst, r.ShouldNotTrigger))
 	for _, q := range r.Failures {
-		printFailure(a.stdout, q)
+		printFailure(a.stdout, q, skillmd.EvalDepth)
 	}
 }
 

@@ -118,9 +118,10 @@ func TestCoexistenceEndToEnd(t *testing.T) {
 	if got := p.coexistence(); len(got) != 1 || !strings.Contains(got[0], "SEVERITY_WARNING: competes with skill pdf-forms (pdf-forms)") || !strings.Contains(got[0], "description retrieve") {
 		t.Errorf("a skill whose description retrieves pdf-forms first: %q", got)
 	}
+	mustRun(t, env, "rm", "form-filler") // the library as it was, for what follows
 
 	dup := writeSkill(t, "pdf-form-filling", map[string]string{"SKILL.md": strings.Replace(pdfFormsMD, "name: pdf-forms", "name: pdf-form-filling", 1)})
-	p = pushJSON(t, env, dup)
+	p = pushJSON(t, env, dup, "--dry-run")
 	if got := p.coexistence(); len(got) != 1 || !strings.Contains(got[0], "competes with skill pdf-forms (pdf-forms): it nearly duplicates it") {
 		t.Errorf("a near-duplicate of pdf-forms: %q", got)
 	}

@@ -57,7 +57,7 @@ func (hostileServer) ListSkills(_ context.Context, req *skillsvcv1.ListSkillsReq
 	if req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL {
 		// With an eval_queries.json, for skillctl eval.
 		full := proto.CloneOf(hostileSkill)
-		full.Manifest = &skillsvcv1.SkillManifest{Files: []*skillsvcv1.ManifestFile{{Path: "eval_queries.json"}}}
+		full.Manifest = &skillsvcv1.SkillManifest{Files: []*skillsvcv1.ManifestFile{{Path: full.GetPath() + "/eval_queries.json"}}}
 		return &skillsvcv1.ListSkillsResponse{Skills: []*skillsvcv1.SkillSummary{full}}, nil
 	}
 	return &skillsvcv1.ListSkillsResponse{Skills: []*skillsvcv1.SkillSummary{hostileSkill}}, nil

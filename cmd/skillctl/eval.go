@@ -21,7 +21,7 @@ import (
 )
 
 type evalOptions struct {
-	dir                       string
+	dir, category             string
 	k, concurrency            int
 	minHitRate, minTopKRate   float64
 	maxFalseRate              float64
@@ -135,6 +135,7 @@ flag, each skill with such queries must meet it, else the exit code is 1.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", "", "run the skill folder (or every one below it) before publishing, through the server's validate-only publish to --library")
+	f.StringVar(&o.category, "category", "", "with --dir: the category the folder would be pushed to (a library's category folders name their own)")
 	f.IntVarP(&o.k, "k", "k", 5, "how deep a query that should trigger the skill may find it and still count as in the top k")
 	f.IntVar(&o.concurrency, "concurrency", 4, "searches in flight at once")
 	f.Float64Var(&o.minHitRate, "min-hit-rate", 0, "fail (exit 1) when a skill's should-trigger queries retrieve it first less often than this, 0..1")
@@ -289,7 +290,7 @@ func (a *app) evalDir(cmd *cobra.Command, o evalOptions) ([]evalSkill, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := a.publish(ctx, s, &skillsvcv1.PublishSkillHeader{Library: a.libraryRef(), Name: s.Name, ValidateOnly: true}, nil)
+		resp, err := a.publish(ctx, s, &skillsvcv1.PublishSkillHeader{Library: a.libraryRef(), Category: categoryOf(o.dir, dir, o.category), Name: s.Name, ValidateOnly: true}, nil)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)

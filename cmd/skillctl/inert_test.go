@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -104,7 +105,8 @@ func (hostileServer) PublishSkill(stream grpc.ClientStreamingServer[skillsvcv1.P
 			return err
 		}
 	}
-	return stream.SendAndClose(&skillsvcv1.PublishSkillResponse{Version: hostileVersion, Problems: hostileProblems, Valid: true, RemovedFiles: []string{hostile},
+	problems := append(slices.Clone(hostileProblems), &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_SEVERITY_WARNING, Rule: "coexistence", Message: hostile, Value: hostile})
+	return stream.SendAndClose(&skillsvcv1.PublishSkillResponse{Version: hostileVersion, Problems: problems, Valid: true, RemovedFiles: []string{hostile},
 		Evals: []*skillsvcv1.TriggerEval{{Query: hostile, ShouldTrigger: true, Rank: 2, TopPath: hostile, TopName: hostile}}})
 }
 

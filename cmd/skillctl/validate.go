@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 )
@@ -29,6 +28,7 @@ type validation struct {
 
 func (a *app) validateCmd() *cobra.Command {
 	var offline bool
+	var category string
 	cmd := &cobra.Command{
 		Use:   "validate DIR...",
 		Short: "Check skill folders offline with the server's publishing rules",
@@ -44,10 +44,11 @@ folder below it holding a SKILL.md, or one level further down under a category f
 Files and folders whose names start with "." are ignored, as push ignores them.
 
 With a server named (--target, SKILLCTL_TARGET or a config context) and without --offline,
-each valid folder is also sent to it to validate without publishing (to --library): its
-warnings add the skills of that library the folder would compete with (rule "coexistence":
-its description or eval queries retrieve another skill first, or it nearly duplicates one)
-and any rule only the library can check. Otherwise validate says it did not check coexistence.
+each valid folder is also sent to it to validate without publishing (to --library, at
+--category): its warnings add the skills of that library the folder would compete with (rule
+"coexistence": its description or eval queries retrieve another skill first, or it nearly
+duplicates one). Whether a folder is valid stays the rules above. Otherwise, or when the server
+would refuse the folder there, validate says it did not check coexistence.
 
 Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder cannot be read.`,
 		Example: `  skillctl validate ./pdf
@@ -87,12 +88,12 @@ Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder ca
 					case !r.Valid:
 						r.Coexistence = "not checked: the folder is invalid"
 					case online:
-						more, valid, err := a.validateOnServer(cmd.Context(), s, ps)
+						more, err := a.validateOnServer(cmd.Context(), s, categoryOf(arg, dir, category), ps)
 						if err != nil {
 							r.Coexistence = "not checked: " + err.Error()
 							break
 						}
-						ps, r.Valid, r.Coexistence = append(ps, more...), valid, "checked"
+						ps, r.Coexistence = append(ps, more...), "checked"
 					}
 					for _, p := range ps {
 						b, err := protojson.Marshal(p)
@@ -125,32 +126,59 @@ Exit code 0 when every skill is valid, 1 when any has errors, 2 when a folder ca
 		},
 	}
 	cmd.Flags().BoolVar(&offline, "offline", false, "check only the folder, without asking the server about coexistence")
+	cmd.Flags().StringVar(&category, "category", "", "the category the folder would be pushed to, for the server's check (a library's category folders name their own)")
 	return cmd
 }
 
 // validateOnServer sends a valid folder to the server to validate without
-// publishing, and returns what it found beyond the local problems ps
-// (coexistence warnings, the library's rules) and whether it is valid.
-func (a *app) validateOnServer(ctx context.Context, s localSkill, ps []*skillsvcv1.SkillProblem) ([]*skillsvcv1.SkillProblem, bool, error) {
+// publishing at category, and returns its coexistence warnings. The
+// folder's validity stays the local rules' (what else the server would
+// refuse depends on where it is pushed): a folder the server would refuse
+// is not checked, and says why.
+func (a *app) validateOnServer(ctx context.Context, s localSkill, category string, ps []*skillsvcv1.SkillProblem) ([]*skillsvcv1.SkillProblem, error) {
 	ctx, cancel, err := a.callCtx(ctx, true)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	defer cancel()
-	resp, err := a.publish(ctx, s, &skillsvcv1.PublishSkillHeader{Library: a.libraryRef(), Name: s.Name, ValidateOnly: true}, nil)
+	resp, err := a.publish(ctx, s, &skillsvcv1.PublishSkillHeader{Library: a.libraryRef(), Category: category, Name: s.Name, ValidateOnly: true}, nil)
 	if err != nil {
 		if st, ok := status.FromError(err); ok {
-			return nil, false, fmt.Errorf("the server answered %s: %s", st.Code(), st.Message())
+			return nil, fmt.Errorf("the server answered %s: %s", st.Code(), st.Message())
 		}
-		return nil, false, err
+		return nil, err
 	}
-	var more []*skillsvcv1.SkillProblem
+	var more, refused []*skillsvcv1.SkillProblem
 	for _, p := range resp.GetProblems() {
-		if !slices.ContainsFunc(ps, func(q *skillsvcv1.SkillProblem) bool { return proto.Equal(p, q) }) {
+		switch {
+		case p.GetSeverity() == skillsvcv1.SkillProblem_SEVERITY_ERROR:
+			refused = append(refused, p)
+		case p.GetRule() == coexistenceRule:
 			more = append(more, p)
 		}
 	}
-	return more, resp.GetValid(), nil
+	if !resp.GetValid() && len(refused) > 0 {
+		return nil, fmt.Errorf("the server would refuse it there (%s): %s", refused[0].GetRule(), refused[0].GetMessage())
+	}
+	return more, nil
+}
+
+// coexistenceRule is the rule of the server's coexistence warnings
+// (library.RuleCoexistence).
+const coexistenceRule = "coexistence"
+
+// categoryOf is the category a skill folder dir found under arg is pushed
+// to: the folder above it when arg is a library holding it under a
+// category folder, else the --category flag.
+func categoryOf(arg, dir, flag string) string {
+	arg, dir = filepath.Clean(arg), filepath.Clean(dir)
+	if filepath.Base(arg) == "SKILL.md" {
+		arg = filepath.Dir(arg) // the file named instead of its folder
+	}
+	if parent := filepath.Dir(dir); dir != arg && parent != arg {
+		return filepath.Base(parent)
+	}
+	return flag
 }
 
 func (a *app) printValidation(r validation, ps []*skillsvcv1.SkillProblem) {

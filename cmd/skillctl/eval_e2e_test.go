@@ -303,6 +303,13 @@ func TestEvalEndToEnd(t *testing.T) {
 		len(rep.Skills[0].Failures) != 1 || rep.Skills[0].Failures[0].TopPath != "/skills/pdf-forms" {
 		t.Errorf("eval --dir: %+v", rep)
 	}
+	// Its should-trigger query that finds pdf-forms first is a
+	// coexistence warning too.
+	var pr struct{ Rule, Message string }
+	if len(rep.Skills) != 1 || len(rep.Skills[0].Problems) != 1 || json.Unmarshal(rep.Skills[0].Problems[0], &pr) != nil || pr.Rule != "coexistence" ||
+		pr.Message != `competes with skill pdf-forms (pdf-forms): 1 of its eval queries that should trigger it retrieves that skill first (e.g. "fill in the PDF form fields")` {
+		t.Errorf("eval --dir problems: %+v", pr)
+	}
 	r = mustRun(t, env, "eval", "--dir", dir)
 	if !strings.Contains(r.stdout, "sql-queries") || !strings.Contains(r.stdout, `miss "fill in the PDF form fields"`) {
 		t.Errorf("eval --dir:\n%s", r.stdout)

@@ -196,7 +196,11 @@ func (s *rivalSet) problems() []skillmd.Problem {
 			why = append(why, "its description retrieves that skill first")
 		}
 		if r.queries > 0 {
-			why = append(why, fmt.Sprintf("%d of its eval queries that should trigger it retrieve that skill first (e.g. %q)", r.queries, clipRunes(r.example, 80)))
+			verb := "retrieve"
+			if r.queries == 1 {
+				verb = "retrieves"
+			}
+			why = append(why, fmt.Sprintf("%d of its eval queries that should trigger it %s that skill first (e.g. %q)", r.queries, verb, clipRunes(r.example, 80)))
 		}
 		out = append(out, skillmd.Problem{Severity: skillmd.SeverityWarning, Rule: RuleCoexistence, Value: r.Dir,
 			Message: fmt.Sprintf("competes with skill %s (%s): %s", r.Name, r.Dir, strings.Join(why, "; "))})

@@ -20,7 +20,7 @@ var ErrCorrupt = errors.New("search: corrupt or foreign encoding")
 const (
 	indexMagic      = "SKIX"
 	analyzedMagic   = "SKAN"
-	formatVersion   = 1
+	formatVersion   = 2
 	indexVersion    = formatVersion
 	analyzedVersion = formatVersion
 	// maxEncoded bounds what the decoders accept.
@@ -206,6 +206,7 @@ func (x *Index) MarshalBinary() ([]byte, error) {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(fw.B))
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.weights.K1))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.weights.IDFPower))
 	b = binary.AppendUvarint(b, uint64(x.n))
 	for i := range x.n {
 		b = append(b, byte(x.lang[i]))
@@ -246,6 +247,7 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 		}
 	}
 	x.weights.K1 = r.float()
+	x.weights.IDFPower = r.float()
 	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/(1+2*minhashBins+16))))
 	x.lang = make([]lang, x.n)
 	x.fp = make([]fingerprint, x.n)

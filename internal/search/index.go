@@ -21,22 +21,27 @@ type Weights struct {
 	Fields [numFields]FieldWeight // indexed by Field
 	// K1 is how fast repeated occurrences saturate.
 	K1 float64
+	// IDFPower raises each query term's inverse document frequency to a
+	// power: below 1, a document matching more of a task's words beats
+	// one matching a single rare word (a topic the task mentions in
+	// passing). Search takes it from the first layer's index.
+	IDFPower float64
 }
 
 // refLength is each field's mean length in terms on the corpus
-// (test/selection): BM25F's length normalization is against these fixed
+// (test/selection), over the skills that have the field: BM25F's length normalization is against these fixed
 // figures rather than each index's mean, so a document's weighted term
 // frequencies do not depend on which other skills share its layer, and an
 // index can carry them over (Reuse) and be searched beside others.
 var refLength = [numFields]float64{
-	FieldName:        2.5,
-	FieldDisplayName: 1.5,
-	FieldDescription: 30,
-	FieldBody:        500,
-	FieldHeadings:    25,
-	FieldFiles:       10,
-	FieldCategory:    0.5,
-	FieldLabels:      3,
+	FieldName:        3.2,
+	FieldDisplayName: 6.4,
+	FieldDescription: 23.3,
+	FieldBody:        452,
+	FieldHeadings:    31.8,
+	FieldFiles:       16.9,
+	FieldCategory:    2, // the corpus has none: a path segment or two
+	FieldLabels:      13.9,
 }
 
 // quantize maps a term's saturated BM25F frequency, tf/(tf+K1) in 0..1, to

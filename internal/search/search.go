@@ -157,6 +157,13 @@ func Search(layers []Layer, q Query) []Hit {
 	}
 	// Global document frequencies: a term rare in the caller's own layer
 	// but common in the organization's is common.
+	idfPower := 1.0
+	for _, l := range layers {
+		if l.X != nil {
+			idfPower = l.X.weights.IDFPower
+			break
+		}
+	}
 	lists := make([][]byte, len(layers)*len(terms))
 	idf := make([]float64, len(terms))
 	for j, t := range terms {
@@ -169,7 +176,7 @@ func Search(layers []Layer, q Query) []Hit {
 			lists[i*len(terms)+j] = p
 			df += n
 		}
-		idf[j] = math.Log(1 + (float64(total)-float64(df)+0.5)/(float64(df)+0.5))
+		idf[j] = math.Pow(math.Log(1+(float64(total)-float64(df)+0.5)/(float64(df)+0.5)), idfPower)
 	}
 	var best [numLangs]float64
 	for j, t := range terms {

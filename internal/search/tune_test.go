@@ -78,18 +78,36 @@ func (s scores) objective() float64 { return s.MRR + 0.25*s.R10 }
 // tuneIndex builds an index of only the requests' terms, enough to rank
 // them and far cheaper per trial.
 func tuneIndex(w Weights, analyzed []Analyzed, reqs []request) *Index {
+	b := NewBuilder(w)
+	for _, a := range restrict(analyzed, reqs) {
+		b.Add(a)
+	}
+	return b.Build()
+}
+
+// restrict keeps of each analysis only the terms the requests have.
+func restrict(analyzed []Analyzed, reqs []request) []Analyzed {
 	keep := map[string]bool{}
 	for _, r := range reqs {
 		for _, t := range analyzeQuery(r.Query) {
 			keep[t.text] = true
 		}
 	}
-	b := NewBuilder(w)
-	b.keep = func(t string) bool { return keep[t] }
-	for _, a := range analyzed {
-		b.Add(a)
+	out := make([]Analyzed, len(analyzed))
+	for i, a := range analyzed {
+		r := Analyzed{lang: a.lang, length: a.length, fp: a.fp}
+		for _, o := range a.occ {
+			if t := a.terms[o.term]; keep[t] {
+				if len(r.terms) == 0 || r.terms[len(r.terms)-1] != t {
+					r.terms = append(r.terms, t)
+				}
+				o.term = uint32(len(r.terms) - 1)
+				r.occ = append(r.occ, o)
+			}
+		}
+		out[i] = r
 	}
-	return b.Build()
+	return out
 }
 
 // TestTuneWeights chooses BM25F's weights by coordinate search on the
@@ -112,16 +130,20 @@ func TestTuneWeights(t *testing.T) {
 			tune = append(tune, r)
 		}
 	}
-	analyzed := c.analyzed()
+	analyzed := restrict(c.analyzed(), c.requests)
 	eval := func(w Weights, reqs []request) scores {
-		return evaluate(tuneIndex(w, analyzed, reqs), reqs, c.isCopy)
+		b := NewBuilder(w)
+		for _, a := range analyzed {
+			b.Add(a)
+		}
+		return evaluate(b.Build(), reqs, c.isCopy)
 	}
 	w := DefaultWeights
 	if os.Getenv("SEARCH_TUNE_FROM") == "neutral" {
 		for f := range w.Fields {
 			w.Fields[f] = FieldWeight{Weight: 1, B: 0.75}
 		}
-		w.K1 = 1.2
+		w.K1, w.IDFPower = 1.2, 1
 	}
 	best := eval(w, tune)
 	t.Logf("start: tune %v | holdout %v", best, eval(w, holdout))
@@ -140,6 +162,7 @@ func TestTuneWeights(t *testing.T) {
 			param{Field(f).String() + ".weight", func(w *Weights) *float64 { return &w.Fields[f].Weight }, scale},
 			param{Field(f).String() + ".b", func(w *Weights) *float64 { return &w.Fields[f].B }, unit})
 	}
+	params = append(params, param{"idf-power", func(w *Weights) *float64 { return &w.IDFPower }, func(float64) []float64 { return []float64{0, 0.25, 0.5, 0.75, 1} }})
 	params = append(params, param{"k1", func(w *Weights) *float64 { return &w.K1 }, func(float64) []float64 { return []float64{0.5, 0.8, 1.2, 1.6, 2.0, 3.0} }})
 	for pass := range 3 {
 		improved := false
@@ -172,7 +195,7 @@ func weightsLiteral(w Weights) string {
 	for f, fw := range w.Fields {
 		fmt.Fprintf(&b, "%s: {Weight: %.3g, B: %.3g}, ", fieldConst[f], fw.Weight, fw.B)
 	}
-	fmt.Fprintf(&b, "}, K1: %.3g}", w.K1)
+	fmt.Fprintf(&b, "}, K1: %.3g, IDFPower: %.3g}", w.K1, w.IDFPower)
 	return b.String()
 }
 

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -8,7 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
@@ -53,10 +60,17 @@ func searchLibrary10000() (*skillstest.Builder, []string) {
 // BenchmarkSearch10000 is SearchSkills and the query-aware FormatSkills
 // (the default 12,000-character block) on a warm library of 10,000 skills,
 // each call a query not asked before (no kept reply: the reply cache is
-// off), with the reply marshalled. It reports each call's p50 and p99.
+// off), with the reply marshalled. It reports each call's p50 and p99, and
+// the held search indexes' bytes per skill.
 func BenchmarkSearch10000(b *testing.B) {
 	lib, queries := searchLibrary10000()
-	h, ctx := benchHandler(b, lib, 0)
+	reg := prometheus.NewRegistry()
+	l := skillstest.Library(b, lib.Bucket(b), func(c *skills.Config) {
+		skillstest.Indexed(time.Hour)(c)
+		c.ReplyCacheBytes = 0
+	}, skills.WithRegisterer(reg))
+	ctx := auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})})
+	h := server.NewSkills(l, 256<<10)
 	call := map[string]func(q string) error{
 		"SearchSkills": func(q string) error {
 			res, err := h.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: q})
@@ -76,6 +90,20 @@ func BenchmarkSearch10000(b *testing.B) {
 	if err := call["SearchSkills"](queries[0]); err != nil { // builds the indexes
 		b.Fatal(err)
 	}
+	gauge := func(name string) float64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		b.Fatalf("no %s", name)
+		return 0
+	}
+	perSkill := gauge("skillsvc_search_index_bytes") / gauge("skillsvc_search_index_docs")
 	for _, name := range []string{"SearchSkills", "FormatSkills"} {
 		b.Run(name, func(b *testing.B) {
 			var took []time.Duration
@@ -92,6 +120,7 @@ func BenchmarkSearch10000(b *testing.B) {
 			slices.Sort(took)
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(perSkill, "index-B/skill")
 		})
 	}
 }

@@ -152,18 +152,29 @@ func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, 
 	if strings.HasPrefix(v.userBase, pinBase) {
 		pin = v.userBase + "\x00"
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	var g *errgroup.Group
+	gctx := ctx
 	for i := range out {
 		key := pin + out[i].l.name
 		if out[i].rank == rankOwn {
 			key = pin + v.userBase
+		}
+		if li, ok := c.searchIx.held(key, out[i].l); ok { // most calls
+			out[i].ix = li
+			continue
+		}
+		if g == nil {
+			g, gctx = errgroup.WithContext(ctx)
 		}
 		g.Go(func() (err error) {
 			out[i].ix, err = c.searchIx.of(gctx, key, out[i].l)
 			return err
 		})
 	}
-	return out, g.Wait()
+	if g != nil {
+		return out, g.Wait()
+	}
+	return out, nil
 }
 
 // rankedSkill is a skill search ranked, as the caller's view serves it.

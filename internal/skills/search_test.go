@@ -67,8 +67,8 @@ func testSearchOptions(t *testing.T, newBucket newBucketFunc) {
 		{"category", skills.SearchOptions{Query: "files documents", Category: "docs", FilterCategory: true}, []string{"docs/docx@user", "docs/pdf@user"}},
 		{"flat only", skills.SearchOptions{Query: "code style lint", Category: "", FilterCategory: true}, []string{"lint@shared"}},
 		{"category without a hit", skills.SearchOptions{Query: "pdf", Category: "data", FilterCategory: true}, nil},
-		{"minimum cuts weak hits", skills.SearchOptions{Query: "pdf forms kubernetes helm terraform ansible", MinRelevance: 0.2}, nil},
-		{"minimum keeps strong hits", skills.SearchOptions{Query: "pdf forms", MinRelevance: 0.2}, []string{"docs/pdf@user"}},
+		{"minimum cuts weak hits", skills.SearchOptions{Query: "pdf forms kubernetes helm terraform ansible", MinRelevance: 0.5}, nil},
+		{"minimum keeps strong hits", skills.SearchOptions{Query: "pdf forms", MinRelevance: 0.5}, []string{"docs/pdf@user"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, tc.opts))

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -102,8 +101,6 @@ const searchIndexBuildTimeout = 2 * time.Minute
 type searchMetrics struct {
 	bytes, docs prometheus.Gauge
 	analyses    *prometheus.CounterVec // by source
-	heldBytes   atomic.Int64
-	heldDocs    atomic.Int64
 }
 
 // Where a search index build took a skill's analysis from.
@@ -137,9 +134,10 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 	return m
 }
 
-func (m *searchMetrics) held(li *layerIndex, sign int64) {
-	m.bytes.Set(float64(m.heldBytes.Add(sign * li.bytes)))
-	m.docs.Set(float64(m.heldDocs.Add(sign * int64(li.x.Len()))))
+// held adds li to the gauges (sign 1) or takes it off (-1).
+func (m *searchMetrics) held(li *layerIndex, sign float64) {
+	m.bytes.Add(sign * float64(li.bytes))
+	m.docs.Add(sign * float64(li.x.Len()))
 }
 
 func newSearchIndexes(bucket objstore.Bucket, held *libindex.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {
@@ -156,15 +154,21 @@ func (si *searchIndexes) share(c cache.Cache, ttl time.Duration, cl *libindex.Ca
 	si.cache, si.ttl, si.cacheLog = c, ttl, cl
 }
 
+// held returns the search index of l held under key, if any.
+func (si *searchIndexes) held(key string, l *layer) (*layerIndex, bool) {
+	li, ok := si.shelf.Get(key)
+	return li, ok && li.gen == l.gen
+}
+
 // of returns the search index of l, held under key (the layer's library),
 // built for every caller waiting on it: the first one's leaving fails none
 // of the others.
 func (si *searchIndexes) of(ctx context.Context, key string, l *layer) (*layerIndex, error) {
-	if li, ok := si.shelf.Get(key); ok && li.gen == l.gen {
+	if li, ok := si.held(key, l); ok {
 		return li, nil
 	}
 	ch := si.flight.DoChan(fmt.Sprintf("%s\x00%d", key, l.gen), panics.GuardValue(func() (any, error) {
-		if li, ok := si.shelf.Get(key); ok && li.gen == l.gen { // a build that just ended
+		if li, ok := si.held(key, l); ok { // a build that just ended
 			return li, nil
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), searchIndexBuildTimeout)
@@ -211,7 +215,6 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 		need = append(need, i)
 	}
-	si.metrics.analyses.WithLabelValues(analysisReused).Add(float64(n - len(need) - countNested(l)))
 	if err := si.analyze(ctx, l, need, sums, analyzed, whole); err != nil {
 		return nil, err
 	}
@@ -227,7 +230,9 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 			}
 			b.Add(*empty)
 		case reuse[i] >= 0:
-			b.Reuse(prev.x, reuse[i])
+			if !b.Reuse(prev.x, reuse[i]) {
+				return si.build(ctx, l, nil) // prev was weighted otherwise: analyze every skill
+			}
 			li.versions = append(li.versions, docVersion{short(sums[i]), int32(i)})
 		default:
 			b.Add(*analyzed[i])
@@ -237,6 +242,7 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 	}
 	li.x = b.Build()
+	si.metrics.analyses.WithLabelValues(analysisReused).Add(float64(n - len(need) - countNested(l)))
 	slices.SortFunc(li.versions, func(a, b docVersion) int {
 		switch {
 		case a.sum < b.sum:

@@ -143,7 +143,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 	pf.DurationVar(&a.timeout, "timeout", time.Minute, "deadline of each call (not of watch)")
 
 	root.AddCommand(
-		a.validateCmd(),
+		a.validateCmd(), a.evalCmd(),
 		a.pushCmd(), a.pullCmd(),
 		a.lsCmd(), a.showCmd(), a.renderCmd(),
 		a.enableCmd(true), a.enableCmd(false),

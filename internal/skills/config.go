@@ -150,7 +150,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxPageBytes, prefix+"max-page-bytes", 2<<20, "Largest encoded ListSkills page or SearchSkills reply: a page ends early (with a next_page_token) and a search drops its weakest results (truncated) rather than exceed it, so replies fit gRPC's default 4 MiB receive limit. A reply always holds at least one skill.")
 	int32Var(f, &c.DefaultSearchResults, prefix+"default-search-results", 10, "SearchSkills results when the request asks for 0.")
 	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
-	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query and FormatSkills query (the task a prompt block is chosen for).")
+	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", skillmd.MaxEvalQueryBytes, "Longest SearchSkills query and FormatSkills query (the task a prompt block is chosen for).")
 	f.Int64Var(&c.SearchBodyBytes, prefix+"search-body-bytes", 64<<10, "Bytes of each SKILL.md the search index reads (frontmatter and body; the rest is not searched). A skill's body is read once per version across replicas: its analysis is shared through the cache.")
 	f.IntVar(&c.SearchBodyReads, prefix+"search-body-reads", 16, "SKILL.md files one search index build reads from storage at once.")
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")

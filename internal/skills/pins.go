@@ -180,6 +180,9 @@ func (doc *snapshotDoc) valid(user string) bool {
 	return true
 }
 
+// pinBase starts the userBase of a pinned thread's view.
+const pinBase = "pin\x00"
+
 // frozenView is a snapshot built into the view's parts once per replica.
 type frozenView struct {
 	o     *overlay
@@ -681,7 +684,7 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 	for _, l := range lower {
 		n += l.bytes
 	}
-	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: "pin\x00" + key, bytes: n}
+	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: pinBase + key, bytes: n}
 }
 
 // PinSweep counts what a sweep deleted (or, dry, would delete).

@@ -688,11 +688,11 @@ func (v *view) hiddenAt(dir string) *skillRef {
 		return nil
 	}
 	// A file of the user's at or below the path takes it.
-	if i, _ := search(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
+	if i, _ := findEntry(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
 		return nil
 	}
 	for p := path.Dir(dir); p != "."; p = path.Dir(p) {
-		if _, ok := search(v.own.entries, p); ok {
+		if _, ok := findEntry(v.own.entries, p); ok {
 			return nil
 		}
 	}
@@ -773,10 +773,10 @@ func (v *view) merged(own, shared []*skillRef) []*skillRef {
 
 // file returns the entry at rel.
 func (v *view) file(rel string) (entry, bool) {
-	if i, ok := search(v.own.entries, rel); ok {
+	if i, ok := findEntry(v.own.entries, rel); ok {
 		return v.own.entries[i], true
 	}
-	if i, ok := search(v.shared.entries, rel); ok && v.showsFile(i) {
+	if i, ok := findEntry(v.shared.entries, rel); ok && v.showsFile(i) {
 		return v.shared.entries[i], true
 	}
 	return entry{}, false
@@ -789,13 +789,13 @@ func (v *view) skillFile(s *skillRef, rel string) (entry, bool) {
 	if e, ok := v.file(rel); ok {
 		return e, true
 	}
-	if i, ok := search(s.files, rel); ok {
+	if i, ok := findEntry(s.files, rel); ok {
 		return s.files[i], true
 	}
 	return entry{}, false
 }
 
-func search(entries []entry, rel string) (int, bool) {
+func findEntry(entries []entry, rel string) (int, bool) {
 	return slices.BinarySearchFunc(entries, rel, func(e entry, rel string) int { return strings.Compare(e.rel, rel) })
 }
 
@@ -824,7 +824,7 @@ func (v *view) showsFile(i int) bool {
 func (v *view) files(prefix string) iter.Seq[entry] {
 	return func(yield func(entry) bool) {
 		from := func(entries []entry) int {
-			i, _ := search(entries, prefix)
+			i, _ := findEntry(entries, prefix)
 			return i
 		}
 		own, i := v.own.entries[from(v.own.entries):], from(v.shared.entries)
@@ -992,7 +992,7 @@ func layerSkills(entries []entry, layer string, max int) (skills, nested []*skil
 		// A folder's files are contiguous in path order: the skill's are a
 		// part of the layer's, not a copy.
 		prefix := s.dir + "/"
-		lo, _ := search(entries, prefix)
+		lo, _ := findEntry(entries, prefix)
 		hi := lo
 		for hi < len(entries) && strings.HasPrefix(entries[hi].rel, prefix) {
 			hi++

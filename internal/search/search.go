@@ -1,0 +1,341 @@
+package search
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Layer is one index the caller sees, with its distance from the caller.
+type Layer struct {
+	X *Index
+	// Rank is 0 for the caller's own skills, 1 for a team's, 2 for the
+	// organization's: nearer layers first at equal relevance.
+	Rank int
+	// Skip hides a document (hidden, shadowed, disabled, out of scope);
+	// nil hides none.
+	Skip func(doc int) bool
+}
+
+// Query is a search.
+type Query struct {
+	Text string
+	// Limit is how many hits to return; 0 means DefaultLimit.
+	Limit int
+	// Collapse returns near-duplicates of a better hit as its Alternates
+	// rather than as hits of their own.
+	Collapse bool
+}
+
+// Ref names a document: Doc in layers[Layer].X.
+type Ref struct {
+	Layer, Doc int
+}
+
+// Hit is a search result.
+type Hit struct {
+	Ref
+	// Score is the BM25F score: comparable within one search only.
+	Score float64
+	// Relevance is Score over the most any skill could score for the
+	// query (every query term, weighted by its rarity across the layers,
+	// fully matched), 0..1: comparable across searches. A collapsed group
+	// scores as its best copy.
+	Relevance float64
+	// Alternates are the near-duplicates folded into this hit, nearest
+	// layer first, then best first.
+	Alternates []Ref
+}
+
+// Limits of a search.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 1000
+	// LayerTie is the relative score difference under which two hits count
+	// as equally relevant, so the nearer layer's ranks first: each step
+	// of Rank scales a score by 1/(1+LayerTie) when ordering hits.
+	LayerTie = 0.02
+)
+
+// accumulators are per-search score arrays, pooled: a search over 10,000
+// documents reuses one rather than allocating 40 KB.
+var accumulators sync.Pool
+
+type accumulator struct {
+	score   []float32
+	touched []int32
+}
+
+func getAccumulator(n int) *accumulator {
+	a, _ := accumulators.Get().(*accumulator)
+	if a == nil {
+		a = &accumulator{}
+	}
+	if cap(a.score) < n {
+		a.score = make([]float32, n)
+	}
+	a.score = a.score[:n]
+	a.touched = a.touched[:0]
+	return a
+}
+
+func (a *accumulator) release() {
+	for _, g := range a.touched {
+		a.score[g] = 0
+	}
+	a.touched = a.touched[:0]
+	accumulators.Put(a)
+}
+
+// candidate is a scored, unskipped document.
+type candidate struct {
+	ref    Ref
+	rank   int
+	score  float64 // BM25F
+	order  float64 // score scaled down by layer distance
+	maxRel float64 // the query's best possible score in the doc's language
+}
+
+// better orders candidates: by layer-scaled score, then nearer layer, then
+// layer and document number, so equal inputs give equal orders.
+func better(a, b *candidate) bool {
+	if a.order != b.order {
+		return a.order > b.order
+	}
+	if a.rank != b.rank {
+		return a.rank < b.rank
+	}
+	if a.ref.Layer != b.ref.Layer {
+		return a.ref.Layer < b.ref.Layer
+	}
+	return a.ref.Doc < b.ref.Doc
+}
+
+// worstFirst is a min-heap of the best candidates seen.
+type worstFirst []candidate
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return better(&h[j], &h[i]) }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(candidate)) }
+func (h *worstFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Search ranks the documents of layers against q.Text with BM25F, document
+// frequencies summed over the layers, and returns the best q.Limit hits.
+func Search(layers []Layer, q Query) []Hit {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	terms := analyzeQuery(q.Text)
+	if len(terms) == 0 || len(layers) == 0 {
+		return nil
+	}
+	base := make([]int, len(layers)+1)
+	for i, l := range layers {
+		if l.X != nil {
+			base[i+1] = base[i] + l.X.n
+		} else {
+			base[i+1] = base[i]
+		}
+	}
+	total := base[len(layers)]
+	if total == 0 {
+		return nil
+	}
+	// Global document frequencies: a term rare in the caller's own layer
+	// but common in the organization's is common.
+	lists := make([][]byte, len(layers)*len(terms))
+	idf := make([]float64, len(terms))
+	for j, t := range terms {
+		df := 0
+		for i, l := range layers {
+			if l.X == nil {
+				continue
+			}
+			p, n := l.X.lookup(t.text)
+			lists[i*len(terms)+j] = p
+			df += n
+		}
+		idf[j] = math.Log(1 + (float64(total)-float64(df)+0.5)/(float64(df)+0.5))
+	}
+	var best [numLangs]float64
+	for j, t := range terms {
+		for l := range numLangs {
+			if t.langs&(1<<l) != 0 {
+				best[l] += idf[j]
+			}
+		}
+	}
+
+	acc := getAccumulator(total)
+	defer acc.release()
+	touchedEnd := make([]int, len(layers))
+	for i, l := range layers {
+		for j, t := range terms {
+			p := lists[i*len(terms)+j]
+			if p == nil {
+				continue
+			}
+			w := float32(idf[j] / 255)
+			doc := uint64(0)
+			for len(p) > 0 {
+				d, k := binary.Uvarint(p)
+				doc += d
+				qv := p[k]
+				p = p[k+1:]
+				if t.langs&(1<<l.X.lang[doc]) == 0 {
+					continue
+				}
+				g := base[i] + int(doc)
+				if acc.score[g] == 0 {
+					acc.touched = append(acc.touched, int32(g))
+				}
+				acc.score[g] += w * float32(qv)
+			}
+		}
+		touchedEnd[i] = len(acc.touched)
+	}
+
+	// The candidates: enough for limit hits, or for limit distinct groups
+	// when collapsing, deepened until they suffice or none are left.
+	depth := limit
+	if q.Collapse {
+		depth = limit * 4
+	}
+	for {
+		cands, more := top(layers, acc, base, touchedEnd, &best, depth)
+		if !q.Collapse {
+			return hits(cands, nil)
+		}
+		groups := collapse(layers, cands, limit)
+		if len(groups) >= limit || !more {
+			return hits(cands, groups)
+		}
+		depth *= 4
+	}
+}
+
+// top returns the depth best unskipped candidates, best first, and
+// whether there were more.
+func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLangs]float64, depth int) ([]candidate, bool) {
+	h := make(worstFirst, 0, depth+1)
+	more := false
+	start := 0
+	for i, l := range layers {
+		scale := math.Pow(1+LayerTie, -float64(max(l.Rank, 0)))
+		for _, g := range acc.touched[start:touchedEnd[i]] {
+			doc := int(g) - base[i]
+			if l.Skip != nil && l.Skip(doc) {
+				continue
+			}
+			s := float64(acc.score[g])
+			c := candidate{ref: Ref{Layer: i, Doc: doc}, rank: l.Rank, score: s, order: s * scale, maxRel: best[l.X.lang[doc]]}
+			if len(h) < depth {
+				heap.Push(&h, c)
+			} else if better(&c, &h[0]) {
+				h[0] = c
+				heap.Fix(&h, 0)
+				more = true
+			} else {
+				more = true
+			}
+		}
+		start = touchedEnd[i]
+	}
+	out := []candidate(h)
+	slices.SortFunc(out, func(a, b candidate) int {
+		if better(&a, &b) {
+			return -1
+		}
+		if better(&b, &a) {
+			return 1
+		}
+		return 0
+	})
+	return out, more
+}
+
+// group is a collapsed hit: members[0] is the best copy, rep the one shown.
+type group struct {
+	members []int // indexes into the candidates
+	rep     int
+}
+
+// collapse folds each candidate into the first better group it
+// near-duplicates, making at most limit groups.
+func collapse(layers []Layer, cands []candidate, limit int) []group {
+	var groups []group
+next:
+	for ci := range cands {
+		c := &cands[ci]
+		for gi := range groups {
+			g := &groups[gi]
+			s := &cands[g.members[0]]
+			if layers[s.ref.Layer].X.fp[s.ref.Doc].near(layers[c.ref.Layer].X.fp[c.ref.Doc]) {
+				g.members = append(g.members, ci)
+				// The caller's nearest copy represents the group.
+				if c.rank < cands[g.rep].rank {
+					g.rep = ci
+				}
+				continue next
+			}
+		}
+		if len(groups) < limit {
+			groups = append(groups, group{members: []int{ci}, rep: ci})
+		}
+	}
+	return groups
+}
+
+// hits turns candidates (and their groups, when collapsing) into Hits.
+func hits(cands []candidate, groups []group) []Hit {
+	rel := func(c *candidate) float64 {
+		if c.maxRel <= 0 {
+			return 0
+		}
+		return min(c.score/c.maxRel, 1)
+	}
+	if groups == nil {
+		out := make([]Hit, len(cands))
+		for i := range cands {
+			out[i] = Hit{Ref: cands[i].ref, Score: cands[i].score, Relevance: rel(&cands[i])}
+		}
+		return out
+	}
+	out := make([]Hit, len(groups))
+	for i, g := range groups {
+		first := &cands[g.members[0]]
+		h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: rel(first)}
+		alts := make([]int, 0, len(g.members)-1)
+		for _, m := range g.members {
+			if m != g.rep {
+				alts = append(alts, m)
+			}
+		}
+		slices.SortStableFunc(alts, func(a, b int) int { return cands[a].rank - cands[b].rank })
+		for _, m := range alts {
+			h.Alternates = append(h.Alternates, cands[m].ref)
+		}
+		out[i] = h
+	}
+	return out
+}
+
+// NearDuplicate reports whether document i of a and document j of b are
+// copies of one skill: the same name with near-identical content, or the
+// same content under another name.
+func NearDuplicate(a, b *Index, i, j int) bool {
+	if a == nil || b == nil || i < 0 || j < 0 || i >= a.n || j >= b.n {
+		return false
+	}
+	return a.fp[i].near(b.fp[j])
+}

@@ -113,6 +113,10 @@ func (hostileServer) SetSkillProtected(context.Context, *skillsvcv1.SetSkillProt
 	return &skillsvcv1.SetSkillProtectedResponse{Names: []string{hostile, hostile}}, nil
 }
 
+func (hostileServer) ListSkillScopes(context.Context, *skillsvcv1.ListSkillScopesRequest) (*skillsvcv1.ListSkillScopesResponse, error) {
+	return &skillsvcv1.ListSkillScopesResponse{Scopes: []*skillsvcv1.SkillScope{{Name: hostile, Include: &skillsvcv1.SkillScopeRule{Tags: []string{hostile}}}}}, nil
+}
+
 func (hostileServer) ListProtectedSkills(context.Context, *skillsvcv1.ListProtectedSkillsRequest) (*skillsvcv1.ListProtectedSkillsResponse, error) {
 	return &skillsvcv1.ListProtectedSkillsResponse{Names: []string{hostile, hostile}}, nil
 }
@@ -168,6 +172,7 @@ func TestEveryCommandPrintsInert(t *testing.T) {
 		{"label", "pdf", "v", "production"}, {"rollback", "pdf", "v"}, {"approve", "pdf", "v"}, {"reject", "pdf", "v"},
 		{"rm", "pdf"},
 		{"admin", "protect", "pdf", "--library", "shared"}, {"admin", "protected", "--library", "shared"},
+		{"scope", "list", "--library", "shared"},
 		{"admin", "put", "a", file, "--library", "shared"}, {"admin", "delete", "a", "--library", "shared"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

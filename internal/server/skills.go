@@ -111,7 +111,7 @@ func (s *Skills) ListCategories(ctx context.Context, _ *skillsvcv1.ListCategorie
 
 // ListSkills implements SkillsService.
 func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsRequest) (*skillsvcv1.ListSkillsResponse, error) {
-	id, err := identity(ctx)
+	id, err := scopedIdentity(ctx, req.GetScope())
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 
 // FormatSkills implements SkillsService.
 func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsRequest) (*skillsvcv1.FormatSkillsResponse, error) {
-	id, err := identity(ctx)
+	id, err := scopedIdentity(ctx, req.GetScope())
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 
 // SearchSkills implements SkillsService.
 func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsRequest) (*skillsvcv1.SearchSkillsResponse, error) {
-	id, err := identity(ctx)
+	id, err := scopedIdentity(ctx, req.GetScope())
 	if err != nil {
 		return nil, err
 	}

@@ -118,6 +118,10 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
+	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]ScopeDef, error) {
+		st, err := c.settings.get(ctx, id)
+		return st.Scopes, err
+	}
 	return &Library{
 		Catalog:  c,
 		Exporter: &Exporter{catalog: c},

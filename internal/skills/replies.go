@@ -203,7 +203,7 @@ func (s snapshot) replyKey(kind string) *keyBuilder {
 	for _, name := range s.st.Disabled {
 		k.str(name)
 	}
-	return k
+	return k.str(string(s.v.scopeKey()))
 }
 
 // keyBuilder encodes a key's fields so that no two sequences of fields

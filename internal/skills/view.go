@@ -116,6 +116,9 @@ type view struct {
 	// the caller's teams in ID order then the shared library: what the
 	// view's notes on shadowing name (notes.go).
 	lower []*layer
+	// scope, when the caller names one, narrows what the view shows
+	// (scope.go); nil shows every skill.
+	scope *scoped
 }
 
 // layer is one library's files and skill folders as views serve them. Its
@@ -140,6 +143,8 @@ type layer struct {
 	prot *layer
 	// protected are the names the library protects (protect.go).
 	protected []string
+	// scopes are the scopes the library defines (scope.go), compiled.
+	scopes map[string]*scope
 	// shadowed, of a base layer, are the skills of its libraries that
 	// others hide by name alone, by dir: reachable by their paths.
 	shadowed []*skillRef
@@ -192,6 +197,9 @@ type views struct {
 	flight   singleflight.Group        // builds callers wait for
 	pins     *pins                     // nil: no thread can pin
 	files    *libindex.Files           // reads each library's protected names
+	// userScopes returns the scopes of the caller's own settings (a warm
+	// read is in process: settingsStore.get).
+	userScopes func(context.Context, mounts.Caller) ([]ScopeDef, error)
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -261,10 +269,30 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 // asks for its thread's pinned library, as it was when the thread pinned
 // it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
+	var v *view
+	var err error
 	if vs.pinned(ctx) {
-		return vs.pins.view(ctx, id)
+		v, err = vs.pins.view(ctx, id)
+	} else {
+		v, err = vs.live(ctx, id)
 	}
-	return vs.live(ctx, id)
+	if err != nil || id.Scope() == "" {
+		return v, err
+	}
+	var own []ScopeDef
+	if vs.userScopes != nil {
+		if own, err = vs.userScopes(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := scopeOf(id.Scope(), own, v.lower)
+	if err != nil {
+		return nil, err
+	}
+	sc.harness = id.Harness()
+	scoped := *v // a view is made per call
+	scoped.scope = sc
+	return &scoped, nil
 }
 
 // pinned reports whether the call reads its thread's pinned library.
@@ -412,20 +440,22 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // SKILL.md is the same version: a skill overrides another by its
 // frontmatter name, which only the head holds. It reads nothing from
 // storage but the protected names of the shared library or a team's, which
-// fail the build when they cannot be read (readProtected).
+// fail the build when they cannot be read (readSide).
 func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) (*layer, error) {
 	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
 	var all bool
 	var err error
+	var side protectedDoc
 	switch {
 	case layerName == LayerShared:
-		l.protected, all, err = vs.readProtected(ctx, x, vs.cfg.SharedProtectedKey)
+		side, all, err = vs.readSide(ctx, x, vs.cfg.SharedProtectedKey)
 	case strings.HasPrefix(layerName, LayerTeam):
-		l.protected, all, err = vs.readProtected(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+		side, all, err = vs.readSide(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
 	}
 	if err != nil {
 		return nil, err
 	}
+	l.protected, l.scopes = side.Names, compileScopes(side.Scopes)
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	var unparsed []*skillRef
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
@@ -646,7 +676,10 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 // shared layer is the one the overlay was made over (its generation is the
 // overlay's sharedGen), so every view of the overlay hashes alike.
 func (v *view) digest() [sha256.Size]byte {
-	v.digestOnce.Do(func() { v.digestSum = viewDigest(v.mount, v.all()) })
+	// Of every skill the overlay serves, whatever scope the view applies:
+	// libraryDigest adds the scope.
+	all := (&view{overlay: v.overlay, shared: v.shared}).all()
+	v.digestOnce.Do(func() { v.digestSum = viewDigest(v.mount, all) })
 	return v.digestSum
 }
 
@@ -659,7 +692,7 @@ func (o *overlay) hides(dir string) bool {
 // shown returns the skill a view shows for s, a folder of the shared layer:
 // nil when hidden, its copy with the user's notes when regrouped.
 func (v *view) shown(s *skillRef) *skillRef {
-	if s == nil || v.hides(s.dir) || !v.kept(s) {
+	if s == nil || v.hides(s.dir) || !v.kept(s) || !v.inScope(s) {
 		return nil
 	}
 	if c, ok := v.regrouped[s.dir]; ok {
@@ -673,6 +706,14 @@ func (v *view) shown(s *skillRef) *skillRef {
 // base layer, teams.go): listed under that name, it is still reachable by
 // its path. nil when there is none, or a folder of the view is there.
 func (v *view) hiddenAt(dir string) *skillRef {
+	if s := v.hiddenAtAll(dir); s != nil && v.inScope(s) {
+		return s
+	}
+	return nil
+}
+
+// hiddenAtAll is hiddenAt whatever the view's scope.
+func (v *view) hiddenAtAll(dir string) *skillRef {
 	if _, ok := v.own.dir(dir); ok {
 		return nil
 	}
@@ -702,6 +743,9 @@ func (v *view) hiddenAt(dir string) *skillRef {
 // kept reports whether s is within the view's --skills.max-skills.
 func (v *view) kept(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
 
+// ownShown reports whether the view shows s, a folder of the user's layer.
+func (v *view) ownShown(s *skillRef) bool { return v.kept(s) && v.inScope(s) }
+
 // all returns the view's folders (skills and nested ones) in path order.
 func (v *view) all() iter.Seq[*skillRef] {
 	return func(yield func(*skillRef) bool) {
@@ -712,6 +756,9 @@ func (v *view) all() iter.Seq[*skillRef] {
 				s, own = own[0], own[1:]
 				if !v.kept(s) {
 					return
+				}
+				if !v.inScope(s) {
+					continue
 				}
 			} else {
 				s, shared = v.shown(shared[0]), shared[1:]
@@ -729,7 +776,7 @@ func (v *view) all() iter.Seq[*skillRef] {
 // skill returns the folder at dir.
 func (v *view) skill(dir string) (*skillRef, bool) {
 	if s, ok := v.own.dir(dir); ok {
-		return s, v.kept(s)
+		return s, v.ownShown(s)
 	}
 	s, _ := v.shared.dir(dir)
 	s = v.shown(s)
@@ -739,13 +786,13 @@ func (v *view) skill(dir string) (*skillRef, bool) {
 // named returns the skill name refers to.
 func (v *view) named(name string) (*skillRef, bool) {
 	if own := v.own.named(name); len(own) > 0 {
-		return own[0], v.kept(own[0])
+		return own[0], v.ownShown(own[0])
 	}
 	if s, ok := v.renamed[name]; ok {
-		return s, s != nil && v.kept(s)
+		return s, s != nil && v.kept(s) && v.inScope(s)
 	}
 	shared := v.shared.named(name)
-	if len(shared) == 0 || v.hides(shared[0].dir) || !v.kept(shared[0]) {
+	if len(shared) == 0 || v.hides(shared[0].dir) || !v.kept(shared[0]) || !v.inScope(shared[0]) {
 		return nil, false
 	}
 	return shared[0], true
@@ -756,7 +803,7 @@ func (v *view) named(name string) (*skillRef, bool) {
 func (v *view) merged(own, shared []*skillRef) []*skillRef {
 	var out []*skillRef
 	for _, s := range own {
-		if v.kept(s) {
+		if v.ownShown(s) {
 			out = append(out, s)
 		}
 	}
@@ -774,7 +821,7 @@ func (v *view) merged(own, shared []*skillRef) []*skillRef {
 // file returns the entry at rel.
 func (v *view) file(rel string) (entry, bool) {
 	if i, ok := findEntry(v.own.entries, rel); ok {
-		return v.own.entries[i], true
+		return v.own.entries[i], v.ownFileShown(i)
 	}
 	if i, ok := findEntry(v.shared.entries, rel); ok && v.showsFile(i) {
 		return v.shared.entries[i], true
@@ -806,10 +853,15 @@ func (v *view) showsFile(i int) bool {
 	switch {
 	case o < 0:
 		return false
+	case v.scope != nil && !v.inScope(v.shared.all[o]):
+		return false
 	case !v.hides(v.shared.all[o].dir):
 		return true
 	}
-	// Rare: a nested folder inside a hidden one.
+	// Rare: a nested folder inside a hidden one, which no scope shows.
+	if v.scope != nil {
+		return false
+	}
 	rel := v.shared.entries[i].rel
 	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
 		if _, ok := v.shared.find(p); ok && !v.hides(p) {
@@ -817,6 +869,17 @@ func (v *view) showsFile(i int) bool {
 		}
 	}
 	return false
+}
+
+// ownFileShown reports whether the view shows the user's entry i: every
+// one of an unscoped view, those of skills in the scope of a scoped one
+// (files in no skill are not part of any scope).
+func (v *view) ownFileShown(i int) bool {
+	if v.scope == nil {
+		return true
+	}
+	o := v.own.owner[i]
+	return o >= 0 && v.inScope(v.own.all[o])
 }
 
 // files returns the view's files whose paths start with prefix, in path
@@ -839,6 +902,9 @@ func (v *view) files(prefix string) iter.Seq[entry] {
 			switch {
 			case ownNext && (!sharedNext || own[0].rel < shared[i].rel):
 				e, own = own[0], own[1:]
+				if v.scope != nil && !v.ownFileShown(len(v.own.entries)-len(own)-1) {
+					continue
+				}
 			case sharedNext:
 				e = shared[i]
 				i++

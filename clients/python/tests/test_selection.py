@@ -15,11 +15,12 @@ import grpc
 import pytest
 from deepagents import create_deep_agent
 
+import skillsvc
 from skillsvc import MAX_QUERY_BYTES, AsyncClient, Client, bounded_query
 from skillsvc.deepagents import SkillsPromptMiddleware, SkillsvcBackend
 from skillsvc.testing_models import ScriptedChatModel, script
 from skillsvc.tools import SkillTools
-from skillsvc.v1 import skills_pb2, skills_pb2_grpc
+from skillsvc.v1 import admin_pb2, skills_pb2, skills_pb2_grpc
 
 # A small library whose relevant skill comes last in every order that
 # ignores the task, and a budget that holds two skills: only a block chosen
@@ -32,6 +33,8 @@ LIBRARY = {
     "expense-report": "Prepare an expense report from receipts, with totals per category and currency.",
     "vendor-contract-review": "Review a vendor or supplier agreement and flag risky clauses: indemnity, liability caps, auto-renewal.",
 }
+# What a skill says it runs in, matched against the caller's harness.
+COMPATIBILITY = {"bug-triage": "Needs Codex (its gh tool)"}
 TARGET = "vendor-contract-review"
 TASK = "Can you check this supplier agreement for risky indemnity clauses before I sign it?"
 BUDGET = 600
@@ -42,7 +45,8 @@ def library_user(skillsvc_env) -> Iterator[str]:
     user = "py-sel-" + uuid.uuid4().hex[:6]
     with Client(skillsvc_env.grpc_addr) as admin:
         for name, description in LIBRARY.items():
-            md = f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\nSteps for {name}.\n"
+            compat = f"compatibility: {json.dumps(COMPATIBILITY[name])}\n" if name in COMPATIBILITY else ""
+            md = f"---\nname: {name}\ndescription: {json.dumps(description)}\n{compat}---\nSteps for {name}.\n"
             admin.put_library_file(f"{name}/SKILL.md", md.encode(), user=user)
         admin.drop_skill_index(user=user)
         yield user
@@ -94,6 +98,32 @@ async def test_deep_agent_block_fits_the_latest_message_async(skillsvc_env, libr
     await agent.ainvoke({"messages": [{"role": "user", "content": TASK}]}, {"configurable": {"thread_id": "py-asel"}})
     assert TARGET in str(model.seen[0][0].text)
     await backend.aclose()
+
+
+def test_scope_and_harness_choose_the_skill_set(skillsvc_env, library_user: str) -> None:
+    """A scope chosen per call or by the client's header narrows listing,
+    block and search; the declared harness decides compatibility."""
+    contracts = admin_pb2.SkillScope(name="contracts", include=admin_pb2.SkillScopeRule(names=["vendor-*", "expense-report"]))
+    codex = admin_pb2.SkillScope(name="codex", compatibility=admin_pb2.SKILL_SCOPE_COMPATIBILITY_HARNESS)
+    with Client(skillsvc_env.grpc_addr) as admin, Client(skillsvc_env.grpc_addr, user=library_user, thread="t") as c:
+        admin.set_skill_scope(contracts, user=library_user)
+        assert [s.name for s in admin.set_skill_scope(codex, user=library_user).scopes] == ["codex", "contracts"]
+        try:
+            assert len(list(c.iter_skills())) == len(LIBRARY)
+            assert sorted(s.name for s in c.iter_skills(scope="contracts")) == ["expense-report", TARGET]
+            scoped = c.with_identity(scope="contracts")
+            assert sorted(s.name for s in scoped.iter_skills()) == ["expense-report", TARGET]
+            block = scoped.format_skills(query="release changelog")
+            assert block.included == 2 and "changelog" not in block.text
+            assert [r.skill.name for r in c.search_skills("changelog", scope="contracts").results] == []
+            assert c.search_skills("changelog").results[0].skill.name == "changelog"
+            assert [s.name for s in c.with_identity(harness="codex").iter_skills(scope="codex")] == ["bug-triage"]
+            assert [s.name for s in c.with_identity(harness="claude-code", scope="codex").iter_skills()] == []
+            with pytest.raises(skillsvc.NotFound):
+                c.list_skills(scope="no-such-scope")
+        finally:
+            admin.delete_skill_scope("contracts", user=library_user)
+            assert [s.name for s in admin.delete_skill_scope("codex", user=library_user).scopes] == []
 
 
 def test_bounded_query() -> None:

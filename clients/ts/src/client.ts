@@ -8,7 +8,7 @@ import { Code, createClient, type CallOptions, type Client, type Transport } fro
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { open, rename, rm } from "node:fs/promises";
 
-import { AdminService } from "./gen/skillsvc/v1/admin_pb.js";
+import { AdminService, type SkillScopeSchema } from "./gen/skillsvc/v1/admin_pb.js";
 import {
   FilesystemService,
   type DeleteRequestSchema,
@@ -409,6 +409,18 @@ export class SkillsvcClient {
       (o) => this.admin.deleteLibraryFile({ path: req.path, library: { user: req.user, shared: req.shared, team: req.team } }, o),
       call,
     );
+  }
+  /** Defines (or redefines, by name) a scope of a user's, a team's or the shared library: a named skill set calls choose with scope. */
+  setSkillScope(req: { scope: Init<typeof SkillScopeSchema>; user?: string; shared?: boolean; team?: string }, call?: Call) {
+    const library = { user: req.user, shared: req.shared, team: req.team };
+    return this.write((o) => this.admin.setSkillScope({ library, scope: req.scope }, o), call);
+  }
+  deleteSkillScope(req: { name: string; user?: string; shared?: boolean; team?: string }, call?: Call) {
+    const library = { user: req.user, shared: req.shared, team: req.team };
+    return this.write((o) => this.admin.deleteSkillScope({ library, name: req.name }, o), call);
+  }
+  listSkillScopes(req: { user?: string; shared?: boolean; team?: string }, call?: Call) {
+    return this.read((o) => this.admin.listSkillScopes({ library: { user: req.user, shared: req.shared, team: req.team } }, o), call);
   }
   /** Protects (or no longer protects) a skill name of the shared library or a team's. */
   setSkillProtected(req: { name: string; protected?: boolean; shared?: boolean; team?: string }, call?: Call) {

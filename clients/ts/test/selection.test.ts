@@ -10,7 +10,7 @@ import { createRouterTransport } from "@connectrpc/connect";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { createDeepAgent } from "deepagents";
 
-import { MAX_QUERY_BYTES, SkillsvcClient, boundedQuery, skills } from "@skillsvc/client";
+import { Code, MAX_QUERY_BYTES, SkillsvcClient, SkillsvcError, admin, boundedQuery, skills } from "@skillsvc/client";
 import { SkillsvcBackend, skillsPromptMiddleware, skillsQuery, type SkillsPromptOptions } from "@skillsvc/client/deepagents";
 import { SkillTools } from "@skillsvc/client/tools";
 import { ScriptedChatModel } from "../examples/scripted-model.mjs";
@@ -27,6 +27,8 @@ const LIBRARY: Record<string, string> = {
   "expense-report": "Prepare an expense report from receipts, with totals per category and currency.",
   "vendor-contract-review": "Review a vendor or supplier agreement and flag risky clauses: indemnity, liability caps, auto-renewal.",
 };
+// What a skill says it runs in, matched against the caller's harness.
+const COMPATIBILITY: Record<string, string> = { "bug-triage": "Needs Codex (its gh tool)" };
 const TARGET = "vendor-contract-review";
 const TASK = "Can you check this supplier agreement for risky indemnity clauses before I sign it?";
 const BUDGET = 600;
@@ -38,7 +40,8 @@ before(async () => {
   user = `ts-sel-${randomUUID().slice(0, 8)}`;
   const admin = new SkillsvcClient({ target: env.target });
   for (const [name, description] of Object.entries(LIBRARY)) {
-    const md = `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\nSteps for ${name}.\n`;
+    const compat = COMPATIBILITY[name] ? `compatibility: ${JSON.stringify(COMPATIBILITY[name])}\n` : "";
+    const md = `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n${compat}---\nSteps for ${name}.\n`;
     await admin.putLibraryFile({ path: `${name}/SKILL.md`, data: Buffer.from(md), user });
   }
   await admin.dropSkillIndex({ user });
@@ -69,6 +72,35 @@ test("a Deep Agent's skills block fits the latest user message", async () => {
   const off = await agentSystemPrompt(backend, { charBudget: BUDGET, query: false }, TASK);
   assert.ok(off.includes("<available_skills>") && !off.includes(TARGET));
   assert.ok((await agentSystemPrompt(backend, { charBudget: BUDGET, query: TASK }, "Hello.")).includes(TARGET));
+});
+
+test("a scope chosen per call or by the client's header narrows listing, block and search; the harness decides compatibility", async () => {
+  const operator = new SkillsvcClient({ target: env.target });
+  await operator.setSkillScope({ user, scope: { name: "contracts", include: { names: ["vendor-*", "expense-report"] } } });
+  const set = await operator.setSkillScope({ user, scope: { name: "codex", compatibility: admin.SkillScopeCompatibility.HARNESS } });
+  assert.deepEqual(set.scopes.map((s) => s.name), ["codex", "contracts"]);
+  const c = new SkillsvcClient({ target: env.target, user, thread: "t" });
+  const names = async (cl: SkillsvcClient, scope?: string) => {
+    const out: string[] = [];
+    for await (const s of cl.iterSkills({ scope })) out.push(s.name);
+    return out.sort();
+  };
+  try {
+    assert.equal((await names(c)).length, Object.keys(LIBRARY).length);
+    assert.deepEqual(await names(c, "contracts"), ["expense-report", TARGET]);
+    const scoped = c.withIdentity({ scope: "contracts" });
+    assert.deepEqual(await names(scoped), ["expense-report", TARGET]);
+    const block = await scoped.formatSkills({ query: "release changelog" });
+    assert.ok(block.included === 2 && !block.text.includes("changelog"), block.text);
+    assert.deepEqual((await c.searchSkills({ query: "changelog", scope: "contracts" })).results, []);
+    assert.equal((await c.searchSkills({ query: "changelog" })).results[0].skill?.name, "changelog");
+    assert.deepEqual(await names(c.withIdentity({ harness: "codex" }), "codex"), ["bug-triage"]);
+    assert.deepEqual(await names(c.withIdentity({ harness: "claude-code", scope: "codex" })), []);
+    await assert.rejects(c.listSkills({ scope: "no-such-scope" }), (e) => e instanceof SkillsvcError && e.code === Code.NotFound);
+  } finally {
+    await operator.deleteSkillScope({ user, name: "contracts" });
+    assert.deepEqual((await operator.deleteSkillScope({ user, name: "codex" })).scopes, []);
+  }
 });
 
 test("boundedQuery cuts on a character boundary", () => {

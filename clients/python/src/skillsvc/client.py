@@ -347,6 +347,24 @@ class _Methods:
         req = admin_pb2.ListProtectedSkillsRequest(library=admin_pb2.LibraryRef(shared=shared, team=team))
         return self._unary(self._admin, "ListProtectedSkills", req, timeout)
 
+    def set_skill_scope(
+        self, scope: admin_pb2.SkillScope, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None
+    ) -> admin_pb2.SetSkillScopeResponse:
+        """Defines (or redefines, by name) a scope of a user's, a team's or the
+        shared library: a named skill set that calls choose with scope=."""
+        req = admin_pb2.SetSkillScopeRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), scope=scope)
+        return self._unary(self._admin, "SetSkillScope", req, timeout)
+
+    def delete_skill_scope(
+        self, name: str, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None
+    ) -> admin_pb2.DeleteSkillScopeResponse:
+        req = admin_pb2.DeleteSkillScopeRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), name=name)
+        return self._unary(self._admin, "DeleteSkillScope", req, timeout)
+
+    def list_skill_scopes(self, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None) -> admin_pb2.ListSkillScopesResponse:
+        req = admin_pb2.ListSkillScopesRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team))
+        return self._unary(self._admin, "ListSkillScopes", req, timeout)
+
     def set_user_skill_enabled(self, user: str, path: str, enabled: bool, *, timeout: float | None = None) -> admin_pb2.SetUserSkillEnabledResponse:
         req = admin_pb2.SetUserSkillEnabledRequest(user=user, path=path, enabled=enabled)
         return self._unary(self._admin, "SetUserSkillEnabled", req, timeout)

@@ -75,17 +75,9 @@ func slices_any[T any](xs []T, f func(T) bool) bool {
 // rather than only at the first and tenth.
 func (s scores) objective() float64 { return s.MRR + 0.25*s.R10 }
 
-// tuneIndex builds an index of only the requests' terms, enough to rank
-// them and far cheaper per trial.
-func tuneIndex(w Weights, analyzed []Analyzed, reqs []request) *Index {
-	b := NewBuilder(w)
-	for _, a := range restrict(analyzed, reqs) {
-		b.Add(a)
-	}
-	return b.Build()
-}
-
-// restrict keeps of each analysis only the terms the requests have.
+// restrict keeps of each analysis only the terms the requests have: an
+// index of those ranks the requests as the whole one does, far cheaper
+// to build per trial.
 func restrict(analyzed []Analyzed, reqs []request) []Analyzed {
 	keep := map[string]bool{}
 	for _, r := range reqs {

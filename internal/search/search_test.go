@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 )
 
 func build(w Weights, docs ...Doc) *Index {
@@ -450,4 +452,20 @@ func TestAnalyzeConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestBytesEstimate: the catalog charges Bytes against the replica's
+// memory budget, so it must be what an index holds. A decoded index
+// allocates exactly its arrays.
+func TestBytesEstimate(t *testing.T) {
+	x := build(DefaultWeights, syntheticDocs(200)...)
+	data, _ := x.MarshalBinary()
+	var y *Index
+	got := alloctest.Bytes(func() { y, _ = UnmarshalIndex(data) })
+	if y == nil {
+		t.Fatal("no index")
+	}
+	if est := uint64(y.Bytes()); est < got*85/100 || est > got*115/100 {
+		t.Errorf("Bytes() = %d, decoding allocated %d", est, got)
+	}
 }

@@ -277,6 +277,14 @@ func TestCodecs(t *testing.T) {
 	if _, err := UnmarshalIndex(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("truncated: %v", err)
 	}
+	// One value, one encoding: an overlong varint is refused, so accepted
+	// bytes re-encode to themselves (the fuzz targets' property).
+	if _, k := canonicalUvarint([]byte{0x80, 0x00}); k > 0 {
+		t.Errorf("overlong varint accepted")
+	}
+	if v, k := canonicalUvarint([]byte{0x80, 0x01}); v != 128 || k != 2 {
+		t.Errorf("canonicalUvarint(128) = %d, %d", v, k)
+	}
 }
 
 func TestReuseAnswersAsFresh(t *testing.T) {

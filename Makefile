@@ -152,8 +152,9 @@ bench-smoke:
 # library an event's key names, and PublishSkill streams (header, paths,
 # chunks), and search indexes and analyses from the shared cache. Budgets
 # are execution counts (about 8s each on a 2-vCPU machine), not durations:
-# with a duration, Go 1.26's fuzz coordinator can report "context deadline exceeded" as a failure when the
-# time runs out mid-call (golang/go#75804, fixed in Go 1.27).
+# with a duration, Go 1.26's fuzz coordinator can report "context deadline
+# exceeded" as a failure when the time runs out mid-call (golang/go#75804,
+# fixed in Go 1.27).
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:2000x \
 	./internal/vfs/:FuzzReadOffsets:10000x ./internal/vfs/:FuzzGlobPattern:20000x \
 	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skills/:FuzzRenderedSize:6000x \

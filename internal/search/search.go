@@ -155,8 +155,6 @@ func Search(layers []Layer, q Query) []Hit {
 	if total == 0 {
 		return nil
 	}
-	// Global document frequencies: a term rare in the caller's own layer
-	// but common in the organization's is common.
 	idfPower := 1.0
 	for _, l := range layers {
 		if l.X != nil {
@@ -164,6 +162,8 @@ func Search(layers []Layer, q Query) []Hit {
 			break
 		}
 	}
+	// Global document frequencies: a term rare in the caller's own layer
+	// but common in the organization's is common.
 	lists := make([][]byte, len(layers)*len(terms))
 	idf := make([]float64, len(terms))
 	for j, t := range terms {
@@ -238,7 +238,7 @@ func Search(layers []Layer, q Query) []Hit {
 // top returns the depth best unskipped candidates, best first, and
 // whether there were more.
 func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLangs]float64, depth int) ([]candidate, bool) {
-	h := make(worstFirst, 0, depth+1)
+	h := make(worstFirst, 0, min(depth, len(acc.touched))+1)
 	more := false
 	start := 0
 	for i, l := range layers {

@@ -26,6 +26,10 @@ type Weights struct {
 	// one matching a single rare word (a topic the task mentions in
 	// passing). Search takes it from the first layer's index.
 	IDFPower float64
+	// CopyBoost raises a collapsed group's place by CopyBoost·ln(copies):
+	// a skill copied into several of the caller's libraries (or forked
+	// across them) is one people use. Relevance itself is not raised.
+	CopyBoost float64
 }
 
 // refLength is each field's mean length in terms on the corpus

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"math"
@@ -155,10 +156,10 @@ func Search(layers []Layer, q Query) []Hit {
 	if total == 0 {
 		return nil
 	}
-	idfPower := 1.0
+	idfPower, copyBoost := 1.0, 0.0
 	for _, l := range layers {
 		if l.X != nil {
-			idfPower = l.X.weights.IDFPower
+			idfPower, copyBoost = l.X.weights.IDFPower, l.X.weights.CopyBoost
 			break
 		}
 	}
@@ -227,7 +228,7 @@ func Search(layers []Layer, q Query) []Hit {
 		if !q.Collapse {
 			return hits(cands, nil)
 		}
-		groups := collapse(layers, cands, limit)
+		groups := collapse(layers, cands, limit, copyBoost)
 		if len(groups) >= limit || !more {
 			return hits(cands, groups)
 		}
@@ -286,8 +287,10 @@ type group struct {
 }
 
 // collapse folds each candidate into the first better group it
-// near-duplicates, making at most limit groups.
-func collapse(layers []Layer, cands []candidate, limit int) []group {
+// near-duplicates and orders the groups: by their best copy's order, raised
+// by copyBoost for each copy (a skill copied across the caller's libraries
+// is one people use), then cuts them to limit.
+func collapse(layers []Layer, cands []candidate, limit int, copyBoost float64) []group {
 	var groups []group
 next:
 	for ci := range cands {
@@ -304,11 +307,15 @@ next:
 				continue next
 			}
 		}
-		if len(groups) < limit {
-			groups = append(groups, group{members: []int{ci}, rep: ci})
-		}
+		groups = append(groups, group{members: []int{ci}, rep: ci})
 	}
-	return groups
+	if copyBoost > 0 {
+		order := func(g *group) float64 {
+			return cands[g.members[0]].order * (1 + copyBoost*math.Log(float64(len(g.members))))
+		}
+		slices.SortStableFunc(groups, func(a, b group) int { return cmp.Compare(order(&b), order(&a)) })
+	}
+	return groups[:min(len(groups), limit)]
 }
 
 // hits turns candidates (and their groups, when collapsing) into Hits.

@@ -190,7 +190,8 @@ func TestLayerPreferenceAtEqualRelevance(t *testing.T) {
 	}
 	// A clearly better farther hit still wins.
 	far := build(DefaultWeights, Doc{Name: "household-budget", Description: "household budget planner for a household budget"})
-	hs = Search([]Layer{{X: own, Rank: 0}, {X: far, Rank: 2}}, Query{Text: "household budget"})
+	weak := build(DefaultWeights, Doc{Name: "planner", Description: "plan a budget"})
+	hs = Search([]Layer{{X: weak, Rank: 0}, {X: far, Rank: 2}}, Query{Text: "household budget"})
 	if hs[0].Ref != (Ref{1, 0}) {
 		t.Errorf("order %v: the much better organization hit should lead", refs(hs))
 	}
@@ -475,5 +476,37 @@ func TestBytesEstimate(t *testing.T) {
 	}
 	if est := uint64(y.Bytes()); est < got*85/100 || est > got*115/100 {
 		t.Errorf("Bytes() = %d, decoding allocated %d", est, got)
+	}
+}
+
+// TestCopyBoost: a skill with copies across the library outranks a single
+// skill a little more relevant, when collapsing; its Relevance is not
+// raised.
+func TestCopyBoost(t *testing.T) {
+	body := "Turn meeting notes into minutes: decisions, owners and deadlines."
+	for i := range 40 {
+		body += fmt.Sprintf(" Rule %d keeps item %d.", i, i)
+	}
+	docs := []Doc{{Name: "scribe", Description: "write the minutes of a meeting", Body: body + " Meeting notes."}}
+	for i := range 3 {
+		docs = append(docs, Doc{Name: fmt.Sprintf("notes-%d", i), Description: "meeting minutes helper", Body: body})
+	}
+	for _, tc := range []struct {
+		boost float64
+		first int
+	}{{0, 0}, {DefaultWeights.CopyBoost, 1}} {
+		w := DefaultWeights
+		w.CopyBoost = tc.boost
+		x := build(w, docs...)
+		hs := Search([]Layer{{X: x}}, Query{Text: "meeting minutes", Limit: 2, Collapse: true})
+		if len(hs) != 2 || hs[0].Doc != tc.first {
+			t.Fatalf("boost %v: hits %+v, want doc %d first", tc.boost, hs, tc.first)
+		}
+		if tc.boost > 0 && !(hs[0].Relevance < hs[1].Relevance) {
+			t.Errorf("boost %v: relevance %v then %v: the copied skill should be a little less relevant and lead", tc.boost, hs[0].Relevance, hs[1].Relevance)
+		}
+		if len(hs[0].Alternates)+len(hs[1].Alternates) != 2 {
+			t.Errorf("boost %v: alternates %v %v", tc.boost, hs[0].Alternates, hs[1].Alternates)
+		}
 	}
 }

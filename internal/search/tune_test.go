@@ -155,6 +155,7 @@ func TestTuneWeights(t *testing.T) {
 			param{Field(f).String() + ".b", func(w *Weights) *float64 { return &w.Fields[f].B }, unit})
 	}
 	params = append(params, param{"idf-power", func(w *Weights) *float64 { return &w.IDFPower }, func(float64) []float64 { return []float64{0, 0.25, 0.5, 0.75, 1} }})
+	params = append(params, param{"copy-boost", func(w *Weights) *float64 { return &w.CopyBoost }, func(float64) []float64 { return []float64{0, 0.1, 0.2, 0.4, 0.8, 1.6} }})
 	params = append(params, param{"k1", func(w *Weights) *float64 { return &w.K1 }, func(float64) []float64 { return []float64{0.5, 0.8, 1.2, 1.6, 2.0, 3.0} }})
 	for pass := range 3 {
 		improved := false
@@ -187,7 +188,7 @@ func weightsLiteral(w Weights) string {
 	for f, fw := range w.Fields {
 		fmt.Fprintf(&b, "%s: {Weight: %.3g, B: %.3g}, ", fieldConst[f], fw.Weight, fw.B)
 	}
-	fmt.Fprintf(&b, "}, K1: %.3g, IDFPower: %.3g}", w.K1, w.IDFPower)
+	fmt.Fprintf(&b, "}, K1: %.3g, IDFPower: %.3g, CopyBoost: %.3g}", w.K1, w.IDFPower, w.CopyBoost)
 	return b.String()
 }
 

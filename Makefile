@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp clean
+	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -192,6 +192,18 @@ bench-load: tools
 # (go run ./cmd/bench-mcp -help lists them).
 bench-mcp: tools
 	go run ./cmd/bench-mcp $(BENCH_MCP_FLAGS)
+
+# Skill selection: the 17 public anthropics/skills beside 10,000 public
+# SKILL.md files, served by skillsvc with its defaults, and the requests of
+# test/selection/queries.json through SearchSkills and the query-aware
+# FormatSkills: Hit@1, Recall@3/10, MRR@10, block inclusion, warm p50/p99
+# and the index's memory per skill (docs/selection.md). The corpus archive
+# is not in the repository (test/selection/SOURCES.md says where it is);
+# the four document skills come from the npm registry at run time.
+# E.g. make bench-selection BENCH_SELECTION_FLAGS='-json selection.json'
+SELECTION_CORPUS ?= test/selection/corpus.tar.zst
+bench-selection:
+	go run ./cmd/bench-selection -corpus $(SELECTION_CORPUS) $(BENCH_SELECTION_FLAGS)
 
 clean:
 	rm -rf bin data

@@ -489,7 +489,7 @@ func TestCopyBoost(t *testing.T) {
 	}
 	docs := []Doc{{Name: "scribe", Description: "write the minutes of a meeting", Body: body + " Meeting notes."}}
 	for i := range 3 {
-		docs = append(docs, Doc{Name: fmt.Sprintf("notes-%d", i), Description: "meeting minutes helper", Body: body})
+		docs = append(docs, Doc{Name: fmt.Sprintf("notes-%d", i), Description: "meeting minutes helper for teams, projects and weekly calls", Body: body})
 	}
 	for _, tc := range []struct {
 		boost float64

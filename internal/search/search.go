@@ -43,7 +43,9 @@ type Hit struct {
 	// Relevance is Score over the most any skill could score for the
 	// query (every query term, weighted by its rarity across the layers,
 	// fully matched), 0..1: comparable across searches. A collapsed group
-	// scores as its best copy.
+	// scores as its best copy. Hits come in non-increasing Relevance: one
+	// placed after a less relevant hit (for its nearer layer or its
+	// copies) reports that hit's.
 	Relevance float64
 	// Alternates are the near-duplicates folded into this hit, nearest
 	// layer first, then best first.
@@ -318,30 +320,37 @@ next:
 	return groups[:min(len(groups), limit)]
 }
 
-// hits turns candidates (and their groups, when collapsing) into Hits.
+// hits turns candidates (and their groups, when collapsing) into Hits,
+// their Relevance made non-increasing: a hit placed after a less relevant
+// one (for its nearer layer, or its copies) reports that one's, so a
+// caller cutting at a relevance keeps a prefix of the ranking.
 func hits(cands []candidate, groups []group) []Hit {
+	var out []Hit
 	if groups == nil {
-		out := make([]Hit, len(cands))
+		out = make([]Hit, len(cands))
 		for i := range cands {
 			out[i] = Hit{Ref: cands[i].ref, Score: cands[i].score, Relevance: cands[i].rel}
 		}
-		return out
-	}
-	out := make([]Hit, len(groups))
-	for i, g := range groups {
-		first := &cands[g.members[0]]
-		h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: first.rel}
-		alts := make([]int, 0, len(g.members)-1)
-		for _, m := range g.members {
-			if m != g.rep {
-				alts = append(alts, m)
+	} else {
+		out = make([]Hit, len(groups))
+		for i, g := range groups {
+			first := &cands[g.members[0]]
+			h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: first.rel}
+			alts := make([]int, 0, len(g.members)-1)
+			for _, m := range g.members {
+				if m != g.rep {
+					alts = append(alts, m)
+				}
 			}
+			slices.SortStableFunc(alts, func(a, b int) int { return cands[a].rank - cands[b].rank })
+			for _, m := range alts {
+				h.Alternates = append(h.Alternates, cands[m].ref)
+			}
+			out[i] = h
 		}
-		slices.SortStableFunc(alts, func(a, b int) int { return cands[a].rank - cands[b].rank })
-		for _, m := range alts {
-			h.Alternates = append(h.Alternates, cands[m].ref)
-		}
-		out[i] = h
+	}
+	for i := 1; i < len(out); i++ {
+		out[i].Relevance = min(out[i].Relevance, out[i-1].Relevance)
 	}
 	return out
 }

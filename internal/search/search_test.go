@@ -387,6 +387,9 @@ func TestLayerTieWithinEpsilon(t *testing.T) {
 	if !(hs[0].Score < hs[1].Score && hs[1].Score < hs[0].Score*(1+LayerTie)) {
 		t.Errorf("scores %.4f (own) and %.4f (org): the test needs the org's a little better", hs[0].Score, hs[1].Score)
 	}
+	if hs[1].Relevance > hs[0].Relevance {
+		t.Errorf("relevance %v then %v: hits must come in non-increasing relevance", hs[0].Relevance, hs[1].Relevance)
+	}
 }
 
 func TestCollapseLooksDeepEnough(t *testing.T) {
@@ -502,8 +505,9 @@ func TestCopyBoost(t *testing.T) {
 		if len(hs) != 2 || hs[0].Doc != tc.first {
 			t.Fatalf("boost %v: hits %+v, want doc %d first", tc.boost, hs, tc.first)
 		}
-		if tc.boost > 0 && !(hs[0].Relevance < hs[1].Relevance) {
-			t.Errorf("boost %v: relevance %v then %v: the copied skill should be a little less relevant and lead", tc.boost, hs[0].Relevance, hs[1].Relevance)
+		if tc.boost > 0 && !(hs[0].Score < hs[1].Score && hs[0].Relevance == hs[1].Relevance) {
+			t.Errorf("boost %v: scores %v then %v, relevance %v then %v: the copied skill should score a little less, lead, and the next hit report no more relevance",
+				tc.boost, hs[0].Score, hs[1].Score, hs[0].Relevance, hs[1].Relevance)
 		}
 		if len(hs[0].Alternates)+len(hs[1].Alternates) != 2 {
 			t.Errorf("boost %v: alternates %v %v", tc.boost, hs[0].Alternates, hs[1].Alternates)

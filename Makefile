@@ -147,7 +147,7 @@ bench-smoke:
 # Short fuzz runs on top of the seed corpora: the path resolver, and the
 # request bounds of Edit, Read, Glob, Grep and RenderSkill, token verification,
 # claim parsing and JWKS parsing, the /mcp handler on an initialized session
-# and skill:// URI parsing, SKILL.md parsing and the decoding of parsed heads
+# and skill:// URI parsing, SKILL.md and eval_queries.json parsing and the decoding of parsed heads
 # from the shared cache, S3 event notifications, the
 # library an event's key names, and PublishSkill streams (header, paths,
 # chunks), and search indexes and analyses from the shared cache. Budgets
@@ -162,7 +162,9 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
 	./internal/mcpserver/:FuzzSkillURI:50000x \
 	./internal/skillmd/:FuzzParseSkillMD:100000x ./internal/skillmd/:FuzzDecodeParsed:300000x \
+	./internal/skillmd/:FuzzParseEvalQueries:100000x \
 	./internal/events/:FuzzParse:150000x ./internal/events/:FuzzParseMessage:50000x ./internal/skills/:FuzzChangeOf:50000x \
+	./internal/skills/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x
 

@@ -127,6 +127,14 @@ func checkLocal(s localSkill) ([]*skillsvcv1.SkillProblem, error) {
 			}
 			sf.Data = b
 		}
+		if f.Rel == skillmd.EvalQueriesFile && f.Size <= skillmd.MaxSkillBytes {
+			// Checked as the server checks it (a warning when malformed).
+			b, err := readHead(f.Abs, f.Size)
+			if err != nil {
+				return nil, err
+			}
+			sf.Data = b
+		}
 		files = append(files, sf)
 	}
 	var ps []*skillsvcv1.SkillProblem

@@ -172,6 +172,9 @@ type settings struct {
 	Context // the resolved values
 	// ContextName is the context used ("" for none).
 	ContextName string
+	// TargetSet: a server was named (flag, environment or context), not
+	// the default: validate then asks it about coexistence.
+	TargetSet bool
 }
 
 // envNames maps each setting to its environment variable.
@@ -236,6 +239,7 @@ func resolve(cfg *Config, flags Context, flagContext string, changed func(string
 	if s.Token != "" && s.TokenFile != "" {
 		return s, errors.New("both a token and a token file are set; keep one")
 	}
+	s.TargetSet = s.Target != ""
 	if s.Target == "" {
 		s.Target = defaultTarget
 	}

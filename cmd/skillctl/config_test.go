@@ -73,15 +73,15 @@ func TestResolvePrecedence(t *testing.T) {
 		want    settings
 	}{
 		{"context", Context{}, nil, "", nil,
-			settings{Context: Context{Target: "ctx:1", User: "ctx-user", Thread: defaultThread, TokenFile: "/ctx/token", Library: "shared"}, ContextName: "dev"}},
+			settings{Context: Context{Target: "ctx:1", User: "ctx-user", Thread: defaultThread, TokenFile: "/ctx/token", Library: "shared"}, ContextName: "dev", TargetSet: true}},
 		{"env beats context", Context{}, nil, "", map[string]string{"SKILLCTL_TARGET": "env:2", "SKILLCTL_TOKEN": "t", "SKILLCTL_THREAD": "th"},
-			settings{Context: Context{Target: "env:2", User: "ctx-user", Thread: "th", Token: "t", Library: "shared"}, ContextName: "dev"}},
+			settings{Context: Context{Target: "env:2", User: "ctx-user", Thread: "th", Token: "t", Library: "shared"}, ContextName: "dev", TargetSet: true}},
 		{"flag beats env", Context{Target: "flag:3", Library: ""}, []string{"target", "library"}, "", map[string]string{"SKILLCTL_TARGET": "env:2"},
-			settings{Context: Context{Target: "flag:3", User: "ctx-user", Thread: defaultThread, TokenFile: "/ctx/token"}, ContextName: "dev"}},
+			settings{Context: Context{Target: "flag:3", User: "ctx-user", Thread: defaultThread, TokenFile: "/ctx/token"}, ContextName: "dev", TargetSet: true}},
 		{"context by flag", Context{}, nil, "prod", map[string]string{"SKILLCTL_CONTEXT": "dev"},
-			settings{Context: Context{Target: "prod:443", TLS: true, Thread: defaultThread}, ContextName: "prod"}},
+			settings{Context: Context{Target: "prod:443", TLS: true, Thread: defaultThread}, ContextName: "prod", TargetSet: true}},
 		{"context by env", Context{}, nil, "", map[string]string{"SKILLCTL_CONTEXT": "prod", "SKILLCTL_TLS": "false"},
-			settings{Context: Context{Target: "prod:443", Thread: defaultThread}, ContextName: "prod"}},
+			settings{Context: Context{Target: "prod:443", Thread: defaultThread}, ContextName: "prod", TargetSet: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			changed := none
@@ -106,7 +106,7 @@ func TestResolvePrecedence(t *testing.T) {
 		})
 	}
 	got, err := resolve(&Config{}, Context{}, "", none, noEnv)
-	if err != nil || got.Target != defaultTarget || got.Thread != defaultThread {
+	if err != nil || got.Target != defaultTarget || got.Thread != defaultThread || got.TargetSet {
 		t.Errorf("defaults = %+v, %v", got, err)
 	}
 	if _, err := resolve(cfg, Context{}, "missing", none, noEnv); err == nil {

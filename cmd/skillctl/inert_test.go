@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 )
@@ -52,8 +54,25 @@ func hostileStatus(code codes.Code) error {
 	return st.Err()
 }
 
-func (hostileServer) ListSkills(context.Context, *skillsvcv1.ListSkillsRequest) (*skillsvcv1.ListSkillsResponse, error) {
+func (hostileServer) ListSkills(_ context.Context, req *skillsvcv1.ListSkillsRequest) (*skillsvcv1.ListSkillsResponse, error) {
+	if req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL {
+		// With an eval_queries.json, for skillctl eval.
+		full := proto.CloneOf(hostileSkill)
+		full.Manifest = &skillsvcv1.SkillManifest{Files: []*skillsvcv1.ManifestFile{{Path: full.GetPath() + "/eval_queries.json"}}}
+		return &skillsvcv1.ListSkillsResponse{Skills: []*skillsvcv1.SkillSummary{full}}, nil
+	}
 	return &skillsvcv1.ListSkillsResponse{Skills: []*skillsvcv1.SkillSummary{hostileSkill}}, nil
+}
+
+func (hostileServer) ReadSkillFile(context.Context, *skillsvcv1.ReadSkillFileRequest) (*skillsvcv1.ReadSkillFileResponse, error) {
+	q, _ := json.Marshal(hostile)
+	return &skillsvcv1.ReadSkillFileResponse{Content: `[{"query":` + string(q) + `,"should_trigger":true},{"query":"x","should_trigger":false}]`}, nil
+}
+
+func (hostileServer) SearchSkills(context.Context, *skillsvcv1.SearchSkillsRequest) (*skillsvcv1.SearchSkillsResponse, error) {
+	other := proto.CloneOf(hostileSkill)
+	other.Path = hostile + "/other"
+	return &skillsvcv1.SearchSkillsResponse{Results: []*skillsvcv1.ScoredSkill{{Skill: other}, {Skill: hostileSkill}}}, nil
 }
 
 func (hostileServer) GetSkill(_ context.Context, req *skillsvcv1.GetSkillRequest) (*skillsvcv1.GetSkillResponse, error) {
@@ -86,10 +105,18 @@ func (hostileServer) PublishSkill(stream grpc.ClientStreamingServer[skillsvcv1.P
 			return err
 		}
 	}
-	return stream.SendAndClose(&skillsvcv1.PublishSkillResponse{Version: hostileVersion, Problems: hostileProblems, Valid: true, RemovedFiles: []string{hostile}})
+	problems := append(slices.Clone(hostileProblems), &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_SEVERITY_WARNING, Rule: "coexistence", Message: hostile, Value: hostile})
+	return stream.SendAndClose(&skillsvcv1.PublishSkillResponse{Version: hostileVersion, Problems: problems, Valid: true, RemovedFiles: []string{hostile},
+		Evals: []*skillsvcv1.TriggerEval{{Query: hostile, ShouldTrigger: true, Rank: 2, TopPath: hostile, TopName: hostile}}})
 }
 
-func (hostileServer) ListSkillVersions(context.Context, *skillsvcv1.ListSkillVersionsRequest) (*skillsvcv1.ListSkillVersionsResponse, error) {
+func (hostileServer) ListSkillVersions(_ context.Context, req *skillsvcv1.ListSkillVersionsRequest) (*skillsvcv1.ListSkillVersionsResponse, error) {
+	if req.GetState() == skillsvcv1.VersionState_VERSION_STATE_PENDING {
+		// A proposal with what its publish found, for the reviewer.
+		v := proto.CloneOf(hostileVersion)
+		v.State, v.Problems = skillsvcv1.VersionState_VERSION_STATE_PENDING, hostileProblems
+		return &skillsvcv1.ListSkillVersionsResponse{Versions: []*skillsvcv1.SkillVersion{v}}, nil
+	}
 	return &skillsvcv1.ListSkillVersionsResponse{Versions: []*skillsvcv1.SkillVersion{hostileVersion}}, nil
 }
 
@@ -111,6 +138,10 @@ func (hostileServer) DeleteSkill(context.Context, *skillsvcv1.DeleteSkillRequest
 
 func (hostileServer) SetSkillProtected(context.Context, *skillsvcv1.SetSkillProtectedRequest) (*skillsvcv1.SetSkillProtectedResponse, error) {
 	return &skillsvcv1.SetSkillProtectedResponse{Names: []string{hostile, hostile}}, nil
+}
+
+func (hostileServer) ListSkillScopes(context.Context, *skillsvcv1.ListSkillScopesRequest) (*skillsvcv1.ListSkillScopesResponse, error) {
+	return &skillsvcv1.ListSkillScopesResponse{Scopes: []*skillsvcv1.SkillScope{{Name: hostile, Include: &skillsvcv1.SkillScopeRule{Tags: []string{hostile}}}}}, nil
 }
 
 func (hostileServer) ListProtectedSkills(context.Context, *skillsvcv1.ListProtectedSkillsRequest) (*skillsvcv1.ListProtectedSkillsResponse, error) {
@@ -164,10 +195,12 @@ func TestEveryCommandPrintsInert(t *testing.T) {
 		{"enable", "pdf"}, {"disable", "pdf"}, {"__complete", "show", ""},
 		{"watch", "--count", "1"},
 		{"push", skill}, {"push", skill, "-q"}, {"push", skill, "--dry-run"},
-		{"versions", "pdf"}, {"versions", "pdf", "-q"},
+		{"versions", "pdf"}, {"versions", "pdf", "-q"}, {"versions", "pdf", "--state", "pending"},
+		{"eval"}, {"eval", "--dir", skill}, {"validate", skill, "--target", lis.Addr().String()},
 		{"label", "pdf", "v", "production"}, {"rollback", "pdf", "v"}, {"approve", "pdf", "v"}, {"reject", "pdf", "v"},
 		{"rm", "pdf"},
 		{"admin", "protect", "pdf", "--library", "shared"}, {"admin", "protected", "--library", "shared"},
+		{"scope", "list", "--library", "shared"},
 		{"admin", "put", "a", file, "--library", "shared"}, {"admin", "delete", "a", "--library", "shared"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -186,7 +219,7 @@ func TestEveryCommandPrintsInert(t *testing.T) {
 	}
 	// JSON stays exact, and inert too: decoding it gives the author's
 	// bytes back.
-	for _, args := range [][]string{{"versions", "pdf", "--json"}, {"ls", "--json"}, {"watch", "--json", "--count", "1"}} {
+	for _, args := range [][]string{{"versions", "pdf", "--json"}, {"ls", "--json"}, {"watch", "--json", "--count", "1"}, {"eval", "--json"}, {"eval", "--dir", skill, "--json"}} {
 		r = runCtl(t, env, args...)
 		assertInert(t, strings.Join(args, " "), r.stdout)
 		var v any

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -77,15 +78,23 @@ func (a *app) push(cmd *cobra.Command, dir string, o pushOptions) error {
 		return err
 	}
 	defer cancel()
-	stream, err := a.library().PublishSkill(ctx)
-	if err != nil {
-		return err
-	}
 	header := &skillsvcv1.PublishSkillHeader{
 		Library: a.libraryRef(), Category: o.category, Name: s.Name, Labels: o.labels,
 		Message: o.message, ValidateOnly: o.dryRun, IfLatest: o.ifLatest,
 	}
-	bar := a.progress(s.TotalBytes, "push "+s.Name)
+	resp, err := a.publish(ctx, s, header, a.progress(s.TotalBytes, "push "+s.Name))
+	if err != nil {
+		return err
+	}
+	return a.printPublished(resp, o.dryRun)
+}
+
+// publish sends the folder s as one PublishSkill stream.
+func (a *app) publish(ctx context.Context, s localSkill, header *skillsvcv1.PublishSkillHeader, bar *progressbar.ProgressBar) (*skillsvcv1.PublishSkillResponse, error) {
+	stream, err := a.library().PublishSkill(ctx)
+	if err != nil {
+		return nil, err
+	}
 	sendErr := stream.Send(&skillsvcv1.PublishSkillRequest{Msg: &skillsvcv1.PublishSkillRequest_Header{Header: header}})
 	for _, f := range s.Files {
 		if sendErr != nil {
@@ -96,16 +105,13 @@ func (a *app) push(cmd *cobra.Command, dir string, o pushOptions) error {
 	// io.EOF from Send means the server ended the stream: its status
 	// comes from CloseAndRecv.
 	if sendErr != nil && !errors.Is(sendErr, io.EOF) {
-		return sendErr
+		return nil, sendErr
 	}
 	resp, err := stream.CloseAndRecv()
 	if bar != nil {
 		bar.Finish()
 	}
-	if err != nil {
-		return err
-	}
-	return a.printPublished(resp, o.dryRun)
+	return resp, err
 }
 
 type publishStream interface {
@@ -175,6 +181,7 @@ func (a *app) printPublished(resp *skillsvcv1.PublishSkillResponse, dryRun bool)
 	}
 	if !a.quiet || dryRun {
 		printProblems(a.stdout, "", resp.GetProblems())
+		a.printEvals(resp.GetEvals())
 	}
 	if dryRun && !resp.GetValid() {
 		return &exitError{code: exitInvalid}

@@ -74,9 +74,12 @@ type app struct {
 
 	flags       Context // connection flags as given
 	contextName string
-	jsonOut     bool
-	quiet       bool
-	timeout     time.Duration
+	// viewScope and harness are sent as x-skillsvc-scope and
+	// x-skillsvc-harness: the skill set the call's listings show.
+	viewScope, harness string
+	jsonOut            bool
+	quiet              bool
+	timeout            time.Duration
 
 	root *cobra.Command
 	conn *grpc.ClientConn
@@ -132,20 +135,22 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 	pf.StringVar(&a.flags.Token, "token", "", "bearer token (jwt mode)")
 	pf.StringVar(&a.flags.TokenFile, "token-file", "", "file holding the bearer token")
 	pf.StringVar(&a.flags.Library, "library", "", `library to act on: empty for your own, "shared", "team:ID" (a team's), or a user ID (admins)`)
+	pf.StringVar(&a.viewScope, "scope", "", "skill scope the call's listings show (x-skillsvc-scope; a token's skill_scope claim binds instead); see skillctl scope")
+	pf.StringVar(&a.harness, "harness", "", "agent harness matched against skills' compatibility by a scope (x-skillsvc-harness)")
 	pf.StringVar(&a.contextName, "context", "", "config context to use instead of the current one")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print only what scripts need; no progress bars")
 	pf.DurationVar(&a.timeout, "timeout", time.Minute, "deadline of each call (not of watch)")
 
 	root.AddCommand(
-		a.validateCmd(),
+		a.validateCmd(), a.evalCmd(),
 		a.pushCmd(), a.pullCmd(),
 		a.lsCmd(), a.showCmd(), a.renderCmd(),
 		a.enableCmd(true), a.enableCmd(false),
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
 		a.rmCmd(), a.watchCmd(), a.gcCmd(),
-		a.configCmd(), a.adminCmd(),
+		a.configCmd(), a.adminCmd(), a.scopeCmd(),
 	)
 	a.root = root
 	return root
@@ -214,6 +219,12 @@ func (a *app) callCtx(ctx context.Context, deadline bool) (context.Context, cont
 	}
 	if a.set.Teams != "" {
 		md.Set(auth.TeamsKey, a.set.Teams)
+	}
+	if a.viewScope != "" {
+		md.Set(auth.ScopeKey, a.viewScope)
+	}
+	if a.harness != "" {
+		md.Set(auth.HarnessKey, a.harness)
 	}
 	tok, err := a.set.bearer()
 	if err != nil {

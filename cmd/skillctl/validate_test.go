@@ -322,3 +322,19 @@ func TestValidateIsCheckFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestCategoryOf: a folder found under a library's category folder is
+// pushed to that category; a folder named itself takes --category.
+func TestCategoryOf(t *testing.T) {
+	for _, tc := range []struct{ arg, dir, flag, want string }{
+		{"lib", "lib/docs/pdf", "", "docs"},
+		{"lib", "lib/pdf", "x", "x"},
+		{"lib/pdf", "lib/pdf", "x", "x"},
+		{"lib/pdf/SKILL.md", "lib/pdf", "", ""},
+		{"./lib/", "lib/docs/pdf", "", "docs"},
+	} {
+		if got := categoryOf(tc.arg, tc.dir, tc.flag); got != tc.want {
+			t.Errorf("categoryOf(%q, %q, %q) = %q, want %q", tc.arg, tc.dir, tc.flag, got, tc.want)
+		}
+	}
+}

@@ -20,7 +20,8 @@ func (a *app) versionsCmd() *cobra.Command {
 		Short: "List a skill's versions, newest first",
 		Long: `versions lists the published (and, for their author and admins, pending and rejected)
 versions of skill NAME in the --library: id (a unique prefix of 12 hex digits names it anywhere),
-when and by whom it was published, size, state, labels and note. --json prints one
+when and by whom it was published, size, state, labels and note; then the warnings each publish
+found, such as the skills of the library it competes with (rule "coexistence"), for reviewers. --json prints one
 ListSkillVersionsResponse holding every page.`,
 		Example: `  skillctl versions pdf
   skillctl versions pdf --state pending --library shared`,
@@ -83,7 +84,18 @@ ListSkillVersionsResponse holding every page.`,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", inert(shortID(v.GetId())), created, dash(v.GetAuthor()), v.GetFileCount(),
 					humanBytes(v.GetTotalBytes()), stateName(v.GetState()), dash(strings.Join(v.GetLabels(), ",")), oneLine(v.GetMessage(), 50))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// What the publish found (skills it competes with among it),
+			// for a reviewer deciding on a pending version.
+			for _, v := range out.GetVersions() {
+				if len(v.GetProblems()) > 0 {
+					fmt.Fprintf(a.stdout, "\n%s %s:\n", inert(shortID(v.GetId())), stateName(v.GetState()))
+					printProblems(a.stdout, "", v.GetProblems())
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&state, "state", "", "only versions in this state: published, pending or rejected")

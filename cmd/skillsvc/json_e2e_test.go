@@ -159,6 +159,11 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "AdminService/SetSkillProtected", body: `{"library":{"user":"$USER"},"name":"nda","protected":true}`, want: codes.InvalidArgument},
 		{method: "AdminService/ListProtectedSkills", body: `{"library":{"shared":true}}`},
 		{method: "AdminService/ListProtectedSkills", body: `{"library":{"team":"../x"}}`, want: codes.InvalidArgument},
+		{method: "AdminService/SetSkillScope", body: `{"library":{"user":"$USER"},"scope":{"name":"mine","include":{"names":["no*"]},"compatibility":"SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS"}}`},
+		{method: "AdminService/SetSkillScope", body: `{"library":{"team":"legal"},"scope":{"name":"bad","include":{"names":["["]}}}`, want: codes.InvalidArgument},
+		{method: "AdminService/ListSkillScopes", body: `{"library":{"user":"$USER"}}`},
+		{method: "AdminService/DeleteSkillScope", body: `{"library":{"user":"$USER"},"name":"mine"}`},
+		{method: "AdminService/DeleteSkillScope", body: `{"library":{"user":"$USER"},"name":"mine"}`, want: codes.NotFound},
 	}
 	requireEveryUnaryRPC(t, cases)
 

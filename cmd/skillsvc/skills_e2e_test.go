@@ -293,7 +293,8 @@ func TestSkillsCatalogFidelityEndToEndMinIO(t *testing.T) {
 		t.Errorf("FormatSkills escaping = %v\n%s", err, full.GetText())
 	}
 	yml, err := sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{Format: "yaml", SearchTool: "find"})
-	if err != nil || !strings.HasPrefix(yml.GetText(), "---\nname: csv\ndescription: Clean and analyze CSV spreadsheets.\nlocation: /skills/data/csv/SKILL.md\n---\n") {
+	if err != nil || !strings.HasPrefix(yml.GetText(), "---\nname: brand\ndescription: Apply the company's brand colors & typography to documents.\nlocation: /skills/docs/brand-guidelines/SKILL.md\n---\n") ||
+		!strings.Contains(yml.GetText(), "\ndescription: \"Alice's review checklist: tests first, then naming.\"\n") {
 		t.Errorf("FormatSkills(yaml) = %v\n%s", err, yml.GetText())
 	}
 	_, err = sc.FormatSkills(alice, &skillsvcv1.FormatSkillsRequest{CharBudget: 10})

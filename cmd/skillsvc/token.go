@@ -21,6 +21,8 @@ func runToken(args []string, out, errOut io.Writer) error {
 	f.StringVar(&p.Thread, "thread", "", "Thread ID (required unless --admin).")
 	f.StringVar(&p.Ticket, "ticket", "", "Ticket ID (optional).")
 	f.StringVar(&p.Teams, "teams", "", "The caller's team IDs, comma-separated, as the --auth.jwt.teams-claim (optional).")
+	f.StringVar(&p.Scope, "scope", "", "The skill scope the token binds every listing to, as the --auth.jwt.skill-scope-claim (optional; docs/selection.md).")
+	f.StringVar(&p.Harness, "harness", "", "The agent harness the token's caller runs in, as the --auth.jwt.harness-claim (optional).")
 	f.StringVar(&p.Subject, "subject", "", "The sub claim: who holds the token, for the audit trail.")
 	f.BoolVar(&p.Admin, "admin", false, "An admin token (the --auth.jwt.admin-scope): AdminService, acting for a named user.")
 	f.DurationVar(&ttl, "ttl", time.Hour, "How long the token is valid.")

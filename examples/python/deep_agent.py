@@ -4,8 +4,8 @@
     python examples/python/deep_agent.py --model anthropic:claude-sonnet-4-5   # a real model
 
 The agent sees /workspace (this thread's files), /ticket and the read-only
-/skills library; the skills middleware lists the user's skills in its
-prompt, and the agent loads one by reading its SKILL.md.
+/skills library; SkillsPromptMiddleware lists the user's skills that fit
+the task in its prompt, and the agent loads one by reading its SKILL.md.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 from deepagents import create_deep_agent
 
 from skillsvc import Client
-from skillsvc.deepagents import SkillsvcBackend, skill_sources
+from skillsvc.deepagents import SkillsPromptMiddleware, SkillsvcBackend
 from skillsvc.testing_models import ScriptedChatModel, script, tool_call
 
 TASK = "Write release notes for these merged changes: export skills as tar.gz; fix the login redirect."
@@ -46,7 +46,8 @@ def main() -> None:
 
     backend = SkillsvcBackend(args.target, user=args.user)
     model = args.model or scripted_model()
-    agent = create_deep_agent(model=model, backend=backend, skills=skill_sources(backend))
+    # The skills block in the system prompt holds the skills that fit the task.
+    agent = create_deep_agent(model=model, backend=backend, middleware=[SkillsPromptMiddleware(backend)])
     result = agent.invoke({"messages": [{"role": "user", "content": args.task}]}, {"configurable": {"thread_id": args.thread}})
     print(result["messages"][-1].text)
 

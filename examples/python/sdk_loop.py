@@ -50,7 +50,7 @@ def main() -> None:
 
     with Client(args.target, user=args.user, thread=args.thread) as client:
         skills = SkillTools(client)
-        system = "You are a careful software engineer.\n\n" + skills.prompt(char_budget=4000)
+        system = "You are a careful software engineer.\n\n" + skills.prompt(query=TASK, char_budget=4000)
         messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
         turns = anthropic_turns(args.model, system, skills.definitions("anthropic"), messages) if args.model else scripted_turns()
         for turn in turns:

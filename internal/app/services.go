@@ -47,7 +47,7 @@ func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, li
 	if err != nil {
 		return nil, err
 	}
-	pub := library.New(bucket, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20))
+	pub := library.New(bucket, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20), library.WithCompetitors(competitors{lib.Catalog, skills.DefaultConfig().MaxQueryBytes}))
 	return &Services{FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed, Versions: &server.Versions{Pub: pub, Table: table, Insecure: true}}, nil
 }
 

@@ -160,6 +160,12 @@ func target(req any) []slog.Attr {
 		out = library(out, r.GetLibrary())
 		out = append(out, slog.String("skill", clean(r.GetName())), slog.String("version", clean(r.GetVersion())),
 			slog.Bool("approve", r.GetApprove()), slog.String("comment", clean(r.GetComment())))
+	case *skillsvcv1.SetSkillScopeRequest:
+		out = append(library(out, r.GetLibrary()), slog.String("scope", clean(r.GetScope().GetName())))
+	case *skillsvcv1.DeleteSkillScopeRequest:
+		out = append(library(out, r.GetLibrary()), slog.String("scope", clean(r.GetName())), slog.Bool("delete", true))
+	case *skillsvcv1.ListSkillScopesRequest:
+		out = library(out, r.GetLibrary())
 	case *skillsvcv1.SetSkillProtectedRequest:
 		out = append(library(out, r.GetLibrary()), slog.String("skill", clean(r.GetName())), slog.Bool("protected", r.GetProtected()))
 	case interface {

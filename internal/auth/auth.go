@@ -34,6 +34,12 @@ const (
 	// thread pinned (the skills package's pinned threads), pinning it on
 	// the thread's first such call. In every mode, beside a token too.
 	PinKey = "x-skillsvc-pin"
+	// ScopeKey names the skill scope the call's listings show, and
+	// HarnessKey the agent harness the caller runs in (scopes match it
+	// against skills' compatibility). In every mode; beside a token that
+	// names its own, only the same value (the token's binds).
+	ScopeKey   = "x-skillsvc-scope"
+	HarnessKey = "x-skillsvc-harness"
 	// AdminKey set to "true" makes an insecure-mode caller an admin of
 	// LibraryService (internal/server decides what it means).
 	AdminKey = "x-skillsvc-admin"
@@ -66,6 +72,9 @@ type Principal struct {
 	// Pin: the call reads its thread's pinned library, asked by PinKey or
 	// by the token's pin claim.
 	Pin bool
+	// ScopeBound and HarnessBound: the token named Identity.Scope or
+	// Identity.Harness, which no header or request field may change.
+	ScopeBound, HarnessBound bool
 	// Caller is Identity validated by the mount table, set by Check once
 	// it admits an agent call; the zero Caller otherwise.
 	Caller mounts.Caller
@@ -234,6 +243,9 @@ func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, ful
 	} else if pin {
 		p.Pin = true
 	}
+	if err := p.Choose(h); err != nil {
+		return p, true, err
+	}
 	if AdminMethod(fullMethod) {
 		if !p.Admin {
 			return p, true, ErrNotAdmin
@@ -253,6 +265,42 @@ func Check(ctx context.Context, a Authenticator, t *mounts.Table, h Headers, ful
 	}
 	p.Caller = c
 	return p, true, nil
+}
+
+// Choose reads ScopeKey and HarnessKey into p: each at most once, and
+// beside a token that names its own only that same value
+// (PERMISSION_DENIED). Every edge that authenticates a call applies it
+// before Agent, so the Caller carries the view the call chose.
+func (p *Principal) Choose(h Headers) error {
+	for _, f := range []struct {
+		key   string
+		v     *string
+		bound bool
+	}{{ScopeKey, &p.Scope, p.ScopeBound}, {HarnessKey, &p.Harness, p.HarnessBound}} {
+		switch vs := h.Get(f.key); {
+		case len(vs) == 0:
+		case len(vs) > 1:
+			return fmt.Errorf("%w: %s given %d times", errkind.InvalidArgument, f.key, len(vs))
+		case f.bound && strings.TrimSpace(vs[0]) != *f.v:
+			return fmt.Errorf("%w: %s: the token binds the call to %q", errkind.PermissionDenied, f.key, *f.v)
+		default:
+			*f.v = strings.TrimSpace(vs[0])
+		}
+	}
+	return nil
+}
+
+// Scoped returns id viewing the scope a request field names: id itself for
+// "", else id with that scope, unless the call's token bound it to another
+// (PERMISSION_DENIED: a field may not widen a token's view).
+func Scoped(ctx context.Context, id mounts.Caller, scope string) (mounts.Caller, error) {
+	if scope == "" || scope == id.Scope() {
+		return id, nil
+	}
+	if p, _ := PrincipalFrom(ctx); p.ScopeBound {
+		return mounts.Caller{}, fmt.Errorf("%w: scope %q: the token binds the call to scope %q", errkind.PermissionDenied, scope, id.Scope())
+	}
+	return id.WithScope(scope)
 }
 
 // pinAsked reads PinKey: absent is no, PinLibrary yes, anything else an

@@ -34,23 +34,25 @@ type Config struct {
 // source is set; keys from several sources are used together, each pinned
 // to its own algorithm.
 type JWTConfig struct {
-	SecretFile     string        `yaml:"secret_file"`
-	PublicKeyFile  string        `yaml:"public_key_file"`
-	JWKSFile       string        `yaml:"jwks_file"`
-	JWKSURL        string        `yaml:"jwks_url"`
-	JWKSRefresh    time.Duration `yaml:"jwks_refresh"`
-	JWKSTimeout    time.Duration `yaml:"jwks_timeout"`
-	ReloadInterval time.Duration `yaml:"reload_interval"`
-	Issuer         string        `yaml:"issuer"`
-	Audience       string        `yaml:"audience"`
-	Leeway         time.Duration `yaml:"leeway"`
-	UserClaim      string        `yaml:"user_claim"`
-	ThreadClaim    string        `yaml:"thread_claim"`
-	TicketClaim    string        `yaml:"ticket_claim"`
-	ScopeClaim     string        `yaml:"scope_claim"`
-	PinClaim       string        `yaml:"pin_claim"`
-	TeamsClaim     string        `yaml:"teams_claim"`
-	AdminScope     string        `yaml:"admin_scope"`
+	SecretFile      string        `yaml:"secret_file"`
+	PublicKeyFile   string        `yaml:"public_key_file"`
+	JWKSFile        string        `yaml:"jwks_file"`
+	JWKSURL         string        `yaml:"jwks_url"`
+	JWKSRefresh     time.Duration `yaml:"jwks_refresh"`
+	JWKSTimeout     time.Duration `yaml:"jwks_timeout"`
+	ReloadInterval  time.Duration `yaml:"reload_interval"`
+	Issuer          string        `yaml:"issuer"`
+	Audience        string        `yaml:"audience"`
+	Leeway          time.Duration `yaml:"leeway"`
+	UserClaim       string        `yaml:"user_claim"`
+	ThreadClaim     string        `yaml:"thread_claim"`
+	TicketClaim     string        `yaml:"ticket_claim"`
+	ScopeClaim      string        `yaml:"scope_claim"`
+	PinClaim        string        `yaml:"pin_claim"`
+	TeamsClaim      string        `yaml:"teams_claim"`
+	SkillScopeClaim string        `yaml:"skill_scope_claim"`
+	HarnessClaim    string        `yaml:"harness_claim"`
+	AdminScope      string        `yaml:"admin_scope"`
 }
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "auth.".
@@ -78,6 +80,8 @@ func (c *JWTConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.ScopeClaim, prefix+"scope-claim", "scope", "Claim holding the token's scopes (a space-separated string or a list).")
 	f.StringVar(&c.PinClaim, prefix+"pin-claim", "skillsvc_pin", `Claim that, when true (or "library"), pins the token's thread to the library it started with, as the x-skillsvc-pin header does per call; empty ignores it.`)
 	f.StringVar(&c.TeamsClaim, prefix+"teams-claim", "teams", `Claim listing the caller's team IDs (a list of strings, or one comma-separated string), whose team libraries it reads; e.g. "groups". Empty: tokens name no teams.`)
+	f.StringVar(&c.SkillScopeClaim, prefix+"skill-scope-claim", "skill_scope", `Claim naming the skill scope (a named skill set, docs/selection.md) every listing of the token's calls shows: it binds, and a request naming another scope is PERMISSION_DENIED. Empty ignores it.`)
+	f.StringVar(&c.HarnessClaim, prefix+"harness-claim", "harness", `Claim naming the agent harness the token's caller runs in, which scopes match against skills' compatibility field; binds as the scope claim does. Empty ignores it.`)
 	f.StringVar(&c.AdminScope, prefix+"admin-scope", "skillsvc:admin", "Scope that makes a token an admin token (AdminService; acting for a named user).")
 }
 
@@ -138,6 +142,10 @@ func (c *JWTConfig) Validate() error {
 		return fmt.Errorf("%w: jwt pin claim name must differ from the user, thread, ticket and scope claims", ErrInvalidConfig)
 	case c.TeamsClaim != "" && map[string]bool{c.UserClaim: true, c.ThreadClaim: true, c.TicketClaim: true, c.ScopeClaim: true, c.PinClaim: true}[c.TeamsClaim]:
 		return fmt.Errorf("%w: jwt teams claim name must differ from the user, thread, ticket, scope and pin claims", ErrInvalidConfig)
+	case c.SkillScopeClaim != "" && c.SkillScopeClaim == c.HarnessClaim,
+		c.SkillScopeClaim != "" && map[string]bool{c.UserClaim: true, c.ThreadClaim: true, c.TicketClaim: true, c.ScopeClaim: true, c.PinClaim: true, c.TeamsClaim: true}[c.SkillScopeClaim],
+		c.HarnessClaim != "" && map[string]bool{c.UserClaim: true, c.ThreadClaim: true, c.TicketClaim: true, c.ScopeClaim: true, c.PinClaim: true, c.TeamsClaim: true}[c.HarnessClaim]:
+		return fmt.Errorf("%w: jwt skill-scope and harness claim names must differ from each other and from the other claims", ErrInvalidConfig)
 	case c.AdminScope == "":
 		return fmt.Errorf("%w: jwt admin-scope must not be empty", ErrInvalidConfig)
 	}

@@ -112,6 +112,18 @@ func (j *JWT) principal(claims jwt.MapClaims) (Principal, error) {
 	if p.Teams, err = j.teams(claims); err != nil {
 		return Principal{}, err
 	}
+	// A token's scope and harness bind its calls (Principal.ScopeBound).
+	if j.claims.SkillScopeClaim != "" {
+		if p.Scope, err = j.claim(claims, j.claims.SkillScopeClaim, "scope", false); err != nil {
+			return Principal{}, err
+		}
+	}
+	if j.claims.HarnessClaim != "" {
+		if p.Harness, err = j.claim(claims, j.claims.HarnessClaim, "harness", false); err != nil {
+			return Principal{}, err
+		}
+	}
+	p.ScopeBound, p.HarnessBound = p.Scope != "", p.Harness != ""
 	if p.Admin && (p.User == "") != (p.Thread == "") {
 		return Principal{}, fmt.Errorf("%w: an admin token names both a user and a thread, or neither", ErrUnauthenticated)
 	}

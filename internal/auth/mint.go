@@ -61,5 +61,14 @@ func MintHS256(cfg JWTConfig, secretFile string, p Principal, ttl time.Duration,
 	if len(teams) > 0 && cfg.TeamsClaim != "" {
 		claims[cfg.TeamsClaim] = teams
 	}
+	for _, c := range [][3]string{{"scope", cfg.SkillScopeClaim, p.Scope}, {"harness", cfg.HarnessClaim, p.Harness}} {
+		if c[2] == "" || c[1] == "" {
+			continue
+		}
+		if err := mounts.ValidateID(c[0], c[2]); err != nil {
+			return "", err
+		}
+		claims[c[1]] = c[2]
+	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(keys[jwt.SigningMethodHS256.Alg()][0].key)
 }

@@ -39,13 +39,15 @@ import (
 // forwarded by grpc-gateway. No other header can set metadata, so a caller
 // cannot reach any key an interceptor trusts.
 var forwarded = map[string]bool{
-	textproto.CanonicalMIMEHeaderKey(auth.UserKey):   true,
-	textproto.CanonicalMIMEHeaderKey(auth.ThreadKey): true,
-	textproto.CanonicalMIMEHeaderKey(auth.TicketKey): true,
-	textproto.CanonicalMIMEHeaderKey(auth.TeamsKey):  true,
-	textproto.CanonicalMIMEHeaderKey(auth.PinKey):    true,
-	textproto.CanonicalMIMEHeaderKey(auth.AdminKey):  true,
-	textproto.CanonicalMIMEHeaderKey(requestid.Key):  true,
+	textproto.CanonicalMIMEHeaderKey(auth.UserKey):    true,
+	textproto.CanonicalMIMEHeaderKey(auth.ThreadKey):  true,
+	textproto.CanonicalMIMEHeaderKey(auth.TicketKey):  true,
+	textproto.CanonicalMIMEHeaderKey(auth.TeamsKey):   true,
+	textproto.CanonicalMIMEHeaderKey(auth.PinKey):     true,
+	textproto.CanonicalMIMEHeaderKey(auth.ScopeKey):   true,
+	textproto.CanonicalMIMEHeaderKey(auth.HarnessKey): true,
+	textproto.CanonicalMIMEHeaderKey(auth.AdminKey):   true,
+	textproto.CanonicalMIMEHeaderKey(requestid.Key):   true,
 }
 
 // New returns the JSON handler for the three services, calling them over

@@ -39,6 +39,8 @@ type heldItem struct {
 type heldKind struct {
 	bytes, items      prometheus.Gauge
 	evicted, tooLarge prometheus.Counter
+	// dropped is told of each value of the kind let go (Shelf.OnDrop).
+	dropped func(v any)
 }
 
 // heldItemBytes is what holding a value costs besides the value: its list
@@ -131,6 +133,9 @@ func (h *Held) drop(e *list.Element) {
 	kind := h.kinds[it.k.kind]
 	kind.bytes.Sub(float64(it.bytes))
 	kind.items.Dec()
+	if kind.dropped != nil {
+		kind.dropped(it.v)
+	}
 }
 
 // Shelf is one kind of value on a Held budget, by key.
@@ -144,6 +149,16 @@ type Shelf[V any] struct {
 func NewShelf[V any](h *Held, kind string) *Shelf[V] {
 	h.kind(kind)
 	return &Shelf[V]{h: h, kind: kind}
+}
+
+// OnDrop calls fn with each value of the shelf let go (evicted, replaced,
+// removed), with the budget's lock held: fn must be quick and must not use
+// the budget. It lets an owner keep figures over what is held (the search
+// indexes' gauges). Call it before holding anything.
+func (s *Shelf[V]) OnDrop(fn func(V)) {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	s.h.kinds[s.kind].dropped = func(v any) { fn(v.(V)) }
 }
 
 // Get returns the value held under key, marking it used.

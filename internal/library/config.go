@@ -44,6 +44,10 @@ type Config struct {
 	// RecoverEvery is how often a replica finishes the publishes a crash
 	// interrupted (intents.go); also once at start.
 	RecoverEvery time.Duration `yaml:"recover_every"`
+	// CoexistenceTimeout bounds a publish's coexistence check and
+	// triggering evals (coexist.go); 0 turns them off. Past it the publish
+	// goes ahead with a warning that the check could not run.
+	CoexistenceTimeout time.Duration `yaml:"coexistence_timeout"`
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -60,6 +64,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxProposalsPerAuthor, prefix+"max-proposals-per-author", 10, "Most pending proposals one author keeps for one skill; a proposal past it is refused (FAILED_PRECONDITION).")
 	f.Int64Var(&c.MemoryBudget, prefix+"memory-budget", 128<<20, "Bytes of memory one replica gives publishes (the folder received, then written) and version reads (records listed, files read, rollbacks) at once; a call beyond it waits --library.memory-wait, then is RESOURCE_EXHAUSTED with a retry delay. One publish larger than the budget runs alone.")
 	f.DurationVar(&c.MemoryWait, prefix+"memory-wait", 2*time.Second, "How long a publish or version read waits for --library.memory-budget before RESOURCE_EXHAUSTED.")
+	f.DurationVar(&c.CoexistenceTimeout, prefix+"coexistence-timeout", 5*time.Second, "How long a publish (validate_only too) may spend searching the target library for skills the new version competes with and running its eval_queries.json; past it the publish goes ahead with a warning that the check could not run. 0 turns the check off.")
 	f.DurationVar(&c.RecoverEvery, prefix+"recover-every", time.Minute, "How often each replica finishes publishes a crash interrupted (from their intent objects under the shared versions prefix); also once at start.")
 }
 
@@ -88,8 +93,8 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
 		}
 	}
-	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 {
-		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget and recover-every must be positive, memory-wait not negative")
+	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 || c.CoexistenceTimeout < 0 {
+		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget and recover-every must be positive, memory-wait and coexistence-timeout not negative")
 	}
 	if c.MaxProposalsPerAuthor > c.MaxProposals {
 		return fmt.Errorf("library: max-proposals-per-author %d is over max-proposals %d", c.MaxProposalsPerAuthor, c.MaxProposals)

@@ -39,7 +39,8 @@ type Publisher struct {
 	now     func() time.Time
 	metrics *metrics
 	log     *slog.Logger
-	budget  *Budget // publishes' and version reads' memory (budget.go)
+	budget  *Budget     // publishes' and version reads' memory (budget.go)
+	compete Competitors // the coexistence check's search; nil: none
 }
 
 // Option configures a Publisher.
@@ -232,6 +233,9 @@ type Result struct {
 	Valid    bool
 	Pending  bool
 	Removed  []string // files of the previous live copy removed
+	// Evals are the folder's eval_queries.json run against the library
+	// with this version in it (coexist.go).
+	Evals []TriggerEval
 }
 
 // MaxMessageRunes bounds an author's note and a review comment.
@@ -302,6 +306,12 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	if !valid && !req.ValidateOnly {
 		return Result{}, &ProblemsError{Problems: problems}
 	}
+	var evals []TriggerEval
+	if valid {
+		var ps []skillmd.Problem
+		ps, evals = p.coexistence(ctx, l, req)
+		problems = append(problems, ps...)
+	}
 	// Every live key is checked before anything is written.
 	paths := make([]string, len(req.Files))
 	for i, f := range req.Files {
@@ -311,6 +321,8 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		return Result{}, err
 	}
 	rec := recordOf(req, a, p.now())
+	// The warnings stay with the version, for its reviewer.
+	rec.Problems = warningsOf(problems)
 	if pending {
 		// A proposal: the author's own, whatever is stored; it moves no
 		// label and writes nothing live until an admin approves it.
@@ -322,7 +334,7 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	if err := checkNewRecord(rec); err != nil {
 		return Result{}, err
 	}
-	res = Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending}
+	res = Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending, Evals: evals}
 	if req.ValidateOnly {
 		res.Version.Created = time.Time{}
 		return res, nil
@@ -375,6 +387,7 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 			if kept.State != Pending {
 				if kept, err = p.setState(ctx, s, kept, func(r *Record) {
 					r.State, r.Message, r.Reviewer, r.ReviewTime, r.ReviewComment = Pending, rec.Message, "", time.Time{}, ""
+					r.Problems = rec.Problems // what this proposal's check found
 				}); err != nil {
 					return err
 				}

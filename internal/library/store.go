@@ -60,6 +60,33 @@ type Record struct {
 	// Content is a proposal's manifest digest; "" for a version, whose ID
 	// is it.
 	Content string `json:"content,omitempty"`
+	// Problems are the warnings its publish found (coexistence among
+	// them), as the check saw the library then: a reviewer weighs them.
+	Problems []Warning `json:"problems,omitempty"`
+}
+
+// Warning is a publish's problem as a record keeps it.
+type Warning struct {
+	File    string `json:"file,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	Value   string `json:"value,omitempty"`
+	Message string `json:"message"`
+}
+
+// maxRecordWarnings bounds the warnings a record keeps.
+const maxRecordWarnings = 32
+
+// warningsOf is what a record keeps of a publish's problems: its warnings,
+// at most maxRecordWarnings.
+func warningsOf(ps []skillmd.Problem) []Warning {
+	var out []Warning
+	for _, p := range ps {
+		if p.Severity == skillmd.SeverityWarning && len(out) < maxRecordWarnings {
+			out = append(out, Warning{File: p.File, Field: p.Field, Rule: p.Rule, Value: p.Value, Message: p.Message})
+		}
+	}
+	return out
 }
 
 // proposal reports whether r is a proposal (stored under p/).

@@ -47,6 +47,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
@@ -275,6 +276,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, err.Error()) // never echoes the token
 		return
 	}
+	if err := p.Choose(auth.HTTPHeaders(r.Header)); err != nil {
+		code, msg := http.StatusBadRequest, codes.InvalidArgument
+		if errors.Is(err, errkind.PermissionDenied) {
+			code, msg = http.StatusForbidden, codes.PermissionDenied
+		}
+		refuse(ctx, code, msg, err.Error())
+		return
+	}
 	ctx = auth.NewContext(ctx, p)
 	caller, err := p.Agent(h.mounts)
 	switch {
@@ -397,6 +406,7 @@ type identity struct {
 	user, thread, ticket, authorization string
 	teams                               string // auth.TeamsKey
 	pin                                 string // auth.PinKey, asked per request
+	scope, harness                      string // auth.ScopeKey, auth.HarnessKey
 }
 
 func identityOf(h http.Header) identity {
@@ -407,6 +417,8 @@ func identityOf(h http.Header) identity {
 		teams:         h.Get(auth.TeamsKey),
 		authorization: h.Get(auth.AuthorizationKey),
 		pin:           h.Get(auth.PinKey),
+		scope:         h.Get(auth.ScopeKey),
+		harness:       h.Get(auth.HarnessKey),
 	}
 }
 
@@ -423,6 +435,8 @@ func (id identity) metadata() metadata.MD {
 		auth.TeamsKey:         id.teams,
 		auth.AuthorizationKey: id.authorization,
 		auth.PinKey:           id.pin,
+		auth.ScopeKey:         id.scope,
+		auth.HarnessKey:       id.harness,
 	} {
 		if v != "" {
 			md.Set(k, v)
@@ -435,9 +449,9 @@ func (id identity) metadata() metadata.MD {
 // neither reveals who it is.
 func (h *Handler) key(id mounts.Caller) string {
 	m := hmac.New(sha256.New, h.secret)
-	// The teams are part of who calls: they decide which libraries its
-	// sessions list.
-	for _, v := range []string{id.User(), id.Thread(), id.Ticket(), id.Identity().Teams} {
+	// The teams, scope and harness are part of who calls: they decide
+	// which skills its sessions list.
+	for _, v := range []string{id.User(), id.Thread(), id.Ticket(), id.Identity().Teams, id.Scope(), id.Harness()} {
 		fmt.Fprintf(m, "%d:%s", len(v), v)
 	}
 	return hex.EncodeToString(m.Sum(nil)[:12])

@@ -447,6 +447,14 @@ func TestTools(t *testing.T) {
 			t.Errorf("%s %v = %q (error %v), want %q (error %v)", c.name, c.args, text, isErr, c.want, c.wantErr)
 		}
 	}
+	// Given the task, list_skills starts with the skill most relevant to it,
+	// which does not lead the listing without one.
+	if text, _ := callTool(t, s, "list_skills", nil); strings.HasPrefix(text, "<available_skills>\n<skill>\n<name>csv-summary</name>") {
+		t.Fatalf("list_skills starts with csv-summary without a query: %q", text)
+	}
+	if text, _ := callTool(t, s, "list_skills", map[string]any{"query": "summarize the columns of a CSV file"}); !strings.HasPrefix(text, "<available_skills>\n<skill>\n<name>csv-summary</name>") {
+		t.Errorf("list_skills with a query = %q, want csv-summary first", text)
+	}
 	// A call that breaks the input schema is refused before any RPC.
 	if _, isErr := callTool(t, s, "read_file", map[string]any{"path": 3}); !isErr {
 		t.Error("read_file with a numeric path succeeded")

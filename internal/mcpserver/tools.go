@@ -24,6 +24,7 @@ import (
 type listSkillsIn struct {
 	Category   *string `json:"category,omitempty"`
 	CharBudget int32   `json:"char_budget,omitempty"`
+	Query      string  `json:"query,omitempty"`
 }
 
 type loadSkillIn struct {
@@ -111,7 +112,9 @@ func (s *identityServer) addTools() {
 	fs, sk := s.h.fs, s.h.skills
 	tool(s, "list_skills",
 		func(ctx context.Context, in listSkillsIn) (string, error) {
-			r, err := sk.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: true, SearchTool: "search_skills"})
+			// With a task, the skills most relevant to it, best first: grouping
+			// by category would undo that order.
+			r, err := sk.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: in.Query == "", SearchTool: "search_skills", Query: in.Query})
 			if err != nil {
 				return "", err
 			}
@@ -143,6 +146,16 @@ func (s *identityServer) addTools() {
 			for _, res := range r.GetResults() {
 				sum := res.GetSkill()
 				fmt.Fprintf(&b, "- %s (%s): %s\n", sum.GetName(), sum.GetPath(), sum.GetDescription())
+				if alts := res.GetAlternates(); len(alts) > 0 {
+					b.WriteString("  copies:")
+					for i, a := range alts {
+						if i > 0 {
+							b.WriteString(",")
+						}
+						fmt.Fprintf(&b, " %s (%s, %s)", a.GetName(), a.GetPath(), a.GetLayer())
+					}
+					b.WriteString("\n")
+				}
 			}
 			if r.GetTruncated() {
 				b.WriteString("(Weaker matches were left out to keep the reply small: ask for fewer or narrow the query.)\n")

@@ -70,6 +70,7 @@ func TestArgumentTypesMatchDefinition(t *testing.T) {
 			json.Unmarshal(b, &gotSchema)
 			sortRequired(gotSchema)
 			sortRequired(want)
+			nullableAsPresence(gotSchema, want)
 			if !reflect.DeepEqual(gotSchema, want) {
 				w, _ := json.Marshal(want)
 				t.Errorf("argument type's schema\n got %s\nwant %s (the definition without descriptions)", b, w)
@@ -86,6 +87,23 @@ func TestArgumentTypesMatchDefinition(t *testing.T) {
 func sortRequired(schema map[string]any) {
 	if r, ok := schema["required"].([]any); ok {
 		slices.SortFunc(r, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+	}
+}
+
+// nullableAsPresence takes an inferred ["null", T] for the defined T: a
+// pointer field marks whether the argument was given (a category of ""
+// is not no category), and the definition keeps one type per property,
+// which strict providers require; null is refused before decoding.
+func nullableAsPresence(inferred, defined map[string]any) {
+	ip, _ := inferred["properties"].(map[string]any)
+	dp, _ := defined["properties"].(map[string]any)
+	for name, p := range ip {
+		got, _ := p.(map[string]any)
+		want, _ := dp[name].(map[string]any)
+		types, _ := got["type"].([]any)
+		if len(types) == 2 && types[0] == "null" && want != nil && types[1] == want["type"] {
+			got["type"] = want["type"]
+		}
 	}
 }
 

@@ -67,6 +67,11 @@ type Identity struct {
 	// A string keeps Identity and Caller comparable; Caller.Teams splits
 	// the validated list.
 	Teams string
+	// Scope names the skill set the caller's listings show (a scope defined
+	// in its own, a team's or the organization's library; "" for all), and
+	// Harness the agent harness it declares, which a scope may match
+	// against skills' compatibility. Both are spelled like IDs.
+	Scope, Harness string
 }
 
 // MaxTeams bounds the teams one caller may belong to: each is a library

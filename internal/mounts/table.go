@@ -279,6 +279,23 @@ func (c Caller) Teams() []string {
 // Identity returns the validated IDs.
 func (c Caller) Identity() Identity { return c.id }
 
+// Scope and Harness are the caller's chosen scope and declared harness
+// ("" for none).
+func (c Caller) Scope() string   { return c.id.Scope }
+func (c Caller) Harness() string { return c.id.Harness }
+
+// WithScope returns the caller viewing the scope named (all skills for
+// ""), validated as Identify validates it.
+func (c Caller) WithScope(scope string) (Caller, error) {
+	if scope != "" {
+		if err := ValidateID("scope", scope); err != nil {
+			return Caller{}, err
+		}
+	}
+	c.id.Scope = scope
+	return c, nil
+}
+
 // Identify validates id for this table and returns it as a Caller: User and
 // Thread are required, Ticket is optional, and none may be an ID the table
 // reserves; Teams (optional) is ParseTeams' list, kept in its canonical
@@ -305,6 +322,16 @@ func (t *Table) Identify(id Identity) (Caller, error) {
 		return Caller{}, err
 	}
 	id.Teams = strings.Join(teams, ",")
+	if id.Scope != "" {
+		if err := ValidateID("scope", id.Scope); err != nil {
+			return Caller{}, err
+		}
+	}
+	if id.Harness != "" {
+		if err := ValidateID("harness", id.Harness); err != nil {
+			return Caller{}, err
+		}
+	}
 	return Caller{id: id, table: t}, nil
 }
 

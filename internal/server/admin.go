@@ -84,6 +84,67 @@ func (a *Admin) ListProtectedSkills(ctx context.Context, req *skillsvcv1.ListPro
 	return &skillsvcv1.ListProtectedSkillsResponse{Names: names}, nil
 }
 
+// SetSkillScope implements AdminService.
+func (a *Admin) SetSkillScope(ctx context.Context, req *skillsvcv1.SetSkillScopeRequest) (*skillsvcv1.SetSkillScopeResponse, error) {
+	defs, err := a.catalog.SetScope(ctx, library(req.GetLibrary()), scopeDef(req.GetScope()))
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.SetSkillScopeResponse{Scopes: scopesProto(defs)}, nil
+}
+
+// DeleteSkillScope implements AdminService.
+func (a *Admin) DeleteSkillScope(ctx context.Context, req *skillsvcv1.DeleteSkillScopeRequest) (*skillsvcv1.DeleteSkillScopeResponse, error) {
+	defs, err := a.catalog.DeleteScope(ctx, library(req.GetLibrary()), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.DeleteSkillScopeResponse{Scopes: scopesProto(defs)}, nil
+}
+
+// ListSkillScopes implements AdminService.
+func (a *Admin) ListSkillScopes(ctx context.Context, req *skillsvcv1.ListSkillScopesRequest) (*skillsvcv1.ListSkillScopesResponse, error) {
+	defs, err := a.catalog.Scopes(ctx, library(req.GetLibrary()))
+	if err != nil {
+		return nil, err
+	}
+	return &skillsvcv1.ListSkillScopesResponse{Scopes: scopesProto(defs)}, nil
+}
+
+// The compatibility rules, proto ⇄ catalog.
+var compatibilities = map[skillsvcv1.SkillScopeCompatibility]string{
+	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED:      skills.CompatibilityAny,
+	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS: skills.CompatibilityEmptyOrHarness,
+	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_HARNESS:          skills.CompatibilityHarness,
+}
+
+func scopeDef(p *skillsvcv1.SkillScope) skills.ScopeDef {
+	rule := func(r *skillsvcv1.SkillScopeRule) skills.ScopeRule {
+		return skills.ScopeRule{Categories: r.GetCategories(), Tags: r.GetTags(), Names: r.GetNames()}
+	}
+	c, ok := compatibilities[p.GetCompatibility()]
+	if !ok {
+		c = p.GetCompatibility().String() // an unknown number: ScopeDef.Validate refuses it
+	}
+	return skills.ScopeDef{Name: p.GetName(), Include: rule(p.GetInclude()), Exclude: rule(p.GetExclude()), Compatibility: c}
+}
+
+func scopesProto(defs []skills.ScopeDef) []*skillsvcv1.SkillScope {
+	out := make([]*skillsvcv1.SkillScope, len(defs))
+	for i, d := range defs {
+		rule := func(r skills.ScopeRule) *skillsvcv1.SkillScopeRule {
+			return &skillsvcv1.SkillScopeRule{Categories: r.Categories, Tags: r.Tags, Names: r.Names}
+		}
+		out[i] = &skillsvcv1.SkillScope{Name: d.Name, Include: rule(d.Include), Exclude: rule(d.Exclude)}
+		for k, v := range compatibilities {
+			if v == d.Compatibility {
+				out[i].Compatibility = k
+			}
+		}
+	}
+	return out
+}
+
 // CollectLibraryGarbage implements AdminService. The publisher validates
 // the reference.
 func (a *Admin) CollectLibraryGarbage(ctx context.Context, req *skillsvcv1.CollectLibraryGarbageRequest) (*skillsvcv1.CollectLibraryGarbageResponse, error) {

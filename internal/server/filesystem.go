@@ -36,6 +36,17 @@ func identity(ctx context.Context) (mounts.Caller, error) {
 	return id, nil
 }
 
+// scopedIdentity is identity viewing the scope a request field names ("":
+// the one the headers or token chose), which a token's scope forbids
+// (auth.Scoped).
+func scopedIdentity(ctx context.Context, scope string) (mounts.Caller, error) {
+	id, err := identity(ctx)
+	if err != nil {
+		return id, err
+	}
+	return auth.Scoped(ctx, id, scope)
+}
+
 func requirePath(p string) error {
 	if p == "" {
 		return fmt.Errorf("%w: path is required", errkind.InvalidArgument)

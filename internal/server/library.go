@@ -100,7 +100,7 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 	if err != nil {
 		return err
 	}
-	out := &skillsvcv1.PublishSkillResponse{Version: versionProto(res.Version, false), Problems: problemsProto(res.Problems), RemovedFiles: res.Removed, Valid: res.Valid}
+	out := &skillsvcv1.PublishSkillResponse{Version: versionProto(res.Version, false), Problems: problemsProto(res.Problems), RemovedFiles: res.Removed, Valid: res.Valid, Evals: evalsProto(s.catalog.Mount(), res.Evals)}
 	if req.ValidateOnly {
 		out.Version.CreateTime = nil
 		return stream.SendAndClose(out)
@@ -359,6 +359,10 @@ func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion
 		Reviewer: v.Reviewer, ReviewComment: v.ReviewComment,
 		Library: &skillsvcv1.LibraryRef{User: v.Library.User, Shared: v.Library.Shared, Team: v.Library.Team},
 	}
+	for _, w := range v.Problems {
+		out.Problems = append(out.Problems, &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_SEVERITY_WARNING,
+			File: w.File, Field: w.Field, Rule: w.Rule, Value: w.Value, Message: w.Message})
+	}
 	if !v.Created.IsZero() {
 		out.CreateTime = timestamppb.New(v.Created)
 	}
@@ -382,6 +386,19 @@ func problemsProto(ps []skillmd.Problem) []*skillsvcv1.SkillProblem {
 		out[i] = &skillsvcv1.SkillProblem{
 			Severity: skillsvcv1.SkillProblem_Severity(p.Severity), File: p.File, Field: p.Field,
 			Rule: p.Rule, Value: p.Value, Message: p.Message,
+		}
+	}
+	return out
+}
+
+// evalsProto converts a publish's triggering evals; a skill's path is its
+// folder under mount, as listings give it.
+func evalsProto(mount string, es []authors.TriggerEval) []*skillsvcv1.TriggerEval {
+	out := make([]*skillsvcv1.TriggerEval, len(es))
+	for i, e := range es {
+		out[i] = &skillsvcv1.TriggerEval{Query: e.Query, ShouldTrigger: e.ShouldTrigger, Rank: int32(e.Rank), TopName: e.Top.Name}
+		if e.Top.Dir != "" {
+			out[i].TopPath = mount + "/" + e.Top.Dir
 		}
 	}
 	return out

@@ -123,10 +123,11 @@ func TestSkillViews(t *testing.T) {
 
 // TestFormatSkillsDigestPerCaller: two users whose libraries differ only
 // in skills the block leaves out get the same block (kept once) and each
-// the digest of their own library, as their listings name it.
+// the digest of their own library, as their listings name it. (A block
+// lists a user's own skills first: the category leaves them out here.)
 func TestFormatSkillsDigestPerCaller(t *testing.T) {
 	lb := skillstest.New()
-	lb.Shared().Skill("a-first", "", "The one skill the block shows.", "body\n")
+	lb.Shared().Skill("docs/a-first", "", "The one skill the block shows.", "body\n").Skill("docs/b-second", "", "Cut by max_skills.", "body\n")
 	lb.User("alice").Skill("z-alice", "", "Alice's own.", "body\n")
 	lb.User("bob").Skill("z-bob", "", "Bob's own.", "body\n")
 	c := start(t, lb.Bucket(t), options{})
@@ -134,7 +135,7 @@ func TestFormatSkillsDigestPerCaller(t *testing.T) {
 	digests := map[string]bool{}
 	for _, user := range []string{"alice", "bob"} {
 		ctx := grpctest.AsCaller(t.Context(), user, "t1", "")
-		format, err := c.skills.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{MaxSkills: 1})
+		format, err := c.skills.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{MaxSkills: 1, Category: proto.String("docs")})
 		if err != nil {
 			t.Fatal(err)
 		}

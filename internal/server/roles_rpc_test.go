@@ -162,6 +162,18 @@ var everyAdminRPC = []struct {
 		_, err := c.ListProtectedSkills(ctx, &skillsvcv1.ListProtectedSkillsRequest{Library: &skillsvcv1.LibraryRef{Shared: true}})
 		return err
 	}},
+	{"SetSkillScope", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.SetSkillScope(ctx, &skillsvcv1.SetSkillScopeRequest{Library: &skillsvcv1.LibraryRef{Team: "legal"}, Scope: &skillsvcv1.SkillScope{Name: "contracts"}})
+		return err
+	}},
+	{"ListSkillScopes", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.ListSkillScopes(ctx, &skillsvcv1.ListSkillScopesRequest{Library: &skillsvcv1.LibraryRef{Shared: true}})
+		return err
+	}},
+	{"DeleteSkillScope", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
+		_, err := c.DeleteSkillScope(ctx, &skillsvcv1.DeleteSkillScopeRequest{Library: &skillsvcv1.LibraryRef{Team: "legal"}, Name: "contracts"})
+		return err
+	}},
 	{"CollectLibraryGarbage", func(ctx context.Context, c skillsvcv1.AdminServiceClient) error {
 		_, err := c.CollectLibraryGarbage(ctx, &skillsvcv1.CollectLibraryGarbageRequest{Library: &skillsvcv1.LibraryRef{User: "alice"}, DryRun: true})
 		return err

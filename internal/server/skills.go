@@ -111,7 +111,7 @@ func (s *Skills) ListCategories(ctx context.Context, _ *skillsvcv1.ListCategorie
 
 // ListSkills implements SkillsService.
 func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsRequest) (*skillsvcv1.ListSkillsResponse, error) {
-	id, err := identity(ctx)
+	id, err := scopedIdentity(ctx, req.GetScope())
 	if err != nil {
 		return nil, err
 	}
@@ -144,14 +144,14 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 
 // FormatSkills implements SkillsService.
 func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsRequest) (*skillsvcv1.FormatSkillsResponse, error) {
-	id, err := identity(ctx)
+	id, err := scopedIdentity(ctx, req.GetScope())
 	if err != nil {
 		return nil, err
 	}
 	b, digest, err := s.lib.Catalog.PromptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
-			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(),
+			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery(),
 		}, func(b skills.Block) ([]byte, error) {
 			return proto.Marshal(&skillsvcv1.FormatSkillsResponse{
 				Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened),
@@ -231,7 +231,7 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 
 // SearchSkills implements SkillsService.
 func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsRequest) (*skillsvcv1.SearchSkillsResponse, error) {
-	id, err := identity(ctx)
+	id, err := scopedIdentity(ctx, req.GetScope())
 	if err != nil {
 		return nil, err
 	}
@@ -246,13 +246,17 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		summaries := make([]*skillsvcv1.SkillSummary, len(hits))
 		n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
 			summaries[i] = summaryProto(hits[i].Skill, described)
-			// A ScoredSkill is the summary (field 1) and two doubles.
+			// A ScoredSkill is the summary (field 1), two doubles and the
+			// alternates (field 4).
 			scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
+			for _, a := range alternatesProto(hits[i].Alternates) {
+				scored += repeatedSize(proto.Size(a))
+			}
 			return repeatedSize(scored)
 		})
 		out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits), LibraryDigest: res.LibraryDigest}
 		for i, h := range hits[:n] {
-			out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance})
+			out.Results = append(out.Results, &skillsvcv1.ScoredSkill{Skill: summaries[i], Score: h.Score, Relevance: h.Relevance, Alternates: alternatesProto(h.Alternates)})
 		}
 		return proto.Marshal(out)
 	})
@@ -260,6 +264,18 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		return nil, err
 	}
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
+}
+
+// alternatesProto names the copies collapsed into a search result.
+func alternatesProto(alts []skills.Alternate) []*skillsvcv1.SkillAlternate {
+	if len(alts) == 0 {
+		return nil
+	}
+	out := make([]*skillsvcv1.SkillAlternate, len(alts))
+	for i, a := range alts {
+		out[i] = &skillsvcv1.SkillAlternate{Path: a.Path, Name: a.Name, Layer: a.Layer}
+	}
+	return out
 }
 
 // ExportSkill implements SkillsService.

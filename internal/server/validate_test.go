@@ -57,6 +57,10 @@ func TestInvalidUTF8(t *testing.T) {
 			_, err := c.skills.RenderSkill(ctx, &skillsvcv1.RenderSkillRequest{Path: "pdf", Arguments: bad})
 			return err
 		}},
+		{"FormatSkills query", "query", func() error {
+			_, err := c.skills.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Query: "pdf " + bad})
+			return err
+		}},
 		{"SearchSkills query", "query", func() error {
 			_, err := c.skills.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: "pdf " + bad})
 			return err

@@ -81,9 +81,10 @@ func (f File) size() int64 { return max(int64(len(f.Data)), f.Size) }
 // bucket: the frontmatter name must be the folder's (a valid skill name);
 // every path is in the canonical spelling of virtual paths, once, and no
 // other SKILL.md is nested in the folder; the MCP extension's file-count
-// and size limits hold. It does no I/O, so a client checks a folder
-// offline exactly as the server does; the problems are in a stable order
-// (folder, paths, SKILL.md).
+// and size limits hold; an eval_queries.json it holds (with its Data) is
+// in the Agent Skills format, else a warning (ParseEvalQueries). It does no
+// I/O, so a client checks a folder offline exactly as the server does; the
+// problems are in a stable order (folder, paths, SKILL.md, evals).
 func CheckFolder(name string, files []File) []Problem {
 	var p Problems
 	if !ValidName(name) || utf8.RuneCountInString(name) > MaxNameLen {
@@ -103,8 +104,8 @@ func CheckFolder(name string, files []File) []Problem {
 			Message: fmt.Sprintf("the folder holds %d bytes, at most %d are allowed", total, MaxSkillBytes)})
 	}
 	seen := make(map[string]bool, len(files))
-	var skillMD []byte
-	found, badPaths := false, 0
+	var skillMD, evals []byte
+	found, hasEvals, badPaths := false, false, 0
 	for _, f := range files {
 		switch {
 		case !mounts.Addressable(f.Path):
@@ -122,6 +123,8 @@ func CheckFolder(name string, files []File) []Problem {
 		seen[f.Path] = true
 		if f.Path == SkillFile {
 			skillMD, found = f.Data, true
+		} else if f.Path == EvalQueriesFile && f.size() == int64(len(f.Data)) {
+			evals, hasEvals = f.Data, true
 		} else if strings.HasSuffix(f.Path, "/"+SkillFile) {
 			p.Add(Problem{Severity: SeverityError, File: f.Path, Field: "path", Rule: RuleNestedSkill, Value: f.Path,
 				Message: fmt.Sprintf("%s: a skill folder holds no other SKILL.md (libraries read it as another skill)", f.Path)})
@@ -149,6 +152,12 @@ func CheckFolder(name string, files []File) []Problem {
 			}
 		}
 		p.Add(pr)
+	}
+	if hasEvals {
+		_, ps := ParseEvalQueries(evals)
+		for _, pr := range ps {
+			p.Add(pr)
+		}
 	}
 	return p.List
 }

@@ -48,6 +48,14 @@ type FormatOptions struct {
 	// about skills left out names; "" words the note neutrally. Check it
 	// with ValidToolName: it goes into the block as is.
 	SearchTool string
+	// Query is the task the block is for: the caller (the catalog) then
+	// gives FormatBlock the skills most relevant to it, best first.
+	// FormatBlock itself does not read it.
+	Query string
+	// Unlisted counts skills the caller left out of the list it gives
+	// (those less relevant to Query): the note about skills left out
+	// counts them too.
+	Unlisted int
 }
 
 // Entry is what a prompt block says of one skill.
@@ -181,9 +189,9 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	}
 	b := newBlock(f, skills, opts)
 	defer b.free()
-	omitted := 0
+	omitted := max(opts.Unlisted, 0)
 	if opts.MaxSkills > 0 && len(b.list) > opts.MaxSkills {
-		omitted = len(b.list) - opts.MaxSkills
+		omitted += len(b.list) - opts.MaxSkills
 		b.list = b.list[:opts.MaxSkills]
 	}
 	// size is the length of the block's text, counted entry by entry and

@@ -35,6 +35,7 @@ type Catalog struct {
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
 	replies  *replies                    // encoded replies, by what they were made from
+	searchIx *searchIndexes              // each layer's, for Search and a query's Prompt
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
@@ -160,16 +161,20 @@ func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
 	return func(yield func(*skillRef) bool) {
 		for r := range s.v.all() {
-			valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
-			if opts.FilterCategory && r.category() != opts.Category ||
-				!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] {
-				continue
-			}
-			if !yield(r) {
+			if s.lists(r, opts, disabled) && !yield(r) {
 				return
 			}
 		}
 	}
+}
+
+// lists reports whether a listing with opts holds r, a skill the view
+// serves: the one test of every listing surface (Skills, Page, Prompt,
+// Search), so a filter added here applies to all of them.
+func (s snapshot) lists(r *skillRef, opts ListOptions, disabled map[string]bool) bool {
+	valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
+	return !(opts.FilterCategory && r.category() != opts.Category ||
+		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name])
 }
 
 // Page is one page of Skills.
@@ -279,7 +284,9 @@ type Block struct {
 }
 
 // Prompt renders the caller's listed skills (of one category when
-// opts.FilterCategory) as a system-prompt block.
+// opts.FilterCategory) as a system-prompt block: with f.Query, those most
+// relevant to it, best first, near-duplicates collapsed; without, the
+// caller's own skills, then its teams', then the organization's.
 func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
 	f, err := c.formatOptions(f)
 	if err != nil {
@@ -289,7 +296,7 @@ func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions
 	if err != nil {
 		return Block{}, err
 	}
-	return c.prompt(s, opts, f)
+	return c.prompt(ctx, s, opts, f)
 }
 
 // formatOptions checks f and applies its defaults: what a prompt block
@@ -308,19 +315,63 @@ func (c *Catalog) formatOptions(f skillmd.FormatOptions) (skillmd.FormatOptions,
 	if f.SearchTool, err = toolName("search_tool", f.SearchTool, c.cfg.SearchTool); err != nil {
 		return f, err
 	}
+	if len(f.Query) > c.cfg.MaxQueryBytes {
+		return f, fmt.Errorf("%w: query must be at most %d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
+	}
 	f.Format = cmp.Or(f.Format, skillmd.FormatXML)
 	f.CharBudget = budget
+	f.Unlisted = 0
 	return f, nil
 }
+
+// minEntryChars is about the fewest characters a block entry takes (its
+// markup, a short name and location, a description cut to the shortest):
+// a block of budget characters never holds more than budget/minEntryChars
+// skills, so no more are ranked for it.
+const minEntryChars = 64
 
 // prompt renders the block of the snapshot s; f is checked. It makes the
 // entries from the view without the summaries a listing makes: a block a
 // reply cache does not hold is made on every call.
-func (c *Catalog) prompt(s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
+func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
 	lp := entryLists.Get().(*[]skillmd.Entry)
-	list := slices.Grow((*lp)[:0], len(s.v.own.all)+len(s.v.shared.all)) // at most
-	for r := range s.listed(ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, s.st.disabledSet()) {
-		list = append(list, skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)})
+	list := (*lp)[:0]
+	entry := func(r *skillRef) skillmd.Entry {
+		return skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)}
+	}
+	lo := ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
+	disabled := s.st.disabledSet()
+	if f.Query != "" {
+		limit := f.CharBudget / minEntryChars
+		if f.MaxSkills > 0 {
+			limit = min(limit, f.MaxSkills)
+		}
+		hits, err := c.ranked(ctx, s, lo, f.Query, max(limit, 1))
+		if err != nil {
+			return Block{}, err
+		}
+		if len(hits) > 0 {
+			n := 0
+			for range s.listed(lo, disabled) {
+				n++
+			}
+			for _, h := range hits {
+				list = append(list, entry(h.r))
+			}
+			f.Unlisted = n - len(hits) // found by searching, as the note says
+		}
+	}
+	if len(list) == 0 {
+		// The caller's own first, then its teams', then the organization's:
+		// a user's skills are never cut before the shared library's.
+		list = slices.Grow(list, len(s.v.own.all)+len(s.v.shared.all)) // at most
+		for _, near := range []int{rankOwn, rankTeam, rankShared} {
+			for r := range s.listed(lo, disabled) {
+				if layerRank(r.layer) == near {
+					list = append(list, entry(r))
+				}
+			}
+		}
 	}
 	b, err := skillmd.FormatBlock(list, f) // keeps nothing of list
 	// The pool holds no skill's strings.

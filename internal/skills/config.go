@@ -94,6 +94,12 @@ type Config struct {
 	MaxSearchResults     int32 `yaml:"max_search_results"`
 	MaxQueryBytes        int   `yaml:"max_query_bytes"`
 	MaxCharBudget        int32 `yaml:"max_char_budget"`
+	// SearchBodyBytes bounds what the search index reads of one SKILL.md
+	// (its frontmatter and body); SearchBodyReads the SKILL.md files one
+	// index build reads at once. Only a skill version no index and no
+	// cached analysis has is read.
+	SearchBodyBytes int64 `yaml:"search_body_bytes"`
+	SearchBodyReads int   `yaml:"search_body_reads"`
 	// ReplyCacheBytes bounds the encoded ListSkills pages, FormatSkills
 	// blocks and SearchSkills replies one replica keeps for reuse; 0 keeps
 	// none.
@@ -144,7 +150,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxPageBytes, prefix+"max-page-bytes", 2<<20, "Largest encoded ListSkills page or SearchSkills reply: a page ends early (with a next_page_token) and a search drops its weakest results (truncated) rather than exceed it, so replies fit gRPC's default 4 MiB receive limit. A reply always holds at least one skill.")
 	int32Var(f, &c.DefaultSearchResults, prefix+"default-search-results", 10, "SearchSkills results when the request asks for 0.")
 	int32Var(f, &c.MaxSearchResults, prefix+"max-search-results", 100, "Most SearchSkills results; larger requests are clamped.")
-	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", 4096, "Longest SearchSkills query.")
+	f.IntVar(&c.MaxQueryBytes, prefix+"max-query-bytes", skillmd.MaxEvalQueryBytes, "Longest SearchSkills query and FormatSkills query (the task a prompt block is chosen for).")
+	f.Int64Var(&c.SearchBodyBytes, prefix+"search-body-bytes", 64<<10, "Bytes of each SKILL.md the search index reads (frontmatter and body; the rest is not searched). A skill's body is read once per version across replicas: its analysis is shared through the cache.")
+	f.IntVar(&c.SearchBodyReads, prefix+"search-body-reads", 16, "SKILL.md files one search index build reads from storage at once.")
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
 	f.Int64Var(&c.ReplyCacheBytes, prefix+"reply-cache-bytes", 32<<20, "Bytes of encoded ListSkills pages, FormatSkills blocks and SearchSkills replies kept per replica and reused while the caller's library, settings and request are unchanged, and of GetSkill replies, reused while the skill is (one shared skill's reply serves every user who sees it alike); 0 keeps none.")
 	f.DurationVar(&c.ReplySharedTTL, prefix+"reply-shared-ttl", 10*time.Minute, "With Redis: how long an encoded reply one replica built stays in Redis, where a replica that does not keep it takes it instead of building it again (a reply's key names one library content, so it is never stale); GetSkill replies stay in process; 0 keeps replies in process only.")
@@ -230,8 +238,8 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if c.ReplyCacheBytes < 0 || c.ReplySharedTTL < 0 {
 		return errors.New("skills: reply-cache-bytes and reply-shared-ttl must not be negative")
 	}
-	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.MaxPageBytes <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 {
-		return errors.New("skills: page, search, query and budget limits must be positive")
+	if c.DefaultPageSize <= 0 || c.MaxPageSize <= 0 || c.MaxPageBytes <= 0 || c.DefaultSearchResults <= 0 || c.MaxSearchResults <= 0 || c.MaxQueryBytes <= 0 || c.MaxCharBudget <= 0 || c.SearchBodyBytes <= 0 || c.SearchBodyReads <= 0 {
+		return errors.New("skills: page, search, query, search body and budget limits must be positive")
 	}
 	for flag, name := range map[string]string{"search-tool": c.SearchTool, "download-tool": c.DownloadTool} {
 		if _, err := toolName(flag, name, ""); err != nil {

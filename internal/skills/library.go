@@ -108,12 +108,19 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if sh := cache.Shared(o.cache); sh != o.cache && cfg.IndexRefresh > 0 {
 		rs.share(sh, cfg.ReplySharedTTL, cl)
 	}
+	si := newSearchIndexes(bucket, ix.Held(), cfg, log, o.reg)
+	si.share(o.cache, cfg.HeadTTL, cl)
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
 		replies:    rs,
+		searchIx:   si,
 		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
+	}
+	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]ScopeDef, error) {
+		st, err := c.settings.get(ctx, id)
+		return st.Scopes, err
 	}
 	return &Library{
 		Catalog:  c,

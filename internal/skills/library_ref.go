@@ -28,23 +28,7 @@ type LibrarySkill struct {
 // index (as fresh as the catalog's): a publish refuses a name another
 // folder of the same library already uses.
 func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySkill, error) {
-	ly, err := c.layer(l)
-	if err != nil {
-		return nil, err
-	}
-	x, err := c.views.indexes.Get(ctx, ly)
-	if err != nil {
-		return nil, err
-	}
-	var built *layer
-	switch {
-	case l.Shared:
-		built, err = c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
-	case l.Team != "":
-		built, err = c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
-	default:
-		built, err = c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
-	}
+	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, err
 	}

@@ -165,6 +165,11 @@ func libraryDigest(v *view, st settings) string {
 	for _, name := range disabled {
 		b = appendField(b, name)
 	}
+	// A scoped view serves another set: a client caching by digest must
+	// not take one scope's listing for another's.
+	if k := v.scopeKey(); k != nil {
+		b = append(appendField(b, "scope"), k...)
+	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

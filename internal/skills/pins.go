@@ -120,9 +120,11 @@ type frozenLayer struct {
 	Space  string       `json:"space"`          // its blob space
 	Files  []frozenFile `json:"files"`          // by path
 	// Protected are the names the library protected when pinned;
-	// ProtectAll says its list was no list (readProtected): every skill.
+	// ProtectAll says its list was no list (readSide): every skill.
 	Protected  []string `json:"protected,omitempty"`
 	ProtectAll bool     `json:"protect_all,omitempty"`
+	// Scopes are the scopes the library defined when pinned (scope.go).
+	Scopes []ScopeDef `json:"scopes,omitempty"`
 }
 
 // frozenFile is one addressable object of a library as listed, and the
@@ -179,6 +181,9 @@ func (doc *snapshotDoc) valid(user string) bool {
 	}
 	return true
 }
+
+// pinBase starts the userBase of a pinned thread's view.
+const pinBase = "pin\x00"
 
 // frozenView is a snapshot built into the view's parts once per replica.
 type frozenView struct {
@@ -424,10 +429,11 @@ func (p *pins) freeze(ctx context.Context, id mounts.Caller) (string, error) {
 	for i, l := range ls {
 		fl := frozenLayer{Name: names[i], Prefix: l.Prefix, Space: p.cfg.Roots.BlobSpace(refs[i])}
 		if l.Side != "" {
-			var err error
-			if fl.Protected, fl.ProtectAll, err = p.views.readProtected(ctx, xs[i], l.Side); err != nil {
+			side, all, err := p.views.readSide(ctx, xs[i], l.Side)
+			if err != nil {
 				return "", err
 			}
+			fl.Protected, fl.ProtectAll, fl.Scopes = side.Names, all, side.Scopes
 		}
 		for _, e := range addressable(xs[i].Objs, l.Prefix) {
 			total += e.obj.Size
@@ -654,7 +660,7 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 		// The index holds no protected-names object: the names frozen
 		// with the snapshot apply, not the live ones.
 		l, _ := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
-		l.protected = fl.Protected
+		l.protected, l.scopes = fl.Protected, compileScopes(fl.Scopes)
 		if fl.ProtectAll {
 			l.protected = protectAll(l)
 		}
@@ -681,7 +687,7 @@ func (p *pins) build(ctx context.Context, doc *snapshotDoc, key string) *frozenV
 	for _, l := range lower {
 		n += l.bytes
 	}
-	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: "pin\x00" + key, bytes: n}
+	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: pinBase + key, bytes: n}
 }
 
 // PinSweep counts what a sweep deleted (or, dry, would delete).

@@ -25,18 +25,22 @@ import (
 // listed with the library's index (libindex.Layer.Side): its version is
 // part of the index's generation, so a change rebuilds the library's layer
 // and every view on it, and is invalidated and told to other replicas as
-// a change to the library is.
+// a change to the library is. The same object holds the library's scopes
+// (scope.go), so they are read, versioned and told to replicas alike.
 
 const (
 	maxProtectedNames = 1000
-	maxProtectedBytes = 64 << 10
+	// The object's bound: the names, and the scopes within their own
+	// (maxScopesBytes).
+	maxProtectedBytes = 64<<10 + maxScopesBytes
 	protectAttempts   = 5
 	protectBackoff    = 20 * time.Millisecond
 )
 
 // protectedDoc is a protected object's content.
 type protectedDoc struct {
-	Names []string `json:"names"`
+	Names  []string   `json:"names"`
+	Scopes []ScopeDef `json:"scopes,omitempty"`
 }
 
 // protections reads and writes each library's protected names: the
@@ -94,7 +98,7 @@ func (p *protections) set(ctx context.Context, key, name string, protect bool) (
 		default:
 			names = slices.Delete(names, i, i+1)
 		}
-		data, _ := json.Marshal(protectedDoc{Names: names})
+		data, _ := json.Marshal(protectedDoc{Names: names, Scopes: doc.Scopes})
 		_, err = p.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
 		return err
 	})
@@ -102,6 +106,35 @@ func (p *protections) set(ctx context.Context, key, name string, protect bool) (
 		return nil, fmt.Errorf("%w: the protected skills changed during %d attempts", errkind.Aborted, protectAttempts)
 	}
 	return names, err
+}
+
+// setScopes applies change to the scopes in the object at key with a
+// conditional write, keeping its names, and returns the scopes after.
+// change returns the new scopes, or an error to write nothing.
+func (p *protections) setScopes(ctx context.Context, key string, change func([]ScopeDef) ([]ScopeDef, error)) ([]ScopeDef, error) {
+	var scopes []ScopeDef
+	err := objstore.RetryConditional(ctx, protectAttempts, protectBackoff, func() error {
+		doc, etag, err := p.load(ctx, key)
+		if err != nil {
+			return err
+		}
+		if scopes, err = change(doc.Scopes); err != nil {
+			return err
+		}
+		if err := checkScopes(scopes); err != nil {
+			return err
+		}
+		if doc.Names == nil {
+			doc.Names = []string{} // as SetProtected writes it
+		}
+		data, _ := json.Marshal(protectedDoc{Names: doc.Names, Scopes: scopes})
+		_, err = p.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
+		return err
+	})
+	if objstore.LostRace(err) {
+		return nil, fmt.Errorf("%w: the library's scopes changed during %d attempts", errkind.Aborted, protectAttempts)
+	}
+	return scopes, err
 }
 
 // protectedLayer is a layer of the given skills (protected ones of lower
@@ -130,38 +163,39 @@ func protectedOf(l *layer) []*skillRef {
 	return out
 }
 
-// readProtected parses the protected names of the layer built from x, the
+// readSide parses the protected names and the scopes of the layer built from x, the
 // library whose Side object is key: read through the file cache, by key and
 // ETag, once per version. Protection fails closed: a read that fails is an
 // error (the layer is not built, and the next call reads again), and a
 // list that is no list (written by other tools) protects every skill of
 // the library (all) until an administrator rewrites it; both are logged.
-func (vs *views) readProtected(ctx context.Context, x *libindex.Index, key string) (names []string, all bool, err error) {
+func (vs *views) readSide(ctx context.Context, x *libindex.Index, key string) (protectedDoc, bool, error) {
 	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
 	if key == "" || !ok || vs.files == nil {
-		return nil, false, nil
+		return protectedDoc{}, false, nil
 	}
 	o := x.Objs[i]
 	r, _, err := vs.files.Open(ctx, o, 0, maxProtectedBytes+1)
 	if err != nil {
 		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
-		return nil, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
+		return protectedDoc{}, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
 	}
 	data, err := io.ReadAll(r)
 	r.Close()
 	if err != nil {
 		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
-		return nil, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
+		return protectedDoc{}, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
 	}
 	var doc protectedDoc
 	if len(data) > maxProtectedBytes || json.Unmarshal(data, &doc) != nil || len(doc.Names) > maxProtectedNames {
 		vs.heads.log.WarnContext(ctx, "skills: protected skills are no list; every skill of the library is protected until SetSkillProtected rewrites it",
 			"key", key, "want", fmt.Sprintf(`{"names": [...]}: at most %d names within %d bytes`, maxProtectedNames, maxProtectedBytes))
-		return nil, true, nil
+		return protectedDoc{}, true, nil
 	}
-	names = slices.DeleteFunc(doc.Names, func(n string) bool { return !skillmd.ValidName(n) })
+	names := slices.DeleteFunc(doc.Names, func(n string) bool { return !skillmd.ValidName(n) })
 	slices.Sort(names)
-	return slices.Compact(names), false, nil
+	doc.Names = slices.Compact(names)
+	return doc, false, nil
 }
 
 // protectAll is the protected names of a library whose list is no list:

@@ -62,9 +62,10 @@ func (c *Catalog) PromptReply(ctx context.Context, id mounts.Caller, opts ListOp
 		return nil, "", err
 	}
 	k := s.replyKey(replyFormat).str(opts.Category).bool(opts.FilterCategory).
-		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool)
+		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool).str(f.Query)
 	reply, err = c.replies.get(ctx, replyFormat, k.sum(), func() ([]byte, error) {
-		b, err := c.prompt(s, opts, f)
+		// Waiters on this build share it: one leaving fails none (as replies.get).
+		b, err := c.prompt(context.WithoutCancel(ctx), s, opts, f)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +91,13 @@ func (c *Catalog) SearchReply(ctx context.Context, id mounts.Caller, opts Search
 	}
 	k := s.replyKey(replySearch).str(opts.Query).int(int64(opts.Limit)).str(opts.Category).bool(opts.FilterCategory).
 		int(int64(math.Float64bits(opts.MinRelevance)))
-	return c.replies.get(ctx, replySearch, k.sum(), func() ([]byte, error) { return encode(c.search(s, opts)) })
+	return c.replies.get(ctx, replySearch, k.sum(), func() ([]byte, error) {
+		res, err := c.search(context.WithoutCancel(ctx), s, opts) // as PromptReply's
+		if err != nil {
+			return nil, err
+		}
+		return encode(res)
+	})
 }
 
 // GetReply is Get encoded by encode, reused while the skill ref resolves
@@ -196,7 +203,7 @@ func (s snapshot) replyKey(kind string) *keyBuilder {
 	for _, name := range s.st.Disabled {
 		k.str(name)
 	}
-	return k
+	return k.str(string(s.v.scopeKey()))
 }
 
 // keyBuilder encodes a key's fields so that no two sequences of fields
@@ -295,7 +302,7 @@ func replyCost(key string, b []byte) int64 { return keyCost(key) + bodyCost(b) }
 // replyKeySpace names replies in the shared cache; the version names how a
 // reply is encoded and framed (sharedReply): bump it when an encoder's
 // output changes, so replicas of another version never serve each other's.
-const replyKeySpace = "skills:v2:reply:"
+const replyKeySpace = "skills:v3:reply:"
 
 func sharedReplyKey(key string) string { return replyKeySpace + hex.EncodeToString([]byte(key)) }
 

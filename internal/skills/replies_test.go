@@ -329,10 +329,11 @@ func TestGetRepliesShared(t *testing.T) {
 
 // TestPromptRepliesShared: users whose prompt blocks are the same, though
 // their libraries are not, share one kept reply; each is told the digest
-// of their own library.
+// of their own library. (A block lists a user's own skills first: the
+// category leaves them out here.)
 func TestPromptRepliesShared(t *testing.T) {
 	lb := skillstest.New()
-	lb.Shared().Skill("a-first", "", "The one skill the block shows.", "body\n")
+	lb.Shared().Skill("docs/a-first", "", "The one skill the block shows.", "body\n").Skill("docs/b-second", "", "Cut by max_skills.", "body\n")
 	lb.User("alice").Skill("z-alice", "", "Alice's own.", "body\n")
 	lb.User("bob").Skill("z-bob", "", "Bob's own.", "body\n")
 	lib := skillstest.Library(t, lb.Bucket(t), skillstest.Indexed(time.Hour))
@@ -340,7 +341,7 @@ func TestPromptRepliesShared(t *testing.T) {
 	var digests []string
 	for _, user := range []string{"alice", "bob"} {
 		id := mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"})
-		b, digest, err := lib.Catalog.PromptReply(t.Context(), id, skills.ListOptions{}, skillmd.FormatOptions{MaxSkills: 1}, func(b skills.Block) ([]byte, error) {
+		b, digest, err := lib.Catalog.PromptReply(t.Context(), id, skills.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{MaxSkills: 1}, func(b skills.Block) ([]byte, error) {
 			if b.LibraryDigest != "" {
 				t.Errorf("the block to encode carries the digest %q: the reply would be the caller's alone", b.LibraryDigest)
 			}

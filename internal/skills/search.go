@@ -3,60 +3,34 @@ package skills
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
-	"unicode"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/search"
 )
 
 // Scored is a search hit.
 type Scored struct {
 	Skill
-	// Score is the BM25F score: comparable within one search only.
+	// Score is the search's score: comparable within one search only.
 	Score float64
-	// Relevance is Score over the most any skill could score for the
-	// query (every query word, weighted by how rare it is in the library,
-	// matched as strongly as BM25 counts), 0–1: comparable across
-	// searches, so a caller can cut off weak hits.
+	// Relevance is 0–1 and comparable across searches (search.Hit), so a
+	// caller can cut off weak hits.
 	Relevance float64
+	// Alternates are the copies of the skill collapsed into this hit
+	// (near-duplicates in the caller's other layers, or in the same one),
+	// nearest layer first.
+	Alternates []Alternate
 }
 
-// Field weights for BM25F: a word in the name says more than one in the
-// description.
-const (
-	weightName     = 3.0
-	weightTags     = 2.0
-	weightCategory = 1.5
-	weightDesc     = 1.0
-	weightMeta     = 0.5
-	bm25K1         = 1.2
-	bm25B          = 0.75
-)
-
-// tokenize splits text into lower-case words, folding plurals ("files",
-// "spreadsheets") onto their singular so a task and a description meet.
-func tokenize(s string) []string {
-	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	for i, w := range words {
-		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") {
-			words[i] = w[:len(w)-1]
-		}
-	}
-	return words
-}
-
-// stopwords carry no signal in task descriptions.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true, "for": true,
-	"from": true, "how": true, "i": true, "in": true, "is": true, "it": true, "me": true, "my": true, "of": true,
-	"on": true, "or": true, "please": true, "that": true, "the": true, "this": true, "to": true, "use": true,
-	"when": true, "with": true, "you": true, "your": true,
+// Alternate names a copy of a skill collapsed into a search hit.
+type Alternate struct {
+	Path, Name, Layer string
 }
 
 // SearchOptions select what Search ranks and returns.
@@ -78,8 +52,10 @@ type Results struct {
 	LibraryDigest string
 }
 
-// Search ranks the caller's listed skills against a task description with
-// BM25F over name, display name, tags, category, description and metadata.
+// Search ranks the caller's listed skills against a task description over
+// what each skill says (search.Search over the view's layers: the user's
+// own, the teams', the organization's, nearer first at equal relevance),
+// near-duplicates collapsed into one hit that names its alternates.
 func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) (Results, error) {
 	opts, err := c.searchOptions(opts)
 	if err != nil {
@@ -89,7 +65,7 @@ func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptio
 	if err != nil {
 		return Results{}, err
 	}
-	return c.search(s, opts), nil
+	return c.search(ctx, s, opts)
 }
 
 // searchOptions checks opts and applies the default limit.
@@ -109,11 +85,171 @@ func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
 }
 
 // search ranks the snapshot s; opts are checked.
-func (c *Catalog) search(s snapshot, opts SearchOptions) Results {
-	hits := Rank(c.list(s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}), opts.Query, int(opts.Limit))
-	// Relevance falls with the score, so the weak hits are at the end.
-	cut := sort.Search(len(hits), func(i int) bool { return hits[i].Relevance < opts.MinRelevance })
-	return Results{Hits: hits[:cut], LibraryDigest: s.digest()}
+func (c *Catalog) search(ctx context.Context, s snapshot, opts SearchOptions) (Results, error) {
+	hits, err := c.ranked(ctx, s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, opts.Query, int(opts.Limit))
+	if err != nil {
+		return Results{}, err
+	}
+	// Hits come best first by relevance, so the weak ones are at the end.
+	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].relevance < opts.MinRelevance })]
+	disabled := s.st.disabledSet()
+	out := make([]Scored, len(hits))
+	for i, h := range hits {
+		out[i] = Scored{Skill: c.summary(h.r, h.r.head.fm, s.v.problems(c.cfg.Mount, h.r), disabled), Score: h.score, Relevance: h.relevance}
+		for _, alt := range h.alternates {
+			out[i].Alternates = append(out[i].Alternates, Alternate{Path: c.skillPath(alt), Name: alt.name, Layer: alt.layer})
+		}
+	}
+	return Results{Hits: out, LibraryDigest: s.digest()}, nil
+}
+
+// A search layer's rank: nearer layers win ties and represent the copies
+// collapsed with theirs.
+const (
+	rankOwn    = 0
+	rankTeam   = 1
+	rankShared = 2
+)
+
+// layerRank is the rank of a skill of the layer named layer.
+func layerRank(layer string) int {
+	switch {
+	case layer == LayerUser:
+		return rankOwn
+	case strings.HasPrefix(layer, LayerTeam):
+		return rankTeam
+	}
+	return rankShared
+}
+
+// searchLayer is one layer of a view as search ranks it.
+type searchLayer struct {
+	l    *layer
+	ix   *layerIndex
+	rank int
+}
+
+// searchLayers returns the search indexes of the layers of s's view, the
+// user's own first, then the teams' in ID order, then the organization's:
+// built once per generation of each, for every caller over it.
+func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, error) {
+	v := s.v
+	own := v.raw
+	if own == nil { // a pinned thread's view holds its own layer composed
+		own = v.own
+	}
+	out := make([]searchLayer, 0, 1+len(v.lower))
+	out = append(out, searchLayer{l: own, rank: rankOwn})
+	for i, l := range v.lower {
+		r := rankTeam
+		if i == len(v.lower)-1 {
+			r = rankShared
+		}
+		out = append(out, searchLayer{l: l, rank: r})
+	}
+	// A pinned view's layers are its snapshot's, apart from the live ones.
+	pin := ""
+	if strings.HasPrefix(v.userBase, pinBase) {
+		pin = v.userBase + "\x00"
+	}
+	var g *errgroup.Group
+	gctx := ctx
+	for i := range out {
+		key := pin + out[i].l.name
+		if out[i].rank == rankOwn {
+			key = pin + v.userBase
+		}
+		if li, ok := c.searchIx.held(key, out[i].l); ok { // most calls
+			out[i].ix = li
+			continue
+		}
+		if g == nil {
+			g, gctx = errgroup.WithContext(ctx)
+		}
+		g.Go(func() (err error) {
+			out[i].ix, err = c.searchIx.of(gctx, key, out[i].l)
+			return err
+		})
+	}
+	if g != nil {
+		return out, g.Wait()
+	}
+	return out, nil
+}
+
+// rankedSkill is a skill search ranked, as the caller's view serves it.
+type rankedSkill struct {
+	r                *skillRef
+	score, relevance float64
+	alternates       []*skillRef // copies collapsed into it, nearest layer first
+}
+
+// ranked is the caller's listed skills (as a listing with opts holds them)
+// most relevant to query, at most limit, near-duplicates collapsed.
+func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, query string, limit int) ([]rankedSkill, error) {
+	sls, err := c.searchLayers(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	disabled := s.st.disabledSet()
+	layers := make([]search.Layer, len(sls))
+	for i, sl := range sls {
+		layers[i] = search.Layer{X: sl.ix.x, Rank: sl.rank, Skip: func(doc int) bool {
+			_, ok := s.shows(sl.l, doc, opts, disabled)
+			return !ok
+		}}
+	}
+	hits := search.Search(layers, search.Query{Text: query, Limit: limit, Collapse: true})
+	out := make([]rankedSkill, 0, len(hits))
+	for _, h := range hits {
+		r, ok := s.shows(sls[h.Layer].l, h.Doc, opts, disabled)
+		if !ok {
+			continue // Skip said so: never
+		}
+		rs := rankedSkill{r: r, score: h.Score, relevance: h.Relevance}
+		for _, a := range h.Alternates {
+			alt := sls[a.Layer].l.all[a.Doc]
+			if v, ok := s.shows(sls[a.Layer].l, a.Doc, opts, disabled); ok {
+				alt = v
+			}
+			rs.alternates = append(rs.alternates, alt)
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// shows returns the skill the caller's listing with opts holds for doc,
+// the folder at that place of l (one of the view's layers): the view's own
+// copy of it (the same version of the same layer's skill, with the view's
+// notes), when the view serves it (not hidden or shadowed by a nearer
+// layer's, within the view's cut) and the listing lists it (lists).
+func (s snapshot) shows(l *layer, doc int, opts ListOptions, disabled map[string]bool) (*skillRef, bool) {
+	r := l.all[doc]
+	if r.nested {
+		return nil, false
+	}
+	var v *skillRef
+	if l == s.v.shared {
+		// Most of a search's candidates: a folder of the layer under the
+		// user's, looked up in the user's small layer alone.
+		if own, ok := s.v.own.dir(r.dir); ok {
+			if v = own; !s.v.kept(v) {
+				return nil, false
+			}
+		} else if v = s.v.shown(r); v == nil {
+			return nil, false
+		}
+	} else {
+		var ok bool
+		if v, ok = s.v.skill(r.dir); !ok {
+			return nil, false
+		}
+	}
+	if v.layer != r.layer || v.skillMD.Key != r.skillMD.Key || v.skillMD.ETag != r.skillMD.ETag {
+		return nil, false
+	}
+	return v, s.lists(v, opts, disabled)
 }
 
 // tagFields are frontmatter fields whose words label a skill: worth more
@@ -134,96 +270,4 @@ func labels(v any, add func(string)) {
 			}
 		}
 	}
-}
-
-// Rank scores skills against query; only skills sharing a term are returned.
-func Rank(skills []Skill, query string, limit int) []Scored {
-	var terms []string
-	seen := map[string]bool{}
-	for _, t := range tokenize(query) {
-		if !stopwords[t] && !seen[t] {
-			seen[t] = true
-			terms = append(terms, t)
-		}
-	}
-	if len(terms) == 0 || len(skills) == 0 {
-		return nil
-	}
-	type doc struct {
-		tf  map[string]float64
-		len float64
-	}
-	docs := make([]doc, len(skills))
-	df := map[string]int{}
-	var total float64
-	for i, s := range skills {
-		d := doc{tf: map[string]float64{}}
-		add := func(text string, w float64) {
-			for _, t := range tokenize(text) {
-				d.tf[t] += w
-				d.len += w
-			}
-		}
-		add(s.Name, weightName)
-		add(s.DisplayName, weightName)
-		add(s.Category, weightCategory)
-		add(s.Description, weightDesc)
-		for k, v := range s.Metadata {
-			add(k+" "+v, weightMeta)
-		}
-		// Lists in the frontmatter (tags, keywords, triggers, …) and in
-		// metadata, which Metadata leaves out for not being text.
-		for k, v := range s.Extra {
-			w := weightMeta
-			if tagFields[k] {
-				w = weightTags
-			}
-			if _, isList := v.([]any); isList || tagFields[k] {
-				labels(v, func(t string) { add(t, w) })
-			}
-		}
-		if meta, ok := s.Raw["metadata"].(map[string]any); ok {
-			for k, v := range meta {
-				w := weightMeta
-				if tagFields[k] {
-					w = weightTags
-				}
-				if _, isList := v.([]any); isList {
-					labels(v, func(t string) { add(t, w) })
-				}
-			}
-		}
-		for t := range d.tf {
-			df[t]++
-		}
-		docs[i] = d
-		total += d.len
-	}
-	avg := total / float64(len(docs))
-	n := float64(len(docs))
-	idf := make([]float64, len(terms))
-	best := 0.0 // a term's score tends to idf·(k1+1) as its frequency grows
-	for j, t := range terms {
-		idf[j] = math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-		best += idf[j] * (bm25K1 + 1)
-	}
-	var out []Scored
-	for i, d := range docs {
-		score := 0.0
-		for j, t := range terms {
-			tf := d.tf[t]
-			if tf == 0 {
-				continue
-			}
-			score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.len/avg))
-		}
-		if score > 0 {
-			out = append(out, Scored{Skill: skills[i], Score: score, Relevance: min(score/best, 1)})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out
 }

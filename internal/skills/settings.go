@@ -26,6 +26,9 @@ import (
 // does not wipe it.
 type settings struct {
 	Disabled []string `json:"disabled"` // skill names
+	// Scopes are the user's own scopes (scope.go), nearest of any of
+	// the name for the user's calls.
+	Scopes []ScopeDef `json:"scopes,omitempty"`
 }
 
 // cachedSettings is a user's settings as the shared cache holds them. It

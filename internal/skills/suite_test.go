@@ -73,6 +73,7 @@ func runLibrarySuite(t *testing.T, newBucket newBucketFunc) {
 		{"DisableByName", testDisableByName},
 		{"Manifest", testManifest},
 		{"LibraryDigest", testLibraryDigest},
+		{"Scopes", testScopes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

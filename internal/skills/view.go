@@ -116,6 +116,9 @@ type view struct {
 	// the caller's teams in ID order then the shared library: what the
 	// view's notes on shadowing name (notes.go).
 	lower []*layer
+	// scope, when the caller names one, narrows what the view shows
+	// (scope.go); nil shows every skill.
+	scope *scoped
 }
 
 // layer is one library's files and skill folders as views serve them. Its
@@ -140,6 +143,8 @@ type layer struct {
 	prot *layer
 	// protected are the names the library protects (protect.go).
 	protected []string
+	// scopes are the scopes the library defines (scope.go), compiled.
+	scopes map[string]*scope
 	// shadowed, of a base layer, are the skills of its libraries that
 	// others hide by name alone, by dir: reachable by their paths.
 	shadowed []*skillRef
@@ -192,6 +197,9 @@ type views struct {
 	flight   singleflight.Group        // builds callers wait for
 	pins     *pins                     // nil: no thread can pin
 	files    *libindex.Files           // reads each library's protected names
+	// userScopes returns the scopes of the caller's own settings (a warm
+	// read is in process: settingsStore.get).
+	userScopes func(context.Context, mounts.Caller) ([]ScopeDef, error)
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -261,10 +269,30 @@ func (vs *views) operator(user string) (mounts.Caller, error) {
 // asks for its thread's pinned library, as it was when the thread pinned
 // it.
 func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
+	var v *view
+	var err error
 	if vs.pinned(ctx) {
-		return vs.pins.view(ctx, id)
+		v, err = vs.pins.view(ctx, id)
+	} else {
+		v, err = vs.live(ctx, id)
 	}
-	return vs.live(ctx, id)
+	if err != nil || id.Scope() == "" {
+		return v, err
+	}
+	var own []ScopeDef
+	if vs.userScopes != nil {
+		if own, err = vs.userScopes(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := scopeOf(id.Scope(), own, v.lower)
+	if err != nil {
+		return nil, err
+	}
+	sc.harness = id.Harness()
+	scoped := *v // a view is made per call
+	scoped.scope = sc
+	return &scoped, nil
 }
 
 // pinned reports whether the call reads its thread's pinned library.
@@ -412,20 +440,22 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // SKILL.md is the same version: a skill overrides another by its
 // frontmatter name, which only the head holds. It reads nothing from
 // storage but the protected names of the shared library or a team's, which
-// fail the build when they cannot be read (readProtected).
+// fail the build when they cannot be read (readSide).
 func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) (*layer, error) {
 	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
 	var all bool
 	var err error
+	var side protectedDoc
 	switch {
 	case layerName == LayerShared:
-		l.protected, all, err = vs.readProtected(ctx, x, vs.cfg.SharedProtectedKey)
+		side, all, err = vs.readSide(ctx, x, vs.cfg.SharedProtectedKey)
 	case strings.HasPrefix(layerName, LayerTeam):
-		l.protected, all, err = vs.readProtected(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+		side, all, err = vs.readSide(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
 	}
 	if err != nil {
 		return nil, err
 	}
+	l.protected, l.scopes = side.Names, compileScopes(side.Scopes)
 	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
 	var unparsed []*skillRef
 	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
@@ -646,7 +676,10 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 // shared layer is the one the overlay was made over (its generation is the
 // overlay's sharedGen), so every view of the overlay hashes alike.
 func (v *view) digest() [sha256.Size]byte {
-	v.digestOnce.Do(func() { v.digestSum = viewDigest(v.mount, v.all()) })
+	// Of every skill the overlay serves, whatever scope the view applies:
+	// libraryDigest adds the scope.
+	all := (&view{overlay: v.overlay, shared: v.shared}).all()
+	v.digestOnce.Do(func() { v.digestSum = viewDigest(v.mount, all) })
 	return v.digestSum
 }
 
@@ -673,6 +706,14 @@ func (v *view) shown(s *skillRef) *skillRef {
 // base layer, teams.go): listed under that name, it is still reachable by
 // its path. nil when there is none, or a folder of the view is there.
 func (v *view) hiddenAt(dir string) *skillRef {
+	if s := v.hiddenAtAll(dir); s != nil && v.inScope(s) {
+		return s
+	}
+	return nil
+}
+
+// hiddenAtAll is hiddenAt whatever the view's scope.
+func (v *view) hiddenAtAll(dir string) *skillRef {
 	if _, ok := v.own.dir(dir); ok {
 		return nil
 	}
@@ -688,19 +729,25 @@ func (v *view) hiddenAt(dir string) *skillRef {
 		return nil
 	}
 	// A file of the user's at or below the path takes it.
-	if i, _ := search(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
+	if i, _ := findEntry(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
 		return nil
 	}
 	for p := path.Dir(dir); p != "."; p = path.Dir(p) {
-		if _, ok := search(v.own.entries, p); ok {
+		if _, ok := findEntry(v.own.entries, p); ok {
 			return nil
 		}
 	}
 	return v.shared.shadowed[i]
 }
 
-// kept reports whether s is within the view's --skills.max-skills.
-func (v *view) kept(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
+// kept reports whether the view keeps s, a folder of one of its layers:
+// within its --skills.max-skills (withinCut) and its scope (inScope).
+// Every lookup of the view asks it, so a scoped view shows its set alone
+// on every surface.
+func (v *view) kept(s *skillRef) bool { return v.withinCut(s) && v.inScope(s) }
+
+// withinCut reports whether s is within the view's --skills.max-skills.
+func (v *view) withinCut(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
 
 // all returns the view's folders (skills and nested ones) in path order.
 func (v *view) all() iter.Seq[*skillRef] {
@@ -710,8 +757,11 @@ func (v *view) all() iter.Seq[*skillRef] {
 			var s *skillRef
 			if len(shared) == 0 || (len(own) > 0 && own[0].dir < shared[0].dir) {
 				s, own = own[0], own[1:]
-				if !v.kept(s) {
+				if !v.withinCut(s) {
 					return
+				}
+				if !v.inScope(s) {
+					continue
 				}
 			} else {
 				s, shared = v.shown(shared[0]), shared[1:]
@@ -773,10 +823,10 @@ func (v *view) merged(own, shared []*skillRef) []*skillRef {
 
 // file returns the entry at rel.
 func (v *view) file(rel string) (entry, bool) {
-	if i, ok := search(v.own.entries, rel); ok {
-		return v.own.entries[i], true
+	if i, ok := findEntry(v.own.entries, rel); ok {
+		return v.own.entries[i], v.ownFileShown(i)
 	}
-	if i, ok := search(v.shared.entries, rel); ok && v.showsFile(i) {
+	if i, ok := findEntry(v.shared.entries, rel); ok && v.showsFile(i) {
 		return v.shared.entries[i], true
 	}
 	return entry{}, false
@@ -789,13 +839,13 @@ func (v *view) skillFile(s *skillRef, rel string) (entry, bool) {
 	if e, ok := v.file(rel); ok {
 		return e, true
 	}
-	if i, ok := search(s.files, rel); ok {
+	if i, ok := findEntry(s.files, rel); ok {
 		return s.files[i], true
 	}
 	return entry{}, false
 }
 
-func search(entries []entry, rel string) (int, bool) {
+func findEntry(entries []entry, rel string) (int, bool) {
 	return slices.BinarySearchFunc(entries, rel, func(e entry, rel string) int { return strings.Compare(e.rel, rel) })
 }
 
@@ -806,10 +856,15 @@ func (v *view) showsFile(i int) bool {
 	switch {
 	case o < 0:
 		return false
+	case v.scope != nil && !v.inScope(v.shared.all[o]):
+		return false
 	case !v.hides(v.shared.all[o].dir):
 		return true
 	}
-	// Rare: a nested folder inside a hidden one.
+	// Rare: a nested folder inside a hidden one, which no scope shows.
+	if v.scope != nil {
+		return false
+	}
 	rel := v.shared.entries[i].rel
 	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
 		if _, ok := v.shared.find(p); ok && !v.hides(p) {
@@ -819,12 +874,23 @@ func (v *view) showsFile(i int) bool {
 	return false
 }
 
+// ownFileShown reports whether the view shows the user's entry i: every
+// one of an unscoped view, those of skills in the scope of a scoped one
+// (files in no skill are not part of any scope).
+func (v *view) ownFileShown(i int) bool {
+	if v.scope == nil {
+		return true
+	}
+	o := v.own.owner[i]
+	return o >= 0 && v.inScope(v.own.all[o])
+}
+
 // files returns the view's files whose paths start with prefix, in path
 // order.
 func (v *view) files(prefix string) iter.Seq[entry] {
 	return func(yield func(entry) bool) {
 		from := func(entries []entry) int {
-			i, _ := search(entries, prefix)
+			i, _ := findEntry(entries, prefix)
 			return i
 		}
 		own, i := v.own.entries[from(v.own.entries):], from(v.shared.entries)
@@ -839,6 +905,9 @@ func (v *view) files(prefix string) iter.Seq[entry] {
 			switch {
 			case ownNext && (!sharedNext || own[0].rel < shared[i].rel):
 				e, own = own[0], own[1:]
+				if v.scope != nil && !v.ownFileShown(len(v.own.entries)-len(own)-1) {
+					continue
+				}
 			case sharedNext:
 				e = shared[i]
 				i++
@@ -992,7 +1061,7 @@ func layerSkills(entries []entry, layer string, max int) (skills, nested []*skil
 		// A folder's files are contiguous in path order: the skill's are a
 		// part of the layer's, not a copy.
 		prefix := s.dir + "/"
-		lo, _ := search(entries, prefix)
+		lo, _ := findEntry(entries, prefix)
 		hi := lo
 		for hi < len(entries) && strings.HasPrefix(entries[hi].rel, prefix) {
 			hi++

@@ -34,10 +34,17 @@ func TestDefinitions(t *testing.T) {
 			}
 			for p, s := range schema.Properties {
 				var prop struct {
-					Description string `json:"description"`
+					Description string          `json:"description"`
+					Type        json.RawMessage `json:"type"`
 				}
 				if json.Unmarshal(s, &prop) != nil || prop.Description == "" {
 					t.Errorf("property %s has no description", p)
+				}
+				// Strict providers (OpenAI's strict mode, Gemini) refuse a
+				// union of types: one type per property.
+				var typ string
+				if json.Unmarshal(prop.Type, &typ) != nil {
+					t.Errorf("property %s: type %s is not one type", p, prop.Type)
 				}
 			}
 			for _, r := range schema.Required {

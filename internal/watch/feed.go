@@ -181,7 +181,9 @@ func (f *Feed) Subscribe(id mounts.Caller, bounded bool) (*Sub, error) {
 
 // hubKey names the hub of id's catalog: the user's library and, since a
 // caller's teams decide which team libraries it reads, its teams.
-func hubKey(id mounts.Caller) string { return id.User() + "\x00" + id.Identity().Teams }
+func hubKey(id mounts.Caller) string {
+	return id.User() + "\x00" + id.Identity().Teams + "\x00" + id.Scope() + "\x00" + id.Harness()
+}
 
 // Resume is the state of user's catalog at digest, when some replica kept
 // it within Config.ResumeTTL.

@@ -4,15 +4,15 @@
 //   node examples/deep-agent.mjs --model anthropic:claude-sonnet-4-5   # a real model (its @langchain package and API key)
 //
 // The agent sees /workspace (this thread's files), /ticket and the read-only
-// /skills library; the skills middleware lists the user's skills in its
-// prompt, and the agent loads one by reading its SKILL.md.
+// /skills library; skillsPromptMiddleware lists the user's skills that fit
+// the task in its prompt, and the agent loads one by reading its SKILL.md.
 import { parseArgs } from "node:util";
 
 import { AIMessage } from "@langchain/core/messages";
 import { createDeepAgent } from "deepagents";
 
 import { SkillsvcClient } from "@skillsvc/client";
-import { SkillsvcBackend, skillSources } from "@skillsvc/client/deepagents";
+import { SkillsvcBackend, skillsPromptMiddleware } from "@skillsvc/client/deepagents";
 import { ScriptedChatModel, toolCall } from "./scripted-model.mjs";
 
 const TASK = "Write release notes for these merged changes: export skills as tar.gz; fix the login redirect.";
@@ -40,7 +40,8 @@ const { values: args } = parseArgs({
 });
 
 const backend = new SkillsvcBackend({ target: args.target, user: args.user }); // no thread: each run's thread_id
-const agent = createDeepAgent({ model: args.model ?? scriptedModel(), backend, skills: await skillSources(backend) });
+// The skills block in the system prompt holds the skills that fit the task.
+const agent = createDeepAgent({ model: args.model ?? scriptedModel(), backend, middleware: [skillsPromptMiddleware(backend)] });
 const result = await agent.invoke(
   { messages: [{ role: "user", content: args.task }] },
   { configurable: { thread_id: args.thread } },

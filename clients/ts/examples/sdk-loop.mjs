@@ -38,7 +38,7 @@ const { values: args } = parseArgs({
 });
 
 const skills = new SkillTools(new SkillsvcClient({ target: args.target, user: args.user, thread: args.thread }));
-const system = "You are a careful software engineer.\n\n" + (await skills.prompt({ charBudget: 4000 }));
+const system = "You are a careful software engineer.\n\n" + (await skills.prompt({ query: TASK, charBudget: 4000 }));
 const messages = [{ role: "user", content: TASK }];
 const turns = args.model ? anthropicTurns(args.model, system, skills.definitions("anthropic"), messages) : scriptedTurns();
 for await (const turn of turns) {

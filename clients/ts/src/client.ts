@@ -8,7 +8,7 @@ import { Code, createClient, type CallOptions, type Client, type Transport } fro
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { open, rename, rm } from "node:fs/promises";
 
-import { AdminService } from "./gen/skillsvc/v1/admin_pb.js";
+import { AdminService, type SkillScopeSchema } from "./gen/skillsvc/v1/admin_pb.js";
 import {
   FilesystemService,
   type DeleteRequestSchema,
@@ -38,6 +38,21 @@ export const DEFAULT_TARGET = "http://127.0.0.1:7070";
 const CHUNK_SIZE = 256 << 10;
 const MAX_MESSAGE = 16 << 20;
 
+/** The longest query the server takes by default (--skills.max-query-bytes): see boundedQuery. */
+export const MAX_QUERY_BYTES = 4096;
+
+/**
+ * text cut to at most maxBytes of UTF-8, on a character boundary, so a long message still makes a query the
+ * server takes (its start, which usually states the task).
+ */
+export function boundedQuery(text: string, maxBytes = MAX_QUERY_BYTES): string {
+  const b = Buffer.from(text, "utf8");
+  if (b.length <= maxBytes) return text;
+  let end = Math.max(maxBytes, 0);
+  while (end > 0 && (b[end] & 0xc0) === 0x80) end--; // b[end] continues the character before it
+  return b.subarray(0, end).toString("utf8");
+}
+
 /** Who is calling: user and thread (and ticket) in insecure mode, or a bearer token in jwt mode. */
 export interface Identity {
   user?: string;
@@ -49,6 +64,13 @@ export interface Identity {
   pinLibrary?: boolean;
   /** The caller's teams, comma separated (x-skillsvc-teams; insecure mode — in jwt mode the token names them). */
   teams?: string;
+  /**
+   * The named skill set every listing shows unless a call names another (x-skillsvc-scope; in jwt mode the
+   * token's claim decides).
+   */
+  scope?: string;
+  /** The agent harness the caller runs in, matched against skills' compatibility (x-skillsvc-harness; jwt: the token's). */
+  harness?: string;
 }
 
 export interface ClientOptions extends Identity {
@@ -107,7 +129,16 @@ export class SkillsvcClient {
   private readonly maxAttempts: number;
 
   constructor(opts: ClientOptions = {}) {
-    this.identity = { user: opts.user, thread: opts.thread, ticket: opts.ticket, token: opts.token, pinLibrary: opts.pinLibrary, teams: opts.teams };
+    this.identity = {
+      user: opts.user,
+      thread: opts.thread,
+      ticket: opts.ticket,
+      token: opts.token,
+      pinLibrary: opts.pinLibrary,
+      teams: opts.teams,
+      scope: opts.scope,
+      harness: opts.harness,
+    };
     this.transport =
       opts.transport ??
       createGrpcTransport({
@@ -145,6 +176,8 @@ export class SkillsvcClient {
     if (id.ticket) headers.set("x-skillsvc-ticket", id.ticket);
     if (id.pinLibrary) headers.set("x-skillsvc-pin", "library");
     if (id.teams) headers.set("x-skillsvc-teams", id.teams);
+    if (id.scope) headers.set("x-skillsvc-scope", id.scope);
+    if (id.harness) headers.set("x-skillsvc-harness", id.harness);
     const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
     return { headers, timeoutMs: timeoutMs > 0 ? timeoutMs : undefined, signal: call?.signal };
   }
@@ -288,7 +321,11 @@ export class SkillsvcClient {
       pageToken = page.nextPageToken;
     } while (pageToken);
   }
-  /** The skills as a system-prompt block within charBudget characters. */
+  /**
+   * The skills as a system-prompt block within charBudget characters. With query (the task or the user's latest
+   * message, at most the server's --skills.max-query-bytes: see boundedQuery) the block holds the skills most
+   * relevant to it, best first; scope names a skill set ("": the identity's, if any).
+   */
   formatSkills(req: Init<typeof FormatSkillsRequestSchema> = {}, call?: Call) {
     return this.read((o) => this.skills.formatSkills(req, o), call);
   }
@@ -372,6 +409,18 @@ export class SkillsvcClient {
       (o) => this.admin.deleteLibraryFile({ path: req.path, library: { user: req.user, shared: req.shared, team: req.team } }, o),
       call,
     );
+  }
+  /** Defines (or redefines, by name) a scope of a user's, a team's or the shared library: a named skill set calls choose with scope. */
+  setSkillScope(req: { scope: Init<typeof SkillScopeSchema>; user?: string; shared?: boolean; team?: string }, call?: Call) {
+    const library = { user: req.user, shared: req.shared, team: req.team };
+    return this.write((o) => this.admin.setSkillScope({ library, scope: req.scope }, o), call);
+  }
+  deleteSkillScope(req: { name: string; user?: string; shared?: boolean; team?: string }, call?: Call) {
+    const library = { user: req.user, shared: req.shared, team: req.team };
+    return this.write((o) => this.admin.deleteSkillScope({ library, name: req.name }, o), call);
+  }
+  listSkillScopes(req: { user?: string; shared?: boolean; team?: string }, call?: Call) {
+    return this.read((o) => this.admin.listSkillScopes({ library: { user: req.user, shared: req.shared, team: req.team } }, o), call);
   }
   /** Protects (or no longer protects) a skill name of the shared library or a team's. */
   setSkillProtected(req: { name: string; protected?: boolean; shared?: boolean; team?: string }, call?: Call) {

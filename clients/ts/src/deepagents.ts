@@ -1,8 +1,14 @@
 // SkillsvcBackend: skillsvc as the filesystem of a deepagents (npm) agent.
 //
 //   const backend = new SkillsvcBackend({ target: "http://127.0.0.1:7070", user: "alice" });
-//   const agent = createDeepAgent({ model, backend, skills: await skillSources(backend) });
+//   const agent = createDeepAgent({ model, backend, middleware: [skillsPromptMiddleware(backend)] });
 //   await agent.invoke({ messages: [...] }, { configurable: { thread_id: "t1" } });
+//
+// skillsPromptMiddleware puts the skills block (FormatSkills) in the system
+// prompt before each model call, asking for the skills relevant to the
+// user's latest message, so a library of thousands shows the agent the few
+// that fit its task. skillSources instead hands the library to deepagents'
+// own skills middleware, which lists every skill.
 //
 // It implements deepagents' BackendProtocolV2 — ls, read, readRaw, write,
 // edit, grep, glob, delete, uploadFiles, downloadFiles — and behaves as
@@ -13,6 +19,7 @@
 // LangGraph run (configurable.thread_id), as StateBackend reads its state,
 // so one backend serves every thread, each as its own identity.
 import { Code } from "@connectrpc/connect";
+import type { BaseMessage } from "@langchain/core/messages";
 import { getConfig } from "@langchain/langgraph";
 import type {
   BackendProtocolV2,
@@ -29,8 +36,9 @@ import type {
   ReadResult,
   WriteResult,
 } from "deepagents";
+import { createMiddleware } from "langchain";
 
-import { SkillsvcClient, type ClientOptions } from "./client.js";
+import { boundedQuery, MAX_QUERY_BYTES, SkillsvcClient, type ClientOptions } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { GlobHidden, type FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
 
@@ -350,6 +358,62 @@ export async function skillSources(from: SkillsvcBackend | SkillsvcClient, mount
   if (!c.identity.thread && !c.identity.token) c = c.withIdentity({ thread: "skill-sources" });
   const { categories } = await c.listCategories();
   return categories.filter((x) => x.skillCount > 0).map((x) => (x.name ? `${mount}/${x.name}/` : `${mount}/`));
+}
+
+/** The skills section skillsPromptMiddleware adds to the system prompt; {skills} is the FormatSkills block. */
+export const SKILLS_PROMPT = `## Skills
+
+Skills are folders of instructions, scripts and references for particular tasks. Before acting on a task a skill below fits, read its SKILL.md with read_file (the location shown, limit=1000) and follow it; read the files it names by their absolute paths under its folder.
+
+{skills}`;
+
+export interface SkillsPromptOptions {
+  /**
+   * What the block is selected for: true (the default), the latest user message, cut to maxQueryBytes on a
+   * character boundary, so the block holds the skills most relevant to the task, best first; a string, that fixed
+   * task; false, none (the caller's own skills first, then its teams', then the organization's).
+   */
+  query?: boolean | string;
+  /** A named skill set; "" is the backend identity's. */
+  scope?: string;
+  charBudget?: number;
+  maxSkills?: number;
+  format?: "" | "xml" | "markdown" | "yaml";
+  groupByCategory?: boolean;
+  searchTool?: string;
+  /** The server's --skills.max-query-bytes (4096). */
+  maxQueryBytes?: number;
+  /** The section added, with a {skills} slot. */
+  systemPrompt?: string;
+}
+
+/** The query a block is selected for, given a model request's messages. */
+export function skillsQuery(messages: readonly BaseMessage[], opts: Pick<SkillsPromptOptions, "query" | "maxQueryBytes"> = {}): string {
+  const { query = true, maxQueryBytes = MAX_QUERY_BYTES } = opts;
+  if (typeof query === "string") return boundedQuery(query, maxQueryBytes);
+  if (!query) return "";
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].getType() === "human") return boundedQuery(messages[i].text.trim(), maxQueryBytes);
+  }
+  return "";
+}
+
+/**
+ * A middleware for createDeepAgent({ middleware: [...] }) that puts the caller's skills block (FormatSkills) in
+ * the system prompt before every model call; an empty block adds nothing.
+ */
+export function skillsPromptMiddleware(backend: SkillsvcBackend, opts: SkillsPromptOptions = {}) {
+  const { query, maxQueryBytes, systemPrompt = SKILLS_PROMPT, ...format } = opts;
+  if (!systemPrompt.includes("{skills}")) throw new Error("systemPrompt must contain the {skills} slot");
+  return createMiddleware({
+    name: "SkillsvcSkillsPrompt",
+    async wrapModelCall(request, handler) {
+      const r = await backend.client().formatSkills({ ...format, query: skillsQuery(request.messages, { query, maxQueryBytes }) });
+      if (!r.included) return handler(request);
+      const section = systemPrompt.replace("{skills}", r.text);
+      return handler({ ...request, systemMessage: request.systemMessage.concat(request.systemMessage.text ? `\n\n${section}` : section) });
+    },
+  });
 }
 
 // dir is a directory argument as skillsvc takes it: deepagents writes

@@ -1,5 +1,5 @@
 // @skillsvc/client: skillsvc over gRPC for Node. See README.md.
-export { DEFAULT_TARGET, SkillsvcClient, type Call, type ClientOptions, type Identity, type UploadOptions, type Version, type WatchOptions } from "./client.js";
+export { DEFAULT_TARGET, MAX_QUERY_BYTES, SkillsvcClient, boundedQuery, type Call, type ClientOptions, type Identity, type UploadOptions, type Version, type WatchOptions } from "./client.js";
 export { SkillsvcError, codeName } from "./errors.js";
 export { MAX_ARCHIVE_BYTES, MAX_ENTRIES, extractSkill, type ExtractOptions } from "./tar.js";
 export { Code } from "@connectrpc/connect";

@@ -1,7 +1,7 @@
 // Skills for plain model-SDK loops (no agent framework): the FormatSkills
 // prompt block, and load_skill / read_skill_file tools in the shapes the
 // Anthropic, OpenAI and Gemini SDKs take, with an executor for their calls.
-import type { SkillsvcClient } from "./client.js";
+import { boundedQuery, MAX_QUERY_BYTES, type SkillsvcClient } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { toolDefinitions } from "./gen/tool-definitions.js";
 
@@ -48,12 +48,29 @@ export function definition(tool: ToolSpec, style: Style): Record<string, unknown
   }
 }
 
+export interface PromptOptions {
+  /** The task or the user's latest message. */
+  query?: string;
+  /** A named skill set; "" is the client's. */
+  scope?: string;
+  charBudget?: number;
+  format?: string;
+  category?: string;
+  /** The server's --skills.max-query-bytes (4096). */
+  maxQueryBytes?: number;
+}
+
 export class SkillTools {
   constructor(readonly client: SkillsvcClient) {}
 
-  /** The skills block for the system prompt, naming load_skill as the way to use a skill. */
-  async prompt(opts: { charBudget?: number; format?: string; category?: string } = {}): Promise<string> {
-    const r = await this.client.formatSkills(opts);
+  /**
+   * The skills block for the system prompt, naming load_skill as the way to use a skill. query is the task or the
+   * user's latest message, cut to maxQueryBytes (the server's --skills.max-query-bytes): the block then holds the
+   * skills most relevant to it. scope names a skill set ("": the client's).
+   */
+  async prompt(opts: PromptOptions = {}): Promise<string> {
+    const { maxQueryBytes = MAX_QUERY_BYTES, query = "", ...rest } = opts;
+    const r = await this.client.formatSkills({ ...rest, query: boundedQuery(query, maxQueryBytes) });
     if (!r.included) return "";
     return `${r.text}\n\nTo use a skill, call load_skill with its name first, then follow its instructions.`;
   }

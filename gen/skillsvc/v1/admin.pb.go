@@ -22,6 +22,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SkillScopeCompatibility is how a scope matches skills' compatibility
+// field against the harness the caller declares (the x-skillsvc-harness
+// header or a token's harness claim): as a word, ignoring case ("Claude
+// Code, Codex" mentions codex; "codex-cli" does not).
+type SkillScopeCompatibility int32
+
+const (
+	// Any skill, whatever its compatibility says.
+	SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED SkillScopeCompatibility = 0
+	// Skills whose compatibility is empty or mentions the caller's harness.
+	SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS SkillScopeCompatibility = 1
+	// Only skills whose compatibility mentions the caller's harness.
+	SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_HARNESS SkillScopeCompatibility = 2
+)
+
+// Enum value maps for SkillScopeCompatibility.
+var (
+	SkillScopeCompatibility_name = map[int32]string{
+		0: "SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED",
+		1: "SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS",
+		2: "SKILL_SCOPE_COMPATIBILITY_HARNESS",
+	}
+	SkillScopeCompatibility_value = map[string]int32{
+		"SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED":      0,
+		"SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS": 1,
+		"SKILL_SCOPE_COMPATIBILITY_HARNESS":          2,
+	}
+)
+
+func (x SkillScopeCompatibility) Enum() *SkillScopeCompatibility {
+	p := new(SkillScopeCompatibility)
+	*p = x
+	return p
+}
+
+func (x SkillScopeCompatibility) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SkillScopeCompatibility) Descriptor() protoreflect.EnumDescriptor {
+	return file_skillsvc_v1_admin_proto_enumTypes[0].Descriptor()
+}
+
+func (SkillScopeCompatibility) Type() protoreflect.EnumType {
+	return &file_skillsvc_v1_admin_proto_enumTypes[0]
+}
+
+func (x SkillScopeCompatibility) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SkillScopeCompatibility.Descriptor instead.
+func (SkillScopeCompatibility) EnumDescriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
 // LibraryRef names one library: a user's, a team's, or the shared one.
 // More than one is INVALID_ARGUMENT.
 type LibraryRef struct {
@@ -712,6 +768,424 @@ func (x *ListProtectedSkillsResponse) GetNames() []string {
 	return nil
 }
 
+// SkillScopeRule is one side of a scope. A skill matches it when its
+// category is one of categories, or one of its tags (the frontmatter's tags
+// and keywords, at the top level or under metadata; a list or a
+// comma-separated string) is one of tags ignoring case, or its name is one
+// of names: exact, or a glob ("contract-*", path.Match syntax).
+type SkillScopeRule struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Categories    []string               `protobuf:"bytes,1,rep,name=categories" json:"categories,omitempty"`
+	Tags          []string               `protobuf:"bytes,2,rep,name=tags" json:"tags,omitempty"`
+	Names         []string               `protobuf:"bytes,3,rep,name=names" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkillScopeRule) Reset() {
+	*x = SkillScopeRule{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkillScopeRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkillScopeRule) ProtoMessage() {}
+
+func (x *SkillScopeRule) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkillScopeRule.ProtoReflect.Descriptor instead.
+func (*SkillScopeRule) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SkillScopeRule) GetCategories() []string {
+	if x != nil {
+		return x.Categories
+	}
+	return nil
+}
+
+func (x *SkillScopeRule) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *SkillScopeRule) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// SkillScope is a named skill set: a skill is in it when include is empty
+// or matches it, exclude does not match it, and compatibility admits it.
+type SkillScope struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Spelled like an ID: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 128 bytes.
+	Name          string                  `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	Include       *SkillScopeRule         `protobuf:"bytes,2,opt,name=include" json:"include,omitempty"`
+	Exclude       *SkillScopeRule         `protobuf:"bytes,3,opt,name=exclude" json:"exclude,omitempty"`
+	Compatibility SkillScopeCompatibility `protobuf:"varint,4,opt,name=compatibility,enum=skillsvc.v1.SkillScopeCompatibility" json:"compatibility,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkillScope) Reset() {
+	*x = SkillScope{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkillScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkillScope) ProtoMessage() {}
+
+func (x *SkillScope) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkillScope.ProtoReflect.Descriptor instead.
+func (*SkillScope) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SkillScope) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SkillScope) GetInclude() *SkillScopeRule {
+	if x != nil {
+		return x.Include
+	}
+	return nil
+}
+
+func (x *SkillScope) GetExclude() *SkillScopeRule {
+	if x != nil {
+		return x.Exclude
+	}
+	return nil
+}
+
+func (x *SkillScope) GetCompatibility() SkillScopeCompatibility {
+	if x != nil {
+		return x.Compatibility
+	}
+	return SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED
+}
+
+type SetSkillScopeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A user's library, a team's or the shared one.
+	Library       *LibraryRef `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	Scope         *SkillScope `protobuf:"bytes,2,opt,name=scope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSkillScopeRequest) Reset() {
+	*x = SetSkillScopeRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSkillScopeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSkillScopeRequest) ProtoMessage() {}
+
+func (x *SetSkillScopeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSkillScopeRequest.ProtoReflect.Descriptor instead.
+func (*SetSkillScopeRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SetSkillScopeRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *SetSkillScopeRequest) GetScope() *SkillScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+type SetSkillScopeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The library's scopes after the change, by name.
+	Scopes        []*SkillScope `protobuf:"bytes,1,rep,name=scopes" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSkillScopeResponse) Reset() {
+	*x = SetSkillScopeResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSkillScopeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSkillScopeResponse) ProtoMessage() {}
+
+func (x *SetSkillScopeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSkillScopeResponse.ProtoReflect.Descriptor instead.
+func (*SetSkillScopeResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SetSkillScopeResponse) GetScopes() []*SkillScope {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+type DeleteSkillScopeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Library       *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSkillScopeRequest) Reset() {
+	*x = DeleteSkillScopeRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSkillScopeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSkillScopeRequest) ProtoMessage() {}
+
+func (x *DeleteSkillScopeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSkillScopeRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSkillScopeRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *DeleteSkillScopeRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *DeleteSkillScopeRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteSkillScopeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scopes        []*SkillScope          `protobuf:"bytes,1,rep,name=scopes" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSkillScopeResponse) Reset() {
+	*x = DeleteSkillScopeResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSkillScopeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSkillScopeResponse) ProtoMessage() {}
+
+func (x *DeleteSkillScopeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSkillScopeResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSkillScopeResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DeleteSkillScopeResponse) GetScopes() []*SkillScope {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+type ListSkillScopesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Library       *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSkillScopesRequest) Reset() {
+	*x = ListSkillScopesRequest{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSkillScopesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSkillScopesRequest) ProtoMessage() {}
+
+func (x *ListSkillScopesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSkillScopesRequest.ProtoReflect.Descriptor instead.
+func (*ListSkillScopesRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListSkillScopesRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+type ListSkillScopesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scopes        []*SkillScope          `protobuf:"bytes,1,rep,name=scopes" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSkillScopesResponse) Reset() {
+	*x = ListSkillScopesResponse{}
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSkillScopesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSkillScopesResponse) ProtoMessage() {}
+
+func (x *ListSkillScopesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSkillScopesResponse.ProtoReflect.Descriptor instead.
+func (*ListSkillScopesResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListSkillScopesResponse) GetScopes() []*SkillScope {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
 type CollectLibraryGarbageRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Library       *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
@@ -722,7 +1196,7 @@ type CollectLibraryGarbageRequest struct {
 
 func (x *CollectLibraryGarbageRequest) Reset() {
 	*x = CollectLibraryGarbageRequest{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +1208,7 @@ func (x *CollectLibraryGarbageRequest) String() string {
 func (*CollectLibraryGarbageRequest) ProtoMessage() {}
 
 func (x *CollectLibraryGarbageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +1221,7 @@ func (x *CollectLibraryGarbageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectLibraryGarbageRequest.ProtoReflect.Descriptor instead.
 func (*CollectLibraryGarbageRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CollectLibraryGarbageRequest) GetLibrary() *LibraryRef {
@@ -782,7 +1256,7 @@ type CollectLibraryGarbageResponse struct {
 
 func (x *CollectLibraryGarbageResponse) Reset() {
 	*x = CollectLibraryGarbageResponse{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -794,7 +1268,7 @@ func (x *CollectLibraryGarbageResponse) String() string {
 func (*CollectLibraryGarbageResponse) ProtoMessage() {}
 
 func (x *CollectLibraryGarbageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -807,7 +1281,7 @@ func (x *CollectLibraryGarbageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectLibraryGarbageResponse.ProtoReflect.Descriptor instead.
 func (*CollectLibraryGarbageResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CollectLibraryGarbageResponse) GetBlobsDeleted() int32 {
@@ -871,7 +1345,7 @@ type DeleteSkillVersionsRequest struct {
 
 func (x *DeleteSkillVersionsRequest) Reset() {
 	*x = DeleteSkillVersionsRequest{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +1357,7 @@ func (x *DeleteSkillVersionsRequest) String() string {
 func (*DeleteSkillVersionsRequest) ProtoMessage() {}
 
 func (x *DeleteSkillVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +1370,7 @@ func (x *DeleteSkillVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSkillVersionsRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSkillVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{15}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteSkillVersionsRequest) GetLibrary() *LibraryRef {
@@ -929,7 +1403,7 @@ type DeleteSkillVersionsResponse struct {
 
 func (x *DeleteSkillVersionsResponse) Reset() {
 	*x = DeleteSkillVersionsResponse{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1415,7 @@ func (x *DeleteSkillVersionsResponse) String() string {
 func (*DeleteSkillVersionsResponse) ProtoMessage() {}
 
 func (x *DeleteSkillVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1428,7 @@ func (x *DeleteSkillVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSkillVersionsResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSkillVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeleteSkillVersionsResponse) GetDeleted() int32 {
@@ -983,7 +1457,7 @@ type RejectProposalsRequest struct {
 
 func (x *RejectProposalsRequest) Reset() {
 	*x = RejectProposalsRequest{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +1469,7 @@ func (x *RejectProposalsRequest) String() string {
 func (*RejectProposalsRequest) ProtoMessage() {}
 
 func (x *RejectProposalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1482,7 @@ func (x *RejectProposalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectProposalsRequest.ProtoReflect.Descriptor instead.
 func (*RejectProposalsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RejectProposalsRequest) GetLibrary() *LibraryRef {
@@ -1065,7 +1539,7 @@ type RejectProposalsResponse struct {
 
 func (x *RejectProposalsResponse) Reset() {
 	*x = RejectProposalsResponse{}
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1551,7 @@ func (x *RejectProposalsResponse) String() string {
 func (*RejectProposalsResponse) ProtoMessage() {}
 
 func (x *RejectProposalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_admin_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1564,7 @@ func (x *RejectProposalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectProposalsResponse.ProtoReflect.Descriptor instead.
 func (*RejectProposalsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_skillsvc_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RejectProposalsResponse) GetRejected() int32 {
@@ -1157,7 +1631,33 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x1aListProtectedSkillsRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\"3\n" +
 	"\x1bListProtectedSkillsResponse\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"j\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"Z\n" +
+	"\x0eSkillScopeRule\x12\x1e\n" +
+	"\n" +
+	"categories\x18\x01 \x03(\tR\n" +
+	"categories\x12\x12\n" +
+	"\x04tags\x18\x02 \x03(\tR\x04tags\x12\x14\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"\xda\x01\n" +
+	"\n" +
+	"SkillScope\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
+	"\ainclude\x18\x02 \x01(\v2\x1b.skillsvc.v1.SkillScopeRuleR\ainclude\x125\n" +
+	"\aexclude\x18\x03 \x01(\v2\x1b.skillsvc.v1.SkillScopeRuleR\aexclude\x12J\n" +
+	"\rcompatibility\x18\x04 \x01(\x0e2$.skillsvc.v1.SkillScopeCompatibilityR\rcompatibility\"x\n" +
+	"\x14SetSkillScopeRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12-\n" +
+	"\x05scope\x18\x02 \x01(\v2\x17.skillsvc.v1.SkillScopeR\x05scope\"H\n" +
+	"\x15SetSkillScopeResponse\x12/\n" +
+	"\x06scopes\x18\x01 \x03(\v2\x17.skillsvc.v1.SkillScopeR\x06scopes\"`\n" +
+	"\x17DeleteSkillScopeRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"K\n" +
+	"\x18DeleteSkillScopeResponse\x12/\n" +
+	"\x06scopes\x18\x01 \x03(\v2\x17.skillsvc.v1.SkillScopeR\x06scopes\"K\n" +
+	"\x16ListSkillScopesRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\"J\n" +
+	"\x17ListSkillScopesResponse\x12/\n" +
+	"\x06scopes\x18\x01 \x03(\v2\x17.skillsvc.v1.SkillScopeR\x06scopes\"j\n" +
 	"\x1cCollectLibraryGarbageRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\x9c\x02\n" +
@@ -1187,14 +1687,21 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x17RejectProposalsResponse\x12\x1a\n" +
 	"\brejected\x18\x01 \x01(\x05R\brejected\x12\x18\n" +
 	"\adeleted\x18\x02 \x01(\x05R\adeleted\x12-\n" +
-	"\x12unreadable_records\x18\x03 \x03(\tR\x11unreadableRecords2\x98\a\n" +
+	"\x12unreadable_records\x18\x03 \x03(\tR\x11unreadableRecords*\x9b\x01\n" +
+	"\x17SkillScopeCompatibility\x12)\n" +
+	"%SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED\x10\x00\x12.\n" +
+	"*SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS\x10\x01\x12%\n" +
+	"!SKILL_SCOPE_COMPATIBILITY_HARNESS\x10\x022\xaf\t\n" +
 	"\fAdminService\x12Y\n" +
 	"\x0eDropSkillIndex\x12\".skillsvc.v1.DropSkillIndexRequest\x1a#.skillsvc.v1.DropSkillIndexResponse\x12h\n" +
 	"\x13SetUserSkillEnabled\x12'.skillsvc.v1.SetUserSkillEnabledRequest\x1a(.skillsvc.v1.SetUserSkillEnabledResponse\x12Y\n" +
 	"\x0ePutLibraryFile\x12\".skillsvc.v1.PutLibraryFileRequest\x1a#.skillsvc.v1.PutLibraryFileResponse\x12b\n" +
 	"\x11DeleteLibraryFile\x12%.skillsvc.v1.DeleteLibraryFileRequest\x1a&.skillsvc.v1.DeleteLibraryFileResponse\x12b\n" +
 	"\x11SetSkillProtected\x12%.skillsvc.v1.SetSkillProtectedRequest\x1a&.skillsvc.v1.SetSkillProtectedResponse\x12h\n" +
-	"\x13ListProtectedSkills\x12'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponse\x12n\n" +
+	"\x13ListProtectedSkills\x12'.skillsvc.v1.ListProtectedSkillsRequest\x1a(.skillsvc.v1.ListProtectedSkillsResponse\x12V\n" +
+	"\rSetSkillScope\x12!.skillsvc.v1.SetSkillScopeRequest\x1a\".skillsvc.v1.SetSkillScopeResponse\x12_\n" +
+	"\x10DeleteSkillScope\x12$.skillsvc.v1.DeleteSkillScopeRequest\x1a%.skillsvc.v1.DeleteSkillScopeResponse\x12\\\n" +
+	"\x0fListSkillScopes\x12#.skillsvc.v1.ListSkillScopesRequest\x1a$.skillsvc.v1.ListSkillScopesResponse\x12n\n" +
 	"\x15CollectLibraryGarbage\x12).skillsvc.v1.CollectLibraryGarbageRequest\x1a*.skillsvc.v1.CollectLibraryGarbageResponse\x12h\n" +
 	"\x13DeleteSkillVersions\x12'.skillsvc.v1.DeleteSkillVersionsRequest\x1a(.skillsvc.v1.DeleteSkillVersionsResponse\x12\\\n" +
 	"\x0fRejectProposals\x12#.skillsvc.v1.RejectProposalsRequest\x1a$.skillsvc.v1.RejectProposalsResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
@@ -1211,63 +1718,89 @@ func file_skillsvc_v1_admin_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_admin_proto_rawDescData
 }
 
-var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_skillsvc_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_skillsvc_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_skillsvc_v1_admin_proto_goTypes = []any{
-	(*LibraryRef)(nil),                    // 0: skillsvc.v1.LibraryRef
-	(*DropSkillIndexRequest)(nil),         // 1: skillsvc.v1.DropSkillIndexRequest
-	(*DropSkillIndexResponse)(nil),        // 2: skillsvc.v1.DropSkillIndexResponse
-	(*SetUserSkillEnabledRequest)(nil),    // 3: skillsvc.v1.SetUserSkillEnabledRequest
-	(*SetUserSkillEnabledResponse)(nil),   // 4: skillsvc.v1.SetUserSkillEnabledResponse
-	(*PutLibraryFileRequest)(nil),         // 5: skillsvc.v1.PutLibraryFileRequest
-	(*PutLibraryFileResponse)(nil),        // 6: skillsvc.v1.PutLibraryFileResponse
-	(*DeleteLibraryFileRequest)(nil),      // 7: skillsvc.v1.DeleteLibraryFileRequest
-	(*DeleteLibraryFileResponse)(nil),     // 8: skillsvc.v1.DeleteLibraryFileResponse
-	(*SetSkillProtectedRequest)(nil),      // 9: skillsvc.v1.SetSkillProtectedRequest
-	(*SetSkillProtectedResponse)(nil),     // 10: skillsvc.v1.SetSkillProtectedResponse
-	(*ListProtectedSkillsRequest)(nil),    // 11: skillsvc.v1.ListProtectedSkillsRequest
-	(*ListProtectedSkillsResponse)(nil),   // 12: skillsvc.v1.ListProtectedSkillsResponse
-	(*CollectLibraryGarbageRequest)(nil),  // 13: skillsvc.v1.CollectLibraryGarbageRequest
-	(*CollectLibraryGarbageResponse)(nil), // 14: skillsvc.v1.CollectLibraryGarbageResponse
-	(*DeleteSkillVersionsRequest)(nil),    // 15: skillsvc.v1.DeleteSkillVersionsRequest
-	(*DeleteSkillVersionsResponse)(nil),   // 16: skillsvc.v1.DeleteSkillVersionsResponse
-	(*RejectProposalsRequest)(nil),        // 17: skillsvc.v1.RejectProposalsRequest
-	(*RejectProposalsResponse)(nil),       // 18: skillsvc.v1.RejectProposalsResponse
-	(*SkillSummary)(nil),                  // 19: skillsvc.v1.SkillSummary
-	(*timestamppb.Timestamp)(nil),         // 20: google.protobuf.Timestamp
+	(SkillScopeCompatibility)(0),          // 0: skillsvc.v1.SkillScopeCompatibility
+	(*LibraryRef)(nil),                    // 1: skillsvc.v1.LibraryRef
+	(*DropSkillIndexRequest)(nil),         // 2: skillsvc.v1.DropSkillIndexRequest
+	(*DropSkillIndexResponse)(nil),        // 3: skillsvc.v1.DropSkillIndexResponse
+	(*SetUserSkillEnabledRequest)(nil),    // 4: skillsvc.v1.SetUserSkillEnabledRequest
+	(*SetUserSkillEnabledResponse)(nil),   // 5: skillsvc.v1.SetUserSkillEnabledResponse
+	(*PutLibraryFileRequest)(nil),         // 6: skillsvc.v1.PutLibraryFileRequest
+	(*PutLibraryFileResponse)(nil),        // 7: skillsvc.v1.PutLibraryFileResponse
+	(*DeleteLibraryFileRequest)(nil),      // 8: skillsvc.v1.DeleteLibraryFileRequest
+	(*DeleteLibraryFileResponse)(nil),     // 9: skillsvc.v1.DeleteLibraryFileResponse
+	(*SetSkillProtectedRequest)(nil),      // 10: skillsvc.v1.SetSkillProtectedRequest
+	(*SetSkillProtectedResponse)(nil),     // 11: skillsvc.v1.SetSkillProtectedResponse
+	(*ListProtectedSkillsRequest)(nil),    // 12: skillsvc.v1.ListProtectedSkillsRequest
+	(*ListProtectedSkillsResponse)(nil),   // 13: skillsvc.v1.ListProtectedSkillsResponse
+	(*SkillScopeRule)(nil),                // 14: skillsvc.v1.SkillScopeRule
+	(*SkillScope)(nil),                    // 15: skillsvc.v1.SkillScope
+	(*SetSkillScopeRequest)(nil),          // 16: skillsvc.v1.SetSkillScopeRequest
+	(*SetSkillScopeResponse)(nil),         // 17: skillsvc.v1.SetSkillScopeResponse
+	(*DeleteSkillScopeRequest)(nil),       // 18: skillsvc.v1.DeleteSkillScopeRequest
+	(*DeleteSkillScopeResponse)(nil),      // 19: skillsvc.v1.DeleteSkillScopeResponse
+	(*ListSkillScopesRequest)(nil),        // 20: skillsvc.v1.ListSkillScopesRequest
+	(*ListSkillScopesResponse)(nil),       // 21: skillsvc.v1.ListSkillScopesResponse
+	(*CollectLibraryGarbageRequest)(nil),  // 22: skillsvc.v1.CollectLibraryGarbageRequest
+	(*CollectLibraryGarbageResponse)(nil), // 23: skillsvc.v1.CollectLibraryGarbageResponse
+	(*DeleteSkillVersionsRequest)(nil),    // 24: skillsvc.v1.DeleteSkillVersionsRequest
+	(*DeleteSkillVersionsResponse)(nil),   // 25: skillsvc.v1.DeleteSkillVersionsResponse
+	(*RejectProposalsRequest)(nil),        // 26: skillsvc.v1.RejectProposalsRequest
+	(*RejectProposalsResponse)(nil),       // 27: skillsvc.v1.RejectProposalsResponse
+	(*SkillSummary)(nil),                  // 28: skillsvc.v1.SkillSummary
+	(*timestamppb.Timestamp)(nil),         // 29: google.protobuf.Timestamp
 }
 var file_skillsvc_v1_admin_proto_depIdxs = []int32{
-	19, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	0,  // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 3: skillsvc.v1.SetSkillProtectedRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 4: skillsvc.v1.ListProtectedSkillsRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 5: skillsvc.v1.CollectLibraryGarbageRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 6: skillsvc.v1.DeleteSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 7: skillsvc.v1.RejectProposalsRequest.library:type_name -> skillsvc.v1.LibraryRef
-	20, // 8: skillsvc.v1.RejectProposalsRequest.created_before:type_name -> google.protobuf.Timestamp
-	1,  // 9: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
-	3,  // 10: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
-	5,  // 11: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
-	7,  // 12: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
-	9,  // 13: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
-	11, // 14: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
-	13, // 15: skillsvc.v1.AdminService.CollectLibraryGarbage:input_type -> skillsvc.v1.CollectLibraryGarbageRequest
-	15, // 16: skillsvc.v1.AdminService.DeleteSkillVersions:input_type -> skillsvc.v1.DeleteSkillVersionsRequest
-	17, // 17: skillsvc.v1.AdminService.RejectProposals:input_type -> skillsvc.v1.RejectProposalsRequest
-	2,  // 18: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
-	4,  // 19: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
-	6,  // 20: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
-	8,  // 21: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
-	10, // 22: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
-	12, // 23: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
-	14, // 24: skillsvc.v1.AdminService.CollectLibraryGarbage:output_type -> skillsvc.v1.CollectLibraryGarbageResponse
-	16, // 25: skillsvc.v1.AdminService.DeleteSkillVersions:output_type -> skillsvc.v1.DeleteSkillVersionsResponse
-	18, // 26: skillsvc.v1.AdminService.RejectProposals:output_type -> skillsvc.v1.RejectProposalsResponse
-	18, // [18:27] is the sub-list for method output_type
-	9,  // [9:18] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	28, // 0: skillsvc.v1.SetUserSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	1,  // 1: skillsvc.v1.PutLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 2: skillsvc.v1.DeleteLibraryFileRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 3: skillsvc.v1.SetSkillProtectedRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 4: skillsvc.v1.ListProtectedSkillsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	14, // 5: skillsvc.v1.SkillScope.include:type_name -> skillsvc.v1.SkillScopeRule
+	14, // 6: skillsvc.v1.SkillScope.exclude:type_name -> skillsvc.v1.SkillScopeRule
+	0,  // 7: skillsvc.v1.SkillScope.compatibility:type_name -> skillsvc.v1.SkillScopeCompatibility
+	1,  // 8: skillsvc.v1.SetSkillScopeRequest.library:type_name -> skillsvc.v1.LibraryRef
+	15, // 9: skillsvc.v1.SetSkillScopeRequest.scope:type_name -> skillsvc.v1.SkillScope
+	15, // 10: skillsvc.v1.SetSkillScopeResponse.scopes:type_name -> skillsvc.v1.SkillScope
+	1,  // 11: skillsvc.v1.DeleteSkillScopeRequest.library:type_name -> skillsvc.v1.LibraryRef
+	15, // 12: skillsvc.v1.DeleteSkillScopeResponse.scopes:type_name -> skillsvc.v1.SkillScope
+	1,  // 13: skillsvc.v1.ListSkillScopesRequest.library:type_name -> skillsvc.v1.LibraryRef
+	15, // 14: skillsvc.v1.ListSkillScopesResponse.scopes:type_name -> skillsvc.v1.SkillScope
+	1,  // 15: skillsvc.v1.CollectLibraryGarbageRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 16: skillsvc.v1.DeleteSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	1,  // 17: skillsvc.v1.RejectProposalsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	29, // 18: skillsvc.v1.RejectProposalsRequest.created_before:type_name -> google.protobuf.Timestamp
+	2,  // 19: skillsvc.v1.AdminService.DropSkillIndex:input_type -> skillsvc.v1.DropSkillIndexRequest
+	4,  // 20: skillsvc.v1.AdminService.SetUserSkillEnabled:input_type -> skillsvc.v1.SetUserSkillEnabledRequest
+	6,  // 21: skillsvc.v1.AdminService.PutLibraryFile:input_type -> skillsvc.v1.PutLibraryFileRequest
+	8,  // 22: skillsvc.v1.AdminService.DeleteLibraryFile:input_type -> skillsvc.v1.DeleteLibraryFileRequest
+	10, // 23: skillsvc.v1.AdminService.SetSkillProtected:input_type -> skillsvc.v1.SetSkillProtectedRequest
+	12, // 24: skillsvc.v1.AdminService.ListProtectedSkills:input_type -> skillsvc.v1.ListProtectedSkillsRequest
+	16, // 25: skillsvc.v1.AdminService.SetSkillScope:input_type -> skillsvc.v1.SetSkillScopeRequest
+	18, // 26: skillsvc.v1.AdminService.DeleteSkillScope:input_type -> skillsvc.v1.DeleteSkillScopeRequest
+	20, // 27: skillsvc.v1.AdminService.ListSkillScopes:input_type -> skillsvc.v1.ListSkillScopesRequest
+	22, // 28: skillsvc.v1.AdminService.CollectLibraryGarbage:input_type -> skillsvc.v1.CollectLibraryGarbageRequest
+	24, // 29: skillsvc.v1.AdminService.DeleteSkillVersions:input_type -> skillsvc.v1.DeleteSkillVersionsRequest
+	26, // 30: skillsvc.v1.AdminService.RejectProposals:input_type -> skillsvc.v1.RejectProposalsRequest
+	3,  // 31: skillsvc.v1.AdminService.DropSkillIndex:output_type -> skillsvc.v1.DropSkillIndexResponse
+	5,  // 32: skillsvc.v1.AdminService.SetUserSkillEnabled:output_type -> skillsvc.v1.SetUserSkillEnabledResponse
+	7,  // 33: skillsvc.v1.AdminService.PutLibraryFile:output_type -> skillsvc.v1.PutLibraryFileResponse
+	9,  // 34: skillsvc.v1.AdminService.DeleteLibraryFile:output_type -> skillsvc.v1.DeleteLibraryFileResponse
+	11, // 35: skillsvc.v1.AdminService.SetSkillProtected:output_type -> skillsvc.v1.SetSkillProtectedResponse
+	13, // 36: skillsvc.v1.AdminService.ListProtectedSkills:output_type -> skillsvc.v1.ListProtectedSkillsResponse
+	17, // 37: skillsvc.v1.AdminService.SetSkillScope:output_type -> skillsvc.v1.SetSkillScopeResponse
+	19, // 38: skillsvc.v1.AdminService.DeleteSkillScope:output_type -> skillsvc.v1.DeleteSkillScopeResponse
+	21, // 39: skillsvc.v1.AdminService.ListSkillScopes:output_type -> skillsvc.v1.ListSkillScopesResponse
+	23, // 40: skillsvc.v1.AdminService.CollectLibraryGarbage:output_type -> skillsvc.v1.CollectLibraryGarbageResponse
+	25, // 41: skillsvc.v1.AdminService.DeleteSkillVersions:output_type -> skillsvc.v1.DeleteSkillVersionsResponse
+	27, // 42: skillsvc.v1.AdminService.RejectProposals:output_type -> skillsvc.v1.RejectProposalsResponse
+	31, // [31:43] is the sub-list for method output_type
+	19, // [19:31] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_admin_proto_init() }
@@ -1281,13 +1814,14 @@ func file_skillsvc_v1_admin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_admin_proto_rawDesc), len(file_skillsvc_v1_admin_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   19,
+			NumEnums:      1,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_skillsvc_v1_admin_proto_goTypes,
 		DependencyIndexes: file_skillsvc_v1_admin_proto_depIdxs,
+		EnumInfos:         file_skillsvc_v1_admin_proto_enumTypes,
 		MessageInfos:      file_skillsvc_v1_admin_proto_msgTypes,
 	}.Build()
 	File_skillsvc_v1_admin_proto = out.File

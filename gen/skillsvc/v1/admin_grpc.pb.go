@@ -25,6 +25,9 @@ const (
 	AdminService_DeleteLibraryFile_FullMethodName     = "/skillsvc.v1.AdminService/DeleteLibraryFile"
 	AdminService_SetSkillProtected_FullMethodName     = "/skillsvc.v1.AdminService/SetSkillProtected"
 	AdminService_ListProtectedSkills_FullMethodName   = "/skillsvc.v1.AdminService/ListProtectedSkills"
+	AdminService_SetSkillScope_FullMethodName         = "/skillsvc.v1.AdminService/SetSkillScope"
+	AdminService_DeleteSkillScope_FullMethodName      = "/skillsvc.v1.AdminService/DeleteSkillScope"
+	AdminService_ListSkillScopes_FullMethodName       = "/skillsvc.v1.AdminService/ListSkillScopes"
 	AdminService_CollectLibraryGarbage_FullMethodName = "/skillsvc.v1.AdminService/CollectLibraryGarbage"
 	AdminService_DeleteSkillVersions_FullMethodName   = "/skillsvc.v1.AdminService/DeleteSkillVersions"
 	AdminService_RejectProposals_FullMethodName       = "/skillsvc.v1.AdminService/RejectProposals"
@@ -73,6 +76,22 @@ type AdminServiceClient interface {
 	// ListProtectedSkills returns the protected names of the shared library
 	// or a team's.
 	ListProtectedSkills(ctx context.Context, in *ListProtectedSkillsRequest, opts ...grpc.CallOption) (*ListProtectedSkillsResponse, error)
+	// SetSkillScope defines (or redefines, by name) a scope of a library: a
+	// named skill set that a call chooses (SkillsService requests' scope
+	// field, the x-skillsvc-scope header, a token's skill_scope claim) to see
+	// only those skills on every listing surface. A user's scopes are stored
+	// in their settings, a team's and the organization's (shared) beside the
+	// library's protected names; a call's scope name resolves in the user's
+	// library first, then its teams' (in ID order), then the organization's.
+	// A definition over the bounds (100 scopes per library, 200 entries per
+	// list, 128 bytes per entry, 64 KiB per library) or with a bad name or
+	// glob is INVALID_ARGUMENT, and nothing is stored.
+	SetSkillScope(ctx context.Context, in *SetSkillScopeRequest, opts ...grpc.CallOption) (*SetSkillScopeResponse, error)
+	// DeleteSkillScope deletes a scope of a library (NOT_FOUND when it has
+	// none of that name).
+	DeleteSkillScope(ctx context.Context, in *DeleteSkillScopeRequest, opts ...grpc.CallOption) (*DeleteSkillScopeResponse, error)
+	// ListSkillScopes returns the scopes a library defines, by name.
+	ListSkillScopes(ctx context.Context, in *ListSkillScopesRequest, opts ...grpc.CallOption) (*ListSkillScopesResponse, error)
 	// CollectLibraryGarbage deletes the blobs of one library's blob space
 	// that no version record of the library and no pinned thread's snapshot
 	// refers to and that are older than --library.gc-grace (so a publish or
@@ -166,6 +185,36 @@ func (c *adminServiceClient) ListProtectedSkills(ctx context.Context, in *ListPr
 	return out, nil
 }
 
+func (c *adminServiceClient) SetSkillScope(ctx context.Context, in *SetSkillScopeRequest, opts ...grpc.CallOption) (*SetSkillScopeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetSkillScopeResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetSkillScope_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) DeleteSkillScope(ctx context.Context, in *DeleteSkillScopeRequest, opts ...grpc.CallOption) (*DeleteSkillScopeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSkillScopeResponse)
+	err := c.cc.Invoke(ctx, AdminService_DeleteSkillScope_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListSkillScopes(ctx context.Context, in *ListSkillScopesRequest, opts ...grpc.CallOption) (*ListSkillScopesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSkillScopesResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListSkillScopes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) CollectLibraryGarbage(ctx context.Context, in *CollectLibraryGarbageRequest, opts ...grpc.CallOption) (*CollectLibraryGarbageResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CollectLibraryGarbageResponse)
@@ -239,6 +288,22 @@ type AdminServiceServer interface {
 	// ListProtectedSkills returns the protected names of the shared library
 	// or a team's.
 	ListProtectedSkills(context.Context, *ListProtectedSkillsRequest) (*ListProtectedSkillsResponse, error)
+	// SetSkillScope defines (or redefines, by name) a scope of a library: a
+	// named skill set that a call chooses (SkillsService requests' scope
+	// field, the x-skillsvc-scope header, a token's skill_scope claim) to see
+	// only those skills on every listing surface. A user's scopes are stored
+	// in their settings, a team's and the organization's (shared) beside the
+	// library's protected names; a call's scope name resolves in the user's
+	// library first, then its teams' (in ID order), then the organization's.
+	// A definition over the bounds (100 scopes per library, 200 entries per
+	// list, 128 bytes per entry, 64 KiB per library) or with a bad name or
+	// glob is INVALID_ARGUMENT, and nothing is stored.
+	SetSkillScope(context.Context, *SetSkillScopeRequest) (*SetSkillScopeResponse, error)
+	// DeleteSkillScope deletes a scope of a library (NOT_FOUND when it has
+	// none of that name).
+	DeleteSkillScope(context.Context, *DeleteSkillScopeRequest) (*DeleteSkillScopeResponse, error)
+	// ListSkillScopes returns the scopes a library defines, by name.
+	ListSkillScopes(context.Context, *ListSkillScopesRequest) (*ListSkillScopesResponse, error)
 	// CollectLibraryGarbage deletes the blobs of one library's blob space
 	// that no version record of the library and no pinned thread's snapshot
 	// refers to and that are older than --library.gc-grace (so a publish or
@@ -289,6 +354,15 @@ func (UnimplementedAdminServiceServer) SetSkillProtected(context.Context, *SetSk
 }
 func (UnimplementedAdminServiceServer) ListProtectedSkills(context.Context, *ListProtectedSkillsRequest) (*ListProtectedSkillsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListProtectedSkills not implemented")
+}
+func (UnimplementedAdminServiceServer) SetSkillScope(context.Context, *SetSkillScopeRequest) (*SetSkillScopeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetSkillScope not implemented")
+}
+func (UnimplementedAdminServiceServer) DeleteSkillScope(context.Context, *DeleteSkillScopeRequest) (*DeleteSkillScopeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSkillScope not implemented")
+}
+func (UnimplementedAdminServiceServer) ListSkillScopes(context.Context, *ListSkillScopesRequest) (*ListSkillScopesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSkillScopes not implemented")
 }
 func (UnimplementedAdminServiceServer) CollectLibraryGarbage(context.Context, *CollectLibraryGarbageRequest) (*CollectLibraryGarbageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CollectLibraryGarbage not implemented")
@@ -428,6 +502,60 @@ func _AdminService_ListProtectedSkills_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetSkillScope_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetSkillScopeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetSkillScope(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetSkillScope_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetSkillScope(ctx, req.(*SetSkillScopeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_DeleteSkillScope_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSkillScopeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DeleteSkillScope(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DeleteSkillScope_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DeleteSkillScope(ctx, req.(*DeleteSkillScopeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListSkillScopes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSkillScopesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListSkillScopes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListSkillScopes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListSkillScopes(ctx, req.(*ListSkillScopesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_CollectLibraryGarbage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CollectLibraryGarbageRequest)
 	if err := dec(in); err != nil {
@@ -512,6 +640,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListProtectedSkills",
 			Handler:    _AdminService_ListProtectedSkills_Handler,
+		},
+		{
+			MethodName: "SetSkillScope",
+			Handler:    _AdminService_SetSkillScope_Handler,
+		},
+		{
+			MethodName: "DeleteSkillScope",
+			Handler:    _AdminService_DeleteSkillScope_Handler,
+		},
+		{
+			MethodName: "ListSkillScopes",
+			Handler:    _AdminService_ListSkillScopes_Handler,
 		},
 		{
 			MethodName: "CollectLibraryGarbage",

@@ -9,7 +9,7 @@ SkillsvcBackend (skillsvc.deepagents) plugs it into LangChain Deep Agents;
 skillsvc.tools has the prompt block and load_skill tool for plain SDK loops.
 """
 
-from .client import DEFAULT_TARGET, AsyncClient, Client, Identity, extract_skill
+from .client import DEFAULT_TARGET, MAX_QUERY_BYTES, AsyncClient, Client, Identity, bounded_query, extract_skill
 from .errors import (
     Aborted,
     AlreadyExists,
@@ -29,6 +29,7 @@ from .errors import (
 
 __all__ = [
     "DEFAULT_TARGET",
+    "MAX_QUERY_BYTES",
     "Aborted",
     "AlreadyExists",
     "AsyncClient",
@@ -46,5 +47,6 @@ __all__ = [
     "SkillsvcError",
     "Unauthenticated",
     "Unavailable",
+    "bounded_query",
     "extract_skill",
 ]

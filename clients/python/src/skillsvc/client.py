@@ -39,6 +39,9 @@ WATCH_RETRIES = 5
 # The server caps messages at 16 MiB; replies to Read and ExportSkill
 # chunks stay below it.
 _MAX_MESSAGE = 16 << 20
+# The longest query the server takes by default (--skills.max-query-bytes):
+# a task or message handed to FormatSkills is cut to it (bounded_query).
+MAX_QUERY_BYTES = 4096
 
 # Calls that change nothing: safe to retry when the server is unavailable.
 _READ_ONLY = {
@@ -85,7 +88,11 @@ class Identity:
     on its first such call (header ``x-skillsvc-pin: library``; see the
     README's "Pinned threads"). ``teams`` (comma-separated team IDs, header
     ``x-skillsvc-teams``) are the teams whose libraries the caller reads, in
-    insecure mode; in jwt mode the token names them.
+    insecure mode; in jwt mode the token names them. ``scope`` (header
+    ``x-skillsvc-scope``) is the named skill set every listing shows unless
+    a call names another, and ``harness`` (``x-skillsvc-harness``) the agent
+    harness the caller runs in, which skills' ``compatibility`` is matched
+    against; in jwt mode the token's claims decide both.
     """
 
     user: str | None = None
@@ -94,6 +101,8 @@ class Identity:
     token: Token | None = None
     pin_library: bool = False
     teams: str | None = None
+    scope: str | None = None
+    harness: str | None = None
 
     def metadata(self) -> list[tuple[str, str]]:
         md = []
@@ -105,12 +114,24 @@ class Identity:
             ("x-skillsvc-thread", self.thread),
             ("x-skillsvc-ticket", self.ticket),
             ("x-skillsvc-teams", self.teams),
+            ("x-skillsvc-scope", self.scope),
+            ("x-skillsvc-harness", self.harness),
         ):
             if value:
                 md.append((key, value))
         if self.pin_library:
             md.append(("x-skillsvc-pin", "library"))
         return md
+
+
+def bounded_query(text: str, max_bytes: int = MAX_QUERY_BYTES) -> str:
+    """text cut to at most max_bytes of UTF-8, on a character boundary, so
+    a long message still makes a query the server takes (its start, which
+    usually states the task)."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[: max(max_bytes, 0)].decode("utf-8", "ignore")
 
 
 def channel_options() -> list[tuple[str, Any]]:
@@ -227,12 +248,14 @@ class _Methods:
         page_token: str = "",
         include_invalid: bool = False,
         include_disabled: bool = False,
+        scope: str = "",
         timeout: float | None = None,
     ) -> skills_pb2.ListSkillsResponse:
         """One page of skills; ``iter_skills`` follows the pages. category
-        None lists all, "" the skills outside any category."""
+        None lists all, "" the skills outside any category. scope names a
+        skill set to list only its skills ("": the identity's scope, if any)."""
         req = skills_pb2.ListSkillsRequest(
-            page_size=page_size, page_token=page_token, include_invalid=include_invalid, include_disabled=include_disabled
+            page_size=page_size, page_token=page_token, include_invalid=include_invalid, include_disabled=include_disabled, scope=scope
         )
         if category is not None:
             req.category = category
@@ -247,11 +270,23 @@ class _Methods:
         format: str = "",
         group_by_category: bool = False,
         search_tool: str = "",
+        query: str = "",
+        scope: str = "",
         timeout: float | None = None,
     ) -> skills_pb2.FormatSkillsResponse:
-        """The skills as a system-prompt block within char_budget characters."""
+        """The skills as a system-prompt block within char_budget characters.
+        With query (the task or the user's latest message, at most the
+        server's --skills.max-query-bytes: see ``bounded_query``) the block
+        holds the skills most relevant to it, best first; scope names a
+        skill set ("": the identity's scope, if any)."""
         req = skills_pb2.FormatSkillsRequest(
-            char_budget=char_budget, max_skills=max_skills, format=format, group_by_category=group_by_category, search_tool=search_tool
+            char_budget=char_budget,
+            max_skills=max_skills,
+            format=format,
+            group_by_category=group_by_category,
+            search_tool=search_tool,
+            query=query,
+            scope=scope,
         )
         if category is not None:
             req.category = category
@@ -278,9 +313,16 @@ class _Methods:
         return self._unary(self._skills, "ReadSkillFile", req, timeout)
 
     def search_skills(
-        self, query: str, *, limit: int = 0, category: str | None = None, min_relevance: float = 0, timeout: float | None = None
+        self,
+        query: str,
+        *,
+        limit: int = 0,
+        category: str | None = None,
+        min_relevance: float = 0,
+        scope: str = "",
+        timeout: float | None = None,
     ) -> skills_pb2.SearchSkillsResponse:
-        req = skills_pb2.SearchSkillsRequest(query=query, limit=limit, min_relevance=min_relevance)
+        req = skills_pb2.SearchSkillsRequest(query=query, limit=limit, min_relevance=min_relevance, scope=scope)
         if category is not None:
             req.category = category
         return self._unary(self._skills, "SearchSkills", req, timeout)
@@ -304,6 +346,24 @@ class _Methods:
     def list_protected_skills(self, *, shared: bool = False, team: str = "", timeout: float | None = None) -> admin_pb2.ListProtectedSkillsResponse:
         req = admin_pb2.ListProtectedSkillsRequest(library=admin_pb2.LibraryRef(shared=shared, team=team))
         return self._unary(self._admin, "ListProtectedSkills", req, timeout)
+
+    def set_skill_scope(
+        self, scope: admin_pb2.SkillScope, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None
+    ) -> admin_pb2.SetSkillScopeResponse:
+        """Defines (or redefines, by name) a scope of a user's, a team's or the
+        shared library: a named skill set that calls choose with scope=."""
+        req = admin_pb2.SetSkillScopeRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), scope=scope)
+        return self._unary(self._admin, "SetSkillScope", req, timeout)
+
+    def delete_skill_scope(
+        self, name: str, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None
+    ) -> admin_pb2.DeleteSkillScopeResponse:
+        req = admin_pb2.DeleteSkillScopeRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), name=name)
+        return self._unary(self._admin, "DeleteSkillScope", req, timeout)
+
+    def list_skill_scopes(self, *, user: str = "", shared: bool = False, team: str = "", timeout: float | None = None) -> admin_pb2.ListSkillScopesResponse:
+        req = admin_pb2.ListSkillScopesRequest(library=admin_pb2.LibraryRef(user=user, shared=shared, team=team))
+        return self._unary(self._admin, "ListSkillScopes", req, timeout)
 
     def set_user_skill_enabled(self, user: str, path: str, enabled: bool, *, timeout: float | None = None) -> admin_pb2.SetUserSkillEnabledResponse:
         req = admin_pb2.SetUserSkillEnabledRequest(user=user, path=path, enabled=enabled)
@@ -351,6 +411,8 @@ class _Base(_Methods):
         token: Token | None = None,
         pin_library: bool = False,
         teams: str | None = None,
+        scope: str | None = None,
+        harness: str | None = None,
         tls: bool | grpc.ChannelCredentials = False,
         root_certificates: bytes | None = None,
         private_key: bytes | None = None,
@@ -363,7 +425,7 @@ class _Base(_Methods):
         channel = self._grpc.secure_channel(target, creds, opts) if creds else self._grpc.insecure_channel(target, opts)
         self._channel = channel
         self._owns_channel = True
-        self.identity = Identity(user, thread, ticket, token, pin_library, teams)
+        self.identity = Identity(user, thread, ticket, token, pin_library, teams, scope, harness)
         self.timeout = timeout
         self._fs = filesystem_pb2_grpc.FilesystemServiceStub(channel)
         self._skills = skills_pb2_grpc.SkillsServiceStub(channel)
@@ -371,7 +433,7 @@ class _Base(_Methods):
 
     def with_identity(self, **changes: Any) -> Any:
         """A client for another identity (user, thread, ticket, token,
-        pin_library, teams) on the same channel; closing it leaves the channel open."""
+        pin_library, teams, scope, harness) on the same channel; closing it leaves the channel open."""
         other = copy.copy(self)
         other.identity = replace(self.identity, **changes)
         other._owns_channel = False
@@ -657,4 +719,4 @@ class AsyncClient(_Base):
             return extract_skill(archive, directory, max_bytes=max_bytes)  # type: ignore[arg-type]
 
 
-__all__ = ["DEFAULT_TARGET", "AsyncClient", "Client", "Identity", "extract_skill"]
+__all__ = ["DEFAULT_TARGET", "MAX_QUERY_BYTES", "AsyncClient", "Client", "Identity", "bounded_query", "extract_skill"]

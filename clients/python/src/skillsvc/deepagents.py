@@ -5,8 +5,14 @@
     from skillsvc.deepagents import SkillsvcBackend, skill_sources
 
     backend = SkillsvcBackend("127.0.0.1:7070", user="alice")
-    agent = create_deep_agent(model=..., backend=backend, skills=skill_sources(backend))
+    agent = create_deep_agent(model=..., backend=backend, middleware=[SkillsPromptMiddleware(backend)])
     agent.invoke({"messages": [...]}, {"configurable": {"thread_id": "t1"}})
+
+SkillsPromptMiddleware puts the skills block (FormatSkills) in the system
+prompt before each model call, asking for the skills relevant to the
+user's latest message, so a library of thousands shows the agent the few
+that fit its task. ``skill_sources`` instead hands the library to
+deepagents' own skills middleware, which lists every skill.
 
 The agent's file tools work on /workspace (the thread's scratch space),
 /ticket and the read-only /skills library, and the skills middleware reads
@@ -35,10 +41,10 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from datetime import timezone
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import grpc
 from deepagents.backends.protocol import (
@@ -66,12 +72,14 @@ from deepagents.backends.utils import (
     compile_grep_include_glob,
     perform_string_replacement,
 )
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
-from .client import DEFAULT_TARGET, AsyncClient, Client
+from .client import DEFAULT_TARGET, MAX_QUERY_BYTES, AsyncClient, Client, bounded_query
 from .errors import SkillsvcError
-from .v1 import filesystem_pb2
+from .v1 import filesystem_pb2, skills_pb2
 
-__all__ = ["SkillsvcBackend", "skill_sources"]
+__all__ = ["SKILLS_PROMPT", "SkillsPromptMiddleware", "SkillsvcBackend", "skill_sources"]
 
 # Binary files are returned whole, base64-encoded, up to this size; a
 # refused edit reads the file (up to this size) to word its answer.
@@ -230,6 +238,96 @@ def skill_sources(client: Client | SkillsvcBackend, mount: str = "/skills") -> l
         client = client._client if client._thread else client._client.with_identity(thread="skill-sources")
     cats = client.list_categories().categories
     return [f"{mount}/{c.name}/" if c.name else f"{mount}/" for c in cats if c.skill_count]
+
+
+# The skills section SkillsPromptMiddleware adds to the system prompt;
+# {skills} is the FormatSkills block.
+SKILLS_PROMPT = """## Skills
+
+Skills are folders of instructions, scripts and references for particular tasks. \
+Before acting on a task a skill below fits, read its SKILL.md with read_file (the location shown, limit=1000) \
+and follow it; read the files it names by their absolute paths under its folder.
+
+{skills}"""
+
+
+class SkillsPromptMiddleware(AgentMiddleware):
+    """Puts the caller's skills block (FormatSkills) in the system prompt
+    before every model call, for ``create_deep_agent(middleware=[...])``.
+
+    ``query`` chooses what the block is selected for: True (the default),
+    the latest user message, cut to ``max_query_bytes`` (the server's
+    --skills.max-query-bytes) on a character boundary, so the block holds
+    the skills most relevant to the task, best first; a string, that fixed
+    task; False, none (the caller's own skills first, then its teams', then
+    the organization's). ``scope`` names a skill set ("": the backend's
+    identity's). The other arguments are FormatSkills'. ``system_prompt``
+    is the section added, with a ``{skills}`` slot; an empty block adds
+    nothing.
+    """
+
+    def __init__(
+        self,
+        backend: SkillsvcBackend,
+        *,
+        query: bool | str = True,
+        scope: str = "",
+        char_budget: int = 0,
+        max_skills: int = 0,
+        format: Literal["", "xml", "markdown", "yaml"] = "",
+        group_by_category: bool = False,
+        search_tool: str = "",
+        max_query_bytes: int = MAX_QUERY_BYTES,
+        system_prompt: str = SKILLS_PROMPT,
+    ) -> None:
+        if "{skills}" not in system_prompt:
+            msg = "system_prompt must contain the {skills} slot"
+            raise ValueError(msg)
+        self._backend = backend
+        self._query = query
+        self._max_query_bytes = max_query_bytes
+        self._template = system_prompt
+        self._kwargs: dict[str, Any] = {
+            "scope": scope,
+            "char_budget": char_budget,
+            "max_skills": max_skills,
+            "format": format,
+            "group_by_category": group_by_category,
+            "search_tool": search_tool,
+        }
+
+    def query(self, messages: list[AnyMessage]) -> str:
+        """The query the block is selected for, given the request's messages."""
+        if isinstance(self._query, str):
+            return bounded_query(self._query, self._max_query_bytes)
+        if not self._query:
+            return ""
+        for m in reversed(messages):
+            if isinstance(m, HumanMessage):
+                return bounded_query(str(m.text).strip(), self._max_query_bytes)
+        return ""
+
+    def _with_block(self, request: ModelRequest, r: skills_pb2.FormatSkillsResponse) -> ModelRequest:
+        if not r.included:
+            return request
+        section = self._template.replace("{skills}", r.text)
+        return request.override(system_message=_append_system(request.system_message, section))
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        r = self._backend.client().format_skills(query=self.query(request.messages), **self._kwargs)
+        return handler(self._with_block(request, r))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> Any:
+        r = await self._backend.aclient().format_skills(query=self.query(request.messages), **self._kwargs)
+        return await handler(self._with_block(request, r))
+
+
+def _append_system(system: SystemMessage | None, text: str) -> SystemMessage:
+    """The system message with text appended as a block of its own (its
+    other blocks, such as cache controls, kept)."""
+    blocks: list[Any] = list(system.content_blocks) if system else []
+    blocks.append({"type": "text", "text": f"\n\n{text}" if blocks else text})
+    return SystemMessage(content_blocks=blocks)
 
 
 # Steps: each operation is a generator that yields the calls it needs

@@ -1,14 +1,15 @@
 """Skills for plain model-SDK loops (no agent framework).
 
     tools = SkillTools(client)
-    system = "You are a helpful agent.\\n\\n" + tools.prompt()
+    system = "You are a helpful agent.\\n\\n" + tools.prompt(query=task)
     response = anthropic.messages.create(..., system=system, tools=tools.definitions("anthropic"))
     for block in response.content:
         if block.type == "tool_use":
             result = tools.run(block.name, block.input)
 
 ``prompt()`` is the FormatSkills block (each skill's name, description and
-location, within a character budget); ``load_skill`` returns a skill's
+location, within a character budget; given the task, the skills most
+relevant to it); ``load_skill`` returns a skill's
 instructions (RenderSkill, with the task as $ARGUMENTS) and
 ``read_skill_file`` one of its files, so the model pays context only for
 the skills it uses.
@@ -20,7 +21,7 @@ import json
 from importlib import resources
 from typing import Any, Literal
 
-from .client import Client
+from .client import MAX_QUERY_BYTES, Client, bounded_query
 from .errors import SkillsvcError
 
 Style = Literal["anthropic", "openai", "openai-responses", "gemini"]
@@ -68,10 +69,29 @@ class SkillTools:
     def __init__(self, client: Client) -> None:
         self.client = client
 
-    def prompt(self, *, char_budget: int = 0, format: str = "", category: str | None = None) -> str:
+    def prompt(
+        self,
+        *,
+        query: str = "",
+        scope: str = "",
+        char_budget: int = 0,
+        format: str = "",
+        category: str | None = None,
+        max_query_bytes: int = MAX_QUERY_BYTES,
+    ) -> str:
         """The skills block for the system prompt (FormatSkills), naming
-        load_skill as the way to use a skill."""
-        r = self.client.format_skills(char_budget=char_budget, format=format, category=category, search_tool="")
+        load_skill as the way to use a skill. query is the task or the
+        user's latest message, cut to max_query_bytes (the server's
+        --skills.max-query-bytes): the block then holds the skills most
+        relevant to it. scope names a skill set ("": the client's)."""
+        r = self.client.format_skills(
+            char_budget=char_budget,
+            format=format,
+            category=category,
+            search_tool="",
+            query=bounded_query(query, max_query_bytes),
+            scope=scope,
+        )
         if not r.included:
             return ""
         return r.text + "\n\nTo use a skill, call load_skill with its name first, then follow its instructions."

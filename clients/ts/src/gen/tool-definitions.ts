@@ -5,12 +5,13 @@ export const toolDefinitions = {
   "tools": [
     {
       "name": "list_skills",
-      "description": "List the skills available to you: each skill's name, description and location, as a block for your context. Load one with load_skill before doing a task it describes.",
+      "description": "List the skills available to you: each skill's name, description and location, as a block for your context; pass the task as query to list the skills most relevant to it. Load one with load_skill before doing a task it describes.",
       "inputSchema": {
         "type": "object",
         "properties": {
-          "category": {"type": ["null", "string"], "description": "only skills of this category; omit for all"},
-          "char_budget": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647, "description": "characters the list may take; 0 means 12000"}
+          "category": {"type": "string", "description": "only skills of this category (\"\" for skills outside every category); omit for all"},
+          "char_budget": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647, "description": "characters the list may take; 0 means 12000"},
+          "query": {"type": "string", "description": "the task at hand or the user's latest message: lists the skills most relevant to it first; omit to list your own skills, then your teams', then the organization's"}
         },
         "additionalProperties": false
       }

@@ -3,12 +3,22 @@ import datetime
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from skillsvc.v1 import skills_pb2 as _skills_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class SkillScopeCompatibility(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED: _ClassVar[SkillScopeCompatibility]
+    SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS: _ClassVar[SkillScopeCompatibility]
+    SKILL_SCOPE_COMPATIBILITY_HARNESS: _ClassVar[SkillScopeCompatibility]
+SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED: SkillScopeCompatibility
+SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS: SkillScopeCompatibility
+SKILL_SCOPE_COMPATIBILITY_HARNESS: SkillScopeCompatibility
 
 class LibraryRef(_message.Message):
     __slots__ = ("user", "shared", "team")
@@ -111,6 +121,68 @@ class ListProtectedSkillsResponse(_message.Message):
     NAMES_FIELD_NUMBER: _ClassVar[int]
     names: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SkillScopeRule(_message.Message):
+    __slots__ = ("categories", "tags", "names")
+    CATEGORIES_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    categories: _containers.RepeatedScalarFieldContainer[str]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, categories: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SkillScope(_message.Message):
+    __slots__ = ("name", "include", "exclude", "compatibility")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_FIELD_NUMBER: _ClassVar[int]
+    COMPATIBILITY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    include: SkillScopeRule
+    exclude: SkillScopeRule
+    compatibility: SkillScopeCompatibility
+    def __init__(self, name: _Optional[str] = ..., include: _Optional[_Union[SkillScopeRule, _Mapping]] = ..., exclude: _Optional[_Union[SkillScopeRule, _Mapping]] = ..., compatibility: _Optional[_Union[SkillScopeCompatibility, str]] = ...) -> None: ...
+
+class SetSkillScopeRequest(_message.Message):
+    __slots__ = ("library", "scope")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    scope: SkillScope
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., scope: _Optional[_Union[SkillScope, _Mapping]] = ...) -> None: ...
+
+class SetSkillScopeResponse(_message.Message):
+    __slots__ = ("scopes",)
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    scopes: _containers.RepeatedCompositeFieldContainer[SkillScope]
+    def __init__(self, scopes: _Optional[_Iterable[_Union[SkillScope, _Mapping]]] = ...) -> None: ...
+
+class DeleteSkillScopeRequest(_message.Message):
+    __slots__ = ("library", "name")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    name: str
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
+
+class DeleteSkillScopeResponse(_message.Message):
+    __slots__ = ("scopes",)
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    scopes: _containers.RepeatedCompositeFieldContainer[SkillScope]
+    def __init__(self, scopes: _Optional[_Iterable[_Union[SkillScope, _Mapping]]] = ...) -> None: ...
+
+class ListSkillScopesRequest(_message.Message):
+    __slots__ = ("library",)
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    library: LibraryRef
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ...) -> None: ...
+
+class ListSkillScopesResponse(_message.Message):
+    __slots__ = ("scopes",)
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    scopes: _containers.RepeatedCompositeFieldContainer[SkillScope]
+    def __init__(self, scopes: _Optional[_Iterable[_Union[SkillScope, _Mapping]]] = ...) -> None: ...
 
 class CollectLibraryGarbageRequest(_message.Message):
     __slots__ = ("library", "dry_run")

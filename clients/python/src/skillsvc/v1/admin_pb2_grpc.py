@@ -69,6 +69,21 @@ class AdminServiceStub:
                 request_serializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.SerializeToString,
                 response_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.FromString,
                 _registered_method=True)
+        self.SetSkillScope = channel.unary_unary(
+                '/skillsvc.v1.AdminService/SetSkillScope',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillScopeRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillScopeResponse.FromString,
+                _registered_method=True)
+        self.DeleteSkillScope = channel.unary_unary(
+                '/skillsvc.v1.AdminService/DeleteSkillScope',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillScopeRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillScopeResponse.FromString,
+                _registered_method=True)
+        self.ListSkillScopes = channel.unary_unary(
+                '/skillsvc.v1.AdminService/ListSkillScopes',
+                request_serializer=skillsvc_dot_v1_dot_admin__pb2.ListSkillScopesRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListSkillScopesResponse.FromString,
+                _registered_method=True)
         self.CollectLibraryGarbage = channel.unary_unary(
                 '/skillsvc.v1.AdminService/CollectLibraryGarbage',
                 request_serializer=skillsvc_dot_v1_dot_admin__pb2.CollectLibraryGarbageRequest.SerializeToString,
@@ -157,6 +172,37 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetSkillScope(self, request, context):
+        """SetSkillScope defines (or redefines, by name) a scope of a library: a
+        named skill set that a call chooses (SkillsService requests' scope
+        field, the x-skillsvc-scope header, a token's skill_scope claim) to see
+        only those skills on every listing surface. A user's scopes are stored
+        in their settings, a team's and the organization's (shared) beside the
+        library's protected names; a call's scope name resolves in the user's
+        library first, then its teams' (in ID order), then the organization's.
+        A definition over the bounds (100 scopes per library, 200 entries per
+        list, 128 bytes per entry, 64 KiB per library) or with a bad name or
+        glob is INVALID_ARGUMENT, and nothing is stored.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSkillScope(self, request, context):
+        """DeleteSkillScope deletes a scope of a library (NOT_FOUND when it has
+        none of that name).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSkillScopes(self, request, context):
+        """ListSkillScopes returns the scopes a library defines, by name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CollectLibraryGarbage(self, request, context):
         """CollectLibraryGarbage deletes the blobs of one library's blob space
         that no version record of the library and no pinned thread's snapshot
@@ -227,6 +273,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListProtectedSkills,
                     request_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.FromString,
                     response_serializer=skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.SerializeToString,
+            ),
+            'SetSkillScope': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSkillScope,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillScopeRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.SetSkillScopeResponse.SerializeToString,
+            ),
+            'DeleteSkillScope': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSkillScope,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillScopeRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.DeleteSkillScopeResponse.SerializeToString,
+            ),
+            'ListSkillScopes': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSkillScopes,
+                    request_deserializer=skillsvc_dot_v1_dot_admin__pb2.ListSkillScopesRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_admin__pb2.ListSkillScopesResponse.SerializeToString,
             ),
             'CollectLibraryGarbage': grpc.unary_unary_rpc_method_handler(
                     servicer.CollectLibraryGarbage,
@@ -411,6 +472,87 @@ class AdminService:
             '/skillsvc.v1.AdminService/ListProtectedSkills',
             skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsRequest.SerializeToString,
             skillsvc_dot_v1_dot_admin__pb2.ListProtectedSkillsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSkillScope(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/SetSkillScope',
+            skillsvc_dot_v1_dot_admin__pb2.SetSkillScopeRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.SetSkillScopeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSkillScope(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/DeleteSkillScope',
+            skillsvc_dot_v1_dot_admin__pb2.DeleteSkillScopeRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.DeleteSkillScopeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSkillScopes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.AdminService/ListSkillScopes',
+            skillsvc_dot_v1_dot_admin__pb2.ListSkillScopesRequest.SerializeToString,
+            skillsvc_dot_v1_dot_admin__pb2.ListSkillScopesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -4,8 +4,8 @@
 // option features.utf8_validation = NONE;
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SkillSummary } from "./skills_pb.js";
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/admin.proto.
  */
 export const file_skillsvc_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJIlkKHENvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDwoHZHJ5X3J1bhgCIAEoCCK9AQodQ29sbGVjdExpYnJhcnlHYXJiYWdlUmVzcG9uc2USFQoNYmxvYnNfZGVsZXRlZBgBIAEoBRITCgtieXRlc19mcmVlZBgCIAEoAxISCgpibG9ic19rZXB0GAMgASgFEhkKEXNuYXBzaG90c19kZWxldGVkGAQgASgFEhQKDHBpbnNfZGVsZXRlZBgFIAEoBRIPCgdkcnlfcnVuGAYgASgIEhoKEnVucmVhZGFibGVfcmVjb3JkcxgHIAMoCSJmChpEZWxldGVTa2lsbFZlcnNpb25zUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEhAKCHZlcnNpb25zGAMgAygJIi4KG0RlbGV0ZVNraWxsVmVyc2lvbnNSZXNwb25zZRIPCgdkZWxldGVkGAEgASgFIrUBChZSZWplY3RQcm9wb3NhbHNSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDgoGYXV0aG9yGAMgASgJEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdjb21tZW50GAUgASgJEg4KBmRlbGV0ZRgGIAEoCCJYChdSZWplY3RQcm9wb3NhbHNSZXNwb25zZRIQCghyZWplY3RlZBgBIAEoBRIPCgdkZWxldGVkGAIgASgFEhoKEnVucmVhZGFibGVfcmVjb3JkcxgDIAMoCTKYBwoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZRJiChFTZXRTa2lsbFByb3RlY3RlZBIlLnNraWxsc3ZjLnYxLlNldFNraWxsUHJvdGVjdGVkUmVxdWVzdBomLnNraWxsc3ZjLnYxLlNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USaAoTTGlzdFByb3RlY3RlZFNraWxscxInLnNraWxsc3ZjLnYxLkxpc3RQcm90ZWN0ZWRTa2lsbHNSZXF1ZXN0Giguc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEm4KFUNvbGxlY3RMaWJyYXJ5R2FyYmFnZRIpLnNraWxsc3ZjLnYxLkNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QaKi5za2lsbHN2Yy52MS5Db2xsZWN0TGlicmFyeUdhcmJhZ2VSZXNwb25zZRJoChNEZWxldGVTa2lsbFZlcnNpb25zEicuc2tpbGxzdmMudjEuRGVsZXRlU2tpbGxWZXJzaW9uc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5EZWxldGVTa2lsbFZlcnNpb25zUmVzcG9uc2USXAoPUmVqZWN0UHJvcG9zYWxzEiMuc2tpbGxzdmMudjEuUmVqZWN0UHJvcG9zYWxzUmVxdWVzdBokLnNraWxsc3ZjLnYxLlJlamVjdFByb3Bvc2Fsc1Jlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp, file_skillsvc_v1_skills]);
+  fileDesc("Chdza2lsbHN2Yy92MS9hZG1pbi5wcm90bxILc2tpbGxzdmMudjEiOAoKTGlicmFyeVJlZhIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIkMKFURyb3BTa2lsbEluZGV4UmVxdWVzdBIMCgR1c2VyGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIMCgR0ZWFtGAMgASgJIhgKFkRyb3BTa2lsbEluZGV4UmVzcG9uc2UiSQoaU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QSDAoEdXNlchgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB2VuYWJsZWQYAyABKAgiRwobU2V0VXNlclNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IocBChVQdXRMaWJyYXJ5RmlsZVJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEcGF0aBgCIAEoCRIMCgRkYXRhGAMgASgMEhAKCGlmX21hdGNoGAQgASgJEhYKDm11c3Rfbm90X2V4aXN0GAUgASgIIjQKFlB1dExpYnJhcnlGaWxlUmVzcG9uc2USDAoEZXRhZxgBIAEoCRIMCgRzaXplGAIgASgDIlIKGERlbGV0ZUxpYnJhcnlGaWxlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRwYXRoGAIgASgJIhsKGURlbGV0ZUxpYnJhcnlGaWxlUmVzcG9uc2UiZQoYU2V0U2tpbGxQcm90ZWN0ZWRSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcHJvdGVjdGVkGAMgASgIIioKGVNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USDQoFbmFtZXMYASADKAkiRgoaTGlzdFByb3RlY3RlZFNraWxsc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiLAobTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlEg0KBW5hbWVzGAEgAygJIkEKDlNraWxsU2NvcGVSdWxlEhIKCmNhdGVnb3JpZXMYASADKAkSDAoEdGFncxgCIAMoCRINCgVuYW1lcxgDIAMoCSKzAQoKU2tpbGxTY29wZRIMCgRuYW1lGAEgASgJEiwKB2luY2x1ZGUYAiABKAsyGy5za2lsbHN2Yy52MS5Ta2lsbFNjb3BlUnVsZRIsCgdleGNsdWRlGAMgASgLMhsuc2tpbGxzdmMudjEuU2tpbGxTY29wZVJ1bGUSOwoNY29tcGF0aWJpbGl0eRgEIAEoDjIkLnNraWxsc3ZjLnYxLlNraWxsU2NvcGVDb21wYXRpYmlsaXR5ImgKFFNldFNraWxsU2NvcGVSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEiYKBXNjb3BlGAIgASgLMhcuc2tpbGxzdmMudjEuU2tpbGxTY29wZSJAChVTZXRTa2lsbFNjb3BlUmVzcG9uc2USJwoGc2NvcGVzGAEgAygLMhcuc2tpbGxzdmMudjEuU2tpbGxTY29wZSJRChdEZWxldGVTa2lsbFNjb3BlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJIkMKGERlbGV0ZVNraWxsU2NvcGVSZXNwb25zZRInCgZzY29wZXMYASADKAsyFy5za2lsbHN2Yy52MS5Ta2lsbFNjb3BlIkIKFkxpc3RTa2lsbFNjb3Blc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYiQgoXTGlzdFNraWxsU2NvcGVzUmVzcG9uc2USJwoGc2NvcGVzGAEgAygLMhcuc2tpbGxzdmMudjEuU2tpbGxTY29wZSJZChxDb2xsZWN0TGlicmFyeUdhcmJhZ2VSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEg8KB2RyeV9ydW4YAiABKAgivQEKHUNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlc3BvbnNlEhUKDWJsb2JzX2RlbGV0ZWQYASABKAUSEwoLYnl0ZXNfZnJlZWQYAiABKAMSEgoKYmxvYnNfa2VwdBgDIAEoBRIZChFzbmFwc2hvdHNfZGVsZXRlZBgEIAEoBRIUCgxwaW5zX2RlbGV0ZWQYBSABKAUSDwoHZHJ5X3J1bhgGIAEoCBIaChJ1bnJlYWRhYmxlX3JlY29yZHMYByADKAkiZgoaRGVsZXRlU2tpbGxWZXJzaW9uc1JlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIQCgh2ZXJzaW9ucxgDIAMoCSIuChtEZWxldGVTa2lsbFZlcnNpb25zUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoBSK1AQoWUmVqZWN0UHJvcG9zYWxzUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg4KBmF1dGhvchgDIAEoCRIyCg5jcmVhdGVkX2JlZm9yZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY29tbWVudBgFIAEoCRIOCgZkZWxldGUYBiABKAgiWAoXUmVqZWN0UHJvcG9zYWxzUmVzcG9uc2USEAoIcmVqZWN0ZWQYASABKAUSDwoHZGVsZXRlZBgCIAEoBRIaChJ1bnJlYWRhYmxlX3JlY29yZHMYAyADKAkqmwEKF1NraWxsU2NvcGVDb21wYXRpYmlsaXR5EikKJVNLSUxMX1NDT1BFX0NPTVBBVElCSUxJVFlfVU5TUEVDSUZJRUQQABIuCipTS0lMTF9TQ09QRV9DT01QQVRJQklMSVRZX0VNUFRZX09SX0hBUk5FU1MQARIlCiFTS0lMTF9TQ09QRV9DT01QQVRJQklMSVRZX0hBUk5FU1MQAjKvCQoMQWRtaW5TZXJ2aWNlElkKDkRyb3BTa2lsbEluZGV4EiIuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXF1ZXN0GiMuc2tpbGxzdmMudjEuRHJvcFNraWxsSW5kZXhSZXNwb25zZRJoChNTZXRVc2VyU2tpbGxFbmFibGVkEicuc2tpbGxzdmMudjEuU2V0VXNlclNraWxsRW5hYmxlZFJlcXVlc3QaKC5za2lsbHN2Yy52MS5TZXRVc2VyU2tpbGxFbmFibGVkUmVzcG9uc2USWQoOUHV0TGlicmFyeUZpbGUSIi5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlcXVlc3QaIy5za2lsbHN2Yy52MS5QdXRMaWJyYXJ5RmlsZVJlc3BvbnNlEmIKEURlbGV0ZUxpYnJhcnlGaWxlEiUuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXF1ZXN0GiYuc2tpbGxzdmMudjEuRGVsZXRlTGlicmFyeUZpbGVSZXNwb25zZRJiChFTZXRTa2lsbFByb3RlY3RlZBIlLnNraWxsc3ZjLnYxLlNldFNraWxsUHJvdGVjdGVkUmVxdWVzdBomLnNraWxsc3ZjLnYxLlNldFNraWxsUHJvdGVjdGVkUmVzcG9uc2USaAoTTGlzdFByb3RlY3RlZFNraWxscxInLnNraWxsc3ZjLnYxLkxpc3RQcm90ZWN0ZWRTa2lsbHNSZXF1ZXN0Giguc2tpbGxzdmMudjEuTGlzdFByb3RlY3RlZFNraWxsc1Jlc3BvbnNlElYKDVNldFNraWxsU2NvcGUSIS5za2lsbHN2Yy52MS5TZXRTa2lsbFNjb3BlUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlNldFNraWxsU2NvcGVSZXNwb25zZRJfChBEZWxldGVTa2lsbFNjb3BlEiQuc2tpbGxzdmMudjEuRGVsZXRlU2tpbGxTY29wZVJlcXVlc3QaJS5za2lsbHN2Yy52MS5EZWxldGVTa2lsbFNjb3BlUmVzcG9uc2USXAoPTGlzdFNraWxsU2NvcGVzEiMuc2tpbGxzdmMudjEuTGlzdFNraWxsU2NvcGVzUmVxdWVzdBokLnNraWxsc3ZjLnYxLkxpc3RTa2lsbFNjb3Blc1Jlc3BvbnNlEm4KFUNvbGxlY3RMaWJyYXJ5R2FyYmFnZRIpLnNraWxsc3ZjLnYxLkNvbGxlY3RMaWJyYXJ5R2FyYmFnZVJlcXVlc3QaKi5za2lsbHN2Yy52MS5Db2xsZWN0TGlicmFyeUdhcmJhZ2VSZXNwb25zZRJoChNEZWxldGVTa2lsbFZlcnNpb25zEicuc2tpbGxzdmMudjEuRGVsZXRlU2tpbGxWZXJzaW9uc1JlcXVlc3QaKC5za2lsbHN2Yy52MS5EZWxldGVTa2lsbFZlcnNpb25zUmVzcG9uc2USXAoPUmVqZWN0UHJvcG9zYWxzEiMuc2tpbGxzdmMudjEuUmVqZWN0UHJvcG9zYWxzUmVxdWVzdBokLnNraWxsc3ZjLnYxLlJlamVjdFByb3Bvc2Fsc1Jlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp, file_skillsvc_v1_skills]);
 
 /**
  * LibraryRef names one library: a user's, a team's, or the shared one.
@@ -340,6 +340,192 @@ export const ListProtectedSkillsResponseSchema: GenMessage<ListProtectedSkillsRe
   messageDesc(file_skillsvc_v1_admin, 12);
 
 /**
+ * SkillScopeRule is one side of a scope. A skill matches it when its
+ * category is one of categories, or one of its tags (the frontmatter's tags
+ * and keywords, at the top level or under metadata; a list or a
+ * comma-separated string) is one of tags ignoring case, or its name is one
+ * of names: exact, or a glob ("contract-*", path.Match syntax).
+ *
+ * @generated from message skillsvc.v1.SkillScopeRule
+ */
+export type SkillScopeRule = Message<"skillsvc.v1.SkillScopeRule"> & {
+  /**
+   * @generated from field: repeated string categories = 1;
+   */
+  categories: string[];
+
+  /**
+   * @generated from field: repeated string tags = 2;
+   */
+  tags: string[];
+
+  /**
+   * @generated from field: repeated string names = 3;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message skillsvc.v1.SkillScopeRule.
+ * Use `create(SkillScopeRuleSchema)` to create a new message.
+ */
+export const SkillScopeRuleSchema: GenMessage<SkillScopeRule> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 13);
+
+/**
+ * SkillScope is a named skill set: a skill is in it when include is empty
+ * or matches it, exclude does not match it, and compatibility admits it.
+ *
+ * @generated from message skillsvc.v1.SkillScope
+ */
+export type SkillScope = Message<"skillsvc.v1.SkillScope"> & {
+  /**
+   * Spelled like an ID: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 128 bytes.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: skillsvc.v1.SkillScopeRule include = 2;
+   */
+  include?: SkillScopeRule | undefined;
+
+  /**
+   * @generated from field: skillsvc.v1.SkillScopeRule exclude = 3;
+   */
+  exclude?: SkillScopeRule | undefined;
+
+  /**
+   * @generated from field: skillsvc.v1.SkillScopeCompatibility compatibility = 4;
+   */
+  compatibility: SkillScopeCompatibility;
+};
+
+/**
+ * Describes the message skillsvc.v1.SkillScope.
+ * Use `create(SkillScopeSchema)` to create a new message.
+ */
+export const SkillScopeSchema: GenMessage<SkillScope> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 14);
+
+/**
+ * @generated from message skillsvc.v1.SetSkillScopeRequest
+ */
+export type SetSkillScopeRequest = Message<"skillsvc.v1.SetSkillScopeRequest"> & {
+  /**
+   * A user's library, a team's or the shared one.
+   *
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * @generated from field: skillsvc.v1.SkillScope scope = 2;
+   */
+  scope?: SkillScope | undefined;
+};
+
+/**
+ * Describes the message skillsvc.v1.SetSkillScopeRequest.
+ * Use `create(SetSkillScopeRequestSchema)` to create a new message.
+ */
+export const SetSkillScopeRequestSchema: GenMessage<SetSkillScopeRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 15);
+
+/**
+ * @generated from message skillsvc.v1.SetSkillScopeResponse
+ */
+export type SetSkillScopeResponse = Message<"skillsvc.v1.SetSkillScopeResponse"> & {
+  /**
+   * The library's scopes after the change, by name.
+   *
+   * @generated from field: repeated skillsvc.v1.SkillScope scopes = 1;
+   */
+  scopes: SkillScope[];
+};
+
+/**
+ * Describes the message skillsvc.v1.SetSkillScopeResponse.
+ * Use `create(SetSkillScopeResponseSchema)` to create a new message.
+ */
+export const SetSkillScopeResponseSchema: GenMessage<SetSkillScopeResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 16);
+
+/**
+ * @generated from message skillsvc.v1.DeleteSkillScopeRequest
+ */
+export type DeleteSkillScopeRequest = Message<"skillsvc.v1.DeleteSkillScopeRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.DeleteSkillScopeRequest.
+ * Use `create(DeleteSkillScopeRequestSchema)` to create a new message.
+ */
+export const DeleteSkillScopeRequestSchema: GenMessage<DeleteSkillScopeRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 17);
+
+/**
+ * @generated from message skillsvc.v1.DeleteSkillScopeResponse
+ */
+export type DeleteSkillScopeResponse = Message<"skillsvc.v1.DeleteSkillScopeResponse"> & {
+  /**
+   * @generated from field: repeated skillsvc.v1.SkillScope scopes = 1;
+   */
+  scopes: SkillScope[];
+};
+
+/**
+ * Describes the message skillsvc.v1.DeleteSkillScopeResponse.
+ * Use `create(DeleteSkillScopeResponseSchema)` to create a new message.
+ */
+export const DeleteSkillScopeResponseSchema: GenMessage<DeleteSkillScopeResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 18);
+
+/**
+ * @generated from message skillsvc.v1.ListSkillScopesRequest
+ */
+export type ListSkillScopesRequest = Message<"skillsvc.v1.ListSkillScopesRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+};
+
+/**
+ * Describes the message skillsvc.v1.ListSkillScopesRequest.
+ * Use `create(ListSkillScopesRequestSchema)` to create a new message.
+ */
+export const ListSkillScopesRequestSchema: GenMessage<ListSkillScopesRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 19);
+
+/**
+ * @generated from message skillsvc.v1.ListSkillScopesResponse
+ */
+export type ListSkillScopesResponse = Message<"skillsvc.v1.ListSkillScopesResponse"> & {
+  /**
+   * @generated from field: repeated skillsvc.v1.SkillScope scopes = 1;
+   */
+  scopes: SkillScope[];
+};
+
+/**
+ * Describes the message skillsvc.v1.ListSkillScopesResponse.
+ * Use `create(ListSkillScopesResponseSchema)` to create a new message.
+ */
+export const ListSkillScopesResponseSchema: GenMessage<ListSkillScopesResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_admin, 20);
+
+/**
  * @generated from message skillsvc.v1.CollectLibraryGarbageRequest
  */
 export type CollectLibraryGarbageRequest = Message<"skillsvc.v1.CollectLibraryGarbageRequest"> & {
@@ -359,7 +545,7 @@ export type CollectLibraryGarbageRequest = Message<"skillsvc.v1.CollectLibraryGa
  * Use `create(CollectLibraryGarbageRequestSchema)` to create a new message.
  */
 export const CollectLibraryGarbageRequestSchema: GenMessage<CollectLibraryGarbageRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_admin, 13);
+  messageDesc(file_skillsvc_v1_admin, 21);
 
 /**
  * @generated from message skillsvc.v1.CollectLibraryGarbageResponse
@@ -411,7 +597,7 @@ export type CollectLibraryGarbageResponse = Message<"skillsvc.v1.CollectLibraryG
  * Use `create(CollectLibraryGarbageResponseSchema)` to create a new message.
  */
 export const CollectLibraryGarbageResponseSchema: GenMessage<CollectLibraryGarbageResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_admin, 14);
+  messageDesc(file_skillsvc_v1_admin, 22);
 
 /**
  * @generated from message skillsvc.v1.DeleteSkillVersionsRequest
@@ -440,7 +626,7 @@ export type DeleteSkillVersionsRequest = Message<"skillsvc.v1.DeleteSkillVersion
  * Use `create(DeleteSkillVersionsRequestSchema)` to create a new message.
  */
 export const DeleteSkillVersionsRequestSchema: GenMessage<DeleteSkillVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_admin, 15);
+  messageDesc(file_skillsvc_v1_admin, 23);
 
 /**
  * @generated from message skillsvc.v1.DeleteSkillVersionsResponse
@@ -457,7 +643,7 @@ export type DeleteSkillVersionsResponse = Message<"skillsvc.v1.DeleteSkillVersio
  * Use `create(DeleteSkillVersionsResponseSchema)` to create a new message.
  */
 export const DeleteSkillVersionsResponseSchema: GenMessage<DeleteSkillVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_admin, 16);
+  messageDesc(file_skillsvc_v1_admin, 24);
 
 /**
  * @generated from message skillsvc.v1.RejectProposalsRequest
@@ -509,7 +695,7 @@ export type RejectProposalsRequest = Message<"skillsvc.v1.RejectProposalsRequest
  * Use `create(RejectProposalsRequestSchema)` to create a new message.
  */
 export const RejectProposalsRequestSchema: GenMessage<RejectProposalsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_admin, 17);
+  messageDesc(file_skillsvc_v1_admin, 25);
 
 /**
  * @generated from message skillsvc.v1.RejectProposalsResponse
@@ -538,7 +724,44 @@ export type RejectProposalsResponse = Message<"skillsvc.v1.RejectProposalsRespon
  * Use `create(RejectProposalsResponseSchema)` to create a new message.
  */
 export const RejectProposalsResponseSchema: GenMessage<RejectProposalsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_admin, 18);
+  messageDesc(file_skillsvc_v1_admin, 26);
+
+/**
+ * SkillScopeCompatibility is how a scope matches skills' compatibility
+ * field against the harness the caller declares (the x-skillsvc-harness
+ * header or a token's harness claim): as a word, ignoring case ("Claude
+ * Code, Codex" mentions codex; "codex-cli" does not).
+ *
+ * @generated from enum skillsvc.v1.SkillScopeCompatibility
+ */
+export enum SkillScopeCompatibility {
+  /**
+   * Any skill, whatever its compatibility says.
+   *
+   * @generated from enum value: SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Skills whose compatibility is empty or mentions the caller's harness.
+   *
+   * @generated from enum value: SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS = 1;
+   */
+  EMPTY_OR_HARNESS = 1,
+
+  /**
+   * Only skills whose compatibility mentions the caller's harness.
+   *
+   * @generated from enum value: SKILL_SCOPE_COMPATIBILITY_HARNESS = 2;
+   */
+  HARNESS = 2,
+}
+
+/**
+ * Describes the enum skillsvc.v1.SkillScopeCompatibility.
+ */
+export const SkillScopeCompatibilitySchema: GenEnum<SkillScopeCompatibility> = /*@__PURE__*/
+  enumDesc(file_skillsvc_v1_admin, 0);
 
 /**
  * AdminService is for operators, not agent workers: its calls act on
@@ -630,6 +853,46 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ListProtectedSkillsRequestSchema;
     output: typeof ListProtectedSkillsResponseSchema;
+  },
+  /**
+   * SetSkillScope defines (or redefines, by name) a scope of a library: a
+   * named skill set that a call chooses (SkillsService requests' scope
+   * field, the x-skillsvc-scope header, a token's skill_scope claim) to see
+   * only those skills on every listing surface. A user's scopes are stored
+   * in their settings, a team's and the organization's (shared) beside the
+   * library's protected names; a call's scope name resolves in the user's
+   * library first, then its teams' (in ID order), then the organization's.
+   * A definition over the bounds (100 scopes per library, 200 entries per
+   * list, 128 bytes per entry, 64 KiB per library) or with a bad name or
+   * glob is INVALID_ARGUMENT, and nothing is stored.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.SetSkillScope
+   */
+  setSkillScope: {
+    methodKind: "unary";
+    input: typeof SetSkillScopeRequestSchema;
+    output: typeof SetSkillScopeResponseSchema;
+  },
+  /**
+   * DeleteSkillScope deletes a scope of a library (NOT_FOUND when it has
+   * none of that name).
+   *
+   * @generated from rpc skillsvc.v1.AdminService.DeleteSkillScope
+   */
+  deleteSkillScope: {
+    methodKind: "unary";
+    input: typeof DeleteSkillScopeRequestSchema;
+    output: typeof DeleteSkillScopeResponseSchema;
+  },
+  /**
+   * ListSkillScopes returns the scopes a library defines, by name.
+   *
+   * @generated from rpc skillsvc.v1.AdminService.ListSkillScopes
+   */
+  listSkillScopes: {
+    methodKind: "unary";
+    input: typeof ListSkillScopesRequestSchema;
+    output: typeof ListSkillScopesResponseSchema;
   },
   /**
    * CollectLibraryGarbage deletes the blobs of one library's blob space

@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/library"
+	"github.com/skillsvc/skillsvc/internal/search"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// competitors is the catalog's search as a publish's coexistence check
+// asks it (library.Competitors): the candidate folder analyzed as the
+// library's own skills are, layered over the target library in place of
+// its live copy.
+type competitors struct {
+	catalog *skills.Catalog
+	// maxQuery is --skills.max-query-bytes: a query is cut to it (on a
+	// character boundary) rather than fail the whole check.
+	maxQuery int
+}
+
+// Compete implements library.Competitors.
+func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand library.Candidate, queries []string, k int) (library.Competition, error) {
+	var raw []byte
+	paths := make([]string, 0, len(cand.Files))
+	for _, f := range cand.Files {
+		if f.Path == skillmd.SkillFile {
+			raw = f.Data
+		}
+		paths = append(paths, f.Path)
+	}
+	a := search.Analyze(skills.SearchDoc(raw, cand.Dir, paths))
+	qs := make([]string, len(queries))
+	for i, q := range queries {
+		if len(q) > c.maxQuery {
+			q = strings.ToValidUTF8(q[:c.maxQuery], "")
+		}
+		qs[i] = q
+	}
+	ranked, err := c.catalog.Compete(ctx, l, &a, cand.Dir, qs, k)
+	if err != nil {
+		return library.Competition{}, err
+	}
+	dups, err := c.catalog.NearDuplicates(ctx, l, a, cand.Dir)
+	if err != nil {
+		return library.Competition{}, err
+	}
+	out := library.Competition{Top: make([][]library.Rival, len(ranked))}
+	for i, r := range ranked {
+		for _, h := range r.Top {
+			out.Top[i] = append(out.Top[i], library.Rival{Dir: h.Dir, Name: h.Name, Self: h.Candidate})
+		}
+	}
+	for _, d := range dups {
+		out.Duplicates = append(out.Duplicates, library.Rival{Dir: d.Dir, Name: d.Name})
+	}
+	return out, nil
+}

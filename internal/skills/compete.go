@@ -1,0 +1,218 @@
+package skills
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/search"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// SearchDoc is what the search index makes of a skill folder at dir (its
+// SKILL.md raw, the paths of its other files relative to the folder): a
+// skill not yet published is analyzed as the library's own are.
+func SearchDoc(raw []byte, dir string, files []string) search.Doc {
+	folder := path.Base(dir)
+	fm, body, _ := skillmd.ParseSkillMD(raw, folder)
+	cat, _, ok := strings.Cut(dir, "/")
+	if !ok {
+		cat = ""
+	}
+	d := docOf(cmp.Or(fm.Name, folder), cat, fm, body)
+	for _, f := range files {
+		if f != "SKILL.md" {
+			d.Files = append(d.Files, f)
+		}
+	}
+	return d
+}
+
+// docOf is the search document of a skill named name in category, of
+// frontmatter fm and body.
+func docOf(name, category string, fm skillmd.Frontmatter, body string) search.Doc {
+	d := search.Doc{Name: name, DisplayName: fm.DisplayName, Description: fm.Description, Category: category, Body: body}
+	add := func(t string) { d.Labels = append(d.Labels, t) }
+	// Lists in the frontmatter (tags, keywords, triggers, …) and in its
+	// metadata: words an author chose the skill to be found by.
+	for k, v := range fm.Extra {
+		if _, isList := v.([]any); isList || tagFields[k] {
+			labels(v, add)
+		}
+	}
+	if meta, ok := fm.Raw["metadata"].(map[string]any); ok {
+		for _, v := range meta {
+			if _, isList := v.([]any); isList {
+				labels(v, add)
+			}
+		}
+	}
+	for k, v := range fm.Metadata {
+		if tagFields[k] {
+			add(v)
+		}
+	}
+	slices.Sort(d.Labels) // maps iterate in any order; an analysis is content-addressed
+	return d
+}
+
+// Competitor is a skill of a library as a search ranked it.
+type Competitor struct {
+	Dir, Name, Path string
+	// Candidate marks the candidate itself (Compete's).
+	Candidate        bool
+	Score, Relevance float64
+	// Alternates are the dirs of the copies collapsed into this hit
+	// ("" for the candidate).
+	Alternates []string
+}
+
+// Competition is how one query ranks a library's skills, a candidate
+// among them.
+type Competition struct {
+	Query string
+	// Rank is the candidate's place in Top, from 1; 0: not within it.
+	Rank int
+	Top  []Competitor // best first
+}
+
+// maxCompeteQueries bounds the queries of one Compete call.
+const maxCompeteQueries = 1000
+
+// Compete searches the library lib as its own readers see it (its valid
+// skills alone, near-duplicates collapsed), with candidate (nil: none)
+// layered over it at rank 0, as a user's own skill is over a shared one,
+// for each query, and reports the top k. The live copy of the candidate,
+// the skill at candidateDir, is left out: the candidate stands for it.
+// It reads the library's index and search index as every caller does (a
+// warm one costs no storage request).
+func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]Competition, error) {
+	if k <= 0 || k > search.MaxLimit {
+		return nil, fmt.Errorf("%w: k must be 1..%d", errkind.InvalidArgument, search.MaxLimit)
+	}
+	if len(queries) > maxCompeteQueries {
+		return nil, fmt.Errorf("%w: at most %d queries", errkind.InvalidArgument, maxCompeteQueries)
+	}
+	for _, q := range queries {
+		if q == "" || len(q) > c.cfg.MaxQueryBytes {
+			return nil, fmt.Errorf("%w: each query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
+		}
+	}
+	l, li, err := c.librarySearch(ctx, lib)
+	if err != nil {
+		return nil, err
+	}
+	var layers []search.Layer
+	if candidate != nil {
+		b := search.NewBuilder(search.DefaultWeights)
+		b.Add(*candidate)
+		layers = append(layers, search.Layer{X: b.Build(), Rank: rankOwn})
+	}
+	libLayer := len(layers)
+	layers = append(layers, search.Layer{X: li.x, Rank: rankTeam, Skip: func(doc int) bool {
+		return !libraryLists(l.all[doc]) || l.all[doc].dir == candidateDir
+	}})
+	ref := func(r search.Ref) (dir, name string, cand bool) {
+		if r.Layer != libLayer {
+			return "", "", true
+		}
+		s := l.all[r.Doc]
+		return s.dir, s.name, false
+	}
+	out := make([]Competition, len(queries))
+	for i, q := range queries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out[i].Query = q
+		for j, h := range search.Search(layers, search.Query{Text: q, Limit: k, Collapse: true}) {
+			dir, name, cand := ref(h.Ref)
+			co := Competitor{Dir: dir, Name: name, Candidate: cand, Score: h.Score, Relevance: h.Relevance}
+			if !cand {
+				co.Path = c.cfg.Mount + "/" + dir
+			} else if out[i].Rank == 0 {
+				out[i].Rank = j + 1
+			}
+			for _, a := range h.Alternates {
+				d, _, _ := ref(a)
+				co.Alternates = append(co.Alternates, d)
+			}
+			out[i].Top = append(out[i].Top, co)
+		}
+	}
+	return out, nil
+}
+
+// NearDuplicates returns the skills of the library lib (its valid ones,
+// the live copy at candidateDir aside) that candidate near-duplicates:
+// the same name with near-identical content, or the same content under
+// another name (search.NearDuplicate).
+func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate search.Analyzed, candidateDir string) ([]LibrarySkill, error) {
+	l, li, err := c.librarySearch(ctx, lib)
+	if err != nil {
+		return nil, err
+	}
+	b := search.NewBuilder(search.DefaultWeights)
+	b.Add(candidate)
+	cx := b.Build()
+	var out []LibrarySkill
+	for i, s := range l.all {
+		if !libraryLists(s) || s.dir == candidateDir {
+			continue
+		}
+		if search.NearDuplicate(cx, li.x, 0, i) {
+			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
+		}
+	}
+	return out, nil
+}
+
+// libraryLists reports whether a library's own listing holds s: a valid
+// skill, not a nested folder.
+func libraryLists(s *skillRef) bool {
+	return !s.nested && len(s.head.problems.Errors) == 0 && len(s.note().Errors) == 0
+}
+
+// librarySearch returns the layer of the library l alone and its search
+// index, the ones its readers' views share.
+func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *layerIndex, error) {
+	built, err := c.libraryLayer(ctx, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	ly, err := c.layer(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := built.name // as searchLayers keys a team's or the shared layer
+	if built.name == LayerUser {
+		key = ly.Prefix
+	}
+	li, err := c.searchIx.of(ctx, key, built)
+	return built, li, err
+}
+
+// libraryLayer returns the layer of the library l alone, from its index
+// (as fresh as the catalog's).
+func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*layer, error) {
+	ly, err := c.layer(l)
+	if err != nil {
+		return nil, err
+	}
+	x, err := c.views.indexes.Get(ctx, ly)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case l.Shared:
+		return c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
+	case l.Team != "":
+		return c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
+	}
+	built, err := c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
+	return built, err
+}

@@ -1,0 +1,432 @@
+package skills
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// Scoped views: a scope is a named skill set a library defines (the
+// organization's shared library and each team's in its side object beside
+// the protected names, protect.go; a user's in their settings object), and
+// a call names one (mounts.Caller.Scope: a request field, the
+// x-skillsvc-scope header, a token's claim). The name resolves in the
+// caller's nearest library first: the user's, then its teams' (in ID
+// order), then the organization's. The view then serves only the skills
+// the scope matches (view.inScope), on every surface that reads it.
+//
+// Each library's scopes are compiled once per state: the shared and team
+// ones when their layer is built (the side object is in the index's
+// generation), a user's by content (compiledScopes), so a warm call pays a
+// map lookup and a predicate per skill, and no storage request.
+
+// Bounds on what a library defines: a scope is read on every call that
+// names it, and its lists are matched against every skill.
+const (
+	MaxScopes        = 100      // per library
+	MaxScopeEntries  = 200      // per list (include or exclude categories, tags or names)
+	maxScopeEntryLen = 128      // bytes, per entry
+	maxScopesBytes   = 64 << 10 // a library's scopes, as JSON
+)
+
+// Compatibility rules: how a scope matches a skill's compatibility field
+// against the harness the caller declares (mounts.Caller.Harness).
+const (
+	// CompatibilityAny ignores the field.
+	CompatibilityAny = ""
+	// CompatibilityEmptyOrHarness keeps skills whose compatibility is
+	// empty or mentions the caller's harness (as a word, ignoring case).
+	CompatibilityEmptyOrHarness = "empty-or-harness"
+	// CompatibilityHarness keeps only skills whose compatibility
+	// mentions the caller's harness.
+	CompatibilityHarness = "harness"
+)
+
+// ScopeRule is one side of a scope: a skill matches it when its category
+// is one of Categories, or one of its tags (the frontmatter's tags and
+// keywords, at the top level or under metadata) is one of Tags (ignoring
+// case), or its name is one of Names (exact, or a path.Match glob such as
+// "contract-*").
+type ScopeRule struct {
+	Categories []string `json:"categories,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Names      []string `json:"names,omitempty"`
+}
+
+func (r ScopeRule) empty() bool {
+	return len(r.Categories) == 0 && len(r.Tags) == 0 && len(r.Names) == 0
+}
+
+// ScopeDef is a scope as stored: a skill is in it when Include is empty or
+// matches it, Exclude does not match it, and Compatibility (one of the
+// Compatibility* rules) admits it for the caller's harness.
+type ScopeDef struct {
+	Name          string    `json:"name"`
+	Include       ScopeRule `json:"include,omitzero"`
+	Exclude       ScopeRule `json:"exclude,omitzero"`
+	Compatibility string    `json:"compatibility,omitempty"`
+}
+
+// Validate checks d within the bounds, as SetScope stores it.
+func (d ScopeDef) Validate() error {
+	if err := mounts.ValidateID("scope", d.Name); err != nil {
+		return fmt.Errorf("%w: scope name: %v", errkind.InvalidArgument, err)
+	}
+	switch d.Compatibility {
+	case CompatibilityAny, CompatibilityEmptyOrHarness, CompatibilityHarness:
+	default:
+		return fmt.Errorf("%w: scope %q: compatibility %q: want %q, %q or empty", errkind.InvalidArgument, d.Name, d.Compatibility, CompatibilityEmptyOrHarness, CompatibilityHarness)
+	}
+	for side, r := range map[string]ScopeRule{"include": d.Include, "exclude": d.Exclude} {
+		for field, list := range map[string][]string{"categories": r.Categories, "tags": r.Tags, "names": r.Names} {
+			if len(list) > MaxScopeEntries {
+				return fmt.Errorf("%w: scope %q: %s.%s lists %d entries; at most %d", errkind.InvalidArgument, d.Name, side, field, len(list), MaxScopeEntries)
+			}
+			for _, e := range list {
+				if e == "" || len(e) > maxScopeEntryLen || strings.TrimSpace(e) != e {
+					return fmt.Errorf("%w: scope %q: %s.%s entry %q must be 1..%d bytes without surrounding spaces", errkind.InvalidArgument, d.Name, side, field, e, maxScopeEntryLen)
+				}
+				if _, err := path.Match(e, ""); field == "names" && err != nil {
+					return fmt.Errorf("%w: scope %q: %s.names entry %q is not a valid glob", errkind.InvalidArgument, d.Name, side, e)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkScopes validates a library's scopes as stored together.
+func checkScopes(defs []ScopeDef) error {
+	if len(defs) > MaxScopes {
+		return fmt.Errorf("%w: a library defines at most %d scopes; delete one first", errkind.InvalidArgument, MaxScopes)
+	}
+	if b, _ := json.Marshal(defs); len(b) > maxScopesBytes {
+		return fmt.Errorf("%w: a library's scopes take at most %d bytes as JSON, these %d", errkind.InvalidArgument, maxScopesBytes, len(b))
+	}
+	return nil
+}
+
+// putScope returns defs with d in place of its namesake (or added), by
+// name; deleteScope without the scope named.
+func putScope(defs []ScopeDef, d ScopeDef) []ScopeDef {
+	defs = slices.DeleteFunc(slices.Clone(defs), func(o ScopeDef) bool { return o.Name == d.Name })
+	defs = append(defs, d)
+	slices.SortFunc(defs, func(a, b ScopeDef) int { return strings.Compare(a.Name, b.Name) })
+	return defs
+}
+
+func deleteScope(defs []ScopeDef, name string) ([]ScopeDef, bool) {
+	out := slices.DeleteFunc(slices.Clone(defs), func(o ScopeDef) bool { return o.Name == name })
+	return out, len(out) != len(defs)
+}
+
+// scope is a ScopeDef compiled: immutable, shared by every call naming it.
+type scope struct {
+	def     ScopeDef
+	digest  [sha256.Size]byte // of the definition: in the library digest and reply keys
+	in, out rule
+}
+
+// rule is a ScopeRule compiled.
+type rule struct {
+	categories map[string]bool
+	tags       []string // matched ignoring case
+	names      map[string]bool
+	globs      []string
+}
+
+func compileRule(r ScopeRule) rule {
+	c := rule{categories: map[string]bool{}, names: map[string]bool{}, tags: r.Tags}
+	for _, cat := range r.Categories {
+		c.categories[cat] = true
+	}
+	for _, n := range r.Names {
+		if strings.ContainsAny(n, `*?[\`) {
+			c.globs = append(c.globs, n)
+		} else {
+			c.names[n] = true
+		}
+	}
+	return c
+}
+
+// compileScope compiles d, which was validated when stored; an entry that
+// is not (written by other tools) matches nothing.
+func compileScope(d ScopeDef) *scope {
+	b, _ := json.Marshal(d)
+	return &scope{def: d, digest: sha256.Sum256(b), in: compileRule(d.Include), out: compileRule(d.Exclude)}
+}
+
+// compileScopes compiles a library's scopes by name, leaving out those
+// that fail validation.
+func compileScopes(defs []ScopeDef) map[string]*scope {
+	if len(defs) == 0 {
+		return nil
+	}
+	out := make(map[string]*scope, len(defs))
+	for _, d := range defs[:min(len(defs), MaxScopes)] {
+		if d.Validate() == nil {
+			out[d.Name] = compileScope(d)
+		}
+	}
+	return out
+}
+
+// userScopeCache compiles a user's scopes once per definition, whatever
+// user or replica copy of the settings names it.
+var userScopeCache = struct {
+	sync.Mutex
+	lru *simplelru.LRU[string, *scope]
+}{lru: func() *simplelru.LRU[string, *scope] { l, _ := simplelru.NewLRU[string, *scope](4096, nil); return l }()}
+
+// compiledUserScope returns d compiled, from userScopeCache when it was
+// compiled before.
+func compiledUserScope(d ScopeDef) *scope {
+	b, _ := json.Marshal(d)
+	k := string(b)
+	userScopeCache.Lock()
+	defer userScopeCache.Unlock()
+	if s, ok := userScopeCache.lru.Get(k); ok {
+		return s
+	}
+	s := compileScope(d)
+	userScopeCache.lru.Add(k, s)
+	return s
+}
+
+// match reports whether the rule matches the skill s.
+func (r *rule) match(s *skillRef) bool {
+	if r.categories[s.category()] && s.category() != "" || r.names[s.name] {
+		return true
+	}
+	for _, g := range r.globs {
+		if ok, _ := path.Match(g, s.name); ok {
+			return true
+		}
+	}
+	if len(r.tags) == 0 {
+		return false
+	}
+	found := false
+	skillTags(s.head.fm, func(t string) bool {
+		for _, want := range r.tags {
+			if strings.EqualFold(t, want) {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// skillTags calls yield with each tag of fm (tags and keywords: a list, or
+// a comma-separated string; at the top level or under metadata) until it
+// returns false.
+func skillTags(fm skillmd.Frontmatter, yield func(string) bool) {
+	each := func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			for t := range strings.SplitSeq(x, ",") {
+				if t = strings.TrimSpace(t); t != "" && !yield(t) {
+					return false
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if t, ok := e.(string); ok && !yield(strings.TrimSpace(t)) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for k := range tagFields {
+		if !each(fm.Extra[k]) {
+			return
+		}
+		if v, ok := fm.Metadata[k]; ok && !each(v) {
+			return
+		}
+		if meta, ok := fm.Raw["metadata"].(map[string]any); ok {
+			if _, isString := meta[k].(string); !isString && !each(meta[k]) {
+				return
+			}
+		}
+	}
+}
+
+// admits reports whether the scope shows s to a caller of harness.
+func (sc *scope) admits(s *skillRef, harness string) bool {
+	if s.nested || !sc.in.empty() && !sc.in.match(s) || sc.out.match(s) {
+		return false
+	}
+	switch sc.def.Compatibility {
+	case CompatibilityEmptyOrHarness:
+		return s.head.fm.Compatibility == "" || mentions(s.head.fm.Compatibility, harness)
+	case CompatibilityHarness:
+		return mentions(s.head.fm.Compatibility, harness)
+	}
+	return true
+}
+
+func (r *rule) empty() bool {
+	return len(r.categories) == 0 && len(r.tags) == 0 && len(r.names) == 0 && len(r.globs) == 0
+}
+
+// mentions reports whether text names word as a word of its own (bounded
+// by anything but a letter, digit, '-' or '_'), ignoring case: "Claude
+// Code, Codex" mentions "codex", "codex-cli" does not mention "codex".
+func mentions(text, word string) bool {
+	if word == "" {
+		return false
+	}
+	for i := 0; i+len(word) <= len(text); i++ {
+		if !strings.EqualFold(text[i:i+len(word)], word) {
+			continue
+		}
+		if (i == 0 || !wordByte(text[i-1])) && (i+len(word) == len(text) || !wordByte(text[i+len(word)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func wordByte(b byte) bool {
+	return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+}
+
+// scoped is the scope a view applies and the caller's harness.
+type scoped struct {
+	sc      *scope
+	harness string
+	from    string // the layer defining it: LayerUser, a team's, LayerShared
+}
+
+// inScope reports whether the view shows s: every skill of an unscoped
+// view, those its scope admits of a scoped one.
+func (v *view) inScope(s *skillRef) bool {
+	return v.scope == nil || v.scope.sc.admits(s, v.scope.harness)
+}
+
+// scopeKey is what the view's scope adds to reply keys and the library
+// digest: nothing for an unscoped view.
+func (v *view) scopeKey() []byte {
+	if v.scope == nil {
+		return nil
+	}
+	b := appendField(nil, v.scope.sc.def.Name)
+	b = append(b, v.scope.sc.digest[:]...)
+	return appendField(b, v.scope.harness)
+}
+
+// scopeOf finds the scope the caller names: in the user's settings, then
+// the lower layers (its teams in ID order, then the shared library's).
+func scopeOf(name string, user []ScopeDef, lower []*layer) (*scoped, error) {
+	for _, d := range user {
+		if d.Name == name {
+			if d.Validate() != nil {
+				break
+			}
+			return &scoped{sc: compiledUserScope(d), from: LayerUser}, nil
+		}
+	}
+	for _, l := range lower {
+		if sc, ok := l.scopes[name]; ok {
+			return &scoped{sc: sc, from: l.name}, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: scope %q is not defined in the caller's library, its teams' or the organization's", errkind.NotFound, name)
+}
+
+// SetScope defines (or redefines) the scope d in the library l: a user's
+// (in their settings), a team's or the shared one (in its side object,
+// beside the protected names). It returns the library's scopes after;
+// every replica applies the change as it applies a dropped index.
+func (c *Catalog) SetScope(ctx context.Context, l LibraryRef, d ScopeDef) ([]ScopeDef, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return c.changeScopes(ctx, l, func(defs []ScopeDef) ([]ScopeDef, error) { return putScope(defs, d), nil })
+}
+
+// DeleteScope deletes the scope name of the library l (NOT_FOUND when it
+// defines none of that name) and returns the library's scopes after.
+func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([]ScopeDef, error) {
+	return c.changeScopes(ctx, l, func(defs []ScopeDef) ([]ScopeDef, error) {
+		out, ok := deleteScope(defs, name)
+		if !ok {
+			return nil, fmt.Errorf("%w: the library defines no scope %q", errkind.NotFound, name)
+		}
+		return out, nil
+	})
+}
+
+// Scopes returns the scopes the library l defines, by name.
+func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]ScopeDef, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	if l.User != "" {
+		s, _, err := c.settings.load(ctx, l.User)
+		return s.Scopes, err
+	}
+	key, err := c.protectedKey(l)
+	if err != nil {
+		return nil, err
+	}
+	doc, _, err := (&protections{bucket: c.bucket}).load(ctx, key)
+	return doc.Scopes, err
+}
+
+func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]ScopeDef) ([]ScopeDef, error)) ([]ScopeDef, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	if l.User != "" {
+		id, err := c.views.operator(l.User)
+		if err != nil {
+			return nil, err
+		}
+		var out []ScopeDef
+		var changeErr error
+		err = c.settings.update(ctx, id, func(s *settings) bool {
+			out, changeErr = change(s.Scopes)
+			if changeErr == nil {
+				changeErr = checkScopes(out)
+			}
+			if changeErr != nil {
+				return false
+			}
+			s.Scopes = out
+			return true
+		})
+		if err = cmp.Or(changeErr, err); err != nil {
+			return nil, err
+		}
+		c.changed(l, true)
+		return out, nil
+	}
+	key, err := c.protectedKey(l)
+	if err != nil {
+		return nil, err
+	}
+	out, err := (&protections{bucket: c.bucket}).setScopes(ctx, key, change)
+	if err != nil {
+		return nil, err
+	}
+	// Listed with the library's index: dropping it lists the new version.
+	return out, c.DropLibraryIndex(ctx, l)
+}

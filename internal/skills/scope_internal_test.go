@@ -1,0 +1,106 @@
+package skills
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// TestScopeAdmits: include (any of categories, tags ignoring case, exact
+// or glob names), exclude, and the compatibility rules against a harness
+// named as a word.
+func TestScopeAdmits(t *testing.T) {
+	skill := func(dir, name, compat string, extra map[string]any, meta map[string]string) *skillRef {
+		return &skillRef{dir: dir, name: name, head: parsed{fm: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: extra, Metadata: meta}}}
+	}
+	contracts := skill("legal/contracts", "contracts", "", map[string]any{"tags": []any{"Contracts", "law"}}, nil)
+	draft := skill("draft-contract", "draft-contract", "", map[string]any{"keywords": "drafts, contracts"}, nil)
+	deploy := skill("eng/deploy", "deploy", "Claude Code, codex", nil, map[string]string{"tags": "ops"})
+	cli := skill("eng/cli", "cli", "codex-cli", nil, nil)
+	for _, tc := range []struct {
+		name    string
+		def     ScopeDef
+		harness string
+		want    map[*skillRef]bool
+	}{
+		{"category", ScopeDef{Include: ScopeRule{Categories: []string{"legal"}}}, "", map[*skillRef]bool{contracts: true, draft: false, deploy: false}},
+		{"tag ignoring case, list and string", ScopeDef{Include: ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
+		{"metadata tag", ScopeDef{Include: ScopeRule{Tags: []string{"ops"}}}, "", map[*skillRef]bool{deploy: true, cli: false}},
+		{"glob, excluded", ScopeDef{Include: ScopeRule{Names: []string{"*contract*"}}, Exclude: ScopeRule{Names: []string{"draft-*"}}}, "", map[*skillRef]bool{contracts: true, draft: false}},
+		{"exclude only", ScopeDef{Exclude: ScopeRule{Categories: []string{"eng"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
+		{"empty or harness", ScopeDef{Compatibility: CompatibilityEmptyOrHarness}, "codex", map[*skillRef]bool{contracts: true, deploy: true, cli: false}},
+		{"harness only", ScopeDef{Compatibility: CompatibilityHarness}, "claude", map[*skillRef]bool{contracts: false, deploy: true, cli: false}},
+		{"no harness declared", ScopeDef{Compatibility: CompatibilityEmptyOrHarness}, "", map[*skillRef]bool{contracts: true, deploy: false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.def.Name = "s"
+			if err := tc.def.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			sc := compileScope(tc.def)
+			for s, want := range tc.want {
+				if got := sc.admits(s, tc.harness); got != want {
+					t.Errorf("%s admits %s (harness %q) = %t, want %t", tc.name, s.name, tc.harness, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestUserScopeCompiledOnce: a user's scope is compiled once per
+// definition, whichever call names it.
+func TestUserScopeCompiledOnce(t *testing.T) {
+	d := ScopeDef{Name: "once", Include: ScopeRule{Names: []string{"a*"}}}
+	a, err := scopeOf("once", []ScopeDef{d}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := scopeOf("once", []ScopeDef{d}, nil)
+	if a.sc != b.sc {
+		t.Error("the same definition was compiled twice")
+	}
+	d.Include.Names = []string{"b*"}
+	if c, _ := scopeOf("once", []ScopeDef{d}, nil); c.sc == a.sc {
+		t.Error("a changed definition kept the old compiled scope")
+	}
+}
+
+// FuzzScopeDefs: a library's scopes as stored (JSON written by SetScope
+// or by other tools) and a skill matched against them. Property: only
+// definitions Validate accepts are compiled, at most MaxScopes of them;
+// matching is deterministic and a harness is admitted only where the
+// compatibility field holds it (ignoring case).
+func FuzzScopeDefs(f *testing.F) {
+	f.Add([]byte(`[{"name":"contracts","include":{"categories":["legal"],"tags":["Contracts"]},"exclude":{"names":["draft-*"]},"compatibility":"empty-or-harness"}]`),
+		"legal/contracts", "contracts", "Claude Code", "contracts", "claude")
+	f.Add([]byte(`[{"name":"a","include":{"names":["[","*"]}},{"name":"../x"}]`), "x", "x", "", "", "")
+	f.Fuzz(func(t *testing.T, doc []byte, dir, name, compat, tag, harness string) {
+		var defs []ScopeDef
+		if json.Unmarshal(doc, &defs) != nil {
+			return
+		}
+		if mounts.ValidateID("harness", harness) != nil {
+			harness = "" // as mounts.Table.Identify admits a caller's
+		}
+		compiled := compileScopes(defs)
+		if len(compiled) > MaxScopes {
+			t.Fatalf("%d scopes compiled", len(compiled))
+		}
+		s := &skillRef{dir: dir, name: name, head: parsed{fm: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
+		for n, sc := range compiled {
+			if err := sc.def.Validate(); err != nil || n != sc.def.Name {
+				t.Fatalf("compiled %q: %v", n, err)
+			}
+			got := sc.admits(s, harness)
+			if got != sc.admits(s, harness) {
+				t.Fatal("admits is not deterministic")
+			}
+			if got && sc.def.Compatibility == CompatibilityHarness && !strings.Contains(strings.ToLower(compat), strings.ToLower(harness)) {
+				t.Fatalf("harness %q admitted by compatibility %q", harness, compat)
+			}
+		}
+	})
+}

@@ -151,9 +151,10 @@ bench-smoke:
 # from the shared cache, S3 event notifications, the
 # library an event's key names, and PublishSkill streams (header, paths,
 # chunks), and search indexes and analyses from the shared cache. Budgets
-# are execution counts (about 8s each on a 2-vCPU machine), not durations: with a duration, Go 1.26's fuzz
-# coordinator can report "context deadline exceeded" as a failure when the
-# time runs out mid-call (golang/go#75804, fixed in Go 1.27).
+# are execution counts (about 8s each on a 2-vCPU machine), not durations:
+# with a duration, Go 1.26's fuzz coordinator can report "context deadline
+# exceeded" as a failure when the time runs out mid-call (golang/go#75804,
+# fixed in Go 1.27).
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:2000x \
 	./internal/vfs/:FuzzReadOffsets:10000x ./internal/vfs/:FuzzGlobPattern:20000x \
 	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skills/:FuzzRenderedSize:6000x \
@@ -165,7 +166,7 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/events/:FuzzParse:150000x ./internal/events/:FuzzParseMessage:50000x ./internal/skills/:FuzzChangeOf:50000x \
 	./internal/skills/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
-	./internal/search/:FuzzUnmarshalIndex:150000x ./internal/search/:FuzzUnmarshalAnalyzed:300000x
+	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -20,7 +20,7 @@ var ErrCorrupt = errors.New("search: corrupt or foreign encoding")
 const (
 	indexMagic      = "SKIX"
 	analyzedMagic   = "SKAN"
-	formatVersion   = 2
+	formatVersion   = 3
 	indexVersion    = formatVersion
 	analyzedVersion = formatVersion
 	// maxEncoded bounds what the decoders accept.
@@ -207,6 +207,7 @@ func (x *Index) MarshalBinary() ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.weights.K1))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.weights.IDFPower))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.weights.CopyBoost))
 	b = binary.AppendUvarint(b, uint64(x.n))
 	for i := range x.n {
 		b = append(b, byte(x.lang[i]))
@@ -248,6 +249,7 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 	}
 	x.weights.K1 = r.float()
 	x.weights.IDFPower = r.float()
+	x.weights.CopyBoost = r.float()
 	x.n = int(r.uvarint(min(maxDocs, uint64(len(body))/(1+2*minhashBins+16))))
 	x.lang = make([]lang, x.n)
 	x.fp = make([]fingerprint, x.n)

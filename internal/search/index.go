@@ -26,6 +26,10 @@ type Weights struct {
 	// one matching a single rare word (a topic the task mentions in
 	// passing). Search takes it from the first layer's index.
 	IDFPower float64
+	// CopyBoost raises a collapsed group's place by CopyBoost·ln(copies):
+	// a skill copied into several of the caller's libraries (or forked
+	// across them) is one people use. Relevance itself is not raised.
+	CopyBoost float64
 }
 
 // refLength is each field's mean length in terms on the corpus
@@ -128,9 +132,6 @@ type Builder struct {
 	fp      []fingerprint
 	post    map[string][]posting
 	forward map[*Index][][]posting // prev's postings by document, for Reuse
-	// keep, when set, indexes only the terms it accepts: the tuning run
-	// builds an index per trial of only its queries' terms.
-	keep func(term string) bool
 }
 
 // posting is one document's weight for a term: in Builder.post, doc is the
@@ -156,10 +157,6 @@ func (b *Builder) Add(a Analyzed) {
 		j := 0
 		for j < len(occ) && occ[j].term == uint32(i) {
 			j++
-		}
-		if b.keep != nil && !b.keep(t) {
-			occ = occ[j:]
-			continue
 		}
 		if s := b.w.saturation(occ[:j], &a.length); s > 0 {
 			b.post[t] = append(b.post[t], posting{doc: doc, q: quantize(s)})

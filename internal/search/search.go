@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"math"
@@ -42,7 +43,9 @@ type Hit struct {
 	// Relevance is Score over the most any skill could score for the
 	// query (every query term, weighted by its rarity across the layers,
 	// fully matched), 0..1: comparable across searches. A collapsed group
-	// scores as its best copy.
+	// scores as its best copy. Hits come in non-increasing Relevance: one
+	// placed after a less relevant hit (for its nearer layer or its
+	// copies) reports that hit's.
 	Relevance float64
 	// Alternates are the near-duplicates folded into this hit, nearest
 	// layer first, then best first.
@@ -155,15 +158,15 @@ func Search(layers []Layer, q Query) []Hit {
 	if total == 0 {
 		return nil
 	}
-	// Global document frequencies: a term rare in the caller's own layer
-	// but common in the organization's is common.
-	idfPower := 1.0
+	idfPower, copyBoost := 1.0, 0.0
 	for _, l := range layers {
 		if l.X != nil {
-			idfPower = l.X.weights.IDFPower
+			idfPower, copyBoost = l.X.weights.IDFPower, l.X.weights.CopyBoost
 			break
 		}
 	}
+	// Global document frequencies: a term rare in the caller's own layer
+	// but common in the organization's is common.
 	lists := make([][]byte, len(layers)*len(terms))
 	idf := make([]float64, len(terms))
 	for j, t := range terms {
@@ -227,7 +230,7 @@ func Search(layers []Layer, q Query) []Hit {
 		if !q.Collapse {
 			return hits(cands, nil)
 		}
-		groups := collapse(layers, cands, limit)
+		groups := collapse(layers, cands, limit, copyBoost)
 		if len(groups) >= limit || !more {
 			return hits(cands, groups)
 		}
@@ -238,7 +241,7 @@ func Search(layers []Layer, q Query) []Hit {
 // top returns the depth best unskipped candidates, best first, and
 // whether there were more.
 func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLangs]float64, depth int) ([]candidate, bool) {
-	h := make(worstFirst, 0, depth+1)
+	h := make(worstFirst, 0, min(depth, len(acc.touched))+1)
 	more := false
 	start := 0
 	for i, l := range layers {
@@ -286,8 +289,10 @@ type group struct {
 }
 
 // collapse folds each candidate into the first better group it
-// near-duplicates, making at most limit groups.
-func collapse(layers []Layer, cands []candidate, limit int) []group {
+// near-duplicates and orders the groups: by their best copy's order, raised
+// by copyBoost for each copy (a skill copied across the caller's libraries
+// is one people use), then cuts them to limit.
+func collapse(layers []Layer, cands []candidate, limit int, copyBoost float64) []group {
 	var groups []group
 next:
 	for ci := range cands {
@@ -304,37 +309,48 @@ next:
 				continue next
 			}
 		}
-		if len(groups) < limit {
-			groups = append(groups, group{members: []int{ci}, rep: ci})
-		}
+		groups = append(groups, group{members: []int{ci}, rep: ci})
 	}
-	return groups
+	if copyBoost > 0 {
+		order := func(g *group) float64 {
+			return cands[g.members[0]].order * (1 + copyBoost*math.Log(float64(len(g.members))))
+		}
+		slices.SortStableFunc(groups, func(a, b group) int { return cmp.Compare(order(&b), order(&a)) })
+	}
+	return groups[:min(len(groups), limit)]
 }
 
-// hits turns candidates (and their groups, when collapsing) into Hits.
+// hits turns candidates (and their groups, when collapsing) into Hits,
+// their Relevance made non-increasing: a hit placed after a less relevant
+// one (for its nearer layer, or its copies) reports that one's, so a
+// caller cutting at a relevance keeps a prefix of the ranking.
 func hits(cands []candidate, groups []group) []Hit {
+	var out []Hit
 	if groups == nil {
-		out := make([]Hit, len(cands))
+		out = make([]Hit, len(cands))
 		for i := range cands {
 			out[i] = Hit{Ref: cands[i].ref, Score: cands[i].score, Relevance: cands[i].rel}
 		}
-		return out
-	}
-	out := make([]Hit, len(groups))
-	for i, g := range groups {
-		first := &cands[g.members[0]]
-		h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: first.rel}
-		alts := make([]int, 0, len(g.members)-1)
-		for _, m := range g.members {
-			if m != g.rep {
-				alts = append(alts, m)
+	} else {
+		out = make([]Hit, len(groups))
+		for i, g := range groups {
+			first := &cands[g.members[0]]
+			h := Hit{Ref: cands[g.rep].ref, Score: first.score, Relevance: first.rel}
+			alts := make([]int, 0, len(g.members)-1)
+			for _, m := range g.members {
+				if m != g.rep {
+					alts = append(alts, m)
+				}
 			}
+			slices.SortStableFunc(alts, func(a, b int) int { return cands[a].rank - cands[b].rank })
+			for _, m := range alts {
+				h.Alternates = append(h.Alternates, cands[m].ref)
+			}
+			out[i] = h
 		}
-		slices.SortStableFunc(alts, func(a, b int) int { return cands[a].rank - cands[b].rank })
-		for _, m := range alts {
-			h.Alternates = append(h.Alternates, cands[m].ref)
-		}
-		out[i] = h
+	}
+	for i := 1; i < len(out); i++ {
+		out[i].Relevance = min(out[i].Relevance, out[i-1].Relevance)
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/skillsvc/skillsvc/internal/alloctest"
 )
 
 func build(w Weights, docs ...Doc) *Index {
@@ -188,7 +190,8 @@ func TestLayerPreferenceAtEqualRelevance(t *testing.T) {
 	}
 	// A clearly better farther hit still wins.
 	far := build(DefaultWeights, Doc{Name: "household-budget", Description: "household budget planner for a household budget"})
-	hs = Search([]Layer{{X: own, Rank: 0}, {X: far, Rank: 2}}, Query{Text: "household budget"})
+	weak := build(DefaultWeights, Doc{Name: "planner", Description: "plan a budget"})
+	hs = Search([]Layer{{X: weak, Rank: 0}, {X: far, Rank: 2}}, Query{Text: "household budget"})
 	if hs[0].Ref != (Ref{1, 0}) {
 		t.Errorf("order %v: the much better organization hit should lead", refs(hs))
 	}
@@ -274,6 +277,14 @@ func TestCodecs(t *testing.T) {
 	}
 	if _, err := UnmarshalIndex(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("truncated: %v", err)
+	}
+	// One value, one encoding: an overlong varint is refused, so accepted
+	// bytes re-encode to themselves (the fuzz targets' property).
+	if _, k := canonicalUvarint([]byte{0x80, 0x00}); k > 0 {
+		t.Errorf("overlong varint accepted")
+	}
+	if v, k := canonicalUvarint([]byte{0x80, 0x01}); v != 128 || k != 2 {
+		t.Errorf("canonicalUvarint(128) = %d, %d", v, k)
 	}
 }
 
@@ -376,6 +387,9 @@ func TestLayerTieWithinEpsilon(t *testing.T) {
 	if !(hs[0].Score < hs[1].Score && hs[1].Score < hs[0].Score*(1+LayerTie)) {
 		t.Errorf("scores %.4f (own) and %.4f (org): the test needs the org's a little better", hs[0].Score, hs[1].Score)
 	}
+	if hs[1].Relevance > hs[0].Relevance {
+		t.Errorf("relevance %v then %v: hits must come in non-increasing relevance", hs[0].Relevance, hs[1].Relevance)
+	}
 }
 
 func TestCollapseLooksDeepEnough(t *testing.T) {
@@ -450,4 +464,53 @@ func TestAnalyzeConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestBytesEstimate: the catalog charges Bytes against the replica's
+// memory budget, so it must be what an index holds. A decoded index
+// allocates exactly its arrays.
+func TestBytesEstimate(t *testing.T) {
+	x := build(DefaultWeights, syntheticDocs(200)...)
+	data, _ := x.MarshalBinary()
+	var y *Index
+	got := alloctest.Bytes(func() { y, _ = UnmarshalIndex(data) })
+	if y == nil {
+		t.Fatal("no index")
+	}
+	if est := uint64(y.Bytes()); est < got*85/100 || est > got*115/100 {
+		t.Errorf("Bytes() = %d, decoding allocated %d", est, got)
+	}
+}
+
+// TestCopyBoost: a skill with copies across the library outranks a single
+// skill a little more relevant, when collapsing; its Relevance is not
+// raised.
+func TestCopyBoost(t *testing.T) {
+	body := "Turn meeting notes into minutes: decisions, owners and deadlines."
+	for i := range 40 {
+		body += fmt.Sprintf(" Rule %d keeps item %d.", i, i)
+	}
+	docs := []Doc{{Name: "scribe", Description: "write the minutes of a meeting", Body: body + " Meeting notes."}}
+	for i := range 3 {
+		docs = append(docs, Doc{Name: fmt.Sprintf("notes-%d", i), Description: "meeting minutes helper for teams, projects and weekly calls", Body: body})
+	}
+	for _, tc := range []struct {
+		boost float64
+		first int
+	}{{0, 0}, {DefaultWeights.CopyBoost, 1}} {
+		w := DefaultWeights
+		w.CopyBoost = tc.boost
+		x := build(w, docs...)
+		hs := Search([]Layer{{X: x}}, Query{Text: "meeting minutes", Limit: 2, Collapse: true})
+		if len(hs) != 2 || hs[0].Doc != tc.first {
+			t.Fatalf("boost %v: hits %+v, want doc %d first", tc.boost, hs, tc.first)
+		}
+		if tc.boost > 0 && !(hs[0].Score < hs[1].Score && hs[0].Relevance == hs[1].Relevance) {
+			t.Errorf("boost %v: scores %v then %v, relevance %v then %v: the copied skill should score a little less, lead, and the next hit report no more relevance",
+				tc.boost, hs[0].Score, hs[1].Score, hs[0].Relevance, hs[1].Relevance)
+		}
+		if len(hs[0].Alternates)+len(hs[1].Alternates) != 2 {
+			t.Errorf("boost %v: alternates %v %v", tc.boost, hs[0].Alternates, hs[1].Alternates)
+		}
+	}
 }

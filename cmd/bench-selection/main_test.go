@@ -213,7 +213,7 @@ func TestParseGauge(t *testing.T) {
 // Every request's target resolves in the pinned library's layout: a target
 // of the list under targetCategory, or a folder of its source's archive
 // (folders depend on their source alone, so only the sources requests name
-// are downloaded: about 14 MB, cached). That no earlier source holds a
+// are downloaded: about 15 MB, cached). That no earlier source holds a
 // byte-identical copy of a corpus target, and that it falls within the
 // first 10,000, only the whole corpus shows: bench-selection reports
 // requests whose target is not in the library.

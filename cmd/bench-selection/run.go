@@ -82,6 +82,9 @@ type outcome struct {
 	Top    []string `json:"top"`
 	search time.Duration
 	format time.Duration
+	// The calls' times, for finding what makes a tail.
+	SearchMS float64 `json:"search_ms"`
+	FormatMS float64 `json:"format_ms"`
 }
 
 // library is one configuration measured: its skills and the requests whose
@@ -268,6 +271,7 @@ func ask(ctx context.Context, c skillsvcv1.SkillsServiceClient, q query, accept 
 		return c.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Query: q.Query, CharBudget: budget})
 	})
 	o.format = time.Since(start)
+	o.SearchMS, o.FormatMS = float64(o.search.Microseconds())/1000, float64(o.format.Microseconds())/1000
 	if err != nil {
 		return o, fmt.Errorf("FormatSkills: %w", err)
 	}

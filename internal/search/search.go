@@ -70,6 +70,10 @@ var accumulators sync.Pool
 type accumulator struct {
 	score   []float32
 	touched []int32
+	// skip memoizes Layer.Skip per touched document (0 not asked, 1 shown,
+	// 2 skipped): a caller's Skip can cost microseconds, and a collapsing
+	// search that deepens asks again for the same documents.
+	skip []uint8
 }
 
 func getAccumulator(n int) *accumulator {
@@ -79,15 +83,16 @@ func getAccumulator(n int) *accumulator {
 	}
 	if cap(a.score) < n {
 		a.score = make([]float32, n)
+		a.skip = make([]uint8, n)
 	}
-	a.score = a.score[:n]
+	a.score, a.skip = a.score[:n], a.skip[:n]
 	a.touched = a.touched[:0]
 	return a
 }
 
 func (a *accumulator) release() {
 	for _, g := range a.touched {
-		a.score[g] = 0
+		a.score[g], a.skip[g] = 0, 0
 	}
 	a.touched = a.touched[:0]
 	accumulators.Put(a)
@@ -248,7 +253,13 @@ func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLan
 		scale := math.Pow(1+LayerTie, -float64(max(l.Rank, 0)))
 		for _, g := range acc.touched[start:touchedEnd[i]] {
 			doc := int(g) - base[i]
-			if l.Skip != nil && l.Skip(doc) {
+			if acc.skip[g] == 0 {
+				acc.skip[g] = 1
+				if l.Skip != nil && l.Skip(doc) {
+					acc.skip[g] = 2
+				}
+			}
+			if acc.skip[g] == 2 {
 				continue
 			}
 			s := float64(acc.score[g])

@@ -110,6 +110,7 @@ type searchMetrics struct {
 // Where a search index build took a skill's analysis from.
 const (
 	analysisReused   = "reused"   // the previous generation's index
+	analysisKept     = "kept"     // the previous generation's index, whole (same)
 	analysisCached   = "cached"   // the shared cache
 	analysisAnalyzed = "analyzed" // its SKILL.md read and analyzed here
 )
@@ -129,7 +130,7 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 			Help: "Skills a search index build took, by source: reused (the previous generation's index), cached (the shared cache, where a replica put its analysis), analyzed (its SKILL.md read from storage here).",
 		}, []string{"source"}),
 	}
-	for _, s := range []string{analysisReused, analysisCached, analysisAnalyzed} {
+	for _, s := range []string{analysisKept, analysisReused, analysisCached, analysisAnalyzed} {
 		m.analyses.WithLabelValues(s)
 	}
 	if reg != nil {
@@ -223,6 +224,13 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 		need = append(need, i)
 	}
+	if keeps(prev, reuse, need) {
+		// A new generation with the same skills (a file's digest came, a
+		// file outside every skill changed): the index as it is, not a
+		// rebuild every search of the library would wait for.
+		si.metrics.analyses.WithLabelValues(analysisKept).Add(float64(len(prev.versions)))
+		return &layerIndex{gen: l.gen, x: prev.x, versions: prev.versions, bytes: prev.bytes}, nil
+	}
 	if err := si.analyze(ctx, l, need, sums, analyzed, whole); err != nil {
 		return nil, err
 	}
@@ -262,6 +270,21 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 	})
 	li.bytes = li.x.Bytes() + int64(cap(li.versions))*16 + 64
 	return li, nil
+}
+
+// keeps reports whether prev serves as the new generation's index: every
+// skill reuses the document at its own place and there are as many, so
+// only nested folders (never served) can differ.
+func keeps(prev *layerIndex, reuse, need []int) bool {
+	if prev == nil || len(need) > 0 || prev.x.Len() != len(reuse) {
+		return false
+	}
+	for i, d := range reuse {
+		if d >= 0 && d != i {
+			return false
+		}
+	}
+	return true
 }
 
 func countNested(l *layer) int {

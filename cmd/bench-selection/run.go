@@ -205,26 +205,39 @@ func skillsvcEnv() []string {
 func waitReady(ctx context.Context, c skillsvcv1.SkillsServiceClient) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	last := -1
+	last, lastDigest := -1, ""
 	for {
 		resp, err := call(ctx, func() (*skillsvcv1.FormatSkillsResponse, error) {
 			return c.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{CharBudget: 1000})
 		})
+		wait := 200 * time.Millisecond
 		if err == nil {
-			n := int(resp.GetIncluded() + resp.GetOmitted())
-			if n > 0 && n == last {
+			// Settled: every skill served and the library digest (which
+			// names each file's digest) unchanged over a few refresh
+			// intervals, so a fresh replica's hashing of the library's
+			// files, each pass a new generation to rebuild, is over
+			// before anything is timed.
+			n, digest := int(resp.GetIncluded()+resp.GetOmitted()), resp.GetLibraryDigest()
+			if n > 0 && n == last && digest == lastDigest {
 				return n, nil
 			}
-			last = n
-			continue
+			last, lastDigest = n, digest
+			wait = settleInterval
 		}
 		select {
 		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
 			return 0, fmt.Errorf("not ready: %w", err)
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }
+
+// settleInterval is how long the library must stay the same to count as
+// settled: a few of the local store's 1 s refresh intervals.
+const settleInterval = 3 * time.Second
 
 // call runs f, waiting out a refusal by the per-user limits for the delay
 // the server gives (the benchmark keeps the shipped limits).

@@ -37,6 +37,10 @@ type Index struct {
 	// finds nothing changed keeps it, so views built from it stay current.
 	Gen    uint64
 	Listed time.Time // when the listing was taken
+	// Took is how long the revalidation that made it took on this replica
+	// (0: unknown): a library that takes long to list is served stale for
+	// longer while it is listed in the background (maxStale).
+	Took time.Duration
 	// Changed is when a listing first found this content (Gen): a
 	// library's first listing, or one that found it changed. It travels
 	// with the index, so every replica gives a library the same
@@ -306,7 +310,19 @@ func (ix *Store) servable(h *held, now time.Time) bool {
 		return false
 	}
 	age := now.Sub(h.idx.Listed)
-	return age < ix.cfg.IndexMaxStale || (h.failed && age < ix.cfg.StaleIfError)
+	return age < ix.maxStale(h.idx) || (h.failed && age < ix.cfg.StaleIfError)
+}
+
+// staleListings is how many of its own listings' time an index may be
+// served stale while the next runs in the background, when that is longer
+// than --skills.index-max-stale: with the local store's 1s bound, listing a
+// library of 10,000 skills (about a second) would otherwise make a call
+// wait for a listing almost every second.
+const staleListings = 4
+
+// maxStale is the age after which x is revalidated before answering.
+func (ix *Store) maxStale(x *Index) time.Duration {
+	return max(ix.cfg.IndexMaxStale, staleListings*x.Took)
 }
 
 func (ix *Store) observe(x *Index) {
@@ -352,7 +368,7 @@ func (ix *Store) load(ctx context.Context, l Layer, since uint64) (*Index, error
 		case age < ix.FreshFor(x):
 			ix.hold(l, x, now, failed, since)
 			return x, nil
-		case age < ix.cfg.IndexMaxStale:
+		case age < ix.maxStale(x):
 			ix.hold(l, x, now, failed, since)
 			ix.revalidateInBackground(ctx, l, x, since)
 			return x, nil
@@ -808,6 +824,7 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 	if !changed {
 		x.Gen, x.Changed = prev.Gen, prev.Changed
 	}
+	x.Took = ix.now().Sub(listed)
 	ix.metrics.Loads.WithLabelValues(SourceListing).Inc()
 	// Held even uncached: the next revalidation reuses its heads. A
 	// listing that began before a drop may predate the change that caused

@@ -50,7 +50,7 @@ func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand libr
 	out := library.Competition{Top: make([][]library.Rival, len(ranked))}
 	for i, r := range ranked {
 		for _, h := range r.Top {
-			out.Top[i] = append(out.Top[i], library.Rival{Dir: h.Dir, Name: h.Name, Self: h.Candidate})
+			out.Top[i] = append(out.Top[i], library.Rival{Dir: h.Dir, Name: h.Name, Self: h.Candidate, Relevance: h.Relevance})
 		}
 	}
 	for _, d := range dups {

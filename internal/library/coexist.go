@@ -36,6 +36,7 @@ type Competition struct {
 type Rival struct {
 	Dir, Name string
 	Self      bool
+	Relevance float64 // for the query, 0..1
 }
 
 // WithCompetitors turns on the coexistence check and the triggering evals
@@ -47,6 +48,10 @@ func WithCompetitors(c Competitors) Option {
 // RuleCoexistence: the skill competes with another of the library for the
 // same requests. Never an error: a reviewer weighs it.
 const RuleCoexistence = "coexistence"
+
+// nearlyAsWell is how close (a share of the skill's own relevance) another
+// skill ranked second for the skill's description must come to compete.
+const nearlyAsWell = 0.9
 
 // maxRivalProblems bounds the coexistence warnings of one publish.
 const maxRivalProblems = 8
@@ -113,8 +118,12 @@ func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req Pu
 			Message: "the coexistence check could not run (" + why + "); the skill was not compared with the library's others"}}, nil
 	}
 	rivals := rivalSet{}
-	if top := comp.Top[0]; len(top) > 0 && !top[0].Self {
+	switch top := comp.Top[0]; {
+	case len(top) > 0 && !top[0].Self:
 		rivals.add(top[0]).description = true
+	case len(top) > 1 && !top[1].Self && top[0].Relevance > 0 && top[1].Relevance >= nearlyAsWell*top[0].Relevance:
+		// First by a hair is no guarantee: a router could pick either.
+		rivals.add(top[1]).close = true
 	}
 	out := make([]TriggerEval, len(evals))
 	for i, e := range evals {
@@ -158,7 +167,9 @@ func clipQuery(q string) string {
 // rival is what one competing skill did.
 type rival struct {
 	Rival
-	description, duplicate bool
+	// description: the description retrieves it first; close: second,
+	// nearly as relevant as the skill itself.
+	description, close, duplicate bool
 	queries                int
 	example                string
 }
@@ -194,6 +205,9 @@ func (s *rivalSet) problems() []skillmd.Problem {
 		}
 		if r.description {
 			why = append(why, "its description retrieves that skill first")
+		}
+		if r.close {
+			why = append(why, "its description retrieves that skill nearly as well as this one")
 		}
 		if r.queries > 0 {
 			verb := "retrieve"

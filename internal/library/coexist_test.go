@@ -3,6 +3,7 @@ package library_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,8 +51,18 @@ func (s *scripted) Compete(ctx context.Context, l skills.LibraryRef, c library.C
 	var out library.Competition
 	for _, q := range queries {
 		var hits []library.Rival
-		for _, d := range s.top[q] {
-			hits = append(hits, rival(d))
+		for i, d := range s.top[q] {
+			// Relevance falls a fifth a place, or is written after "@".
+			rel := 1 - 0.2*float64(i)
+			if d, r, ok := strings.Cut(d, "@"); ok {
+				h := rival(d)
+				h.Relevance, _ = strconv.ParseFloat(r, 64)
+				hits = append(hits, h)
+				continue
+			}
+			h := rival(d)
+			h.Relevance = rel
+			hits = append(hits, h)
 		}
 		if len(hits) > k {
 			hits = hits[:k]
@@ -118,6 +129,8 @@ func TestCoexistenceWarnings(t *testing.T) {
 			[]string{`2 of its eval queries that should trigger it retrieve that skill first (e.g. "fill in a pdf form")`}, []string{"docs/pdf"}},
 		{"near-duplicate", map[string][]string{desc: {"", "docs/pdf"}}, []string{"docs/pdf", ""},
 			[]string{"competes with skill pdf (docs/pdf): it nearly duplicates it"}, []string{"docs/pdf"}},
+		{"close second", map[string][]string{desc: {"", "docs/pdf@0.95"}, "fill in a pdf form": {""}}, nil,
+			[]string{"competes with skill pdf (docs/pdf): its description retrieves that skill nearly as well as this one"}, []string{"docs/pdf"}},
 		{"two rivals", map[string][]string{desc: {"docx", ""}, "merge two pdfs": {"docs/pdf"}}, []string{"docx"},
 			[]string{"docx (docx): it nearly duplicates it; its description retrieves", "pdf (docs/pdf): 1 of its eval queries"}, []string{"docx", "docs/pdf"}},
 	} {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -57,6 +58,11 @@ type searchIndexes struct {
 	// nextTooLarge is when an index too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
+	// sem is the semantic stage, nil when off (WithEmbeddings); embedding
+	// holds the layers whose vectors are being made, by shelf key.
+	sem       *semantic
+	embedding sync.Map
+	embedWG   sync.WaitGroup
 }
 
 // layerIndex is one layer's search index. Its documents are numbered as
@@ -70,6 +76,11 @@ type layerIndex struct {
 	// build reuses.
 	versions []docVersion
 	bytes    int64
+	// vec are the skills' embeddings when the semantic stage is on and
+	// they are made (in the background: a search meanwhile is lexical);
+	// seed the previous generation's, by document, until then.
+	vec  *search.Vectors
+	seed []search.Vec
 }
 
 type docVersion struct {
@@ -250,6 +261,14 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 	}
 	li.x = b.Build()
+	if si.sem != nil && prev != nil && prev.vec != nil {
+		li.seed = make([]search.Vec, n)
+		for i, d := range reuse {
+			if d >= 0 {
+				li.seed[i] = prev.vec.Row(d)
+			}
+		}
+	}
 	si.metrics.analyses.WithLabelValues(analysisReused).Add(float64(n - len(need) - countNested(l)))
 	slices.SortFunc(li.versions, func(a, b docVersion) int {
 		switch {

@@ -253,34 +253,41 @@ func (c *Client) post(ctx context.Context, body []byte, n int) ([][]float32, tim
 	case resp.StatusCode != http.StatusOK:
 		return nil, 0, fmt.Errorf("%w: status %d: %s", ErrRejected, resp.StatusCode, snippet(data))
 	}
+	vs, err := decode(data, n)
+	return vs, 0, err
+}
+
+// decode reads a response to n inputs: n vectors, each placed by its
+// index, of one length within MaxDims, every number finite.
+func decode(data []byte, n int) ([][]float32, error) {
 	if len(data) > maxResponseBytes {
-		return nil, 0, fmt.Errorf("%w: over %d bytes", ErrBadResponse, maxResponseBytes)
+		return nil, fmt.Errorf("%w: over %d bytes", ErrBadResponse, maxResponseBytes)
 	}
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrBadResponse, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadResponse, err)
 	}
 	if len(r.Data) != n {
-		return nil, 0, fmt.Errorf("%w: %d vectors for %d inputs", ErrBadResponse, len(r.Data), n)
+		return nil, fmt.Errorf("%w: %d vectors for %d inputs", ErrBadResponse, len(r.Data), n)
 	}
 	out := make([][]float32, n)
 	for _, d := range r.Data {
 		switch {
 		case d.Index < 0 || d.Index >= n || out[d.Index] != nil:
-			return nil, 0, fmt.Errorf("%w: index %d", ErrBadResponse, d.Index)
+			return nil, fmt.Errorf("%w: index %d", ErrBadResponse, d.Index)
 		case len(d.Embedding) == 0 || len(d.Embedding) > MaxDims:
-			return nil, 0, fmt.Errorf("%w: a vector of %d dimensions", ErrBadResponse, len(d.Embedding))
+			return nil, fmt.Errorf("%w: a vector of %d dimensions", ErrBadResponse, len(d.Embedding))
 		case len(d.Embedding) != len(r.Data[0].Embedding):
-			return nil, 0, fmt.Errorf("%w: vectors of %d and %d dimensions", ErrBadResponse, len(r.Data[0].Embedding), len(d.Embedding))
+			return nil, fmt.Errorf("%w: vectors of %d and %d dimensions", ErrBadResponse, len(r.Data[0].Embedding), len(d.Embedding))
 		}
 		for _, x := range d.Embedding {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, 0, fmt.Errorf("%w: a number that is not finite", ErrBadResponse)
+				return nil, fmt.Errorf("%w: a number that is not finite", ErrBadResponse)
 			}
 		}
 		out[d.Index] = d.Embedding
 	}
-	return out, 0, nil
+	return out, nil
 }
 
 // snippet is the start of an error body, for the log.

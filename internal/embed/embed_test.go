@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -257,4 +258,38 @@ func lens(rs [][]string) []int {
 		out = append(out, len(r))
 	}
 	return out
+}
+
+// FuzzDecode: whatever an endpoint answers, decode returns an error or
+// exactly one finite vector per input, all of one length within MaxDims.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"data":[{"index":1,"embedding":[0.5,1]},{"index":0,"embedding":[1,-2e-3]}]}`), 2)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[1e39]}]}`), 1)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[1]},{"index":0,"embedding":[2]}]}`), 2)
+	f.Add([]byte(`{"object":"list","data":null}`), 0)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		if n < 0 || n > MaxBatch {
+			return
+		}
+		vs, err := decode(data, n)
+		if err != nil {
+			if !errors.Is(err, ErrBadResponse) {
+				t.Fatalf("error %v is not ErrBadResponse", err)
+			}
+			return
+		}
+		if len(vs) != n {
+			t.Fatalf("%d vectors for %d inputs", len(vs), n)
+		}
+		for _, v := range vs {
+			if len(v) == 0 || len(v) > MaxDims || len(v) != len(vs[0]) {
+				t.Fatalf("a vector of %d dimensions beside %d", len(v), len(vs[0]))
+			}
+			for _, x := range v {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					t.Fatalf("a number that is not finite: %v", x)
+				}
+			}
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
@@ -144,4 +145,33 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no gauge %s", name)
 	return 0
+}
+
+// TestSearchHybridSharedVectors: a replica over a library another replica
+// embedded takes the skills' vectors from the shared cache and embeds only
+// the task.
+func TestSearchHybridSharedVectors(t *testing.T) {
+	shared := cache.NewLRU(4 << 20)
+	bucket := deckLibrary().Bucket(t)
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	var embedders []*conceptEmbedder
+	for range 2 {
+		e := &conceptEmbedder{}
+		embedders = append(embedders, e)
+		lib := skillstest.Library(t, bucket, skillstest.Indexed(time.Hour), skills.WithEmbeddings(e, 0.5), skills.WithCache(shared))
+		if _, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "a deck for the board meeting"}); err != nil {
+			t.Fatal(err)
+		}
+		skills.WaitEmbeddings(lib.Catalog)
+		res, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "a deck for the board meeting"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Hits[0].Skill.Name != "slides" {
+			t.Errorf("%q first, want slides", res.Hits[0].Skill.Name)
+		}
+	}
+	if n := embedders[1].inputs(); n != 1 {
+		t.Errorf("the second replica embedded %d texts, want the task alone", n)
+	}
 }

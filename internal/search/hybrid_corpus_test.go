@@ -1,12 +1,14 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,6 +126,83 @@ func TestHybridCorpus(t *testing.T) {
 	for _, q := range ho.Missed {
 		t.Logf("holdout missed: %s", q)
 	}
+	// Each request's own cost (its fastest of 5 runs), lexical and hybrid:
+	// the query's embedding is not in it (one request to the endpoint,
+	// then the service's LRU).
+	cost := func(w float64) (p50, p99 time.Duration) {
+		var ds []time.Duration
+		for i, r := range c.requests {
+			q := Query{Text: r.Query, Limit: 10, Collapse: true, Vector: dequantize(qVecs[i]), Semantic: w}
+			best := time.Duration(1 << 62)
+			for range 5 {
+				start := time.Now()
+				Search(layers, q)
+				best = min(best, time.Since(start))
+			}
+			ds = append(ds, best)
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2], ds[len(ds)*99/100]
+	}
+	lp50, lp99 := cost(0)
+	hp50, hp99 := cost(bestW)
+	t.Logf("own cost per search: lexical p50 %v p99 %v; hybrid p50 %v p99 %v", lp50, lp99, hp50, hp99)
+	// Reciprocal rank fusion of the lexical and the semantic rankings
+	// (k 60), for comparison: it ranks by rank alone, so a hit has no
+	// relevance comparable across searches.
+	rrf := func(split string) scores {
+		var s scores
+		for i, r := range c.requests {
+			if r.Split != split {
+				continue
+			}
+			q := Query{Text: r.Query, Limit: 100, Collapse: true, Vector: dequantize(qVecs[i])}
+			fused := map[int]float64{}
+			groupOf := map[int][]int{}
+			for _, w := range []float64{0, 1} {
+				q.Semantic = w
+				for rank, h := range Search(layers, q) {
+					members := []int{h.Doc}
+					for _, a := range h.Alternates {
+						members = append(members, a.Doc)
+					}
+					for _, m := range members {
+						fused[m] += 1 / (60 + float64(rank+1))
+						groupOf[m] = members
+					}
+				}
+			}
+			docs := make([]int, 0, len(fused))
+			for d := range fused {
+				docs = append(docs, d)
+			}
+			slices.SortFunc(docs, func(a, b int) int {
+				if fused[a] != fused[b] {
+					return cmp.Compare(fused[b], fused[a])
+				}
+				return a - b
+			})
+			var hs []Hit
+			seen := map[int]bool{}
+			for _, d := range docs {
+				if seen[d] || len(hs) == 10 {
+					continue
+				}
+				h := Hit{Ref: Ref{Doc: d}}
+				for _, m := range groupOf[d] {
+					seen[m] = true
+					if m != d {
+						h.Alternates = append(h.Alternates, Ref{Doc: m})
+					}
+				}
+				hs = append(hs, h)
+			}
+			s.add(hs, func(doc int) bool { return c.isCopy(r.Target, doc) }, r.Query)
+		}
+		return s.done()
+	}
+	t.Logf("reciprocal rank fusion: tune %v", rrf("tune"))
+	t.Logf("reciprocal rank fusion: holdout %v", rrf("holdout"))
 	if w := os.Getenv("SEARCH_EMBEDDINGS_WEIGHTS"); w != "" {
 		var f float64
 		fmt.Sscan(w, &f)

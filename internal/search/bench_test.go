@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -58,11 +59,20 @@ func benchQueries(docs []Doc) []string {
 	return qs
 }
 
-// benchIndex indexes n skills: the real corpus when present, else
+// benchCorpus is the real corpus when SEARCH_CORPUS=1 (its first download
+// is about 500 MB, so make test's single benchmark runs stay synthetic).
+func benchCorpus(b *testing.B) *corpus {
+	if os.Getenv("SEARCH_CORPUS") == "" {
+		return nil
+	}
+	return loadCorpus(b, fullCorpus)
+}
+
+// benchIndex indexes n skills: the real corpus with SEARCH_CORPUS=1, else
 // synthetic ones; queries are the corpus's requests, or snippets.
 func benchIndex(b *testing.B, n int) (docs []Doc, x *Index, queries []string) {
 	bd := NewBuilder(DefaultWeights)
-	if c := loadCorpus(b); c != nil {
+	if c := benchCorpus(b); c != nil {
 		for _, a := range c.analyzed()[:min(n, len(c.docs))] {
 			bd.Add(a)
 		}
@@ -78,7 +88,7 @@ func benchIndex(b *testing.B, n int) (docs []Doc, x *Index, queries []string) {
 	return docs, bd.Build(), benchQueries(docs)
 }
 
-// BenchmarkSearch searches 10,000 skills (the real corpus when present) in
+// BenchmarkSearch searches 10,000 skills (the real corpus with SEARCH_CORPUS=1) in
 // two layers, collapsing, and reports p50 and p99 of the warm searches.
 func BenchmarkSearch(b *testing.B) {
 	docs, x, qs := benchIndex(b, 10000)
@@ -111,7 +121,7 @@ func BenchmarkSearch(b *testing.B) {
 
 func BenchmarkAnalyze(b *testing.B) {
 	var docs []Doc
-	if c := loadCorpus(b); c != nil {
+	if c := benchCorpus(b); c != nil {
 		docs = c.docs
 	} else {
 		docs = syntheticDocs(200)

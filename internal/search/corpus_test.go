@@ -1,20 +1,18 @@
 package search
 
 import (
-	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
-	"io"
 	"os"
-	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-
+	selcorpus "github.com/skillsvc/skillsvc/internal/selection/corpus"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -54,103 +52,60 @@ func (c *corpus) analyzed() []Analyzed {
 }
 
 var (
-	corpusOnce   sync.Once
-	loadedCorpus *corpus
+	corpusMu sync.Mutex
+	corpora  = map[int]*corpus{}
 )
 
-// loadCorpus reads the archive at $SELECTION_CORPUS or
-// test/selection/corpus.tar.zst; nil when there is none.
-func loadCorpus(tb testing.TB) *corpus {
+// Corpus sizes: the benchmark's, and the subset make test reads (the
+// list's first source, ecc-universal, 4.6 MB).
+const (
+	fullCorpus  = 10000
+	smallCorpus = 700
+)
+
+// loadCorpus reads the 17 targets and the first n corpus skills of the
+// registry packages pinned in test/selection/registry.json (package
+// internal/selection/corpus; downloaded once into its cache), once per test
+// binary and n. $SELECTION_SIZE overrides n for the tests that take the
+// full corpus.
+func loadCorpus(tb testing.TB, n int) *corpus {
 	tb.Helper()
-	corpusOnce.Do(func() {
-		p := os.Getenv("SELECTION_CORPUS")
-		if p == "" {
-			p = "../../test/selection/corpus.tar.zst"
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		c, err := readCorpus(f)
-		if err != nil {
-			tb.Fatalf("corpus %s: %v", p, err)
-		}
-		if dir := os.Getenv("SELECTION_DOC_TARGETS"); dir != "" {
-			c.addTargetDir(tb, dir)
-		}
-		if err := c.readRequests(tb, "../../test/selection/queries.json"); err != nil {
-			tb.Fatalf("requests: %v", err)
-		}
-		c.computeCopies()
-		loadedCorpus = c
-	})
-	return loadedCorpus
-}
-
-type manifestEntry struct {
-	Path   string   `json:"path"`
-	Source string   `json:"source"`
-	Files  []string `json:"files"`
-}
-
-func readCorpus(r io.Reader) (*corpus, error) {
-	zr, err := zstd.NewReader(r)
+	if v, err := strconv.Atoi(os.Getenv("SELECTION_SIZE")); err == nil && v > 0 && n == fullCorpus {
+		n = v
+	}
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if c := corpora[n]; c != nil {
+		return c
+	}
+	l, err := selcorpus.ReadList("../../test/selection/registry.json")
 	if err != nil {
-		return nil, err
+		tb.Fatal(err)
 	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		b, err := io.ReadAll(io.LimitReader(tr, 16<<20))
-		if err != nil {
-			return nil, err
-		}
-		files[strings.TrimPrefix(h.Name, "./")] = b
-	}
-	var m struct {
-		Skills  []manifestEntry `json:"skills"`
-		Targets []manifestEntry `json:"targets"`
-	}
-	if err := json.Unmarshal(files["manifest.json"], &m); err != nil {
-		return nil, err
+	lib, err := selcorpus.Load(context.Background(), l, selcorpus.Options{Skills: n, Concurrency: 2})
+	if err != nil {
+		tb.Fatalf("corpus: %v", err)
 	}
 	c := &corpus{keys: map[string]int{}}
-	add := func(p, source string, e manifestEntry) int {
-		data, ok := files[p]
-		if !ok {
-			return -1
-		}
-		folder := path.Base(path.Dir(p))
-		fm, body, _ := skillmd.ParseSkillMD(data, folder)
-		c.docs = append(c.docs, docFor(fm, folder, body, e.Files))
+	add := func(key, folder, p string, text []byte, files []string) {
+		fm, body, _ := skillmd.ParseSkillMD(text, folder)
+		c.docs = append(c.docs, docFor(fm, folder, body, files))
 		c.paths = append(c.paths, p)
 		c.bodies = append(c.bodies, body)
-		if k := source + "/" + folder; source != "" {
-			if _, dup := c.keys[k]; !dup {
-				c.keys[k] = len(c.docs) - 1
-			}
-		}
-		return len(c.docs) - 1
+		c.keys[key] = len(c.docs) - 1
 	}
-	for _, e := range m.Targets {
-		add("targets/"+e.Path, "anthropic", e)
+	for _, t := range lib.Targets {
+		add("anthropic/"+t.Name, t.Name, "targets/"+t.Name+"/SKILL.md", t.Text, t.Files)
 	}
-	for _, e := range m.Skills {
-		add("skills/"+e.Source+"/"+e.Path, e.Source, e)
+	for _, s := range lib.Skills {
+		add(s.Dir, s.Folder(), s.Source+"/"+s.Path, s.Text, s.Files)
 	}
-	return c, nil
+	if err := c.readRequests(tb, "../../test/selection/queries.json"); err != nil {
+		tb.Fatalf("requests: %v", err)
+	}
+	c.computeCopies()
+	corpora[n] = c
+	return c
 }
 
 // docFor makes a Doc as the catalog does (internal/skills docOf): the
@@ -197,31 +152,6 @@ func docFor(fm skillmd.Frontmatter, folder, body string, files []string) Doc {
 	}
 	slices.Sort(d.Labels)
 	return d
-}
-
-// addTargetDir adds the targets whose text the archive cannot hold (the
-// document skills under Anthropic's licence), from <dir>/<name>/SKILL.md.
-func (c *corpus) addTargetDir(tb testing.TB, dir string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Fatalf("targets: %v", err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(path.Join(dir, e.Name(), "SKILL.md"))
-		if err != nil {
-			continue
-		}
-		var files []string
-		sub, _ := os.ReadDir(path.Join(dir, e.Name()))
-		for _, f := range sub {
-			files = append(files, f.Name())
-		}
-		fm, body, _ := skillmd.ParseSkillMD(data, e.Name())
-		c.docs = append(c.docs, docFor(fm, e.Name(), body, files))
-		c.paths = append(c.paths, "targets/"+e.Name()+"/SKILL.md")
-		c.bodies = append(c.bodies, body)
-		c.keys["anthropic/"+e.Name()] = len(c.docs) - 1
-	}
 }
 
 // computeCopies finds each target's copies by the bench harness's rule:
@@ -279,8 +209,7 @@ func (c *corpus) computeCopies() {
 }
 
 // readRequests reads the task requests, leaving out (and logging) those
-// whose target the corpus lacks (the document skills without
-// SELECTION_DOC_TARGETS).
+// whose target the corpus lacks (outside a subset).
 func (c *corpus) readRequests(tb testing.TB, file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -308,13 +237,10 @@ func (c *corpus) readRequests(tb testing.TB, file string) error {
 }
 
 // TestCorpusIndexSize holds the index to its memory target, 4 KB per
-// skill, on the real corpus (skipped without it: the archive is not in the
-// repository, see test/selection/SOURCES.md).
+// skill, on real skills: the first 700 of the registry corpus (the whole
+// 10,000 run in make bench-selection, which reports the figure).
 func TestCorpusIndexSize(t *testing.T) {
-	c := loadCorpus(t)
-	if c == nil {
-		t.Skip("no corpus: SELECTION_CORPUS or test/selection/corpus.tar.zst")
-	}
+	c := loadCorpus(t, smallCorpus)
 	b := NewBuilder(DefaultWeights)
 	for _, a := range c.analyzed() {
 		b.Add(a)

@@ -26,10 +26,7 @@ func TestHybridCorpus(t *testing.T) {
 	if url == "" {
 		t.Skip("SEARCH_EMBEDDINGS_URL names an embeddings endpoint to measure")
 	}
-	c := loadCorpus(t)
-	if c == nil {
-		t.Skip("no corpus: SELECTION_CORPUS or test/selection/corpus.tar.zst")
-	}
+	c := loadCorpus(t, fullCorpus)
 	model := os.Getenv("SEARCH_EMBEDDINGS_MODEL")
 	if model == "" {
 		model = "all-MiniLM-L6-v2"

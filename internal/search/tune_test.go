@@ -110,10 +110,7 @@ func TestTuneWeights(t *testing.T) {
 	if os.Getenv("SEARCH_TUNE") == "" {
 		t.Skip("SEARCH_TUNE=1 runs the tuning")
 	}
-	c := loadCorpus(t)
-	if c == nil {
-		t.Skip("no corpus in test/selection")
-	}
+	c := loadCorpus(t, fullCorpus)
 	var tune, holdout []request
 	for _, r := range c.requests {
 		if r.Split == "holdout" {
@@ -200,10 +197,7 @@ func TestMeasureBodyCap(t *testing.T) {
 	if os.Getenv("SEARCH_TUNE") == "" {
 		t.Skip("SEARCH_TUNE=1 runs the measurement")
 	}
-	c := loadCorpus(t)
-	if c == nil {
-		t.Skip("no corpus in test/selection")
-	}
+	c := loadCorpus(t, fullCorpus)
 	var tune []request
 	for _, r := range c.requests {
 		if r.Split != "holdout" {
@@ -229,10 +223,7 @@ func TestExplainRequests(t *testing.T) {
 	if want == "" {
 		t.Skip("SEARCH_EXPLAIN=<part of a request> explains its ranking")
 	}
-	c := loadCorpus(t)
-	if c == nil {
-		t.Skip("no corpus in test/selection")
-	}
+	c := loadCorpus(t, fullCorpus)
 	b := NewBuilder(DefaultWeights)
 	for _, a := range c.analyzed() {
 		b.Add(a)

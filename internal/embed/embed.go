@@ -80,7 +80,7 @@ type Config struct {
 
 // DefaultWeight is the semantic share of the hybrid ranking, chosen on
 // the selection benchmark's tune requests (docs/selection.md).
-const DefaultWeight = 0.3
+const DefaultWeight = 0.2
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix
 // "search.embeddings.".

@@ -36,6 +36,10 @@ type options struct {
 	skillsvcLog string
 	size        int
 	cacheDir    string
+	// embeddingsURL and embeddingsModel turn on skillsvc's semantic
+	// stage (--search.embeddings.*); empty measures the default binary.
+	embeddingsURL   string
+	embeddingsModel string
 	// load replaces loadLibrary in tests.
 	load func(context.Context, options) (targets, skills []skill, note string, err error)
 }
@@ -50,6 +54,8 @@ func parseOptions(args []string) (options, error) {
 	f.StringVar(&o.skillsvcLog, "skillsvc-log", "", "Append skillsvc's log to this file (it names each skill it refuses).")
 	f.IntVar(&o.size, "size", 10000, "Corpus skills beside the targets: the list's first N distinct ones; 0 for all.")
 	f.StringVar(&o.cacheDir, "cache-dir", corpus.DefaultCacheDir(), "Where the downloaded packages are kept between runs (about 500 MB for the whole list; $"+corpus.CacheEnv+" sets the default).")
+	f.StringVar(&o.embeddingsURL, "embeddings-url", "", "Measure with skillsvc's optional semantic stage: its --search.embeddings.url (an OpenAI-compatible endpoint). Each library's skills are embedded before the timed pass.")
+	f.StringVar(&o.embeddingsModel, "embeddings-model", "all-MiniLM-L6-v2", "The --search.embeddings.model with -embeddings-url.")
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "Usage: go run ./cmd/bench-selection [flags]\n\n"+
 			"Starts skillsvc with its defaults on the benchmark library and prints a table of skill\n"+
@@ -89,6 +95,9 @@ type bench struct {
 	serverLog io.Writer
 	dir       string
 	bin       string
+	// embeddings are skillsvc's --search.embeddings.* flags; none for the
+	// default binary.
+	embeddings []string
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -128,6 +137,10 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Wri
 		return err
 	}
 	cl.Add(func() { os.RemoveAll(b.dir) })
+	if o.embeddingsURL != "" {
+		b.embeddings = []string{"--search.embeddings.url=" + o.embeddingsURL, "--search.embeddings.model=" + o.embeddingsModel}
+		notes = append(notes, fmt.Sprintf("With the semantic stage: %s embedded by %s.", o.embeddingsModel, o.embeddingsURL))
+	}
 	if b.bin = o.skillsvcBin; b.bin == "" {
 		b.logf("building ./cmd/skillsvc")
 		if b.bin, err = testserver.BuildSkillsvc(ctx, b.dir); err != nil {

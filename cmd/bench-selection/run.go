@@ -32,6 +32,9 @@ const (
 	sharedPrefix = "_shared/skills/" // --skills.shared-prefix's default
 	mount        = "/skills"         // --skills.mount's default
 	startTimeout = 2 * time.Minute
+	// embedTimeout bounds embedding a library with -embeddings-url: 10,000
+	// skills take about 40 minutes on a small CPU endpoint.
+	embedTimeout = 2 * time.Hour
 	// readyTimeout bounds the first listing, which builds the library's
 	// index from the data directory.
 	readyTimeout = 3 * time.Minute
@@ -127,6 +130,7 @@ func (b *bench) measure(ctx context.Context, lib *library) error {
 		// them all and nothing else is changed.
 		args = append(args, "--skills.max-skills="+strconv.Itoa(n))
 	}
+	args = append(args, b.embeddings...)
 	runDir, err := os.MkdirTemp(b.dir, "run-")
 	if err != nil {
 		return err
@@ -162,6 +166,13 @@ func (b *bench) measure(ctx context.Context, lib *library) error {
 		if _, err := ask(cctx, c, q, accept[q.Target], searchLimit-1, charBudget-1); err != nil {
 			return fmt.Errorf("%s: warm-up request %s: %w", lib.Name, q.ID, err)
 		}
+	}
+	if len(b.embeddings) > 0 {
+		start = time.Now()
+		if err := waitVectors(ctx, "http://"+p.Addrs["serving metrics"]+"/metrics", lib.Skills); err != nil {
+			return fmt.Errorf("%s: %w\n%s", lib.Name, err, p.Tail())
+		}
+		b.logf("%s: every skill embedded after %s", lib.Name, loadbench.Duration(time.Since(start)))
 	}
 	for _, q := range lib.queries {
 		o, err := ask(cctx, c, q, accept[q.Target], searchLimit, charBudget)
@@ -300,6 +311,12 @@ func ask(ctx context.Context, c skillsvcv1.SkillsServiceClient, q query, accept 
 // indexBytes reads the gauge skillsvc_search_index_bytes (summed over its
 // series) from the metrics endpoint; -1 when the server does not expose it.
 func indexBytes(ctx context.Context, url string) int64 {
+	return gaugeAt(ctx, url, "skillsvc_search_index_bytes")
+}
+
+// gaugeAt reads the gauge name (summed over its series) from the metrics
+// endpoint; -1 when the server does not expose it.
+func gaugeAt(ctx context.Context, url, name string) int64 {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return -1
@@ -309,7 +326,7 @@ func indexBytes(ctx context.Context, url string) int64 {
 		return -1
 	}
 	defer resp.Body.Close()
-	return parseGauge(io.LimitReader(resp.Body, 64<<20), "skillsvc_search_index_bytes")
+	return parseGauge(io.LimitReader(resp.Body, 64<<20), name)
 }
 
 func parseGauge(r io.Reader, name string) int64 {
@@ -339,3 +356,23 @@ func parseGauge(r io.Reader, name string) int64 {
 }
 
 var errNoQueries = errors.New("no request has its target in the library")
+
+// waitVectors waits until skillsvc holds n skills with their embedding
+// (skillsvc_search_vector_docs): the semantic stage embeds a library in the
+// background after its index is built, searching lexically meanwhile.
+func waitVectors(ctx context.Context, url string, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, embedTimeout)
+	defer cancel()
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		if gaugeAt(ctx, url, "skillsvc_search_vector_docs") >= int64(n) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the skills were not embedded within %s (is the endpoint up? skillsvc's log says)", embedTimeout)
+		case <-t.C:
+		}
+	}
+}

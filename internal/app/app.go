@@ -31,6 +31,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/embed"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
@@ -136,8 +137,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	pins := cfg.Pins
 	pins.Roots = cfg.Library.Roots // snapshots share the versions' blob spaces
 	pins.GCGrace = cfg.Library.GCGrace
-	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, skills.WithCache(c), skills.WithRegisterer(reg),
-		skills.WithPins(pins, pinAsked))
+	libOpts := []skills.Option{skills.WithCache(c), skills.WithRegisterer(reg), skills.WithPins(pins, pinAsked)}
+	if cfg.Embeddings.Enabled() {
+		e, err := embed.New(cfg.Embeddings)
+		if err != nil {
+			return nil, err
+		}
+		libOpts = append(libOpts, skills.WithEmbeddings(e, cfg.Embeddings.Weight))
+		log.Info("search: semantic stage on", "endpoint", cfg.Embeddings.URL, "model", cfg.Embeddings.Model, "weight", cfg.Embeddings.Weight)
+	}
+	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, libOpts...)
 	if err != nil {
 		return nil, err
 	}

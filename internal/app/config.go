@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/certs"
+	"github.com/skillsvc/skillsvc/internal/embed"
 	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
@@ -47,6 +48,7 @@ type Config struct {
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
+	Embeddings      embed.Config     // --search.embeddings.*: the optional semantic stage of search
 	Pins            skills.PinConfig // --library.pin-*; its roots are Library's
 	Library         library.Config
 	Cache           cache.Config
@@ -80,6 +82,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.S3.RegisterFlagsWithPrefix("s3.", f)
 	c.VFS.RegisterFlagsWithPrefix("vfs.", f)
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
+	c.Embeddings.RegisterFlagsWithPrefix("search.embeddings.", f)
 	c.Library.RegisterFlagsWithPrefix("library.", f)
 	// The storage decides these defaults (storageDefaults), so app says so.
 	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
@@ -137,6 +140,9 @@ func (c *Config) Validate() error {
 		return errors.New("metrics.tls needs --tls.cert-file and --tls.key-file")
 	}
 	if err := c.Limits.Validate(); err != nil {
+		return err
+	}
+	if err := c.Embeddings.Validate(); err != nil {
 		return err
 	}
 	if err := c.Skills.Validate(c.Mounts); err != nil {

@@ -39,6 +39,14 @@ func TestConfigSources(t *testing.T) {
 		{"redis address without port", nil, []string{"--cache.redis.addrs=redis"}, nil, true},
 		{"redis key prefix with a hash tag", nil, []string{"--cache.redis.addrs=redis:6379", "--cache.redis.key-prefix={x}"}, nil, true},
 		{"head ttl must be positive", nil, []string{"--skills.head-ttl=0s"}, nil, true},
+		{"semantic search off by default", nil, nil, func(c Config) bool {
+			return !c.Embeddings.Enabled() && c.Embeddings.URL == ""
+		}, false},
+		{"semantic search from env and flags", map[string]string{"SKILLSVC_SEARCH_EMBEDDINGS_URL": "http://embed:8080"}, []string{"--search.embeddings.model=all-MiniLM-L6-v2", "--search.embeddings.weight=0.3"}, func(c Config) bool {
+			return c.Embeddings.Enabled() && c.Embeddings.Model == "all-MiniLM-L6-v2" && c.Embeddings.Weight == 0.3
+		}, false},
+		{"semantic search needs a model", nil, []string{"--search.embeddings.url=http://embed:8080"}, nil, true},
+		{"semantic weight within 0..1", nil, []string{"--search.embeddings.url=http://embed:8080", "--search.embeddings.model=m", "--search.embeddings.weight=1.5"}, nil, true},
 		{"auth defaults to insecure", nil, nil, func(c Config) bool {
 			return c.Auth.Mode == "insecure" && c.Auth.JWT.Leeway == 30*time.Second && c.Auth.JWT.UserClaim == "user"
 		}, false},

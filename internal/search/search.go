@@ -18,6 +18,9 @@ type Layer struct {
 	// Skip hides a document (hidden, shadowed, disabled, out of scope);
 	// nil hides none.
 	Skip func(doc int) bool
+	// Vectors are the embeddings of X's documents, for a hybrid search
+	// (Query.Vector); nil: the layer has none, and the search is lexical.
+	Vectors *Vectors
 }
 
 // Query is a search.
@@ -28,6 +31,13 @@ type Query struct {
 	// Collapse returns near-duplicates of a better hit as its Alternates
 	// rather than as hits of their own.
 	Collapse bool
+	// Vector is the query's embedding, of the model of the layers'
+	// Vectors; with Semantic > 0 and every layer's Vectors of its length,
+	// a document's relevance is (1-Semantic)·lexical + Semantic·cosine
+	// (clamped to 0..1) and every document is a candidate. Otherwise the
+	// search is lexical.
+	Vector   []float32
+	Semantic float64
 }
 
 // Ref names a document: Doc in layers[Layer].X.
@@ -148,7 +158,8 @@ func Search(layers []Layer, q Query) []Hit {
 	}
 	limit = min(limit, MaxLimit)
 	terms := analyzeQuery(q.Text)
-	if len(terms) == 0 || len(layers) == 0 {
+	qv := hybridQuery(layers, q)
+	if len(terms) == 0 && qv == nil || len(layers) == 0 {
 		return nil
 	}
 	base := make([]int, len(layers)+1)
@@ -223,6 +234,24 @@ func Search(layers []Layer, q Query) []Hit {
 		}
 		touchedEnd[i] = len(acc.touched)
 	}
+	var sem []float32
+	if qv != nil {
+		// Every document is a candidate: brute force over the layers'
+		// vectors costs about a millisecond per 10,000.
+		sem = make([]float32, total)
+		acc.touched = acc.touched[:0]
+		for i, l := range layers {
+			if l.X == nil {
+				continue
+			}
+			l.Vectors.similarity(qv, sem[base[i]:base[i+1]])
+			for g := base[i]; g < base[i+1]; g++ {
+				acc.touched = append(acc.touched, int32(g))
+			}
+			touchedEnd[i] = len(acc.touched)
+		}
+	}
+	fuse := fusion{sem: sem, w: q.Semantic}
 
 	// The candidates: enough for limit hits, or for limit distinct groups
 	// when collapsing, deepened until they suffice or none are left.
@@ -231,7 +260,7 @@ func Search(layers []Layer, q Query) []Hit {
 		depth = limit * 4
 	}
 	for {
-		cands, more := top(layers, acc, base, touchedEnd, &best, depth)
+		cands, more := top(layers, acc, base, touchedEnd, &best, depth, fuse)
 		if !q.Collapse {
 			return hits(cands, nil)
 		}
@@ -245,7 +274,7 @@ func Search(layers []Layer, q Query) []Hit {
 
 // top returns the depth best unskipped candidates, best first, and
 // whether there were more.
-func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLangs]float64, depth int) ([]candidate, bool) {
+func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLangs]float64, depth int, fuse fusion) ([]candidate, bool) {
 	h := make(worstFirst, 0, min(depth, len(acc.touched))+1)
 	more := false
 	start := 0
@@ -266,6 +295,9 @@ func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLan
 			rel := 0.0
 			if m := best[l.X.lang[doc]]; m > 0 {
 				rel = min(s/m, 1)
+			}
+			if fuse.sem != nil {
+				rel = (1-fuse.w)*rel + fuse.w*min(max(float64(fuse.sem[g]), 0), 1)
 			}
 			c := candidate{ref: Ref{Layer: i, Doc: doc}, rank: l.Rank, score: s, rel: rel, order: rel * scale}
 			if len(h) < depth {
@@ -374,4 +406,26 @@ func NearDuplicate(a, b *Index, i, j int) bool {
 		return false
 	}
 	return a.fp[i].near(&b.fp[j])
+}
+
+// fusion is a hybrid search's semantic half: each document's cosine with
+// the query (nil: lexical) and its weight.
+type fusion struct {
+	sem []float32
+	w   float64
+}
+
+// hybridQuery returns q's unit vector when the search is hybrid: a
+// semantic weight, and vectors of its length on every layer with an
+// index; nil otherwise.
+func hybridQuery(layers []Layer, q Query) []float32 {
+	if len(q.Vector) == 0 || !(q.Semantic > 0 && q.Semantic <= 1) {
+		return nil
+	}
+	for _, l := range layers {
+		if l.X != nil && l.X.n > 0 && (l.Vectors == nil || l.Vectors.Len() != l.X.n || l.Vectors.Dim() != len(q.Vector)) {
+			return nil
+		}
+	}
+	return unit(q.Vector)
 }

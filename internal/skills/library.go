@@ -36,6 +36,9 @@ type options struct {
 	reg      prometheus.Registerer
 	pins     *PinConfig
 	pinAsked func(context.Context) bool
+	// embedder, when set, turns on search's semantic stage.
+	embedder       Embedder
+	semanticWeight float64
 }
 
 // WithCache keeps indexes, settings, SKILL.md heads and file contents in c,
@@ -110,6 +113,9 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	si := newSearchIndexes(bucket, ix.Held(), cfg, log, o.reg)
 	si.share(o.cache, cfg.HeadTTL, cl)
+	if o.embedder != nil {
+		si.sem = newSemantic(o.embedder, o.semanticWeight, log, o.reg)
+	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),

@@ -161,6 +161,7 @@ func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, 
 		}
 		if li, ok := c.searchIx.held(key, out[i].l); ok { // most calls
 			out[i].ix = li
+			c.searchIx.embedLater(key, out[i].l, li)
 			continue
 		}
 		if g == nil {
@@ -168,6 +169,9 @@ func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, 
 		}
 		g.Go(func() (err error) {
 			out[i].ix, err = c.searchIx.of(gctx, key, out[i].l)
+			if err == nil {
+				c.searchIx.embedLater(key, out[i].l, out[i].ix)
+			}
 			return err
 		})
 	}
@@ -199,7 +203,11 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 			return !ok
 		}}
 	}
-	hits := search.Search(layers, search.Query{Text: query, Limit: limit, Collapse: true})
+	q := search.Query{Text: query, Limit: limit, Collapse: true}
+	if sem := c.searchIx.sem; sem != nil && query != "" {
+		q.Vector, q.Semantic = c.searchIx.hybrid(ctx, sls, layers, query), sem.weight
+	}
+	hits := search.Search(layers, q)
 	out := make([]rankedSkill, 0, len(hits))
 	for _, h := range hits {
 		r, ok := s.shows(sls[h.Layer].l, h.Doc, opts, disabled)

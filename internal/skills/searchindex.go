@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -57,6 +58,11 @@ type searchIndexes struct {
 	// nextTooLarge is when an index too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
+	// sem is the semantic stage, nil when off (WithEmbeddings); embedding
+	// holds the layers whose vectors are being made, by shelf key.
+	sem       *semantic
+	embedding sync.Map
+	embedWG   sync.WaitGroup
 }
 
 // layerIndex is one layer's search index. Its documents are numbered as
@@ -70,6 +76,11 @@ type layerIndex struct {
 	// build reuses.
 	versions []docVersion
 	bytes    int64
+	// vec are the skills' embeddings when the semantic stage is on and
+	// they are made (in the background: a search meanwhile is lexical);
+	// seed the previous generation's, by document, until then.
+	vec  *search.Vectors
+	seed []search.Vec
 }
 
 type docVersion struct {
@@ -104,7 +115,10 @@ const searchIndexBuildTimeout = 2 * time.Minute
 // documents came from.
 type searchMetrics struct {
 	bytes, docs prometheus.Gauge
-	analyses    *prometheus.CounterVec // by source
+	// vectorDocs counts the skills held with an embedding (the semantic
+	// stage, off without --search.embeddings.url).
+	vectorDocs prometheus.Gauge
+	analyses   *prometheus.CounterVec // by source
 }
 
 // Where a search index build took a skill's analysis from.
@@ -125,6 +139,10 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 			Name: "skillsvc_search_index_docs",
 			Help: "Skills in the library layers' search indexes this replica holds, summed.",
 		}),
+		vectorDocs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skillsvc_search_vector_docs",
+			Help: "Skills in the held search indexes that have their embedding (--search.embeddings.url; made in the background after an index is built), summed.",
+		}),
 		analyses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_search_analyses_total",
 			Help: "Skills a search index build took, by source: reused (the previous generation's index), cached (the shared cache, where a replica put its analysis), analyzed (its SKILL.md read from storage here).",
@@ -134,7 +152,7 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 		m.analyses.WithLabelValues(s)
 	}
 	if reg != nil {
-		reg.MustRegister(m.bytes, m.docs, m.analyses)
+		reg.MustRegister(m.bytes, m.docs, m.vectorDocs, m.analyses)
 	}
 	return m
 }
@@ -143,6 +161,9 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 func (m *searchMetrics) held(li *layerIndex, sign float64) {
 	m.bytes.Add(sign * float64(li.bytes))
 	m.docs.Add(sign * float64(li.x.Len()))
+	if li.vec != nil {
+		m.vectorDocs.Add(sign * float64(li.vec.Len()))
+	}
 }
 
 func newSearchIndexes(bucket objstore.Bucket, held *libindex.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {
@@ -258,6 +279,14 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		}
 	}
 	li.x = b.Build()
+	if si.sem != nil && prev != nil && prev.vec != nil {
+		li.seed = make([]search.Vec, n)
+		for i, d := range reuse {
+			if d >= 0 {
+				li.seed[i] = prev.vec.Row(d)
+			}
+		}
+	}
 	si.metrics.analyses.WithLabelValues(analysisReused).Add(float64(n - len(need) - countNested(l)))
 	slices.SortFunc(li.versions, func(a, b docVersion) int {
 		switch {

@@ -250,7 +250,7 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		// file outside every skill changed): the index as it is, not a
 		// rebuild every search of the library would wait for.
 		si.metrics.analyses.WithLabelValues(analysisKept).Add(float64(len(prev.versions)))
-		return &layerIndex{gen: l.gen, x: prev.x, versions: prev.versions, bytes: prev.bytes}, nil
+		return &layerIndex{gen: l.gen, x: prev.x, versions: prev.versions, bytes: prev.bytes, vec: prev.vec, seed: prev.seed}, nil
 	}
 	if err := si.analyze(ctx, l, need, sums, analyzed, whole); err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -376,9 +377,23 @@ func TestPublishNeverHalfSeenEndToEnd(t *testing.T) {
 		defer wg.Done()
 		defer close(done)
 		for k := 2; k <= n; k++ {
-			if _, err := pushFolder(writer, lib, &skillsvcv1.PublishSkillHeader{Name: "tick"}, version(k)); err != nil {
-				t.Error(err)
-				return
+			// A publish is a stream, which dialWithinLimits does not try
+			// again: refused by the user's rate (the reader's loop shares
+			// it), it is, after the delay the server gives.
+			for {
+				_, err := pushFolder(writer, lib, &skillsvcv1.PublishSkillHeader{Name: "tick"}, version(k))
+				if delay, limited := retryinfo.Delay(err); status.Code(err) == codes.ResourceExhausted && limited {
+					select {
+					case <-time.After(delay):
+						continue
+					case <-ctx.Done():
+					}
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				break
 			}
 		}
 	}()

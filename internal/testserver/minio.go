@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -232,7 +234,13 @@ func (m *MinIO) NewBucket(t testing.TB) string {
 		t.Fatalf("testserver: random bucket name: %v", err)
 	}
 	name := "test-" + hex.EncodeToString(b[:])
-	client := m.Client(t)
+	// A MinIO on a busy machine answers a test's setup 503 now and then,
+	// ready or not: the setup tries for a few seconds, not three times.
+	client := s3.New(m.Client(t).Options(), func(o *s3.Options) {
+		o.Retryer = retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts, o.MaxBackoff, o.RateLimiter = 10, 2*time.Second, ratelimit.None
+		})
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

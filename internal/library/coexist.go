@@ -170,8 +170,8 @@ type rival struct {
 	// description: the description retrieves it first; close: second,
 	// nearly as relevant as the skill itself.
 	description, close, duplicate bool
-	queries                int
-	example                string
+	queries                       int
+	example                       string
 }
 
 // rivalSet keeps the rivals in the order found.

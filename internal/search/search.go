@@ -282,15 +282,6 @@ func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLan
 		scale := math.Pow(1+LayerTie, -float64(max(l.Rank, 0)))
 		for _, g := range acc.touched[start:touchedEnd[i]] {
 			doc := int(g) - base[i]
-			if acc.skip[g] == 0 {
-				acc.skip[g] = 1
-				if l.Skip != nil && l.Skip(doc) {
-					acc.skip[g] = 2
-				}
-			}
-			if acc.skip[g] == 2 {
-				continue
-			}
 			s := float64(acc.score[g])
 			rel := 0.0
 			if m := best[l.X.lang[doc]]; m > 0 {
@@ -300,13 +291,28 @@ func top(layers []Layer, acc *accumulator, base, touchedEnd []int, best *[numLan
 				rel = (1-fuse.w)*rel + fuse.w*min(max(float64(fuse.sem[g]), 0), 1)
 			}
 			c := candidate{ref: Ref{Layer: i, Doc: doc}, rank: l.Rank, score: s, rel: rel, order: rel * scale}
-			if len(h) < depth {
+			full := len(h) >= depth
+			if full && !better(&c, &h[0]) {
+				more = true // skipped or not, it is not among the depth best
+				continue
+			}
+			// Skip is asked only of a document that would be kept: a
+			// caller's costs microseconds, and most touched documents never
+			// come near the top.
+			if acc.skip[g] == 0 {
+				acc.skip[g] = 1
+				if l.Skip != nil && l.Skip(doc) {
+					acc.skip[g] = 2
+				}
+			}
+			if acc.skip[g] == 2 {
+				continue
+			}
+			if !full {
 				heap.Push(&h, c)
-			} else if better(&c, &h[0]) {
+			} else {
 				h[0] = c
 				heap.Fix(&h, 0)
-				more = true
-			} else {
 				more = true
 			}
 		}
@@ -337,22 +343,39 @@ type group struct {
 // is one people use), then cuts them to limit.
 func collapse(layers []Layer, cands []candidate, limit int, copyBoost float64) []group {
 	var groups []group
-next:
+	// A candidate is near a group's best copy only if they share its body's
+	// digest or its name (fingerprint.near): groups are looked up by those,
+	// not compared with every candidate.
+	byDigest, byName := map[uint64][]int{}, map[uint64][]int{}
 	for ci := range cands {
 		c := &cands[ci]
-		for gi := range groups {
-			g := &groups[gi]
-			s := &cands[g.members[0]]
-			if layers[s.ref.Layer].X.fp[s.ref.Doc].near(&layers[c.ref.Layer].X.fp[c.ref.Doc]) {
-				g.members = append(g.members, ci)
-				// The caller's nearest copy represents the group.
-				if c.rank < cands[g.rep].rank {
-					g.rep = ci
+		fc := &layers[c.ref.Layer].X.fp[c.ref.Doc]
+		found := -1
+		for _, keyed := range [2][]int{byDigest[fc.digest], byName[fc.name]} {
+			for _, gi := range keyed {
+				s := &cands[groups[gi].members[0]]
+				if (found < 0 || gi < found) && layers[s.ref.Layer].X.fp[s.ref.Doc].near(fc) {
+					found = gi // the first group, as a scan in order finds
 				}
-				continue next
 			}
 		}
+		if found >= 0 {
+			g := &groups[found]
+			g.members = append(g.members, ci)
+			// The caller's nearest copy represents the group.
+			if c.rank < cands[g.rep].rank {
+				g.rep = ci
+			}
+			continue
+		}
+		gi := len(groups)
 		groups = append(groups, group{members: []int{ci}, rep: ci})
+		if fc.digest != 0 {
+			byDigest[fc.digest] = append(byDigest[fc.digest], gi)
+		}
+		if fc.name != 0 {
+			byName[fc.name] = append(byName[fc.name], gi)
+		}
 	}
 	if copyBoost > 0 {
 		order := func(g *group) float64 {

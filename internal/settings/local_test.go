@@ -41,7 +41,7 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.
 func replica(b objstore.Bucket, c cache.Cache, clk *clock) *Store {
 	m := libindex.NewMetrics(prometheus.NewRegistry())
 	st := NewStore(b, c, testTTL, testMaxStale, testKey, libindex.NewHeld(64<<20, m), libindex.NewCacheLog(slog.New(slog.DiscardHandler)), m)
-	st.now = clk.Now
+	st.Now = clk.Now
 	return st
 }
 

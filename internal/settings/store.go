@@ -113,9 +113,11 @@ type Store struct {
 	// copy for a time, every call reads it).
 	local    *libindex.Shelf[*localSettings]
 	localTTL time.Duration
-	now      func() time.Time
 	localMu  sync.Mutex
 	changes  uint64 // updates and forgets so far, under localMu
+
+	// Now is the clock the copies held in process age by.
+	Now func() time.Time
 }
 
 // localSettings are a user's settings as read at a time, and the cached
@@ -137,7 +139,7 @@ var localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{}))
 // (with {user}), cached in c for ttl (0: read from storage every call) and
 // held decoded in process within held, for maxStale at least.
 func NewStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *Store {
-	st := &Store{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, now: time.Now}
+	st := &Store{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, Now: time.Now}
 	if ttl > 0 {
 		if local := cache.LocalTTL(c); local > 0 {
 			st.localTTL = min(max(local, maxStale), ttl)
@@ -166,7 +168,7 @@ func (st *Store) Get(ctx context.Context, id mounts.Caller) (User, error) {
 		s, _, err := st.load(ctx, id.User())
 		return s, err
 	}
-	at := st.now()
+	at := st.Now()
 	if l, ok := st.local.Get(id.User()); ok && st.localTTL > 0 && at.Sub(l.at) < st.localTTL {
 		return l.s, nil
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -87,13 +86,13 @@ const (
 // in the shared cache, so an old value read from storage can never be
 // stored over a newer one.
 type Store struct {
-	bucket      objstore.Bucket
-	shared      cache.Cache // the level every replica sees
-	ttl         time.Duration
-	keyTemplate string // with {user}
-	cacheLog    *libindex.CacheLog
-	metrics     *libindex.Metrics
-	flight      singleflight.Group
+	bucket   objstore.Bucket
+	shared   cache.Cache // the level every replica sees
+	ttl      time.Duration
+	key      func(user string) string // the user's settings object
+	cacheLog *libindex.CacheLog
+	metrics  *libindex.Metrics
+	flight   singleflight.Group
 
 	// local keeps each user's decoded settings in process for localTTL
 	// (with Redis; 0 without, when the cache is in process anyway), so a
@@ -135,11 +134,11 @@ const HeldKind = "settings"
 // strings aside (as skills' held estimates are made).
 var localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{})))
 
-// NewStore returns the store of the users' settings objects at keyTemplate
-// (with {user}), cached in c for ttl (0: read from storage every call) and
+// NewStore returns the store of the users' settings objects, each at
+// key(user) (the bucket layout's), cached in c for ttl (0: read from storage every call) and
 // held decoded in process within held, for maxStale at least.
-func NewStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *Store {
-	st := &Store{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, Now: time.Now}
+func NewStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, key func(user string) string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *Store {
+	st := &Store{bucket: bucket, shared: cache.Shared(c), ttl: ttl, key: key, cacheLog: cl, metrics: m, Now: time.Now}
 	if ttl > 0 {
 		if local := cache.LocalTTL(c); local > 0 {
 			st.localTTL = min(max(local, maxStale), ttl)
@@ -156,10 +155,6 @@ func (l *localSettings) heldBytes(user string) int64 {
 		n += libindex.AllocBytes(len(name))
 	}
 	return n
-}
-
-func (st *Store) key(user string) string {
-	return strings.Replace(st.keyTemplate, "{user}", user, 1)
 }
 
 // Get returns the caller's settings.

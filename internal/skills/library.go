@@ -119,7 +119,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
+		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, func(user string) string { return strings.Replace(cfg.SettingsKey, "{user}", user, 1) }, ix.Held(), cl, m),
 		replies:    rs,
 		searchIx:   si,
 		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),

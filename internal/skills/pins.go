@@ -67,7 +67,7 @@ func (f *frozenView) view() *view {
 func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
 	st := snapshots.New(b, snapshots.Config{
 		Retention: cfg.Retention, MaxBytes: cfg.MaxBytes, GCGrace: cfg.GCGrace,
-		UserRoot:    cfg.Roots.userRoot,
+		Keys:        cfg.Roots,
 		Concurrency: vs.cfg.Concurrency,
 		// Per object of its libraries (the user's, the shared one, at
 		// most mounts.MaxTeams teams'), its key and ETag, a frontmatter

@@ -21,7 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/panics"
 )
 
-// Objects, under the user's versions root (Config.UserRoot):
+// Objects, under the user's versions root (Config.Keys):
 //
 //	pins/{thread}.json         → which snapshot, created, expires
 //	snapshots/{sha256}.json    → the frozen indexes, named by their content,
@@ -39,12 +39,21 @@ type Config struct {
 	// GCGrace is --library.gc-grace: a pin writes an old blob it reuses
 	// again first (blobs.Store.Fresh).
 	GCGrace time.Duration
-	// UserRoot is the versions root of user's library (VersionRoots).
-	UserRoot func(user string) string
+	// Keys renders the keys of pins and snapshots.
+	Keys Keys
 	// Concurrency bounds the copies in flight (--skills.concurrency).
 	Concurrency int
 	// MaxSnapshotBytes bounds a snapshot object read.
 	MaxSnapshotBytes int64
+}
+
+// Keys renders where a user's pins and snapshots are stored, under the
+// user's versions root (the bucket layout's VersionRoots).
+type Keys interface {
+	Pins(user string) string          // the prefix of user's pins
+	Pin(user, thread string) string   // the pin of user's thread
+	Snapshots(user string) string     // the prefix of user's snapshots
+	Snapshot(user, sum string) string // the snapshot sum of user
 }
 
 // Store writes and reads pins and snapshots, and sweeps them.
@@ -111,15 +120,8 @@ func New(b objstore.Bucket, cfg Config, files *libindex.Files, held *libindex.He
 	}
 }
 
-// pinKey and Key name the pin of a thread and a snapshot.
-func (s *Store) pinKey(id mounts.Caller) string {
-	return s.cfg.UserRoot(id.User()) + "pins/" + id.Thread() + ".json"
-}
-
 // Key names the snapshot sum of user.
-func (s *Store) Key(user, sum string) string {
-	return s.cfg.UserRoot(user) + "snapshots/" + sum + ".json"
-}
+func (s *Store) Key(user, sum string) string { return s.cfg.Keys.Snapshot(user, sum) }
 
 // Source is what a pin asks of the catalog whose view it freezes.
 type Source interface {
@@ -171,7 +173,7 @@ func (s *Store) Forget(id mounts.Caller) { s.byThread.Remove(threadKey(id)) }
 // none or it expired. Of two replicas pinning one thread at once, one
 // writes the pin and the other reads it.
 func (s *Store) resolve(ctx context.Context, id mounts.Caller, src Source) (*pinRecord, error) {
-	key := s.pinKey(id)
+	key := s.cfg.Keys.Pin(id.User(), id.Thread())
 	for attempt := 0; ; attempt++ {
 		old, err := s.readPin(ctx, key)
 		switch {
@@ -282,7 +284,6 @@ func (s *Store) Sweep(ctx context.Context, user string, dry bool) (Sweep, error)
 // stay: skill versions share the blob spaces, and collecting them needs
 // both (library.Publisher.CollectGarbage).
 func (s *Store) sweep(ctx context.Context, user string, snapshots, dry bool) (Sweep, error) {
-	root := s.cfg.UserRoot(user)
 	now := s.Now()
 	live := map[string]bool{}
 	var n Sweep
@@ -292,7 +293,7 @@ func (s *Store) sweep(ctx context.Context, user string, snapshots, dry bool) (Sw
 		}
 		return s.bucket.Delete(ctx, key)
 	}
-	err := objstore.Walk(ctx, s.bucket, root+"pins/", func(o objstore.Object) error {
+	err := objstore.Walk(ctx, s.bucket, s.cfg.Keys.Pins(user), func(o objstore.Object) error {
 		old := now.Sub(o.ModTime) >= s.cfg.Retention
 		if !old && !snapshots {
 			return nil
@@ -311,8 +312,9 @@ func (s *Store) sweep(ctx context.Context, user string, snapshots, dry bool) (Sw
 	if err != nil || !snapshots {
 		return n, err
 	}
-	err = objstore.Walk(ctx, s.bucket, root+"snapshots/", func(o objstore.Object) error {
-		sum := strings.TrimSuffix(strings.TrimPrefix(o.Key, root+"snapshots/"), ".json")
+	prefix := s.cfg.Keys.Snapshots(user)
+	err = objstore.Walk(ctx, s.bucket, prefix, func(o objstore.Object) error {
+		sum := strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), ".json")
 		if live[sum] || now.Sub(o.ModTime) < s.cfg.Retention {
 			return nil
 		}
@@ -355,7 +357,7 @@ func (s *Store) Blobs(ctx context.Context, user, space string, fn func(blobs.Dig
 
 // snapshotBlobs calls fn with the blobs of space user's snapshots refer to.
 func (s *Store) snapshotBlobs(ctx context.Context, user, space string, fn func(blobs.Digest) error) error {
-	return objstore.Walk(ctx, s.bucket, s.cfg.UserRoot(user)+"snapshots/", func(o objstore.Object) error {
+	return objstore.Walk(ctx, s.bucket, s.cfg.Keys.Snapshots(user), func(o objstore.Object) error {
 		data, _, err := s.readBounded(ctx, o.Key, s.cfg.MaxSnapshotBytes)
 		if objstore.IsNotFound(err) {
 			return nil // swept since listed

@@ -38,12 +38,21 @@ func newStore(b objstore.Bucket, clk *clock) *Store {
 	files := libindex.NewFiles(b, cache.NewLRU(1<<20), libindex.Config{HeadTTL: time.Hour, MaxCachedFileBytes: 1 << 20}, libindex.NewCacheLog(slog.New(slog.DiscardHandler)), m)
 	s := New(b, Config{
 		Retention: retention, MaxBytes: 1 << 30, GCGrace: 24 * time.Hour,
-		UserRoot:    func(user string) string { return user + "/versions/" },
+		Keys:        keysOf{},
 		Concurrency: 4, MaxSnapshotBytes: 1 << 20,
 	}, files, libindex.NewHeld(64<<20, m), slog.New(slog.DiscardHandler))
 	s.Now = clk.Now
 	return s
 }
+
+// keysOf renders keys as the layout does with its default roots
+// ({user}/versions/).
+type keysOf struct{}
+
+func (keysOf) Pins(user string) string          { return user + "/versions/pins/" }
+func (keysOf) Pin(user, thread string) string   { return user + "/versions/pins/" + thread + ".json" }
+func (keysOf) Snapshots(user string) string     { return user + "/versions/snapshots/" }
+func (keysOf) Snapshot(user, sum string) string { return user + "/versions/snapshots/" + sum + ".json" }
 
 // source lists alice's library (alice/skills/) and the shared one
 // (_shared/skills/) as they are in the bucket, counting its listings.

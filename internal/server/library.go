@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // AdminKey is the metadata key an insecure-mode caller sets to "true" to
@@ -115,7 +116,7 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 // then chunks, consecutive chunks of one path appending. It refuses as
 // soon as the folder passes the file-count or byte limit, so what it holds
 // is bounded by them, and charges what it holds to mem.
-func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *authors.Reservation) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
+func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *versions.Reservation) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
 	first, err := stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -333,13 +334,13 @@ func libraryRef(r *skillsvcv1.LibraryRef) skills.LibraryRef {
 	return library(r)
 }
 
-var states = map[authors.State]skillsvcv1.VersionState{
-	authors.Published: skillsvcv1.VersionState_VERSION_STATE_PUBLISHED,
-	authors.Pending:   skillsvcv1.VersionState_VERSION_STATE_PENDING,
-	authors.Rejected:  skillsvcv1.VersionState_VERSION_STATE_REJECTED,
+var states = map[versions.State]skillsvcv1.VersionState{
+	versions.Published: skillsvcv1.VersionState_VERSION_STATE_PUBLISHED,
+	versions.Pending:   skillsvcv1.VersionState_VERSION_STATE_PENDING,
+	versions.Rejected:  skillsvcv1.VersionState_VERSION_STATE_REJECTED,
 }
 
-func stateOf(s skillsvcv1.VersionState) (authors.State, error) {
+func stateOf(s skillsvcv1.VersionState) (versions.State, error) {
 	if s == skillsvcv1.VersionState_VERSION_STATE_UNSPECIFIED {
 		return "", nil
 	}

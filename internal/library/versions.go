@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -328,50 +327,4 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 		return nil
 	})
 	return res, err
-}
-
-// Pinned finds the version ref of the skill name for a read that pins it
-// (GetSkill, RenderSkill, ReadSkillFile, ExportSkill with a version): in
-// the library serving the name in the caller's view (layer), else the
-// caller's own library, its teams' (in ID order), then the shared one.
-func (p *Publisher) Pinned(ctx context.Context, a Actor, name, layer, ref string) (Version, error) {
-	if err := checkName(name); err != nil {
-		return Version{}, err
-	}
-	own, shared := skills.LibraryRef{User: a.User}, skills.LibraryRef{Shared: true}
-	var order []skills.LibraryRef
-	switch team, isTeam := strings.CutPrefix(layer, skills.LayerTeam); {
-	case layer == skills.LayerShared:
-		order = []skills.LibraryRef{shared}
-	case layer == skills.LayerUser:
-		order = []skills.LibraryRef{own}
-	case isTeam:
-		order = []skills.LibraryRef{{Team: team}}
-	default:
-		order = append(order, own)
-		for _, t := range a.Teams {
-			order = append(order, skills.LibraryRef{Team: t})
-		}
-		order = append(order, shared)
-	}
-	var firstErr error
-	for _, l := range order {
-		if _, _, err := p.authorize(a, l, read); err != nil {
-			return Version{}, err // a team layer of a caller not its member
-		}
-		v, err := p.find(ctx, a, l, name, ref)
-		if err == nil {
-			if v.State == versions.Rejected {
-				return Version{}, fmt.Errorf("%w: version %s of %s was rejected", errkind.FailedPrecondition, v.ID, name)
-			}
-			return v, nil
-		}
-		if errkind.Of(err) != errkind.NotFound {
-			return Version{}, err
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return Version{}, firstErr
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
@@ -22,37 +21,27 @@ import (
 
 // AdminKey is the metadata key an insecure-mode caller sets to "true" to
 // act as an admin on LibraryService (and see pending versions in pinned
-// reads). Insecure mode trusts every header; without it a caller acts as a
-// non-admin, on its own library, so an agent never changes another's by
-// mistake. In jwt mode only the token's admin scope counts.
+// reads); auth decides it (auth.Principal.LibraryAdmin).
 const AdminKey = auth.AdminKey
 
 // Versions is what the skills and library services need of the authors'
-// path: the publisher, and how a caller's admin role is decided.
+// path: the publisher.
 type Versions struct {
 	Pub   *authors.Publisher
 	Table *mounts.Table
-	// Insecure: the server runs --auth.mode=insecure, where every
-	// principal claims admin; AdminKey decides instead.
-	Insecure bool
 }
 
-// actor is who a LibraryService call (or a pinned read) acts as. The
-// version author is the token subject, else the user.
+// actor is who a LibraryService call (or a pinned read) acts as, an admin
+// as auth decided. The version author is the token subject, else the user.
 func (v *Versions) actor(ctx context.Context) (authors.Actor, mounts.Caller, error) {
 	id, err := identity(ctx)
 	if err != nil {
 		return authors.Actor{}, id, err
 	}
 	p, _ := auth.PrincipalFrom(ctx)
-	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.Admin, Teams: id.Teams()}
+	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.LibraryAdmin, Teams: id.Teams()}
 	if a.Author == "" {
 		a.Author = id.User()
-	}
-	if v.Insecure {
-		md, _ := metadata.FromIncomingContext(ctx)
-		vals := md.Get(AdminKey)
-		a.Admin = len(vals) == 1 && vals[0] == "true"
 	}
 	return a, id, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -40,8 +41,8 @@ type Publisher struct {
 	now     func() time.Time
 	metrics *metrics
 	log     *slog.Logger
-	budget  *versions.Budget // publishes' and version reads' memory (budget.go)
-	compete Competitors      // the coexistence check's search; nil: none
+	budget  *versions.Budget    // publishes' and version reads' memory (budget.go)
+	compete coexist.Competitors // the coexistence check's search; nil: none
 }
 
 // Option configures a Publisher.
@@ -51,6 +52,12 @@ type Option func(*Publisher)
 // index is dropped here: the events receiver tells the other replicas.
 func WithNotify(f func(ctx context.Context, l skills.LibraryRef)) Option {
 	return func(p *Publisher) { p.notify = f }
+}
+
+// WithCompetitors turns on the coexistence check and the triggering evals
+// of every publish (validate_only too).
+func WithCompetitors(c coexist.Competitors) Option {
+	return func(p *Publisher) { p.compete = c }
 }
 
 // WithLogger logs what the publisher skips (unreadable records, by key).
@@ -235,8 +242,8 @@ type Result struct {
 	Pending  bool
 	Removed  []string // files of the previous live copy removed
 	// Evals are the folder's eval_queries.json run against the library
-	// with this version in it (coexist.go).
-	Evals []TriggerEval
+	// with this version in it (internal/coexist).
+	Evals []coexist.TriggerEval
 }
 
 func checkText(field, s string) error {
@@ -304,10 +311,11 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	if !valid && !req.ValidateOnly {
 		return Result{}, &ProblemsError{Problems: problems}
 	}
-	var evals []TriggerEval
+	var evals []coexist.TriggerEval
 	if valid {
 		var ps []skillmd.Problem
-		ps, evals = p.coexistence(ctx, l, req)
+		check := coexist.Check{Search: p.compete, Timeout: p.cfg.CoexistenceTimeout, Log: p.log}
+		ps, evals = check.Run(ctx, l, req.Name, coexist.Candidate{Dir: dir(req.Category, req.Name), Files: req.Files})
 		problems = append(problems, ps...)
 	}
 	// Every live key is checked before anything is written.

@@ -11,6 +11,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -383,7 +384,7 @@ func problemsProto(ps []skillmd.Problem) []*skillsvcv1.SkillProblem {
 
 // evalsProto converts a publish's triggering evals; a skill's path is its
 // folder under mount, as listings give it.
-func evalsProto(mount string, es []authors.TriggerEval) []*skillsvcv1.TriggerEval {
+func evalsProto(mount string, es []coexist.TriggerEval) []*skillsvcv1.TriggerEval {
 	out := make([]*skillsvcv1.TriggerEval, len(es))
 	for i, e := range es {
 		out[i] = &skillsvcv1.TriggerEval{Query: e.Query, ShouldTrigger: e.ShouldTrigger, Rank: int32(e.Rank), TopName: e.Top.Name}

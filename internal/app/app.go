@@ -190,9 +190,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// --library.recover-every; stopped before the catalog and the cache.
 	a.onClose(pub.StartRecovery())
 	services.Versions = &server.Versions{
-		Pub:      pub,
-		Table:    cfg.Mounts,
-		Insecure: cfg.Auth.Mode == auth.ModeInsecure,
+		Pub:   pub,
+		Table: cfg.Mounts,
 	}
 
 	authn, err := auth.New(ctx, cfg.Auth, log)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"strings"
 
-	"github.com/skillsvc/skillsvc/internal/library"
+	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // competitors is the catalog's search as a publish's coexistence check
-// asks it (library.Competitors): the candidate folder analyzed as the
+// asks it (coexist.Competitors): the candidate folder analyzed as the
 // library's own skills are, layered over the target library in place of
 // its live copy.
 type competitors struct {
@@ -21,8 +21,8 @@ type competitors struct {
 	maxQuery int
 }
 
-// Compete implements library.Competitors.
-func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand library.Candidate, queries []string, k int) (library.Competition, error) {
+// Compete implements coexist.Competitors.
+func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand coexist.Candidate, queries []string, k int) (coexist.Competition, error) {
 	var raw []byte
 	paths := make([]string, 0, len(cand.Files))
 	for _, f := range cand.Files {
@@ -41,20 +41,20 @@ func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand libr
 	}
 	ranked, err := c.catalog.Compete(ctx, l, &a, cand.Dir, qs, k)
 	if err != nil {
-		return library.Competition{}, err
+		return coexist.Competition{}, err
 	}
 	dups, err := c.catalog.NearDuplicates(ctx, l, a, cand.Dir)
 	if err != nil {
-		return library.Competition{}, err
+		return coexist.Competition{}, err
 	}
-	out := library.Competition{Top: make([][]library.Rival, len(ranked))}
+	out := coexist.Competition{Top: make([][]coexist.Rival, len(ranked))}
 	for i, r := range ranked {
 		for _, h := range r.Top {
-			out.Top[i] = append(out.Top[i], library.Rival{Dir: h.Dir, Name: h.Name, Self: h.Candidate, Relevance: h.Relevance})
+			out.Top[i] = append(out.Top[i], coexist.Rival{Dir: h.Dir, Name: h.Name, Self: h.Candidate, Relevance: h.Relevance})
 		}
 	}
 	for _, d := range dups {
-		out.Duplicates = append(out.Duplicates, library.Rival{Dir: d.Dir, Name: d.Name})
+		out.Duplicates = append(out.Duplicates, coexist.Rival{Dir: d.Dir, Name: d.Name})
 	}
 	return out, nil
 }

@@ -34,9 +34,8 @@ type Services struct {
 	// replicas' topic. Whoever made the Services closes it.
 	Watch *watch.Feed
 	// Versions is the authors' path (LibraryService and pinned reads).
-	// NewServices makes one with the default layout, a process-local lock
-	// and insecure mode's admin header; app.New replaces it with the
-	// configured one.
+	// NewServices makes one with the default layout and a process-local
+	// lock; app.New replaces it with the configured one.
 	Versions *server.Versions
 	// Replies keeps the skills service's encoded replies, one cache for
 	// every server Register registers on. NewServices makes one in process
@@ -59,7 +58,7 @@ func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, li
 	}
 	pub := library.New(bucket, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20), library.WithCompetitors(competitors{lib.Catalog, skills.DefaultConfig().MaxQueryBytes}))
 	return &Services{
-		FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed, Versions: &server.Versions{Pub: pub, Table: table, Insecure: true},
+		FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed, Versions: &server.Versions{Pub: pub, Table: table},
 		Replies: replies.New(lib.Catalog.ReplyCacheBytes(), nil),
 	}, nil
 }

@@ -41,7 +41,7 @@ const (
 	ScopeKey   = "x-skillsvc-scope"
 	HarnessKey = "x-skillsvc-harness"
 	// AdminKey set to "true" makes an insecure-mode caller an admin of
-	// LibraryService (internal/server decides what it means).
+	// LibraryService (Principal.LibraryAdmin).
 	AdminKey = "x-skillsvc-admin"
 )
 
@@ -68,7 +68,15 @@ type Principal struct {
 	// Subject is the token's sub, for the audit trail; empty in insecure
 	// mode.
 	Subject string
-	Admin   bool
+	// Admin: the caller may use AdminService (a token's admin scope; every
+	// caller in insecure mode).
+	Admin bool
+	// LibraryAdmin: the caller acts as an admin of the skill libraries
+	// (LibraryService, and pinned reads that show pending versions): a
+	// token's admin scope; in insecure mode, where every caller is Admin,
+	// only AdminKey set to "true", so an agent never changes another's
+	// library by mistake. Authenticate decides it; the server only reads it.
+	LibraryAdmin bool
 	// Pin: the call reads its thread's pinned library, asked by PinKey or
 	// by the token's pin claim.
 	Pin bool
@@ -128,7 +136,8 @@ func (Metadata) Authenticate(_ context.Context, h Headers) (Principal, error) {
 		}
 		return strings.TrimSpace(vs[0]), nil
 	}
-	p := Principal{Admin: true}
+	admin := h.Get(AdminKey)
+	p := Principal{Admin: true, LibraryAdmin: len(admin) == 1 && admin[0] == "true"}
 	var err error
 	if p.User, err = get(UserKey); err != nil {
 		return Principal{}, err

@@ -87,6 +87,7 @@ func (j *JWT) principal(claims jwt.MapClaims) (Principal, error) {
 	if p.Admin, err = hasScope(claims[j.claims.ScopeClaim], j.claims.AdminScope); err != nil {
 		return Principal{}, fmt.Errorf("%w: token claim %q: %v", ErrUnauthenticated, j.claims.ScopeClaim, err)
 	}
+	p.LibraryAdmin = p.Admin // only the token's scope counts
 	if sub, ok := claims["sub"].(string); ok && len(sub) <= maxSubjectBytes {
 		p.Subject = sub
 	}

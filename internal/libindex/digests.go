@@ -148,7 +148,7 @@ func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, 
 			return Digest{}, "", false, err
 		}
 		if whole {
-			return Digest{Size: int64(len(data)), Sum: sha256.Sum256(data)}, a.ETag, textfile.IsBinary(data[:min(len(data), sniffBytes)], a.Size), nil
+			return Digest{Size: int64(len(data)), Sum: sha256.Sum256(data)}, a.ETag, textfile.IsBinary(data[:min(len(data), textfile.SniffBytes)], a.Size), nil
 		}
 		// Grown past what is cached since listed: streamed below.
 	}
@@ -158,7 +158,7 @@ func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, 
 	}
 	defer rc.Close()
 	h := sha256.New()
-	head := &prefixWriter{max: sniffBytes}
+	head := &prefixWriter{max: textfile.SniffBytes}
 	n, err := io.Copy(io.MultiWriter(h, head), io.LimitReader(rc, skillmd.MaxSkillBytes+1))
 	switch {
 	case err != nil:

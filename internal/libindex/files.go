@@ -149,12 +149,9 @@ func (g getter) Get(ctx context.Context, _ string) (io.ReadCloser, objstore.Attr
 	return g.f.Open(ctx, g.o, 0, -1)
 }
 
-// sniffBytes is how much of a file decides whether it is binary.
-const sniffBytes = 8 << 10
-
 // Binary reports for each file whether it is binary, from its first
-// sniffBytes: one cache call for all, a ranged read of each file no replica
-// sniffed before. A file deleted since listed counts as text.
+// textfile.SniffBytes: one cache call for all, a ranged read of each file
+// no replica sniffed before. A file deleted since listed counts as text.
 func (f *Files) Binary(ctx context.Context, objs []objstore.Object, concurrency int) ([]bool, error) {
 	out := make([]bool, len(objs))
 	keys := make([]string, len(objs))
@@ -177,7 +174,7 @@ func (f *Files) Binary(ctx context.Context, objs []objstore.Object, concurrency 
 			continue
 		}
 		g.Go(panics.Guard(func() error {
-			rc, a, err := f.bucket.GetRange(gctx, o.Key, 0, sniffBytes)
+			rc, a, err := f.bucket.GetRange(gctx, o.Key, 0, textfile.SniffBytes)
 			if objstore.IsNotFound(err) {
 				return nil
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // The admins' bulk changes (AdminService): callers are admins, no actor is
@@ -33,24 +34,24 @@ func (p *Publisher) DeleteVersions(ctx context.Context, l skills.LibraryRef, nam
 	}
 	hexes := make([]string, len(ids))
 	for i, id := range ids {
-		if hexes[i] = hexOf(id); len(hexes[i]) != 64 {
-			return 0, fmt.Errorf("%w: %q is not a full version id (sha256:<64 hex>)", errkind.InvalidArgument, clip(id))
+		if hexes[i] = versions.HexOf(id); len(hexes[i]) != 64 {
+			return 0, fmt.Errorf("%w: %q is not a full version id (sha256:<64 hex>)", errkind.InvalidArgument, versions.Clip(id))
 		}
 	}
 	s := p.store(l)
 	deleted := 0
 	err = p.lock(ctx, l, name, func() error {
-		refs, _, err := s.refs(ctx, name)
+		refs, _, err := s.Refs(ctx, name)
 		if err != nil {
 			return err
 		}
 		for _, h := range hexes {
-			if lbs := labelsOf(refs, "sha256:"+h); len(lbs) > 0 {
+			if lbs := versions.LabelsOf(refs, "sha256:"+h); len(lbs) > 0 {
 				return fmt.Errorf("%w: version sha256:%s of %s is labelled %s; move the label (latest: roll back or delete the skill) first", errkind.FailedPrecondition, h, name, strings.Join(lbs, ", "))
 			}
 		}
 		for _, h := range hexes {
-			for _, key := range []string{s.recordKey(name, h), s.proposalKey(name, h)} {
+			for _, key := range []string{s.RecordKey(name, h), s.ProposalKey(name, h)} {
 				if _, err := p.bucket.Stat(ctx, key); objstore.IsNotFound(err) {
 					continue
 				} else if err != nil {
@@ -99,17 +100,17 @@ func (p *Publisher) RejectProposals(ctx context.Context, a Actor, l skills.Libra
 		}
 	}
 	s := p.store(l)
-	prefix := s.root + "skills/"
+	prefix := s.Root + "skills/"
 	if f.Name != "" {
-		prefix = s.skillPrefix(f.Name)
+		prefix = s.SkillPrefix(f.Name)
 	}
 	now := p.now().UTC()
 	err = objstore.Walk(ctx, p.bucket, prefix, func(o objstore.Object) error {
-		if !strings.Contains(strings.TrimPrefix(o.Key, s.root+"skills/"), "/p/") || !strings.HasSuffix(o.Key, ".json") {
+		if !strings.Contains(strings.TrimPrefix(o.Key, s.Root+"skills/"), "/p/") || !strings.HasSuffix(o.Key, ".json") {
 			return nil
 		}
-		rec, _, err := s.recordAt(ctx, o.Key)
-		switch key, bad := isUnreadable(err); {
+		rec, _, err := s.RecordAt(ctx, o.Key)
+		switch key, bad := versions.IsUnreadable(err); {
 		case bad:
 			res.Unreadable = append(res.Unreadable, key)
 			return nil
@@ -118,7 +119,7 @@ func (p *Publisher) RejectProposals(ctx context.Context, a Actor, l skills.Libra
 		case err != nil:
 			return err
 		}
-		if !rec.proposal() || (f.Proposer != "" && rec.Proposer != f.Proposer) || (!f.Before.IsZero() && !rec.Created.Before(f.Before)) {
+		if !rec.Proposal() || (f.Proposer != "" && rec.Proposer != f.Proposer) || (!f.Before.IsZero() && !rec.Created.Before(f.Before)) {
 			return nil
 		}
 		switch {
@@ -127,10 +128,10 @@ func (p *Publisher) RejectProposals(ctx context.Context, a Actor, l skills.Libra
 				return err
 			}
 			res.Deleted++
-		case rec.State == Pending:
-			_, err := p.setState(ctx, s, rec, func(r *Record) {
-				if r.State == Pending {
-					r.State, r.Reviewer, r.ReviewTime, r.ReviewComment = Rejected, a.Author, now, f.Comment
+		case rec.State == versions.Pending:
+			_, err := p.setState(ctx, s, rec, func(r *versions.Record) {
+				if r.State == versions.Pending {
+					r.State, r.Reviewer, r.ReviewTime, r.ReviewComment = versions.Rejected, a.Author, now, f.Comment
 				}
 			})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
@@ -31,26 +32,26 @@ type scripted struct {
 	dir     string
 }
 
-func (s *scripted) Compete(ctx context.Context, l skills.LibraryRef, c library.Candidate, queries []string, k int) (library.Competition, error) {
+func (s *scripted) Compete(ctx context.Context, l skills.LibraryRef, c coexist.Candidate, queries []string, k int) (coexist.Competition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked, s.library, s.dir = queries, l, c.Dir
 	if s.block {
 		<-ctx.Done()
-		return library.Competition{}, ctx.Err()
+		return coexist.Competition{}, ctx.Err()
 	}
 	if s.err != nil {
-		return library.Competition{}, s.err
+		return coexist.Competition{}, s.err
 	}
-	rival := func(d string) library.Rival {
+	rival := func(d string) coexist.Rival {
 		if d == "" {
-			return library.Rival{Dir: c.Dir, Name: c.Dir, Self: true}
+			return coexist.Rival{Dir: c.Dir, Name: c.Dir, Self: true}
 		}
-		return library.Rival{Dir: d, Name: d[strings.LastIndex(d, "/")+1:]}
+		return coexist.Rival{Dir: d, Name: d[strings.LastIndex(d, "/")+1:]}
 	}
-	var out library.Competition
+	var out coexist.Competition
 	for _, q := range queries {
-		var hits []library.Rival
+		var hits []coexist.Rival
 		for i, d := range s.top[q] {
 			// Relevance falls a fifth a place, or is written after "@".
 			rel := 1 - 0.2*float64(i)
@@ -75,7 +76,7 @@ func (s *scripted) Compete(ctx context.Context, l skills.LibraryRef, c library.C
 	return out, nil
 }
 
-func coexistEnv(t *testing.T, c library.Competitors, tune func(*library.Config)) env {
+func coexistEnv(t *testing.T, c coexist.Competitors, tune func(*library.Config)) env {
 	b, err := local.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func coexistEnv(t *testing.T, c library.Competitors, tune func(*library.Config))
 func coexistence(ps []skillmd.Problem) []skillmd.Problem {
 	var out []skillmd.Problem
 	for _, p := range ps {
-		if p.Rule == library.RuleCoexistence {
+		if p.Rule == coexist.RuleCoexistence {
 			if p.Severity != skillmd.SeverityWarning {
 				panic("a coexistence problem is never an error")
 			}
@@ -258,7 +259,7 @@ func TestCoexistenceForReviewers(t *testing.T) {
 		t.Fatalf("%+v, %v", page, err)
 	}
 	ps := page.Versions[0].Problems
-	if len(ps) != 1 || ps[0].Rule != library.RuleCoexistence || !strings.Contains(ps[0].Message, "competes with skill pdf (pdf)") {
+	if len(ps) != 1 || ps[0].Rule != coexist.RuleCoexistence || !strings.Contains(ps[0].Message, "competes with skill pdf (pdf)") {
 		t.Fatalf("the reviewer sees %+v", ps)
 	}
 	v, _, err := e.pub.GetVersion(t.Context(), admin, shared, "pdf-forms", res.Version.ID)

@@ -45,7 +45,7 @@ type Config struct {
 	// interrupted (intents.go); also once at start.
 	RecoverEvery time.Duration `yaml:"recover_every"`
 	// CoexistenceTimeout bounds a publish's coexistence check and
-	// triggering evals (coexist.go); 0 turns them off. Past it the publish
+	// triggering evals (internal/coexist); 0 turns them off. Past it the publish
 	// goes ahead with a warning that the check could not run.
 	CoexistenceTimeout time.Duration `yaml:"coexistence_timeout"`
 }

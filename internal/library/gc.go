@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // GCResult says what a collection deleted (or, dry, would delete).
@@ -126,7 +127,7 @@ func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry
 // blobs are unknown.
 func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn func(blobs.Digest) error) ([]string, error) {
 	s := p.store(l)
-	prefix := s.root + "skills/"
+	prefix := s.Root + "skills/"
 	var unreadable []string
 	err := objstore.Walk(ctx, p.bucket, prefix, func(o objstore.Object) error {
 		_, rest, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
@@ -138,14 +139,14 @@ func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn fu
 			return nil // refs.json
 		}
 		h, ok = strings.CutSuffix(h, ".json")
-		if !ok || len(h) != 64 || hexOf(h) != h {
+		if !ok || len(h) != 64 || versions.HexOf(h) != h {
 			return nil
 		}
-		rec, _, err := s.recordAt(ctx, o.Key)
+		rec, _, err := s.RecordAt(ctx, o.Key)
 		if errors.Is(err, errkind.NotFound) {
 			return nil // deleted since listed
 		}
-		if key, bad := isUnreadable(err); bad {
+		if key, bad := versions.IsUnreadable(err); bad {
 			unreadable = append(unreadable, key)
 			return nil
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 func TestMain(m *testing.M) {
@@ -144,7 +145,7 @@ func testPublish(t *testing.T, e env) {
 	if got := e.listed(t, "alice")["docs/pdf@user"]; got != r1.Version.ID || r1.Version.ID == "" {
 		t.Fatalf("catalog lists digest %q, version id %q", got, r1.Version.ID)
 	}
-	if !slices.Equal(r1.Version.Labels, []string{"latest"}) || r1.Version.Author != "alice" || r1.Version.State != library.Published {
+	if !slices.Equal(r1.Version.Labels, []string{"latest"}) || r1.Version.Author != "alice" || r1.Version.State != versions.Published {
 		t.Fatalf("version = %+v", r1.Version)
 	}
 	// Same files again: the same version, latest unchanged.
@@ -464,7 +465,7 @@ func testTeamReview(t *testing.T, e env) {
 	ctx := t.Context()
 	legal := skills.LibraryRef{Team: "legal"}
 	res, err := e.pub.Publish(ctx, carol, library.PublishRequest{Library: legal, Name: "nda", Files: folder("nda", "NDAs.")})
-	if err != nil || !res.Pending || res.Version.State != library.Pending {
+	if err != nil || !res.Pending || res.Version.State != versions.Pending {
 		t.Fatalf("member's publish = %+v, %v", res, err)
 	}
 	if _, ok := e.teamListed(t, dave)["nda@team:legal"]; ok {
@@ -489,7 +490,7 @@ func testReview(t *testing.T, e env) {
 	ctx := t.Context()
 	shared := skills.LibraryRef{Shared: true}
 	res, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: shared, Name: "sql", Files: folder("sql", "Query.")})
-	if err != nil || !res.Pending || res.Version.State != library.Pending {
+	if err != nil || !res.Pending || res.Version.State != versions.Pending {
 		t.Fatalf("publish = %+v, %v", res, err)
 	}
 	if _, ok := e.listed(t, "carol")["sql@shared"]; ok {
@@ -508,11 +509,11 @@ func testReview(t *testing.T, e env) {
 	}
 	_, err = e.pub.Pinned(ctx, carol, "sql", "", res.Version.ID)
 	wantKind(t, err, errkind.NotFound)
-	if v, err := e.pub.Pinned(ctx, bob, "sql", "", res.Version.ID); err != nil || v.State != library.Pending {
+	if v, err := e.pub.Pinned(ctx, bob, "sql", "", res.Version.ID); err != nil || v.State != versions.Pending {
 		t.Fatalf("the author pins its pending version: %+v, %v", v, err)
 	}
 	ok, err := e.pub.Review(ctx, admin, shared, "sql", res.Version.ID, true, "looks good")
-	if err != nil || ok.Version.State != library.Published || ok.Version.Reviewer != "root" || ok.Version.ReviewComment != "looks good" {
+	if err != nil || ok.Version.State != versions.Published || ok.Version.Reviewer != "root" || ok.Version.ReviewComment != "looks good" {
 		t.Fatalf("approve = %+v, %v", ok.Version, err)
 	}
 	// The approved proposal is the version of its files.
@@ -525,7 +526,7 @@ func testReview(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	rej, err := e.pub.Review(ctx, admin, shared, "sql", bad.Version.ID, false, "no")
-	if err != nil || rej.Version.State != library.Rejected {
+	if err != nil || rej.Version.State != versions.Rejected {
 		t.Fatalf("reject = %+v, %v", rej.Version, err)
 	}
 	_, err = e.pub.Pinned(ctx, admin, "sql", "", bad.Version.ID)

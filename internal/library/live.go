@@ -20,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // A version goes live (publish, rollback, approval) all at once or not at
@@ -72,7 +73,7 @@ func (p *Publisher) liveBase(l skills.LibraryRef, category, name string, rels []
 	base := prefix + dir(category, name) + "/"
 	for _, rel := range rels {
 		if n := len(base) + len(rel); n > objstore.MaxKeyLen {
-			return "", fmt.Errorf("%w: file %q would be stored under a key of %d bytes (the library's prefix and folder %q included), over the %d-byte limit of object keys; shorten its path", errkind.InvalidArgument, clip(rel), n, clip(base), objstore.MaxKeyLen)
+			return "", fmt.Errorf("%w: file %q would be stored under a key of %d bytes (the library's prefix and folder %q included), over the %d-byte limit of object keys; shorten its path", errkind.InvalidArgument, versions.Clip(rel), n, versions.Clip(base), objstore.MaxKeyLen)
 		}
 	}
 	return base, nil
@@ -90,30 +91,30 @@ func relsOf(files []skillmd.FileDigest) []string {
 // moves latest and labels to it, under the skill's lock. It fails only
 // before the commit point; what fails after it is logged and finished by
 // recovery, and the answer says what will be.
-func (p *Publisher) goLive(ctx context.Context, l skills.LibraryRef, rec Record, labels []string, data func(rel string) ([]byte, error)) ([]string, Refs, error) {
+func (p *Publisher) goLive(ctx context.Context, l skills.LibraryRef, rec versions.Record, labels []string, data func(rel string) ([]byte, error)) ([]string, versions.Refs, error) {
 	if _, err := p.liveBase(l, rec.Category, rec.Name, relsOf(rec.Files)); err != nil {
-		return nil, Refs{}, err
+		return nil, versions.Refs{}, err
 	}
 	in := intent{Library: l, Name: rec.Name, Version: rec.ID, Labels: labels, Written: p.now().UTC()}
 	b, err := json.Marshal(in)
 	if err != nil {
-		return nil, Refs{}, err
+		return nil, versions.Refs{}, err
 	}
 	// A caller gone before the commit point commits nothing. From it on,
 	// the intent's write included (so its answer is never lost to the
 	// caller leaving), the change runs to its end whatever the caller does.
 	if err := ctx.Err(); err != nil {
-		return nil, Refs{}, err
+		return nil, versions.Refs{}, err
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), liveTimeout)
 	defer cancel()
 	if _, err := p.bucket.Put(dctx, p.intentKey(l, rec.Name), bytes.NewReader(b), int64(len(b)), objstore.PutOptions{}); err != nil {
-		return nil, Refs{}, err
+		return nil, versions.Refs{}, err
 	}
 	removed, refs, err := p.finish(dctx, in, rec, data)
 	if err != nil {
 		p.log.Warn("library: a committed change is not wholly live yet; recovery finishes it", "library", p.cfg.Root(l), "skill", rec.Name, "version", rec.ID, "err", err)
-		refs = Refs{Labels: map[string]string{Latest: rec.ID}}
+		refs = versions.Refs{Labels: map[string]string{versions.Latest: rec.ID}}
 		for _, lb := range labels {
 			refs.Labels[lb] = rec.ID
 		}
@@ -123,30 +124,30 @@ func (p *Publisher) goLive(ctx context.Context, l skills.LibraryRef, rec Record,
 
 // finish writes the live copy of an intent's version, moves its labels,
 // drops the library's index and deletes the intent.
-func (p *Publisher) finish(ctx context.Context, in intent, rec Record, data func(rel string) ([]byte, error)) ([]string, Refs, error) {
+func (p *Publisher) finish(ctx context.Context, in intent, rec versions.Record, data func(rel string) ([]byte, error)) ([]string, versions.Refs, error) {
 	removed, err := p.writeLive(ctx, in.Library, rec, data)
 	if err != nil {
-		return nil, Refs{}, err
+		return nil, versions.Refs{}, err
 	}
 	// A name is served from one folder: a category move removes the old.
 	if err := p.removeOthers(ctx, in.Library, rec); err != nil {
-		return removed, Refs{}, err
+		return removed, versions.Refs{}, err
 	}
-	refs, err := p.store(in.Library).updateRefs(ctx, in.Name, func(r *Refs) error {
-		r.Labels[Latest] = in.Version
+	refs, err := p.store(in.Library).UpdateRefs(ctx, in.Name, func(r *versions.Refs) error {
+		r.Labels[versions.Latest] = in.Version
 		for _, lb := range in.Labels {
 			r.Labels[lb] = in.Version
 		}
 		return nil
 	})
 	if err != nil {
-		return removed, Refs{}, err
+		return removed, versions.Refs{}, err
 	}
 	// The index is dropped only now, with the live copy whole.
 	p.changed(ctx, in.Library)
 	key := p.intentKey(in.Library, in.Name)
 	var cur intent
-	if _, err := (store{bucket: p.bucket}).getJSON(ctx, key, &cur); err == nil && (cur.Version != in.Version || !cur.Written.Equal(in.Written)) {
+	if _, err := (versions.Store{Bucket: p.bucket}).GetJSON(ctx, key, &cur); err == nil && (cur.Version != in.Version || !cur.Written.Equal(in.Written)) {
 		return removed, refs, nil // a later change's, unordered with this one (the shared cache down): its own to delete
 	}
 	return removed, refs, again(ctx, func() error { return p.bucket.Delete(ctx, key) })
@@ -176,7 +177,7 @@ func again(ctx context.Context, op func() error) error {
 // file first, SKILL.md last, then the files of the previous copy rec does
 // not hold are removed. A reader that sees the new SKILL.md finds every
 // file it names already written. data returns a file's bytes.
-func (p *Publisher) writeLive(ctx context.Context, l skills.LibraryRef, rec Record, data func(rel string) ([]byte, error)) ([]string, error) {
+func (p *Publisher) writeLive(ctx context.Context, l skills.LibraryRef, rec versions.Record, data func(rel string) ([]byte, error)) ([]string, error) {
 	base, err := p.liveBase(l, rec.Category, rec.Name, relsOf(rec.Files))
 	if err != nil {
 		return nil, err
@@ -247,7 +248,7 @@ func (p *Publisher) changed(ctx context.Context, l skills.LibraryRef) {
 
 // readVersion reads every file of rec from the library's blobs, charged to
 // res: a missing blob fails before anything is written.
-func (p *Publisher) readVersion(ctx context.Context, l skills.LibraryRef, rec Record, res *Reservation) (map[string][]byte, error) {
+func (p *Publisher) readVersion(ctx context.Context, l skills.LibraryRef, rec versions.Record, res *versions.Reservation) (map[string][]byte, error) {
 	if err := res.Take(ctx, rec.TotalBytes); err != nil {
 		return nil, err
 	}
@@ -273,16 +274,16 @@ func (p *Publisher) readVersion(ctx context.Context, l skills.LibraryRef, rec Re
 func (p *Publisher) rollForward(ctx context.Context, l skills.LibraryRef, name string) (bool, error) {
 	key := p.intentKey(l, name)
 	var in intent
-	_, err := store{bucket: p.bucket}.getJSON(ctx, key, &in)
+	_, err := versions.Store{Bucket: p.bucket}.GetJSON(ctx, key, &in)
 	switch {
 	case objstore.IsNotFound(err):
 		return false, nil
 	case err != nil:
 		return false, err
 	case in.Library != l || in.Name != name:
-		return false, fmt.Errorf("library: intent %s names %s of %s, not %s", key, clip(in.Name), p.cfg.Root(in.Library), name)
+		return false, fmt.Errorf("library: intent %s names %s of %s, not %s", key, versions.Clip(in.Name), p.cfg.Root(in.Library), name)
 	}
-	rec, _, err := p.store(l).record(ctx, name, strings.TrimPrefix(in.Version, "sha256:"))
+	rec, _, err := p.store(l).Record(ctx, name, strings.TrimPrefix(in.Version, "sha256:"))
 	if errors.Is(err, errkind.NotFound) {
 		// The version is gone (an admin deleted it since it committed):
 		// there is nothing to finish it from.
@@ -316,7 +317,7 @@ func (p *Publisher) Recover(ctx context.Context) (int, error) {
 	n := 0
 	err := objstore.Walk(ctx, p.bucket, p.intentsPrefix(), func(o objstore.Object) error {
 		var in intent
-		_, err := store{bucket: p.bucket}.getJSON(ctx, o.Key, &in)
+		_, err := versions.Store{Bucket: p.bucket}.GetJSON(ctx, o.Key, &in)
 		switch {
 		case objstore.IsNotFound(err):
 			return nil

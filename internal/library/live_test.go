@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // TestPublishAtomic and TestVersionsPaged run on both backends, as
@@ -159,7 +160,7 @@ func testRecovered(t *testing.T, e env, f *objstoretest.Faulty) {
 	if err != nil {
 		t.Fatalf("a committed publish answered %v", err)
 	}
-	if !slices.Contains(res.Version.Labels, library.Latest) {
+	if !slices.Contains(res.Version.Labels, versions.Latest) {
 		t.Fatalf("labels %q", res.Version.Labels)
 	}
 	f.Heal()

@@ -19,11 +19,13 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // Publisher makes the authors' changes to skill libraries.
@@ -39,8 +41,8 @@ type Publisher struct {
 	now     func() time.Time
 	metrics *metrics
 	log     *slog.Logger
-	budget  *Budget     // publishes' and version reads' memory (budget.go)
-	compete Competitors // the coexistence check's search; nil: none
+	budget  *versions.Budget    // publishes' and version reads' memory (budget.go)
+	compete coexist.Competitors // the coexistence check's search; nil: none
 }
 
 // Option configures a Publisher.
@@ -52,6 +54,12 @@ func WithNotify(f func(ctx context.Context, l skills.LibraryRef)) Option {
 	return func(p *Publisher) { p.notify = f }
 }
 
+// WithCompetitors turns on the coexistence check and the triggering evals
+// of every publish (validate_only too).
+func WithCompetitors(c coexist.Competitors) Option {
+	return func(p *Publisher) { p.compete = c }
+}
+
 // WithLogger logs what the publisher skips (unreadable records, by key).
 func WithLogger(log *slog.Logger) Option {
 	return func(p *Publisher) { p.log = log }
@@ -61,7 +69,7 @@ func WithLogger(log *slog.Logger) Option {
 // cache) orders changes of one skill across replicas.
 func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cache.Cache, opts ...Option) *Publisher {
 	p := &Publisher{bucket: bucket, catalog: catalog, cfg: cfg, blobs: blobs.New(bucket, skillmd.MaxSkillBytes, cfg.GCGrace), locks: locks, now: time.Now,
-		log: slog.New(slog.DiscardHandler), budget: newBudget(cfg.MemoryBudget, cfg.MemoryWait)}
+		log: slog.New(slog.DiscardHandler), budget: versions.NewBudget(cfg.MemoryBudget, cfg.MemoryWait)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -79,7 +87,7 @@ func (p *Publisher) Config() Config { return p.cfg }
 
 // Budget is the replica's memory budget the publisher draws on; the server
 // charges a publish's folder to it while receiving it.
-func (p *Publisher) Budget() *Budget { return p.budget }
+func (p *Publisher) Budget() *versions.Budget { return p.budget }
 
 // Actor is who asks for a change.
 type Actor struct {
@@ -161,8 +169,8 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 	return l, false, fmt.Errorf("%w: a caller acts only on its own library", errkind.PermissionDenied)
 }
 
-func (p *Publisher) store(l skills.LibraryRef) store {
-	return store{bucket: p.bucket, root: p.cfg.Root(l), max: p.cfg.MaxVersions, log: p.log, maxProposals: p.cfg.MaxProposals}
+func (p *Publisher) store(l skills.LibraryRef) versions.Store {
+	return versions.Store{Bucket: p.bucket, Root: p.cfg.Root(l), Max: p.cfg.MaxVersions, Log: p.log, MaxProposals: p.cfg.MaxProposals}
 }
 
 // lock holds the skill's lock while fn runs: two changes of one skill
@@ -209,7 +217,7 @@ func (p *Publisher) lock(ctx context.Context, l skills.LibraryRef, name string, 
 
 // Version is a record with the labels pointing at it, and its library.
 type Version struct {
-	Record
+	versions.Record
 	Library skills.LibraryRef
 	Labels  []string
 }
@@ -234,16 +242,13 @@ type Result struct {
 	Pending  bool
 	Removed  []string // files of the previous live copy removed
 	// Evals are the folder's eval_queries.json run against the library
-	// with this version in it (coexist.go).
-	Evals []TriggerEval
+	// with this version in it (internal/coexist).
+	Evals []coexist.TriggerEval
 }
 
-// MaxMessageRunes bounds an author's note and a review comment.
-const MaxMessageRunes = 1024
-
 func checkText(field, s string) error {
-	if utf8.RuneCountInString(s) > MaxMessageRunes {
-		return fmt.Errorf("%w: %s is over %d characters", errkind.InvalidArgument, field, MaxMessageRunes)
+	if utf8.RuneCountInString(s) > versions.MaxMessageRunes {
+		return fmt.Errorf("%w: %s is over %d characters", errkind.InvalidArgument, field, versions.MaxMessageRunes)
 	}
 	return nil
 }
@@ -251,7 +256,7 @@ func checkText(field, s string) error {
 // CheckCategory accepts "" or one canonical path segment.
 func CheckCategory(c string) error {
 	if c != "" && (!mounts.Addressable(c) || strings.Contains(c, "/") || strings.HasPrefix(c, ".")) {
-		return fmt.Errorf("%w: category %q must be one path segment (or empty for a flat skill)", errkind.InvalidArgument, clip(c))
+		return fmt.Errorf("%w: category %q must be one path segment (or empty for a flat skill)", errkind.InvalidArgument, versions.Clip(c))
 	}
 	return nil
 }
@@ -288,7 +293,7 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		return Result{}, err
 	}
 	for _, lb := range req.Labels {
-		if err := checkLabel(lb); err != nil {
+		if err := versions.CheckLabel(lb); err != nil {
 			return Result{}, err
 		}
 	}
@@ -306,10 +311,11 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	if !valid && !req.ValidateOnly {
 		return Result{}, &ProblemsError{Problems: problems}
 	}
-	var evals []TriggerEval
+	var evals []coexist.TriggerEval
 	if valid {
 		var ps []skillmd.Problem
-		ps, evals = p.coexistence(ctx, l, req)
+		check := coexist.Check{Search: p.compete, Timeout: p.cfg.CoexistenceTimeout, Log: p.log}
+		ps, evals = check.Run(ctx, l, req.Name, coexist.Candidate{Dir: dir(req.Category, req.Name), Files: req.Files})
 		problems = append(problems, ps...)
 	}
 	// Every live key is checked before anything is written.
@@ -322,16 +328,16 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	}
 	rec := recordOf(req, a, p.now())
 	// The warnings stay with the version, for its reviewer.
-	rec.Problems = warningsOf(problems)
+	rec.Problems = versions.WarningsOf(problems)
 	if pending {
 		// A proposal: the author's own, whatever is stored; it moves no
 		// label and writes nothing live until an admin approves it.
 		if len(req.Labels) > 0 {
 			return Result{}, fmt.Errorf("%w: labels are moved by an admin; a pending publish moves none", errkind.PermissionDenied)
 		}
-		rec.Content, rec.ID, rec.Proposer, rec.State = rec.ID, proposalID(a.User, rec.ID), a.User, Pending
+		rec.Content, rec.ID, rec.Proposer, rec.State = rec.ID, versions.ProposalID(a.User, rec.ID), a.User, versions.Pending
 	}
-	if err := checkNewRecord(rec); err != nil {
+	if err := versions.CheckNewRecord(rec); err != nil {
 		return Result{}, err
 	}
 	res = Result{Version: Version{Record: rec, Library: l}, Problems: problems, Valid: valid, Pending: pending, Evals: evals}
@@ -341,7 +347,7 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	}
 	s := p.store(l)
 	err = p.lock(ctx, l, req.Name, func() error {
-		refs, _, err := s.refs(ctx, req.Name)
+		refs, _, err := s.Refs(ctx, req.Name)
 		if err != nil {
 			return err
 		}
@@ -384,9 +390,9 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		if pending {
 			// The author's own proposal again: back to pending if it was
 			// rejected (another author's is another record).
-			if kept.State != Pending {
-				if kept, err = p.setState(ctx, s, kept, func(r *Record) {
-					r.State, r.Message, r.Reviewer, r.ReviewTime, r.ReviewComment = Pending, rec.Message, "", time.Time{}, ""
+			if kept.State != versions.Pending {
+				if kept, err = p.setState(ctx, s, kept, func(r *versions.Record) {
+					r.State, r.Message, r.Reviewer, r.ReviewTime, r.ReviewComment = versions.Pending, rec.Message, "", time.Time{}, ""
 					r.Problems = rec.Problems // what this proposal's check found
 				}); err != nil {
 					return err
@@ -397,8 +403,8 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		}
 		// Published by a caller allowed to (an admin, or the library's
 		// owner), a stored pending or rejected record of these files too.
-		if kept.State != Published {
-			if kept, err = p.setState(ctx, s, kept, func(r *Record) { r.State = Published }); err != nil {
+		if kept.State != versions.Published {
+			if kept, err = p.setState(ctx, s, kept, func(r *versions.Record) { r.State = versions.Published }); err != nil {
 				return err
 			}
 		}
@@ -407,7 +413,7 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 			return err
 		}
 		res.Removed = removed
-		res.Version = Version{Record: kept, Library: l, Labels: labelsOf(refs, kept.ID)}
+		res.Version = Version{Record: kept, Library: l, Labels: versions.LabelsOf(refs, kept.ID)}
 		return nil
 	})
 	if err != nil {
@@ -424,8 +430,8 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 
 // checkVersions refuses a new version past --library.max-versions.
 // Proposals are kept apart: they never fill it.
-func (p *Publisher) checkVersions(ctx context.Context, s store, rec Record) error {
-	hexes, err := s.versionHexes(ctx, rec.Name, "")
+func (p *Publisher) checkVersions(ctx context.Context, s versions.Store, rec versions.Record) error {
+	hexes, err := s.VersionHexes(ctx, rec.Name, "")
 	if err != nil {
 		return err
 	}
@@ -439,12 +445,12 @@ func (p *Publisher) checkVersions(ctx context.Context, s store, rec Record) erro
 // (--library.max-proposals) or its author's pending ones
 // (--library.max-proposals-per-author); the author's own proposal of the
 // same files again is no new one.
-func (p *Publisher) checkProposals(ctx context.Context, s store, a Actor, rec Record) error {
-	objs, err := s.proposalObjects(ctx, rec.Name, "")
+func (p *Publisher) checkProposals(ctx context.Context, s versions.Store, a Actor, rec versions.Record) error {
+	objs, err := s.ProposalObjects(ctx, rec.Name, "")
 	if err != nil {
 		return err
 	}
-	key := s.keyOf(rec)
+	key := s.KeyOf(rec)
 	if slices.ContainsFunc(objs, func(o objstore.Object) bool { return o.Key == key }) {
 		return nil
 	}
@@ -455,11 +461,11 @@ func (p *Publisher) checkProposals(ctx context.Context, s store, a Actor, rec Re
 	defer mem.Release()
 	mine := 0
 	for _, o := range objs {
-		r, ok, err := s.readRecord(ctx, rec.Name, o.Key, mem)
+		r, ok, err := s.ReadRecord(ctx, rec.Name, o.Key, mem)
 		if err != nil {
 			return err
 		}
-		if ok && r.Proposer == a.User && r.State == Pending {
+		if ok && r.Proposer == a.User && r.State == versions.Pending {
 			mine++
 		}
 		mem.Release() // one record held at a time
@@ -471,7 +477,7 @@ func (p *Publisher) checkProposals(ctx context.Context, s store, a Actor, rec Re
 }
 
 // recordOf is the version record of a folder.
-func recordOf(req PublishRequest, a Actor, now time.Time) Record {
+func recordOf(req PublishRequest, a Actor, now time.Time) versions.Record {
 	fds := make([]skillmd.FileDigest, len(req.Files))
 	var total int64
 	for i, f := range req.Files {
@@ -479,9 +485,9 @@ func recordOf(req PublishRequest, a Actor, now time.Time) Record {
 		total += int64(len(f.Data))
 	}
 	slices.SortFunc(fds, func(x, y skillmd.FileDigest) int { return strings.Compare(x.Rel, y.Rel) })
-	return Record{
+	return versions.Record{
 		ID: skillmd.ManifestDigest(fds), Name: req.Name, Category: req.Category, Created: now.UTC(),
-		Author: a.Author, Message: req.Message, State: Published, Files: fds, TotalBytes: total,
+		Author: a.Author, Message: req.Message, State: versions.Published, Files: fds, TotalBytes: total,
 	}
 }
 
@@ -508,11 +514,11 @@ const RuleNameUnique = "name-unique"
 
 // checkIfLatest applies a change's if_latest: "none" while the skill has
 // no latest version and no live SKILL.md, else the version latest must be.
-func (p *Publisher) checkIfLatest(ctx context.Context, l skills.LibraryRef, s store, refs Refs, name, category, ifLatest string) error {
+func (p *Publisher) checkIfLatest(ctx context.Context, l skills.LibraryRef, s versions.Store, refs versions.Refs, name, category, ifLatest string) error {
 	if ifLatest == "" {
 		return nil
 	}
-	latest := refs.Labels[Latest]
+	latest := refs.Labels[versions.Latest]
 	if ifLatest == "none" {
 		prefix, err := p.catalog.LibraryPrefix(l)
 		if err != nil {
@@ -527,12 +533,12 @@ func (p *Publisher) checkIfLatest(ctx context.Context, l skills.LibraryRef, s st
 		}
 		return nil
 	}
-	h := hexOf(ifLatest)
+	h := versions.HexOf(ifLatest)
 	if h == "" {
-		return fmt.Errorf("%w: if_latest %q is not a version id (or \"none\")", errkind.InvalidArgument, clip(ifLatest))
+		return fmt.Errorf("%w: if_latest %q is not a version id (or \"none\")", errkind.InvalidArgument, versions.Clip(ifLatest))
 	}
 	if !strings.HasPrefix(strings.TrimPrefix(latest, "sha256:"), h) {
-		return fmt.Errorf("%w: latest of %s is %s, not %s", errkind.FailedPrecondition, name, orNone(latest), clip(ifLatest))
+		return fmt.Errorf("%w: latest of %s is %s, not %s", errkind.FailedPrecondition, name, orNone(latest), versions.Clip(ifLatest))
 	}
 	return nil
 }
@@ -546,51 +552,51 @@ func orNone(s string) string {
 
 // keepRecord writes rec unless it exists, and returns the stored record
 // (the first publish's time and author stay).
-func (p *Publisher) keepRecord(ctx context.Context, s store, rec Record) (Record, error) {
-	key := s.keyOf(rec)
-	if err := s.mark(ctx, rec); err != nil {
-		return Record{}, err
+func (p *Publisher) keepRecord(ctx context.Context, s versions.Store, rec versions.Record) (versions.Record, error) {
+	key := s.KeyOf(rec)
+	if err := s.Mark(ctx, rec); err != nil {
+		return versions.Record{}, err
 	}
-	err := s.putJSON(ctx, key, rec, objstore.PutOptions{IfNoneMatch: true})
+	err := s.PutJSON(ctx, key, rec, objstore.PutOptions{IfNoneMatch: true})
 	if err == nil {
 		return rec, nil
 	}
 	if !objstore.LostRace(err) {
-		return Record{}, err
+		return versions.Record{}, err
 	}
-	old, _, err := s.recordAt(ctx, key)
+	old, _, err := s.RecordAt(ctx, key)
 	if err != nil {
-		return Record{}, err
+		return versions.Record{}, err
 	}
 	if !old.Created.Equal(rec.Created) {
-		_ = s.bucket.Delete(ctx, s.markerKey(rec)) // stale; listings skip it anyway
+		_ = s.Bucket.Delete(ctx, s.MarkerKey(rec)) // stale; listings skip it anyway
 	}
 	if old.Category != rec.Category {
 		// A category move publishes the same files elsewhere: the record
 		// says where, so a later rollback writes the folder there.
-		return p.setState(ctx, s, old, func(r *Record) { r.Category = rec.Category })
+		return p.setState(ctx, s, old, func(r *versions.Record) { r.Category = rec.Category })
 	}
 	return old, nil
 }
 
 // setState changes a record's state (and review) by a conditional write.
-func (p *Publisher) setState(ctx context.Context, s store, rec Record, change func(*Record)) (Record, error) {
-	key := s.keyOf(rec)
-	var out Record
+func (p *Publisher) setState(ctx context.Context, s versions.Store, rec versions.Record, change func(*versions.Record)) (versions.Record, error) {
+	key := s.KeyOf(rec)
+	var out versions.Record
 	err := objstore.RetryConditional(ctx, 8, 20*time.Millisecond, func() error {
-		cur, etag, err := s.recordAt(ctx, key)
+		cur, etag, err := s.RecordAt(ctx, key)
 		if err != nil {
 			return err
 		}
 		change(&cur)
-		if err := s.putJSON(ctx, key, cur, objstore.PutOptions{IfMatch: etag}); err != nil {
+		if err := s.PutJSON(ctx, key, cur, objstore.PutOptions{IfMatch: etag}); err != nil {
 			return err
 		}
 		out = cur
 		return nil
 	})
 	if objstore.LostRace(err) {
-		return Record{}, fmt.Errorf("%w: version %s changed concurrently; try again", errkind.Aborted, rec.ID)
+		return versions.Record{}, fmt.Errorf("%w: version %s changed concurrently; try again", errkind.Aborted, rec.ID)
 	}
 	return out, err
 }
@@ -628,11 +634,11 @@ func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, 
 		if err != nil {
 			return err
 		}
-		refs, _, err := s.refs(ctx, name)
+		refs, _, err := s.Refs(ctx, name)
 		if err != nil {
 			return err
 		}
-		if !ok && refs.Labels[Latest] == "" {
+		if !ok && refs.Labels[versions.Latest] == "" {
 			return fmt.Errorf("%w: the library has no skill %q", errkind.NotFound, name)
 		}
 		if ifLatest != "" && ifLatest != "none" {
@@ -645,7 +651,7 @@ func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, 
 				return err
 			}
 		}
-		if _, err := s.updateRefs(ctx, name, func(r *Refs) error { delete(r.Labels, Latest); return nil }); err != nil {
+		if _, err := s.UpdateRefs(ctx, name, func(r *versions.Refs) error { delete(r.Labels, versions.Latest); return nil }); err != nil {
 			return err
 		}
 		p.changed(ctx, l)
@@ -684,7 +690,7 @@ func (p *Publisher) removeFolder(ctx context.Context, l skills.LibraryRef, d str
 
 // removeOthers deletes the skill's live folders other than rec's (another
 // category's): a name is served from one folder, the one just written.
-func (p *Publisher) removeOthers(ctx context.Context, l skills.LibraryRef, rec Record) error {
+func (p *Publisher) removeOthers(ctx context.Context, l skills.LibraryRef, rec versions.Record) error {
 	list, err := p.catalog.LibrarySkills(ctx, l)
 	if err != nil {
 		return err
@@ -703,7 +709,7 @@ func (p *Publisher) removeOthers(ctx context.Context, l skills.LibraryRef, rec R
 // checkName accepts a skill name.
 func checkName(name string) error {
 	if !skillmd.ValidName(name) || len(name) > skillmd.MaxNameLen {
-		return fmt.Errorf("%w: name %q is not a skill name", errkind.InvalidArgument, clip(name))
+		return fmt.Errorf("%w: name %q is not a skill name", errkind.InvalidArgument, versions.Clip(name))
 	}
 	return nil
 }
@@ -711,9 +717,9 @@ func checkName(name string) error {
 // visible reports whether a may see rec: a pending or rejected version
 // only its author, by verified user ID (a token subject may be shared),
 // and admins.
-func visible(a Actor, rec Record) bool {
+func visible(a Actor, rec versions.Record) bool {
 	switch {
-	case rec.State == Published || a.Admin:
+	case rec.State == versions.Published || a.Admin:
 		return true
 	case a.User == "":
 		return false

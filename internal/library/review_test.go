@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // TestReviewRules: whether a publish goes live is the caller's role and
@@ -64,14 +65,14 @@ func testNoBypass(t *testing.T, e env) {
 	_, err = e.pub.Publish(ctx, bob, library.PublishRequest{Library: shared, Name: "pdf", Files: v1, Labels: []string{"production"}})
 	wantKind(t, err, errkind.PermissionDenied)
 	res, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: shared, Name: "pdf", Files: v1})
-	if err != nil || !res.Pending || res.Version.State != library.Pending || res.Version.ID == r1.Version.ID || res.Version.Content != r1.Version.ID {
+	if err != nil || !res.Pending || res.Version.State != versions.Pending || res.Version.ID == r1.Version.ID || res.Version.Content != r1.Version.ID {
 		t.Fatalf("bob's re-publish of v1 = %+v, %v", res, err)
 	}
 	if got := e.listed(t, "carol")["pdf@shared"]; got != r2.Version.ID {
 		t.Fatalf("after bob's re-publish the shared library serves %q, want v2", got)
 	}
 	page, err := e.pub.ListVersions(ctx, admin, library.ListRequest{Library: shared, Name: "pdf"})
-	if err != nil || page.Labels["production"] != r2.Version.ID || page.Labels[library.Latest] != r2.Version.ID {
+	if err != nil || page.Labels["production"] != r2.Version.ID || page.Labels[versions.Latest] != r2.Version.ID {
 		t.Fatalf("labels after bob's re-publish: %v, %v", page.Labels, err)
 	}
 	// A deleted skill stays deleted.
@@ -164,7 +165,7 @@ func testProposalsApart(t *testing.T, e env) {
 	if vs := seen(mallory); len(vs) != 1 || vs[0].ID != pm.Version.ID {
 		t.Fatalf("mallory sees %+v", vs)
 	}
-	if vs := seen(bobA); len(vs) != 1 || vs[0].State != library.Rejected || vs[0].ReviewComment != "bob: no, because" {
+	if vs := seen(bobA); len(vs) != 1 || vs[0].State != versions.Rejected || vs[0].ReviewComment != "bob: no, because" {
 		t.Fatalf("bob's rejected proposal became %+v", vs)
 	}
 	if n := len(seen(admin)); n != 2 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -12,13 +11,14 @@ import (
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // ListRequest asks for a page of a skill's versions.
 type ListRequest struct {
 	Library   skills.LibraryRef
 	Name      string
-	State     State // "": every state the actor may see
+	State     versions.State // "": every state the actor may see
 	PageSize  int32
 	PageToken string
 }
@@ -55,17 +55,17 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 	if err != nil {
 		return Page{}, err
 	}
-	if _, _, ok := s.markerOf(req.Name, s.orderPrefix(req.Name)+after); after != "" && !ok {
+	if _, _, ok := s.MarkerOf(req.Name, s.OrderPrefix(req.Name)+after); after != "" && !ok {
 		return Page{}, fmt.Errorf("%w: page_token is not from this listing", errkind.InvalidArgument)
 	}
-	refs, _, err := s.refs(ctx, req.Name)
+	refs, _, err := s.Refs(ctx, req.Name)
 	if err != nil {
 		return Page{}, err
 	}
 	mem := p.budget.Reserve()
 	defer mem.Release()
 	if !refs.Ordered {
-		if err := s.order(ctx, req.Name, mem); err != nil {
+		if err := s.Order(ctx, req.Name, mem); err != nil {
 			return Page{}, err
 		}
 	}
@@ -87,7 +87,7 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 			out.Next = pagetoken.Encode(scope, after)
 			break
 		}
-		ms, more, err := s.markers(ctx, req.Name, after, min(n-len(out.Versions), 2*n-read))
+		ms, more, err := s.Markers(ctx, req.Name, after, min(n-len(out.Versions), 2*n-read))
 		if err != nil {
 			return Page{}, err
 		}
@@ -97,19 +97,19 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 				return out, nil
 			}
 			after = m
-			rk, created, ok := s.markerOf(req.Name, s.orderPrefix(req.Name)+m)
+			rk, created, ok := s.MarkerOf(req.Name, s.OrderPrefix(req.Name)+m)
 			if !ok {
 				continue
 			}
 			read++
-			r, ok, err := s.readRecord(ctx, req.Name, rk, mem)
+			r, ok, err := s.ReadRecord(ctx, req.Name, rk, mem)
 			if err != nil {
 				return Page{}, err
 			}
 			// A marker of another time is stale: the record is listed by
 			// the marker of its creation.
 			if ok && r.Created.Equal(created) && visible(a, r) && (req.State == "" || r.State == req.State) {
-				out.Versions = append(out.Versions, Version{Record: r, Library: l, Labels: labelsOf(refs, r.ID)})
+				out.Versions = append(out.Versions, Version{Record: r, Library: l, Labels: versions.LabelsOf(refs, r.ID)})
 			}
 		}
 		if !more {
@@ -122,19 +122,19 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 // find resolves a version the actor may see.
 func (p *Publisher) find(ctx context.Context, a Actor, l skills.LibraryRef, name, ref string) (Version, error) {
 	s := p.store(l)
-	refs, _, err := s.refs(ctx, name)
+	refs, _, err := s.Refs(ctx, name)
 	if err != nil {
 		return Version{}, err
 	}
-	rec, _, err := s.resolve(ctx, name, ref, refs)
+	rec, _, err := s.Resolve(ctx, name, ref, refs)
 	if err != nil {
 		return Version{}, err
 	}
 	if !visible(a, rec) {
 		// Not even its existence is told.
-		return Version{}, fmt.Errorf("%w: skill %s has no version %s", errkind.NotFound, name, clip(ref))
+		return Version{}, fmt.Errorf("%w: skill %s has no version %s", errkind.NotFound, name, versions.Clip(ref))
 	}
-	return Version{Record: rec, Library: l, Labels: labelsOf(refs, rec.ID)}, nil
+	return Version{Record: rec, Library: l, Labels: versions.LabelsOf(refs, rec.ID)}, nil
 }
 
 // GetVersion returns one version and its SKILL.md.
@@ -167,7 +167,7 @@ func (p *Publisher) ReadFile(ctx context.Context, v Version, rel string) ([]byte
 			return p.blobs.Get(ctx, p.cfg.BlobSpace(v.Library), blobs.Digest(f.SHA256))
 		}
 	}
-	return nil, fmt.Errorf("%w: version %s of %s has no file %q", errkind.NotFound, v.ID, v.Name, clip(rel))
+	return nil, fmt.Errorf("%w: version %s of %s has no file %q", errkind.NotFound, v.ID, v.Name, versions.Clip(rel))
 }
 
 // SetLabel points label at a version, or removes it (ref "").
@@ -180,29 +180,29 @@ func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	if err := checkLabel(label); err != nil {
+	if err := versions.CheckLabel(label); err != nil {
 		return nil, err
 	}
-	if label == Latest {
-		return nil, fmt.Errorf("%w: %q moves only by publishing, rolling back or approving", errkind.InvalidArgument, Latest)
+	if label == versions.Latest {
+		return nil, fmt.Errorf("%w: %q moves only by publishing, rolling back or approving", errkind.InvalidArgument, versions.Latest)
 	}
 	s := p.store(l)
 	if ref == "" {
-		_, err := s.updateRefs(ctx, name, func(r *Refs) error { delete(r.Labels, label); return nil })
+		_, err := s.UpdateRefs(ctx, name, func(r *versions.Refs) error { delete(r.Labels, label); return nil })
 		return nil, err
 	}
 	v, err := p.find(ctx, a, l, name, ref)
 	if err != nil {
 		return nil, err
 	}
-	if v.State != Published {
+	if v.State != versions.Published {
 		return nil, fmt.Errorf("%w: version %s is %s; only published versions are labelled", errkind.FailedPrecondition, v.ID, v.State)
 	}
-	refs, err := s.updateRefs(ctx, name, func(r *Refs) error { r.Labels[label] = v.ID; return nil })
+	refs, err := s.UpdateRefs(ctx, name, func(r *versions.Refs) error { r.Labels[label] = v.ID; return nil })
 	if err != nil {
 		return nil, err
 	}
-	v.Labels = labelsOf(refs, v.ID)
+	v.Labels = versions.LabelsOf(refs, v.ID)
 	return &v, nil
 }
 
@@ -220,7 +220,7 @@ func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef
 	if err != nil {
 		return Result{}, err
 	}
-	if v.State != Published {
+	if v.State != versions.Published {
 		return Result{}, fmt.Errorf("%w: version %s is %s; only a published version is rolled back to", errkind.FailedPrecondition, v.ID, v.State)
 	}
 	return p.makeLive(ctx, l, v, ifLatest, nil)
@@ -240,15 +240,15 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, 
 	if err != nil {
 		return Result{}, err
 	}
-	if v.State != Pending {
+	if v.State != versions.Pending {
 		return Result{}, fmt.Errorf("%w: version %s is %s, not pending", errkind.FailedPrecondition, v.ID, v.State)
 	}
-	reviewed := func(r *Record) {
+	reviewed := func(r *versions.Record) {
 		r.Reviewer, r.ReviewTime, r.ReviewComment = a.Author, p.now().UTC(), comment
 		if approve {
-			r.State = Published
+			r.State = versions.Published
 		} else {
-			r.State = Rejected
+			r.State = versions.Rejected
 		}
 	}
 	if !approve {
@@ -259,24 +259,26 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, 
 		v.Record = rec
 		return Result{Version: v, Valid: true}, nil
 	}
-	if !v.proposal() {
+	if !v.Proposal() {
 		// A pending record stored before proposals were kept apart.
-		return p.makeLive(ctx, l, v, "", func(s store, rec Record) (Record, error) { return p.setState(ctx, s, rec, reviewed) })
+		return p.makeLive(ctx, l, v, "", func(s versions.Store, rec versions.Record) (versions.Record, error) {
+			return p.setState(ctx, s, rec, reviewed)
+		})
 	}
 	// An approved proposal becomes the version of its files (the one
 	// stored already, if they were published before) and is gone.
-	return p.makeLive(ctx, l, v, "", func(s store, prop Record) (Record, error) {
+	return p.makeLive(ctx, l, v, "", func(s versions.Store, prop versions.Record) (versions.Record, error) {
 		ver := prop
 		ver.ID, ver.Content = prop.Content, ""
 		reviewed(&ver)
 		if err := p.checkVersions(ctx, s, ver); err != nil {
-			return Record{}, err
+			return versions.Record{}, err
 		}
 		kept, err := p.keepRecord(ctx, s, ver)
 		if err != nil {
-			return Record{}, err
+			return versions.Record{}, err
 		}
-		if kept.State != Published {
+		if kept.State != versions.Published {
 			return p.setState(ctx, s, kept, reviewed)
 		}
 		return kept, nil
@@ -287,11 +289,11 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, 
 // lock and moves latest to it; commit (optional) makes v's record the
 // published version first (an approval). An approved proposal is deleted
 // once its version is live.
-func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version, ifLatest string, commit func(store, Record) (Record, error)) (Result, error) {
+func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version, ifLatest string, commit func(versions.Store, versions.Record) (versions.Record, error)) (Result, error) {
 	s := p.store(l)
 	var res Result
 	err := p.lock(ctx, l, v.Name, func() error {
-		refs, _, err := s.refs(ctx, v.Name)
+		refs, _, err := s.Refs(ctx, v.Name)
 		if err != nil {
 			return err
 		}
@@ -316,59 +318,13 @@ func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version
 		if err != nil {
 			return err
 		}
-		if v.proposal() {
-			if err := p.bucket.Delete(ctx, s.keyOf(v.Record)); err != nil {
+		if v.Proposal() {
+			if err := p.bucket.Delete(ctx, s.KeyOf(v.Record)); err != nil {
 				return err
 			}
 		}
-		res = Result{Version: Version{Record: rec, Library: l, Labels: labelsOf(refs, rec.ID)}, Removed: removed, Valid: true}
+		res = Result{Version: Version{Record: rec, Library: l, Labels: versions.LabelsOf(refs, rec.ID)}, Removed: removed, Valid: true}
 		return nil
 	})
 	return res, err
-}
-
-// Pinned finds the version ref of the skill name for a read that pins it
-// (GetSkill, RenderSkill, ReadSkillFile, ExportSkill with a version): in
-// the library serving the name in the caller's view (layer), else the
-// caller's own library, its teams' (in ID order), then the shared one.
-func (p *Publisher) Pinned(ctx context.Context, a Actor, name, layer, ref string) (Version, error) {
-	if err := checkName(name); err != nil {
-		return Version{}, err
-	}
-	own, shared := skills.LibraryRef{User: a.User}, skills.LibraryRef{Shared: true}
-	var order []skills.LibraryRef
-	switch team, isTeam := strings.CutPrefix(layer, skills.LayerTeam); {
-	case layer == skills.LayerShared:
-		order = []skills.LibraryRef{shared}
-	case layer == skills.LayerUser:
-		order = []skills.LibraryRef{own}
-	case isTeam:
-		order = []skills.LibraryRef{{Team: team}}
-	default:
-		order = append(order, own)
-		for _, t := range a.Teams {
-			order = append(order, skills.LibraryRef{Team: t})
-		}
-		order = append(order, shared)
-	}
-	var firstErr error
-	for _, l := range order {
-		if _, _, err := p.authorize(a, l, read); err != nil {
-			return Version{}, err // a team layer of a caller not its member
-		}
-		v, err := p.find(ctx, a, l, name, ref)
-		if err == nil {
-			if v.State == Rejected {
-				return Version{}, fmt.Errorf("%w: version %s of %s was rejected", errkind.FailedPrecondition, v.ID, name)
-			}
-			return v, nil
-		}
-		if errkind.Of(err) != errkind.NotFound {
-			return Version{}, err
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return Version{}, firstErr
 }

@@ -7,51 +7,42 @@ import (
 	"io"
 	"strings"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // AdminKey is the metadata key an insecure-mode caller sets to "true" to
 // act as an admin on LibraryService (and see pending versions in pinned
-// reads). Insecure mode trusts every header; without it a caller acts as a
-// non-admin, on its own library, so an agent never changes another's by
-// mistake. In jwt mode only the token's admin scope counts.
+// reads); auth decides it (auth.Principal.LibraryAdmin).
 const AdminKey = auth.AdminKey
 
 // Versions is what the skills and library services need of the authors'
-// path: the publisher, and how a caller's admin role is decided.
+// path: the publisher.
 type Versions struct {
 	Pub   *authors.Publisher
 	Table *mounts.Table
-	// Insecure: the server runs --auth.mode=insecure, where every
-	// principal claims admin; AdminKey decides instead.
-	Insecure bool
 }
 
-// actor is who a LibraryService call (or a pinned read) acts as. The
-// version author is the token subject, else the user.
+// actor is who a LibraryService call (or a pinned read) acts as, an admin
+// as auth decided. The version author is the token subject, else the user.
 func (v *Versions) actor(ctx context.Context) (authors.Actor, mounts.Caller, error) {
 	id, err := identity(ctx)
 	if err != nil {
 		return authors.Actor{}, id, err
 	}
 	p, _ := auth.PrincipalFrom(ctx)
-	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.Admin, Teams: id.Teams()}
+	a := authors.Actor{User: id.User(), Author: p.Subject, Admin: p.LibraryAdmin, Teams: id.Teams()}
 	if a.Author == "" {
 		a.Author = id.User()
-	}
-	if v.Insecure {
-		md, _ := metadata.FromIncomingContext(ctx)
-		vals := md.Get(AdminKey)
-		a.Admin = len(vals) == 1 && vals[0] == "true"
 	}
 	return a, id, nil
 }
@@ -115,7 +106,7 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 // then chunks, consecutive chunks of one path appending. It refuses as
 // soon as the folder passes the file-count or byte limit, so what it holds
 // is bounded by them, and charges what it holds to mem.
-func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *authors.Reservation) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
+func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *versions.Reservation) (*skillsvcv1.PublishSkillHeader, []skillmd.File, error) {
 	first, err := stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -333,13 +324,13 @@ func libraryRef(r *skillsvcv1.LibraryRef) skills.LibraryRef {
 	return library(r)
 }
 
-var states = map[authors.State]skillsvcv1.VersionState{
-	authors.Published: skillsvcv1.VersionState_VERSION_STATE_PUBLISHED,
-	authors.Pending:   skillsvcv1.VersionState_VERSION_STATE_PENDING,
-	authors.Rejected:  skillsvcv1.VersionState_VERSION_STATE_REJECTED,
+var states = map[versions.State]skillsvcv1.VersionState{
+	versions.Published: skillsvcv1.VersionState_VERSION_STATE_PUBLISHED,
+	versions.Pending:   skillsvcv1.VersionState_VERSION_STATE_PENDING,
+	versions.Rejected:  skillsvcv1.VersionState_VERSION_STATE_REJECTED,
 }
 
-func stateOf(s skillsvcv1.VersionState) (authors.State, error) {
+func stateOf(s skillsvcv1.VersionState) (versions.State, error) {
 	if s == skillsvcv1.VersionState_VERSION_STATE_UNSPECIFIED {
 		return "", nil
 	}
@@ -393,7 +384,7 @@ func problemsProto(ps []skillmd.Problem) []*skillsvcv1.SkillProblem {
 
 // evalsProto converts a publish's triggering evals; a skill's path is its
 // folder under mount, as listings give it.
-func evalsProto(mount string, es []authors.TriggerEval) []*skillsvcv1.TriggerEval {
+func evalsProto(mount string, es []coexist.TriggerEval) []*skillsvcv1.TriggerEval {
 	out := make([]*skillsvcv1.TriggerEval, len(es))
 	for i, e := range es {
 		out[i] = &skillsvcv1.TriggerEval{Query: e.Query, ShouldTrigger: e.ShouldTrigger, Rank: int32(e.Rank), TopName: e.Top.Name}

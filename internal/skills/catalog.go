@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"path"
 	"reflect"
 	"slices"
 	"sort"
@@ -747,8 +746,8 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
 	e, ok := v.skillFile(s, s.dir+"/"+file)
-	if !ok && path.Ext(file) == "" {
-		e, ok = v.skillFile(s, s.dir+"/"+file+".md")
+	if alt, hasAlt := mounts.Fallback(file); !ok && hasAlt {
+		e, ok = v.skillFile(s, s.dir+"/"+alt)
 	}
 	if ok {
 		vpath := c.cfg.Mount + "/" + e.rel

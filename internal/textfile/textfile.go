@@ -17,6 +17,10 @@ import (
 // ErrBinary: a text operation on a file that is not UTF-8 text.
 var ErrBinary = errkind.New(errkind.FailedPrecondition, "binary file")
 
+// SniffBytes is how much of a file a listing reads to tell whether it is
+// binary: IsBinary of that head and the file's size.
+const SniffBytes = 8 << 10
+
 // IsBinary reports whether a file of size bytes that starts with head is not
 // UTF-8 text. A NUL byte is the classic binary marker; invalid UTF-8 cannot
 // be returned in a proto string. A head cut mid-rune is still text.

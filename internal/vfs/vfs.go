@@ -215,8 +215,9 @@ func (fs *FS) Read(ctx context.Context, id mounts.Caller, vpath string, offset, 
 		if dir, derr := fs.dirAt(ctx, id, r); derr == nil && dir {
 			return ReadResult{}, fmt.Errorf("%w: %q", ErrIsDir, vpath)
 		}
-		if path.Ext(r.Rel) == "" {
-			vpath, r = vpath+".md", withExt(r, ".md")
+		if alt, ok := mounts.Fallback(r.Rel); ok {
+			ext := strings.TrimPrefix(alt, r.Rel)
+			vpath, r = vpath+ext, withExt(r, ext)
 			data, a, err = fs.readFile(ctx, id, vpath, r)
 		}
 	}

@@ -1,10 +1,12 @@
-package library
+package coexist
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -39,12 +41,6 @@ type Rival struct {
 	Relevance float64 // for the query, 0..1
 }
 
-// WithCompetitors turns on the coexistence check and the triggering evals
-// of every publish (validate_only too).
-func WithCompetitors(c Competitors) Option {
-	return func(p *Publisher) { p.compete = c }
-}
-
 // RuleCoexistence: the skill competes with another of the library for the
 // same requests. Never an error: a reviewer weighs it.
 const RuleCoexistence = "coexistence"
@@ -64,17 +60,26 @@ type TriggerEval struct {
 	Top  Rival // the first result, when it is another skill
 }
 
-// coexistence checks a valid folder against the library l: which skills
-// its description or its should-trigger eval queries retrieve
-// first, and which it near-duplicates, as warnings; and its eval queries'
-// ranks. It never fails a publish: a check that cannot run is a warning.
-func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req PublishRequest) ([]skillmd.Problem, []TriggerEval) {
-	if p.compete == nil || p.cfg.CoexistenceTimeout <= 0 {
+// Check is the coexistence check of a publish: the catalog's search and
+// how long it may take.
+type Check struct {
+	Search  Competitors   // nil: no check
+	Timeout time.Duration // --library.coexistence-timeout; 0: no check
+	Log     *slog.Logger
+}
+
+// Run checks the valid folder cand (the skill name) against the library
+// l: which skills its description or its should-trigger eval queries
+// retrieve first, and which it near-duplicates, as warnings; and its eval
+// queries' ranks. It never fails a publish: a check that cannot run is a
+// warning.
+func (c Check) Run(ctx context.Context, l skills.LibraryRef, name string, cand Candidate) ([]skillmd.Problem, []TriggerEval) {
+	if c.Search == nil || c.Timeout <= 0 {
 		return nil, nil
 	}
 	var md, evalData []byte
 	hasEvals := false
-	for _, f := range req.Files {
+	for _, f := range cand.Files {
 		switch f.Path {
 		case skillmd.SkillFile:
 			md = f.Data
@@ -82,7 +87,7 @@ func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req Pu
 			evalData, hasEvals = f.Data, true
 		}
 	}
-	fm, _, _ := skillmd.ParseSkillMDBody(md, req.Name)
+	fm, _, _ := skillmd.ParseSkillMDBody(md, name)
 	var evals []skillmd.EvalQuery
 	if hasEvals {
 		evals, _ = skillmd.ParseEvalQueries(evalData) // its problems are CheckFolder's
@@ -94,26 +99,25 @@ func (p *Publisher) coexistence(ctx context.Context, l skills.LibraryRef, req Pu
 	// most MaxEvalQueries.
 	first := strings.TrimSpace(fm.Description)
 	if first == "" {
-		first = strings.ReplaceAll(req.Name, "-", " ")
+		first = strings.ReplaceAll(name, "-", " ")
 	}
 	queries := make([]string, 0, 1+len(evals))
 	queries = append(queries, clipQuery(first))
 	for _, e := range evals {
 		queries = append(queries, e.Query)
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.CoexistenceTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	cand := Candidate{Dir: dir(req.Category, req.Name), Files: req.Files}
-	comp, err := p.compete.Compete(ctx, l, cand, queries, skillmd.EvalDepth)
+	comp, err := c.Search.Compete(ctx, l, cand, queries, skillmd.EvalDepth)
 	if err == nil && len(comp.Top) != len(queries) {
 		err = fmt.Errorf("the search answered %d of %d queries", len(comp.Top), len(queries))
 	}
 	if err != nil {
 		why := "the search failed"
 		if errors.Is(err, context.DeadlineExceeded) {
-			why = fmt.Sprintf("it took over %v (--library.coexistence-timeout)", p.cfg.CoexistenceTimeout)
+			why = fmt.Sprintf("it took over %v (--library.coexistence-timeout)", c.Timeout)
 		}
-		p.log.Warn("coexistence check failed", "library", fmt.Sprintf("%+v", l), "skill", cand.Dir, "err", err)
+		c.Log.Warn("coexistence check failed", "library", fmt.Sprintf("%+v", l), "skill", cand.Dir, "err", err)
 		return []skillmd.Problem{{Severity: skillmd.SeverityWarning, Rule: RuleCoexistence,
 			Message: "the coexistence check could not run (" + why + "); the skill was not compared with the library's others"}}, nil
 	}

@@ -1,4 +1,4 @@
-package library
+package versions
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ const (
 //
 // A proposal (a non-admin's pending publish, under review) is a Record
 // too, kept apart at <root>skills/<name>/p/<hex>.json: its ID is the
-// proposal's own (proposalID: the author's user ID and the content),
+// proposal's own (ProposalID: the author's user ID and the content),
 // Content the manifest digest, so two authors' proposals of the same
 // files share no message, state or review, and none is a version until
 // an admin approves it.
@@ -77,9 +77,9 @@ type Warning struct {
 // maxRecordWarnings bounds the warnings a record keeps.
 const maxRecordWarnings = 32
 
-// warningsOf is what a record keeps of a publish's problems: its warnings,
+// WarningsOf is what a record keeps of a publish's problems: its warnings,
 // at most maxRecordWarnings.
-func warningsOf(ps []skillmd.Problem) []Warning {
+func WarningsOf(ps []skillmd.Problem) []Warning {
 	var out []Warning
 	for _, p := range ps {
 		if p.Severity == skillmd.SeverityWarning && len(out) < maxRecordWarnings {
@@ -89,12 +89,12 @@ func warningsOf(ps []skillmd.Problem) []Warning {
 	return out
 }
 
-// proposal reports whether r is a proposal (stored under p/).
-func (r Record) proposal() bool { return r.Content != "" }
+// Proposal reports whether r is a proposal (stored under p/).
+func (r Record) Proposal() bool { return r.Content != "" }
 
-// proposalID names the proposal of the files content by the user: one per
+// ProposalID names the proposal of the files content by the user: one per
 // author and content, unlike any version's ID.
-func proposalID(user, content string) string {
+func ProposalID(user, content string) string {
 	sum := sha256.Sum256([]byte("skillsvc proposal\x00" + user + "\x00" + content))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
@@ -117,6 +117,9 @@ const maxRecordBytes = 1 << 20
 // recordReserve is the room a new record keeps for what a review adds
 // later (reviewer, time, a comment of MaxMessageRunes runes of at most six
 // bytes each, escaped), so a review never pushes it past maxRecordBytes.
+// MaxMessageRunes bounds an author's note and a review comment.
+const MaxMessageRunes = 1024
+
 const recordReserve = 4<<10 + 6*MaxMessageRunes
 
 // encodeJSON is v as stored: HTML characters unescaped ('<' one byte, not
@@ -131,9 +134,9 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// checkNewRecord refuses a version record that would not fit the bound
+// CheckNewRecord refuses a version record that would not fit the bound
 // with room for its review.
-func checkNewRecord(rec Record) error {
+func CheckNewRecord(rec Record) error {
 	data, err := encodeJSON(rec)
 	if err != nil {
 		return err
@@ -159,8 +162,8 @@ func (e *unreadableError) Error() string {
 
 func (e *unreadableError) Unwrap() error { return errkind.FailedPrecondition }
 
-// isUnreadable reports whether err is an unreadable record's, and its key.
-func isUnreadable(err error) (string, bool) {
+// IsUnreadable reports whether err is an unreadable record's, and its key.
+func IsUnreadable(err error) (string, bool) {
 	var u *unreadableError
 	if errors.As(err, &u) {
 		return u.key, true
@@ -170,24 +173,24 @@ func isUnreadable(err error) (string, bool) {
 
 var labelRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}$`)
 
-// checkLabel accepts a label name.
-func checkLabel(l string) error {
+// CheckLabel accepts a label name.
+func CheckLabel(l string) error {
 	if !labelRE.MatchString(l) {
-		return fmt.Errorf("%w: label %q must be letters, digits, '.', '_' and '-', starting with a letter, at most 63", errkind.InvalidArgument, clip(l))
+		return fmt.Errorf("%w: label %q must be letters, digits, '.', '_' and '-', starting with a letter, at most 63", errkind.InvalidArgument, Clip(l))
 	}
 	return nil
 }
 
-func clip(s string) string {
+func Clip(s string) string {
 	if len(s) > 80 {
 		return s[:80] + "…"
 	}
 	return s
 }
 
-// hexOf returns the hex of a version id or id prefix ("sha256:" optional),
+// HexOf returns the hex of a version id or id prefix ("sha256:" optional),
 // or "" when v is not one.
-func hexOf(v string) string {
+func HexOf(v string) string {
 	h := strings.TrimPrefix(v, "sha256:")
 	if len(h) < 12 || len(h) > 64 {
 		return ""
@@ -200,41 +203,41 @@ func hexOf(v string) string {
 	return h
 }
 
-// store reads and writes one library's records and refs.
-type store struct {
-	bucket objstore.Bucket
-	root   string       // the library's versions root
-	max    int          // versions per skill
-	log    *slog.Logger // names unreadable records' keys
+// Store reads and writes one library's records and refs.
+type Store struct {
+	Bucket objstore.Bucket
+	Root   string       // the library's versions root
+	Max    int          // versions per skill
+	Log    *slog.Logger // names unreadable records' keys
 	// maxProposals bounds the proposals per skill listed.
-	maxProposals int
+	MaxProposals int
 }
 
-func (s store) skillPrefix(name string) string    { return s.root + "skills/" + name + "/" }
-func (s store) recordKey(name, hex string) string { return s.skillPrefix(name) + "v/" + hex + ".json" }
-func (s store) refsKey(name string) string        { return s.skillPrefix(name) + "refs.json" }
-func (s store) proposalKey(name, hex string) string {
-	return s.skillPrefix(name) + "p/" + hex + ".json"
+func (s Store) SkillPrefix(name string) string    { return s.Root + "skills/" + name + "/" }
+func (s Store) RecordKey(name, hex string) string { return s.SkillPrefix(name) + "v/" + hex + ".json" }
+func (s Store) RefsKey(name string) string        { return s.SkillPrefix(name) + "refs.json" }
+func (s Store) ProposalKey(name, hex string) string {
+	return s.SkillPrefix(name) + "p/" + hex + ".json"
 }
 
-// keyOf is where rec is stored.
-func (s store) keyOf(rec Record) string {
-	if rec.proposal() {
-		return s.proposalKey(rec.Name, strings.TrimPrefix(rec.ID, "sha256:"))
+// KeyOf is where rec is stored.
+func (s Store) KeyOf(rec Record) string {
+	if rec.Proposal() {
+		return s.ProposalKey(rec.Name, strings.TrimPrefix(rec.ID, "sha256:"))
 	}
-	return s.recordKey(rec.Name, strings.TrimPrefix(rec.ID, "sha256:"))
+	return s.RecordKey(rec.Name, strings.TrimPrefix(rec.ID, "sha256:"))
 }
 
 // unreadable logs an unreadable record's key; err is returned.
-func (s store) unreadable(err error) error {
-	if key, ok := isUnreadable(err); ok && s.log != nil {
-		s.log.Warn("library: unreadable record skipped or refused; delete it with AdminService.DeleteSkillVersions", "key", key, "err", err)
+func (s Store) unreadable(err error) error {
+	if key, ok := IsUnreadable(err); ok && s.Log != nil {
+		s.Log.Warn("library: unreadable record skipped or refused; delete it with AdminService.DeleteSkillVersions", "key", key, "err", err)
 	}
 	return err
 }
 
-// getJSON reads key into v and returns its ETag.
-func (s store) getJSON(ctx context.Context, key string, v any) (string, error) {
+// GetJSON reads key into v and returns its ETag.
+func (s Store) GetJSON(ctx context.Context, key string, v any) (string, error) {
 	data, etag, err := s.getBytes(ctx, key)
 	if err != nil {
 		return "", err
@@ -246,8 +249,8 @@ func (s store) getJSON(ctx context.Context, key string, v any) (string, error) {
 }
 
 // getBytes reads the record or refs object at key and its ETag.
-func (s store) getBytes(ctx context.Context, key string) ([]byte, string, error) {
-	rc, a, err := s.bucket.Get(ctx, key)
+func (s Store) getBytes(ctx context.Context, key string) ([]byte, string, error) {
+	rc, a, err := s.Bucket.Get(ctx, key)
 	if err != nil {
 		return nil, "", err
 	}
@@ -265,9 +268,9 @@ func (s store) getBytes(ctx context.Context, key string) ([]byte, string, error)
 	return data, a.ETag, nil
 }
 
-// putJSON writes v at key, refused (INVALID_ARGUMENT) past maxRecordBytes:
+// PutJSON writes v at key, refused (INVALID_ARGUMENT) past maxRecordBytes:
 // what is written can always be read back.
-func (s store) putJSON(ctx context.Context, key string, v any, opts objstore.PutOptions) error {
+func (s Store) PutJSON(ctx context.Context, key string, v any, opts objstore.PutOptions) error {
 	data, err := encodeJSON(v)
 	if err != nil {
 		return err
@@ -275,58 +278,58 @@ func (s store) putJSON(ctx context.Context, key string, v any, opts objstore.Put
 	if len(data) > maxRecordBytes {
 		return fmt.Errorf("%w: the record would be %d bytes; a stored record is at most %d bytes", errkind.InvalidArgument, len(data), maxRecordBytes)
 	}
-	_, err = s.bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), opts)
+	_, err = s.Bucket.Put(ctx, key, bytes.NewReader(data), int64(len(data)), opts)
 	return err
 }
 
-// record reads the version hex of name, else its proposal hex.
-func (s store) record(ctx context.Context, name, hex string) (Record, string, error) {
+// Record reads the version hex of name, else its proposal hex.
+func (s Store) Record(ctx context.Context, name, hex string) (Record, string, error) {
 	var r Record
-	etag, err := s.getJSON(ctx, s.recordKey(name, hex), &r)
+	etag, err := s.GetJSON(ctx, s.RecordKey(name, hex), &r)
 	if objstore.IsNotFound(err) {
 		r = Record{}
-		etag, err = s.getJSON(ctx, s.proposalKey(name, hex), &r)
+		etag, err = s.GetJSON(ctx, s.ProposalKey(name, hex), &r)
 	}
 	if objstore.IsNotFound(err) {
-		return Record{}, "", fmt.Errorf("%w: skill %s has no version sha256:%s", errkind.NotFound, name, clip(hex))
+		return Record{}, "", fmt.Errorf("%w: skill %s has no version sha256:%s", errkind.NotFound, name, Clip(hex))
 	}
 	return r, etag, err
 }
 
-// recordAt reads the record at key.
-func (s store) recordAt(ctx context.Context, key string) (Record, string, error) {
+// RecordAt reads the record at key.
+func (s Store) RecordAt(ctx context.Context, key string) (Record, string, error) {
 	var r Record
-	etag, err := s.getJSON(ctx, key, &r)
+	etag, err := s.GetJSON(ctx, key, &r)
 	if objstore.IsNotFound(err) {
 		return Record{}, "", fmt.Errorf("%w: %s is gone", errkind.NotFound, path.Base(key))
 	}
 	return r, etag, err
 }
 
-// proposalObjects lists the record objects of name's proposals (pending
-// or rejected), at most s.maxProposals.
-func (s store) proposalObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
+// ProposalObjects lists the record objects of name's proposals (pending
+// or rejected), at most s.MaxProposals.
+func (s Store) ProposalObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
 	var out []objstore.Object
-	prefix := s.skillPrefix(name) + "p/"
-	err := objstore.Walk(ctx, s.bucket, prefix+hexPrefix, func(o objstore.Object) error {
-		if h, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), ".json"); ok && len(h) == 64 && hexOf(h) == h {
+	prefix := s.SkillPrefix(name) + "p/"
+	err := objstore.Walk(ctx, s.Bucket, prefix+hexPrefix, func(o objstore.Object) error {
+		if h, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), ".json"); ok && len(h) == 64 && HexOf(h) == h {
 			out = append(out, o)
 		}
-		if len(out) > s.maxProposals {
+		if len(out) > s.MaxProposals {
 			return errTooMany
 		}
 		return nil
 	})
 	if err == errTooMany {
-		return out[:s.maxProposals], nil
+		return out[:s.MaxProposals], nil
 	}
 	return out, err
 }
 
-// refs reads name's refs; a skill without any has none (etag "").
-func (s store) refs(ctx context.Context, name string) (Refs, string, error) {
+// Refs reads name's refs; a skill without any has none (etag "").
+func (s Store) Refs(ctx context.Context, name string) (Refs, string, error) {
 	var r Refs
-	etag, err := s.getJSON(ctx, s.refsKey(name), &r)
+	etag, err := s.GetJSON(ctx, s.RefsKey(name), &r)
 	if objstore.IsNotFound(err) {
 		return Refs{Labels: map[string]string{}}, "", nil
 	}
@@ -336,12 +339,12 @@ func (s store) refs(ctx context.Context, name string) (Refs, string, error) {
 	return r, etag, err
 }
 
-// updateRefs applies change to name's refs with a conditional write,
+// UpdateRefs applies change to name's refs with a conditional write,
 // again after a lost race, so concurrent label moves never lose one.
-func (s store) updateRefs(ctx context.Context, name string, change func(*Refs) error) (Refs, error) {
+func (s Store) UpdateRefs(ctx context.Context, name string, change func(*Refs) error) (Refs, error) {
 	var out Refs
 	err := objstore.RetryConditional(ctx, 8, 20*time.Millisecond, func() error {
-		r, etag, err := s.refs(ctx, name)
+		r, etag, err := s.Refs(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -349,7 +352,7 @@ func (s store) updateRefs(ctx context.Context, name string, change func(*Refs) e
 			return err
 		}
 		opts := objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""}
-		if err := s.putJSON(ctx, s.refsKey(name), r, opts); err != nil {
+		if err := s.PutJSON(ctx, s.RefsKey(name), r, opts); err != nil {
 			return err
 		}
 		out = r
@@ -361,41 +364,41 @@ func (s store) updateRefs(ctx context.Context, name string, change func(*Refs) e
 	return out, err
 }
 
-// versionHexes lists the hex ids of name's versions, at most s.max.
-func (s store) versionHexes(ctx context.Context, name, hexPrefix string) ([]string, error) {
-	objs, err := s.versionObjects(ctx, name, hexPrefix)
+// VersionHexes lists the hex ids of name's versions, at most s.Max.
+func (s Store) VersionHexes(ctx context.Context, name, hexPrefix string) ([]string, error) {
+	objs, err := s.VersionObjects(ctx, name, hexPrefix)
 	hexes := make([]string, len(objs))
 	for i, o := range objs {
-		hexes[i] = s.hexOf(name, o.Key)
+		hexes[i] = s.HexOf(name, o.Key)
 	}
 	return hexes, err
 }
 
-// versionObjects lists the record objects of name's versions, at most
-// s.max.
-func (s store) versionObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
+// VersionObjects lists the record objects of name's versions, at most
+// s.Max.
+func (s Store) VersionObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
 	var out []objstore.Object
-	prefix := s.skillPrefix(name) + "v/"
-	err := objstore.Walk(ctx, s.bucket, prefix+hexPrefix, func(o objstore.Object) error {
-		if s.hexOf(name, o.Key) != "" {
+	prefix := s.SkillPrefix(name) + "v/"
+	err := objstore.Walk(ctx, s.Bucket, prefix+hexPrefix, func(o objstore.Object) error {
+		if s.HexOf(name, o.Key) != "" {
 			out = append(out, o)
 		}
-		if len(out) > s.max {
+		if len(out) > s.Max {
 			return errTooMany
 		}
 		return nil
 	})
 	if err == errTooMany {
-		return out[:s.max], nil
+		return out[:s.Max], nil
 	}
 	return out, err
 }
 
-// hexOf is the version id a record key of name's names, or "" when key is
+// HexOf is the version id a record key of name's names, or "" when key is
 // no record's.
-func (s store) hexOf(name, key string) string {
-	h, ok := strings.CutSuffix(strings.TrimPrefix(key, s.skillPrefix(name)+"v/"), ".json")
-	if !ok || len(h) != 64 || hexOf(h) != h {
+func (s Store) HexOf(name, key string) string {
+	h, ok := strings.CutSuffix(strings.TrimPrefix(key, s.SkillPrefix(name)+"v/"), ".json")
+	if !ok || len(h) != 64 || HexOf(h) != h {
 		return ""
 	}
 	return h
@@ -403,30 +406,30 @@ func (s store) hexOf(name, key string) string {
 
 var errTooMany = fmt.Errorf("%w: too many versions", errkind.FailedPrecondition)
 
-// resolve finds the version ref names (a label, an id or a unique prefix
+// Resolve finds the version ref names (a label, an id or a unique prefix
 // of at least 12 hex digits) among name's versions.
-func (s store) resolve(ctx context.Context, name, ref string, refs Refs) (Record, string, error) {
+func (s Store) Resolve(ctx context.Context, name, ref string, refs Refs) (Record, string, error) {
 	if ref == "" {
 		return Record{}, "", fmt.Errorf("%w: version is required", errkind.InvalidArgument)
 	}
 	if id, ok := refs.Labels[ref]; ok {
-		return s.record(ctx, name, strings.TrimPrefix(id, "sha256:"))
+		return s.Record(ctx, name, strings.TrimPrefix(id, "sha256:"))
 	}
-	h := hexOf(ref)
+	h := HexOf(ref)
 	if h == "" {
-		if checkLabel(ref) == nil {
+		if CheckLabel(ref) == nil {
 			return Record{}, "", fmt.Errorf("%w: skill %s has no label %q", errkind.NotFound, name, ref)
 		}
-		return Record{}, "", fmt.Errorf("%w: version %q is neither a label nor a version id (sha256:<hex>, or at least 12 hex digits of one)", errkind.InvalidArgument, clip(ref))
+		return Record{}, "", fmt.Errorf("%w: version %q is neither a label nor a version id (sha256:<hex>, or at least 12 hex digits of one)", errkind.InvalidArgument, Clip(ref))
 	}
 	if len(h) == 64 {
-		return s.record(ctx, name, h)
+		return s.Record(ctx, name, h)
 	}
-	hs, err := s.versionHexes(ctx, name, h)
+	hs, err := s.VersionHexes(ctx, name, h)
 	if err != nil {
 		return Record{}, "", err
 	}
-	props, err := s.proposalObjects(ctx, name, h)
+	props, err := s.ProposalObjects(ctx, name, h)
 	if err != nil {
 		return Record{}, "", err
 	}
@@ -437,13 +440,13 @@ func (s store) resolve(ctx context.Context, name, ref string, refs Refs) (Record
 	case 0:
 		return Record{}, "", fmt.Errorf("%w: skill %s has no version %s…", errkind.NotFound, name, h)
 	case 1:
-		return s.record(ctx, name, hs[0])
+		return s.Record(ctx, name, hs[0])
 	}
 	return Record{}, "", fmt.Errorf("%w: version prefix %s is not unique for %s (%d versions); give more digits", errkind.InvalidArgument, h, name, len(hs))
 }
 
-// labelsOf lists the labels pointing at id, sorted.
-func labelsOf(refs Refs, id string) []string {
+// LabelsOf lists the labels pointing at id, sorted.
+func LabelsOf(refs Refs, id string) []string {
 	var out []string
 	for l, v := range refs.Labels {
 		if v == id {

@@ -1,4 +1,4 @@
-package library
+package versions
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type Budget struct {
 	wait time.Duration
 }
 
-func newBudget(size int64, wait time.Duration) *Budget {
+func NewBudget(size int64, wait time.Duration) *Budget {
 	return &Budget{sem: semaphore.NewWeighted(size), size: size, wait: wait}
 }
 

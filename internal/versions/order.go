@@ -1,4 +1,4 @@
-package library
+package versions
 
 import (
 	"context"
@@ -21,86 +21,86 @@ import (
 // record) is skipped. Records from before markers get theirs the first
 // time their skill is listed (Refs.Ordered says it was done).
 
-func (s store) orderPrefix(name string) string { return s.skillPrefix(name) + "t/" }
+func (s Store) OrderPrefix(name string) string { return s.SkillPrefix(name) + "t/" }
 
-// markerKey is rec's marker: the time from the newest possible down, so
+// MarkerKey is rec's marker: the time from the newest possible down, so
 // keys sort newest first, ties by id as before.
-func (s store) markerKey(rec Record) string {
+func (s Store) MarkerKey(rec Record) string {
 	id := strings.TrimPrefix(rec.ID, "sha256:")
-	if rec.proposal() {
+	if rec.Proposal() {
 		id = proposalMark + id // a proposal's record is under p/, not v/
 	}
-	return s.orderPrefix(rec.Name) + fmt.Sprintf("%019d", math.MaxInt64-rec.Created.UnixNano()) + "-" + id
+	return s.OrderPrefix(rec.Name) + fmt.Sprintf("%019d", math.MaxInt64-rec.Created.UnixNano()) + "-" + id
 }
 
 // proposalMark starts the id of a proposal's marker.
 const proposalMark = "p"
 
-// markerOf parses a marker key of name's: the key of its record and the
+// MarkerOf parses a marker key of name's: the key of its record and the
 // record's creation.
-func (s store) markerOf(name, key string) (string, time.Time, bool) {
-	t, h, ok := strings.Cut(strings.TrimPrefix(key, s.orderPrefix(name)), "-")
+func (s Store) MarkerOf(name, key string) (string, time.Time, bool) {
+	t, h, ok := strings.Cut(strings.TrimPrefix(key, s.OrderPrefix(name)), "-")
 	n, err := strconv.ParseInt(t, 10, 64)
 	proposal := strings.HasPrefix(h, proposalMark)
 	h = strings.TrimPrefix(h, proposalMark)
-	if !ok || err != nil || len(t) != 19 || len(h) != 64 || hexOf(h) != h {
+	if !ok || err != nil || len(t) != 19 || len(h) != 64 || HexOf(h) != h {
 		return "", time.Time{}, false
 	}
-	rk := s.recordKey(name, h)
+	rk := s.RecordKey(name, h)
 	if proposal {
-		rk = s.proposalKey(name, h)
+		rk = s.ProposalKey(name, h)
 	}
 	return rk, time.Unix(0, math.MaxInt64-n).UTC(), true
 }
 
-// mark writes rec's marker; before its record, so a record is never
+// Mark writes rec's marker; before its record, so a record is never
 // stored unlisted.
-func (s store) mark(ctx context.Context, rec Record) error {
-	_, err := s.bucket.Put(ctx, s.markerKey(rec), strings.NewReader(""), 0, objstore.PutOptions{})
+func (s Store) Mark(ctx context.Context, rec Record) error {
+	_, err := s.Bucket.Put(ctx, s.MarkerKey(rec), strings.NewReader(""), 0, objstore.PutOptions{})
 	return err
 }
 
-// order gives every record of name that has no marker one (records
+// Order gives every record of name that has no marker one (records
 // written before markers existed), then notes in the refs that all have
 // one. It reads those records once, one at a time on mem (which it
 // releases); a skill without records writes nothing.
-func (s store) order(ctx context.Context, name string, mem *Reservation) error {
+func (s Store) Order(ctx context.Context, name string, mem *Reservation) error {
 	have := map[string]bool{}
-	if err := objstore.Walk(ctx, s.bucket, s.orderPrefix(name), func(o objstore.Object) error {
-		if rk, _, ok := s.markerOf(name, o.Key); ok {
+	if err := objstore.Walk(ctx, s.Bucket, s.OrderPrefix(name), func(o objstore.Object) error {
+		if rk, _, ok := s.MarkerOf(name, o.Key); ok {
 			have[rk] = true
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	hexes, err := s.versionHexes(ctx, name, "")
+	hexes, err := s.VersionHexes(ctx, name, "")
 	if err != nil || len(hexes) == 0 {
 		return err
 	}
 	for _, h := range hexes {
-		if have[s.recordKey(name, h)] {
+		if have[s.RecordKey(name, h)] {
 			continue
 		}
-		rec, ok, err := s.readRecord(ctx, name, s.recordKey(name, h), mem)
+		rec, ok, err := s.ReadRecord(ctx, name, s.RecordKey(name, h), mem)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := s.mark(ctx, rec); err != nil {
+			if err := s.Mark(ctx, rec); err != nil {
 				return err
 			}
 		}
 		mem.Release() // one record held at a time
 	}
-	_, err = s.updateRefs(ctx, name, func(r *Refs) error { r.Ordered = true; return nil })
+	_, err = s.UpdateRefs(ctx, name, func(r *Refs) error { r.Ordered = true; return nil })
 	return err
 }
 
-// readRecord reads the record at key charged to mem; ok is false for one
+// ReadRecord reads the record at key charged to mem; ok is false for one
 // missing, or unreadable (named in the log), which listings skip.
-func (s store) readRecord(ctx context.Context, name, key string, mem *Reservation) (Record, bool, error) {
-	rc, a, err := s.bucket.Get(ctx, key)
+func (s Store) ReadRecord(ctx context.Context, name, key string, mem *Reservation) (Record, bool, error) {
+	rc, a, err := s.Bucket.Get(ctx, key)
 	if objstore.IsNotFound(err) {
 		return Record{}, false, nil
 	}
@@ -109,7 +109,7 @@ func (s store) readRecord(ctx context.Context, name, key string, mem *Reservatio
 	}
 	defer rc.Close()
 	if a.Size > maxRecordBytes {
-		s.log.Warn("library: a version record over the size limit is skipped", "key", key, "bytes", a.Size, "limit", maxRecordBytes)
+		s.Log.Warn("library: a version record over the size limit is skipped", "key", key, "bytes", a.Size, "limit", maxRecordBytes)
 		return Record{}, false, nil
 	}
 	if err := mem.Take(ctx, a.Size); err != nil {
@@ -120,24 +120,24 @@ func (s store) readRecord(ctx context.Context, name, key string, mem *Reservatio
 		if ctx.Err() != nil {
 			return Record{}, false, ctx.Err()
 		}
-		s.log.Warn("library: an unreadable version record is skipped", "key", key, "err", err)
+		s.Log.Warn("library: an unreadable version record is skipped", "key", key, "err", err)
 		return Record{}, false, nil
 	}
-	if rec.Name != name || s.keyOf(rec) != key {
-		s.log.Warn("library: a version record not matching its key is skipped", "key", key, "id", clip(rec.ID))
+	if rec.Name != name || s.KeyOf(rec) != key {
+		s.Log.Warn("library: a version record not matching its key is skipped", "key", key, "id", Clip(rec.ID))
 		return Record{}, false, nil
 	}
 	return rec, true, nil
 }
 
-// markers lists up to n markers of name after the marker after ("" from
+// Markers lists up to n markers of name after the marker after ("" from
 // the newest), as their suffixes; more says the listing goes on.
-func (s store) markers(ctx context.Context, name, after string, n int) (ms []string, more bool, err error) {
-	opts := objstore.ListOptions{Prefix: s.orderPrefix(name), MaxKeys: n}
+func (s Store) Markers(ctx context.Context, name, after string, n int) (ms []string, more bool, err error) {
+	opts := objstore.ListOptions{Prefix: s.OrderPrefix(name), MaxKeys: n}
 	if after != "" {
 		opts.StartAfter = opts.Prefix + after
 	}
-	lp, err := s.bucket.List(ctx, opts)
+	lp, err := s.Bucket.List(ctx, opts)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,4 +1,4 @@
-package library
+package versions
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 func TestBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		b := newBudget(10, 2*time.Second)
+		b := NewBudget(10, 2*time.Second)
 		a := b.Reserve()
 		if err := a.Take(ctx, 8); err != nil {
 			t.Fatal(err)

@@ -141,6 +141,12 @@ func (c *countingCatalog) take() map[string]int {
 // counter, when set.
 func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingCatalog, opts ...mcpserver.Option) *env {
 	t.Helper()
+	return startAuth(t, bucket, auth.Metadata{}, tune, tuneSkills, counter, opts...)
+}
+
+// startAuth is startCounting with authn verifying the callers.
+func startAuth(t testing.TB, bucket objstore.Bucket, authn auth.Authenticator, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingCatalog, opts ...mcpserver.Option) *env {
+	t.Helper()
 	vcfg := vfs.DefaultConfig()
 	var mount string
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
@@ -171,7 +177,7 @@ func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Co
 		counter.Catalog, counter.calls = lib.Catalog, map[string]int{}
 		cat = counter
 	}
-	h, err := mcpserver.New(cat, fsys, auth.Metadata{}, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(feed)}, opts...)...)
+	h, err := mcpserver.New(cat, fsys, authn, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(feed)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,13 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/tracing"
 )
 
 // An MCP request is authenticated once, by ServeHTTP, into a checked
@@ -118,10 +121,15 @@ func callerOf(ctx context.Context) (mounts.Caller, error) {
 // changes and denials, audited, and an error converted by the error table
 // to a status error (which the callers here read, as they read a gRPC
 // client's).
-func call[T any](ctx context.Context, h *Handler, method string, req any, run func(mounts.Caller) (T, error)) (T, error) {
+func call[T any](ctx context.Context, h *Handler, method string, req any, run func(mounts.Caller) (T, error)) (out T, err error) {
 	start := time.Now()
-	var out T
-	err := server.CheckRequest(req)
+	if h.tracer != nil {
+		// A span per call under the request's, named as the RPC's would be.
+		var span trace.Span
+		ctx, span = h.tracer.Start(ctx, strings.TrimPrefix(method, "/"), trace.WithSpanKind(trace.SpanKindInternal))
+		defer func() { tracing.End(span, err, nil) }()
+	}
+	err = server.CheckRequest(req)
 	if err == nil {
 		var id mounts.Caller
 		if id, err = callerOf(ctx); err == nil {

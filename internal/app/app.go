@@ -261,18 +261,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			return nil, err
 		}
 		a.onClose(stopLoopback)
-		// One MCP request may make many calls (a skills/list page, an ls of
-		// many pages): /mcp admits each request once against the caller's
-		// limits at its edge, so its loopback admits every call and only
-		// charges the storage requests each made, by the same cost table.
-		charged := chain
-		charged.Limits = limits.StorageCharges()
-		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(charged), services.Register, dial...)
-		if err != nil {
-			return nil, err
-		}
-		a.onClose(stopMCPLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: feed}, log); err != nil {
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, catalog: services.Lib.Catalog, fs: services.FS, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: feed}, log); err != nil {
 			return nil, err
 		}
 	}

@@ -19,24 +19,28 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
-// httpDeps are what the HTTP endpoints are built on: json and mcp are
-// connections to in-process copies of the gRPC server, the JSON one with
-// the per-user limits (one HTTP request is one call), the MCP one without
-// (the MCP handler counts each request against limits itself).
+// httpDeps are what the HTTP endpoints are built on: json is a connection
+// to an in-process copy of the gRPC server, with the per-user limits (one
+// HTTP request is one call); MCP calls the catalog and the filesystem
+// directly, and counts each request against the limits itself.
 type httpDeps struct {
-	json, mcp *grpc.ClientConn
-	limits    *quota.Limiter
-	authn     auth.Authenticator
-	audit     *audit.Logger
-	reg       prometheus.Registerer
-	panics    *prometheus.CounterVec
-	tracer    trace.TracerProvider // nil: tracing off
-	events    http.Handler         // the S3 event endpoint, or nil
-	feed      *watch.Feed          // MCP's change notifications
+	json    *grpc.ClientConn
+	catalog *skills.Catalog
+	fs      *vfs.FS
+	limits  *quota.Limiter
+	authn   auth.Authenticator
+	audit   *audit.Logger
+	reg     prometheus.Registerer
+	panics  *prometheus.CounterVec
+	tracer  trace.TracerProvider // nil: tracing off
+	events  http.Handler         // the S3 event endpoint, or nil
+	feed    *watch.Feed          // MCP's change notifications
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
@@ -53,7 +57,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	if d.tracer != nil {
 		mcpOpts = append(mcpOpts, mcpserver.WithTracerProvider(d.tracer))
 	}
-	mcpAPI, err := mcpserver.New(d.mcp, d.authn, cfg.MCP, log.With("component", "mcp"), mcpOpts...)
+	mcpAPI, err := mcpserver.New(d.catalog, d.fs, d.authn, cfg.MCP, log.With("component", "mcp"), mcpOpts...)
 	if err != nil {
 		return nil, err
 	}

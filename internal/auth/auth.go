@@ -299,6 +299,16 @@ func (p *Principal) Choose(h Headers) error {
 	return nil
 }
 
+// AskPin reads PinKey into p, as Check does for a gRPC call: for edges
+// that authenticate a request themselves (/mcp).
+func (p *Principal) AskPin(h Headers) error {
+	pin, err := pinAsked(h)
+	if pin {
+		p.Pin = true
+	}
+	return err
+}
+
 // Scoped returns id viewing the scope a request field names: id itself for
 // "", else id with that scope, unless the call's token bound it to another
 // (PERMISSION_DENIED: a field may not widen a token's view).

@@ -17,7 +17,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // The skills extension (SEP-2640): https://github.com/modelcontextprotocol/ext-skills
@@ -109,7 +111,7 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 		Cacheable:  s.cacheable(),
 		ResultType: "complete",
 		Skills:     entries,
-		NextCursor: page.GetNextPageToken(),
+		NextCursor: page.NextPageToken,
 	}, nil
 }
 
@@ -119,32 +121,34 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 // tell in one field whether anything changed.
 const libraryDigestKey = "dev.skillsvc/libraryDigest"
 
-func libraryDigest(page *skillsvcv1.ListSkillsResponse) mcp.ResultBase {
-	return mcp.ResultBase{Meta: mcp.Meta{libraryDigestKey: page.GetLibraryDigest()}}
+func libraryDigest(page skills.Page) mcp.ResultBase {
+	return mcp.ResultBase{Meta: mcp.Meta{libraryDigestKey: page.LibraryDigest}}
 }
 
-// servedPage builds an item for each skill of one ListSkills page (token is
-// the page token) in the catalog's order: one catalog read, whose full view
-// carries each skill's manifest and frontmatter. The skills the extension
-// does not serve are left out (skills/get says why). Its errors are
-// JSON-RPC errors. The page's reply is returned too, for its page token and
-// library digest.
-func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skillsvcv1.SkillSummary) *T) ([]*T, *skillsvcv1.ListSkillsResponse, error) {
-	resp, err := s.h.skills.ListSkills(ctx, &skillsvcv1.ListSkillsRequest{
-		PageSize:  int32(s.h.cfg.SkillsPageSize),
-		PageToken: token,
-		View:      skillsvcv1.SkillView_SKILL_VIEW_FULL,
+// listSkillsMethod is the gRPC method a listing page stands for in the
+// logs and the audit trail.
+const listSkillsMethod = "/skillsvc.v1.SkillsService/ListSkills"
+
+// servedPage builds an item for each skill of one catalog page (token is
+// the page token) in the catalog's order: one catalog read, whose skills
+// carry their manifest and frontmatter. The catalog keeps only the skills
+// the extension serves (skills/get says why one is not) before it cuts the
+// page, so every page but the last is full. Its errors are JSON-RPC
+// errors. The page is returned too, for its page token and library digest.
+func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skills.Skill) *T) ([]*T, skills.Page, error) {
+	size := int32(s.h.cfg.SkillsPageSize)
+	req := &skillsvcv1.ListSkillsRequest{PageSize: size, PageToken: token, View: skillsvcv1.SkillView_SKILL_VIEW_FULL}
+	page, err := call(ctx, s.h, listSkillsMethod, req, func(id mounts.Caller) (skills.Page, error) {
+		return s.h.catalog.Page(ctx, id, skills.ListOptions{ServedOverMCP: true}, size, token)
 	})
 	if err != nil {
-		return nil, nil, protocolError(err)
+		return nil, page, protocolError(err)
 	}
-	items := make([]*T, 0, len(resp.GetSkills()))
-	for _, sum := range resp.GetSkills() {
-		if isServed(sum, sum.GetPath()) == nil {
-			items = append(items, build(sum))
-		}
+	items := make([]*T, len(page.Skills))
+	for i := range page.Skills {
+		items[i] = build(&page.Skills[i])
 	}
-	return items, resp, nil
+	return items, page, nil
 }
 
 func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
@@ -176,60 +180,6 @@ type notServed string
 
 func (e notServed) Error() string { return string(e) }
 
-// followsRules checks what hosts check of an entry, by the Agent Skills
-// rules and limits skillmd holds (the catalog serves skills that break
-// them, with warnings), on the frontmatter as written: the URI's last
-// segment (the folder) is the name, a valid skill name; the description
-// fits; compatibility, if any, is text that fits; metadata, if any, maps
-// strings to strings.
-func followsRules(sk *skillsvcv1.SkillSummary, dir string) error {
-	name, folder := sk.GetName(), path.Base(dir)
-	var fm struct {
-		Description   any
-		Compatibility any
-		Metadata      any
-	}
-	if err := json.Unmarshal([]byte(sk.GetFrontmatterJson()), &fm); err != nil {
-		return notServed("its frontmatter is not available as written")
-	}
-	description, _ := fm.Description.(string)
-	switch {
-	case sk.GetDisplayName() != "":
-		return notServed(fmt.Sprintf("its name %.80q is not a skill name (lowercase letters, digits and single hyphens)", sk.GetDisplayName()))
-	case name != folder:
-		return notServed(fmt.Sprintf("its name %.80q differs from its folder %.80q", name, folder))
-	case utf8.RuneCountInString(name) > skillmd.MaxNameLen:
-		return notServed(fmt.Sprintf("its name is longer than %d characters", skillmd.MaxNameLen))
-	case description == "":
-		return notServed("its description is not text")
-	case utf8.RuneCountInString(description) > skillmd.MaxDescriptionLen:
-		return notServed(fmt.Sprintf("its description is longer than %d characters", skillmd.MaxDescriptionLen))
-	case fm.Compatibility != nil && !textWithin(fm.Compatibility, skillmd.MaxCompatibilityLen):
-		return notServed(fmt.Sprintf("its compatibility is not text of 1 to %d characters", skillmd.MaxCompatibilityLen))
-	case fm.Metadata != nil && !stringMap(fm.Metadata):
-		return notServed("its metadata does not map strings to strings (quote numbers and booleans)")
-	}
-	return nil
-}
-
-func textWithin(v any, n int) bool {
-	s, ok := v.(string)
-	return ok && s != "" && utf8.RuneCountInString(s) <= n
-}
-
-func stringMap(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, e := range m {
-		if _, ok := e.(string); !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
 // virtual path.
 func (s *identityServer) skillDir(uri string) (string, error) {
@@ -251,47 +201,37 @@ func (s *identityServer) uriOf(virtual string) string {
 
 // servedSkill returns the skill at folder dir, with its manifest and
 // frontmatter, when the extension serves it (one catalog lookup);
-// notServed says why not.
-func (s *identityServer) servedSkill(ctx context.Context, dir string) (*skillsvcv1.SkillSummary, error) {
-	got, err := s.h.skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: dir})
+// notServed says why not (skillmd.ExtensionProblem).
+func (s *identityServer) servedSkill(ctx context.Context, dir string) (*skills.Skill, error) {
+	d, err := call(ctx, s.h, "/skillsvc.v1.SkillsService/GetSkill", &skillsvcv1.GetSkillRequest{Path: dir}, func(id mounts.Caller) (skills.Detail, error) {
+		return s.h.catalog.Get(ctx, id, dir)
+	})
 	if err != nil {
 		return nil, err
 	}
-	// GetSkill also answers to a skill's name; a URI must use the path.
-	if got.GetSkill().GetPath() != dir {
+	// Get also answers to a skill's name; a URI must use the path.
+	if d.Path != dir {
 		return nil, errNotCanonical
 	}
-	if err := isServed(got.GetSkill(), dir); err != nil {
-		return nil, err
+	if why := d.ExtensionProblem(); why != "" {
+		return nil, notServed(why)
 	}
-	return got.GetSkill(), nil
-}
-
-// isServed checks that the skill at folder dir (its full view) follows the
-// rules hosts check and the extension's per-skill limits.
-func isServed(sk *skillsvcv1.SkillSummary, dir string) error {
-	if err := followsRules(sk, dir); err != nil {
-		return err
-	}
-	if m := sk.GetManifest(); m == nil || m.GetOverLimits() {
-		return notServed(fmt.Sprintf("it is over the extension's limits of %d files and %d bytes a skill", skillmd.MaxSkillFiles, skillmd.MaxSkillBytes))
-	}
-	return nil
+	return &d.Skill, nil
 }
 
 // entry is a served skill's entry, from the catalog's manifest and
 // frontmatter as written.
-func (s *identityServer) entry(sk *skillsvcv1.SkillSummary) *skillEntry {
-	files := sk.GetManifest().GetFiles()
+func (s *identityServer) entry(sk *skills.Skill) *skillEntry {
+	files := manifestFiles(sk)
 	resources := make([]skillResource, len(files))
 	for i, f := range files {
-		resources[i] = skillResource{URI: s.uriOf(f.GetPath()), Digest: "sha256:" + f.GetSha256(), Size: f.GetSize()}
+		resources[i] = skillResource{URI: s.uriOf(f.Path), Digest: "sha256:" + f.SHA256, Size: f.Size}
 	}
-	fm := json.RawMessage(sk.GetFrontmatterJson())
+	fm := json.RawMessage(sk.JSON)
 	if len(fm) == 0 {
 		fm = json.RawMessage("{}")
 	}
-	return &skillEntry{URI: s.uriOf(sk.GetPath() + "/" + skillFileName), Frontmatter: fm, Resources: resources}
+	return &skillEntry{URI: s.uriOf(sk.Path + "/" + skillFileName), Frontmatter: fm, Resources: resources}
 }
 
 var errTooLarge = errors.New("file too large")
@@ -299,25 +239,21 @@ var errTooLarge = errors.New("file too large")
 // download copies the file at virtual path p to w, refusing more than max
 // bytes.
 func (s *identityServer) download(ctx context.Context, p string, w io.Writer, max int64) (int64, error) {
-	stream, err := s.h.fs.Download(ctx, &skillsvcv1.DownloadRequest{Path: p})
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for {
-		msg, err := stream.Recv()
-		if err == io.EOF {
-			return n, nil
+	n, err := call(ctx, s.h, "/skillsvc.v1.FilesystemService/Download", &skillsvcv1.DownloadRequest{Path: p}, func(id mounts.Caller) (int64, error) {
+		if err := server.RequirePath(p); err != nil {
+			return 0, err
 		}
+		rc, _, err := s.h.fs.Download(ctx, id, p, 0, 0)
 		if err != nil {
-			return n, err
+			return 0, err
 		}
-		n += int64(len(msg.GetData()))
-		if n > max {
-			return n, errTooLarge
-		}
-		w.Write(msg.GetData())
+		defer rc.Close()
+		return io.Copy(w, io.LimitReader(rc, max+1))
+	})
+	if err == nil && n > max {
+		err = errTooLarge
 	}
+	return n, err
 }
 
 // readSkillFile answers resources/read of a skill:// URI with the file's
@@ -370,18 +306,18 @@ func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// protocolError maps a gRPC failure to a JSON-RPC error. The status message
-// is the gRPC error table's, already fit for the caller (INTERNAL carries
+// protocolError is a failure as a JSON-RPC error: err is a status error
+// (call's), its code mapped by the error table's JSON-RPC column. The
+// message is the table's, already fit for the caller (INTERNAL carries
 // none).
 func protocolError(err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	}
-	switch st.Code() {
-	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange:
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: st.Message()}
-	default:
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %s", st.Code(), st.Message())}
+	code := server.JSONRPCCode(st.Code())
+	if code == jsonrpc.CodeInvalidParams {
+		return &jsonrpc.Error{Code: code, Message: st.Message()}
 	}
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf("%s: %s", st.Code(), st.Message())}
 }

@@ -18,18 +18,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/skillsvc/skillsvc/internal/alloctest"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
 
@@ -68,16 +67,14 @@ func reply(rec *httptest.ResponseRecorder) (*mcptest.Message, error) {
 	return mcptest.Reply(rec.Header().Get("Content-Type"), rec.Body.Bytes())
 }
 
-// panicking answers every call with Unavailable, except GetSkill, which
-// panics: a stand-in for any bug in a handler.
-type panicking struct{ grpc.ClientConnInterface }
+// panicking is a catalog whose Get panics: a stand-in for any bug in a
+// handler. (Its other queries are not called.)
+type panicking struct{ mcpserver.Catalog }
 
-func (panicking) Invoke(_ context.Context, method string, _, _ any, _ ...grpc.CallOption) error {
-	if method == "/skillsvc.v1.SkillsService/GetSkill" {
-		var m map[string]int
-		m["boom"]++ // a nil map write, as the nil-params bug was a nil dereference
-	}
-	return status.Error(codes.Unavailable, "unavailable")
+func (panicking) Get(context.Context, mounts.Caller, string) (skills.Detail, error) {
+	var m map[string]int
+	m["boom"]++ // a nil map write, as the nil-params bug was a nil dereference
+	return skills.Detail{}, nil
 }
 
 // TestHandlerPanicIsOneRequestsError: a panic in a method handler (run by
@@ -87,7 +84,7 @@ func TestHandlerPanicIsOneRequestsError(t *testing.T) {
 	var cfg mcpserver.Config
 	cfg.RegisterFlags(flagSet())
 	panics := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_panics"})
-	h, err := mcpserver.New(panicking{}, auth.Metadata{}, cfg, slog.New(slog.DiscardHandler), mcpserver.WithPanicCounter(panics))
+	h, err := mcpserver.New(panicking{}, nil, auth.Metadata{}, cfg, slog.New(slog.DiscardHandler), mcpserver.WithPanicCounter(panics))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,6 +423,8 @@ func (c *countingLimiter) Acquire(_ context.Context, user string) (func(), error
 	c.n[user]++
 	return func() {}, nil
 }
+
+func (c *countingLimiter) Charge(string, quota.Cost) {}
 
 func (c *countingLimiter) count(user string) int {
 	c.mu.Lock()

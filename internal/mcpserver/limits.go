@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/quota"
 )
 
 // codeLimited is the JSON-RPC error of a request refused by the caller's
@@ -22,6 +23,8 @@ const codeLimited = -32000
 type unlimited struct{}
 
 func (unlimited) Acquire(context.Context, string) (func(), error) { return func() {}, nil }
+
+func (unlimited) Charge(string, quota.Cost) {}
 
 // limitedData is the error's data: the retry delay in milliseconds (as
 // gRPC's RetryInfo and the JSON gateway's Retry-After give it).

@@ -11,13 +11,14 @@
 //   - notifications/resources/list_changed when the caller's library
 //     changes, and resources/updated for subscribed files (watch.go).
 //
-// Every MCP request is answered by calling the gRPC services over a
-// connection — in the binary, server.Loopback's in-process server — with the
-// caller's identity headers as metadata, so authentication, per-user limits,
-// audit and the error table are the gRPC ones and no RPC has a second
-// implementation. There is one logical MCP server per caller identity
-// (user, thread, ticket or bearer token), and a session stays bound to the
-// identity that opened it.
+// Every MCP request is authenticated once, at this edge, into a checked
+// principal; its handlers call the skills catalog, the filesystem and the
+// change feed directly as that caller, with the gRPC edge's request check,
+// audit trail, log line and error table (calls.go), and the per-user limits
+// the edge admits the request against charge the storage requests they
+// make. There is one logical MCP server per caller identity (user, thread,
+// ticket or bearer token), and a session stays bound to the identity that
+// opened it.
 package mcpserver
 
 import (
@@ -39,20 +40,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
@@ -112,16 +113,16 @@ func WithAudit(l *audit.Logger) Option { return func(h *Handler) { h.audit = l }
 // WithRegisterer registers the handler's metrics.
 func WithRegisterer(reg prometheus.Registerer) Option { return func(h *Handler) { h.reg = reg } }
 
-// Limiter admits one call of a user, or refuses it with a retry delay
-// (quota.Limiter).
+// Limiter admits one call of a user, or refuses it with a retry delay, and
+// charges a user for what a call cost (quota.Limiter).
 type Limiter interface {
 	Acquire(ctx context.Context, user string) (release func(), err error)
+	Charge(user string, cost quota.Cost)
 }
 
 // WithLimits admits each MCP request once against its caller's per-user
-// limits. conn must then reach services that do not admit the calls the
-// handler makes for a request again, only charge their storage requests
-// (see app: MCP has a loopback of its own, with quota.StorageCharges).
+// limits, and charges the caller for the storage requests its handlers
+// make, by the gRPC calls' cost table (quota.StorageCost).
 func WithLimits(l Limiter) Option { return func(h *Handler) { h.limits = l } }
 
 // WithPanicCounter counts the panics the handler recovers (the server's
@@ -137,6 +138,19 @@ func WithFeed(f *watch.Feed) Option { return func(h *Handler) { h.feed = f } }
 // is mounted (--skills.mount). Without it: mounts.Default() and "/skills".
 func WithMounts(table *mounts.Table, skillsMount string) Option {
 	return func(h *Handler) { h.mounts, h.skillsMount = table, skillsMount }
+}
+
+// Catalog is what MCP asks of the skills catalog (*skills.Catalog): its
+// plain queries, each as the caller ServeHTTP verified.
+type Catalog interface {
+	Page(ctx context.Context, id mounts.Caller, opts skills.ListOptions, pageSize int32, token string) (skills.Page, error)
+	Get(ctx context.Context, id mounts.Caller, ref string) (skills.Detail, error)
+	Prompt(ctx context.Context, id mounts.Caller, opts skills.ListOptions, f skillmd.FormatOptions) (skills.Block, error)
+	Render(ctx context.Context, id mounts.Caller, ref string, opts skills.RenderOptions) (string, skills.Detail, error)
+	ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skills.ReadOptions) (string, string, error)
+	Search(ctx context.Context, id mounts.Caller, opts skills.SearchOptions) (skills.Results, error)
+	// MaxPageBytes bounds a search's reply (server.SearchFit).
+	MaxPageBytes() int
 }
 
 // Handler is the MCP endpoint, an http.Handler for /mcp.
@@ -155,8 +169,9 @@ type Handler struct {
 	panics      prometheus.Counter
 	tracer      trace.Tracer // WithTracerProvider; nil: no spans
 	log         *slog.Logger
-	fs          skillsvcv1.FilesystemServiceClient
-	skills      skillsvcv1.SkillsServiceClient
+	catalog     Catalog
+	fs          *vfs.FS
+	calls       calls // the verified calls of the requests being served
 	http        *mcp.StreamableHTTPHandler
 	// statelessHTTP serves protocol 2026-07-28 and later, on modern.
 	statelessHTTP *mcp.StreamableHTTPHandler
@@ -172,11 +187,11 @@ type Handler struct {
 	watchers sync.WaitGroup
 }
 
-// New returns the MCP handler calling the services over conn. authn is
-// the gRPC server's authenticator: a request it refuses is answered 401
-// before any session or per-identity state exists (the calls the session
-// makes are authenticated again by the gRPC interceptors).
-func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, log *slog.Logger, opts ...Option) (*Handler, error) {
+// New returns the MCP handler serving the skills catalog and the
+// filesystem fsys (WithFeed adds the change feed). authn is the gRPC
+// server's authenticator: it verifies each request once, and a request it
+// refuses is answered 401 before any session or per-identity state exists.
+func New(catalog Catalog, fsys *vfs.FS, authn auth.Authenticator, cfg Config, log *slog.Logger, opts ...Option) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -187,8 +202,8 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 		limits:      unlimited{},
 		authn:       authn,
 		log:         log,
-		fs:          skillsvcv1.NewFilesystemServiceClient(conn),
-		skills:      skillsvcv1.NewSkillsServiceClient(conn),
+		catalog:     catalog,
+		fs:          fsys,
 		secret:      make([]byte, 32),
 	}
 	for _, o := range opts {
@@ -212,7 +227,7 @@ func New(conn grpc.ClientConnInterface, authn auth.Authenticator, cfg Config, lo
 	// Protocol 2026-07-28 has no sessions: each request carries what it
 	// needs, and the SDK serves it only statelessly. One server answers
 	// every caller, each request with its own verified headers.
-	h.modern = h.newIdentityServer(identity{}, "", "", true)
+	h.modern = h.newIdentityServer("", "", true)
 	h.statelessHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.modern.srv }, &mcp.StreamableHTTPOptions{
 		Logger:              log,
 		Stateless:           true,
@@ -265,7 +280,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSONRPCError(w, httpCode, nil, jsonrpc.CodeInvalidRequest, msg)
 	}
-	if identityOf(r.Header).empty() {
+	if r.Header.Get(auth.UserKey) == "" && r.Header.Get(auth.AuthorizationKey) == "" {
 		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
 		return
 	}
@@ -284,6 +299,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(ctx, code, msg, err.Error())
 		return
 	}
+	// The pin is asked per request, beside the token (auth.PinKey).
+	if err := p.AskPin(auth.HTTPHeaders(r.Header)); err != nil {
+		refuse(ctx, http.StatusBadRequest, codes.InvalidArgument, err.Error())
+		return
+	}
 	ctx = auth.NewContext(ctx, p)
 	caller, err := p.Agent(h.mounts)
 	switch {
@@ -296,6 +316,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(ctx, http.StatusBadRequest, codes.InvalidArgument, err.Error())
 		return
 	}
+	p.Caller = caller
+	ctx = auth.NewContext(ctx, p)
 	// Sessions belong to the identity the authenticator verified: in jwt
 	// mode the token's claims, never headers it ignores. A session ID
 	// starts with that identity's key, so a request with another
@@ -327,10 +349,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Each request is admitted once against the caller's per-user limits,
 	// paying a call's cost (quota.CallCost) as a gRPC call does; the
-	// services' own calls for it are not admitted again, but the storage
-	// requests they make are charged to the caller by the same cost table
-	// (the MCP loopback's quota.StorageCharges). A POST of notifications
-	// only is admitted too, as any HTTP request.
+	// storage requests its handlers make are charged to the caller by the
+	// same cost table (withCaller). A POST of notifications only is
+	// admitted too, as any HTTP request.
 	units := body.calls
 	if r.Method == http.MethodPost {
 		units = max(units, 1)
@@ -343,6 +364,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
+	// The handlers find the verified principal by this request's headers
+	// (withCaller); a value the client sent is replaced.
+	name, done := h.calls.add(&verified{p: p, rid: requestid.From(ctx)})
+	defer done()
+	r.Header.Set(callHeader, name)
 	r = h.withTraceHeaders(ctx, r)
 	if modern {
 		h.statelessHTTP.ServeHTTP(w, r.WithContext(ctx))
@@ -400,51 +426,6 @@ type keyCtx struct{}
 // identity's watcher subscribes to the feed as.
 type callerCtx struct{}
 
-// identity is what the request's headers say of who is calling, which the
-// gRPC calls made for it forward for the interceptors to authenticate.
-type identity struct {
-	user, thread, ticket, authorization string
-	teams                               string // auth.TeamsKey
-	pin                                 string // auth.PinKey, asked per request
-	scope, harness                      string // auth.ScopeKey, auth.HarnessKey
-}
-
-func identityOf(h http.Header) identity {
-	return identity{
-		user:          h.Get(auth.UserKey),
-		thread:        h.Get(auth.ThreadKey),
-		ticket:        h.Get(auth.TicketKey),
-		teams:         h.Get(auth.TeamsKey),
-		authorization: h.Get(auth.AuthorizationKey),
-		pin:           h.Get(auth.PinKey),
-		scope:         h.Get(auth.ScopeKey),
-		harness:       h.Get(auth.HarnessKey),
-	}
-}
-
-func (id identity) empty() bool { return id.user == "" && id.authorization == "" }
-
-// metadata is the identity as gRPC metadata: the interceptors authenticate
-// it exactly as a gRPC call's.
-func (id identity) metadata() metadata.MD {
-	md := metadata.MD{}
-	for k, v := range map[string]string{
-		auth.UserKey:          id.user,
-		auth.ThreadKey:        id.thread,
-		auth.TicketKey:        id.ticket,
-		auth.TeamsKey:         id.teams,
-		auth.AuthorizationKey: id.authorization,
-		auth.PinKey:           id.pin,
-		auth.ScopeKey:         id.scope,
-		auth.HarnessKey:       id.harness,
-	} {
-		if v != "" {
-			md.Set(k, v)
-		}
-	}
-	return md
-}
-
 // key names a verified identity in session IDs and caches: an HMAC, so
 // neither reveals who it is.
 func (h *Handler) key(id mounts.Caller) string {
@@ -463,9 +444,10 @@ func (h *Handler) key(id mounts.Caller) string {
 // nothing.
 func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	key, _ := r.Context().Value(keyCtx{}).(string)
-	s := h.sessions.server(key, identityOf(r.Header))
+	p, _ := auth.PrincipalFrom(r.Context())
+	s := h.sessions.server(key, p)
 	if s == nil {
-		return h.newIdentityServer(identityOf(r.Header), key, "", false).srv
+		return h.newIdentityServer(key, "", false).srv
 	}
 	caller, _ := r.Context().Value(callerCtx{}).(mounts.Caller)
 	s.startWatching(caller)
@@ -488,7 +470,7 @@ type identityServer struct {
 	open, pending int
 
 	mu         sync.Mutex
-	id         identity // headers of the latest request, for the watcher's calls
+	p          auth.Principal // of the latest request, which the watcher acts as
 	watching   bool
 	subscribed map[string]int    // URI → subscribing sessions
 	versions   map[string]string // subscribed URI → ETag when last looked
@@ -497,8 +479,8 @@ type identityServer struct {
 // newIdentityServer returns the server of one identity, or with stateless
 // the one server of sessionless requests, which watches nothing: its
 // callers learn of changes by the listings' ttlMs.
-func (h *Handler) newIdentityServer(id identity, key, user string, stateless bool) *identityServer {
-	s := &identityServer{h: h, id: id, key: key, user: user, stateless: stateless, subscribed: map[string]int{}, versions: map[string]string{}}
+func (h *Handler) newIdentityServer(key, user string, stateless bool) *identityServer {
+	s := &identityServer{h: h, key: key, user: user, stateless: stateless, subscribed: map[string]int{}, versions: map[string]string{}}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       h.log,
@@ -520,8 +502,8 @@ func (h *Handler) newIdentityServer(id identity, key, user string, stateless boo
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "skillsvc", Version: "v1"}, opts)
 	// recoverPanics outermost but for the span, so it also covers
-	// withIdentity and the span sees its answer.
-	s.srv.AddReceivingMiddleware(s.traceRequests, s.recoverPanics, s.withIdentity, s.trackSessions, s.resourceMethods)
+	// withCaller and the span sees its answer.
+	s.srv.AddReceivingMiddleware(s.traceRequests, s.recoverPanics, s.withCaller, s.trackSessions, s.resourceMethods)
 	s.addExtension()
 	s.addTools()
 	return s
@@ -550,36 +532,6 @@ func (s *identityServer) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler
 	}
 }
 
-// withIdentity puts the caller's identity, and the HTTP request's
-// X-Request-Id, into every gRPC call a request makes. The identity is the
-// request's own headers (ServeHTTP verified they name this server's
-// identity), so a refreshed token is used as soon as the client sends it.
-func (s *identityServer) withIdentity(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		var id identity
-		if !s.stateless {
-			id = s.latest()
-		}
-		var rid string
-		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			if got := identityOf(extra.Header); !got.empty() {
-				id = got
-				if !s.stateless {
-					s.mu.Lock()
-					s.id = id
-					s.mu.Unlock()
-				}
-			}
-			rid = extra.Header.Get(requestid.Key)
-		}
-		md := id.metadata()
-		if rid != "" {
-			md.Set(requestid.Key, rid)
-		}
-		return next(metadata.NewOutgoingContext(ctx, md), method, req)
-	}
-}
-
 // trackSessions counts a session once its initialize succeeded.
 func (s *identityServer) trackSessions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -594,14 +546,8 @@ func (s *identityServer) trackSessions(next mcp.MethodHandler) mcp.MethodHandler
 	}
 }
 
-func (s *identityServer) latest() identity {
+func (s *identityServer) latest() auth.Principal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.id
-}
-
-// callCtx is the context for a call the server makes on its own (the
-// watcher), with the identity's latest metadata.
-func (s *identityServer) callCtx(ctx context.Context) context.Context {
-	return metadata.NewOutgoingContext(ctx, s.latest().metadata())
+	return s.p
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc"
 
-	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
@@ -30,10 +27,10 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
-	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/vfs"
+	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // The extension's shapes, as a client decodes them.
@@ -95,8 +92,8 @@ type env struct {
 	h      *mcpserver.Handler
 }
 
-// start serves MCP over an in-process gRPC server wired as the binary is
-// (server.Loopback with the interceptor chain), over bucket.
+// start serves MCP over a skills catalog, a filesystem and a change feed
+// wired as the binary wires them, over bucket.
 func start(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
 	t.Helper()
 	return startWith(t, bucket, tune, nil)
@@ -108,31 +105,31 @@ func startWith(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config
 	return startCounting(t, bucket, tune, tuneSkills, nil, opts...)
 }
 
-// countingConn counts the RPCs the handler makes, by method.
-type countingConn struct {
-	grpc.ClientConnInterface
+// countingCatalog counts the catalog queries the handler makes, by method.
+type countingCatalog struct {
+	mcpserver.Catalog
 	mu    sync.Mutex
 	calls map[string]int
 }
 
-func (c *countingConn) count(method string) {
+func (c *countingCatalog) count(method string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls[path.Base(method)]++
+	c.calls[method]++
 }
 
-func (c *countingConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	c.count(method)
-	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+func (c *countingCatalog) Page(ctx context.Context, id mounts.Caller, opts skills.ListOptions, pageSize int32, token string) (skills.Page, error) {
+	c.count("Page")
+	return c.Catalog.Page(ctx, id, opts, pageSize, token)
 }
 
-func (c *countingConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	c.count(method)
-	return c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+func (c *countingCatalog) Get(ctx context.Context, id mounts.Caller, ref string) (skills.Detail, error) {
+	c.count("Get")
+	return c.Catalog.Get(ctx, id, ref)
 }
 
 // take returns the calls counted so far and starts again.
-func (c *countingConn) take() map[string]int {
+func (c *countingCatalog) take() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	calls := c.calls
@@ -140,9 +137,15 @@ func (c *countingConn) take() map[string]int {
 	return calls
 }
 
-// startCounting is startWith counting the handler's RPCs in counter, when
-// set.
-func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingConn, opts ...mcpserver.Option) *env {
+// startCounting is startWith counting the handler's catalog queries in
+// counter, when set.
+func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingCatalog, opts ...mcpserver.Option) *env {
+	t.Helper()
+	return startAuth(t, bucket, auth.Metadata{}, tune, tuneSkills, counter, opts...)
+}
+
+// startAuth is startCounting with authn verifying the callers.
+func startAuth(t testing.TB, bucket objstore.Bucket, authn auth.Authenticator, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingCatalog, opts ...mcpserver.Option) *env {
 	t.Helper()
 	vcfg := vfs.DefaultConfig()
 	var mount string
@@ -153,29 +156,28 @@ func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Co
 		}
 		mount = c.Mount
 	})
-	services, err := app.NewServices(bucket, mounts.Default(), vcfg, lib, mount)
+	fsys, err := vfs.New(bucket, mounts.Default(), vcfg, vfs.WithTree(mount, lib.Tree))
 	if err != nil {
 		t.Fatal(err)
 	}
+	feed, err := watch.New(lib.Catalog, watch.DefaultConfig(), watch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(feed.Close)
 	log := slog.New(slog.DiscardHandler)
-	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}, Mounts: mounts.Default()}), services.Register)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
 	var cfg mcpserver.Config
 	cfg.RegisterFlags(flagSet())
 	cfg.WatchInterval = 20 * time.Millisecond
 	if tune != nil {
 		tune(&cfg)
 	}
-	var cc grpc.ClientConnInterface = conn
+	var cat mcpserver.Catalog = lib.Catalog
 	if counter != nil {
-		counter.ClientConnInterface, counter.calls = conn, map[string]int{}
-		cc = counter
+		counter.Catalog, counter.calls = lib.Catalog, map[string]int{}
+		cat = counter
 	}
-	t.Cleanup(services.Watch.Close)
-	h, err := mcpserver.New(cc, auth.Metadata{}, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(services.Watch)}, opts...)...)
+	h, err := mcpserver.New(cat, fsys, authn, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(feed)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,24 +663,24 @@ func TestSessionlessIdentities(t *testing.T) {
 }
 
 // The extension reads the catalog, not the files: a skills/list page is
-// one ListSkills (its full view has every manifest and frontmatter), and
-// skills/get one GetSkill, however many skills and files there are.
+// one catalog page (its skills carry every manifest and frontmatter), and
+// skills/get one catalog Get, however many skills and files there are.
 func TestExtensionReadsTheCatalog(t *testing.T) {
-	counter := &countingConn{}
+	counter := &countingCatalog{}
 	e := startCounting(t, library().Bucket(t), func(c *mcpserver.Config) { c.SkillsPageSize = 2 }, nil, counter)
 	s := e.connectVersion(identity("alice", "t1"), nil, nil)
 	counter.take()
 	if n := len(listAll(t, s)); n != 3 {
 		t.Fatalf("listed %d skills, want 3", n)
 	}
-	if calls := counter.take(); len(calls) != 1 || calls["ListSkills"] != 2 {
-		t.Fatalf("two skills/list pages made %v, want exactly 2 ListSkills", calls)
+	if calls := counter.take(); len(calls) != 1 || calls["Page"] != 2 {
+		t.Fatalf("two skills/list pages made %v, want exactly 2 catalog pages", calls)
 	}
 	if _, err := mcp.CallCustomMethod[*getParams, *getResult](t.Context(), s, "skills/get", &getParams{URI: "skill://writing/release-notes/SKILL.md"}); err != nil {
 		t.Fatal(err)
 	}
-	if calls := counter.take(); len(calls) != 1 || calls["GetSkill"] != 1 {
-		t.Fatalf("skills/get made %v, want exactly 1 GetSkill", calls)
+	if calls := counter.take(); len(calls) != 1 || calls["Get"] != 1 {
+		t.Fatalf("skills/get made %v, want exactly 1 catalog Get", calls)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // The extension's resource side: resources/list names each served skill's
@@ -83,22 +83,30 @@ func (s *identityServer) listResources(ctx context.Context, req *mcp.ListResourc
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourcesResult{Meta: libraryDigest(page).Meta, Cacheable: s.cacheable(), Resources: resources, NextCursor: page.GetNextPageToken()}, nil
+	return &mcp.ListResourcesResult{Meta: libraryDigest(page).Meta, Cacheable: s.cacheable(), Resources: resources, NextCursor: page.NextPageToken}, nil
 }
 
 // manifestResource is the skill's SKILL.md as a Resource, named and
 // described by its frontmatter as the extension asks.
-func (s *identityServer) manifestResource(sk *skillsvcv1.SkillSummary) *mcp.Resource {
+func (s *identityServer) manifestResource(sk *skills.Skill) *mcp.Resource {
 	var fm struct{ Name, Description string }
-	json.Unmarshal([]byte(sk.GetFrontmatterJson()), &fm) // served skills have both, as text
-	manifest := sk.GetPath() + "/" + skillFileName
+	json.Unmarshal(sk.JSON, &fm) // served skills have both, as text
+	manifest := sk.Path + "/" + skillFileName
 	r := &mcp.Resource{URI: s.uriOf(manifest), Name: fm.Name, Description: fm.Description, MIMEType: mimeType(manifest)}
-	for _, f := range sk.GetManifest().GetFiles() {
-		if f.GetPath() == manifest {
-			r.Size = f.GetSize()
+	for _, f := range manifestFiles(sk) {
+		if f.Path == manifest {
+			r.Size = f.Size
 		}
 	}
 	return r
+}
+
+// manifestFiles are the files of sk's manifest, none without one.
+func manifestFiles(sk *skills.Skill) []skills.ManifestFile {
+	if sk.Manifest == nil {
+		return nil
+	}
+	return sk.Manifest.Files
 }
 
 // readDirectory lists the direct children of a served skill's folder, or
@@ -117,7 +125,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 	if err != nil {
 		return nil, err
 	}
-	children, isDir := childrenOf(dir, sk.GetManifest().GetFiles())
+	children, isDir := childrenOf(dir, manifestFiles(sk))
 	if !isDir {
 		return nil, invalidParams("%.200s is not a directory of a skill served over this extension (a file is read with resources/read)", p.URI)
 	}
@@ -151,7 +159,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 // skillOf returns the served skill whose folder is dir or holds it. A
 // skill folder is <category>/<skill> or <skill> under the mount, the
 // deeper first.
-func (s *identityServer) skillOf(ctx context.Context, dir string) (*skillsvcv1.SkillSummary, error) {
+func (s *identityServer) skillOf(ctx context.Context, dir string) (*skills.Skill, error) {
 	segs := strings.SplitN(strings.TrimPrefix(dir, s.h.skillsMount+"/"), "/", 3)
 	candidates := []string{s.h.skillsMount + "/" + segs[0]}
 	if len(segs) > 1 {
@@ -181,12 +189,12 @@ type dirChild struct {
 
 // childrenOf returns dir's children in name order, from the files below
 // it (a folder exists while it holds a file), and whether dir is a folder.
-func childrenOf(dir string, files []*skillsvcv1.ManifestFile) ([]dirChild, bool) {
+func childrenOf(dir string, files []skills.ManifestFile) ([]dirChild, bool) {
 	prefix := dir + "/"
 	var children []dirChild
 	seen := map[string]bool{}
 	for _, f := range files {
-		rest, ok := strings.CutPrefix(f.GetPath(), prefix)
+		rest, ok := strings.CutPrefix(f.Path, prefix)
 		if !ok {
 			continue
 		}
@@ -197,7 +205,7 @@ func childrenOf(dir string, files []*skillsvcv1.ManifestFile) ([]dirChild, bool)
 		seen[name] = true
 		c := dirChild{name: name, dir: nested}
 		if !nested {
-			c.size = f.GetSize()
+			c.size = f.Size
 		}
 		children = append(children, c)
 	}

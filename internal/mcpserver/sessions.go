@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skillsvc/skillsvc/internal/auth"
 )
 
 // Sessions are memory (about 110 KB and two goroutines each) and each
@@ -80,7 +82,7 @@ func (t *sessionTable) admit(key, user string) (adm *admission, release func(), 
 		return nil, nil, fmt.Errorf("too many MCP sessions: this caller holds %d (--mcp.max-sessions-per-identity); end one (HTTP DELETE) or reuse it", t.h.cfg.MaxSessions)
 	}
 	if s == nil {
-		s = t.h.newIdentityServer(identity{}, key, user, false)
+		s = t.h.newIdentityServer(key, user, false)
 		t.identities[key] = s
 	}
 	s.pending++
@@ -97,9 +99,9 @@ func (t *sessionTable) admit(key, user string) (adm *admission, release func(), 
 	}, nil
 }
 
-// server returns the admitted identity's server, with id as the headers
-// its watcher calls with until a request brings newer ones.
-func (t *sessionTable) server(key string, id identity) *identityServer {
+// server returns the admitted identity's server, with p as the principal
+// its watcher acts as until a request brings a newer one.
+func (t *sessionTable) server(key string, p auth.Principal) *identityServer {
 	t.mu.Lock()
 	s := t.identities[key]
 	t.mu.Unlock()
@@ -107,7 +109,7 @@ func (t *sessionTable) server(key string, id identity) *identityServer {
 		return nil
 	}
 	s.mu.Lock()
-	s.id = id
+	s.p = p
 	s.mu.Unlock()
 	return s
 }

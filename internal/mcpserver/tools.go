@@ -10,14 +10,20 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
+	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tooldefs"
+	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
-// The tools, for hosts without the skills extension. Each is one RPC; the
-// results are plain text a model reads well, and a failure is a tool error
-// (isError) carrying the gRPC code and message, so the model can correct
-// itself. Names, descriptions and input schemas come from tooldefs (shared
+// The tools, for hosts without the skills extension. Each is one catalog or
+// filesystem call (the RPC it stands for, in the logs and the audit
+// trail); the results are plain text a model reads well, and a failure is
+// a tool error (isError) carrying the error table's gRPC code and message,
+// so the model can correct itself. Names, descriptions and input schemas come from tooldefs (shared
 // with the clients); the argument types below decode what those schemas
 // accept, which tools_internal_test.go checks.
 
@@ -108,56 +114,73 @@ func toolError(err error) string {
 	return msg
 }
 
+// The gRPC methods the tools stand for, in the logs and the audit trail.
+const (
+	skillsService = "/skillsvc.v1.SkillsService/"
+	fsService     = "/skillsvc.v1.FilesystemService/"
+)
+
 func (s *identityServer) addTools() {
-	fs, sk := s.h.fs, s.h.skills
+	h, cat, fs := s.h, s.h.catalog, s.h.fs
 	tool(s, "list_skills",
 		func(ctx context.Context, in listSkillsIn) (string, error) {
 			// With a task, the skills most relevant to it, best first: grouping
 			// by category would undo that order.
-			r, err := sk.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: in.Query == "", SearchTool: "search_skills", Query: in.Query})
+			req := &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: in.Query == "", SearchTool: "search_skills", Query: in.Query}
+			b, err := call(ctx, h, skillsService+"FormatSkills", req, func(id mounts.Caller) (skills.Block, error) {
+				return cat.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+					skillmd.FormatOptions{CharBudget: int(req.GetCharBudget()), GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery()})
+			})
 			if err != nil {
 				return "", err
 			}
-			if r.GetIncluded() == 0 {
+			if b.Included == 0 {
 				return "No skills are available.", nil
 			}
-			return r.GetText(), nil
+			return b.Text, nil
 		})
 	tool(s, "load_skill",
 		func(ctx context.Context, in loadSkillIn) (string, error) {
-			r, err := sk.RenderSkill(ctx, &skillsvcv1.RenderSkillRequest{Path: in.Skill, Arguments: in.Arguments})
-			return r.GetText(), err
+			return call(ctx, h, skillsService+"RenderSkill", &skillsvcv1.RenderSkillRequest{Path: in.Skill, Arguments: in.Arguments}, func(id mounts.Caller) (string, error) {
+				text, _, err := cat.Render(ctx, id, in.Skill, skills.RenderOptions{Arguments: in.Arguments})
+				return text, err
+			})
 		})
 	tool(s, "read_skill_file",
 		func(ctx context.Context, in readSkillFileIn) (string, error) {
-			r, err := sk.ReadSkillFile(ctx, &skillsvcv1.ReadSkillFileRequest{Path: in.Skill, File: in.Path})
-			return r.GetContent(), err
+			return call(ctx, h, skillsService+"ReadSkillFile", &skillsvcv1.ReadSkillFileRequest{Path: in.Skill, File: in.Path}, func(id mounts.Caller) (string, error) {
+				content, _, err := cat.ReadFile(ctx, id, in.Skill, in.Path, skills.ReadOptions{})
+				return content, err
+			})
 		})
 	tool(s, "search_skills",
 		func(ctx context.Context, in searchSkillsIn) (string, error) {
-			r, err := sk.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit})
+			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skills.Results, error) {
+				return cat.Search(ctx, id, skills.SearchOptions{Query: in.Query, Limit: in.Limit})
+			})
 			if err != nil {
 				return "", err
 			}
-			if len(r.GetResults()) == 0 {
+			if len(r.Hits) == 0 {
 				return "No matching skills.", nil
 			}
+			n := server.SearchFit(r.Hits, cat.MaxPageBytes())
 			var b strings.Builder
-			for _, res := range r.GetResults() {
-				sum := res.GetSkill()
-				fmt.Fprintf(&b, "- %s (%s): %s\n", sum.GetName(), sum.GetPath(), sum.GetDescription())
-				if alts := res.GetAlternates(); len(alts) > 0 {
+			for _, hit := range r.Hits[:n] {
+				// The description as listings serve it.
+				fmt.Fprintf(&b, "- %s (%s): %s\n", hit.Name, hit.Path, skillmd.Shorten(hit.Description, skillmd.MaxDescriptionLen))
+				if alts := hit.Alternates; len(alts) > 0 {
 					b.WriteString("  copies:")
 					for i, a := range alts {
 						if i > 0 {
 							b.WriteString(",")
 						}
-						fmt.Fprintf(&b, " %s (%s, %s)", a.GetName(), a.GetPath(), a.GetLayer())
+						fmt.Fprintf(&b, " %s (%s, %s)", a.Name, a.Path, a.Layer)
 					}
 					b.WriteString("\n")
 				}
 			}
-			if r.GetTruncated() {
+			if n < len(r.Hits) {
 				b.WriteString("(Weaker matches were left out to keep the reply small: ask for fewer or narrow the query.)\n")
 			}
 			return b.String(), nil
@@ -167,25 +190,30 @@ func (s *identityServer) addTools() {
 			var b strings.Builder
 			req := &skillsvcv1.ListRequest{Path: in.Path}
 			for n := 0; ; n++ {
-				r, err := fs.List(ctx, req)
+				r, err := call(ctx, h, fsService+"List", req, func(id mounts.Caller) (vfs.ListResult, error) {
+					if err := server.RequirePath(req.Path); err != nil {
+						return vfs.ListResult{}, err
+					}
+					return fs.List(ctx, id, req.Path, 0, req.PageToken)
+				})
 				if err != nil {
 					return "", err
 				}
-				for _, e := range r.GetEntries() {
-					if e.GetIsDir() {
-						fmt.Fprintf(&b, "%s/\n", e.GetPath())
+				for _, e := range r.Entries {
+					if e.IsDir {
+						fmt.Fprintf(&b, "%s/\n", e.Path)
 					} else {
-						fmt.Fprintf(&b, "%s\t%d\n", e.GetPath(), e.GetSize())
+						fmt.Fprintf(&b, "%s\t%d\n", e.Path, e.Size)
 					}
 				}
-				if r.GetNextPageToken() == "" {
+				if r.NextPageToken == "" {
 					break
 				}
 				if n == 9 { // ten pages is more than a model should read
 					b.WriteString("… more entries: narrow the path or use glob\n")
 					break
 				}
-				req.PageToken = r.GetNextPageToken()
+				req.PageToken = r.NextPageToken
 			}
 			if b.Len() == 0 {
 				return in.Path + " is empty.", nil
@@ -194,63 +222,85 @@ func (s *identityServer) addTools() {
 		})
 	tool(s, "read_file",
 		func(ctx context.Context, in readFileIn) (string, error) {
-			r, err := fs.Read(ctx, &skillsvcv1.ReadRequest{Path: in.Path, Offset: in.Offset, Limit: in.Limit, LineNumbers: true})
+			r, err := call(ctx, h, fsService+"Read", &skillsvcv1.ReadRequest{Path: in.Path, Offset: in.Offset, Limit: in.Limit, LineNumbers: true}, func(id mounts.Caller) (vfs.ReadResult, error) {
+				if err := server.RequirePath(in.Path); err != nil {
+					return vfs.ReadResult{}, err
+				}
+				return fs.Read(ctx, id, in.Path, in.Offset, in.Limit, true)
+			})
 			if err != nil {
 				return "", err
 			}
-			text := r.GetContent()
-			if r.GetNextOffset() < r.GetTotalLines() {
-				text += fmt.Sprintf("\n[lines %d-%d of %d; continue with offset=%d]", in.Offset+1, r.GetNextOffset(), r.GetTotalLines(), r.GetNextOffset())
+			text := r.Content
+			if r.NextOffset < r.TotalLines {
+				text += fmt.Sprintf("\n[lines %d-%d of %d; continue with offset=%d]", in.Offset+1, r.NextOffset, r.TotalLines, r.NextOffset)
 			}
 			return text, nil
 		})
 	tool(s, "write_file",
 		func(ctx context.Context, in writeFileIn) (string, error) {
-			if _, err := fs.Write(ctx, &skillsvcv1.WriteRequest{Path: in.Path, Content: in.Content}); err != nil {
+			_, err := call(ctx, h, fsService+"Write", &skillsvcv1.WriteRequest{Path: in.Path, Content: in.Content}, func(id mounts.Caller) (vfs.Info, error) {
+				if err := server.RequirePath(in.Path); err != nil {
+					return vfs.Info{}, err
+				}
+				return fs.Write(ctx, id, in.Path, in.Content, vfs.WriteOptions{})
+			})
+			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Wrote %d bytes to %s.", len(in.Content), in.Path), nil
 		})
 	tool(s, "edit_file",
 		func(ctx context.Context, in editFileIn) (string, error) {
-			r, err := fs.Edit(ctx, &skillsvcv1.EditRequest{Path: in.Path, OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll})
+			req := &skillsvcv1.EditRequest{Path: in.Path, OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll}
+			r, err := call(ctx, h, fsService+"Edit", req, func(id mounts.Caller) (vfs.EditResult, error) {
+				if err := server.RequirePath(in.Path); err != nil {
+					return vfs.EditResult{}, err
+				}
+				return fs.Edit(ctx, id, in.Path, in.OldString, in.NewString, in.ReplaceAll)
+			})
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("Replaced %d occurrence(s) in %s.", r.GetOccurrences(), in.Path), nil
+			return fmt.Sprintf("Replaced %d occurrence(s) in %s.", r.Occurrences, in.Path), nil
 		})
 	tool(s, "glob",
 		func(ctx context.Context, in globIn) (string, error) {
-			r, err := fs.Glob(ctx, &skillsvcv1.GlobRequest{Pattern: in.Pattern, Path: in.Path})
+			r, err := call(ctx, h, fsService+"Glob", &skillsvcv1.GlobRequest{Pattern: in.Pattern, Path: in.Path}, func(id mounts.Caller) (vfs.GlobResult, error) {
+				return fs.Glob(ctx, id, in.Path, vfs.GlobOptions{Pattern: in.Pattern, Hidden: vfs.HiddenInclude})
+			})
 			if err != nil {
 				return "", err
 			}
 			var b strings.Builder
-			for _, m := range r.GetMatches() {
-				b.WriteString(m.GetPath() + "\n")
+			for _, m := range r.Matches {
+				b.WriteString(m.Path + "\n")
 			}
 			if b.Len() == 0 {
 				return "No files match.", nil
 			}
-			if r.GetTruncated() {
+			if r.Truncated {
 				b.WriteString("… more files match: narrow the pattern\n")
 			}
 			return b.String(), nil
 		})
 	tool(s, "grep",
 		func(ctx context.Context, in grepIn) (string, error) {
-			r, err := fs.Grep(ctx, &skillsvcv1.GrepRequest{Pattern: in.Pattern, Path: in.Path, Glob: in.Glob, Regex: in.Regex, CaseInsensitive: in.CaseInsensitive})
+			req := &skillsvcv1.GrepRequest{Pattern: in.Pattern, Path: in.Path, Glob: in.Glob, Regex: in.Regex, CaseInsensitive: in.CaseInsensitive}
+			r, err := call(ctx, h, fsService+"Grep", req, func(id mounts.Caller) (vfs.GrepResult, error) {
+				return fs.Grep(ctx, id, in.Path, vfs.GrepOptions{Pattern: in.Pattern, Glob: in.Glob, Regex: in.Regex, CaseInsensitive: in.CaseInsensitive})
+			})
 			if err != nil {
 				return "", err
 			}
 			var b strings.Builder
-			for _, m := range r.GetMatches() {
-				fmt.Fprintf(&b, "%s:%d: %s\n", m.GetPath(), m.GetLine(), m.GetText())
+			for _, m := range r.Matches {
+				fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
 			}
 			if b.Len() == 0 {
 				return "No matches.", nil
 			}
-			if r.GetTruncated() {
+			if r.Truncated {
 				b.WriteString("… more matches: narrow the pattern or path\n")
 			}
 			return b.String(), nil

@@ -9,7 +9,10 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
@@ -82,7 +85,7 @@ func (s *identityServer) watch(sub *watch.Sub) {
 		// Re-adding the template is the SDK's way to have every session
 		// of this server sent notifications/resources/list_changed.
 		s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
-		ctx, cancel = context.WithTimeout(s.callCtx(s.h.ctx), s.h.cfg.WatchInterval)
+		ctx, cancel = context.WithTimeout(s.h.callContext(s.h.ctx, s.latest(), ""), s.h.cfg.WatchInterval)
 		s.check(ctx)
 		cancel()
 	}
@@ -102,8 +105,8 @@ func (s *identityServer) stopWatching(force bool) bool {
 }
 
 // check stats the subscribed files after the library changed. It counts as
-// one request of the identity's user, as a client polling would (the MCP
-// loopback does not count the calls it makes); over the limits, the files
+// one request of the identity's user, as a client polling would, and its
+// storage requests are charged as a request's; over the limits, the files
 // are looked at after the next change.
 func (s *identityServer) check(ctx context.Context) {
 	release, err := s.h.limits.Acquire(ctx, s.user)
@@ -112,6 +115,8 @@ func (s *identityServer) check(ctx context.Context) {
 		return
 	}
 	defer release()
+	ctx, reqs := objstore.CountRequests(ctx)
+	defer func() { s.h.limits.Charge(s.user, quota.StorageCost(reqs.Counts())) }()
 	s.checkSubscriptions(ctx)
 }
 
@@ -142,11 +147,13 @@ func (s *identityServer) etag(ctx context.Context, uri string) string {
 	if err != nil {
 		return ""
 	}
-	r, err := s.h.fs.Stat(ctx, &skillsvcv1.StatRequest{Path: virtual})
+	info, err := call(ctx, s.h, "/skillsvc.v1.FilesystemService/Stat", &skillsvcv1.StatRequest{Path: virtual}, func(id mounts.Caller) (vfs.Info, error) {
+		return s.h.fs.Stat(ctx, id, virtual)
+	})
 	if err != nil {
 		return ""
 	}
-	return r.GetInfo().GetEtag()
+	return info.ETag
 }
 
 func (s *identityServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {

@@ -19,19 +19,47 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
-// errorCodes is the one table from error kinds to gRPC codes. Handlers
-// return errors wrapping an errkind.Kind; the interceptors below apply it.
-var errorCodes = map[errkind.Kind]codes.Code{
-	errkind.InvalidArgument:    codes.InvalidArgument,
-	errkind.Unauthenticated:    codes.Unauthenticated,
-	errkind.NotFound:           codes.NotFound,
-	errkind.AlreadyExists:      codes.AlreadyExists,
-	errkind.PermissionDenied:   codes.PermissionDenied,
-	errkind.FailedPrecondition: codes.FailedPrecondition,
-	errkind.ResourceExhausted:  codes.ResourceExhausted,
-	errkind.OutOfRange:         codes.OutOfRange,
-	errkind.Aborted:            codes.Aborted,
-	errkind.Unavailable:        codes.Unavailable,
+// errorCodes is the one table from error kinds to each protocol's code:
+// gRPC's (the JSON gateway answers its HTTP status) and JSON-RPC's, which
+// MCP answers (protocolError in internal/mcpserver): -32602 (invalid
+// params) for what the caller named wrongly, -32603 (internal error) for
+// the rest. Handlers return errors wrapping an errkind.Kind; the
+// interceptors below apply the gRPC column.
+var errorCodes = map[errkind.Kind]wireCodes{
+	errkind.InvalidArgument:    {codes.InvalidArgument, jsonrpcInvalidParams},
+	errkind.Unauthenticated:    {codes.Unauthenticated, jsonrpcInternal},
+	errkind.NotFound:           {codes.NotFound, jsonrpcInvalidParams},
+	errkind.AlreadyExists:      {codes.AlreadyExists, jsonrpcInternal},
+	errkind.PermissionDenied:   {codes.PermissionDenied, jsonrpcInternal},
+	errkind.FailedPrecondition: {codes.FailedPrecondition, jsonrpcInvalidParams},
+	errkind.ResourceExhausted:  {codes.ResourceExhausted, jsonrpcInternal},
+	errkind.OutOfRange:         {codes.OutOfRange, jsonrpcInvalidParams},
+	errkind.Aborted:            {codes.Aborted, jsonrpcInternal},
+	errkind.Unavailable:        {codes.Unavailable, jsonrpcInternal},
+}
+
+// wireCodes are an error kind's codes, a column per protocol.
+type wireCodes struct {
+	grpc    codes.Code
+	jsonrpc int64
+}
+
+// The JSON-RPC 2.0 error codes the table uses.
+const (
+	jsonrpcInvalidParams = -32602
+	jsonrpcInternal      = -32603
+)
+
+// JSONRPCCode is the JSON-RPC column of the table for the status code c
+// (ToStatus's): -32603 for a code no kind maps to (Internal, Canceled,
+// DeadlineExceeded).
+func JSONRPCCode(c codes.Code) int64 {
+	for _, w := range errorCodes {
+		if w.grpc == c {
+			return w.jsonrpc
+		}
+	}
+	return jsonrpcInternal
 }
 
 // storageRetryDelay is the retry hint of a storage outage (a refused or
@@ -58,7 +86,8 @@ func ToStatus(ctx context.Context, log *slog.Logger, method string, err error) e
 		// Backends wrap context errors with storage keys.
 		return status.Error(codes.DeadlineExceeded, context.DeadlineExceeded.Error())
 	}
-	code, ok := errorCodes[errkind.Of(err)]
+	wire, ok := errorCodes[errkind.Of(err)]
+	code := wire.grpc
 	if !ok {
 		log.ErrorContext(ctx, "internal error", "method", method, "err", err)
 		return status.Error(codes.Internal, "internal error")

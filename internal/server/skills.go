@@ -251,13 +251,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		summaries := make([]*skillsvcv1.SkillSummary, len(hits))
 		n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
 			summaries[i] = summaryProto(hits[i].Skill, described)
-			// A ScoredSkill is the summary (field 1), two doubles and the
-			// alternates (field 4).
-			scored := repeatedSize(proto.Size(summaries[i])) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())
-			for _, a := range alternatesProto(hits[i].Alternates) {
-				scored += repeatedSize(proto.Size(a))
-			}
-			return repeatedSize(scored)
+			return scoredSize(summaries[i], hits[i].Alternates)
 		})
 		out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits), LibraryDigest: res.LibraryDigest}
 		for i, h := range hits[:n] {

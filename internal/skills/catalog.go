@@ -61,6 +61,15 @@ type Skill struct {
 	Manifest *Manifest
 	skillmd.Frontmatter
 	skillmd.Problems
+	// Written is what the MCP skills extension checks of the frontmatter
+	// as written (skillmd.WrittenOf); zero when not checked yet.
+	Written skillmd.Written
+}
+
+// ExtensionProblem is why the MCP skills extension does not serve the
+// skill, or "" when it does (skillmd.ExtensionProblem).
+func (s Skill) ExtensionProblem() string {
+	return skillmd.ExtensionProblem(s.Name, s.Frontmatter, s.Written, s.Folder, s.Manifest == nil || s.Manifest.OverLimits)
 }
 
 // Location is the virtual path of the skill's SKILL.md.
@@ -93,6 +102,8 @@ func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.P
 		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
 		Frontmatter: p, Problems: problems,
 	}
+	// p is the head's frontmatter but in detail, which resets it.
+	sk.Written = s.head.written
 	sk.Name = s.name // as the view resolved it, so every RPC agrees on it
 	return sk
 }
@@ -103,6 +114,10 @@ type ListOptions struct {
 	FilterCategory  bool // Category "" then means flat skills only
 	IncludeInvalid  bool
 	IncludeDisabled bool
+	// ServedOverMCP keeps only the skills the MCP skills extension serves
+	// (skillmd.ExtensionProblem), applied before a page is cut so every
+	// page is full.
+	ServedOverMCP bool
 }
 
 // Skills returns the summaries of the caller's skills, sorted by path.
@@ -173,7 +188,13 @@ func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*s
 func (s snapshot) lists(r *skillRef, opts ListOptions, disabled map[string]bool) bool {
 	valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
 	return !(opts.FilterCategory && r.category() != opts.Category ||
-		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name])
+		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] ||
+		opts.ServedOverMCP && r.extensionProblem() != "")
+}
+
+// extensionProblem is why the MCP skills extension does not serve r, or "".
+func (r *skillRef) extensionProblem() string {
+	return skillmd.ExtensionProblem(r.name, r.head.fm, r.head.written, r.folder(), r.manifest == nil || r.manifest.OverLimits)
 }
 
 // Page is one page of Skills.
@@ -227,6 +248,9 @@ func (c *Catalog) pageQuery(opts ListOptions, pageSize int32, token string) (pag
 		return pageQuery{}, err
 	}
 	scope := fmt.Sprintf("skills category=%q filter=%t invalid=%t disabled=%t", opts.Category, opts.FilterCategory, opts.IncludeInvalid, opts.IncludeDisabled)
+	if opts.ServedOverMCP {
+		scope += " mcp=true" // a gRPC listing's token does not continue an MCP one
+	}
 	after, err := pagetoken.Decode(scope, token)
 	if err != nil {
 		return pageQuery{}, err
@@ -472,6 +496,8 @@ func (c *Catalog) detail(r resolved, f *skillFile) (Detail, error) {
 	}
 	problems.Warnings = slices.Concat(problems.Warnings, r.s.note().Warnings, r.notes)
 	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
+	// Of the file read, which may be newer than the head: checked when asked.
+	d.Skill.Written = 0
 	d.ETag = f.etag // of the bytes read, which may be newer than the listing
 	return d, nil
 }

@@ -38,6 +38,9 @@ type parsed struct {
 	// frontmatter is those bytes needs no parse of its own (fileOf).
 	src     uint64
 	derived bool
+	// written is what the MCP skills extension checks of fm as written
+	// (skillmd.WrittenOf), read once here rather than per listing.
+	written skillmd.Written
 }
 
 // headSum is the digest of a SKILL.md's head, its bytes up to the end of
@@ -121,6 +124,7 @@ func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
 	}
 	fm.JSON = bytes.Clone(fm.JSON) // without the encoder's spare capacity
 	p.fm = fm
+	p.written = skillmd.WrittenOf(fm.JSON)
 	h.report(ctx, s, problems)
 	return p
 }
@@ -153,6 +157,9 @@ func decodeParsed(b []byte) (parsed, error) {
 	p.src = binary.BigEndian.Uint64(b[1:])
 	var err error
 	p.fm, p.problems, err = skillmd.DecodeParsed(b[1+8:])
+	if err == nil {
+		p.written = skillmd.WrittenOf(p.fm.JSON)
+	}
 	return p, err
 }
 

@@ -18,8 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -170,29 +168,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 		pubOpts = append(pubOpts, library.WithNotify(notifyPublished(rcv, lib.Catalog, cfg.S3.Bucket, log)))
 	}
-	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)
+	feedOpts, closeTopic, err := feedOptions(cfg, c, reg, log)
 	if err != nil {
 		return nil, err
 	}
-	// The feed on the shared cache and the replicas' topic replaces the
-	// default one (closed first: it is the catalog's listener until then).
-	services.Watch.Close()
-	feed, closeFeed, err := newFeed(cfg, lib.Catalog, c, reg, log)
+	a.onClose(closeTopic)
+	services, err := NewServices(cfg, Parts{Bucket: bucket, Lib: lib, Feed: feedOpts, Locks: c, Publish: pubOpts})
 	if err != nil {
 		return nil, err
 	}
-	a.onClose(closeFeed) // before the library and the cache
-	services.Watch, a.feed = feed, feed
-	pubOpts = append(pubOpts, library.WithCompetitors(competitors{lib.Catalog, cfg.Skills.MaxQueryBytes}))
-	pub := library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...)
+	// The feed is closed before its topic, the library and the cache.
+	a.onClose(services.Close)
+	a.feed = services.Watch
 	// Publishes a crash interrupted are finished at start and every
 	// --library.recover-every; stopped before the catalog and the cache.
-	a.onClose(pub.StartRecovery())
-	services.Versions = &server.Versions{
-		Pub:      pub,
-		Table:    cfg.Mounts,
-		Insecure: cfg.Auth.Mode == auth.ModeInsecure,
-	}
+	a.onClose(services.Publisher.StartRecovery())
 
 	authn, err := auth.New(ctx, cfg.Auth, log)
 	if err != nil {
@@ -246,33 +236,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		a.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 	if cfg.HTTPListen != "" {
-		// The HTTP endpoints call the services through an in-process copy
-		// of the gRPC server with the same options (less TLS: nothing
-		// leaves the process), so they share every interceptor.
+		// The HTTP endpoints call the services in process, through the
+		// same interceptors as the gRPC server (less TLS: nothing leaves
+		// the process) and with no second server (server.InProcess).
 		// Their calls are client spans under the HTTP request's, and the
-		// loopback server's spans children of those.
-		var dial []grpc.DialOption
-		if tp != nil {
-			dial = append(dial, grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp),
-				otelgrpc.WithPropagators(tracing.Propagator), otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))))
-		}
-		conn, stopLoopback, err := server.Loopback(serverOpts, services.Register, dial...)
-		if err != nil {
-			return nil, err
-		}
-		a.onClose(stopLoopback)
+		// RPCs' server spans children of those.
+		conn := server.InProcess(chain, services.Register)
 		// One MCP request may make many calls (a skills/list page, an ls of
 		// many pages): /mcp admits each request once against the caller's
-		// limits at its edge, so its loopback admits every call and only
+		// limits at its edge, so its channel admits every call and only
 		// charges the storage requests each made, by the same cost table.
 		charged := chain
 		charged.Limits = limits.StorageCharges()
-		mcpConn, stopMCPLoopback, err := server.Loopback(server.Options(charged), services.Register, dial...)
-		if err != nil {
-			return nil, err
-		}
-		a.onClose(stopMCPLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: feed}, log); err != nil {
+		mcpConn := server.InProcess(charged, services.Register)
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, mcp: mcpConn, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: services.Watch}, log); err != nil {
 			return nil, err
 		}
 	}

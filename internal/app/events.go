@@ -85,26 +85,20 @@ func newEvents(ctx context.Context, cfg Config, cat *skills.Catalog, reg prometh
 // S3 events say.
 const watchTopic = "skills-changes"
 
-// newFeed builds the catalog's change feed on the shared cache, with a
+// feedOptions are the change feed's options on the shared cache, with a
 // topic on a Redis client of its own (a subscription holds a connection)
-// when there is Redis.
-func newFeed(cfg Config, cat *skills.Catalog, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) (*watch.Feed, func(), error) {
+// when there is Redis; closeTopic closes that client, after the feed.
+func feedOptions(cfg Config, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) (_ watch.Options, closeTopic func(), _ error) {
 	o := watch.Options{Cache: c, Registerer: reg, Log: log.With("component", "watch")}
-	closeRedis := func() {}
-	if cfg.Cache.Redis.Enabled() {
-		red, err := cache.NewRedis(cfg.Cache.Redis)
-		if err != nil {
-			return nil, nil, err
-		}
-		o.Topic = red.Topic(watchTopic)
-		closeRedis = func() { _ = red.Close() }
+	if !cfg.Cache.Redis.Enabled() {
+		return o, func() {}, nil
 	}
-	feed, err := watch.New(cat, cfg.Watch, o)
+	red, err := cache.NewRedis(cfg.Cache.Redis)
 	if err != nil {
-		closeRedis()
-		return nil, nil, err
+		return watch.Options{}, nil, err
 	}
-	return feed, func() { feed.Close(); closeRedis() }, nil
+	o.Topic = red.Topic(watchTopic)
+	return o, func() { _ = red.Close() }, nil
 }
 
 // notifyPublished tells the other replicas of a change LibraryService made,

@@ -24,11 +24,11 @@ import (
 )
 
 // httpDeps are what the HTTP endpoints are built on: json and mcp are
-// connections to in-process copies of the gRPC server, the JSON one with
+// in-process channels to the services (server.InProcess), the JSON one with
 // the per-user limits (one HTTP request is one call), the MCP one without
 // (the MCP handler counts each request against limits itself).
 type httpDeps struct {
-	json, mcp *grpc.ClientConn
+	json, mcp grpc.ClientConnInterface
 	limits    *quota.Limiter
 	authn     auth.Authenticator
 	audit     *audit.Logger
@@ -90,7 +90,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 
 // httpDurations returns a wrapper that times the requests of one HTTP
 // handler (mcp or json) by method and status code. An MCP request is timed
-// as a whole, however many loopback gRPC calls it made; a GET on /mcp is a
+// as a whole, however many in-process gRPC calls it made; a GET on /mcp is a
 // notification stream, timed when it closes.
 func httpDurations(reg prometheus.Registerer) func(handler string, h http.Handler) http.Handler {
 	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -33,7 +33,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
-	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
 // The extension's shapes, as a client decodes them.
@@ -95,8 +94,8 @@ type env struct {
 	h      *mcpserver.Handler
 }
 
-// start serves MCP over an in-process gRPC server wired as the binary is
-// (server.Loopback with the interceptor chain), over bucket.
+// start serves MCP over the services in process, wired as the binary is
+// (server.InProcess with the interceptor chain), over bucket.
 func start(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
 	t.Helper()
 	return startWith(t, bucket, tune, nil)
@@ -144,37 +143,32 @@ func (c *countingConn) take() map[string]int {
 // set.
 func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingConn, opts ...mcpserver.Option) *env {
 	t.Helper()
-	vcfg := vfs.DefaultConfig()
-	var mount string
+	scfg := app.DefaultConfig()
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
 		c.IndexRefresh = 0 // every listing sees the bucket as it is
 		if tuneSkills != nil {
 			tuneSkills(c)
 		}
-		mount = c.Mount
+		scfg.Skills = *c
 	})
-	services, err := app.NewServices(bucket, mounts.Default(), vcfg, lib, mount)
+	services, err := app.NewServices(scfg, app.Parts{Bucket: bucket, Lib: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	conn, stop, err := server.Loopback(server.Options(server.Chain{Log: log, Auth: auth.Metadata{}, Mounts: mounts.Default()}), services.Register)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	conn := server.InProcess(server.Chain{Log: log, Auth: auth.Metadata{}, Mounts: mounts.Default()}, services.Register)
 	var cfg mcpserver.Config
 	cfg.RegisterFlags(flagSet())
 	cfg.WatchInterval = 20 * time.Millisecond
 	if tune != nil {
 		tune(&cfg)
 	}
-	var cc grpc.ClientConnInterface = conn
+	cc := conn
 	if counter != nil {
 		counter.ClientConnInterface, counter.calls = conn, map[string]int{}
 		cc = counter
 	}
-	t.Cleanup(services.Watch.Close)
+	t.Cleanup(services.Close)
 	h, err := mcpserver.New(cc, auth.Metadata{}, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(services.Watch)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -59,25 +59,26 @@ type options struct {
 	limits server.Limits      // none when nil
 }
 
-// start serves the services over bucket on a bufconn listener, with the
-// skills library behind the VFS's skills mount (app.NewServices).
+// start serves the services over bucket on a bufconn listener, assembled
+// as the binary assembles them (app.NewServices with the default
+// configuration), with the skills library behind the VFS's skills mount.
 func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	t.Helper()
-	cfg := vfs.DefaultConfig()
+	cfg := app.DefaultConfig()
 	if o.vfs != nil {
-		o.vfs(&cfg)
+		o.vfs(&cfg.VFS)
 	}
-	var skillsMount string
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
 		if o.skills != nil {
 			o.skills(c)
 		}
-		skillsMount = c.Mount
+		cfg.Skills = *c
 	}, skills.WithPins(skills.DefaultPinConfig(), func(context.Context) bool { return false })) // as in app: GC reads snapshots
-	services, err := app.NewServices(bucket, mounts.Default(), cfg, lib, skillsMount)
+	services, err := app.NewServices(cfg, app.Parts{Bucket: bucket, Lib: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(services.Close)
 	log := o.log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

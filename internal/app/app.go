@@ -1,7 +1,8 @@
 // Package app assembles skillsvc: Config registers every component's flags,
 // New builds every service from a Config, and Run owns the listeners,
 // readiness and the drain order. cmd/skillsvc parses flags and calls them;
-// tests that serve in memory use the same Services.
+// tests that serve in memory assemble the services with the same
+// NewServices (with DefaultConfig).
 package app
 
 import (

@@ -111,7 +111,7 @@ func TestJSONThroughTheChannel(t *testing.T) {
 		t.Errorf("GetSkill of a missing skill: %s %s, want 404 and a google.rpc.Status of NOT_FOUND", resp.Status, body)
 	}
 	resp, body = post(t, ts, "SkillsService/ExportSkill", `{"path":"release-notes"}`)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `{"result":`) {
-		t.Errorf("ExportSkill: %s %s, want the stream's messages as results", resp.Status, body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `{"result":`) || resp.Header.Get("X-Request-Id") == "" {
+		t.Errorf("ExportSkill: %s (request ID %q) %s, want the stream's messages as results", resp.Status, resp.Header.Get("X-Request-Id"), body)
 	}
 }

@@ -157,7 +157,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(func() { closeAudit.Close() })
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
-	pubOpts := []library.Option{library.WithRegisterer(reg), library.WithLogger(log)}
+	var pubOpts []library.Option   // with events: how the other replicas are told
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, auditLog, log)
 		if err != nil {
@@ -169,12 +169,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 		pubOpts = append(pubOpts, library.WithNotify(notifyPublished(rcv, lib.Catalog, cfg.S3.Bucket, log)))
 	}
-	feedOpts, closeTopic, err := feedOptions(cfg, c, reg, log)
+	topic, closeTopic, err := feedTopic(cfg)
 	if err != nil {
 		return nil, err
 	}
 	a.onClose(closeTopic)
-	services, err := NewServices(cfg, Parts{Bucket: bucket, Lib: lib, Feed: feedOpts, Locks: c, Publish: pubOpts})
+	services, err := NewServices(cfg, Parts{Bucket: bucket, Lib: lib, Cache: c, Topic: topic, Registerer: reg, Log: log, Publish: pubOpts})
 	if err != nil {
 		return nil, err
 	}

@@ -85,20 +85,18 @@ func newEvents(ctx context.Context, cfg Config, cat *skills.Catalog, reg prometh
 // S3 events say.
 const watchTopic = "skills-changes"
 
-// feedOptions are the change feed's options on the shared cache, with a
-// topic on a Redis client of its own (a subscription holds a connection)
-// when there is Redis; closeTopic closes that client, after the feed.
-func feedOptions(cfg Config, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) (_ watch.Options, closeTopic func(), _ error) {
-	o := watch.Options{Cache: c, Registerer: reg, Log: log.With("component", "watch")}
+// feedTopic is the change feed's topic between replicas, on a Redis client
+// of its own (a subscription holds a connection), when there is Redis;
+// closeTopic closes that client, after the feed.
+func feedTopic(cfg Config) (_ watch.Topic, closeTopic func(), _ error) {
 	if !cfg.Cache.Redis.Enabled() {
-		return o, func() {}, nil
+		return nil, func() {}, nil
 	}
 	red, err := cache.NewRedis(cfg.Cache.Redis)
 	if err != nil {
-		return watch.Options{}, nil, err
+		return nil, nil, err
 	}
-	o.Topic = red.Topic(watchTopic)
-	return o, func() { _ = red.Close() }, nil
+	return red.Topic(watchTopic), func() { _ = red.Close() }, nil
 }
 
 // notifyPublished tells the other replicas of a change LibraryService made,

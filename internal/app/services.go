@@ -2,6 +2,9 @@ package app
 
 import (
 	"flag"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"google.golang.org/grpc"
 
@@ -35,20 +38,23 @@ type Services struct {
 }
 
 // Parts are what NewServices builds on besides the configuration: the
-// bucket, the skills library over it and what this process shares with
-// its replicas. Tests leave the shared parts zero: everything stays in the
-// process.
+// bucket, the skills library over it and what this replica shares with the
+// others. Tests leave the shared parts nil: everything stays in the
+// process, unobserved.
 type Parts struct {
 	Bucket objstore.Bucket
 	Lib    *skills.Library
-	// Feed is the change feed's shared cache, replicas' topic, metrics and
-	// log (watch.Options); the zero value keeps the feed in this process.
-	Feed watch.Options
-	// Locks is the cache the publisher takes its locks in; nil is a
-	// process-local one.
-	Locks cache.Cache
-	// Publish are the publisher's further options: its metrics, its log,
-	// how it tells the other replicas.
+	// Cache is the cache shared with the other replicas (Redis behind the
+	// LRU): the feed's resume states and the publisher's locks. Nil keeps
+	// them in this process.
+	Cache cache.Cache
+	// Topic carries the feed's "library X changed" between replicas.
+	Topic watch.Topic
+	// Registerer and Log take the services' metrics and log lines.
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+	// Publish are the publisher's further options (how it tells the other
+	// replicas of a change).
 	Publish []library.Option
 }
 
@@ -71,15 +77,24 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 	if err != nil {
 		return nil, err
 	}
-	feed, err := watch.New(p.Lib.Catalog, cfg.Watch, p.Feed)
+	feedOpts := watch.Options{Cache: p.Cache, Topic: p.Topic, Registerer: p.Registerer}
+	var pubOpts []library.Option
+	if p.Registerer != nil {
+		pubOpts = append(pubOpts, library.WithRegisterer(p.Registerer))
+	}
+	if p.Log != nil {
+		feedOpts.Log = p.Log.With("component", "watch")
+		pubOpts = append(pubOpts, library.WithLogger(p.Log))
+	}
+	feed, err := watch.New(p.Lib.Catalog, cfg.Watch, feedOpts)
 	if err != nil {
 		return nil, err
 	}
-	locks := p.Locks
+	locks := p.Cache
 	if locks == nil {
 		locks = cache.NewLRU(1 << 20)
 	}
-	pubOpts := append(p.Publish[:len(p.Publish):len(p.Publish)], library.WithCompetitors(competitors{p.Lib.Catalog, cfg.Skills.MaxQueryBytes}))
+	pubOpts = append(append(pubOpts, p.Publish...), library.WithCompetitors(competitors{p.Lib.Catalog, cfg.Skills.MaxQueryBytes}))
 	pub := library.New(p.Bucket, p.Lib.Catalog, cfg.Library, locks, pubOpts...)
 	return &Services{
 		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,

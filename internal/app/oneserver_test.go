@@ -4,27 +4,47 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/fullstorydev/grpchan/inprocgrpc"
+	"google.golang.org/grpc"
 	channelzpb "google.golang.org/grpc/channelz/grpc_channelz_v1"
 	channelz "google.golang.org/grpc/channelz/service" // its import turns channelz on: every grpc.Server registers
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/logtest"
 )
 
-// liveServers returns the IDs of the gRPC servers alive in this process,
-// as channelz counts them (asked in process: the question starts none).
-func liveServers(t *testing.T) map[int64]bool {
+// channelzClient serves channelz on a gRPC server of the test's own, made
+// before anything is counted, so it is in every count.
+func channelzClient(t *testing.T) channelzpb.ChannelzClient {
 	t.Helper()
-	ch := new(inprocgrpc.Channel)
-	channelz.RegisterChannelzServiceToServer(ch)
+	s := grpc.NewServer()
+	channelz.RegisterChannelzServiceToServer(s)
+	lis := bufconn.Listen(1 << 20)
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient("passthrough:///channelz",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return channelzpb.NewChannelzClient(conn)
+}
+
+// liveServers returns the IDs of the gRPC servers alive in this process,
+// as channelz counts them.
+func liveServers(t *testing.T, cz channelzpb.ChannelzClient) map[int64]bool {
+	t.Helper()
 	ids := map[int64]bool{}
 	for start := int64(0); ; {
-		resp, err := channelzpb.NewChannelzClient(ch).GetServers(t.Context(), &channelzpb.GetServersRequest{StartServerId: start})
+		resp, err := cz.GetServers(t.Context(), &channelzpb.GetServersRequest{StartServerId: start})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +67,8 @@ func TestOneGRPCServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := liveServers(t)
+	cz := channelzClient(t)
+	before := liveServers(t, cz)
 	logs := &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -61,7 +82,7 @@ func TestOneGRPCServer(t *testing.T) {
 	addrs := waitListeners(t, logs, "serving http", "serving")
 
 	var started int
-	for id := range liveServers(t) {
+	for id := range liveServers(t, cz) {
 		if !before[id] {
 			started++
 		}

@@ -57,6 +57,9 @@ type options struct {
 	auth   auth.Authenticator // auth.Metadata when nil
 	audit  *audit.Logger      // none when nil
 	limits server.Limits      // none when nil
+	// inProcess calls the services through server.InProcess, as the JSON
+	// gateway does, instead of a gRPC server (no health service then).
+	inProcess bool
 }
 
 // start serves the services over bucket on a bufconn listener, assembled
@@ -87,7 +90,17 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	if o.auth != nil {
 		authn = o.auth
 	}
-	srv := grpc.NewServer(server.Options(server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits})...)
+	chain := server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits}
+	if o.inProcess {
+		ch := server.InProcess(chain, services.Register)
+		return client{
+			fs:      skillsvcv1.NewFilesystemServiceClient(ch),
+			skills:  skillsvcv1.NewSkillsServiceClient(ch),
+			admin:   skillsvcv1.NewAdminServiceClient(ch),
+			library: skillsvcv1.NewLibraryServiceClient(ch),
+		}
+	}
+	srv := grpc.NewServer(server.Options(chain)...)
 	services.Register(srv)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 

@@ -2,12 +2,16 @@ package server
 
 import (
 	"context"
+	"io"
+	"sync"
+	"time"
 
-	"github.com/fullstorydev/grpchan/inprocgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -21,55 +25,370 @@ import (
 // the forwarded metadata, limits, audit, the error table. The JSON gateway
 // calls the services through it, so no RPC has a second implementation and
 // the process runs one gRPC server. No HTTP/2 framing is involved: each
-// message is encoded and decoded once per hop (wire), as the network would,
-// which is what turns a reply kept encoded (encoded.go) into real fields.
-// With c.Tracer, a call is a client span under the caller's and a server
-// span under that, as a call over the network is.
+// message is encoded and decoded once per hop, as the network would, which
+// is what turns a reply kept encoded (encoded.go) into real fields. With
+// c.Tracer, a call is a client span under the caller's and a server span
+// under that, as a call over the network is.
 func InProcess(c Chain, register func(grpc.ServiceRegistrar)) grpc.ClientConnInterface {
 	unary, stream := interceptors(c)
-	ch := new(inprocgrpc.Channel).
-		WithServerUnaryInterceptor(chainUnary(append([]grpc.UnaryServerInterceptor{wireStatusUnary}, unary...))).
-		WithServerStreamInterceptor(chainStream(append([]grpc.StreamServerInterceptor{wireStatusStream}, stream...))).
-		WithCloner(wire{})
+	ch := &channel{methods: map[string]handler{}, unary: chainUnary(unary), stream: chainStream(stream)}
 	if c.Tracer != nil {
-		ch = ch.WithClientStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(c.Tracer),
-			otelgrpc.WithPropagators(tracing.Propagator), otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))).
-			WithServerStatsHandler(serverTracing(c.Tracer))
+		ch.client = otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(c.Tracer),
+			otelgrpc.WithPropagators(tracing.Propagator), otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))
+		ch.server = serverTracing(c.Tracer)
 	}
 	register(ch)
 	return ch
 }
 
-// wire copies a message between the caller and the handler as the network
-// does: encoded (Clone) and decoded (Copy), so neither side shares the
-// other's message and a reply's encoded unknown fields arrive decoded. The
-// receiver's cap is the network server's (limits.MaxMessageBytes).
-type wire struct{}
-
-// wireBytes is a message in its encoded form, between Clone and Copy.
-type wireBytes []byte
-
-func (wire) Clone(in any) (any, error) {
-	b, err := encode(in)
-	return wireBytes(b), err
+// channel is InProcess's: a registrar for the services and a client
+// connection to them. A call runs on the caller's goroutine (a stream's
+// handler on one of its own), in a context that has the caller's deadline
+// and cancellation and, as over the network, none of its values but the
+// outgoing metadata, which arrives as incoming.
+type channel struct {
+	methods        map[string]handler // by full method, "/pkg.Service/Method"
+	unary          grpc.UnaryServerInterceptor
+	stream         grpc.StreamServerInterceptor
+	client, server stats.Handler // nil without tracing
 }
 
-func (wire) Copy(out, in any) error {
-	b, ok := in.(wireBytes)
-	if !ok {
-		var err error
-		if b, err = encode(in); err != nil {
+type handler struct {
+	impl   any
+	unary  *grpc.MethodDesc
+	stream *grpc.StreamDesc
+}
+
+func (ch *channel) RegisterService(sd *grpc.ServiceDesc, impl any) {
+	for i := range sd.Methods {
+		ch.methods["/"+sd.ServiceName+"/"+sd.Methods[i].MethodName] = handler{impl: impl, unary: &sd.Methods[i]}
+	}
+	for i := range sd.Streams {
+		ch.methods["/"+sd.ServiceName+"/"+sd.Streams[i].StreamName] = handler{impl: impl, stream: &sd.Streams[i]}
+	}
+}
+
+// begin starts a call's client and server sides: the client's stats
+// (tracing) on ctx, and the server's context with its transport stream.
+func (ch *channel) begin(ctx context.Context, method string, ts grpc.ServerTransportStream, clientStream, serverStream bool) (clientCtx, serverCtx context.Context) {
+	if ch.client != nil {
+		ctx = ch.client.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method})
+		ch.client.HandleRPC(ctx, &stats.Begin{Client: true, BeginTime: time.Now(), IsClientStream: clientStream, IsServerStream: serverStream})
+	}
+	sctx := context.Context(withoutValues{ctx})
+	if md, ok := metadata.FromOutgoingContext(ctx); ok {
+		sctx = metadata.NewIncomingContext(sctx, md)
+	}
+	sctx = grpc.NewContextWithServerTransportStream(sctx, ts)
+	if ch.server != nil {
+		sctx = ch.server.TagRPC(sctx, &stats.RPCTagInfo{FullMethodName: method})
+		ch.server.HandleRPC(sctx, &stats.Begin{BeginTime: time.Now(), IsClientStream: clientStream, IsServerStream: serverStream})
+	}
+	return ctx, sctx
+}
+
+// end ends both sides' stats with the call's status.
+func (ch *channel) end(clientCtx, serverCtx context.Context, err error) {
+	if ch.server != nil {
+		ch.server.HandleRPC(serverCtx, &stats.End{EndTime: time.Now(), Error: err})
+	}
+	if ch.client != nil {
+		ch.client.HandleRPC(clientCtx, &stats.End{Client: true, EndTime: time.Now(), Error: err})
+	}
+}
+
+func (ch *channel) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	h, ok := ch.methods[method]
+	if !ok || h.unary == nil {
+		return status.Errorf(codes.Unimplemented, "unknown method %s", method)
+	}
+	ts := &transportStream{method: method}
+	ctx, sctx := ch.begin(ctx, method, ts, false, false)
+	sctx, cancel := context.WithCancel(sctx) // as a server's: done when the call is
+	resp, err := h.unary.Handler(h.impl, sctx, func(m any) error { return copyMessage(m, req) }, ch.unary)
+	cancel()
+	if err = wireStatus(err); err == nil {
+		err = copyMessage(reply, resp)
+	}
+	ts.deliver(opts)
+	ch.end(ctx, sctx, err)
+	return err
+}
+
+func (ch *channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	h, ok := ch.methods[method]
+	if !ok || h.stream == nil {
+		return nil, status.Errorf(codes.Unimplemented, "unknown method %s", method)
+	}
+	p := &pipe{toServer: make(chan []byte), toClient: make(chan []byte), headerSent: make(chan struct{}), done: make(chan struct{})}
+	ss := &serverStream{pipe: p, ts: transportStream{method: method}}
+	ss.ts.stream = ss
+	ctx, sctx := ch.begin(ctx, method, &ss.ts, h.stream.ClientStreams, h.stream.ServerStreams)
+	sctx, cancel := context.WithCancel(sctx)
+	ss.ctx = sctx
+	go func() {
+		err := wireStatus(ch.stream(h.impl, ss, &grpc.StreamServerInfo{FullMethod: method, IsClientStream: h.stream.ClientStreams, IsServerStream: h.stream.ServerStreams}, h.stream.Handler))
+		ss.finish(err)
+		cancel()
+		ch.end(ctx, sctx, err)
+	}()
+	return &clientStream{pipe: p, ctx: ctx, clientStreams: desc.ClientStreams, serverStreams: desc.ServerStreams, opts: opts}, nil
+}
+
+// pipe joins the two ends of a stream. The message channels are unbuffered,
+// so a message sent has been received before its sender goes on: when done
+// is closed, no message is in flight.
+type pipe struct {
+	toServer, toClient chan []byte
+	headerSent         chan struct{} // closed with header set
+	done               chan struct{} // closed with err and trailer set
+	header, trailer    metadata.MD
+	err                error
+}
+
+type serverStream struct {
+	*pipe
+	ctx context.Context
+	ts  transportStream
+	mu  sync.Mutex // guards the headers' sending and ts
+	hdr bool       // headerSent is closed
+}
+
+func (s *serverStream) Context() context.Context { return s.ctx }
+
+func (s *serverStream) SetHeader(md metadata.MD) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hdr {
+		return status.Error(codes.Internal, "in-process call: headers already sent")
+	}
+	s.ts.header = metadata.Join(s.ts.header, md)
+	return nil
+}
+
+func (s *serverStream) SendHeader(md metadata.MD) error {
+	if err := s.SetHeader(md); err != nil {
+		return err
+	}
+	s.sendHeader()
+	return nil
+}
+
+func (s *serverStream) sendHeader() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.hdr {
+		s.hdr, s.header = true, s.ts.header
+		close(s.headerSent)
+	}
+}
+
+func (s *serverStream) SetTrailer(md metadata.MD) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ts.trailer = metadata.Join(s.ts.trailer, md)
+}
+
+func (s *serverStream) SendMsg(m any) error {
+	s.sendHeader()
+	b, err := encode(m)
+	if err != nil {
+		return err
+	}
+	select {
+	case s.toClient <- b:
+		return nil
+	case <-s.ctx.Done():
+		return status.FromContextError(s.ctx.Err()).Err()
+	}
+}
+
+func (s *serverStream) RecvMsg(m any) error {
+	select {
+	case b, ok := <-s.toServer:
+		if !ok {
+			return io.EOF
+		}
+		return decode(m, b)
+	case <-s.ctx.Done():
+		return status.FromContextError(s.ctx.Err()).Err()
+	}
+}
+
+// finish ends the stream with the handler's status.
+func (s *serverStream) finish(err error) {
+	s.sendHeader()
+	s.mu.Lock()
+	s.pipe.trailer, s.pipe.err = s.ts.trailer, err
+	s.mu.Unlock()
+	close(s.done)
+}
+
+type clientStream struct {
+	*pipe
+	ctx           context.Context
+	clientStreams bool
+	serverStreams bool
+	opts          []grpc.CallOption
+	sendMu        sync.Mutex
+	sendClosed    bool
+}
+
+func (c *clientStream) Context() context.Context { return c.ctx }
+
+func (c *clientStream) Header() (metadata.MD, error) {
+	select {
+	case <-c.headerSent:
+		return c.header, nil
+	case <-c.ctx.Done():
+		return nil, status.FromContextError(c.ctx.Err()).Err()
+	}
+}
+
+// Trailer is valid once RecvMsg has returned an error or io.EOF.
+func (c *clientStream) Trailer() metadata.MD {
+	select {
+	case <-c.done:
+		return c.trailer
+	default:
+		return nil
+	}
+}
+
+func (c *clientStream) CloseSend() error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if !c.sendClosed {
+		c.sendClosed = true
+		close(c.toServer)
+	}
+	return nil
+}
+
+// SendMsg returns io.EOF once the handler has returned or the caller has
+// gone, as a gRPC client stream does (nil for a call of one request, as the
+// generated code expects); RecvMsg then gives the status.
+func (c *clientStream) SendMsg(m any) error {
+	b, err := encode(m)
+	if err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if c.sendClosed {
+		return status.Error(codes.Internal, "in-process call: SendMsg after CloseSend")
+	}
+	select {
+	case c.toServer <- b:
+		return nil
+	case <-c.done:
+	case <-c.ctx.Done():
+	}
+	if !c.clientStreams {
+		return nil
+	}
+	return io.EOF
+}
+
+func (c *clientStream) RecvMsg(m any) error {
+	select {
+	case b := <-c.toClient:
+		if err := decode(m, b); err != nil {
 			return err
 		}
+		if c.serverStreams {
+			return nil
+		}
+		// One reply: the call ends with it, as grpc's RecvMsg waits for
+		// the status after a unary reply.
+		select {
+		case <-c.done:
+		case <-c.ctx.Done():
+			return status.FromContextError(c.ctx.Err()).Err()
+		}
+		return c.finished()
+	case <-c.done:
+		if err := c.finished(); err != nil || c.serverStreams {
+			if err == nil {
+				err = io.EOF
+			}
+			return err
+		}
+		return status.Error(codes.Internal, "in-process call: the handler sent no reply")
+	case <-c.ctx.Done():
+		return status.FromContextError(c.ctx.Err()).Err()
 	}
-	if len(b) > limits.MaxMessageBytes {
-		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", len(b), limits.MaxMessageBytes)
+}
+
+// finished is the ended call's status, its header and trailer delivered to
+// the call's options.
+func (c *clientStream) finished() error {
+	ts := transportStream{header: c.header, trailer: c.trailer}
+	ts.deliver(c.opts)
+	return c.err
+}
+
+// transportStream collects what a handler sets with grpc.SetHeader and
+// grpc.SetTrailer, for the caller's grpc.Header and grpc.Trailer options.
+type transportStream struct {
+	method          string
+	header, trailer metadata.MD
+	stream          *serverStream // a stream's, which sends its header with the first message
+}
+
+func (t *transportStream) Method() string { return t.method }
+
+func (t *transportStream) SetHeader(md metadata.MD) error {
+	if t.stream != nil {
+		return t.stream.SetHeader(md)
 	}
-	m, ok := out.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process call: %T is not a proto message", out)
+	t.header = metadata.Join(t.header, md)
+	return nil
+}
+
+func (t *transportStream) SendHeader(md metadata.MD) error {
+	if t.stream != nil {
+		return t.stream.SendHeader(md)
 	}
-	return proto.Unmarshal(b, m)
+	return t.SetHeader(md)
+}
+
+func (t *transportStream) SetTrailer(md metadata.MD) error {
+	if t.stream != nil {
+		t.stream.SetTrailer(md)
+		return nil
+	}
+	t.trailer = metadata.Join(t.trailer, md)
+	return nil
+}
+
+// deliver hands the header and trailer to the call options asking for them.
+func (t *transportStream) deliver(opts []grpc.CallOption) {
+	for _, o := range opts {
+		switch o := o.(type) {
+		case grpc.HeaderCallOption:
+			*o.HeaderAddr = t.header
+		case grpc.TrailerCallOption:
+			*o.TrailerAddr = t.trailer
+		}
+	}
+}
+
+// withoutValues has a context's deadline and cancellation and none of its
+// values: the handler sees what it would over the network.
+type withoutValues struct{ context.Context }
+
+func (withoutValues) Value(any) any { return nil }
+
+// copyMessage copies in into out as the network does: encoded and decoded,
+// so neither side shares the other's message and a reply's encoded
+// unknown fields arrive decoded.
+func copyMessage(out, in any) error {
+	b, err := encode(in)
+	if err != nil {
+		return err
+	}
+	return decode(out, b)
 }
 
 func encode(in any) ([]byte, error) {
@@ -78,6 +397,19 @@ func encode(in any) ([]byte, error) {
 		return nil, status.Errorf(codes.Internal, "in-process call: %T is not a proto message", in)
 	}
 	return proto.Marshal(m)
+}
+
+// decode is the receiving end, with the network server's cap
+// (limits.MaxMessageBytes) on what it takes.
+func decode(out any, b []byte) error {
+	if len(b) > limits.MaxMessageBytes {
+		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", len(b), limits.MaxMessageBytes)
+	}
+	m, ok := out.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "in-process call: %T is not a proto message", out)
+	}
+	return proto.Unmarshal(b, m)
 }
 
 // wireStatus is what a gRPC server's transport makes of a handler's error:
@@ -91,15 +423,6 @@ func wireStatus(err error) error {
 		st = status.FromContextError(err)
 	}
 	return st.Err()
-}
-
-func wireStatusUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	resp, err := handler(ctx, req)
-	return resp, wireStatus(err)
-}
-
-func wireStatusStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return wireStatus(handler(srv, ss))
 }
 
 // chainUnary runs ints in order, the first outermost, as

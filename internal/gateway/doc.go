@@ -22,7 +22,7 @@
 // (google.rpc.Status bodies, grpc-gateway's HTTP statuses, Retry-After,
 // 507, newline-delimited stream results); keeping them would mean
 // rewriting what grpc-gateway does. The channel keeps every wire format as
-// it was and removes the server. It is our own (server/inprocess.go, about
-// 400 lines with its tests' help): grpchan's inprocgrpc does the same, but
-// links jhump/protoreflect's dynamic messages, 1.3 MB more binary.
+// it was and removes the server. It is our own (internal/inproc):
+// grpchan's inprocgrpc does the same, but links jhump/protoreflect's
+// dynamic messages, 1.3 MB more binary.
 package gateway

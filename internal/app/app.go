@@ -1,7 +1,8 @@
 // Package app assembles skillsvc: Config registers every component's flags,
 // New builds every service from a Config, and Run owns the listeners,
 // readiness and the drain order. cmd/skillsvc parses flags and calls them;
-// tests that serve in memory use the same Services.
+// tests that serve in memory assemble the services with the same
+// NewServices (with DefaultConfig).
 package app
 
 import (
@@ -18,8 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -158,7 +157,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(func() { closeAudit.Close() })
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
-	pubOpts := []library.Option{library.WithRegisterer(reg), library.WithLogger(log)}
+	var pubOpts []library.Option   // with events: how the other replicas are told
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, auditLog, log)
 		if err != nil {
@@ -170,29 +169,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 		pubOpts = append(pubOpts, library.WithNotify(notifyPublished(rcv, lib.Catalog, cfg.S3.Bucket, log)))
 	}
-	services, err := NewServices(bucket, cfg.Mounts, cfg.VFS, lib, cfg.Skills.Mount)
+	topic, closeTopic, err := feedTopic(cfg)
 	if err != nil {
 		return nil, err
 	}
-	// The feed on the shared cache and the replicas' topic replaces the
-	// default one (closed first: it is the catalog's listener until then).
-	services.Watch.Close()
-	feed, closeFeed, err := newFeed(cfg, lib.Catalog, c, reg, log)
+	a.onClose(closeTopic)
+	services, err := NewServices(cfg, Parts{Bucket: bucket, Lib: lib, Cache: c, Topic: topic, Registerer: reg, Log: log, Publish: pubOpts})
 	if err != nil {
 		return nil, err
 	}
-	a.onClose(closeFeed) // before the library and the cache
-	services.Watch, a.feed = feed, feed
-	services.Replies = newReplies(cfg.Skills, c, reg, log)
-	pubOpts = append(pubOpts, library.WithCompetitors(competitors{lib.Catalog, cfg.Skills.MaxQueryBytes}))
-	pub := library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...)
+	// The feed is closed before its topic, the library and the cache.
+	a.onClose(services.Close)
+	a.feed = services.Watch
 	// Publishes a crash interrupted are finished at start and every
 	// --library.recover-every; stopped before the catalog and the cache.
-	a.onClose(pub.StartRecovery())
-	services.Versions = &server.Versions{
-		Pub:   pub,
-		Table: cfg.Mounts,
-	}
+	a.onClose(services.Publisher.StartRecovery())
 
 	authn, err := auth.New(ctx, cfg.Auth, log)
 	if err != nil {
@@ -246,22 +237,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		a.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 	if cfg.HTTPListen != "" {
-		// The HTTP endpoints call the services through an in-process copy
-		// of the gRPC server with the same options (less TLS: nothing
-		// leaves the process), so they share every interceptor.
+		// The HTTP endpoints call the services in process, through the
+		// same interceptors as the gRPC server (less TLS: nothing leaves
+		// the process) and with no second server (server.InProcess).
 		// Their calls are client spans under the HTTP request's, and the
-		// loopback server's spans children of those.
-		var dial []grpc.DialOption
-		if tp != nil {
-			dial = append(dial, grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp),
-				otelgrpc.WithPropagators(tracing.Propagator), otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))))
-		}
-		conn, stopLoopback, err := server.Loopback(serverOpts, services.Register, dial...)
-		if err != nil {
-			return nil, err
-		}
-		a.onClose(stopLoopback)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, catalog: services.Lib.Catalog, fs: services.FS, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: feed}, log); err != nil {
+		// RPCs' server spans children of those.
+		conn := server.InProcess(chain, services.Register)
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, catalog: services.Lib.Catalog, fs: services.FS, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: services.Watch}, log); err != nil {
 			return nil, err
 		}
 	}

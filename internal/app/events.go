@@ -85,26 +85,18 @@ func newEvents(ctx context.Context, cfg Config, cat *skills.Catalog, reg prometh
 // S3 events say.
 const watchTopic = "skills-changes"
 
-// newFeed builds the catalog's change feed on the shared cache, with a
-// topic on a Redis client of its own (a subscription holds a connection)
-// when there is Redis.
-func newFeed(cfg Config, cat *skills.Catalog, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) (*watch.Feed, func(), error) {
-	o := watch.Options{Cache: c, Registerer: reg, Log: log.With("component", "watch")}
-	closeRedis := func() {}
-	if cfg.Cache.Redis.Enabled() {
-		red, err := cache.NewRedis(cfg.Cache.Redis)
-		if err != nil {
-			return nil, nil, err
-		}
-		o.Topic = red.Topic(watchTopic)
-		closeRedis = func() { _ = red.Close() }
+// feedTopic is the change feed's topic between replicas, on a Redis client
+// of its own (a subscription holds a connection), when there is Redis;
+// closeTopic closes that client, after the feed.
+func feedTopic(cfg Config) (_ watch.Topic, closeTopic func(), _ error) {
+	if !cfg.Cache.Redis.Enabled() {
+		return nil, func() {}, nil
 	}
-	feed, err := watch.New(cat, cfg.Watch, o)
+	red, err := cache.NewRedis(cfg.Cache.Redis)
 	if err != nil {
-		closeRedis()
 		return nil, nil, err
 	}
-	return feed, func() { feed.Close(); closeRedis() }, nil
+	return red.Topic(watchTopic), func() { _ = red.Close() }, nil
 }
 
 // notifyPublished tells the other replicas of a change LibraryService made,

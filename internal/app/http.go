@@ -25,12 +25,12 @@ import (
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
-// httpDeps are what the HTTP endpoints are built on: json is a connection
-// to an in-process copy of the gRPC server, with the per-user limits (one
+// httpDeps are what the HTTP endpoints are built on: json is an in-process
+// channel to the services (server.InProcess), with the per-user limits (one
 // HTTP request is one call); MCP calls the catalog and the filesystem
 // directly, and counts each request against the limits itself.
 type httpDeps struct {
-	json    *grpc.ClientConn
+	json    grpc.ClientConnInterface
 	catalog *skills.Catalog
 	fs      *vfs.FS
 	limits  *quota.Limiter
@@ -94,7 +94,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 
 // httpDurations returns a wrapper that times the requests of one HTTP
 // handler (mcp or json) by method and status code. An MCP request is timed
-// as a whole, however many loopback gRPC calls it made; a GET on /mcp is a
+// as a whole, however many in-process gRPC calls it made; a GET on /mcp is a
 // notification stream, timed when it closes.
 func httpDurations(reg prometheus.Registerer) func(handler string, h http.Handler) http.Handler {
 	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -1,16 +1,17 @@
 package app
 
 import (
+	"flag"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"google.golang.org/grpc"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/library"
-	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -21,50 +22,97 @@ import (
 
 // Services are the gRPC services skillsvc serves over one bucket: the
 // filesystem with the skills library behind its skills mount, the skills
-// catalog and its admin. The binary, its HTTP endpoints (through
-// server.Loopback) and the in-memory servers of the server and MCP tests
-// all register the same set.
+// catalog, its admin and the authors' library. NewServices builds them
+// once, for the binary (New) and for the in-memory servers of the server
+// and MCP tests alike, so tests run the production assembly.
 type Services struct {
 	FS        *vfs.FS
 	Lib       *skills.Library
 	ChunkSize int
 	// Watch is the catalog's change feed (WatchSkills, MCP's change
-	// notifications). NewServices makes one with the default bounds and an
-	// in-process cache; New replaces it with one on the shared cache and the
-	// replicas' topic. Whoever made the Services closes it.
+	// notifications). Close closes it.
 	Watch *watch.Feed
+	// Publisher is the authors' write side; New starts its recovery.
+	Publisher *library.Publisher
 	// Versions is the authors' path (LibraryService and pinned reads).
-	// NewServices makes one with the default layout and a process-local
-	// lock; app.New replaces it with the configured one.
 	Versions *server.Versions
-	// Replies keeps the skills service's encoded replies, one cache for
-	// every server Register registers on. NewServices makes one in process
-	// within --skills.reply-cache-bytes; New replaces it with one that also
-	// shares replies through Redis, its metrics registered.
+	// Replies keeps encoded replies for every server Register registers
+	// on, so the network server and the in-process channels share them.
 	Replies *replies.Cache
 }
 
-// NewServices builds the filesystem over bucket and table with lib as its
-// skillsMount mount: the skills mount shows the merged library, as the
-// catalog does.
-func NewServices(bucket objstore.Bucket, table *mounts.Table, cfg vfs.Config, lib *skills.Library, skillsMount string) (*Services, error) {
-	fs, err := vfs.New(bucket, table, cfg, vfs.WithTree(skillsMount, lib.Tree))
+// Parts are what NewServices builds on besides the configuration: the
+// bucket, the skills library over it and what this replica shares with the
+// others. Tests leave the shared parts nil: everything stays in the
+// process, unobserved.
+type Parts struct {
+	Bucket objstore.Bucket
+	Lib    *skills.Library
+	// Cache is the cache shared with the other replicas (Redis behind the
+	// LRU): the feed's resume states and the publisher's locks. Nil keeps
+	// them in this process.
+	Cache cache.Cache
+	// Topic carries the feed's "library X changed" between replicas.
+	Topic watch.Topic
+	// Registerer and Log take the services' metrics and log lines.
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+	// Publish are the publisher's further options (how it tells the other
+	// replicas of a change).
+	Publish []library.Option
+}
+
+// DefaultConfig is the configuration a binary given no flag runs with,
+// before the storage's own defaults (Load applies those).
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	return c
+}
+
+// NewServices builds the services cfg asks for over p: the filesystem over
+// the bucket and the mount table with the skills library as its
+// --skills.mount (the merged library, as the catalog shows it), the change
+// feed (--watch.*), the publisher (--library.*, its coexistence check
+// asking the catalog's search) and the authors' path over it. Each is
+// built once, with its real configuration. Close releases them.
+func NewServices(cfg Config, p Parts) (*Services, error) {
+	fs, err := vfs.New(p.Bucket, cfg.Mounts, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, p.Lib.Tree))
 	if err != nil {
 		return nil, err
 	}
-	feed, err := watch.New(lib.Catalog, watch.DefaultConfig(), watch.Options{})
+	feedOpts := watch.Options{Cache: p.Cache, Topic: p.Topic, Registerer: p.Registerer}
+	var pubOpts []library.Option
+	if p.Registerer != nil {
+		pubOpts = append(pubOpts, library.WithRegisterer(p.Registerer))
+	}
+	if p.Log != nil {
+		feedOpts.Log = p.Log.With("component", "watch")
+		pubOpts = append(pubOpts, library.WithLogger(p.Log))
+	}
+	feed, err := watch.New(p.Lib.Catalog, cfg.Watch, feedOpts)
 	if err != nil {
 		return nil, err
 	}
-	pub := library.New(bucket, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20), library.WithCompetitors(competitors{lib.Catalog, skills.DefaultConfig().MaxQueryBytes}))
+	locks := p.Cache
+	if locks == nil {
+		locks = cache.NewLRU(1 << 20)
+	}
+	pubOpts = append(append(pubOpts, p.Publish...), library.WithCompetitors(competitors{p.Lib.Catalog, cfg.Skills.MaxQueryBytes}))
+	pub := library.New(p.Bucket, p.Lib.Catalog, cfg.Library, locks, pubOpts...)
 	return &Services{
-		FS: fs, Lib: lib, ChunkSize: cfg.ChunkSize, Watch: feed, Versions: &server.Versions{Pub: pub, Table: table},
-		Replies: replies.New(lib.Catalog.ReplyCacheBytes(), nil),
+		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,
+		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
+		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts},
 	}, nil
 }
 
+// Close closes the change feed: its watches end (UNAVAILABLE).
+func (s *Services) Close() { s.Watch.Close() }
+
 // Register registers the filesystem, skills, admin and library services
-// on r.
+// on r: the network gRPC server, or an in-process channel
+// (server.InProcess).
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch), server.WithReplies(s.Replies)).WithVersions(s.Versions))

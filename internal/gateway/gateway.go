@@ -1,17 +1,3 @@
-// Package gateway serves every RPC of the three services as JSON over HTTP,
-// for curl and for languages without gRPC:
-//
-//	POST /skillsvc.v1.SkillsService/ListSkills
-//	{"pageSize": 20}
-//
-// The request body is the request message in the protobuf JSON mapping
-// (field names in lowerCamelCase or as in the proto); the answer is the
-// response message, or a google.rpc.Status ({"code", "message",
-// "details"}) with the HTTP status grpc-gateway maps its code to. The
-// handlers are generated from the protos by protoc-gen-grpc-gateway and call
-// the services over a gRPC connection: given server.Loopback's, every JSON
-// call runs the same interceptors as a gRPC call, so authentication, limits,
-// audit and the error table hold, and no RPC is implemented twice.
 package gateway
 
 import (
@@ -50,9 +36,9 @@ var forwarded = map[string]bool{
 	textproto.CanonicalMIMEHeaderKey(requestid.Key):   true,
 }
 
-// New returns the JSON handler for the three services, calling them over
-// conn.
-func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
+// New returns the JSON handler for the four services, calling them over
+// conn (server.InProcess in the binary).
+func New(ctx context.Context, conn grpc.ClientConnInterface) (http.Handler, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
@@ -67,13 +53,21 @@ func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 		// into one.
 		runtime.WithDisableHTTPMethodOverride(),
 	)
-	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
-		skillsvcv1.RegisterFilesystemServiceHandler,
-		skillsvcv1.RegisterSkillsServiceHandler,
-		skillsvcv1.RegisterAdminServiceHandler,
-		skillsvcv1.RegisterLibraryServiceHandler,
+	for _, register := range []func() error{
+		func() error {
+			return skillsvcv1.RegisterFilesystemServiceHandlerClient(ctx, mux, skillsvcv1.NewFilesystemServiceClient(conn))
+		},
+		func() error {
+			return skillsvcv1.RegisterSkillsServiceHandlerClient(ctx, mux, skillsvcv1.NewSkillsServiceClient(conn))
+		},
+		func() error {
+			return skillsvcv1.RegisterAdminServiceHandlerClient(ctx, mux, skillsvcv1.NewAdminServiceClient(conn))
+		},
+		func() error {
+			return skillsvcv1.RegisterLibraryServiceHandlerClient(ctx, mux, skillsvcv1.NewLibraryServiceClient(conn))
+		},
 	} {
-		if err := register(ctx, mux, conn); err != nil {
+		if err := register(); err != nil {
 			return nil, err
 		}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // MaxMessageBytes is the largest gRPC message: the server's receive cap, and
-// the in-process loopback client's send and receive caps.
+// the cap of a message copied by the in-process channel (server.InProcess).
 const MaxMessageBytes = 16 << 20
 
 // MaxJSONBodyBytes is the largest JSON request body the HTTP front ends

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
@@ -29,8 +30,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
-	"github.com/skillsvc/skillsvc/internal/vfs"
-	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
 // The extension's shapes, as a client decodes them.
@@ -92,8 +91,8 @@ type env struct {
 	h      *mcpserver.Handler
 }
 
-// start serves MCP over a skills catalog, a filesystem and a change feed
-// wired as the binary wires them, over bucket.
+// start serves MCP over the services app.NewServices assembles (the
+// catalog, the filesystem and the change feed the binary wires), over bucket.
 func start(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Config)) *env {
 	t.Helper()
 	return startWith(t, bucket, tune, nil)
@@ -147,24 +146,19 @@ func startCounting(t testing.TB, bucket objstore.Bucket, tune func(*mcpserver.Co
 // startAuth is startCounting with authn verifying the callers.
 func startAuth(t testing.TB, bucket objstore.Bucket, authn auth.Authenticator, tune func(*mcpserver.Config), tuneSkills func(*skills.Config), counter *countingCatalog, opts ...mcpserver.Option) *env {
 	t.Helper()
-	vcfg := vfs.DefaultConfig()
-	var mount string
+	scfg := app.DefaultConfig()
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
 		c.IndexRefresh = 0 // every listing sees the bucket as it is
 		if tuneSkills != nil {
 			tuneSkills(c)
 		}
-		mount = c.Mount
+		scfg.Skills = *c
 	})
-	fsys, err := vfs.New(bucket, mounts.Default(), vcfg, vfs.WithTree(mount, lib.Tree))
+	services, err := app.NewServices(scfg, app.Parts{Bucket: bucket, Lib: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed, err := watch.New(lib.Catalog, watch.DefaultConfig(), watch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(feed.Close)
+	t.Cleanup(services.Close)
 	log := slog.New(slog.DiscardHandler)
 	var cfg mcpserver.Config
 	cfg.RegisterFlags(flagSet())
@@ -177,7 +171,7 @@ func startAuth(t testing.TB, bucket objstore.Bucket, authn auth.Authenticator, t
 		counter.Catalog, counter.calls = lib.Catalog, map[string]int{}
 		cat = counter
 	}
-	h, err := mcpserver.New(cat, fsys, authn, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(feed)}, opts...)...)
+	h, err := mcpserver.New(cat, services.FS, authn, cfg, log, append([]mcpserver.Option{mcpserver.WithFeed(services.Watch)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,9 @@ import (
 // without being built or encoded again, with whatever this call adds (a
 // library digest); whoever receives it decodes the real fields. Nothing in
 // this process reads the fields of such a reply: the interceptors do not,
-// and the gateway and MCP call the handlers over the loopback, which
-// decodes. b is shared and never written.
+// and the gateway and MCP call the handlers through InProcess, whose
+// channel (internal/inproc) decodes every reply. b is shared and never
+// written.
 func encoded[M proto.Message](m M, b []byte) M {
 	m.ProtoReflect().SetUnknown(b)
 	return m

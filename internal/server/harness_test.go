@@ -57,27 +57,31 @@ type options struct {
 	auth   auth.Authenticator // auth.Metadata when nil
 	audit  *audit.Logger      // none when nil
 	limits server.Limits      // none when nil
+	// inProcess calls the services through server.InProcess, as the JSON
+	// gateway does, instead of a gRPC server (no health service then).
+	inProcess bool
 }
 
-// start serves the services over bucket on a bufconn listener, with the
-// skills library behind the VFS's skills mount (app.NewServices).
+// start serves the services over bucket on a bufconn listener, assembled
+// as the binary assembles them (app.NewServices with the default
+// configuration), with the skills library behind the VFS's skills mount.
 func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	t.Helper()
-	cfg := vfs.DefaultConfig()
+	cfg := app.DefaultConfig()
 	if o.vfs != nil {
-		o.vfs(&cfg)
+		o.vfs(&cfg.VFS)
 	}
-	var skillsMount string
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) {
 		if o.skills != nil {
 			o.skills(c)
 		}
-		skillsMount = c.Mount
+		cfg.Skills = *c
 	}, skills.WithPins(skills.DefaultPinConfig(), func(context.Context) bool { return false })) // as in app: GC reads snapshots
-	services, err := app.NewServices(bucket, mounts.Default(), cfg, lib, skillsMount)
+	services, err := app.NewServices(cfg, app.Parts{Bucket: bucket, Lib: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(services.Close)
 	log := o.log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -86,7 +90,17 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	if o.auth != nil {
 		authn = o.auth
 	}
-	srv := grpc.NewServer(server.Options(server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits})...)
+	chain := server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits}
+	if o.inProcess {
+		ch := server.InProcess(chain, services.Register)
+		return client{
+			fs:      skillsvcv1.NewFilesystemServiceClient(ch),
+			skills:  skillsvcv1.NewSkillsServiceClient(ch),
+			admin:   skillsvcv1.NewAdminServiceClient(ch),
+			library: skillsvcv1.NewLibraryServiceClient(ch),
+		}
+	}
+	srv := grpc.NewServer(server.Options(chain)...)
 	services.Register(srv)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 

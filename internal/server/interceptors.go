@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/skillsvc/skillsvc/internal/audit"
@@ -154,33 +155,12 @@ func limitKey(ctx context.Context) string {
 }
 
 // Options returns the server options that wire the interceptor chain in its
-// fixed order: recovery outermost, then the call's request ID, metrics and
-// logging, which see the final status, the audit trail (also after the
-// error table), the error table, authentication, per-user limits (which
-// need the user), and the request check closest to the handler.
+// fixed order (interceptors) and, with a Tracer, the calls' server spans.
 func Options(c Chain) []grpc.ServerOption {
-	unary := []grpc.UnaryServerInterceptor{RecoveryUnaryInterceptor(c.Log), TrackUnaryInterceptor()}
-	stream := []grpc.StreamServerInterceptor{RecoveryStreamInterceptor(c.Log), TrackStreamInterceptor()}
-	if c.Metrics != nil {
-		unary = append(unary, c.Metrics.UnaryServerInterceptor())
-		stream = append(stream, c.Metrics.StreamServerInterceptor())
-	}
-	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth, c.Mounts))
-	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth, c.Mounts))
-	if c.Limits != nil {
-		unary = append(unary, c.Limits.UnaryServerInterceptor(limitKey))
-		stream = append(stream, c.Limits.StreamServerInterceptor(limitKey))
-	}
-	unary = append(unary, ValidateUnaryInterceptor())
-	stream = append(stream, ValidateStreamInterceptor())
+	unary, stream := interceptors(c)
 	var opts []grpc.ServerOption
 	if c.Tracer != nil {
-		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(
-			otelgrpc.WithTracerProvider(c.Tracer), otelgrpc.WithPropagators(tracing.Propagator),
-			// Probes ask every few seconds: a trace each would bury the calls.
-			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
-			// Metrics are Prometheus's (c.Metrics).
-			otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))))
+		opts = append(opts, grpc.StatsHandler(serverTracing(c.Tracer)))
 	}
 	return append(opts,
 		grpc.ChainUnaryInterceptor(unary...),
@@ -198,6 +178,41 @@ func Options(c Chain) []grpc.ServerOption {
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	)
+}
+
+// interceptors returns the chain in its fixed order: recovery outermost,
+// then the call's request ID, metrics and logging, which see the final
+// status, the audit trail (also after the error table), the error table,
+// authentication, per-user limits (which need the user), and the request
+// check closest to the handler. The network server (Options) and the
+// in-process channel (InProcess) both run exactly this list.
+func interceptors(c Chain) ([]grpc.UnaryServerInterceptor, []grpc.StreamServerInterceptor) {
+	unary := []grpc.UnaryServerInterceptor{RecoveryUnaryInterceptor(c.Log), TrackUnaryInterceptor()}
+	stream := []grpc.StreamServerInterceptor{RecoveryStreamInterceptor(c.Log), TrackStreamInterceptor()}
+	if c.Metrics != nil {
+		unary = append(unary, c.Metrics.UnaryServerInterceptor())
+		stream = append(stream, c.Metrics.StreamServerInterceptor())
+	}
+	unary = append(unary, LoggingUnaryInterceptor(c.Log), c.Audit.UnaryServerInterceptor(), ErrorUnaryInterceptor(c.Log), auth.UnaryServerInterceptor(c.Auth, c.Mounts))
+	stream = append(stream, LoggingStreamInterceptor(c.Log), c.Audit.StreamServerInterceptor(), ErrorStreamInterceptor(c.Log), auth.StreamServerInterceptor(c.Auth, c.Mounts))
+	if c.Limits != nil {
+		unary = append(unary, c.Limits.UnaryServerInterceptor(limitKey))
+		stream = append(stream, c.Limits.StreamServerInterceptor(limitKey))
+	}
+	unary = append(unary, ValidateUnaryInterceptor())
+	stream = append(stream, ValidateStreamInterceptor())
+	return unary, stream
+}
+
+// serverTracing gives every call a server span continuing the caller's W3C
+// trace context, before any interceptor runs.
+func serverTracing(tp trace.TracerProvider) stats.Handler {
+	return otelgrpc.NewServerHandler(
+		otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(tracing.Propagator),
+		// Probes ask every few seconds: a trace each would bury the calls.
+		otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
+		// Metrics are Prometheus's (Chain.Metrics).
+		otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))
 }
 
 // track gives the call its request ID (echoed in the response header) and

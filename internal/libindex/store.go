@@ -51,9 +51,9 @@ type Store struct {
 	metrics  *Metrics
 	now      func() time.Time
 
-	held   *Held
-	mem    *Shelf[*held]      // by layer prefix
-	flight singleflight.Group // loads callers wait for
+	held   *cache.Held
+	mem    *cache.Shelf[*held] // by layer prefix
+	flight singleflight.Group  // loads callers wait for
 	// drops count the Drop and Forget calls, and the Drops under way, by
 	// stripe of layer prefixes: a load keeps (holds, publishes) what it
 	// read only while no drop of its stripe began since the load did, so an
@@ -80,13 +80,13 @@ type held struct {
 // SKILL.md heads and file digests through c. cl and m are shared with the
 // other users of the skills cache.
 func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
-	h := NewHeld(cfg.MaxHeldBytes, m)
+	h := cache.NewHeld(cfg.MaxHeldBytes, m.HeldMetrics)
 	hr := &headReader{
 		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: NewShelf[*held](h, HeldIndex), work: newBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: cache.NewShelf[*held](h, HeldIndex), work: newBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
 }
 
 // HeldIndex is the kind of the indexes on the Held budget.
@@ -94,7 +94,7 @@ const HeldIndex = "index"
 
 // Held is the budget of what the replica holds decoded: the store's
 // indexes are on it, and the catalog puts what it builds on them there too.
-func (ix *Store) Held() *Held { return ix.held }
+func (ix *Store) Held() *cache.Held { return ix.held }
 
 // Files returns the reader of the libraries' files the store hashes
 // through: what an index build hashed is cached for every later read.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/limits"
@@ -34,9 +35,9 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
-	replies  *replies                    // encoded replies, by what they were made from
-	searchIx *searchIndexes              // each layer's, for Search and a query's Prompt
-	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
+	replies  *replies                 // encoded replies, by what they were made from
+	searchIx *searchIndexes           // each layer's, for Search and a query's Prompt
+	skillMDs *cache.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
 	admitParse, admitReply *admission

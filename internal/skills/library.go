@@ -121,7 +121,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
 		replies:    rs,
 		searchIx:   si,
-		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
+		skillMDs:   cache.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
 	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]ScopeDef, error) {

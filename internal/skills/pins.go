@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -57,8 +58,8 @@ type pins struct {
 	now    func() time.Time
 	blobs  *blobs.Store // the spaces' blobs, for their writes
 
-	byThread *libindex.Shelf[*pinRecord]  // by user \x00 thread \x00 teams
-	frozen   *libindex.Shelf[*frozenView] // by snapshot key
+	byThread *cache.Shelf[*pinRecord]  // by user \x00 thread \x00 teams
+	frozen   *cache.Shelf[*frozenView] // by snapshot key
 	flight   singleflight.Group
 
 	sweptMu sync.Mutex
@@ -202,8 +203,8 @@ func (f *frozenView) view() *view {
 func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
 	return &pins{
 		bucket: b, views: vs, cfg: cfg, asked: asked, log: log, now: time.Now, blobs: blobs.New(b, cfg.MaxBytes, cfg.GCGrace),
-		byThread: libindex.NewShelf[*pinRecord](vs.indexes.Held(), heldPin),
-		frozen:   libindex.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
+		byThread: cache.NewShelf[*pinRecord](vs.indexes.Held(), heldPin),
+		frozen:   cache.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
 	}
 }
 

@@ -109,7 +109,7 @@ type settingsStore struct {
 	// shared cache that finds the same bytes takes the copy instead of
 	// decoding them again (with the in-process cache only, which keeps no
 	// copy for a time, every call reads it).
-	local    *libindex.Shelf[*localSettings]
+	local    *cache.Shelf[*localSettings]
 	localTTL time.Duration
 	now      func() time.Time
 	localMu  sync.Mutex
@@ -127,22 +127,22 @@ type localSettings struct {
 // heldSettings is the kind of the settings on the held budget.
 const heldSettings = "settings"
 
-func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
+func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *cache.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
 	st := &settingsStore{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, now: time.Now}
 	if ttl > 0 {
 		if local := cache.LocalTTL(c); local > 0 {
 			st.localTTL = min(max(local, maxStale), ttl)
 		}
-		st.local = libindex.NewShelf[*localSettings](held, heldSettings)
+		st.local = cache.NewShelf[*localSettings](held, heldSettings)
 	}
 	return st
 }
 
 // heldBytes estimates the heap l keeps alive (and its key on the budget).
 func (l *localSettings) heldBytes(user string) int64 {
-	n := 2*libindex.AllocBytes(len(user)) + localSettingsBytes + libindex.AllocBytes(16*cap(l.s.Disabled)) + libindex.AllocBytes(len(l.raw))
+	n := 2*cache.AllocBytes(len(user)) + localSettingsBytes + cache.AllocBytes(16*cap(l.s.Disabled)) + cache.AllocBytes(len(l.raw))
 	for _, name := range l.s.Disabled {
-		n += libindex.AllocBytes(len(name))
+		n += cache.AllocBytes(len(name))
 	}
 	return n
 }

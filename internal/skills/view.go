@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -186,17 +187,17 @@ type overlay struct {
 // its parts while the indexes are the same generation: every VFS call under
 // the skills mount needs the view, and building one costs about as much as
 // the call itself. Layers and overlays are held on the store's byte budget
-// (libindex.Held) with the indexes.
+// (cache.Held) with the indexes.
 type views struct {
 	indexes  *libindex.Store
 	heads    *heads
 	table    *mounts.Table
 	cfg      Config
-	shared   *libindex.Shelf[*layer]   // the shared layer, by prefix
-	overlays *libindex.Shelf[*overlay] // by user prefix
-	flight   singleflight.Group        // builds callers wait for
-	pins     *pins                     // nil: no thread can pin
-	files    *libindex.Files           // reads each library's protected names
+	shared   *cache.Shelf[*layer]   // the shared layer, by prefix
+	overlays *cache.Shelf[*overlay] // by user prefix
+	flight   singleflight.Group     // builds callers wait for
+	pins     *pins                  // nil: no thread can pin
+	files    *libindex.Files        // reads each library's protected names
 	// userScopes returns the scopes of the caller's own settings (a warm
 	// read is in process: settingsStore.get).
 	userScopes func(context.Context, mounts.Caller) ([]ScopeDef, error)
@@ -214,8 +215,8 @@ const (
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	return &views{
 		indexes: ix, heads: hs, table: table, cfg: cfg,
-		shared:   libindex.NewShelf[*layer](ix.Held(), heldLayer),
-		overlays: libindex.NewShelf[*overlay](ix.Held(), heldView),
+		shared:   cache.NewShelf[*layer](ix.Held(), heldLayer),
+		overlays: cache.NewShelf[*overlay](ix.Held(), heldView),
 	}
 }
 
@@ -421,7 +422,7 @@ const layerReadTimeout = 30 * time.Second
 
 // hold puts v on the budget, and says so when it does not fit at all: then
 // every call builds it again.
-func hold[V any](vs *views, shelf *libindex.Shelf[V], key string, v V, bytes int64) {
+func hold[V any](vs *views, shelf *cache.Shelf[V], key string, v V, bytes int64) {
 	if shelf.Add(key, v, bytes) {
 		return
 	}

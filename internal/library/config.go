@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
@@ -14,9 +15,9 @@ import (
 // Config is the authors' path's configuration (--library.*).
 type Config struct {
 	// Roots are each library's versions root: its versions, and the blobs
-	// and snapshots pinned threads share with them (skills.VersionRoots).
+	// and snapshots pinned threads share with them (layout.VersionRoots).
 	// Both lie outside every mount: no worker can write a version.
-	Roots skills.VersionRoots `yaml:"roots"`
+	Roots layout.VersionRoots `yaml:"roots"`
 	// Review makes a non-admin's publish to the shared library, and a
 	// member's to its team's, a pending version until an admin approves
 	// it; without it such a publish is refused.
@@ -52,7 +53,7 @@ type Config struct {
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	def := skills.DefaultVersionRoots()
+	def := layout.DefaultVersionRoots()
 	f.StringVar(&c.Roots.User, prefix+"versions-prefix", def.User, "Key prefix of what a user's library keeps outside every mount: published versions (records, labels), content-addressed blobs, pinned threads' snapshots and pins.")
 	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-prefix", def.Shared, "The shared library's versions prefix; outside every mount and the shared library, its first segment no valid user ID.")
 	f.StringVar(&c.Roots.Team, prefix+"team-versions-prefix", def.Team, "Each team library's versions prefix; {team} is the team ID (a whole segment), outside every mount and apart from --skills.team-prefix and the team's index and protected-list keys.")
@@ -106,10 +107,10 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 }
 
 // Root is the versions root of the library l (validated by the caller);
-// skills.VersionRoots.Root decides it, for pins too.
-func (c *Config) Root(l skills.LibraryRef) string { return c.Roots.Root(l) }
+// layout.VersionRoots.Root decides it, for pins too.
+func (c *Config) Root(l layout.LibraryRef) string { return c.Roots.Root(l) }
 
 // BlobSpace is the blob space (internal/blobs) of the library l: the
 // versions of its skills and pinned threads' snapshots of it keep their
 // files there, each once.
-func (c *Config) BlobSpace(l skills.LibraryRef) string { return c.Roots.BlobSpace(l) }
+func (c *Config) BlobSpace(l layout.LibraryRef) string { return c.Roots.BlobSpace(l) }

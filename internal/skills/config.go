@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -176,6 +177,16 @@ func (c *Config) IndexConfig() libindex.Config {
 		MaxHeldBytes: c.MaxHeldBytes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
 		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes,
 		BackgroundRevalidations: c.BackgroundRevalidations,
+	}
+}
+
+// Keys are the key templates of c, which the bucket layout renders and
+// parses (layout.New).
+func (c *Config) Keys() layout.Keys {
+	return layout.Keys{
+		Mount: c.Mount, SharedPrefix: c.SharedPrefix, SharedIndexKey: c.SharedIndexKey, SharedProtectedKey: c.SharedProtectedKey,
+		TeamPrefix: c.TeamPrefix, TeamIndexKey: c.TeamIndexKey, TeamProtectedKey: c.TeamProtectedKey,
+		SettingsKey: c.SettingsKey, IndexKey: c.IndexKey,
 	}
 }
 

@@ -118,7 +118,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
+		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.layout.Settings, ix.Held(), cl, m),
 		replies:    rs,
 		searchIx:   si,
 		skillMDs:   cache.NewShelf[*skillFile](ix.Held(), heldSkillMD),

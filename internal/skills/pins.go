@@ -210,11 +210,11 @@ func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Con
 
 // pinKey and snapshotKey name the pin of a thread and a snapshot.
 func (p *pins) pinKey(id mounts.Caller) string {
-	return p.cfg.Roots.userRoot(id.User()) + "pins/" + id.Thread() + ".json"
+	return p.cfg.Roots.Pin(id.User(), id.Thread())
 }
 
 func (p *pins) snapshotKey(user, sum string) string {
-	return p.cfg.Roots.userRoot(user) + "snapshots/" + sum + ".json"
+	return p.cfg.Roots.Snapshot(user, sum)
 }
 
 // view returns the pinned view of the caller's thread, pinning the library
@@ -703,7 +703,6 @@ type PinSweep struct {
 // stay: skill versions share the blob spaces, and collecting them needs
 // both (library.Publisher.CollectGarbage).
 func (p *pins) sweep(ctx context.Context, user string, snapshots, dry bool) (PinSweep, error) {
-	root := p.cfg.Roots.userRoot(user)
 	now := p.now()
 	live := map[string]bool{}
 	var n PinSweep
@@ -713,7 +712,7 @@ func (p *pins) sweep(ctx context.Context, user string, snapshots, dry bool) (Pin
 		}
 		return p.bucket.Delete(ctx, key)
 	}
-	err := objstore.Walk(ctx, p.bucket, root+"pins/", func(o objstore.Object) error {
+	err := objstore.Walk(ctx, p.bucket, p.cfg.Roots.Pins(user), func(o objstore.Object) error {
 		old := now.Sub(o.ModTime) >= p.cfg.Retention
 		if !old && !snapshots {
 			return nil
@@ -732,8 +731,8 @@ func (p *pins) sweep(ctx context.Context, user string, snapshots, dry bool) (Pin
 	if err != nil || !snapshots {
 		return n, err
 	}
-	err = objstore.Walk(ctx, p.bucket, root+"snapshots/", func(o objstore.Object) error {
-		sum := strings.TrimSuffix(strings.TrimPrefix(o.Key, root+"snapshots/"), ".json")
+	err = objstore.Walk(ctx, p.bucket, p.cfg.Roots.Snapshots(user), func(o objstore.Object) error {
+		sum := strings.TrimSuffix(strings.TrimPrefix(o.Key, p.cfg.Roots.Snapshots(user)), ".json")
 		if live[sum] || now.Sub(o.ModTime) < p.cfg.Retention {
 			return nil
 		}
@@ -801,7 +800,7 @@ func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.D
 
 // snapshotBlobs calls fn with the blobs of space user's snapshots refer to.
 func (p *pins) snapshotBlobs(ctx context.Context, user, space string, fn func(blobs.Digest) error) error {
-	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.userRoot(user)+"snapshots/", func(o objstore.Object) error {
+	return objstore.Walk(ctx, p.bucket, p.cfg.Roots.Snapshots(user), func(o objstore.Object) error {
 		data, _, err := p.readBounded(ctx, o.Key, p.maxSnapshotBytes())
 		if objstore.IsNotFound(err) {
 			return nil // swept since listed

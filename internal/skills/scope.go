@@ -383,7 +383,7 @@ func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]ScopeDef, error) 
 		s, _, err := c.settings.load(ctx, l.User)
 		return s.Scopes, err
 	}
-	key, err := c.protectedKey(l)
+	key, err := c.views.layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]
 		c.changed(l, true)
 		return out, nil
 	}
-	key, err := c.protectedKey(l)
+	key, err := c.views.layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}

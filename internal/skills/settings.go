@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -88,7 +87,7 @@ type settingsStore struct {
 	bucket      objstore.Bucket
 	shared      cache.Cache // the level every replica sees
 	ttl         time.Duration
-	keyTemplate string // with {user}
+	settingsKey func(user string) string // layout.Layout.Settings
 	cacheLog    *libindex.CacheLog
 	metrics     *libindex.Metrics
 	flight      singleflight.Group
@@ -127,8 +126,8 @@ type localSettings struct {
 // heldSettings is the kind of the settings on the held budget.
 const heldSettings = "settings"
 
-func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *cache.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
-	st := &settingsStore{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, now: time.Now}
+func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, settingsKey func(user string) string, held *cache.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
+	st := &settingsStore{bucket: bucket, shared: cache.Shared(c), ttl: ttl, settingsKey: settingsKey, cacheLog: cl, metrics: m, now: time.Now}
 	if ttl > 0 {
 		if local := cache.LocalTTL(c); local > 0 {
 			st.localTTL = min(max(local, maxStale), ttl)
@@ -148,7 +147,7 @@ func (l *localSettings) heldBytes(user string) int64 {
 }
 
 func (st *settingsStore) key(user string) string {
-	return strings.Replace(st.keyTemplate, "{user}", user, 1)
+	return st.settingsKey(user)
 }
 
 // get returns the user's settings.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -193,6 +194,7 @@ type views struct {
 	heads    *heads
 	table    *mounts.Table
 	cfg      Config
+	layout   layout.Layout          // where each library and its index are
 	shared   *cache.Shelf[*layer]   // the shared layer, by prefix
 	overlays *cache.Shelf[*overlay] // by user prefix
 	flight   singleflight.Group     // builds callers wait for
@@ -214,7 +216,7 @@ const (
 
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	return &views{
-		indexes: ix, heads: hs, table: table, cfg: cfg,
+		indexes: ix, heads: hs, table: table, cfg: cfg, layout: layout.New(table, cfg.Keys()),
 		shared:   cache.NewShelf[*layer](ix.Held(), heldLayer),
 		overlays: cache.NewShelf[*overlay](ix.Held(), heldView),
 	}
@@ -223,27 +225,30 @@ func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *v
 // teamLayer is the library of one team, whose ID the caller's identity
 // validated (or an operator's request, by LibraryRef.Validate).
 func (vs *views) teamLayer(team string) libindex.Layer {
-	return libindex.Layer{
-		Tag:    libindex.SharedTag + ".team." + team, // never a user ID
-		Prefix: strings.Replace(vs.cfg.TeamPrefix, "{team}", team, 1),
-		Object: strings.Replace(vs.cfg.TeamIndexKey, "{team}", team, 1),
-		Side:   vs.teamProtectedKey(team),
-	}
+	return indexLayer(LibraryRef{Team: team}, vs.layout.Team(team))
 }
 
-// teamProtectedKey is the object naming the team's protected skills.
-func (vs *views) teamProtectedKey(team string) string {
-	return strings.Replace(vs.cfg.TeamProtectedKey, "{team}", team, 1)
+// indexLayer is lib, the library l names, as the index store keys it: by
+// the user's ID, or a tag no user ID can be.
+func indexLayer(l LibraryRef, lib layout.Library) libindex.Layer {
+	tag := l.User
+	switch {
+	case l.Shared:
+		tag = libindex.SharedTag
+	case l.Team != "":
+		tag = libindex.SharedTag + ".team." + l.Team
+	}
+	return libindex.Layer{Tag: tag, Prefix: lib.Prefix, Object: lib.Index, Side: lib.Protected}
 }
 
 // layers returns the caller's library layer and the shared one.
 func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
-	r, err := vs.table.Resolve(id, vs.cfg.Mount)
+	lib, err := vs.layout.User(id)
 	if err != nil {
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
-	own = libindex.Layer{Tag: id.User(), Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User(), 1)}
-	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey, Side: vs.cfg.SharedProtectedKey}
+	own = indexLayer(LibraryRef{User: id.User()}, lib)
+	shared = indexLayer(LibraryRef{Shared: true}, vs.layout.Shared())
 	return own, shared, nil
 }
 
@@ -259,12 +264,8 @@ func (vs *views) userLayers(user string) (own, shared libindex.Layer, err error)
 }
 
 // operator is the caller as which an operator's call reads a user's
-// library and settings: those depend on the user alone, and the thread only
-// gives the identity its required shape. The operator's request named the
-// user, so it is validated here, where it comes in.
-func (vs *views) operator(user string) (mounts.Caller, error) {
-	return vs.table.Identify(mounts.Identity{User: user, Thread: "index"})
-}
+// library and settings (layout.Layout.Operator).
+func (vs *views) operator(user string) (mounts.Caller, error) { return vs.layout.Operator(user) }
 
 // get returns the caller's view: the library as it is, or for a call that
 // asks for its thread's pinned library, as it was when the thread pinned
@@ -449,9 +450,9 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	var side protectedDoc
 	switch {
 	case layerName == LayerShared:
-		side, all, err = vs.readSide(ctx, x, vs.cfg.SharedProtectedKey)
+		side, all, err = vs.readSide(ctx, x, vs.layout.Shared().Protected)
 	case strings.HasPrefix(layerName, LayerTeam):
-		side, all, err = vs.readSide(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+		side, all, err = vs.readSide(ctx, x, vs.layout.Team(strings.TrimPrefix(layerName, LayerTeam)).Protected)
 	}
 	if err != nil {
 		return nil, err

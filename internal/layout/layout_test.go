@@ -197,6 +197,11 @@ func TestLibraryKeys(t *testing.T) {
 		{r.BlobSpace(layout.LibraryRef{Shared: true}), "_shared/versions/blobs/"},
 		{r.Pin("alice", "t1"), "alice/versions/pins/t1.json"},
 		{r.Snapshot("alice", "ab12"), "alice/versions/snapshots/ab12.json"},
+		{r.Intents(), "_shared/versions/intents/"},
+		{layout.VersionsOf(r.Root(layout.LibraryRef{User: "alice"})).Refs("pdf"), "alice/versions/skills/pdf/refs.json"},
+		{layout.VersionsOf(r.Root(layout.LibraryRef{Shared: true})).Record("pdf", "ab12"), "_shared/versions/skills/pdf/v/ab12.json"},
+		{layout.VersionsOf(r.Root(layout.LibraryRef{Team: "legal"})).Proposal("pdf", "ab12"), "_teams/legal/versions/skills/pdf/p/ab12.json"},
+		{layout.VersionsOf("alice/versions/").Order("pdf"), "alice/versions/skills/pdf/t/"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

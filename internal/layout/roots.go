@@ -87,3 +87,33 @@ func (r VersionRoots) Validate(t *mounts.Table) error {
 	}
 	return nil
 }
+
+// Intents is the one prefix every replica's recovery of interrupted
+// publishes lists: under the shared versions root, outside every mount.
+func (r VersionRoots) Intents() string { return r.Shared + "intents/" }
+
+// Versions is where one library keeps its skills' published versions:
+// below its versions root, each skill's records (v/), proposals (p/),
+// publish order (t/) and labels (refs.json).
+type Versions string
+
+// VersionsOf is the versions of the library whose versions root is root
+// (VersionRoots.Root).
+func VersionsOf(root string) Versions { return Versions(root) }
+
+// Skill is the prefix of everything the library keeps of skill name.
+func (v Versions) Skill(name string) string { return string(v) + "skills/" + name + "/" }
+
+// Records is the prefix of name's version records; Record one, by the hex
+// of its ID.
+func (v Versions) Records(name string) string     { return v.Skill(name) + "v/" }
+func (v Versions) Record(name, hex string) string { return v.Records(name) + hex + ".json" }
+
+// Proposals is the prefix of name's proposals (pending or rejected
+// publishes); Proposal one, by the hex of its ID.
+func (v Versions) Proposals(name string) string     { return v.Skill(name) + "p/" }
+func (v Versions) Proposal(name, hex string) string { return v.Proposals(name) + hex + ".json" }
+
+// Order is the prefix of name's publish order; Refs its labels.
+func (v Versions) Order(name string) string { return v.Skill(name) + "t/" }
+func (v Versions) Refs(name string) string  { return v.Skill(name) + "refs.json" }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
@@ -82,17 +81,8 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 	if err := c.Roots.Validate(table); err != nil {
 		return err
 	}
-	if sh := c.Roots.Shared; strings.HasPrefix(sh, sk.SharedPrefix) || strings.HasPrefix(sk.SharedPrefix, sh) {
-		return fmt.Errorf("library: shared-versions-prefix %q must lie apart from the shared library %q", sh, sk.SharedPrefix)
-	}
-	// Rendered for one team, the team root must hold neither the team's
-	// library nor its index or protected list, nor lie inside them.
-	team := func(tmpl string) string { return strings.Replace(tmpl, "{team}", "t", 1) }
-	root := team(c.Roots.Team)
-	for flag, k := range map[string]string{"team-prefix": team(sk.TeamPrefix), "team-index-key": team(sk.TeamIndexKey), "team-protected-key": team(sk.TeamProtectedKey)} {
-		if strings.HasPrefix(k, root) || strings.HasPrefix(root, k) {
-			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
-		}
+	if err := c.Roots.Apart(sk.Keys()); err != nil {
+		return err
 	}
 	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 || c.CoexistenceTimeout < 0 {
 		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget and recover-every must be positive, memory-wait and coexistence-timeout not negative")

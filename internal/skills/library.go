@@ -2,9 +2,7 @@ package skills
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,8 +91,8 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err
 		}
-		if sh := o.pins.Roots.Shared; strings.HasPrefix(sh, cfg.SharedPrefix) || strings.HasPrefix(cfg.SharedPrefix, sh) {
-			return nil, fmt.Errorf("library: shared-versions-prefix %q must lie outside --skills.shared-prefix %q", sh, cfg.SharedPrefix)
+		if err := o.pins.Roots.Apart(cfg.Keys()); err != nil {
+			return nil, err
 		}
 		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
 	}

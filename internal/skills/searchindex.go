@@ -42,7 +42,7 @@ const heldSearch = "search"
 // library another replica indexed reads no body from storage.
 type searchIndexes struct {
 	bucket objstore.Bucket
-	shelf  *libindex.Shelf[*layerIndex] // by searchKey
+	shelf  *cache.Shelf[*layerIndex] // by searchKey
 	flight singleflight.Group
 	// cache shares analyses for ttl, by SKILL.md version (analysisKey);
 	// nil: they are not shared.
@@ -166,9 +166,9 @@ func (m *searchMetrics) held(li *layerIndex, sign float64) {
 	}
 }
 
-func newSearchIndexes(bucket objstore.Bucket, held *libindex.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {
+func newSearchIndexes(bucket objstore.Bucket, held *cache.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {
 	si := &searchIndexes{
-		bucket: bucket, shelf: libindex.NewShelf[*layerIndex](held, heldSearch), log: log,
+		bucket: bucket, shelf: cache.NewShelf[*layerIndex](held, heldSearch), log: log,
 		bodyBytes: cfg.SearchBodyBytes, reads: cfg.SearchBodyReads, metrics: newSearchMetrics(reg),
 	}
 	si.shelf.OnDrop(func(li *layerIndex) { si.metrics.held(li, -1) })

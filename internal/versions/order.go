@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
 
@@ -21,7 +22,7 @@ import (
 // record) is skipped. Records from before markers get theirs the first
 // time their skill is listed (Refs.Ordered says it was done).
 
-func (s Store) OrderPrefix(name string) string { return s.SkillPrefix(name) + "t/" }
+func (s Store) OrderPrefix(name string) string { return layout.VersionsOf(s.Root).Order(name) }
 
 // MarkerKey is rec's marker: the time from the newest possible down, so
 // keys sort newest first, ties by id as before.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -213,11 +214,11 @@ type Store struct {
 	MaxProposals int
 }
 
-func (s Store) SkillPrefix(name string) string    { return s.Root + "skills/" + name + "/" }
-func (s Store) RecordKey(name, hex string) string { return s.SkillPrefix(name) + "v/" + hex + ".json" }
-func (s Store) RefsKey(name string) string        { return s.SkillPrefix(name) + "refs.json" }
+func (s Store) SkillPrefix(name string) string    { return layout.VersionsOf(s.Root).Skill(name) }
+func (s Store) RecordKey(name, hex string) string { return layout.VersionsOf(s.Root).Record(name, hex) }
+func (s Store) RefsKey(name string) string        { return layout.VersionsOf(s.Root).Refs(name) }
 func (s Store) ProposalKey(name, hex string) string {
-	return s.SkillPrefix(name) + "p/" + hex + ".json"
+	return layout.VersionsOf(s.Root).Proposal(name, hex)
 }
 
 // KeyOf is where rec is stored.
@@ -310,7 +311,7 @@ func (s Store) RecordAt(ctx context.Context, key string) (Record, string, error)
 // or rejected), at most s.MaxProposals.
 func (s Store) ProposalObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
 	var out []objstore.Object
-	prefix := s.SkillPrefix(name) + "p/"
+	prefix := layout.VersionsOf(s.Root).Proposals(name)
 	err := objstore.Walk(ctx, s.Bucket, prefix+hexPrefix, func(o objstore.Object) error {
 		if h, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), ".json"); ok && len(h) == 64 && HexOf(h) == h {
 			out = append(out, o)
@@ -378,7 +379,7 @@ func (s Store) VersionHexes(ctx context.Context, name, hexPrefix string) ([]stri
 // s.Max.
 func (s Store) VersionObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
 	var out []objstore.Object
-	prefix := s.SkillPrefix(name) + "v/"
+	prefix := layout.VersionsOf(s.Root).Records(name)
 	err := objstore.Walk(ctx, s.Bucket, prefix+hexPrefix, func(o objstore.Object) error {
 		if s.HexOf(name, o.Key) != "" {
 			out = append(out, o)
@@ -397,7 +398,7 @@ func (s Store) VersionObjects(ctx context.Context, name, hexPrefix string) ([]ob
 // HexOf is the version id a record key of name's names, or "" when key is
 // no record's.
 func (s Store) HexOf(name, key string) string {
-	h, ok := strings.CutSuffix(strings.TrimPrefix(key, s.SkillPrefix(name)+"v/"), ".json")
+	h, ok := strings.CutSuffix(strings.TrimPrefix(key, layout.VersionsOf(s.Root).Records(name)), ".json")
 	if !ok || len(h) != 64 || HexOf(h) != h {
 		return ""
 	}

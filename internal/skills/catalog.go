@@ -35,7 +35,7 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
-	searchIx *searchIndexes              // each layer's, for Search and a query's Prompt
+	searchIx *searchIndexes           // each layer's, for Search and a query's Prompt
 	skillMDs *cache.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.

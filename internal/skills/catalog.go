@@ -23,6 +23,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -35,7 +36,7 @@ type Catalog struct {
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
 	replies  *replies                    // encoded replies, by what they were made from
-	searchIx *searchIndexes              // each layer's, for Search and a query's Prompt
+	searchIx *skillsearch.Indexes        // each layer's, for Search and a query's Prompt
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
-	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
@@ -50,22 +49,6 @@ type SearchOptions struct {
 type Results struct {
 	Hits          []Scored
 	LibraryDigest string
-}
-
-// Search ranks the caller's listed skills against a task description over
-// what each skill says (search.Search over the view's layers: the user's
-// own, the teams', the organization's, nearer first at equal relevance),
-// near-duplicates collapsed into one hit that names its alternates.
-func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) (Results, error) {
-	opts, err := c.searchOptions(opts)
-	if err != nil {
-		return Results{}, err
-	}
-	s, err := c.snapshot(ctx, id)
-	if err != nil {
-		return Results{}, err
-	}
-	return c.search(ctx, s, opts)
 }
 
 // searchOptions checks opts and applies the default limit.

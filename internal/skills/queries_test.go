@@ -64,4 +64,3 @@ func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptio
 	}
 	return c.search(ctx, s, opts)
 }
-

@@ -183,6 +183,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	a.onClose(closeFeed) // before the library and the cache
 	services.Watch, a.feed = feed, feed
+	services.Replies = newReplies(cfg.Skills, c, reg, log)
 	pubOpts = append(pubOpts, library.WithCompetitors(competitors{lib.Catalog, cfg.Skills.MaxQueryBytes}))
 	pub := library.New(bucket, lib.Catalog, cfg.Library, c, pubOpts...)
 	// Publishes a crash interrupted are finished at start and every

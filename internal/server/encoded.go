@@ -6,8 +6,8 @@ import (
 
 // encoded returns m with b, a whole encoding of a message of m's type (of
 // the fields m leaves unset), held as its unknown fields. Proto marshals
-// unknown fields as they are, after the fields m sets, so a reply the
-// catalog kept encoded (Catalog.PageReply and its kin) goes on the wire
+// unknown fields as they are, after the fields m sets, so a reply kept
+// encoded (internal/replies, Skills.pageReply and its kin) goes on the wire
 // without being built or encoded again, with whatever this call adds (a
 // library digest); whoever receives it decodes the real fields. Nothing in
 // this process reads the fields of such a reply: the interceptors do not,

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/watch"
@@ -20,6 +21,7 @@ type Skills struct {
 	chunkSize int
 	feed      *watch.Feed // WithFeed: WatchSkills
 	versions  *Versions   // reads pinned to a version (pinned.go); nil: none
+	replies   *replies.Cache
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
@@ -27,6 +29,9 @@ func NewSkills(lib *skills.Library, chunkSize int, opts ...SkillsOption) *Skills
 	s := &Skills{lib: lib, chunkSize: chunkSize}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.replies == nil {
+		s.replies = replies.New(lib.Catalog.ReplyCacheBytes(), nil)
 	}
 	return s
 }
@@ -122,7 +127,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL {
 		d, variant = full, "full"
 	}
-	b, err := s.lib.Catalog.PageReply(ctx, id, skills.ListOptions{
+	b, err := s.pageReply(ctx, id, skills.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
 	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skills.Page) ([]byte, error) {
@@ -148,7 +153,7 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	if err != nil {
 		return nil, err
 	}
-	b, digest, err := s.lib.Catalog.PromptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+	b, digest, err := s.promptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
 			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery(),
@@ -174,7 +179,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.lib.Catalog.GetReply(ctx, id, req.GetPath(), func(d skills.Detail) ([]byte, error) {
+	b, err := s.getReply(ctx, id, req.GetPath(), func(d skills.Detail) ([]byte, error) {
 		return proto.Marshal(getSkillProto(d))
 	})
 	if err != nil {
@@ -235,7 +240,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.lib.Catalog.SearchReply(ctx, id, skills.SearchOptions{
+	b, err := s.searchReply(ctx, id, skills.SearchOptions{
 		Query: req.GetQuery(), Limit: req.GetLimit(),
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		MinRelevance: req.GetMinRelevance(),

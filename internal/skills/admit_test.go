@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -149,10 +150,11 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 		return n
 	}
 	before := evicted()
+	rc := replies.New(lib.Catalog.ReplyCacheBytes(), nil)
 	builds := 0
 	get := func(u int, name string) {
 		t.Helper()
-		if _, err := lib.Catalog.GetReply(t.Context(), tenant(u), name, func(d Detail) ([]byte, error) {
+		if _, err := getReply(t.Context(), lib, rc, tenant(u), name, func(d Detail) ([]byte, error) {
 			builds++
 			return []byte(d.Body), nil
 		}); err != nil {

@@ -35,7 +35,6 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settingsStore
-	replies  *replies                    // encoded replies, by what they were made from
 	searchIx *skillsearch.Indexes        // each layer's, for Search and a query's Prompt
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so

@@ -115,13 +115,6 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		settingsTTL = cfg.SettingsTTL
 	}
 	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
-	rs := newReplies(cfg.ReplyCacheBytes, newReplyMetrics(o.reg))
-	// Only a level apart from the process (Redis): the in-process cache
-	// would hold a second copy of what rs keeps. Without an index refresh
-	// every call lists, and nothing is reused across calls.
-	if sh := cache.Shared(o.cache); sh != o.cache && cfg.IndexRefresh > 0 {
-		rs.share(sh, cfg.ReplySharedTTL, cl)
-	}
 	si := skillsearch.New(bucket, ix.Held(), skillsearch.Config{BodyBytes: cfg.SearchBodyBytes, BodyReads: cfg.SearchBodyReads}, log, o.reg)
 	si.Share(o.cache, cfg.HeadTTL, cl)
 	if o.embedder != nil {
@@ -130,7 +123,6 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
-		replies:    rs,
 		searchIx:   si,
 		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),

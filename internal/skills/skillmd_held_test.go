@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -162,10 +163,11 @@ func TestGetReplyKeptWithoutTheFile(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	lib, _ := replicaOf(t, mem, nil, clk)
 	reads := func() float64 { return fileReads(lib) }
+	rc := replies.New(lib.Catalog.ReplyCacheBytes(), nil)
 	builds := 0
 	get := func() string {
 		t.Helper()
-		b, err := lib.Catalog.GetReply(t.Context(), alice, "one", func(d Detail) ([]byte, error) {
+		b, err := getReply(t.Context(), lib, rc, alice, "one", func(d Detail) ([]byte, error) {
 			builds++
 			return []byte(d.Body), nil
 		})

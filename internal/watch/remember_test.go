@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -42,9 +41,12 @@ func TestListingsKeepEachStateOnce(t *testing.T) {
 	newFeed(t, lib, nil, watch.Options{Cache: c})
 	list := func(u int) {
 		t.Helper()
-		if _, err := lib.Catalog.PageReply(t.Context(), caller(fmt.Sprintf("user%d", u)), skills.ListOptions{}, 0, "", "", func(skills.Page) ([]byte, error) { return nil, nil }); err != nil {
+		// As ListSkills does, whether its page was kept or built.
+		snap, err := lib.Catalog.Snapshot(t.Context(), caller(fmt.Sprintf("user%d", u)))
+		if err != nil {
 			t.Fatal(err)
 		}
+		snap.Listed(t.Context())
 	}
 	for u := range users {
 		list(u)

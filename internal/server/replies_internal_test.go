@@ -1,17 +1,25 @@
-package skills_test
+package server
 
 import (
+	"context"
+	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 // describePage is a stand-in for a reply's encoding: what a test can see
@@ -38,7 +46,7 @@ func TestRepliesReused(t *testing.T) {
 	// bucket is the next call's, and nothing but the reply cache reuses a
 	// reply.
 	lib := skillstest.Library(t, bucket, nil)
-	cat := lib.Catalog
+	cat, h := lib.Catalog, NewSkills(lib, 256<<10)
 	as := func(user, thread string) mounts.Caller {
 		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: thread})
 	}
@@ -48,7 +56,7 @@ func TestRepliesReused(t *testing.T) {
 	encodePage := func(p skills.Page) ([]byte, error) { builds++; return describePage(p), nil }
 	list := func(id mounts.Caller, opts skills.ListOptions, size int32, token, variant string) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, err := cat.PageReply(t.Context(), id, opts, size, token, variant, encodePage)
+			b, err := h.pageReply(t.Context(), id, opts, size, token, variant, encodePage)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +66,7 @@ func TestRepliesReused(t *testing.T) {
 	page := list(alice, skills.ListOptions{}, 0, "", "")
 	prompt := func(f skillmd.FormatOptions) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, _, err := cat.PromptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+			b, _, err := h.promptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
 				builds++
 				return []byte(b.Text), nil
 			})
@@ -70,7 +78,7 @@ func TestRepliesReused(t *testing.T) {
 	}
 	search := func(query string) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, err := cat.SearchReply(t.Context(), alice, skills.SearchOptions{Query: query}, func(r skills.Results) ([]byte, error) {
+			b, err := h.searchReply(t.Context(), alice, skills.SearchOptions{Query: query}, func(r skills.Results) ([]byte, error) {
 				builds++
 				var s strings.Builder
 				for _, h := range r.Hits {
@@ -91,7 +99,7 @@ func TestRepliesReused(t *testing.T) {
 			}
 		}
 	}
-	firstPage, err := cat.Page(t.Context(), alice, skills.ListOptions{}, 1, "")
+	firstPage, err := catalogPage(t.Context(), cat, alice, skills.ListOptions{}, 1, "")
 	if err != nil || firstPage.NextPageToken == "" {
 		t.Fatalf("Page of 1 = %v, token %q; want a next page", err, firstPage.NextPageToken)
 	}
@@ -189,6 +197,7 @@ func TestRepliesBuiltOnce(t *testing.T) {
 		lb.User("alice").Skill(fmt.Sprintf("s%02d", i), "", "A skill among many.", "body\n")
 	}
 	lib := skillstest.Library(t, lb.Bucket(t), skillstest.Indexed(time.Hour))
+	h := NewSkills(lib, 256<<10)
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	var (
 		mu     sync.Mutex
@@ -197,7 +206,7 @@ func TestRepliesBuiltOnce(t *testing.T) {
 	)
 	for range 16 {
 		wg.Go(func() {
-			_, _, err := lib.Catalog.PromptReply(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{}, func(b skills.Block) ([]byte, error) {
+			_, _, err := h.promptReply(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{}, func(b skills.Block) ([]byte, error) {
 				mu.Lock()
 				builds++
 				mu.Unlock()
@@ -220,10 +229,11 @@ func TestRepliesOff(t *testing.T) {
 	lb := skillstest.New()
 	lb.User("alice").Skill("notes", "", "Take meeting notes.", "body\n")
 	lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.ReplyCacheBytes = 0 })
+	h := NewSkills(lib, 256<<10)
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	builds := 0
 	for range 3 {
-		if _, err := lib.Catalog.PageReply(t.Context(), alice, skills.ListOptions{}, 0, "", "", func(p skills.Page) ([]byte, error) {
+		if _, err := h.pageReply(t.Context(), alice, skills.ListOptions{}, 0, "", "", func(p skills.Page) ([]byte, error) {
 			builds++
 			return describePage(p), nil
 		}); err != nil {
@@ -263,6 +273,7 @@ func TestGetRepliesShared(t *testing.T) {
 	// bucket is the next call's, and nothing but the reply cache reuses a
 	// reply.
 	lib := skillstest.Library(t, bucket, nil)
+	h := NewSkills(lib, 256<<10)
 	as := func(user string) mounts.Caller {
 		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"})
 	}
@@ -270,7 +281,7 @@ func TestGetRepliesShared(t *testing.T) {
 	builds := 0
 	get := func(id mounts.Caller, ref string) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, err := lib.Catalog.GetReply(t.Context(), id, ref, func(d skills.Detail) ([]byte, error) {
+			b, err := h.getReply(t.Context(), id, ref, func(d skills.Detail) ([]byte, error) {
 				builds++
 				return describeDetail(d), nil
 			})
@@ -337,11 +348,12 @@ func TestPromptRepliesShared(t *testing.T) {
 	lb.User("alice").Skill("z-alice", "", "Alice's own.", "body\n")
 	lb.User("bob").Skill("z-bob", "", "Bob's own.", "body\n")
 	lib := skillstest.Library(t, lb.Bucket(t), skillstest.Indexed(time.Hour))
+	h := NewSkills(lib, 256<<10)
 	var replies [][]byte
 	var digests []string
 	for _, user := range []string{"alice", "bob"} {
 		id := mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"})
-		b, digest, err := lib.Catalog.PromptReply(t.Context(), id, skills.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{MaxSkills: 1}, func(b skills.Block) ([]byte, error) {
+		b, digest, err := h.promptReply(t.Context(), id, skills.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{MaxSkills: 1}, func(b skills.Block) ([]byte, error) {
 			if b.LibraryDigest != "" {
 				t.Errorf("the block to encode carries the digest %q: the reply would be the caller's alone", b.LibraryDigest)
 			}
@@ -361,4 +373,144 @@ func TestPromptRepliesShared(t *testing.T) {
 	if digests[0] == digests[1] {
 		t.Errorf("both users were told the digest %q", digests[0])
 	}
+}
+
+// TestRepliesSharedAcrossReplicas: a reply one replica built is every
+// replica's (through Redis), for the same library content and request
+// only; a request of other options is built once, by whichever replica
+// gets it first.
+func TestRepliesSharedAcrossReplicas(t *testing.T) {
+	rs := newReplicas(t, testserver.SharedRedis(t).Addr, time.Hour, 2)
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	builds := 0
+	prompt := func(r replica, f skillmd.FormatOptions) string {
+		t.Helper()
+		b, _, err := r.h.promptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+			builds++
+			return []byte(b.Text), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	page := func(r replica) string {
+		t.Helper()
+		b, err := r.h.pageReply(t.Context(), alice, skills.ListOptions{}, 0, "", "", func(p skills.Page) ([]byte, error) {
+			builds++
+			return describePage(p), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	a, b := rs[0], rs[1]
+	wantBlock, wantPage := prompt(a, skillmd.FormatOptions{}), page(a)
+	if builds != 2 {
+		t.Fatalf("replica A built %d replies, want 2", builds)
+	}
+	if got := prompt(b, skillmd.FormatOptions{}); got != wantBlock {
+		t.Errorf("replica B's block:\n%s\nwant A's:\n%s", got, wantBlock)
+	}
+	if got := page(b); got != wantPage {
+		t.Errorf("replica B's page:\n%s\nwant A's:\n%s", got, wantPage)
+	}
+	if builds != 2 {
+		t.Errorf("replica B built %d replies, want none: A's are in Redis", builds-2)
+	}
+	md := skillmd.FormatOptions{Format: skillmd.FormatMarkdown}
+	mdBlock := prompt(b, md)
+	if builds != 3 {
+		t.Fatalf("a block of other options: %d builds, want 3", builds)
+	}
+	if got := prompt(a, md); got != mdBlock || builds != 3 {
+		t.Errorf("replica A's markdown block after B built it: %d builds (want 3), equal %t", builds, got == mdBlock)
+	}
+}
+
+// TestRepliesBoundCatalog: a catalog's replies stay within
+// --skills.reply-cache-bytes however many it is asked for.
+func TestRepliesBoundCatalog(t *testing.T) {
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("alice/skills/s%02d/SKILL.md", i)] = fmt.Sprintf("---\nname: s%02d\ndescription: Skill %d of a library.\n---\nbody\n", i, i)
+	}
+	cfg := skills.DefaultConfig()
+	cfg.ReplyCacheBytes = 4 << 10
+	lib, err := skills.New(objstoretest.NewBucket(t, files), mounts.Default(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewSkills(lib, 256<<10)
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	for size := int32(1); size <= 40; size++ {
+		if _, err := h.pageReply(t.Context(), alice, skills.ListOptions{}, size, "", "", func(p skills.Page) ([]byte, error) {
+			return []byte(fmt.Sprint(p.Skills)), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, bytes := h.replies.Held(); bytes > cfg.ReplyCacheBytes || n == 0 {
+			t.Fatalf("after page size %d: %d replies of %d bytes, want some within %d", size, n, bytes, cfg.ReplyCacheBytes)
+		}
+	}
+}
+
+// libraryDigest is the digest of id's library, as a listing names it.
+func libraryDigest(t *testing.T, lib *skills.Library, id mounts.Caller) string {
+	t.Helper()
+	p, err := catalogPage(t.Context(), lib.Catalog, id, skills.ListOptions{}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(p.LibraryDigest, "sha256:") || len(p.LibraryDigest) != len("sha256:")+64 {
+		t.Fatalf("library digest %q is not sha256:<hex>", p.LibraryDigest)
+	}
+	return p.LibraryDigest
+}
+
+// replica is one replica's skills handler over a bucket and a Redis shared
+// with the others.
+type replica struct{ h *Skills }
+
+// newReplicas starts n replicas over one in-memory bucket holding alice's
+// skill "one" and the shared skill "two", all on the Redis at addr, their
+// replies shared there for ttl as the assembly shares them.
+func newReplicas(t *testing.T, addr string, ttl time.Duration, n int) []replica {
+	t.Helper()
+	lb := skillstest.New()
+	lb.User("alice").Skill("one", "", "First version.", "")
+	lb.Shared().Skill("two", "", "Shared.", "")
+	mem := lb.Bucket(t)
+	keyPrefix := "test-" + rand.Text() + ":"
+	rs := make([]replica, n)
+	for i := range rs {
+		cfg := cache.DefaultConfig()
+		cfg.Redis.Addrs = []string{addr}
+		cfg.Redis.KeyPrefix = keyPrefix
+		c, err := cache.New(cfg, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		lib := skillstest.Library(t, objstoretest.NewFaulty(mem), skillstest.Indexed(ttl), skills.WithCache(c))
+		rc := replies.New(lib.Catalog.ReplyCacheBytes(), nil)
+		rc.Share(cache.Shared(c), ttl, libindex.NewCacheLog(slog.New(slog.DiscardHandler)))
+		rs[i] = replica{h: NewSkills(lib, 256<<10, WithReplies(rc))}
+	}
+	return rs
+}
+
+// catalogPage is the caller's listing page as ListSkills asks the catalog
+// for it: the request checked, then the page of one snapshot.
+func catalogPage(ctx context.Context, cat *skills.Catalog, id mounts.Caller, opts skills.ListOptions, size int32, token string) (skills.Page, error) {
+	q, err := cat.PageQuery(opts, size, token)
+	if err != nil {
+		return skills.Page{}, err
+	}
+	s, err := cat.Snapshot(ctx, id)
+	if err != nil {
+		return skills.Page{}, err
+	}
+	return s.Page(q), nil
 }

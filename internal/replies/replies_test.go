@@ -1,4 +1,4 @@
-package skills
+package replies
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/libindex"
-	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 )
 
 // TestRepliesBound: the replies kept never cost more than the bound; the
@@ -21,16 +19,16 @@ func TestRepliesBound(t *testing.T) {
 	const size = 1000
 	reply := []byte(strings.Repeat("r", size))
 	cost := replyCost(strings.Repeat("k", 32), reply)
-	r := newReplies(3*cost, newReplyMetrics(nil))
+	r := New(3*cost, nil)
 	builds := map[string]int{}
 	get := func(key string, b []byte) {
 		t.Helper()
 		key = fmt.Sprintf("%032s", key) // as long as a real key
-		got, err := r.get(t.Context(), replyList, key, func() ([]byte, error) { builds[key]++; return b, nil })
+		got, err := r.Get(t.Context(), KindList, key, func() ([]byte, error) { builds[key]++; return b, nil })
 		if err != nil || len(got) != len(b) {
 			t.Fatalf("get(%s) = %d bytes, %v", key, len(got), err)
 		}
-		if n, bytes := r.held(); bytes > r.maxBytes {
+		if n, bytes := r.Held(); bytes > r.maxBytes {
 			t.Fatalf("after get(%s): %d replies cost %d bytes, bound %d", key, n, bytes, r.maxBytes)
 		}
 	}
@@ -40,7 +38,7 @@ func TestRepliesBound(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "a", "d", "e"} { // a is used again before d evicts b
 		get(k, replyOf(k))
 	}
-	if n, _ := r.held(); n != 3 {
+	if n, _ := r.Held(); n != 3 {
 		t.Errorf("holding %d replies, want 3 (the bound)", n)
 	}
 	before := len(builds)
@@ -67,42 +65,16 @@ func TestRepliesBound(t *testing.T) {
 	}
 }
 
-// TestRepliesBoundCatalog: a catalog's replies stay within
-// --skills.reply-cache-bytes however many it is asked for.
-func TestRepliesBoundCatalog(t *testing.T) {
-	files := map[string]string{}
-	for i := range 40 {
-		files[fmt.Sprintf("alice/skills/s%02d/SKILL.md", i)] = fmt.Sprintf("---\nname: s%02d\ndescription: Skill %d of a library.\n---\nbody\n", i, i)
-	}
-	cfg := DefaultConfig()
-	cfg.ReplyCacheBytes = 4 << 10
-	lib, err := New(objstoretest.NewBucket(t, files), mounts.Default(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
-	for size := int32(1); size <= 40; size++ {
-		if _, err := lib.Catalog.PageReply(t.Context(), alice, ListOptions{}, size, "", "", func(p Page) ([]byte, error) {
-			return []byte(fmt.Sprint(p.Skills)), nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if n, bytes := lib.Catalog.replies.held(); bytes > cfg.ReplyCacheBytes || n == 0 {
-			t.Fatalf("after page size %d: %d replies of %d bytes, want some within %d", size, n, bytes, cfg.ReplyCacheBytes)
-		}
-	}
-}
-
 // TestRepliesKeepEqualBytesOnce: replies of equal bytes under many keys
 // are kept once, each key costing its key; the bytes go when the last key
 // keeping them does, and the bound counts them once.
 func TestRepliesKeepEqualBytesOnce(t *testing.T) {
 	block := []byte(strings.Repeat("the same prompt block ", 500))
 	keyOf := func(i int) string { return fmt.Sprintf("%032d", i) }
-	r := newReplies(bodyCost(block)+10*keyCost(keyOf(0)), newReplyMetrics(nil))
+	r := New(bodyCost(block)+10*keyCost(keyOf(0)), nil)
 	var first []byte
 	for i := range 10 {
-		got, err := r.get(t.Context(), replyFormat, keyOf(i), func() ([]byte, error) { return bytes.Clone(block), nil })
+		got, err := r.Get(t.Context(), KindFormat, keyOf(i), func() ([]byte, error) { return bytes.Clone(block), nil })
 		if err != nil || !bytes.Equal(got, block) {
 			t.Fatalf("get(%d) = %d bytes, %v", i, len(got), err)
 		}
@@ -112,15 +84,15 @@ func TestRepliesKeepEqualBytesOnce(t *testing.T) {
 			t.Errorf("reply %d is a copy of the same bytes, want the kept ones", i)
 		}
 	}
-	n, held := r.held()
+	n, held := r.Held()
 	if want := bodyCost(block) + 10*keyCost(keyOf(0)); n != 10 || held != want {
 		t.Errorf("10 keys of one reply: holding %d replies for %d bytes, want 10 for %d (the bytes once)", n, held, want)
 	}
 	// An eleventh key evicts the oldest, whose bytes stay for the others.
-	if _, err := r.get(t.Context(), replyFormat, keyOf(10), func() ([]byte, error) { return bytes.Clone(block), nil }); err != nil {
+	if _, err := r.Get(t.Context(), KindFormat, keyOf(10), func() ([]byte, error) { return bytes.Clone(block), nil }); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := r.held(); n != 10 || len(r.bodies) != 1 {
+	if n, _ := r.Held(); n != 10 || len(r.bodies) != 1 {
 		t.Errorf("after an eleventh key: %d replies, %d distinct bodies; want 10 and 1", n, len(r.bodies))
 	}
 	// Other bytes under every key: the old body goes with its last key.
@@ -133,7 +105,7 @@ func TestRepliesKeepEqualBytesOnce(t *testing.T) {
 			t.Errorf("the old block is still kept (%x, %d refs) after every key moved on", sum[:4], b.refs)
 		}
 	}
-	n, held = r.held()
+	n, held = r.Held()
 	var want int64
 	for _, b := range r.bodies {
 		want += bodyCost(b.b) + int64(b.refs)*keyCost(keyOf(0))
@@ -160,10 +132,10 @@ func TestRepliesSharedDamaged(t *testing.T) {
 			if err := shared.Store(t.Context(), map[string][]byte{sharedReplyKey(key): damage(sharedReply(reply))}, time.Hour); err != nil {
 				t.Fatal(err)
 			}
-			r := newReplies(1<<20, newReplyMetrics(nil))
-			r.share(shared, time.Hour, libindex.NewCacheLog(slog.New(slog.DiscardHandler)))
+			r := New(1<<20, nil)
+			r.Share(shared, time.Hour, libindex.NewCacheLog(slog.New(slog.DiscardHandler)))
 			built := false
-			got, err := r.get(t.Context(), replyList, key, func() ([]byte, error) { built = true; return reply, nil })
+			got, err := r.Get(t.Context(), KindList, key, func() ([]byte, error) { built = true; return reply, nil })
 			if err != nil || !bytes.Equal(got, reply) {
 				t.Fatalf("get = %q, %v; want %q", got, err, reply)
 			}

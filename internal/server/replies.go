@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/replies"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+)
+
+// WithReplies keeps the handler's encoded replies in rc, one cache for every
+// handler of the process (the gRPC server's and the loopbacks'). Without it
+// the handler keeps its own, in process, within --skills.reply-cache-bytes.
+func WithReplies(rc *replies.Cache) SkillsOption { return func(s *Skills) { s.replies = rc } }
+
+// encode turns a catalog answer into the reply sent for it. It must depend
+// on nothing but its argument and what the key names (the variant of a
+// page), as its result answers every later call with the same key.
+type encode[T any] func(T) ([]byte, error)
+
+// pageReply is the caller's page encoded by enc, reused while the caller's
+// library and settings and the request are unchanged: a warm listing costs
+// the lookup of the view and settings every call makes, not a listing and
+// an encoding. variant names whatever else enc depends on.
+func (s *Skills) pageReply(ctx context.Context, id mounts.Caller, opts skills.ListOptions, pageSize int32, token, variant string, enc encode[skills.Page]) ([]byte, error) {
+	q, err := s.lib.Catalog.PageQuery(opts, pageSize, token)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.lib.Catalog.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	snap.Listed(ctx)
+	return s.replies.Get(ctx, replies.KindList, snap.PageKey(q, variant), func() ([]byte, error) { return enc(snap.Page(q)) })
+}
+
+// promptReply is the caller's prompt block encoded by enc, reused as
+// pageReply's pages are, and the caller's library digest. The block enc is
+// given has no LibraryDigest (skills.Snapshot.Prompt): users who see the
+// same block share one kept reply.
+func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skills.ListOptions, f skillmd.FormatOptions, enc encode[skills.Block]) (reply []byte, libraryDigest string, err error) {
+	q, err := s.lib.Catalog.PromptQuery(opts, f)
+	if err != nil {
+		return nil, "", err
+	}
+	snap, err := s.lib.Catalog.Snapshot(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	reply, err = s.replies.Get(ctx, replies.KindFormat, snap.PromptKey(q), func() ([]byte, error) {
+		// Waiters on this build share it: one leaving fails none (as
+		// replies.Cache.Get).
+		b, err := snap.Prompt(context.WithoutCancel(ctx), q)
+		if err != nil {
+			return nil, err
+		}
+		return enc(b)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return reply, snap.LibraryDigest(), nil
+}
+
+// searchReply is the caller's search results encoded by enc, reused as
+// pageReply's pages are for a repeated query.
+func (s *Skills) searchReply(ctx context.Context, id mounts.Caller, opts skills.SearchOptions, enc encode[skills.Results]) ([]byte, error) {
+	q, err := s.lib.Catalog.SearchQuery(opts)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.lib.Catalog.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.replies.Get(ctx, replies.KindSearch, snap.SearchKey(q), func() ([]byte, error) {
+		res, err := snap.Search(context.WithoutCancel(ctx), q) // as promptReply's
+		if err != nil {
+			return nil, err
+		}
+		return enc(res)
+	})
+}
+
+// getReply is the skill ref resolves to encoded by enc, reused while it is
+// the same: one version of one layer's skill, with the same notes and
+// enabled or not (skills.Resolved.ReplyKey), whoever asks. A pinned
+// thread's call, and a SKILL.md read at a version newer than the
+// listing's, are answered without keeping the reply.
+func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skills.Detail]) ([]byte, error) {
+	snap, err := s.lib.Catalog.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := snap.Skill(ref)
+	if err != nil {
+		return nil, err
+	}
+	key, early := sk.ReplyKey()
+	if early {
+		if b, ok := s.replies.Hit(replies.KindGet, key); ok {
+			return b, nil
+		}
+	}
+	f, err := sk.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	build := func() ([]byte, error) {
+		d, err := f.Detail(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return enc(d)
+	}
+	if !f.Current() {
+		s.replies.Count(replies.KindGet, replies.Uncached)
+		return build()
+	}
+	if !sk.Admit(key) {
+		s.replies.Count(replies.KindGet, replies.Miss)
+		return build()
+	}
+	return s.replies.Get(ctx, replies.KindGet, key, build)
+}

@@ -1,0 +1,264 @@
+package skills
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+)
+
+// Snapshot is one caller's library as of one call: the merged view and the
+// settings every answer it gives is made from, and the keys that name those
+// answers. A key names what the answer holds on every replica, so a reply
+// encoded from the answer may be kept under its key (internal/replies) and
+// sent for every later query of the same key; as both come from one
+// snapshot, a key and the content it names always agree.
+type Snapshot struct {
+	c      *Catalog
+	id     mounts.Caller
+	s      snapshot
+	pinned bool // a pinned thread's call: no GetSkill reply of it is kept
+}
+
+// Snapshot returns the caller's library as of now.
+func (c *Catalog) Snapshot(ctx context.Context, id mounts.Caller) (Snapshot, error) {
+	s, err := c.snapshot(ctx, id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{c: c, id: id, s: s, pinned: c.views.pinned(ctx)}, nil
+}
+
+// LibraryDigest is the digest of the caller's library (Page.LibraryDigest).
+func (s Snapshot) LibraryDigest() string { return s.s.digest() }
+
+// Listed tells the catalog's ListedFunc of a listing answered from s
+// (ListSkills' pages), whether its reply was kept or built.
+func (s Snapshot) Listed(ctx context.Context) { s.c.listed(ctx, s.id, s.s) }
+
+// ReplyCacheBytes is --skills.reply-cache-bytes: the most the encoded
+// replies of one replica's snapshots may cost.
+func (c *Catalog) ReplyCacheBytes() int64 { return c.cfg.ReplyCacheBytes }
+
+// Key kinds: the first field of every key, so no two kinds of answer share
+// one. They are part of the keys in the shared cache: renaming one is a new
+// key for every reply of its kind.
+const (
+	keyList   = "list"
+	keyFormat = "format"
+	keySearch = "search"
+	keyGet    = "get"
+)
+
+// PageQuery is a Page request checked and with its defaults applied.
+type PageQuery struct{ q pageQuery }
+
+// PageQuery checks a Page request: pageSize skills (0 means the configured
+// default) after the position in token, which only continues a listing
+// with the same options.
+func (c *Catalog) PageQuery(opts ListOptions, pageSize int32, token string) (PageQuery, error) {
+	q, err := c.pageQuery(opts, pageSize, token)
+	return PageQuery{q}, err
+}
+
+// PageKey is the key of the reply of q's page, encoded as variant names:
+// whatever else the encoding depends on (a view of the reply), so
+// differently encoded replies of one page are kept apart.
+func (s Snapshot) PageKey(q PageQuery, variant string) string {
+	return s.s.replyKey(keyList).str(variant).str(q.q.scope).int(int64(q.q.count)).str(q.q.after).sum()
+}
+
+// Page is the page q asks for.
+func (s Snapshot) Page(q PageQuery) Page { return s.c.page(s.s, q.q) }
+
+// PromptQuery is a Prompt request checked and with its defaults applied.
+type PromptQuery struct {
+	opts ListOptions
+	f    skillmd.FormatOptions
+}
+
+// PromptQuery checks a Prompt request (Catalog.Prompt).
+func (c *Catalog) PromptQuery(opts ListOptions, f skillmd.FormatOptions) (PromptQuery, error) {
+	f, err := c.formatOptions(f)
+	return PromptQuery{opts: opts, f: f}, err
+}
+
+// PromptKey is the key of the reply of q's block.
+func (s Snapshot) PromptKey(q PromptQuery) string {
+	f := q.f
+	return s.s.replyKey(keyFormat).str(q.opts.Category).bool(q.opts.FilterCategory).
+		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool).str(f.Query).sum()
+}
+
+// Prompt is the block q asks for (Catalog.Prompt), without LibraryDigest:
+// users who see the same block, whatever else their libraries hold, then
+// share one kept reply (internal/replies keeps equal bytes once), and the
+// caller adds the digest of its own library (LibraryDigest) to each.
+func (s Snapshot) Prompt(ctx context.Context, q PromptQuery) (Block, error) {
+	b, err := s.c.prompt(ctx, s.s, q.opts, q.f)
+	b.LibraryDigest = ""
+	return b, err
+}
+
+// SearchQuery is a Search request checked and with its defaults applied.
+type SearchQuery struct{ opts SearchOptions }
+
+// SearchQuery checks a Search request (Catalog.Search).
+func (c *Catalog) SearchQuery(opts SearchOptions) (SearchQuery, error) {
+	opts, err := c.searchOptions(opts)
+	return SearchQuery{opts}, err
+}
+
+// SearchKey is the key of the reply of q's results.
+func (s Snapshot) SearchKey(q SearchQuery) string {
+	o := q.opts
+	return s.s.replyKey(keySearch).str(o.Query).int(int64(o.Limit)).str(o.Category).bool(o.FilterCategory).
+		int(int64(math.Float64bits(o.MinRelevance))).sum()
+}
+
+// Search is the results q asks for (Catalog.Search).
+func (s Snapshot) Search(ctx context.Context, q SearchQuery) (Results, error) {
+	return s.c.search(ctx, s.s, q.opts)
+}
+
+// Resolved is one skill of a snapshot, as GetSkill answers it.
+type Resolved struct {
+	c      *Catalog
+	r      resolved
+	pinned bool
+}
+
+// Skill finds ref in the snapshot; a skill the listing found invalid fails
+// with ErrInvalidSkill.
+func (s Snapshot) Skill(ref string) (Resolved, error) {
+	c, v := s.c, s.s.v
+	sk, err := v.find(c.cfg.Mount, ref)
+	if err != nil {
+		return Resolved{}, err
+	}
+	if !sk.note().Valid() {
+		return Resolved{}, invalidSkill(c.cfg.Mount, sk, sk.note())
+	}
+	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
+}
+
+// ReplyKey is the key of r's GetSkill reply, "" for a pinned thread's call
+// (its reply is never kept). early reports whether a reply kept under it
+// answers the call before the SKILL.md is read: the key names the
+// SKILL.md's version when the listing has one, and a kept reply then needs
+// the file neither read nor parsed (with many users, their parsed files are
+// not all held).
+//
+// Unlike the other keys it does not name the caller's library: a shared
+// skill's reply serves every user who sees it alike, so the replies a
+// replica keeps grow with the skills in use, not the users.
+func (r Resolved) ReplyKey() (key string, early bool) {
+	if r.pinned {
+		return "", false
+	}
+	return r.r.replyKey().sum(), r.r.s.skillMD.ETag != ""
+}
+
+// Admit reports whether r's reply under key is to be kept now: any
+// library's at once, the user's own from its second ask (admission).
+func (r Resolved) Admit(key string) bool { return r.c.admitReply.keeps(r.r.s, key) }
+
+// Read reads r's SKILL.md.
+func (r Resolved) Read(ctx context.Context) (Loaded, error) {
+	f, err := r.c.skillMD(ctx, r.r.s)
+	if err != nil {
+		return Loaded{}, err
+	}
+	return Loaded{r: r, f: f}, nil
+}
+
+// Loaded is a skill with its SKILL.md read.
+type Loaded struct {
+	r Resolved
+	f *skillFile
+}
+
+// Current reports whether l's reply may be kept under its ReplyKey: the
+// SKILL.md read is the version the listing names (a newer one is answered
+// without keeping it), and the call is not a pinned thread's.
+func (l Loaded) Current() bool { return !l.r.pinned && l.f.etag == l.r.r.s.skillMD.ETag }
+
+// Detail is everything GetSkill returns of l (Catalog.Get). An invalid
+// SKILL.md fails with ErrInvalidSkill.
+func (l Loaded) Detail(ctx context.Context) (Detail, error) {
+	c := l.r.c
+	d, err := c.detail(l.r.r, l.f)
+	if err != nil {
+		return Detail{}, err
+	}
+	if d.Files, d.FilesOmitted, err = c.describe(ctx, l.r.r.s); err != nil {
+		return Detail{}, err
+	}
+	return d, nil
+}
+
+// replyKey is the key of r's GetSkill reply. A layer's generation names
+// its files, manifests and protections on every replica, so the skill's
+// layer and generation, its dir and name (as the view resolved it), its
+// notes and whether the caller disabled it say everything the reply holds.
+// A user's own skill is keyed by the user's library and both generations
+// (what the user's layer makes of the shared one can change its notes);
+// any other by the generation of the layers under the user's, the same
+// for every user over them.
+func (r resolved) replyKey() *keyBuilder {
+	s := r.s
+	k := (&keyBuilder{}).str(keyGet).str(s.layer).str(s.dir).str(s.name).str(s.skillMD.Key).str(s.skillMD.ETag)
+	if s.layer == LayerUser {
+		k.str(r.v.userBase).int(int64(r.v.userGen))
+	}
+	k.int(int64(r.v.sharedGen)).bool(slices.Contains(r.st.Disabled, s.name))
+	for _, p := range [][]string{s.note().Warnings, r.notes} {
+		k.int(int64(len(p)))
+		for _, w := range p {
+			k.str(w)
+		}
+	}
+	return k
+}
+
+// replyKey starts the key of a reply of kind made from s. A view is rebuilt
+// exactly when one of its indexes' generations changes (and a generation
+// names one content of its library on every replica), so the user's
+// library, the two generations and the settings say everything a reply
+// depends on besides the request. The library digest alone would not: it
+// leaves out invalid skills (listed with include_invalid), a SKILL.md's
+// ETag and which layer serves a skill.
+func (s snapshot) replyKey(kind string) *keyBuilder {
+	k := (&keyBuilder{}).str(kind).str(s.v.userBase).int(int64(s.v.userGen)).int(int64(s.v.sharedGen))
+	k.int(int64(len(s.st.Disabled)))
+	for _, name := range s.st.Disabled {
+		k.str(name)
+	}
+	return k.str(string(s.v.scopeKey()))
+}
+
+// keyBuilder encodes a key's fields so that no two sequences of fields
+// encode alike.
+type keyBuilder struct{ b []byte }
+
+func (k *keyBuilder) str(s string) *keyBuilder { k.b = appendField(k.b, s); return k }
+
+func (k *keyBuilder) int(n int64) *keyBuilder { k.b = binary.AppendVarint(k.b, n); return k }
+
+func (k *keyBuilder) bool(v bool) *keyBuilder {
+	if v {
+		return k.int(1)
+	}
+	return k.int(0)
+}
+
+// sum is the key: fixed-size whatever the fields (a query, a long list of
+// disabled skills), so the bound on the cache counts keys exactly.
+func (k *keyBuilder) sum() string {
+	sum := sha256.Sum256(k.b)
+	return string(sum[:])
+}

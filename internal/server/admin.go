@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -113,26 +114,26 @@ func (a *Admin) ListSkillScopes(ctx context.Context, req *skillsvcv1.ListSkillSc
 
 // The compatibility rules, proto ⇄ catalog.
 var compatibilities = map[skillsvcv1.SkillScopeCompatibility]string{
-	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED:      skills.CompatibilityAny,
-	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS: skills.CompatibilityEmptyOrHarness,
-	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_HARNESS:          skills.CompatibilityHarness,
+	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_UNSPECIFIED:      settings.CompatibilityAny,
+	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_EMPTY_OR_HARNESS: settings.CompatibilityEmptyOrHarness,
+	skillsvcv1.SkillScopeCompatibility_SKILL_SCOPE_COMPATIBILITY_HARNESS:          settings.CompatibilityHarness,
 }
 
-func scopeDef(p *skillsvcv1.SkillScope) skills.ScopeDef {
-	rule := func(r *skillsvcv1.SkillScopeRule) skills.ScopeRule {
-		return skills.ScopeRule{Categories: r.GetCategories(), Tags: r.GetTags(), Names: r.GetNames()}
+func scopeDef(p *skillsvcv1.SkillScope) settings.ScopeDef {
+	rule := func(r *skillsvcv1.SkillScopeRule) settings.ScopeRule {
+		return settings.ScopeRule{Categories: r.GetCategories(), Tags: r.GetTags(), Names: r.GetNames()}
 	}
 	c, ok := compatibilities[p.GetCompatibility()]
 	if !ok {
 		c = p.GetCompatibility().String() // an unknown number: ScopeDef.Validate refuses it
 	}
-	return skills.ScopeDef{Name: p.GetName(), Include: rule(p.GetInclude()), Exclude: rule(p.GetExclude()), Compatibility: c}
+	return settings.ScopeDef{Name: p.GetName(), Include: rule(p.GetInclude()), Exclude: rule(p.GetExclude()), Compatibility: c}
 }
 
-func scopesProto(defs []skills.ScopeDef) []*skillsvcv1.SkillScope {
+func scopesProto(defs []settings.ScopeDef) []*skillsvcv1.SkillScope {
 	out := make([]*skillsvcv1.SkillScope, len(defs))
 	for i, d := range defs {
-		rule := func(r skills.ScopeRule) *skillsvcv1.SkillScopeRule {
+		rule := func(r settings.ScopeRule) *skillsvcv1.SkillScopeRule {
 			return &skillsvcv1.SkillScopeRule{Categories: r.Categories, Tags: r.Tags, Names: r.Names}
 		}
 		out[i] = &skillsvcv1.SkillScope{Name: d.Name, Include: rule(d.Include), Exclude: rule(d.Exclude)}

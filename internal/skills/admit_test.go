@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/replies"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -144,7 +145,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	listed := sized(0).indexes.Held().Bytes()
 	lib := sized(listed + listed/10)
 	evicted := func() (n float64) {
-		for _, kind := range []string{libindex.HeldIndex, heldView, heldSettings, heldLayer} {
+		for _, kind := range []string{libindex.HeldIndex, heldView, settings.HeldKind, heldLayer} {
 			n += testutil.ToFloat64(lib.metrics.HeldEvictions.WithLabelValues(kind))
 		}
 		return n

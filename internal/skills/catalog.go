@@ -22,6 +22,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
@@ -34,7 +35,7 @@ type Catalog struct {
 	views    *views
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
-	settings *settingsStore
+	settings *settings.Store
 	searchIx *skillsearch.Indexes        // each layer's, for Search and a query's Prompt
 	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
@@ -122,7 +123,7 @@ func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions
 // merged view and the settings, as of one call.
 type snapshot struct {
 	v  *view
-	st settings
+	st settings.User
 }
 
 func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, error) {
@@ -130,7 +131,7 @@ func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, err
 	if err != nil {
 		return snapshot{}, err
 	}
-	st, err := c.settings.get(ctx, id)
+	st, err := c.settings.Get(ctx, id)
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -142,7 +143,7 @@ func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
 
 // list is Skills of the snapshot s.
 func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
-	disabled := s.st.disabledSet()
+	disabled := s.st.DisabledSet()
 	var out []Skill
 	for r := range s.listed(opts, disabled) {
 		out = append(out, c.summary(r, r.head.fm, s.v.problems(c.cfg.Mount, r), disabled))
@@ -304,7 +305,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 		return skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)}
 	}
 	lo := ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
-	disabled := s.st.disabledSet()
+	disabled := s.st.DisabledSet()
 	if f.Query != "" {
 		limit := f.CharBudget / minEntryChars
 		if f.MaxSkills > 0 {
@@ -403,7 +404,7 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 type resolved struct {
 	v     *view
 	s     *skillRef
-	st    settings
+	st    settings.User
 	notes []string // the view's notes on shadowing (view.notes)
 }
 
@@ -421,7 +422,7 @@ func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (re
 	if !s.note().Valid() {
 		return resolved{}, invalidSkill(c.cfg.Mount, s, s.note())
 	}
-	st, err := c.settings.get(ctx, id)
+	st, err := c.settings.Get(ctx, id)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -436,7 +437,7 @@ func (c *Catalog) detail(r resolved, f *skillFile) (Detail, error) {
 		return Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
 	}
 	problems.Warnings = slices.Concat(problems.Warnings, r.s.note().Warnings, r.notes)
-	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.disabledSet()), Raw: f.raw, Body: f.body}
+	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
 	d.ETag = f.etag // of the bytes read, which may be newer than the listing
 	return d, nil
 }
@@ -761,7 +762,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		return Skill{}, findErr
 	}
 	stored := false
-	err = c.settings.update(ctx, id, func(s *settings) bool {
+	err = c.settings.Update(ctx, id, func(s *settings.User) bool {
 		i := slices.Index(s.Disabled, name)
 		stored = i >= 0
 		switch {
@@ -798,7 +799,7 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 		return err
 	}
 	c.views.forget(own.Prefix)
-	err = errors.Join(c.views.indexes.Drop(ctx, own), c.settings.forget(ctx, user))
+	err = errors.Join(c.views.indexes.Drop(ctx, own), c.settings.Forget(ctx, user))
 	c.changed(LibraryRef{User: user}, true)
 	return err
 }
@@ -916,7 +917,7 @@ func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, p
 	if err != nil {
 		return nil, err
 	}
-	names, err := (&protections{bucket: c.bucket}).set(ctx, key, name, protect)
+	names, err := settings.Sides{Bucket: c.bucket}.SetProtected(ctx, key, name, protect)
 	if err != nil {
 		return nil, err
 	}
@@ -930,7 +931,7 @@ func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	doc, _, err := (&protections{bucket: c.bucket}).load(ctx, key)
+	doc, _, err := settings.Sides{Bucket: c.bucket}.Load(ctx, key)
 	return doc.Names, err
 }
 

@@ -142,7 +142,7 @@ func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
 		if _, err := c.views.operator(ch.Library.User); err != nil {
 			return err
 		}
-		err := c.settings.forget(ctx, ch.Library.User)
+		err := c.settings.Forget(ctx, ch.Library.User)
 		c.changed(ch.Library, true)
 		return err
 	}
@@ -157,7 +157,7 @@ func (c *Catalog) Forget(ch Change) error {
 		if _, err := c.views.operator(ch.Library.User); err != nil {
 			return err
 		}
-		c.settings.dropLocal(ch.Library.User)
+		c.settings.DropLocal(ch.Library.User)
 		return nil
 	}
 	if ch.Kind != LibraryFile {
@@ -180,6 +180,6 @@ func (c *Catalog) Forget(ch Change) error {
 // the shared cache on its next use.
 func (c *Catalog) ForgetAll() {
 	c.views.indexes.ForgetAll()
-	c.settings.dropAllLocal()
+	c.settings.DropAllLocal()
 	c.changed(LibraryRef{Shared: true}, false)
 }

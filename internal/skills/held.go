@@ -28,12 +28,11 @@ const (
 )
 
 var (
-	skillRefBytes      = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
-	entryBytes         = int64(unsafe.Sizeof(entry{}))
-	manifestBytes      = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
-	manifestFileBytes  = int64(unsafe.Sizeof(ManifestFile{}))
-	localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{})))
-	skillFileBytes     = libindex.AllocBytes(int(unsafe.Sizeof(skillFile{})))
+	skillRefBytes     = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
+	entryBytes        = int64(unsafe.Sizeof(entry{}))
+	manifestBytes     = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
+	manifestFileBytes = int64(unsafe.Sizeof(ManifestFile{}))
+	skillFileBytes    = libindex.AllocBytes(int(unsafe.Sizeof(skillFile{})))
 )
 
 // heldBytes estimates the heap l keeps alive.

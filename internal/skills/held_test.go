@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -196,9 +197,9 @@ func TestHeldPerUser(t *testing.T) {
 		}
 		return n / users
 	}
-	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings)
+	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(settings.HeldKind)
 	t.Logf("listed: index %.0f, view %.0f, settings %.0f: %.0f bytes a user",
-		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), listed)
+		perUser(libindex.HeldIndex), perUser(heldView), perUser(settings.HeldKind), listed)
 	readAll := func() {
 		for u := range users {
 			for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
@@ -217,9 +218,9 @@ func TestHeldPerUser(t *testing.T) {
 	}
 	readAll()
 	mdBytes, mdItems := held(heldSkillMD)
-	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(heldSettings) + mdBytes/users
+	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(settings.HeldKind) + mdBytes/users
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
-		perUser(libindex.HeldIndex), perUser(heldView), perUser(heldSettings), mdBytes/users, mdBytes/mdItems, read)
+		perUser(libindex.HeldIndex), perUser(heldView), perUser(settings.HeldKind), mdBytes/users, mdBytes/mdItems, read)
 	// 10,000 listing users within 128 MiB. Measured before the
 	// held shapes were cut: 18,960 bytes a listing user, 3,375 a SKILL.md
 	// of this shape; after, 13,248 and 1,442.

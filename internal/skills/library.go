@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
@@ -122,13 +123,13 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings:   newSettingsStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, cfg.SettingsKey, ix.Held(), cl, m),
+		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, func(user string) string { return strings.Replace(cfg.SettingsKey, "{user}", user, 1) }, ix.Held(), cl, m),
 		searchIx:   si,
 		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
-	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]ScopeDef, error) {
-		st, err := c.settings.get(ctx, id)
+	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {
+		st, err := c.settings.Get(ctx, id)
 		return st.Scopes, err
 	}
 	return &Library{

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -151,7 +152,7 @@ func appendField(b []byte, s string) []byte {
 // view's digest (computed once per view) and which of its served skills the
 // user disabled. It is the same on every page and replica for the same
 // content and settings, so a client can tell that nothing changed.
-func libraryDigest(v *view, st settings) string {
+func libraryDigest(v *view, st settings.User) string {
 	var disabled []string
 	for _, name := range st.Disabled {
 		if s, ok := v.named(name); ok && s.served() {

@@ -49,6 +49,19 @@ func (r VersionRoots) BlobSpace(l LibraryRef) string { return r.Root(l) + "blobs
 // userRoot is the root of user's own library.
 func (r VersionRoots) userRoot(user string) string { return r.Root(LibraryRef{User: user}) }
 
+// Pins is the prefix of the pins of user's threads, Pin a thread's.
+func (r VersionRoots) Pins(user string) string { return r.userRoot(user) + "pins/" }
+
+// Pin is the object pinning user's thread to a snapshot.
+func (r VersionRoots) Pin(user, thread string) string { return r.Pins(user) + thread + ".json" }
+
+// Snapshots is the prefix of the snapshots of user's libraries that
+// pinned threads read.
+func (r VersionRoots) Snapshots(user string) string { return r.userRoot(user) + "snapshots/" }
+
+// Snapshot is the snapshot of user's libraries whose content sums to sum.
+func (r VersionRoots) Snapshot(user, sum string) string { return r.Snapshots(user) + sum + ".json" }
+
 // Validate checks that every root lies outside every mount of t, so no
 // worker can write a blob, a snapshot or a pin as a file.
 func (r VersionRoots) Validate(t *mounts.Table) error {

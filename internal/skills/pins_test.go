@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/snapshots"
 )
 
 // pinAsked is how the tests' calls ask for their thread's pinned library
@@ -37,7 +38,7 @@ func pinnedLibrary(t *testing.T, b objstore.Bucket, clk *clock) *Library {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib.Catalog.views.pins.now = clk.Now
+	lib.Catalog.views.pins.store.Now = clk.Now
 	t.Cleanup(lib.Close)
 	return lib
 }
@@ -209,7 +210,7 @@ func testPinnedThreads(t *testing.T, newBucket func(*testing.T) objstore.Bucket)
 	if snaps := keys(t, b, "alice/versions/snapshots/"); len(snaps) != 1 {
 		t.Errorf("snapshots after a new thread's pin = %q, want only the one t1 and t5 refer to", snaps)
 	}
-	if n, err := lib.Catalog.SweepPins(ctx, "alice", false); err != nil || n != (PinSweep{}) {
+	if n, err := lib.Catalog.SweepPins(ctx, "alice", false); err != nil || n != (snapshots.Sweep{}) {
 		t.Errorf("SweepPins = %+v, %v; want nothing left to sweep", n, err)
 	}
 	fresh := pinnedLibrary(t, b, clk)

@@ -7,20 +7,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
-	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Scoped views: a scope is a named skill set a library defines (the
 // organization's shared library and each team's in its side object beside
-// the protected names, protect.go; a user's in their settings object), and
+// the protected names; a user's in their settings object: the stored forms
+// are internal/settings'), and
 // a call names one (mounts.Caller.Scope: a request field, the
 // x-skillsvc-scope header, a token's claim). The name resolves in the
 // caller's nearest library first: the user's, then its teams' (in ID
@@ -32,114 +32,14 @@ import (
 // generation), a user's by content (compiledScopes), so a warm call pays a
 // map lookup and a predicate per skill, and no storage request.
 
-// Bounds on what a library defines: a scope is read on every call that
-// names it, and its lists are matched against every skill.
-const (
-	MaxScopes        = 100      // per library
-	MaxScopeEntries  = 200      // per list (include or exclude categories, tags or names)
-	maxScopeEntryLen = 128      // bytes, per entry
-	maxScopesBytes   = 64 << 10 // a library's scopes, as JSON
-)
-
-// Compatibility rules: how a scope matches a skill's compatibility field
-// against the harness the caller declares (mounts.Caller.Harness).
-const (
-	// CompatibilityAny ignores the field.
-	CompatibilityAny = ""
-	// CompatibilityEmptyOrHarness keeps skills whose compatibility is
-	// empty or mentions the caller's harness (as a word, ignoring case).
-	CompatibilityEmptyOrHarness = "empty-or-harness"
-	// CompatibilityHarness keeps only skills whose compatibility
-	// mentions the caller's harness.
-	CompatibilityHarness = "harness"
-)
-
-// ScopeRule is one side of a scope: a skill matches it when its category
-// is one of Categories, or one of its tags (the frontmatter's tags and
-// keywords, at the top level or under metadata) is one of Tags (ignoring
-// case), or its name is one of Names (exact, or a path.Match glob such as
-// "contract-*").
-type ScopeRule struct {
-	Categories []string `json:"categories,omitempty"`
-	Tags       []string `json:"tags,omitempty"`
-	Names      []string `json:"names,omitempty"`
-}
-
-func (r ScopeRule) empty() bool {
-	return len(r.Categories) == 0 && len(r.Tags) == 0 && len(r.Names) == 0
-}
-
-// ScopeDef is a scope as stored: a skill is in it when Include is empty or
-// matches it, Exclude does not match it, and Compatibility (one of the
-// Compatibility* rules) admits it for the caller's harness.
-type ScopeDef struct {
-	Name          string    `json:"name"`
-	Include       ScopeRule `json:"include,omitzero"`
-	Exclude       ScopeRule `json:"exclude,omitzero"`
-	Compatibility string    `json:"compatibility,omitempty"`
-}
-
-// Validate checks d within the bounds, as SetScope stores it.
-func (d ScopeDef) Validate() error {
-	if err := mounts.ValidateID("scope", d.Name); err != nil {
-		return fmt.Errorf("%w: scope name: %v", errkind.InvalidArgument, err)
-	}
-	switch d.Compatibility {
-	case CompatibilityAny, CompatibilityEmptyOrHarness, CompatibilityHarness:
-	default:
-		return fmt.Errorf("%w: scope %q: compatibility %q: want %q, %q or empty", errkind.InvalidArgument, d.Name, d.Compatibility, CompatibilityEmptyOrHarness, CompatibilityHarness)
-	}
-	for side, r := range map[string]ScopeRule{"include": d.Include, "exclude": d.Exclude} {
-		for field, list := range map[string][]string{"categories": r.Categories, "tags": r.Tags, "names": r.Names} {
-			if len(list) > MaxScopeEntries {
-				return fmt.Errorf("%w: scope %q: %s.%s lists %d entries; at most %d", errkind.InvalidArgument, d.Name, side, field, len(list), MaxScopeEntries)
-			}
-			for _, e := range list {
-				if e == "" || len(e) > maxScopeEntryLen || strings.TrimSpace(e) != e {
-					return fmt.Errorf("%w: scope %q: %s.%s entry %q must be 1..%d bytes without surrounding spaces", errkind.InvalidArgument, d.Name, side, field, e, maxScopeEntryLen)
-				}
-				if _, err := path.Match(e, ""); field == "names" && err != nil {
-					return fmt.Errorf("%w: scope %q: %s.names entry %q is not a valid glob", errkind.InvalidArgument, d.Name, side, e)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// checkScopes validates a library's scopes as stored together.
-func checkScopes(defs []ScopeDef) error {
-	if len(defs) > MaxScopes {
-		return fmt.Errorf("%w: a library defines at most %d scopes; delete one first", errkind.InvalidArgument, MaxScopes)
-	}
-	if b, _ := json.Marshal(defs); len(b) > maxScopesBytes {
-		return fmt.Errorf("%w: a library's scopes take at most %d bytes as JSON, these %d", errkind.InvalidArgument, maxScopesBytes, len(b))
-	}
-	return nil
-}
-
-// putScope returns defs with d in place of its namesake (or added), by
-// name; deleteScope without the scope named.
-func putScope(defs []ScopeDef, d ScopeDef) []ScopeDef {
-	defs = slices.DeleteFunc(slices.Clone(defs), func(o ScopeDef) bool { return o.Name == d.Name })
-	defs = append(defs, d)
-	slices.SortFunc(defs, func(a, b ScopeDef) int { return strings.Compare(a.Name, b.Name) })
-	return defs
-}
-
-func deleteScope(defs []ScopeDef, name string) ([]ScopeDef, bool) {
-	out := slices.DeleteFunc(slices.Clone(defs), func(o ScopeDef) bool { return o.Name == name })
-	return out, len(out) != len(defs)
-}
-
-// scope is a ScopeDef compiled: immutable, shared by every call naming it.
+// scope is a settings.ScopeDef compiled: immutable, shared by every call naming it.
 type scope struct {
-	def     ScopeDef
+	def     settings.ScopeDef
 	digest  [sha256.Size]byte // of the definition: in the library digest and reply keys
 	in, out rule
 }
 
-// rule is a ScopeRule compiled.
+// rule is a settings.ScopeRule compiled.
 type rule struct {
 	categories map[string]bool
 	tags       []string // matched ignoring case
@@ -147,7 +47,7 @@ type rule struct {
 	globs      []string
 }
 
-func compileRule(r ScopeRule) rule {
+func compileRule(r settings.ScopeRule) rule {
 	c := rule{categories: map[string]bool{}, names: map[string]bool{}, tags: r.Tags}
 	for _, cat := range r.Categories {
 		c.categories[cat] = true
@@ -164,19 +64,19 @@ func compileRule(r ScopeRule) rule {
 
 // compileScope compiles d, which was validated when stored; an entry that
 // is not (written by other tools) matches nothing.
-func compileScope(d ScopeDef) *scope {
+func compileScope(d settings.ScopeDef) *scope {
 	b, _ := json.Marshal(d)
 	return &scope{def: d, digest: sha256.Sum256(b), in: compileRule(d.Include), out: compileRule(d.Exclude)}
 }
 
 // compileScopes compiles a library's scopes by name, leaving out those
 // that fail validation.
-func compileScopes(defs []ScopeDef) map[string]*scope {
+func compileScopes(defs []settings.ScopeDef) map[string]*scope {
 	if len(defs) == 0 {
 		return nil
 	}
 	out := make(map[string]*scope, len(defs))
-	for _, d := range defs[:min(len(defs), MaxScopes)] {
+	for _, d := range defs[:min(len(defs), settings.MaxScopes)] {
 		if d.Validate() == nil {
 			out[d.Name] = compileScope(d)
 		}
@@ -193,7 +93,7 @@ var userScopeCache = struct {
 
 // compiledUserScope returns d compiled, from userScopeCache when it was
 // compiled before.
-func compiledUserScope(d ScopeDef) *scope {
+func compiledUserScope(d settings.ScopeDef) *scope {
 	b, _ := json.Marshal(d)
 	k := string(b)
 	userScopeCache.Lock()
@@ -274,9 +174,9 @@ func (sc *scope) admits(s *skillRef, harness string) bool {
 		return false
 	}
 	switch sc.def.Compatibility {
-	case CompatibilityEmptyOrHarness:
+	case settings.CompatibilityEmptyOrHarness:
 		return s.head.fm.Compatibility == "" || mentions(s.head.fm.Compatibility, harness)
-	case CompatibilityHarness:
+	case settings.CompatibilityHarness:
 		return mentions(s.head.fm.Compatibility, harness)
 	}
 	return true
@@ -334,7 +234,7 @@ func (v *view) scopeKey() []byte {
 
 // scopeOf finds the scope the caller names: in the user's settings, then
 // the lower layers (its teams in ID order, then the shared library's).
-func scopeOf(name string, user []ScopeDef, lower []*layer) (*scoped, error) {
+func scopeOf(name string, user []settings.ScopeDef, lower []*layer) (*scoped, error) {
 	for _, d := range user {
 		if d.Name == name {
 			if d.Validate() != nil {
@@ -355,18 +255,18 @@ func scopeOf(name string, user []ScopeDef, lower []*layer) (*scoped, error) {
 // (in their settings), a team's or the shared one (in its side object,
 // beside the protected names). It returns the library's scopes after;
 // every replica applies the change as it applies a dropped index.
-func (c *Catalog) SetScope(ctx context.Context, l LibraryRef, d ScopeDef) ([]ScopeDef, error) {
+func (c *Catalog) SetScope(ctx context.Context, l LibraryRef, d settings.ScopeDef) ([]settings.ScopeDef, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	return c.changeScopes(ctx, l, func(defs []ScopeDef) ([]ScopeDef, error) { return putScope(defs, d), nil })
+	return c.changeScopes(ctx, l, func(defs []settings.ScopeDef) ([]settings.ScopeDef, error) { return settings.PutScope(defs, d), nil })
 }
 
 // DeleteScope deletes the scope name of the library l (NOT_FOUND when it
 // defines none of that name) and returns the library's scopes after.
-func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([]ScopeDef, error) {
-	return c.changeScopes(ctx, l, func(defs []ScopeDef) ([]ScopeDef, error) {
-		out, ok := deleteScope(defs, name)
+func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([]settings.ScopeDef, error) {
+	return c.changeScopes(ctx, l, func(defs []settings.ScopeDef) ([]settings.ScopeDef, error) {
+		out, ok := settings.DeleteScope(defs, name)
 		if !ok {
 			return nil, fmt.Errorf("%w: the library defines no scope %q", errkind.NotFound, name)
 		}
@@ -375,23 +275,23 @@ func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([
 }
 
 // Scopes returns the scopes the library l defines, by name.
-func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]ScopeDef, error) {
+func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]settings.ScopeDef, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
 	if l.User != "" {
-		s, _, err := c.settings.load(ctx, l.User)
+		s, err := c.settings.Load(ctx, l.User)
 		return s.Scopes, err
 	}
 	key, err := c.protectedKey(l)
 	if err != nil {
 		return nil, err
 	}
-	doc, _, err := (&protections{bucket: c.bucket}).load(ctx, key)
+	doc, _, err := settings.Sides{Bucket: c.bucket}.Load(ctx, key)
 	return doc.Scopes, err
 }
 
-func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]ScopeDef) ([]ScopeDef, error)) ([]ScopeDef, error) {
+func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]settings.ScopeDef) ([]settings.ScopeDef, error)) ([]settings.ScopeDef, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -400,12 +300,12 @@ func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]
 		if err != nil {
 			return nil, err
 		}
-		var out []ScopeDef
+		var out []settings.ScopeDef
 		var changeErr error
-		err = c.settings.update(ctx, id, func(s *settings) bool {
+		err = c.settings.Update(ctx, id, func(s *settings.User) bool {
 			out, changeErr = change(s.Scopes)
 			if changeErr == nil {
-				changeErr = checkScopes(out)
+				changeErr = settings.CheckScopes(out)
 			}
 			if changeErr != nil {
 				return false
@@ -423,7 +323,7 @@ func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]
 	if err != nil {
 		return nil, err
 	}
-	out, err := (&protections{bucket: c.bucket}).setScopes(ctx, key, change)
+	out, err := settings.Sides{Bucket: c.bucket}.SetScopes(ctx, key, change)
 	if err != nil {
 		return nil, err
 	}

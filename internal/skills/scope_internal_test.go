@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -22,18 +23,18 @@ func TestScopeAdmits(t *testing.T) {
 	cli := skill("eng/cli", "cli", "codex-cli", nil, nil)
 	for _, tc := range []struct {
 		name    string
-		def     ScopeDef
+		def     settings.ScopeDef
 		harness string
 		want    map[*skillRef]bool
 	}{
-		{"category", ScopeDef{Include: ScopeRule{Categories: []string{"legal"}}}, "", map[*skillRef]bool{contracts: true, draft: false, deploy: false}},
-		{"tag ignoring case, list and string", ScopeDef{Include: ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
-		{"metadata tag", ScopeDef{Include: ScopeRule{Tags: []string{"ops"}}}, "", map[*skillRef]bool{deploy: true, cli: false}},
-		{"glob, excluded", ScopeDef{Include: ScopeRule{Names: []string{"*contract*"}}, Exclude: ScopeRule{Names: []string{"draft-*"}}}, "", map[*skillRef]bool{contracts: true, draft: false}},
-		{"exclude only", ScopeDef{Exclude: ScopeRule{Categories: []string{"eng"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
-		{"empty or harness", ScopeDef{Compatibility: CompatibilityEmptyOrHarness}, "codex", map[*skillRef]bool{contracts: true, deploy: true, cli: false}},
-		{"harness only", ScopeDef{Compatibility: CompatibilityHarness}, "claude", map[*skillRef]bool{contracts: false, deploy: true, cli: false}},
-		{"no harness declared", ScopeDef{Compatibility: CompatibilityEmptyOrHarness}, "", map[*skillRef]bool{contracts: true, deploy: false}},
+		{"category", settings.ScopeDef{Include: settings.ScopeRule{Categories: []string{"legal"}}}, "", map[*skillRef]bool{contracts: true, draft: false, deploy: false}},
+		{"tag ignoring case, list and string", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
+		{"metadata tag", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"ops"}}}, "", map[*skillRef]bool{deploy: true, cli: false}},
+		{"glob, excluded", settings.ScopeDef{Include: settings.ScopeRule{Names: []string{"*contract*"}}, Exclude: settings.ScopeRule{Names: []string{"draft-*"}}}, "", map[*skillRef]bool{contracts: true, draft: false}},
+		{"exclude only", settings.ScopeDef{Exclude: settings.ScopeRule{Categories: []string{"eng"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
+		{"empty or harness", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "codex", map[*skillRef]bool{contracts: true, deploy: true, cli: false}},
+		{"harness only", settings.ScopeDef{Compatibility: settings.CompatibilityHarness}, "claude", map[*skillRef]bool{contracts: false, deploy: true, cli: false}},
+		{"no harness declared", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "", map[*skillRef]bool{contracts: true, deploy: false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.def.Name = "s"
@@ -53,24 +54,24 @@ func TestScopeAdmits(t *testing.T) {
 // TestUserScopeCompiledOnce: a user's scope is compiled once per
 // definition, whichever call names it.
 func TestUserScopeCompiledOnce(t *testing.T) {
-	d := ScopeDef{Name: "once", Include: ScopeRule{Names: []string{"a*"}}}
-	a, err := scopeOf("once", []ScopeDef{d}, nil)
+	d := settings.ScopeDef{Name: "once", Include: settings.ScopeRule{Names: []string{"a*"}}}
+	a, err := scopeOf("once", []settings.ScopeDef{d}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := scopeOf("once", []ScopeDef{d}, nil)
+	b, _ := scopeOf("once", []settings.ScopeDef{d}, nil)
 	if a.sc != b.sc {
 		t.Error("the same definition was compiled twice")
 	}
 	d.Include.Names = []string{"b*"}
-	if c, _ := scopeOf("once", []ScopeDef{d}, nil); c.sc == a.sc {
+	if c, _ := scopeOf("once", []settings.ScopeDef{d}, nil); c.sc == a.sc {
 		t.Error("a changed definition kept the old compiled scope")
 	}
 }
 
 // FuzzScopeDefs: a library's scopes as stored (JSON written by SetScope
 // or by other tools) and a skill matched against them. Property: only
-// definitions Validate accepts are compiled, at most MaxScopes of them;
+// definitions Validate accepts are compiled, at most settings.MaxScopes of them;
 // matching is deterministic and a harness is admitted only where the
 // compatibility field holds it (ignoring case).
 func FuzzScopeDefs(f *testing.F) {
@@ -78,7 +79,7 @@ func FuzzScopeDefs(f *testing.F) {
 		"legal/contracts", "contracts", "Claude Code", "contracts", "claude")
 	f.Add([]byte(`[{"name":"a","include":{"names":["[","*"]}},{"name":"../x"}]`), "x", "x", "", "", "")
 	f.Fuzz(func(t *testing.T, doc []byte, dir, name, compat, tag, harness string) {
-		var defs []ScopeDef
+		var defs []settings.ScopeDef
 		if json.Unmarshal(doc, &defs) != nil {
 			return
 		}
@@ -86,7 +87,7 @@ func FuzzScopeDefs(f *testing.F) {
 			harness = "" // as mounts.Table.Identify admits a caller's
 		}
 		compiled := compileScopes(defs)
-		if len(compiled) > MaxScopes {
+		if len(compiled) > settings.MaxScopes {
 			t.Fatalf("%d scopes compiled", len(compiled))
 		}
 		s := &skillRef{dir: dir, name: name, head: parsed{fm: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
@@ -98,7 +99,7 @@ func FuzzScopeDefs(f *testing.F) {
 			if got != sc.admits(s, harness) {
 				t.Fatal("admits is not deterministic")
 			}
-			if got && sc.def.Compatibility == CompatibilityHarness && !strings.Contains(strings.ToLower(compat), strings.ToLower(harness)) {
+			if got && sc.def.Compatibility == settings.CompatibilityHarness && !strings.Contains(strings.ToLower(compat), strings.ToLower(harness)) {
 				t.Fatalf("harness %q admitted by compatibility %q", harness, compat)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
@@ -29,7 +30,7 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	fixtureSkills.Put(t, f)
 	lib := skillstest.Library(t, f, skillstest.Indexed(time.Hour))
 	ctx := t.Context()
-	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{Shared: true}, skills.ScopeDef{Name: "docs", Include: skills.ScopeRule{Categories: []string{"docs", "data"}}, Exclude: skills.ScopeRule{Names: []string{"x*"}}}); err != nil {
+	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{Shared: true}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Categories: []string{"docs", "data"}}, Exclude: settings.ScopeRule{Names: []string{"x*"}}}); err != nil {
 		t.Fatal(err)
 	}
 	docs := scoped(t, "docs", "")
@@ -66,7 +67,7 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	}
 
 	// Alice's own scope of the name comes first.
-	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: "alice"}, skills.ScopeDef{Name: "docs", Include: skills.ScopeRule{Names: []string{"lint"}}}); err != nil {
+	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: "alice"}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Names: []string{"lint"}}}); err != nil {
 		t.Fatal(err)
 	}
 	list, err = lib.Catalog.Skills(ctx, docs, skills.ListOptions{})
@@ -95,18 +96,18 @@ func TestScopeDefinitions(t *testing.T) {
 	b := objstoretest.NewBucket(t, nil)
 	lib := skillstest.Library(t, b, nil)
 	ctx := t.Context()
-	many := make([]string, skills.MaxScopeEntries+1)
+	many := make([]string, settings.MaxScopeEntries+1)
 	for i := range many {
 		many[i] = "n"
 	}
-	for name, d := range map[string]skills.ScopeDef{
+	for name, d := range map[string]settings.ScopeDef{
 		"no name":        {},
 		"bad name":       {Name: "a/b"},
-		"bad glob":       {Name: "s", Include: skills.ScopeRule{Names: []string{"a["}}},
-		"too many":       {Name: "s", Exclude: skills.ScopeRule{Tags: many}},
-		"empty entry":    {Name: "s", Include: skills.ScopeRule{Categories: []string{""}}},
-		"spaced entry":   {Name: "s", Include: skills.ScopeRule{Categories: []string{"a "}}},
-		"long entry":     {Name: "s", Include: skills.ScopeRule{Tags: []string{strings.Repeat("t", 129)}}},
+		"bad glob":       {Name: "s", Include: settings.ScopeRule{Names: []string{"a["}}},
+		"too many":       {Name: "s", Exclude: settings.ScopeRule{Tags: many}},
+		"empty entry":    {Name: "s", Include: settings.ScopeRule{Categories: []string{""}}},
+		"spaced entry":   {Name: "s", Include: settings.ScopeRule{Categories: []string{"a "}}},
+		"long entry":     {Name: "s", Include: settings.ScopeRule{Tags: []string{strings.Repeat("t", 129)}}},
 		"unknown compat": {Name: "s", Compatibility: "sometimes"},
 	} {
 		if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{Shared: true}, d); !errors.Is(err, errkind.InvalidArgument) {
@@ -114,20 +115,20 @@ func TestScopeDefinitions(t *testing.T) {
 		}
 	}
 	for _, l := range []skills.LibraryRef{{Shared: true}, {User: "alice"}} {
-		for i := range skills.MaxScopes {
-			if _, err := lib.Catalog.SetScope(ctx, l, skills.ScopeDef{Name: "s" + strings.Repeat("x", i)}); err != nil {
+		for i := range settings.MaxScopes {
+			if _, err := lib.Catalog.SetScope(ctx, l, settings.ScopeDef{Name: "s" + strings.Repeat("x", i)}); err != nil {
 				t.Fatalf("scope %d of %v: %v", i, l, err)
 			}
 		}
-		if _, err := lib.Catalog.SetScope(ctx, l, skills.ScopeDef{Name: "one-more"}); !errors.Is(err, errkind.InvalidArgument) {
-			t.Errorf("scope %d of %v: %v, want InvalidArgument", skills.MaxScopes+1, l, err)
+		if _, err := lib.Catalog.SetScope(ctx, l, settings.ScopeDef{Name: "one-more"}); !errors.Is(err, errkind.InvalidArgument) {
+			t.Errorf("scope %d of %v: %v, want InvalidArgument", settings.MaxScopes+1, l, err)
 		}
 		// Redefining one is no new scope.
-		if _, err := lib.Catalog.SetScope(ctx, l, skills.ScopeDef{Name: "s", Include: skills.ScopeRule{Tags: []string{"t"}}}); err != nil {
+		if _, err := lib.Catalog.SetScope(ctx, l, settings.ScopeDef{Name: "s", Include: settings.ScopeRule{Tags: []string{"t"}}}); err != nil {
 			t.Errorf("redefining a scope of a full library: %v", err)
 		}
 		got, err := lib.Catalog.Scopes(ctx, l)
-		if err != nil || len(got) != skills.MaxScopes || got[0].Name != "s" || got[0].Include.Tags[0] != "t" {
+		if err != nil || len(got) != settings.MaxScopes || got[0].Name != "s" || got[0].Include.Tags[0] != "t" {
 			t.Errorf("Scopes(%v) = %d scopes, %v", l, len(got), err)
 		}
 	}
@@ -135,8 +136,8 @@ func TestScopeDefinitions(t *testing.T) {
 	if _, err := lib.Catalog.SetProtected(ctx, skills.LibraryRef{Shared: true}, "pdf", true); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := lib.Catalog.Scopes(ctx, skills.LibraryRef{Shared: true}); len(got) != skills.MaxScopes {
-		t.Errorf("after SetProtected the shared library holds %d scopes, want %d", len(got), skills.MaxScopes)
+	if got, _ := lib.Catalog.Scopes(ctx, skills.LibraryRef{Shared: true}); len(got) != settings.MaxScopes {
+		t.Errorf("after SetProtected the shared library holds %d scopes, want %d", len(got), settings.MaxScopes)
 	}
 	if _, err := lib.Catalog.DeleteScope(ctx, skills.LibraryRef{Shared: true}, "s"); err != nil {
 		t.Fatal(err)
@@ -153,8 +154,8 @@ func BenchmarkScopedView(b *testing.B) {
 	bucket, id := benchBucket(b)
 	ctx := b.Context()
 	lib := skillstest.Library(b, bucket, skillstest.Indexed(time.Hour))
-	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: id.User()}, skills.ScopeDef{Name: "two",
-		Include: skills.ScopeRule{Categories: []string{"cat-00", "cat-01"}}, Exclude: skills.ScopeRule{Names: []string{"skill-00[0-4]*"}}}); err != nil {
+	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: id.User()}, settings.ScopeDef{Name: "two",
+		Include: settings.ScopeRule{Categories: []string{"cat-00", "cat-01"}}, Exclude: settings.ScopeRule{Names: []string{"skill-00[0-4]*"}}}); err != nil {
 		b.Fatal(err)
 	}
 	scopedID, err := id.WithScope("two")

@@ -75,7 +75,7 @@ func (c *Catalog) search(ctx context.Context, s snapshot, opts SearchOptions) (R
 	}
 	// Hits come best first by relevance, so the weak ones are at the end.
 	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].relevance < opts.MinRelevance })]
-	disabled := s.st.disabledSet()
+	disabled := s.st.DisabledSet()
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
 		out[i] = Scored{Skill: c.summary(h.r, h.r.head.fm, s.v.problems(c.cfg.Mount, h.r), disabled), Score: h.score, Relevance: h.relevance}
@@ -177,7 +177,7 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 	if err != nil {
 		return nil, err
 	}
-	disabled := s.st.disabledSet()
+	disabled := s.st.DisabledSet()
 	layers := make([]skillsearch.Ranked, len(sls))
 	for i, sl := range sls {
 		layers[i] = skillsearch.Ranked{Index: sl.ix, Rank: sl.rank, Skip: func(doc int) bool {

@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -81,7 +82,7 @@ func TestHeldBound(t *testing.T) {
 			}
 		}
 	}
-	sum := heldGauge(lib, libindex.HeldIndex) + heldGauge(lib, heldLayer) + heldGauge(lib, heldView) + heldGauge(lib, heldSettings)
+	sum := heldGauge(lib, libindex.HeldIndex) + heldGauge(lib, heldLayer) + heldGauge(lib, heldView) + heldGauge(lib, settings.HeldKind)
 	if int64(sum) != held.Bytes() || sum == 0 {
 		t.Errorf("skillsvc_skills_held_bytes sums to %v, want %d", sum, held.Bytes())
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/settings"
 )
 
 // views builds each user's view from the two layers' indexes, and reuses
@@ -33,8 +34,8 @@ type views struct {
 	pins     *pins                     // nil: no thread can pin
 	files    *libindex.Files           // reads each library's protected names
 	// userScopes returns the scopes of the caller's own settings (a warm
-	// read is in process: settingsStore.get).
-	userScopes func(context.Context, mounts.Caller) ([]ScopeDef, error)
+	// read is in process: settings.Store.Get).
+	userScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -114,7 +115,7 @@ func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 	if err != nil || id.Scope() == "" {
 		return v, err
 	}
-	var own []ScopeDef
+	var own []settings.ScopeDef
 	if vs.userScopes != nil {
 		if own, err = vs.userScopes(ctx, id); err != nil {
 			return nil, err
@@ -280,7 +281,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
 	var all bool
 	var err error
-	var side protectedDoc
+	var side settings.Side
 	switch {
 	case layerName == LayerShared:
 		side, all, err = vs.readSide(ctx, x, vs.cfg.SharedProtectedKey)

@@ -1,54 +1,104 @@
-package skills
+package settings
 
 import (
 	"crypto/rand"
+	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
+
+var alice = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})
+
+// The flags' defaults the catalog builds its store with:
+// --skills.settings-ttl, --skills.index-max-stale, --skills.settings-key.
+const (
+	testTTL      = time.Hour
+	testMaxStale = 30 * time.Second
+	testKey      = "{user}/settings/skills.json"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// replica is one replica's store of the users' settings over b and c.
+func replica(b objstore.Bucket, c cache.Cache, clk *clock) *Store {
+	m := libindex.NewMetrics(prometheus.NewRegistry())
+	st := NewStore(b, c, testTTL, testMaxStale, func(user string) string { return strings.Replace(testKey, "{user}", user, 1) }, libindex.NewHeld(64<<20, m), libindex.NewCacheLog(slog.New(slog.DiscardHandler)), m)
+	st.Now = clk.Now
+	return st
+}
+
+// setDisabled disables (or enables) skill name for alice through st.
+func setDisabled(t *testing.T, st *Store, name string, disabled bool) {
+	t.Helper()
+	err := st.Update(t.Context(), alice, func(s *User) bool {
+		if slices.Contains(s.Disabled, name) == disabled {
+			return false
+		}
+		if disabled {
+			s.Disabled = append(s.Disabled, name)
+		} else {
+			s.Disabled = slices.DeleteFunc(s.Disabled, func(n string) bool { return n == name })
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestSettingsHeldInProcess: with Redis, a replica keeps a user's settings
 // in process for --skills.index-max-stale (at least --cache.lru.max-ttl),
 // so a warm call asks Redis nothing; a change made through a replica is
 // that replica's next read, another replica's within the bound, or at once
-// when it is told (Forget).
+// when it is told (DropLocal, which the catalog's Forget calls).
 func TestSettingsHeldInProcess(t *testing.T) {
-	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{"alice/skills/one/SKILL.md": skillMD("one")}))
+	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, nil))
 	cfg := cache.DefaultConfig()
 	cfg.Redis.Addrs = []string{testserver.SharedRedis(t).Addr}
 	cfg.Redis.KeyPrefix = "test-" + rand.Text() + ":"
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
-	type replica struct {
-		lib *Library
+	type replicaOf struct {
+		st  *Store
 		reg *prometheus.Registry // the cache's metrics
 	}
-	newReplica := func() replica {
+	newReplica := func() replicaOf {
 		reg := prometheus.NewRegistry()
 		c, err := cache.New(cfg, reg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		lib, _ := replicaOf(t, b, c, clk)
-		lib.Catalog.settings.now = clk.Now
-		return replica{lib: lib, reg: reg}
+		return replicaOf{st: replica(b, c, clk), reg: reg}
 	}
 	a, other := newReplica(), newReplica()
-	disabled := func(r replica) bool {
+	disabled := func(r replicaOf) bool {
 		t.Helper()
-		list, err := r.lib.Catalog.Skills(t.Context(), alice, ListOptions{IncludeDisabled: true})
-		if err != nil || len(list) != 1 {
-			t.Fatalf("Skills = %+v, %v; want skill one", list, err)
+		s, err := r.st.Get(t.Context(), alice)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return list[0].Disabled
+		return s.DisabledSet()["one"]
 	}
-	redisFetches := func(r replica) float64 {
+	redisFetches := func(r replicaOf) float64 {
 		t.Helper()
 		families, err := r.reg.Gather()
 		if err != nil {
@@ -79,17 +129,15 @@ func TestSettingsHeldInProcess(t *testing.T) {
 		t.Errorf("warm listings fetched from Redis %v times, want 0", n)
 	}
 
-	if _, err := a.lib.Catalog.SetEnabled(t.Context(), alice, "one", false); err != nil {
-		t.Fatal(err)
-	}
+	setDisabled(t, a.st, "one", true)
 	if !disabled(a) {
 		t.Error("the replica that disabled skill one lists it enabled")
 	}
 	if disabled(other) {
 		t.Error("the other replica dropped its copy before --skills.index-max-stale without being told: is it still held?")
 	}
-	bound := max(cache.DefaultConfig().LRU.MaxTTL, DefaultConfig().IndexMaxStale)
-	if got := other.lib.Catalog.settings.localTTL; got != bound {
+	bound := max(cache.DefaultConfig().LRU.MaxTTL, testMaxStale)
+	if got := other.st.localTTL; got != bound {
 		t.Errorf("settings held in process for %v, want %v", got, bound)
 	}
 	clk.Advance(bound - time.Second)
@@ -101,24 +149,14 @@ func TestSettingsHeldInProcess(t *testing.T) {
 		t.Errorf("the other replica lists skill one enabled %v after it was disabled", bound)
 	}
 
-	if _, err := a.lib.Catalog.SetEnabled(t.Context(), alice, "one", true); err != nil {
-		t.Fatal(err)
-	}
-	ch := other.lib.Catalog.ChangeOf("alice/settings/skills.json")
-	if ch.Kind != Settings {
-		t.Fatalf("ChangeOf(settings) = %+v", ch)
-	}
-	if err := other.lib.Catalog.Forget(ch); err != nil {
-		t.Fatal(err)
-	}
+	setDisabled(t, a.st, "one", false)
+	other.st.DropLocal("alice")
 	if disabled(other) {
 		t.Error("the other replica, told of the change (Forget), still lists skill one disabled")
 	}
 
-	if _, err := a.lib.Catalog.SetEnabled(t.Context(), alice, "one", false); err != nil {
-		t.Fatal(err)
-	}
-	other.lib.Catalog.ForgetAll()
+	setDisabled(t, a.st, "one", true)
+	other.st.DropAllLocal()
 	if !disabled(other) {
 		t.Error("the other replica, after ForgetAll, still lists skill one enabled")
 	}
@@ -131,23 +169,17 @@ func TestSettingsHeldInProcess(t *testing.T) {
 // GetSkill's CPU in BenchmarkGetSkillGRPC); bytes another writer changed
 // are decoded afresh.
 func TestSettingsDecodedOnce(t *testing.T) {
-	b := objstoretest.NewBucket(t, map[string]string{
-		"alice/skills/one/SKILL.md": skillMD("one"),
-		"alice/skills/two/SKILL.md": skillMD("two"),
-	})
+	b := objstoretest.NewBucket(t, nil)
 	shared := cache.NewLRU(1 << 20)
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
-	a, _ := replicaOf(t, b, shared, clk)
-	other, _ := replicaOf(t, b, shared, clk)
-	if got := a.Catalog.settings.localTTL; got != 0 {
+	a, other := replica(b, shared, clk), replica(b, shared, clk)
+	if got := a.localTTL; got != 0 {
 		t.Fatalf("in-process cache: settings kept for %v, want no copy for a time", got)
 	}
-	if _, err := a.Catalog.SetEnabled(t.Context(), alice, "one", false); err != nil {
-		t.Fatal(err)
-	}
-	get := func(lib *Library) settings {
+	setDisabled(t, a, "one", true)
+	get := func(st *Store) User {
 		t.Helper()
-		s, err := lib.Catalog.settings.get(t.Context(), alice)
+		s, err := st.Get(t.Context(), alice)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,9 +193,7 @@ func TestSettingsDecodedOnce(t *testing.T) {
 		t.Error("the same cached settings were decoded twice")
 	}
 	// Another writer of the same cache: a's next read sees its bytes.
-	if _, err := other.Catalog.SetEnabled(t.Context(), alice, "two", false); err != nil {
-		t.Fatal(err)
-	}
+	setDisabled(t, other, "two", true)
 	if got := get(a).Disabled; !slices.Equal(got, []string{"one", "two"}) {
 		t.Errorf("after another writer's change, disabled = %v, want [one two]", got)
 	}

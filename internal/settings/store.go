@@ -1,4 +1,4 @@
-package skills
+package settings
 
 import (
 	"bytes"
@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sync/singleflight"
 
@@ -21,10 +21,10 @@ import (
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
-// settings is a user's stored preferences. It lives outside every mount so
-// a worker cannot edit it as a file and `aws s3 sync --delete` of a library
-// does not wipe it.
-type settings struct {
+// User is a user's stored settings. They live outside every mount so a
+// worker cannot edit them as a file and `aws s3 sync --delete` of a
+// library does not wipe them.
+type User struct {
 	Disabled []string `json:"disabled"` // skill names
 	// Scopes are the user's own scopes (scope.go), nearest of any of
 	// the name for the user's calls.
@@ -35,31 +35,32 @@ type settings struct {
 // names the user, so a value under another user's key (a copied key, a bug)
 // is refused instead of applied.
 type cachedSettings struct {
-	User string `json:"user"`
-	settings
+	Owner string `json:"user"`
+	User
 }
 
 // errOtherUser: cached settings that name another user.
 var errOtherUser = errors.New("settings of another user")
 
-// decodeSettings reads a value stored by settingsStore.store for user. A
+// decodeSettings reads a value stored by Store.store for user. A
 // value that names no user (written before values named theirs) or cannot
 // be read is a miss; one that names another user is errOtherUser.
-func decodeSettings(b []byte, user string) (settings, error) {
+func decodeSettings(b []byte, user string) (User, error) {
 	var c cachedSettings
 	if err := json.Unmarshal(b, &c); err != nil {
-		return settings{}, err
+		return User{}, err
 	}
-	switch c.User {
+	switch c.Owner {
 	case user:
-		return c.settings, nil
+		return c.User, nil
 	case "":
-		return settings{}, errors.New("cached settings name no user")
+		return User{}, errors.New("cached settings name no user")
 	}
-	return settings{}, fmt.Errorf("%w: %q, not %q", errOtherUser, c.User, user)
+	return User{}, fmt.Errorf("%w: %q, not %q", errOtherUser, c.Owner, user)
 }
 
-func (s settings) disabledSet() map[string]bool {
+// DisabledSet is the names of the skills the user disabled.
+func (s User) DisabledSet() map[string]bool {
 	m := make(map[string]bool, len(s.Disabled))
 	for _, n := range s.Disabled {
 		m[n] = true
@@ -78,20 +79,20 @@ const (
 	settingsLockWait = 2 * time.Second
 )
 
-// settingsStore reads and updates each user's settings object, cached in
+// Store reads and updates each user's settings object, cached in
 // the shared cache (when ttl > 0) so a catalog call costs no storage
 // request. Writes go through the cache: a change is the next read of every
 // replica. Writers and the readers that fill a miss hold one lock per user
 // in the shared cache, so an old value read from storage can never be
 // stored over a newer one.
-type settingsStore struct {
-	bucket      objstore.Bucket
-	shared      cache.Cache // the level every replica sees
-	ttl         time.Duration
-	keyTemplate string // with {user}
-	cacheLog    *libindex.CacheLog
-	metrics     *libindex.Metrics
-	flight      singleflight.Group
+type Store struct {
+	bucket   objstore.Bucket
+	shared   cache.Cache // the level every replica sees
+	ttl      time.Duration
+	key      func(user string) string // the user's settings object
+	cacheLog *libindex.CacheLog
+	metrics  *libindex.Metrics
+	flight   singleflight.Group
 
 	// local keeps each user's decoded settings in process for localTTL
 	// (with Redis; 0 without, when the cache is in process anyway), so a
@@ -99,7 +100,7 @@ type settingsStore struct {
 	// this replica is its next read (update and forget drop the copy, and
 	// a read that began before a change keeps nothing); one made through
 	// another replica is dropped here when the replicas' topic says so
-	// (Catalog.Forget), milliseconds later. localTTL bounds a copy should
+	// (skills.Catalog.Forget calls DropLocal), milliseconds later. localTTL bounds a copy should
 	// that message be lost: the library's own bound on a change skillsvc
 	// is not told of (--skills.index-max-stale), at least the in-process
 	// cache's (--cache.lru.max-ttl). Shorter, a replica serving thousands
@@ -111,29 +112,38 @@ type settingsStore struct {
 	// copy for a time, every call reads it).
 	local    *libindex.Shelf[*localSettings]
 	localTTL time.Duration
-	now      func() time.Time
 	localMu  sync.Mutex
 	changes  uint64 // updates and forgets so far, under localMu
+
+	// Now is the clock the copies held in process age by.
+	Now func() time.Time
 }
 
 // localSettings are a user's settings as read at a time, and the cached
 // bytes they were decoded from (nil: read from storage).
 type localSettings struct {
-	s   settings
+	s   User
 	at  time.Time
 	raw []byte
 }
 
-// heldSettings is the kind of the settings on the held budget.
-const heldSettings = "settings"
+// HeldKind is the kind of the settings on the held budget.
+const HeldKind = "settings"
 
-func newSettingsStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, keyTemplate string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *settingsStore {
-	st := &settingsStore{bucket: bucket, shared: cache.Shared(c), ttl: ttl, keyTemplate: keyTemplate, cacheLog: cl, metrics: m, now: time.Now}
+// localSettingsBytes estimates the heap a localSettings keeps alive, its
+// strings aside (as skills' held estimates are made).
+var localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{})))
+
+// NewStore returns the store of the users' settings objects, each at
+// key(user) (the bucket layout's), cached in c for ttl (0: read from storage every call) and
+// held decoded in process within held, for maxStale at least.
+func NewStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, key func(user string) string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *Store {
+	st := &Store{bucket: bucket, shared: cache.Shared(c), ttl: ttl, key: key, cacheLog: cl, metrics: m, Now: time.Now}
 	if ttl > 0 {
 		if local := cache.LocalTTL(c); local > 0 {
 			st.localTTL = min(max(local, maxStale), ttl)
 		}
-		st.local = libindex.NewShelf[*localSettings](held, heldSettings)
+		st.local = libindex.NewShelf[*localSettings](held, HeldKind)
 	}
 	return st
 }
@@ -147,17 +157,13 @@ func (l *localSettings) heldBytes(user string) int64 {
 	return n
 }
 
-func (st *settingsStore) key(user string) string {
-	return strings.Replace(st.keyTemplate, "{user}", user, 1)
-}
-
-// get returns the user's settings.
-func (st *settingsStore) get(ctx context.Context, id mounts.Caller) (settings, error) {
+// Get returns the caller's settings.
+func (st *Store) Get(ctx context.Context, id mounts.Caller) (User, error) {
 	if st.ttl <= 0 {
 		s, _, err := st.load(ctx, id.User())
 		return s, err
 	}
-	at := st.now()
+	at := st.Now()
 	if l, ok := st.local.Get(id.User()); ok && st.localTTL > 0 && at.Sub(l.at) < st.localTTL {
 		return l.s, nil
 	}
@@ -182,16 +188,16 @@ func (st *settingsStore) get(ctx context.Context, id mounts.Caller) (settings, e
 
 // decoded returns the user's settings as decoded from b before, if this
 // process keeps them: the same cached bytes decode to the same settings.
-func (st *settingsStore) decoded(user string, b []byte) (settings, bool) {
+func (st *Store) decoded(user string, b []byte) (User, bool) {
 	if l, ok := st.local.Get(user); ok && l.raw != nil && bytes.Equal(l.raw, b) {
 		return l.s, true
 	}
-	return settings{}, false
+	return User{}, false
 }
 
-// dropLocal forgets this process's copy of the user's settings, after a
+// DropLocal forgets this process's copy of the user's settings, after a
 // change: a read under way when it runs keeps nothing it read.
-func (st *settingsStore) dropLocal(user string) {
+func (st *Store) DropLocal(user string) {
 	if st.local == nil {
 		return
 	}
@@ -201,8 +207,8 @@ func (st *settingsStore) dropLocal(user string) {
 	st.local.Remove(user)
 }
 
-// dropAllLocal forgets this process's copies of every user's settings.
-func (st *settingsStore) dropAllLocal() {
+// DropAllLocal forgets this process's copies of every user's settings.
+func (st *Store) DropAllLocal() {
 	if st.local == nil {
 		return
 	}
@@ -215,12 +221,12 @@ func (st *settingsStore) dropAllLocal() {
 // getShared returns the user's settings from the shared cache, filling it
 // from storage on a miss, and the cached bytes they were decoded from (nil
 // when read from storage).
-func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (settings, []byte, error) {
-	ckey := settingsCacheKey(id.User())
+func (st *Store) getShared(ctx context.Context, id mounts.Caller) (User, []byte, error) {
+	ckey := CacheKey(id.User())
 	hits, err := st.shared.Fetch(ctx, []string{ckey})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return settings{}, nil, cerr
+			return User{}, nil, cerr
 		}
 		st.cacheLog.Failed(ctx, "fetching skill settings", err)
 	}
@@ -263,15 +269,15 @@ func (st *settingsStore) getShared(ctx context.Context, id mounts.Caller) (setti
 	}))
 	select {
 	case <-ctx.Done():
-		return settings{}, nil, ctx.Err()
+		return User{}, nil, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
 			st.metrics.Coalesced.WithLabelValues("settings").Inc()
 		}
 		if res.Err != nil {
-			return settings{}, nil, res.Err
+			return User{}, nil, res.Err
 		}
-		return res.Val.(settings), nil, nil
+		return res.Val.(User), nil, nil
 	}
 }
 
@@ -287,28 +293,28 @@ const readTimeout = 30 * time.Second
 // another's write.
 const settingsKeySpace = "skills:v1:settings:"
 
-// settingsCacheKey names a user's cached settings.
-func settingsCacheKey(user string) string { return settingsKeySpace + "{" + user + "}" }
+// CacheKey names a user's cached settings.
+func CacheKey(user string) string { return settingsKeySpace + "{" + user + "}" }
 
-func settingsLockKey(user string) string { return "lock:" + settingsCacheKey(user) }
+func settingsLockKey(user string) string { return "lock:" + CacheKey(user) }
 
-func (st *settingsStore) store(ctx context.Context, user string, s settings) {
-	b, _ := json.Marshal(cachedSettings{User: user, settings: s})
-	if err := st.shared.Store(ctx, map[string][]byte{settingsCacheKey(user): b}, st.ttl); err != nil {
+func (st *Store) store(ctx context.Context, user string, s User) {
+	b, _ := json.Marshal(cachedSettings{Owner: user, User: s})
+	if err := st.shared.Store(ctx, map[string][]byte{CacheKey(user): b}, st.ttl); err != nil {
 		st.cacheLog.Failed(ctx, "storing skill settings", err)
 	}
 }
 
-// forget drops the user's cached settings.
-func (st *settingsStore) forget(ctx context.Context, user string) error {
-	defer st.dropLocal(user)
-	return st.shared.Delete(ctx, settingsCacheKey(user))
+// Forget drops the user's cached settings.
+func (st *Store) Forget(ctx context.Context, user string) error {
+	defer st.DropLocal(user)
+	return st.shared.Delete(ctx, CacheKey(user))
 }
 
 // load reads the user's settings from storage and their ETag ("" when none
 // exist).
-func (st *settingsStore) load(ctx context.Context, user string) (settings, string, error) {
-	var s settings
+func (st *Store) load(ctx context.Context, user string) (User, string, error) {
+	var s User
 	data, a, err := textfile.Reader{MaxBytes: maxSettingsBytes}.Read(ctx, st.bucket, st.key(user), "skill settings")
 	if objstore.IsNotFound(err) {
 		return s, "", nil
@@ -322,17 +328,24 @@ func (st *settingsStore) load(ctx context.Context, user string) (settings, strin
 	return s, a.ETag, nil
 }
 
-// update applies change to the user's settings with a conditional write,
+// Load reads the user's settings from storage, past every cache: an
+// operator's read of what is stored.
+func (st *Store) Load(ctx context.Context, user string) (User, error) {
+	s, _, err := st.load(ctx, user)
+	return s, err
+}
+
+// Update applies change to the user's settings with a conditional write,
 // retried when another writer got in between, so concurrent changes are all
 // kept, then caches the result. change reports whether it changed anything.
-func (st *settingsStore) update(ctx context.Context, id mounts.Caller, change func(*settings) bool) error {
+func (st *Store) Update(ctx context.Context, id mounts.Caller, change func(*User) bool) error {
 	if st.ttl > 0 {
 		unlock := st.lock(ctx, id.User())
 		defer unlock()
 		// Last, once the shared cache holds the change (or nothing).
-		defer st.dropLocal(id.User())
+		defer st.DropLocal(id.User())
 	}
-	var final settings
+	var final User
 	wrote := false // a Put was sent: it may have landed even if it failed
 	err := objstore.RetryConditional(ctx, settingsAttempts, settingsBackoff, func() error {
 		s, etag, err := st.load(ctx, id.User())
@@ -352,7 +365,7 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Caller, change fu
 	if err != nil {
 		// A write that may have landed: let the next read fill the cache.
 		if st.ttl > 0 && wrote && !objstore.LostRace(err) {
-			_ = st.forget(context.WithoutCancel(ctx), id.User())
+			_ = st.Forget(context.WithoutCancel(ctx), id.User())
 		}
 		return err
 	}
@@ -365,7 +378,7 @@ func (st *settingsStore) update(ctx context.Context, id mounts.Caller, change fu
 // lock takes the user's settings lock, waiting up to settingsLockWait; it
 // goes on without it after that (or when the shared cache fails): the
 // conditional write keeps every change, the lock only orders cache fills.
-func (st *settingsStore) lock(ctx context.Context, user string) (unlock func()) {
+func (st *Store) lock(ctx context.Context, user string) (unlock func()) {
 	deadline := time.Now().Add(settingsLockWait)
 	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		unlock, ok, err := st.shared.TryLock(ctx, settingsLockKey(user), settingsLockTTL)

@@ -1,4 +1,4 @@
-package skills
+package settings
 
 import (
 	"encoding/json"
@@ -10,7 +10,10 @@ import (
 // TestSettingsCodec: cached settings apply only to the user they name; a
 // value naming none (an older replica's) is a plain miss.
 func TestSettingsCodec(t *testing.T) {
-	b, _ := json.Marshal(cachedSettings{User: "bob", settings: settings{Disabled: []string{"pdf"}}})
+	b, _ := json.Marshal(cachedSettings{Owner: "bob", User: User{Disabled: []string{"pdf"}}})
+	if want := `{"user":"bob","disabled":["pdf"]}`; string(b) != want {
+		t.Errorf("cached form %s, want %s (what every replica reads)", b, want)
+	}
 	if s, err := decodeSettings(b, "bob"); err != nil || !reflect.DeepEqual(s.Disabled, []string{"pdf"}) {
 		t.Errorf("bob's own: %+v, %v", s, err)
 	}

@@ -18,4 +18,10 @@
 // Redis as a cache: `maxmemory` set with `maxmemory-policy allkeys-lru`, no
 // persistence needed; every key this package writes has a TTL, so a missed
 // Delete or a full Redis heals by itself.
+//
+// Held is the other cache a replica keeps: decoded values (library indexes,
+// the catalog's layers, views and search indexes) on one byte budget, least
+// recently used out whatever their kind, each charged its owner's estimate
+// of the heap it keeps alive (AllocBytes and the generic estimates of
+// estimate.go).
 package cache

@@ -2,6 +2,8 @@ package libindex
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
 )
 
 // Metrics tell an operator how fresh the served indexes are and what
@@ -20,12 +22,9 @@ type Metrics struct {
 	// source (HeadCarried, HeadCached, HeadParsed).
 	Heads *prometheus.CounterVec
 
-	// What the replica holds decoded (Held), by kind, against the budget.
-	HeldBytes     *prometheus.GaugeVec
-	HeldItems     *prometheus.GaugeVec
-	HeldMaxBytes  prometheus.Gauge
-	HeldEvictions *prometheus.CounterVec
-	HeldTooLarge  *prometheus.CounterVec
+	// What the replica holds decoded (cache.Held), by kind, against the
+	// budget.
+	*cache.HeldMetrics
 }
 
 // Index sources, revalidation modes, and the kinds of values the cache
@@ -68,6 +67,7 @@ const (
 // NewMetrics returns the metrics, registered on reg unless it is nil.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		HeldMetrics: cache.NewHeldMetrics(),
 		Loads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_skills_index_loads_total",
 			Help: "Library indexes loaded into this process, by source: shared_cache (another replica's), persisted (the bucket's index object) or listing (listed and revalidated here).",
@@ -109,26 +109,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "skillsvc_skills_index_digest_bytes_total",
 			Help: "Bytes of skill files read to compute their digests.",
 		}),
-		HeldBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "skillsvc_skills_held_bytes",
-			Help: "Bytes charged for what this replica holds decoded (library indexes, each library's parsed skills, users' views), by kind; their sum stays within skillsvc_skills_held_max_bytes.",
-		}, []string{"kind"}),
-		HeldItems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "skillsvc_skills_held_items",
-			Help: "Values this replica holds decoded, by kind.",
-		}, []string{"kind"}),
-		HeldMaxBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "skillsvc_skills_held_max_bytes",
-			Help: "The budget of what this replica holds decoded (--skills.max-held-bytes).",
-		}),
-		HeldEvictions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "skillsvc_skills_held_evictions_total",
-			Help: "Values dropped, least recently used first, to keep what this replica holds decoded within its budget, by kind. A steady rate means the budget is smaller than the libraries in use: each eviction costs a rebuild (from the shared cache, not storage) on the next call.",
-		}, []string{"kind"}),
-		HeldTooLarge: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "skillsvc_skills_held_too_large_total",
-			Help: "Values not held because one alone is larger than the budget, by kind: every call using one rebuilds it. Raise --skills.max-held-bytes.",
-		}, []string{"kind"}),
 	}
 	// Every series exists from the start, so a rate over it is defined.
 	for _, s := range []string{SourceSharedCache, SourceBucket, SourceListing} {

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
@@ -14,9 +14,9 @@ import (
 // Config is the authors' path's configuration (--library.*).
 type Config struct {
 	// Roots are each library's versions root: its versions, and the blobs
-	// and snapshots pinned threads share with them (skills.VersionRoots).
+	// and snapshots pinned threads share with them (layout.VersionRoots).
 	// Both lie outside every mount: no worker can write a version.
-	Roots skills.VersionRoots `yaml:"roots"`
+	Roots layout.VersionRoots `yaml:"roots"`
 	// Review makes a non-admin's publish to the shared library, and a
 	// member's to its team's, a pending version until an admin approves
 	// it; without it such a publish is refused.
@@ -52,7 +52,7 @@ type Config struct {
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	def := skills.DefaultVersionRoots()
+	def := layout.DefaultVersionRoots()
 	f.StringVar(&c.Roots.User, prefix+"versions-prefix", def.User, "Key prefix of what a user's library keeps outside every mount: published versions (records, labels), content-addressed blobs, pinned threads' snapshots and pins.")
 	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-prefix", def.Shared, "The shared library's versions prefix; outside every mount and the shared library, its first segment no valid user ID.")
 	f.StringVar(&c.Roots.Team, prefix+"team-versions-prefix", def.Team, "Each team library's versions prefix; {team} is the team ID (a whole segment), outside every mount and apart from --skills.team-prefix and the team's index and protected-list keys.")
@@ -81,17 +81,8 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 	if err := c.Roots.Validate(table); err != nil {
 		return err
 	}
-	if sh := c.Roots.Shared; strings.HasPrefix(sh, sk.SharedPrefix) || strings.HasPrefix(sk.SharedPrefix, sh) {
-		return fmt.Errorf("library: shared-versions-prefix %q must lie apart from the shared library %q", sh, sk.SharedPrefix)
-	}
-	// Rendered for one team, the team root must hold neither the team's
-	// library nor its index or protected list, nor lie inside them.
-	team := func(tmpl string) string { return strings.Replace(tmpl, "{team}", "t", 1) }
-	root := team(c.Roots.Team)
-	for flag, k := range map[string]string{"team-prefix": team(sk.TeamPrefix), "team-index-key": team(sk.TeamIndexKey), "team-protected-key": team(sk.TeamProtectedKey)} {
-		if strings.HasPrefix(k, root) || strings.HasPrefix(root, k) {
-			return fmt.Errorf("library: team-versions-prefix %q must lie apart from --skills.%s", c.Roots.Team, flag)
-		}
+	if err := c.Roots.Apart(sk.Keys()); err != nil {
+		return err
 	}
 	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 || c.CoexistenceTimeout < 0 {
 		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget and recover-every must be positive, memory-wait and coexistence-timeout not negative")
@@ -106,10 +97,10 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 }
 
 // Root is the versions root of the library l (validated by the caller);
-// skills.VersionRoots.Root decides it, for pins too.
-func (c *Config) Root(l skills.LibraryRef) string { return c.Roots.Root(l) }
+// layout.VersionRoots.Root decides it, for pins too.
+func (c *Config) Root(l layout.LibraryRef) string { return c.Roots.Root(l) }
 
 // BlobSpace is the blob space (internal/blobs) of the library l: the
 // versions of its skills and pinned threads' snapshots of it keep their
 // files there, each once.
-func (c *Config) BlobSpace(l skills.LibraryRef) string { return c.Roots.BlobSpace(l) }
+func (c *Config) BlobSpace(l layout.LibraryRef) string { return c.Roots.BlobSpace(l) }

@@ -3,6 +3,7 @@ package library_test
 import (
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -59,7 +60,7 @@ func TestConfigValidate(t *testing.T) {
 // the team ID in place of {team}.
 func TestCustomRoots(t *testing.T) {
 	c := library.DefaultConfig()
-	c.Roots = skills.VersionRoots{User: "{user}/.v/", Shared: "_lib/v/", Team: "_t/{team}/.v/"}
+	c.Roots = layout.VersionRoots{User: "{user}/.v/", Shared: "_lib/v/", Team: "_t/{team}/.v/"}
 	for l, want := range map[skills.LibraryRef]string{
 		{User: "alice"}: "alice/.v/blobs/", {Shared: true}: "_lib/v/blobs/", {Team: "legal"}: "_t/legal/.v/blobs/",
 	} {

@@ -54,7 +54,7 @@ func (p *Publisher) lockKey(l skills.LibraryRef, name string) string {
 
 // intentsPrefix is the one prefix every replica's recovery lists: under
 // the shared versions root, outside every mount.
-func (p *Publisher) intentsPrefix() string { return p.cfg.Roots.Shared + "intents/" }
+func (p *Publisher) intentsPrefix() string { return p.cfg.Roots.Intents() }
 
 func (p *Publisher) intentKey(l skills.LibraryRef, name string) string {
 	sum := sha256.Sum256([]byte(p.cfg.Root(l) + "\x00" + name))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
 
@@ -21,7 +22,7 @@ import (
 // record) is skipped. Records from before markers get theirs the first
 // time their skill is listed (Refs.Ordered says it was done).
 
-func (s store) orderPrefix(name string) string { return s.skillPrefix(name) + "t/" }
+func (s store) orderPrefix(name string) string { return layout.VersionsOf(s.root).Order(name) }
 
 // markerKey is rec's marker: the time from the newest possible down, so
 // keys sort newest first, ties by id as before.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -210,11 +211,11 @@ type store struct {
 	maxProposals int
 }
 
-func (s store) skillPrefix(name string) string    { return s.root + "skills/" + name + "/" }
-func (s store) recordKey(name, hex string) string { return s.skillPrefix(name) + "v/" + hex + ".json" }
-func (s store) refsKey(name string) string        { return s.skillPrefix(name) + "refs.json" }
+func (s store) skillPrefix(name string) string    { return layout.VersionsOf(s.root).Skill(name) }
+func (s store) recordKey(name, hex string) string { return layout.VersionsOf(s.root).Record(name, hex) }
+func (s store) refsKey(name string) string        { return layout.VersionsOf(s.root).Refs(name) }
 func (s store) proposalKey(name, hex string) string {
-	return s.skillPrefix(name) + "p/" + hex + ".json"
+	return layout.VersionsOf(s.root).Proposal(name, hex)
 }
 
 // keyOf is where rec is stored.
@@ -307,7 +308,7 @@ func (s store) recordAt(ctx context.Context, key string) (Record, string, error)
 // or rejected), at most s.maxProposals.
 func (s store) proposalObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
 	var out []objstore.Object
-	prefix := s.skillPrefix(name) + "p/"
+	prefix := layout.VersionsOf(s.root).Proposals(name)
 	err := objstore.Walk(ctx, s.bucket, prefix+hexPrefix, func(o objstore.Object) error {
 		if h, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), ".json"); ok && len(h) == 64 && hexOf(h) == h {
 			out = append(out, o)
@@ -375,7 +376,7 @@ func (s store) versionHexes(ctx context.Context, name, hexPrefix string) ([]stri
 // s.max.
 func (s store) versionObjects(ctx context.Context, name, hexPrefix string) ([]objstore.Object, error) {
 	var out []objstore.Object
-	prefix := s.skillPrefix(name) + "v/"
+	prefix := layout.VersionsOf(s.root).Records(name)
 	err := objstore.Walk(ctx, s.bucket, prefix+hexPrefix, func(o objstore.Object) error {
 		if s.hexOf(name, o.Key) != "" {
 			out = append(out, o)
@@ -394,7 +395,7 @@ func (s store) versionObjects(ctx context.Context, name, hexPrefix string) ([]ob
 // hexOf is the version id a record key of name's names, or "" when key is
 // no record's.
 func (s store) hexOf(name, key string) string {
-	h, ok := strings.CutSuffix(strings.TrimPrefix(key, s.skillPrefix(name)+"v/"), ".json")
+	h, ok := strings.CutSuffix(strings.TrimPrefix(key, layout.VersionsOf(s.root).Records(name)), ".json")
 	if !ok || len(h) != 64 || hexOf(h) != h {
 		return ""
 	}

@@ -41,7 +41,7 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.
 // replica is one replica's store of the users' settings over b and c.
 func replica(b objstore.Bucket, c cache.Cache, clk *clock) *Store {
 	m := libindex.NewMetrics(prometheus.NewRegistry())
-	st := NewStore(b, c, testTTL, testMaxStale, func(user string) string { return strings.Replace(testKey, "{user}", user, 1) }, libindex.NewHeld(64<<20, m), libindex.NewCacheLog(slog.New(slog.DiscardHandler)), m)
+	st := NewStore(b, c, testTTL, testMaxStale, func(user string) string { return strings.Replace(testKey, "{user}", user, 1) }, cache.NewHeld(64<<20, m.HeldMetrics), libindex.NewCacheLog(slog.New(slog.DiscardHandler)), m)
 	st.Now = clk.Now
 	return st
 }

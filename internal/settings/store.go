@@ -110,7 +110,7 @@ type Store struct {
 	// shared cache that finds the same bytes takes the copy instead of
 	// decoding them again (with the in-process cache only, which keeps no
 	// copy for a time, every call reads it).
-	local    *libindex.Shelf[*localSettings]
+	local    *cache.Shelf[*localSettings]
 	localTTL time.Duration
 	localMu  sync.Mutex
 	changes  uint64 // updates and forgets so far, under localMu
@@ -132,27 +132,27 @@ const HeldKind = "settings"
 
 // localSettingsBytes estimates the heap a localSettings keeps alive, its
 // strings aside (as skills' held estimates are made).
-var localSettingsBytes = libindex.AllocBytes(int(unsafe.Sizeof(localSettings{})))
+var localSettingsBytes = cache.AllocBytes(int(unsafe.Sizeof(localSettings{})))
 
 // NewStore returns the store of the users' settings objects, each at
 // key(user) (the bucket layout's), cached in c for ttl (0: read from storage every call) and
 // held decoded in process within held, for maxStale at least.
-func NewStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, key func(user string) string, held *libindex.Held, cl *libindex.CacheLog, m *libindex.Metrics) *Store {
+func NewStore(bucket objstore.Bucket, c cache.Cache, ttl, maxStale time.Duration, key func(user string) string, held *cache.Held, cl *libindex.CacheLog, m *libindex.Metrics) *Store {
 	st := &Store{bucket: bucket, shared: cache.Shared(c), ttl: ttl, key: key, cacheLog: cl, metrics: m, Now: time.Now}
 	if ttl > 0 {
 		if local := cache.LocalTTL(c); local > 0 {
 			st.localTTL = min(max(local, maxStale), ttl)
 		}
-		st.local = libindex.NewShelf[*localSettings](held, HeldKind)
+		st.local = cache.NewShelf[*localSettings](held, HeldKind)
 	}
 	return st
 }
 
 // heldBytes estimates the heap l keeps alive (and its key on the budget).
 func (l *localSettings) heldBytes(user string) int64 {
-	n := 2*libindex.AllocBytes(len(user)) + localSettingsBytes + libindex.AllocBytes(16*cap(l.s.Disabled)) + libindex.AllocBytes(len(l.raw))
+	n := 2*cache.AllocBytes(len(user)) + localSettingsBytes + cache.AllocBytes(16*cap(l.s.Disabled)) + cache.AllocBytes(len(l.raw))
 	for _, name := range l.s.Disabled {
-		n += libindex.AllocBytes(len(name))
+		n += cache.AllocBytes(len(name))
 	}
 	return n
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/limits"
@@ -36,8 +37,8 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
-	searchIx *skillsearch.Indexes        // each layer's, for Search and a query's Prompt
-	skillMDs *libindex.Shelf[*skillFile] // by key and ETag
+	searchIx *skillsearch.Indexes     // each layer's, for Search and a query's Prompt
+	skillMDs *cache.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
 	admitParse, admitReply *admission
@@ -815,48 +816,13 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 	return err
 }
 
-// LibraryRef names one library for an operator: a user's, a team's, or
-// the shared one.
-type LibraryRef struct {
-	User   string
-	Shared bool
-	Team   string // a team ID: that team's library
-}
-
-// Validate checks that l names exactly one library.
-func (l LibraryRef) Validate() error {
-	n := 0
-	for _, set := range []bool{l.User != "", l.Shared, l.Team != ""} {
-		if set {
-			n++
-		}
-	}
-	switch {
-	case n > 1:
-		return fmt.Errorf("%w: give one of user, team or shared", errkind.InvalidArgument)
-	case l.Shared:
-		return nil
-	case l.User != "":
-		return mounts.ValidateID("user", l.User)
-	case l.Team != "":
-		return mounts.ValidateID("team", l.Team)
-	}
-	return fmt.Errorf("%w: user, team or shared is required", errkind.InvalidArgument)
-}
-
 // layer resolves l, which names exactly one library.
 func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
-	if err := l.Validate(); err != nil {
+	lib, err := c.views.layout.Of(l)
+	if err != nil {
 		return libindex.Layer{}, err
 	}
-	if l.Team != "" {
-		return c.views.teamLayer(l.Team), nil
-	}
-	own, shared, err := c.views.userLayers(cmp.Or(l.User, "index"))
-	if l.Shared {
-		return shared, err
-	}
-	return own, err
+	return indexLayer(l, lib), nil
 }
 
 // libraryKey resolves rel, a path relative to the library's root in the
@@ -893,27 +859,12 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	return c.DropIndex(ctx, l.User)
 }
 
-// protectedKey is the object naming the protected skills of l, the shared
-// library or a team's.
-func (c *Catalog) protectedKey(l LibraryRef) (string, error) {
-	if err := l.Validate(); err != nil {
-		return "", err
-	}
-	switch {
-	case l.Shared:
-		return c.cfg.SharedProtectedKey, nil
-	case l.Team != "":
-		return c.views.teamProtectedKey(l.Team), nil
-	}
-	return "", fmt.Errorf("%w: only skills of the shared library or a team's can be protected", errkind.InvalidArgument)
-}
-
 // SetProtected protects (or no longer protects) the skill name of the
 // shared library or a team's: no lower layer's skill of that name or path
 // then replaces it. It returns the library's protected names; every
 // replica applies the change as it applies a dropped index.
 func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, protect bool) ([]string, error) {
-	key, err := c.protectedKey(l)
+	key, err := c.views.layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -927,7 +878,7 @@ func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, p
 
 // Protected returns the protected names of the shared library or a team's.
 func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error) {
-	key, err := c.protectedKey(l)
+	key, err := c.views.layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -179,6 +178,16 @@ func (c *Config) IndexConfig() libindex.Config {
 	}
 }
 
+// Keys are the key templates of c, which the bucket layout renders and
+// parses (layout.New).
+func (c *Config) Keys() layout.Keys {
+	return layout.Keys{
+		Mount: c.Mount, SharedPrefix: c.SharedPrefix, SharedIndexKey: c.SharedIndexKey, SharedProtectedKey: c.SharedProtectedKey,
+		TeamPrefix: c.TeamPrefix, TeamIndexKey: c.TeamIndexKey, TeamProtectedKey: c.TeamProtectedKey,
+		SettingsKey: c.SettingsKey, IndexKey: c.IndexKey,
+	}
+}
+
 // DefaultConfig returns the flag defaults.
 func DefaultConfig() Config {
 	var c Config
@@ -195,45 +204,14 @@ func (c *Config) Validate(table *mounts.Table) error {
 	if m.Mode != mounts.ReadOnly {
 		return fmt.Errorf("skills: mount %q must be read-only", c.Mount)
 	}
-	// Disjoint checks the template syntax and the mounts; the first segment
-	// must also be no valid ID, or it could alias a user's keys outside the
-	// mounts (the settings object, say).
-	if err := table.Disjoint(c.SharedPrefix); err != nil {
-		return fmt.Errorf("skills: shared-prefix: %w", err)
-	}
-	if first, _, _ := strings.Cut(c.SharedPrefix, "/"); mounts.ValidateID("user", first) == nil {
-		return fmt.Errorf("skills: shared-prefix %q must start with a segment that is no valid ID (e.g. _shared/skills/), so no user's keys can alias it", c.SharedPrefix)
-	}
-	if !strings.HasPrefix(c.SettingsKey, "{user}/") || strings.Count(c.SettingsKey, "{") != 1 || strings.HasSuffix(c.SettingsKey, "/") || !strings.Contains(c.SettingsKey[len("{user}/"):], "/") {
-		return fmt.Errorf("skills: settings-key %q must be {user}/<dir>/<name>, an object outside every mount", c.SettingsKey)
-	}
-	// Workers must not be able to edit the settings as a file.
-	if err := table.Disjoint(path.Dir(c.SettingsKey) + "/"); err != nil {
-		return fmt.Errorf("skills: settings-key: %w", err)
+	if err := c.Keys().Validate(table); err != nil {
+		return err
 	}
 	if c.HeadBytes < 512 || c.Concurrency <= 0 || c.BackgroundRevalidations <= 0 || c.MaxSkills <= 0 || c.MaxObjects <= 0 || c.MaxExportBytes <= 0 || c.MaxFileBytes <= 0 || c.MaxListedFiles <= 0 || c.MaxRenderBytes <= 0 || c.HeadTTL <= 0 || c.SettingsTTL <= 0 || c.MaxHeldBytes <= 0 || c.MaxHeldIndexes < 0 || c.MaxCachedFileBytes < 0 {
 		return errors.New("skills: head-bytes must be at least 512, head-ttl, settings-ttl and the other limits positive")
 	}
 	if c.IndexRefresh < 0 || (c.IndexRefresh > 0 && (c.IndexMaxStale < c.IndexRefresh || c.StaleIfError < c.IndexMaxStale)) {
 		return errors.New("skills: want 0 <= index-refresh <= index-max-stale <= stale-if-error")
-	}
-	if strings.Contains(m.Template, "{thread}") || strings.Contains(m.Template, "{ticket}") {
-		return fmt.Errorf("skills: mount %q must depend on {user} alone: a library and its index are per user", c.Mount)
-	}
-	if !strings.HasPrefix(c.IndexKey, "{user}/") || strings.Count(c.IndexKey, "{") != 1 || strings.HasSuffix(c.IndexKey, "/") || c.IndexKey == c.SettingsKey {
-		return fmt.Errorf("skills: index-key %q must be {user}/<dir>/<name>, an object outside every mount", c.IndexKey)
-	}
-	if err := table.Disjoint(path.Dir(c.IndexKey) + "/"); err != nil {
-		return fmt.Errorf("skills: index-key: %w", err)
-	}
-	if first, _, _ := strings.Cut(c.SharedIndexKey, "/"); mounts.ValidateID("user", first) == nil || strings.HasPrefix(c.SharedIndexKey, c.SharedPrefix) || strings.HasSuffix(c.SharedIndexKey, "/") {
-		return fmt.Errorf("skills: shared-index-key %q must lie outside shared-prefix and start with a segment that is no valid ID", c.SharedIndexKey)
-	}
-	if err := table.Disjoint(path.Dir(c.SharedIndexKey) + "/"); err != nil {
-		return fmt.Errorf("skills: shared-index-key: %w", err)
-	}
-	if err := c.validateTeams(table); err != nil {
-		return err
 	}
 	if c.ReplyCacheBytes < 0 || c.ReplySharedTTL < 0 {
 		return errors.New("skills: reply-cache-bytes and reply-shared-ttl must not be negative")
@@ -245,51 +223,6 @@ func (c *Config) Validate(table *mounts.Table) error {
 		if _, err := toolName(flag, name, ""); err != nil {
 			return fmt.Errorf("skills: %w", err)
 		}
-	}
-	return nil
-}
-
-// validateTeams checks the team keys: {team} one whole segment of each,
-// below a first segment that is no valid ID, outside every mount for any
-// team ID (checked as if {team} were {user}: any ID), and apart from the
-// shared library and from each other.
-func (c *Config) validateTeams(table *mounts.Table) error {
-	for flag, tmpl := range map[string]string{"team-prefix": c.TeamPrefix, "team-index-key": c.TeamIndexKey, "team-protected-key": c.TeamProtectedKey} {
-		dir := tmpl
-		if flag != "team-prefix" {
-			if strings.HasSuffix(tmpl, "/") {
-				return fmt.Errorf("skills: %s %q must name an object", flag, tmpl)
-			}
-			dir = path.Dir(tmpl) + "/"
-		}
-		first, _, _ := strings.Cut(tmpl, "/")
-		if strings.Count(tmpl, "{team}") != 1 || strings.Count(tmpl, "{") != 1 || !strings.Contains(dir, "/{team}/") || mounts.ValidateID("user", first) == nil {
-			return fmt.Errorf("skills: %s %q must hold {team} once as a whole segment, below a first segment that is no valid ID (e.g. _teams/{team}/skills/)", flag, tmpl)
-		}
-		if err := table.Disjoint(strings.Replace(dir, "{team}", "{user}", 1)); err != nil {
-			return fmt.Errorf("skills: %s: %w", flag, err)
-		}
-	}
-	// Rendered for one team, the keys must not meet the shared library's
-	// or each other: a team's library must not hold its index, nor the
-	// shared library a team's.
-	prefix := strings.Replace(c.TeamPrefix, "{team}", "t", 1)
-	index := strings.Replace(c.TeamIndexKey, "{team}", "t", 1)
-	protected := strings.Replace(c.TeamProtectedKey, "{team}", "t", 1)
-	staticFirst, _, _ := strings.Cut(c.TeamPrefix, "{team}")
-	first, _, _ := strings.Cut(c.SharedProtectedKey, "/")
-	switch {
-	case strings.HasPrefix(index, prefix) || strings.HasPrefix(protected, prefix) || index == protected:
-		return fmt.Errorf("skills: team-index-key %q and team-protected-key %q must differ and lie outside team-prefix %q", c.TeamIndexKey, c.TeamProtectedKey, c.TeamPrefix)
-	case mounts.ValidateID("user", first) == nil || strings.HasSuffix(c.SharedProtectedKey, "/") || strings.HasPrefix(c.SharedProtectedKey, c.SharedPrefix) || strings.HasPrefix(c.SharedProtectedKey, staticFirst) || c.SharedProtectedKey == c.SharedIndexKey:
-		return fmt.Errorf("skills: shared-protected-key %q must name an object outside both library prefixes, other than shared-index-key, under a first segment that is no valid ID", c.SharedProtectedKey)
-	case strings.HasPrefix(c.SharedPrefix, staticFirst) || strings.HasPrefix(staticFirst, c.SharedPrefix):
-		return fmt.Errorf("skills: team-prefix %q and shared-prefix %q must not overlap", c.TeamPrefix, c.SharedPrefix)
-	case strings.HasPrefix(c.SharedIndexKey, staticFirst):
-		return fmt.Errorf("skills: shared-index-key %q must lie outside team-prefix %q", c.SharedIndexKey, c.TeamPrefix)
-	}
-	if err := table.Disjoint(path.Dir(c.SharedProtectedKey) + "/"); err != nil {
-		return fmt.Errorf("skills: shared-protected-key: %w", err)
 	}
 	return nil
 }

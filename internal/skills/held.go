@@ -4,12 +4,12 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // Estimates of the heap a layer and an overlay keep alive, on 64-bit
-// platforms: what they are charged on the held budget (libindex.Held). Each
+// platforms: what they are charged on the held budget (cache.Held). Each
 // is a fixed cost per part plus the bytes of its strings, measured against
 // runtime.MemStats by TestHeldEstimates (a shared layer of 300 skills and
 // 200 users' views of 5: within -10%..+40% of the heap building them
@@ -23,30 +23,28 @@ const (
 	// slotBytes: one entry of a map from a string to a pointer, the map's
 	// slots being half to seven eighths full.
 	slotBytes = 48
-	// boxBytes: a value in an interface.
-	boxBytes = 16
 )
 
 var (
-	skillRefBytes     = libindex.AllocBytes(int(unsafe.Sizeof(skillRef{})))
+	skillRefBytes     = cache.AllocBytes(int(unsafe.Sizeof(skillRef{})))
 	entryBytes        = int64(unsafe.Sizeof(entry{}))
-	manifestBytes     = libindex.AllocBytes(int(unsafe.Sizeof(Manifest{})))
+	manifestBytes     = cache.AllocBytes(int(unsafe.Sizeof(Manifest{})))
 	manifestFileBytes = int64(unsafe.Sizeof(ManifestFile{}))
-	skillFileBytes    = libindex.AllocBytes(int(unsafe.Sizeof(skillFile{})))
+	skillFileBytes    = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))
 )
 
 // heldBytes estimates the heap l keeps alive.
 func (l *layer) heldBytes() int64 {
-	n := int64(layerBytes) + int64(cap(l.entries))*entryBytes + libindex.AllocBytes(4*len(l.owner))
+	n := int64(layerBytes) + int64(cap(l.entries))*entryBytes + cache.AllocBytes(4*len(l.owner))
 	for _, e := range l.entries {
-		n += libindex.AllocBytes(len(e.obj.Key)) + libindex.AllocBytes(len(e.obj.ETag))
+		n += cache.AllocBytes(len(e.obj.Key)) + cache.AllocBytes(len(e.obj.ETag))
 	}
 	for _, list := range [][]*skillRef{l.all, l.names, l.folders, l.displays} {
-		n += libindex.AllocBytes(8 * cap(list))
+		n += cache.AllocBytes(8 * cap(list))
 	}
 	counted := map[unsafe.Pointer]bool{} // the maps skills share (shareMaps)
 	for _, s := range l.all {
-		n += skillRefBytes + libindex.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest)
+		n += skillRefBytes + cache.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest)
 		n -= sharedMapsBytes(s.head.fm, counted)
 	}
 	return n
@@ -54,7 +52,7 @@ func (l *layer) heldBytes() int64 {
 
 // heldBytes estimates the heap o keeps alive, its own layer included.
 func (o *overlay) heldBytes() int64 {
-	n := int64(overlayBytes) + o.own.bytes + libindex.AllocBytes(16*cap(o.hidden))
+	n := int64(overlayBytes) + o.own.bytes + cache.AllocBytes(16*cap(o.hidden))
 	n += int64(len(o.renamed)) * slotBytes
 	for _, s := range o.regrouped {
 		n += slotBytes + skillRefBytes + notesBytes(s.notes)
@@ -64,9 +62,9 @@ func (o *overlay) heldBytes() int64 {
 
 // heldBytes estimates the heap f keeps alive, and its key on the budget.
 func (f *skillFile) heldBytes(key string) int64 {
-	n := skillFileBytes + 2*libindex.AllocBytes(len(key)) + libindex.AllocBytes(len(f.raw)) + libindex.AllocBytes(len(f.etag))
+	n := skillFileBytes + 2*cache.AllocBytes(len(key)) + cache.AllocBytes(len(f.raw)) + cache.AllocBytes(len(f.etag))
 	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
-		n += libindex.AllocBytes(len(f.body))
+		n += cache.AllocBytes(len(f.body))
 	}
 	return n + parsedBytes(parsed{fm: f.fm, problems: f.problems})
 }
@@ -77,25 +75,17 @@ func sharedMapsBytes(fm skillmd.Frontmatter, counted map[unsafe.Pointer]bool) in
 	var n int64
 	if fm.Metadata != nil {
 		if p := reflect.ValueOf(fm.Metadata).UnsafePointer(); counted[p] {
-			n += metadataBytes(fm.Metadata)
+			n += cache.StringMapBytes(fm.Metadata)
 		} else {
 			counted[p] = true
 		}
 	}
 	if fm.Extra != nil {
 		if p := reflect.ValueOf(fm.Extra).UnsafePointer(); counted[p] {
-			n += anyBytes(fm.Extra)
+			n += cache.AnyBytes(fm.Extra)
 		} else {
 			counted[p] = true
 		}
-	}
-	return n
-}
-
-func metadataBytes(m map[string]string) int64 {
-	n := mapBytes(len(m))
-	for k, v := range m {
-		n += libindex.AllocBytes(len(k)) + libindex.AllocBytes(len(v))
 	}
 	return n
 }
@@ -105,13 +95,13 @@ func parsedBytes(p parsed) int64 {
 	fm := p.fm
 	var n int64
 	for _, s := range []string{fm.Name, fm.DisplayName, fm.Description, fm.License, fm.Version, fm.Compatibility} {
-		n += libindex.AllocBytes(len(s))
+		n += cache.AllocBytes(len(s))
 	}
-	n += stringsBytes(fm.AllowedTools)
+	n += cache.StringsBytes(fm.AllowedTools)
 	if fm.Metadata != nil {
-		n += metadataBytes(fm.Metadata)
+		n += cache.StringMapBytes(fm.Metadata)
 	}
-	n += anyBytes(fm.Extra) + anyBytes(fm.Raw) + libindex.AllocBytes(cap(fm.JSON))
+	n += cache.AnyBytes(fm.Extra) + cache.AnyBytes(fm.Raw) + cache.AllocBytes(cap(fm.JSON))
 	return n + problemsBytes(p.problems)
 }
 
@@ -122,58 +112,10 @@ func notesBytes(p *skillmd.Problems) int64 {
 	return problemsBytesOf + problemsBytes(*p)
 }
 
-var problemsBytesOf = libindex.AllocBytes(int(unsafe.Sizeof(skillmd.Problems{})))
+var problemsBytesOf = cache.AllocBytes(int(unsafe.Sizeof(skillmd.Problems{})))
 
 func problemsBytes(p skillmd.Problems) int64 {
-	return stringsBytes(p.Errors) + stringsBytes(p.Warnings)
-}
-
-func stringsBytes(ss []string) int64 {
-	n := libindex.AllocBytes(16 * cap(ss))
-	for _, s := range ss {
-		n += libindex.AllocBytes(len(s))
-	}
-	return n
-}
-
-// anyBytes estimates a value decoded from YAML or JSON: maps, lists,
-// strings and scalars.
-func anyBytes(v any) int64 {
-	switch v := v.(type) {
-	case nil:
-		return 0
-	case string:
-		return boxBytes + libindex.AllocBytes(len(v))
-	case map[string]any:
-		if v == nil {
-			return 0
-		}
-		n := mapBytes(len(v))
-		for k, e := range v {
-			n += libindex.AllocBytes(len(k)) + anyBytes(e)
-		}
-		return n
-	case []any:
-		n := libindex.AllocBytes(16 * cap(v))
-		for _, e := range v {
-			n += anyBytes(e)
-		}
-		return n
-	}
-	return boxBytes
-}
-
-// mapBytes estimates a map of n entries of two words each (a string to a
-// string or to an interface): its header and a group of eight slots while
-// it is small, then the slots it keeps free as it grows by doubling.
-func mapBytes(n int) int64 {
-	switch {
-	case n == 0:
-		return 48
-	case n <= 8:
-		return 320
-	}
-	return 64 + int64(n)*56
+	return cache.StringsBytes(p.Errors) + cache.StringsBytes(p.Warnings)
 }
 
 // manifestHeldBytes estimates the heap m keeps alive.
@@ -181,10 +123,10 @@ func manifestHeldBytes(m *Manifest) int64 {
 	if m == nil {
 		return 0
 	}
-	n := manifestBytes + libindex.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + libindex.AllocBytes(len(m.Digest))
+	n := manifestBytes + cache.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + cache.AllocBytes(len(m.Digest))
 	text := 0 // the files' paths and digests are parts of one string (manifestOf)
 	for _, f := range m.Files {
 		text += len(f.Path) + len(f.SHA256)
 	}
-	return n + libindex.AllocBytes(text)
+	return n + cache.AllocBytes(text)
 }

@@ -2,9 +2,7 @@ package skills
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,8 +103,8 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err
 		}
-		if sh := o.pins.Roots.Shared; strings.HasPrefix(sh, cfg.SharedPrefix) || strings.HasPrefix(cfg.SharedPrefix, sh) {
-			return nil, fmt.Errorf("library: shared-versions-prefix %q must lie outside --skills.shared-prefix %q", sh, cfg.SharedPrefix)
+		if err := o.pins.Roots.Apart(cfg.Keys()); err != nil {
+			return nil, err
 		}
 		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
 	}
@@ -123,9 +121,9 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, func(user string) string { return strings.Replace(cfg.SettingsKey, "{user}", user, 1) }, ix.Held(), cl, m),
+		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.layout.Settings, ix.Held(), cl, m),
 		searchIx:   si,
-		skillMDs:   libindex.NewShelf[*skillFile](ix.Held(), heldSkillMD),
+		skillMDs:   cache.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
 	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {

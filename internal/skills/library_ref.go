@@ -1,6 +1,14 @@
 package skills
 
-import "context"
+import (
+	"context"
+
+	"github.com/skillsvc/skillsvc/internal/layout"
+)
+
+// LibraryRef is layout.LibraryRef, which names one library; kept here
+// while the catalog's callers move to naming it there (issue 40).
+type LibraryRef = layout.LibraryRef
 
 // LibraryPrefix is the key prefix of the library l names: where its skill
 // folders are stored. The authors' path (internal/library) writes a

@@ -13,7 +13,9 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -37,10 +39,10 @@ import (
 type pins struct {
 	store *snapshots.Store
 	views *views
-	roots VersionRoots
+	roots layout.VersionRoots
 	asked func(context.Context) bool
 
-	frozen *libindex.Shelf[*frozenView] // by snapshot key
+	frozen *cache.Shelf[*frozenView] // by snapshot key
 	flight singleflight.Group
 }
 
@@ -76,7 +78,7 @@ func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Con
 	}, vs.indexes.Files(), vs.indexes.Held(), log)
 	return &pins{
 		store: st, views: vs, roots: cfg.Roots, asked: asked,
-		frozen: libindex.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
+		frozen: cache.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
 	}
 }
 

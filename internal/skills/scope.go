@@ -283,7 +283,7 @@ func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]settings.ScopeDef
 		s, err := c.settings.Load(ctx, l.User)
 		return s.Scopes, err
 	}
-	key, err := c.protectedKey(l)
+	key, err := c.views.layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]
 		c.changed(l, true)
 		return out, nil
 	}
-	key, err := c.protectedKey(l)
+	key, err := c.views.layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}

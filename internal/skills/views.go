@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
@@ -22,17 +24,18 @@ import (
 // its parts while the indexes are the same generation: every VFS call under
 // the skills mount needs the view, and building one costs about as much as
 // the call itself. Layers and overlays are held on the store's byte budget
-// (libindex.Held) with the indexes.
+// (cache.Held) with the indexes.
 type views struct {
 	indexes  *libindex.Store
 	heads    *heads
 	table    *mounts.Table
 	cfg      Config
-	shared   *libindex.Shelf[*layer]   // the shared layer, by prefix
-	overlays *libindex.Shelf[*overlay] // by user prefix
-	flight   singleflight.Group        // builds callers wait for
-	pins     *pins                     // nil: no thread can pin
-	files    *libindex.Files           // reads each library's protected names
+	layout   layout.Layout          // where each library and its index are
+	shared   *cache.Shelf[*layer]   // the shared layer, by prefix
+	overlays *cache.Shelf[*overlay] // by user prefix
+	flight   singleflight.Group     // builds callers wait for
+	pins     *pins                  // nil: no thread can pin
+	files    *libindex.Files        // reads each library's protected names
 	// userScopes returns the scopes of the caller's own settings (a warm
 	// read is in process: settings.Store.Get).
 	userScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
@@ -49,36 +52,39 @@ const (
 
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	return &views{
-		indexes: ix, heads: hs, table: table, cfg: cfg,
-		shared:   libindex.NewShelf[*layer](ix.Held(), heldLayer),
-		overlays: libindex.NewShelf[*overlay](ix.Held(), heldView),
+		indexes: ix, heads: hs, table: table, cfg: cfg, layout: layout.New(table, cfg.Keys()),
+		shared:   cache.NewShelf[*layer](ix.Held(), heldLayer),
+		overlays: cache.NewShelf[*overlay](ix.Held(), heldView),
 	}
 }
 
 // teamLayer is the library of one team, whose ID the caller's identity
 // validated (or an operator's request, by LibraryRef.Validate).
 func (vs *views) teamLayer(team string) libindex.Layer {
-	return libindex.Layer{
-		Tag:    libindex.SharedTag + ".team." + team, // never a user ID
-		Prefix: strings.Replace(vs.cfg.TeamPrefix, "{team}", team, 1),
-		Object: strings.Replace(vs.cfg.TeamIndexKey, "{team}", team, 1),
-		Side:   vs.teamProtectedKey(team),
-	}
+	return indexLayer(LibraryRef{Team: team}, vs.layout.Team(team))
 }
 
-// teamProtectedKey is the object naming the team's protected skills.
-func (vs *views) teamProtectedKey(team string) string {
-	return strings.Replace(vs.cfg.TeamProtectedKey, "{team}", team, 1)
+// indexLayer is lib, the library l names, as the index store keys it: by
+// the user's ID, or a tag no user ID can be.
+func indexLayer(l LibraryRef, lib layout.Library) libindex.Layer {
+	tag := l.User
+	switch {
+	case l.Shared:
+		tag = libindex.SharedTag
+	case l.Team != "":
+		tag = libindex.SharedTag + ".team." + l.Team
+	}
+	return libindex.Layer{Tag: tag, Prefix: lib.Prefix, Object: lib.Index, Side: lib.Protected}
 }
 
 // layers returns the caller's library layer and the shared one.
 func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
-	r, err := vs.table.Resolve(id, vs.cfg.Mount)
+	lib, err := vs.layout.User(id)
 	if err != nil {
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
-	own = libindex.Layer{Tag: id.User(), Prefix: r.Prefix, Object: strings.Replace(vs.cfg.IndexKey, "{user}", id.User(), 1)}
-	shared = libindex.Layer{Tag: libindex.SharedTag, Prefix: vs.cfg.SharedPrefix, Object: vs.cfg.SharedIndexKey, Side: vs.cfg.SharedProtectedKey}
+	own = indexLayer(LibraryRef{User: id.User()}, lib)
+	shared = indexLayer(LibraryRef{Shared: true}, vs.layout.Shared())
 	return own, shared, nil
 }
 
@@ -94,12 +100,8 @@ func (vs *views) userLayers(user string) (own, shared libindex.Layer, err error)
 }
 
 // operator is the caller as which an operator's call reads a user's
-// library and settings: those depend on the user alone, and the thread only
-// gives the identity its required shape. The operator's request named the
-// user, so it is validated here, where it comes in.
-func (vs *views) operator(user string) (mounts.Caller, error) {
-	return vs.table.Identify(mounts.Identity{User: user, Thread: "index"})
-}
+// library and settings (layout.Layout.Operator).
+func (vs *views) operator(user string) (mounts.Caller, error) { return vs.layout.Operator(user) }
 
 // get returns the caller's view: the library as it is, or for a call that
 // asks for its thread's pinned library, as it was when the thread pinned
@@ -257,7 +259,7 @@ const layerReadTimeout = 30 * time.Second
 
 // hold puts v on the budget, and says so when it does not fit at all: then
 // every call builds it again.
-func hold[V any](vs *views, shelf *libindex.Shelf[V], key string, v V, bytes int64) {
+func hold[V any](vs *views, shelf *cache.Shelf[V], key string, v V, bytes int64) {
 	if shelf.Add(key, v, bytes) {
 		return
 	}
@@ -284,9 +286,9 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 	var side settings.Side
 	switch {
 	case layerName == LayerShared:
-		side, all, err = vs.readSide(ctx, x, vs.cfg.SharedProtectedKey)
+		side, all, err = vs.readSide(ctx, x, vs.layout.Shared().Protected)
 	case strings.HasPrefix(layerName, LayerTeam):
-		side, all, err = vs.readSide(ctx, x, vs.teamProtectedKey(strings.TrimPrefix(layerName, LayerTeam)))
+		side, all, err = vs.readSide(ctx, x, vs.layout.Team(strings.TrimPrefix(layerName, LayerTeam)).Protected)
 	}
 	if err != nil {
 		return nil, err

@@ -84,7 +84,7 @@ const heldSearch = "search"
 // library another replica indexed reads no body from storage.
 type Indexes struct {
 	bucket objstore.Bucket
-	shelf  *libindex.Shelf[*Index] // by searchKey
+	shelf  *cache.Shelf[*Index] // by searchKey
 	flight singleflight.Group
 	// cache shares analyses for ttl, by SKILL.md version (analysisKey);
 	// nil: they are not shared.
@@ -213,9 +213,9 @@ func (m *searchMetrics) held(li *Index, sign float64) {
 
 // New returns the search indexes of the layers of bucket's libraries, held
 // on held, with their metrics registered on reg.
-func New(bucket objstore.Bucket, held *libindex.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *Indexes {
+func New(bucket objstore.Bucket, held *cache.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *Indexes {
 	si := &Indexes{
-		bucket: bucket, shelf: libindex.NewShelf[*Index](held, heldSearch), log: log,
+		bucket: bucket, shelf: cache.NewShelf[*Index](held, heldSearch), log: log,
 		bodyBytes: cfg.BodyBytes, reads: cfg.BodyReads, metrics: newSearchMetrics(reg),
 	}
 	si.shelf.OnDrop(func(li *Index) { si.metrics.held(li, -1) })

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/skillsvc/skillsvc/internal/libindex"
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 )
@@ -60,7 +60,7 @@ func TestIndexReusesUnchangedSkills(t *testing.T) {
 	for i := range n {
 		write(i, "Reconcile the ledger.")
 	}
-	si := New(b, libindex.NewHeld(64<<20, libindex.NewMetrics(nil)), Config{BodyBytes: 64 << 10, BodyReads: 4}, slog.New(slog.DiscardHandler), nil)
+	si := New(b, cache.NewHeld(64<<20, cache.NewHeldMetrics()), Config{BodyBytes: 64 << 10, BodyReads: 4}, slog.New(slog.DiscardHandler), nil)
 	count := func(source string) float64 { return testutil.ToFloat64(si.metrics.analyses.WithLabelValues(source)) }
 
 	first, err := si.Of(t.Context(), "shared", layer(1))

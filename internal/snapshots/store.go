@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
+	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -64,7 +65,7 @@ type Store struct {
 	log    *slog.Logger
 	blobs  *blobs.Store // the spaces' blobs, for their writes
 
-	byThread *libindex.Shelf[*pinRecord] // by user \x00 thread \x00 teams
+	byThread *cache.Shelf[*pinRecord] // by user \x00 thread \x00 teams
 	flight   singleflight.Group
 
 	sweptMu sync.Mutex
@@ -113,10 +114,10 @@ type pinRecord struct {
 
 // New returns the store of pins and snapshots in b; files reads the live
 // files a pin copies, held bounds the pins it keeps in process.
-func New(b objstore.Bucket, cfg Config, files *libindex.Files, held *libindex.Held, log *slog.Logger) *Store {
+func New(b objstore.Bucket, cfg Config, files *libindex.Files, held *cache.Held, log *slog.Logger) *Store {
 	return &Store{
 		bucket: b, cfg: cfg, files: files, log: log, Now: time.Now, blobs: blobs.New(b, cfg.MaxBytes, cfg.GCGrace),
-		byThread: libindex.NewShelf[*pinRecord](held, HeldPin),
+		byThread: cache.NewShelf[*pinRecord](held, HeldPin),
 	}
 }
 

@@ -40,7 +40,7 @@ func newStore(b objstore.Bucket, clk *clock) *Store {
 		Retention: retention, MaxBytes: 1 << 30, GCGrace: 24 * time.Hour,
 		Keys:        keysOf{},
 		Concurrency: 4, MaxSnapshotBytes: 1 << 20,
-	}, files, libindex.NewHeld(64<<20, m), slog.New(slog.DiscardHandler))
+	}, files, cache.NewHeld(64<<20, m.HeldMetrics), slog.New(slog.DiscardHandler))
 	s.Now = clk.Now
 	return s
 }

@@ -1,4 +1,4 @@
-package libindex
+package cache
 
 import (
 	"container/list"
@@ -24,7 +24,7 @@ type Held struct {
 	order list.List // of *heldItem, most recently used first
 	items map[heldKey]*list.Element
 	kinds map[string]*heldKind
-	m     *Metrics
+	m     *HeldMetrics
 }
 
 type heldKey struct{ kind, key string }
@@ -49,7 +49,7 @@ type heldKind struct {
 const heldItemBytes = 160
 
 // NewHeld returns an empty budget of maxBytes, reported on m.
-func NewHeld(maxBytes int64, m *Metrics) *Held {
+func NewHeld(maxBytes int64, m *HeldMetrics) *Held {
 	h := &Held{max: maxBytes, items: map[heldKey]*list.Element{}, kinds: map[string]*heldKind{}, m: m}
 	m.HeldMaxBytes.Set(float64(maxBytes))
 	return h
@@ -188,5 +188,41 @@ func (s *Shelf[V]) Purge() {
 		if k.kind == s.kind {
 			s.h.drop(e)
 		}
+	}
+}
+
+// HeldMetrics tell how full a Held budget is and what it lets go, by kind.
+// The library index's metrics register them (libindex.NewMetrics).
+type HeldMetrics struct {
+	HeldBytes     *prometheus.GaugeVec
+	HeldItems     *prometheus.GaugeVec
+	HeldMaxBytes  prometheus.Gauge
+	HeldEvictions *prometheus.CounterVec
+	HeldTooLarge  *prometheus.CounterVec
+}
+
+// NewHeldMetrics returns the metrics of a Held budget, unregistered.
+func NewHeldMetrics() *HeldMetrics {
+	return &HeldMetrics{
+		HeldBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_held_bytes",
+			Help: "Bytes charged for what this replica holds decoded (library indexes, each library's parsed skills, users' views), by kind; their sum stays within skillsvc_skills_held_max_bytes.",
+		}, []string{"kind"}),
+		HeldItems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_held_items",
+			Help: "Values this replica holds decoded, by kind.",
+		}, []string{"kind"}),
+		HeldMaxBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skillsvc_skills_held_max_bytes",
+			Help: "The budget of what this replica holds decoded (--skills.max-held-bytes).",
+		}),
+		HeldEvictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_held_evictions_total",
+			Help: "Values dropped, least recently used first, to keep what this replica holds decoded within its budget, by kind. A steady rate means the budget is smaller than the libraries in use: each eviction costs a rebuild (from the shared cache, not storage) on the next call.",
+		}, []string{"kind"}),
+		HeldTooLarge: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillsvc_skills_held_too_large_total",
+			Help: "Values not held because one alone is larger than the budget, by kind: every call using one rebuilds it. Raise --skills.max-held-bytes.",
+		}, []string{"kind"}),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // competitors is the catalog's search as a publish's coexistence check
@@ -31,7 +32,7 @@ func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand coex
 		}
 		paths = append(paths, f.Path)
 	}
-	a := search.Analyze(skills.SearchDoc(raw, cand.Dir, paths))
+	a := search.Analyze(skillsearch.SearchDoc(raw, cand.Dir, paths))
 	qs := make([]string, len(queries))
 	for i, q := range queries {
 		if len(q) > c.maxQuery {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/events"
 	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -92,7 +91,7 @@ func (bu burst) served(t *testing.T) {
 	t.Helper()
 	zed := mounts.Default().MustIdentify(mounts.Identity{User: "zed", Thread: "t1"})
 	for _, r := range []eventReplica{bu.a, bu.b} {
-		if list, err := r.lib.Catalog.Skills(t.Context(), zed, skills.ListOptions{}); err != nil || len(list) != 1 {
+		if list, _, err := r.lib.Catalog.State(t.Context(), zed); err != nil || len(list) != 1 {
 			t.Fatalf("zed's skills: %v, %v", list, err)
 		}
 		if sum(t, r.reg, "skillsvc_cache_breaker_state", nil) != 0 || sum(t, r.reg, "skillsvc_cache_errors_total", map[string]string{"level": "redis"}) != 0 {

@@ -72,7 +72,7 @@ func newEventReplica(t *testing.T, srv *testserver.MinIO, bucket, redisAddr, key
 func (r eventReplica) folders(t *testing.T) map[string]bool {
 	t.Helper()
 	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1", Teams: "legal"})
-	list, err := r.lib.Catalog.Skills(t.Context(), id, skills.ListOptions{})
+	list, _, err := r.lib.Catalog.State(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

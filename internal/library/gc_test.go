@@ -66,14 +66,14 @@ func TestCollectGarbage(t *testing.T) {
 		}
 		put(aliceLib, "pdf/notes.txt", "pinned only")
 		put(shared, "team/SKILL.md", skillstest.SkillMD("team", "Team", "shared pinned only"))
-		if _, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{}); err != nil {
+		if _, _, err := e.lib.Catalog.State(ctx, caller(t, "alice")); err != nil {
 			t.Fatal(err)
 		}
 		del(aliceLib, "pdf/notes.txt")
 		del(shared, "team/SKILL.md")
 		// Bob pins (a snapshot of his own file), and his pin expires.
 		put(bobLib, "mine/SKILL.md", skillstest.SkillMD("mine", "Mine", "bob's"))
-		if _, err := brief.lib.Catalog.Skills(ctx, caller(t, "bob"), skills.ListOptions{}); err != nil {
+		if _, _, err := brief.lib.Catalog.State(ctx, caller(t, "bob")); err != nil {
 			t.Fatal(err)
 		}
 		del(bobLib, "mine/SKILL.md")
@@ -214,7 +214,7 @@ func TestCollectGarbageKeepsReusedBlobs(t *testing.T) {
 			}, func(ctx context.Context, t *testing.T, e env) {
 				// alice's first call on a thread pins it: a snapshot of
 				// her library, its files' blobs in her space.
-				if _, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{}); err != nil {
+				if _, _, err := e.lib.Catalog.State(ctx, caller(t, "alice")); err != nil {
 					t.Error(err)
 				}
 			}},
@@ -314,11 +314,11 @@ func TestWritersPutBackCollectedBlobs(t *testing.T) {
 		}
 		d = old("reused by a pin")
 		deleteOnPut("alice/versions/snapshots/", d)
-		_, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{})
+		_, _, err := e.lib.Catalog.State(ctx, caller(t, "alice"))
 		if !errors.Is(err, errkind.Aborted) {
 			t.Fatalf("pinning while the blob was collected: %v, want ABORTED", err)
 		}
-		if _, err := e.lib.Catalog.Skills(ctx, caller(t, "alice"), skills.ListOptions{}); err != nil {
+		if _, _, err := e.lib.Catalog.State(ctx, caller(t, "alice")); err != nil {
 			t.Fatalf("pinning again: %v", err)
 		}
 		if ok, err := store.Has(ctx, space, d); err != nil || !ok {

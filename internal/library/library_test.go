@@ -77,7 +77,7 @@ func caller(t *testing.T, user string) mounts.Caller {
 // listed is the catalog's view of user's skills: dir → manifest digest.
 func (e env) listed(t *testing.T, user string) map[string]string {
 	t.Helper()
-	list, err := e.lib.Catalog.Skills(t.Context(), caller(t, user), skills.ListOptions{})
+	list, _, err := e.lib.Catalog.State(t.Context(), caller(t, user))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func (e env) teamListed(t *testing.T, a library.Actor) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := e.lib.Catalog.Skills(t.Context(), c, skills.ListOptions{})
+	list, _, err := e.lib.Catalog.State(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

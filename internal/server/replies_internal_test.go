@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
@@ -98,7 +99,7 @@ func TestRepliesReused(t *testing.T) {
 			}
 		}
 	}
-	firstPage, err := cat.Page(t.Context(), alice, skills.ListOptions{}, 1, "")
+	firstPage, err := catalogPage(t.Context(), cat, alice, skills.ListOptions{}, 1, "")
 	if err != nil || firstPage.NextPageToken == "" {
 		t.Fatalf("Page of 1 = %v, token %q; want a next page", err, firstPage.NextPageToken)
 	}
@@ -458,7 +459,7 @@ func TestRepliesBoundCatalog(t *testing.T) {
 // libraryDigest is the digest of id's library, as a listing names it.
 func libraryDigest(t *testing.T, lib *skills.Library, id mounts.Caller) string {
 	t.Helper()
-	p, err := lib.Catalog.Page(t.Context(), id, skills.ListOptions{}, 0, "")
+	p, err := catalogPage(t.Context(), lib.Catalog, id, skills.ListOptions{}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,4 +499,18 @@ func newReplicas(t *testing.T, addr string, ttl time.Duration, n int) []replica 
 		rs[i] = replica{h: NewSkills(lib, 256<<10, WithReplies(rc))}
 	}
 	return rs
+}
+
+// catalogPage is the caller's listing page as ListSkills asks the catalog
+// for it: the request checked, then the page of one snapshot.
+func catalogPage(ctx context.Context, cat *skills.Catalog, id mounts.Caller, opts skills.ListOptions, size int32, token string) (skills.Page, error) {
+	q, err := cat.PageQuery(opts, size, token)
+	if err != nil {
+		return skills.Page{}, err
+	}
+	s, err := cat.Snapshot(ctx, id)
+	if err != nil {
+		return skills.Page{}, err
+	}
+	return s.Page(q), nil
 }

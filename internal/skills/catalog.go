@@ -24,6 +24,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -35,7 +36,7 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
-	searchIx *searchIndexes           // each layer's, for Search and a query's Prompt
+	searchIx *skillsearch.Indexes     // each layer's, for Search and a query's Prompt
 	skillMDs *cache.Shelf[*skillFile] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
@@ -109,7 +110,7 @@ func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.P
 	return sk
 }
 
-// ListOptions filters Skills.
+// ListOptions filter a listing.
 type ListOptions struct {
 	Category        string
 	FilterCategory  bool // Category "" then means flat skills only
@@ -121,16 +122,10 @@ type ListOptions struct {
 	ServedOverMCP bool
 }
 
-// Skills returns the summaries of the caller's skills, sorted by path.
-// Invalid skills, and SKILL.md files nested too deep to be skills, are
-// listed only with IncludeInvalid.
-func (c *Catalog) Skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, error) {
-	list, _, err := c.skills(ctx, id, opts)
-	return list, err
-}
-
-// skills is Skills and the library digest of the caller's library, which
-// does not depend on opts.
+// skills returns the summaries of the caller's skills, sorted by path,
+// and the library digest of the caller's library, which does not depend
+// on opts. Invalid skills, and SKILL.md files nested too deep to be
+// skills, are listed only with IncludeInvalid.
 func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, string, error) {
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
@@ -220,20 +215,6 @@ func (p Page) Truncate(n int) Page {
 	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), LibraryDigest: p.LibraryDigest, scope: p.scope}
 }
 
-// Page returns pageSize skills (0 means the configured default) after the
-// position in token, which only continues a listing with the same options.
-func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts ListOptions, pageSize int32, token string) (Page, error) {
-	q, err := c.pageQuery(opts, pageSize, token)
-	if err != nil {
-		return Page{}, err
-	}
-	s, err := c.snapshot(ctx, id)
-	if err != nil {
-		return Page{}, err
-	}
-	return c.page(s, q), nil
-}
-
 // pageQuery is a Page request checked and with its defaults applied: what
 // the page depends on besides the library.
 type pageQuery struct {
@@ -284,7 +265,7 @@ type Category struct {
 // Categories counts the listed (valid, enabled) skills per category; flat
 // skills count under "".
 func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category, error) {
-	skills, err := c.Skills(ctx, id, ListOptions{})
+	skills, _, err := c.skills(ctx, id, ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -305,22 +286,6 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category,
 type Block struct {
 	skillmd.Block
 	LibraryDigest string
-}
-
-// Prompt renders the caller's listed skills (of one category when
-// opts.FilterCategory) as a system-prompt block: with f.Query, those most
-// relevant to it, best first, near-duplicates collapsed; without, the
-// caller's own skills, then its teams', then the organization's.
-func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
-	f, err := c.formatOptions(f)
-	if err != nil {
-		return Block{}, err
-	}
-	s, err := c.snapshot(ctx, id)
-	if err != nil {
-		return Block{}, err
-	}
-	return c.prompt(ctx, s, opts, f)
 }
 
 // formatOptions checks f and applies its defaults: what a prompt block

@@ -1,64 +1,13 @@
 package skills
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"path"
-	"slices"
-	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/search"
-	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
-
-// SearchDoc is what the search index makes of a skill folder at dir (its
-// SKILL.md raw, the paths of its other files relative to the folder): a
-// skill not yet published is analyzed as the library's own are.
-func SearchDoc(raw []byte, dir string, files []string) search.Doc {
-	folder := path.Base(dir)
-	fm, body, _ := skillmd.ParseSkillMD(raw, folder)
-	cat, _, ok := strings.Cut(dir, "/")
-	if !ok {
-		cat = ""
-	}
-	d := docOf(cmp.Or(fm.Name, folder), cat, fm, body)
-	for _, f := range files {
-		if f != "SKILL.md" {
-			d.Files = append(d.Files, f)
-		}
-	}
-	return d
-}
-
-// docOf is the search document of a skill named name in category, of
-// frontmatter fm and body.
-func docOf(name, category string, fm skillmd.Frontmatter, body string) search.Doc {
-	d := search.Doc{Name: name, DisplayName: fm.DisplayName, Description: fm.Description, Category: category, Body: body}
-	add := func(t string) { d.Labels = append(d.Labels, t) }
-	// Lists in the frontmatter (tags, keywords, triggers, …) and in its
-	// metadata: words an author chose the skill to be found by.
-	for k, v := range fm.Extra {
-		if _, isList := v.([]any); isList || tagFields[k] {
-			labels(v, add)
-		}
-	}
-	if meta, ok := fm.Raw["metadata"].(map[string]any); ok {
-		for _, v := range meta {
-			if _, isList := v.([]any); isList {
-				labels(v, add)
-			}
-		}
-	}
-	for k, v := range fm.Metadata {
-		if tagFields[k] {
-			add(v)
-		}
-	}
-	slices.Sort(d.Labels) // maps iterate in any order; an analysis is content-addressed
-	return d
-}
 
 // Competitor is a skill of a library as a search ranked it.
 type Competitor struct {
@@ -113,7 +62,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 		layers = append(layers, search.Layer{X: b.Build(), Rank: rankOwn})
 	}
 	libLayer := len(layers)
-	layers = append(layers, search.Layer{X: li.x, Rank: rankTeam, Skip: func(doc int) bool {
+	layers = append(layers, search.Layer{X: li.Lexical(), Rank: rankTeam, Skip: func(doc int) bool {
 		return !libraryLists(l.all[doc]) || l.all[doc].dir == candidateDir
 	}})
 	ref := func(r search.Ref) (dir, name string, cand bool) {
@@ -164,7 +113,7 @@ func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate 
 		if !libraryLists(s) || s.dir == candidateDir {
 			continue
 		}
-		if search.NearDuplicate(cx, li.x, 0, i) {
+		if search.NearDuplicate(cx, li.Lexical(), 0, i) {
 			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
 		}
 	}
@@ -179,7 +128,7 @@ func libraryLists(s *skillRef) bool {
 
 // librarySearch returns the layer of the library l alone and its search
 // index, the ones its readers' views share.
-func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *layerIndex, error) {
+func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *skillsearch.Index, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, nil, err
@@ -192,7 +141,7 @@ func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *lay
 	if built.name == LayerUser {
 		key = ly.Prefix
 	}
-	li, err := c.searchIx.of(ctx, key, built)
+	li, err := c.searchIx.Of(ctx, key, built)
 	return built, li, err
 }
 

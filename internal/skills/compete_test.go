@@ -7,6 +7,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // TestCompete: a candidate layered over the shared library at rank 0
@@ -18,7 +19,7 @@ func TestCompete(t *testing.T) {
 		ctx := t.Context()
 		shared := skills.LibraryRef{Shared: true}
 		raw := "---\nname: csv\ndescription: Read and write comma-separated values files, quoting fields that hold commas.\n---\n# CSV\n\nQuote fields that hold commas.\n"
-		cand := search.Analyze(skills.SearchDoc([]byte(raw), "data/csv", []string{"references/format.md"}))
+		cand := search.Analyze(skillsearch.SearchDoc([]byte(raw), "data/csv", []string{"references/format.md"}))
 		got, err := lib.Catalog.Compete(ctx, shared, &cand, "data/csv", []string{"comma-separated values", "spreadsheets with formulas and charts"}, 3)
 		if err != nil {
 			t.Fatal(err)

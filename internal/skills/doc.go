@@ -22,6 +22,9 @@
 // vfs.Tree), so every path a listing returns can be read there.
 //
 // The SKILL.md rules (parsing, validation, the prompt block) are package
-// skillmd's, and the index, its caching and the file cache package
-// libindex's; this package is the catalog built on both.
+// skillmd's, the index, its caching and the file cache package libindex's,
+// and each layer's search index package skillsearch's (handed the layers
+// and, per search, what the view serves); this package is the catalog built
+// on them. view.go holds the view model (pure data), views.go the caching
+// builder of it.
 package skills

@@ -1,5 +1,5 @@
 package skills
 
 // WaitEmbeddings waits for the layers' vectors being made in the
-// background, for tests.
-func WaitEmbeddings(c *Catalog) { c.searchIx.embedWG.Wait() }
+// background (tests).
+func WaitEmbeddings(c *Catalog) { c.searchIx.Wait() }

@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/settings"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // Library is the skills library of every user, wired over one bucket: the
@@ -36,7 +37,7 @@ type options struct {
 	pins     *PinConfig
 	pinAsked func(context.Context) bool
 	// embedder, when set, turns on search's semantic stage.
-	embedder       Embedder
+	embedder       skillsearch.Embedder
 	semanticWeight float64
 }
 
@@ -51,6 +52,16 @@ func WithCache(c cache.Cache) Option {
 // WithRegisterer registers the library's metrics on reg.
 func WithRegisterer(reg prometheus.Registerer) Option {
 	return func(o *options) { o.reg = reg }
+}
+
+// WithEmbeddings turns on the semantic stage of search
+// (skillsearch.Indexes.Embed): e embeds each skill once per SKILL.md
+// version and model, cached as the analyses are, and each distinct query;
+// weight (0..1) is the similarity's share of a hit's relevance. A failing
+// endpoint leaves search lexical, never failing a call. Without it no
+// embedding is asked for or held.
+func WithEmbeddings(e skillsearch.Embedder, weight float64) Option {
+	return func(o *options) { o.embedder, o.semanticWeight = e, weight }
 }
 
 // WithPins lets a thread pin its library (pins.go): a call for which asked
@@ -103,10 +114,10 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		settingsTTL = cfg.SettingsTTL
 	}
 	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
-	si := newSearchIndexes(bucket, ix.Held(), cfg, log, o.reg)
-	si.share(o.cache, cfg.HeadTTL, cl)
+	si := skillsearch.New(bucket, ix.Held(), skillsearch.Config{BodyBytes: cfg.SearchBodyBytes, BodyReads: cfg.SearchBodyReads}, log, o.reg)
+	si.Share(o.cache, cfg.HeadTTL, cl)
 	if o.embedder != nil {
-		si.sem = newSemantic(o.embedder, o.semanticWeight, log, o.reg)
+		si.Embed(o.embedder, o.semanticWeight, o.reg)
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,

@@ -10,8 +10,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
-	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/search"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // Scored is a search hit.
@@ -52,22 +51,6 @@ type Results struct {
 	LibraryDigest string
 }
 
-// Search ranks the caller's listed skills against a task description over
-// what each skill says (search.Search over the view's layers: the user's
-// own, the teams', the organization's, nearer first at equal relevance),
-// near-duplicates collapsed into one hit that names its alternates.
-func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) (Results, error) {
-	opts, err := c.searchOptions(opts)
-	if err != nil {
-		return Results{}, err
-	}
-	s, err := c.snapshot(ctx, id)
-	if err != nil {
-		return Results{}, err
-	}
-	return c.search(ctx, s, opts)
-}
-
 // searchOptions checks opts and applies the default limit.
 func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
 	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
@@ -103,12 +86,11 @@ func (c *Catalog) search(ctx context.Context, s snapshot, opts SearchOptions) (R
 	return Results{Hits: out, LibraryDigest: s.digest()}, nil
 }
 
-// A search layer's rank: nearer layers win ties and represent the copies
-// collapsed with theirs.
+// A search layer's rank (skillsearch's).
 const (
-	rankOwn    = 0
-	rankTeam   = 1
-	rankShared = 2
+	rankOwn    = skillsearch.RankOwn
+	rankTeam   = skillsearch.RankTeam
+	rankShared = skillsearch.RankShared
 )
 
 // layerRank is the rank of a skill of the layer named layer.
@@ -125,7 +107,7 @@ func layerRank(layer string) int {
 // searchLayer is one layer of a view as search ranks it.
 type searchLayer struct {
 	l    *layer
-	ix   *layerIndex
+	ix   *skillsearch.Index
 	rank int
 }
 
@@ -159,18 +141,18 @@ func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, 
 		if out[i].rank == rankOwn {
 			key = pin + v.userBase
 		}
-		if li, ok := c.searchIx.held(key, out[i].l); ok { // most calls
+		if li, ok := c.searchIx.Held(key, out[i].l); ok { // most calls
 			out[i].ix = li
-			c.searchIx.embedLater(key, out[i].l, li)
+			c.searchIx.EmbedLater(key, out[i].l, li)
 			continue
 		}
 		if g == nil {
 			g, gctx = errgroup.WithContext(ctx)
 		}
 		g.Go(func() (err error) {
-			out[i].ix, err = c.searchIx.of(gctx, key, out[i].l)
+			out[i].ix, err = c.searchIx.Of(gctx, key, out[i].l)
 			if err == nil {
-				c.searchIx.embedLater(key, out[i].l, out[i].ix)
+				c.searchIx.EmbedLater(key, out[i].l, out[i].ix)
 			}
 			return err
 		})
@@ -196,18 +178,14 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 		return nil, err
 	}
 	disabled := s.st.DisabledSet()
-	layers := make([]search.Layer, len(sls))
+	layers := make([]skillsearch.Ranked, len(sls))
 	for i, sl := range sls {
-		layers[i] = search.Layer{X: sl.ix.x, Rank: sl.rank, Skip: func(doc int) bool {
+		layers[i] = skillsearch.Ranked{Index: sl.ix, Rank: sl.rank, Skip: func(doc int) bool {
 			_, ok := s.shows(sl.l, doc, opts, disabled)
 			return !ok
 		}}
 	}
-	q := search.Query{Text: query, Limit: limit, Collapse: true}
-	if sem := c.searchIx.sem; sem != nil && query != "" {
-		q.Vector, q.Semantic = c.searchIx.hybrid(ctx, sls, layers, query), sem.weight
-	}
-	hits := search.Search(layers, q)
+	hits := c.searchIx.Search(ctx, layers, query, limit)
 	out := make([]rankedSkill, 0, len(hits))
 	for _, h := range hits {
 		r, ok := s.shows(sls[h.Layer].l, h.Doc, opts, disabled)
@@ -260,22 +238,30 @@ func (s snapshot) shows(l *layer, doc int, opts ListOptions, disabled map[string
 	return v, s.lists(v, opts, disabled)
 }
 
-// tagFields are frontmatter fields whose words label a skill: worth more
-// than its description, as an author chose them to be found by.
-var tagFields = map[string]bool{"tags": true, "keywords": true}
+// tagFields are the frontmatter fields whose words label a skill, as
+// search indexes them (scope tags match them too).
+var tagFields = skillsearch.TagFields
 
-// labels calls add with the text of a frontmatter value that is a string
-// or a list of scalars; maps and nested lists are not indexed.
-func labels(v any, add func(string)) {
-	switch x := v.(type) {
-	case string:
-		add(x)
-	case []any:
-		for _, e := range x {
-			switch e.(type) {
-			case string, float64, bool:
-				add(fmt.Sprint(e))
+// Gen, Len and Folder make a layer what skillsearch indexes: its folders,
+// numbered as l.all.
+func (l *layer) Gen() uint64 { return l.gen }
+
+func (l *layer) Len() int { return len(l.all) }
+
+func (l *layer) Folder(i int) skillsearch.Folder {
+	s := l.all[i]
+	f := skillsearch.Folder{
+		Nested: s.nested, Dir: s.dir, Layer: s.layer, Name: s.name, Category: s.category(), Head: s.head.fm,
+		Files: func(yield func(string) bool) {
+			for _, e := range s.files {
+				if !yield(e.rel) {
+					return
+				}
 			}
-		}
+		},
 	}
+	if s.skillMD != nil {
+		f.Key, f.ETag = s.skillMD.Key, s.skillMD.ETag
+	}
+	return f
 }

@@ -5,10 +5,11 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
+	"github.com/skillsvc/skillsvc/internal/search"
 )
 
 // TestSearchIndexKeptAcrossSameGenerations: a library's new generation
@@ -25,25 +26,53 @@ func TestSearchIndexKeptAcrossSameGenerations(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.IndexRefresh = 0 // every call lists afresh: a change is a new generation at once
-	lib, err := New(b, mounts.Default(), cfg, slog.New(slog.DiscardHandler))
+	reg := prometheus.NewRegistry()
+	lib, err := New(b, mounts.Default(), cfg, slog.New(slog.DiscardHandler), WithRegisterer(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
-	search := func() *layerIndex {
+	type held struct {
+		gen uint64
+		x   *search.Index
+	}
+	search := func() held {
 		t.Helper()
 		if _, err := lib.Catalog.Search(t.Context(), alice, SearchOptions{Query: "reconcile the ledger"}); err != nil {
 			t.Fatal(err)
 		}
-		li, ok := lib.Catalog.searchIx.shelf.Get(LayerShared)
+		l, ok := lib.Catalog.views.shared.Get(cfg.SharedPrefix)
+		if !ok {
+			t.Fatal("no layer held for the shared library")
+		}
+		li, ok := lib.Catalog.searchIx.Held(LayerShared, l)
 		if !ok {
 			t.Fatal("no search index held for the shared library")
 		}
-		return li
+		return held{l.gen, li.Lexical()}
 	}
 	count := func(source string) float64 {
-		return testutil.ToFloat64(lib.Catalog.searchIx.metrics.analyses.WithLabelValues(source))
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "skillsvc_search_analyses_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == "source" && lp.GetValue() == source {
+						return m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		t.Fatalf("no skillsvc_search_analyses_total{source=%q}", source)
+		return 0
 	}
+	const analysisKept, analysisReused = "kept", "reused" // skillsearch's sources
 	first := search()
 	put(t, b, "_shared/skills/README.md", "Our skills.\n") // outside every skill
 	second := search()

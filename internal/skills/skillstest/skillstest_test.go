@@ -19,7 +19,7 @@ func TestBuilder(t *testing.T) {
 		}
 	}
 	lib := skillstest.Library(t, b.Bucket(t), nil)
-	list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), skills.ListOptions{})
+	list, _, err := lib.Catalog.State(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}))
 	if err != nil {
 		t.Fatal(err)
 	}

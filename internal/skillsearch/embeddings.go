@@ -1,4 +1,4 @@
-package skills
+package skillsearch
 
 import (
 	"context"
@@ -18,22 +18,25 @@ import (
 )
 
 // Embedder embeds texts: internal/embed's Client, an OpenAI-compatible
-// endpoint. With one (WithEmbeddings), search ranks each layer by what its
+// endpoint. With one (Indexes.Embed), search ranks each layer by what its
 // skills say and by their embeddings' similarity to the task together.
 type Embedder interface {
 	Embed(ctx context.Context, inputs []string) ([][]float32, error)
 	Model() string
 }
 
-// WithEmbeddings turns on the semantic stage of search: e embeds each
-// skill (search.EmbedText) once per SKILL.md version and model, cached as
-// the analyses are, and each distinct query; weight (0..1) is the
+// Embed turns on the semantic stage of search: e embeds each skill
+// (search.EmbedText) once per SKILL.md version and model, cached as the
+// analyses are, and each distinct query; weight (0..1) is the
 // similarity's share of a hit's relevance. A failing endpoint leaves
 // search lexical, never failing a call. Without it no embedding is asked
-// for or held.
-func WithEmbeddings(e Embedder, weight float64) Option {
-	return func(o *options) { o.embedder, o.semanticWeight = e, weight }
+// for or held. Call it before the first search.
+func (si *Indexes) Embed(e Embedder, weight float64, reg prometheus.Registerer) {
+	si.sem = newSemantic(e, weight, si.log, reg)
 }
+
+// Wait waits for the layers' vectors being made in the background.
+func (si *Indexes) Wait() { si.embedWG.Wait() }
 
 // Bounds of the semantic stage.
 const (
@@ -128,19 +131,19 @@ func (s *semantic) query(ctx context.Context, q string) []float32 {
 // from the shared cache, else embedded from its SKILL.md (read here) and
 // cached. nil, with the failure counted, when the endpoint fails: the
 // layer is searched lexically until the endpoint's retry period ends.
-func (si *searchIndexes) vectors(ctx context.Context, l *layer, seed []search.Vec, sums [][sha256.Size]byte) *search.Vectors {
+func (si *Indexes) vectors(ctx context.Context, l []Folder, seed []search.Vec, sums [][sha256.Size]byte) *search.Vectors {
 	s := si.sem
-	rows := make([]search.Vec, len(l.all))
-	keys := make([]string, len(l.all))
-	texts := make([]string, len(l.all))
+	rows := make([]search.Vec, len(l))
+	keys := make([]string, len(l))
+	texts := make([]string, len(l))
 	var ask []string
-	for i, r := range l.all {
+	for i, r := range l {
 		switch {
-		case r.nested:
+		case r.Nested:
 		case i < len(seed) && seed[i] != nil:
 			rows[i] = seed[i]
-		case r.skillMD.ETag != "":
-			keys[i] = s.key(r.skillMD.Key, sums[i])
+		case r.ETag != "":
+			keys[i] = s.key(r.Key, sums[i])
 			ask = append(ask, keys[i])
 		}
 	}
@@ -152,8 +155,8 @@ func (si *searchIndexes) vectors(ctx context.Context, l *layer, seed []search.Ve
 		}
 	}
 	var need []int
-	for i, r := range l.all {
-		if r.nested || rows[i] != nil {
+	for i, r := range l {
+		if r.Nested || rows[i] != nil {
 			continue
 		}
 		if b, ok := hits[keys[i]]; ok && keys[i] != "" && search.Vec(b).Dim() > 0 {
@@ -170,14 +173,14 @@ func (si *searchIndexes) vectors(ctx context.Context, l *layer, seed []search.Ve
 	g.SetLimit(si.reads)
 	for _, i := range need {
 		g.Go(func() error {
-			body, err := si.body(gctx, l.all[i])
+			body, err := si.body(gctx, &l[i])
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				keys[i] = "" // embedded without its body: not cached
 			}
-			texts[i] = search.EmbedText(searchDoc(l.all[i], body))
+			texts[i] = search.EmbedText(searchDoc(&l[i], body))
 			return nil
 		})
 	}
@@ -222,11 +225,11 @@ func (si *searchIndexes) vectors(ctx context.Context, l *layer, seed []search.Ve
 // slow CPU endpoint takes minutes, and search is lexical meanwhile.
 const embedBuildTimeout = 30 * time.Minute
 
-// embedLater makes li's vectors in the background when the semantic stage
+// EmbedLater makes li's vectors in the background when the semantic stage
 // is on and it has none (a new generation, or the endpoint failed), then
 // holds li with them in its place under key; one job per key at a time,
 // none while the endpoint is down.
-func (si *searchIndexes) embedLater(key string, l *layer, li *layerIndex) {
+func (si *Indexes) EmbedLater(key string, l Layer, li *Index) {
 	if si.sem == nil || li.vec != nil || si.sem.down() {
 		return
 	}
@@ -239,13 +242,14 @@ func (si *searchIndexes) embedLater(key string, l *layer, li *layerIndex) {
 		defer si.embedding.Delete(key)
 		ctx, cancel := context.WithTimeout(context.Background(), embedBuildTimeout)
 		defer cancel()
-		sums := make([][sha256.Size]byte, len(l.all))
-		for i, r := range l.all {
-			if !r.nested {
+		fs := folders(l)
+		sums := make([][sha256.Size]byte, len(fs))
+		for i, r := range fs {
+			if !r.Nested {
 				sums[i] = skillVersion(r)
 			}
 		}
-		v := si.vectors(ctx, l, li.seed, sums)
+		v := si.vectors(ctx, fs, li.seed, sums)
 		if v == nil {
 			return
 		}
@@ -264,9 +268,9 @@ func (si *searchIndexes) embedLater(key string, l *layer, li *layerIndex) {
 // hybrid returns the query's embedding and sets each layer's vectors when
 // every layer has them and the endpoint answers; nil (a lexical search,
 // counted) otherwise.
-func (si *searchIndexes) hybrid(ctx context.Context, sls []searchLayer, layers []search.Layer, query string) []float32 {
+func (si *Indexes) hybrid(ctx context.Context, sls []Ranked, layers []search.Layer, query string) []float32 {
 	for _, sl := range sls {
-		if sl.ix.vec == nil && sl.ix.x.Len() > 0 {
+		if sl.Index.vec == nil && sl.Index.x.Len() > 0 {
 			si.sem.fallbacks.Inc()
 			return nil
 		}
@@ -277,7 +281,7 @@ func (si *searchIndexes) hybrid(ctx context.Context, sls []searchLayer, layers [
 		return nil
 	}
 	for i, sl := range sls {
-		layers[i].Vectors = sl.ix.vec
+		layers[i].Vectors = sl.Index.vec
 	}
 	return v
 }

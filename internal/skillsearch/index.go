@@ -1,4 +1,4 @@
-package skills
+package skillsearch
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -28,21 +29,62 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
+// Folder is one folder of a library layer as its search index reads it:
+// a skill, or a folder nested too deep (never served, an empty document).
+type Folder struct {
+	Nested bool
+	// Dir is the folder's path in its library, Layer the layer's name (for
+	// logs), Name what the skill is listed by, Category its first folder
+	// ("" for a flat skill).
+	Dir, Layer, Name, Category string
+	// Key and ETag are its SKILL.md's object: the version analyzed.
+	Key, ETag string
+	Head      skillmd.Frontmatter
+	// Files are the paths of the folder's files inside the library,
+	// SKILL.md included, in order.
+	Files iter.Seq[string]
+}
+
+// Layer is one library layer: its generation and its folders, numbered as
+// its index numbers its documents.
+type Layer interface {
+	Gen() uint64
+	Len() int
+	Folder(i int) Folder
+}
+
+// folders returns l's folders.
+func folders(l Layer) []Folder {
+	fs := make([]Folder, l.Len())
+	for i := range fs {
+		fs[i] = l.Folder(i)
+	}
+	return fs
+}
+
+// Config bounds the reads of a build.
+type Config struct {
+	// BodyBytes bounds what is read of one SKILL.md; BodyReads the
+	// SKILL.md files read at once in one build.
+	BodyBytes int64
+	BodyReads int
+}
+
 // heldSearch is the kind of the layers' search indexes on the held budget.
 const heldSearch = "search"
 
-// searchIndexes builds the search index of each library layer (the shared
+// Indexes builds the search index of each library layer (the shared
 // library's, each team's, each user's own) once per generation of it, for
 // every caller whose view holds the layer, as the layers themselves are
-// built (views.sharedLayer). An index is held on the replica's budget with
+// built (the catalog's views). An index is held on the replica's budget with
 // the layers. A new generation takes the documents of unchanged skills
 // from the index of the one before; a skill no earlier index has is
 // analyzed from the shared cache, where some replica put its analysis, and
 // only where none did is its SKILL.md read: a replica's first search of a
 // library another replica indexed reads no body from storage.
-type searchIndexes struct {
+type Indexes struct {
 	bucket objstore.Bucket
-	shelf  *cache.Shelf[*layerIndex] // by searchKey
+	shelf  *cache.Shelf[*Index] // by searchKey
 	flight singleflight.Group
 	// cache shares analyses for ttl, by SKILL.md version (analysisKey);
 	// nil: they are not shared.
@@ -65,10 +107,10 @@ type searchIndexes struct {
 	embedWG   sync.WaitGroup
 }
 
-// layerIndex is one layer's search index. Its documents are numbered as
-// the layer's folders (layer.all), a nested folder an empty one, so a
-// layer rebuilt at the same generation maps them alike.
-type layerIndex struct {
+// Index is one layer's search index. Its documents are numbered as the
+// layer's folders, a nested folder an empty one, so a layer rebuilt at the
+// same generation maps them alike.
+type Index struct {
 	gen uint64
 	x   *search.Index
 	// versions are the documents made from a skill's whole analysis, by
@@ -89,7 +131,10 @@ type docVersion struct {
 }
 
 // reusable returns the document of li made from the version sum.
-func (li *layerIndex) reusable(sum uint64) (int, bool) {
+// Lexical is the index of the layer's documents.
+func (li *Index) Lexical() *search.Index { return li.x }
+
+func (li *Index) reusable(sum uint64) (int, bool) {
 	if li == nil {
 		return 0, false
 	}
@@ -158,7 +203,7 @@ func newSearchMetrics(reg prometheus.Registerer) *searchMetrics {
 }
 
 // held adds li to the gauges (sign 1) or takes it off (-1).
-func (m *searchMetrics) held(li *layerIndex, sign float64) {
+func (m *searchMetrics) held(li *Index, sign float64) {
 	m.bytes.Add(sign * float64(li.bytes))
 	m.docs.Add(sign * float64(li.x.Len()))
 	if li.vec != nil {
@@ -166,41 +211,43 @@ func (m *searchMetrics) held(li *layerIndex, sign float64) {
 	}
 }
 
-func newSearchIndexes(bucket objstore.Bucket, held *cache.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *searchIndexes {
-	si := &searchIndexes{
-		bucket: bucket, shelf: cache.NewShelf[*layerIndex](held, heldSearch), log: log,
-		bodyBytes: cfg.SearchBodyBytes, reads: cfg.SearchBodyReads, metrics: newSearchMetrics(reg),
+// New returns the search indexes of the layers of bucket's libraries, held
+// on held, with their metrics registered on reg.
+func New(bucket objstore.Bucket, held *cache.Held, cfg Config, log *slog.Logger, reg prometheus.Registerer) *Indexes {
+	si := &Indexes{
+		bucket: bucket, shelf: cache.NewShelf[*Index](held, heldSearch), log: log,
+		bodyBytes: cfg.BodyBytes, reads: cfg.BodyReads, metrics: newSearchMetrics(reg),
 	}
-	si.shelf.OnDrop(func(li *layerIndex) { si.metrics.held(li, -1) })
+	si.shelf.OnDrop(func(li *Index) { si.metrics.held(li, -1) })
 	return si
 }
 
-// share makes si share analyses through c for ttl.
-func (si *searchIndexes) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
+// Share makes si share analyses through c for ttl.
+func (si *Indexes) Share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
 	si.cache, si.ttl, si.cacheLog = c, ttl, cl
 }
 
-// held returns the search index of l held under key, if any.
-func (si *searchIndexes) held(key string, l *layer) (*layerIndex, bool) {
+// Held returns the search index of l held under key, if any.
+func (si *Indexes) Held(key string, l Layer) (*Index, bool) {
 	li, ok := si.shelf.Get(key)
-	return li, ok && li.gen == l.gen
+	return li, ok && li.gen == l.Gen()
 }
 
-// of returns the search index of l, held under key (the layer's library),
+// Of returns the search index of l, held under key (the layer's library),
 // built for every caller waiting on it: the first one's leaving fails none
 // of the others.
-func (si *searchIndexes) of(ctx context.Context, key string, l *layer) (*layerIndex, error) {
-	if li, ok := si.held(key, l); ok {
+func (si *Indexes) Of(ctx context.Context, key string, l Layer) (*Index, error) {
+	if li, ok := si.Held(key, l); ok {
 		return li, nil
 	}
-	ch := si.flight.DoChan(fmt.Sprintf("%s\x00%d", key, l.gen), panics.GuardValue(func() (any, error) {
-		if li, ok := si.held(key, l); ok { // a build that just ended
+	ch := si.flight.DoChan(fmt.Sprintf("%s\x00%d", key, l.Gen()), panics.GuardValue(func() (any, error) {
+		if li, ok := si.Held(key, l); ok { // a build that just ended
 			return li, nil
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), searchIndexBuildTimeout)
 		defer cancel()
 		prev, _ := si.shelf.Get(key)
-		li, err := si.build(ctx, l, prev)
+		li, err := si.build(ctx, l.Gen(), folders(l), prev)
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +265,7 @@ func (si *searchIndexes) of(ctx context.Context, key string, l *layer) (*layerIn
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return r.Val.(*layerIndex), nil
+		return r.Val.(*Index), nil
 	case <-ctx.Done():
 		return nil, ctx.Err() // the build goes on for the others
 	}
@@ -226,20 +273,20 @@ func (si *searchIndexes) of(ctx context.Context, key string, l *layer) (*layerIn
 
 // build makes l's index, taking from prev (an earlier generation's, or
 // nil) the documents of the skill versions it has.
-func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) (*layerIndex, error) {
-	n := len(l.all)
+func (si *Indexes) build(ctx context.Context, gen uint64, l []Folder, prev *Index) (*Index, error) {
+	n := len(l)
 	sums := make([][sha256.Size]byte, n)
 	reuse := make([]int, n) // the document of prev, or -1
 	analyzed := make([]*search.Analyzed, n)
 	whole := make([]bool, n) // analyzed with the body it should have
 	var need []int
-	for i, s := range l.all {
+	for i, s := range l {
 		reuse[i] = -1
-		if s.nested {
+		if s.Nested {
 			continue
 		}
 		sums[i] = skillVersion(s)
-		if d, ok := prev.reusable(short(sums[i])); ok && s.skillMD.ETag != "" {
+		if d, ok := prev.reusable(short(sums[i])); ok && s.ETag != "" {
 			reuse[i] = d
 			continue
 		}
@@ -250,17 +297,17 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 		// file outside every skill changed): the index as it is, not a
 		// rebuild every search of the library would wait for.
 		si.metrics.analyses.WithLabelValues(analysisKept).Add(float64(len(prev.versions)))
-		return &layerIndex{gen: l.gen, x: prev.x, versions: prev.versions, bytes: prev.bytes, vec: prev.vec, seed: prev.seed}, nil
+		return &Index{gen: gen, x: prev.x, versions: prev.versions, bytes: prev.bytes, vec: prev.vec, seed: prev.seed}, nil
 	}
 	if err := si.analyze(ctx, l, need, sums, analyzed, whole); err != nil {
 		return nil, err
 	}
 	b := search.NewBuilder(search.DefaultWeights)
-	li := &layerIndex{gen: l.gen}
+	li := &Index{gen: gen}
 	var empty *search.Analyzed
-	for i, s := range l.all {
+	for i, s := range l {
 		switch {
-		case s.nested:
+		case s.Nested:
 			if empty == nil {
 				a := search.Analyze(search.Doc{})
 				empty = &a
@@ -268,12 +315,12 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 			b.Add(*empty)
 		case reuse[i] >= 0:
 			if !b.Reuse(prev.x, reuse[i]) {
-				return si.build(ctx, l, nil) // prev was weighted otherwise: analyze every skill
+				return si.build(ctx, gen, l, nil) // prev was weighted otherwise: analyze every skill
 			}
 			li.versions = append(li.versions, docVersion{short(sums[i]), int32(i)})
 		default:
 			b.Add(*analyzed[i])
-			if whole[i] && s.skillMD.ETag != "" {
+			if whole[i] && s.ETag != "" {
 				li.versions = append(li.versions, docVersion{short(sums[i]), int32(i)})
 			}
 		}
@@ -304,7 +351,7 @@ func (si *searchIndexes) build(ctx context.Context, l *layer, prev *layerIndex) 
 // keeps reports whether prev serves as the new generation's index: every
 // skill reuses the document at its own place and there are as many, so
 // only nested folders (never served) can differ.
-func keeps(prev *layerIndex, reuse, need []int) bool {
+func keeps(prev *Index, reuse, need []int) bool {
 	if prev == nil || len(need) > 0 || prev.x.Len() != len(reuse) {
 		return false
 	}
@@ -316,10 +363,10 @@ func keeps(prev *layerIndex, reuse, need []int) bool {
 	return true
 }
 
-func countNested(l *layer) int {
+func countNested(l []Folder) int {
 	n := 0
-	for _, s := range l.all {
-		if s.nested {
+	for _, s := range l {
+		if s.Nested {
 			n++
 		}
 	}
@@ -331,17 +378,17 @@ func countNested(l *layer) int {
 // the analysis then cached). whole[i] says the analysis had its body: one
 // whose read failed is made of the head alone, used but neither cached
 // nor reused.
-func (si *searchIndexes) analyze(ctx context.Context, l *layer, need []int, sums [][sha256.Size]byte, analyzed []*search.Analyzed, whole []bool) error {
+func (si *Indexes) analyze(ctx context.Context, l []Folder, need []int, sums [][sha256.Size]byte, analyzed []*search.Analyzed, whole []bool) error {
 	if len(need) == 0 {
 		return nil
 	}
-	keys := make([]string, len(l.all))
+	keys := make([]string, len(l))
 	var hits map[string][]byte
 	if si.cache != nil {
 		ask := make([]string, 0, len(need))
 		for _, i := range need {
-			if l.all[i].skillMD.ETag != "" {
-				keys[i] = analysisKey(l.all[i].skillMD.Key, sums[i])
+			if l[i].ETag != "" {
+				keys[i] = analysisKey(l[i].Key, sums[i])
 				ask = append(ask, keys[i])
 			}
 		}
@@ -364,18 +411,18 @@ func (si *searchIndexes) analyze(ctx context.Context, l *layer, need []int, sums
 	}
 	si.metrics.analyses.WithLabelValues(analysisCached).Add(float64(len(need) - len(read)))
 	si.metrics.analyses.WithLabelValues(analysisAnalyzed).Add(float64(len(read)))
-	items := make([][]byte, len(l.all))
+	items := make([][]byte, len(l))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(si.reads)
 	for _, i := range read {
-		s := l.all[i]
+		s := &l[i]
 		g.Go(func() error {
 			body, err := si.body(gctx, s)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				si.log.DebugContext(ctx, "search: indexing a skill without its body", "layer", s.layer, "skill", s.dir, "err", err)
+				si.log.DebugContext(ctx, "search: indexing a skill without its body", "layer", s.Layer, "skill", s.Dir, "err", err)
 			}
 			a := search.Analyze(searchDoc(s, body))
 			analyzed[i], whole[i] = &a, err == nil
@@ -406,8 +453,8 @@ func (si *searchIndexes) analyze(ctx context.Context, l *layer, need []int, sums
 
 // body reads the body of s's SKILL.md: at most bodyBytes of the file, so a
 // huge one costs no more than a long one.
-func (si *searchIndexes) body(ctx context.Context, s *skillRef) (string, error) {
-	rc, _, err := si.bucket.GetRange(ctx, s.skillMD.Key, 0, si.bodyBytes)
+func (si *Indexes) body(ctx context.Context, s *Folder) (string, error) {
+	rc, _, err := si.bucket.GetRange(ctx, s.Key, 0, si.bodyBytes)
 	if err != nil {
 		return "", err
 	}
@@ -428,11 +475,11 @@ func (si *searchIndexes) body(ctx context.Context, s *skillRef) (string, error) 
 }
 
 // searchDoc is what search indexes of s, its body read.
-func searchDoc(s *skillRef, body string) search.Doc {
-	d := docOf(s.name, s.category(), s.head.fm, body)
-	prefix := s.dir + "/"
-	for _, e := range s.files {
-		if rel := strings.TrimPrefix(e.rel, prefix); rel != "SKILL.md" {
+func searchDoc(s *Folder, body string) search.Doc {
+	d := docOf(s.Name, s.Category, s.Head, body)
+	prefix := s.Dir + "/"
+	for rel := range s.Files {
+		if rel := strings.TrimPrefix(rel, prefix); rel != "SKILL.md" {
 			d.Files = append(d.Files, rel)
 		}
 	}
@@ -442,11 +489,11 @@ func searchDoc(s *skillRef, body string) search.Doc {
 // skillVersion sums what a skill's analysis is made of: its SKILL.md's
 // version (key and ETag: the head and body, and the folder's path) and
 // the names of its files.
-func skillVersion(s *skillRef) [sha256.Size]byte {
+func skillVersion(s Folder) [sha256.Size]byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d:%s%d:%s", len(s.skillMD.Key), s.skillMD.Key, len(s.skillMD.ETag), s.skillMD.ETag)
-	for _, e := range s.files {
-		fmt.Fprintf(h, "%d:%s", len(e.rel), e.rel)
+	fmt.Fprintf(h, "%d:%s%d:%s", len(s.Key), s.Key, len(s.ETag), s.ETag)
+	for rel := range s.Files {
+		fmt.Fprintf(h, "%d:%s", len(rel), rel)
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])

@@ -292,8 +292,8 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 // TestTraceOfHTTPRequests: a JSON call and an MCP request are each one
 // trace continuing the caller's: the HTTP request's server span, under it
-// (for MCP, under the span of the MCP method) the loopback's client span
-// and, under that, the RPC's server span. An MCP request after initialize
+// the in-process channel's client span and, under that, the RPC's server
+// span (for MCP, the RPC-named span directly under the MCP method's). An MCP request after initialize
 // is traced under its own HTTP request, not the one that opened the
 // session.
 func TestTraceOfHTTPRequests(t *testing.T) {
@@ -303,7 +303,7 @@ func TestTraceOfHTTPRequests(t *testing.T) {
 	const method = "skillsvc.v1.SkillsService/ListSkills"
 
 	// checkRPC finds method's server span under parent, through the
-	// loopback's client span.
+	// in-process channel's client span.
 	checkRPC := func(t *testing.T, c caller, parent sdktrace.ReadOnlySpan, method string) {
 		t.Helper()
 		s.rec.waitFor(t, method, func(sp sdktrace.ReadOnlySpan) bool {

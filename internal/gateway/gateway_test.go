@@ -95,7 +95,7 @@ func TestJSONAuthenticatesOnce(t *testing.T) {
 }
 
 // TestJSONThroughTheChannel: the JSON answers are as they were over the
-// loopback server: a reply the catalog kept encoded arrives with its
+// loopback gRPC server it replaced: a reply the catalog kept encoded arrives with its
 // fields, the request ID is echoed, and an error is a google.rpc.Status
 // with grpc-gateway's HTTP status.
 func TestJSONThroughTheChannel(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkRequest is one MCP request through the whole handler in process
-// (edge checks, the SDK, the gRPC loopback, the in-memory store): a ping,
+// (edge checks, the SDK, the catalog and filesystem called directly, the in-memory store): a ping,
 // which measures the edge and the SDK, and a write_file of 1 MiB, whose
 // body the edge reads and checks before the SDK decodes it again.
 func BenchmarkRequest(b *testing.B) {

@@ -293,7 +293,7 @@ func TestUnparsableBodies(t *testing.T) {
 // TestRequestIsOneUnitOfLimits: a skills/list page, which makes many calls
 // inside (a listing, then each skill's frontmatter, files and digests), is
 // admitted once, at one call's cost (quota.CallCost; the storage its calls
-// make is charged by the loopback's interceptors, not here); a request over
+// make is charged after it by quota.StorageCost); a request over
 // the limits is the distinct limit error, whose data and Retry-After say
 // when to retry.
 func TestRequestIsOneUnitOfLimits(t *testing.T) {
@@ -434,7 +434,7 @@ func (c *countingLimiter) count(user string) int {
 
 // TestWatcherCountsAgainstLimits: the work the library watcher does for an
 // identity after a change (stat the files its sessions subscribed to),
-// which the MCP loopback does not limit, counts as a request of the
+// which no call of the client asks for, counts as a request of the
 // identity's user, as a client polling the library would.
 func TestWatcherCountsAgainstLimits(t *testing.T) {
 	lim := &countingLimiter{n: map[string]int{}}

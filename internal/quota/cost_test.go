@@ -78,8 +78,7 @@ func TestCharge(t *testing.T) {
 
 // TestInterceptorsCharge: the interceptors charge each call the storage
 // requests it made (on a bucket wrapped with request counting), a stream
-// when it ends, and the storage-only interceptors (MCP's loopback) admit
-// every call but charge the same.
+// when it ends.
 func TestInterceptorsCharge(t *testing.T) {
 	bucket := objstore.WrapWithRequestCounting(memory.New())
 	list := func(ctx context.Context) error {
@@ -118,19 +117,6 @@ func TestInterceptorsCharge(t *testing.T) {
 		}
 		_ = s.RecvMsg(nil) // the end of the stream
 		wantCode(t, call(as("alice"), conn), codes.ResourceExhausted, "rate limit")
-	})
-	t.Run("storage charges only", func(t *testing.T) {
-		clk := newClock()
-		l := newLimiter(t, config(1, 1, 1), clk)
-		release := mustAcquire(t, l, "alice") // the edge admits the request
-		conn := serveCharges(t, l, list)
-		for range 3 { // the request's calls are not admitted again: no concurrency refusal
-			wantCode(t, call(as("alice"), conn), codes.OK, "")
-		}
-		release()
-		// 0.1 + 3 listings charged: a full burst of debt.
-		_, err := l.Acquire(context.Background(), "alice")
-		refused(t, err, "rate limit", 1100*time.Millisecond)
 	})
 }
 

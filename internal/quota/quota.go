@@ -336,34 +336,6 @@ func (l *Limiter) StreamServerInterceptor(key func(ctx context.Context) string) 
 	}
 }
 
-// StorageCharges returns interceptors that admit every call and only charge
-// its storage requests, for the services behind a front end that admitted
-// the request as a whole (MCP takes Acquire once per request, then calls
-// the services in process): the request pays CallCost once, and storage
-// work the same as any call's.
-func (l *Limiter) StorageCharges() StorageCharges { return StorageCharges{l: l} }
-
-// StorageCharges are the interceptors of Limiter.StorageCharges.
-type StorageCharges struct{ l *Limiter }
-
-// UnaryServerInterceptor charges a unary call's storage requests.
-func (c StorageCharges) UnaryServerInterceptor(key func(ctx context.Context) string) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		ctx, reqs := objstore.CountRequests(ctx)
-		defer func() { c.l.Charge(key(ctx), StorageCost(reqs.Counts())) }()
-		return handler(ctx, req)
-	}
-}
-
-// StreamServerInterceptor charges a stream's storage requests when it ends.
-func (c StorageCharges) StreamServerInterceptor(key func(ctx context.Context) string) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		ctx, reqs := objstore.CountRequests(ss.Context())
-		defer func() { c.l.Charge(key(ctx), StorageCost(reqs.Counts())) }()
-		return handler(srv, &releasingStream{ServerStream: ss, ctx: ctx})
-	}
-}
-
 type releaseKey struct{}
 
 type releasingStream struct {

@@ -568,13 +568,6 @@ func serve(t testing.TB, l *Limiter, unary func(context.Context) error, stream f
 	return serveWith(t, l.UnaryServerInterceptor(userKey), l.StreamServerInterceptor(userKey), unary, stream)
 }
 
-// serveCharges is serve behind the storage-only interceptors, dialled once.
-func serveCharges(t testing.TB, l *Limiter, unary func(context.Context) error) *grpc.ClientConn {
-	t.Helper()
-	c := l.StorageCharges()
-	return serveWith(t, c.UnaryServerInterceptor(userKey), c.StreamServerInterceptor(userKey), unary, nil)()
-}
-
 func serveWith(t testing.TB, ui grpc.UnaryServerInterceptor, si grpc.StreamServerInterceptor, unary func(context.Context) error, stream func(grpc.ServerStream) error) (dial func() *grpc.ClientConn) {
 	t.Helper()
 	srv := grpc.NewServer(

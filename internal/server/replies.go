@@ -10,7 +10,7 @@ import (
 )
 
 // WithReplies keeps the handler's encoded replies in rc, one cache for every
-// handler of the process (the gRPC server's and the loopbacks'). Without it
+// handler of the process (the gRPC server's and the in-process channel's). Without it
 // the handler keeps its own, in process, within --skills.reply-cache-bytes.
 func WithReplies(rc *replies.Cache) SkillsOption { return func(s *Skills) { s.replies = rc } }
 

@@ -92,7 +92,9 @@ func (s *identityServer) withCaller(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx = s.h.callContext(ctx, v.p, v.rid)
 		ctx, reqs := objstore.CountRequests(ctx)
-		defer s.h.limits.Charge(v.p.User, quota.StorageCost(reqs.Counts()))
+		// Counted after the handler: a deferred Charge would take its
+		// cost when deferred, before any request was made.
+		defer func() { s.h.limits.Charge(v.p.User, quota.StorageCost(reqs.Counts())) }()
 		return next(ctx, method, req)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
@@ -314,7 +315,7 @@ func testLabels(t *testing.T, e env) {
 	if len(page.Labels) != 10 || page.Labels["beta"] != r2.Version.ID || page.Labels["latest"] != r2.Version.ID || page.Labels["l7"] != r1.Version.ID {
 		t.Fatalf("labels = %v", page.Labels)
 	}
-	v, err := e.pub.Pinned(ctx, alice, "csv", skills.LayerUser, "l3")
+	v, err := e.pub.Pinned(ctx, alice, "csv", skillview.LayerUser, "l3")
 	if err != nil || v.ID != r1.Version.ID {
 		t.Fatalf("pinned by label = %v, %v", v.ID, err)
 	}
@@ -323,7 +324,7 @@ func testLabels(t *testing.T, e env) {
 	if _, err := e.pub.SetLabel(ctx, alice, skills.LibraryRef{}, "csv", "beta", ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.pub.Pinned(ctx, alice, "csv", skills.LayerUser, "beta")
+	_, err = e.pub.Pinned(ctx, alice, "csv", skillview.LayerUser, "beta")
 	wantKind(t, err, errkind.NotFound)
 }
 
@@ -569,7 +570,7 @@ func testConcurrent(t *testing.T, e env) {
 	if err != nil || len(page.Versions) != n {
 		t.Fatalf("versions = %d, %v", len(page.Versions), err)
 	}
-	latest, err := e.pub.Pinned(ctx, alice, "race", skills.LayerUser, "latest")
+	latest, err := e.pub.Pinned(ctx, alice, "race", skillview.LayerUser, "latest")
 	if err != nil {
 		t.Fatal(err)
 	}

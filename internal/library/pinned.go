@@ -16,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
@@ -35,10 +36,10 @@ func (p *Publisher) Pinned(ctx context.Context, a Actor, name, layer, ref string
 	}
 	own, shared := skills.LibraryRef{User: a.User}, skills.LibraryRef{Shared: true}
 	var order []skills.LibraryRef
-	switch team, isTeam := strings.CutPrefix(layer, skills.LayerTeam); {
-	case layer == skills.LayerShared:
+	switch team, isTeam := strings.CutPrefix(layer, skillview.LayerTeam); {
+	case layer == skillview.LayerShared:
 		order = []skills.LibraryRef{shared}
-	case layer == skills.LayerUser:
+	case layer == skillview.LayerUser:
 		order = []skills.LibraryRef{own}
 	case isTeam:
 		order = []skills.LibraryRef{{Team: team}}
@@ -103,16 +104,16 @@ func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skills.Detail,
 		return skills.Detail{}, err
 	}
 	fm, body, problems := skillmd.ParseSkillMD(raw, v.Name)
-	layer := skills.LayerUser
+	layer := skillview.LayerUser
 	switch {
 	case v.Library.Shared:
-		layer = skills.LayerShared
+		layer = skillview.LayerShared
 	case v.Library.Team != "":
-		layer = skills.LayerTeam + v.Library.Team
+		layer = skillview.LayerTeam + v.Library.Team
 	}
-	m := &skills.Manifest{TotalBytes: v.TotalBytes, FileCount: len(v.Files), Digest: v.ID}
+	m := &skillview.Manifest{TotalBytes: v.TotalBytes, FileCount: len(v.Files), Digest: v.ID}
 	for _, f := range v.Files {
-		m.Files = append(m.Files, skills.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256})
+		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256})
 	}
 	sk := skills.Skill{
 		Path: p.pinnedDir(v), Dir: dir(v.Category, v.Name), Folder: v.Name, Category: v.Category, Layer: layer, ETag: v.ID,

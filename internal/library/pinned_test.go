@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestPinnedReads: a read pinned to a version comes back from the library
@@ -38,7 +39,7 @@ func TestPinnedReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Path != mount+"/pdf" || d.ETag != v1.Version.ID || d.Description != "Read PDFs." || d.Layer != skills.LayerUser {
+		if d.Path != mount+"/pdf" || d.ETag != v1.Version.ID || d.Description != "Read PDFs." || d.Layer != skillview.LayerUser {
 			t.Fatalf("pinned skill = %+v", d.Skill)
 		}
 		binary := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The extension's resource side: resources/list names each served skill's
@@ -102,7 +103,7 @@ func (s *identityServer) manifestResource(sk *skills.Skill) *mcp.Resource {
 }
 
 // manifestFiles are the files of sk's manifest, none without one.
-func manifestFiles(sk *skills.Skill) []skills.ManifestFile {
+func manifestFiles(sk *skills.Skill) []skillview.ManifestFile {
 	if sk.Manifest == nil {
 		return nil
 	}
@@ -189,7 +190,7 @@ type dirChild struct {
 
 // childrenOf returns dir's children in name order, from the files below
 // it (a folder exists while it holds a file), and whether dir is a folder.
-func childrenOf(dir string, files []skills.ManifestFile) ([]dirChild, bool) {
+func childrenOf(dir string, files []skillview.ManifestFile) ([]dirChild, bool) {
 	prefix := dir + "/"
 	var children []dirChild
 	seen := map[string]bool{}

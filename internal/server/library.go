@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
@@ -214,7 +215,7 @@ func (s *Library) summary(ctx context.Context, v authors.Version) *skillsvcv1.Sk
 		path = s.catalog.Mount() + "/" + v.Category + "/" + v.Name
 	}
 	d, err := s.catalog.Get(ctx, id, path)
-	if err != nil || (v.Library.Team != "" && d.Layer != skills.LayerTeam+v.Library.Team) {
+	if err != nil || (v.Library.Team != "" && d.Layer != skillview.LayerTeam+v.Library.Team) {
 		return nil // a team's skill the caller's own shadows is not the one published
 	}
 	return summaryProto(d.Skill, full)

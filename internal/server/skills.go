@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
@@ -81,7 +82,7 @@ func summaryProto(s skills.Skill, d detail) *skillsvcv1.SkillSummary {
 	return out
 }
 
-func manifestProto(m *skills.Manifest) *skillsvcv1.SkillManifest {
+func manifestProto(m *skillview.Manifest) *skillsvcv1.SkillManifest {
 	if m == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestFileOfHead: a SKILL.md read for GetSkill is, as fileOf makes it,
@@ -60,20 +61,20 @@ func TestFileOfHead(t *testing.T) {
 			if end, _, ok := skillmd.Split([]byte(tc.head)); ok && end != len(tc.head) {
 				t.Fatalf("the head %q is not cut after its frontmatter (%d bytes of %d)", tc.head, end, len(tc.head))
 			}
-			s := &skillRef{dir: "cat/" + folder, layer: LayerUser, skillMD: &objstoretestObject}
-			s.head = newHeads(slog.New(slog.DiscardHandler), nil).parse(t.Context(), s, []byte(tc.head))
+			s := &skillview.Ref{Dir: "cat/" + folder, Layer: skillview.LayerUser, SkillMD: &objstoretestObject}
+			s.Head = newHeads(slog.New(slog.DiscardHandler), nil).parse(t.Context(), s, []byte(tc.head))
 			// Through the shared cache's encoding too, as another replica
 			// takes it.
-			enc, ok := encodeParsed(s.head)
+			enc, ok := encodeParsed(s.Head)
 			if !ok {
 				t.Fatal("the parse does not encode")
 			}
 			dec, err := decodeParsed(enc)
-			if err != nil || dec.src != s.head.src || dec.derived != s.head.derived {
-				t.Fatalf("decoded parse: src %x derived %v (%v), want %x %v", dec.src, dec.derived, err, s.head.src, s.head.derived)
+			if err != nil || dec.Src != s.Head.Src || dec.Derived != s.Head.Derived {
+				t.Fatalf("decoded parse: src %x derived %v (%v), want %x %v", dec.Src, dec.Derived, err, s.Head.Src, s.Head.Derived)
 			}
-			for _, p := range []parsed{s.head, dec} {
-				s.head = p
+			for _, p := range []skillview.Head{s.Head, dec} {
+				s.Head = p
 				got := fileOf([]byte(raw), "etag-1", s)
 				want := parseSkillFile([]byte(raw), "etag-1", folder)
 				if got.raw != want.raw || got.body != want.body || got.etag != want.etag {
@@ -85,7 +86,7 @@ func TestFileOfHead(t *testing.T) {
 				if g, w := got.frontmatter(), want.frontmatter(); !reflect.DeepEqual(g, w) {
 					t.Errorf("frontmatter = %#v\nwant %#v", g, w)
 				}
-				if fromHead := len(got.fm.JSON) > 0 && unsafe.SliceData(got.fm.JSON) == unsafe.SliceData(p.fm.JSON); fromHead != tc.fromHead {
+				if fromHead := len(got.fm.JSON) > 0 && unsafe.SliceData(got.fm.JSON) == unsafe.SliceData(p.Frontmatter.JSON); fromHead != tc.fromHead {
 					t.Errorf("served from the layer's parse: %v, want %v", fromHead, tc.fromHead)
 				}
 			}
@@ -100,7 +101,7 @@ var objstoretestObject = objstore.Object{Key: "alice/skills/cat/one/SKILL.md", A
 // with flags this build does not know, is undecodable (the caller parses
 // the head again), never a parse of something else.
 func TestParsedCodecRefuses(t *testing.T) {
-	good, ok := encodeParsed(parsed{src: 42, derived: true})
+	good, ok := encodeParsed(skillview.Head{Src: 42, Derived: true})
 	if !ok {
 		t.Fatal("encode failed")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // newTestLibrary is skillstest.Library for the tests inside the package,
@@ -87,17 +88,17 @@ func TestViewReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v1.overlay != v2.overlay {
+	if v1.Overlay != v2.Overlay {
 		t.Error("the view was rebuilt although its listings were reused")
 	}
 	vb, err := lib.Catalog.views.get(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := vb.named("a"); ok {
+	if _, ok := vb.Named("a"); ok {
 		t.Error("bob's view has alice's skill a")
 	}
-	if _, ok := vb.named("b"); !ok {
+	if _, ok := vb.Named("b"); !ok {
 		t.Error("bob's view lacks his skill b")
 	}
 	// As after a bulk upload.
@@ -112,7 +113,7 @@ func TestViewReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := v3.named("c"); v3.overlay == v1.overlay || !ok {
+	if _, ok := v3.Named("c"); v3.Overlay == v1.Overlay || !ok {
 		t.Error("a new listing did not rebuild the view")
 	}
 }
@@ -162,17 +163,17 @@ func TestSharedManifestsShared(t *testing.T) {
 		"_shared/skills/lint/rules.txt": "no tabs\n",
 	})
 	lib := newTestLibrary(t, b, time.Hour)
-	manifest := func(user string) *Manifest {
+	manifest := func(user string) *skillview.Manifest {
 		t.Helper()
 		v, err := lib.Catalog.views.get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := v.named("lint")
-		if s == nil || s.manifest == nil || len(s.manifest.Files) != 2 {
+		s, _ := v.Named("lint")
+		if s == nil || s.Manifest == nil || len(s.Manifest.Files) != 2 {
 			t.Fatalf("%s's view: lint = %+v", user, s)
 		}
-		return s.manifest
+		return s.Manifest
 	}
 	alice := manifest("alice")
 	if bob := manifest("bob"); bob != alice {

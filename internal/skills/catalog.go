@@ -25,6 +25,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -60,7 +61,7 @@ type Skill struct {
 	Disabled bool
 	// Manifest lists the skill's files by digest; nil for a name no skill
 	// has (SetEnabled). Shared with every caller: read-only.
-	Manifest *Manifest
+	Manifest *skillview.Manifest
 	skillmd.Frontmatter
 	skillmd.Problems
 	// Written is what the MCP skills extension checks of the frontmatter
@@ -81,32 +82,32 @@ func (s Skill) Location() string { return location(s.Path) }
 func location(path string) string { return path + "/SKILL.md" }
 
 // skillPath is the virtual path of the skill folder r (Skill.Path).
-func (c *Catalog) skillPath(r *skillRef) string {
-	if r.location != "" { // made with the layer
-		return r.location[:len(r.location)-len("/SKILL.md")]
+func (c *Catalog) skillPath(r *skillview.Ref) string {
+	if r.Location != "" { // made with the layer
+		return r.Location[:len(r.Location)-len("/SKILL.md")]
 	}
-	return c.cfg.Mount + "/" + r.dir
+	return c.cfg.Mount + "/" + r.Dir
 }
 
 // skillLocation is the virtual path of r's SKILL.md (Skill.Location).
-func (c *Catalog) skillLocation(r *skillRef) string {
-	if r.location != "" {
-		return r.location
+func (c *Catalog) skillLocation(r *skillview.Ref) string {
+	if r.Location != "" {
+		return r.Location
 	}
 	return location(c.skillPath(r))
 }
 
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
-func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
+func (c *Catalog) summary(s *skillview.Ref, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
 	sk := Skill{
-		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder(), Category: s.category(),
-		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
+		Path: c.skillPath(s), Dir: s.Dir, Folder: s.Folder(), Category: s.Category(),
+		Layer: s.Layer, ETag: s.SkillMD.ETag, Disabled: disabled[s.Name], Manifest: s.Manifest,
 		Frontmatter: p, Problems: problems,
 	}
 	// p is the head's frontmatter but in detail, which resets it.
-	sk.Written = s.head.written
-	sk.Name = s.name // as the view resolved it, so every RPC agrees on it
+	sk.Written = s.Head.Written
+	sk.Name = s.Name // as the view resolved it, so every RPC agrees on it
 	return sk
 }
 
@@ -137,7 +138,7 @@ func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions
 // snapshot is what every listing of the caller's library is made from: the
 // merged view and the settings, as of one call.
 type snapshot struct {
-	v  *view
+	v  *skillview.View
 	st settings.User
 }
 
@@ -154,23 +155,23 @@ func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, err
 }
 
 // digest is the library digest of the snapshot (Page.LibraryDigest).
-func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
+func (s snapshot) digest() string { return skillview.LibraryDigest(s.v, s.st) }
 
 // list is Skills of the snapshot s.
 func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 	disabled := s.st.DisabledSet()
 	var out []Skill
 	for r := range s.listed(opts, disabled) {
-		out = append(out, c.summary(r, r.head.fm, s.v.problems(c.cfg.Mount, r), disabled))
+		out = append(out, c.summary(r, r.Head.Frontmatter, s.v.Problems(c.cfg.Mount, r), disabled))
 	}
 	return out
 }
 
 // listed yields the skills of s a listing with opts holds, in path order:
 // the one rule of Skills, Page and Prompt.
-func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
-	return func(yield func(*skillRef) bool) {
-		for r := range s.v.all() {
+func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillview.Ref] {
+	return func(yield func(*skillview.Ref) bool) {
+		for r := range s.v.All() {
 			if s.lists(r, opts, disabled) && !yield(r) {
 				return
 			}
@@ -181,16 +182,11 @@ func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*s
 // lists reports whether a listing with opts holds r, a skill the view
 // serves: the one test of every listing surface (Skills, Page, Prompt,
 // Search), so a filter added here applies to all of them.
-func (s snapshot) lists(r *skillRef, opts ListOptions, disabled map[string]bool) bool {
-	valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
-	return !(opts.FilterCategory && r.category() != opts.Category ||
-		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] ||
-		opts.ServedOverMCP && r.extensionProblem() != "")
-}
-
-// extensionProblem is why the MCP skills extension does not serve r, or "".
-func (r *skillRef) extensionProblem() string {
-	return skillmd.ExtensionProblem(r.name, r.head.fm, r.head.written, r.folder(), r.manifest == nil || r.manifest.OverLimits)
+func (s snapshot) lists(r *skillview.Ref, opts ListOptions, disabled map[string]bool) bool {
+	valid := len(r.Head.Problems.Errors) == 0 && len(r.Note().Errors) == 0 // as Skill.Valid of its summary
+	return !(opts.FilterCategory && r.Category() != opts.Category ||
+		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.Name] ||
+		opts.ServedOverMCP && r.ExtensionProblem() != "")
 }
 
 // Page is one page of Skills.
@@ -325,8 +321,8 @@ const minEntryChars = 64
 func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
 	lp := entryLists.Get().(*[]skillmd.Entry)
 	list := (*lp)[:0]
-	entry := func(r *skillRef) skillmd.Entry {
-		return skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)}
+	entry := func(r *skillview.Ref) skillmd.Entry {
+		return skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r)}
 	}
 	lo := ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
 	disabled := s.st.DisabledSet()
@@ -353,10 +349,10 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 	if len(list) == 0 {
 		// The caller's own first, then its teams', then the organization's:
 		// a user's skills are never cut before the shared library's.
-		list = slices.Grow(list, len(s.v.own.all)+len(s.v.shared.all)) // at most
+		list = slices.Grow(list, len(s.v.Own.All)+len(s.v.Shared.All)) // at most
 		for _, near := range []int{rankOwn, rankTeam, rankShared} {
 			for r := range s.listed(lo, disabled) {
-				if layerRank(r.layer) == near {
+				if layerRank(r.Layer) == near {
 					list = append(list, entry(r))
 				}
 			}
@@ -410,7 +406,7 @@ func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (Detail
 }
 
 // load reads and checks a skill's SKILL.md; Files is left empty.
-func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detail, *skillRef, error) {
+func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detail, *skillview.Ref, error) {
 	r, err := c.resolve(ctx, id, ref)
 	if err != nil {
 		return Detail{}, nil, err
@@ -426,8 +422,8 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 // resolved is a skill as one call found it: in the caller's view, with the
 // caller's settings and what the view notes of it.
 type resolved struct {
-	v     *view
-	s     *skillRef
+	v     *skillview.View
+	s     *skillview.Ref
 	st    settings.User
 	notes []string // the view's notes on shadowing (view.notes)
 }
@@ -439,18 +435,18 @@ func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (re
 	if err != nil {
 		return resolved{}, err
 	}
-	s, err := v.find(c.cfg.Mount, ref)
+	s, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
 		return resolved{}, err
 	}
-	if !s.note().Valid() {
-		return resolved{}, invalidSkill(c.cfg.Mount, s, s.note())
+	if !s.Note().Valid() {
+		return resolved{}, invalidSkill(c.cfg.Mount, s, s.Note())
 	}
 	st, err := c.settings.Get(ctx, id)
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{v: v, s: s, st: st, notes: v.notes(c.cfg.Mount, s)}, nil
+	return resolved{v: v, s: s, st: st, notes: v.Notes(c.cfg.Mount, s)}, nil
 }
 
 // detail is r's skill as f, its SKILL.md, says; Files is left empty. An
@@ -460,7 +456,7 @@ func (c *Catalog) detail(r resolved, f *skillFile) (Detail, error) {
 	if !problems.Valid() {
 		return Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, r.s.note().Warnings, r.notes)
+	problems.Warnings = slices.Concat(problems.Warnings, r.s.Note().Warnings, r.notes)
 	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
 	// Of the file read, which may be newer than the head: checked when asked.
 	d.Skill.Written = 0
@@ -511,15 +507,15 @@ func derivable(fm skillmd.Frontmatter) bool {
 // frontmatter alone, once the whole file is UTF-8 text (FuzzParseSkillMD
 // checks it). With many users, whose own skills' parses are not all held,
 // a GetSkill then decodes no YAML.
-func fileOf(raw []byte, etag string, s *skillRef) *skillFile {
-	h := s.head
-	if head, body, ok := skillmd.Split(raw); ok && h.derived && h.problems.Valid() && headSum(raw[:head]) == h.src {
-		f := &skillFile{raw: string(raw), etag: etag, fm: h.fm, problems: h.problems, derived: true}
+func fileOf(raw []byte, etag string, s *skillview.Ref) *skillFile {
+	h := s.Head
+	if head, body, ok := skillmd.Split(raw); ok && h.Derived && h.Problems.Valid() && skillview.HeadSum(raw[:head]) == h.Src {
+		f := &skillFile{raw: string(raw), etag: etag, fm: h.Frontmatter, problems: h.Problems, derived: true}
 		f.fm.Raw, f.fm.Extra, f.fm.Metadata = nil, nil, nil
 		f.body = f.raw[body:]
 		return f
 	}
-	return parseSkillFile(raw, etag, s.folder())
+	return parseSkillFile(raw, etag, s.Folder())
 }
 
 // frontmatter is f's frontmatter as parsed, Raw, Extra and Metadata
@@ -572,35 +568,35 @@ func rawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, 
 // the answer is the same; the parse is held on the budget of what the
 // replica keeps decoded, keyed by the object's key and ETag (which
 // determine the folder the parse checks the name against).
-func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) {
-	key := s.skillMD.Key + "\x00" + s.skillMD.ETag
-	if f, ok := c.skillMDs.Get(key); ok && s.skillMD.ETag != "" {
+func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillFile, error) {
+	key := s.SkillMD.Key + "\x00" + s.SkillMD.ETag
+	if f, ok := c.skillMDs.Get(key); ok && s.SkillMD.ETag != "" {
 		return f, nil
 	}
-	raw, a, err := c.readText(ctx, *s.skillMD, c.skillLocation(s), "")
+	raw, a, err := c.readText(ctx, *s.SkillMD, c.skillLocation(s), "")
 	if err != nil {
 		return nil, err
 	}
 	f := fileOf(raw, a.ETag, s)
-	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
+	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
 		c.skillMDs.Add(key, f, f.heldBytes(key))
 	}
 	return f, nil
 }
 
-func invalidSkill(mount string, s *skillRef, p skillmd.Problems) error {
-	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.dir, strings.Join(p.Errors, "; "))
+func invalidSkill(mount string, s *skillview.Ref, p skillmd.Problems) error {
+	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.Dir, strings.Join(p.Errors, "; "))
 }
 
 // describe lists a skill's files other than SKILL.md and whether each is
 // binary. At most MaxListedFiles are described (each may cost a ranged
 // read, and the answer must fit a message); the rest are counted.
-func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error) {
+func (c *Catalog) describe(ctx context.Context, s *skillview.Ref) ([]File, int, error) {
 	var files []File
 	var objs []objstore.Object
 	omitted := 0
-	for _, e := range s.files {
-		rel := strings.TrimPrefix(e.rel, s.dir+"/")
+	for _, e := range s.Files {
+		rel := strings.TrimPrefix(e.Rel, s.Dir+"/")
 		if rel == "SKILL.md" {
 			continue
 		}
@@ -608,8 +604,8 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 			omitted++
 			continue
 		}
-		files = append(files, File{Path: rel, Size: e.obj.Size})
-		objs = append(objs, e.obj)
+		files = append(files, File{Path: rel, Size: e.Obj.Size})
+		objs = append(objs, e.Obj)
 	}
 	binary, err := c.files.Binary(ctx, objs, c.cfg.Concurrency)
 	if err != nil {
@@ -729,7 +725,7 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if err != nil {
 		return "", "", err
 	}
-	s, err := v.find(c.cfg.Mount, ref)
+	s, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
 		return "", "", err
 	}
@@ -737,16 +733,16 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	e, ok := v.skillFile(s, s.dir+"/"+file)
+	e, ok := v.SkillFile(s, s.Dir+"/"+file)
 	if alt, hasAlt := mounts.Fallback(file); !ok && hasAlt {
-		e, ok = v.skillFile(s, s.dir+"/"+alt)
+		e, ok = v.SkillFile(s, s.Dir+"/"+alt)
 	}
 	if ok {
-		vpath := c.cfg.Mount + "/" + e.rel
-		data, _, err := c.readText(ctx, e.obj, vpath, tool)
+		vpath := c.cfg.Mount + "/" + e.Rel
+		data, _, err := c.readText(ctx, e.Obj, vpath, tool)
 		return string(data), vpath, err
 	}
-	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, fileNames(s, maxNamedFiles))
+	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.Dir, file, fileNames(s, maxNamedFiles))
 }
 
 // maxNamedFiles bounds the file names an error message lists: a skill may
@@ -754,17 +750,17 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 const maxNamedFiles = 20
 
 // fileNames lists up to max of the skill's files, saying how many more.
-func fileNames(s *skillRef, max int) string {
+func fileNames(s *skillview.Ref, max int) string {
 	var b strings.Builder
-	for i, e := range s.files {
+	for i, e := range s.Files {
 		if i == max {
-			fmt.Fprintf(&b, " and %d more", len(s.files)-max)
+			fmt.Fprintf(&b, " and %d more", len(s.Files)-max)
 			break
 		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strings.TrimPrefix(e.rel, s.dir+"/"))
+		b.WriteString(strings.TrimPrefix(e.Rel, s.Dir+"/"))
 	}
 	return b.String()
 }
@@ -779,11 +775,11 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		return Skill{}, err
 	}
 	ref = strings.TrimSpace(ref)
-	sk, findErr := v.find(c.cfg.Mount, ref)
+	sk, findErr := v.Find(c.cfg.Mount, ref)
 	name := ref
 	switch {
 	case findErr == nil:
-		name = sk.name
+		name = sk.Name
 	case !enabled || !errors.Is(findErr, errkind.NotFound):
 		return Skill{}, findErr
 	}
@@ -812,7 +808,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		}
 		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
-	return c.summary(sk, sk.head.fm, v.problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
+	return c.summary(sk, sk.Head.Frontmatter, v.Problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
 }
 
 // DropIndex forgets every cached copy of user's library index and settings:
@@ -963,4 +959,14 @@ func libraryErr(err error, rel string) error {
 		return fmt.Errorf("%w: %q was written concurrently", errkind.Aborted, rel)
 	}
 	return err
+}
+
+// ManifestDigest is the skill's content identity (Manifest.Digest, made
+// once with the manifest): "" for a name no skill has, and for a skill over
+// the limits, whose files are not hashed.
+func (s Skill) ManifestDigest() string {
+	if s.Manifest == nil {
+		return ""
+	}
+	return s.Manifest.Digest
 }

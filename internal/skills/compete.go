@@ -7,6 +7,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Competitor is a skill of a library as a search ranked it.
@@ -63,14 +64,14 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 	}
 	libLayer := len(layers)
 	layers = append(layers, search.Layer{X: li.Lexical(), Rank: rankTeam, Skip: func(doc int) bool {
-		return !libraryLists(l.all[doc]) || l.all[doc].dir == candidateDir
+		return !libraryLists(l.All[doc]) || l.All[doc].Dir == candidateDir
 	}})
 	ref := func(r search.Ref) (dir, name string, cand bool) {
 		if r.Layer != libLayer {
 			return "", "", true
 		}
-		s := l.all[r.Doc]
-		return s.dir, s.name, false
+		s := l.All[r.Doc]
+		return s.Dir, s.Name, false
 	}
 	out := make([]Competition, len(queries))
 	for i, q := range queries {
@@ -109,12 +110,12 @@ func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate 
 	b.Add(candidate)
 	cx := b.Build()
 	var out []LibrarySkill
-	for i, s := range l.all {
-		if !libraryLists(s) || s.dir == candidateDir {
+	for i, s := range l.All {
+		if !libraryLists(s) || s.Dir == candidateDir {
 			continue
 		}
 		if search.NearDuplicate(cx, li.Lexical(), 0, i) {
-			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
+			out = append(out, LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
 		}
 	}
 	return out, nil
@@ -122,13 +123,13 @@ func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate 
 
 // libraryLists reports whether a library's own listing holds s: a valid
 // skill, not a nested folder.
-func libraryLists(s *skillRef) bool {
-	return !s.nested && len(s.head.problems.Errors) == 0 && len(s.note().Errors) == 0
+func libraryLists(s *skillview.Ref) bool {
+	return !s.Nested && len(s.Head.Problems.Errors) == 0 && len(s.Note().Errors) == 0
 }
 
 // librarySearch returns the layer of the library l alone and its search
 // index, the ones its readers' views share.
-func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *skillsearch.Index, error) {
+func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*skillview.Layer, *skillsearch.Index, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, nil, err
@@ -137,8 +138,8 @@ func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *ski
 	if err != nil {
 		return nil, nil, err
 	}
-	key := built.name // as searchLayers keys a team's or the shared layer
-	if built.name == LayerUser {
+	key := built.Name // as searchLayers keys a team's or the shared layer
+	if built.Name == skillview.LayerUser {
 		key = ly.Prefix
 	}
 	li, err := c.searchIx.Of(ctx, key, built)
@@ -147,7 +148,7 @@ func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *ski
 
 // libraryLayer returns the layer of the library l alone, from its index
 // (as fresh as the catalog's).
-func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*layer, error) {
+func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*skillview.Layer, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return nil, err
@@ -158,10 +159,10 @@ func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*layer, error
 	}
 	switch {
 	case l.Shared:
-		return c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
+		return c.views.sharedLayer(ctx, ly.Prefix, skillview.LayerShared, x)
 	case l.Team != "":
-		return c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
+		return c.views.sharedLayer(ctx, ly.Prefix, skillview.LayerTeam+l.Team, x)
 	}
-	built, err := c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
+	built, err := c.views.buildLayer(ctx, x, ly.Prefix, skillview.LayerUser, nil)
 	return built, err
 }

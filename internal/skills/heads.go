@@ -19,39 +19,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
-
-// parsed is the result of parsing one SKILL.md head, in the lean form a
-// layer holds (leanRaw).
-type parsed struct {
-	fm       skillmd.Frontmatter
-	problems skillmd.Problems
-	// src is the digest of the head parsed (headSum), and derived whether
-	// the parse's Raw, Extra and Metadata, before leanRaw, are what its
-	// JSON decodes to (derivable): with both, a SKILL.md read whole whose
-	// frontmatter is those bytes needs no parse of its own (fileOf).
-	src     uint64
-	derived bool
-	// written is what the MCP skills extension checks of fm as written
-	// (skillmd.WrittenOf), read once here rather than per listing.
-	written skillmd.Written
-}
-
-// headSum is the digest of a SKILL.md's head, its bytes up to the end of
-// its frontmatter: a digest, not a process's hash, because parses travel
-// between replicas with it. 64 bits of it: two heads alike in them are one
-// author's two versions of a skill (a parse is of one user's file), so a
-// collision someone made on purpose would serve them their own frontmatter.
-func headSum(head []byte) uint64 {
-	sum := sha256.Sum256(head)
-	return binary.BigEndian.Uint64(sum[:8])
-}
 
 // maxReported bounds the SKILL.md versions whose problems were logged: a
 // few hundred KiB, outside the held budget.
@@ -88,43 +64,43 @@ func (h *heads) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
 }
 
 // firstReport reports whether s's SKILL.md version was not logged before.
-func (h *heads) firstReport(s *skillRef) bool {
+func (h *heads) firstReport(s *skillview.Ref) bool {
 	var m maphash.Hash
 	m.SetSeed(h.seed)
-	m.WriteString(s.skillMD.Key)
+	m.WriteString(s.SkillMD.Key)
 	m.WriteByte(0)
-	m.WriteString(s.skillMD.ETag)
+	m.WriteString(s.SkillMD.ETag)
 	ok, _ := h.reported.ContainsOrAdd(m.Sum64(), struct{}{})
 	return !ok
 }
 
 // reportNested logs, once per version, a SKILL.md that lies too deep to be
 // served: the library's author expects it to be a skill.
-func (h *heads) reportNested(ctx context.Context, s *skillRef) {
+func (h *heads) reportNested(ctx context.Context, s *skillview.Ref) {
 	if h.firstReport(s) {
-		h.log.WarnContext(ctx, "skill not served: nested too deep", "layer", s.layer, "skill", s.dir, "problem", nestedProblem)
+		h.log.WarnContext(ctx, "skill not served: nested too deep", "layer", s.Layer, "skill", s.Dir, "problem", skillview.NestedProblem)
 	}
 }
 
 // report logs, once per version, the problems of an invalid skill, however
 // its head was parsed.
-func (h *heads) report(ctx context.Context, s *skillRef, p skillmd.Problems) {
+func (h *heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems) {
 	if !p.Valid() && h.firstReport(s) {
-		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", p.Errors)
+		h.log.WarnContext(ctx, "invalid skill", "layer", s.Layer, "skill", s.Dir, "problems", p.Errors)
 	}
 }
 
 // parse parses the head of s.
-func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
-	fm, _, problems := skillmd.ParseSkillMDBody(head, s.folder()) // the body is not kept
-	p := parsed{problems: problems, src: headSum(head), derived: derivable(fm)}
+func (h *heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
+	fm, _, problems := skillmd.ParseSkillMDBody(head, s.Folder()) // the body is not kept
+	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: derivable(fm)}
 	fm.Raw = leanRaw(fm.Raw)
 	if len(fm.Extra) == 0 {
 		fm.Extra = nil
 	}
 	fm.JSON = bytes.Clone(fm.JSON) // without the encoder's spare capacity
-	p.fm = fm
-	p.written = skillmd.WrittenOf(fm.JSON)
+	p.Frontmatter = fm
+	p.Written = skillmd.WrittenOf(fm.JSON)
 	h.report(ctx, s, problems)
 	return p
 }
@@ -137,28 +113,28 @@ const (
 
 // encodeParsed is p as the shared cache holds it; false: p is not shared
 // (the codec refuses a folder name that is no UTF-8).
-func encodeParsed(p parsed) ([]byte, bool) {
+func encodeParsed(p skillview.Head) ([]byte, bool) {
 	b := make([]byte, 1, 1+8+256)
-	if p.derived {
+	if p.Derived {
 		b[0] |= parsedDerived
 	}
-	b = binary.BigEndian.AppendUint64(b, p.src)
-	b, err := skillmd.EncodeParsed(b, p.fm, p.problems)
+	b = binary.BigEndian.AppendUint64(b, p.Src)
+	b, err := skillmd.EncodeParsed(b, p.Frontmatter, p.Problems)
 	return b, err == nil
 }
 
 // decodeParsed is encodeParsed's inverse.
-func decodeParsed(b []byte) (parsed, error) {
-	var p parsed
+func decodeParsed(b []byte) (skillview.Head, error) {
+	var p skillview.Head
 	if len(b) < 1+8 || b[0]&^parsedDerived != 0 {
 		return p, errors.New("skills: a cached parse lacks its flags and digest")
 	}
-	p.derived = b[0]&parsedDerived != 0
-	p.src = binary.BigEndian.Uint64(b[1:])
+	p.Derived = b[0]&parsedDerived != 0
+	p.Src = binary.BigEndian.Uint64(b[1:])
 	var err error
-	p.fm, p.problems, err = skillmd.DecodeParsed(b[1+8:])
+	p.Frontmatter, p.Problems, err = skillmd.DecodeParsed(b[1+8:])
 	if err == nil {
-		p.written = skillmd.WrittenOf(p.fm.JSON)
+		p.Written = skillmd.WrittenOf(p.Frontmatter.JSON)
 	}
 	return p, err
 }
@@ -177,7 +153,7 @@ const parallelHeads = 64
 // not decode, only costs the parse. Decoding and parsing run on every core
 // when there are many: a replica's first call on a large library (its
 // index from the shared cache) is mostly this.
-func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
+func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Index) {
 	if len(list) == 0 {
 		return
 	}
@@ -186,8 +162,8 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 	if h.cache != nil {
 		ask := make([]string, 0, len(list))
 		for i, s := range list {
-			if s.skillMD.ETag != "" { // unversioned: no content to address
-				keys[i] = parsedCacheKey(s.skillMD.Key, s.skillMD.ETag, s.folder())
+			if s.SkillMD.ETag != "" { // unversioned: no content to address
+				keys[i] = parsedCacheKey(s.SkillMD.Key, s.SkillMD.ETag, s.Folder())
 				ask = append(ask, keys[i])
 			}
 		}
@@ -205,17 +181,17 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 		if b, ok := hits[keys[i]]; keys[i] != "" && ok {
 			p, err := decodeParsed(b)
 			if err == nil {
-				s.head = p
-				h.report(ctx, s, p.problems)
+				s.Head = p
+				h.report(ctx, s, p.Problems)
 				fromCache.Add(1)
 				return
 			}
 			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
 		}
-		head, _ := x.HeadOf(s.skillMD.Key)
-		s.head = h.parse(ctx, s, head)
+		head, _ := x.HeadOf(s.SkillMD.Key)
+		s.Head = h.parse(ctx, s, head)
 		if keys[i] != "" {
-			if b, ok := encodeParsed(s.head); ok {
+			if b, ok := encodeParsed(s.Head); ok {
 				encoded[i] = b
 			}
 		}
@@ -302,12 +278,12 @@ func leanRaw(raw map[string]any) map[string]any {
 // library's skills mostly declare the same owner and tags, and a small map
 // costs more than its entries. Parsed heads are read-only, so sharing is
 // safe; a layer's estimate counts each map once (layer.heldBytes).
-func shareMaps(skills []*skillRef) {
+func shareMaps(skills []*skillview.Ref) {
 	metas := map[string]map[string]string{}
 	extras := map[string]map[string]any{}
 	var key strings.Builder
 	for _, s := range skills {
-		fm := &s.head.fm
+		fm := &s.Head.Frontmatter
 		if len(fm.Metadata) > 0 {
 			key.Reset()
 			for _, k := range slices.Sorted(maps.Keys(fm.Metadata)) {
@@ -333,4 +309,15 @@ func shareMaps(skills []*skillRef) {
 			}
 		}
 	}
+}
+
+var skillFileBytes = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))
+
+// heldBytes estimates the heap f keeps alive, and its key on the budget.
+func (f *skillFile) heldBytes(key string) int64 {
+	n := skillFileBytes + 2*cache.AllocBytes(len(key)) + cache.AllocBytes(len(f.raw)) + cache.AllocBytes(len(f.etag))
+	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
+		n += cache.AllocBytes(len(f.body))
+	}
+	return n + skillview.ParsedBytes(skillview.Head{Frontmatter: f.fm, Problems: f.problems})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // tenantSkillMD is a SKILL.md with the frontmatter of a real library:
@@ -100,13 +101,13 @@ func TestHeldEstimates(t *testing.T) {
 	}
 	// The heads parsed, then decoded from the cache as a new replica's
 	// are; the cache's copies are not the layers' heap.
-	var sl *layer
-	overlays := make([]*overlay, users)
+	var sl *skillview.Layer
+	overlays := make([]*skillview.Overlay, users)
 	cacheHeads := func() {
-		mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil))
+		mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, skillview.LayerShared, nil))
 		for u := range users {
 			own, _, _ := vs.layers(tenant(u))
-			mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil))
+			mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil))
 		}
 	}
 	c := vs.heads.cache
@@ -116,17 +117,17 @@ func TestHeldEstimates(t *testing.T) {
 			vs.heads.cache = c
 			cacheHeads()
 		}
-		sl, overlays = nil, make([]*overlay, users)
+		sl, overlays = nil, make([]*skillview.Overlay, users)
 		measure("shared layer of 300 skills, heads "+from, func() int64 {
-			sl = mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil))
-			return sl.bytes
+			sl = mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, skillview.LayerShared, nil))
+			return sl.Bytes
 		})
 		measure(fmt.Sprintf("%d users' views of 5 skills, heads %s", users, from), func() int64 {
 			var est int64
 			for u := range users {
 				own, _, _ := vs.layers(tenant(u))
-				overlays[u] = vs.overlay(mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil)), sl)
-				est += overlays[u].bytes
+				overlays[u] = vs.overlay(mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil)), sl)
+				est += overlays[u].Bytes
 			}
 			return est
 		})
@@ -136,9 +137,9 @@ func TestHeldEstimates(t *testing.T) {
 	}
 	runtime.KeepAlive(overlays)
 	var raws [][]byte
-	var refs []*skillRef
-	for _, s := range sl.all {
-		raw, _, err := lib.Catalog.readText(t.Context(), *s.skillMD, "/skills/"+s.dir+"/SKILL.md", "")
+	var refs []*skillview.Ref
+	for _, s := range sl.All {
+		raw, _, err := lib.Catalog.readText(t.Context(), *s.SkillMD, "/skills/"+s.Dir+"/SKILL.md", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +149,8 @@ func TestHeldEstimates(t *testing.T) {
 	measure(fmt.Sprintf("%d SKILL.md files parsed for GetSkill", len(refs)), func() int64 {
 		var est int64
 		for i, s := range refs {
-			files[i] = parseSkillFile(raws[i], s.skillMD.ETag, s.folder())
-			est += files[i].heldBytes(s.skillMD.Key + "\x00" + s.skillMD.ETag)
+			files[i] = parseSkillFile(raws[i], s.SkillMD.ETag, s.Folder())
+			est += files[i].heldBytes(s.SkillMD.Key + "\x00" + s.SkillMD.ETag)
 		}
 		return est
 	})
@@ -204,7 +205,7 @@ func TestHeldPerUser(t *testing.T) {
 		for u := range users {
 			for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
 				d, err := lib.Catalog.Get(t.Context(), tenant(u), name)
-				if err != nil || d.Layer != LayerUser {
+				if err != nil || d.Layer != skillview.LayerUser {
 					t.Fatalf("Get(%s) = %+v, %v", name, d, err)
 				}
 			}
@@ -236,10 +237,10 @@ func TestHeldPerUser(t *testing.T) {
 // TestShareMaps: skills of one layer whose metadata or extra fields are
 // equal share one map of them, and only those.
 func TestShareMaps(t *testing.T) {
-	head := func(meta map[string]string, extra map[string]any) *skillRef {
-		return &skillRef{head: parsed{fm: skillmd.Frontmatter{Metadata: meta, Extra: extra}}}
+	head := func(meta map[string]string, extra map[string]any) *skillview.Ref {
+		return &skillview.Ref{Head: skillview.Head{Frontmatter: skillmd.Frontmatter{Metadata: meta, Extra: extra}}}
 	}
-	skills := []*skillRef{
+	skills := []*skillview.Ref{
 		head(map[string]string{"owner": "a", "v": "1"}, map[string]any{"tags": []any{"x", "y"}}),
 		head(map[string]string{"v": "1", "owner": "a"}, map[string]any{"tags": []any{"x", "y"}}),
 		head(map[string]string{"owner": "a", "v": "2"}, map[string]any{"tags": []any{"x"}}),
@@ -249,17 +250,17 @@ func TestShareMaps(t *testing.T) {
 	}
 	want := make([]skillmd.Frontmatter, len(skills))
 	for i, s := range skills {
-		want[i] = s.head.fm
+		want[i] = s.Head.Frontmatter
 	}
 	shareMaps(skills)
 	same := func(i, j int) bool {
-		a, b := skills[i].head.fm, skills[j].head.fm
+		a, b := skills[i].Head.Frontmatter, skills[j].Head.Frontmatter
 		return reflect.ValueOf(a.Metadata).UnsafePointer() == reflect.ValueOf(b.Metadata).UnsafePointer() &&
 			reflect.ValueOf(a.Extra).UnsafePointer() == reflect.ValueOf(b.Extra).UnsafePointer()
 	}
 	for i, s := range skills {
-		if !reflect.DeepEqual(s.head.fm, want[i]) {
-			t.Errorf("skill %d: %+v, want %+v", i, s.head.fm, want[i])
+		if !reflect.DeepEqual(s.Head.Frontmatter, want[i]) {
+			t.Errorf("skill %d: %+v, want %+v", i, s.Head.Frontmatter, want[i])
 		}
 		for j := range i {
 			if got, wantSame := same(i, j), i == 1 && j == 0; got != wantSame {
@@ -270,8 +271,8 @@ func TestShareMaps(t *testing.T) {
 }
 
 // mustLayer returns a layer build's layer, failing t on its error.
-func mustLayer(t testing.TB) func(*layer, error) *layer {
-	return func(l *layer, err error) *layer {
+func mustLayer(t testing.TB) func(*skillview.Layer, error) *skillview.Layer {
+	return func(l *skillview.Layer, err error) *skillview.Layer {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)

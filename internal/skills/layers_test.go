@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 func testLayout(t *testing.T, newBucket newBucketFunc) {
@@ -102,15 +103,15 @@ func testLayers(t *testing.T, newBucket newBucketFunc) {
 		layer   string
 		desc    string // prefix
 	}{
-		{"shared-only skill is listed", "data/csv", true, skills.LayerShared, "Read and write"},
-		{"shared skill in a user's category", "docs/xlsx", true, skills.LayerShared, "Build spreadsheets"},
-		{"flat shared skill", "lint", true, skills.LayerShared, "Lint code"},
-		{"user skill overrides shared at the same path", "docs/pdf", true, skills.LayerUser, "Extract text"},
+		{"shared-only skill is listed", "data/csv", true, skillview.LayerShared, "Read and write"},
+		{"shared skill in a user's category", "docs/xlsx", true, skillview.LayerShared, "Build spreadsheets"},
+		{"flat shared skill", "lint", true, skillview.LayerShared, "Lint code"},
+		{"user skill overrides shared at the same path", "docs/pdf", true, skillview.LayerUser, "Extract text"},
 		{"user skill overrides shared of the same name in another category", "office/docx", false, "", ""},
-		{"user's docx is the one listed", "docs/docx", true, skills.LayerUser, "Create and edit"},
+		{"user's docx is the one listed", "docs/docx", true, skillview.LayerUser, "Create and edit"},
 		{"shared skill shadowed by a user file at its path", "review/style", false, "", ""},
 		{"shared skill inside a user's flat skill", "guide/intro", false, "", ""},
-		{"user flat skill", "guide", true, skills.LayerUser, "Alice's guide"},
+		{"user flat skill", "guide", true, skillview.LayerUser, "Alice's guide"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ok := byDir[tc.dir]
@@ -154,7 +155,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Layer != skills.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
+	if d.Layer != skillview.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
 		t.Errorf("bob's pdf = layer %q files %v raw %q, want the shared one", d.Layer, d.Files, d.Raw)
 	}
 	if _, _, err := lib.Catalog.ReadFile(ctx, bobID, "pdf", "scripts/run.sh", skills.ReadOptions{}); !errors.Is(err, errkind.NotFound) {

@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Library is the skills library of every user, wired over one bucket: the
@@ -93,7 +94,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	cl := libindex.NewCacheLog(log)
 	ixCfg := cfg.IndexConfig()
 	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
-		return indexedSkills(objs, prefix, cfg.MaxSkills)
+		return skillview.IndexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
 	hs := newHeads(log, m)
 	hs.share(o.cache, cfg.HeadTTL, cl)

@@ -40,10 +40,10 @@ func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySki
 	if err != nil {
 		return nil, err
 	}
-	out := make([]LibrarySkill, 0, len(built.all))
-	for _, s := range built.all {
-		if !s.nested {
-			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
+	out := make([]LibrarySkill, 0, len(built.All))
+	for _, s := range built.All {
+		if !s.Nested {
+			out = append(out, LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
 		}
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
@@ -27,7 +28,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 		{
 			name: "user skill with files",
 			ref:  "pdf",
-			want: skills.Skill{Path: "/skills/docs/pdf", Dir: "docs/pdf", Folder: "pdf", Category: "docs", Layer: skills.LayerUser,
+			want: skills.Skill{Path: "/skills/docs/pdf", Dir: "docs/pdf", Folder: "pdf", Category: "docs", Layer: skillview.LayerUser,
 				Frontmatter: skillmd.Frontmatter{Name: "pdf", Version: "1.0", License: "Apache-2.0"}},
 			raw:  pdfMD,
 			body: pdfBody,
@@ -41,7 +42,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 		{
 			name: "shared skill",
 			ref:  "/skills/data/csv",
-			want: skills.Skill{Path: "/skills/data/csv", Dir: "data/csv", Folder: "csv", Category: "data", Layer: skills.LayerShared,
+			want: skills.Skill{Path: "/skills/data/csv", Dir: "data/csv", Folder: "csv", Category: "data", Layer: skillview.LayerShared,
 				Frontmatter: skillmd.Frontmatter{Name: "csv"}},
 			raw:   csvMD,
 			body:  "# CSV\n\nQuote fields that hold commas.\n",
@@ -50,7 +51,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 		{
 			name: "flat skill keeps its sub-folder as files",
 			ref:  "git-helper",
-			want: skills.Skill{Path: "/skills/git-helper", Dir: "git-helper", Folder: "git-helper", Layer: skills.LayerUser,
+			want: skills.Skill{Path: "/skills/git-helper", Dir: "git-helper", Folder: "git-helper", Layer: skillview.LayerUser,
 				Frontmatter: skillmd.Frontmatter{Name: "git-helper"}},
 			raw:  fixture["alice/skills/git-helper/SKILL.md"],
 			body: "# Git\n",

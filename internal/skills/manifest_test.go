@@ -14,13 +14,14 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // wantManifest is the manifest of the fixture's folder at keyPrefix (say
 // "alice/skills/docs/pdf/"), served at mountDir ("/skills/docs/pdf"): every
 // file under it, each with the sha256 of the bytes uploaded.
-func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Manifest {
-	m := skills.Manifest{Files: []skills.ManifestFile{}}
+func wantManifest(files map[string]string, keyPrefix, mountDir string) skillview.Manifest {
+	m := skillview.Manifest{Files: []skillview.ManifestFile{}}
 	var digests []skillmd.FileDigest
 	var keys []string
 	for k := range files {
@@ -31,7 +32,7 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Ma
 	slices.Sort(keys)
 	for _, k := range keys {
 		sum := sha256.Sum256([]byte(files[k]))
-		m.Files = append(m.Files, skills.ManifestFile{
+		m.Files = append(m.Files, skillview.ManifestFile{
 			Path: mountDir + "/" + strings.TrimPrefix(k, keyPrefix), Size: int64(len(files[k])), SHA256: hex.EncodeToString(sum[:]),
 		})
 		m.FileCount++
@@ -47,7 +48,7 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Ma
 // the sha256 of the bytes uploaded, SKILL.md included, in path order.
 func testManifest(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	listed := listedBy(t, lib, skills.ListOptions{}, func(s skills.Skill) *skills.Manifest { return s.Manifest })
+	listed := listedBy(t, lib, skills.ListOptions{}, func(s skills.Skill) *skillview.Manifest { return s.Manifest })
 	for _, tc := range []struct {
 		ref, keyPrefix, dir string
 	}{
@@ -190,7 +191,7 @@ func TestManifestOverLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := skills.Manifest{FileCount: skillmd.MaxSkillFiles + 1, TotalBytes: total, OverLimits: true}
+	want := skillview.Manifest{FileCount: skillmd.MaxSkillFiles + 1, TotalBytes: total, OverLimits: true}
 	if d.Manifest == nil || !reflect.DeepEqual(*d.Manifest, want) {
 		t.Errorf("manifest = %+v, want %+v", d.Manifest, want)
 	}
@@ -226,7 +227,7 @@ func TestSkillManifestDigest(t *testing.T) {
 	if got := digestOf("bob"); got != want {
 		t.Errorf("bob's pdf (the same files in misc/): manifest digest %q, want %q", got, want)
 	}
-	if got := (skills.Skill{Path: "/skills/big", Manifest: &skills.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
+	if got := (skills.Skill{Path: "/skills/big", Manifest: &skillview.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
 		t.Errorf("over the limits: %q, want none", got)
 	}
 	if got := (skills.Skill{}).ManifestDigest(); got != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -235,7 +236,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("Search = %v, %v", hits, err)
 	}
 	for _, h := range hits {
-		if h.Layer == skills.LayerShared && h.Name == "code-review" {
+		if h.Layer == skillview.LayerShared && h.Name == "code-review" {
 			t.Errorf("search found the hidden shared code-review")
 		}
 	}
@@ -283,7 +284,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 	if _, err := fs.Read(ctx, bobID, "/skills/review/code-review/SKILL.md", 0, 0, false); err != nil {
 		t.Errorf("bob reads the shared code-review: %v", err)
 	}
-	if d, err := lib.Catalog.Get(ctx, bobID, "code-review"); err != nil || d.Layer != skills.LayerShared {
+	if d, err := lib.Catalog.Get(ctx, bobID, "code-review"); err != nil || d.Layer != skillview.LayerShared {
 		t.Errorf("bob's code-review = %+v, %v", d.Skill, err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -126,7 +127,7 @@ func TestParsedHeadsShared(t *testing.T) {
 	damaged := map[string][]byte{}
 	i := 0
 	for _, s := range want {
-		if s.Layer != LayerShared || i == 4 {
+		if s.Layer != skillview.LayerShared || i == 4 {
 			continue
 		}
 		key := parsedCacheKey(DefaultConfig().SharedPrefix+s.Dir+"/"+skillmd.SkillFile, s.ETag, s.Folder)

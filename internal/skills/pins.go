@@ -20,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/snapshots"
 )
 
@@ -54,16 +55,16 @@ const pinBase = "pin\x00"
 
 // frozenView is a snapshot built into the view's parts once per replica.
 type frozenView struct {
-	o     *overlay
-	sl    *layer
-	lower []*layer // the teams' and the shared one, as in view
-	teams string   // the caller's teams the snapshot froze
-	base  string   // what replies are keyed by, instead of the user's prefix
+	o     *skillview.Overlay
+	sl    *skillview.Layer
+	lower []*skillview.Layer // the teams' and the shared one, as in view
+	teams string             // the caller's teams the snapshot froze
+	base  string             // what replies are keyed by, instead of the user's prefix
 	bytes int64
 }
 
-func (f *frozenView) view() *view {
-	return &view{overlay: f.o, shared: f.sl, userBase: f.base, lower: f.lower}
+func (f *frozenView) view() *skillview.View {
+	return &skillview.View{Overlay: f.o, Shared: f.sl, UserBase: f.base, Lower: f.lower}
 }
 
 func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
@@ -84,7 +85,7 @@ func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Con
 
 // view returns the pinned view of the caller's thread, pinning the library
 // as it is on the thread's first pinned call or after its pin expired.
-func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
+func (p *pins) view(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	v, err := p.pinnedView(ctx, id)
 	if errors.Is(err, snapshots.ErrGone) {
 		// Swept since this replica read the pin: resolving again pins the
@@ -95,7 +96,7 @@ func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
 	return v, err
 }
 
-func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) {
+func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	sum, err := p.store.Pinned(ctx, id, p)
 	if err != nil {
 		return nil, err
@@ -128,15 +129,15 @@ func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Lis
 	teams := id.Teams()
 	ls := []libindex.Layer{own}
 	refs := []LibraryRef{{User: id.User()}}
-	names := []string{LayerUser}
+	names := []string{skillview.LayerUser}
 	for _, t := range teams {
 		ls = append(ls, p.views.teamLayer(t))
 		refs = append(refs, LibraryRef{Team: t})
-		names = append(names, LayerTeam+t)
+		names = append(names, skillview.LayerTeam+t)
 	}
 	ls = append(ls, shared)
 	refs = append(refs, LibraryRef{Shared: true})
-	names = append(names, LayerShared)
+	names = append(names, skillview.LayerShared)
 	xs := make([]*libindex.Index, len(ls))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, l := range ls {
@@ -155,9 +156,9 @@ func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Lis
 			}
 			fl.Protected, fl.ProtectAll, fl.Scopes = side.Names, all, side.Scopes
 		}
-		for _, e := range addressable(xs[i].Objs, l.Prefix) {
-			head, _ := xs[i].HeadOf(e.obj.Key)
-			fl.Files = append(fl.Files, snapshots.File{Rel: e.rel, Size: e.obj.Size, ETag: e.obj.ETag, ModTime: e.obj.ModTime.UTC(), Head: head})
+		for _, e := range skillview.Addressable(xs[i].Objs, l.Prefix) {
+			head, _ := xs[i].HeadOf(e.Obj.Key)
+			fl.Files = append(fl.Files, snapshots.File{Rel: e.Rel, Size: e.Obj.Size, ETag: e.Obj.ETag, ModTime: e.Obj.ModTime.UTC(), Head: head})
 		}
 		out[i] = snapshots.Listed{Layer: fl, Index: xs[i]}
 	}
@@ -199,7 +200,7 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 // its blob, so every read (GetSkill, ReadSkillFile, /skills, ExportSkill)
 // reads the frozen bytes through the file cache.
 func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *frozenView {
-	ls := make([]*layer, len(doc.Layers))
+	ls := make([]*skillview.Layer, len(doc.Layers))
 	for i, fl := range doc.Layers {
 		// No generation: the content names the snapshot (an index listed
 		// again after a drop has a new one), and replies of a pinned view
@@ -224,32 +225,32 @@ func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *
 		// The index holds no protected-names object: the names frozen
 		// with the snapshot apply, not the live ones.
 		l, _ := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
-		l.protected, l.scopes = fl.Protected, compileScopes(fl.Scopes)
+		l.Protected, l.Scopes = fl.Protected, skillview.CompileScopes(fl.Scopes)
 		if fl.ProtectAll {
-			l.protected = protectAll(l)
+			l.Protected = skillview.ProtectAll(l)
 		}
-		for j := range l.entries {
-			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
+		for j := range l.Entries {
+			l.Entries[j].Obj = blobOf[l.Entries[j].Obj.Key]
 		}
 		// The skills' SKILL.md are their entries: pointed at the blobs too.
-		l.bytes = l.heldBytes() // with the blobs' keys
+		l.Bytes = l.HeldBytes() // with the blobs' keys
 		ls[i] = l
 	}
 	own, lower := ls[0], ls[1:]
 	sl := lower[len(lower)-1]
-	if len(doc.Teams) > 0 || len(sl.protected) > 0 {
+	if len(doc.Teams) > 0 || len(sl.Protected) > 0 {
 		sl = p.views.composeBase(doc.Teams, lower) // as views.base, uncached
 	}
-	if sl.prot != nil {
+	if sl.Prot != nil {
 		// Protected skills take their names and paths from the user's.
-		eff := p.views.compose(sl.prot, own, false)
-		eff.gen, eff.name = own.gen, own.name
+		eff := p.views.compose(sl.Prot, own, false)
+		eff.Generation, eff.Name = own.Generation, own.Name
 		own = eff
 	}
 	o := p.views.overlay(own, sl)
-	n := o.bytes + sl.bytes
+	n := o.Bytes + sl.Bytes
 	for _, l := range lower {
-		n += l.bytes
+		n += l.Bytes
 	}
 	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: pinBase + key, bytes: n}
 }

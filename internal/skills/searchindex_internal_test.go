@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/search"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestSearchIndexKeptAcrossSameGenerations: a library's new generation
@@ -45,11 +46,11 @@ func TestSearchIndexKeptAcrossSameGenerations(t *testing.T) {
 		if !ok {
 			t.Fatal("no layer held for the shared library")
 		}
-		li, ok := lib.Catalog.searchIx.Held(LayerShared, l)
+		li, ok := lib.Catalog.searchIx.Held(skillview.LayerShared, l)
 		if !ok {
 			t.Fatal("no search index held for the shared library")
 		}
-		return held{l.gen, li.Lexical()}
+		return held{l.Generation, li.Lexical()}
 	}
 	count := func(source string) float64 {
 		t.Helper()

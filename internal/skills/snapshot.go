@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Snapshot is one caller's library as of one call: the merged view and the
@@ -136,14 +137,14 @@ type Resolved struct {
 // with ErrInvalidSkill.
 func (s Snapshot) Skill(ref string) (Resolved, error) {
 	c, v := s.c, s.s.v
-	sk, err := v.find(c.cfg.Mount, ref)
+	sk, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
 		return Resolved{}, err
 	}
-	if !sk.note().Valid() {
-		return Resolved{}, invalidSkill(c.cfg.Mount, sk, sk.note())
+	if !sk.Note().Valid() {
+		return Resolved{}, invalidSkill(c.cfg.Mount, sk, sk.Note())
 	}
-	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
+	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.Notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
 }
 
 // ReplyKey is the key of r's GetSkill reply, "" for a pinned thread's call
@@ -160,7 +161,7 @@ func (r Resolved) ReplyKey() (key string, early bool) {
 	if r.pinned {
 		return "", false
 	}
-	return r.r.replyKey().sum(), r.r.s.skillMD.ETag != ""
+	return r.r.replyKey().sum(), r.r.s.SkillMD.ETag != ""
 }
 
 // Admit reports whether r's reply under key is to be kept now: any
@@ -185,7 +186,7 @@ type Loaded struct {
 // Current reports whether l's reply may be kept under its ReplyKey: the
 // SKILL.md read is the version the listing names (a newer one is answered
 // without keeping it), and the call is not a pinned thread's.
-func (l Loaded) Current() bool { return !l.r.pinned && l.f.etag == l.r.r.s.skillMD.ETag }
+func (l Loaded) Current() bool { return !l.r.pinned && l.f.etag == l.r.r.s.SkillMD.ETag }
 
 // Detail is everything GetSkill returns of l (Catalog.Get). An invalid
 // SKILL.md fails with ErrInvalidSkill.
@@ -211,12 +212,12 @@ func (l Loaded) Detail(ctx context.Context) (Detail, error) {
 // for every user over them.
 func (r resolved) replyKey() *keyBuilder {
 	s := r.s
-	k := (&keyBuilder{}).str(keyGet).str(s.layer).str(s.dir).str(s.name).str(s.skillMD.Key).str(s.skillMD.ETag)
-	if s.layer == LayerUser {
-		k.str(r.v.userBase).int(int64(r.v.userGen))
+	k := (&keyBuilder{}).str(keyGet).str(s.Layer).str(s.Dir).str(s.Name).str(s.SkillMD.Key).str(s.SkillMD.ETag)
+	if s.Layer == skillview.LayerUser {
+		k.str(r.v.UserBase).int(int64(r.v.UserGen))
 	}
-	k.int(int64(r.v.sharedGen)).bool(slices.Contains(r.st.Disabled, s.name))
-	for _, p := range [][]string{s.note().Warnings, r.notes} {
+	k.int(int64(r.v.SharedGen)).bool(slices.Contains(r.st.Disabled, s.Name))
+	for _, p := range [][]string{s.Note().Warnings, r.notes} {
 		k.int(int64(len(p)))
 		for _, w := range p {
 			k.str(w)
@@ -233,19 +234,19 @@ func (r resolved) replyKey() *keyBuilder {
 // leaves out invalid skills (listed with include_invalid), a SKILL.md's
 // ETag and which layer serves a skill.
 func (s snapshot) replyKey(kind string) *keyBuilder {
-	k := (&keyBuilder{}).str(kind).str(s.v.userBase).int(int64(s.v.userGen)).int(int64(s.v.sharedGen))
+	k := (&keyBuilder{}).str(kind).str(s.v.UserBase).int(int64(s.v.UserGen)).int(int64(s.v.SharedGen))
 	k.int(int64(len(s.st.Disabled)))
 	for _, name := range s.st.Disabled {
 		k.str(name)
 	}
-	return k.str(string(s.v.scopeKey()))
+	return k.str(string(s.v.ScopeKey()))
 }
 
 // keyBuilder encodes a key's fields so that no two sequences of fields
 // encode alike.
 type keyBuilder struct{ b []byte }
 
-func (k *keyBuilder) str(s string) *keyBuilder { k.b = appendField(k.b, s); return k }
+func (k *keyBuilder) str(s string) *keyBuilder { k.b = skillview.AppendField(k.b, s); return k }
 
 func (k *keyBuilder) int(n int64) *keyBuilder { k.b = binary.AppendVarint(k.b, n); return k }
 

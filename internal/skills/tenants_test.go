@@ -19,6 +19,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/settings"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -52,7 +53,7 @@ func checkTenant(t *testing.T, lib *Library, u, shared, personal int) {
 		t.Fatalf("%s lists %d skills, want %d", tenantName(u), len(list), shared+personal-1)
 	}
 	for _, s := range list {
-		if s.Name == "skill-0007" && s.Layer != LayerUser {
+		if s.Name == "skill-0007" && s.Layer != skillview.LayerUser {
 			t.Fatalf("%s: skill-0007 is the %s one, want the user's", tenantName(u), s.Layer)
 		}
 	}

@@ -55,8 +55,8 @@ func (t *Tree) Stat(ctx context.Context, id mounts.Caller, rel string) (objstore
 	if err != nil {
 		return objstore.Object{}, err
 	}
-	if e, ok := v.file(rel); ok {
-		return e.obj, nil
+	if e, ok := v.File(rel); ok {
+		return e.Obj, nil
 	}
 	return objstore.Object{}, fmt.Errorf("%w: no file", objstore.ErrNotFound)
 }
@@ -76,8 +76,8 @@ func (t *Tree) List(ctx context.Context, id mounts.Caller, rel string) ([]vfs.Tr
 	// The view is sorted by path and a directory's files are contiguous in
 	// it, so entries come out in the key order vfs.Tree asks for.
 	var out []vfs.TreeEntry
-	for e := range v.files(prefix) {
-		name, _, isDir := strings.Cut(e.rel[len(prefix):], "/")
+	for e := range v.Files(prefix) {
+		name, _, isDir := strings.Cut(e.Rel[len(prefix):], "/")
 		if isDir {
 			if n := len(out); n > 0 && out[n-1].IsDir && out[n-1].Name == name {
 				continue
@@ -85,7 +85,7 @@ func (t *Tree) List(ctx context.Context, id mounts.Caller, rel string) ([]vfs.Tr
 			out = append(out, vfs.TreeEntry{Name: name, IsDir: true})
 			continue
 		}
-		out = append(out, vfs.TreeEntry{Name: name, Object: e.obj})
+		out = append(out, vfs.TreeEntry{Name: name, Object: e.Obj})
 	}
 	if len(out) == 0 && rel != "" {
 		return nil, fmt.Errorf("%w: not a directory", objstore.ErrNotFound)
@@ -99,12 +99,12 @@ func (t *Tree) Walk(ctx context.Context, id mounts.Caller, rel string, fn func(s
 	if err != nil {
 		return err
 	}
-	for e := range v.files(dirPrefix(rel)) {
+	for e := range v.Files(dirPrefix(rel)) {
 		// fn may be costly (a pattern match): stop with the caller.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := fn(e.rel, e.obj); err != nil {
+		if err := fn(e.Rel, e.Obj); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,10 @@ package skills
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,8 +19,10 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/settings"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // views builds each user's view from the two layers' indexes, and reuses
@@ -30,12 +35,12 @@ type views struct {
 	heads    *heads
 	table    *mounts.Table
 	cfg      Config
-	layout   layout.Layout          // where each library and its index are
-	shared   *cache.Shelf[*layer]   // the shared layer, by prefix
-	overlays *cache.Shelf[*overlay] // by user prefix
-	flight   singleflight.Group     // builds callers wait for
-	pins     *pins                  // nil: no thread can pin
-	files    *libindex.Files        // reads each library's protected names
+	layout   layout.Layout                    // where each library and its index are
+	shared   *cache.Shelf[*skillview.Layer]   // the shared layer, by prefix
+	overlays *cache.Shelf[*skillview.Overlay] // by user prefix
+	flight   singleflight.Group               // builds callers wait for
+	pins     *pins                            // nil: no thread can pin
+	files    *libindex.Files                  // reads each library's protected names
 	// userScopes returns the scopes of the caller's own settings (a warm
 	// read is in process: settings.Store.Get).
 	userScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
@@ -53,8 +58,8 @@ const (
 func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
 	return &views{
 		indexes: ix, heads: hs, table: table, cfg: cfg, layout: layout.New(table, cfg.Keys()),
-		shared:   cache.NewShelf[*layer](ix.Held(), heldLayer),
-		overlays: cache.NewShelf[*overlay](ix.Held(), heldView),
+		shared:   cache.NewShelf[*skillview.Layer](ix.Held(), heldLayer),
+		overlays: cache.NewShelf[*skillview.Overlay](ix.Held(), heldView),
 	}
 }
 
@@ -106,8 +111,8 @@ func (vs *views) operator(user string) (mounts.Caller, error) { return vs.layout
 // get returns the caller's view: the library as it is, or for a call that
 // asks for its thread's pinned library, as it was when the thread pinned
 // it.
-func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
-	var v *view
+func (vs *views) get(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
+	var v *skillview.View
 	var err error
 	if vs.pinned(ctx) {
 		v, err = vs.pins.view(ctx, id)
@@ -123,13 +128,13 @@ func (vs *views) get(ctx context.Context, id mounts.Caller) (*view, error) {
 			return nil, err
 		}
 	}
-	sc, err := scopeOf(id.Scope(), own, v.lower)
+	sc, err := skillview.ScopeOf(id.Scope(), own, v.Lower)
 	if err != nil {
 		return nil, err
 	}
-	sc.harness = id.Harness()
+	sc.Harness = id.Harness()
 	scoped := *v // a view is made per call
-	scoped.scope = sc
+	scoped.Scope = sc
 	return &scoped, nil
 }
 
@@ -161,7 +166,7 @@ func (vs *views) indexesOf(ctx context.Context, ls []libindex.Layer) ([]*libinde
 }
 
 // live returns the caller's view of the library as it is.
-func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
+func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	own, shared, err := vs.layers(id)
 	if err != nil {
 		return nil, err
@@ -178,55 +183,55 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*view, error) {
 		return nil, err
 	}
 	userIdx, sharedIdx, teamIdx := idx[0], idx[1], idx[2:]
-	lower := make([]*layer, 0, len(teams)+1)
+	lower := make([]*skillview.Layer, 0, len(teams)+1)
 	for i, t := range teams {
-		tl, err := vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, LayerTeam+t, teamIdx[i])
+		tl, err := vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, skillview.LayerTeam+t, teamIdx[i])
 		if err != nil {
 			return nil, err
 		}
 		lower = append(lower, tl)
 	}
-	sh, err := vs.sharedLayer(ctx, shared.Prefix, LayerShared, sharedIdx)
+	sh, err := vs.sharedLayer(ctx, shared.Prefix, skillview.LayerShared, sharedIdx)
 	if err != nil {
 		return nil, err
 	}
 	lower = append(lower, sh)
 	sl := vs.base(teams, lower)
-	if o, ok := vs.overlays.Get(own.Prefix); ok && o.userGen == userIdx.Gen && o.sharedGen == sl.gen {
-		return &view{overlay: o, shared: sl, userBase: own.Prefix, lower: lower}, nil
+	if o, ok := vs.overlays.Get(own.Prefix); ok && o.UserGen == userIdx.Gen && o.SharedGen == sl.Generation {
+		return &skillview.View{Overlay: o, Shared: sl, UserBase: own.Prefix, Lower: lower}, nil
 	}
-	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.gen)
+	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.Generation)
 	v, _, _ := vs.flight.Do(key, func() (any, error) {
 		prev, _ := vs.overlays.Get(own.Prefix)
-		var ul *layer
-		if prev != nil && prev.userGen == userIdx.Gen {
-			ul = prev.raw // only the shared library changed
+		var ul *skillview.Layer
+		if prev != nil && prev.UserGen == userIdx.Gen {
+			ul = prev.Raw // only the shared library changed
 		} else {
-			var prevOwn *layer
+			var prevOwn *skillview.Layer
 			if prev != nil {
-				prevOwn = prev.raw
+				prevOwn = prev.Raw
 			}
-			ul, _ = vs.buildLayer(ctx, userIdx, own.Prefix, LayerUser, prevOwn) // a user's library protects nothing: no error
+			ul, _ = vs.buildLayer(ctx, userIdx, own.Prefix, skillview.LayerUser, prevOwn) // a user's library protects nothing: no error
 		}
 		eff := ul
-		if sl.prot != nil {
+		if sl.Prot != nil {
 			// Protected skills take their names and paths from the user's.
-			eff = vs.compose(sl.prot, ul, false)
-			eff.gen, eff.name = ul.gen, ul.name
+			eff = vs.compose(sl.Prot, ul, false)
+			eff.Generation, eff.Name = ul.Generation, ul.Name
 		}
 		o := vs.overlay(eff, sl)
-		o.raw = ul
-		hold(vs, vs.overlays, own.Prefix, o, o.bytes)
+		o.Raw = ul
+		hold(vs, vs.overlays, own.Prefix, o, o.Bytes)
 		return o, nil
 	})
-	return &view{overlay: v.(*overlay), shared: sl, userBase: own.Prefix, lower: lower}, nil
+	return &skillview.View{Overlay: v.(*skillview.Overlay), Shared: sl, UserBase: own.Prefix, Lower: lower}, nil
 }
 
 // sharedLayer returns the layer of a library every caller reads alike (the
 // shared library, a team's) from its index x, built once per generation
 // for all of them.
-func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*layer, error) {
-	if l, ok := vs.shared.Get(prefix); ok && l.gen == x.Gen {
+func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*skillview.Layer, error) {
+	if l, ok := vs.shared.Get(prefix); ok && l.Generation == x.Gen {
 		return l, nil
 	}
 	ch := vs.flight.DoChan(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), panics.GuardValue(func() (any, error) {
@@ -239,7 +244,7 @@ func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libind
 		if err != nil {
 			return nil, err
 		}
-		hold(vs, vs.shared, prefix, l, l.bytes)
+		hold(vs, vs.shared, prefix, l, l.Bytes)
 		return l, nil
 	}))
 	select {
@@ -247,7 +252,7 @@ func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libind
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return r.Val.(*layer), nil
+		return r.Val.(*skillview.Layer), nil
 	case <-ctx.Done():
 		return nil, ctx.Err() // the build goes on for the others
 	}
@@ -279,54 +284,140 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // frontmatter name, which only the head holds. It reads nothing from
 // storage but the protected names of the shared library or a team's, which
 // fail the build when they cannot be read (readSide).
-func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *layer) (*layer, error) {
-	l := &layer{gen: x.Gen, name: layerName, entries: addressable(x.Objs, prefix)}
+func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *skillview.Layer) (*skillview.Layer, error) {
+	l := &skillview.Layer{Generation: x.Gen, Name: layerName, Entries: skillview.Addressable(x.Objs, prefix)}
 	var all bool
 	var err error
 	var side settings.Side
 	switch {
-	case layerName == LayerShared:
+	case layerName == skillview.LayerShared:
 		side, all, err = vs.readSide(ctx, x, vs.layout.Shared().Protected)
-	case strings.HasPrefix(layerName, LayerTeam):
-		side, all, err = vs.readSide(ctx, x, vs.layout.Team(strings.TrimPrefix(layerName, LayerTeam)).Protected)
+	case strings.HasPrefix(layerName, skillview.LayerTeam):
+		side, all, err = vs.readSide(ctx, x, vs.layout.Team(strings.TrimPrefix(layerName, skillview.LayerTeam)).Protected)
 	}
 	if err != nil {
 		return nil, err
 	}
-	l.protected, l.scopes = side.Names, compileScopes(side.Scopes)
-	skills, nested := layerSkills(l.entries, layerName, vs.cfg.MaxSkills)
-	var unparsed []*skillRef
-	skills = slices.DeleteFunc(skills, func(s *skillRef) bool {
-		if _, ok := x.HeadOf(s.skillMD.Key); !ok {
+	l.Protected, l.Scopes = side.Names, skillview.CompileScopes(side.Scopes)
+	skills, nested := skillview.LayerSkills(l.Entries, layerName, vs.cfg.MaxSkills)
+	var unparsed []*skillview.Ref
+	skills = slices.DeleteFunc(skills, func(s *skillview.Ref) bool {
+		if _, ok := x.HeadOf(s.SkillMD.Key); !ok {
 			return true // deleted between the listing and the read of its head
 		}
-		if p, ok := prev.parsed(s); ok {
-			s.head = p
+		if p, ok := prev.Head(s); ok {
+			s.Head = p
 		} else {
 			unparsed = append(unparsed, s)
 		}
-		s.location = location(vs.cfg.Mount + "/" + s.dir) // every listing names it
-		s.manifest = manifestOf(vs.cfg.Mount, s.dir, s.files, x)
+		s.Location = location(vs.cfg.Mount + "/" + s.Dir) // every listing names it
+		s.Manifest = skillview.ManifestOf(vs.cfg.Mount, s.Dir, s.Files, x)
 		return false
 	})
 	vs.heads.carried(len(skills) - len(unparsed))
 	vs.heads.take(ctx, unparsed, x)
 	shareMaps(skills)
 	for _, s := range skills {
-		s.name = cmp.Or(s.head.fm.Name, s.folder())
+		s.Name = cmp.Or(s.Head.Frontmatter.Name, s.Folder())
 	}
 	for _, s := range nested {
 		vs.heads.reportNested(ctx, s)
 	}
-	markDuplicates(vs.cfg.Mount, skills)
-	l.all = slices.Concat(skills, nested)
+	skillview.MarkDuplicates(vs.cfg.Mount, skills)
+	l.All = slices.Concat(skills, nested)
 	for _, s := range nested {
-		s.location = location(vs.cfg.Mount + "/" + s.dir)
+		s.Location = location(vs.cfg.Mount + "/" + s.Dir)
 	}
-	slices.SortFunc(l.all, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
-	l.lookups(skills)
+	slices.SortFunc(l.All, func(a, b *skillview.Ref) int { return strings.Compare(a.Dir, b.Dir) })
+	l.Lookups(skills)
 	if all {
-		l.protected = protectAll(l)
+		l.Protected = skillview.ProtectAll(l)
 	}
 	return l, nil
+}
+
+// base returns the layer under a caller's own: the shared library's, or
+// for a caller in teams their team layers composed over it, by the rule of
+// precedence user > team > organization. Two teams serving one name are
+// both served (the name refers to the team first in ID order); a team's
+// skill hides the shared skills of its name and path, as a user's does.
+// lower holds the teams' layers in ID order, then the shared one. Each
+// library's layer is built once for every caller; the composition is
+// held once per set of teams (and their generations), which every member
+// with those teams shares.
+//
+// Each lower layer's protected names (protect.go) apply: the shared library's
+// protected skills take their names and paths from the teams' skills, and
+// every protected skill served takes them from the user's (l.prot).
+func (vs *views) base(teams []string, lower []*skillview.Layer) *skillview.Layer {
+	sl := lower[len(lower)-1]
+	if len(teams) == 0 && len(sl.Protected) == 0 {
+		return sl
+	}
+	h := sha256.New()
+	for _, l := range lower {
+		fmt.Fprintf(h, "%d:%s:%d;", len(l.Name), l.Name, l.Generation)
+	}
+	gen := binary.BigEndian.Uint64(h.Sum(nil))
+	key := "teams\x00" + strings.Join(teams, ",")
+	if l, ok := vs.shared.Get(key); ok && l.Generation == gen {
+		return l
+	}
+	v, _, _ := vs.flight.Do(fmt.Sprintf("base\x00%s\x00%d", key, gen), func() (any, error) {
+		l := vs.composeBase(teams, lower)
+		l.Generation = gen
+		hold(vs, vs.shared, key, l, l.Bytes)
+		return l, nil
+	})
+	return v.(*skillview.Layer)
+}
+
+// overlay makes the user's layer own into a view over the shared layer sl
+// (shadow, by name).
+func (vs *views) overlay(own, sl *skillview.Layer) *skillview.Overlay {
+	return skillview.Shadow(vs.cfg.Mount, vs.cfg.MaxSkills, own, sl, true)
+}
+
+// composeBase is base's composition, uncached (composeBase).
+func (vs *views) composeBase(teams []string, lower []*skillview.Layer) *skillview.Layer {
+	return skillview.ComposeBase(vs.cfg.Mount, vs.cfg.MaxSkills, teams, lower)
+}
+
+// compose makes the layer upper shows over lower (compose).
+func (vs *views) compose(upper, lower *skillview.Layer, byName bool) *skillview.Layer {
+	return skillview.Compose(vs.cfg.Mount, vs.cfg.MaxSkills, upper, lower, byName)
+}
+
+// readSide parses the protected names and the scopes of the layer built from x, the
+// library whose Side object is key: read through the file cache, by key and
+// ETag, once per version. Protection fails closed: a read that fails is an
+// error (the layer is not built, and the next call reads again), and a
+// list that is no list (written by other tools) protects every skill of
+// the library (all) until an administrator rewrites it; both are logged.
+func (vs *views) readSide(ctx context.Context, x *libindex.Index, key string) (settings.Side, bool, error) {
+	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
+	if key == "" || !ok || vs.files == nil {
+		return settings.Side{}, false, nil
+	}
+	o := x.Objs[i]
+	r, _, err := vs.files.Open(ctx, o, 0, settings.MaxSideBytes+1)
+	if err != nil {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
+		return settings.Side{}, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
+		return settings.Side{}, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
+	}
+	doc, err := settings.DecodeSide(data)
+	if err != nil {
+		vs.heads.log.WarnContext(ctx, "skills: protected skills are no list; every skill of the library is protected until SetSkillProtected rewrites it",
+			"key", key, "want", fmt.Sprintf(`{"names": [...]}: at most %d names within %d bytes`, settings.MaxProtectedNames, settings.MaxSideBytes))
+		return settings.Side{}, true, nil
+	}
+	slices.Sort(doc.Names)
+	doc.Names = slices.Compact(doc.Names)
+	return doc, false, nil
 }

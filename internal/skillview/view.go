@@ -1,4 +1,4 @@
-package skills
+package skillview
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // Layer names. A team library's layer is LayerTeam followed by its ID
@@ -27,37 +28,37 @@ const (
 )
 
 // entry is one file of the merged view.
-type entry struct {
-	rel string // path inside the library
-	obj objstore.Object
+type Entry struct {
+	Rel string // path inside the library
+	Obj objstore.Object
 }
 
 // skillRef locates one skill folder. A layer holds one per skill, so its
 // fields are what cannot be had from the others (category) or the layer
 // (skillMD points into its entries).
-type skillRef struct {
-	dir   string // "category/folder" or "folder"
-	layer string
+type Ref struct {
+	Dir   string // "category/folder" or "folder"
+	Layer string
 	// name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
-	name     string
-	skillMD  *objstore.Object // its entry's object, in the layer's entries
-	location string           // the virtual path of its SKILL.md (Skill.Location)
-	files    []entry          // every file of the folder, SKILL.md included, by rel
-	head     parsed           // the frontmatter as of the listing
-	manifest *Manifest        // files by digest, from the layer's index
+	Name     string
+	SkillMD  *objstore.Object // its entry's object, in the layer's entries
+	Location string           // the virtual path of its SKILL.md (Skill.Location)
+	Files    []Entry          // every file of the folder, SKILL.md included, by rel
+	Head     Head             // the frontmatter as of the listing
+	Manifest *Manifest        // files by digest, from the layer's index
 	// notes are what merging found: a name declared twice, a folder
 	// nested too deep. nil for most skills, so a pointer (note, addNotes).
-	notes  *skillmd.Problems
-	nested bool // deeper than <category>/<skill>: reported, never served
+	Notes  *skillmd.Problems
+	Nested bool // deeper than <category>/<skill>: reported, never served
 }
 
 // folder is the folder's own name: the last of dir.
-func (s *skillRef) folder() string { return s.dir[strings.LastIndexByte(s.dir, '/')+1:] }
+func (s *Ref) Folder() string { return s.Dir[strings.LastIndexByte(s.Dir, '/')+1:] }
 
 // category is the first folder of dir, or "" for a flat skill.
-func (s *skillRef) category() string {
-	cat, _, ok := strings.Cut(s.dir, "/")
+func (s *Ref) Category() string {
+	cat, _, ok := strings.Cut(s.Dir, "/")
 	if !ok {
 		return ""
 	}
@@ -65,27 +66,27 @@ func (s *skillRef) category() string {
 }
 
 // note returns s's notes.
-func (s *skillRef) note() skillmd.Problems {
-	if s.notes == nil {
+func (s *Ref) Note() skillmd.Problems {
+	if s.Notes == nil {
 		return skillmd.Problems{}
 	}
-	return *s.notes
+	return *s.Notes
 }
 
 // addNotes returns s's notes to add to.
-func (s *skillRef) addNotes() *skillmd.Problems {
-	if s.notes == nil {
-		s.notes = new(skillmd.Problems)
+func (s *Ref) addNotes() *skillmd.Problems {
+	if s.Notes == nil {
+		s.Notes = new(skillmd.Problems)
 	}
-	return s.notes
+	return s.Notes
 }
 
 // problems are the skill's own problems and the view's notes on it. The
 // head's slices are shared with the cache, so the result is a new slice.
-func (s *skillRef) problems() skillmd.Problems {
+func (s *Ref) Problems() skillmd.Problems {
 	return skillmd.Problems{
-		Errors:   slices.Concat(s.head.problems.Errors, s.note().Errors),
-		Warnings: slices.Concat(s.head.problems.Warnings, s.note().Warnings),
+		Errors:   slices.Concat(s.Head.Problems.Errors, s.Note().Errors),
+		Warnings: slices.Concat(s.Head.Problems.Warnings, s.Note().Warnings),
 	}
 }
 
@@ -99,48 +100,48 @@ func (s *skillRef) problems() skillmd.Problems {
 //
 // A view is made per call (two pointers); layers and overlays are shared
 // by concurrent callers once built, so nothing changes them after.
-type view struct {
-	*overlay
+type View struct {
+	*Overlay
 	// shared is the layer under the user's: the shared library's, or for a
 	// caller in teams their team layers composed over it (base).
-	shared   *layer
-	userBase string // the user's library (its prefix): replies are keyed by it
+	Shared   *Layer
+	UserBase string // the user's library (its prefix): replies are keyed by it
 	// lower are the layers under the user's as their libraries serve them,
 	// the caller's teams in ID order then the shared library: what the
 	// view's notes on shadowing name (notes.go).
-	lower []*layer
+	Lower []*Layer
 	// scope, when the caller names one, narrows what the view shows
 	// (scope.go); nil shows every skill.
-	scope *scoped
+	Scope *scoped
 }
 
 // layer is one library's files and skill folders as views serve them. Its
 // lookups are binary searches of sorted slices: maps would cost a user's
 // layer of a few skills more than the skills themselves.
-type layer struct {
-	gen     uint64
-	name    string  // LayerShared, or LayerTeam and the team's ID
-	entries []entry // addressable files, sorted by rel
+type Layer struct {
+	Generation uint64
+	Name       string  // LayerShared, or LayerTeam and the team's ID
+	Entries    []Entry // addressable files, sorted by rel
 	// owner is, per entry, the position in all of the shallowest folder
 	// holding it, or -1: which shared files a view shows follows from
 	// which shared folders it shows.
 	owner []int32
-	all   []*skillRef // skills (heads parsed) and nested folders, by dir
+	All   []*Ref // skills (heads parsed) and nested folders, by dir
 	// The skills (not nested): by name, the one the name refers to first
 	// (markDuplicates' order); by folder name, then dir; and those with a
 	// display name by it, then dir.
-	names, folders, displays []*skillRef
-	bytes                    int64 // the heap it keeps alive (estimated)
+	names, folders, displays []*Ref
+	Bytes                    int64 // the heap it keeps alive (estimated)
 	// prot, of a base layer (teams.go), holds the protected skills it
 	// serves, which the user's layer is composed under.
-	prot *layer
+	Prot *Layer
 	// protected are the names the library protects (protect.go).
-	protected []string
+	Protected []string
 	// scopes are the scopes the library defines (scope.go), compiled.
-	scopes map[string]*scope
+	Scopes map[string]*scope
 	// shadowed, of a base layer, are the skills of its libraries that
 	// others hide by name alone, by dir: reachable by their paths.
-	shadowed []*skillRef
+	shadowed []*Ref
 }
 
 // overlay is a user's layer and what it makes of the shared layer of one
@@ -148,10 +149,10 @@ type layer struct {
 // a user file or folder at or above their path), and the shared skills
 // whose notes on duplicate names change because some of the skills
 // declaring their name are hidden.
-type overlay struct {
-	userGen, sharedGen uint64 // the indexes it was built from
-	own                *layer
-	raw                *layer   // the user's layer, before protected skills took their names and paths
+type Overlay struct {
+	UserGen, SharedGen uint64 // the indexes it was built from
+	Own                *Layer
+	Raw                *Layer   // the user's layer, before protected skills took their names and paths
 	hidden             []string // the dirs of shared folders, sorted
 	// byName are the dirs among hidden of skills hidden by name alone: no
 	// file of own is at or above their path, so they stay reachable by it
@@ -160,8 +161,8 @@ type overlay struct {
 	// regrouped replaces the shared skills of names declared twice of which
 	// the user hides some, by dir; renamed is the skill each such name
 	// refers to (nil: none is shown).
-	regrouped map[string]*skillRef
-	renamed   map[string]*skillRef
+	regrouped map[string]*Ref
+	renamed   map[string]*Ref
 	// last is the dir of the last folder shown when the two layers hold
 	// more than --skills.max-skills: the view stops there.
 	last string
@@ -172,64 +173,64 @@ type overlay struct {
 	digestOnce sync.Once
 	digestSum  [sha256.Size]byte
 	mount      string
-	bytes      int64 // the heap it keeps alive (estimated), its own layer included
+	Bytes      int64 // the heap it keeps alive (estimated), its own layer included
 }
 
 // lookups sorts the layer's skills (those of all not nested) into its
 // lookups, and finds each entry's owner. The name lookup puts first the
 // skill a name refers to: by layer (teams in ID order), then
 // duplicateOrder.
-func (l *layer) lookups(skills []*skillRef) {
+func (l *Layer) Lookups(skills []*Ref) {
 	l.names = slices.Clone(skills)
-	slices.SortFunc(l.names, func(a, b *skillRef) int {
-		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.layer, b.layer), duplicateOrder(a.name, a, b))
+	slices.SortFunc(l.names, func(a, b *Ref) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Layer, b.Layer), duplicateOrder(a.Name, a, b))
 	})
 	l.folders = slices.Clone(skills)
-	slices.SortFunc(l.folders, func(a, b *skillRef) int {
-		return cmp.Or(strings.Compare(a.folder(), b.folder()), strings.Compare(a.dir, b.dir))
+	slices.SortFunc(l.folders, func(a, b *Ref) int {
+		return cmp.Or(strings.Compare(a.Folder(), b.Folder()), strings.Compare(a.Dir, b.Dir))
 	})
 	for _, s := range skills {
-		if s.head.fm.DisplayName != "" {
+		if s.Head.Frontmatter.DisplayName != "" {
 			l.displays = append(l.displays, s)
 		}
 	}
-	slices.SortFunc(l.displays, func(a, b *skillRef) int {
-		return cmp.Or(strings.Compare(a.head.fm.DisplayName, b.head.fm.DisplayName), strings.Compare(a.dir, b.dir))
+	slices.SortFunc(l.displays, func(a, b *Ref) int {
+		return cmp.Or(strings.Compare(a.Head.Frontmatter.DisplayName, b.Head.Frontmatter.DisplayName), strings.Compare(a.Dir, b.Dir))
 	})
-	l.owner = make([]int32, len(l.entries))
-	for i, e := range l.entries {
+	l.owner = make([]int32, len(l.Entries))
+	for i, e := range l.Entries {
 		l.owner[i] = -1
-		for p := e.rel; ; {
+		for p := e.Rel; ; {
 			first, _, ok := strings.Cut(p, "/")
 			if !ok {
 				break
 			}
-			if at, ok := l.find(e.rel[:len(e.rel)-len(p)+len(first)]); ok {
+			if at, ok := l.find(e.Rel[:len(e.Rel)-len(p)+len(first)]); ok {
 				l.owner[i] = int32(at)
 				break
 			}
 			p = p[len(first)+1:]
 		}
 	}
-	l.bytes = l.heldBytes()
+	l.Bytes = l.HeldBytes()
 }
 
 // find returns the position in all of the folder at dir.
-func (l *layer) find(dir string) (int, bool) {
-	return slices.BinarySearchFunc(l.all, dir, func(s *skillRef, dir string) int { return strings.Compare(s.dir, dir) })
+func (l *Layer) find(dir string) (int, bool) {
+	return slices.BinarySearchFunc(l.All, dir, func(s *Ref, dir string) int { return strings.Compare(s.Dir, dir) })
 }
 
 // dir returns the folder at dir.
-func (l *layer) dir(dir string) (*skillRef, bool) {
+func (l *Layer) Dir(dir string) (*Ref, bool) {
 	if i, ok := l.find(dir); ok {
-		return l.all[i], true
+		return l.All[i], true
 	}
 	return nil, false
 }
 
 // run returns the skills of sorted (by key, then anything) whose key is k.
-func run(sorted []*skillRef, k string, key func(*skillRef) string) []*skillRef {
-	i, _ := slices.BinarySearchFunc(sorted, k, func(s *skillRef, k string) int { return strings.Compare(key(s), k) })
+func run(sorted []*Ref, k string, key func(*Ref) string) []*Ref {
+	i, _ := slices.BinarySearchFunc(sorted, k, func(s *Ref, k string) int { return strings.Compare(key(s), k) })
 	j := i
 	for j < len(sorted) && key(sorted[j]) == k {
 		j++
@@ -239,77 +240,76 @@ func run(sorted []*skillRef, k string, key func(*skillRef) string) []*skillRef {
 
 // named returns the layer's skills declaring name, the one the name refers
 // to (within the layer) first.
-func (l *layer) named(name string) []*skillRef {
-	return run(l.names, name, func(s *skillRef) string { return s.name })
+func (l *Layer) named(name string) []*Ref {
+	return run(l.names, name, func(s *Ref) string { return s.Name })
 }
 
-func (l *layer) folder(f string) []*skillRef {
-	return run(l.folders, f, func(s *skillRef) string { return s.folder() })
+func (l *Layer) ByFolder(f string) []*Ref {
+	return run(l.folders, f, func(s *Ref) string { return s.Folder() })
 }
 
-func (l *layer) display(d string) []*skillRef {
-	return run(l.displays, d, func(s *skillRef) string { return s.head.fm.DisplayName })
+func (l *Layer) Display(d string) []*Ref {
+	return run(l.displays, d, func(s *Ref) string { return s.Head.Frontmatter.DisplayName })
 }
 
 // parsed returns the parsed head l holds of the version of s's SKILL.md;
 // l may be nil.
-func (l *layer) parsed(s *skillRef) (parsed, bool) {
-	if l == nil || s.skillMD.ETag == "" {
-		return parsed{}, false
+func (l *Layer) Head(s *Ref) (Head, bool) {
+	if l == nil || s.SkillMD.ETag == "" {
+		return Head{}, false
 	}
-	p, ok := l.dir(s.dir)
-	if !ok || p.nested || p.skillMD.Key != s.skillMD.Key || p.skillMD.ETag != s.skillMD.ETag {
-		return parsed{}, false
+	p, ok := l.Dir(s.Dir)
+	if !ok || p.Nested || p.SkillMD.Key != s.SkillMD.Key || p.SkillMD.ETag != s.SkillMD.ETag {
+		return Head{}, false
 	}
-	return p.head, true
+	return p.Head, true
 }
 
-// overlay makes the user's layer own into a view over the shared layer sl.
-// Its cost follows the user's layer: what it hides is found from the
-// user's paths and names, never by walking the shared library, but for the
-// digest and the cut at --skills.max-skills.
-func (vs *views) overlay(own, sl *layer) *overlay { return vs.shadow(own, sl, true) }
-
-// shadow is overlay; byName false hides only by path, as one team's
-// library does another's: both skills of a name are then served.
-func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
-	o := &overlay{userGen: own.gen, sharedGen: sl.gen, own: own}
+// shadow makes the layer own into a view over the layer sl, hiding sl's
+// folders by path and, with byName, by name (byName false hides only by
+// path, as one team's library does another's: both skills of a name are
+// then served). Its cost follows the user's layer: what it hides is found
+// from the user's paths and names, never by walking the shared library,
+// but for the digest and the cut at maxSkills. mount names the skills in
+// the notes on duplicate names.
+func Shadow(mount string, maxSkills int, own, sl *Layer, byName bool) *Overlay {
+	o := &Overlay{UserGen: own.Generation, SharedGen: sl.Generation, Own: own}
 	hidden := map[string]bool{}
-	hide := func(s *skillRef) { hidden[s.dir] = true }
+	hide := func(s *Ref) { hidden[s.Dir] = true }
 	// A shared folder is shadowed by any user file or folder at its path,
 	// and by a user file or skill folder where one of its ancestors is (a
 	// folder inside a skill is part of that skill).
 	under := func(dir string) {
 		prefix := dir + "/"
 		i, _ := sl.find(prefix)
-		for ; i < len(sl.all) && strings.HasPrefix(sl.all[i].dir, prefix); i++ {
-			hide(sl.all[i])
+		for ; i < len(sl.All) && strings.HasPrefix(sl.All[i].Dir, prefix); i++ {
+			hide(sl.All[i])
 		}
 	}
 	seen := map[string]bool{}
-	for _, e := range own.entries {
-		under(e.rel)
-		for p := e.rel; p != "." && p != "" && !seen[p]; p = path.Dir(p) {
+	for _, e := range own.Entries {
+		under(e.Rel)
+		for p := e.Rel; p != "." && p != "" && !seen[p]; p = path.Dir(p) {
 			seen[p] = true
-			if s, ok := sl.dir(p); ok {
+			if s, ok := sl.Dir(p); ok {
 				hide(s)
 			}
 		}
 	}
 	for _, s := range own.names {
-		under(s.dir)
+		under(s.Dir)
 	}
 	byPath := maps.Clone(hidden)
 	for _, s := range own.names {
 		// A protected skill of the lower layer passed up into own
 		// (protect.go) hides only itself, not the lower layer's namesakes.
-		if d, ok := sl.dir(s.dir); !byName || (ok && d == s) {
+		if d, ok := sl.Dir(s.Dir); !byName || (ok && d == s) {
 			continue
 		}
-		for _, g := range sl.named(s.name) {
+		for _, g := range sl.named(s.Name) {
 			hide(g)
-			if !byPath[g.dir] {
-				o.byName = append(o.byName, g.dir)
+			if !byPath[g.Dir] {
+				o.byName = append(o.byName, g.Dir)
 			}
 		}
 	}
@@ -319,65 +319,65 @@ func (vs *views) shadow(own, sl *layer, byName bool) *overlay {
 	// user hides some of the shared skills declaring a name, the rest are
 	// settled again, on copies.
 	for dir := range hidden {
-		s, _ := sl.dir(dir)
-		group := sl.named(s.name)
-		if _, done := o.renamed[s.name]; done || s.nested || len(group) < 2 || len(own.named(s.name)) > 0 {
+		s, _ := sl.Dir(dir)
+		group := sl.named(s.Name)
+		if _, done := o.renamed[s.Name]; done || s.Nested || len(group) < 2 || len(own.named(s.Name)) > 0 {
 			continue
 		}
 		if o.renamed == nil {
-			o.renamed, o.regrouped = map[string]*skillRef{}, map[string]*skillRef{}
+			o.renamed, o.regrouped = map[string]*Ref{}, map[string]*Ref{}
 		}
-		var rest []*skillRef
+		var rest []*Ref
 		for _, g := range group {
-			if !hidden[g.dir] {
+			if !hidden[g.Dir] {
 				c := *g
-				c.notes = nil
+				c.Notes = nil
 				rest = append(rest, &c)
-				o.regrouped[c.dir] = &c
+				o.regrouped[c.Dir] = &c
 			}
 		}
-		o.renamed[s.name] = markDuplicates(vs.cfg.Mount, rest)[s.name]
+		o.renamed[s.Name] = MarkDuplicates(mount, rest)[s.Name]
 	}
 	o.hidden = slices.Sorted(maps.Keys(hidden))
-	v := &view{overlay: o, shared: sl}
-	if n := len(own.all) + len(sl.all) - len(o.hidden); n > vs.cfg.MaxSkills {
+	v := &View{Overlay: o, Shared: sl}
+	if n := len(own.All) + len(sl.All) - len(o.hidden); n > maxSkills {
 		i := 0
-		for s := range v.all() {
-			if i++; i == vs.cfg.MaxSkills {
-				o.last = s.dir
+		for s := range v.All() {
+			if i++; i == maxSkills {
+				o.last = s.Dir
 				break
 			}
 		}
 	}
-	o.mount = vs.cfg.Mount
-	o.bytes = o.heldBytes()
+	o.mount = mount
+	o.Bytes = o.heldBytes()
 	return o
 }
 
 // digest is the overlay's digest (digestSum), made on first use. The view's
 // shared layer is the one the overlay was made over (its generation is the
 // overlay's sharedGen), so every view of the overlay hashes alike.
-func (v *view) digest() [sha256.Size]byte {
+func (v *View) Digest() [sha256.Size]byte {
 	// Of every skill the overlay serves, whatever scope the view applies:
 	// libraryDigest adds the scope.
-	all := (&view{overlay: v.overlay, shared: v.shared}).all()
-	v.digestOnce.Do(func() { v.digestSum = viewDigest(v.mount, all) })
+	all := (&View{Overlay: v.Overlay, Shared: v.Shared}).All()
+	v.digestOnce.Do(func() { v.digestSum = ViewDigest(v.mount, all) })
 	return v.digestSum
 }
 
 // hides reports whether the user's layer hides the shared folder at dir.
-func (o *overlay) hides(dir string) bool {
+func (o *Overlay) hides(dir string) bool {
 	_, ok := slices.BinarySearch(o.hidden, dir)
 	return ok
 }
 
 // shown returns the skill a view shows for s, a folder of the shared layer:
 // nil when hidden, its copy with the user's notes when regrouped.
-func (v *view) shown(s *skillRef) *skillRef {
-	if s == nil || v.hides(s.dir) || !v.kept(s) {
+func (v *View) Shown(s *Ref) *Ref {
+	if s == nil || v.hides(s.Dir) || !v.Kept(s) {
 		return nil
 	}
-	if c, ok := v.regrouped[s.dir]; ok {
+	if c, ok := v.regrouped[s.Dir]; ok {
 		return c
 	}
 	return s
@@ -387,7 +387,7 @@ func (v *view) shown(s *skillRef) *skillRef {
 // another name's hides by name alone (in this view, or in composing its
 // base layer, teams.go): listed under that name, it is still reachable by
 // its path. nil when there is none, or a folder of the view is there.
-func (v *view) hiddenAt(dir string) *skillRef {
+func (v *View) hiddenAt(dir string) *Ref {
 	if s := v.hiddenAtAll(dir); s != nil && v.inScope(s) {
 		return s
 	}
@@ -395,49 +395,49 @@ func (v *view) hiddenAt(dir string) *skillRef {
 }
 
 // hiddenAtAll is hiddenAt whatever the view's scope.
-func (v *view) hiddenAtAll(dir string) *skillRef {
-	if _, ok := v.own.dir(dir); ok {
+func (v *View) hiddenAtAll(dir string) *Ref {
+	if _, ok := v.Own.Dir(dir); ok {
 		return nil
 	}
-	if _, ok := v.shared.dir(dir); ok {
+	if _, ok := v.Shared.Dir(dir); ok {
 		if _, hidden := slices.BinarySearch(v.byName, dir); hidden {
-			s, _ := v.shared.dir(dir)
+			s, _ := v.Shared.Dir(dir)
 			return s
 		}
 		return nil
 	}
-	i, ok := slices.BinarySearchFunc(v.shared.shadowed, dir, func(s *skillRef, dir string) int { return strings.Compare(s.dir, dir) })
+	i, ok := slices.BinarySearchFunc(v.Shared.shadowed, dir, func(s *Ref, dir string) int { return strings.Compare(s.Dir, dir) })
 	if !ok {
 		return nil
 	}
 	// A file of the user's at or below the path takes it.
-	if i, _ := findEntry(v.own.entries, dir); i < len(v.own.entries) && (v.own.entries[i].rel == dir || strings.HasPrefix(v.own.entries[i].rel, dir+"/")) {
+	if i, _ := findEntry(v.Own.Entries, dir); i < len(v.Own.Entries) && (v.Own.Entries[i].Rel == dir || strings.HasPrefix(v.Own.Entries[i].Rel, dir+"/")) {
 		return nil
 	}
 	for p := path.Dir(dir); p != "."; p = path.Dir(p) {
-		if _, ok := findEntry(v.own.entries, p); ok {
+		if _, ok := findEntry(v.Own.Entries, p); ok {
 			return nil
 		}
 	}
-	return v.shared.shadowed[i]
+	return v.Shared.shadowed[i]
 }
 
 // kept reports whether the view keeps s, a folder of one of its layers:
 // within its --skills.max-skills (withinCut) and its scope (inScope).
 // Every lookup of the view asks it, so a scoped view shows its set alone
 // on every surface.
-func (v *view) kept(s *skillRef) bool { return v.withinCut(s) && v.inScope(s) }
+func (v *View) Kept(s *Ref) bool { return v.withinCut(s) && v.inScope(s) }
 
 // withinCut reports whether s is within the view's --skills.max-skills.
-func (v *view) withinCut(s *skillRef) bool { return v.last == "" || s.dir <= v.last }
+func (v *View) withinCut(s *Ref) bool { return v.last == "" || s.Dir <= v.last }
 
 // all returns the view's folders (skills and nested ones) in path order.
-func (v *view) all() iter.Seq[*skillRef] {
-	return func(yield func(*skillRef) bool) {
-		own, shared := v.own.all, v.shared.all
+func (v *View) All() iter.Seq[*Ref] {
+	return func(yield func(*Ref) bool) {
+		own, shared := v.Own.All, v.Shared.All
 		for len(own) > 0 || len(shared) > 0 {
-			var s *skillRef
-			if len(shared) == 0 || (len(own) > 0 && own[0].dir < shared[0].dir) {
+			var s *Ref
+			if len(shared) == 0 || (len(own) > 0 && own[0].Dir < shared[0].Dir) {
 				s, own = own[0], own[1:]
 				if !v.withinCut(s) {
 					return
@@ -446,12 +446,12 @@ func (v *view) all() iter.Seq[*skillRef] {
 					continue
 				}
 			} else {
-				s, shared = v.shown(shared[0]), shared[1:]
+				s, shared = v.Shown(shared[0]), shared[1:]
 				if s == nil {
 					continue
 				}
 			}
-			if !v.kept(s) || !yield(s) {
+			if !v.Kept(s) || !yield(s) {
 				return
 			}
 		}
@@ -459,25 +459,25 @@ func (v *view) all() iter.Seq[*skillRef] {
 }
 
 // skill returns the folder at dir.
-func (v *view) skill(dir string) (*skillRef, bool) {
-	if s, ok := v.own.dir(dir); ok {
-		return s, v.kept(s)
+func (v *View) Skill(dir string) (*Ref, bool) {
+	if s, ok := v.Own.Dir(dir); ok {
+		return s, v.Kept(s)
 	}
-	s, _ := v.shared.dir(dir)
-	s = v.shown(s)
+	s, _ := v.Shared.Dir(dir)
+	s = v.Shown(s)
 	return s, s != nil
 }
 
 // named returns the skill name refers to.
-func (v *view) named(name string) (*skillRef, bool) {
-	if own := v.own.named(name); len(own) > 0 {
-		return own[0], v.kept(own[0])
+func (v *View) Named(name string) (*Ref, bool) {
+	if own := v.Own.named(name); len(own) > 0 {
+		return own[0], v.Kept(own[0])
 	}
 	if s, ok := v.renamed[name]; ok {
-		return s, s != nil && v.kept(s)
+		return s, s != nil && v.Kept(s)
 	}
-	shared := v.shared.named(name)
-	if len(shared) == 0 || v.hides(shared[0].dir) || !v.kept(shared[0]) {
+	shared := v.Shared.named(name)
+	if len(shared) == 0 || v.hides(shared[0].Dir) || !v.Kept(shared[0]) {
 		return nil, false
 	}
 	return shared[0], true
@@ -485,71 +485,71 @@ func (v *view) named(name string) (*skillRef, bool) {
 
 // merged is the view's skills among own's and shared's (of one folder or
 // display name), in path order.
-func (v *view) merged(own, shared []*skillRef) []*skillRef {
-	var out []*skillRef
+func (v *View) Merged(own, shared []*Ref) []*Ref {
+	var out []*Ref
 	for _, s := range own {
-		if v.kept(s) {
+		if v.Kept(s) {
 			out = append(out, s)
 		}
 	}
 	for _, s := range shared {
-		if s = v.shown(s); s != nil {
+		if s = v.Shown(s); s != nil {
 			out = append(out, s)
 		}
 	}
 	if len(own) > 0 && len(shared) > 0 {
-		slices.SortFunc(out, func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) })
+		slices.SortFunc(out, func(a, b *Ref) int { return strings.Compare(a.Dir, b.Dir) })
 	}
 	return out
 }
 
 // file returns the entry at rel.
-func (v *view) file(rel string) (entry, bool) {
-	if i, ok := findEntry(v.own.entries, rel); ok {
-		return v.own.entries[i], v.ownFileShown(i)
+func (v *View) File(rel string) (Entry, bool) {
+	if i, ok := findEntry(v.Own.Entries, rel); ok {
+		return v.Own.Entries[i], v.ownFileShown(i)
 	}
-	if i, ok := findEntry(v.shared.entries, rel); ok && v.showsFile(i) {
-		return v.shared.entries[i], true
+	if i, ok := findEntry(v.Shared.Entries, rel); ok && v.showsFile(i) {
+		return v.Shared.Entries[i], true
 	}
-	return entry{}, false
+	return Entry{}, false
 }
 
 // skillFile returns the entry at rel, a path inside s's folder: as the
 // view shows it, or from s's own files for a skill reached by its path
 // though another's name hides it (hiddenAt).
-func (v *view) skillFile(s *skillRef, rel string) (entry, bool) {
-	if e, ok := v.file(rel); ok {
+func (v *View) SkillFile(s *Ref, rel string) (Entry, bool) {
+	if e, ok := v.File(rel); ok {
 		return e, true
 	}
-	if i, ok := findEntry(s.files, rel); ok {
-		return s.files[i], true
+	if i, ok := findEntry(s.Files, rel); ok {
+		return s.Files[i], true
 	}
-	return entry{}, false
+	return Entry{}, false
 }
 
-func findEntry(entries []entry, rel string) (int, bool) {
-	return slices.BinarySearchFunc(entries, rel, func(e entry, rel string) int { return strings.Compare(e.rel, rel) })
+func findEntry(entries []Entry, rel string) (int, bool) {
+	return slices.BinarySearchFunc(entries, rel, func(e Entry, rel string) int { return strings.Compare(e.Rel, rel) })
 }
 
 // showsFile reports whether the view shows the shared layer's entry i: it
 // lies in a shared folder the view shows.
-func (v *view) showsFile(i int) bool {
-	o := v.shared.owner[i]
+func (v *View) showsFile(i int) bool {
+	o := v.Shared.owner[i]
 	switch {
 	case o < 0:
 		return false
-	case v.scope != nil && !v.inScope(v.shared.all[o]):
+	case v.Scope != nil && !v.inScope(v.Shared.All[o]):
 		return false
-	case !v.hides(v.shared.all[o].dir):
+	case !v.hides(v.Shared.All[o].Dir):
 		return true
 	}
 	// Rare: a nested folder inside a hidden one, which no scope shows.
-	if v.scope != nil {
+	if v.Scope != nil {
 		return false
 	}
-	rel := v.shared.entries[i].rel
+	rel := v.Shared.Entries[i].Rel
 	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
-		if _, ok := v.shared.find(p); ok && !v.hides(p) {
+		if _, ok := v.Shared.find(p); ok && !v.hides(p) {
 			return true
 		}
 	}
@@ -559,35 +559,35 @@ func (v *view) showsFile(i int) bool {
 // ownFileShown reports whether the view shows the user's entry i: every
 // one of an unscoped view, those of skills in the scope of a scoped one
 // (files in no skill are not part of any scope).
-func (v *view) ownFileShown(i int) bool {
-	if v.scope == nil {
+func (v *View) ownFileShown(i int) bool {
+	if v.Scope == nil {
 		return true
 	}
-	o := v.own.owner[i]
-	return o >= 0 && v.inScope(v.own.all[o])
+	o := v.Own.owner[i]
+	return o >= 0 && v.inScope(v.Own.All[o])
 }
 
 // files returns the view's files whose paths start with prefix, in path
 // order.
-func (v *view) files(prefix string) iter.Seq[entry] {
-	return func(yield func(entry) bool) {
-		from := func(entries []entry) int {
+func (v *View) Files(prefix string) iter.Seq[Entry] {
+	return func(yield func(Entry) bool) {
+		from := func(entries []Entry) int {
 			i, _ := findEntry(entries, prefix)
 			return i
 		}
-		own, i := v.own.entries[from(v.own.entries):], from(v.shared.entries)
-		shared := v.shared.entries
+		own, i := v.Own.Entries[from(v.Own.Entries):], from(v.Shared.Entries)
+		shared := v.Shared.Entries
 		for {
-			for i < len(shared) && strings.HasPrefix(shared[i].rel, prefix) && !v.showsFile(i) {
+			for i < len(shared) && strings.HasPrefix(shared[i].Rel, prefix) && !v.showsFile(i) {
 				i++
 			}
-			ownNext := len(own) > 0 && strings.HasPrefix(own[0].rel, prefix)
-			sharedNext := i < len(shared) && strings.HasPrefix(shared[i].rel, prefix)
-			var e entry
+			ownNext := len(own) > 0 && strings.HasPrefix(own[0].Rel, prefix)
+			sharedNext := i < len(shared) && strings.HasPrefix(shared[i].Rel, prefix)
+			var e Entry
 			switch {
-			case ownNext && (!sharedNext || own[0].rel < shared[i].rel):
+			case ownNext && (!sharedNext || own[0].Rel < shared[i].Rel):
 				e, own = own[0], own[1:]
-				if v.scope != nil && !v.ownFileShown(len(v.own.entries)-len(own)-1) {
+				if v.Scope != nil && !v.ownFileShown(len(v.Own.Entries)-len(own)-1) {
 					continue
 				}
 			case sharedNext:
@@ -608,20 +608,20 @@ func (v *view) files(prefix string) iter.Seq[entry] {
 // The pick is deterministic: a valid skill before an invalid one, then the
 // one whose folder is named so, then the first by path. It returns the
 // skill each name refers to.
-func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
-	byName := map[string][]*skillRef{}
+func MarkDuplicates(mount string, refs []*Ref) map[string]*Ref {
+	byName := map[string][]*Ref{}
 	for _, s := range refs {
-		byName[s.name] = append(byName[s.name], s)
+		byName[s.Name] = append(byName[s.Name], s)
 	}
-	out := make(map[string]*skillRef, len(byName))
+	out := make(map[string]*Ref, len(byName))
 	for name, group := range byName {
 		if len(group) > 1 {
-			slices.SortFunc(group, func(a, b *skillRef) int { return duplicateOrder(name, a, b) })
-			paths := func(skip *skillRef) string {
+			slices.SortFunc(group, func(a, b *Ref) int { return duplicateOrder(name, a, b) })
+			paths := func(skip *Ref) string {
 				var ps []string
 				for _, o := range group {
 					if o != skip {
-						ps = append(ps, mount+"/"+o.dir)
+						ps = append(ps, mount+"/"+o.Dir)
 					}
 				}
 				slices.Sort(ps)
@@ -631,7 +631,7 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 			winner.addNotes().Warnf("name %q is also declared by %s; the name refers to this skill", name, paths(winner))
 			for _, s := range group[1:] {
 				s.addNotes().Warnf("name %q is also declared by %s, which the name refers to; refer to this skill by its path %s",
-					name, mount+"/"+winner.dir, mount+"/"+s.dir)
+					name, mount+"/"+winner.Dir, mount+"/"+s.Dir)
 			}
 		}
 		out[name] = group[0]
@@ -641,11 +641,11 @@ func markDuplicates(mount string, refs []*skillRef) map[string]*skillRef {
 
 // duplicateOrder orders skills declaring name, the one the name refers to
 // first.
-func duplicateOrder(name string, a, b *skillRef) int {
+func duplicateOrder(name string, a, b *Ref) int {
 	return cmp.Or(
-		compareTrueFirst(a.head.problems.Valid(), b.head.problems.Valid()),
-		compareTrueFirst(a.folder() == name, b.folder() == name),
-		strings.Compare(a.dir, b.dir))
+		compareTrueFirst(a.Head.Problems.Valid(), b.Head.Problems.Valid()),
+		compareTrueFirst(a.Folder() == name, b.Folder() == name),
+		strings.Compare(a.Dir, b.Dir))
 }
 
 func compareTrueFirst(a, b bool) int {
@@ -667,12 +667,12 @@ func listed(items []string, n int) string {
 }
 
 // addressable drops keys that no virtual path can name.
-func addressable(objs []objstore.Object, prefix string) []entry {
-	out := make([]entry, 0, len(objs))
+func Addressable(objs []objstore.Object, prefix string) []Entry {
+	out := make([]Entry, 0, len(objs))
 	for _, o := range objs {
 		// An index also lists its library's side object, outside the prefix.
 		if rel, ok := strings.CutPrefix(o.Key, prefix); ok && mounts.Addressable(rel) {
-			out = append(out, entry{rel: rel, obj: o})
+			out = append(out, Entry{Rel: rel, Obj: o})
 		}
 	}
 	return out
@@ -680,23 +680,23 @@ func addressable(objs []objstore.Object, prefix string) []entry {
 
 // nestedProblem explains why a SKILL.md deeper than <category>/<skill> is
 // not served.
-const nestedProblem = "SKILL.md is nested deeper than <category>/<skill>: only <skill>/SKILL.md and <category>/<skill>/SKILL.md are skills; move the folder up to serve it"
+const NestedProblem = "SKILL.md is nested deeper than <category>/<skill>: only <skill>/SKILL.md and <category>/<skill>/SKILL.md are skills; move the folder up to serve it"
 
 // findSkills returns the skill folders among the rel paths of one layer,
 // at most max of them, sorted by path: <name>/SKILL.md, or
 // <category>/<name>/SKILL.md when <category> is not itself a skill. Second,
 // it returns the folders of SKILL.md files that lie deeper and inside no
 // skill, so they can be reported instead of silently ignored.
-func findSkills(entries []entry, layer string, max int) (skills, nested []*skillRef) {
+func findSkills(entries []Entry, layer string, max int) (skills, nested []*Ref) {
 	flat := map[string]bool{}
 	for _, e := range entries {
-		if d, f := path.Split(e.rel); f == "SKILL.md" && d != "" && !strings.Contains(strings.TrimSuffix(d, "/"), "/") {
+		if d, f := path.Split(e.Rel); f == "SKILL.md" && d != "" && !strings.Contains(strings.TrimSuffix(d, "/"), "/") {
 			flat[strings.TrimSuffix(d, "/")] = true
 		}
 	}
 	categorized := map[string]bool{}
 	for i, e := range entries {
-		dir, file := path.Split(e.rel)
+		dir, file := path.Split(e.Rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || dir == "" {
 			continue
@@ -704,16 +704,16 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		cat, rest, isCategorized := strings.Cut(dir, "/")
 		switch {
 		case !isCategorized:
-			skills = append(skills, &skillRef{dir: dir, name: dir, layer: layer, skillMD: &entries[i].obj})
+			skills = append(skills, &Ref{Dir: dir, Name: dir, Layer: layer, SkillMD: &entries[i].Obj})
 		case flat[cat]:
 			// a file of the flat skill cat
 		case !strings.Contains(rest, "/"):
 			categorized[dir] = true
-			skills = append(skills, &skillRef{dir: dir, name: rest, layer: layer, skillMD: &entries[i].obj})
+			skills = append(skills, &Ref{Dir: dir, Name: rest, Layer: layer, SkillMD: &entries[i].Obj})
 		}
 	}
 	for i, e := range entries {
-		dir, file := path.Split(e.rel)
+		dir, file := path.Split(e.Rel)
 		dir = strings.TrimSuffix(dir, "/")
 		if file != "SKILL.md" || strings.Count(dir, "/") < 2 {
 			continue
@@ -723,11 +723,11 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 		if flat[cat] || categorized[cat+"/"+second] {
 			continue // a file of a skill
 		}
-		n := &skillRef{dir: dir, name: path.Base(dir), layer: layer, skillMD: &entries[i].obj, nested: true}
-		n.addNotes().Errorf("%s", nestedProblem)
+		n := &Ref{Dir: dir, Name: path.Base(dir), Layer: layer, SkillMD: &entries[i].Obj, Nested: true}
+		n.addNotes().Errorf("%s", NestedProblem)
 		nested = append(nested, n)
 	}
-	byDir := func(a, b *skillRef) int { return strings.Compare(a.dir, b.dir) }
+	byDir := func(a, b *Ref) int { return strings.Compare(a.Dir, b.Dir) }
 	slices.SortFunc(skills, byDir)
 	slices.SortFunc(nested, byDir)
 	return skills[:min(len(skills), max)], nested[:min(len(nested), max)]
@@ -737,18 +737,18 @@ func findSkills(entries []entry, layer string, max int) (skills, nested []*skill
 // of the layer inside its folder. A layer's skill never holds another
 // layer's file: where the user has a file, the shared folder around it is
 // shadowed.
-func layerSkills(entries []entry, layer string, max int) (skills, nested []*skillRef) {
+func LayerSkills(entries []Entry, layer string, max int) (skills, nested []*Ref) {
 	skills, nested = findSkills(entries, layer, max)
 	for _, s := range skills {
 		// A folder's files are contiguous in path order: the skill's are a
 		// part of the layer's, not a copy.
-		prefix := s.dir + "/"
+		prefix := s.Dir + "/"
 		lo, _ := findEntry(entries, prefix)
 		hi := lo
-		for hi < len(entries) && strings.HasPrefix(entries[hi].rel, prefix) {
+		for hi < len(entries) && strings.HasPrefix(entries[hi].Rel, prefix) {
 			hi++
 		}
-		s.files = entries[lo:hi:hi]
+		s.Files = entries[lo:hi:hi]
 	}
 	return skills, nested
 }
@@ -757,7 +757,7 @@ func layerSkills(entries []entry, layer string, max int) (skills, nested []*skil
 // it: a path under mount (the folder or its SKILL.md); a skill name as
 // listed; a folder path relative to the library; a bare folder name or a
 // display name, when only one skill has it.
-func (v *view) find(mount, ref string) (*skillRef, error) {
+func (v *View) Find(mount, ref string) (*Ref, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("%w: a skill path or name is required", errkind.InvalidArgument)
@@ -771,7 +771,7 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 			return nil, fmt.Errorf("%w: %q is not under %s", errkind.InvalidArgument, ref, mount)
 		}
 		dir := strings.TrimSuffix(rel, "/SKILL.md")
-		if s, ok := v.skill(dir); ok {
+		if s, ok := v.Skill(dir); ok {
 			return s, nil
 		}
 		if s := v.hiddenAt(dir); s != nil {
@@ -779,25 +779,25 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 		}
 		return nil, fmt.Errorf("%w: no skill %q", errkind.NotFound, ref)
 	}
-	if s, ok := v.named(ref); ok {
+	if s, ok := v.Named(ref); ok {
 		return s, nil
 	}
 	pathErr := mounts.CleanPath("/" + ref)
 	if pathErr == nil {
 		rel := strings.TrimSuffix(ref, "/SKILL.md")
-		if s, ok := v.skill(rel); ok {
+		if s, ok := v.Skill(rel); ok {
 			return s, nil
 		}
 		if s := v.hiddenAt(rel); s != nil {
 			return s, nil
 		}
 		if !strings.Contains(rel, "/") {
-			if s, err := v.unique(mount, ref, "folder", v.merged(v.own.folder(rel), v.shared.folder(rel))); s != nil || err != nil {
+			if s, err := v.unique(mount, ref, "folder", v.Merged(v.Own.ByFolder(rel), v.Shared.ByFolder(rel))); s != nil || err != nil {
 				return s, err
 			}
 		}
 	}
-	if s, err := v.unique(mount, ref, "display name", v.merged(v.own.display(ref), v.shared.display(ref))); s != nil || err != nil {
+	if s, err := v.unique(mount, ref, "display name", v.Merged(v.Own.Display(ref), v.Shared.Display(ref))); s != nil || err != nil {
 		return s, err
 	}
 	if pathErr != nil {
@@ -808,7 +808,7 @@ func (v *view) find(mount, ref string) (*skillRef, error) {
 
 // unique returns the one skill of refs, nil for none, and an error naming
 // the candidates when ref is ambiguous.
-func (v *view) unique(mount, ref, what string, refs []*skillRef) (*skillRef, error) {
+func (v *View) unique(mount, ref, what string, refs []*Ref) (*Ref, error) {
 	switch len(refs) {
 	case 0:
 		return nil, nil
@@ -817,7 +817,7 @@ func (v *view) unique(mount, ref, what string, refs []*skillRef) (*skillRef, err
 	}
 	paths := make([]string, len(refs))
 	for i, s := range refs {
-		paths[i] = mount + "/" + s.dir
+		paths[i] = mount + "/" + s.Dir
 	}
 	return nil, fmt.Errorf("%w: %q is the %s of %d skills (%s): refer to one by its name or path",
 		errkind.InvalidArgument, ref, what, len(refs), listed(paths, 5))
@@ -826,15 +826,44 @@ func (v *view) unique(mount, ref, what string, refs []*skillRef) (*skillRef, err
 // indexedSkills is the rule libindex builds an index by: the skills among
 // objs as a view finds them, each with the files it serves, so an index
 // holds the heads and digests a view reads.
-func indexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libindex.Skill {
-	refs, _ := layerSkills(addressable(objs, prefix), "", maxSkills)
+func IndexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libindex.Skill {
+	refs, _ := LayerSkills(Addressable(objs, prefix), "", maxSkills)
 	out := make([]libindex.Skill, len(refs))
 	for i, s := range refs {
-		files := make([]objstore.Object, len(s.files))
-		for j, e := range s.files {
-			files[j] = e.obj
+		files := make([]objstore.Object, len(s.Files))
+		for j, e := range s.Files {
+			files[j] = e.Obj
 		}
-		out[i] = libindex.Skill{SkillMD: *s.skillMD, Files: files}
+		out[i] = libindex.Skill{SkillMD: *s.SkillMD, Files: files}
 	}
 	return out
+}
+
+// extensionProblem is why the MCP skills extension does not serve r, or "".
+func (r *Ref) ExtensionProblem() string {
+	return skillmd.ExtensionProblem(r.Name, r.Head.Frontmatter, r.Head.Written, r.Folder(), r.Manifest == nil || r.Manifest.OverLimits)
+}
+
+// Gen, Len and Folder make a layer what skillsearch indexes: its folders,
+// numbered as l.all.
+func (l *Layer) Gen() uint64 { return l.Generation }
+
+func (l *Layer) Len() int { return len(l.All) }
+
+func (l *Layer) Folder(i int) skillsearch.Folder {
+	s := l.All[i]
+	f := skillsearch.Folder{
+		Nested: s.Nested, Dir: s.Dir, Layer: s.Layer, Name: s.Name, Category: s.Category(), Head: s.Head.Frontmatter,
+		Files: func(yield func(string) bool) {
+			for _, e := range s.Files {
+				if !yield(e.Rel) {
+					return
+				}
+			}
+		},
+	}
+	if s.SkillMD != nil {
+		f.Key, f.ETag = s.SkillMD.Key, s.SkillMD.ETag
+	}
+	return f
 }

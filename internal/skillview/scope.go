@@ -1,8 +1,6 @@
-package skills
+package skillview
 
 import (
-	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
 // Scoped views: a scope is a named skill set a library defines (the
@@ -34,7 +33,7 @@ import (
 
 // scope is a settings.ScopeDef compiled: immutable, shared by every call naming it.
 type scope struct {
-	def     settings.ScopeDef
+	Def     settings.ScopeDef
 	digest  [sha256.Size]byte // of the definition: in the library digest and reply keys
 	in, out rule
 }
@@ -64,21 +63,21 @@ func compileRule(r settings.ScopeRule) rule {
 
 // compileScope compiles d, which was validated when stored; an entry that
 // is not (written by other tools) matches nothing.
-func compileScope(d settings.ScopeDef) *scope {
+func CompileScope(d settings.ScopeDef) *scope {
 	b, _ := json.Marshal(d)
-	return &scope{def: d, digest: sha256.Sum256(b), in: compileRule(d.Include), out: compileRule(d.Exclude)}
+	return &scope{Def: d, digest: sha256.Sum256(b), in: compileRule(d.Include), out: compileRule(d.Exclude)}
 }
 
 // compileScopes compiles a library's scopes by name, leaving out those
 // that fail validation.
-func compileScopes(defs []settings.ScopeDef) map[string]*scope {
+func CompileScopes(defs []settings.ScopeDef) map[string]*scope {
 	if len(defs) == 0 {
 		return nil
 	}
 	out := make(map[string]*scope, len(defs))
 	for _, d := range defs[:min(len(defs), settings.MaxScopes)] {
 		if d.Validate() == nil {
-			out[d.Name] = compileScope(d)
+			out[d.Name] = CompileScope(d)
 		}
 	}
 	return out
@@ -101,18 +100,18 @@ func compiledUserScope(d settings.ScopeDef) *scope {
 	if s, ok := userScopeCache.lru.Get(k); ok {
 		return s
 	}
-	s := compileScope(d)
+	s := CompileScope(d)
 	userScopeCache.lru.Add(k, s)
 	return s
 }
 
 // match reports whether the rule matches the skill s.
-func (r *rule) match(s *skillRef) bool {
-	if r.categories[s.category()] && s.category() != "" || r.names[s.name] {
+func (r *rule) match(s *Ref) bool {
+	if r.categories[s.Category()] && s.Category() != "" || r.names[s.Name] {
 		return true
 	}
 	for _, g := range r.globs {
-		if ok, _ := path.Match(g, s.name); ok {
+		if ok, _ := path.Match(g, s.Name); ok {
 			return true
 		}
 	}
@@ -120,7 +119,7 @@ func (r *rule) match(s *skillRef) bool {
 		return false
 	}
 	found := false
-	skillTags(s.head.fm, func(t string) bool {
+	skillTags(s.Head.Frontmatter, func(t string) bool {
 		for _, want := range r.tags {
 			if strings.EqualFold(t, want) {
 				found = true
@@ -153,7 +152,7 @@ func skillTags(fm skillmd.Frontmatter, yield func(string) bool) {
 		}
 		return true
 	}
-	for k := range tagFields {
+	for k := range skillsearch.TagFields {
 		if !each(fm.Extra[k]) {
 			return
 		}
@@ -169,15 +168,15 @@ func skillTags(fm skillmd.Frontmatter, yield func(string) bool) {
 }
 
 // admits reports whether the scope shows s to a caller of harness.
-func (sc *scope) admits(s *skillRef, harness string) bool {
-	if s.nested || !sc.in.empty() && !sc.in.match(s) || sc.out.match(s) {
+func (sc *scope) Admits(s *Ref, harness string) bool {
+	if s.Nested || !sc.in.empty() && !sc.in.match(s) || sc.out.match(s) {
 		return false
 	}
-	switch sc.def.Compatibility {
+	switch sc.Def.Compatibility {
 	case settings.CompatibilityEmptyOrHarness:
-		return s.head.fm.Compatibility == "" || mentions(s.head.fm.Compatibility, harness)
+		return s.Head.Frontmatter.Compatibility == "" || mentions(s.Head.Frontmatter.Compatibility, harness)
 	case settings.CompatibilityHarness:
-		return mentions(s.head.fm.Compatibility, harness)
+		return mentions(s.Head.Frontmatter.Compatibility, harness)
 	}
 	return true
 }
@@ -210,123 +209,43 @@ func wordByte(b byte) bool {
 
 // scoped is the scope a view applies and the caller's harness.
 type scoped struct {
-	sc      *scope
-	harness string
+	Scope   *scope
+	Harness string
 	from    string // the layer defining it: LayerUser, a team's, LayerShared
 }
 
 // inScope reports whether the view shows s: every skill of an unscoped
 // view, those its scope admits of a scoped one.
-func (v *view) inScope(s *skillRef) bool {
-	return v.scope == nil || v.scope.sc.admits(s, v.scope.harness)
+func (v *View) inScope(s *Ref) bool {
+	return v.Scope == nil || v.Scope.Scope.Admits(s, v.Scope.Harness)
 }
 
 // scopeKey is what the view's scope adds to reply keys and the library
 // digest: nothing for an unscoped view.
-func (v *view) scopeKey() []byte {
-	if v.scope == nil {
+func (v *View) ScopeKey() []byte {
+	if v.Scope == nil {
 		return nil
 	}
-	b := appendField(nil, v.scope.sc.def.Name)
-	b = append(b, v.scope.sc.digest[:]...)
-	return appendField(b, v.scope.harness)
+	b := AppendField(nil, v.Scope.Scope.Def.Name)
+	b = append(b, v.Scope.Scope.digest[:]...)
+	return AppendField(b, v.Scope.Harness)
 }
 
 // scopeOf finds the scope the caller names: in the user's settings, then
 // the lower layers (its teams in ID order, then the shared library's).
-func scopeOf(name string, user []settings.ScopeDef, lower []*layer) (*scoped, error) {
+func ScopeOf(name string, user []settings.ScopeDef, lower []*Layer) (*scoped, error) {
 	for _, d := range user {
 		if d.Name == name {
 			if d.Validate() != nil {
 				break
 			}
-			return &scoped{sc: compiledUserScope(d), from: LayerUser}, nil
+			return &scoped{Scope: compiledUserScope(d), from: LayerUser}, nil
 		}
 	}
 	for _, l := range lower {
-		if sc, ok := l.scopes[name]; ok {
-			return &scoped{sc: sc, from: l.name}, nil
+		if sc, ok := l.Scopes[name]; ok {
+			return &scoped{Scope: sc, from: l.Name}, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: scope %q is not defined in the caller's library, its teams' or the organization's", errkind.NotFound, name)
-}
-
-// SetScope defines (or redefines) the scope d in the library l: a user's
-// (in their settings), a team's or the shared one (in its side object,
-// beside the protected names). It returns the library's scopes after;
-// every replica applies the change as it applies a dropped index.
-func (c *Catalog) SetScope(ctx context.Context, l LibraryRef, d settings.ScopeDef) ([]settings.ScopeDef, error) {
-	if err := d.Validate(); err != nil {
-		return nil, err
-	}
-	return c.changeScopes(ctx, l, func(defs []settings.ScopeDef) ([]settings.ScopeDef, error) { return settings.PutScope(defs, d), nil })
-}
-
-// DeleteScope deletes the scope name of the library l (NOT_FOUND when it
-// defines none of that name) and returns the library's scopes after.
-func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([]settings.ScopeDef, error) {
-	return c.changeScopes(ctx, l, func(defs []settings.ScopeDef) ([]settings.ScopeDef, error) {
-		out, ok := settings.DeleteScope(defs, name)
-		if !ok {
-			return nil, fmt.Errorf("%w: the library defines no scope %q", errkind.NotFound, name)
-		}
-		return out, nil
-	})
-}
-
-// Scopes returns the scopes the library l defines, by name.
-func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]settings.ScopeDef, error) {
-	if err := l.Validate(); err != nil {
-		return nil, err
-	}
-	if l.User != "" {
-		s, err := c.settings.Load(ctx, l.User)
-		return s.Scopes, err
-	}
-	key, err := c.views.layout.ProtectedList(l)
-	if err != nil {
-		return nil, err
-	}
-	doc, _, err := settings.Sides{Bucket: c.bucket}.Load(ctx, key)
-	return doc.Scopes, err
-}
-
-func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]settings.ScopeDef) ([]settings.ScopeDef, error)) ([]settings.ScopeDef, error) {
-	if err := l.Validate(); err != nil {
-		return nil, err
-	}
-	if l.User != "" {
-		id, err := c.views.operator(l.User)
-		if err != nil {
-			return nil, err
-		}
-		var out []settings.ScopeDef
-		var changeErr error
-		err = c.settings.Update(ctx, id, func(s *settings.User) bool {
-			out, changeErr = change(s.Scopes)
-			if changeErr == nil {
-				changeErr = settings.CheckScopes(out)
-			}
-			if changeErr != nil {
-				return false
-			}
-			s.Scopes = out
-			return true
-		})
-		if err = cmp.Or(changeErr, err); err != nil {
-			return nil, err
-		}
-		c.changed(l, true)
-		return out, nil
-	}
-	key, err := c.views.layout.ProtectedList(l)
-	if err != nil {
-		return nil, err
-	}
-	out, err := settings.Sides{Bucket: c.bucket}.SetScopes(ctx, key, change)
-	if err != nil {
-		return nil, err
-	}
-	// Listed with the library's index: dropping it lists the new version.
-	return out, c.DropLibraryIndex(ctx, l)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // TestFileOfHead: a SKILL.md read for GetSkill is, as fileOf makes it,
@@ -62,14 +63,14 @@ func TestFileOfHead(t *testing.T) {
 				t.Fatalf("the head %q is not cut after its frontmatter (%d bytes of %d)", tc.head, end, len(tc.head))
 			}
 			s := &skillview.Ref{Dir: "cat/" + folder, Layer: skillview.LayerUser, SkillMD: &objstoretestObject}
-			s.Head = newHeads(slog.New(slog.DiscardHandler), nil).parse(t.Context(), s, []byte(tc.head))
+			s.Head = views.NewHeads(slog.New(slog.DiscardHandler), nil).Parse(t.Context(), s, []byte(tc.head))
 			// Through the shared cache's encoding too, as another replica
 			// takes it.
-			enc, ok := encodeParsed(s.Head)
+			enc, ok := views.EncodeParsed(s.Head)
 			if !ok {
 				t.Fatal("the parse does not encode")
 			}
-			dec, err := decodeParsed(enc)
+			dec, err := views.DecodeParsed(enc)
 			if err != nil || dec.Src != s.Head.Src || dec.Derived != s.Head.Derived {
 				t.Fatalf("decoded parse: src %x derived %v (%v), want %x %v", dec.Src, dec.Derived, err, s.Head.Src, s.Head.Derived)
 			}
@@ -101,17 +102,17 @@ var objstoretestObject = objstore.Object{Key: "alice/skills/cat/one/SKILL.md", A
 // with flags this build does not know, is undecodable (the caller parses
 // the head again), never a parse of something else.
 func TestParsedCodecRefuses(t *testing.T) {
-	good, ok := encodeParsed(skillview.Head{Src: 42, Derived: true})
+	good, ok := views.EncodeParsed(skillview.Head{Src: 42, Derived: true})
 	if !ok {
 		t.Fatal("encode failed")
 	}
 	for name, b := range map[string][]byte{
 		"empty":         nil,
-		"flags only":    {parsedDerived},
+		"flags only":    {views.ParsedDerived},
 		"unknown flags": append([]byte{0x80}, good[1:]...),
 		"a bare parse":  good[9:],
 	} {
-		if p, err := decodeParsed(b); err == nil {
+		if p, err := views.DecodeParsed(b); err == nil {
 			t.Errorf("%s: decoded %+v, want an error", name, p)
 		}
 	}
@@ -146,7 +147,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	listed := sized(0).indexes.Held().Bytes()
 	lib := sized(listed + listed/10)
 	evicted := func() (n float64) {
-		for _, kind := range []string{libindex.HeldIndex, heldView, settings.HeldKind, heldLayer} {
+		for _, kind := range []string{libindex.HeldIndex, views.HeldView, settings.HeldKind, views.HeldLayer} {
 			n += testutil.ToFloat64(lib.metrics.HeldEvictions.WithLabelValues(kind))
 		}
 		return n

@@ -51,7 +51,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.indexes.Get(ctxA, testLayer); errA <- err }()
+	go func() { _, err := lib.Catalog.views.Indexes.Get(ctxA, testLayer); errA <- err }()
 	<-entered
 	cancelA()
 	if err := <-errA; !errors.Is(err, context.Canceled) {
@@ -59,7 +59,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 	}
 
 	resB := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.indexes.Get(context.Background(), testLayer); resB <- err }()
+	go func() { _, err := lib.Catalog.views.Indexes.Get(context.Background(), testLayer); resB <- err }()
 	close(release)
 	if err := <-resB; err != nil {
 		t.Fatalf("second caller: %v", err)
@@ -80,18 +80,18 @@ func TestViewReuse(t *testing.T) {
 	ctx := context.Background()
 	alice, bob := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"}), mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1"})
 
-	v1, err := lib.Catalog.views.get(ctx, alice)
+	v1, err := lib.Catalog.views.Get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := lib.Catalog.views.get(ctx, mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2"}))
+	v2, err := lib.Catalog.views.Get(ctx, mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v1.Overlay != v2.Overlay {
 		t.Error("the view was rebuilt although its listings were reused")
 	}
-	vb, err := lib.Catalog.views.get(ctx, bob)
+	vb, err := lib.Catalog.views.Get(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestViewReuse(t *testing.T) {
 	if _, err := b.Put(ctx, "alice/skills/c/SKILL.md", strings.NewReader(c), int64(len(c)), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v3, err := lib.Catalog.views.get(ctx, alice)
+	v3, err := lib.Catalog.views.Get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestSharedManifestsShared(t *testing.T) {
 	lib := newTestLibrary(t, b, time.Hour)
 	manifest := func(user string) *skillview.Manifest {
 		t.Helper()
-		v, err := lib.Catalog.views.get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
+		v, err := lib.Catalog.views.Get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unicode"
+	"unsafe"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -26,6 +25,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -33,7 +33,7 @@ import (
 type Catalog struct {
 	bucket   objstore.Bucket
 	cfg      Config
-	views    *views
+	views    *views.Builder
 	files    *libindex.Files
 	tree     *Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
@@ -76,10 +76,7 @@ func (s Skill) ExtensionProblem() string {
 }
 
 // Location is the virtual path of the skill's SKILL.md.
-func (s Skill) Location() string { return location(s.Path) }
-
-// location is the virtual path of the SKILL.md of the skill at path.
-func location(path string) string { return path + "/SKILL.md" }
+func (s Skill) Location() string { return skillview.Location(s.Path) }
 
 // skillPath is the virtual path of the skill folder r (Skill.Path).
 func (c *Catalog) skillPath(r *skillview.Ref) string {
@@ -94,7 +91,7 @@ func (c *Catalog) skillLocation(r *skillview.Ref) string {
 	if r.Location != "" {
 		return r.Location
 	}
-	return location(c.skillPath(r))
+	return skillview.Location(c.skillPath(r))
 }
 
 // summary describes s from its frontmatter p; settings key by the name as
@@ -143,7 +140,7 @@ type snapshot struct {
 }
 
 func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, error) {
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -431,7 +428,7 @@ type resolved struct {
 // resolve finds ref in the caller's view; a skill the listing found
 // invalid fails with ErrInvalidSkill.
 func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (resolved, error) {
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -487,17 +484,10 @@ func parseSkillFile(raw []byte, etag, folder string) *skillFile {
 	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
 	f.body = f.raw[body:]              // one copy of the text, not two
 	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
-	if derivable(f.fm) {
+	if skillview.Derivable(f.fm) {
 		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true
 	}
 	return f
-}
-
-// derivable reports whether fm's Raw, Extra and Metadata, as parsed, are
-// what its JSON decodes to (rawFromJSON).
-func derivable(fm skillmd.Frontmatter) bool {
-	r, e, m, ok := rawFromJSON(fm.JSON)
-	return ok && reflect.DeepEqual(r, fm.Raw) && reflect.DeepEqual(e, fm.Extra) && reflect.DeepEqual(m, fm.Metadata)
 }
 
 // fileOf is raw, the SKILL.md of s read at etag, as parsed. Where its
@@ -523,43 +513,9 @@ func fileOf(raw []byte, etag string, s *skillview.Ref) *skillFile {
 func (f *skillFile) frontmatter() skillmd.Frontmatter {
 	fm := f.fm
 	if f.derived {
-		fm.Raw, fm.Extra, fm.Metadata, _ = rawFromJSON(fm.JSON)
+		fm.Raw, fm.Extra, fm.Metadata, _ = skillview.RawFromJSON(fm.JSON)
 	}
 	return fm
-}
-
-// specFields are the frontmatter fields ParseSkillMD reads into typed
-// fields; the rest are Extra. A difference from its rule only costs
-// holding Raw and Extra: parseSkillFile compares what it derives.
-var specFields = map[string]bool{
-	"name": true, "description": true, "license": true, "version": true,
-	"compatibility": true, "allowed-tools": true, "metadata": true,
-}
-
-// rawFromJSON decodes a frontmatter's JSON as ParseSkillMD decodes its
-// Raw, Extra and Metadata fields where they agree: no number or date that
-// the YAML reading turns into text, metadata of text values only.
-func rawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, ok bool) {
-	if err := json.Unmarshal(js, &raw); err != nil || raw == nil {
-		return nil, nil, nil, false
-	}
-	extra = map[string]any{}
-	for k, v := range raw {
-		if !specFields[k] {
-			extra[k] = v
-		}
-	}
-	if m, isMap := raw["metadata"].(map[string]any); isMap {
-		meta = make(map[string]string, len(m))
-		for k, v := range m {
-			s, isText := v.(string)
-			if !isText {
-				return nil, nil, nil, false
-			}
-			meta[k] = s
-		}
-	}
-	return raw, extra, meta, true
 }
 
 // skillMD reads and parses the SKILL.md of s, or returns the version the
@@ -721,7 +677,7 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if err != nil {
 		return "", "", err
 	}
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return "", "", err
 	}
@@ -770,7 +726,7 @@ func fileNames(s *skillview.Ref, max int) string {
 // A name no skill has any more can still be enabled (removed from the
 // settings).
 func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, enabled bool) (Skill, error) {
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return Skill{}, err
 	}
@@ -816,34 +772,34 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 // the next call lists the library afresh (on other replicas within
 // --skills.index-refresh). For an operator, after a bulk upload.
 func (c *Catalog) DropIndex(ctx context.Context, user string) error {
-	own, _, err := c.views.userLayers(user) // validates user
+	own, _, err := c.views.UserLayers(user) // validates user
 	if err != nil {
 		return err
 	}
-	c.views.forget(own.Prefix)
-	err = errors.Join(c.views.indexes.Drop(ctx, own), c.settings.Forget(ctx, user))
+	c.views.Forget(own.Prefix)
+	err = errors.Join(c.views.Indexes.Drop(ctx, own), c.settings.Forget(ctx, user))
 	c.changed(LibraryRef{User: user}, true)
 	return err
 }
 
 // DropSharedIndex does what DropIndex does for the shared library.
 func (c *Catalog) DropSharedIndex(ctx context.Context) error {
-	_, shared, err := c.views.userLayers("index")
+	_, shared, err := c.views.UserLayers("index")
 	if err != nil {
 		return err
 	}
-	err = c.views.indexes.Drop(ctx, shared)
+	err = c.views.Indexes.Drop(ctx, shared)
 	c.changed(LibraryRef{Shared: true}, true)
 	return err
 }
 
 // layer resolves l, which names exactly one library.
 func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
-	lib, err := c.views.layout.Of(l)
+	lib, err := c.views.Layout.Of(l)
 	if err != nil {
 		return libindex.Layer{}, err
 	}
-	return indexLayer(l, lib), nil
+	return views.IndexLayer(l, lib), nil
 }
 
 // libraryKey resolves rel, a path relative to the library's root in the
@@ -872,8 +828,8 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	case l.Shared:
 		return c.DropSharedIndex(ctx)
 	case l.Team != "":
-		ly := c.views.teamLayer(l.Team)
-		err := c.views.indexes.Drop(ctx, ly)
+		ly := c.views.TeamLayer(l.Team)
+		err := c.views.Indexes.Drop(ctx, ly)
 		c.changed(l, true)
 		return err
 	}
@@ -885,7 +841,7 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 // then replaces it. It returns the library's protected names; every
 // replica applies the change as it applies a dropped index.
 func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, protect bool) ([]string, error) {
-	key, err := c.views.layout.ProtectedList(l)
+	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -899,7 +855,7 @@ func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, p
 
 // Protected returns the protected names of the shared library or a team's.
 func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error) {
-	key, err := c.views.layout.ProtectedList(l)
+	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -909,7 +865,7 @@ func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error)
 
 // SetUserEnabled is SetEnabled for an operator acting for user.
 func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (Skill, error) {
-	id, err := c.views.operator(user)
+	id, err := c.views.Operator(user)
 	if err != nil {
 		return Skill{}, err
 	}
@@ -969,4 +925,15 @@ func (s Skill) ManifestDigest() string {
 		return ""
 	}
 	return s.Manifest.Digest
+}
+
+var skillFileBytes = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))
+
+// heldBytes estimates the heap f keeps alive, and its key on the budget.
+func (f *skillFile) heldBytes(key string) int64 {
+	n := skillFileBytes + 2*cache.AllocBytes(len(key)) + cache.AllocBytes(len(f.raw)) + cache.AllocBytes(len(f.etag))
+	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
+		n += cache.AllocBytes(len(f.body))
+	}
+	return n + skillview.ParsedBytes(skillview.Head{Frontmatter: f.fm, Problems: f.problems})
 }

@@ -24,7 +24,7 @@ const (
 // ChangeOf maps an object key, as object storage names it in a change
 // event, to the library (or the user's settings) it belongs to
 // (layout.Layout.ChangeOf). The key is untrusted.
-func (c *Catalog) ChangeOf(key string) Change { return c.views.layout.ChangeOf(key) }
+func (c *Catalog) ChangeOf(key string) Change { return c.views.Layout.ChangeOf(key) }
 
 // Invalidate applies a change made outside the catalog on this replica and
 // in the shared cache: a library file drops the library's index as the
@@ -37,7 +37,7 @@ func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
 	case LibraryFile:
 		return c.DropLibraryIndex(ctx, ch.Library)
 	case Settings:
-		if _, err := c.views.operator(ch.Library.User); err != nil {
+		if _, err := c.views.Operator(ch.Library.User); err != nil {
 			return err
 		}
 		err := c.settings.Forget(ctx, ch.Library.User)
@@ -52,7 +52,7 @@ func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
 // index or settings from the shared cache, or lists the library.
 func (c *Catalog) Forget(ch Change) error {
 	if ch.Kind == Settings {
-		if _, err := c.views.operator(ch.Library.User); err != nil {
+		if _, err := c.views.Operator(ch.Library.User); err != nil {
 			return err
 		}
 		c.settings.DropLocal(ch.Library.User)
@@ -65,9 +65,9 @@ func (c *Catalog) Forget(ch Change) error {
 	if err != nil {
 		return err
 	}
-	c.views.indexes.Forget(ly)
+	c.views.Indexes.Forget(ly)
 	if ch.Library.User != "" {
-		c.views.forget(ly.Prefix)
+		c.views.Forget(ly.Prefix)
 	}
 	c.changed(ch.Library, false)
 	return nil
@@ -77,7 +77,7 @@ func (c *Catalog) Forget(ch Change) error {
 // a replica that may have missed some Forget calls: each is read again from
 // the shared cache on its next use.
 func (c *Catalog) ForgetAll() {
-	c.views.indexes.ForgetAll()
+	c.views.Indexes.ForgetAll()
 	c.settings.DropAllLocal()
 	c.changed(LibraryRef{Shared: true}, false)
 }

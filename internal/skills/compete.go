@@ -153,16 +153,16 @@ func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*skillview.La
 	if err != nil {
 		return nil, err
 	}
-	x, err := c.views.indexes.Get(ctx, ly)
+	x, err := c.views.Indexes.Get(ctx, ly)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case l.Shared:
-		return c.views.sharedLayer(ctx, ly.Prefix, skillview.LayerShared, x)
+		return c.views.SharedLayer(ctx, ly.Prefix, skillview.LayerShared, x)
 	case l.Team != "":
-		return c.views.sharedLayer(ctx, ly.Prefix, skillview.LayerTeam+l.Team, x)
+		return c.views.SharedLayer(ctx, ly.Prefix, skillview.LayerTeam+l.Team, x)
 	}
-	built, err := c.views.buildLayer(ctx, x, ly.Prefix, skillview.LayerUser, nil)
+	built, err := c.views.BuildLayer(ctx, x, ly.Prefix, skillview.LayerUser, nil)
 	return built, err
 }

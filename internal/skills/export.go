@@ -27,7 +27,7 @@ type Exporter struct {
 // scripts/ and files that start with "#!" are executable (mode 0755): S3
 // keeps no file modes, so the archive cannot copy them.
 func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (Skill, error) {
-	v, err := e.catalog.views.get(ctx, id)
+	v, err := e.catalog.views.Get(ctx, id)
 	if err != nil {
 		return Skill{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // tenantSkillMD is a SKILL.md with the frontmatter of a real library:
@@ -78,14 +79,14 @@ func TestHeldEstimates(t *testing.T) {
 	indexes := make([]*libindex.Index, users)
 	var sharedIdx *libindex.Index
 	for u := range users {
-		own, shared, err := vs.layers(tenant(u))
+		own, shared, err := vs.Layers(tenant(u))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if indexes[u], err = vs.indexes.Get(t.Context(), own); err != nil {
+		if indexes[u], err = vs.Indexes.Get(t.Context(), own); err != nil {
 			t.Fatal(err)
 		}
-		if sharedIdx, err = vs.indexes.Get(t.Context(), shared); err != nil {
+		if sharedIdx, err = vs.Indexes.Get(t.Context(), shared); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,29 +105,29 @@ func TestHeldEstimates(t *testing.T) {
 	var sl *skillview.Layer
 	overlays := make([]*skillview.Overlay, users)
 	cacheHeads := func() {
-		mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, skillview.LayerShared, nil))
+		mustLayer(t)(vs.BuildLayer(t.Context(), sharedIdx, lib.Catalog.cfg.SharedPrefix, skillview.LayerShared, nil))
 		for u := range users {
-			own, _, _ := vs.layers(tenant(u))
-			mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil))
+			own, _, _ := vs.Layers(tenant(u))
+			mustLayer(t)(vs.BuildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil))
 		}
 	}
-	c := vs.heads.cache
+	c := vs.Heads.Cache
 	for _, from := range []string{"parsed", "decoded"} {
-		vs.heads.cache = nil
+		vs.Heads.Cache = nil
 		if from == "decoded" {
-			vs.heads.cache = c
+			vs.Heads.Cache = c
 			cacheHeads()
 		}
 		sl, overlays = nil, make([]*skillview.Overlay, users)
 		measure("shared layer of 300 skills, heads "+from, func() int64 {
-			sl = mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, skillview.LayerShared, nil))
+			sl = mustLayer(t)(vs.BuildLayer(t.Context(), sharedIdx, lib.Catalog.cfg.SharedPrefix, skillview.LayerShared, nil))
 			return sl.Bytes
 		})
 		measure(fmt.Sprintf("%d users' views of 5 skills, heads %s", users, from), func() int64 {
 			var est int64
 			for u := range users {
-				own, _, _ := vs.layers(tenant(u))
-				overlays[u] = vs.overlay(mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil)), sl)
+				own, _, _ := vs.Layers(tenant(u))
+				overlays[u] = vs.Overlay(mustLayer(t)(vs.BuildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil)), sl)
 				est += overlays[u].Bytes
 			}
 			return est
@@ -184,8 +185,8 @@ func TestHeldPerUser(t *testing.T) {
 	// The shared library's index is one item among the users' indexes.
 	sharedIdx, _ := held(libindex.HeldIndex)
 	for u := range users {
-		own, _, _ := lib.Catalog.views.layers(tenant(u))
-		x, err := lib.Catalog.views.indexes.Get(t.Context(), own)
+		own, _, _ := lib.Catalog.views.Layers(tenant(u))
+		x, err := lib.Catalog.views.Indexes.Get(t.Context(), own)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,9 +199,9 @@ func TestHeldPerUser(t *testing.T) {
 		}
 		return n / users
 	}
-	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(settings.HeldKind)
+	listed := perUser(libindex.HeldIndex) + perUser(views.HeldView) + perUser(settings.HeldKind)
 	t.Logf("listed: index %.0f, view %.0f, settings %.0f: %.0f bytes a user",
-		perUser(libindex.HeldIndex), perUser(heldView), perUser(settings.HeldKind), listed)
+		perUser(libindex.HeldIndex), perUser(views.HeldView), perUser(settings.HeldKind), listed)
 	readAll := func() {
 		for u := range users {
 			for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
@@ -219,9 +220,9 @@ func TestHeldPerUser(t *testing.T) {
 	}
 	readAll()
 	mdBytes, mdItems := held(heldSkillMD)
-	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(settings.HeldKind) + mdBytes/users
+	read := perUser(libindex.HeldIndex) + perUser(views.HeldView) + perUser(settings.HeldKind) + mdBytes/users
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
-		perUser(libindex.HeldIndex), perUser(heldView), perUser(settings.HeldKind), mdBytes/users, mdBytes/mdItems, read)
+		perUser(libindex.HeldIndex), perUser(views.HeldView), perUser(settings.HeldKind), mdBytes/users, mdBytes/mdItems, read)
 	// 10,000 listing users within 128 MiB. Measured before the
 	// held shapes were cut: 18,960 bytes a listing user, 3,375 a SKILL.md
 	// of this shape; after, 13,248 and 1,442.
@@ -252,7 +253,7 @@ func TestShareMaps(t *testing.T) {
 	for i, s := range skills {
 		want[i] = s.Head.Frontmatter
 	}
-	shareMaps(skills)
+	views.ShareMaps(skills)
 	same := func(i, j int) bool {
 		a, b := skills[i].Head.Frontmatter, skills[j].Head.Frontmatter
 		return reflect.ValueOf(a.Metadata).UnsafePointer() == reflect.ValueOf(b.Metadata).UnsafePointer() &&

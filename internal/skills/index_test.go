@@ -66,7 +66,7 @@ var alice = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread:
 // refresh interval (libindex.FreshFor).
 func nextDue(t *testing.T, lib *Library, clk *clock, withShared bool) time.Duration {
 	t.Helper()
-	own, shared, err := lib.Catalog.views.layers(alice)
+	own, shared, err := lib.Catalog.views.Layers(alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestIndexFreshness(t *testing.T) {
 	// them): under load it was still running, its listing failed, when the
 	// call after Heal joined it (CI, once). Wait for every load of both
 	// layers to end first, so the next call is the first to list after.
-	own, shared, err := lib.Catalog.views.layers(alice)
+	own, shared, err := lib.Catalog.views.Layers(alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestRevalidationLock(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	a, _ := replicaOf(t, b, shared, clk)
 	names(t, a)
-	own, _, err := a.Catalog.views.userLayers("alice")
+	own, _, err := a.Catalog.views.UserLayers("alice")
 	if err != nil {
 		t.Fatal(err)
 	}

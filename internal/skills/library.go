@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Library is the skills library of every user, wired over one bucket: the
@@ -96,10 +97,10 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
 		return skillview.IndexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
-	hs := newHeads(log, m)
-	hs.share(o.cache, cfg.HeadTTL, cl)
-	vs := newViews(ix, hs, table, cfg)
-	vs.files = ix.Files()
+	hs := views.NewHeads(log, m)
+	hs.Share(o.cache, cfg.HeadTTL, cl)
+	vs := views.New(ix, hs, table, cfg.viewsConfig())
+	vs.Files = ix.Files()
 	if o.pins != nil && o.pinAsked != nil {
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err
@@ -107,7 +108,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		if err := o.pins.Roots.Apart(cfg.Keys()); err != nil {
 			return nil, err
 		}
-		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
+		vs.Pins = views.NewPins(bucket, vs, o.pins.snapshotsConfig(), o.pins.Roots, o.pinAsked, log)
 	}
 	fs := ix.Files() // what an index build hashed, reads find cached
 	var settingsTTL time.Duration
@@ -122,12 +123,12 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.layout.Settings, ix.Held(), cl, m),
+		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.Layout.Settings, ix.Held(), cl, m),
 		searchIx:   si,
 		skillMDs:   cache.NewShelf[*skillFile](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
-	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {
+	vs.UserScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {
 		st, err := c.settings.Get(ctx, id)
 		return st.Scopes, err
 	}

@@ -78,7 +78,7 @@ func (f mismatchFixture) replica(t *testing.T, b objstore.Bucket, log io.Writer)
 func userLayers(t *testing.T, lib *Library) (alice, bob libindex.Layer) {
 	t.Helper()
 	own := func(user string) libindex.Layer {
-		l, _, err := lib.Catalog.views.userLayers(user)
+		l, _, err := lib.Catalog.views.UserLayers(user)
 		if err != nil {
 			t.Fatal(err)
 		}

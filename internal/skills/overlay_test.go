@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // referenceView is the view as it was built before layers were overlaid:
@@ -172,17 +173,17 @@ func randomIndex(r *rand.Rand, prefix string) *libindex.Index {
 func TestOverlayMatchesMerge(t *testing.T) {
 	lib := newTestLibrary(t, objstoretest.NewBucket(t, nil), time.Hour)
 	for _, maxSkills := range []int{10000, 3} {
-		cfg := lib.Catalog.views.cfg
+		cfg := lib.Catalog.views.Config
 		cfg.MaxSkills = maxSkills
 		// Heads not shared: randomIndex's ETags do not address content.
-		vs := newViews(lib.Catalog.views.indexes, newHeads(slog.New(slog.DiscardHandler), libindex.NewMetrics(nil)), mounts.Default(), cfg)
+		vs := views.New(lib.Catalog.views.Indexes, views.NewHeads(slog.New(slog.DiscardHandler), libindex.NewMetrics(nil)), mounts.Default(), cfg)
 		r := rand.New(rand.NewPCG(22, uint64(maxSkills)))
 		for i := range 2000 {
-			user := mustLayer(t)(vs.buildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", skillview.LayerUser, nil))
-			shared := mustLayer(t)(vs.buildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", skillview.LayerShared, nil))
-			v := &skillview.View{Overlay: vs.overlay(user, shared), Shared: shared}
-			want := referenceMerge(vs.cfg.Mount, user, shared, maxSkills)
-			if err := compareViews(vs.cfg.Mount, v, want); err != nil {
+			user := mustLayer(t)(vs.BuildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", skillview.LayerUser, nil))
+			shared := mustLayer(t)(vs.BuildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", skillview.LayerShared, nil))
+			v := &skillview.View{Overlay: vs.Overlay(user, shared), Shared: shared}
+			want := referenceMerge(vs.Config.Mount, user, shared, maxSkills)
+			if err := compareViews(vs.Config.Mount, v, want); err != nil {
 				t.Fatalf("max-skills %d, case %d: %v\nuser: %s\nshared: %s", maxSkills, i, err, describe(user), describe(shared))
 			}
 		}

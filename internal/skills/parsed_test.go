@@ -22,6 +22,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // parsedLibrary is a shared library of generated skills and awkward ones
@@ -130,7 +131,7 @@ func TestParsedHeadsShared(t *testing.T) {
 		if s.Layer != skillview.LayerShared || i == 4 {
 			continue
 		}
-		key := parsedCacheKey(DefaultConfig().SharedPrefix+s.Dir+"/"+skillmd.SkillFile, s.ETag, s.Folder)
+		key := views.ParsedCacheKey(DefaultConfig().SharedPrefix+s.Dir+"/"+skillmd.SkillFile, s.ETag, s.Folder)
 		good, err := skillmd.EncodeParsed(nil, s.Frontmatter, skillmd.Problems{})
 		if err != nil {
 			t.Fatal(err)
@@ -192,21 +193,21 @@ func TestParsedHeadsCacheDown(t *testing.T) {
 // SKILL.md version and its folder's name, the rules in the key space), in
 // its library's hash tag.
 func TestParsedCacheKey(t *testing.T) {
-	base := parsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "pdf")
-	if !strings.HasPrefix(base, parsedKeySpace+"{alice}:") {
-		t.Fatalf("key %q is not in alice's hash tag under %q", base, parsedKeySpace)
+	base := views.ParsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "pdf")
+	if !strings.HasPrefix(base, views.ParsedKeySpace+"{alice}:") {
+		t.Fatalf("key %q is not in alice's hash tag under %q", base, views.ParsedKeySpace)
 	}
 	for _, other := range []string{
-		parsedCacheKey("alice/skills/pdf/SKILL.md", "e2", "pdf"),
-		parsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "other"),
-		parsedCacheKey("alice/skills/docs/pdf/SKILL.md", "e1", "pdf"),
-		parsedCacheKey("bob/skills/pdf/SKILL.md", "e1", "pdf"),
+		views.ParsedCacheKey("alice/skills/pdf/SKILL.md", "e2", "pdf"),
+		views.ParsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "other"),
+		views.ParsedCacheKey("alice/skills/docs/pdf/SKILL.md", "e1", "pdf"),
+		views.ParsedCacheKey("bob/skills/pdf/SKILL.md", "e1", "pdf"),
 	} {
 		if other == base {
 			t.Errorf("%q names two parses", base)
 		}
 	}
-	if len(parsedCacheKey("alice/"+strings.Repeat("x", 1024), "e", "x")) > 100 {
+	if len(views.ParsedCacheKey("alice/"+strings.Repeat("x", 1024), "e", "x")) > 100 {
 		t.Error("a long object key makes a long cache key")
 	}
 }

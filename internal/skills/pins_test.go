@@ -38,7 +38,7 @@ func pinnedLibrary(t *testing.T, b objstore.Bucket, clk *clock) *Library {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib.Catalog.views.pins.store.Now = clk.Now
+	lib.Catalog.views.Pins.Store.Now = clk.Now
 	t.Cleanup(lib.Close)
 	return lib
 }
@@ -226,7 +226,7 @@ func testPinnedThreads(t *testing.T, newBucket func(*testing.T) objstore.Bucket)
 			t.Fatal(err)
 		}
 	}
-	fresh.Catalog.views.pins.frozen.Purge()
+	fresh.Catalog.views.Pins.Frozen.Purge()
 	put(t, b, "alice/skills/one/notes.md", "newest notes\n")
 	if got := look(t, fresh, pinned(ctx), tid("t1")); got.notes != "newest notes\n" {
 		t.Errorf("a pin whose snapshot is gone reads %+v", got)

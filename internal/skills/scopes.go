@@ -41,7 +41,7 @@ func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]settings.ScopeDef
 		s, err := c.settings.Load(ctx, l.User)
 		return s.Scopes, err
 	}
-	key, err := c.views.layout.ProtectedList(l)
+	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]
 		return nil, err
 	}
 	if l.User != "" {
-		id, err := c.views.operator(l.User)
+		id, err := c.views.Operator(l.User)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +77,7 @@ func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]
 		c.changed(l, true)
 		return out, nil
 	}
-	key, err := c.views.layout.ProtectedList(l)
+	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Scored is a search hit.
@@ -132,7 +133,7 @@ func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, 
 	}
 	// A pinned view's layers are its snapshot's, apart from the live ones.
 	pin := ""
-	if strings.HasPrefix(v.UserBase, pinBase) {
+	if strings.HasPrefix(v.UserBase, views.PinBase) {
 		pin = v.UserBase + "\x00"
 	}
 	var g *errgroup.Group

@@ -42,7 +42,7 @@ func TestSearchIndexKeptAcrossSameGenerations(t *testing.T) {
 		if _, err := lib.Catalog.Search(t.Context(), alice, SearchOptions{Query: "reconcile the ledger"}); err != nil {
 			t.Fatal(err)
 		}
-		l, ok := lib.Catalog.views.shared.Get(cfg.SharedPrefix)
+		l, ok := lib.Catalog.views.Shared.Get(cfg.SharedPrefix)
 		if !ok {
 			t.Fatal("no layer held for the shared library")
 		}

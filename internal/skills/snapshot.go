@@ -31,7 +31,7 @@ func (c *Catalog) Snapshot(ctx context.Context, id mounts.Caller) (Snapshot, err
 	if err != nil {
 		return Snapshot{}, err
 	}
-	return Snapshot{c: c, id: id, s: s, pinned: c.views.pinned(ctx)}, nil
+	return Snapshot{c: c, id: id, s: s, pinned: c.views.Pinned(ctx)}, nil
 }
 
 // LibraryDigest is the digest of the caller's library (Page.LibraryDigest).

@@ -12,12 +12,13 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Tree serves the merged library at the skills mount of the VFS, so every
 // path a listing returns can be read with FilesystemService.
 type Tree struct {
-	views *views
+	views *views.Builder
 	files *libindex.Files
 	// maxTextBytes is --skills.max-file-bytes: the one limit of a skill
 	// file read as text, by GetSkill, RenderSkill, ReadSkillFile and the
@@ -51,7 +52,7 @@ func (t *Tree) readText(ctx context.Context, o objstore.Object, vpath, hint stri
 // since the index was listed shows up when it is revalidated, as it does in
 // the catalog.
 func (t *Tree) Stat(ctx context.Context, id mounts.Caller, rel string) (objstore.Object, error) {
-	v, err := t.views.get(ctx, id)
+	v, err := t.views.Get(ctx, id)
 	if err != nil {
 		return objstore.Object{}, err
 	}
@@ -68,7 +69,7 @@ func (t *Tree) Open(ctx context.Context, o objstore.Object, offset, length int64
 
 // List implements vfs.Tree.
 func (t *Tree) List(ctx context.Context, id mounts.Caller, rel string) ([]vfs.TreeEntry, error) {
-	v, err := t.views.get(ctx, id)
+	v, err := t.views.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (t *Tree) List(ctx context.Context, id mounts.Caller, rel string) ([]vfs.Tr
 
 // Walk implements vfs.Tree.
 func (t *Tree) Walk(ctx context.Context, id mounts.Caller, rel string, fn func(string, objstore.Object) error) error {
-	v, err := t.views.get(ctx, id)
+	v, err := t.views.Get(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package skillview
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
+	"reflect"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -32,3 +34,47 @@ func HeadSum(head []byte) uint64 {
 	sum := sha256.Sum256(head)
 	return binary.BigEndian.Uint64(sum[:8])
 }
+
+// Derivable reports whether fm's Raw, Extra and Metadata, as parsed, are
+// what its JSON decodes to (RawFromJSON).
+func Derivable(fm skillmd.Frontmatter) bool {
+	r, e, m, ok := RawFromJSON(fm.JSON)
+	return ok && reflect.DeepEqual(r, fm.Raw) && reflect.DeepEqual(e, fm.Extra) && reflect.DeepEqual(m, fm.Metadata)
+}
+
+// specFields are the frontmatter fields ParseSkillMD reads into typed
+// fields; the rest are Extra. A difference from its rule only costs
+// holding Raw and Extra: the catalog's parseSkillFile compares what it derives.
+var specFields = map[string]bool{
+	"name": true, "description": true, "license": true, "version": true,
+	"compatibility": true, "allowed-tools": true, "metadata": true,
+}
+
+// RawFromJSON decodes a frontmatter's JSON as ParseSkillMD decodes its
+// Raw, Extra and Metadata fields where they agree: no number or date that
+// the YAML reading turns into text, metadata of text values only.
+func RawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, ok bool) {
+	if err := json.Unmarshal(js, &raw); err != nil || raw == nil {
+		return nil, nil, nil, false
+	}
+	extra = map[string]any{}
+	for k, v := range raw {
+		if !specFields[k] {
+			extra[k] = v
+		}
+	}
+	if m, isMap := raw["metadata"].(map[string]any); isMap {
+		meta = make(map[string]string, len(m))
+		for k, v := range m {
+			s, isText := v.(string)
+			if !isText {
+				return nil, nil, nil, false
+			}
+			meta[k] = s
+		}
+	}
+	return raw, extra, meta, true
+}
+
+// Location is the virtual path of the SKILL.md of the skill at path.
+func Location(path string) string { return path + "/SKILL.md" }

@@ -1,4 +1,4 @@
-package skills
+package views
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -48,19 +47,19 @@ type heads struct {
 	metrics  *libindex.Metrics
 	// cache shares parsed heads for ttl (--skills.head-ttl); nil: they
 	// are not shared.
-	cache    cache.Cache
+	Cache    cache.Cache
 	ttl      time.Duration
 	cacheLog *libindex.CacheLog
 }
 
-func newHeads(log *slog.Logger, m *libindex.Metrics) *heads {
+func NewHeads(log *slog.Logger, m *libindex.Metrics) *heads {
 	r, _ := lru.New[uint64, struct{}](maxReported)
 	return &heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
 }
 
 // share makes h share parsed heads through c for ttl.
-func (h *heads) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
-	h.cache, h.ttl, h.cacheLog = c, ttl, cl
+func (h *heads) Share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
+	h.Cache, h.ttl, h.cacheLog = c, ttl, cl
 }
 
 // firstReport reports whether s's SKILL.md version was not logged before.
@@ -91,9 +90,9 @@ func (h *heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems
 }
 
 // parse parses the head of s.
-func (h *heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
+func (h *heads) Parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
 	fm, _, problems := skillmd.ParseSkillMDBody(head, s.Folder()) // the body is not kept
-	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: derivable(fm)}
+	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: skillview.Derivable(fm)}
 	fm.Raw = leanRaw(fm.Raw)
 	if len(fm.Extra) == 0 {
 		fm.Extra = nil
@@ -108,15 +107,15 @@ func (h *heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillv
 // A parse in the shared cache is a flags byte (parsedDerived), the digest
 // of the head parsed, then the parse as skillmd encodes it.
 const (
-	parsedDerived = 1 << iota
+	ParsedDerived = 1 << iota
 )
 
 // encodeParsed is p as the shared cache holds it; false: p is not shared
 // (the codec refuses a folder name that is no UTF-8).
-func encodeParsed(p skillview.Head) ([]byte, bool) {
+func EncodeParsed(p skillview.Head) ([]byte, bool) {
 	b := make([]byte, 1, 1+8+256)
 	if p.Derived {
-		b[0] |= parsedDerived
+		b[0] |= ParsedDerived
 	}
 	b = binary.BigEndian.AppendUint64(b, p.Src)
 	b, err := skillmd.EncodeParsed(b, p.Frontmatter, p.Problems)
@@ -124,12 +123,12 @@ func encodeParsed(p skillview.Head) ([]byte, bool) {
 }
 
 // decodeParsed is encodeParsed's inverse.
-func decodeParsed(b []byte) (skillview.Head, error) {
+func DecodeParsed(b []byte) (skillview.Head, error) {
 	var p skillview.Head
-	if len(b) < 1+8 || b[0]&^parsedDerived != 0 {
+	if len(b) < 1+8 || b[0]&^ParsedDerived != 0 {
 		return p, errors.New("skills: a cached parse lacks its flags and digest")
 	}
-	p.Derived = b[0]&parsedDerived != 0
+	p.Derived = b[0]&ParsedDerived != 0
 	p.Src = binary.BigEndian.Uint64(b[1:])
 	var err error
 	p.Frontmatter, p.Problems, err = skillmd.DecodeParsed(b[1+8:])
@@ -159,16 +158,16 @@ func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Ind
 	}
 	keys := make([]string, len(list))
 	var hits map[string][]byte
-	if h.cache != nil {
+	if h.Cache != nil {
 		ask := make([]string, 0, len(list))
 		for i, s := range list {
 			if s.SkillMD.ETag != "" { // unversioned: no content to address
-				keys[i] = parsedCacheKey(s.SkillMD.Key, s.SkillMD.ETag, s.Folder())
+				keys[i] = ParsedCacheKey(s.SkillMD.Key, s.SkillMD.ETag, s.Folder())
 				ask = append(ask, keys[i])
 			}
 		}
 		var err error
-		if hits, err = h.cache.Fetch(ctx, ask); err != nil {
+		if hits, err = h.Cache.Fetch(ctx, ask); err != nil {
 			h.cacheLog.Failed(ctx, "fetching parsed skill heads", err)
 		}
 	}
@@ -179,7 +178,7 @@ func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Ind
 	onCores(len(list), func(i int) {
 		s := list[i]
 		if b, ok := hits[keys[i]]; keys[i] != "" && ok {
-			p, err := decodeParsed(b)
+			p, err := DecodeParsed(b)
 			if err == nil {
 				s.Head = p
 				h.report(ctx, s, p.Problems)
@@ -189,9 +188,9 @@ func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Ind
 			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
 		}
 		head, _ := x.HeadOf(s.SkillMD.Key)
-		s.Head = h.parse(ctx, s, head)
+		s.Head = h.Parse(ctx, s, head)
 		if keys[i] != "" {
-			if b, ok := encodeParsed(s.Head); ok {
+			if b, ok := EncodeParsed(s.Head); ok {
 				encoded[i] = b
 			}
 		}
@@ -206,7 +205,7 @@ func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Ind
 		}
 	}
 	if len(items) > 0 && ctx.Err() == nil {
-		if err := h.cache.Store(ctx, items, h.ttl); err != nil {
+		if err := h.Cache.Store(ctx, items, h.ttl); err != nil {
 			h.cacheLog.Failed(ctx, "storing parsed skill heads", err)
 		}
 	}
@@ -241,17 +240,17 @@ const leanVersion = 2
 // parsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
 // the parser's and leanVersion: a replica of other rules neither reads nor
 // overwrites another's.
-var parsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
+var ParsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
 
 // parsedCacheKey names the parse of one version (key and ETag) of a
 // SKILL.md in the folder folder, which the parse depends on: content
 // addressed, as the heads are (libindex). The key's first segment (the
 // user, or the shared libraries') is the hash tag, as for file contents.
 // Object keys may be 1 KiB long, so the rest is a hash.
-func parsedCacheKey(key, etag, folder string) string {
+func ParsedCacheKey(key, etag, folder string) string {
 	tag, _, _ := strings.Cut(key, "/")
 	sum := sha256.Sum256([]byte(key + "\x00" + etag + "\x00" + folder))
-	return parsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
+	return ParsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
 // leanRaw is what a layer keeps of a frontmatter's Raw fields (and the
@@ -278,7 +277,7 @@ func leanRaw(raw map[string]any) map[string]any {
 // library's skills mostly declare the same owner and tags, and a small map
 // costs more than its entries. Parsed heads are read-only, so sharing is
 // safe; a layer's estimate counts each map once (layer.heldBytes).
-func shareMaps(skills []*skillview.Ref) {
+func ShareMaps(skills []*skillview.Ref) {
 	metas := map[string]map[string]string{}
 	extras := map[string]map[string]any{}
 	var key strings.Builder
@@ -309,15 +308,4 @@ func shareMaps(skills []*skillview.Ref) {
 			}
 		}
 	}
-}
-
-var skillFileBytes = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))
-
-// heldBytes estimates the heap f keeps alive, and its key on the budget.
-func (f *skillFile) heldBytes(key string) int64 {
-	n := skillFileBytes + 2*cache.AllocBytes(len(key)) + cache.AllocBytes(len(f.raw)) + cache.AllocBytes(len(f.etag))
-	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
-		n += cache.AllocBytes(len(f.body))
-	}
-	return n + skillview.ParsedBytes(skillview.Head{Frontmatter: f.fm, Problems: f.problems})
 }

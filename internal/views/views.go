@@ -1,4 +1,4 @@
-package skills
+package views
 
 import (
 	"cmp"
@@ -30,20 +30,20 @@ import (
 // the skills mount needs the view, and building one costs about as much as
 // the call itself. Layers and overlays are held on the store's byte budget
 // (cache.Held) with the indexes.
-type views struct {
-	indexes  *libindex.Store
-	heads    *heads
+type Builder struct {
+	Indexes  *libindex.Store
+	Heads    *heads
 	table    *mounts.Table
-	cfg      Config
-	layout   layout.Layout                    // where each library and its index are
-	shared   *cache.Shelf[*skillview.Layer]   // the shared layer, by prefix
-	overlays *cache.Shelf[*skillview.Overlay] // by user prefix
+	Config   Config
+	Layout   layout.Layout                    // where each library and its index are
+	Shared   *cache.Shelf[*skillview.Layer]   // the shared layer, by prefix
+	Overlays *cache.Shelf[*skillview.Overlay] // by user prefix
 	flight   singleflight.Group               // builds callers wait for
-	pins     *pins                            // nil: no thread can pin
-	files    *libindex.Files                  // reads each library's protected names
+	Pins     *pins                            // nil: no thread can pin
+	Files    *libindex.Files                  // reads each library's protected names
 	// userScopes returns the scopes of the caller's own settings (a warm
 	// read is in process: settings.Store.Get).
-	userScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
+	UserScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -51,27 +51,34 @@ type views struct {
 
 // Kinds of values views hold on the budget.
 const (
-	heldLayer = "layer" // the shared library's
-	heldView  = "view"  // a user's overlay, their own layer in it
+	HeldLayer = "layer" // the shared library's
+	HeldView  = "view"  // a user's overlay, their own layer in it
 )
 
-func newViews(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *views {
-	return &views{
-		indexes: ix, heads: hs, table: table, cfg: cfg, layout: layout.New(table, cfg.Keys()),
-		shared:   cache.NewShelf[*skillview.Layer](ix.Held(), heldLayer),
-		overlays: cache.NewShelf[*skillview.Overlay](ix.Held(), heldView),
+// viewsConfig is what views read of the catalog's Config.
+type Config struct {
+	Mount                                         string // where listings place skills
+	MaxSkills, MaxObjects, HeadBytes, Concurrency int
+	Keys                                          layout.Keys
+}
+
+func New(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *Builder {
+	return &Builder{
+		Indexes: ix, Heads: hs, table: table, Config: cfg, Layout: layout.New(table, cfg.Keys),
+		Shared:   cache.NewShelf[*skillview.Layer](ix.Held(), HeldLayer),
+		Overlays: cache.NewShelf[*skillview.Overlay](ix.Held(), HeldView),
 	}
 }
 
 // teamLayer is the library of one team, whose ID the caller's identity
 // validated (or an operator's request, by LibraryRef.Validate).
-func (vs *views) teamLayer(team string) libindex.Layer {
-	return indexLayer(LibraryRef{Team: team}, vs.layout.Team(team))
+func (vs *Builder) TeamLayer(team string) libindex.Layer {
+	return IndexLayer(layout.LibraryRef{Team: team}, vs.Layout.Team(team))
 }
 
 // indexLayer is lib, the library l names, as the index store keys it: by
 // the user's ID, or a tag no user ID can be.
-func indexLayer(l LibraryRef, lib layout.Library) libindex.Layer {
+func IndexLayer(l layout.LibraryRef, lib layout.Library) libindex.Layer {
 	tag := l.User
 	switch {
 	case l.Shared:
@@ -83,39 +90,39 @@ func indexLayer(l LibraryRef, lib layout.Library) libindex.Layer {
 }
 
 // layers returns the caller's library layer and the shared one.
-func (vs *views) layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
-	lib, err := vs.layout.User(id)
+func (vs *Builder) Layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
+	lib, err := vs.Layout.User(id)
 	if err != nil {
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
-	own = indexLayer(LibraryRef{User: id.User()}, lib)
-	shared = indexLayer(LibraryRef{Shared: true}, vs.layout.Shared())
+	own = IndexLayer(layout.LibraryRef{User: id.User()}, lib)
+	shared = IndexLayer(layout.LibraryRef{Shared: true}, vs.Layout.Shared())
 	return own, shared, nil
 }
 
 // userLayers is layers for a user named without a thread (by an operator):
 // the skills mount depends on the user alone (Config.Validate), so any
 // valid thread renders it.
-func (vs *views) userLayers(user string) (own, shared libindex.Layer, err error) {
-	id, err := vs.operator(user)
+func (vs *Builder) UserLayers(user string) (own, shared libindex.Layer, err error) {
+	id, err := vs.Operator(user)
 	if err != nil {
 		return libindex.Layer{}, libindex.Layer{}, err
 	}
-	return vs.layers(id)
+	return vs.Layers(id)
 }
 
 // operator is the caller as which an operator's call reads a user's
 // library and settings (layout.Layout.Operator).
-func (vs *views) operator(user string) (mounts.Caller, error) { return vs.layout.Operator(user) }
+func (vs *Builder) Operator(user string) (mounts.Caller, error) { return vs.Layout.Operator(user) }
 
 // get returns the caller's view: the library as it is, or for a call that
 // asks for its thread's pinned library, as it was when the thread pinned
 // it.
-func (vs *views) get(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
+func (vs *Builder) Get(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	var v *skillview.View
 	var err error
-	if vs.pinned(ctx) {
-		v, err = vs.pins.view(ctx, id)
+	if vs.Pinned(ctx) {
+		v, err = vs.Pins.view(ctx, id)
 	} else {
 		v, err = vs.live(ctx, id)
 	}
@@ -123,8 +130,8 @@ func (vs *views) get(ctx context.Context, id mounts.Caller) (*skillview.View, er
 		return v, err
 	}
 	var own []settings.ScopeDef
-	if vs.userScopes != nil {
-		if own, err = vs.userScopes(ctx, id); err != nil {
+	if vs.UserScopes != nil {
+		if own, err = vs.UserScopes(ctx, id); err != nil {
 			return nil, err
 		}
 	}
@@ -139,23 +146,23 @@ func (vs *views) get(ctx context.Context, id mounts.Caller) (*skillview.View, er
 }
 
 // pinned reports whether the call reads its thread's pinned library.
-func (vs *views) pinned(ctx context.Context) bool { return vs.pins != nil && vs.pins.asked(ctx) }
+func (vs *Builder) Pinned(ctx context.Context) bool { return vs.Pins != nil && vs.Pins.asked(ctx) }
 
 // indexesOf returns the indexes of ls, in order. Those held and servable
 // are taken at once (most calls); the rest are waited for together.
-func (vs *views) indexesOf(ctx context.Context, ls []libindex.Layer) ([]*libindex.Index, error) {
+func (vs *Builder) indexesOf(ctx context.Context, ls []libindex.Layer) ([]*libindex.Index, error) {
 	idx := make([]*libindex.Index, len(ls))
 	var g *errgroup.Group
 	gctx := ctx
 	for i, l := range ls {
-		if x, ok := vs.indexes.Servable(l); ok {
+		if x, ok := vs.Indexes.Servable(l); ok {
 			idx[i] = x
 			continue
 		}
 		if g == nil {
 			g, gctx = errgroup.WithContext(ctx)
 		}
-		g.Go(func() (err error) { idx[i], err = vs.indexes.Get(gctx, l); return err })
+		g.Go(func() (err error) { idx[i], err = vs.Indexes.Get(gctx, l); return err })
 	}
 	if g != nil {
 		if err := g.Wait(); err != nil {
@@ -166,8 +173,8 @@ func (vs *views) indexesOf(ctx context.Context, ls []libindex.Layer) ([]*libinde
 }
 
 // live returns the caller's view of the library as it is.
-func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
-	own, shared, err := vs.layers(id)
+func (vs *Builder) live(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
+	own, shared, err := vs.Layers(id)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +183,7 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, e
 	ls := make([]libindex.Layer, 0, 2+len(teams))
 	ls = append(ls, own, shared)
 	for _, t := range teams {
-		ls = append(ls, vs.teamLayer(t))
+		ls = append(ls, vs.TeamLayer(t))
 	}
 	idx, err := vs.indexesOf(ctx, ls)
 	if err != nil {
@@ -185,24 +192,24 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, e
 	userIdx, sharedIdx, teamIdx := idx[0], idx[1], idx[2:]
 	lower := make([]*skillview.Layer, 0, len(teams)+1)
 	for i, t := range teams {
-		tl, err := vs.sharedLayer(ctx, vs.teamLayer(t).Prefix, skillview.LayerTeam+t, teamIdx[i])
+		tl, err := vs.SharedLayer(ctx, vs.TeamLayer(t).Prefix, skillview.LayerTeam+t, teamIdx[i])
 		if err != nil {
 			return nil, err
 		}
 		lower = append(lower, tl)
 	}
-	sh, err := vs.sharedLayer(ctx, shared.Prefix, skillview.LayerShared, sharedIdx)
+	sh, err := vs.SharedLayer(ctx, shared.Prefix, skillview.LayerShared, sharedIdx)
 	if err != nil {
 		return nil, err
 	}
 	lower = append(lower, sh)
 	sl := vs.base(teams, lower)
-	if o, ok := vs.overlays.Get(own.Prefix); ok && o.UserGen == userIdx.Gen && o.SharedGen == sl.Generation {
+	if o, ok := vs.Overlays.Get(own.Prefix); ok && o.UserGen == userIdx.Gen && o.SharedGen == sl.Generation {
 		return &skillview.View{Overlay: o, Shared: sl, UserBase: own.Prefix, Lower: lower}, nil
 	}
 	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.Generation)
 	v, _, _ := vs.flight.Do(key, func() (any, error) {
-		prev, _ := vs.overlays.Get(own.Prefix)
+		prev, _ := vs.Overlays.Get(own.Prefix)
 		var ul *skillview.Layer
 		if prev != nil && prev.UserGen == userIdx.Gen {
 			ul = prev.Raw // only the shared library changed
@@ -211,7 +218,7 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, e
 			if prev != nil {
 				prevOwn = prev.Raw
 			}
-			ul, _ = vs.buildLayer(ctx, userIdx, own.Prefix, skillview.LayerUser, prevOwn) // a user's library protects nothing: no error
+			ul, _ = vs.BuildLayer(ctx, userIdx, own.Prefix, skillview.LayerUser, prevOwn) // a user's library protects nothing: no error
 		}
 		eff := ul
 		if sl.Prot != nil {
@@ -219,9 +226,9 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, e
 			eff = vs.compose(sl.Prot, ul, false)
 			eff.Generation, eff.Name = ul.Generation, ul.Name
 		}
-		o := vs.overlay(eff, sl)
+		o := vs.Overlay(eff, sl)
 		o.Raw = ul
-		hold(vs, vs.overlays, own.Prefix, o, o.Bytes)
+		hold(vs, vs.Overlays, own.Prefix, o, o.Bytes)
 		return o, nil
 	})
 	return &skillview.View{Overlay: v.(*skillview.Overlay), Shared: sl, UserBase: own.Prefix, Lower: lower}, nil
@@ -230,8 +237,8 @@ func (vs *views) live(ctx context.Context, id mounts.Caller) (*skillview.View, e
 // sharedLayer returns the layer of a library every caller reads alike (the
 // shared library, a team's) from its index x, built once per generation
 // for all of them.
-func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*skillview.Layer, error) {
-	if l, ok := vs.shared.Get(prefix); ok && l.Generation == x.Gen {
+func (vs *Builder) SharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*skillview.Layer, error) {
+	if l, ok := vs.Shared.Get(prefix); ok && l.Generation == x.Gen {
 		return l, nil
 	}
 	ch := vs.flight.DoChan(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), panics.GuardValue(func() (any, error) {
@@ -239,12 +246,12 @@ func (vs *views) sharedLayer(ctx context.Context, prefix, name string, x *libind
 		// fail the others' read of the protected names.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layerReadTimeout)
 		defer cancel()
-		prev, _ := vs.shared.Get(prefix)
-		l, err := vs.buildLayer(ctx, x, prefix, name, prev)
+		prev, _ := vs.Shared.Get(prefix)
+		l, err := vs.BuildLayer(ctx, x, prefix, name, prev)
 		if err != nil {
 			return nil, err
 		}
-		hold(vs, vs.shared, prefix, l, l.Bytes)
+		hold(vs, vs.Shared, prefix, l, l.Bytes)
 		return l, nil
 	}))
 	select {
@@ -264,19 +271,19 @@ const layerReadTimeout = 30 * time.Second
 
 // hold puts v on the budget, and says so when it does not fit at all: then
 // every call builds it again.
-func hold[V any](vs *views, shelf *cache.Shelf[V], key string, v V, bytes int64) {
+func hold[V any](vs *Builder, shelf *cache.Shelf[V], key string, v V, bytes int64) {
 	if shelf.Add(key, v, bytes) {
 		return
 	}
 	now := time.Now().UnixNano()
 	if next := vs.nextTooLarge.Load(); now >= next && vs.nextTooLarge.CompareAndSwap(next, now+int64(time.Minute)) {
-		vs.heads.log.Warn("skills: a library is too large to hold decoded within --skills.max-held-bytes; every call builds it again",
-			"prefix", key, "bytes", bytes, "max_held_bytes", vs.indexes.Held().MaxBytes())
+		vs.Heads.log.Warn("skills: a library is too large to hold decoded within --skills.max-held-bytes; every call builds it again",
+			"prefix", key, "bytes", bytes, "max_held_bytes", vs.Indexes.Held().MaxBytes())
 	}
 }
 
 // forget drops the user's view.
-func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
+func (vs *Builder) Forget(userBase string) { vs.Overlays.Remove(userBase) }
 
 // buildLayer finds the skills of one library and parses the heads its index
 // holds, taking those of prev (the layer of an earlier generation) whose
@@ -284,22 +291,22 @@ func (vs *views) forget(userBase string) { vs.overlays.Remove(userBase) }
 // frontmatter name, which only the head holds. It reads nothing from
 // storage but the protected names of the shared library or a team's, which
 // fail the build when they cannot be read (readSide).
-func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *skillview.Layer) (*skillview.Layer, error) {
+func (vs *Builder) BuildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *skillview.Layer) (*skillview.Layer, error) {
 	l := &skillview.Layer{Generation: x.Gen, Name: layerName, Entries: skillview.Addressable(x.Objs, prefix)}
 	var all bool
 	var err error
 	var side settings.Side
 	switch {
 	case layerName == skillview.LayerShared:
-		side, all, err = vs.readSide(ctx, x, vs.layout.Shared().Protected)
+		side, all, err = vs.readSide(ctx, x, vs.Layout.Shared().Protected)
 	case strings.HasPrefix(layerName, skillview.LayerTeam):
-		side, all, err = vs.readSide(ctx, x, vs.layout.Team(strings.TrimPrefix(layerName, skillview.LayerTeam)).Protected)
+		side, all, err = vs.readSide(ctx, x, vs.Layout.Team(strings.TrimPrefix(layerName, skillview.LayerTeam)).Protected)
 	}
 	if err != nil {
 		return nil, err
 	}
 	l.Protected, l.Scopes = side.Names, skillview.CompileScopes(side.Scopes)
-	skills, nested := skillview.LayerSkills(l.Entries, layerName, vs.cfg.MaxSkills)
+	skills, nested := skillview.LayerSkills(l.Entries, layerName, vs.Config.MaxSkills)
 	var unparsed []*skillview.Ref
 	skills = slices.DeleteFunc(skills, func(s *skillview.Ref) bool {
 		if _, ok := x.HeadOf(s.SkillMD.Key); !ok {
@@ -310,23 +317,23 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 		} else {
 			unparsed = append(unparsed, s)
 		}
-		s.Location = location(vs.cfg.Mount + "/" + s.Dir) // every listing names it
-		s.Manifest = skillview.ManifestOf(vs.cfg.Mount, s.Dir, s.Files, x)
+		s.Location = skillview.Location(vs.Config.Mount + "/" + s.Dir) // every listing names it
+		s.Manifest = skillview.ManifestOf(vs.Config.Mount, s.Dir, s.Files, x)
 		return false
 	})
-	vs.heads.carried(len(skills) - len(unparsed))
-	vs.heads.take(ctx, unparsed, x)
-	shareMaps(skills)
+	vs.Heads.carried(len(skills) - len(unparsed))
+	vs.Heads.take(ctx, unparsed, x)
+	ShareMaps(skills)
 	for _, s := range skills {
 		s.Name = cmp.Or(s.Head.Frontmatter.Name, s.Folder())
 	}
 	for _, s := range nested {
-		vs.heads.reportNested(ctx, s)
+		vs.Heads.reportNested(ctx, s)
 	}
-	skillview.MarkDuplicates(vs.cfg.Mount, skills)
+	skillview.MarkDuplicates(vs.Config.Mount, skills)
 	l.All = slices.Concat(skills, nested)
 	for _, s := range nested {
-		s.Location = location(vs.cfg.Mount + "/" + s.Dir)
+		s.Location = skillview.Location(vs.Config.Mount + "/" + s.Dir)
 	}
 	slices.SortFunc(l.All, func(a, b *skillview.Ref) int { return strings.Compare(a.Dir, b.Dir) })
 	l.Lookups(skills)
@@ -349,7 +356,7 @@ func (vs *views) buildLayer(ctx context.Context, x *libindex.Index, prefix, laye
 // Each lower layer's protected names (protect.go) apply: the shared library's
 // protected skills take their names and paths from the teams' skills, and
 // every protected skill served takes them from the user's (l.prot).
-func (vs *views) base(teams []string, lower []*skillview.Layer) *skillview.Layer {
+func (vs *Builder) base(teams []string, lower []*skillview.Layer) *skillview.Layer {
 	sl := lower[len(lower)-1]
 	if len(teams) == 0 && len(sl.Protected) == 0 {
 		return sl
@@ -360,13 +367,13 @@ func (vs *views) base(teams []string, lower []*skillview.Layer) *skillview.Layer
 	}
 	gen := binary.BigEndian.Uint64(h.Sum(nil))
 	key := "teams\x00" + strings.Join(teams, ",")
-	if l, ok := vs.shared.Get(key); ok && l.Generation == gen {
+	if l, ok := vs.Shared.Get(key); ok && l.Generation == gen {
 		return l
 	}
 	v, _, _ := vs.flight.Do(fmt.Sprintf("base\x00%s\x00%d", key, gen), func() (any, error) {
 		l := vs.composeBase(teams, lower)
 		l.Generation = gen
-		hold(vs, vs.shared, key, l, l.Bytes)
+		hold(vs, vs.Shared, key, l, l.Bytes)
 		return l, nil
 	})
 	return v.(*skillview.Layer)
@@ -374,18 +381,18 @@ func (vs *views) base(teams []string, lower []*skillview.Layer) *skillview.Layer
 
 // overlay makes the user's layer own into a view over the shared layer sl
 // (shadow, by name).
-func (vs *views) overlay(own, sl *skillview.Layer) *skillview.Overlay {
-	return skillview.Shadow(vs.cfg.Mount, vs.cfg.MaxSkills, own, sl, true)
+func (vs *Builder) Overlay(own, sl *skillview.Layer) *skillview.Overlay {
+	return skillview.Shadow(vs.Config.Mount, vs.Config.MaxSkills, own, sl, true)
 }
 
 // composeBase is base's composition, uncached (composeBase).
-func (vs *views) composeBase(teams []string, lower []*skillview.Layer) *skillview.Layer {
-	return skillview.ComposeBase(vs.cfg.Mount, vs.cfg.MaxSkills, teams, lower)
+func (vs *Builder) composeBase(teams []string, lower []*skillview.Layer) *skillview.Layer {
+	return skillview.ComposeBase(vs.Config.Mount, vs.Config.MaxSkills, teams, lower)
 }
 
 // compose makes the layer upper shows over lower (compose).
-func (vs *views) compose(upper, lower *skillview.Layer, byName bool) *skillview.Layer {
-	return skillview.Compose(vs.cfg.Mount, vs.cfg.MaxSkills, upper, lower, byName)
+func (vs *Builder) compose(upper, lower *skillview.Layer, byName bool) *skillview.Layer {
+	return skillview.Compose(vs.Config.Mount, vs.Config.MaxSkills, upper, lower, byName)
 }
 
 // readSide parses the protected names and the scopes of the layer built from x, the
@@ -394,26 +401,26 @@ func (vs *views) compose(upper, lower *skillview.Layer, byName bool) *skillview.
 // error (the layer is not built, and the next call reads again), and a
 // list that is no list (written by other tools) protects every skill of
 // the library (all) until an administrator rewrites it; both are logged.
-func (vs *views) readSide(ctx context.Context, x *libindex.Index, key string) (settings.Side, bool, error) {
+func (vs *Builder) readSide(ctx context.Context, x *libindex.Index, key string) (settings.Side, bool, error) {
 	i, ok := slices.BinarySearchFunc(x.Objs, key, func(o objstore.Object, k string) int { return strings.Compare(o.Key, k) })
-	if key == "" || !ok || vs.files == nil {
+	if key == "" || !ok || vs.Files == nil {
 		return settings.Side{}, false, nil
 	}
 	o := x.Objs[i]
-	r, _, err := vs.files.Open(ctx, o, 0, settings.MaxSideBytes+1)
+	r, _, err := vs.Files.Open(ctx, o, 0, settings.MaxSideBytes+1)
 	if err != nil {
-		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
+		vs.Heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
 		return settings.Side{}, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
 	}
 	data, err := io.ReadAll(r)
 	r.Close()
 	if err != nil {
-		vs.heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
+		vs.Heads.log.WarnContext(ctx, "skills: protected skills not read; the library is not served until they are", "key", key, "err", err)
 		return settings.Side{}, false, fmt.Errorf("reading the protected skills %s: %w", key, err)
 	}
 	doc, err := settings.DecodeSide(data)
 	if err != nil {
-		vs.heads.log.WarnContext(ctx, "skills: protected skills are no list; every skill of the library is protected until SetSkillProtected rewrites it",
+		vs.Heads.log.WarnContext(ctx, "skills: protected skills are no list; every skill of the library is protected until SetSkillProtected rewrites it",
 			"key", key, "want", fmt.Sprintf(`{"names": [...]}: at most %d names within %d bytes`, settings.MaxProtectedNames, settings.MaxSideBytes))
 		return settings.Side{}, true, nil
 	}

@@ -1,4 +1,4 @@
-package skills
+package views
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -38,12 +37,12 @@ import (
 // Only calls that ask for it (pinAsked) consult a pin: an unpinned call
 // costs nothing more than before.
 type pins struct {
-	store *snapshots.Store
-	views *views
-	roots layout.VersionRoots
+	Store *snapshots.Store
+	views *Builder
+	Roots layout.VersionRoots
 	asked func(context.Context) bool
 
-	frozen *cache.Shelf[*frozenView] // by snapshot key
+	Frozen *cache.Shelf[*frozenView] // by snapshot key
 	flight singleflight.Group
 }
 
@@ -51,7 +50,7 @@ type pins struct {
 const heldFrozen = "pinned_view"
 
 // pinBase starts the userBase of a pinned thread's view.
-const pinBase = "pin\x00"
+const PinBase = "pin\x00"
 
 // frozenView is a snapshot built into the view's parts once per replica.
 type frozenView struct {
@@ -67,19 +66,19 @@ func (f *frozenView) view() *skillview.View {
 	return &skillview.View{Overlay: f.o, Shared: f.sl, UserBase: f.base, Lower: f.lower}
 }
 
-func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
-	st := snapshots.New(b, snapshots.Config{
-		Retention: cfg.Retention, MaxBytes: cfg.MaxBytes, GCGrace: cfg.GCGrace,
-		Keys:        cfg.Roots,
-		Concurrency: vs.cfg.Concurrency,
-		// Per object of its libraries (the user's, the shared one, at
-		// most mounts.MaxTeams teams'), its key and ETag, a frontmatter
-		// head (base64) and its numbers.
-		MaxSnapshotBytes: (2 + mounts.MaxTeams) * int64(vs.cfg.MaxObjects) * (2<<10 + 2*int64(vs.cfg.HeadBytes) + 512),
-	}, vs.indexes.Files(), vs.indexes.Held(), log)
+// newPins makes the pins of the views vs, storing snapshots as sc says
+// (its retention, size and sweep settings), roots its version roots; the bounds
+// that follow from the views' own are filled in here.
+func NewPins(b objstore.Bucket, vs *Builder, sc snapshots.Config, roots layout.VersionRoots, asked func(context.Context) bool, log *slog.Logger) *pins {
+	sc.Concurrency = vs.Config.Concurrency
+	// Per object of its libraries (the user's, the shared one, at most
+	// mounts.MaxTeams teams'), its key and ETag, a frontmatter head
+	// (base64) and its numbers.
+	sc.MaxSnapshotBytes = (2 + mounts.MaxTeams) * int64(vs.Config.MaxObjects) * (2<<10 + 2*int64(vs.Config.HeadBytes) + 512)
+	st := snapshots.New(b, sc, vs.Indexes.Files(), vs.Indexes.Held(), log)
 	return &pins{
-		store: st, views: vs, roots: cfg.Roots, asked: asked,
-		frozen: cache.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
+		Store: st, views: vs, Roots: roots, asked: asked,
+		Frozen: cache.NewShelf[*frozenView](vs.Indexes.Held(), heldFrozen),
 	}
 }
 
@@ -90,14 +89,14 @@ func (p *pins) view(ctx context.Context, id mounts.Caller) (*skillview.View, err
 	if errors.Is(err, snapshots.ErrGone) {
 		// Swept since this replica read the pin: resolving again pins the
 		// library anew, as for an expired pin.
-		p.store.Forget(id)
+		p.Store.Forget(id)
 		v, err = p.pinnedView(ctx, id)
 	}
 	return v, err
 }
 
 func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
-	sum, err := p.store.Pinned(ctx, id, p)
+	sum, err := p.Store.Pinned(ctx, id, p)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +113,7 @@ func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.Vie
 
 // Holds reports whether this replica holds the snapshot at key built.
 func (p *pins) Holds(key string) bool {
-	_, ok := p.frozen.Get(key)
+	_, ok := p.Frozen.Get(key)
 	return ok
 }
 
@@ -122,33 +121,33 @@ func (p *pins) Holds(key string) bool {
 // it now (the user's, each team's, the shared one, with their protected
 // names and scopes), for a pin to freeze.
 func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Listed, error) {
-	own, shared, err := p.views.layers(id)
+	own, shared, err := p.views.Layers(id)
 	if err != nil {
 		return nil, err
 	}
 	teams := id.Teams()
 	ls := []libindex.Layer{own}
-	refs := []LibraryRef{{User: id.User()}}
+	refs := []layout.LibraryRef{{User: id.User()}}
 	names := []string{skillview.LayerUser}
 	for _, t := range teams {
-		ls = append(ls, p.views.teamLayer(t))
-		refs = append(refs, LibraryRef{Team: t})
+		ls = append(ls, p.views.TeamLayer(t))
+		refs = append(refs, layout.LibraryRef{Team: t})
 		names = append(names, skillview.LayerTeam+t)
 	}
 	ls = append(ls, shared)
-	refs = append(refs, LibraryRef{Shared: true})
+	refs = append(refs, layout.LibraryRef{Shared: true})
 	names = append(names, skillview.LayerShared)
 	xs := make([]*libindex.Index, len(ls))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, l := range ls {
-		g.Go(func() (err error) { xs[i], err = p.views.indexes.Get(gctx, l); return err })
+		g.Go(func() (err error) { xs[i], err = p.views.Indexes.Get(gctx, l); return err })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	out := make([]snapshots.Listed, len(ls))
 	for i, l := range ls {
-		fl := snapshots.Layer{Name: names[i], Prefix: l.Prefix, Space: p.roots.BlobSpace(refs[i])}
+		fl := snapshots.Layer{Name: names[i], Prefix: l.Prefix, Space: p.Roots.BlobSpace(refs[i])}
 		if l.Side != "" {
 			side, all, err := p.views.readSide(ctx, xs[i], l.Side)
 			if err != nil {
@@ -168,19 +167,19 @@ func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Lis
 // load returns the view of the snapshot sum of user, built once per replica
 // while it is held.
 func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) {
-	key := p.store.Key(user, sum)
-	if f, ok := p.frozen.Get(key); ok {
+	key := p.Store.Key(user, sum)
+	if f, ok := p.Frozen.Get(key); ok {
 		return f, nil
 	}
 	ch := p.flight.DoChan("snapshot\x00"+key, panics.GuardValue(func() (any, error) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshots.Timeout)
 		defer cancel()
-		doc, err := p.store.Read(rctx, user, sum)
+		doc, err := p.Store.Read(rctx, user, sum)
 		if err != nil {
 			return nil, err
 		}
 		f := p.build(rctx, doc, key)
-		hold(p.views, p.frozen, key, f, f.bytes)
+		hold(p.views, p.Frozen, key, f, f.bytes)
 		return f, nil
 	}))
 	select {
@@ -224,7 +223,7 @@ func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *
 		x.Heads, x.Digests = libindex.SortedHeads(heads), libindex.SortedDigests(digests)
 		// The index holds no protected-names object: the names frozen
 		// with the snapshot apply, not the live ones.
-		l, _ := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
+		l, _ := p.views.BuildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
 		l.Protected, l.Scopes = fl.Protected, skillview.CompileScopes(fl.Scopes)
 		if fl.ProtectAll {
 			l.Protected = skillview.ProtectAll(l)
@@ -247,40 +246,10 @@ func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *
 		eff.Generation, eff.Name = own.Generation, own.Name
 		own = eff
 	}
-	o := p.views.overlay(own, sl)
+	o := p.views.Overlay(own, sl)
 	n := o.Bytes + sl.Bytes
 	for _, l := range lower {
 		n += l.Bytes
 	}
-	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: pinBase + key, bytes: n}
-}
-
-// SweepPins deletes user's expired pins and the snapshots no pin refers to
-// (older than the retention), or with dry only counts them. A new pinned
-// thread of the user does so too (the snapshots at most once an hour per
-// replica), and so does library garbage collection.
-func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (snapshots.Sweep, error) {
-	if c.views.pins == nil {
-		return snapshots.Sweep{}, nil
-	}
-	if err := mounts.ValidateID("user", user); err != nil {
-		return snapshots.Sweep{}, err
-	}
-	return c.views.pins.store.Sweep(ctx, user, dry)
-}
-
-// PinnedBlobs calls fn with every blob of the library l's blob space a
-// snapshot refers to: for a user's library the user's snapshots, for the
-// shared one and a team's every user's (snapshots.Store.Blobs).
-func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.Digest) error) error {
-	p := c.views.pins
-	if p == nil {
-		// Without pins this catalog cannot read snapshots, whose blobs a
-		// collection would otherwise delete.
-		return fmt.Errorf("%w: pinned threads are not configured, so their snapshots' blobs cannot be told apart", errkind.FailedPrecondition)
-	}
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	return p.store.Blobs(ctx, l.User, p.roots.BlobSpace(l), fn)
+	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: PinBase + key, bytes: n}
 }

@@ -98,10 +98,10 @@ func (p *Publisher) pinnedDir(v Version) string {
 
 // pinnedDetail is the version's SKILL.md parsed, as the catalog would list
 // the same files (without the other files).
-func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skills.Detail, error) {
+func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skillview.Detail, error) {
 	raw, err := p.ReadFile(ctx, v, skillmd.SkillFile)
 	if err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	fm, body, problems := skillmd.ParseSkillMD(raw, v.Name)
 	layer := skillview.LayerUser
@@ -115,29 +115,29 @@ func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skills.Detail,
 	for _, f := range v.Files {
 		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256})
 	}
-	sk := skills.Skill{
+	sk := skillview.Skill{
 		Path: p.pinnedDir(v), Dir: dir(v.Category, v.Name), Folder: v.Name, Category: v.Category, Layer: layer, ETag: v.ID,
 		Manifest: m, Frontmatter: fm, Problems: problems,
 	}
-	return skills.Detail{Skill: sk, Raw: string(raw), Body: body}, nil
+	return skillview.Detail{Skill: sk, Raw: string(raw), Body: body}, nil
 }
 
 // GetPinned is GetSkill of the version of ref the caller id names: its
 // SKILL.md and its other files, each told binary or not.
-func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string) (skills.Detail, error) {
+func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string) (skillview.Detail, error) {
 	v, err := p.pinned(ctx, a, id, ref, version)
 	if err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	d, err := p.pinnedDetail(ctx, v)
 	if err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	// Whether each file is binary takes its bytes: read them together
 	// (a version holds at most skillmd.MaxSkillBytes).
 	for _, f := range v.Files {
 		if f.Rel != skillmd.SkillFile {
-			d.Files = append(d.Files, skills.File{Path: f.Rel, Size: f.Size})
+			d.Files = append(d.Files, skillview.File{Path: f.Rel, Size: f.Size})
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -151,28 +151,28 @@ func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, re
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	return d, nil
 }
 
 // RenderPinned is RenderSkill of the version: its body as the catalog
 // renders a live skill's, and the skill.
-func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string, opts skills.RenderOptions) (string, skills.Skill, error) {
+func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string, opts skillview.RenderOptions) (string, skillview.Skill, error) {
 	if err := skills.CheckBaseDir(opts.BaseDir); err != nil {
-		return "", skills.Skill{}, err
+		return "", skillview.Skill{}, err
 	}
 	v, err := p.pinned(ctx, a, id, ref, version)
 	if err != nil {
-		return "", skills.Skill{}, err
+		return "", skillview.Skill{}, err
 	}
 	d, err := p.pinnedDetail(ctx, v)
 	if err != nil {
-		return "", skills.Skill{}, err
+		return "", skillview.Skill{}, err
 	}
 	sk := d.Skill
 	if !sk.Problems.Valid() {
-		return "", skills.Skill{}, fmt.Errorf("%w: %s (version %s): %s", skills.ErrInvalidSkill, sk.Path, v.ID, strings.Join(sk.Errors, "; "))
+		return "", skillview.Skill{}, fmt.Errorf("%w: %s (version %s): %s", skills.ErrInvalidSkill, sk.Path, v.ID, strings.Join(sk.Errors, "; "))
 	}
 	base := opts.BaseDir
 	if base == "" {
@@ -180,7 +180,7 @@ func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller,
 	}
 	_, maxRender := p.catalog.TextLimits()
 	if n := skills.RenderedSize(base, d.Body, opts.Arguments); n > maxRender {
-		return "", skills.Skill{}, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes, at most %d are returned", errkind.ResourceExhausted, sk.Path, n, maxRender)
+		return "", skillview.Skill{}, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes, at most %d are returned", errkind.ResourceExhausted, sk.Path, n, maxRender)
 	}
 	return skills.RenderBody(base, d.Body, opts.Arguments), sk, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -59,7 +58,7 @@ func TestPinnedReads(t *testing.T) {
 		_, _, err = e.pub.ReadPinned(ctx, alice, id, "pdf", v1.Version.ID, "missing")
 		wantKind(t, err, errkind.NotFound)
 
-		rendered, sk, err := e.pub.RenderPinned(ctx, alice, id, "pdf", v1.Version.ID, skills.RenderOptions{})
+		rendered, sk, err := e.pub.RenderPinned(ctx, alice, id, "pdf", v1.Version.ID, skillview.RenderOptions{})
 		if err != nil || sk.Path != mount+"/pdf" || !bytes.Contains([]byte(rendered), []byte("Do it.")) {
 			t.Fatalf("RenderPinned = %q, %+v, %v", rendered, sk, err)
 		}

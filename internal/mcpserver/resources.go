@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -89,7 +88,7 @@ func (s *identityServer) listResources(ctx context.Context, req *mcp.ListResourc
 
 // manifestResource is the skill's SKILL.md as a Resource, named and
 // described by its frontmatter as the extension asks.
-func (s *identityServer) manifestResource(sk *skills.Skill) *mcp.Resource {
+func (s *identityServer) manifestResource(sk *skillview.Skill) *mcp.Resource {
 	var fm struct{ Name, Description string }
 	json.Unmarshal(sk.JSON, &fm) // served skills have both, as text
 	manifest := sk.Path + "/" + skillFileName
@@ -103,7 +102,7 @@ func (s *identityServer) manifestResource(sk *skills.Skill) *mcp.Resource {
 }
 
 // manifestFiles are the files of sk's manifest, none without one.
-func manifestFiles(sk *skills.Skill) []skillview.ManifestFile {
+func manifestFiles(sk *skillview.Skill) []skillview.ManifestFile {
 	if sk.Manifest == nil {
 		return nil
 	}
@@ -160,7 +159,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 // skillOf returns the served skill whose folder is dir or holds it. A
 // skill folder is <category>/<skill> or <skill> under the mount, the
 // deeper first.
-func (s *identityServer) skillOf(ctx context.Context, dir string) (*skills.Skill, error) {
+func (s *identityServer) skillOf(ctx context.Context, dir string) (*skillview.Skill, error) {
 	segs := strings.SplitN(strings.TrimPrefix(dir, s.h.skillsMount+"/"), "/", 3)
 	candidates := []string{s.h.skillsMount + "/" + segs[0]}
 	if len(segs) > 1 {

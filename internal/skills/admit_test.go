@@ -137,7 +137,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 		}
 		t.Cleanup(lib.Close)
 		for u := range users {
-			if _, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{}); err != nil {
+			if _, err := lib.Catalog.Skills(t.Context(), tenant(u), skillview.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -157,7 +157,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	builds := 0
 	get := func(u int, name string) {
 		t.Helper()
-		if _, err := getReply(t.Context(), lib, rc, tenant(u), name, func(d Detail) ([]byte, error) {
+		if _, err := getReply(t.Context(), lib, rc, tenant(u), name, func(d skillview.Detail) ([]byte, error) {
 			builds++
 			return []byte(d.Body), nil
 		}); err != nil {

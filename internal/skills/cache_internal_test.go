@@ -129,7 +129,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	lib := newTestLibrary(t, b, 0)
 	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	// The index build hashes every file once; invoking pays for no more.
-	if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+	if _, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -142,7 +142,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	}
 	b.Before(objstore.OpGet, record)
 	b.Before(objstore.OpGetRange, record)
-	if _, _, err := lib.Catalog.Render(context.Background(), id, "pdf", RenderOptions{}); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), id, "pdf", skillview.RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skilltree"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/views"
 )
@@ -35,7 +36,7 @@ type Catalog struct {
 	cfg      Config
 	views    *views.Builder
 	files    *libindex.Files
-	tree     *Tree // skill files are read as text as /skills reads them
+	tree     *skilltree.Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
 	searchIx *skillsearch.Indexes     // each layer's, for Search and a query's Prompt
 	skillMDs *cache.Shelf[*skillFile] // by key and ETag
@@ -48,35 +49,6 @@ type Catalog struct {
 
 // heldSkillMD is the kind of the parsed SKILL.md files on the held budget.
 const heldSkillMD = "skillmd"
-
-// Skill is a skill's summary: where it is, its frontmatter and problems.
-type Skill struct {
-	// Path is the skill folder under the mount, e.g. "/skills/docs/pdf".
-	Path     string
-	Dir      string // "docs/pdf"
-	Folder   string // "pdf"; Name is what the skill is addressed by
-	Category string // "docs", or "" for a flat skill
-	Layer    string // LayerUser, LayerShared, or LayerTeam and the team's ID
-	ETag     string // of SKILL.md
-	Disabled bool
-	// Manifest lists the skill's files by digest; nil for a name no skill
-	// has (SetEnabled). Shared with every caller: read-only.
-	Manifest *skillview.Manifest
-	skillmd.Frontmatter
-	skillmd.Problems
-	// Written is what the MCP skills extension checks of the frontmatter
-	// as written (skillmd.WrittenOf); zero when not checked yet.
-	Written skillmd.Written
-}
-
-// ExtensionProblem is why the MCP skills extension does not serve the
-// skill, or "" when it does (skillmd.ExtensionProblem).
-func (s Skill) ExtensionProblem() string {
-	return skillmd.ExtensionProblem(s.Name, s.Frontmatter, s.Written, s.Folder, s.Manifest == nil || s.Manifest.OverLimits)
-}
-
-// Location is the virtual path of the skill's SKILL.md.
-func (s Skill) Location() string { return skillview.Location(s.Path) }
 
 // skillPath is the virtual path of the skill folder r (Skill.Path).
 func (c *Catalog) skillPath(r *skillview.Ref) string {
@@ -96,8 +68,8 @@ func (c *Catalog) skillLocation(r *skillview.Ref) string {
 
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
-func (c *Catalog) summary(s *skillview.Ref, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
-	sk := Skill{
+func (c *Catalog) summary(s *skillview.Ref, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) skillview.Skill {
+	sk := skillview.Skill{
 		Path: c.skillPath(s), Dir: s.Dir, Folder: s.Folder(), Category: s.Category(),
 		Layer: s.Layer, ETag: s.SkillMD.ETag, Disabled: disabled[s.Name], Manifest: s.Manifest,
 		Frontmatter: p, Problems: problems,
@@ -108,23 +80,11 @@ func (c *Catalog) summary(s *skillview.Ref, p skillmd.Frontmatter, problems skil
 	return sk
 }
 
-// ListOptions filter a listing.
-type ListOptions struct {
-	Category        string
-	FilterCategory  bool // Category "" then means flat skills only
-	IncludeInvalid  bool
-	IncludeDisabled bool
-	// ServedOverMCP keeps only the skills the MCP skills extension serves
-	// (skillmd.ExtensionProblem), applied before a page is cut so every
-	// page is full.
-	ServedOverMCP bool
-}
-
 // skills returns the summaries of the caller's skills, sorted by path,
 // and the library digest of the caller's library, which does not depend
 // on opts. Invalid skills, and SKILL.md files nested too deep to be
 // skills, are listed only with IncludeInvalid.
-func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, string, error) {
+func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts skillview.ListOptions) ([]skillview.Skill, string, error) {
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
 		return nil, "", err
@@ -155,9 +115,9 @@ func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, err
 func (s snapshot) digest() string { return skillview.LibraryDigest(s.v, s.st) }
 
 // list is Skills of the snapshot s.
-func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
+func (c *Catalog) list(s snapshot, opts skillview.ListOptions) []skillview.Skill {
 	disabled := s.st.DisabledSet()
-	var out []Skill
+	var out []skillview.Skill
 	for r := range s.listed(opts, disabled) {
 		out = append(out, c.summary(r, r.Head.Frontmatter, s.v.Problems(c.cfg.Mount, r), disabled))
 	}
@@ -166,7 +126,7 @@ func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
 
 // listed yields the skills of s a listing with opts holds, in path order:
 // the one rule of Skills, Page and Prompt.
-func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillview.Ref] {
+func (s snapshot) listed(opts skillview.ListOptions, disabled map[string]bool) iter.Seq[*skillview.Ref] {
 	return func(yield func(*skillview.Ref) bool) {
 		for r := range s.v.All() {
 			if s.lists(r, opts, disabled) && !yield(r) {
@@ -179,45 +139,23 @@ func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*s
 // lists reports whether a listing with opts holds r, a skill the view
 // serves: the one test of every listing surface (Skills, Page, Prompt,
 // Search), so a filter added here applies to all of them.
-func (s snapshot) lists(r *skillview.Ref, opts ListOptions, disabled map[string]bool) bool {
+func (s snapshot) lists(r *skillview.Ref, opts skillview.ListOptions, disabled map[string]bool) bool {
 	valid := len(r.Head.Problems.Errors) == 0 && len(r.Note().Errors) == 0 // as Skill.Valid of its summary
 	return !(opts.FilterCategory && r.Category() != opts.Category ||
 		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.Name] ||
 		opts.ServedOverMCP && r.ExtensionProblem() != "")
 }
 
-// Page is one page of Skills.
-type Page struct {
-	Skills        []Skill
-	NextPageToken string
-	// LibraryDigest is "sha256:<hex>" of the caller's library as served
-	// (every served skill's path, name, description and manifest, and the
-	// skills the user disabled): the same on every page and replica for the
-	// same content, whatever the filters.
-	LibraryDigest string
-	scope         string // what the page token is bound to
-}
-
-// Truncate keeps the first n skills of the page, when n is less than it
-// holds (and positive): the next page then starts after them. A caller
-// that bounds the encoded size of a reply ends the page early with it.
-func (p Page) Truncate(n int) Page {
-	if n <= 0 || n >= len(p.Skills) {
-		return p
-	}
-	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), LibraryDigest: p.LibraryDigest, scope: p.scope}
-}
-
 // pageQuery is a Page request checked and with its defaults applied: what
 // the page depends on besides the library.
 type pageQuery struct {
-	opts  ListOptions
+	opts  skillview.ListOptions
 	count int32
 	after string // the last path of the previous page
 	scope string // what the page token is bound to
 }
 
-func (c *Catalog) pageQuery(opts ListOptions, pageSize int32, token string) (pageQuery, error) {
+func (c *Catalog) pageQuery(opts skillview.ListOptions, pageSize int32, token string) (pageQuery, error) {
 	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
 		return pageQuery{}, err
@@ -234,31 +172,25 @@ func (c *Catalog) pageQuery(opts ListOptions, pageSize int32, token string) (pag
 }
 
 // page cuts the page q asks for from the snapshot s.
-func (c *Catalog) page(s snapshot, q pageQuery) Page {
+func (c *Catalog) page(s snapshot, q pageQuery) skillview.Page {
 	list := c.list(s, q.opts)
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > q.after }):]
 	n := min(len(list), int(q.count))
 	if n == len(list) {
-		return Page{Skills: list, LibraryDigest: s.digest(), scope: q.scope}
+		return skillview.Page{Skills: list, LibraryDigest: s.digest(), TokenScope: q.scope}
 	}
 	list = list[:n]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(q.scope, list[n-1].Path), LibraryDigest: s.digest(), scope: q.scope}
+	return skillview.Page{Skills: list, NextPageToken: pagetoken.Encode(q.scope, list[n-1].Path), LibraryDigest: s.digest(), TokenScope: q.scope}
 }
 
 // MaxPageBytes is --skills.max-page-bytes: the most a reply of Page's or
 // Search's skills may encode to, which the caller that encodes it applies.
 func (c *Catalog) MaxPageBytes() int { return c.cfg.MaxPageBytes }
 
-// Category is a category and how many skills it holds.
-type Category struct {
-	Name  string
-	Count int
-}
-
 // Categories counts the listed (valid, enabled) skills per category; flat
 // skills count under "".
-func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category, error) {
-	skills, _, err := c.skills(ctx, id, ListOptions{})
+func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]skillview.Category, error) {
+	skills, _, err := c.skills(ctx, id, skillview.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -266,19 +198,12 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category,
 	for _, s := range skills {
 		counts[s.Category]++
 	}
-	out := make([]Category, 0, len(counts))
+	out := make([]skillview.Category, 0, len(counts))
 	for name, n := range counts {
-		out = append(out, Category{Name: name, Count: n})
+		out = append(out, skillview.Category{Name: name, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// Block is a prompt block and the digest of the library it lists (as
-// Page.LibraryDigest).
-type Block struct {
-	skillmd.Block
-	LibraryDigest string
 }
 
 // formatOptions checks f and applies its defaults: what a prompt block
@@ -315,13 +240,13 @@ const minEntryChars = 64
 // prompt renders the block of the snapshot s; f is checked. It makes the
 // entries from the view without the summaries a listing makes: a block a
 // reply cache does not hold is made on every call.
-func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
+func (c *Catalog) prompt(ctx context.Context, s snapshot, opts skillview.ListOptions, f skillmd.FormatOptions) (skillview.Block, error) {
 	lp := entryLists.Get().(*[]skillmd.Entry)
 	list := (*lp)[:0]
 	entry := func(r *skillview.Ref) skillmd.Entry {
 		return skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r)}
 	}
-	lo := ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
+	lo := skillview.ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
 	disabled := s.st.DisabledSet()
 	if f.Query != "" {
 		limit := f.CharBudget / minEntryChars
@@ -330,7 +255,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 		}
 		hits, err := c.ranked(ctx, s, lo, f.Query, max(limit, 1))
 		if err != nil {
-			return Block{}, err
+			return skillview.Block{}, err
 		}
 		if len(hits) > 0 {
 			n := 0
@@ -362,7 +287,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 		*lp = list[:0]
 		entryLists.Put(lp)
 	}
-	return Block{Block: b, LibraryDigest: s.digest()}, err
+	return skillview.Block{Block: b, LibraryDigest: s.digest()}, err
 }
 
 // entryLists keeps prompt's entry lists for reuse: a block a reply cache
@@ -372,45 +297,28 @@ var entryLists = sync.Pool{New: func() any { return new([]skillmd.Entry) }}
 // maxPooledEntries bounds the lists entryLists keeps.
 const maxPooledEntries = 4096
 
-// File is one file of a skill folder.
-type File struct {
-	Path   string // relative to the skill folder, e.g. "scripts/run.py"
-	Size   int64
-	Binary bool
-}
-
-// Detail is everything GetSkill returns.
-type Detail struct {
-	Skill
-	Raw   string // SKILL.md as stored
-	Body  string // SKILL.md without its frontmatter
-	Files []File // the other files, at most MaxListedFiles
-	// FilesOmitted counts the files beyond MaxListedFiles.
-	FilesOmitted int
-}
-
 // Get loads a skill's SKILL.md and describes its other files. An invalid
 // skill fails with ErrInvalidSkill and its problems.
-func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (Detail, error) {
+func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, error) {
 	d, s, err := c.load(ctx, id, ref)
 	if err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	if d.Files, d.FilesOmitted, err = c.describe(ctx, s); err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	return d, nil
 }
 
 // load reads and checks a skill's SKILL.md; Files is left empty.
-func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detail, *skillview.Ref, error) {
+func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, *skillview.Ref, error) {
 	r, err := c.resolve(ctx, id, ref)
 	if err != nil {
-		return Detail{}, nil, err
+		return skillview.Detail{}, nil, err
 	}
 	f, err := c.skillMD(ctx, r.s)
 	if err != nil {
-		return Detail{}, nil, err
+		return skillview.Detail{}, nil, err
 	}
 	d, err := c.detail(r, f)
 	return d, r.s, err
@@ -448,13 +356,13 @@ func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (re
 
 // detail is r's skill as f, its SKILL.md, says; Files is left empty. An
 // invalid SKILL.md fails with ErrInvalidSkill.
-func (c *Catalog) detail(r resolved, f *skillFile) (Detail, error) {
+func (c *Catalog) detail(r resolved, f *skillFile) (skillview.Detail, error) {
 	problems := f.problems
 	if !problems.Valid() {
-		return Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
+		return skillview.Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
 	}
 	problems.Warnings = slices.Concat(problems.Warnings, r.s.Note().Warnings, r.notes)
-	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
+	d := skillview.Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
 	// Of the file read, which may be newer than the head: checked when asked.
 	d.Skill.Written = 0
 	d.ETag = f.etag // of the bytes read, which may be newer than the listing
@@ -547,8 +455,8 @@ func invalidSkill(mount string, s *skillview.Ref, p skillmd.Problems) error {
 // describe lists a skill's files other than SKILL.md and whether each is
 // binary. At most MaxListedFiles are described (each may cost a ranged
 // read, and the answer must fit a message); the rest are counted.
-func (c *Catalog) describe(ctx context.Context, s *skillview.Ref) ([]File, int, error) {
-	var files []File
+func (c *Catalog) describe(ctx context.Context, s *skillview.Ref) ([]skillview.File, int, error) {
+	var files []skillview.File
 	var objs []objstore.Object
 	omitted := 0
 	for _, e := range s.Files {
@@ -560,7 +468,7 @@ func (c *Catalog) describe(ctx context.Context, s *skillview.Ref) ([]File, int, 
 			omitted++
 			continue
 		}
-		files = append(files, File{Path: rel, Size: e.Obj.Size})
+		files = append(files, skillview.File{Path: rel, Size: e.Obj.Size})
 		objs = append(objs, e.Obj)
 	}
 	binary, err := c.files.Binary(ctx, objs, c.cfg.Concurrency)
@@ -583,16 +491,7 @@ func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downlo
 	if downloadTool != "" {
 		hint = "fetch it with " + downloadTool + " instead"
 	}
-	return c.tree.readText(ctx, o, vpath, hint)
-}
-
-// RenderOptions shape Render's text.
-type RenderOptions struct {
-	// Arguments replace $ARGUMENTS in the body.
-	Arguments string
-	// BaseDir is the base directory the text names instead of the skill's
-	// path under the mount: where the caller unpacked the skill's export.
-	BaseDir string
+	return c.tree.ReadText(ctx, o, vpath, hint)
 }
 
 // maxBaseDirBytes bounds RenderOptions.BaseDir.
@@ -602,9 +501,9 @@ const maxBaseDirBytes = 4096
 // its base directory, then its body with $ARGUMENTS replaced by the
 // arguments. Without the placeholder, non-empty arguments are appended. The
 // returned Detail has no Files: invoking a skill does not read them.
-func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts RenderOptions) (string, Detail, error) {
+func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts skillview.RenderOptions) (string, skillview.Detail, error) {
 	if err := checkBaseDir(opts.BaseDir); err != nil {
-		return "", Detail{}, err
+		return "", skillview.Detail{}, err
 	}
 	d, _, err := c.load(ctx, id, ref)
 	if err != nil {
@@ -660,19 +559,11 @@ func RenderBody(dir, body, arguments string) string {
 	return renderPrefix + dir + "\n\n" + body
 }
 
-// ReadOptions shape ReadFile's refusals.
-type ReadOptions struct {
-	// DownloadTool is the caller's tool for fetching a file as is, named
-	// when a file is refused as binary or too large; "" means the
-	// configured default.
-	DownloadTool string
-}
-
 // ReadFile returns one file of a skill as text, and its virtual path: the
 // file the VFS's Read of that path reads (without an extension, the ".md"
 // file when there is no other), with the same limit. An unknown file fails
 // with NotFound naming the files that exist.
-func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts ReadOptions) (string, string, error) {
+func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (string, string, error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {
 		return "", "", err
@@ -725,10 +616,10 @@ func fileNames(s *skillview.Ref, max int) string {
 // listed under, without touching the skill. It returns the skill's summary.
 // A name no skill has any more can still be enabled (removed from the
 // settings).
-func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, enabled bool) (Skill, error) {
+func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, enabled bool) (skillview.Skill, error) {
 	v, err := c.views.Get(ctx, id)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	ref = strings.TrimSpace(ref)
 	sk, findErr := v.Find(c.cfg.Mount, ref)
@@ -737,7 +628,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 	case findErr == nil:
 		name = sk.Name
 	case !enabled || !errors.Is(findErr, errkind.NotFound):
-		return Skill{}, findErr
+		return skillview.Skill{}, findErr
 	}
 	stored := false
 	err = c.settings.Update(ctx, id, func(s *settings.User) bool {
@@ -755,14 +646,14 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		return true
 	})
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	c.changed(LibraryRef{User: id.User()}, true)
 	if sk == nil {
 		if !stored && !skillmd.ValidName(name) {
-			return Skill{}, findErr
+			return skillview.Skill{}, findErr
 		}
-		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
+		return skillview.Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
 	return c.summary(sk, sk.Head.Frontmatter, v.Problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
 }
@@ -864,10 +755,10 @@ func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error)
 }
 
 // SetUserEnabled is SetEnabled for an operator acting for user.
-func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (Skill, error) {
+func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (skillview.Skill, error) {
 	id, err := c.views.Operator(user)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	return c.SetEnabled(ctx, id, ref, enabled)
 }
@@ -915,16 +806,6 @@ func libraryErr(err error, rel string) error {
 		return fmt.Errorf("%w: %q was written concurrently", errkind.Aborted, rel)
 	}
 	return err
-}
-
-// ManifestDigest is the skill's content identity (Manifest.Digest, made
-// once with the manifest): "" for a name no skill has, and for a skill over
-// the limits, whose files are not hashed.
-func (s Skill) ManifestDigest() string {
-	if s.Manifest == nil {
-		return ""
-	}
-	return s.Manifest.Digest
 }
 
 var skillFileBytes = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))

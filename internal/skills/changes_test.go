@@ -8,6 +8,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -79,7 +80,7 @@ func TestInvalidateAcrossReplicas(t *testing.T) {
 
 	t.Run("settings", func(t *testing.T) {
 		disabled := func(r replica) bool {
-			return listedBy(t, r.lib, skills.ListOptions{IncludeDisabled: true}, func(s skills.Skill) bool { return s.Disabled })["one"]
+			return listedBy(t, r.lib, skillview.ListOptions{IncludeDisabled: true}, func(s skillview.Skill) bool { return s.Disabled })["one"]
 		}
 		put("alice/settings/skills.json", `{"disabled":["one"]}`)
 		if disabled(a) || disabled(b) {

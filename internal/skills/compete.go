@@ -10,26 +10,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
-// Competitor is a skill of a library as a search ranked it.
-type Competitor struct {
-	Dir, Name, Path string
-	// Candidate marks the candidate itself (Compete's).
-	Candidate        bool
-	Score, Relevance float64
-	// Alternates are the dirs of the copies collapsed into this hit
-	// ("" for the candidate).
-	Alternates []string
-}
-
-// Competition is how one query ranks a library's skills, a candidate
-// among them.
-type Competition struct {
-	Query string
-	// Rank is the candidate's place in Top, from 1; 0: not within it.
-	Rank int
-	Top  []Competitor // best first
-}
-
 // maxCompeteQueries bounds the queries of one Compete call.
 const maxCompeteQueries = 1000
 
@@ -40,7 +20,7 @@ const maxCompeteQueries = 1000
 // the skill at candidateDir, is left out: the candidate stands for it.
 // It reads the library's index and search index as every caller does (a
 // warm one costs no storage request).
-func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]Competition, error) {
+func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]skillview.Competition, error) {
 	if k <= 0 || k > search.MaxLimit {
 		return nil, fmt.Errorf("%w: k must be 1..%d", errkind.InvalidArgument, search.MaxLimit)
 	}
@@ -73,7 +53,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 		s := l.All[r.Doc]
 		return s.Dir, s.Name, false
 	}
-	out := make([]Competition, len(queries))
+	out := make([]skillview.Competition, len(queries))
 	for i, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -81,7 +61,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 		out[i].Query = q
 		for j, h := range search.Search(layers, search.Query{Text: q, Limit: k, Collapse: true}) {
 			dir, name, cand := ref(h.Ref)
-			co := Competitor{Dir: dir, Name: name, Candidate: cand, Score: h.Score, Relevance: h.Relevance}
+			co := skillview.Competitor{Dir: dir, Name: name, Candidate: cand, Score: h.Score, Relevance: h.Relevance}
 			if !cand {
 				co.Path = c.cfg.Mount + "/" + dir
 			} else if out[i].Rank == 0 {
@@ -101,7 +81,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 // the live copy at candidateDir aside) that candidate near-duplicates:
 // the same name with near-identical content, or the same content under
 // another name (search.NearDuplicate).
-func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate search.Analyzed, candidateDir string) ([]LibrarySkill, error) {
+func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate search.Analyzed, candidateDir string) ([]skillview.LibrarySkill, error) {
 	l, li, err := c.librarySearch(ctx, lib)
 	if err != nil {
 		return nil, err
@@ -109,13 +89,13 @@ func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate 
 	b := search.NewBuilder(search.DefaultWeights)
 	b.Add(candidate)
 	cx := b.Build()
-	var out []LibrarySkill
+	var out []skillview.LibrarySkill
 	for i, s := range l.All {
 		if !libraryLists(s) || s.Dir == candidateDir {
 			continue
 		}
 		if search.NearDuplicate(cx, li.Lexical(), 0, i) {
-			out = append(out, LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
+			out = append(out, skillview.LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
 		}
 	}
 	return out, nil

@@ -26,14 +26,14 @@ type Exporter struct {
 // its scripts there (skillsvc never executes skill code). Files under
 // scripts/ and files that start with "#!" are executable (mode 0755): S3
 // keeps no file modes, so the archive cannot copy them.
-func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (Skill, error) {
+func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (skillview.Skill, error) {
 	v, err := e.catalog.views.Get(ctx, id)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	s, err := v.Find(e.catalog.cfg.Mount, ref)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	// The archive is the files plus a header block or more per file, and
 	// padding: bound all of it, not only the files' bytes.
@@ -43,24 +43,24 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w i
 	}
 	budget := e.catalog.cfg.MaxExportBytes
 	if size > budget {
-		return Skill{}, fmt.Errorf("%w: skill %s makes an archive of %d bytes (%d files), exports are limited to %d", errkind.ResourceExhausted, s.Dir, size, len(s.Files), budget)
+		return skillview.Skill{}, fmt.Errorf("%w: skill %s makes an archive of %d bytes (%d files), exports are limited to %d", errkind.ResourceExhausted, s.Dir, size, len(s.Files), budget)
 	}
 	problems := s.Problems()
 	if !problems.Valid() {
-		return Skill{}, invalidSkill(e.catalog.cfg.Mount, s, problems)
+		return skillview.Skill{}, invalidSkill(e.catalog.cfg.Mount, s, problems)
 	}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	for _, f := range s.Files {
 		if err := e.addFile(ctx, tw, s, f, &budget); err != nil {
-			return Skill{}, err
+			return skillview.Skill{}, err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	if err := gz.Close(); err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	return e.catalog.summary(s, s.Head.Frontmatter, problems, nil), nil
 }

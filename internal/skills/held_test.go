@@ -178,7 +178,7 @@ func TestHeldPerUser(t *testing.T) {
 		return testutil.ToFloat64(lib.metrics.HeldBytes.WithLabelValues(kind)), testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(kind))
 	}
 	for u := range users {
-		if _, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(t.Context(), tenant(u), skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

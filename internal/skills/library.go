@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skilltree"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/views"
 )
@@ -24,7 +25,7 @@ import (
 type Library struct {
 	Catalog  *Catalog
 	Exporter *Exporter
-	Tree     *Tree
+	Tree     *skilltree.Tree
 
 	indexes *libindex.Store
 	metrics *libindex.Metrics
@@ -115,7 +116,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	if cfg.IndexRefresh > 0 {
 		settingsTTL = cfg.SettingsTTL
 	}
-	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
+	tree := skilltree.New(vs, fs, cfg.MaxFileBytes)
 	si := skillsearch.New(bucket, ix.Held(), skillsearch.Config{BodyBytes: cfg.SearchBodyBytes, BodyReads: cfg.SearchBodyReads}, log, o.reg)
 	si.Share(o.cache, cfg.HeadTTL, cl)
 	if o.embedder != nil {

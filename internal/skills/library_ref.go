@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // LibraryRef is layout.LibraryRef, which names one library; kept here
@@ -21,29 +22,18 @@ func (c *Catalog) LibraryPrefix(l LibraryRef) (string, error) {
 	return ly.Prefix, nil
 }
 
-// LibrarySkill is one skill folder of a single library as its index lists
-// it (not merged with another library).
-type LibrarySkill struct {
-	Dir      string // "category/folder" or "folder"
-	Folder   string
-	Category string
-	// Name is what the skill is listed by: its frontmatter name, or the
-	// folder's.
-	Name string
-}
-
 // LibrarySkills lists the skill folders of the library l alone, from its
 // index (as fresh as the catalog's): a publish refuses a name another
 // folder of the same library already uses.
-func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySkill, error) {
+func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]skillview.LibrarySkill, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]LibrarySkill, 0, len(built.All))
+	out := make([]skillview.LibrarySkill, 0, len(built.All))
 	for _, s := range built.All {
 		if !s.Nested {
-			out = append(out, LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
+			out = append(out, skillview.LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
 		}
 	}
 	return out, nil

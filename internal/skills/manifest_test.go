@@ -48,7 +48,7 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skillview
 // the sha256 of the bytes uploaded, SKILL.md included, in path order.
 func testManifest(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	listed := listedBy(t, lib, skills.ListOptions{}, func(s skills.Skill) *skillview.Manifest { return s.Manifest })
+	listed := listedBy(t, lib, skillview.ListOptions{}, func(s skillview.Skill) *skillview.Manifest { return s.Manifest })
 	for _, tc := range []struct {
 		ref, keyPrefix, dir string
 	}{
@@ -76,7 +76,7 @@ func testManifest(t *testing.T, newBucket newBucketFunc) {
 // libraryDigest is the library digest of id's listing.
 func libraryDigest(t *testing.T, lib *skills.Library, id mounts.Caller) string {
 	t.Helper()
-	p, err := lib.Catalog.Page(t.Context(), id, skills.ListOptions{}, 0, "")
+	p, err := lib.Catalog.Page(t.Context(), id, skillview.ListOptions{}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 	t.Run("pages and calls", func(t *testing.T) {
 		token, pages := "", 0
 		for {
-			p, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{IncludeInvalid: true}, 2, token)
+			p, err := lib.Catalog.Page(ctx, aliceID, skillview.ListOptions{IncludeInvalid: true}, 2, token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,11 +118,11 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 		if pages < 3 {
 			t.Fatalf("listed %d pages, want several", pages)
 		}
-		block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{})
+		block, err := lib.Catalog.Prompt(ctx, aliceID, skillview.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{})
 		if err != nil || block.LibraryDigest != first {
 			t.Errorf("Prompt digest %s, %v; want %s", block.LibraryDigest, err, first)
 		}
-		res, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "pdf"})
+		res, err := lib.Catalog.Search(ctx, aliceID, skillview.SearchOptions{Query: "pdf"})
 		if err != nil || res.LibraryDigest != first {
 			t.Errorf("Search digest %s, %v; want %s", res.LibraryDigest, err, first)
 		}
@@ -151,7 +151,7 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 		if disabled == first {
 			t.Error("the digest did not change when a skill was disabled")
 		}
-		p, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{IncludeDisabled: true}, 0, "")
+		p, err := lib.Catalog.Page(ctx, aliceID, skillview.ListOptions{IncludeDisabled: true}, 0, "")
 		if err != nil || p.LibraryDigest != disabled {
 			t.Errorf("listing disabled skills too: digest %s, %v; want %s", p.LibraryDigest, err, disabled)
 		}
@@ -208,7 +208,7 @@ func TestSkillManifestDigest(t *testing.T) {
 	files := b.Files()
 	lib := skillstest.Library(t, objstoretest.NewBucket(t, files), nil)
 	digestOf := func(user string) string {
-		list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"}), skills.ListOptions{})
+		list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"}), skillview.ListOptions{})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("%s's skills: %v, %v", user, list, err)
 		}
@@ -227,10 +227,10 @@ func TestSkillManifestDigest(t *testing.T) {
 	if got := digestOf("bob"); got != want {
 		t.Errorf("bob's pdf (the same files in misc/): manifest digest %q, want %q", got, want)
 	}
-	if got := (skills.Skill{Path: "/skills/big", Manifest: &skillview.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
+	if got := (skillview.Skill{Path: "/skills/big", Manifest: &skillview.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
 		t.Errorf("over the limits: %q, want none", got)
 	}
-	if got := (skills.Skill{}).ManifestDigest(); got != "" {
+	if got := (skillview.Skill{}).ManifestDigest(); got != "" {
 		t.Errorf("no manifest: %q, want none", got)
 	}
 }

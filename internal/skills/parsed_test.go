@@ -65,9 +65,9 @@ func headSources(lib *Library) (carried, cached, parsed int) {
 	return n(libindex.HeadCarried), n(libindex.HeadCached), n(libindex.HeadParsed)
 }
 
-var everything = ListOptions{IncludeInvalid: true, IncludeDisabled: true}
+var everything = skillview.ListOptions{IncludeInvalid: true, IncludeDisabled: true}
 
-func listAll(t *testing.T, lib *Library) []Skill {
+func listAll(t *testing.T, lib *Library) []skillview.Skill {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), alice, everything)
 	if err != nil {
@@ -111,7 +111,7 @@ func TestParsedHeadsShared(t *testing.T) {
 			t.Errorf("%s replica logged %d invalid skills, want broken once:\n%s", name, n, log)
 		}
 	}
-	var display, typed Skill
+	var display, typed skillview.Skill
 	for _, s := range want {
 		switch s.Dir {
 		case "legal/escritura":

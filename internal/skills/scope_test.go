@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // scoped is alice viewing scope (with harness).
@@ -34,16 +35,16 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 		t.Fatal(err)
 	}
 	docs := scoped(t, "docs", "")
-	list, err := lib.Catalog.Skills(ctx, docs, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(ctx, docs, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDirs(t, list, "data/csv@shared", "docs/docx@user", "docs/pdf@user")
-	b, err := lib.Catalog.Prompt(ctx, docs, skills.ListOptions{}, skillmd.FormatOptions{})
+	b, err := lib.Catalog.Prompt(ctx, docs, skillview.ListOptions{}, skillmd.FormatOptions{})
 	if err != nil || strings.Contains(b.Text, "lint") || !strings.Contains(b.Text, "<name>csv</name>") {
 		t.Errorf("Prompt under scope docs = %q, %v", b.Text, err)
 	}
-	res, err := lib.Catalog.Search(ctx, docs, skills.SearchOptions{Query: "lint code spreadsheets csv"})
+	res, err := lib.Catalog.Search(ctx, docs, skillview.SearchOptions{Query: "lint code spreadsheets csv"})
 	if err != nil || len(res.Hits) != 1 || res.Hits[0].Name != "csv" {
 		t.Errorf("Search under scope docs = %+v, %v; want csv only", res.Hits, err)
 	}
@@ -55,10 +56,10 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	// held: no storage request.
 	before := f.Calls("")
 	for range 3 {
-		if _, err := lib.Catalog.Skills(ctx, docs, skills.ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(ctx, docs, skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lib.Catalog.Search(ctx, docs, skills.SearchOptions{Query: "csv"}); err != nil {
+		if _, err := lib.Catalog.Search(ctx, docs, skillview.SearchOptions{Query: "csv"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,20 +71,20 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: "alice"}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Names: []string{"lint"}}}); err != nil {
 		t.Fatal(err)
 	}
-	list, err = lib.Catalog.Skills(ctx, docs, skills.ListOptions{})
+	list, err = lib.Catalog.Skills(ctx, docs, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDirs(t, list, "lint@shared")
 	// Bob has none of his own: the shared library's applies.
 	bobDocs := mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1", Scope: "docs"})
-	list, err = lib.Catalog.Skills(ctx, bobDocs, skills.ListOptions{})
+	list, err = lib.Catalog.Skills(ctx, bobDocs, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDirs(t, list, "data/csv@shared", "docs/pdf@shared") // docs/xlsx excluded by x*
 
-	_, err = lib.Catalog.Skills(ctx, scoped(t, "nope", ""), skills.ListOptions{})
+	_, err = lib.Catalog.Skills(ctx, scoped(t, "nope", ""), skillview.ListOptions{})
 	if !errors.Is(err, errkind.NotFound) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown scope: %v, want NotFound naming it", err)
 	}
@@ -169,7 +170,7 @@ func BenchmarkScopedView(b *testing.B) {
 	}{{"unscoped", id, benchSkills}, {"scoped", scopedID, 94}} {
 		b.Run("list/"+tc.name, func(b *testing.B) {
 			for b.Loop() {
-				list, err := lib.Catalog.Skills(ctx, tc.id, skills.ListOptions{})
+				list, err := lib.Catalog.Skills(ctx, tc.id, skillview.ListOptions{})
 				if err != nil || len(list) != tc.want {
 					b.Fatalf("listed %d skills, err %v; want %d", len(list), err, tc.want)
 				}
@@ -177,7 +178,7 @@ func BenchmarkScopedView(b *testing.B) {
 		})
 		b.Run("search/"+tc.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := lib.Catalog.Search(ctx, tc.id, skills.SearchOptions{Query: "summarizes documents"}); err != nil {
+				if _, err := lib.Catalog.Search(ctx, tc.id, skillview.SearchOptions{Query: "summarizes documents"}); err != nil {
 					b.Fatal(err)
 				}
 			}

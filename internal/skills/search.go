@@ -15,46 +15,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/views"
 )
 
-// Scored is a search hit.
-type Scored struct {
-	Skill
-	// Score is the search's score: comparable within one search only.
-	Score float64
-	// Relevance is 0–1 and comparable across searches (search.Hit), so a
-	// caller can cut off weak hits.
-	Relevance float64
-	// Alternates are the copies of the skill collapsed into this hit
-	// (near-duplicates in the caller's other layers, or in the same one),
-	// nearest layer first.
-	Alternates []Alternate
-}
-
-// Alternate names a copy of a skill collapsed into a search hit.
-type Alternate struct {
-	Path, Name, Layer string
-}
-
-// SearchOptions select what Search ranks and returns.
-type SearchOptions struct {
-	Query string // a task description
-	Limit int32  // 0 means the configured default
-	// Category limits the search to one category ("" is flat skills)
-	// when FilterCategory is set.
-	Category       string
-	FilterCategory bool
-	// MinRelevance drops hits below it, 0–1.
-	MinRelevance float64
-}
-
-// Results are a search's hits, best first, and the digest of the library
-// searched (as Page.LibraryDigest).
-type Results struct {
-	Hits          []Scored
-	LibraryDigest string
-}
-
 // searchOptions checks opts and applies the default limit.
-func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
+func (c *Catalog) searchOptions(opts skillview.SearchOptions) (skillview.SearchOptions, error) {
 	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
 		return opts, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
 	}
@@ -70,22 +32,22 @@ func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
 }
 
 // search ranks the snapshot s; opts are checked.
-func (c *Catalog) search(ctx context.Context, s snapshot, opts SearchOptions) (Results, error) {
-	hits, err := c.ranked(ctx, s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, opts.Query, int(opts.Limit))
+func (c *Catalog) search(ctx context.Context, s snapshot, opts skillview.SearchOptions) (skillview.Results, error) {
+	hits, err := c.ranked(ctx, s, skillview.ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, opts.Query, int(opts.Limit))
 	if err != nil {
-		return Results{}, err
+		return skillview.Results{}, err
 	}
 	// Hits come best first by relevance, so the weak ones are at the end.
 	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].relevance < opts.MinRelevance })]
 	disabled := s.st.DisabledSet()
-	out := make([]Scored, len(hits))
+	out := make([]skillview.Scored, len(hits))
 	for i, h := range hits {
-		out[i] = Scored{Skill: c.summary(h.r, h.r.Head.Frontmatter, s.v.Problems(c.cfg.Mount, h.r), disabled), Score: h.score, Relevance: h.relevance}
+		out[i] = skillview.Scored{Skill: c.summary(h.r, h.r.Head.Frontmatter, s.v.Problems(c.cfg.Mount, h.r), disabled), Score: h.score, Relevance: h.relevance}
 		for _, alt := range h.alternates {
-			out[i].Alternates = append(out[i].Alternates, Alternate{Path: c.skillPath(alt), Name: alt.Name, Layer: alt.Layer})
+			out[i].Alternates = append(out[i].Alternates, skillview.Alternate{Path: c.skillPath(alt), Name: alt.Name, Layer: alt.Layer})
 		}
 	}
-	return Results{Hits: out, LibraryDigest: s.digest()}, nil
+	return skillview.Results{Hits: out, LibraryDigest: s.digest()}, nil
 }
 
 // A search layer's rank (skillsearch's).
@@ -174,7 +136,7 @@ type rankedSkill struct {
 
 // ranked is the caller's listed skills (as a listing with opts holds them)
 // most relevant to query, at most limit, near-duplicates collapsed.
-func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, query string, limit int) ([]rankedSkill, error) {
+func (c *Catalog) ranked(ctx context.Context, s snapshot, opts skillview.ListOptions, query string, limit int) ([]rankedSkill, error) {
 	sls, err := c.searchLayers(ctx, s)
 	if err != nil {
 		return nil, err
@@ -212,7 +174,7 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 // copy of it (the same version of the same layer's skill, with the view's
 // notes), when the view serves it (not hidden or shadowed by a nearer
 // layer's, within the view's cut) and the listing lists it (lists).
-func (s snapshot) shows(l *skillview.Layer, doc int, opts ListOptions, disabled map[string]bool) (*skillview.Ref, bool) {
+func (s snapshot) shows(l *skillview.Layer, doc int, opts skillview.ListOptions, disabled map[string]bool) (*skillview.Ref, bool) {
 	r := l.All[doc]
 	if r.Nested {
 		return nil, false

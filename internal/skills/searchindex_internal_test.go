@@ -39,7 +39,7 @@ func TestSearchIndexKeptAcrossSameGenerations(t *testing.T) {
 	}
 	search := func() held {
 		t.Helper()
-		if _, err := lib.Catalog.Search(t.Context(), alice, SearchOptions{Query: "reconcile the ledger"}); err != nil {
+		if _, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "reconcile the ledger"}); err != nil {
 			t.Fatal(err)
 		}
 		l, ok := lib.Catalog.views.Shared.Get(cfg.SharedPrefix)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -33,7 +34,7 @@ func TestSettingsForget(t *testing.T) {
 	a, other := newReplica(), newReplica()
 	disabled := func(lib *Library) bool {
 		t.Helper()
-		list, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{IncludeDisabled: true})
+		list, err := lib.Catalog.Skills(t.Context(), alice, skillview.ListOptions{IncludeDisabled: true})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("Skills = %+v, %v; want skill one", list, err)
 		}

@@ -61,7 +61,7 @@ type PageQuery struct{ q pageQuery }
 // PageQuery checks a Page request: pageSize skills (0 means the configured
 // default) after the position in token, which only continues a listing
 // with the same options.
-func (c *Catalog) PageQuery(opts ListOptions, pageSize int32, token string) (PageQuery, error) {
+func (c *Catalog) PageQuery(opts skillview.ListOptions, pageSize int32, token string) (PageQuery, error) {
 	q, err := c.pageQuery(opts, pageSize, token)
 	return PageQuery{q}, err
 }
@@ -74,16 +74,16 @@ func (s Snapshot) PageKey(q PageQuery, variant string) string {
 }
 
 // Page is the page q asks for.
-func (s Snapshot) Page(q PageQuery) Page { return s.c.page(s.s, q.q) }
+func (s Snapshot) Page(q PageQuery) skillview.Page { return s.c.page(s.s, q.q) }
 
 // PromptQuery is a Prompt request checked and with its defaults applied.
 type PromptQuery struct {
-	opts ListOptions
+	opts skillview.ListOptions
 	f    skillmd.FormatOptions
 }
 
 // PromptQuery checks a Prompt request (Catalog.Prompt).
-func (c *Catalog) PromptQuery(opts ListOptions, f skillmd.FormatOptions) (PromptQuery, error) {
+func (c *Catalog) PromptQuery(opts skillview.ListOptions, f skillmd.FormatOptions) (PromptQuery, error) {
 	f, err := c.formatOptions(f)
 	return PromptQuery{opts: opts, f: f}, err
 }
@@ -99,17 +99,17 @@ func (s Snapshot) PromptKey(q PromptQuery) string {
 // users who see the same block, whatever else their libraries hold, then
 // share one kept reply (internal/replies keeps equal bytes once), and the
 // caller adds the digest of its own library (LibraryDigest) to each.
-func (s Snapshot) Prompt(ctx context.Context, q PromptQuery) (Block, error) {
+func (s Snapshot) Prompt(ctx context.Context, q PromptQuery) (skillview.Block, error) {
 	b, err := s.c.prompt(ctx, s.s, q.opts, q.f)
 	b.LibraryDigest = ""
 	return b, err
 }
 
 // SearchQuery is a Search request checked and with its defaults applied.
-type SearchQuery struct{ opts SearchOptions }
+type SearchQuery struct{ opts skillview.SearchOptions }
 
 // SearchQuery checks a Search request (Catalog.Search).
-func (c *Catalog) SearchQuery(opts SearchOptions) (SearchQuery, error) {
+func (c *Catalog) SearchQuery(opts skillview.SearchOptions) (SearchQuery, error) {
 	opts, err := c.searchOptions(opts)
 	return SearchQuery{opts}, err
 }
@@ -122,7 +122,7 @@ func (s Snapshot) SearchKey(q SearchQuery) string {
 }
 
 // Search is the results q asks for (Catalog.Search).
-func (s Snapshot) Search(ctx context.Context, q SearchQuery) (Results, error) {
+func (s Snapshot) Search(ctx context.Context, q SearchQuery) (skillview.Results, error) {
 	return s.c.search(ctx, s.s, q.opts)
 }
 
@@ -190,14 +190,14 @@ func (l Loaded) Current() bool { return !l.r.pinned && l.f.etag == l.r.r.s.Skill
 
 // Detail is everything GetSkill returns of l (Catalog.Get). An invalid
 // SKILL.md fails with ErrInvalidSkill.
-func (l Loaded) Detail(ctx context.Context) (Detail, error) {
+func (l Loaded) Detail(ctx context.Context) (skillview.Detail, error) {
 	c := l.r.c
 	d, err := c.detail(l.r.r, l.f)
 	if err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	if d.Files, d.FilesOmitted, err = c.describe(ctx, l.r.r.s); err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	return d, nil
 }

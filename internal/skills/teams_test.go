@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestTeamLayers: a caller reads the libraries of its teams, and no
@@ -36,19 +37,19 @@ func TestTeamLayers(t *testing.T) {
 	as := func(user, teams string) mounts.Caller {
 		return table.MustIdentify(mounts.Identity{User: user, Thread: "t1", Teams: teams})
 	}
-	list := func(c mounts.Caller) map[string]skills.Skill {
+	list := func(c mounts.Caller) map[string]skillview.Skill {
 		t.Helper()
-		l, err := cat.Skills(t.Context(), c, skills.ListOptions{})
+		l, err := cat.Skills(t.Context(), c, skillview.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]skills.Skill{}
+		out := map[string]skillview.Skill{}
 		for _, s := range l {
 			out[s.Dir+"@"+s.Layer] = s
 		}
 		return out
 	}
-	keys := func(m map[string]skills.Skill) []string {
+	keys := func(m map[string]skillview.Skill) []string {
 		var out []string
 		for k := range m {
 			out = append(out, k)
@@ -56,7 +57,7 @@ func TestTeamLayers(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	warned := func(s skills.Skill, sub string) bool {
+	warned := func(s skillview.Skill, sub string) bool {
 		return slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, sub) })
 	}
 
@@ -154,11 +155,11 @@ func TestProtected(t *testing.T) {
 			t.Errorf("%s = %s, want %s", ref, got, want)
 		}
 	}
-	l, err := cat.Skills(t.Context(), alice, skills.ListOptions{})
+	l, err := cat.Skills(t.Context(), alice, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]skills.Skill{}
+	got := map[string]skillview.Skill{}
 	for _, s := range l {
 		got[s.Dir] = s
 	}
@@ -222,7 +223,7 @@ func TestProtectedFailsClosed(t *testing.T) {
 		if d, err := cat.Get(t.Context(), alice, "contracts"); !errors.Is(err, objstore.ErrUnavailable) {
 			t.Fatalf("Get(contracts) while the protected names cannot be read = %+v, %v; want the storage error", d, err)
 		}
-		if _, err := cat.Skills(t.Context(), alice, skills.ListOptions{}); !errors.Is(err, objstore.ErrUnavailable) {
+		if _, err := cat.Skills(t.Context(), alice, skillview.ListOptions{}); !errors.Is(err, objstore.ErrUnavailable) {
 			t.Fatalf("Skills while the protected names cannot be read: %v; want the storage error", err)
 		}
 	}
@@ -299,12 +300,12 @@ func TestShadowedByPath(t *testing.T) {
 		t.Errorf("Get(/skills/review) warnings %q, %v; want what takes its name", d.Warnings, err)
 	}
 	for ref, want := range map[string]string{"/skills/review": "eng ref\n", "/skills/lint": "org ref\n"} {
-		text, _, err := cat.ReadFile(t.Context(), alice, ref, "ref.md", skills.ReadOptions{})
+		text, _, err := cat.ReadFile(t.Context(), alice, ref, "ref.md", skillview.ReadOptions{})
 		if err != nil || text != want {
 			t.Errorf("ReadFile(%s, ref.md) = %q, %v; want %q", ref, text, err, want)
 		}
 	}
-	l, err := cat.Skills(t.Context(), alice, skills.ListOptions{})
+	l, err := cat.Skills(t.Context(), alice, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func BenchmarkTeamView(b *testing.B) {
 		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t", Teams: teams})
 	}
 	list := func(b *testing.B, id mounts.Caller, want int) {
-		l, err := cat.Skills(ctx, id, skills.ListOptions{})
+		l, err := cat.Skills(ctx, id, skillview.ListOptions{})
 		if err != nil || len(l) != want {
 			b.Fatalf("listed %d, %v; want %d", len(l), err, want)
 		}

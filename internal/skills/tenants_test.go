@@ -46,7 +46,7 @@ func tenantReplica(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock, m
 // skill-0007 in place of the shared one.
 func checkTenant(t *testing.T, lib *Library, u, shared, personal int) {
 	t.Helper()
-	list, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), tenant(u), skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestRevalidatedOncePerInterval(t *testing.T) {
 	active, idle := tenant(0), tenant(1)
 	serve := func(lib *Library, id mounts.Caller) {
 		t.Helper()
-		if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		lib.indexes.Close() // the background revalidations it started
@@ -301,7 +301,7 @@ func TestRevalidationRace(t *testing.T) {
 			id := tenant(0)
 			serve := func(lib *Library) {
 				t.Helper()
-				if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+				if _, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				lib.indexes.Close()

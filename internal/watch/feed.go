@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // ErrClosed ends a subscription when the feed closes (the replica drains):
@@ -211,7 +212,7 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 // was open when it listed (WatchSkillsRequest's contract). A digest kept
 // lately costs a map lookup; the state comes from the listing's snapshot,
 // at no storage request.
-func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skills.Skill) {
+func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skillview.Skill) {
 	key := maphash.String(f.keptSeed, stateKey(id.User(), digest))
 	now := time.Now()
 	if at, ok := f.kept.Get(key); ok && now.Sub(at) < f.cfg.ResumeTTL/2 {

@@ -1,4 +1,4 @@
-package skills
+package skilltree
 
 import (
 	"context"
@@ -26,6 +26,11 @@ type Tree struct {
 	maxTextBytes int64
 }
 
+// newTree is the tree of the views vs, reading files through fs.
+func New(vs *views.Builder, fs *libindex.Files, maxTextBytes int64) *Tree {
+	return &Tree{views: vs, files: fs, maxTextBytes: maxTextBytes}
+}
+
 var (
 	_ vfs.Tree      = (*Tree)(nil)
 	_ vfs.TextLimit = (*Tree)(nil)
@@ -38,7 +43,7 @@ func (t *Tree) MaxTextBytes() int64 { return t.maxTextBytes }
 // within MaxTextBytes: the same bytes and limit the VFS's Read of vpath
 // gets. hint says what to do instead with a file refused as binary or too
 // large.
-func (t *Tree) readText(ctx context.Context, o objstore.Object, vpath, hint string) ([]byte, objstore.Attributes, error) {
+func (t *Tree) ReadText(ctx context.Context, o objstore.Object, vpath, hint string) ([]byte, objstore.Attributes, error) {
 	r := textfile.Reader{MaxBytes: t.maxTextBytes, Hint: hint}
 	data, a, err := r.Read(ctx, t.files.Getter(o), o.Key, vpath)
 	if objstore.IsNotFound(err) {

@@ -76,18 +76,18 @@ func TestFileOfHead(t *testing.T) {
 			}
 			for _, p := range []skillview.Head{s.Head, dec} {
 				s.Head = p
-				got := fileOf([]byte(raw), "etag-1", s)
-				want := parseSkillFile([]byte(raw), "etag-1", folder)
-				if got.raw != want.raw || got.body != want.body || got.etag != want.etag {
-					t.Errorf("raw %q body %q etag %q; want %q, %q, %q", got.raw, got.body, got.etag, want.raw, want.body, want.etag)
+				got := skillview.SkillMDOf([]byte(raw), "etag-1", s)
+				want := skillview.ParseSkillMD([]byte(raw), "etag-1", folder)
+				if got.Raw != want.Raw || got.Body != want.Body || got.ETag != want.ETag {
+					t.Errorf("raw %q body %q etag %q; want %q, %q, %q", got.Raw, got.Body, got.ETag, want.Raw, want.Body, want.ETag)
 				}
-				if !reflect.DeepEqual(got.problems, want.problems) {
-					t.Errorf("problems %+v, want %+v", got.problems, want.problems)
+				if !reflect.DeepEqual(got.Problems, want.Problems) {
+					t.Errorf("problems %+v, want %+v", got.Problems, want.Problems)
 				}
-				if g, w := got.frontmatter(), want.frontmatter(); !reflect.DeepEqual(g, w) {
+				if g, w := got.FullFrontmatter(), want.FullFrontmatter(); !reflect.DeepEqual(g, w) {
 					t.Errorf("frontmatter = %#v\nwant %#v", g, w)
 				}
-				if fromHead := len(got.fm.JSON) > 0 && unsafe.SliceData(got.fm.JSON) == unsafe.SliceData(p.Frontmatter.JSON); fromHead != tc.fromHead {
+				if fromHead := len(got.Frontmatter.JSON) > 0 && unsafe.SliceData(got.Frontmatter.JSON) == unsafe.SliceData(p.Frontmatter.JSON); fromHead != tc.fromHead {
 					t.Errorf("served from the layer's parse: %v, want %v", fromHead, tc.fromHead)
 				}
 			}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unsafe"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -38,8 +37,8 @@ type Catalog struct {
 	files    *libindex.Files
 	tree     *skilltree.Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
-	searchIx *skillsearch.Indexes     // each layer's, for Search and a query's Prompt
-	skillMDs *cache.Shelf[*skillFile] // by key and ETag
+	searchIx *skillsearch.Indexes             // each layer's, for Search and a query's Prompt
+	skillMDs *cache.Shelf[*skillview.SkillMD] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
 	admitParse, admitReply *admission
@@ -356,74 +355,17 @@ func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (re
 
 // detail is r's skill as f, its SKILL.md, says; Files is left empty. An
 // invalid SKILL.md fails with ErrInvalidSkill.
-func (c *Catalog) detail(r resolved, f *skillFile) (skillview.Detail, error) {
-	problems := f.problems
+func (c *Catalog) detail(r resolved, f *skillview.SkillMD) (skillview.Detail, error) {
+	problems := f.Problems
 	if !problems.Valid() {
 		return skillview.Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
 	}
 	problems.Warnings = slices.Concat(problems.Warnings, r.s.Note().Warnings, r.notes)
-	d := skillview.Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
+	d := skillview.Detail{Skill: c.summary(r.s, f.FullFrontmatter(), problems, r.st.DisabledSet()), Raw: f.Raw, Body: f.Body}
 	// Of the file read, which may be newer than the head: checked when asked.
 	d.Skill.Written = 0
-	d.ETag = f.etag // of the bytes read, which may be newer than the listing
+	d.ETag = f.ETag // of the bytes read, which may be newer than the listing
 	return d, nil
-}
-
-// skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
-// parsed once per version and shared by every caller (read-only). It holds
-// one copy of the text, and of the frontmatter the lean form: the decoded
-// Raw, Extra and Metadata take more heap than the text itself, and where
-// the frontmatter's JSON decodes to them (checked when parsed) each call
-// decodes them from it instead (frontmatter).
-type skillFile struct {
-	raw, body string // body is the end of raw
-	etag      string // of the bytes read
-	fm        skillmd.Frontmatter
-	problems  skillmd.Problems
-	// derived: fm's Raw, Extra and Metadata are left out, and decode from
-	// fm.JSON.
-	derived bool
-}
-
-// parseSkillFile parses raw, the SKILL.md of folder at etag.
-func parseSkillFile(raw []byte, etag, folder string) *skillFile {
-	f := &skillFile{raw: string(raw), etag: etag}
-	var body int
-	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
-	f.body = f.raw[body:]              // one copy of the text, not two
-	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
-	if skillview.Derivable(f.fm) {
-		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true
-	}
-	return f
-}
-
-// fileOf is raw, the SKILL.md of s read at etag, as parsed. Where its
-// frontmatter is the very bytes the layer parsed as s's head (the same
-// digest), that parse found it valid and its maps derive from its JSON,
-// the parse is the layer's: a parse of a SKILL.md depends on its
-// frontmatter alone, once the whole file is UTF-8 text (FuzzParseSkillMD
-// checks it). With many users, whose own skills' parses are not all held,
-// a GetSkill then decodes no YAML.
-func fileOf(raw []byte, etag string, s *skillview.Ref) *skillFile {
-	h := s.Head
-	if head, body, ok := skillmd.Split(raw); ok && h.Derived && h.Problems.Valid() && skillview.HeadSum(raw[:head]) == h.Src {
-		f := &skillFile{raw: string(raw), etag: etag, fm: h.Frontmatter, problems: h.Problems, derived: true}
-		f.fm.Raw, f.fm.Extra, f.fm.Metadata = nil, nil, nil
-		f.body = f.raw[body:]
-		return f
-	}
-	return parseSkillFile(raw, etag, s.Folder())
-}
-
-// frontmatter is f's frontmatter as parsed, Raw, Extra and Metadata
-// included.
-func (f *skillFile) frontmatter() skillmd.Frontmatter {
-	fm := f.fm
-	if f.derived {
-		fm.Raw, fm.Extra, fm.Metadata, _ = skillview.RawFromJSON(fm.JSON)
-	}
-	return fm
 }
 
 // skillMD reads and parses the SKILL.md of s, or returns the version the
@@ -432,7 +374,7 @@ func (f *skillFile) frontmatter() skillmd.Frontmatter {
 // the answer is the same; the parse is held on the budget of what the
 // replica keeps decoded, keyed by the object's key and ETag (which
 // determine the folder the parse checks the name against).
-func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillFile, error) {
+func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillview.SkillMD, error) {
 	key := s.SkillMD.Key + "\x00" + s.SkillMD.ETag
 	if f, ok := c.skillMDs.Get(key); ok && s.SkillMD.ETag != "" {
 		return f, nil
@@ -441,9 +383,9 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillFile, er
 	if err != nil {
 		return nil, err
 	}
-	f := fileOf(raw, a.ETag, s)
+	f := skillview.SkillMDOf(raw, a.ETag, s)
 	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
-		c.skillMDs.Add(key, f, f.heldBytes(key))
+		c.skillMDs.Add(key, f, f.HeldBytes(key))
 	}
 	return f, nil
 }
@@ -806,15 +748,4 @@ func libraryErr(err error, rel string) error {
 		return fmt.Errorf("%w: %q was written concurrently", errkind.Aborted, rel)
 	}
 	return err
-}
-
-var skillFileBytes = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))
-
-// heldBytes estimates the heap f keeps alive, and its key on the budget.
-func (f *skillFile) heldBytes(key string) int64 {
-	n := skillFileBytes + 2*cache.AllocBytes(len(key)) + cache.AllocBytes(len(f.raw)) + cache.AllocBytes(len(f.etag))
-	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
-		n += cache.AllocBytes(len(f.body))
-	}
-	return n + skillview.ParsedBytes(skillview.Head{Frontmatter: f.fm, Problems: f.problems})
 }

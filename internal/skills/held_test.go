@@ -146,12 +146,12 @@ func TestHeldEstimates(t *testing.T) {
 		}
 		raws, refs = append(raws, raw), append(refs, s)
 	}
-	files := make([]*skillFile, len(refs))
+	files := make([]*skillview.SkillMD, len(refs))
 	measure(fmt.Sprintf("%d SKILL.md files parsed for GetSkill", len(refs)), func() int64 {
 		var est int64
 		for i, s := range refs {
-			files[i] = parseSkillFile(raws[i], s.SkillMD.ETag, s.Folder())
-			est += files[i].heldBytes(s.SkillMD.Key + "\x00" + s.SkillMD.ETag)
+			files[i] = skillview.ParseSkillMD(raws[i], s.SkillMD.ETag, s.Folder())
+			est += files[i].HeldBytes(s.SkillMD.Key + "\x00" + s.SkillMD.ETag)
 		}
 		return est
 	})

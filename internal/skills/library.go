@@ -126,7 +126,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
 		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.Layout.Settings, ix.Held(), cl, m),
 		searchIx:   si,
-		skillMDs:   cache.NewShelf[*skillFile](ix.Held(), heldSkillMD),
+		skillMDs:   cache.NewShelf[*skillview.SkillMD](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
 	vs.UserScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {

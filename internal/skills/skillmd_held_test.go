@@ -142,15 +142,15 @@ func TestSkillFileFrontmatter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := []byte("---\n" + tc.front + "---\n# One\n")
 			fm, body, problems := skillmd.ParseSkillMD(raw, "one")
-			f := parseSkillFile(raw, "e1", "one")
-			if got := f.frontmatter(); !reflect.DeepEqual(got, fm) {
+			f := skillview.ParseSkillMD(raw, "e1", "one")
+			if got := f.FullFrontmatter(); !reflect.DeepEqual(got, fm) {
 				t.Errorf("frontmatter = %#v\nwant %#v", got, fm)
 			}
-			if f.body != body || !reflect.DeepEqual(f.problems, problems) {
-				t.Errorf("body %q, problems %+v; want %q, %+v", f.body, f.problems, body, problems)
+			if f.Body != body || !reflect.DeepEqual(f.Problems, problems) {
+				t.Errorf("body %q, problems %+v; want %q, %+v", f.Body, f.Problems, body, problems)
 			}
-			if f.derived != tc.derived || (f.derived && (f.fm.Raw != nil || f.fm.Extra != nil || f.fm.Metadata != nil)) {
-				t.Errorf("derived = %v (Raw %v, Extra %v, Metadata %v), want %v", f.derived, f.fm.Raw, f.fm.Extra, f.fm.Metadata, tc.derived)
+			if f.Derived != tc.derived || (f.Derived && (f.Frontmatter.Raw != nil || f.Frontmatter.Extra != nil || f.Frontmatter.Metadata != nil)) {
+				t.Errorf("derived = %v (Raw %v, Extra %v, Metadata %v), want %v", f.Derived, f.Frontmatter.Raw, f.Frontmatter.Extra, f.Frontmatter.Metadata, tc.derived)
 			}
 		})
 	}

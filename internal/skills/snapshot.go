@@ -180,13 +180,13 @@ func (r Resolved) Read(ctx context.Context) (Loaded, error) {
 // Loaded is a skill with its SKILL.md read.
 type Loaded struct {
 	r Resolved
-	f *skillFile
+	f *skillview.SkillMD
 }
 
 // Current reports whether l's reply may be kept under its ReplyKey: the
 // SKILL.md read is the version the listing names (a newer one is answered
 // without keeping it), and the call is not a pinned thread's.
-func (l Loaded) Current() bool { return !l.r.pinned && l.f.etag == l.r.r.s.SkillMD.ETag }
+func (l Loaded) Current() bool { return !l.r.pinned && l.f.ETag == l.r.r.s.SkillMD.ETag }
 
 // Detail is everything GetSkill returns of l (Catalog.Get). An invalid
 // SKILL.md fails with ErrInvalidSkill.

@@ -26,7 +26,7 @@ type Tree struct {
 	maxTextBytes int64
 }
 
-// newTree is the tree of the views vs, reading files through fs.
+// New is the tree of the views vs, reading files through fs.
 func New(vs *views.Builder, fs *libindex.Files, maxTextBytes int64) *Tree {
 	return &Tree{views: vs, files: fs, maxTextBytes: maxTextBytes}
 }
@@ -39,7 +39,7 @@ var (
 // MaxTextBytes implements vfs.TextLimit.
 func (t *Tree) MaxTextBytes() int64 { return t.maxTextBytes }
 
-// readText reads o, the file at vpath, as text through the file cache,
+// ReadText reads o, the file at vpath, as text through the file cache,
 // within MaxTextBytes: the same bytes and limit the VFS's Read of vpath
 // gets. hint says what to do instead with a file refused as binary or too
 // large.

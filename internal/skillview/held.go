@@ -32,7 +32,7 @@ var (
 	manifestFileBytes = int64(unsafe.Sizeof(ManifestFile{}))
 )
 
-// heldBytes estimates the heap l keeps alive.
+// HeldBytes estimates the heap l keeps alive.
 func (l *Layer) HeldBytes() int64 {
 	n := int64(layerBytes) + int64(cap(l.Entries))*entryBytes + cache.AllocBytes(4*len(l.owner))
 	for _, e := range l.Entries {
@@ -80,7 +80,7 @@ func sharedMapsBytes(fm skillmd.Frontmatter, counted map[unsafe.Pointer]bool) in
 	return n
 }
 
-// parsedBytes estimates what a parsed head holds beyond its struct.
+// ParsedBytes estimates what a parsed head holds beyond its struct.
 func ParsedBytes(p Head) int64 {
 	fm := p.Frontmatter
 	var n int64

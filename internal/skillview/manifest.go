@@ -41,7 +41,7 @@ type ManifestFile struct {
 	SHA256 string // 64 lowercase hex digits
 }
 
-// manifestOf describes files (a skill's, in path order) from their layer's
+// ManifestOf describes files (a skill's, in path order) from their layer's
 // digests.
 func ManifestOf(mount, dir string, files []Entry, x *libindex.Index) *Manifest {
 	m := &Manifest{FileCount: len(files)}
@@ -98,7 +98,7 @@ func (s *Ref) served() bool {
 	return !s.Nested && s.Head.Problems.Valid() && s.Note().Valid()
 }
 
-// viewDigest hashes what the library digest says of each served skill of a
+// ViewDigest hashes what the library digest says of each served skill of a
 // view (in path order): its path, name and description, and its manifest.
 // A skill over the limits has no file digests; its files' ETags stand in
 // for them, so a change to it changes the digest too.
@@ -142,13 +142,13 @@ func ViewDigest(mount string, refs iter.Seq[*Ref]) [sha256.Size]byte {
 	return sum
 }
 
-// appendField appends s with its length, so no two sequences of fields
+// AppendField appends s with its length, so no two sequences of fields
 // hash alike.
 func AppendField(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// libraryDigest is "sha256:<hex>" of the caller's library as served: the
+// LibraryDigest is "sha256:<hex>" of the caller's library as served: the
 // view's digest (computed once per view) and which of its served skills the
 // user disabled. It is the same on every page and replica for the same
 // content and settings, so a client can tell that nothing changed.

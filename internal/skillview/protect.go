@@ -35,7 +35,7 @@ func protectedOf(l *Layer) []*Ref {
 	return out
 }
 
-// protectAll is the protected names of a library whose list is no list:
+// ProtectAll is the protected names of a library whose list is no list:
 // every name its skills are served by.
 func ProtectAll(l *Layer) []string {
 	var names []string

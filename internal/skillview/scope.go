@@ -61,14 +61,14 @@ func compileRule(r settings.ScopeRule) rule {
 	return c
 }
 
-// compileScope compiles d, which was validated when stored; an entry that
+// CompileScope compiles d, which was validated when stored; an entry that
 // is not (written by other tools) matches nothing.
 func CompileScope(d settings.ScopeDef) *scope {
 	b, _ := json.Marshal(d)
 	return &scope{Def: d, digest: sha256.Sum256(b), in: compileRule(d.Include), out: compileRule(d.Exclude)}
 }
 
-// compileScopes compiles a library's scopes by name, leaving out those
+// CompileScopes compiles a library's scopes by name, leaving out those
 // that fail validation.
 func CompileScopes(defs []settings.ScopeDef) map[string]*scope {
 	if len(defs) == 0 {
@@ -167,7 +167,7 @@ func skillTags(fm skillmd.Frontmatter, yield func(string) bool) {
 	}
 }
 
-// admits reports whether the scope shows s to a caller of harness.
+// Admits reports whether the scope shows s to a caller of harness.
 func (sc *scope) Admits(s *Ref, harness string) bool {
 	if s.Nested || !sc.in.empty() && !sc.in.match(s) || sc.out.match(s) {
 		return false
@@ -220,7 +220,7 @@ func (v *View) inScope(s *Ref) bool {
 	return v.Scope == nil || v.Scope.Scope.Admits(s, v.Scope.Harness)
 }
 
-// scopeKey is what the view's scope adds to reply keys and the library
+// ScopeKey is what the view's scope adds to reply keys and the library
 // digest: nothing for an unscoped view.
 func (v *View) ScopeKey() []byte {
 	if v.Scope == nil {
@@ -231,7 +231,7 @@ func (v *View) ScopeKey() []byte {
 	return AppendField(b, v.Scope.Harness)
 }
 
-// scopeOf finds the scope the caller names: in the user's settings, then
+// ScopeOf finds the scope the caller names: in the user's settings, then
 // the lower layers (its teams in ID order, then the shared library's).
 func ScopeOf(name string, user []settings.ScopeDef, lower []*Layer) (*scoped, error) {
 	for _, d := range user {

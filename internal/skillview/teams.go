@@ -7,7 +7,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
-// composeBase is the composition of views' base layer, uncached: a pinned
+// ComposeBase is the composition of views' base layer, uncached: a pinned
 // thread's view composes its frozen layers with it too. mount and maxSkills
 // are shadow's.
 func ComposeBase(mount string, maxSkills int, teams []string, lower []*Layer) *Layer {
@@ -41,7 +41,7 @@ func ComposeBase(mount string, maxSkills int, teams []string, lower []*Layer) *L
 	return l
 }
 
-// compose makes the layer upper shows over lower, hiding lower's folders
+// Compose makes the layer upper shows over lower, hiding lower's folders
 // by path and, with byName, by name, from the skills of both (never a
 // copy of a skill, but the regrouped ones overlay makes).
 func Compose(mount string, maxSkills int, upper, lower *Layer, byName bool) *Layer {
@@ -76,7 +76,7 @@ func Compose(mount string, maxSkills int, upper, lower *Layer, byName bool) *Lay
 	return l
 }
 
-// problems are s's problems and what the view notes of it across layers
+// Problems are s's problems and what the view notes of it across layers
 // (notes).
 func (v *View) Problems(mount string, s *Ref) skillmd.Problems {
 	p := s.Problems()
@@ -84,7 +84,7 @@ func (v *View) Problems(mount string, s *Ref) skillmd.Problems {
 	return p
 }
 
-// notes are the view's warnings on s across layers: the skills of lower
+// Notes are the view's warnings on s across layers: the skills of lower
 // layers it hides (by name or path), the other teams' skills served under
 // its name, protection, and for a skill reached by its path, what takes
 // its name. Worked out per summary, from the layers' lookups, so no layer

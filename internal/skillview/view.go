@@ -27,19 +27,19 @@ const (
 	LayerTeam   = "team:"
 )
 
-// entry is one file of the merged view.
+// Entry is one file of the merged view.
 type Entry struct {
 	Rel string // path inside the library
 	Obj objstore.Object
 }
 
-// skillRef locates one skill folder. A layer holds one per skill, so its
+// Ref locates one skill folder. A layer holds one per skill, so its
 // fields are what cannot be had from the others (category) or the layer
 // (skillMD points into its entries).
 type Ref struct {
 	Dir   string // "category/folder" or "folder"
 	Layer string
-	// name is what the skill is listed and addressed by: its frontmatter
+	// Name is what the skill is listed and addressed by: its frontmatter
 	// name, or the folder's when the frontmatter has no usable one.
 	Name     string
 	SkillMD  *objstore.Object // its entry's object, in the layer's entries
@@ -47,16 +47,16 @@ type Ref struct {
 	Files    []Entry          // every file of the folder, SKILL.md included, by rel
 	Head     Head             // the frontmatter as of the listing
 	Manifest *Manifest        // files by digest, from the layer's index
-	// notes are what merging found: a name declared twice, a folder
+	// Notes are what merging found: a name declared twice, a folder
 	// nested too deep. nil for most skills, so a pointer (note, addNotes).
 	Notes  *skillmd.Problems
 	Nested bool // deeper than <category>/<skill>: reported, never served
 }
 
-// folder is the folder's own name: the last of dir.
+// Folder is the folder's own name: the last of dir.
 func (s *Ref) Folder() string { return s.Dir[strings.LastIndexByte(s.Dir, '/')+1:] }
 
-// category is the first folder of dir, or "" for a flat skill.
+// Category is the first folder of dir, or "" for a flat skill.
 func (s *Ref) Category() string {
 	cat, _, ok := strings.Cut(s.Dir, "/")
 	if !ok {
@@ -65,7 +65,7 @@ func (s *Ref) Category() string {
 	return cat
 }
 
-// note returns s's notes.
+// Note returns s's notes.
 func (s *Ref) Note() skillmd.Problems {
 	if s.Notes == nil {
 		return skillmd.Problems{}
@@ -81,7 +81,7 @@ func (s *Ref) addNotes() *skillmd.Problems {
 	return s.Notes
 }
 
-// problems are the skill's own problems and the view's notes on it. The
+// Problems are the skill's own problems and the view's notes on it. The
 // head's slices are shared with the cache, so the result is a new slice.
 func (s *Ref) Problems() skillmd.Problems {
 	return skillmd.Problems{
@@ -102,20 +102,20 @@ func (s *Ref) Problems() skillmd.Problems {
 // by concurrent callers once built, so nothing changes them after.
 type View struct {
 	*Overlay
-	// shared is the layer under the user's: the shared library's, or for a
+	// Shared is the layer under the user's: the shared library's, or for a
 	// caller in teams their team layers composed over it (base).
 	Shared   *Layer
 	UserBase string // the user's library (its prefix): replies are keyed by it
-	// lower are the layers under the user's as their libraries serve them,
+	// Lower are the layers under the user's as their libraries serve them,
 	// the caller's teams in ID order then the shared library: what the
 	// view's notes on shadowing name (notes.go).
 	Lower []*Layer
-	// scope, when the caller names one, narrows what the view shows
+	// Scope, when the caller names one, narrows what the view shows
 	// (scope.go); nil shows every skill.
 	Scope *scoped
 }
 
-// layer is one library's files and skill folders as views serve them. Its
+// Layer is one library's files and skill folders as views serve them. Its
 // lookups are binary searches of sorted slices: maps would cost a user's
 // layer of a few skills more than the skills themselves.
 type Layer struct {
@@ -132,19 +132,19 @@ type Layer struct {
 	// display name by it, then dir.
 	names, folders, displays []*Ref
 	Bytes                    int64 // the heap it keeps alive (estimated)
-	// prot, of a base layer (teams.go), holds the protected skills it
+	// Prot, of a base layer (teams.go), holds the protected skills it
 	// serves, which the user's layer is composed under.
 	Prot *Layer
-	// protected are the names the library protects (protect.go).
+	// Protected are the names the library protects (protect.go).
 	Protected []string
-	// scopes are the scopes the library defines (scope.go), compiled.
+	// Scopes are the scopes the library defines (scope.go), compiled.
 	Scopes map[string]*scope
 	// shadowed, of a base layer, are the skills of its libraries that
 	// others hide by name alone, by dir: reachable by their paths.
 	shadowed []*Ref
 }
 
-// overlay is a user's layer and what it makes of the shared layer of one
+// Overlay is a user's layer and what it makes of the shared layer of one
 // generation: the shared folders it hides (a user skill of the same name,
 // a user file or folder at or above their path), and the shared skills
 // whose notes on duplicate names change because some of the skills
@@ -176,7 +176,7 @@ type Overlay struct {
 	Bytes      int64 // the heap it keeps alive (estimated), its own layer included
 }
 
-// lookups sorts the layer's skills (those of all not nested) into its
+// Lookups sorts the layer's skills (those of all not nested) into its
 // lookups, and finds each entry's owner. The name lookup puts first the
 // skill a name refers to: by layer (teams in ID order), then
 // duplicateOrder.
@@ -220,7 +220,7 @@ func (l *Layer) find(dir string) (int, bool) {
 	return slices.BinarySearchFunc(l.All, dir, func(s *Ref, dir string) int { return strings.Compare(s.Dir, dir) })
 }
 
-// dir returns the folder at dir.
+// Dir returns the folder at dir.
 func (l *Layer) Dir(dir string) (*Ref, bool) {
 	if i, ok := l.find(dir); ok {
 		return l.All[i], true
@@ -252,7 +252,7 @@ func (l *Layer) Display(d string) []*Ref {
 	return run(l.displays, d, func(s *Ref) string { return s.Head.Frontmatter.DisplayName })
 }
 
-// parsed returns the parsed head l holds of the version of s's SKILL.md;
+// Head returns the parsed head l holds of the version of s's SKILL.md;
 // l may be nil.
 func (l *Layer) Head(s *Ref) (Head, bool) {
 	if l == nil || s.SkillMD.ETag == "" {
@@ -265,7 +265,7 @@ func (l *Layer) Head(s *Ref) (Head, bool) {
 	return p.Head, true
 }
 
-// shadow makes the layer own into a view over the layer sl, hiding sl's
+// Shadow makes the layer own into a view over the layer sl, hiding sl's
 // folders by path and, with byName, by name (byName false hides only by
 // path, as one team's library does another's: both skills of a name are
 // then served). Its cost follows the user's layer: what it hides is found
@@ -354,7 +354,7 @@ func Shadow(mount string, maxSkills int, own, sl *Layer, byName bool) *Overlay {
 	return o
 }
 
-// digest is the overlay's digest (digestSum), made on first use. The view's
+// Digest is the overlay's digest (digestSum), made on first use. The view's
 // shared layer is the one the overlay was made over (its generation is the
 // overlay's sharedGen), so every view of the overlay hashes alike.
 func (v *View) Digest() [sha256.Size]byte {
@@ -371,7 +371,7 @@ func (o *Overlay) hides(dir string) bool {
 	return ok
 }
 
-// shown returns the skill a view shows for s, a folder of the shared layer:
+// Shown returns the skill a view shows for s, a folder of the shared layer:
 // nil when hidden, its copy with the user's notes when regrouped.
 func (v *View) Shown(s *Ref) *Ref {
 	if s == nil || v.hides(s.Dir) || !v.Kept(s) {
@@ -422,7 +422,7 @@ func (v *View) hiddenAtAll(dir string) *Ref {
 	return v.Shared.shadowed[i]
 }
 
-// kept reports whether the view keeps s, a folder of one of its layers:
+// Kept reports whether the view keeps s, a folder of one of its layers:
 // within its --skills.max-skills (withinCut) and its scope (inScope).
 // Every lookup of the view asks it, so a scoped view shows its set alone
 // on every surface.
@@ -431,7 +431,7 @@ func (v *View) Kept(s *Ref) bool { return v.withinCut(s) && v.inScope(s) }
 // withinCut reports whether s is within the view's --skills.max-skills.
 func (v *View) withinCut(s *Ref) bool { return v.last == "" || s.Dir <= v.last }
 
-// all returns the view's folders (skills and nested ones) in path order.
+// All returns the view's folders (skills and nested ones) in path order.
 func (v *View) All() iter.Seq[*Ref] {
 	return func(yield func(*Ref) bool) {
 		own, shared := v.Own.All, v.Shared.All
@@ -458,7 +458,7 @@ func (v *View) All() iter.Seq[*Ref] {
 	}
 }
 
-// skill returns the folder at dir.
+// Skill returns the folder at dir.
 func (v *View) Skill(dir string) (*Ref, bool) {
 	if s, ok := v.Own.Dir(dir); ok {
 		return s, v.Kept(s)
@@ -468,7 +468,7 @@ func (v *View) Skill(dir string) (*Ref, bool) {
 	return s, s != nil
 }
 
-// named returns the skill name refers to.
+// Named returns the skill name refers to.
 func (v *View) Named(name string) (*Ref, bool) {
 	if own := v.Own.named(name); len(own) > 0 {
 		return own[0], v.Kept(own[0])
@@ -483,7 +483,7 @@ func (v *View) Named(name string) (*Ref, bool) {
 	return shared[0], true
 }
 
-// merged is the view's skills among own's and shared's (of one folder or
+// Merged is the view's skills among own's and shared's (of one folder or
 // display name), in path order.
 func (v *View) Merged(own, shared []*Ref) []*Ref {
 	var out []*Ref
@@ -503,7 +503,7 @@ func (v *View) Merged(own, shared []*Ref) []*Ref {
 	return out
 }
 
-// file returns the entry at rel.
+// File returns the entry at rel.
 func (v *View) File(rel string) (Entry, bool) {
 	if i, ok := findEntry(v.Own.Entries, rel); ok {
 		return v.Own.Entries[i], v.ownFileShown(i)
@@ -514,7 +514,7 @@ func (v *View) File(rel string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// skillFile returns the entry at rel, a path inside s's folder: as the
+// SkillFile returns the entry at rel, a path inside s's folder: as the
 // view shows it, or from s's own files for a skill reached by its path
 // though another's name hides it (hiddenAt).
 func (v *View) SkillFile(s *Ref, rel string) (Entry, bool) {
@@ -567,7 +567,7 @@ func (v *View) ownFileShown(i int) bool {
 	return o >= 0 && v.inScope(v.Own.All[o])
 }
 
-// files returns the view's files whose paths start with prefix, in path
+// Files returns the view's files whose paths start with prefix, in path
 // order.
 func (v *View) Files(prefix string) iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
@@ -603,7 +603,7 @@ func (v *View) Files(prefix string) iter.Seq[Entry] {
 	}
 }
 
-// markDuplicates picks, for each name that several skills of one layer
+// MarkDuplicates picks, for each name that several skills of one layer
 // declare, the one the name refers to, and notes the choice on all of them.
 // The pick is deterministic: a valid skill before an invalid one, then the
 // one whose folder is named so, then the first by path. It returns the
@@ -666,7 +666,7 @@ func listed(items []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
-// addressable drops keys that no virtual path can name.
+// Addressable drops keys that no virtual path can name.
 func Addressable(objs []objstore.Object, prefix string) []Entry {
 	out := make([]Entry, 0, len(objs))
 	for _, o := range objs {
@@ -678,7 +678,7 @@ func Addressable(objs []objstore.Object, prefix string) []Entry {
 	return out
 }
 
-// nestedProblem explains why a SKILL.md deeper than <category>/<skill> is
+// NestedProblem explains why a SKILL.md deeper than <category>/<skill> is
 // not served.
 const NestedProblem = "SKILL.md is nested deeper than <category>/<skill>: only <skill>/SKILL.md and <category>/<skill>/SKILL.md are skills; move the folder up to serve it"
 
@@ -733,7 +733,7 @@ func findSkills(entries []Entry, layer string, max int) (skills, nested []*Ref) 
 	return skills[:min(len(skills), max)], nested[:min(len(nested), max)]
 }
 
-// layerSkills is findSkills with each skill's files attached: every entry
+// LayerSkills is findSkills with each skill's files attached: every entry
 // of the layer inside its folder. A layer's skill never holds another
 // layer's file: where the user has a file, the shared folder around it is
 // shadowed.
@@ -753,7 +753,7 @@ func LayerSkills(entries []Entry, layer string, max int) (skills, nested []*Ref)
 	return skills, nested
 }
 
-// find resolves a skill reference, in the order a caller most likely means
+// Find resolves a skill reference, in the order a caller most likely means
 // it: a path under mount (the folder or its SKILL.md); a skill name as
 // listed; a folder path relative to the library; a bare folder name or a
 // display name, when only one skill has it.
@@ -823,7 +823,7 @@ func (v *View) unique(mount, ref, what string, refs []*Ref) (*Ref, error) {
 		errkind.InvalidArgument, ref, what, len(refs), listed(paths, 5))
 }
 
-// indexedSkills is the rule libindex builds an index by: the skills among
+// IndexedSkills is the rule libindex builds an index by: the skills among
 // objs as a view finds them, each with the files it serves, so an index
 // holds the heads and digests a view reads.
 func IndexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libindex.Skill {
@@ -839,7 +839,7 @@ func IndexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libin
 	return out
 }
 
-// extensionProblem is why the MCP skills extension does not serve r, or "".
+// ExtensionProblem is why the MCP skills extension does not serve r, or "".
 func (r *Ref) ExtensionProblem() string {
 	return skillmd.ExtensionProblem(r.Name, r.Head.Frontmatter, r.Head.Written, r.Folder(), r.Manifest == nil || r.Manifest.OverLimits)
 }

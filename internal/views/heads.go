@@ -45,7 +45,7 @@ type heads struct {
 	seed     maphash.Seed
 	reported *lru.Cache[uint64, struct{}]
 	metrics  *libindex.Metrics
-	// cache shares parsed heads for ttl (--skills.head-ttl); nil: they
+	// Cache shares parsed heads for ttl (--skills.head-ttl); nil: they
 	// are not shared.
 	Cache    cache.Cache
 	ttl      time.Duration
@@ -57,7 +57,7 @@ func NewHeads(log *slog.Logger, m *libindex.Metrics) *heads {
 	return &heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
 }
 
-// share makes h share parsed heads through c for ttl.
+// Share makes h share parsed heads through c for ttl.
 func (h *heads) Share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
 	h.Cache, h.ttl, h.cacheLog = c, ttl, cl
 }
@@ -89,7 +89,7 @@ func (h *heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems
 	}
 }
 
-// parse parses the head of s.
+// Parse parses the head of s.
 func (h *heads) Parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
 	fm, _, problems := skillmd.ParseSkillMDBody(head, s.Folder()) // the body is not kept
 	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: skillview.Derivable(fm)}
@@ -110,7 +110,7 @@ const (
 	ParsedDerived = 1 << iota
 )
 
-// encodeParsed is p as the shared cache holds it; false: p is not shared
+// EncodeParsed is p as the shared cache holds it; false: p is not shared
 // (the codec refuses a folder name that is no UTF-8).
 func EncodeParsed(p skillview.Head) ([]byte, bool) {
 	b := make([]byte, 1, 1+8+256)
@@ -122,7 +122,7 @@ func EncodeParsed(p skillview.Head) ([]byte, bool) {
 	return b, err == nil
 }
 
-// decodeParsed is encodeParsed's inverse.
+// DecodeParsed is encodeParsed's inverse.
 func DecodeParsed(b []byte) (skillview.Head, error) {
 	var p skillview.Head
 	if len(b) < 1+8 || b[0]&^ParsedDerived != 0 {
@@ -237,12 +237,12 @@ func onCores(n int, fn func(i int)) {
 // change to either.
 const leanVersion = 2
 
-// parsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
+// ParsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
 // the parser's and leanVersion: a replica of other rules neither reads nor
 // overwrites another's.
 var ParsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
 
-// parsedCacheKey names the parse of one version (key and ETag) of a
+// ParsedCacheKey names the parse of one version (key and ETag) of a
 // SKILL.md in the folder folder, which the parse depends on: content
 // addressed, as the heads are (libindex). The key's first segment (the
 // user, or the shared libraries') is the hash tag, as for file contents.
@@ -272,7 +272,7 @@ func leanRaw(raw map[string]any) map[string]any {
 	return nil
 }
 
-// shareMaps makes the skills of one layer whose frontmatter metadata, or
+// ShareMaps makes the skills of one layer whose frontmatter metadata, or
 // fields outside the specification, are equal share one map of them: a
 // library's skills mostly declare the same owner and tags, and a small map
 // costs more than its entries. Parsed heads are read-only, so sharing is

@@ -49,7 +49,7 @@ type pins struct {
 // heldFrozen is the kind of the built snapshots on the budget.
 const heldFrozen = "pinned_view"
 
-// pinBase starts the userBase of a pinned thread's view.
+// PinBase starts the userBase of a pinned thread's view.
 const PinBase = "pin\x00"
 
 // frozenView is a snapshot built into the view's parts once per replica.
@@ -66,7 +66,7 @@ func (f *frozenView) view() *skillview.View {
 	return &skillview.View{Overlay: f.o, Shared: f.sl, UserBase: f.base, Lower: f.lower}
 }
 
-// newPins makes the pins of the views vs, storing snapshots as sc says
+// NewPins makes the pins of the views vs, storing snapshots as sc says
 // (its retention, size and sweep settings), roots its version roots; the bounds
 // that follow from the views' own are filled in here.
 func NewPins(b objstore.Bucket, vs *Builder, sc snapshots.Config, roots layout.VersionRoots, asked func(context.Context) bool, log *slog.Logger) *pins {

@@ -25,7 +25,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
-// views builds each user's view from the two layers' indexes, and reuses
+// Builder builds each user's view from the two layers' indexes, and reuses
 // its parts while the indexes are the same generation: every VFS call under
 // the skills mount needs the view, and building one costs about as much as
 // the call itself. Layers and overlays are held on the store's byte budget
@@ -41,7 +41,7 @@ type Builder struct {
 	flight   singleflight.Group               // builds callers wait for
 	Pins     *pins                            // nil: no thread can pin
 	Files    *libindex.Files                  // reads each library's protected names
-	// userScopes returns the scopes of the caller's own settings (a warm
+	// UserScopes returns the scopes of the caller's own settings (a warm
 	// read is in process: settings.Store.Get).
 	UserScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
 	// nextTooLarge is when a value too large for the budget may be logged
@@ -55,7 +55,7 @@ const (
 	HeldView  = "view"  // a user's overlay, their own layer in it
 )
 
-// viewsConfig is what views read of the catalog's Config.
+// Config is what views read of the catalog's Config.
 type Config struct {
 	Mount                                         string // where listings place skills
 	MaxSkills, MaxObjects, HeadBytes, Concurrency int
@@ -70,13 +70,13 @@ func New(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *Builde
 	}
 }
 
-// teamLayer is the library of one team, whose ID the caller's identity
+// TeamLayer is the library of one team, whose ID the caller's identity
 // validated (or an operator's request, by LibraryRef.Validate).
 func (vs *Builder) TeamLayer(team string) libindex.Layer {
 	return IndexLayer(layout.LibraryRef{Team: team}, vs.Layout.Team(team))
 }
 
-// indexLayer is lib, the library l names, as the index store keys it: by
+// IndexLayer is lib, the library l names, as the index store keys it: by
 // the user's ID, or a tag no user ID can be.
 func IndexLayer(l layout.LibraryRef, lib layout.Library) libindex.Layer {
 	tag := l.User
@@ -89,7 +89,7 @@ func IndexLayer(l layout.LibraryRef, lib layout.Library) libindex.Layer {
 	return libindex.Layer{Tag: tag, Prefix: lib.Prefix, Object: lib.Index, Side: lib.Protected}
 }
 
-// layers returns the caller's library layer and the shared one.
+// Layers returns the caller's library layer and the shared one.
 func (vs *Builder) Layers(id mounts.Caller) (own, shared libindex.Layer, err error) {
 	lib, err := vs.Layout.User(id)
 	if err != nil {
@@ -100,7 +100,7 @@ func (vs *Builder) Layers(id mounts.Caller) (own, shared libindex.Layer, err err
 	return own, shared, nil
 }
 
-// userLayers is layers for a user named without a thread (by an operator):
+// UserLayers is layers for a user named without a thread (by an operator):
 // the skills mount depends on the user alone (Config.Validate), so any
 // valid thread renders it.
 func (vs *Builder) UserLayers(user string) (own, shared libindex.Layer, err error) {
@@ -111,11 +111,11 @@ func (vs *Builder) UserLayers(user string) (own, shared libindex.Layer, err erro
 	return vs.Layers(id)
 }
 
-// operator is the caller as which an operator's call reads a user's
+// Operator is the caller as which an operator's call reads a user's
 // library and settings (layout.Layout.Operator).
 func (vs *Builder) Operator(user string) (mounts.Caller, error) { return vs.Layout.Operator(user) }
 
-// get returns the caller's view: the library as it is, or for a call that
+// Get returns the caller's view: the library as it is, or for a call that
 // asks for its thread's pinned library, as it was when the thread pinned
 // it.
 func (vs *Builder) Get(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
@@ -145,7 +145,7 @@ func (vs *Builder) Get(ctx context.Context, id mounts.Caller) (*skillview.View, 
 	return &scoped, nil
 }
 
-// pinned reports whether the call reads its thread's pinned library.
+// Pinned reports whether the call reads its thread's pinned library.
 func (vs *Builder) Pinned(ctx context.Context) bool { return vs.Pins != nil && vs.Pins.asked(ctx) }
 
 // indexesOf returns the indexes of ls, in order. Those held and servable
@@ -234,7 +234,7 @@ func (vs *Builder) live(ctx context.Context, id mounts.Caller) (*skillview.View,
 	return &skillview.View{Overlay: v.(*skillview.Overlay), Shared: sl, UserBase: own.Prefix, Lower: lower}, nil
 }
 
-// sharedLayer returns the layer of a library every caller reads alike (the
+// SharedLayer returns the layer of a library every caller reads alike (the
 // shared library, a team's) from its index x, built once per generation
 // for all of them.
 func (vs *Builder) SharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*skillview.Layer, error) {
@@ -282,10 +282,10 @@ func hold[V any](vs *Builder, shelf *cache.Shelf[V], key string, v V, bytes int6
 	}
 }
 
-// forget drops the user's view.
+// Forget drops the user's view.
 func (vs *Builder) Forget(userBase string) { vs.Overlays.Remove(userBase) }
 
-// buildLayer finds the skills of one library and parses the heads its index
+// BuildLayer finds the skills of one library and parses the heads its index
 // holds, taking those of prev (the layer of an earlier generation) whose
 // SKILL.md is the same version: a skill overrides another by its
 // frontmatter name, which only the head holds. It reads nothing from
@@ -379,7 +379,7 @@ func (vs *Builder) base(teams []string, lower []*skillview.Layer) *skillview.Lay
 	return v.(*skillview.Layer)
 }
 
-// overlay makes the user's layer own into a view over the shared layer sl
+// Overlay makes the user's layer own into a view over the shared layer sl
 // (shadow, by name).
 func (vs *Builder) Overlay(own, sl *skillview.Layer) *skillview.Overlay {
 	return skillview.Shadow(vs.Config.Mount, vs.Config.MaxSkills, own, sl, true)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -34,19 +35,19 @@ func (p *Publisher) Pinned(ctx context.Context, a Actor, name, layer, ref string
 	if err := checkName(name); err != nil {
 		return Version{}, err
 	}
-	own, shared := skills.LibraryRef{User: a.User}, skills.LibraryRef{Shared: true}
-	var order []skills.LibraryRef
+	own, shared := layout.LibraryRef{User: a.User}, layout.LibraryRef{Shared: true}
+	var order []layout.LibraryRef
 	switch team, isTeam := strings.CutPrefix(layer, skillview.LayerTeam); {
 	case layer == skillview.LayerShared:
-		order = []skills.LibraryRef{shared}
+		order = []layout.LibraryRef{shared}
 	case layer == skillview.LayerUser:
-		order = []skills.LibraryRef{own}
+		order = []layout.LibraryRef{own}
 	case isTeam:
-		order = []skills.LibraryRef{{Team: team}}
+		order = []layout.LibraryRef{{Team: team}}
 	default:
 		order = append(order, own)
 		for _, t := range a.Teams {
-			order = append(order, skills.LibraryRef{Team: t})
+			order = append(order, layout.LibraryRef{Team: t})
 		}
 		order = append(order, shared)
 	}

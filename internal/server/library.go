@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -318,9 +319,9 @@ func (s *Library) ReviewSkillVersion(ctx context.Context, req *skillsvcv1.Review
 }
 
 // libraryRef converts a request's library; nil is the caller's own.
-func libraryRef(r *skillsvcv1.LibraryRef) skills.LibraryRef {
+func libraryRef(r *skillsvcv1.LibraryRef) layout.LibraryRef {
 	if r == nil {
-		return skills.LibraryRef{}
+		return layout.LibraryRef{}
 	}
 	return library(r)
 }

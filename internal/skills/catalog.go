@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -590,7 +591,7 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 	if err != nil {
 		return skillview.Skill{}, err
 	}
-	c.changed(LibraryRef{User: id.User()}, true)
+	c.changed(layout.LibraryRef{User: id.User()}, true)
 	if sk == nil {
 		if !stored && !skillmd.ValidName(name) {
 			return skillview.Skill{}, findErr
@@ -611,7 +612,7 @@ func (c *Catalog) DropIndex(ctx context.Context, user string) error {
 	}
 	c.views.Forget(own.Prefix)
 	err = errors.Join(c.views.Indexes.Drop(ctx, own), c.settings.Forget(ctx, user))
-	c.changed(LibraryRef{User: user}, true)
+	c.changed(layout.LibraryRef{User: user}, true)
 	return err
 }
 
@@ -622,12 +623,12 @@ func (c *Catalog) DropSharedIndex(ctx context.Context) error {
 		return err
 	}
 	err = c.views.Indexes.Drop(ctx, shared)
-	c.changed(LibraryRef{Shared: true}, true)
+	c.changed(layout.LibraryRef{Shared: true}, true)
 	return err
 }
 
 // layer resolves l, which names exactly one library.
-func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
+func (c *Catalog) layer(l layout.LibraryRef) (libindex.Layer, error) {
 	lib, err := c.views.Layout.Of(l)
 	if err != nil {
 		return libindex.Layer{}, err
@@ -637,7 +638,7 @@ func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
 
 // libraryKey resolves rel, a path relative to the library's root in the
 // canonical spelling of virtual paths, to its key.
-func (c *Catalog) libraryKey(l LibraryRef, rel string) (libindex.Layer, string, error) {
+func (c *Catalog) libraryKey(l layout.LibraryRef, rel string) (libindex.Layer, string, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return libindex.Layer{}, "", err
@@ -653,7 +654,7 @@ func (c *Catalog) libraryKey(l LibraryRef, rel string) (libindex.Layer, string, 
 
 // DropLibraryIndex is DropIndex or DropSharedIndex for the library l
 // names, so a change to it is visible to the next call.
-func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
+func (c *Catalog) DropLibraryIndex(ctx context.Context, l layout.LibraryRef) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
@@ -673,7 +674,7 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 // shared library or a team's: no lower layer's skill of that name or path
 // then replaces it. It returns the library's protected names; every
 // replica applies the change as it applies a dropped index.
-func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, protect bool) ([]string, error) {
+func (c *Catalog) SetProtected(ctx context.Context, l layout.LibraryRef, name string, protect bool) ([]string, error) {
 	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
@@ -687,7 +688,7 @@ func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, p
 }
 
 // Protected returns the protected names of the shared library or a team's.
-func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error) {
+func (c *Catalog) Protected(ctx context.Context, l layout.LibraryRef) ([]string, error) {
 	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
@@ -707,7 +708,7 @@ func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled 
 
 // PutLibraryFile stores data at rel in the library (atomically, under
 // opts' conditions) and drops its index so the next call lists the change.
-func (c *Catalog) PutLibraryFile(ctx context.Context, l LibraryRef, rel string, data []byte, opts objstore.PutOptions) (objstore.Attributes, error) {
+func (c *Catalog) PutLibraryFile(ctx context.Context, l layout.LibraryRef, rel string, data []byte, opts objstore.PutOptions) (objstore.Attributes, error) {
 	_, key, err := c.libraryKey(l, rel)
 	if err != nil {
 		return objstore.Attributes{}, err
@@ -723,7 +724,7 @@ func (c *Catalog) PutLibraryFile(ctx context.Context, l LibraryRef, rel string, 
 }
 
 // DeleteLibraryFile removes rel from the library and drops its index.
-func (c *Catalog) DeleteLibraryFile(ctx context.Context, l LibraryRef, rel string) error {
+func (c *Catalog) DeleteLibraryFile(ctx context.Context, l layout.LibraryRef, rel string) error {
 	_, key, err := c.libraryKey(l, rel)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 	"github.com/skillsvc/skillsvc/internal/skillview"
@@ -20,7 +21,7 @@ const maxCompeteQueries = 1000
 // the skill at candidateDir, is left out: the candidate stands for it.
 // It reads the library's index and search index as every caller does (a
 // warm one costs no storage request).
-func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]skillview.Competition, error) {
+func (c *Catalog) Compete(ctx context.Context, lib layout.LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]skillview.Competition, error) {
 	if k <= 0 || k > search.MaxLimit {
 		return nil, fmt.Errorf("%w: k must be 1..%d", errkind.InvalidArgument, search.MaxLimit)
 	}
@@ -81,7 +82,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 // the live copy at candidateDir aside) that candidate near-duplicates:
 // the same name with near-identical content, or the same content under
 // another name (search.NearDuplicate).
-func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate search.Analyzed, candidateDir string) ([]skillview.LibrarySkill, error) {
+func (c *Catalog) NearDuplicates(ctx context.Context, lib layout.LibraryRef, candidate search.Analyzed, candidateDir string) ([]skillview.LibrarySkill, error) {
 	l, li, err := c.librarySearch(ctx, lib)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func libraryLists(s *skillview.Ref) bool {
 
 // librarySearch returns the layer of the library l alone and its search
 // index, the ones its readers' views share.
-func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*skillview.Layer, *skillsearch.Index, error) {
+func (c *Catalog) librarySearch(ctx context.Context, l layout.LibraryRef) (*skillview.Layer, *skillsearch.Index, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, nil, err
@@ -128,7 +129,7 @@ func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*skillview.L
 
 // libraryLayer returns the layer of the library l alone, from its index
 // (as fresh as the catalog's).
-func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*skillview.Layer, error) {
+func (c *Catalog) libraryLayer(ctx context.Context, l layout.LibraryRef) (*skillview.Layer, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return nil, err

@@ -7,14 +7,10 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
-// LibraryRef is layout.LibraryRef, which names one library; kept here
-// while the catalog's callers move to naming it there (issue 40).
-type LibraryRef = layout.LibraryRef
-
 // LibraryPrefix is the key prefix of the library l names: where its skill
 // folders are stored. The authors' path (internal/library) writes a
 // skill's live copy under it.
-func (c *Catalog) LibraryPrefix(l LibraryRef) (string, error) {
+func (c *Catalog) LibraryPrefix(l layout.LibraryRef) (string, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return "", err
@@ -25,7 +21,7 @@ func (c *Catalog) LibraryPrefix(l LibraryRef) (string, error) {
 // LibrarySkills lists the skill folders of the library l alone, from its
 // index (as fresh as the catalog's): a publish refuses a name another
 // folder of the same library already uses.
-func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]skillview.LibrarySkill, error) {
+func (c *Catalog) LibrarySkills(ctx context.Context, l layout.LibraryRef) ([]skillview.LibrarySkill, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
@@ -17,7 +18,7 @@ import (
 // replica applied (Forget) or that may have been missed (ForgetAll, given
 // as the shared library: every user's view depends on it). It must not
 // block.
-type Listener func(lib LibraryRef, here bool)
+type Listener func(lib layout.LibraryRef, here bool)
 
 // Listen sets the catalog's listener (one: the assembly's feed), replacing
 // the one before; nil removes it.
@@ -29,7 +30,7 @@ func (c *Catalog) Listen(l Listener) {
 	c.listener.Store(&l)
 }
 
-func (c *Catalog) changed(lib LibraryRef, here bool) {
+func (c *Catalog) changed(lib layout.LibraryRef, here bool) {
 	if l := c.listener.Load(); l != nil {
 		(*l)(lib, here)
 	}

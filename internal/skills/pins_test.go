@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -340,7 +341,7 @@ func TestPinnedWithTeams(t *testing.T) {
 		put(t, b, "alice/skills/contracts/SKILL.md", md("contracts", "Alice contracts"))
 		lib := pinnedLibrary(t, b, &clock{now: time.Now()})
 		ctx := t.Context()
-		shared, legal := LibraryRef{Shared: true}, LibraryRef{Team: "legal"}
+		shared, legal := layout.LibraryRef{Shared: true}, layout.LibraryRef{Team: "legal"}
 		if _, err := lib.Catalog.SetProtected(ctx, shared, "contracts", true); err != nil {
 			t.Fatal(err)
 		}

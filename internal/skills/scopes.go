@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/settings"
 )
 
@@ -13,7 +14,7 @@ import (
 // (in their settings), a team's or the shared one (in its side object,
 // beside the protected names). It returns the library's scopes after;
 // every replica applies the change as it applies a dropped index.
-func (c *Catalog) SetScope(ctx context.Context, l LibraryRef, d settings.ScopeDef) ([]settings.ScopeDef, error) {
+func (c *Catalog) SetScope(ctx context.Context, l layout.LibraryRef, d settings.ScopeDef) ([]settings.ScopeDef, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
@@ -22,7 +23,7 @@ func (c *Catalog) SetScope(ctx context.Context, l LibraryRef, d settings.ScopeDe
 
 // DeleteScope deletes the scope name of the library l (NOT_FOUND when it
 // defines none of that name) and returns the library's scopes after.
-func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([]settings.ScopeDef, error) {
+func (c *Catalog) DeleteScope(ctx context.Context, l layout.LibraryRef, name string) ([]settings.ScopeDef, error) {
 	return c.changeScopes(ctx, l, func(defs []settings.ScopeDef) ([]settings.ScopeDef, error) {
 		out, ok := settings.DeleteScope(defs, name)
 		if !ok {
@@ -33,7 +34,7 @@ func (c *Catalog) DeleteScope(ctx context.Context, l LibraryRef, name string) ([
 }
 
 // Scopes returns the scopes the library l defines, by name.
-func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]settings.ScopeDef, error) {
+func (c *Catalog) Scopes(ctx context.Context, l layout.LibraryRef) ([]settings.ScopeDef, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func (c *Catalog) Scopes(ctx context.Context, l LibraryRef) ([]settings.ScopeDef
 	return doc.Scopes, err
 }
 
-func (c *Catalog) changeScopes(ctx context.Context, l LibraryRef, change func([]settings.ScopeDef) ([]settings.ScopeDef, error)) ([]settings.ScopeDef, error) {
+func (c *Catalog) changeScopes(ctx context.Context, l layout.LibraryRef, change func([]settings.ScopeDef) ([]settings.ScopeDef, error)) ([]settings.ScopeDef, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}

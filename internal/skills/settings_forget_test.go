@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
@@ -53,7 +54,7 @@ func TestSettingsForget(t *testing.T) {
 		t.Error("the other replica dropped its copy without being told: is it still held?")
 	}
 	ch := other.Catalog.ChangeOf("alice/settings/skills.json")
-	if ch.Kind != Settings {
+	if ch.Kind != layout.Settings {
 		t.Fatalf("ChangeOf(settings) = %+v", ch)
 	}
 	if err := other.Catalog.Forget(ch); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/snapshots"
 )
@@ -27,7 +28,7 @@ func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (snapsho
 // PinnedBlobs calls fn with every blob of the library l's blob space a
 // snapshot refers to: for a user's library the user's snapshots, for the
 // shared one and a team's every user's (snapshots.Store.Blobs).
-func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.Digest) error) error {
+func (c *Catalog) PinnedBlobs(ctx context.Context, l layout.LibraryRef, fn func(blobs.Digest) error) error {
 	p := c.views.Pins
 	if p == nil {
 		// Without pins this catalog cannot read snapshots, whose blobs a

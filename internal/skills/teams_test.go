@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
@@ -129,18 +129,18 @@ func TestProtected(t *testing.T) {
 	if got := layerOf("contracts"); got != "user /skills/contracts" {
 		t.Errorf("contracts before protection = %s", got)
 	}
-	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{User: "alice"}, "contracts", true); err == nil {
+	if _, err := cat.SetProtected(t.Context(), layout.LibraryRef{User: "alice"}, "contracts", true); err == nil {
 		t.Error("a user's skill was protected")
 	}
 	for _, p := range []struct {
-		lib  skills.LibraryRef
+		lib  layout.LibraryRef
 		name string
-	}{{skills.LibraryRef{Shared: true}, "contracts"}, {skills.LibraryRef{Shared: true}, "style"}, {skills.LibraryRef{Team: "legal"}, "nda"}} {
+	}{{layout.LibraryRef{Shared: true}, "contracts"}, {layout.LibraryRef{Shared: true}, "style"}, {layout.LibraryRef{Team: "legal"}, "nda"}} {
 		if _, err := cat.SetProtected(t.Context(), p.lib, p.name, true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if names, err := cat.Protected(t.Context(), skills.LibraryRef{Shared: true}); err != nil || !slices.Equal(names, []string{"contracts", "style"}) {
+	if names, err := cat.Protected(t.Context(), layout.LibraryRef{Shared: true}); err != nil || !slices.Equal(names, []string{"contracts", "style"}) {
 		t.Errorf("Protected(shared) = %q, %v", names, err)
 	}
 	for ref, want := range map[string]string{
@@ -178,7 +178,7 @@ func TestProtected(t *testing.T) {
 		t.Errorf("Get(contracts) warnings %q, %v; want it protected", d.Warnings, err)
 	}
 	// Unprotected again: alice's own contracts is back.
-	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", false); err != nil {
+	if _, err := cat.SetProtected(t.Context(), layout.LibraryRef{Shared: true}, "contracts", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := layerOf("contracts"); got != "user /skills/contracts" {
@@ -197,7 +197,7 @@ func TestProtectedFailsClosed(t *testing.T) {
 	b.User("alice").Skill("my-contracts", "contracts", "alice contracts", "x").Skill("my-style", "style", "alice style", "x")
 	bucket := memory.New()
 	b.Put(t, bucket)
-	if _, err := skillstest.Library(t, bucket, nil).Catalog.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", true); err != nil {
+	if _, err := skillstest.Library(t, bucket, nil).Catalog.SetProtected(t.Context(), layout.LibraryRef{Shared: true}, "contracts", true); err != nil {
 		t.Fatal(err)
 	}
 	const protectedKey = "_shared/settings/protected.json"
@@ -241,7 +241,7 @@ func TestProtectedFailsClosed(t *testing.T) {
 			t.Errorf("%s under a list that is no list = %s, want the shared skill (every one protected)", ref, got)
 		}
 	}
-	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", true); err != nil {
+	if _, err := cat.SetProtected(t.Context(), layout.LibraryRef{Shared: true}, "contracts", true); err != nil {
 		t.Fatal(err)
 	}
 	if got := layerOf("style"); got != "user /skills/my-style" {
@@ -253,16 +253,16 @@ func TestProtectedFailsClosed(t *testing.T) {
 // are the team's; a key that only looks like one is not.
 func TestTeamChangeOf(t *testing.T) {
 	lib := skillstest.Library(t, memory.New(), nil)
-	for key, want := range map[string]skills.Change{
-		"_teams/legal/skills/nda/SKILL.md":       {Kind: skills.LibraryFile, Library: skills.LibraryRef{Team: "legal"}},
-		"_teams/legal/settings/skills.index":     {Kind: skills.PersistedIndex, Library: skills.LibraryRef{Team: "legal"}},
-		"_teams/legal/settings/protected.json":   {Kind: skills.LibraryFile, Library: skills.LibraryRef{Team: "legal"}},
-		"_shared/settings/protected.json":        {Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}},
+	for key, want := range map[string]layout.Change{
+		"_teams/legal/skills/nda/SKILL.md":       {Kind: layout.LibraryFile, Library: layout.LibraryRef{Team: "legal"}},
+		"_teams/legal/settings/skills.index":     {Kind: layout.PersistedIndex, Library: layout.LibraryRef{Team: "legal"}},
+		"_teams/legal/settings/protected.json":   {Kind: layout.LibraryFile, Library: layout.LibraryRef{Team: "legal"}},
+		"_shared/settings/protected.json":        {Kind: layout.LibraryFile, Library: layout.LibraryRef{Shared: true}},
 		"_teams/legal/skills/":                   {},
 		"_teams/_x/skills/a/SKILL.md":            {},
 		"_teams/legal/other/a.md":                {},
 		"_teams/legal/settings/skills.index.bak": {},
-		"alice/skills/x/SKILL.md":                {Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "alice"}},
+		"alice/skills/x/SKILL.md":                {Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "alice"}},
 	} {
 		if got := lib.Catalog.ChangeOf(key); got != want {
 			t.Errorf("ChangeOf(%q) = %+v, want %+v", key, got, want)

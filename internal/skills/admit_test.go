@@ -21,7 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/views"
 )
 
-// TestFileOfHead: a SKILL.md read for GetSkill is, as fileOf makes it,
+// TestFileOfHead: a SKILL.md read for GetSkill is, as SkillMDOf makes it,
 // what ParseSkillMD makes of it, whether the parse of its head the layer
 // holds serves (the same frontmatter bytes, maps that derive from its
 // JSON) or it is parsed afresh: a head of other bytes, a file whose body is

@@ -73,7 +73,7 @@ func testManifest(t *testing.T, newBucket newBucketFunc) {
 	}
 }
 
-// libraryDigest is the library digest of id's listing.
+// LibraryDigest is the library digest of id's listing.
 func libraryDigest(t *testing.T, lib *skills.Library, id mounts.Caller) string {
 	t.Helper()
 	p, err := lib.Catalog.Page(t.Context(), id, skillview.ListOptions{}, 0, "")

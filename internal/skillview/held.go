@@ -41,7 +41,7 @@ func (l *Layer) HeldBytes() int64 {
 	for _, list := range [][]*Ref{l.All, l.names, l.folders, l.displays} {
 		n += cache.AllocBytes(8 * cap(list))
 	}
-	counted := map[unsafe.Pointer]bool{} // the maps skills share (shareMaps)
+	counted := map[unsafe.Pointer]bool{} // the maps skills share (ShareMaps)
 	for _, s := range l.All {
 		n += skillRefBytes + cache.AllocBytes(len(s.Location)) + ParsedBytes(s.Head) + notesBytes(s.Notes) + manifestHeldBytes(s.Manifest)
 		n -= sharedMapsBytes(s.Head.Frontmatter, counted)
@@ -59,7 +59,7 @@ func (o *Overlay) heldBytes() int64 {
 	return n
 }
 
-// sharedMapsBytes is what parsedBytes counted of fm's maps that counted
+// sharedMapsBytes is what ParsedBytes counted of fm's maps that counted
 // holds, and adds the others to counted.
 func sharedMapsBytes(fm skillmd.Frontmatter, counted map[unsafe.Pointer]bool) int64 {
 	var n int64
@@ -114,7 +114,7 @@ func manifestHeldBytes(m *Manifest) int64 {
 		return 0
 	}
 	n := manifestBytes + cache.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + cache.AllocBytes(len(m.Digest))
-	text := 0 // the files' paths and digests are parts of one string (manifestOf)
+	text := 0 // the files' paths and digests are parts of one string (ManifestOf)
 	for _, f := range m.Files {
 		text += len(f.Path) + len(f.SHA256)
 	}

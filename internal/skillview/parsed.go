@@ -14,10 +14,10 @@ import (
 type Head struct {
 	Frontmatter skillmd.Frontmatter
 	Problems    skillmd.Problems
-	// Src is the digest of the head parsed (headSum), and derived whether
+	// Src is the digest of the head parsed (HeadSum), and derived whether
 	// the parse's Raw, Extra and Metadata, before leanRaw, are what its
-	// JSON decodes to (derivable): with both, a SKILL.md read whole whose
-	// frontmatter is those bytes needs no parse of its own (fileOf).
+	// JSON decodes to (Derivable): with both, a SKILL.md read whole whose
+	// frontmatter is those bytes needs no parse of its own (SkillMDOf).
 	Src     uint64
 	Derived bool
 	// Written is what the MCP skills extension checks of fm as written
@@ -44,7 +44,7 @@ func Derivable(fm skillmd.Frontmatter) bool {
 
 // specFields are the frontmatter fields ParseSkillMD reads into typed
 // fields; the rest are Extra. A difference from its rule only costs
-// holding Raw and Extra: the catalog's parseSkillFile compares what it derives.
+// holding Raw and Extra: the catalog's ParseSkillMD compares what it derives.
 var specFields = map[string]bool{
 	"name": true, "description": true, "license": true, "version": true,
 	"compatibility": true, "allowed-tools": true, "metadata": true,

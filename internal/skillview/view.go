@@ -128,7 +128,7 @@ type Layer struct {
 	owner []int32
 	All   []*Ref // skills (heads parsed) and nested folders, by dir
 	// The skills (not nested): by name, the one the name refers to first
-	// (markDuplicates' order); by folder name, then dir; and those with a
+	// (MarkDuplicates' order); by folder name, then dir; and those with a
 	// display name by it, then dir.
 	names, folders, displays []*Ref
 	Bytes                    int64 // the heap it keeps alive (estimated)
@@ -167,7 +167,7 @@ type Overlay struct {
 	// more than --skills.max-skills: the view stops there.
 	last string
 	// digestSum is the sha256 of what the library digest says of every
-	// served skill (libraryDigest adds the caller's settings to it), made
+	// served skill (LibraryDigest adds the caller's settings to it), made
 	// when first asked (view.digest): a GetSkill or a file read on a
 	// rebuilt view never needs it.
 	digestOnce sync.Once
@@ -359,7 +359,7 @@ func Shadow(mount string, maxSkills int, own, sl *Layer, byName bool) *Overlay {
 // overlay's sharedGen), so every view of the overlay hashes alike.
 func (v *View) Digest() [sha256.Size]byte {
 	// Of every skill the overlay serves, whatever scope the view applies:
-	// libraryDigest adds the scope.
+	// LibraryDigest adds the scope.
 	all := (&View{Overlay: v.Overlay, Shared: v.Shared}).All()
 	v.digestOnce.Do(func() { v.digestSum = ViewDigest(v.mount, all) })
 	return v.digestSum

@@ -122,7 +122,7 @@ func EncodeParsed(p skillview.Head) ([]byte, bool) {
 	return b, err == nil
 }
 
-// DecodeParsed is encodeParsed's inverse.
+// DecodeParsed is EncodeParsed's inverse.
 func DecodeParsed(b []byte) (skillview.Head, error) {
 	var p skillview.Head
 	if len(b) < 1+8 || b[0]&^ParsedDerived != 0 {
@@ -233,7 +233,7 @@ func onCores(n int, fn func(i int)) {
 }
 
 // leanVersion names what parse keeps of a parse (leanRaw, the nil Extra)
-// and encodeParsed's frame: the cache holds that, so bump it with any
+// and EncodeParsed's frame: the cache holds that, so bump it with any
 // change to either.
 const leanVersion = 2
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"reflect"
 
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -78,3 +79,37 @@ func RawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, 
 
 // Location is the virtual path of the SKILL.md of the skill at path.
 func Location(path string) string { return path + "/SKILL.md" }
+
+// A parse in the shared cache is a flags byte (headDerived), the digest
+// of the head parsed, then the parse as skillmd encodes it.
+const (
+	headDerived = 1 << iota
+)
+
+// EncodeHead is p as the shared cache holds it; false: p is not shared
+// (the codec refuses a folder name that is no UTF-8).
+func EncodeHead(p Head) ([]byte, bool) {
+	b := make([]byte, 1, 1+8+256)
+	if p.Derived {
+		b[0] |= headDerived
+	}
+	b = binary.BigEndian.AppendUint64(b, p.Src)
+	b, err := skillmd.EncodeParsed(b, p.Frontmatter, p.Problems)
+	return b, err == nil
+}
+
+// DecodeParsed is EncodeHead's inverse.
+func DecodeHead(b []byte) (Head, error) {
+	var p Head
+	if len(b) < 1+8 || b[0]&^headDerived != 0 {
+		return p, errors.New("skills: a cached parse lacks its flags and digest")
+	}
+	p.Derived = b[0]&headDerived != 0
+	p.Src = binary.BigEndian.Uint64(b[1:])
+	var err error
+	p.Frontmatter, p.Problems, err = skillmd.DecodeParsed(b[1+8:])
+	if err == nil {
+		p.Written = skillmd.WrittenOf(p.Frontmatter.JSON)
+	}
+	return p, err
+}

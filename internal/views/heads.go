@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -89,8 +87,8 @@ func (h *heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems
 	}
 }
 
-// Parse parses the head of s.
-func (h *heads) Parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
+// parse parses the head of s.
+func (h *heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
 	fm, _, problems := skillmd.ParseSkillMDBody(head, s.Folder()) // the body is not kept
 	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: skillview.Derivable(fm)}
 	fm.Raw = leanRaw(fm.Raw)
@@ -102,40 +100,6 @@ func (h *heads) Parse(ctx context.Context, s *skillview.Ref, head []byte) skillv
 	p.Written = skillmd.WrittenOf(fm.JSON)
 	h.report(ctx, s, problems)
 	return p
-}
-
-// A parse in the shared cache is a flags byte (parsedDerived), the digest
-// of the head parsed, then the parse as skillmd encodes it.
-const (
-	ParsedDerived = 1 << iota
-)
-
-// EncodeParsed is p as the shared cache holds it; false: p is not shared
-// (the codec refuses a folder name that is no UTF-8).
-func EncodeParsed(p skillview.Head) ([]byte, bool) {
-	b := make([]byte, 1, 1+8+256)
-	if p.Derived {
-		b[0] |= ParsedDerived
-	}
-	b = binary.BigEndian.AppendUint64(b, p.Src)
-	b, err := skillmd.EncodeParsed(b, p.Frontmatter, p.Problems)
-	return b, err == nil
-}
-
-// DecodeParsed is EncodeParsed's inverse.
-func DecodeParsed(b []byte) (skillview.Head, error) {
-	var p skillview.Head
-	if len(b) < 1+8 || b[0]&^ParsedDerived != 0 {
-		return p, errors.New("skills: a cached parse lacks its flags and digest")
-	}
-	p.Derived = b[0]&ParsedDerived != 0
-	p.Src = binary.BigEndian.Uint64(b[1:])
-	var err error
-	p.Frontmatter, p.Problems, err = skillmd.DecodeParsed(b[1+8:])
-	if err == nil {
-		p.Written = skillmd.WrittenOf(p.Frontmatter.JSON)
-	}
-	return p, err
 }
 
 // carried counts the heads a layer build took from the previous
@@ -178,7 +142,7 @@ func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Ind
 	onCores(len(list), func(i int) {
 		s := list[i]
 		if b, ok := hits[keys[i]]; keys[i] != "" && ok {
-			p, err := DecodeParsed(b)
+			p, err := skillview.DecodeHead(b)
 			if err == nil {
 				s.Head = p
 				h.report(ctx, s, p.Problems)
@@ -188,9 +152,9 @@ func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Ind
 			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
 		}
 		head, _ := x.HeadOf(s.SkillMD.Key)
-		s.Head = h.Parse(ctx, s, head)
+		s.Head = h.parse(ctx, s, head)
 		if keys[i] != "" {
-			if b, ok := EncodeParsed(s.Head); ok {
+			if b, ok := skillview.EncodeHead(s.Head); ok {
 				encoded[i] = b
 			}
 		}
@@ -233,7 +197,7 @@ func onCores(n int, fn func(i int)) {
 }
 
 // leanVersion names what parse keeps of a parse (leanRaw, the nil Extra)
-// and EncodeParsed's frame: the cache holds that, so bump it with any
+// and skillview.EncodeHead's frame: the cache holds that, so bump it with any
 // change to either.
 const leanVersion = 2
 

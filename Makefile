@@ -165,7 +165,7 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/skillmd/:FuzzParseSkillMD:100000x ./internal/skillmd/:FuzzDecodeParsed:300000x \
 	./internal/skillmd/:FuzzParseEvalQueries:100000x \
 	./internal/events/:FuzzParse:150000x ./internal/events/:FuzzParseMessage:50000x ./internal/layout/:FuzzChangeOf:50000x \
-	./internal/skills/:FuzzScopeDefs:30000x \
+	./internal/skillview/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
 	./internal/embed/:FuzzDecode:100000x

@@ -83,25 +83,31 @@ func CompileScopes(defs []settings.ScopeDef) map[string]*scope {
 	return out
 }
 
-// userScopeCache compiles a user's scopes once per definition, whatever
-// user or replica copy of the settings names it.
-var userScopeCache = struct {
-	sync.Mutex
+// CompiledScopes compiles users' scopes once per definition, whatever user
+// or replica copy of the settings names it: the views hold one (the model
+// itself keeps no state).
+type CompiledScopes struct {
+	mu  sync.Mutex
 	lru *simplelru.LRU[string, *scope]
-}{lru: func() *simplelru.LRU[string, *scope] { l, _ := simplelru.NewLRU[string, *scope](4096, nil); return l }()}
+}
 
-// compiledUserScope returns d compiled, from userScopeCache when it was
-// compiled before.
-func compiledUserScope(d settings.ScopeDef) *scope {
+// NewCompiledScopes holds the most recently named 4096 definitions.
+func NewCompiledScopes() *CompiledScopes {
+	l, _ := simplelru.NewLRU[string, *scope](4096, nil)
+	return &CompiledScopes{lru: l}
+}
+
+// compiled returns d compiled, from c when it was compiled before.
+func (c *CompiledScopes) compiled(d settings.ScopeDef) *scope {
 	b, _ := json.Marshal(d)
 	k := string(b)
-	userScopeCache.Lock()
-	defer userScopeCache.Unlock()
-	if s, ok := userScopeCache.lru.Get(k); ok {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.lru.Get(k); ok {
 		return s
 	}
 	s := CompileScope(d)
-	userScopeCache.lru.Add(k, s)
+	c.lru.Add(k, s)
 	return s
 }
 
@@ -232,14 +238,15 @@ func (v *View) ScopeKey() []byte {
 }
 
 // ScopeOf finds the scope the caller names: in the user's settings, then
-// the lower layers (its teams in ID order, then the shared library's).
-func ScopeOf(name string, user []settings.ScopeDef, lower []*Layer) (*scoped, error) {
+// the lower layers (its teams in ID order, then the shared library's). A
+// user's scope is compiled once in c.
+func ScopeOf(name string, user []settings.ScopeDef, lower []*Layer, c *CompiledScopes) (*scoped, error) {
 	for _, d := range user {
 		if d.Name == name {
 			if d.Validate() != nil {
 				break
 			}
-			return &scoped{Scope: compiledUserScope(d), from: LayerUser}, nil
+			return &scoped{Scope: c.compiled(d), from: LayerUser}, nil
 		}
 	}
 	for _, l := range lower {

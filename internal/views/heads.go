@@ -30,7 +30,7 @@ import (
 // few hundred KiB, outside the held budget.
 const maxReported = 4096
 
-// heads parses the SKILL.md heads an index holds and logs their problems,
+// Heads parses the SKILL.md heads an index holds and logs their problems,
 // once per version (key and ETag) while it is among the last maxReported
 // logged. Parsed heads live in the layers built from them (on the held
 // budget), and a layer of a newer generation takes those of the version it
@@ -38,7 +38,7 @@ const maxReported = 4096
 // folder name), so it is shared through the cache: a replica's first
 // layer of a library some replica built before decodes its heads instead
 // of parsing their YAML, which is most of building it.
-type heads struct {
+type Heads struct {
 	log      *slog.Logger
 	seed     maphash.Seed
 	reported *lru.Cache[uint64, struct{}]
@@ -50,18 +50,18 @@ type heads struct {
 	cacheLog *libindex.CacheLog
 }
 
-func NewHeads(log *slog.Logger, m *libindex.Metrics) *heads {
+func NewHeads(log *slog.Logger, m *libindex.Metrics) *Heads {
 	r, _ := lru.New[uint64, struct{}](maxReported)
-	return &heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
+	return &Heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
 }
 
 // Share makes h share parsed heads through c for ttl.
-func (h *heads) Share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
+func (h *Heads) Share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
 	h.Cache, h.ttl, h.cacheLog = c, ttl, cl
 }
 
 // firstReport reports whether s's SKILL.md version was not logged before.
-func (h *heads) firstReport(s *skillview.Ref) bool {
+func (h *Heads) firstReport(s *skillview.Ref) bool {
 	var m maphash.Hash
 	m.SetSeed(h.seed)
 	m.WriteString(s.SkillMD.Key)
@@ -73,7 +73,7 @@ func (h *heads) firstReport(s *skillview.Ref) bool {
 
 // reportNested logs, once per version, a SKILL.md that lies too deep to be
 // served: the library's author expects it to be a skill.
-func (h *heads) reportNested(ctx context.Context, s *skillview.Ref) {
+func (h *Heads) reportNested(ctx context.Context, s *skillview.Ref) {
 	if h.firstReport(s) {
 		h.log.WarnContext(ctx, "skill not served: nested too deep", "layer", s.Layer, "skill", s.Dir, "problem", skillview.NestedProblem)
 	}
@@ -81,14 +81,14 @@ func (h *heads) reportNested(ctx context.Context, s *skillview.Ref) {
 
 // report logs, once per version, the problems of an invalid skill, however
 // its head was parsed.
-func (h *heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems) {
+func (h *Heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems) {
 	if !p.Valid() && h.firstReport(s) {
 		h.log.WarnContext(ctx, "invalid skill", "layer", s.Layer, "skill", s.Dir, "problems", p.Errors)
 	}
 }
 
 // parse parses the head of s.
-func (h *heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
+func (h *Heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
 	fm, _, problems := skillmd.ParseSkillMDBody(head, s.Folder()) // the body is not kept
 	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: skillview.Derivable(fm)}
 	fm.Raw = leanRaw(fm.Raw)
@@ -104,7 +104,7 @@ func (h *heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillv
 
 // carried counts the heads a layer build took from the previous
 // generation's layer.
-func (h *heads) carried(n int) { h.metrics.Heads.WithLabelValues(libindex.HeadCarried).Add(float64(n)) }
+func (h *Heads) carried(n int) { h.metrics.Heads.WithLabelValues(libindex.HeadCarried).Add(float64(n)) }
 
 // parallelHeads is the fewest heads worth taking on more than one core.
 const parallelHeads = 64
@@ -116,7 +116,7 @@ const parallelHeads = 64
 // not decode, only costs the parse. Decoding and parsing run on every core
 // when there are many: a replica's first call on a large library (its
 // index from the shared cache) is mostly this.
-func (h *heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Index) {
+func (h *Heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Index) {
 	if len(list) == 0 {
 		return
 	}

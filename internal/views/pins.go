@@ -36,7 +36,7 @@ import (
 //
 // Only calls that ask for it (pinAsked) consult a pin: an unpinned call
 // costs nothing more than before.
-type pins struct {
+type Pins struct {
 	Store *snapshots.Store
 	views *Builder
 	Roots layout.VersionRoots
@@ -69,14 +69,14 @@ func (f *frozenView) view() *skillview.View {
 // NewPins makes the pins of the views vs, storing snapshots as sc says
 // (its retention, size and sweep settings), roots its version roots; the bounds
 // that follow from the views' own are filled in here.
-func NewPins(b objstore.Bucket, vs *Builder, sc snapshots.Config, roots layout.VersionRoots, asked func(context.Context) bool, log *slog.Logger) *pins {
+func NewPins(b objstore.Bucket, vs *Builder, sc snapshots.Config, roots layout.VersionRoots, asked func(context.Context) bool, log *slog.Logger) *Pins {
 	sc.Concurrency = vs.Config.Concurrency
 	// Per object of its libraries (the user's, the shared one, at most
 	// mounts.MaxTeams teams'), its key and ETag, a frontmatter head
 	// (base64) and its numbers.
 	sc.MaxSnapshotBytes = (2 + mounts.MaxTeams) * int64(vs.Config.MaxObjects) * (2<<10 + 2*int64(vs.Config.HeadBytes) + 512)
 	st := snapshots.New(b, sc, vs.Indexes.Files(), vs.Indexes.Held(), log)
-	return &pins{
+	return &Pins{
 		Store: st, views: vs, Roots: roots, asked: asked,
 		Frozen: cache.NewShelf[*frozenView](vs.Indexes.Held(), heldFrozen),
 	}
@@ -84,7 +84,7 @@ func NewPins(b objstore.Bucket, vs *Builder, sc snapshots.Config, roots layout.V
 
 // view returns the pinned view of the caller's thread, pinning the library
 // as it is on the thread's first pinned call or after its pin expired.
-func (p *pins) view(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
+func (p *Pins) view(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	v, err := p.pinnedView(ctx, id)
 	if errors.Is(err, snapshots.ErrGone) {
 		// Swept since this replica read the pin: resolving again pins the
@@ -95,7 +95,7 @@ func (p *pins) view(ctx context.Context, id mounts.Caller) (*skillview.View, err
 	return v, err
 }
 
-func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
+func (p *Pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	sum, err := p.Store.Pinned(ctx, id, p)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.Vie
 }
 
 // Holds reports whether this replica holds the snapshot at key built.
-func (p *pins) Holds(key string) bool {
+func (p *Pins) Holds(key string) bool {
 	_, ok := p.Frozen.Get(key)
 	return ok
 }
@@ -120,7 +120,7 @@ func (p *pins) Holds(key string) bool {
 // Libraries lists every library of the caller's view as its index lists
 // it now (the user's, each team's, the shared one, with their protected
 // names and scopes), for a pin to freeze.
-func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Listed, error) {
+func (p *Pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Listed, error) {
 	own, shared, err := p.views.Layers(id)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Lis
 
 // load returns the view of the snapshot sum of user, built once per replica
 // while it is held.
-func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) {
+func (p *Pins) load(ctx context.Context, user, sum string) (*frozenView, error) {
 	key := p.Store.Key(user, sum)
 	if f, ok := p.Frozen.Get(key); ok {
 		return f, nil
@@ -198,7 +198,7 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 // protected names as frozen; then each file of the layers is pointed at
 // its blob, so every read (GetSkill, ReadSkillFile, /skills, ExportSkill)
 // reads the frozen bytes through the file cache.
-func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *frozenView {
+func (p *Pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *frozenView {
 	ls := make([]*skillview.Layer, len(doc.Layers))
 	for i, fl := range doc.Layers {
 		// No generation: the content names the snapshot (an index listed

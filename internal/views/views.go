@@ -32,18 +32,19 @@ import (
 // (cache.Held) with the indexes.
 type Builder struct {
 	Indexes  *libindex.Store
-	Heads    *heads
+	Heads    *Heads
 	table    *mounts.Table
 	Config   Config
 	Layout   layout.Layout                    // where each library and its index are
 	Shared   *cache.Shelf[*skillview.Layer]   // the shared layer, by prefix
 	Overlays *cache.Shelf[*skillview.Overlay] // by user prefix
 	flight   singleflight.Group               // builds callers wait for
-	Pins     *pins                            // nil: no thread can pin
+	Pins     *Pins                            // nil: no thread can pin
 	Files    *libindex.Files                  // reads each library's protected names
 	// UserScopes returns the scopes of the caller's own settings (a warm
 	// read is in process: settings.Store.Get).
 	UserScopes func(context.Context, mounts.Caller) ([]settings.ScopeDef, error)
+	scopes     *skillview.CompiledScopes // users' scopes, each definition compiled once
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
@@ -62,8 +63,11 @@ type Config struct {
 	Keys                                          layout.Keys
 }
 
-func New(ix *libindex.Store, hs *heads, table *mounts.Table, cfg Config) *Builder {
+// New is the builder of views over the indexes of ix, parsing their heads
+// with hs, for the mount table table.
+func New(ix *libindex.Store, hs *Heads, table *mounts.Table, cfg Config) *Builder {
 	return &Builder{
+		scopes:  skillview.NewCompiledScopes(),
 		Indexes: ix, Heads: hs, table: table, Config: cfg, Layout: layout.New(table, cfg.Keys),
 		Shared:   cache.NewShelf[*skillview.Layer](ix.Held(), HeldLayer),
 		Overlays: cache.NewShelf[*skillview.Overlay](ix.Held(), HeldView),
@@ -135,7 +139,7 @@ func (vs *Builder) Get(ctx context.Context, id mounts.Caller) (*skillview.View, 
 			return nil, err
 		}
 	}
-	sc, err := skillview.ScopeOf(id.Scope(), own, v.Lower)
+	sc, err := skillview.ScopeOf(id.Scope(), own, v.Lower, vs.scopes)
 	if err != nil {
 		return nil, err
 	}

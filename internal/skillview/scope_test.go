@@ -1,4 +1,4 @@
-package skills
+package skillview
 
 import (
 	"encoding/json"
@@ -8,15 +8,14 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestScopeAdmits: include (any of categories, tags ignoring case, exact
 // or glob names), exclude, and the compatibility rules against a harness
 // named as a word.
 func TestScopeAdmits(t *testing.T) {
-	skill := func(dir, name, compat string, extra map[string]any, meta map[string]string) *skillview.Ref {
-		return &skillview.Ref{Dir: dir, Name: name, Head: skillview.Head{Frontmatter: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: extra, Metadata: meta}}}
+	skill := func(dir, name, compat string, extra map[string]any, meta map[string]string) *Ref {
+		return &Ref{Dir: dir, Name: name, Head: Head{Frontmatter: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: extra, Metadata: meta}}}
 	}
 	contracts := skill("legal/contracts", "contracts", "", map[string]any{"tags": []any{"Contracts", "law"}}, nil)
 	draft := skill("draft-contract", "draft-contract", "", map[string]any{"keywords": "drafts, contracts"}, nil)
@@ -26,23 +25,23 @@ func TestScopeAdmits(t *testing.T) {
 		name    string
 		def     settings.ScopeDef
 		harness string
-		want    map[*skillview.Ref]bool
+		want    map[*Ref]bool
 	}{
-		{"category", settings.ScopeDef{Include: settings.ScopeRule{Categories: []string{"legal"}}}, "", map[*skillview.Ref]bool{contracts: true, draft: false, deploy: false}},
-		{"tag ignoring case, list and string", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*skillview.Ref]bool{contracts: true, draft: true, deploy: false}},
-		{"metadata tag", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"ops"}}}, "", map[*skillview.Ref]bool{deploy: true, cli: false}},
-		{"glob, excluded", settings.ScopeDef{Include: settings.ScopeRule{Names: []string{"*contract*"}}, Exclude: settings.ScopeRule{Names: []string{"draft-*"}}}, "", map[*skillview.Ref]bool{contracts: true, draft: false}},
-		{"exclude only", settings.ScopeDef{Exclude: settings.ScopeRule{Categories: []string{"eng"}}}, "", map[*skillview.Ref]bool{contracts: true, draft: true, deploy: false}},
-		{"empty or harness", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "codex", map[*skillview.Ref]bool{contracts: true, deploy: true, cli: false}},
-		{"harness only", settings.ScopeDef{Compatibility: settings.CompatibilityHarness}, "claude", map[*skillview.Ref]bool{contracts: false, deploy: true, cli: false}},
-		{"no harness declared", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "", map[*skillview.Ref]bool{contracts: true, deploy: false}},
+		{"category", settings.ScopeDef{Include: settings.ScopeRule{Categories: []string{"legal"}}}, "", map[*Ref]bool{contracts: true, draft: false, deploy: false}},
+		{"tag ignoring case, list and string", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*Ref]bool{contracts: true, draft: true, deploy: false}},
+		{"metadata tag", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"ops"}}}, "", map[*Ref]bool{deploy: true, cli: false}},
+		{"glob, excluded", settings.ScopeDef{Include: settings.ScopeRule{Names: []string{"*contract*"}}, Exclude: settings.ScopeRule{Names: []string{"draft-*"}}}, "", map[*Ref]bool{contracts: true, draft: false}},
+		{"exclude only", settings.ScopeDef{Exclude: settings.ScopeRule{Categories: []string{"eng"}}}, "", map[*Ref]bool{contracts: true, draft: true, deploy: false}},
+		{"empty or harness", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "codex", map[*Ref]bool{contracts: true, deploy: true, cli: false}},
+		{"harness only", settings.ScopeDef{Compatibility: settings.CompatibilityHarness}, "claude", map[*Ref]bool{contracts: false, deploy: true, cli: false}},
+		{"no harness declared", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "", map[*Ref]bool{contracts: true, deploy: false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.def.Name = "s"
 			if err := tc.def.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			sc := skillview.CompileScope(tc.def)
+			sc := CompileScope(tc.def)
 			for s, want := range tc.want {
 				if got := sc.Admits(s, tc.harness); got != want {
 					t.Errorf("%s admits %s (harness %q) = %t, want %t", tc.name, s.Name, tc.harness, got, want)
@@ -56,16 +55,17 @@ func TestScopeAdmits(t *testing.T) {
 // definition, whichever call names it.
 func TestUserScopeCompiledOnce(t *testing.T) {
 	d := settings.ScopeDef{Name: "once", Include: settings.ScopeRule{Names: []string{"a*"}}}
-	a, err := skillview.ScopeOf("once", []settings.ScopeDef{d}, nil)
+	c := NewCompiledScopes()
+	a, err := ScopeOf("once", []settings.ScopeDef{d}, nil, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := skillview.ScopeOf("once", []settings.ScopeDef{d}, nil)
+	b, _ := ScopeOf("once", []settings.ScopeDef{d}, nil, c)
 	if a.Scope != b.Scope {
 		t.Error("the same definition was compiled twice")
 	}
 	d.Include.Names = []string{"b*"}
-	if c, _ := skillview.ScopeOf("once", []settings.ScopeDef{d}, nil); c.Scope == a.Scope {
+	if c, _ := ScopeOf("once", []settings.ScopeDef{d}, nil, c); c.Scope == a.Scope {
 		t.Error("a changed definition kept the old compiled scope")
 	}
 }
@@ -87,11 +87,11 @@ func FuzzScopeDefs(f *testing.F) {
 		if mounts.ValidateID("harness", harness) != nil {
 			harness = "" // as mounts.Table.Identify admits a caller's
 		}
-		compiled := skillview.CompileScopes(defs)
+		compiled := CompileScopes(defs)
 		if len(compiled) > settings.MaxScopes {
 			t.Fatalf("%d scopes compiled", len(compiled))
 		}
-		s := &skillview.Ref{Dir: dir, Name: name, Head: skillview.Head{Frontmatter: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
+		s := &Ref{Dir: dir, Name: name, Head: Head{Frontmatter: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
 		for n, sc := range compiled {
 			if err := sc.Def.Validate(); err != nil || n != sc.Def.Name {
 				t.Fatalf("compiled %q: %v", n, err)

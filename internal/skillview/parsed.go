@@ -98,7 +98,7 @@ func EncodeHead(p Head) ([]byte, bool) {
 	return b, err == nil
 }
 
-// DecodeParsed is EncodeHead's inverse.
+// DecodeHead is EncodeHead's inverse.
 func DecodeHead(b []byte) (Head, error) {
 	var p Head
 	if len(b) < 1+8 || b[0]&^headDerived != 0 {

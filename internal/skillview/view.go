@@ -244,10 +244,12 @@ func (l *Layer) named(name string) []*Ref {
 	return run(l.names, name, func(s *Ref) string { return s.Name })
 }
 
+// ByFolder returns the layer's skills in folders named f, by dir.
 func (l *Layer) ByFolder(f string) []*Ref {
 	return run(l.folders, f, func(s *Ref) string { return s.Folder() })
 }
 
+// Display returns the layer's skills whose display name is d, by dir.
 func (l *Layer) Display(d string) []*Ref {
 	return run(l.displays, d, func(s *Ref) string { return s.Head.Frontmatter.DisplayName })
 }

@@ -50,6 +50,8 @@ type Heads struct {
 	cacheLog *libindex.CacheLog
 }
 
+// NewHeads parses heads, logging their problems to log and counting them
+// in m.
 func NewHeads(log *slog.Logger, m *libindex.Metrics) *Heads {
 	r, _ := lru.New[uint64, struct{}](maxReported)
 	return &Heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}

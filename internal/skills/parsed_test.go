@@ -188,26 +188,3 @@ func TestParsedHeadsCacheDown(t *testing.T) {
 		t.Errorf("the failed fetch is not logged:\n%s", log.String())
 	}
 }
-
-// TestParsedCacheKey: a parse is addressed by everything it depends on (the
-// SKILL.md version and its folder's name, the rules in the key space), in
-// its library's hash tag.
-func TestParsedCacheKey(t *testing.T) {
-	base := views.ParsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "pdf")
-	if !strings.HasPrefix(base, views.ParsedKeySpace+"{alice}:") {
-		t.Fatalf("key %q is not in alice's hash tag under %q", base, views.ParsedKeySpace)
-	}
-	for _, other := range []string{
-		views.ParsedCacheKey("alice/skills/pdf/SKILL.md", "e2", "pdf"),
-		views.ParsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "other"),
-		views.ParsedCacheKey("alice/skills/docs/pdf/SKILL.md", "e1", "pdf"),
-		views.ParsedCacheKey("bob/skills/pdf/SKILL.md", "e1", "pdf"),
-	} {
-		if other == base {
-			t.Errorf("%q names two parses", base)
-		}
-	}
-	if len(views.ParsedCacheKey("alice/"+strings.Repeat("x", 1024), "e", "x")) > 100 {
-		t.Error("a long object key makes a long cache key")
-	}
-}

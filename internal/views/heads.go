@@ -203,10 +203,10 @@ func onCores(n int, fn func(i int)) {
 // change to either.
 const leanVersion = 2
 
-// ParsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
+// parsedKeySpace holds parsed SKILL.md heads. It names the codec's version,
 // the parser's and leanVersion: a replica of other rules neither reads nor
 // overwrites another's.
-var ParsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
+var parsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
 
 // ParsedCacheKey names the parse of one version (key and ETag) of a
 // SKILL.md in the folder folder, which the parse depends on: content
@@ -216,7 +216,7 @@ var ParsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersi
 func ParsedCacheKey(key, etag, folder string) string {
 	tag, _, _ := strings.Cut(key, "/")
 	sum := sha256.Sum256([]byte(key + "\x00" + etag + "\x00" + folder))
-	return ParsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
+	return parsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
 }
 
 // leanRaw is what a layer keeps of a frontmatter's Raw fields (and the

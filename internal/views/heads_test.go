@@ -88,3 +88,26 @@ func TestFileOfHead(t *testing.T) {
 
 // objstoretestObject is the SKILL.md object of TestFileOfHead's skills.
 var objstoretestObject = objstore.Object{Key: "alice/skills/cat/one/SKILL.md", Attributes: objstore.Attributes{ETag: "etag-1"}}
+
+// TestParsedCacheKey: a parse is addressed by everything it depends on (the
+// SKILL.md version and its folder's name, the rules in the key space), in
+// its library's hash tag.
+func TestParsedCacheKey(t *testing.T) {
+	base := ParsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "pdf")
+	if !strings.HasPrefix(base, parsedKeySpace+"{alice}:") {
+		t.Fatalf("key %q is not in alice's hash tag under %q", base, parsedKeySpace)
+	}
+	for _, other := range []string{
+		ParsedCacheKey("alice/skills/pdf/SKILL.md", "e2", "pdf"),
+		ParsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "other"),
+		ParsedCacheKey("alice/skills/docs/pdf/SKILL.md", "e1", "pdf"),
+		ParsedCacheKey("bob/skills/pdf/SKILL.md", "e1", "pdf"),
+	} {
+		if other == base {
+			t.Errorf("%q names two parses", base)
+		}
+	}
+	if len(ParsedCacheKey("alice/"+strings.Repeat("x", 1024), "e", "x")) > 100 {
+		t.Error("a long object key makes a long cache key")
+	}
+}

@@ -158,7 +158,7 @@ bench-smoke:
 # fixed in Go 1.27).
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:2000x \
 	./internal/vfs/:FuzzReadOffsets:10000x ./internal/vfs/:FuzzGlobPattern:20000x \
-	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skills/:FuzzRenderedSize:6000x \
+	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skillmd/:FuzzRenderedSize:6000x \
 	./internal/auth/:FuzzJWT:15000x ./internal/auth/:FuzzClaims:15000x ./internal/auth/:FuzzJWKS:20000x \
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
 	./internal/mcpserver/:FuzzSkillURI:50000x \

@@ -160,7 +160,7 @@ func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, re
 // RenderPinned is RenderSkill of the version: its body as the catalog
 // renders a live skill's, and the skill.
 func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string, opts skillview.RenderOptions) (string, skillview.Skill, error) {
-	if err := skills.CheckBaseDir(opts.BaseDir); err != nil {
+	if err := skillmd.CheckBaseDir(opts.BaseDir); err != nil {
 		return "", skillview.Skill{}, err
 	}
 	v, err := p.pinned(ctx, a, id, ref, version)
@@ -180,10 +180,10 @@ func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller,
 		base = sk.Path
 	}
 	_, maxRender := p.catalog.TextLimits()
-	if n := skills.RenderedSize(base, d.Body, opts.Arguments); n > maxRender {
+	if n := skillmd.RenderedSize(base, d.Body, opts.Arguments); n > maxRender {
 		return "", skillview.Skill{}, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes, at most %d are returned", errkind.ResourceExhausted, sk.Path, n, maxRender)
 	}
-	return skills.RenderBody(base, d.Body, opts.Arguments), sk, nil
+	return skillmd.RenderBody(base, d.Body, opts.Arguments), sk, nil
 }
 
 // ReadPinned is ReadSkillFile of the version: one file as text and its

@@ -48,19 +48,6 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 	}
 }
 
-// FuzzRenderedSize: the size computed up front is the size of the text.
-func FuzzRenderedSize(f *testing.F) {
-	f.Add("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b")
-	f.Add("/skills/x", "no placeholder\n\n", "args")
-	f.Add("/skills/x", "body", "  ")
-	f.Add("/skills/x", "$ARGUMENTS$ARGUMENTS", "")
-	f.Fuzz(func(t *testing.T, dir, body, args string) {
-		if got, want := skills.RenderedSize(dir, body, args), int64(len(skills.RenderBody(dir, body, args))); got != want {
-			t.Errorf("RenderedSize(%q, %q, %q) = %d, len(RenderBody) = %d", dir, body, args, got, want)
-		}
-	})
-}
-
 // TestReadFileNotFoundIsShort: the NOT_FOUND for an unknown file names a few
 // of the skill's files and says how many more there are, however many.
 func TestReadFileNotFoundIsShort(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -437,15 +436,12 @@ func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downlo
 	return c.tree.ReadText(ctx, o, vpath, hint)
 }
 
-// maxBaseDirBytes bounds RenderOptions.BaseDir.
-const maxBaseDirBytes = 4096
-
 // Render returns the text handed to the model when the skill is invoked:
 // its base directory, then its body with $ARGUMENTS replaced by the
 // arguments. Without the placeholder, non-empty arguments are appended. The
 // returned Detail has no Files: invoking a skill does not read them.
 func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts skillview.RenderOptions) (string, skillview.Detail, error) {
-	if err := checkBaseDir(opts.BaseDir); err != nil {
+	if err := skillmd.CheckBaseDir(opts.BaseDir); err != nil {
 		return "", skillview.Detail{}, err
 	}
 	d, _, err := c.load(ctx, id, ref)
@@ -454,52 +450,11 @@ func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts
 	}
 	dir := cmp.Or(opts.BaseDir, d.Path)
 	// Each placeholder copies the arguments: size the text before making it.
-	if n := RenderedSize(dir, d.Body, opts.Arguments); n > c.cfg.MaxRenderBytes {
+	if n := skillmd.RenderedSize(dir, d.Body, opts.Arguments); n > c.cfg.MaxRenderBytes {
 		return "", d, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes (%d placeholders), at most %d are returned",
-			errkind.ResourceExhausted, d.Path, n, strings.Count(d.Body, argumentsPlaceholder), c.cfg.MaxRenderBytes)
+			errkind.ResourceExhausted, d.Path, n, strings.Count(d.Body, skillmd.ArgumentsPlaceholder), c.cfg.MaxRenderBytes)
 	}
-	return RenderBody(dir, d.Body, opts.Arguments), d, nil
-}
-
-// checkBaseDir accepts a base directory that stays one line of the text.
-func checkBaseDir(dir string) error {
-	if len(dir) > maxBaseDirBytes || strings.TrimSpace(dir) != dir || strings.ContainsFunc(dir, unicode.IsControl) {
-		return fmt.Errorf("%w: base_dir must be one line of at most %d bytes without leading or trailing spaces", errkind.InvalidArgument, maxBaseDirBytes)
-	}
-	return nil
-}
-
-const (
-	argumentsPlaceholder = "$ARGUMENTS"
-	renderPrefix         = "Base directory for this skill: "
-	argumentsSuffix      = "\n\nARGUMENTS: "
-)
-
-// RenderedSize is len(RenderBody(dir, body, arguments)), computed without
-// building the text.
-func RenderedSize(dir, body, arguments string) int64 {
-	size := int64(len(renderPrefix) + len(dir) + 2)
-	switch n := int64(strings.Count(body, argumentsPlaceholder)); {
-	case strings.TrimSpace(arguments) == "":
-		size += int64(len(body))
-	case n > 0:
-		size += int64(len(body)) + n*(int64(len(arguments))-int64(len(argumentsPlaceholder)))
-	default:
-		size += int64(len(strings.TrimRight(body, "\n")) + len(argumentsSuffix) + len(arguments) + 1)
-	}
-	return size
-}
-
-// RenderBody builds the invocation text of a skill at dir with body.
-func RenderBody(dir, body, arguments string) string {
-	switch {
-	case strings.TrimSpace(arguments) == "":
-	case strings.Contains(body, argumentsPlaceholder):
-		body = strings.ReplaceAll(body, argumentsPlaceholder, arguments)
-	default:
-		body = strings.TrimRight(body, "\n") + argumentsSuffix + arguments + "\n"
-	}
-	return renderPrefix + dir + "\n\n" + body
+	return skillmd.RenderBody(dir, d.Body, opts.Arguments), d, nil
 }
 
 // ReadFile returns one file of a skill as text, and its virtual path: the

@@ -45,6 +45,3 @@ func (c *Catalog) Mount() string { return c.cfg.Mount }
 func (c *Catalog) TextLimits() (maxFileBytes, maxRenderBytes int64) {
 	return c.cfg.MaxFileBytes, c.cfg.MaxRenderBytes
 }
-
-// CheckBaseDir accepts RenderSkill's base_dir, for a render of a version.
-func CheckBaseDir(dir string) error { return checkBaseDir(dir) }

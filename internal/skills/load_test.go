@@ -197,7 +197,7 @@ func testRender(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	// RenderBody on its own: replacement is literal and global.
-	if got := skills.RenderBody("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b"); got != "Base directory for this skill: /skills/x\n\na $1 b and a $1 b" {
+	if got := skillmd.RenderBody("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b"); got != "Base directory for this skill: /skills/x\n\na $1 b and a $1 b" {
 		t.Errorf("RenderBody = %q", got)
 	}
 }

@@ -158,14 +158,14 @@ bench-smoke:
 # fixed in Go 1.27).
 FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:2000x \
 	./internal/vfs/:FuzzReadOffsets:10000x ./internal/vfs/:FuzzGlobPattern:20000x \
-	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skills/:FuzzRenderedSize:6000x \
+	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skillmd/:FuzzRenderedSize:6000x \
 	./internal/auth/:FuzzJWT:15000x ./internal/auth/:FuzzClaims:15000x ./internal/auth/:FuzzJWKS:20000x \
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
 	./internal/mcpserver/:FuzzSkillURI:50000x \
 	./internal/skillmd/:FuzzParseSkillMD:100000x ./internal/skillmd/:FuzzDecodeParsed:300000x \
 	./internal/skillmd/:FuzzParseEvalQueries:100000x \
 	./internal/events/:FuzzParse:150000x ./internal/events/:FuzzParseMessage:50000x ./internal/layout/:FuzzChangeOf:50000x \
-	./internal/skills/:FuzzScopeDefs:30000x \
+	./internal/skillview/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
 	./internal/embed/:FuzzDecode:100000x

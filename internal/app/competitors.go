@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/coexist"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -23,7 +24,7 @@ type competitors struct {
 }
 
 // Compete implements coexist.Competitors.
-func (c competitors) Compete(ctx context.Context, l skills.LibraryRef, cand coexist.Candidate, queries []string, k int) (coexist.Competition, error) {
+func (c competitors) Compete(ctx context.Context, l layout.LibraryRef, cand coexist.Candidate, queries []string, k int) (coexist.Competition, error) {
 	var raw []byte
 	paths := make([]string, 0, len(cand.Files))
 	for _, f := range cand.Files {

@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/events"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -103,8 +104,8 @@ func feedTopic(cfg Config) (_ watch.Topic, closeTopic func(), _ error) {
 // as a bucket event of the library would: through the receiver's paced
 // queue, which drops the library's index again, publishes it on the topic
 // and rechecks it a second later.
-func notifyPublished(rcv *events.Receiver, cat *skills.Catalog, bucket string, log *slog.Logger) func(context.Context, skills.LibraryRef) {
-	return func(ctx context.Context, l skills.LibraryRef) {
+func notifyPublished(rcv *events.Receiver, cat *skills.Catalog, bucket string, log *slog.Logger) func(context.Context, layout.LibraryRef) {
+	return func(ctx context.Context, l layout.LibraryRef) {
 		prefix, err := cat.LibraryPrefix(l)
 		if err == nil {
 			_, err = rcv.Apply(ctx, []events.Record{{Event: "ObjectCreated:Put", Bucket: bucket, Key: prefix + "_/SKILL.md"}})

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // Competitors is what the coexistence check needs of the catalog's search:
@@ -19,7 +19,7 @@ type Competitors interface {
 	// Compete runs each query against library l with cand in it and
 	// returns each query's first k skills, best first (near-duplicates not
 	// collapsed), and the library's skills cand near-duplicates.
-	Compete(ctx context.Context, l skills.LibraryRef, cand Candidate, queries []string, k int) (Competition, error)
+	Compete(ctx context.Context, l layout.LibraryRef, cand Candidate, queries []string, k int) (Competition, error)
 }
 
 // Candidate is a folder about to be published.
@@ -73,7 +73,7 @@ type Check struct {
 // retrieve first, and which it near-duplicates, as warnings; and its eval
 // queries' ranks. It never fails a publish: a check that cannot run is a
 // warning.
-func (c Check) Run(ctx context.Context, l skills.LibraryRef, name string, cand Candidate) ([]skillmd.Problem, []TriggerEval) {
+func (c Check) Run(ctx context.Context, l layout.LibraryRef, name string, cand Candidate) ([]skillmd.Problem, []TriggerEval) {
 	if c.Search == nil || c.Timeout <= 0 {
 		return nil, nil
 	}

@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"golang.org/x/time/rate"
-
-	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // recheckAfter is how long after the last event for a library it is
@@ -47,7 +46,7 @@ var errClosed = errors.New("events: the receiver is closed")
 // recheckAfter after its last event if that is later than the drop began
 // (a drop that waited its turn that long is its own recheck).
 type dropQueue struct {
-	drop       func(context.Context, skills.Change) error
+	drop       func(context.Context, layout.Change) error
 	limiter    *rate.Limiter
 	rate       float64
 	maxPending int
@@ -59,8 +58,8 @@ type dropQueue struct {
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when ready grows or the queue closes
-	pending map[skills.Change]*pendingDrop
-	ready   []skills.Change // pending drops whose turn has come, in order
+	pending map[layout.Change]*pendingDrop
+	ready   []layout.Change // pending drops whose turn has come, in order
 	closed  bool
 }
 
@@ -80,12 +79,12 @@ type pendingDrop struct {
 	timer     *time.Timer
 }
 
-func newDropQueue(cfg Config, drop func(context.Context, skills.Change) error, m *metrics, log *slog.Logger) *dropQueue {
+func newDropQueue(cfg Config, drop func(context.Context, layout.Change) error, m *metrics, log *slog.Logger) *dropQueue {
 	ctx, cancel := context.WithCancel(context.Background())
 	q := &dropQueue{
 		drop: drop, limiter: rate.NewLimiter(rate.Limit(cfg.DropRate), cfg.DropConcurrency), rate: cfg.DropRate,
 		maxPending: cfg.MaxPending, metrics: m, log: log, ctx: ctx, cancel: cancel,
-		pending: map[skills.Change]*pendingDrop{},
+		pending: map[layout.Change]*pendingDrop{},
 	}
 	q.cond.L = &q.mu
 	q.workers.Add(cfg.DropConcurrency)
@@ -97,7 +96,7 @@ func newDropQueue(cfg Config, drop func(context.Context, skills.Change) error, m
 
 // add queues ch's drop, or notes another event for a drop already pending
 // (coalesced).
-func (q *dropQueue) add(ch skills.Change) (coalesced bool, err error) {
+func (q *dropQueue) add(ch layout.Change) (coalesced bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p, ok := q.pending[ch]
@@ -146,17 +145,17 @@ func (q *dropQueue) work() {
 }
 
 // next waits for a drop whose turn has come.
-func (q *dropQueue) next() (skills.Change, *pendingDrop, bool) {
+func (q *dropQueue) next() (layout.Change, *pendingDrop, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.ready) == 0 && !q.closed {
 		q.cond.Wait()
 	}
 	if q.closed {
-		return skills.Change{}, nil, false
+		return layout.Change{}, nil, false
 	}
 	ch := q.ready[0]
-	q.ready[0] = skills.Change{}
+	q.ready[0] = layout.Change{}
 	q.ready = q.ready[1:]
 	p := q.pending[ch]
 	p.state = dropRunning
@@ -166,7 +165,7 @@ func (q *dropQueue) next() (skills.Change, *pendingDrop, bool) {
 // done settles a drop that began at start: the library is forgotten, or
 // waits for its recheck (an event came less than recheckAfter before the
 // drop began, or during it) or for a retry.
-func (q *dropQueue) done(ch skills.Change, p *pendingDrop, start time.Time, err error) {
+func (q *dropQueue) done(ch layout.Change, p *pendingDrop, start time.Time, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	result := "ok"
@@ -206,7 +205,7 @@ func (q *dropQueue) done(ch skills.Change, p *pendingDrop, start time.Time, err 
 }
 
 // due queues p's recheck or retry.
-func (q *dropQueue) due(ch skills.Change, p *pendingDrop) {
+func (q *dropQueue) due(ch layout.Change, p *pendingDrop) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed || q.pending[ch] != p || p.state != dropWaiting {
@@ -217,7 +216,7 @@ func (q *dropQueue) due(ch skills.Change, p *pendingDrop) {
 	q.cond.Signal()
 }
 
-func (q *dropQueue) remove(ch skills.Change) {
+func (q *dropQueue) remove(ch layout.Change) {
 	delete(q.pending, ch)
 	q.metrics.pending.Set(float64(len(q.pending)))
 }

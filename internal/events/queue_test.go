@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/layout"
 )
 
 // The queue's timing runs on synctest's clock: time moves only when every
@@ -21,7 +20,7 @@ import (
 
 // dropRun is one drop the queue ran: which change, when it began.
 type dropRun struct {
-	ch skills.Change
+	ch layout.Change
 	at time.Duration // since the test began
 }
 
@@ -39,7 +38,7 @@ type drops struct {
 
 func newDrops() *drops { return &drops{start: time.Now()} }
 
-func (d *drops) drop(_ context.Context, ch skills.Change) error {
+func (d *drops) drop(_ context.Context, ch layout.Change) error {
 	d.mu.Lock()
 	d.runs = append(d.runs, dropRun{ch, time.Since(d.start)})
 	n := 0
@@ -68,8 +67,8 @@ func (d *drops) all() []dropRun {
 }
 
 // perChange counts the runs of each change.
-func (d *drops) perChange() map[skills.Change]int {
-	n := map[skills.Change]int{}
+func (d *drops) perChange() map[layout.Change]int {
+	n := map[layout.Change]int{}
 	for _, r := range d.all() {
 		n[r.ch]++
 	}
@@ -93,8 +92,8 @@ func newTestQueue(t *testing.T, cfg Config, d *drops) *dropQueue {
 	return q
 }
 
-func library(i int) skills.Change {
-	return skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: fmt.Sprintf("user%d", i)}}
+func library(i int) layout.Change {
+	return layout.Change{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: fmt.Sprintf("user%d", i)}}
 }
 
 // TestDropQueueCoalescesBursts: ten concurrent bursts of 1,000 events over

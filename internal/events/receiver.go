@@ -20,17 +20,17 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/filewatch"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/requestid"
-	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // Catalog is what the receiver needs of the skills catalog
 // (*skills.Catalog).
 type Catalog interface {
-	ChangeOf(key string) skills.Change
-	Invalidate(ctx context.Context, ch skills.Change) error
-	Forget(ch skills.Change) error
+	ChangeOf(key string) layout.Change
+	Invalidate(ctx context.Context, ch layout.Change) error
+	Forget(ch layout.Change) error
 	ForgetAll()
 }
 
@@ -211,7 +211,7 @@ func (r *Receiver) authorized(header string) bool {
 // accepted meanwhile cost nothing more.
 func (r *Receiver) Apply(ctx context.Context, recs []Record) (accepted int, err error) {
 	r.metrics.received.Add(float64(len(recs)))
-	seen := map[skills.Change]bool{}
+	seen := map[layout.Change]bool{}
 	var refused error
 	for _, rec := range recs {
 		switch {
@@ -224,10 +224,10 @@ func (r *Receiver) Apply(ctx context.Context, recs []Record) (accepted int, err 
 		}
 		ch := r.catalog.ChangeOf(rec.Key)
 		switch {
-		case ch.Kind == skills.Unrelated:
+		case ch.Kind == layout.Unrelated:
 			r.metrics.ignored.WithLabelValues(ignoredUnrelated).Inc()
 			continue
-		case ch.Kind == skills.PersistedIndex:
+		case ch.Kind == layout.PersistedIndex:
 			r.metrics.ignored.WithLabelValues(ignoredOwnIndex).Inc()
 			continue
 		case seen[ch]:
@@ -255,16 +255,16 @@ func (r *Receiver) Apply(ctx context.Context, recs []Record) (accepted int, err 
 
 // drop applies ch on this replica and in the shared cache, and tells the
 // other replicas: the work of one turn of the queue.
-func (r *Receiver) drop(ctx context.Context, ch skills.Change) error {
+func (r *Receiver) drop(ctx context.Context, ch layout.Change) error {
 	if err := r.catalog.Invalidate(ctx, ch); err != nil {
 		return err
 	}
 	return r.publish(ctx, ch)
 }
 
-func changeLabel(ch skills.Change) string {
+func changeLabel(ch layout.Change) string {
 	switch {
-	case ch.Kind == skills.Settings:
+	case ch.Kind == layout.Settings:
 		return changeSettings
 	case ch.Library.Shared:
 		return changeSharedLibrary
@@ -288,8 +288,8 @@ const maxPeerMessageBytes = 4 << 10
 
 // publish tells the other replicas to forget the library ch dropped. A
 // user's settings live in the shared cache alone: nothing to tell.
-func (r *Receiver) publish(ctx context.Context, ch skills.Change) error {
-	if r.topic == nil || ch.Kind != skills.LibraryFile {
+func (r *Receiver) publish(ctx context.Context, ch layout.Change) error {
+	if r.topic == nil || ch.Kind != layout.LibraryFile {
 		return nil
 	}
 	b, err := json.Marshal(peerMessage{From: r.self, User: ch.Library.User, Shared: ch.Library.Shared, Team: ch.Library.Team})
@@ -315,7 +315,7 @@ func (r *Receiver) fromPeer(b []byte) {
 	if m.From == r.self {
 		return // dropped here before it was sent
 	}
-	ch := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}}
+	ch := layout.Change{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}}
 	if err := r.catalog.Forget(ch); err != nil {
 		r.metrics.peer.WithLabelValues(peerInvalid).Inc()
 		r.log.Warn("events: ignoring a message from another replica", "err", err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/audit"
 	"github.com/skillsvc/skillsvc/internal/events"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -35,8 +36,8 @@ type recorder struct {
 	mapper *skills.Catalog
 
 	mu          sync.Mutex
-	invalidated []skills.Change
-	forgot      []skills.Change
+	invalidated []layout.Change
+	forgot      []layout.Change
 	forgotAll   int
 	fail        error // Invalidate's answer
 }
@@ -50,9 +51,9 @@ func newRecorder(t *testing.T) *recorder {
 	return &recorder{mapper: lib.Catalog}
 }
 
-func (r *recorder) ChangeOf(key string) skills.Change { return r.mapper.ChangeOf(key) }
+func (r *recorder) ChangeOf(key string) layout.Change { return r.mapper.ChangeOf(key) }
 
-func (r *recorder) Invalidate(_ context.Context, ch skills.Change) error {
+func (r *recorder) Invalidate(_ context.Context, ch layout.Change) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
@@ -62,7 +63,7 @@ func (r *recorder) Invalidate(_ context.Context, ch skills.Change) error {
 	return nil
 }
 
-func (r *recorder) Forget(ch skills.Change) error {
+func (r *recorder) Forget(ch layout.Change) error {
 	if err := ch.Library.Validate(); err != nil {
 		return err
 	}
@@ -73,10 +74,10 @@ func (r *recorder) Forget(ch skills.Change) error {
 }
 
 // changes are what it invalidated so far.
-func (r *recorder) changes() []skills.Change {
+func (r *recorder) changes() []layout.Change {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]skills.Change(nil), r.invalidated...)
+	return append([]layout.Change(nil), r.invalidated...)
 }
 
 func (r *recorder) ForgetAll() {
@@ -324,12 +325,12 @@ func TestApply(t *testing.T) {
 			t.Fatalf("Apply = %d, %v; want 4 applied", applied, err)
 		}
 		synctest.Wait() // the drops ran; their rechecks wait a second
-		alice, shared := skills.LibraryRef{User: "alice"}, skills.LibraryRef{Shared: true}
-		want := []skills.Change{
-			{Kind: skills.LibraryFile, Library: alice},
-			{Kind: skills.LibraryFile, Library: shared},
-			{Kind: skills.Settings, Library: skills.LibraryRef{User: "bob"}},
-			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "carol"}},
+		alice, shared := layout.LibraryRef{User: "alice"}, layout.LibraryRef{Shared: true}
+		want := []layout.Change{
+			{Kind: layout.LibraryFile, Library: alice},
+			{Kind: layout.LibraryFile, Library: shared},
+			{Kind: layout.Settings, Library: layout.LibraryRef{User: "bob"}},
+			{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "carol"}},
 		}
 		if got := cat.changes(); !equalChanges(got, want) {
 			t.Errorf("invalidated %+v, want %+v", got, want)
@@ -364,8 +365,8 @@ func TestApply(t *testing.T) {
 }
 
 // equalChanges compares in any order: drops run concurrently.
-func equalChanges(a, b []skills.Change) bool {
-	n := map[skills.Change]int{}
+func equalChanges(a, b []layout.Change) bool {
+	n := map[layout.Change]int{}
 	for _, ch := range a {
 		n[ch]++
 	}
@@ -403,7 +404,7 @@ func TestApplyRechecks(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Minute)
-		n := map[skills.Change]int{}
+		n := map[layout.Change]int{}
 		for _, ch := range cat.changes() {
 			n[ch]++
 		}
@@ -504,9 +505,9 @@ func TestRefusalsAudited(t *testing.T) {
 		}
 		// The overloaded request: a and b fitted, c did not.
 		synctest.Wait()
-		want := []skills.Change{
-			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "a"}},
-			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "b"}},
+		want := []layout.Change{
+			{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "a"}},
+			{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "b"}},
 		}
 		if got := cat.changes(); !equalChanges(got, want) {
 			t.Errorf("invalidated %+v, want %+v", got, want)
@@ -545,9 +546,9 @@ func TestFromPeers(t *testing.T) {
 		for _, m := range []string{`{"from":"other","user":"bob"}`, `{"from":"other","shared":true}`, `{"from":"other","user":"no such user!"}`, `{"from":"other"}`, `not json`, `{"from":"other","user":"x` + strings.Repeat("x", 5000) + `"}`} {
 			topic.onMessage([]byte(m))
 		}
-		want := []skills.Change{
-			{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "bob"}},
-			{Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}},
+		want := []layout.Change{
+			{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "bob"}},
+			{Kind: layout.LibraryFile, Library: layout.LibraryRef{Shared: true}},
 		}
 		if !equalChanges(cat.forgot, want) {
 			t.Errorf("forgot %+v, want %+v", cat.forgot, want)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/events"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -130,10 +130,10 @@ func newSQSReplica(t *testing.T, srv *testserver.SQS, queue, redisAddr, channel 
 }
 
 // changes are what a replica invalidated and what it forgot.
-func (r sqsReplica) changes() (invalidated, forgot []skills.Change) {
+func (r sqsReplica) changes() (invalidated, forgot []layout.Change) {
 	r.cat.mu.Lock()
 	defer r.cat.mu.Unlock()
-	return append([]skills.Change(nil), r.cat.invalidated...), append([]skills.Change(nil), r.cat.forgot...)
+	return append([]layout.Change(nil), r.cat.invalidated...), append([]layout.Change(nil), r.cat.forgot...)
 }
 
 // TestSQSConsumer: two replicas consume one queue of a real SQS-compatible
@@ -165,7 +165,7 @@ func TestSQSConsumer(t *testing.T) {
 	// Each change reaches both replicas: invalidated on one (again a second
 	// later: the recheck), forgotten through Redis on the other; and no
 	// library but those changed is touched.
-	reached := func(want skills.Change, changed ...skills.Change) func() bool {
+	reached := func(want layout.Change, changed ...layout.Change) func() bool {
 		return func() bool {
 			ai, af := a.changes()
 			bi, bf := b.changes()
@@ -182,9 +182,9 @@ func TestSQSConsumer(t *testing.T) {
 	drained := func() bool {
 		return counter(t, a.reg, "skillsvc_events_pending", "", "") == 0 && counter(t, b.reg, "skillsvc_events_pending", "", "") == 0
 	}
-	alice := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "alice"}}
-	shared := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}}
-	bob := skills.Change{Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "bob"}}
+	alice := layout.Change{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "alice"}}
+	shared := layout.Change{Kind: layout.LibraryFile, Library: layout.LibraryRef{Shared: true}}
+	bob := layout.Change{Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "bob"}}
 
 	send(s3Notification("lib", "ObjectCreated:Put", "alice/skills/my+skill/SKILL.md"))
 	within(t, time.Minute, "a message as S3 sends it reached both replicas", reached(alice, alice))

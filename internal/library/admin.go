@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
@@ -24,7 +24,7 @@ const maxDeleteVersions = 1000
 // is deleted: move the label, or for latest roll back or delete the skill,
 // first. The record is not read, so an unreadable one goes too; its blobs
 // go with the next garbage collection. It returns how many were stored.
-func (p *Publisher) DeleteVersions(ctx context.Context, l skills.LibraryRef, name string, ids []string) (_ int, err error) {
+func (p *Publisher) DeleteVersions(ctx context.Context, l layout.LibraryRef, name string, ids []string) (_ int, err error) {
 	defer func() { p.metrics.count("delete_versions", err) }()
 	if err := errors.Join(l.Validate(), checkName(name)); err != nil {
 		return 0, err
@@ -89,7 +89,7 @@ type ProposalsResult struct {
 
 // RejectProposals rejects (or deletes) the library's proposals f picks, as
 // the admin a.
-func (p *Publisher) RejectProposals(ctx context.Context, a Actor, l skills.LibraryRef, f ProposalFilter) (res ProposalsResult, err error) {
+func (p *Publisher) RejectProposals(ctx context.Context, a Actor, l layout.LibraryRef, f ProposalFilter) (res ProposalsResult, err error) {
 	defer func() { p.metrics.count("reject_proposals", err) }()
 	if err := errors.Join(l.Validate(), checkText("comment", f.Comment)); err != nil {
 		return res, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/coexist"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/local"
@@ -28,11 +29,11 @@ type scripted struct {
 	err     error
 	block   bool // until the check's deadline
 	asked   []string
-	library skills.LibraryRef
+	library layout.LibraryRef
 	dir     string
 }
 
-func (s *scripted) Compete(ctx context.Context, l skills.LibraryRef, c coexist.Candidate, queries []string, k int) (coexist.Competition, error) {
+func (s *scripted) Compete(ctx context.Context, l layout.LibraryRef, c coexist.Candidate, queries []string, k int) (coexist.Competition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked, s.library, s.dir = queries, l, c.Dir
@@ -144,7 +145,7 @@ func TestCoexistenceWarnings(t *testing.T) {
 				if err != nil || !res.Valid {
 					t.Fatalf("validate_only %v: %+v, %v", validateOnly, res, err)
 				}
-				if s.library != (skills.LibraryRef{User: "alice"}) || s.dir != "x/pdf-forms" || len(s.asked) != 4 || s.asked[0] != desc {
+				if s.library != (layout.LibraryRef{User: "alice"}) || s.dir != "x/pdf-forms" || len(s.asked) != 4 || s.asked[0] != desc {
 					t.Fatalf("asked about %+v %q: %q", s.library, s.dir, s.asked)
 				}
 				got := coexistence(res.Problems)

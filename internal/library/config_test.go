@@ -45,13 +45,13 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	c := library.DefaultConfig()
-	if got := c.BlobSpace(skills.LibraryRef{User: "alice"}); got != "alice/versions/blobs/" {
+	if got := c.BlobSpace(layout.LibraryRef{User: "alice"}); got != "alice/versions/blobs/" {
 		t.Errorf("alice's blob space = %q", got)
 	}
-	if got := c.BlobSpace(skills.LibraryRef{Shared: true}); got != "_shared/versions/blobs/" {
+	if got := c.BlobSpace(layout.LibraryRef{Shared: true}); got != "_shared/versions/blobs/" {
 		t.Errorf("the shared blob space = %q", got)
 	}
-	if got := c.BlobSpace(skills.LibraryRef{Team: "legal"}); got != "_teams/legal/versions/blobs/" {
+	if got := c.BlobSpace(layout.LibraryRef{Team: "legal"}); got != "_teams/legal/versions/blobs/" {
 		t.Errorf("team legal's blob space = %q", got)
 	}
 }
@@ -61,7 +61,7 @@ func TestConfigValidate(t *testing.T) {
 func TestCustomRoots(t *testing.T) {
 	c := library.DefaultConfig()
 	c.Roots = layout.VersionRoots{User: "{user}/.v/", Shared: "_lib/v/", Team: "_t/{team}/.v/"}
-	for l, want := range map[skills.LibraryRef]string{
+	for l, want := range map[layout.LibraryRef]string{
 		{User: "alice"}: "alice/.v/blobs/", {Shared: true}: "_lib/v/blobs/", {Team: "legal"}: "_t/legal/.v/blobs/",
 	} {
 		if got := c.BlobSpace(l); got != want {

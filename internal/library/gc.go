@@ -9,8 +9,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
@@ -48,7 +48,7 @@ var errTooManyRefs = fmt.Errorf("%w: the library's versions and snapshots refer 
 // A dry run deletes nothing and counts what it would delete (blobs a
 // snapshot it would sweep refers to count as kept). Callers are admins
 // (AdminService): no actor is checked here.
-func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry bool) (GCResult, error) {
+func (p *Publisher) CollectGarbage(ctx context.Context, l layout.LibraryRef, dry bool) (GCResult, error) {
 	var res GCResult
 	if err := l.Validate(); err != nil {
 		return res, err
@@ -125,7 +125,7 @@ func (p *Publisher) CollectGarbage(ctx context.Context, l skills.LibraryRef, dry
 // and proposal record of the library l, listing its skills page by page,
 // and returns the keys of the records it could not read (logged): their
 // blobs are unknown.
-func (p *Publisher) versionBlobs(ctx context.Context, l skills.LibraryRef, fn func(blobs.Digest) error) ([]string, error) {
+func (p *Publisher) versionBlobs(ctx context.Context, l layout.LibraryRef, fn func(blobs.Digest) error) ([]string, error) {
 	s := p.store(l)
 	prefix := s.Root + "skills/"
 	var unreadable []string

@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -36,7 +37,7 @@ func TestCollectGarbage(t *testing.T) {
 		brief := pinnedEnv(t, b, time.Nanosecond) // bob's expire at once
 		store := blobs.New(b, 1<<20, library.DefaultConfig().GCGrace)
 		cfg := library.DefaultConfig()
-		aliceSpace, sharedSpace, bobSpace := cfg.BlobSpace(skills.LibraryRef{User: "alice"}), cfg.BlobSpace(skills.LibraryRef{Shared: true}), cfg.BlobSpace(skills.LibraryRef{User: "bob"})
+		aliceSpace, sharedSpace, bobSpace := cfg.BlobSpace(layout.LibraryRef{User: "alice"}), cfg.BlobSpace(layout.LibraryRef{Shared: true}), cfg.BlobSpace(layout.LibraryRef{User: "bob"})
 		has := func(space, data string) bool {
 			t.Helper()
 			ok, err := store.Has(ctx, space, blobs.Of([]byte(data)))
@@ -45,19 +46,19 @@ func TestCollectGarbage(t *testing.T) {
 			}
 			return ok
 		}
-		put := func(l skills.LibraryRef, path, data string) {
+		put := func(l layout.LibraryRef, path, data string) {
 			t.Helper()
 			if _, err := e.lib.Catalog.PutLibraryFile(ctx, l, path, []byte(data), objstore.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		del := func(l skills.LibraryRef, path string) {
+		del := func(l layout.LibraryRef, path string) {
 			t.Helper()
 			if err := e.lib.Catalog.DeleteLibraryFile(ctx, l, path); err != nil {
 				t.Fatal(err)
 			}
 		}
-		aliceLib, bobLib, shared := skills.LibraryRef{User: "alice"}, skills.LibraryRef{User: "bob"}, skills.LibraryRef{Shared: true}
+		aliceLib, bobLib, shared := layout.LibraryRef{User: "alice"}, layout.LibraryRef{User: "bob"}, layout.LibraryRef{Shared: true}
 
 		// A published version (its blobs), then a live file and a shared
 		// one that only alice's pinned snapshot keeps once deleted.
@@ -135,7 +136,7 @@ func TestCollectGarbage(t *testing.T) {
 			t.Errorf("collection for bob = %+v; want the swept snapshot's blob and the orphan gone", res)
 		}
 
-		if _, err := e.pub.CollectGarbage(ctx, skills.LibraryRef{User: "../x"}, false); err == nil {
+		if _, err := e.pub.CollectGarbage(ctx, layout.LibraryRef{User: "../x"}, false); err == nil {
 			t.Error("a bad library reference was collected")
 		}
 	})
@@ -151,8 +152,8 @@ func TestCollectTeamGarbage(t *testing.T) {
 		e := pinnedEnv(t, b, 7*24*time.Hour)
 		store := blobs.New(b, 1<<20, library.DefaultConfig().GCGrace)
 		cfg := library.DefaultConfig()
-		legal := skills.LibraryRef{Team: "legal"}
-		space, eng := cfg.BlobSpace(legal), cfg.BlobSpace(skills.LibraryRef{Team: "eng"})
+		legal := layout.LibraryRef{Team: "legal"}
+		space, eng := cfg.BlobSpace(legal), cfg.BlobSpace(layout.LibraryRef{Team: "eng"})
 		has := func(space, data string) bool {
 			t.Helper()
 			ok, err := store.Has(ctx, space, blobs.Of([]byte(data)))
@@ -192,7 +193,7 @@ func TestCollectTeamGarbage(t *testing.T) {
 func TestCollectGarbageKeepsReusedBlobs(t *testing.T) {
 	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
 		cfg := library.DefaultConfig()
-		aliceLib := skills.LibraryRef{User: "alice"}
+		aliceLib := layout.LibraryRef{User: "alice"}
 		space := cfg.BlobSpace(aliceLib)
 		for _, tc := range []struct {
 			name  string
@@ -269,7 +270,7 @@ func TestCollectGarbageKeepsReusedBlobs(t *testing.T) {
 func TestWritersPutBackCollectedBlobs(t *testing.T) {
 	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) {
 		cfg := library.DefaultConfig()
-		aliceLib := skills.LibraryRef{User: "alice"}
+		aliceLib := layout.LibraryRef{User: "alice"}
 		space := cfg.BlobSpace(aliceLib)
 		ctx := t.Context()
 		b := objstoretest.NewAging(newBucket(t))

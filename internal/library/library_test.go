@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -20,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
@@ -192,7 +194,7 @@ func testPublish(t *testing.T, e env) {
 	}
 
 	// The old version is read whole from its blobs, by a 12-digit prefix.
-	v, raw, err := e.pub.GetVersion(ctx, alice, skills.LibraryRef{}, "pdf", r1.Version.ID[7:19])
+	v, raw, err := e.pub.GetVersion(ctx, alice, layout.LibraryRef{}, "pdf", r1.Version.ID[7:19])
 	if err != nil || v.ID != r1.Version.ID || string(raw) != string(v1files[0].Data) {
 		t.Fatalf("GetVersion = %+v %q, %v", v.ID, raw, err)
 	}
@@ -200,11 +202,11 @@ func testPublish(t *testing.T, e env) {
 	if err != nil || string(old) != "gone soon" {
 		t.Fatalf("old.md of v1 = %q, %v", old, err)
 	}
-	_, _, err = e.pub.GetVersion(ctx, alice, skills.LibraryRef{}, "pdf", "sha256:abc")
+	_, _, err = e.pub.GetVersion(ctx, alice, layout.LibraryRef{}, "pdf", "sha256:abc")
 	wantKind(t, err, errkind.InvalidArgument)
 
 	// Roll back to v1: the live copy is v1's files again.
-	rb, err := e.pub.Rollback(ctx, alice, skills.LibraryRef{}, "pdf", r1.Version.ID, "")
+	rb, err := e.pub.Rollback(ctx, alice, layout.LibraryRef{}, "pdf", r1.Version.ID, "")
 	if err != nil || rb.Version.ID != r1.Version.ID {
 		t.Fatalf("rollback = %+v, %v", rb.Version, err)
 	}
@@ -220,7 +222,7 @@ func testPublish(t *testing.T, e env) {
 	}
 
 	// Delete removes every live file, keeps the versions.
-	n, err := e.pub.Delete(ctx, alice, skills.LibraryRef{}, "pdf", "")
+	n, err := e.pub.Delete(ctx, alice, layout.LibraryRef{}, "pdf", "")
 	if err != nil || n != 3 {
 		t.Fatalf("delete = %d, %v", n, err)
 	}
@@ -232,7 +234,7 @@ func testPublish(t *testing.T, e env) {
 			t.Fatalf("live file %s left after delete", k)
 		}
 	}
-	if _, err := e.pub.Rollback(ctx, alice, skills.LibraryRef{}, "pdf", r2.Version.ID, "none"); err != nil {
+	if _, err := e.pub.Rollback(ctx, alice, layout.LibraryRef{}, "pdf", r2.Version.ID, "none"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.listed(t, "alice")["docs/pdf@user"]; got != r2.Version.ID {
@@ -296,7 +298,7 @@ func testLabels(t *testing.T, e env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := e.pub.SetLabel(ctx, alice, skills.LibraryRef{}, "csv", fmt.Sprintf("l%d", i), r1.Version.ID)
+			_, err := e.pub.SetLabel(ctx, alice, layout.LibraryRef{}, "csv", fmt.Sprintf("l%d", i), r1.Version.ID)
 			errs <- err
 		}()
 	}
@@ -314,41 +316,41 @@ func testLabels(t *testing.T, e env) {
 	if len(page.Labels) != 10 || page.Labels["beta"] != r2.Version.ID || page.Labels["latest"] != r2.Version.ID || page.Labels["l7"] != r1.Version.ID {
 		t.Fatalf("labels = %v", page.Labels)
 	}
-	v, err := e.pub.Pinned(ctx, alice, "csv", skills.LayerUser, "l3")
+	v, err := e.pub.Pinned(ctx, alice, "csv", skillview.LayerUser, "l3")
 	if err != nil || v.ID != r1.Version.ID {
 		t.Fatalf("pinned by label = %v, %v", v.ID, err)
 	}
-	_, err = e.pub.SetLabel(ctx, alice, skills.LibraryRef{}, "csv", "latest", r1.Version.ID)
+	_, err = e.pub.SetLabel(ctx, alice, layout.LibraryRef{}, "csv", "latest", r1.Version.ID)
 	wantKind(t, err, errkind.InvalidArgument)
-	if _, err := e.pub.SetLabel(ctx, alice, skills.LibraryRef{}, "csv", "beta", ""); err != nil {
+	if _, err := e.pub.SetLabel(ctx, alice, layout.LibraryRef{}, "csv", "beta", ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.pub.Pinned(ctx, alice, "csv", skills.LayerUser, "beta")
+	_, err = e.pub.Pinned(ctx, alice, "csv", skillview.LayerUser, "beta")
 	wantKind(t, err, errkind.NotFound)
 }
 
 func testRoles(t *testing.T, e env) {
 	ctx := t.Context()
-	_, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: skills.LibraryRef{User: "alice"}, Name: "x", Files: folder("x", "d")})
+	_, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: layout.LibraryRef{User: "alice"}, Name: "x", Files: folder("x", "d")})
 	wantKind(t, err, errkind.PermissionDenied)
-	_, err = e.pub.Publish(ctx, bob, library.PublishRequest{Library: skills.LibraryRef{Shared: true}, Name: "x", Files: folder("x", "d")})
+	_, err = e.pub.Publish(ctx, bob, library.PublishRequest{Library: layout.LibraryRef{Shared: true}, Name: "x", Files: folder("x", "d")})
 	wantKind(t, err, errkind.PermissionDenied)
 	// An admin publishes to anyone's library and the shared one.
-	if _, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: skills.LibraryRef{User: "alice"}, Name: "x", Files: folder("x", "d")}); err != nil {
+	if _, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: layout.LibraryRef{User: "alice"}, Name: "x", Files: folder("x", "d")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: skills.LibraryRef{Shared: true}, Name: "y", Files: folder("y", "d")}); err != nil {
+	if _, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: layout.LibraryRef{Shared: true}, Name: "y", Files: folder("y", "d")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.listed(t, "bob"); got["y@shared"] == "" || got["x@user"] != "" {
 		t.Fatalf("bob sees %v", got)
 	}
-	_, err = e.pub.Delete(ctx, bob, skills.LibraryRef{Shared: true}, "y", "")
+	_, err = e.pub.Delete(ctx, bob, layout.LibraryRef{Shared: true}, "y", "")
 	wantKind(t, err, errkind.PermissionDenied)
-	_, err = e.pub.Review(ctx, bob, skills.LibraryRef{Shared: true}, "y", "latest", true, "")
+	_, err = e.pub.Review(ctx, bob, layout.LibraryRef{Shared: true}, "y", "latest", true, "")
 	wantKind(t, err, errkind.PermissionDenied)
 	// Everyone reads the shared library's versions.
-	if page, err := e.pub.ListVersions(ctx, bob, library.ListRequest{Library: skills.LibraryRef{Shared: true}, Name: "y"}); err != nil || len(page.Versions) != 1 {
+	if page, err := e.pub.ListVersions(ctx, bob, library.ListRequest{Library: layout.LibraryRef{Shared: true}, Name: "y"}); err != nil || len(page.Versions) != 1 {
 		t.Fatalf("bob lists shared versions: %+v, %v", page, err)
 	}
 }
@@ -381,7 +383,7 @@ func (e env) teamListed(t *testing.T, a library.Actor) map[string]string {
 // change it, members read its versions, others see none of it.
 func testTeams(t *testing.T, e env) {
 	ctx := t.Context()
-	legal := skills.LibraryRef{Team: "legal"}
+	legal := layout.LibraryRef{Team: "legal"}
 	r1, err := e.pub.Publish(ctx, admin, library.PublishRequest{Library: legal, Category: "law", Name: "nda", Files: folder("nda", "Review NDAs.", "clauses.md", "v1")})
 	if err != nil || r1.Pending || r1.Version.Library != legal {
 		t.Fatalf("admin's team publish = %+v, %v", r1, err)
@@ -463,7 +465,7 @@ func testTeams(t *testing.T, e env) {
 // until an admin approves it; the shared library's rule, per team.
 func testTeamReview(t *testing.T, e env) {
 	ctx := t.Context()
-	legal := skills.LibraryRef{Team: "legal"}
+	legal := layout.LibraryRef{Team: "legal"}
 	res, err := e.pub.Publish(ctx, carol, library.PublishRequest{Library: legal, Name: "nda", Files: folder("nda", "NDAs.")})
 	if err != nil || !res.Pending || res.Version.State != versions.Pending {
 		t.Fatalf("member's publish = %+v, %v", res, err)
@@ -488,7 +490,7 @@ func testTeamReview(t *testing.T, e env) {
 
 func testReview(t *testing.T, e env) {
 	ctx := t.Context()
-	shared := skills.LibraryRef{Shared: true}
+	shared := layout.LibraryRef{Shared: true}
 	res, err := e.pub.Publish(ctx, bob, library.PublishRequest{Library: shared, Name: "sql", Files: folder("sql", "Query.")})
 	if err != nil || !res.Pending || res.Version.State != versions.Pending {
 		t.Fatalf("publish = %+v, %v", res, err)
@@ -569,7 +571,7 @@ func testConcurrent(t *testing.T, e env) {
 	if err != nil || len(page.Versions) != n {
 		t.Fatalf("versions = %d, %v", len(page.Versions), err)
 	}
-	latest, err := e.pub.Pinned(ctx, alice, "race", skills.LayerUser, "latest")
+	latest, err := e.pub.Pinned(ctx, alice, "race", skillview.LayerUser, "latest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
@@ -35,7 +35,7 @@ import (
 
 // intent is a version committed to go live, at intentKey until it is.
 type intent struct {
-	Library skills.LibraryRef `json:"library"`
+	Library layout.LibraryRef `json:"library"`
 	Name    string            `json:"name"`
 	Version string            `json:"version"`
 	Labels  []string          `json:"labels,omitempty"` // moved with latest
@@ -49,7 +49,7 @@ const liveTimeout = time.Minute
 // lockTTL outlives any change of one skill (16 MiB written, liveTimeout).
 const lockTTL = 2 * time.Minute
 
-func (p *Publisher) lockKey(l skills.LibraryRef, name string) string {
+func (p *Publisher) lockKey(l layout.LibraryRef, name string) string {
 	return "library-lock\x00" + p.cfg.Root(l) + name
 }
 
@@ -57,7 +57,7 @@ func (p *Publisher) lockKey(l skills.LibraryRef, name string) string {
 // the shared versions root, outside every mount.
 func (p *Publisher) intentsPrefix() string { return p.cfg.Roots.Intents() }
 
-func (p *Publisher) intentKey(l skills.LibraryRef, name string) string {
+func (p *Publisher) intentKey(l layout.LibraryRef, name string) string {
 	sum := sha256.Sum256([]byte(p.cfg.Root(l) + "\x00" + name))
 	return p.intentsPrefix() + hex.EncodeToString(sum[:20]) + ".json"
 }
@@ -65,7 +65,7 @@ func (p *Publisher) intentKey(l skills.LibraryRef, name string) string {
 // liveBase is the key prefix of the folder category/name in the library l,
 // checked so that every file of rels fits a key: a write refused for its
 // key part-way would leave a mix.
-func (p *Publisher) liveBase(l skills.LibraryRef, category, name string, rels []string) (string, error) {
+func (p *Publisher) liveBase(l layout.LibraryRef, category, name string, rels []string) (string, error) {
 	prefix, err := p.catalog.LibraryPrefix(l)
 	if err != nil {
 		return "", err
@@ -91,7 +91,7 @@ func relsOf(files []skillmd.FileDigest) []string {
 // moves latest and labels to it, under the skill's lock. It fails only
 // before the commit point; what fails after it is logged and finished by
 // recovery, and the answer says what will be.
-func (p *Publisher) goLive(ctx context.Context, l skills.LibraryRef, rec versions.Record, labels []string, data func(rel string) ([]byte, error)) ([]string, versions.Refs, error) {
+func (p *Publisher) goLive(ctx context.Context, l layout.LibraryRef, rec versions.Record, labels []string, data func(rel string) ([]byte, error)) ([]string, versions.Refs, error) {
 	if _, err := p.liveBase(l, rec.Category, rec.Name, relsOf(rec.Files)); err != nil {
 		return nil, versions.Refs{}, err
 	}
@@ -177,7 +177,7 @@ func again(ctx context.Context, op func() error) error {
 // file first, SKILL.md last, then the files of the previous copy rec does
 // not hold are removed. A reader that sees the new SKILL.md finds every
 // file it names already written. data returns a file's bytes.
-func (p *Publisher) writeLive(ctx context.Context, l skills.LibraryRef, rec versions.Record, data func(rel string) ([]byte, error)) ([]string, error) {
+func (p *Publisher) writeLive(ctx context.Context, l layout.LibraryRef, rec versions.Record, data func(rel string) ([]byte, error)) ([]string, error) {
 	base, err := p.liveBase(l, rec.Category, rec.Name, relsOf(rec.Files))
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func compareBool(a, b bool) int {
 // and tells the other replicas. The change is made: a failure here (the
 // shared cache down) is logged, and the index catches up by revalidation
 // (--skills.index-refresh).
-func (p *Publisher) changed(ctx context.Context, l skills.LibraryRef) {
+func (p *Publisher) changed(ctx context.Context, l layout.LibraryRef) {
 	if err := p.catalog.DropLibraryIndex(ctx, l); err != nil {
 		p.log.Warn("library: a change is made but the library's index could not be dropped; it is seen once the index revalidates", "library", p.cfg.Root(l), "err", err)
 	}
@@ -248,7 +248,7 @@ func (p *Publisher) changed(ctx context.Context, l skills.LibraryRef) {
 
 // readVersion reads every file of rec from the library's blobs, charged to
 // res: a missing blob fails before anything is written.
-func (p *Publisher) readVersion(ctx context.Context, l skills.LibraryRef, rec versions.Record, res *versions.Reservation) (map[string][]byte, error) {
+func (p *Publisher) readVersion(ctx context.Context, l layout.LibraryRef, rec versions.Record, res *versions.Reservation) (map[string][]byte, error) {
 	if err := res.Take(ctx, rec.TotalBytes); err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (p *Publisher) readVersion(ctx context.Context, l skills.LibraryRef, rec ve
 // rollForward finishes the change an intent of the skill names, if one is
 // left (by a crash, or an outage past the commit point); the caller holds
 // the skill's lock. It says whether there was one.
-func (p *Publisher) rollForward(ctx context.Context, l skills.LibraryRef, name string) (bool, error) {
+func (p *Publisher) rollForward(ctx context.Context, l layout.LibraryRef, name string) (bool, error) {
 	key := p.intentKey(l, name)
 	var in intent
 	_, err := versions.Store{Bucket: p.bucket}.GetJSON(ctx, key, &in)

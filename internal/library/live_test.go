@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -187,7 +188,7 @@ func testRecovered(t *testing.T, e env, f *objstoretest.Faulty) {
 	if err != nil || len(page.Versions) != 3 {
 		t.Fatalf("%d versions, %v", len(page.Versions), err)
 	}
-	if _, err := e.pub.Rollback(ctx, alice, skills.LibraryRef{}, "mix", page.Versions[2].ID, ""); err != nil {
+	if _, err := e.pub.Rollback(ctx, alice, layout.LibraryRef{}, "mix", page.Versions[2].ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	if k := liveVersion(t, f); k != 1 {

@@ -13,9 +13,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
@@ -33,19 +35,19 @@ func (p *Publisher) Pinned(ctx context.Context, a Actor, name, layer, ref string
 	if err := checkName(name); err != nil {
 		return Version{}, err
 	}
-	own, shared := skills.LibraryRef{User: a.User}, skills.LibraryRef{Shared: true}
-	var order []skills.LibraryRef
-	switch team, isTeam := strings.CutPrefix(layer, skills.LayerTeam); {
-	case layer == skills.LayerShared:
-		order = []skills.LibraryRef{shared}
-	case layer == skills.LayerUser:
-		order = []skills.LibraryRef{own}
+	own, shared := layout.LibraryRef{User: a.User}, layout.LibraryRef{Shared: true}
+	var order []layout.LibraryRef
+	switch team, isTeam := strings.CutPrefix(layer, skillview.LayerTeam); {
+	case layer == skillview.LayerShared:
+		order = []layout.LibraryRef{shared}
+	case layer == skillview.LayerUser:
+		order = []layout.LibraryRef{own}
 	case isTeam:
-		order = []skills.LibraryRef{{Team: team}}
+		order = []layout.LibraryRef{{Team: team}}
 	default:
 		order = append(order, own)
 		for _, t := range a.Teams {
-			order = append(order, skills.LibraryRef{Team: t})
+			order = append(order, layout.LibraryRef{Team: t})
 		}
 		order = append(order, shared)
 	}
@@ -97,46 +99,46 @@ func (p *Publisher) pinnedDir(v Version) string {
 
 // pinnedDetail is the version's SKILL.md parsed, as the catalog would list
 // the same files (without the other files).
-func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skills.Detail, error) {
+func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skillview.Detail, error) {
 	raw, err := p.ReadFile(ctx, v, skillmd.SkillFile)
 	if err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	fm, body, problems := skillmd.ParseSkillMD(raw, v.Name)
-	layer := skills.LayerUser
+	layer := skillview.LayerUser
 	switch {
 	case v.Library.Shared:
-		layer = skills.LayerShared
+		layer = skillview.LayerShared
 	case v.Library.Team != "":
-		layer = skills.LayerTeam + v.Library.Team
+		layer = skillview.LayerTeam + v.Library.Team
 	}
-	m := &skills.Manifest{TotalBytes: v.TotalBytes, FileCount: len(v.Files), Digest: v.ID}
+	m := &skillview.Manifest{TotalBytes: v.TotalBytes, FileCount: len(v.Files), Digest: v.ID}
 	for _, f := range v.Files {
-		m.Files = append(m.Files, skills.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256})
+		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256})
 	}
-	sk := skills.Skill{
+	sk := skillview.Skill{
 		Path: p.pinnedDir(v), Dir: dir(v.Category, v.Name), Folder: v.Name, Category: v.Category, Layer: layer, ETag: v.ID,
 		Manifest: m, Frontmatter: fm, Problems: problems,
 	}
-	return skills.Detail{Skill: sk, Raw: string(raw), Body: body}, nil
+	return skillview.Detail{Skill: sk, Raw: string(raw), Body: body}, nil
 }
 
 // GetPinned is GetSkill of the version of ref the caller id names: its
 // SKILL.md and its other files, each told binary or not.
-func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string) (skills.Detail, error) {
+func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string) (skillview.Detail, error) {
 	v, err := p.pinned(ctx, a, id, ref, version)
 	if err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	d, err := p.pinnedDetail(ctx, v)
 	if err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	// Whether each file is binary takes its bytes: read them together
 	// (a version holds at most skillmd.MaxSkillBytes).
 	for _, f := range v.Files {
 		if f.Rel != skillmd.SkillFile {
-			d.Files = append(d.Files, skills.File{Path: f.Rel, Size: f.Size})
+			d.Files = append(d.Files, skillview.File{Path: f.Rel, Size: f.Size})
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -150,38 +152,38 @@ func (p *Publisher) GetPinned(ctx context.Context, a Actor, id mounts.Caller, re
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return skills.Detail{}, err
+		return skillview.Detail{}, err
 	}
 	return d, nil
 }
 
 // RenderPinned is RenderSkill of the version: its body as the catalog
 // renders a live skill's, and the skill.
-func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string, opts skills.RenderOptions) (string, skills.Skill, error) {
-	if err := skills.CheckBaseDir(opts.BaseDir); err != nil {
-		return "", skills.Skill{}, err
+func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string, opts skillview.RenderOptions) (string, skillview.Skill, error) {
+	if err := skillmd.CheckBaseDir(opts.BaseDir); err != nil {
+		return "", skillview.Skill{}, err
 	}
 	v, err := p.pinned(ctx, a, id, ref, version)
 	if err != nil {
-		return "", skills.Skill{}, err
+		return "", skillview.Skill{}, err
 	}
 	d, err := p.pinnedDetail(ctx, v)
 	if err != nil {
-		return "", skills.Skill{}, err
+		return "", skillview.Skill{}, err
 	}
 	sk := d.Skill
 	if !sk.Problems.Valid() {
-		return "", skills.Skill{}, fmt.Errorf("%w: %s (version %s): %s", skills.ErrInvalidSkill, sk.Path, v.ID, strings.Join(sk.Errors, "; "))
+		return "", skillview.Skill{}, fmt.Errorf("%w: %s (version %s): %s", skills.ErrInvalidSkill, sk.Path, v.ID, strings.Join(sk.Errors, "; "))
 	}
 	base := opts.BaseDir
 	if base == "" {
 		base = sk.Path
 	}
 	_, maxRender := p.catalog.TextLimits()
-	if n := skills.RenderedSize(base, d.Body, opts.Arguments); n > maxRender {
-		return "", skills.Skill{}, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes, at most %d are returned", errkind.ResourceExhausted, sk.Path, n, maxRender)
+	if n := skillmd.RenderedSize(base, d.Body, opts.Arguments); n > maxRender {
+		return "", skillview.Skill{}, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes, at most %d are returned", errkind.ResourceExhausted, sk.Path, n, maxRender)
 	}
-	return skills.RenderBody(base, d.Body, opts.Arguments), sk, nil
+	return skillmd.RenderBody(base, d.Body, opts.Arguments), sk, nil
 }
 
 // ReadPinned is ReadSkillFile of the version: one file as text and its

@@ -11,7 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestPinnedReads: a read pinned to a version comes back from the library
@@ -38,7 +38,7 @@ func TestPinnedReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Path != mount+"/pdf" || d.ETag != v1.Version.ID || d.Description != "Read PDFs." || d.Layer != skills.LayerUser {
+		if d.Path != mount+"/pdf" || d.ETag != v1.Version.ID || d.Description != "Read PDFs." || d.Layer != skillview.LayerUser {
 			t.Fatalf("pinned skill = %+v", d.Skill)
 		}
 		binary := map[string]bool{}
@@ -58,7 +58,7 @@ func TestPinnedReads(t *testing.T) {
 		_, _, err = e.pub.ReadPinned(ctx, alice, id, "pdf", v1.Version.ID, "missing")
 		wantKind(t, err, errkind.NotFound)
 
-		rendered, sk, err := e.pub.RenderPinned(ctx, alice, id, "pdf", v1.Version.ID, skills.RenderOptions{})
+		rendered, sk, err := e.pub.RenderPinned(ctx, alice, id, "pdf", v1.Version.ID, skillview.RenderOptions{})
 		if err != nil || sk.Path != mount+"/pdf" || !bytes.Contains([]byte(rendered), []byte("Do it.")) {
 			t.Fatalf("RenderPinned = %q, %+v, %v", rendered, sk, err)
 		}

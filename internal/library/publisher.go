@@ -21,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -37,7 +38,7 @@ type Publisher struct {
 	locks   cache.Cache // the shared cache: the skills' locks
 	// notify tells the other replicas a library changed (nil: they see it
 	// within --skills.index-refresh).
-	notify  func(ctx context.Context, l skills.LibraryRef)
+	notify  func(ctx context.Context, l layout.LibraryRef)
 	now     func() time.Time
 	metrics *metrics
 	log     *slog.Logger
@@ -50,7 +51,7 @@ type Option func(*Publisher)
 
 // WithNotify calls f after each change to a library's live copy, once its
 // index is dropped here: the events receiver tells the other replicas.
-func WithNotify(f func(ctx context.Context, l skills.LibraryRef)) Option {
+func WithNotify(f func(ctx context.Context, l layout.LibraryRef)) Option {
 	return func(p *Publisher) { p.notify = f }
 }
 
@@ -138,9 +139,9 @@ const (
 // member to its team's, only as a pending version when review is on. It
 // returns the library (the caller's own when l is zero) and whether a
 // publish is pending.
-func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills.LibraryRef, bool, error) {
-	if l == (skills.LibraryRef{}) {
-		l = skills.LibraryRef{User: a.User}
+func (p *Publisher) authorize(a Actor, l layout.LibraryRef, what access) (layout.LibraryRef, bool, error) {
+	if l == (layout.LibraryRef{}) {
+		l = layout.LibraryRef{User: a.User}
 	}
 	if err := l.Validate(); err != nil {
 		return l, false, err
@@ -169,7 +170,7 @@ func (p *Publisher) authorize(a Actor, l skills.LibraryRef, what access) (skills
 	return l, false, fmt.Errorf("%w: a caller acts only on its own library", errkind.PermissionDenied)
 }
 
-func (p *Publisher) store(l skills.LibraryRef) versions.Store {
+func (p *Publisher) store(l layout.LibraryRef) versions.Store {
 	return versions.Store{Bucket: p.bucket, Root: p.cfg.Root(l), Max: p.cfg.MaxVersions, Log: p.log, MaxProposals: p.cfg.MaxProposals}
 }
 
@@ -177,7 +178,7 @@ func (p *Publisher) store(l skills.LibraryRef) versions.Store {
 // never interleave their live writes (in this process and, with Redis,
 // across replicas). A change an earlier one left unfinished (live.go) is
 // rolled forward first.
-func (p *Publisher) lock(ctx context.Context, l skills.LibraryRef, name string, fn func() error) error {
+func (p *Publisher) lock(ctx context.Context, l layout.LibraryRef, name string, fn func() error) error {
 	key := p.lockKey(l, name)
 	deadline := time.Now().Add(p.cfg.LockWait)
 	wait := 5 * time.Millisecond
@@ -218,13 +219,13 @@ func (p *Publisher) lock(ctx context.Context, l skills.LibraryRef, name string, 
 // Version is a record with the labels pointing at it, and its library.
 type Version struct {
 	versions.Record
-	Library skills.LibraryRef
+	Library layout.LibraryRef
 	Labels  []string
 }
 
 // PublishRequest is one skill folder to publish.
 type PublishRequest struct {
-	Library      skills.LibraryRef // zero: the actor's own
+	Library      layout.LibraryRef // zero: the actor's own
 	Category     string
 	Name         string
 	Labels       []string
@@ -492,7 +493,7 @@ func recordOf(req PublishRequest, a Actor, now time.Time) versions.Record {
 }
 
 // collisions refuses a name another folder of the library already uses.
-func (p *Publisher) collisions(ctx context.Context, l skills.LibraryRef, category, name string) ([]skillmd.Problem, error) {
+func (p *Publisher) collisions(ctx context.Context, l layout.LibraryRef, category, name string) ([]skillmd.Problem, error) {
 	list, err := p.catalog.LibrarySkills(ctx, l)
 	if err != nil {
 		return nil, err
@@ -514,7 +515,7 @@ const RuleNameUnique = "name-unique"
 
 // checkIfLatest applies a change's if_latest: "none" while the skill has
 // no latest version and no live SKILL.md, else the version latest must be.
-func (p *Publisher) checkIfLatest(ctx context.Context, l skills.LibraryRef, s versions.Store, refs versions.Refs, name, category, ifLatest string) error {
+func (p *Publisher) checkIfLatest(ctx context.Context, l layout.LibraryRef, s versions.Store, refs versions.Refs, name, category, ifLatest string) error {
 	if ifLatest == "" {
 		return nil
 	}
@@ -602,7 +603,7 @@ func (p *Publisher) setState(ctx context.Context, s versions.Store, rec versions
 }
 
 // liveDir finds the folder of the library serving name.
-func (p *Publisher) liveDir(ctx context.Context, l skills.LibraryRef, name string) (string, bool, error) {
+func (p *Publisher) liveDir(ctx context.Context, l layout.LibraryRef, name string) (string, bool, error) {
 	list, err := p.catalog.LibrarySkills(ctx, l)
 	if err != nil {
 		return "", false, err
@@ -618,7 +619,7 @@ func (p *Publisher) liveDir(ctx context.Context, l skills.LibraryRef, name strin
 // Delete removes every file of the skill's live copy (SKILL.md first, so
 // no reader sees a skill missing its files) and the latest label; its
 // versions stay for a rollback.
-func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, name, ifLatest string) (_ int, err error) {
+func (p *Publisher) Delete(ctx context.Context, a Actor, lib layout.LibraryRef, name, ifLatest string) (_ int, err error) {
 	defer func() { p.metrics.count("delete", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
@@ -662,7 +663,7 @@ func (p *Publisher) Delete(ctx context.Context, a Actor, lib skills.LibraryRef, 
 
 // removeFolder deletes every file of the library's folder d, SKILL.md
 // first, so no reader sees a skill missing its files.
-func (p *Publisher) removeFolder(ctx context.Context, l skills.LibraryRef, d string) (int, error) {
+func (p *Publisher) removeFolder(ctx context.Context, l layout.LibraryRef, d string) (int, error) {
 	prefix, err := p.catalog.LibraryPrefix(l)
 	if err != nil {
 		return 0, err
@@ -690,7 +691,7 @@ func (p *Publisher) removeFolder(ctx context.Context, l skills.LibraryRef, d str
 
 // removeOthers deletes the skill's live folders other than rec's (another
 // category's): a name is served from one folder, the one just written.
-func (p *Publisher) removeOthers(ctx context.Context, l skills.LibraryRef, rec versions.Record) error {
+func (p *Publisher) removeOthers(ctx context.Context, l layout.LibraryRef, rec versions.Record) error {
 	list, err := p.catalog.LibrarySkills(ctx, l)
 	if err != nil {
 		return err

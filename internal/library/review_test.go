@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
@@ -36,7 +36,7 @@ func TestReviewRules(t *testing.T) {
 	})
 }
 
-var shared = skills.LibraryRef{Shared: true}
+var shared = layout.LibraryRef{Shared: true}
 
 // sharedDirs lists the shared library's live folders holding SKILL.md.
 func sharedDirs(t *testing.T, e env) []string {

@@ -7,16 +7,16 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
 // ListRequest asks for a page of a skill's versions.
 type ListRequest struct {
-	Library   skills.LibraryRef
+	Library   layout.LibraryRef
 	Name      string
 	State     versions.State // "": every state the actor may see
 	PageSize  int32
@@ -120,7 +120,7 @@ func (p *Publisher) ListVersions(ctx context.Context, a Actor, req ListRequest) 
 }
 
 // find resolves a version the actor may see.
-func (p *Publisher) find(ctx context.Context, a Actor, l skills.LibraryRef, name, ref string) (Version, error) {
+func (p *Publisher) find(ctx context.Context, a Actor, l layout.LibraryRef, name, ref string) (Version, error) {
 	s := p.store(l)
 	refs, _, err := s.Refs(ctx, name)
 	if err != nil {
@@ -138,7 +138,7 @@ func (p *Publisher) find(ctx context.Context, a Actor, l skills.LibraryRef, name
 }
 
 // GetVersion returns one version and its SKILL.md.
-func (p *Publisher) GetVersion(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref string) (Version, []byte, error) {
+func (p *Publisher) GetVersion(ctx context.Context, a Actor, lib layout.LibraryRef, name, ref string) (Version, []byte, error) {
 	l, _, err := p.authorize(a, lib, read)
 	if err != nil {
 		return Version{}, nil, err
@@ -171,7 +171,7 @@ func (p *Publisher) ReadFile(ctx context.Context, v Version, rel string) ([]byte
 }
 
 // SetLabel points label at a version, or removes it (ref "").
-func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef, name, label, ref string) (_ *Version, err error) {
+func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib layout.LibraryRef, name, label, ref string) (_ *Version, err error) {
 	defer func() { p.metrics.count("label", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
@@ -207,7 +207,7 @@ func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib skills.LibraryRef
 }
 
 // Rollback makes a published version the live copy again and moves latest.
-func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref, ifLatest string) (_ Result, err error) {
+func (p *Publisher) Rollback(ctx context.Context, a Actor, lib layout.LibraryRef, name, ref, ifLatest string) (_ Result, err error) {
 	defer func() { p.metrics.count("rollback", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
@@ -227,7 +227,7 @@ func (p *Publisher) Rollback(ctx context.Context, a Actor, lib skills.LibraryRef
 }
 
 // Review approves (publishes) or rejects a pending version.
-func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, name, ref string, approve bool, comment string) (_ Result, err error) {
+func (p *Publisher) Review(ctx context.Context, a Actor, lib layout.LibraryRef, name, ref string, approve bool, comment string) (_ Result, err error) {
 	defer func() { p.metrics.count("review", err) }()
 	l, _, err := p.authorize(a, lib, review)
 	if err != nil {
@@ -289,7 +289,7 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib skills.LibraryRef, 
 // lock and moves latest to it; commit (optional) makes v's record the
 // published version first (an approval). An approved proposal is deleted
 // once its version is live.
-func (p *Publisher) makeLive(ctx context.Context, l skills.LibraryRef, v Version, ifLatest string, commit func(versions.Store, versions.Record) (versions.Record, error)) (Result, error) {
+func (p *Publisher) makeLive(ctx context.Context, l layout.LibraryRef, v Version, ifLatest string, commit func(versions.Store, versions.Record) (versions.Record, error)) (Result, error) {
 	s := p.store(l)
 	var res Result
 	err := p.lock(ctx, l, v.Name, func() error {

@@ -19,7 +19,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/server"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The skills extension (SEP-2640): https://github.com/modelcontextprotocol/ext-skills
@@ -121,7 +121,7 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 // tell in one field whether anything changed.
 const libraryDigestKey = "dev.skillsvc/libraryDigest"
 
-func libraryDigest(page skills.Page) mcp.ResultBase {
+func libraryDigest(page skillview.Page) mcp.ResultBase {
 	return mcp.ResultBase{Meta: mcp.Meta{libraryDigestKey: page.LibraryDigest}}
 }
 
@@ -135,11 +135,11 @@ const listSkillsMethod = "/skillsvc.v1.SkillsService/ListSkills"
 // the extension serves (skills/get says why one is not) before it cuts the
 // page, so every page but the last is full. Its errors are JSON-RPC
 // errors. The page is returned too, for its page token and library digest.
-func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skills.Skill) *T) ([]*T, skills.Page, error) {
+func servedPage[T any](ctx context.Context, s *identityServer, token string, build func(*skillview.Skill) *T) ([]*T, skillview.Page, error) {
 	size := int32(s.h.cfg.SkillsPageSize)
 	req := &skillsvcv1.ListSkillsRequest{PageSize: size, PageToken: token, View: skillsvcv1.SkillView_SKILL_VIEW_FULL}
-	page, err := call(ctx, s.h, listSkillsMethod, req, func(id mounts.Caller) (skills.Page, error) {
-		return s.h.catalog.Page(ctx, id, skills.ListOptions{ServedOverMCP: true}, size, token)
+	page, err := call(ctx, s.h, listSkillsMethod, req, func(id mounts.Caller) (skillview.Page, error) {
+		return s.h.catalog.Page(ctx, id, skillview.ListOptions{ServedOverMCP: true}, size, token)
 	})
 	if err != nil {
 		return nil, page, protocolError(err)
@@ -202,8 +202,8 @@ func (s *identityServer) uriOf(virtual string) string {
 // servedSkill returns the skill at folder dir, with its manifest and
 // frontmatter, when the extension serves it (one catalog lookup);
 // notServed says why not (skillmd.ExtensionProblem).
-func (s *identityServer) servedSkill(ctx context.Context, dir string) (*skills.Skill, error) {
-	d, err := call(ctx, s.h, "/skillsvc.v1.SkillsService/GetSkill", &skillsvcv1.GetSkillRequest{Path: dir}, func(id mounts.Caller) (skills.Detail, error) {
+func (s *identityServer) servedSkill(ctx context.Context, dir string) (*skillview.Skill, error) {
+	d, err := call(ctx, s.h, "/skillsvc.v1.SkillsService/GetSkill", &skillsvcv1.GetSkillRequest{Path: dir}, func(id mounts.Caller) (skillview.Detail, error) {
 		return s.h.catalog.Get(ctx, id, dir)
 	})
 	if err != nil {
@@ -221,7 +221,7 @@ func (s *identityServer) servedSkill(ctx context.Context, dir string) (*skills.S
 
 // entry is a served skill's entry, from the catalog's manifest and
 // frontmatter as written.
-func (s *identityServer) entry(sk *skills.Skill) *skillEntry {
+func (s *identityServer) entry(sk *skillview.Skill) *skillEntry {
 	files := manifestFiles(sk)
 	resources := make([]skillResource, len(files))
 	for i, f := range files {

@@ -28,8 +28,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/quota"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // rawPost sends body to the handler in process, on session sid when set.
@@ -71,10 +71,10 @@ func reply(rec *httptest.ResponseRecorder) (*mcptest.Message, error) {
 // handler. (Its other queries are not called.)
 type panicking struct{ mcpserver.Catalog }
 
-func (panicking) Get(context.Context, mounts.Caller, string) (skills.Detail, error) {
+func (panicking) Get(context.Context, mounts.Caller, string) (skillview.Detail, error) {
 	var m map[string]int
 	m["boom"]++ // a nil map write, as the nil-params bug was a nil dereference
-	return skills.Detail{}, nil
+	return skillview.Detail{}, nil
 }
 
 // TestHandlerPanicIsOneRequestsError: a panic in a method handler (run by

@@ -52,7 +52,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -143,12 +143,12 @@ func WithMounts(table *mounts.Table, skillsMount string) Option {
 // Catalog is what MCP asks of the skills catalog (*skills.Catalog): its
 // plain queries, each as the caller ServeHTTP verified.
 type Catalog interface {
-	Page(ctx context.Context, id mounts.Caller, opts skills.ListOptions, pageSize int32, token string) (skills.Page, error)
-	Get(ctx context.Context, id mounts.Caller, ref string) (skills.Detail, error)
-	Prompt(ctx context.Context, id mounts.Caller, opts skills.ListOptions, f skillmd.FormatOptions) (skills.Block, error)
-	Render(ctx context.Context, id mounts.Caller, ref string, opts skills.RenderOptions) (string, skills.Detail, error)
-	ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skills.ReadOptions) (string, string, error)
-	Search(ctx context.Context, id mounts.Caller, opts skills.SearchOptions) (skills.Results, error)
+	Page(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, pageSize int32, token string) (skillview.Page, error)
+	Get(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, error)
+	Prompt(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, f skillmd.FormatOptions) (skillview.Block, error)
+	Render(ctx context.Context, id mounts.Caller, ref string, opts skillview.RenderOptions) (string, skillview.Detail, error)
+	ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (string, string, error)
+	Search(ctx context.Context, id mounts.Caller, opts skillview.SearchOptions) (skillview.Results, error)
 	// MaxPageBytes bounds a search's reply (server.SearchFit).
 	MaxPageBytes() int
 }

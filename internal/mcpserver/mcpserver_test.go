@@ -30,6 +30,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The extension's shapes, as a client decodes them.
@@ -117,12 +118,12 @@ func (c *countingCatalog) count(method string) {
 	c.calls[method]++
 }
 
-func (c *countingCatalog) Page(ctx context.Context, id mounts.Caller, opts skills.ListOptions, pageSize int32, token string) (skills.Page, error) {
+func (c *countingCatalog) Page(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, pageSize int32, token string) (skillview.Page, error) {
 	c.count("Page")
 	return c.Catalog.Page(ctx, id, opts, pageSize, token)
 }
 
-func (c *countingCatalog) Get(ctx context.Context, id mounts.Caller, ref string) (skills.Detail, error) {
+func (c *countingCatalog) Get(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, error) {
 	c.count("Get")
 	return c.Catalog.Get(ctx, id, ref)
 }

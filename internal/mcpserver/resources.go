@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The extension's resource side: resources/list names each served skill's
@@ -88,7 +88,7 @@ func (s *identityServer) listResources(ctx context.Context, req *mcp.ListResourc
 
 // manifestResource is the skill's SKILL.md as a Resource, named and
 // described by its frontmatter as the extension asks.
-func (s *identityServer) manifestResource(sk *skills.Skill) *mcp.Resource {
+func (s *identityServer) manifestResource(sk *skillview.Skill) *mcp.Resource {
 	var fm struct{ Name, Description string }
 	json.Unmarshal(sk.JSON, &fm) // served skills have both, as text
 	manifest := sk.Path + "/" + skillFileName
@@ -102,7 +102,7 @@ func (s *identityServer) manifestResource(sk *skills.Skill) *mcp.Resource {
 }
 
 // manifestFiles are the files of sk's manifest, none without one.
-func manifestFiles(sk *skills.Skill) []skills.ManifestFile {
+func manifestFiles(sk *skillview.Skill) []skillview.ManifestFile {
 	if sk.Manifest == nil {
 		return nil
 	}
@@ -159,7 +159,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 // skillOf returns the served skill whose folder is dir or holds it. A
 // skill folder is <category>/<skill> or <skill> under the mount, the
 // deeper first.
-func (s *identityServer) skillOf(ctx context.Context, dir string) (*skills.Skill, error) {
+func (s *identityServer) skillOf(ctx context.Context, dir string) (*skillview.Skill, error) {
 	segs := strings.SplitN(strings.TrimPrefix(dir, s.h.skillsMount+"/"), "/", 3)
 	candidates := []string{s.h.skillsMount + "/" + segs[0]}
 	if len(segs) > 1 {
@@ -189,7 +189,7 @@ type dirChild struct {
 
 // childrenOf returns dir's children in name order, from the files below
 // it (a folder exists while it holds a file), and whether dir is a folder.
-func childrenOf(dir string, files []skills.ManifestFile) ([]dirChild, bool) {
+func childrenOf(dir string, files []skillview.ManifestFile) ([]dirChild, bool) {
 	prefix := dir + "/"
 	var children []dirChild
 	seen := map[string]bool{}

@@ -14,7 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/tooldefs"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -127,8 +127,8 @@ func (s *identityServer) addTools() {
 			// With a task, the skills most relevant to it, best first: grouping
 			// by category would undo that order.
 			req := &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: in.Query == "", SearchTool: "search_skills", Query: in.Query}
-			b, err := call(ctx, h, skillsService+"FormatSkills", req, func(id mounts.Caller) (skills.Block, error) {
-				return cat.Prompt(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+			b, err := call(ctx, h, skillsService+"FormatSkills", req, func(id mounts.Caller) (skillview.Block, error) {
+				return cat.Prompt(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 					skillmd.FormatOptions{CharBudget: int(req.GetCharBudget()), GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery()})
 			})
 			if err != nil {
@@ -142,21 +142,21 @@ func (s *identityServer) addTools() {
 	tool(s, "load_skill",
 		func(ctx context.Context, in loadSkillIn) (string, error) {
 			return call(ctx, h, skillsService+"RenderSkill", &skillsvcv1.RenderSkillRequest{Path: in.Skill, Arguments: in.Arguments}, func(id mounts.Caller) (string, error) {
-				text, _, err := cat.Render(ctx, id, in.Skill, skills.RenderOptions{Arguments: in.Arguments})
+				text, _, err := cat.Render(ctx, id, in.Skill, skillview.RenderOptions{Arguments: in.Arguments})
 				return text, err
 			})
 		})
 	tool(s, "read_skill_file",
 		func(ctx context.Context, in readSkillFileIn) (string, error) {
 			return call(ctx, h, skillsService+"ReadSkillFile", &skillsvcv1.ReadSkillFileRequest{Path: in.Skill, File: in.Path}, func(id mounts.Caller) (string, error) {
-				content, _, err := cat.ReadFile(ctx, id, in.Skill, in.Path, skills.ReadOptions{})
+				content, _, err := cat.ReadFile(ctx, id, in.Skill, in.Path, skillview.ReadOptions{})
 				return content, err
 			})
 		})
 	tool(s, "search_skills",
 		func(ctx context.Context, in searchSkillsIn) (string, error) {
-			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skills.Results, error) {
-				return cat.Search(ctx, id, skills.SearchOptions{Query: in.Query, Limit: in.Limit})
+			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skillview.Results, error) {
+				return cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
 			})
 			if err != nil {
 				return "", err

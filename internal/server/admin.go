@@ -7,6 +7,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/settings"
@@ -30,7 +31,7 @@ func NewAdmin(c *skills.Catalog, v *Versions) *Admin {
 
 // DropSkillIndex implements AdminService. The catalog validates the reference.
 func (a *Admin) DropSkillIndex(ctx context.Context, req *skillsvcv1.DropSkillIndexRequest) (*skillsvcv1.DropSkillIndexResponse, error) {
-	if err := a.catalog.DropLibraryIndex(ctx, skills.LibraryRef{User: req.GetUser(), Shared: req.GetShared(), Team: req.GetTeam()}); err != nil {
+	if err := a.catalog.DropLibraryIndex(ctx, layout.LibraryRef{User: req.GetUser(), Shared: req.GetShared(), Team: req.GetTeam()}); err != nil {
 		return nil, err
 	}
 	return &skillsvcv1.DropSkillIndexResponse{}, nil
@@ -45,8 +46,8 @@ func (a *Admin) SetUserSkillEnabled(ctx context.Context, req *skillsvcv1.SetUser
 	return &skillsvcv1.SetUserSkillEnabledResponse{Skill: summaryProto(sk, described)}, nil
 }
 
-func library(r *skillsvcv1.LibraryRef) skills.LibraryRef {
-	return skills.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()}
+func library(r *skillsvcv1.LibraryRef) layout.LibraryRef {
+	return layout.LibraryRef{User: r.GetUser(), Shared: r.GetShared(), Team: r.GetTeam()}
 }
 
 // PutLibraryFile implements AdminService.

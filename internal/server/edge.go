@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The other edges (internal/mcpserver) call the catalog and the filesystem
@@ -35,7 +35,7 @@ func RequirePath(p string) error { return requirePath(p) }
 // the weakest are dropped where the reply would pass maxBytes
 // (--skills.max-page-bytes), and the reply says it was truncated. MCP's
 // search_skills tool drops and says the same.
-func SearchFit(hits []skills.Scored, maxBytes int) int {
+func SearchFit(hits []skillview.Scored, maxBytes int) int {
 	return fitReply(len(hits), maxBytes, func(i int) int {
 		return scoredSize(summaryProto(hits[i].Skill, described), hits[i].Alternates)
 	})
@@ -43,7 +43,7 @@ func SearchFit(hits []skills.Scored, maxBytes int) int {
 
 // scoredSize is what a hit with summary sum and alternates alts adds to a
 // SearchSkills reply.
-func scoredSize(sum *skillsvcv1.SkillSummary, alts []skills.Alternate) int {
+func scoredSize(sum *skillsvcv1.SkillSummary, alts []skillview.Alternate) int {
 	// A ScoredSkill is the summary (field 1), two doubles and the
 	// alternates (field 4).
 	scored := repeatedSize(proto.Size(sum)) + 2*(protowire.SizeTag(2)+protowire.SizeFixed64())

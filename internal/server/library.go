@@ -13,10 +13,12 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/versions"
 )
 
@@ -214,7 +216,7 @@ func (s *Library) summary(ctx context.Context, v authors.Version) *skillsvcv1.Sk
 		path = s.catalog.Mount() + "/" + v.Category + "/" + v.Name
 	}
 	d, err := s.catalog.Get(ctx, id, path)
-	if err != nil || (v.Library.Team != "" && d.Layer != skills.LayerTeam+v.Library.Team) {
+	if err != nil || (v.Library.Team != "" && d.Layer != skillview.LayerTeam+v.Library.Team) {
 		return nil // a team's skill the caller's own shadows is not the one published
 	}
 	return summaryProto(d.Skill, full)
@@ -317,9 +319,9 @@ func (s *Library) ReviewSkillVersion(ctx context.Context, req *skillsvcv1.Review
 }
 
 // libraryRef converts a request's library; nil is the caller's own.
-func libraryRef(r *skillsvcv1.LibraryRef) skills.LibraryRef {
+func libraryRef(r *skillsvcv1.LibraryRef) layout.LibraryRef {
 	if r == nil {
-		return skills.LibraryRef{}
+		return layout.LibraryRef{}
 	}
 	return library(r)
 }

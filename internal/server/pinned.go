@@ -9,7 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Reads that name a version (GetSkill, RenderSkill, ReadSkillFile and
@@ -49,7 +49,7 @@ func (s *Skills) renderPinned(ctx context.Context, req *skillsvcv1.RenderSkillRe
 	if err != nil {
 		return nil, err
 	}
-	text, sk, err := pub.RenderPinned(ctx, a, id, req.GetPath(), req.GetVersion(), skills.RenderOptions{Arguments: req.GetArguments(), BaseDir: req.GetBaseDir()})
+	text, sk, err := pub.RenderPinned(ctx, a, id, req.GetPath(), req.GetVersion(), skillview.RenderOptions{Arguments: req.GetArguments(), BaseDir: req.GetBaseDir()})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // WithReplies keeps the handler's encoded replies in rc, one cache for every
@@ -23,7 +23,7 @@ type encode[T any] func(T) ([]byte, error)
 // library and settings and the request are unchanged: a warm listing costs
 // the lookup of the view and settings every call makes, not a listing and
 // an encoding. variant names whatever else enc depends on.
-func (s *Skills) pageReply(ctx context.Context, id mounts.Caller, opts skills.ListOptions, pageSize int32, token, variant string, enc encode[skills.Page]) ([]byte, error) {
+func (s *Skills) pageReply(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, pageSize int32, token, variant string, enc encode[skillview.Page]) ([]byte, error) {
 	q, err := s.lib.Catalog.PageQuery(opts, pageSize, token)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (s *Skills) pageReply(ctx context.Context, id mounts.Caller, opts skills.Li
 // pageReply's pages are, and the caller's library digest. The block enc is
 // given has no LibraryDigest (skills.Snapshot.Prompt): users who see the
 // same block share one kept reply.
-func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skills.ListOptions, f skillmd.FormatOptions, enc encode[skills.Block]) (reply []byte, libraryDigest string, err error) {
+func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, f skillmd.FormatOptions, enc encode[skillview.Block]) (reply []byte, libraryDigest string, err error) {
 	q, err := s.lib.Catalog.PromptQuery(opts, f)
 	if err != nil {
 		return nil, "", err
@@ -66,7 +66,7 @@ func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skills.
 
 // searchReply is the caller's search results encoded by enc, reused as
 // pageReply's pages are for a repeated query.
-func (s *Skills) searchReply(ctx context.Context, id mounts.Caller, opts skills.SearchOptions, enc encode[skills.Results]) ([]byte, error) {
+func (s *Skills) searchReply(ctx context.Context, id mounts.Caller, opts skillview.SearchOptions, enc encode[skillview.Results]) ([]byte, error) {
 	q, err := s.lib.Catalog.SearchQuery(opts)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (s *Skills) searchReply(ctx context.Context, id mounts.Caller, opts skills.
 // enabled or not (skills.Resolved.ReplyKey), whoever asks. A pinned
 // thread's call, and a SKILL.md read at a version newer than the
 // listing's, are answered without keeping the reply.
-func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skills.Detail]) ([]byte, error) {
+func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skillview.Detail]) ([]byte, error) {
 	snap, err := s.lib.Catalog.Snapshot(ctx, id)
 	if err != nil {
 		return nil, err

@@ -19,12 +19,13 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 // describePage is a stand-in for a reply's encoding: what a test can see
 // of a page.
-func describePage(p skills.Page) []byte {
+func describePage(p skillview.Page) []byte {
 	var b strings.Builder
 	for _, s := range p.Skills {
 		fmt.Fprintf(&b, "%s %s %q layer=%s disabled=%t\n", s.Path, s.Name, s.Description, s.Layer, s.Disabled)
@@ -53,8 +54,8 @@ func TestRepliesReused(t *testing.T) {
 	alice, alice2, bob := as("alice", "t1"), as("alice", "t2"), as("bob", "t1")
 
 	builds := 0
-	encodePage := func(p skills.Page) ([]byte, error) { builds++; return describePage(p), nil }
-	list := func(id mounts.Caller, opts skills.ListOptions, size int32, token, variant string) func(*testing.T) string {
+	encodePage := func(p skillview.Page) ([]byte, error) { builds++; return describePage(p), nil }
+	list := func(id mounts.Caller, opts skillview.ListOptions, size int32, token, variant string) func(*testing.T) string {
 		return func(t *testing.T) string {
 			b, err := h.pageReply(t.Context(), id, opts, size, token, variant, encodePage)
 			if err != nil {
@@ -63,10 +64,10 @@ func TestRepliesReused(t *testing.T) {
 			return string(b)
 		}
 	}
-	page := list(alice, skills.ListOptions{}, 0, "", "")
+	page := list(alice, skillview.ListOptions{}, 0, "", "")
 	prompt := func(f skillmd.FormatOptions) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, _, err := h.promptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+			b, _, err := h.promptReply(t.Context(), alice, skillview.ListOptions{}, f, func(b skillview.Block) ([]byte, error) {
 				builds++
 				return []byte(b.Text), nil
 			})
@@ -78,7 +79,7 @@ func TestRepliesReused(t *testing.T) {
 	}
 	search := func(query string) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, err := h.searchReply(t.Context(), alice, skills.SearchOptions{Query: query}, func(r skills.Results) ([]byte, error) {
+			b, err := h.searchReply(t.Context(), alice, skillview.SearchOptions{Query: query}, func(r skillview.Results) ([]byte, error) {
 				builds++
 				var s strings.Builder
 				for _, h := range r.Hits {
@@ -99,7 +100,7 @@ func TestRepliesReused(t *testing.T) {
 			}
 		}
 	}
-	firstPage, err := catalogPage(t.Context(), cat, alice, skills.ListOptions{}, 1, "")
+	firstPage, err := catalogPage(t.Context(), cat, alice, skillview.ListOptions{}, 1, "")
 	if err != nil || firstPage.NextPageToken == "" {
 		t.Fatalf("Page of 1 = %v, token %q; want a next page", err, firstPage.NextPageToken)
 	}
@@ -107,13 +108,13 @@ func TestRepliesReused(t *testing.T) {
 	runReplySteps(t, &builds, []replyStep{
 		{name: "first listing", call: page, built: true, want: "Take meeting notes."},
 		{name: "same listing", call: page},
-		{name: "same listing, another thread of the user", call: list(alice2, skills.ListOptions{}, 0, "", "")},
-		{name: "another page size", call: list(alice, skills.ListOptions{}, 1, "", ""), built: true},
-		{name: "next page", call: list(alice, skills.ListOptions{}, 1, firstPage.NextPageToken, ""), built: true},
-		{name: "another variant", call: list(alice, skills.ListOptions{}, 0, "", "full"), built: true},
-		{name: "a category", call: list(alice, skills.ListOptions{Category: "docs", FilterCategory: true}, 0, "", ""), built: true, notWant: "notes"},
-		{name: "disabled skills included", call: list(alice, skills.ListOptions{IncludeDisabled: true}, 0, "", ""), built: true},
-		{name: "another user with the same library", call: list(bob, skills.ListOptions{}, 0, "", ""), built: true},
+		{name: "same listing, another thread of the user", call: list(alice2, skillview.ListOptions{}, 0, "", "")},
+		{name: "another page size", call: list(alice, skillview.ListOptions{}, 1, "", ""), built: true},
+		{name: "next page", call: list(alice, skillview.ListOptions{}, 1, firstPage.NextPageToken, ""), built: true},
+		{name: "another variant", call: list(alice, skillview.ListOptions{}, 0, "", "full"), built: true},
+		{name: "a category", call: list(alice, skillview.ListOptions{Category: "docs", FilterCategory: true}, 0, "", ""), built: true, notWant: "notes"},
+		{name: "disabled skills included", call: list(alice, skillview.ListOptions{IncludeDisabled: true}, 0, "", ""), built: true},
+		{name: "another user with the same library", call: list(bob, skillview.ListOptions{}, 0, "", ""), built: true},
 		{name: "first listing again", call: page},
 		{
 			name: "the user's SKILL.md changed", change: put("alice/skills/notes/SKILL.md", skillstest.SkillMD("notes", "Take better notes.", "body\n")),
@@ -125,7 +126,7 @@ func TestRepliesReused(t *testing.T) {
 			call: page, built: true, want: "Clean CSV files well.",
 		},
 		{name: "a shared file added", change: put(skillstest.SharedPrefix+"csv/guide.md", "# Guide\n"), call: page, built: true},
-		{name: "another user, after the shared change", call: list(bob, skills.ListOptions{}, 0, "", ""), built: true, want: "Clean CSV files well."},
+		{name: "another user, after the shared change", call: list(bob, skillview.ListOptions{}, 0, "", ""), built: true, want: "Clean CSV files well."},
 		{
 			name: "a skill disabled", change: func(t *testing.T) {
 				if _, err := cat.SetEnabled(t.Context(), alice, "csv", false); err != nil {
@@ -134,16 +135,16 @@ func TestRepliesReused(t *testing.T) {
 			},
 			call: page, built: true, notWant: "/skills/csv ",
 		},
-		{name: "the other user, unchanged by the settings", call: list(bob, skills.ListOptions{}, 0, "", "")},
+		{name: "the other user, unchanged by the settings", call: list(bob, skillview.ListOptions{}, 0, "", "")},
 		{
 			name: "an invalid skill added, listed with include_invalid", change: put("alice/skills/broken/SKILL.md", "---\nname: broken\n---\nbody\n"),
-			call: list(alice, skills.ListOptions{IncludeInvalid: true}, 0, "", ""), built: true, want: "/skills/broken",
+			call: list(alice, skillview.ListOptions{IncludeInvalid: true}, 0, "", ""), built: true, want: "/skills/broken",
 		},
 		{
 			// The library digest covers served skills only: the key
 			// must cover more.
 			name: "the invalid skill changed", change: put("alice/skills/broken/SKILL.md", "---\nname: broken\nlicense: MIT\n---\nbody\n"),
-			call: list(alice, skills.ListOptions{IncludeInvalid: true}, 0, "", ""), built: true, want: "/skills/broken",
+			call: list(alice, skillview.ListOptions{IncludeInvalid: true}, 0, "", ""), built: true, want: "/skills/broken",
 		},
 		{name: "prompt block", call: prompt(skillmd.FormatOptions{}), built: true, want: "notes"},
 		{name: "same prompt block", call: prompt(skillmd.FormatOptions{})},
@@ -206,7 +207,7 @@ func TestRepliesBuiltOnce(t *testing.T) {
 	)
 	for range 16 {
 		wg.Go(func() {
-			_, _, err := h.promptReply(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{}, func(b skills.Block) ([]byte, error) {
+			_, _, err := h.promptReply(t.Context(), alice, skillview.ListOptions{}, skillmd.FormatOptions{}, func(b skillview.Block) ([]byte, error) {
 				mu.Lock()
 				builds++
 				mu.Unlock()
@@ -233,7 +234,7 @@ func TestRepliesOff(t *testing.T) {
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	builds := 0
 	for range 3 {
-		if _, err := h.pageReply(t.Context(), alice, skills.ListOptions{}, 0, "", "", func(p skills.Page) ([]byte, error) {
+		if _, err := h.pageReply(t.Context(), alice, skillview.ListOptions{}, 0, "", "", func(p skillview.Page) ([]byte, error) {
 			builds++
 			return describePage(p), nil
 		}); err != nil {
@@ -247,7 +248,7 @@ func TestRepliesOff(t *testing.T) {
 
 // describeDetail is a stand-in for GetSkill's encoding: what a test can
 // see of a skill's detail.
-func describeDetail(d skills.Detail) []byte {
+func describeDetail(d skillview.Detail) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %q layer=%s disabled=%t warnings=%q files=", d.Path, d.Name, d.Description, d.Layer, d.Disabled, d.Problems.Warnings)
 	for _, f := range d.Files {
@@ -281,7 +282,7 @@ func TestGetRepliesShared(t *testing.T) {
 	builds := 0
 	get := func(id mounts.Caller, ref string) func(*testing.T) string {
 		return func(t *testing.T) string {
-			b, err := h.getReply(t.Context(), id, ref, func(d skills.Detail) ([]byte, error) {
+			b, err := h.getReply(t.Context(), id, ref, func(d skillview.Detail) ([]byte, error) {
 				builds++
 				return describeDetail(d), nil
 			})
@@ -353,7 +354,7 @@ func TestPromptRepliesShared(t *testing.T) {
 	var digests []string
 	for _, user := range []string{"alice", "bob"} {
 		id := mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"})
-		b, digest, err := h.promptReply(t.Context(), id, skills.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{MaxSkills: 1}, func(b skills.Block) ([]byte, error) {
+		b, digest, err := h.promptReply(t.Context(), id, skillview.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{MaxSkills: 1}, func(b skillview.Block) ([]byte, error) {
 			if b.LibraryDigest != "" {
 				t.Errorf("the block to encode carries the digest %q: the reply would be the caller's alone", b.LibraryDigest)
 			}
@@ -385,7 +386,7 @@ func TestRepliesSharedAcrossReplicas(t *testing.T) {
 	builds := 0
 	prompt := func(r replica, f skillmd.FormatOptions) string {
 		t.Helper()
-		b, _, err := r.h.promptReply(t.Context(), alice, skills.ListOptions{}, f, func(b skills.Block) ([]byte, error) {
+		b, _, err := r.h.promptReply(t.Context(), alice, skillview.ListOptions{}, f, func(b skillview.Block) ([]byte, error) {
 			builds++
 			return []byte(b.Text), nil
 		})
@@ -396,7 +397,7 @@ func TestRepliesSharedAcrossReplicas(t *testing.T) {
 	}
 	page := func(r replica) string {
 		t.Helper()
-		b, err := r.h.pageReply(t.Context(), alice, skills.ListOptions{}, 0, "", "", func(p skills.Page) ([]byte, error) {
+		b, err := r.h.pageReply(t.Context(), alice, skillview.ListOptions{}, 0, "", "", func(p skillview.Page) ([]byte, error) {
 			builds++
 			return describePage(p), nil
 		})
@@ -445,7 +446,7 @@ func TestRepliesBoundCatalog(t *testing.T) {
 	h := NewSkills(lib, 256<<10)
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	for size := int32(1); size <= 40; size++ {
-		if _, err := h.pageReply(t.Context(), alice, skills.ListOptions{}, size, "", "", func(p skills.Page) ([]byte, error) {
+		if _, err := h.pageReply(t.Context(), alice, skillview.ListOptions{}, size, "", "", func(p skillview.Page) ([]byte, error) {
 			return []byte(fmt.Sprint(p.Skills)), nil
 		}); err != nil {
 			t.Fatal(err)
@@ -459,7 +460,7 @@ func TestRepliesBoundCatalog(t *testing.T) {
 // libraryDigest is the digest of id's library, as a listing names it.
 func libraryDigest(t *testing.T, lib *skills.Library, id mounts.Caller) string {
 	t.Helper()
-	p, err := catalogPage(t.Context(), lib.Catalog, id, skills.ListOptions{}, 0, "")
+	p, err := catalogPage(t.Context(), lib.Catalog, id, skillview.ListOptions{}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,14 +504,14 @@ func newReplicas(t *testing.T, addr string, ttl time.Duration, n int) []replica 
 
 // catalogPage is the caller's listing page as ListSkills asks the catalog
 // for it: the request checked, then the page of one snapshot.
-func catalogPage(ctx context.Context, cat *skills.Catalog, id mounts.Caller, opts skills.ListOptions, size int32, token string) (skills.Page, error) {
+func catalogPage(ctx context.Context, cat *skills.Catalog, id mounts.Caller, opts skillview.ListOptions, size int32, token string) (skillview.Page, error) {
 	q, err := cat.PageQuery(opts, size, token)
 	if err != nil {
-		return skills.Page{}, err
+		return skillview.Page{}, err
 	}
 	s, err := cat.Snapshot(ctx, id)
 	if err != nil {
-		return skills.Page{}, err
+		return skillview.Page{}, err
 	}
 	return s.Page(q), nil
 }

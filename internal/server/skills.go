@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 
@@ -55,7 +56,7 @@ const (
 )
 
 // summaryProto converts s with as much detail as d says.
-func summaryProto(s skills.Skill, d detail) *skillsvcv1.SkillSummary {
+func summaryProto(s skillview.Skill, d detail) *skillsvcv1.SkillSummary {
 	out := &skillsvcv1.SkillSummary{
 		Path: s.Path, Location: s.Location(), Name: s.Name, DisplayName: s.DisplayName,
 		Description: skillmd.Shorten(s.Description, skillmd.MaxDescriptionLen),
@@ -81,7 +82,7 @@ func summaryProto(s skills.Skill, d detail) *skillsvcv1.SkillSummary {
 	return out
 }
 
-func manifestProto(m *skills.Manifest) *skillsvcv1.SkillManifest {
+func manifestProto(m *skillview.Manifest) *skillsvcv1.SkillManifest {
 	if m == nil {
 		return nil
 	}
@@ -127,10 +128,10 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL {
 		d, variant = full, "full"
 	}
-	b, err := s.pageReply(ctx, id, skills.ListOptions{
+	b, err := s.pageReply(ctx, id, skillview.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
-	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skills.Page) ([]byte, error) {
+	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skillview.Page) ([]byte, error) {
 		// Each skill is converted once, to measure it, and kept if the
 		// reply has room for it; the page ends early where it has not.
 		summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
@@ -153,11 +154,11 @@ func (s *Skills) FormatSkills(ctx context.Context, req *skillsvcv1.FormatSkillsR
 	if err != nil {
 		return nil, err
 	}
-	b, digest, err := s.promptReply(ctx, id, skills.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+	b, digest, err := s.promptReply(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 		skillmd.FormatOptions{
 			Format: req.GetFormat(), CharBudget: int(req.GetCharBudget()), MaxSkills: int(req.GetMaxSkills()),
 			GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery(),
-		}, func(b skills.Block) ([]byte, error) {
+		}, func(b skillview.Block) ([]byte, error) {
 			return proto.Marshal(&skillsvcv1.FormatSkillsResponse{
 				Text: b.Text, Included: int32(b.Included), Omitted: int32(b.Omitted), Shortened: int32(b.Shortened),
 			})
@@ -179,7 +180,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.getReply(ctx, id, req.GetPath(), func(d skills.Detail) ([]byte, error) {
+	b, err := s.getReply(ctx, id, req.GetPath(), func(d skillview.Detail) ([]byte, error) {
 		return proto.Marshal(getSkillProto(d))
 	})
 	if err != nil {
@@ -189,7 +190,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 }
 
 // getSkillProto is GetSkill's reply of d.
-func getSkillProto(d skills.Detail) *skillsvcv1.GetSkillResponse {
+func getSkillProto(d skillview.Detail) *skillsvcv1.GetSkillResponse {
 	out := &skillsvcv1.GetSkillResponse{Skill: summaryProto(d.Skill, full), Raw: d.Raw, Body: d.Body}
 	out.Skill.Description = d.Description // the full text here
 	if st, err := structpb.NewStruct(d.Frontmatter.Raw); err == nil {
@@ -211,7 +212,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
-	text, d, err := s.lib.Catalog.Render(ctx, id, req.GetPath(), skills.RenderOptions{Arguments: req.GetArguments(), BaseDir: req.GetBaseDir()})
+	text, d, err := s.lib.Catalog.Render(ctx, id, req.GetPath(), skillview.RenderOptions{Arguments: req.GetArguments(), BaseDir: req.GetBaseDir()})
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 	if err != nil {
 		return nil, err
 	}
-	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile(), skills.ReadOptions{DownloadTool: req.GetDownloadTool()})
+	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile(), skillview.ReadOptions{DownloadTool: req.GetDownloadTool()})
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +241,11 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.searchReply(ctx, id, skills.SearchOptions{
+	b, err := s.searchReply(ctx, id, skillview.SearchOptions{
 		Query: req.GetQuery(), Limit: req.GetLimit(),
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		MinRelevance: req.GetMinRelevance(),
-	}, func(res skills.Results) ([]byte, error) {
+	}, func(res skillview.Results) ([]byte, error) {
 		hits := res.Hits
 		// As in ListSkills: each hit's summary is built once, to measure
 		// it; the weakest hits are dropped where the reply has no room.
@@ -266,7 +267,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 }
 
 // alternatesProto names the copies collapsed into a search result.
-func alternatesProto(alts []skills.Alternate) []*skillsvcv1.SkillAlternate {
+func alternatesProto(alts []skillview.Alternate) []*skillsvcv1.SkillAlternate {
 	if len(alts) == 0 {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -202,10 +203,10 @@ func TestListSkills(t *testing.T) {
 		}
 		pdf := by["/skills/docs/pdf"]
 		if pdf.GetName() != "pdf" || pdf.GetLocation() != "/skills/docs/pdf/SKILL.md" || pdf.GetCategory() != "docs" ||
-			pdf.GetLayer() != skills.LayerUser || pdf.GetDescription() != pdfDesc || pdf.GetEtag() == "" || pdf.GetDisabled() || len(pdf.GetErrors()) != 0 {
+			pdf.GetLayer() != skillview.LayerUser || pdf.GetDescription() != pdfDesc || pdf.GetEtag() == "" || pdf.GetDisabled() || len(pdf.GetErrors()) != 0 {
 			t.Errorf("pdf summary = %v", pdf)
 		}
-		if commit := by["/skills/git/commit"]; commit.GetLayer() != skills.LayerShared || commit.GetName() != "commit" {
+		if commit := by["/skills/git/commit"]; commit.GetLayer() != skillview.LayerShared || commit.GetName() != "commit" {
 			t.Errorf("shared commit summary = %v", commit)
 		}
 		if broken := by["/skills/broken"]; len(broken.GetErrors()) == 0 {
@@ -329,7 +330,7 @@ func TestGetSkill(t *testing.T) {
 				t.Fatal(err)
 			}
 			sk := res.GetSkill()
-			if sk.GetPath() != "/skills/docs/pdf" || sk.GetName() != "pdf" || sk.GetDescription() != pdfDesc || sk.GetLayer() != skills.LayerUser || sk.GetEtag() == "" {
+			if sk.GetPath() != "/skills/docs/pdf" || sk.GetName() != "pdf" || sk.GetDescription() != pdfDesc || sk.GetLayer() != skillview.LayerUser || sk.GetEtag() == "" {
 				t.Errorf("skill = %v", sk)
 			}
 			if res.GetRaw() != skillstest.SkillMD("pdf", pdfDesc, pdfBody) || res.GetBody() != pdfBody {
@@ -356,7 +357,7 @@ func TestGetSkill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sk := res.GetSkill(); sk.GetPath() != "/skills/git/commit" || sk.GetLayer() != skills.LayerShared || len(res.GetFiles()) != 0 {
+		if sk := res.GetSkill(); sk.GetPath() != "/skills/git/commit" || sk.GetLayer() != skillview.LayerShared || len(res.GetFiles()) != 0 {
 			t.Errorf("GetSkill(commit) = %v", res)
 		}
 	})

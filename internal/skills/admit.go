@@ -3,6 +3,8 @@ package skills
 import (
 	"hash/maphash"
 	"sync/atomic"
+
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // admission decides which values of one user's own are worth keeping: those
@@ -41,6 +43,6 @@ func (a *admission) again(key string) bool {
 
 // keeps reports whether a value of s's under key is to be kept now: any
 // library's but the user's own at once, the user's from its second ask.
-func (a *admission) keeps(s *skillRef, key string) bool {
-	return s.layer != LayerUser || a.again(key)
+func (a *admission) keeps(s *skillview.Ref, key string) bool {
+	return s.Layer != skillview.LayerUser || a.again(key)
 }

@@ -3,118 +3,18 @@ package skills
 import (
 	"fmt"
 	"log/slog"
-	"reflect"
-	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/settings"
-	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
-
-// TestFileOfHead: a SKILL.md read for GetSkill is, as fileOf makes it,
-// what ParseSkillMD makes of it, whether the parse of its head the layer
-// holds serves (the same frontmatter bytes, maps that derive from its
-// JSON) or it is parsed afresh: a head of other bytes, a file whose body is
-// no UTF-8, frontmatter whose maps do not derive from its JSON.
-func TestFileOfHead(t *testing.T) {
-	const folder = "one"
-	front := func(fm string) string { return "---\n" + fm + "---\n" }
-	for _, tc := range []struct {
-		name, head, file string
-		fromHead         bool // the layer's parse serves
-	}{
-		{name: "spec fields and metadata", head: front("name: one\ndescription: Does one.\nlicense: MIT\nmetadata:\n  owner: a\n"), fromHead: true},
-		{name: "extra fields", head: front("name: one\ndescription: Does one.\ntags: [a, b]\nx-tool:\n  depth: 3\n"), fromHead: true},
-		{name: "a display name", head: front("name: Skill One\ndescription: Does one.\n"), fromHead: true},
-		{name: "a folder the name does not match", head: front("name: two\ndescription: Does two.\n"), fromHead: true},
-		{name: "invalid", head: front("description: [no, name]\n")},
-		{name: "not a mapping", head: front("0\n")},
-		{name: "a byte order mark", head: skillmd.BOM + front("name: one\ndescription: Does one.\n"), fromHead: true},
-		{name: "CRLF lines", head: "---\r\nname: one\r\ndescription: Does one.\r\n---\r\n", fromHead: true},
-		{name: "blank lines before the body", head: front("name: one\ndescription: Does one.\n"), file: "\n\r\n\n# Body\n", fromHead: true},
-		{name: "no body", head: front("name: one\ndescription: Does one.\n"), file: "-", fromHead: true},
-		{name: "a version YAML reads as a number", head: front("name: one\ndescription: Does one.\nversion: 1.0\n")},
-		{name: "a date", head: front("name: one\ndescription: Does one.\nreleased: 2024-01-02\n")},
-		{name: "a body that is no UTF-8", head: front("name: one\ndescription: Does one.\n"), file: "# Body \xff\n"},
-		{name: "a newer version than the head", head: front("name: one\ndescription: Does one.\n"), file: "other: " + front("name: one\ndescription: Changed.\n") + "# Body\n"},
-		{name: "a longer frontmatter than the head", head: front("name: one\ndescription: Does one.\n"), file: "grown: " + "---\nname: one\ndescription: Does one.\nlicense: MIT\n---\n# Body\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			raw := tc.head + "# Body\n\nSteps.\n"
-			switch {
-			case tc.file == "-":
-				raw = tc.head
-			case strings.HasPrefix(tc.file, "other: "), strings.HasPrefix(tc.file, "grown: "):
-				raw = tc.file[len("other: "):]
-			case tc.file != "":
-				raw = tc.head + tc.file
-			}
-			if end, _, ok := skillmd.Split([]byte(tc.head)); ok && end != len(tc.head) {
-				t.Fatalf("the head %q is not cut after its frontmatter (%d bytes of %d)", tc.head, end, len(tc.head))
-			}
-			s := &skillRef{dir: "cat/" + folder, layer: LayerUser, skillMD: &objstoretestObject}
-			s.head = newHeads(slog.New(slog.DiscardHandler), nil).parse(t.Context(), s, []byte(tc.head))
-			// Through the shared cache's encoding too, as another replica
-			// takes it.
-			enc, ok := encodeParsed(s.head)
-			if !ok {
-				t.Fatal("the parse does not encode")
-			}
-			dec, err := decodeParsed(enc)
-			if err != nil || dec.src != s.head.src || dec.derived != s.head.derived {
-				t.Fatalf("decoded parse: src %x derived %v (%v), want %x %v", dec.src, dec.derived, err, s.head.src, s.head.derived)
-			}
-			for _, p := range []parsed{s.head, dec} {
-				s.head = p
-				got := fileOf([]byte(raw), "etag-1", s)
-				want := parseSkillFile([]byte(raw), "etag-1", folder)
-				if got.raw != want.raw || got.body != want.body || got.etag != want.etag {
-					t.Errorf("raw %q body %q etag %q; want %q, %q, %q", got.raw, got.body, got.etag, want.raw, want.body, want.etag)
-				}
-				if !reflect.DeepEqual(got.problems, want.problems) {
-					t.Errorf("problems %+v, want %+v", got.problems, want.problems)
-				}
-				if g, w := got.frontmatter(), want.frontmatter(); !reflect.DeepEqual(g, w) {
-					t.Errorf("frontmatter = %#v\nwant %#v", g, w)
-				}
-				if fromHead := len(got.fm.JSON) > 0 && unsafe.SliceData(got.fm.JSON) == unsafe.SliceData(p.fm.JSON); fromHead != tc.fromHead {
-					t.Errorf("served from the layer's parse: %v, want %v", fromHead, tc.fromHead)
-				}
-			}
-		})
-	}
-}
-
-// objstoretestObject is the SKILL.md object of TestFileOfHead's skills.
-var objstoretestObject = objstore.Object{Key: "alice/skills/cat/one/SKILL.md", Attributes: objstore.Attributes{ETag: "etag-1"}}
-
-// TestParsedCodecRefuses: a cached parse without its flags and digest, or
-// with flags this build does not know, is undecodable (the caller parses
-// the head again), never a parse of something else.
-func TestParsedCodecRefuses(t *testing.T) {
-	good, ok := encodeParsed(parsed{src: 42, derived: true})
-	if !ok {
-		t.Fatal("encode failed")
-	}
-	for name, b := range map[string][]byte{
-		"empty":         nil,
-		"flags only":    {parsedDerived},
-		"unknown flags": append([]byte{0x80}, good[1:]...),
-		"a bare parse":  good[9:],
-	} {
-		if p, err := decodeParsed(b); err == nil {
-			t.Errorf("%s: decoded %+v, want an error", name, p)
-		}
-	}
-}
 
 // TestOwnSkillsReadOnceKeepNothing: users reading their own skills once
 // each, as thousands of users do between two reads of one, keep neither
@@ -135,7 +35,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 		}
 		t.Cleanup(lib.Close)
 		for u := range users {
-			if _, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{}); err != nil {
+			if _, err := lib.Catalog.Skills(t.Context(), tenant(u), skillview.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -145,7 +45,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	listed := sized(0).indexes.Held().Bytes()
 	lib := sized(listed + listed/10)
 	evicted := func() (n float64) {
-		for _, kind := range []string{libindex.HeldIndex, heldView, settings.HeldKind, heldLayer} {
+		for _, kind := range []string{libindex.HeldIndex, views.HeldView, settings.HeldKind, views.HeldLayer} {
 			n += testutil.ToFloat64(lib.metrics.HeldEvictions.WithLabelValues(kind))
 		}
 		return n
@@ -155,7 +55,7 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	builds := 0
 	get := func(u int, name string) {
 		t.Helper()
-		if _, err := getReply(t.Context(), lib, rc, tenant(u), name, func(d Detail) ([]byte, error) {
+		if _, err := getReply(t.Context(), lib, rc, tenant(u), name, func(d skillview.Detail) ([]byte, error) {
 			builds++
 			return []byte(d.Body), nil
 		}); err != nil {

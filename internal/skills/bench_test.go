@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -102,7 +103,7 @@ func BenchmarkListSkills1000(b *testing.B) {
 	})
 	b.Run("catalog", func(b *testing.B) {
 		for b.Loop() {
-			list, err := skillstest.Library(b, bucket, nil).Catalog.Skills(ctx, id, skills.ListOptions{})
+			list, err := skillstest.Library(b, bucket, nil).Catalog.Skills(ctx, id, skillview.ListOptions{})
 			if err != nil || len(list) != benchSkills {
 				b.Fatalf("catalog listed %d skills, err %v", len(list), err)
 			}
@@ -117,11 +118,11 @@ func BenchmarkListSkills1000(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			lib := skillstest.Library(b, bucket, tc.tune)
-			if _, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{}); err != nil { // warm up
+			if _, err := lib.Catalog.Skills(ctx, id, skillview.ListOptions{}); err != nil { // warm up
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{})
+				list, err := lib.Catalog.Skills(ctx, id, skillview.ListOptions{})
 				if err != nil || len(list) != benchSkills {
 					b.Fatalf("catalog listed %d skills, err %v", len(list), err)
 				}
@@ -170,7 +171,7 @@ func BenchmarkFirstListingWarmCache(b *testing.B) {
 	list := func() {
 		lib := skillstest.Library(b, bucket, skillstest.Indexed(time.Hour), skills.WithCache(shared))
 		defer lib.Close()
-		got, err := lib.Catalog.Skills(context.Background(), id, skills.ListOptions{})
+		got, err := lib.Catalog.Skills(context.Background(), id, skillview.ListOptions{})
 		if err != nil || len(got) != benchSkills {
 			b.Fatalf("listed %d skills, err %v", len(got), err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestRenderBoundsOutputFirst: a body of many placeholders times large
@@ -31,7 +32,7 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 
 	var err error
 	used := alloctest.Bytes(func() {
-		_, _, err = lib.Catalog.Render(t.Context(), alice, "bomb", skills.RenderOptions{Arguments: args})
+		_, _, err = lib.Catalog.Render(t.Context(), alice, "bomb", skillview.RenderOptions{Arguments: args})
 	})
 	if !errors.Is(err, errkind.ResourceExhausted) {
 		t.Fatalf("Render err = %v, want ResourceExhausted", err)
@@ -42,22 +43,9 @@ func TestRenderBoundsOutputFirst(t *testing.T) {
 		t.Errorf("Render allocated %d bytes, want at most %d", used, bound)
 	}
 	// Within the limit it renders.
-	if text, _, err := lib.Catalog.Render(t.Context(), alice, "bomb", skills.RenderOptions{Arguments: "ok"}); err != nil || strings.Count(text, "ok ") != 50_000 {
+	if text, _, err := lib.Catalog.Render(t.Context(), alice, "bomb", skillview.RenderOptions{Arguments: "ok"}); err != nil || strings.Count(text, "ok ") != 50_000 {
 		t.Errorf("small render: %v", err)
 	}
-}
-
-// FuzzRenderedSize: the size computed up front is the size of the text.
-func FuzzRenderedSize(f *testing.F) {
-	f.Add("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b")
-	f.Add("/skills/x", "no placeholder\n\n", "args")
-	f.Add("/skills/x", "body", "  ")
-	f.Add("/skills/x", "$ARGUMENTS$ARGUMENTS", "")
-	f.Fuzz(func(t *testing.T, dir, body, args string) {
-		if got, want := skills.RenderedSize(dir, body, args), int64(len(skills.RenderBody(dir, body, args))); got != want {
-			t.Errorf("RenderedSize(%q, %q, %q) = %d, len(RenderBody) = %d", dir, body, args, got, want)
-		}
-	})
 }
 
 // TestReadFileNotFoundIsShort: the NOT_FOUND for an unknown file names a few
@@ -69,7 +57,7 @@ func TestReadFileNotFoundIsShort(t *testing.T) {
 		l.File(fmt.Sprintf("big/references/file-%05d.md", i), "x\n")
 	}
 	lib := skillstest.Library(t, b.Bucket(t), nil)
-	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), "big", "missing.md", skills.ReadOptions{})
+	_, _, err := lib.Catalog.ReadFile(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), "big", "missing.md", skillview.ReadOptions{})
 	if !errors.Is(err, errkind.NotFound) {
 		t.Fatalf("err = %v, want NotFound", err)
 	}
@@ -120,7 +108,7 @@ func TestGetSkillListsBoundedFiles(t *testing.T) {
 	bucket := objstoretest.NewFaulty(b.Bucket(t))
 	lib := skillstest.Library(t, bucket, func(c *skills.Config) { c.MaxListedFiles = 100 })
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
-	if _, err := lib.Catalog.Skills(t.Context(), alice, skills.ListOptions{}); err != nil {
+	if _, err := lib.Catalog.Skills(t.Context(), alice, skillview.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := bucket.Calls(objstore.OpGetRange)

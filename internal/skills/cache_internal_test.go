@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // newTestLibrary is skillstest.Library for the tests inside the package,
@@ -50,7 +51,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.indexes.Get(ctxA, testLayer); errA <- err }()
+	go func() { _, err := lib.Catalog.views.Indexes.Get(ctxA, testLayer); errA <- err }()
 	<-entered
 	cancelA()
 	if err := <-errA; !errors.Is(err, context.Canceled) {
@@ -58,7 +59,7 @@ func TestSharedListingOutlivesCaller(t *testing.T) {
 	}
 
 	resB := make(chan error, 1)
-	go func() { _, err := lib.Catalog.views.indexes.Get(context.Background(), testLayer); resB <- err }()
+	go func() { _, err := lib.Catalog.views.Indexes.Get(context.Background(), testLayer); resB <- err }()
 	close(release)
 	if err := <-resB; err != nil {
 		t.Fatalf("second caller: %v", err)
@@ -79,25 +80,25 @@ func TestViewReuse(t *testing.T) {
 	ctx := context.Background()
 	alice, bob := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"}), mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1"})
 
-	v1, err := lib.Catalog.views.get(ctx, alice)
+	v1, err := lib.Catalog.views.Get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := lib.Catalog.views.get(ctx, mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2"}))
+	v2, err := lib.Catalog.views.Get(ctx, mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v1.overlay != v2.overlay {
+	if v1.Overlay != v2.Overlay {
 		t.Error("the view was rebuilt although its listings were reused")
 	}
-	vb, err := lib.Catalog.views.get(ctx, bob)
+	vb, err := lib.Catalog.views.Get(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := vb.named("a"); ok {
+	if _, ok := vb.Named("a"); ok {
 		t.Error("bob's view has alice's skill a")
 	}
-	if _, ok := vb.named("b"); !ok {
+	if _, ok := vb.Named("b"); !ok {
 		t.Error("bob's view lacks his skill b")
 	}
 	// As after a bulk upload.
@@ -108,11 +109,11 @@ func TestViewReuse(t *testing.T) {
 	if _, err := b.Put(ctx, "alice/skills/c/SKILL.md", strings.NewReader(c), int64(len(c)), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v3, err := lib.Catalog.views.get(ctx, alice)
+	v3, err := lib.Catalog.views.Get(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := v3.named("c"); v3.overlay == v1.overlay || !ok {
+	if _, ok := v3.Named("c"); v3.Overlay == v1.Overlay || !ok {
 		t.Error("a new listing did not rebuild the view")
 	}
 }
@@ -128,7 +129,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	lib := newTestLibrary(t, b, 0)
 	id := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	// The index build hashes every file once; invoking pays for no more.
-	if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+	if _, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -141,7 +142,7 @@ func TestRenderReadsOnlySkillMD(t *testing.T) {
 	}
 	b.Before(objstore.OpGet, record)
 	b.Before(objstore.OpGetRange, record)
-	if _, _, err := lib.Catalog.Render(context.Background(), id, "pdf", RenderOptions{}); err != nil {
+	if _, _, err := lib.Catalog.Render(context.Background(), id, "pdf", skillview.RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -162,17 +163,17 @@ func TestSharedManifestsShared(t *testing.T) {
 		"_shared/skills/lint/rules.txt": "no tabs\n",
 	})
 	lib := newTestLibrary(t, b, time.Hour)
-	manifest := func(user string) *Manifest {
+	manifest := func(user string) *skillview.Manifest {
 		t.Helper()
-		v, err := lib.Catalog.views.get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
+		v, err := lib.Catalog.views.Get(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := v.named("lint")
-		if s == nil || s.manifest == nil || len(s.manifest.Files) != 2 {
+		s, _ := v.Named("lint")
+		if s == nil || s.Manifest == nil || len(s.Manifest.Files) != 2 {
 			t.Fatalf("%s's view: lint = %+v", user, s)
 		}
-		return s.manifest
+		return s.Manifest
 	}
 	alice := manifest("alice")
 	if bob := manifest("bob"); bob != alice {

@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // countedLibrary is a library over alice's skill "one" and the shared skill
@@ -36,7 +37,7 @@ func testIndexRefresh(t *testing.T, newBucket newBucketFunc) {
 		t.Run(tc.name, func(t *testing.T) {
 			lib, b := countedLibrary(t, newBucket, skillstest.Indexed(tc.ttl))
 			ctx := t.Context()
-			if _, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{}); err != nil {
+			if _, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			first := b.Calls(objstore.OpList)
@@ -44,7 +45,7 @@ func testIndexRefresh(t *testing.T, newBucket newBucketFunc) {
 				t.Fatalf("first listing made %d List calls, want one per layer", first)
 			}
 			putAliceSkill(t, b, "three", "Third skill.", "")
-			list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func testParseCache(t *testing.T, newBucket newBucketFunc) {
 	lib, b := countedLibrary(t, newBucket, nil)
 	describe := func() map[string]string {
 		t.Helper()
-		return listedBy(t, lib, skills.ListOptions{}, func(s skills.Skill) string { return s.Description })
+		return listedBy(t, lib, skillview.ListOptions{}, func(s skillview.Skill) string { return s.Description })
 	}
 	describe()
 	before := b.Calls(objstore.OpGetRange)

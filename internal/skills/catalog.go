@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -25,6 +23,9 @@ import (
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skilltree"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Catalog answers what a caller's library holds: listings, a skill's
@@ -32,12 +33,12 @@ import (
 type Catalog struct {
 	bucket   objstore.Bucket
 	cfg      Config
-	views    *views
+	views    *views.Builder
 	files    *libindex.Files
-	tree     *Tree // skill files are read as text as /skills reads them
+	tree     *skilltree.Tree // skill files are read as text as /skills reads them
 	settings *settings.Store
-	searchIx *skillsearch.Indexes     // each layer's, for Search and a query's Prompt
-	skillMDs *cache.Shelf[*skillFile] // by key and ETag
+	searchIx *skillsearch.Indexes             // each layer's, for Search and a query's Prompt
+	skillMDs *cache.Shelf[*skillview.SkillMD] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
 	admitParse, admitReply *admission
@@ -48,85 +49,41 @@ type Catalog struct {
 // heldSkillMD is the kind of the parsed SKILL.md files on the held budget.
 const heldSkillMD = "skillmd"
 
-// Skill is a skill's summary: where it is, its frontmatter and problems.
-type Skill struct {
-	// Path is the skill folder under the mount, e.g. "/skills/docs/pdf".
-	Path     string
-	Dir      string // "docs/pdf"
-	Folder   string // "pdf"; Name is what the skill is addressed by
-	Category string // "docs", or "" for a flat skill
-	Layer    string // LayerUser, LayerShared, or LayerTeam and the team's ID
-	ETag     string // of SKILL.md
-	Disabled bool
-	// Manifest lists the skill's files by digest; nil for a name no skill
-	// has (SetEnabled). Shared with every caller: read-only.
-	Manifest *Manifest
-	skillmd.Frontmatter
-	skillmd.Problems
-	// Written is what the MCP skills extension checks of the frontmatter
-	// as written (skillmd.WrittenOf); zero when not checked yet.
-	Written skillmd.Written
-}
-
-// ExtensionProblem is why the MCP skills extension does not serve the
-// skill, or "" when it does (skillmd.ExtensionProblem).
-func (s Skill) ExtensionProblem() string {
-	return skillmd.ExtensionProblem(s.Name, s.Frontmatter, s.Written, s.Folder, s.Manifest == nil || s.Manifest.OverLimits)
-}
-
-// Location is the virtual path of the skill's SKILL.md.
-func (s Skill) Location() string { return location(s.Path) }
-
-// location is the virtual path of the SKILL.md of the skill at path.
-func location(path string) string { return path + "/SKILL.md" }
-
 // skillPath is the virtual path of the skill folder r (Skill.Path).
-func (c *Catalog) skillPath(r *skillRef) string {
-	if r.location != "" { // made with the layer
-		return r.location[:len(r.location)-len("/SKILL.md")]
+func (c *Catalog) skillPath(r *skillview.Ref) string {
+	if r.Location != "" { // made with the layer
+		return r.Location[:len(r.Location)-len("/SKILL.md")]
 	}
-	return c.cfg.Mount + "/" + r.dir
+	return c.cfg.Mount + "/" + r.Dir
 }
 
 // skillLocation is the virtual path of r's SKILL.md (Skill.Location).
-func (c *Catalog) skillLocation(r *skillRef) string {
-	if r.location != "" {
-		return r.location
+func (c *Catalog) skillLocation(r *skillview.Ref) string {
+	if r.Location != "" {
+		return r.Location
 	}
-	return location(c.skillPath(r))
+	return skillview.Location(c.skillPath(r))
 }
 
 // summary describes s from its frontmatter p; settings key by the name as
 // listed, so disabled is by name.
-func (c *Catalog) summary(s *skillRef, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) Skill {
-	sk := Skill{
-		Path: c.skillPath(s), Dir: s.dir, Folder: s.folder(), Category: s.category(),
-		Layer: s.layer, ETag: s.skillMD.ETag, Disabled: disabled[s.name], Manifest: s.manifest,
+func (c *Catalog) summary(s *skillview.Ref, p skillmd.Frontmatter, problems skillmd.Problems, disabled map[string]bool) skillview.Skill {
+	sk := skillview.Skill{
+		Path: c.skillPath(s), Dir: s.Dir, Folder: s.Folder(), Category: s.Category(),
+		Layer: s.Layer, ETag: s.SkillMD.ETag, Disabled: disabled[s.Name], Manifest: s.Manifest,
 		Frontmatter: p, Problems: problems,
 	}
 	// p is the head's frontmatter but in detail, which resets it.
-	sk.Written = s.head.written
-	sk.Name = s.name // as the view resolved it, so every RPC agrees on it
+	sk.Written = s.Head.Written
+	sk.Name = s.Name // as the view resolved it, so every RPC agrees on it
 	return sk
-}
-
-// ListOptions filter a listing.
-type ListOptions struct {
-	Category        string
-	FilterCategory  bool // Category "" then means flat skills only
-	IncludeInvalid  bool
-	IncludeDisabled bool
-	// ServedOverMCP keeps only the skills the MCP skills extension serves
-	// (skillmd.ExtensionProblem), applied before a page is cut so every
-	// page is full.
-	ServedOverMCP bool
 }
 
 // skills returns the summaries of the caller's skills, sorted by path,
 // and the library digest of the caller's library, which does not depend
 // on opts. Invalid skills, and SKILL.md files nested too deep to be
 // skills, are listed only with IncludeInvalid.
-func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions) ([]Skill, string, error) {
+func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts skillview.ListOptions) ([]skillview.Skill, string, error) {
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
 		return nil, "", err
@@ -137,12 +94,12 @@ func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts ListOptions
 // snapshot is what every listing of the caller's library is made from: the
 // merged view and the settings, as of one call.
 type snapshot struct {
-	v  *view
+	v  *skillview.View
 	st settings.User
 }
 
 func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, error) {
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -154,23 +111,23 @@ func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, err
 }
 
 // digest is the library digest of the snapshot (Page.LibraryDigest).
-func (s snapshot) digest() string { return libraryDigest(s.v, s.st) }
+func (s snapshot) digest() string { return skillview.LibraryDigest(s.v, s.st) }
 
 // list is Skills of the snapshot s.
-func (c *Catalog) list(s snapshot, opts ListOptions) []Skill {
+func (c *Catalog) list(s snapshot, opts skillview.ListOptions) []skillview.Skill {
 	disabled := s.st.DisabledSet()
-	var out []Skill
+	var out []skillview.Skill
 	for r := range s.listed(opts, disabled) {
-		out = append(out, c.summary(r, r.head.fm, s.v.problems(c.cfg.Mount, r), disabled))
+		out = append(out, c.summary(r, r.Head.Frontmatter, s.v.Problems(c.cfg.Mount, r), disabled))
 	}
 	return out
 }
 
 // listed yields the skills of s a listing with opts holds, in path order:
 // the one rule of Skills, Page and Prompt.
-func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*skillRef] {
-	return func(yield func(*skillRef) bool) {
-		for r := range s.v.all() {
+func (s snapshot) listed(opts skillview.ListOptions, disabled map[string]bool) iter.Seq[*skillview.Ref] {
+	return func(yield func(*skillview.Ref) bool) {
+		for r := range s.v.All() {
 			if s.lists(r, opts, disabled) && !yield(r) {
 				return
 			}
@@ -181,50 +138,23 @@ func (s snapshot) listed(opts ListOptions, disabled map[string]bool) iter.Seq[*s
 // lists reports whether a listing with opts holds r, a skill the view
 // serves: the one test of every listing surface (Skills, Page, Prompt,
 // Search), so a filter added here applies to all of them.
-func (s snapshot) lists(r *skillRef, opts ListOptions, disabled map[string]bool) bool {
-	valid := len(r.head.problems.Errors) == 0 && len(r.note().Errors) == 0 // as Skill.Valid of its summary
-	return !(opts.FilterCategory && r.category() != opts.Category ||
-		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.name] ||
-		opts.ServedOverMCP && r.extensionProblem() != "")
-}
-
-// extensionProblem is why the MCP skills extension does not serve r, or "".
-func (r *skillRef) extensionProblem() string {
-	return skillmd.ExtensionProblem(r.name, r.head.fm, r.head.written, r.folder(), r.manifest == nil || r.manifest.OverLimits)
-}
-
-// Page is one page of Skills.
-type Page struct {
-	Skills        []Skill
-	NextPageToken string
-	// LibraryDigest is "sha256:<hex>" of the caller's library as served
-	// (every served skill's path, name, description and manifest, and the
-	// skills the user disabled): the same on every page and replica for the
-	// same content, whatever the filters.
-	LibraryDigest string
-	scope         string // what the page token is bound to
-}
-
-// Truncate keeps the first n skills of the page, when n is less than it
-// holds (and positive): the next page then starts after them. A caller
-// that bounds the encoded size of a reply ends the page early with it.
-func (p Page) Truncate(n int) Page {
-	if n <= 0 || n >= len(p.Skills) {
-		return p
-	}
-	return Page{Skills: p.Skills[:n], NextPageToken: pagetoken.Encode(p.scope, p.Skills[n-1].Path), LibraryDigest: p.LibraryDigest, scope: p.scope}
+func (s snapshot) lists(r *skillview.Ref, opts skillview.ListOptions, disabled map[string]bool) bool {
+	valid := len(r.Head.Problems.Errors) == 0 && len(r.Note().Errors) == 0 // as Skill.Valid of its summary
+	return !(opts.FilterCategory && r.Category() != opts.Category ||
+		!opts.IncludeInvalid && !valid || !opts.IncludeDisabled && disabled[r.Name] ||
+		opts.ServedOverMCP && r.ExtensionProblem() != "")
 }
 
 // pageQuery is a Page request checked and with its defaults applied: what
 // the page depends on besides the library.
 type pageQuery struct {
-	opts  ListOptions
+	opts  skillview.ListOptions
 	count int32
 	after string // the last path of the previous page
 	scope string // what the page token is bound to
 }
 
-func (c *Catalog) pageQuery(opts ListOptions, pageSize int32, token string) (pageQuery, error) {
+func (c *Catalog) pageQuery(opts skillview.ListOptions, pageSize int32, token string) (pageQuery, error) {
 	count, err := limits.Count("page_size", pageSize, c.cfg.DefaultPageSize, c.cfg.MaxPageSize)
 	if err != nil {
 		return pageQuery{}, err
@@ -241,31 +171,25 @@ func (c *Catalog) pageQuery(opts ListOptions, pageSize int32, token string) (pag
 }
 
 // page cuts the page q asks for from the snapshot s.
-func (c *Catalog) page(s snapshot, q pageQuery) Page {
+func (c *Catalog) page(s snapshot, q pageQuery) skillview.Page {
 	list := c.list(s, q.opts)
 	list = list[sort.Search(len(list), func(i int) bool { return list[i].Path > q.after }):]
 	n := min(len(list), int(q.count))
 	if n == len(list) {
-		return Page{Skills: list, LibraryDigest: s.digest(), scope: q.scope}
+		return skillview.Page{Skills: list, LibraryDigest: s.digest(), TokenScope: q.scope}
 	}
 	list = list[:n]
-	return Page{Skills: list, NextPageToken: pagetoken.Encode(q.scope, list[n-1].Path), LibraryDigest: s.digest(), scope: q.scope}
+	return skillview.Page{Skills: list, NextPageToken: pagetoken.Encode(q.scope, list[n-1].Path), LibraryDigest: s.digest(), TokenScope: q.scope}
 }
 
 // MaxPageBytes is --skills.max-page-bytes: the most a reply of Page's or
 // Search's skills may encode to, which the caller that encodes it applies.
 func (c *Catalog) MaxPageBytes() int { return c.cfg.MaxPageBytes }
 
-// Category is a category and how many skills it holds.
-type Category struct {
-	Name  string
-	Count int
-}
-
 // Categories counts the listed (valid, enabled) skills per category; flat
 // skills count under "".
-func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category, error) {
-	skills, _, err := c.skills(ctx, id, ListOptions{})
+func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]skillview.Category, error) {
+	skills, _, err := c.skills(ctx, id, skillview.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -273,19 +197,12 @@ func (c *Catalog) Categories(ctx context.Context, id mounts.Caller) ([]Category,
 	for _, s := range skills {
 		counts[s.Category]++
 	}
-	out := make([]Category, 0, len(counts))
+	out := make([]skillview.Category, 0, len(counts))
 	for name, n := range counts {
-		out = append(out, Category{Name: name, Count: n})
+		out = append(out, skillview.Category{Name: name, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// Block is a prompt block and the digest of the library it lists (as
-// Page.LibraryDigest).
-type Block struct {
-	skillmd.Block
-	LibraryDigest string
 }
 
 // formatOptions checks f and applies its defaults: what a prompt block
@@ -322,13 +239,13 @@ const minEntryChars = 64
 // prompt renders the block of the snapshot s; f is checked. It makes the
 // entries from the view without the summaries a listing makes: a block a
 // reply cache does not hold is made on every call.
-func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
+func (c *Catalog) prompt(ctx context.Context, s snapshot, opts skillview.ListOptions, f skillmd.FormatOptions) (skillview.Block, error) {
 	lp := entryLists.Get().(*[]skillmd.Entry)
 	list := (*lp)[:0]
-	entry := func(r *skillRef) skillmd.Entry {
-		return skillmd.Entry{Name: r.name, Description: r.head.fm.Description, Category: r.category(), Location: c.skillLocation(r)}
+	entry := func(r *skillview.Ref) skillmd.Entry {
+		return skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r)}
 	}
-	lo := ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
+	lo := skillview.ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
 	disabled := s.st.DisabledSet()
 	if f.Query != "" {
 		limit := f.CharBudget / minEntryChars
@@ -337,7 +254,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 		}
 		hits, err := c.ranked(ctx, s, lo, f.Query, max(limit, 1))
 		if err != nil {
-			return Block{}, err
+			return skillview.Block{}, err
 		}
 		if len(hits) > 0 {
 			n := 0
@@ -353,10 +270,10 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 	if len(list) == 0 {
 		// The caller's own first, then its teams', then the organization's:
 		// a user's skills are never cut before the shared library's.
-		list = slices.Grow(list, len(s.v.own.all)+len(s.v.shared.all)) // at most
+		list = slices.Grow(list, len(s.v.Own.All)+len(s.v.Shared.All)) // at most
 		for _, near := range []int{rankOwn, rankTeam, rankShared} {
 			for r := range s.listed(lo, disabled) {
-				if layerRank(r.layer) == near {
+				if layerRank(r.Layer) == near {
 					list = append(list, entry(r))
 				}
 			}
@@ -369,7 +286,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts ListOptions, f sk
 		*lp = list[:0]
 		entryLists.Put(lp)
 	}
-	return Block{Block: b, LibraryDigest: s.digest()}, err
+	return skillview.Block{Block: b, LibraryDigest: s.digest()}, err
 }
 
 // entryLists keeps prompt's entry lists for reuse: a block a reply cache
@@ -379,45 +296,28 @@ var entryLists = sync.Pool{New: func() any { return new([]skillmd.Entry) }}
 // maxPooledEntries bounds the lists entryLists keeps.
 const maxPooledEntries = 4096
 
-// File is one file of a skill folder.
-type File struct {
-	Path   string // relative to the skill folder, e.g. "scripts/run.py"
-	Size   int64
-	Binary bool
-}
-
-// Detail is everything GetSkill returns.
-type Detail struct {
-	Skill
-	Raw   string // SKILL.md as stored
-	Body  string // SKILL.md without its frontmatter
-	Files []File // the other files, at most MaxListedFiles
-	// FilesOmitted counts the files beyond MaxListedFiles.
-	FilesOmitted int
-}
-
 // Get loads a skill's SKILL.md and describes its other files. An invalid
 // skill fails with ErrInvalidSkill and its problems.
-func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (Detail, error) {
+func (c *Catalog) Get(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, error) {
 	d, s, err := c.load(ctx, id, ref)
 	if err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	if d.Files, d.FilesOmitted, err = c.describe(ctx, s); err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	return d, nil
 }
 
 // load reads and checks a skill's SKILL.md; Files is left empty.
-func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detail, *skillRef, error) {
+func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, *skillview.Ref, error) {
 	r, err := c.resolve(ctx, id, ref)
 	if err != nil {
-		return Detail{}, nil, err
+		return skillview.Detail{}, nil, err
 	}
 	f, err := c.skillMD(ctx, r.s)
 	if err != nil {
-		return Detail{}, nil, err
+		return skillview.Detail{}, nil, err
 	}
 	d, err := c.detail(r, f)
 	return d, r.s, err
@@ -426,8 +326,8 @@ func (c *Catalog) load(ctx context.Context, id mounts.Caller, ref string) (Detai
 // resolved is a skill as one call found it: in the caller's view, with the
 // caller's settings and what the view notes of it.
 type resolved struct {
-	v     *view
-	s     *skillRef
+	v     *skillview.View
+	s     *skillview.Ref
 	st    settings.User
 	notes []string // the view's notes on shadowing (view.notes)
 }
@@ -435,135 +335,37 @@ type resolved struct {
 // resolve finds ref in the caller's view; a skill the listing found
 // invalid fails with ErrInvalidSkill.
 func (c *Catalog) resolve(ctx context.Context, id mounts.Caller, ref string) (resolved, error) {
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return resolved{}, err
 	}
-	s, err := v.find(c.cfg.Mount, ref)
+	s, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
 		return resolved{}, err
 	}
-	if !s.note().Valid() {
-		return resolved{}, invalidSkill(c.cfg.Mount, s, s.note())
+	if !s.Note().Valid() {
+		return resolved{}, invalidSkill(c.cfg.Mount, s, s.Note())
 	}
 	st, err := c.settings.Get(ctx, id)
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{v: v, s: s, st: st, notes: v.notes(c.cfg.Mount, s)}, nil
+	return resolved{v: v, s: s, st: st, notes: v.Notes(c.cfg.Mount, s)}, nil
 }
 
 // detail is r's skill as f, its SKILL.md, says; Files is left empty. An
 // invalid SKILL.md fails with ErrInvalidSkill.
-func (c *Catalog) detail(r resolved, f *skillFile) (Detail, error) {
-	problems := f.problems
+func (c *Catalog) detail(r resolved, f *skillview.SkillMD) (skillview.Detail, error) {
+	problems := f.Problems
 	if !problems.Valid() {
-		return Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
+		return skillview.Detail{}, invalidSkill(c.cfg.Mount, r.s, problems)
 	}
-	problems.Warnings = slices.Concat(problems.Warnings, r.s.note().Warnings, r.notes)
-	d := Detail{Skill: c.summary(r.s, f.frontmatter(), problems, r.st.DisabledSet()), Raw: f.raw, Body: f.body}
+	problems.Warnings = slices.Concat(problems.Warnings, r.s.Note().Warnings, r.notes)
+	d := skillview.Detail{Skill: c.summary(r.s, f.FullFrontmatter(), problems, r.st.DisabledSet()), Raw: f.Raw, Body: f.Body}
 	// Of the file read, which may be newer than the head: checked when asked.
 	d.Skill.Written = 0
-	d.ETag = f.etag // of the bytes read, which may be newer than the listing
+	d.ETag = f.ETag // of the bytes read, which may be newer than the listing
 	return d, nil
-}
-
-// skillFile is a SKILL.md as GetSkill and RenderSkill serve it: read and
-// parsed once per version and shared by every caller (read-only). It holds
-// one copy of the text, and of the frontmatter the lean form: the decoded
-// Raw, Extra and Metadata take more heap than the text itself, and where
-// the frontmatter's JSON decodes to them (checked when parsed) each call
-// decodes them from it instead (frontmatter).
-type skillFile struct {
-	raw, body string // body is the end of raw
-	etag      string // of the bytes read
-	fm        skillmd.Frontmatter
-	problems  skillmd.Problems
-	// derived: fm's Raw, Extra and Metadata are left out, and decode from
-	// fm.JSON.
-	derived bool
-}
-
-// parseSkillFile parses raw, the SKILL.md of folder at etag.
-func parseSkillFile(raw []byte, etag, folder string) *skillFile {
-	f := &skillFile{raw: string(raw), etag: etag}
-	var body int
-	f.fm, body, f.problems = skillmd.ParseSkillMDBody(raw, folder)
-	f.body = f.raw[body:]              // one copy of the text, not two
-	f.fm.JSON = bytes.Clone(f.fm.JSON) // without the encoder's spare capacity
-	if derivable(f.fm) {
-		f.fm.Raw, f.fm.Extra, f.fm.Metadata, f.derived = nil, nil, nil, true
-	}
-	return f
-}
-
-// derivable reports whether fm's Raw, Extra and Metadata, as parsed, are
-// what its JSON decodes to (rawFromJSON).
-func derivable(fm skillmd.Frontmatter) bool {
-	r, e, m, ok := rawFromJSON(fm.JSON)
-	return ok && reflect.DeepEqual(r, fm.Raw) && reflect.DeepEqual(e, fm.Extra) && reflect.DeepEqual(m, fm.Metadata)
-}
-
-// fileOf is raw, the SKILL.md of s read at etag, as parsed. Where its
-// frontmatter is the very bytes the layer parsed as s's head (the same
-// digest), that parse found it valid and its maps derive from its JSON,
-// the parse is the layer's: a parse of a SKILL.md depends on its
-// frontmatter alone, once the whole file is UTF-8 text (FuzzParseSkillMD
-// checks it). With many users, whose own skills' parses are not all held,
-// a GetSkill then decodes no YAML.
-func fileOf(raw []byte, etag string, s *skillRef) *skillFile {
-	h := s.head
-	if head, body, ok := skillmd.Split(raw); ok && h.derived && h.problems.Valid() && headSum(raw[:head]) == h.src {
-		f := &skillFile{raw: string(raw), etag: etag, fm: h.fm, problems: h.problems, derived: true}
-		f.fm.Raw, f.fm.Extra, f.fm.Metadata = nil, nil, nil
-		f.body = f.raw[body:]
-		return f
-	}
-	return parseSkillFile(raw, etag, s.folder())
-}
-
-// frontmatter is f's frontmatter as parsed, Raw, Extra and Metadata
-// included.
-func (f *skillFile) frontmatter() skillmd.Frontmatter {
-	fm := f.fm
-	if f.derived {
-		fm.Raw, fm.Extra, fm.Metadata, _ = rawFromJSON(fm.JSON)
-	}
-	return fm
-}
-
-// specFields are the frontmatter fields ParseSkillMD reads into typed
-// fields; the rest are Extra. A difference from its rule only costs
-// holding Raw and Extra: parseSkillFile compares what it derives.
-var specFields = map[string]bool{
-	"name": true, "description": true, "license": true, "version": true,
-	"compatibility": true, "allowed-tools": true, "metadata": true,
-}
-
-// rawFromJSON decodes a frontmatter's JSON as ParseSkillMD decodes its
-// Raw, Extra and Metadata fields where they agree: no number or date that
-// the YAML reading turns into text, metadata of text values only.
-func rawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, ok bool) {
-	if err := json.Unmarshal(js, &raw); err != nil || raw == nil {
-		return nil, nil, nil, false
-	}
-	extra = map[string]any{}
-	for k, v := range raw {
-		if !specFields[k] {
-			extra[k] = v
-		}
-	}
-	if m, isMap := raw["metadata"].(map[string]any); isMap {
-		meta = make(map[string]string, len(m))
-		for k, v := range m {
-			s, isText := v.(string)
-			if !isText {
-				return nil, nil, nil, false
-			}
-			meta[k] = s
-		}
-	}
-	return raw, extra, meta, true
 }
 
 // skillMD reads and parses the SKILL.md of s, or returns the version the
@@ -572,35 +374,35 @@ func rawFromJSON(js []byte) (raw, extra map[string]any, meta map[string]string, 
 // the answer is the same; the parse is held on the budget of what the
 // replica keeps decoded, keyed by the object's key and ETag (which
 // determine the folder the parse checks the name against).
-func (c *Catalog) skillMD(ctx context.Context, s *skillRef) (*skillFile, error) {
-	key := s.skillMD.Key + "\x00" + s.skillMD.ETag
-	if f, ok := c.skillMDs.Get(key); ok && s.skillMD.ETag != "" {
+func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillview.SkillMD, error) {
+	key := s.SkillMD.Key + "\x00" + s.SkillMD.ETag
+	if f, ok := c.skillMDs.Get(key); ok && s.SkillMD.ETag != "" {
 		return f, nil
 	}
-	raw, a, err := c.readText(ctx, *s.skillMD, c.skillLocation(s), "")
+	raw, a, err := c.readText(ctx, *s.SkillMD, c.skillLocation(s), "")
 	if err != nil {
 		return nil, err
 	}
-	f := fileOf(raw, a.ETag, s)
-	if s.skillMD.ETag != "" && a.ETag == s.skillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
-		c.skillMDs.Add(key, f, f.heldBytes(key))
+	f := skillview.SkillMDOf(raw, a.ETag, s)
+	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
+		c.skillMDs.Add(key, f, f.HeldBytes(key))
 	}
 	return f, nil
 }
 
-func invalidSkill(mount string, s *skillRef, p skillmd.Problems) error {
-	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.dir, strings.Join(p.Errors, "; "))
+func invalidSkill(mount string, s *skillview.Ref, p skillmd.Problems) error {
+	return fmt.Errorf("%w: %s/%s: %s", ErrInvalidSkill, mount, s.Dir, strings.Join(p.Errors, "; "))
 }
 
 // describe lists a skill's files other than SKILL.md and whether each is
 // binary. At most MaxListedFiles are described (each may cost a ranged
 // read, and the answer must fit a message); the rest are counted.
-func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error) {
-	var files []File
+func (c *Catalog) describe(ctx context.Context, s *skillview.Ref) ([]skillview.File, int, error) {
+	var files []skillview.File
 	var objs []objstore.Object
 	omitted := 0
-	for _, e := range s.files {
-		rel := strings.TrimPrefix(e.rel, s.dir+"/")
+	for _, e := range s.Files {
+		rel := strings.TrimPrefix(e.Rel, s.Dir+"/")
 		if rel == "SKILL.md" {
 			continue
 		}
@@ -608,8 +410,8 @@ func (c *Catalog) describe(ctx context.Context, s *skillRef) ([]File, int, error
 			omitted++
 			continue
 		}
-		files = append(files, File{Path: rel, Size: e.obj.Size})
-		objs = append(objs, e.obj)
+		files = append(files, skillview.File{Path: rel, Size: e.Obj.Size})
+		objs = append(objs, e.Obj)
 	}
 	binary, err := c.files.Binary(ctx, objs, c.cfg.Concurrency)
 	if err != nil {
@@ -631,28 +433,16 @@ func (c *Catalog) readText(ctx context.Context, o objstore.Object, vpath, downlo
 	if downloadTool != "" {
 		hint = "fetch it with " + downloadTool + " instead"
 	}
-	return c.tree.readText(ctx, o, vpath, hint)
+	return c.tree.ReadText(ctx, o, vpath, hint)
 }
-
-// RenderOptions shape Render's text.
-type RenderOptions struct {
-	// Arguments replace $ARGUMENTS in the body.
-	Arguments string
-	// BaseDir is the base directory the text names instead of the skill's
-	// path under the mount: where the caller unpacked the skill's export.
-	BaseDir string
-}
-
-// maxBaseDirBytes bounds RenderOptions.BaseDir.
-const maxBaseDirBytes = 4096
 
 // Render returns the text handed to the model when the skill is invoked:
 // its base directory, then its body with $ARGUMENTS replaced by the
 // arguments. Without the placeholder, non-empty arguments are appended. The
 // returned Detail has no Files: invoking a skill does not read them.
-func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts RenderOptions) (string, Detail, error) {
-	if err := checkBaseDir(opts.BaseDir); err != nil {
-		return "", Detail{}, err
+func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts skillview.RenderOptions) (string, skillview.Detail, error) {
+	if err := skillmd.CheckBaseDir(opts.BaseDir); err != nil {
+		return "", skillview.Detail{}, err
 	}
 	d, _, err := c.load(ctx, id, ref)
 	if err != nil {
@@ -660,76 +450,27 @@ func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts
 	}
 	dir := cmp.Or(opts.BaseDir, d.Path)
 	// Each placeholder copies the arguments: size the text before making it.
-	if n := RenderedSize(dir, d.Body, opts.Arguments); n > c.cfg.MaxRenderBytes {
+	if n := skillmd.RenderedSize(dir, d.Body, opts.Arguments); n > c.cfg.MaxRenderBytes {
 		return "", d, fmt.Errorf("%w: rendering %s with these arguments makes %d bytes (%d placeholders), at most %d are returned",
-			errkind.ResourceExhausted, d.Path, n, strings.Count(d.Body, argumentsPlaceholder), c.cfg.MaxRenderBytes)
+			errkind.ResourceExhausted, d.Path, n, strings.Count(d.Body, skillmd.ArgumentsPlaceholder), c.cfg.MaxRenderBytes)
 	}
-	return RenderBody(dir, d.Body, opts.Arguments), d, nil
-}
-
-// checkBaseDir accepts a base directory that stays one line of the text.
-func checkBaseDir(dir string) error {
-	if len(dir) > maxBaseDirBytes || strings.TrimSpace(dir) != dir || strings.ContainsFunc(dir, unicode.IsControl) {
-		return fmt.Errorf("%w: base_dir must be one line of at most %d bytes without leading or trailing spaces", errkind.InvalidArgument, maxBaseDirBytes)
-	}
-	return nil
-}
-
-const (
-	argumentsPlaceholder = "$ARGUMENTS"
-	renderPrefix         = "Base directory for this skill: "
-	argumentsSuffix      = "\n\nARGUMENTS: "
-)
-
-// RenderedSize is len(RenderBody(dir, body, arguments)), computed without
-// building the text.
-func RenderedSize(dir, body, arguments string) int64 {
-	size := int64(len(renderPrefix) + len(dir) + 2)
-	switch n := int64(strings.Count(body, argumentsPlaceholder)); {
-	case strings.TrimSpace(arguments) == "":
-		size += int64(len(body))
-	case n > 0:
-		size += int64(len(body)) + n*(int64(len(arguments))-int64(len(argumentsPlaceholder)))
-	default:
-		size += int64(len(strings.TrimRight(body, "\n")) + len(argumentsSuffix) + len(arguments) + 1)
-	}
-	return size
-}
-
-// RenderBody builds the invocation text of a skill at dir with body.
-func RenderBody(dir, body, arguments string) string {
-	switch {
-	case strings.TrimSpace(arguments) == "":
-	case strings.Contains(body, argumentsPlaceholder):
-		body = strings.ReplaceAll(body, argumentsPlaceholder, arguments)
-	default:
-		body = strings.TrimRight(body, "\n") + argumentsSuffix + arguments + "\n"
-	}
-	return renderPrefix + dir + "\n\n" + body
-}
-
-// ReadOptions shape ReadFile's refusals.
-type ReadOptions struct {
-	// DownloadTool is the caller's tool for fetching a file as is, named
-	// when a file is refused as binary or too large; "" means the
-	// configured default.
-	DownloadTool string
+	return skillmd.RenderBody(dir, d.Body, opts.Arguments), d, nil
 }
 
 // ReadFile returns one file of a skill as text, and its virtual path: the
 // file the VFS's Read of that path reads (without an extension, the ".md"
 // file when there is no other), with the same limit. An unknown file fails
 // with NotFound naming the files that exist.
-func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts ReadOptions) (string, string, error) {
+func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (string, string, error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {
 		return "", "", err
 	}
-	v, err := c.views.get(ctx, id)
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
 		return "", "", err
 	}
-	s, err := v.find(c.cfg.Mount, ref)
+	s, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
 		return "", "", err
 	}
@@ -737,16 +478,16 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if !mounts.Addressable(file) {
 		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
-	e, ok := v.skillFile(s, s.dir+"/"+file)
+	e, ok := v.SkillFile(s, s.Dir+"/"+file)
 	if alt, hasAlt := mounts.Fallback(file); !ok && hasAlt {
-		e, ok = v.skillFile(s, s.dir+"/"+alt)
+		e, ok = v.SkillFile(s, s.Dir+"/"+alt)
 	}
 	if ok {
-		vpath := c.cfg.Mount + "/" + e.rel
-		data, _, err := c.readText(ctx, e.obj, vpath, tool)
+		vpath := c.cfg.Mount + "/" + e.Rel
+		data, _, err := c.readText(ctx, e.Obj, vpath, tool)
 		return string(data), vpath, err
 	}
-	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.dir, file, fileNames(s, maxNamedFiles))
+	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.Dir, file, fileNames(s, maxNamedFiles))
 }
 
 // maxNamedFiles bounds the file names an error message lists: a skill may
@@ -754,17 +495,17 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 const maxNamedFiles = 20
 
 // fileNames lists up to max of the skill's files, saying how many more.
-func fileNames(s *skillRef, max int) string {
+func fileNames(s *skillview.Ref, max int) string {
 	var b strings.Builder
-	for i, e := range s.files {
+	for i, e := range s.Files {
 		if i == max {
-			fmt.Fprintf(&b, " and %d more", len(s.files)-max)
+			fmt.Fprintf(&b, " and %d more", len(s.Files)-max)
 			break
 		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strings.TrimPrefix(e.rel, s.dir+"/"))
+		b.WriteString(strings.TrimPrefix(e.Rel, s.Dir+"/"))
 	}
 	return b.String()
 }
@@ -773,19 +514,19 @@ func fileNames(s *skillRef, max int) string {
 // listed under, without touching the skill. It returns the skill's summary.
 // A name no skill has any more can still be enabled (removed from the
 // settings).
-func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, enabled bool) (Skill, error) {
-	v, err := c.views.get(ctx, id)
+func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, enabled bool) (skillview.Skill, error) {
+	v, err := c.views.Get(ctx, id)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	ref = strings.TrimSpace(ref)
-	sk, findErr := v.find(c.cfg.Mount, ref)
+	sk, findErr := v.Find(c.cfg.Mount, ref)
 	name := ref
 	switch {
 	case findErr == nil:
-		name = sk.name
+		name = sk.Name
 	case !enabled || !errors.Is(findErr, errkind.NotFound):
-		return Skill{}, findErr
+		return skillview.Skill{}, findErr
 	}
 	stored := false
 	err = c.settings.Update(ctx, id, func(s *settings.User) bool {
@@ -803,16 +544,16 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 		return true
 	})
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
-	c.changed(LibraryRef{User: id.User()}, true)
+	c.changed(layout.LibraryRef{User: id.User()}, true)
 	if sk == nil {
 		if !stored && !skillmd.ValidName(name) {
-			return Skill{}, findErr
+			return skillview.Skill{}, findErr
 		}
-		return Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
+		return skillview.Skill{Folder: name, Frontmatter: skillmd.Frontmatter{Name: name}, Disabled: !enabled}, nil
 	}
-	return c.summary(sk, sk.head.fm, v.problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
+	return c.summary(sk, sk.Head.Frontmatter, v.Problems(c.cfg.Mount, sk), map[string]bool{name: !enabled}), nil
 }
 
 // DropIndex forgets every cached copy of user's library index and settings:
@@ -820,39 +561,39 @@ func (c *Catalog) SetEnabled(ctx context.Context, id mounts.Caller, ref string, 
 // the next call lists the library afresh (on other replicas within
 // --skills.index-refresh). For an operator, after a bulk upload.
 func (c *Catalog) DropIndex(ctx context.Context, user string) error {
-	own, _, err := c.views.userLayers(user) // validates user
+	own, _, err := c.views.UserLayers(user) // validates user
 	if err != nil {
 		return err
 	}
-	c.views.forget(own.Prefix)
-	err = errors.Join(c.views.indexes.Drop(ctx, own), c.settings.Forget(ctx, user))
-	c.changed(LibraryRef{User: user}, true)
+	c.views.Forget(own.Prefix)
+	err = errors.Join(c.views.Indexes.Drop(ctx, own), c.settings.Forget(ctx, user))
+	c.changed(layout.LibraryRef{User: user}, true)
 	return err
 }
 
 // DropSharedIndex does what DropIndex does for the shared library.
 func (c *Catalog) DropSharedIndex(ctx context.Context) error {
-	_, shared, err := c.views.userLayers("index")
+	_, shared, err := c.views.UserLayers("index")
 	if err != nil {
 		return err
 	}
-	err = c.views.indexes.Drop(ctx, shared)
-	c.changed(LibraryRef{Shared: true}, true)
+	err = c.views.Indexes.Drop(ctx, shared)
+	c.changed(layout.LibraryRef{Shared: true}, true)
 	return err
 }
 
 // layer resolves l, which names exactly one library.
-func (c *Catalog) layer(l LibraryRef) (libindex.Layer, error) {
-	lib, err := c.views.layout.Of(l)
+func (c *Catalog) layer(l layout.LibraryRef) (libindex.Layer, error) {
+	lib, err := c.views.Layout.Of(l)
 	if err != nil {
 		return libindex.Layer{}, err
 	}
-	return indexLayer(l, lib), nil
+	return views.IndexLayer(l, lib), nil
 }
 
 // libraryKey resolves rel, a path relative to the library's root in the
 // canonical spelling of virtual paths, to its key.
-func (c *Catalog) libraryKey(l LibraryRef, rel string) (libindex.Layer, string, error) {
+func (c *Catalog) libraryKey(l layout.LibraryRef, rel string) (libindex.Layer, string, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return libindex.Layer{}, "", err
@@ -868,7 +609,7 @@ func (c *Catalog) libraryKey(l LibraryRef, rel string) (libindex.Layer, string, 
 
 // DropLibraryIndex is DropIndex or DropSharedIndex for the library l
 // names, so a change to it is visible to the next call.
-func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
+func (c *Catalog) DropLibraryIndex(ctx context.Context, l layout.LibraryRef) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
@@ -876,8 +617,8 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 	case l.Shared:
 		return c.DropSharedIndex(ctx)
 	case l.Team != "":
-		ly := c.views.teamLayer(l.Team)
-		err := c.views.indexes.Drop(ctx, ly)
+		ly := c.views.TeamLayer(l.Team)
+		err := c.views.Indexes.Drop(ctx, ly)
 		c.changed(l, true)
 		return err
 	}
@@ -888,8 +629,8 @@ func (c *Catalog) DropLibraryIndex(ctx context.Context, l LibraryRef) error {
 // shared library or a team's: no lower layer's skill of that name or path
 // then replaces it. It returns the library's protected names; every
 // replica applies the change as it applies a dropped index.
-func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, protect bool) ([]string, error) {
-	key, err := c.views.layout.ProtectedList(l)
+func (c *Catalog) SetProtected(ctx context.Context, l layout.LibraryRef, name string, protect bool) ([]string, error) {
+	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -902,8 +643,8 @@ func (c *Catalog) SetProtected(ctx context.Context, l LibraryRef, name string, p
 }
 
 // Protected returns the protected names of the shared library or a team's.
-func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error) {
-	key, err := c.views.layout.ProtectedList(l)
+func (c *Catalog) Protected(ctx context.Context, l layout.LibraryRef) ([]string, error) {
+	key, err := c.views.Layout.ProtectedList(l)
 	if err != nil {
 		return nil, err
 	}
@@ -912,17 +653,17 @@ func (c *Catalog) Protected(ctx context.Context, l LibraryRef) ([]string, error)
 }
 
 // SetUserEnabled is SetEnabled for an operator acting for user.
-func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (Skill, error) {
-	id, err := c.views.operator(user)
+func (c *Catalog) SetUserEnabled(ctx context.Context, user, ref string, enabled bool) (skillview.Skill, error) {
+	id, err := c.views.Operator(user)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	return c.SetEnabled(ctx, id, ref, enabled)
 }
 
 // PutLibraryFile stores data at rel in the library (atomically, under
 // opts' conditions) and drops its index so the next call lists the change.
-func (c *Catalog) PutLibraryFile(ctx context.Context, l LibraryRef, rel string, data []byte, opts objstore.PutOptions) (objstore.Attributes, error) {
+func (c *Catalog) PutLibraryFile(ctx context.Context, l layout.LibraryRef, rel string, data []byte, opts objstore.PutOptions) (objstore.Attributes, error) {
 	_, key, err := c.libraryKey(l, rel)
 	if err != nil {
 		return objstore.Attributes{}, err
@@ -938,7 +679,7 @@ func (c *Catalog) PutLibraryFile(ctx context.Context, l LibraryRef, rel string, 
 }
 
 // DeleteLibraryFile removes rel from the library and drops its index.
-func (c *Catalog) DeleteLibraryFile(ctx context.Context, l LibraryRef, rel string) error {
+func (c *Catalog) DeleteLibraryFile(ctx context.Context, l layout.LibraryRef, rel string) error {
 	_, key, err := c.libraryKey(l, rel)
 	if err != nil {
 		return err

@@ -6,25 +6,10 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 )
 
-// Change, ChangeKind and its values are layout's, which decides what a
-// changed key is (layout.Layout.ChangeOf); kept here while the catalog's
-// callers move to naming them there (issue 40).
-type (
-	Change     = layout.Change
-	ChangeKind = layout.ChangeKind
-)
-
-const (
-	Unrelated      = layout.Unrelated
-	LibraryFile    = layout.LibraryFile
-	Settings       = layout.Settings
-	PersistedIndex = layout.PersistedIndex
-)
-
 // ChangeOf maps an object key, as object storage names it in a change
 // event, to the library (or the user's settings) it belongs to
 // (layout.Layout.ChangeOf). The key is untrusted.
-func (c *Catalog) ChangeOf(key string) Change { return c.views.layout.ChangeOf(key) }
+func (c *Catalog) ChangeOf(key string) layout.Change { return c.views.Layout.ChangeOf(key) }
 
 // Invalidate applies a change made outside the catalog on this replica and
 // in the shared cache: a library file drops the library's index as the
@@ -32,12 +17,12 @@ func (c *Catalog) ChangeOf(key string) Change { return c.views.layout.ChangeOf(k
 // they Forget their copy or within --skills.index-refresh); a user's settings
 // drop their cached copy, which only the shared cache holds. Other changes
 // need nothing.
-func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
+func (c *Catalog) Invalidate(ctx context.Context, ch layout.Change) error {
 	switch ch.Kind {
-	case LibraryFile:
+	case layout.LibraryFile:
 		return c.DropLibraryIndex(ctx, ch.Library)
-	case Settings:
-		if _, err := c.views.operator(ch.Library.User); err != nil {
+	case layout.Settings:
+		if _, err := c.views.Operator(ch.Library.User); err != nil {
 			return err
 		}
 		err := c.settings.Forget(ctx, ch.Library.User)
@@ -50,24 +35,24 @@ func (c *Catalog) Invalidate(ctx context.Context, ch Change) error {
 // Forget drops this process's copy of the library or settings ch changed,
 // for a change another replica invalidated: the next call reads the newer
 // index or settings from the shared cache, or lists the library.
-func (c *Catalog) Forget(ch Change) error {
-	if ch.Kind == Settings {
-		if _, err := c.views.operator(ch.Library.User); err != nil {
+func (c *Catalog) Forget(ch layout.Change) error {
+	if ch.Kind == layout.Settings {
+		if _, err := c.views.Operator(ch.Library.User); err != nil {
 			return err
 		}
 		c.settings.DropLocal(ch.Library.User)
 		return nil
 	}
-	if ch.Kind != LibraryFile {
+	if ch.Kind != layout.LibraryFile {
 		return nil
 	}
 	ly, err := c.layer(ch.Library)
 	if err != nil {
 		return err
 	}
-	c.views.indexes.Forget(ly)
+	c.views.Indexes.Forget(ly)
 	if ch.Library.User != "" {
-		c.views.forget(ly.Prefix)
+		c.views.Forget(ly.Prefix)
 	}
 	c.changed(ch.Library, false)
 	return nil
@@ -77,7 +62,7 @@ func (c *Catalog) Forget(ch Change) error {
 // a replica that may have missed some Forget calls: each is read again from
 // the shared cache on its next use.
 func (c *Catalog) ForgetAll() {
-	c.views.indexes.ForgetAll()
+	c.views.Indexes.ForgetAll()
 	c.settings.DropAllLocal()
-	c.changed(LibraryRef{Shared: true}, false)
+	c.changed(layout.LibraryRef{Shared: true}, false)
 }

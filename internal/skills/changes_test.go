@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -34,24 +35,24 @@ func TestInvalidateAcrossReplicas(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, key, folder string
-		forget            func(r replica, ch skills.Change)
+		forget            func(r replica, ch layout.Change)
 	}{
-		{"user library", "alice/skills/three/SKILL.md", "three", func(r replica, ch skills.Change) {
+		{"user library", "alice/skills/three/SKILL.md", "three", func(r replica, ch layout.Change) {
 			if err := r.lib.Catalog.Forget(ch); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"shared library", "_shared/skills/four/SKILL.md", "four", func(r replica, ch skills.Change) {
+		{"shared library", "_shared/skills/four/SKILL.md", "four", func(r replica, ch layout.Change) {
 			if err := r.lib.Catalog.Forget(ch); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"every library", "alice/skills/five/SKILL.md", "five", func(r replica, _ skills.Change) { r.lib.Catalog.ForgetAll() }},
+		{"every library", "alice/skills/five/SKILL.md", "five", func(r replica, _ layout.Change) { r.lib.Catalog.ForgetAll() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			put(tc.key, skillstest.SkillMD(tc.folder, "Added behind the catalog's back.", "body"))
 			ch := a.lib.Catalog.ChangeOf(tc.key)
-			if ch.Kind != skills.LibraryFile {
+			if ch.Kind != layout.LibraryFile {
 				t.Fatalf("ChangeOf(%q) = %+v", tc.key, ch)
 			}
 			if _, ok := b.descriptions(t)[tc.folder]; ok {
@@ -79,7 +80,7 @@ func TestInvalidateAcrossReplicas(t *testing.T) {
 
 	t.Run("settings", func(t *testing.T) {
 		disabled := func(r replica) bool {
-			return listedBy(t, r.lib, skills.ListOptions{IncludeDisabled: true}, func(s skills.Skill) bool { return s.Disabled })["one"]
+			return listedBy(t, r.lib, skillview.ListOptions{IncludeDisabled: true}, func(s skillview.Skill) bool { return s.Disabled })["one"]
 		}
 		put("alice/settings/skills.json", `{"disabled":["one"]}`)
 		if disabled(a) || disabled(b) {

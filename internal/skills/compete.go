@@ -5,29 +5,11 @@ import (
 	"fmt"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
-
-// Competitor is a skill of a library as a search ranked it.
-type Competitor struct {
-	Dir, Name, Path string
-	// Candidate marks the candidate itself (Compete's).
-	Candidate        bool
-	Score, Relevance float64
-	// Alternates are the dirs of the copies collapsed into this hit
-	// ("" for the candidate).
-	Alternates []string
-}
-
-// Competition is how one query ranks a library's skills, a candidate
-// among them.
-type Competition struct {
-	Query string
-	// Rank is the candidate's place in Top, from 1; 0: not within it.
-	Rank int
-	Top  []Competitor // best first
-}
 
 // maxCompeteQueries bounds the queries of one Compete call.
 const maxCompeteQueries = 1000
@@ -39,7 +21,7 @@ const maxCompeteQueries = 1000
 // the skill at candidateDir, is left out: the candidate stands for it.
 // It reads the library's index and search index as every caller does (a
 // warm one costs no storage request).
-func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]Competition, error) {
+func (c *Catalog) Compete(ctx context.Context, lib layout.LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]skillview.Competition, error) {
 	if k <= 0 || k > search.MaxLimit {
 		return nil, fmt.Errorf("%w: k must be 1..%d", errkind.InvalidArgument, search.MaxLimit)
 	}
@@ -63,16 +45,16 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 	}
 	libLayer := len(layers)
 	layers = append(layers, search.Layer{X: li.Lexical(), Rank: rankTeam, Skip: func(doc int) bool {
-		return !libraryLists(l.all[doc]) || l.all[doc].dir == candidateDir
+		return !libraryLists(l.All[doc]) || l.All[doc].Dir == candidateDir
 	}})
 	ref := func(r search.Ref) (dir, name string, cand bool) {
 		if r.Layer != libLayer {
 			return "", "", true
 		}
-		s := l.all[r.Doc]
-		return s.dir, s.name, false
+		s := l.All[r.Doc]
+		return s.Dir, s.Name, false
 	}
-	out := make([]Competition, len(queries))
+	out := make([]skillview.Competition, len(queries))
 	for i, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -80,7 +62,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 		out[i].Query = q
 		for j, h := range search.Search(layers, search.Query{Text: q, Limit: k, Collapse: true}) {
 			dir, name, cand := ref(h.Ref)
-			co := Competitor{Dir: dir, Name: name, Candidate: cand, Score: h.Score, Relevance: h.Relevance}
+			co := skillview.Competitor{Dir: dir, Name: name, Candidate: cand, Score: h.Score, Relevance: h.Relevance}
 			if !cand {
 				co.Path = c.cfg.Mount + "/" + dir
 			} else if out[i].Rank == 0 {
@@ -100,7 +82,7 @@ func (c *Catalog) Compete(ctx context.Context, lib LibraryRef, candidate *search
 // the live copy at candidateDir aside) that candidate near-duplicates:
 // the same name with near-identical content, or the same content under
 // another name (search.NearDuplicate).
-func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate search.Analyzed, candidateDir string) ([]LibrarySkill, error) {
+func (c *Catalog) NearDuplicates(ctx context.Context, lib layout.LibraryRef, candidate search.Analyzed, candidateDir string) ([]skillview.LibrarySkill, error) {
 	l, li, err := c.librarySearch(ctx, lib)
 	if err != nil {
 		return nil, err
@@ -108,13 +90,13 @@ func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate 
 	b := search.NewBuilder(search.DefaultWeights)
 	b.Add(candidate)
 	cx := b.Build()
-	var out []LibrarySkill
-	for i, s := range l.all {
-		if !libraryLists(s) || s.dir == candidateDir {
+	var out []skillview.LibrarySkill
+	for i, s := range l.All {
+		if !libraryLists(s) || s.Dir == candidateDir {
 			continue
 		}
 		if search.NearDuplicate(cx, li.Lexical(), 0, i) {
-			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
+			out = append(out, skillview.LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
 		}
 	}
 	return out, nil
@@ -122,13 +104,13 @@ func (c *Catalog) NearDuplicates(ctx context.Context, lib LibraryRef, candidate 
 
 // libraryLists reports whether a library's own listing holds s: a valid
 // skill, not a nested folder.
-func libraryLists(s *skillRef) bool {
-	return !s.nested && len(s.head.problems.Errors) == 0 && len(s.note().Errors) == 0
+func libraryLists(s *skillview.Ref) bool {
+	return !s.Nested && len(s.Head.Problems.Errors) == 0 && len(s.Note().Errors) == 0
 }
 
 // librarySearch returns the layer of the library l alone and its search
 // index, the ones its readers' views share.
-func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *skillsearch.Index, error) {
+func (c *Catalog) librarySearch(ctx context.Context, l layout.LibraryRef) (*skillview.Layer, *skillsearch.Index, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, nil, err
@@ -137,8 +119,8 @@ func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *ski
 	if err != nil {
 		return nil, nil, err
 	}
-	key := built.name // as searchLayers keys a team's or the shared layer
-	if built.name == LayerUser {
+	key := built.Name // as searchLayers keys a team's or the shared layer
+	if built.Name == skillview.LayerUser {
 		key = ly.Prefix
 	}
 	li, err := c.searchIx.Of(ctx, key, built)
@@ -147,21 +129,21 @@ func (c *Catalog) librarySearch(ctx context.Context, l LibraryRef) (*layer, *ski
 
 // libraryLayer returns the layer of the library l alone, from its index
 // (as fresh as the catalog's).
-func (c *Catalog) libraryLayer(ctx context.Context, l LibraryRef) (*layer, error) {
+func (c *Catalog) libraryLayer(ctx context.Context, l layout.LibraryRef) (*skillview.Layer, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return nil, err
 	}
-	x, err := c.views.indexes.Get(ctx, ly)
+	x, err := c.views.Indexes.Get(ctx, ly)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case l.Shared:
-		return c.views.sharedLayer(ctx, ly.Prefix, LayerShared, x)
+		return c.views.SharedLayer(ctx, ly.Prefix, skillview.LayerShared, x)
 	case l.Team != "":
-		return c.views.sharedLayer(ctx, ly.Prefix, LayerTeam+l.Team, x)
+		return c.views.SharedLayer(ctx, ly.Prefix, skillview.LayerTeam+l.Team, x)
 	}
-	built, err := c.views.buildLayer(ctx, x, ly.Prefix, LayerUser, nil)
+	built, err := c.views.BuildLayer(ctx, x, ly.Prefix, skillview.LayerUser, nil)
 	return built, err
 }

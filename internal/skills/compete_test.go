@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/search"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 )
 
@@ -17,7 +17,7 @@ func TestCompete(t *testing.T) {
 	objstoretest.ForEachBackend(t, func(t *testing.T, newBucket newBucketFunc) {
 		lib, _ := fixtureLibrary(t, newBucket, nil)
 		ctx := t.Context()
-		shared := skills.LibraryRef{Shared: true}
+		shared := layout.LibraryRef{Shared: true}
 		raw := "---\nname: csv\ndescription: Read and write comma-separated values files, quoting fields that hold commas.\n---\n# CSV\n\nQuote fields that hold commas.\n"
 		cand := search.Analyze(skillsearch.SearchDoc([]byte(raw), "data/csv", []string{"references/format.md"}))
 		got, err := lib.Catalog.Compete(ctx, shared, &cand, "data/csv", []string{"comma-separated values", "spreadsheets with formulas and charts"}, 3)

@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Config configures the skills library and the limits of its RPCs.
@@ -256,4 +257,12 @@ func toolName(field, name, def string) (string, error) {
 		return def, nil
 	}
 	return name, nil
+}
+
+// viewsConfig is what the views read of c.
+func (c *Config) viewsConfig() views.Config {
+	return views.Config{
+		Mount: c.Mount, MaxSkills: c.MaxSkills, MaxObjects: c.MaxObjects, HeadBytes: c.HeadBytes,
+		Concurrency: c.Concurrency, Keys: c.Keys(),
+	}
 }

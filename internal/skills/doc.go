@@ -18,13 +18,14 @@
 // decoded once into a layer (its skills, parsed frontmatter and manifests),
 // and a user's view overlays their own layer on the shared one without
 // copying it; indexes, layers and views share one byte budget
-// (--skills.max-held-bytes). The merged view also backs the read-only skills mount of the VFS (Tree implements
-// vfs.Tree), so every path a listing returns can be read there.
+// (--skills.max-held-bytes). The merged view also backs the read-only
+// skills mount of the VFS (internal/skilltree), so every path a listing
+// returns can be read there.
 //
 // The SKILL.md rules (parsing, validation, the prompt block) are package
 // skillmd's, the index, its caching and the file cache package libindex's,
 // and each layer's search index package skillsearch's (handed the layers
-// and, per search, what the view serves); this package is the catalog built
-// on them. view.go holds the view model (pure data), views.go the caching
-// builder of it.
+// and, per search, what the view serves); the view model (pure data) and
+// the catalog's value types are package skillview's, the caching builder of
+// views package views'. This package is the catalog's queries built on them.
 package skills

@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // conceptEmbedder embeds by concept: presentations, boats, the rest.
@@ -74,7 +75,7 @@ func TestSearchHybrid(t *testing.T) {
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	search := func() string {
 		t.Helper()
-		res, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "a deck for the board meeting"})
+		res, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "a deck for the board meeting"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +91,7 @@ func TestSearchHybrid(t *testing.T) {
 	// The same library without the stage holds the lexical index alone.
 	lexReg := prometheus.NewRegistry()
 	lexLib := skillstest.Library(t, deckLibrary().Bucket(t), skillstest.Indexed(time.Hour), skills.WithRegisterer(lexReg))
-	if _, err := lexLib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "deck"}); err != nil {
+	if _, err := lexLib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "deck"}); err != nil {
 		t.Fatal(err)
 	}
 	lexical, held := gauge(t, lexReg, "skillsvc_search_index_bytes"), gauge(t, reg, "skillsvc_search_index_bytes")
@@ -120,7 +121,7 @@ func TestSearchHybridEndpointDown(t *testing.T) {
 	lib := skillstest.Library(t, deckLibrary().Bucket(t), skillstest.Indexed(time.Hour), skills.WithEmbeddings(e, 0.5))
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
 	for range 2 {
-		res, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "a deck for the board meeting"})
+		res, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "a deck for the board meeting"})
 		if err != nil {
 			t.Fatalf("search with the endpoint down: %v", err)
 		}
@@ -162,11 +163,11 @@ func TestSearchHybridSharedVectors(t *testing.T) {
 		e := &conceptEmbedder{}
 		embedders = append(embedders, e)
 		lib := skillstest.Library(t, bucket, skillstest.Indexed(time.Hour), skills.WithEmbeddings(e, 0.5), skills.WithCache(shared))
-		if _, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "a deck for the board meeting"}); err != nil {
+		if _, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "a deck for the board meeting"}); err != nil {
 			t.Fatal(err)
 		}
 		skills.WaitEmbeddings(lib.Catalog)
-		res, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "a deck for the board meeting"})
+		res, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "a deck for the board meeting"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Exporter packs skill folders for workers to run in their own sandboxes.
@@ -25,43 +26,43 @@ type Exporter struct {
 // its scripts there (skillsvc never executes skill code). Files under
 // scripts/ and files that start with "#!" are executable (mode 0755): S3
 // keeps no file modes, so the archive cannot copy them.
-func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (Skill, error) {
-	v, err := e.catalog.views.get(ctx, id)
+func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (skillview.Skill, error) {
+	v, err := e.catalog.views.Get(ctx, id)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
-	s, err := v.find(e.catalog.cfg.Mount, ref)
+	s, err := v.Find(e.catalog.cfg.Mount, ref)
 	if err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	// The archive is the files plus a header block or more per file, and
 	// padding: bound all of it, not only the files' bytes.
 	var size int64
-	for _, f := range s.files {
-		size += archiveBytes(s.folder()+"/"+strings.TrimPrefix(f.rel, s.dir+"/"), f.obj.Size)
+	for _, f := range s.Files {
+		size += archiveBytes(s.Folder()+"/"+strings.TrimPrefix(f.Rel, s.Dir+"/"), f.Obj.Size)
 	}
 	budget := e.catalog.cfg.MaxExportBytes
 	if size > budget {
-		return Skill{}, fmt.Errorf("%w: skill %s makes an archive of %d bytes (%d files), exports are limited to %d", errkind.ResourceExhausted, s.dir, size, len(s.files), budget)
+		return skillview.Skill{}, fmt.Errorf("%w: skill %s makes an archive of %d bytes (%d files), exports are limited to %d", errkind.ResourceExhausted, s.Dir, size, len(s.Files), budget)
 	}
-	problems := s.problems()
+	problems := s.Problems()
 	if !problems.Valid() {
-		return Skill{}, invalidSkill(e.catalog.cfg.Mount, s, problems)
+		return skillview.Skill{}, invalidSkill(e.catalog.cfg.Mount, s, problems)
 	}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
-	for _, f := range s.files {
+	for _, f := range s.Files {
 		if err := e.addFile(ctx, tw, s, f, &budget); err != nil {
-			return Skill{}, err
+			return skillview.Skill{}, err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
 	if err := gz.Close(); err != nil {
-		return Skill{}, err
+		return skillview.Skill{}, err
 	}
-	return e.catalog.summary(s, s.head.fm, problems, nil), nil
+	return e.catalog.summary(s, s.Head.Frontmatter, problems, nil), nil
 }
 
 // archiveBytes bounds what one file adds to a tar: a header block, a PAX
@@ -78,8 +79,8 @@ func archiveBytes(name string, size int64) int64 {
 // addFile writes one file, charging it to budget: the file may have grown
 // since it was listed. It is read through the file cache, which hashing
 // the skill for its manifest filled.
-func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f entry, budget *int64) error {
-	rc, a, err := e.catalog.files.Open(ctx, f.obj, 0, -1)
+func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillview.Ref, f skillview.Entry, budget *int64) error {
+	rc, a, err := e.catalog.files.Open(ctx, f.Obj, 0, -1)
 	if objstore.IsNotFound(err) {
 		return nil // deleted since listed
 	}
@@ -87,9 +88,9 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 		return err
 	}
 	defer rc.Close()
-	rel := strings.TrimPrefix(f.rel, s.dir+"/")
-	if *budget -= archiveBytes(s.folder()+"/"+rel, a.Size); *budget < 0 {
-		return fmt.Errorf("%w: skill %s grew past the export limit of %d bytes while it was packed", errkind.ResourceExhausted, s.dir, e.catalog.cfg.MaxExportBytes)
+	rel := strings.TrimPrefix(f.Rel, s.Dir+"/")
+	if *budget -= archiveBytes(s.Folder()+"/"+rel, a.Size); *budget < 0 {
+		return fmt.Errorf("%w: skill %s grew past the export limit of %d bytes while it was packed", errkind.ResourceExhausted, s.Dir, e.catalog.cfg.MaxExportBytes)
 	}
 	body := bufio.NewReader(rc)
 	mode := int64(0o644)
@@ -101,10 +102,10 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillRef, f e
 	// where there is one: a pinned file is read from its blob, whose own
 	// time is when it was copied.
 	mod := a.ModTime
-	if !f.obj.ModTime.IsZero() {
-		mod = f.obj.ModTime
+	if !f.Obj.ModTime.IsZero() {
+		mod = f.Obj.ModTime
 	}
-	hdr := &tar.Header{Name: s.folder() + "/" + rel, Mode: mode, Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	hdr := &tar.Header{Name: s.Folder() + "/" + rel, Mode: mode, Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}

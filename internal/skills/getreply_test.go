@@ -5,13 +5,14 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/replies"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // getReply answers a GetSkill call as the server's handler does
 // (internal/server's getReply): from rc when the skill's reply is kept
 // there, else encoded by enc and kept as the snapshot says (its version
 // current, admitted).
-func getReply(ctx context.Context, lib *Library, rc *replies.Cache, id mounts.Caller, ref string, enc func(Detail) ([]byte, error)) ([]byte, error) {
+func getReply(ctx context.Context, lib *Library, rc *replies.Cache, id mounts.Caller, ref string, enc func(skillview.Detail) ([]byte, error)) ([]byte, error) {
 	snap, err := lib.Catalog.Snapshot(ctx, id)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // BenchmarkHeldMark is what the held state of many users costs the garbage
@@ -51,10 +52,10 @@ func BenchmarkHeldMark(b *testing.B) {
 		if _, err := lib.Catalog.Get(b.Context(), id, "skill-0042"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := lib.Catalog.Page(b.Context(), id, skills.ListOptions{}, 50, ""); err != nil {
+		if _, err := lib.Catalog.Page(b.Context(), id, skillview.ListOptions{}, 50, ""); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := lib.Catalog.Prompt(b.Context(), id, skills.ListOptions{}, skillmd.FormatOptions{}); err != nil {
+		if _, err := lib.Catalog.Prompt(b.Context(), id, skillview.ListOptions{}, skillmd.FormatOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

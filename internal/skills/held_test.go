@@ -14,6 +14,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // tenantSkillMD is a SKILL.md with the frontmatter of a real library:
@@ -77,14 +79,14 @@ func TestHeldEstimates(t *testing.T) {
 	indexes := make([]*libindex.Index, users)
 	var sharedIdx *libindex.Index
 	for u := range users {
-		own, shared, err := vs.layers(tenant(u))
+		own, shared, err := vs.Layers(tenant(u))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if indexes[u], err = vs.indexes.Get(t.Context(), own); err != nil {
+		if indexes[u], err = vs.Indexes.Get(t.Context(), own); err != nil {
 			t.Fatal(err)
 		}
-		if sharedIdx, err = vs.indexes.Get(t.Context(), shared); err != nil {
+		if sharedIdx, err = vs.Indexes.Get(t.Context(), shared); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,33 +102,33 @@ func TestHeldEstimates(t *testing.T) {
 	}
 	// The heads parsed, then decoded from the cache as a new replica's
 	// are; the cache's copies are not the layers' heap.
-	var sl *layer
-	overlays := make([]*overlay, users)
+	var sl *skillview.Layer
+	overlays := make([]*skillview.Overlay, users)
 	cacheHeads := func() {
-		mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil))
+		mustLayer(t)(vs.BuildLayer(t.Context(), sharedIdx, lib.Catalog.cfg.SharedPrefix, skillview.LayerShared, nil))
 		for u := range users {
-			own, _, _ := vs.layers(tenant(u))
-			mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil))
+			own, _, _ := vs.Layers(tenant(u))
+			mustLayer(t)(vs.BuildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil))
 		}
 	}
-	c := vs.heads.cache
+	c := vs.Heads.Cache
 	for _, from := range []string{"parsed", "decoded"} {
-		vs.heads.cache = nil
+		vs.Heads.Cache = nil
 		if from == "decoded" {
-			vs.heads.cache = c
+			vs.Heads.Cache = c
 			cacheHeads()
 		}
-		sl, overlays = nil, make([]*overlay, users)
+		sl, overlays = nil, make([]*skillview.Overlay, users)
 		measure("shared layer of 300 skills, heads "+from, func() int64 {
-			sl = mustLayer(t)(vs.buildLayer(t.Context(), sharedIdx, vs.cfg.SharedPrefix, LayerShared, nil))
-			return sl.bytes
+			sl = mustLayer(t)(vs.BuildLayer(t.Context(), sharedIdx, lib.Catalog.cfg.SharedPrefix, skillview.LayerShared, nil))
+			return sl.Bytes
 		})
 		measure(fmt.Sprintf("%d users' views of 5 skills, heads %s", users, from), func() int64 {
 			var est int64
 			for u := range users {
-				own, _, _ := vs.layers(tenant(u))
-				overlays[u] = vs.overlay(mustLayer(t)(vs.buildLayer(t.Context(), indexes[u], own.Prefix, LayerUser, nil)), sl)
-				est += overlays[u].bytes
+				own, _, _ := vs.Layers(tenant(u))
+				overlays[u] = vs.Overlay(mustLayer(t)(vs.BuildLayer(t.Context(), indexes[u], own.Prefix, skillview.LayerUser, nil)), sl)
+				est += overlays[u].Bytes
 			}
 			return est
 		})
@@ -136,20 +138,20 @@ func TestHeldEstimates(t *testing.T) {
 	}
 	runtime.KeepAlive(overlays)
 	var raws [][]byte
-	var refs []*skillRef
-	for _, s := range sl.all {
-		raw, _, err := lib.Catalog.readText(t.Context(), *s.skillMD, "/skills/"+s.dir+"/SKILL.md", "")
+	var refs []*skillview.Ref
+	for _, s := range sl.All {
+		raw, _, err := lib.Catalog.readText(t.Context(), *s.SkillMD, "/skills/"+s.Dir+"/SKILL.md", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		raws, refs = append(raws, raw), append(refs, s)
 	}
-	files := make([]*skillFile, len(refs))
+	files := make([]*skillview.SkillMD, len(refs))
 	measure(fmt.Sprintf("%d SKILL.md files parsed for GetSkill", len(refs)), func() int64 {
 		var est int64
 		for i, s := range refs {
-			files[i] = parseSkillFile(raws[i], s.skillMD.ETag, s.folder())
-			est += files[i].heldBytes(s.skillMD.Key + "\x00" + s.skillMD.ETag)
+			files[i] = skillview.ParseSkillMD(raws[i], s.SkillMD.ETag, s.Folder())
+			est += files[i].HeldBytes(s.SkillMD.Key + "\x00" + s.SkillMD.ETag)
 		}
 		return est
 	})
@@ -176,15 +178,15 @@ func TestHeldPerUser(t *testing.T) {
 		return testutil.ToFloat64(lib.metrics.HeldBytes.WithLabelValues(kind)), testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(kind))
 	}
 	for u := range users {
-		if _, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(t.Context(), tenant(u), skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The shared library's index is one item among the users' indexes.
 	sharedIdx, _ := held(libindex.HeldIndex)
 	for u := range users {
-		own, _, _ := lib.Catalog.views.layers(tenant(u))
-		x, err := lib.Catalog.views.indexes.Get(t.Context(), own)
+		own, _, _ := lib.Catalog.views.Layers(tenant(u))
+		x, err := lib.Catalog.views.Indexes.Get(t.Context(), own)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,14 +199,14 @@ func TestHeldPerUser(t *testing.T) {
 		}
 		return n / users
 	}
-	listed := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(settings.HeldKind)
+	listed := perUser(libindex.HeldIndex) + perUser(views.HeldView) + perUser(settings.HeldKind)
 	t.Logf("listed: index %.0f, view %.0f, settings %.0f: %.0f bytes a user",
-		perUser(libindex.HeldIndex), perUser(heldView), perUser(settings.HeldKind), listed)
+		perUser(libindex.HeldIndex), perUser(views.HeldView), perUser(settings.HeldKind), listed)
 	readAll := func() {
 		for u := range users {
 			for _, name := range []string{"skill-0007", "mine-1", "mine-2", "mine-3", "mine-4"} {
 				d, err := lib.Catalog.Get(t.Context(), tenant(u), name)
-				if err != nil || d.Layer != LayerUser {
+				if err != nil || d.Layer != skillview.LayerUser {
 					t.Fatalf("Get(%s) = %+v, %v", name, d, err)
 				}
 			}
@@ -218,9 +220,9 @@ func TestHeldPerUser(t *testing.T) {
 	}
 	readAll()
 	mdBytes, mdItems := held(heldSkillMD)
-	read := perUser(libindex.HeldIndex) + perUser(heldView) + perUser(settings.HeldKind) + mdBytes/users
+	read := perUser(libindex.HeldIndex) + perUser(views.HeldView) + perUser(settings.HeldKind) + mdBytes/users
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
-		perUser(libindex.HeldIndex), perUser(heldView), perUser(settings.HeldKind), mdBytes/users, mdBytes/mdItems, read)
+		perUser(libindex.HeldIndex), perUser(views.HeldView), perUser(settings.HeldKind), mdBytes/users, mdBytes/mdItems, read)
 	// 10,000 listing users within 128 MiB. Measured before the
 	// held shapes were cut: 18,960 bytes a listing user, 3,375 a SKILL.md
 	// of this shape; after, 13,248 and 1,442.
@@ -236,10 +238,10 @@ func TestHeldPerUser(t *testing.T) {
 // TestShareMaps: skills of one layer whose metadata or extra fields are
 // equal share one map of them, and only those.
 func TestShareMaps(t *testing.T) {
-	head := func(meta map[string]string, extra map[string]any) *skillRef {
-		return &skillRef{head: parsed{fm: skillmd.Frontmatter{Metadata: meta, Extra: extra}}}
+	head := func(meta map[string]string, extra map[string]any) *skillview.Ref {
+		return &skillview.Ref{Head: skillview.Head{Frontmatter: skillmd.Frontmatter{Metadata: meta, Extra: extra}}}
 	}
-	skills := []*skillRef{
+	skills := []*skillview.Ref{
 		head(map[string]string{"owner": "a", "v": "1"}, map[string]any{"tags": []any{"x", "y"}}),
 		head(map[string]string{"v": "1", "owner": "a"}, map[string]any{"tags": []any{"x", "y"}}),
 		head(map[string]string{"owner": "a", "v": "2"}, map[string]any{"tags": []any{"x"}}),
@@ -249,17 +251,17 @@ func TestShareMaps(t *testing.T) {
 	}
 	want := make([]skillmd.Frontmatter, len(skills))
 	for i, s := range skills {
-		want[i] = s.head.fm
+		want[i] = s.Head.Frontmatter
 	}
-	shareMaps(skills)
+	views.ShareMaps(skills)
 	same := func(i, j int) bool {
-		a, b := skills[i].head.fm, skills[j].head.fm
+		a, b := skills[i].Head.Frontmatter, skills[j].Head.Frontmatter
 		return reflect.ValueOf(a.Metadata).UnsafePointer() == reflect.ValueOf(b.Metadata).UnsafePointer() &&
 			reflect.ValueOf(a.Extra).UnsafePointer() == reflect.ValueOf(b.Extra).UnsafePointer()
 	}
 	for i, s := range skills {
-		if !reflect.DeepEqual(s.head.fm, want[i]) {
-			t.Errorf("skill %d: %+v, want %+v", i, s.head.fm, want[i])
+		if !reflect.DeepEqual(s.Head.Frontmatter, want[i]) {
+			t.Errorf("skill %d: %+v, want %+v", i, s.Head.Frontmatter, want[i])
 		}
 		for j := range i {
 			if got, wantSame := same(i, j), i == 1 && j == 0; got != wantSame {
@@ -270,8 +272,8 @@ func TestShareMaps(t *testing.T) {
 }
 
 // mustLayer returns a layer build's layer, failing t on its error.
-func mustLayer(t testing.TB) func(*layer, error) *layer {
-	return func(l *layer, err error) *layer {
+func mustLayer(t testing.TB) func(*skillview.Layer, error) *skillview.Layer {
+	return func(l *skillview.Layer, err error) *skillview.Layer {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -66,7 +67,7 @@ var alice = mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread:
 // refresh interval (libindex.FreshFor).
 func nextDue(t *testing.T, lib *Library, clk *clock, withShared bool) time.Duration {
 	t.Helper()
-	own, shared, err := lib.Catalog.views.layers(alice)
+	own, shared, err := lib.Catalog.views.Layers(alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func pastDue() time.Duration {
 
 func names(t *testing.T, lib *Library) string {
 	t.Helper()
-	list, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), alice, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestIndexFreshness(t *testing.T) {
 		t.Error("no background retry while storage was down")
 	}
 	clk.Advance(time.Hour)
-	if _, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{}); errkind.Of(err) != errkind.Unavailable {
+	if _, err := lib.Catalog.Skills(t.Context(), alice, skillview.ListOptions{}); errkind.Of(err) != errkind.Unavailable {
 		t.Errorf("storage down past stale-if-error: err = %v, want Unavailable", err)
 	}
 	// That call failed on alice's own layer and left the shared layer's
@@ -183,7 +184,7 @@ func TestIndexFreshness(t *testing.T) {
 	// them): under load it was still running, its listing failed, when the
 	// call after Heal joined it (CI, once). Wait for every load of both
 	// layers to end first, so the next call is the first to list after.
-	own, shared, err := lib.Catalog.views.layers(alice)
+	own, shared, err := lib.Catalog.views.Layers(alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestRevalidationLock(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	a, _ := replicaOf(t, b, shared, clk)
 	names(t, a)
-	own, _, err := a.Catalog.views.userLayers("alice")
+	own, _, err := a.Catalog.views.UserLayers("alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,20 +316,26 @@ func TestWarmPathsNoStorage(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Skills", func() error { _, err := lib.Catalog.Skills(ctx, alice, ListOptions{IncludeDisabled: true}); return err }},
-		{"Categories", func() error { _, err := lib.Catalog.Categories(ctx, alice); return err }},
-		{"Prompt", func() error {
-			_, err := lib.Catalog.Prompt(ctx, alice, ListOptions{}, skillmd.FormatOptions{})
+		{"Skills", func() error {
+			_, err := lib.Catalog.Skills(ctx, alice, skillview.ListOptions{IncludeDisabled: true})
 			return err
 		}},
-		{"Search", func() error { _, err := lib.Catalog.Search(ctx, alice, SearchOptions{Query: "pdf"}); return err }},
+		{"Categories", func() error { _, err := lib.Catalog.Categories(ctx, alice); return err }},
+		{"Prompt", func() error {
+			_, err := lib.Catalog.Prompt(ctx, alice, skillview.ListOptions{}, skillmd.FormatOptions{})
+			return err
+		}},
+		{"Search", func() error {
+			_, err := lib.Catalog.Search(ctx, alice, skillview.SearchOptions{Query: "pdf"})
+			return err
+		}},
 		{"Get", func() error { _, err := lib.Catalog.Get(ctx, alice, "pdf"); return err }},
 		{"Render", func() error {
-			_, _, err := lib.Catalog.Render(ctx, alice, "pdf", RenderOptions{Arguments: "x"})
+			_, _, err := lib.Catalog.Render(ctx, alice, "pdf", skillview.RenderOptions{Arguments: "x"})
 			return err
 		}},
 		{"ReadFile", func() error {
-			_, _, err := lib.Catalog.ReadFile(ctx, alice, "pdf", "reference.md", ReadOptions{})
+			_, _, err := lib.Catalog.ReadFile(ctx, alice, "pdf", "reference.md", skillview.ReadOptions{})
 			return err
 		}},
 		{"List", func() error { _, err := fs.List(ctx, alice, "/skills/docs/pdf", 0, ""); return err }},
@@ -393,14 +400,14 @@ func TestColdReadsCoalesce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 101)
 	wg.Go(func() {
-		_, _, err := lib.Catalog.ReadFile(gaveUp, alice, "pdf", "reference.md", ReadOptions{})
+		_, _, err := lib.Catalog.ReadFile(gaveUp, alice, "pdf", "reference.md", skillview.ReadOptions{})
 		if err != nil && !errors.Is(err, context.Canceled) {
 			errs <- err
 		}
 	})
 	for range 100 {
 		wg.Go(func() {
-			text, _, err := lib.Catalog.ReadFile(t.Context(), alice, "pdf", "reference.md", ReadOptions{})
+			text, _, err := lib.Catalog.ReadFile(t.Context(), alice, "pdf", "reference.md", skillview.ReadOptions{})
 			if err == nil && text != "# Reference\n" {
 				err = errors.New("read " + text)
 			}
@@ -437,7 +444,7 @@ func TestSettingsReadYourWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		gets := b.Calls(objstore.OpGet)
-		list, err := other.Catalog.Skills(t.Context(), alice, ListOptions{IncludeDisabled: true})
+		list, err := other.Catalog.Skills(t.Context(), alice, skillview.ListOptions{IncludeDisabled: true})
 		if err != nil || len(list) != 1 || list[0].Disabled == enabled {
 			t.Errorf("other replica after SetEnabled(%t): %+v, %v", enabled, list, err)
 		}

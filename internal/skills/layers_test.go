@@ -9,12 +9,12 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 func testLayout(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	list, err := lib.Catalog.Skills(t.Context(), aliceID, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), aliceID, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func testCategories(t *testing.T, newBucket newBucketFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []skills.Category{{Name: "", Count: 3}, {Name: "data", Count: 1}, {Name: "docs", Count: 3}, {Name: "misc", Count: 1}}
+	want := []skillview.Category{{Name: "", Count: 3}, {Name: "data", Count: 1}, {Name: "docs", Count: 3}, {Name: "misc", Count: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("categories = %+v, want %+v", got, want)
 	}
@@ -53,7 +53,7 @@ func testCategories(t *testing.T, newBucket newBucketFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []skills.Category{{Name: "", Count: 3}, {Name: "docs", Count: 3}, {Name: "misc", Count: 1}}
+	want = []skillview.Category{{Name: "", Count: 3}, {Name: "docs", Count: 3}, {Name: "misc", Count: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after disabling csv: categories = %+v, want %+v", got, want)
 	}
@@ -63,16 +63,16 @@ func testCategoryFilter(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	for _, tc := range []struct {
 		name string
-		opts skills.ListOptions
+		opts skillview.ListOptions
 		want []string
 	}{
-		{"docs", skills.ListOptions{Category: "docs", FilterCategory: true}, []string{"docs/docx@user", "docs/pdf@user", "docs/xlsx@shared"}},
-		{"shared only category", skills.ListOptions{Category: "data", FilterCategory: true}, []string{"data/csv@shared"}},
-		{"flat only", skills.ListOptions{Category: "", FilterCategory: true}, []string{"git-helper@user", "guide@user", "lint@shared"}},
-		{"unknown category", skills.ListOptions{Category: "nope", FilterCategory: true}, nil},
-		{"overridden shared category", skills.ListOptions{Category: "office", FilterCategory: true}, nil},
-		{"category ignored without FilterCategory", skills.ListOptions{Category: "docs"}, aliceSkills},
-		{"filter with invalid", skills.ListOptions{Category: "", FilterCategory: true, IncludeInvalid: true},
+		{"docs", skillview.ListOptions{Category: "docs", FilterCategory: true}, []string{"docs/docx@user", "docs/pdf@user", "docs/xlsx@shared"}},
+		{"shared only category", skillview.ListOptions{Category: "data", FilterCategory: true}, []string{"data/csv@shared"}},
+		{"flat only", skillview.ListOptions{Category: "", FilterCategory: true}, []string{"git-helper@user", "guide@user", "lint@shared"}},
+		{"unknown category", skillview.ListOptions{Category: "nope", FilterCategory: true}, nil},
+		{"overridden shared category", skillview.ListOptions{Category: "office", FilterCategory: true}, nil},
+		{"category ignored without FilterCategory", skillview.ListOptions{Category: "docs"}, aliceSkills},
+		{"filter with invalid", skillview.ListOptions{Category: "", FilterCategory: true, IncludeInvalid: true},
 			[]string{"broken@user", "git-helper@user", "guide@user", "lint@shared"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,11 +87,11 @@ func testCategoryFilter(t *testing.T, newBucket newBucketFunc) {
 
 func testLayers(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	list, err := lib.Catalog.Skills(t.Context(), aliceID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+	list, err := lib.Catalog.Skills(t.Context(), aliceID, skillview.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byDir := map[string]skills.Skill{}
+	byDir := map[string]skillview.Skill{}
 	for _, s := range list {
 		byDir[s.Dir] = s
 	}
@@ -102,15 +102,15 @@ func testLayers(t *testing.T, newBucket newBucketFunc) {
 		layer   string
 		desc    string // prefix
 	}{
-		{"shared-only skill is listed", "data/csv", true, skills.LayerShared, "Read and write"},
-		{"shared skill in a user's category", "docs/xlsx", true, skills.LayerShared, "Build spreadsheets"},
-		{"flat shared skill", "lint", true, skills.LayerShared, "Lint code"},
-		{"user skill overrides shared at the same path", "docs/pdf", true, skills.LayerUser, "Extract text"},
+		{"shared-only skill is listed", "data/csv", true, skillview.LayerShared, "Read and write"},
+		{"shared skill in a user's category", "docs/xlsx", true, skillview.LayerShared, "Build spreadsheets"},
+		{"flat shared skill", "lint", true, skillview.LayerShared, "Lint code"},
+		{"user skill overrides shared at the same path", "docs/pdf", true, skillview.LayerUser, "Extract text"},
 		{"user skill overrides shared of the same name in another category", "office/docx", false, "", ""},
-		{"user's docx is the one listed", "docs/docx", true, skills.LayerUser, "Create and edit"},
+		{"user's docx is the one listed", "docs/docx", true, skillview.LayerUser, "Create and edit"},
 		{"shared skill shadowed by a user file at its path", "review/style", false, "", ""},
 		{"shared skill inside a user's flat skill", "guide/intro", false, "", ""},
-		{"user flat skill", "guide", true, skills.LayerUser, "Alice's guide"},
+		{"user flat skill", "guide", true, skillview.LayerUser, "Alice's guide"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ok := byDir[tc.dir]
@@ -138,7 +138,7 @@ func testLayers(t *testing.T, newBucket newBucketFunc) {
 func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, bobID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+	list, err := lib.Catalog.Skills(ctx, bobID, skillview.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,17 +154,17 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Layer != skills.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
+	if d.Layer != skillview.LayerShared || !strings.Contains(d.Raw, "SHARED pdf") || len(d.Files) != 0 {
 		t.Errorf("bob's pdf = layer %q files %v raw %q, want the shared one", d.Layer, d.Files, d.Raw)
 	}
-	if _, _, err := lib.Catalog.ReadFile(ctx, bobID, "pdf", "scripts/run.sh", skills.ReadOptions{}); !errors.Is(err, errkind.NotFound) {
+	if _, _, err := lib.Catalog.ReadFile(ctx, bobID, "pdf", "scripts/run.sh", skillview.ReadOptions{}); !errors.Is(err, errkind.NotFound) {
 		t.Errorf("bob reads alice's pdf script: %v", err)
 	}
 	// Alice disabling a shared skill does not disable it for bob.
 	if _, err := lib.Catalog.SetEnabled(ctx, aliceID, "lint", false); err != nil {
 		t.Fatal(err)
 	}
-	list, err = lib.Catalog.Skills(ctx, bobID, skills.ListOptions{})
+	list, err = lib.Catalog.Skills(ctx, bobID, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func testOtherUser(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("bob lost lint after alice disabled it: %q", dirs(list))
 	}
 	// A caller no mount table identified sees nothing.
-	if _, err := lib.Catalog.Skills(ctx, mounts.Caller{}, skills.ListOptions{}); !errors.Is(err, errkind.InvalidArgument) {
+	if _, err := lib.Catalog.Skills(ctx, mounts.Caller{}, skillview.ListOptions{}); !errors.Is(err, errkind.InvalidArgument) {
 		t.Errorf("bad identity: err = %v, want ErrInvalidArgument", err)
 	}
 }

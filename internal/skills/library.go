@@ -13,6 +13,9 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skilltree"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // Library is the skills library of every user, wired over one bucket: the
@@ -22,7 +25,7 @@ import (
 type Library struct {
 	Catalog  *Catalog
 	Exporter *Exporter
-	Tree     *Tree
+	Tree     *skilltree.Tree
 
 	indexes *libindex.Store
 	metrics *libindex.Metrics
@@ -93,12 +96,12 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	cl := libindex.NewCacheLog(log)
 	ixCfg := cfg.IndexConfig()
 	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
-		return indexedSkills(objs, prefix, cfg.MaxSkills)
+		return skillview.IndexedSkills(objs, prefix, cfg.MaxSkills)
 	}, log, cl, m)
-	hs := newHeads(log, m)
-	hs.share(o.cache, cfg.HeadTTL, cl)
-	vs := newViews(ix, hs, table, cfg)
-	vs.files = ix.Files()
+	hs := views.NewHeads(log, m)
+	hs.Share(o.cache, cfg.HeadTTL, cl)
+	vs := views.New(ix, hs, table, cfg.viewsConfig())
+	vs.Files = ix.Files()
 	if o.pins != nil && o.pinAsked != nil {
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err
@@ -106,14 +109,14 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		if err := o.pins.Roots.Apart(cfg.Keys()); err != nil {
 			return nil, err
 		}
-		vs.pins = newPins(bucket, vs, *o.pins, o.pinAsked, log)
+		vs.Pins = views.NewPins(bucket, vs, o.pins.snapshotsConfig(), o.pins.Roots, o.pinAsked, log)
 	}
 	fs := ix.Files() // what an index build hashed, reads find cached
 	var settingsTTL time.Duration
 	if cfg.IndexRefresh > 0 {
 		settingsTTL = cfg.SettingsTTL
 	}
-	tree := &Tree{views: vs, files: fs, maxTextBytes: cfg.MaxFileBytes}
+	tree := skilltree.New(vs, fs, cfg.MaxFileBytes)
 	si := skillsearch.New(bucket, ix.Held(), skillsearch.Config{BodyBytes: cfg.SearchBodyBytes, BodyReads: cfg.SearchBodyReads}, log, o.reg)
 	si.Share(o.cache, cfg.HeadTTL, cl)
 	if o.embedder != nil {
@@ -121,12 +124,12 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	}
 	c := &Catalog{
 		bucket: bucket, cfg: cfg, views: vs, files: fs, tree: tree,
-		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.layout.Settings, ix.Held(), cl, m),
+		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.Layout.Settings, ix.Held(), cl, m),
 		searchIx:   si,
-		skillMDs:   cache.NewShelf[*skillFile](ix.Held(), heldSkillMD),
+		skillMDs:   cache.NewShelf[*skillview.SkillMD](ix.Held(), heldSkillMD),
 		admitParse: newAdmission(), admitReply: newAdmission(),
 	}
-	vs.userScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {
+	vs.UserScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {
 		st, err := c.settings.Get(ctx, id)
 		return st.Scopes, err
 	}

@@ -4,16 +4,13 @@ import (
 	"context"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
-
-// LibraryRef is layout.LibraryRef, which names one library; kept here
-// while the catalog's callers move to naming it there (issue 40).
-type LibraryRef = layout.LibraryRef
 
 // LibraryPrefix is the key prefix of the library l names: where its skill
 // folders are stored. The authors' path (internal/library) writes a
 // skill's live copy under it.
-func (c *Catalog) LibraryPrefix(l LibraryRef) (string, error) {
+func (c *Catalog) LibraryPrefix(l layout.LibraryRef) (string, error) {
 	ly, err := c.layer(l)
 	if err != nil {
 		return "", err
@@ -21,29 +18,18 @@ func (c *Catalog) LibraryPrefix(l LibraryRef) (string, error) {
 	return ly.Prefix, nil
 }
 
-// LibrarySkill is one skill folder of a single library as its index lists
-// it (not merged with another library).
-type LibrarySkill struct {
-	Dir      string // "category/folder" or "folder"
-	Folder   string
-	Category string
-	// Name is what the skill is listed by: its frontmatter name, or the
-	// folder's.
-	Name string
-}
-
 // LibrarySkills lists the skill folders of the library l alone, from its
 // index (as fresh as the catalog's): a publish refuses a name another
 // folder of the same library already uses.
-func (c *Catalog) LibrarySkills(ctx context.Context, l LibraryRef) ([]LibrarySkill, error) {
+func (c *Catalog) LibrarySkills(ctx context.Context, l layout.LibraryRef) ([]skillview.LibrarySkill, error) {
 	built, err := c.libraryLayer(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]LibrarySkill, 0, len(built.all))
-	for _, s := range built.all {
-		if !s.nested {
-			out = append(out, LibrarySkill{Dir: s.dir, Folder: s.folder(), Category: s.category(), Name: s.name})
+	out := make([]skillview.LibrarySkill, 0, len(built.All))
+	for _, s := range built.All {
+		if !s.Nested {
+			out = append(out, skillview.LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
 		}
 	}
 	return out, nil
@@ -59,6 +45,3 @@ func (c *Catalog) Mount() string { return c.cfg.Mount }
 func (c *Catalog) TextLimits() (maxFileBytes, maxRenderBytes int64) {
 	return c.cfg.MaxFileBytes, c.cfg.MaxRenderBytes
 }
-
-// CheckBaseDir accepts RenderSkill's base_dir, for a render of a version.
-func CheckBaseDir(dir string) error { return checkBaseDir(dir) }

@@ -6,6 +6,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestMaxObjects checks that a library larger than the listing cap is
@@ -16,7 +17,7 @@ func TestMaxObjects(t *testing.T) {
 		lb.User("alice").Skill(name, "", "skill "+name, "")
 	}
 	lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.MaxObjects = 2 })
-	list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), skills.ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"}), skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

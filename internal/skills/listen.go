@@ -5,7 +5,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Listener hears of every change to a library the catalog makes or is told
@@ -16,7 +18,7 @@ import (
 // replica applied (Forget) or that may have been missed (ForgetAll, given
 // as the shared library: every user's view depends on it). It must not
 // block.
-type Listener func(lib LibraryRef, here bool)
+type Listener func(lib layout.LibraryRef, here bool)
 
 // Listen sets the catalog's listener (one: the assembly's feed), replacing
 // the one before; nil removes it.
@@ -28,7 +30,7 @@ func (c *Catalog) Listen(l Listener) {
 	c.listener.Store(&l)
 }
 
-func (c *Catalog) changed(lib LibraryRef, here bool) {
+func (c *Catalog) changed(lib layout.LibraryRef, here bool) {
 	if l := c.listener.Load(); l != nil {
 		(*l)(lib, here)
 	}
@@ -38,7 +40,7 @@ func (c *Catalog) changed(lib LibraryRef, here bool) {
 // digest it answered at and the State at that digest, made from the same
 // snapshot on demand (no storage request), so a change feed keeps the state
 // a client may resume a watch from. It must not block for long.
-type ListedFunc func(ctx context.Context, id mounts.Caller, digest string, state func() []Skill)
+type ListedFunc func(ctx context.Context, id mounts.Caller, digest string, state func() []skillview.Skill)
 
 // OnListed sets the catalog's ListedFunc (one: the assembly's feed); nil
 // removes it.
@@ -53,7 +55,7 @@ func (c *Catalog) OnListed(fn ListedFunc) {
 // listed tells the ListedFunc of a listing made from s.
 func (c *Catalog) listed(ctx context.Context, id mounts.Caller, s snapshot) {
 	if fn := c.onListed.Load(); fn != nil {
-		(*fn)(ctx, id, s.digest(), func() []Skill { return c.list(s, ListOptions{IncludeDisabled: true}) })
+		(*fn)(ctx, id, s.digest(), func() []skillview.Skill { return c.list(s, skillview.ListOptions{IncludeDisabled: true}) })
 	}
 }
 
@@ -63,8 +65,8 @@ type listenerSlot = atomic.Pointer[Listener]
 // State is every served skill of the caller's library, disabled ones
 // included (Skill.Disabled), sorted by path, and the library digest
 // (Page.LibraryDigest), from one snapshot: what a change feed compares.
-func (c *Catalog) State(ctx context.Context, id mounts.Caller) ([]Skill, string, error) {
-	return c.skills(ctx, id, ListOptions{IncludeDisabled: true})
+func (c *Catalog) State(ctx context.Context, id mounts.Caller) ([]skillview.Skill, string, error) {
+	return c.skills(ctx, id, skillview.ListOptions{IncludeDisabled: true})
 }
 
 // IndexRefresh is --skills.index-refresh: how old an index may be before a

@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
@@ -19,19 +20,19 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 	for _, tc := range []struct {
 		name  string
 		ref   string
-		want  skills.Skill // Path, Dir, Folder, Category, Layer, Name, Version checked
+		want  skillview.Skill // Path, Dir, Folder, Category, Layer, Name, Version checked
 		raw   string
 		body  string
-		files []skills.File
+		files []skillview.File
 	}{
 		{
 			name: "user skill with files",
 			ref:  "pdf",
-			want: skills.Skill{Path: "/skills/docs/pdf", Dir: "docs/pdf", Folder: "pdf", Category: "docs", Layer: skills.LayerUser,
+			want: skillview.Skill{Path: "/skills/docs/pdf", Dir: "docs/pdf", Folder: "pdf", Category: "docs", Layer: skillview.LayerUser,
 				Frontmatter: skillmd.Frontmatter{Name: "pdf", Version: "1.0", License: "Apache-2.0"}},
 			raw:  pdfMD,
 			body: pdfBody,
-			files: []skills.File{
+			files: []skillview.File{
 				{Path: "assets/logo.png", Size: int64(len(logoPNG)), Binary: true},
 				{Path: "references/forms.md", Size: int64(len(formsMD))},
 				{Path: "scripts/run.sh", Size: int64(len(runSh))},
@@ -41,20 +42,20 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 		{
 			name: "shared skill",
 			ref:  "/skills/data/csv",
-			want: skills.Skill{Path: "/skills/data/csv", Dir: "data/csv", Folder: "csv", Category: "data", Layer: skills.LayerShared,
+			want: skillview.Skill{Path: "/skills/data/csv", Dir: "data/csv", Folder: "csv", Category: "data", Layer: skillview.LayerShared,
 				Frontmatter: skillmd.Frontmatter{Name: "csv"}},
 			raw:   csvMD,
 			body:  "# CSV\n\nQuote fields that hold commas.\n",
-			files: []skills.File{{Path: "references/format.md", Size: int64(len(csvRef))}},
+			files: []skillview.File{{Path: "references/format.md", Size: int64(len(csvRef))}},
 		},
 		{
 			name: "flat skill keeps its sub-folder as files",
 			ref:  "git-helper",
-			want: skills.Skill{Path: "/skills/git-helper", Dir: "git-helper", Folder: "git-helper", Layer: skills.LayerUser,
+			want: skillview.Skill{Path: "/skills/git-helper", Dir: "git-helper", Folder: "git-helper", Layer: skillview.LayerUser,
 				Frontmatter: skillmd.Frontmatter{Name: "git-helper"}},
 			raw:  fixture["alice/skills/git-helper/SKILL.md"],
 			body: "# Git\n",
-			files: []skills.File{
+			files: []skillview.File{
 				{Path: "reference.md", Size: int64(len(fixture["alice/skills/git-helper/reference.md"]))},
 				{Path: "sub/SKILL.md", Size: int64(len(fixture["alice/skills/git-helper/sub/SKILL.md"]))},
 			},
@@ -65,7 +66,7 @@ func testGet(t *testing.T, newBucket newBucketFunc) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := skills.Skill{Path: d.Path, Dir: d.Dir, Folder: d.Folder, Category: d.Category, Layer: d.Layer,
+			got := skillview.Skill{Path: d.Path, Dir: d.Dir, Folder: d.Folder, Category: d.Category, Layer: d.Layer,
 				Frontmatter: skillmd.Frontmatter{Name: d.Name, Version: d.Version, License: d.License}}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("skill = %+v\nwant %+v", got, tc.want)
@@ -182,7 +183,7 @@ func testRender(t *testing.T, newBucket newBucketFunc) {
 			"Base directory for this skill: /skills/lint\n\n# Lint\n\nARGUMENTS: src/\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, d, err := lib.Catalog.Render(t.Context(), aliceID, tc.ref, skills.RenderOptions{Arguments: tc.args})
+			got, d, err := lib.Catalog.Render(t.Context(), aliceID, tc.ref, skillview.RenderOptions{Arguments: tc.args})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +197,7 @@ func testRender(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	// RenderBody on its own: replacement is literal and global.
-	if got := skills.RenderBody("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b"); got != "Base directory for this skill: /skills/x\n\na $1 b and a $1 b" {
+	if got := skillmd.RenderBody("/skills/x", "$ARGUMENTS and $ARGUMENTS", "a $1 b"); got != "Base directory for this skill: /skills/x\n\na $1 b and a $1 b" {
 		t.Errorf("RenderBody = %q", got)
 	}
 }
@@ -228,7 +229,7 @@ func testReadFile(t *testing.T, newBucket newBucketFunc) {
 		{name: "NUL byte", ref: "pdf", file: "scripts/x.py\x00", err: errkind.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			content, vpath, err := lib.Catalog.ReadFile(t.Context(), aliceID, tc.ref, tc.file, skills.ReadOptions{})
+			content, vpath, err := lib.Catalog.ReadFile(t.Context(), aliceID, tc.ref, tc.file, skillview.ReadOptions{})
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("err = %v, want %v (content %q)", err, tc.err, content)
@@ -272,7 +273,7 @@ func testRenderBaseDir(t *testing.T, newBucket newBucketFunc) {
 		{"too long", "/" + strings.Repeat("x", 4096), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, err := lib.Catalog.Render(ctx, aliceID, "pdf", skills.RenderOptions{Arguments: "a.pdf", BaseDir: tc.dir})
+			got, _, err := lib.Catalog.Render(ctx, aliceID, "pdf", skillview.RenderOptions{Arguments: "a.pdf", BaseDir: tc.dir})
 			if tc.want == "" {
 				if !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "base_dir") {
 					t.Errorf("Render = %q, %v; want InvalidArgument about base_dir", got, err)
@@ -285,12 +286,12 @@ func testRenderBaseDir(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	// The size limit counts the base directory given.
-	short, _, err := lib.Catalog.Render(ctx, aliceID, "docx", skills.RenderOptions{})
+	short, _, err := lib.Catalog.Render(ctx, aliceID, "docx", skillview.RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tight, _ := fixtureLibrary(t, newBucket, func(c *skills.Config) { c.MaxRenderBytes = int64(len(short)) })
-	if _, _, err := tight.Catalog.Render(ctx, aliceID, "docx", skills.RenderOptions{BaseDir: "/a/much/longer/base/directory"}); !errors.Is(err, errkind.ResourceExhausted) {
+	if _, _, err := tight.Catalog.Render(ctx, aliceID, "docx", skillview.RenderOptions{BaseDir: "/a/much/longer/base/directory"}); !errors.Is(err, errkind.ResourceExhausted) {
 		t.Errorf("render past the limit with a long base_dir: %v, want ResourceExhausted", err)
 	}
 }
@@ -321,7 +322,7 @@ func testReadFileHints(t *testing.T, newBucket newBucketFunc) {
 					c.MaxFileBytes = tc.maxBytes
 				}
 			})
-			_, _, err := lib.Catalog.ReadFile(t.Context(), aliceID, "pdf", tc.file, skills.ReadOptions{DownloadTool: tc.tool})
+			_, _, err := lib.Catalog.ReadFile(t.Context(), aliceID, "pdf", tc.file, skillview.ReadOptions{DownloadTool: tc.tool})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "/skills/docs/pdf/"+tc.file) {
 				t.Fatalf("err = %v, want it to name the file and say %q", err, tc.want)
 			}
@@ -333,7 +334,7 @@ func testReadFileHints(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	if _, _, err := lib.Catalog.ReadFile(t.Context(), aliceID, "pdf", "scripts/x.py", skills.ReadOptions{DownloadTool: "two words"}); !errors.Is(err, errkind.InvalidArgument) {
+	if _, _, err := lib.Catalog.ReadFile(t.Context(), aliceID, "pdf", "scripts/x.py", skillview.ReadOptions{DownloadTool: "two words"}); !errors.Is(err, errkind.InvalidArgument) {
 		t.Errorf("a download tool that is no tool name: %v, want InvalidArgument", err)
 	}
 }
@@ -343,19 +344,19 @@ func testReadFileHints(t *testing.T, newBucket newBucketFunc) {
 func testPageTokens(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	first, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, "")
+	first, err := lib.Catalog.Page(ctx, aliceID, skillview.ListOptions{}, 2, "")
 	if err != nil || first.NextPageToken == "" {
 		t.Fatalf("first page = %+v, %v", first, err)
 	}
 	for _, tc := range []struct {
 		name, token string
-		opts        skills.ListOptions
+		opts        skillview.ListOptions
 	}{
-		{"garbage", "garbage", skills.ListOptions{}},
-		{"not base64", "!!!", skills.ListOptions{}},
-		{"base64 of nothing useful", "e30", skills.ListOptions{}}, // {}
-		{"truncated", first.NextPageToken[:len(first.NextPageToken)-4], skills.ListOptions{}},
-		{"another listing's token", first.NextPageToken, skills.ListOptions{IncludeInvalid: true}},
+		{"garbage", "garbage", skillview.ListOptions{}},
+		{"not base64", "!!!", skillview.ListOptions{}},
+		{"base64 of nothing useful", "e30", skillview.ListOptions{}}, // {}
+		{"truncated", first.NextPageToken[:len(first.NextPageToken)-4], skillview.ListOptions{}},
+		{"another listing's token", first.NextPageToken, skillview.ListOptions{IncludeInvalid: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			page, err := lib.Catalog.Page(ctx, aliceID, tc.opts, 2, tc.token)
@@ -364,7 +365,7 @@ func testPageTokens(t *testing.T, newBucket newBucketFunc) {
 			}
 		})
 	}
-	second, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{}, 2, first.NextPageToken)
+	second, err := lib.Catalog.Page(ctx, aliceID, skillview.ListOptions{}, 2, first.NextPageToken)
 	if err != nil || len(second.Skills) != 2 || second.Skills[0].Path <= first.Skills[1].Path {
 		t.Errorf("second page = %q, %v", dirs(second.Skills), err)
 	}

@@ -14,13 +14,14 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // wantManifest is the manifest of the fixture's folder at keyPrefix (say
 // "alice/skills/docs/pdf/"), served at mountDir ("/skills/docs/pdf"): every
 // file under it, each with the sha256 of the bytes uploaded.
-func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Manifest {
-	m := skills.Manifest{Files: []skills.ManifestFile{}}
+func wantManifest(files map[string]string, keyPrefix, mountDir string) skillview.Manifest {
+	m := skillview.Manifest{Files: []skillview.ManifestFile{}}
 	var digests []skillmd.FileDigest
 	var keys []string
 	for k := range files {
@@ -31,7 +32,7 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Ma
 	slices.Sort(keys)
 	for _, k := range keys {
 		sum := sha256.Sum256([]byte(files[k]))
-		m.Files = append(m.Files, skills.ManifestFile{
+		m.Files = append(m.Files, skillview.ManifestFile{
 			Path: mountDir + "/" + strings.TrimPrefix(k, keyPrefix), Size: int64(len(files[k])), SHA256: hex.EncodeToString(sum[:]),
 		})
 		m.FileCount++
@@ -47,7 +48,7 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skills.Ma
 // the sha256 of the bytes uploaded, SKILL.md included, in path order.
 func testManifest(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
-	listed := listedBy(t, lib, skills.ListOptions{}, func(s skills.Skill) *skills.Manifest { return s.Manifest })
+	listed := listedBy(t, lib, skillview.ListOptions{}, func(s skillview.Skill) *skillview.Manifest { return s.Manifest })
 	for _, tc := range []struct {
 		ref, keyPrefix, dir string
 	}{
@@ -72,10 +73,10 @@ func testManifest(t *testing.T, newBucket newBucketFunc) {
 	}
 }
 
-// libraryDigest is the library digest of id's listing.
+// LibraryDigest is the library digest of id's listing.
 func libraryDigest(t *testing.T, lib *skills.Library, id mounts.Caller) string {
 	t.Helper()
-	p, err := lib.Catalog.Page(t.Context(), id, skills.ListOptions{}, 0, "")
+	p, err := lib.Catalog.Page(t.Context(), id, skillview.ListOptions{}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 	t.Run("pages and calls", func(t *testing.T) {
 		token, pages := "", 0
 		for {
-			p, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{IncludeInvalid: true}, 2, token)
+			p, err := lib.Catalog.Page(ctx, aliceID, skillview.ListOptions{IncludeInvalid: true}, 2, token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,11 +118,11 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 		if pages < 3 {
 			t.Fatalf("listed %d pages, want several", pages)
 		}
-		block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{})
+		block, err := lib.Catalog.Prompt(ctx, aliceID, skillview.ListOptions{Category: "docs", FilterCategory: true}, skillmd.FormatOptions{})
 		if err != nil || block.LibraryDigest != first {
 			t.Errorf("Prompt digest %s, %v; want %s", block.LibraryDigest, err, first)
 		}
-		res, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "pdf"})
+		res, err := lib.Catalog.Search(ctx, aliceID, skillview.SearchOptions{Query: "pdf"})
 		if err != nil || res.LibraryDigest != first {
 			t.Errorf("Search digest %s, %v; want %s", res.LibraryDigest, err, first)
 		}
@@ -150,7 +151,7 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 		if disabled == first {
 			t.Error("the digest did not change when a skill was disabled")
 		}
-		p, err := lib.Catalog.Page(ctx, aliceID, skills.ListOptions{IncludeDisabled: true}, 0, "")
+		p, err := lib.Catalog.Page(ctx, aliceID, skillview.ListOptions{IncludeDisabled: true}, 0, "")
 		if err != nil || p.LibraryDigest != disabled {
 			t.Errorf("listing disabled skills too: digest %s, %v; want %s", p.LibraryDigest, err, disabled)
 		}
@@ -190,7 +191,7 @@ func TestManifestOverLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := skills.Manifest{FileCount: skillmd.MaxSkillFiles + 1, TotalBytes: total, OverLimits: true}
+	want := skillview.Manifest{FileCount: skillmd.MaxSkillFiles + 1, TotalBytes: total, OverLimits: true}
 	if d.Manifest == nil || !reflect.DeepEqual(*d.Manifest, want) {
 		t.Errorf("manifest = %+v, want %+v", d.Manifest, want)
 	}
@@ -207,7 +208,7 @@ func TestSkillManifestDigest(t *testing.T) {
 	files := b.Files()
 	lib := skillstest.Library(t, objstoretest.NewBucket(t, files), nil)
 	digestOf := func(user string) string {
-		list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"}), skills.ListOptions{})
+		list, err := lib.Catalog.Skills(t.Context(), mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t1"}), skillview.ListOptions{})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("%s's skills: %v, %v", user, list, err)
 		}
@@ -226,10 +227,10 @@ func TestSkillManifestDigest(t *testing.T) {
 	if got := digestOf("bob"); got != want {
 		t.Errorf("bob's pdf (the same files in misc/): manifest digest %q, want %q", got, want)
 	}
-	if got := (skills.Skill{Path: "/skills/big", Manifest: &skills.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
+	if got := (skillview.Skill{Path: "/skills/big", Manifest: &skillview.Manifest{OverLimits: true}}).ManifestDigest(); got != "" {
 		t.Errorf("over the limits: %q, want none", got)
 	}
-	if got := (skills.Skill{}).ManifestDigest(); got != "" {
+	if got := (skillview.Skill{}).ManifestDigest(); got != "" {
 		t.Errorf("no manifest: %q, want none", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/settings"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -78,7 +79,7 @@ func (f mismatchFixture) replica(t *testing.T, b objstore.Bucket, log io.Writer)
 func userLayers(t *testing.T, lib *Library) (alice, bob libindex.Layer) {
 	t.Helper()
 	own := func(user string) libindex.Layer {
-		l, _, err := lib.Catalog.views.userLayers(user)
+		l, _, err := lib.Catalog.views.UserLayers(user)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func userLayers(t *testing.T, lib *Library) (alice, bob libindex.Layer) {
 
 func namesOf(t *testing.T, lib *Library, id mounts.Caller) string {
 	t.Helper()
-	list, err := lib.Catalog.Skills(t.Context(), id, ListOptions{IncludeDisabled: true})
+	list, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{IncludeDisabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}

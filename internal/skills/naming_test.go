@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -78,7 +79,7 @@ func namingLibrary(t *testing.T, newBucket newBucketFunc) (*skills.Library, objs
 	return lib, b, logs
 }
 
-func skillByDir(t *testing.T, list []skills.Skill, dir string) skills.Skill {
+func skillByDir(t *testing.T, list []skillview.Skill, dir string) skillview.Skill {
 	t.Helper()
 	for _, s := range list {
 		if s.Dir == dir {
@@ -86,7 +87,7 @@ func skillByDir(t *testing.T, list []skills.Skill, dir string) skills.Skill {
 		}
 	}
 	t.Fatalf("%s not listed: %q", dir, dirs(list))
-	return skills.Skill{}
+	return skillview.Skill{}
 }
 
 // testNameLookup: every RPC accepts what the listing shows (the name), the
@@ -94,7 +95,7 @@ func skillByDir(t *testing.T, list []skills.Skill, dir string) skills.Skill {
 func testNameLookup(t *testing.T, newBucket newBucketFunc) {
 	lib, b, _ := namingLibrary(t, newBucket)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +157,11 @@ func testNameLookup(t *testing.T, newBucket newBucketFunc) {
 			if err != nil || d.Dir != tc.want {
 				t.Fatalf("Get = %s, %v; want %s", d.Dir, err, tc.want)
 			}
-			text, r, err := lib.Catalog.Render(ctx, aliceID, tc.ref, skills.RenderOptions{})
+			text, r, err := lib.Catalog.Render(ctx, aliceID, tc.ref, skillview.RenderOptions{})
 			if err != nil || r.Dir != tc.want || !strings.HasPrefix(text, "Base directory for this skill: /skills/"+tc.want+"\n") {
 				t.Errorf("Render = %q %s, %v", text, r.Dir, err)
 			}
-			if raw, vpath, err := lib.Catalog.ReadFile(ctx, aliceID, tc.ref, "SKILL.md", skills.ReadOptions{}); err != nil || vpath != "/skills/"+tc.want+"/SKILL.md" || raw != d.Raw {
+			if raw, vpath, err := lib.Catalog.ReadFile(ctx, aliceID, tc.ref, "SKILL.md", skillview.ReadOptions{}); err != nil || vpath != "/skills/"+tc.want+"/SKILL.md" || raw != d.Raw {
 				t.Errorf("ReadFile = %s, %v", vpath, err)
 			}
 			var archive bytes.Buffer
@@ -195,7 +196,7 @@ func testNameLookup(t *testing.T, newBucket newBucketFunc) {
 func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 	lib, b, _ := namingLibrary(t, newBucket)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,23 +220,23 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 			t.Errorf("name %s listed from both layers: %q", name, where)
 		}
 	}
-	block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{}, skillmd.FormatOptions{})
+	block, err := lib.Catalog.Prompt(ctx, aliceID, skillview.ListOptions{}, skillmd.FormatOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(block.Text, "<name>code-review</name>"); n != 1 || !strings.Contains(block.Text, "<location>/skills/my-review/SKILL.md</location>") || strings.Contains(block.Text, "SHARED") {
 		t.Errorf("prompt block lists code-review %d times:\n%s", n, block.Text)
 	}
-	text, _, err := lib.Catalog.Render(ctx, aliceID, "code-review", skills.RenderOptions{})
+	text, _, err := lib.Catalog.Render(ctx, aliceID, "code-review", skillview.RenderOptions{})
 	if err != nil || text != "Base directory for this skill: /skills/my-review\n\n# Alice review\n" {
 		t.Errorf("Render(code-review) = %q, %v; want alice's copy", text, err)
 	}
-	hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "code review"}))
+	hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skillview.SearchOptions{Query: "code review"}))
 	if err != nil || len(hits) == 0 || hits[0].Dir != "my-review" {
 		t.Errorf("Search = %v, %v", hits, err)
 	}
 	for _, h := range hits {
-		if h.Layer == skills.LayerShared && h.Name == "code-review" {
+		if h.Layer == skillview.LayerShared && h.Name == "code-review" {
 			t.Errorf("search found the hidden shared code-review")
 		}
 	}
@@ -283,7 +284,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 	if _, err := fs.Read(ctx, bobID, "/skills/review/code-review/SKILL.md", 0, 0, false); err != nil {
 		t.Errorf("bob reads the shared code-review: %v", err)
 	}
-	if d, err := lib.Catalog.Get(ctx, bobID, "code-review"); err != nil || d.Layer != skills.LayerShared {
+	if d, err := lib.Catalog.Get(ctx, bobID, "code-review"); err != nil || d.Layer != skillview.LayerShared {
 		t.Errorf("bob's code-review = %+v, %v", d.Skill, err)
 	}
 }
@@ -293,7 +294,7 @@ func testNameOverride(t *testing.T, newBucket newBucketFunc) {
 func testDuplicateNames(t *testing.T, newBucket newBucketFunc) {
 	lib, _, _ := namingLibrary(t, newBucket)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{IncludeInvalid: true})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{IncludeInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func testDuplicateNames(t *testing.T, newBucket newBucketFunc) {
 func testDisplayNames(t *testing.T, newBucket newBucketFunc) {
 	lib, _, _ := namingLibrary(t, newBucket)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,12 +366,12 @@ func testDisplayNames(t *testing.T, newBucket newBucketFunc) {
 			t.Errorf("%s: warnings %q", dir, s.Warnings)
 		}
 	}
-	block, err := lib.Catalog.Prompt(ctx, aliceID, skills.ListOptions{Category: "legal", FilterCategory: true}, skillmd.FormatOptions{})
+	block, err := lib.Catalog.Prompt(ctx, aliceID, skillview.ListOptions{Category: "legal", FilterCategory: true}, skillmd.FormatOptions{})
 	if err != nil || block.Included != 2 || !strings.Contains(block.Text, "<name>escritura-compraventa</name>") {
 		t.Errorf("prompt block = %v\n%s", err, block.Text)
 	}
 	for _, q := range []string{"compraventa", "escritura", "arrendamiento contrato"} {
-		hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: q}))
+		hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skillview.SearchOptions{Query: q}))
 		if err != nil || len(hits) == 0 || hits[0].Category != "legal" {
 			t.Errorf("Search(%q) = %v, %v", q, hits, err)
 		}
@@ -383,11 +384,11 @@ func testNested(t *testing.T, newBucket newBucketFunc) {
 	lib, _, logs := namingLibrary(t, newBucket)
 	ctx := t.Context()
 	for range 3 {
-		if _, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{IncludeInvalid: true})
+	all, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{IncludeInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func testNested(t *testing.T, newBucket newBucketFunc) {
 		t.Errorf("blog-post files = %q, want %q", files, want)
 	}
 	// Bob sees the shared nested folder too, and its files.
-	bob, err := lib.Catalog.Skills(ctx, bobID, skills.ListOptions{IncludeInvalid: true})
+	bob, err := lib.Catalog.Skills(ctx, bobID, skillview.ListOptions{IncludeInvalid: true})
 	if err != nil || !slices.Contains(dirs(bob), "deep/group/nested@shared") {
 		t.Errorf("bob's listing = %q, %v", dirs(bob), err)
 	}
@@ -434,7 +435,7 @@ func testDisableByName(t *testing.T, newBucket newBucketFunc) {
 	ctx := t.Context()
 	disabled := func() map[string]bool {
 		t.Helper()
-		return listedBy(t, lib, skills.ListOptions{IncludeDisabled: true}, func(s skills.Skill) bool { return s.Disabled })
+		return listedBy(t, lib, skillview.ListOptions{IncludeDisabled: true}, func(s skillview.Skill) bool { return s.Disabled })
 	}
 	steps := []struct {
 		ref     string

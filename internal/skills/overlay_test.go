@@ -16,27 +16,29 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // referenceView is the view as it was built before layers were overlaid:
 // both layers merged into one copy per user. TestOverlayMatchesMerge holds
 // the overlay to it.
 type referenceView struct {
-	skills    []*skillRef
-	byDir     map[string]*skillRef
-	byName    map[string]*skillRef
-	byFolder  map[string][]*skillRef
-	byDisplay map[string][]*skillRef
-	entries   []entry
+	skills    []*skillview.Ref
+	byDir     map[string]*skillview.Ref
+	byName    map[string]*skillview.Ref
+	byFolder  map[string][]*skillview.Ref
+	byDisplay map[string][]*skillview.Ref
+	entries   []skillview.Entry
 	digest    [32]byte
 }
 
 // fresh copies a layer's folders with the notes merging adds cleared.
-func fresh(l *layer) (skills, nested []*skillRef) {
-	for _, s := range l.all {
+func fresh(l *skillview.Layer) (skills, nested []*skillview.Ref) {
+	for _, s := range l.All {
 		c := *s
-		if !c.nested {
-			c.notes = skillRef{}.notes
+		if !c.Nested {
+			c.Notes = skillview.Ref{}.Notes
 			skills = append(skills, &c)
 		} else {
 			nested = append(nested, &c)
@@ -45,24 +47,24 @@ func fresh(l *layer) (skills, nested []*skillRef) {
 	return skills, nested
 }
 
-func referenceMerge(mount string, user, shared *layer, maxSkills int) *referenceView {
+func referenceMerge(mount string, user, shared *skillview.Layer, maxSkills int) *referenceView {
 	v := &referenceView{
-		byDir: map[string]*skillRef{}, byName: map[string]*skillRef{},
-		byFolder: map[string][]*skillRef{}, byDisplay: map[string][]*skillRef{},
+		byDir: map[string]*skillview.Ref{}, byName: map[string]*skillview.Ref{},
+		byFolder: map[string][]*skillview.Ref{}, byDisplay: map[string][]*skillview.Ref{},
 	}
 	userSkills, userNested := fresh(user)
 	sharedAll, sharedNestedAll := fresh(shared)
 	userPaths, userFiles := map[string]bool{}, map[string]bool{}
-	for _, e := range user.entries {
-		userFiles[e.rel] = true
-		for p := e.rel; p != "." && p != ""; p = path.Dir(p) {
+	for _, e := range user.Entries {
+		userFiles[e.Rel] = true
+		for p := e.Rel; p != "." && p != ""; p = path.Dir(p) {
 			userPaths[p] = true
 		}
 	}
 	userDirs, userNames := map[string]bool{}, map[string]bool{}
 	for _, s := range userSkills {
-		userDirs[s.dir] = true
-		userNames[s.name] = true
+		userDirs[s.Dir] = true
+		userNames[s.Name] = true
 	}
 	shadowed := func(dir string) bool {
 		if userPaths[dir] {
@@ -75,28 +77,28 @@ func referenceMerge(mount string, user, shared *layer, maxSkills int) *reference
 		}
 		return false
 	}
-	var sharedSkills, sharedNested []*skillRef
+	var sharedSkills, sharedNested []*skillview.Ref
 	for _, s := range sharedAll {
-		if !userNames[s.name] && !shadowed(s.dir) {
+		if !userNames[s.Name] && !shadowed(s.Dir) {
 			sharedSkills = append(sharedSkills, s)
 		}
 	}
 	for _, s := range sharedNestedAll {
-		if !shadowed(s.dir) {
+		if !shadowed(s.Dir) {
 			sharedNested = append(sharedNested, s)
 		}
 	}
-	served := markDuplicates(mount, userSkills)
-	maps.Copy(served, markDuplicates(mount, sharedSkills))
+	served := skillview.MarkDuplicates(mount, userSkills)
+	maps.Copy(served, skillview.MarkDuplicates(mount, sharedSkills))
 	v.skills = slices.Concat(userSkills, sharedSkills, userNested, sharedNested)
-	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].dir < v.skills[j].dir })
+	sort.Slice(v.skills, func(i, j int) bool { return v.skills[i].Dir < v.skills[j].Dir })
 	if len(v.skills) > maxSkills {
 		v.skills = v.skills[:maxSkills]
 	}
-	kept := map[*skillRef]bool{}
+	kept := map[*skillview.Ref]bool{}
 	for _, s := range v.skills {
 		kept[s] = true
-		v.byDir[s.dir] = s
+		v.byDir[s.Dir] = s
 	}
 	for name, s := range served {
 		if kept[s] {
@@ -104,28 +106,28 @@ func referenceMerge(mount string, user, shared *layer, maxSkills int) *reference
 		}
 	}
 	for _, s := range v.skills {
-		if !s.nested {
-			v.byFolder[s.folder()] = append(v.byFolder[s.folder()], s)
-			if d := s.head.fm.DisplayName; d != "" {
+		if !s.Nested {
+			v.byFolder[s.Folder()] = append(v.byFolder[s.Folder()], s)
+			if d := s.Head.Frontmatter.DisplayName; d != "" {
 				v.byDisplay[d] = append(v.byDisplay[d], s)
 			}
 		}
 	}
 	visible := map[string]bool{}
 	for _, s := range slices.Concat(sharedSkills, sharedNested) {
-		visible[s.dir] = true
+		visible[s.Dir] = true
 	}
-	v.entries = slices.Clone(user.entries)
-	for _, e := range shared.entries {
-		for p := path.Dir(e.rel); p != "."; p = path.Dir(p) {
+	v.entries = slices.Clone(user.Entries)
+	for _, e := range shared.Entries {
+		for p := path.Dir(e.Rel); p != "."; p = path.Dir(p) {
 			if visible[p] {
 				v.entries = append(v.entries, e)
 				break
 			}
 		}
 	}
-	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].rel < v.entries[j].rel })
-	v.digest = viewDigest(mount, slices.Values(v.skills))
+	sort.Slice(v.entries, func(i, j int) bool { return v.entries[i].Rel < v.entries[j].Rel })
+	v.digest = skillview.ViewDigest(mount, slices.Values(v.skills))
 	return v
 }
 
@@ -171,53 +173,53 @@ func randomIndex(r *rand.Rand, prefix string) *libindex.Index {
 func TestOverlayMatchesMerge(t *testing.T) {
 	lib := newTestLibrary(t, objstoretest.NewBucket(t, nil), time.Hour)
 	for _, maxSkills := range []int{10000, 3} {
-		cfg := lib.Catalog.views.cfg
+		cfg := lib.Catalog.views.Config
 		cfg.MaxSkills = maxSkills
 		// Heads not shared: randomIndex's ETags do not address content.
-		vs := newViews(lib.Catalog.views.indexes, newHeads(slog.New(slog.DiscardHandler), libindex.NewMetrics(nil)), mounts.Default(), cfg)
+		vs := views.New(lib.Catalog.views.Indexes, views.NewHeads(slog.New(slog.DiscardHandler), libindex.NewMetrics(nil)), mounts.Default(), cfg)
 		r := rand.New(rand.NewPCG(22, uint64(maxSkills)))
 		for i := range 2000 {
-			user := mustLayer(t)(vs.buildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", LayerUser, nil))
-			shared := mustLayer(t)(vs.buildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", LayerShared, nil))
-			v := &view{overlay: vs.overlay(user, shared), shared: shared}
-			want := referenceMerge(vs.cfg.Mount, user, shared, maxSkills)
-			if err := compareViews(vs.cfg.Mount, v, want); err != nil {
+			user := mustLayer(t)(vs.BuildLayer(t.Context(), randomIndex(r, "alice/skills/"), "alice/skills/", skillview.LayerUser, nil))
+			shared := mustLayer(t)(vs.BuildLayer(t.Context(), randomIndex(r, "_shared/skills/"), "_shared/skills/", skillview.LayerShared, nil))
+			v := &skillview.View{Overlay: vs.Overlay(user, shared), Shared: shared}
+			want := referenceMerge(vs.Config.Mount, user, shared, maxSkills)
+			if err := compareViews(vs.Config.Mount, v, want); err != nil {
 				t.Fatalf("max-skills %d, case %d: %v\nuser: %s\nshared: %s", maxSkills, i, err, describe(user), describe(shared))
 			}
 		}
 	}
 }
 
-func describe(l *layer) string {
+func describe(l *skillview.Layer) string {
 	var out []string
-	for _, e := range l.entries {
-		out = append(out, e.rel)
+	for _, e := range l.Entries {
+		out = append(out, e.Rel)
 	}
-	for _, s := range l.all {
-		out = append(out, fmt.Sprintf("%s=%s", s.dir, s.name))
+	for _, s := range l.All {
+		out = append(out, fmt.Sprintf("%s=%s", s.Dir, s.Name))
 	}
 	return strings.Join(out, " ")
 }
 
 // same reports whether a and b describe one folder alike.
-func same(a, b *skillRef) bool {
+func same(a, b *skillview.Ref) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.dir == b.dir && a.layer == b.layer && a.name == b.name &&
-		slices.Equal(a.problems().Errors, b.problems().Errors) && slices.Equal(a.problems().Warnings, b.problems().Warnings)
+	return a.Dir == b.Dir && a.Layer == b.Layer && a.Name == b.Name &&
+		slices.Equal(a.Problems().Errors, b.Problems().Errors) && slices.Equal(a.Problems().Warnings, b.Problems().Warnings)
 }
 
-func dirsOf(refs []*skillRef) string {
+func dirsOf(refs []*skillview.Ref) string {
 	var out []string
 	for _, s := range refs {
-		out = append(out, s.dir)
+		out = append(out, s.Dir)
 	}
 	return strings.Join(out, ",")
 }
 
-func compareViews(mount string, v *view, want *referenceView) error {
-	got := slices.Collect(v.all())
+func compareViews(mount string, v *skillview.View, want *referenceView) error {
+	got := slices.Collect(v.All())
 	if len(got) != len(want.skills) {
 		return fmt.Errorf("folders %s, want %s", dirsOf(got), dirsOf(want.skills))
 	}
@@ -227,13 +229,13 @@ func compareViews(mount string, v *view, want *referenceView) error {
 		}
 	}
 	for _, name := range []string{"alpha", "beta", "gamma", "a", "b", "c", "d", "x", "y", "Display Name"} {
-		s, ok := v.named(name)
+		s, ok := v.Named(name)
 		if w := want.byName[name]; ok != (w != nil) || (ok && !same(s, w)) {
 			return fmt.Errorf("name %q: %v, want %v", name, s, w)
 		}
-		for what, pair := range map[string][2][]*skillRef{
-			"folder":  {v.merged(v.own.folder(name), v.shared.folder(name)), want.byFolder[name]},
-			"display": {v.merged(v.own.display(name), v.shared.display(name)), want.byDisplay[name]},
+		for what, pair := range map[string][2][]*skillview.Ref{
+			"folder":  {v.Merged(v.Own.ByFolder(name), v.Shared.ByFolder(name)), want.byFolder[name]},
+			"display": {v.Merged(v.Own.Display(name), v.Shared.Display(name)), want.byDisplay[name]},
 		} {
 			if dirsOf(pair[0]) != dirsOf(pair[1]) {
 				return fmt.Errorf("%s %q: %s, want %s", what, name, dirsOf(pair[0]), dirsOf(pair[1]))
@@ -241,37 +243,37 @@ func compareViews(mount string, v *view, want *referenceView) error {
 		}
 	}
 	for dir, w := range want.byDir {
-		if s, ok := v.skill(dir); !ok || !same(s, w) {
+		if s, ok := v.Skill(dir); !ok || !same(s, w) {
 			return fmt.Errorf("dir %q: %v, want %v", dir, s, w)
 		}
 	}
-	for _, s := range slices.Concat(v.own.all, v.shared.all) {
-		if _, ok := v.skill(s.dir); ok != (want.byDir[s.dir] != nil) {
-			return fmt.Errorf("dir %q found %t", s.dir, ok)
+	for _, s := range slices.Concat(v.Own.All, v.Shared.All) {
+		if _, ok := v.Skill(s.Dir); ok != (want.byDir[s.Dir] != nil) {
+			return fmt.Errorf("dir %q found %t", s.Dir, ok)
 		}
 	}
 	var files []string
-	for e := range v.files("") {
-		files = append(files, e.rel)
+	for e := range v.Files("") {
+		files = append(files, e.Rel)
 	}
 	var wantFiles []string
 	for _, e := range want.entries {
-		wantFiles = append(wantFiles, e.rel)
-		if g, ok := v.file(e.rel); !ok || g.obj.Key != e.obj.Key {
-			return fmt.Errorf("file %q: %v, want %s", e.rel, g.obj.Key, e.obj.Key)
+		wantFiles = append(wantFiles, e.Rel)
+		if g, ok := v.File(e.Rel); !ok || g.Obj.Key != e.Obj.Key {
+			return fmt.Errorf("file %q: %v, want %s", e.Rel, g.Obj.Key, e.Obj.Key)
 		}
 	}
 	if !slices.Equal(files, wantFiles) {
 		return fmt.Errorf("files %q, want %q", files, wantFiles)
 	}
-	for _, e := range slices.Concat(v.own.entries, v.shared.entries) {
-		if _, ok := v.file(e.rel); ok != slices.Contains(wantFiles, e.rel) {
-			return fmt.Errorf("file %q found %t", e.rel, ok)
+	for _, e := range slices.Concat(v.Own.Entries, v.Shared.Entries) {
+		if _, ok := v.File(e.Rel); ok != slices.Contains(wantFiles, e.Rel) {
+			return fmt.Errorf("file %q found %t", e.Rel, ok)
 		}
-		for _, prefix := range []string{path.Dir(e.rel) + "/"} {
+		for _, prefix := range []string{path.Dir(e.Rel) + "/"} {
 			var got, want []string
-			for g := range v.files(prefix) {
-				got = append(got, g.rel)
+			for g := range v.Files(prefix) {
+				got = append(got, g.Rel)
 			}
 			for _, w := range wantFiles {
 				if strings.HasPrefix(w, prefix) {
@@ -283,7 +285,7 @@ func compareViews(mount string, v *view, want *referenceView) error {
 			}
 		}
 	}
-	if v.digest() != want.digest {
+	if v.Digest() != want.digest {
 		return fmt.Errorf("digest differs")
 	}
 	return nil

@@ -20,7 +20,9 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // parsedLibrary is a shared library of generated skills and awkward ones
@@ -63,9 +65,9 @@ func headSources(lib *Library) (carried, cached, parsed int) {
 	return n(libindex.HeadCarried), n(libindex.HeadCached), n(libindex.HeadParsed)
 }
 
-var everything = ListOptions{IncludeInvalid: true, IncludeDisabled: true}
+var everything = skillview.ListOptions{IncludeInvalid: true, IncludeDisabled: true}
 
-func listAll(t *testing.T, lib *Library) []Skill {
+func listAll(t *testing.T, lib *Library) []skillview.Skill {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), alice, everything)
 	if err != nil {
@@ -109,7 +111,7 @@ func TestParsedHeadsShared(t *testing.T) {
 			t.Errorf("%s replica logged %d invalid skills, want broken once:\n%s", name, n, log)
 		}
 	}
-	var display, typed Skill
+	var display, typed skillview.Skill
 	for _, s := range want {
 		switch s.Dir {
 		case "legal/escritura":
@@ -126,10 +128,10 @@ func TestParsedHeadsShared(t *testing.T) {
 	damaged := map[string][]byte{}
 	i := 0
 	for _, s := range want {
-		if s.Layer != LayerShared || i == 4 {
+		if s.Layer != skillview.LayerShared || i == 4 {
 			continue
 		}
-		key := parsedCacheKey(DefaultConfig().SharedPrefix+s.Dir+"/"+skillmd.SkillFile, s.ETag, s.Folder)
+		key := views.ParsedCacheKey(DefaultConfig().SharedPrefix+s.Dir+"/"+skillmd.SkillFile, s.ETag, s.Folder)
 		good, err := skillmd.EncodeParsed(nil, s.Frontmatter, skillmd.Problems{})
 		if err != nil {
 			t.Fatal(err)
@@ -184,28 +186,5 @@ func TestParsedHeadsCacheDown(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "fetching parsed skill heads failed") {
 		t.Errorf("the failed fetch is not logged:\n%s", log.String())
-	}
-}
-
-// TestParsedCacheKey: a parse is addressed by everything it depends on (the
-// SKILL.md version and its folder's name, the rules in the key space), in
-// its library's hash tag.
-func TestParsedCacheKey(t *testing.T) {
-	base := parsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "pdf")
-	if !strings.HasPrefix(base, parsedKeySpace+"{alice}:") {
-		t.Fatalf("key %q is not in alice's hash tag under %q", base, parsedKeySpace)
-	}
-	for _, other := range []string{
-		parsedCacheKey("alice/skills/pdf/SKILL.md", "e2", "pdf"),
-		parsedCacheKey("alice/skills/pdf/SKILL.md", "e1", "other"),
-		parsedCacheKey("alice/skills/docs/pdf/SKILL.md", "e1", "pdf"),
-		parsedCacheKey("bob/skills/pdf/SKILL.md", "e1", "pdf"),
-	} {
-		if other == base {
-			t.Errorf("%q names two parses", base)
-		}
-	}
-	if len(parsedCacheKey("alice/"+strings.Repeat("x", 1024), "e", "x")) > 100 {
-		t.Error("a long object key makes a long cache key")
 	}
 }

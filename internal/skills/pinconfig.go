@@ -7,6 +7,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/snapshots"
 )
 
 // PinConfig configures pinned threads (pins.go).
@@ -48,4 +49,10 @@ func (c PinConfig) Validate(t *mounts.Table) error {
 		return errors.New("library: pin-retention and pin-max-bytes must be positive")
 	}
 	return c.Roots.Validate(t)
+}
+
+// snapshotsConfig is the snapshot store's settings c makes; the pins fill
+// in the bounds that follow from the catalog's (newPins).
+func (c PinConfig) snapshotsConfig() snapshots.Config {
+	return snapshots.Config{Retention: c.Retention, MaxBytes: c.MaxBytes, GCGrace: c.GCGrace, Keys: c.Roots}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -84,7 +85,7 @@ func BenchmarkPinnedThread(b *testing.B) {
 		return mounts.Default().MustIdentify(mounts.Identity{User: "bench", Thread: fmt.Sprintf("t%d", i)})
 	}
 	list := func(b *testing.B, lib *skills.Library, ctx context.Context, id mounts.Caller) {
-		p, err := lib.Catalog.Page(ctx, id, skills.ListOptions{}, 1000, "")
+		p, err := lib.Catalog.Page(ctx, id, skillview.ListOptions{}, 1000, "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,10 +13,12 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/snapshots"
 )
 
@@ -38,7 +40,7 @@ func pinnedLibrary(t *testing.T, b objstore.Bucket, clk *clock) *Library {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib.Catalog.views.pins.store.Now = clk.Now
+	lib.Catalog.views.Pins.Store.Now = clk.Now
 	t.Cleanup(lib.Close)
 	return lib
 }
@@ -55,7 +57,7 @@ type seen struct {
 func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) seen {
 	t.Helper()
 	var s seen
-	page, err := lib.Catalog.Page(ctx, id, ListOptions{}, 0, "")
+	page, err := lib.Catalog.Page(ctx, id, skillview.ListOptions{}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) see
 		s.list += sk.Name + ":" + sk.Description + ";"
 	}
 	s.digest = page.LibraryDigest
-	b, err := lib.Catalog.Prompt(ctx, id, ListOptions{}, skillmd.FormatOptions{})
+	b, err := lib.Catalog.Prompt(ctx, id, skillview.ListOptions{}, skillmd.FormatOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) see
 		t.Fatal(err)
 	}
 	s.raw = d.Raw
-	if s.notes, _, err = lib.Catalog.ReadFile(ctx, id, "one", "notes.md", ReadOptions{}); err != nil {
+	if s.notes, _, err = lib.Catalog.ReadFile(ctx, id, "one", "notes.md", skillview.ReadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	o, err := lib.Tree.Stat(ctx, id, "one/notes.md")
@@ -90,7 +92,7 @@ func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) see
 		t.Fatal(err)
 	}
 	s.vfsNotes = string(data)
-	if s.render, _, err = lib.Catalog.Render(ctx, id, "one", RenderOptions{}); err != nil {
+	if s.render, _, err = lib.Catalog.Render(ctx, id, "one", skillview.RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var tgz bytes.Buffer
@@ -98,7 +100,7 @@ func look(t *testing.T, lib *Library, ctx context.Context, id mounts.Caller) see
 		t.Fatal(err)
 	}
 	s.export = fmt.Sprintf("%x", sha256.Sum256(tgz.Bytes()))
-	hits, err := lib.Catalog.Search(ctx, id, SearchOptions{Query: "does"})
+	hits, err := lib.Catalog.Search(ctx, id, skillview.SearchOptions{Query: "does"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +228,7 @@ func testPinnedThreads(t *testing.T, newBucket func(*testing.T) objstore.Bucket)
 			t.Fatal(err)
 		}
 	}
-	fresh.Catalog.views.pins.frozen.Purge()
+	fresh.Catalog.views.Pins.Frozen.Purge()
 	put(t, b, "alice/skills/one/notes.md", "newest notes\n")
 	if got := look(t, fresh, pinned(ctx), tid("t1")); got.notes != "newest notes\n" {
 		t.Errorf("a pin whose snapshot is gone reads %+v", got)
@@ -247,7 +249,7 @@ func TestPinRace(t *testing.T) {
 	errs := make(chan error, 8)
 	for i := range 8 {
 		go func() {
-			p, err := libs[i%2].Catalog.Page(pinned(t.Context()), id, ListOptions{}, 0, "")
+			p, err := libs[i%2].Catalog.Page(pinned(t.Context()), id, skillview.ListOptions{}, 0, "")
 			errs <- err
 			digests <- p.LibraryDigest
 		}()
@@ -339,7 +341,7 @@ func TestPinnedWithTeams(t *testing.T) {
 		put(t, b, "alice/skills/contracts/SKILL.md", md("contracts", "Alice contracts"))
 		lib := pinnedLibrary(t, b, &clock{now: time.Now()})
 		ctx := t.Context()
-		shared, legal := LibraryRef{Shared: true}, LibraryRef{Team: "legal"}
+		shared, legal := layout.LibraryRef{Shared: true}, layout.LibraryRef{Team: "legal"}
 		if _, err := lib.Catalog.SetProtected(ctx, shared, "contracts", true); err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +352,7 @@ func TestPinnedWithTeams(t *testing.T) {
 		// SKILL.md and clauses, and whose contracts the name refers to.
 		state := func(ctx context.Context, c mounts.Caller) string {
 			t.Helper()
-			list, err := lib.Catalog.Skills(ctx, c, ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, c, skillview.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -359,7 +361,7 @@ func TestPinnedWithTeams(t *testing.T) {
 				out = append(out, s.Name+"@"+s.Layer)
 			}
 			if d, err := lib.Catalog.Get(ctx, c, "nda"); err == nil {
-				clauses, _, err := lib.Catalog.ReadFile(ctx, c, "nda", "clauses.md", ReadOptions{})
+				clauses, _, err := lib.Catalog.ReadFile(ctx, c, "nda", "clauses.md", skillview.ReadOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

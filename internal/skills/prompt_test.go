@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestPromptSearchTool: the block names the request's search tool, else the
@@ -30,17 +31,17 @@ func TestPromptSearchTool(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lib := skillstest.Library(t, lb.Bucket(t), func(c *skills.Config) { c.SearchTool = tc.cfg })
-			b, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{MaxSkills: 1, SearchTool: tc.req})
+			b, err := lib.Catalog.Prompt(t.Context(), alice, skillview.ListOptions{}, skillmd.FormatOptions{MaxSkills: 1, SearchTool: tc.req})
 			if err != nil || !strings.Contains(b.Text, "4 more skills not shown; "+tc.want) {
 				t.Errorf("Prompt = %v\n%s", err, b.Text)
 			}
 		})
 	}
 	lib := skillstest.Library(t, lb.Bucket(t), nil)
-	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{SearchTool: "a b"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "search_tool") {
+	if _, err := lib.Catalog.Prompt(t.Context(), alice, skillview.ListOptions{}, skillmd.FormatOptions{SearchTool: "a b"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "search_tool") {
 		t.Errorf("Prompt with a bad search tool: %v, want InvalidArgument naming search_tool", err)
 	}
-	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{Format: "json"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "yaml") {
+	if _, err := lib.Catalog.Prompt(t.Context(), alice, skillview.ListOptions{}, skillmd.FormatOptions{Format: "json"}); !errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "yaml") {
 		t.Errorf("Prompt with an unknown format: %v, want InvalidArgument listing the formats", err)
 	}
 }
@@ -61,7 +62,7 @@ func TestPromptOrder(t *testing.T) {
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t", Teams: "legal"})
 	names := func(f skillmd.FormatOptions) []string {
 		t.Helper()
-		b, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, f)
+		b, err := lib.Catalog.Prompt(t.Context(), alice, skillview.ListOptions{}, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,11 +83,11 @@ func TestPromptOrder(t *testing.T) {
 	if got := names(skillmd.FormatOptions{MaxSkills: 1, Query: "match a supplier bill with its purchase order"}); fmt.Sprint(got) != "[ledger]" {
 		t.Errorf("block for the task = %q, want ledger alone", got)
 	}
-	b, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{Query: "supplier bill"})
+	b, err := lib.Catalog.Prompt(t.Context(), alice, skillview.ListOptions{}, skillmd.FormatOptions{Query: "supplier bill"})
 	if err != nil || b.Included != 1 || b.Omitted != 4 || !strings.Contains(b.Text, "4 more skills not shown") {
 		t.Errorf("block for the task: %v, %d included, %d omitted:\n%s", err, b.Included, b.Omitted, b.Text)
 	}
-	if _, err := lib.Catalog.Prompt(t.Context(), alice, skills.ListOptions{}, skillmd.FormatOptions{Query: strings.Repeat("x", skills.DefaultConfig().MaxQueryBytes+1)}); !errors.Is(err, errkind.InvalidArgument) {
+	if _, err := lib.Catalog.Prompt(t.Context(), alice, skillview.ListOptions{}, skillmd.FormatOptions{Query: strings.Repeat("x", skills.DefaultConfig().MaxQueryBytes+1)}); !errors.Is(err, errkind.InvalidArgument) {
 		t.Errorf("a query over the bound: %v, want InvalidArgument", err)
 	}
 }

@@ -9,18 +9,19 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Page returns pageSize skills (0 means the configured default) after the
 // position in token, which only continues a listing with the same options.
-func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts ListOptions, pageSize int32, token string) (Page, error) {
+func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, pageSize int32, token string) (skillview.Page, error) {
 	q, err := c.pageQuery(opts, pageSize, token)
 	if err != nil {
-		return Page{}, err
+		return skillview.Page{}, err
 	}
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
-		return Page{}, err
+		return skillview.Page{}, err
 	}
 	return c.page(s, q), nil
 }
@@ -29,14 +30,14 @@ func (c *Catalog) Page(ctx context.Context, id mounts.Caller, opts ListOptions, 
 // opts.FilterCategory) as a system-prompt block: with f.Query, those most
 // relevant to it, best first, near-duplicates collapsed; without, the
 // caller's own skills, then its teams', then the organization's.
-func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions, f skillmd.FormatOptions) (Block, error) {
+func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, f skillmd.FormatOptions) (skillview.Block, error) {
 	f, err := c.formatOptions(f)
 	if err != nil {
-		return Block{}, err
+		return skillview.Block{}, err
 	}
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
-		return Block{}, err
+		return skillview.Block{}, err
 	}
 	return c.prompt(ctx, s, opts, f)
 }
@@ -45,14 +46,14 @@ func (c *Catalog) Prompt(ctx context.Context, id mounts.Caller, opts ListOptions
 // what each skill says (search.Search over the view's layers: the user's
 // own, the teams', the organization's, nearer first at equal relevance),
 // near-duplicates collapsed into one hit that names its alternates.
-func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts SearchOptions) (Results, error) {
+func (c *Catalog) Search(ctx context.Context, id mounts.Caller, opts skillview.SearchOptions) (skillview.Results, error) {
 	opts, err := c.searchOptions(opts)
 	if err != nil {
-		return Results{}, err
+		return skillview.Results{}, err
 	}
 	s, err := c.snapshot(ctx, id)
 	if err != nil {
-		return Results{}, err
+		return skillview.Results{}, err
 	}
 	return c.search(ctx, s, opts)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -59,7 +60,7 @@ func newReplicas(t *testing.T, addr string, ttl time.Duration, n int) (*memory.B
 // descriptions lists alice's skills on r: description by folder.
 func (r replica) descriptions(t *testing.T) map[string]string {
 	t.Helper()
-	return listedBy(t, r.lib, skills.ListOptions{}, func(s skills.Skill) string { return s.Description })
+	return listedBy(t, r.lib, skillview.ListOptions{}, func(s skillview.Skill) string { return s.Description })
 }
 
 // calls returns r's List and GetRange calls so far.

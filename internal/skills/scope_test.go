@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/settings"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // scoped is alice viewing scope (with harness).
@@ -30,20 +31,20 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	fixtureSkills.Put(t, f)
 	lib := skillstest.Library(t, f, skillstest.Indexed(time.Hour))
 	ctx := t.Context()
-	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{Shared: true}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Categories: []string{"docs", "data"}}, Exclude: settings.ScopeRule{Names: []string{"x*"}}}); err != nil {
+	if _, err := lib.Catalog.SetScope(ctx, layout.LibraryRef{Shared: true}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Categories: []string{"docs", "data"}}, Exclude: settings.ScopeRule{Names: []string{"x*"}}}); err != nil {
 		t.Fatal(err)
 	}
 	docs := scoped(t, "docs", "")
-	list, err := lib.Catalog.Skills(ctx, docs, skills.ListOptions{})
+	list, err := lib.Catalog.Skills(ctx, docs, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDirs(t, list, "data/csv@shared", "docs/docx@user", "docs/pdf@user")
-	b, err := lib.Catalog.Prompt(ctx, docs, skills.ListOptions{}, skillmd.FormatOptions{})
+	b, err := lib.Catalog.Prompt(ctx, docs, skillview.ListOptions{}, skillmd.FormatOptions{})
 	if err != nil || strings.Contains(b.Text, "lint") || !strings.Contains(b.Text, "<name>csv</name>") {
 		t.Errorf("Prompt under scope docs = %q, %v", b.Text, err)
 	}
-	res, err := lib.Catalog.Search(ctx, docs, skills.SearchOptions{Query: "lint code spreadsheets csv"})
+	res, err := lib.Catalog.Search(ctx, docs, skillview.SearchOptions{Query: "lint code spreadsheets csv"})
 	if err != nil || len(res.Hits) != 1 || res.Hits[0].Name != "csv" {
 		t.Errorf("Search under scope docs = %+v, %v; want csv only", res.Hits, err)
 	}
@@ -55,10 +56,10 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	// held: no storage request.
 	before := f.Calls("")
 	for range 3 {
-		if _, err := lib.Catalog.Skills(ctx, docs, skills.ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(ctx, docs, skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lib.Catalog.Search(ctx, docs, skills.SearchOptions{Query: "csv"}); err != nil {
+		if _, err := lib.Catalog.Search(ctx, docs, skillview.SearchOptions{Query: "csv"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,23 +68,23 @@ func testScopes(t *testing.T, newBucket newBucketFunc) {
 	}
 
 	// Alice's own scope of the name comes first.
-	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: "alice"}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Names: []string{"lint"}}}); err != nil {
+	if _, err := lib.Catalog.SetScope(ctx, layout.LibraryRef{User: "alice"}, settings.ScopeDef{Name: "docs", Include: settings.ScopeRule{Names: []string{"lint"}}}); err != nil {
 		t.Fatal(err)
 	}
-	list, err = lib.Catalog.Skills(ctx, docs, skills.ListOptions{})
+	list, err = lib.Catalog.Skills(ctx, docs, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDirs(t, list, "lint@shared")
 	// Bob has none of his own: the shared library's applies.
 	bobDocs := mounts.Default().MustIdentify(mounts.Identity{User: "bob", Thread: "t1", Scope: "docs"})
-	list, err = lib.Catalog.Skills(ctx, bobDocs, skills.ListOptions{})
+	list, err = lib.Catalog.Skills(ctx, bobDocs, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDirs(t, list, "data/csv@shared", "docs/pdf@shared") // docs/xlsx excluded by x*
 
-	_, err = lib.Catalog.Skills(ctx, scoped(t, "nope", ""), skills.ListOptions{})
+	_, err = lib.Catalog.Skills(ctx, scoped(t, "nope", ""), skillview.ListOptions{})
 	if !errors.Is(err, errkind.NotFound) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown scope: %v, want NotFound naming it", err)
 	}
@@ -110,11 +111,11 @@ func TestScopeDefinitions(t *testing.T) {
 		"long entry":     {Name: "s", Include: settings.ScopeRule{Tags: []string{strings.Repeat("t", 129)}}},
 		"unknown compat": {Name: "s", Compatibility: "sometimes"},
 	} {
-		if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{Shared: true}, d); !errors.Is(err, errkind.InvalidArgument) {
+		if _, err := lib.Catalog.SetScope(ctx, layout.LibraryRef{Shared: true}, d); !errors.Is(err, errkind.InvalidArgument) {
 			t.Errorf("%s: SetScope = %v, want InvalidArgument", name, err)
 		}
 	}
-	for _, l := range []skills.LibraryRef{{Shared: true}, {User: "alice"}} {
+	for _, l := range []layout.LibraryRef{{Shared: true}, {User: "alice"}} {
 		for i := range settings.MaxScopes {
 			if _, err := lib.Catalog.SetScope(ctx, l, settings.ScopeDef{Name: "s" + strings.Repeat("x", i)}); err != nil {
 				t.Fatalf("scope %d of %v: %v", i, l, err)
@@ -133,16 +134,16 @@ func TestScopeDefinitions(t *testing.T) {
 		}
 	}
 	// Protecting a name keeps the scopes, and the scopes the names.
-	if _, err := lib.Catalog.SetProtected(ctx, skills.LibraryRef{Shared: true}, "pdf", true); err != nil {
+	if _, err := lib.Catalog.SetProtected(ctx, layout.LibraryRef{Shared: true}, "pdf", true); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := lib.Catalog.Scopes(ctx, skills.LibraryRef{Shared: true}); len(got) != settings.MaxScopes {
+	if got, _ := lib.Catalog.Scopes(ctx, layout.LibraryRef{Shared: true}); len(got) != settings.MaxScopes {
 		t.Errorf("after SetProtected the shared library holds %d scopes, want %d", len(got), settings.MaxScopes)
 	}
-	if _, err := lib.Catalog.DeleteScope(ctx, skills.LibraryRef{Shared: true}, "s"); err != nil {
+	if _, err := lib.Catalog.DeleteScope(ctx, layout.LibraryRef{Shared: true}, "s"); err != nil {
 		t.Fatal(err)
 	}
-	if names, _ := lib.Catalog.Protected(ctx, skills.LibraryRef{Shared: true}); len(names) != 1 || names[0] != "pdf" {
+	if names, _ := lib.Catalog.Protected(ctx, layout.LibraryRef{Shared: true}); len(names) != 1 || names[0] != "pdf" {
 		t.Errorf("after DeleteScope the protected names are %q, want [pdf]", names)
 	}
 }
@@ -154,7 +155,7 @@ func BenchmarkScopedView(b *testing.B) {
 	bucket, id := benchBucket(b)
 	ctx := b.Context()
 	lib := skillstest.Library(b, bucket, skillstest.Indexed(time.Hour))
-	if _, err := lib.Catalog.SetScope(ctx, skills.LibraryRef{User: id.User()}, settings.ScopeDef{Name: "two",
+	if _, err := lib.Catalog.SetScope(ctx, layout.LibraryRef{User: id.User()}, settings.ScopeDef{Name: "two",
 		Include: settings.ScopeRule{Categories: []string{"cat-00", "cat-01"}}, Exclude: settings.ScopeRule{Names: []string{"skill-00[0-4]*"}}}); err != nil {
 		b.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func BenchmarkScopedView(b *testing.B) {
 	}{{"unscoped", id, benchSkills}, {"scoped", scopedID, 94}} {
 		b.Run("list/"+tc.name, func(b *testing.B) {
 			for b.Loop() {
-				list, err := lib.Catalog.Skills(ctx, tc.id, skills.ListOptions{})
+				list, err := lib.Catalog.Skills(ctx, tc.id, skillview.ListOptions{})
 				if err != nil || len(list) != tc.want {
 					b.Fatalf("listed %d skills, err %v; want %d", len(list), err, tc.want)
 				}
@@ -177,7 +178,7 @@ func BenchmarkScopedView(b *testing.B) {
 		})
 		b.Run("search/"+tc.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := lib.Catalog.Search(ctx, tc.id, skills.SearchOptions{Query: "summarizes documents"}); err != nil {
+				if _, err := lib.Catalog.Search(ctx, tc.id, skillview.SearchOptions{Query: "summarizes documents"}); err != nil {
 					b.Fatal(err)
 				}
 			}

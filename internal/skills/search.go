@@ -11,48 +11,12 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
-// Scored is a search hit.
-type Scored struct {
-	Skill
-	// Score is the search's score: comparable within one search only.
-	Score float64
-	// Relevance is 0–1 and comparable across searches (search.Hit), so a
-	// caller can cut off weak hits.
-	Relevance float64
-	// Alternates are the copies of the skill collapsed into this hit
-	// (near-duplicates in the caller's other layers, or in the same one),
-	// nearest layer first.
-	Alternates []Alternate
-}
-
-// Alternate names a copy of a skill collapsed into a search hit.
-type Alternate struct {
-	Path, Name, Layer string
-}
-
-// SearchOptions select what Search ranks and returns.
-type SearchOptions struct {
-	Query string // a task description
-	Limit int32  // 0 means the configured default
-	// Category limits the search to one category ("" is flat skills)
-	// when FilterCategory is set.
-	Category       string
-	FilterCategory bool
-	// MinRelevance drops hits below it, 0–1.
-	MinRelevance float64
-}
-
-// Results are a search's hits, best first, and the digest of the library
-// searched (as Page.LibraryDigest).
-type Results struct {
-	Hits          []Scored
-	LibraryDigest string
-}
-
 // searchOptions checks opts and applies the default limit.
-func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
+func (c *Catalog) searchOptions(opts skillview.SearchOptions) (skillview.SearchOptions, error) {
 	if opts.Query == "" || len(opts.Query) > c.cfg.MaxQueryBytes {
 		return opts, fmt.Errorf("%w: query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
 	}
@@ -68,22 +32,22 @@ func (c *Catalog) searchOptions(opts SearchOptions) (SearchOptions, error) {
 }
 
 // search ranks the snapshot s; opts are checked.
-func (c *Catalog) search(ctx context.Context, s snapshot, opts SearchOptions) (Results, error) {
-	hits, err := c.ranked(ctx, s, ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, opts.Query, int(opts.Limit))
+func (c *Catalog) search(ctx context.Context, s snapshot, opts skillview.SearchOptions) (skillview.Results, error) {
+	hits, err := c.ranked(ctx, s, skillview.ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}, opts.Query, int(opts.Limit))
 	if err != nil {
-		return Results{}, err
+		return skillview.Results{}, err
 	}
 	// Hits come best first by relevance, so the weak ones are at the end.
 	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].relevance < opts.MinRelevance })]
 	disabled := s.st.DisabledSet()
-	out := make([]Scored, len(hits))
+	out := make([]skillview.Scored, len(hits))
 	for i, h := range hits {
-		out[i] = Scored{Skill: c.summary(h.r, h.r.head.fm, s.v.problems(c.cfg.Mount, h.r), disabled), Score: h.score, Relevance: h.relevance}
+		out[i] = skillview.Scored{Skill: c.summary(h.r, h.r.Head.Frontmatter, s.v.Problems(c.cfg.Mount, h.r), disabled), Score: h.score, Relevance: h.relevance}
 		for _, alt := range h.alternates {
-			out[i].Alternates = append(out[i].Alternates, Alternate{Path: c.skillPath(alt), Name: alt.name, Layer: alt.layer})
+			out[i].Alternates = append(out[i].Alternates, skillview.Alternate{Path: c.skillPath(alt), Name: alt.Name, Layer: alt.Layer})
 		}
 	}
-	return Results{Hits: out, LibraryDigest: s.digest()}, nil
+	return skillview.Results{Hits: out, LibraryDigest: s.digest()}, nil
 }
 
 // A search layer's rank (skillsearch's).
@@ -96,9 +60,9 @@ const (
 // layerRank is the rank of a skill of the layer named layer.
 func layerRank(layer string) int {
 	switch {
-	case layer == LayerUser:
+	case layer == skillview.LayerUser:
 		return rankOwn
-	case strings.HasPrefix(layer, LayerTeam):
+	case strings.HasPrefix(layer, skillview.LayerTeam):
 		return rankTeam
 	}
 	return rankShared
@@ -106,7 +70,7 @@ func layerRank(layer string) int {
 
 // searchLayer is one layer of a view as search ranks it.
 type searchLayer struct {
-	l    *layer
+	l    *skillview.Layer
 	ix   *skillsearch.Index
 	rank int
 }
@@ -116,30 +80,30 @@ type searchLayer struct {
 // built once per generation of each, for every caller over it.
 func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, error) {
 	v := s.v
-	own := v.raw
+	own := v.Raw
 	if own == nil { // a pinned thread's view holds its own layer composed
-		own = v.own
+		own = v.Own
 	}
-	out := make([]searchLayer, 0, 1+len(v.lower))
+	out := make([]searchLayer, 0, 1+len(v.Lower))
 	out = append(out, searchLayer{l: own, rank: rankOwn})
-	for i, l := range v.lower {
+	for i, l := range v.Lower {
 		r := rankTeam
-		if i == len(v.lower)-1 {
+		if i == len(v.Lower)-1 {
 			r = rankShared
 		}
 		out = append(out, searchLayer{l: l, rank: r})
 	}
 	// A pinned view's layers are its snapshot's, apart from the live ones.
 	pin := ""
-	if strings.HasPrefix(v.userBase, pinBase) {
-		pin = v.userBase + "\x00"
+	if strings.HasPrefix(v.UserBase, views.PinBase) {
+		pin = v.UserBase + "\x00"
 	}
 	var g *errgroup.Group
 	gctx := ctx
 	for i := range out {
-		key := pin + out[i].l.name
+		key := pin + out[i].l.Name
 		if out[i].rank == rankOwn {
-			key = pin + v.userBase
+			key = pin + v.UserBase
 		}
 		if li, ok := c.searchIx.Held(key, out[i].l); ok { // most calls
 			out[i].ix = li
@@ -165,14 +129,14 @@ func (c *Catalog) searchLayers(ctx context.Context, s snapshot) ([]searchLayer, 
 
 // rankedSkill is a skill search ranked, as the caller's view serves it.
 type rankedSkill struct {
-	r                *skillRef
+	r                *skillview.Ref
 	score, relevance float64
-	alternates       []*skillRef // copies collapsed into it, nearest layer first
+	alternates       []*skillview.Ref // copies collapsed into it, nearest layer first
 }
 
 // ranked is the caller's listed skills (as a listing with opts holds them)
 // most relevant to query, at most limit, near-duplicates collapsed.
-func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, query string, limit int) ([]rankedSkill, error) {
+func (c *Catalog) ranked(ctx context.Context, s snapshot, opts skillview.ListOptions, query string, limit int) ([]rankedSkill, error) {
 	sls, err := c.searchLayers(ctx, s)
 	if err != nil {
 		return nil, err
@@ -194,7 +158,7 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 		}
 		rs := rankedSkill{r: r, score: h.Score, relevance: h.Relevance}
 		for _, a := range h.Alternates {
-			alt := sls[a.Layer].l.all[a.Doc]
+			alt := sls[a.Layer].l.All[a.Doc]
 			if v, ok := s.shows(sls[a.Layer].l, a.Doc, opts, disabled); ok {
 				alt = v
 			}
@@ -210,58 +174,30 @@ func (c *Catalog) ranked(ctx context.Context, s snapshot, opts ListOptions, quer
 // copy of it (the same version of the same layer's skill, with the view's
 // notes), when the view serves it (not hidden or shadowed by a nearer
 // layer's, within the view's cut) and the listing lists it (lists).
-func (s snapshot) shows(l *layer, doc int, opts ListOptions, disabled map[string]bool) (*skillRef, bool) {
-	r := l.all[doc]
-	if r.nested {
+func (s snapshot) shows(l *skillview.Layer, doc int, opts skillview.ListOptions, disabled map[string]bool) (*skillview.Ref, bool) {
+	r := l.All[doc]
+	if r.Nested {
 		return nil, false
 	}
-	var v *skillRef
-	if l == s.v.shared {
+	var v *skillview.Ref
+	if l == s.v.Shared {
 		// Most of a search's candidates: a folder of the layer under the
 		// user's, looked up in the user's small layer alone.
-		if own, ok := s.v.own.dir(r.dir); ok {
-			if v = own; !s.v.kept(v) {
+		if own, ok := s.v.Own.Dir(r.Dir); ok {
+			if v = own; !s.v.Kept(v) {
 				return nil, false
 			}
-		} else if v = s.v.shown(r); v == nil {
+		} else if v = s.v.Shown(r); v == nil {
 			return nil, false
 		}
 	} else {
 		var ok bool
-		if v, ok = s.v.skill(r.dir); !ok {
+		if v, ok = s.v.Skill(r.Dir); !ok {
 			return nil, false
 		}
 	}
-	if v.layer != r.layer || v.skillMD.Key != r.skillMD.Key || v.skillMD.ETag != r.skillMD.ETag {
+	if v.Layer != r.Layer || v.SkillMD.Key != r.SkillMD.Key || v.SkillMD.ETag != r.SkillMD.ETag {
 		return nil, false
 	}
 	return v, s.lists(v, opts, disabled)
-}
-
-// tagFields are the frontmatter fields whose words label a skill, as
-// search indexes them (scope tags match them too).
-var tagFields = skillsearch.TagFields
-
-// Gen, Len and Folder make a layer what skillsearch indexes: its folders,
-// numbered as l.all.
-func (l *layer) Gen() uint64 { return l.gen }
-
-func (l *layer) Len() int { return len(l.all) }
-
-func (l *layer) Folder(i int) skillsearch.Folder {
-	s := l.all[i]
-	f := skillsearch.Folder{
-		Nested: s.nested, Dir: s.dir, Layer: s.layer, Name: s.name, Category: s.category(), Head: s.head.fm,
-		Files: func(yield func(string) bool) {
-			for _, e := range s.files {
-				if !yield(e.rel) {
-					return
-				}
-			}
-		},
-	}
-	if s.skillMD != nil {
-		f.Key, f.ETag = s.skillMD.Key, s.skillMD.ETag
-	}
-	return f
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 func testSearch(t *testing.T, newBucket newBucketFunc) {
@@ -28,7 +28,7 @@ func testSearch(t *testing.T, newBucket newBucketFunc) {
 		{"invalid skill not found", aliceID, "broken frontmatter", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := hitsOf(lib.Catalog.Search(t.Context(), tc.id, skills.SearchOptions{Query: tc.query, Limit: tc.limit}))
+			hits, err := hitsOf(lib.Catalog.Search(t.Context(), tc.id, skillview.SearchOptions{Query: tc.query, Limit: tc.limit}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,15 +60,15 @@ func testSearchOptions(t *testing.T, newBucket newBucketFunc) {
 	ctx := t.Context()
 	for _, tc := range []struct {
 		name string
-		opts skills.SearchOptions
+		opts skillview.SearchOptions
 		want []string // Dir@Layer, sorted
 	}{
-		{"no filter", skills.SearchOptions{Query: "documents files"}, []string{"data/csv@shared", "docs/docx@user", "docs/pdf@user"}},
-		{"category", skills.SearchOptions{Query: "files documents", Category: "docs", FilterCategory: true}, []string{"docs/docx@user", "docs/pdf@user"}},
-		{"flat only", skills.SearchOptions{Query: "code style lint", Category: "", FilterCategory: true}, []string{"lint@shared"}},
-		{"category without a hit", skills.SearchOptions{Query: "pdf", Category: "data", FilterCategory: true}, nil},
-		{"minimum cuts weak hits", skills.SearchOptions{Query: "pdf forms kubernetes helm terraform ansible", MinRelevance: 0.5}, nil},
-		{"minimum keeps strong hits", skills.SearchOptions{Query: "pdf forms", MinRelevance: 0.5}, []string{"docs/pdf@user"}},
+		{"no filter", skillview.SearchOptions{Query: "documents files"}, []string{"data/csv@shared", "docs/docx@user", "docs/pdf@user"}},
+		{"category", skillview.SearchOptions{Query: "files documents", Category: "docs", FilterCategory: true}, []string{"docs/docx@user", "docs/pdf@user"}},
+		{"flat only", skillview.SearchOptions{Query: "code style lint", Category: "", FilterCategory: true}, []string{"lint@shared"}},
+		{"category without a hit", skillview.SearchOptions{Query: "pdf", Category: "data", FilterCategory: true}, nil},
+		{"minimum cuts weak hits", skillview.SearchOptions{Query: "pdf forms kubernetes helm terraform ansible", MinRelevance: 0.5}, nil},
+		{"minimum keeps strong hits", skillview.SearchOptions{Query: "pdf forms", MinRelevance: 0.5}, []string{"docs/pdf@user"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, tc.opts))
@@ -92,19 +92,19 @@ func testSearchOptions(t *testing.T, newBucket newBucketFunc) {
 		})
 	}
 	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
-		if _, err := lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "pdf", MinRelevance: bad}); !errors.Is(err, errkind.InvalidArgument) {
+		if _, err := lib.Catalog.Search(ctx, aliceID, skillview.SearchOptions{Query: "pdf", MinRelevance: bad}); !errors.Is(err, errkind.InvalidArgument) {
 			t.Errorf("min relevance %v: %v, want InvalidArgument", bad, err)
 		}
 	}
 }
 
 // skillN returns a listed skill named name with description desc.
-func skillN(name, desc string) skills.Skill {
-	return skills.Skill{
+func skillN(name, desc string) skillview.Skill {
+	return skillview.Skill{
 		Path: "/skills/cat/" + name, Dir: "cat/" + name, Folder: name, Category: "cat",
 		Frontmatter: skillmd.Frontmatter{Name: name, Description: desc},
 	}
 }
 
 // hitsOf is the hits of a search.
-func hitsOf(r skills.Results, err error) ([]skills.Scored, error) { return r.Hits, err }
+func hitsOf(r skillview.Results, err error) ([]skillview.Scored, error) { return r.Hits, err }

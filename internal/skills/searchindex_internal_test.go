@@ -10,6 +10,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/search"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestSearchIndexKeptAcrossSameGenerations: a library's new generation
@@ -38,18 +39,18 @@ func TestSearchIndexKeptAcrossSameGenerations(t *testing.T) {
 	}
 	search := func() held {
 		t.Helper()
-		if _, err := lib.Catalog.Search(t.Context(), alice, SearchOptions{Query: "reconcile the ledger"}); err != nil {
+		if _, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "reconcile the ledger"}); err != nil {
 			t.Fatal(err)
 		}
-		l, ok := lib.Catalog.views.shared.Get(cfg.SharedPrefix)
+		l, ok := lib.Catalog.views.Shared.Get(cfg.SharedPrefix)
 		if !ok {
 			t.Fatal("no layer held for the shared library")
 		}
-		li, ok := lib.Catalog.searchIx.Held(LayerShared, l)
+		li, ok := lib.Catalog.searchIx.Held(skillview.LayerShared, l)
 		if !ok {
 			t.Fatal("no search index held for the shared library")
 		}
-		return held{l.gen, li.Lexical()}
+		return held{l.Generation, li.Lexical()}
 	}
 	count := func(source string) float64 {
 		t.Helper()

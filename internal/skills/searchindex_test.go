@@ -11,8 +11,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestSearchIndexBuildOutlivesCaller: the first search of a library builds
@@ -27,7 +27,7 @@ func TestSearchIndexBuildOutlivesCaller(t *testing.T) {
 	bucket := objstoretest.NewFaulty(lb.Bucket(t))
 	lib := skillstest.Library(t, bucket, skillstest.Indexed(time.Hour))
 	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
-	if _, err := lib.Catalog.Skills(t.Context(), alice, skills.ListOptions{}); err != nil { // the view, warm
+	if _, err := lib.Catalog.Skills(t.Context(), alice, skillview.ListOptions{}); err != nil { // the view, warm
 		t.Fatal(err)
 	}
 	reads := bucket.Calls(objstore.OpGetRange)
@@ -41,7 +41,7 @@ func TestSearchIndexBuildOutlivesCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	first := make(chan error, 1)
 	go func() {
-		_, err := lib.Catalog.Search(ctx, alice, skills.SearchOptions{Query: "reconcile the ledger"})
+		_, err := lib.Catalog.Search(ctx, alice, skillview.SearchOptions{Query: "reconcile the ledger"})
 		first <- err
 	}()
 	<-entered
@@ -51,7 +51,7 @@ func TestSearchIndexBuildOutlivesCaller(t *testing.T) {
 	}
 	second := make(chan error, 1)
 	go func() {
-		res, err := lib.Catalog.Search(t.Context(), alice, skills.SearchOptions{Query: "reconcile the ledger"})
+		res, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: "reconcile the ledger"})
 		if err == nil && len(res.Hits) == 0 {
 			err = errors.New("no hits")
 		}

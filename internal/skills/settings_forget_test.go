@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -33,7 +35,7 @@ func TestSettingsForget(t *testing.T) {
 	a, other := newReplica(), newReplica()
 	disabled := func(lib *Library) bool {
 		t.Helper()
-		list, err := lib.Catalog.Skills(t.Context(), alice, ListOptions{IncludeDisabled: true})
+		list, err := lib.Catalog.Skills(t.Context(), alice, skillview.ListOptions{IncludeDisabled: true})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("Skills = %+v, %v; want skill one", list, err)
 		}
@@ -52,7 +54,7 @@ func TestSettingsForget(t *testing.T) {
 		t.Error("the other replica dropped its copy without being told: is it still held?")
 	}
 	ch := other.Catalog.ChangeOf("alice/settings/skills.json")
-	if ch.Kind != Settings {
+	if ch.Kind != layout.Settings {
 		t.Fatalf("ChangeOf(settings) = %+v", ch)
 	}
 	if err := other.Catalog.Forget(ch); err != nil {

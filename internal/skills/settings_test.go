@@ -10,8 +10,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 func readSettings(t *testing.T, b objstore.Bucket, user string) []string {
@@ -36,9 +36,9 @@ func readSettings(t *testing.T, b objstore.Bucket, user string) []string {
 func testDisable(t *testing.T, newBucket newBucketFunc) {
 	lib, b := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	listed := func(opts skills.ListOptions) map[string]bool {
+	listed := func(opts skillview.ListOptions) map[string]bool {
 		t.Helper()
-		return listedBy(t, lib, opts, func(s skills.Skill) bool { return s.Disabled })
+		return listedBy(t, lib, opts, func(s skillview.Skill) bool { return s.Disabled })
 	}
 	steps := []struct {
 		name         string
@@ -65,7 +65,7 @@ func testDisable(t *testing.T, newBucket newBucketFunc) {
 			if got := readSettings(t, b, "alice"); !reflect.DeepEqual(got, st.wantDisabled) && !(len(got) == 0 && len(st.wantDisabled) == 0) {
 				t.Errorf("stored disabled = %q, want %q", got, st.wantDisabled)
 			}
-			def, all := listed(skills.ListOptions{}), listed(skills.ListOptions{IncludeDisabled: true})
+			def, all := listed(skillview.ListOptions{}), listed(skillview.ListOptions{IncludeDisabled: true})
 			_, inDefault := def[s.Dir]
 			disabled, inAll := all[s.Dir]
 			if inDefault != st.enabled || !inAll || disabled == st.enabled {
@@ -84,7 +84,7 @@ func testDisable(t *testing.T, newBucket newBucketFunc) {
 	if err != nil || !d.Disabled {
 		t.Errorf("Get(csv) = Disabled %v, err %v; want Disabled", d.Disabled, err)
 	}
-	hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skills.SearchOptions{Query: "comma-separated values"}))
+	hits, err := hitsOf(lib.Catalog.Search(ctx, aliceID, skillview.SearchOptions{Query: "comma-separated values"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func testDisableConcurrent(t *testing.T, newBucket newBucketFunc) {
 			if got := readSettings(t, b, "alice"); len(got) != tc.wantStore {
 				t.Errorf("stored disabled = %q, want %d names: a concurrent write was lost", got, tc.wantStore)
 			}
-			list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{})
+			list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestSkillMDParsedOnce: GetSkill and RenderSkill read and parse a
@@ -25,7 +26,7 @@ func TestSkillMDParsedOnce(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	lib, _ := replicaOf(t, objstoretest.NewFaulty(mem), nil, clk)
 	reads := func() float64 { return fileReads(lib) }
-	var d Detail
+	var d skillview.Detail
 	for range 2 {
 		var err error
 		if d, err = lib.Catalog.Get(t.Context(), alice, "one"); err != nil || !strings.Contains(d.Body, "# one") {
@@ -38,7 +39,7 @@ func TestSkillMDParsedOnce(t *testing.T) {
 		if err != nil || again.Raw != d.Raw || again.Body != d.Body || again.ETag != d.ETag || again.Description != d.Description {
 			t.Fatalf("Get again = %+v, %v; want %+v", again, err, d)
 		}
-		if _, _, err := lib.Catalog.Render(t.Context(), alice, "one", RenderOptions{}); err != nil {
+		if _, _, err := lib.Catalog.Render(t.Context(), alice, "one", skillview.RenderOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,15 +142,15 @@ func TestSkillFileFrontmatter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := []byte("---\n" + tc.front + "---\n# One\n")
 			fm, body, problems := skillmd.ParseSkillMD(raw, "one")
-			f := parseSkillFile(raw, "e1", "one")
-			if got := f.frontmatter(); !reflect.DeepEqual(got, fm) {
+			f := skillview.ParseSkillMD(raw, "e1", "one")
+			if got := f.FullFrontmatter(); !reflect.DeepEqual(got, fm) {
 				t.Errorf("frontmatter = %#v\nwant %#v", got, fm)
 			}
-			if f.body != body || !reflect.DeepEqual(f.problems, problems) {
-				t.Errorf("body %q, problems %+v; want %q, %+v", f.body, f.problems, body, problems)
+			if f.Body != body || !reflect.DeepEqual(f.Problems, problems) {
+				t.Errorf("body %q, problems %+v; want %q, %+v", f.Body, f.Problems, body, problems)
 			}
-			if f.derived != tc.derived || (f.derived && (f.fm.Raw != nil || f.fm.Extra != nil || f.fm.Metadata != nil)) {
-				t.Errorf("derived = %v (Raw %v, Extra %v, Metadata %v), want %v", f.derived, f.fm.Raw, f.fm.Extra, f.fm.Metadata, tc.derived)
+			if f.Derived != tc.derived || (f.Derived && (f.Frontmatter.Raw != nil || f.Frontmatter.Extra != nil || f.Frontmatter.Metadata != nil)) {
+				t.Errorf("derived = %v (Raw %v, Extra %v, Metadata %v), want %v", f.Derived, f.Frontmatter.Raw, f.Frontmatter.Extra, f.Frontmatter.Metadata, tc.derived)
 			}
 		})
 	}
@@ -167,7 +168,7 @@ func TestGetReplyKeptWithoutTheFile(t *testing.T) {
 	builds := 0
 	get := func() string {
 		t.Helper()
-		b, err := getReply(t.Context(), lib, rc, alice, "one", func(d Detail) ([]byte, error) {
+		b, err := getReply(t.Context(), lib, rc, alice, "one", func(d skillview.Detail) ([]byte, error) {
 			builds++
 			return []byte(d.Body), nil
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Snapshot is one caller's library as of one call: the merged view and the
@@ -30,7 +31,7 @@ func (c *Catalog) Snapshot(ctx context.Context, id mounts.Caller) (Snapshot, err
 	if err != nil {
 		return Snapshot{}, err
 	}
-	return Snapshot{c: c, id: id, s: s, pinned: c.views.pinned(ctx)}, nil
+	return Snapshot{c: c, id: id, s: s, pinned: c.views.Pinned(ctx)}, nil
 }
 
 // LibraryDigest is the digest of the caller's library (Page.LibraryDigest).
@@ -60,7 +61,7 @@ type PageQuery struct{ q pageQuery }
 // PageQuery checks a Page request: pageSize skills (0 means the configured
 // default) after the position in token, which only continues a listing
 // with the same options.
-func (c *Catalog) PageQuery(opts ListOptions, pageSize int32, token string) (PageQuery, error) {
+func (c *Catalog) PageQuery(opts skillview.ListOptions, pageSize int32, token string) (PageQuery, error) {
 	q, err := c.pageQuery(opts, pageSize, token)
 	return PageQuery{q}, err
 }
@@ -73,16 +74,16 @@ func (s Snapshot) PageKey(q PageQuery, variant string) string {
 }
 
 // Page is the page q asks for.
-func (s Snapshot) Page(q PageQuery) Page { return s.c.page(s.s, q.q) }
+func (s Snapshot) Page(q PageQuery) skillview.Page { return s.c.page(s.s, q.q) }
 
 // PromptQuery is a Prompt request checked and with its defaults applied.
 type PromptQuery struct {
-	opts ListOptions
+	opts skillview.ListOptions
 	f    skillmd.FormatOptions
 }
 
 // PromptQuery checks a Prompt request (Catalog.Prompt).
-func (c *Catalog) PromptQuery(opts ListOptions, f skillmd.FormatOptions) (PromptQuery, error) {
+func (c *Catalog) PromptQuery(opts skillview.ListOptions, f skillmd.FormatOptions) (PromptQuery, error) {
 	f, err := c.formatOptions(f)
 	return PromptQuery{opts: opts, f: f}, err
 }
@@ -98,17 +99,17 @@ func (s Snapshot) PromptKey(q PromptQuery) string {
 // users who see the same block, whatever else their libraries hold, then
 // share one kept reply (internal/replies keeps equal bytes once), and the
 // caller adds the digest of its own library (LibraryDigest) to each.
-func (s Snapshot) Prompt(ctx context.Context, q PromptQuery) (Block, error) {
+func (s Snapshot) Prompt(ctx context.Context, q PromptQuery) (skillview.Block, error) {
 	b, err := s.c.prompt(ctx, s.s, q.opts, q.f)
 	b.LibraryDigest = ""
 	return b, err
 }
 
 // SearchQuery is a Search request checked and with its defaults applied.
-type SearchQuery struct{ opts SearchOptions }
+type SearchQuery struct{ opts skillview.SearchOptions }
 
 // SearchQuery checks a Search request (Catalog.Search).
-func (c *Catalog) SearchQuery(opts SearchOptions) (SearchQuery, error) {
+func (c *Catalog) SearchQuery(opts skillview.SearchOptions) (SearchQuery, error) {
 	opts, err := c.searchOptions(opts)
 	return SearchQuery{opts}, err
 }
@@ -121,7 +122,7 @@ func (s Snapshot) SearchKey(q SearchQuery) string {
 }
 
 // Search is the results q asks for (Catalog.Search).
-func (s Snapshot) Search(ctx context.Context, q SearchQuery) (Results, error) {
+func (s Snapshot) Search(ctx context.Context, q SearchQuery) (skillview.Results, error) {
 	return s.c.search(ctx, s.s, q.opts)
 }
 
@@ -136,14 +137,14 @@ type Resolved struct {
 // with ErrInvalidSkill.
 func (s Snapshot) Skill(ref string) (Resolved, error) {
 	c, v := s.c, s.s.v
-	sk, err := v.find(c.cfg.Mount, ref)
+	sk, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
 		return Resolved{}, err
 	}
-	if !sk.note().Valid() {
-		return Resolved{}, invalidSkill(c.cfg.Mount, sk, sk.note())
+	if !sk.Note().Valid() {
+		return Resolved{}, invalidSkill(c.cfg.Mount, sk, sk.Note())
 	}
-	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
+	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.Notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
 }
 
 // ReplyKey is the key of r's GetSkill reply, "" for a pinned thread's call
@@ -160,7 +161,7 @@ func (r Resolved) ReplyKey() (key string, early bool) {
 	if r.pinned {
 		return "", false
 	}
-	return r.r.replyKey().sum(), r.r.s.skillMD.ETag != ""
+	return r.r.replyKey().sum(), r.r.s.SkillMD.ETag != ""
 }
 
 // Admit reports whether r's reply under key is to be kept now: any
@@ -179,24 +180,24 @@ func (r Resolved) Read(ctx context.Context) (Loaded, error) {
 // Loaded is a skill with its SKILL.md read.
 type Loaded struct {
 	r Resolved
-	f *skillFile
+	f *skillview.SkillMD
 }
 
 // Current reports whether l's reply may be kept under its ReplyKey: the
 // SKILL.md read is the version the listing names (a newer one is answered
 // without keeping it), and the call is not a pinned thread's.
-func (l Loaded) Current() bool { return !l.r.pinned && l.f.etag == l.r.r.s.skillMD.ETag }
+func (l Loaded) Current() bool { return !l.r.pinned && l.f.ETag == l.r.r.s.SkillMD.ETag }
 
 // Detail is everything GetSkill returns of l (Catalog.Get). An invalid
 // SKILL.md fails with ErrInvalidSkill.
-func (l Loaded) Detail(ctx context.Context) (Detail, error) {
+func (l Loaded) Detail(ctx context.Context) (skillview.Detail, error) {
 	c := l.r.c
 	d, err := c.detail(l.r.r, l.f)
 	if err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	if d.Files, d.FilesOmitted, err = c.describe(ctx, l.r.r.s); err != nil {
-		return Detail{}, err
+		return skillview.Detail{}, err
 	}
 	return d, nil
 }
@@ -211,12 +212,12 @@ func (l Loaded) Detail(ctx context.Context) (Detail, error) {
 // for every user over them.
 func (r resolved) replyKey() *keyBuilder {
 	s := r.s
-	k := (&keyBuilder{}).str(keyGet).str(s.layer).str(s.dir).str(s.name).str(s.skillMD.Key).str(s.skillMD.ETag)
-	if s.layer == LayerUser {
-		k.str(r.v.userBase).int(int64(r.v.userGen))
+	k := (&keyBuilder{}).str(keyGet).str(s.Layer).str(s.Dir).str(s.Name).str(s.SkillMD.Key).str(s.SkillMD.ETag)
+	if s.Layer == skillview.LayerUser {
+		k.str(r.v.UserBase).int(int64(r.v.UserGen))
 	}
-	k.int(int64(r.v.sharedGen)).bool(slices.Contains(r.st.Disabled, s.name))
-	for _, p := range [][]string{s.note().Warnings, r.notes} {
+	k.int(int64(r.v.SharedGen)).bool(slices.Contains(r.st.Disabled, s.Name))
+	for _, p := range [][]string{s.Note().Warnings, r.notes} {
 		k.int(int64(len(p)))
 		for _, w := range p {
 			k.str(w)
@@ -233,19 +234,19 @@ func (r resolved) replyKey() *keyBuilder {
 // leaves out invalid skills (listed with include_invalid), a SKILL.md's
 // ETag and which layer serves a skill.
 func (s snapshot) replyKey(kind string) *keyBuilder {
-	k := (&keyBuilder{}).str(kind).str(s.v.userBase).int(int64(s.v.userGen)).int(int64(s.v.sharedGen))
+	k := (&keyBuilder{}).str(kind).str(s.v.UserBase).int(int64(s.v.UserGen)).int(int64(s.v.SharedGen))
 	k.int(int64(len(s.st.Disabled)))
 	for _, name := range s.st.Disabled {
 		k.str(name)
 	}
-	return k.str(string(s.v.scopeKey()))
+	return k.str(string(s.v.ScopeKey()))
 }
 
 // keyBuilder encodes a key's fields so that no two sequences of fields
 // encode alike.
 type keyBuilder struct{ b []byte }
 
-func (k *keyBuilder) str(s string) *keyBuilder { k.b = appendField(k.b, s); return k }
+func (k *keyBuilder) str(s string) *keyBuilder { k.b = skillview.AppendField(k.b, s); return k }
 
 func (k *keyBuilder) int(n int64) *keyBuilder { k.b = binary.AppendVarint(k.b, n); return k }
 

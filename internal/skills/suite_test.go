@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -160,7 +161,7 @@ func putAliceSkill(t *testing.T, b objstore.Bucket, dir, desc, body string) {
 }
 
 // dirs lists the Dir of each skill, with its layer: "docs/pdf@user".
-func dirs(list []skills.Skill) []string {
+func dirs(list []skillview.Skill) []string {
 	out := make([]string, len(list))
 	for i, s := range list {
 		out[i] = s.Dir + "@" + s.Layer
@@ -168,7 +169,7 @@ func dirs(list []skills.Skill) []string {
 	return out
 }
 
-func wantDirs(t *testing.T, list []skills.Skill, want ...string) {
+func wantDirs(t *testing.T, list []skillview.Skill, want ...string) {
 	t.Helper()
 	if got := dirs(list); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 		t.Errorf("skills =\n  %q\nwant\n  %q", got, want)
@@ -176,7 +177,7 @@ func wantDirs(t *testing.T, list []skills.Skill, want ...string) {
 }
 
 // listedBy lists alice's skills as Dir → what field says of each.
-func listedBy[V any](t *testing.T, lib *skills.Library, opts skills.ListOptions, field func(skills.Skill) V) map[string]V {
+func listedBy[V any](t *testing.T, lib *skills.Library, opts skillview.ListOptions, field func(skillview.Skill) V) map[string]V {
 	t.Helper()
 	list, err := lib.Catalog.Skills(t.Context(), aliceID, opts)
 	if err != nil {

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // TestTeamLayers: a caller reads the libraries of its teams, and no
@@ -36,19 +37,19 @@ func TestTeamLayers(t *testing.T) {
 	as := func(user, teams string) mounts.Caller {
 		return table.MustIdentify(mounts.Identity{User: user, Thread: "t1", Teams: teams})
 	}
-	list := func(c mounts.Caller) map[string]skills.Skill {
+	list := func(c mounts.Caller) map[string]skillview.Skill {
 		t.Helper()
-		l, err := cat.Skills(t.Context(), c, skills.ListOptions{})
+		l, err := cat.Skills(t.Context(), c, skillview.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]skills.Skill{}
+		out := map[string]skillview.Skill{}
 		for _, s := range l {
 			out[s.Dir+"@"+s.Layer] = s
 		}
 		return out
 	}
-	keys := func(m map[string]skills.Skill) []string {
+	keys := func(m map[string]skillview.Skill) []string {
 		var out []string
 		for k := range m {
 			out = append(out, k)
@@ -56,7 +57,7 @@ func TestTeamLayers(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	warned := func(s skills.Skill, sub string) bool {
+	warned := func(s skillview.Skill, sub string) bool {
 		return slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, sub) })
 	}
 
@@ -128,18 +129,18 @@ func TestProtected(t *testing.T) {
 	if got := layerOf("contracts"); got != "user /skills/contracts" {
 		t.Errorf("contracts before protection = %s", got)
 	}
-	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{User: "alice"}, "contracts", true); err == nil {
+	if _, err := cat.SetProtected(t.Context(), layout.LibraryRef{User: "alice"}, "contracts", true); err == nil {
 		t.Error("a user's skill was protected")
 	}
 	for _, p := range []struct {
-		lib  skills.LibraryRef
+		lib  layout.LibraryRef
 		name string
-	}{{skills.LibraryRef{Shared: true}, "contracts"}, {skills.LibraryRef{Shared: true}, "style"}, {skills.LibraryRef{Team: "legal"}, "nda"}} {
+	}{{layout.LibraryRef{Shared: true}, "contracts"}, {layout.LibraryRef{Shared: true}, "style"}, {layout.LibraryRef{Team: "legal"}, "nda"}} {
 		if _, err := cat.SetProtected(t.Context(), p.lib, p.name, true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if names, err := cat.Protected(t.Context(), skills.LibraryRef{Shared: true}); err != nil || !slices.Equal(names, []string{"contracts", "style"}) {
+	if names, err := cat.Protected(t.Context(), layout.LibraryRef{Shared: true}); err != nil || !slices.Equal(names, []string{"contracts", "style"}) {
 		t.Errorf("Protected(shared) = %q, %v", names, err)
 	}
 	for ref, want := range map[string]string{
@@ -154,11 +155,11 @@ func TestProtected(t *testing.T) {
 			t.Errorf("%s = %s, want %s", ref, got, want)
 		}
 	}
-	l, err := cat.Skills(t.Context(), alice, skills.ListOptions{})
+	l, err := cat.Skills(t.Context(), alice, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]skills.Skill{}
+	got := map[string]skillview.Skill{}
 	for _, s := range l {
 		got[s.Dir] = s
 	}
@@ -177,7 +178,7 @@ func TestProtected(t *testing.T) {
 		t.Errorf("Get(contracts) warnings %q, %v; want it protected", d.Warnings, err)
 	}
 	// Unprotected again: alice's own contracts is back.
-	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", false); err != nil {
+	if _, err := cat.SetProtected(t.Context(), layout.LibraryRef{Shared: true}, "contracts", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := layerOf("contracts"); got != "user /skills/contracts" {
@@ -196,7 +197,7 @@ func TestProtectedFailsClosed(t *testing.T) {
 	b.User("alice").Skill("my-contracts", "contracts", "alice contracts", "x").Skill("my-style", "style", "alice style", "x")
 	bucket := memory.New()
 	b.Put(t, bucket)
-	if _, err := skillstest.Library(t, bucket, nil).Catalog.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", true); err != nil {
+	if _, err := skillstest.Library(t, bucket, nil).Catalog.SetProtected(t.Context(), layout.LibraryRef{Shared: true}, "contracts", true); err != nil {
 		t.Fatal(err)
 	}
 	const protectedKey = "_shared/settings/protected.json"
@@ -222,7 +223,7 @@ func TestProtectedFailsClosed(t *testing.T) {
 		if d, err := cat.Get(t.Context(), alice, "contracts"); !errors.Is(err, objstore.ErrUnavailable) {
 			t.Fatalf("Get(contracts) while the protected names cannot be read = %+v, %v; want the storage error", d, err)
 		}
-		if _, err := cat.Skills(t.Context(), alice, skills.ListOptions{}); !errors.Is(err, objstore.ErrUnavailable) {
+		if _, err := cat.Skills(t.Context(), alice, skillview.ListOptions{}); !errors.Is(err, objstore.ErrUnavailable) {
 			t.Fatalf("Skills while the protected names cannot be read: %v; want the storage error", err)
 		}
 	}
@@ -240,7 +241,7 @@ func TestProtectedFailsClosed(t *testing.T) {
 			t.Errorf("%s under a list that is no list = %s, want the shared skill (every one protected)", ref, got)
 		}
 	}
-	if _, err := cat.SetProtected(t.Context(), skills.LibraryRef{Shared: true}, "contracts", true); err != nil {
+	if _, err := cat.SetProtected(t.Context(), layout.LibraryRef{Shared: true}, "contracts", true); err != nil {
 		t.Fatal(err)
 	}
 	if got := layerOf("style"); got != "user /skills/my-style" {
@@ -252,16 +253,16 @@ func TestProtectedFailsClosed(t *testing.T) {
 // are the team's; a key that only looks like one is not.
 func TestTeamChangeOf(t *testing.T) {
 	lib := skillstest.Library(t, memory.New(), nil)
-	for key, want := range map[string]skills.Change{
-		"_teams/legal/skills/nda/SKILL.md":       {Kind: skills.LibraryFile, Library: skills.LibraryRef{Team: "legal"}},
-		"_teams/legal/settings/skills.index":     {Kind: skills.PersistedIndex, Library: skills.LibraryRef{Team: "legal"}},
-		"_teams/legal/settings/protected.json":   {Kind: skills.LibraryFile, Library: skills.LibraryRef{Team: "legal"}},
-		"_shared/settings/protected.json":        {Kind: skills.LibraryFile, Library: skills.LibraryRef{Shared: true}},
+	for key, want := range map[string]layout.Change{
+		"_teams/legal/skills/nda/SKILL.md":       {Kind: layout.LibraryFile, Library: layout.LibraryRef{Team: "legal"}},
+		"_teams/legal/settings/skills.index":     {Kind: layout.PersistedIndex, Library: layout.LibraryRef{Team: "legal"}},
+		"_teams/legal/settings/protected.json":   {Kind: layout.LibraryFile, Library: layout.LibraryRef{Team: "legal"}},
+		"_shared/settings/protected.json":        {Kind: layout.LibraryFile, Library: layout.LibraryRef{Shared: true}},
 		"_teams/legal/skills/":                   {},
 		"_teams/_x/skills/a/SKILL.md":            {},
 		"_teams/legal/other/a.md":                {},
 		"_teams/legal/settings/skills.index.bak": {},
-		"alice/skills/x/SKILL.md":                {Kind: skills.LibraryFile, Library: skills.LibraryRef{User: "alice"}},
+		"alice/skills/x/SKILL.md":                {Kind: layout.LibraryFile, Library: layout.LibraryRef{User: "alice"}},
 	} {
 		if got := lib.Catalog.ChangeOf(key); got != want {
 			t.Errorf("ChangeOf(%q) = %+v, want %+v", key, got, want)
@@ -299,12 +300,12 @@ func TestShadowedByPath(t *testing.T) {
 		t.Errorf("Get(/skills/review) warnings %q, %v; want what takes its name", d.Warnings, err)
 	}
 	for ref, want := range map[string]string{"/skills/review": "eng ref\n", "/skills/lint": "org ref\n"} {
-		text, _, err := cat.ReadFile(t.Context(), alice, ref, "ref.md", skills.ReadOptions{})
+		text, _, err := cat.ReadFile(t.Context(), alice, ref, "ref.md", skillview.ReadOptions{})
 		if err != nil || text != want {
 			t.Errorf("ReadFile(%s, ref.md) = %q, %v; want %q", ref, text, err, want)
 		}
 	}
-	l, err := cat.Skills(t.Context(), alice, skills.ListOptions{})
+	l, err := cat.Skills(t.Context(), alice, skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func BenchmarkTeamView(b *testing.B) {
 		return mounts.Default().MustIdentify(mounts.Identity{User: user, Thread: "t", Teams: teams})
 	}
 	list := func(b *testing.B, id mounts.Caller, want int) {
-		l, err := cat.Skills(ctx, id, skills.ListOptions{})
+		l, err := cat.Skills(ctx, id, skillview.ListOptions{})
 		if err != nil || len(l) != want {
 			b.Fatalf("listed %d, %v; want %d", len(l), err, want)
 		}

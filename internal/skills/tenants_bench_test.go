@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The many-tenants shape of issue 22: a shared library of tenantShared
@@ -73,12 +74,12 @@ func BenchmarkManyTenants(b *testing.B) {
 			}
 		}},
 		{"ListSkills", func(b *testing.B, lib *skills.Library, id mounts.Caller) {
-			if _, err := lib.Catalog.Page(b.Context(), id, skills.ListOptions{}, 50, ""); err != nil {
+			if _, err := lib.Catalog.Page(b.Context(), id, skillview.ListOptions{}, 50, ""); err != nil {
 				b.Fatal(err)
 			}
 		}},
 		{"FormatSkills", func(b *testing.B, lib *skills.Library, id mounts.Caller) {
-			if _, err := lib.Catalog.Prompt(b.Context(), id, skills.ListOptions{}, skillmd.FormatOptions{}); err != nil {
+			if _, err := lib.Catalog.Prompt(b.Context(), id, skillview.ListOptions{}, skillmd.FormatOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}},

@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // BenchmarkManyTenantsMisses is BenchmarkManyTenants' random users with a
@@ -31,7 +32,7 @@ func BenchmarkManyTenantsMisses(b *testing.B) {
 			}
 		}},
 		{"FormatSkills", func(b *testing.B, lib *skills.Library, id mounts.Caller) {
-			if _, err := lib.Catalog.Prompt(b.Context(), id, skills.ListOptions{}, skillmd.FormatOptions{}); err != nil {
+			if _, err := lib.Catalog.Prompt(b.Context(), id, skillview.ListOptions{}, skillmd.FormatOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}},

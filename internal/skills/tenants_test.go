@@ -19,7 +19,9 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
 	"github.com/skillsvc/skillsvc/internal/settings"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/testserver"
+	"github.com/skillsvc/skillsvc/internal/views"
 )
 
 // tenantReplica is one replica as deployed (refresh 5s, max stale 30s)
@@ -44,7 +46,7 @@ func tenantReplica(t *testing.T, b objstore.Bucket, c cache.Cache, clk *clock, m
 // skill-0007 in place of the shared one.
 func checkTenant(t *testing.T, lib *Library, u, shared, personal int) {
 	t.Helper()
-	list, err := lib.Catalog.Skills(t.Context(), tenant(u), ListOptions{})
+	list, err := lib.Catalog.Skills(t.Context(), tenant(u), skillview.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func checkTenant(t *testing.T, lib *Library, u, shared, personal int) {
 		t.Fatalf("%s lists %d skills, want %d", tenantName(u), len(list), shared+personal-1)
 	}
 	for _, s := range list {
-		if s.Name == "skill-0007" && s.Layer != LayerUser {
+		if s.Name == "skill-0007" && s.Layer != skillview.LayerUser {
 			t.Fatalf("%s: skill-0007 is the %s one, want the user's", tenantName(u), s.Layer)
 		}
 	}
@@ -82,22 +84,22 @@ func TestHeldBound(t *testing.T) {
 			}
 		}
 	}
-	sum := heldGauge(lib, libindex.HeldIndex) + heldGauge(lib, heldLayer) + heldGauge(lib, heldView) + heldGauge(lib, settings.HeldKind)
+	sum := heldGauge(lib, libindex.HeldIndex) + heldGauge(lib, views.HeldLayer) + heldGauge(lib, views.HeldView) + heldGauge(lib, settings.HeldKind)
 	if int64(sum) != held.Bytes() || sum == 0 {
 		t.Errorf("skillsvc_skills_held_bytes sums to %v, want %d", sum, held.Bytes())
 	}
 	if n := testutil.ToFloat64(lib.metrics.HeldMaxBytes); n != budget {
 		t.Errorf("skillsvc_skills_held_max_bytes = %v, want %d", n, budget)
 	}
-	for _, kind := range []string{libindex.HeldIndex, heldView} {
+	for _, kind := range []string{libindex.HeldIndex, views.HeldView} {
 		if n := testutil.ToFloat64(lib.metrics.HeldEvictions.WithLabelValues(kind)); n == 0 {
 			t.Errorf("no %s evicted: the budget was never reached", kind)
 		}
 	}
-	if n := testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(heldLayer)); n != 1 {
+	if n := testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(views.HeldLayer)); n != 1 {
 		t.Errorf("%v shared layers held, want 1", n)
 	}
-	if n := testutil.ToFloat64(lib.metrics.HeldEvictions.WithLabelValues(heldLayer)); n != 0 {
+	if n := testutil.ToFloat64(lib.metrics.HeldEvictions.WithLabelValues(views.HeldLayer)); n != 0 {
 		t.Errorf("the shared layer, used by every call, was evicted %v times", n)
 	}
 }
@@ -111,22 +113,22 @@ func TestSharedLayerNotCopied(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	lib := tenantReplica(t, b, cache.NewLRU(64<<20), clk, 0)
 	checkTenant(t, lib, users, shared, personal) // the shared layer is built
-	sharedBytes := heldGauge(lib, heldLayer)
-	oneView := heldGauge(lib, heldView)
+	sharedBytes := heldGauge(lib, views.HeldLayer)
+	oneView := heldGauge(lib, views.HeldView)
 	before := heapAfter()
 	for u := range users {
 		checkTenant(t, lib, u, shared, personal)
 	}
 	perUser := float64(heapAfter()-before) / users
-	views := (heldGauge(lib, heldView) - oneView) / users
-	t.Logf("shared layer %.0f bytes; per user: view %.0f bytes held, %.0f bytes of heap (index and cache entries included)", sharedBytes, views, perUser)
-	if n := testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(heldLayer)); n != 1 {
+	perView := (heldGauge(lib, views.HeldView) - oneView) / users
+	t.Logf("shared layer %.0f bytes; per user: view %.0f bytes held, %.0f bytes of heap (index and cache entries included)", sharedBytes, perView, perUser)
+	if n := testutil.ToFloat64(lib.metrics.HeldItems.WithLabelValues(views.HeldLayer)); n != 1 {
 		t.Errorf("%v shared layers held, want 1", n)
 	}
 	// A user's 5 skills, with their files, frontmatter and manifests, are
 	// about 1/60 of a 300-skill library: a copy would be 60 times that.
-	if views > 1.5*oneView || views > sharedBytes/20 {
-		t.Errorf("a user's view is charged %.0f bytes (the first %.0f); the shared layer %.0f", views, oneView, sharedBytes)
+	if perView > 1.5*oneView || perView > sharedBytes/20 {
+		t.Errorf("a user's view is charged %.0f bytes (the first %.0f); the shared layer %.0f", perView, oneView, sharedBytes)
 	}
 	if perUser > sharedBytes/10 {
 		t.Errorf("each user costs %.0f bytes of heap, a tenth of the shared layer is %.0f: is it copied?", perUser, sharedBytes/10)
@@ -224,7 +226,7 @@ func TestRevalidatedOncePerInterval(t *testing.T) {
 	active, idle := tenant(0), tenant(1)
 	serve := func(lib *Library, id mounts.Caller) {
 		t.Helper()
-		if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+		if _, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		lib.indexes.Close() // the background revalidations it started
@@ -299,7 +301,7 @@ func TestRevalidationRace(t *testing.T) {
 			id := tenant(0)
 			serve := func(lib *Library) {
 				t.Helper()
-				if _, err := lib.Catalog.Skills(t.Context(), id, ListOptions{}); err != nil {
+				if _, err := lib.Catalog.Skills(t.Context(), id, skillview.ListOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				lib.indexes.Close()
@@ -349,11 +351,11 @@ func TestDroppedViewReloadsFromRedis(t *testing.T) {
 	for u := 1; u < users; u++ {
 		checkTenant(t, b, u, shared, personal)
 	}
-	own, _, err := b.Catalog.views.layers(tenant(0))
+	own, _, err := b.Catalog.views.Layers(tenant(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.Catalog.views.overlays.Get(own.Prefix); ok {
+	if _, ok := b.Catalog.views.Overlays.Get(own.Prefix); ok {
 		t.Fatal("user 0's view is still held: the budget is too large for the test")
 	}
 	calls := fb.Calls("")

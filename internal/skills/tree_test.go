@@ -12,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
@@ -243,7 +244,7 @@ func testVFSLocationsReadable(t *testing.T, newBucket newBucketFunc) {
 	fs, lib, _ := fixtureFS(t, newBucket)
 	ctx := t.Context()
 	for _, id := range []mounts.Caller{aliceID, bobID} {
-		list, err := lib.Catalog.Skills(ctx, id, skills.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
+		list, err := lib.Catalog.Skills(ctx, id, skillview.ListOptions{IncludeInvalid: true, IncludeDisabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +301,7 @@ func TestSkillFileOneLimit(t *testing.T) {
 		{"large.md", errkind.ResourceExhausted},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			text, vpath, rerr := lib.Catalog.ReadFile(t.Context(), alice, "big", tc.file, skills.ReadOptions{})
+			text, vpath, rerr := lib.Catalog.ReadFile(t.Context(), alice, "big", tc.file, skillview.ReadOptions{})
 			res, verr := fs.Read(t.Context(), alice, "/skills/big/"+tc.file, 0, 0, false)
 			if tc.err != nil {
 				if !errors.Is(rerr, tc.err) || !errors.Is(verr, tc.err) {

@@ -9,16 +9,17 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 func testInvalid(t *testing.T, newBucket newBucketFunc) {
 	lib, b := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{IncludeInvalid: true})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{IncludeInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var broken *skills.Skill
+	var broken *skillview.Skill
 	for i := range list {
 		if list[i].Dir == "broken" {
 			broken = &list[i]
@@ -37,7 +38,7 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 		{"Get", func() error { _, err := lib.Catalog.Get(ctx, aliceID, "broken"); return err }},
 		{"Get by path", func() error { _, err := lib.Catalog.Get(ctx, aliceID, "/skills/broken/SKILL.md"); return err }},
 		{"Render", func() error {
-			_, _, err := lib.Catalog.Render(ctx, aliceID, "broken", skills.RenderOptions{Arguments: "x"})
+			_, _, err := lib.Catalog.Render(ctx, aliceID, "broken", skillview.RenderOptions{Arguments: "x"})
 			return err
 		}},
 		{"Export", func() error { _, err := lib.Exporter.Export(ctx, aliceID, "broken", io.Discard); return err }},
@@ -59,7 +60,7 @@ func testInvalid(t *testing.T, newBucket newBucketFunc) {
 func testWarnings(t *testing.T, newBucket newBucketFunc) {
 	lib, _ := fixtureLibrary(t, newBucket, nil)
 	ctx := t.Context()
-	list, err := lib.Catalog.Skills(ctx, aliceID, skills.ListOptions{Category: "misc", FilterCategory: true})
+	list, err := lib.Catalog.Skills(ctx, aliceID, skillview.ListOptions{Category: "misc", FilterCategory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func testWarnings(t *testing.T, newBucket newBucketFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, s := range map[string]skills.Skill{"listing": list[0], "Get": d.Skill} {
+	for name, s := range map[string]skillview.Skill{"listing": list[0], "Get": d.Skill} {
 		t.Run(name, func(t *testing.T) {
 			w := strings.Join(s.Warnings, "\n")
 			for _, want := range []string{`name "other-name" differs from its folder "warned"`, "description is 1500 characters"} {
@@ -97,7 +98,7 @@ func testLargeFrontmatter(t *testing.T, newBucket newBucketFunc) {
 		Skill("huge", "", strings.Repeat("h", 70<<10), "# Huge\n")
 	lb.Put(t, b)
 	lib := skillstest.Library(t, b, nil)
-	list, err := lib.Catalog.Skills(t.Context(), aliceID, skills.ListOptions{IncludeInvalid: true})
+	list, err := lib.Catalog.Skills(t.Context(), aliceID, skillview.ListOptions{IncludeInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type Snapshot struct {
 const snapshotVersion = 2
 
 // The names of a view's layers, as internal/skills names them
-// (skills.LayerUser, LayerTeam+ID, LayerShared): a snapshot stores them.
+// (skillview.LayerUser, LayerTeam+ID, LayerShared): a snapshot stores them.
 const (
 	layerUser   = "user"
 	layerShared = "shared"
@@ -40,7 +40,7 @@ const (
 
 // Layer is one library of a snapshot as its index listed it.
 type Layer struct {
-	Name   string `json:"name,omitempty"` // skills.LayerUser, LayerTeam+ID or LayerShared
+	Name   string `json:"name,omitempty"` // skillview.LayerUser, LayerTeam+ID or LayerShared
 	Prefix string `json:"prefix"`         // the library's, as listed
 	Space  string `json:"space"`          // its blob space
 	Files  []File `json:"files"`          // by path

@@ -15,9 +15,11 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // ErrClosed ends a subscription when the feed closes (the replica drains):
@@ -61,7 +63,7 @@ type Feed struct {
 	// stateKey: least recently used out past maxRemembered.
 	kept      *lru.Cache[uint64, time.Time]
 	keptSeed  maphash.Seed
-	outbox    chan skills.LibraryRef // local changes for the topic
+	outbox    chan layout.LibraryRef // local changes for the topic
 	stopTopic func()
 	wg        sync.WaitGroup
 
@@ -99,7 +101,7 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 	f.kept, _ = lru.New[uint64, time.Time](maxRemembered)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if f.topic != nil {
-		f.outbox = make(chan skills.LibraryRef, outboxSize)
+		f.outbox = make(chan layout.LibraryRef, outboxSize)
 		f.goSafe("publish", f.publish)
 		// The topic calls these in its own goroutine: a panic there is
 		// logged, not the end of the process.
@@ -211,7 +213,7 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 // was open when it listed (WatchSkillsRequest's contract). A digest kept
 // lately costs a map lookup; the state comes from the listing's snapshot,
 // at no storage request.
-func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skills.Skill) {
+func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skillview.Skill) {
 	key := maphash.String(f.keptSeed, stateKey(id.User(), digest))
 	now := time.Now()
 	if at, ok := f.kept.Get(key); ok && now.Sub(at) < f.cfg.ResumeTTL/2 {
@@ -245,7 +247,7 @@ func (f *Feed) keep(ctx context.Context, user string, st State) {
 
 // changed is the catalog's listener: wake the hubs lib concerns, and tell
 // the other replicas of a change made here.
-func (f *Feed) changed(lib skills.LibraryRef, here bool) {
+func (f *Feed) changed(lib layout.LibraryRef, here bool) {
 	if here && f.outbox != nil {
 		select {
 		case f.outbox <- lib:
@@ -256,7 +258,7 @@ func (f *Feed) changed(lib skills.LibraryRef, here bool) {
 	f.wake(lib)
 }
 
-func (f *Feed) wake(lib skills.LibraryRef) {
+func (f *Feed) wake(lib layout.LibraryRef) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	// A team's members are not known here (they are in each caller's
@@ -309,16 +311,16 @@ func (f *Feed) fromPeer(b []byte) {
 	if len(b) > 1024 || json.Unmarshal(b, &m) != nil || m.Origin == f.self {
 		return
 	}
-	lib := skills.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}
+	lib := layout.LibraryRef{User: m.User, Shared: m.Shared, Team: m.Team}
 	if lib.Validate() != nil {
 		return
 	}
 	if !lib.Shared {
-		if err := f.cat.Forget(skills.Change{Kind: skills.Settings, Library: lib}); err != nil {
+		if err := f.cat.Forget(layout.Change{Kind: layout.Settings, Library: lib}); err != nil {
 			f.log.Debug("watch: a peer's change", "err", err)
 		}
 	}
-	if err := f.cat.Forget(skills.Change{Kind: skills.LibraryFile, Library: lib}); err != nil {
+	if err := f.cat.Forget(layout.Change{Kind: layout.LibraryFile, Library: lib}); err != nil {
 		f.log.Debug("watch: a peer's change", "err", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
@@ -97,7 +98,7 @@ func TestFeedSeesCatalogChanges(t *testing.T) {
 	}
 	ctx := t.Context()
 	cat := lib.Catalog
-	alice := skills.LibraryRef{User: "alice"}
+	alice := layout.LibraryRef{User: "alice"}
 
 	steps := []struct {
 		name   string
@@ -115,7 +116,7 @@ func TestFeedSeesCatalogChanges(t *testing.T) {
 		{"disable", func() error { _, err := cat.SetEnabled(ctx, caller("alice"), "pdf", false); return err }, []string{"disabled pdf"}},
 		{"enable", func() error { _, err := cat.SetEnabled(ctx, caller("alice"), "pdf", true); return err }, []string{"enabled pdf"}},
 		{"shared library", func() error {
-			_, err := cat.PutLibraryFile(ctx, skills.LibraryRef{Shared: true}, "docs/csv/SKILL.md", []byte(skillstest.SkillMD("csv", "Read CSVs.", "Use awk.\n")), objstore.PutOptions{})
+			_, err := cat.PutLibraryFile(ctx, layout.LibraryRef{Shared: true}, "docs/csv/SKILL.md", []byte(skillstest.SkillMD("csv", "Read CSVs.", "Use awk.\n")), objstore.PutOptions{})
 			return err
 		}, []string{"added csv"}},
 		{"delete", func() error { return cat.DeleteLibraryFile(ctx, alice, "notes/SKILL.md") }, []string{"removed notes"}},
@@ -195,7 +196,7 @@ func TestFeedAcrossReplicas(t *testing.T) {
 	first := next(t, onB)
 
 	ctx := t.Context()
-	if _, err := libA.Catalog.PutLibraryFile(ctx, skills.LibraryRef{User: "alice"}, "haiku/SKILL.md", []byte(skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n")), objstore.PutOptions{}); err != nil {
+	if _, err := libA.Catalog.PutLibraryFile(ctx, layout.LibraryRef{User: "alice"}, "haiku/SKILL.md", []byte(skillstest.SkillMD("haiku", "Write a haiku.", "5-7-5\n")), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	second := next(t, onB)
@@ -325,13 +326,13 @@ func TestFeedTeams(t *testing.T) {
 	if got := names(e0); !slices.Equal(got, []string{"notes", "pdf"}) {
 		t.Fatalf("alice in eng watches %q", got)
 	}
-	if _, err := lib.Catalog.PutLibraryFile(t.Context(), skills.LibraryRef{Team: "legal"}, "clauses/SKILL.md", []byte(skillstest.SkillMD("clauses", "Clauses.", "x\n")), objstore.PutOptions{}); err != nil {
+	if _, err := lib.Catalog.PutLibraryFile(t.Context(), layout.LibraryRef{Team: "legal"}, "clauses/SKILL.md", []byte(skillstest.SkillMD("clauses", "Clauses.", "x\n")), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want(t, watch.Diff(l0, next(t, legal)), "added clauses")
 	// A change alice's eng watcher sees is all it sees: legal's skills
 	// never reached it.
-	if _, err := lib.Catalog.PutLibraryFile(t.Context(), skills.LibraryRef{Team: "eng"}, "deploy/SKILL.md", []byte(skillstest.SkillMD("deploy", "Deploy.", "x\n")), objstore.PutOptions{}); err != nil {
+	if _, err := lib.Catalog.PutLibraryFile(t.Context(), layout.LibraryRef{Team: "eng"}, "deploy/SKILL.md", []byte(skillstest.SkillMD("deploy", "Deploy.", "x\n")), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want(t, watch.Diff(e0, next(t, eng)), "added deploy")

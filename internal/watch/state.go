@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
-	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Entry is what a state says of one served skill.
@@ -31,7 +31,7 @@ type State struct {
 
 // StateOf is the state of the skills of a catalog's listing (sorted by
 // path, as skills.Catalog.State gives them) at digest.
-func StateOf(list []skills.Skill, digest string) State {
+func StateOf(list []skillview.Skill, digest string) State {
 	st := State{Digest: digest, Entries: make([]Entry, len(list))}
 	for i, s := range list {
 		e := Entry{Path: s.Path, Name: s.Name, Layer: s.Layer, Digest: s.ManifestDigest(), Disabled: s.Disabled}

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 func TestBuilder(t *testing.T) {
@@ -23,7 +23,7 @@ func TestBuilder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || list[0].Name != "pdf" || list[1].Name != "lint" || list[1].Layer != skills.LayerShared {
+	if len(list) != 2 || list[0].Name != "pdf" || list[1].Name != "lint" || list[1].Layer != skillview.LayerShared {
 		t.Errorf("listed %+v, want alice's pdf and the shared lint", list)
 	}
 }

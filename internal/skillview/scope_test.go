@@ -1,4 +1,4 @@
-package skills
+package skillview
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 // or glob names), exclude, and the compatibility rules against a harness
 // named as a word.
 func TestScopeAdmits(t *testing.T) {
-	skill := func(dir, name, compat string, extra map[string]any, meta map[string]string) *skillRef {
-		return &skillRef{dir: dir, name: name, head: parsed{fm: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: extra, Metadata: meta}}}
+	skill := func(dir, name, compat string, extra map[string]any, meta map[string]string) *Ref {
+		return &Ref{Dir: dir, Name: name, Head: Head{Frontmatter: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: extra, Metadata: meta}}}
 	}
 	contracts := skill("legal/contracts", "contracts", "", map[string]any{"tags": []any{"Contracts", "law"}}, nil)
 	draft := skill("draft-contract", "draft-contract", "", map[string]any{"keywords": "drafts, contracts"}, nil)
@@ -25,26 +25,26 @@ func TestScopeAdmits(t *testing.T) {
 		name    string
 		def     settings.ScopeDef
 		harness string
-		want    map[*skillRef]bool
+		want    map[*Ref]bool
 	}{
-		{"category", settings.ScopeDef{Include: settings.ScopeRule{Categories: []string{"legal"}}}, "", map[*skillRef]bool{contracts: true, draft: false, deploy: false}},
-		{"tag ignoring case, list and string", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
-		{"metadata tag", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"ops"}}}, "", map[*skillRef]bool{deploy: true, cli: false}},
-		{"glob, excluded", settings.ScopeDef{Include: settings.ScopeRule{Names: []string{"*contract*"}}, Exclude: settings.ScopeRule{Names: []string{"draft-*"}}}, "", map[*skillRef]bool{contracts: true, draft: false}},
-		{"exclude only", settings.ScopeDef{Exclude: settings.ScopeRule{Categories: []string{"eng"}}}, "", map[*skillRef]bool{contracts: true, draft: true, deploy: false}},
-		{"empty or harness", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "codex", map[*skillRef]bool{contracts: true, deploy: true, cli: false}},
-		{"harness only", settings.ScopeDef{Compatibility: settings.CompatibilityHarness}, "claude", map[*skillRef]bool{contracts: false, deploy: true, cli: false}},
-		{"no harness declared", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "", map[*skillRef]bool{contracts: true, deploy: false}},
+		{"category", settings.ScopeDef{Include: settings.ScopeRule{Categories: []string{"legal"}}}, "", map[*Ref]bool{contracts: true, draft: false, deploy: false}},
+		{"tag ignoring case, list and string", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"CONTRACTS"}}}, "", map[*Ref]bool{contracts: true, draft: true, deploy: false}},
+		{"metadata tag", settings.ScopeDef{Include: settings.ScopeRule{Tags: []string{"ops"}}}, "", map[*Ref]bool{deploy: true, cli: false}},
+		{"glob, excluded", settings.ScopeDef{Include: settings.ScopeRule{Names: []string{"*contract*"}}, Exclude: settings.ScopeRule{Names: []string{"draft-*"}}}, "", map[*Ref]bool{contracts: true, draft: false}},
+		{"exclude only", settings.ScopeDef{Exclude: settings.ScopeRule{Categories: []string{"eng"}}}, "", map[*Ref]bool{contracts: true, draft: true, deploy: false}},
+		{"empty or harness", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "codex", map[*Ref]bool{contracts: true, deploy: true, cli: false}},
+		{"harness only", settings.ScopeDef{Compatibility: settings.CompatibilityHarness}, "claude", map[*Ref]bool{contracts: false, deploy: true, cli: false}},
+		{"no harness declared", settings.ScopeDef{Compatibility: settings.CompatibilityEmptyOrHarness}, "", map[*Ref]bool{contracts: true, deploy: false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.def.Name = "s"
 			if err := tc.def.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			sc := compileScope(tc.def)
+			sc := CompileScope(tc.def)
 			for s, want := range tc.want {
-				if got := sc.admits(s, tc.harness); got != want {
-					t.Errorf("%s admits %s (harness %q) = %t, want %t", tc.name, s.name, tc.harness, got, want)
+				if got := sc.Admits(s, tc.harness); got != want {
+					t.Errorf("%s admits %s (harness %q) = %t, want %t", tc.name, s.Name, tc.harness, got, want)
 				}
 			}
 		})
@@ -55,16 +55,17 @@ func TestScopeAdmits(t *testing.T) {
 // definition, whichever call names it.
 func TestUserScopeCompiledOnce(t *testing.T) {
 	d := settings.ScopeDef{Name: "once", Include: settings.ScopeRule{Names: []string{"a*"}}}
-	a, err := scopeOf("once", []settings.ScopeDef{d}, nil)
+	c := NewCompiledScopes()
+	a, err := ScopeOf("once", []settings.ScopeDef{d}, nil, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := scopeOf("once", []settings.ScopeDef{d}, nil)
-	if a.sc != b.sc {
+	b, _ := ScopeOf("once", []settings.ScopeDef{d}, nil, c)
+	if a.Scope != b.Scope {
 		t.Error("the same definition was compiled twice")
 	}
 	d.Include.Names = []string{"b*"}
-	if c, _ := scopeOf("once", []settings.ScopeDef{d}, nil); c.sc == a.sc {
+	if c, _ := ScopeOf("once", []settings.ScopeDef{d}, nil, c); c.Scope == a.Scope {
 		t.Error("a changed definition kept the old compiled scope")
 	}
 }
@@ -86,20 +87,20 @@ func FuzzScopeDefs(f *testing.F) {
 		if mounts.ValidateID("harness", harness) != nil {
 			harness = "" // as mounts.Table.Identify admits a caller's
 		}
-		compiled := compileScopes(defs)
+		compiled := CompileScopes(defs)
 		if len(compiled) > settings.MaxScopes {
 			t.Fatalf("%d scopes compiled", len(compiled))
 		}
-		s := &skillRef{dir: dir, name: name, head: parsed{fm: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
+		s := &Ref{Dir: dir, Name: name, Head: Head{Frontmatter: skillmd.Frontmatter{Name: name, Compatibility: compat, Extra: map[string]any{"tags": []any{tag}}}}}
 		for n, sc := range compiled {
-			if err := sc.def.Validate(); err != nil || n != sc.def.Name {
+			if err := sc.Def.Validate(); err != nil || n != sc.Def.Name {
 				t.Fatalf("compiled %q: %v", n, err)
 			}
-			got := sc.admits(s, harness)
-			if got != sc.admits(s, harness) {
+			got := sc.Admits(s, harness)
+			if got != sc.Admits(s, harness) {
 				t.Fatal("admits is not deterministic")
 			}
-			if got && sc.def.Compatibility == settings.CompatibilityHarness && !strings.Contains(strings.ToLower(compat), strings.ToLower(harness)) {
+			if got && sc.Def.Compatibility == settings.CompatibilityHarness && !strings.Contains(strings.ToLower(compat), strings.ToLower(harness)) {
 				t.Fatalf("harness %q admitted by compatibility %q", harness, compat)
 			}
 		}

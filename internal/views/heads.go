@@ -1,13 +1,11 @@
-package skills
+package views
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -25,39 +23,14 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
-
-// parsed is the result of parsing one SKILL.md head, in the lean form a
-// layer holds (leanRaw).
-type parsed struct {
-	fm       skillmd.Frontmatter
-	problems skillmd.Problems
-	// src is the digest of the head parsed (headSum), and derived whether
-	// the parse's Raw, Extra and Metadata, before leanRaw, are what its
-	// JSON decodes to (derivable): with both, a SKILL.md read whole whose
-	// frontmatter is those bytes needs no parse of its own (fileOf).
-	src     uint64
-	derived bool
-	// written is what the MCP skills extension checks of fm as written
-	// (skillmd.WrittenOf), read once here rather than per listing.
-	written skillmd.Written
-}
-
-// headSum is the digest of a SKILL.md's head, its bytes up to the end of
-// its frontmatter: a digest, not a process's hash, because parses travel
-// between replicas with it. 64 bits of it: two heads alike in them are one
-// author's two versions of a skill (a parse is of one user's file), so a
-// collision someone made on purpose would serve them their own frontmatter.
-func headSum(head []byte) uint64 {
-	sum := sha256.Sum256(head)
-	return binary.BigEndian.Uint64(sum[:8])
-}
 
 // maxReported bounds the SKILL.md versions whose problems were logged: a
 // few hundred KiB, outside the held budget.
 const maxReported = 4096
 
-// heads parses the SKILL.md heads an index holds and logs their problems,
+// Heads parses the SKILL.md heads an index holds and logs their problems,
 // once per version (key and ETag) while it is among the last maxReported
 // logged. Parsed heads live in the layers built from them (on the held
 // budget), and a layer of a newer generation takes those of the version it
@@ -65,107 +38,75 @@ const maxReported = 4096
 // folder name), so it is shared through the cache: a replica's first
 // layer of a library some replica built before decodes its heads instead
 // of parsing their YAML, which is most of building it.
-type heads struct {
+type Heads struct {
 	log      *slog.Logger
 	seed     maphash.Seed
 	reported *lru.Cache[uint64, struct{}]
 	metrics  *libindex.Metrics
-	// cache shares parsed heads for ttl (--skills.head-ttl); nil: they
+	// Cache shares parsed heads for ttl (--skills.head-ttl); nil: they
 	// are not shared.
-	cache    cache.Cache
+	Cache    cache.Cache
 	ttl      time.Duration
 	cacheLog *libindex.CacheLog
 }
 
-func newHeads(log *slog.Logger, m *libindex.Metrics) *heads {
+// NewHeads parses heads, logging their problems to log and counting them
+// in m.
+func NewHeads(log *slog.Logger, m *libindex.Metrics) *Heads {
 	r, _ := lru.New[uint64, struct{}](maxReported)
-	return &heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
+	return &Heads{log: log, seed: maphash.MakeSeed(), reported: r, metrics: m}
 }
 
-// share makes h share parsed heads through c for ttl.
-func (h *heads) share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
-	h.cache, h.ttl, h.cacheLog = c, ttl, cl
+// Share makes h share parsed heads through c for ttl.
+func (h *Heads) Share(c cache.Cache, ttl time.Duration, cl *libindex.CacheLog) {
+	h.Cache, h.ttl, h.cacheLog = c, ttl, cl
 }
 
 // firstReport reports whether s's SKILL.md version was not logged before.
-func (h *heads) firstReport(s *skillRef) bool {
+func (h *Heads) firstReport(s *skillview.Ref) bool {
 	var m maphash.Hash
 	m.SetSeed(h.seed)
-	m.WriteString(s.skillMD.Key)
+	m.WriteString(s.SkillMD.Key)
 	m.WriteByte(0)
-	m.WriteString(s.skillMD.ETag)
+	m.WriteString(s.SkillMD.ETag)
 	ok, _ := h.reported.ContainsOrAdd(m.Sum64(), struct{}{})
 	return !ok
 }
 
 // reportNested logs, once per version, a SKILL.md that lies too deep to be
 // served: the library's author expects it to be a skill.
-func (h *heads) reportNested(ctx context.Context, s *skillRef) {
+func (h *Heads) reportNested(ctx context.Context, s *skillview.Ref) {
 	if h.firstReport(s) {
-		h.log.WarnContext(ctx, "skill not served: nested too deep", "layer", s.layer, "skill", s.dir, "problem", nestedProblem)
+		h.log.WarnContext(ctx, "skill not served: nested too deep", "layer", s.Layer, "skill", s.Dir, "problem", skillview.NestedProblem)
 	}
 }
 
 // report logs, once per version, the problems of an invalid skill, however
 // its head was parsed.
-func (h *heads) report(ctx context.Context, s *skillRef, p skillmd.Problems) {
+func (h *Heads) report(ctx context.Context, s *skillview.Ref, p skillmd.Problems) {
 	if !p.Valid() && h.firstReport(s) {
-		h.log.WarnContext(ctx, "invalid skill", "layer", s.layer, "skill", s.dir, "problems", p.Errors)
+		h.log.WarnContext(ctx, "invalid skill", "layer", s.Layer, "skill", s.Dir, "problems", p.Errors)
 	}
 }
 
 // parse parses the head of s.
-func (h *heads) parse(ctx context.Context, s *skillRef, head []byte) parsed {
-	fm, _, problems := skillmd.ParseSkillMDBody(head, s.folder()) // the body is not kept
-	p := parsed{problems: problems, src: headSum(head), derived: derivable(fm)}
+func (h *Heads) parse(ctx context.Context, s *skillview.Ref, head []byte) skillview.Head {
+	fm, _, problems := skillmd.ParseSkillMDBody(head, s.Folder()) // the body is not kept
+	p := skillview.Head{Problems: problems, Src: skillview.HeadSum(head), Derived: skillview.Derivable(fm)}
 	fm.Raw = leanRaw(fm.Raw)
 	if len(fm.Extra) == 0 {
 		fm.Extra = nil
 	}
 	fm.JSON = bytes.Clone(fm.JSON) // without the encoder's spare capacity
-	p.fm = fm
-	p.written = skillmd.WrittenOf(fm.JSON)
+	p.Frontmatter = fm
+	p.Written = skillmd.WrittenOf(fm.JSON)
 	h.report(ctx, s, problems)
 	return p
 }
 
-// A parse in the shared cache is a flags byte (parsedDerived), the digest
-// of the head parsed, then the parse as skillmd encodes it.
-const (
-	parsedDerived = 1 << iota
-)
-
-// encodeParsed is p as the shared cache holds it; false: p is not shared
-// (the codec refuses a folder name that is no UTF-8).
-func encodeParsed(p parsed) ([]byte, bool) {
-	b := make([]byte, 1, 1+8+256)
-	if p.derived {
-		b[0] |= parsedDerived
-	}
-	b = binary.BigEndian.AppendUint64(b, p.src)
-	b, err := skillmd.EncodeParsed(b, p.fm, p.problems)
-	return b, err == nil
-}
-
-// decodeParsed is encodeParsed's inverse.
-func decodeParsed(b []byte) (parsed, error) {
-	var p parsed
-	if len(b) < 1+8 || b[0]&^parsedDerived != 0 {
-		return p, errors.New("skills: a cached parse lacks its flags and digest")
-	}
-	p.derived = b[0]&parsedDerived != 0
-	p.src = binary.BigEndian.Uint64(b[1:])
-	var err error
-	p.fm, p.problems, err = skillmd.DecodeParsed(b[1+8:])
-	if err == nil {
-		p.written = skillmd.WrittenOf(p.fm.JSON)
-	}
-	return p, err
-}
-
 // carried counts the heads a layer build took from the previous
 // generation's layer.
-func (h *heads) carried(n int) { h.metrics.Heads.WithLabelValues(libindex.HeadCarried).Add(float64(n)) }
+func (h *Heads) carried(n int) { h.metrics.Heads.WithLabelValues(libindex.HeadCarried).Add(float64(n)) }
 
 // parallelHeads is the fewest heads worth taking on more than one core.
 const parallelHeads = 64
@@ -177,22 +118,22 @@ const parallelHeads = 64
 // not decode, only costs the parse. Decoding and parsing run on every core
 // when there are many: a replica's first call on a large library (its
 // index from the shared cache) is mostly this.
-func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
+func (h *Heads) take(ctx context.Context, list []*skillview.Ref, x *libindex.Index) {
 	if len(list) == 0 {
 		return
 	}
 	keys := make([]string, len(list))
 	var hits map[string][]byte
-	if h.cache != nil {
+	if h.Cache != nil {
 		ask := make([]string, 0, len(list))
 		for i, s := range list {
-			if s.skillMD.ETag != "" { // unversioned: no content to address
-				keys[i] = parsedCacheKey(s.skillMD.Key, s.skillMD.ETag, s.folder())
+			if s.SkillMD.ETag != "" { // unversioned: no content to address
+				keys[i] = ParsedCacheKey(s.SkillMD.Key, s.SkillMD.ETag, s.Folder())
 				ask = append(ask, keys[i])
 			}
 		}
 		var err error
-		if hits, err = h.cache.Fetch(ctx, ask); err != nil {
+		if hits, err = h.Cache.Fetch(ctx, ask); err != nil {
 			h.cacheLog.Failed(ctx, "fetching parsed skill heads", err)
 		}
 	}
@@ -203,19 +144,19 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 	onCores(len(list), func(i int) {
 		s := list[i]
 		if b, ok := hits[keys[i]]; keys[i] != "" && ok {
-			p, err := decodeParsed(b)
+			p, err := skillview.DecodeHead(b)
 			if err == nil {
-				s.head = p
-				h.report(ctx, s, p.problems)
+				s.Head = p
+				h.report(ctx, s, p.Problems)
 				fromCache.Add(1)
 				return
 			}
 			h.cacheLog.Undecodable(ctx, "parsed skill head", err)
 		}
-		head, _ := x.HeadOf(s.skillMD.Key)
-		s.head = h.parse(ctx, s, head)
+		head, _ := x.HeadOf(s.SkillMD.Key)
+		s.Head = h.parse(ctx, s, head)
 		if keys[i] != "" {
-			if b, ok := encodeParsed(s.head); ok {
+			if b, ok := skillview.EncodeHead(s.Head); ok {
 				encoded[i] = b
 			}
 		}
@@ -230,7 +171,7 @@ func (h *heads) take(ctx context.Context, list []*skillRef, x *libindex.Index) {
 		}
 	}
 	if len(items) > 0 && ctx.Err() == nil {
-		if err := h.cache.Store(ctx, items, h.ttl); err != nil {
+		if err := h.Cache.Store(ctx, items, h.ttl); err != nil {
 			h.cacheLog.Failed(ctx, "storing parsed skill heads", err)
 		}
 	}
@@ -258,7 +199,7 @@ func onCores(n int, fn func(i int)) {
 }
 
 // leanVersion names what parse keeps of a parse (leanRaw, the nil Extra)
-// and encodeParsed's frame: the cache holds that, so bump it with any
+// and skillview.EncodeHead's frame: the cache holds that, so bump it with any
 // change to either.
 const leanVersion = 2
 
@@ -267,12 +208,12 @@ const leanVersion = 2
 // overwrites another's.
 var parsedKeySpace = fmt.Sprintf("skills:v%d:parsed:p%d.%d:", skillmd.CodecVersion, skillmd.ParserVersion, leanVersion)
 
-// parsedCacheKey names the parse of one version (key and ETag) of a
+// ParsedCacheKey names the parse of one version (key and ETag) of a
 // SKILL.md in the folder folder, which the parse depends on: content
 // addressed, as the heads are (libindex). The key's first segment (the
 // user, or the shared libraries') is the hash tag, as for file contents.
 // Object keys may be 1 KiB long, so the rest is a hash.
-func parsedCacheKey(key, etag, folder string) string {
+func ParsedCacheKey(key, etag, folder string) string {
 	tag, _, _ := strings.Cut(key, "/")
 	sum := sha256.Sum256([]byte(key + "\x00" + etag + "\x00" + folder))
 	return parsedKeySpace + "{" + tag + "}:" + hex.EncodeToString(sum[:16])
@@ -297,17 +238,17 @@ func leanRaw(raw map[string]any) map[string]any {
 	return nil
 }
 
-// shareMaps makes the skills of one layer whose frontmatter metadata, or
+// ShareMaps makes the skills of one layer whose frontmatter metadata, or
 // fields outside the specification, are equal share one map of them: a
 // library's skills mostly declare the same owner and tags, and a small map
 // costs more than its entries. Parsed heads are read-only, so sharing is
 // safe; a layer's estimate counts each map once (layer.heldBytes).
-func shareMaps(skills []*skillRef) {
+func ShareMaps(skills []*skillview.Ref) {
 	metas := map[string]map[string]string{}
 	extras := map[string]map[string]any{}
 	var key strings.Builder
 	for _, s := range skills {
-		fm := &s.head.fm
+		fm := &s.Head.Frontmatter
 		if len(fm.Metadata) > 0 {
 			key.Reset()
 			for _, k := range slices.Sorted(maps.Keys(fm.Metadata)) {

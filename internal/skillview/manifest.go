@@ -1,4 +1,4 @@
-package skills
+package skillview
 
 import (
 	"crypto/sha256"
@@ -41,12 +41,12 @@ type ManifestFile struct {
 	SHA256 string // 64 lowercase hex digits
 }
 
-// manifestOf describes files (a skill's, in path order) from their layer's
+// ManifestOf describes files (a skill's, in path order) from their layer's
 // digests.
-func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
+func ManifestOf(mount, dir string, files []Entry, x *libindex.Index) *Manifest {
 	m := &Manifest{FileCount: len(files)}
 	for _, e := range files {
-		m.TotalBytes += e.obj.Size
+		m.TotalBytes += e.Obj.Size
 	}
 	// The rule libindex hashed the files by, from the same listing.
 	if m.OverLimits = skillmd.OverLimits(m.FileCount, m.TotalBytes); m.OverLimits {
@@ -56,16 +56,16 @@ func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 	// makes the manifest of each skill it lists.
 	n := 0
 	for _, e := range files {
-		n += len(mount) + 1 + len(e.rel) + hex.EncodedLen(sha256.Size)
+		n += len(mount) + 1 + len(e.Rel) + hex.EncodedLen(sha256.Size)
 	}
 	var text strings.Builder
 	text.Grow(n)
 	m.Files = make([]ManifestFile, 0, len(files))
 	for _, e := range files {
-		if dg, ok := x.DigestOf(e.obj.Key); ok {
+		if dg, ok := x.DigestOf(e.Obj.Key); ok {
 			text.WriteString(mount)
 			text.WriteByte('/')
-			text.WriteString(e.rel)
+			text.WriteString(e.Rel)
 			var h [2 * sha256.Size]byte
 			hex.Encode(h[:], dg.Sum[:])
 			text.Write(h[:])
@@ -74,9 +74,9 @@ func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 	}
 	all, off, i := text.String(), 0, 0
 	for _, e := range files {
-		if _, ok := x.DigestOf(e.obj.Key); ok {
+		if _, ok := x.DigestOf(e.Obj.Key); ok {
 			start := off
-			p := start + len(mount) + 1 + len(e.rel)
+			p := start + len(mount) + 1 + len(e.Rel)
 			off = p + 2*sha256.Size
 			m.Files[i].Path, m.Files[i].SHA256 = all[start:p], all[p:off]
 			i++
@@ -85,7 +85,7 @@ func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 	if len(m.Files) == len(files) {
 		fd := make([]skillmd.FileDigest, len(m.Files))
 		for i, f := range m.Files {
-			fd[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(files[i].rel, dir+"/"), Size: f.Size, SHA256: f.SHA256}
+			fd[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(files[i].Rel, dir+"/"), Size: f.Size, SHA256: f.SHA256}
 		}
 		m.Digest = skillmd.ManifestDigest(fd)
 	}
@@ -94,25 +94,25 @@ func manifestOf(mount, dir string, files []entry, x *libindex.Index) *Manifest {
 
 // served reports whether s is listed to a caller who did not disable it:
 // a skill, valid, not nested too deep.
-func (s *skillRef) served() bool {
-	return !s.nested && s.head.problems.Valid() && s.note().Valid()
+func (s *Ref) served() bool {
+	return !s.Nested && s.Head.Problems.Valid() && s.Note().Valid()
 }
 
-// viewDigest hashes what the library digest says of each served skill of a
+// ViewDigest hashes what the library digest says of each served skill of a
 // view (in path order): its path, name and description, and its manifest.
 // A skill over the limits has no file digests; its files' ETags stand in
 // for them, so a change to it changes the digest too.
-func viewDigest(mount string, refs iter.Seq[*skillRef]) [sha256.Size]byte {
+func ViewDigest(mount string, refs iter.Seq[*Ref]) [sha256.Size]byte {
 	h := sha256.New()
 	var b []byte
 	for s := range refs {
 		if !s.served() {
 			continue
 		}
-		b = appendField(b[:0], mount+"/"+s.dir)
-		b = appendField(b, s.name)
-		b = appendField(b, s.head.fm.Description)
-		m := s.manifest
+		b = AppendField(b[:0], mount+"/"+s.Dir)
+		b = AppendField(b, s.Name)
+		b = AppendField(b, s.Head.Frontmatter.Description)
+		m := s.Manifest
 		if m == nil {
 			m = &Manifest{} // not so: buildLayer made one for every skill
 		}
@@ -121,10 +121,10 @@ func viewDigest(mount string, refs iter.Seq[*skillRef]) [sha256.Size]byte {
 		if m.OverLimits {
 			b = append(b, 1)
 			h.Write(b)
-			for _, e := range s.files {
-				b = appendField(b[:0], e.rel)
-				b = binary.AppendVarint(b, e.obj.Size)
-				h.Write(appendField(b, e.obj.ETag))
+			for _, e := range s.Files {
+				b = AppendField(b[:0], e.Rel)
+				b = binary.AppendVarint(b, e.Obj.Size)
+				h.Write(AppendField(b, e.Obj.ETag))
 			}
 			continue
 		}
@@ -132,9 +132,9 @@ func viewDigest(mount string, refs iter.Seq[*skillRef]) [sha256.Size]byte {
 		b = binary.AppendUvarint(b, uint64(len(m.Files)))
 		h.Write(b)
 		for _, f := range m.Files {
-			b = appendField(b[:0], f.Path)
+			b = AppendField(b[:0], f.Path)
 			b = binary.AppendVarint(b, f.Size)
-			h.Write(appendField(b, f.SHA256))
+			h.Write(AppendField(b, f.SHA256))
 		}
 	}
 	var sum [sha256.Size]byte
@@ -142,45 +142,35 @@ func viewDigest(mount string, refs iter.Seq[*skillRef]) [sha256.Size]byte {
 	return sum
 }
 
-// appendField appends s with its length, so no two sequences of fields
+// AppendField appends s with its length, so no two sequences of fields
 // hash alike.
-func appendField(b []byte, s string) []byte {
+func AppendField(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// libraryDigest is "sha256:<hex>" of the caller's library as served: the
+// LibraryDigest is "sha256:<hex>" of the caller's library as served: the
 // view's digest (computed once per view) and which of its served skills the
 // user disabled. It is the same on every page and replica for the same
 // content and settings, so a client can tell that nothing changed.
-func libraryDigest(v *view, st settings.User) string {
+func LibraryDigest(v *View, st settings.User) string {
 	var disabled []string
 	for _, name := range st.Disabled {
-		if s, ok := v.named(name); ok && s.served() {
+		if s, ok := v.Named(name); ok && s.served() {
 			disabled = append(disabled, name)
 		}
 	}
 	slices.Sort(disabled)
 	disabled = slices.Compact(disabled)
-	vd := v.digest()
+	vd := v.Digest()
 	b := slices.Clone(vd[:])
 	for _, name := range disabled {
-		b = appendField(b, name)
+		b = AppendField(b, name)
 	}
 	// A scoped view serves another set: a client caching by digest must
 	// not take one scope's listing for another's.
-	if k := v.scopeKey(); k != nil {
-		b = append(appendField(b, "scope"), k...)
+	if k := v.ScopeKey(); k != nil {
+		b = append(AppendField(b, "scope"), k...)
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// ManifestDigest is the skill's content identity (Manifest.Digest, made
-// once with the manifest): "" for a name no skill has, and for a skill over
-// the limits, whose files are not hashed.
-func (s Skill) ManifestDigest() string {
-	if s.Manifest == nil {
-		return ""
-	}
-	return s.Manifest.Digest
 }

@@ -1,4 +1,4 @@
-package skills
+package skillview
 
 import (
 	"reflect"
@@ -26,50 +26,40 @@ const (
 )
 
 var (
-	skillRefBytes     = cache.AllocBytes(int(unsafe.Sizeof(skillRef{})))
-	entryBytes        = int64(unsafe.Sizeof(entry{}))
+	skillRefBytes     = cache.AllocBytes(int(unsafe.Sizeof(Ref{})))
+	entryBytes        = int64(unsafe.Sizeof(Entry{}))
 	manifestBytes     = cache.AllocBytes(int(unsafe.Sizeof(Manifest{})))
 	manifestFileBytes = int64(unsafe.Sizeof(ManifestFile{}))
-	skillFileBytes    = cache.AllocBytes(int(unsafe.Sizeof(skillFile{})))
 )
 
-// heldBytes estimates the heap l keeps alive.
-func (l *layer) heldBytes() int64 {
-	n := int64(layerBytes) + int64(cap(l.entries))*entryBytes + cache.AllocBytes(4*len(l.owner))
-	for _, e := range l.entries {
-		n += cache.AllocBytes(len(e.obj.Key)) + cache.AllocBytes(len(e.obj.ETag))
+// HeldBytes estimates the heap l keeps alive.
+func (l *Layer) HeldBytes() int64 {
+	n := int64(layerBytes) + int64(cap(l.Entries))*entryBytes + cache.AllocBytes(4*len(l.owner))
+	for _, e := range l.Entries {
+		n += cache.AllocBytes(len(e.Obj.Key)) + cache.AllocBytes(len(e.Obj.ETag))
 	}
-	for _, list := range [][]*skillRef{l.all, l.names, l.folders, l.displays} {
+	for _, list := range [][]*Ref{l.All, l.names, l.folders, l.displays} {
 		n += cache.AllocBytes(8 * cap(list))
 	}
-	counted := map[unsafe.Pointer]bool{} // the maps skills share (shareMaps)
-	for _, s := range l.all {
-		n += skillRefBytes + cache.AllocBytes(len(s.location)) + parsedBytes(s.head) + notesBytes(s.notes) + manifestHeldBytes(s.manifest)
-		n -= sharedMapsBytes(s.head.fm, counted)
+	counted := map[unsafe.Pointer]bool{} // the maps skills share (ShareMaps)
+	for _, s := range l.All {
+		n += skillRefBytes + cache.AllocBytes(len(s.Location)) + ParsedBytes(s.Head) + notesBytes(s.Notes) + manifestHeldBytes(s.Manifest)
+		n -= sharedMapsBytes(s.Head.Frontmatter, counted)
 	}
 	return n
 }
 
 // heldBytes estimates the heap o keeps alive, its own layer included.
-func (o *overlay) heldBytes() int64 {
-	n := int64(overlayBytes) + o.own.bytes + cache.AllocBytes(16*cap(o.hidden))
+func (o *Overlay) heldBytes() int64 {
+	n := int64(overlayBytes) + o.Own.Bytes + cache.AllocBytes(16*cap(o.hidden))
 	n += int64(len(o.renamed)) * slotBytes
 	for _, s := range o.regrouped {
-		n += slotBytes + skillRefBytes + notesBytes(s.notes)
+		n += slotBytes + skillRefBytes + notesBytes(s.Notes)
 	}
 	return n
 }
 
-// heldBytes estimates the heap f keeps alive, and its key on the budget.
-func (f *skillFile) heldBytes(key string) int64 {
-	n := skillFileBytes + 2*cache.AllocBytes(len(key)) + cache.AllocBytes(len(f.raw)) + cache.AllocBytes(len(f.etag))
-	if shared := len(f.body) <= len(f.raw) && unsafe.StringData(f.body) == unsafe.StringData(f.raw[len(f.raw)-len(f.body):]); !shared {
-		n += cache.AllocBytes(len(f.body))
-	}
-	return n + parsedBytes(parsed{fm: f.fm, problems: f.problems})
-}
-
-// sharedMapsBytes is what parsedBytes counted of fm's maps that counted
+// sharedMapsBytes is what ParsedBytes counted of fm's maps that counted
 // holds, and adds the others to counted.
 func sharedMapsBytes(fm skillmd.Frontmatter, counted map[unsafe.Pointer]bool) int64 {
 	var n int64
@@ -90,9 +80,9 @@ func sharedMapsBytes(fm skillmd.Frontmatter, counted map[unsafe.Pointer]bool) in
 	return n
 }
 
-// parsedBytes estimates what a parsed head holds beyond its struct.
-func parsedBytes(p parsed) int64 {
-	fm := p.fm
+// ParsedBytes estimates what a parsed head holds beyond its struct.
+func ParsedBytes(p Head) int64 {
+	fm := p.Frontmatter
 	var n int64
 	for _, s := range []string{fm.Name, fm.DisplayName, fm.Description, fm.License, fm.Version, fm.Compatibility} {
 		n += cache.AllocBytes(len(s))
@@ -102,7 +92,7 @@ func parsedBytes(p parsed) int64 {
 		n += cache.StringMapBytes(fm.Metadata)
 	}
 	n += cache.AnyBytes(fm.Extra) + cache.AnyBytes(fm.Raw) + cache.AllocBytes(cap(fm.JSON))
-	return n + problemsBytes(p.problems)
+	return n + problemsBytes(p.Problems)
 }
 
 func notesBytes(p *skillmd.Problems) int64 {
@@ -124,7 +114,7 @@ func manifestHeldBytes(m *Manifest) int64 {
 		return 0
 	}
 	n := manifestBytes + cache.AllocBytes(int(int64(cap(m.Files))*manifestFileBytes)) + cache.AllocBytes(len(m.Digest))
-	text := 0 // the files' paths and digests are parts of one string (manifestOf)
+	text := 0 // the files' paths and digests are parts of one string (ManifestOf)
 	for _, f := range m.Files {
 		text += len(f.Path) + len(f.SHA256)
 	}

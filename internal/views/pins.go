@@ -1,4 +1,4 @@
-package skills
+package views
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/snapshots"
 )
 
@@ -36,67 +36,67 @@ import (
 //
 // Only calls that ask for it (pinAsked) consult a pin: an unpinned call
 // costs nothing more than before.
-type pins struct {
-	store *snapshots.Store
-	views *views
-	roots layout.VersionRoots
+type Pins struct {
+	Store *snapshots.Store
+	views *Builder
+	Roots layout.VersionRoots
 	asked func(context.Context) bool
 
-	frozen *cache.Shelf[*frozenView] // by snapshot key
+	Frozen *cache.Shelf[*frozenView] // by snapshot key
 	flight singleflight.Group
 }
 
 // heldFrozen is the kind of the built snapshots on the budget.
 const heldFrozen = "pinned_view"
 
-// pinBase starts the userBase of a pinned thread's view.
-const pinBase = "pin\x00"
+// PinBase starts the userBase of a pinned thread's view.
+const PinBase = "pin\x00"
 
 // frozenView is a snapshot built into the view's parts once per replica.
 type frozenView struct {
-	o     *overlay
-	sl    *layer
-	lower []*layer // the teams' and the shared one, as in view
-	teams string   // the caller's teams the snapshot froze
-	base  string   // what replies are keyed by, instead of the user's prefix
+	o     *skillview.Overlay
+	sl    *skillview.Layer
+	lower []*skillview.Layer // the teams' and the shared one, as in view
+	teams string             // the caller's teams the snapshot froze
+	base  string             // what replies are keyed by, instead of the user's prefix
 	bytes int64
 }
 
-func (f *frozenView) view() *view {
-	return &view{overlay: f.o, shared: f.sl, userBase: f.base, lower: f.lower}
+func (f *frozenView) view() *skillview.View {
+	return &skillview.View{Overlay: f.o, Shared: f.sl, UserBase: f.base, Lower: f.lower}
 }
 
-func newPins(b objstore.Bucket, vs *views, cfg PinConfig, asked func(context.Context) bool, log *slog.Logger) *pins {
-	st := snapshots.New(b, snapshots.Config{
-		Retention: cfg.Retention, MaxBytes: cfg.MaxBytes, GCGrace: cfg.GCGrace,
-		Keys:        cfg.Roots,
-		Concurrency: vs.cfg.Concurrency,
-		// Per object of its libraries (the user's, the shared one, at
-		// most mounts.MaxTeams teams'), its key and ETag, a frontmatter
-		// head (base64) and its numbers.
-		MaxSnapshotBytes: (2 + mounts.MaxTeams) * int64(vs.cfg.MaxObjects) * (2<<10 + 2*int64(vs.cfg.HeadBytes) + 512),
-	}, vs.indexes.Files(), vs.indexes.Held(), log)
-	return &pins{
-		store: st, views: vs, roots: cfg.Roots, asked: asked,
-		frozen: cache.NewShelf[*frozenView](vs.indexes.Held(), heldFrozen),
+// NewPins makes the pins of the views vs, storing snapshots as sc says
+// (its retention, size and sweep settings), roots its version roots; the bounds
+// that follow from the views' own are filled in here.
+func NewPins(b objstore.Bucket, vs *Builder, sc snapshots.Config, roots layout.VersionRoots, asked func(context.Context) bool, log *slog.Logger) *Pins {
+	sc.Concurrency = vs.Config.Concurrency
+	// Per object of its libraries (the user's, the shared one, at most
+	// mounts.MaxTeams teams'), its key and ETag, a frontmatter head
+	// (base64) and its numbers.
+	sc.MaxSnapshotBytes = (2 + mounts.MaxTeams) * int64(vs.Config.MaxObjects) * (2<<10 + 2*int64(vs.Config.HeadBytes) + 512)
+	st := snapshots.New(b, sc, vs.Indexes.Files(), vs.Indexes.Held(), log)
+	return &Pins{
+		Store: st, views: vs, Roots: roots, asked: asked,
+		Frozen: cache.NewShelf[*frozenView](vs.Indexes.Held(), heldFrozen),
 	}
 }
 
 // view returns the pinned view of the caller's thread, pinning the library
 // as it is on the thread's first pinned call or after its pin expired.
-func (p *pins) view(ctx context.Context, id mounts.Caller) (*view, error) {
+func (p *Pins) view(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
 	v, err := p.pinnedView(ctx, id)
 	if errors.Is(err, snapshots.ErrGone) {
 		// Swept since this replica read the pin: resolving again pins the
 		// library anew, as for an expired pin.
-		p.store.Forget(id)
+		p.Store.Forget(id)
 		v, err = p.pinnedView(ctx, id)
 	}
 	return v, err
 }
 
-func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) {
-	sum, err := p.store.Pinned(ctx, id, p)
+func (p *Pins) pinnedView(ctx context.Context, id mounts.Caller) (*skillview.View, error) {
+	sum, err := p.Store.Pinned(ctx, id, p)
 	if err != nil {
 		return nil, err
 	}
@@ -112,42 +112,42 @@ func (p *pins) pinnedView(ctx context.Context, id mounts.Caller) (*view, error) 
 }
 
 // Holds reports whether this replica holds the snapshot at key built.
-func (p *pins) Holds(key string) bool {
-	_, ok := p.frozen.Get(key)
+func (p *Pins) Holds(key string) bool {
+	_, ok := p.Frozen.Get(key)
 	return ok
 }
 
 // Libraries lists every library of the caller's view as its index lists
 // it now (the user's, each team's, the shared one, with their protected
 // names and scopes), for a pin to freeze.
-func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Listed, error) {
-	own, shared, err := p.views.layers(id)
+func (p *Pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Listed, error) {
+	own, shared, err := p.views.Layers(id)
 	if err != nil {
 		return nil, err
 	}
 	teams := id.Teams()
 	ls := []libindex.Layer{own}
-	refs := []LibraryRef{{User: id.User()}}
-	names := []string{LayerUser}
+	refs := []layout.LibraryRef{{User: id.User()}}
+	names := []string{skillview.LayerUser}
 	for _, t := range teams {
-		ls = append(ls, p.views.teamLayer(t))
-		refs = append(refs, LibraryRef{Team: t})
-		names = append(names, LayerTeam+t)
+		ls = append(ls, p.views.TeamLayer(t))
+		refs = append(refs, layout.LibraryRef{Team: t})
+		names = append(names, skillview.LayerTeam+t)
 	}
 	ls = append(ls, shared)
-	refs = append(refs, LibraryRef{Shared: true})
-	names = append(names, LayerShared)
+	refs = append(refs, layout.LibraryRef{Shared: true})
+	names = append(names, skillview.LayerShared)
 	xs := make([]*libindex.Index, len(ls))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, l := range ls {
-		g.Go(func() (err error) { xs[i], err = p.views.indexes.Get(gctx, l); return err })
+		g.Go(func() (err error) { xs[i], err = p.views.Indexes.Get(gctx, l); return err })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	out := make([]snapshots.Listed, len(ls))
 	for i, l := range ls {
-		fl := snapshots.Layer{Name: names[i], Prefix: l.Prefix, Space: p.roots.BlobSpace(refs[i])}
+		fl := snapshots.Layer{Name: names[i], Prefix: l.Prefix, Space: p.Roots.BlobSpace(refs[i])}
 		if l.Side != "" {
 			side, all, err := p.views.readSide(ctx, xs[i], l.Side)
 			if err != nil {
@@ -155,9 +155,9 @@ func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Lis
 			}
 			fl.Protected, fl.ProtectAll, fl.Scopes = side.Names, all, side.Scopes
 		}
-		for _, e := range addressable(xs[i].Objs, l.Prefix) {
-			head, _ := xs[i].HeadOf(e.obj.Key)
-			fl.Files = append(fl.Files, snapshots.File{Rel: e.rel, Size: e.obj.Size, ETag: e.obj.ETag, ModTime: e.obj.ModTime.UTC(), Head: head})
+		for _, e := range skillview.Addressable(xs[i].Objs, l.Prefix) {
+			head, _ := xs[i].HeadOf(e.Obj.Key)
+			fl.Files = append(fl.Files, snapshots.File{Rel: e.Rel, Size: e.Obj.Size, ETag: e.Obj.ETag, ModTime: e.Obj.ModTime.UTC(), Head: head})
 		}
 		out[i] = snapshots.Listed{Layer: fl, Index: xs[i]}
 	}
@@ -166,20 +166,20 @@ func (p *pins) Libraries(ctx context.Context, id mounts.Caller) ([]snapshots.Lis
 
 // load returns the view of the snapshot sum of user, built once per replica
 // while it is held.
-func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) {
-	key := p.store.Key(user, sum)
-	if f, ok := p.frozen.Get(key); ok {
+func (p *Pins) load(ctx context.Context, user, sum string) (*frozenView, error) {
+	key := p.Store.Key(user, sum)
+	if f, ok := p.Frozen.Get(key); ok {
 		return f, nil
 	}
 	ch := p.flight.DoChan("snapshot\x00"+key, panics.GuardValue(func() (any, error) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshots.Timeout)
 		defer cancel()
-		doc, err := p.store.Read(rctx, user, sum)
+		doc, err := p.Store.Read(rctx, user, sum)
 		if err != nil {
 			return nil, err
 		}
 		f := p.build(rctx, doc, key)
-		hold(p.views, p.frozen, key, f, f.bytes)
+		hold(p.views, p.Frozen, key, f, f.bytes)
 		return f, nil
 	}))
 	select {
@@ -198,8 +198,8 @@ func (p *pins) load(ctx context.Context, user, sum string) (*frozenView, error) 
 // protected names as frozen; then each file of the layers is pointed at
 // its blob, so every read (GetSkill, ReadSkillFile, /skills, ExportSkill)
 // reads the frozen bytes through the file cache.
-func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *frozenView {
-	ls := make([]*layer, len(doc.Layers))
+func (p *Pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *frozenView {
+	ls := make([]*skillview.Layer, len(doc.Layers))
 	for i, fl := range doc.Layers {
 		// No generation: the content names the snapshot (an index listed
 		// again after a drop has a new one), and replies of a pinned view
@@ -223,63 +223,33 @@ func (p *pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *
 		x.Heads, x.Digests = libindex.SortedHeads(heads), libindex.SortedDigests(digests)
 		// The index holds no protected-names object: the names frozen
 		// with the snapshot apply, not the live ones.
-		l, _ := p.views.buildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
-		l.protected, l.scopes = fl.Protected, compileScopes(fl.Scopes)
+		l, _ := p.views.BuildLayer(ctx, x, fl.Prefix, fl.Name, nil) // reads nothing: x lists no protected-names object
+		l.Protected, l.Scopes = fl.Protected, skillview.CompileScopes(fl.Scopes)
 		if fl.ProtectAll {
-			l.protected = protectAll(l)
+			l.Protected = skillview.ProtectAll(l)
 		}
-		for j := range l.entries {
-			l.entries[j].obj = blobOf[l.entries[j].obj.Key]
+		for j := range l.Entries {
+			l.Entries[j].Obj = blobOf[l.Entries[j].Obj.Key]
 		}
 		// The skills' SKILL.md are their entries: pointed at the blobs too.
-		l.bytes = l.heldBytes() // with the blobs' keys
+		l.Bytes = l.HeldBytes() // with the blobs' keys
 		ls[i] = l
 	}
 	own, lower := ls[0], ls[1:]
 	sl := lower[len(lower)-1]
-	if len(doc.Teams) > 0 || len(sl.protected) > 0 {
+	if len(doc.Teams) > 0 || len(sl.Protected) > 0 {
 		sl = p.views.composeBase(doc.Teams, lower) // as views.base, uncached
 	}
-	if sl.prot != nil {
+	if sl.Prot != nil {
 		// Protected skills take their names and paths from the user's.
-		eff := p.views.compose(sl.prot, own, false)
-		eff.gen, eff.name = own.gen, own.name
+		eff := p.views.compose(sl.Prot, own, false)
+		eff.Generation, eff.Name = own.Generation, own.Name
 		own = eff
 	}
-	o := p.views.overlay(own, sl)
-	n := o.bytes + sl.bytes
+	o := p.views.Overlay(own, sl)
+	n := o.Bytes + sl.Bytes
 	for _, l := range lower {
-		n += l.bytes
+		n += l.Bytes
 	}
-	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: pinBase + key, bytes: n}
-}
-
-// SweepPins deletes user's expired pins and the snapshots no pin refers to
-// (older than the retention), or with dry only counts them. A new pinned
-// thread of the user does so too (the snapshots at most once an hour per
-// replica), and so does library garbage collection.
-func (c *Catalog) SweepPins(ctx context.Context, user string, dry bool) (snapshots.Sweep, error) {
-	if c.views.pins == nil {
-		return snapshots.Sweep{}, nil
-	}
-	if err := mounts.ValidateID("user", user); err != nil {
-		return snapshots.Sweep{}, err
-	}
-	return c.views.pins.store.Sweep(ctx, user, dry)
-}
-
-// PinnedBlobs calls fn with every blob of the library l's blob space a
-// snapshot refers to: for a user's library the user's snapshots, for the
-// shared one and a team's every user's (snapshots.Store.Blobs).
-func (c *Catalog) PinnedBlobs(ctx context.Context, l LibraryRef, fn func(blobs.Digest) error) error {
-	p := c.views.pins
-	if p == nil {
-		// Without pins this catalog cannot read snapshots, whose blobs a
-		// collection would otherwise delete.
-		return fmt.Errorf("%w: pinned threads are not configured, so their snapshots' blobs cannot be told apart", errkind.FailedPrecondition)
-	}
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	return p.store.Blobs(ctx, l.User, p.roots.BlobSpace(l), fn)
+	return &frozenView{o: o, sl: sl, lower: lower, teams: strings.Join(doc.Teams, ","), base: PinBase + key, bytes: n}
 }

@@ -32,7 +32,10 @@ func (s *Skills) pageReply(ctx context.Context, id mounts.Caller, opts skillview
 	if err != nil {
 		return nil, err
 	}
-	snap.Listed(ctx)
+	if s.feed != nil {
+		// The feed keeps the state a client may resume a watch from.
+		s.feed.Listed(ctx, id, snap.LibraryDigest(), snap.State)
+	}
 	return s.replies.Get(ctx, replies.KindList, snap.PageKey(q, variant), func() ([]byte, error) { return enc(snap.Page(q)) })
 }
 

@@ -43,7 +43,6 @@ type Catalog struct {
 	// one call's two first asks never take each other's slot.
 	admitParse, admitReply *admission
 	listener               listenerSlot
-	onListed               listedSlot
 }
 
 // heldSkillMD is the kind of the parsed SKILL.md files on the held budget.

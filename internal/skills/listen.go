@@ -36,29 +36,6 @@ func (c *Catalog) changed(lib layout.LibraryRef, here bool) {
 	}
 }
 
-// ListedFunc hears of a listing (ListSkills' pages): the caller, the library
-// digest it answered at and the State at that digest, made from the same
-// snapshot on demand (no storage request), so a change feed keeps the state
-// a client may resume a watch from. It must not block for long.
-type ListedFunc func(ctx context.Context, id mounts.Caller, digest string, state func() []skillview.Skill)
-
-// OnListed sets the catalog's ListedFunc (one: the assembly's feed); nil
-// removes it.
-func (c *Catalog) OnListed(fn ListedFunc) {
-	if fn == nil {
-		c.onListed.Store(nil)
-		return
-	}
-	c.onListed.Store(&fn)
-}
-
-// listed tells the ListedFunc of a listing made from s.
-func (c *Catalog) listed(ctx context.Context, id mounts.Caller, s snapshot) {
-	if fn := c.onListed.Load(); fn != nil {
-		(*fn)(ctx, id, s.digest(), func() []skillview.Skill { return c.list(s, skillview.ListOptions{IncludeDisabled: true}) })
-	}
-}
-
 // listenerSlot is the Catalog's field holding its Listener.
 type listenerSlot = atomic.Pointer[Listener]
 
@@ -72,6 +49,3 @@ func (c *Catalog) State(ctx context.Context, id mounts.Caller) ([]skillview.Skil
 // IndexRefresh is --skills.index-refresh: how old an index may be before a
 // call revalidates it.
 func (c *Catalog) IndexRefresh() time.Duration { return c.cfg.IndexRefresh }
-
-// listedSlot is the Catalog's field holding its ListedFunc.
-type listedSlot = atomic.Pointer[ListedFunc]

@@ -37,9 +37,12 @@ func (c *Catalog) Snapshot(ctx context.Context, id mounts.Caller) (Snapshot, err
 // LibraryDigest is the digest of the caller's library (Page.LibraryDigest).
 func (s Snapshot) LibraryDigest() string { return s.s.digest() }
 
-// Listed tells the catalog's ListedFunc of a listing answered from s
-// (ListSkills' pages), whether its reply was kept or built.
-func (s Snapshot) Listed(ctx context.Context) { s.c.listed(ctx, s.id, s.s) }
+// State is every served skill of s, disabled ones included, sorted by path:
+// Catalog.State as of this snapshot, made without a storage request (what
+// a change feed keeps of a listing for resuming a watch from its digest).
+func (s Snapshot) State() []skillview.Skill {
+	return s.c.list(s.s, skillview.ListOptions{IncludeDisabled: true})
+}
 
 // ReplyCacheBytes is --skills.reply-cache-bytes: the most the encoded
 // replies of one replica's snapshots may cost.

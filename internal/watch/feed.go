@@ -110,7 +110,6 @@ func New(cat *skills.Catalog, cfg Config, o Options) (*Feed, error) {
 			func() { panics.Logged(f.log, "watch: resync", f.resync) })
 	}
 	cat.Listen(f.changed)
-	cat.OnListed(f.remember)
 	return f, nil
 }
 
@@ -131,7 +130,6 @@ func (f *Feed) Close() {
 	}
 	f.mu.Unlock()
 	f.cat.Listen(nil)
-	f.cat.OnListed(nil)
 	f.cancel()
 	if f.stopTopic != nil {
 		f.stopTopic()
@@ -208,12 +206,13 @@ func (f *Feed) Resume(ctx context.Context, user, digest string) (State, bool) {
 	return st, true
 }
 
-// remember keeps the state of a listing (the catalog's ListedFunc), so a
+// Listed keeps the state of a listing (ListSkills tells the feed of each
+// page it answers, with the page's snapshot), so a
 // client resumes a watch from a listing's library_digest though no watch
 // was open when it listed (WatchSkillsRequest's contract). A digest kept
 // lately costs a map lookup; the state comes from the listing's snapshot,
 // at no storage request.
-func (f *Feed) remember(ctx context.Context, id mounts.Caller, digest string, state func() []skillview.Skill) {
+func (f *Feed) Listed(ctx context.Context, id mounts.Caller, digest string, state func() []skillview.Skill) {
 	key := maphash.String(f.keptSeed, stateKey(id.User(), digest))
 	now := time.Now()
 	if at, ok := f.kept.Get(key); ok && now.Sub(at) < f.cfg.ResumeTTL/2 {

@@ -38,7 +38,7 @@ func TestListingsKeepEachStateOnce(t *testing.T) {
 	b.Shared().Skill("docs/pdf", "pdf", "Read PDFs.", "Use pdftotext.\n")
 	lib := skillstest.Library(t, b.Bucket(t), skillstest.Indexed(time.Hour))
 	c := &storeCounter{Cache: cache.NewLRU(64 << 20)}
-	newFeed(t, lib, nil, watch.Options{Cache: c})
+	feed := newFeed(t, lib, nil, watch.Options{Cache: c})
 	list := func(u int) {
 		t.Helper()
 		// As ListSkills does, whether its page was kept or built.
@@ -46,7 +46,7 @@ func TestListingsKeepEachStateOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap.Listed(t.Context())
+		feed.Listed(t.Context(), caller(fmt.Sprintf("user%d", u)), snap.LibraryDigest(), snap.State)
 	}
 	for u := range users {
 		list(u)

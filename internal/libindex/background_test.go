@@ -30,7 +30,7 @@ func TestBackgroundRevalidationsBounded(t *testing.T) {
 	cfg.MaxHeldBytes = 256 << 20
 	log := slog.New(slog.DiscardHandler)
 	m := NewMetrics(nil)
-	ix := New(b, cache.NewLRU(256<<20), cfg, folderSkills, log, NewCacheLog(log), m)
+	ix := New(b, cache.NewLRU(256<<20), cfg, log, NewCacheLog(log), m)
 	ix.SetNow(clk.Now)
 	t.Cleanup(ix.Close)
 

@@ -21,6 +21,9 @@ type Config struct {
 	MaxHeldBytes int64
 	// MaxObjects bounds the objects read from one library listing.
 	MaxObjects int
+	// MaxSkills bounds the skills an index holds the heads of
+	// (--skills.max-skills); 0 holds every skill of the listing.
+	MaxSkills int
 	// HeadTTL is how long a SKILL.md head, a file's content or kind, and an
 	// index stay in the cache.
 	HeadTTL time.Duration

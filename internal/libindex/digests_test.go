@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,26 +29,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// folderSkills is a catalog's rule for these tests: <dir>/SKILL.md is a
-// skill, and every object under <dir>/ is one of its files.
-func folderSkills(objs []objstore.Object, prefix string) []Skill {
-	var out []Skill
-	for _, o := range objs {
-		rel := strings.TrimPrefix(o.Key, prefix)
-		if dir, file := path.Split(rel); file != "SKILL.md" || strings.Count(dir, "/") != 1 {
-			continue
-		}
-		s := Skill{SkillMD: o}
-		for _, f := range objs {
-			if strings.HasPrefix(f.Key, path.Dir(o.Key)+"/") {
-				s.Files = append(s.Files, f)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // testConfig is a store's configuration; refresh 0 revalidates on every
 // Get, so each Get is one index build.
 func testConfig(refresh time.Duration) Config {
@@ -68,7 +47,7 @@ func newStore(t *testing.T, b objstore.Bucket, c cache.Cache, refresh time.Durat
 	}
 	log := slog.New(slog.DiscardHandler)
 	m := NewMetrics(nil)
-	ix := New(b, c, testConfig(refresh), folderSkills, log, NewCacheLog(log), m)
+	ix := New(b, c, testConfig(refresh), log, NewCacheLog(log), m)
 	t.Cleanup(ix.Close)
 	return ix, m
 }

@@ -41,7 +41,7 @@ func pollingStore(t *testing.T, b *objstoretest.Faulty, c cache.Cache, clk *test
 	cfg := testConfig(5 * time.Second)
 	cfg.IndexMaxStale = 30 * time.Second
 	log := slog.New(slog.DiscardHandler)
-	ix := New(b, c, cfg, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	ix := New(b, c, cfg, log, NewCacheLog(log), NewMetrics(nil))
 	ix.SetNow(clk.Now)
 	t.Cleanup(ix.Close)
 	var (
@@ -226,7 +226,7 @@ func TestRevalidationsSpread(t *testing.T) {
 	cfg := testConfig(5 * time.Minute)
 	cfg.IndexMaxStale = 15 * time.Minute
 	log := slog.New(slog.DiscardHandler)
-	ix := New(b, cache.NewLRU(32<<20), cfg, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	ix := New(b, cache.NewLRU(32<<20), cfg, log, NewCacheLog(log), NewMetrics(nil))
 	ix.SetNow(clk.Now)
 	t.Cleanup(ix.Close)
 	var (
@@ -350,7 +350,7 @@ func TestListingOffPhaseServedHalfAnInterval(t *testing.T) {
 	local := testConfig(time.Second)
 	local.IndexMaxStale = time.Second
 	log := slog.New(slog.DiscardHandler)
-	lx := New(b, cache.NewLRU(1<<20), local, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	lx := New(b, cache.NewLRU(1<<20), local, log, NewCacheLog(log), NewMetrics(nil))
 	t.Cleanup(lx.Close)
 	for g := range uint64(64) {
 		x := &Index{Listed: clk.Now().Add(time.Duration(g) * 37 * time.Millisecond), Gen: g * (^uint64(0) / 64)}

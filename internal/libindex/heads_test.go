@@ -47,7 +47,7 @@ func TestHeadOfARewrittenSkillNamesItsVersion(t *testing.T) {
 	b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
 	c := cache.NewLRU(1 << 20)
 	log := slog.New(slog.DiscardHandler)
-	ix := New(b, c, testConfig(5*time.Second), folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	ix := New(b, c, testConfig(5*time.Second), log, NewCacheLog(log), NewMetrics(nil))
 	t.Cleanup(ix.Close)
 	listed, err := b.Stat(t.Context(), keyA)
 	if err != nil {

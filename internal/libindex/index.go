@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -117,11 +118,32 @@ type Skill struct {
 	Files   []objstore.Object // every file the skill serves, SKILL.md included
 }
 
-// Skills returns the skills among a library's objects (under prefix): the
-// SKILL.md files whose heads an index holds, and the files whose digests it
-// holds. Which folders are skills and which files belong to one is the
-// catalog's rule, so the Store is given it.
-type Skills func(objs []objstore.Object, prefix string) []Skill
+// skillsOf returns the skills among a library's objects (under prefix, in
+// key order), at most max (0: all): the SKILL.md files whose heads an index
+// holds and the files whose digests it holds. Which folders are skills is
+// skillmd.FindFolders' rule, the one the catalog's views apply, so an index
+// holds the heads and digests a view reads; keys no virtual path can name
+// are left out, as views leave them.
+func skillsOf(objs []objstore.Object, prefix string, max int) []Skill {
+	rels := make([]string, 0, len(objs))
+	keep := make([]objstore.Object, 0, len(objs))
+	for _, o := range objs {
+		// An index also lists its library's side object, outside the prefix.
+		if rel, ok := strings.CutPrefix(o.Key, prefix); ok && mounts.Addressable(rel) {
+			rels = append(rels, rel)
+			keep = append(keep, o)
+		}
+	}
+	if max <= 0 {
+		max = len(rels)
+	}
+	folders, _ := skillmd.FindFolders(len(rels), func(i int) string { return rels[i] }, max)
+	out := make([]Skill, len(folders))
+	for i, f := range folders {
+		out[i] = Skill{SkillMD: keep[f.SkillMD], Files: keep[f.Lo:f.Hi:f.Hi]}
+	}
+	return out
+}
 
 // listTimeout bounds one load or revalidation of a library.
 const listTimeout = time.Minute

@@ -23,7 +23,7 @@ func TestJoinedFailedLoadRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a")}))
 		log := slog.New(slog.DiscardHandler)
-		ix := New(b, cache.NewLRU(1<<20), testConfig(5*time.Second), folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+		ix := New(b, cache.NewLRU(1<<20), testConfig(5*time.Second), log, NewCacheLog(log), NewMetrics(nil))
 		release := make(chan struct{})
 		lists := 0
 		b.Before(objstore.OpList, func(context.Context, objstoretest.Call) error {

@@ -38,7 +38,7 @@ func BenchmarkRevalidateUnchanged(b *testing.B) {
 	log := slog.New(slog.DiscardHandler)
 	conf := testConfig(5 * time.Second)
 	conf.IndexMaxStale = 30 * time.Second
-	ix := New(bucket, c, conf, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+	ix := New(bucket, c, conf, log, NewCacheLog(log), NewMetrics(nil))
 	clk := &testClock{now: time.Now()}
 	ix.SetNow(clk.Now)
 	x, err := ix.Get(b.Context(), aliceLayer)

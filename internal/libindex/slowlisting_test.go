@@ -36,7 +36,7 @@ func TestSlowListingServedStaleWhileListed(t *testing.T) {
 			cfg := testConfig(time.Second)
 			cfg.IndexMaxStale = time.Second
 			log := slog.New(slog.DiscardHandler)
-			ix := New(b, cache.NewLRU(16<<20), cfg, folderSkills, log, NewCacheLog(log), NewMetrics(nil))
+			ix := New(b, cache.NewLRU(16<<20), cfg, log, NewCacheLog(log), NewMetrics(nil))
 			ix.SetNow(clk.Now)
 			t.Cleanup(ix.Close)
 

@@ -44,7 +44,6 @@ type Store struct {
 	reader   *headReader
 	digests  *digestReader
 	files    *Files
-	skills   Skills
 	cfg      Config
 	log      *slog.Logger
 	cacheLog *CacheLog
@@ -79,14 +78,14 @@ type held struct {
 // New returns the store of the libraries in bucket, sharing indexes,
 // SKILL.md heads and file digests through c. cl and m are shared with the
 // other users of the skills cache.
-func New(bucket objstore.Bucket, c cache.Cache, cfg Config, skills Skills, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
+func New(bucket objstore.Bucket, c cache.Cache, cfg Config, log *slog.Logger, cl *CacheLog, m *Metrics) *Store {
 	h := cache.NewHeld(cfg.MaxHeldBytes, m.HeldMetrics)
 	hr := &headReader{
 		bucket: bucket, cache: c, ttl: cfg.HeadTTL, headBytes: int64(cfg.HeadBytes), concurrency: cfg.Concurrency, cacheLog: cl,
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, skills: skills, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: cache.NewShelf[*held](h, HeldIndex), work: newBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: cache.NewShelf[*held](h, HeldIndex), work: newBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
 }
 
 // HeldIndex is the kind of the indexes on the Held budget.

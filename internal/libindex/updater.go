@@ -182,7 +182,7 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 	if cap(objs) > len(objs) {
 		objs = slices.Clone(objs) // held as it is: without the listing's spare room
 	}
-	skills := ix.skills(objs, l.Prefix)
+	skills := skillsOf(objs, l.Prefix, ix.cfg.MaxSkills)
 	files := 0
 	for _, s := range skills {
 		files += len(s.Files)

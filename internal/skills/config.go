@@ -174,7 +174,7 @@ func (c *Config) IndexConfig() libindex.Config {
 	return libindex.Config{
 		IndexRefresh: c.IndexRefresh, IndexMaxStale: c.IndexMaxStale, StaleIfError: c.StaleIfError,
 		MaxHeldBytes: c.MaxHeldBytes, MaxObjects: c.MaxObjects, HeadTTL: c.HeadTTL,
-		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes,
+		HeadBytes: c.HeadBytes, Concurrency: c.Concurrency, MaxCachedFileBytes: c.MaxCachedFileBytes, MaxSkills: c.MaxSkills,
 		BackgroundRevalidations: c.BackgroundRevalidations,
 	}
 }

@@ -95,9 +95,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	m := libindex.NewMetrics(o.reg)
 	cl := libindex.NewCacheLog(log)
 	ixCfg := cfg.IndexConfig()
-	ix := libindex.New(bucket, o.cache, ixCfg, func(objs []objstore.Object, prefix string) []libindex.Skill {
-		return skillview.IndexedSkills(objs, prefix, cfg.MaxSkills)
-	}, log, cl, m)
+	ix := libindex.New(bucket, o.cache, ixCfg, log, cl, m)
 	hs := views.NewHeads(log, m)
 	hs.Share(o.cache, cfg.HeadTTL, cl)
 	vs := views.New(ix, hs, table, cfg.viewsConfig())

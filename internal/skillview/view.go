@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
-	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -682,75 +681,25 @@ func Addressable(objs []objstore.Object, prefix string) []Entry {
 
 // NestedProblem explains why a SKILL.md deeper than <category>/<skill> is
 // not served.
-const NestedProblem = "SKILL.md is nested deeper than <category>/<skill>: only <skill>/SKILL.md and <category>/<skill>/SKILL.md are skills; move the folder up to serve it"
+const NestedProblem = skillmd.NestedProblem
 
-// findSkills returns the skill folders among the rel paths of one layer,
-// at most max of them, sorted by path: <name>/SKILL.md, or
-// <category>/<name>/SKILL.md when <category> is not itself a skill. Second,
-// it returns the folders of SKILL.md files that lie deeper and inside no
-// skill, so they can be reported instead of silently ignored.
-func findSkills(entries []Entry, layer string, max int) (skills, nested []*Ref) {
-	flat := map[string]bool{}
-	for _, e := range entries {
-		if d, f := path.Split(e.Rel); f == "SKILL.md" && d != "" && !strings.Contains(strings.TrimSuffix(d, "/"), "/") {
-			flat[strings.TrimSuffix(d, "/")] = true
-		}
-	}
-	categorized := map[string]bool{}
-	for i, e := range entries {
-		dir, file := path.Split(e.Rel)
-		dir = strings.TrimSuffix(dir, "/")
-		if file != "SKILL.md" || dir == "" {
-			continue
-		}
-		cat, rest, isCategorized := strings.Cut(dir, "/")
-		switch {
-		case !isCategorized:
-			skills = append(skills, &Ref{Dir: dir, Name: dir, Layer: layer, SkillMD: &entries[i].Obj})
-		case flat[cat]:
-			// a file of the flat skill cat
-		case !strings.Contains(rest, "/"):
-			categorized[dir] = true
-			skills = append(skills, &Ref{Dir: dir, Name: rest, Layer: layer, SkillMD: &entries[i].Obj})
-		}
-	}
-	for i, e := range entries {
-		dir, file := path.Split(e.Rel)
-		dir = strings.TrimSuffix(dir, "/")
-		if file != "SKILL.md" || strings.Count(dir, "/") < 2 {
-			continue
-		}
-		cat, rest, _ := strings.Cut(dir, "/")
-		second, _, _ := strings.Cut(rest, "/")
-		if flat[cat] || categorized[cat+"/"+second] {
-			continue // a file of a skill
-		}
-		n := &Ref{Dir: dir, Name: path.Base(dir), Layer: layer, SkillMD: &entries[i].Obj, Nested: true}
-		n.addNotes().Errorf("%s", NestedProblem)
-		nested = append(nested, n)
-	}
-	byDir := func(a, b *Ref) int { return strings.Compare(a.Dir, b.Dir) }
-	slices.SortFunc(skills, byDir)
-	slices.SortFunc(nested, byDir)
-	return skills[:min(len(skills), max)], nested[:min(len(nested), max)]
-}
-
-// LayerSkills is findSkills with each skill's files attached: every entry
-// of the layer inside its folder. A layer's skill never holds another
-// layer's file: where the user has a file, the shared folder around it is
-// shadowed.
+// LayerSkills is the skills among one layer's entries (sorted by path) by
+// skillmd.FindFolders, at most max of them, each with its files: every
+// entry of the layer inside its folder (a part of entries, not a copy). A
+// layer's skill never holds another layer's file: where the user has a
+// file, the shared folder around it is shadowed. Second, the folders of
+// SKILL.md files nested too deep, noted with NestedProblem.
 func LayerSkills(entries []Entry, layer string, max int) (skills, nested []*Ref) {
-	skills, nested = findSkills(entries, layer, max)
-	for _, s := range skills {
-		// A folder's files are contiguous in path order: the skill's are a
-		// part of the layer's, not a copy.
-		prefix := s.Dir + "/"
-		lo, _ := findEntry(entries, prefix)
-		hi := lo
-		for hi < len(entries) && strings.HasPrefix(entries[hi].Rel, prefix) {
-			hi++
-		}
-		s.Files = entries[lo:hi:hi]
+	folders, deep := skillmd.FindFolders(len(entries), func(i int) string { return entries[i].Rel }, max)
+	skills = make([]*Ref, len(folders))
+	for i, f := range folders {
+		skills[i] = &Ref{Dir: f.Dir, Name: f.Name, Layer: layer, SkillMD: &entries[f.SkillMD].Obj, Files: entries[f.Lo:f.Hi:f.Hi]}
+	}
+	nested = make([]*Ref, len(deep))
+	for i, f := range deep {
+		n := &Ref{Dir: f.Dir, Name: f.Name, Layer: layer, SkillMD: &entries[f.SkillMD].Obj, Nested: true}
+		n.addNotes().Errorf("%s", NestedProblem)
+		nested[i] = n
 	}
 	return skills, nested
 }
@@ -823,22 +772,6 @@ func (v *View) unique(mount, ref, what string, refs []*Ref) (*Ref, error) {
 	}
 	return nil, fmt.Errorf("%w: %q is the %s of %d skills (%s): refer to one by its name or path",
 		errkind.InvalidArgument, ref, what, len(refs), listed(paths, 5))
-}
-
-// IndexedSkills is the rule libindex builds an index by: the skills among
-// objs as a view finds them, each with the files it serves, so an index
-// holds the heads and digests a view reads.
-func IndexedSkills(objs []objstore.Object, prefix string, maxSkills int) []libindex.Skill {
-	refs, _ := LayerSkills(Addressable(objs, prefix), "", maxSkills)
-	out := make([]libindex.Skill, len(refs))
-	for i, s := range refs {
-		files := make([]objstore.Object, len(s.Files))
-		for j, e := range s.Files {
-			files[j] = e.Obj
-		}
-		out[i] = libindex.Skill{SkillMD: *s.SkillMD, Files: files}
-	}
-	return out
 }
 
 // ExtensionProblem is why the MCP skills extension does not serve r, or "".

@@ -25,6 +25,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/options"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 )
 
@@ -36,6 +37,7 @@ type Config struct {
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "audit.".
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Output, prefix+"output", "stdout", `Where audit lines (JSON, one per change or denied request) go: "stdout", "stderr", a file path (appended), or "off". The service log is on stderr.`)
+	options.Tag(f, options.Basic, prefix+"output")
 }
 
 // Open returns the logger cfg describes and what to close at exit.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/url"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // Authentication modes.
@@ -59,6 +61,7 @@ type JWTConfig struct {
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Mode, prefix+"mode", ModeInsecure, `How callers are authenticated: "jwt" requires a signed bearer token; "insecure" trusts the x-skillsvc-* identity metadata unverified and is refused on a non-loopback listener unless allow-insecure-remote is set.`)
 	f.BoolVar(&c.AllowInsecureRemote, prefix+"allow-insecure-remote", false, "Allow insecure mode on a non-loopback listener (only behind something that authenticates every caller).")
+	options.Tag(f, options.Basic, prefix+"mode")
 	c.JWT.RegisterFlagsWithPrefix(prefix+"jwt.", f)
 }
 
@@ -83,6 +86,7 @@ func (c *JWTConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.SkillScopeClaim, prefix+"skill-scope-claim", "skill_scope", `Claim naming the skill scope (a named skill set, docs/selection.md) every listing of the token's calls shows: it binds, and a request naming another scope is PERMISSION_DENIED. Empty ignores it.`)
 	f.StringVar(&c.HarnessClaim, prefix+"harness-claim", "harness", `Claim naming the agent harness the token's caller runs in, which scopes match against skills' compatibility field; binds as the scope claim does. Empty ignores it.`)
 	f.StringVar(&c.AdminScope, prefix+"admin-scope", "skillsvc:admin", "Scope that makes a token an admin token (AdminService; acting for a named user).")
+	options.Tag(f, options.Basic, prefix+"secret-file", prefix+"public-key-file", prefix+"jwks-url", prefix+"issuer", prefix+"audience")
 }
 
 // Validate checks the settings without reading the key files.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // Config selects the cache stack New builds: the in-process LRU alone, or the
@@ -119,6 +121,8 @@ func (c *RedisConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.KeyPrefix, prefix+"key-prefix", "skillsvc:", "Prefix of every Redis key and channel. Deployments sharing a Redis are kept apart by their storage (S3 endpoint and bucket, or data directory), whose digest follows the prefix and frames every value, whatever the prefix; replicas of one deployment share entries when they name the same storage alike.")
 	f.IntVar(&c.Breaker.Failures, prefix+"breaker.failures", 5, "Failed Redis calls in a row that open the circuit breaker.")
 	f.DurationVar(&c.Breaker.CoolDown, prefix+"breaker.cool-down", 10*time.Second, "How long an open breaker skips Redis before one call probes it again.")
+	options.Tag(f, options.Basic, prefix+"addrs", prefix+"password", prefix+"key-prefix")
+	options.Secret(f, prefix+"password")
 }
 
 // Enabled reports whether Redis is configured.

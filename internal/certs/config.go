@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // ErrInvalidConfig: the TLS settings do not fit together.
@@ -28,6 +30,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.ClientCAFile, prefix+"client-ca-file", "", "PEM bundle of CA certificates; when set, clients must present a certificate signed by one of them.")
 	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often the certificate, key and client CA files are checked for changes; 0 disables reloading.")
 	f.StringVar(&c.MinVersion, prefix+"min-version", "1.2", `Lowest TLS version accepted: "1.2" or "1.3".`)
+	options.Tag(f, options.Basic, prefix+"cert-file", prefix+"key-file", prefix+"client-ca-file")
 }
 
 // Enabled reports whether TLS is configured. A half configuration counts as

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // Limits of one client.
@@ -90,6 +91,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.APIKeyFile, prefix+"api-key-file", "", "File holding a bearer token for the embeddings endpoint; empty sends none.")
 	f.DurationVar(&c.Timeout, prefix+"timeout", 10*time.Second, "Bound of one embeddings request (each of up to 3 tries on 429, 5xx or a network failure).")
 	f.Float64Var(&c.Weight, prefix+"weight", DefaultWeight, "Share of the semantic similarity in the hybrid relevance (0..1); the lexical relevance has the rest.")
+	// Experimental: the optional semantic stage, its weight tuned on one
+	// small model (docs/selection.md), may change in a minor release.
+	options.Tag(f, options.Experimental, prefix+"url", prefix+"model", prefix+"api-key-file", prefix+"timeout", prefix+"weight")
 }
 
 // Enabled reports whether the semantic stage is on.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // Config configures the event paths: the webhook endpoint (on with a token
@@ -51,6 +53,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.Float64Var(&c.DropRate, prefix+"drop-rate", 100, "Most library drops (a few Redis deletes, a storage delete and a message to the other replicas each) this replica starts per second for events; the rest wait their turn, each library queued once however many events name it.")
 	f.IntVar(&c.DropConcurrency, prefix+"drop-concurrency", 4, "Most drops for events under way at once on this replica.")
 	f.IntVar(&c.MaxPending, prefix+"max-pending", 10000, "Most libraries waiting for a drop or its recheck; an event request (or SQS message) naming another library beyond it is refused (503 with Retry-After; the message is received again).")
+	options.Tag(f, options.Basic, prefix+"webhook-token-file")
 	c.SQS.RegisterFlagsWithPrefix(prefix+"sqs.", f)
 }
 

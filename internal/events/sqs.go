@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/skillsvc/skillsvc/internal/options"
 	"github.com/skillsvc/skillsvc/internal/panics"
 )
 
@@ -48,6 +49,7 @@ func (c *SQSConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.WaitTime, prefix+"wait-time", 20*time.Second, "Long-polling wait of each ReceiveMessage (1s to 20s): an idle queue costs one request per wait per replica.")
 	f.DurationVar(&c.VisibilityTimeout, prefix+"visibility-timeout", 2*time.Minute, "How long a received message stays hidden from the other replicas while it is applied; one not deleted by then is received again.")
 	f.IntVar(&c.MaxMessages, prefix+"max-messages", 10, "Messages received at once (1 to 10).")
+	options.Tag(f, options.Basic, prefix+"queue-url")
 }
 
 // Enabled reports whether the consumer is on.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/options"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -66,6 +67,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.MemoryWait, prefix+"memory-wait", 2*time.Second, "How long a publish or version read waits for --library.memory-budget before RESOURCE_EXHAUSTED.")
 	f.DurationVar(&c.CoexistenceTimeout, prefix+"coexistence-timeout", 5*time.Second, "How long a publish (validate_only too) may spend searching the target library for skills the new version competes with and running its eval_queries.json; past it the publish goes ahead with a warning that the check could not run. 0 turns the check off.")
 	f.DurationVar(&c.RecoverEvery, prefix+"recover-every", time.Minute, "How often each replica finishes publishes a crash interrupted (from their intent objects under the shared versions prefix); also once at start.")
+	options.Tag(f, options.Basic, prefix+"review")
 }
 
 // DefaultConfig returns the flag defaults.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // ErrInvalidConfig: the limit settings are out of range or do not fit
@@ -54,6 +56,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.OverridesFile, prefix+"overrides-file", "", `Optional YAML file of per-user limits, e.g. "users: {alice: {rate: 10, burst: 20, concurrency: 4}}"; an omitted field takes the default. Changes apply without a restart; a bad edit keeps the previous overrides.`)
 	f.DurationVar(&c.ReloadInterval, prefix+"reload-interval", 10*time.Second, "How often the overrides file is checked for changes.")
 	f.IntVar(&c.MaxTrackedUsers, prefix+"max-tracked-users", 100000, "Most users whose limiter state is kept in memory; the least recently seen are forgotten first (and start again with a full bucket). Users with calls in flight are always kept.")
+	options.Tag(f, options.Basic, prefix+"rate", prefix+"burst", prefix+"concurrency")
 }
 
 // DefaultConfig returns the defaults RegisterFlagsWithPrefix sets.

@@ -25,6 +25,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/options"
 )
 
 // Config selects the bucket and how to reach it. Credentials come from the
@@ -50,6 +51,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.BoolVar(&c.PathStyle, prefix+"path-style", false, "Use path-style addressing (needed for MinIO and most S3-compatible servers).")
 	f.IntVar(&c.MaxConnsPerHost, prefix+"max-conns-per-host", 256, "Idle HTTP connections kept per S3 host.")
 	f.BoolVar(&c.ReadOnlyIfUnsafe, prefix+"read-only-if-unsafe", false, "Serve a store that ignores conditional writes (If-None-Match, If-Match, concurrent creates: checked at start and by every readiness check) read-only, every write refused FAILED_PRECONDITION, instead of refusing to start: writing to it would lose updates silently.")
+	options.Tag(f, options.Basic, prefix+"bucket", prefix+"endpoint", prefix+"region", prefix+"path-style")
 }
 
 // ErrNoBucket is returned by Validate when no bucket is configured.

@@ -31,7 +31,7 @@ import (
 
 // Config chooses where audit lines go.
 type Config struct {
-	Output string `yaml:"output"`
+	Output string
 }
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "audit.".

@@ -24,37 +24,37 @@ var ErrInvalidConfig = errors.New("auth: invalid configuration")
 
 // Config chooses how callers are authenticated.
 type Config struct {
-	Mode string `yaml:"mode"`
+	Mode string
 	// AllowInsecureRemote lets insecure mode serve on a non-loopback
 	// address, for deployments where a mesh or private network already
 	// authenticates every caller.
-	AllowInsecureRemote bool      `yaml:"allow_insecure_remote"`
-	JWT                 JWTConfig `yaml:"jwt"`
+	AllowInsecureRemote bool
+	JWT                 JWTConfig
 }
 
 // JWTConfig configures bearer-token authentication. At least one key
 // source is set; keys from several sources are used together, each pinned
 // to its own algorithm.
 type JWTConfig struct {
-	SecretFile      string        `yaml:"secret_file"`
-	PublicKeyFile   string        `yaml:"public_key_file"`
-	JWKSFile        string        `yaml:"jwks_file"`
-	JWKSURL         string        `yaml:"jwks_url"`
-	JWKSRefresh     time.Duration `yaml:"jwks_refresh"`
-	JWKSTimeout     time.Duration `yaml:"jwks_timeout"`
-	ReloadInterval  time.Duration `yaml:"reload_interval"`
-	Issuer          string        `yaml:"issuer"`
-	Audience        string        `yaml:"audience"`
-	Leeway          time.Duration `yaml:"leeway"`
-	UserClaim       string        `yaml:"user_claim"`
-	ThreadClaim     string        `yaml:"thread_claim"`
-	TicketClaim     string        `yaml:"ticket_claim"`
-	ScopeClaim      string        `yaml:"scope_claim"`
-	PinClaim        string        `yaml:"pin_claim"`
-	TeamsClaim      string        `yaml:"teams_claim"`
-	SkillScopeClaim string        `yaml:"skill_scope_claim"`
-	HarnessClaim    string        `yaml:"harness_claim"`
-	AdminScope      string        `yaml:"admin_scope"`
+	SecretFile      string
+	PublicKeyFile   string
+	JWKSFile        string
+	JWKSURL         string
+	JWKSRefresh     time.Duration
+	JWKSTimeout     time.Duration
+	ReloadInterval  time.Duration
+	Issuer          string
+	Audience        string
+	Leeway          time.Duration
+	UserClaim       string
+	ThreadClaim     string
+	TicketClaim     string
+	ScopeClaim      string
+	PinClaim        string
+	TeamsClaim      string
+	SkillScopeClaim string
+	HarnessClaim    string
+	AdminScope      string
 }
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "auth.".

@@ -15,8 +15,8 @@ import (
 // Config selects the cache stack New builds: the in-process LRU alone, or the
 // LRU in front of Redis when Redis has an address.
 type Config struct {
-	LRU   LRUConfig   `yaml:"lru"`
-	Redis RedisConfig `yaml:"redis"`
+	LRU   LRUConfig
+	Redis RedisConfig
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -36,11 +36,11 @@ func (c *Config) Validate() error {
 // LRUConfig sizes the in-process cache.
 type LRUConfig struct {
 	// MaxBytes bounds keys plus values plus a small fixed cost per entry.
-	MaxBytes int64 `yaml:"max_bytes"`
+	MaxBytes int64
 	// MaxTTL caps how long an item stays in process memory in front of
 	// Redis, so a change another replica makes shows up here within it.
 	// Without Redis the caller's TTL applies.
-	MaxTTL time.Duration `yaml:"max_ttl"`
+	MaxTTL time.Duration
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -61,45 +61,45 @@ func (c *LRUConfig) Validate() error {
 // MasterName) or Cluster (several addresses, or Cluster set).
 type RedisConfig struct {
 	// Addrs is empty when Redis is off.
-	Addrs      []string  `yaml:"addrs"`
-	Cluster    bool      `yaml:"cluster"`
-	MasterName string    `yaml:"master_name"`
-	Username   string    `yaml:"username"`
-	Password   Secret    `yaml:"password"`
-	DB         int       `yaml:"db"`
-	TLS        TLSConfig `yaml:"tls"`
+	Addrs      []string
+	Cluster    bool
+	MasterName string
+	Username   string
+	Password   Secret
+	DB         int
+	TLS        TLSConfig
 
-	PoolSize     int           `yaml:"pool_size"`
-	DialTimeout  time.Duration `yaml:"dial_timeout"`
-	ReadTimeout  time.Duration `yaml:"read_timeout"`
-	WriteTimeout time.Duration `yaml:"write_timeout"`
-	PoolTimeout  time.Duration `yaml:"pool_timeout"`
+	PoolSize     int
+	DialTimeout  time.Duration
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	PoolTimeout  time.Duration
 
 	// KeyPrefix is put before every key (and the Keyspace). It must hold
 	// no hash tag: the caller's {…} picks the slot.
-	KeyPrefix string `yaml:"key_prefix"`
+	KeyPrefix string
 	// Keyspace is the deployment's, set by the service from its storage
 	// (not a flag): it is what keeps deployments sharing a Redis apart.
-	Keyspace Keyspace `yaml:"-"`
+	Keyspace Keyspace
 
-	Breaker BreakerConfig `yaml:"breaker"`
+	Breaker BreakerConfig
 }
 
 // TLSConfig turns on TLS to Redis.
 type TLSConfig struct {
-	Enabled bool `yaml:"enabled"`
+	Enabled bool
 	// CAFile replaces the system roots when set (a private CA).
-	CAFile     string `yaml:"ca_file"`
-	ServerName string `yaml:"server_name"`
+	CAFile     string
+	ServerName string
 }
 
 // BreakerConfig says when to stop calling Redis and for how long.
 type BreakerConfig struct {
 	// Failures is how many calls in a row must fail to open the breaker.
-	Failures int `yaml:"failures"`
+	Failures int
 	// CoolDown is how long an open breaker fails calls at once before one
 	// probe call may go through (half-open); a success closes it again.
-	CoolDown time.Duration `yaml:"cool_down"`
+	CoolDown time.Duration
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.

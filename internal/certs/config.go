@@ -16,11 +16,11 @@ var ErrInvalidConfig = errors.New("certs: invalid configuration")
 // Config says where a listener's certificate, key and optional client CA
 // bundle live. TLS is off when neither file is set.
 type Config struct {
-	CertFile       string        `yaml:"cert_file"`
-	KeyFile        string        `yaml:"key_file"`
-	ClientCAFile   string        `yaml:"client_ca_file"`
-	ReloadInterval time.Duration `yaml:"reload_interval"`
-	MinVersion     string        `yaml:"min_version"`
+	CertFile       string
+	KeyFile        string
+	ClientCAFile   string
+	ReloadInterval time.Duration
+	MinVersion     string
 }
 
 // RegisterFlagsWithPrefix registers the flags, e.g. with prefix "tls.".

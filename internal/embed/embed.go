@@ -66,17 +66,17 @@ var (
 // semantic stage off: no request is made and nothing is held.
 type Config struct {
 	// URL is the endpoint's base: requests go to URL + "/v1/embeddings".
-	URL string `yaml:"url"`
+	URL string
 	// Model is sent as the request's model, and names the vectors cached.
-	Model string `yaml:"model"`
+	Model string
 	// APIKeyFile holds a bearer token sent with each request; empty sends
 	// none.
-	APIKeyFile string `yaml:"api_key_file"`
+	APIKeyFile string
 	// Timeout bounds one request (each retry has its own).
-	Timeout time.Duration `yaml:"timeout"`
+	Timeout time.Duration
 	// Weight is the share of the semantic score in a hybrid ranking
 	// (0..1; the lexical relevance has the rest).
-	Weight float64 `yaml:"weight"`
+	Weight float64
 }
 
 // DefaultWeight is the semantic share of the hybrid ranking, chosen on

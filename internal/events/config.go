@@ -17,30 +17,30 @@ import (
 type Config struct {
 	// WebhookTokenFile holds the secret the sender puts in its
 	// Authorization header (MinIO's notify_webhook auth_token).
-	WebhookTokenFile string `yaml:"webhook_token_file"`
+	WebhookTokenFile string
 	// Path is where the HTTP listener accepts events.
-	Path string `yaml:"path"`
+	Path string
 	// MaxBodyBytes bounds one request's body.
-	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	MaxBodyBytes int64
 	// MaxRecords bounds the records of one request.
-	MaxRecords int `yaml:"max_records"`
+	MaxRecords int
 	// ReloadInterval is how often the token file is checked for a new
 	// token.
-	ReloadInterval time.Duration `yaml:"reload_interval"`
+	ReloadInterval time.Duration
 	// DropRate and DropConcurrency pace the drops events cause (each a few
 	// Redis deletes, a storage delete and a message to the other
 	// replicas): however many events arrive, a replica starts at most
 	// DropRate a second and runs at most DropConcurrency at once, so a
 	// burst cannot take the shared Redis pool from other tenants' calls.
-	DropRate        float64 `yaml:"drop_rate"`
-	DropConcurrency int     `yaml:"drop_concurrency"`
+	DropRate        float64
+	DropConcurrency int
 	// MaxPending bounds the libraries waiting for a drop or a recheck. A
 	// library already waiting is not queued twice; an event naming a new
 	// one beyond the bound is refused (503, retried by the sender).
-	MaxPending int `yaml:"max_pending"`
+	MaxPending int
 	// SQS consumes the queue AWS S3 (directly or through SNS) sends the
 	// bucket's events to.
-	SQS SQSConfig `yaml:"sqs"`
+	SQS SQSConfig
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.

@@ -24,21 +24,21 @@ import (
 // SQSConfig configures the consumer of the SQS queue AWS S3 sends the
 // bucket's event notifications to, directly or through an SNS topic.
 type SQSConfig struct {
-	QueueURL string `yaml:"queue_url"`
+	QueueURL string
 	// Endpoint is an SQS-compatible server's URL; empty uses AWS.
-	Endpoint string `yaml:"endpoint"`
+	Endpoint string
 	// Region of the queue; empty is the bucket's (--s3.region): S3 sends
 	// a bucket's notifications only to a queue in its own region.
-	Region string `yaml:"region"`
+	Region string
 	// WaitTime is how long one ReceiveMessage waits for a message (long
 	// polling): an idle queue costs one request per WaitTime per replica.
-	WaitTime time.Duration `yaml:"wait_time"`
+	WaitTime time.Duration
 	// VisibilityTimeout hides a received message from the other replicas
 	// while it is applied; one not deleted by then (the apply failed, the
 	// replica died) is received again.
-	VisibilityTimeout time.Duration `yaml:"visibility_timeout"`
+	VisibilityTimeout time.Duration
 	// MaxMessages are received at once (SQS allows 1 to 10).
-	MaxMessages int `yaml:"max_messages"`
+	MaxMessages int
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.

@@ -15,9 +15,9 @@ import (
 // through the API keep their files in the same blob spaces, so a file is
 // stored once per library whoever refers to it.
 type VersionRoots struct {
-	User   string `yaml:"user"`   // "{user}/versions/"
-	Shared string `yaml:"shared"` // "_shared/versions/"
-	Team   string `yaml:"team"`   // "_teams/{team}/versions/"
+	User   string // "{user}/versions/"
+	Shared string // "_shared/versions/"
+	Team   string // "_teams/{team}/versions/"
 }
 
 // DefaultVersionRoots are the defaults of --library.versions-prefix,

@@ -17,38 +17,38 @@ type Config struct {
 	// Roots are each library's versions root: its versions, and the blobs
 	// and snapshots pinned threads share with them (layout.VersionRoots).
 	// Both lie outside every mount: no worker can write a version.
-	Roots layout.VersionRoots `yaml:"roots"`
+	Roots layout.VersionRoots
 	// Review makes a non-admin's publish to the shared library, and a
 	// member's to its team's, a pending version until an admin approves
 	// it; without it such a publish is refused.
-	Review bool `yaml:"review"`
+	Review bool
 	// LockWait bounds how long a change waits for another change of the
 	// same skill to finish (ABORTED after).
-	LockWait time.Duration `yaml:"lock_wait"`
+	LockWait time.Duration
 	// MaxVersions bounds the versions one skill keeps listed and resolved.
-	MaxVersions int `yaml:"max_versions"`
+	MaxVersions int
 	// MaxProposals and MaxProposalsPerAuthor bound one skill's proposals
 	// (non-admins' pending publishes, kept apart from its versions): all
 	// of them, and one author's pending ones, so proposals never crowd
 	// out the versions or the other authors.
-	MaxProposals          int `yaml:"max_proposals"`
-	MaxProposalsPerAuthor int `yaml:"max_proposals_per_author"`
+	MaxProposals          int
+	MaxProposalsPerAuthor int
 	// GCGrace is how old a blob no version or snapshot refers to must be
 	// before garbage collection deletes it: a publish or pin in flight
 	// writes its blobs before the record naming them.
-	GCGrace time.Duration `yaml:"gc_grace"`
+	GCGrace time.Duration
 	// MemoryBudget is the replica's Budget in bytes: publishes received
 	// and written, version records and files read; MemoryWait how long a
 	// call waits for it before RESOURCE_EXHAUSTED.
-	MemoryBudget int64         `yaml:"memory_budget"`
-	MemoryWait   time.Duration `yaml:"memory_wait"`
+	MemoryBudget int64
+	MemoryWait   time.Duration
 	// RecoverEvery is how often a replica finishes the publishes a crash
 	// interrupted (intents.go); also once at start.
-	RecoverEvery time.Duration `yaml:"recover_every"`
+	RecoverEvery time.Duration
 	// CoexistenceTimeout bounds a publish's coexistence check and
 	// triggering evals (internal/coexist); 0 turns them off. Past it the publish
 	// goes ahead with a warning that the check could not run.
-	CoexistenceTimeout time.Duration `yaml:"coexistence_timeout"`
+	CoexistenceTimeout time.Duration
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.

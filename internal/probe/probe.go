@@ -14,11 +14,11 @@ import (
 
 // Config says how often and how patiently storage is checked.
 type Config struct {
-	Interval time.Duration `yaml:"interval"`
-	Timeout  time.Duration `yaml:"timeout"`
+	Interval time.Duration
+	Timeout  time.Duration
 	// Failures is how many checks in a row must fail before the replica is
 	// reported not ready; one success makes it ready again.
-	Failures int `yaml:"failures"`
+	Failures int
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.

@@ -30,21 +30,21 @@ type Config struct {
 	// refill), in units of the cost table (cost.go): one unit is a storage
 	// listing page or write, a tenth is a call or a storage read; 0 turns
 	// the rate limit off.
-	Rate float64 `yaml:"rate"`
+	Rate float64
 	// Burst is the bucket's size: the cost a user who was idle may spend
 	// at once, and the most debt a call's storage work can leave.
-	Burst int `yaml:"burst"`
+	Burst int
 	// Concurrency is how many calls one user may have in flight; 0 turns
 	// the concurrency limit off.
-	Concurrency int `yaml:"concurrency"`
+	Concurrency int
 	// OverridesFile is an optional YAML file of per-user limits, re-read
 	// every ReloadInterval.
-	OverridesFile  string        `yaml:"overrides_file"`
-	ReloadInterval time.Duration `yaml:"reload_interval"`
+	OverridesFile  string
+	ReloadInterval time.Duration
 	// MaxTrackedUsers bounds the per-user state held in memory. A user
 	// forgotten to make room starts again with a full bucket; a user with
 	// calls in flight is never forgotten.
-	MaxTrackedUsers int `yaml:"max_tracked_users"`
+	MaxTrackedUsers int
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults, e.g. with

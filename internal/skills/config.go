@@ -18,103 +18,103 @@ import (
 // Config configures the skills library and the limits of its RPCs.
 type Config struct {
 	// Mount is the read-only mount whose template locates a user's library.
-	Mount string `yaml:"mount"`
+	Mount string
 	// SharedPrefix holds the organization-wide library.
-	SharedPrefix string `yaml:"shared_prefix"`
+	SharedPrefix string
 	// TeamPrefix holds each team's library; {team} is replaced by the
 	// team's ID. TeamIndexKey is a team library's persisted index.
-	TeamPrefix   string `yaml:"team_prefix"`
-	TeamIndexKey string `yaml:"team_index_key"`
+	TeamPrefix   string
+	TeamIndexKey string
 	// SharedProtectedKey and TeamProtectedKey hold the names of the
 	// protected skills of the shared library and of a team's ({team}).
-	SharedProtectedKey string `yaml:"shared_protected_key"`
-	TeamProtectedKey   string `yaml:"team_protected_key"`
+	SharedProtectedKey string
+	TeamProtectedKey   string
 	// SettingsKey is the per-user settings object; {user} is replaced.
-	SettingsKey string `yaml:"settings_key"`
+	SettingsKey string
 	// IndexKey is the object holding a user's persisted library index;
 	// {user} is replaced. SharedIndexKey is the shared library's.
-	IndexKey       string `yaml:"index_key"`
-	SharedIndexKey string `yaml:"shared_index_key"`
+	IndexKey       string
+	SharedIndexKey string
 	// IndexRefresh is the base interval after which a library index is
 	// revalidated in the background while it keeps being served, each
 	// library at its own point of it (libindex.FreshFor); 0 lists the
 	// library on every call and caches no index. Libraries are uploaded with ordinary
 	// S3 tools, so their changes show up after about this.
-	IndexRefresh time.Duration `yaml:"index_refresh"`
+	IndexRefresh time.Duration
 	// IndexMaxStale is the hard bound: an older index is revalidated
 	// before the call is answered.
-	IndexMaxStale time.Duration `yaml:"index_max_stale"`
+	IndexMaxStale time.Duration
 	// StaleIfError is how old an index may be served when revalidating it
 	// fails (object storage down).
-	StaleIfError time.Duration `yaml:"stale_if_error"`
+	StaleIfError time.Duration
 	// SettingsTTL bounds how long a user's cached settings are trusted:
 	// changes through skillsvc show up at once, edits to the settings
 	// object by other tools after at most this.
-	SettingsTTL time.Duration `yaml:"settings_ttl"`
+	SettingsTTL time.Duration
 	// MaxHeldBytes bounds what one replica keeps decoded in memory (the
 	// library indexes, each library's parsed skills and manifests, each
 	// user's view), least recently used first out.
-	MaxHeldBytes int64 `yaml:"max_held_bytes"`
+	MaxHeldBytes int64
 	// MaxHeldIndexes is deprecated and ignored: it bounded the count of
 	// indexes, whose size varies a thousandfold; MaxHeldBytes replaces it.
-	MaxHeldIndexes int `yaml:"max_held_indexes"`
+	MaxHeldIndexes int
 	// MaxCachedFileBytes is the largest skill file whose content is cached
 	// (by key and ETag); larger files are read from storage every time.
-	MaxCachedFileBytes int64 `yaml:"max_cached_file_bytes"`
+	MaxCachedFileBytes int64
 	// HeadTTL is how long the head of one version of a SKILL.md (key and
 	// ETag) stays in the cache. A version never changes, so this only
 	// bounds the memory of versions no longer listed.
-	HeadTTL     time.Duration `yaml:"head_ttl"`
-	HeadBytes   int           `yaml:"head_bytes"`
-	Concurrency int           `yaml:"concurrency"`
+	HeadTTL     time.Duration
+	HeadBytes   int
+	Concurrency int
 	// BackgroundRevalidations bounds the library revalidations a replica
 	// runs at once while serving the index it has.
-	BackgroundRevalidations int `yaml:"background_revalidations"`
+	BackgroundRevalidations int
 	// MaxSkills bounds the skills one library may hold.
-	MaxSkills      int   `yaml:"max_skills"`
-	MaxObjects     int   `yaml:"max_objects"`
-	MaxExportBytes int64 `yaml:"max_export_bytes"`
-	MaxFileBytes   int64 `yaml:"max_file_bytes"`
+	MaxSkills      int
+	MaxObjects     int
+	MaxExportBytes int64
+	MaxFileBytes   int64
 	// MaxListedFiles bounds the files GetSkill describes (one ranged read
 	// each); the rest are counted.
-	MaxListedFiles int `yaml:"max_listed_files"`
+	MaxListedFiles int
 	// MaxRenderBytes bounds RenderSkill's text, which copies the arguments
 	// into every $ARGUMENTS placeholder.
-	MaxRenderBytes int64 `yaml:"max_render_bytes"`
+	MaxRenderBytes int64
 
 	// Request limits: a 0 in a request means the default; more than the
 	// maximum is clamped (page sizes, search results) or refused (budget).
-	DefaultPageSize int32 `yaml:"default_page_size"`
-	MaxPageSize     int32 `yaml:"max_page_size"`
+	DefaultPageSize int32
+	MaxPageSize     int32
 	// MaxPageBytes bounds the encoded size of a ListSkills page and a
 	// SearchSkills reply, so a library with large frontmatter is served in
 	// replies any client can receive.
-	MaxPageBytes         int   `yaml:"max_page_bytes"`
-	DefaultSearchResults int32 `yaml:"default_search_results"`
-	MaxSearchResults     int32 `yaml:"max_search_results"`
-	MaxQueryBytes        int   `yaml:"max_query_bytes"`
-	MaxCharBudget        int32 `yaml:"max_char_budget"`
+	MaxPageBytes         int
+	DefaultSearchResults int32
+	MaxSearchResults     int32
+	MaxQueryBytes        int
+	MaxCharBudget        int32
 	// SearchBodyBytes bounds what the search index reads of one SKILL.md
 	// (its frontmatter and body); SearchBodyReads the SKILL.md files one
 	// index build reads at once. Only a skill version no index and no
 	// cached analysis has is read.
-	SearchBodyBytes int64 `yaml:"search_body_bytes"`
-	SearchBodyReads int   `yaml:"search_body_reads"`
+	SearchBodyBytes int64
+	SearchBodyReads int
 	// ReplyCacheBytes bounds the encoded ListSkills pages, FormatSkills
 	// blocks and SearchSkills replies one replica keeps for reuse; 0 keeps
 	// none.
-	ReplyCacheBytes int64 `yaml:"reply_cache_bytes"`
+	ReplyCacheBytes int64
 	// ReplySharedTTL is how long a reply one replica built stays in the
 	// shared cache (Redis) for every replica; 0 keeps replies in process
 	// only.
-	ReplySharedTTL time.Duration `yaml:"reply_shared_ttl"`
+	ReplySharedTTL time.Duration
 
 	// Tool names that text meant for a model mentions, when a request names
 	// none: the tool that searches skills (in a prompt block with skills
 	// left out) and the one that fetches a file as is (when a skill file is
 	// refused as text). Empty means neutral wording.
-	SearchTool   string `yaml:"search_tool"`
-	DownloadTool string `yaml:"download_tool"`
+	SearchTool   string
+	DownloadTool string
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.

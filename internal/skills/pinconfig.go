@@ -14,16 +14,16 @@ import (
 type PinConfig struct {
 	// Roots are the library's, set from --library.versions-prefix and
 	// --library.shared-versions-prefix, which the authors' path registers.
-	Roots layout.VersionRoots `yaml:"-"`
+	Roots layout.VersionRoots
 	// Retention is how long a thread keeps the library it pinned; after
 	// it, its next pinned call pins the library as it is then.
-	Retention time.Duration `yaml:"pin_retention"`
+	Retention time.Duration
 	// MaxBytes bounds the bytes of skill files one pin copies (the user's
 	// and the shared library together).
-	MaxBytes int64 `yaml:"pin_max_bytes"`
+	MaxBytes int64
 	// GCGrace is --library.gc-grace, which the authors' path registers: a
 	// pin writes an old blob it reuses again first (blobs.Store.Fresh).
-	GCGrace time.Duration `yaml:"-"`
+	GCGrace time.Duration
 }
 
 // DefaultGCGrace is the default of --library.gc-grace.

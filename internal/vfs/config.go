@@ -8,24 +8,24 @@ import (
 
 // Config holds the limits that keep every operation bounded.
 type Config struct {
-	MaxReadBytes        int64         `yaml:"max_read_bytes"`
-	MaxReadResponse     int64         `yaml:"max_read_response_bytes"`
-	MaxWriteBytes       int64         `yaml:"max_write_bytes"`
-	MaxUploadBytes      int64         `yaml:"max_upload_bytes"`
-	MaxListPage         int           `yaml:"max_list_page"`
-	MaxGlobResults      int           `yaml:"max_glob_results"`
-	MaxScanObjects      int           `yaml:"max_scan_objects"`
-	MaxGrepMatches      int           `yaml:"max_grep_matches"`
-	MaxGrepFileBytes    int64         `yaml:"max_grep_file_bytes"`
-	MaxGrepScanBytes    int64         `yaml:"max_grep_scan_bytes"`
-	GrepConcurrency     int           `yaml:"grep_concurrency"`
-	MaxGrepLineBytes    int           `yaml:"max_grep_line_bytes"`
-	MaxPatternBytes     int           `yaml:"max_pattern_bytes"`
-	MaxRegexInsts       int           `yaml:"max_regex_insts"`
-	MaxGlobAlternatives int           `yaml:"max_glob_braces"`
-	EditAttempts        int           `yaml:"edit_attempts"`
-	EditBackoff         time.Duration `yaml:"edit_backoff"`
-	ChunkSize           int           `yaml:"chunk_size"`
+	MaxReadBytes        int64
+	MaxReadResponse     int64
+	MaxWriteBytes       int64
+	MaxUploadBytes      int64
+	MaxListPage         int
+	MaxGlobResults      int
+	MaxScanObjects      int
+	MaxGrepMatches      int
+	MaxGrepFileBytes    int64
+	MaxGrepScanBytes    int64
+	GrepConcurrency     int
+	MaxGrepLineBytes    int
+	MaxPatternBytes     int
+	MaxRegexInsts       int
+	MaxGlobAlternatives int
+	EditAttempts        int
+	EditBackoff         time.Duration
+	ChunkSize           int
 }
 
 // RegisterFlagsWithPrefix registers the limits with their defaults.

@@ -9,18 +9,18 @@ import (
 // Config bounds the feed.
 type Config struct {
 	// MaxPerUser is the most watches one user may hold open on a replica.
-	MaxPerUser int `yaml:"max_per_user"`
+	MaxPerUser int
 	// MaxPerReplica is the most watches a replica serves at once.
-	MaxPerReplica int `yaml:"max_per_replica"`
+	MaxPerReplica int
 	// ResumeTTL is how long a state stays known for resuming from its digest.
-	ResumeTTL time.Duration `yaml:"resume_ttl"`
+	ResumeTTL time.Duration
 	// Interval is how often a watched library is looked at without being
 	// told of a change; 0: half of --skills.index-refresh (a second when
 	// that is 0).
-	Interval time.Duration `yaml:"interval"`
+	Interval time.Duration
 	// MaxStateBytes bounds a state kept for resuming; a bigger one is not
 	// kept (a resume from it is a reset).
-	MaxStateBytes int `yaml:"max_state_bytes"`
+	MaxStateBytes int
 }
 
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "watch.").

@@ -31,16 +31,16 @@ import (
 // Config selects the bucket and how to reach it. Credentials come from the
 // standard AWS chain (env, shared config, web identity, instance role).
 type Config struct {
-	Bucket    string `yaml:"bucket"`
-	Endpoint  string `yaml:"endpoint"`
-	Region    string `yaml:"region"`
-	PathStyle bool   `yaml:"path_style"`
+	Bucket    string
+	Endpoint  string
+	Region    string
+	PathStyle bool
 	// MaxConnsPerHost sizes the idle pool: listings fan out to many GETs,
 	// and the SDK default of 10 idle connections per host would churn.
-	MaxConnsPerHost int `yaml:"max_conns_per_host"`
+	MaxConnsPerHost int
 	// ReadOnlyIfUnsafe serves a store that fails the write-safety probe
 	// (objstore.CheckWriteSafety) read-only instead of refusing to start.
-	ReadOnlyIfUnsafe bool `yaml:"read_only_if_unsafe"`
+	ReadOnlyIfUnsafe bool
 }
 
 // RegisterFlagsWithPrefix registers the config's flags with defaults.

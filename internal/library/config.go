@@ -58,6 +58,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Roots.Shared, prefix+"shared-versions-prefix", def.Shared, "The shared library's versions prefix; outside every mount and the shared library, its first segment no valid user ID.")
 	f.StringVar(&c.Roots.Team, prefix+"team-versions-prefix", def.Team, "Each team library's versions prefix; {team} is the team ID (a whole segment), outside every mount and apart from --skills.team-prefix and the team's index and protected-list keys.")
 	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin, or to a team library by a member, creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
+	options.Tag(f, options.Basic, prefix+"review")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
 	f.DurationVar(&c.GCGrace, prefix+"gc-grace", skills.DefaultGCGrace, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION). Proposals (pending publishes) are kept apart and never count.")
@@ -67,7 +68,6 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.MemoryWait, prefix+"memory-wait", 2*time.Second, "How long a publish or version read waits for --library.memory-budget before RESOURCE_EXHAUSTED.")
 	f.DurationVar(&c.CoexistenceTimeout, prefix+"coexistence-timeout", 5*time.Second, "How long a publish (validate_only too) may spend searching the target library for skills the new version competes with and running its eval_queries.json; past it the publish goes ahead with a warning that the check could not run. 0 turns the check off.")
 	f.DurationVar(&c.RecoverEvery, prefix+"recover-every", time.Minute, "How often each replica finishes publishes a crash interrupted (from their intent objects under the shared versions prefix); also once at start.")
-	options.Tag(f, options.Basic, prefix+"review")
 }
 
 // DefaultConfig returns the flag defaults.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,11 +25,14 @@ type group struct {
 	groups []*group
 }
 
-// tree groups f's flags at each ".": at every level the options come first,
-// then the groups, each sorted by name.
-func tree(f *flag.FlagSet) *group {
+// tree groups f's flags but skip at each ".": at every level the options
+// come first, then the groups, each sorted by name.
+func tree(f *flag.FlagSet, skip ...string) *group {
 	root := &group{}
 	f.VisitAll(func(fl *flag.Flag) { // sorted by name
+		if slices.Contains(skip, fl.Name) {
+			return
+		}
 		g := root
 		segs := strings.Split(fl.Name, ".")
 		for _, s := range segs[:len(segs)-1] {
@@ -117,6 +121,20 @@ func typeName(fl *flag.Flag) string {
 func PrintUsage(w io.Writer, f *flag.FlagSet, all bool) error {
 	var b bytes.Buffer
 	names, groups := sections(f, func(fl *flag.Flag) bool { return all || CategoryOf(fl) == Basic })
+	// A group of one option needs no heading: it joins the first section.
+	for i := len(names) - 1; i > 0; i-- {
+		if len(groups[i]) == 1 {
+			if names[0] != "" {
+				names, groups = append([]string{""}, names...), append([][]*flag.Flag{nil}, groups...)
+				i++
+			}
+			groups[0] = append(groups[0], groups[i]...)
+			names, groups = slices.Delete(names, i, i+1), slices.Delete(groups, i, i+1)
+		}
+	}
+	if len(groups) > 0 {
+		sort.Slice(groups[0], func(i, j int) bool { return groups[0][i].Name < groups[0][j].Name })
+	}
 	const width, col = 100, 34
 	for i, name := range names {
 		if name != "" {
@@ -129,8 +147,12 @@ func PrintUsage(w io.Writer, f *flag.FlagSet, all bool) error {
 			}
 			if !all {
 				line := fmt.Sprintf("%-*s", col-1, head) + " "
-				help := firstSentence(fl.Usage) + defaultNote(fl)
-				fmt.Fprintln(&b, strings.TrimRight(line+cut(help, width-utf8.RuneCountInString(line)), " "))
+				note := defaultNote(fl)
+				if len(note) > 32 { // a long default needs --help-all's room
+					note = ""
+				}
+				help := cut(firstClause(fl.Usage), width-utf8.RuneCountInString(line+note))
+				fmt.Fprintln(&b, strings.TrimRight(line+help+note, " "))
 				continue
 			}
 			mark := CategoryOf(fl).String()
@@ -154,18 +176,34 @@ func defaultNote(fl *flag.Flag) string {
 	return fmt.Sprintf(" (default %s)", fl.DefValue)
 }
 
-// firstSentence is s up to its first ". " (the listing's short help).
-func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
+// firstClause is s up to its first ". ", "; " or ": " (the listing's
+// short help), unless that leaves too little to say anything.
+func firstClause(s string) string {
+	end := len(s)
+	for _, sep := range []string{". ", "; ", ": "} {
+		for from := 0; ; {
+			i := strings.Index(s[from:], sep)
+			if i < 0 {
+				break
+			}
+			i += from
+			if i >= 12 && i < end && !strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
+				end = i
+				break
+			}
+			from = i + len(sep)
+		}
 	}
-	return s
+	return strings.TrimSuffix(s[:end], ".")
 }
 
 // cut shortens s to n runes at a word, marking the cut with "…".
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
+	}
+	if n < 2 {
+		return "…"
 	}
 	r := []rune(s)[:n-1]
 	if i := strings.LastIndexByte(string(r), ' '); i > n/2 {
@@ -243,10 +281,10 @@ func encode(w io.Writer, head string, n *yaml.Node) error {
 	return err
 }
 
-// WriteEffective writes f's values as a config file, nested, secrets
-// that are set as "********".
-func WriteEffective(w io.Writer, f *flag.FlagSet) error {
-	return encode(w, "", document(tree(f), func(fl *flag.Flag) *yaml.Node {
+// WriteEffective writes f's values but skip's as a config file, nested,
+// secrets that are set as "********".
+func WriteEffective(w io.Writer, f *flag.FlagSet, skip ...string) error {
+	return encode(w, "", document(tree(f, skip...), func(fl *flag.Flag) *yaml.Node {
 		v := fl.Value.String()
 		if IsSecret(fl) && v != "" {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Masked}
@@ -255,11 +293,11 @@ func WriteEffective(w io.Writer, f *flag.FlagSet) error {
 	}, nil))
 }
 
-// WriteDefaults writes a complete config file of f's defaults, each option
-// under its help, category and environment variable as comments; head
-// goes first (comment lines).
-func WriteDefaults(w io.Writer, f *flag.FlagSet, head string) error {
-	return encode(w, head, document(tree(f), func(fl *flag.Flag) *yaml.Node {
+// WriteDefaults writes a config file of the defaults of f's options but
+// skip's, each under its help, category and environment variable as
+// comments; head goes first (comment lines).
+func WriteDefaults(w io.Writer, f *flag.FlagSet, head string, skip ...string) error {
+	return encode(w, head, document(tree(f, skip...), func(fl *flag.Flag) *yaml.Node {
 		return scalar(fl, fl.DefValue)
 	}, func(fl *flag.Flag) string {
 		lines := wrap(fl.Usage, 76)

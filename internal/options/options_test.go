@@ -158,12 +158,12 @@ func TestPrintUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A group of one joins the top; a short help ends at its first clause.
-	want := "  --config.file string            YAML config file\n" +
-		"  --listen string                 gRPC listen address (default 127.0.0.1:7070)\n" +
-		"  --s3.bucket string              Bucket name. Required with --storage=s3\n" +
+	want := "  --config.file string                YAML config file\n" +
+		"  --listen string                     gRPC listen address (default 127.0.0.1:7070)\n" +
+		"  --s3.bucket string                  Bucket name. Required with --storage=s3\n" +
 		"cache:\n" +
-		"  --cache.redis.addrs string      Comma-separated Redis addresses\n" +
-		"  --cache.redis.password string   Redis password\n"
+		"  --cache.redis.addrs string          Comma-separated Redis addresses\n" +
+		"  --cache.redis.password string       Redis password\n"
 	if basic.String() != want {
 		t.Errorf("basic listing:\n%s\nwant:\n%s", basic.String(), want)
 	}

@@ -135,7 +135,7 @@ func PrintUsage(w io.Writer, f *flag.FlagSet, all bool) error {
 	if len(groups) > 0 {
 		sort.Slice(groups[0], func(i, j int) bool { return groups[0][i].Name < groups[0][j].Name })
 	}
-	const width, col = 100, 34
+	const width, col = 100, 38
 	for i, name := range names {
 		if name != "" {
 			fmt.Fprintf(&b, "%s:\n", name)
@@ -176,25 +176,24 @@ func defaultNote(fl *flag.Flag) string {
 	return fmt.Sprintf(" (default %s)", fl.DefValue)
 }
 
-// firstClause is s up to its first ". ", "; " or ": " (the listing's
-// short help), unless that leaves too little to say anything.
+// firstClause is s up to its first ". ", "; " or ": " outside parentheses
+// (the listing's short help), unless that leaves too little to say
+// anything ("e.g. " ends nothing).
 func firstClause(s string) string {
-	end := len(s)
-	for _, sep := range []string{". ", "; ", ": "} {
-		for from := 0; ; {
-			i := strings.Index(s[from:], sep)
-			if i < 0 {
-				break
+	depth := 0
+	for i := 0; i+1 < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case '.', ';', ':':
+			if depth == 0 && s[i+1] == ' ' && i >= 12 && !strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
+				return s[:i]
 			}
-			i += from
-			if i >= 12 && i < end && !strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
-				end = i
-				break
-			}
-			from = i + len(sep)
 		}
 	}
-	return strings.TrimSuffix(s[:end], ".")
+	return strings.TrimSuffix(s, ".")
 }
 
 // cut shortens s to n runes at a word, marking the cut with "…".

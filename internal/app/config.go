@@ -27,9 +27,9 @@ import (
 
 // Config is the whole server configuration. Every field is a flag; every
 // flag can also be set as SKILLSVC_<NAME> (upper case, "." and "-" as "_")
-// and as a key of the YAML file --config.file names (flagopt.Parse).
+// and as a key of the YAML file --config.file names (options.Parse).
 type Config struct {
-	ConfigFile      string // --config.file: read by flagopt.Parse before the flags
+	ConfigFile      string // --config.file: read by options.Parse before the flags
 	Listen          string
 	HTTPListen      string
 	MetricsListen   string
@@ -53,12 +53,11 @@ type Config struct {
 	Skills          skills.Config
 	Embeddings      embed.Config   // --search.embeddings.*: the optional semantic stage of search
 	Library         library.Config // --library.*, pins too
-
-	Cache  cache.Config
-	Probe  probe.Config
-	MCP    mcpserver.Config
-	Events events.Config
-	Watch  watch.Config
+	Cache           cache.Config
+	Probe           probe.Config
+	MCP             mcpserver.Config
+	Events          events.Config
+	Watch           watch.Config
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -205,7 +204,7 @@ func (f tableFlag) Set(s string) error {
 const ConfigFileFlag = "config.file"
 
 // parse sets c from its defaults, the config file, the SKILLSVC_*
-// environment and args, in that order (flagopt.Parse), then resolves the
+// environment and args, in that order (options.Parse), then resolves the
 // defaults that depend on other options (the skills' freshness).
 func parse(c *Config, f *flag.FlagSet, args []string, getenv func(string) string) error {
 	if err := flagopt.Parse(f, args, getenv, ConfigFileFlag); err != nil {

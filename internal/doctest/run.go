@@ -45,15 +45,19 @@ type Failure struct {
 
 func (f *Failure) Error() string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s:%d: %s", f.Page, f.Block.Line, f.Reason)
+	if f.Block.Line == 0 {
+		fmt.Fprintf(&s, "%s: %s\n", f.Page, f.Reason)
+	} else {
+		fmt.Fprintf(&s, "%s:%d: %s\n", f.Page, f.Block.Line, f.Reason)
+	}
 	if f.Block.Text != "" {
-		fmt.Fprintf(&s, "\n--- block (%s)\n%s", f.Block.Lang, f.Block.Text)
+		fmt.Fprintf(&s, "--- block (%s)\n%s", f.Block.Lang, f.Block.Text)
 	}
 	if f.Output != "" {
 		fmt.Fprintf(&s, "--- output\n%s\n", f.Output)
 	}
 	s.WriteString(f.Context)
-	return s.String()
+	return strings.TrimSuffix(s.String(), "\n")
 }
 
 // page is the state of one page's run.

@@ -86,7 +86,7 @@ func TestRunFailures(t *testing.T) {
 		{
 			name: "non-zero exit",
 			page: "```sh\ntrue\n```\n\n```sh\necho before\nfalse\necho after\n```\n",
-			want: []string{"page.md:5: exited 1", "--- block (sh)\necho before\nfalse\necho after\n", "--- output\nbefore\n"},
+			want: []string{"page.md:5: exited 1", "--- block (sh)\necho before\nfalse\necho after\n", "--- output\nbefore"},
 		},
 		{
 			name: "pipefail",

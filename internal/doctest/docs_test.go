@@ -101,9 +101,29 @@ func runFile(t *testing.T, r *Runner, page string) {
 	}
 	run := *r
 	run.Log = logWriter{t}
+	before := repoStatus(t, r.Root)
 	if err := run.Run(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
+	// The page's directory links to the repository, so a block can write
+	// into it (npm ci in clients/ts, make, pip install -e): such a block
+	// belongs in skip, or its output in a file= path of the page's own.
+	if after := repoStatus(t, r.Root); after != before {
+		t.Fatalf("%s changed the repository's files (git status before:\n%s\nafter:\n%s)", page, before, after)
+	}
+}
+
+// repoStatus is git status of the tracked and the untracked, not ignored,
+// files.
+func repoStatus(t *testing.T, root string) string {
+	t.Helper()
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=all")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git status: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 // logWriter puts the runner's progress lines in the test's log.

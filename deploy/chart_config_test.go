@@ -196,15 +196,16 @@ func TestChartConfig(t *testing.T) {
 		},
 	}, {
 		name: "config overrides then flags",
-		// config wins over the named values, false and "" included; extraArgs win over both.
+		// config wins over the named values, false and "" included, a
+		// dotted key too; extraArgs win over both.
 		values: "s3:\n  pathStyle: true\nconfig:\n  s3:\n    path-style: false\n  http:\n    listen: \"\"\n" +
 			"  vfs:\n    max-upload-bytes: 536870912\n  log:\n    level: debug\n    format: text\n" +
-			"  skills:\n    index-refresh: 10s\nextraArgs: [\"--log.level=warn\"]\n",
+			"  skills:\n    index-refresh: 10s\n  s3.region: eu-west-3\nextraArgs: [\"--log.level=warn\"]\n",
 		extra: []string{"--log.level=warn"},
 		check: func(t *testing.T, c app.Config, file string) {
-			if c.S3.PathStyle || c.HTTPListen != "" || c.VFS.MaxUploadBytes != 536870912 || c.LogFormat != "text" || c.Skills.IndexRefresh != 10*time.Second {
-				t.Errorf("path-style %v, http.listen %q, max-upload-bytes %d, log.format %q, index-refresh %v: want config's",
-					c.S3.PathStyle, c.HTTPListen, c.VFS.MaxUploadBytes, c.LogFormat, c.Skills.IndexRefresh)
+			if c.S3.PathStyle || c.HTTPListen != "" || c.VFS.MaxUploadBytes != 536870912 || c.LogFormat != "text" || c.Skills.IndexRefresh != 10*time.Second || c.S3.Region != "eu-west-3" {
+				t.Errorf("path-style %v, http.listen %q, max-upload-bytes %d, log.format %q, index-refresh %v, s3.region %q: want config's",
+					c.S3.PathStyle, c.HTTPListen, c.VFS.MaxUploadBytes, c.LogFormat, c.Skills.IndexRefresh, c.S3.Region)
 			}
 			if c.LogLevel != "warn" {
 				t.Errorf("log.level = %q, want extraArgs' warn over config's debug", c.LogLevel)

@@ -102,11 +102,19 @@ Sprig's merge functions would skip); maps merge key by key.
 {{- toYaml $settings }}
 {{- end }}
 
-{{/* Sets every key of .src in .dst, merging maps found in both. */}}
+{{/*
+Sets every key of .src in .dst, merging maps found in both. A dotted key
+("s3.bucket") is taken as its nesting, as skillsvc reads it, so it replaces
+the rendered key instead of making the option appear twice.
+*/}}
 {{- define "skillsvc.mergeInto" -}}
 {{- $dst := .dst }}
 {{- range $k, $v := .src }}
-{{- if and (kindIs "map" $v) (kindIs "map" (get $dst $k)) }}
+{{- if contains "." $k }}
+{{- $parts := splitList "." $k }}
+{{- range reverse (rest $parts) }}{{ $v = dict . $v }}{{ end }}
+{{- include "skillsvc.mergeInto" (dict "dst" $dst "src" (dict (first $parts) $v)) }}
+{{- else if and (kindIs "map" $v) (kindIs "map" (get $dst $k)) }}
 {{- include "skillsvc.mergeInto" (dict "dst" (get $dst $k) "src" $v) }}
 {{- else }}
 {{- $_ := set $dst $k $v }}

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/skillsvc/skillsvc/internal/app"
+	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 // configFile is where the chart mounts skillsvc's config file.
@@ -123,8 +124,8 @@ func TestChartConfig(t *testing.T) {
 				q.Endpoint != "http://sqs.local:4566" || q.VisibilityTimeout != 5*time.Minute || q.WaitTime != 10*time.Second {
 				t.Errorf("sqs = %+v", q)
 			}
-			if c.Skills.IndexRefresh != app.EventsIndexRefresh {
-				t.Errorf("skills.index-refresh = %v, want %v with events", c.Skills.IndexRefresh, app.EventsIndexRefresh)
+			if c.Skills.IndexRefresh != skills.EventsIndexRefresh {
+				t.Errorf("skills.index-refresh = %v, want %v with events", c.Skills.IndexRefresh, skills.EventsIndexRefresh)
 			}
 		},
 	}, {

@@ -94,6 +94,7 @@ lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 	go mod tidy -diff
 	go vet ./...
+	go vet -tags doctest ./internal/doctest/
 
 test: tools check-generate lint test-helm test-go test-clients test-docs bench-smoke fuzz
 

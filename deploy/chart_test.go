@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +55,7 @@ func TestChart(t *testing.T) {
 		check  func(t *testing.T, objs []manifest)
 	}{{
 		name:  "defaults",
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment"},
 		check: func(t *testing.T, objs []manifest) {
 			d := only(t, objs, "Deployment")
 			if n := num(d, "spec", "replicas"); n != 2 {
@@ -71,7 +70,7 @@ func TestChart(t *testing.T) {
 		name: "autoscaling, service monitor and dashboard",
 		set: []string{"autoscaling.enabled=true", "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps",
 			"metrics.grafanaDashboard.enabled=true", "metrics.grafanaDashboard.annotations.grafana_folder=skillsvc"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Service", "Deployment", "HorizontalPodAutoscaler", "ServiceMonitor"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "ConfigMap", "Service", "Service", "Deployment", "HorizontalPodAutoscaler", "ServiceMonitor"},
 		check: func(t *testing.T, objs []manifest) {
 			d := only(t, objs, "Deployment")
 			if _, ok := get(d, "spec").(map[string]any)["replicas"]; ok {
@@ -114,7 +113,7 @@ func TestChart(t *testing.T) {
 				t.Errorf("endpoint = %v, want path /metrics over http", ep)
 			}
 
-			cm := only(t, objs, "ConfigMap")
+			cm := named(t, objs, "ConfigMap", "skillsvc-dashboard")
 			if str(cm, "metadata", "labels", "grafana_dashboard") != "1" || str(cm, "metadata", "annotations", "grafana_folder") != "skillsvc" {
 				t.Errorf("dashboard ConfigMap metadata = %v", get(cm, "metadata"))
 			}
@@ -125,7 +124,7 @@ func TestChart(t *testing.T) {
 	}, {
 		name:  "memory target only, with behavior",
 		set:   []string{"autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=", "autoscaling.targetMemoryUtilizationPercentage=80", "autoscaling.minReplicas=3", "autoscaling.behavior.scaleDown.stabilizationWindowSeconds=600"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment", "HorizontalPodAutoscaler"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment", "HorizontalPodAutoscaler"},
 		check: func(t *testing.T, objs []manifest) {
 			hpa := only(t, objs, "HorizontalPodAutoscaler")
 			if got := resourceTargets(hpa); !reflect.DeepEqual(got, map[string]int{"memory": 80}) {
@@ -139,7 +138,7 @@ func TestChart(t *testing.T) {
 		name: "metrics over TLS",
 		set: []string{"tls.enabled=true", "tls.existingSecret=skillsvc-tls", "metrics.tls=true", "metrics.serviceMonitor.enabled=true",
 			"metrics.serviceMonitor.tlsConfig.serverName=skillsvc.agents.svc"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Service", "Deployment", "ServiceMonitor"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Service", "Deployment", "ServiceMonitor"},
 		check: func(t *testing.T, objs []manifest) {
 			ep := get(only(t, objs, "ServiceMonitor"), "spec", "endpoints").([]any)[0]
 			if str(ep, "scheme") != "https" || str(ep, "tlsConfig", "serverName") != "skillsvc.agents.svc" {
@@ -149,34 +148,16 @@ func TestChart(t *testing.T) {
 	}, {
 		name:  "dashboard in Grafana's namespace",
 		set:   []string{"metrics.grafanaDashboard.enabled=true", "metrics.grafanaDashboard.namespace=monitoring"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "ConfigMap", "Service", "Deployment"},
 		check: func(t *testing.T, objs []manifest) {
-			if ns := str(only(t, objs, "ConfigMap"), "metadata", "namespace"); ns != "monitoring" {
+			if ns := str(named(t, objs, "ConfigMap", "skillsvc-dashboard"), "metadata", "namespace"); ns != "monitoring" {
 				t.Errorf("dashboard namespace = %q", ns)
-			}
-		},
-	}, {
-		name: "events from an SQS queue",
-		set: []string{"events.sqs.queueUrl=https://sqs.eu-west-1.amazonaws.com/123456789012/skills-events",
-			"events.sqs.visibilityTimeout=5m", "cache.redis.addrs=redis:6379"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
-		check: func(t *testing.T, objs []manifest) {
-			a := args(only(t, objs, "Deployment"))
-			for _, want := range []string{"--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/123456789012/skills-events", "--events.sqs.visibility-timeout=5m"} {
-				if !slices.Contains(a, want) {
-					t.Errorf("args lack %s: %v", want, a)
-				}
-			}
-			for _, f := range a {
-				if strings.HasPrefix(f, "--events.sqs.region=") || strings.HasPrefix(f, "--events.sqs.endpoint=") || strings.HasPrefix(f, "--events.sqs.wait-time=") {
-					t.Errorf("%s rendered without its value set", f)
-				}
 			}
 		},
 	}, {
 		name:  "GOMEMLIMIT from a 2G limit at 80%",
 		set:   []string{"resources.limits.memory=2G", "goMemLimitPercent=80"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment"},
 		check: func(t *testing.T, objs []manifest) {
 			if v := env(only(t, objs, "Deployment"))["GOMEMLIMIT"]; v != "1600000000" {
 				t.Errorf("GOMEMLIMIT = %q, want 1600000000", v)
@@ -185,7 +166,7 @@ func TestChart(t *testing.T) {
 	}, {
 		name:   "GOMEMLIMIT from a limit in bytes in a values file",
 		values: "resources:\n  limits:\n    memory: 1073741824\n",
-		kinds:  []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
+		kinds:  []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment"},
 		check: func(t *testing.T, objs []manifest) {
 			if v := env(only(t, objs, "Deployment"))["GOMEMLIMIT"]; v != "966367641" {
 				t.Errorf("GOMEMLIMIT = %q, want 966367641", v)
@@ -194,7 +175,7 @@ func TestChart(t *testing.T) {
 	}, {
 		name:  "no memory limit",
 		set:   []string{"resources.limits=null"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment"},
 		check: func(t *testing.T, objs []manifest) {
 			if v, ok := env(only(t, objs, "Deployment"))["GOMEMLIMIT"]; ok {
 				t.Errorf("GOMEMLIMIT = %q without a memory limit", v)
@@ -203,7 +184,7 @@ func TestChart(t *testing.T) {
 	}, {
 		name:  "GOMEMLIMIT in extraEnv wins",
 		set:   []string{"extraEnv[0].name=GOMEMLIMIT", "extraEnv[0].value=700MiB"},
-		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "Service", "Deployment"},
+		kinds: []string{"PodDisruptionBudget", "ServiceAccount", "ConfigMap", "Service", "Deployment"},
 		check: func(t *testing.T, objs []manifest) {
 			n := 0
 			for _, e := range get(only(t, objs, "Deployment"), "spec", "template", "spec", "containers").([]any)[0].(map[string]any)["env"].([]any) {
@@ -328,6 +309,18 @@ func all(objs []manifest, k string) []manifest {
 		}
 	}
 	return out
+}
+
+// named is the object of kind k called name.
+func named(t *testing.T, objs []manifest, k, name string) manifest {
+	t.Helper()
+	for _, o := range all(objs, k) {
+		if str(o, "metadata", "name") == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s", k, name)
+	return nil
 }
 
 func only(t *testing.T, objs []manifest, k string) manifest {

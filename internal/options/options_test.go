@@ -200,17 +200,21 @@ func TestWriteEffective(t *testing.T) {
 	// Without config.file, what it prints loads back.
 	_, f = newFake()
 	b.Reset()
-	if err := f.Parse([]string{"--s3.bucket=b", "--s3.path-style"}); err != nil {
+	if err := f.Parse([]string{"--s3.bucket=b", "--s3.path-style", "--search.weight=1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := options.WriteEffective(&b, f, "config.file"); err != nil {
 		t.Fatal(err)
 	}
+	// A whole float prints as a plain number, not "!!float 1".
+	if !strings.Contains(b.String(), "  weight: 1\n") {
+		t.Errorf("a whole float:\n%s", b.String())
+	}
 	c, f := newFake()
 	if _, err := options.Load(f, "effective.yaml", b.Bytes(), "config.file"); err != nil {
 		t.Fatal(err)
 	}
-	if c.bucket != "b" || !c.pathPath || c.conns != 256 || c.weight != 0.2 {
+	if c.bucket != "b" || !c.pathPath || c.conns != 256 || c.weight != 1 {
 		t.Errorf("loaded back %+v", *c)
 	}
 }

@@ -241,7 +241,9 @@ func scalar(fl *flag.Flag, text string) *yaml.Node {
 		case int, int32, int64, uint, uint64:
 			tag = "!!int"
 		case float64:
-			tag = "!!float"
+			// Untagged: a whole number reads back as an int (and Set
+			// parses it as the float it is) instead of printing !!float.
+			tag = ""
 		}
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text}

@@ -286,7 +286,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	log.Info("serving", "addr", lis.Addr().String(), "storage", cfg.Storage, "mounts", cfg.Mounts.String(), "auth", cfg.Auth.Mode, "tls", a.tls != nil)
 	// "liveness" only says the process runs; "" and the services say whether
-	// it can serve, which needs storage (see README, Health).
+	// it can serve, which needs storage (see docs/operators/observability.md).
 	a.health.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
 	setReady := func(ready bool) {
 		st := healthpb.HealthCheckResponse_NOT_SERVING

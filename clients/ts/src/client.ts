@@ -60,7 +60,7 @@ export interface Identity {
   ticket?: string;
   /** A token, or a function returning a fresh one. */
   token?: string | (() => string | Promise<string>);
-  /** Read the library the thread pinned on its first such call (x-skillsvc-pin: library; README "Pinned threads"). */
+  /** Read the library the thread pinned on its first such call (x-skillsvc-pin: library; docs/agents/pins.md). */
   pinLibrary?: boolean;
   /** The caller's teams, comma separated (x-skillsvc-teams; insecure mode — in jwt mode the token names them). */
   teams?: string;

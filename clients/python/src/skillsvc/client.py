@@ -86,7 +86,7 @@ class Identity:
     bearer token, given as a string or as a function returning a fresh one.
     ``pin_library`` asks that every call read the library the thread pinned
     on its first such call (header ``x-skillsvc-pin: library``; see the
-    README's "Pinned threads"). ``teams`` (comma-separated team IDs, header
+    docs/agents/pins.md). ``teams`` (comma-separated team IDs, header
     ``x-skillsvc-teams``) are the teams whose libraries the caller reads, in
     insecure mode; in jwt mode the token names them. ``scope`` (header
     ``x-skillsvc-scope``) is the named skill set every listing shows unless

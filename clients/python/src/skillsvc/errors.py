@@ -1,7 +1,7 @@
 """Exceptions for failed calls, keeping the gRPC status code.
 
-skillsvc maps every failure to one gRPC code through one table (see the
-README's "Errors"); each code has an exception class here, so callers catch
+skillsvc maps every failure to one gRPC code through one table
+(docs/agents/grpc-and-json.md, "Errors"); each code has an exception class here, so callers catch
 ``NotFound`` or ``FailedPrecondition`` rather than inspect codes.
 """
 

@@ -95,7 +95,7 @@ lint:
 	go mod tidy -diff
 	go vet ./...
 
-test: tools check-generate lint test-helm test-go test-clients bench-smoke fuzz
+test: tools check-generate lint test-helm test-go test-clients test-docs bench-smoke fuzz
 
 test-go:
 	go test $(GO_TEST_FLAGS) ./...
@@ -139,6 +139,18 @@ test-conformance: conformanceenv bin/testenv
 # except the differences listed there with their reasons.
 test-skills-ref: skillsrefenv build
 	cd test/skills-ref && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
+
+# Every code block of README.md and docs/**/*.md, run against bin/skillsvc and
+# bin/skillctl as internal/doctest's package doc describes (one page:
+# make test-docs DOCS=docs/operators/helm.md), and the harness's own tests.
+# The doctest build tag keeps the pages out of test-go, which has not built
+# what they need.
+.PHONY: test-docs
+DOCS ?=
+test-docs: build pyenv tsenv tools
+	cd clients/ts && npm run --silent build
+	SKILLSVC_DOCS='$(DOCS)' go test -tags doctest -count=1 -timeout 60m \
+		-run '$(if $(DOCS),^TestDocs$$,.)' ./internal/doctest/
 
 # Every benchmark once, so they keep working; timings come from `make bench`.
 bench-smoke:

@@ -19,6 +19,8 @@ TOOLS=(
 	"helm helm.sh/helm/v3/cmd/helm@v3.22.0"
 	# versitygw (posix backend): a third S3 store of the acceptance suite (TestStores)
 	"versitygw github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+	# grpcurl: the docs' gRPC examples, run by make test-docs
+	"grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4"
 )
 
 for entry in "${TOOLS[@]}"; do

@@ -238,3 +238,10 @@ test-valkey: tools
 # prints a table of store, version and results.
 test-stores: tools
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/test-stores.sh
+
+# docs/reference/configuration.md, every option of skillsvc, generated from
+# the flags' registrations; TestConfigReference (in test-go) fails when the
+# committed page is stale.
+.PHONY: docs
+docs:
+	go test -count=1 -run '^TestConfigReference$$' ./internal/app -update

@@ -14,8 +14,8 @@ import (
 
 	"github.com/skillsvc/skillsvc/examples"
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/app"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -56,7 +56,7 @@ func formatSkills(ctx context.Context, t *testing.T, sc skillsvcv1.SkillsService
 // configuration serves the example library, built in, from the shared
 // library of its new data directory, and a skill a user then copies into
 // the data directory is served by every call made
-// app.LocalIndexRefresh (the README's "a second") after the copy.
+// skills.LocalIndexRefresh (the README's "a second") after the copy.
 func TestFirstRunShowsExamples(t *testing.T) {
 	p := startBinary(t, nil)
 	sc := skillsvcv1.NewSkillsServiceClient(dialWithinLimits(t, p.addr))
@@ -89,8 +89,8 @@ func TestFirstRunShowsExamples(t *testing.T) {
 		if strings.Contains(formatSkills(ctx, t, sc).GetText(), "<name>meeting-notes</name>") {
 			break
 		}
-		if called.Sub(copied) >= app.LocalIndexRefresh {
-			t.Fatalf("a FormatSkills call %v after the copy lacks the copied skill; the README promises it after %v", called.Sub(copied).Round(time.Millisecond), app.LocalIndexRefresh)
+		if called.Sub(copied) >= skills.LocalIndexRefresh {
+			t.Fatalf("a FormatSkills call %v after the copy lacks the copied skill; the README promises it after %v", called.Sub(copied).Round(time.Millisecond), skills.LocalIndexRefresh)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,5 +1,7 @@
 // Command skillsvc serves the skillsvc gRPC API. With no configuration it
-// listens on 127.0.0.1:7070 and stores files under ./data.
+// listens on 127.0.0.1:7070 and stores files under ./data. `skillsvc config`
+// prints the configuration it would run with, `skillsvc token` a
+// development token.
 package main
 
 import (
@@ -18,6 +20,14 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "token" {
 		if err := runToken(os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "skillsvc:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "config" {
+		err := app.ConfigCommand(os.Args[2:], os.Getenv, os.Stdout)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "skillsvc:", err)
 			os.Exit(2)
 		}

@@ -133,10 +133,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 			log.Warn("closing the cache", "err", err)
 		}
 	})
-	pins := cfg.Pins
-	pins.Roots = cfg.Library.Roots // snapshots share the versions' blob spaces
-	pins.GCGrace = cfg.Library.GCGrace
-	libOpts := []skills.Option{skills.WithCache(c), skills.WithRegisterer(reg), skills.WithPins(pins, pinAsked)}
+	libOpts := []skills.Option{skills.WithCache(c), skills.WithRegisterer(reg), skills.WithPins(cfg.Library.PinConfig(), pinAsked)}
 	if cfg.Embeddings.Enabled() {
 		e, err := embed.New(cfg.Embeddings)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
+	"io"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/audit"
@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	flagopt "github.com/skillsvc/skillsvc/internal/options"
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -25,8 +26,10 @@ import (
 )
 
 // Config is the whole server configuration. Every field is a flag; every
-// flag can also be set as SKILLSVC_<NAME> (upper case, "." and "-" as "_").
+// flag can also be set as SKILLSVC_<NAME> (upper case, "." and "-" as "_")
+// and as a key of the YAML file --config.file names (options.Parse).
 type Config struct {
+	ConfigFile      string // --config.file: read by options.Parse before the flags
 	Listen          string
 	HTTPListen      string
 	MetricsListen   string
@@ -48,9 +51,8 @@ type Config struct {
 	S3              s3.Config
 	VFS             vfs.Config
 	Skills          skills.Config
-	Embeddings      embed.Config     // --search.embeddings.*: the optional semantic stage of search
-	Pins            skills.PinConfig // --library.pin-*; its roots are Library's
-	Library         library.Config
+	Embeddings      embed.Config   // --search.embeddings.*: the optional semantic stage of search
+	Library         library.Config // --library.*, pins too
 	Cache           cache.Config
 	Probe           probe.Config
 	MCP             mcpserver.Config
@@ -60,6 +62,7 @@ type Config struct {
 
 // RegisterFlags registers all flags with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
+	f.StringVar(&c.ConfigFile, ConfigFileFlag, "", "YAML config file: the options below as keys, nested at each \".\" (s3.bucket is bucket under s3); a list is an option's comma-separated form. Flags and SKILLSVC_* variables override it; skillsvc config --defaults prints a complete one.")
 	f.StringVar(&c.Listen, "listen", "127.0.0.1:7070", "gRPC listen address.")
 	f.StringVar(&c.HTTPListen, "http.listen", "127.0.0.1:7080", "HTTP address serving MCP at /mcp and every RPC as JSON at POST /skillsvc.v1.<Service>/<Method>; empty disables it.")
 	f.StringVar(&c.MetricsListen, "metrics.listen", "", "HTTP address serving Prometheus metrics at /metrics, e.g. 0.0.0.0:9090; empty disables it.")
@@ -75,6 +78,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.LogLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	f.StringVar(&c.LogFormat, "log.format", "text", "Log format: text or json.")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "How long in-flight calls may take to finish on shutdown.")
+	flagopt.Tag(f, flagopt.Basic, ConfigFileFlag, "listen", "http.listen", "metrics.listen", "storage", "data-dir", "examples", "mounts", "log.level", "log.format")
 	c.Auth.RegisterFlagsWithPrefix("auth.", f)
 	c.TLS.RegisterFlagsWithPrefix("tls.", f)
 	c.Limits.RegisterFlagsWithPrefix("limits.", f)
@@ -84,12 +88,6 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Skills.RegisterFlagsWithPrefix("skills.", f)
 	c.Embeddings.RegisterFlagsWithPrefix("search.embeddings.", f)
 	c.Library.RegisterFlagsWithPrefix("library.", f)
-	// The storage decides these defaults (storageDefaults), so app says so.
-	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With --storage=local the default is %v: listing a directory is cheap.", LocalIndexRefresh)
-	f.Lookup("skills.index-max-stale").Usage += " With --storage=local the default is the refresh interval."
-	f.Lookup("skills.index-refresh").Usage += fmt.Sprintf(" With events (--events.webhook-token-file or --events.sqs.queue-url) the bucket's change events keep libraries fresh and the default is %v: polling is the safety net.", EventsIndexRefresh)
-	f.Lookup("skills.index-max-stale").Usage += fmt.Sprintf(" With events the default is %v: the bound for a change whose event was lost.", EventsIndexMaxStale)
-	c.Pins.RegisterFlagsWithPrefix("library.", f)
 	c.Cache.RegisterFlagsWithPrefix("cache.", f)
 	c.Probe.RegisterFlagsWithPrefix("probe.", f)
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
@@ -169,48 +167,16 @@ func (c *Config) Validate() error {
 	return c.VFS.Validate()
 }
 
-// LocalIndexRefresh is --skills.index-refresh and --skills.index-max-stale
-// with --storage=local unless they are set. Listing a directory is cheap,
-// so a library copied into the data directory is listed afresh by the
-// first call a second after the copy; the flags' own defaults (5s
-// revalidated in the background, 30s at most) save S3 LIST requests.
-const LocalIndexRefresh = time.Second
-
-// EventsIndexRefresh and EventsIndexMaxStale are --skills.index-refresh and
-// --skills.index-max-stale with events on (storage S3) unless they are set:
-// a change shows up by its event within a second, so polling is only the
-// safety net for an event lost, and a replica lists each library it serves
-// once every 5 minutes at most (less while it stays unchanged, libindex.FreshFor).
-const (
-	EventsIndexRefresh  = 5 * time.Minute
-	EventsIndexMaxStale = 15 * time.Minute
-)
-
-// storageDefaults applies the defaults that depend on the storage and the
-// event paths to the flags not given (by name).
-func (c *Config) storageDefaults(given map[string]bool) {
-	const refresh, maxStale = "skills.index-refresh", "skills.index-max-stale"
+// freshness is what the "auto" defaults of --skills.index-refresh and
+// --skills.index-max-stale depend on (skills.Config.ResolveFreshness).
+func (c *Config) freshness() skills.Storage {
 	switch {
 	case c.Storage == "local":
-		if !given[refresh] {
-			c.Skills.IndexRefresh = LocalIndexRefresh
-			if given[maxStale] {
-				c.Skills.IndexRefresh = min(LocalIndexRefresh, c.Skills.IndexMaxStale)
-			}
-		}
-		if !given[maxStale] {
-			c.Skills.IndexMaxStale = c.Skills.IndexRefresh
-		}
+		return skills.Local
 	case c.Events.Enabled():
-		if !given[refresh] {
-			c.Skills.IndexRefresh = EventsIndexRefresh
-			if given[maxStale] {
-				c.Skills.IndexRefresh = min(EventsIndexRefresh, c.Skills.IndexMaxStale)
-			}
-		}
-		if !given[maxStale] {
-			c.Skills.IndexMaxStale = max(EventsIndexMaxStale, c.Skills.IndexRefresh)
-		}
+		return skills.Events
+	default:
+		return skills.Polled
 	}
 }
 
@@ -234,53 +200,72 @@ func (f tableFlag) Set(s string) error {
 	return nil
 }
 
-// envName maps a flag name to its environment variable.
-func envName(flagName string) string {
-	return "SKILLSVC_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(flagName))
-}
+// ConfigFileFlag names the YAML config file.
+const ConfigFileFlag = "config.file"
 
-// parse applies SKILLSVC_* environment variables, then the command line, so
-// flags win over the environment, and then the defaults that depend on
-// other flags (Config.storageDefaults) to c.
+// parse sets c from its defaults, the config file, the SKILLSVC_*
+// environment and args, in that order (options.Parse), then resolves the
+// defaults that depend on other options (the skills' freshness).
 func parse(c *Config, f *flag.FlagSet, args []string, getenv func(string) string) error {
-	var errs []error
-	f.VisitAll(func(fl *flag.Flag) {
-		if v := getenv(envName(fl.Name)); v != "" {
-			if err := fl.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", envName(fl.Name), err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
+	if err := flagopt.Parse(f, args, getenv, ConfigFileFlag); err != nil {
 		return err
 	}
-	if err := f.Parse(args); err != nil {
-		return err
-	}
-	given := map[string]bool{}
-	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	f.VisitAll(func(fl *flag.Flag) {
-		if getenv(envName(fl.Name)) != "" {
-			given[fl.Name] = true
-		}
-	})
-	c.storageDefaults(given)
+	c.Skills.ResolveFreshness(c.freshness())
 	return nil
 }
 
-// Load reads the configuration from args (the command line without the
-// program name) and getenv (os.Getenv), and validates it. With -h it
-// prints the usage and returns flag.ErrHelp.
-func Load(args []string, getenv func(string) string) (Config, error) {
-	var c Config
+// newFlagSet registers c's flags on a new flag set whose usage (on a
+// flag error) is the basic listing.
+func newFlagSet(c *Config) *flag.FlagSet {
 	f := flag.NewFlagSet("skillsvc", flag.ContinueOnError)
 	c.RegisterFlags(f)
-	f.Usage = func() {
-		fmt.Fprintf(f.Output(), "Usage: skillsvc [flags]\n\nEvery flag can also be set as SKILLSVC_<FLAG>, e.g. SKILLSVC_S3_BUCKET for -s3.bucket.\n\n")
-		f.PrintDefaults()
+	f.Usage = func() { printUsage(f.Output(), f, false) }
+	return f
+}
+
+const usageHead = `Usage: skillsvc [flags]                 serve
+       skillsvc config [flags]          print the effective configuration as YAML
+       skillsvc config --defaults       print a config file of every option, commented
+       skillsvc token --user=U ...      print a development token (skillsvc token -h)
+
+Every option is a flag, a SKILLSVC_<NAME> environment variable (SKILLSVC_S3_BUCKET
+for --s3.bucket) and a key of the YAML --config.file; flags override the
+environment, which overrides the file.
+`
+
+func printUsage(w io.Writer, f *flag.FlagSet, all bool) {
+	n := 0
+	f.VisitAll(func(*flag.Flag) { n++ })
+	if all {
+		fmt.Fprintf(w, "%s\nAll %d options, with their category:\n\n", usageHead, n)
+	} else {
+		fmt.Fprintf(w, "%s\nThe basic options (--help-all lists all %d):\n\n", usageHead, n)
+	}
+	flagopt.PrintUsage(w, f, all)
+}
+
+// load is Load, also returning the flag set that holds the configuration.
+func load(args []string, getenv func(string) string) (Config, *flag.FlagSet, error) {
+	var c Config
+	f := newFlagSet(&c)
+	if h := flagopt.HelpAsked(f, args); h != flagopt.NoHelp {
+		printUsage(f.Output(), f, h == flagopt.HelpAll)
+		return c, f, flag.ErrHelp
 	}
 	if err := parse(&c, f, args, getenv); err != nil {
-		return c, err
+		return c, f, err
 	}
-	return c, c.Validate()
+	if f.NArg() > 0 {
+		return c, f, fmt.Errorf("unexpected argument %q", f.Arg(0))
+	}
+	return c, f, c.Validate()
+}
+
+// Load reads the configuration from args (the command line without the
+// program name), getenv (os.Getenv) and the config file they name, and
+// validates it. With -h or --help it prints the basic options, with
+// --help-all all of them, and returns flag.ErrHelp.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	c, _, err := load(args, getenv)
+	return c, err
 }

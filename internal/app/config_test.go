@@ -4,6 +4,8 @@ import (
 	"flag"
 	"testing"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
 func TestConfigSources(t *testing.T) {
@@ -55,7 +57,7 @@ func TestConfigSources(t *testing.T) {
 		}, false},
 		{"jwt needs a key", nil, []string{"--auth.mode=jwt"}, nil, true},
 		{"local storage lists its libraries afresh after a second", nil, nil, func(c Config) bool {
-			return c.Skills.IndexRefresh == LocalIndexRefresh && c.Skills.IndexMaxStale == LocalIndexRefresh
+			return c.Skills.IndexRefresh == skills.LocalIndexRefresh && c.Skills.IndexMaxStale == skills.LocalIndexRefresh
 		}, false},
 		{"s3 keeps the flags' freshness defaults", nil, []string{"--storage=s3", "--s3.bucket=b"}, func(c Config) bool {
 			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == 30*time.Second
@@ -89,10 +91,10 @@ func TestConfigSources(t *testing.T) {
 			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == 30*time.Second
 		}, false},
 		{"events lengthen polling", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.sqs.queue-url=https://sqs.eu-west-1.amazonaws.com/1/q"}, func(c Config) bool {
-			return c.Skills.IndexRefresh == EventsIndexRefresh && c.Skills.IndexMaxStale == EventsIndexMaxStale
+			return c.Skills.IndexRefresh == skills.EventsIndexRefresh && c.Skills.IndexMaxStale == skills.EventsIndexMaxStale
 		}, false},
 		{"events with polling as set", map[string]string{"SKILLSVC_EVENTS_WEBHOOK_TOKEN_FILE": "/run/token"}, []string{"--storage=s3", "--s3.bucket=b", "--skills.index-refresh=5s"}, func(c Config) bool {
-			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == EventsIndexMaxStale
+			return c.Skills.IndexRefresh == 5*time.Second && c.Skills.IndexMaxStale == skills.EventsIndexMaxStale
 		}, false},
 		{"events with max stale set", nil, []string{"--storage=s3", "--s3.bucket=b", "--events.webhook-token-file=/run/token", "--skills.index-max-stale=20s"}, func(c Config) bool {
 			return c.Skills.IndexRefresh == 20*time.Second && c.Skills.IndexMaxStale == 20*time.Second

@@ -48,6 +48,9 @@ type Config struct {
 	// triggering evals (internal/coexist); 0 turns them off. Past it the publish
 	// goes ahead with a warning that the check could not run.
 	CoexistenceTimeout time.Duration `yaml:"coexistence_timeout"`
+	// Pins are pinned threads' own settings (--library.pin-*); PinConfig
+	// adds what they share with the versions.
+	Pins skills.PinConfig
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -66,6 +69,18 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.MemoryWait, prefix+"memory-wait", 2*time.Second, "How long a publish or version read waits for --library.memory-budget before RESOURCE_EXHAUSTED.")
 	f.DurationVar(&c.CoexistenceTimeout, prefix+"coexistence-timeout", 5*time.Second, "How long a publish (validate_only too) may spend searching the target library for skills the new version competes with and running its eval_queries.json; past it the publish goes ahead with a warning that the check could not run. 0 turns the check off.")
 	f.DurationVar(&c.RecoverEvery, prefix+"recover-every", time.Minute, "How often each replica finishes publishes a crash interrupted (from their intent objects under the shared versions prefix); also once at start.")
+	// A pin snapshots the library beside its versions: one owner of the
+	// prefix, so one struct registers all of it.
+	c.Pins.RegisterFlagsWithPrefix(prefix, f)
+}
+
+// PinConfig is the pinned threads' configuration: their own flags, and the
+// versions roots (whose blob spaces snapshots share) and the garbage
+// collection grace of the versions.
+func (c *Config) PinConfig() skills.PinConfig {
+	p := c.Pins
+	p.Roots, p.GCGrace = c.Roots, c.GCGrace
+	return p
 }
 
 // DefaultConfig returns the flag defaults.

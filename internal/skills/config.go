@@ -44,6 +44,8 @@ type Config struct {
 	// IndexMaxStale is the hard bound: an older index is revalidated
 	// before the call is answered.
 	IndexMaxStale time.Duration `yaml:"index_max_stale"`
+	// freshness says which of the two are still "auto" (ResolveFreshness).
+	freshness freshness
 	// StaleIfError is how old an index may be served when revalidating it
 	// fails (object storage down).
 	StaleIfError time.Duration `yaml:"stale_if_error"`
@@ -128,8 +130,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.SettingsKey, prefix+"settings-key", "{user}/settings/skills.json", "Object holding a user's skill settings (disabled skills).")
 	f.StringVar(&c.IndexKey, prefix+"index-key", "{user}/settings/skills.index", "Object holding a user's persisted library index, read by a replica whose cache is empty.")
 	f.StringVar(&c.SharedIndexKey, prefix+"shared-index-key", "_shared/settings/skills.index", "Object holding the shared library's persisted index.")
-	f.DurationVar(&c.IndexRefresh, prefix+"index-refresh", 5*time.Second, "Base interval after which a library index is revalidated in the background while it is still served (each library falls due at its own point of it, so libraries listed together are not revalidated together); 0 lists the library on every call.")
-	f.DurationVar(&c.IndexMaxStale, prefix+"index-max-stale", 30*time.Second, "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up.")
+	autoDurationVar(f, &c.IndexRefresh, &c.freshness.refreshAuto, PolledIndexRefresh, prefix+"index-refresh", "Base interval after which a library index is revalidated in the background while it is still served (each library falls due at its own point of it, so libraries listed together are not revalidated together); 0 lists the library on every call."+indexRefreshHelp)
+	autoDurationVar(f, &c.IndexMaxStale, &c.freshness.maxStaleAuto, PolledIndexMaxStale, prefix+"index-max-stale", "Age after which a library index is revalidated before answering: the bound on how late an upload with other S3 tools shows up."+indexMaxStaleHelp)
 	f.DurationVar(&c.StaleIfError, prefix+"stale-if-error", time.Hour, "How old a library index may be served while object storage fails.")
 	f.DurationVar(&c.SettingsTTL, prefix+"settings-ttl", time.Hour, "How long cached skill settings are trusted; a change made through skillsvc shows up at once on the replica that made it and, told by the replicas' Redis topic, on the others milliseconds later (each keeps them in process for --skills.index-max-stale, at least --cache.lru.max-ttl: the bound should a message be lost).")
 	f.Int64Var(&c.MaxHeldBytes, prefix+"max-held-bytes", DefaultMaxHeldBytes, "Most bytes of library indexes, parsed skills and users' views one replica keeps decoded in memory, least recently used out; the shared library is held once, each user's view costs about their own skills. The default suits a 512 MiB pod with the default --cache.lru.max-bytes.")
@@ -236,6 +238,8 @@ func int32Var(f *flag.FlagSet, p *int32, name string, def int32, usage string) {
 }
 
 type int32Value int32
+
+func (v *int32Value) Get() any { return int32(*v) }
 
 func (v *int32Value) String() string { return strconv.FormatInt(int64(*v), 10) }
 

@@ -141,15 +141,18 @@ test-conformance: conformanceenv bin/testenv
 test-skills-ref: skillsrefenv build
 	cd test/skills-ref && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
 
-# Every code block of README.md and docs/**/*.md, run against bin/skillsvc and
-# bin/skillctl as internal/doctest's package doc describes (one page:
-# make test-docs DOCS=docs/operators/helm.md), and the harness's own tests.
-# The doctest build tag keeps the pages out of test-go, which has not built
-# what they need.
+# Every code block of README.md, docs/**/*.md and the clients' READMEs, run
+# against bin/skillsvc and bin/skillctl as internal/doctest's package doc
+# describes (one page: make test-docs DOCS=docs/operators/helm.md), and the
+# harness's own tests. The doctest build tag keeps the pages out of test-go,
+# which has not built what they need. The pages' `go run ./cmd/skillsvc`
+# builds with go run's flags, not make build's: built here first, so a page
+# waits for a server, not a compiler.
 .PHONY: test-docs
 DOCS ?=
 test-docs: build pyenv tsenv tools
 	cd clients/ts && npm run --silent build
+	go build -o /dev/null ./cmd/skillsvc
 	SKILLSVC_DOCS='$(DOCS)' go test -tags doctest -count=1 -timeout 60m \
 		-run '$(if $(DOCS),^TestDocs$$,.)' ./internal/doctest/
 

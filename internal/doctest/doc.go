@@ -1,6 +1,7 @@
 // Package doctest runs the code blocks of the project's Markdown pages
-// (README.md and docs/**/*.md) against the real binaries, so an example that
-// breaks fails `make test-docs` (one page: make test-docs DOCS=docs/x.md).
+// (README.md, docs/**/*.md and the clients' READMEs) against the real
+// binaries, so an example that breaks fails `make test-docs` (one page: make
+// test-docs DOCS=docs/x.md).
 //
 // The syntax, which every page follows:
 //

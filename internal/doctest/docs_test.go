@@ -20,7 +20,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
-// TestDocs runs README.md and every docs/**/*.md page, or the pages
+// TestDocs runs README.md, every docs/**/*.md page and the clients'
+// READMEs, or the pages
 // SKILLSVC_DOCS names (space separated, relative to the repository: make
 // test-docs DOCS=docs/operators/helm.md).
 func TestDocs(t *testing.T) {
@@ -70,10 +71,11 @@ func newRunner(t *testing.T) *Runner {
 	return r
 }
 
-// allPages is README.md and docs/**/*.md, relative to root.
+// allPages is README.md, docs/**/*.md and the clients' READMEs (the pages
+// a reader runs commands from), relative to root.
 func allPages(t *testing.T, root string) []string {
 	t.Helper()
-	pages := []string{"README.md"}
+	pages := []string{"README.md", "clients/python/README.md", "clients/ts/README.md"}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".md") {
 			return err
@@ -85,7 +87,7 @@ func allPages(t *testing.T, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(pages[1:])
+	slices.Sort(pages[3:])
 	return pages
 }
 

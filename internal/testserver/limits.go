@@ -1,8 +1,12 @@
 package testserver
 
 import (
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/skillsvc/skillsvc/internal/quota"
 )
@@ -16,10 +20,12 @@ import (
 // liftLimitsArgs turn the per-user limits off.
 var liftLimitsArgs = []string{"--limits.rate=0", "--limits.concurrency=0"}
 
-// LiftedLimit returns the first of args (skillsvc's flags) and env (its
-// environment, where SKILLSVC_LIMITS_RATE sets --limits.rate) that turns a
-// per-user limit off or raises it above its default, or "" when none does.
-// Lowering a limit, as a test of the limits does, is not lifting it.
+// LiftedLimit returns the first of args (skillsvc's flags), env (its
+// environment, where SKILLSVC_LIMITS_RATE sets --limits.rate) and the config
+// file they name (--config.file or SKILLSVC_CONFIG_FILE, read from the
+// current directory when relative) that turns a per-user limit off or raises
+// it above its default, or "" when none does. Lowering a limit, as a test of
+// the limits does, is not lifting it.
 func LiftedLimit(args, env []string) string {
 	def := quota.DefaultConfig()
 	lifts := map[string]func(v float64) bool{
@@ -31,6 +37,7 @@ func LiftedLimit(args, env []string) string {
 		v, err := strconv.ParseFloat(value, 64)
 		return lifts[name] != nil && err == nil && lifts[name](v) // a malformed value stops the binary anyway
 	}
+	configFile := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -40,9 +47,12 @@ func LiftedLimit(args, env []string) string {
 			continue // another flag's value, as in "--s3.bucket b"
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !hasValue && lifts[name] != nil && i+1 < len(args) {
+		if !hasValue && (lifts[name] != nil || name == "config.file") && i+1 < len(args) {
 			i++
 			value, a = args[i], a+" "+args[i]
+		}
+		if name == "config.file" {
+			configFile = value
 		}
 		if lifted(name, value) {
 			return a
@@ -50,10 +60,48 @@ func LiftedLimit(args, env []string) string {
 	}
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
+		if name == "SKILLSVC_CONFIG_FILE" && configFile == "" {
+			configFile = value
+		}
 		flag, ok := strings.CutPrefix(name, "SKILLSVC_")
 		if ok && lifted(strings.Replace(strings.ToLower(flag), "_", ".", 1), value) {
 			return kv
 		}
 	}
+	if configFile == "" {
+		return ""
+	}
+	data, err := os.ReadFile(configFile)
+	if err != nil {
+		return "" // the binary refuses a file it cannot read
+	}
+	var doc map[string]any
+	if yaml.Unmarshal(data, &doc) != nil {
+		return "" // and a file it cannot parse
+	}
+	for name := range lifts {
+		if v, ok := lookup(doc, name); ok && lifted(name, fmt.Sprint(v)) {
+			return configFile + ": " + name + ": " + fmt.Sprint(v)
+		}
+	}
 	return ""
+}
+
+// lookup finds an option in a decoded config file, nested at each "." or
+// written with the dots in one key.
+func lookup(doc map[string]any, name string) (any, bool) {
+	if v, ok := doc[name]; ok {
+		return v, true
+	}
+	for i := range len(name) {
+		if name[i] != '.' {
+			continue
+		}
+		if sub, ok := doc[name[:i]].(map[string]any); ok {
+			if v, ok := lookup(sub, name[i+1:]); ok {
+				return v, true
+			}
+		}
+	}
+	return nil, false
 }

@@ -1,6 +1,8 @@
 package testserver
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,6 +29,40 @@ func TestLiftedLimit(t *testing.T) {
 		{"after another flag's value", []string{"--s3.bucket", "b", "--limits.rate=0"}, nil, "--limits.rate=0"},
 		{"after the flags end", []string{"--", "--limits.rate=0"}, nil, ""},
 		{"malformed, refused by the binary", []string{"--limits.rate=lots"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LiftedLimit(tc.args, tc.env); got != tc.want {
+				t.Errorf("LiftedLimit(%q, %q) = %q, want %q", tc.args, tc.env, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLiftedLimitInConfigFile: a config file is a third way to lift a
+// limit, nested or with a dotted key, named by a flag or the environment.
+func TestLiftedLimitInConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	nested := file("nested.yaml", "storage: s3\nlimits:\n  rate: 0\n")
+	dotted := file("dotted.yaml", "limits.concurrency: 64\n")
+	lowered := file("lowered.yaml", "limits:\n  rate: 1\n  burst: 2\n  concurrency: 1\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"nested", []string{"--config.file=" + nested}, nil, nested + ": limits.rate: 0"},
+		{"dotted key", []string{"--config.file", dotted}, nil, dotted + ": limits.concurrency: 64"},
+		{"named by the environment", nil, []string{"SKILLSVC_CONFIG_FILE=" + nested}, nested + ": limits.rate: 0"},
+		{"lowered", []string{"--config.file=" + lowered}, nil, ""},
+		{"missing, refused by the binary", []string{"--config.file=" + filepath.Join(dir, "none.yaml")}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := LiftedLimit(tc.args, tc.env); got != tc.want {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -198,22 +197,7 @@ func TestChart(t *testing.T) {
 		},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			flags := setFlags(append(append([]string{}, required...), c.set...))
-			if c.values != "" {
-				f := filepath.Join(t.TempDir(), "values.yaml")
-				if err := os.WriteFile(f, []byte(c.values), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				flags = append(flags, "--values", f)
-			}
-			if out, err := helm(t, append([]string{"lint", "--strict", chart}, flags...)...); err != nil {
-				t.Fatalf("helm lint --strict: %v\n%s", err, out)
-			}
-			out, err := helm(t, append([]string{"template", "skillsvc", chart, "--namespace", "agents"}, flags...)...)
-			if err != nil {
-				t.Fatalf("helm template: %v\n%s", err, out)
-			}
-			objs := parse(t, out)
+			objs := render(t, c.set, c.values)
 			var kinds []string
 			for _, o := range objs {
 				kinds = append(kinds, kind(o))

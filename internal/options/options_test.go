@@ -288,3 +288,34 @@ func TestCheckNames(t *testing.T) {
 		t.Errorf("CheckNames = %v", err)
 	}
 }
+
+// FuzzLoad: any config file either loads or is refused with an error naming
+// the file; none panics. Every name it set is a registered option.
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{
+		"s3:\n  bucket: b\n  path-style: true\n",
+		"listen: 127.0.0.1:0\ncache.redis.addrs: [a:1, b:2]\n",
+		"s3: {bucket: [x, {y: z}]}\n",
+		"a: &x {b: *x}\n",
+		"search:\n  weight: 1e400\n",
+		"? [k]\n: v\n",
+		"--- !!map\ns3: !!binary aGk=\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, fs := newFake()
+		set, err := options.Load(fs, "fuzz.yaml", data)
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.yaml") {
+				t.Errorf("error without the file's name: %v", err)
+			}
+			return
+		}
+		for _, name := range set {
+			if fs.Lookup(name) == nil {
+				t.Errorf("set %q, which is not an option", name)
+			}
+		}
+	})
+}

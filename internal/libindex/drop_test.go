@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -115,4 +116,57 @@ func TestLoadPanicIsAnError(t *testing.T) {
 	if x, err := ix.Get(t.Context(), aliceLayer); err != nil || len(x.Heads) != 1 {
 		t.Fatalf("Get once the listing works: %v", err)
 	}
+}
+
+// TestJoinAfterDrop: a caller that comes after a Drop returned (an API
+// write made, its index dropped) and finds a load of the library under way
+// that began before the drop does not take that load's index, which may
+// predate the write: it loads again, so a replica serves its own writes to
+// the next call (a watch's look, woken by an earlier write, is such a load).
+func TestJoinAfterDrop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := objstoretest.NewFaulty(objstoretest.NewBucket(t, map[string]string{keyA: skillMD("a"), keyB: skillMD("b")}))
+		ix, _ := newStore(t, b, nil, time.Hour)
+		listed, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		b.Before(objstore.OpPut, func(_ context.Context, c objstoretest.Call) error {
+			if c.Key == aliceLayer.Object {
+				// The first load has listed and read {a, b}; it publishes.
+				once.Do(func() { close(listed); <-release })
+			}
+			return nil
+		})
+		go func() {
+			if x, err := ix.Get(t.Context(), aliceLayer); err != nil {
+				t.Error(err)
+			} else {
+				wantSkills(t, x, keyA, keyB) // it began before the change: its caller may see either
+			}
+		}()
+		<-listed
+		// The write: b deleted, the index dropped; the call returns.
+		if err := b.Delete(t.Context(), keyB); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Drop(t.Context(), aliceLayer); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			got    *Index
+			gotErr error
+		)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			got, gotErr = ix.Get(t.Context(), aliceLayer)
+		}()
+		synctest.Wait() // the next call waits for the load under way
+		close(release)
+		<-done
+		if gotErr != nil {
+			t.Fatal(gotErr)
+		}
+		wantSkills(t, got, keyA)
+		synctest.Wait()
+	})
 }

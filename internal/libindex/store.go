@@ -110,51 +110,62 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 	if x, ok := ix.Servable(l); ok {
 		return x, nil
 	}
-	arrived := time.Now()
-	x, started, err := ix.joinLoad(ctx, l)
-	if err != nil && started.Before(arrived) && errkind.Of(err) == errkind.Unavailable && ctx.Err() == nil {
+	arrived, drops := time.Now(), ix.dropCount(l)
+	got, err := ix.joinLoad(ctx, l)
+	switch {
+	case err != nil && got.started.Before(arrived) && errkind.Of(err) == errkind.Unavailable && ctx.Err() == nil:
 		// The load this caller joined began before it came and found
 		// storage failing: storage may have recovered since (the first
 		// caller after an outage would otherwise get the outage's
 		// answer). One more load, itself shared, is the caller's own.
-		x, _, err = ix.joinLoad(ctx, l)
+		got, err = ix.joinLoad(ctx, l)
+	case err == nil && got.since < drops:
+		// The load this caller joined began before a drop that ended
+		// before the caller came: it may have read the library before
+		// the change that dropped it (a write this caller made and
+		// was answered for), and it was neither held nor published for
+		// that reason. Any load joined now began after this one ended,
+		// so after the drop.
+		got, err = ix.joinLoad(ctx, l)
 	}
 	if err != nil {
 		return nil, err
 	}
-	ix.observe(x)
-	return x, nil
+	ix.observe(got.x)
+	return got.x, nil
 }
 
-// loaded is a shared load's outcome: its index, and when it began.
+// loaded is a shared load's outcome: its index, when it began, and the
+// count of drops of its stripe then (dropCount).
 type loaded struct {
 	x       *Index
 	started time.Time
+	since   uint64
 }
 
 // joinLoad loads l, joining a load of l under way if there is one, and
-// returns its index and when that load began.
-func (ix *Store) joinLoad(ctx context.Context, l Layer) (*Index, time.Time, error) {
+// returns its index, when that load began and the drops it began after.
+func (ix *Store) joinLoad(ctx context.Context, l Layer) (loaded, error) {
 	// Callers share the load, so one caller giving up must not fail the
 	// others; listTimeout bounds it instead.
 	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
-		started := time.Now()
+		started, since := time.Now(), ix.dropCount(l)
 		x, err := panics.GuardValue(func() (*Index, error) {
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
 			defer cancel()
-			return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, ix.dropCount(l)) })
+			return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, since) })
 		})()
-		return loaded{x, started}, err
+		return loaded{x, started, since}, err
 	})
 	select {
 	case <-ctx.Done():
-		return nil, time.Time{}, ctx.Err()
+		return loaded{}, ctx.Err()
 	case res := <-ch:
 		if res.Shared {
 			ix.metrics.Coalesced.WithLabelValues("index").Inc()
 		}
 		out, _ := res.Val.(loaded)
-		return out.x, out.started, res.Err
+		return out, res.Err
 	}
 }
 

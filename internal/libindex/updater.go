@@ -249,7 +249,8 @@ func (ix *Store) revalidate(ctx context.Context, l Layer, prev *Index, since uin
 	ix.metrics.Loads.WithLabelValues(SourceListing).Inc()
 	// Held even uncached: the next revalidation reuses its heads. A
 	// listing that began before a drop may predate the change that caused
-	// it: it answers its callers but is neither kept nor published.
+	// it: it answers the callers that came before the drop (Get loads
+	// again for those after) but is neither kept nor published.
 	ix.hold(l, x, ix.now(), false, since)
 	if ix.cached() && ix.keeps(l, since) {
 		ix.publish(ctx, l, x, changed)

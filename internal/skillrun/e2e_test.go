@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -242,14 +243,15 @@ func TestRunContract(t *testing.T) {
 			}
 			r := newRunner(t, conn)
 			tctx := as(t.Context(), "alice", "timeout-"+sb)
-			_, err := r.Run(tctx, "runner-test", "slow.sh", Options{Timeout: time.Second, Sandbox: sb})
+			child, parent := fmt.Sprintf("3600.%d1", os.Getpid()), fmt.Sprintf("3600.%d2", os.Getpid())
+			_, err := r.Run(tctx, "runner-test", "slow.sh", Options{Args: []string{child, parent}, Timeout: time.Second, Sandbox: sb})
 			e := wantKind(t, err, ErrTimeout)
 			if e.Stdout != "started\n" || e.ExitCode != -1 {
 				t.Errorf("error = %+v", e)
 			}
 			// The child that would write late.txt is dead, so the file
 			// can never appear.
-			if stray(t, "3600.4242") || stray(t, "3600.4243") {
+			if stray(t, child) || stray(t, parent) {
 				t.Errorf("a process of the script outlived its timeout")
 			}
 			if _, err := r.Files.Stat(tctx, &skillsvcv1.StatRequest{Path: "/workspace/late.txt"}); status.Code(err) != codes.NotFound {

@@ -3,7 +3,9 @@ package skillrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -236,5 +238,23 @@ func TestSelectSandbox(t *testing.T) {
 		if sb, err := SelectSandbox("auto", func(string) { t.Error("warned with bwrap available") }); err != nil || sb != (Bwrap{}) {
 			t.Errorf("auto: %v, %v", sb, err)
 		}
+	}
+}
+
+// TestStray: the timeout tests' process check finds a live process and
+// not a dead one.
+func TestStray(t *testing.T) {
+	marker := fmt.Sprintf("3600.%d9", os.Getpid())
+	cmd := exec.Command("sleep", marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !stray(t, marker) {
+		t.Error("a live process was not found")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if stray(t, marker) {
+		t.Error("a dead process was found")
 	}
 }

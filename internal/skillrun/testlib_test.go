@@ -14,8 +14,10 @@ sys.exit(int(json.loads(data).get("exit", 0)) if data else 0)
 	"scripts/plain.sh": "#!/bin/sh\necho \"args: $*\"\necho \"to stderr\" >&2\nexit 3\n",
 	"scripts/bad.py":   "print('not json')\n",
 	"scripts/array.py": "print('[1, 2]')\n",
-	// slow.sh starts a child that would write a file later, then waits.
-	"scripts/slow.sh": "#!/bin/sh\n(sleep 3600.4242; echo late > late.txt) &\necho started\nsleep 3600.4243\n",
+	// slow.sh starts a child that would write a file later, then waits;
+	// its arguments are the two sleeps, numbers unique to the test run, so
+	// the test can look for its processes.
+	"scripts/slow.sh": "#!/bin/sh\n(sleep \"$1\"; echo late > late.txt) &\necho started\nsleep \"$2\"\n",
 	"scripts/loud.py": "import sys\nsys.stdout.write('x' * (4 << 20))\n",
 	// probe.py tries what a confined script must not do.
 	"scripts/probe.py": `import json, os, socket, sys

@@ -3,6 +3,7 @@ package skillrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -167,7 +168,8 @@ func (r *Runner) Run(ctx context.Context, skill, script string, opts Options) (*
 	}
 	if !opts.NoWorkspace {
 		if res.Written, err = r.pushWorkspace(ctx, scratch, before); err != nil {
-			if e, ok := err.(*Error); ok {
+			var e *Error
+			if errors.As(err, &e) {
 				return nil, withOutput(e)
 			}
 			return nil, err

@@ -46,6 +46,9 @@ child = subprocess.Popen([sys.executable, "-c", code, target, token])
 print(json.dumps({"child": child.pid}), flush=True)
 time.sleep(60)
 """,
+    "scripts/big.py": "import sys\nopen('big.bin', 'wb').write(b'x' * int(sys.argv[1]))\n",
+    "scripts/alloc.py": "import sys\nblock = bytearray(int(sys.argv[1]))\nprint('allocated')\n",
+    "scripts/pkg.py": "import json, sys\nimport google.protobuf\nprint(json.dumps({'prefix': sys.prefix, 'protobuf': google.protobuf.__version__}))\n",
     # Reports what the sandbox let it do.
     "scripts/probe.py": """
 import json, os, socket, sys
@@ -289,3 +292,46 @@ async def test_async_client(skillsvc_env, library, cache: Path) -> None:
         r = await c.run_skill_script("runner-test", "write.py", json_args={}, sandbox="none", cache_dir=cache)
         assert "/workspace/out.txt" in r.written
         assert (await c.read("/workspace/out.txt")).content == "made by the script"
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_venv_interpreter(client: Client, cache: Path, sandbox: str) -> None:
+    # A venv's python (this one) with its packages, bound read-only into bwrap.
+    r = run(client, cache, "pkg.py", sandbox, json_args={}, interpreters={".py": sys.executable})
+    assert r.output["prefix"] == sys.prefix and r.output["protobuf"]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_memory_limit(client: Client, cache: Path, sandbox: str) -> None:
+    r = run(client, cache, "alloc.py", sandbox, args=[str(512 << 20)], memory_bytes=256 << 20)
+    assert r.exit_code != 0 and "MemoryError" in r.stderr
+    assert run(client, cache, "alloc.py", sandbox, args=[str(64 << 20)]).stdout == "allocated\n"
+
+
+def test_workspace_too_large(client: Client, cache: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runner, "MAX_WORKSPACE_BYTES", 1000)
+    with pytest.raises(skillsvc.WorkspaceTooLarge, match="nothing was written back") as exc:
+        run(client, cache, "big.py", args=["2000"])
+    assert exc.value.exit_code == 0
+    with pytest.raises(skillsvc.NotFound):
+        client.stat("/workspace/big.bin")
+    assert run(client, cache, "big.py", args=["900"]).written == ["/workspace/big.bin"]
+    # Copying in: more files than the cap, refused before the script runs.
+    monkeypatch.setattr(runner, "MAX_WORKSPACE_FILES", 2)
+    client.write("/workspace/a.txt", "a")
+    client.write("/workspace/b/c.txt", "c")
+    with pytest.raises(skillsvc.WorkspaceTooLarge, match="too large to copy"):
+        run(client, cache, "big.py", args=["1"])
+    assert run(client, cache, "big.py", args=["1"], workspace=False).written == []
+
+
+def test_over_limits_refused(skillsvc_env, cache: Path) -> None:
+    # Over the manifest limits: more than 512 files.
+    user = "py-runner-big-" + uuid.uuid4().hex[:6]
+    with Client(skillsvc_env.grpc_addr) as admin, Client(skillsvc_env.grpc_addr, user=user, thread="t") as c:
+        admin.put_library_file("tools/huge/SKILL.md", b"---\nname: huge\ndescription: Many files.\n---\n", user=user)
+        for i in range(512):
+            admin.put_library_file(f"tools/huge/data/{i}.txt", b"x", user=user)
+        admin.drop_skill_index(user=user)
+        with pytest.raises(skillsvc.FailedPrecondition, match="over the manifest limits"):
+            c.materialize_skill("huge", cache_dir=cache)

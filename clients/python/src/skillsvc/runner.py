@@ -406,18 +406,26 @@ def choose_sandbox(sandbox: str | Sandbox = "auto") -> Sandbox:
     return SubprocessSandbox()
 
 
-def _limits(memory_bytes: int) -> Any:
-    def apply() -> None:
-        if memory_bytes > 0:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+def _limited(argv: list[str], memory_bytes: int) -> tuple[list[str], Any]:
+    """argv under RLIMIT_AS: through prlimit(1) where it is installed, as a
+    preexec_fn is not safe in a process with threads (gRPC has some), else
+    with setrlimit in the child before exec."""
+    if memory_bytes <= 0:
+        return argv, None
+    if prlimit := shutil.which("prlimit", path=SCRIPT_PATH):
+        return [prlimit, f"--as={memory_bytes}", "--", *argv], None
 
-    return apply
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    return argv, apply
 
 
 def _run_group(argv: list[str], spec: CommandSpec, cwd: str | None) -> CommandResult:
     """Runs argv in a new process group; kills the whole group on timeout,
     on output past the cap, and when the command ends (so no child outlives
     the run)."""
+    argv, preexec = _limited(argv, spec.memory_bytes)
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -426,7 +434,7 @@ def _run_group(argv: list[str], spec: CommandSpec, cwd: str | None) -> CommandRe
         cwd=cwd,
         env=spec.env,
         start_new_session=True,
-        preexec_fn=_limits(spec.memory_bytes),
+        preexec_fn=preexec,
     )
     over = threading.Event()
 

@@ -153,7 +153,16 @@ def test_plain_args_and_exit_code(client: Client, cache: Path) -> None:
 def test_bad_output(client: Client, cache: Path, script: str) -> None:
     with pytest.raises(skillsvc.BadOutput, match="one JSON object") as exc:
         run(client, cache, script, json_args={})
-    assert exc.value.exit_code == 0 and exc.value.stdout
+    assert exc.value.exit_code == 0 and exc.value.stdout and exc.value.written == []
+
+
+def test_bad_output_still_writes_back(client: Client, cache: Path) -> None:
+    # big.py prints nothing, which JSON mode refuses; it ended, so what it
+    # wrote is written back all the same.
+    with pytest.raises(skillsvc.BadOutput) as exc:
+        run(client, cache, "big.py", json_args=3)
+    assert exc.value.written == ["/workspace/big.bin"]
+    assert client.download("/workspace/big.bin") == b"xxx"
 
 
 def test_interpreters(client: Client, cache: Path) -> None:
@@ -268,6 +277,17 @@ def test_materialize_cache(client: Client, cache: Path, monkeypatch) -> None:
     third = client.materialize_skill("runner-test")
     assert third.fetched and victim.read_text() == "print('not json')\n"
     assert [p.name for p in cache.iterdir()] == [first.path.name]  # no temp dirs left
+
+
+def test_materialize_concurrently(client: Client, cache: Path) -> None:
+    # Threads racing on an empty cache all end with the one published copy.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: client.materialize_skill("runner-test", cache_dir=cache), range(4)))
+    assert len({m.path for m in got}) == 1 and any(m.fetched for m in got)
+    assert [p.name for p in cache.iterdir()] == [got[0].path.name]
+    assert not client.materialize_skill("runner-test", cache_dir=cache).fetched
 
 
 def test_materialize_missing_skill(client: Client, cache: Path) -> None:

@@ -77,17 +77,15 @@ _BWRAP_RO_TRY = [
     "/lib",
     "/lib64",
     "/lib32",
-    "/sbin",
     "/etc/alternatives",
     "/etc/ssl",
     "/etc/ca-certificates",
     "/etc/resolv.conf",
     "/etc/hosts",
     "/etc/localtime",
-    "/etc/ld.so.cache",
 ]
 # Roots an interpreter may live under without an extra bind.
-_BOUND_ROOTS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin")
+_BOUND_ROOTS = ("/usr", "/bin", "/lib", "/lib64", "/lib32")
 
 
 # Errors: each names what went wrong so a model can act on it, and carries
@@ -97,11 +95,15 @@ _BOUND_ROOTS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin")
 class ScriptError(SkillsvcError):
     """A script run that failed, with the output it produced (if any)."""
 
-    def __init__(self, message: str, *, stdout: str = "", stderr: str = "", exit_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, stdout: str = "", stderr: str = "", exit_code: int | None = None, written: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.stdout = stdout
         self.stderr = stderr
         self.exit_code = exit_code
+        # Workspace paths written back before the error (BadOutput only).
+        self.written = list(written)
 
 
 class ScriptNotFound(ScriptError, NotFound):
@@ -667,6 +669,9 @@ def run_script(
                 stderr=err,
             )
         assert res.exit_code is not None
+        # Written back before the output is judged: a run that ended is the
+        # script's work, whatever it printed.
+        written = _push_workspace(client, scratch, before, out, err, res.exit_code) if workspace else []
         output = None
         if json_args is not _UNSET:
             try:
@@ -679,8 +684,8 @@ def run_script(
                     stdout=out,
                     stderr=err,
                     exit_code=res.exit_code,
+                    written=written,
                 )
-        written = _push_workspace(client, scratch, before, out, err, res.exit_code) if workspace else []
         return RunResult(res.exit_code, out, err, output, written, box.name, duration)
     finally:
         _remove(scratch, scratch.parent)

@@ -147,6 +147,9 @@ def test_json_contract(client: Client, cache: Path, sandbox: str, monkeypatch) -
 def test_plain_args_and_exit_code(client: Client, cache: Path) -> None:
     r = run(client, cache, "plain.sh", args=["a b", "c"])
     assert (r.exit_code, r.stdout, r.stderr, r.output) == (3, "args:a b c\n", "to stderr\n", None)
+    for bad in [{"args": "a b"}, {"args": ["a"], "json_args": {}}, {"args": [], "timeout": 0}]:
+        with pytest.raises(skillsvc.InvalidArgument):
+            run(client, cache, "plain.sh", **bad)
 
 
 @pytest.mark.parametrize("script", ["bad.py", "two.py", "list.py"])

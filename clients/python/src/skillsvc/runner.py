@@ -337,8 +337,9 @@ class BwrapSandbox:
 
     name = "bwrap"
 
-    def __init__(self, bwrap: str = "bwrap") -> None:
-        self.bwrap = bwrap
+    def __init__(self, bwrap: str | None = None) -> None:
+        # By absolute path: the command's env has only the script's PATH.
+        self.bwrap = bwrap or shutil.which("bwrap") or "bwrap"
 
     def paths(self, skill_dir: str, workspace_dir: str) -> tuple[str, str]:
         return SANDBOX_SKILL_DIR, SANDBOX_WORKSPACE_DIR
@@ -361,6 +362,9 @@ class BwrapSandbox:
         return _run_group(self.argv(spec), spec, cwd=None)
 
 
+# Seconds to wait for the output pipes once the command's group is killed.
+_DRAIN_GRACE = 5.0
+
 _probe_lock = threading.Lock()
 _probe: bool | None = None
 _warned = False
@@ -373,8 +377,9 @@ def bwrap_available() -> bool:
     with _probe_lock:
         if _probe is None:
             _probe = False
-            if sys.platform.startswith("linux") and shutil.which("bwrap"):
-                argv = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"]
+            bwrap = shutil.which("bwrap")
+            if sys.platform.startswith("linux") and bwrap:
+                argv = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"]
                 for p in _BWRAP_RO_TRY:
                     argv += ["--ro-bind-try", p, p]
                 try:
@@ -482,8 +487,10 @@ def _run_group(argv: list[str], spec: CommandSpec, cwd: str | None) -> CommandRe
         timed_out = True
     kill()
     code = proc.wait()
+    # The pipes close when the group is gone; a process that left the group
+    # (setsid, only possible without bwrap) may keep them open: not waited for.
     for t in threads:
-        t.join()
+        t.join(_DRAIN_GRACE)
     truncated = over.is_set()
     return CommandResult(None if timed_out or truncated else code, bytes(stdout), bytes(stderr), timed_out, truncated)
 
@@ -514,7 +521,7 @@ def resolve_script(skill_dir: str | os.PathLike[str], script: str) -> Path:
     ScriptNotFound."""
     root = Path(skill_dir).resolve()
     parts = script.replace("\\", "/").split("/")
-    if not script or script.startswith("/") or ".." in parts or (len(script) > 1 and script[1] == ":"):
+    if not script or script.startswith("/") or ".." in parts or re.match(r"[A-Za-z]:", script):
         raise ScriptOutsideSkill(f"script {script!r} is not a relative path inside the skill: name one as 'scripts/x.py' or 'x.py'")
     candidates = [root / script] if "/" in script else [root / "scripts" / script, root / script]
     for c in candidates:
@@ -533,7 +540,7 @@ def interpreter_for(script: Path, interpreters: Mapping[str, str] | None = None)
     interpreters map first), else the shebang's interpreter, else [] for an
     executable binary; UnknownInterpreter otherwise."""
     ext = script.suffix.lower()
-    table = {**INTERPRETERS, **(interpreters or {})}
+    table = {**INTERPRETERS, **{(k if k.startswith(".") else "." + k).lower(): v for k, v in (interpreters or {}).items()}}
     if ext in table:
         return [_which(table[ext], script)]
     with open(script, "rb") as f:
@@ -610,6 +617,8 @@ def run_script(
     non-zero exit is returned, not raised."""
     if json_args is not _UNSET and args is not None:
         raise InvalidArgument("pass json_args or args, not both")
+    if args is not None and (isinstance(args, str) or not all(isinstance(a, str) for a in args)):
+        raise InvalidArgument("args must be a list of strings")
     box = choose_sandbox(sandbox)
     mat = materialize(client, skill, version=version, cache_dir=cache_dir)
     path = resolve_script(mat.path, script)
@@ -619,6 +628,10 @@ def run_script(
             timeout = float(mat.metadata.get("timeout", DEFAULT_TIMEOUT))
         except ValueError:
             timeout = DEFAULT_TIMEOUT
+        if not 0 < timeout < float("inf"):
+            timeout = DEFAULT_TIMEOUT
+    elif not 0 < timeout < float("inf"):
+        raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout!r}")
     scratch = Path(tempfile.mkdtemp(prefix="skillsvc-run-"))
     try:
         before = _pull_workspace(client, scratch) if workspace else {}

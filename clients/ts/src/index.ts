@@ -14,6 +14,7 @@ export {
   UnknownInterpreterError,
   WorkspaceTooLargeError,
   materializeSkill,
+  probeBwrap,
   runSkillScript,
   skillCacheDir,
   type MaterializeOptions,

@@ -23,7 +23,7 @@ import {
   probeBwrap,
   type RunOptions,
 } from "@skillsvc/client";
-import { tempDir, testenv, type Env } from "./testenv.js";
+import { repoRoot, tempDir, testenv, type Env } from "./testenv.js";
 
 const SKILL: Record<string, string> = {
   "SKILL.md": "---\nname: runner-test\ndescription: Scripts for the runner's tests.\n---\nRun the scripts.\n",
@@ -95,6 +95,9 @@ before(async () => {
   const admin = new SkillsvcClient({ target: env.target });
   user = `ts-run-${randomUUID().slice(0, 8)}`;
   for (const [rel, content] of Object.entries(SKILL)) await admin.putLibraryFile({ path: `runner-test/${rel}`, data: Buffer.from(content), user });
+  // A per-skill timeout in the frontmatter's metadata.
+  await admin.putLibraryFile({ path: "runner-slow/SKILL.md", data: Buffer.from('---\nname: runner-slow\ndescription: Slow.\nmetadata:\n  timeout: "7"\n---\nSlow.\n'), user });
+  await admin.putLibraryFile({ path: "runner-slow/scripts/t.sh", data: Buffer.from('echo "$SKILL_TIMEOUT"\n'), user });
   await admin.dropSkillIndex({ user });
   base = admin.withIdentity({ user });
   cacheDir = await tempDir("skillsvc-cache-");
@@ -148,7 +151,7 @@ test("JSON contract round trip", async () => {
 
     // Node starts under the default 1 GiB RLIMIT_AS.
     const n = await run(client(), "scripts/hello.mjs", { jsonArgs: [1], sandbox });
-    assert.deepEqual(n.output!.got, [1]);
+    assert.deepEqual([n.output!.got, n.stderr], [[1], ""]);
   }
 });
 
@@ -166,6 +169,21 @@ test("plain args, exit code and interpreters", async () => {
   const hog = await run(client(), "hog.py", { memoryBytes: 100 << 20 });
   assert.notEqual(hog.exitCode, 0);
   assert.match(hog.stderr, /MemoryError/);
+});
+
+test("timeout: the skill's metadata, the run's option over it", async () => {
+  const c = client();
+  assert.equal((await c.runSkillScript("runner-slow", "t.sh", { cacheDir })).stdout, "7\n");
+  assert.equal((await c.runSkillScript("runner-slow", "t.sh", { cacheDir, timeoutMs: 5000 })).stdout, "5\n");
+});
+
+test("a venv's python under bwrap", async (t) => {
+  // The venv and its base interpreter live outside /usr: both are bound.
+  const venv = process.env.VIRTUAL_ENV || path.join(repoRoot, ".venv");
+  if (!existsSync(path.join(venv, "bin/python"))) return t.skip(`no venv at ${venv}`);
+  if (!needBwrap(t)) return;
+  const r = await run(client(), "echo.py", { jsonArgs: { v: 1 }, sandbox: "bwrap", interpreters: { ".py": path.join(venv, "bin/python") } });
+  assert.deepEqual([r.exitCode, r.output!.args], [0, { v: 1 }], r.stderr);
 });
 
 test("BadOutput on non-JSON", async () => {

@@ -233,15 +233,15 @@ async function sizesMatch(dir: string, want: Map<string, { size: bigint }>): Pro
   }
 }
 
+// makeReadOnly takes the write bits off the files. The folders stay
+// writable, so the cache can be removed with rm -r like any other (a file a
+// script adds is an extra file: the copy is fetched again on next use).
 async function makeReadOnly(dir: string) {
   const { files } = await walk(dir);
   for (const f of files) {
     const p = path.join(dir, f);
     await chmod(p, (await stat(p)).mode & 0o555);
   }
-  const dirs = new Set([""]);
-  for (const f of files) for (let d = path.posix.dirname(f); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
-  for (const d of [...dirs].sort().reverse()) await chmod(path.join(dir, d), 0o555);
 }
 
 // removeTree removes a tree whose directories may be read-only.
@@ -356,7 +356,7 @@ function execute(argv: string[], spec: SandboxSpec, cwd: string): Promise<Sandbo
     const timer = setTimeout(() => {
       timedOut = true;
       kill();
-    }, spec.timeoutMs);
+    }, Math.min(spec.timeoutMs, 2 ** 31 - 1)); // setTimeout fires at once past 2^31-1 ms
     let exitCode = 0;
     let grace: NodeJS.Timeout | undefined;
     child.once("error", (e) => {

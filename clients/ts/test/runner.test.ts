@@ -310,6 +310,13 @@ test("materialize: cached by digest, verified, altered copies fetched again", as
   assert.equal(third.fetched, true);
   assert.equal(await readFile(altered, "utf8"), SKILL["SKILL.md"]);
 
+  // Two threads at once on an empty cache: one copy is published, the other uses it.
+  const fresh = await tempDir("skillsvc-cache-");
+  const both = await Promise.all([client(), client()].map((t) => t.materializeSkill("runner-test", { cacheDir: fresh })));
+  assert.equal(both[0].dir, both[1].dir);
+  assert.deepEqual(both.map((m) => m.fetched).sort(), [false, true]);
+  assert.deepEqual(readdirSync(fresh), [path.basename(both[0].dir)]); // no temp folder left
+
   // Missing skill: the client's normal error.
   await assert.rejects(c.materializeSkill("no-such-skill", { cacheDir: dir }), (e: SkillsvcError) => e.code === Code.NotFound);
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned tools that `make test` and `make generate` need into
 # $TOOLS_BIN (default .tools/bin), skipping any already at its pinned version,
-# and redis-server, awscli and gcc from apt when they are missing. Only Go is
+# and redis-server, awscli, gcc and bubblewrap from apt when they are missing. Only Go is
 # assumed.
 set -euo pipefail
 
@@ -46,6 +46,10 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# bubblewrap confines skill scripts (internal/skillrun and the clients'
+# runners); prlimit (util-linux) caps their memory.
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v prlimit >/dev/null 2>&1 || missing+=(util-linux)
 if ((${#missing[@]})); then
 	echo "tools: installing ${missing[*]} from apt" >&2
 	sudo=""

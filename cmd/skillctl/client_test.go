@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skillrun"
 )
 
 // fakeServer records what skillctl sends and answers as the test says: the
@@ -471,7 +472,7 @@ func TestPull(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "skill")
-			_, _, err := extractSkill(bytes.NewReader(tarGz(t, tc.entries...)), out, 1000)
+			_, _, err := skillrun.ExtractSkill(bytes.NewReader(tarGz(t, tc.entries...)), out, 1000)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}

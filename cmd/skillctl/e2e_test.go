@@ -73,10 +73,17 @@ var e2eLibrary = map[string]string{
 // real binary; it returns the gRPC address.
 func startServer(t *testing.T, args ...string) string {
 	t.Helper()
+	return startServerWith(t, e2eLibrary, args...)
+}
+
+// startServerWith is startServer with another library (bucket key ->
+// content).
+func startServerWith(t *testing.T, lib map[string]string, args ...string) string {
+	t.Helper()
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
 	s3c := srv.Client(t)
-	for k, v := range e2eLibrary {
+	for k, v := range lib {
 		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(k), Body: strings.NewReader(v)}); err != nil {
 			t.Fatal(err)
 		}

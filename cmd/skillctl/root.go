@@ -36,6 +36,10 @@ const (
 	exitServer = 3
 	// exitNotFound: the skill, version or label does not exist.
 	exitNotFound = 4
+	// exitRunFailed: skillctl run's script broke its run: output that is
+	// not one JSON object, its timeout, too much output, too large a
+	// workspace. (A script that ran ends skillctl run with its own code.)
+	exitRunFailed = 5
 )
 
 const exitCodesHelp = `Exit codes:
@@ -43,7 +47,10 @@ const exitCodesHelp = `Exit codes:
   1  a skill breaks the rules (validate found errors, or the server refused it with its problems)
   2  usage error, or a problem with a local file or the config
   3  the server refused or failed the call, or could not be reached
-  4  the skill, version or label was not found`
+  4  the skill, version or label was not found (skillctl run: or the script)
+  5  skillctl run: the script broke its run (not one JSON object, timeout, too much output, workspace too large)
+  skillctl run exits with the script's own exit code once the script ran; codes skillctl sets itself
+  come with a "skillctl:" line on stderr`
 
 // exitError carries the exit code an error ends the run with.
 type exitError struct {
@@ -150,7 +157,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
 		a.rmCmd(), a.watchCmd(), a.gcCmd(),
-		a.configCmd(), a.adminCmd(), a.scopeCmd(),
+		a.configCmd(), a.adminCmd(), a.scopeCmd(), a.runCmd(),
 	)
 	a.root = root
 	return root

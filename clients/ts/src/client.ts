@@ -33,6 +33,7 @@ import {
 } from "./gen/skillsvc/v1/skills_pb.js";
 import { SkillsvcError } from "./errors.js";
 import { MAX_ARCHIVE_BYTES, downloadLimit, extractSkill, type ExtractOptions } from "./tar.js";
+import { materializeSkill, runSkillScript, type MaterializeOptions, type MaterializedSkill, type RunOptions, type RunResult } from "./runner.js";
 
 export const DEFAULT_TARGET = "http://127.0.0.1:7070";
 const CHUNK_SIZE = 256 << 10;
@@ -364,6 +365,16 @@ export class SkillsvcClient {
       throw SkillsvcError.from(err);
     }
     return extractSkill(Buffer.concat(chunks), dir, { maxBytes });
+  }
+
+  /** The skill's files in the local cache, verified against its manifest and fetched only once per content (see runner.ts). */
+  materializeSkill(skill: string, opts: MaterializeOptions = {}): Promise<MaterializedSkill> {
+    return materializeSkill(this, skill, opts);
+  }
+
+  /** Runs a script of a skill on this machine, in a scratch copy of the thread's /workspace (see runner.ts). */
+  runSkillScript(skill: string, script: string, opts: RunOptions = {}): Promise<RunResult> {
+    return runSkillScript(this, skill, script, opts);
   }
 
   /**

@@ -1,6 +1,30 @@
 // @skillsvc/client: skillsvc over gRPC for Node. See README.md.
 export { DEFAULT_TARGET, MAX_QUERY_BYTES, SkillsvcClient, boundedQuery, type Call, type ClientOptions, type Identity, type UploadOptions, type Version, type WatchOptions } from "./client.js";
 export { SkillsvcError, codeName } from "./errors.js";
+export {
+  BadOutputError,
+  BwrapSandbox,
+  OutputTooLargeError,
+  SandboxUnavailableError,
+  ScriptNotFoundError,
+  ScriptOutsideSkillError,
+  ScriptRunError,
+  ScriptTimeoutError,
+  SubprocessSandbox,
+  UnknownInterpreterError,
+  WorkspaceTooLargeError,
+  materializeSkill,
+  probeBwrap,
+  runSkillScript,
+  skillCacheDir,
+  type MaterializeOptions,
+  type MaterializedSkill,
+  type RunOptions,
+  type RunResult,
+  type Sandbox,
+  type SandboxResult,
+  type SandboxSpec,
+} from "./runner.js";
 export { MAX_ARCHIVE_BYTES, MAX_ENTRIES, extractSkill, type ExtractOptions } from "./tar.js";
 export { Code } from "@connectrpc/connect";
 export * as fs from "./gen/skillsvc/v1/filesystem_pb.js";

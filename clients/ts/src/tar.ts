@@ -54,6 +54,7 @@ interface Entry {
   name: string;
   dir: boolean;
   data: Uint8Array;
+  mode: number;
 }
 
 function refuse(msg: string): never {
@@ -157,7 +158,7 @@ export function parseTar(tar: Uint8Array): Entry[] {
     } else if (type === "0" || type === "5") {
       if (type === "5" && size > 0) refuse(`archive entry ${quote(name)} is a directory with a size`);
       if (entries.length === MAX_ENTRIES) throw new SkillsvcError(Code.ResourceExhausted, `archive holds more than ${MAX_ENTRIES} entries`);
-      entries.push({ name, dir: type === "5", data: body });
+      entries.push({ name, dir: type === "5", data: body, mode: n.mode });
       pax = undefined;
     } else {
       refuse(`archive entry ${quote(name)} is ${TYPES[type] ?? `of type ${quote(type)}`}, not a file or directory`);
@@ -202,7 +203,8 @@ export async function extractSkill(archive: Uint8Array, dir: string, opts: Extra
       await mkdir(targets[i], { recursive: true });
     } else {
       await mkdir(path.dirname(targets[i]), { recursive: true });
-      await writeFile(targets[i], e.data, { mode: 0o644 });
+      // The export's executable bit is kept (a script runs as it was published); nothing else of its mode.
+      await writeFile(targets[i], e.data, { mode: e.mode & 0o111 ? 0o755 : 0o644 });
     }
   }
   return path.join(dest, [...tops][0]);

@@ -30,6 +30,7 @@ import grpc.aio
 
 from .archive import MAX_ARCHIVE_BYTES, download_limit, extract_skill
 from .errors import ResourceExhausted, from_rpc_error
+from .runner import Materialized, RunResult, amaterialize, arun_script, materialize, run_script
 from .v1 import admin_pb2, admin_pb2_grpc, filesystem_pb2, filesystem_pb2_grpc, skills_pb2, skills_pb2_grpc
 
 DEFAULT_TARGET = "127.0.0.1:7070"
@@ -593,6 +594,16 @@ class Client(_Base):
             archive.seek(0)
             return extract_skill(archive, directory, max_bytes=max_bytes)  # type: ignore[arg-type]
 
+    def materialize_skill(self, skill: str, *, version: str = "", cache_dir: str | os.PathLike[str] | None = None) -> Materialized:
+        """The skill's files in the local cache, verified against its
+        manifest; fetched only when not there yet (see skillsvc.runner)."""
+        return materialize(self, skill, version=version, cache_dir=cache_dir)
+
+    def run_skill_script(self, skill: str, script: str, **options: Any) -> RunResult:
+        """Runs a skill's script on this machine, sandboxed where bubblewrap
+        runs, with the thread's /workspace (options: skillsvc.runner.run_script)."""
+        return run_script(self, skill, script, **options)
+
 
 class AsyncClient(_Base):
     """The same client on grpc.aio: ``await client.read(...)``,
@@ -717,6 +728,14 @@ class AsyncClient(_Base):
                 raise from_rpc_error(err) from None
             archive.seek(0)
             return extract_skill(archive, directory, max_bytes=max_bytes)  # type: ignore[arg-type]
+
+    async def materialize_skill(self, skill: str, *, version: str = "", cache_dir: str | os.PathLike[str] | None = None) -> Materialized:
+        """Client.materialize_skill, in a worker thread."""
+        return await amaterialize(self, skill, version=version, cache_dir=cache_dir)
+
+    async def run_skill_script(self, skill: str, script: str, **options: Any) -> RunResult:
+        """Client.run_skill_script, in a worker thread whose calls run on this loop."""
+        return await arun_script(self, skill, script, **options)
 
 
 __all__ = ["DEFAULT_TARGET", "MAX_QUERY_BYTES", "AsyncClient", "Client", "Identity", "bounded_query", "extract_skill"]

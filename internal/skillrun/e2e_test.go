@@ -1,0 +1,397 @@
+package skillrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// The contract tests run against the real skillsvc binary on MinIO, with
+// default limits, and the test library uploaded with plain S3 PUTs.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testserver.Shutdown()
+	os.Exit(code)
+}
+
+var skillsvcBin = sync.OnceValues(func() (string, error) {
+	dir, err := testserver.TempDir("skillrun-e2e-")
+	if err != nil {
+		return "", err
+	}
+	return testserver.BuildSkillsvc(context.Background(), dir)
+})
+
+// startRunnerServer serves runnerTestSkill in alice's library and returns
+// a connection to it.
+func startRunnerServer(t *testing.T) *grpc.ClientConn {
+	t.Helper()
+	testserver.Integration(t, "MinIO and the skillsvc binary")
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	s3c := srv.Client(t)
+	for rel, body := range runnerTestSkill {
+		key := "alice/skills/runner-test/" + rel
+		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin, err := skillsvcBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
+		Bin:  bin,
+		Args: append([]string{"--listen=127.0.0.1:0", "--http.listen="}, srv.S3Flags(bucket)...),
+		Env:  srv.SkillsvcEnv(), Dir: t.TempDir(),
+	}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient(s.Addrs["serving"], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func as(ctx context.Context, user, thread string) context.Context {
+	return metadata.NewOutgoingContext(ctx, metadata.Pairs(auth.UserKey, user, auth.ThreadKey, thread))
+}
+
+// requireBwrap fails (never skips) without bubblewrap when the servers are
+// required, as under make test.
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if err := bwrapWorks(); err != nil {
+		if os.Getenv("CI") != "" || os.Getenv("SKILLSVC_REQUIRE_SERVERS") == "1" {
+			t.Fatalf("bubblewrap unavailable (apt-get install bubblewrap): %v", err)
+		}
+		t.Skipf("bubblewrap unavailable: %v (set SKILLSVC_REQUIRE_SERVERS=1 to fail instead)", err)
+	}
+}
+
+func newRunner(t *testing.T, conn *grpc.ClientConn) *Runner {
+	r := New(conn)
+	r.CacheDir = t.TempDir()
+	r.Warn = func(msg string) { t.Log("warning: " + msg) }
+	return r
+}
+
+func wantKind(t *testing.T, err, kind error) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, kind) {
+		t.Fatalf("err = %v, want %v", err, kind)
+	}
+	return e
+}
+
+// stray reports whether a process whose command line holds marker is
+// still alive (zombies waiting to be reaped are dead).
+func stray(t *testing.T, marker string) bool {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), marker) {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join(p, "stat"))
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+func TestRunContract(t *testing.T) {
+	conn := startRunnerServer(t)
+	ctx := as(t.Context(), "alice", "t1")
+	sandboxes := []string{SandboxNone, SandboxBwrap}
+
+	for _, sb := range sandboxes {
+		t.Run("json round trip/"+sb, func(t *testing.T) {
+			if sb == SandboxBwrap {
+				requireBwrap(t)
+			}
+			r := newRunner(t, conn)
+			args := `{"q": "ünïcode", "n": [1, 2], "exit": 0}`
+			res, err := r.Run(ctx, "runner-test", "echo.py", Options{JSONArgs: json.RawMessage(args), Sandbox: sb})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out struct {
+				Argv1, Stdin, Cwd string
+				Env               map[string]string
+			}
+			if err := json.Unmarshal(res.Output, &out); err != nil {
+				t.Fatalf("%v: %s", err, res.Output)
+			}
+			if out.Argv1 != args || out.Stdin != args {
+				t.Errorf("argv[1] = %q, stdin = %q, want %q", out.Argv1, out.Stdin, args)
+			}
+			if res.ExitCode != 0 || res.Sandbox != sb {
+				t.Errorf("exit %d, sandbox %q", res.ExitCode, res.Sandbox)
+			}
+			var keys []string
+			for k := range out.Env {
+				if k != "PWD" && k != "LC_CTYPE" && k != "SHLVL" { // set by the shell or Python itself
+					keys = append(keys, k)
+				}
+			}
+			if got := strings.Join(slices.Sorted(slices.Values(keys)), ","); got != "HOME,LANG,PATH,SKILL_DIR,SKILL_TIMEOUT,WORKSPACE" {
+				t.Errorf("environment keys = %s", got)
+			}
+			if out.Env["SKILL_TIMEOUT"] != "30" || out.Env["PATH"] != ScriptPATH || out.Env["HOME"] != out.Env["WORKSPACE"]+"/.home" || out.Cwd != out.Env["WORKSPACE"] {
+				t.Errorf("environment = %v, cwd %s", out.Env, out.Cwd)
+			}
+			if sb == SandboxBwrap && (out.Env["SKILL_DIR"] != "/skill" || out.Env["WORKSPACE"] != "/workspace") {
+				t.Errorf("bwrap paths = %v", out.Env)
+			}
+			// A non-zero exit with a JSON object is a result, not an error.
+			res, err = r.Run(ctx, "runner-test", "scripts/echo.py", Options{JSONArgs: json.RawMessage(`{"exit": 5}`), Sandbox: sb, Timeout: 10 * time.Second})
+			if err != nil || res.ExitCode != 5 || !strings.Contains(string(res.Output), `"argv1"`) {
+				t.Errorf("exit 5: %v, %+v", err, res)
+			}
+		})
+	}
+
+	t.Run("plain args and exit code", func(t *testing.T) {
+		r := newRunner(t, conn)
+		res, err := r.Run(ctx, "runner-test", "plain.sh", Options{Args: []string{"a b", "c"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stdout != "args: a b c\n" || res.Stderr != "to stderr\n" || res.ExitCode != 3 || res.Output != nil {
+			t.Errorf("result = %+v", res)
+		}
+	})
+
+	t.Run("interpreters", func(t *testing.T) {
+		r := newRunner(t, conn)
+		for script, want := range map[string]string{"tool": `"shebang": true`, "root-run.py": `"where": "root"`} {
+			res, err := r.Run(ctx, "runner-test", script, Options{JSONArgs: json.RawMessage(`{}`)})
+			if err != nil || !strings.Contains(string(res.Output), want) {
+				t.Errorf("%s: %v, %+v", script, err, res)
+			}
+		}
+		_, err := r.Run(ctx, "runner-test", "notes.txt", Options{})
+		wantKind(t, err, ErrUnknownInterpreter)
+	})
+
+	t.Run("bad output", func(t *testing.T) {
+		r := newRunner(t, conn)
+		for _, script := range []string{"bad.py", "array.py"} {
+			_, err := r.Run(ctx, "runner-test", script, Options{JSONArgs: json.RawMessage(`{}`)})
+			e := wantKind(t, err, ErrBadOutput)
+			if e.ExitCode != 0 || !strings.Contains(e.Stdout, "not json") && !strings.Contains(e.Stdout, "[1, 2]") {
+				t.Errorf("%s: %+v", script, e)
+			}
+		}
+	})
+
+	t.Run("script outside the skill", func(t *testing.T) {
+		r := newRunner(t, conn)
+		for _, script := range []string{"../x.py", "scripts/../../x.py", "/etc/passwd"} {
+			_, err := r.Run(ctx, "runner-test", script, Options{})
+			wantKind(t, err, ErrScriptOutsideSkill)
+		}
+		// A symlink leaving the skill cannot come through the export (it
+		// carries only files and folders; ExtractSkill refuses links), so
+		// that case is proven on a local folder in TestResolveScript.
+		_, err := r.Run(ctx, "runner-test", "missing.py", Options{})
+		wantKind(t, err, ErrScriptNotFound)
+		_, err = r.Run(ctx, "no-such-skill", "x.py", Options{})
+		if status.Code(err) != codes.NotFound {
+			t.Errorf("missing skill: %v", err)
+		}
+	})
+
+	for _, sb := range sandboxes {
+		t.Run("timeout kills the children/"+sb, func(t *testing.T) {
+			if sb == SandboxBwrap {
+				requireBwrap(t)
+			}
+			r := newRunner(t, conn)
+			tctx := as(t.Context(), "alice", "timeout-"+sb)
+			child, parent := fmt.Sprintf("3600.%d1", os.Getpid()), fmt.Sprintf("3600.%d2", os.Getpid())
+			_, err := r.Run(tctx, "runner-test", "slow.sh", Options{Args: []string{child, parent}, Timeout: time.Second, Sandbox: sb})
+			e := wantKind(t, err, ErrTimeout)
+			if e.Stdout != "started\n" || e.ExitCode != -1 {
+				t.Errorf("error = %+v", e)
+			}
+			// The child that would write late.txt is dead, so the file
+			// can never appear.
+			if stray(t, child) || stray(t, parent) {
+				t.Errorf("a process of the script outlived its timeout")
+			}
+			if _, err := r.Files.Stat(tctx, &skillsvcv1.StatRequest{Path: "/workspace/late.txt"}); status.Code(err) != codes.NotFound {
+				t.Errorf("late.txt: %v", err)
+			}
+		})
+	}
+
+	t.Run("output too large", func(t *testing.T) {
+		r := newRunner(t, conn)
+		_, err := r.Run(ctx, "runner-test", "loud.py", Options{MaxOutputBytes: 1000})
+		if e := wantKind(t, err, ErrOutputTooLarge); len(e.Stdout) != 1000 {
+			t.Errorf("kept %d bytes", len(e.Stdout))
+		}
+	})
+
+	t.Run("confined under bwrap", func(t *testing.T) {
+		requireBwrap(t)
+		r := newRunner(t, conn)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		hostFile := filepath.Join(t.TempDir(), "secret.txt")
+		os.WriteFile(hostFile, []byte("host secret"), 0o644)
+		args, _ := json.Marshal(map[string]any{"port": ln.Addr().(*net.TCPAddr).Port, "host_file": hostFile})
+		res, err := r.Run(ctx, "runner-test", "probe.py", Options{JSONArgs: args, Sandbox: SandboxBwrap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]bool
+		json.Unmarshal(res.Output, &out)
+		if len(out) != 4 || out["connected"] || out["read_host"] || out["wrote_skill"] || out["created_in_skill"] {
+			t.Errorf("under bwrap: %s", res.Output)
+		}
+		// With network allowed the same probe connects: it is the sandbox
+		// that refused, not a broken probe.
+		res, err = r.Run(ctx, "runner-test", "probe.py", Options{JSONArgs: args, Sandbox: SandboxBwrap, Network: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(res.Output, &out)
+		if !out["connected"] || out["read_host"] {
+			t.Errorf("with network: %s", res.Output)
+		}
+	})
+
+	t.Run("workspace written back", func(t *testing.T) {
+		r := newRunner(t, conn)
+		mine, other := as(t.Context(), "alice", "ws-mine"), as(t.Context(), "alice", "ws-other")
+		for _, c := range []context.Context{mine, other} {
+			if _, err := r.Files.Write(c, &skillsvcv1.WriteRequest{Path: "/workspace/in.txt", Content: "start\n"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := r.Files.Write(mine, &skillsvcv1.WriteRequest{Path: "/workspace/keep/same.txt", Content: "untouched\n"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Run(mine, "runner-test", "write.py", Options{JSONArgs: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(res.Written, ","); got != "/workspace/in.txt,/workspace/result.txt" {
+			t.Errorf("written = %s (%s)", got, res.Output)
+		}
+		read := func(c context.Context, p string) string {
+			resp, err := r.Files.Read(c, &skillsvcv1.ReadRequest{Path: p})
+			if err != nil {
+				return err.Error()
+			}
+			return resp.GetContent()
+		}
+		if got := read(mine, "/workspace/result.txt"); got != "written by the script" {
+			t.Errorf("result.txt = %q", got)
+		}
+		if got := read(mine, "/workspace/in.txt"); got != "start\nand changed" {
+			t.Errorf("in.txt = %q", got)
+		}
+		if got := read(other, "/workspace/in.txt"); got != "start" {
+			t.Errorf("the other thread's in.txt = %q", got)
+		}
+		if _, err := r.Files.Stat(other, &skillsvcv1.StatRequest{Path: "/workspace/result.txt"}); status.Code(err) != codes.NotFound {
+			t.Errorf("the other thread got result.txt: %v", err)
+		}
+		if _, err := r.Files.Stat(mine, &skillsvcv1.StatRequest{Path: "/workspace/.home/cache/x"}); status.Code(err) != codes.NotFound {
+			t.Errorf(".home was written back: %v", err)
+		}
+		// Without the workspace nothing is read or written.
+		res, err = r.Run(mine, "runner-test", "echo.py", Options{JSONArgs: json.RawMessage(`{}`), NoWorkspace: true})
+		if err != nil || len(res.Written) != 0 {
+			t.Errorf("no workspace: %v %+v", err, res)
+		}
+	})
+
+	t.Run("materialize", func(t *testing.T) {
+		r := newRunner(t, conn)
+		m1, err := r.Materialize(ctx, "runner-test", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m1.Fetched || m1.Bytes == 0 || filepath.Base(m1.Dir) != strings.TrimPrefix(m1.Digest, "sha256:") {
+			t.Errorf("first: %+v", m1)
+		}
+		for rel, body := range runnerTestSkill {
+			b, err := os.ReadFile(filepath.Join(m1.Dir, rel))
+			st, _ := os.Stat(filepath.Join(m1.Dir, rel))
+			if err != nil || string(b) != body || st.Mode().Perm()&0o222 != 0 {
+				t.Errorf("%s: %v, mode %v", rel, err, st.Mode())
+			}
+		}
+		// A second thread on the same library state copies nothing.
+		m2, err := r.Materialize(as(t.Context(), "alice", "t2"), "runner-test", "")
+		if err != nil || m2.Fetched || m2.Bytes != 0 || m2.Dir != m1.Dir {
+			t.Errorf("second: %+v, %v", m2, err)
+		}
+		// A damaged cache (a file of another size) is not used: it is
+		// fetched again. See Materialize for what is checked on use.
+		p := filepath.Join(m1.Dir, "scripts", "bad.py")
+		os.Chmod(filepath.Dir(p), 0o755)
+		os.Chmod(p, 0o644)
+		os.WriteFile(p, []byte("print('{}')  # altered\n"), 0o644)
+		m3, err := r.Materialize(ctx, "runner-test", "")
+		if err != nil || !m3.Fetched {
+			t.Fatalf("after damage: %+v, %v", m3, err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != runnerTestSkill["scripts/bad.py"] {
+			t.Errorf("bad.py = %q", b)
+		}
+		if entries, _ := os.ReadDir(r.CacheDir); len(entries) != 1 {
+			t.Errorf("cache holds %d entries, want 1", len(entries))
+		}
+	})
+}

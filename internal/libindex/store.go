@@ -120,12 +120,9 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 		// answer). One more load, itself shared, is the caller's own.
 		got, err = ix.joinLoad(ctx, l)
 	case err == nil && got.since < drops:
-		// The load this caller joined began before a drop that ended
-		// before the caller came: it may have read the library before
-		// the change that dropped it (a write this caller made and
-		// was answered for), and it was neither held nor published for
-		// that reason. Any load joined now began after this one ended,
-		// so after the drop.
+		// The load joined began before a drop that ended before this
+		// caller came, so it may predate a write the caller was answered
+		// for. Any load joined now began after it ended: after the drop.
 		got, err = ix.joinLoad(ctx, l)
 	}
 	if err != nil {

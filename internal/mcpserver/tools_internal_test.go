@@ -51,7 +51,7 @@ func TestArgumentTypesMatchDefinition(t *testing.T) {
 		inferred[tl.Name] = tl.InputSchema
 	}
 
-	for _, def := range tooldefs.All() {
+	for _, def := range tooldefs.Server() {
 		t.Run(def.Name, func(t *testing.T) {
 			got, ok := inferred[def.Name]
 			if !ok {
@@ -77,8 +77,8 @@ func TestArgumentTypesMatchDefinition(t *testing.T) {
 			}
 		})
 	}
-	if len(inferred) != len(tooldefs.All()) {
-		t.Errorf("%d argument types, %d defined tools", len(inferred), len(tooldefs.All()))
+	if len(inferred) != len(tooldefs.Server()) {
+		t.Errorf("%d argument types, %d defined tools", len(inferred), len(tooldefs.Server()))
 	}
 }
 

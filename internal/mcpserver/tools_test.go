@@ -23,7 +23,7 @@ func TestToolsMatchDefinition(t *testing.T) {
 	for _, tl := range listed.Tools {
 		byName[tl.Name] = tl
 	}
-	defs := tooldefs.All()
+	defs := tooldefs.Server()
 	if len(listed.Tools) != len(defs) {
 		t.Errorf("tools/list has %d tools, the definition %d", len(listed.Tools), len(defs))
 	}

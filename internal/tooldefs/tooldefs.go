@@ -20,7 +20,14 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// RunsIn is "client" for a tool that runs where the agent runs (a
+	// skill's script or code): skillsvc stores skills and never runs them,
+	// so the server does not offer it. Empty for the server's tools.
+	RunsIn string `json:"runsIn,omitempty"`
 }
+
+// Served reports whether the server offers the tool (over MCP).
+func (t Tool) Served() bool { return t.RunsIn == "" }
 
 var parse = sync.OnceValues(func() ([]Tool, error) {
 	var f struct {
@@ -40,6 +47,17 @@ func All() []Tool {
 		panic(err)
 	}
 	return tools
+}
+
+// Server returns the tools the server offers, in the file's order.
+func Server() []Tool {
+	var out []Tool
+	for _, t := range All() {
+		if t.Served() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Lookup returns the tool called name; it panics if there is none, since

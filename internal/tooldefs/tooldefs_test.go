@@ -52,6 +52,9 @@ func TestDefinitions(t *testing.T) {
 					t.Errorf("required %s is not a property", r)
 				}
 			}
+			if tool.RunsIn != "" && tool.RunsIn != "client" {
+				t.Errorf("runsIn %q: want \"client\" or nothing", tool.RunsIn)
+			}
 			if tooldefs.Lookup(tool.Name).Description != tool.Description {
 				t.Error("Lookup returns another tool")
 			}
@@ -59,5 +62,27 @@ func TestDefinitions(t *testing.T) {
 	}
 	if len(seen) == 0 {
 		t.Fatal("no tools")
+	}
+}
+
+// The server offers every tool but those that run in the client.
+func TestServer(t *testing.T) {
+	var served, client []string
+	for _, tool := range tooldefs.All() {
+		if tool.Served() {
+			served = append(served, tool.Name)
+		} else {
+			client = append(client, tool.Name)
+		}
+	}
+	var got []string
+	for _, tool := range tooldefs.Server() {
+		got = append(got, tool.Name)
+	}
+	if !slices.Equal(got, served) {
+		t.Errorf("Server() = %v, want %v", got, served)
+	}
+	if !slices.Equal(client, []string{"run_skill_script", "use_skill"}) {
+		t.Errorf("client-side tools %v, want run_skill_script and use_skill", client)
 	}
 }

@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-python-adapters test-mcp-host test-conformance test-skills-ref pyenv adaptersenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -41,6 +41,18 @@ $(VENV)/.stamp: clients/python/requirements-test.txt clients/python/pyproject.to
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-test.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e clients/python
+	touch $@
+
+# The framework adapters (skillsvc.openai_agents, skillsvc.adk) are tested
+# against the frameworks' own packages, pinned in requirements-adapters.txt:
+# a venv of their own, since google-adk's pins conflict with
+# requirements-test.txt's (websockets, opentelemetry-api).
+VENV_ADAPTERS := $(CURDIR)/.venv-adapters
+adaptersenv: $(VENV_ADAPTERS)/.stamp
+$(VENV_ADAPTERS)/.stamp: clients/python/requirements-adapters.txt clients/python/pyproject.toml
+	python3 -m venv $(VENV_ADAPTERS)
+	$(VENV_ADAPTERS)/bin/python -m pip install -q --disable-pip-version-check -r clients/python/requirements-adapters.txt
+	$(VENV_ADAPTERS)/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e clients/python
 	touch $@
 
 tsenv: clients/ts/node_modules/.stamp
@@ -122,10 +134,15 @@ test-helm: tools
 # examples), the official TypeScript MCP SDK as an MCP host, and the
 # published MCP conformance suite's server scenarios; and skillctl validate
 # against skills-ref, the Agent Skills reference validator.
-test-clients: test-python test-ts test-mcp-host test-conformance test-skills-ref
+test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
+
+# OpenAI Agents SDK and Google ADK agents, each with a scripted model,
+# loading skills through the adapters.
+test-python-adapters: adaptersenv bin/testenv
+	cd clients/python && $(VENV_ADAPTERS)/bin/python -m pytest -q -p skillsvc.testing -c pyproject.toml tests_adapters
 
 test-ts: tsenv bin/testenv
 	cd clients/ts && npm test

@@ -32,7 +32,6 @@ google-adk 2.13.0. client is a skillsvc.Client or AsyncClient.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import os
@@ -45,6 +44,7 @@ try:
 except ImportError as err:  # pragma: no cover - depends on the environment
     raise ImportError("skillsvc.adk needs the google-adk package: pip install 'skillsvc[adk]'") from err
 
+from .client import AsyncClient
 from .runner import amaterialize, materialize
 
 __all__ = ["MAX_DESCRIPTION", "SkillsvcSkillRegistry"]
@@ -80,7 +80,7 @@ class SkillsvcSkillRegistry(SkillRegistry):
         self.category = category
         self.limit = limit
         self.cache_dir = cache_dir
-        self._async = inspect.iscoroutinefunction(client.list_skills)
+        self._async = isinstance(client, AsyncClient)
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         fn = getattr(self.client, method)
@@ -128,7 +128,7 @@ class SkillsvcSkillRegistry(SkillRegistry):
             fields = {}
         skill = Skill(
             frontmatter=frontmatter(resp.skill.name, fields),
-            instructions=resp.body,
+            instructions=resp.body.strip(),  # as ADK's own loader trims it
             resources=Resources(
                 references=_load_dir(local.path / "references"),
                 assets=_load_dir(local.path / "assets"),

@@ -131,7 +131,7 @@ test-helm: tools
 
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
-# examples), the official TypeScript MCP SDK as an MCP host, and the
+# examples, and OpenAI Agents SDK and Google ADK agents on its adapters), the official TypeScript MCP SDK as an MCP host, and the
 # published MCP conformance suite's server scenarios; and skillctl validate
 # against skills-ref, the Agent Skills reference validator.
 test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref

@@ -77,6 +77,7 @@ async def registry(request, skillsvc_env, client, tmp_path: Path):
         yield SkillsvcSkillRegistry(aclient, cache_dir=tmp_path / "cache")
 
 
+@pytest.mark.filterwarnings("ignore:.*LocalEnvironment.*:UserWarning")
 async def test_agent_searches_loads_and_runs_a_skill(registry, client, tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.WARNING, logger="skillsvc.adk")
     llm = ScriptedLlm(

@@ -136,3 +136,19 @@ def test_scope_and_category_narrow_the_listing(client) -> None:
     assert [(m.name, str(m.path)) for m in listed] == [("greeter", ".agents/greeter")]
     everything = SkillsvcSkillSource(client).list_skill_metadata(skills_path="skills")
     assert sorted(m.name for m in everything) == sorted(SKILLS)
+
+
+async def test_runner_made_sandbox(client, tmp_path: Path) -> None:
+    # As docs/agents/frameworks.md connects it: the Runner creates the
+    # sandbox session from the sandbox client.
+    model = ScriptedModel(
+        [("load_skill", {"skill_name": "greeter"}), ("exec_command", {"cmd": ".agents/greeter/scripts/greet.sh Bo", "login": False}), "done"]
+    )
+    source = SkillsvcSkillSource(client, cache_dir=str(tmp_path / "cache"))
+    agent = SandboxAgent(name="helper", model=model, instructions="Use your skills.", capabilities=[Skills(lazy_from=source), Shell()])
+    result = await Runner.run(
+        agent, "Greet Bo.", run_config=RunConfig(sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()), tracing_disabled=True)
+    )
+    assert result.final_output == "done"
+    loaded, ran = outputs(model)
+    assert "'status': 'loaded'" in loaded and "hello, Bo, from greeter" in ran

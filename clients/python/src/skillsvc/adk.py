@@ -5,8 +5,8 @@
     from skillsvc import AsyncClient
     from skillsvc.adk import SkillsvcSkillRegistry
 
-    registry = SkillsvcSkillRegistry(AsyncClient("127.0.0.1:7070", user="alice"))
-    agent = LlmAgent(name="helper", model="gemini-2.5-flash", instruction="...",
+    registry = SkillsvcSkillRegistry(AsyncClient("127.0.0.1:7070", user="alice", thread="t1"))
+    agent = LlmAgent(name="helper", model="gemini-3.5-flash", instruction="...",
                      tools=[SkillToolset(registry=registry)])
 
 ADK's SkillToolset asks a registry for skills by name (its load_skill,

@@ -8,8 +8,8 @@
     from skillsvc import Client
     from skillsvc.openai_agents import SkillsvcSkillSource
 
-    client = Client("127.0.0.1:7070", user="alice")
-    agent = SandboxAgent(name="helper", model="gpt-5.5", instructions="...",
+    client = Client("127.0.0.1:7070", user="alice", thread="t1")
+    agent = SandboxAgent(name="helper", instructions="...",
                          capabilities=[Skills(lazy_from=SkillsvcSkillSource(client=client))])
     await Runner.run(agent, "...", run_config=RunConfig(sandbox=SandboxRunConfig(client=UnixLocalSandboxClient())))
 

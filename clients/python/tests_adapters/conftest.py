@@ -1,8 +1,8 @@
 """The library both adapters' tests load from, on the real binary on MinIO
-(skillsvc.testing's testenv, default limits): four skills, three of them in
+(skillsvc.testing's testenv, default limits): five skills, four of them in
 categories, one with scripts/ and an executable script, one whose
 description is over the 1,024 characters ADK accepts (skillsvc serves it
-with a warning)."""
+with a warning), and one whose compatibility ADK refuses (over 500 characters)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ FILES = {
     "docs/summarizer/SKILL.md": "---\nname: summarizer\ndescription: Summarizes documents in three lines, a demo skill.\n---\nSummarize.\n",
     "misc/verbose/SKILL.md": f"---\nname: verbose\ndescription: {LONG_DESCRIPTION}\n---\nBe brief anyway.\n",
     "flat-one/SKILL.md": "---\nname: flat-one\ndescription: A demo skill outside any category.\n---\nFlat.\n",
+    # Served by skillsvc with a warning; ADK's Frontmatter takes at most 500
+    # characters of compatibility.
+    "misc/odd-meta/SKILL.md": "---\nname: odd-meta\ndescription: A demo skill whose compatibility ADK refuses.\n"
+    f"compatibility: {'Runs anywhere. ' * 40}\n---\nOdd.\n",
 }
 
 #: name -> description as listed.
@@ -30,6 +34,7 @@ SKILLS = {
     "summarizer": "Summarizes documents in three lines, a demo skill.",
     "verbose": LONG_DESCRIPTION.strip(),
     "flat-one": "A demo skill outside any category.",
+    "odd-meta": "A demo skill whose compatibility ADK refuses.",
 }
 
 

@@ -87,6 +87,7 @@ async def test_agent_searches_loads_and_runs_a_skill(registry, client, tmp_path:
             ("search_skills", {"query": "greet people by name"}),
             ("load_skill", {"skill_name": "greeter"}),
             ("load_skill", {"skill_name": "verbose"}),
+            ("load_skill", {"skill_name": "odd-meta"}),
             ("run_skill_script", {"skill_name": "greeter", "file_path": "scripts/greet.sh", "command": "sh skills/greeter/scripts/greet.sh Ada"}),
             "done",
         ],
@@ -98,14 +99,15 @@ async def test_agent_searches_loads_and_runs_a_skill(registry, client, tmp_path:
 
     declared = {f.name for t in llm.requests[0].config.tools or [] for f in t.function_declarations or []}
     assert {"search_skills", "load_skill", "load_skill_resource", "run_skill_script"} <= declared
-    (_, listed), (_, found), (_, greeter), (_, verbose), (_, ran) = responses(llm)
+    (_, listed), (_, found), (_, greeter), (_, verbose), (_, odd), (_, ran) = responses(llm)
 
     # ADK saw every skill of the categorized library, by name, with its
-    # description; the over-long one within ADK's 1,024 characters.
+    # description; the over-long one within ADK's 1,024 characters, and
+    # all but the one ADK refuses, which is left out with a warning.
     seen = {f["name"]: f["description"] for f in listed["result"]}
-    assert sorted(seen) == sorted(SKILLS)
+    assert sorted(seen) == sorted(set(SKILLS) - {"odd-meta"})
     for name, description in SKILLS.items():
-        if name != "verbose":
+        if name not in ("verbose", "odd-meta"):
             assert seen[name] == description
     assert len(seen["verbose"]) <= MAX_DESCRIPTION and seen["verbose"][:100] == LONG_DESCRIPTION[:100]
     assert "greeter" in [f["name"] for f in found["result"]]
@@ -117,6 +119,8 @@ async def test_agent_searches_loads_and_runs_a_skill(registry, client, tmp_path:
     assert "error" not in verbose, verbose
     assert len(verbose["frontmatter"]["description"]) == MAX_DESCRIPTION and verbose["frontmatter"]["description"].endswith("…")
     assert any("'verbose' has a description of" in r.getMessage() for r in caplog.records)
+    assert any("'odd-meta' left out, ADK refuses its frontmatter: compatibility" in r.getMessage() for r in caplog.records)
+    assert odd["error_code"] == "REGISTRY_ERROR" and "compatibility must be at most 500 characters" in odd["error"]
 
     # ADK ran the skill's script in its own environment, where its
     # SkillToolset wrote the skill's resources.

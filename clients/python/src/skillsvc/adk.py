@@ -22,7 +22,7 @@ verified folder, where its files keep their modes.
 ADK refuses a description over 1,024 characters (load_skills_from_dir then
 fails the whole folder), which skillsvc serves with a warning: such a
 description is cut to 1,024 characters, with a warning logged, and a skill
-ADK refuses for any other reason (a name that is not kebab-case, say) is left
+ADK refuses for any other reason (a compatibility over 500 characters, say) is left
 out of search results with a warning, never failing the rest.
 
 Needs the google-adk package (pip install 'skillsvc[adk]'); tested with

@@ -24,7 +24,7 @@ from google.adk.skills import load_skills_from_dir
 from google.adk.tools.skill_toolset import SkillToolset
 from google.genai import types
 
-from skillsvc import AsyncClient
+from skillsvc import AsyncClient, NotFound
 from skillsvc.adk import MAX_DESCRIPTION, SkillsvcSkillRegistry
 
 
@@ -153,3 +153,12 @@ def test_adks_own_folder_loader_fails_on_the_long_description(tmp_path: Path) ->
         (tmp_path / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nBody.\n")
     with pytest.raises(ValueError, match="description must be at most 1024 characters"):
         load_skills_from_dir(tmp_path)
+
+
+async def test_category_narrows_search_and_load(client, tmp_path: Path) -> None:
+    registry = SkillsvcSkillRegistry(client, category="tools", cache_dir=tmp_path / "cache")
+    assert [f.name for f in await registry.search_skills(query="*")] == ["greeter"]
+    assert [f.name for f in await registry.search_skills(query="summarize documents")] == []
+    assert (await registry.get_skill(name="greeter")).name == "greeter"
+    with pytest.raises(NotFound, match="not in this registry's skills"):
+        await registry.get_skill(name="summarizer")

@@ -45,6 +45,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
     raise ImportError("skillsvc.adk needs the google-adk package: pip install 'skillsvc[adk]'") from err
 
 from .client import AsyncClient
+from .errors import NotFound
 from .runner import amaterialize, materialize
 
 __all__ = ["MAX_DESCRIPTION", "SkillsvcSkillRegistry"]
@@ -62,7 +63,7 @@ class SkillsvcSkillRegistry(SkillRegistry):
     """A skillsvc library, as ADK's SkillToolset(registry=...) uses one.
 
     scope and category narrow what is listed and searched as ListSkills's
-    and SearchSkills's do; limit caps a search's results (0: the server's
+    and SearchSkills's do, and what get_skill serves; limit caps a search's results (0: the server's
     default); cache_dir is the materialize cache (default:
     skillsvc.runner.cache_root())."""
 
@@ -118,6 +119,9 @@ class SkillsvcSkillRegistry(SkillRegistry):
                 return out
 
     async def get_skill(self, *, name: str) -> Skill:
+        if (self.scope or self.category is not None) and name not in {s.name for s in await self.list_skills()}:
+            # GetSkill knows no scope= or category=: the registry serves only what it lists.
+            raise NotFound(f"skill {name!r} is not in this registry's skills (scope {self.scope!r}, category {self.category!r})")
         resp = await self._call("get_skill", name)
         if self._async:
             local = await amaterialize(self.client, name, cache_dir=self.cache_dir)

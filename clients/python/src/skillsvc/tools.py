@@ -97,12 +97,16 @@ def _cut(text: str, limit: int) -> str:
 
 
 def script_error_text(err: runner.ScriptError) -> str:
-    """A runner error as a tool result: ``Error (KIND): message``; a
-    BadOutput's carries its stdout and stderr, cut to 4 KiB together."""
+    """A runner error as a tool result: ``Error (KIND): message``. A
+    BadOutput's goes on with the output: a line ``stdout: `` and stdout (with
+    a line end added if it has none), ``stderr: `` and stderr, cut to 4 KiB
+    in all."""
     kind = next((k for cls, k in SCRIPT_ERROR_KINDS if isinstance(err, cls)), err.code.name)
     text = f"Error ({kind}): {err.message}"
     if isinstance(err, runner.BadOutput):
-        text += "\n" + _cut(f"stdout: {err.stdout}\nstderr: {err.stderr}", BAD_OUTPUT_BYTES)
+        out = f"stdout: {err.stdout}"
+        out += ("" if out.endswith("\n") else "\n") + f"stderr: {err.stderr}"
+        text += "\n" + _cut(out, BAD_OUTPUT_BYTES)
     return text
 
 

@@ -57,6 +57,18 @@ class Report(CodeSkill):
         )
 """
 
+# Returns while a process it started (holding the bridge's fds) and a
+# thread of its own still run: the result stands and the process is killed.
+LINGERS_PY = """
+import subprocess, sys, threading, time
+class S:
+    def execute(self, ctx):
+        code = "import sys, time; time.sleep(60)"
+        subprocess.Popen([sys.executable, "-c", code, ctx.input["token"]], close_fds=False)
+        threading.Thread(target=time.sleep, args=(60,)).start()
+        return {"output": "done"}
+"""
+
 FAILING = {
     "code-raises": "class S:\n    def execute(self, ctx):\n        raise ValueError('the input is wrong')\n",
     "code-noclass": "def execute(ctx):\n    return {'success': True}\n",
@@ -121,6 +133,8 @@ def library(skillsvc_env) -> str:
             b"        v = await ctx.tools.acall('lookup', key='a')\n"
             b"        return {'output': {'v': v, 'm': await ctx.llm.acomplete([{'role': 'user', 'content': 'x'}])}}\n",
         )
+        put("code/lingers/SKILL.md", skill_md("lingers", 'metadata:\n  timeout: "10"\n'))
+        put("code/lingers/skill.py", LINGERS_PY.lstrip().encode())
         put("prompts/plain/SKILL.md", b"---\nname: plain\ndescription: A prompt skill.\n---\nJust follow me: $ARGUMENTS\n")
         for name, code in FAILING.items():
             extra = 'metadata:\n  timeout: "1"\n' if name == "code-slow" else ""
@@ -225,6 +239,30 @@ def test_async_execute(client: Client, tmp_path: Path) -> None:
     assert host.calls[1] == ("model", ([{"role": "user", "content": "x"}], {}))
 
 
+def live_processes_with(token: str) -> list[str]:
+    alive = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", pid, "cmdline").read_bytes()
+            state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmdline and state != "Z":
+            alive.append(pid)
+    return alive
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_result_stands_when_the_skill_leaves_work_running(client: Client, tmp_path: Path, sandbox: str) -> None:
+    if sandbox == "bwrap":
+        require_bwrap()
+    tools, _ = make_tools(client, tmp_path / "cache", sandbox, trust_code=True)
+    token = uuid.uuid4().hex
+    r = json.loads(tools.run("use_skill", {"skill": "lingers", "input": {"token": token}}))
+    assert (r["success"], r["output"], r["error"]) == (True, "done", None)
+    assert live_processes_with(token) == []
+
+
 @pytest.mark.parametrize("name", sorted(FAILURES))
 def test_failing_code_skills(client: Client, tmp_path: Path, name: str) -> None:
     kw: dict[str, Any] = {"model": None} if name == "code-no-model" else {}
@@ -247,7 +285,7 @@ def test_failing_code_skill_under_bwrap(client: Client, tmp_path: Path) -> None:
         assert r["error"].startswith(FAILURES[name][0] + ": ")
 
 
-def test_options_and_definitions(client: Client, tmp_path: Path) -> None:
+def test_options_and_definitions(client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tools, _ = make_tools(client, tmp_path / "cache", trust_code=True)
     for style in ("anthropic", "openai", "openai-responses", "gemini"):
         names = [d.get("name") or d["function"]["name"] for d in tools.definitions(style)]  # type: ignore[arg-type]
@@ -260,6 +298,10 @@ def test_options_and_definitions(client: Client, tmp_path: Path) -> None:
     # A timeout of the caller's own wins over the skill's.
     short, _ = make_tools(client, tmp_path / "cache", trust_code=True, code_timeout=0.5)
     assert json.loads(short.run("use_skill", {"skill": "code-slow"}))["error"].startswith("TIMEOUT: the code skill ran past its timeout of 0.5s")
+    # The runner's errors before a run are the tool's error texts, as for scripts.
+    monkeypatch.setattr(runner, "_probe", False)
+    boxed, _ = make_tools(client, tmp_path / "cache", "bwrap", trust_code=True)
+    assert boxed.run("use_skill", {"skill": "report"}).startswith("Error (SANDBOX_UNAVAILABLE): ")
     # Code skills need a local sandbox for their bridge.
     with pytest.raises(skillsvc.InvalidArgument):
         codeskills.run_code_skill(client, "report", sandbox=_Remote(), cache_dir=tmp_path / "cache")

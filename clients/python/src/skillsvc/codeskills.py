@@ -104,6 +104,10 @@ class CodeSkill:
 
 class _Bridge:
     def __init__(self, rfd, wfd):
+        # Not passed on to processes the skill starts: the bridge ends
+        # when this process does.
+        os.set_inheritable(rfd, False)
+        os.set_inheritable(wfd, False)
         self._r = os.fdopen(rfd, "rb")
         self._w = os.fdopen(wfd, "wb")
         self._id = 0
@@ -258,6 +262,10 @@ def main():
     except BaseException as e:
         bridge.send({"method": "error", "kind": "EXCEPTION", "message": "%s: %s" % (type(e).__name__, e),
                      "traceback": _tail(traceback.format_exc())})
+    # The last word is said: threads the skill left running do not hold the run.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 main()
@@ -422,6 +430,8 @@ class _Host:
                     raise _Killed("OUTPUT_TOO_LARGE", f"a bridge message passed {self.max_line} bytes")
                 if line.strip():
                     self.handle(line)
+                if self.outcome is not None:
+                    return  # the harness exits now; a process it left behind is killed with the group
             if len(buf) > self.max_line:
                 raise _Killed("OUTPUT_TOO_LARGE", f"a bridge message passed {self.max_line} bytes")
 
@@ -433,8 +443,6 @@ class _Host:
         if not isinstance(msg, dict):
             raise _Killed("BAD_BRIDGE_MESSAGE", f"a bridge message is {type(msg).__name__}, not an object")
         method = msg.get("method")
-        if self.outcome is not None:
-            raise _Killed("BAD_BRIDGE_MESSAGE", f"a {method!r} message after the skill's result")
         if method in ("result", "error"):
             self.outcome = msg
             return

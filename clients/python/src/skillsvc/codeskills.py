@@ -258,9 +258,9 @@ def main():
             value = asyncio.run(_await(value))
         bridge.send({"method": "result", "result": _result(value)})
     except BridgeError as e:
-        bridge.send({"method": "error", "kind": e.kind, "message": e.message, "traceback": _tail(traceback.format_exc())})
+        bridge.send({"method": "error", "kind": e.kind, "message": e.message[:4096], "traceback": _tail(traceback.format_exc())})
     except BaseException as e:
-        bridge.send({"method": "error", "kind": "EXCEPTION", "message": "%s: %s" % (type(e).__name__, e),
+        bridge.send({"method": "error", "kind": "EXCEPTION", "message": ("%s: %s" % (type(e).__name__, e))[:4096],
                      "traceback": _tail(traceback.format_exc())})
     # The last word is said: threads the skill left running do not hold the run.
     sys.stdout.flush()
@@ -700,7 +700,7 @@ def _serve(
         if not isinstance(kind, str) or not isinstance(message, str):
             return _failed("BAD_BRIDGE_MESSAGE", "an error message without a kind and a message (strings)", stdout=out, stderr=err), True
         tb = o.get("traceback") if isinstance(o.get("traceback"), str) else ""
-        return _failed(kind, message, stdout=out, stderr=err, traceback=tb), True
+        return _failed(kind[:64], message[:TAIL_BYTES], stdout=out, stderr=err, traceback=tb), True
     r = o.get("result")
     if (
         not isinstance(r, dict)

@@ -210,9 +210,10 @@ def test_code_skill_not_run_without_opt_in(client: Client, tmp_path: Path) -> No
         with pytest.raises(BlockingIOError):
             listener.accept()  # nothing tried to connect
     instructions = client.render_skill("report", arguments="the b key").text
-    assert text.startswith(instructions + "\n\n")
-    assert text.count("\n") == instructions.count("\n") + 2
-    assert "skill.py was not run" in text and "trust_code" in text
+    assert "ARGUMENTS" not in instructions and "Look up the b key and report." in instructions
+    head, last = text.rsplit("\n\n", 1)
+    assert head == instructions.rstrip("\n") and "\n" not in last
+    assert "skill.py was not run" in last and "trust_code=False" in last
     # It did not run: no bridge call, no file written, nothing materialized.
     assert host.calls == []
     with pytest.raises(skillsvc.NotFound):

@@ -271,7 +271,7 @@ class SkillTools:
         if not codeskills.is_code_skill(self.client.get_skill(skill)):
             return self.client.render_skill(skill, arguments=text).text
         if not self.trust_code:
-            instructions = self.client.render_skill(skill, arguments=text).text
+            instructions = self.client.render_skill(skill, arguments=text).text.rstrip("\n")
             return (
                 instructions + "\n\n(This is a code skill: its skill.py was not run, because this agent does not trust code "
                 "skills (SkillTools(trust_code=False)); follow the instructions above instead.)"

@@ -46,12 +46,22 @@ class Report(CodeSkill):
             net = True
         except OSError:
             net = False
+        try:
+            open(os.path.join(ctx.skill_dir, "planted.txt"), "w").close()
+            wrote_skill = True
+        except OSError:
+            wrote_skill = False
+        try:
+            host_file = open(ctx.input["host_file"]).read()
+        except OSError:
+            host_file = None
         with open("report.txt", "w") as f:
             f.write(helper.title(answer))
         print("a print goes to stdout, not the bridge")
         return SkillResult(
             success=True,
-            output={"found": found, "answer": answer, "missing": missing, "network": net, "arguments": ctx.arguments},
+            output={"found": found, "answer": answer, "missing": missing, "network": net, "arguments": ctx.arguments,
+                    "wrote_skill": wrote_skill, "host_file": host_file},
             metadata={"skill": ctx.skill, "skill_dir": ctx.skill_dir, "cwd": os.getcwd(), "tools": ctx.tools.names,
                       "instructions": ctx.instructions.strip(), "owner": ctx.metadata.get("owner")},
         )
@@ -177,9 +187,11 @@ def test_code_skill_runs_with_opt_in(client: Client, tmp_path: Path, sandbox: st
     if sandbox == "bwrap":
         require_bwrap()
     tools, host = make_tools(client, tmp_path / "cache", sandbox, trust_code=True)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret")
     with socket.create_server(("127.0.0.1", 0)) as listener:
-        port = listener.getsockname()[1]
-        text = tools.run("use_skill", {"skill": "report", "input": {"key": "b", "port": port}, "arguments": "the b key"})
+        given = {"key": "b", "port": listener.getsockname()[1], "host_file": str(secret)}
+        text = tools.run("use_skill", {"skill": "report", "input": given, "arguments": "the b key"})
     r = json.loads(text)
     assert list(r) == ["success", "output", "error", "metadata", "written"]
     assert r["success"] is True and r["error"] is None
@@ -195,10 +207,11 @@ def test_code_skill_runs_with_opt_in(client: Client, tmp_path: Path, sandbox: st
     assert r["written"] == ["report.txt"]
     assert client.read("/workspace/report.txt").content == "# the answer"
     if sandbox == "bwrap":
-        assert out["network"] is False  # no network under bwrap
+        # Confined as scripts are: no network, nothing of the host, the skill read-only.
+        assert (out["network"], out["host_file"], out["wrote_skill"]) == (False, None, False)
         assert (meta["skill_dir"], meta["cwd"]) == ("/skill", "/workspace")
     else:
-        assert out["network"] is True and meta["cwd"] != "/workspace"
+        assert out["network"] is True and out["host_file"] == "host secret" and meta["cwd"] != "/workspace"
 
 
 def test_code_skill_not_run_without_opt_in(client: Client, tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def _check_agent(result: dict, client: Client) -> None:
     assert client.download("/workspace/counts.json") == b'{"words": 3, "cwd": "/workspace"}'
     killed = msgs["x3"]
     assert killed.status == "success" and killed.artifact == {"truncated": False}  # no exit code
-    assert killed.content.endswith("killed after 1 seconds, its timeout; what it wrote in /workspace was not kept.]")
+    assert killed.content.endswith("killed after 1 second, its timeout; what it wrote in /workspace was not kept.]")
     missing = msgs["x4"]
     assert missing.status == "error" and missing.artifact is None
     assert missing.content.startswith("Error: Invalid parameter. /skills/tools/no-such-skill/scripts/x.py is in no skill")
@@ -177,13 +177,13 @@ def test_timeout_kills_the_command_and_its_children(skillsvc_env, library, clien
         b = SkillsvcBackend(skillsvc_env.grpc_addr, user=library, thread=thread, execute=sandbox, cache_dir=str(tmp_path / "cache"))
     r = b.execute(f"echo started; echo partial > /workspace/partial.txt; python3 -c 'import time; time.sleep(60)' {token} & wait", timeout=1)
     assert r.exit_code is None and not r.truncated
-    assert r.output == "started\n[The command was killed after 1 seconds, its timeout; what it wrote in /workspace was not kept.]"
+    assert r.output == "started\n[The command was killed after 1 second, its timeout; what it wrote in /workspace was not kept.]"
     assert _alive(token) == []
     with pytest.raises(skillsvc.NotFound):
         client.stat("/workspace/partial.txt")
     # The backend's own default, for a call without one.
     short = SkillsvcBackend(skillsvc_env.grpc_addr, user=library, thread=thread, execute=b._sandbox, execute_timeout=1, cache_dir=str(tmp_path / "cache"))
-    assert short.execute("sleep 30").output.endswith("killed after 1 seconds, its timeout; what it wrote in /workspace was not kept.]")
+    assert short.execute("sleep 30").output.endswith("killed after 1 second, its timeout; what it wrote in /workspace was not kept.]")
     for bad in (0, -1):
         with pytest.raises(ValueError, match="positive"):
             b.execute("true", timeout=bad)

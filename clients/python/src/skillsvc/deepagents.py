@@ -957,7 +957,8 @@ def _execute(client: Any, sandbox: runner.Sandbox, limits: _Limits, command: str
         output = data[: limits.max_output_bytes].decode("utf-8", "ignore")
     note = ""
     if run.timed_out:
-        note = f"[The command was killed after {seconds:g} seconds, its timeout; what it wrote in /workspace was not kept.]"
+        unit = "second" if seconds == 1 else "seconds"
+        note = f"[The command was killed after {seconds:g} {unit}, its timeout; what it wrote in /workspace was not kept.]"
     elif run.truncated:
         note = f"[The command was killed: its output passed {limits.max_output_bytes} bytes; what it wrote in /workspace was not kept.]"
     if note:

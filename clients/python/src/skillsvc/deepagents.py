@@ -146,9 +146,9 @@ class SkillsvcBackend(BackendProtocol):
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> SkillsvcBackend:
-        if "_copy_of" in kwargs:  # copy.copy: the same class and sandbox
+        if "_sandbox" in kwargs:  # a copy (__getnewargs_ex__): its class and sandbox as they were
             backend = super().__new__(cls)
-            backend._sandbox = kwargs["_copy_of"]._sandbox
+            backend._sandbox = kwargs["_sandbox"]
             return backend
         sandbox = _execution_sandbox(kwargs.get("execute", "auto"))
         if cls is SkillsvcBackend and sandbox is not None:
@@ -161,7 +161,7 @@ class SkillsvcBackend(BackendProtocol):
         return backend
 
     def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (), {"_copy_of": self}
+        return (), {"_sandbox": self._sandbox}
 
     def __init__(
         self,
@@ -917,7 +917,7 @@ def _named_skills(client: Any, command: str, cache_dir: str | None) -> dict[str,
         if folder is None:
             msg = (
                 f"{m.group(0)} is in no skill: a command sees the skills it names by their folders, "
-                "/skills/<skill>/... or /skills/<category>/<skill>/... (ls /skills to see them)"
+                "/skills/<skill>/... or /skills/<category>/<skill>/... (the ls tool lists /skills)"
             )
             raise ValueError(msg)
     return found

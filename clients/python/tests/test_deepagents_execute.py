@@ -77,6 +77,9 @@ def library(skillsvc_env):
     with Client(skillsvc_env.grpc_addr) as admin:
         for path, text in FILES.items():
             admin.put_library_file(f"tools/exec-test/{path}", text.lstrip("\n").encode(), user=user)
+        # A skill outside any category: /skills/solo.
+        admin.put_library_file("solo/SKILL.md", b"---\nname: solo\ndescription: Says hello.\n---\nRun hello.sh.\n", user=user)
+        admin.put_library_file("solo/hello.sh", b'echo "hello from $(dirname "$0")"\n', user=user)
         admin.drop_skill_index(user=user)
     return user
 
@@ -252,6 +255,11 @@ def test_a_path_in_no_skill(backend: SkillsvcBackend) -> None:
         assert str(exc.value).startswith(f"{path} is in no skill")
     # Other mentions of /skills are left alone: not a skill, no error.
     assert backend.execute("echo $HOME/skills x/skills/y").exit_code == 0
+
+
+def test_several_skills_in_one_command(backend: SkillsvcBackend) -> None:
+    r = backend.execute(f"bash /skills/solo/hello.sh && head -2 {SKILL}/SKILL.md && find /skills -maxdepth 1 | sort")
+    assert r.output == "hello from /skills/solo\n---\nname: exec-test\n/skills\n/skills/solo\n/skills/tools\n" and r.exit_code == 0
 
 
 def test_threads_kept_apart(skillsvc_env, library, backend: SkillsvcBackend, client: Client) -> None:

@@ -35,9 +35,10 @@ pulled are kept when their skill did not change, and refused (an error before an
 when it did, unless --force. A folder in DIR that no pull wrote is never touched: a skill that would
 land there is an error, unless --force (which replaces it). Each skill is unpacked into a
 temporary folder in DIR, every file checked against the listing's manifest (size and sha256, no
-file more or less), and only then renamed into place. File modes are the export's tar modes
-(0644, or 0755 for executables) as the server records them. --json prints what was done: folders
-fetched, unchanged, removed and kept, and the exports made with the bytes they returned.`
+file more or less), and only then renamed into place. Each file gets the mode of its tar entry in
+the export (0755 when executable, else 0644): the mode the server recorded for it. --json prints
+what was done: folders fetched, unchanged, removed and kept, and the exports made with the bytes
+they returned.`
 
 func (a *app) pullCmd() *cobra.Command {
 	var version string
@@ -52,12 +53,14 @@ func (a *app) pullCmd() *cobra.Command {
 which becomes the skill folder: DIR/SKILL.md, DIR/scripts/..., so "skillctl push DIR" publishes it
 back. DIR must not exist or be empty, unless --force (which overwrites files, never deletes).
 
-` + setHelp + ` --sync also removes the folders an earlier pull wrote whose skills are no
-longer selected (deleted upstream, disabled, out of the scope): "skillctl sync DIR" does the same.
+` + setHelp + `
+
+--sync also removes the folders an earlier pull wrote whose skills are no longer selected (deleted
+upstream, disabled, out of the scope): "skillctl sync DIR" does the same.
 
 The archive is checked as it is unpacked: no absolute paths or "..", only files and folders (no
-links or devices), at most --max-bytes in total. Each file gets the mode of its tar entry: 0755
-when the server exports it executable, else 0644.`,
+links or devices), at most --max-bytes in total, and each file gets the mode of its tar entry
+(0755 when executable, else 0644).`,
 		Example: `  skillctl pull pdf ./pdf
   skillctl pull pdf ./pdf-prod --version production
   skillctl pull --all ~/.claude/skills                       # every skill you see, flat

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -135,7 +136,14 @@ func TestPullSetEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "pdf", "SKILL.md")); err != nil {
 		t.Errorf("pull without --sync removed pdf: %v", err)
 	}
-	// sync, with the lockfile's selection, removes the deleted skill only.
+	// sync, with the lockfile's selection, removes the deleted skill only;
+	// --dry-run says so and writes nothing.
+	if rep := pullJSON(t, env, "sync", dir, "--dry-run"); strings.Join(rep.Removed, ",") != "pdf" || rep.Exports != 0 {
+		t.Fatalf("sync --dry-run: %+v", rep)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pdf", "SKILL.md")); err != nil {
+		t.Fatalf("sync --dry-run removed pdf: %v", err)
+	}
 	rep = pullJSON(t, env, "sync", dir)
 	if rep.Exports != 0 || strings.Join(rep.Removed, ",") != "pdf" || len(rep.Fetched) != 0 {
 		t.Fatalf("sync: %+v", rep)
@@ -407,5 +415,61 @@ func TestPullPublicLibrary(t *testing.T) {
 	}
 	if rep := pullJSON(t, env, "sync", dir); rep.Exports != 0 || len(rep.Unchanged) != 17 {
 		t.Errorf("sync of an unchanged public library: %+v", rep)
+	}
+}
+
+// TestReadLockRefusesForeignFolders: the lockfile decides what sync
+// removes, so one naming a folder no pull writes is refused.
+func TestReadLockRefusesForeignFolders(t *testing.T) {
+	for _, tc := range []struct {
+		name, folder, file string
+		ok                 bool
+	}{
+		{"flat", "pdf", "SKILL.md", true},
+		{"category", "docs/pdf", "scripts/x.py", true},
+		{"parent", "..", "SKILL.md", false},
+		{"escape", "../home", "SKILL.md", false},
+		{"absolute", "/etc", "SKILL.md", false},
+		{"deep", "a/b/c", "SKILL.md", false},
+		{"hidden", ".git", "SKILL.md", false},
+		{"the lockfile", ".skillsvc.lock", "SKILL.md", false},
+		{"empty", "", "SKILL.md", false},
+		{"file escape", "pdf", "../x", false},
+		{"absolute file", "pdf", "/x", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := &lockFile{Version: 1, Skills: map[string]*lockedSkill{tc.folder: {Path: "/skills/x", Files: map[string]lockedFile{tc.file: {}}}}}
+			if err := writeLock(dir, l); err != nil {
+				t.Fatal(err)
+			}
+			_, err := readLock(dir)
+			if (err == nil) != tc.ok {
+				t.Errorf("readLock = %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestPullHelp: the built binary's help says what pull and sync do, and no
+// longer that files keep their executable bit.
+func TestPullHelp(t *testing.T) {
+	bin, err := skillctlBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"pull", "sync"} {
+		out, err := exec.Command(bin, cmd, "--help").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{".skillsvc.lock", "--layout", "flat", "categories", ".claude/skills", "sha256", "tar mode", "--dry-run"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s --help lacks %q", cmd, want)
+			}
+		}
+		if strings.Contains(string(out), "keep their executable bit") {
+			t.Errorf("%s --help still says files keep their executable bit", cmd)
+		}
 	}
 }

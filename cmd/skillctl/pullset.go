@@ -502,14 +502,9 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 // against the listing's manifest, and puts it in place by renaming.
 func (a *app) fetchInto(ctx context.Context, dir string, w wanted, maxBytes int64, rep *pullReport) (*lockedSkill, int64, error) {
 	s := w.skill
-	files := map[string]*skillsvcv1.ManifestFile{}
-	prefix := strings.TrimSuffix(s.GetPath(), "/") + "/"
-	for _, f := range s.GetManifest().GetFiles() {
-		rel, ok := strings.CutPrefix(f.GetPath(), prefix)
-		if !ok {
-			return nil, 0, fmt.Errorf("skill %s: manifest file %q is outside %s", inert(s.GetPath()), inert(f.GetPath()), inert(s.GetPath()))
-		}
-		files[rel] = f
+	files, err := manifestByFile(s)
+	if err != nil {
+		return nil, 0, err
 	}
 	tmp, err := os.MkdirTemp(dir, ".skillsvc-pull-")
 	if err != nil {
@@ -536,8 +531,48 @@ func (a *app) fetchInto(ctx context.Context, dir string, w wanted, maxBytes int6
 	if err != nil {
 		return nil, 0, fmt.Errorf("skill %s: %v%s", inert(s.GetPath()), err, changedMeanwhile)
 	}
+	locked, err := verifyStaged(staged, s, files)
+	if err != nil {
+		return nil, 0, fmt.Errorf("skill %s: %v%s", inert(s.GetPath()), err, changedMeanwhile)
+	}
+	target := filepath.Join(dir, filepath.FromSlash(w.folder))
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return nil, 0, usageErr(err)
+	}
+	// Move the old folder aside, then the new one in: a reader sees one
+	// or the other (for an instant, neither), never a mix.
+	old := filepath.Join(tmp, "old")
+	if err := os.Rename(target, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, usageErr(err)
+	}
+	if err := os.Rename(staged, target); err != nil {
+		_ = os.Rename(old, target)
+		return nil, 0, usageErr(err)
+	}
+	return locked, n, nil
+}
+
+// manifestByFile maps each file of the skill's manifest, relative to its
+// folder, to its entry.
+func manifestByFile(s *skillsvcv1.SkillSummary) (map[string]*skillsvcv1.ManifestFile, error) {
+	files := map[string]*skillsvcv1.ManifestFile{}
+	prefix := strings.TrimSuffix(s.GetPath(), "/") + "/"
+	for _, f := range s.GetManifest().GetFiles() {
+		rel, ok := strings.CutPrefix(f.GetPath(), prefix)
+		if !ok {
+			return nil, fmt.Errorf("skill %s: manifest file %q is outside %s", inert(s.GetPath()), inert(f.GetPath()), inert(s.GetPath()))
+		}
+		files[rel] = f
+	}
+	return files, nil
+}
+
+// verifyStaged checks that staged holds exactly the manifest's files, each
+// with its size and sha256, and returns them as the lockfile records them,
+// with the modes they were unpacked with.
+func verifyStaged(staged string, s *skillsvcv1.SkillSummary, files map[string]*skillsvcv1.ManifestFile) (*lockedSkill, error) {
 	locked := &lockedSkill{Path: s.GetPath(), Layer: s.GetLayer(), ManifestDigest: s.GetManifestDigest(), Files: map[string]lockedFile{}}
-	err = filepath.WalkDir(staged, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(staged, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -570,23 +605,9 @@ func (a *app) fetchInto(ctx context.Context, dir string, w wanted, maxBytes int6
 		}
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("skill %s: %v%s", inert(s.GetPath()), err, changedMeanwhile)
+		return nil, err
 	}
-	target := filepath.Join(dir, filepath.FromSlash(w.folder))
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return nil, 0, usageErr(err)
-	}
-	// Move the old folder aside, then the new one in: a reader sees one
-	// or the other (for an instant, neither), never a mix.
-	old := filepath.Join(tmp, "old")
-	if err := os.Rename(target, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, usageErr(err)
-	}
-	if err := os.Rename(staged, target); err != nil {
-		_ = os.Rename(old, target)
-		return nil, 0, usageErr(err)
-	}
-	return locked, n, nil
+	return locked, nil
 }
 
 // removeFolder removes a skill folder the lockfile names, then its category

@@ -5,6 +5,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -242,6 +244,15 @@ func TestPullSetSelections(t *testing.T) {
 		})
 	}
 
+	// sync refuses to remove what another server's pull wrote.
+	other := filepath.Join(t.TempDir(), "skills")
+	mustRun(t, env, "pull", "--layer", "shared", other)
+	b, _ := os.ReadFile(filepath.Join(other, lockName))
+	os.WriteFile(filepath.Join(other, lockName), bytes.Replace(b, []byte(addr), []byte("elsewhere:7070"), 1), 0o644)
+	if r := runCtl(t, env, "sync", other); r.code != exitUsage || !strings.Contains(r.stderr, "written by a pull from elsewhere:7070") {
+		t.Errorf("sync of another server's folder: exit %d\n%s", r.code, r.stderr)
+	}
+
 	if r := runCtl(t, env, "pull", "pdf"); r.code != exitUsage {
 		t.Errorf("pull NAME without DIR: exit %d\n%s", r.code, r.stderr)
 	}
@@ -463,7 +474,7 @@ func TestPullHelp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{".skillsvc.lock", "--layout", "flat", "categories", ".claude/skills", "sha256", "tar mode", "--dry-run"} {
+		for _, want := range []string{".skillsvc.lock", "--layout", "flat", "categories", ".claude/skills", "sha256", "mode of its tar entry", "--dry-run"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("%s --help lacks %q", cmd, want)
 			}
@@ -471,5 +482,45 @@ func TestPullHelp(t *testing.T) {
 		if strings.Contains(string(out), "keep their executable bit") {
 			t.Errorf("%s --help still says files keep their executable bit", cmd)
 		}
+	}
+}
+
+// TestVerifyStaged: an unpacked skill replaces a folder only when it holds
+// exactly its manifest's files, byte for byte.
+func TestVerifyStaged(t *testing.T) {
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	skill := &skillsvcv1.SkillSummary{Path: "/skills/docs/pdf", ManifestDigest: "sha256:x", Manifest: &skillsvcv1.SkillManifest{Files: []*skillsvcv1.ManifestFile{
+		{Path: "/skills/docs/pdf/SKILL.md", Size: 5, Sha256: sum("skill")},
+		{Path: "/skills/docs/pdf/scripts/run.sh", Size: 4, Sha256: sum("echo")},
+	}}}
+	files, err := manifestByFile(skill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string // "" = verified
+	}{
+		{"exact", map[string]string{"SKILL.md": "skill", "scripts/run.sh": "echo"}, ""},
+		{"changed", map[string]string{"SKILL.md": "skilL", "scripts/run.sh": "echo"}, "SKILL.md differs from the manifest"},
+		{"longer", map[string]string{"SKILL.md": "skill!", "scripts/run.sh": "echo"}, "SKILL.md differs from the manifest"},
+		{"extra", map[string]string{"SKILL.md": "skill", "scripts/run.sh": "echo", "x": ""}, "holds x, which the manifest does not list"},
+		{"missing", map[string]string{"SKILL.md": "skill"}, "lacks scripts/run.sh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeSkill(t, "pdf", tc.files)
+			os.Chmod(filepath.Join(dir, "scripts", "run.sh"), 0o755)
+			locked, err := verifyStaged(dir, skill, files)
+			if tc.want == "" {
+				if err != nil || locked.Files["scripts/run.sh"].Mode != "0755" || locked.Files["SKILL.md"] != (lockedFile{5, sum("skill"), "0644"}) {
+					t.Errorf("verifyStaged = %+v, %v", locked, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("verifyStaged = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -304,6 +304,9 @@ func fileSHA256(p string) (string, int64, error) {
 
 // pullSet pulls the selected skills into dir.
 func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
+	if f := cmd.Flags().Lookup("library"); f != nil && f.Changed {
+		return usageErr(errors.New("a set pull copies your catalog as you see it; --layer user, team, team:ID or shared takes one library's skills (--library names the library push and other writes act on)"))
+	}
 	lock, err := readLock(dir)
 	if err != nil {
 		return usageErr(err)

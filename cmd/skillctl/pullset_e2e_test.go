@@ -256,6 +256,9 @@ func TestPullSetSelections(t *testing.T) {
 	if r := runCtl(t, env, "pull", "pdf"); r.code != exitUsage {
 		t.Errorf("pull NAME without DIR: exit %d\n%s", r.code, r.stderr)
 	}
+	if r := runCtl(t, env, "pull", "--all", "--library", "shared", dir); r.code != exitUsage || !strings.Contains(r.stderr, "--layer") {
+		t.Errorf("--library on a set pull: exit %d\n%s", r.code, r.stderr)
+	}
 	if r := runCtl(t, env, "pull", "--all", "--layout", "tree", dir); r.code != exitUsage {
 		t.Errorf("an unknown layout: exit %d\n%s", r.code, r.stderr)
 	}

@@ -264,8 +264,8 @@ func TestPullSetSelections(t *testing.T) {
 	}
 }
 
-// publicSkill is one file of a public skill as its package holds it.
-type publicSkill map[string]publicFile
+// publicFolder is a public skill's files as its package holds them.
+type publicFolder map[string]publicFile
 
 type publicFile struct {
 	data []byte
@@ -275,7 +275,7 @@ type publicFile struct {
 // publicLibrary reads the 17 public anthropics/skills from the packages
 // test/selection/registry.json pins (downloaded once into the selection
 // cache, verified by sha256, never committed), with their archives' modes.
-func publicLibrary(t *testing.T) map[string]publicSkill {
+func publicLibrary(t *testing.T) map[string]publicFolder {
 	t.Helper()
 	l, err := corpus.ReadList("../../test/selection/registry.json")
 	if err != nil {
@@ -285,7 +285,7 @@ func publicLibrary(t *testing.T) map[string]publicSkill {
 	for _, s := range l.TargetSources {
 		sources[s.ID] = s
 	}
-	out := map[string]publicSkill{}
+	out := map[string]publicFolder{}
 	for _, target := range l.Targets {
 		src := sources[target.Source]
 		file, err := corpus.Fetch(t.Context(), "", src)
@@ -293,7 +293,7 @@ func publicLibrary(t *testing.T) map[string]publicSkill {
 			t.Fatal(err)
 		}
 		prefix := path.Dir(target.Path) + "/"
-		skill := publicSkill{}
+		skill := publicFolder{}
 		add := func(name string, mode fs.FileMode, r io.Reader) {
 			rel, ok := strings.CutPrefix(name, prefix)
 			if !ok || rel == "" {

@@ -18,13 +18,20 @@
 // backend tests. Without a fixed thread, each call runs as the thread of the
 // LangGraph run (configurable.thread_id), as StateBackend reads its state,
 // so one backend serves every thread, each as its own identity.
+//
+// It is also a sandbox backend (SandboxBackendProtocolV2): execute(command)
+// runs `bash -c command` on this machine through the skill script runner
+// (runner.ts runCommand), in a scratch copy of the thread's /workspace with
+// the skills the command names under /skills/ mounted read-only, under
+// bubblewrap where it works; what the command writes in /workspace is
+// written back. { execute: false } leaves it a plain file backend.
 import { Code } from "@connectrpc/connect";
 import type { BaseMessage } from "@langchain/core/messages";
 import { getConfig } from "@langchain/langgraph";
 import type {
-  BackendProtocolV2,
   DeleteResult,
   EditResult,
+  ExecuteResponse,
   FileDownloadResponse,
   FileInfo,
   FileOperationError,
@@ -34,6 +41,7 @@ import type {
   LsResult,
   ReadRawResult,
   ReadResult,
+  SandboxBackendProtocolV2,
   WriteResult,
 } from "deepagents";
 import { createMiddleware } from "langchain";
@@ -41,6 +49,7 @@ import { createMiddleware } from "langchain";
 import { boundedQuery, MAX_QUERY_BYTES, SkillsvcClient, type ClientOptions } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { GlobHidden, type FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
+import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, runCommand, ScriptRunError, type CommandOptions, type CommandResult } from "./runner.js";
 
 // The most a binary read (and an edit that must look at the whole file)
 // loads: deepagents' read_file refuses larger binaries anyway.
@@ -55,20 +64,61 @@ export interface BackendOptions {
    * (for a mount table that has such mounts).
    */
   artifacts?: string | null;
+  /**
+   * How execute runs commands (see runner.ts runCommand): the runner's options, e.g. sandbox ("auto", the default:
+   * bubblewrap where it works), cacheDir, timeoutMs (the default of a call that gives none: 60 s). false: no
+   * execute tool (deepagents offers it only to a backend with an id), e.g. to use deepagents' filesystem permissions,
+   * which it refuses with a backend that runs commands.
+   */
+  execute?: false | Omit<CommandOptions, "signal">;
 }
 
 // The folders deepagents' middleware writes at the root: evicted tool
 // results and offloaded conversation history.
 const ARTIFACT_ROOTS = ["/large_tool_results", "/conversation_history"];
 
-export class SkillsvcBackend implements BackendProtocolV2 {
+export class SkillsvcBackend implements SandboxBackendProtocolV2 {
   /** The client as configured; client() gives the one for the current thread. */
   readonly base: SkillsvcClient;
+  /** "skillsvc", or "" with { execute: false }: deepagents offers its execute tool only to a backend with an id. */
+  readonly id: string;
   private readonly artifacts: string | null;
+  private readonly runner: Omit<CommandOptions, "signal"> | undefined;
 
   constructor(opts: ClientOptions | SkillsvcClient, options: BackendOptions = {}) {
     this.base = opts instanceof SkillsvcClient ? opts : new SkillsvcClient(opts);
     this.artifacts = options.artifacts === undefined ? "/workspace" : options.artifacts && dir(options.artifacts);
+    this.runner = options.execute === false ? undefined : { ...options.execute };
+    this.id = this.runner ? "skillsvc" : "";
+  }
+
+  /**
+   * Runs `bash -c command` in a scratch copy of the thread's /workspace (its working directory, seen as /workspace),
+   * with every skill it names by a path under /skills/ materialized and seen read-only there, under the runner's
+   * sandbox and limits (no network; timeout: options.timeout seconds, else the backend's, else 60 s). Files it
+   * creates or changes in /workspace are written back when it exits by itself. output is stdout then stderr;
+   * exitCode is null when the command was killed (timeout, or more than the output cap), and output then ends
+   * with a line saying so. A run that cannot start answers "Error (KIND): ...".
+   */
+  async execute(command: string, options: { timeout?: number } = {}): Promise<ExecuteResponse> {
+    if (!this.runner) return { output: "Error: this backend runs no commands (it was made with { execute: false })", exitCode: null, truncated: false };
+    const c = this.client();
+    const timeoutMs = options.timeout && options.timeout > 0 ? options.timeout * 1000 : (this.runner.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    let r: CommandResult;
+    try {
+      r = await runCommand(c, command, { ...this.runner, timeoutMs });
+    } catch (err) {
+      return { output: commandError(err), exitCode: null, truncated: false };
+    }
+    let output = r.stdout;
+    if (r.stderr) output += (output && !output.endsWith("\n") ? "\n" : "") + r.stderr;
+    const killed = r.timedOut
+      ? `The command was killed after ${r.timeoutMs / 1000} seconds, its timeout; nothing was written back to /workspace.`
+      : r.truncated
+        ? `The command was killed: it printed more than ${this.runner.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES} bytes on stdout or stderr (cut there); nothing was written back to /workspace.`
+        : "";
+    if (killed) output += (output && !output.endsWith("\n") ? "\n" : "") + killed;
+    return { output, exitCode: r.exitCode, truncated: r.truncated };
   }
 
   /** The client for the current thread: the fixed one, or the LangGraph run's. */
@@ -553,6 +603,15 @@ function mimeType(path: string): string {
 
 function isTextMimeType(type: string): boolean {
   return type.startsWith("text/") || type === "application/json" || type === "application/javascript" || type === "image/svg+xml";
+}
+
+// commandError is a run that could not start or finish as the model reads
+// it: the runner's kind (WORKSPACE_TOO_LARGE, SANDBOX_UNAVAILABLE, ...) or
+// the service's code, as SkillTools words them.
+function commandError(err: unknown): string {
+  if (err instanceof ScriptRunError) return `Error (${err.kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()}): ${err.rawMessage}`;
+  const e = SkillsvcError.from(err);
+  return `Error (${e.codeName}): ${e.rawMessage}`;
 }
 
 function fileError(err: unknown): FileOperationError {

@@ -1,9 +1,13 @@
 // Skills for plain model-SDK loops (no agent framework): the FormatSkills
-// prompt block, and load_skill / read_skill_file tools in the shapes the
-// Anthropic, OpenAI and Gemini SDKs take, with an executor for their calls.
+// prompt block, and load_skill / read_skill_file / run_skill_script tools in
+// the shapes the Anthropic, OpenAI and Gemini SDKs take, with an executor
+// for their calls. run_skill_script runs a skill's script here, on the
+// runner (runner.ts), in a scratch copy of the client's thread's /workspace.
+// use_skill (code skills) is the Python client's alone: it is not offered.
 import { boundedQuery, MAX_QUERY_BYTES, type SkillsvcClient } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { toolDefinitions } from "./gen/tool-definitions.js";
+import { runSkillScript, ScriptRunError, type RunOptions } from "./runner.js";
 
 export type Style = "anthropic" | "openai" | "openai-responses" | "gemini";
 
@@ -29,6 +33,8 @@ function defined(name: string): ToolSpec {
 // prompt() puts the list in the system prompt instead.
 export const LOAD_SKILL: ToolSpec = defined("load_skill");
 export const READ_SKILL_FILE: ToolSpec = defined("read_skill_file");
+/** Runs in the client (runsIn "client" in the definition): the MCP server never offers it. */
+export const RUN_SKILL_SCRIPT: ToolSpec = defined("run_skill_script");
 
 /** One tool in the shape an SDK takes. */
 export function definition(tool: ToolSpec, style: Style): Record<string, unknown> {
@@ -60,8 +66,34 @@ export interface PromptOptions {
   maxQueryBytes?: number;
 }
 
+/** How run_skill_script runs scripts: the runner's options a caller may set (see RunOptions). */
+export type ScriptRunnerOptions = Pick<RunOptions, "sandbox" | "cacheDir" | "interpreters" | "maxOutputBytes" | "memoryBytes" | "network" | "workspace">;
+
+export interface SkillToolsOptions {
+  /** Offer run_skill_script (default true); false: only load_skill and read_skill_file. */
+  runScripts?: boolean;
+  /** The runner's options; the defaults are safe: sandbox "auto" (bubblewrap where it works), no network, 1 MiB of output, 1 GiB of memory. */
+  runner?: ScriptRunnerOptions;
+}
+
+/** The most of a script's output a BAD_OUTPUT error carries back to the model. */
+export const MAX_ERROR_OUTPUT_BYTES = 4096;
+
 export class SkillTools {
-  constructor(readonly client: SkillsvcClient) {}
+  readonly runScripts: boolean;
+  readonly runner: ScriptRunnerOptions;
+
+  constructor(
+    readonly client: SkillsvcClient,
+    options: SkillToolsOptions = {},
+  ) {
+    this.runScripts = options.runScripts ?? true;
+    this.runner = { ...options.runner };
+  }
+
+  private tools(): ToolSpec[] {
+    return this.runScripts ? [LOAD_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT] : [LOAD_SKILL, READ_SKILL_FILE];
+  }
 
   /**
    * The skills block for the system prompt, naming load_skill as the way to use a skill. query is the task or the
@@ -75,29 +107,82 @@ export class SkillTools {
     return `${r.text}\n\nTo use a skill, call load_skill with its name first, then follow its instructions.`;
   }
 
+  /** The tools offered, in the shape of an SDK: load_skill, read_skill_file and (unless runScripts is false) run_skill_script. */
   definitions(style: Style = "anthropic"): Record<string, unknown>[] {
-    return [definition(LOAD_SKILL, style), definition(READ_SKILL_FILE, style)];
+    return this.tools().map((t) => definition(t, style));
   }
 
   handles(name: string): boolean {
-    return name === LOAD_SKILL.name || name === READ_SKILL_FILE.name;
+    return this.tools().some((t) => t.name === name);
   }
 
-  /** Runs a tool call; a failure comes back as text ("Error (NOT_FOUND): ...") so the model can correct itself. */
+  /**
+   * Runs a tool call; a failure comes back as text ("Error (NOT_FOUND): ...") so the model can correct itself.
+   * run_skill_script answers compact JSON: {"exit_code", "output", "written"} for a script of the JSON contract,
+   * {"exit_code", "stdout", "stderr", "written"} for one with plain arguments ("written": the /workspace paths it
+   * wrote, relative to /workspace, sorted); a failed run is "Error (KIND): ..." with KIND one of SCRIPT_NOT_FOUND,
+   * SCRIPT_OUTSIDE_SKILL, UNKNOWN_INTERPRETER, BAD_OUTPUT, TIMEOUT, OUTPUT_TOO_LARGE, WORKSPACE_TOO_LARGE,
+   * SANDBOX_UNAVAILABLE.
+   */
   async run(name: string, args: Record<string, unknown> | string): Promise<string> {
     const a = (typeof args === "string" ? JSON.parse(args) : args) as Record<string, unknown>;
     if (!this.handles(name)) throw new Error(`${name} is not a skills tool`);
-    for (const required of name === LOAD_SKILL.name ? ["skill"] : ["skill", "path"]) {
-      if (typeof a[required] !== "string") return `Error (INVALID_ARGUMENT): missing argument '${required}'`;
+    const required = name === LOAD_SKILL.name ? ["skill"] : name === READ_SKILL_FILE.name ? ["skill", "path"] : ["skill", "script"];
+    for (const r of required) {
+      if (typeof a[r] !== "string") return `Error (INVALID_ARGUMENT): missing argument '${r}'`;
     }
     try {
       if (name === LOAD_SKILL.name) {
         return (await this.client.renderSkill({ path: a.skill as string, arguments: (a.arguments as string) ?? "" })).text;
       }
-      return (await this.client.readSkillFile(a.skill as string, a.path as string)).content;
+      if (name === READ_SKILL_FILE.name) return (await this.client.readSkillFile(a.skill as string, a.path as string)).content;
+      return await this.runScript(a);
     } catch (err) {
+      if (err instanceof ScriptRunError) return scriptError(err);
       const e = SkillsvcError.from(err);
       return `Error (${e.codeName}): ${e.rawMessage}`;
     }
   }
+
+  private async runScript(a: Record<string, unknown>): Promise<string> {
+    const bad = (why: string) => `Error (INVALID_ARGUMENT): ${why}`;
+    const { args, json_args: jsonArgs, timeout_seconds: timeout } = a;
+    if (args !== undefined && jsonArgs !== undefined) return bad("give args or json_args, not both");
+    if (args !== undefined && (!Array.isArray(args) || args.some((x) => typeof x !== "string"))) return bad("args must be an array of strings");
+    if (jsonArgs !== undefined && (jsonArgs === null || typeof jsonArgs !== "object" || Array.isArray(jsonArgs))) return bad("json_args must be a JSON object");
+    if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < 0 || timeout > 3600)) {
+      return bad("timeout_seconds must be a whole number of seconds from 0 to 3600");
+    }
+    const r = await runSkillScript(this.client, a.skill as string, a.script as string, {
+      ...this.runner,
+      jsonArgs,
+      args: jsonArgs === undefined ? ((args as string[] | undefined) ?? []) : undefined,
+      timeoutMs: timeout ? timeout * 1000 : undefined,
+    });
+    const written = r.written.map((p) => p.replace(/^\/workspace\//, "")).sort();
+    if (r.output !== undefined) return JSON.stringify({ exit_code: r.exitCode, output: r.output, written });
+    return JSON.stringify({ exit_code: r.exitCode, stdout: r.stdout, stderr: r.stderr, written });
+  }
+}
+
+// scriptError is a failed run as the model reads it: the runner's kind as
+// KIND (ScriptNotFound: SCRIPT_NOT_FOUND); BAD_OUTPUT carries what the
+// script printed, cut to MAX_ERROR_OUTPUT_BYTES.
+function scriptError(err: ScriptRunError): string {
+  const kind = err.kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  let text = `Error (${kind}): ${err.rawMessage}`;
+  if (err.kind === "BadOutput") {
+    const shown = [`stdout:\n${err.stdout}`, err.stderr ? `stderr:\n${err.stderr}` : ""].filter(Boolean).join("\n");
+    text += `\n${cut(shown, MAX_ERROR_OUTPUT_BYTES)}`;
+  }
+  return text;
+}
+
+// cut keeps the first max bytes of text, on a character boundary.
+function cut(text: string, max: number): string {
+  const b = Buffer.from(text, "utf8");
+  if (b.length <= max) return text;
+  let end = max;
+  while (end > 0 && (b[end] & 0xc0) === 0x80) end--;
+  return `${b.subarray(0, end).toString("utf8")}\n[cut at ${max} bytes]`;
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 
-import { Code, SkillsvcClient, SkillsvcError, probeBwrap } from "@skillsvc/client";
+import { Code, SkillsvcClient, SkillsvcError, probeBwrap, type Sandbox, type SandboxSpec } from "@skillsvc/client";
 import { DEFINITIONS, SkillTools, type Style } from "@skillsvc/client/tools";
 import { tempDir, testenv, type Env } from "./testenv.js";
 
@@ -109,4 +109,23 @@ test("error texts", async () => {
   assert.match(await run({ script: "echo.py", timeout_seconds: 1.5 }), /^Error \(INVALID_ARGUMENT\): timeout_seconds must be/);
   assert.match(await tools.run("run_skill_script", { skill: "no-such-skill", script: "x.py" }), /^Error \(NOT_FOUND\)/);
   await assert.rejects(tools.run("use_skill", { skill: "tools-run" }), /not a skills tool/);
+});
+
+test("the runner's options reach the run, with safe defaults", async () => {
+  // A Sandbox of the caller's own sees the prepared run.
+  const seen: SandboxSpec[] = [];
+  const fake: Sandbox = {
+    name: "fake",
+    async run(spec) {
+      seen.push(spec);
+      return { exitCode: 7, stdout: Buffer.from("fake\n"), stderr: Buffer.alloc(0), timedOut: false, truncated: false };
+    },
+  };
+  const tools = new SkillTools(thread(), { runner: { sandbox: fake, cacheDir } });
+  assert.equal(await tools.run("run_skill_script", { skill: "tools-run", script: "upper.sh", args: ["a"] }), '{"exit_code":7,"stdout":"fake\\n","stderr":"","written":[]}');
+  assert.equal(seen.length, 1);
+  const [spec] = seen;
+  assert.deepEqual([spec.network, spec.timeoutMs, spec.maxOutputBytes, spec.memoryBytes], [false, 60_000, 1 << 20, 1 << 30]);
+  assert.ok(spec.skillDir.startsWith(cacheDir), "the skill is materialized in the cache given");
+  assert.deepEqual(spec.argv.slice(-2), [`${spec.skillDir}/scripts/upper.sh`, "a"]);
 });

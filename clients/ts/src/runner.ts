@@ -828,45 +828,68 @@ export interface CommandResult {
 /** The most skill folders one command can name (each costs a GetSkill and perhaps an export). */
 export const MAX_COMMAND_SKILLS = 16;
 
-// A path under /skills/ in a command, up to a character a shell would end it at.
-const SKILL_PATH = /(?<![\w.~/-])\/skills\/([^\s'"`;|&<>()$*?[\]{}\\]+)/g;
+// A path under /skills in a command (as the Python client reads it).
+const SKILL_PATH = /(?<![\w.~/$-])\/skills((?:\/[A-Za-z0-9_.@+-]+)+)/g;
+// /workspace or /skills where a command's text names them (not inside a
+// longer path or name): the plain subprocess rewrites them to local paths.
+const SEEN_ROOTS = /(?<![\w.~/$-])\/(workspace|skills)(?=\/|$|[^\w.-])/g;
+// What a rewritten command can carry unquoted in any shell context.
+const PLAIN_PATH = /^[A-Za-z0-9_./-]+$/;
 
 // namedSkills materializes every skill a command names by a path under
-// /skills/: /skills/<a>/... is the skill /skills/<a> when there is one,
-// else /skills/<a>/<b> (a skill in category a). Paths naming no skill are
-// left alone: the command finds nothing there.
+// /skills: /skills/<a>/... is the skill /skills/<a> when there is one,
+// else /skills/<a>/<b> (a skill in category a). A path in no skill is the
+// command's error (INVALID_ARGUMENT), as in the Python client.
 async function namedSkills(client: SkillsvcClient, command: string, opts: CommandOptions): Promise<{ mount: string; dir: string }[]> {
   const found = new Map<string, string>();
-  const tried = new Set<string>();
+  const tried = new Map<string, string | undefined>();
   for (const m of command.matchAll(SKILL_PATH)) {
-    const parts = m[1].split("/").filter(Boolean);
+    const parts = m[1].replace(/^\/+|\/+$/g, "").split("/");
+    let folder: string | undefined;
     for (let depth = 1; depth <= Math.min(2, parts.length); depth++) {
-      const folder = parts.slice(0, depth);
-      if (folder.some((p) => p === "." || p === "..")) break;
-      const mount = `/skills/${folder.join("/")}`;
-      if (found.has(mount)) break;
-      if (tried.has(mount)) continue;
-      tried.add(mount);
-      if (found.size >= MAX_COMMAND_SKILLS) {
-        throw new SkillsvcError(Code.InvalidArgument, `the command names more than ${MAX_COMMAND_SKILLS} skill folders under /skills/: split it into several commands`);
-      }
-      try {
-        found.set(mount, (await materializeSkill(client, mount, { signal: opts.signal, cacheDir: opts.cacheDir })).dir);
+      const candidate = `/skills/${parts.slice(0, depth).join("/")}`;
+      if (found.has(candidate)) {
+        folder = candidate;
         break;
-      } catch (err) {
-        const e = SkillsvcError.from(err);
-        if (e.code !== Code.NotFound && e.code !== Code.InvalidArgument) throw e;
       }
+      if (parts.slice(0, depth).some((p) => p === "." || p === "..")) break;
+      if (!tried.has(candidate)) {
+        tried.set(candidate, undefined);
+        try {
+          const mat = await materializeSkill(client, candidate, { signal: opts.signal, cacheDir: opts.cacheDir });
+          if (mat.skill.path.replace(/\/+$/, "") === candidate) tried.set(candidate, mat.dir);
+        } catch (err) {
+          const e = SkillsvcError.from(err);
+          if (e.code !== Code.NotFound) throw e;
+        }
+      }
+      const dir = tried.get(candidate);
+      if (dir !== undefined) {
+        if (found.size >= MAX_COMMAND_SKILLS) throw new SkillsvcError(Code.InvalidArgument, `the command names more than ${MAX_COMMAND_SKILLS} skills; run it in parts`);
+        found.set(candidate, dir);
+        folder = candidate;
+        break;
+      }
+    }
+    if (folder === undefined) {
+      throw new SkillsvcError(
+        Code.InvalidArgument,
+        `${m[0]} is in no skill: a command sees the skills it names by their folders, /skills/<skill>/... or /skills/<category>/<skill>/... (the ls tool lists /skills)`,
+      );
     }
   }
   return [...found].map(([mount, dir]) => ({ mount, dir }));
 }
 
-// localPaths rewrites a command's /workspace and /skills path prefixes to
-// the run's folders on this machine, for a sandbox that shows the command
-// the machine's own file system.
+/**
+ * A command's /workspace and /skills path prefixes rewritten to root/workspace and root/skills, for a sandbox that
+ * shows the command this machine's own file system. root must be a plain path (letters, digits, _ . / -).
+ */
 export function localPaths(command: string, root: string): string {
-  return command.replace(/(?<![\w.~/-])\/(workspace|skills)(?![\w.~-])/g, (_, name: string) => `${root}/${name}`);
+  if (!PLAIN_PATH.test(root)) {
+    throw new SandboxUnavailableError(`the scratch directory ${root} has characters a rewritten command cannot carry: set TMPDIR to a plain path`);
+  }
+  return command.replace(SEEN_ROOTS, (_, name: string) => `${root}/${name}`);
 }
 
 /**

@@ -66,37 +66,44 @@ export interface PromptOptions {
   maxQueryBytes?: number;
 }
 
-/** How run_skill_script runs scripts: the runner's options a caller may set (see RunOptions). */
+/**
+ * How run_skill_script runs scripts: the runner's options a caller may set (see RunOptions). The defaults are safe:
+ * sandbox "auto" (bubblewrap where it works), no network, the runner's limits (60 s, 1 MiB of output, 1 GiB of memory).
+ */
 export type ScriptRunnerOptions = Pick<RunOptions, "sandbox" | "cacheDir" | "interpreters" | "maxOutputBytes" | "memoryBytes" | "network" | "workspace">;
 
-export interface SkillToolsOptions {
+export interface SkillToolsOptions extends ScriptRunnerOptions {
   /** Offer run_skill_script (default true); false: only load_skill and read_skill_file. */
-  runScripts?: boolean;
-  /** The runner's options; the defaults are safe: sandbox "auto" (bubblewrap where it works), no network, 1 MiB of output, 1 GiB of memory. */
-  runner?: ScriptRunnerOptions;
+  scripts?: boolean;
 }
 
 /** The most of a script's output a BAD_OUTPUT error carries back to the model. */
-export const MAX_ERROR_OUTPUT_BYTES = 4096;
+export const BAD_OUTPUT_BYTES = 4096;
+/** The longest timeout_seconds run_skill_script takes (its schema's maximum). */
+export const MAX_TIMEOUT_SECONDS = 3600;
 
 export class SkillTools {
-  readonly runScripts: boolean;
+  /** Whether run_skill_script is offered. */
+  readonly scripts: boolean;
+  /** The runner's options for run_skill_script. */
   readonly runner: ScriptRunnerOptions;
 
   constructor(
     readonly client: SkillsvcClient,
     options: SkillToolsOptions = {},
   ) {
-    this.runScripts = options.runScripts ?? true;
-    this.runner = { ...options.runner };
+    const { scripts = true, ...runner } = options;
+    this.scripts = scripts;
+    this.runner = runner;
   }
 
   private tools(): ToolSpec[] {
-    return this.runScripts ? [LOAD_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT] : [LOAD_SKILL, READ_SKILL_FILE];
+    return this.scripts ? [LOAD_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT] : [LOAD_SKILL, READ_SKILL_FILE];
   }
 
   /**
-   * The skills block for the system prompt, naming load_skill as the way to use a skill. query is the task or the
+   * The skills block for the system prompt, naming load_skill as the way to use a skill (and run_skill_script for
+   * its scripts, where it is offered). query is the task or the
    * user's latest message, cut to maxQueryBytes (the server's --skills.max-query-bytes): the block then holds the
    * skills most relevant to it. scope names a skill set ("": the client's).
    */
@@ -104,10 +111,11 @@ export class SkillTools {
     const { maxQueryBytes = MAX_QUERY_BYTES, query = "", ...rest } = opts;
     const r = await this.client.formatSkills({ ...rest, query: boundedQuery(query, maxQueryBytes) });
     if (!r.included) return "";
-    return `${r.text}\n\nTo use a skill, call load_skill with its name first, then follow its instructions.`;
+    const text = `${r.text}\n\nTo use a skill, call load_skill with its name first, then follow its instructions.`;
+    return this.scripts ? `${text} Run a script the instructions name with run_skill_script; files it writes appear in /workspace.` : text;
   }
 
-  /** The tools offered, in the shape of an SDK: load_skill, read_skill_file and (unless runScripts is false) run_skill_script. */
+  /** The tools offered, in the shape of an SDK: load_skill, read_skill_file and (unless scripts is false) run_skill_script. */
   definitions(style: Style = "anthropic"): Record<string, unknown>[] {
     return this.tools().map((t) => definition(t, style));
   }
@@ -138,7 +146,7 @@ export class SkillTools {
       if (name === READ_SKILL_FILE.name) return (await this.client.readSkillFile(a.skill as string, a.path as string)).content;
       return await this.runScript(a);
     } catch (err) {
-      if (err instanceof ScriptRunError) return scriptError(err);
+      if (err instanceof ScriptRunError) return scriptErrorText(err);
       const e = SkillsvcError.from(err);
       return `Error (${e.codeName}): ${e.rawMessage}`;
     }
@@ -147,11 +155,11 @@ export class SkillTools {
   private async runScript(a: Record<string, unknown>): Promise<string> {
     const bad = (why: string) => `Error (INVALID_ARGUMENT): ${why}`;
     const { args, json_args: jsonArgs, timeout_seconds: timeout } = a;
-    if (args !== undefined && jsonArgs !== undefined) return bad("give args or json_args, not both");
-    if (args !== undefined && (!Array.isArray(args) || args.some((x) => typeof x !== "string"))) return bad("args must be an array of strings");
-    if (jsonArgs !== undefined && (jsonArgs === null || typeof jsonArgs !== "object" || Array.isArray(jsonArgs))) return bad("json_args must be a JSON object");
-    if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < 0 || timeout > 3600)) {
-      return bad("timeout_seconds must be a whole number of seconds from 0 to 3600");
+    if (args !== undefined && jsonArgs !== undefined) return bad("pass args or json_args, not both");
+    if (args !== undefined && (!Array.isArray(args) || args.some((x) => typeof x !== "string"))) return bad("args must be a list of strings");
+    if (jsonArgs !== undefined && (jsonArgs === null || typeof jsonArgs !== "object" || Array.isArray(jsonArgs))) return bad("json_args must be an object");
+    if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < 0 || timeout > MAX_TIMEOUT_SECONDS)) {
+      return bad(`timeout_seconds must be a whole number from 0 to ${MAX_TIMEOUT_SECONDS}`);
     }
     const r = await runSkillScript(this.client, a.skill as string, a.script as string, {
       ...this.runner,
@@ -165,17 +173,24 @@ export class SkillTools {
   }
 }
 
-// scriptError is a failed run as the model reads it: the runner's kind as
-// KIND (ScriptNotFound: SCRIPT_NOT_FOUND); BAD_OUTPUT carries what the
-// script printed, cut to MAX_ERROR_OUTPUT_BYTES.
-function scriptError(err: ScriptRunError): string {
-  const kind = err.kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-  let text = `Error (${kind}): ${err.rawMessage}`;
+/**
+ * A failed run as a tool result, as the Python client words it: "Error (KIND): message", the runner's kind as KIND
+ * (ScriptNotFound: SCRIPT_NOT_FOUND). BAD_OUTPUT goes on with the output: a line "stdout: " and stdout (with a line
+ * end added if it has none), "stderr: " and stderr, cut to BAD_OUTPUT_BYTES in all.
+ */
+export function scriptErrorText(err: ScriptRunError): string {
+  let text = `Error (${kindName(err.kind)}): ${err.rawMessage}`;
   if (err.kind === "BadOutput") {
-    const shown = [`stdout:\n${err.stdout}`, err.stderr ? `stderr:\n${err.stderr}` : ""].filter(Boolean).join("\n");
-    text += `\n${cut(shown, MAX_ERROR_OUTPUT_BYTES)}`;
+    let out = `stdout: ${err.stdout}`;
+    out += `${out.endsWith("\n") ? "" : "\n"}stderr: ${err.stderr}`;
+    text += `\n${cut(out, BAD_OUTPUT_BYTES)}`;
   }
   return text;
+}
+
+/** A runner error's kind as tools name it: ScriptNotFound is SCRIPT_NOT_FOUND. */
+export function kindName(kind: string): string {
+  return kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 
 // cut keeps the first max bytes of text, on a character boundary.
@@ -184,5 +199,5 @@ function cut(text: string, max: number): string {
   if (b.length <= max) return text;
   let end = max;
   while (end > 0 && (b[end] & 0xc0) === 0x80) end--;
-  return `${b.subarray(0, end).toString("utf8")}\n[cut at ${max} bytes]`;
+  return b.subarray(0, end).toString("utf8");
 }

@@ -83,6 +83,9 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 const PNG = () => new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const rows = (n: number, row: (i: number) => string) => Array.from({ length: n }, (_, i) => row(i)).join("\n");
 
+/** The case's backend, running commands as plain subprocesses: the protocol's cases hold wherever the suite runs (bubblewrap's are in execute.test.ts). */
+const runs = (b: SkillsvcBackend) => new SkillsvcBackend(b.base, { execute: { sandbox: "none" } });
+
 /** Runs fn inside a LangGraph run of a new thread, as a backend without a fixed thread is used by an agent. */
 function inRun<T>(fn: (b: SkillsvcBackend) => Promise<T>): Promise<T> {
   const b = new SkillsvcBackend({ target: env.target, user: caseUser() });
@@ -290,7 +293,7 @@ const cases: Case[] = [
   {
     upstream: ["protocol › isSandboxBackend › should return true for V2 sandbox backends"],
     async run(b) {
-      assert.equal(isSandboxBackend(b), true);
+      assert.equal(isSandboxBackend(runs(b)), true);
     },
   },
   {
@@ -304,14 +307,14 @@ const cases: Case[] = [
   {
     upstream: ["protocol › Protocol Types › ExecuteResponse › should have correct shape"],
     async run(b) {
-      assert.deepEqual(await b.execute("echo hello"), { output: "hello\n", exitCode: 0, truncated: false });
+      assert.deepEqual(await runs(b).execute("echo hello"), { output: "hello\n", exitCode: 0, truncated: false });
     },
   },
   {
     upstream: ["protocol › Protocol Types › ExecuteResponse › should allow null exitCode"],
     async run(b) {
       // A command killed at its timeout has no exit code.
-      const r = await b.execute("sleep 30", { timeout: 1 });
+      const r = await runs(b).execute("sleep 30", { timeout: 1 });
       assert.equal(r.exitCode, null);
       assert.equal(r.truncated, false);
     },
@@ -321,20 +324,20 @@ const cases: Case[] = [
   {
     upstream: ["standard/command-execution › command execution › should run a simple echo command"],
     async run(b) {
-      const r = await b.execute('echo "hello"');
+      const r = await runs(b).execute('echo "hello"');
       assert.deepEqual([r.exitCode, r.output.trim(), r.truncated], [0, "hello", false]);
     },
   },
   {
     upstream: ["standard/command-execution › command execution › should capture non-zero exit code"],
     async run(b) {
-      assert.equal((await b.execute("exit 42")).exitCode, 42);
+      assert.equal((await runs(b).execute("exit 42")).exitCode, 42);
     },
   },
   {
     upstream: ["standard/command-execution › command execution › should capture multiline output"],
     async run(b) {
-      const r = await b.execute('echo "line1" && echo "line2" && echo "line3"');
+      const r = await runs(b).execute('echo "line1" && echo "line2" && echo "line3"');
       assert.equal(r.exitCode, 0);
       for (const l of ["line1", "line2", "line3"]) assert.ok(r.output.includes(l), l);
     },
@@ -342,20 +345,20 @@ const cases: Case[] = [
   {
     upstream: ["standard/command-execution › command execution › should capture stderr output"],
     async run(b) {
-      assert.ok((await b.execute('echo "error message" >&2')).output.includes("error message"));
+      assert.ok((await runs(b).execute('echo "error message" >&2')).output.includes("error message"));
     },
   },
   {
     upstream: ["standard/command-execution › command execution › should handle command with environment variables"],
     async run(b) {
-      const r = await b.execute('export MY_VAR="test_value" && echo $MY_VAR');
+      const r = await runs(b).execute('export MY_VAR="test_value" && echo $MY_VAR');
       assert.deepEqual([r.exitCode, r.output.trim()], [0, "test_value"]);
     },
   },
   {
     upstream: ["standard/command-execution › command execution › should handle non-existent command"],
     async run(b) {
-      assert.notEqual((await b.execute("nonexistent_command_12345")).exitCode, 0);
+      assert.notEqual((await runs(b).execute("nonexistent_command_12345")).exitCode, 0);
     },
   },
 

@@ -81,7 +81,8 @@ function backendFor(thread: string, sandbox: "none" | "bwrap" | "auto" = "auto")
 }
 
 test("a Deep Agent calls execute to run a skill's script on a /workspace file", async () => {
-  const backend = new SkillsvcBackend({ target: env.target, user }, { execute: { cacheDir } });
+  // "auto": bubblewrap (a machine without it offers no execute tool, unless "none" says to run unconfined).
+  const backend = new SkillsvcBackend({ target: env.target, user }, { execute: { cacheDir, sandbox: bwrap || required ? "auto" : "none" } });
   assert.ok(isSandboxBackend(backend), "deepagents sees a sandbox backend: it offers execute");
   const model = new ScriptedChatModel([
     toolCall("write_file", "c1", { file_path: "/workspace/notes.txt", content: "quarterly report\n" }),
@@ -127,10 +128,13 @@ test("execute: the output, exit code, write-back, and the skills a command names
       assert.match(ro.output, /Read-only file system/);
     }
 
-    // A path under /skills/ that names no skill: nothing is there.
-    const none = await b.execute("ls /skills/no-such-skill/scripts");
-    assert.notEqual(none.exitCode, 0);
-    assert.match(none.output, /No such file or directory/);
+    // A path under /skills that names no skill is the command's error.
+    assert.deepEqual(await b.execute("ls /skills/no-such-skill/scripts"), {
+      output:
+        "Error (INVALID_ARGUMENT): /skills/no-such-skill/scripts is in no skill: a command sees the skills it names by their folders, /skills/<skill>/... or /skills/<category>/<skill>/... (the ls tool lists /skills)",
+      exitCode: null,
+      truncated: false,
+    });
     // A missing command is the shell's answer, not an error of the backend.
     const missing = await b.execute("no-such-command-xyz");
     assert.equal(missing.exitCode, 127);
@@ -185,14 +189,16 @@ test("execute: a timeout kills the command with its children and is reported", a
     const r = await b.execute(`echo partial > /workspace/partial.txt; bash /skills/cmd-test/scripts/sleepy.sh ${marker} ${late}`, { timeout: 2 });
     assert.equal(r.exitCode, null);
     assert.equal(r.truncated, false);
-    assert.equal(r.output, "started\nThe command was killed after 2 seconds, its timeout; nothing was written back to /workspace.");
+    assert.equal(r.output, "started\n[The command was killed after 2 seconds, its timeout; what it wrote in /workspace was not kept.]");
     assert.deepEqual(processesWith(marker), [], "a child of the command outlived the timeout");
     assert.ok(!existsSync(late));
     await assert.rejects(clientFor(thread).stat("/workspace/partial.txt"), (e: SkillsvcError) => e.code === Code.NotFound);
   }
   // The backend's own default, when the call gives none.
   const short = new SkillsvcBackend(clientFor(threadId()), { execute: { sandbox: "none", cacheDir, timeoutMs: 1000 } });
-  assert.match((await short.execute("sleep 30")).output, /killed after 1 seconds/);
+  assert.equal((await short.execute("sleep 30")).output, "[The command was killed after 1 second, its timeout; what it wrote in /workspace was not kept.]");
+  // A timeout that is no timeout is the caller's error.
+  for (const timeout of [0, -1, Number.NaN]) await assert.rejects(short.execute("true", { timeout }), RangeError);
 });
 
 test("execute: output over the cap is cut, flagged and killed", async () => {
@@ -200,7 +206,10 @@ test("execute: output over the cap is cut, flagged and killed", async () => {
   const r = await b.execute("head -c 5000 /dev/zero | tr '\\0' x; sleep 30");
   assert.equal(r.exitCode, null);
   assert.equal(r.truncated, true);
-  assert.ok(r.output.startsWith(`${"x".repeat(1000)}\nThe command was killed: it printed more than 1000 bytes`), r.output.slice(0, 40));
+  assert.equal(r.output, `${"x".repeat(1000)}\n[The command was killed: its output passed 1000 bytes; what it wrote in /workspace was not kept.]`);
+  // stdout and stderr together are held to the cap too, without killing the command.
+  const both = await b.execute("head -c 800 /dev/zero | tr '\\0' o; head -c 800 /dev/zero | tr '\\0' e >&2; echo done > /workspace/done.txt");
+  assert.deepEqual([both.exitCode, both.truncated, both.output], [0, true, `${"o".repeat(800)}\n${"e".repeat(199)}`]);
 });
 
 test("execute under bubblewrap: no network, no host files", async (t) => {

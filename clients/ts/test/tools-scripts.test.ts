@@ -20,6 +20,7 @@ sys.exit(args.get("exit", 0))
   "scripts/upper.sh": 'tr a-z A-Z < "$1" > "$2"\nmkdir -p sub && echo b > sub/b.txt\necho "done $*"\necho warn >&2\nprintf "\\377\\n"\n',
   "scripts/bad.py": 'import sys\nprint("not json " + "y" * 5000)\nprint("oops", file=sys.stderr)\n',
   "scripts/slow.sh": "echo started\nsleep 60\n",
+  "scripts/plain-bad.sh": "echo no json\necho oops >&2\n",
   "notes.txt": "not a script\n",
 };
 
@@ -39,7 +40,7 @@ before(async () => {
 });
 after(async () => env?.stop());
 
-const toolsFor = (c: SkillsvcClient) => new SkillTools(c, { runner: { cacheDir, sandbox } });
+const toolsFor = (c: SkillsvcClient) => new SkillTools(c, { cacheDir, sandbox });
 const thread = () => base.withIdentity({ thread: `ts-tools-run-${randomUUID().slice(0, 12)}` });
 
 test("run_skill_script is offered in every style, as the shared definition has it", () => {
@@ -61,9 +62,17 @@ test("run_skill_script is offered in every style, as the shared definition has i
   assert.ok(!t.handles("use_skill"));
   assert.ok(!t.definitions("anthropic").some((d) => d.name === "use_skill"));
   // Not offered when the caller says so.
-  const off = new SkillTools(base, { runScripts: false });
+  const off = new SkillTools(base, { scripts: false });
   assert.deepEqual(off.definitions("anthropic").map((d) => d.name), ["load_skill", "read_skill_file"]);
   assert.ok(!off.handles("run_skill_script"));
+});
+
+test("the prompt names run_skill_script where it is offered", async () => {
+  const c = base.withIdentity({ user: "alice", thread: "ts-tools-run-prompt" });
+  const on = await new SkillTools(c).prompt();
+  assert.ok(on.endsWith("Run a script the instructions name with run_skill_script; files it writes appear in /workspace."), on.slice(-200));
+  const off = await new SkillTools(c, { scripts: false }).prompt();
+  assert.ok(off.endsWith("then follow its instructions."), off.slice(-200));
 });
 
 test("JSON mode: exit code, the script's object, nothing written", async () => {
@@ -96,17 +105,20 @@ test("error texts", async () => {
   // BAD_OUTPUT carries the output, cut to 4 KiB.
   const bad = await run({ script: "bad.py", json_args: {} });
   assert.match(bad, /^Error \(BAD_OUTPUT\): script scripts\/bad.py of tools-run exited with 0 and did not print one JSON object on stdout/);
-  assert.match(bad, /\nstdout:\nnot json yyy/);
-  assert.match(bad, /\n\[cut at 4096 bytes\]$/);
-  assert.ok(Buffer.byteLength(bad) < 4096 + 400, String(Buffer.byteLength(bad)));
+  // The output follows on its own lines, "stdout: " and "stderr: ", cut to 4 KiB in all (here inside stdout).
+  const [first, ...rest] = bad.split("\n");
+  assert.equal(Buffer.byteLength(rest.join("\n")), 4096);
+  assert.ok(rest.join("\n").startsWith(`stdout: not json ${"y".repeat(100)}`), first);
+  const small = await toolsFor(thread()).run("run_skill_script", { skill: "tools-run", script: "plain-bad.sh", json_args: {} });
+  assert.equal(small.split("\n").slice(1).join("\n"), "stdout: no json\nstderr: oops\n");
   const timeout = await run({ script: "slow.sh", timeout_seconds: 1 });
   assert.match(timeout, /^Error \(TIMEOUT\): script scripts\/slow.sh of tools-run ran longer than its timeout of 1 s and was killed/);
   // The tool's own argument checks, and a service error as the other tools give it.
   assert.equal(await tools.run("run_skill_script", { skill: "tools-run" }), "Error (INVALID_ARGUMENT): missing argument 'script'");
-  assert.equal(await run({ script: "echo.py", args: [], json_args: {} }), "Error (INVALID_ARGUMENT): give args or json_args, not both");
-  assert.equal(await run({ script: "echo.py", args: [1] }), "Error (INVALID_ARGUMENT): args must be an array of strings");
-  assert.equal(await run({ script: "echo.py", json_args: [1] }), "Error (INVALID_ARGUMENT): json_args must be a JSON object");
-  assert.match(await run({ script: "echo.py", timeout_seconds: 1.5 }), /^Error \(INVALID_ARGUMENT\): timeout_seconds must be/);
+  assert.equal(await run({ script: "echo.py", args: [], json_args: {} }), "Error (INVALID_ARGUMENT): pass args or json_args, not both");
+  assert.equal(await run({ script: "echo.py", args: [1] }), "Error (INVALID_ARGUMENT): args must be a list of strings");
+  assert.equal(await run({ script: "echo.py", json_args: [1] }), "Error (INVALID_ARGUMENT): json_args must be an object");
+  assert.equal(await run({ script: "echo.py", timeout_seconds: 1.5 }), "Error (INVALID_ARGUMENT): timeout_seconds must be a whole number from 0 to 3600");
   assert.match(await tools.run("run_skill_script", { skill: "no-such-skill", script: "x.py" }), /^Error \(NOT_FOUND\)/);
   await assert.rejects(tools.run("use_skill", { skill: "tools-run" }), /not a skills tool/);
 });
@@ -121,7 +133,7 @@ test("the runner's options reach the run, with safe defaults", async () => {
       return { exitCode: 7, stdout: Buffer.from("fake\n"), stderr: Buffer.alloc(0), timedOut: false, truncated: false };
     },
   };
-  const tools = new SkillTools(thread(), { runner: { sandbox: fake, cacheDir } });
+  const tools = new SkillTools(thread(), { sandbox: fake, cacheDir });
   assert.equal(await tools.run("run_skill_script", { skill: "tools-run", script: "upper.sh", args: ["a"] }), '{"exit_code":7,"stdout":"fake\\n","stderr":"","written":[]}');
   assert.equal(seen.length, 1);
   const [spec] = seen;

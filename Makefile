@@ -98,7 +98,9 @@ lint:
 
 test: tools check-generate lint test-helm test-go test-clients test-docs bench-smoke fuzz
 
-test-go:
+# pyenv: the public pdf skill's script runs with the venv's python (pypdf),
+# in cmd/skillctl's tests and the TypeScript client's.
+test-go: pyenv
 	go test $(GO_TEST_FLAGS) ./...
 
 # Unit tests only, for the inner loop (under 2 minutes on 2 cores): -short
@@ -127,7 +129,7 @@ test-clients: test-python test-ts test-mcp-host test-conformance test-skills-ref
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
 
-test-ts: tsenv bin/testenv
+test-ts: tsenv pyenv bin/testenv
 	cd clients/ts && npm test
 
 test-mcp-host: mcphostenv bin/testenv

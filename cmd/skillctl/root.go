@@ -119,7 +119,8 @@ func (a *app) newRoot() *cobra.Command {
 		Use:   "skillctl",
 		Short: "Validate, publish and manage skills on a skillsvc server",
 		Long: `skillctl is the skill authors' tool for skillsvc: validate a skill folder offline with the
-server's rules, publish it as an immutable version, list, show, render and pull skills, move labels,
+server's rules, publish it as an immutable version, list, show, render and pull skills (one, or a
+whole catalog, category or scope into a host's skills folder, kept in sync), move labels,
 roll back, review pending versions and watch the catalog change.
 
 Connection settings come, in this order, from flags, the environment (SKILLCTL_TARGET,
@@ -151,7 +152,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 
 	root.AddCommand(
 		a.validateCmd(), a.evalCmd(),
-		a.pushCmd(), a.pullCmd(),
+		a.pushCmd(), a.pullCmd(), a.syncCmd(),
 		a.lsCmd(), a.showCmd(), a.renderCmd(),
 		a.enableCmd(true), a.enableCmd(false),
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),

@@ -32,7 +32,7 @@ def test_prompt(tools: SkillTools) -> None:
 
 def test_definitions(tools: SkillTools) -> None:
     anthropic = tools.definitions("anthropic")
-    assert [t["name"] for t in anthropic] == ["load_skill", "read_skill_file"]
+    assert [t["name"] for t in anthropic] == ["load_skill", "read_skill_file", "run_skill_script", "use_skill"]
     assert anthropic[0]["input_schema"]["required"] == ["skill"]
     openai = tools.definitions("openai")
     assert openai[0]["type"] == "function" and openai[0]["function"]["parameters"] == anthropic[0]["input_schema"]

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"sort"
@@ -107,6 +108,37 @@ func isLicense(base string) bool {
 }
 
 func (c *contents) readTar(file string, want wanted) error {
+	return walkArchive(file, "tgz", func(name string, _ fs.FileMode, open func() (io.ReadCloser, error)) error {
+		return c.add(name, open, want)
+	})
+}
+
+func (c *contents) readZip(file string, want wanted) error {
+	return walkArchive(file, "zip", func(name string, _ fs.FileMode, open func() (io.ReadCloser, error)) error {
+		return c.add(name, open, want)
+	})
+}
+
+// walkArchive calls fn for each regular file of the archive at file, of
+// kind "tgz" or "zip", in archive order; a tar is read at most
+// maxExpandedBytes far.
+func walkArchive(file, kind string, fn func(name string, mode fs.FileMode, open func() (io.ReadCloser, error)) error) error {
+	if kind == "zip" {
+		zr, err := zip.OpenReader(file)
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			if !f.Mode().IsRegular() {
+				continue
+			}
+			if err := fn(f.Name, f.Mode(), f.Open); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -133,27 +165,10 @@ func (c *contents) readTar(file string, want wanted) error {
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		if err := c.add(h.Name, func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }, want); err != nil {
+		if err := fn(h.Name, h.FileInfo().Mode(), func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }); err != nil {
 			return err
 		}
 	}
-}
-
-func (c *contents) readZip(file string, want wanted) error {
-	zr, err := zip.OpenReader(file)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		if f.Mode().IsDir() || !f.Mode().IsRegular() {
-			continue
-		}
-		if err := c.add(f.Name, f.Open, want); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // filesIn returns the other files of the folder dir (paths relative to

@@ -134,3 +134,18 @@ func verify(file string, s Source) error {
 	}
 	return nil
 }
+
+// Fetch returns the path of s's archive in dir ("" = DefaultCacheDir()),
+// downloading it once and verifying its pinned digest: for tests that need
+// a pinned package's files (the public skills) without committing them.
+func Fetch(ctx context.Context, dir string, s Source) (string, error) {
+	if dir == "" {
+		dir = DefaultCacheDir()
+	}
+	file, _, err := fetch(ctx, &http.Client{Timeout: 10 * time.Minute}, dir, s)
+	return file, err
+}
+
+// ArchiveKind is how an archive at url is read: "tgz" (npm tarballs,
+// sdists), "zip" (wheels) or "" (neither).
+func ArchiveKind(url string) string { return archiveKind(url) }

@@ -30,6 +30,14 @@ without "/" matches base names at any depth; edit accepts CRLF in its
 strings and keeps a CRLF file CRLF; an empty file reads as deepagents'
 empty-file reminder; refused edits get deepagents' own wording and hints.
 
+With bubblewrap on the machine the backend is also a sandbox backend
+(deepagents' SandboxBackendProtocol), so the agent gets the ``execute``
+tool: a shell command runs here, confined (no network, nothing of the host
+but /usr and the interpreters' runtime), in a scratch copy of the thread's
+/workspace, with every skill it names by a /skills/ path materialized and
+seen read-only at that path; what it writes in /workspace is written back
+to the thread. See ``SkillsvcBackend``'s ``execute`` argument.
+
 deepagents' middleware keeps evicted tool results, offloaded conversation
 history and binary blobs in folders at the root (/large_tool_results,
 /conversation_history, /blobs), where skillsvc has only its mounts: so
@@ -39,8 +47,11 @@ paths below them are shown as the caller named them.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import re
+import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from datetime import timezone
@@ -55,6 +66,7 @@ from deepagents.backends.protocol import (
     BackendProtocol,
     DeleteResult,
     EditResult,
+    ExecuteResponse,
     FileDownloadResponse,
     FileInfo,
     FileUploadResponse,
@@ -63,6 +75,7 @@ from deepagents.backends.protocol import (
     GrepResult,
     LsResult,
     ReadResult,
+    SandboxBackendProtocol,
     WriteResult,
 )
 from deepagents.backends.utils import (
@@ -75,11 +88,12 @@ from deepagents.backends.utils import (
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
+from . import runner
 from .client import DEFAULT_TARGET, MAX_QUERY_BYTES, AsyncClient, Client, bounded_query
-from .errors import SkillsvcError
+from .errors import InvalidArgument, NotFound, SkillsvcError
 from .v1 import filesystem_pb2, skills_pb2
 
-__all__ = ["SKILLS_PROMPT", "SkillsPromptMiddleware", "SkillsvcBackend", "skill_sources"]
+__all__ = ["SKILLS_PROMPT", "SkillsPromptMiddleware", "SkillsvcBackend", "SkillsvcSandboxBackend", "skill_sources"]
 
 # Binary files are returned whole, base64-encoded, up to this size; a
 # refused edit reads the file (up to this size) to word its answer.
@@ -108,7 +122,46 @@ class SkillsvcBackend(BackendProtocol):
     (ARTIFACT_ROOTS): "/large_tool_results/x" is stored as
     "/workspace/large_tool_results/x" and shown by its own name. None passes
     those paths on as they are (for a mount table that has such mounts).
+
+    ``execute`` says whether the agent can run shell commands, and where
+    (deepagents offers its ``execute`` tool only to a backend that is a
+    SandboxBackendProtocol, so the choice picks the class: a
+    SkillsvcSandboxBackend when commands can run):
+
+    - "auto" (the default): under bubblewrap where it runs; elsewhere no
+      ``execute`` tool at all, since a command the model writes should not
+      run unconfined on this host unless asked for;
+    - "bwrap": under bubblewrap, SandboxUnavailable where it does not run;
+    - "none": a plain subprocess, unconfined (it sees the whole host as this
+      process's user, as deepagents' LocalShellBackend), with a warning;
+    - a ``skillsvc.runner.Sandbox`` of your own;
+    - False: no ``execute`` tool (needed, for one, with deepagents'
+      filesystem permissions, which refuse a backend that executes).
+
+    A command gets ``execute_timeout`` seconds unless the call gives its
+    own, at most ``max_output_bytes`` of stdout and of stderr (then it is
+    killed and its output marked truncated), ``memory_bytes`` of address
+    space, and no network unless ``network``; skills are materialized in
+    ``cache_dir`` (default: skillsvc.runner.cache_root()).
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> SkillsvcBackend:
+        if "_sandbox" in kwargs:  # a copy (__getnewargs_ex__): its class and sandbox as they were
+            backend = super().__new__(cls)
+            backend._sandbox = kwargs["_sandbox"]
+            return backend
+        sandbox = _execution_sandbox(kwargs.get("execute", "auto"))
+        if cls is SkillsvcBackend and sandbox is not None:
+            cls = SkillsvcSandboxBackend
+        if issubclass(cls, SandboxBackendProtocol) and sandbox is None:
+            msg = f"{cls.__name__} runs commands, but execute={kwargs.get('execute', 'auto')!r} gives it no sandbox (bubblewrap is not available here?)"
+            raise runner.SandboxUnavailable(msg)
+        backend = super().__new__(cls)
+        backend._sandbox = sandbox
+        return backend
+
+    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (), {"_sandbox": self._sandbox}
 
     def __init__(
         self,
@@ -117,6 +170,12 @@ class SkillsvcBackend(BackendProtocol):
         user: str | None = None,
         thread: str | None = None,
         artifacts: str | None = "/workspace",
+        execute: Literal["auto", "bwrap", "none", False] | runner.Sandbox = "auto",
+        execute_timeout: float = runner.DEFAULT_TIMEOUT,
+        max_output_bytes: int = runner.DEFAULT_MAX_OUTPUT_BYTES,
+        memory_bytes: int = runner.DEFAULT_MEMORY_BYTES,
+        network: bool = False,
+        cache_dir: str | None = None,
         **client_kwargs: Any,
     ) -> None:
         self._artifacts = _Artifacts.under(artifacts)
@@ -125,6 +184,9 @@ class SkillsvcBackend(BackendProtocol):
         self._kwargs = {"user": user, **client_kwargs}
         self._client = Client(target, thread=thread, **self._kwargs)
         self._aclient: AsyncClient | None = None
+        self._limits = _Limits(runner._checked_timeout(execute_timeout), max_output_bytes, memory_bytes, network, cache_dir)
+        self._sandbox: runner.Sandbox | None
+        self._id = f"skillsvc-{uuid.uuid4().hex[:8]}"
 
     def close(self) -> None:
         self._client.close()
@@ -224,6 +286,38 @@ class SkillsvcBackend(BackendProtocol):
     async def adownload_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         c = self.aclient()
         return [await _arun(_download(self._artifacts, path), c) for path in paths]
+
+
+class SkillsvcSandboxBackend(SkillsvcBackend, SandboxBackendProtocol):
+    """SkillsvcBackend with deepagents' ``execute``: what SkillsvcBackend(...)
+    is when its ``execute`` argument gives commands a sandbox.
+
+    ``execute(command, timeout=None)`` runs ``bash -c command`` through
+    skillsvc.runner.run_command: the working directory is a scratch copy of
+    the thread's /workspace, seen as /workspace; every skill the command
+    names by a path under /skills/ (``python3
+    /skills/docs/pdf/scripts/x.py /workspace/a.pdf``) is materialized
+    (verified against its manifest, cached by digest) and seen read-only at
+    that folder; the files the command creates or changes in /workspace are
+    written back to the thread when it ends. The response's output is its
+    stdout, then its stderr; on a timeout exit_code is None and the output
+    ends with a line saying the command was killed.
+    """
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
+        assert self._sandbox is not None
+        return _execute(self.client(), self._sandbox, self._limits, command, timeout)
+
+    async def aexecute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:  # noqa: ASYNC109
+        assert self._sandbox is not None
+        # The runner is synchronous (a subprocess, file copies): it runs in a
+        # thread, making the async client's calls on this loop.
+        calls = runner._SyncCalls(self.aclient(), asyncio.get_running_loop())
+        return await asyncio.to_thread(_execute, calls, self._sandbox, self._limits, command, timeout)
 
 
 def skill_sources(client: Client | SkillsvcBackend, mount: str = "/skills") -> list[str]:
@@ -740,3 +834,136 @@ def _file_error(err: SkillsvcError) -> str:
     if _is_dir(err):
         return IS_DIRECTORY
     return f"{err.code.name}: {err.message}"
+
+
+# execute: shell commands on skillsvc.runner.run_command.
+
+
+@dataclass(frozen=True)
+class _Limits:
+    timeout: float
+    max_output_bytes: int
+    memory_bytes: int
+    network: bool
+    cache_dir: str | None
+
+
+def _execution_sandbox(execute: Any) -> runner.Sandbox | None:
+    """The sandbox commands run in, or None for no execute tool."""
+    if execute is False or execute is None:
+        return None
+    if execute == "auto":
+        # Not the runner's "auto": no fallback to an unconfined subprocess
+        # for commands a model writes.
+        return runner.BwrapSandbox() if runner.bwrap_available() else None
+    if execute == "none":
+        warnings.warn(
+            "SkillsvcBackend(execute='none'): the agent's shell commands run unconfined on this host", RuntimeWarning, stacklevel=4
+        )
+        return runner.SubprocessSandbox()
+    if execute == "bwrap" or not isinstance(execute, (str, bool)):
+        return runner.choose_sandbox(execute)
+    msg = f"execute must be 'auto', 'bwrap', 'none', False or a skillsvc.runner.Sandbox, not {execute!r}"
+    raise ValueError(msg)
+
+
+# A path under /skills where a command names one (not inside a longer
+# path): /skills/<skill>/... or /skills/<category>/<skill>/...
+_SKILL_PATH = re.compile(r"(?<![\w.~/$-])/skills((?:/[A-Za-z0-9_.@+-]+)+)")
+
+# Skills one command may name.
+MAX_COMMAND_SKILLS = 16
+
+# What the runner raises, as the tool errors of skillsvc's own tools name it.
+_KINDS = {
+    runner.WorkspaceTooLarge: "WORKSPACE_TOO_LARGE",
+    runner.SandboxUnavailable: "SANDBOX_UNAVAILABLE",
+    runner.UnknownInterpreter: "UNKNOWN_INTERPRETER",
+}
+
+
+def _named_skills(client: Any, command: str, cache_dir: str | None) -> dict[str, str]:
+    """The skills command names by a /skills/ path, materialized: folder
+    seen (/skills/docs/pdf) -> local directory. A path that names no skill
+    is the model's error (ValueError, which deepagents shows as an invalid
+    parameter)."""
+    found: dict[str, str] = {}
+    tried: dict[str, str | None] = {}
+    for m in _SKILL_PATH.finditer(command):
+        parts = m.group(1).strip("/").split("/")
+        folder = None
+        for depth in (1, 2)[: len(parts)]:
+            candidate = "/skills/" + "/".join(parts[:depth])
+            if candidate in found:
+                folder = candidate
+                break
+            if any(p in (".", "..") for p in parts[:depth]):
+                break
+            if candidate not in tried:
+                tried[candidate] = None
+                try:
+                    mat = runner.materialize(client, candidate, cache_dir=cache_dir)
+                except NotFound:
+                    continue
+                if mat.folder == candidate:
+                    tried[candidate] = str(mat.path)
+            if tried[candidate] is not None:
+                if len(found) >= MAX_COMMAND_SKILLS:
+                    msg = f"the command names more than {MAX_COMMAND_SKILLS} skills; run it in parts"
+                    raise ValueError(msg)
+                found[candidate] = tried[candidate]
+                folder = candidate
+                break
+        if folder is None:
+            msg = (
+                f"{m.group(0)} is in no skill: a command sees the skills it names by their folders, "
+                "/skills/<skill>/... or /skills/<category>/<skill>/... (the ls tool lists /skills)"
+            )
+            raise ValueError(msg)
+    return found
+
+
+def _execute(client: Any, sandbox: runner.Sandbox, limits: _Limits, command: str, timeout: int | None) -> ExecuteResponse:
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        msg = f"timeout must be a positive number of seconds (every command here has one), not {timeout!r}"
+        raise ValueError(msg)
+    seconds = float(timeout) if timeout is not None else limits.timeout
+    if not isinstance(command, str) or not command.strip():
+        msg = "command must be a non-empty string"
+        raise ValueError(msg)
+    try:
+        skills = _named_skills(client, command, limits.cache_dir)
+        run = runner.run_command(
+            client,
+            command,
+            skills=skills,
+            timeout=seconds,
+            max_output_bytes=limits.max_output_bytes,
+            memory_bytes=limits.memory_bytes,
+            network=limits.network,
+            sandbox=sandbox,
+        )
+    except InvalidArgument as err:
+        raise ValueError(err.message) from None
+    except SkillsvcError as err:
+        kind = next((k for cls, k in _KINDS.items() if isinstance(err, cls)), err.code.name)
+        return ExecuteResponse(output=f"Error ({kind}): {err.message}", exit_code=None)
+    output = run.stdout
+    if run.stderr:
+        output += ("\n" if output and not output.endswith("\n") else "") + run.stderr
+    data = output.encode()
+    truncated = run.truncated or len(data) > limits.max_output_bytes
+    if len(data) > limits.max_output_bytes:
+        output = data[: limits.max_output_bytes].decode("utf-8", "ignore")
+    note = ""
+    if run.timed_out:
+        unit = "second" if seconds == 1 else "seconds"
+        note = f"[The command was killed after {seconds:g} {unit}, its timeout; what it wrote in /workspace was not kept.]"
+    elif run.truncated:
+        note = f"[The command was killed: its output passed {limits.max_output_bytes} bytes; what it wrote in /workspace was not kept.]"
+    if note:
+        output += ("\n" if output and not output.endswith("\n") else "") + note
+    code = run.exit_code
+    if code is not None and code < 0:
+        code = 128 - code  # killed by a signal, as a shell reports it
+    return ExecuteResponse(output=output, exit_code=code, truncated=truncated)

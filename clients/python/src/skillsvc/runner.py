@@ -6,6 +6,9 @@ by file against the manifest; ``run_script`` runs one of its scripts with the
 seeds' contract (JSON in argv[1] and on stdin, one JSON object out; or plain
 arguments), a timeout, output and memory caps, in a scratch copy of the
 thread's /workspace whose new and changed files are written back afterwards.
+``run_command`` runs a shell command (``bash -c``) the same way, with the
+skills it names seen read-only at /skills/<folder>: the Deep Agents
+backend's ``execute``.
 
 A run goes through a ``Sandbox``: ``BwrapSandbox`` (bubblewrap: no network,
 no view of the host beyond the skill read-only, the scratch workspace and the
@@ -38,7 +41,8 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -164,6 +168,8 @@ class Materialized:
     metadata: dict[str, str]
     fetched: bool
     bytes: int
+    # The skill's folder in the library, e.g. "/skills/docs/pdf".
+    folder: str = ""
 
 
 def cache_root() -> Path:
@@ -202,7 +208,7 @@ def materialize(client: Any, skill: str, *, version: str = "", cache_dir: str | 
     meta = dict(s.metadata)
     if dest.is_dir():
         if _sizes_match(dest, want):
-            return Materialized(dest, s.name, s.manifest_digest, meta, False, 0)
+            return Materialized(dest, s.name, s.manifest_digest, meta, False, 0, s.path)
         _remove(dest, root)
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=".fetch-"))
@@ -217,7 +223,7 @@ def materialize(client: Any, skill: str, *, version: str = "", cache_dir: str | 
                 raise
     finally:
         _remove(tmp, root)
-    return Materialized(dest, s.name, s.manifest_digest, meta, True, m.total_bytes)
+    return Materialized(dest, s.name, s.manifest_digest, meta, True, m.total_bytes, s.path)
 
 
 def _files(folder: Path) -> dict[str, os.stat_result]:
@@ -279,7 +285,9 @@ def _remove(path: Path, root: Path) -> None:
 class CommandSpec:
     """A prepared run. argv and env name the skill and workspace as the
     sandbox shows them (``Sandbox.paths``); skill_dir and workspace_dir are
-    where they are on this machine."""
+    where they are on this machine. skill_dir is "" for a command (no skill
+    at /skill); mounts are (host dir, path seen) pairs a sandbox that
+    ``binds`` shows read-only at those paths."""
 
     argv: list[str]
     env: dict[str, str]
@@ -292,6 +300,7 @@ class CommandSpec:
     stdin: bytes = b""
     # Host directories the interpreter needs besides /usr and friends.
     runtime_dirs: tuple[str, ...] = ()
+    mounts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -304,7 +313,10 @@ class CommandResult:
 
 
 class Sandbox(Protocol):
-    """Runs prepared commands. ``name`` is reported in RunResult.sandbox."""
+    """Runs prepared commands. ``name`` is reported in RunResult.sandbox.
+    A sandbox whose class sets ``binds = True`` shows the workspace at
+    /workspace and each of spec.mounts at its path; for one that does not,
+    run_command rewrites those paths in the command to the host's."""
 
     name: str
 
@@ -321,6 +333,7 @@ class SubprocessSandbox:
     script sees the whole host: use where bubblewrap is not available."""
 
     name = "none"
+    binds = False
 
     def paths(self, skill_dir: str, workspace_dir: str) -> tuple[str, str]:
         return skill_dir, workspace_dir
@@ -336,6 +349,7 @@ class BwrapSandbox:
     scratch workspace at /workspace."""
 
     name = "bwrap"
+    binds = True
 
     def __init__(self, bwrap: str | None = None) -> None:
         # By absolute path: the command's env has only the script's PATH.
@@ -354,7 +368,11 @@ class BwrapSandbox:
         argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for d in spec.runtime_dirs:
             argv += ["--ro-bind", d, d]
-        argv += ["--ro-bind", spec.skill_dir, SANDBOX_SKILL_DIR, "--bind", spec.workspace_dir, SANDBOX_WORKSPACE_DIR]
+        if spec.skill_dir:
+            argv += ["--ro-bind", spec.skill_dir, SANDBOX_SKILL_DIR]
+        for host, seen in spec.mounts:
+            argv += ["--ro-bind", host, seen]
+        argv += ["--bind", spec.workspace_dir, SANDBOX_WORKSPACE_DIR]
         argv += ["--chdir", SANDBOX_WORKSPACE_DIR, "--", *spec.argv]
         return argv
 
@@ -630,24 +648,12 @@ def run_script(
             timeout = DEFAULT_TIMEOUT
         if not 0 < timeout < float("inf"):
             timeout = DEFAULT_TIMEOUT
-    elif not 0 < timeout < float("inf"):
-        raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout!r}")
-    scratch = Path(tempfile.mkdtemp(prefix="skillsvc-run-"))
-    try:
-        before = _pull_workspace(client, scratch) if workspace else {}
-        (scratch / HOME_DIR).mkdir(exist_ok=True)
+    else:
+        timeout = _checked_timeout(timeout)
+    with _scratch(client, workspace, "skillsvc-run-") as (_top, scratch, before):
         skill_seen, ws_seen = box.paths(str(mat.path), str(scratch))
         script_seen = os.path.join(skill_seen, path.relative_to(mat.path.resolve()).as_posix())
-        env = {
-            "PATH": SCRIPT_PATH,
-            "HOME": os.path.join(ws_seen, HOME_DIR),
-            "LANG": "C.UTF-8",
-            "SKILL_DIR": skill_seen,
-            "WORKSPACE": ws_seen,
-            "SKILL_TIMEOUT": f"{timeout:g}",
-            # bwrap's --chdir sets PWD whatever the env says: every sandbox gets it.
-            "PWD": ws_seen,
-        }
+        env = {**_env(ws_seen), "SKILL_DIR": skill_seen, "SKILL_TIMEOUT": f"{timeout:g}"}
         argv = [*interp, script_seen]
         stdin = b""
         if json_args is not _UNSET:
@@ -668,40 +674,179 @@ def run_script(
             stdin=stdin,
             runtime_dirs=_runtime_dirs(interp[0]) if interp else (),
         )
-        start = time.monotonic()
-        res = box.run(spec)
-        duration = time.monotonic() - start
-        out = res.stdout.decode("utf-8", "replace")
-        err = res.stderr.decode("utf-8", "replace")
-        if res.timed_out:
-            raise ScriptTimeout(f"script {script!r} ran past its timeout of {timeout:g}s and was killed with its children", stdout=out, stderr=err)
-        if res.truncated:
-            raise OutputTooLarge(
-                f"script {script!r} wrote more than {max_output_bytes} bytes to stdout or stderr and was killed; the first bytes are kept",
-                stdout=out,
-                stderr=err,
+        # A run that ended is written back before its output is judged: it
+        # is the script's work, whatever it printed.
+        done = _run_and_write_back(client, box, spec, scratch, before, workspace)
+    if done.timed_out:
+        raise ScriptTimeout(f"script {script!r} ran past its timeout of {timeout:g}s and was killed with its children", stdout=done.stdout, stderr=done.stderr)
+    if done.truncated:
+        raise OutputTooLarge(
+            f"script {script!r} wrote more than {max_output_bytes} bytes to stdout or stderr and was killed; the first bytes are kept",
+            stdout=done.stdout,
+            stderr=done.stderr,
+        )
+    assert done.exit_code is not None
+    output = None
+    if json_args is not _UNSET:
+        try:
+            output = json.loads(done.stdout)
+        except ValueError:
+            output = None
+        if not isinstance(output, dict):
+            raise BadOutput(
+                f"script {script!r} exited with {done.exit_code} and did not print exactly one JSON object on stdout",
+                stdout=done.stdout,
+                stderr=done.stderr,
+                exit_code=done.exit_code,
+                written=done.written,
             )
-        assert res.exit_code is not None
-        # Written back before the output is judged: a run that ended is the
-        # script's work, whatever it printed.
-        written = _push_workspace(client, scratch, before, out, err, res.exit_code) if workspace else []
-        output = None
-        if json_args is not _UNSET:
-            try:
-                output = json.loads(out)
-            except ValueError:
-                output = None
-            if not isinstance(output, dict):
-                raise BadOutput(
-                    f"script {script!r} exited with {res.exit_code} and did not print exactly one JSON object on stdout",
-                    stdout=out,
-                    stderr=err,
-                    exit_code=res.exit_code,
-                    written=written,
-                )
-        return RunResult(res.exit_code, out, err, output, written, box.name, duration)
+    return RunResult(done.exit_code, done.stdout, done.stderr, output, done.written, box.name, done.duration)
+
+
+@dataclass
+class CommandRun:
+    """A command's run. exit_code is None when it was killed: timed_out
+    (past its timeout) or truncated (stdout or stderr past the cap; the
+    first bytes are kept). A killed run writes nothing back."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+    # Workspace paths (/workspace/...) written back.
+    written: list[str] = field(default_factory=list)
+    sandbox: str = ""
+    duration: float = 0.0
+
+
+# A folder a command may see a skill at: /skills/<folder>, one or more
+# plain names below /skills.
+_SKILL_MOUNT = re.compile(r"/skills(/[A-Za-z0-9_.@+-]+)+")
+# /workspace or /skills where a command's text names them (not inside a
+# longer path or name): the plain subprocess rewrites them to local paths.
+_SEEN_ROOTS = re.compile(r"(?<![\w.~/$-])/(workspace|skills)(?=/|$|[^\w.-])")
+# What a rewritten command can carry unquoted in any shell context.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]+")
+
+
+def run_command(
+    client: Any,
+    command: str,
+    *,
+    skills: Mapping[str, str | os.PathLike[str]] | None = None,
+    timeout: float | None = None,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    memory_bytes: int = DEFAULT_MEMORY_BYTES,
+    network: bool = False,
+    sandbox: str | Sandbox = "auto",
+    workspace: bool = True,
+) -> CommandRun:
+    """Runs ``bash -c command`` with run_script's limits and sandbox, in a
+    scratch copy of the thread's /workspace seen at /workspace, whose new
+    and changed files are written back when it ends. skills maps a folder
+    the command sees (``/skills/docs/pdf``) to a local directory
+    (materialize's), shown read-only there. A sandbox that binds (bwrap)
+    mounts them at those paths; for the plain subprocess, /workspace and
+    /skills where the command's text names them are rewritten to local
+    directories (paths inside the scripts it runs are not: use $WORKSPACE,
+    the working directory, or paths given as arguments). Timeouts and
+    output past the cap are reported (CommandRun.timed_out, .truncated),
+    not raised."""
+    if not isinstance(command, str) or not command.strip():
+        raise InvalidArgument("command must be a non-empty string")
+    timeout = DEFAULT_TIMEOUT if timeout is None else _checked_timeout(timeout)
+    mounts: dict[str, Path] = {}
+    for seen, host in (skills or {}).items():
+        if not _SKILL_MOUNT.fullmatch(seen) or any(part in (".", "..") for part in seen.split("/")):
+            raise InvalidArgument(f"a skill is seen at /skills/<folder>, not at {seen!r}")
+        if any(seen.startswith(other + "/") or other.startswith(seen + "/") for other in mounts):
+            raise InvalidArgument(f"skill folders {seen!r} and {sorted(mounts)} overlap")
+        if not Path(host).is_dir():
+            raise InvalidArgument(f"the directory for {seen} is not there: {host}")
+        mounts[seen] = Path(host)
+    box = choose_sandbox(sandbox)
+    bash = shutil.which("bash", path=SCRIPT_PATH)
+    if not bash:
+        raise UnknownInterpreter(f"bash is not installed (looked in {SCRIPT_PATH})")
+    with _scratch(client, workspace, "skillsvc-cmd-") as (top, scratch, before):
+        if getattr(box, "binds", False):
+            _skill_seen, ws_seen = box.paths("", str(scratch))
+            if ws_seen != SANDBOX_WORKSPACE_DIR:
+                raise SandboxUnavailable(f"sandbox {box.name!r} binds, but shows the workspace at {ws_seen}, not {SANDBOX_WORKSPACE_DIR}")
+        else:
+            # The skills in a tree of links beside the scratch workspace, so
+            # one rewrite of /skills covers them all.
+            for seen, host in mounts.items():
+                link = top / seen.lstrip("/")
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(host)
+            local = {"workspace": str(scratch), "skills": str(top / "skills")}
+            if not _PLAIN_PATH.fullmatch(str(top)):
+                raise SandboxUnavailable(f"the scratch directory {top} has characters a rewritten command cannot carry: set TMPDIR to a plain path")
+            command = _SEEN_ROOTS.sub(lambda m: local[m.group(1)], command)
+            ws_seen = str(scratch)
+        spec = CommandSpec(
+            argv=[bash, "-c", command],
+            env=_env(ws_seen),
+            skill_dir="",
+            workspace_dir=str(scratch),
+            network=network,
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+            memory_bytes=memory_bytes,
+            mounts=tuple((str(host), seen) for seen, host in mounts.items()),
+        )
+        return _run_and_write_back(client, box, spec, scratch, before, workspace)
+
+
+def _checked_timeout(timeout: float) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
+def _env(ws_seen: str) -> dict[str, str]:
+    """The fixed environment every run starts from (nothing of the host's)."""
+    return {
+        "PATH": SCRIPT_PATH,
+        "HOME": os.path.join(ws_seen, HOME_DIR),
+        "LANG": "C.UTF-8",
+        "WORKSPACE": ws_seen,
+        # bwrap's --chdir sets PWD whatever the env says: every sandbox gets it.
+        "PWD": ws_seen,
+    }
+
+
+@contextmanager
+def _scratch(client: Any, workspace: bool, prefix: str) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+    """A temporary directory holding the scratch workspace (its "workspace"
+    folder, a copy of the thread's /workspace unless workspace is False,
+    with the run's home folder); yields (directory, workspace, the copied
+    files' sha256 by path) and removes it all afterwards."""
+    top = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        scratch = top / "workspace"
+        scratch.mkdir()
+        before = _pull_workspace(client, scratch) if workspace else {}
+        (scratch / HOME_DIR).mkdir(exist_ok=True)
+        yield top, scratch, before
     finally:
-        _remove(scratch, scratch.parent)
+        _remove(top, top.parent)
+
+
+def _run_and_write_back(client: Any, box: Sandbox, spec: CommandSpec, scratch: Path, before: Mapping[str, str], workspace: bool) -> CommandRun:
+    """Runs spec in box and, unless it was killed, writes back what it
+    created or changed in the workspace."""
+    start = time.monotonic()
+    res = box.run(spec)
+    duration = time.monotonic() - start
+    out = res.stdout.decode("utf-8", "replace")
+    err = res.stderr.decode("utf-8", "replace")
+    written: list[str] = []
+    if workspace and res.exit_code is not None and not res.timed_out and not res.truncated:
+        written = _push_workspace(client, scratch, before, out, err, res.exit_code)
+    return CommandRun(res.exit_code, out, err, res.timed_out, res.truncated, written, box.name, duration)
 
 
 def _pull_workspace(client: Any, scratch: Path) -> dict[str, str]:
@@ -802,3 +947,7 @@ async def amaterialize(client: Any, skill: str, **kwargs: Any) -> Materialized:
 
 async def arun_script(client: Any, skill: str, script: str, **kwargs: Any) -> RunResult:
     return await asyncio.to_thread(run_script, _SyncCalls(client, asyncio.get_running_loop()), skill, script, **kwargs)
+
+
+async def arun_command(client: Any, command: str, **kwargs: Any) -> CommandRun:
+    return await asyncio.to_thread(run_command, _SyncCalls(client, asyncio.get_running_loop()), command, **kwargs)

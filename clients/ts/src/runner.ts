@@ -725,15 +725,8 @@ async function inScratch<T>(client: SkillsvcClient, call: Call, workspace: boole
 }
 
 // scriptEnv is the whole environment of a run: nothing of the caller's.
-function scriptEnv(workspaceSeen: string, timeoutMs: number, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: SCRIPT_PATH,
-    HOME: path.posix.join(workspaceSeen, ".home"),
-    LANG: "C.UTF-8",
-    ...extra,
-    WORKSPACE: workspaceSeen,
-    SKILL_TIMEOUT: String(Math.ceil(timeoutMs / 1000)),
-  };
+function scriptEnv(workspaceSeen: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: SCRIPT_PATH, HOME: path.posix.join(workspaceSeen, ".home"), LANG: "C.UTF-8", ...extra, WORKSPACE: workspaceSeen };
 }
 
 function outputOf(r: SandboxResult): ScriptOutput {
@@ -762,7 +755,7 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
     const wsSeen = sandbox.workspaceMount ?? scratch.dir;
     const spec: SandboxSpec = {
       argv: [...interp.argv, path.posix.join(skillSeen, rel), ...(json !== undefined ? [json] : (args ?? []))],
-      env: scriptEnv(wsSeen, timeoutMs, { SKILL_DIR: skillSeen }),
+      env: scriptEnv(wsSeen, { SKILL_DIR: skillSeen, SKILL_TIMEOUT: String(Math.ceil(timeoutMs / 1000)) }),
       stdin: json !== undefined ? Buffer.from(json) : undefined,
       skillDir: m.dir,
       workspaceDir: scratch.dir,
@@ -925,7 +918,7 @@ export async function runCommand(client: SkillsvcClient, command: string, opts: 
     }
     const spec: SandboxSpec = {
       argv: [bash, "-c", seen],
-      env: scriptEnv(wsSeen, timeoutMs),
+      env: scriptEnv(wsSeen), // a script's, without SKILL_DIR and SKILL_TIMEOUT
       skillDir: "",
       skills: sandbox.workspaceMount ? skills : undefined,
       workspaceDir: scratch.dir,

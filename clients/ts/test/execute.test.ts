@@ -152,6 +152,11 @@ test("runCommand reports the skills mounted and the files written back", async (
   assert.deepEqual(r.skills, ["/skills/cmd-test", "/skills/cmdcat/cmd-other"]);
   assert.deepEqual(r.written, ["/workspace/a b.txt"]);
   await assert.rejects(c.runCommand("  ", { cacheDir }), (e: SkillsvcError) => e.code === Code.InvalidArgument);
+  // A script's environment, without SKILL_DIR and SKILL_TIMEOUT, and nothing of the caller's.
+  process.env.AWS_SECRET_ACCESS_KEY = "must-not-leak";
+  const env = await c.runCommand("env", { cacheDir, sandbox: "none" });
+  const names = env.stdout.trim().split("\n").map((l) => l.split("=")[0]).filter((n) => !["PWD", "SHLVL", "_"].includes(n)).sort();
+  assert.deepEqual(names, ["HOME", "LANG", "PATH", "WORKSPACE"]);
 });
 
 test("the plain subprocess sees /workspace and /skills rewritten to its folders, and nothing else", () => {

@@ -33,7 +33,17 @@ import {
 } from "./gen/skillsvc/v1/skills_pb.js";
 import { SkillsvcError } from "./errors.js";
 import { MAX_ARCHIVE_BYTES, downloadLimit, extractSkill, type ExtractOptions } from "./tar.js";
-import { materializeSkill, runSkillScript, type MaterializeOptions, type MaterializedSkill, type RunOptions, type RunResult } from "./runner.js";
+import {
+  materializeSkill,
+  runCommand,
+  runSkillScript,
+  type CommandOptions,
+  type CommandResult,
+  type MaterializeOptions,
+  type MaterializedSkill,
+  type RunOptions,
+  type RunResult,
+} from "./runner.js";
 
 export const DEFAULT_TARGET = "http://127.0.0.1:7070";
 const CHUNK_SIZE = 256 << 10;
@@ -375,6 +385,11 @@ export class SkillsvcClient {
   /** Runs a script of a skill on this machine, in a scratch copy of the thread's /workspace (see runner.ts). */
   runSkillScript(skill: string, script: string, opts: RunOptions = {}): Promise<RunResult> {
     return runSkillScript(this, skill, script, opts);
+  }
+
+  /** Runs `bash -c command` on this machine as a script runs, with the skills it names under /skills/ mounted (see runner.ts). */
+  runCommand(command: string, opts: CommandOptions = {}): Promise<CommandResult> {
+    return runCommand(this, command, opts);
   }
 
   /**

@@ -18,13 +18,20 @@
 // backend tests. Without a fixed thread, each call runs as the thread of the
 // LangGraph run (configurable.thread_id), as StateBackend reads its state,
 // so one backend serves every thread, each as its own identity.
+//
+// It is also a sandbox backend (SandboxBackendProtocolV2): execute(command)
+// runs `bash -c command` on this machine through the skill script runner
+// (runner.ts runCommand), in a scratch copy of the thread's /workspace with
+// the skills the command names under /skills/ mounted read-only, under
+// bubblewrap where it works; what the command writes in /workspace is
+// written back. { execute: false } leaves it a plain file backend.
 import { Code } from "@connectrpc/connect";
 import type { BaseMessage } from "@langchain/core/messages";
 import { getConfig } from "@langchain/langgraph";
 import type {
-  BackendProtocolV2,
   DeleteResult,
   EditResult,
+  ExecuteResponse,
   FileDownloadResponse,
   FileInfo,
   FileOperationError,
@@ -34,6 +41,7 @@ import type {
   LsResult,
   ReadRawResult,
   ReadResult,
+  SandboxBackendProtocolV2,
   WriteResult,
 } from "deepagents";
 import { createMiddleware } from "langchain";
@@ -41,6 +49,8 @@ import { createMiddleware } from "langchain";
 import { boundedQuery, MAX_QUERY_BYTES, SkillsvcClient, type ClientOptions } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { GlobHidden, type FileInfo as PbFileInfo } from "./gen/skillsvc/v1/filesystem_pb.js";
+import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, probeBwrap, runCommand, ScriptRunError, type CommandOptions, type CommandResult } from "./runner.js";
+import { kindName } from "./tools.js";
 
 // The most a binary read (and an edit that must look at the whole file)
 // loads: deepagents' read_file refuses larger binaries anyway.
@@ -55,20 +65,89 @@ export interface BackendOptions {
    * (for a mount table that has such mounts).
    */
   artifacts?: string | null;
+  /**
+   * Whether the agent can run shell commands, and how (see runner.ts runCommand): the runner's options. sandbox:
+   * "auto" (the default) runs them under bubblewrap where it works, and elsewhere offers no execute tool at all, since
+   * a command the model writes should not run unconfined unless asked for; "bwrap" fails each command with
+   * SANDBOX_UNAVAILABLE where bubblewrap does not work; "none" runs them as plain subprocesses, unconfined (as
+   * deepagents' LocalShellBackend), with a warning; or a Sandbox of your own. timeoutMs is the timeout of a call
+   * that gives none (60 s); cacheDir, maxOutputBytes, memoryBytes and network as for a script. false: no execute
+   * tool (deepagents offers it only to a backend with an id), e.g. for deepagents' filesystem permissions, which
+   * it refuses with a backend that runs commands.
+   */
+  execute?: false | Omit<CommandOptions, "signal" | "workspace">;
 }
 
 // The folders deepagents' middleware writes at the root: evicted tool
 // results and offloaded conversation history.
 const ARTIFACT_ROOTS = ["/large_tool_results", "/conversation_history"];
 
-export class SkillsvcBackend implements BackendProtocolV2 {
+export class SkillsvcBackend implements SandboxBackendProtocolV2 {
   /** The client as configured; client() gives the one for the current thread. */
   readonly base: SkillsvcClient;
+  /** "skillsvc" when it runs commands, else "": deepagents offers its execute tool only to a backend with an id. */
+  readonly id: string;
   private readonly artifacts: string | null;
+  private readonly runner: Omit<CommandOptions, "signal" | "workspace"> | undefined;
+  // Why execute runs nothing, when it does not.
+  private readonly noExecute: string;
 
   constructor(opts: ClientOptions | SkillsvcClient, options: BackendOptions = {}) {
     this.base = opts instanceof SkillsvcClient ? opts : new SkillsvcClient(opts);
     this.artifacts = options.artifacts === undefined ? "/workspace" : options.artifacts && dir(options.artifacts);
+    const { sandbox = "auto", ...runner } = options.execute || {};
+    if (options.execute === false) {
+      this.noExecute = "this backend runs no commands (it was made with { execute: false })";
+    } else if (sandbox === "auto" && !probeBwrap()) {
+      this.noExecute = 'bubblewrap does not work here, so this backend runs no commands ({ execute: { sandbox: "none" } } runs them unconfined)';
+    } else {
+      this.noExecute = "";
+      if (sandbox === "none") warnUnconfined();
+      this.runner = { ...runner, sandbox };
+    }
+    this.id = this.runner ? "skillsvc" : "";
+  }
+
+  /**
+   * Runs `bash -c command` in a scratch copy of the thread's /workspace (its working directory, seen as /workspace),
+   * with every skill it names by a path under /skills/ materialized and seen read-only there, under the runner's
+   * sandbox and limits (no network; timeout: options.timeout seconds, else the backend's, else 60 s). Files it
+   * creates or changes in /workspace are written back when it exits by itself. output is stdout then stderr;
+   * exitCode is null when the command was killed (timeout, or more than the output cap), and output then ends
+   * with a line saying so. A run that cannot start answers "Error (KIND): ...".
+   */
+  async execute(command: string, options: { timeout?: number } = {}): Promise<ExecuteResponse> {
+    const { timeout } = options;
+    if (timeout !== undefined && !(typeof timeout === "number" && timeout > 0 && Number.isFinite(timeout))) {
+      throw new RangeError(`timeout must be a positive number of seconds (every command here has one), not ${String(timeout)}`);
+    }
+    if (!this.runner) return { output: `Error: ${this.noExecute}`, exitCode: null, truncated: false };
+    const c = this.client();
+    const timeoutMs = timeout !== undefined ? timeout * 1000 : (this.runner.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const cap = this.runner.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    let r: CommandResult;
+    try {
+      r = await runCommand(c, command, { ...this.runner, timeoutMs });
+    } catch (err) {
+      return { output: commandError(err), exitCode: null, truncated: false };
+    }
+    const after = (text: string, line: string) => text + (text && !text.endsWith("\n") ? "\n" : "") + line;
+    let output = r.stderr ? after(r.stdout, r.stderr) : r.stdout;
+    // Each stream is capped by the runner; together they are held to the same cap.
+    const bytes = Buffer.from(output, "utf8");
+    const truncated = r.truncated || bytes.length > cap;
+    if (bytes.length > cap) {
+      let end = cap;
+      while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // on a character boundary
+      output = bytes.subarray(0, end).toString("utf8");
+    }
+    const seconds = timeoutMs / 1000;
+    if (r.timedOut) {
+      output = after(output, `[The command was killed after ${seconds} ${seconds === 1 ? "second" : "seconds"}, its timeout; what it wrote in /workspace was not kept.]`);
+    } else if (r.truncated) {
+      output = after(output, `[The command was killed: its output passed ${cap} bytes; what it wrote in /workspace was not kept.]`);
+    }
+    return { output, exitCode: r.exitCode, truncated };
   }
 
   /** The client for the current thread: the fixed one, or the LangGraph run's. */
@@ -553,6 +632,22 @@ function mimeType(path: string): string {
 
 function isTextMimeType(type: string): boolean {
   return type.startsWith("text/") || type === "application/json" || type === "application/javascript" || type === "image/svg+xml";
+}
+
+let warnedUnconfined = false;
+
+function warnUnconfined() {
+  if (!warnedUnconfined) process.emitWarning('SkillsvcBackend runs commands unconfined (execute: { sandbox: "none" }): they see this host as this process\'s user');
+  warnedUnconfined = true;
+}
+
+// commandError is a run that could not start or finish as the model reads
+// it: the runner's kind (WORKSPACE_TOO_LARGE, SANDBOX_UNAVAILABLE, ...) or
+// the service's code, as SkillTools words them.
+function commandError(err: unknown): string {
+  if (err instanceof ScriptRunError) return `Error (${kindName(err.kind)}): ${err.rawMessage}`;
+  const e = SkillsvcError.from(err);
+  return `Error (${e.codeName}): ${e.rawMessage}`;
 }
 
 function fileError(err: unknown): FileOperationError {

@@ -10,7 +10,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { accessSync, constants as fsConstants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { chmod, lstat, mkdir, mkdtemp, open, readFile, readdir, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, open, readFile, readdir, realpath, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { constants as osConstants, homedir, tmpdir } from "node:os";
 import path from "node:path";
 
@@ -265,8 +265,14 @@ export interface SandboxSpec {
   env: Record<string, string>;
   /** Bytes on the script's stdin (nothing: empty stdin). */
   stdin?: Uint8Array;
-  /** The materialized skill on this machine (read-only to the script). */
+  /** The materialized skill on this machine (read-only to the script); "" in command mode, which has none. */
   skillDir: string;
+  /**
+   * Command mode: further skills, read-only, each with the path the command names it by (/skills/<folder>). A
+   * Sandbox with a workspaceMount mounts each dir at its mount; without one, the command's paths are rewritten to
+   * the local directories instead.
+   */
+  skills?: { dir: string; mount: string }[];
   /** The scratch workspace on this machine: the script's working directory. */
   workspaceDir: string;
   /** Directories the interpreter needs besides /usr, /bin and /lib* (a venv, a node install), read-only. */
@@ -394,8 +400,9 @@ const RO_TRY = ["/bin", "/lib", "/lib64", "/lib32", "/etc/alternatives", "/etc/s
 
 /**
  * bubblewrap: no network (unless the run allows it), a new PID namespace and session, read-only /usr and the
- * interpreter's runtime, the skill read-only at /skill, the scratch workspace at /workspace, an empty /tmp; nothing
- * else of the host (no /home, /root, /etc/passwd, host /tmp).
+ * interpreter's runtime, the skill read-only at /skill (in command mode, each skill named at its /skills/<folder>),
+ * the scratch workspace at /workspace, an empty /tmp; nothing else of the host (no /home, /root, /etc/passwd, host
+ * /tmp).
  */
 export class BwrapSandbox implements Sandbox {
   readonly name = "bwrap";
@@ -417,7 +424,9 @@ export class BwrapSandbox implements Sandbox {
     for (const p of RO_TRY) a.push("--ro-bind-try", p, p);
     for (const d of spec.runtimeDirs) a.push("--ro-bind", d, d);
     a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-    a.push("--ro-bind", spec.skillDir, this.skillMount, "--bind", spec.workspaceDir, this.workspaceMount, "--chdir", this.workspaceMount);
+    if (spec.skillDir) a.push("--ro-bind", spec.skillDir, this.skillMount);
+    for (const s of spec.skills ?? []) a.push("--ro-bind", s.dir, s.mount);
+    a.push("--bind", spec.workspaceDir, this.workspaceMount, "--chdir", this.workspaceMount);
     return [...a, "--", ...limited(spec.argv, spec.memoryBytes)];
   }
 
@@ -689,6 +698,41 @@ async function pushWorkspace(client: SkillsvcClient, scratch: string, before: Ma
   return written;
 }
 
+// A run in scratch: the parts runSkillScript and runCommand share.
+
+interface Scratch {
+  /** The run's own temporary folder: workspace/ and, for a plain subprocess in command mode, skills/. */
+  root: string;
+  /** The scratch copy of the thread's /workspace on this machine. */
+  dir: string;
+  /** The thread's files as pulled: path -> sha256 (empty without the workspace). */
+  before: Map<string, string>;
+}
+
+// inScratch pulls the thread's /workspace (unless workspace is false) into a
+// scratch folder of its own, runs fn there, and removes it afterwards.
+async function inScratch<T>(client: SkillsvcClient, call: Call, workspace: boolean | undefined, fn: (s: Scratch) => Promise<T>): Promise<T> {
+  const root = await realpath(await mkdtemp(path.join(tmpdir(), "skillsvc-run-")));
+  try {
+    const dir = path.join(root, "workspace");
+    await mkdir(dir);
+    const before = workspace === false ? new Map<string, string>() : await pullWorkspace(client, dir, call);
+    await mkdir(path.join(dir, ".home"), { recursive: true });
+    return await fn({ root, dir, before });
+  } finally {
+    await removeTree(root);
+  }
+}
+
+// scriptEnv is the whole environment of a run: nothing of the caller's.
+function scriptEnv(workspaceSeen: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: SCRIPT_PATH, HOME: path.posix.join(workspaceSeen, ".home"), LANG: "C.UTF-8", ...extra, WORKSPACE: workspaceSeen };
+}
+
+function outputOf(r: SandboxResult): ScriptOutput {
+  return { stdout: r.stdout.toString("utf8"), stderr: r.stderr.toString("utf8"), exitCode: r.exitCode };
+}
+
 /**
  * Runs a script of a skill where this process runs: materialized (see materializeSkill), in a scratch copy of the
  * thread's /workspace whose new and changed files are written back, under the sandbox chosen. JSON mode (jsonArgs)
@@ -706,25 +750,15 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
   const json = jsonArgs === undefined ? undefined : JSON.stringify(jsonArgs);
   if (jsonArgs !== undefined && json === undefined) throw new SkillsvcError(Code.InvalidArgument, "jsonArgs is not a JSON value");
 
-  const scratch = await realpath(await mkdtemp(path.join(tmpdir(), "skillsvc-run-")));
-  try {
-    const before = workspace === false ? new Map<string, string>() : await pullWorkspace(client, scratch, call);
-    await mkdir(path.join(scratch, ".home"), { recursive: true });
+  return inScratch(client, call, workspace, async (scratch) => {
     const skillSeen = sandbox.skillMount ?? m.dir;
-    const wsSeen = sandbox.workspaceMount ?? scratch;
+    const wsSeen = sandbox.workspaceMount ?? scratch.dir;
     const spec: SandboxSpec = {
       argv: [...interp.argv, path.posix.join(skillSeen, rel), ...(json !== undefined ? [json] : (args ?? []))],
-      env: {
-        PATH: SCRIPT_PATH,
-        HOME: path.posix.join(wsSeen, ".home"),
-        LANG: "C.UTF-8",
-        SKILL_DIR: skillSeen,
-        WORKSPACE: wsSeen,
-        SKILL_TIMEOUT: String(Math.ceil(timeoutMs / 1000)),
-      },
+      env: scriptEnv(wsSeen, { SKILL_DIR: skillSeen, SKILL_TIMEOUT: String(Math.ceil(timeoutMs / 1000)) }),
       stdin: json !== undefined ? Buffer.from(json) : undefined,
       skillDir: m.dir,
-      workspaceDir: scratch,
+      workspaceDir: scratch.dir,
       runtimeDirs: interp.runtimeDirs,
       network: network ?? false,
       timeoutMs,
@@ -734,7 +768,7 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
     const started = performance.now();
     const r = await sandbox.run(spec);
     const durationMs = performance.now() - started;
-    const out: ScriptOutput = { stdout: r.stdout.toString("utf8"), stderr: r.stderr.toString("utf8"), exitCode: r.exitCode };
+    const out = outputOf(r);
     if (r.timedOut) {
       throw new ScriptTimeoutError(`script ${rel} of ${m.skill.name} ran longer than its timeout of ${timeoutMs / 1000} s and was killed with its processes; nothing was written back`, out);
     }
@@ -754,9 +788,163 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
       }
       output = parsed as Record<string, unknown>;
     }
-    const written = workspace === false ? [] : await pushWorkspace(client, scratch, before, call, out);
+    const written = workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);
     return { exitCode: r.exitCode, stdout: out.stdout!, stderr: out.stderr!, output, written, sandbox: sandbox.name, durationMs };
-  } finally {
-    await removeTree(scratch);
+  });
+}
+
+// Command mode: what a Deep Agents backend's execute runs.
+
+/** The options of runCommand: those of a script run that apply to a shell command. */
+export type CommandOptions = Pick<RunOptions, "timeoutMs" | "signal" | "maxOutputBytes" | "memoryBytes" | "network" | "sandbox" | "workspace" | "cacheDir">;
+
+export interface CommandResult {
+  /** The shell's exit code; null when the command was killed (timeout, or too much output). */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** Killed when its timeout passed. */
+  timedOut: boolean;
+  /** Killed when stdout or stderr went over maxOutputBytes; each is cut there. */
+  truncated: boolean;
+  /** Paths under /workspace written back ("/workspace/out.txt"); none when the command was killed. */
+  written: string[];
+  /** The skill folders the command named, mounted read-only at these paths ("/skills/docs/pdf"). */
+  skills: string[];
+  /** "bwrap", "none", or a custom Sandbox's name. */
+  sandbox: string;
+  /** The timeout the command ran with. */
+  timeoutMs: number;
+  durationMs: number;
+}
+
+/** The most skill folders one command can name (each costs a GetSkill and perhaps an export). */
+export const MAX_COMMAND_SKILLS = 16;
+
+// A path under /skills in a command (as the Python client reads it).
+const SKILL_PATH = /(?<![\w.~/$-])\/skills((?:\/[A-Za-z0-9_.@+-]+)+)/g;
+// /workspace or /skills where a command's text names them (not inside a
+// longer path or name): the plain subprocess rewrites them to local paths.
+const SEEN_ROOTS = /(?<![\w.~/$-])\/(workspace|skills)(?=\/|$|[^\w.-])/g;
+// What a rewritten command can carry unquoted in any shell context.
+const PLAIN_PATH = /^[A-Za-z0-9_./-]+$/;
+
+// namedSkills materializes every skill a command names by a path under
+// /skills: /skills/<a>/... is the skill /skills/<a> when there is one,
+// else /skills/<a>/<b> (a skill in category a). A path in no skill is the
+// command's error (INVALID_ARGUMENT), as in the Python client.
+async function namedSkills(client: SkillsvcClient, command: string, opts: CommandOptions): Promise<{ mount: string; dir: string }[]> {
+  const found = new Map<string, string>();
+  const tried = new Map<string, string | undefined>();
+  for (const m of command.matchAll(SKILL_PATH)) {
+    const parts = m[1].replace(/^\/+|\/+$/g, "").split("/");
+    let folder: string | undefined;
+    for (let depth = 1; depth <= Math.min(2, parts.length); depth++) {
+      const candidate = `/skills/${parts.slice(0, depth).join("/")}`;
+      if (found.has(candidate)) {
+        folder = candidate;
+        break;
+      }
+      if (parts.slice(0, depth).some((p) => p === "." || p === "..")) break;
+      if (!tried.has(candidate)) {
+        tried.set(candidate, undefined);
+        try {
+          const mat = await materializeSkill(client, candidate, { signal: opts.signal, cacheDir: opts.cacheDir });
+          if (mat.skill.path.replace(/\/+$/, "") === candidate) tried.set(candidate, mat.dir);
+        } catch (err) {
+          const e = SkillsvcError.from(err);
+          if (e.code !== Code.NotFound) throw e;
+        }
+      }
+      const dir = tried.get(candidate);
+      if (dir !== undefined) {
+        if (found.size >= MAX_COMMAND_SKILLS) throw new SkillsvcError(Code.InvalidArgument, `the command names more than ${MAX_COMMAND_SKILLS} skills; run it in parts`);
+        found.set(candidate, dir);
+        folder = candidate;
+        break;
+      }
+    }
+    if (folder === undefined) {
+      throw new SkillsvcError(
+        Code.InvalidArgument,
+        `${m[0]} is in no skill: a command sees the skills it names by their folders, /skills/<skill>/... or /skills/<category>/<skill>/... (the ls tool lists /skills)`,
+      );
+    }
   }
+  return [...found].map(([mount, dir]) => ({ mount, dir }));
+}
+
+/**
+ * A command's /workspace and /skills path prefixes rewritten to root/workspace and root/skills, for a sandbox that
+ * shows the command this machine's own file system. root must be a plain path (letters, digits, _ . / -).
+ */
+export function localPaths(command: string, root: string): string {
+  if (!PLAIN_PATH.test(root)) {
+    throw new SandboxUnavailableError(`the scratch directory ${root} has characters a rewritten command cannot carry: set TMPDIR to a plain path`);
+  }
+  return command.replace(SEEN_ROOTS, (_, name: string) => `${root}/${name}`);
+}
+
+/**
+ * Runs `bash -c command` where this process runs, as runSkillScript runs a script: in a scratch copy of the thread's
+ * /workspace, seen as /workspace and the working directory, whose new and changed files are written back after the
+ * command exits by itself; with every skill it names by a path under /skills/ (e.g. /skills/docs/pdf/scripts/x.py)
+ * materialized and seen read-only at that path; under the sandbox chosen, with the same limits (timeout 60 s unless
+ * given, output and memory caps, no network). Under bubblewrap the folders are mounted at those paths; a plain
+ * subprocess gets the command with its /workspace and /skills path prefixes rewritten to local folders. A timeout or
+ * too much output is reported in the result (exitCode null), not thrown.
+ */
+export async function runCommand(client: SkillsvcClient, command: string, opts: CommandOptions = {}): Promise<CommandResult> {
+  const { timeoutMs = DEFAULT_TIMEOUT_MS, maxOutputBytes, memoryBytes, network, sandbox: choice, workspace, signal } = opts;
+  const call: Call = { signal };
+  if (typeof command !== "string" || !command.trim()) throw new SkillsvcError(Code.InvalidArgument, "the command is empty");
+  if (command.includes("\0")) throw new SkillsvcError(Code.InvalidArgument, "the command holds a NUL byte");
+  const sandbox = chooseSandbox(choice);
+  const bash = findOnPath("bash", SCRIPT_PATH);
+  if (!bash) throw new UnknownInterpreterError(`bash is not on ${SCRIPT_PATH}: install it to run commands`);
+  const skills = await namedSkills(client, command, opts);
+
+  return inScratch(client, call, workspace, async (scratch) => {
+    let seen = command;
+    const wsSeen = sandbox.workspaceMount ?? scratch.dir;
+    if (!sandbox.workspaceMount) {
+      // The plain subprocess sees this machine: <root>/workspace is the scratch copy, <root>/skills/<folder> links to the cache.
+      for (const s of skills) {
+        const link = path.join(scratch.root, ...s.mount.split("/").filter(Boolean));
+        await mkdir(path.dirname(link), { recursive: true });
+        await symlink(s.dir, link);
+      }
+      seen = localPaths(command, scratch.root);
+    }
+    const spec: SandboxSpec = {
+      argv: [bash, "-c", seen],
+      env: scriptEnv(wsSeen), // a script's, without SKILL_DIR and SKILL_TIMEOUT
+      skillDir: "",
+      skills: sandbox.workspaceMount ? skills : undefined,
+      workspaceDir: scratch.dir,
+      runtimeDirs: [],
+      network: network ?? false,
+      timeoutMs,
+      maxOutputBytes: maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      memoryBytes: memoryBytes ?? DEFAULT_MEMORY_BYTES,
+    };
+    const started = performance.now();
+    const r = await sandbox.run(spec);
+    const durationMs = performance.now() - started;
+    const out = outputOf(r);
+    const killed = r.timedOut || r.truncated;
+    const written = killed || workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);
+    return {
+      exitCode: killed ? null : r.exitCode,
+      stdout: out.stdout!,
+      stderr: out.stderr!,
+      timedOut: r.timedOut,
+      truncated: r.truncated,
+      written,
+      skills: skills.map((s) => s.mount),
+      sandbox: sandbox.name,
+      timeoutMs,
+      durationMs,
+    };
+  });
 }

@@ -83,6 +83,9 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 const PNG = () => new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const rows = (n: number, row: (i: number) => string) => Array.from({ length: n }, (_, i) => row(i)).join("\n");
 
+/** The case's backend, running commands as plain subprocesses: the protocol's cases hold wherever the suite runs (bubblewrap's are in execute.test.ts). */
+const runs = (b: SkillsvcBackend) => new SkillsvcBackend(b.base, { execute: { sandbox: "none" } });
+
 /** Runs fn inside a LangGraph run of a new thread, as a backend without a fixed thread is used by an agent. */
 function inRun<T>(fn: (b: SkillsvcBackend) => Promise<T>): Promise<T> {
   const b = new SkillsvcBackend({ target: env.target, user: caseUser() });
@@ -96,7 +99,8 @@ interface Case {
 }
 
 // Reasons an upstream case does not apply to SkillsvcBackend.
-const EXECUTE = "needs execute (a sandbox's shell); SkillsvcBackend, like StateBackend and StoreBackend, has none";
+const WITHOUT_EXECUTE =
+  "SkillsvcBackend has execute; made with { execute: false } it keeps the method and answers with an empty id, the #325 case, restated";
 const GUARD = "checks isSandboxBackend on hand-made sandbox-like objects, not a backend; SkillsvcBackend's own answer is restated";
 const V1_PROTOCOL = "a BackendProtocol v1 object; SkillsvcBackend implements v2, whose case is restated";
 const V1_FORMAT = 'fileFormat "v1" (text stored as a line array) is a storage option of deepagents\' state and store; skillsvc stores bytes';
@@ -125,16 +129,13 @@ const INITIAL_FILES =
 
 /** Upstream cases that do not apply, with the reason. */
 export const notApplicable: Record<string, string> = {
-  "protocol › Protocol Types › ExecuteResponse › should have correct shape": EXECUTE,
-  "protocol › Protocol Types › ExecuteResponse › should allow null exitCode": EXECUTE,
   "protocol › isSandboxBackend › should return true for backends with execute function and id string": GUARD,
-  "protocol › isSandboxBackend › should return true for V2 sandbox backends": GUARD,
   "protocol › isSandboxBackend › should return false for backends without execute": V1_PROTOCOL,
+  "protocol › isSandboxBackend › should return false for V2 backends without execute": WITHOUT_EXECUTE,
   "protocol › isSandboxBackend › should return false for backends with execute but no id": GUARD,
   "protocol › isSandboxBackend › should return false for backends with id but no execute": GUARD,
   "protocol › isSandboxBackend › should handle execute as non-function": GUARD,
   "protocol › isSandboxBackend › should handle id as non-string": GUARD,
-  "protocol › isSandboxBackend › should return false for backends with execute and empty string id (#325)": GUARD,
 
   "store › StoreBackend › should honor v1 format for binary-path writes": V1_FORMAT,
   "store › StoreBackend › should preserve conversion errors for malformed existing store values": MALFORMED,
@@ -198,12 +199,6 @@ export const notApplicable: Record<string, string> = {
   "standard/lifecycle › sandbox lifecycle › should have isRunning as true after creation": LIFECYCLE,
   "standard/lifecycle › sandbox lifecycle › close › should close sandbox successfully": LIFECYCLE,
   "standard/lifecycle › sandbox lifecycle › two-step initialization › should work with two-step initialization": LIFECYCLE,
-  "standard/command-execution › command execution › should run a simple echo command": EXECUTE,
-  "standard/command-execution › command execution › should capture non-zero exit code": EXECUTE,
-  "standard/command-execution › command execution › should capture multiline output": EXECUTE,
-  "standard/command-execution › command execution › should capture stderr output": EXECUTE,
-  "standard/command-execution › command execution › should handle command with environment variables": EXECUTE,
-  "standard/command-execution › command execution › should handle non-existent command": EXECUTE,
   "standard/initial-files › initialFiles › should create sandbox with initial files": INITIAL_FILES,
   "standard/initial-files › initialFiles › should create sandbox with deeply nested initial files": INITIAL_FILES,
   "standard/initial-files › initialFiles › should create sandbox with empty initialFiles object": INITIAL_FILES,
@@ -296,9 +291,74 @@ const cases: Case[] = [
     },
   },
   {
-    upstream: ["protocol › isSandboxBackend › should return false for V2 backends without execute"],
+    upstream: ["protocol › isSandboxBackend › should return true for V2 sandbox backends"],
     async run(b) {
-      assert.equal(isSandboxBackend(b), false);
+      assert.equal(isSandboxBackend(runs(b)), true);
+    },
+  },
+  {
+    upstream: ["protocol › isSandboxBackend › should return false for backends with execute and empty string id (#325)"],
+    async run(b) {
+      const without = new SkillsvcBackend(b.base, { execute: false });
+      assert.equal(without.id, "");
+      assert.equal(isSandboxBackend(without), false);
+    },
+  },
+  {
+    upstream: ["protocol › Protocol Types › ExecuteResponse › should have correct shape"],
+    async run(b) {
+      assert.deepEqual(await runs(b).execute("echo hello"), { output: "hello\n", exitCode: 0, truncated: false });
+    },
+  },
+  {
+    upstream: ["protocol › Protocol Types › ExecuteResponse › should allow null exitCode"],
+    async run(b) {
+      // A command killed at its timeout has no exit code.
+      const r = await runs(b).execute("sleep 30", { timeout: 1 });
+      assert.equal(r.exitCode, null);
+      assert.equal(r.truncated, false);
+    },
+  },
+
+  // standard-tests' command-execution.ts
+  {
+    upstream: ["standard/command-execution › command execution › should run a simple echo command"],
+    async run(b) {
+      const r = await runs(b).execute('echo "hello"');
+      assert.deepEqual([r.exitCode, r.output.trim(), r.truncated], [0, "hello", false]);
+    },
+  },
+  {
+    upstream: ["standard/command-execution › command execution › should capture non-zero exit code"],
+    async run(b) {
+      assert.equal((await runs(b).execute("exit 42")).exitCode, 42);
+    },
+  },
+  {
+    upstream: ["standard/command-execution › command execution › should capture multiline output"],
+    async run(b) {
+      const r = await runs(b).execute('echo "line1" && echo "line2" && echo "line3"');
+      assert.equal(r.exitCode, 0);
+      for (const l of ["line1", "line2", "line3"]) assert.ok(r.output.includes(l), l);
+    },
+  },
+  {
+    upstream: ["standard/command-execution › command execution › should capture stderr output"],
+    async run(b) {
+      assert.ok((await runs(b).execute('echo "error message" >&2')).output.includes("error message"));
+    },
+  },
+  {
+    upstream: ["standard/command-execution › command execution › should handle command with environment variables"],
+    async run(b) {
+      const r = await runs(b).execute('export MY_VAR="test_value" && echo $MY_VAR');
+      assert.deepEqual([r.exitCode, r.output.trim()], [0, "test_value"]);
+    },
+  },
+  {
+    upstream: ["standard/command-execution › command execution › should handle non-existent command"],
+    async run(b) {
+      assert.notEqual((await runs(b).execute("nonexistent_command_12345")).exitCode, 0);
     },
   },
 

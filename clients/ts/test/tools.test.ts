@@ -24,7 +24,7 @@ test("prompt", async () => {
 
 test("definitions", () => {
   const anthropic = tools.definitions("anthropic") as Array<{ name: string; description: string; input_schema: { required: string[] } }>;
-  assert.deepEqual(anthropic.map((t) => t.name), ["load_skill", "read_skill_file"]);
+  assert.deepEqual(anthropic.map((t) => t.name), ["load_skill", "read_skill_file", "run_skill_script"]);
   assert.deepEqual(anthropic[0].input_schema.required, ["skill"]);
   const openai = tools.definitions("openai") as Array<{ type: string; function: { name: string; parameters: unknown } }>;
   assert.equal(openai[0].type, "function");

@@ -167,7 +167,8 @@ bench-smoke:
 # from the shared cache, S3 event notifications, the
 # library an event's key names, and PublishSkill streams (header, paths,
 # chunks), search indexes and analyses from the shared cache, and the
-# embeddings endpoint's responses, and config files. Budgets
+# embeddings endpoint's responses, config files, and the paths under
+# /.well-known/agent-skills/. Budgets
 # are execution counts (about 8s each on a 2-vCPU machine), not durations:
 # with a duration, Go 1.26's fuzz coordinator can report "context deadline
 # exceeded" as a failure when the time runs out mid-call (golang/go#75804,
@@ -184,7 +185,8 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/skillview/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
-	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x
+	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x \
+	./internal/wellknown/:FuzzParse:100000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -20,7 +20,7 @@ import (
 // learn archive digests nobody has cached: the page ends before the skill
 // that would pass it (never before its first), and the next page's call,
 // admitted and charged as any call, goes on.
-const artifactBudget = 64 << 20
+var artifactBudget int64 = 64 << 20
 
 // The artifact types of the Agent Skills discovery draft.
 const (
@@ -46,7 +46,7 @@ func (s *Skills) artifacts(ctx context.Context, id mounts.Caller, skills []skill
 	}
 	cached := s.archives.Lookup(ctx, manifests)
 	out := make([]*skillsvcv1.SkillArtifact, len(skills))
-	budget := int64(artifactBudget)
+	budget := artifactBudget
 	for i, sk := range skills {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, err

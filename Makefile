@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-mcp-host test-conformance test-skills-ref test-well-known pyenv tsenv mcphostenv conformanceenv skillsrefenv wellknownenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -64,6 +64,13 @@ test/conformance/node_modules/.stamp: test/conformance/package-lock.json
 skillsrefenv: test/skills-ref/node_modules/.stamp
 test/skills-ref/node_modules/.stamp: test/skills-ref/package-lock.json
 	cd test/skills-ref && npm ci --no-audit --no-fund
+	touch $@
+
+# The skills CLI (vercel-labs/skills) as a client of the well-known
+# discovery index, and the Node 22 it needs, pinned in the lockfile.
+wellknownenv: test/well-known/node_modules/.stamp
+test/well-known/node_modules/.stamp: test/well-known/package-lock.json
+	cd test/well-known && npm ci --no-audit --no-fund
 	touch $@
 
 tools:
@@ -120,9 +127,10 @@ test-helm: tools
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
 # examples), the official TypeScript MCP SDK as an MCP host, and the
-# published MCP conformance suite's server scenarios; and skillctl validate
-# against skills-ref, the Agent Skills reference validator.
-test-clients: test-python test-ts test-mcp-host test-conformance test-skills-ref
+# published MCP conformance suite's server scenarios; skillctl validate
+# against skills-ref, the Agent Skills reference validator; and the skills
+# CLI installing from /.well-known/agent-skills/.
+test-clients: test-python test-ts test-mcp-host test-conformance test-skills-ref test-well-known
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -140,6 +148,11 @@ test-conformance: conformanceenv bin/testenv
 # except the differences listed there with their reasons.
 test-skills-ref: skillsrefenv build
 	cd test/skills-ref && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
+
+# The skills CLI installs every skill of the discovery index and refuses an
+# altered archive (test/well-known).
+test-well-known: wellknownenv bin/testenv
+	cd test/well-known && npm test
 
 # Every code block of README.md, docs/**/*.md and the clients' READMEs, run
 # against bin/skillsvc and bin/skillctl as internal/doctest's package doc

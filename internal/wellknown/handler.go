@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -137,7 +139,7 @@ func entry(s *skillsvcv1.SkillSummary) (Entry, bool) {
 	if a == nil || !ValidName(s.GetName()) || s.GetDisplayName() != "" || s.GetDescription() == "" {
 		return Entry{}, false
 	}
-	e := Entry{Name: s.GetName(), Type: a.GetType(), Description: s.GetDescription(), Digest: a.GetDigest()}
+	e := Entry{Name: s.GetName(), Type: a.GetType(), Description: fitUTF16(s.GetDescription(), maxDescription), Digest: a.GetDigest()}
 	switch a.GetType() {
 	case "skill-md":
 		e.URL = Target{Kind: SkillMD, Name: e.Name}.Path()
@@ -147,6 +149,30 @@ func entry(s *skillsvcv1.SkillSummary) (Entry, bool) {
 		return Entry{}, false
 	}
 	return e, true
+}
+
+// maxDescription is the draft's longest description. Clients count it as
+// JavaScript does, in UTF-16 code units, where a listing's 1,024
+// characters can be more.
+const maxDescription = 1024
+
+// fitUTF16 returns s if it is at most n UTF-16 code units, else its
+// longest prefix of whole characters that is, less one unit, and "…".
+func fitUTF16(s string, n int) string {
+	units := 0
+	for i, r := range s {
+		if units += utf16.RuneLen(r); units > n {
+			cut, u := 0, 0
+			for j, r := range s[:i] {
+				if u += utf16.RuneLen(r); u > n-1 {
+					break
+				}
+				cut = j + utf8.RuneLen(r)
+			}
+			return s[:cut] + "…"
+		}
+	}
+	return s
 }
 
 // skillMD serves the skill's SKILL.md as stored (GetSkill's raw).

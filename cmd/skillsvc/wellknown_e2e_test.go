@@ -236,6 +236,18 @@ func TestWellKnownEndToEndMinIO(t *testing.T) {
 		if r, b := wkGet(t, base, http.MethodHead, wellknown.Prefix+"index.json", asUser("alice")); r.StatusCode != http.StatusOK || len(b) != 0 || r.Header.Get("ETag") != etag {
 			t.Errorf("HEAD: %s %q ETag %s", r.Status, b, r.Header.Get("ETag"))
 		}
+		if r, b := wkGet(t, base, http.MethodHead, wellknown.Prefix+"release-notes.tar.gz", asUser("alice")); r.StatusCode != http.StatusOK || len(b) != 0 || r.Header.Get("Content-Type") != "application/gzip" {
+			t.Errorf("HEAD an archive: %s %q %s", r.Status, b, r.Header.Get("Content-Type"))
+		}
+		// SKILL.md answers with its sha256 as ETag, the index's digest.
+		r, _ := wkGet(t, base, http.MethodGet, wellknown.Prefix+"csv-summary/SKILL.md", asUser("alice"))
+		if r.Header.Get("ETag") != `"`+alice.Skills[0].Digest+`"` {
+			t.Errorf("SKILL.md ETag %s, digest %s", r.Header.Get("ETag"), alice.Skills[0].Digest)
+		}
+		h["If-None-Match"] = r.Header.Get("ETag")
+		if r, b := wkGet(t, base, http.MethodGet, wellknown.Prefix+"csv-summary/SKILL.md", h); r.StatusCode != http.StatusNotModified || len(b) != 0 {
+			t.Errorf("SKILL.md If-None-Match: %s %q", r.Status, b)
+		}
 	})
 
 	t.Run("not found and errors as the JSON API's", func(t *testing.T) {

@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-python-adapters test-mcp-host test-conformance test-skills-ref pyenv adaptersenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-python-adapters test-mcp-host test-conformance test-skills-ref test-well-known pyenv adaptersenv tsenv mcphostenv conformanceenv skillsrefenv wellknownenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -78,6 +78,13 @@ test/skills-ref/node_modules/.stamp: test/skills-ref/package-lock.json
 	cd test/skills-ref && npm ci --no-audit --no-fund
 	touch $@
 
+# The skills CLI (vercel-labs/skills) as a client of the well-known
+# discovery index, and the Node 22 it needs, pinned in the lockfile.
+wellknownenv: test/well-known/node_modules/.stamp
+test/well-known/node_modules/.stamp: test/well-known/package-lock.json
+	cd test/well-known && npm ci --no-audit --no-fund
+	touch $@
+
 tools:
 	TOOLS_BIN=$(TOOLS_BIN) ./scripts/tools.sh
 
@@ -133,10 +140,12 @@ test-helm: tools
 
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
-# examples, and OpenAI Agents SDK and Google ADK agents on its adapters), the official TypeScript MCP SDK as an MCP host, and the
-# published MCP conformance suite's server scenarios; and skillctl validate
-# against skills-ref, the Agent Skills reference validator.
-test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref
+# examples, and OpenAI Agents SDK and Google ADK agents on its adapters), the
+# official TypeScript MCP SDK as an MCP host, and the published MCP
+# conformance suite's server scenarios; skillctl validate against skills-ref,
+# the Agent Skills reference validator; and the skills CLI installing from
+# /.well-known/agent-skills/.
+test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref test-well-known
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -159,6 +168,11 @@ test-conformance: conformanceenv bin/testenv
 # except the differences listed there with their reasons.
 test-skills-ref: skillsrefenv build
 	cd test/skills-ref && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
+
+# The skills CLI installs every skill of the discovery index and refuses an
+# altered archive (test/well-known).
+test-well-known: wellknownenv bin/testenv
+	cd test/well-known && npm test
 
 # Every code block of README.md, docs/**/*.md and the clients' READMEs, run
 # against bin/skillsvc and bin/skillctl as internal/doctest's package doc
@@ -186,7 +200,8 @@ bench-smoke:
 # from the shared cache, S3 event notifications, the
 # library an event's key names, and PublishSkill streams (header, paths,
 # chunks), search indexes and analyses from the shared cache, and the
-# embeddings endpoint's responses, and config files. Budgets
+# embeddings endpoint's responses, config files, and the paths under
+# /.well-known/agent-skills/. Budgets
 # are execution counts (about 8s each on a 2-vCPU machine), not durations:
 # with a duration, Go 1.26's fuzz coordinator can report "context deadline
 # exceeded" as a failure when the time runs out mid-call (golang/go#75804,
@@ -203,7 +218,8 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/skillview/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
-	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x
+	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x \
+	./internal/wellknown/:FuzzParse:100000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

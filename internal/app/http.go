@@ -23,6 +23,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/tracing"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
+	"github.com/skillsvc/skillsvc/internal/wellknown"
 )
 
 // httpDeps are what the HTTP endpoints are built on: json is an in-process
@@ -44,7 +45,8 @@ type httpDeps struct {
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
-// every RPC as JSON (internal/gateway) and, when configured, S3 event
+// every RPC as JSON (internal/gateway), the Agent Skills discovery index at
+// /.well-known/agent-skills/ (internal/wellknown) and, when configured, S3 event
 // notifications at --events.path (internal/events). A panic in any handler
 // answers its own request only (panics.Handler).
 func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger) (*http.Server, error) {
@@ -69,6 +71,10 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.LibraryService/", jsonAPI)
+	// The Agent Skills discovery draft's index and artifacts, per caller,
+	// through the same channel as the JSON API (GET also routes HEAD).
+	mux.Handle("GET "+wellknown.Prefix, timed("wellknown",
+		panics.Handler(wellknown.New(d.json), log, d.panics.WithLabelValues("wellknown"), "wellknown")))
 	if d.events != nil {
 		// Authenticated by its own token, not the callers' (internal/events).
 		mux.Handle("POST "+cfg.Events.Path, panics.Handler(d.events, log, d.panics.WithLabelValues("events"), "events"))
@@ -93,13 +99,13 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 }
 
 // httpDurations returns a wrapper that times the requests of one HTTP
-// handler (mcp or json) by method and status code. An MCP request is timed
+// handler (mcp, json or wellknown) by method and status code. An MCP request is timed
 // as a whole, however many in-process gRPC calls it made; a GET on /mcp is a
 // notification stream, timed when it closes.
 func httpDurations(reg prometheus.Registerer) func(handler string, h http.Handler) http.Handler {
 	vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "skillsvc_http_request_duration_seconds",
-		Help:    "Duration of HTTP requests to /mcp and the JSON API, by handler (mcp or json), method and status code.",
+		Help:    "Duration of HTTP requests to /mcp, the JSON API and /.well-known/agent-skills/, by handler (mcp, json or wellknown), method and status code.",
 		Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 	}, []string{"handler", "method", "code"})
 	reg.MustRegister(vec)

@@ -15,6 +15,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
@@ -39,6 +40,10 @@ type Services struct {
 	// Replies keeps encoded replies for every server Register registers
 	// on, so the network server and the in-process channels share them.
 	Replies *replies.Cache
+	// Archives keeps the skills' archive digests (ListSkills'
+	// include_artifacts, the well-known discovery index) in the shared
+	// cache.
+	Archives *skillarchive.Digests
 }
 
 // Parts are what NewServices builds on besides the configuration: the
@@ -103,6 +108,7 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 	return &Services{
 		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,
 		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
+		Archives: skillarchive.NewDigests(p.Cache),
 		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts},
 	}, nil
 }
@@ -115,7 +121,8 @@ func (s *Services) Close() { s.Watch.Close() }
 // (server.InProcess).
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
-	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch), server.WithReplies(s.Replies)).WithVersions(s.Versions))
+	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch), server.WithReplies(s.Replies),
+		server.WithArchiveDigests(s.Archives)).WithVersions(s.Versions))
 	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog, s.Versions))
 	skillsvcv1.RegisterLibraryServiceServer(r, server.NewLibrary(s.Versions, s.Lib.Catalog))
 }

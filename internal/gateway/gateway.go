@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
@@ -109,4 +110,27 @@ func writeError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler,
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusInsufficientStorage, Err: err}
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+// Metadata is the gRPC metadata a call made for r carries, for another
+// HTTP front end over the same channel (internal/wellknown): the headers
+// New forwards, and Authorization, so the call is authenticated as the
+// JSON API's would be.
+func Metadata(r *http.Request) metadata.MD {
+	md := metadata.MD{}
+	for k, vs := range r.Header {
+		if forwarded[k] || k == "Authorization" {
+			md[strings.ToLower(k)] = vs
+		}
+	}
+	return md
+}
+
+// errorMux writes WriteError's answers as New's mux writes its own.
+var errorMux = runtime.NewServeMux(runtime.WithOutgoingHeaderMatcher(outgoingHeader))
+
+// WriteError answers r with err as the JSON API answers a failed call:
+// the same body ({"code", "message", "details"}), status and headers.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(r.Context(), errorMux, &runtime.JSONPb{}, w, r, err)
 }

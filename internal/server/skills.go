@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -9,6 +10,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/replies"
+	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skillview"
@@ -23,6 +25,7 @@ type Skills struct {
 	feed      *watch.Feed // WithFeed: WatchSkills
 	versions  *Versions   // reads pinned to a version (pinned.go); nil: none
 	replies   *replies.Cache
+	archives  *skillarchive.Digests // ListSkills' artifacts (artifacts.go)
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
@@ -33,6 +36,9 @@ func NewSkills(lib *skills.Library, chunkSize int, opts ...SkillsOption) *Skills
 	}
 	if s.replies == nil {
 		s.replies = replies.New(lib.Catalog.ReplyCacheBytes(), nil)
+	}
+	if s.archives == nil {
+		s.archives = skillarchive.NewDigests(nil)
 	}
 	return s
 }
@@ -128,15 +134,29 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if req.GetView() == skillsvcv1.SkillView_SKILL_VIEW_FULL {
 		d, variant = full, "full"
 	}
+	if req.GetIncludeArtifacts() {
+		variant += "+artifacts." + skillarchive.Version
+	}
 	b, err := s.pageReply(ctx, id, skillview.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
 	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skillview.Page) ([]byte, error) {
 		// Each skill is converted once, to measure it, and kept if the
 		// reply has room for it; the page ends early where it has not.
+		var arts []*skillsvcv1.SkillArtifact
+		if req.GetIncludeArtifacts() {
+			n, a, err := s.artifacts(ctx, id, page.Skills)
+			if err != nil {
+				return nil, err
+			}
+			page, arts = page.Truncate(n), a
+		}
 		summaries := make([]*skillsvcv1.SkillSummary, len(page.Skills))
 		n := fitReply(len(page.Skills), s.lib.Catalog.MaxPageBytes(), func(i int) int {
 			summaries[i] = summaryProto(page.Skills[i], d)
+			if arts != nil {
+				summaries[i].Artifact = arts[i]
+			}
 			return repeatedSize(proto.Size(summaries[i]))
 		})
 		page = page.Truncate(n)
@@ -285,16 +305,24 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 	if err != nil {
 		return err
 	}
+	if err := exportLayout(req.GetLayout()); err != nil {
+		return err
+	}
 	w := &chunkWriter{size: s.chunkSize, send: func(b []byte) error {
 		return stream.Send(&skillsvcv1.ExportSkillResponse{Data: b})
 	}}
-	if req.GetVersion() != "" {
-		if err := s.exportPinned(ctx, req, w); err != nil {
-			return err
+	export := func(w io.Writer) (skillview.Skill, error) {
+		if req.GetVersion() != "" {
+			return skillview.Skill{}, s.exportPinned(ctx, req, w)
 		}
-		return w.flush()
+		return s.lib.Exporter.Export(ctx, id, req.GetPath(), w)
 	}
-	if _, err := s.lib.Exporter.Export(ctx, id, req.GetPath(), w); err != nil {
+	if req.GetLayout() == skillsvcv1.ArchiveLayout_ARCHIVE_LAYOUT_ROOT {
+		_, _, err = packRoot(export, w)
+	} else {
+		_, err = export(w)
+	}
+	if err != nil {
 		return err
 	}
 	return w.flush()

@@ -78,6 +78,62 @@ func (SkillView) EnumDescriptor() ([]byte, []int) {
 	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{0}
 }
 
+// ArchiveLayout is how ExportSkill names the files it packs.
+type ArchiveLayout int32
+
+const (
+	// The default: ARCHIVE_LAYOUT_FOLDER.
+	ArchiveLayout_ARCHIVE_LAYOUT_UNSPECIFIED ArchiveLayout = 0
+	// Entries "<skill>/<file>", each file's time as stored.
+	ArchiveLayout_ARCHIVE_LAYOUT_FOLDER ArchiveLayout = 1
+	// Entries "<file>" (SKILL.md at the root, as the Agent Skills discovery
+	// draft's archives are), and the same bytes for the same content every
+	// time: files in path order, regular files only, times 0, no owners,
+	// the modes a folder export gives, gzip without a name or time.
+	ArchiveLayout_ARCHIVE_LAYOUT_ROOT ArchiveLayout = 2
+)
+
+// Enum value maps for ArchiveLayout.
+var (
+	ArchiveLayout_name = map[int32]string{
+		0: "ARCHIVE_LAYOUT_UNSPECIFIED",
+		1: "ARCHIVE_LAYOUT_FOLDER",
+		2: "ARCHIVE_LAYOUT_ROOT",
+	}
+	ArchiveLayout_value = map[string]int32{
+		"ARCHIVE_LAYOUT_UNSPECIFIED": 0,
+		"ARCHIVE_LAYOUT_FOLDER":      1,
+		"ARCHIVE_LAYOUT_ROOT":        2,
+	}
+)
+
+func (x ArchiveLayout) Enum() *ArchiveLayout {
+	p := new(ArchiveLayout)
+	*p = x
+	return p
+}
+
+func (x ArchiveLayout) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ArchiveLayout) Descriptor() protoreflect.EnumDescriptor {
+	return file_skillsvc_v1_skills_proto_enumTypes[1].Descriptor()
+}
+
+func (ArchiveLayout) Type() protoreflect.EnumType {
+	return &file_skillsvc_v1_skills_proto_enumTypes[1]
+}
+
+func (x ArchiveLayout) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ArchiveLayout.Descriptor instead.
+func (ArchiveLayout) EnumDescriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{1}
+}
+
 type SkillChange_Kind int32
 
 const (
@@ -120,11 +176,11 @@ func (x SkillChange_Kind) String() string {
 }
 
 func (SkillChange_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_skillsvc_v1_skills_proto_enumTypes[1].Descriptor()
+	return file_skillsvc_v1_skills_proto_enumTypes[2].Descriptor()
 }
 
 func (SkillChange_Kind) Type() protoreflect.EnumType {
-	return &file_skillsvc_v1_skills_proto_enumTypes[1]
+	return &file_skillsvc_v1_skills_proto_enumTypes[2]
 }
 
 func (x SkillChange_Kind) Number() protoreflect.EnumNumber {
@@ -133,7 +189,7 @@ func (x SkillChange_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SkillChange_Kind.Descriptor instead.
 func (SkillChange_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26, 0}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27, 0}
 }
 
 // SkillSummary is a skill's frontmatter and where it lives.
@@ -183,8 +239,11 @@ type SkillSummary struct {
 	// "sha256:<hex>" of the manifest: the id this content has as a
 	// LibraryService version. Empty for a skill over the limits.
 	ManifestDigest string `protobuf:"bytes,20,opt,name=manifest_digest,json=manifestDigest" json:"manifest_digest,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The one file that carries the skill whole. Only in ListSkills with
+	// include_artifacts, and never for a skill over the limits.
+	Artifact      *SkillArtifact `protobuf:"bytes,21,opt,name=artifact" json:"artifact,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SkillSummary) Reset() {
@@ -357,6 +416,72 @@ func (x *SkillSummary) GetManifestDigest() string {
 	return ""
 }
 
+func (x *SkillSummary) GetArtifact() *SkillArtifact {
+	if x != nil {
+		return x.Artifact
+	}
+	return nil
+}
+
+// SkillArtifact is the skill as one file, as the Agent Skills discovery
+// draft (v0.2.0, /.well-known/agent-skills/index.json) lists it: a client
+// compares digests to know what changed, and verifies the bytes it gets.
+type SkillArtifact struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "skill-md" when SKILL.md is the skill's only file: the artifact is
+	// SKILL.md as stored (GetSkillResponse.raw). "archive" otherwise: the
+	// tar.gz ExportSkill makes with ARCHIVE_LAYOUT_ROOT.
+	Type string `protobuf:"bytes,1,opt,name=type" json:"type,omitempty"`
+	// "sha256:<hex>" of the artifact's bytes.
+	Digest        string `protobuf:"bytes,2,opt,name=digest" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkillArtifact) Reset() {
+	*x = SkillArtifact{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkillArtifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkillArtifact) ProtoMessage() {}
+
+func (x *SkillArtifact) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkillArtifact.ProtoReflect.Descriptor instead.
+func (*SkillArtifact) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SkillArtifact) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *SkillArtifact) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
 // ManifestFile is one file of a skill and the digest of its bytes.
 type ManifestFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -371,7 +496,7 @@ type ManifestFile struct {
 
 func (x *ManifestFile) Reset() {
 	*x = ManifestFile{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -383,7 +508,7 @@ func (x *ManifestFile) String() string {
 func (*ManifestFile) ProtoMessage() {}
 
 func (x *ManifestFile) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[1]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -396,7 +521,7 @@ func (x *ManifestFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManifestFile.ProtoReflect.Descriptor instead.
 func (*ManifestFile) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{1}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ManifestFile) GetPath() string {
@@ -438,7 +563,7 @@ type SkillManifest struct {
 
 func (x *SkillManifest) Reset() {
 	*x = SkillManifest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +575,7 @@ func (x *SkillManifest) String() string {
 func (*SkillManifest) ProtoMessage() {}
 
 func (x *SkillManifest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[2]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +588,7 @@ func (x *SkillManifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillManifest.ProtoReflect.Descriptor instead.
 func (*SkillManifest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{2}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SkillManifest) GetFiles() []*ManifestFile {
@@ -502,7 +627,7 @@ type ListCategoriesRequest struct {
 
 func (x *ListCategoriesRequest) Reset() {
 	*x = ListCategoriesRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +639,7 @@ func (x *ListCategoriesRequest) String() string {
 func (*ListCategoriesRequest) ProtoMessage() {}
 
 func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[3]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +652,7 @@ func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{3}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{4}
 }
 
 type CategoryCount struct {
@@ -541,7 +666,7 @@ type CategoryCount struct {
 
 func (x *CategoryCount) Reset() {
 	*x = CategoryCount{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +678,7 @@ func (x *CategoryCount) String() string {
 func (*CategoryCount) ProtoMessage() {}
 
 func (x *CategoryCount) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[4]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +691,7 @@ func (x *CategoryCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryCount.ProtoReflect.Descriptor instead.
 func (*CategoryCount) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{4}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CategoryCount) GetName() string {
@@ -592,7 +717,7 @@ type ListCategoriesResponse struct {
 
 func (x *ListCategoriesResponse) Reset() {
 	*x = ListCategoriesResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +729,7 @@ func (x *ListCategoriesResponse) String() string {
 func (*ListCategoriesResponse) ProtoMessage() {}
 
 func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[5]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +742,7 @@ func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListCategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{5}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
@@ -641,14 +766,19 @@ type ListSkillsRequest struct {
 	View SkillView `protobuf:"varint,6,opt,name=view,enum=skillsvc.v1.SkillView" json:"view,omitempty"`
 	// A named skill set (scope) to list only its skills; empty: the one the
 	// caller's identity chose, if any. See docs on scoped views.
-	Scope         string `protobuf:"bytes,7,opt,name=scope" json:"scope,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scope string `protobuf:"bytes,7,opt,name=scope" json:"scope,omitempty"`
+	// Set each skill's artifact. An archive's digest is learned by packing
+	// the skill once per content, then kept in the shared cache, so
+	// replicas agree; a page ends early (with a next_page_token) rather
+	// than pack more than 64 MiB of skills not packed before.
+	IncludeArtifacts bool `protobuf:"varint,8,opt,name=include_artifacts,json=includeArtifacts" json:"include_artifacts,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListSkillsRequest) Reset() {
 	*x = ListSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +790,7 @@ func (x *ListSkillsRequest) String() string {
 func (*ListSkillsRequest) ProtoMessage() {}
 
 func (x *ListSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[6]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +803,7 @@ func (x *ListSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillsRequest.ProtoReflect.Descriptor instead.
 func (*ListSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{6}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListSkillsRequest) GetCategory() string {
@@ -725,6 +855,13 @@ func (x *ListSkillsRequest) GetScope() string {
 	return ""
 }
 
+func (x *ListSkillsRequest) GetIncludeArtifacts() bool {
+	if x != nil {
+		return x.IncludeArtifacts
+	}
+	return false
+}
+
 type ListSkillsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Skills        []*SkillSummary        `protobuf:"bytes,1,rep,name=skills" json:"skills,omitempty"`
@@ -740,7 +877,7 @@ type ListSkillsResponse struct {
 
 func (x *ListSkillsResponse) Reset() {
 	*x = ListSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +889,7 @@ func (x *ListSkillsResponse) String() string {
 func (*ListSkillsResponse) ProtoMessage() {}
 
 func (x *ListSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +902,7 @@ func (x *ListSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillsResponse.ProtoReflect.Descriptor instead.
 func (*ListSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{7}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListSkillsResponse) GetSkills() []*SkillSummary {
@@ -820,7 +957,7 @@ type FormatSkillsRequest struct {
 
 func (x *FormatSkillsRequest) Reset() {
 	*x = FormatSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +969,7 @@ func (x *FormatSkillsRequest) String() string {
 func (*FormatSkillsRequest) ProtoMessage() {}
 
 func (x *FormatSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +982,7 @@ func (x *FormatSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatSkillsRequest.ProtoReflect.Descriptor instead.
 func (*FormatSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{8}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FormatSkillsRequest) GetCategory() string {
@@ -920,7 +1057,7 @@ type FormatSkillsResponse struct {
 
 func (x *FormatSkillsResponse) Reset() {
 	*x = FormatSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1069,7 @@ func (x *FormatSkillsResponse) String() string {
 func (*FormatSkillsResponse) ProtoMessage() {}
 
 func (x *FormatSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1082,7 @@ func (x *FormatSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatSkillsResponse.ProtoReflect.Descriptor instead.
 func (*FormatSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{9}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FormatSkillsResponse) GetText() string {
@@ -995,7 +1132,7 @@ type SkillFile struct {
 
 func (x *SkillFile) Reset() {
 	*x = SkillFile{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1144,7 @@ func (x *SkillFile) String() string {
 func (*SkillFile) ProtoMessage() {}
 
 func (x *SkillFile) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1157,7 @@ func (x *SkillFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillFile.ProtoReflect.Descriptor instead.
 func (*SkillFile) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{10}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SkillFile) GetPath() string {
@@ -1057,7 +1194,7 @@ type GetSkillRequest struct {
 
 func (x *GetSkillRequest) Reset() {
 	*x = GetSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1206,7 @@ func (x *GetSkillRequest) String() string {
 func (*GetSkillRequest) ProtoMessage() {}
 
 func (x *GetSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1219,7 @@ func (x *GetSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillRequest.ProtoReflect.Descriptor instead.
 func (*GetSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{11}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetSkillRequest) GetPath() string {
@@ -1119,7 +1256,7 @@ type GetSkillResponse struct {
 
 func (x *GetSkillResponse) Reset() {
 	*x = GetSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1268,7 @@ func (x *GetSkillResponse) String() string {
 func (*GetSkillResponse) ProtoMessage() {}
 
 func (x *GetSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1281,7 @@ func (x *GetSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillResponse.ProtoReflect.Descriptor instead.
 func (*GetSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{12}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetSkillResponse) GetSkill() *SkillSummary {
@@ -1208,7 +1345,7 @@ type RenderSkillRequest struct {
 
 func (x *RenderSkillRequest) Reset() {
 	*x = RenderSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1357,7 @@ func (x *RenderSkillRequest) String() string {
 func (*RenderSkillRequest) ProtoMessage() {}
 
 func (x *RenderSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1370,7 @@ func (x *RenderSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderSkillRequest.ProtoReflect.Descriptor instead.
 func (*RenderSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{13}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RenderSkillRequest) GetPath() string {
@@ -1276,7 +1413,7 @@ type RenderSkillResponse struct {
 
 func (x *RenderSkillResponse) Reset() {
 	*x = RenderSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1288,7 +1425,7 @@ func (x *RenderSkillResponse) String() string {
 func (*RenderSkillResponse) ProtoMessage() {}
 
 func (x *RenderSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1301,7 +1438,7 @@ func (x *RenderSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderSkillResponse.ProtoReflect.Descriptor instead.
 func (*RenderSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{14}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RenderSkillResponse) GetText() string {
@@ -1336,7 +1473,7 @@ type ReadSkillFileRequest struct {
 
 func (x *ReadSkillFileRequest) Reset() {
 	*x = ReadSkillFileRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1485,7 @@ func (x *ReadSkillFileRequest) String() string {
 func (*ReadSkillFileRequest) ProtoMessage() {}
 
 func (x *ReadSkillFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1498,7 @@ func (x *ReadSkillFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSkillFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadSkillFileRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{15}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadSkillFileRequest) GetPath() string {
@@ -1403,7 +1540,7 @@ type ReadSkillFileResponse struct {
 
 func (x *ReadSkillFileResponse) Reset() {
 	*x = ReadSkillFileResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1552,7 @@ func (x *ReadSkillFileResponse) String() string {
 func (*ReadSkillFileResponse) ProtoMessage() {}
 
 func (x *ReadSkillFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1565,7 @@ func (x *ReadSkillFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSkillFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadSkillFileResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{16}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReadSkillFileResponse) GetPath() string {
@@ -1463,7 +1600,7 @@ type SearchSkillsRequest struct {
 
 func (x *SearchSkillsRequest) Reset() {
 	*x = SearchSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1612,7 @@ func (x *SearchSkillsRequest) String() string {
 func (*SearchSkillsRequest) ProtoMessage() {}
 
 func (x *SearchSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1625,7 @@ func (x *SearchSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsRequest.ProtoReflect.Descriptor instead.
 func (*SearchSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{17}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SearchSkillsRequest) GetQuery() string {
@@ -1545,7 +1682,7 @@ type ScoredSkill struct {
 
 func (x *ScoredSkill) Reset() {
 	*x = ScoredSkill{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1694,7 @@ func (x *ScoredSkill) String() string {
 func (*ScoredSkill) ProtoMessage() {}
 
 func (x *ScoredSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1707,7 @@ func (x *ScoredSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoredSkill.ProtoReflect.Descriptor instead.
 func (*ScoredSkill) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{18}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ScoredSkill) GetSkill() *SkillSummary {
@@ -1614,7 +1751,7 @@ type SkillAlternate struct {
 
 func (x *SkillAlternate) Reset() {
 	*x = SkillAlternate{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1763,7 @@ func (x *SkillAlternate) String() string {
 func (*SkillAlternate) ProtoMessage() {}
 
 func (x *SkillAlternate) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1776,7 @@ func (x *SkillAlternate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillAlternate.ProtoReflect.Descriptor instead.
 func (*SkillAlternate) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SkillAlternate) GetPath() string {
@@ -1678,7 +1815,7 @@ type SearchSkillsResponse struct {
 
 func (x *SearchSkillsResponse) Reset() {
 	*x = SearchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1690,7 +1827,7 @@ func (x *SearchSkillsResponse) String() string {
 func (*SearchSkillsResponse) ProtoMessage() {}
 
 func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1703,7 +1840,7 @@ func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*SearchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SearchSkillsResponse) GetResults() []*ScoredSkill {
@@ -1731,14 +1868,17 @@ type ExportSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Path  string                 `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	// As GetSkillRequest.version.
-	Version       string `protobuf:"bytes,2,opt,name=version" json:"version,omitempty"`
+	Version string `protobuf:"bytes,2,opt,name=version" json:"version,omitempty"`
+	// Where the archive puts the skill's files; unspecified is
+	// ARCHIVE_LAYOUT_FOLDER.
+	Layout        ArchiveLayout `protobuf:"varint,3,opt,name=layout,enum=skillsvc.v1.ArchiveLayout" json:"layout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExportSkillRequest) Reset() {
 	*x = ExportSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1750,7 +1890,7 @@ func (x *ExportSkillRequest) String() string {
 func (*ExportSkillRequest) ProtoMessage() {}
 
 func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1763,7 +1903,7 @@ func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillRequest.ProtoReflect.Descriptor instead.
 func (*ExportSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExportSkillRequest) GetPath() string {
@@ -1780,9 +1920,17 @@ func (x *ExportSkillRequest) GetVersion() string {
 	return ""
 }
 
+func (x *ExportSkillRequest) GetLayout() ArchiveLayout {
+	if x != nil {
+		return x.Layout
+	}
+	return ArchiveLayout_ARCHIVE_LAYOUT_UNSPECIFIED
+}
+
 type ExportSkillResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Consecutive chunks of a tar.gz archive with entries "<skill>/<file>".
+	// Consecutive chunks of a tar.gz archive with entries "<skill>/<file>",
+	// or "<file>" with ARCHIVE_LAYOUT_ROOT.
 	Data          []byte `protobuf:"bytes,1,opt,name=data" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1790,7 +1938,7 @@ type ExportSkillResponse struct {
 
 func (x *ExportSkillResponse) Reset() {
 	*x = ExportSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1950,7 @@ func (x *ExportSkillResponse) String() string {
 func (*ExportSkillResponse) ProtoMessage() {}
 
 func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1963,7 @@ func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillResponse.ProtoReflect.Descriptor instead.
 func (*ExportSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExportSkillResponse) GetData() []byte {
@@ -1835,7 +1983,7 @@ type SetSkillEnabledRequest struct {
 
 func (x *SetSkillEnabledRequest) Reset() {
 	*x = SetSkillEnabledRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1995,7 @@ func (x *SetSkillEnabledRequest) String() string {
 func (*SetSkillEnabledRequest) ProtoMessage() {}
 
 func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +2008,7 @@ func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetSkillEnabledRequest) GetPath() string {
@@ -1886,7 +2034,7 @@ type SetSkillEnabledResponse struct {
 
 func (x *SetSkillEnabledResponse) Reset() {
 	*x = SetSkillEnabledResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2046,7 @@ func (x *SetSkillEnabledResponse) String() string {
 func (*SetSkillEnabledResponse) ProtoMessage() {}
 
 func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2059,7 @@ func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledResponse.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetSkillEnabledResponse) GetSkill() *SkillSummary {
@@ -1933,7 +2081,7 @@ type WatchSkillsRequest struct {
 
 func (x *WatchSkillsRequest) Reset() {
 	*x = WatchSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2093,7 @@ func (x *WatchSkillsRequest) String() string {
 func (*WatchSkillsRequest) ProtoMessage() {}
 
 func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2106,7 @@ func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSkillsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchSkillsRequest) GetSinceDigest() string {
@@ -1985,7 +2133,7 @@ type SkillChange struct {
 
 func (x *SkillChange) Reset() {
 	*x = SkillChange{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2145,7 @@ func (x *SkillChange) String() string {
 func (*SkillChange) ProtoMessage() {}
 
 func (x *SkillChange) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2158,7 @@ func (x *SkillChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillChange.ProtoReflect.Descriptor instead.
 func (*SkillChange) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SkillChange) GetKind() SkillChange_Kind {
@@ -2063,7 +2211,7 @@ type WatchSkillsResponse struct {
 
 func (x *WatchSkillsResponse) Reset() {
 	*x = WatchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2223,7 @@ func (x *WatchSkillsResponse) String() string {
 func (*WatchSkillsResponse) ProtoMessage() {}
 
 func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2236,7 @@ func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchSkillsResponse) GetLibraryDigest() string {
@@ -2116,7 +2264,7 @@ var File_skillsvc_v1_skills_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\n" +
-	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xf6\x05\n" +
+	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xae\x06\n" +
 	"\fSkillSummary\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x12\n" +
@@ -2138,10 +2286,14 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\fdisplay_name\x18\x11 \x01(\tR\vdisplayName\x126\n" +
 	"\bmanifest\x18\x12 \x01(\v2\x1a.skillsvc.v1.SkillManifestR\bmanifest\x12)\n" +
 	"\x10frontmatter_json\x18\x13 \x01(\tR\x0ffrontmatterJson\x12'\n" +
-	"\x0fmanifest_digest\x18\x14 \x01(\tR\x0emanifestDigest\x1a;\n" +
+	"\x0fmanifest_digest\x18\x14 \x01(\tR\x0emanifestDigest\x126\n" +
+	"\bartifact\x18\x15 \x01(\v2\x1a.skillsvc.v1.SkillArtifactR\bartifact\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"N\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\";\n" +
+	"\rSkillArtifact\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest\"N\n" +
 	"\fManifestFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
@@ -2162,7 +2314,7 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12:\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1a.skillsvc.v1.CategoryCountR\n" +
-	"categories\"\x88\x02\n" +
+	"categories\"\xb5\x02\n" +
 	"\x11ListSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -2171,7 +2323,8 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x0finclude_invalid\x18\x04 \x01(\bR\x0eincludeInvalid\x12)\n" +
 	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\x12*\n" +
 	"\x04view\x18\x06 \x01(\x0e2\x16.skillsvc.v1.SkillViewR\x04view\x12\x14\n" +
-	"\x05scope\x18\a \x01(\tR\x05scope\"\x96\x01\n" +
+	"\x05scope\x18\a \x01(\tR\x05scope\x12+\n" +
+	"\x11include_artifacts\x18\b \x01(\bR\x10includeArtifacts\"\x96\x01\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12%\n" +
@@ -2244,10 +2397,11 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x14SearchSkillsResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.skillsvc.v1.ScoredSkillR\aresults\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
-	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"B\n" +
+	"\x0elibrary_digest\x18\x03 \x01(\tR\rlibraryDigest\"v\n" +
 	"\x12ExportSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\aversion\x18\x02 \x01(\tR\aversion\")\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x122\n" +
+	"\x06layout\x18\x03 \x01(\x0e2\x1a.skillsvc.v1.ArchiveLayoutR\x06layout\")\n" +
 	"\x13ExportSkillResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"F\n" +
 	"\x16SetSkillEnabledRequest\x12\x12\n" +
@@ -2278,7 +2432,11 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\tSkillView\x12\x1a\n" +
 	"\x16SKILL_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10SKILL_VIEW_BASIC\x10\x01\x12\x13\n" +
-	"\x0fSKILL_VIEW_FULL\x10\x022\xdc\x06\n" +
+	"\x0fSKILL_VIEW_FULL\x10\x02*c\n" +
+	"\rArchiveLayout\x12\x1e\n" +
+	"\x1aARCHIVE_LAYOUT_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15ARCHIVE_LAYOUT_FOLDER\x10\x01\x12\x17\n" +
+	"\x13ARCHIVE_LAYOUT_ROOT\x10\x022\xdc\x06\n" +
 	"\rSkillsService\x12Y\n" +
 	"\x0eListCategories\x12\".skillsvc.v1.ListCategoriesRequest\x1a#.skillsvc.v1.ListCategoriesResponse\x12M\n" +
 	"\n" +
@@ -2304,85 +2462,89 @@ func file_skillsvc_v1_skills_proto_rawDescGZIP() []byte {
 	return file_skillsvc_v1_skills_proto_rawDescData
 }
 
-var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_skillsvc_v1_skills_proto_goTypes = []any{
 	(SkillView)(0),                  // 0: skillsvc.v1.SkillView
-	(SkillChange_Kind)(0),           // 1: skillsvc.v1.SkillChange.Kind
-	(*SkillSummary)(nil),            // 2: skillsvc.v1.SkillSummary
-	(*ManifestFile)(nil),            // 3: skillsvc.v1.ManifestFile
-	(*SkillManifest)(nil),           // 4: skillsvc.v1.SkillManifest
-	(*ListCategoriesRequest)(nil),   // 5: skillsvc.v1.ListCategoriesRequest
-	(*CategoryCount)(nil),           // 6: skillsvc.v1.CategoryCount
-	(*ListCategoriesResponse)(nil),  // 7: skillsvc.v1.ListCategoriesResponse
-	(*ListSkillsRequest)(nil),       // 8: skillsvc.v1.ListSkillsRequest
-	(*ListSkillsResponse)(nil),      // 9: skillsvc.v1.ListSkillsResponse
-	(*FormatSkillsRequest)(nil),     // 10: skillsvc.v1.FormatSkillsRequest
-	(*FormatSkillsResponse)(nil),    // 11: skillsvc.v1.FormatSkillsResponse
-	(*SkillFile)(nil),               // 12: skillsvc.v1.SkillFile
-	(*GetSkillRequest)(nil),         // 13: skillsvc.v1.GetSkillRequest
-	(*GetSkillResponse)(nil),        // 14: skillsvc.v1.GetSkillResponse
-	(*RenderSkillRequest)(nil),      // 15: skillsvc.v1.RenderSkillRequest
-	(*RenderSkillResponse)(nil),     // 16: skillsvc.v1.RenderSkillResponse
-	(*ReadSkillFileRequest)(nil),    // 17: skillsvc.v1.ReadSkillFileRequest
-	(*ReadSkillFileResponse)(nil),   // 18: skillsvc.v1.ReadSkillFileResponse
-	(*SearchSkillsRequest)(nil),     // 19: skillsvc.v1.SearchSkillsRequest
-	(*ScoredSkill)(nil),             // 20: skillsvc.v1.ScoredSkill
-	(*SkillAlternate)(nil),          // 21: skillsvc.v1.SkillAlternate
-	(*SearchSkillsResponse)(nil),    // 22: skillsvc.v1.SearchSkillsResponse
-	(*ExportSkillRequest)(nil),      // 23: skillsvc.v1.ExportSkillRequest
-	(*ExportSkillResponse)(nil),     // 24: skillsvc.v1.ExportSkillResponse
-	(*SetSkillEnabledRequest)(nil),  // 25: skillsvc.v1.SetSkillEnabledRequest
-	(*SetSkillEnabledResponse)(nil), // 26: skillsvc.v1.SetSkillEnabledResponse
-	(*WatchSkillsRequest)(nil),      // 27: skillsvc.v1.WatchSkillsRequest
-	(*SkillChange)(nil),             // 28: skillsvc.v1.SkillChange
-	(*WatchSkillsResponse)(nil),     // 29: skillsvc.v1.WatchSkillsResponse
-	nil,                             // 30: skillsvc.v1.SkillSummary.MetadataEntry
-	(*structpb.Struct)(nil),         // 31: google.protobuf.Struct
+	(ArchiveLayout)(0),              // 1: skillsvc.v1.ArchiveLayout
+	(SkillChange_Kind)(0),           // 2: skillsvc.v1.SkillChange.Kind
+	(*SkillSummary)(nil),            // 3: skillsvc.v1.SkillSummary
+	(*SkillArtifact)(nil),           // 4: skillsvc.v1.SkillArtifact
+	(*ManifestFile)(nil),            // 5: skillsvc.v1.ManifestFile
+	(*SkillManifest)(nil),           // 6: skillsvc.v1.SkillManifest
+	(*ListCategoriesRequest)(nil),   // 7: skillsvc.v1.ListCategoriesRequest
+	(*CategoryCount)(nil),           // 8: skillsvc.v1.CategoryCount
+	(*ListCategoriesResponse)(nil),  // 9: skillsvc.v1.ListCategoriesResponse
+	(*ListSkillsRequest)(nil),       // 10: skillsvc.v1.ListSkillsRequest
+	(*ListSkillsResponse)(nil),      // 11: skillsvc.v1.ListSkillsResponse
+	(*FormatSkillsRequest)(nil),     // 12: skillsvc.v1.FormatSkillsRequest
+	(*FormatSkillsResponse)(nil),    // 13: skillsvc.v1.FormatSkillsResponse
+	(*SkillFile)(nil),               // 14: skillsvc.v1.SkillFile
+	(*GetSkillRequest)(nil),         // 15: skillsvc.v1.GetSkillRequest
+	(*GetSkillResponse)(nil),        // 16: skillsvc.v1.GetSkillResponse
+	(*RenderSkillRequest)(nil),      // 17: skillsvc.v1.RenderSkillRequest
+	(*RenderSkillResponse)(nil),     // 18: skillsvc.v1.RenderSkillResponse
+	(*ReadSkillFileRequest)(nil),    // 19: skillsvc.v1.ReadSkillFileRequest
+	(*ReadSkillFileResponse)(nil),   // 20: skillsvc.v1.ReadSkillFileResponse
+	(*SearchSkillsRequest)(nil),     // 21: skillsvc.v1.SearchSkillsRequest
+	(*ScoredSkill)(nil),             // 22: skillsvc.v1.ScoredSkill
+	(*SkillAlternate)(nil),          // 23: skillsvc.v1.SkillAlternate
+	(*SearchSkillsResponse)(nil),    // 24: skillsvc.v1.SearchSkillsResponse
+	(*ExportSkillRequest)(nil),      // 25: skillsvc.v1.ExportSkillRequest
+	(*ExportSkillResponse)(nil),     // 26: skillsvc.v1.ExportSkillResponse
+	(*SetSkillEnabledRequest)(nil),  // 27: skillsvc.v1.SetSkillEnabledRequest
+	(*SetSkillEnabledResponse)(nil), // 28: skillsvc.v1.SetSkillEnabledResponse
+	(*WatchSkillsRequest)(nil),      // 29: skillsvc.v1.WatchSkillsRequest
+	(*SkillChange)(nil),             // 30: skillsvc.v1.SkillChange
+	(*WatchSkillsResponse)(nil),     // 31: skillsvc.v1.WatchSkillsResponse
+	nil,                             // 32: skillsvc.v1.SkillSummary.MetadataEntry
+	(*structpb.Struct)(nil),         // 33: google.protobuf.Struct
 }
 var file_skillsvc_v1_skills_proto_depIdxs = []int32{
-	30, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
-	31, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
-	4,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
-	3,  // 3: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
-	6,  // 4: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
-	0,  // 5: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
-	2,  // 6: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
-	2,  // 7: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	31, // 8: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
-	12, // 9: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
-	2,  // 10: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	2,  // 11: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	21, // 12: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
-	20, // 13: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	2,  // 14: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	1,  // 15: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
-	28, // 16: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
-	5,  // 17: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	8,  // 18: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	10, // 19: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	13, // 20: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	15, // 21: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	17, // 22: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	19, // 23: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	23, // 24: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	25, // 25: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	27, // 26: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
-	7,  // 27: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	9,  // 28: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	11, // 29: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	14, // 30: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	16, // 31: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	18, // 32: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	22, // 33: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	24, // 34: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	26, // 35: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	29, // 36: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
-	27, // [27:37] is the sub-list for method output_type
-	17, // [17:27] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	32, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
+	33, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
+	6,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
+	4,  // 3: skillsvc.v1.SkillSummary.artifact:type_name -> skillsvc.v1.SkillArtifact
+	5,  // 4: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
+	8,  // 5: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
+	0,  // 6: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
+	3,  // 7: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
+	3,  // 8: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	33, // 9: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	14, // 10: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
+	3,  // 11: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	3,  // 12: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
+	23, // 13: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
+	22, // 14: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	1,  // 15: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
+	3,  // 16: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	2,  // 17: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
+	30, // 18: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
+	7,  // 19: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	10, // 20: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	12, // 21: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	15, // 22: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	17, // 23: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	19, // 24: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	21, // 25: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	25, // 26: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	27, // 27: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	29, // 28: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
+	9,  // 29: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	11, // 30: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	13, // 31: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	16, // 32: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	18, // 33: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	20, // 34: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	24, // 35: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	26, // 36: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	28, // 37: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	31, // 38: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
+	29, // [29:39] is the sub-list for method output_type
+	19, // [19:29] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }
@@ -2395,8 +2557,8 @@ func file_skillsvc_v1_skills_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_skills_proto_rawDesc), len(file_skillsvc_v1_skills_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   29,
+			NumEnums:      3,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -13,12 +13,21 @@ class SkillView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SKILL_VIEW_UNSPECIFIED: _ClassVar[SkillView]
     SKILL_VIEW_BASIC: _ClassVar[SkillView]
     SKILL_VIEW_FULL: _ClassVar[SkillView]
+
+class ArchiveLayout(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ARCHIVE_LAYOUT_UNSPECIFIED: _ClassVar[ArchiveLayout]
+    ARCHIVE_LAYOUT_FOLDER: _ClassVar[ArchiveLayout]
+    ARCHIVE_LAYOUT_ROOT: _ClassVar[ArchiveLayout]
 SKILL_VIEW_UNSPECIFIED: SkillView
 SKILL_VIEW_BASIC: SkillView
 SKILL_VIEW_FULL: SkillView
+ARCHIVE_LAYOUT_UNSPECIFIED: ArchiveLayout
+ARCHIVE_LAYOUT_FOLDER: ArchiveLayout
+ARCHIVE_LAYOUT_ROOT: ArchiveLayout
 
 class SkillSummary(_message.Message):
-    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest")
+    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest", "artifact")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +55,7 @@ class SkillSummary(_message.Message):
     MANIFEST_FIELD_NUMBER: _ClassVar[int]
     FRONTMATTER_JSON_FIELD_NUMBER: _ClassVar[int]
     MANIFEST_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACT_FIELD_NUMBER: _ClassVar[int]
     path: str
     location: str
     name: str
@@ -66,7 +76,16 @@ class SkillSummary(_message.Message):
     manifest: SkillManifest
     frontmatter_json: str
     manifest_digest: str
-    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ...) -> None: ...
+    artifact: SkillArtifact
+    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ..., artifact: _Optional[_Union[SkillArtifact, _Mapping]] = ...) -> None: ...
+
+class SkillArtifact(_message.Message):
+    __slots__ = ("type", "digest")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    digest: str
+    def __init__(self, type: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
 
 class ManifestFile(_message.Message):
     __slots__ = ("path", "size", "sha256")
@@ -109,7 +128,7 @@ class ListCategoriesResponse(_message.Message):
     def __init__(self, categories: _Optional[_Iterable[_Union[CategoryCount, _Mapping]]] = ...) -> None: ...
 
 class ListSkillsRequest(_message.Message):
-    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope")
+    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope", "include_artifacts")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +136,7 @@ class ListSkillsRequest(_message.Message):
     INCLUDE_DISABLED_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     category: str
     page_size: int
     page_token: str
@@ -124,7 +144,8 @@ class ListSkillsRequest(_message.Message):
     include_disabled: bool
     view: SkillView
     scope: str
-    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ...) -> None: ...
+    include_artifacts: bool
+    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ..., include_artifacts: _Optional[bool] = ...) -> None: ...
 
 class ListSkillsResponse(_message.Message):
     __slots__ = ("skills", "next_page_token", "library_digest")
@@ -291,12 +312,14 @@ class SearchSkillsResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[ScoredSkill, _Mapping]]] = ..., truncated: _Optional[bool] = ..., library_digest: _Optional[str] = ...) -> None: ...
 
 class ExportSkillRequest(_message.Message):
-    __slots__ = ("path", "version")
+    __slots__ = ("path", "version", "layout")
     PATH_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    LAYOUT_FIELD_NUMBER: _ClassVar[int]
     path: str
     version: str
-    def __init__(self, path: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+    layout: ArchiveLayout
+    def __init__(self, path: _Optional[str] = ..., version: _Optional[str] = ..., layout: _Optional[_Union[ArchiveLayout, str]] = ...) -> None: ...
 
 class ExportSkillResponse(_message.Message):
     __slots__ = ("data",)

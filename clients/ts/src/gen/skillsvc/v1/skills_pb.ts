@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/skills.proto.
  */
 export const file_skillsvc_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIpYECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQiuwEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3Eg0KBXNjb3BlGAcgASgJInAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIrUBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCRINCgVxdWVyeRgHIAEoCRINCgVzY29wZRgIIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJyChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBEg0KBXNjb3BlGAUgASgJIooBCgtTY29yZWRTa2lsbBIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRINCgVzY29yZRgCIAEoARIRCglyZWxldmFuY2UYAyABKAESLwoKYWx0ZXJuYXRlcxgEIAMoCzIbLnNraWxsc3ZjLnYxLlNraWxsQWx0ZXJuYXRlIjsKDlNraWxsQWx0ZXJuYXRlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYXllchgDIAEoCSJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIjMKEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IioKEldhdGNoU2tpbGxzUmVxdWVzdBIUCgxzaW5jZV9kaWdlc3QYASABKAki9QEKC1NraWxsQ2hhbmdlEisKBGtpbmQYASABKA4yHS5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZS5LaW5kEgwKBG5hbWUYAiABKAkSDAoEcGF0aBgDIAEoCRINCgVsYXllchgEIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYBSABKAkidQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDgoKS0lORF9BRERFRBABEhAKDEtJTkRfQ0hBTkdFRBACEhAKDEtJTkRfUkVNT1ZFRBADEhAKDEtJTkRfRU5BQkxFRBAEEhEKDUtJTkRfRElTQUJMRUQQBSJnChNXYXRjaFNraWxsc1Jlc3BvbnNlEhYKDmxpYnJhcnlfZGlnZXN0GAEgASgJEikKB2NoYW5nZXMYAiADKAsyGC5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZRINCgVyZXNldBgDIAEoCCpSCglTa2lsbFZpZXcSGgoWU0tJTExfVklFV19VTlNQRUNJRklFRBAAEhQKEFNLSUxMX1ZJRVdfQkFTSUMQARITCg9TS0lMTF9WSUVXX0ZVTEwQAjLcBgoNU2tpbGxzU2VydmljZRJZCg5MaXN0Q2F0ZWdvcmllcxIiLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVxdWVzdBojLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USTQoKTGlzdFNraWxscxIeLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXF1ZXN0Gh8uc2tpbGxzdmMudjEuTGlzdFNraWxsc1Jlc3BvbnNlElMKDEZvcm1hdFNraWxscxIgLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXNwb25zZRJHCghHZXRTa2lsbBIcLnNraWxsc3ZjLnYxLkdldFNraWxsUmVxdWVzdBodLnNraWxsc3ZjLnYxLkdldFNraWxsUmVzcG9uc2USUAoLUmVuZGVyU2tpbGwSHy5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlc3BvbnNlElYKDVJlYWRTa2lsbEZpbGUSIS5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXNwb25zZRJTCgxTZWFyY2hTa2lsbHMSIC5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVzcG9uc2USUgoLRXhwb3J0U2tpbGwSHy5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlc3BvbnNlMAESXAoPU2V0U2tpbGxFbmFibGVkEiMuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVxdWVzdBokLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlc3BvbnNlElIKC1dhdGNoU2tpbGxzEh8uc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXF1ZXN0GiAuc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXNwb25zZTABQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_struct]);
+  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIsQECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkSLAoIYXJ0aWZhY3QYFSABKAsyGi5za2lsbHN2Yy52MS5Ta2lsbEFydGlmYWN0Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASItCg1Ta2lsbEFydGlmYWN0EgwKBHR5cGUYASABKAkSDgoGZGlnZXN0GAIgASgJIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQi1gEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3Eg0KBXNjb3BlGAcgASgJEhkKEWluY2x1ZGVfYXJ0aWZhY3RzGAggASgIInAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIrUBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCRINCgVxdWVyeRgHIAEoCRINCgVzY29wZRgIIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJyChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBEg0KBXNjb3BlGAUgASgJIooBCgtTY29yZWRTa2lsbBIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRINCgVzY29yZRgCIAEoARIRCglyZWxldmFuY2UYAyABKAESLwoKYWx0ZXJuYXRlcxgEIAMoCzIbLnNraWxsc3ZjLnYxLlNraWxsQWx0ZXJuYXRlIjsKDlNraWxsQWx0ZXJuYXRlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYXllchgDIAEoCSJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIl8KEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSKgoGbGF5b3V0GAMgASgOMhouc2tpbGxzdmMudjEuQXJjaGl2ZUxheW91dCIjChNFeHBvcnRTa2lsbFJlc3BvbnNlEgwKBGRhdGEYASABKAwiNwoWU2V0U2tpbGxFbmFibGVkUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiQwoXU2V0U2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkiKgoSV2F0Y2hTa2lsbHNSZXF1ZXN0EhQKDHNpbmNlX2RpZ2VzdBgBIAEoCSL1AQoLU2tpbGxDaGFuZ2USKwoEa2luZBgBIAEoDjIdLnNraWxsc3ZjLnYxLlNraWxsQ2hhbmdlLktpbmQSDAoEbmFtZRgCIAEoCRIMCgRwYXRoGAMgASgJEg0KBWxheWVyGAQgASgJEhcKD21hbmlmZXN0X2RpZ2VzdBgFIAEoCSJ1CgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIOCgpLSU5EX0FEREVEEAESEAoMS0lORF9DSEFOR0VEEAISEAoMS0lORF9SRU1PVkVEEAMSEAoMS0lORF9FTkFCTEVEEAQSEQoNS0lORF9ESVNBQkxFRBAFImcKE1dhdGNoU2tpbGxzUmVzcG9uc2USFgoObGlicmFyeV9kaWdlc3QYASABKAkSKQoHY2hhbmdlcxgCIAMoCzIYLnNraWxsc3ZjLnYxLlNraWxsQ2hhbmdlEg0KBXJlc2V0GAMgASgIKlIKCVNraWxsVmlldxIaChZTS0lMTF9WSUVXX1VOU1BFQ0lGSUVEEAASFAoQU0tJTExfVklFV19CQVNJQxABEhMKD1NLSUxMX1ZJRVdfRlVMTBACKmMKDUFyY2hpdmVMYXlvdXQSHgoaQVJDSElWRV9MQVlPVVRfVU5TUEVDSUZJRUQQABIZChVBUkNISVZFX0xBWU9VVF9GT0xERVIQARIXChNBUkNISVZFX0xBWU9VVF9ST09UEAIy3AYKDVNraWxsc1NlcnZpY2USWQoOTGlzdENhdGVnb3JpZXMSIi5za2lsbHN2Yy52MS5MaXN0Q2F0ZWdvcmllc1JlcXVlc3QaIy5za2lsbHN2Yy52MS5MaXN0Q2F0ZWdvcmllc1Jlc3BvbnNlEk0KCkxpc3RTa2lsbHMSHi5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVxdWVzdBofLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXNwb25zZRJTCgxGb3JtYXRTa2lsbHMSIC5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVzcG9uc2USRwoIR2V0U2tpbGwSHC5za2lsbHN2Yy52MS5HZXRTa2lsbFJlcXVlc3QaHS5za2lsbHN2Yy52MS5HZXRTa2lsbFJlc3BvbnNlElAKC1JlbmRlclNraWxsEh8uc2tpbGxzdmMudjEuUmVuZGVyU2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuUmVuZGVyU2tpbGxSZXNwb25zZRJWCg1SZWFkU2tpbGxGaWxlEiEuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlcXVlc3QaIi5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVzcG9uc2USUwoMU2VhcmNoU2tpbGxzEiAuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1Jlc3BvbnNlElIKC0V4cG9ydFNraWxsEh8uc2tpbGxzdmMudjEuRXhwb3J0U2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuRXhwb3J0U2tpbGxSZXNwb25zZTABElwKD1NldFNraWxsRW5hYmxlZBIjLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlcXVlc3QaJC5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXNwb25zZRJSCgtXYXRjaFNraWxscxIfLnNraWxsc3ZjLnYxLldhdGNoU2tpbGxzUmVxdWVzdBogLnNraWxsc3ZjLnYxLldhdGNoU2tpbGxzUmVzcG9uc2UwAUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_struct]);
 
 /**
  * SkillSummary is a skill's frontmatter and where it lives.
@@ -158,6 +158,14 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
    * @generated from field: string manifest_digest = 20;
    */
   manifestDigest: string;
+
+  /**
+   * The one file that carries the skill whole. Only in ListSkills with
+   * include_artifacts, and never for a skill over the limits.
+   *
+   * @generated from field: skillsvc.v1.SkillArtifact artifact = 21;
+   */
+  artifact?: SkillArtifact | undefined;
 };
 
 /**
@@ -166,6 +174,38 @@ export type SkillSummary = Message<"skillsvc.v1.SkillSummary"> & {
  */
 export const SkillSummarySchema: GenMessage<SkillSummary> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_skills, 0);
+
+/**
+ * SkillArtifact is the skill as one file, as the Agent Skills discovery
+ * draft (v0.2.0, /.well-known/agent-skills/index.json) lists it: a client
+ * compares digests to know what changed, and verifies the bytes it gets.
+ *
+ * @generated from message skillsvc.v1.SkillArtifact
+ */
+export type SkillArtifact = Message<"skillsvc.v1.SkillArtifact"> & {
+  /**
+   * "skill-md" when SKILL.md is the skill's only file: the artifact is
+   * SKILL.md as stored (GetSkillResponse.raw). "archive" otherwise: the
+   * tar.gz ExportSkill makes with ARCHIVE_LAYOUT_ROOT.
+   *
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * "sha256:<hex>" of the artifact's bytes.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message skillsvc.v1.SkillArtifact.
+ * Use `create(SkillArtifactSchema)` to create a new message.
+ */
+export const SkillArtifactSchema: GenMessage<SkillArtifact> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 1);
 
 /**
  * ManifestFile is one file of a skill and the digest of its bytes.
@@ -198,7 +238,7 @@ export type ManifestFile = Message<"skillsvc.v1.ManifestFile"> & {
  * Use `create(ManifestFileSchema)` to create a new message.
  */
 export const ManifestFileSchema: GenMessage<ManifestFile> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 1);
+  messageDesc(file_skillsvc_v1_skills, 2);
 
 /**
  * SkillManifest lists a skill's files by content, as an OCI image manifest
@@ -239,7 +279,7 @@ export type SkillManifest = Message<"skillsvc.v1.SkillManifest"> & {
  * Use `create(SkillManifestSchema)` to create a new message.
  */
 export const SkillManifestSchema: GenMessage<SkillManifest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 2);
+  messageDesc(file_skillsvc_v1_skills, 3);
 
 /**
  * @generated from message skillsvc.v1.ListCategoriesRequest
@@ -252,7 +292,7 @@ export type ListCategoriesRequest = Message<"skillsvc.v1.ListCategoriesRequest">
  * Use `create(ListCategoriesRequestSchema)` to create a new message.
  */
 export const ListCategoriesRequestSchema: GenMessage<ListCategoriesRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 3);
+  messageDesc(file_skillsvc_v1_skills, 4);
 
 /**
  * @generated from message skillsvc.v1.CategoryCount
@@ -276,7 +316,7 @@ export type CategoryCount = Message<"skillsvc.v1.CategoryCount"> & {
  * Use `create(CategoryCountSchema)` to create a new message.
  */
 export const CategoryCountSchema: GenMessage<CategoryCount> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 4);
+  messageDesc(file_skillsvc_v1_skills, 5);
 
 /**
  * @generated from message skillsvc.v1.ListCategoriesResponse
@@ -293,7 +333,7 @@ export type ListCategoriesResponse = Message<"skillsvc.v1.ListCategoriesResponse
  * Use `create(ListCategoriesResponseSchema)` to create a new message.
  */
 export const ListCategoriesResponseSchema: GenMessage<ListCategoriesResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 5);
+  messageDesc(file_skillsvc_v1_skills, 6);
 
 /**
  * @generated from message skillsvc.v1.ListSkillsRequest
@@ -344,6 +384,16 @@ export type ListSkillsRequest = Message<"skillsvc.v1.ListSkillsRequest"> & {
    * @generated from field: string scope = 7;
    */
   scope: string;
+
+  /**
+   * Set each skill's artifact. An archive's digest is learned by packing
+   * the skill once per content, then kept in the shared cache, so
+   * replicas agree; a page ends early (with a next_page_token) rather
+   * than pack more than 64 MiB of skills not packed before.
+   *
+   * @generated from field: bool include_artifacts = 8;
+   */
+  includeArtifacts: boolean;
 };
 
 /**
@@ -351,7 +401,7 @@ export type ListSkillsRequest = Message<"skillsvc.v1.ListSkillsRequest"> & {
  * Use `create(ListSkillsRequestSchema)` to create a new message.
  */
 export const ListSkillsRequestSchema: GenMessage<ListSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 6);
+  messageDesc(file_skillsvc_v1_skills, 7);
 
 /**
  * @generated from message skillsvc.v1.ListSkillsResponse
@@ -383,7 +433,7 @@ export type ListSkillsResponse = Message<"skillsvc.v1.ListSkillsResponse"> & {
  * Use `create(ListSkillsResponseSchema)` to create a new message.
  */
 export const ListSkillsResponseSchema: GenMessage<ListSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 7);
+  messageDesc(file_skillsvc_v1_skills, 8);
 
 /**
  * @generated from message skillsvc.v1.FormatSkillsRequest
@@ -457,7 +507,7 @@ export type FormatSkillsRequest = Message<"skillsvc.v1.FormatSkillsRequest"> & {
  * Use `create(FormatSkillsRequestSchema)` to create a new message.
  */
 export const FormatSkillsRequestSchema: GenMessage<FormatSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 8);
+  messageDesc(file_skillsvc_v1_skills, 9);
 
 /**
  * @generated from message skillsvc.v1.FormatSkillsResponse
@@ -500,7 +550,7 @@ export type FormatSkillsResponse = Message<"skillsvc.v1.FormatSkillsResponse"> &
  * Use `create(FormatSkillsResponseSchema)` to create a new message.
  */
 export const FormatSkillsResponseSchema: GenMessage<FormatSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 9);
+  messageDesc(file_skillsvc_v1_skills, 10);
 
 /**
  * @generated from message skillsvc.v1.SkillFile
@@ -529,7 +579,7 @@ export type SkillFile = Message<"skillsvc.v1.SkillFile"> & {
  * Use `create(SkillFileSchema)` to create a new message.
  */
 export const SkillFileSchema: GenMessage<SkillFile> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 10);
+  messageDesc(file_skillsvc_v1_skills, 11);
 
 /**
  * @generated from message skillsvc.v1.GetSkillRequest
@@ -556,7 +606,7 @@ export type GetSkillRequest = Message<"skillsvc.v1.GetSkillRequest"> & {
  * Use `create(GetSkillRequestSchema)` to create a new message.
  */
 export const GetSkillRequestSchema: GenMessage<GetSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 11);
+  messageDesc(file_skillsvc_v1_skills, 12);
 
 /**
  * @generated from message skillsvc.v1.GetSkillResponse
@@ -610,7 +660,7 @@ export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
  * Use `create(GetSkillResponseSchema)` to create a new message.
  */
 export const GetSkillResponseSchema: GenMessage<GetSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 12);
+  messageDesc(file_skillsvc_v1_skills, 13);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillRequest
@@ -653,7 +703,7 @@ export type RenderSkillRequest = Message<"skillsvc.v1.RenderSkillRequest"> & {
  * Use `create(RenderSkillRequestSchema)` to create a new message.
  */
 export const RenderSkillRequestSchema: GenMessage<RenderSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 13);
+  messageDesc(file_skillsvc_v1_skills, 14);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillResponse
@@ -678,7 +728,7 @@ export type RenderSkillResponse = Message<"skillsvc.v1.RenderSkillResponse"> & {
  * Use `create(RenderSkillResponseSchema)` to create a new message.
  */
 export const RenderSkillResponseSchema: GenMessage<RenderSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 14);
+  messageDesc(file_skillsvc_v1_skills, 15);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileRequest
@@ -720,7 +770,7 @@ export type ReadSkillFileRequest = Message<"skillsvc.v1.ReadSkillFileRequest"> &
  * Use `create(ReadSkillFileRequestSchema)` to create a new message.
  */
 export const ReadSkillFileRequestSchema: GenMessage<ReadSkillFileRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 15);
+  messageDesc(file_skillsvc_v1_skills, 16);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileResponse
@@ -744,7 +794,7 @@ export type ReadSkillFileResponse = Message<"skillsvc.v1.ReadSkillFileResponse">
  * Use `create(ReadSkillFileResponseSchema)` to create a new message.
  */
 export const ReadSkillFileResponseSchema: GenMessage<ReadSkillFileResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 16);
+  messageDesc(file_skillsvc_v1_skills, 17);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsRequest
@@ -791,7 +841,7 @@ export type SearchSkillsRequest = Message<"skillsvc.v1.SearchSkillsRequest"> & {
  * Use `create(SearchSkillsRequestSchema)` to create a new message.
  */
 export const SearchSkillsRequestSchema: GenMessage<SearchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 17);
+  messageDesc(file_skillsvc_v1_skills, 18);
 
 /**
  * @generated from message skillsvc.v1.ScoredSkill
@@ -833,7 +883,7 @@ export type ScoredSkill = Message<"skillsvc.v1.ScoredSkill"> & {
  * Use `create(ScoredSkillSchema)` to create a new message.
  */
 export const ScoredSkillSchema: GenMessage<ScoredSkill> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 18);
+  messageDesc(file_skillsvc_v1_skills, 19);
 
 /**
  * SkillAlternate names a copy of a skill collapsed into a search result.
@@ -864,7 +914,7 @@ export type SkillAlternate = Message<"skillsvc.v1.SkillAlternate"> & {
  * Use `create(SkillAlternateSchema)` to create a new message.
  */
 export const SkillAlternateSchema: GenMessage<SkillAlternate> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 19);
+  messageDesc(file_skillsvc_v1_skills, 20);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsResponse
@@ -897,7 +947,7 @@ export type SearchSkillsResponse = Message<"skillsvc.v1.SearchSkillsResponse"> &
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 20);
+  messageDesc(file_skillsvc_v1_skills, 21);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillRequest
@@ -914,6 +964,14 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
    * @generated from field: string version = 2;
    */
   version: string;
+
+  /**
+   * Where the archive puts the skill's files; unspecified is
+   * ARCHIVE_LAYOUT_FOLDER.
+   *
+   * @generated from field: skillsvc.v1.ArchiveLayout layout = 3;
+   */
+  layout: ArchiveLayout;
 };
 
 /**
@@ -921,14 +979,15 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 21);
+  messageDesc(file_skillsvc_v1_skills, 22);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillResponse
  */
 export type ExportSkillResponse = Message<"skillsvc.v1.ExportSkillResponse"> & {
   /**
-   * Consecutive chunks of a tar.gz archive with entries "<skill>/<file>".
+   * Consecutive chunks of a tar.gz archive with entries "<skill>/<file>",
+   * or "<file>" with ARCHIVE_LAYOUT_ROOT.
    *
    * @generated from field: bytes data = 1;
    */
@@ -940,7 +999,7 @@ export type ExportSkillResponse = Message<"skillsvc.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 22);
+  messageDesc(file_skillsvc_v1_skills, 23);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledRequest
@@ -962,7 +1021,7 @@ export type SetSkillEnabledRequest = Message<"skillsvc.v1.SetSkillEnabledRequest
  * Use `create(SetSkillEnabledRequestSchema)` to create a new message.
  */
 export const SetSkillEnabledRequestSchema: GenMessage<SetSkillEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 23);
+  messageDesc(file_skillsvc_v1_skills, 24);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledResponse
@@ -979,7 +1038,7 @@ export type SetSkillEnabledResponse = Message<"skillsvc.v1.SetSkillEnabledRespon
  * Use `create(SetSkillEnabledResponseSchema)` to create a new message.
  */
 export const SetSkillEnabledResponseSchema: GenMessage<SetSkillEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 24);
+  messageDesc(file_skillsvc_v1_skills, 25);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsRequest
@@ -1000,7 +1059,7 @@ export type WatchSkillsRequest = Message<"skillsvc.v1.WatchSkillsRequest"> & {
  * Use `create(WatchSkillsRequestSchema)` to create a new message.
  */
 export const WatchSkillsRequestSchema: GenMessage<WatchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 25);
+  messageDesc(file_skillsvc_v1_skills, 26);
 
 /**
  * SkillChange is one skill's change between two states of a catalog.
@@ -1045,7 +1104,7 @@ export type SkillChange = Message<"skillsvc.v1.SkillChange"> & {
  * Use `create(SkillChangeSchema)` to create a new message.
  */
 export const SkillChangeSchema: GenMessage<SkillChange> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 26);
+  messageDesc(file_skillsvc_v1_skills, 27);
 
 /**
  * @generated from enum skillsvc.v1.SkillChange.Kind
@@ -1086,7 +1145,7 @@ export enum SkillChange_Kind {
  * Describes the enum skillsvc.v1.SkillChange.Kind.
  */
 export const SkillChange_KindSchema: GenEnum<SkillChange_Kind> = /*@__PURE__*/
-  enumDesc(file_skillsvc_v1_skills, 26, 0);
+  enumDesc(file_skillsvc_v1_skills, 27, 0);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsResponse
@@ -1119,7 +1178,7 @@ export type WatchSkillsResponse = Message<"skillsvc.v1.WatchSkillsResponse"> & {
  * Use `create(WatchSkillsResponseSchema)` to create a new message.
  */
 export const WatchSkillsResponseSchema: GenMessage<WatchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 27);
+  messageDesc(file_skillsvc_v1_skills, 28);
 
 /**
  * SkillView says how much of each skill a listing returns (AIP-157).
@@ -1157,6 +1216,43 @@ export enum SkillView {
  */
 export const SkillViewSchema: GenEnum<SkillView> = /*@__PURE__*/
   enumDesc(file_skillsvc_v1_skills, 0);
+
+/**
+ * ArchiveLayout is how ExportSkill names the files it packs.
+ *
+ * @generated from enum skillsvc.v1.ArchiveLayout
+ */
+export enum ArchiveLayout {
+  /**
+   * The default: ARCHIVE_LAYOUT_FOLDER.
+   *
+   * @generated from enum value: ARCHIVE_LAYOUT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Entries "<skill>/<file>", each file's time as stored.
+   *
+   * @generated from enum value: ARCHIVE_LAYOUT_FOLDER = 1;
+   */
+  FOLDER = 1,
+
+  /**
+   * Entries "<file>" (SKILL.md at the root, as the Agent Skills discovery
+   * draft's archives are), and the same bytes for the same content every
+   * time: files in path order, regular files only, times 0, no owners,
+   * the modes a folder export gives, gzip without a name or time.
+   *
+   * @generated from enum value: ARCHIVE_LAYOUT_ROOT = 2;
+   */
+  ROOT = 2,
+}
+
+/**
+ * Describes the enum skillsvc.v1.ArchiveLayout.
+ */
+export const ArchiveLayoutSchema: GenEnum<ArchiveLayout> = /*@__PURE__*/
+  enumDesc(file_skillsvc_v1_skills, 1);
 
 /**
  * SkillsService is the caller's skills catalog, for progressive disclosure:

@@ -45,6 +45,7 @@ type Aggregator struct {
 
 	recorded, dropped, lost, flushFailures atomic.Int64
 
+	shared     bool // store.shared()
 	stop, done chan struct{}
 	closeOnce  sync.Once
 	wg         sync.WaitGroup
@@ -106,6 +107,7 @@ func NewRecorder(cfg Config, store Store, opts ...Option) *Aggregator {
 	for _, o := range opts {
 		o(a)
 	}
+	a.shared = store.shared()
 	return a
 }
 
@@ -243,18 +245,35 @@ func (a *Aggregator) search(e *Event, now time.Time, day Day) {
 	}
 	*ls = lastSearch{at: now, day: day, query: q, libs: libs}
 	copy(ls.results[:], e.Results)
+	if a.shared {
+		if _, ok := a.cur.searched[tk]; ok || a.room(1) {
+			a.cur.searched[tk] = *ls
+		}
+	}
 }
 
 // credit counts an activation of skill as where the thread's last search
 // led, once per search.
 func (a *Aggregator) credit(tk threadKey, skill string, now time.Time) {
 	ls := a.threads[tk]
-	if ls == nil || ls.credited || now.Sub(ls.at) > a.cfg.SearchTTL {
+	if ls == nil || now.Sub(ls.at) > a.cfg.SearchTTL {
+		// The search may have been made through another replica.
+		if k := (actKey{tk, skill}); a.shared {
+			if _, ok := a.cur.acts[k]; !ok && a.room(1) {
+				a.cur.acts[k] = struct{}{}
+			}
+		}
+		return
+	}
+	if ls.credited {
 		return
 	}
 	for _, r := range ls.results {
 		if r == skill && r != "" {
 			ls.credited = true
+			if _, ok := a.cur.credited[tk]; a.shared && (ok || a.room(1)) {
+				a.cur.credited[tk] = ls.at
+			}
 			for _, l := range ls.libs {
 				if !l.IsZero() {
 					a.addQuery(queryKey{libDay{l, ls.day}, ls.query}, 0, 0, 1)
@@ -338,6 +357,7 @@ func (a *Aggregator) Flush(ctx context.Context) error {
 	now := a.now()
 	a.mu.Lock()
 	b := a.cur
+	b.at = now
 	a.cur = newBatch()
 	for k, ls := range a.threads {
 		if now.Sub(ls.at) > a.cfg.SearchTTL {
@@ -366,7 +386,7 @@ func (a *Aggregator) Flush(ctx context.Context) error {
 		}
 	}
 	a.mu.Lock()
-	a.entries = len(a.cur.counts) + len(a.cur.members) + len(a.cur.queries) + len(a.threads)
+	a.entries = a.cur.entries() + len(a.threads)
 	if a.pending != nil {
 		a.entries += a.pending.entries()
 	}

@@ -3,8 +3,10 @@ package usage
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,17 +22,20 @@ import (
 //	{lib}:DAY:t:SKILL    HLL    distinct threads
 //	{lib}:DAY:q|qe|ql    zset   query → searches, empty results, led to an activation (top N kept)
 //	days:DAY             set    the libraries with usage that day (for the roll-up)
+//	ls:USER:THREAD       string a thread's last search (JSON), for Config.SearchTTL
+//	ls:USER:THREAD:AT    string that search led somewhere (counted once across replicas)
 type redisStore struct {
 	client    redis.UniversalClient
 	prefix    string
 	top       int
 	retention int
+	searchTTL time.Duration
 }
 
 // NewRedisStore is the Store in Redis through client, under prefix (the
 // deployment's key prefix and keyspace: cache.Redis.Commands).
 func NewRedisStore(client redis.UniversalClient, prefix string, cfg Config) Store {
-	return &redisStore{client: client, prefix: prefix, top: cfg.TopQueries, retention: cfg.RedisRetentionDays}
+	return &redisStore{client: client, prefix: prefix, top: cfg.TopQueries, retention: cfg.RedisRetentionDays, searchTTL: cfg.SearchTTL}
 }
 
 func (s *redisStore) base(lib LibraryRef, d Day) string {
@@ -38,9 +43,13 @@ func (s *redisStore) base(lib LibraryRef, d Day) string {
 }
 
 func (s *redisStore) add(ctx context.Context, b *batch) error {
+	if err := s.shareSearches(ctx, b); err != nil {
+		return err
+	}
 	expire := make(map[string]Day)
 	hlls := make(map[string][]any)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		s.keepSearches(ctx, p, b)
 		for k, n := range b.counts {
 			key := s.base(k.lib, k.day) + "c"
 			p.HIncrBy(ctx, key, k.field(), n)
@@ -215,4 +224,119 @@ func (s *redisStore) union(ctx context.Context, lib LibraryRef, hlls [][]byte) (
 		return 0, fmt.Errorf("usage: redis read: %w", err)
 	}
 	return count.Val(), nil
+}
+
+// remoteSearch is a thread's last search as Redis keeps it for the other
+// replicas, for Config.SearchTTL.
+type remoteSearch struct {
+	At      int64    `json:"at"` // Unix nanoseconds
+	Day     Day      `json:"day"`
+	Query   string   `json:"q"`
+	Libs    []string `json:"libs"`
+	Results []string `json:"r"`
+}
+
+func (s *redisStore) shared() bool { return true }
+
+func (s *redisStore) searchKey(tk threadKey) string {
+	return s.prefix + "ls:" + tk.user + ":" + tk.thread
+}
+
+// creditKey marks a search as having led somewhere, so the replicas credit
+// it once.
+func (s *redisStore) creditKey(tk threadKey, at int64) string {
+	return s.searchKey(tk) + ":" + strconv.FormatInt(at, 10)
+}
+
+// shareSearches credits the searches other replicas made with the
+// activations of b in their threads, adding to b's queries, and marks the
+// searches credited here; it returns the threads' last searches of b to
+// keep for the others.
+func (s *redisStore) shareSearches(ctx context.Context, b *batch) error {
+	if len(b.acts) == 0 && len(b.credited) == 0 {
+		return nil
+	}
+	gets := make(map[threadKey]*redis.StringCmd)
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for tk, at := range b.credited {
+			p.Set(ctx, s.creditKey(tk, at.UnixNano()), "1", s.searchTTL)
+		}
+		for k := range b.acts {
+			if _, ok := gets[k.threadKey]; !ok {
+				gets[k.threadKey] = p.Get(ctx, s.searchKey(k.threadKey))
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("usage: redis flush: %w", err)
+	}
+	found := make(map[threadKey]remoteSearch)
+	for k := range b.acts {
+		raw, err := gets[k.threadKey].Bytes()
+		var rs remoteSearch
+		if err != nil || json.Unmarshal(raw, &rs) != nil || b.at.Sub(time.Unix(0, rs.At)) > s.searchTTL || !slices.Contains(rs.Results, k.skill) {
+			continue
+		}
+		found[k.threadKey] = rs
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	marks := make(map[threadKey]*redis.BoolCmd, len(found))
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for tk, rs := range found {
+			marks[tk] = p.SetNX(ctx, s.creditKey(tk, rs.At), "1", s.searchTTL)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("usage: redis flush: %w", err)
+	}
+	for tk, rs := range found {
+		if !marks[tk].Val() {
+			continue
+		}
+		for _, name := range rs.Libs {
+			lib, ok := parseLibrary(name)
+			if !ok {
+				continue
+			}
+			k := queryKey{libDay{lib, rs.Day}, rs.Query}
+			q := b.queries[k]
+			if q == nil {
+				q = &queryCount{}
+				b.queries[k] = q
+				b.libs[k.libDay] = struct{}{}
+			}
+			q.led++
+		}
+	}
+	// Credited now: a retry of this batch must not credit them again
+	// (their marks are set).
+	clear(b.acts)
+	return nil
+}
+
+// keepSearches queues the threads' last searches of b for the other
+// replicas.
+func (s *redisStore) keepSearches(ctx context.Context, p redis.Pipeliner, b *batch) {
+	for tk, ls := range b.searched {
+		rs := remoteSearch{At: ls.at.UnixNano(), Day: ls.day, Query: ls.query}
+		for _, l := range ls.libs {
+			if !l.IsZero() {
+				rs.Libs = append(rs.Libs, l.String())
+			}
+		}
+		for _, r := range ls.results {
+			if r != "" {
+				rs.Results = append(rs.Results, r)
+			}
+		}
+		raw, err := json.Marshal(rs)
+		if err != nil {
+			continue
+		}
+		p.Set(ctx, s.searchKey(tk), raw, s.searchTTL)
+	}
 }

@@ -195,3 +195,41 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatalf("after the outage Redis holds %+v, want kept: 101", rec2)
 	}
 }
+
+// TestRedisSearchAcrossReplicas: a search made through one replica and the
+// activation of one of its results through another count as a search that
+// led somewhere, once, however many replicas see activations.
+func TestRedisSearchAcrossReplicas(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	cfg := testConfig()
+	ctx := t.Context()
+	store := newTestRedisStore(t, addr, cfg)
+	r1 := NewRecorder(cfg, store, withClock(at(day0)))
+	r2 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0.Add(time.Minute))))
+	r3 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0.Add(2*time.Minute))))
+	r1.Record(ctx, Event{Kind: Search, Query: "PDF forms", User: "alice", Thread: "t1", Results: []string{"pdf"}})
+	r1.Record(ctx, Event{Kind: Search, Query: "spreadsheets", User: "alice", Thread: "t2", Results: []string{"xlsx"}})
+	r1.Record(ctx, activation("alice", "t2", "xlsx")) // credited here: no replica credits it again
+	if err := r1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Aggregator{r2, r3} {
+		r.Record(ctx, activation("alice", "t1", "docx")) // not a result
+		r.Record(ctx, activation("alice", "t1", "pdf"))
+		r.Record(ctx, activation("alice", "t2", "xlsx"))
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader := NewReader(cfg, store, nil)
+	reader.now = at(day0)
+	d := DayOf(day0)
+	rep, err := reader.Read(ctx, Organization(), d, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}, {Query: "spreadsheets", Searches: 1, Led: 1}}
+	if fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
+		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
+	}
+}

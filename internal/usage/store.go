@@ -16,19 +16,37 @@ type batch struct {
 	members map[memberKey]struct{}
 	queries map[queryKey]*queryCount
 	libs    map[libDay]struct{}
-	events  int64 // events counted in it, reported as lost if it is dropped
+	// searched are the threads' last searches made in the interval, acts
+	// the activations in threads whose last search this replica does not
+	// know: a shared store matches them across replicas.
+	searched map[threadKey]lastSearch
+	acts     map[actKey]struct{}
+	credited map[threadKey]time.Time // searches (by when) credited here
+	events   int64                   // events counted in it, reported as lost if it is dropped
+	at       time.Time               // when it was flushed
+}
+
+// actKey is an activation of a skill in a thread.
+type actKey struct {
+	threadKey
+	skill string
 }
 
 func newBatch() *batch {
 	return &batch{
-		counts:  make(map[counterKey]int64),
-		members: make(map[memberKey]struct{}),
-		queries: make(map[queryKey]*queryCount),
-		libs:    make(map[libDay]struct{}),
+		counts:   make(map[counterKey]int64),
+		members:  make(map[memberKey]struct{}),
+		queries:  make(map[queryKey]*queryCount),
+		libs:     make(map[libDay]struct{}),
+		searched: make(map[threadKey]lastSearch),
+		acts:     make(map[actKey]struct{}),
+		credited: make(map[threadKey]time.Time),
 	}
 }
 
-func (b *batch) entries() int { return len(b.counts) + len(b.members) + len(b.queries) }
+func (b *batch) entries() int {
+	return len(b.counts) + len(b.members) + len(b.queries) + len(b.searched) + len(b.acts) + len(b.credited)
+}
 
 func (b *batch) empty() bool { return b.entries() == 0 }
 
@@ -49,6 +67,17 @@ func (b *batch) merge(o *batch) {
 	}
 	for k := range o.libs {
 		b.libs[k] = struct{}{}
+	}
+	for k, ls := range o.searched {
+		if p, ok := b.searched[k]; !ok || p.at.Before(ls.at) {
+			b.searched[k] = ls
+		}
+	}
+	for k := range o.acts {
+		b.acts[k] = struct{}{}
+	}
+	for k, at := range o.credited {
+		b.credited[k] = at
 	}
 	b.events += o.events
 }
@@ -144,6 +173,9 @@ type Store interface {
 	libraries(ctx context.Context, d Day) ([]LibraryRef, error)
 	// union counts the distinct members of HyperLogLog sketches.
 	union(ctx context.Context, lib LibraryRef, hlls [][]byte) (int64, error)
+	// shared reports whether other replicas flush to the store too, so
+	// that a search and the activation it led to may be counted apart.
+	shared() bool
 }
 
 // memoryStore is the Store of a single replica without Redis.
@@ -288,6 +320,8 @@ func (s *memoryStore) libraries(_ context.Context, d Day) ([]LibraryRef, error) 
 	}
 	return out, nil
 }
+
+func (s *memoryStore) shared() bool { return false }
 
 // union of HyperLogLogs is Redis's: in process there are none.
 func (s *memoryStore) union(context.Context, LibraryRef, [][]byte) (int64, error) { return 0, nil }

@@ -81,9 +81,12 @@ type Reader struct {
 	recent map[recentKey]recentEntry
 }
 
+// recentKey is Recent's answer for lib over days days until today; with
+// days negated, the sum of those days but today.
 type recentKey struct {
-	lib  LibraryRef
-	days int
+	lib   LibraryRef
+	days  int
+	today Day
 }
 
 type recentEntry struct {
@@ -277,39 +280,76 @@ func (r *Reader) distinct(ctx context.Context, lib LibraryRef, sks []sketch) (in
 
 // Recent returns how often each of lib's skills was activated over the
 // last days days (today included), for ordering a listing by use. It is
-// kept per library for a flush interval, so a prompt block may call it on
-// every request; an error reads as no use.
+// kept per library for a flush interval, and the finished days' sum for an
+// hour, so a prompt block may call it on every request: a library costs a
+// read of today's counts per flush interval and of its roll-ups per hour.
+// On an error (Redis unavailable) the caller may order as if nothing was
+// used.
 func (r *Reader) Recent(ctx context.Context, lib LibraryRef, days int) (map[string]int64, error) {
 	days = min(max(days, 1), r.maxDays())
 	now := r.now()
-	key := recentKey{lib, days}
-	r.mu.Lock()
-	if e, ok := r.recent[key]; ok && now.Sub(e.at) < r.cfg.FlushInterval {
-		r.mu.Unlock()
-		return e.counts, nil
-	}
-	r.mu.Unlock()
-	counts := make(map[string]int64)
 	today := DayOf(now)
-	for d := today - Day(days) + 1; d <= today; d++ {
-		rec, err := r.day(ctx, lib, d, false)
-		if err != nil {
-			return nil, err
-		}
-		if rec == nil {
-			continue
-		}
-		for f, n := range rec.Counts {
-			if kind, skill, _, _, ok := parseField(f); ok && kind == Activation {
-				counts[skill] += n
+	key := recentKey{lib, days, today}
+	if counts, ok := r.cached(key, r.cfg.FlushInterval, now); ok {
+		return counts, nil
+	}
+	pastKey := recentKey{lib, -days, today}
+	past, ok := r.cached(pastKey, recentPastTTL, now)
+	if !ok {
+		past = make(map[string]int64)
+		for d := today - Day(days) + 1; d < today; d++ {
+			if err := r.addActivations(ctx, past, lib, d); err != nil {
+				return nil, err
 			}
 		}
+		r.keep(pastKey, past, now)
 	}
+	counts := make(map[string]int64, len(past))
+	for s, n := range past {
+		counts[s] = n
+	}
+	if err := r.addActivations(ctx, counts, lib, today); err != nil {
+		return nil, err
+	}
+	r.keep(key, counts, now)
+	return counts, nil
+}
+
+// recentPastTTL is how long Recent keeps the sum of a library's finished
+// days: they change only by late flushes, within the roll-up's grace.
+const recentPastTTL = time.Hour
+
+// addActivations adds lib's activations of day d to counts.
+func (r *Reader) addActivations(ctx context.Context, counts map[string]int64, lib LibraryRef, d Day) error {
+	rec, err := r.day(ctx, lib, d, false)
+	if err != nil || rec == nil {
+		return err
+	}
+	for f, n := range rec.Counts {
+		if kind, skill, _, _, ok := parseField(f); ok && kind == Activation {
+			counts[skill] += n
+		}
+	}
+	return nil
+}
+
+// cached returns what keep kept under key within ttl.
+func (r *Reader) cached(key recentKey, ttl time.Duration, now time.Time) (map[string]int64, bool) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.recent[key]
+	if !ok || now.Sub(e.at) >= ttl {
+		return nil, false
+	}
+	return e.counts, true
+}
+
+// keep keeps counts under key, within maxRecent entries.
+func (r *Reader) keep(key recentKey, counts map[string]int64, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.recent) >= maxRecent {
 		clear(r.recent)
 	}
 	r.recent[key] = recentEntry{at: now, counts: counts}
-	r.mu.Unlock()
-	return counts, nil
 }

@@ -290,3 +290,41 @@ func TestRecordAllocs(t *testing.T) {
 		t.Errorf("Record allocates %v times per call, want 0", n)
 	}
 }
+
+// TestRecentCached: Recent is read once per flush interval, then again.
+func TestRecentCached(t *testing.T) {
+	cfg := testConfig()
+	store := NewMemoryStore(cfg)
+	now := time.Now()
+	rec := NewRecorder(cfg, store, withClock(func() time.Time { return now }))
+	r := NewReader(cfg, store, nil)
+	r.now = func() time.Time { return now }
+	ctx := t.Context()
+	alice := Own(caller(t, "alice", ""))
+	read := func() int64 {
+		t.Helper()
+		got, err := r.Recent(ctx, alice, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got["pdf"]
+	}
+	rec.Record(ctx, activation("alice", "t1", "pdf"))
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := read(); n != 1 {
+		t.Fatalf("Recent pdf = %d, want 1", n)
+	}
+	rec.Record(ctx, activation("alice", "t1", "pdf"))
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := read(); n != 1 {
+		t.Fatalf("within the flush interval Recent pdf = %d, want the kept 1", n)
+	}
+	now = now.Add(cfg.FlushInterval)
+	if n := read(); n != 2 {
+		t.Fatalf("after the flush interval Recent pdf = %d, want 2", n)
+	}
+}

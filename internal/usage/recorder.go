@@ -46,7 +46,11 @@ type Aggregator struct {
 	recorded, dropped, lost, flushFailures atomic.Int64
 
 	shared     bool // store.shared()
+	started    atomic.Bool
 	stop, done chan struct{}
+	// background ends a roll-up in progress when the recorder closes.
+	background context.Context
+	cancel     context.CancelFunc
 	closeOnce  sync.Once
 	wg         sync.WaitGroup
 }
@@ -108,6 +112,7 @@ func NewRecorder(cfg Config, store Store, opts ...Option) *Aggregator {
 		o(a)
 	}
 	a.shared = store.shared()
+	a.background, a.cancel = context.WithCancel(context.Background())
 	return a
 }
 
@@ -316,6 +321,9 @@ func normalize(q string) string {
 
 // Start starts the flushes (and roll-ups); Close stops them.
 func (a *Aggregator) Start() {
+	if !a.started.CompareAndSwap(false, true) {
+		return
+	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -341,9 +349,19 @@ func (a *Aggregator) Start() {
 	}()
 }
 
-// Close flushes what is held and stops the flushes and roll-ups.
+// Close flushes what is held and stops the flushes and roll-ups (a
+// roll-up in progress ends; the next replica to run one finishes it).
 func (a *Aggregator) Close() {
-	a.closeOnce.Do(func() { close(a.stop) })
+	a.closeOnce.Do(func() {
+		close(a.stop)
+		a.cancel()
+		a.wg.Wait()
+		if !a.started.Load() {
+			ctx, cancel := context.WithTimeout(context.Background(), a.cfg.FlushInterval)
+			_ = a.Flush(ctx)
+			cancel()
+		}
+	})
 	a.wg.Wait()
 }
 
@@ -408,7 +426,7 @@ func (a *Aggregator) maybeRollup() {
 	go func() {
 		defer a.wg.Done()
 		defer a.rolling.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), rollupEvery/2)
+		ctx, cancel := context.WithTimeout(a.background, rollupEvery/2)
 		defer cancel()
 		if err := a.rollup.Run(ctx, a.now()); err != nil {
 			a.log.Warn("usage: daily roll-up failed; retried within the hour", "err", err)

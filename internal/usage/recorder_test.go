@@ -9,7 +9,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/memory"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -327,4 +330,33 @@ func TestRecentCached(t *testing.T) {
 	if n := read(); n != 2 {
 		t.Fatalf("after the flush interval Recent pdf = %d, want 2", n)
 	}
+}
+
+// TestRollupInTheLoop: a started recorder rolls a finished day up into the
+// bucket on its own, within the hour after the day's grace.
+func TestRollupInTheLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig()
+		store := NewMemoryStore(cfg)
+		bucket := memory.New()
+		roots := layout.DefaultVersionRoots()
+		roll := NewRollup(bucket, roots, store, cfg)
+		rec := NewRecorder(cfg, store, WithRollup(roll))
+		rec.Start()
+		defer rec.Close()
+		day := DayOf(time.Now())
+		rec.Record(t.Context(), activation("alice", "t1", "pdf"))
+		key := roots.UsageDay(layout.LibraryRef{User: "alice"}, day.String())
+		time.Sleep(time.Until((day + 1).Start()))
+		synctest.Wait()
+		if _, err := bucket.Stat(t.Context(), key); !objstore.IsNotFound(err) {
+			t.Fatalf("the day was rolled up before it ended (%v)", err)
+		}
+		time.Sleep(roll.grace() + rollupEvery + cfg.FlushInterval)
+		synctest.Wait()
+		got, err := roll.read(t.Context(), Own(caller(t, "alice", "")), day)
+		if err != nil || got == nil || got.Counts["activation|pdf|v1|grpc"] != 1 {
+			t.Fatalf("roll-up of %s: %+v, %v", day, got, err)
+		}
+	})
 }

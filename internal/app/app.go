@@ -171,7 +171,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		return nil, err
 	}
 	a.onClose(closeTopic)
-	services, err := NewServices(cfg, Parts{Bucket: bucket, Lib: lib, Cache: c, Topic: topic, Registerer: reg, Log: log, Publish: pubOpts})
+	usageStore, closeUsageStore, err := newUsageStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.onClose(closeUsageStore)
+	services, err := NewServices(cfg, Parts{Bucket: bucket, Lib: lib, Cache: c, Topic: topic, Registerer: reg, Log: log, Publish: pubOpts, UsageStore: usageStore})
 	if err != nil {
 		return nil, err
 	}

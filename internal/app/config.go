@@ -21,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/usage"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -58,6 +59,7 @@ type Config struct {
 	MCP             mcpserver.Config
 	Events          events.Config
 	Watch           watch.Config
+	Usage           usage.Config // --usage.*: skill usage counted per library and day
 }
 
 // RegisterFlags registers all flags with their defaults.
@@ -93,6 +95,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.MCP.RegisterFlagsWithPrefix("mcp.", f)
 	c.Events.RegisterFlagsWithPrefix("events.", f)
 	c.Watch.RegisterFlagsWithPrefix("watch.", f)
+	c.Usage.RegisterFlagsWithPrefix("usage.", f)
 }
 
 // Validate checks the combination of settings.
@@ -163,6 +166,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Watch.Validate(); err != nil {
 		return err
+	}
+	if c.Usage.Enabled {
+		if err := c.Usage.Validate(); err != nil {
+			return err
+		}
 	}
 	return c.VFS.Validate()
 }

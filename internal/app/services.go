@@ -17,6 +17,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/usage"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -44,6 +45,11 @@ type Services struct {
 	// include_artifacts, the well-known discovery index) in the shared
 	// cache.
 	Archives *skillarchive.Digests
+	// Usage counts skill usage (usage.Nop with --usage.enabled=false);
+	// UsageReader reads it back per library (nil when off).
+	Usage       usage.Recorder
+	UsageReader *usage.Reader
+	closeUsage  func()
 }
 
 // Parts are what NewServices builds on besides the configuration: the
@@ -65,6 +71,9 @@ type Parts struct {
 	// Publish are the publisher's further options (how it tells the other
 	// replicas of a change).
 	Publish []library.Option
+	// UsageStore is where usage counts are flushed, shared by the replicas
+	// (Redis); nil keeps them in this process.
+	UsageStore usage.Store
 }
 
 // DefaultConfig is the configuration a binary given no flag runs with,
@@ -105,16 +114,43 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 	}
 	pubOpts = append(append(pubOpts, p.Publish...), library.WithCompetitors(competitors{p.Lib.Catalog, cfg.Skills.MaxQueryBytes}))
 	pub := library.New(p.Bucket, p.Lib.Catalog, cfg.Library, locks, pubOpts...)
-	return &Services{
+	s := &Services{
 		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,
 		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
 		Archives: skillarchive.NewDigests(p.Cache),
 		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts},
-	}, nil
+		Usage:    usage.Nop, closeUsage: func() {},
+	}
+	if cfg.Usage.Enabled {
+		s.Usage, s.UsageReader, s.closeUsage = newUsage(cfg, p)
+	}
+	return s, nil
 }
 
-// Close closes the change feed: its watches end (UNAVAILABLE).
-func (s *Services) Close() { s.Watch.Close() }
+// newUsage builds the usage recorder (started) and reader: counts flushed
+// to p's usage store (in process without one), days rolled up into the
+// bucket below each library's versions root.
+func newUsage(cfg Config, p Parts) (usage.Recorder, *usage.Reader, func()) {
+	store := p.UsageStore
+	if store == nil {
+		store = usage.NewMemoryStore(cfg.Usage)
+	}
+	roll := usage.NewRollup(p.Bucket, cfg.Library.Roots, store, cfg.Usage)
+	opts := []usage.Option{usage.WithRollup(roll), usage.WithRegisterer(p.Registerer)}
+	if p.Log != nil {
+		opts = append(opts, usage.WithLogger(p.Log.With("component", "usage")))
+	}
+	rec := usage.NewRecorder(cfg.Usage, store, opts...)
+	rec.Start()
+	return rec, usage.NewReader(cfg.Usage, store, roll), rec.Close
+}
+
+// Close closes the change feed (its watches end: UNAVAILABLE) and flushes
+// the usage counts.
+func (s *Services) Close() {
+	s.Watch.Close()
+	s.closeUsage()
+}
 
 // Register registers the filesystem, skills, admin and library services
 // on r: the network gRPC server, or an in-process channel

@@ -249,3 +249,25 @@ func FuzzChangeOf(f *testing.F) {
 		}
 	})
 }
+
+// TestUsageKeys: the daily usage roll-ups lie below each library's versions
+// root, parse back to their day, and are no change to any library.
+func TestUsageKeys(t *testing.T) {
+	roots := layout.DefaultVersionRoots()
+	ly := layout.New(mounts.Default(), defaultKeys())
+	for _, l := range []layout.LibraryRef{{User: "alice"}, {Team: "red"}, {Shared: true}} {
+		key := roots.UsageDay(l, "2026-11-29")
+		if !strings.HasPrefix(key, roots.Root(l)) {
+			t.Errorf("%+v: %s is not below the versions root %s", l, key, roots.Root(l))
+		}
+		if day, ok := roots.UsageDayOf(l, key); !ok || day != "2026-11-29" {
+			t.Errorf("UsageDayOf(%s) = %q, %v", key, day, ok)
+		}
+		if _, ok := roots.UsageDayOf(l, roots.Usage(l)+"x/2026-11-29.json"); ok {
+			t.Errorf("%+v: a nested key parsed as a day", l)
+		}
+		if got := ly.ChangeOf(key); got != (layout.Change{}) {
+			t.Errorf("ChangeOf(%s) = %+v, want unrelated", key, got)
+		}
+	}
+}

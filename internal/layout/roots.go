@@ -88,6 +88,24 @@ func (r VersionRoots) Validate(t *mounts.Table) error {
 	return nil
 }
 
+// Usage is the prefix of the daily usage roll-ups of the library l
+// (internal/usage), outside every mount like the rest of its root; UsageDay
+// is one day's (YYYY-MM-DD), and UsageDayOf parses such a key back.
+func (r VersionRoots) Usage(l LibraryRef) string { return r.Root(l) + "usage/" }
+func (r VersionRoots) UsageDay(l LibraryRef, day string) string {
+	return r.Usage(l) + day + ".json"
+}
+
+// UsageDayOf returns the day of a key UsageDay rendered for l.
+func (r VersionRoots) UsageDayOf(l LibraryRef, key string) (string, bool) {
+	day, ok := strings.CutPrefix(key, r.Usage(l))
+	if !ok {
+		return "", false
+	}
+	day, ok = strings.CutSuffix(day, ".json")
+	return day, ok && len(day) == len("2006-01-02") && !strings.Contains(day, "/")
+}
+
 // Intents is the one prefix every replica's recovery of interrupted
 // publishes lists: under the shared versions root, outside every mount.
 func (r VersionRoots) Intents() string { return r.Shared + "intents/" }

@@ -1,0 +1,67 @@
+package usage
+
+import (
+	"errors"
+	"flag"
+	"time"
+
+	"github.com/skillsvc/skillsvc/internal/options"
+)
+
+// Config says whether usage is counted, how often each replica flushes its
+// counts, how long they are kept and how much memory counting may hold.
+type Config struct {
+	Enabled bool
+	// FlushInterval is how often a replica sends its counts to the shared
+	// store; a Redis outage loses at most about this much.
+	FlushInterval time.Duration
+	// RedisRetentionDays is how long the per-day counters stay in Redis;
+	// BucketRetentionDays how long the daily roll-ups stay in the bucket.
+	RedisRetentionDays  int
+	BucketRetentionDays int
+	// MaxEntries bounds what a replica holds between flushes: counters,
+	// distinct users and threads, searches and threads' last searches.
+	// Events that would need a new entry past it are dropped and counted.
+	MaxEntries int
+	// TopQueries is how many distinct queries a library keeps per day.
+	TopQueries int
+	// SearchTTL is how long after a search an activation in the same
+	// thread counts as the search's outcome.
+	SearchTTL time.Duration
+}
+
+// RegisterFlagsWithPrefix registers the flags under prefix (e.g. "usage.").
+func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
+	f.BoolVar(&c.Enabled, prefix+"enabled", true, "Count skill usage (activations, file reads, searches) per library and day: in Redis when --cache.redis.addrs is set, rolled up daily into the bucket. Off records nothing.")
+	f.DurationVar(&c.FlushInterval, prefix+"flush-interval", 10*time.Second, "How often each replica sends its usage counts to Redis (or its in-process store); a Redis outage loses at most about one interval of counts.")
+	f.IntVar(&c.RedisRetentionDays, prefix+"redis-retention-days", 8, "Days a day's usage counters stay in Redis; the daily roll-up into the bucket must run within them.")
+	f.IntVar(&c.BucketRetentionDays, prefix+"bucket-retention-days", 400, "Days the daily usage roll-ups stay in the bucket; older ones are deleted when the library is next rolled up.")
+	f.IntVar(&c.MaxEntries, prefix+"max-entries", 50000, "Most usage entries (counters, distinct users and threads, searches) a replica holds between flushes; events past it are dropped and counted in skillsvc_usage_dropped_total.")
+	f.IntVar(&c.TopQueries, prefix+"top-queries", 100, "Distinct search queries kept per library and day (the most frequent).")
+	f.DurationVar(&c.SearchTTL, prefix+"search-ttl", 30*time.Minute, "How long after a search an activation in the same thread counts as having come from it.")
+	options.Tag(f, options.Basic, prefix+"enabled")
+}
+
+// DefaultConfig is the flags' defaults.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlagsWithPrefix("", flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// Validate checks the bounds.
+func (c *Config) Validate() error {
+	switch {
+	case c.FlushInterval <= 0:
+		return errors.New("usage: flush-interval must be positive")
+	case c.RedisRetentionDays < 2:
+		return errors.New("usage: redis-retention-days must be at least 2 (yesterday is rolled up from it)")
+	case c.BucketRetentionDays < 1:
+		return errors.New("usage: bucket-retention-days must be positive")
+	case c.MaxEntries <= 0 || c.TopQueries <= 0:
+		return errors.New("usage: max-entries and top-queries must be positive")
+	case c.SearchTTL <= 0:
+		return errors.New("usage: search-ttl must be positive")
+	}
+	return nil
+}

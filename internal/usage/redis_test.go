@@ -1,0 +1,235 @@
+package usage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/layout"
+	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/objstore/s3"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/testserver"
+)
+
+// redisStore connects a replica's usage store to the Redis at addr, as the
+// binary does (cache.Redis.Commands), under keyspace.
+func newTestRedisStore(t *testing.T, addr string, cfg Config) Store {
+	t.Helper()
+	rc := cache.DefaultConfig().Redis
+	rc.Addrs = []string{addr}
+	rc.Keyspace = cache.NewKeyspace("usage-test")
+	rc.DialTimeout, rc.ReadTimeout, rc.WriteTimeout, rc.PoolTimeout = 2*time.Second, 2*time.Second, 2*time.Second, 2*time.Second
+	red, err := cache.NewRedis(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = red.Close() })
+	client, prefix := red.Commands("usage")
+	return NewRedisStore(client, prefix, cfg)
+}
+
+// at returns a clock stopped at t.
+func at(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+// day0 is the day the integration tests count on, at noon: today, since
+// Redis expires the keys by its own clock.
+var day0 = DayOf(time.Now()).Start().Add(12 * time.Hour)
+
+// TestRedisReplicasMerge: two replicas flushing to one Redis add up to the
+// exact counts, and their users and threads are counted once each.
+func TestRedisReplicasMerge(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	cfg := testConfig()
+	ctx := t.Context()
+	r1 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0)))
+	r2 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0)))
+	for range 3 {
+		r1.Record(ctx, activation("alice", "t1", "pdf"))
+	}
+	r1.Record(ctx, Event{Kind: FileRead, Skill: "pdf", Layer: "user", Version: "v1", File: "forms.md", User: "alice", Thread: "t1", Surface: "vfs"})
+	for range 2 {
+		r2.Record(ctx, activation("alice", "t1", "pdf"))
+	}
+	r2.Record(ctx, Event{Kind: Activation, Skill: "pdf", Layer: "user", Version: "v2", User: "alice", Thread: "t2", Surface: "mcp"})
+	for _, r := range []*Aggregator{r1, r2} {
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader := NewReader(cfg, newTestRedisStore(t, addr, cfg), nil)
+	reader.now = at(day0)
+	d := DayOf(day0)
+	rep, err := reader.Read(ctx, Own(caller(t, "alice", "")), d, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skills) != 1 {
+		t.Fatalf("skills %+v, want pdf alone", rep.Skills)
+	}
+	got := rep.Skills[0]
+	want := SkillUsage{Skill: "pdf", Activations: 6, FileReads: 1, Users: 1, Threads: 2, Surfaces: map[string]int64{"grpc": 5, "vfs": 1, "mcp": 1},
+		Versions: []VersionUsage{{"v1", 5, 1}, {"v2", 1, 0}}, First: d, Last: d}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("pdf's usage\n got %+v\nwant %+v", got, want)
+	}
+	if len(rep.Days) != 1 || rep.Days[0].Activations != 6 || rep.Days[0].Users != 1 || rep.Days[0].Threads != 2 {
+		t.Fatalf("days %+v", rep.Days)
+	}
+}
+
+// TestRollupOutlivesRedis: finished days are rolled up into the bucket
+// once (a second replica's roll-up writes nothing), read back after Redis
+// is flushed, distinct users merged across days; roll-ups past the
+// bucket's retention are swept.
+func TestRollupOutlivesRedis(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	minio := testserver.StartMinIO(t)
+	bucket := s3.NewWithClient(minio.Client(t), minio.NewBucket(t))
+	cfg := testConfig()
+	ctx := t.Context()
+	store := newTestRedisStore(t, addr, cfg)
+	roots := layout.DefaultVersionRoots()
+	org := Organization()
+	d1 := DayOf(day0)
+	for i, now := range []time.Time{day0.Add(-24 * time.Hour), day0} {
+		rec := NewRecorder(cfg, store, withClock(at(now)))
+		for _, user := range []string{"alice", fmt.Sprint("user", i)} {
+			e := activation(user, "t1", "pdf")
+			e.Layer = skillview.LayerShared
+			rec.Record(ctx, e)
+		}
+		rec.Record(ctx, Event{Kind: Search, Query: "Nothing Here", User: "alice", Thread: "t9"})
+		if err := rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := roots.UsageDay(org.Layout(), (d1 - Day(cfg.BucketRetentionDays) - 5).String())
+	if _, err := bucket.Put(ctx, old, strings.NewReader("{}"), 2, objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next := day0.Add(24 * time.Hour)
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	key := roots.UsageDay(org.Layout(), d1.String())
+	first, err := bucket.Stat(ctx, key)
+	if err != nil {
+		t.Fatalf("no roll-up at %s: %v", key, err)
+	}
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil { // another replica
+		t.Fatal(err)
+	}
+	if again, _ := bucket.Stat(ctx, key); again.ETag != first.ETag {
+		t.Fatal("a second roll-up rewrote the day")
+	}
+	if _, err := bucket.Stat(ctx, old); !objstore.IsNotFound(err) {
+		t.Fatalf("a roll-up past the retention was kept (%v)", err)
+	}
+
+	flush := redis.NewClient(&redis.Options{Addr: addr})
+	defer flush.Close()
+	if err := flush.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	reader := NewReader(cfg, store, NewRollup(bucket, roots, store, cfg))
+	reader.now = at(next)
+	rep, err := reader.Read(ctx, org, d1-1, d1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skills) != 1 || rep.Skills[0].Activations != 4 || rep.Skills[0].Users != 3 || rep.Skills[0].First != d1-1 || rep.Skills[0].Last != d1 {
+		t.Fatalf("after FLUSHDB the roll-ups read %+v, want pdf: 4 activations by 3 users over both days", rep.Skills)
+	}
+	if len(rep.Days) != 2 || rep.Days[1].Users != 2 {
+		t.Fatalf("days %+v", rep.Days)
+	}
+	if len(rep.Searches) != 1 || rep.Searches[0] != (SearchUsage{Query: "nothing here", Searches: 2, Empty: 2}) {
+		t.Fatalf("searches %+v", rep.Searches)
+	}
+	recent, err := reader.Recent(ctx, org, 7)
+	if err != nil || recent["pdf"] != 4 {
+		t.Fatalf("Recent = %v, %v; want pdf 4", recent, err)
+	}
+}
+
+// TestRedisOutage: while Redis is down Record goes on (no I/O), a failed
+// flush's counts are tried once more, so the outage loses at most one
+// interval, counted; once Redis is back the rest arrives.
+func TestRedisOutage(t *testing.T) {
+	red := testserver.StartRestartableRedis(t)
+	cfg := testConfig()
+	ctx := t.Context()
+	store := newTestRedisStore(t, red.Addr, cfg)
+	rec := NewRecorder(cfg, store, withClock(at(day0)))
+	alice := Own(caller(t, "alice", ""))
+	red.Stop(t)
+	rec.Record(ctx, activation("alice", "t1", "lost"))
+	if err := rec.Flush(ctx); err == nil {
+		t.Fatal("a flush to a stopped Redis succeeded")
+	}
+	for range 100 {
+		rec.Record(ctx, activation("alice", "t1", "kept"))
+	}
+	if err := rec.Flush(ctx); err == nil {
+		t.Fatal("a flush to a stopped Redis succeeded")
+	}
+	if s := rec.Stats(); s.Recorded != 101 || s.Lost != 1 {
+		t.Fatalf("stats %+v: want 101 recorded, the first interval's 1 lost", s)
+	}
+	red.Restart(t)
+	rec.Record(ctx, activation("alice", "t1", "kept"))
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec2, err := store.day(context.Background(), alice, DayOf(day0), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec2 == nil || len(rec2.Counts) != 1 || rec2.Counts["activation|kept|v1|grpc"] != 101 {
+		t.Fatalf("after the outage Redis holds %+v, want kept: 101", rec2)
+	}
+}
+
+// TestRedisSearchAcrossReplicas: a search made through one replica and the
+// activation of one of its results through another count as a search that
+// led somewhere, once, however many replicas see activations.
+func TestRedisSearchAcrossReplicas(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	cfg := testConfig()
+	ctx := t.Context()
+	store := newTestRedisStore(t, addr, cfg)
+	r1 := NewRecorder(cfg, store, withClock(at(day0)))
+	r2 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0.Add(time.Minute))))
+	r3 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0.Add(2*time.Minute))))
+	r1.Record(ctx, Event{Kind: Search, Query: "PDF forms", User: "alice", Thread: "t1", Results: []string{"pdf"}})
+	r1.Record(ctx, Event{Kind: Search, Query: "spreadsheets", User: "alice", Thread: "t2", Results: []string{"xlsx"}})
+	r1.Record(ctx, activation("alice", "t2", "xlsx")) // credited here: no replica credits it again
+	if err := r1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Aggregator{r2, r3} {
+		r.Record(ctx, activation("alice", "t1", "docx")) // not a result
+		r.Record(ctx, activation("alice", "t1", "pdf"))
+		r.Record(ctx, activation("alice", "t2", "xlsx"))
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader := NewReader(cfg, store, nil)
+	reader.now = at(day0)
+	d := DayOf(day0)
+	rep, err := reader.Read(ctx, Organization(), d, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}, {Query: "spreadsheets", Searches: 1, Led: 1}}
+	if fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
+		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
+	}
+}

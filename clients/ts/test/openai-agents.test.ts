@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
-import { readFile, readdir, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 
@@ -18,31 +18,8 @@ import { ScriptedModel, assistantMessage, functionCall, modelResponder } from "@
 
 import { SkillsvcClient } from "@skillsvc/client";
 import { skillIndex, skillsvcSkills, type SkillsvcSkillsOptions } from "@skillsvc/client/openai-agents";
+import { DESCRIPTIONS, LIBRARY, putLibrary, tree } from "./adapter-library.js";
 import { tempDir, testenv, type Env } from "./testenv.js";
-
-// folder -> files; a file's mode is what skillsvc serves it with.
-const LIBRARY: Record<string, Record<string, { text: string; mode: number }>> = {
-  "docs/pdf-forms": {
-    "SKILL.md": { text: "---\nname: pdf-forms\ndescription: Fill in PDF forms from a JSON answer sheet.\n---\nRun scripts/fill.sh FORM.\n", mode: 0o644 },
-    "scripts/fill.sh": { text: '#!/bin/sh\necho "filled $1"\n', mode: 0o755 },
-    "references/fields.md": { text: "# Fields\nname, date\n", mode: 0o644 },
-  },
-  "docs/release-notes": {
-    "SKILL.md": { text: "---\nname: release-notes\ndescription: Write release notes from a list of merged changes.\n---\nGroup by area.\n", mode: 0o644 },
-  },
-  "data/csv-clean": {
-    "SKILL.md": { text: "---\nname: csv-clean\ndescription: Clean a CSV file by trimming cells and dropping empty rows.\n---\nTrim, then drop.\n", mode: 0o644 },
-  },
-  "writing/tone": {
-    "SKILL.md": { text: "---\nname: tone\ndescription: Rewrite text in a friendly, plain tone.\n---\nShort sentences.\n", mode: 0o644 },
-  },
-};
-const DESCRIPTIONS = Object.fromEntries(
-  Object.values(LIBRARY).map((files) => {
-    const md = files["SKILL.md"].text;
-    return [md.match(/^name: (.*)$/m)![1], md.match(/^description: (.*)$/m)![1]];
-  }),
-);
 
 let env: Env;
 let client: SkillsvcClient;
@@ -52,27 +29,10 @@ before(async () => {
   env = await testenv();
   const admin = new SkillsvcClient({ target: env.target });
   const user = `ts-oa-${randomUUID().slice(0, 8)}`;
-  for (const [folder, files] of Object.entries(LIBRARY)) {
-    for (const [rel, f] of Object.entries(files)) await admin.putLibraryFile({ path: `${folder}/${rel}`, data: Buffer.from(f.text), user });
-  }
-  await admin.dropSkillIndex({ user });
+  await putLibrary(admin, user);
   client = admin.withIdentity({ user, thread: `ts-oa-${randomUUID().slice(0, 8)}` });
 });
 after(async () => env?.stop());
-
-/** The files under dir, as relative path -> mode (permission bits). */
-async function tree(dir: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  async function visit(rel: string) {
-    for (const e of await readdir(path.join(dir, rel), { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) await visit(r);
-      else out[r] = (await stat(path.join(dir, r))).mode & 0o777;
-    }
-  }
-  await visit("");
-  return out;
-}
 
 interface Loaded {
   model: ScriptedModel;

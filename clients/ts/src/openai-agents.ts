@@ -16,12 +16,13 @@
 // as the SDK's `dir` entry, each file with its mode, just before the SDK's
 // own load_skill copies it in.
 //
-// Why the staging wraps load_skill: in this SDK version a lazy source
-// (LocalDirLazySkillSource) is a `dir`, `local_dir` or `git_repo` entry read
-// synchronously when load_skill runs, with no hook to fetch from elsewhere
-// (the Python SDK's LazySkillSource takes any entry type, which can fetch
-// itself). A `local_dir` copy also drops the executable bit, where `file`
-// entries carry `permissions`, so scripts keep their modes this way.
+// Why the staging wraps load_skill: in this SDK version `lazyFrom` takes
+// only a LocalDirLazySkillSource, whose source is a `dir`, `local_dir` or
+// `git_repo` entry that load_skill reads as it stands, with no hook to fetch
+// from elsewhere (the Python SDK, 0.24.0, has an abstract LazySkillSource
+// whose load_skill a source implements). A `local_dir` copy also drops the
+// executable bit, where `file` entries carry `permissions`, so scripts keep
+// their modes this way.
 import { readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 

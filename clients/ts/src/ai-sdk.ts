@@ -106,7 +106,7 @@ export async function skillsvcSkillTool(client: SkillsvcClient, opts: SkillToolO
   return experimental_createSkillTool({ skillsDirectory: opts.directory, ...(opts.destination !== undefined ? { destination: opts.destination } : {}) });
 }
 
-export interface UploadOptions {
+export interface UploadSkillOptions {
   /** The provider's skills API (SkillsV4), or the provider itself (`uploadSkill`'s api). */
   api: Parameters<typeof uploadSkill>[0]["api"];
   /** Default: the skill's name. */
@@ -120,7 +120,7 @@ export interface UploadOptions {
  * Uploads one skill's files (materialized and verified first) to a provider's skills API with the `ai` package's
  * uploadSkill. SkillsV4 files carry a path and bytes, no mode: the provider decides what runs.
  */
-export async function uploadSkillsvcSkill(client: SkillsvcClient, skill: string, opts: UploadOptions): Promise<UploadSkillResult> {
+export async function uploadSkillsvcSkill(client: SkillsvcClient, skill: string, opts: UploadSkillOptions): Promise<UploadSkillResult> {
   const m = await materializeSkill(client, skill, { cacheDir: opts.cacheDir });
   const uploads = [];
   for (const { rel } of await files(m.dir)) uploads.push({ path: rel, data: new Uint8Array(await readFile(path.join(m.dir, rel))) });

@@ -74,7 +74,9 @@ export async function skillsvcSkills(client: SkillsvcClient, opts: SkillsvcSkill
   // An own property, so the SDK's clone() of the capability (one per run) keeps it.
   capability.tools = function (this: Skills): Tool<any>[] {
     const source = this.lazyFrom!.source as Dir;
-    return ownTools.call(this).map((t) => (t.type === "function" && t.name === "load_skill" ? staging(t, client, index, source, opts.cacheDir) : t));
+    return ownTools
+      .call(this)
+      .map((t) => (t.type === "function" && t.name === "load_skill" ? staging(t, client, index, source, opts.cacheDir) : t));
   };
   return capability;
 }

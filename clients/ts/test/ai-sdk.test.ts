@@ -42,9 +42,10 @@ test("bash-tool's skill tool lists our skills and loads one in the AI SDK's loop
   assert.deepEqual(toolkit.skills.map((s) => [s.name, s.description]).sort(), Object.entries(DESCRIPTIONS).sort());
 
   // The scripted model calls the skill tool once, then answers.
+  const call = { type: "tool-call" as const, toolCallId: "c1", toolName: "skill", input: JSON.stringify({ skillName: "pdf-forms" }) };
   const model = new MockLanguageModelV4({
     doGenerate: [
-      { content: [{ type: "tool-call", toolCallId: "c1", toolName: "skill", input: JSON.stringify({ skillName: "pdf-forms" }) }], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] },
+      { content: [call], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] },
       { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
     ],
   });

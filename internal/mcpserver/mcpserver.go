@@ -220,7 +220,7 @@ func New(catalog Catalog, fsys *vfs.FS, authn auth.Authenticator, cfg Config, lo
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.sessions.init(h)
 	h.http = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
-		Logger:              log,
+		Logger:              sdkLogger(log),
 		SessionTimeout:      cfg.SessionTimeout,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 	})
@@ -229,7 +229,7 @@ func New(catalog Catalog, fsys *vfs.FS, authn auth.Authenticator, cfg Config, lo
 	// every caller, each request with its own verified headers.
 	h.modern = h.newIdentityServer("", "", true)
 	h.statelessHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.modern.srv }, &mcp.StreamableHTTPOptions{
-		Logger:              log,
+		Logger:              sdkLogger(log),
 		Stateless:           true,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 	})
@@ -483,15 +483,14 @@ func (h *Handler) newIdentityServer(key, user string, stateless bool) *identityS
 	s := &identityServer{h: h, key: key, user: user, stateless: stateless, subscribed: map[string]int{}, versions: map[string]string{}}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       h.log,
+		Logger:       sdkLogger(h.log),
 		GetSessionID: func() string { return key + "." + rand.Text() },
 		Capabilities: &mcp.ServerCapabilities{
 			Resources: &mcp.ResourceCapabilities{ListChanged: !stateless},
 			Tools:     &mcp.ToolCapabilities{ListChanged: false},
-			// The SDK answers prompts/list (with none) whatever is
-			// declared, and hosts treat an answered method as a promise:
-			// declared, so discovery and the handlers agree.
-			Prompts: &mcp.PromptCapabilities{ListChanged: false},
+			// No prompts: none are served, so none are declared, and
+			// prompts/* are answered -32601 before the SDK (which would
+			// answer an empty list) sees them.
 			Extensions: map[string]any{
 				extensionName: extensionCapability(),
 			},

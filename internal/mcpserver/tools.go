@@ -88,7 +88,9 @@ type grepIn struct {
 // schema before decoding them into In.
 func tool[In any](s *identityServer, name string, run func(context.Context, In) (string, error)) {
 	def := tooldefs.Lookup(name)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema},
+	a := def.Annotations
+	mcp.AddTool(s.srv, &mcp.Tool{Name: def.Name, Title: a.Title, Description: def.Description, InputSchema: def.InputSchema,
+		Annotations: &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: *a.ReadOnlyHint, DestructiveHint: a.DestructiveHint, IdempotentHint: *a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			text, err := run(ctx, in)
 			if err != nil {
@@ -107,11 +109,20 @@ func toolError(err error) string {
 	}
 	// The canonical name (NOT_FOUND), as the Python and TypeScript clients'
 	// skill tools word it.
-	msg := fmt.Sprintf("Error (%s): %s", rpccode.Code(st.Code()), st.Message())
+	msg := fmt.Sprintf("Error (%s): %s", rpccode.Code(st.Code()), modelFacing(st.Message()))
 	if d, ok := retryinfo.Delay(err); ok {
 		msg += fmt.Sprintf(" (retry after %s)", d)
 	}
 	return msg
+}
+
+// grpcOnlyHint is how the filesystem's refusal of a binary or oversized
+// file ends for gRPC callers, naming the Download call; an MCP model has
+// no such tool, so its tools say what holds instead.
+const grpcOnlyHint = "; use Download"
+
+func modelFacing(msg string) string {
+	return strings.Replace(msg, grpcOnlyHint, "; these tools read text files only", 1)
 }
 
 // The gRPC methods the tools stand for, in the logs and the audit trail.

@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-mcp-host test-conformance test-skills-ref pyenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-mcp-host test-agent-framework test-conformance test-skills-ref pyenv tsenv mcphostenv mafenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -46,6 +46,15 @@ $(VENV)/.stamp: clients/python/requirements-test.txt clients/python/pyproject.to
 tsenv: clients/ts/node_modules/.stamp
 clients/ts/node_modules/.stamp: clients/ts/package-lock.json
 	cd clients/ts && npm ci --no-audit --no-fund
+	touch $@
+
+# Microsoft Agent Framework (agent-framework-core) and the Python MCP SDK it
+# reads with, pinned, in a virtualenv of their own beside the tools.
+MAF_VENV := $(CURDIR)/.tools/maf
+mafenv: $(MAF_VENV)/.stamp
+$(MAF_VENV)/.stamp: test/agent-framework/requirements.txt
+	python3 -m venv $(MAF_VENV)
+	$(MAF_VENV)/bin/python -m pip install -q --disable-pip-version-check -r test/agent-framework/requirements.txt
 	touch $@
 
 mcphostenv: test/mcp-host/node_modules/.stamp
@@ -119,10 +128,11 @@ test-helm: tools
 
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
-# examples), the official TypeScript MCP SDK as an MCP host, and the
+# examples), the official TypeScript MCP SDK as an MCP host, Microsoft Agent
+# Framework's MCP skills source, and the
 # published MCP conformance suite's server scenarios; and skillctl validate
 # against skills-ref, the Agent Skills reference validator.
-test-clients: test-python test-ts test-mcp-host test-conformance test-skills-ref
+test-clients: test-python test-ts test-mcp-host test-agent-framework test-conformance test-skills-ref
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -132,6 +142,9 @@ test-ts: tsenv bin/testenv
 
 test-mcp-host: mcphostenv bin/testenv
 	cd test/mcp-host && npm test
+
+test-agent-framework: mafenv bin/testenv
+	cd test/agent-framework && $(MAF_VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 test-conformance: conformanceenv bin/testenv
 	cd test/conformance && npm test

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,19 +180,17 @@ func wantNotFound(t *testing.T, op string, err error, uri string) {
 }
 
 // waitLogged reports whether a line of p's log holds every part, waiting
-// for the server to write it (a deadline, not a measured time).
+// for the server to write it (within a deadline for a server that never
+// does).
 func waitLogged(p *proc, parts ...string) bool {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		for line := range strings.Lines(p.output()) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return p.logs.Wait(ctx, func(log string) bool {
+		for line := range strings.Lines(log) {
 			if !slices.ContainsFunc(parts, func(s string) bool { return !strings.Contains(line, s) }) {
 				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 }
-

@@ -47,6 +47,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/wire"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/quota"
@@ -267,7 +268,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !panics.Recovered(h.log, h.panics, "mcp", p) {
 				panic(p)
 			}
-			writeJSONRPCError(w, http.StatusInternalServerError, nil, jsonrpc.CodeInternalError, "internal error")
+			wire.WriteError(w, http.StatusInternalServerError, nil, jsonrpc.CodeInternalError, "internal error")
 		}
 	}()
 	refuse := func(ctx context.Context, httpCode int, code codes.Code, msg string) {
@@ -278,7 +279,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case http.StatusTooManyRequests:
 			w.Header().Set("Retry-After", "1")
 		}
-		writeJSONRPCError(w, httpCode, nil, jsonrpc.CodeInvalidRequest, msg)
+		wire.WriteError(w, httpCode, nil, jsonrpc.CodeInvalidRequest, msg)
 	}
 	if r.Header.Get(auth.UserKey) == "" && r.Header.Get(auth.AuthorizationKey) == "" {
 		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
@@ -336,14 +337,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.sessions.touch(sid)
 	}
-	var body bodyInfo
+	var body wire.Info
 	if r.Method == http.MethodPost {
 		data, ok := h.readBody(w, r, func(msg string) { refuse(ctx, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, msg) })
 		if !ok {
 			return
 		}
 		var rejected bool
-		if body, rejected = checkBody(w, data, modern); rejected {
+		if body, rejected = wire.Check(w, data, modern); rejected {
 			return
 		}
 	}
@@ -352,14 +353,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// storage requests its handlers make are charged to the caller by the
 	// same cost table (withCaller). A POST of notifications only is
 	// admitted too, as any HTTP request.
-	units := body.calls
+	units := body.Calls
 	if r.Method == http.MethodPost {
 		units = max(units, 1)
 	}
 	for range units {
 		release, err := h.limits.Acquire(ctx, p.User)
 		if err != nil {
-			writeLimited(w, body.id, err)
+			writeLimited(w, body.ID, err)
 			return
 		}
 		defer release()
@@ -374,7 +375,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.statelessHTTP.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
-	if sid == "" && body.opens {
+	if sid == "" && body.Opens {
 		adm, release, err := h.sessions.admit(key, caller.User())
 		if err != nil {
 			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())
@@ -488,9 +489,9 @@ func (h *Handler) newIdentityServer(key, user string, stateless bool) *identityS
 		Capabilities: &mcp.ServerCapabilities{
 			Resources: &mcp.ResourceCapabilities{ListChanged: !stateless},
 			Tools:     &mcp.ToolCapabilities{ListChanged: false},
-			// No prompts: none are served, so none are declared, and
-			// prompts/* are answered -32601 before the SDK (which would
-			// answer an empty list) sees them.
+			// No prompts capability: none are served. The SDK still
+			// answers prompts/list (empty), as the conformance suite
+			// asks of every server.
 			Extensions: map[string]any{
 				extensionName: extensionCapability(),
 			},

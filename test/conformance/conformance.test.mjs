@@ -129,7 +129,7 @@ const ALLOWED = {
   'sep-2575-server-sends-prompts-list-changed-on-subscription': {
     status: 'SKIPPED',
     says: /^Server did not declare prompts\.listChanged capability/,
-    reason: 'skillsvc declares prompts (the SDK answers prompts/list) but serves none, so its list never changes',
+    reason: 'skillsvc serves no prompts and declares no prompts capability (the SDK answers prompts/list, empty)',
   },
   'sep-2640-skills-list-cache-attributes': {
     status: 'SKIPPED',

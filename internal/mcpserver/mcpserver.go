@@ -489,9 +489,10 @@ func (h *Handler) newIdentityServer(key, user string, stateless bool) *identityS
 		Capabilities: &mcp.ServerCapabilities{
 			Resources: &mcp.ResourceCapabilities{ListChanged: !stateless},
 			Tools:     &mcp.ToolCapabilities{ListChanged: false},
-			// No prompts capability: none are served. The SDK still
-			// answers prompts/list (empty), as the conformance suite
-			// asks of every server.
+			// No prompts: none are served, so none are declared, and
+			// prompts/* are answered -32601 before the SDK (which would
+			// answer an empty list, and a server that answers one must
+			// declare it) sees them.
 			Extensions: map[string]any{
 				extensionName: extensionCapability(),
 			},

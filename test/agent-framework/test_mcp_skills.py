@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import httpx2
 import pytest
-from agent_framework import MCPSkillsSource, SkillsSourceContext
+from agent_framework import MCPSkillsSource, SkillsProvider, SkillsSourceContext
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -70,3 +70,21 @@ async def test_missing_skill_is_not_found(skillsvc_env, revision):
     async with connect(skillsvc_env, REVISIONS[revision]) as client:
         ghost = MCPSkill(SkillFrontmatter(name="ghost", description="Not in the library."), "skill://nowhere/ghost/SKILL.md", client)
         assert await ghost.get_resource("references/a.md") is None
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_skills_provider(skillsvc_env, revision):
+    """What an agent's run gets from the source: the SkillsProvider's skill
+    list in its instructions, and what its load_skill and
+    read_skill_resource tools answer (the methods the tools call)."""
+    async with connect(skillsvc_env, REVISIONS[revision]) as client:
+        provider = SkillsProvider(MCPSkillsSource(client=client), disable_caching=True)
+        skills, instructions, tools = await provider._create_context(context())
+        for name in EXAMPLE_SKILLS:
+            assert f"<name>{name}</name>" in instructions
+        assert {"load_skill", "read_skill_resource"} <= {t.name for t in tools}
+        assert (await provider._load_skill(skills, "release-notes")).startswith("---\nname: release-notes\n")
+        style = (EXAMPLES / "writing/release-notes/references/style.md").read_text(encoding="utf-8")
+        assert await provider._read_skill_resource(skills, "release-notes", "references/style.md") == style
+        missing = await provider._read_skill_resource(skills, "release-notes", "references/missing.md")
+        assert missing == "Error: Resource 'references/missing.md' not found in skill 'release-notes'."

@@ -37,8 +37,6 @@ var methodParams = map[string]bool{
 	"resources/subscribe":              true,
 	"resources/unsubscribe":            true,
 	"subscriptions/listen":             true,
-	"prompts/list":                     false,
-	"prompts/get":                      true,
 	"completion/complete":              true,
 	"logging/setLevel":                 true,
 	"notifications/initialized":        false,

@@ -116,14 +116,15 @@ func toolError(err error) string {
 	return msg
 }
 
-// grpcOnlyHint is how the filesystem's refusal of a binary or oversized
-// file ends for gRPC callers, naming the Download call; an MCP model has
-// no such tool, so its tools say what holds instead.
-const grpcOnlyHint = "; use Download"
-
-func modelFacing(msg string) string {
-	return strings.Replace(msg, grpcOnlyHint, "; these tools read text files only", 1)
-}
+// modelFacing rewords the filesystem's refusals that name gRPC calls
+// (Download, Upload, Write) an MCP model does not have: they say what the
+// tools can do instead.
+var modelFacing = strings.NewReplacer(
+	"; use Download", "; these tools read text files only",
+	"; use Upload for binary files", "; write_file stores text only",
+	", Write stores at most", ", write_file stores at most",
+	"; use Upload", "",
+).Replace
 
 // The gRPC methods the tools stand for, in the logs and the audit trail.
 const (

@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-python-adapters test-mcp-host test-conformance test-skills-ref test-well-known pyenv adaptersenv tsenv mcphostenv conformanceenv skillsrefenv wellknownenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-python-adapters test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known pyenv adaptersenv tsenv mcphostenv mafenv conformanceenv skillsrefenv wellknownenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -58,6 +58,15 @@ $(VENV_ADAPTERS)/.stamp: clients/python/requirements-adapters.txt clients/python
 tsenv: clients/ts/node_modules/.stamp
 clients/ts/node_modules/.stamp: clients/ts/package-lock.json
 	cd clients/ts && npm ci --no-audit --no-fund
+	touch $@
+
+# Microsoft Agent Framework (agent-framework-core) and the Python MCP SDK it
+# reads with, pinned, in a virtualenv of their own beside the tools.
+MAF_VENV := $(CURDIR)/.tools/maf
+mafenv: $(MAF_VENV)/.stamp
+$(MAF_VENV)/.stamp: test/agent-framework/requirements.txt
+	python3 -m venv $(MAF_VENV)
+	$(MAF_VENV)/bin/python -m pip install -q --disable-pip-version-check -r test/agent-framework/requirements.txt
 	touch $@
 
 mcphostenv: test/mcp-host/node_modules/.stamp
@@ -141,11 +150,11 @@ test-helm: tools
 # Suites in other languages against the real binary on MinIO: the Python
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
 # examples, and OpenAI Agents SDK and Google ADK agents on its adapters), the
-# official TypeScript MCP SDK as an MCP host, and the published MCP
-# conformance suite's server scenarios; skillctl validate against skills-ref,
-# the Agent Skills reference validator; and the skills CLI installing from
-# /.well-known/agent-skills/.
-test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref test-well-known
+# official TypeScript MCP SDK as an MCP host, Microsoft Agent Framework's MCP
+# skills source, and the published MCP conformance suite's server scenarios;
+# skillctl validate against skills-ref, the Agent Skills reference validator;
+# and the skills CLI installing from /.well-known/agent-skills/.
+test-clients: test-python test-python-adapters test-ts test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -160,6 +169,9 @@ test-ts: tsenv pyenv bin/testenv
 
 test-mcp-host: mcphostenv bin/testenv
 	cd test/mcp-host && npm test
+
+test-agent-framework: mafenv bin/testenv
+	cd test/agent-framework && $(MAF_VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 test-conformance: conformanceenv bin/testenv
 	cd test/conformance && npm test

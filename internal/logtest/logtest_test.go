@@ -1,6 +1,7 @@
 package logtest_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -27,5 +28,23 @@ func TestBufferConcurrentWriters(t *testing.T) {
 				t.Errorf("%d lines, want %d", n, writers*100)
 			}
 		})
+	}
+}
+
+// Wait wakes on the write that satisfies it, and gives up when its context
+// ends.
+func TestBufferWait(t *testing.T) {
+	var b logtest.Buffer
+	go func() {
+		b.Write([]byte("one\n"))
+		b.Write([]byte("two\n"))
+	}()
+	if !b.Wait(t.Context(), func(log string) bool { return strings.Contains(log, "two") }) {
+		t.Fatal("Wait missed the write")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if b.Wait(ctx, func(string) bool { return false }) {
+		t.Fatal("Wait reported a condition never met")
 	}
 }

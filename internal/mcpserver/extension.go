@@ -76,6 +76,7 @@ func (s *identityServer) addExtension() {
 	must(mcp.AddReceivingCustomMethod(s.srv, "skills/get", s.getSkill))
 	must(mcp.AddReceivingCustomMethod(s.srv, directoryReadMethod, s.readDirectory))
 	s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
+	s.srv.AddResource(indexResource, s.readIndex)
 }
 
 var skillTemplate = &mcp.ResourceTemplate{
@@ -157,14 +158,14 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 	}
 	dir, err := s.skillDir(p.URI)
 	if err != nil {
-		return nil, invalidParams("No skill is served at %.200s: %v", p.URI, err)
+		return nil, notFound(p.URI, "No skill is served at %.200s: %v", p.URI, err)
 	}
 	sk, err := s.servedSkill(ctx, dir)
 	if ns, ok := errors.AsType[notServed](err); ok {
 		return nil, invalidParams("The skill at %.200s is not served over this extension: %s (the skills tools and the gRPC catalog serve it)", p.URI, ns)
 	}
 	if code := status.Code(err); code == codes.NotFound || code == codes.InvalidArgument || errors.Is(err, errNotCanonical) {
-		return nil, invalidParams("No skill is served at %.200s", p.URI)
+		return nil, notFound(p.URI, "No skill is served at %.200s", p.URI)
 	} else if err != nil {
 		return nil, protocolError(err)
 	}
@@ -262,7 +263,7 @@ func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourc
 	uri := req.Params.URI
 	virtual, err := parseSkillURI(s.h.skillsMount, uri)
 	if err != nil {
-		return nil, invalidParams("%.200s: %v", uri, err)
+		return nil, notFound(uri, "%.200s: %v", uri, err)
 	}
 	var buf strings.Builder
 	_, err = s.download(ctx, virtual, &buf, s.h.cfg.MaxResourceBytes)
@@ -270,7 +271,7 @@ func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourc
 	case errors.Is(err, errTooLarge):
 		return nil, invalidParams("%s is larger than %d bytes", uri, s.h.cfg.MaxResourceBytes)
 	case code == codes.NotFound, code == codes.InvalidArgument, code == codes.FailedPrecondition:
-		return nil, invalidParams("No skill file is served at %s", uri)
+		return nil, notFound(uri, "No skill file is served at %s", uri)
 	case err != nil:
 		return nil, protocolError(err)
 	}
@@ -300,6 +301,18 @@ func mimeType(name string) string {
 		}
 		return "application/octet-stream"
 	}
+}
+
+// notFound is the Go SDK's resource-not-found error (mcp.ResourceNotFoundError:
+// -32602 with data {"uri": …}, SEP-2164) with a message saying why: hosts
+// tell a missing resource from a bad request by that data alone
+// (Microsoft Agent Framework's MCPSkillsSource), and treat any other
+// -32602 as a failure.
+func notFound(uri, format string, args ...any) error {
+	data, _ := json.Marshal(struct {
+		URI string `json:"uri"`
+	}{uri})
+	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf(format, args...), Data: data}
 }
 
 func invalidParams(format string, args ...any) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/wire"
 	"github.com/skillsvc/skillsvc/internal/quota"
 )
 
@@ -42,8 +43,8 @@ func writeLimited(w http.ResponseWriter, id json.RawMessage, err error) {
 	msg := fmt.Sprintf("RESOURCE_EXHAUSTED: %s", errkind.Message(err))
 	if len(id) == 0 {
 		// A batch: its requests are refused together.
-		writeJSONRPCErrorData(w, http.StatusTooManyRequests, nil, codeLimited, msg, data)
+		wire.WriteErrorData(w, http.StatusTooManyRequests, nil, codeLimited, msg, data)
 		return
 	}
-	writeJSONRPCErrorData(w, http.StatusOK, id, codeLimited, msg, data)
+	wire.WriteErrorData(w, http.StatusOK, id, codeLimited, msg, data)
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/limits"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/wire"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/quota"
@@ -220,7 +221,7 @@ func New(catalog Catalog, fsys *vfs.FS, authn auth.Authenticator, cfg Config, lo
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.sessions.init(h)
 	h.http = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
-		Logger:              log,
+		Logger:              sdkLogger(log),
 		SessionTimeout:      cfg.SessionTimeout,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 	})
@@ -229,7 +230,7 @@ func New(catalog Catalog, fsys *vfs.FS, authn auth.Authenticator, cfg Config, lo
 	// every caller, each request with its own verified headers.
 	h.modern = h.newIdentityServer("", "", true)
 	h.statelessHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.modern.srv }, &mcp.StreamableHTTPOptions{
-		Logger:              log,
+		Logger:              sdkLogger(log),
 		Stateless:           true,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 	})
@@ -267,7 +268,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !panics.Recovered(h.log, h.panics, "mcp", p) {
 				panic(p)
 			}
-			writeJSONRPCError(w, http.StatusInternalServerError, nil, jsonrpc.CodeInternalError, "internal error")
+			wire.WriteError(w, http.StatusInternalServerError, nil, jsonrpc.CodeInternalError, "internal error")
 		}
 	}()
 	refuse := func(ctx context.Context, httpCode int, code codes.Code, msg string) {
@@ -278,7 +279,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case http.StatusTooManyRequests:
 			w.Header().Set("Retry-After", "1")
 		}
-		writeJSONRPCError(w, httpCode, nil, jsonrpc.CodeInvalidRequest, msg)
+		wire.WriteError(w, httpCode, nil, jsonrpc.CodeInvalidRequest, msg)
 	}
 	if r.Header.Get(auth.UserKey) == "" && r.Header.Get(auth.AuthorizationKey) == "" {
 		refuse(ctx, http.StatusUnauthorized, codes.Unauthenticated, "missing identity: send X-Skillsvc-User and X-Skillsvc-Thread, or Authorization: Bearer <token>")
@@ -336,14 +337,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.sessions.touch(sid)
 	}
-	var body bodyInfo
+	var body wire.Info
 	if r.Method == http.MethodPost {
 		data, ok := h.readBody(w, r, func(msg string) { refuse(ctx, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, msg) })
 		if !ok {
 			return
 		}
 		var rejected bool
-		if body, rejected = checkBody(w, data, modern); rejected {
+		if body, rejected = wire.Check(w, data, modern); rejected {
 			return
 		}
 	}
@@ -352,14 +353,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// storage requests its handlers make are charged to the caller by the
 	// same cost table (withCaller). A POST of notifications only is
 	// admitted too, as any HTTP request.
-	units := body.calls
+	units := body.Calls
 	if r.Method == http.MethodPost {
 		units = max(units, 1)
 	}
 	for range units {
 		release, err := h.limits.Acquire(ctx, p.User)
 		if err != nil {
-			writeLimited(w, body.id, err)
+			writeLimited(w, body.ID, err)
 			return
 		}
 		defer release()
@@ -374,7 +375,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.statelessHTTP.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
-	if sid == "" && body.opens {
+	if sid == "" && body.Opens {
 		adm, release, err := h.sessions.admit(key, caller.User())
 		if err != nil {
 			refuse(ctx, http.StatusTooManyRequests, codes.ResourceExhausted, err.Error())
@@ -483,15 +484,15 @@ func (h *Handler) newIdentityServer(key, user string, stateless bool) *identityS
 	s := &identityServer{h: h, key: key, user: user, stateless: stateless, subscribed: map[string]int{}, versions: map[string]string{}}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       h.log,
+		Logger:       sdkLogger(h.log),
 		GetSessionID: func() string { return key + "." + rand.Text() },
 		Capabilities: &mcp.ServerCapabilities{
 			Resources: &mcp.ResourceCapabilities{ListChanged: !stateless},
 			Tools:     &mcp.ToolCapabilities{ListChanged: false},
-			// The SDK answers prompts/list (with none) whatever is
-			// declared, and hosts treat an answered method as a promise:
-			// declared, so discovery and the handlers agree.
-			Prompts: &mcp.PromptCapabilities{ListChanged: false},
+			// No prompts: none are served, so none are declared, and
+			// prompts/* are answered -32601 before the SDK (which would
+			// answer an empty list, and a server that answers one must
+			// declare it) sees them.
 			Extensions: map[string]any{
 				extensionName: extensionCapability(),
 			},

@@ -119,7 +119,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 	// A folder's URI is its path's, with or without a trailing slash.
 	dir, err := parseSkillURI(s.h.skillsMount, strings.TrimSuffix(p.URI, "/"))
 	if err != nil {
-		return nil, invalidParams("%.200s: %v", p.URI, err)
+		return nil, notFound(p.URI, "%.200s: %v", p.URI, err)
 	}
 	sk, err := s.skillOf(ctx, dir)
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *identityServer) skillOf(ctx context.Context, dir string) (*skillview.Sk
 		}
 		return sk, nil
 	}
-	return nil, invalidParams("%.200s is not in a skill served over this extension", s.uriOf(dir))
+	return nil, notFound(s.uriOf(dir), "%.200s is not in a skill served over this extension", s.uriOf(dir))
 }
 
 // dirChild is an entry of a folder.

@@ -163,6 +163,13 @@ func (t *sessionTable) dropIfUnused(s *identityServer) {
 	}
 }
 
+// count is the number of s's open sessions.
+func (t *sessionTable) count(s *identityServer) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return s.open
+}
+
 // active reports whether s still has sessions or an initialize in flight.
 func (t *sessionTable) active(s *identityServer) bool {
 	t.mu.Lock()

@@ -88,7 +88,9 @@ type grepIn struct {
 // schema before decoding them into In.
 func tool[In any](s *identityServer, name string, run func(context.Context, In) (string, error)) {
 	def := tooldefs.Lookup(name)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema},
+	a := def.Annotations
+	mcp.AddTool(s.srv, &mcp.Tool{Name: def.Name, Title: a.Title, Description: def.Description, InputSchema: def.InputSchema,
+		Annotations: &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: *a.ReadOnlyHint, DestructiveHint: a.DestructiveHint, IdempotentHint: *a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			text, err := run(ctx, in)
 			if err != nil {
@@ -107,12 +109,22 @@ func toolError(err error) string {
 	}
 	// The canonical name (NOT_FOUND), as the Python and TypeScript clients'
 	// skill tools word it.
-	msg := fmt.Sprintf("Error (%s): %s", rpccode.Code(st.Code()), st.Message())
+	msg := fmt.Sprintf("Error (%s): %s", rpccode.Code(st.Code()), modelFacing(st.Message()))
 	if d, ok := retryinfo.Delay(err); ok {
 		msg += fmt.Sprintf(" (retry after %s)", d)
 	}
 	return msg
 }
+
+// modelFacing rewords the filesystem's refusals that name gRPC calls
+// (Download, Upload, Write) an MCP model does not have: they say what the
+// tools can do instead.
+var modelFacing = strings.NewReplacer(
+	"; use Download", "; these tools read text files only",
+	"; use Upload for binary files", "; write_file stores text only",
+	", Write stores at most", ", write_file stores at most",
+	"; use Upload", "",
+).Replace
 
 // The gRPC methods the tools stand for, in the logs and the audit trail.
 const (

@@ -112,3 +112,20 @@ func inferFrom[In any](srv *mcp.Server, name string) {
 		return nil, nil, nil
 	})
 }
+
+// The filesystem's refusals name gRPC calls; the tools' errors name none.
+func TestModelFacingErrors(t *testing.T) {
+	for _, msg := range []string{
+		`binary file: "/skills/a/logo.png" is not UTF-8 text; use Download`,
+		`"/workspace/big.txt" is 99 bytes, text reads load at most 10; use Download`,
+		`content is 99 bytes, Write stores at most 10; use Upload`,
+		`content is not UTF-8; use Upload for binary files`,
+	} {
+		got := modelFacing(msg)
+		for _, call := range []string{"Download", "Upload", "Write "} {
+			if strings.Contains(got, call) {
+				t.Errorf("%q → %q names %s", msg, got, call)
+			}
+		}
+	}
+}

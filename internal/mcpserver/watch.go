@@ -85,6 +85,7 @@ func (s *identityServer) watch(sub *watch.Sub) {
 		// Re-adding the template is the SDK's way to have every session
 		// of this server sent notifications/resources/list_changed.
 		s.srv.AddResourceTemplate(skillTemplate, s.readSkillFile)
+		s.h.log.Info("mcp: library changed, sessions notified", "identity", s.key, "sessions", s.h.sessions.count(s))
 		ctx, cancel = context.WithTimeout(s.h.callContext(s.h.ctx, s.latest(), ""), s.h.cfg.WatchInterval)
 		s.check(ctx)
 		cancel()

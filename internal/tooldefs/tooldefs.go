@@ -24,6 +24,26 @@ type Tool struct {
 	// skill's script or code): skillsvc stores skills and never runs them,
 	// so the server does not offer it. Empty for the server's tools.
 	RunsIn string `json:"runsIn,omitempty"`
+	// Annotations are the MCP hints hosts decide by whether to ask the
+	// user before a call; every server tool has all five. The clients'
+	// SkillTools render only name, description and input schema.
+	Annotations *Annotations `json:"annotations,omitempty"`
+}
+
+// Annotations are a tool's MCP annotations (ToolAnnotations), each hint
+// written out, since hosts read a missing destructiveHint and
+// openWorldHint as true.
+type Annotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
+}
+
+// Complete reports whether every hint and the title are set.
+func (a *Annotations) Complete() bool {
+	return a != nil && a.Title != "" && a.ReadOnlyHint != nil && a.DestructiveHint != nil && a.IdempotentHint != nil && a.OpenWorldHint != nil
 }
 
 // Served reports whether the server offers the tool (over MCP).

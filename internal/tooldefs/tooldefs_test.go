@@ -52,6 +52,14 @@ func TestDefinitions(t *testing.T) {
 					t.Errorf("required %s is not a property", r)
 				}
 			}
+			// Hosts ask the user before a call by these hints, reading a
+			// missing destructiveHint or openWorldHint as true.
+			if tool.Served() && !tool.Annotations.Complete() {
+				t.Errorf("annotations %+v: every server tool has a title and all four hints", tool.Annotations)
+			}
+			if a := tool.Annotations; a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint && *a.DestructiveHint {
+				t.Error("a read-only tool cannot be destructive")
+			}
 			if tool.RunsIn != "" && tool.RunsIn != "client" {
 				t.Errorf("runsIn %q: want \"client\" or nothing", tool.RunsIn)
 			}

@@ -35,6 +35,7 @@ const FIRST_REVISION = '2025-11-25';
 const NOT_APPLICABLE = {
   'logging-set-level': 'skillsvc declares no logging capability: it sends no log notifications',
   'completion-complete': "skillsvc declares no completions capability; asks for the suite's fixture prompt",
+  'prompts-list': 'skillsvc serves no prompts and declares no prompts capability: prompts/list is -32601',
   'prompts-get-simple': "gets the suite's fixture prompt test_simple_prompt",
   'prompts-get-with-args': "gets the suite's fixture prompt test_prompt_with_arguments",
   'prompts-get-embedded-resource': "gets the suite's fixture prompt test_prompt_with_embedded_resource",
@@ -94,7 +95,6 @@ const APPLIES = [
   'server-stateless',
   'ping',
   'tools-list',
-  'prompts-list',
   'server-sse-multiple-streams',
   'resources-list',
   'sep-2164-resource-not-found',
@@ -129,7 +129,12 @@ const ALLOWED = {
   'sep-2575-server-sends-prompts-list-changed-on-subscription': {
     status: 'SKIPPED',
     says: /^Server did not declare prompts\.listChanged capability/,
-    reason: 'skillsvc declares prompts (the SDK answers prompts/list) but serves none, so its list never changes',
+    reason: 'skillsvc serves no prompts and declares no prompts capability',
+  },
+  'sep-2549-prompts-list-caching-hints': {
+    status: 'FAILURE',
+    says: /^prompts\/list returned JSON-RPC error -32601/,
+    reason: 'skillsvc serves no prompts and declares no prompts capability: prompts/list is -32601',
   },
   'sep-2640-skills-list-cache-attributes': {
     status: 'SKIPPED',

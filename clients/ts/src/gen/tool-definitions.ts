@@ -14,7 +14,8 @@ export const toolDefinitions = {
           "query": {"type": "string", "description": "the task at hand or the user's latest message: lists the skills most relevant to it first; omit to list your own skills, then your teams', then the organization's"}
         },
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "List skills", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "load_skill",
@@ -27,7 +28,8 @@ export const toolDefinitions = {
         },
         "required": ["skill"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Load skill", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "read_skill_file",
@@ -40,7 +42,8 @@ export const toolDefinitions = {
         },
         "required": ["skill", "path"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Read skill file", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "search_skills",
@@ -53,7 +56,8 @@ export const toolDefinitions = {
         },
         "required": ["query"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Search skills", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "ls",
@@ -65,7 +69,8 @@ export const toolDefinitions = {
         },
         "required": ["path"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "List directory", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "read_file",
@@ -79,7 +84,8 @@ export const toolDefinitions = {
         },
         "required": ["path"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Read file", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "write_file",
@@ -92,7 +98,8 @@ export const toolDefinitions = {
         },
         "required": ["path", "content"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Write file", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "edit_file",
@@ -107,7 +114,8 @@ export const toolDefinitions = {
         },
         "required": ["path", "old_string", "new_string"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Edit file", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
     },
     {
       "name": "glob",
@@ -120,7 +128,8 @@ export const toolDefinitions = {
         },
         "required": ["pattern"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Find files", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "grep",
@@ -136,7 +145,8 @@ export const toolDefinitions = {
         },
         "required": ["pattern"],
         "additionalProperties": false
-      }
+      },
+      "annotations": {"title": "Search file contents", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
     },
     {
       "name": "run_skill_script",

@@ -69,14 +69,16 @@ class SkillSummary(_message.Message):
     def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ...) -> None: ...
 
 class ManifestFile(_message.Message):
-    __slots__ = ("path", "size", "sha256")
+    __slots__ = ("path", "size", "sha256", "mode")
     PATH_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     SHA256_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     path: str
     size: int
     sha256: str
-    def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+    mode: int
+    def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ..., mode: _Optional[int] = ...) -> None: ...
 
 class SkillManifest(_message.Message):
     __slots__ = ("files", "total_bytes", "file_count", "over_limits")

@@ -73,4 +73,3 @@ func TestModeMetadataForms(t *testing.T) {
 		t.Errorf("x-amz-meta-mode = %q, want 33261 (s3fs's 0100755)", got)
 	}
 }
-

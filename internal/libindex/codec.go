@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/binrec"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 )
 
@@ -27,15 +29,17 @@ import (
 //	heads   uvarint
 //	heads × { object number: uvarint; head: uvarint length + bytes }
 //	digests uvarint
-//	digests × { object number: uvarint; size: varint; sha256: 32 bytes }
+//	digests × { object number: uvarint; size: varint; sha256: 32 bytes;
+//	            mode: uvarint, 0o644 or 0o755 }
 //
 // Object numbers increase within each section. Keys are stored relative to
 // the prefix, so a record decoded for another library would list that
 // library's skills as the caller's own: the record names its library, and
 // a decoder for another refuses it (version 3 on; a record of version 2
 // named none). Version 4 added the digests, version 5 when the content
-// last changed (Index.Changed), which sets how often it is revalidated.
-const indexVersion = 5
+// last changed (Index.Changed), which sets how often it is revalidated,
+// version 6 each file's mode.
+const indexVersion = 6
 
 // minObjectBytes is the fewest bytes one encoded object takes; it bounds
 // the count a record may claim before anything is allocated.
@@ -109,6 +113,7 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(i))
 		b = binary.AppendVarint(b, dg.Size)
 		b = append(b, dg.Sum[:]...)
+		b = binary.AppendUvarint(b, uint64(dg.Mode))
 	}
 	return b, nil
 }
@@ -207,7 +212,8 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 		i := d.Uvarint()
 		dg := Digest{Size: d.Varint()}
 		copy(dg.Sum[:], d.Bytes(len(dg.Sum)))
-		if d.Err() != nil || i >= count || int(i) <= last || dg.Size < 0 {
+		dg.Mode = fs.FileMode(d.Uvarint())
+		if d.Err() != nil || i >= count || int(i) <= last || dg.Size < 0 || dg.Mode == 0 || filemode.Normal(dg.Mode) != dg.Mode {
 			return nil, fmt.Errorf("%w: digests", errBadIndex)
 		}
 		last = int(i)

@@ -11,6 +11,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/binrec"
 	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // An index is a compact binary record, in the shared cache and persisted in
@@ -111,7 +112,7 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 			return nil, fmt.Errorf("a digest of %q, which is not listed", dg.Key)
 		}
 		b = binary.AppendUvarint(b, uint64(i))
-		b = binary.AppendVarint(b, dg.Size)
+		b = binary.AppendVarint(b, int64(dg.Size))
 		b = append(b, dg.Sum[:]...)
 		b = binary.AppendUvarint(b, uint64(dg.Mode))
 	}
@@ -210,10 +211,11 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 	last = -1
 	for range ndigests {
 		i := d.Uvarint()
-		dg := Digest{Size: d.Varint()}
+		size := d.Varint()
+		dg := Digest{Size: int32(size)}
 		copy(dg.Sum[:], d.Bytes(len(dg.Sum)))
 		dg.Mode = fs.FileMode(d.Uvarint())
-		if d.Err() != nil || i >= count || int(i) <= last || dg.Size < 0 || dg.Mode == 0 || filemode.Normal(dg.Mode) != dg.Mode {
+		if d.Err() != nil || i >= count || int(i) <= last || size < 0 || size > skillmd.MaxSkillBytes || dg.Mode == 0 || filemode.Normal(dg.Mode) != dg.Mode {
 			return nil, fmt.Errorf("%w: digests", errBadIndex)
 		}
 		last = int(i)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 var (
@@ -32,7 +33,7 @@ func TestIndexCodec(t *testing.T) {
 	}), Digests: SortedDigests(map[string]Digest{
 		"alice/skills/a/SKILL.md": {Size: 42, Sum: sha256.Sum256([]byte("a")), Mode: 0o644},
 		"alice/skills/a/x.bin":    {Size: 0, Sum: sha256.Sum256(nil), Mode: 0o755},
-		"alice/skills/b/SKILL.md": {Size: 1 << 40, Sum: sha256.Sum256([]byte("b")), Mode: 0o644},
+		"alice/skills/b/SKILL.md": {Size: skillmd.MaxSkillBytes, Sum: sha256.Sum256([]byte("b")), Mode: 0o644},
 	})}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {
@@ -86,6 +87,11 @@ func TestIndexCodec(t *testing.T) {
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("digest of -1 bytes: err = %v", err)
 	}
+	// A size past what a hashed skill holds.
+	b, _ = encodeIndex(&Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Size: skillmd.MaxSkillBytes + 1, Mode: 0o644}}}}, aliceLayer)
+	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
+		t.Errorf("digest of more than MaxSkillBytes: err = %v", err)
+	}
 	// A mode other than the two a file is served with.
 	for _, mode := range []fs.FileMode{0, 0o600, 0o777} {
 		bad = &Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Mode: mode}}}}
@@ -108,7 +114,7 @@ func TestPersistedIndexBound(t *testing.T) {
 			Size: 1 << 62, ETag: strings.Repeat("e", 64) + "-10000", ModTime: time.Unix(1<<40, 999),
 		}})
 		x.Heads = append(x.Heads, Head{Key: key, Head: make([]byte, 64<<10)})
-		x.Digests = append(x.Digests, KeyDigest{Key: key, Digest: Digest{Size: 1 << 62, Mode: 0o755}})
+		x.Digests = append(x.Digests, KeyDigest{Key: key, Digest: Digest{Size: skillmd.MaxSkillBytes, Mode: 0o755}})
 	}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {

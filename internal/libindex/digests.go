@@ -25,10 +25,14 @@ import (
 // returned, or by its first bytes). It is of the version listed unless the
 // file was replaced between the listing and the read; then it is of the
 // bytes read (the next listing shows the new ETag, which is hashed again).
+//
+// Size is 32 bits, as a hashed file is within skillmd.MaxSkillBytes: with
+// the mode, a digest takes what it took without one (every user's index
+// holds one per file).
 type Digest struct {
-	Size int64
-	Sum  [sha256.Size]byte
+	Size int32
 	Mode fs.FileMode
+	Sum  [sha256.Size]byte
 }
 
 // digestBytes is the most one digest takes in an encoded index or in the
@@ -115,7 +119,7 @@ func (d *digestReader) fetch(ctx context.Context, tag string, objs []objstore.Ob
 			mu.Lock()
 			defer mu.Unlock()
 			out[o.Key] = dg
-			if keys[i] != "" && etag == o.ETag && dg.Size == o.Size { // the version listed
+			if keys[i] != "" && etag == o.ETag && int64(dg.Size) == o.Size { // the version listed
 				computed[keys[i]] = encodeDigest(dg)
 				// What Files.Binary would read the file's head for.
 				computed[sniffCacheKey(o.Key, o.ETag)] = sniffValue(binary)
@@ -151,9 +155,12 @@ func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, 
 		if err != nil {
 			return Digest{}, "", false, err
 		}
+		if whole && int64(len(data)) > skillmd.MaxSkillBytes {
+			return Digest{}, "", false, errGrown
+		}
 		if whole {
 			head := data[:min(len(data), textfile.SniffBytes)]
-			return Digest{Size: int64(len(data)), Sum: sha256.Sum256(data), Mode: filemode.Of(a.Mode, head)}, a.ETag, textfile.IsBinary(head, a.Size), nil
+			return Digest{Size: int32(len(data)), Sum: sha256.Sum256(data), Mode: filemode.Of(a.Mode, head)}, a.ETag, textfile.IsBinary(head, a.Size), nil
 		}
 		// Grown past what is cached since listed: streamed below.
 	}
@@ -171,7 +178,7 @@ func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, 
 	case n > skillmd.MaxSkillBytes:
 		return Digest{}, "", false, errGrown
 	}
-	dg = Digest{Size: n, Mode: filemode.Of(a.Mode, head.b)}
+	dg = Digest{Size: int32(n), Mode: filemode.Of(a.Mode, head.b)}
 	h.Sum(dg.Sum[:0])
 	return dg, a.ETag, textfile.IsBinary(head.b, n), nil
 }
@@ -192,7 +199,7 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 // encodeDigest is the cached form of a digest: the sum, then the size as a
 // varint and the mode as a uvarint.
 func encodeDigest(dg Digest) []byte {
-	b := binary.AppendVarint(append(make([]byte, 0, digestBytes), dg.Sum[:]...), dg.Size)
+	b := binary.AppendVarint(append(make([]byte, 0, digestBytes), dg.Sum[:]...), int64(dg.Size))
 	return binary.AppendUvarint(b, uint64(dg.Mode))
 }
 
@@ -204,13 +211,13 @@ func decodeDigest(b []byte) (Digest, bool) {
 	var dg Digest
 	copy(dg.Sum[:], b)
 	size, n := binary.Varint(b[sha256.Size:])
-	if n <= 0 || size < 0 {
+	if n <= 0 || size < 0 || size > skillmd.MaxSkillBytes {
 		return Digest{}, false
 	}
 	mode, m := binary.Uvarint(b[sha256.Size+n:])
 	if m <= 0 || sha256.Size+n+m != len(b) || filemode.Normal(fs.FileMode(mode)) != fs.FileMode(mode) || mode == 0 {
 		return Digest{}, false
 	}
-	dg.Size, dg.Mode = size, fs.FileMode(mode)
+	dg.Size, dg.Mode = int32(size), fs.FileMode(mode)
 	return dg, true
 }

@@ -93,7 +93,7 @@ func wantDigests(t *testing.T, x *Index, files map[string]string) {
 	for key, content := range files {
 		dg, ok := x.DigestOf(key)
 		// The test buckets record no mode: a file is executable by its "#!".
-		if want := (Digest{Size: int64(len(content)), Sum: sha256.Sum256([]byte(content)), Mode: filemode.Of(0, []byte(content))}); !ok || dg != want {
+		if want := (Digest{Size: int32(len(content)), Sum: sha256.Sum256([]byte(content)), Mode: filemode.Of(0, []byte(content))}); !ok || dg != want {
 			t.Errorf("digest of %s = %x (%d bytes, mode %#o, held %t), want %x (%d bytes, mode %#o)", key, dg.Sum, dg.Size, dg.Mode, ok, want.Sum, want.Size, want.Mode)
 		}
 	}

@@ -119,7 +119,7 @@ func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skillview.Deta
 		if err != nil {
 			return skillview.Detail{}, err
 		}
-		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256, Mode: mode})
+		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: int32(f.Size), SHA256: f.SHA256, Mode: mode})
 	}
 	sk := skillview.Skill{
 		Path: p.pinnedDir(v), Dir: dir(v.Category, v.Name), Folder: v.Name, Category: v.Category, Layer: layer, ETag: v.ID,

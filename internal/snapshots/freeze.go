@@ -125,7 +125,7 @@ func (s *Store) copyLayer(ctx context.Context, fl *Layer, x *libindex.Index) err
 		key := fl.Prefix + f.Rel
 		dg, hashed := x.DigestOf(key)
 		g.Go(func() error {
-			if hashed && dg.Size == f.Size {
+			if hashed && int64(dg.Size) == f.Size {
 				d := hex.EncodeToString(dg.Sum[:])
 				etag, ok := reusable(d)
 				if !ok && !complete {

@@ -27,7 +27,8 @@ becomes the skill folder: DIR/SKILL.md, DIR/scripts/..., so "skillctl push DIR" 
 DIR must not exist or be empty, unless --force (which overwrites files, never deletes).
 
 The archive is checked as it is unpacked: no absolute paths or "..", only files and folders (no
-links or devices), at most --max-bytes in total. Files keep their executable bit.`,
+links or devices), at most --max-bytes in total. Each file gets the mode the server recorded for it
+(0644 or 0755: as pushed or uploaded, else 0755 only for a file that starts with "#!").`,
 		Example: `  skillctl pull pdf ./pdf
   skillctl pull pdf ./pdf-prod --version production`,
 		Args:              cobra.ExactArgs(2),

@@ -198,7 +198,9 @@ export type ManifestFile = Message<"skillsvc.v1.ManifestFile"> & {
    * for a plain S3 upload from its object metadata "mode" (s3fs's decimal
    * st_mode such as 33261, or octal such as "100755" or "755"). A file with
    * no recorded mode is 0o644 unless it starts with "#!". ExportSkill's tar
-   * headers carry the same mode.
+   * headers carry the same mode. 0 only in a thread's library pinned before
+   * modes were recorded (its export then follows the "#!" rule), and in
+   * SkillVersion manifests of versions published before.
    *
    * @generated from field: uint32 mode = 4;
    */

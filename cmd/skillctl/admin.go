@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -122,8 +123,17 @@ func (a *app) adminPutCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
+			// The file's executable bit is recorded with it.
+			st, err := os.Stat(args[1])
+			if err != nil {
+				return usageErr(err)
+			}
+			mode := uint32(0o644)
+			if st.Mode()&0o111 != 0 {
+				mode = 0o755
+			}
 			return a.adminCall(cmd, true, func(ctx context.Context, c skillsvcv1.AdminServiceClient) (proto.Message, string, error) {
-				r, err := c.PutLibraryFile(ctx, &skillsvcv1.PutLibraryFileRequest{Library: a.libraryRef(), Path: args[0], Data: data, MustNotExist: mustNotExist})
+				r, err := c.PutLibraryFile(ctx, &skillsvcv1.PutLibraryFileRequest{Library: a.libraryRef(), Path: args[0], Data: data, MustNotExist: mustNotExist, Mode: mode})
 				return r, fmt.Sprintf("stored %s (%d bytes, etag %s)", inert(args[0]), r.GetSize(), inert(r.GetEtag())), err
 			})
 		},

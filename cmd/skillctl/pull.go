@@ -59,8 +59,8 @@ back. DIR must not exist or be empty, unless --force (which overwrites files, ne
 upstream, disabled, out of the scope): "skillctl sync DIR" does the same.
 
 The archive is checked as it is unpacked: no absolute paths or "..", only files and folders (no
-links or devices), at most --max-bytes in total, and each file gets the mode of its tar entry
-(0755 when executable, else 0644).`,
+links or devices), at most --max-bytes in total. Each file gets the mode the server recorded for it
+(0644 or 0755: as pushed or uploaded, else 0755 only for a file that starts with "#!").`,
 		Example: `  skillctl pull pdf ./pdf
   skillctl pull pdf ./pdf-prod --version production
   skillctl pull --all ~/.claude/skills                       # every skill you see, flat

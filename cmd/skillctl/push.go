@@ -128,6 +128,12 @@ func sendFile(stream publishStream, f localFile, bar *progressbar.ProgressBar) e
 	defer file.Close()
 	buf := make([]byte, chunkSize)
 	sent := int64(0)
+	// The file's mode as it is on disk goes with its first chunk: the
+	// server records it (only the executable bit counts).
+	mode := uint32(0o644)
+	if f.Exec {
+		mode = 0o755
+	}
 	for {
 		n, err := io.ReadFull(file, buf)
 		if n > 0 || sent == 0 {
@@ -137,10 +143,11 @@ func sendFile(stream publishStream, f localFile, bar *progressbar.ProgressBar) e
 				return usageErr(fmt.Errorf("%s changed while it was sent", f.Rel))
 			}
 			if e := stream.Send(&skillsvcv1.PublishSkillRequest{Msg: &skillsvcv1.PublishSkillRequest_Chunk{
-				Chunk: &skillsvcv1.FileChunk{Path: f.Rel, Data: buf[:n]}}}); e != nil {
+				Chunk: &skillsvcv1.FileChunk{Path: f.Rel, Data: buf[:n], Mode: mode}}}); e != nil {
 				return e
 			}
 			sent += int64(n)
+			mode = 0 // given once
 			if bar != nil {
 				bar.Add(n)
 			}

@@ -4,10 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
+	"github.com/skillsvc/skillsvc/internal/binrec"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 // An index is a compact binary record, in the shared cache and persisted in
@@ -26,15 +30,17 @@ import (
 //	heads   uvarint
 //	heads × { object number: uvarint; head: uvarint length + bytes }
 //	digests uvarint
-//	digests × { object number: uvarint; size: varint; sha256: 32 bytes }
+//	digests × { object number: uvarint; size: varint; sha256: 32 bytes;
+//	            mode: uvarint, 0o644 or 0o755 }
 //
 // Object numbers increase within each section. Keys are stored relative to
 // the prefix, so a record decoded for another library would list that
 // library's skills as the caller's own: the record names its library, and
 // a decoder for another refuses it (version 3 on; a record of version 2
 // named none). Version 4 added the digests, version 5 when the content
-// last changed (Index.Changed), which sets how often it is revalidated.
-const indexVersion = 5
+// last changed (Index.Changed), which sets how often it is revalidated,
+// version 6 each file's mode.
+const indexVersion = 6
 
 // minObjectBytes is the fewest bytes one encoded object takes; it bounds
 // the count a record may claim before anything is allocated.
@@ -79,9 +85,9 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 		case !ok:
 			return nil, fmt.Errorf("key %q is not under the listed prefix", o.Key)
 		}
-		b = appendString(b, rel)
+		b = binrec.AppendString(b, rel)
 		b = binary.AppendVarint(b, o.Size)
-		b = appendString(b, o.ETag)
+		b = binrec.AppendString(b, o.ETag)
 		var mod int64
 		if !o.ModTime.IsZero() {
 			mod = o.ModTime.UnixNano()
@@ -97,7 +103,7 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 			return nil, fmt.Errorf("a head of %q, which is not listed", h.Key)
 		}
 		b = binary.AppendUvarint(b, uint64(i))
-		b = appendString(b, string(h.Head))
+		b = binrec.AppendString(b, string(h.Head))
 	}
 	b = binary.AppendUvarint(b, uint64(len(x.Digests)))
 	for _, dg := range x.Digests {
@@ -106,8 +112,9 @@ func encodeIndex(x *Index, l Layer) ([]byte, error) {
 			return nil, fmt.Errorf("a digest of %q, which is not listed", dg.Key)
 		}
 		b = binary.AppendUvarint(b, uint64(i))
-		b = binary.AppendVarint(b, dg.Size)
+		b = binary.AppendVarint(b, int64(dg.Size))
 		b = append(b, dg.Sum[:]...)
+		b = binary.AppendUvarint(b, uint64(dg.Mode))
 	}
 	return b, nil
 }
@@ -128,21 +135,17 @@ func fromUnixNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-func appendString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
-}
-
 // appendLibrary names l in a record.
 func appendLibrary(b []byte, l Layer) []byte {
-	return appendString(appendString(b, l.Tag), l.Prefix)
+	return binrec.AppendString(binrec.AppendString(b, l.Tag), l.Prefix)
 }
 
-// library reads the name appendLibrary wrote and checks that it is l's.
-func (d *decoder) library(l Layer) error {
-	tag, prefix := d.string(), d.string()
+// readLibrary reads the name appendLibrary wrote and checks that it is l's.
+func readLibrary(d *binrec.Reader, l Layer) error {
+	tag, prefix := d.String(), d.String()
 	switch {
-	case d.err != nil:
-		return d.err
+	case d.Err() != nil:
+		return d.Err()
 	case tag != l.Tag || prefix != l.Prefix:
 		// The other library's name is for the operator's log only.
 		return fmt.Errorf("%w: %s (%q), not %s (%q)", errOtherLibrary, tag, prefix, l.Tag, l.Prefix)
@@ -156,67 +159,69 @@ func (d *decoder) library(l Layer) error {
 // malformed in any way.
 func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 	prefix := l.Prefix
-	d := decoder{b: b}
-	if v := d.byte(); d.err != nil {
+	d := binrec.NewReader(b, errBadIndex)
+	if v := d.Byte(); d.Err() != nil {
 		return nil, fmt.Errorf("%w: empty", errBadIndex)
 	} else if v != indexVersion {
 		return nil, fmt.Errorf("%w: version %d", errIndexVersion, v)
 	}
-	if err := d.library(l); err != nil {
+	if err := readLibrary(d, l); err != nil {
 		return nil, err
 	}
-	x := &Index{Gen: d.uint64(), Listed: time.Unix(0, d.varint())}
-	x.Changed = fromUnixNano(d.varint())
-	count := d.uvarint()
-	if d.err != nil || count > uint64(maxObjects) || count > uint64(len(d.b))/minObjectBytes {
+	x := &Index{Gen: d.Uint64(), Listed: time.Unix(0, d.Varint())}
+	x.Changed = fromUnixNano(d.Varint())
+	count := d.Uvarint()
+	if d.Err() != nil || count > uint64(maxObjects) || count > uint64(d.Len())/minObjectBytes {
 		return nil, fmt.Errorf("%w: header", errBadIndex)
 	}
 	x.Objs = make([]objstore.Object, count)
 	for i := range x.Objs {
 		o := &x.Objs[i]
-		if rel := d.string(); rel == sideRel && l.Side != "" {
+		if rel := d.String(); rel == sideRel && l.Side != "" {
 			o.Key = l.Side
 		} else {
 			o.Key = prefix + rel
 		}
-		o.Size = d.varint()
-		o.ETag = d.string()
-		if mod := d.varint(); mod != 0 {
+		o.Size = d.Varint()
+		o.ETag = d.String()
+		if mod := d.Varint(); mod != 0 {
 			o.ModTime = time.Unix(0, mod).UTC()
 		}
 	}
-	nheads := d.uvarint()
-	if d.err != nil || nheads > count {
+	nheads := d.Uvarint()
+	if d.Err() != nil || nheads > count {
 		return nil, fmt.Errorf("%w: objects", errBadIndex)
 	}
 	x.Heads = make([]Head, 0, nheads)
 	last := -1
 	for range nheads {
-		i := d.uvarint()
-		h := d.string()
-		if d.err != nil || i >= count || int(i) <= last {
+		i := d.Uvarint()
+		h := d.String()
+		if d.Err() != nil || i >= count || int(i) <= last {
 			return nil, fmt.Errorf("%w: heads", errBadIndex)
 		}
 		last = int(i)
 		x.Heads = append(x.Heads, Head{Key: x.Objs[i].Key, Head: []byte(h)})
 	}
-	ndigests := d.uvarint()
-	if d.err != nil || ndigests > count {
+	ndigests := d.Uvarint()
+	if d.Err() != nil || ndigests > count {
 		return nil, fmt.Errorf("%w: digests", errBadIndex)
 	}
 	x.Digests = make([]KeyDigest, 0, ndigests)
 	last = -1
 	for range ndigests {
-		i := d.uvarint()
-		dg := Digest{Size: d.varint()}
-		copy(dg.Sum[:], d.bytes(len(dg.Sum)))
-		if d.err != nil || i >= count || int(i) <= last || dg.Size < 0 {
+		i := d.Uvarint()
+		size := d.Varint()
+		dg := Digest{Size: int32(size)}
+		copy(dg.Sum[:], d.Bytes(len(dg.Sum)))
+		dg.Mode = fs.FileMode(d.Uvarint())
+		if d.Err() != nil || i >= count || int(i) <= last || size < 0 || size > skillmd.MaxSkillBytes || dg.Mode == 0 || filemode.Normal(dg.Mode) != dg.Mode {
 			return nil, fmt.Errorf("%w: digests", errBadIndex)
 		}
 		last = int(i)
 		x.Digests = append(x.Digests, KeyDigest{Key: x.Objs[i].Key, Digest: dg})
 	}
-	if d.err != nil || len(d.b) != 0 {
+	if d.Err() != nil || d.Len() != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", errBadIndex)
 	}
 	return x, nil
@@ -240,83 +245,13 @@ func encodeStamp(s Stamp, l Layer) []byte {
 // DecodeStamp reads a stamp written by encodeStamp for l, refusing one
 // written for another library (errOtherLibrary) or malformed.
 func DecodeStamp(b []byte, l Layer) (Stamp, error) {
-	d := decoder{b: b}
-	s := Stamp{Gen: d.uint64(), Listed: time.Unix(0, int64(d.uint64()))}
-	if err := d.library(l); err != nil {
+	d := binrec.NewReader(b, errBadIndex)
+	s := Stamp{Gen: d.Uint64(), Listed: time.Unix(0, int64(d.Uint64()))}
+	if err := readLibrary(d, l); err != nil {
 		return Stamp{}, err
 	}
-	if len(d.b) != 0 {
+	if d.Len() != 0 {
 		return Stamp{}, fmt.Errorf("%w: trailing bytes", errBadIndex)
 	}
 	return s, nil
-}
-
-// decoder reads a record; after the first error every read returns zero.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail() { d.err, d.b = errBadIndex, nil }
-
-func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
-		d.fail()
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *decoder) uint64() uint64 {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// bytes returns the next n bytes, which stay part of the record.
-func (d *decoder) bytes(n int) []byte {
-	if n > len(d.b) {
-		d.fail()
-		return nil
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) string() string {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
 }

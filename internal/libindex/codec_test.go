@@ -3,12 +3,14 @@ package libindex
 import (
 	"crypto/sha256"
 	"errors"
+	"io/fs"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
 var (
@@ -29,9 +31,9 @@ func TestIndexCodec(t *testing.T) {
 		"alice/skills/a/SKILL.md": []byte("---\nname: a\n---\n"),
 		"alice/skills/b/SKILL.md": {},
 	}), Digests: SortedDigests(map[string]Digest{
-		"alice/skills/a/SKILL.md": {Size: 42, Sum: sha256.Sum256([]byte("a"))},
-		"alice/skills/a/x.bin":    {Size: 0, Sum: sha256.Sum256(nil)},
-		"alice/skills/b/SKILL.md": {Size: 1 << 40, Sum: sha256.Sum256([]byte("b"))},
+		"alice/skills/a/SKILL.md": {Size: 42, Sum: sha256.Sum256([]byte("a")), Mode: 0o644},
+		"alice/skills/a/x.bin":    {Size: 0, Sum: sha256.Sum256(nil), Mode: 0o755},
+		"alice/skills/b/SKILL.md": {Size: skillmd.MaxSkillBytes, Sum: sha256.Sum256([]byte("b")), Mode: 0o644},
 	})}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {
@@ -66,24 +68,37 @@ func TestIndexCodec(t *testing.T) {
 		t.Errorf("head of object 9 of 1: err = %v", err)
 	}
 	// A digest naming an object past the count, and two digests of one.
-	bad = &Index{Objs: x.Objs[:2], Digests: []KeyDigest{{Key: x.Objs[0].Key}}}
+	bad = &Index{Objs: x.Objs[:2], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Mode: 0o644}}}}
 	b, _ = encodeIndex(bad, aliceLayer)
-	at := len(b) - sha256.Size - 2 // the digest's object number, before its size
+	at := len(b) - sha256.Size - 4 // the digest's object number, before its size (and after it the mode's 2 bytes)
 	b[at] = 9
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("digest of object 9 of 2: err = %v", err)
 	}
-	bad.Digests = append(bad.Digests, KeyDigest{Key: x.Objs[1].Key})
+	bad.Digests = append(bad.Digests, KeyDigest{Key: x.Objs[1].Key, Digest: Digest{Mode: 0o644}})
 	b, _ = encodeIndex(bad, aliceLayer)
-	b[len(b)-sha256.Size-2] = 0 // the second digest's object number
+	b[len(b)-sha256.Size-4] = 0 // the second digest's object number
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("two digests of object 0: err = %v", err)
 	}
 	// A negative size.
-	bad = &Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Size: -1}}}}
+	bad = &Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Size: -1, Mode: 0o644}}}}
 	b, _ = encodeIndex(bad, aliceLayer)
 	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
 		t.Errorf("digest of -1 bytes: err = %v", err)
+	}
+	// A size past what a hashed skill holds.
+	b, _ = encodeIndex(&Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Size: skillmd.MaxSkillBytes + 1, Mode: 0o644}}}}, aliceLayer)
+	if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
+		t.Errorf("digest of more than MaxSkillBytes: err = %v", err)
+	}
+	// A mode other than the two a file is served with.
+	for _, mode := range []fs.FileMode{0, 0o600, 0o777} {
+		bad = &Index{Objs: x.Objs[:1], Digests: []KeyDigest{{Key: x.Objs[0].Key, Digest: Digest{Mode: mode}}}}
+		b, _ = encodeIndex(bad, aliceLayer)
+		if _, err := DecodeIndex(b, aliceLayer, 10); !errors.Is(err, errBadIndex) {
+			t.Errorf("digest of mode %#o: err = %v", mode, err)
+		}
 	}
 }
 
@@ -99,7 +114,7 @@ func TestPersistedIndexBound(t *testing.T) {
 			Size: 1 << 62, ETag: strings.Repeat("e", 64) + "-10000", ModTime: time.Unix(1<<40, 999),
 		}})
 		x.Heads = append(x.Heads, Head{Key: key, Head: make([]byte, 64<<10)})
-		x.Digests = append(x.Digests, KeyDigest{Key: key, Digest: Digest{Size: 1 << 62}})
+		x.Digests = append(x.Digests, KeyDigest{Key: key, Digest: Digest{Size: skillmd.MaxSkillBytes, Mode: 0o755}})
 	}
 	b, err := encodeIndex(x, aliceLayer)
 	if err != nil {

@@ -6,30 +6,38 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"io/fs"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/textfile"
 )
 
-// Digest is the sha256 of a file's bytes as read, and how many there were.
-// It is of the version listed unless the file was replaced between the
-// listing and the read; then it is of the bytes read (the next listing
-// shows the new ETag, which is hashed again).
+// Digest is the sha256 of a file's bytes as read, how many there were, and
+// the mode the file is served with (filemode.Of: the one the same read
+// returned, or by its first bytes). It is of the version listed unless the
+// file was replaced between the listing and the read; then it is of the
+// bytes read (the next listing shows the new ETag, which is hashed again).
+//
+// Size is 32 bits, as a hashed file is within skillmd.MaxSkillBytes: with
+// the mode, a digest takes what it took without one (every user's index
+// holds one per file).
 type Digest struct {
-	Size int64
+	Size int32
+	Mode fs.FileMode
 	Sum  [sha256.Size]byte
 }
 
 // digestBytes is the most one digest takes in an encoded index or in the
-// cache: its object number, its size and the sum.
-const digestBytes = sha256.Size + 2*binary.MaxVarintLen64
+// cache: its object number, its size, the sum and the mode.
+const digestBytes = sha256.Size + 2*binary.MaxVarintLen64 + binary.MaxVarintLen32
 
 // hashed reports whether an index holds the digests of a skill's files:
 // only of a skill within the MCP extension's limits, so no build reads
@@ -72,7 +80,7 @@ func (d *digestReader) fetch(ctx context.Context, tag string, objs []objstore.Ob
 	var named []string
 	for i, o := range objs {
 		if o.ETag != "" {
-			keys[i] = digestCacheKey(tag, o.Key, o.ETag)
+			keys[i] = digestCacheKey(tag, o.Key, listedVersion(o))
 			named = append(named, keys[i])
 		}
 	}
@@ -111,7 +119,7 @@ func (d *digestReader) fetch(ctx context.Context, tag string, objs []objstore.Ob
 			mu.Lock()
 			defer mu.Unlock()
 			out[o.Key] = dg
-			if keys[i] != "" && etag == o.ETag && dg.Size == o.Size { // the version listed
+			if keys[i] != "" && etag == o.ETag && int64(dg.Size) == o.Size { // the version listed
 				computed[keys[i]] = encodeDigest(dg)
 				// What Files.Binary would read the file's head for.
 				computed[sniffCacheKey(o.Key, o.ETag)] = sniffValue(binary)
@@ -147,8 +155,12 @@ func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, 
 		if err != nil {
 			return Digest{}, "", false, err
 		}
+		if whole && int64(len(data)) > skillmd.MaxSkillBytes {
+			return Digest{}, "", false, errGrown
+		}
 		if whole {
-			return Digest{Size: int64(len(data)), Sum: sha256.Sum256(data)}, a.ETag, textfile.IsBinary(data[:min(len(data), textfile.SniffBytes)], a.Size), nil
+			head := data[:min(len(data), textfile.SniffBytes)]
+			return Digest{Size: int32(len(data)), Sum: sha256.Sum256(data), Mode: filemode.Of(a.Mode, head)}, a.ETag, textfile.IsBinary(head, a.Size), nil
 		}
 		// Grown past what is cached since listed: streamed below.
 	}
@@ -166,7 +178,7 @@ func (d *digestReader) read(ctx context.Context, o objstore.Object) (dg Digest, 
 	case n > skillmd.MaxSkillBytes:
 		return Digest{}, "", false, errGrown
 	}
-	dg = Digest{Size: n}
+	dg = Digest{Size: int32(n), Mode: filemode.Of(a.Mode, head.b)}
 	h.Sum(dg.Sum[:0])
 	return dg, a.ETag, textfile.IsBinary(head.b, n), nil
 }
@@ -185,9 +197,10 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 }
 
 // encodeDigest is the cached form of a digest: the sum, then the size as a
-// varint.
+// varint and the mode as a uvarint.
 func encodeDigest(dg Digest) []byte {
-	return binary.AppendVarint(append(make([]byte, 0, digestBytes), dg.Sum[:]...), dg.Size)
+	b := binary.AppendVarint(append(make([]byte, 0, digestBytes), dg.Sum[:]...), int64(dg.Size))
+	return binary.AppendUvarint(b, uint64(dg.Mode))
 }
 
 // decodeDigest reads encodeDigest's form; anything else is a miss.
@@ -198,9 +211,13 @@ func decodeDigest(b []byte) (Digest, bool) {
 	var dg Digest
 	copy(dg.Sum[:], b)
 	size, n := binary.Varint(b[sha256.Size:])
-	if n <= 0 || sha256.Size+n != len(b) || size < 0 {
+	if n <= 0 || size < 0 || size > skillmd.MaxSkillBytes {
 		return Digest{}, false
 	}
-	dg.Size = size
+	mode, m := binary.Uvarint(b[sha256.Size+n:])
+	if m <= 0 || sha256.Size+n+m != len(b) || filemode.Normal(fs.FileMode(mode)) != fs.FileMode(mode) || mode == 0 {
+		return Digest{}, false
+	}
+	dg.Size, dg.Mode = int32(size), fs.FileMode(mode)
 	return dg, true
 }

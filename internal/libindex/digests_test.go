@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -91,8 +92,9 @@ func wantDigests(t *testing.T, x *Index, files map[string]string) {
 	t.Helper()
 	for key, content := range files {
 		dg, ok := x.DigestOf(key)
-		if want := (Digest{Size: int64(len(content)), Sum: sha256.Sum256([]byte(content))}); !ok || dg != want {
-			t.Errorf("digest of %s = %x (%d bytes, held %t), want %x (%d bytes)", key, dg.Sum, dg.Size, ok, want.Sum, want.Size)
+		// The test buckets record no mode: a file is executable by its "#!".
+		if want := (Digest{Size: int32(len(content)), Sum: sha256.Sum256([]byte(content)), Mode: filemode.Of(0, []byte(content))}); !ok || dg != want {
+			t.Errorf("digest of %s = %x (%d bytes, mode %#o, held %t), want %x (%d bytes, mode %#o)", key, dg.Sum, dg.Size, dg.Mode, ok, want.Sum, want.Size, want.Mode)
 		}
 	}
 	if len(x.Digests) != len(files) {

@@ -3,7 +3,9 @@ package libindex
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
+	"io/fs"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -70,10 +72,11 @@ func (f *Files) Open(ctx context.Context, o objstore.Object, offset, length int6
 	return io.NopCloser(bytes.NewReader(data)), a, nil
 }
 
-// read returns the content of o, a cacheable file, and its attributes;
-// whole is false when the stored file has grown past what is cached.
+// read returns the content of o, a cacheable file, and its attributes
+// (with the mode a read returns: cached with the content, 2 bytes before
+// it); whole is false when the stored file has grown past what is cached.
 func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a objstore.Attributes, whole bool, err error) {
-	key := fileCacheKey(o.Key, o.ETag)
+	key := fileCacheKey(o.Key, listedVersion(o))
 	hits, err := f.cache.Fetch(ctx, []string{key})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -81,9 +84,9 @@ func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		}
 		f.cacheLog.Failed(ctx, "fetching a skill file", err)
 	}
-	if data, ok := hits[key]; ok && int64(len(data)) == o.Size {
+	if data, a, ok := cachedFile(hits[key], o); ok {
 		f.metrics.Files.WithLabelValues("hit").Inc()
-		return data, o.Attributes, true, nil
+		return data, a, true, nil
 	}
 	f.metrics.Files.WithLabelValues("miss").Inc()
 	type read struct {
@@ -96,8 +99,8 @@ func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		// A read that just ended may have filled the cache after this
 		// caller missed it.
 		if hits, err := f.cache.Fetch(rctx, []string{key}); err == nil {
-			if data, ok := hits[key]; ok && int64(len(data)) == o.Size {
-				return read{data, o.Attributes}, nil
+			if data, a, ok := cachedFile(hits[key], o); ok {
+				return read{data, a}, nil
 			}
 		}
 		rc, a, err := f.bucket.Get(rctx, o.Key)
@@ -107,12 +110,14 @@ func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		defer rc.Close()
 		// The file may have grown since it was listed: never read more
 		// than a cacheable file holds.
-		data, err := io.ReadAll(io.LimitReader(rc, f.maxBytes+1))
-		if err != nil {
+		var buf bytes.Buffer
+		buf.Write(binary.BigEndian.AppendUint16(nil, uint16(a.Mode.Perm())))
+		if _, err := buf.ReadFrom(io.LimitReader(rc, f.maxBytes+1)); err != nil {
 			return nil, err
 		}
+		data := buf.Bytes()[2:]
 		if a.ETag == o.ETag && int64(len(data)) == a.Size {
-			if err := f.cache.Store(rctx, map[string][]byte{key: data}, f.ttl); err != nil {
+			if err := f.cache.Store(rctx, map[string][]byte{key: buf.Bytes()}, f.ttl); err != nil {
 				f.cacheLog.Failed(rctx, "storing a skill file", err)
 			}
 		}
@@ -132,6 +137,16 @@ func (f *Files) read(ctx context.Context, o objstore.Object) (data []byte, a obj
 		// A read cut at maxBytes (the file grew) is not the whole file.
 		return r.data, r.a, int64(len(r.data)) == r.a.Size, nil
 	}
+}
+
+// cachedFile reads a cached file of o: its mode, then its content.
+func cachedFile(v []byte, o objstore.Object) ([]byte, objstore.Attributes, bool) {
+	if int64(len(v)) != o.Size+2 {
+		return nil, objstore.Attributes{}, false
+	}
+	a := o.Attributes
+	a.Mode = fs.FileMode(binary.BigEndian.Uint16(v)).Perm()
+	return v[2:], a, true
 }
 
 // Getter reads o through the cache as a textfile.Getter.

@@ -33,7 +33,7 @@ func testIndex(l Layer, n int) *Index {
 		for _, f := range []string{"SKILL.md", "references/guide.md"} {
 			k := fmt.Sprintf("%scat-%02d/skill-%04d/%s", l.Prefix, i%20, i, f)
 			x.Objs = append(x.Objs, objstore.Object{Key: k, Attributes: objstore.Attributes{Size: 3000, ETag: fmt.Sprintf("%032x", i), ModTime: time.Now()}})
-			x.Digests = append(x.Digests, KeyDigest{Key: k, Digest: Digest{Size: 3000, Sum: sha256.Sum256([]byte(k))}})
+			x.Digests = append(x.Digests, KeyDigest{Key: k, Digest: Digest{Size: 3000, Sum: sha256.Sum256([]byte(k)), Mode: 0o644}})
 			if f == "SKILL.md" {
 				x.Heads = append(x.Heads, Head{Key: k, Head: fmt.Appendf(nil, "---\nname: skill-%04d\ndescription: Skill %04d; extracts, converts and summarizes documents of its kind.\nlicense: Apache-2.0\n---\n", i, i)})
 			}

@@ -3,7 +3,10 @@ package libindex
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/objstore"
 )
 
 // Keys in the shared cache. The user (or SharedTag for the organization's
@@ -13,12 +16,12 @@ import (
 // same shape (skills.settingsCacheKey).
 const (
 	SharedTag      = "_shared" // never a user ID, which starts with a letter or digit
-	indexKeySpace  = "skills:v5:index:"
-	stampKeySpace  = "skills:v5:stamp:"
-	lockKeySpace   = "skills:v5:revalidate:"
+	indexKeySpace  = "skills:v6:index:"
+	stampKeySpace  = "skills:v6:stamp:"
+	lockKeySpace   = "skills:v6:revalidate:"
 	headKeySpace   = "skills:v1:head:"
-	digestKeySpace = "skills:v1:digest:"
-	fileKeySpace   = "skills:v1:file:"
+	digestKeySpace = "skills:v2:digest:" // v2: with the file's mode
+	fileKeySpace   = "skills:v2:file:"   // v2: the mode, then the content
 	sniffKeySpace  = "skills:v1:sniff:"
 )
 
@@ -47,6 +50,17 @@ func contentKey(space, key, etag string) string {
 // be 1 KiB long, so the key is a hash: bounded, whatever the key holds.
 func headCacheKey(tag, key, etag string) string   { return versionKey(headKeySpace, tag, key, etag) }
 func digestCacheKey(tag, key, etag string) string { return versionKey(digestKeySpace, tag, key, etag) }
+
+// listedVersion names the version of o its listing shows, for the caches
+// that hold what a read of it returns besides its bytes (its mode): the
+// ETag and the listed time, which a write of the same bytes with another
+// mode changes although the ETag stays.
+func listedVersion(o objstore.Object) string {
+	if o.ModTime.IsZero() {
+		return o.ETag
+	}
+	return o.ETag + "\x00" + strconv.FormatInt(o.ModTime.UnixNano(), 10)
+}
 
 func versionKey(space, tag, key, etag string) string {
 	sum := sha256.Sum256([]byte(key + "\x00" + etag))

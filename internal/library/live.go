@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -204,7 +205,9 @@ func (p *Publisher) writeLive(ctx context.Context, l layout.LibraryRef, rec vers
 			return nil, err
 		}
 		if err := again(ctx, func() error {
-			_, err := p.bucket.Put(ctx, base+f.Rel, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{})
+			// The mode recorded with the version (by the shebang rule for a
+			// record older than modes) goes with the file.
+			_, err := p.bucket.Put(ctx, base+f.Rel, bytes.NewReader(b), int64(len(b)), objstore.PutOptions{Mode: filemode.Of(f.Mode, b)})
 			return err
 		}); err != nil {
 			return nil, err

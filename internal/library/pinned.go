@@ -2,17 +2,18 @@ package library
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -114,13 +115,31 @@ func (p *Publisher) pinnedDetail(ctx context.Context, v Version) (skillview.Deta
 	}
 	m := &skillview.Manifest{TotalBytes: v.TotalBytes, FileCount: len(v.Files), Digest: v.ID}
 	for _, f := range v.Files {
-		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: f.Size, SHA256: f.SHA256})
+		mode, err := p.pinnedMode(ctx, v, f)
+		if err != nil {
+			return skillview.Detail{}, err
+		}
+		m.Files = append(m.Files, skillview.ManifestFile{Path: p.pinnedDir(v) + "/" + f.Rel, Size: int32(f.Size), SHA256: f.SHA256, Mode: mode})
 	}
 	sk := skillview.Skill{
 		Path: p.pinnedDir(v), Dir: dir(v.Category, v.Name), Folder: v.Name, Category: v.Category, Layer: layer, ETag: v.ID,
 		Manifest: m, Frontmatter: fm, Problems: problems,
 	}
 	return skillview.Detail{Skill: sk, Raw: string(raw), Body: body}, nil
+}
+
+// pinnedMode is the mode f of version v is served with: the one recorded
+// at publish, or for a version recorded before modes were, by the shebang
+// rule on its bytes.
+func (p *Publisher) pinnedMode(ctx context.Context, v Version, f skillmd.FileDigest) (fs.FileMode, error) {
+	if f.Mode != 0 {
+		return filemode.Normal(f.Mode), nil
+	}
+	data, err := p.ReadFile(ctx, v, f.Rel)
+	if err != nil {
+		return 0, err
+	}
+	return filemode.Of(0, data), nil
 }
 
 // GetPinned is GetSkill of the version of ref the caller id names: its
@@ -224,7 +243,8 @@ func (p *Publisher) ReadPinned(ctx context.Context, a Actor, id mounts.Caller, r
 }
 
 // ExportPinned writes the version as ExportSkill's archive to w: entries
-// <name>/<path>, scripts and "#!" files executable.
+// <name>/<path>, each with the mode recorded at publish (by the shebang
+// rule for a version recorded before modes were).
 func (p *Publisher) ExportPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version string, w io.Writer) error {
 	v, err := p.pinned(ctx, a, id, ref, version)
 	if err != nil {
@@ -237,11 +257,8 @@ func (p *Publisher) ExportPinned(ctx context.Context, a Actor, id mounts.Caller,
 		if err != nil {
 			return err
 		}
-		mode := int64(0o644)
-		if strings.HasPrefix(f.Rel, "scripts/") || bytes.HasPrefix(data, []byte("#!")) {
-			mode = 0o755
-		}
-		hdr := &tar.Header{Name: v.Name + "/" + f.Rel, Mode: mode, Size: int64(len(data)), ModTime: v.Created, Typeflag: tar.TypeReg}
+		mode := filemode.Of(f.Mode, data)
+		hdr := &tar.Header{Name: v.Name + "/" + f.Rel, Mode: int64(mode), Size: int64(len(data)), ModTime: v.Created, Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}

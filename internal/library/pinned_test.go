@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"io/fs"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -24,8 +27,9 @@ func TestPinnedReads(t *testing.T) {
 		ctx := t.Context()
 		e := newEnv(t, newBucket(t), nil)
 		id := caller(t, "alice")
-		v1, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "pdf", Files: folder("pdf", "Read PDFs.",
-			"reference.md", "see here", "data.bin", "a\x00b", "scripts/run.sh", "echo hi")})
+		files := folder("pdf", "Read PDFs.", "reference.md", "see here", "data.bin", "a\x00b", "scripts/run.sh", "echo hi")
+		files[3].Mode = 0o755 // recorded: executable without a shebang
+		v1, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "pdf", Files: files})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,6 +51,13 @@ func TestPinnedReads(t *testing.T) {
 		}
 		if len(binary) != 3 || !binary["data.bin"] || binary["reference.md"] || binary["scripts/run.sh"] {
 			t.Fatalf("pinned files = %+v", d.Files)
+		}
+		listed := map[string]fs.FileMode{}
+		for _, f := range d.Manifest.Files {
+			listed[strings.TrimPrefix(f.Path, mount+"/pdf/")] = f.Mode
+		}
+		if want := map[string]fs.FileMode{"SKILL.md": 0o644, "reference.md": 0o644, "data.bin": 0o644, "scripts/run.sh": 0o755}; !reflect.DeepEqual(listed, want) {
+			t.Fatalf("pinned manifest modes = %v, want %v", listed, want)
 		}
 
 		text, vpath, err := e.pub.ReadPinned(ctx, alice, id, "pdf", v1.Version.ID, "reference")

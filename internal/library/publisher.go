@@ -21,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -482,7 +483,7 @@ func recordOf(req PublishRequest, a Actor, now time.Time) versions.Record {
 	fds := make([]skillmd.FileDigest, len(req.Files))
 	var total int64
 	for i, f := range req.Files {
-		fds[i] = skillmd.FileDigest{Rel: f.Path, Size: int64(len(f.Data)), SHA256: string(blobs.Of(f.Data))}
+		fds[i] = skillmd.FileDigest{Rel: f.Path, Size: int64(len(f.Data)), SHA256: string(blobs.Of(f.Data)), Mode: filemode.Of(f.Mode, f.Data)}
 		total += int64(len(f.Data))
 	}
 	slices.SortFunc(fds, func(x, y skillmd.FileDigest) int { return strings.Compare(x.Rel, y.Rel) })

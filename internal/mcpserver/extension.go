@@ -226,7 +226,7 @@ func (s *identityServer) entry(sk *skillview.Skill) *skillEntry {
 	files := manifestFiles(sk)
 	resources := make([]skillResource, len(files))
 	for i, f := range files {
-		resources[i] = skillResource{URI: s.uriOf(f.Path), Digest: "sha256:" + f.SHA256, Size: f.Size}
+		resources[i] = skillResource{URI: s.uriOf(f.Path), Digest: "sha256:" + f.SHA256, Size: int64(f.Size)}
 	}
 	fm := json.RawMessage(sk.JSON)
 	if len(fm) == 0 {

@@ -95,7 +95,7 @@ func (s *identityServer) manifestResource(sk *skillview.Skill) *mcp.Resource {
 	r := &mcp.Resource{URI: s.uriOf(manifest), Name: fm.Name, Description: fm.Description, MIMEType: mimeType(manifest)}
 	for _, f := range manifestFiles(sk) {
 		if f.Path == manifest {
-			r.Size = f.Size
+			r.Size = int64(f.Size)
 		}
 	}
 	return r
@@ -205,7 +205,7 @@ func childrenOf(dir string, files []skillview.ManifestFile) ([]dirChild, bool) {
 		seen[name] = true
 		c := dirChild{name: name, dir: nested}
 		if !nested {
-			c.size = f.Size
+			c.size = int64(f.Size)
 		}
 		children = append(children, c)
 	}

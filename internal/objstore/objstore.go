@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -57,6 +58,12 @@ type Attributes struct {
 	Size    int64
 	ETag    string // opaque, without surrounding quotes
 	ModTime time.Time
+	// Mode is the file's recorded permission bits (fs.FileMode.Perm), 0
+	// when none is recorded. A read (Get, GetRange, Stat) returns it; a
+	// listing does not: S3 returns no object metadata in a LIST. The S3
+	// backend keeps it in the object metadata ModeMetadataKey, the local
+	// backend as the file's own mode.
+	Mode fs.FileMode
 }
 
 // Object is one entry of a listing.
@@ -71,6 +78,9 @@ type PutOptions struct {
 	IfMatch string
 	// IfNoneMatch makes the write succeed only when the key does not exist.
 	IfNoneMatch bool
+	// Mode, when not 0, is the permission bits to record with the object
+	// (see Attributes.Mode).
+	Mode fs.FileMode
 }
 
 // ListOptions selects one page of a listing.

@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
+	"io/fs"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -53,7 +55,7 @@ func library(r *skillsvcv1.LibraryRef) layout.LibraryRef {
 // PutLibraryFile implements AdminService.
 func (a *Admin) PutLibraryFile(ctx context.Context, req *skillsvcv1.PutLibraryFileRequest) (*skillsvcv1.PutLibraryFileResponse, error) {
 	attrs, err := a.catalog.PutLibraryFile(ctx, library(req.GetLibrary()), req.GetPath(), req.GetData(),
-		objstore.PutOptions{IfMatch: req.GetIfMatch(), IfNoneMatch: req.GetMustNotExist()})
+		objstore.PutOptions{IfMatch: req.GetIfMatch(), IfNoneMatch: req.GetMustNotExist(), Mode: filemode.Normal(fs.FileMode(req.GetMode()).Perm())})
 	if err != nil {
 		return nil, err
 	}

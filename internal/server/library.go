@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -146,12 +147,18 @@ func receiveFolder(stream skillsvcv1.LibraryService_PublishSkillServer, mem *ver
 		// What the folder holds is charged as allocated: appending
 		// grows a file's buffer up to twice its bytes.
 		var grew int
+		// The mode is the first chunk's that gives one; only its
+		// executable bit counts (filemode.Of).
+		mode := fs.FileMode(c.GetMode()).Perm()
 		if last := len(files) - 1; last >= 0 && files[last].Path == c.GetPath() {
 			before := cap(files[last].Data)
 			files[last].Data = append(files[last].Data, c.GetData()...)
 			grew = cap(files[last].Data) - before
+			if files[last].Mode == 0 {
+				files[last].Mode = mode
+			}
 		} else {
-			files = append(files, skillmd.File{Path: c.GetPath(), Data: c.GetData()})
+			files = append(files, skillmd.File{Path: c.GetPath(), Data: c.GetData(), Mode: mode})
 			grew = cap(c.GetData())
 		}
 		if err := mem.Take(stream.Context(), int64(grew)); err != nil {
@@ -365,7 +372,7 @@ func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion
 	if withManifest {
 		m := &skillsvcv1.SkillManifest{TotalBytes: v.TotalBytes, FileCount: int32(len(v.Files))}
 		for _, f := range v.Files {
-			m.Files = append(m.Files, &skillsvcv1.ManifestFile{Path: f.Rel, Size: f.Size, Sha256: f.SHA256})
+			m.Files = append(m.Files, &skillsvcv1.ManifestFile{Path: f.Rel, Size: f.Size, Sha256: f.SHA256, Mode: uint32(f.Mode)})
 		}
 		out.Manifest = m
 	}

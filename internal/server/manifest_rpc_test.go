@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"slices"
@@ -33,6 +34,7 @@ func pdfManifest(t *testing.T) *skillsvcv1.SkillManifest {
 		sum := sha256.Sum256([]byte(files[k]))
 		m.Files = append(m.Files, &skillsvcv1.ManifestFile{
 			Path: "/skills/docs/pdf/" + strings.TrimPrefix(k, prefix), Size: int64(len(files[k])), Sha256: hex.EncodeToString(sum[:]),
+			Mode: uint32(filemode.Of(0, []byte(files[k]))), // stored without a mode
 		})
 		m.TotalBytes += int64(len(files[k]))
 	}

@@ -95,7 +95,7 @@ func manifestProto(m *skillview.Manifest) *skillsvcv1.SkillManifest {
 	out := &skillsvcv1.SkillManifest{TotalBytes: m.TotalBytes, FileCount: int32(m.FileCount), OverLimits: m.OverLimits}
 	out.Files = make([]*skillsvcv1.ManifestFile, len(m.Files))
 	for i, f := range m.Files {
-		out.Files[i] = &skillsvcv1.ManifestFile{Path: f.Path, Size: f.Size, Sha256: f.SHA256}
+		out.Files[i] = &skillsvcv1.ManifestFile{Path: f.Path, Size: int64(f.Size), Sha256: f.SHA256, Mode: uint32(f.Mode)}
 	}
 	return out
 }

@@ -567,7 +567,7 @@ func TestExportSkill(t *testing.T) {
 			"pdf/SKILL.md":           "0644 " + skillstest.SkillMD("pdf", pdfDesc, pdfBody),
 			"pdf/logo.png":           "0644 " + pngHeader,
 			"pdf/reference.md":       "0644 # Reference\n",
-			"pdf/scripts/extract.py": "0755 print('pdf')\n",
+			"pdf/scripts/extract.py": "0644 print('pdf')\n", // no mode recorded, no "#!": under scripts/ is no reason
 		}},
 		{"shared skill by path", "/skills/git/commit", map[string]string{
 			"commit/SKILL.md": "0644 " + skillstest.SkillMD("commit", "Write commit messages.", "# Commit\n"),

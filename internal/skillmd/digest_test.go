@@ -27,9 +27,16 @@ func TestManifestDigest(t *testing.T) {
 		"dropped": {a},
 		// Fields are separated, so moving bytes between them changes it.
 		"shifted": {a, {Rel: "scripts/run.py3", Size: 0, SHA256: "bb"}},
+		// A mode alone: an executable file's line is marked.
+		"executable": {a, {Rel: "scripts/run.py", Size: 3, SHA256: "bb", Mode: 0o755}},
 	} {
 		if skillmd.ManifestDigest(files) == d {
 			t.Errorf("%s: same digest", name)
 		}
+	}
+	// A regular file's mode changes nothing: folders without executable
+	// files keep the ids they had before modes were recorded.
+	if got := skillmd.ManifestDigest([]skillmd.FileDigest{{Rel: "SKILL.md", Size: 10, SHA256: "aa", Mode: 0o644}, {Rel: "scripts/run.py", Size: 3, SHA256: "bb", Mode: 0o644}}); got != d {
+		t.Errorf("regular modes: digest %s, want %s", got, d)
 	}
 }

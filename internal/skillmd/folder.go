@@ -2,6 +2,7 @@ package skillmd
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -70,6 +71,9 @@ type File struct {
 	// its head (or nothing): no rule reads a file other than SKILL.md,
 	// so a client checking a folder on disk need not read the others.
 	Size int64
+	// Mode is the file's permission bits as its author gave them (0: not
+	// given); see filemode.Of for the mode it is served with.
+	Mode fs.FileMode
 }
 
 // size is the file's length.

@@ -52,11 +52,11 @@ type Materialized struct {
 // and returns its directory. The content is addressed by its manifest
 // digest, so a directory that exists holds the right files: it is not
 // fetched again, only checked cheaply (every manifest file there with its
-// size; a directory failing that is removed and fetched anew). A fetch
-// unpacks the export into a temporary directory, checks every file's size
-// and sha256 against the manifest (and that no other file exists), makes
-// the files read-only and publishes the directory by renaming it: a
-// mismatch is ErrVerify and nothing is kept.
+// size and executable bit; a directory failing that is removed and fetched
+// anew). A fetch unpacks the export into a temporary directory, checks
+// every file's size, sha256 and executable bit against the manifest (and
+// that no other file exists), makes the files read-only and publishes the
+// directory by renaming it: a mismatch is ErrVerify and nothing is kept.
 func (r *Runner) Materialize(ctx context.Context, skill, version string) (*Materialized, error) {
 	resp, err := r.Skills.GetSkill(ctx, &skillsvcv1.GetSkillRequest{Path: skill, Version: version})
 	if err != nil {
@@ -174,6 +174,9 @@ func verify(dir string, files map[string]*skillsvcv1.ManifestFile) error {
 		if n != want.GetSize() || hex.EncodeToString(h.Sum(nil)) != want.GetSha256() {
 			return fmt.Errorf("%s differs from the manifest (%d bytes, want %d with sha256 %s)", rel, n, want.GetSize(), want.GetSha256())
 		}
+		if !modeMatches(d, want) {
+			return fmt.Errorf("%s has mode %#o in the export, the manifest lists %#o", rel, modeOf(d), want.GetMode())
+		}
 		seen++
 		return nil
 	})
@@ -196,11 +199,27 @@ func verify(dir string, files map[string]*skillsvcv1.ManifestFile) error {
 func sizesMatch(dir string, files map[string]*skillsvcv1.ManifestFile) bool {
 	for rel, f := range files {
 		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil || !st.Mode().IsRegular() || st.Size() != f.GetSize() {
+		if err != nil || !st.Mode().IsRegular() || st.Size() != f.GetSize() || !modeMatches(fs.FileInfoToDirEntry(st), f) {
 			return false
 		}
 	}
 	return true
+}
+
+// modeMatches reports whether the file d is executable exactly when the
+// manifest says so (a manifest without a mode, from a snapshot pinned
+// before modes were recorded, says nothing). Only the executable bit is
+// compared: the cached copy is read-only.
+func modeMatches(d fs.DirEntry, want *skillsvcv1.ManifestFile) bool {
+	return want.GetMode() == 0 || (modeOf(d)&0o111 != 0) == (want.GetMode()&0o111 != 0)
+}
+
+func modeOf(d fs.DirEntry) fs.FileMode {
+	st, err := d.Info()
+	if err != nil {
+		return 0
+	}
+	return st.Mode().Perm()
 }
 
 // readOnly takes the write bits off everything under dir.

@@ -7,10 +7,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/skillview"
@@ -23,9 +25,10 @@ type Exporter struct {
 
 // Export writes the skill folder as a tar.gz to w, with entries named
 // <folder>/<path>, so a worker can unpack it into its own sandbox and run
-// its scripts there (skillsvc never executes skill code). Files under
-// scripts/ and files that start with "#!" are executable (mode 0755): S3
-// keeps no file modes, so the archive cannot copy them.
+// its scripts there (skillsvc never executes skill code). Each file has the
+// mode its manifest lists (recorded at publish or upload, or by the
+// shebang rule: filemode.Of), or for a skill over the manifest limits the
+// one its read returns.
 func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w io.Writer) (skillview.Skill, error) {
 	v, err := e.catalog.views.Get(ctx, id)
 	if err != nil {
@@ -49,10 +52,16 @@ func (e *Exporter) Export(ctx context.Context, id mounts.Caller, ref string, w i
 	if !problems.Valid() {
 		return skillview.Skill{}, invalidSkill(e.catalog.cfg.Mount, s, problems)
 	}
+	modes := map[string]fs.FileMode{}
+	if s.Manifest != nil {
+		for _, f := range s.Manifest.Files {
+			modes[f.Path] = f.Mode
+		}
+	}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	for _, f := range s.Files {
-		if err := e.addFile(ctx, tw, s, f, &budget); err != nil {
+		if err := e.addFile(ctx, tw, s, f, modes[e.catalog.cfg.Mount+"/"+f.Rel], &budget); err != nil {
 			return skillview.Skill{}, err
 		}
 	}
@@ -78,8 +87,9 @@ func archiveBytes(name string, size int64) int64 {
 
 // addFile writes one file, charging it to budget: the file may have grown
 // since it was listed. It is read through the file cache, which hashing
-// the skill for its manifest filled.
-func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillview.Ref, f skillview.Entry, budget *int64) error {
+// the skill for its manifest filled. listed is the file's mode in the
+// manifest, 0 when it has none.
+func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillview.Ref, f skillview.Entry, listed fs.FileMode, budget *int64) error {
 	rc, a, err := e.catalog.files.Open(ctx, f.Obj, 0, -1)
 	if objstore.IsNotFound(err) {
 		return nil // deleted since listed
@@ -93,9 +103,10 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillview.Ref
 		return fmt.Errorf("%w: skill %s grew past the export limit of %d bytes while it was packed", errkind.ResourceExhausted, s.Dir, e.catalog.cfg.MaxExportBytes)
 	}
 	body := bufio.NewReader(rc)
-	mode := int64(0o644)
-	if start, _ := body.Peek(2); strings.HasPrefix(rel, "scripts/") || string(start) == "#!" {
-		mode = 0o755
+	mode := listed
+	if mode == 0 {
+		start, _ := body.Peek(2)
+		mode = filemode.Of(a.Mode, start)
 	}
 	// Whole seconds, as S3 serves Last-Modified on a read: a listing's
 	// millisecond times would cost each file a PAX record. The listed time
@@ -105,7 +116,7 @@ func (e *Exporter) addFile(ctx context.Context, tw *tar.Writer, s *skillview.Ref
 	if !f.Obj.ModTime.IsZero() {
 		mod = f.Obj.ModTime
 	}
-	hdr := &tar.Header{Name: s.Folder() + "/" + rel, Mode: mode, Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	hdr := &tar.Header{Name: s.Folder() + "/" + rel, Mode: int64(mode), Size: a.Size, ModTime: mod.Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}

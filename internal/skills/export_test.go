@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 )
@@ -58,7 +59,7 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 			"pdf/assets/logo.png":     {0o644, logoPNG},
 			"pdf/references/forms.md": {0o644, formsMD},
 			"pdf/scripts/run.sh":      {0o755, runSh},
-			"pdf/scripts/x.py":        {0o755, xPy},
+			"pdf/scripts/x.py":        {0o644, xPy}, // under scripts/, not executable
 		}},
 		{"shared skill", "csv", map[string]tarFile{
 			"csv/SKILL.md":             {0o644, csvMD},
@@ -96,18 +97,23 @@ func testExport(t *testing.T, newBucket newBucketFunc) {
 	})
 }
 
-// testExportModes: S3 keeps no file modes, so a file that starts with "#!"
-// is executable in the archive wherever it lies, as is anything under
-// scripts/.
+// testExportModes: each file is exported with the mode recorded with it
+// (under scripts/ or not, with a shebang or not); a file stored without one
+// (a plain S3 upload) is executable exactly when it starts with "#!". The
+// local backend records every file's own mode, so there a file put without
+// one has the mode it was written with.
 func testExportModes(t *testing.T, newBucket newBucketFunc) {
 	b := newBucket(t)
 	lb := skillstest.New()
 	lb.User("alice").
 		Skill("tool", "", "A tool with scripts in odd places.", "# Tool\n").
+		FileMode("tool/scripts/run.sh", "#!/bin/sh\necho run\n", 0o755).
+		FileMode("tool/scripts/lib.py", "print('no shebang')\n", 0o644).
+		FileMode("tool/bin/tool", "\x7fELF", 0o755).
+		FileMode("tool/notes.sh", "#!/bin/sh\n# not to run\n", 0o644).
+		FileMode("tool/group.sh", "echo\n", 0o710). // any executable bit
 		File("tool/run", "#!/bin/sh\necho run\n").
-		File("tool/bin/convert.py", "#!/usr/bin/env python3\nprint(1)\n").
 		File("tool/scripts/helper.py", "print('no shebang')\n").
-		File("tool/notes.md", "# Not a script\n").
 		File("tool/hash", "#").
 		File("tool/empty", "").
 		File("tool/bang.txt", "!# not a shebang\n")
@@ -122,8 +128,15 @@ func testExportModes(t *testing.T, newBucket newBucketFunc) {
 		got[name] = f.mode
 	}
 	want := map[string]int64{
-		"tool/SKILL.md": 0o644, "tool/run": 0o755, "tool/bin/convert.py": 0o755, "tool/scripts/helper.py": 0o755,
-		"tool/notes.md": 0o644, "tool/hash": 0o644, "tool/empty": 0o644, "tool/bang.txt": 0o644,
+		"tool/scripts/run.sh": 0o755, "tool/scripts/lib.py": 0o644, "tool/bin/tool": 0o755, "tool/notes.sh": 0o644, "tool/group.sh": 0o755,
+	}
+	for _, rel := range []string{"SKILL.md", "run", "scripts/helper.py", "hash", "empty", "bang.txt"} {
+		key := "alice/skills/tool/" + rel
+		a, err := b.Stat(t.Context(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want["tool/"+rel] = int64(filemode.Of(a.Mode, []byte(lb.Files()[key])))
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("modes = %v\nwant    %v", got, want)

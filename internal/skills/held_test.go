@@ -223,10 +223,12 @@ func TestHeldPerUser(t *testing.T) {
 	read := perUser(libindex.HeldIndex) + perUser(views.HeldView) + perUser(settings.HeldKind) + mdBytes/users
 	t.Logf("read: index %.0f, view %.0f, settings %.0f, skillmd %.0f (%.0f a SKILL.md): %.0f bytes a user",
 		perUser(libindex.HeldIndex), perUser(views.HeldView), perUser(settings.HeldKind), mdBytes/users, mdBytes/mdItems, read)
-	// 10,000 listing users within 128 MiB. Measured before the
+	// 10,000 listing users within 131 MiB. Measured before the
 	// held shapes were cut: 18,960 bytes a listing user, 3,375 a SKILL.md
-	// of this shape; after, 13,248 and 1,442.
-	const fits = 128 << 20 / 10_000
+	// of this shape; after, 13,248 and 1,442; 13,616 since objects carry
+	// their file mode (objstore.Attributes.Mode, 8 bytes a listed object
+	// in the index and the view), which the bound of 128 MiB had no room for.
+	const fits = 131 << 20 / 10_000
 	if listed > fits {
 		t.Errorf("a listing user holds %.0f bytes, want at most %d", listed, fits)
 	}

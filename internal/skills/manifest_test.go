@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -33,11 +35,12 @@ func wantManifest(files map[string]string, keyPrefix, mountDir string) skillview
 	for _, k := range keys {
 		sum := sha256.Sum256([]byte(files[k]))
 		m.Files = append(m.Files, skillview.ManifestFile{
-			Path: mountDir + "/" + strings.TrimPrefix(k, keyPrefix), Size: int64(len(files[k])), SHA256: hex.EncodeToString(sum[:]),
+			Path: mountDir + "/" + strings.TrimPrefix(k, keyPrefix), Size: int32(len(files[k])), SHA256: hex.EncodeToString(sum[:]),
+			Mode: filemode.Of(0, []byte(files[k])), // uploaded without a mode: by the shebang rule
 		})
 		m.FileCount++
 		m.TotalBytes += int64(len(files[k]))
-		digests = append(digests, skillmd.FileDigest{Rel: strings.TrimPrefix(k, keyPrefix), Size: int64(len(files[k])), SHA256: hex.EncodeToString(sum[:])})
+		digests = append(digests, skillmd.FileDigest{Rel: strings.TrimPrefix(k, keyPrefix), Size: int64(len(files[k])), SHA256: hex.EncodeToString(sum[:]), Mode: filemode.Of(0, []byte(files[k]))})
 	}
 	// The id a published version of the same files has.
 	m.Digest = skillmd.ManifestDigest(digests)
@@ -137,7 +140,10 @@ func testLibraryDigest(t *testing.T, newBucket newBucketFunc) {
 		if got := libraryDigest(t, lib, aliceID); got == first {
 			t.Error("the digest did not change with a file's content")
 		}
-		objstoretest.Put(t, b, key, fixture[key])
+		// Restored as the fixture put it: with its mode.
+		if _, err := b.Put(ctx, key, strings.NewReader(fixture[key]), int64(len(fixture[key])), objstore.PutOptions{Mode: 0o755}); err != nil {
+			t.Fatal(err)
+		}
 		if got := libraryDigest(t, lib, aliceID); got != first {
 			t.Errorf("the content restored: digest %s, want %s", got, first)
 		}

@@ -104,7 +104,7 @@ var fixtureSkills = func() *skillstest.Builder {
 	f := skillstest.New()
 	f.User("alice").
 		File("docs/pdf/SKILL.md", pdfMD).
-		File("docs/pdf/scripts/run.sh", runSh).
+		FileMode("docs/pdf/scripts/run.sh", runSh, 0o755).
 		File("docs/pdf/scripts/x.py", xPy).
 		File("docs/pdf/references/forms.md", formsMD).
 		File("docs/pdf/assets/logo.png", logoPNG).

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"io/fs"
 	"iter"
 	"slices"
 	"strings"
@@ -34,11 +35,14 @@ type Manifest struct {
 	Digest string
 }
 
-// ManifestFile is one file of a skill and the digest of its bytes.
+// ManifestFile is one file of a skill, the digest of its bytes and its mode.
 type ManifestFile struct {
-	Path   string // virtual, e.g. "/skills/docs/pdf/SKILL.md"
-	Size   int64  // of the bytes hashed
-	SHA256 string // 64 lowercase hex digits
+	Path string // virtual, e.g. "/skills/docs/pdf/SKILL.md"
+	// Size of the bytes hashed, at most skillmd.MaxSkillBytes: 32 bits, so
+	// with the mode a file takes what it took without one.
+	Size   int32
+	Mode   fs.FileMode // as served: filemode.Regular or Executable
+	SHA256 string      // 64 lowercase hex digits
 }
 
 // ManifestOf describes files (a skill's, in path order) from their layer's
@@ -69,7 +73,7 @@ func ManifestOf(mount, dir string, files []Entry, x *libindex.Index) *Manifest {
 			var h [2 * sha256.Size]byte
 			hex.Encode(h[:], dg.Sum[:])
 			text.Write(h[:])
-			m.Files = append(m.Files, ManifestFile{Size: dg.Size})
+			m.Files = append(m.Files, ManifestFile{Size: dg.Size, Mode: dg.Mode})
 		}
 	}
 	all, off, i := text.String(), 0, 0
@@ -85,7 +89,7 @@ func ManifestOf(mount, dir string, files []Entry, x *libindex.Index) *Manifest {
 	if len(m.Files) == len(files) {
 		fd := make([]skillmd.FileDigest, len(m.Files))
 		for i, f := range m.Files {
-			fd[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(files[i].Rel, dir+"/"), Size: f.Size, SHA256: f.SHA256}
+			fd[i] = skillmd.FileDigest{Rel: strings.TrimPrefix(files[i].Rel, dir+"/"), Size: int64(f.Size), SHA256: f.SHA256, Mode: f.Mode}
 		}
 		m.Digest = skillmd.ManifestDigest(fd)
 	}
@@ -133,8 +137,9 @@ func ViewDigest(mount string, refs iter.Seq[*Ref]) [sha256.Size]byte {
 		h.Write(b)
 		for _, f := range m.Files {
 			b = AppendField(b[:0], f.Path)
-			b = binary.AppendVarint(b, f.Size)
-			h.Write(AppendField(b, f.SHA256))
+			b = binary.AppendVarint(b, int64(f.Size))
+			b = binary.AppendUvarint(AppendField(b, f.SHA256), uint64(f.Mode))
+			h.Write(b)
 		}
 	}
 	var sum [sha256.Size]byte

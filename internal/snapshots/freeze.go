@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
@@ -124,7 +125,7 @@ func (s *Store) copyLayer(ctx context.Context, fl *Layer, x *libindex.Index) err
 		key := fl.Prefix + f.Rel
 		dg, hashed := x.DigestOf(key)
 		g.Go(func() error {
-			if hashed && dg.Size == f.Size {
+			if hashed && int64(dg.Size) == f.Size {
 				d := hex.EncodeToString(dg.Sum[:])
 				etag, ok := reusable(d)
 				if !ok && !complete {
@@ -135,7 +136,7 @@ func (s *Store) copyLayer(ctx context.Context, fl *Layer, x *libindex.Index) err
 					etag, ok = a.ETag, err == nil && s.blobs.Fresh(a.ModTime)
 				}
 				if ok {
-					f.Blob, f.BlobETag, f.Hashed = d, etag, true
+					f.Blob, f.BlobETag, f.Hashed, f.Mode = d, etag, true, dg.Mode
 					return nil
 				}
 			}
@@ -156,6 +157,7 @@ func (s *Store) copyLayer(ctx context.Context, fl *Layer, x *libindex.Index) err
 			// with the bytes copied, so the snapshot agrees with itself.
 			d := string(blobs.Of(data))
 			f.Size, f.ETag, f.Blob, f.Hashed = int64(len(data)), a.ETag, d, hashed
+			f.Mode = filemode.Of(a.Mode, data)
 			etag, ok := reusable(d)
 			if !ok {
 				st, err := s.blobs.Put(gctx, fl.Space, data)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
@@ -61,6 +62,11 @@ type File struct {
 	ModTime  time.Time `json:"mod_time"`
 	Blob     string    `json:"blob"`      // sha256 of the bytes
 	BlobETag string    `json:"blob_etag"` // the blob object's
+	// Mode is the file's mode as the index served it when frozen
+	// (filemode.Regular or Executable; 0 in a snapshot frozen before modes
+	// were recorded). It lives here, not on the blob, which every file of
+	// the same bytes shares.
+	Mode fs.FileMode `json:"mode,omitempty"`
 	// Hashed: the index held the file's digest (a skill within the MCP
 	// extension's limits), so its manifest lists it.
 	Hashed  bool   `json:"hashed,omitempty"`

@@ -216,7 +216,9 @@ func (p *Pins) build(ctx context.Context, doc *snapshots.Snapshot, key string) *
 			var sum [sha256.Size]byte
 			hex.Decode(sum[:], []byte(f.Blob))
 			if f.Hashed {
-				digests[o.Key] = libindex.Digest{Size: f.Size, Sum: sum}
+				// The mode lives in the record: the blob is shared by every
+				// file of the same bytes, whatever its mode.
+				digests[o.Key] = libindex.Digest{Size: int32(f.Size), Sum: sum, Mode: f.Mode} // hashed: within skillmd.MaxSkillBytes
 			}
 			blobOf[o.Key] = objstore.Object{Key: blobs.Key(fl.Space, blobs.Digest(f.Blob)), Attributes: objstore.Attributes{Size: f.Size, ETag: f.BlobETag, ModTime: f.ModTime}}
 		}

@@ -146,11 +146,16 @@ def test_admin(skillsvc_env) -> None:
     with Client(skillsvc_env.grpc_addr) as admin, Client(skillsvc_env.grpc_addr, user=user, thread="t") as c:
         skill_md = b"---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n"
         assert admin.put_library_file("poems/haiku/SKILL.md", skill_md, user=user).size == len(skill_md)
+        admin.put_library_file("poems/haiku/count", b"echo 5 7 5\n", user=user, mode=0o755)
+        admin.put_library_file("poems/haiku/notes.sh", b"#!/bin/sh\n", user=user, mode=0o644)
         admin.drop_skill_index(user=user)
         assert [s.name for s in c.iter_skills()] == ["haiku"]
+        modes = {f.path.rsplit("/", 1)[1]: f.mode for f in c.get_skill("haiku").skill.manifest.files}
+        assert modes == {"SKILL.md": 0o644, "count": 0o755, "notes.sh": 0o644}
         assert admin.set_user_skill_enabled(user, "haiku", False).skill.disabled
         assert [s.name for s in c.iter_skills()] == []
-        admin.delete_library_file("poems/haiku/SKILL.md", user=user)
+        for name in ["SKILL.md", "count", "notes.sh"]:
+            admin.delete_library_file("poems/haiku/" + name, user=user)
         admin.drop_skill_index(user=user)
         assert list(c.iter_skills(include_disabled=True)) == []
 

@@ -424,7 +424,9 @@ export class SkillsvcClient {
     return this.write((o) => this.admin.setUserSkillEnabled({ user, path, enabled }, o), call);
   }
   putLibraryFile(
-    req: { path: string; data: Uint8Array; user?: string; shared?: boolean; team?: string; ifMatch?: string; mustNotExist?: boolean },
+    // mode (0o755 or 0o644; only the executable bit counts) is recorded with the file; 0 or none records none
+    // (the file is then 0o644 unless it starts with "#!").
+    req: { path: string; data: Uint8Array; user?: string; shared?: boolean; team?: string; ifMatch?: string; mustNotExist?: boolean; mode?: number },
     call?: Call,
   ) {
     const { user, shared, team, ...rest } = req;

@@ -159,11 +159,15 @@ test("admin", async () => {
   const c = admin.withIdentity({ user, thread: "t" });
   const md = Buffer.from("---\nname: haiku\ndescription: Write a haiku.\n---\n5-7-5\n");
   assert.equal((await admin.putLibraryFile({ path: "poems/haiku/SKILL.md", data: md, user })).size, BigInt(md.length));
+  await admin.putLibraryFile({ path: "poems/haiku/count", data: Buffer.from("echo 5 7 5\n"), user, mode: 0o755 });
+  await admin.putLibraryFile({ path: "poems/haiku/notes.sh", data: Buffer.from("#!/bin/sh\n"), user, mode: 0o644 });
   await admin.dropSkillIndex({ user });
   assert.deepEqual((await c.listSkills()).skills.map((s) => s.name), ["haiku"]);
+  const modes = Object.fromEntries((await c.getSkill("haiku")).skill!.manifest!.files.map((f) => [f.path.split("/").pop(), f.mode]));
+  assert.deepEqual(modes, { "SKILL.md": 0o644, count: 0o755, "notes.sh": 0o644 });
   assert.ok((await admin.setUserSkillEnabled(user, "haiku", false)).skill?.disabled);
   assert.deepEqual((await c.listSkills()).skills, []);
-  await admin.deleteLibraryFile({ path: "poems/haiku/SKILL.md", user });
+  for (const name of ["SKILL.md", "count", "notes.sh"]) await admin.deleteLibraryFile({ path: `poems/haiku/${name}`, user });
   await admin.dropSkillIndex({ user });
   assert.deepEqual((await c.listSkills({ includeDisabled: true })).skills, []);
 });

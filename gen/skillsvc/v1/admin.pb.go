@@ -363,7 +363,12 @@ type PutLibraryFileRequest struct {
 	// Store only while the current etag equals this.
 	IfMatch string `protobuf:"bytes,4,opt,name=if_match,json=ifMatch" json:"if_match,omitempty"`
 	// Store only if the file does not exist yet.
-	MustNotExist  bool `protobuf:"varint,5,opt,name=must_not_exist,json=mustNotExist" json:"must_not_exist,omitempty"`
+	MustNotExist bool `protobuf:"varint,5,opt,name=must_not_exist,json=mustNotExist" json:"must_not_exist,omitempty"`
+	// The file's permission bits, 0o644 (420) or 0o755 (493), recorded with
+	// it (object metadata "mode" on S3); any other value is taken by its
+	// executable bit (0o100). 0: not recorded, so the file is served as
+	// 0o644 unless it starts with "#!".
+	Mode          uint32 `protobuf:"varint,6,opt,name=mode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -431,6 +436,13 @@ func (x *PutLibraryFileRequest) GetMustNotExist() bool {
 		return x.MustNotExist
 	}
 	return false
+}
+
+func (x *PutLibraryFileRequest) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
 }
 
 type PutLibraryFileResponse struct {
@@ -1608,13 +1620,14 @@ const file_skillsvc_v1_admin_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\aenabled\x18\x03 \x01(\bR\aenabled\"N\n" +
 	"\x1bSetUserSkillEnabledResponse\x12/\n" +
-	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"\xb3\x01\n" +
+	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\"\xc7\x01\n" +
 	"\x15PutLibraryFileRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\x12\x19\n" +
 	"\bif_match\x18\x04 \x01(\tR\aifMatch\x12$\n" +
-	"\x0emust_not_exist\x18\x05 \x01(\bR\fmustNotExist\"@\n" +
+	"\x0emust_not_exist\x18\x05 \x01(\bR\fmustNotExist\x12\x12\n" +
+	"\x04mode\x18\x06 \x01(\rR\x04mode\"@\n" +
 	"\x16PutLibraryFileResponse\x12\x12\n" +
 	"\x04etag\x18\x01 \x01(\tR\x04etag\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\"a\n" +

@@ -635,8 +635,14 @@ type FileChunk struct {
 	// Relative to the skill folder, e.g. "SKILL.md", "scripts/run.py"; the
 	// canonical spelling of virtual paths (no "..", "//", leading or
 	// trailing "/").
-	Path          string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
-	Data          []byte `protobuf:"bytes,2,opt,name=data" json:"data,omitempty"`
+	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
+	Data []byte `protobuf:"bytes,2,opt,name=data" json:"data,omitempty"`
+	// The file's permission bits, 0o644 (420) or 0o755 (493), recorded in
+	// the version and the live copy; any other value is taken by its
+	// executable bit (0o100). Set it on the file's first chunk; later chunks
+	// of the file may leave it 0. 0 on every chunk: not recorded, so the file
+	// is served as 0o644 unless it starts with "#!".
+	Mode          uint32 `protobuf:"varint,3,opt,name=mode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -683,6 +689,13 @@ func (x *FileChunk) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *FileChunk) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
 }
 
 type PublishSkillResponse struct {
@@ -1656,10 +1669,11 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\x06labels\x18\x04 \x03(\tR\x06labels\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12#\n" +
 	"\rvalidate_only\x18\x06 \x01(\bR\fvalidateOnly\x12\x1b\n" +
-	"\tif_latest\x18\a \x01(\tR\bifLatest\"3\n" +
+	"\tif_latest\x18\a \x01(\tR\bifLatest\"G\n" +
 	"\tFileChunk\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\"\x9e\x02\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\"\x9e\x02\n" +
 	"\x14PublishSkillResponse\x123\n" +
 	"\aversion\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillVersionR\aversion\x125\n" +
 	"\bproblems\x18\x02 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\x12/\n" +

@@ -489,7 +489,16 @@ type ManifestFile struct {
 	Path string `protobuf:"bytes,1,opt,name=path" json:"path,omitempty"`
 	Size int64  `protobuf:"varint,2,opt,name=size" json:"size,omitempty"`
 	// sha256 of the file, 64 lowercase hex digits.
-	Sha256        string `protobuf:"bytes,3,opt,name=sha256" json:"sha256,omitempty"`
+	Sha256 string `protobuf:"bytes,3,opt,name=sha256" json:"sha256,omitempty"`
+	// Permission bits, 0o644 (420) or 0o755 (493): the executable bit as
+	// recorded when the file was published or uploaded through skillsvc, or
+	// for a plain S3 upload from its object metadata "mode" (s3fs's decimal
+	// st_mode such as 33261, or octal such as "100755" or "755"). A file with
+	// no recorded mode is 0o644 unless it starts with "#!". ExportSkill's tar
+	// headers carry the same mode. 0 only in a thread's library pinned before
+	// modes were recorded (its export then follows the "#!" rule), and in
+	// SkillVersion manifests of versions published before.
+	Mode          uint32 `protobuf:"varint,4,opt,name=mode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -543,6 +552,13 @@ func (x *ManifestFile) GetSha256() string {
 		return x.Sha256
 	}
 	return ""
+}
+
+func (x *ManifestFile) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
 }
 
 // SkillManifest lists a skill's files by content, as an OCI image manifest
@@ -2293,11 +2309,12 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\";\n" +
 	"\rSkillArtifact\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
-	"\x06digest\x18\x02 \x01(\tR\x06digest\"N\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest\"b\n" +
 	"\fManifestFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
-	"\x06sha256\x18\x03 \x01(\tR\x06sha256\"\xa1\x01\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04mode\x18\x04 \x01(\rR\x04mode\"\xa1\x01\n" +
 	"\rSkillManifest\x12/\n" +
 	"\x05files\x18\x01 \x03(\v2\x19.skillsvc.v1.ManifestFileR\x05files\x12\x1f\n" +
 	"\vtotal_bytes\x18\x02 \x01(\x03R\n" +

@@ -222,6 +222,7 @@ func (l *lister) file(dirfd int, name, key string) error {
 		}
 	}
 	l.last = out
+	a.Mode = 0 // as S3, whose listings carry no metadata
 	l.page.Objects = append(l.page.Objects, objstore.Object{Key: key, Attributes: a})
 	return nil
 }

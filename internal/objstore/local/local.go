@@ -218,7 +218,7 @@ func (b *Bucket) cachedAttrs(key string, v version) (objstore.Attributes, bool) 
 	if !ok || e.v != v {
 		return objstore.Attributes{}, false
 	}
-	return objstore.Attributes{Size: v.size, ModTime: v.modTime(), ETag: e.etag}, true
+	return objstore.Attributes{Size: v.size, ModTime: v.modTime(), ETag: e.etag, Mode: v.mode()}, true
 }
 
 // attrs returns the attributes of the open file f, version v, hashing it
@@ -227,7 +227,7 @@ func (b *Bucket) attrs(key string, f *os.File, v version) (objstore.Attributes, 
 	if a, ok := b.cachedAttrs(key, v); ok {
 		return a, nil
 	}
-	a := objstore.Attributes{Size: v.size, ModTime: v.modTime()}
+	a := objstore.Attributes{Size: v.size, ModTime: v.modTime(), Mode: v.mode()}
 	h := sha256.New()
 	buf := copyBufs.Get().(*[]byte)
 	// The struct hides (*os.File).WriteTo, which would allocate its own buffer.
@@ -321,7 +321,7 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 		return objstore.Attributes{}, err
 	}
 	// Write the temp file before taking the lock: the slow part needs no lock.
-	tmp, err := b.writeTemp(ctx, key, r, size)
+	tmp, err := b.writeTemp(ctx, key, r, size, opts.Mode)
 	if err != nil {
 		return objstore.Attributes{}, err
 	}
@@ -384,7 +384,9 @@ func (t *tempFile) remove() {
 	unix.Close(t.dirfd)
 }
 
-func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size int64) (*tempFile, error) {
+// writeTemp writes the temp file; a mode not 0 is set as its permission
+// bits, which the rename keeps: the file's own mode is what it records.
+func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size int64, mode fs.FileMode) (*tempFile, error) {
 	dirfd, err := b.openDir(tmpDir, true, 0o700)
 	if err != nil {
 		return nil, mapErr("put", key, err)
@@ -408,6 +410,9 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 	if err == nil && size >= 0 && n != size {
 		err = fmt.Errorf("read %d bytes, want %d", n, size)
 	}
+	if err == nil && mode != 0 {
+		err = unix.Fchmod(fd, uint32(mode.Perm()))
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -428,7 +433,7 @@ func (b *Bucket) writeTemp(ctx context.Context, key string, r io.Reader, size in
 		// (delayed allocation, NFS).
 		return nil, writeErr("put", key, err)
 	}
-	t.attrs = objstore.Attributes{Size: n, ETag: etagOf(h), ModTime: t.v.modTime()}
+	t.attrs = objstore.Attributes{Size: n, ETag: etagOf(h), ModTime: t.v.modTime(), Mode: t.v.mode()}
 	return t, nil
 }
 

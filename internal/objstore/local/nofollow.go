@@ -2,6 +2,7 @@ package local
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -107,11 +108,14 @@ type version struct {
 	dev, ino uint64
 	size     int64
 	mtimeNS  int64
+	perm     uint32 // the permission bits: the object's recorded mode
 }
 
 func versionOf(st *unix.Stat_t) version {
-	return version{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtimeNS: st.Mtim.Nano()}
+	return version{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtimeNS: st.Mtim.Nano(), perm: st.Mode & 0o777}
 }
+
+func (v version) mode() fs.FileMode { return fs.FileMode(v.perm) }
 
 func (v version) modTime() time.Time { return time.Unix(0, v.mtimeNS) }
 

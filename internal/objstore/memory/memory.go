@@ -133,7 +133,7 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 		return objstore.Attributes{}, fmt.Errorf("put %q: body has %d bytes, want %d", key, len(data), size)
 	}
 	sum := md5.Sum(data)
-	attrs := objstore.Attributes{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:])}
+	attrs := objstore.Attributes{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), Mode: opts.Mode.Perm()}
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -215,7 +215,9 @@ func (b *Bucket) List(ctx context.Context, opts objstore.ListOptions) (objstore.
 		if isPrefix {
 			page.CommonPrefixes = append(page.CommonPrefixes, name)
 		} else {
-			page.Objects = append(page.Objects, objstore.Object{Key: k, Attributes: b.objects[k].attrs})
+			a := b.objects[k].attrs
+			a.Mode = 0 // as S3, whose listings carry no metadata
+			page.Objects = append(page.Objects, objstore.Object{Key: k, Attributes: a})
 		}
 		i = b.after(i, name, isPrefix)
 	}

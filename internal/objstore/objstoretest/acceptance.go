@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +34,54 @@ func AcceptanceTest(t *testing.T, newBucket func(t *testing.T) objstore.Bucket) 
 	t.Run("ListPaged", func(t *testing.T) { testListPaged(t, newBucket(t)) })
 	t.Run("DeleteVisibleInList", func(t *testing.T) { testDelete(t, newBucket(t)) })
 	t.Run("LargeObject", func(t *testing.T) { testLarge(t, newBucket(t)) })
+	t.Run("Mode", func(t *testing.T) { testMode(t, newBucket(t)) })
+}
+
+// testMode: a mode put with an object is read back by Get, GetRange and
+// Stat (and returned by the Put), and replaced by the next Put's.
+func testMode(t *testing.T, b objstore.Bucket) {
+	c := ctx(t)
+	put := func(key, body string, mode fs.FileMode) objstore.Attributes {
+		t.Helper()
+		a, err := b.Put(c, key, strings.NewReader(body), int64(len(body)), objstore.PutOptions{Mode: mode})
+		if err != nil {
+			t.Fatalf("Put(%q, mode %#o): %v", key, mode, err)
+		}
+		return a
+	}
+	check := func(key string, want fs.FileMode) {
+		t.Helper()
+		rc, ga, err := b.Get(c, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+		rc, ra, err := b.GetRange(c, key, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+		sa, err := b.Stat(c, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, a := range map[string]objstore.Attributes{"Get": ga, "GetRange": ra, "Stat": sa} {
+			if a.Mode != want {
+				t.Errorf("%s(%q) mode = %#o, want %#o", name, key, a.Mode, want)
+			}
+		}
+	}
+	if a := put("scripts/run.sh", "#!/bin/sh\necho hi\n", 0o755); a.Mode != 0o755 {
+		t.Errorf("Put mode 0755 returned mode %#o", a.Mode)
+	}
+	check("scripts/run.sh", 0o755)
+	put("lib.py", "import os\n", 0o644)
+	check("lib.py", 0o644)
+	// Replacing the object replaces its mode.
+	put("scripts/run.sh", "#!/bin/sh\necho bye\n", 0o644)
+	check("scripts/run.sh", 0o644)
+	put("lib.py", "import sys\n", 0o755)
+	check("lib.py", 0o755)
 }
 
 func ctx(t *testing.T) context.Context {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/options"
 )
@@ -209,7 +211,20 @@ func (b *Bucket) Get(ctx context.Context, key string) (io.ReadCloser, objstore.A
 		Size:    aws.ToInt64(out.ContentLength),
 		ETag:    unquote(out.ETag),
 		ModTime: aws.ToTime(out.LastModified),
+		Mode:    modeOf(out.Metadata),
 	}, nil
+}
+
+// modeOf reads the file mode recorded in an object's metadata, in any of
+// the forms filemode.Parse takes; 0 when there is none. Metadata keys
+// arrive as the server spells them, so the match ignores case.
+func modeOf(md map[string]string) fs.FileMode {
+	for k, v := range md {
+		if strings.EqualFold(k, filemode.MetadataKey) {
+			return filemode.Parse(v)
+		}
+	}
+	return 0
 }
 
 // body maps the errors of reading an object's body, which the SDK passes
@@ -272,6 +287,7 @@ func (b *Bucket) GetRange(ctx context.Context, key string, offset, length int64)
 		Size:    aws.ToInt64(out.ContentLength),
 		ETag:    unquote(out.ETag),
 		ModTime: aws.ToTime(out.LastModified),
+		Mode:    modeOf(out.Metadata),
 	}
 	// Content-Range is "bytes start-end/total"; the object's size is total.
 	if cr := aws.ToString(out.ContentRange); cr != "" {
@@ -294,6 +310,7 @@ func (b *Bucket) Stat(ctx context.Context, key string) (objstore.Attributes, err
 		Size:    aws.ToInt64(out.ContentLength),
 		ETag:    unquote(out.ETag),
 		ModTime: aws.ToTime(out.LastModified),
+		Mode:    modeOf(out.Metadata),
 	}, nil
 }
 
@@ -318,6 +335,9 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 	if opts.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
 	}
+	if opts.Mode != 0 {
+		in.Metadata = map[string]string{filemode.MetadataKey: filemode.Format(opts.Mode)}
+	}
 	out, err := b.client.PutObject(ctx, in)
 	if err != nil {
 		err = mapErr("put", key, err)
@@ -327,7 +347,7 @@ func (b *Bucket) Put(ctx context.Context, key string, r io.Reader, size int64, o
 		}
 		return objstore.Attributes{}, err
 	}
-	return objstore.Attributes{Size: n, ETag: unquote(out.ETag), ModTime: time.Now()}, nil
+	return objstore.Attributes{Size: n, ETag: unquote(out.ETag), ModTime: time.Now(), Mode: opts.Mode.Perm()}, nil
 }
 
 func seekable(r io.Reader, size int64) (io.ReadSeeker, int64, func(), error) {

@@ -4,6 +4,7 @@
 package skillstest
 
 import (
+	"io/fs"
 	"log/slog"
 	"strings"
 	"testing"
@@ -27,10 +28,11 @@ func SkillMD(name, description, body string) string {
 // Builder collects the objects of one or more libraries.
 type Builder struct {
 	files map[string]string
+	modes map[string]fs.FileMode // recorded with the object by Put; absent: none
 }
 
 // New returns an empty builder.
-func New() *Builder { return &Builder{files: map[string]string{}} }
+func New() *Builder { return &Builder{files: map[string]string{}, modes: map[string]fs.FileMode{}} }
 
 // Layer adds to one library prefix.
 type Layer struct {
@@ -66,6 +68,12 @@ func (l *Layer) File(rel, content string) *Layer {
 	return l
 }
 
+// FileMode adds a file at rel whose mode Put records with it.
+func (l *Layer) FileMode(rel, content string, mode fs.FileMode) *Layer {
+	l.b.modes[l.prefix+rel] = mode
+	return l.File(rel, content)
+}
+
 // Files returns every object by key.
 func (b *Builder) Files() map[string]string { return b.files }
 
@@ -79,7 +87,7 @@ func (b *Builder) Bucket(t testing.TB) *memory.Bucket {
 func (b *Builder) Put(t testing.TB, bucket objstore.Bucket) {
 	t.Helper()
 	for k, v := range b.files {
-		if _, err := bucket.Put(t.Context(), k, strings.NewReader(v), int64(len(v)), objstore.PutOptions{}); err != nil {
+		if _, err := bucket.Put(t.Context(), k, strings.NewReader(v), int64(len(v)), objstore.PutOptions{Mode: b.modes[k]}); err != nil {
 			t.Fatalf("put %s: %v", k, err)
 		}
 	}

@@ -380,11 +380,20 @@ class _Methods:
         team: str = "",
         if_match: str = "",
         must_not_exist: bool = False,
+        mode: int = 0,
         timeout: float | None = None,
     ) -> admin_pb2.PutLibraryFileResponse:
-        """Stores a file in a user's, a team's (or the shared) library, path relative to it."""
+        """Stores a file in a user's, a team's (or the shared) library, path relative to it.
+
+        ``mode`` (``0o755`` or ``0o644``; only the executable bit counts) is recorded with the file and served in
+        manifests and exports; 0 records none (the file is then ``0o644`` unless it starts with ``#!``)."""
         req = admin_pb2.PutLibraryFileRequest(
-            library=admin_pb2.LibraryRef(user=user, shared=shared, team=team), path=path, data=data, if_match=if_match, must_not_exist=must_not_exist
+            library=admin_pb2.LibraryRef(user=user, shared=shared, team=team),
+            path=path,
+            data=data,
+            if_match=if_match,
+            must_not_exist=must_not_exist,
+            mode=mode,
         )
         return self._unary(self._admin, "PutLibraryFile", req, timeout)
 

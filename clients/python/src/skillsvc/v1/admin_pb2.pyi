@@ -61,18 +61,20 @@ class SetUserSkillEnabledResponse(_message.Message):
     def __init__(self, skill: _Optional[_Union[_skills_pb2.SkillSummary, _Mapping]] = ...) -> None: ...
 
 class PutLibraryFileRequest(_message.Message):
-    __slots__ = ("library", "path", "data", "if_match", "must_not_exist")
+    __slots__ = ("library", "path", "data", "if_match", "must_not_exist", "mode")
     LIBRARY_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     IF_MATCH_FIELD_NUMBER: _ClassVar[int]
     MUST_NOT_EXIST_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     library: LibraryRef
     path: str
     data: bytes
     if_match: str
     must_not_exist: bool
-    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., path: _Optional[str] = ..., data: _Optional[bytes] = ..., if_match: _Optional[str] = ..., must_not_exist: _Optional[bool] = ...) -> None: ...
+    mode: int
+    def __init__(self, library: _Optional[_Union[LibraryRef, _Mapping]] = ..., path: _Optional[str] = ..., data: _Optional[bytes] = ..., if_match: _Optional[str] = ..., must_not_exist: _Optional[bool] = ..., mode: _Optional[int] = ...) -> None: ...
 
 class PutLibraryFileResponse(_message.Message):
     __slots__ = ("etag", "size")

@@ -27,7 +27,7 @@ from skillsvc.v1 import admin_pb2 as skillsvc_dot_v1_dot_admin__pb2
 from skillsvc.v1 import skills_pb2 as skillsvc_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19skillsvc/v1/library.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17skillsvc/v1/admin.proto\x1a\x18skillsvc/v1/skills.proto\"\xdf\x01\n\x0cSkillProblem\x12\x34\n\x08severity\x18\x01 \x01(\x0e\x32\".skillsvc.v1.SkillProblem.Severity\x12\x0c\n\x04\x66ile\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\x12\x0c\n\x04rule\x18\x04 \x01(\t\x12\r\n\x05value\x18\x05 \x01(\t\x12\x0f\n\x07message\x18\x06 \x01(\t\"N\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n\x0eSEVERITY_ERROR\x10\x01\x12\x14\n\x10SEVERITY_WARNING\x10\x02\"<\n\rSkillProblems\x12+\n\x08problems\x18\x01 \x03(\x0b\x32\x19.skillsvc.v1.SkillProblem\"\xcf\x03\n\x0cSkillVersion\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61tegory\x18\x03 \x01(\t\x12(\n\x07library\x18\x04 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12/\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x61uthor\x18\x06 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x07 \x01(\x03\x12\x12\n\nfile_count\x18\x08 \x01(\x05\x12\x0e\n\x06labels\x18\t \x03(\t\x12(\n\x05state\x18\n \x01(\x0e\x32\x19.skillsvc.v1.VersionState\x12\x0f\n\x07message\x18\x0b \x01(\t\x12,\n\x08manifest\x18\x0c \x01(\x0b\x32\x1a.skillsvc.v1.SkillManifest\x12\x10\n\x08reviewer\x18\r \x01(\t\x12/\n\x0breview_time\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0ereview_comment\x18\x0f \x01(\t\x12+\n\x08problems\x18\x10 \x03(\x0b\x32\x19.skillsvc.v1.SkillProblem\"x\n\x13PublishSkillRequest\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32\x1f.skillsvc.v1.PublishSkillHeaderH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.skillsvc.v1.FileChunkH\x00\x42\x05\n\x03msg\"\xa9\x01\n\x12PublishSkillHeader\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x10\n\x08\x63\x61tegory\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0e\n\x06labels\x18\x04 \x03(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\x12\x15\n\rvalidate_only\x18\x06 \x01(\x08\x12\x11\n\tif_latest\x18\x07 \x01(\t\"\'\n\tFileChunk\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"\xe8\x01\n\x14PublishSkillResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12+\n\x08problems\x18\x02 \x03(\x0b\x32\x19.skillsvc.v1.SkillProblem\x12(\n\x05skill\x18\x03 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\x12\x15\n\rremoved_files\x18\x04 \x03(\t\x12\r\n\x05valid\x18\x05 \x01(\x08\x12\'\n\x05\x65vals\x18\x06 \x03(\x0b\x32\x18.skillsvc.v1.TriggerEval\"f\n\x0bTriggerEval\x12\r\n\x05query\x18\x01 \x01(\t\x12\x16\n\x0eshould_trigger\x18\x02 \x01(\x08\x12\x0c\n\x04rank\x18\x03 \x01(\x05\x12\x10\n\x08top_path\x18\x04 \x01(\t\x12\x10\n\x08top_name\x18\x05 \x01(\t\"_\n\x12\x44\x65leteSkillRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tif_latest\x18\x03 \x01(\t\",\n\x13\x44\x65leteSkillResponse\x12\x15\n\rremoved_files\x18\x01 \x01(\x05\"\xa3\x01\n\x18ListSkillVersionsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12(\n\x05state\x18\x05 \x01(\x0e\x32\x19.skillsvc.v1.VersionState\"\xd4\x01\n\x19ListSkillVersionsResponse\x12+\n\x08versions\x18\x01 \x03(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x42\n\x06labels\x18\x03 \x03(\x0b\x32\x32.skillsvc.v1.ListSkillVersionsResponse.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"a\n\x16GetSkillVersionRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\"R\n\x17GetSkillVersionResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12\x0b\n\x03raw\x18\x02 \x01(\t\"n\n\x14SetSkillLabelRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05label\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\"C\n\x15SetSkillLabelResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\"r\n\x14RollbackSkillRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tif_latest\x18\x04 \x01(\t\"\x84\x01\n\x15RollbackSkillResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12(\n\x05skill\x18\x02 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\x12\x15\n\rremoved_files\x18\x03 \x03(\t\"\x86\x01\n\x19ReviewSkillVersionRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0f\n\x07\x61pprove\x18\x04 \x01(\x08\x12\x0f\n\x07\x63omment\x18\x05 \x01(\t\"\x89\x01\n\x1aReviewSkillVersionResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12(\n\x05skill\x18\x02 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\x12\x15\n\rremoved_files\x18\x03 \x03(\t*\x81\x01\n\x0cVersionState\x12\x1d\n\x19VERSION_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17VERSION_STATE_PUBLISHED\x10\x01\x12\x19\n\x15VERSION_STATE_PENDING\x10\x02\x12\x1a\n\x16VERSION_STATE_REJECTED\x10\x03\x32\x92\x05\n\x0eLibraryService\x12U\n\x0cPublishSkill\x12 .skillsvc.v1.PublishSkillRequest\x1a!.skillsvc.v1.PublishSkillResponse(\x01\x12P\n\x0b\x44\x65leteSkill\x12\x1f.skillsvc.v1.DeleteSkillRequest\x1a .skillsvc.v1.DeleteSkillResponse\x12\x62\n\x11ListSkillVersions\x12%.skillsvc.v1.ListSkillVersionsRequest\x1a&.skillsvc.v1.ListSkillVersionsResponse\x12\\\n\x0fGetSkillVersion\x12#.skillsvc.v1.GetSkillVersionRequest\x1a$.skillsvc.v1.GetSkillVersionResponse\x12V\n\rSetSkillLabel\x12!.skillsvc.v1.SetSkillLabelRequest\x1a\".skillsvc.v1.SetSkillLabelResponse\x12V\n\rRollbackSkill\x12!.skillsvc.v1.RollbackSkillRequest\x1a\".skillsvc.v1.RollbackSkillResponse\x12\x65\n\x12ReviewSkillVersion\x12&.skillsvc.v1.ReviewSkillVersionRequest\x1a\'.skillsvc.v1.ReviewSkillVersionResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19skillsvc/v1/library.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17skillsvc/v1/admin.proto\x1a\x18skillsvc/v1/skills.proto\"\xdf\x01\n\x0cSkillProblem\x12\x34\n\x08severity\x18\x01 \x01(\x0e\x32\".skillsvc.v1.SkillProblem.Severity\x12\x0c\n\x04\x66ile\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\x12\x0c\n\x04rule\x18\x04 \x01(\t\x12\r\n\x05value\x18\x05 \x01(\t\x12\x0f\n\x07message\x18\x06 \x01(\t\"N\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n\x0eSEVERITY_ERROR\x10\x01\x12\x14\n\x10SEVERITY_WARNING\x10\x02\"<\n\rSkillProblems\x12+\n\x08problems\x18\x01 \x03(\x0b\x32\x19.skillsvc.v1.SkillProblem\"\xcf\x03\n\x0cSkillVersion\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61tegory\x18\x03 \x01(\t\x12(\n\x07library\x18\x04 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12/\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x61uthor\x18\x06 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x07 \x01(\x03\x12\x12\n\nfile_count\x18\x08 \x01(\x05\x12\x0e\n\x06labels\x18\t \x03(\t\x12(\n\x05state\x18\n \x01(\x0e\x32\x19.skillsvc.v1.VersionState\x12\x0f\n\x07message\x18\x0b \x01(\t\x12,\n\x08manifest\x18\x0c \x01(\x0b\x32\x1a.skillsvc.v1.SkillManifest\x12\x10\n\x08reviewer\x18\r \x01(\t\x12/\n\x0breview_time\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0ereview_comment\x18\x0f \x01(\t\x12+\n\x08problems\x18\x10 \x03(\x0b\x32\x19.skillsvc.v1.SkillProblem\"x\n\x13PublishSkillRequest\x12\x31\n\x06header\x18\x01 \x01(\x0b\x32\x1f.skillsvc.v1.PublishSkillHeaderH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.skillsvc.v1.FileChunkH\x00\x42\x05\n\x03msg\"\xa9\x01\n\x12PublishSkillHeader\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x10\n\x08\x63\x61tegory\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0e\n\x06labels\x18\x04 \x03(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\x12\x15\n\rvalidate_only\x18\x06 \x01(\x08\x12\x11\n\tif_latest\x18\x07 \x01(\t\"5\n\tFileChunk\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x0c\n\x04mode\x18\x03 \x01(\r\"\xe8\x01\n\x14PublishSkillResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12+\n\x08problems\x18\x02 \x03(\x0b\x32\x19.skillsvc.v1.SkillProblem\x12(\n\x05skill\x18\x03 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\x12\x15\n\rremoved_files\x18\x04 \x03(\t\x12\r\n\x05valid\x18\x05 \x01(\x08\x12\'\n\x05\x65vals\x18\x06 \x03(\x0b\x32\x18.skillsvc.v1.TriggerEval\"f\n\x0bTriggerEval\x12\r\n\x05query\x18\x01 \x01(\t\x12\x16\n\x0eshould_trigger\x18\x02 \x01(\x08\x12\x0c\n\x04rank\x18\x03 \x01(\x05\x12\x10\n\x08top_path\x18\x04 \x01(\t\x12\x10\n\x08top_name\x18\x05 \x01(\t\"_\n\x12\x44\x65leteSkillRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tif_latest\x18\x03 \x01(\t\",\n\x13\x44\x65leteSkillResponse\x12\x15\n\rremoved_files\x18\x01 \x01(\x05\"\xa3\x01\n\x18ListSkillVersionsRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12(\n\x05state\x18\x05 \x01(\x0e\x32\x19.skillsvc.v1.VersionState\"\xd4\x01\n\x19ListSkillVersionsResponse\x12+\n\x08versions\x18\x01 \x03(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x42\n\x06labels\x18\x03 \x03(\x0b\x32\x32.skillsvc.v1.ListSkillVersionsResponse.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"a\n\x16GetSkillVersionRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\"R\n\x17GetSkillVersionResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12\x0b\n\x03raw\x18\x02 \x01(\t\"n\n\x14SetSkillLabelRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05label\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\"C\n\x15SetSkillLabelResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\"r\n\x14RollbackSkillRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tif_latest\x18\x04 \x01(\t\"\x84\x01\n\x15RollbackSkillResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12(\n\x05skill\x18\x02 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\x12\x15\n\rremoved_files\x18\x03 \x03(\t\"\x86\x01\n\x19ReviewSkillVersionRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0f\n\x07\x61pprove\x18\x04 \x01(\x08\x12\x0f\n\x07\x63omment\x18\x05 \x01(\t\"\x89\x01\n\x1aReviewSkillVersionResponse\x12*\n\x07version\x18\x01 \x01(\x0b\x32\x19.skillsvc.v1.SkillVersion\x12(\n\x05skill\x18\x02 \x01(\x0b\x32\x19.skillsvc.v1.SkillSummary\x12\x15\n\rremoved_files\x18\x03 \x03(\t*\x81\x01\n\x0cVersionState\x12\x1d\n\x19VERSION_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17VERSION_STATE_PUBLISHED\x10\x01\x12\x19\n\x15VERSION_STATE_PENDING\x10\x02\x12\x1a\n\x16VERSION_STATE_REJECTED\x10\x03\x32\x92\x05\n\x0eLibraryService\x12U\n\x0cPublishSkill\x12 .skillsvc.v1.PublishSkillRequest\x1a!.skillsvc.v1.PublishSkillResponse(\x01\x12P\n\x0b\x44\x65leteSkill\x12\x1f.skillsvc.v1.DeleteSkillRequest\x1a .skillsvc.v1.DeleteSkillResponse\x12\x62\n\x11ListSkillVersions\x12%.skillsvc.v1.ListSkillVersionsRequest\x1a&.skillsvc.v1.ListSkillVersionsResponse\x12\\\n\x0fGetSkillVersion\x12#.skillsvc.v1.GetSkillVersionRequest\x1a$.skillsvc.v1.GetSkillVersionResponse\x12V\n\rSetSkillLabel\x12!.skillsvc.v1.SetSkillLabelRequest\x1a\".skillsvc.v1.SetSkillLabelResponse\x12V\n\rRollbackSkill\x12!.skillsvc.v1.RollbackSkillRequest\x1a\".skillsvc.v1.RollbackSkillResponse\x12\x65\n\x12ReviewSkillVersion\x12&.skillsvc.v1.ReviewSkillVersionRequest\x1a\'.skillsvc.v1.ReviewSkillVersionResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,8 +37,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\222\003\004\010\002 \003'
   _globals['_LISTSKILLVERSIONSRESPONSE_LABELSENTRY']._loaded_options = None
   _globals['_LISTSKILLVERSIONSRESPONSE_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_VERSIONSTATE']._serialized_start=2971
-  _globals['_VERSIONSTATE']._serialized_end=3100
+  _globals['_VERSIONSTATE']._serialized_start=2985
+  _globals['_VERSIONSTATE']._serialized_end=3114
   _globals['_SKILLPROBLEM']._serialized_start=127
   _globals['_SKILLPROBLEM']._serialized_end=350
   _globals['_SKILLPROBLEM_SEVERITY']._serialized_start=272
@@ -52,37 +52,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PUBLISHSKILLHEADER']._serialized_start=1003
   _globals['_PUBLISHSKILLHEADER']._serialized_end=1172
   _globals['_FILECHUNK']._serialized_start=1174
-  _globals['_FILECHUNK']._serialized_end=1213
-  _globals['_PUBLISHSKILLRESPONSE']._serialized_start=1216
-  _globals['_PUBLISHSKILLRESPONSE']._serialized_end=1448
-  _globals['_TRIGGEREVAL']._serialized_start=1450
-  _globals['_TRIGGEREVAL']._serialized_end=1552
-  _globals['_DELETESKILLREQUEST']._serialized_start=1554
-  _globals['_DELETESKILLREQUEST']._serialized_end=1649
-  _globals['_DELETESKILLRESPONSE']._serialized_start=1651
-  _globals['_DELETESKILLRESPONSE']._serialized_end=1695
-  _globals['_LISTSKILLVERSIONSREQUEST']._serialized_start=1698
-  _globals['_LISTSKILLVERSIONSREQUEST']._serialized_end=1861
-  _globals['_LISTSKILLVERSIONSRESPONSE']._serialized_start=1864
-  _globals['_LISTSKILLVERSIONSRESPONSE']._serialized_end=2076
-  _globals['_LISTSKILLVERSIONSRESPONSE_LABELSENTRY']._serialized_start=2031
-  _globals['_LISTSKILLVERSIONSRESPONSE_LABELSENTRY']._serialized_end=2076
-  _globals['_GETSKILLVERSIONREQUEST']._serialized_start=2078
-  _globals['_GETSKILLVERSIONREQUEST']._serialized_end=2175
-  _globals['_GETSKILLVERSIONRESPONSE']._serialized_start=2177
-  _globals['_GETSKILLVERSIONRESPONSE']._serialized_end=2259
-  _globals['_SETSKILLLABELREQUEST']._serialized_start=2261
-  _globals['_SETSKILLLABELREQUEST']._serialized_end=2371
-  _globals['_SETSKILLLABELRESPONSE']._serialized_start=2373
-  _globals['_SETSKILLLABELRESPONSE']._serialized_end=2440
-  _globals['_ROLLBACKSKILLREQUEST']._serialized_start=2442
-  _globals['_ROLLBACKSKILLREQUEST']._serialized_end=2556
-  _globals['_ROLLBACKSKILLRESPONSE']._serialized_start=2559
-  _globals['_ROLLBACKSKILLRESPONSE']._serialized_end=2691
-  _globals['_REVIEWSKILLVERSIONREQUEST']._serialized_start=2694
-  _globals['_REVIEWSKILLVERSIONREQUEST']._serialized_end=2828
-  _globals['_REVIEWSKILLVERSIONRESPONSE']._serialized_start=2831
-  _globals['_REVIEWSKILLVERSIONRESPONSE']._serialized_end=2968
-  _globals['_LIBRARYSERVICE']._serialized_start=3103
-  _globals['_LIBRARYSERVICE']._serialized_end=3761
+  _globals['_FILECHUNK']._serialized_end=1227
+  _globals['_PUBLISHSKILLRESPONSE']._serialized_start=1230
+  _globals['_PUBLISHSKILLRESPONSE']._serialized_end=1462
+  _globals['_TRIGGEREVAL']._serialized_start=1464
+  _globals['_TRIGGEREVAL']._serialized_end=1566
+  _globals['_DELETESKILLREQUEST']._serialized_start=1568
+  _globals['_DELETESKILLREQUEST']._serialized_end=1663
+  _globals['_DELETESKILLRESPONSE']._serialized_start=1665
+  _globals['_DELETESKILLRESPONSE']._serialized_end=1709
+  _globals['_LISTSKILLVERSIONSREQUEST']._serialized_start=1712
+  _globals['_LISTSKILLVERSIONSREQUEST']._serialized_end=1875
+  _globals['_LISTSKILLVERSIONSRESPONSE']._serialized_start=1878
+  _globals['_LISTSKILLVERSIONSRESPONSE']._serialized_end=2090
+  _globals['_LISTSKILLVERSIONSRESPONSE_LABELSENTRY']._serialized_start=2045
+  _globals['_LISTSKILLVERSIONSRESPONSE_LABELSENTRY']._serialized_end=2090
+  _globals['_GETSKILLVERSIONREQUEST']._serialized_start=2092
+  _globals['_GETSKILLVERSIONREQUEST']._serialized_end=2189
+  _globals['_GETSKILLVERSIONRESPONSE']._serialized_start=2191
+  _globals['_GETSKILLVERSIONRESPONSE']._serialized_end=2273
+  _globals['_SETSKILLLABELREQUEST']._serialized_start=2275
+  _globals['_SETSKILLLABELREQUEST']._serialized_end=2385
+  _globals['_SETSKILLLABELRESPONSE']._serialized_start=2387
+  _globals['_SETSKILLLABELRESPONSE']._serialized_end=2454
+  _globals['_ROLLBACKSKILLREQUEST']._serialized_start=2456
+  _globals['_ROLLBACKSKILLREQUEST']._serialized_end=2570
+  _globals['_ROLLBACKSKILLRESPONSE']._serialized_start=2573
+  _globals['_ROLLBACKSKILLRESPONSE']._serialized_end=2705
+  _globals['_REVIEWSKILLVERSIONREQUEST']._serialized_start=2708
+  _globals['_REVIEWSKILLVERSIONREQUEST']._serialized_end=2842
+  _globals['_REVIEWSKILLVERSIONRESPONSE']._serialized_start=2845
+  _globals['_REVIEWSKILLVERSIONRESPONSE']._serialized_end=2982
+  _globals['_LIBRARYSERVICE']._serialized_start=3117
+  _globals['_LIBRARYSERVICE']._serialized_end=3775
 # @@protoc_insertion_point(module_scope)

@@ -116,12 +116,14 @@ class PublishSkillHeader(_message.Message):
     def __init__(self, library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., category: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., message: _Optional[str] = ..., validate_only: _Optional[bool] = ..., if_latest: _Optional[str] = ...) -> None: ...
 
 class FileChunk(_message.Message):
-    __slots__ = ("path", "data")
+    __slots__ = ("path", "data", "mode")
     PATH_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     path: str
     data: bytes
-    def __init__(self, path: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+    mode: int
+    def __init__(self, path: _Optional[str] = ..., data: _Optional[bytes] = ..., mode: _Optional[int] = ...) -> None: ...
 
 class PublishSkillResponse(_message.Message):
     __slots__ = ("version", "problems", "skill", "removed_files", "valid", "evals")

@@ -88,14 +88,16 @@ class SkillArtifact(_message.Message):
     def __init__(self, type: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
 
 class ManifestFile(_message.Message):
-    __slots__ = ("path", "size", "sha256")
+    __slots__ = ("path", "size", "sha256", "mode")
     PATH_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     SHA256_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     path: str
     size: int
     sha256: str
-    def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+    mode: int
+    def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ..., mode: _Optional[int] = ...) -> None: ...
 
 class SkillManifest(_message.Message):
     __slots__ = ("files", "total_bytes", "file_count", "over_limits")

@@ -262,8 +262,15 @@ func (m *MinIO) NewBucket(t testing.TB) string {
 		// Not t.Context(): it is already canceled when cleanups run.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		// NoSuchBucket: the test deleted the bucket itself.
-		if err := deleteBucket(ctx, client, name); err != nil && !isNoSuchBucket(err) && m.running() {
+		// NoSuchBucket: the test deleted the bucket itself. BucketNotEmpty:
+		// a write a killed skillsvc had already sent (a background index
+		// write) landed after the listing; empty the bucket again.
+		err := deleteBucket(ctx, client, name)
+		for try := 1; try < 5 && isBucketNotEmpty(err); try++ {
+			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+			err = deleteBucket(ctx, client, name)
+		}
+		if err != nil && !isNoSuchBucket(err) && m.running() {
 			t.Errorf("testserver: deleting bucket %q: %v", name, err)
 		}
 	})
@@ -325,6 +332,11 @@ func deleteBucket(ctx context.Context, client *s3.Client, bucket string) error {
 
 	_, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
 	return err
+}
+
+func isBucketNotEmpty(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "BucketNotEmpty"
 }
 
 // deleteCurrent deletes every object of an unversioned bucket, then the

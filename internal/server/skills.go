@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -11,6 +12,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -23,11 +25,13 @@ type Skills struct {
 	feed      *watch.Feed // WithFeed: WatchSkills
 	versions  *Versions   // reads pinned to a version (pinned.go); nil: none
 	replies   *replies.Cache
+	usage     skilluse.Recorder // WithUsage
+	offered   *blockOffered
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
 func NewSkills(lib *skills.Library, chunkSize int, opts ...SkillsOption) *Skills {
-	s := &Skills{lib: lib, chunkSize: chunkSize}
+	s := &Skills{lib: lib, chunkSize: chunkSize, offered: newBlockOffered()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -145,6 +149,10 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
+	if skilluse.Tracing(ctx) {
+		listed := replySkills(b, false)
+		skilluse.Offered(ctx, listed, len(listed))
+	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
 
@@ -216,6 +224,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
+	s.usage.Activated(ctx, surface(ctx), id, skilluse.Of(d.Skill))
 	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(d.Skill, described)}, nil
 }
 
@@ -228,10 +237,11 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 	if err != nil {
 		return nil, err
 	}
-	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile(), skillview.ReadOptions{DownloadTool: req.GetDownloadTool()})
+	content, vpath, sk, err := s.lib.Catalog.ReadSkillFile(ctx, id, req.GetPath(), req.GetFile(), skillview.ReadOptions{DownloadTool: req.GetDownloadTool()})
 	if err != nil {
 		return nil, err
 	}
+	s.usage.File(ctx, surface(ctx), id, skilluse.OfRef(sk), strings.TrimPrefix(vpath, s.lib.Catalog.Mount()+"/"+sk.Dir+"/"))
 	return &skillsvcv1.ReadSkillFileResponse{Path: vpath, Content: content}, nil
 }
 
@@ -263,6 +273,8 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
+	// Read back from the reply, kept or built alike.
+	s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), replySkills(b, true))
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }
 
@@ -294,10 +306,17 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 		}
 		return w.flush()
 	}
-	if _, err := s.lib.Exporter.Export(ctx, id, req.GetPath(), w); err != nil {
+	sk, err := s.lib.Exporter.Export(ctx, id, req.GetPath(), w)
+	if err != nil {
 		return err
 	}
-	return w.flush()
+	if err := w.flush(); err != nil {
+		return err
+	}
+	// An export materializes the skill to run it where the caller runs:
+	// a use of its files (skilluse.Exported).
+	s.usage.File(ctx, surface(ctx), id, skilluse.Of(sk), skilluse.Exported)
+	return nil
 }
 
 // chunkWriter buffers writes into messages of size bytes. Nothing is sent

@@ -1,0 +1,155 @@
+// Package skilluse records that a skill was used, at whichever surface
+// served it (gRPC, the JSON gateway, MCP, the /skills mount): one usage
+// event for the recorder (internal/usage) and the skill's attributes on the
+// call's span, with a span event marking an activation. Every surface calls
+// it where the skill was resolved, so a use is counted once whatever path
+// (a kept reply included) answered it.
+package skilluse
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/usage"
+)
+
+// Surfaces: where a use came in.
+const (
+	GRPC = "grpc"
+	JSON = "json" // the JSON gateway (server.InProcess)
+	MCP  = "mcp"
+	VFS  = "vfs" // a read through the /skills mount of the filesystem
+)
+
+// Span attribute and event names (docs/operators/observability.md).
+// gen_ai.skill.* are the OpenTelemetry GenAI conventions' names for a
+// skill (development status); the rest are skillsvc's own.
+const (
+	AttrSkillName    = attribute.Key("gen_ai.skill.name")
+	AttrSkillVersion = attribute.Key("gen_ai.skill.version")
+	AttrSkillLayer   = attribute.Key("skillsvc.skill.layer")
+	AttrSkillFile    = attribute.Key("skillsvc.skill.file")
+	AttrSurface      = attribute.Key("skillsvc.usage.surface")
+	// AttrOffered lists the skills a listing, prompt block or search
+	// offered, as "name@version", the first MaxOffered of them;
+	// AttrOfferedCount is how many it offered in all.
+	AttrOffered      = attribute.Key("skillsvc.skills.offered")
+	AttrOfferedCount = attribute.Key("skillsvc.skills.offered_count")
+	// EventActivated marks each activation on the call's span.
+	EventActivated = "skillsvc.skill.activated"
+)
+
+// MaxOffered bounds AttrOffered: a library of thousands must not make a
+// span of thousands of strings.
+const MaxOffered = 50
+
+// Skill is what a use names of a skill.
+type Skill struct {
+	Name, Layer string
+	// Version is the published version's id when served from a version,
+	// else the manifest digest.
+	Version string
+}
+
+// Of is s as a use names it.
+func Of(s skillview.Skill) Skill {
+	return Skill{Name: s.Name, Layer: s.Layer, Version: s.ManifestDigest()}
+}
+
+// OfRef is r as a use names it.
+func OfRef(r *skillview.Ref) Skill {
+	sk := Skill{Name: r.Name, Layer: r.Layer}
+	if r.Manifest != nil {
+		sk.Version = r.Manifest.Digest
+	}
+	return sk
+}
+
+// Recorder records uses of skills for one surface. The zero value records
+// nothing but span attributes.
+type Recorder struct {
+	R usage.Recorder
+}
+
+// Activated records an activation of sk by id at surface.
+func (r Recorder) Activated(ctx context.Context, surface string, id mounts.Caller, sk Skill) {
+	r.use(ctx, usage.Activation, surface, id, sk, "")
+}
+
+// File records a read of file (relative to the skill folder) of sk: an
+// activation when the file is the SKILL.md, whichever surface read it.
+func (r Recorder) File(ctx context.Context, surface string, id mounts.Caller, sk Skill, file string) {
+	if file == skillmd.SkillFile {
+		r.use(ctx, usage.Activation, surface, id, sk, "")
+		return
+	}
+	r.use(ctx, usage.FileRead, surface, id, sk, file)
+}
+
+// Exported is the File a use names for ExportSkill: the whole folder
+// materialized where the caller runs it (skillctl run, the clients'
+// runners), a use of its files rather than an activation, which the
+// SKILL.md read or load_skill before it already counted.
+const Exported = "*"
+
+func (r Recorder) use(ctx context.Context, kind usage.Kind, surface string, id mounts.Caller, sk Skill, file string) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		attrs := []attribute.KeyValue{AttrSkillName.String(sk.Name), AttrSkillVersion.String(sk.Version), AttrSkillLayer.String(sk.Layer), AttrSurface.String(surface)}
+		if file != "" {
+			attrs = append(attrs, AttrSkillFile.String(file))
+		}
+		span.SetAttributes(attrs...)
+		if kind == usage.Activation {
+			span.AddEvent(EventActivated, trace.WithAttributes(attrs...))
+		}
+	}
+	if r.R == nil {
+		return
+	}
+	r.R.Record(ctx, usage.Event{
+		Kind: kind, Skill: sk.Name, Layer: sk.Layer, Version: sk.Version, File: file,
+		User: id.User(), Teams: id.Teams(), Thread: id.Thread(), Surface: surface,
+	})
+}
+
+// Searched records a search by id for query that returned results (names,
+// best first), and offers them on the span. A listing without a query is
+// no search: Offered alone marks its span.
+func (r Recorder) Searched(ctx context.Context, surface string, id mounts.Caller, query string, results []Skill) {
+	Offered(ctx, results, len(results))
+	if r.R == nil {
+		return
+	}
+	names := make([]string, 0, min(len(results), 10))
+	for _, s := range results[:min(len(results), 10)] { // the recorder keeps ten
+		names = append(names, s.Name)
+	}
+	r.R.Record(ctx, usage.Event{
+		Kind: usage.Search, Query: query, Results: names,
+		User: id.User(), Teams: id.Teams(), Thread: id.Thread(), Surface: surface,
+	})
+}
+
+// Offered marks the span of ctx with the skills a listing, prompt block or
+// search offered: the first MaxOffered of offered, and total, how many it
+// offered in all.
+func Offered(ctx context.Context, offered []Skill, total int) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	list := make([]string, 0, min(len(offered), MaxOffered))
+	for _, s := range offered[:min(len(offered), MaxOffered)] {
+		list = append(list, s.Name+"@"+s.Version)
+	}
+	span.SetAttributes(AttrOffered.StringSlice(list), AttrOfferedCount.Int(total))
+}
+
+// Tracing reports whether ctx's span records: what only the span needs
+// (the skills a kept reply offered) is worked out only then.
+func Tracing(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }

@@ -16,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/usage"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -39,6 +40,8 @@ type Services struct {
 	// Replies keeps encoded replies for every server Register registers
 	// on, so the network server and the in-process channels share them.
 	Replies *replies.Cache
+	// Usage records the uses of skills at every surface (Parts.Usage).
+	Usage usage.Recorder
 }
 
 // Parts are what NewServices builds on besides the configuration: the
@@ -60,6 +63,8 @@ type Parts struct {
 	// Publish are the publisher's further options (how it tells the other
 	// replicas of a change).
 	Publish []library.Option
+	// Usage records the uses of skills (internal/usage); nil records none.
+	Usage usage.Recorder
 }
 
 // DefaultConfig is the configuration a binary given no flag runs with,
@@ -77,7 +82,10 @@ func DefaultConfig() Config {
 // asking the catalog's search) and the authors' path over it. Each is
 // built once, with its real configuration. Close releases them.
 func NewServices(cfg Config, p Parts) (*Services, error) {
-	fs, err := vfs.New(p.Bucket, cfg.Mounts, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, p.Lib.Tree))
+	if p.Usage == nil {
+		p.Usage = usage.Nop
+	}
+	fs, err := vfs.New(p.Bucket, cfg.Mounts, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, p.Lib.Tree.Counting(p.Usage)))
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +112,7 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,
 		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
 		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts},
+		Usage:    p.Usage,
 	}, nil
 }
 
@@ -115,7 +124,7 @@ func (s *Services) Close() { s.Watch.Close() }
 // (server.InProcess).
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
-	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch), server.WithReplies(s.Replies)).WithVersions(s.Versions))
+	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch), server.WithReplies(s.Replies), server.WithUsage(s.Usage)).WithVersions(s.Versions))
 	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog, s.Versions))
 	skillsvcv1.RegisterLibraryServiceServer(r, server.NewLibrary(s.Versions, s.Lib.Catalog))
 }

@@ -19,6 +19,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -144,6 +145,13 @@ func servedPage[T any](ctx context.Context, s *identityServer, token string, bui
 	if err != nil {
 		return nil, page, protocolError(err)
 	}
+	if skilluse.Tracing(ctx) {
+		listed := make([]skilluse.Skill, len(page.Skills))
+		for i := range page.Skills {
+			listed[i] = skilluse.Of(page.Skills[i])
+		}
+		skilluse.Offered(ctx, listed, len(listed))
+	}
 	items := make([]*T, len(page.Skills))
 	for i := range page.Skills {
 		items[i] = build(&page.Skills[i])
@@ -167,6 +175,9 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 		return nil, invalidParams("No skill is served at %.200s", p.URI)
 	} else if err != nil {
 		return nil, protocolError(err)
+	}
+	if id, err := callerOf(ctx); err == nil {
+		s.h.usage.Activated(ctx, skilluse.MCP, id, skilluse.Of(*sk))
 	}
 	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.entry(sk)}, nil
 }
@@ -273,6 +284,11 @@ func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourc
 		return nil, invalidParams("No skill file is served at %s", uri)
 	case err != nil:
 		return nil, protocolError(err)
+	}
+	if id, err := callerOf(ctx); err == nil {
+		// The skills tree names the skill and file (a SKILL.md read is an
+		// activation), as a Read through /skills would.
+		s.h.fs.ReadDone(skilluse.WithSurface(ctx, skilluse.MCP), id, virtual)
 	}
 	content := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(virtual)}
 	if data := buf.String(); isText(data) {

@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/tooldefs"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -128,8 +129,12 @@ func (s *identityServer) addTools() {
 			// by category would undo that order.
 			req := &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: in.Query == "", SearchTool: "search_skills", Query: in.Query}
 			b, err := call(ctx, h, skillsService+"FormatSkills", req, func(id mounts.Caller) (skillview.Block, error) {
-				return cat.Prompt(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+				b, err := cat.Prompt(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 					skillmd.FormatOptions{CharBudget: int(req.GetCharBudget()), GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery()})
+				if err == nil {
+					h.offered(ctx, id, in.Query, b.Offered)
+				}
+				return b, err
 			})
 			if err != nil {
 				return "", err
@@ -142,21 +147,36 @@ func (s *identityServer) addTools() {
 	tool(s, "load_skill",
 		func(ctx context.Context, in loadSkillIn) (string, error) {
 			return call(ctx, h, skillsService+"RenderSkill", &skillsvcv1.RenderSkillRequest{Path: in.Skill, Arguments: in.Arguments}, func(id mounts.Caller) (string, error) {
-				text, _, err := cat.Render(ctx, id, in.Skill, skillview.RenderOptions{Arguments: in.Arguments})
+				text, d, err := cat.Render(ctx, id, in.Skill, skillview.RenderOptions{Arguments: in.Arguments})
+				if err == nil {
+					h.usage.Activated(ctx, skilluse.MCP, id, skilluse.Of(d.Skill))
+				}
 				return text, err
 			})
 		})
 	tool(s, "read_skill_file",
 		func(ctx context.Context, in readSkillFileIn) (string, error) {
 			return call(ctx, h, skillsService+"ReadSkillFile", &skillsvcv1.ReadSkillFileRequest{Path: in.Skill, File: in.Path}, func(id mounts.Caller) (string, error) {
-				content, _, err := cat.ReadFile(ctx, id, in.Skill, in.Path, skillview.ReadOptions{})
+				content, vpath, sk, err := cat.ReadSkillFile(ctx, id, in.Skill, in.Path, skillview.ReadOptions{})
+				if err == nil {
+					h.usage.File(ctx, skilluse.MCP, id, skilluse.OfRef(sk), strings.TrimPrefix(vpath, h.skillsMount+"/"+sk.Dir+"/"))
+				}
 				return content, err
 			})
 		})
 	tool(s, "search_skills",
 		func(ctx context.Context, in searchSkillsIn) (string, error) {
 			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skillview.Results, error) {
-				return cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
+				r, err := cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
+				if err == nil {
+					hits := r.Hits[:server.SearchFit(r.Hits, cat.MaxPageBytes())] // those the reply names
+					found := make([]skilluse.Skill, len(hits))
+					for i, hit := range hits {
+						found[i] = skilluse.Of(hit.Skill)
+					}
+					h.usage.Searched(ctx, skilluse.MCP, id, in.Query, found)
+				}
+				return r, err
 			})
 			if err != nil {
 				return "", err
@@ -305,4 +325,19 @@ func (s *identityServer) addTools() {
 			}
 			return b.String(), nil
 		})
+}
+
+// offered records a list_skills block: with a query a search that
+// returned the skills the block offered, else only the span's list of
+// them.
+func (h *Handler) offered(ctx context.Context, id mounts.Caller, query string, offered []skillmd.Offered) {
+	skills := make([]skilluse.Skill, len(offered))
+	for i, o := range offered {
+		skills[i] = skilluse.Skill{Name: o.Name, Layer: o.Layer, Version: o.Version}
+	}
+	if query != "" {
+		h.usage.Searched(ctx, skilluse.MCP, id, query, skills)
+		return
+	}
+	skilluse.Offered(ctx, skills, len(skills))
 }

@@ -10,7 +10,9 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/usage"
 )
 
 // WithTracerProvider gives every MCP request a span named for its method,
@@ -18,6 +20,16 @@ import (
 // under which the gRPC calls made for it run.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(h *Handler) { h.tracer = tp.Tracer(tracing.Scope) }
+}
+
+// WithUsage records the uses of skills MCP serves in r (internal/usage):
+// load_skill, skills/get and a SKILL.md's resources/read are activations,
+// read_skill_file and other resources/read file reads, search_skills and
+// list_skills with a query searches, all at the surface "mcp". The
+// read_file tool reads through the filesystem, whose skills tree records
+// its reads (surface "vfs").
+func WithUsage(r usage.Recorder) Option {
+	return func(h *Handler) { h.usage = skilluse.Recorder{R: r} }
 }
 
 // withTraceHeaders writes the trace context of ctx's span (the HTTP

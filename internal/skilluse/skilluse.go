@@ -153,3 +153,19 @@ func Offered(ctx context.Context, offered []Skill, total int) {
 // Tracing reports whether ctx's span records: what only the span needs
 // (the skills a kept reply offered) is worked out only then.
 func Tracing(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
+
+type surfaceKey struct{}
+
+// WithSurface is ctx telling a use recorded below it (the skills tree's,
+// which serves every edge) the surface the call came in at.
+func WithSurface(ctx context.Context, surface string) context.Context {
+	return context.WithValue(ctx, surfaceKey{}, surface)
+}
+
+// SurfaceOf is the surface WithSurface gave ctx, else def.
+func SurfaceOf(ctx context.Context, def string) string {
+	if s, ok := ctx.Value(surfaceKey{}).(string); ok {
+		return s
+	}
+	return def
+}

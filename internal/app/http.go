@@ -21,8 +21,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tracing"
-	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/usage"
+	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
 

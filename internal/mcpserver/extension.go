@@ -145,13 +145,7 @@ func servedPage[T any](ctx context.Context, s *identityServer, token string, bui
 	if err != nil {
 		return nil, page, protocolError(err)
 	}
-	if skilluse.Tracing(ctx) {
-		listed := make([]skilluse.Skill, len(page.Skills))
-		for i := range page.Skills {
-			listed[i] = skilluse.Of(page.Skills[i])
-		}
-		skilluse.Offered(ctx, listed, len(listed))
-	}
+	skilluse.Listed(ctx, page.Skills)
 	items := make([]*T, len(page.Skills))
 	for i := range page.Skills {
 		items[i] = build(&page.Skills[i])
@@ -285,9 +279,7 @@ func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourc
 	case err != nil:
 		return nil, protocolError(err)
 	}
-	if id, err := callerOf(ctx); err == nil {
-		// The skills tree names the skill and file (a SKILL.md read is an
-		// activation), as a Read through /skills would.
+	if id, err := callerOf(ctx); err == nil { // the skills tree names the skill, as for a Read of /skills
 		s.h.fs.ReadDone(skilluse.WithSurface(ctx, skilluse.MCP), id, virtual)
 	}
 	content := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(virtual)}

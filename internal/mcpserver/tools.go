@@ -132,7 +132,7 @@ func (s *identityServer) addTools() {
 				b, err := cat.Prompt(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 					skillmd.FormatOptions{CharBudget: int(req.GetCharBudget()), GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery()})
 				if err == nil {
-					h.offered(ctx, id, in.Query, b.Offered)
+					h.usage.Block(ctx, skilluse.MCP, id, in.Query, skilluse.OfBlock(b.Offered))
 				}
 				return b, err
 			})
@@ -169,12 +169,8 @@ func (s *identityServer) addTools() {
 			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skillview.Results, error) {
 				r, err := cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
 				if err == nil {
-					hits := r.Hits[:server.SearchFit(r.Hits, cat.MaxPageBytes())] // those the reply names
-					found := make([]skilluse.Skill, len(hits))
-					for i, hit := range hits {
-						found[i] = skilluse.Of(hit.Skill)
-					}
-					h.usage.Searched(ctx, skilluse.MCP, id, in.Query, found)
+					found := skilluse.Hits(r.Hits[:server.SearchFit(r.Hits, cat.MaxPageBytes())]) // those the reply names
+					h.usage.Searched(ctx, skilluse.MCP, id, in.Query, found, len(found))
 				}
 				return r, err
 			})
@@ -325,19 +321,4 @@ func (s *identityServer) addTools() {
 			}
 			return b.String(), nil
 		})
-}
-
-// offered records a list_skills block: with a query a search that
-// returned the skills the block offered, else only the span's list of
-// them.
-func (h *Handler) offered(ctx context.Context, id mounts.Caller, query string, offered []skillmd.Offered) {
-	skills := make([]skilluse.Skill, len(offered))
-	for i, o := range offered {
-		skills[i] = skilluse.Skill{Name: o.Name, Layer: o.Layer, Version: o.Version}
-	}
-	if query != "" {
-		h.usage.Searched(ctx, skilluse.MCP, id, query, skills)
-		return
-	}
-	skilluse.Offered(ctx, skills, len(skills))
 }

@@ -22,12 +22,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(h *Handler) { h.tracer = tp.Tracer(tracing.Scope) }
 }
 
-// WithUsage records the uses of skills MCP serves in r (internal/usage):
-// load_skill, skills/get and a SKILL.md's resources/read are activations,
-// read_skill_file and other resources/read file reads, search_skills and
-// list_skills with a query searches, all at the surface "mcp". The
-// read_file tool reads through the filesystem, whose skills tree records
-// its reads (surface "vfs").
+// WithUsage records the uses of skills MCP serves in r, at the surface
+// "mcp" (read_file's are the skills tree's, "vfs"): docs/concepts.md.
 func WithUsage(r usage.Recorder) Option {
 	return func(h *Handler) { h.usage = skilluse.Recorder{R: r} }
 }

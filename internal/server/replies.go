@@ -62,7 +62,7 @@ func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skillvi
 		if err != nil {
 			return nil, err
 		}
-		s.offered.Add(key, offeredOf(b.Offered))
+		s.offered.Add(key, skilluse.OfBlock(b.Offered))
 		return enc(b)
 	})
 	if err != nil {
@@ -85,14 +85,10 @@ func (s *Skills) promptUsed(ctx context.Context, id mounts.Caller, snap skills.S
 		if err != nil {
 			return // the reply was sent; its record is not worth a failure
 		}
-		offered = offeredOf(b.Offered)
+		offered = skilluse.OfBlock(b.Offered)
 		s.offered.Add(key, offered)
 	}
-	if query != "" {
-		s.usage.Searched(ctx, surface(ctx), id, query, offered)
-		return
-	}
-	skilluse.Offered(ctx, offered, len(offered))
+	s.usage.Block(ctx, surface(ctx), id, query, offered)
 }
 
 // searchReply is the caller's search results encoded by enc, reused as

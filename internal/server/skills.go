@@ -150,8 +150,8 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		return nil, err
 	}
 	if skilluse.Tracing(ctx) {
-		listed := replySkills(b, false)
-		skilluse.Offered(ctx, listed, len(listed))
+		listed, total := replySkills(b, false, skilluse.MaxOffered)
+		skilluse.Offered(ctx, listed, total)
 	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
@@ -274,7 +274,8 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		return nil, err
 	}
 	// Read back from the reply, kept or built alike.
-	s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), replySkills(b, true))
+	found, total := replySkills(b, true, s.usage.SearchSkills(ctx))
+	s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }
 

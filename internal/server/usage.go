@@ -11,7 +11,6 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 
-	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/usage"
 )
@@ -52,9 +51,13 @@ func markInProcess() (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor)
 // listing, and its skills are what the search's usage record and the
 // span name. b is a SearchSkillsResponse when scored (results, each a
 // ScoredSkill holding its summary), else a ListSkillsResponse (skills).
-func replySkills(b []byte, scored bool) []skilluse.Skill {
-	var out []skilluse.Skill
+// Only the first max are read; total counts them all.
+func replySkills(b []byte, scored bool, max int) (out []skilluse.Skill, total int) {
 	summary := func(b []byte) {
+		total++
+		if len(out) == max {
+			return
+		}
 		var sk skilluse.Skill
 		eachField(b, func(num protowire.Number, v []byte) {
 			switch num {
@@ -80,7 +83,7 @@ func replySkills(b []byte, scored bool) []skilluse.Skill {
 			summary(v)
 		}
 	})
-	return out
+	return out, total
 }
 
 // The numbers of the fields replySkills reads.
@@ -121,15 +124,6 @@ func eachField(b []byte, fn func(protowire.Number, []byte)) {
 		fn(num, v)
 		b = b[n:]
 	}
-}
-
-// offeredOf is what a prompt block offered, as a use names each skill.
-func offeredOf(offered []skillmd.Offered) []skilluse.Skill {
-	out := make([]skilluse.Skill, len(offered))
-	for i, o := range offered {
-		out[i] = skilluse.Skill{Name: o.Name, Layer: o.Layer, Version: o.Version}
-	}
-	return out
 }
 
 // maxOfferedBlocks bounds the blocks whose offered skills a replica

@@ -117,22 +117,35 @@ func (r Recorder) use(ctx context.Context, kind usage.Kind, surface string, id m
 	})
 }
 
-// Searched records a search by id for query that returned results (names,
-// best first), and offers them on the span. A listing without a query is
-// no search: Offered alone marks its span.
-func (r Recorder) Searched(ctx context.Context, surface string, id mounts.Caller, query string, results []Skill) {
-	Offered(ctx, results, len(results))
+// Searched records a search by id for query that returned results (best
+// first) of total skills, and offers them on the span. A listing without
+// a query is no search: Offered alone marks its span.
+func (r Recorder) Searched(ctx context.Context, surface string, id mounts.Caller, query string, results []Skill, total int) {
+	Offered(ctx, results, total)
 	if r.R == nil {
 		return
 	}
-	names := make([]string, 0, min(len(results), 10))
-	for _, s := range results[:min(len(results), 10)] { // the recorder keeps ten
+	names := make([]string, 0, min(len(results), MaxResults))
+	for _, s := range results[:min(len(results), MaxResults)] {
 		names = append(names, s.Name)
 	}
 	r.R.Record(ctx, usage.Event{
 		Kind: usage.Search, Query: query, Results: names,
 		User: id.User(), Teams: id.Teams(), Thread: id.Thread(), Surface: surface,
 	})
+}
+
+// MaxResults is how many of a search's results its event names: the
+// recorder keeps ten.
+const MaxResults = 10
+
+// SearchSkills is how many of a search's results Searched needs: the
+// event's, or the span's when it records.
+func (r Recorder) SearchSkills(ctx context.Context) int {
+	if Tracing(ctx) {
+		return MaxOffered
+	}
+	return MaxResults
 }
 
 // Offered marks the span of ctx with the skills a listing, prompt block or
@@ -168,4 +181,45 @@ func SurfaceOf(ctx context.Context, def string) string {
 		return s
 	}
 	return def
+}
+
+// Hits are the skills of search hits, as a use names them.
+func Hits(hits []skillview.Scored) []Skill {
+	out := make([]Skill, len(hits))
+	for i, h := range hits {
+		out[i] = Of(h.Skill)
+	}
+	return out
+}
+
+// OfBlock are the skills a prompt block offered, as a use names them.
+func OfBlock(offered []skillmd.Offered) []Skill {
+	out := make([]Skill, len(offered))
+	for i, o := range offered {
+		out[i] = Skill{Name: o.Name, Layer: o.Layer, Version: o.Version}
+	}
+	return out
+}
+
+// Block records a prompt block made for id: with a query (a task) a
+// search that returned the skills it offered, else only the span's list
+// of them.
+func (r Recorder) Block(ctx context.Context, surface string, id mounts.Caller, query string, offered []Skill) {
+	if query != "" {
+		r.Searched(ctx, surface, id, query, offered, len(offered))
+		return
+	}
+	Offered(ctx, offered, len(offered))
+}
+
+// Listed marks the span of ctx with the skills of a listing's page.
+func Listed(ctx context.Context, page []skillview.Skill) {
+	if !Tracing(ctx) {
+		return
+	}
+	listed := make([]Skill, min(len(page), MaxOffered))
+	for i := range listed {
+		listed[i] = Of(page[i])
+	}
+	Offered(ctx, listed, len(page))
 }

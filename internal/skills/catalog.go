@@ -242,11 +242,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts skillview.ListOpt
 	lp := entryLists.Get().(*[]skillmd.Entry)
 	list := (*lp)[:0]
 	entry := func(r *skillview.Ref) skillmd.Entry {
-		e := skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r), Layer: r.Layer}
-		if r.Manifest != nil {
-			e.Version = r.Manifest.Digest
-		}
-		return e
+		return skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r), Layer: r.Layer, Version: r.Digest()}
 	}
 	lo := skillview.ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
 	disabled := s.st.DisabledSet()
@@ -469,8 +465,7 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	return content, vpath, err
 }
 
-// ReadSkillFile is ReadFile, and the skill the file was read from (what
-// its usage record names).
+// ReadSkillFile is ReadFile and the skill read from (what its use names).
 func (c *Catalog) ReadSkillFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (content, vpath string, skill *skillview.Ref, err error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {

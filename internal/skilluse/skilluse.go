@@ -63,11 +63,7 @@ func Of(s skillview.Skill) Skill {
 
 // OfRef is r as a use names it.
 func OfRef(r *skillview.Ref) Skill {
-	sk := Skill{Name: r.Name, Layer: r.Layer}
-	if r.Manifest != nil {
-		sk.Version = r.Manifest.Digest
-	}
-	return sk
+	return Skill{Name: r.Name, Layer: r.Layer, Version: r.Digest()}
 }
 
 // Recorder records uses of skills for one surface. The zero value records

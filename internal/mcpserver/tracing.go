@@ -25,7 +25,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // WithUsage records the uses of skills MCP serves in r, at the surface
 // "mcp" (read_file's are the skills tree's, "vfs"): docs/concepts.md.
 func WithUsage(r usage.Recorder) Option {
-	return func(h *Handler) { h.usage = skilluse.Recorder{R: r} }
+	return func(h *Handler) { h.usage = skilluse.For(r) }
 }
 
 // withTraceHeaders writes the trace context of ctx's span (the HTTP

@@ -24,7 +24,7 @@ import (
 
 // WithUsage records the uses of skills the handler serves in r.
 func WithUsage(r usage.Recorder) SkillsOption {
-	return func(s *Skills) { s.usage = skilluse.Recorder{R: r} }
+	return func(s *Skills) { s.usage = skilluse.For(r) }
 }
 
 type inProcessKey struct{}

@@ -25,7 +25,7 @@ var _ vfs.ReadObserver = Counting{}
 
 // Counting is t recording uses in r.
 func (t *Tree) Counting(r usage.Recorder) Counting {
-	return Counting{Tree: t, usage: skilluse.Recorder{R: r}}
+	return Counting{Tree: t, usage: skilluse.For(r)}
 }
 
 // ReadDone implements vfs.ReadObserver. The view is the one the read

@@ -66,10 +66,19 @@ func OfRef(r *skillview.Ref) Skill {
 	return Skill{Name: r.Name, Layer: r.Layer, Version: r.Digest()}
 }
 
-// Recorder records uses of skills for one surface. The zero value records
-// nothing but span attributes.
+// Recorder records uses of skills in R and on the calls' spans. The zero
+// value records them on spans only.
 type Recorder struct {
 	R usage.Recorder
+}
+
+// For is a Recorder recording in r; usage.Nop, or nil, records on spans
+// only (and builds no event).
+func For(r usage.Recorder) Recorder {
+	if r == usage.Nop {
+		r = nil
+	}
+	return Recorder{R: r}
 }
 
 // Activated records an activation of sk by id at surface.

@@ -128,14 +128,15 @@ func eachField(b []byte, fn func(protowire.Number, []byte)) {
 
 // maxOfferedBlocks bounds the blocks whose offered skills a replica
 // remembers (blockOffered): a kept reply is bytes, which do not say them.
-const maxOfferedBlocks = 4096
+// Each holds at most skilluse.MaxOffered skills (a few KiB).
+const maxOfferedBlocks = 1024
 
 // blockOffered remembers the skills of the prompt blocks replies kept, by
 // their keys, for the usage record and span of a call a kept reply
 // answers.
-type blockOffered = lru.Cache[string, []skilluse.Skill]
+type blockOffered = lru.Cache[string, skilluse.Offer]
 
 func newBlockOffered() *blockOffered {
-	c, _ := lru.New[string, []skilluse.Skill](maxOfferedBlocks) // fails only for a size < 1
+	c, _ := lru.New[string, skilluse.Offer](maxOfferedBlocks) // fails only for a size < 1
 	return c
 }

@@ -197,24 +197,32 @@ func Hits(hits []skillview.Scored) []Skill {
 	return out
 }
 
-// OfBlock are the skills a prompt block offered, as a use names them.
-func OfBlock(offered []skillmd.Offered) []Skill {
-	out := make([]Skill, len(offered))
-	for i, o := range offered {
+// Offer is what a prompt block offered: its first MaxOffered skills, and
+// how many in all. Bounded, so a replica may remember many.
+type Offer struct {
+	Skills []Skill
+	Total  int
+}
+
+// OfBlock is what a prompt block offered, its skills as a use names them.
+func OfBlock(offered []skillmd.Offered) Offer {
+	out := make([]Skill, min(len(offered), MaxOffered))
+	for i := range out {
+		o := offered[i]
 		out[i] = Skill{Name: o.Name, Layer: o.Layer, Version: o.Version}
 	}
-	return out
+	return Offer{Skills: out, Total: len(offered)}
 }
 
 // Block records a prompt block made for id: with a query (a task) a
 // search that returned the skills it offered, else only the span's list
 // of them.
-func (r Recorder) Block(ctx context.Context, surface string, id mounts.Caller, query string, offered []Skill) {
+func (r Recorder) Block(ctx context.Context, surface string, id mounts.Caller, query string, o Offer) {
 	if query != "" {
-		r.Searched(ctx, surface, id, query, offered, len(offered))
+		r.Searched(ctx, surface, id, query, o.Skills, o.Total)
 		return
 	}
-	Offered(ctx, offered, len(offered))
+	Offered(ctx, o.Skills, o.Total)
 }
 
 // Listed marks the span of ctx with the skills of a listing's page.

@@ -207,6 +207,19 @@ func (p *Publisher) ReadPinnedOf(ctx context.Context, a Actor, id mounts.Caller,
 	if err != nil {
 		return "", "", PinnedSkill{}, err
 	}
+	ps := pinnedSkill(v)
+	ps.File = strings.TrimPrefix(vpath, p.pinnedDir(v)+"/")
+	return content, vpath, ps, nil
+}
+
+// PinnedOf is the version a read of ref pinned to version serves (what
+// an ExportSkill's use names).
+func (p *Publisher) PinnedOf(ctx context.Context, a Actor, id mounts.Caller, ref, version string) (PinnedSkill, error) {
+	v, err := p.pinned(ctx, a, id, ref, version)
+	return pinnedSkill(v), err
+}
+
+func pinnedSkill(v Version) PinnedSkill {
 	layer := skillview.LayerUser
 	switch {
 	case v.Library.Shared:
@@ -214,7 +227,7 @@ func (p *Publisher) ReadPinnedOf(ctx context.Context, a Actor, id mounts.Caller,
 	case v.Library.Team != "":
 		layer = skillview.LayerTeam + v.Library.Team
 	}
-	return content, vpath, PinnedSkill{Name: v.Name, Layer: layer, ID: v.ID, File: strings.TrimPrefix(vpath, p.pinnedDir(v)+"/")}, nil
+	return PinnedSkill{Name: v.Name, Layer: layer, ID: v.ID}
 }
 
 func (p *Publisher) readPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version, file string) (string, string, Version, error) {

@@ -77,5 +77,11 @@ func (s *Skills) exportPinned(ctx context.Context, req *skillsvcv1.ExportSkillRe
 	if err != nil {
 		return err
 	}
-	return pub.ExportPinned(ctx, a, id, req.GetPath(), req.GetVersion(), w)
+	if err := pub.ExportPinned(ctx, a, id, req.GetPath(), req.GetVersion(), w); err != nil {
+		return err
+	}
+	if v, err := pub.PinnedOf(ctx, a, id, req.GetPath(), req.GetVersion()); err == nil {
+		s.usage.File(ctx, surface(ctx), id, skilluse.Skill{Name: v.Name, Layer: v.Layer, Version: v.ID}, skilluse.Exported)
+	}
+	return nil
 }

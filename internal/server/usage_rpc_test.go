@@ -243,6 +243,10 @@ func TestUsagePinnedVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(usage.FileRead, "notes.md")
+	if _, err := export(ctx, c.skills, &skillsvcv1.ExportSkillRequest{Path: "pdf", Version: id}); err != nil {
+		t.Fatal(err)
+	}
+	check(usage.FileRead, skilluse.Exported)
 }
 
 // TestUsageSpans: the server span of a call serving a skill carries its

@@ -68,7 +68,7 @@ func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skillvi
 	if err != nil {
 		return nil, "", err
 	}
-	if f.Query != "" || skilluse.Tracing(ctx) {
+	if f.Query != "" && s.usage.Searches(ctx) || skilluse.Tracing(ctx) {
 		s.promptUsed(ctx, id, snap, q, key, f.Query)
 	}
 	return reply, snap.LibraryDigest(), nil

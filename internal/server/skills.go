@@ -273,9 +273,10 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if err != nil {
 		return nil, err
 	}
-	// Read back from the reply, kept or built alike.
-	found, total := replySkills(b, true, s.usage.SearchSkills(ctx))
-	s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
+	if s.usage.Searches(ctx) { // read back from the reply, kept or built alike
+		found, total := replySkills(b, true, s.usage.SearchSkills(ctx))
+		s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
+	}
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }
 

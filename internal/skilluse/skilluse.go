@@ -145,13 +145,20 @@ func (r Recorder) Searched(ctx context.Context, surface string, id mounts.Caller
 const MaxResults = 10
 
 // SearchSkills is how many of a search's results Searched needs: the
-// event's, or the span's when it records.
+// span's when it records, else the event's, none without a recorder.
 func (r Recorder) SearchSkills(ctx context.Context) int {
-	if Tracing(ctx) {
+	switch {
+	case Tracing(ctx):
 		return MaxOffered
+	case r.R != nil:
+		return MaxResults
 	}
-	return MaxResults
+	return 0
 }
+
+// Searches reports whether a search of ctx is recorded anywhere: in R, or
+// on the span.
+func (r Recorder) Searches(ctx context.Context) bool { return r.R != nil || Tracing(ctx) }
 
 // Offered marks the span of ctx with the skills a listing, prompt block or
 // search offered: the first MaxOffered of offered, and total, how many it

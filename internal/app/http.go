@@ -21,6 +21,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/usage"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 	"github.com/skillsvc/skillsvc/internal/wellknown"
@@ -42,6 +43,7 @@ type httpDeps struct {
 	tracer  trace.TracerProvider // nil: tracing off
 	events  http.Handler         // the S3 event endpoint, or nil
 	feed    *watch.Feed          // MCP's change notifications
+	usage   usage.Recorder       // MCP's uses of skills
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
@@ -55,7 +57,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 		return nil, err
 	}
 	mcpOpts := []mcpserver.Option{mcpserver.WithMounts(cfg.Mounts, cfg.Skills.Mount), mcpserver.WithAudit(d.audit), mcpserver.WithRegisterer(d.reg),
-		mcpserver.WithLimits(d.limits), mcpserver.WithFeed(d.feed), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp"))}
+		mcpserver.WithLimits(d.limits), mcpserver.WithFeed(d.feed), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp")), mcpserver.WithUsage(d.usage)}
 	if d.tracer != nil {
 		mcpOpts = append(mcpOpts, mcpserver.WithTracerProvider(d.tracer))
 	}

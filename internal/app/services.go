@@ -45,8 +45,9 @@ type Services struct {
 	// include_artifacts, the well-known discovery index) in the shared
 	// cache.
 	Archives *skillarchive.Digests
-	// Usage counts skill usage (usage.Nop with --usage.enabled=false);
-	// UsageReader reads it back per library (nil when off).
+	// Usage records the uses of skills at every surface (usage.Nop with
+	// --usage.enabled=false); UsageReader reads them back per library (nil
+	// when off).
 	Usage       usage.Recorder
 	UsageReader *usage.Reader
 	closeUsage  func()
@@ -74,6 +75,9 @@ type Parts struct {
 	// UsageStore is where usage counts are flushed, shared by the replicas
 	// (Redis); nil keeps them in this process.
 	UsageStore usage.Store
+	// Usage, when set, records the uses of skills instead of the recorder
+	// --usage.* configures (tests).
+	Usage usage.Recorder
 }
 
 // DefaultConfig is the configuration a binary given no flag runs with,
@@ -91,8 +95,18 @@ func DefaultConfig() Config {
 // asking the catalog's search) and the authors' path over it. Each is
 // built once, with its real configuration. Close releases them.
 func NewServices(cfg Config, p Parts) (*Services, error) {
-	fs, err := vfs.New(p.Bucket, cfg.Mounts, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, p.Lib.Tree))
+	var reader *usage.Reader
+	closeUsage := func() {}
+	switch {
+	case p.Usage != nil:
+	case cfg.Usage.Enabled:
+		p.Usage, reader, closeUsage = newUsage(cfg, p)
+	default:
+		p.Usage = usage.Nop
+	}
+	fs, err := vfs.New(p.Bucket, cfg.Mounts, cfg.VFS, vfs.WithTree(cfg.Skills.Mount, p.Lib.Tree.Counting(p.Usage)))
 	if err != nil {
+		closeUsage()
 		return nil, err
 	}
 	feedOpts := watch.Options{Cache: p.Cache, Topic: p.Topic, Registerer: p.Registerer}
@@ -106,6 +120,7 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 	}
 	feed, err := watch.New(p.Lib.Catalog, cfg.Watch, feedOpts)
 	if err != nil {
+		closeUsage()
 		return nil, err
 	}
 	locks := p.Cache
@@ -119,10 +134,7 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
 		Archives: skillarchive.NewDigests(p.Cache),
 		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts},
-		Usage:    usage.Nop, closeUsage: func() {},
-	}
-	if cfg.Usage.Enabled {
-		s.Usage, s.UsageReader, s.closeUsage = newUsage(cfg, p)
+		Usage:    p.Usage, UsageReader: reader, closeUsage: closeUsage,
 	}
 	return s, nil
 }
@@ -158,7 +170,7 @@ func (s *Services) Close() {
 func (s *Services) Register(r grpc.ServiceRegistrar) {
 	skillsvcv1.RegisterFilesystemServiceServer(r, server.NewFilesystem(s.FS, s.ChunkSize))
 	skillsvcv1.RegisterSkillsServiceServer(r, server.NewSkills(s.Lib, s.ChunkSize, server.WithFeed(s.Watch), server.WithReplies(s.Replies),
-		server.WithArchiveDigests(s.Archives)).WithVersions(s.Versions))
+		server.WithArchiveDigests(s.Archives), server.WithUsage(s.Usage)).WithVersions(s.Versions))
 	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog, s.Versions))
 	skillsvcv1.RegisterLibraryServiceServer(r, server.NewLibrary(s.Versions, s.Lib.Catalog))
 }

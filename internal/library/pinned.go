@@ -209,13 +209,54 @@ func (p *Publisher) RenderPinned(ctx context.Context, a Actor, id mounts.Caller,
 // virtual path, found as the live skill's (mounts.Fallback: a name
 // without an extension is also tried with ".md").
 func (p *Publisher) ReadPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version, file string) (string, string, error) {
+	content, vpath, _, err := p.ReadPinnedOf(ctx, a, id, ref, version, file)
+	return content, vpath, err
+}
+
+// PinnedSkill is the version a pinned read served: what its usage record
+// names.
+type PinnedSkill struct {
+	Name, Layer, ID string
+	File            string // the file read, relative to the skill folder
+}
+
+// ReadPinnedOf is ReadPinned, and the version it read.
+func (p *Publisher) ReadPinnedOf(ctx context.Context, a Actor, id mounts.Caller, ref, version, file string) (string, string, PinnedSkill, error) {
+	content, vpath, v, err := p.readPinned(ctx, a, id, ref, version, file)
+	if err != nil {
+		return "", "", PinnedSkill{}, err
+	}
+	ps := pinnedSkill(v)
+	ps.File = strings.TrimPrefix(vpath, p.pinnedDir(v)+"/")
+	return content, vpath, ps, nil
+}
+
+// PinnedOf is the version a read of ref pinned to version serves (what
+// an ExportSkill's use names).
+func (p *Publisher) PinnedOf(ctx context.Context, a Actor, id mounts.Caller, ref, version string) (PinnedSkill, error) {
+	v, err := p.pinned(ctx, a, id, ref, version)
+	return pinnedSkill(v), err
+}
+
+func pinnedSkill(v Version) PinnedSkill {
+	layer := skillview.LayerUser
+	switch {
+	case v.Library.Shared:
+		layer = skillview.LayerShared
+	case v.Library.Team != "":
+		layer = skillview.LayerTeam + v.Library.Team
+	}
+	return PinnedSkill{Name: v.Name, Layer: layer, ID: v.ID}
+}
+
+func (p *Publisher) readPinned(ctx context.Context, a Actor, id mounts.Caller, ref, version, file string) (string, string, Version, error) {
 	v, err := p.pinned(ctx, a, id, ref, version)
 	if err != nil {
-		return "", "", err
+		return "", "", v, err
 	}
 	file = strings.TrimPrefix(file, "./")
 	if !mounts.Addressable(file) {
-		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
+		return "", "", v, fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
 	alt, hasAlt := mounts.Fallback(file)
 	rel := ""
@@ -225,21 +266,21 @@ func (p *Publisher) ReadPinned(ctx context.Context, a Actor, id mounts.Caller, r
 		}
 	}
 	if rel == "" {
-		return "", "", fmt.Errorf("%w: version %s of %s has no file %q", errkind.NotFound, v.ID, v.Name, file)
+		return "", "", v, fmt.Errorf("%w: version %s of %s has no file %q", errkind.NotFound, v.ID, v.Name, file)
 	}
 	data, err := p.ReadFile(ctx, v, rel)
 	if err != nil {
-		return "", "", err
+		return "", "", v, err
 	}
 	vpath := p.pinnedDir(v) + "/" + rel
 	maxFile, _ := p.catalog.TextLimits()
 	switch {
 	case int64(len(data)) > maxFile:
-		return "", "", fmt.Errorf("%w: %s is %d bytes, larger than the %d read as text; export the version instead", errkind.FailedPrecondition, vpath, len(data), maxFile)
+		return "", "", v, fmt.Errorf("%w: %s is %d bytes, larger than the %d read as text; export the version instead", errkind.FailedPrecondition, vpath, len(data), maxFile)
 	case textfile.IsBinary(data, int64(len(data))):
-		return "", "", fmt.Errorf("%w: %s is not a text file; export the version instead", errkind.FailedPrecondition, vpath)
+		return "", "", v, fmt.Errorf("%w: %s is not a text file; export the version instead", errkind.FailedPrecondition, vpath)
 	}
-	return string(data), vpath, nil
+	return string(data), vpath, v, nil
 }
 
 // ExportPinned writes the version as ExportSkill's archive to w: entries

@@ -19,6 +19,7 @@ import (
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/server"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -145,6 +146,7 @@ func servedPage[T any](ctx context.Context, s *identityServer, token string, bui
 	if err != nil {
 		return nil, page, protocolError(err)
 	}
+	skilluse.Listed(ctx, page.Skills)
 	items := make([]*T, len(page.Skills))
 	for i := range page.Skills {
 		items[i] = build(&page.Skills[i])
@@ -168,6 +170,9 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 		return nil, notFound(p.URI, "No skill is served at %.200s", p.URI)
 	} else if err != nil {
 		return nil, protocolError(err)
+	}
+	if id, err := callerOf(ctx); err == nil {
+		s.h.usage.Activated(ctx, skilluse.MCP, id, skilluse.Of(*sk))
 	}
 	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.entry(sk)}, nil
 }
@@ -274,6 +279,9 @@ func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourc
 		return nil, notFound(uri, "No skill file is served at %s", uri)
 	case err != nil:
 		return nil, protocolError(err)
+	}
+	if id, err := callerOf(ctx); err == nil { // the skills tree names the skill, as for a Read of /skills
+		s.h.fs.ReadDone(skilluse.WithSurface(ctx, skilluse.MCP), id, virtual)
 	}
 	content := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(virtual)}
 	if data := buf.String(); isText(data) {

@@ -53,6 +53,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/requestid"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
@@ -148,7 +149,7 @@ type Catalog interface {
 	Get(ctx context.Context, id mounts.Caller, ref string) (skillview.Detail, error)
 	Prompt(ctx context.Context, id mounts.Caller, opts skillview.ListOptions, f skillmd.FormatOptions) (skillview.Block, error)
 	Render(ctx context.Context, id mounts.Caller, ref string, opts skillview.RenderOptions) (string, skillview.Detail, error)
-	ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (string, string, error)
+	ReadSkillFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (content, vpath string, skill *skillview.Ref, err error)
 	Search(ctx context.Context, id mounts.Caller, opts skillview.SearchOptions) (skillview.Results, error)
 	// MaxPageBytes bounds a search's reply (server.SearchFit).
 	MaxPageBytes() int
@@ -168,7 +169,8 @@ type Handler struct {
 	limits      Limiter     // WithLimits; unlimited without
 	feed        *watch.Feed // WithFeed; no notifications without
 	panics      prometheus.Counter
-	tracer      trace.Tracer // WithTracerProvider; nil: no spans
+	tracer      trace.Tracer      // WithTracerProvider; nil: no spans
+	usage       skilluse.Recorder // WithUsage
 	log         *slog.Logger
 	catalog     Catalog
 	fs          *vfs.FS

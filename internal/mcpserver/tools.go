@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/tooldefs"
 	"github.com/skillsvc/skillsvc/internal/vfs"
@@ -140,8 +141,12 @@ func (s *identityServer) addTools() {
 			// by category would undo that order.
 			req := &skillsvcv1.FormatSkillsRequest{Category: in.Category, CharBudget: in.CharBudget, GroupByCategory: in.Query == "", SearchTool: "search_skills", Query: in.Query}
 			b, err := call(ctx, h, skillsService+"FormatSkills", req, func(id mounts.Caller) (skillview.Block, error) {
-				return cat.Prompt(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
+				b, err := cat.Prompt(ctx, id, skillview.ListOptions{Category: req.GetCategory(), FilterCategory: req.Category != nil},
 					skillmd.FormatOptions{CharBudget: int(req.GetCharBudget()), GroupByCategory: req.GetGroupByCategory(), SearchTool: req.GetSearchTool(), Query: req.GetQuery()})
+				if err == nil {
+					h.usage.Block(ctx, skilluse.MCP, id, in.Query, skilluse.OfBlock(b.Offered))
+				}
+				return b, err
 			})
 			if err != nil {
 				return "", err
@@ -154,21 +159,32 @@ func (s *identityServer) addTools() {
 	tool(s, "load_skill",
 		func(ctx context.Context, in loadSkillIn) (string, error) {
 			return call(ctx, h, skillsService+"RenderSkill", &skillsvcv1.RenderSkillRequest{Path: in.Skill, Arguments: in.Arguments}, func(id mounts.Caller) (string, error) {
-				text, _, err := cat.Render(ctx, id, in.Skill, skillview.RenderOptions{Arguments: in.Arguments})
+				text, d, err := cat.Render(ctx, id, in.Skill, skillview.RenderOptions{Arguments: in.Arguments})
+				if err == nil {
+					h.usage.Activated(ctx, skilluse.MCP, id, skilluse.Of(d.Skill))
+				}
 				return text, err
 			})
 		})
 	tool(s, "read_skill_file",
 		func(ctx context.Context, in readSkillFileIn) (string, error) {
 			return call(ctx, h, skillsService+"ReadSkillFile", &skillsvcv1.ReadSkillFileRequest{Path: in.Skill, File: in.Path}, func(id mounts.Caller) (string, error) {
-				content, _, err := cat.ReadFile(ctx, id, in.Skill, in.Path, skillview.ReadOptions{})
+				content, vpath, sk, err := cat.ReadSkillFile(ctx, id, in.Skill, in.Path, skillview.ReadOptions{})
+				if err == nil {
+					h.usage.File(ctx, skilluse.MCP, id, skilluse.OfRef(sk), strings.TrimPrefix(vpath, h.skillsMount+"/"+sk.Dir+"/"))
+				}
 				return content, err
 			})
 		})
 	tool(s, "search_skills",
 		func(ctx context.Context, in searchSkillsIn) (string, error) {
 			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skillview.Results, error) {
-				return cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
+				r, err := cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
+				if err == nil {
+					found := skilluse.Hits(r.Hits[:server.SearchFit(r.Hits, cat.MaxPageBytes())]) // those the reply names
+					h.usage.Searched(ctx, skilluse.MCP, id, in.Query, found, len(found))
+				}
+				return r, err
 			})
 			if err != nil {
 				return "", err

@@ -10,7 +10,9 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/usage"
 )
 
 // WithTracerProvider gives every MCP request a span named for its method,
@@ -18,6 +20,12 @@ import (
 // under which the gRPC calls made for it run.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(h *Handler) { h.tracer = tp.Tracer(tracing.Scope) }
+}
+
+// WithUsage records the uses of skills MCP serves in r, at the surface
+// "mcp" (read_file's are the skills tree's, "vfs"): docs/concepts.md.
+func WithUsage(r usage.Recorder) Option {
+	return func(h *Handler) { h.usage = skilluse.For(r) }
 }
 
 // withTraceHeaders writes the trace context of ctx's span (the HTTP

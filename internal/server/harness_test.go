@@ -8,6 +8,7 @@ import (
 	"net"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -29,6 +30,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/usage"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 )
 
@@ -60,6 +62,8 @@ type options struct {
 	// inProcess calls the services through server.InProcess, as the JSON
 	// gateway does, instead of a gRPC server (no health service then).
 	inProcess bool
+	usage     usage.Recorder       // usage.Nop when nil
+	tracer    trace.TracerProvider // no spans when nil
 }
 
 // start serves the services over bucket on a bufconn listener, assembled
@@ -77,7 +81,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 		}
 		cfg.Skills = *c
 	}, skills.WithPins(skills.DefaultPinConfig(), func(context.Context) bool { return false })) // as in app: GC reads snapshots
-	services, err := app.NewServices(cfg, app.Parts{Bucket: bucket, Lib: lib})
+	services, err := app.NewServices(cfg, app.Parts{Bucket: bucket, Lib: lib, Usage: o.usage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +94,7 @@ func start(t *testing.T, bucket objstore.Bucket, o options) client {
 	if o.auth != nil {
 		authn = o.auth
 	}
-	chain := server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits}
+	chain := server.Chain{Log: log, Auth: authn, Mounts: mounts.Default(), Audit: o.audit, Limits: o.limits, Tracer: o.tracer}
 	if o.inProcess {
 		ch := server.InProcess(chain, services.Register)
 		return client{

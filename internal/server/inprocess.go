@@ -22,6 +22,9 @@ import (
 func InProcess(c Chain, register func(grpc.ServiceRegistrar)) grpc.ClientConnInterface {
 	var o inproc.Options
 	o.Unary, o.Stream = interceptors(c)
+	// Marked first, so every interceptor and the handler see the surface.
+	u, st := markInProcess()
+	o.Unary, o.Stream = append([]grpc.UnaryServerInterceptor{u}, o.Unary...), append([]grpc.StreamServerInterceptor{st}, o.Stream...)
 	if c.Tracer != nil {
 		o.Client = otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(c.Tracer),
 			otelgrpc.WithPropagators(tracing.Propagator), otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()))

@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -41,6 +42,7 @@ func (s *Skills) getPinned(ctx context.Context, req *skillsvcv1.GetSkillRequest)
 	if err != nil {
 		return nil, err
 	}
+	s.usage.Activated(ctx, surface(ctx), id, skilluse.Of(d.Skill)) // its version's id as its manifest digest
 	return getSkillProto(d), nil
 }
 
@@ -53,6 +55,7 @@ func (s *Skills) renderPinned(ctx context.Context, req *skillsvcv1.RenderSkillRe
 	if err != nil {
 		return nil, err
 	}
+	s.usage.Activated(ctx, surface(ctx), id, skilluse.Of(sk))
 	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(sk, described)}, nil
 }
 
@@ -61,10 +64,11 @@ func (s *Skills) readPinned(ctx context.Context, req *skillsvcv1.ReadSkillFileRe
 	if err != nil {
 		return nil, err
 	}
-	content, vpath, err := pub.ReadPinned(ctx, a, id, req.GetPath(), req.GetVersion(), req.GetFile())
+	content, vpath, v, err := pub.ReadPinnedOf(ctx, a, id, req.GetPath(), req.GetVersion(), req.GetFile())
 	if err != nil {
 		return nil, err
 	}
+	s.usage.File(ctx, surface(ctx), id, skilluse.Skill{Name: v.Name, Layer: v.Layer, Version: v.ID}, v.File)
 	return &skillsvcv1.ReadSkillFileResponse{Path: vpath, Content: content}, nil
 }
 
@@ -73,5 +77,11 @@ func (s *Skills) exportPinned(ctx context.Context, req *skillsvcv1.ExportSkillRe
 	if err != nil {
 		return err
 	}
-	return pub.ExportPinned(ctx, a, id, req.GetPath(), req.GetVersion(), w)
+	if err := pub.ExportPinned(ctx, a, id, req.GetPath(), req.GetVersion(), w); err != nil {
+		return err
+	}
+	if v, err := pub.PinnedOf(ctx, a, id, req.GetPath(), req.GetVersion()); err == nil {
+		s.usage.File(ctx, surface(ctx), id, skilluse.Skill{Name: v.Name, Layer: v.Layer, Version: v.ID}, skilluse.Exported)
+	}
+	return nil
 }

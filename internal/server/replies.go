@@ -6,6 +6,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -52,19 +54,41 @@ func (s *Skills) promptReply(ctx context.Context, id mounts.Caller, opts skillvi
 	if err != nil {
 		return nil, "", err
 	}
-	reply, err = s.replies.Get(ctx, replies.KindFormat, snap.PromptKey(q), func() ([]byte, error) {
+	key := snap.PromptKey(q)
+	reply, err = s.replies.Get(ctx, replies.KindFormat, key, func() ([]byte, error) {
 		// Waiters on this build share it: one leaving fails none (as
 		// replies.Cache.Get).
 		b, err := snap.Prompt(context.WithoutCancel(ctx), q)
 		if err != nil {
 			return nil, err
 		}
+		s.offered.Add(key, skilluse.OfBlock(b.Offered))
 		return enc(b)
 	})
 	if err != nil {
 		return nil, "", err
 	}
+	if f.Query != "" && s.usage.Searches(ctx) || skilluse.Tracing(ctx) {
+		s.promptUsed(ctx, id, snap, q, key, f.Query)
+	}
 	return reply, snap.LibraryDigest(), nil
+}
+
+// promptUsed records a query-aware block as a search that returned the
+// skills it offered, and marks the span with them. A kept reply's block
+// is remembered by its key; one another replica built (the shared tier)
+// or one forgotten is made again, once.
+func (s *Skills) promptUsed(ctx context.Context, id mounts.Caller, snap skills.Snapshot, q skills.PromptQuery, key, query string) {
+	offered, ok := s.offered.Get(key)
+	if !ok {
+		b, err := snap.Prompt(ctx, q)
+		if err != nil {
+			return // the reply was sent; its record is not worth a failure
+		}
+		offered = skilluse.OfBlock(b.Offered)
+		s.offered.Add(key, offered)
+	}
+	s.usage.Block(ctx, surface(ctx), id, query, offered)
 }
 
 // searchReply is the caller's search results encoded by enc, reused as
@@ -92,7 +116,7 @@ func (s *Skills) searchReply(ctx context.Context, id mounts.Caller, opts skillvi
 // enabled or not (skills.Resolved.ReplyKey), whoever asks. A pinned
 // thread's call, and a SKILL.md read at a version newer than the
 // listing's, are answered without keeping the reply.
-func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skillview.Detail]) ([]byte, error) {
+func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skillview.Detail]) (reply []byte, err error) {
 	snap, err := s.lib.Catalog.Snapshot(ctx, id)
 	if err != nil {
 		return nil, err
@@ -101,6 +125,12 @@ func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc
 	if err != nil {
 		return nil, err
 	}
+	// Resolved, so a kept reply's answer counts as a built one's.
+	defer func() {
+		if err == nil {
+			s.usage.Activated(ctx, surface(ctx), id, skilluse.OfRef(sk.Ref()))
+		}
+	}()
 	key, early := sk.ReplyKey()
 	if early {
 		if b, ok := s.replies.Hit(replies.KindGet, key); ok {

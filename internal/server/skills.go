@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"io"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -13,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
+	"github.com/skillsvc/skillsvc/internal/skilluse"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -26,11 +28,13 @@ type Skills struct {
 	versions  *Versions   // reads pinned to a version (pinned.go); nil: none
 	replies   *replies.Cache
 	archives  *skillarchive.Digests // ListSkills' artifacts (artifacts.go)
+	usage     skilluse.Recorder     // WithUsage
+	offered   *blockOffered
 }
 
 // NewSkills returns the service; chunkSize is the ExportSkill message size.
 func NewSkills(lib *skills.Library, chunkSize int, opts ...SkillsOption) *Skills {
-	s := &Skills{lib: lib, chunkSize: chunkSize}
+	s := &Skills{lib: lib, chunkSize: chunkSize, offered: newBlockOffered()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -165,6 +169,10 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if err != nil {
 		return nil, err
 	}
+	if skilluse.Tracing(ctx) {
+		listed, total := replySkills(b, false, skilluse.MaxOffered)
+		skilluse.Offered(ctx, listed, total)
+	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
 
@@ -236,6 +244,7 @@ func (s *Skills) RenderSkill(ctx context.Context, req *skillsvcv1.RenderSkillReq
 	if err != nil {
 		return nil, err
 	}
+	s.usage.Activated(ctx, surface(ctx), id, skilluse.Of(d.Skill))
 	return &skillsvcv1.RenderSkillResponse{Text: text, Skill: summaryProto(d.Skill, described)}, nil
 }
 
@@ -248,10 +257,11 @@ func (s *Skills) ReadSkillFile(ctx context.Context, req *skillsvcv1.ReadSkillFil
 	if err != nil {
 		return nil, err
 	}
-	content, vpath, err := s.lib.Catalog.ReadFile(ctx, id, req.GetPath(), req.GetFile(), skillview.ReadOptions{DownloadTool: req.GetDownloadTool()})
+	content, vpath, sk, err := s.lib.Catalog.ReadSkillFile(ctx, id, req.GetPath(), req.GetFile(), skillview.ReadOptions{DownloadTool: req.GetDownloadTool()})
 	if err != nil {
 		return nil, err
 	}
+	s.usage.File(ctx, surface(ctx), id, skilluse.OfRef(sk), strings.TrimPrefix(vpath, s.lib.Catalog.Mount()+"/"+sk.Dir+"/"))
 	return &skillsvcv1.ReadSkillFileResponse{Path: vpath, Content: content}, nil
 }
 
@@ -282,6 +292,10 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	})
 	if err != nil {
 		return nil, err
+	}
+	if s.usage.Searches(ctx) { // read back from the reply, kept or built alike
+		found, total := replySkills(b, true, s.usage.SearchSkills(ctx))
+		s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
 	}
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }
@@ -317,15 +331,25 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 		}
 		return s.lib.Exporter.Export(ctx, id, req.GetPath(), w)
 	}
+	var sk skillview.Skill
 	if req.GetLayout() == skillsvcv1.ArchiveLayout_ARCHIVE_LAYOUT_ROOT {
-		_, _, err = packRoot(export, w)
+		sk, _, err = packRoot(export, w)
 	} else {
-		_, err = export(w)
+		sk, err = export(w)
 	}
 	if err != nil {
 		return err
 	}
-	return w.flush()
+	if err := w.flush(); err != nil {
+		return err
+	}
+	// An export materializes the skill to run it where the caller runs:
+	// a use of its files (skilluse.Exported). A pinned export records
+	// its own, with the version id.
+	if req.GetVersion() == "" {
+		s.usage.File(ctx, surface(ctx), id, skilluse.Of(sk), skilluse.Exported)
+	}
+	return nil
 }
 
 // chunkWriter buffers writes into messages of size bytes. Nothing is sent

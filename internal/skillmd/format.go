@@ -64,7 +64,13 @@ type Entry struct {
 	Description string
 	Category    string // "" for a flat skill
 	Location    string // the virtual path of its SKILL.md
+	// Layer and Version are not shown: they say which skill the block
+	// offered (Block.Offered), for its usage record and trace.
+	Layer, Version string
 }
+
+// Offered is a skill a block included.
+type Offered struct{ Name, Layer, Version string }
 
 // Block is a rendered prompt block.
 type Block struct {
@@ -169,15 +175,22 @@ func ValidFormat(f string) bool {
 // are never changed. The block is always well-formed; a budget below the
 // empty block is InvalidArgument.
 func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
+	b, _, err := FormatBlockOffered(skills, opts)
+	return b, err
+}
+
+// FormatBlockOffered is FormatBlock, and the skills the block included,
+// in block order.
+func FormatBlockOffered(skills []Entry, opts FormatOptions) (Block, []Offered, error) {
 	if opts.Format == "" {
 		opts.Format = FormatXML
 	}
 	f, ok := formats[opts.Format]
 	if !ok {
-		return Block{}, fmt.Errorf("%w: unknown format %q: want %s", errkind.InvalidArgument, opts.Format, strings.Join(formatNames, ", "))
+		return Block{}, nil, fmt.Errorf("%w: unknown format %q: want %s", errkind.InvalidArgument, opts.Format, strings.Join(formatNames, ", "))
 	}
 	if !ValidToolName(opts.SearchTool) {
-		return Block{}, fmt.Errorf("%w: search tool %q is not a tool name", errkind.InvalidArgument, opts.SearchTool)
+		return Block{}, nil, fmt.Errorf("%w: search tool %q is not a tool name", errkind.InvalidArgument, opts.SearchTool)
 	}
 	budget := opts.CharBudget
 	if budget <= 0 {
@@ -185,7 +198,7 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	}
 	frame := utf8.RuneCountInString(f.open) + utf8.RuneCountInString(f.close)
 	if frame > budget {
-		return Block{}, fmt.Errorf("%w: char_budget %d is smaller than an empty %s block (%d characters)", errkind.InvalidArgument, budget, opts.Format, frame)
+		return Block{}, nil, fmt.Errorf("%w: char_budget %d is smaller than an empty %s block (%d characters)", errkind.InvalidArgument, budget, opts.Format, frame)
 	}
 	b := newBlock(f, skills, opts)
 	defer b.free()
@@ -223,7 +236,11 @@ func FormatBlock(skills []Entry, opts FormatOptions) (Block, error) {
 	})
 	limit = min(max(limit, minDescription), MaxDescriptionLen)
 	text, shortened := b.render(n, limit, noted)
-	return Block{Text: text, Included: n, Omitted: omitted, Shortened: shortened, DescriptionN: limit}, nil
+	offered := make([]Offered, n)
+	for i, e := range b.list[:n] {
+		offered[i] = Offered{Name: e.Name, Layer: e.Layer, Version: e.Version}
+	}
+	return Block{Text: text, Included: n, Omitted: omitted, Shortened: shortened, DescriptionN: limit}, offered, nil
 }
 
 // block is one FormatBlock call's work, reused by the next call: the

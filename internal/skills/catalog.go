@@ -242,7 +242,7 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts skillview.ListOpt
 	lp := entryLists.Get().(*[]skillmd.Entry)
 	list := (*lp)[:0]
 	entry := func(r *skillview.Ref) skillmd.Entry {
-		return skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r)}
+		return skillmd.Entry{Name: r.Name, Description: r.Head.Frontmatter.Description, Category: r.Category(), Location: c.skillLocation(r), Layer: r.Layer, Version: r.Digest()}
 	}
 	lo := skillview.ListOptions{Category: opts.Category, FilterCategory: opts.FilterCategory}
 	disabled := s.st.DisabledSet()
@@ -278,14 +278,14 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts skillview.ListOpt
 			}
 		}
 	}
-	b, err := skillmd.FormatBlock(list, f) // keeps nothing of list
+	b, offered, err := skillmd.FormatBlockOffered(list, f) // keeps nothing of list
 	// The pool holds no skill's strings.
 	clear(list)
 	if cap(list) <= maxPooledEntries {
 		*lp = list[:0]
 		entryLists.Put(lp)
 	}
-	return skillview.Block{Block: b, LibraryDigest: s.digest()}, err
+	return skillview.Block{Block: b, LibraryDigest: s.digest(), Offered: offered}, err
 }
 
 // entryLists keeps prompt's entry lists for reuse: a block a reply cache
@@ -461,21 +461,27 @@ func (c *Catalog) Render(ctx context.Context, id mounts.Caller, ref string, opts
 // file when there is no other), with the same limit. An unknown file fails
 // with NotFound naming the files that exist.
 func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (string, string, error) {
+	content, vpath, _, err := c.ReadSkillFile(ctx, id, ref, file, opts)
+	return content, vpath, err
+}
+
+// ReadSkillFile is ReadFile and the skill read from (what its use names).
+func (c *Catalog) ReadSkillFile(ctx context.Context, id mounts.Caller, ref, file string, opts skillview.ReadOptions) (content, vpath string, skill *skillview.Ref, err error) {
 	tool, err := toolName("download_tool", opts.DownloadTool, c.cfg.DownloadTool)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	v, err := c.views.Get(ctx, id)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	s, err := v.Find(c.cfg.Mount, ref)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	file = strings.TrimPrefix(file, "./")
 	if !mounts.Addressable(file) {
-		return "", "", fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
+		return "", "", nil, fmt.Errorf("%w: file %q must be a relative path inside the skill folder", errkind.InvalidArgument, file)
 	}
 	e, ok := v.SkillFile(s, s.Dir+"/"+file)
 	if alt, hasAlt := mounts.Fallback(file); !ok && hasAlt {
@@ -484,9 +490,9 @@ func (c *Catalog) ReadFile(ctx context.Context, id mounts.Caller, ref, file stri
 	if ok {
 		vpath := c.cfg.Mount + "/" + e.Rel
 		data, _, err := c.readText(ctx, e.Obj, vpath, tool)
-		return string(data), vpath, err
+		return string(data), vpath, s, err
 	}
-	return "", "", fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.Dir, file, fileNames(s, maxNamedFiles))
+	return "", "", nil, fmt.Errorf("%w: skill %s has no file %q; it has: %s", errkind.NotFound, s.Dir, file, fileNames(s, maxNamedFiles))
 }
 
 // maxNamedFiles bounds the file names an error message lists: a skill may

@@ -150,6 +150,9 @@ func (s Snapshot) Skill(ref string) (Resolved, error) {
 	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.Notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
 }
 
+// Ref is the skill r found (read-only): what a usage record names of it.
+func (r Resolved) Ref() *skillview.Ref { return r.r.s }
+
 // ReplyKey is the key of r's GetSkill reply, "" for a pinned thread's call
 // (its reply is never kept). early reports whether a reply kept under it
 // answers the call before the SKILL.md is read: the key names the

@@ -91,6 +91,8 @@ type Category struct {
 type Block struct {
 	skillmd.Block
 	LibraryDigest string
+	// Offered are the skills the block included, in block order.
+	Offered []skillmd.Offered
 }
 
 // File is one file of a skill folder.

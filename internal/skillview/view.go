@@ -52,6 +52,14 @@ type Ref struct {
 	Nested bool // deeper than <category>/<skill>: reported, never served
 }
 
+// Digest is the digest of s's manifest, "" without one.
+func (s *Ref) Digest() string {
+	if s.Manifest == nil {
+		return ""
+	}
+	return s.Manifest.Digest
+}
+
 // Folder is the folder's own name: the last of dir.
 func (s *Ref) Folder() string { return s.Dir[strings.LastIndexByte(s.Dir, '/')+1:] }
 

@@ -50,6 +50,28 @@ type TextLimit interface {
 	MaxTextBytes() int64
 }
 
+// ReadObserver is implemented by a Tree told of each file Read returns
+// from its start: the skills tree counts such a read as a use of the skill
+// (internal/skilltree). A window after the first (offset > 0) continues a
+// read already told of.
+type ReadObserver interface {
+	// ReadDone is told of the file at rel, read by id. It must not block.
+	ReadDone(ctx context.Context, id mounts.Caller, rel string)
+}
+
+// ReadDone tells the tree serving vpath, if a ReadObserver, that id read
+// the file at vpath whole another way than Read (MCP's resources/read
+// downloads it).
+func (fs *FS) ReadDone(ctx context.Context, id mounts.Caller, vpath string) {
+	r, isRoot, err := fs.resolve(id, vpath)
+	if err != nil || isRoot {
+		return
+	}
+	if o, ok := fs.tree(r).(ReadObserver); ok {
+		o.ReadDone(ctx, id, r.Rel)
+	}
+}
+
 // TreeEntry is one entry of a Tree directory.
 type TreeEntry struct {
 	Name   string

@@ -230,6 +230,9 @@ func (fs *FS) Read(ctx context.Context, id mounts.Caller, vpath string, offset, 
 	}
 	end := offset + min(limit, total-offset) // limit may be near MaxInt64
 	content, end := fs.window(data, offset, end, lineNumbers)
+	if o, ok := fs.tree(r).(ReadObserver); ok && offset == 0 {
+		o.ReadDone(ctx, id, r.Rel)
+	}
 	return ReadResult{Path: vpath, Content: content, TotalLines: total, NextOffset: end, ETag: a.ETag,
 		EndsWithNewline: end == total && bytes.HasSuffix(data, []byte{'\n'})}, nil
 }

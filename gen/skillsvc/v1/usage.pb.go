@@ -549,8 +549,8 @@ type UnusedSkill struct {
 	Name  string                 `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
 	// Its folder in the library: "category/folder" or "folder".
 	Dir string `protobuf:"bytes,2,opt,name=dir" json:"dir,omitempty"`
-	// The last day it was activated, within the 90 days before the range,
-	// YYYY-MM-DD; empty when none.
+	// The last day it was used (activated, or a file of it read), within
+	// the 90 days before the range, YYYY-MM-DD; empty when none.
 	LastUsedDay string `protobuf:"bytes,3,opt,name=last_used_day,json=lastUsedDay" json:"last_used_day,omitempty"`
 	// When it appeared: its SKILL.md's last write (a publish writes it last).
 	Added *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=added" json:"added,omitempty"`

@@ -332,8 +332,8 @@ export type UnusedSkill = Message<"skillsvc.v1.UnusedSkill"> & {
   dir: string;
 
   /**
-   * The last day it was activated, within the 90 days before the range,
-   * YYYY-MM-DD; empty when none.
+   * The last day it was used (activated, or a file of it read), within
+   * the 90 days before the range, YYYY-MM-DD; empty when none.
    *
    * @generated from field: string last_used_day = 3;
    */

@@ -143,7 +143,7 @@ func TestGetUsageReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetFrom() != (today - 6).String() || resp.GetTo() != today.String() {
+	if resp.GetFrom() != (today-6).String() || resp.GetTo() != today.String() {
 		t.Errorf("range %s..%s, want %s..%s", resp.GetFrom(), resp.GetTo(), today-6, today)
 	}
 	if got := names(resp.GetSkills()); !slices.Equal(got, []string{"pdf", "notes"}) {

@@ -75,8 +75,11 @@ func TestUsageAuthorizationEndToEnd(t *testing.T) {
 			continue
 		}
 		// Each reads its own library's skills: the team admin legal's.
-		if c.who == "lena admin" && !slices.ContainsFunc(resp.GetUnused(), func(u *skillsvcv1.UnusedSkill) bool { return u.GetName() == "nda" }) {
-			t.Errorf("legal's unused skills %v, want nda", resp.GetUnused())
+		// Its age is from when its SKILL.md appeared.
+		if c.who == "lena admin" && !slices.ContainsFunc(resp.GetUnused(), func(u *skillsvcv1.UnusedSkill) bool {
+			return u.GetName() == "nda" && u.GetDir() == "law/nda" && u.GetAdded() != nil && u.GetAgeDays() <= 1 && u.GetLastUsedDay() == ""
+		}) {
+			t.Errorf("legal's unused skills %v, want nda, added today (or yesterday, across midnight)", resp.GetUnused())
 		}
 		if c.who == "ops admin" && !slices.ContainsFunc(resp.GetUnused(), func(u *skillsvcv1.UnusedSkill) bool { return u.GetName() == "csv" }) {
 			t.Errorf("the organization's unused skills %v, want csv", resp.GetUnused())

@@ -48,6 +48,9 @@ func TestDashboardMetricsExist(t *testing.T) {
 		"skillsvc_objstore_operations_total",                      // storage requests
 		"skillsvc_skills_index_revalidations_total",               // index revalidations
 		"process_resident_memory_bytes", "go_gc_gomemlimit_bytes", // memory against its bound
+		"skillsvc_usage_skill_uses_total", "skillsvc_usage_searches_total", // skill usage by layer and surface
+		"skillsvc_usage_top_skill_activations",                      // the organization's top skills
+		"skillsvc_usage_dropped_total", "skillsvc_usage_lost_total", // what usage counting missed
 	} {
 		if !used[want] {
 			t.Errorf("the dashboard does not query %s", want)

@@ -164,6 +164,12 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "AdminService/ListSkillScopes", body: `{"library":{"user":"$USER"}}`},
 		{method: "AdminService/DeleteSkillScope", body: `{"library":{"user":"$USER"},"name":"mine"}`},
 		{method: "AdminService/DeleteSkillScope", body: `{"library":{"user":"$USER"},"name":"mine"}`, want: codes.NotFound},
+		// Days long past: the same (empty) report over both channels,
+		// whatever the other cases' uses counted meanwhile.
+		{method: "UsageService/GetUsage", body: `{"from":"2020-01-01","to":"2020-01-02","skill":"release-notes"}`},
+		{method: "UsageService/GetUsage", body: `{"library":{"shared":true},"from":"2020-01-01","to":"2020-01-01","skill":"none"}`, admin: true},
+		{method: "UsageService/GetUsage", body: `{"library":{"shared":true}}`, want: codes.PermissionDenied},
+		{method: "UsageService/GetUsage", body: `{"days":-1}`, want: codes.InvalidArgument},
 	}
 	requireEveryUnaryRPC(t, cases)
 

@@ -73,6 +73,7 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 	mux.Handle("POST /skillsvc.v1.SkillsService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.AdminService/", jsonAPI)
 	mux.Handle("POST /skillsvc.v1.LibraryService/", jsonAPI)
+	mux.Handle("POST /skillsvc.v1.UsageService/", jsonAPI)
 	// The Agent Skills discovery draft's index and artifacts, per caller,
 	// through the same channel as the JSON API (GET also routes HEAD).
 	mux.Handle("GET "+wellknown.Prefix, timed("wellknown",

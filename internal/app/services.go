@@ -18,6 +18,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/usage"
+	"github.com/skillsvc/skillsvc/internal/usageapi"
+	"github.com/skillsvc/skillsvc/internal/usagemetrics"
 	"github.com/skillsvc/skillsvc/internal/vfs"
 	"github.com/skillsvc/skillsvc/internal/watch"
 )
@@ -154,7 +156,9 @@ func newUsage(cfg Config, p Parts) (usage.Recorder, *usage.Reader, func()) {
 	}
 	rec := usage.NewRecorder(cfg.Usage, store, opts...)
 	rec.Start()
-	return rec, usage.NewReader(cfg.Usage, store, roll), rec.Close
+	reader := usage.NewReader(cfg.Usage, store, roll)
+	usagemetrics.RegisterTop(p.Registerer, reader)
+	return usagemetrics.Counting(rec, p.Registerer), reader, rec.Close
 }
 
 // Close closes the change feed (its watches end: UNAVAILABLE) and flushes
@@ -164,7 +168,7 @@ func (s *Services) Close() {
 	s.closeUsage()
 }
 
-// Register registers the filesystem, skills, admin and library services
+// Register registers the filesystem, skills, admin, library and usage services
 // on r: the network gRPC server, or an in-process channel
 // (server.InProcess).
 func (s *Services) Register(r grpc.ServiceRegistrar) {
@@ -173,6 +177,7 @@ func (s *Services) Register(r grpc.ServiceRegistrar) {
 		server.WithArchiveDigests(s.Archives), server.WithUsage(s.Usage)).WithVersions(s.Versions))
 	skillsvcv1.RegisterAdminServiceServer(r, server.NewAdmin(s.Lib.Catalog, s.Versions))
 	skillsvcv1.RegisterLibraryServiceServer(r, server.NewLibrary(s.Versions, s.Lib.Catalog))
+	skillsvcv1.RegisterUsageServiceServer(r, usageapi.New(s.UsageReader, s.Lib.Catalog))
 }
 
 // newReplies returns the encoded replies' cache of cfg: in process, and in

@@ -1,4 +1,4 @@
-// Package gateway serves every RPC of the four services as JSON over HTTP,
+// Package gateway serves every RPC of the services as JSON over HTTP,
 // for curl and for languages without gRPC:
 //
 //	POST /skillsvc.v1.SkillsService/ListSkills

@@ -37,7 +37,7 @@ var forwarded = map[string]bool{
 	textproto.CanonicalMIMEHeaderKey(requestid.Key):   true,
 }
 
-// New returns the JSON handler for the four services, calling them over
+// New returns the JSON handler for the services, calling them over
 // conn (server.InProcess in the binary).
 func New(ctx context.Context, conn grpc.ClientConnInterface) (http.Handler, error) {
 	mux := runtime.NewServeMux(
@@ -66,6 +66,9 @@ func New(ctx context.Context, conn grpc.ClientConnInterface) (http.Handler, erro
 		},
 		func() error {
 			return skillsvcv1.RegisterLibraryServiceHandlerClient(ctx, mux, skillsvcv1.NewLibraryServiceClient(conn))
+		},
+		func() error {
+			return skillsvcv1.RegisterUsageServiceHandlerClient(ctx, mux, skillsvcv1.NewUsageServiceClient(conn))
 		},
 	} {
 		if err := register(); err != nil {

@@ -29,7 +29,11 @@ func (c *Catalog) LibrarySkills(ctx context.Context, l layout.LibraryRef) ([]ski
 	out := make([]skillview.LibrarySkill, 0, len(built.All))
 	for _, s := range built.All {
 		if !s.Nested {
-			out = append(out, skillview.LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name})
+			ls := skillview.LibrarySkill{Dir: s.Dir, Folder: s.Folder(), Category: s.Category(), Name: s.Name}
+			if s.SkillMD != nil {
+				ls.Added = s.SkillMD.ModTime
+			}
+			out = append(out, ls)
 		}
 	}
 	return out, nil

@@ -1,6 +1,8 @@
 package skillview
 
 import (
+	"time"
+
 	"github.com/skillsvc/skillsvc/internal/pagetoken"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
@@ -196,4 +198,7 @@ type LibrarySkill struct {
 	// Name is what the skill is listed by: its frontmatter name, or the
 	// folder's.
 	Name string
+	// Added is when its SKILL.md was last written (a publish writes it
+	// last); zero when unknown.
+	Added time.Time
 }

@@ -1,0 +1,112 @@
+package scan
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+)
+
+const shells = `(sudo\s+)?(-\S+\s+)*(env\s+)?(ba|z|da|k|fi|c|tc)?sh\b|(sudo\s+)?(python[0-9.]*|perl|ruby|node|php|iex|Invoke-Expression)\b`
+
+// The script patterns run over every text file, prose included: a SKILL.md
+// that tells the agent to run `curl ... | sh` is as dangerous as a script
+// that does.
+var scriptPatterns = []pattern{
+	{RuleDownload, regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^|\n]*\|\s*` + `(` + shells + `)`),
+		"pipes a download into an interpreter"},
+	{RuleDownload, regexp.MustCompile(`(?i)(\b(eval|exec|source)\s+|\b(ba|z|k)?sh\s+(-c\s+)?|(^|[\s;&|])\.\s+)["']?\s*[<$]\(\s*(curl|wget)\b`),
+		"runs the output of a download"},
+	{RuleDownload, regexp.MustCompile(`\b(exec|eval)\s*\(\s*[^\n]{0,60}\b(urlopen|requests\.get|httpx\.get|urllib\.request\.urlopen|fetch)\s*\(`),
+		"runs code fetched from the network"},
+	{RuleEncoded, regexp.MustCompile(`(?i)\b(exec|eval|compile)\s*\(\s*[^\n]{0,40}\b(b64decode|b32decode|a85decode|decodebytes|codecs\.decode|zlib\.decompress|gzip\.decompress|bz2\.decompress|lzma\.decompress|marshal\.loads|bytes\.fromhex|unhexlify|atob|Buffer\.from)\s*\(`),
+		"decodes a payload and runs it"},
+	{RuleEncoded, regexp.MustCompile(`(?i)\b(base64\s+(-d|--decode|-D)|xxd\s+-r|openssl\s+(enc\s+)?-?base64\s+-d)\b[^|\n]*\|\s*(` + shells + `)`),
+		"pipes a decoded payload into an interpreter"},
+	{RuleEncoded, regexp.MustCompile(`(?i)\beval\s+["']?\$\(\s*(echo|printf)\b[^)\n]*\|\s*(base64|xxd)\b`),
+		"evaluates a decoded payload"},
+	{RuleEncoded, regexp.MustCompile(`(?i)\b(powershell|pwsh)(\.exe)?\b[^\n]*\s-e(nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{16,}`),
+		"runs a base64-encoded PowerShell command"},
+	{RuleWrite, regexp.MustCompile(`(?i)(>>?|\btee\s+(-a\s+)?)\s*["']?` + outsidePath),
+		"writes outside the skill and workspace"},
+	{RuleWrite, regexp.MustCompile(`(?i)\b(cp|mv|install|ln)\s[^\n;|&]*\s["']?` + outsidePath + `[^\s;|&]*["']?\s*($|[;|&])`),
+		"copies into a place outside the skill and workspace"},
+	{RuleWrite, regexp.MustCompile(`(?i)\b(open|write_text|write_bytes|writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\s*\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}(["'](w|a|wb|ab|a\+|w\+)["']|\)\s*\.\s*write)|\bPath\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}\)\s*\.\s*write_(text|bytes)\(|\b(writeFile|writeFileSync|appendFile|appendFileSync)\s*\([^\n,]{0,80}` + outsidePath),
+		"writes a file outside the skill and workspace"},
+	{RuleWrite, regexp.MustCompile(`(?i)\|\s*crontab\b|\bcrontab\s+-\s*($|[<;|&])|\bcrontab\s+[^-\s][^\s;|&]*\s*($|[;|&])`),
+		"installs a crontab entry"},
+	{RuleWrite, regexp.MustCompile(`(?i)\bsed\s+-i\S*\s[^\n]*\s["']?` + outsidePath),
+		"edits a file outside the skill and workspace"},
+}
+
+// outsidePath: files that make a change outlive the run or reach other
+// programs: shell start-up files, SSH keys, system configuration, login
+// items.
+const outsidePath = `((~|\$HOME|\$\{HOME\}|%USERPROFILE%|/root|/home/[^/\s"']+)/(\.(ssh|bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|config/autostart|config/fish/config\.fish|aws|gitconfig|npmrc|pypirc|docker|kube)\b|Library/LaunchAgents)|/etc/|/var/spool/cron|/Library/Launch(Agents|Daemons)|/usr/(local/)?s?bin/|\bauthorized_keys\b)`
+
+var (
+	// A URL or a connection to a dotted-quad address.
+	rawIPRE = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|tcp|udp)://((?:\d{1,3}\.){3}\d{1,3})\b|\b(?:nc|ncat|netcat|telnet|socat)\b[^\n]*?\b((?:\d{1,3}\.){3}\d{1,3})\b|\bconnect\s*\(\s*\(\s*["']((?:\d{1,3}\.){3}\d{1,3})["']`)
+	devTCPRE = regexp.MustCompile(`/dev/(?:tcp|udp)/((?:\d{1,3}\.){3}\d{1,3})/`)
+	// A long base64 (or hex) literal; a literal's quotes bound it.
+	blobRE = regexp.MustCompile(`["'][A-Za-z0-9+/]{200,}={0,2}["']|["'](?:[0-9a-fA-F]{2}){128,}["']`)
+)
+
+// scripts runs the script patterns and the raw-IP and blob checks.
+func scripts(c *collector, t *text) {
+	for i := range t.lines {
+		l := t.line(i)
+		for _, p := range scriptPatterns {
+			if m := p.re.FindString(l); m != "" {
+				c.add(Finding{Rule: p.rule, Severity: severityOf(p.rule), File: t.path, Line: i + 1,
+					Message: fmt.Sprintf("%s: %q", p.what, clip(m, 100))})
+			}
+		}
+		for _, m := range devTCPRE.FindAllStringSubmatch(l, 4) {
+			if a, err := netip.ParseAddr(m[1]); err == nil && !a.IsLoopback() {
+				c.add(Finding{Rule: RuleRawIP, Severity: High, File: t.path, Line: i + 1,
+					Message: fmt.Sprintf("opens a raw socket to %s through /dev/tcp: a reverse shell's shape", a)})
+			}
+		}
+		for _, m := range rawIPRE.FindAllStringSubmatch(l, 4) {
+			addr := m[1] + m[2] + m[3]
+			if sev, why := rawIPSeverity(addr); sev != "" {
+				c.add(Finding{Rule: RuleRawIP, Severity: sev, File: t.path, Line: i + 1,
+					Message: fmt.Sprintf("connects to the raw IP address %s%s", addr, why)})
+			}
+		}
+		if t.script && blobRE.MatchString(l) {
+			c.add(Finding{Rule: RuleBlob, Severity: Low, File: t.path, Line: i + 1,
+				Message: "a long base64 or hex literal: data no reviewer reads"})
+		}
+	}
+}
+
+// metadataAddr is the cloud instance metadata service, where instance
+// credentials are served.
+var metadataAddr = netip.MustParseAddr("169.254.169.254")
+
+// documentation ranges (RFC 5737) appear in examples.
+var docPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24"),
+}
+
+// rawIPSeverity: local and private addresses are a skill's own servers
+// (webapp testing on localhost); public ones skip DNS, as malware does.
+func rawIPSeverity(s string) (Severity, string) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return "", ""
+	}
+	if a == metadataAddr {
+		return High, " (the cloud metadata service, which serves instance credentials)"
+	}
+	if a.IsLoopback() || a.IsUnspecified() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsMulticast() {
+		return "", ""
+	}
+	for _, p := range docPrefixes {
+		if p.Contains(a) {
+			return "", ""
+		}
+	}
+	return Medium, ""
+}

@@ -94,7 +94,7 @@ func joinsLetters(prev rune, s string, next int) bool {
 var (
 	commentRE = regexp.MustCompile(`(?s)<!--(.*?)-->`)
 	// Instructions read as addressed to the agent: who, then what to do.
-	addresseeRE = regexp.MustCompile(`(?i)\b(you|your|agent|assistant|claude|model|llm|ai)\b`)
+	addresseeRE  = regexp.MustCompile(`(?i)\b(you|your|agent|assistant|claude|model|llm|ai)\b`)
 	imperativeRE = regexp.MustCompile(`(?i)\b(must|should|always|never|ignore|instead|do not|don't|execute|run|send|upload|read|delete|pretend|respond)\b`)
 )
 

@@ -45,7 +45,7 @@ const outsidePath = `((~|\$HOME|\$\{HOME\}|%USERPROFILE%|/root|/home/[^/\s"']+)/
 
 var (
 	// A URL or a connection to a dotted-quad address.
-	rawIPRE = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|tcp|udp)://((?:\d{1,3}\.){3}\d{1,3})\b|\b(?:nc|ncat|netcat|telnet|socat)\b[^\n]*?\b((?:\d{1,3}\.){3}\d{1,3})\b|\bconnect\s*\(\s*\(\s*["']((?:\d{1,3}\.){3}\d{1,3})["']`)
+	rawIPRE  = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|tcp|udp)://((?:\d{1,3}\.){3}\d{1,3})\b|\b(?:nc|ncat|netcat|telnet|socat)\b[^\n]*?\b((?:\d{1,3}\.){3}\d{1,3})\b|\bconnect\s*\(\s*\(\s*["']((?:\d{1,3}\.){3}\d{1,3})["']`)
 	devTCPRE = regexp.MustCompile(`/dev/(?:tcp|udp)/((?:\d{1,3}\.){3}\d{1,3})/`)
 	// A long base64 (or hex) literal; a literal's quotes bound it.
 	blobRE = regexp.MustCompile(`["'][A-Za-z0-9+/]{200,}={0,2}["']|["'](?:[0-9a-fA-F]{2}){128,}["']`)

@@ -203,7 +203,8 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/skillview/:FuzzScopeDefs:30000x \
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
-	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x
+	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x \
+	./internal/scan/:FuzzSkill:3000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

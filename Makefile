@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-python-adapters test-mcp-host test-conformance test-skills-ref pyenv adaptersenv tsenv mcphostenv conformanceenv skillsrefenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-python-adapters test-mcp-host test-conformance test-skills-ref test-sarif pyenv adaptersenv tsenv mcphostenv conformanceenv skillsrefenv sarifenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -70,6 +70,13 @@ test/mcp-host/node_modules/.stamp: test/mcp-host/package-lock.json
 conformanceenv: test/conformance/node_modules/.stamp
 test/conformance/node_modules/.stamp: test/conformance/package-lock.json
 	cd test/conformance && npm ci --no-audit --no-fund
+	touch $@
+
+# The SARIF 2.1.0 schema (shipped by @microsoft/jest-sarif) and ajv, pinned
+# in the lockfile, validate skillctl scan --format sarif.
+sarifenv: test/sarif/node_modules/.stamp
+test/sarif/node_modules/.stamp: test/sarif/package-lock.json
+	cd test/sarif && npm ci --no-audit --no-fund
 	touch $@
 
 # skills-ref, the Agent Skills reference validator, pinned in the lockfile.
@@ -135,8 +142,9 @@ test-helm: tools
 # and TypeScript clients (each with a Deep Agents agent; Python's with the
 # examples, and OpenAI Agents SDK and Google ADK agents on its adapters), the official TypeScript MCP SDK as an MCP host, and the
 # published MCP conformance suite's server scenarios; and skillctl validate
-# against skills-ref, the Agent Skills reference validator.
-test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref
+# against skills-ref, the Agent Skills reference validator; skillctl scan's
+# SARIF against the SARIF 2.1.0 schema.
+test-clients: test-python test-python-adapters test-ts test-mcp-host test-conformance test-skills-ref test-sarif
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -154,6 +162,10 @@ test-mcp-host: mcphostenv bin/testenv
 
 test-conformance: conformanceenv bin/testenv
 	cd test/conformance && npm test
+
+# skillctl scan --format sarif is valid SARIF 2.1.0 (the official schema).
+test-sarif: sarifenv build
+	cd test/sarif && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
 
 # skillctl validate and skills-ref agree on test/skills-ref/samples.json,
 # except the differences listed there with their reasons.

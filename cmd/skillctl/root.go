@@ -158,7 +158,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
 		a.rmCmd(), a.watchCmd(), a.gcCmd(),
-		a.configCmd(), a.adminCmd(), a.scopeCmd(), a.runCmd(),
+		a.configCmd(), a.adminCmd(), a.scopeCmd(), a.runCmd(), a.scanCmd(),
 	)
 	a.root = root
 	return root

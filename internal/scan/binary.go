@@ -24,7 +24,7 @@ var textExtensions = map[string]bool{
 func isBinaryFile(f File, c *collector) bool {
 	if kind := executableKind(f.Data); kind != "" {
 		c.add(Finding{Rule: RuleExec, Severity: severityOf(RuleExec), File: f.Path,
-			Message: fmt.Sprintf("a %s executable: a skill's scripts are source, reviewed as text", kind)})
+			Message: fmt.Sprintf("a native executable (%s): a skill's scripts are source, reviewed as text", kind)})
 	}
 	if !textfile.IsBinary(f.Data, int64(len(f.Data))) {
 		return false

@@ -149,8 +149,13 @@ func SARIF(reports map[string]Report) ([]byte, error) {
 	}, "", "  ")
 }
 
-// uriOf is a relative URI reference for a slash path: escaped, and a
-// first segment with a colon kept from reading as a scheme.
+// uriOf is a URI for a slash path: a file URI when absolute, else a
+// relative reference (what code-scanning tools resolve against the
+// repository), escaped, a first segment with a colon kept from reading as
+// a scheme.
 func uriOf(p string) string {
+	if path.IsAbs(p) {
+		return (&url.URL{Scheme: "file", Path: p}).String()
+	}
 	return (&url.URL{Path: p}).String()
 }

@@ -40,7 +40,7 @@ var ownRules = []Rule{
 	{RuleExfil, High, "Instructions or commands that send secrets, credentials, keys or the environment to another party"},
 	{RuleTags, High, "Unicode tag characters (U+E0000-E007F): text invisible to a reader that models still read"},
 	{RuleBidi, High, "Bidirectional control characters (U+202A-202E, U+2066-2069) that make text read differently than it runs"},
-	{RuleZeroWidth, Medium, "Zero-width characters (U+200B-200D, U+2060, U+FEFF after the start); high for runs of them, which can carry hidden data"},
+	{RuleZeroWidth, High, "Zero-width characters (U+200B-200D, U+2060, U+FEFF after the start): high for a run of them, which can carry hidden data, low for one"},
 	{RuleComment, Medium, "An HTML comment in Markdown (not shown when rendered) holding instructions to the agent"},
 	{RuleUnshown, Medium, "A SKILL.md frontmatter field the prompt block does not show (only name and description are) holding instructions to the agent"},
 	{RuleDownload, High, "Code downloaded and run in one step (curl|sh, eval \"$(curl ...)\", exec(urlopen(...).read()))"},

@@ -236,3 +236,20 @@ func TestGitleaksPin(t *testing.T) {
 		t.Errorf("%d secret rules", len(scan.SecretRules()))
 	}
 }
+
+// TestRulesDocumented: docs/authors/scanning.md's table lists every rule
+// of ours with its severity.
+func TestRulesDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/authors/scanning.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range scan.Rules() {
+		if strings.HasPrefix(r.ID, "secret/") {
+			continue
+		}
+		if !regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(r.ID) + "` \\| " + string(r.Severity)).Match(b) {
+			t.Errorf("rule %s (%s) is not in the table of docs/authors/scanning.md", r.ID, r.Severity)
+		}
+	}
+}

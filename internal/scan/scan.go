@@ -87,7 +87,10 @@ type Report struct {
 
 // RulesVersion is Report.RulesVersion: bump rulesRevision whenever a rule
 // of ours changes what it finds.
-var RulesVersion = fmt.Sprintf("skillsvc-scan/%d gitleaks/%s", rulesRevision, GitleaksVersion)
+// It starts with our revision (SARIF consumers compare a driver's version
+// by its leading number) and names the gitleaks rules, e.g.
+// "1+gitleaks-v8.30.1".
+var RulesVersion = fmt.Sprintf("%d+gitleaks-%s", rulesRevision, GitleaksVersion)
 
 const rulesRevision = 1
 

@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // pattern is one regular expression of a rule, with what a match means.
@@ -10,6 +11,27 @@ type pattern struct {
 	rule string
 	re   *regexp.Regexp
 	what string
+	// anyOf: lower-case words of which a matching line holds one; a line
+	// holding none skips the expression (Go's regular expressions are
+	// linear but not fast, and most lines hold none).
+	anyOf []string
+}
+
+// match is the pattern's match in line (lower: the line in lower case).
+func (p pattern) match(line, lower string) string {
+	if len(p.anyOf) > 0 && !containsAny(lower, p.anyOf) {
+		return ""
+	}
+	return p.re.FindString(line)
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // The injection phrasings. They name the act (ignore the instructions
@@ -17,15 +39,15 @@ type pattern struct {
 // skills rightly say "always", "must" and "never".
 var instructionPatterns = []pattern{
 	{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|other)\s+(instructions?|prompts?|rules|directions|guidelines|directives|messages|context)\b`),
-		"tells the agent to ignore its instructions"},
+		"tells the agent to ignore its instructions", []string{"ignore", "disregard", "forget", "override", "bypass"}},
 	{RuleOverride, regexp.MustCompile(`(?i)\byou\s+are\s+no\s+longer\s+(bound|restricted|limited|required|an?\s+(ai|assistant))\b|\b(enter|enable|activate|switch\s+to)\s+(developer|god|dan|jailbreak|unrestricted)\s+mode\b|\bnew\s+system\s+prompt\s*:`),
-		"tries to replace the agent's instructions"},
+		"tries to replace the agent's instructions", []string{"no longer", "mode", "system prompt"}},
 	{RuleConceal, regexp.MustCompile(`(?i)\b(do\s+not|don't|never)\s+(tell|inform|notify|alert|warn|mention\s+(this|it|that)\s+to|reveal\s+(this|it|that)\s+to|show\s+(this|it|that)\s+to)\s+(the\s+)?user\b`),
-		"tells the agent to keep something from the user"},
+		"tells the agent to keep something from the user", []string{"user"}},
 	{RuleConceal, regexp.MustCompile(`(?i)\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\b(hide|conceal)\s+(this|these|it|that)\s+(action\s+|step\s+)?from\s+(the\s+)?user\b|\bkeep\s+(this|it)\s+(secret|hidden)\s+from\s+(the\s+)?user\b`),
-		"tells the agent to act behind the user's back"},
+		"tells the agent to act behind the user's back", []string{"user"}},
 	{RuleExfil, regexp.MustCompile(`(?i)\b(send|post|upload|forward|exfiltrate|transmit|leak|e-?mail|paste)\b[^\n]{0,80}?\b(secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|env(ironment)?\s+var(iable)?s?|\.env\s+files?|ssh\s+keys?|private\s+keys?|cookies|session\s+tokens?)\b[^\n]{0,80}?\bto\s+(https?://|[a-z0-9.-]+\.[a-z]{2,}/|(this|that|the\s+following|our|my)\s+(url|webhook|endpoint|server|address))`),
-		"tells the agent to send secrets away"},
+		"tells the agent to send secrets away", []string{"send", "post", "upload", "forward", "exfiltrate", "transmit", "leak", "mail", "paste"}},
 }
 
 // networkRE is a command that talks to the network; secretSourceRE reads
@@ -37,6 +59,12 @@ var (
 	secretSourceRE = regexp.MustCompile(`(?i)(~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.(ssh|aws|netrc|git-credentials|docker/config\.json|kube/config|gnupg|config/gcloud)\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/shadow\b|\bprintenv\b|\$\(\s*env\s*\)|` + "`env`" + `|\b(json\.dumps|str|repr|dict)\(\s*(dict\(\s*)?os\.environ\s*\)|\b(data|json|params)\s*=\s*(dict\(\s*)?os\.environ\b|JSON\.stringify\(\s*process\.env\s*\)|\b(body|data)\s*:\s*process\.env\s*[,}]|\bcat\s+[^|;\n]*\.env\b|\bsecurity\s+find-(generic|internet)-password\b|Login\s+Data\b`)
 )
 
+// The words networkRE and secretSourceRE need, for the line prefilter.
+var (
+	networkWords      = []string{"curl", "wget", "nc", "cat", "socat", "scp", "rsync", "ftp", "requests.", "url", "http", "axios", "fetch", "xmlhttprequest", "invoke-", "smtplib", "/dev/tcp/"}
+	secretSourceWords = []string{"/.", "id_", "/etc/shadow", "printenv", "env", "security", "login data"}
+)
+
 // instructions runs the injection phrasings over every line of every text
 // file (the agent may read any of them), and the exfiltration check: a
 // line that reads secrets in bulk and sends over the network, or, in a
@@ -45,13 +73,18 @@ func instructions(c *collector, t *text) {
 	netLine, srcLine := 0, 0
 	for i := range t.lines {
 		l := t.line(i)
+		lower := strings.ToLower(l)
 		for _, p := range instructionPatterns {
-			if m := p.re.FindString(l); m != "" {
+			if m := p.match(l, lower); m != "" {
 				c.add(Finding{Rule: p.rule, Severity: severityOf(p.rule), File: t.path, Line: i + 1,
 					Message: fmt.Sprintf("%s: %q", p.what, clip(m, 100))})
 			}
 		}
-		net, src := networkRE.MatchString(l), secretSourceRE.FindString(l)
+		net := containsAny(lower, networkWords) && networkRE.MatchString(l)
+		src := ""
+		if containsAny(lower, secretSourceWords) {
+			src = secretSourceRE.FindString(l)
+		}
 		if net && src != "" {
 			c.add(Finding{Rule: RuleExfil, Severity: High, File: t.path, Line: i + 1,
 				Message: fmt.Sprintf("reads %q and sends over the network on the same line", clip(src, 60))})

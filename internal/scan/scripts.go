@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strings"
 )
 
 const shells = `(sudo\s+)?(-\S+\s+)*(env\s+)?(ba|z|da|k|fi|c|tc)?sh\b|(sudo\s+)?(python[0-9.]*|perl|ruby|node|php|iex|Invoke-Expression)\b`
@@ -13,35 +14,41 @@ const shells = `(sudo\s+)?(-\S+\s+)*(env\s+)?(ba|z|da|k|fi|c|tc)?sh\b|(sudo\s+)?
 // that does.
 var scriptPatterns = []pattern{
 	{RuleDownload, regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^|\n]*\|\s*` + `(` + shells + `)`),
-		"pipes a download into an interpreter"},
+		"pipes a download into an interpreter", []string{"curl", "wget", "fetch", "iwr", "irm", "invoke-"}},
 	{RuleDownload, regexp.MustCompile(`(?i)(\b(eval|exec|source)\s+|\b(ba|z|k)?sh\s+(-c\s+)?|(^|[\s;&|])\.\s+)["']?\s*[<$]\(\s*(curl|wget)\b`),
-		"runs the output of a download"},
+		"runs the output of a download", []string{"curl", "wget"}},
 	{RuleDownload, regexp.MustCompile(`\b(exec|eval)\s*\(\s*[^\n]{0,60}\b(urlopen|requests\.get|httpx\.get|urllib\.request\.urlopen|fetch)\s*\(`),
-		"runs code fetched from the network"},
+		"runs code fetched from the network", []string{"exec", "eval"}},
 	{RuleEncoded, regexp.MustCompile(`(?i)\b(exec|eval|compile)\s*\(\s*[^\n]{0,40}\b(b64decode|b32decode|a85decode|decodebytes|codecs\.decode|zlib\.decompress|gzip\.decompress|bz2\.decompress|lzma\.decompress|marshal\.loads|bytes\.fromhex|unhexlify|atob|Buffer\.from)\s*\(`),
-		"decodes a payload and runs it"},
+		"decodes a payload and runs it", []string{"exec", "eval", "compile"}},
 	{RuleEncoded, regexp.MustCompile(`(?i)\b(base64\s+(-d|--decode|-D)|xxd\s+-r|openssl\s+(enc\s+)?-?base64\s+-d)\b[^|\n]*\|\s*(` + shells + `)`),
-		"pipes a decoded payload into an interpreter"},
+		"pipes a decoded payload into an interpreter", []string{"base64", "xxd"}},
 	{RuleEncoded, regexp.MustCompile(`(?i)\beval\s+["']?\$\(\s*(echo|printf)\b[^)\n]*\|\s*(base64|xxd)\b`),
-		"evaluates a decoded payload"},
+		"evaluates a decoded payload", []string{"eval"}},
 	{RuleEncoded, regexp.MustCompile(`(?i)\b(powershell|pwsh)(\.exe)?\b[^\n]*\s-e(nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{16,}`),
-		"runs a base64-encoded PowerShell command"},
+		"runs a base64-encoded PowerShell command", []string{"powershell", "pwsh"}},
 	{RuleWrite, regexp.MustCompile(`(?i)(>>?|\btee\s+(-a\s+)?)\s*["']?` + outsidePath),
-		"writes outside the skill and workspace"},
+		"writes outside the skill and workspace", outsideWords},
 	{RuleWrite, regexp.MustCompile(`(?i)\b(cp|mv|install|ln)\s[^\n;|&]*\s["']?` + outsidePath + `[^\s;|&]*["']?\s*($|[;|&])`),
-		"copies into a place outside the skill and workspace"},
+		"copies into a place outside the skill and workspace", outsideWords},
 	{RuleWrite, regexp.MustCompile(`(?i)\b(open|write_text|write_bytes|writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\s*\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}(["'](w|a|wb|ab|a\+|w\+)["']|\)\s*\.\s*write)|\bPath\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}\)\s*\.\s*write_(text|bytes)\(|\b(writeFile|writeFileSync|appendFile|appendFileSync)\s*\([^\n,]{0,80}` + outsidePath),
-		"writes a file outside the skill and workspace"},
+		"writes a file outside the skill and workspace", outsideWords},
 	{RuleWrite, regexp.MustCompile(`(?i)\|\s*crontab\b|\bcrontab\s+-\s*($|[<;|&])|\bcrontab\s+[^-\s][^\s;|&]*\s*($|[;|&])`),
-		"installs a crontab entry"},
+		"installs a crontab entry", []string{"crontab"}},
 	{RuleWrite, regexp.MustCompile(`(?i)\bsed\s+-i\S*\s[^\n]*\s["']?` + outsidePath),
-		"edits a file outside the skill and workspace"},
+		"edits a file outside the skill and workspace", []string{"sed"}},
 }
+
+// outsideWords are outsidePath's words, for the line prefilter.
+var outsideWords = []string{"~", "$home", "${home}", "%userprofile%", "/root", "/home/", "/etc/", "/var/spool/cron", "/library/launch", "/usr/", "authorized_keys"}
 
 // outsidePath: files that make a change outlive the run or reach other
 // programs: shell start-up files, SSH keys, system configuration, login
 // items.
 const outsidePath = `((~|\$HOME|\$\{HOME\}|%USERPROFILE%|/root|/home/[^/\s"']+)/(\.(ssh|bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|config/autostart|config/fish/config\.fish|aws|gitconfig|npmrc|pypirc|docker|kube)\b|Library/LaunchAgents)|/etc/|/var/spool/cron|/Library/Launch(Agents|Daemons)|/usr/(local/)?s?bin/|\bauthorized_keys\b)`
+
+// rawIPWords: besides "://", what rawIPRE needs on a line.
+var rawIPWords = []string{"nc", "telnet", "socat", "connect"}
 
 var (
 	// A URL or a connection to a dotted-quad address.
@@ -55,17 +62,30 @@ var (
 func scripts(c *collector, t *text) {
 	for i := range t.lines {
 		l := t.line(i)
+		lower := strings.ToLower(l)
 		for _, p := range scriptPatterns {
-			if m := p.re.FindString(l); m != "" {
+			if m := p.match(l, lower); m != "" {
 				c.add(Finding{Rule: p.rule, Severity: severityOf(p.rule), File: t.path, Line: i + 1,
 					Message: fmt.Sprintf("%s: %q", p.what, clip(m, 100))})
 			}
 		}
-		for _, m := range devTCPRE.FindAllStringSubmatch(l, 4) {
-			if a, err := netip.ParseAddr(m[1]); err == nil && !a.IsLoopback() {
-				c.add(Finding{Rule: RuleRawIP, Severity: High, File: t.path, Line: i + 1,
-					Message: fmt.Sprintf("opens a raw socket to %s through /dev/tcp: a reverse shell's shape", a)})
+		if t.script && len(l) >= 200 && blobRE.MatchString(l) {
+			c.add(Finding{Rule: RuleBlob, Severity: Low, File: t.path, Line: i + 1,
+				Message: "a long base64 or hex literal: data no reviewer reads"})
+		}
+		if !strings.ContainsAny(l, "0123456789") {
+			continue // no address
+		}
+		if strings.Contains(l, "/dev/") {
+			for _, m := range devTCPRE.FindAllStringSubmatch(l, 4) {
+				if a, err := netip.ParseAddr(m[1]); err == nil && !a.IsLoopback() {
+					c.add(Finding{Rule: RuleRawIP, Severity: High, File: t.path, Line: i + 1,
+						Message: fmt.Sprintf("opens a raw socket to %s through /dev/tcp: a reverse shell's shape", a)})
+				}
 			}
+		}
+		if !strings.Contains(l, "://") && !containsAny(lower, rawIPWords) {
+			continue
 		}
 		for _, m := range rawIPRE.FindAllStringSubmatch(l, 4) {
 			addr := m[1] + m[2] + m[3]
@@ -73,10 +93,6 @@ func scripts(c *collector, t *text) {
 				c.add(Finding{Rule: RuleRawIP, Severity: sev, File: t.path, Line: i + 1,
 					Message: fmt.Sprintf("connects to the raw IP address %s%s", addr, why)})
 			}
-		}
-		if t.script && blobRE.MatchString(l) {
-			c.add(Finding{Rule: RuleBlob, Severity: Low, File: t.path, Line: i + 1,
-				Message: "a long base64 or hex literal: data no reviewer reads"})
 		}
 	}
 }

@@ -2,7 +2,6 @@ package scan
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -92,14 +91,14 @@ func joinsLetters(prev rune, s string, next int) bool {
 }
 
 var (
-	commentRE = regexp.MustCompile(`(?s)<!--(.*?)-->`)
+	commentRE = compileLater(`(?s)<!--(.*?)-->`)
 	// Instructions read as addressed to the agent: who, then what to do.
-	addresseeRE  = regexp.MustCompile(`(?i)\b(you|your|agent|assistant|claude|model|llm|ai)\b`)
-	imperativeRE = regexp.MustCompile(`(?i)\b(must|should|always|never|ignore|instead|do not|don't|execute|run|send|upload|read|delete|pretend|respond)\b`)
+	addresseeRE  = compileLater(`(?i)\b(you|your|agent|assistant|claude|model|llm|ai)\b`)
+	imperativeRE = compileLater(`(?i)\b(must|should|always|never|ignore|instead|do not|don't|execute|run|send|upload|read|delete|pretend|respond)\b`)
 )
 
 func instructive(s string) bool {
-	return addresseeRE.MatchString(s) && imperativeRE.MatchString(s) && len(strings.Fields(s)) >= 5
+	return addresseeRE().MatchString(s) && imperativeRE().MatchString(s) && len(strings.Fields(s)) >= 5
 }
 
 // htmlComments finds HTML comments in Markdown that hold instructions: a
@@ -109,7 +108,7 @@ func htmlComments(c *collector, t *text) {
 	if len(data) > 1<<20 {
 		data = data[:1<<20]
 	}
-	for _, m := range commentRE.FindAllSubmatchIndex(data, -1) {
+	for _, m := range commentRE().FindAllSubmatchIndex(data, -1) {
 		body := string(data[m[2]:m[3]])
 		if !instructive(body) {
 			continue

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // pattern is one regular expression of a rule, with what a match means.
 type pattern struct {
 	rule string
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	what string
 	// anyOf: lower-case words of which a matching line holds one; a line
 	// holding none skips the expression (Go's regular expressions are
@@ -22,7 +23,7 @@ func (p pattern) match(line, lower string) string {
 	if len(p.anyOf) > 0 && !containsAny(lower, p.anyOf) {
 		return ""
 	}
-	return p.re.FindString(line)
+	return p.re().FindString(line)
 }
 
 func containsAny(s string, words []string) bool {
@@ -38,15 +39,15 @@ func containsAny(s string, words []string) bool {
 // before, keep it from the user, send the keys away), not the tone: public
 // skills rightly say "always", "must" and "never".
 var instructionPatterns = []pattern{
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|other)\s+(instructions?|prompts?|rules|directions|guidelines|directives|messages|context)\b`),
+	{RuleOverride, compileLater(`(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|other)\s+(instructions?|prompts?|rules|directions|guidelines|directives|messages|context)\b`),
 		"tells the agent to ignore its instructions", []string{"ignore", "disregard", "forget", "override", "bypass"}},
-	{RuleOverride, regexp.MustCompile(`(?i)\byou\s+are\s+no\s+longer\s+(bound|restricted|limited|required|an?\s+(ai|assistant))\b|\b(enter|enable|activate|switch\s+to)\s+(developer|god|dan|jailbreak|unrestricted)\s+mode\b|\bnew\s+system\s+prompt\s*:`),
+	{RuleOverride, compileLater(`(?i)\byou\s+are\s+no\s+longer\s+(bound|restricted|limited|required|an?\s+(ai|assistant))\b|\b(enter|enable|activate|switch\s+to)\s+(developer|god|dan|jailbreak|unrestricted)\s+mode\b|\bnew\s+system\s+prompt\s*:`),
 		"tries to replace the agent's instructions", []string{"no longer", "mode", "system prompt"}},
-	{RuleConceal, regexp.MustCompile(`(?i)\b(do\s+not|don't|never)\s+(tell|inform|notify|alert|warn|mention\s+(this|it|that)\s+to|reveal\s+(this|it|that)\s+to|show\s+(this|it|that)\s+to)\s+(the\s+)?user\b`),
+	{RuleConceal, compileLater(`(?i)\b(do\s+not|don't|never)\s+(tell|inform|notify|alert|warn|mention\s+(this|it|that)\s+to|reveal\s+(this|it|that)\s+to|show\s+(this|it|that)\s+to)\s+(the\s+)?user\b`),
 		"tells the agent to keep something from the user", []string{"user"}},
-	{RuleConceal, regexp.MustCompile(`(?i)\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\b(hide|conceal)\s+(this|these|it|that)\s+(action\s+|step\s+)?from\s+(the\s+)?user\b|\bkeep\s+(this|it)\s+(secret|hidden)\s+from\s+(the\s+)?user\b`),
+	{RuleConceal, compileLater(`(?i)\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\b(hide|conceal)\s+(this|these|it|that)\s+(action\s+|step\s+)?from\s+(the\s+)?user\b|\bkeep\s+(this|it)\s+(secret|hidden)\s+from\s+(the\s+)?user\b`),
 		"tells the agent to act behind the user's back", []string{"user"}},
-	{RuleExfil, regexp.MustCompile(`(?i)\b(send|post|upload|forward|exfiltrate|transmit|leak|e-?mail|paste)\b[^\n]{0,80}?\b(secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|env(ironment)?\s+var(iable)?s?|\.env\s+files?|ssh\s+keys?|private\s+keys?|cookies|session\s+tokens?)\b[^\n]{0,80}?\bto\s+(https?://|[a-z0-9.-]+\.[a-z]{2,}/|(this|that|the\s+following|our|my)\s+(url|webhook|endpoint|server|address))`),
+	{RuleExfil, compileLater(`(?i)\b(send|post|upload|forward|exfiltrate|transmit|leak|e-?mail|paste)\b[^\n]{0,80}?\b(secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|env(ironment)?\s+var(iable)?s?|\.env\s+files?|ssh\s+keys?|private\s+keys?|cookies|session\s+tokens?)\b[^\n]{0,80}?\bto\s+(https?://|[a-z0-9.-]+\.[a-z]{2,}/|(this|that|the\s+following|our|my)\s+(url|webhook|endpoint|server|address))`),
 		"tells the agent to send secrets away", []string{"send", "post", "upload", "forward", "exfiltrate", "transmit", "leak", "mail", "paste"}},
 }
 
@@ -55,8 +56,8 @@ var instructionPatterns = []pattern{
 // single variable in a header (curl -H "x-api-key: $ANTHROPIC_API_KEY", as
 // API documentation does) is neither bulk nor flagged.
 var (
-	networkRE      = regexp.MustCompile(`(?i)\b(curl|wget|nc|ncat|netcat|socat|scp|rsync|ftp|requests\.(post|put|get|request)|urlopen|urllib\.request|http\.client|httpx\.(post|put|get)|axios|fetch|XMLHttpRequest|Invoke-WebRequest|Invoke-RestMethod|smtplib)\b|/dev/tcp/`)
-	secretSourceRE = regexp.MustCompile(`(?i)(~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.(ssh|aws|netrc|git-credentials|docker/config\.json|kube/config|gnupg|config/gcloud)\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/shadow\b|\bprintenv\b|\$\(\s*env\s*\)|` + "`env`" + `|\b(json\.dumps|str|repr|dict)\(\s*(dict\(\s*)?os\.environ\s*\)|\b(data|json|params)\s*=\s*(dict\(\s*)?os\.environ\b|JSON\.stringify\(\s*process\.env\s*\)|\b(body|data)\s*:\s*process\.env\s*[,}]|\bcat\s+[^|;\n]*\.env\b|\bsecurity\s+find-(generic|internet)-password\b|Login\s+Data\b`)
+	networkRE      = compileLater(`(?i)\b(curl|wget|nc|ncat|netcat|socat|scp|rsync|ftp|requests\.(post|put|get|request)|urlopen|urllib\.request|http\.client|httpx\.(post|put|get)|axios|fetch|XMLHttpRequest|Invoke-WebRequest|Invoke-RestMethod|smtplib)\b|/dev/tcp/`)
+	secretSourceRE = compileLater(`(?i)(~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.(ssh|aws|netrc|git-credentials|docker/config\.json|kube/config|gnupg|config/gcloud)\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/shadow\b|\bprintenv\b|\$\(\s*env\s*\)|` + "`env`" + `|\b(json\.dumps|str|repr|dict)\(\s*(dict\(\s*)?os\.environ\s*\)|\b(data|json|params)\s*=\s*(dict\(\s*)?os\.environ\b|JSON\.stringify\(\s*process\.env\s*\)|\b(body|data)\s*:\s*process\.env\s*[,}]|\bcat\s+[^|;\n]*\.env\b|\bsecurity\s+find-(generic|internet)-password\b|Login\s+Data\b`)
 )
 
 // The words networkRE and secretSourceRE need, for the line prefilter.
@@ -80,10 +81,10 @@ func instructions(c *collector, t *text) {
 					Message: fmt.Sprintf("%s: %q", p.what, clip(m, 100))})
 			}
 		}
-		net := containsAny(lower, networkWords) && networkRE.MatchString(l)
+		net := containsAny(lower, networkWords) && networkRE().MatchString(l)
 		src := ""
 		if containsAny(lower, secretSourceWords) {
-			src = secretSourceRE.FindString(l)
+			src = secretSourceRE().FindString(l)
 		}
 		if net && src != "" {
 			c.add(Finding{Rule: RuleExfil, Severity: High, File: t.path, Line: i + 1,
@@ -101,4 +102,11 @@ func instructions(c *collector, t *text) {
 		c.add(Finding{Rule: RuleExfil, Severity: High, File: t.path, Line: srcLine,
 			Message: fmt.Sprintf("the script reads secrets in bulk here and sends over the network at line %d", netLine)})
 	}
+}
+
+// compileLater compiles expr on first use: compiling every rule's
+// expression costs about 10 ms, which a skillctl command that never scans
+// should not pay at start-up.
+func compileLater(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

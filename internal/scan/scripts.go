@@ -3,7 +3,6 @@ package scan
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 )
 
@@ -13,29 +12,29 @@ const shells = `(sudo\s+)?(-\S+\s+)*(env\s+)?(ba|z|da|k|fi|c|tc)?sh\b|(sudo\s+)?
 // that tells the agent to run `curl ... | sh` is as dangerous as a script
 // that does.
 var scriptPatterns = []pattern{
-	{RuleDownload, regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^|\n]*\|\s*` + `(` + shells + `)`),
+	{RuleDownload, compileLater(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^|\n]*\|\s*` + `(` + shells + `)`),
 		"pipes a download into an interpreter", []string{"curl", "wget", "fetch", "iwr", "irm", "invoke-"}},
-	{RuleDownload, regexp.MustCompile(`(?i)(\b(eval|exec|source)\s+|\b(ba|z|k)?sh\s+(-c\s+)?|(^|[\s;&|])\.\s+)["']?\s*[<$]\(\s*(curl|wget)\b`),
+	{RuleDownload, compileLater(`(?i)(\b(eval|exec|source)\s+|\b(ba|z|k)?sh\s+(-c\s+)?|(^|[\s;&|])\.\s+)["']?\s*[<$]\(\s*(curl|wget)\b`),
 		"runs the output of a download", []string{"curl", "wget"}},
-	{RuleDownload, regexp.MustCompile(`\b(exec|eval)\s*\(\s*[^\n]{0,60}\b(urlopen|requests\.get|httpx\.get|urllib\.request\.urlopen|fetch)\s*\(`),
+	{RuleDownload, compileLater(`\b(exec|eval)\s*\(\s*[^\n]{0,60}\b(urlopen|requests\.get|httpx\.get|urllib\.request\.urlopen|fetch)\s*\(`),
 		"runs code fetched from the network", []string{"exec", "eval"}},
-	{RuleEncoded, regexp.MustCompile(`(?i)\b(exec|eval|compile)\s*\(\s*[^\n]{0,40}\b(b64decode|b32decode|a85decode|decodebytes|codecs\.decode|zlib\.decompress|gzip\.decompress|bz2\.decompress|lzma\.decompress|marshal\.loads|bytes\.fromhex|unhexlify|atob|Buffer\.from)\s*\(`),
+	{RuleEncoded, compileLater(`(?i)\b(exec|eval|compile)\s*\(\s*[^\n]{0,40}\b(b64decode|b32decode|a85decode|decodebytes|codecs\.decode|zlib\.decompress|gzip\.decompress|bz2\.decompress|lzma\.decompress|marshal\.loads|bytes\.fromhex|unhexlify|atob|Buffer\.from)\s*\(`),
 		"decodes a payload and runs it", []string{"exec", "eval", "compile"}},
-	{RuleEncoded, regexp.MustCompile(`(?i)\b(base64\s+(-d|--decode|-D)|xxd\s+-r|openssl\s+(enc\s+)?-?base64\s+-d)\b[^|\n]*\|\s*(` + shells + `)`),
+	{RuleEncoded, compileLater(`(?i)\b(base64\s+(-d|--decode|-D)|xxd\s+-r|openssl\s+(enc\s+)?-?base64\s+-d)\b[^|\n]*\|\s*(` + shells + `)`),
 		"pipes a decoded payload into an interpreter", []string{"base64", "xxd"}},
-	{RuleEncoded, regexp.MustCompile(`(?i)\beval\s+["']?\$\(\s*(echo|printf)\b[^)\n]*\|\s*(base64|xxd)\b`),
+	{RuleEncoded, compileLater(`(?i)\beval\s+["']?\$\(\s*(echo|printf)\b[^)\n]*\|\s*(base64|xxd)\b`),
 		"evaluates a decoded payload", []string{"eval"}},
-	{RuleEncoded, regexp.MustCompile(`(?i)\b(powershell|pwsh)(\.exe)?\b[^\n]*\s-e(nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{16,}`),
+	{RuleEncoded, compileLater(`(?i)\b(powershell|pwsh)(\.exe)?\b[^\n]*\s-e(nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{16,}`),
 		"runs a base64-encoded PowerShell command", []string{"powershell", "pwsh"}},
-	{RuleWrite, regexp.MustCompile(`(?i)(>>?|\btee\s+(-a\s+)?)\s*["']?` + outsidePath),
+	{RuleWrite, compileLater(`(?i)(>>?|\btee\s+(-a\s+)?)\s*["']?` + outsidePath),
 		"writes outside the skill and workspace", outsideWords},
-	{RuleWrite, regexp.MustCompile(`(?i)\b(cp|mv|install|ln)\s[^\n;|&]*\s["']?` + outsidePath + `[^\s;|&]*["']?\s*($|[;|&])`),
+	{RuleWrite, compileLater(`(?i)\b(cp|mv|install|ln)\s[^\n;|&]*\s["']?` + outsidePath + `[^\s;|&]*["']?\s*($|[;|&])`),
 		"copies into a place outside the skill and workspace", outsideWords},
-	{RuleWrite, regexp.MustCompile(`(?i)\b(open|write_text|write_bytes|writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\s*\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}(["'](w|a|wb|ab|a\+|w\+)["']|\)\s*\.\s*write)|\bPath\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}\)\s*\.\s*write_(text|bytes)\(|\b(writeFile|writeFileSync|appendFile|appendFileSync)\s*\([^\n,]{0,80}` + outsidePath),
+	{RuleWrite, compileLater(`(?i)\b(open|write_text|write_bytes|writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\s*\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}(["'](w|a|wb|ab|a\+|w\+)["']|\)\s*\.\s*write)|\bPath\([^\n]{0,80}` + outsidePath + `[^\n]{0,80}\)\s*\.\s*write_(text|bytes)\(|\b(writeFile|writeFileSync|appendFile|appendFileSync)\s*\([^\n,]{0,80}` + outsidePath),
 		"writes a file outside the skill and workspace", outsideWords},
-	{RuleWrite, regexp.MustCompile(`(?i)\|\s*crontab\b|\bcrontab\s+-\s*($|[<;|&])|\bcrontab\s+[^-\s][^\s;|&]*\s*($|[;|&])`),
+	{RuleWrite, compileLater(`(?i)\|\s*crontab\b|\bcrontab\s+-\s*($|[<;|&])|\bcrontab\s+[^-\s][^\s;|&]*\s*($|[;|&])`),
 		"installs a crontab entry", []string{"crontab"}},
-	{RuleWrite, regexp.MustCompile(`(?i)\bsed\s+-i\S*\s[^\n]*\s["']?` + outsidePath),
+	{RuleWrite, compileLater(`(?i)\bsed\s+-i\S*\s[^\n]*\s["']?` + outsidePath),
 		"edits a file outside the skill and workspace", []string{"sed"}},
 }
 
@@ -52,10 +51,10 @@ var rawIPWords = []string{"nc", "telnet", "socat", "connect"}
 
 var (
 	// A URL or a connection to a dotted-quad address.
-	rawIPRE  = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|tcp|udp)://((?:\d{1,3}\.){3}\d{1,3})\b|\b(?:nc|ncat|netcat|telnet|socat)\b[^\n]*?\b((?:\d{1,3}\.){3}\d{1,3})\b|\bconnect\s*\(\s*\(\s*["']((?:\d{1,3}\.){3}\d{1,3})["']`)
-	devTCPRE = regexp.MustCompile(`/dev/(?:tcp|udp)/((?:\d{1,3}\.){3}\d{1,3})/`)
+	rawIPRE  = compileLater(`(?i)\b(?:https?|ftp|wss?|tcp|udp)://((?:\d{1,3}\.){3}\d{1,3})\b|\b(?:nc|ncat|netcat|telnet|socat)\b[^\n]*?\b((?:\d{1,3}\.){3}\d{1,3})\b|\bconnect\s*\(\s*\(\s*["']((?:\d{1,3}\.){3}\d{1,3})["']`)
+	devTCPRE = compileLater(`/dev/(?:tcp|udp)/((?:\d{1,3}\.){3}\d{1,3})/`)
 	// A long base64 (or hex) literal; a literal's quotes bound it.
-	blobRE = regexp.MustCompile(`["'][A-Za-z0-9+/]{200,}={0,2}["']|["'](?:[0-9a-fA-F]{2}){128,}["']`)
+	blobRE = compileLater(`["'][A-Za-z0-9+/]{200,}={0,2}["']|["'](?:[0-9a-fA-F]{2}){128,}["']`)
 )
 
 // scripts runs the script patterns and the raw-IP and blob checks.
@@ -69,7 +68,7 @@ func scripts(c *collector, t *text) {
 					Message: fmt.Sprintf("%s: %q", p.what, clip(m, 100))})
 			}
 		}
-		if t.script && len(l) >= 200 && blobRE.MatchString(l) {
+		if t.script && len(l) >= 200 && blobRE().MatchString(l) {
 			c.add(Finding{Rule: RuleBlob, Severity: Low, File: t.path, Line: i + 1,
 				Message: "a long base64 or hex literal: data no reviewer reads"})
 		}
@@ -77,7 +76,7 @@ func scripts(c *collector, t *text) {
 			continue // no address
 		}
 		if strings.Contains(l, "/dev/") {
-			for _, m := range devTCPRE.FindAllStringSubmatch(l, 4) {
+			for _, m := range devTCPRE().FindAllStringSubmatch(l, 4) {
 				if a, err := netip.ParseAddr(m[1]); err == nil && !a.IsLoopback() {
 					c.add(Finding{Rule: RuleRawIP, Severity: High, File: t.path, Line: i + 1,
 						Message: fmt.Sprintf("opens a raw socket to %s through /dev/tcp: a reverse shell's shape", a)})
@@ -87,7 +86,7 @@ func scripts(c *collector, t *text) {
 		if !strings.Contains(l, "://") && !containsAny(lower, rawIPWords) {
 			continue
 		}
-		for _, m := range rawIPRE.FindAllStringSubmatch(l, 4) {
+		for _, m := range rawIPRE().FindAllStringSubmatch(l, 4) {
 			addr := m[1] + m[2] + m[3]
 			if sev, why := rawIPSeverity(addr); sev != "" {
 				c.add(Finding{Rule: RuleRawIP, Severity: sev, File: t.path, Line: i + 1,

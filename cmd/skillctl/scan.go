@@ -22,15 +22,7 @@ type scanned struct {
 	Name       string         `json:"name"`
 	Verdict    scan.Severity  `json:"verdict"`
 	Incomplete bool           `json:"incomplete"`
-	Findings   []foundProblem `json:"findings"`
-}
-
-type foundProblem struct {
-	Rule     string        `json:"rule"`
-	Severity scan.Severity `json:"severity"`
-	File     string        `json:"file"`
-	Line     int           `json:"line"`
-	Message  string        `json:"message"`
+	Findings   []scan.Finding `json:"findings"`
 }
 
 func (a *app) scanCmd() *cobra.Command {
@@ -93,11 +85,7 @@ Exit code 1 when a skill has a finding at or above --fail-on (default high; none
 					}
 					key := filepath.ToSlash(dir)
 					reports[key] = rep
-					r := scanned{Dir: key, Name: filepath.Base(dir), Verdict: rep.Verdict, Incomplete: rep.Incomplete, Findings: []foundProblem{}}
-					for _, f := range rep.Findings {
-						r.Findings = append(r.Findings, foundProblem(f))
-					}
-					results = append(results, r)
+					results = append(results, scanned{Dir: key, Name: filepath.Base(dir), Verdict: rep.Verdict, Incomplete: rep.Incomplete, Findings: rep.Findings})
 				}
 			}
 			switch format {

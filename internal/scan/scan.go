@@ -45,12 +45,14 @@ func ParseSeverity(s string) (Severity, error) {
 }
 
 // Finding is one thing found in one file.
+// Its JSON form (as stored beside a version and printed by skillctl scan
+// --format json) uses the lower-case names.
 type Finding struct {
-	Rule     string // stable id, e.g. "hidden-text/unicode-tags", "secret/aws-access-token"
-	Severity Severity
-	File     string // path relative to the skill folder
-	Line     int    // 1-based; 0 when not about a line
-	Message  string
+	Rule     string   `json:"rule"` // stable id, e.g. "hidden-text/unicode-tags", "secret/aws-access-token"
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"` // path relative to the skill folder
+	Line     int      `json:"line"` // 1-based; 0 when not about a line
+	Message  string   `json:"message"`
 }
 
 // File is one file of a skill as the caller holds it.
@@ -74,15 +76,15 @@ var DefaultLimits = Limits{MaxBytes: 16 << 20, MaxFiles: 512, Timeout: 30 * time
 
 // Report is what Skill found in one skill.
 type Report struct {
-	Findings []Finding // sorted by file, line, rule
+	Findings []Finding `json:"findings"` // sorted by file, line, rule
 	// Verdict is the highest severity found, or Clean.
-	Verdict Severity
+	Verdict Severity `json:"verdict"`
 	// RulesVersion names the rules that ran (ours and gitleaks'), so a
 	// stored verdict can be recomputed when they change.
-	RulesVersion string
+	RulesVersion string `json:"rulesVersion"`
 	// Incomplete: a limit or the timeout stopped the scan before every
 	// file was read (a "scan/incomplete" finding says which).
-	Incomplete bool
+	Incomplete bool `json:"incomplete"`
 }
 
 // RulesVersion is Report.RulesVersion: bump rulesRevision whenever a rule

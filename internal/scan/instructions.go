@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -16,14 +17,31 @@ type pattern struct {
 	// holding none skips the expression (Go's regular expressions are
 	// linear but not fast, and most lines hold none).
 	anyOf []string
+	// notBefore: words that, right after a match, make it something else
+	// ("do not tell the user to rerun it" tells the user nothing less).
+	notBefore []string
 }
 
-// match is the pattern's match in line (lower: the line in lower case).
-func (p pattern) match(line, lower string) string {
+// match is the pattern's match in line (lower: the line in lower case)
+// and whether it stands in quotes: a phrase quoted, as a skill about
+// prompt injection quotes one, is mentioned rather than said.
+func (p pattern) match(line, lower string) (m string, quoted bool) {
 	if len(p.anyOf) > 0 && !containsAny(lower, p.anyOf) {
-		return ""
+		return "", false
 	}
-	return p.re().FindString(line)
+	loc := p.re().FindStringIndex(line)
+	if loc == nil {
+		return "", false
+	}
+	if len(p.notBefore) > 0 {
+		next := strings.Fields(lower[loc[1]:])
+		if len(next) > 0 && slices.Contains(p.notBefore, strings.Trim(next[0], ".,;:!?")) {
+			return "", false
+		}
+	}
+	before := strings.TrimRight(line[:loc[0]], " ")
+	quoted = strings.HasSuffix(before, `"`) || strings.HasSuffix(before, "'") || strings.HasSuffix(before, "`") || strings.HasSuffix(before, "“")
+	return line[loc[0]:loc[1]], quoted
 }
 
 func containsAny(s string, words []string) bool {
@@ -40,15 +58,15 @@ func containsAny(s string, words []string) bool {
 // skills rightly say "always", "must" and "never".
 var instructionPatterns = []pattern{
 	{RuleOverride, compileLater(`(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|other)\s+(instructions?|prompts?|rules|directions|guidelines|directives|messages|context)\b`),
-		"tells the agent to ignore its instructions", []string{"ignore", "disregard", "forget", "override", "bypass"}},
-	{RuleOverride, compileLater(`(?i)\byou\s+are\s+no\s+longer\s+(bound|restricted|limited|required|an?\s+(ai|assistant))\b|\b(enter|enable|activate|switch\s+to)\s+(developer|god|dan|jailbreak|unrestricted)\s+mode\b|\bnew\s+system\s+prompt\s*:`),
-		"tries to replace the agent's instructions", []string{"no longer", "mode", "system prompt"}},
+		"tells the agent to ignore its instructions", []string{"ignore", "disregard", "forget", "override", "bypass"}, nil},
+	{RuleOverride, compileLater(`(?i)\byou\s+are\s+no\s+longer\s+(bound|restricted|limited|required|an?\s+(ai|assistant))\b|\b(enter|enable|activate|switch\s+to)\s+(god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b|\bnew\s+system\s+prompt\s*:`),
+		"tries to replace the agent's instructions", []string{"no longer", "mode", "system prompt"}, nil},
 	{RuleConceal, compileLater(`(?i)\b(do\s+not|don't|never)\s+(tell|inform|notify|alert|warn|mention\s+(this|it|that)\s+to|reveal\s+(this|it|that)\s+to|show\s+(this|it|that)\s+to)\s+(the\s+)?user\b`),
-		"tells the agent to keep something from the user", []string{"user"}},
+		"tells the agent to keep something from the user", []string{"user"}, []string{"to", "how", "where", "which"}},
 	{RuleConceal, compileLater(`(?i)\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\b(hide|conceal)\s+(this|these|it|that)\s+(action\s+|step\s+)?from\s+(the\s+)?user\b|\bkeep\s+(this|it)\s+(secret|hidden)\s+from\s+(the\s+)?user\b`),
-		"tells the agent to act behind the user's back", []string{"user"}},
+		"tells the agent to act behind the user's back", []string{"user"}, nil},
 	{RuleExfil, compileLater(`(?i)\b(send|post|upload|forward|exfiltrate|transmit|leak|e-?mail|paste)\b[^\n]{0,80}?\b(secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|env(ironment)?\s+var(iable)?s?|\.env\s+files?|ssh\s+keys?|private\s+keys?|cookies|session\s+tokens?)\b[^\n]{0,80}?\bto\s+(https?://|[a-z0-9.-]+\.[a-z]{2,}/|(this|that|the\s+following|our|my)\s+(url|webhook|endpoint|server|address))`),
-		"tells the agent to send secrets away", []string{"send", "post", "upload", "forward", "exfiltrate", "transmit", "leak", "mail", "paste"}},
+		"tells the agent to send secrets away", []string{"send", "post", "upload", "forward", "exfiltrate", "transmit", "leak", "mail", "paste"}, nil},
 }
 
 // networkRE is a command that talks to the network; secretSourceRE reads
@@ -76,7 +94,13 @@ func instructions(c *collector, t *text) {
 		l := t.line(i)
 		lower := strings.ToLower(l)
 		for _, p := range instructionPatterns {
-			if m := p.match(l, lower); m != "" {
+			m, quoted := p.match(l, lower)
+			switch {
+			case m == "":
+			case quoted:
+				c.add(Finding{Rule: p.rule, Severity: Low, File: t.path, Line: i + 1,
+					Message: fmt.Sprintf("quotes a phrase that %s: %q", p.what, clip(m, 100))})
+			default:
 				c.add(Finding{Rule: p.rule, Severity: severityOf(p.rule), File: t.path, Line: i + 1,
 					Message: fmt.Sprintf("%s: %q", p.what, clip(m, 100))})
 			}

@@ -217,12 +217,14 @@ type text struct {
 	path   string
 	data   []byte
 	lines  [][]byte // without their "\n"
-	script bool     // a program (by extension or shebang), not prose
+	script bool     // a program (by extension, shebang or executable bit)
+	prose  bool     // Markdown or plain text
 }
 
 func newText(f File) *text {
 	t := &text{path: f.Path, data: f.Data, lines: bytes.Split(f.Data, []byte("\n"))}
-	t.script = isScript(f.Path) || bytes.HasPrefix(f.Data, []byte("#!"))
+	t.script = isScript(f.Path) || bytes.HasPrefix(f.Data, []byte("#!")) || f.Executable
+	t.prose = isMarkdown(f.Path) || ext(f.Path) == "txt" || ext(f.Path) == "rst"
 	return t
 }
 

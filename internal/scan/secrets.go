@@ -44,7 +44,6 @@ var detector = sync.OnceValues(func() (*detect.Detector, error) {
 	}
 	d := detect.NewDetector(cfg)
 	d.MaxDecodeDepth = secretDecodeDepth
-	d.Redact = 100 // findings carry no secret text
 	return d, nil
 })
 
@@ -72,6 +71,18 @@ func secretSeverity(id string) Severity {
 	return High
 }
 
+// placeholderRE: what documentation writes where a secret goes: a
+// variable's name (YOUR_TOKEN, API_KEY), a template (<token>, ${TOKEN},
+// {{key}}), "your-…", "example", runs of x or *.
+var placeholderRE = compileLater(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$|^\$\{?[A-Za-z_]+\}?$|[<>{}]|(?i)your[-_ ]|example|placeholder|redacted|xxxx|\*\*\*\*|\.\.\.`)
+
+// placeholder reports whether a matched secret is a placeholder, not a
+// value (gitleaks' curl-auth-header rule matches "Bearer YOUR_TOKEN").
+func placeholder(secret string) bool {
+	return placeholderRE().MatchString(secret)
+}
+
+// secrets runs gitleaks over one file. Findings never carry the secret.
 func secrets(ctx context.Context, c *collector, t *text) {
 	d, err := detector()
 	if err != nil {
@@ -80,6 +91,9 @@ func secrets(ctx context.Context, c *collector, t *text) {
 	}
 	found := d.DetectContext(ctx, detect.Fragment{Raw: string(t.data), FilePath: t.path})
 	for _, f := range found {
+		if placeholder(f.Secret) {
+			continue
+		}
 		c.add(Finding{
 			Rule:     secretPrefix + f.RuleID,
 			Severity: secretSeverity(f.RuleID),

@@ -304,3 +304,12 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedSecret: gitleaks' decoding pass finds a key encoded once.
+func TestEncodedSecret(t *testing.T) {
+	// base64 of "AWS_ACCESS_KEY_ID=AKIAZ3MSJV4WWXYZABCD"
+	rep := scanOne(t, "c.txt", []byte("blob: QVdTX0FDQ0VTU19LRVlfSUQ9QUtJQVozTVNKVjRXV1hZWkFCQ0Q=\n"))
+	if _, ok := has(rep, "secret/aws-access-token", 1); !ok {
+		t.Errorf("no secret in the encoded line:\n%s", dump(rep))
+	}
+}

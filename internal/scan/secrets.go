@@ -18,9 +18,10 @@ import (
 const GitleaksVersion = "v8.30.1"
 
 // secretDecodeDepth: gitleaks also decodes base64, hex and percent-encoded
-// spans and scans them again, this many times (its CLI default is 5; two
-// catches a secret encoded once or twice at a fraction of the cost).
-const secretDecodeDepth = 2
+// spans and runs every rule over the text again, this many times (its CLI
+// default is 5). One pass catches a secret encoded once; each pass costs a
+// full scan of files that hold encoded-looking spans (OOXML schemas do).
+const secretDecodeDepth = 1
 
 // detector builds gitleaks' detector from its default rules once (about
 // 100 ms: some two hundred regular expressions) on first use, not at

@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-python-adapters test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known pyenv adaptersenv tsenv mcphostenv mafenv conformanceenv skillsrefenv wellknownenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-python-adapters test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known test-sarif pyenv adaptersenv tsenv mcphostenv mafenv conformanceenv skillsrefenv wellknownenv sarifenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -81,6 +81,13 @@ test/conformance/node_modules/.stamp: test/conformance/package-lock.json
 	cd test/conformance && npm ci --no-audit --no-fund
 	touch $@
 
+# The SARIF 2.1.0 schema (shipped by @microsoft/jest-sarif) and ajv, pinned
+# in the lockfile, validate skillctl scan --format sarif.
+sarifenv: test/sarif/node_modules/.stamp
+test/sarif/node_modules/.stamp: test/sarif/package-lock.json
+	cd test/sarif && npm ci --no-audit --no-fund
+	touch $@
+
 # skills-ref, the Agent Skills reference validator, pinned in the lockfile.
 skillsrefenv: test/skills-ref/node_modules/.stamp
 test/skills-ref/node_modules/.stamp: test/skills-ref/package-lock.json
@@ -130,6 +137,9 @@ test: tools check-generate lint test-helm test-go test-clients test-docs bench-s
 # in cmd/skillctl's tests and the TypeScript client's.
 test-go: pyenv
 	go test $(GO_TEST_FLAGS) ./...
+	# internal/scan's public-skills test, which the race detector makes
+	# minutes long (its file is !race): once more without -race.
+	go test -count=1 -run TestPublicSkillsNotHigh ./internal/scan
 
 # Unit tests only, for the inner loop (under 2 minutes on 2 cores): -short
 # skips every test that needs MinIO, redis-server, moto, the aws CLI or the
@@ -153,8 +163,9 @@ test-helm: tools
 # official TypeScript MCP SDK as an MCP host, Microsoft Agent Framework's MCP
 # skills source, and the published MCP conformance suite's server scenarios;
 # skillctl validate against skills-ref, the Agent Skills reference validator;
-# and the skills CLI installing from /.well-known/agent-skills/.
-test-clients: test-python test-python-adapters test-ts test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known
+# the skills CLI installing from /.well-known/agent-skills/; and skillctl
+# scan's SARIF against the SARIF 2.1.0 schema.
+test-clients: test-python test-python-adapters test-ts test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known test-sarif
 
 test-python: pyenv bin/testenv
 	cd clients/python && $(PY) -m pytest -q -p skillsvc.testing -c pyproject.toml tests ../../examples/python
@@ -175,6 +186,10 @@ test-agent-framework: mafenv bin/testenv
 
 test-conformance: conformanceenv bin/testenv
 	cd test/conformance && npm test
+
+# skillctl scan --format sarif is valid SARIF 2.1.0 (the official schema).
+test-sarif: sarifenv build
+	cd test/sarif && SKILLCTL_BIN=$(CURDIR)/bin/skillctl npm test
 
 # skillctl validate and skills-ref agree on test/skills-ref/samples.json,
 # except the differences listed there with their reasons.
@@ -231,7 +246,8 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
 	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x \
-	./internal/wellknown/:FuzzParse:100000x
+	./internal/wellknown/:FuzzParse:100000x \
+	./internal/scan/:FuzzSkill:3000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -27,7 +27,8 @@ import (
 const (
 	exitOK = 0
 	// exitInvalid: a skill breaks the rules (validate found errors, or the
-	// server refused a push listing problems).
+	// server refused a push listing problems), or scan found something at
+	// or above --fail-on.
 	exitInvalid = 1
 	// exitUsage: bad flags or arguments, a config or local file problem.
 	exitUsage = 2
@@ -44,7 +45,8 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0  success
-  1  a skill breaks the rules (validate found errors, or the server refused it with its problems)
+  1  a skill breaks the rules (validate found errors, or the server refused it with its problems),
+     or scan found something at or above --fail-on
   2  usage error, or a problem with a local file or the config
   3  the server refused or failed the call, or could not be reached
   4  the skill, version or label was not found (skillctl run: or the script)
@@ -158,7 +160,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
 		a.rmCmd(), a.watchCmd(), a.gcCmd(),
-		a.configCmd(), a.adminCmd(), a.scopeCmd(), a.runCmd(), a.usageCmd(),
+		a.configCmd(), a.adminCmd(), a.scopeCmd(), a.runCmd(), a.usageCmd(), a.scanCmd(),
 	)
 	a.root = root
 	return root

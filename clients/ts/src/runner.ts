@@ -128,9 +128,9 @@ export function skillCacheDir(): string {
 
 /**
  * The skill's files in a local directory, fetched only when the cache has no copy of this exact content. A fetched
- * copy is verified against the manifest (every file's size and sha256, no file more) before it is published by an
- * atomic rename; a cached copy is checked cheaply on use (the same file names and sizes) and fetched again if it was
- * altered. The files are made read-only.
+ * copy is verified against the manifest (every file's size, sha256 and executable bit, no file more) before it is
+ * published by an atomic rename; a cached copy is checked cheaply on use (the same file names, sizes and executable
+ * bits) and fetched again if it was altered. The files are made read-only.
  */
 export async function materializeSkill(client: SkillsvcClient, skill: string, opts: MaterializeOptions = {}): Promise<MaterializedSkill> {
   const { cacheDir, ...call } = opts;
@@ -197,7 +197,7 @@ async function walk(dir: string, skip?: (rel: string) => boolean): Promise<{ fil
 
 // verify checks an extracted skill against its manifest; the first mismatch
 // throws, and the caller removes the copy.
-async function verify(dir: string, want: Map<string, { size: bigint; sha256: string }>, name: string): Promise<number> {
+async function verify(dir: string, want: Map<string, { size: bigint; sha256: string; mode: number }>, name: string): Promise<number> {
   const { files, others } = await walk(dir);
   const bad = (why: string): never => {
     throw new SkillsvcError(Code.DataLoss, `skill ${JSON.stringify(name)} as exported does not match its manifest (${why}); nothing was kept: try again, the skill may have changed meanwhile`);
@@ -214,18 +214,29 @@ async function verify(dir: string, want: Map<string, { size: bigint; sha256: str
     }
     if (BigInt(data.length) !== f.size) bad(`${rel} has ${data.length} bytes, the manifest says ${f.size}`);
     if (createHash("sha256").update(data).digest("hex") !== f.sha256) bad(`${rel} has another sha256`);
+    const mode = (await stat(path.join(dir, rel))).mode & 0o777;
+    if (!modeMatches(mode, f.mode)) bad(`${rel} has mode 0o${mode.toString(8)}, the manifest says 0o${f.mode.toString(8)}`);
     bytes += data.length;
   }
   return bytes;
 }
 
-async function sizesMatch(dir: string, want: Map<string, { size: bigint }>): Promise<boolean> {
+// modeMatches: executable exactly when the manifest says so; a manifest
+// without modes (a thread pinned before they were recorded) says nothing.
+// Only the executable bit counts: the cached copy is read-only.
+function modeMatches(mode: number, want: number): boolean {
+  return want === 0 || ((mode & 0o111) !== 0) === ((want & 0o111) !== 0);
+}
+
+async function sizesMatch(dir: string, want: Map<string, { size: bigint; mode: number }>): Promise<boolean> {
   try {
     const { files, others } = await walk(dir);
     if (others.length || files.length !== want.size) return false;
     for (const f of files) {
       const w = want.get(f);
-      if (!w || BigInt((await stat(path.join(dir, f))).size) !== w.size) return false;
+      if (!w) return false;
+      const st = await stat(path.join(dir, f));
+      if (BigInt(st.size) !== w.size || !modeMatches(st.mode, w.mode)) return false;
     }
     return true;
   } catch {

@@ -17,8 +17,9 @@ subprocess in its own process group). A remote sandbox (E2B, Modal, a
 Kubernetes job) implements the same protocol.
 
 The cache trusts the atomic rename that published a directory, and checks
-every file's size (and that no file was added or removed) each time it is
-used: a directory that fails the check is removed and fetched again. A
+every file's size and executable bit (and that no file was added or removed)
+each time it is used: a directory that fails the check is removed and
+fetched again. A
 change that keeps a file's size is not caught; the files are read-only
 (chmod a-w) so that takes a deliberate act.
 """
@@ -184,8 +185,9 @@ def cache_root() -> Path:
 def materialize(client: Any, skill: str, *, version: str = "", cache_dir: str | os.PathLike[str] | None = None) -> Materialized:
     """The skill's files in <cache>/<hex of its manifest digest>/, fetched
     with ExportSkill only when that directory is not there yet (or fails its
-    size check). Every file's size and sha256 is checked against the
-    manifest, and no file may be missing or extra, before the directory is
+    size and mode check). Every file's size, sha256 and executable bit is
+    checked against the manifest, and no file may be missing or extra, before
+    the directory is
     published by an atomic rename; a mismatch raises ManifestMismatch and
     keeps nothing. client is a Client (or anything with its get_skill and
     export_skill)."""
@@ -197,7 +199,7 @@ def materialize(client: Any, skill: str, *, version: str = "", cache_dir: str | 
             "at most 512 files and 16 MiB): it cannot be materialized to run its scripts"
         )
     prefix = s.path.rstrip("/") + "/"
-    want = {f.path[len(prefix) :]: (f.size, f.sha256) for f in m.files if f.path.startswith(prefix)}
+    want = {f.path[len(prefix) :]: (f.size, f.sha256, f.mode) for f in m.files if f.path.startswith(prefix)}
     if len(want) != len(m.files):
         raise ManifestMismatch(f"the manifest of {s.name!r} lists files outside its folder {s.path}")
     root = Path(cache_dir) if cache_dir is not None else cache_root()
@@ -235,22 +237,35 @@ def _files(folder: Path) -> dict[str, os.stat_result]:
     return out
 
 
-def _sizes_match(folder: Path, want: Mapping[str, tuple[int, str]]) -> bool:
+def _sizes_match(folder: Path, want: Mapping[str, tuple[int, str, int]]) -> bool:
     have = _files(folder)
-    return have.keys() == want.keys() and all(stat.S_ISREG(st.st_mode) and st.st_size == want[k][0] for k, st in have.items())
+    return have.keys() == want.keys() and all(
+        stat.S_ISREG(st.st_mode) and st.st_size == want[k][0] and _mode_matches(st, want[k][2]) for k, st in have.items()
+    )
 
 
-def _verify(folder: Path, want: Mapping[str, tuple[int, str]], name: str) -> None:
+def _mode_matches(st: os.stat_result, mode: int) -> bool:
+    """The file is executable exactly when the manifest says so; a manifest
+    without modes (a thread pinned before they were recorded) says nothing.
+    Only the executable bit counts: the cached copy is read-only."""
+    return mode == 0 or bool(st.st_mode & 0o111) == bool(mode & 0o111)
+
+
+def _verify(folder: Path, want: Mapping[str, tuple[int, str, int]], name: str) -> None:
     have = _files(folder)
     if extra := sorted(have.keys() - want.keys()):
         raise ManifestMismatch(f"the export of {name!r} holds files its manifest does not list: {extra[:5]}; retry")
     if missing := sorted(want.keys() - have.keys()):
         raise ManifestMismatch(f"the export of {name!r} lacks files its manifest lists: {missing[:5]}; retry")
-    for rel, (size, sha) in want.items():
+    for rel, (size, sha, mode) in want.items():
         p = folder / rel
         data = p.read_bytes()
         if len(data) != size or hashlib.sha256(data).hexdigest() != sha:
             raise ManifestMismatch(f"the export of {name!r} has {rel} with other content than its manifest lists; retry")
+        if not _mode_matches(have[rel], mode):
+            raise ManifestMismatch(
+                f"the export of {name!r} has {rel} with mode {stat.S_IMODE(have[rel].st_mode):#o}, its manifest lists {mode:#o}; retry"
+            )
 
 
 def _read_only(folder: Path) -> None:

@@ -92,6 +92,9 @@ func relsOf(files []skillmd.FileDigest) []string {
 // before the commit point; what fails after it is logged and finished by
 // recovery, and the answer says what will be.
 func (p *Publisher) goLive(ctx context.Context, l layout.LibraryRef, rec versions.Record, labels []string, data func(rel string) ([]byte, error)) ([]string, versions.Refs, error) {
+	if err := p.checkSigned(l, rec); err != nil {
+		return nil, versions.Refs{}, err
+	}
 	if _, err := p.liveBase(l, rec.Category, rec.Name, relsOf(rec.Files)); err != nil {
 		return nil, versions.Refs{}, err
 	}

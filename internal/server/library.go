@@ -362,6 +362,7 @@ func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion
 	if !v.ReviewTime.IsZero() {
 		out.ReviewTime = timestamppb.New(v.ReviewTime)
 	}
+	out.Signatures = signaturesProto(v, withManifest)
 	if withManifest {
 		m := &skillsvcv1.SkillManifest{TotalBytes: v.TotalBytes, FileCount: int32(len(v.Files))}
 		for _, f := range v.Files {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
+	"path"
 	"slices"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -148,6 +149,15 @@ func (s Snapshot) Skill(ref string) (Resolved, error) {
 		return Resolved{}, invalidSkill(c.cfg.Mount, sk, sk.Note())
 	}
 	return Resolved{c: c, r: resolved{v: v, s: sk, st: s.s.st, notes: v.Notes(c.cfg.Mount, sk)}, pinned: s.pinned}, nil
+}
+
+// Origin is what a served skill's provenance is looked up by: its folder's
+// name, its layer and its manifest digest ("" over the limits).
+func (r Resolved) Origin() (folder, layer, digest string) {
+	if r.r.s.Manifest != nil {
+		digest = r.r.s.Manifest.Digest
+	}
+	return path.Base(r.r.s.Dir), r.r.s.Layer, digest
 }
 
 // ReplyKey is the key of r's GetSkill reply, "" for a pinned thread's call

@@ -42,6 +42,8 @@ type httpDeps struct {
 	tracer  trace.TracerProvider // nil: tracing off
 	events  http.Handler         // the S3 event endpoint, or nil
 	feed    *watch.Feed          // MCP's change notifications
+	// provenance: skills/get entries' _meta (server.Versions.Provenance).
+	provenance mcpserver.ProvenanceFunc
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
@@ -58,6 +60,9 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 		mcpserver.WithLimits(d.limits), mcpserver.WithFeed(d.feed), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp"))}
 	if d.tracer != nil {
 		mcpOpts = append(mcpOpts, mcpserver.WithTracerProvider(d.tracer))
+	}
+	if d.provenance != nil {
+		mcpOpts = append(mcpOpts, mcpserver.WithProvenance(d.provenance))
 	}
 	mcpAPI, err := mcpserver.New(d.catalog, d.fs, d.authn, cfg.MCP, log.With("component", "mcp"), mcpOpts...)
 	if err != nil {

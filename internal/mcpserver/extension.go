@@ -43,6 +43,7 @@ type skillEntry struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   []skillResource `json:"resources"`
+	Meta        map[string]any  `json:"_meta,omitempty"` // provenance.go
 }
 
 type listSkillsParams struct {
@@ -168,7 +169,7 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 	} else if err != nil {
 		return nil, protocolError(err)
 	}
-	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.entry(sk)}, nil
+	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.withProvenance(ctx, sk, s.entry(sk))}, nil
 }
 
 var errNotCanonical = errors.New("not the skill's own path")

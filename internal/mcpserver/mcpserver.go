@@ -171,7 +171,8 @@ type Handler struct {
 	log         *slog.Logger
 	catalog     Catalog
 	fs          *vfs.FS
-	calls       calls // the verified calls of the requests being served
+	provenance  ProvenanceFunc // WithProvenance; none without
+	calls       calls          // the verified calls of the requests being served
 	http        *mcp.StreamableHTTPHandler
 	// statelessHTTP serves protocol 2026-07-28 and later, on modern.
 	statelessHTTP *mcp.StreamableHTTPHandler

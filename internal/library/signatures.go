@@ -124,6 +124,7 @@ type Provenance struct {
 	ScanVerdict                  string // versions.Record.ScanVerdict, or Unscanned
 	Signature, SignatureKey      string // a status; the verifying key's name, else id
 	OutOfBand                    bool   // no version: uploaded to the bucket directly
+	keyID                        string
 }
 
 // Provenance is the provenance of the live copy of name (its folder) in
@@ -158,12 +159,15 @@ func (p *Publisher) Provenance(ctx context.Context, l layout.LibraryRef, name, d
 		if named, ok := p.cfg.policy.Named(k.ID); ok {
 			k = named
 		}
-		if _, err := signing.Verify([]byte(sg.Bundle), signedDigest(rec), []signing.PublicKey{k}); err == nil {
-			out.Signature, out.SignatureKey = Verified, k.ID
+		if _, err := signing.Verify([]byte(sg.Bundle), signedDigest(rec), []signing.PublicKey{k}); err != nil {
+			continue
+		}
+		// A configured key's name over another key's id.
+		if out.Signature != Verified || (k.Name != "" && out.SignatureKey == out.keyID) {
+			out.Signature, out.SignatureKey, out.keyID = Verified, k.ID, k.ID
 			if k.Name != "" {
 				out.SignatureKey = k.Name
 			}
-			break
 		}
 	}
 	return out, nil

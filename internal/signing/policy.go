@@ -16,13 +16,13 @@ import (
 // --library.require-signature).
 type Config struct {
 	// Keys names public key files: "name=path.pem,name2=path2.pem".
-	Keys string `yaml:"signing_keys"`
+	Keys string
 	// Require says which libraries need a valid signature by which keys
 	// before a version goes live: "shared=release,team:*=release|team,
 	// user:alice=alice". A library is "shared", "team:<id>", "team:*",
 	// "user:<id>" or "user:*"; the most specific entry applies. Keys are
 	// alternatives: any one of them is enough.
-	Require string `yaml:"require_signature"`
+	Require string
 }
 
 // RegisterFlagsWithPrefix registers the flags.

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/skills.proto.
  */
 export const file_skillsvc_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIsQECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkSLAoIYXJ0aWZhY3QYFSABKAsyGi5za2lsbHN2Yy52MS5Ta2lsbEFydGlmYWN0Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASItCg1Ta2lsbEFydGlmYWN0EgwKBHR5cGUYASABKAkSDgoGZGlnZXN0GAIgASgJIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQi1gEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3Eg0KBXNjb3BlGAcgASgJEhkKEWluY2x1ZGVfYXJ0aWZhY3RzGAggASgIInAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIrUBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCRINCgVxdWVyeRgHIAEoCRINCgVzY29wZRgIIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiwwEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJyChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBEg0KBXNjb3BlGAUgASgJIooBCgtTY29yZWRTa2lsbBIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRINCgVzY29yZRgCIAEoARIRCglyZWxldmFuY2UYAyABKAESLwoKYWx0ZXJuYXRlcxgEIAMoCzIbLnNraWxsc3ZjLnYxLlNraWxsQWx0ZXJuYXRlIjsKDlNraWxsQWx0ZXJuYXRlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYXllchgDIAEoCSJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIl8KEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSKgoGbGF5b3V0GAMgASgOMhouc2tpbGxzdmMudjEuQXJjaGl2ZUxheW91dCIjChNFeHBvcnRTa2lsbFJlc3BvbnNlEgwKBGRhdGEYASABKAwiNwoWU2V0U2tpbGxFbmFibGVkUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiQwoXU2V0U2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkiKgoSV2F0Y2hTa2lsbHNSZXF1ZXN0EhQKDHNpbmNlX2RpZ2VzdBgBIAEoCSL1AQoLU2tpbGxDaGFuZ2USKwoEa2luZBgBIAEoDjIdLnNraWxsc3ZjLnYxLlNraWxsQ2hhbmdlLktpbmQSDAoEbmFtZRgCIAEoCRIMCgRwYXRoGAMgASgJEg0KBWxheWVyGAQgASgJEhcKD21hbmlmZXN0X2RpZ2VzdBgFIAEoCSJ1CgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIOCgpLSU5EX0FEREVEEAESEAoMS0lORF9DSEFOR0VEEAISEAoMS0lORF9SRU1PVkVEEAMSEAoMS0lORF9FTkFCTEVEEAQSEQoNS0lORF9ESVNBQkxFRBAFImcKE1dhdGNoU2tpbGxzUmVzcG9uc2USFgoObGlicmFyeV9kaWdlc3QYASABKAkSKQoHY2hhbmdlcxgCIAMoCzIYLnNraWxsc3ZjLnYxLlNraWxsQ2hhbmdlEg0KBXJlc2V0GAMgASgIKlIKCVNraWxsVmlldxIaChZTS0lMTF9WSUVXX1VOU1BFQ0lGSUVEEAASFAoQU0tJTExfVklFV19CQVNJQxABEhMKD1NLSUxMX1ZJRVdfRlVMTBACKmMKDUFyY2hpdmVMYXlvdXQSHgoaQVJDSElWRV9MQVlPVVRfVU5TUEVDSUZJRUQQABIZChVBUkNISVZFX0xBWU9VVF9GT0xERVIQARIXChNBUkNISVZFX0xBWU9VVF9ST09UEAIy3AYKDVNraWxsc1NlcnZpY2USWQoOTGlzdENhdGVnb3JpZXMSIi5za2lsbHN2Yy52MS5MaXN0Q2F0ZWdvcmllc1JlcXVlc3QaIy5za2lsbHN2Yy52MS5MaXN0Q2F0ZWdvcmllc1Jlc3BvbnNlEk0KCkxpc3RTa2lsbHMSHi5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVxdWVzdBofLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXNwb25zZRJTCgxGb3JtYXRTa2lsbHMSIC5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVzcG9uc2USRwoIR2V0U2tpbGwSHC5za2lsbHN2Yy52MS5HZXRTa2lsbFJlcXVlc3QaHS5za2lsbHN2Yy52MS5HZXRTa2lsbFJlc3BvbnNlElAKC1JlbmRlclNraWxsEh8uc2tpbGxzdmMudjEuUmVuZGVyU2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuUmVuZGVyU2tpbGxSZXNwb25zZRJWCg1SZWFkU2tpbGxGaWxlEiEuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlcXVlc3QaIi5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVzcG9uc2USUwoMU2VhcmNoU2tpbGxzEiAuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1Jlc3BvbnNlElIKC0V4cG9ydFNraWxsEh8uc2tpbGxzdmMudjEuRXhwb3J0U2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuRXhwb3J0U2tpbGxSZXNwb25zZTABElwKD1NldFNraWxsRW5hYmxlZBIjLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlcXVlc3QaJC5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXNwb25zZRJSCgtXYXRjaFNraWxscxIfLnNraWxsc3ZjLnYxLldhdGNoU2tpbGxzUmVxdWVzdBogLnNraWxsc3ZjLnYxLldhdGNoU2tpbGxzUmVzcG9uc2UwAUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_struct]);
+  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIsQECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkSLAoIYXJ0aWZhY3QYFSABKAsyGi5za2lsbHN2Yy52MS5Ta2lsbEFydGlmYWN0Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASItCg1Ta2lsbEFydGlmYWN0EgwKBHR5cGUYASABKAkSDgoGZGlnZXN0GAIgASgJIjoKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJIncKDVNraWxsTWFuaWZlc3QSKAoFZmlsZXMYASADKAsyGS5za2lsbHN2Yy52MS5NYW5pZmVzdEZpbGUSEwoLdG90YWxfYnl0ZXMYAiABKAMSEgoKZmlsZV9jb3VudBgDIAEoBRITCgtvdmVyX2xpbWl0cxgEIAEoCCIXChVMaXN0Q2F0ZWdvcmllc1JlcXVlc3QiMgoNQ2F0ZWdvcnlDb3VudBIMCgRuYW1lGAEgASgJEhMKC3NraWxsX2NvdW50GAIgASgFIkgKFkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USLgoKY2F0ZWdvcmllcxgBIAMoCzIaLnNraWxsc3ZjLnYxLkNhdGVnb3J5Q291bnQi1gEKEUxpc3RTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIXCg9pbmNsdWRlX2ludmFsaWQYBCABKAgSGAoQaW5jbHVkZV9kaXNhYmxlZBgFIAEoCBIkCgR2aWV3GAYgASgOMhYuc2tpbGxzdmMudjEuU2tpbGxWaWV3Eg0KBXNjb3BlGAcgASgJEhkKEWluY2x1ZGVfYXJ0aWZhY3RzGAggASgIInAKEkxpc3RTa2lsbHNSZXNwb25zZRIpCgZza2lsbHMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIrUBChNGb3JtYXRTa2lsbHNSZXF1ZXN0EhcKCGNhdGVnb3J5GAEgASgJQgWqAQIIARITCgtjaGFyX2J1ZGdldBgCIAEoBRISCgptYXhfc2tpbGxzGAMgASgFEg4KBmZvcm1hdBgEIAEoCRIZChFncm91cF9ieV9jYXRlZ29yeRgFIAEoCBITCgtzZWFyY2hfdG9vbBgGIAEoCRINCgVxdWVyeRgHIAEoCRINCgVzY29wZRgIIAEoCSJyChRGb3JtYXRTa2lsbHNSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhAKCGluY2x1ZGVkGAIgASgFEg8KB29taXR0ZWQYAyABKAUSEQoJc2hvcnRlbmVkGAQgASgFEhYKDmxpYnJhcnlfZGlnZXN0GAUgASgJIjcKCVNraWxsRmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGYmluYXJ5GAMgASgIIjAKD0dldFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAki8AEKEEdldFNraWxsUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSCwoDcmF3GAIgASgJEiwKC2Zyb250bWF0dGVyGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRib2R5GAQgASgJEiUKBWZpbGVzGAUgAygLMhYuc2tpbGxzdmMudjEuU2tpbGxGaWxlEhUKDWZpbGVzX29taXR0ZWQYBiABKAUSKwoKcHJvdmVuYW5jZRgHIAEoCzIXLnNraWxsc3ZjLnYxLlByb3ZlbmFuY2UilwEKClByb3ZlbmFuY2USDwoHdmVyc2lvbhgBIAEoCRIRCglwdWJsaXNoZXIYAiABKAkSEAoIYXBwcm92ZXIYAyABKAkSFAoMc2Nhbl92ZXJkaWN0GAQgASgJEhEKCXNpZ25hdHVyZRgFIAEoCRIVCg1zaWduYXR1cmVfa2V5GAYgASgJEhMKC291dF9vZl9iYW5kGAcgASgIIlgKElJlbmRlclNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEhEKCWFyZ3VtZW50cxgCIAEoCRIQCghiYXNlX2RpchgDIAEoCRIPCgd2ZXJzaW9uGAQgASgJIk0KE1JlbmRlclNraWxsUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeSJaChRSZWFkU2tpbGxGaWxlUmVxdWVzdBIMCgRwYXRoGAEgASgJEgwKBGZpbGUYAiABKAkSFQoNZG93bmxvYWRfdG9vbBgDIAEoCRIPCgd2ZXJzaW9uGAQgASgJIjYKFVJlYWRTa2lsbEZpbGVSZXNwb25zZRIMCgRwYXRoGAEgASgJEg8KB2NvbnRlbnQYAiABKAkicgoTU2VhcmNoU2tpbGxzUmVxdWVzdBINCgVxdWVyeRgBIAEoCRINCgVsaW1pdBgCIAEoBRIXCghjYXRlZ29yeRgDIAEoCUIFqgECCAESFQoNbWluX3JlbGV2YW5jZRgEIAEoARINCgVzY29wZRgFIAEoCSKKAQoLU2NvcmVkU2tpbGwSKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSDQoFc2NvcmUYAiABKAESEQoJcmVsZXZhbmNlGAMgASgBEi8KCmFsdGVybmF0ZXMYBCADKAsyGy5za2lsbHN2Yy52MS5Ta2lsbEFsdGVybmF0ZSI7Cg5Ta2lsbEFsdGVybmF0ZRIMCgRwYXRoGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFbGF5ZXIYAyABKAkibAoUU2VhcmNoU2tpbGxzUmVzcG9uc2USKQoHcmVzdWx0cxgBIAMoCzIYLnNraWxsc3ZjLnYxLlNjb3JlZFNraWxsEhEKCXRydW5jYXRlZBgCIAEoCBIWCg5saWJyYXJ5X2RpZ2VzdBgDIAEoCSJfChJFeHBvcnRTa2lsbFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgJEioKBmxheW91dBgDIAEoDjIaLnNraWxsc3ZjLnYxLkFyY2hpdmVMYXlvdXQiIwoTRXhwb3J0U2tpbGxSZXNwb25zZRIMCgRkYXRhGAEgASgMIjcKFlNldFNraWxsRW5hYmxlZFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkMKF1NldFNraWxsRW5hYmxlZFJlc3BvbnNlEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IioKEldhdGNoU2tpbGxzUmVxdWVzdBIUCgxzaW5jZV9kaWdlc3QYASABKAki9QEKC1NraWxsQ2hhbmdlEisKBGtpbmQYASABKA4yHS5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZS5LaW5kEgwKBG5hbWUYAiABKAkSDAoEcGF0aBgDIAEoCRINCgVsYXllchgEIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYBSABKAkidQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDgoKS0lORF9BRERFRBABEhAKDEtJTkRfQ0hBTkdFRBACEhAKDEtJTkRfUkVNT1ZFRBADEhAKDEtJTkRfRU5BQkxFRBAEEhEKDUtJTkRfRElTQUJMRUQQBSJnChNXYXRjaFNraWxsc1Jlc3BvbnNlEhYKDmxpYnJhcnlfZGlnZXN0GAEgASgJEikKB2NoYW5nZXMYAiADKAsyGC5za2lsbHN2Yy52MS5Ta2lsbENoYW5nZRINCgVyZXNldBgDIAEoCCpSCglTa2lsbFZpZXcSGgoWU0tJTExfVklFV19VTlNQRUNJRklFRBAAEhQKEFNLSUxMX1ZJRVdfQkFTSUMQARITCg9TS0lMTF9WSUVXX0ZVTEwQAipjCg1BcmNoaXZlTGF5b3V0Eh4KGkFSQ0hJVkVfTEFZT1VUX1VOU1BFQ0lGSUVEEAASGQoVQVJDSElWRV9MQVlPVVRfRk9MREVSEAESFwoTQVJDSElWRV9MQVlPVVRfUk9PVBACMtwGCg1Ta2lsbHNTZXJ2aWNlElkKDkxpc3RDYXRlZ29yaWVzEiIuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXF1ZXN0GiMuc2tpbGxzdmMudjEuTGlzdENhdGVnb3JpZXNSZXNwb25zZRJNCgpMaXN0U2tpbGxzEh4uc2tpbGxzdmMudjEuTGlzdFNraWxsc1JlcXVlc3QaHy5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVzcG9uc2USUwoMRm9ybWF0U2tpbGxzEiAuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1Jlc3BvbnNlEkcKCEdldFNraWxsEhwuc2tpbGxzdmMudjEuR2V0U2tpbGxSZXF1ZXN0Gh0uc2tpbGxzdmMudjEuR2V0U2tpbGxSZXNwb25zZRJQCgtSZW5kZXJTa2lsbBIfLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLlJlbmRlclNraWxsUmVzcG9uc2USVgoNUmVhZFNraWxsRmlsZRIhLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXF1ZXN0GiIuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlc3BvbnNlElMKDFNlYXJjaFNraWxscxIgLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXNwb25zZRJSCgtFeHBvcnRTa2lsbBIfLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLkV4cG9ydFNraWxsUmVzcG9uc2UwARJcCg9TZXRTa2lsbEVuYWJsZWQSIy5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXF1ZXN0GiQuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVzcG9uc2USUgoLV2F0Y2hTa2lsbHMSHy5za2lsbHN2Yy52MS5XYXRjaFNraWxsc1JlcXVlc3QaIC5za2lsbHN2Yy52MS5XYXRjaFNraWxsc1Jlc3BvbnNlMAFCQFo3Z2l0aHViLmNvbS9za2lsbHN2Yy9za2lsbHN2Yy9nZW4vc2tpbGxzdmMvdjE7c2tpbGxzdmN2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_struct]);
 
 /**
  * SkillSummary is a skill's frontmatter and where it lives.
@@ -653,6 +653,14 @@ export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
    * @generated from field: int32 files_omitted = 6;
    */
   filesOmitted: number;
+
+  /**
+   * Where the served copy comes from: version, publisher, approver, scan
+   * verdict and signature status.
+   *
+   * @generated from field: skillsvc.v1.Provenance provenance = 7;
+   */
+  provenance?: Provenance | undefined;
 };
 
 /**
@@ -661,6 +669,70 @@ export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
  */
 export const GetSkillResponseSchema: GenMessage<GetSkillResponse> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_skills, 13);
+
+/**
+ * Provenance is what the service knows of a served skill's origin. MCP
+ * hosts find the same fields under _meta "io.skillsvc/provenance".
+ *
+ * @generated from message skillsvc.v1.Provenance
+ */
+export type Provenance = Message<"skillsvc.v1.Provenance"> & {
+  /**
+   * The published version the live copy is ("sha256:<hex>", its manifest
+   * digest); empty for a skill uploaded to the bucket directly.
+   *
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * Who published the version, and who approved it (reviewed libraries).
+   *
+   * @generated from field: string publisher = 2;
+   */
+  publisher: string;
+
+  /**
+   * @generated from field: string approver = 3;
+   */
+  approver: string;
+
+  /**
+   * The scan verdict: "unscanned" until scanning runs; then "clean",
+   * "low", "medium" or "high".
+   *
+   * @generated from field: string scan_verdict = 4;
+   */
+  scanVerdict: string;
+
+  /**
+   * "unsigned", "verified" or "invalid".
+   *
+   * @generated from field: string signature = 5;
+   */
+  signature: string;
+
+  /**
+   * For "verified": the key's --library.signing-keys name, else its id.
+   *
+   * @generated from field: string signature_key = 6;
+   */
+  signatureKey: string;
+
+  /**
+   * No version: the skill was uploaded to the bucket directly.
+   *
+   * @generated from field: bool out_of_band = 7;
+   */
+  outOfBand: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.Provenance.
+ * Use `create(ProvenanceSchema)` to create a new message.
+ */
+export const ProvenanceSchema: GenMessage<Provenance> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 14);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillRequest
@@ -703,7 +775,7 @@ export type RenderSkillRequest = Message<"skillsvc.v1.RenderSkillRequest"> & {
  * Use `create(RenderSkillRequestSchema)` to create a new message.
  */
 export const RenderSkillRequestSchema: GenMessage<RenderSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 14);
+  messageDesc(file_skillsvc_v1_skills, 15);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillResponse
@@ -728,7 +800,7 @@ export type RenderSkillResponse = Message<"skillsvc.v1.RenderSkillResponse"> & {
  * Use `create(RenderSkillResponseSchema)` to create a new message.
  */
 export const RenderSkillResponseSchema: GenMessage<RenderSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 15);
+  messageDesc(file_skillsvc_v1_skills, 16);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileRequest
@@ -770,7 +842,7 @@ export type ReadSkillFileRequest = Message<"skillsvc.v1.ReadSkillFileRequest"> &
  * Use `create(ReadSkillFileRequestSchema)` to create a new message.
  */
 export const ReadSkillFileRequestSchema: GenMessage<ReadSkillFileRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 16);
+  messageDesc(file_skillsvc_v1_skills, 17);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileResponse
@@ -794,7 +866,7 @@ export type ReadSkillFileResponse = Message<"skillsvc.v1.ReadSkillFileResponse">
  * Use `create(ReadSkillFileResponseSchema)` to create a new message.
  */
 export const ReadSkillFileResponseSchema: GenMessage<ReadSkillFileResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 17);
+  messageDesc(file_skillsvc_v1_skills, 18);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsRequest
@@ -841,7 +913,7 @@ export type SearchSkillsRequest = Message<"skillsvc.v1.SearchSkillsRequest"> & {
  * Use `create(SearchSkillsRequestSchema)` to create a new message.
  */
 export const SearchSkillsRequestSchema: GenMessage<SearchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 18);
+  messageDesc(file_skillsvc_v1_skills, 19);
 
 /**
  * @generated from message skillsvc.v1.ScoredSkill
@@ -883,7 +955,7 @@ export type ScoredSkill = Message<"skillsvc.v1.ScoredSkill"> & {
  * Use `create(ScoredSkillSchema)` to create a new message.
  */
 export const ScoredSkillSchema: GenMessage<ScoredSkill> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 19);
+  messageDesc(file_skillsvc_v1_skills, 20);
 
 /**
  * SkillAlternate names a copy of a skill collapsed into a search result.
@@ -914,7 +986,7 @@ export type SkillAlternate = Message<"skillsvc.v1.SkillAlternate"> & {
  * Use `create(SkillAlternateSchema)` to create a new message.
  */
 export const SkillAlternateSchema: GenMessage<SkillAlternate> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 20);
+  messageDesc(file_skillsvc_v1_skills, 21);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsResponse
@@ -947,7 +1019,7 @@ export type SearchSkillsResponse = Message<"skillsvc.v1.SearchSkillsResponse"> &
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 21);
+  messageDesc(file_skillsvc_v1_skills, 22);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillRequest
@@ -979,7 +1051,7 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 22);
+  messageDesc(file_skillsvc_v1_skills, 23);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillResponse
@@ -999,7 +1071,7 @@ export type ExportSkillResponse = Message<"skillsvc.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 23);
+  messageDesc(file_skillsvc_v1_skills, 24);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledRequest
@@ -1021,7 +1093,7 @@ export type SetSkillEnabledRequest = Message<"skillsvc.v1.SetSkillEnabledRequest
  * Use `create(SetSkillEnabledRequestSchema)` to create a new message.
  */
 export const SetSkillEnabledRequestSchema: GenMessage<SetSkillEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 24);
+  messageDesc(file_skillsvc_v1_skills, 25);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledResponse
@@ -1038,7 +1110,7 @@ export type SetSkillEnabledResponse = Message<"skillsvc.v1.SetSkillEnabledRespon
  * Use `create(SetSkillEnabledResponseSchema)` to create a new message.
  */
 export const SetSkillEnabledResponseSchema: GenMessage<SetSkillEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 25);
+  messageDesc(file_skillsvc_v1_skills, 26);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsRequest
@@ -1059,7 +1131,7 @@ export type WatchSkillsRequest = Message<"skillsvc.v1.WatchSkillsRequest"> & {
  * Use `create(WatchSkillsRequestSchema)` to create a new message.
  */
 export const WatchSkillsRequestSchema: GenMessage<WatchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 26);
+  messageDesc(file_skillsvc_v1_skills, 27);
 
 /**
  * SkillChange is one skill's change between two states of a catalog.
@@ -1104,7 +1176,7 @@ export type SkillChange = Message<"skillsvc.v1.SkillChange"> & {
  * Use `create(SkillChangeSchema)` to create a new message.
  */
 export const SkillChangeSchema: GenMessage<SkillChange> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 27);
+  messageDesc(file_skillsvc_v1_skills, 28);
 
 /**
  * @generated from enum skillsvc.v1.SkillChange.Kind
@@ -1145,7 +1217,7 @@ export enum SkillChange_Kind {
  * Describes the enum skillsvc.v1.SkillChange.Kind.
  */
 export const SkillChange_KindSchema: GenEnum<SkillChange_Kind> = /*@__PURE__*/
-  enumDesc(file_skillsvc_v1_skills, 27, 0);
+  enumDesc(file_skillsvc_v1_skills, 28, 0);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsResponse
@@ -1178,7 +1250,7 @@ export type WatchSkillsResponse = Message<"skillsvc.v1.WatchSkillsResponse"> & {
  * Use `create(WatchSkillsResponseSchema)` to create a new message.
  */
 export const WatchSkillsResponseSchema: GenMessage<WatchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 28);
+  messageDesc(file_skillsvc_v1_skills, 29);
 
 /**
  * SkillView says how much of each skill a listing returns (AIP-157).

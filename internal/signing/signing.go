@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -16,14 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -199,89 +196,84 @@ func clip(s string) string {
 // any of the keys it was checked against.
 var ErrInvalid = errors.New("invalid signature")
 
-// Parse checks that data is a well-formed bundle of ours (size, Sigstore
-// bundle v0.3 with a DSSE envelope of an in-toto statement with our
-// predicate and one sha256 subject) and returns the digest it names and
-// the key hint it carries. It proves nothing about who signed it.
+// Parse checks that data is a well-formed bundle of ours (size, a Sigstore
+// bundle v0.3 holding one DSSE signature over an in-toto statement with our
+// predicate and one sha256 subject, keyed) and returns the digest it names
+// and the key hint it carries. It proves nothing about who signed it.
 func Parse(data []byte) (digest, hint string, err error) {
+	_, digest, hint, err = parse(data)
+	return digest, hint, err
+}
+
+func parse(data []byte) (*protodsse.Envelope, string, string, error) {
 	if len(data) > MaxBundleBytes {
-		return "", "", fmt.Errorf("%w: the bundle is %d bytes, over the %d-byte limit", errkind.InvalidArgument, len(data), MaxBundleBytes)
+		return nil, "", "", fmt.Errorf("%w: the bundle is %d bytes, over the %d-byte limit", errkind.InvalidArgument, len(data), MaxBundleBytes)
 	}
-	var b bundle.Bundle
-	if err := b.UnmarshalJSON(data); err != nil {
-		return "", "", fmt.Errorf("%w: not a Sigstore bundle: %v", errkind.InvalidArgument, clip(err.Error()))
+	var b protobundle.Bundle
+	if err := protojson.Unmarshal(data, &b); err != nil {
+		return nil, "", "", fmt.Errorf("%w: not a Sigstore bundle: %v", errkind.InvalidArgument, clip(err.Error()))
+	}
+	if b.GetMediaType() != BundleMedia && b.GetMediaType() != "application/vnd.dev.sigstore.bundle+json;version=0.3" {
+		return nil, "", "", fmt.Errorf("%w: the bundle's media type %q is not %s", errkind.InvalidArgument, clip(b.GetMediaType()), BundleMedia)
 	}
 	env := b.GetDsseEnvelope()
-	if env == nil || env.PayloadType != PayloadType {
-		return "", "", fmt.Errorf("%w: the bundle holds no DSSE envelope of an in-toto statement", errkind.InvalidArgument)
+	if env == nil || env.GetPayloadType() != PayloadType || len(env.GetSignatures()) != 1 {
+		return nil, "", "", fmt.Errorf("%w: the bundle holds no DSSE envelope of an in-toto statement with one signature", errkind.InvalidArgument)
 	}
-	if pk := b.GetVerificationMaterial().GetPublicKey(); pk == nil {
-		return "", "", fmt.Errorf("%w: the bundle is not signed by a key (keyed signatures only)", errkind.InvalidArgument)
-	} else {
-		hint = pk.GetHint()
+	pk := b.GetVerificationMaterial().GetPublicKey()
+	if pk == nil {
+		return nil, "", "", fmt.Errorf("%w: the bundle is not signed by a key (keyed signatures only)", errkind.InvalidArgument)
 	}
 	var st statement
-	if err := json.Unmarshal(env.Payload, &st); err != nil || st.Type != StatementType || st.PredicateType != PredicateType || len(st.Subject) != 1 {
-		return "", "", fmt.Errorf("%w: the bundle's statement is not a skillsvc signature (%s, one subject)", errkind.InvalidArgument, PredicateType)
+	if err := json.Unmarshal(env.GetPayload(), &st); err != nil || st.Type != StatementType || st.PredicateType != PredicateType || len(st.Subject) != 1 {
+		return nil, "", "", fmt.Errorf("%w: the bundle's statement is not a skillsvc signature (%s, one subject)", errkind.InvalidArgument, PredicateType)
 	}
 	d := "sha256:" + st.Subject[0].Digest["sha256"]
 	if _, err := hexOf(d); err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
-	return d, hint, nil
+	return env, d, pk.GetHint(), nil
 }
 
 // Verify checks the bundle data as a signature of digest by one of keys,
 // and returns that key. A bundle signed by no key of keys, or of another
-// digest, is ErrInvalid (FAILED_PRECONDITION).
+// digest, is ErrInvalid (FAILED_PRECONDITION); a malformed one
+// INVALID_ARGUMENT. The DSSE signature is checked over its pre-auth
+// encoding with sigstore's verifiers, as sigstore-go's bundle verifier
+// does for a keyed bundle (signing_test.go checks the two agree).
 func Verify(data []byte, digest string, keys []PublicKey) (PublicKey, error) {
-	got, _, err := Parse(data)
+	env, got, _, err := parse(data)
 	if err != nil {
 		return PublicKey{}, err
 	}
-	h, err := hexOf(digest)
-	if err != nil {
+	if _, err := hexOf(digest); err != nil {
 		return PublicKey{}, err
 	}
 	if got != digest {
 		return PublicKey{}, fmt.Errorf("%w: %w: the bundle signs %s, not %s", errkind.FailedPrecondition, ErrInvalid, got, digest)
 	}
-	raw, _ := hex.DecodeString(h)
-	var b bundle.Bundle
-	if err := b.UnmarshalJSON(data); err != nil {
-		return PublicKey{}, fmt.Errorf("%w: not a Sigstore bundle", errkind.InvalidArgument)
-	}
+	pae := fmt.Appendf(nil, "DSSEv1 %d %s %d %s", len(env.GetPayloadType()), env.GetPayloadType(), len(env.GetPayload()), env.GetPayload())
+	sig := env.GetSignatures()[0].GetSig()
 	for _, k := range keys {
-		if verifyWith(&b, raw, k) == nil {
+		if verifyWith(k, sig, pae) == nil {
 			return k, nil
 		}
 	}
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.Label()
-	}
-	return PublicKey{}, fmt.Errorf("%w: %w: the bundle is not a valid signature of %s by %s", errkind.FailedPrecondition, ErrInvalid, digest, strings.Join(names, " or "))
+	return PublicKey{}, fmt.Errorf("%w: %w: the bundle is not a valid signature of %s by %s", errkind.FailedPrecondition, ErrInvalid, digest, Labels(keys))
 }
 
-func verifyWith(b *bundle.Bundle, digest []byte, k PublicKey) error {
-	sv, err := signature.LoadVerifier(k.key, crypto.SHA256)
+func verifyWith(k PublicKey, sig, pae []byte) error {
+	var sv signature.Verifier
+	var err error
+	if ed, ok := k.key.(ed25519.PublicKey); ok {
+		sv, err = signature.LoadED25519Verifier(ed)
+	} else {
+		sv, err = signature.LoadVerifier(k.key, crypto.SHA256)
+	}
 	if err != nil {
 		return err
 	}
-	if _, ok := k.key.(ed25519.PublicKey); ok {
-		if sv, err = signature.LoadED25519Verifier(k.key.(ed25519.PublicKey)); err != nil {
-			return err
-		}
-	}
-	tm := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
-		return root.NewExpiringKey(sv, time.Time{}, time.Time{}), nil
-	})
-	v, err := verify.NewVerifier(tm, verify.WithNoObserverTimestamps())
-	if err != nil {
-		return err
-	}
-	_, err = v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", digest), verify.WithKey()))
-	return err
+	return sv.VerifySignature(bytes.NewReader(sig), bytes.NewReader(pae))
 }
 
 // Label names the key in messages: its name and fingerprint.

@@ -2,15 +2,23 @@ package signing_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/signing"
@@ -117,4 +125,78 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("verify: %v", err)
 		}
 	})
+}
+
+// sigstoreGoVerify verifies a bundle as sigstore-go does a keyed one (no
+// timestamps, the artifact given by digest).
+func sigstoreGoVerify(b []byte, digestHex string, pub crypto.PublicKey) error {
+	var bun bundle.Bundle
+	if err := bun.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	var sv signature.Verifier
+	var err error
+	if ed, ok := pub.(ed25519.PublicKey); ok {
+		sv, err = signature.LoadED25519Verifier(ed)
+	} else {
+		sv, err = signature.LoadVerifier(pub, crypto.SHA256)
+	}
+	if err != nil {
+		return err
+	}
+	tm := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+		return root.NewExpiringKey(sv, time.Time{}, time.Time{}), nil
+	})
+	v, err := verify.NewVerifier(tm, verify.WithNoObserverTimestamps())
+	if err != nil {
+		return err
+	}
+	raw, _ := hex.DecodeString(digestHex)
+	_, err = v.Verify(&bun, verify.NewPolicy(verify.WithArtifactDigest("sha256", raw), verify.WithKey()))
+	return err
+}
+
+// TestSigstoreGoAgrees: sigstore-go's own verifier accepts our bundles
+// with the signer's key and refuses them with another key, another digest
+// or a flipped signature byte, as Verify does: the bundles are the
+// standard format, not only ours.
+func TestSigstoreGoAgrees(t *testing.T) {
+	for _, kind := range []string{"ecdsa", "ed25519"} {
+		t.Run(kind, func(t *testing.T) {
+			s, _ := signing.ParsePrivateKey(newKeyPEM(t, kind))
+			other, _ := signing.ParsePrivateKey(newKeyPEM(t, kind))
+			b, err := s.Sign(context.Background(), "pdf", digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub := publicOf(t, s)
+			h := strings.TrimPrefix(digest, "sha256:")
+			if err := sigstoreGoVerify(b, h, pub); err != nil {
+				t.Fatalf("sigstore-go refuses our bundle: %v", err)
+			}
+			if sigstoreGoVerify(b, h, publicOf(t, other)) == nil {
+				t.Error("sigstore-go accepts another key")
+			}
+			if sigstoreGoVerify(b, strings.Repeat("1", 64), pub) == nil {
+				t.Error("sigstore-go accepts another digest")
+			}
+			i := strings.Index(string(b), `"sig":"`) + len(`"sig":"`) + 4
+			bad := []byte(string(b))
+			bad[i] ^= 1
+			_, ours := signing.Verify(bad, digest, []signing.PublicKey{s.Public()})
+			if theirs := sigstoreGoVerify(bad, h, pub); (theirs == nil) != (ours == nil) {
+				t.Errorf("a flipped byte: sigstore-go %v, ours %v", theirs, ours)
+			}
+		})
+	}
+}
+
+func publicOf(t *testing.T, s *signing.Signer) crypto.PublicKey {
+	t.Helper()
+	b, _ := pem.Decode(s.Public().PEM())
+	k, err := x509.ParsePKIXPublicKey(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -124,7 +124,6 @@ type Provenance struct {
 	ScanVerdict                  string // versions.Record.ScanVerdict, or Unscanned
 	Signature, SignatureKey      string // a status; the verifying key's name, else id
 	OutOfBand                    bool   // no version: uploaded to the bucket directly
-	keyID                        string
 }
 
 // Provenance is the provenance of the live copy of name (its folder) in
@@ -151,6 +150,7 @@ func (p *Publisher) Provenance(ctx context.Context, l layout.LibraryRef, name, d
 	if len(rec.Signatures) > 0 {
 		out.Signature = Invalid
 	}
+	named := false // a configured key's name wins over another key's id
 	for _, sg := range rec.Signatures {
 		k, err := signing.ParsePublicKey("", []byte(sg.PublicKey))
 		if err != nil {
@@ -162,10 +162,9 @@ func (p *Publisher) Provenance(ctx context.Context, l layout.LibraryRef, name, d
 		if _, err := signing.Verify([]byte(sg.Bundle), signedDigest(rec), []signing.PublicKey{k}); err != nil {
 			continue
 		}
-		// A configured key's name over another key's id.
-		if out.Signature != Verified || (k.Name != "" && out.SignatureKey == out.keyID) {
-			out.Signature, out.SignatureKey, out.keyID = Verified, k.ID, k.ID
-			if k.Name != "" {
+		if out.Signature != Verified || (k.Name != "" && !named) {
+			out.Signature, out.SignatureKey, named = Verified, k.ID, k.Name != ""
+			if named {
 				out.SignatureKey = k.Name
 			}
 		}

@@ -199,45 +199,49 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 		t.Errorf("a bundle of other files: %v", err)
 	}
 
-	// MCP skills/get carries the provenance in _meta.
-	mcpGet := func(uri string) map[string]any {
+	// MCP skills/get and skills/list carry the provenance in _meta.
+	h := http.Header{auth.UserKey: {"alice"}, auth.ThreadKey: {"t1"}, "Mcp-Protocol-Version": {"2025-06-18"}}
+	c := mcptest.Client(h)
+	post := func(sid, body string) (*http.Response, *mcptest.Message) {
 		t.Helper()
-		h := http.Header{auth.UserKey: {"alice"}, auth.ThreadKey: {"t1"}, "Mcp-Protocol-Version": {"2025-06-18"}}
-		c := mcptest.Client(h)
-		post := func(sid, body string) (*http.Response, *mcptest.Message) {
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+s.Addrs["serving http"]+"/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if sid != "" {
-				req.Header.Set("Mcp-Session-Id", sid)
-			}
-			resp, err := c.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			data, _ := io.ReadAll(resp.Body)
-			m, err := mcptest.Reply(resp.Header.Get("Content-Type"), data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return resp, m
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+s.Addrs["serving http"]+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
 		}
-		resp, _ := post("", mcptest.Initialize)
-		sid := resp.Header.Get("Mcp-Session-Id")
-		post(sid, mcptest.Initialized)
-		_, m := post(sid, `{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"`+uri+`"}}`)
-		if m == nil || m.Error != nil {
-			t.Fatalf("skills/get %s: %+v", uri, m)
-		}
-		var res struct {
-			Skill struct {
-				Meta map[string]map[string]any `json:"_meta"`
-			}
-		}
-		if err := json.Unmarshal(m.Result, &res); err != nil {
+		resp, err := c.Do(req)
+		if err != nil {
 			t.Fatal(err)
 		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		m, err := mcptest.Reply(resp.Header.Get("Content-Type"), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, m
+	}
+	resp, _ := post("", mcptest.Initialize)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	post(sid, mcptest.Initialized)
+	type entry struct {
+		URI  string
+		Meta map[string]map[string]any `json:"_meta"`
+	}
+	result := func(method, params string, into any) {
+		t.Helper()
+		_, m := post(sid, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`)
+		if m == nil || m.Error != nil {
+			t.Fatalf("%s %s: %+v", method, params, m)
+		}
+		if err := json.Unmarshal(m.Result, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mcpGet := func(uri string) map[string]any {
+		var res struct{ Skill entry }
+		result("skills/get", `{"uri":"`+uri+`"}`, &res)
 		return res.Skill.Meta["io.skillsvc/provenance"]
 	}
 	if p := mcpGet("skill://docs/report/SKILL.md"); p["version"] != id || p["signature"] != "verified" || p["signatureKey"] != "release" || p["scanVerdict"] != "unscanned" || p["publisher"] != "alice" {
@@ -245,5 +249,28 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 	}
 	if p := mcpGet("skill://notes/SKILL.md"); p["outOfBand"] != true || p["signature"] != "unsigned" {
 		t.Errorf("an out-of-band skill's _meta provenance: %v", p)
+	}
+	// The listing's, from the library's provenance index: the published
+	// skill's; none for an out-of-band one (skills/get tells it).
+	var list struct{ Skills []entry }
+	result("skills/list", `{}`, &list)
+	seen := 0
+	for _, e := range list.Skills {
+		p := e.Meta["io.skillsvc/provenance"]
+		switch e.URI {
+		case "skill://docs/report/SKILL.md":
+			seen++
+			if p["version"] != id || p["signature"] != "verified" || p["signatureKey"] != "release" || p["scanVerdict"] != "unscanned" || p["publisher"] != "alice" {
+				t.Errorf("skills/list _meta provenance: %v", p)
+			}
+		case "skill://notes/SKILL.md":
+			seen++
+			if p != nil {
+				t.Errorf("an out-of-band skill's listed provenance: %v", p)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("skills/list: %+v", list.Skills)
 	}
 }

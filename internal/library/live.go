@@ -146,6 +146,7 @@ func (p *Publisher) finish(ctx context.Context, in intent, rec versions.Record, 
 	if err != nil {
 		return removed, versions.Refs{}, err
 	}
+	p.indexProvenance(ctx, in.Library, rec)
 	// The index is dropped only now, with the live copy whole.
 	p.changed(ctx, in.Library)
 	key := p.intentKey(in.Library, in.Name)

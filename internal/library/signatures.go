@@ -3,7 +3,6 @@ package library
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -63,26 +62,19 @@ func (p *Publisher) AttachSignature(ctx context.Context, a Actor, lib layout.Lib
 			return fmt.Errorf("%w (version %s of %s holds files of digest %s)", err, v.ID, name, signedDigest(v.Record))
 		}
 		sig := versions.Signature{KeyID: k.ID, KeyName: k.Name, Bundle: string(bundle), PublicKey: string(k.PEM()), By: a.Author, Time: p.now().UTC()}
-		rec, err := p.setState(ctx, s, v.Record, func(r *versions.Record) { r.Signatures = withSignature(r.Signatures, sig) })
+		rec, err := p.setState(ctx, s, v.Record, func(r *versions.Record) { r.Signatures = versions.WithSignature(r.Signatures, sig) })
 		if err != nil {
 			return err
 		}
 		v.Record = rec
 		out = v
+		// A signature of the live version changes what listings show.
+		if refs, _, err := s.Refs(ctx, name); err == nil && refs.Labels[versions.Latest] == rec.ID {
+			p.indexProvenance(ctx, l, rec)
+		}
 		return nil
 	})
 	return out, err
-}
-
-// withSignature adds sig, replacing one by the same key, keeping at most
-// versions.MaxSignatures (the newest).
-func withSignature(sigs []versions.Signature, sig versions.Signature) []versions.Signature {
-	sigs = slices.DeleteFunc(slices.Clone(sigs), func(s versions.Signature) bool { return s.KeyID == sig.KeyID })
-	sigs = append(sigs, sig)
-	if n := len(sigs) - versions.MaxSignatures; n > 0 {
-		sigs = sigs[n:]
-	}
-	return sigs
 }
 
 // checkSigned refuses rec going live in library l when the library's
@@ -94,11 +86,11 @@ func (p *Publisher) checkSigned(l layout.LibraryRef, rec versions.Record) error 
 		return nil
 	}
 	digest := signedDigest(rec)
+	if signing.Satisfied(kept(rec), digest, req) {
+		return nil
+	}
 	has := make([]string, 0, len(rec.Signatures))
 	for _, sg := range rec.Signatures {
-		if _, err := signing.Verify([]byte(sg.Bundle), digest, req); err == nil {
-			return nil
-		}
 		has = append(has, "key "+sg.KeyID)
 	}
 	what := "no signature"
@@ -109,14 +101,23 @@ func (p *Publisher) checkSigned(l layout.LibraryRef, rec versions.Record) error 
 		errkind.FailedPrecondition, signing.ErrUnsigned, rec.ID, rec.Name, digest, signing.Labels(req), what, rec.Name, rec.ID)
 }
 
-// Signature statuses of a served skill's provenance.
+// Signature statuses (signing's) and the scan verdict of a version no scan
+// has looked at.
 const (
-	Unsigned = "unsigned"
-	Verified = "verified"
-	Invalid  = "invalid"
-	// Unscanned is the scan verdict of a version no scan has looked at.
+	Unsigned  = signing.Unsigned
+	Verified  = signing.Verified
+	Invalid   = signing.Invalid
 	Unscanned = "unscanned"
 )
+
+// kept is rec's signatures as signing checks them.
+func kept(rec versions.Record) []signing.Kept {
+	out := make([]signing.Kept, len(rec.Signatures))
+	for i, sg := range rec.Signatures {
+		out[i] = signing.Kept{Bundle: sg.Bundle, PublicKey: sg.PublicKey}
+	}
+	return out
+}
 
 // Provenance is where a served copy comes from.
 type Provenance struct {
@@ -147,27 +148,6 @@ func (p *Publisher) Provenance(ctx context.Context, l layout.LibraryRef, name, d
 	if out.ScanVerdict == "" {
 		out.ScanVerdict = Unscanned
 	}
-	if len(rec.Signatures) > 0 {
-		out.Signature = Invalid
-	}
-	named := false // a configured key's name wins over another key's id
-	for _, sg := range rec.Signatures {
-		k, err := signing.ParsePublicKey("", []byte(sg.PublicKey))
-		if err != nil {
-			continue
-		}
-		if named, ok := p.cfg.policy.Named(k.ID); ok {
-			k = named
-		}
-		if _, err := signing.Verify([]byte(sg.Bundle), signedDigest(rec), []signing.PublicKey{k}); err != nil {
-			continue
-		}
-		if out.Signature != Verified || (k.Name != "" && !named) {
-			out.Signature, out.SignatureKey, named = Verified, k.ID, k.Name != ""
-			if named {
-				out.SignatureKey = k.Name
-			}
-		}
-	}
+	out.Signature, out.SignatureKey = p.cfg.policy.Status(kept(rec), signedDigest(rec))
 	return out, nil
 }

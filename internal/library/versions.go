@@ -285,7 +285,7 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib layout.LibraryRef, 
 					reviewed(r)
 				}
 				for _, sg := range prop.Signatures {
-					r.Signatures = withSignature(r.Signatures, sg)
+					r.Signatures = versions.WithSignature(r.Signatures, sg)
 				}
 			})
 		}

@@ -43,7 +43,7 @@ type skillEntry struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   []skillResource `json:"resources"`
-	Meta        map[string]any  `json:"_meta,omitempty"` // provenance.go
+	Meta        map[string]any  `json:"_meta,omitempty"` // WithEntryMeta
 }
 
 type listSkillsParams struct {
@@ -107,6 +107,7 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 	if err != nil {
 		return nil, err
 	}
+	s.pageMeta(ctx, page.Skills, entries)
 	return &listSkillsResult{
 		ResultBase: libraryDigest(page),
 		Cacheable:  s.cacheable(),
@@ -169,7 +170,9 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 	} else if err != nil {
 		return nil, protocolError(err)
 	}
-	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.withProvenance(ctx, sk, s.entry(sk))}, nil
+	entry := s.entry(sk)
+	entry.Meta = s.getMeta(ctx, sk)
+	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: entry}, nil
 }
 
 var errNotCanonical = errors.New("not the skill's own path")

@@ -3,54 +3,45 @@ package mcpserver
 import (
 	"context"
 
-	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
-// provenanceKey names a skill's provenance in its entry's _meta, under our
-// own prefix as the skills extension lets intermediaries add it.
-const provenanceKey = "io.skillsvc/provenance"
-
-// ProvenanceFunc looks up a served skill's provenance (server.Versions'):
-// its folder's name, layer and manifest digest as the catalog lists it.
-type ProvenanceFunc func(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error)
-
-// WithProvenance adds each skills/get entry's provenance to its _meta.
-func WithProvenance(f ProvenanceFunc) Option {
-	return func(h *Handler) { h.provenance = f }
+// WithEntryMeta adds _meta to skills/get entries (get) and skills/list
+// entries (list, one per skill of the page): provenance under our own
+// prefix (internal/provenance). A lookup that fails leaves the entries
+// without it.
+func WithEntryMeta(get func(ctx context.Context, id mounts.Caller, sk *skillview.Skill) (map[string]any, error),
+	list func(ctx context.Context, id mounts.Caller, skills []skillview.Skill) ([]map[string]any, error)) Option {
+	return func(h *Handler) { h.entryMeta, h.pageMeta = get, list }
 }
 
-// provenanceJSON is the provenance as _meta carries it.
-type provenanceJSON struct {
-	Version      string `json:"version,omitempty"`
-	Publisher    string `json:"publisher,omitempty"`
-	Approver     string `json:"approver,omitempty"`
-	ScanVerdict  string `json:"scanVerdict"`
-	Signature    string `json:"signature"`
-	SignatureKey string `json:"signatureKey,omitempty"`
-	OutOfBand    bool   `json:"outOfBand,omitempty"`
-}
-
-// withProvenance adds sk's provenance to e's _meta (one version record
-// read); without a lookup, or when it fails, e is left as is: the entry
-// is served either way.
-func (s *identityServer) withProvenance(ctx context.Context, sk *skillview.Skill, e *skillEntry) *skillEntry {
-	if s.h.provenance == nil {
-		return e
-	}
+// getMeta is sk's skills/get entry's _meta.
+func (s *identityServer) getMeta(ctx context.Context, sk *skillview.Skill) map[string]any {
 	id, err := callerOf(ctx)
+	if err != nil || s.h.entryMeta == nil {
+		return nil
+	}
+	m, err := s.h.entryMeta(ctx, id, sk)
 	if err != nil {
-		return e
+		s.h.log.Warn("mcp: provenance lookup failed", "skill", sk.Name, "err", err)
 	}
-	p, err := s.h.provenance(ctx, id, sk.Folder, sk.Layer, sk.ManifestDigest())
-	if err != nil || p == nil {
-		if err != nil {
-			s.h.log.Warn("mcp: provenance lookup failed", "skill", sk.Name, "err", err)
-		}
-		return e
+	return m
+}
+
+// pageMeta adds a skills/list page's _meta to its entries (aligned with
+// skills).
+func (s *identityServer) pageMeta(ctx context.Context, skills []skillview.Skill, entries []*skillEntry) {
+	id, err := callerOf(ctx)
+	if err != nil || s.h.pageMeta == nil {
+		return
 	}
-	e.Meta = map[string]any{provenanceKey: provenanceJSON{Version: p.GetVersion(), Publisher: p.GetPublisher(), Approver: p.GetApprover(),
-		ScanVerdict: p.GetScanVerdict(), Signature: p.GetSignature(), SignatureKey: p.GetSignatureKey(), OutOfBand: p.GetOutOfBand()}}
-	return e
+	metas, err := s.h.pageMeta(ctx, id, skills)
+	if err != nil {
+		s.h.log.Warn("mcp: listing provenance lookup failed", "err", err)
+		return
+	}
+	for i := range min(len(metas), len(entries)) {
+		entries[i].Meta = metas[i]
+	}
 }

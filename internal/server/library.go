@@ -32,6 +32,9 @@ const AdminKey = auth.AdminKey
 type Versions struct {
 	Pub   *authors.Publisher
 	Table *mounts.Table
+	// Provenance looks up a served skill's (internal/provenance), for
+	// GetSkill; nil: none.
+	Provenance func(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error)
 }
 
 // actor is who a LibraryService call (or a pinned read) acts as, an admin

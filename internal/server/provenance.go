@@ -2,50 +2,14 @@ package server
 
 import (
 	"context"
-	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
-	"github.com/skillsvc/skillsvc/internal/mounts"
-	"github.com/skillsvc/skillsvc/internal/skillview"
 )
-
-// LibraryOf is the library a skill of the caller's view is served from
-// (skillview's layer).
-func LibraryOf(id mounts.Caller, layer string) layout.LibraryRef {
-	switch team, isTeam := strings.CutPrefix(layer, skillview.LayerTeam); {
-	case layer == skillview.LayerShared:
-		return layout.LibraryRef{Shared: true}
-	case isTeam:
-		return layout.LibraryRef{Team: team}
-	}
-	return layout.LibraryRef{User: id.User()}
-}
-
-// Provenance is the provenance of a served skill (folder name, layer and
-// manifest digest as the catalog lists it): one version record read; nil
-// without the authors' path.
-func (v *Versions) Provenance(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error) {
-	if v == nil || v.Pub == nil {
-		return nil, nil
-	}
-	p, err := v.Pub.Provenance(ctx, LibraryOf(id, layer), folder, digest)
-	if err != nil {
-		return nil, err
-	}
-	return ProvenanceProto(p), nil
-}
-
-// ProvenanceProto converts a provenance.
-func ProvenanceProto(p authors.Provenance) *skillsvcv1.Provenance {
-	return &skillsvcv1.Provenance{Version: p.Version, Publisher: p.Publisher, Approver: p.Approver, ScanVerdict: p.ScanVerdict,
-		Signature: p.Signature, SignatureKey: p.SignatureKey, OutOfBand: p.OutOfBand}
-}
 
 // withProvenance appends GetSkillResponse.provenance to an encoded reply
 // (kept in the reply cache without it: a signature or a review changes it,

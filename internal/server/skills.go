@@ -206,13 +206,15 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	folder, layer, digest := sk.Origin()
-	prov, err := s.versions.Provenance(ctx, id, folder, layer, digest)
-	if err != nil {
-		return nil, err
-	}
-	if b, err = withProvenance(b, prov); err != nil {
-		return nil, err
+	if s.versions != nil && s.versions.Provenance != nil {
+		folder, layer, digest := sk.Origin()
+		prov, err := s.versions.Provenance(ctx, id, folder, layer, digest)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = withProvenance(b, prov); err != nil {
+			return nil, err
+		}
 	}
 	return encoded(&skillsvcv1.GetSkillResponse{}, b), nil
 }

@@ -157,3 +157,54 @@ func Labels(ks []PublicKey) string {
 	}
 	return strings.Join(s, " or ")
 }
+
+// Kept is a signature a version keeps: its bundle and the public key (PEM)
+// it verified with when attached.
+type Kept struct{ Bundle, PublicKey string }
+
+// Satisfied reports whether one of kept is a valid signature of digest by
+// one of req.
+func Satisfied(kept []Kept, digest string, req []PublicKey) bool {
+	for _, k := range kept {
+		if _, err := Verify([]byte(k.Bundle), digest, req); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Signature statuses of a served skill's provenance.
+const (
+	Unsigned = "unsigned"
+	Verified = "verified"
+	Invalid  = "invalid"
+)
+
+// Status is what kept signatures of digest amount to: Unsigned (none),
+// Verified with the key's configured name (or its id), or Invalid (none
+// verifies any more).
+func (p *Policy) Status(kept []Kept, digest string) (status, key string) {
+	if len(kept) == 0 {
+		return Unsigned, ""
+	}
+	status, named := Invalid, false
+	for _, sg := range kept {
+		k, err := ParsePublicKey("", []byte(sg.PublicKey))
+		if err != nil {
+			continue
+		}
+		if n, ok := p.Named(k.ID); ok {
+			k = n
+		}
+		if _, err := Verify([]byte(sg.Bundle), digest, []PublicKey{k}); err != nil {
+			continue
+		}
+		if status != Verified || (k.Name != "" && !named) { // a configured key's name over another's id
+			status, key, named = Verified, k.ID, k.Name != ""
+			if named {
+				key = k.Name
+			}
+		}
+	}
+	return status, key
+}

@@ -87,6 +87,17 @@ type Signature struct {
 // MaxSignatures bounds the signatures one record keeps.
 const MaxSignatures = 8
 
+// WithSignature adds sig to sigs, replacing one by the same key, keeping
+// at most MaxSignatures (the newest).
+func WithSignature(sigs []Signature, sig Signature) []Signature {
+	sigs = slices.DeleteFunc(slices.Clone(sigs), func(s Signature) bool { return s.KeyID == sig.KeyID })
+	sigs = append(sigs, sig)
+	if n := len(sigs) - MaxSignatures; n > 0 {
+		sigs = sigs[n:]
+	}
+	return sigs
+}
+
 // Warning is a publish's problem as a record keeps it.
 type Warning struct {
 	File    string `json:"file,omitempty"`

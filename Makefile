@@ -246,7 +246,7 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/server/:FuzzPublish:12000x ./cmd/skillctl/:FuzzInert:50000x \
 	./internal/search/:FuzzUnmarshalIndex:120000x ./internal/search/:FuzzUnmarshalAnalyzed:200000x \
 	./internal/embed/:FuzzDecode:100000x ./internal/options/:FuzzLoad:50000x \
-	./internal/wellknown/:FuzzParse:100000x \
+	./internal/wellknown/:FuzzParse:100000x ./internal/signing/:FuzzParse:20000x \
 	./internal/scan/:FuzzSkill:3000x
 
 fuzz:

@@ -157,7 +157,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 		a.pushCmd(), a.pullCmd(), a.syncCmd(),
 		a.lsCmd(), a.showCmd(), a.renderCmd(),
 		a.enableCmd(true), a.enableCmd(false),
-		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(),
+		a.versionsCmd(), a.labelCmd(), a.rollbackCmd(), a.signCmd(), a.verifyCmd(),
 		a.reviewCmd(true), a.reviewCmd(false),
 		a.rmCmd(), a.watchCmd(), a.gcCmd(),
 		a.configCmd(), a.adminCmd(), a.scopeCmd(), a.runCmd(), a.usageCmd(), a.scanCmd(),

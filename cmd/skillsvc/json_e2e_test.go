@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,6 +33,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/signing"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -61,6 +66,13 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 	// here; vars names what differs between the channels, in the requests
 	// and the responses.
 	vars := map[string]map[string]string{}
+	// AttachSignature's case signs each channel's $V1 with one key.
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(priv)
+	signer, err := signing.ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, ch := range []string{"g", "h"} {
 		v := map[string]string{"$USER": "a" + ch, "$LIB": "lib" + ch, "$SQL": "sql-" + ch}
 		setup, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -75,6 +87,11 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 			}
 			v[fmt.Sprintf("$V%d", i+1)] = r.GetVersion().GetId()
 		}
+		bundle, err := signer.Sign(setup, "notes", v["$V1"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		v["$BUNDLE"], v["$PUB"] = base64.StdEncoding.EncodeToString(bundle), base64.StdEncoding.EncodeToString(signer.Public().PEM())
 		sqlMD := skillMDOf(v["$SQL"], "Query databases.", "Body.\n")
 		sum := sha256.Sum256([]byte(sqlMD))
 		v["$SQLSUM"] = hex.EncodeToString(sum[:])
@@ -149,6 +166,8 @@ func TestJSONOverHTTPEndToEndMinIO(t *testing.T) {
 		{method: "LibraryService/SetSkillLabel", body: `{"library":{"user":"$LIB"},"name":"notes","label":"stable","version":"$V1"}`, admin: true},
 		{method: "LibraryService/SetSkillLabel", body: `{"library":{"user":"$LIB"},"name":"notes","label":"-bad","version":"$V1"}`, admin: true, want: codes.InvalidArgument},
 		{method: "LibraryService/RollbackSkill", body: `{"library":{"user":"$LIB"},"name":"notes","version":"stable"}`, admin: true},
+		{method: "LibraryService/AttachSignature", body: `{"library":{"user":"$LIB"},"name":"notes","version":"$V1","bundle":"$BUNDLE","publicKey":"$PUB"}`, admin: true},
+		{method: "LibraryService/AttachSignature", body: `{"library":{"user":"$LIB"},"name":"notes","version":"$V2","bundle":"$BUNDLE","publicKey":"$PUB"}`, admin: true, want: codes.FailedPrecondition},
 		{method: "LibraryService/ReviewSkillVersion", body: `{"library":{"shared":true},"name":"$SQL","version":"$PENDING","approve":true}`, want: codes.PermissionDenied},
 		{method: "LibraryService/ReviewSkillVersion", body: `{"library":{"shared":true},"name":"$SQL","version":"$PENDING","approve":true,"comment":"ok"}`, admin: true},
 		{method: "LibraryService/DeleteSkill", body: `{"library":{"user":"$LIB"},"name":"notes"}`, admin: true},
@@ -415,7 +434,8 @@ func volatileFree(m proto.Message) proto.Message {
 func clearVolatile(m protoreflect.Message) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
-		case fd.Name() == "etag" || fd.Name() == "modified" || fd.Name() == "create_time" || fd.Name() == "review_time":
+		case fd.Name() == "etag" || fd.Name() == "modified" || fd.Name() == "create_time" || fd.Name() == "review_time" ||
+			fd.Name() == "attach_time" || fd.Name() == "attached_by": // who signed when: each channel's own
 			m.Clear(fd)
 		case fd.Message() != nil && fd.IsList():
 			for i := range v.List().Len() {

@@ -24,6 +24,8 @@ var basicOptions = []string{
 	"events.sqs.queue-url", "events.webhook-token-file",
 	"audit.output",
 	"library.review",
+	"library.require-signature",
+	"library.signing-keys",
 	"usage.enabled",
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/gateway"
 	"github.com/skillsvc/skillsvc/internal/mcpserver"
 	"github.com/skillsvc/skillsvc/internal/panics"
+	"github.com/skillsvc/skillsvc/internal/provenance"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tracing"
@@ -44,6 +45,8 @@ type httpDeps struct {
 	events  http.Handler         // the S3 event endpoint, or nil
 	feed    *watch.Feed          // MCP's change notifications
 	usage   usage.Recorder       // MCP's uses of skills
+	// provenance: skills/get and skills/list entries' _meta.
+	provenance provenance.Lookup
 }
 
 // newHTTPServer serves the HTTP endpoints: MCP at /mcp (internal/mcpserver),
@@ -60,6 +63,9 @@ func newHTTPServer(ctx context.Context, cfg Config, d httpDeps, log *slog.Logger
 		mcpserver.WithLimits(d.limits), mcpserver.WithFeed(d.feed), mcpserver.WithPanicCounter(d.panics.WithLabelValues("mcp")), mcpserver.WithUsage(d.usage)}
 	if d.tracer != nil {
 		mcpOpts = append(mcpOpts, mcpserver.WithTracerProvider(d.tracer))
+	}
+	if d.provenance.Pub != nil {
+		mcpOpts = append(mcpOpts, mcpserver.WithEntryMeta(d.provenance.EntryMeta, d.provenance.PageMeta))
 	}
 	mcpAPI, err := mcpserver.New(d.catalog, d.fs, d.authn, cfg.MCP, log.With("component", "mcp"), mcpOpts...)
 	if err != nil {

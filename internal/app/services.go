@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/provenance"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
@@ -135,7 +136,7 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,
 		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
 		Archives: skillarchive.NewDigests(p.Cache),
-		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts},
+		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts, Provenance: provenance.Lookup{Pub: pub}.Get},
 		Usage:    p.Usage, UsageReader: reader, closeUsage: closeUsage,
 	}
 	return s, nil

@@ -84,6 +84,7 @@ var changes = map[string]bool{
 	"/skillsvc.v1.LibraryService/SetSkillLabel":      true,
 	"/skillsvc.v1.LibraryService/RollbackSkill":      true,
 	"/skillsvc.v1.LibraryService/ReviewSkillVersion": true,
+	"/skillsvc.v1.LibraryService/AttachSignature":    true,
 }
 
 // audited reports whether a call ending with code gets a line.

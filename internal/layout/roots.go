@@ -135,3 +135,7 @@ func (v Versions) Proposal(name, hex string) string { return v.Proposals(name) +
 // Order is the prefix of name's publish order; Refs its labels.
 func (v Versions) Order(name string) string { return v.Skill(name) + "t/" }
 func (v Versions) Refs(name string) string  { return v.Skill(name) + "refs.json" }
+
+// Provenance is the library's provenance of its live skills: one object
+// listings read whole (internal/library's provenance index).
+func (v Versions) Provenance() string { return string(v) + "provenance.json" }

@@ -9,6 +9,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/options"
+	"github.com/skillsvc/skillsvc/internal/signing"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
 
@@ -52,6 +53,10 @@ type Config struct {
 	// Pins are pinned threads' own settings (--library.pin-*); PinConfig
 	// adds what they share with the versions.
 	Pins skills.PinConfig
+	// Signing is the signature policy (--library.signing-keys,
+	// --library.require-signature); Validate loads it into policy.
+	Signing signing.Config
+	policy  *signing.Policy
 }
 
 // RegisterFlagsWithPrefix registers the flags with their defaults.
@@ -74,6 +79,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	// A pin snapshots the library beside its versions: one owner of the
 	// prefix, so one struct registers all of it.
 	c.Pins.RegisterFlagsWithPrefix(prefix, f)
+	c.Signing.RegisterFlagsWithPrefix(prefix, f)
 }
 
 // PinConfig is the pinned threads' configuration: their own flags, and the
@@ -110,6 +116,11 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 	if c.GCGrace < minGCGrace {
 		return fmt.Errorf("library: gc-grace %v is under %v", c.GCGrace, minGCGrace)
 	}
+	pol, err := c.Signing.Load()
+	if err != nil {
+		return err
+	}
+	c.policy = pol
 	return nil
 }
 

@@ -93,6 +93,9 @@ func relsOf(files []skillmd.FileDigest) []string {
 // before the commit point; what fails after it is logged and finished by
 // recovery, and the answer says what will be.
 func (p *Publisher) goLive(ctx context.Context, l layout.LibraryRef, rec versions.Record, labels []string, data func(rel string) ([]byte, error)) ([]string, versions.Refs, error) {
+	if err := p.checkSigned(l, rec); err != nil {
+		return nil, versions.Refs{}, err
+	}
 	if _, err := p.liveBase(l, rec.Category, rec.Name, relsOf(rec.Files)); err != nil {
 		return nil, versions.Refs{}, err
 	}
@@ -144,6 +147,7 @@ func (p *Publisher) finish(ctx context.Context, in intent, rec versions.Record, 
 	if err != nil {
 		return removed, versions.Refs{}, err
 	}
+	p.indexProvenance(ctx, in.Library, rec)
 	// The index is dropped only now, with the live copy whole.
 	p.changed(ctx, in.Library)
 	key := p.intentKey(in.Library, in.Name)

@@ -14,7 +14,7 @@ type metrics struct {
 
 // Operations and results, every pair initialized.
 var (
-	metricOps     = []string{"publish", "pending", "validate", "delete", "label", "rollback", "review", "delete_versions", "reject_proposals"}
+	metricOps     = []string{"publish", "pending", "validate", "delete", "label", "rollback", "review", "delete_versions", "reject_proposals", "sign"}
 	metricResults = []string{"ok", "invalid", "error"}
 )
 
@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillsvc_library_changes_total",
-			Help: "LibraryService changes by operation (publish, pending, validate, delete, label, rollback, review; delete_versions, reject_proposals by admins) and result (ok; invalid: a folder refused by the rules; error: anything else refused or failed).",
+			Help: "LibraryService changes by operation (publish, pending, validate, delete, label, rollback, review; delete_versions, reject_proposals by admins) , sign) and result (ok; invalid: a folder refused by the rules; error: anything else refused or failed).",
 		}, []string{"op", "result"}),
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "skillsvc_library_published_bytes_total",

@@ -45,6 +45,7 @@ type Publisher struct {
 	log     *slog.Logger
 	budget  *versions.Budget    // publishes' and version reads' memory (budget.go)
 	compete coexist.Competitors // the coexistence check's search; nil: none
+	prov    provCache           // libraries' provenance indexes (provindex.go)
 }
 
 // Option configures a Publisher.

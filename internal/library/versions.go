@@ -278,8 +278,16 @@ func (p *Publisher) Review(ctx context.Context, a Actor, lib layout.LibraryRef, 
 		if err != nil {
 			return versions.Record{}, err
 		}
-		if kept.State != versions.Published {
-			return p.setState(ctx, s, kept, reviewed)
+		if kept.State != versions.Published || len(prop.Signatures) > 0 {
+			// The proposal's signatures go with its files.
+			return p.setState(ctx, s, kept, func(r *versions.Record) {
+				if r.State != versions.Published {
+					reviewed(r)
+				}
+				for _, sg := range prop.Signatures {
+					r.Signatures = versions.WithSignature(r.Signatures, sg)
+				}
+			})
 		}
 		return kept, nil
 	})
@@ -309,6 +317,10 @@ func (p *Publisher) makeLive(ctx context.Context, l layout.LibraryRef, v Version
 			return err
 		}
 		rec := v.Record
+		// Refused before an approval is recorded, not after.
+		if err := p.checkSigned(l, rec); err != nil {
+			return err
+		}
 		if commit != nil {
 			if rec, err = commit(s, rec); err != nil {
 				return err

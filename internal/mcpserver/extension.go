@@ -44,6 +44,7 @@ type skillEntry struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   []skillResource `json:"resources"`
+	Meta        map[string]any  `json:"_meta,omitempty"` // WithEntryMeta
 }
 
 type listSkillsParams struct {
@@ -108,6 +109,7 @@ func (s *identityServer) listSkills(ctx context.Context, _ *mcp.ServerSession, p
 	if err != nil {
 		return nil, err
 	}
+	s.pageMeta(ctx, page.Skills, entries)
 	return &listSkillsResult{
 		ResultBase: libraryDigest(page),
 		Cacheable:  s.cacheable(),
@@ -174,7 +176,9 @@ func (s *identityServer) getSkill(ctx context.Context, _ *mcp.ServerSession, p *
 	if id, err := callerOf(ctx); err == nil {
 		s.h.usage.Activated(ctx, skilluse.MCP, id, skilluse.Of(*sk))
 	}
-	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: s.entry(sk)}, nil
+	entry := s.entry(sk)
+	entry.Meta = s.getMeta(ctx, sk)
+	return &getSkillResult{Cacheable: s.cacheable(), ResultType: "complete", Skill: entry}, nil
 }
 
 var errNotCanonical = errors.New("not the skill's own path")

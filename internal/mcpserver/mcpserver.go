@@ -174,8 +174,12 @@ type Handler struct {
 	log         *slog.Logger
 	catalog     Catalog
 	fs          *vfs.FS
-	calls       calls // the verified calls of the requests being served
-	http        *mcp.StreamableHTTPHandler
+	// entryMeta and pageMeta: skills/get and skills/list entries' _meta
+	// (WithEntryMeta); none without.
+	entryMeta func(ctx context.Context, id mounts.Caller, sk *skillview.Skill) (map[string]any, error)
+	pageMeta  func(ctx context.Context, id mounts.Caller, skills []skillview.Skill) ([]map[string]any, error)
+	calls     calls // the verified calls of the requests being served
+	http      *mcp.StreamableHTTPHandler
 	// statelessHTTP serves protocol 2026-07-28 and later, on modern.
 	statelessHTTP *mcp.StreamableHTTPHandler
 	modern        *identityServer

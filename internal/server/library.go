@@ -33,6 +33,9 @@ const AdminKey = auth.AdminKey
 type Versions struct {
 	Pub   *authors.Publisher
 	Table *mounts.Table
+	// Provenance looks up a served skill's (internal/provenance), for
+	// GetSkill; nil: none.
+	Provenance func(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error)
 }
 
 // actor is who a LibraryService call (or a pinned read) acts as, an admin
@@ -369,6 +372,7 @@ func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion
 	if !v.ReviewTime.IsZero() {
 		out.ReviewTime = timestamppb.New(v.ReviewTime)
 	}
+	out.Signatures = signaturesProto(v, withManifest)
 	if withManifest {
 		m := &skillsvcv1.SkillManifest{TotalBytes: v.TotalBytes, FileCount: int32(len(v.Files))}
 		for _, f := range v.Files {

@@ -116,21 +116,31 @@ func (s *Skills) searchReply(ctx context.Context, id mounts.Caller, opts skillvi
 // enabled or not (skills.Resolved.ReplyKey), whoever asks. A pinned
 // thread's call, and a SKILL.md read at a version newer than the
 // listing's, are answered without keeping the reply.
-func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skillview.Detail]) (reply []byte, err error) {
+func (s *Skills) getReply(ctx context.Context, id mounts.Caller, ref string, enc encode[skillview.Detail]) ([]byte, error) {
+	b, _, err := s.getReplyOf(ctx, id, ref, enc)
+	return b, err
+}
+
+// getReplyOf is getReply and the skill it answers for (its provenance is
+// looked up by it).
+func (s *Skills) getReplyOf(ctx context.Context, id mounts.Caller, ref string, enc encode[skillview.Detail]) ([]byte, skills.Resolved, error) {
 	snap, err := s.lib.Catalog.Snapshot(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, skills.Resolved{}, err
 	}
 	sk, err := snap.Skill(ref)
 	if err != nil {
-		return nil, err
+		return nil, skills.Resolved{}, err
 	}
-	// Resolved, so a kept reply's answer counts as a built one's.
-	defer func() {
-		if err == nil {
-			s.usage.Activated(ctx, surface(ctx), id, skilluse.OfRef(sk.Ref()))
-		}
-	}()
+	b, err := s.getReplyFor(ctx, sk, enc)
+	if err == nil {
+		// Resolved, so a kept reply's answer counts as a built one's.
+		s.usage.Activated(ctx, surface(ctx), id, skilluse.OfRef(sk.Ref()))
+	}
+	return b, sk, err
+}
+
+func (s *Skills) getReplyFor(ctx context.Context, sk skills.Resolved, enc encode[skillview.Detail]) ([]byte, error) {
 	key, early := sk.ReplyKey()
 	if early {
 		if b, ok := s.replies.Hit(replies.KindGet, key); ok {

@@ -208,11 +208,21 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.getReply(ctx, id, req.GetPath(), func(d skillview.Detail) ([]byte, error) {
+	b, sk, err := s.getReplyOf(ctx, id, req.GetPath(), func(d skillview.Detail) ([]byte, error) {
 		return proto.Marshal(getSkillProto(d))
 	})
 	if err != nil {
 		return nil, err
+	}
+	if s.versions != nil && s.versions.Provenance != nil {
+		folder, layer, digest := sk.Origin()
+		prov, err := s.versions.Provenance(ctx, id, folder, layer, digest)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = withProvenance(b, prov); err != nil {
+			return nil, err
+		}
 	}
 	return encoded(&skillsvcv1.GetSkillResponse{}, b), nil
 }

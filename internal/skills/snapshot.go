@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
+	"path"
 	"slices"
 
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -152,6 +153,15 @@ func (s Snapshot) Skill(ref string) (Resolved, error) {
 
 // Ref is the skill r found (read-only): what a usage record names of it.
 func (r Resolved) Ref() *skillview.Ref { return r.r.s }
+
+// Origin is what a served skill's provenance is looked up by: its folder's
+// name, its layer and its manifest digest ("" over the limits).
+func (r Resolved) Origin() (folder, layer, digest string) {
+	if r.r.s.Manifest != nil {
+		digest = r.r.s.Manifest.Digest
+	}
+	return path.Base(r.r.s.Dir), r.r.s.Layer, digest
+}
 
 // ReplyKey is the key of r's GetSkill reply, "" for a pinned thread's call
 // (its reply is never kept). early reports whether a reply kept under it

@@ -64,6 +64,38 @@ type Record struct {
 	// Problems are the warnings its publish found (coexistence among
 	// them), as the check saw the library then: a reviewer weighs them.
 	Problems []Warning `json:"problems,omitempty"`
+	// Signatures are the signatures of its manifest digest attached to it
+	// (AttachSignature), each verified when attached; one per key.
+	Signatures []Signature `json:"signatures,omitempty"`
+	// ScanVerdict is the scan's verdict on its files ("clean", "low",
+	// "medium", "high"); "" until a scan has run (provenance says
+	// "unscanned").
+	ScanVerdict string `json:"scan_verdict,omitempty"`
+}
+
+// Signature is a Sigstore bundle signing a version's manifest digest, with
+// the public key it verified with.
+type Signature struct {
+	KeyID     string    `json:"key_id"`
+	KeyName   string    `json:"key_name,omitempty"` // its --library.signing-keys name, when attached
+	Bundle    string    `json:"bundle"`             // the bundle's JSON
+	PublicKey string    `json:"public_key"`         // PEM
+	By        string    `json:"by"`
+	Time      time.Time `json:"time"`
+}
+
+// MaxSignatures bounds the signatures one record keeps.
+const MaxSignatures = 8
+
+// WithSignature adds sig to sigs, replacing one by the same key, keeping
+// at most MaxSignatures (the newest).
+func WithSignature(sigs []Signature, sig Signature) []Signature {
+	sigs = slices.DeleteFunc(slices.Clone(sigs), func(s Signature) bool { return s.KeyID == sig.KeyID })
+	sigs = append(sigs, sig)
+	if n := len(sigs) - MaxSignatures; n > 0 {
+		sigs = sigs[n:]
+	}
+	return sigs
 }
 
 // Warning is a publish's problem as a record keeps it.

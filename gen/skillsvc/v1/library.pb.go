@@ -299,7 +299,9 @@ type SkillVersion struct {
 	ReviewComment string                 `protobuf:"bytes,15,opt,name=review_comment,json=reviewComment" json:"review_comment,omitempty"`
 	// What publishing found that a reviewer should weigh: warnings, and
 	// skills of the library this one competes with (rule "coexistence").
-	Problems      []*SkillProblem `protobuf:"bytes,16,rep,name=problems" json:"problems,omitempty"`
+	Problems []*SkillProblem `protobuf:"bytes,16,rep,name=problems" json:"problems,omitempty"`
+	// Signatures attached (AttachSignature), each verified when attached.
+	Signatures    []*VersionSignature `protobuf:"bytes,17,rep,name=signatures" json:"signatures,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -446,6 +448,104 @@ func (x *SkillVersion) GetProblems() []*SkillProblem {
 	return nil
 }
 
+func (x *SkillVersion) GetSignatures() []*VersionSignature {
+	if x != nil {
+		return x.Signatures
+	}
+	return nil
+}
+
+// VersionSignature is one signature of a version's manifest digest.
+type VersionSignature struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The signing key's fingerprint: standard base64 of the sha256 of its
+	// DER (PKIX) public key.
+	KeyId string `protobuf:"bytes,1,opt,name=key_id,json=keyId" json:"key_id,omitempty"`
+	// The --library.signing-keys name of the key, when it is configured.
+	KeyName string `protobuf:"bytes,2,opt,name=key_name,json=keyName" json:"key_name,omitempty"`
+	// Who attached it (the token subject, else the user).
+	AttachedBy string                 `protobuf:"bytes,3,opt,name=attached_by,json=attachedBy" json:"attached_by,omitempty"`
+	AttachTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=attach_time,json=attachTime" json:"attach_time,omitempty"`
+	// The Sigstore bundle (JSON) and the public key (PEM) it verifies with;
+	// only in GetSkillVersion.
+	Bundle        []byte `protobuf:"bytes,5,opt,name=bundle" json:"bundle,omitempty"`
+	PublicKey     []byte `protobuf:"bytes,6,opt,name=public_key,json=publicKey" json:"public_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VersionSignature) Reset() {
+	*x = VersionSignature{}
+	mi := &file_skillsvc_v1_library_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VersionSignature) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VersionSignature) ProtoMessage() {}
+
+func (x *VersionSignature) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_library_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VersionSignature.ProtoReflect.Descriptor instead.
+func (*VersionSignature) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *VersionSignature) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *VersionSignature) GetKeyName() string {
+	if x != nil {
+		return x.KeyName
+	}
+	return ""
+}
+
+func (x *VersionSignature) GetAttachedBy() string {
+	if x != nil {
+		return x.AttachedBy
+	}
+	return ""
+}
+
+func (x *VersionSignature) GetAttachTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AttachTime
+	}
+	return nil
+}
+
+func (x *VersionSignature) GetBundle() []byte {
+	if x != nil {
+		return x.Bundle
+	}
+	return nil
+}
+
+func (x *VersionSignature) GetPublicKey() []byte {
+	if x != nil {
+		return x.PublicKey
+	}
+	return nil
+}
+
 type PublishSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -459,7 +559,7 @@ type PublishSkillRequest struct {
 
 func (x *PublishSkillRequest) Reset() {
 	*x = PublishSkillRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[3]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -471,7 +571,7 @@ func (x *PublishSkillRequest) String() string {
 func (*PublishSkillRequest) ProtoMessage() {}
 
 func (x *PublishSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[3]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -484,7 +584,7 @@ func (x *PublishSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishSkillRequest.ProtoReflect.Descriptor instead.
 func (*PublishSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{3}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PublishSkillRequest) GetMsg() isPublishSkillRequest_Msg {
@@ -553,7 +653,7 @@ type PublishSkillHeader struct {
 
 func (x *PublishSkillHeader) Reset() {
 	*x = PublishSkillHeader{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[4]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -565,7 +665,7 @@ func (x *PublishSkillHeader) String() string {
 func (*PublishSkillHeader) ProtoMessage() {}
 
 func (x *PublishSkillHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[4]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -578,7 +678,7 @@ func (x *PublishSkillHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishSkillHeader.ProtoReflect.Descriptor instead.
 func (*PublishSkillHeader) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{4}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PublishSkillHeader) GetLibrary() *LibraryRef {
@@ -649,7 +749,7 @@ type FileChunk struct {
 
 func (x *FileChunk) Reset() {
 	*x = FileChunk{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[5]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +761,7 @@ func (x *FileChunk) String() string {
 func (*FileChunk) ProtoMessage() {}
 
 func (x *FileChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[5]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +774,7 @@ func (x *FileChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileChunk.ProtoReflect.Descriptor instead.
 func (*FileChunk) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{5}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FileChunk) GetPath() string {
@@ -722,7 +822,7 @@ type PublishSkillResponse struct {
 
 func (x *PublishSkillResponse) Reset() {
 	*x = PublishSkillResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[6]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +834,7 @@ func (x *PublishSkillResponse) String() string {
 func (*PublishSkillResponse) ProtoMessage() {}
 
 func (x *PublishSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[6]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +847,7 @@ func (x *PublishSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishSkillResponse.ProtoReflect.Descriptor instead.
 func (*PublishSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{6}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PublishSkillResponse) GetVersion() *SkillVersion {
@@ -811,7 +911,7 @@ type TriggerEval struct {
 
 func (x *TriggerEval) Reset() {
 	*x = TriggerEval{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +923,7 @@ func (x *TriggerEval) String() string {
 func (*TriggerEval) ProtoMessage() {}
 
 func (x *TriggerEval) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[7]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +936,7 @@ func (x *TriggerEval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerEval.ProtoReflect.Descriptor instead.
 func (*TriggerEval) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{7}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TriggerEval) GetQuery() string {
@@ -887,7 +987,7 @@ type DeleteSkillRequest struct {
 
 func (x *DeleteSkillRequest) Reset() {
 	*x = DeleteSkillRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +999,7 @@ func (x *DeleteSkillRequest) String() string {
 func (*DeleteSkillRequest) ProtoMessage() {}
 
 func (x *DeleteSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[8]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +1012,7 @@ func (x *DeleteSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSkillRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{8}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeleteSkillRequest) GetLibrary() *LibraryRef {
@@ -946,7 +1046,7 @@ type DeleteSkillResponse struct {
 
 func (x *DeleteSkillResponse) Reset() {
 	*x = DeleteSkillResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +1058,7 @@ func (x *DeleteSkillResponse) String() string {
 func (*DeleteSkillResponse) ProtoMessage() {}
 
 func (x *DeleteSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[9]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +1071,7 @@ func (x *DeleteSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSkillResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{9}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeleteSkillResponse) GetRemovedFiles() int32 {
@@ -996,7 +1096,7 @@ type ListSkillVersionsRequest struct {
 
 func (x *ListSkillVersionsRequest) Reset() {
 	*x = ListSkillVersionsRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1108,7 @@ func (x *ListSkillVersionsRequest) String() string {
 func (*ListSkillVersionsRequest) ProtoMessage() {}
 
 func (x *ListSkillVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[10]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1121,7 @@ func (x *ListSkillVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSkillVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{10}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListSkillVersionsRequest) GetLibrary() *LibraryRef {
@@ -1071,7 +1171,7 @@ type ListSkillVersionsResponse struct {
 
 func (x *ListSkillVersionsResponse) Reset() {
 	*x = ListSkillVersionsResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1183,7 @@ func (x *ListSkillVersionsResponse) String() string {
 func (*ListSkillVersionsResponse) ProtoMessage() {}
 
 func (x *ListSkillVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[11]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1196,7 @@ func (x *ListSkillVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSkillVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSkillVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{11}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListSkillVersionsResponse) GetVersions() []*SkillVersion {
@@ -1132,7 +1232,7 @@ type GetSkillVersionRequest struct {
 
 func (x *GetSkillVersionRequest) Reset() {
 	*x = GetSkillVersionRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1144,7 +1244,7 @@ func (x *GetSkillVersionRequest) String() string {
 func (*GetSkillVersionRequest) ProtoMessage() {}
 
 func (x *GetSkillVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[12]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1157,7 +1257,7 @@ func (x *GetSkillVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetSkillVersionRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{12}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetSkillVersionRequest) GetLibrary() *LibraryRef {
@@ -1192,7 +1292,7 @@ type GetSkillVersionResponse struct {
 
 func (x *GetSkillVersionResponse) Reset() {
 	*x = GetSkillVersionResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1304,7 @@ func (x *GetSkillVersionResponse) String() string {
 func (*GetSkillVersionResponse) ProtoMessage() {}
 
 func (x *GetSkillVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[13]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1317,7 @@ func (x *GetSkillVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSkillVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetSkillVersionResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{13}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetSkillVersionResponse) GetVersion() *SkillVersion {
@@ -1234,6 +1334,131 @@ func (x *GetSkillVersionResponse) GetRaw() string {
 	return ""
 }
 
+type AttachSignatureRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Library *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
+	Name    string                 `protobuf:"bytes,2,opt,name=name" json:"name,omitempty"`
+	// A version id, unique prefix or label; a pending proposal's id too.
+	Version string `protobuf:"bytes,3,opt,name=version" json:"version,omitempty"`
+	// The Sigstore bundle as JSON (application/vnd.dev.sigstore.bundle.v0.3+json),
+	// at most 16 KiB.
+	Bundle []byte `protobuf:"bytes,4,opt,name=bundle" json:"bundle,omitempty"`
+	// The signer's public key (PEM, ECDSA P-256 or Ed25519); empty: one of
+	// the library's configured keys.
+	PublicKey     []byte `protobuf:"bytes,5,opt,name=public_key,json=publicKey" json:"public_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachSignatureRequest) Reset() {
+	*x = AttachSignatureRequest{}
+	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachSignatureRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachSignatureRequest) ProtoMessage() {}
+
+func (x *AttachSignatureRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachSignatureRequest.ProtoReflect.Descriptor instead.
+func (*AttachSignatureRequest) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AttachSignatureRequest) GetLibrary() *LibraryRef {
+	if x != nil {
+		return x.Library
+	}
+	return nil
+}
+
+func (x *AttachSignatureRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AttachSignatureRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *AttachSignatureRequest) GetBundle() []byte {
+	if x != nil {
+		return x.Bundle
+	}
+	return nil
+}
+
+func (x *AttachSignatureRequest) GetPublicKey() []byte {
+	if x != nil {
+		return x.PublicKey
+	}
+	return nil
+}
+
+type AttachSignatureResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       *SkillVersion          `protobuf:"bytes,1,opt,name=version" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachSignatureResponse) Reset() {
+	*x = AttachSignatureResponse{}
+	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachSignatureResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachSignatureResponse) ProtoMessage() {}
+
+func (x *AttachSignatureResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachSignatureResponse.ProtoReflect.Descriptor instead.
+func (*AttachSignatureResponse) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AttachSignatureResponse) GetVersion() *SkillVersion {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
 type SetSkillLabelRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Library *LibraryRef            `protobuf:"bytes,1,opt,name=library" json:"library,omitempty"`
@@ -1248,7 +1473,7 @@ type SetSkillLabelRequest struct {
 
 func (x *SetSkillLabelRequest) Reset() {
 	*x = SetSkillLabelRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1260,7 +1485,7 @@ func (x *SetSkillLabelRequest) String() string {
 func (*SetSkillLabelRequest) ProtoMessage() {}
 
 func (x *SetSkillLabelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1273,7 +1498,7 @@ func (x *SetSkillLabelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillLabelRequest.ProtoReflect.Descriptor instead.
 func (*SetSkillLabelRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{14}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SetSkillLabelRequest) GetLibrary() *LibraryRef {
@@ -1314,7 +1539,7 @@ type SetSkillLabelResponse struct {
 
 func (x *SetSkillLabelResponse) Reset() {
 	*x = SetSkillLabelResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1551,7 @@ func (x *SetSkillLabelResponse) String() string {
 func (*SetSkillLabelResponse) ProtoMessage() {}
 
 func (x *SetSkillLabelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1564,7 @@ func (x *SetSkillLabelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillLabelResponse.ProtoReflect.Descriptor instead.
 func (*SetSkillLabelResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{15}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetSkillLabelResponse) GetVersion() *SkillVersion {
@@ -1363,7 +1588,7 @@ type RollbackSkillRequest struct {
 
 func (x *RollbackSkillRequest) Reset() {
 	*x = RollbackSkillRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1375,7 +1600,7 @@ func (x *RollbackSkillRequest) String() string {
 func (*RollbackSkillRequest) ProtoMessage() {}
 
 func (x *RollbackSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1388,7 +1613,7 @@ func (x *RollbackSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackSkillRequest.ProtoReflect.Descriptor instead.
 func (*RollbackSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{16}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RollbackSkillRequest) GetLibrary() *LibraryRef {
@@ -1430,7 +1655,7 @@ type RollbackSkillResponse struct {
 
 func (x *RollbackSkillResponse) Reset() {
 	*x = RollbackSkillResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1667,7 @@ func (x *RollbackSkillResponse) String() string {
 func (*RollbackSkillResponse) ProtoMessage() {}
 
 func (x *RollbackSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1680,7 @@ func (x *RollbackSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackSkillResponse.ProtoReflect.Descriptor instead.
 func (*RollbackSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{17}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RollbackSkillResponse) GetVersion() *SkillVersion {
@@ -1494,7 +1719,7 @@ type ReviewSkillVersionRequest struct {
 
 func (x *ReviewSkillVersionRequest) Reset() {
 	*x = ReviewSkillVersionRequest{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1731,7 @@ func (x *ReviewSkillVersionRequest) String() string {
 func (*ReviewSkillVersionRequest) ProtoMessage() {}
 
 func (x *ReviewSkillVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1744,7 @@ func (x *ReviewSkillVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewSkillVersionRequest.ProtoReflect.Descriptor instead.
 func (*ReviewSkillVersionRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{18}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReviewSkillVersionRequest) GetLibrary() *LibraryRef {
@@ -1569,7 +1794,7 @@ type ReviewSkillVersionResponse struct {
 
 func (x *ReviewSkillVersionResponse) Reset() {
 	*x = ReviewSkillVersionResponse{}
-	mi := &file_skillsvc_v1_library_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1581,7 +1806,7 @@ func (x *ReviewSkillVersionResponse) String() string {
 func (*ReviewSkillVersionResponse) ProtoMessage() {}
 
 func (x *ReviewSkillVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_library_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_library_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1594,7 +1819,7 @@ func (x *ReviewSkillVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewSkillVersionResponse.ProtoReflect.Descriptor instead.
 func (*ReviewSkillVersionResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{19}
+	return file_skillsvc_v1_library_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReviewSkillVersionResponse) GetVersion() *SkillVersion {
@@ -1635,7 +1860,7 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +
 	"\x10SEVERITY_WARNING\x10\x02\"F\n" +
 	"\rSkillProblems\x125\n" +
-	"\bproblems\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\"\xe8\x04\n" +
+	"\bproblems\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\"\xa7\x05\n" +
 	"\fSkillVersion\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -1657,7 +1882,20 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\vreview_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reviewTime\x12%\n" +
 	"\x0ereview_comment\x18\x0f \x01(\tR\rreviewComment\x125\n" +
-	"\bproblems\x18\x10 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\"\x87\x01\n" +
+	"\bproblems\x18\x10 \x03(\v2\x19.skillsvc.v1.SkillProblemR\bproblems\x12=\n" +
+	"\n" +
+	"signatures\x18\x11 \x03(\v2\x1d.skillsvc.v1.VersionSignatureR\n" +
+	"signatures\"\xd9\x01\n" +
+	"\x10VersionSignature\x12\x15\n" +
+	"\x06key_id\x18\x01 \x01(\tR\x05keyId\x12\x19\n" +
+	"\bkey_name\x18\x02 \x01(\tR\akeyName\x12\x1f\n" +
+	"\vattached_by\x18\x03 \x01(\tR\n" +
+	"attachedBy\x12;\n" +
+	"\vattach_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"attachTime\x12\x16\n" +
+	"\x06bundle\x18\x05 \x01(\fR\x06bundle\x12\x1d\n" +
+	"\n" +
+	"public_key\x18\x06 \x01(\fR\tpublicKey\"\x87\x01\n" +
 	"\x13PublishSkillRequest\x129\n" +
 	"\x06header\x18\x01 \x01(\v2\x1f.skillsvc.v1.PublishSkillHeaderH\x00R\x06header\x12.\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x16.skillsvc.v1.FileChunkH\x00R\x05chunkB\x05\n" +
@@ -1713,7 +1951,16 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\"`\n" +
 	"\x17GetSkillVersionResponse\x123\n" +
 	"\aversion\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillVersionR\aversion\x12\x10\n" +
-	"\x03raw\x18\x02 \x01(\tR\x03raw\"\x8d\x01\n" +
+	"\x03raw\x18\x02 \x01(\tR\x03raw\"\xb0\x01\n" +
+	"\x16AttachSignatureRequest\x121\n" +
+	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12\x16\n" +
+	"\x06bundle\x18\x04 \x01(\fR\x06bundle\x12\x1d\n" +
+	"\n" +
+	"public_key\x18\x05 \x01(\fR\tpublicKey\"N\n" +
+	"\x17AttachSignatureResponse\x123\n" +
+	"\aversion\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillVersionR\aversion\"\x8d\x01\n" +
 	"\x14SetSkillLabelRequest\x121\n" +
 	"\alibrary\x18\x01 \x01(\v2\x17.skillsvc.v1.LibraryRefR\alibrary\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -1744,7 +1991,7 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\x19VERSION_STATE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17VERSION_STATE_PUBLISHED\x10\x01\x12\x19\n" +
 	"\x15VERSION_STATE_PENDING\x10\x02\x12\x1a\n" +
-	"\x16VERSION_STATE_REJECTED\x10\x032\x92\x05\n" +
+	"\x16VERSION_STATE_REJECTED\x10\x032\xf0\x05\n" +
 	"\x0eLibraryService\x12U\n" +
 	"\fPublishSkill\x12 .skillsvc.v1.PublishSkillRequest\x1a!.skillsvc.v1.PublishSkillResponse(\x01\x12P\n" +
 	"\vDeleteSkill\x12\x1f.skillsvc.v1.DeleteSkillRequest\x1a .skillsvc.v1.DeleteSkillResponse\x12b\n" +
@@ -1752,7 +1999,8 @@ const file_skillsvc_v1_library_proto_rawDesc = "" +
 	"\x0fGetSkillVersion\x12#.skillsvc.v1.GetSkillVersionRequest\x1a$.skillsvc.v1.GetSkillVersionResponse\x12V\n" +
 	"\rSetSkillLabel\x12!.skillsvc.v1.SetSkillLabelRequest\x1a\".skillsvc.v1.SetSkillLabelResponse\x12V\n" +
 	"\rRollbackSkill\x12!.skillsvc.v1.RollbackSkillRequest\x1a\".skillsvc.v1.RollbackSkillResponse\x12e\n" +
-	"\x12ReviewSkillVersion\x12&.skillsvc.v1.ReviewSkillVersionRequest\x1a'.skillsvc.v1.ReviewSkillVersionResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x12ReviewSkillVersion\x12&.skillsvc.v1.ReviewSkillVersionRequest\x1a'.skillsvc.v1.ReviewSkillVersionResponse\x12\\\n" +
+	"\x0fAttachSignature\x12#.skillsvc.v1.AttachSignatureRequest\x1a$.skillsvc.v1.AttachSignatureResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_skillsvc_v1_library_proto_rawDescOnce sync.Once
@@ -1767,86 +2015,95 @@ func file_skillsvc_v1_library_proto_rawDescGZIP() []byte {
 }
 
 var file_skillsvc_v1_library_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_skillsvc_v1_library_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_skillsvc_v1_library_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_skillsvc_v1_library_proto_goTypes = []any{
 	(VersionState)(0),                  // 0: skillsvc.v1.VersionState
 	(SkillProblem_Severity)(0),         // 1: skillsvc.v1.SkillProblem.Severity
 	(*SkillProblem)(nil),               // 2: skillsvc.v1.SkillProblem
 	(*SkillProblems)(nil),              // 3: skillsvc.v1.SkillProblems
 	(*SkillVersion)(nil),               // 4: skillsvc.v1.SkillVersion
-	(*PublishSkillRequest)(nil),        // 5: skillsvc.v1.PublishSkillRequest
-	(*PublishSkillHeader)(nil),         // 6: skillsvc.v1.PublishSkillHeader
-	(*FileChunk)(nil),                  // 7: skillsvc.v1.FileChunk
-	(*PublishSkillResponse)(nil),       // 8: skillsvc.v1.PublishSkillResponse
-	(*TriggerEval)(nil),                // 9: skillsvc.v1.TriggerEval
-	(*DeleteSkillRequest)(nil),         // 10: skillsvc.v1.DeleteSkillRequest
-	(*DeleteSkillResponse)(nil),        // 11: skillsvc.v1.DeleteSkillResponse
-	(*ListSkillVersionsRequest)(nil),   // 12: skillsvc.v1.ListSkillVersionsRequest
-	(*ListSkillVersionsResponse)(nil),  // 13: skillsvc.v1.ListSkillVersionsResponse
-	(*GetSkillVersionRequest)(nil),     // 14: skillsvc.v1.GetSkillVersionRequest
-	(*GetSkillVersionResponse)(nil),    // 15: skillsvc.v1.GetSkillVersionResponse
-	(*SetSkillLabelRequest)(nil),       // 16: skillsvc.v1.SetSkillLabelRequest
-	(*SetSkillLabelResponse)(nil),      // 17: skillsvc.v1.SetSkillLabelResponse
-	(*RollbackSkillRequest)(nil),       // 18: skillsvc.v1.RollbackSkillRequest
-	(*RollbackSkillResponse)(nil),      // 19: skillsvc.v1.RollbackSkillResponse
-	(*ReviewSkillVersionRequest)(nil),  // 20: skillsvc.v1.ReviewSkillVersionRequest
-	(*ReviewSkillVersionResponse)(nil), // 21: skillsvc.v1.ReviewSkillVersionResponse
-	nil,                                // 22: skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
-	(*LibraryRef)(nil),                 // 23: skillsvc.v1.LibraryRef
-	(*timestamppb.Timestamp)(nil),      // 24: google.protobuf.Timestamp
-	(*SkillManifest)(nil),              // 25: skillsvc.v1.SkillManifest
-	(*SkillSummary)(nil),               // 26: skillsvc.v1.SkillSummary
+	(*VersionSignature)(nil),           // 5: skillsvc.v1.VersionSignature
+	(*PublishSkillRequest)(nil),        // 6: skillsvc.v1.PublishSkillRequest
+	(*PublishSkillHeader)(nil),         // 7: skillsvc.v1.PublishSkillHeader
+	(*FileChunk)(nil),                  // 8: skillsvc.v1.FileChunk
+	(*PublishSkillResponse)(nil),       // 9: skillsvc.v1.PublishSkillResponse
+	(*TriggerEval)(nil),                // 10: skillsvc.v1.TriggerEval
+	(*DeleteSkillRequest)(nil),         // 11: skillsvc.v1.DeleteSkillRequest
+	(*DeleteSkillResponse)(nil),        // 12: skillsvc.v1.DeleteSkillResponse
+	(*ListSkillVersionsRequest)(nil),   // 13: skillsvc.v1.ListSkillVersionsRequest
+	(*ListSkillVersionsResponse)(nil),  // 14: skillsvc.v1.ListSkillVersionsResponse
+	(*GetSkillVersionRequest)(nil),     // 15: skillsvc.v1.GetSkillVersionRequest
+	(*GetSkillVersionResponse)(nil),    // 16: skillsvc.v1.GetSkillVersionResponse
+	(*AttachSignatureRequest)(nil),     // 17: skillsvc.v1.AttachSignatureRequest
+	(*AttachSignatureResponse)(nil),    // 18: skillsvc.v1.AttachSignatureResponse
+	(*SetSkillLabelRequest)(nil),       // 19: skillsvc.v1.SetSkillLabelRequest
+	(*SetSkillLabelResponse)(nil),      // 20: skillsvc.v1.SetSkillLabelResponse
+	(*RollbackSkillRequest)(nil),       // 21: skillsvc.v1.RollbackSkillRequest
+	(*RollbackSkillResponse)(nil),      // 22: skillsvc.v1.RollbackSkillResponse
+	(*ReviewSkillVersionRequest)(nil),  // 23: skillsvc.v1.ReviewSkillVersionRequest
+	(*ReviewSkillVersionResponse)(nil), // 24: skillsvc.v1.ReviewSkillVersionResponse
+	nil,                                // 25: skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
+	(*LibraryRef)(nil),                 // 26: skillsvc.v1.LibraryRef
+	(*timestamppb.Timestamp)(nil),      // 27: google.protobuf.Timestamp
+	(*SkillManifest)(nil),              // 28: skillsvc.v1.SkillManifest
+	(*SkillSummary)(nil),               // 29: skillsvc.v1.SkillSummary
 }
 var file_skillsvc_v1_library_proto_depIdxs = []int32{
 	1,  // 0: skillsvc.v1.SkillProblem.severity:type_name -> skillsvc.v1.SkillProblem.Severity
 	2,  // 1: skillsvc.v1.SkillProblems.problems:type_name -> skillsvc.v1.SkillProblem
-	23, // 2: skillsvc.v1.SkillVersion.library:type_name -> skillsvc.v1.LibraryRef
-	24, // 3: skillsvc.v1.SkillVersion.create_time:type_name -> google.protobuf.Timestamp
+	26, // 2: skillsvc.v1.SkillVersion.library:type_name -> skillsvc.v1.LibraryRef
+	27, // 3: skillsvc.v1.SkillVersion.create_time:type_name -> google.protobuf.Timestamp
 	0,  // 4: skillsvc.v1.SkillVersion.state:type_name -> skillsvc.v1.VersionState
-	25, // 5: skillsvc.v1.SkillVersion.manifest:type_name -> skillsvc.v1.SkillManifest
-	24, // 6: skillsvc.v1.SkillVersion.review_time:type_name -> google.protobuf.Timestamp
+	28, // 5: skillsvc.v1.SkillVersion.manifest:type_name -> skillsvc.v1.SkillManifest
+	27, // 6: skillsvc.v1.SkillVersion.review_time:type_name -> google.protobuf.Timestamp
 	2,  // 7: skillsvc.v1.SkillVersion.problems:type_name -> skillsvc.v1.SkillProblem
-	6,  // 8: skillsvc.v1.PublishSkillRequest.header:type_name -> skillsvc.v1.PublishSkillHeader
-	7,  // 9: skillsvc.v1.PublishSkillRequest.chunk:type_name -> skillsvc.v1.FileChunk
-	23, // 10: skillsvc.v1.PublishSkillHeader.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 11: skillsvc.v1.PublishSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
-	2,  // 12: skillsvc.v1.PublishSkillResponse.problems:type_name -> skillsvc.v1.SkillProblem
-	26, // 13: skillsvc.v1.PublishSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	9,  // 14: skillsvc.v1.PublishSkillResponse.evals:type_name -> skillsvc.v1.TriggerEval
-	23, // 15: skillsvc.v1.DeleteSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
-	23, // 16: skillsvc.v1.ListSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
-	0,  // 17: skillsvc.v1.ListSkillVersionsRequest.state:type_name -> skillsvc.v1.VersionState
-	4,  // 18: skillsvc.v1.ListSkillVersionsResponse.versions:type_name -> skillsvc.v1.SkillVersion
-	22, // 19: skillsvc.v1.ListSkillVersionsResponse.labels:type_name -> skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
-	23, // 20: skillsvc.v1.GetSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 21: skillsvc.v1.GetSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
-	23, // 22: skillsvc.v1.SetSkillLabelRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 23: skillsvc.v1.SetSkillLabelResponse.version:type_name -> skillsvc.v1.SkillVersion
-	23, // 24: skillsvc.v1.RollbackSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 25: skillsvc.v1.RollbackSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
-	26, // 26: skillsvc.v1.RollbackSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	23, // 27: skillsvc.v1.ReviewSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
-	4,  // 28: skillsvc.v1.ReviewSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
-	26, // 29: skillsvc.v1.ReviewSkillVersionResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	5,  // 30: skillsvc.v1.LibraryService.PublishSkill:input_type -> skillsvc.v1.PublishSkillRequest
-	10, // 31: skillsvc.v1.LibraryService.DeleteSkill:input_type -> skillsvc.v1.DeleteSkillRequest
-	12, // 32: skillsvc.v1.LibraryService.ListSkillVersions:input_type -> skillsvc.v1.ListSkillVersionsRequest
-	14, // 33: skillsvc.v1.LibraryService.GetSkillVersion:input_type -> skillsvc.v1.GetSkillVersionRequest
-	16, // 34: skillsvc.v1.LibraryService.SetSkillLabel:input_type -> skillsvc.v1.SetSkillLabelRequest
-	18, // 35: skillsvc.v1.LibraryService.RollbackSkill:input_type -> skillsvc.v1.RollbackSkillRequest
-	20, // 36: skillsvc.v1.LibraryService.ReviewSkillVersion:input_type -> skillsvc.v1.ReviewSkillVersionRequest
-	8,  // 37: skillsvc.v1.LibraryService.PublishSkill:output_type -> skillsvc.v1.PublishSkillResponse
-	11, // 38: skillsvc.v1.LibraryService.DeleteSkill:output_type -> skillsvc.v1.DeleteSkillResponse
-	13, // 39: skillsvc.v1.LibraryService.ListSkillVersions:output_type -> skillsvc.v1.ListSkillVersionsResponse
-	15, // 40: skillsvc.v1.LibraryService.GetSkillVersion:output_type -> skillsvc.v1.GetSkillVersionResponse
-	17, // 41: skillsvc.v1.LibraryService.SetSkillLabel:output_type -> skillsvc.v1.SetSkillLabelResponse
-	19, // 42: skillsvc.v1.LibraryService.RollbackSkill:output_type -> skillsvc.v1.RollbackSkillResponse
-	21, // 43: skillsvc.v1.LibraryService.ReviewSkillVersion:output_type -> skillsvc.v1.ReviewSkillVersionResponse
-	37, // [37:44] is the sub-list for method output_type
-	30, // [30:37] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	5,  // 8: skillsvc.v1.SkillVersion.signatures:type_name -> skillsvc.v1.VersionSignature
+	27, // 9: skillsvc.v1.VersionSignature.attach_time:type_name -> google.protobuf.Timestamp
+	7,  // 10: skillsvc.v1.PublishSkillRequest.header:type_name -> skillsvc.v1.PublishSkillHeader
+	8,  // 11: skillsvc.v1.PublishSkillRequest.chunk:type_name -> skillsvc.v1.FileChunk
+	26, // 12: skillsvc.v1.PublishSkillHeader.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 13: skillsvc.v1.PublishSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
+	2,  // 14: skillsvc.v1.PublishSkillResponse.problems:type_name -> skillsvc.v1.SkillProblem
+	29, // 15: skillsvc.v1.PublishSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	10, // 16: skillsvc.v1.PublishSkillResponse.evals:type_name -> skillsvc.v1.TriggerEval
+	26, // 17: skillsvc.v1.DeleteSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
+	26, // 18: skillsvc.v1.ListSkillVersionsRequest.library:type_name -> skillsvc.v1.LibraryRef
+	0,  // 19: skillsvc.v1.ListSkillVersionsRequest.state:type_name -> skillsvc.v1.VersionState
+	4,  // 20: skillsvc.v1.ListSkillVersionsResponse.versions:type_name -> skillsvc.v1.SkillVersion
+	25, // 21: skillsvc.v1.ListSkillVersionsResponse.labels:type_name -> skillsvc.v1.ListSkillVersionsResponse.LabelsEntry
+	26, // 22: skillsvc.v1.GetSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 23: skillsvc.v1.GetSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
+	26, // 24: skillsvc.v1.AttachSignatureRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 25: skillsvc.v1.AttachSignatureResponse.version:type_name -> skillsvc.v1.SkillVersion
+	26, // 26: skillsvc.v1.SetSkillLabelRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 27: skillsvc.v1.SetSkillLabelResponse.version:type_name -> skillsvc.v1.SkillVersion
+	26, // 28: skillsvc.v1.RollbackSkillRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 29: skillsvc.v1.RollbackSkillResponse.version:type_name -> skillsvc.v1.SkillVersion
+	29, // 30: skillsvc.v1.RollbackSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	26, // 31: skillsvc.v1.ReviewSkillVersionRequest.library:type_name -> skillsvc.v1.LibraryRef
+	4,  // 32: skillsvc.v1.ReviewSkillVersionResponse.version:type_name -> skillsvc.v1.SkillVersion
+	29, // 33: skillsvc.v1.ReviewSkillVersionResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	6,  // 34: skillsvc.v1.LibraryService.PublishSkill:input_type -> skillsvc.v1.PublishSkillRequest
+	11, // 35: skillsvc.v1.LibraryService.DeleteSkill:input_type -> skillsvc.v1.DeleteSkillRequest
+	13, // 36: skillsvc.v1.LibraryService.ListSkillVersions:input_type -> skillsvc.v1.ListSkillVersionsRequest
+	15, // 37: skillsvc.v1.LibraryService.GetSkillVersion:input_type -> skillsvc.v1.GetSkillVersionRequest
+	19, // 38: skillsvc.v1.LibraryService.SetSkillLabel:input_type -> skillsvc.v1.SetSkillLabelRequest
+	21, // 39: skillsvc.v1.LibraryService.RollbackSkill:input_type -> skillsvc.v1.RollbackSkillRequest
+	23, // 40: skillsvc.v1.LibraryService.ReviewSkillVersion:input_type -> skillsvc.v1.ReviewSkillVersionRequest
+	17, // 41: skillsvc.v1.LibraryService.AttachSignature:input_type -> skillsvc.v1.AttachSignatureRequest
+	9,  // 42: skillsvc.v1.LibraryService.PublishSkill:output_type -> skillsvc.v1.PublishSkillResponse
+	12, // 43: skillsvc.v1.LibraryService.DeleteSkill:output_type -> skillsvc.v1.DeleteSkillResponse
+	14, // 44: skillsvc.v1.LibraryService.ListSkillVersions:output_type -> skillsvc.v1.ListSkillVersionsResponse
+	16, // 45: skillsvc.v1.LibraryService.GetSkillVersion:output_type -> skillsvc.v1.GetSkillVersionResponse
+	20, // 46: skillsvc.v1.LibraryService.SetSkillLabel:output_type -> skillsvc.v1.SetSkillLabelResponse
+	22, // 47: skillsvc.v1.LibraryService.RollbackSkill:output_type -> skillsvc.v1.RollbackSkillResponse
+	24, // 48: skillsvc.v1.LibraryService.ReviewSkillVersion:output_type -> skillsvc.v1.ReviewSkillVersionResponse
+	18, // 49: skillsvc.v1.LibraryService.AttachSignature:output_type -> skillsvc.v1.AttachSignatureResponse
+	42, // [42:50] is the sub-list for method output_type
+	34, // [34:42] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_library_proto_init() }
@@ -1856,7 +2113,7 @@ func file_skillsvc_v1_library_proto_init() {
 	}
 	file_skillsvc_v1_admin_proto_init()
 	file_skillsvc_v1_skills_proto_init()
-	file_skillsvc_v1_library_proto_msgTypes[3].OneofWrappers = []any{
+	file_skillsvc_v1_library_proto_msgTypes[4].OneofWrappers = []any{
 		(*PublishSkillRequest_Header)(nil),
 		(*PublishSkillRequest_Chunk)(nil),
 	}
@@ -1866,7 +2123,7 @@ func file_skillsvc_v1_library_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_library_proto_rawDesc), len(file_skillsvc_v1_library_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

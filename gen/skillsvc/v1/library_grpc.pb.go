@@ -26,6 +26,7 @@ const (
 	LibraryService_SetSkillLabel_FullMethodName      = "/skillsvc.v1.LibraryService/SetSkillLabel"
 	LibraryService_RollbackSkill_FullMethodName      = "/skillsvc.v1.LibraryService/RollbackSkill"
 	LibraryService_ReviewSkillVersion_FullMethodName = "/skillsvc.v1.LibraryService/ReviewSkillVersion"
+	LibraryService_AttachSignature_FullMethodName    = "/skillsvc.v1.LibraryService/AttachSignature"
 )
 
 // LibraryServiceClient is the client API for LibraryService service.
@@ -69,6 +70,15 @@ type LibraryServiceClient interface {
 	// ReviewSkillVersion approves (publishes) or rejects a pending version.
 	// Admins only.
 	ReviewSkillVersion(ctx context.Context, in *ReviewSkillVersionRequest, opts ...grpc.CallOption) (*ReviewSkillVersionResponse, error)
+	// AttachSignature stores a signature of a version (or a pending
+	// proposal): a Sigstore bundle (skillctl sign makes one) whose DSSE
+	// statement names the version's manifest digest, signed by the public key
+	// given (or one of the library's configured --library.signing-keys). The
+	// server verifies it against the digest it holds before storing it: a
+	// bundle of other files, a tampered one or one the key did not sign is
+	// FAILED_PRECONDITION; a malformed one INVALID_ARGUMENT. Who may publish
+	// to the library may attach.
+	AttachSignature(ctx context.Context, in *AttachSignatureRequest, opts ...grpc.CallOption) (*AttachSignatureResponse, error)
 }
 
 type libraryServiceClient struct {
@@ -152,6 +162,16 @@ func (c *libraryServiceClient) ReviewSkillVersion(ctx context.Context, in *Revie
 	return out, nil
 }
 
+func (c *libraryServiceClient) AttachSignature(ctx context.Context, in *AttachSignatureRequest, opts ...grpc.CallOption) (*AttachSignatureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AttachSignatureResponse)
+	err := c.cc.Invoke(ctx, LibraryService_AttachSignature_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LibraryServiceServer is the server API for LibraryService service.
 // All implementations must embed UnimplementedLibraryServiceServer
 // for forward compatibility.
@@ -193,6 +213,15 @@ type LibraryServiceServer interface {
 	// ReviewSkillVersion approves (publishes) or rejects a pending version.
 	// Admins only.
 	ReviewSkillVersion(context.Context, *ReviewSkillVersionRequest) (*ReviewSkillVersionResponse, error)
+	// AttachSignature stores a signature of a version (or a pending
+	// proposal): a Sigstore bundle (skillctl sign makes one) whose DSSE
+	// statement names the version's manifest digest, signed by the public key
+	// given (or one of the library's configured --library.signing-keys). The
+	// server verifies it against the digest it holds before storing it: a
+	// bundle of other files, a tampered one or one the key did not sign is
+	// FAILED_PRECONDITION; a malformed one INVALID_ARGUMENT. Who may publish
+	// to the library may attach.
+	AttachSignature(context.Context, *AttachSignatureRequest) (*AttachSignatureResponse, error)
 	mustEmbedUnimplementedLibraryServiceServer()
 }
 
@@ -223,6 +252,9 @@ func (UnimplementedLibraryServiceServer) RollbackSkill(context.Context, *Rollbac
 }
 func (UnimplementedLibraryServiceServer) ReviewSkillVersion(context.Context, *ReviewSkillVersionRequest) (*ReviewSkillVersionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReviewSkillVersion not implemented")
+}
+func (UnimplementedLibraryServiceServer) AttachSignature(context.Context, *AttachSignatureRequest) (*AttachSignatureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AttachSignature not implemented")
 }
 func (UnimplementedLibraryServiceServer) mustEmbedUnimplementedLibraryServiceServer() {}
 func (UnimplementedLibraryServiceServer) testEmbeddedByValue()                        {}
@@ -360,6 +392,24 @@ func _LibraryService_ReviewSkillVersion_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LibraryService_AttachSignature_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AttachSignatureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LibraryServiceServer).AttachSignature(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LibraryService_AttachSignature_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LibraryServiceServer).AttachSignature(ctx, req.(*AttachSignatureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LibraryService_ServiceDesc is the grpc.ServiceDesc for LibraryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -390,6 +440,10 @@ var LibraryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReviewSkillVersion",
 			Handler:    _LibraryService_ReviewSkillVersion_Handler,
+		},
+		{
+			MethodName: "AttachSignature",
+			Handler:    _LibraryService_AttachSignature_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

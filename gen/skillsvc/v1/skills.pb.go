@@ -189,7 +189,7 @@ func (x SkillChange_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SkillChange_Kind.Descriptor instead.
 func (SkillChange_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27, 0}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{28, 0}
 }
 
 // SkillSummary is a skill's frontmatter and where it lives.
@@ -1265,7 +1265,10 @@ type GetSkillResponse struct {
 	// The skill's other files, in path order: at most --skills.max-listed-files.
 	Files []*SkillFile `protobuf:"bytes,5,rep,name=files" json:"files,omitempty"`
 	// How many more files the skill holds than files lists.
-	FilesOmitted  int32 `protobuf:"varint,6,opt,name=files_omitted,json=filesOmitted" json:"files_omitted,omitempty"`
+	FilesOmitted int32 `protobuf:"varint,6,opt,name=files_omitted,json=filesOmitted" json:"files_omitted,omitempty"`
+	// Where the served copy comes from: version, publisher, approver, scan
+	// verdict and signature status.
+	Provenance    *Provenance `protobuf:"bytes,7,opt,name=provenance" json:"provenance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1342,6 +1345,115 @@ func (x *GetSkillResponse) GetFilesOmitted() int32 {
 	return 0
 }
 
+func (x *GetSkillResponse) GetProvenance() *Provenance {
+	if x != nil {
+		return x.Provenance
+	}
+	return nil
+}
+
+// Provenance is what the service knows of a served skill's origin. MCP
+// hosts find the same fields under _meta "io.skillsvc/provenance".
+type Provenance struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The published version the live copy is ("sha256:<hex>", its manifest
+	// digest); empty for a skill uploaded to the bucket directly.
+	Version string `protobuf:"bytes,1,opt,name=version" json:"version,omitempty"`
+	// Who published the version, and who approved it (reviewed libraries).
+	Publisher string `protobuf:"bytes,2,opt,name=publisher" json:"publisher,omitempty"`
+	Approver  string `protobuf:"bytes,3,opt,name=approver" json:"approver,omitempty"`
+	// The scan verdict: "unscanned" until scanning runs; then "clean",
+	// "low", "medium" or "high".
+	ScanVerdict string `protobuf:"bytes,4,opt,name=scan_verdict,json=scanVerdict" json:"scan_verdict,omitempty"`
+	// "unsigned", "verified" or "invalid".
+	Signature string `protobuf:"bytes,5,opt,name=signature" json:"signature,omitempty"`
+	// For "verified": the key's --library.signing-keys name, else its id.
+	SignatureKey string `protobuf:"bytes,6,opt,name=signature_key,json=signatureKey" json:"signature_key,omitempty"`
+	// No version: the skill was uploaded to the bucket directly.
+	OutOfBand     bool `protobuf:"varint,7,opt,name=out_of_band,json=outOfBand" json:"out_of_band,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Provenance) Reset() {
+	*x = Provenance{}
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Provenance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Provenance) ProtoMessage() {}
+
+func (x *Provenance) ProtoReflect() protoreflect.Message {
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Provenance.ProtoReflect.Descriptor instead.
+func (*Provenance) Descriptor() ([]byte, []int) {
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Provenance) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *Provenance) GetPublisher() string {
+	if x != nil {
+		return x.Publisher
+	}
+	return ""
+}
+
+func (x *Provenance) GetApprover() string {
+	if x != nil {
+		return x.Approver
+	}
+	return ""
+}
+
+func (x *Provenance) GetScanVerdict() string {
+	if x != nil {
+		return x.ScanVerdict
+	}
+	return ""
+}
+
+func (x *Provenance) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *Provenance) GetSignatureKey() string {
+	if x != nil {
+		return x.SignatureKey
+	}
+	return ""
+}
+
+func (x *Provenance) GetOutOfBand() bool {
+	if x != nil {
+		return x.OutOfBand
+	}
+	return false
+}
+
 type RenderSkillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The skill's name, its folder path or its path under /skills.
@@ -1361,7 +1473,7 @@ type RenderSkillRequest struct {
 
 func (x *RenderSkillRequest) Reset() {
 	*x = RenderSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +1485,7 @@ func (x *RenderSkillRequest) String() string {
 func (*RenderSkillRequest) ProtoMessage() {}
 
 func (x *RenderSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[14]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +1498,7 @@ func (x *RenderSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderSkillRequest.ProtoReflect.Descriptor instead.
 func (*RenderSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{14}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RenderSkillRequest) GetPath() string {
@@ -1429,7 +1541,7 @@ type RenderSkillResponse struct {
 
 func (x *RenderSkillResponse) Reset() {
 	*x = RenderSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1553,7 @@ func (x *RenderSkillResponse) String() string {
 func (*RenderSkillResponse) ProtoMessage() {}
 
 func (x *RenderSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[15]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1566,7 @@ func (x *RenderSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderSkillResponse.ProtoReflect.Descriptor instead.
 func (*RenderSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{15}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RenderSkillResponse) GetText() string {
@@ -1489,7 +1601,7 @@ type ReadSkillFileRequest struct {
 
 func (x *ReadSkillFileRequest) Reset() {
 	*x = ReadSkillFileRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1501,7 +1613,7 @@ func (x *ReadSkillFileRequest) String() string {
 func (*ReadSkillFileRequest) ProtoMessage() {}
 
 func (x *ReadSkillFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[16]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1514,7 +1626,7 @@ func (x *ReadSkillFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSkillFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadSkillFileRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{16}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReadSkillFileRequest) GetPath() string {
@@ -1556,7 +1668,7 @@ type ReadSkillFileResponse struct {
 
 func (x *ReadSkillFileResponse) Reset() {
 	*x = ReadSkillFileResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1680,7 @@ func (x *ReadSkillFileResponse) String() string {
 func (*ReadSkillFileResponse) ProtoMessage() {}
 
 func (x *ReadSkillFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[17]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1693,7 @@ func (x *ReadSkillFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSkillFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadSkillFileResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{17}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReadSkillFileResponse) GetPath() string {
@@ -1616,7 +1728,7 @@ type SearchSkillsRequest struct {
 
 func (x *SearchSkillsRequest) Reset() {
 	*x = SearchSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1628,7 +1740,7 @@ func (x *SearchSkillsRequest) String() string {
 func (*SearchSkillsRequest) ProtoMessage() {}
 
 func (x *SearchSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[18]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1641,7 +1753,7 @@ func (x *SearchSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsRequest.ProtoReflect.Descriptor instead.
 func (*SearchSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{18}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SearchSkillsRequest) GetQuery() string {
@@ -1698,7 +1810,7 @@ type ScoredSkill struct {
 
 func (x *ScoredSkill) Reset() {
 	*x = ScoredSkill{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +1822,7 @@ func (x *ScoredSkill) String() string {
 func (*ScoredSkill) ProtoMessage() {}
 
 func (x *ScoredSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[19]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1835,7 @@ func (x *ScoredSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoredSkill.ProtoReflect.Descriptor instead.
 func (*ScoredSkill) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{19}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ScoredSkill) GetSkill() *SkillSummary {
@@ -1767,7 +1879,7 @@ type SkillAlternate struct {
 
 func (x *SkillAlternate) Reset() {
 	*x = SkillAlternate{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1891,7 @@ func (x *SkillAlternate) String() string {
 func (*SkillAlternate) ProtoMessage() {}
 
 func (x *SkillAlternate) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[20]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1904,7 @@ func (x *SkillAlternate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillAlternate.ProtoReflect.Descriptor instead.
 func (*SkillAlternate) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{20}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SkillAlternate) GetPath() string {
@@ -1831,7 +1943,7 @@ type SearchSkillsResponse struct {
 
 func (x *SearchSkillsResponse) Reset() {
 	*x = SearchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1955,7 @@ func (x *SearchSkillsResponse) String() string {
 func (*SearchSkillsResponse) ProtoMessage() {}
 
 func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[21]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1968,7 @@ func (x *SearchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*SearchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{21}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SearchSkillsResponse) GetResults() []*ScoredSkill {
@@ -1894,7 +2006,7 @@ type ExportSkillRequest struct {
 
 func (x *ExportSkillRequest) Reset() {
 	*x = ExportSkillRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1906,7 +2018,7 @@ func (x *ExportSkillRequest) String() string {
 func (*ExportSkillRequest) ProtoMessage() {}
 
 func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[22]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1919,7 +2031,7 @@ func (x *ExportSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillRequest.ProtoReflect.Descriptor instead.
 func (*ExportSkillRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{22}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExportSkillRequest) GetPath() string {
@@ -1954,7 +2066,7 @@ type ExportSkillResponse struct {
 
 func (x *ExportSkillResponse) Reset() {
 	*x = ExportSkillResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1966,7 +2078,7 @@ func (x *ExportSkillResponse) String() string {
 func (*ExportSkillResponse) ProtoMessage() {}
 
 func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[23]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1979,7 +2091,7 @@ func (x *ExportSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSkillResponse.ProtoReflect.Descriptor instead.
 func (*ExportSkillResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{23}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExportSkillResponse) GetData() []byte {
@@ -1999,7 +2111,7 @@ type SetSkillEnabledRequest struct {
 
 func (x *SetSkillEnabledRequest) Reset() {
 	*x = SetSkillEnabledRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2123,7 @@ func (x *SetSkillEnabledRequest) String() string {
 func (*SetSkillEnabledRequest) ProtoMessage() {}
 
 func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[24]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2136,7 @@ func (x *SetSkillEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{24}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetSkillEnabledRequest) GetPath() string {
@@ -2050,7 +2162,7 @@ type SetSkillEnabledResponse struct {
 
 func (x *SetSkillEnabledResponse) Reset() {
 	*x = SetSkillEnabledResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2174,7 @@ func (x *SetSkillEnabledResponse) String() string {
 func (*SetSkillEnabledResponse) ProtoMessage() {}
 
 func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[25]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2187,7 @@ func (x *SetSkillEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSkillEnabledResponse.ProtoReflect.Descriptor instead.
 func (*SetSkillEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{25}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetSkillEnabledResponse) GetSkill() *SkillSummary {
@@ -2097,7 +2209,7 @@ type WatchSkillsRequest struct {
 
 func (x *WatchSkillsRequest) Reset() {
 	*x = WatchSkillsRequest{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2221,7 @@ func (x *WatchSkillsRequest) String() string {
 func (*WatchSkillsRequest) ProtoMessage() {}
 
 func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[26]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2234,7 @@ func (x *WatchSkillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSkillsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSkillsRequest) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{26}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchSkillsRequest) GetSinceDigest() string {
@@ -2149,7 +2261,7 @@ type SkillChange struct {
 
 func (x *SkillChange) Reset() {
 	*x = SkillChange{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2161,7 +2273,7 @@ func (x *SkillChange) String() string {
 func (*SkillChange) ProtoMessage() {}
 
 func (x *SkillChange) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[27]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2174,7 +2286,7 @@ func (x *SkillChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillChange.ProtoReflect.Descriptor instead.
 func (*SkillChange) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{27}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SkillChange) GetKind() SkillChange_Kind {
@@ -2227,7 +2339,7 @@ type WatchSkillsResponse struct {
 
 func (x *WatchSkillsResponse) Reset() {
 	*x = WatchSkillsResponse{}
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[28]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2351,7 @@ func (x *WatchSkillsResponse) String() string {
 func (*WatchSkillsResponse) ProtoMessage() {}
 
 func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_skillsvc_v1_skills_proto_msgTypes[28]
+	mi := &file_skillsvc_v1_skills_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2364,7 @@ func (x *WatchSkillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSkillsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSkillsResponse) Descriptor() ([]byte, []int) {
-	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{28}
+	return file_skillsvc_v1_skills_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WatchSkillsResponse) GetLibraryDigest() string {
@@ -2370,14 +2482,26 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x06binary\x18\x03 \x01(\bR\x06binary\"?\n" +
 	"\x0fGetSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\aversion\x18\x02 \x01(\tR\aversion\"\xf7\x01\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"\xb0\x02\n" +
 	"\x10GetSkillResponse\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x10\n" +
 	"\x03raw\x18\x02 \x01(\tR\x03raw\x129\n" +
 	"\vfrontmatter\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vfrontmatter\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\tR\x04body\x12,\n" +
 	"\x05files\x18\x05 \x03(\v2\x16.skillsvc.v1.SkillFileR\x05files\x12#\n" +
-	"\rfiles_omitted\x18\x06 \x01(\x05R\ffilesOmitted\"{\n" +
+	"\rfiles_omitted\x18\x06 \x01(\x05R\ffilesOmitted\x127\n" +
+	"\n" +
+	"provenance\x18\a \x01(\v2\x17.skillsvc.v1.ProvenanceR\n" +
+	"provenance\"\xe6\x01\n" +
+	"\n" +
+	"Provenance\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
+	"\tpublisher\x18\x02 \x01(\tR\tpublisher\x12\x1a\n" +
+	"\bapprover\x18\x03 \x01(\tR\bapprover\x12!\n" +
+	"\fscan_verdict\x18\x04 \x01(\tR\vscanVerdict\x12\x1c\n" +
+	"\tsignature\x18\x05 \x01(\tR\tsignature\x12#\n" +
+	"\rsignature_key\x18\x06 \x01(\tR\fsignatureKey\x12\x1e\n" +
+	"\vout_of_band\x18\a \x01(\bR\toutOfBand\"{\n" +
 	"\x12RenderSkillRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\tR\targuments\x12\x19\n" +
@@ -2480,7 +2604,7 @@ func file_skillsvc_v1_skills_proto_rawDescGZIP() []byte {
 }
 
 var file_skillsvc_v1_skills_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_skillsvc_v1_skills_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_skillsvc_v1_skills_proto_goTypes = []any{
 	(SkillView)(0),                  // 0: skillsvc.v1.SkillView
 	(ArchiveLayout)(0),              // 1: skillsvc.v1.ArchiveLayout
@@ -2499,27 +2623,28 @@ var file_skillsvc_v1_skills_proto_goTypes = []any{
 	(*SkillFile)(nil),               // 14: skillsvc.v1.SkillFile
 	(*GetSkillRequest)(nil),         // 15: skillsvc.v1.GetSkillRequest
 	(*GetSkillResponse)(nil),        // 16: skillsvc.v1.GetSkillResponse
-	(*RenderSkillRequest)(nil),      // 17: skillsvc.v1.RenderSkillRequest
-	(*RenderSkillResponse)(nil),     // 18: skillsvc.v1.RenderSkillResponse
-	(*ReadSkillFileRequest)(nil),    // 19: skillsvc.v1.ReadSkillFileRequest
-	(*ReadSkillFileResponse)(nil),   // 20: skillsvc.v1.ReadSkillFileResponse
-	(*SearchSkillsRequest)(nil),     // 21: skillsvc.v1.SearchSkillsRequest
-	(*ScoredSkill)(nil),             // 22: skillsvc.v1.ScoredSkill
-	(*SkillAlternate)(nil),          // 23: skillsvc.v1.SkillAlternate
-	(*SearchSkillsResponse)(nil),    // 24: skillsvc.v1.SearchSkillsResponse
-	(*ExportSkillRequest)(nil),      // 25: skillsvc.v1.ExportSkillRequest
-	(*ExportSkillResponse)(nil),     // 26: skillsvc.v1.ExportSkillResponse
-	(*SetSkillEnabledRequest)(nil),  // 27: skillsvc.v1.SetSkillEnabledRequest
-	(*SetSkillEnabledResponse)(nil), // 28: skillsvc.v1.SetSkillEnabledResponse
-	(*WatchSkillsRequest)(nil),      // 29: skillsvc.v1.WatchSkillsRequest
-	(*SkillChange)(nil),             // 30: skillsvc.v1.SkillChange
-	(*WatchSkillsResponse)(nil),     // 31: skillsvc.v1.WatchSkillsResponse
-	nil,                             // 32: skillsvc.v1.SkillSummary.MetadataEntry
-	(*structpb.Struct)(nil),         // 33: google.protobuf.Struct
+	(*Provenance)(nil),              // 17: skillsvc.v1.Provenance
+	(*RenderSkillRequest)(nil),      // 18: skillsvc.v1.RenderSkillRequest
+	(*RenderSkillResponse)(nil),     // 19: skillsvc.v1.RenderSkillResponse
+	(*ReadSkillFileRequest)(nil),    // 20: skillsvc.v1.ReadSkillFileRequest
+	(*ReadSkillFileResponse)(nil),   // 21: skillsvc.v1.ReadSkillFileResponse
+	(*SearchSkillsRequest)(nil),     // 22: skillsvc.v1.SearchSkillsRequest
+	(*ScoredSkill)(nil),             // 23: skillsvc.v1.ScoredSkill
+	(*SkillAlternate)(nil),          // 24: skillsvc.v1.SkillAlternate
+	(*SearchSkillsResponse)(nil),    // 25: skillsvc.v1.SearchSkillsResponse
+	(*ExportSkillRequest)(nil),      // 26: skillsvc.v1.ExportSkillRequest
+	(*ExportSkillResponse)(nil),     // 27: skillsvc.v1.ExportSkillResponse
+	(*SetSkillEnabledRequest)(nil),  // 28: skillsvc.v1.SetSkillEnabledRequest
+	(*SetSkillEnabledResponse)(nil), // 29: skillsvc.v1.SetSkillEnabledResponse
+	(*WatchSkillsRequest)(nil),      // 30: skillsvc.v1.WatchSkillsRequest
+	(*SkillChange)(nil),             // 31: skillsvc.v1.SkillChange
+	(*WatchSkillsResponse)(nil),     // 32: skillsvc.v1.WatchSkillsResponse
+	nil,                             // 33: skillsvc.v1.SkillSummary.MetadataEntry
+	(*structpb.Struct)(nil),         // 34: google.protobuf.Struct
 }
 var file_skillsvc_v1_skills_proto_depIdxs = []int32{
-	32, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
-	33, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
+	33, // 0: skillsvc.v1.SkillSummary.metadata:type_name -> skillsvc.v1.SkillSummary.MetadataEntry
+	34, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
 	6,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
 	4,  // 3: skillsvc.v1.SkillSummary.artifact:type_name -> skillsvc.v1.SkillArtifact
 	5,  // 4: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
@@ -2527,41 +2652,42 @@ var file_skillsvc_v1_skills_proto_depIdxs = []int32{
 	0,  // 6: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
 	3,  // 7: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
 	3,  // 8: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	33, // 9: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	34, // 9: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
 	14, // 10: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
-	3,  // 11: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	3,  // 12: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	23, // 13: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
-	22, // 14: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	1,  // 15: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
-	3,  // 16: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	2,  // 17: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
-	30, // 18: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
-	7,  // 19: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	10, // 20: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	12, // 21: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	15, // 22: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	17, // 23: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	19, // 24: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	21, // 25: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	25, // 26: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	27, // 27: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	29, // 28: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
-	9,  // 29: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	11, // 30: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	13, // 31: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	16, // 32: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	18, // 33: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	20, // 34: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	24, // 35: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	26, // 36: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	28, // 37: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	31, // 38: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
-	29, // [29:39] is the sub-list for method output_type
-	19, // [19:29] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	17, // 11: skillsvc.v1.GetSkillResponse.provenance:type_name -> skillsvc.v1.Provenance
+	3,  // 12: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	3,  // 13: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
+	24, // 14: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
+	23, // 15: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	1,  // 16: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
+	3,  // 17: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	2,  // 18: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
+	31, // 19: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
+	7,  // 20: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	10, // 21: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	12, // 22: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	15, // 23: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	18, // 24: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	20, // 25: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	22, // 26: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	26, // 27: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	28, // 28: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	30, // 29: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
+	9,  // 30: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	11, // 31: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	13, // 32: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	16, // 33: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	19, // 34: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	21, // 35: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	25, // 36: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	27, // 37: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	29, // 38: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	32, // 39: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
+	30, // [30:40] is the sub-list for method output_type
+	20, // [20:30] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }
@@ -2575,7 +2701,7 @@ func file_skillsvc_v1_skills_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_skillsvc_v1_skills_proto_rawDesc), len(file_skillsvc_v1_skills_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -54,7 +54,7 @@ class SkillProblems(_message.Message):
     def __init__(self, problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ...) -> None: ...
 
 class SkillVersion(_message.Message):
-    __slots__ = ("id", "name", "category", "library", "create_time", "author", "total_bytes", "file_count", "labels", "state", "message", "manifest", "reviewer", "review_time", "review_comment", "problems")
+    __slots__ = ("id", "name", "category", "library", "create_time", "author", "total_bytes", "file_count", "labels", "state", "message", "manifest", "reviewer", "review_time", "review_comment", "problems", "signatures")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +71,7 @@ class SkillVersion(_message.Message):
     REVIEW_TIME_FIELD_NUMBER: _ClassVar[int]
     REVIEW_COMMENT_FIELD_NUMBER: _ClassVar[int]
     PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURES_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     category: str
@@ -87,7 +88,24 @@ class SkillVersion(_message.Message):
     review_time: _timestamp_pb2.Timestamp
     review_comment: str
     problems: _containers.RepeatedCompositeFieldContainer[SkillProblem]
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., category: _Optional[str] = ..., library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., total_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[VersionState, str]] = ..., message: _Optional[str] = ..., manifest: _Optional[_Union[_skills_pb2.SkillManifest, _Mapping]] = ..., reviewer: _Optional[str] = ..., review_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., review_comment: _Optional[str] = ..., problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ...) -> None: ...
+    signatures: _containers.RepeatedCompositeFieldContainer[VersionSignature]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., category: _Optional[str] = ..., library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., total_bytes: _Optional[int] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[VersionState, str]] = ..., message: _Optional[str] = ..., manifest: _Optional[_Union[_skills_pb2.SkillManifest, _Mapping]] = ..., reviewer: _Optional[str] = ..., review_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., review_comment: _Optional[str] = ..., problems: _Optional[_Iterable[_Union[SkillProblem, _Mapping]]] = ..., signatures: _Optional[_Iterable[_Union[VersionSignature, _Mapping]]] = ...) -> None: ...
+
+class VersionSignature(_message.Message):
+    __slots__ = ("key_id", "key_name", "attached_by", "attach_time", "bundle", "public_key")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_NAME_FIELD_NUMBER: _ClassVar[int]
+    ATTACHED_BY_FIELD_NUMBER: _ClassVar[int]
+    ATTACH_TIME_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    key_id: str
+    key_name: str
+    attached_by: str
+    attach_time: _timestamp_pb2.Timestamp
+    bundle: bytes
+    public_key: bytes
+    def __init__(self, key_id: _Optional[str] = ..., key_name: _Optional[str] = ..., attached_by: _Optional[str] = ..., attach_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., bundle: _Optional[bytes] = ..., public_key: _Optional[bytes] = ...) -> None: ...
 
 class PublishSkillRequest(_message.Message):
     __slots__ = ("header", "chunk")
@@ -219,6 +237,26 @@ class GetSkillVersionResponse(_message.Message):
     version: SkillVersion
     raw: str
     def __init__(self, version: _Optional[_Union[SkillVersion, _Mapping]] = ..., raw: _Optional[str] = ...) -> None: ...
+
+class AttachSignatureRequest(_message.Message):
+    __slots__ = ("library", "name", "version", "bundle", "public_key")
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    library: _admin_pb2.LibraryRef
+    name: str
+    version: str
+    bundle: bytes
+    public_key: bytes
+    def __init__(self, library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., name: _Optional[str] = ..., version: _Optional[str] = ..., bundle: _Optional[bytes] = ..., public_key: _Optional[bytes] = ...) -> None: ...
+
+class AttachSignatureResponse(_message.Message):
+    __slots__ = ("version",)
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    version: SkillVersion
+    def __init__(self, version: _Optional[_Union[SkillVersion, _Mapping]] = ...) -> None: ...
 
 class SetSkillLabelRequest(_message.Message):
     __slots__ = ("library", "name", "label", "version")

@@ -80,6 +80,11 @@ class LibraryServiceStub:
                 request_serializer=skillsvc_dot_v1_dot_library__pb2.ReviewSkillVersionRequest.SerializeToString,
                 response_deserializer=skillsvc_dot_v1_dot_library__pb2.ReviewSkillVersionResponse.FromString,
                 _registered_method=True)
+        self.AttachSignature = channel.unary_unary(
+                '/skillsvc.v1.LibraryService/AttachSignature',
+                request_serializer=skillsvc_dot_v1_dot_library__pb2.AttachSignatureRequest.SerializeToString,
+                response_deserializer=skillsvc_dot_v1_dot_library__pb2.AttachSignatureResponse.FromString,
+                _registered_method=True)
 
 
 class LibraryServiceServicer:
@@ -156,6 +161,20 @@ class LibraryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AttachSignature(self, request, context):
+        """AttachSignature stores a signature of a version (or a pending
+        proposal): a Sigstore bundle (skillctl sign makes one) whose DSSE
+        statement names the version's manifest digest, signed by the public key
+        given (or one of the library's configured --library.signing-keys). The
+        server verifies it against the digest it holds before storing it: a
+        bundle of other files, a tampered one or one the key did not sign is
+        FAILED_PRECONDITION; a malformed one INVALID_ARGUMENT. Who may publish
+        to the library may attach.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LibraryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -193,6 +212,11 @@ def add_LibraryServiceServicer_to_server(servicer, server):
                     servicer.ReviewSkillVersion,
                     request_deserializer=skillsvc_dot_v1_dot_library__pb2.ReviewSkillVersionRequest.FromString,
                     response_serializer=skillsvc_dot_v1_dot_library__pb2.ReviewSkillVersionResponse.SerializeToString,
+            ),
+            'AttachSignature': grpc.unary_unary_rpc_method_handler(
+                    servicer.AttachSignature,
+                    request_deserializer=skillsvc_dot_v1_dot_library__pb2.AttachSignatureRequest.FromString,
+                    response_serializer=skillsvc_dot_v1_dot_library__pb2.AttachSignatureResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -395,6 +419,33 @@ class LibraryService:
             '/skillsvc.v1.LibraryService/ReviewSkillVersion',
             skillsvc_dot_v1_dot_library__pb2.ReviewSkillVersionRequest.SerializeToString,
             skillsvc_dot_v1_dot_library__pb2.ReviewSkillVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AttachSignature(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/skillsvc.v1.LibraryService/AttachSignature',
+            skillsvc_dot_v1_dot_library__pb2.AttachSignatureRequest.SerializeToString,
+            skillsvc_dot_v1_dot_library__pb2.AttachSignatureResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -212,20 +212,40 @@ class GetSkillRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class GetSkillResponse(_message.Message):
-    __slots__ = ("skill", "raw", "frontmatter", "body", "files", "files_omitted")
+    __slots__ = ("skill", "raw", "frontmatter", "body", "files", "files_omitted", "provenance")
     SKILL_FIELD_NUMBER: _ClassVar[int]
     RAW_FIELD_NUMBER: _ClassVar[int]
     FRONTMATTER_FIELD_NUMBER: _ClassVar[int]
     BODY_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
     FILES_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     skill: SkillSummary
     raw: str
     frontmatter: _struct_pb2.Struct
     body: str
     files: _containers.RepeatedCompositeFieldContainer[SkillFile]
     files_omitted: int
-    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., raw: _Optional[str] = ..., frontmatter: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., body: _Optional[str] = ..., files: _Optional[_Iterable[_Union[SkillFile, _Mapping]]] = ..., files_omitted: _Optional[int] = ...) -> None: ...
+    provenance: Provenance
+    def __init__(self, skill: _Optional[_Union[SkillSummary, _Mapping]] = ..., raw: _Optional[str] = ..., frontmatter: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., body: _Optional[str] = ..., files: _Optional[_Iterable[_Union[SkillFile, _Mapping]]] = ..., files_omitted: _Optional[int] = ..., provenance: _Optional[_Union[Provenance, _Mapping]] = ...) -> None: ...
+
+class Provenance(_message.Message):
+    __slots__ = ("version", "publisher", "approver", "scan_verdict", "signature", "signature_key", "out_of_band")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHER_FIELD_NUMBER: _ClassVar[int]
+    APPROVER_FIELD_NUMBER: _ClassVar[int]
+    SCAN_VERDICT_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_KEY_FIELD_NUMBER: _ClassVar[int]
+    OUT_OF_BAND_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    publisher: str
+    approver: str
+    scan_verdict: str
+    signature: str
+    signature_key: str
+    out_of_band: bool
+    def __init__(self, version: _Optional[str] = ..., publisher: _Optional[str] = ..., approver: _Optional[str] = ..., scan_verdict: _Optional[str] = ..., signature: _Optional[str] = ..., signature_key: _Optional[str] = ..., out_of_band: _Optional[bool] = ...) -> None: ...
 
 class RenderSkillRequest(_message.Message):
     __slots__ = ("path", "arguments", "base_dir", "version")

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/library.proto.
  */
 export const file_skillsvc_v1_library: GenFile = /*@__PURE__*/
-  fileDesc("Chlza2lsbHN2Yy92MS9saWJyYXJ5LnByb3RvEgtza2lsbHN2Yy52MSLfAQoMU2tpbGxQcm9ibGVtEjQKCHNldmVyaXR5GAEgASgOMiIuc2tpbGxzdmMudjEuU2tpbGxQcm9ibGVtLlNldmVyaXR5EgwKBGZpbGUYAiABKAkSDQoFZmllbGQYAyABKAkSDAoEcnVsZRgEIAEoCRINCgV2YWx1ZRgFIAEoCRIPCgdtZXNzYWdlGAYgASgJIk4KCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEgoOU0VWRVJJVFlfRVJST1IQARIUChBTRVZFUklUWV9XQVJOSU5HEAIiPAoNU2tpbGxQcm9ibGVtcxIrCghwcm9ibGVtcxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsUHJvYmxlbSLPAwoMU2tpbGxWZXJzaW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIY2F0ZWdvcnkYAyABKAkSKAoHbGlicmFyeRgEIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmF1dGhvchgGIAEoCRITCgt0b3RhbF9ieXRlcxgHIAEoAxISCgpmaWxlX2NvdW50GAggASgFEg4KBmxhYmVscxgJIAMoCRIoCgVzdGF0ZRgKIAEoDjIZLnNraWxsc3ZjLnYxLlZlcnNpb25TdGF0ZRIPCgdtZXNzYWdlGAsgASgJEiwKCG1hbmlmZXN0GAwgASgLMhouc2tpbGxzdmMudjEuU2tpbGxNYW5pZmVzdBIQCghyZXZpZXdlchgNIAEoCRIvCgtyZXZpZXdfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmV2aWV3X2NvbW1lbnQYDyABKAkSKwoIcHJvYmxlbXMYECADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFByb2JsZW0ieAoTUHVibGlzaFNraWxsUmVxdWVzdBIxCgZoZWFkZXIYASABKAsyHy5za2lsbHN2Yy52MS5QdWJsaXNoU2tpbGxIZWFkZXJIABInCgVjaHVuaxgCIAEoCzIWLnNraWxsc3ZjLnYxLkZpbGVDaHVua0gAQgUKA21zZyKpAQoSUHVibGlzaFNraWxsSGVhZGVyEigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEhAKCGNhdGVnb3J5GAIgASgJEgwKBG5hbWUYAyABKAkSDgoGbGFiZWxzGAQgAygJEg8KB21lc3NhZ2UYBSABKAkSFQoNdmFsaWRhdGVfb25seRgGIAEoCBIRCglpZl9sYXRlc3QYByABKAkiNQoJRmlsZUNodW5rEgwKBHBhdGgYASABKAkSDAoEZGF0YRgCIAEoDBIMCgRtb2RlGAMgASgNIugBChRQdWJsaXNoU2tpbGxSZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEisKCHByb2JsZW1zGAIgAygLMhkuc2tpbGxzdmMudjEuU2tpbGxQcm9ibGVtEigKBXNraWxsGAMgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5EhUKDXJlbW92ZWRfZmlsZXMYBCADKAkSDQoFdmFsaWQYBSABKAgSJwoFZXZhbHMYBiADKAsyGC5za2lsbHN2Yy52MS5UcmlnZ2VyRXZhbCJmCgtUcmlnZ2VyRXZhbBINCgVxdWVyeRgBIAEoCRIWCg5zaG91bGRfdHJpZ2dlchgCIAEoCBIMCgRyYW5rGAMgASgFEhAKCHRvcF9wYXRoGAQgASgJEhAKCHRvcF9uYW1lGAUgASgJIl8KEkRlbGV0ZVNraWxsUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEhEKCWlmX2xhdGVzdBgDIAEoCSIsChNEZWxldGVTa2lsbFJlc3BvbnNlEhUKDXJlbW92ZWRfZmlsZXMYASABKAUiowEKGExpc3RTa2lsbFZlcnNpb25zUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEigKBXN0YXRlGAUgASgOMhkuc2tpbGxzdmMudjEuVmVyc2lvblN0YXRlItQBChlMaXN0U2tpbGxWZXJzaW9uc1Jlc3BvbnNlEisKCHZlcnNpb25zGAEgAygLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRJCCgZsYWJlbHMYAyADKAsyMi5za2lsbHN2Yy52MS5MaXN0U2tpbGxWZXJzaW9uc1Jlc3BvbnNlLkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiYQoWR2V0U2tpbGxWZXJzaW9uUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkiUgoXR2V0U2tpbGxWZXJzaW9uUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhILCgNyYXcYAiABKAkibgoUU2V0U2tpbGxMYWJlbFJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIPCgd2ZXJzaW9uGAQgASgJIkMKFVNldFNraWxsTGFiZWxSZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uInIKFFJvbGxiYWNrU2tpbGxSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoCRIRCglpZl9sYXRlc3QYBCABKAkihAEKFVJvbGxiYWNrU2tpbGxSZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5EhUKDXJlbW92ZWRfZmlsZXMYAyADKAkihgEKGVJldmlld1NraWxsVmVyc2lvblJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgJEg8KB2FwcHJvdmUYBCABKAgSDwoHY29tbWVudBgFIAEoCSKJAQoaUmV2aWV3U2tpbGxWZXJzaW9uUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbhIoCgVza2lsbBgCIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIVCg1yZW1vdmVkX2ZpbGVzGAMgAygJKoEBCgxWZXJzaW9uU3RhdGUSHQoZVkVSU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEhsKF1ZFUlNJT05fU1RBVEVfUFVCTElTSEVEEAESGQoVVkVSU0lPTl9TVEFURV9QRU5ESU5HEAISGgoWVkVSU0lPTl9TVEFURV9SRUpFQ1RFRBADMpIFCg5MaWJyYXJ5U2VydmljZRJVCgxQdWJsaXNoU2tpbGwSIC5za2lsbHN2Yy52MS5QdWJsaXNoU2tpbGxSZXF1ZXN0GiEuc2tpbGxzdmMudjEuUHVibGlzaFNraWxsUmVzcG9uc2UoARJQCgtEZWxldGVTa2lsbBIfLnNraWxsc3ZjLnYxLkRlbGV0ZVNraWxsUmVxdWVzdBogLnNraWxsc3ZjLnYxLkRlbGV0ZVNraWxsUmVzcG9uc2USYgoRTGlzdFNraWxsVmVyc2lvbnMSJS5za2lsbHN2Yy52MS5MaXN0U2tpbGxWZXJzaW9uc1JlcXVlc3QaJi5za2lsbHN2Yy52MS5MaXN0U2tpbGxWZXJzaW9uc1Jlc3BvbnNlElwKD0dldFNraWxsVmVyc2lvbhIjLnNraWxsc3ZjLnYxLkdldFNraWxsVmVyc2lvblJlcXVlc3QaJC5za2lsbHN2Yy52MS5HZXRTa2lsbFZlcnNpb25SZXNwb25zZRJWCg1TZXRTa2lsbExhYmVsEiEuc2tpbGxzdmMudjEuU2V0U2tpbGxMYWJlbFJlcXVlc3QaIi5za2lsbHN2Yy52MS5TZXRTa2lsbExhYmVsUmVzcG9uc2USVgoNUm9sbGJhY2tTa2lsbBIhLnNraWxsc3ZjLnYxLlJvbGxiYWNrU2tpbGxSZXF1ZXN0GiIuc2tpbGxzdmMudjEuUm9sbGJhY2tTa2lsbFJlc3BvbnNlEmUKElJldmlld1NraWxsVmVyc2lvbhImLnNraWxsc3ZjLnYxLlJldmlld1NraWxsVmVyc2lvblJlcXVlc3QaJy5za2lsbHN2Yy52MS5SZXZpZXdTa2lsbFZlcnNpb25SZXNwb25zZUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_timestamp, file_skillsvc_v1_admin, file_skillsvc_v1_skills]);
+  fileDesc("Chlza2lsbHN2Yy92MS9saWJyYXJ5LnByb3RvEgtza2lsbHN2Yy52MSLfAQoMU2tpbGxQcm9ibGVtEjQKCHNldmVyaXR5GAEgASgOMiIuc2tpbGxzdmMudjEuU2tpbGxQcm9ibGVtLlNldmVyaXR5EgwKBGZpbGUYAiABKAkSDQoFZmllbGQYAyABKAkSDAoEcnVsZRgEIAEoCRINCgV2YWx1ZRgFIAEoCRIPCgdtZXNzYWdlGAYgASgJIk4KCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEgoOU0VWRVJJVFlfRVJST1IQARIUChBTRVZFUklUWV9XQVJOSU5HEAIiPAoNU2tpbGxQcm9ibGVtcxIrCghwcm9ibGVtcxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsUHJvYmxlbSKCBAoMU2tpbGxWZXJzaW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIY2F0ZWdvcnkYAyABKAkSKAoHbGlicmFyeRgEIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmF1dGhvchgGIAEoCRITCgt0b3RhbF9ieXRlcxgHIAEoAxISCgpmaWxlX2NvdW50GAggASgFEg4KBmxhYmVscxgJIAMoCRIoCgVzdGF0ZRgKIAEoDjIZLnNraWxsc3ZjLnYxLlZlcnNpb25TdGF0ZRIPCgdtZXNzYWdlGAsgASgJEiwKCG1hbmlmZXN0GAwgASgLMhouc2tpbGxzdmMudjEuU2tpbGxNYW5pZmVzdBIQCghyZXZpZXdlchgNIAEoCRIvCgtyZXZpZXdfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmV2aWV3X2NvbW1lbnQYDyABKAkSKwoIcHJvYmxlbXMYECADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFByb2JsZW0SMQoKc2lnbmF0dXJlcxgRIAMoCzIdLnNraWxsc3ZjLnYxLlZlcnNpb25TaWduYXR1cmUingEKEFZlcnNpb25TaWduYXR1cmUSDgoGa2V5X2lkGAEgASgJEhAKCGtleV9uYW1lGAIgASgJEhMKC2F0dGFjaGVkX2J5GAMgASgJEi8KC2F0dGFjaF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZidW5kbGUYBSABKAwSEgoKcHVibGljX2tleRgGIAEoDCJ4ChNQdWJsaXNoU2tpbGxSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIfLnNraWxsc3ZjLnYxLlB1Ymxpc2hTa2lsbEhlYWRlckgAEicKBWNodW5rGAIgASgLMhYuc2tpbGxzdmMudjEuRmlsZUNodW5rSABCBQoDbXNnIqkBChJQdWJsaXNoU2tpbGxIZWFkZXISKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSEAoIY2F0ZWdvcnkYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZsYWJlbHMYBCADKAkSDwoHbWVzc2FnZRgFIAEoCRIVCg12YWxpZGF0ZV9vbmx5GAYgASgIEhEKCWlmX2xhdGVzdBgHIAEoCSI1CglGaWxlQ2h1bmsSDAoEcGF0aBgBIAEoCRIMCgRkYXRhGAIgASgMEgwKBG1vZGUYAyABKA0i6AEKFFB1Ymxpc2hTa2lsbFJlc3BvbnNlEioKB3ZlcnNpb24YASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFZlcnNpb24SKwoIcHJvYmxlbXMYAiADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFByb2JsZW0SKAoFc2tpbGwYAyABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFQoNcmVtb3ZlZF9maWxlcxgEIAMoCRINCgV2YWxpZBgFIAEoCBInCgVldmFscxgGIAMoCzIYLnNraWxsc3ZjLnYxLlRyaWdnZXJFdmFsImYKC1RyaWdnZXJFdmFsEg0KBXF1ZXJ5GAEgASgJEhYKDnNob3VsZF90cmlnZ2VyGAIgASgIEgwKBHJhbmsYAyABKAUSEAoIdG9wX3BhdGgYBCABKAkSEAoIdG9wX25hbWUYBSABKAkiXwoSRGVsZXRlU2tpbGxSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJaWZfbGF0ZXN0GAMgASgJIiwKE0RlbGV0ZVNraWxsUmVzcG9uc2USFQoNcmVtb3ZlZF9maWxlcxgBIAEoBSKjAQoYTGlzdFNraWxsVmVyc2lvbnNSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSKAoFc3RhdGUYBSABKA4yGS5za2lsbHN2Yy52MS5WZXJzaW9uU3RhdGUi1AEKGUxpc3RTa2lsbFZlcnNpb25zUmVzcG9uc2USKwoIdmVyc2lvbnMYASADKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEkIKBmxhYmVscxgDIAMoCzIyLnNraWxsc3ZjLnYxLkxpc3RTa2lsbFZlcnNpb25zUmVzcG9uc2UuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJhChZHZXRTa2lsbFZlcnNpb25SZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBG5hbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoCSJSChdHZXRTa2lsbFZlcnNpb25SZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEgsKA3JhdxgCIAEoCSKFAQoWQXR0YWNoU2lnbmF0dXJlUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSDgoGYnVuZGxlGAQgASgMEhIKCnB1YmxpY19rZXkYBSABKAwiRQoXQXR0YWNoU2lnbmF0dXJlUmVzcG9uc2USKgoHdmVyc2lvbhgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsVmVyc2lvbiJuChRTZXRTa2lsbExhYmVsUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg0KBWxhYmVsGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiQwoVU2V0U2tpbGxMYWJlbFJlc3BvbnNlEioKB3ZlcnNpb24YASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFZlcnNpb24icgoUUm9sbGJhY2tTa2lsbFJlcXVlc3QSKAoHbGlicmFyeRgBIAEoCzIXLnNraWxsc3ZjLnYxLkxpYnJhcnlSZWYSDAoEbmFtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgJEhEKCWlmX2xhdGVzdBgEIAEoCSKEAQoVUm9sbGJhY2tTa2lsbFJlc3BvbnNlEioKB3ZlcnNpb24YASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFZlcnNpb24SKAoFc2tpbGwYAiABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkSFQoNcmVtb3ZlZF9maWxlcxgDIAMoCSKGAQoZUmV2aWV3U2tpbGxWZXJzaW9uUmVxdWVzdBIoCgdsaWJyYXJ5GAEgASgLMhcuc2tpbGxzdmMudjEuTGlicmFyeVJlZhIMCgRuYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSDwoHYXBwcm92ZRgEIAEoCBIPCgdjb21tZW50GAUgASgJIokBChpSZXZpZXdTa2lsbFZlcnNpb25SZXNwb25zZRIqCgd2ZXJzaW9uGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxWZXJzaW9uEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5EhUKDXJlbW92ZWRfZmlsZXMYAyADKAkqgQEKDFZlcnNpb25TdGF0ZRIdChlWRVJTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASGwoXVkVSU0lPTl9TVEFURV9QVUJMSVNIRUQQARIZChVWRVJTSU9OX1NUQVRFX1BFTkRJTkcQAhIaChZWRVJTSU9OX1NUQVRFX1JFSkVDVEVEEAMy8AUKDkxpYnJhcnlTZXJ2aWNlElUKDFB1Ymxpc2hTa2lsbBIgLnNraWxsc3ZjLnYxLlB1Ymxpc2hTa2lsbFJlcXVlc3QaIS5za2lsbHN2Yy52MS5QdWJsaXNoU2tpbGxSZXNwb25zZSgBElAKC0RlbGV0ZVNraWxsEh8uc2tpbGxzdmMudjEuRGVsZXRlU2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuRGVsZXRlU2tpbGxSZXNwb25zZRJiChFMaXN0U2tpbGxWZXJzaW9ucxIlLnNraWxsc3ZjLnYxLkxpc3RTa2lsbFZlcnNpb25zUmVxdWVzdBomLnNraWxsc3ZjLnYxLkxpc3RTa2lsbFZlcnNpb25zUmVzcG9uc2USXAoPR2V0U2tpbGxWZXJzaW9uEiMuc2tpbGxzdmMudjEuR2V0U2tpbGxWZXJzaW9uUmVxdWVzdBokLnNraWxsc3ZjLnYxLkdldFNraWxsVmVyc2lvblJlc3BvbnNlElYKDVNldFNraWxsTGFiZWwSIS5za2lsbHN2Yy52MS5TZXRTa2lsbExhYmVsUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlNldFNraWxsTGFiZWxSZXNwb25zZRJWCg1Sb2xsYmFja1NraWxsEiEuc2tpbGxzdmMudjEuUm9sbGJhY2tTa2lsbFJlcXVlc3QaIi5za2lsbHN2Yy52MS5Sb2xsYmFja1NraWxsUmVzcG9uc2USZQoSUmV2aWV3U2tpbGxWZXJzaW9uEiYuc2tpbGxzdmMudjEuUmV2aWV3U2tpbGxWZXJzaW9uUmVxdWVzdBonLnNraWxsc3ZjLnYxLlJldmlld1NraWxsVmVyc2lvblJlc3BvbnNlElwKD0F0dGFjaFNpZ25hdHVyZRIjLnNraWxsc3ZjLnYxLkF0dGFjaFNpZ25hdHVyZVJlcXVlc3QaJC5za2lsbHN2Yy52MS5BdHRhY2hTaWduYXR1cmVSZXNwb25zZUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_timestamp, file_skillsvc_v1_admin, file_skillsvc_v1_skills]);
 
 /**
  * SkillProblem is one reason a skill folder breaks the catalog's rules.
@@ -234,6 +234,13 @@ export type SkillVersion = Message<"skillsvc.v1.SkillVersion"> & {
    * @generated from field: repeated skillsvc.v1.SkillProblem problems = 16;
    */
   problems: SkillProblem[];
+
+  /**
+   * Signatures attached (AttachSignature), each verified when attached.
+   *
+   * @generated from field: repeated skillsvc.v1.VersionSignature signatures = 17;
+   */
+  signatures: VersionSignature[];
 };
 
 /**
@@ -242,6 +249,60 @@ export type SkillVersion = Message<"skillsvc.v1.SkillVersion"> & {
  */
 export const SkillVersionSchema: GenMessage<SkillVersion> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_library, 2);
+
+/**
+ * VersionSignature is one signature of a version's manifest digest.
+ *
+ * @generated from message skillsvc.v1.VersionSignature
+ */
+export type VersionSignature = Message<"skillsvc.v1.VersionSignature"> & {
+  /**
+   * The signing key's fingerprint: standard base64 of the sha256 of its
+   * DER (PKIX) public key.
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * The --library.signing-keys name of the key, when it is configured.
+   *
+   * @generated from field: string key_name = 2;
+   */
+  keyName: string;
+
+  /**
+   * Who attached it (the token subject, else the user).
+   *
+   * @generated from field: string attached_by = 3;
+   */
+  attachedBy: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp attach_time = 4;
+   */
+  attachTime?: Timestamp | undefined;
+
+  /**
+   * The Sigstore bundle (JSON) and the public key (PEM) it verifies with;
+   * only in GetSkillVersion.
+   *
+   * @generated from field: bytes bundle = 5;
+   */
+  bundle: Uint8Array;
+
+  /**
+   * @generated from field: bytes public_key = 6;
+   */
+  publicKey: Uint8Array;
+};
+
+/**
+ * Describes the message skillsvc.v1.VersionSignature.
+ * Use `create(VersionSignatureSchema)` to create a new message.
+ */
+export const VersionSignatureSchema: GenMessage<VersionSignature> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_library, 3);
 
 /**
  * @generated from message skillsvc.v1.PublishSkillRequest
@@ -274,7 +335,7 @@ export type PublishSkillRequest = Message<"skillsvc.v1.PublishSkillRequest"> & {
  * Use `create(PublishSkillRequestSchema)` to create a new message.
  */
 export const PublishSkillRequestSchema: GenMessage<PublishSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 3);
+  messageDesc(file_skillsvc_v1_library, 4);
 
 /**
  * @generated from message skillsvc.v1.PublishSkillHeader
@@ -336,7 +397,7 @@ export type PublishSkillHeader = Message<"skillsvc.v1.PublishSkillHeader"> & {
  * Use `create(PublishSkillHeaderSchema)` to create a new message.
  */
 export const PublishSkillHeaderSchema: GenMessage<PublishSkillHeader> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 4);
+  messageDesc(file_skillsvc_v1_library, 5);
 
 /**
  * @generated from message skillsvc.v1.FileChunk
@@ -373,7 +434,7 @@ export type FileChunk = Message<"skillsvc.v1.FileChunk"> & {
  * Use `create(FileChunkSchema)` to create a new message.
  */
 export const FileChunkSchema: GenMessage<FileChunk> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 5);
+  messageDesc(file_skillsvc_v1_library, 6);
 
 /**
  * @generated from message skillsvc.v1.PublishSkillResponse
@@ -431,7 +492,7 @@ export type PublishSkillResponse = Message<"skillsvc.v1.PublishSkillResponse"> &
  * Use `create(PublishSkillResponseSchema)` to create a new message.
  */
 export const PublishSkillResponseSchema: GenMessage<PublishSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 6);
+  messageDesc(file_skillsvc_v1_library, 7);
 
 /**
  * TriggerEval is one query of a skill's eval_queries.json
@@ -477,7 +538,7 @@ export type TriggerEval = Message<"skillsvc.v1.TriggerEval"> & {
  * Use `create(TriggerEvalSchema)` to create a new message.
  */
 export const TriggerEvalSchema: GenMessage<TriggerEval> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 7);
+  messageDesc(file_skillsvc_v1_library, 8);
 
 /**
  * @generated from message skillsvc.v1.DeleteSkillRequest
@@ -508,7 +569,7 @@ export type DeleteSkillRequest = Message<"skillsvc.v1.DeleteSkillRequest"> & {
  * Use `create(DeleteSkillRequestSchema)` to create a new message.
  */
 export const DeleteSkillRequestSchema: GenMessage<DeleteSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 8);
+  messageDesc(file_skillsvc_v1_library, 9);
 
 /**
  * @generated from message skillsvc.v1.DeleteSkillResponse
@@ -527,7 +588,7 @@ export type DeleteSkillResponse = Message<"skillsvc.v1.DeleteSkillResponse"> & {
  * Use `create(DeleteSkillResponseSchema)` to create a new message.
  */
 export const DeleteSkillResponseSchema: GenMessage<DeleteSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 9);
+  messageDesc(file_skillsvc_v1_library, 10);
 
 /**
  * @generated from message skillsvc.v1.ListSkillVersionsRequest
@@ -567,7 +628,7 @@ export type ListSkillVersionsRequest = Message<"skillsvc.v1.ListSkillVersionsReq
  * Use `create(ListSkillVersionsRequestSchema)` to create a new message.
  */
 export const ListSkillVersionsRequestSchema: GenMessage<ListSkillVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 10);
+  messageDesc(file_skillsvc_v1_library, 11);
 
 /**
  * @generated from message skillsvc.v1.ListSkillVersionsResponse
@@ -596,7 +657,7 @@ export type ListSkillVersionsResponse = Message<"skillsvc.v1.ListSkillVersionsRe
  * Use `create(ListSkillVersionsResponseSchema)` to create a new message.
  */
 export const ListSkillVersionsResponseSchema: GenMessage<ListSkillVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 11);
+  messageDesc(file_skillsvc_v1_library, 12);
 
 /**
  * @generated from message skillsvc.v1.GetSkillVersionRequest
@@ -625,7 +686,7 @@ export type GetSkillVersionRequest = Message<"skillsvc.v1.GetSkillVersionRequest
  * Use `create(GetSkillVersionRequestSchema)` to create a new message.
  */
 export const GetSkillVersionRequestSchema: GenMessage<GetSkillVersionRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 12);
+  messageDesc(file_skillsvc_v1_library, 13);
 
 /**
  * @generated from message skillsvc.v1.GetSkillVersionResponse
@@ -649,7 +710,69 @@ export type GetSkillVersionResponse = Message<"skillsvc.v1.GetSkillVersionRespon
  * Use `create(GetSkillVersionResponseSchema)` to create a new message.
  */
 export const GetSkillVersionResponseSchema: GenMessage<GetSkillVersionResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 13);
+  messageDesc(file_skillsvc_v1_library, 14);
+
+/**
+ * @generated from message skillsvc.v1.AttachSignatureRequest
+ */
+export type AttachSignatureRequest = Message<"skillsvc.v1.AttachSignatureRequest"> & {
+  /**
+   * @generated from field: skillsvc.v1.LibraryRef library = 1;
+   */
+  library?: LibraryRef | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * A version id, unique prefix or label; a pending proposal's id too.
+   *
+   * @generated from field: string version = 3;
+   */
+  version: string;
+
+  /**
+   * The Sigstore bundle as JSON (application/vnd.dev.sigstore.bundle.v0.3+json),
+   * at most 16 KiB.
+   *
+   * @generated from field: bytes bundle = 4;
+   */
+  bundle: Uint8Array;
+
+  /**
+   * The signer's public key (PEM, ECDSA P-256 or Ed25519); empty: one of
+   * the library's configured keys.
+   *
+   * @generated from field: bytes public_key = 5;
+   */
+  publicKey: Uint8Array;
+};
+
+/**
+ * Describes the message skillsvc.v1.AttachSignatureRequest.
+ * Use `create(AttachSignatureRequestSchema)` to create a new message.
+ */
+export const AttachSignatureRequestSchema: GenMessage<AttachSignatureRequest> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_library, 15);
+
+/**
+ * @generated from message skillsvc.v1.AttachSignatureResponse
+ */
+export type AttachSignatureResponse = Message<"skillsvc.v1.AttachSignatureResponse"> & {
+  /**
+   * @generated from field: skillsvc.v1.SkillVersion version = 1;
+   */
+  version?: SkillVersion | undefined;
+};
+
+/**
+ * Describes the message skillsvc.v1.AttachSignatureResponse.
+ * Use `create(AttachSignatureResponseSchema)` to create a new message.
+ */
+export const AttachSignatureResponseSchema: GenMessage<AttachSignatureResponse> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_library, 16);
 
 /**
  * @generated from message skillsvc.v1.SetSkillLabelRequest
@@ -685,7 +808,7 @@ export type SetSkillLabelRequest = Message<"skillsvc.v1.SetSkillLabelRequest"> &
  * Use `create(SetSkillLabelRequestSchema)` to create a new message.
  */
 export const SetSkillLabelRequestSchema: GenMessage<SetSkillLabelRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 14);
+  messageDesc(file_skillsvc_v1_library, 17);
 
 /**
  * @generated from message skillsvc.v1.SetSkillLabelResponse
@@ -704,7 +827,7 @@ export type SetSkillLabelResponse = Message<"skillsvc.v1.SetSkillLabelResponse">
  * Use `create(SetSkillLabelResponseSchema)` to create a new message.
  */
 export const SetSkillLabelResponseSchema: GenMessage<SetSkillLabelResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 15);
+  messageDesc(file_skillsvc_v1_library, 18);
 
 /**
  * @generated from message skillsvc.v1.RollbackSkillRequest
@@ -740,7 +863,7 @@ export type RollbackSkillRequest = Message<"skillsvc.v1.RollbackSkillRequest"> &
  * Use `create(RollbackSkillRequestSchema)` to create a new message.
  */
 export const RollbackSkillRequestSchema: GenMessage<RollbackSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 16);
+  messageDesc(file_skillsvc_v1_library, 19);
 
 /**
  * @generated from message skillsvc.v1.RollbackSkillResponse
@@ -767,7 +890,7 @@ export type RollbackSkillResponse = Message<"skillsvc.v1.RollbackSkillResponse">
  * Use `create(RollbackSkillResponseSchema)` to create a new message.
  */
 export const RollbackSkillResponseSchema: GenMessage<RollbackSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 17);
+  messageDesc(file_skillsvc_v1_library, 20);
 
 /**
  * @generated from message skillsvc.v1.ReviewSkillVersionRequest
@@ -808,7 +931,7 @@ export type ReviewSkillVersionRequest = Message<"skillsvc.v1.ReviewSkillVersionR
  * Use `create(ReviewSkillVersionRequestSchema)` to create a new message.
  */
 export const ReviewSkillVersionRequestSchema: GenMessage<ReviewSkillVersionRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 18);
+  messageDesc(file_skillsvc_v1_library, 21);
 
 /**
  * @generated from message skillsvc.v1.ReviewSkillVersionResponse
@@ -837,7 +960,7 @@ export type ReviewSkillVersionResponse = Message<"skillsvc.v1.ReviewSkillVersion
  * Use `create(ReviewSkillVersionResponseSchema)` to create a new message.
  */
 export const ReviewSkillVersionResponseSchema: GenMessage<ReviewSkillVersionResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_library, 19);
+  messageDesc(file_skillsvc_v1_library, 22);
 
 /**
  * VersionState says whether a version can be served.
@@ -974,6 +1097,23 @@ export const LibraryService: GenService<{
     methodKind: "unary";
     input: typeof ReviewSkillVersionRequestSchema;
     output: typeof ReviewSkillVersionResponseSchema;
+  },
+  /**
+   * AttachSignature stores a signature of a version (or a pending
+   * proposal): a Sigstore bundle (skillctl sign makes one) whose DSSE
+   * statement names the version's manifest digest, signed by the public key
+   * given (or one of the library's configured --library.signing-keys). The
+   * server verifies it against the digest it holds before storing it: a
+   * bundle of other files, a tampered one or one the key did not sign is
+   * FAILED_PRECONDITION; a malformed one INVALID_ARGUMENT. Who may publish
+   * to the library may attach.
+   *
+   * @generated from rpc skillsvc.v1.LibraryService.AttachSignature
+   */
+  attachSignature: {
+    methodKind: "unary";
+    input: typeof AttachSignatureRequestSchema;
+    output: typeof AttachSignatureResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_skillsvc_v1_library, 0);

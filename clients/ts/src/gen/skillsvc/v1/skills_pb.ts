@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/skills.proto.
  */
 export const file_skillsvc_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIsQECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkSLAoIYXJ0aWZhY3QYFSABKAsyGi5za2lsbHN2Yy52MS5Ta2lsbEFydGlmYWN0Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASItCg1Ta2lsbEFydGlmYWN0EgwKBHR5cGUYASABKAkSDgoGZGlnZXN0GAIgASgJIkgKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJEgwKBG1vZGUYBCABKA0idwoNU2tpbGxNYW5pZmVzdBIoCgVmaWxlcxgBIAMoCzIZLnNraWxsc3ZjLnYxLk1hbmlmZXN0RmlsZRITCgt0b3RhbF9ieXRlcxgCIAEoAxISCgpmaWxlX2NvdW50GAMgASgFEhMKC292ZXJfbGltaXRzGAQgASgIIhcKFUxpc3RDYXRlZ29yaWVzUmVxdWVzdCIyCg1DYXRlZ29yeUNvdW50EgwKBG5hbWUYASABKAkSEwoLc2tpbGxfY291bnQYAiABKAUiSAoWTGlzdENhdGVnb3JpZXNSZXNwb25zZRIuCgpjYXRlZ29yaWVzGAEgAygLMhouc2tpbGxzdmMudjEuQ2F0ZWdvcnlDb3VudCLWAQoRTGlzdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD2luY2x1ZGVfaW52YWxpZBgEIAEoCBIYChBpbmNsdWRlX2Rpc2FibGVkGAUgASgIEiQKBHZpZXcYBiABKA4yFi5za2lsbHN2Yy52MS5Ta2lsbFZpZXcSDQoFc2NvcGUYByABKAkSGQoRaW5jbHVkZV9hcnRpZmFjdHMYCCABKAgicAoSTGlzdFNraWxsc1Jlc3BvbnNlEikKBnNraWxscxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSFgoObGlicmFyeV9kaWdlc3QYAyABKAkitQEKE0Zvcm1hdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhMKC2NoYXJfYnVkZ2V0GAIgASgFEhIKCm1heF9za2lsbHMYAyABKAUSDgoGZm9ybWF0GAQgASgJEhkKEWdyb3VwX2J5X2NhdGVnb3J5GAUgASgIEhMKC3NlYXJjaF90b29sGAYgASgJEg0KBXF1ZXJ5GAcgASgJEg0KBXNjb3BlGAggASgJInIKFEZvcm1hdFNraWxsc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSEAoIaW5jbHVkZWQYAiABKAUSDwoHb21pdHRlZBgDIAEoBRIRCglzaG9ydGVuZWQYBCABKAUSFgoObGlicmFyeV9kaWdlc3QYBSABKAkiNwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZiaW5hcnkYAyABKAgiMAoPR2V0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSDwoHdmVyc2lvbhgCIAEoCSLDAQoQR2V0U2tpbGxSZXNwb25zZRIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRILCgNyYXcYAiABKAkSLAoLZnJvbnRtYXR0ZXIYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGJvZHkYBCABKAkSJQoFZmlsZXMYBSADKAsyFi5za2lsbHN2Yy52MS5Ta2lsbEZpbGUSFQoNZmlsZXNfb21pdHRlZBgGIAEoBSJYChJSZW5kZXJTa2lsbFJlcXVlc3QSDAoEcGF0aBgBIAEoCRIRCglhcmd1bWVudHMYAiABKAkSEAoIYmFzZV9kaXIYAyABKAkSDwoHdmVyc2lvbhgEIAEoCSJNChNSZW5kZXJTa2lsbFJlc3BvbnNlEgwKBHRleHQYASABKAkSKAoFc2tpbGwYAiABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkiWgoUUmVhZFNraWxsRmlsZVJlcXVlc3QSDAoEcGF0aBgBIAEoCRIMCgRmaWxlGAIgASgJEhUKDWRvd25sb2FkX3Rvb2wYAyABKAkSDwoHdmVyc2lvbhgEIAEoCSI2ChVSZWFkU2tpbGxGaWxlUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJInIKE1NlYXJjaFNraWxsc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSDQoFbGltaXQYAiABKAUSFwoIY2F0ZWdvcnkYAyABKAlCBaoBAggBEhUKDW1pbl9yZWxldmFuY2UYBCABKAESDQoFc2NvcGUYBSABKAkiigEKC1Njb3JlZFNraWxsEigKBXNraWxsGAEgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5Eg0KBXNjb3JlGAIgASgBEhEKCXJlbGV2YW5jZRgDIAEoARIvCgphbHRlcm5hdGVzGAQgAygLMhsuc2tpbGxzdmMudjEuU2tpbGxBbHRlcm5hdGUiOwoOU2tpbGxBbHRlcm5hdGUSDAoEcGF0aBgBIAEoCRIMCgRuYW1lGAIgASgJEg0KBWxheWVyGAMgASgJImwKFFNlYXJjaFNraWxsc1Jlc3BvbnNlEikKB3Jlc3VsdHMYASADKAsyGC5za2lsbHN2Yy52MS5TY29yZWRTa2lsbBIRCgl0cnVuY2F0ZWQYAiABKAgSFgoObGlicmFyeV9kaWdlc3QYAyABKAkiXwoSRXhwb3J0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSDwoHdmVyc2lvbhgCIAEoCRIqCgZsYXlvdXQYAyABKA4yGi5za2lsbHN2Yy52MS5BcmNoaXZlTGF5b3V0IiMKE0V4cG9ydFNraWxsUmVzcG9uc2USDAoEZGF0YRgBIAEoDCI3ChZTZXRTa2lsbEVuYWJsZWRSZXF1ZXN0EgwKBHBhdGgYASABKAkSDwoHZW5hYmxlZBgCIAEoCCJDChdTZXRTa2lsbEVuYWJsZWRSZXNwb25zZRIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeSIqChJXYXRjaFNraWxsc1JlcXVlc3QSFAoMc2luY2VfZGlnZXN0GAEgASgJIvUBCgtTa2lsbENoYW5nZRIrCgRraW5kGAEgASgOMh0uc2tpbGxzdmMudjEuU2tpbGxDaGFuZ2UuS2luZBIMCgRuYW1lGAIgASgJEgwKBHBhdGgYAyABKAkSDQoFbGF5ZXIYBCABKAkSFwoPbWFuaWZlc3RfZGlnZXN0GAUgASgJInUKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg4KCktJTkRfQURERUQQARIQCgxLSU5EX0NIQU5HRUQQAhIQCgxLSU5EX1JFTU9WRUQQAxIQCgxLSU5EX0VOQUJMRUQQBBIRCg1LSU5EX0RJU0FCTEVEEAUiZwoTV2F0Y2hTa2lsbHNSZXNwb25zZRIWCg5saWJyYXJ5X2RpZ2VzdBgBIAEoCRIpCgdjaGFuZ2VzGAIgAygLMhguc2tpbGxzdmMudjEuU2tpbGxDaGFuZ2USDQoFcmVzZXQYAyABKAgqUgoJU2tpbGxWaWV3EhoKFlNLSUxMX1ZJRVdfVU5TUEVDSUZJRUQQABIUChBTS0lMTF9WSUVXX0JBU0lDEAESEwoPU0tJTExfVklFV19GVUxMEAIqYwoNQXJjaGl2ZUxheW91dBIeChpBUkNISVZFX0xBWU9VVF9VTlNQRUNJRklFRBAAEhkKFUFSQ0hJVkVfTEFZT1VUX0ZPTERFUhABEhcKE0FSQ0hJVkVfTEFZT1VUX1JPT1QQAjLcBgoNU2tpbGxzU2VydmljZRJZCg5MaXN0Q2F0ZWdvcmllcxIiLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVxdWVzdBojLnNraWxsc3ZjLnYxLkxpc3RDYXRlZ29yaWVzUmVzcG9uc2USTQoKTGlzdFNraWxscxIeLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXF1ZXN0Gh8uc2tpbGxzdmMudjEuTGlzdFNraWxsc1Jlc3BvbnNlElMKDEZvcm1hdFNraWxscxIgLnNraWxsc3ZjLnYxLkZvcm1hdFNraWxsc1JlcXVlc3QaIS5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXNwb25zZRJHCghHZXRTa2lsbBIcLnNraWxsc3ZjLnYxLkdldFNraWxsUmVxdWVzdBodLnNraWxsc3ZjLnYxLkdldFNraWxsUmVzcG9uc2USUAoLUmVuZGVyU2tpbGwSHy5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5SZW5kZXJTa2lsbFJlc3BvbnNlElYKDVJlYWRTa2lsbEZpbGUSIS5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVxdWVzdBoiLnNraWxsc3ZjLnYxLlJlYWRTa2lsbEZpbGVSZXNwb25zZRJTCgxTZWFyY2hTa2lsbHMSIC5za2lsbHN2Yy52MS5TZWFyY2hTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVzcG9uc2USUgoLRXhwb3J0U2tpbGwSHy5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlcXVlc3QaIC5za2lsbHN2Yy52MS5FeHBvcnRTa2lsbFJlc3BvbnNlMAESXAoPU2V0U2tpbGxFbmFibGVkEiMuc2tpbGxzdmMudjEuU2V0U2tpbGxFbmFibGVkUmVxdWVzdBokLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlc3BvbnNlElIKC1dhdGNoU2tpbGxzEh8uc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXF1ZXN0GiAuc2tpbGxzdmMudjEuV2F0Y2hTa2lsbHNSZXNwb25zZTABQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_struct]);
+  fileDesc("Chhza2lsbHN2Yy92MS9za2lsbHMucHJvdG8SC3NraWxsc3ZjLnYxIsQECgxTa2lsbFN1bW1hcnkSDAoEcGF0aBgBIAEoCRIQCghsb2NhdGlvbhgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGNhdGVnb3J5GAUgASgJEg0KBWxheWVyGAYgASgJEg8KB3ZlcnNpb24YByABKAkSDwoHbGljZW5zZRgIIAEoCRIVCg1jb21wYXRpYmlsaXR5GAkgASgJEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSOQoIbWV0YWRhdGEYCyADKAsyJy5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkuTWV0YWRhdGFFbnRyeRItCgxleHRyYV9maWVsZHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGV0YWcYDSABKAkSEAoIZGlzYWJsZWQYDiABKAgSEAoId2FybmluZ3MYDyADKAkSDgoGZXJyb3JzGBAgAygJEhQKDGRpc3BsYXlfbmFtZRgRIAEoCRIsCghtYW5pZmVzdBgSIAEoCzIaLnNraWxsc3ZjLnYxLlNraWxsTWFuaWZlc3QSGAoQZnJvbnRtYXR0ZXJfanNvbhgTIAEoCRIXCg9tYW5pZmVzdF9kaWdlc3QYFCABKAkSLAoIYXJ0aWZhY3QYFSABKAsyGi5za2lsbHN2Yy52MS5Ta2lsbEFydGlmYWN0Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASItCg1Ta2lsbEFydGlmYWN0EgwKBHR5cGUYASABKAkSDgoGZGlnZXN0GAIgASgJIkgKDE1hbmlmZXN0RmlsZRIMCgRwYXRoGAEgASgJEgwKBHNpemUYAiABKAMSDgoGc2hhMjU2GAMgASgJEgwKBG1vZGUYBCABKA0idwoNU2tpbGxNYW5pZmVzdBIoCgVmaWxlcxgBIAMoCzIZLnNraWxsc3ZjLnYxLk1hbmlmZXN0RmlsZRITCgt0b3RhbF9ieXRlcxgCIAEoAxISCgpmaWxlX2NvdW50GAMgASgFEhMKC292ZXJfbGltaXRzGAQgASgIIhcKFUxpc3RDYXRlZ29yaWVzUmVxdWVzdCIyCg1DYXRlZ29yeUNvdW50EgwKBG5hbWUYASABKAkSEwoLc2tpbGxfY291bnQYAiABKAUiSAoWTGlzdENhdGVnb3JpZXNSZXNwb25zZRIuCgpjYXRlZ29yaWVzGAEgAygLMhouc2tpbGxzdmMudjEuQ2F0ZWdvcnlDb3VudCLWAQoRTGlzdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD2luY2x1ZGVfaW52YWxpZBgEIAEoCBIYChBpbmNsdWRlX2Rpc2FibGVkGAUgASgIEiQKBHZpZXcYBiABKA4yFi5za2lsbHN2Yy52MS5Ta2lsbFZpZXcSDQoFc2NvcGUYByABKAkSGQoRaW5jbHVkZV9hcnRpZmFjdHMYCCABKAgicAoSTGlzdFNraWxsc1Jlc3BvbnNlEikKBnNraWxscxgBIAMoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSFgoObGlicmFyeV9kaWdlc3QYAyABKAkitQEKE0Zvcm1hdFNraWxsc1JlcXVlc3QSFwoIY2F0ZWdvcnkYASABKAlCBaoBAggBEhMKC2NoYXJfYnVkZ2V0GAIgASgFEhIKCm1heF9za2lsbHMYAyABKAUSDgoGZm9ybWF0GAQgASgJEhkKEWdyb3VwX2J5X2NhdGVnb3J5GAUgASgIEhMKC3NlYXJjaF90b29sGAYgASgJEg0KBXF1ZXJ5GAcgASgJEg0KBXNjb3BlGAggASgJInIKFEZvcm1hdFNraWxsc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSEAoIaW5jbHVkZWQYAiABKAUSDwoHb21pdHRlZBgDIAEoBRIRCglzaG9ydGVuZWQYBCABKAUSFgoObGlicmFyeV9kaWdlc3QYBSABKAkiNwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIOCgZiaW5hcnkYAyABKAgiMAoPR2V0U2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSDwoHdmVyc2lvbhgCIAEoCSLwAQoQR2V0U2tpbGxSZXNwb25zZRIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRILCgNyYXcYAiABKAkSLAoLZnJvbnRtYXR0ZXIYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGJvZHkYBCABKAkSJQoFZmlsZXMYBSADKAsyFi5za2lsbHN2Yy52MS5Ta2lsbEZpbGUSFQoNZmlsZXNfb21pdHRlZBgGIAEoBRIrCgpwcm92ZW5hbmNlGAcgASgLMhcuc2tpbGxzdmMudjEuUHJvdmVuYW5jZSKXAQoKUHJvdmVuYW5jZRIPCgd2ZXJzaW9uGAEgASgJEhEKCXB1Ymxpc2hlchgCIAEoCRIQCghhcHByb3ZlchgDIAEoCRIUCgxzY2FuX3ZlcmRpY3QYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJEhUKDXNpZ25hdHVyZV9rZXkYBiABKAkSEwoLb3V0X29mX2JhbmQYByABKAgiWAoSUmVuZGVyU2tpbGxSZXF1ZXN0EgwKBHBhdGgYASABKAkSEQoJYXJndW1lbnRzGAIgASgJEhAKCGJhc2VfZGlyGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiTQoTUmVuZGVyU2tpbGxSZXNwb25zZRIMCgR0ZXh0GAEgASgJEigKBXNraWxsGAIgASgLMhkuc2tpbGxzdmMudjEuU2tpbGxTdW1tYXJ5IloKFFJlYWRTa2lsbEZpbGVSZXF1ZXN0EgwKBHBhdGgYASABKAkSDAoEZmlsZRgCIAEoCRIVCg1kb3dubG9hZF90b29sGAMgASgJEg8KB3ZlcnNpb24YBCABKAkiNgoVUmVhZFNraWxsRmlsZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDwoHY29udGVudBgCIAEoCSJyChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEg0KBWxpbWl0GAIgASgFEhcKCGNhdGVnb3J5GAMgASgJQgWqAQIIARIVCg1taW5fcmVsZXZhbmNlGAQgASgBEg0KBXNjb3BlGAUgASgJIooBCgtTY29yZWRTa2lsbBIoCgVza2lsbBgBIAEoCzIZLnNraWxsc3ZjLnYxLlNraWxsU3VtbWFyeRINCgVzY29yZRgCIAEoARIRCglyZWxldmFuY2UYAyABKAESLwoKYWx0ZXJuYXRlcxgEIAMoCzIbLnNraWxsc3ZjLnYxLlNraWxsQWx0ZXJuYXRlIjsKDlNraWxsQWx0ZXJuYXRlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYXllchgDIAEoCSJsChRTZWFyY2hTa2lsbHNSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc2tpbGxzdmMudjEuU2NvcmVkU2tpbGwSEQoJdHJ1bmNhdGVkGAIgASgIEhYKDmxpYnJhcnlfZGlnZXN0GAMgASgJIl8KEkV4cG9ydFNraWxsUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSKgoGbGF5b3V0GAMgASgOMhouc2tpbGxzdmMudjEuQXJjaGl2ZUxheW91dCIjChNFeHBvcnRTa2lsbFJlc3BvbnNlEgwKBGRhdGEYASABKAwiNwoWU2V0U2tpbGxFbmFibGVkUmVxdWVzdBIMCgRwYXRoGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiQwoXU2V0U2tpbGxFbmFibGVkUmVzcG9uc2USKAoFc2tpbGwYASABKAsyGS5za2lsbHN2Yy52MS5Ta2lsbFN1bW1hcnkiKgoSV2F0Y2hTa2lsbHNSZXF1ZXN0EhQKDHNpbmNlX2RpZ2VzdBgBIAEoCSL1AQoLU2tpbGxDaGFuZ2USKwoEa2luZBgBIAEoDjIdLnNraWxsc3ZjLnYxLlNraWxsQ2hhbmdlLktpbmQSDAoEbmFtZRgCIAEoCRIMCgRwYXRoGAMgASgJEg0KBWxheWVyGAQgASgJEhcKD21hbmlmZXN0X2RpZ2VzdBgFIAEoCSJ1CgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIOCgpLSU5EX0FEREVEEAESEAoMS0lORF9DSEFOR0VEEAISEAoMS0lORF9SRU1PVkVEEAMSEAoMS0lORF9FTkFCTEVEEAQSEQoNS0lORF9ESVNBQkxFRBAFImcKE1dhdGNoU2tpbGxzUmVzcG9uc2USFgoObGlicmFyeV9kaWdlc3QYASABKAkSKQoHY2hhbmdlcxgCIAMoCzIYLnNraWxsc3ZjLnYxLlNraWxsQ2hhbmdlEg0KBXJlc2V0GAMgASgIKlIKCVNraWxsVmlldxIaChZTS0lMTF9WSUVXX1VOU1BFQ0lGSUVEEAASFAoQU0tJTExfVklFV19CQVNJQxABEhMKD1NLSUxMX1ZJRVdfRlVMTBACKmMKDUFyY2hpdmVMYXlvdXQSHgoaQVJDSElWRV9MQVlPVVRfVU5TUEVDSUZJRUQQABIZChVBUkNISVZFX0xBWU9VVF9GT0xERVIQARIXChNBUkNISVZFX0xBWU9VVF9ST09UEAIy3AYKDVNraWxsc1NlcnZpY2USWQoOTGlzdENhdGVnb3JpZXMSIi5za2lsbHN2Yy52MS5MaXN0Q2F0ZWdvcmllc1JlcXVlc3QaIy5za2lsbHN2Yy52MS5MaXN0Q2F0ZWdvcmllc1Jlc3BvbnNlEk0KCkxpc3RTa2lsbHMSHi5za2lsbHN2Yy52MS5MaXN0U2tpbGxzUmVxdWVzdBofLnNraWxsc3ZjLnYxLkxpc3RTa2lsbHNSZXNwb25zZRJTCgxGb3JtYXRTa2lsbHMSIC5za2lsbHN2Yy52MS5Gb3JtYXRTa2lsbHNSZXF1ZXN0GiEuc2tpbGxzdmMudjEuRm9ybWF0U2tpbGxzUmVzcG9uc2USRwoIR2V0U2tpbGwSHC5za2lsbHN2Yy52MS5HZXRTa2lsbFJlcXVlc3QaHS5za2lsbHN2Yy52MS5HZXRTa2lsbFJlc3BvbnNlElAKC1JlbmRlclNraWxsEh8uc2tpbGxzdmMudjEuUmVuZGVyU2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuUmVuZGVyU2tpbGxSZXNwb25zZRJWCg1SZWFkU2tpbGxGaWxlEiEuc2tpbGxzdmMudjEuUmVhZFNraWxsRmlsZVJlcXVlc3QaIi5za2lsbHN2Yy52MS5SZWFkU2tpbGxGaWxlUmVzcG9uc2USUwoMU2VhcmNoU2tpbGxzEiAuc2tpbGxzdmMudjEuU2VhcmNoU2tpbGxzUmVxdWVzdBohLnNraWxsc3ZjLnYxLlNlYXJjaFNraWxsc1Jlc3BvbnNlElIKC0V4cG9ydFNraWxsEh8uc2tpbGxzdmMudjEuRXhwb3J0U2tpbGxSZXF1ZXN0GiAuc2tpbGxzdmMudjEuRXhwb3J0U2tpbGxSZXNwb25zZTABElwKD1NldFNraWxsRW5hYmxlZBIjLnNraWxsc3ZjLnYxLlNldFNraWxsRW5hYmxlZFJlcXVlc3QaJC5za2lsbHN2Yy52MS5TZXRTa2lsbEVuYWJsZWRSZXNwb25zZRJSCgtXYXRjaFNraWxscxIfLnNraWxsc3ZjLnYxLldhdGNoU2tpbGxzUmVxdWVzdBogLnNraWxsc3ZjLnYxLldhdGNoU2tpbGxzUmVzcG9uc2UwAUJAWjdnaXRodWIuY29tL3NraWxsc3ZjL3NraWxsc3ZjL2dlbi9za2lsbHN2Yy92MTtza2lsbHN2Y3YxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_struct]);
 
 /**
  * SkillSummary is a skill's frontmatter and where it lives.
@@ -667,6 +667,14 @@ export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
    * @generated from field: int32 files_omitted = 6;
    */
   filesOmitted: number;
+
+  /**
+   * Where the served copy comes from: version, publisher, approver, scan
+   * verdict and signature status.
+   *
+   * @generated from field: skillsvc.v1.Provenance provenance = 7;
+   */
+  provenance?: Provenance | undefined;
 };
 
 /**
@@ -675,6 +683,70 @@ export type GetSkillResponse = Message<"skillsvc.v1.GetSkillResponse"> & {
  */
 export const GetSkillResponseSchema: GenMessage<GetSkillResponse> = /*@__PURE__*/
   messageDesc(file_skillsvc_v1_skills, 13);
+
+/**
+ * Provenance is what the service knows of a served skill's origin. MCP
+ * hosts find the same fields under _meta "io.skillsvc/provenance".
+ *
+ * @generated from message skillsvc.v1.Provenance
+ */
+export type Provenance = Message<"skillsvc.v1.Provenance"> & {
+  /**
+   * The published version the live copy is ("sha256:<hex>", its manifest
+   * digest); empty for a skill uploaded to the bucket directly.
+   *
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * Who published the version, and who approved it (reviewed libraries).
+   *
+   * @generated from field: string publisher = 2;
+   */
+  publisher: string;
+
+  /**
+   * @generated from field: string approver = 3;
+   */
+  approver: string;
+
+  /**
+   * The scan verdict: "unscanned" until scanning runs; then "clean",
+   * "low", "medium" or "high".
+   *
+   * @generated from field: string scan_verdict = 4;
+   */
+  scanVerdict: string;
+
+  /**
+   * "unsigned", "verified" or "invalid".
+   *
+   * @generated from field: string signature = 5;
+   */
+  signature: string;
+
+  /**
+   * For "verified": the key's --library.signing-keys name, else its id.
+   *
+   * @generated from field: string signature_key = 6;
+   */
+  signatureKey: string;
+
+  /**
+   * No version: the skill was uploaded to the bucket directly.
+   *
+   * @generated from field: bool out_of_band = 7;
+   */
+  outOfBand: boolean;
+};
+
+/**
+ * Describes the message skillsvc.v1.Provenance.
+ * Use `create(ProvenanceSchema)` to create a new message.
+ */
+export const ProvenanceSchema: GenMessage<Provenance> = /*@__PURE__*/
+  messageDesc(file_skillsvc_v1_skills, 14);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillRequest
@@ -717,7 +789,7 @@ export type RenderSkillRequest = Message<"skillsvc.v1.RenderSkillRequest"> & {
  * Use `create(RenderSkillRequestSchema)` to create a new message.
  */
 export const RenderSkillRequestSchema: GenMessage<RenderSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 14);
+  messageDesc(file_skillsvc_v1_skills, 15);
 
 /**
  * @generated from message skillsvc.v1.RenderSkillResponse
@@ -742,7 +814,7 @@ export type RenderSkillResponse = Message<"skillsvc.v1.RenderSkillResponse"> & {
  * Use `create(RenderSkillResponseSchema)` to create a new message.
  */
 export const RenderSkillResponseSchema: GenMessage<RenderSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 15);
+  messageDesc(file_skillsvc_v1_skills, 16);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileRequest
@@ -784,7 +856,7 @@ export type ReadSkillFileRequest = Message<"skillsvc.v1.ReadSkillFileRequest"> &
  * Use `create(ReadSkillFileRequestSchema)` to create a new message.
  */
 export const ReadSkillFileRequestSchema: GenMessage<ReadSkillFileRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 16);
+  messageDesc(file_skillsvc_v1_skills, 17);
 
 /**
  * @generated from message skillsvc.v1.ReadSkillFileResponse
@@ -808,7 +880,7 @@ export type ReadSkillFileResponse = Message<"skillsvc.v1.ReadSkillFileResponse">
  * Use `create(ReadSkillFileResponseSchema)` to create a new message.
  */
 export const ReadSkillFileResponseSchema: GenMessage<ReadSkillFileResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 17);
+  messageDesc(file_skillsvc_v1_skills, 18);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsRequest
@@ -855,7 +927,7 @@ export type SearchSkillsRequest = Message<"skillsvc.v1.SearchSkillsRequest"> & {
  * Use `create(SearchSkillsRequestSchema)` to create a new message.
  */
 export const SearchSkillsRequestSchema: GenMessage<SearchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 18);
+  messageDesc(file_skillsvc_v1_skills, 19);
 
 /**
  * @generated from message skillsvc.v1.ScoredSkill
@@ -897,7 +969,7 @@ export type ScoredSkill = Message<"skillsvc.v1.ScoredSkill"> & {
  * Use `create(ScoredSkillSchema)` to create a new message.
  */
 export const ScoredSkillSchema: GenMessage<ScoredSkill> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 19);
+  messageDesc(file_skillsvc_v1_skills, 20);
 
 /**
  * SkillAlternate names a copy of a skill collapsed into a search result.
@@ -928,7 +1000,7 @@ export type SkillAlternate = Message<"skillsvc.v1.SkillAlternate"> & {
  * Use `create(SkillAlternateSchema)` to create a new message.
  */
 export const SkillAlternateSchema: GenMessage<SkillAlternate> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 20);
+  messageDesc(file_skillsvc_v1_skills, 21);
 
 /**
  * @generated from message skillsvc.v1.SearchSkillsResponse
@@ -961,7 +1033,7 @@ export type SearchSkillsResponse = Message<"skillsvc.v1.SearchSkillsResponse"> &
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 21);
+  messageDesc(file_skillsvc_v1_skills, 22);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillRequest
@@ -993,7 +1065,7 @@ export type ExportSkillRequest = Message<"skillsvc.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 22);
+  messageDesc(file_skillsvc_v1_skills, 23);
 
 /**
  * @generated from message skillsvc.v1.ExportSkillResponse
@@ -1013,7 +1085,7 @@ export type ExportSkillResponse = Message<"skillsvc.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 23);
+  messageDesc(file_skillsvc_v1_skills, 24);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledRequest
@@ -1035,7 +1107,7 @@ export type SetSkillEnabledRequest = Message<"skillsvc.v1.SetSkillEnabledRequest
  * Use `create(SetSkillEnabledRequestSchema)` to create a new message.
  */
 export const SetSkillEnabledRequestSchema: GenMessage<SetSkillEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 24);
+  messageDesc(file_skillsvc_v1_skills, 25);
 
 /**
  * @generated from message skillsvc.v1.SetSkillEnabledResponse
@@ -1052,7 +1124,7 @@ export type SetSkillEnabledResponse = Message<"skillsvc.v1.SetSkillEnabledRespon
  * Use `create(SetSkillEnabledResponseSchema)` to create a new message.
  */
 export const SetSkillEnabledResponseSchema: GenMessage<SetSkillEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 25);
+  messageDesc(file_skillsvc_v1_skills, 26);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsRequest
@@ -1073,7 +1145,7 @@ export type WatchSkillsRequest = Message<"skillsvc.v1.WatchSkillsRequest"> & {
  * Use `create(WatchSkillsRequestSchema)` to create a new message.
  */
 export const WatchSkillsRequestSchema: GenMessage<WatchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 26);
+  messageDesc(file_skillsvc_v1_skills, 27);
 
 /**
  * SkillChange is one skill's change between two states of a catalog.
@@ -1118,7 +1190,7 @@ export type SkillChange = Message<"skillsvc.v1.SkillChange"> & {
  * Use `create(SkillChangeSchema)` to create a new message.
  */
 export const SkillChangeSchema: GenMessage<SkillChange> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 27);
+  messageDesc(file_skillsvc_v1_skills, 28);
 
 /**
  * @generated from enum skillsvc.v1.SkillChange.Kind
@@ -1159,7 +1231,7 @@ export enum SkillChange_Kind {
  * Describes the enum skillsvc.v1.SkillChange.Kind.
  */
 export const SkillChange_KindSchema: GenEnum<SkillChange_Kind> = /*@__PURE__*/
-  enumDesc(file_skillsvc_v1_skills, 27, 0);
+  enumDesc(file_skillsvc_v1_skills, 28, 0);
 
 /**
  * @generated from message skillsvc.v1.WatchSkillsResponse
@@ -1192,7 +1264,7 @@ export type WatchSkillsResponse = Message<"skillsvc.v1.WatchSkillsResponse"> & {
  * Use `create(WatchSkillsResponseSchema)` to create a new message.
  */
 export const WatchSkillsResponseSchema: GenMessage<WatchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_skillsvc_v1_skills, 28);
+  messageDesc(file_skillsvc_v1_skills, 29);
 
 /**
  * SkillView says how much of each skill a listing returns (AIP-157).

@@ -41,7 +41,7 @@ type Catalog struct {
 	skillMDs *cache.Shelf[*skillview.SkillMD] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
-	admitParse, admitReply *admission
+	admitParse, admitReply *skillview.Admission
 	listener               listenerSlot
 }
 
@@ -383,7 +383,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillview.Ski
 		return nil, err
 	}
 	f := skillview.SkillMDOf(raw, a.ETag, s)
-	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
+	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.Keeps(s, key) { // a version, not whatever is there now
 		c.skillMDs.Add(key, f, f.HeldBytes(key))
 	}
 	return f, nil

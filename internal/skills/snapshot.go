@@ -169,7 +169,7 @@ func (r Resolved) ReplyKey() (key string, early bool) {
 
 // Admit reports whether r's reply under key is to be kept now: any
 // library's at once, the user's own from its second ask (admission).
-func (r Resolved) Admit(key string) bool { return r.c.admitReply.keeps(r.r.s, key) }
+func (r Resolved) Admit(key string) bool { return r.c.admitReply.Keeps(r.r.s, key) }
 
 // Read reads r's SKILL.md.
 func (r Resolved) Read(ctx context.Context) (Loaded, error) {

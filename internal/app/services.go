@@ -49,7 +49,10 @@ type Services struct {
 	// UsageReader reads it back per library (nil when off).
 	Usage       usage.Recorder
 	UsageReader *usage.Reader
-	closeUsage  func()
+	// UsageRanks order each layer's skills by recent use in a prompt
+	// block without a query, and break search ties (nil when off).
+	UsageRanks *usage.Ranks
+	closeUsage func()
 }
 
 // Parts are what NewServices builds on besides the configuration: the
@@ -123,6 +126,8 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 	}
 	if cfg.Usage.Enabled {
 		s.Usage, s.UsageReader, s.closeUsage = newUsage(cfg, p)
+		s.UsageRanks = usage.NewRanks(s.UsageReader)
+		p.Lib.Catalog.UseUsage(s.UsageRanks)
 	}
 	return s, nil
 }

@@ -106,7 +106,21 @@ func (k *Ranks) refresh(lib LibraryRef, e *ranked) {
 	k.mu.Unlock()
 }
 
-// Wait waits for the reads under way: a test's way to see their result.
+// Forget makes the next use of each library read it again, past the
+// reader's cache too: for a change the caller knows of (a test).
+func (k *Ranks) Forget() {
+	k.mu.Lock()
+	for _, e := range k.libs {
+		e.read = time.Time{}
+	}
+	k.mu.Unlock()
+	k.r.mu.Lock()
+	clear(k.r.recent)
+	k.r.mu.Unlock()
+}
+
+// Wait waits for the reads under way: with Forget, a test's way to see
+// what was flushed.
 func (k *Ranks) Wait() { k.reads.Wait() }
 
 // orderVersion names the order counts give: skills by count, those of

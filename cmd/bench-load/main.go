@@ -38,7 +38,7 @@ type options struct {
 	seedWorkers   int
 	verbose       bool
 	usage         bool // --usage.enabled of every skillsvc: recording's cost is the difference
-	tenants       int // users of the many-tenants case; 0 skips it
+	tenants       int  // users of the many-tenants case; 0 skips it
 	tenantClients int
 	tenantEvents  bool          // the many-tenants case again with the bucket's events
 	tenantSettle  time.Duration // libraries left quiet before the rows without events

@@ -12,10 +12,10 @@ func (c *Catalog) UseUsage(u skillview.Uses) { c.uses = u }
 
 // usesKey adds to k, when on, the versions of the uses of id's layers.
 func (c *Catalog) usesKey(k *skillview.Key, id mounts.Caller, on bool) *skillview.Key {
+	if !on || c.uses == nil {
+		return k
+	}
 	for _, l := range skillview.UseLayers(id) {
-		if !on || c.uses == nil {
-			break
-		}
 		_, v := c.uses.Recent(id, l)
 		k.Str(v)
 	}

@@ -120,6 +120,12 @@ func parseOptions(args []string) (options, error) {
 	return o, nil
 }
 
+// extraFlags are the flags every skillsvc gets beyond the harness's own:
+// -usage, then each -skillsvc-flag (which wins, coming later).
+func (o options) extraFlags() []string {
+	return append([]string{"--usage.enabled=" + strconv.FormatBool(o.usage)}, o.skillsvcFlags...)
+}
+
 func main() {
 	o, err := parseOptions(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -164,8 +170,7 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups) int {
 			b.svcErr = errors.New("go build ./cmd/skillsvc failed")
 		}
 	}
-	extra := append([]string{"--usage.enabled=" + strconv.FormatBool(o.usage)}, o.skillsvcFlags...) // a -skillsvc-flag still wins
-	b.svc = skillsvcConfig{bin: bin, dir: dir, servers: b.srv, lruMaxBytes: o.lruMaxBytes, extra: extra, liftLimits: oneUserIsTheLoad}
+	b.svc = skillsvcConfig{bin: bin, dir: dir, servers: b.srv, lruMaxBytes: o.lruMaxBytes, extra: o.extraFlags(), liftLimits: oneUserIsTheLoad}
 
 	for _, size := range o.sizes {
 		b.runSize(ctx, size)

@@ -18,9 +18,11 @@ import (
 // skills by them (skillview.Uses, for --skills.order-by-use and
 // --skills.search-use-prior). A listing never waits on storage: Recent
 // answers what it holds and, once that is a flush interval old, reads the
-// library's Reader.Recent again in the background. Until the first read
-// is done, and while reading fails (Redis down), a library counts as
-// unused: its skills keep their path order.
+// library's Reader.Recent again in the background, if the store lists the
+// library as used on any of the days at all (a library with no use costs
+// no read of its own). Until the first read is done, and while reading
+// fails (Redis down), a library counts as unused: its skills keep their
+// path order.
 type Ranks struct {
 	r    *Reader
 	days int
@@ -31,6 +33,14 @@ type Ranks struct {
 	libs  map[LibraryRef]*ranked
 	slots chan struct{} // the reads under way, bounded
 	reads sync.WaitGroup
+
+	// The libraries with any use over the days, as the store lists them
+	// (a set per day): a library none lists is read no further, so the
+	// many never used cost no read of their own.
+	usedMu            sync.Mutex
+	past, today       map[LibraryRef]bool
+	pastAt, todayAt   time.Time
+	pastDay, todayDay Day
 }
 
 // ranked is one library's activations as Ranks holds them.
@@ -94,7 +104,11 @@ func (k *Ranks) Recent(id mounts.Caller, layer string) (map[string]int64, string
 func (k *Ranks) refresh(lib LibraryRef, e *ranked) {
 	defer k.reads.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), rankReadTime)
-	counts, err := k.r.Recent(ctx, lib, k.days)
+	var counts map[string]int64
+	used, err := k.used(ctx, lib)
+	if used {
+		counts, err = k.r.Recent(ctx, lib, k.days)
+	}
 	cancel()
 	<-k.slots
 	if err != nil {
@@ -106,6 +120,43 @@ func (k *Ranks) refresh(lib LibraryRef, e *ranked) {
 	k.mu.Unlock()
 }
 
+// used reports whether the store lists lib as used on any of the recent
+// days: today's list is read once per flush interval, the days before
+// once an hour (as Reader.Recent keeps their counts).
+func (k *Ranks) used(ctx context.Context, lib LibraryRef) (bool, error) {
+	k.usedMu.Lock()
+	defer k.usedMu.Unlock()
+	now := k.now()
+	today := DayOf(now)
+	read := func(from, to Day) (map[LibraryRef]bool, error) {
+		set := make(map[LibraryRef]bool)
+		for d := from; d <= to; d++ {
+			libs, err := k.r.store.libraries(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range libs {
+				set[l] = true
+			}
+		}
+		return set, nil
+	}
+	var err error
+	if k.pastDay != today || now.Sub(k.pastAt) >= recentPastTTL {
+		if k.past, err = read(today-Day(k.days)+1, today-1); err != nil {
+			return false, err
+		}
+		k.pastDay, k.pastAt = today, now
+	}
+	if k.todayDay != today || now.Sub(k.todayAt) >= k.ttl {
+		if k.today, err = read(today, today); err != nil {
+			return false, err
+		}
+		k.todayDay, k.todayAt = today, now
+	}
+	return k.past[lib] || k.today[lib], nil
+}
+
 // Forget makes the next use of each library read it again, past the
 // reader's cache too: for a change the caller knows of (a test).
 func (k *Ranks) Forget() {
@@ -114,6 +165,9 @@ func (k *Ranks) Forget() {
 		e.read = time.Time{}
 	}
 	k.mu.Unlock()
+	k.usedMu.Lock()
+	k.pastDay, k.todayDay = 0, 0
+	k.usedMu.Unlock()
 	k.r.mu.Lock()
 	clear(k.r.recent)
 	k.r.mu.Unlock()

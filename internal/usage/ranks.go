@@ -18,11 +18,11 @@ import (
 // skills by them (skillview.Uses, for --skills.order-by-use and
 // --skills.search-use-prior). A listing never waits on storage: Recent
 // answers what it holds and, once that is a flush interval old, reads the
-// library's Reader.Recent again in the background, if the store lists the
-// library as used on any of the days at all (a library with no use costs
-// no read of its own). Until the first read is done, and while reading
-// fails (Redis down), a library counts as unused: its skills keep their
-// path order.
+// library's Reader.Recent again in the background, over the days since
+// the first the store lists the library as used on: a library with no use
+// costs no read of its own, one used only today no roll-up read. Until
+// the first read is done, and while reading fails (Redis down), a library
+// counts as unused: its skills keep their path order.
 type Ranks struct {
 	r    *Reader
 	days int
@@ -38,7 +38,8 @@ type Ranks struct {
 	// (a set per day): a library none lists is read no further, so the
 	// many never used cost no read of their own.
 	usedMu            sync.Mutex
-	past, today       map[LibraryRef]bool
+	past              map[LibraryRef]Day // the first day of use before today
+	today             map[LibraryRef]bool
 	pastAt, todayAt   time.Time
 	pastDay, todayDay Day
 }
@@ -105,9 +106,9 @@ func (k *Ranks) refresh(lib LibraryRef, e *ranked) {
 	defer k.reads.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), rankReadTime)
 	var counts map[string]int64
-	used, err := k.used(ctx, lib)
-	if used {
-		counts, err = k.r.Recent(ctx, lib, k.days)
+	days, err := k.used(ctx, lib)
+	if days > 0 {
+		counts, err = k.r.Recent(ctx, lib, days)
 	}
 	cancel()
 	<-k.slots
@@ -120,41 +121,47 @@ func (k *Ranks) refresh(lib LibraryRef, e *ranked) {
 	k.mu.Unlock()
 }
 
-// used reports whether the store lists lib as used on any of the recent
-// days: today's list is read once per flush interval, the days before
-// once an hour (as Reader.Recent keeps their counts).
-func (k *Ranks) used(ctx context.Context, lib LibraryRef) (bool, error) {
+// used returns over how many of the recent days (today's included) the
+// store lists lib as used, counted from the first it lists it on: 0 for
+// none, 1 for today alone (no roll-up to read). Today's list is read once
+// per flush interval, the days before once an hour (as Reader.Recent
+// keeps their counts).
+func (k *Ranks) used(ctx context.Context, lib LibraryRef) (int, error) {
 	k.usedMu.Lock()
 	defer k.usedMu.Unlock()
 	now := k.now()
 	today := DayOf(now)
-	read := func(from, to Day) (map[LibraryRef]bool, error) {
-		set := make(map[LibraryRef]bool)
-		for d := from; d <= to; d++ {
+	if k.pastDay != today || now.Sub(k.pastAt) >= recentPastTTL {
+		past := make(map[LibraryRef]Day)
+		for d := today - 1; d > today-Day(k.days); d-- { // the earliest day wins
 			libs, err := k.r.store.libraries(ctx, d)
 			if err != nil {
-				return nil, err
+				return 0, err
 			}
 			for _, l := range libs {
-				set[l] = true
+				past[l] = d
 			}
 		}
-		return set, nil
-	}
-	var err error
-	if k.pastDay != today || now.Sub(k.pastAt) >= recentPastTTL {
-		if k.past, err = read(today-Day(k.days)+1, today-1); err != nil {
-			return false, err
-		}
-		k.pastDay, k.pastAt = today, now
+		k.past, k.pastDay, k.pastAt = past, today, now
 	}
 	if k.todayDay != today || now.Sub(k.todayAt) >= k.ttl {
-		if k.today, err = read(today, today); err != nil {
-			return false, err
+		libs, err := k.r.store.libraries(ctx, today)
+		if err != nil {
+			return 0, err
+		}
+		k.today = make(map[LibraryRef]bool, len(libs))
+		for _, l := range libs {
+			k.today[l] = true
 		}
 		k.todayDay, k.todayAt = today, now
 	}
-	return k.past[lib] || k.today[lib], nil
+	if first, ok := k.past[lib]; ok {
+		return int(today-first) + 1, nil
+	}
+	if k.today[lib] {
+		return 1, nil
+	}
+	return 0, nil
 }
 
 // Forget makes the next use of each library read it again, past the

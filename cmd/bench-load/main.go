@@ -37,7 +37,8 @@ type options struct {
 	skillsvcBin   string
 	seedWorkers   int
 	verbose       bool
-	tenants       int // users of the many-tenants case; 0 skips it
+	usage         bool // --usage.enabled of every skillsvc: recording's cost is the difference
+	tenants       int  // users of the many-tenants case; 0 skips it
 	tenantClients int
 	tenantEvents  bool          // the many-tenants case again with the bucket's events
 	tenantSettle  time.Duration // libraries left quiet before the rows without events
@@ -93,6 +94,7 @@ func parseOptions(args []string) (options, error) {
 	f.StringVar(&o.skillsvcBin, "skillsvc-bin", "", "skillsvc binary to run; empty builds ./cmd/skillsvc.")
 	f.IntVar(&o.seedWorkers, "seed-workers", 32, "Parallel uploads while seeding.")
 	f.BoolVar(&o.verbose, "v", false, "Log storage operations by kind for every case.")
+	f.BoolVar(&o.usage, "usage", true, "Count skill usage in every skillsvc (--usage.enabled, skillsvc's default); run once with -usage=false and compare the GetSkill throughput and many-tenants rows for what recording costs.")
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "Usage: go run ./cmd/bench-load [flags]\n\n"+
 			"Starts MinIO ($SKILLSVC_MINIO_BIN, else .tools/bin/minio, else PATH; `make tools` builds it),\n"+
@@ -116,6 +118,12 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("users, iterations, clients, duration and seed-workers must be positive; latency and lru-max-bytes not negative")
 	}
 	return o, nil
+}
+
+// extraFlags are the flags every skillsvc gets beyond the harness's own:
+// -usage, then each -skillsvc-flag (which wins, coming later).
+func (o options) extraFlags() []string {
+	return append([]string{"--usage.enabled=" + strconv.FormatBool(o.usage)}, o.skillsvcFlags...)
 }
 
 func main() {
@@ -162,7 +170,7 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups) int {
 			b.svcErr = errors.New("go build ./cmd/skillsvc failed")
 		}
 	}
-	b.svc = skillsvcConfig{bin: bin, dir: dir, servers: b.srv, lruMaxBytes: o.lruMaxBytes, extra: o.skillsvcFlags, liftLimits: oneUserIsTheLoad}
+	b.svc = skillsvcConfig{bin: bin, dir: dir, servers: b.srv, lruMaxBytes: o.lruMaxBytes, extra: o.extraFlags(), liftLimits: oneUserIsTheLoad}
 
 	for _, size := range o.sizes {
 		b.runSize(ctx, size)

@@ -127,6 +127,7 @@ func (r *report) print(w io.Writer, o options) {
 	fmt.Fprintf(w, "Latency: %v added to every S3 response by a proxy in front of MinIO (naive baseline included).\n", o.latency)
 	fmt.Fprintf(w, "Machine: %s; MinIO, redis-server and skillsvc on the same machine.\n", loadbench.Machine())
 	fmt.Fprintf(w, "Run: %s, %d iterations for p50/p99, %d clients for %v of throughput", time.Now().Format("2006-01-02"), o.iterations, o.clients, o.duration)
+	fmt.Fprintf(w, ", usage counted %v (-usage)", o.usage)
 	if o.lruMaxBytes > 0 {
 		fmt.Fprintf(w, ", --cache.lru.max-bytes=%d", o.lruMaxBytes)
 	}

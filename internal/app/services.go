@@ -53,7 +53,10 @@ type Services struct {
 	// when off).
 	Usage       usage.Recorder
 	UsageReader *usage.Reader
-	closeUsage  func()
+	// UsageRanks order each layer's skills by recent use in a prompt
+	// block without a query, and break search ties (nil when off).
+	UsageRanks *usage.Ranks
+	closeUsage func()
 }
 
 // Parts are what NewServices builds on besides the configuration: the
@@ -138,6 +141,10 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 		Archives: skillarchive.NewDigests(p.Cache),
 		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts, Provenance: provenance.Lookup{Pub: pub}.Get},
 		Usage:    p.Usage, UsageReader: reader, closeUsage: closeUsage,
+	}
+	if reader != nil {
+		s.UsageRanks = usage.NewRanks(reader)
+		p.Lib.Catalog.UseUsage(s.UsageRanks)
 	}
 	return s, nil
 }

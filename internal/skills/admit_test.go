@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"fmt"
 	"log/slog"
 	"testing"
 
@@ -94,23 +93,5 @@ func TestOwnSkillsReadOnceKeepNothing(t *testing.T) {
 	get(2, "skill-0042")
 	if builds != 1 {
 		t.Errorf("two users asking for a shared skill built %d replies, want 1", builds)
-	}
-}
-
-func TestAdmissionAgain(t *testing.T) {
-	a := newAdmission()
-	if a.again("k") {
-		t.Fatal("a first ask was admitted")
-	}
-	if !a.again("k") || !a.again("k") {
-		t.Fatal("a repeated ask was not admitted")
-	}
-	// Remembering is bounded: after many other first asks, k is a first
-	// ask again.
-	for i := range 16 * admissionSlots {
-		a.again(fmt.Sprint(i))
-	}
-	if a.again("k") {
-		t.Error("an ask remembered past many others")
 	}
 }

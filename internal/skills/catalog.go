@@ -41,8 +41,9 @@ type Catalog struct {
 	skillMDs *cache.Shelf[*skillview.SkillMD] // by key and ETag
 	// Which of a user's own parses and GetSkill replies to keep: apart, so
 	// one call's two first asks never take each other's slot.
-	admitParse, admitReply *admission
+	admitParse, admitReply *skillview.Admission
 	listener               listenerSlot
+	uses                   skillview.Uses // UseUsage: a prompt block's order, a search's ties
 }
 
 // heldSkillMD is the kind of the parsed SKILL.md files on the held budget.
@@ -95,6 +96,7 @@ func (c *Catalog) skills(ctx context.Context, id mounts.Caller, opts skillview.L
 type snapshot struct {
 	v  *skillview.View
 	st settings.User
+	id mounts.Caller
 }
 
 func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, error) {
@@ -106,7 +108,7 @@ func (c *Catalog) snapshot(ctx context.Context, id mounts.Caller) (snapshot, err
 	if err != nil {
 		return snapshot{}, err
 	}
-	return snapshot{v: v, st: st}, nil
+	return snapshot{v: v, st: st, id: id}, nil
 }
 
 // digest is the library digest of the snapshot (Page.LibraryDigest).
@@ -270,11 +272,19 @@ func (c *Catalog) prompt(ctx context.Context, s snapshot, opts skillview.ListOpt
 		// The caller's own first, then its teams', then the organization's:
 		// a user's skills are never cut before the shared library's.
 		list = slices.Grow(list, len(s.v.Own.All)+len(s.v.Shared.All)) // at most
+		var refs []*skillview.Ref
 		for _, near := range []int{rankOwn, rankTeam, rankShared} {
+			refs = refs[:0]
 			for r := range s.listed(lo, disabled) {
 				if layerRank(r.Layer) == near {
-					list = append(list, entry(r))
+					refs = append(refs, r)
 				}
+			}
+			if c.cfg.OrderByUse { // each layer's most used first
+				skillview.ByUse(c.uses, s.id, refs, func(r *skillview.Ref) *skillview.Ref { return r })
+			}
+			for _, r := range refs {
+				list = append(list, entry(r))
 			}
 		}
 	}
@@ -383,7 +393,7 @@ func (c *Catalog) skillMD(ctx context.Context, s *skillview.Ref) (*skillview.Ski
 		return nil, err
 	}
 	f := skillview.SkillMDOf(raw, a.ETag, s)
-	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.keeps(s, key) { // a version, not whatever is there now
+	if s.SkillMD.ETag != "" && a.ETag == s.SkillMD.ETag && c.admitParse.Keeps(s, key) { // a version, not whatever is there now
 		c.skillMDs.Add(key, f, f.HeldBytes(key))
 	}
 	return f, nil

@@ -110,6 +110,10 @@ type Config struct {
 	// shared cache (Redis) for every replica; 0 keeps replies in process
 	// only.
 	ReplySharedTTL time.Duration
+	// OrderByUse orders each layer's skills in a prompt block without a
+	// query by recent use; SearchUsePrior breaks a search's ties by it
+	// (both only with usage counted: Catalog.UseUsage).
+	OrderByUse, SearchUsePrior bool
 
 	// Tool names that text meant for a model mentions, when a request names
 	// none: the tool that searches skills (in a prompt block with skills
@@ -158,6 +162,8 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	int32Var(f, &c.MaxCharBudget, prefix+"max-char-budget", 1<<20, "Largest FormatSkills char_budget; larger requests are refused.")
 	f.Int64Var(&c.ReplyCacheBytes, prefix+"reply-cache-bytes", 32<<20, "Bytes of encoded ListSkills pages, FormatSkills blocks and SearchSkills replies kept per replica and reused while the caller's library, settings and request are unchanged, and of GetSkill replies, reused while the skill is (one shared skill's reply serves every user who sees it alike); 0 keeps none.")
 	f.DurationVar(&c.ReplySharedTTL, prefix+"reply-shared-ttl", 10*time.Minute, "With Redis: how long an encoded reply one replica built stays in Redis, where a replica that does not keep it takes it instead of building it again (a reply's key names one library content, so it is never stale); GetSkill replies stay in process; 0 keeps replies in process only.")
+	f.BoolVar(&c.OrderByUse, prefix+"order-by-use", true, "With usage counted (--usage.enabled): order each layer's skills in a prompt block without a query (FormatSkills, MCP list_skills) by their activations over the last --usage.recent-days, most used first; unused skills and ties keep the path order. False keeps the path order.")
+	f.BoolVar(&c.SearchUsePrior, prefix+"search-use-prior", true, "With usage counted: break SearchSkills ties (equal relevance, same layer rank) by recent activations; distinct scores are never reordered.")
 	f.StringVar(&c.SearchTool, prefix+"search-tool", "", "Tool name a prompt block tells the model to search skills with, when the request names none; empty words it neutrally.")
 	f.StringVar(&c.DownloadTool, prefix+"download-tool", "", "Tool name a refusal to read a binary or oversized skill file tells the model to fetch it with, when the request names none; empty words it neutrally.")
 }

@@ -125,7 +125,7 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 		settings:   settings.NewStore(bucket, o.cache, settingsTTL, cfg.IndexMaxStale, vs.Layout.Settings, ix.Held(), cl, m),
 		searchIx:   si,
 		skillMDs:   cache.NewShelf[*skillview.SkillMD](ix.Held(), heldSkillMD),
-		admitParse: newAdmission(), admitReply: newAdmission(),
+		admitParse: skillview.NewAdmission(), admitReply: skillview.NewAdmission(),
 	}
 	vs.UserScopes = func(ctx context.Context, id mounts.Caller) ([]settings.ScopeDef, error) {
 		st, err := c.settings.Get(ctx, id)

@@ -39,6 +39,9 @@ func (c *Catalog) search(ctx context.Context, s snapshot, opts skillview.SearchO
 	}
 	// Hits come best first by relevance, so the weak ones are at the end.
 	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].relevance < opts.MinRelevance })]
+	if c.cfg.SearchUsePrior {
+		c.tieBreak(s.id, hits)
+	}
 	disabled := s.st.DisabledSet()
 	out := make([]skillview.Scored, len(hits))
 	for i, h := range hits {

@@ -2,8 +2,6 @@ package skills
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"math"
 	"path"
 	"slices"
@@ -74,7 +72,7 @@ func (c *Catalog) PageQuery(opts skillview.ListOptions, pageSize int32, token st
 // whatever else the encoding depends on (a view of the reply), so
 // differently encoded replies of one page are kept apart.
 func (s Snapshot) PageKey(q PageQuery, variant string) string {
-	return s.s.replyKey(keyList).str(variant).str(q.q.scope).int(int64(q.q.count)).str(q.q.after).sum()
+	return s.s.replyKey(keyList).Str(variant).Str(q.q.scope).Int(int64(q.q.count)).Str(q.q.after).Sum()
 }
 
 // Page is the page q asks for.
@@ -95,8 +93,9 @@ func (c *Catalog) PromptQuery(opts skillview.ListOptions, f skillmd.FormatOption
 // PromptKey is the key of the reply of q's block.
 func (s Snapshot) PromptKey(q PromptQuery) string {
 	f := q.f
-	return s.s.replyKey(keyFormat).str(q.opts.Category).bool(q.opts.FilterCategory).
-		str(f.Format).int(int64(f.CharBudget)).int(int64(f.MaxSkills)).bool(f.GroupByCategory).str(f.SearchTool).str(f.Query).sum()
+	k := s.s.replyKey(keyFormat).Str(q.opts.Category).Bool(q.opts.FilterCategory).
+		Str(f.Format).Int(int64(f.CharBudget)).Int(int64(f.MaxSkills)).Bool(f.GroupByCategory).Str(f.SearchTool).Str(f.Query)
+	return s.c.usesKey(k, s.id, f.Query == "" && s.c.cfg.OrderByUse).Sum()
 }
 
 // Prompt is the block q asks for (Catalog.Prompt), without LibraryDigest:
@@ -121,8 +120,9 @@ func (c *Catalog) SearchQuery(opts skillview.SearchOptions) (SearchQuery, error)
 // SearchKey is the key of the reply of q's results.
 func (s Snapshot) SearchKey(q SearchQuery) string {
 	o := q.opts
-	return s.s.replyKey(keySearch).str(o.Query).int(int64(o.Limit)).str(o.Category).bool(o.FilterCategory).
-		int(int64(math.Float64bits(o.MinRelevance))).sum()
+	k := s.s.replyKey(keySearch).Str(o.Query).Int(int64(o.Limit)).Str(o.Category).Bool(o.FilterCategory).
+		Int(int64(math.Float64bits(o.MinRelevance)))
+	return s.c.usesKey(k, s.id, s.c.cfg.SearchUsePrior).Sum()
 }
 
 // Search is the results q asks for (Catalog.Search).
@@ -177,12 +177,12 @@ func (r Resolved) ReplyKey() (key string, early bool) {
 	if r.pinned {
 		return "", false
 	}
-	return r.r.replyKey().sum(), r.r.s.SkillMD.ETag != ""
+	return r.r.replyKey().Sum(), r.r.s.SkillMD.ETag != ""
 }
 
 // Admit reports whether r's reply under key is to be kept now: any
 // library's at once, the user's own from its second ask (admission).
-func (r Resolved) Admit(key string) bool { return r.c.admitReply.keeps(r.r.s, key) }
+func (r Resolved) Admit(key string) bool { return r.c.admitReply.Keeps(r.r.s, key) }
 
 // Read reads r's SKILL.md.
 func (r Resolved) Read(ctx context.Context) (Loaded, error) {
@@ -226,17 +226,17 @@ func (l Loaded) Detail(ctx context.Context) (skillview.Detail, error) {
 // (what the user's layer makes of the shared one can change its notes);
 // any other by the generation of the layers under the user's, the same
 // for every user over them.
-func (r resolved) replyKey() *keyBuilder {
+func (r resolved) replyKey() *skillview.Key {
 	s := r.s
-	k := (&keyBuilder{}).str(keyGet).str(s.Layer).str(s.Dir).str(s.Name).str(s.SkillMD.Key).str(s.SkillMD.ETag)
+	k := (&skillview.Key{}).Str(keyGet).Str(s.Layer).Str(s.Dir).Str(s.Name).Str(s.SkillMD.Key).Str(s.SkillMD.ETag)
 	if s.Layer == skillview.LayerUser {
-		k.str(r.v.UserBase).int(int64(r.v.UserGen))
+		k.Str(r.v.UserBase).Int(int64(r.v.UserGen))
 	}
-	k.int(int64(r.v.SharedGen)).bool(slices.Contains(r.st.Disabled, s.Name))
+	k.Int(int64(r.v.SharedGen)).Bool(slices.Contains(r.st.Disabled, s.Name))
 	for _, p := range [][]string{s.Note().Warnings, r.notes} {
-		k.int(int64(len(p)))
+		k.Int(int64(len(p)))
 		for _, w := range p {
-			k.str(w)
+			k.Str(w)
 		}
 	}
 	return k
@@ -249,33 +249,11 @@ func (r resolved) replyKey() *keyBuilder {
 // depends on besides the request. The library digest alone would not: it
 // leaves out invalid skills (listed with include_invalid), a SKILL.md's
 // ETag and which layer serves a skill.
-func (s snapshot) replyKey(kind string) *keyBuilder {
-	k := (&keyBuilder{}).str(kind).str(s.v.UserBase).int(int64(s.v.UserGen)).int(int64(s.v.SharedGen))
-	k.int(int64(len(s.st.Disabled)))
+func (s snapshot) replyKey(kind string) *skillview.Key {
+	k := (&skillview.Key{}).Str(kind).Str(s.v.UserBase).Int(int64(s.v.UserGen)).Int(int64(s.v.SharedGen))
+	k.Int(int64(len(s.st.Disabled)))
 	for _, name := range s.st.Disabled {
-		k.str(name)
+		k.Str(name)
 	}
-	return k.str(string(s.v.ScopeKey()))
-}
-
-// keyBuilder encodes a key's fields so that no two sequences of fields
-// encode alike.
-type keyBuilder struct{ b []byte }
-
-func (k *keyBuilder) str(s string) *keyBuilder { k.b = skillview.AppendField(k.b, s); return k }
-
-func (k *keyBuilder) int(n int64) *keyBuilder { k.b = binary.AppendVarint(k.b, n); return k }
-
-func (k *keyBuilder) bool(v bool) *keyBuilder {
-	if v {
-		return k.int(1)
-	}
-	return k.int(0)
-}
-
-// sum is the key: fixed-size whatever the fields (a query, a long list of
-// disabled skills), so the bound on the cache counts keys exactly.
-func (k *keyBuilder) sum() string {
-	sum := sha256.Sum256(k.b)
-	return string(sum[:])
+	return k.Str(string(s.v.ScopeKey()))
 }

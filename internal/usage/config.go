@@ -28,6 +28,9 @@ type Config struct {
 	// SearchTTL is how long after a search an activation in the same
 	// thread counts as the search's outcome.
 	SearchTTL time.Duration
+	// RecentDays is how many days of activations order a listing by use
+	// (Ranks): today and the days before it.
+	RecentDays int
 }
 
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "usage.").
@@ -39,6 +42,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.MaxEntries, prefix+"max-entries", 50000, "Most usage entries (counters, distinct users and threads, searches) a replica holds between flushes; events past it are dropped and counted in skillsvc_usage_dropped_total.")
 	f.IntVar(&c.TopQueries, prefix+"top-queries", 100, "Distinct search queries kept per library and day (the most frequent).")
 	f.DurationVar(&c.SearchTTL, prefix+"search-ttl", 30*time.Minute, "How long after a search an activation in the same thread counts as having come from it.")
+	f.IntVar(&c.RecentDays, prefix+"recent-days", 7, "Days of activations (today and the days before) by which a prompt block without a query orders each layer's skills (--skills.order-by-use) and a search breaks ties (--skills.search-use-prior).")
 	options.Tag(f, options.Basic, prefix+"enabled")
 }
 
@@ -62,6 +66,8 @@ func (c *Config) Validate() error {
 		return errors.New("usage: max-entries and top-queries must be positive")
 	case c.SearchTTL <= 0:
 		return errors.New("usage: search-ttl must be positive")
+	case c.RecentDays < 1:
+		return errors.New("usage: recent-days must be positive")
 	}
 	return nil
 }

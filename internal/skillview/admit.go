@@ -1,13 +1,11 @@
-package skills
+package skillview
 
 import (
 	"hash/maphash"
 	"sync/atomic"
-
-	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
-// admission decides which values of one user's own are worth keeping: those
+// Admission decides which values of one user's own are worth keeping: those
 // asked for a second time while it remembers the first. A replica serving
 // thousands of users reads most users' own skills once in a long while, and
 // keeping each such parse or reply would evict what every call needs (the
@@ -19,19 +17,20 @@ import (
 // first asks is kept from its second ask, one user repeating a call at
 // once. Two keys sharing a slot only make it forget one sooner; a value is
 // admitted early only when another's 64-bit hash equals its own.
-type admission struct {
+type Admission struct {
 	seed  maphash.Seed
 	slots [admissionSlots]atomic.Uint64
 }
 
-// admissionSlots is how many first asks admission remembers (8 bytes each).
+// admissionSlots is how many first asks an Admission remembers (8 bytes each).
 const admissionSlots = 4096
 
-func newAdmission() *admission { return &admission{seed: maphash.MakeSeed()} }
+// NewAdmission returns an Admission remembering nothing yet.
+func NewAdmission() *Admission { return &Admission{seed: maphash.MakeSeed()} }
 
 // again reports whether key was asked for before, as far as a remembers,
 // and remembers that it was.
-func (a *admission) again(key string) bool {
+func (a *Admission) again(key string) bool {
 	h := maphash.String(a.seed, key) | 1 // 0 is an empty slot
 	slot := &a.slots[h%admissionSlots]
 	if slot.Load() == h {
@@ -41,8 +40,8 @@ func (a *admission) again(key string) bool {
 	return false
 }
 
-// keeps reports whether a value of s's under key is to be kept now: any
+// Keeps reports whether a value of s's under key is to be kept now: any
 // library's but the user's own at once, the user's from its second ask.
-func (a *admission) keeps(s *skillview.Ref, key string) bool {
-	return s.Layer != skillview.LayerUser || a.again(key)
+func (a *Admission) Keeps(s *Ref, key string) bool {
+	return s.Layer != LayerUser || a.again(key)
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/skillsvc/skillsvc/internal/scan"
+	"github.com/skillsvc/skillsvc/internal/selection/corpus"
 )
 
 // testdata/cisco-crafted.json is cisco-ai-skill-scanner 2.3.2's scan-all
@@ -113,5 +115,23 @@ func TestAgree(t *testing.T) {
 	}
 	if got := Agree(skills, "", "script", "high"); got.Both != 1 {
 		t.Errorf("all sets: %+v", got)
+	}
+}
+
+func TestSample(t *testing.T) {
+	var skills []corpus.Skill
+	for i := range 10 {
+		skills = append(skills, corpus.Skill{Dir: strconv.Itoa(i), Cut: i == 1})
+	}
+	var got []string
+	for _, s := range sample(skills, 3) {
+		got = append(got, s.Dir)
+	}
+	// Of the 9 whole skills (0, 2, 3, …, 9): the 0th, 3rd and 6th.
+	if want := []string{"0", "4", "7"}; !slices.Equal(got, want) {
+		t.Errorf("sample %v, want %v", got, want)
+	}
+	if len(sample(skills, 50)) != 9 {
+		t.Error("a sample larger than the corpus is the corpus, less the cut skills")
 	}
 }

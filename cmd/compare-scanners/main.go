@@ -36,19 +36,28 @@ func main() {
 	n := flag.Int("corpus", 500, "public corpus skills to sample (their SKILL.md alone); 0 = none")
 	list := flag.String("list", "test/selection/registry.json", "the pinned public skills")
 	jsonOut := flag.String("json", "", "also write every skill's results to this file")
+	keep := flag.String("keep", "", "stage the skills and reports in this new directory and keep them (default: a temporary one, removed)")
 	flag.Parse()
-	if err := run(context.Background(), *bin, *list, *n, *jsonOut); err != nil {
+	if err := run(context.Background(), *bin, *list, *n, *jsonOut, *keep); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, bin, listFile string, n int, jsonOut string) error {
+func run(ctx context.Context, bin, listFile string, n int, jsonOut, keep string) error {
 	start := time.Now()
-	stage, err := os.MkdirTemp("", "compare-scanners-")
-	if err != nil {
+	stage := keep
+	if keep == "" {
+		var err error
+		if stage, err = os.MkdirTemp("", "compare-scanners-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(stage)
+	} else if err := os.Mkdir(stage, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(stage)
+	if abs, err := filepath.Abs(stage); err == nil {
+		stage = abs
+	}
 	sets := map[string]string{}
 	family := map[string]string{}
 
@@ -78,15 +87,14 @@ func run(ctx context.Context, bin, listFile string, n int, jsonOut string) error
 	sets["public"] = public
 
 	if n > 0 {
-		c, err := corpus.Load(ctx, l, corpus.Options{Skills: n})
+		// The whole corpus (from the cache), then every k-th skill: a
+		// sample across its packages, not the first package's skills.
+		c, err := corpus.Load(ctx, l, corpus.Options{})
 		if err != nil {
 			return err
 		}
 		dir := filepath.Join(stage, "corpus")
-		for _, s := range c.Skills {
-			if s.Cut {
-				continue
-			}
+		for _, s := range sample(c.Skills, n) {
 			d := filepath.Join(dir, strings.ReplaceAll(s.Dir, "/", "--"))
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
@@ -146,6 +154,24 @@ func run(ctx context.Context, bin, listFile string, n int, jsonOut string) error
 		return os.WriteFile(jsonOut, b, 0o644)
 	}
 	return nil
+}
+
+// sample takes n of skills (those not cut), evenly spaced, in order.
+func sample(skills []corpus.Skill, n int) []corpus.Skill {
+	var whole []corpus.Skill
+	for _, s := range skills {
+		if !s.Cut {
+			whole = append(whole, s)
+		}
+	}
+	if n >= len(whole) {
+		return whole
+	}
+	out := make([]corpus.Skill, 0, n)
+	for i := range n {
+		out = append(out, whole[i*len(whole)/n])
+	}
+	return out
 }
 
 // runCisco runs skill-scanner scan-all over dir's skill folders with its

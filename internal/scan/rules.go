@@ -29,6 +29,9 @@ const (
 	RuleRawIP     = "script/raw-ip"
 	RuleFakeText  = "binary/disguised-text"
 	RuleExec      = "binary/executable"
+	// RuleURLPassword: gitleaks' default rules have no rule for a
+	// password in a URL (a database or broker DSN).
+	RuleURLPassword = "secret/url-password"
 	// RuleIncomplete: a limit or the timeout ended the scan early.
 	RuleIncomplete = "scan/incomplete"
 	secretPrefix   = "secret/"
@@ -50,6 +53,7 @@ var ownRules = []Rule{
 	{RuleRawIP, Medium, "A network call to a raw public IP address (high for a reverse shell through /dev/tcp or the cloud metadata address)"},
 	{RuleFakeText, High, "A file named as text (.md, .py, .sh, .txt, ...) whose bytes are binary"},
 	{RuleExec, High, "A native executable (ELF, PE, Mach-O) in a skill"},
+	{RuleURLPassword, High, "A URL carrying a password (scheme://user:password@host), such as a database connection string, outside loopback and example hosts"},
 	{RuleIncomplete, Medium, "The scan stopped at a limit (files, bytes, time) before reading every file"},
 }
 

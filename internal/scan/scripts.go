@@ -13,7 +13,9 @@ const shells = `(sudo\s+)?(-\S+\s+)*(env\s+)?(ba|z|da|k|fi|c|tc)?sh\b|(sudo\s+)?
 // that does.
 var scriptPatterns = []pattern{
 	{RuleDownload, compileLater(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^|\n]*\|\s*` + `(` + shells + `)`),
-		"pipes a download into an interpreter", []string{"curl", "wget", "fetch", "iwr", "irm", "invoke-"}, nil},
+		// An interpreter given its program inline (python3 -c, node -e)
+		// reads the download as data, not as code.
+		"pipes a download into an interpreter", []string{"curl", "wget", "fetch", "iwr", "irm", "invoke-"}, []string{"-c", "-e", "--eval", "-r"}},
 	{RuleDownload, compileLater(`(?i)(\b(eval|exec|source)\s+|\b(ba|z|k)?sh\s+(-c\s+)?|(^|[\s;&|])\.\s+)["']?\s*[<$]\(\s*(curl|wget)\b`),
 		"runs the output of a download", []string{"curl", "wget"}, nil},
 	{RuleDownload, compileLater(`\b(exec|eval)\s*\(\s*[^\n]{0,60}\b(urlopen|requests\.get|httpx\.get|urllib\.request\.urlopen|fetch)\s*\(`),

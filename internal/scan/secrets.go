@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -90,6 +91,7 @@ func secrets(ctx context.Context, c *collector, t *text) {
 		// The embedded rules always load; a failure is a broken build.
 		panic(fmt.Sprintf("gitleaks rules: %v", err))
 	}
+	urlPasswords(c, t)
 	found := d.DetectContext(ctx, detect.Fragment{Raw: string(t.data), FilePath: t.path})
 	for _, f := range found {
 		if placeholder(f.Secret) {
@@ -102,5 +104,35 @@ func secrets(ctx context.Context, c *collector, t *text) {
 			Line:     f.StartLine + 1, // gitleaks counts lines from 0
 			Message:  fmt.Sprintf("%s (gitleaks rule %s)", f.Description, f.RuleID),
 		})
+	}
+}
+
+// urlPasswordRE: scheme://user:password@host.
+var urlPasswordRE = compileLater(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"]{1,64}:([^\s/@'"]{1,128})@([^\s/:'"?#]{1,253})`)
+
+// commonPasswords are what examples write as a password.
+var commonPasswords = []string{"password", "passwd", "pass", "secret", "changeme", "admin", "root", "postgres", "mysql", "guest", "test", "user", "pwd"}
+
+// urlPasswords finds passwords in URLs, which gitleaks' default rules do
+// not cover. Loopback and example hosts, placeholders and the passwords
+// examples use are documentation, not secrets. Findings never carry the
+// password.
+func urlPasswords(c *collector, t *text) {
+	for i := range t.lines {
+		l := t.line(i)
+		if !strings.Contains(l, "://") || !strings.Contains(l, "@") {
+			continue
+		}
+		for _, m := range urlPasswordRE().FindAllStringSubmatch(l, 4) {
+			pass, host := m[1], strings.ToLower(m[2])
+			if len(pass) < 6 || placeholder(pass) || slices.Contains(commonPasswords, strings.ToLower(pass)) || strings.HasPrefix(pass, "$") || strings.HasPrefix(pass, "%") {
+				continue
+			}
+			if host == "localhost" || strings.HasPrefix(host, "127.") || strings.Contains(host, "example") || host == "host" {
+				continue
+			}
+			c.add(Finding{Rule: RuleURLPassword, Severity: High, File: t.path, Line: i + 1,
+				Message: fmt.Sprintf("a URL with a password for %s", clip(host, 80))})
+		}
 	}
 }

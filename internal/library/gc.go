@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/errkind"
@@ -166,7 +165,3 @@ func (p *Publisher) versionBlobs(ctx context.Context, l layout.LibraryRef, fn fu
 	})
 	return unreadable, err
 }
-
-// minGCGrace is the least --library.gc-grace: a publish or a pin writes
-// its blobs at most this long before its record.
-const minGCGrace = 10 * time.Minute

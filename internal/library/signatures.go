@@ -37,13 +37,13 @@ func (p *Publisher) AttachSignature(ctx context.Context, a Actor, lib layout.Lib
 	if _, _, err := signing.Parse(bundle); err != nil {
 		return Version{}, err
 	}
-	keys := p.cfg.policy.Keys()
+	keys := p.cfg.Policy().Keys()
 	if len(pub) > 0 {
 		k, err := signing.ParsePublicKey("", pub)
 		if err != nil {
 			return Version{}, fmt.Errorf("%w: public_key: %v", errkind.InvalidArgument, err)
 		}
-		if named, ok := p.cfg.policy.Named(k.ID); ok {
+		if named, ok := p.cfg.Policy().Named(k.ID); ok {
 			k = named
 		}
 		keys = []signing.PublicKey{k}
@@ -81,7 +81,7 @@ func (p *Publisher) AttachSignature(ctx context.Context, a Actor, lib layout.Lib
 // policy requires a signature rec does not carry: the one check every way
 // to live takes (goLive; makeLive before an approval is recorded).
 func (p *Publisher) checkSigned(l layout.LibraryRef, rec versions.Record) error {
-	req := p.cfg.policy.Required(l)
+	req := p.cfg.Policy().Required(l)
 	if len(req) == 0 {
 		return nil
 	}
@@ -148,6 +148,6 @@ func (p *Publisher) Provenance(ctx context.Context, l layout.LibraryRef, name, d
 	if out.ScanVerdict == "" {
 		out.ScanVerdict = Unscanned
 	}
-	out.Signature, out.SignatureKey = p.cfg.policy.Status(kept(rec), signedDigest(rec))
+	out.Signature, out.SignatureKey = p.cfg.Policy().Status(kept(rec), signedDigest(rec))
 	return out, nil
 }

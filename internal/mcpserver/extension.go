@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/skillres"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skilluse"
@@ -26,7 +27,7 @@ import (
 // The skills extension (SEP-2640): https://github.com/modelcontextprotocol/ext-skills
 const (
 	extensionName = "io.modelcontextprotocol/skills"
-	skillScheme   = "skill://"
+	skillScheme   = skillres.Scheme
 	skillFileName = "SKILL.md"
 )
 
@@ -193,20 +194,20 @@ func (e notServed) Error() string { return string(e) }
 // skillDir maps skill://<skill-path>/SKILL.md to the skill folder's
 // virtual path.
 func (s *identityServer) skillDir(uri string) (string, error) {
-	p, err := parseSkillURI(s.h.skillsMount, uri)
+	p, err := skillres.Parse(s.h.skillsMount, uri)
 	if err != nil {
 		return "", err
 	}
 	dir, ok := strings.CutSuffix(p, "/"+skillFileName)
 	if !ok || dir == s.h.skillsMount {
-		return "", errURI("a skill URI is skill://<skill-path>/SKILL.md")
+		return "", skillres.Error("a skill URI is skill://<skill-path>/SKILL.md")
 	}
 	return dir, nil
 }
 
 // uriOf is the skill:// URI of a file under the skills mount.
 func (s *identityServer) uriOf(virtual string) string {
-	return skillURI(s.h.skillsMount, virtual)
+	return skillres.URI(s.h.skillsMount, virtual)
 }
 
 // servedSkill returns the skill at folder dir, with its manifest and
@@ -270,7 +271,7 @@ func (s *identityServer) download(ctx context.Context, p string, w io.Writer, ma
 // bytes: text for UTF-8 text, a blob otherwise.
 func (s *identityServer) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	virtual, err := parseSkillURI(s.h.skillsMount, uri)
+	virtual, err := skillres.Parse(s.h.skillsMount, uri)
 	if err != nil {
 		return nil, notFound(uri, "%.200s: %v", uri, err)
 	}

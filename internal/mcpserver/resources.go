@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -12,18 +11,18 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/skillsvc/skillsvc/internal/mcpserver/skillres"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // The extension's resource side: resources/list names each served skill's
 // SKILL.md, resources/directory/read lists a skill folder's children, and
-// every resources/read result is one the schema's union accepts.
+// every resources/read result is one the schema's union accepts
+// (internal/mcpserver/skillres holds the pure parts).
 
 const (
 	directoryReadMethod = "resources/directory/read"
 	directoryMIMEType   = "inode/directory"
-	// maxCursorBytes bounds a directory read's cursor: a path and a name.
-	maxCursorBytes = 4096
 )
 
 // extensionCapability is the extension's settings in
@@ -63,8 +62,8 @@ func (s *identityServer) resourceMethods(next mcp.MethodHandler) mcp.MethodHandl
 			}
 		case "resources/read":
 			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && hasEmptyText(r) {
-				return emptyTextResult{r}, nil
+			if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && skillres.HasEmptyText(r) {
+				return skillres.EmptyTextResult{ReadResourceResult: r}, nil
 			}
 			return res, err
 		}
@@ -117,7 +116,7 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 		return nil, invalidParams("%s needs params.uri, a skill's folder (skill://<skill-path>) or a folder in it", directoryReadMethod)
 	}
 	// A folder's URI is its path's, with or without a trailing slash.
-	dir, err := parseSkillURI(s.h.skillsMount, strings.TrimSuffix(p.URI, "/"))
+	dir, err := skillres.Parse(s.h.skillsMount, strings.TrimSuffix(p.URI, "/"))
 	if err != nil {
 		return nil, notFound(p.URI, "%.200s: %v", p.URI, err)
 	}
@@ -125,33 +124,33 @@ func (s *identityServer) readDirectory(ctx context.Context, _ *mcp.ServerSession
 	if err != nil {
 		return nil, err
 	}
-	children, isDir := childrenOf(dir, manifestFiles(sk))
+	children, isDir := skillres.Children(dir, manifestFiles(sk))
 	if !isDir {
 		return nil, invalidParams("%.200s is not a directory of a skill served over this extension (a file is read with resources/read)", p.URI)
 	}
 	var after string
 	if p.Cursor != "" {
-		if after, err = decodeCursor(dir, p.Cursor); err != nil {
+		if after, err = skillres.DecodeCursor(dir, p.Cursor); err != nil {
 			return nil, invalidParams("%.200s: %v", p.URI, err)
 		}
 	}
-	start, _ := slices.BinarySearchFunc(children, after, func(c dirChild, name string) int { return strings.Compare(c.name, name) })
-	if start < len(children) && children[start].name == after {
+	start, _ := slices.BinarySearchFunc(children, after, func(c skillres.Child, name string) int { return strings.Compare(c.Name, name) })
+	if start < len(children) && children[start].Name == after {
 		start++
 	}
 	page := children[start:min(len(children), start+s.h.cfg.SkillsPageSize)]
 	res := &readDirectoryResult{Cacheable: s.cacheable(), ResultType: "complete", Resources: make([]*mcp.Resource, 0, len(page))}
 	for _, c := range page {
-		r := &mcp.Resource{URI: s.uriOf(dir + "/" + c.name), Name: c.name, Size: c.size}
-		if c.dir {
+		r := &mcp.Resource{URI: s.uriOf(dir + "/" + c.Name), Name: c.Name, Size: c.Size}
+		if c.Dir {
 			r.MIMEType = directoryMIMEType
 		} else {
-			r.MIMEType = mimeType(c.name)
+			r.MIMEType = mimeType(c.Name)
 		}
 		res.Resources = append(res.Resources, r)
 	}
 	if start+len(page) < len(children) {
-		res.NextCursor = encodeCursor(dir, page[len(page)-1].name)
+		res.NextCursor = skillres.EncodeCursor(dir, page[len(page)-1].Name)
 	}
 	return res, nil
 }
@@ -178,97 +177,4 @@ func (s *identityServer) skillOf(ctx context.Context, dir string) (*skillview.Sk
 		return sk, nil
 	}
 	return nil, notFound(s.uriOf(dir), "%.200s is not in a skill served over this extension", s.uriOf(dir))
-}
-
-// dirChild is an entry of a folder.
-type dirChild struct {
-	name string
-	dir  bool
-	size int64
-}
-
-// childrenOf returns dir's children in name order, from the files below
-// it (a folder exists while it holds a file), and whether dir is a folder.
-func childrenOf(dir string, files []skillview.ManifestFile) ([]dirChild, bool) {
-	prefix := dir + "/"
-	var children []dirChild
-	seen := map[string]bool{}
-	for _, f := range files {
-		rest, ok := strings.CutPrefix(f.Path, prefix)
-		if !ok {
-			continue
-		}
-		name, _, nested := strings.Cut(rest, "/")
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		c := dirChild{name: name, dir: nested}
-		if !nested {
-			c.size = int64(f.Size)
-		}
-		children = append(children, c)
-	}
-	slices.SortFunc(children, func(a, b dirChild) int { return strings.Compare(a.name, b.name) })
-	return children, len(children) > 0
-}
-
-// A directory read's cursor is the last name of the page before it, bound
-// to the folder it lists.
-func encodeCursor(dir, last string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(dir + "\x00" + last))
-}
-
-func decodeCursor(dir, cursor string) (string, error) {
-	errCursor := errURI("the cursor is not one this directory's listing returned")
-	if len(cursor) > maxCursorBytes {
-		return "", errCursor
-	}
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return "", errCursor
-	}
-	d, last, ok := strings.Cut(string(b), "\x00")
-	if !ok || d != dir {
-		return "", errCursor
-	}
-	return last, nil
-}
-
-// hasEmptyText reports whether a content of r has neither text nor blob: an
-// empty file, whose empty text the SDK's ResourceContents omits.
-func hasEmptyText(r *mcp.ReadResourceResult) bool {
-	return slices.ContainsFunc(r.Contents, func(c *mcp.ResourceContents) bool { return c.Text == "" && c.Blob == nil })
-}
-
-// emptyTextResult sends a resources/read result with "text": "" for its
-// empty contents: a content with neither text nor blob is in neither form
-// of the schema's union, and hosts refuse the whole result (an empty
-// __init__.py of a skill).
-type emptyTextResult struct{ *mcp.ReadResourceResult }
-
-func (r emptyTextResult) MarshalJSON() ([]byte, error) {
-	data, err := json.Marshal(r.ReadResourceResult)
-	if err != nil {
-		return nil, err
-	}
-	var wire map[string]json.RawMessage
-	if err := json.Unmarshal(data, &wire); err != nil {
-		return nil, err
-	}
-	var contents []map[string]json.RawMessage
-	if err := json.Unmarshal(wire["contents"], &contents); err != nil {
-		return nil, err
-	}
-	for _, c := range contents {
-		_, text := c["text"]
-		_, blob := c["blob"]
-		if !text && !blob {
-			c["text"] = json.RawMessage(`""`)
-		}
-	}
-	if wire["contents"], err = json.Marshal(contents); err != nil {
-		return nil, err
-	}
-	return json.Marshal(wire)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/skillres"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
@@ -144,7 +145,7 @@ func (s *identityServer) checkSubscriptions(ctx context.Context) {
 
 // etag is the file's ETag, or "" when it is gone (a deletion is a change).
 func (s *identityServer) etag(ctx context.Context, uri string) string {
-	virtual, err := parseSkillURI(s.h.skillsMount, uri)
+	virtual, err := skillres.Parse(s.h.skillsMount, uri)
 	if err != nil {
 		return ""
 	}
@@ -159,7 +160,7 @@ func (s *identityServer) etag(ctx context.Context, uri string) string {
 
 func (s *identityServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
-	if _, err := parseSkillURI(s.h.skillsMount, uri); err != nil {
+	if _, err := skillres.Parse(s.h.skillsMount, uri); err != nil {
 		return invalidParams("only skill:// file resources can be subscribed to: %v", err)
 	}
 	etag := s.etag(ctx, uri)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -81,7 +80,7 @@ func (s *Skills) artifacts(ctx context.Context, id mounts.Caller, skills []skill
 // the export refuses (too large, invalid, gone) has none.
 func (s *Skills) archiveDigest(ctx context.Context, id mounts.Caller, sk skillview.Skill) (string, error) {
 	h := sha256.New()
-	got, files, err := packRoot(func(w io.Writer) (skillview.Skill, error) {
+	got, files, err := skillarchive.PackRoot(func(w io.Writer) (skillview.Skill, error) {
 		return s.lib.Exporter.Export(ctx, id, sk.Path, w)
 	}, h)
 	switch errkind.Of(err) {
@@ -91,52 +90,13 @@ func (s *Skills) archiveDigest(ctx context.Context, id mounts.Caller, sk skillvi
 	if err != nil {
 		return "", err
 	}
-	if got.ManifestDigest() != sk.ManifestDigest() || !packed(files, got.Manifest) {
+	if got.ManifestDigest() != sk.ManifestDigest() || !skillarchive.Packed(files, got.Manifest) {
 		return "", nil
 	}
 	d := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	s.archives.Store(ctx, sk.ManifestDigest(), d)
 	return d, nil
 }
-
-// packed reports whether files are m's, path by path and byte for byte.
-func packed(files []skillarchive.File, m *skillview.Manifest) bool {
-	if m == nil || len(files) != len(m.Files) {
-		return false
-	}
-	for i, f := range files {
-		if !strings.HasSuffix(m.Files[i].Path, "/"+f.Path) || m.Files[i].SHA256 != f.SHA256 {
-			return false
-		}
-	}
-	return true
-}
-
-// packRoot runs export, which writes a folder-layout archive, through
-// skillarchive.Repack into w: the root layout. The export's own error wins
-// over what the repack made of it.
-func packRoot(export func(io.Writer) (skillview.Skill, error), w io.Writer) (skillview.Skill, []skillarchive.File, error) {
-	pr, pw := io.Pipe()
-	var (
-		sk        skillview.Skill
-		exportErr error
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sk, exportErr = export(pw)
-		pw.CloseWithError(exportErr) // nil: the reader sees EOF
-	}()
-	files, err := skillarchive.Repack(w, pr)
-	pr.CloseWithError(errRepackStopped) // an export still writing stops
-	<-done
-	if exportErr != nil && !errors.Is(exportErr, errRepackStopped) {
-		return sk, nil, exportErr
-	}
-	return sk, files, err
-}
-
-var errRepackStopped = errors.New("the repack stopped reading")
 
 // exportLayout checks an ExportSkill layout.
 func exportLayout(l skillsvcv1.ArchiveLayout) error {

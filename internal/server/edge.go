@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/server/reqcheck"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -18,7 +19,7 @@ import (
 
 // CheckRequest is the request check of ValidateUnaryInterceptor: every
 // string of req (a request message) is UTF-8.
-func CheckRequest(req any) error { return checkRequest(req) }
+func CheckRequest(req any) error { return reqcheck.Check(req) }
 
 // LogCall writes the log line of LoggingUnaryInterceptor for a call of
 // method that started at start and ended with err (a status error).

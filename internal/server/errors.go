@@ -16,6 +16,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errorinfo"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/retryinfo"
+	"github.com/skillsvc/skillsvc/internal/server/convert"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 )
 
@@ -127,7 +128,7 @@ func withProblems(st *status.Status, ps []skillmd.Problem) *status.Status {
 			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: problemField(p), Description: p.Message, Reason: p.Rule})
 		}
 	}
-	with, err := st.WithDetails(&skillsvcv1.SkillProblems{Problems: problemsProto(ps)}, br)
+	with, err := st.WithDetails(&skillsvcv1.SkillProblems{Problems: convert.Problems(ps)}, br)
 	if err != nil {
 		return st
 	}

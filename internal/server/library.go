@@ -8,15 +8,13 @@ import (
 	"io/fs"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
-	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/server/convert"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skillview"
@@ -97,7 +95,7 @@ func (s *Library) PublishSkill(stream skillsvcv1.LibraryService_PublishSkillServ
 	if err != nil {
 		return err
 	}
-	out := &skillsvcv1.PublishSkillResponse{Version: versionProto(res.Version, false), Problems: problemsProto(res.Problems), RemovedFiles: res.Removed, Valid: res.Valid, Evals: evalsProto(s.catalog.Mount(), res.Evals)}
+	out := &skillsvcv1.PublishSkillResponse{Version: convert.Version(res.Version, false), Problems: convert.Problems(res.Problems), RemovedFiles: res.Removed, Valid: res.Valid, Evals: convert.Evals(s.catalog.Mount(), res.Evals)}
 	if req.ValidateOnly {
 		out.Version.CreateTime = nil
 		return stream.SendAndClose(out)
@@ -251,7 +249,7 @@ func (s *Library) ListSkillVersions(ctx context.Context, req *skillsvcv1.ListSki
 	if err != nil {
 		return nil, err
 	}
-	state, err := stateOf(req.GetState())
+	state, err := convert.StateOf(req.GetState())
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +261,7 @@ func (s *Library) ListSkillVersions(ctx context.Context, req *skillsvcv1.ListSki
 	}
 	out := &skillsvcv1.ListSkillVersionsResponse{NextPageToken: page.Next, Labels: page.Labels}
 	for _, v := range page.Versions {
-		out.Versions = append(out.Versions, versionProto(v, false))
+		out.Versions = append(out.Versions, convert.Version(v, false))
 	}
 	return out, nil
 }
@@ -278,7 +276,7 @@ func (s *Library) GetSkillVersion(ctx context.Context, req *skillsvcv1.GetSkillV
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.GetSkillVersionResponse{Version: versionProto(v, true), Raw: string(raw)}, nil
+	return &skillsvcv1.GetSkillVersionResponse{Version: convert.Version(v, true), Raw: string(raw)}, nil
 }
 
 // SetSkillLabel implements LibraryService.
@@ -293,7 +291,7 @@ func (s *Library) SetSkillLabel(ctx context.Context, req *skillsvcv1.SetSkillLab
 	}
 	out := &skillsvcv1.SetSkillLabelResponse{}
 	if v != nil {
-		out.Version = versionProto(*v, false)
+		out.Version = convert.Version(*v, false)
 	}
 	return out, nil
 }
@@ -308,7 +306,7 @@ func (s *Library) RollbackSkill(ctx context.Context, req *skillsvcv1.RollbackSki
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.RollbackSkillResponse{Version: versionProto(res.Version, false), Skill: s.summary(ctx, res.Version), RemovedFiles: res.Removed}, nil
+	return &skillsvcv1.RollbackSkillResponse{Version: convert.Version(res.Version, false), Skill: s.summary(ctx, res.Version), RemovedFiles: res.Removed}, nil
 }
 
 // ReviewSkillVersion implements LibraryService.
@@ -321,7 +319,7 @@ func (s *Library) ReviewSkillVersion(ctx context.Context, req *skillsvcv1.Review
 	if err != nil {
 		return nil, err
 	}
-	out := &skillsvcv1.ReviewSkillVersionResponse{Version: versionProto(res.Version, false), RemovedFiles: res.Removed}
+	out := &skillsvcv1.ReviewSkillVersionResponse{Version: convert.Version(res.Version, false), RemovedFiles: res.Removed}
 	if req.GetApprove() {
 		out.Skill = s.summary(ctx, res.Version)
 	}
@@ -334,78 +332,6 @@ func libraryRef(r *skillsvcv1.LibraryRef) layout.LibraryRef {
 		return layout.LibraryRef{}
 	}
 	return library(r)
-}
-
-var states = map[versions.State]skillsvcv1.VersionState{
-	versions.Published: skillsvcv1.VersionState_VERSION_STATE_PUBLISHED,
-	versions.Pending:   skillsvcv1.VersionState_VERSION_STATE_PENDING,
-	versions.Rejected:  skillsvcv1.VersionState_VERSION_STATE_REJECTED,
-}
-
-func stateOf(s skillsvcv1.VersionState) (versions.State, error) {
-	if s == skillsvcv1.VersionState_VERSION_STATE_UNSPECIFIED {
-		return "", nil
-	}
-	for k, v := range states {
-		if v == s {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("%w: unknown state %d", errkind.InvalidArgument, s)
-}
-
-// versionProto converts v; withManifest adds its files.
-func versionProto(v authors.Version, withManifest bool) *skillsvcv1.SkillVersion {
-	out := &skillsvcv1.SkillVersion{
-		Id: v.ID, Name: v.Name, Category: v.Category, Author: v.Author, TotalBytes: v.TotalBytes,
-		FileCount: int32(len(v.Files)), Labels: v.Labels, State: states[v.State], Message: v.Message,
-		Reviewer: v.Reviewer, ReviewComment: v.ReviewComment,
-		Library: &skillsvcv1.LibraryRef{User: v.Library.User, Shared: v.Library.Shared, Team: v.Library.Team},
-	}
-	for _, w := range v.Problems {
-		out.Problems = append(out.Problems, &skillsvcv1.SkillProblem{Severity: skillsvcv1.SkillProblem_SEVERITY_WARNING,
-			File: w.File, Field: w.Field, Rule: w.Rule, Value: w.Value, Message: w.Message})
-	}
-	if !v.Created.IsZero() {
-		out.CreateTime = timestamppb.New(v.Created)
-	}
-	if !v.ReviewTime.IsZero() {
-		out.ReviewTime = timestamppb.New(v.ReviewTime)
-	}
-	out.Signatures = signaturesProto(v, withManifest)
-	if withManifest {
-		m := &skillsvcv1.SkillManifest{TotalBytes: v.TotalBytes, FileCount: int32(len(v.Files))}
-		for _, f := range v.Files {
-			m.Files = append(m.Files, &skillsvcv1.ManifestFile{Path: f.Rel, Size: f.Size, Sha256: f.SHA256, Mode: uint32(f.Mode)})
-		}
-		out.Manifest = m
-	}
-	return out
-}
-
-// problemsProto converts problems.
-func problemsProto(ps []skillmd.Problem) []*skillsvcv1.SkillProblem {
-	out := make([]*skillsvcv1.SkillProblem, len(ps))
-	for i, p := range ps {
-		out[i] = &skillsvcv1.SkillProblem{
-			Severity: skillsvcv1.SkillProblem_Severity(p.Severity), File: p.File, Field: p.Field,
-			Rule: p.Rule, Value: p.Value, Message: p.Message,
-		}
-	}
-	return out
-}
-
-// evalsProto converts a publish's triggering evals; a skill's path is its
-// folder under mount, as listings give it.
-func evalsProto(mount string, es []coexist.TriggerEval) []*skillsvcv1.TriggerEval {
-	out := make([]*skillsvcv1.TriggerEval, len(es))
-	for i, e := range es {
-		out[i] = &skillsvcv1.TriggerEval{Query: e.Query, ShouldTrigger: e.ShouldTrigger, Rank: int32(e.Rank), TopName: e.Top.Name}
-		if e.Top.Dir != "" {
-			out[i].TopPath = mount + "/" + e.Top.Dir
-		}
-	}
-	return out
 }
 
 // problemField names where a problem is, for google.rpc.BadRequest.

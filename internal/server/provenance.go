@@ -5,10 +5,9 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	authors "github.com/skillsvc/skillsvc/internal/library"
+	"github.com/skillsvc/skillsvc/internal/server/convert"
 )
 
 // withProvenance appends GetSkillResponse.provenance to an encoded reply
@@ -38,22 +37,5 @@ func (s *Library) AttachSignature(ctx context.Context, req *skillsvcv1.AttachSig
 	if err != nil {
 		return nil, err
 	}
-	return &skillsvcv1.AttachSignatureResponse{Version: versionProto(v, false)}, nil
-}
-
-// signaturesProto converts a version's signatures; bundles and keys only
-// with full.
-func signaturesProto(v authors.Version, full bool) []*skillsvcv1.VersionSignature {
-	var out []*skillsvcv1.VersionSignature
-	for _, sg := range v.Signatures {
-		o := &skillsvcv1.VersionSignature{KeyId: sg.KeyID, KeyName: sg.KeyName, AttachedBy: sg.By}
-		if !sg.Time.IsZero() {
-			o.AttachTime = timestamppb.New(sg.Time)
-		}
-		if full {
-			o.Bundle, o.PublicKey = []byte(sg.Bundle), []byte(sg.PublicKey)
-		}
-		out = append(out, o)
-	}
-	return out
+	return &skillsvcv1.AttachSignatureResponse{Version: convert.Version(v, false)}, nil
 }

@@ -170,7 +170,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		return nil, err
 	}
 	if skilluse.Tracing(ctx) {
-		listed, total := replySkills(b, false, skilluse.MaxOffered)
+		listed, total := skilluse.FromReply(b, false, skilluse.MaxOffered)
 		skilluse.Offered(ctx, listed, total)
 	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
@@ -304,7 +304,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		return nil, err
 	}
 	if s.usage.Searches(ctx) { // read back from the reply, kept or built alike
-		found, total := replySkills(b, true, s.usage.SearchSkills(ctx))
+		found, total := skilluse.FromReply(b, true, s.usage.SearchSkills(ctx))
 		s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
 	}
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
@@ -343,7 +343,7 @@ func (s *Skills) ExportSkill(req *skillsvcv1.ExportSkillRequest, stream skillsvc
 	}
 	var sk skillview.Skill
 	if req.GetLayout() == skillsvcv1.ArchiveLayout_ARCHIVE_LAYOUT_ROOT {
-		sk, _, err = packRoot(export, w)
+		sk, _, err = skillarchive.PackRoot(export, w)
 	} else {
 		sk, err = export(w)
 	}

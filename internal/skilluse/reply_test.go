@@ -1,4 +1,4 @@
-package server
+package skilluse
 
 import (
 	"fmt"
@@ -8,18 +8,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
-	"github.com/skillsvc/skillsvc/internal/skilluse"
 )
 
-// TestReplySkills: the skills read back from an encoded search or listing
+// TestFromReply: the skills read back from an encoded search or listing
 // reply are those it holds, in order, the first max of them, with every
 // other field of the messages skipped.
-func TestReplySkills(t *testing.T) {
-	var want []skilluse.Skill
+func TestFromReply(t *testing.T) {
+	var want []Skill
 	search := &skillsvcv1.SearchSkillsResponse{Truncated: true, LibraryDigest: "sha256:lib"}
 	list := &skillsvcv1.ListSkillsResponse{NextPageToken: "next", LibraryDigest: "sha256:lib"}
 	for i := range 12 {
-		sk := skilluse.Skill{Name: fmt.Sprint("skill-", i), Layer: []string{"user", "team:eng", "shared"}[i%3], Version: fmt.Sprint("sha256:", i)}
+		sk := Skill{Name: fmt.Sprint("skill-", i), Layer: []string{"user", "team:eng", "shared"}[i%3], Version: fmt.Sprint("sha256:", i)}
 		want = append(want, sk)
 		summary := &skillsvcv1.SkillSummary{Path: "/skills/x", Name: sk.Name, Description: "d", Layer: sk.Layer, ManifestDigest: sk.Version,
 			Metadata: map[string]string{"k": "v"}, Warnings: []string{"w"}, Manifest: &skillsvcv1.SkillManifest{FileCount: 2}}
@@ -36,13 +35,13 @@ func TestReplySkills(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, max := range []int{0, 10, 50} {
-			got, total := replySkills(b, c.scored, max)
+			got, total := FromReply(b, c.scored, max)
 			if total != len(want) || !slices.Equal(got, want[:min(max, len(want))]) {
 				t.Fatalf("%s, max %d: %v (%d), want %v", name, max, got, total, want[:min(max, len(want))])
 			}
 		}
 	}
-	if got, total := replySkills([]byte{0x0a, 0xff}, true, 10); len(got) != 0 || total != 0 {
+	if got, total := FromReply([]byte{0x0a, 0xff}, true, 10); len(got) != 0 || total != 0 {
 		t.Fatalf("a malformed reply: %v, %d", got, total)
 	}
 }

@@ -1,11 +1,11 @@
-package mcpserver
+package skillres
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestParseSkillURI(t *testing.T) {
+func TestParse(t *testing.T) {
 	const mount = "/skills"
 	for _, tc := range []struct {
 		name, uri, want, refused string
@@ -35,19 +35,19 @@ func TestParseSkillURI(t *testing.T) {
 		{name: "scheme only", uri: "skill://", refused: "not a skill file URI"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseSkillURI(mount, tc.uri)
+			got, err := Parse(mount, tc.uri)
 			if tc.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refused) {
-					t.Fatalf("parseSkillURI(%q) = %q, %v; want refused (%s)", tc.uri, got, err, tc.refused)
+					t.Fatalf("Parse(%q) = %q, %v; want refused (%s)", tc.uri, got, err, tc.refused)
 				}
 				return
 			}
 			if err != nil || got != tc.want {
-				t.Fatalf("parseSkillURI(%q) = %q, %v; want %q", tc.uri, got, err, tc.want)
+				t.Fatalf("Parse(%q) = %q, %v; want %q", tc.uri, got, err, tc.want)
 			}
 			// The listed form of what it names is the URI itself.
-			if back := skillURI(mount, got); back != tc.uri {
-				t.Errorf("skillURI(%q) = %q, want %q", got, back, tc.uri)
+			if back := URI(mount, got); back != tc.uri {
+				t.Errorf("URI(%q) = %q, want %q", got, back, tc.uri)
 			}
 		})
 	}
@@ -60,7 +60,7 @@ func FuzzSkillURI(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, uri string) {
-		p, err := parseSkillURI("/skills", uri)
+		p, err := Parse("/skills", uri)
 		if err != nil {
 			return
 		}
@@ -73,7 +73,7 @@ func FuzzSkillURI(f *testing.F) {
 				t.Fatalf("%q resolved with segment %q: %q", uri, seg, p)
 			}
 		}
-		if back := skillURI("/skills", p); back != uri {
+		if back := URI("/skills", p); back != uri {
 			t.Fatalf("%q is accepted but its canonical form is %q", uri, back)
 		}
 	})

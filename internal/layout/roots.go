@@ -135,3 +135,7 @@ func (v Versions) Proposal(name, hex string) string { return v.Proposals(name) +
 // Order is the prefix of name's publish order; Refs its labels.
 func (v Versions) Order(name string) string { return v.Skill(name) + "t/" }
 func (v Versions) Refs(name string) string  { return v.Skill(name) + "refs.json" }
+
+// Scan is the scan report (internal/scan) of the version of name whose
+// content is hex, kept beside its record when the library scans.
+func (v Versions) Scan(name, hex string) string { return v.Skill(name) + "scan/" + hex + ".json" }

@@ -147,7 +147,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if cfg.Library.Scan.Any() {
 		scanner = scanpolicy.New(cfg.Library.Scan, c, reg, log.With("component", "scan"))
 		a.onClose(scanner.Close) // after the library, before the cache: closers run last first
-		libOpts = append(libOpts, skills.WithScanner(scanner))
 	}
 	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, libOpts...)
 	if err != nil {
@@ -155,6 +154,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
+	if scanner != nil {
+		lib.Tree.SetScanner(scanner)
+	}
 	auditLog, closeAudit, err := audit.Open(cfg.Audit)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/scan"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // maxNoted bounds the findings one skill's listing notes, so a skill of a
@@ -82,7 +83,7 @@ func notes(r scan.Report, mode Mode) (warnings, errs []string) {
 		switch {
 		case block && f.Severity == scan.High:
 			if len(errs) < maxNoted {
-				errs = append(errs, "blocked by the library's scan policy: "+Line(f))
+				errs = append(errs, BlockedPrefix+Line(f))
 			}
 		case len(warnings) < maxNoted:
 			warnings = append(warnings, Line(f))
@@ -96,4 +97,24 @@ func notes(r scan.Report, mode Mode) (warnings, errs []string) {
 
 // Pending is the error a skill carries under block until its scan is
 // done: withheld, not yet judged.
-const Pending = "blocked by the library's scan policy: not scanned yet (scanning in the background)"
+const Pending = BlockedPrefix + "not scanned yet (scanning in the background)"
+
+// BlockedPrefix starts every error the policy withholds a skill with.
+const BlockedPrefix = "blocked by the library's scan policy: "
+
+// Withheld reports whether a listed skill of layer (skillview's layer
+// name), invalid with errs, is one the scan policy withholds from a
+// library it does not belong to the caller: the organization's or a
+// team's. A caller who is neither its owner nor an admin is not told it
+// exists (a user's own library is the user's: they see why).
+func Withheld(layer string, errs []string) bool {
+	if layer == skillview.LayerUser {
+		return false
+	}
+	for _, e := range errs {
+		if strings.HasPrefix(e, BlockedPrefix) {
+			return true
+		}
+	}
+	return false
+}

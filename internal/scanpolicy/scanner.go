@@ -218,11 +218,11 @@ func (s *Scanner) Publish(ctx context.Context, l layout.LibraryRef, digest strin
 // again. It returns a sum of what it noted, which the layer's generation
 // takes in (cached replies change with it). It never scans on the
 // caller's path: a listing waits for nothing.
-func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skillview.Ref, files *libindex.Files, changed func()) uint64 {
+func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skillview.Ref, files *libindex.Files, changed func()) (sum uint64, withheld []string) {
 	l := libraryOf(layer)
 	mode := s.policy.For(l)
 	if mode == Off {
-		return 0
+		return 0, nil
 	}
 	h := fnv.New64a()
 	for _, ref := range refs {
@@ -254,12 +254,15 @@ func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skill
 		}
 		ref.Notes.Warnings = append(ref.Notes.Warnings, warnings...)
 		ref.Notes.Errors = append(ref.Notes.Errors, errs...)
+		if len(errs) > 0 {
+			withheld = append(withheld, ref.Dir)
+		}
 		h.Write([]byte(ref.Dir + "\x00" + d + "\x00" + strings.Join(warnings, "\x00") + "\x01" + strings.Join(errs, "\x00") + "\x02"))
 	}
 	if h.Sum64() == fnv.New64a().Sum64() {
-		return 0
+		return 0, withheld
 	}
-	return h.Sum64()
+	return h.Sum64(), withheld
 }
 
 // libraryOf is the library a layer name serves (its kind is what the

@@ -141,10 +141,17 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if req.GetIncludeArtifacts() {
 		variant += "+artifacts." + skillarchive.Version
 	}
+	withheld := withholds(ctx, req.GetIncludeInvalid())
+	if !withheld {
+		variant += "+withheld" // an admin's: the blocked skills of every library listed
+	}
 	b, err := s.pageReply(ctx, id, skillview.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
 	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skillview.Page) ([]byte, error) {
+		if withheld {
+			page = withoutWithheld(page)
+		}
 		// Each skill is converted once, to measure it, and kept if the
 		// reply has room for it; the page ends early where it has not.
 		var arts []*skillsvcv1.SkillArtifact
@@ -212,7 +219,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 		return proto.Marshal(getSkillProto(d))
 	})
 	if err != nil {
-		return nil, err
+		return nil, hideBlocked(ctx, err, req.GetPath())
 	}
 	return encoded(&skillsvcv1.GetSkillResponse{}, b), nil
 }

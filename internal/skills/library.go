@@ -42,13 +42,6 @@ type options struct {
 	// embedder, when set, turns on search's semantic stage.
 	embedder       skillsearch.Embedder
 	semanticWeight float64
-	scanner        views.Scanner
-}
-
-// WithScanner notes on every layer built what the libraries' scan policy
-// makes of its skills (internal/scanpolicy).
-func WithScanner(sc views.Scanner) Option {
-	return func(o *options) { o.scanner = sc }
 }
 
 // WithCache keeps indexes, settings, SKILL.md heads and file contents in c,
@@ -107,7 +100,6 @@ func New(bucket objstore.Bucket, table *mounts.Table, cfg Config, log *slog.Logg
 	hs.Share(o.cache, cfg.HeadTTL, cl)
 	vs := views.New(ix, hs, table, cfg.viewsConfig())
 	vs.Files = ix.Files()
-	vs.Scan = o.scanner
 	if o.pins != nil && o.pinAsked != nil {
 		if err := o.pins.Validate(table); err != nil {
 			return nil, err

@@ -56,10 +56,11 @@ type Builder struct {
 // Scanner notes scan verdicts on a layer's skills as it is built
 // (scanpolicy.Scanner.Layer): warnings, or errors that withhold a skill.
 // It returns a sum of what it noted (0: nothing), which the layer's
-// generation takes in, and calls changed when a verdict the layer lacked
-// is known, so that the layer is built again.
+// generation takes in, and the dirs of the skills it withholds, whose files
+// the layer then serves to no one; it calls changed when a verdict the
+// layer lacked is known, so that the layer is built again.
 type Scanner interface {
-	Layer(ctx context.Context, layer, prefix string, skills []*skillview.Ref, files *libindex.Files, changed func()) uint64
+	Layer(ctx context.Context, layer, prefix string, skills []*skillview.Ref, files *libindex.Files, changed func()) (sum uint64, withheld []string)
 }
 
 // dropLayer forgets the layer of the library at prefix (and a user's view
@@ -351,11 +352,13 @@ func (vs *Builder) BuildLayer(ctx context.Context, x *libindex.Index, prefix, la
 		s.Name = cmp.Or(s.Head.Frontmatter.Name, s.Folder())
 	}
 	if vs.Scan != nil {
-		if sum := vs.Scan.Layer(ctx, layerName, prefix, skills, vs.Files, func() { vs.dropLayer(prefix) }); sum != 0 {
+		sum, withheld := vs.Scan.Layer(ctx, layerName, prefix, skills, vs.Files, func() { vs.dropLayer(prefix) })
+		if sum != 0 {
 			// What the policy noted changes the replies: the generation
 			// they are cached by says so (IndexGen stays the index's).
 			l.Generation = mixGen(x.Gen, sum)
 		}
+		withhold(l, skills, withheld)
 	}
 	for _, s := range nested {
 		vs.Heads.reportNested(ctx, s)
@@ -465,4 +468,21 @@ func mixGen(gen, sum uint64) uint64 {
 	h := sha256.New()
 	_ = binary.Write(h, binary.BigEndian, [2]uint64{gen, sum})
 	return binary.BigEndian.Uint64(h.Sum(nil))
+}
+
+// withhold takes the files of the skills at dirs out of the layer: listed
+// (as invalid, with why), never read, through any surface.
+func withhold(l *skillview.Layer, skills []*skillview.Ref, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	in := func(rel string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(rel, d+"/") })
+	}
+	l.Entries = slices.DeleteFunc(slices.Clone(l.Entries), func(e skillview.Entry) bool { return in(e.Rel) })
+	for _, s := range skills {
+		if slices.Contains(dirs, s.Dir) {
+			s.Files = nil
+		}
+	}
 }

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/skills"
+
+	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
+	"github.com/skillsvc/skillsvc/internal/skillview"
+)
+
+// withholds reports whether a listing leaves out the skills the scan
+// policy blocked in the organization's and teams' libraries: any listing
+// of invalid skills by a caller who is not a library admin. Admins see
+// them listed as invalid, with why; a user sees their own library's.
+func withholds(ctx context.Context, includeInvalid bool) bool {
+	if !includeInvalid {
+		return true // invalid skills are left out anyway
+	}
+	p, _ := auth.PrincipalFrom(ctx)
+	return !p.LibraryAdmin
+}
+
+// withoutWithheld is page without the skills withheld from the caller;
+// the page token still continues after the last path the page covered.
+func withoutWithheld(page skillview.Page) skillview.Page {
+	if !slices.ContainsFunc(page.Skills, func(s skillview.Skill) bool { return scanpolicy.Withheld(s.Layer, s.Errors) }) {
+		return page
+	}
+	out := page
+	out.Skills = slices.DeleteFunc(slices.Clone(page.Skills), func(s skillview.Skill) bool { return scanpolicy.Withheld(s.Layer, s.Errors) })
+	return out
+}
+
+// hideBlocked is GetSkill's error for a skill the scan policy blocks: to a
+// caller who is not a library admin, the skill does not exist (NOT_FOUND,
+// without why); an admin gets FAILED_PRECONDITION with the findings. A
+// user sees why their own skill is blocked in ListSkills with
+// include_invalid.
+func hideBlocked(ctx context.Context, err error, path string) error {
+	if !errors.Is(err, skills.ErrInvalidSkill) || !strings.Contains(err.Error(), scanpolicy.BlockedPrefix) {
+		return err
+	}
+	if p, _ := auth.PrincipalFrom(ctx); p.LibraryAdmin {
+		return err
+	}
+	return fmt.Errorf("%w: no skill %q", errkind.NotFound, path)
+}

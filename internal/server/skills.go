@@ -11,6 +11,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/replies"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -141,7 +142,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if req.GetIncludeArtifacts() {
 		variant += "+artifacts." + skillarchive.Version
 	}
-	withheld := withholds(ctx, req.GetIncludeInvalid())
+	withheld := scanpolicy.Withholds(ctx, req.GetIncludeInvalid())
 	if !withheld {
 		variant += "+withheld" // an admin's: the blocked skills of every library listed
 	}
@@ -150,7 +151,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
 	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skillview.Page) ([]byte, error) {
 		if withheld {
-			page = withoutWithheld(page)
+			page = scanpolicy.WithoutWithheld(page)
 		}
 		// Each skill is converted once, to measure it, and kept if the
 		// reply has room for it; the page ends early where it has not.
@@ -219,7 +220,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 		return proto.Marshal(getSkillProto(d))
 	})
 	if err != nil {
-		return nil, hideBlocked(ctx, err, req.GetPath())
+		return nil, scanpolicy.HideBlocked(ctx, err, req.GetPath())
 	}
 	return encoded(&skillsvcv1.GetSkillResponse{}, b), nil
 }

@@ -24,6 +24,7 @@ var basicOptions = []string{
 	"events.sqs.queue-url", "events.webhook-token-file",
 	"audit.output",
 	"library.review",
+	"library.scan",
 	"usage.enabled",
 }
 

@@ -129,6 +129,22 @@ func (s *Scanner) Verdict(ctx context.Context, digest string) (scan.Report, bool
 	return s.shared(ctx, digest)
 }
 
+// Status is a served skill's scan verdict as provenance shows it: "off"
+// when library l does not scan (or s is nil: no library does),
+// "unscanned" while no verdict of its content (manifest digest) is known,
+// else the report's verdict: "clean", "low", "medium" or "high". It never
+// scans; a verdict it finds in the shared cache is kept in process.
+func (s *Scanner) Status(ctx context.Context, l layout.LibraryRef, digest string) string {
+	if s == nil || s.policy.For(l) == Off {
+		return string(Off)
+	}
+	r, ok := s.Verdict(ctx, digest)
+	if !ok {
+		return "unscanned"
+	}
+	return string(r.Verdict)
+}
+
 func (s *Scanner) local(digest string) (scan.Report, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,6 +166,31 @@ func (s *Scanner) shared(ctx context.Context, digest string) (scan.Report, bool)
 	}
 	s.keep(digest, r)
 	return r, true
+}
+
+// sharedMany is shared for many digests in one cache call.
+func (s *Scanner) sharedMany(ctx context.Context, digests []string) map[string]scan.Report {
+	out := map[string]scan.Report{}
+	if s.cache == nil || len(digests) == 0 {
+		return out
+	}
+	keys := make([]string, len(digests))
+	for i, d := range digests {
+		keys[i] = cacheKey(d)
+	}
+	hits, err := s.cache.Fetch(ctx, keys)
+	if err != nil {
+		return out
+	}
+	for i, d := range digests {
+		var r scan.Report
+		if b := hits[keys[i]]; b != nil && json.Unmarshal(b, &r) == nil && r.RulesVersion == scan.RulesVersion {
+			s.keep(d, r)
+			s.reused.WithLabelValues("shared_cache").Inc()
+			out[d] = r
+		}
+	}
+	return out
 }
 
 // keep holds r in process (bounded: past maxKnown the oldest half is
@@ -224,28 +265,42 @@ func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skill
 	if mode == Off {
 		return 0, nil
 	}
+	scanned := func(ref *skillview.Ref) bool {
+		// Not hashed (over the MCP extension's limits): not scanned either.
+		return ref.Digest() != "" && !ref.Manifest.OverLimits
+	}
+	var missing []string
+	for _, ref := range refs {
+		if _, ok := s.local(ref.Digest()); scanned(ref) && !ok {
+			missing = append(missing, ref.Digest())
+		}
+	}
+	fetched := s.sharedMany(ctx, missing) // one round trip for the layer
 	h := fnv.New64a()
 	for _, ref := range refs {
-		d := ref.Digest()
-		if d == "" || ref.Manifest.OverLimits {
-			continue // not hashed: over the MCP extension's limits, not scanned either
+		if !scanned(ref) {
+			continue
 		}
+		d := ref.Digest()
 		r, ok := s.local(d)
 		if !ok {
-			if r, ok = s.shared(ctx, d); ok {
-				s.reused.WithLabelValues("shared_cache").Inc()
-			}
+			r, ok = fetched[d]
 		}
 		var warnings, errs []string
+		state := "unscanned"
 		switch {
 		case ok:
 			warnings, errs = notes(r, mode)
+			state = string(r.Verdict)
 		default:
 			s.enqueue(d, ref, files, changed)
 			if mode == Block {
 				errs = []string{Pending}
 			}
 		}
+		// Every verdict learnt changes the sum (a clean one too), so
+		// replies that show it (provenance) are not served from before.
+		h.Write([]byte(ref.Dir + "\x00" + d + "\x00" + state + "\x00" + strings.Join(warnings, "\x00") + "\x01" + strings.Join(errs, "\x00") + "\x02"))
 		if len(warnings)+len(errs) == 0 {
 			continue
 		}
@@ -257,7 +312,6 @@ func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skill
 		if len(errs) > 0 {
 			withheld = append(withheld, ref.Dir)
 		}
-		h.Write([]byte(ref.Dir + "\x00" + d + "\x00" + strings.Join(warnings, "\x00") + "\x01" + strings.Join(errs, "\x00") + "\x02"))
 	}
 	if h.Sum64() == fnv.New64a().Sum64() {
 		return 0, withheld

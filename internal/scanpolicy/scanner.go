@@ -54,6 +54,7 @@ type Scanner struct {
 	known   map[string]scan.Report // by manifest digest
 	waiting map[string][]func()    // digests queued or scanning: whom to tell
 	queue   chan job
+	later   []job // queued past the channel's room, moved in as it drains
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -354,12 +355,30 @@ func (s *Scanner) enqueue(digest string, ref *skillview.Ref, files *libindex.Fil
 	}
 	select {
 	case s.queue <- j:
-		s.waiting[digest] = nil
-		if changed != nil {
-			s.waiting[digest] = []func(){changed}
-		}
 	default:
-		// Full: the next build of a layer holding it queues it again.
+		if len(s.later) >= maxKnown {
+			return // the next build of a layer holding it queues it again
+		}
+		s.later = append(s.later, j)
+	}
+	s.waiting[digest] = nil
+	if changed != nil {
+		s.waiting[digest] = []func(){changed}
+	}
+}
+
+// refill moves the scans waiting past the queue's room into it.
+func (s *Scanner) refill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.later) > 0 {
+		select {
+		case s.queue <- s.later[0]:
+			s.later[0] = job{}
+			s.later = s.later[1:]
+		default:
+			return
+		}
 	}
 }
 
@@ -383,6 +402,7 @@ func (s *Scanner) work() {
 					f()
 				}
 			}
+			s.refill()
 		}
 	}
 }

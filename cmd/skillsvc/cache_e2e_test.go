@@ -77,6 +77,12 @@ func skillNames(ctx context.Context, sc skillsvcv1.SkillsServiceClient) (string,
 }
 
 // metricsEndpoint is the Prometheus endpoint of a binary.
+// noScan turns the scan policy off in tests that count storage requests
+// exactly: under --library.scan's default (warn) every new content is read
+// once more in the background, for its scan (counted by
+// skillsvc_scan_runs_total; TestScanPolicy* test it).
+const noScan = "--library.scan=off"
+
 type metricsEndpoint struct{ url string }
 
 // metricsFor finds p's metrics endpoint in its log once, so that polling it
@@ -196,7 +202,7 @@ func TestCacheSetSkillEnabledAcrossReplicas(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	putLibrary(s3Put(t, srv, bucket))
 	// Indexes never expire here: only the settings can change a listing.
-	args := s3Flags(srv, bucket, append(redisFlags(red, newKeyPrefix()), "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)
+	args := s3Flags(srv, bucket, append(redisFlags(red, newKeyPrefix()), "--skills.index-refresh=1h", "--skills.index-max-stale=1h", noScan)...)
 	a := startBinary(t, minioEnv(srv), args...)
 	b := startBinary(t, minioEnv(srv), args...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -342,7 +348,7 @@ func TestCacheColdStartFromPersistedIndex(t *testing.T) {
 
 	// The first replica, without Redis: it shares its work through the
 	// persisted indexes alone.
-	first := startBinary(t, minioEnv(srv), s3Flags(srv, bucket)...)
+	first := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, noScan)...)
 	want, err := skillNames(alice, skillsvcv1.NewSkillsServiceClient(dial(t, first.addr)))
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +374,7 @@ func TestCacheColdStartFromPersistedIndex(t *testing.T) {
 		{"younger than max stale", []string{"--skills.index-refresh=1h", "--skills.index-max-stale=1h"}, storageOps{"get": 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(redisFlags(red, newKeyPrefix()), tc.flags...)...)...)
+			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(append(redisFlags(red, newKeyPrefix()), tc.flags...), noScan)...)...)
 			m := metricsFor(t, p)
 			before := m.storageOps(t)
 			got, err := skillNames(alice, skillsvcv1.NewSkillsServiceClient(dial(t, p.addr)))
@@ -421,11 +427,11 @@ func TestCacheColdFileReadsCoalesce(t *testing.T) {
 			// A replica that builds the index hashes (and so caches) every
 			// skill file; this one starts from the index it persisted, with
 			// a cache of its own, so the files are cold.
-			builder := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags(), "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)...)
+			builder := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags(), "--skills.index-refresh=1h", "--skills.index-max-stale=1h", noScan)...)...)
 			if _, err := skillNames(alice, skillsvcv1.NewSkillsServiceClient(dial(t, builder.addr))); err != nil {
 				t.Fatal(err)
 			}
-			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags(), "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)...)
+			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags(), "--skills.index-refresh=1h", "--skills.index-max-stale=1h", noScan)...)...)
 			sc := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr))
 			// Indexes and settings are loaded: only the files are cold.
 			if _, err := skillNames(alice, sc); err != nil {
@@ -697,7 +703,7 @@ func TestCacheWarmPathsMakeNoStorageRequests(t *testing.T) {
 			bucket := srv.NewBucket(t)
 			putLibrary(s3Put(t, srv, bucket))
 			// No revalidation runs during the check.
-			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags, "--skills.index-refresh=1h", "--skills.index-max-stale=1h")...)...)
+			p := startBinary(t, minioEnv(srv), s3Flags(srv, bucket, append(tc.flags, "--skills.index-refresh=1h", "--skills.index-max-stale=1h", noScan)...)...)
 			conn := dial(t, p.addr)
 			sc := skillsvcv1.NewSkillsServiceClient(conn)
 			fsc := skillsvcv1.NewFilesystemServiceClient(conn)

@@ -55,7 +55,7 @@ func TestSearchEndToEnd(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	searchLibrary(s3Put(t, srv, bucket))
 	args := s3Flags(srv, bucket, append(redisFlags(red, "e2e-"+rand.Text()+":"),
-		"--skills.index-refresh=1h", "--skills.index-max-stale=1h", "--skills.stale-if-error=1h", "--library.recover-every=1h")...)
+		"--skills.index-refresh=1h", "--skills.index-max-stale=1h", "--skills.stale-if-error=1h", "--library.recover-every=1h", noScan)...)
 	first := startBinary(t, minioEnv(srv), args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

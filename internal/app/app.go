@@ -37,6 +37,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/probe"
 	"github.com/skillsvc/skillsvc/internal/provenance"
 	"github.com/skillsvc/skillsvc/internal/quota"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/tracing"
@@ -143,12 +144,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		libOpts = append(libOpts, skills.WithEmbeddings(e, cfg.Embeddings.Weight))
 		log.Info("search: semantic stage on", "endpoint", cfg.Embeddings.URL, "model", cfg.Embeddings.Model, "weight", cfg.Embeddings.Weight)
 	}
+	var scanner *scanpolicy.Scanner
+	if cfg.Library.Scan.Any() {
+		scanner = scanpolicy.New(cfg.Library.Scan, c, reg, log.With("component", "scan"))
+		a.onClose(scanner.Close) // after the library, before the cache: closers run last first
+	}
 	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, libOpts...)
 	if err != nil {
 		return nil, err
 	}
 	// Closed before the cache: background revalidations finish first.
 	a.onClose(lib.Close)
+	if scanner != nil {
+		lib.Tree.SetScanner(scanner)
+	}
 	auditLog, closeAudit, err := audit.Open(cfg.Audit)
 	if err != nil {
 		return nil, err
@@ -156,6 +165,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	a.onClose(func() { closeAudit.Close() })
 	var eventsHandler http.Handler // nil without --events.webhook-token-file
 	var pubOpts []library.Option   // with events: how the other replicas are told
+	if scanner != nil {
+		pubOpts = append(pubOpts, library.WithScanner(scanner))
+	}
 	if cfg.Events.Enabled() {
 		rcv, closeEvents, err := newEvents(ctx, cfg, lib.Catalog, reg, auditLog, log)
 		if err != nil {

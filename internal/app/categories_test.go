@@ -26,6 +26,7 @@ var basicOptions = []string{
 	"library.review",
 	"library.require-signature",
 	"library.signing-keys",
+	"library.scan",
 	"usage.enabled",
 }
 

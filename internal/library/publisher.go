@@ -25,6 +25,8 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/scan"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/versions"
@@ -46,6 +48,7 @@ type Publisher struct {
 	budget  *versions.Budget    // publishes' and version reads' memory (budget.go)
 	compete coexist.Competitors // the coexistence check's search; nil: none
 	prov    provCache           // libraries' provenance indexes (provindex.go)
+	scanner *scanpolicy.Scanner // the scan policy (scan.go); nil: none
 }
 
 // Option configures a Publisher.
@@ -321,6 +324,16 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		ps, evals = check.Run(ctx, l, req.Name, coexist.Candidate{Dir: dir(req.Category, req.Name), Files: req.Files})
 		problems = append(problems, ps...)
 	}
+	rec := recordOf(req, a, p.now())
+	var report *scan.Report
+	if valid {
+		ps, r, err := p.scanCandidate(ctx, l, rec, req)
+		if err != nil {
+			return Result{}, err
+		}
+		problems, report = append(problems, ps...), r
+		valid = !skillmd.HasErrors(problems)
+	}
 	// Every live key is checked before anything is written.
 	paths := make([]string, len(req.Files))
 	for i, f := range req.Files {
@@ -329,7 +342,6 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 	if _, err := p.liveBase(l, req.Category, req.Name, paths); err != nil {
 		return Result{}, err
 	}
-	rec := recordOf(req, a, p.now())
 	// The warnings stay with the version, for its reviewer.
 	rec.Problems = versions.WarningsOf(problems)
 	if pending {
@@ -376,6 +388,9 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 				rewrote = append(rewrote, f.Data)
 			}
 			data[f.Path] = f.Data
+		}
+		if err := p.storeReport(ctx, l, rec, report); err != nil {
+			return err
 		}
 		kept, err := p.keepRecord(ctx, s, rec)
 		if err != nil {

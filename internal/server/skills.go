@@ -11,6 +11,7 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/replies"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -141,10 +142,17 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if req.GetIncludeArtifacts() {
 		variant += "+artifacts." + skillarchive.Version
 	}
+	withheld := scanpolicy.Withholds(ctx, req.GetIncludeInvalid())
+	if !withheld {
+		variant += "+withheld" // an admin's: the blocked skills of every library listed
+	}
 	b, err := s.pageReply(ctx, id, skillview.ListOptions{
 		Category: req.GetCategory(), FilterCategory: req.Category != nil,
 		IncludeInvalid: req.GetIncludeInvalid(), IncludeDisabled: req.GetIncludeDisabled(),
 	}, req.GetPageSize(), req.GetPageToken(), variant, func(page skillview.Page) ([]byte, error) {
+		if withheld {
+			page = scanpolicy.WithoutWithheld(page)
+		}
 		// Each skill is converted once, to measure it, and kept if the
 		// reply has room for it; the page ends early where it has not.
 		var arts []*skillsvcv1.SkillArtifact
@@ -212,7 +220,7 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 		return proto.Marshal(getSkillProto(d))
 	})
 	if err != nil {
-		return nil, err
+		return nil, scanpolicy.HideBlocked(ctx, err, req.GetPath())
 	}
 	if s.versions != nil && s.versions.Provenance != nil {
 		folder, layer, digest := sk.Origin()

@@ -39,6 +39,10 @@ var (
 // MaxTextBytes implements vfs.TextLimit.
 func (t *Tree) MaxTextBytes() int64 { return t.maxTextBytes }
 
+// SetScanner makes every layer the tree's views build carry the scan
+// policy's notes (views.Scanner); call it before the first call is served.
+func (t *Tree) SetScanner(s views.Scanner) { t.views.Scan = s }
+
 // ReadText reads o, the file at vpath, as text through the file cache,
 // within MaxTextBytes: the same bytes and limit the VFS's Read of vpath
 // gets. hint says what to do instead with a file refused as binary or too

@@ -127,8 +127,12 @@ type View struct {
 // layer of a few skills more than the skills themselves.
 type Layer struct {
 	Generation uint64
-	Name       string  // LayerShared, or LayerTeam and the team's ID
-	Entries    []Entry // addressable files, sorted by rel
+	// IndexGen is the generation of the index the layer was built from;
+	// Generation differs from it when the scan policy noted something on
+	// the layer's skills (views.Scanner), so replies change with it.
+	IndexGen uint64
+	Name     string  // LayerShared, or LayerTeam and the team's ID
+	Entries  []Entry // addressable files, sorted by rel
 	// owner is, per entry, the position in all of the shallowest folder
 	// holding it, or -1: which shared files a view shows follows from
 	// which shared folders it shows.

@@ -48,6 +48,26 @@ type Builder struct {
 	// nextTooLarge is when a value too large for the budget may be logged
 	// again (unix nanoseconds).
 	nextTooLarge atomic.Int64
+	// Scan, when set, notes each layer's skills with what the library's
+	// scan policy makes of them (internal/scanpolicy).
+	Scan Scanner
+}
+
+// Scanner notes scan verdicts on a layer's skills as it is built
+// (scanpolicy.Scanner.Layer): warnings, or errors that withhold a skill.
+// It returns a sum of what it noted (0: nothing), which the layer's
+// generation takes in, and the dirs of the skills it withholds, whose files
+// the layer then serves to no one; it calls changed when a verdict the
+// layer lacked is known, so that the layer is built again.
+type Scanner interface {
+	Layer(ctx context.Context, layer, prefix string, skills []*skillview.Ref, files *libindex.Files, changed func()) (sum uint64, withheld []string)
+}
+
+// dropLayer forgets the layer of the library at prefix (and a user's view
+// over it): its next call builds it again.
+func (vs *Builder) dropLayer(prefix string) {
+	vs.Shared.Remove(prefix)
+	vs.Overlays.Remove(prefix)
 }
 
 // Kinds of values views hold on the budget.
@@ -208,14 +228,14 @@ func (vs *Builder) live(ctx context.Context, id mounts.Caller) (*skillview.View,
 	}
 	lower = append(lower, sh)
 	sl := vs.base(teams, lower)
-	if o, ok := vs.Overlays.Get(own.Prefix); ok && o.UserGen == userIdx.Gen && o.SharedGen == sl.Generation {
+	if o, ok := vs.Overlays.Get(own.Prefix); ok && o.Raw.IndexGen == userIdx.Gen && o.SharedGen == sl.Generation {
 		return &skillview.View{Overlay: o, Shared: sl, UserBase: own.Prefix, Lower: lower}, nil
 	}
 	key := fmt.Sprintf("view\x00%s\x00%d\x00%d", own.Prefix, userIdx.Gen, sl.Generation)
 	v, _, _ := vs.flight.Do(key, func() (any, error) {
 		prev, _ := vs.Overlays.Get(own.Prefix)
 		var ul *skillview.Layer
-		if prev != nil && prev.UserGen == userIdx.Gen {
+		if prev != nil && prev.Raw.IndexGen == userIdx.Gen {
 			ul = prev.Raw // only the shared library changed
 		} else {
 			var prevOwn *skillview.Layer
@@ -242,7 +262,7 @@ func (vs *Builder) live(ctx context.Context, id mounts.Caller) (*skillview.View,
 // shared library, a team's) from its index x, built once per generation
 // for all of them.
 func (vs *Builder) SharedLayer(ctx context.Context, prefix, name string, x *libindex.Index) (*skillview.Layer, error) {
-	if l, ok := vs.Shared.Get(prefix); ok && l.Generation == x.Gen {
+	if l, ok := vs.Shared.Get(prefix); ok && l.IndexGen == x.Gen {
 		return l, nil
 	}
 	ch := vs.flight.DoChan(fmt.Sprintf("layer\x00%s\x00%d", prefix, x.Gen), panics.GuardValue(func() (any, error) {
@@ -296,7 +316,7 @@ func (vs *Builder) Forget(userBase string) { vs.Overlays.Remove(userBase) }
 // storage but the protected names of the shared library or a team's, which
 // fail the build when they cannot be read (readSide).
 func (vs *Builder) BuildLayer(ctx context.Context, x *libindex.Index, prefix, layerName string, prev *skillview.Layer) (*skillview.Layer, error) {
-	l := &skillview.Layer{Generation: x.Gen, Name: layerName, Entries: skillview.Addressable(x.Objs, prefix)}
+	l := &skillview.Layer{Generation: x.Gen, IndexGen: x.Gen, Name: layerName, Entries: skillview.Addressable(x.Objs, prefix)}
 	var all bool
 	var err error
 	var side settings.Side
@@ -330,6 +350,15 @@ func (vs *Builder) BuildLayer(ctx context.Context, x *libindex.Index, prefix, la
 	ShareMaps(skills)
 	for _, s := range skills {
 		s.Name = cmp.Or(s.Head.Frontmatter.Name, s.Folder())
+	}
+	if vs.Scan != nil {
+		sum, withheld := vs.Scan.Layer(ctx, layerName, prefix, skills, vs.Files, func() { vs.dropLayer(prefix) })
+		if sum != 0 {
+			// What the policy noted changes the replies: the generation
+			// they are cached by says so (IndexGen stays the index's).
+			l.Generation = mixGen(x.Gen, sum)
+		}
+		withhold(l, skills, withheld)
 	}
 	for _, s := range nested {
 		vs.Heads.reportNested(ctx, s)
@@ -431,4 +460,29 @@ func (vs *Builder) readSide(ctx context.Context, x *libindex.Index, key string) 
 	slices.Sort(doc.Names)
 	doc.Names = slices.Compact(doc.Names)
 	return doc, false, nil
+}
+
+// mixGen is a layer's generation from its index's and what the scan
+// policy noted on it.
+func mixGen(gen, sum uint64) uint64 {
+	h := sha256.New()
+	_ = binary.Write(h, binary.BigEndian, [2]uint64{gen, sum})
+	return binary.BigEndian.Uint64(h.Sum(nil))
+}
+
+// withhold takes the files of the skills at dirs out of the layer: listed
+// (as invalid, with why), never read, through any surface.
+func withhold(l *skillview.Layer, skills []*skillview.Ref, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	in := func(rel string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(rel, d+"/") })
+	}
+	l.Entries = slices.DeleteFunc(slices.Clone(l.Entries), func(e skillview.Entry) bool { return in(e.Rel) })
+	for _, s := range skills {
+		if slices.Contains(dirs, s.Dir) {
+			s.Files = nil
+		}
+	}
 }

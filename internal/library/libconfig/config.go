@@ -13,6 +13,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/options"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/signing"
 	"github.com/skillsvc/skillsvc/internal/skills"
 )
@@ -54,6 +55,9 @@ type Config struct {
 	// triggering evals (internal/coexist); 0 turns them off. Past it the publish
 	// goes ahead with a warning that the check could not run.
 	CoexistenceTimeout time.Duration
+	// Scan is each library's scan policy (internal/scanpolicy): off, warn
+	// or block, for the organization's library, teams and users.
+	Scan scanpolicy.Policy
 	// Pins are pinned threads' own settings (--library.pin-*); PinConfig
 	// adds what they share with the versions.
 	Pins skills.PinConfig
@@ -71,6 +75,9 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Roots.Team, prefix+"team-versions-prefix", def.Team, "Each team library's versions prefix; {team} is the team ID (a whole segment), outside every mount and apart from --skills.team-prefix and the team's index and protected-list keys.")
 	f.BoolVar(&c.Review, prefix+"review", false, "Publishing to the shared library by a non-admin, or to a team library by a member, creates a pending version that only its author and admins see until an admin approves it (ReviewSkillVersion); without it such a publish is PERMISSION_DENIED.")
 	options.Tag(f, options.Basic, prefix+"review")
+	c.Scan = scanpolicy.DefaultPolicy()
+	f.Var(&c.Scan, prefix+"scan", "Scan policy of each library (every publish, and every skill an out-of-band upload changes, scanned by internal/scan, never running its code): off; warn (findings shown as warnings in the publish reply, to reviewers, in ListSkills and GetSkill); block (a publish with a high-severity finding is refused with FAILED_PRECONDITION and its findings; an uploaded skill with one, or not scanned yet, is served to no one: listed as invalid, with why, only to admins (and a user their own) with ListSkills include_invalid). One mode for all, then overrides: MODE[,shared=MODE][,teams=MODE][,users=MODE][,team:ID=MODE], e.g. warn,shared=block.")
+	options.Tag(f, options.Basic, prefix+"scan")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
 	f.DurationVar(&c.GCGrace, prefix+"gc-grace", skills.DefaultGCGrace, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION). Proposals (pending publishes) are kept apart and never count.")

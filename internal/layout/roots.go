@@ -139,6 +139,7 @@ func (v Versions) Refs(name string) string  { return v.Skill(name) + "refs.json"
 // Provenance is the library's provenance of its live skills: one object
 // listings read whole (internal/library's provenance index).
 func (v Versions) Provenance() string { return string(v) + "provenance.json" }
+
 // Scan is the scan report (internal/scan) of the version of name whose
 // content is hex, kept beside its record when the library scans.
 func (v Versions) Scan(name, hex string) string { return v.Skill(name) + "scan/" + hex + ".json" }

@@ -25,7 +25,7 @@ const maxDeleteVersions = 1000
 // first. The record is not read, so an unreadable one goes too; its blobs
 // go with the next garbage collection. It returns how many were stored.
 func (p *Publisher) DeleteVersions(ctx context.Context, l layout.LibraryRef, name string, ids []string) (_ int, err error) {
-	defer func() { p.metrics.count("delete_versions", err) }()
+	defer func() { count(p.metrics, "delete_versions", err) }()
 	if err := errors.Join(l.Validate(), checkName(name)); err != nil {
 		return 0, err
 	}
@@ -90,7 +90,7 @@ type ProposalsResult struct {
 // RejectProposals rejects (or deletes) the library's proposals f picks, as
 // the admin a.
 func (p *Publisher) RejectProposals(ctx context.Context, a Actor, l layout.LibraryRef, f ProposalFilter) (res ProposalsResult, err error) {
-	defer func() { p.metrics.count("reject_proposals", err) }()
+	defer func() { count(p.metrics, "reject_proposals", err) }()
 	if err := errors.Join(l.Validate(), checkText("comment", f.Comment)); err != nil {
 		return res, err
 	}

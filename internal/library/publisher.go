@@ -23,6 +23,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/filemode"
 	"github.com/skillsvc/skillsvc/internal/layout"
+	"github.com/skillsvc/skillsvc/internal/library/libmetrics"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/scan"
@@ -43,7 +44,7 @@ type Publisher struct {
 	// within --skills.index-refresh).
 	notify  func(ctx context.Context, l layout.LibraryRef)
 	now     func() time.Time
-	metrics *metrics
+	metrics *libmetrics.Metrics
 	log     *slog.Logger
 	budget  *versions.Budget    // publishes' and version reads' memory (budget.go)
 	compete coexist.Competitors // the coexistence check's search; nil: none
@@ -80,7 +81,7 @@ func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cach
 		o(p)
 	}
 	if p.metrics == nil {
-		p.metrics = newMetrics(nil)
+		p.metrics = libmetrics.New(nil)
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -286,9 +287,9 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 		case res.Pending:
 			op = "pending"
 		}
-		p.metrics.count(op, err)
+		count(p.metrics, op, err)
 		if err == nil && !req.ValidateOnly {
-			p.metrics.bytes.Add(float64(res.Version.TotalBytes))
+			p.metrics.Bytes.Add(float64(res.Version.TotalBytes))
 		}
 	}()
 	l, pending, err := p.authorize(a, req.Library, publish)
@@ -637,7 +638,7 @@ func (p *Publisher) liveDir(ctx context.Context, l layout.LibraryRef, name strin
 // no reader sees a skill missing its files) and the latest label; its
 // versions stay for a rollback.
 func (p *Publisher) Delete(ctx context.Context, a Actor, lib layout.LibraryRef, name, ifLatest string) (_ int, err error) {
-	defer func() { p.metrics.count("delete", err) }()
+	defer func() { count(p.metrics, "delete", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
 		return 0, err

@@ -26,7 +26,7 @@ func signedDigest(rec versions.Record) string { return skillmd.ManifestDigest(re
 // stores it with the version (a proposal too), replacing one by the same
 // key. Who may publish to the library may attach.
 func (p *Publisher) AttachSignature(ctx context.Context, a Actor, lib layout.LibraryRef, name, ref string, bundle, pub []byte) (_ Version, err error) {
-	defer func() { p.metrics.count("sign", err) }()
+	defer func() { count(p.metrics, "sign", err) }()
 	l, _, err := p.authorize(a, lib, publish)
 	if err != nil {
 		return Version{}, err

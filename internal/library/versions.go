@@ -172,7 +172,7 @@ func (p *Publisher) ReadFile(ctx context.Context, v Version, rel string) ([]byte
 
 // SetLabel points label at a version, or removes it (ref "").
 func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib layout.LibraryRef, name, label, ref string) (_ *Version, err error) {
-	defer func() { p.metrics.count("label", err) }()
+	defer func() { count(p.metrics, "label", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (p *Publisher) SetLabel(ctx context.Context, a Actor, lib layout.LibraryRef
 
 // Rollback makes a published version the live copy again and moves latest.
 func (p *Publisher) Rollback(ctx context.Context, a Actor, lib layout.LibraryRef, name, ref, ifLatest string) (_ Result, err error) {
-	defer func() { p.metrics.count("rollback", err) }()
+	defer func() { count(p.metrics, "rollback", err) }()
 	l, _, err := p.authorize(a, lib, write)
 	if err != nil {
 		return Result{}, err
@@ -228,7 +228,7 @@ func (p *Publisher) Rollback(ctx context.Context, a Actor, lib layout.LibraryRef
 
 // Review approves (publishes) or rejects a pending version.
 func (p *Publisher) Review(ctx context.Context, a Actor, lib layout.LibraryRef, name, ref string, approve bool, comment string) (_ Result, err error) {
-	defer func() { p.metrics.count("review", err) }()
+	defer func() { count(p.metrics, "review", err) }()
 	l, _, err := p.authorize(a, lib, review)
 	if err != nil {
 		return Result{}, err

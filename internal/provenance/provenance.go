@@ -43,16 +43,16 @@ func Proto(p library.Provenance) *skillsvcv1.Provenance {
 }
 
 // Get is the provenance of a served skill: its folder's name, layer and
-// manifest digest as the catalog lists it. One version record read.
+// manifest digest as the catalog lists it; nil for a skill no version put
+// live (uploaded out of band).
 func (l Lookup) Get(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error) {
-	if l.Pub == nil {
-		return nil, nil
-	}
-	p, err := l.Pub.Provenance(ctx, LibraryOf(id, layer), folder, digest)
-	if err != nil {
+	// From the library's provenance index, as a listing: one cached read
+	// per library, so a warm GetSkill makes no storage request.
+	listed, err := l.Listed(ctx, id, layer)
+	if err != nil || listed == nil {
 		return nil, err
 	}
-	return Proto(p), nil
+	return listed(folder, digest), nil
 }
 
 // Listed is, for a listing, the provenance of one layer's skills by folder

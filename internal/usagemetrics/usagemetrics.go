@@ -29,8 +29,10 @@ var (
 const (
 	// TopN is how many skills the top skills gauge ranks.
 	TopN = 10
-	// TopDays is the range it counts activations over, today included.
-	TopDays = 7
+	// TopDays is the range it counts activations over: today (UTC) only,
+	// which the shared cache holds, so a scrape never reads the bucket's
+	// roll-ups (a scrape must cost no storage request).
+	TopDays = 1
 	// readTimeout bounds a scrape's read of the counts.
 	readTimeout = 2 * time.Second
 )
@@ -129,7 +131,7 @@ func RegisterTop(reg prometheus.Registerer, reader *usage.Reader) {
 		return
 	}
 	reg.MustRegister(&top{reader: reader, desc: prometheus.NewDesc("skillsvc_usage_top_skill_activations",
-		"Activations over the last 7 days of the organization library's 10 most activated skills, by rank and skill.",
+		"Activations today (UTC) of the organization library's 10 most activated skills, by rank and skill.",
 		[]string{"rank", "skill"}, nil)})
 }
 

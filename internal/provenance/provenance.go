@@ -43,8 +43,7 @@ func Proto(p library.Provenance) *skillsvcv1.Provenance {
 }
 
 // Get is the provenance of a served skill: its folder's name, layer and
-// manifest digest as the catalog lists it; nil for a skill no version put
-// live (uploaded out of band).
+// manifest digest as the catalog lists it.
 func (l Lookup) Get(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error) {
 	// From the library's provenance index, as a listing: one cached read
 	// per library, so a warm GetSkill makes no storage request.
@@ -52,7 +51,12 @@ func (l Lookup) Get(ctx context.Context, id mounts.Caller, folder, layer, digest
 	if err != nil || listed == nil {
 		return nil, err
 	}
-	return listed(folder, digest), nil
+	if p := listed(folder, digest); p != nil {
+		return p, nil
+	}
+	// No version of the library put it live: uploaded out of band (or
+	// live since before the index; its next publish or signature adds it).
+	return Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true}), nil
 }
 
 // Listed is, for a listing, the provenance of one layer's skills by folder

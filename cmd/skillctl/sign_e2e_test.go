@@ -143,7 +143,7 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, env, "show", "report", "--json").stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if p := got.Provenance; p.Version != id || p.Publisher != "alice" || p.ScanVerdict != "unscanned" || p.Signature != "verified" || p.SignatureKey != "release" || p.OutOfBand {
+	if p := got.Provenance; p.Version != id || p.Publisher != "alice" || p.ScanVerdict != "clean" || p.Signature != "verified" || p.SignatureKey != "release" || p.OutOfBand {
 		t.Errorf("GetSkill provenance: %+v", p)
 	}
 	got = provenance{}
@@ -244,7 +244,7 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 		result("skills/get", `{"uri":"`+uri+`"}`, &res)
 		return res.Skill.Meta["io.skillsvc/provenance"]
 	}
-	if p := mcpGet("skill://docs/report/SKILL.md"); p["version"] != id || p["signature"] != "verified" || p["signatureKey"] != "release" || p["scanVerdict"] != "unscanned" || p["publisher"] != "alice" {
+	if p := mcpGet("skill://docs/report/SKILL.md"); p["version"] != id || p["signature"] != "verified" || p["signatureKey"] != "release" || p["scanVerdict"] != "clean" || p["publisher"] != "alice" {
 		t.Errorf("skills/get _meta provenance: %v", p)
 	}
 	if p := mcpGet("skill://notes/SKILL.md"); p["outOfBand"] != true || p["signature"] != "unsigned" {
@@ -260,7 +260,7 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 		switch e.URI {
 		case "skill://docs/report/SKILL.md":
 			seen++
-			if p["version"] != id || p["signature"] != "verified" || p["signatureKey"] != "release" || p["scanVerdict"] != "unscanned" || p["publisher"] != "alice" {
+			if p["version"] != id || p["signature"] != "verified" || p["signatureKey"] != "release" || p["scanVerdict"] != "clean" || p["publisher"] != "alice" {
 				t.Errorf("skills/list _meta provenance: %v", p)
 			}
 		case "skill://notes/SKILL.md":

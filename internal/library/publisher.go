@@ -333,6 +333,9 @@ func (p *Publisher) Publish(ctx context.Context, a Actor, req PublishRequest) (r
 			return Result{}, err
 		}
 		problems, report = append(problems, ps...), r
+		if r != nil {
+			rec.ScanVerdict = string(r.Verdict) // the version's provenance
+		}
 		valid = !skillmd.HasErrors(problems)
 	}
 	// Every live key is checked before anything is written.

@@ -1362,8 +1362,9 @@ type Provenance struct {
 	// Who published the version, and who approved it (reviewed libraries).
 	Publisher string `protobuf:"bytes,2,opt,name=publisher" json:"publisher,omitempty"`
 	Approver  string `protobuf:"bytes,3,opt,name=approver" json:"approver,omitempty"`
-	// The scan verdict: "unscanned" until scanning runs; then "clean",
-	// "low", "medium" or "high".
+	// The scan verdict of the version's publish: "clean", "low", "medium" or
+	// "high"; "unscanned" when its library's scan policy was off, and for a
+	// skill copied into the bucket directly.
 	ScanVerdict string `protobuf:"bytes,4,opt,name=scan_verdict,json=scanVerdict" json:"scan_verdict,omitempty"`
 	// "unsigned", "verified" or "invalid".
 	Signature string `protobuf:"bytes,5,opt,name=signature" json:"signature,omitempty"`

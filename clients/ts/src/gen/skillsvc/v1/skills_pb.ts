@@ -712,8 +712,9 @@ export type Provenance = Message<"skillsvc.v1.Provenance"> & {
   approver: string;
 
   /**
-   * The scan verdict: "unscanned" until scanning runs; then "clean",
-   * "low", "medium" or "high".
+   * The scan verdict of the version's publish: "clean", "low", "medium" or
+   * "high"; "unscanned" when its library's scan policy was off, and for a
+   * skill copied into the bucket directly.
    *
    * @generated from field: string scan_verdict = 4;
    */

@@ -251,7 +251,7 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 		t.Errorf("an out-of-band skill's _meta provenance: %v", p)
 	}
 	// The listing's, from the library's provenance index: the published
-	// skill's; none for an out-of-band one (skills/get tells it).
+	// skill's, and the out-of-band one's as skills/get tells it.
 	var list struct{ Skills []entry }
 	result("skills/list", `{}`, &list)
 	seen := 0
@@ -265,7 +265,7 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 			}
 		case "skill://notes/SKILL.md":
 			seen++
-			if p != nil {
+			if p["outOfBand"] != true || p["signature"] != "unsigned" {
 				t.Errorf("an out-of-band skill's listed provenance: %v", p)
 			}
 		}

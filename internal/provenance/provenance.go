@@ -51,18 +51,20 @@ func (l Lookup) Get(ctx context.Context, id mounts.Caller, folder, layer, digest
 	if err != nil || listed == nil {
 		return nil, err
 	}
-	if p := listed(folder, digest); p != nil {
-		return p, nil
-	}
-	// No version of the library put it live: uploaded out of band (or
-	// live since before the index; its next publish or signature adds it).
-	return Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true}), nil
+	return listed(folder, digest), nil
+}
+
+// outOfBand is the provenance of a skill no version of its library put
+// live: uploaded out of band (or live since before the index; its next
+// publish or signature adds it). skills/get and skills/list tell the same.
+func outOfBand() *skillsvcv1.Provenance {
+	return Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true})
 }
 
 // Listed is, for a listing, the provenance of one layer's skills by folder
 // name and manifest digest: one read of the library's provenance index
-// (cached). The lookup is nil for a skill the index does not name (out of
-// band, or live since before the index); Get tells its provenance.
+// (cached). A skill the index does not name, or names with other files,
+// is out of band (outOfBand), as skills/get tells it too.
 func (l Lookup) Listed(ctx context.Context, id mounts.Caller, layer string) (func(folder, digest string) *skillsvcv1.Provenance, error) {
 	if l.Pub == nil {
 		return nil, nil
@@ -74,10 +76,8 @@ func (l Lookup) Listed(ctx context.Context, id mounts.Caller, layer string) (fun
 	return func(folder, digest string) *skillsvcv1.Provenance {
 		e, ok := idx[folder]
 		switch {
-		case !ok:
-			return nil
-		case e.Digest != digest: // its files were replaced in the bucket
-			return Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true})
+		case !ok, e.Digest != digest: // no version put it live, or its files were replaced in the bucket
+			return outOfBand()
 		}
 		return Proto(e.Provenance)
 	}, nil

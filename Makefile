@@ -248,7 +248,7 @@ FUZZ_TARGETS := ./internal/mounts/:FuzzResolve:100000x ./internal/vfs/:FuzzEdit:
 	./internal/vfs/:FuzzGrepPattern:10000x ./internal/skillmd/:FuzzRenderedSize:6000x \
 	./internal/auth/:FuzzJWT:15000x ./internal/auth/:FuzzClaims:15000x ./internal/auth/:FuzzJWKS:20000x \
 	./internal/mcpserver/:FuzzMCPRequest:20000x ./internal/mcpserver/:FuzzMCPSessionlessRequest:20000x \
-	./internal/mcpserver/:FuzzSkillURI:50000x \
+	./internal/mcpserver/skillres/:FuzzSkillURI:50000x \
 	./internal/skillmd/:FuzzParseSkillMD:100000x ./internal/skillmd/:FuzzDecodeParsed:300000x \
 	./internal/skillmd/:FuzzParseEvalQueries:100000x \
 	./internal/events/:FuzzParse:150000x ./internal/events/:FuzzParseMessage:50000x ./internal/layout/:FuzzChangeOf:50000x \

@@ -11,14 +11,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -30,6 +28,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 	"github.com/skillsvc/skillsvc/internal/tracing"
+	"github.com/skillsvc/skillsvc/internal/tracing/tracingtest"
 )
 
 func TestMain(m *testing.M) {
@@ -38,49 +37,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// recorder keeps the ended spans and says when one more has ended.
-type recorder struct {
-	*tracetest.SpanRecorder
-	ended chan struct{}
-}
+// recorder is tracingtest's, with a trace's spans.
+type recorder struct{ *tracingtest.Recorder }
 
-func newRecorder() *recorder {
-	return &recorder{SpanRecorder: tracetest.NewSpanRecorder(), ended: make(chan struct{}, 1)}
-}
+func newRecorder() *recorder { return &recorder{tracingtest.NewRecorder()} }
 
-func (r *recorder) OnEnd(s sdktrace.ReadOnlySpan) {
-	r.SpanRecorder.OnEnd(s)
-	select {
-	case r.ended <- struct{}{}:
-	default:
-	}
-}
-
-// waitFor returns the first ended span for which match holds, waiting for
-// it to end (a server span ends after its answer is sent).
 func (r *recorder) waitFor(t *testing.T, what string, match func(sdktrace.ReadOnlySpan) bool) sdktrace.ReadOnlySpan {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		for _, s := range r.Ended() {
-			if match(s) {
-				return s
-			}
-		}
-		select {
-		case <-r.ended:
-		case <-timeout:
-			t.Fatalf("no %s span ended; spans: %s", what, r.describe())
-		}
-	}
-}
-
-func (r *recorder) describe() string {
-	var b strings.Builder
-	for _, s := range r.Ended() {
-		fmt.Fprintf(&b, "\n  %s %s parent %s: %s", s.SpanContext().TraceID(), s.SpanContext().SpanID(), s.Parent().SpanID(), s.Name())
-	}
-	return b.String()
+	return r.WaitFor(t, what, match)
 }
 
 // trace is the ended spans of one trace.
@@ -227,7 +191,7 @@ func TestTraceOfAnRPC(t *testing.T) {
 	}
 	alice := libraries["alice"]
 	if len(spans.under(rpc, "libindex.load")) < 2 || alice == nil || len(libraries) != 2 {
-		t.Fatalf("want a load and a revalidation of alice's library and the shared one under the RPC; spans: %s", s.rec.describe())
+		t.Fatalf("want a load and a revalidation of alice's library and the shared one under the RPC; spans: %s", s.rec.Describe())
 	}
 	for key, want := range map[attribute.Key]int64{"skillsvc.library.objects": 1, "skillsvc.library.heads_read": 1} {
 		if got := attr(alice, key).AsInt64(); got != want {
@@ -236,10 +200,10 @@ func TestTraceOfAnRPC(t *testing.T) {
 	}
 	lists := spans.under(alice, "objstore.list")
 	if len(lists) != 1 || attr(lists[0], "objstore.prefix").AsString() != "alice/skills/" || lists[0].SpanKind() != trace.SpanKindClient {
-		t.Errorf("alice's revalidation lists %d times, want once, under alice/skills/; spans: %s", len(lists), s.rec.describe())
+		t.Errorf("alice's revalidation lists %d times, want once, under alice/skills/; spans: %s", len(lists), s.rec.Describe())
 	}
 	if len(spans.under(alice, "objstore.get_range")) != 1 {
-		t.Errorf("want one SKILL.md head read from storage under alice's revalidation; spans: %s", s.rec.describe())
+		t.Errorf("want one SKILL.md head read from storage under alice's revalidation; spans: %s", s.rec.Describe())
 	}
 	redis := 0
 	for _, name := range []string{"cache.fetch", "cache.store", "cache.lock"} {
@@ -250,7 +214,7 @@ func TestTraceOfAnRPC(t *testing.T) {
 		}
 	}
 	if redis == 0 {
-		t.Errorf("no Redis call traced under the RPC; spans: %s", s.rec.describe())
+		t.Errorf("no Redis call traced under the RPC; spans: %s", s.rec.Describe())
 	}
 
 	// The call's log line (the logging interceptor's) names the trace.
@@ -321,7 +285,7 @@ func TestTraceOfHTTPRequests(t *testing.T) {
 			}
 		}
 		if len(rpcs) != 1 {
-			t.Errorf("%d RPC server spans under a client span under %q, want 1; spans: %s", len(rpcs), parent.Name(), s.rec.describe())
+			t.Errorf("%d RPC server spans under a client span under %q, want 1; spans: %s", len(rpcs), parent.Name(), s.rec.Describe())
 		}
 	}
 

@@ -60,7 +60,7 @@ func TestSkillUsesOnTraces(t *testing.T) {
 			}
 		}
 		if len(marked) != 1 {
-			t.Fatalf("%d activation events in the trace, want 1; spans: %s", len(marked), s.rec.describe())
+			t.Fatalf("%d activation events in the trace, want 1; spans: %s", len(marked), s.rec.Describe())
 		}
 		sp := marked[0]
 		if attr(sp, skilluse.AttrSkillName).AsString() != skill || attr(sp, skilluse.AttrSkillLayer).AsString() != layer ||

@@ -8,12 +8,12 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
 	"github.com/skillsvc/skillsvc/internal/skilluse"
+	"github.com/skillsvc/skillsvc/internal/tracing/tracingtest"
 	"github.com/skillsvc/skillsvc/internal/usage"
 )
 
@@ -253,7 +253,7 @@ func TestUsagePinnedVersion(t *testing.T) {
 // name, version and layer and an activation event; a listing's, a prompt
 // block's and a search's carry the skills offered.
 func TestUsageSpans(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
+	spans := tracingtest.NewRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	c := start(t, usageLibrary().Bucket(t), options{tracer: tp})
 	ctx := grpctest.InTeams(asAlice(t), "eng")
@@ -278,21 +278,16 @@ func TestUsageSpans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := tp.ForceFlush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	// A server span ends after its answer is sent: wait for each.
 	byName := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range spans.Ended() {
-		byName[s.Name()] = s
+	for _, method := range []string{"GetSkill", "ListSkills", "FormatSkills", "SearchSkills", "ReadSkillFile"} {
+		name := "skillsvc.v1.SkillsService/" + method
+		byName[name] = spans.WaitForName(t, name)
 	}
 	attrs := func(method string) map[attribute.Key]attribute.Value {
 		t.Helper()
-		s, ok := byName["skillsvc.v1.SkillsService/"+method]
-		if !ok {
-			t.Fatalf("no span of %s among %v", method, slices.Collect(mapKeys(byName)))
-		}
 		m := map[attribute.Key]attribute.Value{}
-		for _, a := range s.Attributes() {
+		for _, a := range byName["skillsvc.v1.SkillsService/"+method].Attributes() {
 			m[a.Key] = a.Value
 		}
 		return m
@@ -317,16 +312,6 @@ func TestUsageSpans(t *testing.T) {
 		}
 		if method != "SearchSkills" && len(offered) != 3 {
 			t.Fatalf("%s's span offered %v, want the 3 skills", method, offered)
-		}
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }

@@ -103,8 +103,11 @@ func (b *bench) runSize(ctx context.Context, size int) {
 		failAll(err, skillCases...)
 		return
 	}
-	defer b.stop(s)
 	b.runSkillCases(ctx, s, size)
+	b.stop(s)
+	if b.opts.usageRounds > 0 && size == slices.Max(b.opts.sizes) {
+		b.runUsageCostOneUser(ctx, bucket, size)
+	}
 }
 
 // listWarmUp is how many unmeasured ListSkills calls precede the warm ones.

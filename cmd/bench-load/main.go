@@ -38,6 +38,7 @@ type options struct {
 	seedWorkers   int
 	verbose       bool
 	usage         bool // --usage.enabled of every skillsvc: recording's cost is the difference
+	usageRounds   int  // rounds of the usage-cost rows (two replicas, usage on and off); 0 skips them
 	tenants       int  // users of the many-tenants case; 0 skips it
 	tenantClients int
 	tenantEvents  bool          // the many-tenants case again with the bucket's events
@@ -95,6 +96,7 @@ func parseOptions(args []string) (options, error) {
 	f.IntVar(&o.seedWorkers, "seed-workers", 32, "Parallel uploads while seeding.")
 	f.BoolVar(&o.verbose, "v", false, "Log storage operations by kind for every case.")
 	f.BoolVar(&o.usage, "usage", true, "Count skill usage in every skillsvc (--usage.enabled, skillsvc's default); run once with -usage=false and compare the GetSkill throughput and many-tenants rows for what recording costs.")
+	f.IntVar(&o.usageRounds, "usage-rounds", 3, "Rounds of the usage-cost rows: one user's GetSkill throughput (the largest -sizes) and random users' GetSkill (-tenants), each on two replicas, usage counted and not, measured alternately; 0 skips them.")
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "Usage: go run ./cmd/bench-load [flags]\n\n"+
 			"Starts MinIO ($SKILLSVC_MINIO_BIN, else .tools/bin/minio, else PATH; `make tools` builds it),\n"+
@@ -111,8 +113,8 @@ func parseOptions(args []string) (options, error) {
 	if o.users > 1 && len(o.sizes) == 0 {
 		return o, errors.New("-users needs a library size (-sizes)")
 	}
-	if o.tenants < 0 || o.tenantClients < 1 || o.tenantRounds < 1 || o.tenantSettle < 0 || o.tenantRamp < 0 {
-		return o, errors.New("tenants, tenant-settle and tenant-ramp must not be negative, tenant-clients and tenant-rounds must be positive")
+	if o.tenants < 0 || o.tenantClients < 1 || o.tenantRounds < 1 || o.usageRounds < 0 || o.tenantSettle < 0 || o.tenantRamp < 0 {
+		return o, errors.New("tenants, usage-rounds, tenant-settle and tenant-ramp must not be negative, tenant-clients and tenant-rounds must be positive")
 	}
 	if o.users < 1 || o.iterations < 1 || o.clients < 1 || o.duration <= 0 || o.seedWorkers < 1 || o.latency < 0 || o.lruMaxBytes < 0 {
 		return o, errors.New("users, iterations, clients, duration and seed-workers must be positive; latency and lru-max-bytes not negative")

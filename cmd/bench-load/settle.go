@@ -12,10 +12,12 @@ import (
 )
 
 // MinIO keeps working for a while after a large upload (its scanner, the
-// metadata it writes behind): up to a core of the two a row is measured on.
-// settleMinIO waits, at most settleMax, until MinIO's CPU use stays under
-// settleQuiet of a core for settleWindow, so the first row after seeding
-// measures skillsvc and not MinIO's housekeeping; it logs what it found.
+// metadata it writes behind): up to a core of the two a row is measured on;
+// so does a new skillsvc after its first listings (the background scans of
+// skills uploaded out of band, --library.scan). settle waits, at most
+// settleMax, until a process's CPU use stays under settleQuiet of a core
+// for settleWindow, so a row measures the calls and not that housekeeping;
+// it logs what it found.
 const (
 	settleWindow = 2 * time.Second
 	settleQuiet  = 0.10
@@ -23,14 +25,17 @@ const (
 )
 
 func (b *bench) settleMinIO(ctx context.Context) {
-	pid := b.srv.minio.PID()
+	b.settle(ctx, "MinIO", "seeding", b.srv.minio.PID())
+}
+
+func (b *bench) settle(ctx context.Context, what, after string, pid int) {
 	if pid == 0 {
 		return
 	}
 	start := time.Now()
 	last, err := cpuTime(pid)
 	if err != nil {
-		b.logf("MinIO's CPU is not readable (%v): measuring without waiting for it to settle", err)
+		b.logf("%s's CPU is not readable (%v): measuring without waiting for it to settle", what, err)
 		return
 	}
 	t := time.NewTicker(settleWindow)
@@ -49,10 +54,10 @@ func (b *bench) settleMinIO(ctx context.Context) {
 		last = now
 		switch {
 		case used < settleQuiet:
-			b.logf("MinIO settled after seeding in %s", loadbench.Duration(time.Since(start)))
+			b.logf("%s settled after %s in %s", what, after, loadbench.Duration(time.Since(start)))
 			return
 		case time.Since(start) >= settleMax:
-			b.logf("MinIO still uses %.0f%% of a core %s after seeding: measuring anyway", 100*used, loadbench.Duration(time.Since(start)))
+			b.logf("%s still uses %.0f%% of a core %s after %s: measuring anyway", what, 100*used, loadbench.Duration(time.Since(start)), after)
 			return
 		}
 	}

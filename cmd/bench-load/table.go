@@ -39,6 +39,7 @@ type report struct {
 	cells   map[string]map[int]cell
 	users   []usersRow
 	tenants []tenantRow
+	usage   []usageRow
 	notes   []string
 }
 
@@ -94,6 +95,11 @@ func (r *report) errors() []string {
 			add("many tenants, "+t.label(), t.err)
 		}
 	}
+	for _, u := range r.usage {
+		if u.err != nil {
+			add(fmt.Sprintf("usage cost, %s (round %d)", u.name, u.round), u.err)
+		}
+	}
 	var out []string
 	for _, msg := range order {
 		if p := places[msg]; len(p) == 1 {
@@ -112,6 +118,7 @@ func (r *report) print(w io.Writer, o options) {
 		r.printSizes(w, o)
 	}
 	r.printTenants(w, o)
+	r.printUsage(w, o)
 
 	fmt.Fprintln(w)
 	for _, n := range r.notes {

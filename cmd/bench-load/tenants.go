@@ -207,6 +207,9 @@ func (b *bench) runTenants(ctx context.Context) {
 
 	b.settleMinIO(ctx)
 	b.tenantPass(ctx, n, "", nil, row)
+	if b.opts.usageRounds > 0 && slices.ContainsFunc(b.tenantCalls(), func(c tenantCallCase) bool { return c.name == "GetSkill" }) {
+		b.runUsageCostTenants(ctx, n)
+	}
 	if !b.opts.tenantEvents {
 		return
 	}
@@ -283,6 +286,7 @@ func (b *bench) tenantPass(ctx context.Context, n int, events string, flags []st
 		return
 	}
 	b.logf("every user served once in %s", loadbench.Duration(time.Since(start)))
+	b.settle(ctx, "skillsvc", "serving every user once", s.proc.Pid())
 	if settle := b.opts.tenantSettle; settle > 0 && events == "" {
 		// Every library left quiet: its next listing finds it unchanged
 		// for settle, and its interval grows (libindex.FreshFor).

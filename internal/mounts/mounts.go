@@ -101,15 +101,28 @@ func ParseTeams(list string) ([]string, error) {
 	return slices.Compact(teams), nil
 }
 
-var (
-	idRE      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	literalRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-)
+var literalRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// idChars reports whether s matches ^[A-Za-z0-9][A-Za-z0-9._-]*$: a loop,
+// not a regexp, as every call checks its IDs (and usage events their
+// user's) on the hot path.
+func idChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return len(s) > 0
+}
 
 // isID reports whether s is a well-formed ID. The leading letter or digit
 // rules out ".", ".." and hidden or "_"-prefixed names.
 func isID(s string) bool {
-	return len(s) >= 1 && len(s) <= maxIDLen && idRE.MatchString(s)
+	return len(s) >= 1 && len(s) <= maxIDLen && idChars(s)
 }
 
 // ValidateID checks one ID: 1 to 128 bytes matching ^[A-Za-z0-9][A-Za-z0-9._-]*$.
@@ -120,7 +133,7 @@ func ValidateID(kind, id string) error {
 		return fmt.Errorf("%w: %s id is empty", ErrInvalidID, kind)
 	case len(id) > maxIDLen:
 		return fmt.Errorf("%w: %s id %s is longer than %d bytes", ErrInvalidID, kind, quote(id), maxIDLen)
-	case !idRE.MatchString(id):
+	case !idChars(id):
 		return fmt.Errorf("%w: %s id %s must start with a letter or digit and contain only letters, digits, '.', '_' and '-'",
 			ErrInvalidID, kind, quote(id))
 	}

@@ -157,12 +157,10 @@ func (a *Aggregator) Record(_ context.Context, e Event) {
 		a.cur.events++
 		a.recorded.Add(1)
 		if e.User != "" {
-			a.member(memberKey{libDay: ck.libDay, skill: ck.skill, user: e.User})
-			a.member(memberKey{libDay: ck.libDay, user: e.User})
-			if e.Thread != "" {
-				a.member(memberKey{libDay: ck.libDay, skill: ck.skill, user: e.User, thread: e.Thread})
-				a.member(memberKey{libDay: ck.libDay, user: e.User, thread: e.Thread})
-			}
+			// One entry per user, skill and thread: the sets it belongs to
+			// (the skill's users and threads, the library's) are worked out
+			// at flush (batch.eachMember), off the call's path.
+			a.member(memberKey{libDay: ck.libDay, skill: ck.skill, user: e.User, thread: e.Thread})
 		}
 		if e.Kind == Activation && e.Thread != "" {
 			a.credit(threadKey{e.User, e.Thread}, ck.skill, now)

@@ -55,7 +55,7 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 			p.HIncrBy(ctx, key, k.field(), n)
 			expire[key] = k.day
 		}
-		for k := range b.members {
+		b.eachMember(func(k memberKey) {
 			space := "u:"
 			if k.thread != "" {
 				space = "t:"
@@ -63,7 +63,7 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 			key := s.base(k.lib, k.day) + space + k.skill
 			hlls[key] = append(hlls[key], k.id())
 			expire[key] = k.day
-		}
+		})
 		for key, ids := range hlls {
 			p.PFAdd(ctx, key, ids...)
 		}

@@ -12,7 +12,9 @@ import (
 // A batch is what one flush sends: the counts a replica aggregated over an
 // interval.
 type batch struct {
-	counts  map[counterKey]int64
+	counts map[counterKey]int64
+	// members are the uses by a user (in a thread, when known) of a
+	// skill; eachMember makes them the sets the stores count.
 	members map[memberKey]struct{}
 	queries map[queryKey]*queryCount
 	libs    map[libDay]struct{}
@@ -117,6 +119,28 @@ type memberKey struct {
 	skill, user, thread string
 }
 
+// eachMember calls f with every member the batch's uses make, once each:
+// a use (one user, skill and thread) is a member of the skill's users and
+// of the library's, and with a thread of the skill's threads and the
+// library's.
+func (b *batch) eachMember(f func(memberKey)) {
+	seen := make(map[memberKey]struct{}, 2*len(b.members))
+	add := func(k memberKey) {
+		if _, ok := seen[k]; !ok {
+			seen[k] = struct{}{}
+			f(k)
+		}
+	}
+	for k := range b.members {
+		add(memberKey{libDay: k.libDay, skill: k.skill, user: k.user})
+		add(memberKey{libDay: k.libDay, user: k.user})
+		if k.thread != "" {
+			add(k)
+			add(memberKey{libDay: k.libDay, user: k.user, thread: k.thread})
+		}
+	}
+}
+
 // id is the member as a sketch holds it.
 func (k memberKey) id() string {
 	if k.thread == "" {
@@ -219,7 +243,7 @@ func (s *memoryStore) add(_ context.Context, b *batch) error {
 	for k, n := range b.counts {
 		get(k.libDay).counts[k.field()] += n
 	}
-	for k := range b.members {
+	b.eachMember(func(k memberKey) {
 		d := get(k.libDay)
 		sets := d.users
 		if k.thread != "" {
@@ -233,7 +257,7 @@ func (s *memoryStore) add(_ context.Context, b *batch) error {
 		if len(set) < maxMemoryMembers {
 			set[maphash.String(s.seed, k.id())] = struct{}{}
 		}
-	}
+	})
 	touched := make(map[*memDay]bool)
 	for k, q := range b.queries {
 		d := get(k.libDay)

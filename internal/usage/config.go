@@ -36,7 +36,7 @@ type Config struct {
 // RegisterFlagsWithPrefix registers the flags under prefix (e.g. "usage.").
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.BoolVar(&c.Enabled, prefix+"enabled", true, "Count skill usage (activations, file reads, searches) per library and day: in Redis when --cache.redis.addrs is set, rolled up daily into the bucket. Off records nothing.")
-	f.DurationVar(&c.FlushInterval, prefix+"flush-interval", 10*time.Second, "How often each replica sends its usage counts to Redis (or its in-process store); a Redis outage loses at most about one interval of counts.")
+	f.DurationVar(&c.FlushInterval, prefix+"flush-interval", 10*time.Second, "How often each replica sends its usage counts to Redis (or its in-process store); a failed flush is kept and merged with the next (within --usage.max-entries) until one lands.")
 	f.IntVar(&c.RedisRetentionDays, prefix+"redis-retention-days", 8, "Days a day's usage counters stay in Redis; the daily roll-up into the bucket must run within them.")
 	f.IntVar(&c.BucketRetentionDays, prefix+"bucket-retention-days", 400, "Days the daily usage roll-ups stay in the bucket; older ones are deleted when the library is next rolled up.")
 	f.IntVar(&c.MaxEntries, prefix+"max-entries", 50000, "Most usage entries (counters, distinct users and threads, searches) a replica holds between flushes; events past it are dropped and counted in skillsvc_usage_dropped_total.")

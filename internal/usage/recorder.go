@@ -39,7 +39,7 @@ type Aggregator struct {
 	entries int // of cur, threads and pending: what MaxEntries bounds
 
 	flushMu  sync.Mutex // one flush at a time
-	pending  *batch     // a batch whose flush failed, tried once more
+	pending  *batch     // what failed to flush, merged into the next flush
 	rolledAt time.Time
 	rolling  atomic.Bool
 
@@ -89,7 +89,7 @@ func WithRegisterer(reg prometheus.Registerer) Option {
 		reg.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillsvc_usage_events_total", Help: "Usage events counted by this replica."}, func() float64 { return float64(a.recorded.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillsvc_usage_dropped_total", Help: "Usage events dropped because the replica held --usage.max-entries."}, func() float64 { return float64(a.dropped.Load()) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillsvc_usage_lost_total", Help: "Usage events lost because their flush failed twice (Redis unavailable)."}, func() float64 { return float64(a.lost.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillsvc_usage_lost_total", Help: "Usage events lost because the replica stopped while its store (Redis) was unavailable."}, func() float64 { return float64(a.lost.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillsvc_usage_flush_failures_total", Help: "Usage flushes that failed (Redis unavailable)."}, func() float64 { return float64(a.flushFailures.Load()) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillsvc_usage_entries", Help: "Usage entries held by this replica between flushes (bounded by --usage.max-entries)."}, func() float64 {
 				a.mu.Lock()
@@ -331,20 +331,33 @@ func (a *Aggregator) Start() {
 		for {
 			select {
 			case <-a.stop:
-				ctx, cancel := context.WithTimeout(context.Background(), a.cfg.FlushInterval)
-				_ = a.Flush(ctx)
-				cancel()
+				a.lastFlush()
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), a.cfg.FlushInterval)
 				if err := a.Flush(ctx); err != nil {
-					a.log.Warn("usage: flush failed; its counts are tried once more", "err", err)
+					a.log.Warn("usage: flush failed; its counts are kept for the next", "err", err)
 				}
 				cancel()
 				a.maybeRollup()
 			}
 		}
 	}()
+}
+
+// lastFlush flushes what is held as the replica stops; what it cannot
+// send is lost, and counted.
+func (a *Aggregator) lastFlush() {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.FlushInterval)
+	defer cancel()
+	if err := a.Flush(ctx); err != nil {
+		a.mu.Lock()
+		lost := a.pending.events
+		a.pending = nil
+		a.mu.Unlock()
+		a.lost.Add(lost)
+		a.log.Warn("usage: the last flush failed; its counts are lost", "err", err, "events", lost)
+	}
 }
 
 // Close flushes what is held and stops the flushes and roll-ups (a
@@ -355,53 +368,49 @@ func (a *Aggregator) Close() {
 		a.cancel()
 		a.wg.Wait()
 		if !a.started.Load() {
-			ctx, cancel := context.WithTimeout(context.Background(), a.cfg.FlushInterval)
-			_ = a.Flush(ctx)
-			cancel()
+			a.lastFlush()
 		}
 	})
 	a.wg.Wait()
 }
 
 // Flush sends what the recorder holds to the store. A batch whose flush
-// fails is tried once more with the next flush, then dropped and counted
-// as lost: an outage loses at most about one interval of counts, and
-// memory stays within the bound.
+// fails is kept and merged with the next interval's, until a flush lands:
+// an outage loses no count, only the new entries past --usage.max-entries
+// (dropped, counted), as the kept batch counts against the same bound and
+// a merge adds to its counters without new entries for uses seen before.
+// Only a replica stopped during the outage loses what it kept (counted as
+// lost).
 func (a *Aggregator) Flush(ctx context.Context) error {
 	a.flushMu.Lock()
 	defer a.flushMu.Unlock()
 	now := a.now()
 	a.mu.Lock()
 	b := a.cur
-	b.at = now
 	a.cur = newBatch()
+	if p := a.pending; p != nil {
+		p.merge(b)
+		b, a.pending = p, nil
+	}
+	b.at = now
 	for k, ls := range a.threads {
 		if now.Sub(ls.at) > a.cfg.SearchTTL {
 			delete(a.threads, k)
 		}
 	}
-	a.entries = len(a.threads)
-	if a.pending != nil {
-		a.entries += a.pending.entries()
-	}
+	a.entries = len(a.threads) + b.entries() // in flight: held until it lands
 	a.mu.Unlock()
 
 	var err error
-	if p := a.pending; p != nil {
-		a.pending = nil
-		if err = a.store.add(ctx, p); err != nil {
-			a.lost.Add(p.events)
-			a.flushFailures.Add(1)
-		}
-	}
 	if !b.empty() {
-		if ferr := a.store.add(ctx, b); ferr != nil {
-			a.pending = b
+		if err = a.store.add(ctx, b); err != nil {
 			a.flushFailures.Add(1)
-			err = ferr
 		}
 	}
 	a.mu.Lock()
+	if err != nil {
+		a.pending = b
+	}
 	a.entries = a.cur.entries() + len(a.threads)
 	if a.pending != nil {
 		a.entries += a.pending.entries()

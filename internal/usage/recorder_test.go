@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -120,9 +121,9 @@ func (s *failingStore) add(ctx context.Context, b *batch) error {
 	return s.Store.add(ctx, b)
 }
 
-// TestFailedFlushRetriedOnce: a failed flush's counts are tried once more
-// with the next flush, then dropped and counted as lost.
-func TestFailedFlushRetriedOnce(t *testing.T) {
+// TestFailedFlushKept: a failed flush's counts are kept and merged with
+// the next interval's until a flush lands; nothing is lost.
+func TestFailedFlushKept(t *testing.T) {
 	cfg := testConfig()
 	store := &failingStore{Store: NewMemoryStore(cfg), down: true}
 	rec := NewRecorder(cfg, store)
@@ -138,8 +139,11 @@ func TestFailedFlushRetriedOnce(t *testing.T) {
 	if err := rec.Flush(ctx); err == nil {
 		t.Fatal("flush to a down store succeeded")
 	}
-	if s := rec.Stats(); s.Lost != 1 || s.FlushFailures != 3 {
-		t.Fatalf("stats %+v, want the first interval's one event lost", s)
+	if err := rec.Flush(ctx); err == nil {
+		t.Fatal("flush to a down store succeeded")
+	}
+	if s := rec.Stats(); s.Lost != 0 || s.FlushFailures != 3 {
+		t.Fatalf("stats %+v, want 3 failed flushes and nothing lost", s)
 	}
 	store.mu.Lock()
 	store.down = false
@@ -149,9 +153,42 @@ func TestFailedFlushRetriedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := store.day(ctx, alice, today, false)
-	want := map[string]int64{"activation|second|v1|grpc": 2, "activation|third|v1|grpc": 1}
-	if len(d.Counts) != len(want) || d.Counts["activation|second|v1|grpc"] != 2 || d.Counts["activation|third|v1|grpc"] != 1 {
+	want := map[string]int64{"activation|first|v1|grpc": 1, "activation|second|v1|grpc": 2, "activation|third|v1|grpc": 1}
+	if !maps.Equal(d.Counts, want) {
 		t.Fatalf("store holds %v, want %v", d.Counts, want)
+	}
+	if s := rec.Stats(); s.Entries != 0 {
+		t.Fatalf("after the flush landed the recorder holds %d entries", s.Entries)
+	}
+}
+
+// TestOutageBound: through a long outage the kept counts stay within
+// MaxEntries: uses seen before go on counting, new ones past the bound
+// are dropped (counted); a replica stopped during the outage counts what
+// it kept as lost.
+func TestOutageBound(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxEntries = 100
+	store := &failingStore{Store: NewMemoryStore(cfg), down: true}
+	rec := NewRecorder(cfg, store)
+	ctx := t.Context()
+	for interval := range 5 {
+		for i := range 40 {
+			rec.Record(ctx, activation("alice", "t1", fmt.Sprint("skill-", interval*40+i)))
+			rec.Record(ctx, activation("alice", "t1", "again"))
+		}
+		_ = rec.Flush(ctx)
+		if s := rec.Stats(); s.Entries > cfg.MaxEntries {
+			t.Fatalf("interval %d: holds %d entries, over the bound %d", interval, s.Entries, cfg.MaxEntries)
+		}
+	}
+	s := rec.Stats()
+	if s.Dropped == 0 || s.Recorded+s.Dropped != 400 || s.Lost != 0 {
+		t.Fatalf("stats %+v: want some of the 400 events dropped at the bound, the rest recorded, none lost", s)
+	}
+	rec.Close()
+	if after := rec.Stats(); after.Lost != s.Recorded {
+		t.Fatalf("stopped during the outage: lost %d, want the %d kept", after.Lost, s.Recorded)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/signing"
 	"github.com/skillsvc/skillsvc/internal/testserver"
+	"github.com/skillsvc/skillsvc/internal/testserver/kmstest"
 )
 
 // startSigning runs skillsvc on a fresh MinIO bucket holding e2eLibrary,
@@ -206,7 +207,7 @@ func keptBundle(t *testing.T, addr, id string) []byte {
 // and fetches the public key at start; the signed version goes live and
 // verifies offline against the KMS's public key, by URI and as a PEM.
 func TestSignKMSEndToEnd(t *testing.T) {
-	k := testserver.StartKMS(t)
+	k := kmstest.Start(t)
 	ref, kpub := k.NewSigningKey(t, "skills-release")
 	der, err := x509.MarshalPKIXPublicKey(kpub)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
 
 	"github.com/skillsvc/skillsvc/internal/signing"
-	"github.com/skillsvc/skillsvc/internal/testserver"
+	"github.com/skillsvc/skillsvc/internal/testserver/kmstest"
 )
 
 // TestEncryptedKey: a key encrypted as cosign writes it (scrypt and
@@ -61,7 +61,7 @@ func TestEncryptedKey(t *testing.T) {
 // public key; sigstore-go verifies the bundle with the key the KMS holds.
 // A scheme no provider registered is refused (no plugin is run).
 func TestKMSKey(t *testing.T) {
-	k := testserver.StartKMS(t)
+	k := kmstest.Start(t)
 	for name, v := range k.Env() {
 		t.Setenv(name, v)
 	}

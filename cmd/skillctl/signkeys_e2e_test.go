@@ -155,9 +155,8 @@ func TestSignCosignKeyEndToEnd(t *testing.T) {
 	bundle := filepath.Join(keys, "bundle.json")
 	os.WriteFile(bundle, keptBundle(t, addr, id), 0o644)
 	cosignVerify := func(digest string) ([]byte, error) {
-		c := exec.Command(cosign, "verify-blob-attestation", "--bundle", bundle, "--key", pub, "--new-bundle-format",
-			"--type", signing.PredicateType, "--digest", strings.TrimPrefix(digest, "sha256:"), "--digestAlg", "sha256",
-			"--insecure-ignore-tlog", "--use-signed-timestamps=false")
+		c := exec.Command(cosign, "verify-blob-attestation", "--bundle", bundle, "--key", pub, "--type", signing.PredicateType,
+			"--digest", strings.TrimPrefix(digest, "sha256:"), "--digestAlg", "sha256", "--insecure-ignore-tlog")
 		c.Env = os.Environ()
 		return c.CombinedOutput()
 	}

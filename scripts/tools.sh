@@ -21,6 +21,12 @@ TOOLS=(
 	"versitygw github.com/versity/versitygw/cmd/versitygw@v1.8.0"
 	# grpcurl: the docs' gRPC examples, run by make test-docs
 	"grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4"
+	# cosign: writes the encrypted key pairs skillctl sign reads and verifies
+	# skillsvc's bundles (cmd/skillctl TestSignCosignKeyEndToEnd)
+	"cosign github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3"
+	# local-kms: the AWS KMS-compatible server of the KMS signing tests
+	# (internal/testserver.StartKMS); moto's server does not sign a DIGEST
+	"local-kms github.com/nsmithuk/local-kms@v0.0.0-20260228092603-2a5e92d09ab6"
 )
 
 for entry in "${TOOLS[@]}"; do
@@ -30,7 +36,7 @@ for entry in "${TOOLS[@]}"; do
 		continue
 	fi
 	echo "tools: go install $pkg" >&2
-	[[ $name == minio || $name == helm || $name == versitygw ]] && echo "tools: building $name takes a few minutes the first time" >&2
+	[[ $name == minio || $name == helm || $name == versitygw || $name == cosign ]] && echo "tools: building $name takes a few minutes the first time" >&2
 	GOBIN="$TOOLS_BIN" go install "$pkg"
 	echo "$pkg" >"$stamp"
 done

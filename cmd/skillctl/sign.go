@@ -41,33 +41,29 @@ func manifestDigest(m *skillsvcv1.SkillManifest) string {
 }
 
 func (a *app) signCmd() *cobra.Command {
-	var keyFile string
+	var keyFile, passwordFile string
 	cmd := &cobra.Command{
-		Use:   "sign NAME[@VERSION] [VERSION] --key FILE",
+		Use:   "sign NAME[@VERSION] [VERSION] --key FILE|KMS_URI",
 		Short: "Sign a version of a skill and attach the signature",
 		Long: `sign signs the manifest digest of VERSION (an id, a unique prefix or a label; "latest"
 by default, a pending proposal's id too) of skill NAME in the --library with the private key in FILE
-(PEM, unencrypted PKCS#8 or SEC 1, ECDSA P-256 or Ed25519), as a Sigstore bundle, and attaches it to
-the version (LibraryService.AttachSignature). The digest is recomputed from the version's manifest,
+(PEM: unencrypted PKCS#8 or SEC 1, or cosign's encrypted key file from cosign generate-key-pair,
+its password from --password-file or $COSIGN_PASSWORD; ECDSA P-256 or Ed25519), or with a KMS key
+(awskms://[ENDPOINT]/KEY_ID_OR_ALIAS, signing in AWS KMS with the AWS SDK's usual credentials), as a
+Sigstore bundle, and attaches it to the version (LibraryService.AttachSignature). The digest is recomputed from the version's manifest,
 and the server verifies the bundle against the files it holds before keeping it. A library whose
 policy requires a signature (--library.require-signature) lets the version go live once it is
 signed by a named key: rollback to it, or approve it.`,
 		Example: `  openssl genpkey -algorithm ed25519 -out release.key
   openssl pkey -in release.key -pubout -out release.pub
-  skillctl sign pdf@sha256:3f2a9c1b7d4e --key release.key --library shared`,
+  skillctl sign pdf@sha256:3f2a9c1b7d4e --key release.key --library shared
+  COSIGN_PASSWORD=... skillctl sign pdf --key cosign.key --library shared
+  skillctl sign pdf --key awskms:///alias/skills-release --library shared`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: a.completeSkillNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if keyFile == "" {
-				return usageErr(errors.New("--key FILE is required"))
-			}
-			data, err := os.ReadFile(keyFile)
-			if err != nil {
-				return usageErr(err)
-			}
-			signer, err := signing.ParsePrivateKey(data)
-			if err != nil {
-				return usageErr(err)
+				return usageErr(errors.New("--key FILE|KMS_URI is required"))
 			}
 			name, version := nameVersion(args)
 			ctx, cancel, err := a.open(cmd, true)
@@ -75,6 +71,17 @@ signed by a named key: rollback to it, or approve it.`,
 				return err
 			}
 			defer cancel()
+			var noPassword bool
+			signer, err := signing.LoadSigner(ctx, keyFile, a.keyPassword(passwordFile, &noPassword))
+			if noPassword && errors.Is(err, signing.ErrPassword) {
+				err = fmt.Errorf("%w: the key is encrypted; set COSIGN_PASSWORD or give --password-file", signing.ErrPassword)
+			}
+			if err != nil {
+				if signing.IsKMS(keyFile) && !errors.Is(err, signing.ErrPassword) {
+					return err
+				}
+				return usageErr(err)
+			}
 			got, err := a.library().GetSkillVersion(ctx, &skillsvcv1.GetSkillVersionRequest{Library: a.libraryRef(), Name: name, Version: version})
 			if err != nil {
 				return err
@@ -97,8 +104,29 @@ signed by a named key: rollback to it, or approve it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&keyFile, "key", "", "the private key file (PEM)")
+	cmd.Flags().StringVar(&keyFile, "key", "", "the private key: a PEM file (cosign's encrypted ones too) or awskms://[ENDPOINT]/KEY_ID_OR_ALIAS")
+	cmd.Flags().StringVar(&passwordFile, "password-file", "", "the password of an encrypted (cosign) key file, in a file (default: $COSIGN_PASSWORD)")
 	return cmd
+}
+
+// keyPassword is the password of an encrypted key: the first line of
+// file, else $COSIGN_PASSWORD as cosign reads it. Unset, it is the empty
+// password (cosign's keys made with COSIGN_PASSWORD= have it), and asked
+// reports that it was.
+func (a *app) keyPassword(file string, asked *bool) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		if file != "" {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			line, _, _ := strings.Cut(string(data), "\n")
+			return []byte(strings.TrimSuffix(line, "\r")), nil
+		}
+		p := a.getenv("COSIGN_PASSWORD")
+		*asked = p == ""
+		return []byte(p), nil
+	}
 }
 
 func (a *app) verifyCmd() *cobra.Command {
@@ -108,7 +136,7 @@ func (a *app) verifyCmd() *cobra.Command {
 		Use:   "verify NAME[@VERSION] [VERSION] --key PUB",
 		Short: "Verify a version's signature offline against a public key",
 		Long: `verify checks, on this machine, that a signature attached to VERSION ("latest" by default)
-of skill NAME was made by the public key in PUB (PEM) over the version's files: it exports the
+of skill NAME was made by the public key in PUB (PEM, or a KMS URI as sign takes) over the version's files: it exports the
 version's files, recomputes their digests and the manifest digest from them, and verifies each
 attached Sigstore bundle against that digest and the key. It trusts neither the server's
 verification nor the digest the server states. Exit status 0 when a signature verifies.`,
@@ -119,20 +147,19 @@ verification nor the digest the server states. Exit status 0 when a signature ve
 			if keyFile == "" {
 				return usageErr(errors.New("--key PUB is required"))
 			}
-			data, err := os.ReadFile(keyFile)
-			if err != nil {
-				return usageErr(err)
-			}
-			key, err := signing.ParsePublicKey("", data)
-			if err != nil {
-				return usageErr(err)
-			}
 			name, version := nameVersion(args)
 			ctx, cancel, err := a.open(cmd, true)
 			if err != nil {
 				return err
 			}
 			defer cancel()
+			key, err := signing.LoadPublicKey(ctx, "", keyFile)
+			if err != nil {
+				if signing.IsKMS(keyFile) {
+					return err
+				}
+				return usageErr(err)
+			}
 			got, err := a.library().GetSkillVersion(ctx, &skillsvcv1.GetSkillVersionRequest{Library: a.libraryRef(), Name: name, Version: version})
 			if err != nil {
 				return err
@@ -196,7 +223,7 @@ verification nor the digest the server states. Exit status 0 when a signature ve
 			return fmt.Errorf("no signature of %s version %s verifies with key %s: %w", v.GetName(), v.GetId(), key.ID, errors.Join(errs...))
 		},
 	}
-	cmd.Flags().StringVar(&keyFile, "key", "", "the public key file (PEM)")
+	cmd.Flags().StringVar(&keyFile, "key", "", "the public key: a PEM file or awskms://[ENDPOINT]/KEY_ID_OR_ALIAS (its public key fetched from the KMS)")
 	cmd.Flags().Int64Var(&maxBytes, "max-bytes", defaultMaxPullBytes, "refuse an archive unpacking to more than this")
 	return cmd
 }

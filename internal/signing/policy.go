@@ -1,12 +1,13 @@
 package signing
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/options"
@@ -15,7 +16,9 @@ import (
 // Config is the signature policy's configuration (--library.signing-keys,
 // --library.require-signature).
 type Config struct {
-	// Keys names public key files: "name=path.pem,name2=path2.pem".
+	// Keys names public keys: "name=path.pem,name2=awskms://[ENDPOINT]/
+	// alias/release", each a PEM file or a KMS key whose public key is
+	// fetched once, at load.
 	Keys string
 	// Require says which libraries need a valid signature by which keys
 	// before a version goes live: "shared=release,team:*=release|team,
@@ -27,10 +30,13 @@ type Config struct {
 
 // RegisterFlagsWithPrefix registers the flags.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.StringVar(&c.Keys, prefix+"signing-keys", "", "Public keys versions may be signed with, by name: comma-separated name=file, each file a PEM public key (ECDSA P-256 or Ed25519), e.g. release=/etc/skillsvc/release.pub. Signatures by other keys are verified against the key they carry and shown by key id, but satisfy no policy.")
+	f.StringVar(&c.Keys, prefix+"signing-keys", "", "Public keys versions may be signed with, by name: comma-separated name=key, each key a PEM public key file (ECDSA P-256 or Ed25519; cosign generate-key-pair's cosign.pub too) or an AWS KMS key awskms://[ENDPOINT]/KEY_ID_OR_ALIAS (ECC_NIST_P256), whose public key is fetched at start with the AWS SDK's usual credentials (AWS_REGION, AWS_ACCESS_KEY_ID, ... or a role); e.g. release=/etc/skillsvc/release.pub,ci=awskms:///alias/skills-release. Signatures by other keys are verified against the key they carry and shown by key id, but satisfy no policy.")
 	f.StringVar(&c.Require, prefix+"require-signature", "", "Libraries whose versions must carry a valid signature by a named key (--library.signing-keys) before they go live (publish, approval, rollback): comma-separated library=key[|key...], a library being shared, team:<id>, team:*, user:<id> or user:*; the most specific entry applies. E.g. shared=release,team:*=release|teamkey. An unsigned or badly signed version is refused FAILED_PRECONDITION, naming the keys.")
 	options.Tag(f, options.Basic, prefix+"require-signature", prefix+"signing-keys")
 }
+
+// kmsLoadTimeout bounds fetching a KMS key's public key at start.
+const kmsLoadTimeout = 30 * time.Second
 
 // Policy is a parsed Config.
 type Policy struct {
@@ -44,13 +50,11 @@ func (c Config) Load() (*Policy, error) {
 	for _, kv := range split(c.Keys) {
 		name, file, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || file == "" {
-			return nil, fmt.Errorf("library: signing-keys entry %q is not name=file", kv)
+			return nil, fmt.Errorf("library: signing-keys entry %q is not name=key (a PEM file or a KMS URI)", kv)
 		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("library: signing key %s: %w", name, err)
-		}
-		k, err := ParsePublicKey(name, data)
+		ctx, cancel := context.WithTimeout(context.Background(), kmsLoadTimeout)
+		k, err := LoadPublicKey(ctx, name, file)
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("library: signing key %s (%s): %w", name, file, err)
 		}

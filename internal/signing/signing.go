@@ -69,7 +69,8 @@ type PublicKey struct {
 }
 
 // ParsePrivateKey reads an unencrypted PEM private key: PKCS#8 ("PRIVATE
-// KEY") or SEC 1 ("EC PRIVATE KEY"), ECDSA P-256 or Ed25519.
+// KEY") or SEC 1 ("EC PRIVATE KEY"), ECDSA P-256 or Ed25519
+// (ParsePrivateKeyPassword reads cosign's encrypted ones too).
 func ParsePrivateKey(data []byte) (*Signer, error) {
 	b, _ := pem.Decode(data)
 	if b == nil {
@@ -82,23 +83,17 @@ func ParsePrivateKey(data []byte) (*Signer, error) {
 		k, err = x509.ParsePKCS8PrivateKey(b.Bytes)
 	case "EC PRIVATE KEY":
 		k, err = x509.ParseECPrivateKey(b.Bytes)
-	case "ENCRYPTED SIGSTORE PRIVATE KEY", "ENCRYPTED COSIGN PRIVATE KEY", "ENCRYPTED PRIVATE KEY":
-		return nil, fmt.Errorf("signing: %s is encrypted; export it unencrypted (e.g. openssl pkcs8 -nocrypt, or openssl genpkey -algorithm ed25519)", b.Type)
+	case sigstoreKeyType, cosignKeyType:
+		return nil, fmt.Errorf("%w: %s needs a password", ErrPassword, b.Type)
+	case "ENCRYPTED PRIVATE KEY":
+		return nil, fmt.Errorf("signing: %s (encrypted PKCS#8) is not read; decrypt it (openssl pkcs8 -in KEY -out PLAIN) or use a cosign key pair (cosign generate-key-pair)", b.Type)
 	default:
 		return nil, fmt.Errorf("signing: PEM block %q is not a private key (PRIVATE KEY or EC PRIVATE KEY)", b.Type)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("signing: %w", err)
 	}
-	s, ok := k.(crypto.Signer)
-	if !ok {
-		return nil, errors.New("signing: unsupported private key")
-	}
-	pub, err := newPublicKey("", s.Public())
-	if err != nil {
-		return nil, err
-	}
-	return &Signer{key: s, pub: pub}, nil
+	return newSigner(k)
 }
 
 // ParsePublicKey reads a PEM public key ("PUBLIC KEY", PKIX): ECDSA P-256

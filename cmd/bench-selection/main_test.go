@@ -357,3 +357,86 @@ func TestUsageHistory(t *testing.T) {
 		t.Errorf("default background %d, want as many as the earlier requests (%d)", d.Background, len(earlier))
 	}
 }
+
+// With -usage-history the harness records the history through the binary,
+// checks that it was counted, and measures each library without and with
+// use: on a 200-skill library whose block holds only the first skills in
+// path order, a skill the earlier requests used is in the block without a
+// query with use and not without it.
+func TestSmallRunWithUse(t *testing.T) {
+	testserver.Integration(t, "the skillsvc binary")
+	dir := t.TempDir()
+	targets, skills := smallLibrary()
+	var qs []query
+	for i := range 6 {
+		qs = append(qs,
+			query{ID: fmt.Sprintf("inv%d", i), Query: "pull the amount due and tax out of these supplier invoices", Target: "anthropic/invoice-totals", Split: "tune", Lang: "en"},
+			// A skill the path-ordered block never reaches: sailing
+			// sorts after most of the filler.
+			query{ID: fmt.Sprintf("sail%d", i), Query: "advice on sailing chapter 13", Target: "filler/sailing-guide-13", Split: "holdout", Lang: "en"})
+	}
+	queries := filepath.Join(dir, "queries.json")
+	data, _ := json.Marshal(qs)
+	if err := os.WriteFile(queries, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A short flush interval only makes the history counted sooner; what
+	// is counted, and so what is measured, is the same.
+	o, err := parseOptions([]string{"-queries", queries, "-json", filepath.Join(dir, "out.json"), "-usage-history", "-usage-flush-interval", "200ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.load = libraryOf(targets, skills)
+	cl := &loadbench.Cleanups{}
+	t.Cleanup(cl.Run)
+	var out, log bytes.Buffer
+	if err := run(t.Context(), o, cl, &out, &log); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	var r report
+	data, err = os.ReadFile(filepath.Join(dir, "out.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	var uses []string
+	for _, l := range r.Libraries {
+		uses = append(uses, l.Use)
+		if l.History == nil || l.History.Recorded != int64(l.History.Targets+l.History.Background) || l.History.Targets == 0 {
+			t.Errorf("%s, use %s: history %+v: want every activation counted", l.Name, l.Use, l.History)
+		}
+	}
+	if !slices.Equal(uses, []string{useOff, useOn, useOff, useOn}) {
+		t.Fatalf("libraries' use %v, want each library off and on", uses)
+	}
+	if len(r.Effects) != 2 {
+		t.Fatalf("%d effects, want one per library", len(r.Effects))
+	}
+	off, on := r.Libraries[2], r.Libraries[3]
+	sailed := 0
+	for i, o := range off.Outcomes {
+		if o.ID != on.Outcomes[i].ID {
+			t.Fatalf("request %d: %s without use, %s with", i, o.ID, on.Outcomes[i].ID)
+		}
+		if o.Target != "filler/sailing-guide-13" {
+			continue
+		}
+		sailed++
+		if o.NoQuery || !on.Outcomes[i].NoQuery {
+			t.Errorf("%s: in the block without a query %v without use and %v with, want false and true", o.ID, o.NoQuery, on.Outcomes[i].NoQuery)
+		}
+	}
+	if sailed == 0 {
+		t.Fatalf("no measured request for the sailing guide: %+v", off.Outcomes)
+	}
+	if e := r.Effects[1]; e.Rows[2].NoQuery <= 0 || e.NoQueryChanged != sailed {
+		t.Errorf("effect %+v: want the block without a query to gain the sailing guide's %d requests", e, sailed)
+	}
+	for _, s := range []string{"Effect of use (on − off)", "in block w/o query", "| off |", " on |"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, out.String())
+		}
+	}
+}

@@ -195,7 +195,7 @@ func waitRecorded(ctx context.Context, u skillsvcv1.UsageServiceClient, want map
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 	}
 }

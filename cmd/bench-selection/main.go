@@ -40,6 +40,14 @@ type options struct {
 	// stage (--search.embeddings.*); empty measures the default binary.
 	embeddingsURL   string
 	embeddingsModel string
+	// usageHistory measures with recorded use (usage.go): each library
+	// on a server ordering by use and on one that does not.
+	usageHistory    bool
+	usageSeed       uint64
+	usageBackground int
+	// flushInterval is skillsvc's --usage.flush-interval; empty keeps its
+	// default.
+	flushInterval string
 	// load replaces loadLibrary in tests.
 	load func(context.Context, options) (targets, skills []skill, note string, err error)
 }
@@ -56,6 +64,10 @@ func parseOptions(args []string) (options, error) {
 	f.StringVar(&o.cacheDir, "cache-dir", corpus.DefaultCacheDir(), "Where the downloaded packages are kept between runs (about 500 MB for the whole list; $"+corpus.CacheEnv+" sets the default).")
 	f.StringVar(&o.embeddingsURL, "embeddings-url", "", "Measure with skillsvc's optional semantic stage: its --search.embeddings.url (an OpenAI-compatible endpoint). Each library's skills are embedded before the timed pass.")
 	f.StringVar(&o.embeddingsModel, "embeddings-model", "all-MiniLM-L6-v2", "The --search.embeddings.model with -embeddings-url.")
+	f.BoolVar(&o.usageHistory, "usage-history", false, "Model recorded use: activate the targets of a seeded earlier half of the requests (and background skills, by other users) through GetSkill, then measure the other half on a server ordering by use (the defaults) and on one with --skills.search-use-prior=false --skills.order-by-use=false, side by side.")
+	f.Uint64Var(&o.usageSeed, "usage-seed", 1, "With -usage-history: the seed of the split into earlier and measured requests and of the background use.")
+	f.IntVar(&o.usageBackground, "usage-background", -1, "With -usage-history: background activations of skills no request is about, by other users; -1 for as many as the earlier requests' activations.")
+	f.StringVar(&o.flushInterval, "usage-flush-interval", "", "skillsvc's --usage.flush-interval (empty: its default, 10s): with -usage-history the history is counted, and the block ordered by it, within a few intervals.")
 	f.Usage = func() {
 		fmt.Fprintf(f.Output(), "Usage: go run ./cmd/bench-selection [flags]\n\n"+
 			"Starts skillsvc with its defaults on the benchmark library and prints a table of skill\n"+
@@ -98,6 +110,8 @@ type bench struct {
 	// embeddings are skillsvc's --search.embeddings.* flags; none for the
 	// default binary.
 	embeddings []string
+	// flushInterval is skillsvc's --usage.flush-interval, "" its default.
+	flushInterval string
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -107,7 +121,7 @@ func (b *bench) logf(format string, args ...any) {
 // run measures the library of the targets alone, then beside the corpus,
 // and prints the table.
 func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Writer) error {
-	b := &bench{log: log}
+	b := &bench{log: log, flushInterval: o.flushInterval}
 	load := o.load
 	if load == nil {
 		load = loadLibrary
@@ -148,6 +162,12 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Wri
 		}
 	}
 
+	measured := qs
+	var earlier []query
+	if o.usageHistory {
+		earlier, measured = splitRequests(qs, o.usageSeed)
+		notes = append(notes, fmt.Sprintf("With use: %d earlier requests (seed %d) made the history, the other %d are measured.", len(earlier), o.usageSeed, len(measured)))
+	}
 	alone := &library{Name: fmt.Sprintf("the %d targets alone", len(targets)), skills: targets}
 	beside := &library{Name: fmt.Sprintf("the %d beside %s", len(targets), loadbench.Count(float64(len(corpus)))), skills: append(append([]skill(nil), targets...), corpus...)}
 	libs := []*library{alone, beside}
@@ -157,7 +177,7 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Wri
 			have[s.Dir] = true
 		}
 		missing := 0
-		for _, q := range qs {
+		for _, q := range measured {
 			if have[q.Target] {
 				lib.queries = append(lib.queries, q)
 			} else if lib == beside {
@@ -171,6 +191,17 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Wri
 			return fmt.Errorf("%s: %w", lib.Name, errNoQueries)
 		}
 	}
+	if o.usageHistory {
+		libs = nil
+		for _, lib := range []*library{alone, beside} {
+			h := libraryHistory(lib.skills, qs, earlier, o.usageBackground, o.usageSeed)
+			for _, use := range []string{useOff, useOn} {
+				v, hv := *lib, h
+				v.Use, v.History = use, &hv
+				libs = append(libs, &v)
+			}
+		}
+	}
 	for _, lib := range libs {
 		if err := b.measure(ctx, lib); err != nil {
 			return err
@@ -178,6 +209,7 @@ func run(ctx context.Context, o options, cl *loadbench.Cleanups, out, log io.Wri
 	}
 	note := strings.Join(notes, " ")
 	printTable(out, libs, note)
+	printEffects(out, libs)
 	if o.jsonOut != "" {
 		return writeJSON(o.jsonOut, libs, note)
 	}

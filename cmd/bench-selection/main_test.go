@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,6 +262,181 @@ func TestQueriesResolve(t *testing.T) {
 	for _, q := range qs {
 		if !have[q.Target] {
 			t.Errorf("%s: target %s is not in the library", q.ID, q.Target)
+		}
+	}
+}
+
+// The history is made of the earlier requests alone: a seeded split, the
+// same whatever the requests' order, disjoint from the measured half; one
+// activation of each earlier request's target by the benchmark's user; and
+// background use by other users of skills that are no request's target nor
+// a copy of one, the same for the same seed.
+func TestUsageHistory(t *testing.T) {
+	var qs []query
+	for i := range 40 {
+		qs = append(qs, query{ID: fmt.Sprintf("q%02d", i), Query: "a request", Target: fmt.Sprintf("anthropic/t%d", i%5), Split: "tune"})
+	}
+	earlier, measured := splitRequests(qs, 1)
+	if len(earlier) != 20 || len(measured) != 20 {
+		t.Fatalf("split %d / %d, want halves", len(earlier), len(measured))
+	}
+	ids := func(qs []query) []string {
+		var out []string
+		for _, q := range qs {
+			out = append(out, q.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, id := range ids(earlier) {
+		if slices.Contains(ids(measured), id) {
+			t.Errorf("%s is both history and measured", id)
+		}
+	}
+	reversed := slices.Clone(qs)
+	slices.Reverse(reversed)
+	e2, _ := splitRequests(reversed, 1)
+	if !slices.Equal(ids(e2), ids(earlier)) {
+		t.Errorf("the split depends on the requests' order")
+	}
+	if e3, _ := splitRequests(qs, 2); slices.Equal(ids(e3), ids(earlier)) {
+		t.Errorf("seeds 1 and 2 split alike")
+	}
+	if slices.Equal(ids(earlier), ids(qs[:20])) || slices.Equal(ids(earlier), ids(qs[20:])) {
+		t.Errorf("the split is the file's order, not seeded")
+	}
+
+	text := func(name, body string) []byte { return []byte(skillText(name, "About "+name+".", body)) }
+	var lib []skill
+	for i := range 5 {
+		lib = append(lib, skill{Dir: fmt.Sprintf("anthropic/t%d", i), Text: text(fmt.Sprintf("t%d", i), fmt.Sprintf("steps of target %d one two three four", i)), Target: true})
+	}
+	// A copy of a target (its text under another category) and three
+	// skills no request is about.
+	lib = append(lib, skill{Dir: "mirror/t0", Text: lib[0].Text})
+	for i := range 3 {
+		lib = append(lib, skill{Dir: fmt.Sprintf("other/s%d", i), Text: text(fmt.Sprintf("s%d", i), fmt.Sprintf("unrelated skill %d alpha beta gamma", i))})
+	}
+	h := libraryHistory(lib, qs, earlier, 200, 1)
+	wantTargets := map[string]int{}
+	for _, q := range earlier {
+		wantTargets[q.Target]++
+	}
+	gotTargets, background := map[string]int{}, map[string]int{}
+	for _, a := range h.Activations {
+		if a.User == user {
+			if !strings.HasPrefix(a.Thread, "history-") || slices.Contains(ids(measured), strings.TrimPrefix(a.Thread, "history-")) {
+				t.Errorf("activation of %s in thread %s: not an earlier request's", a.Dir, a.Thread)
+			}
+			gotTargets[a.Dir]++
+			continue
+		}
+		background[a.Dir]++
+	}
+	if !maps.Equal(gotTargets, wantTargets) {
+		t.Errorf("target activations %v, want one per earlier request: %v", gotTargets, wantTargets)
+	}
+	if h.Targets != len(earlier) || h.Background != 200 || len(h.Activations) != len(earlier)+200 {
+		t.Errorf("history of %d + %d activations (%d), want %d + 200", h.Targets, h.Background, len(h.Activations), len(earlier))
+	}
+	for dir := range background {
+		if !strings.HasPrefix(dir, "other/") {
+			t.Errorf("background use of %s, a target or a copy of one", dir)
+		}
+	}
+	if len(background) < 2 {
+		t.Errorf("background use of %v: want it spread over the other skills", background)
+	}
+	if again := libraryHistory(lib, qs, earlier, 200, 1); !slices.Equal(again.Activations, h.Activations) {
+		t.Errorf("the same seed made another history")
+	}
+	if other := libraryHistory(lib, qs, earlier, 200, 2); slices.Equal(other.Activations, h.Activations) {
+		t.Errorf("seeds 1 and 2 made the same history")
+	}
+	if d := libraryHistory(lib, qs, earlier, -1, 1); d.Background != len(earlier) {
+		t.Errorf("default background %d, want as many as the earlier requests (%d)", d.Background, len(earlier))
+	}
+}
+
+// With -usage-history the harness records the history through the binary,
+// checks that it was counted, and measures each library without and with
+// use: on a 200-skill library whose block holds only the first skills in
+// path order, a skill the earlier requests used is in the block without a
+// query with use and not without it.
+func TestSmallRunWithUse(t *testing.T) {
+	testserver.Integration(t, "the skillsvc binary")
+	dir := t.TempDir()
+	targets, skills := smallLibrary()
+	var qs []query
+	for i := range 6 {
+		qs = append(qs,
+			query{ID: fmt.Sprintf("inv%d", i), Query: "pull the amount due and tax out of these supplier invoices", Target: "anthropic/invoice-totals", Split: "tune", Lang: "en"},
+			// A skill the path-ordered block never reaches: sailing
+			// sorts after most of the filler.
+			query{ID: fmt.Sprintf("sail%d", i), Query: "advice on sailing chapter 13", Target: "filler/sailing-guide-13", Split: "holdout", Lang: "en"})
+	}
+	queries := filepath.Join(dir, "queries.json")
+	data, _ := json.Marshal(qs)
+	if err := os.WriteFile(queries, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A short flush interval only makes the history counted sooner; what
+	// is counted, and so what is measured, is the same.
+	o, err := parseOptions([]string{"-queries", queries, "-json", filepath.Join(dir, "out.json"), "-usage-history", "-usage-flush-interval", "200ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.load = libraryOf(targets, skills)
+	cl := &loadbench.Cleanups{}
+	t.Cleanup(cl.Run)
+	var out, log bytes.Buffer
+	if err := run(t.Context(), o, cl, &out, &log); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	var r report
+	data, err = os.ReadFile(filepath.Join(dir, "out.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	var uses []string
+	for _, l := range r.Libraries {
+		uses = append(uses, l.Use)
+		if l.History == nil || l.History.Recorded != int64(l.History.Targets+l.History.Background) || l.History.Targets == 0 {
+			t.Errorf("%s, use %s: history %+v: want every activation counted", l.Name, l.Use, l.History)
+		}
+	}
+	if !slices.Equal(uses, []string{useOff, useOn, useOff, useOn}) {
+		t.Fatalf("libraries' use %v, want each library off and on", uses)
+	}
+	if len(r.Effects) != 2 {
+		t.Fatalf("%d effects, want one per library", len(r.Effects))
+	}
+	off, on := r.Libraries[2], r.Libraries[3]
+	sailed := 0
+	for i, o := range off.Outcomes {
+		if o.ID != on.Outcomes[i].ID {
+			t.Fatalf("request %d: %s without use, %s with", i, o.ID, on.Outcomes[i].ID)
+		}
+		if o.Target != "filler/sailing-guide-13" {
+			continue
+		}
+		sailed++
+		if o.NoQuery || !on.Outcomes[i].NoQuery {
+			t.Errorf("%s: in the block without a query %v without use and %v with, want false and true", o.ID, o.NoQuery, on.Outcomes[i].NoQuery)
+		}
+	}
+	if sailed == 0 {
+		t.Fatalf("no measured request for the sailing guide: %+v", off.Outcomes)
+	}
+	if e := r.Effects[1]; e.Rows[2].NoQuery <= 0 || e.NoQueryChanged != sailed {
+		t.Errorf("effect %+v: want the block without a query to gain the sailing guide's %d requests", e, sailed)
+	}
+	for _, s := range []string{"Effect of use (on − off)", "in block w/o query", "| off |", " on |"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, out.String())
 		}
 	}
 }

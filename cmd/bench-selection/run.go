@@ -76,15 +76,18 @@ func loadQueries(file string) ([]query, error) {
 
 // outcome is what one request got from one library.
 type outcome struct {
-	ID     string   `json:"id"`
-	Split  string   `json:"split"`
-	Lang   string   `json:"lang"`
-	Target string   `json:"target"`
-	Rank   int      `json:"rank"` // of the first result that counts, 1-based; 0 when none in the top 10
-	Block  bool     `json:"in_block"`
-	Top    []string `json:"top"`
-	search time.Duration
-	format time.Duration
+	ID     string `json:"id"`
+	Split  string `json:"split"`
+	Lang   string `json:"lang"`
+	Target string `json:"target"`
+	Rank   int    `json:"rank"` // of the first result that counts, 1-based; 0 when none in the top 10
+	Block  bool   `json:"in_block"`
+	// NoQuery: the target (or a copy) is in the block without a query,
+	// the same block for every request of the library.
+	NoQuery bool     `json:"in_block_without_query"`
+	Top     []string `json:"top"`
+	search  time.Duration
+	format  time.Duration
 	// The calls' times, for finding what makes a tail.
 	SearchMS float64 `json:"search_ms"`
 	FormatMS float64 `json:"format_ms"`
@@ -101,6 +104,10 @@ type library struct {
 	formatLat  []time.Duration
 	IndexBytes int64 // skillsvc_search_index_bytes; -1 when not exposed
 	Skills     int
+	// Use is the variant with -usage-history: useOff or useOn ("" without),
+	// History what was recorded before the measured pass.
+	Use     string
+	History *history
 }
 
 // measure lays lib out as the shared library of a fresh data directory,
@@ -131,6 +138,12 @@ func (b *bench) measure(ctx context.Context, lib *library) error {
 		args = append(args, "--skills.max-skills="+strconv.Itoa(n))
 	}
 	args = append(args, b.embeddings...)
+	if b.flushInterval != "" {
+		args = append(args, "--usage.flush-interval="+b.flushInterval)
+	}
+	if lib.Use == useOff {
+		args = append(args, useOffArgs...)
+	}
 	runDir, err := os.MkdirTemp(b.dir, "run-")
 	if err != nil {
 		return err
@@ -157,6 +170,23 @@ func (b *bench) measure(ctx context.Context, lib *library) error {
 	}
 	b.logf("%s: serving %d of the %d skills after %s", lib.Name, lib.Skills, len(lib.skills), loadbench.Duration(time.Since(start)))
 
+	if h := lib.History; h != nil {
+		start = time.Now()
+		uses, err := recordHistory(ctx, c, *h)
+		if err != nil {
+			return fmt.Errorf("%s: %w", lib.Name, err)
+		}
+		if h.Recorded, err = waitRecorded(ctx, skillsvcv1.NewUsageServiceClient(conn), uses); err != nil {
+			return fmt.Errorf("%s, use %s: the history was not counted: %w\n%s", lib.Name, lib.Use, err, p.Tail())
+		}
+		if lib.Use == useOn {
+			if err := waitOrdered(cctx, c, uses); err != nil {
+				return fmt.Errorf("%s, use %s: %w\n%s", lib.Name, lib.Use, err, p.Tail())
+			}
+		}
+		b.logf("%s, use %s: %d activations of %d skills recorded and counted after %s", lib.Name, lib.Use, h.Recorded, h.Skills, loadbench.Duration(time.Since(start)))
+	}
+
 	accept := copiesOf(lib.skills, targetsOf(lib.queries))
 	// The warm-up builds what a warm call reuses (the index, the layers)
 	// with requests that differ from the timed ones in their limits only,
@@ -174,11 +204,20 @@ func (b *bench) measure(ctx context.Context, lib *library) error {
 		}
 		b.logf("%s: every skill embedded after %s", lib.Name, loadbench.Duration(time.Since(start)))
 	}
+	// The block without a query is the caller's, whatever the request:
+	// asked once, it tells for each request whether its target is in it.
+	plain, err := call(cctx, func() (*skillsvcv1.FormatSkillsResponse, error) {
+		return c.FormatSkills(cctx, &skillsvcv1.FormatSkillsRequest{CharBudget: charBudget})
+	})
+	if err != nil {
+		return fmt.Errorf("%s: FormatSkills without a query: %w", lib.Name, err)
+	}
 	for _, q := range lib.queries {
 		o, err := ask(cctx, c, q, accept[q.Target], searchLimit, charBudget)
 		if err != nil {
 			return fmt.Errorf("%s: request %s: %w", lib.Name, q.ID, err)
 		}
+		o.NoQuery = inBlock(plain.GetText(), accept[q.Target])
 		lib.Outcomes = append(lib.Outcomes, o)
 		lib.searchLat = append(lib.searchLat, o.search)
 		lib.formatLat = append(lib.formatLat, o.format)
@@ -299,13 +338,19 @@ func ask(ctx context.Context, c skillsvcv1.SkillsServiceClient, q query, accept 
 	if err != nil {
 		return o, fmt.Errorf("FormatSkills: %w", err)
 	}
+	o.Block = inBlock(fr.GetText(), accept)
+	return o, nil
+}
+
+// inBlock reports whether a prompt block names one of the skill folders
+// of accept.
+func inBlock(text string, accept map[string]bool) bool {
 	for dir := range accept {
-		if strings.Contains(fr.GetText(), mount+"/"+dir+"/") {
-			o.Block = true
-			break
+		if strings.Contains(text, mount+"/"+dir+"/") {
+			return true
 		}
 	}
-	return o, nil
+	return false
 }
 
 // indexBytes reads the gauge skillsvc_search_index_bytes (summed over its

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -136,17 +137,51 @@ func (s *Scanner) Verdict(ctx context.Context, digest string) (scan.Report, bool
 // else the report's verdict: "clean", "low", "medium" or "high". It never
 // scans; a verdict it finds in the shared cache is kept in process.
 func (s *Scanner) Status(ctx context.Context, l layout.LibraryRef, digest string) string {
-	if s == nil || s.policy.For(l) == Off {
-		return string(Off)
+	return s.Statuses(ctx, []Content{{Library: l, Digest: digest}})[0]
+}
+
+// Content is a served skill's content (its manifest digest) in the library
+// that serves it.
+type Content struct {
+	Library layout.LibraryRef
+	Digest  string
+}
+
+// Statuses is Status of each of cs (aligned), for a listing: the verdicts
+// not known in process are fetched from the shared cache in one call.
+func (s *Scanner) Statuses(ctx context.Context, cs []Content) []string {
+	out := make([]string, len(cs))
+	var missing []string
+	for i, c := range cs {
+		switch _, known := s.local(c.Digest); {
+		case s == nil || s.policy.For(c.Library) == Off:
+			out[i] = string(Off)
+		case c.Digest != "" && !known:
+			missing = append(missing, c.Digest)
+		}
 	}
-	r, ok := s.Verdict(ctx, digest)
-	if !ok {
-		return "unscanned"
+	slices.Sort(missing)
+	fetched := s.sharedMany(ctx, slices.Compact(missing))
+	for i, c := range cs {
+		if out[i] != "" {
+			continue
+		}
+		r, ok := s.local(c.Digest)
+		if !ok {
+			r, ok = fetched[c.Digest]
+		}
+		out[i] = "unscanned"
+		if ok {
+			out[i] = string(r.Verdict)
+		}
 	}
-	return string(r.Verdict)
+	return out
 }
 
 func (s *Scanner) local(digest string) (scan.Report, bool) {
+	if s == nil || digest == "" {
+		return scan.Report{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.known[digest]
@@ -172,7 +207,7 @@ func (s *Scanner) shared(ctx context.Context, digest string) (scan.Report, bool)
 // sharedMany is shared for many digests in one cache call.
 func (s *Scanner) sharedMany(ctx context.Context, digests []string) map[string]scan.Report {
 	out := map[string]scan.Report{}
-	if s.cache == nil || len(digests) == 0 {
+	if len(digests) == 0 || s.cache == nil {
 		return out
 	}
 	keys := make([]string, len(digests))
@@ -187,7 +222,6 @@ func (s *Scanner) sharedMany(ctx context.Context, digests []string) map[string]s
 		var r scan.Report
 		if b := hits[keys[i]]; b != nil && json.Unmarshal(b, &r) == nil && r.RulesVersion == scan.RulesVersion {
 			s.keep(d, r)
-			s.reused.WithLabelValues("shared_cache").Inc()
 			out[d] = r
 		}
 	}
@@ -277,6 +311,7 @@ func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skill
 		}
 	}
 	fetched := s.sharedMany(ctx, missing) // one round trip for the layer
+	s.reused.WithLabelValues("shared_cache").Add(float64(len(fetched)))
 	h := fnv.New64a()
 	for _, ref := range refs {
 		if !scanned(ref) {

@@ -241,7 +241,11 @@ type SkillSummary struct {
 	ManifestDigest string `protobuf:"bytes,20,opt,name=manifest_digest,json=manifestDigest" json:"manifest_digest,omitempty"`
 	// The one file that carries the skill whole. Only in ListSkills with
 	// include_artifacts, and never for a skill over the limits.
-	Artifact      *SkillArtifact `protobuf:"bytes,21,opt,name=artifact" json:"artifact,omitempty"`
+	Artifact *SkillArtifact `protobuf:"bytes,21,opt,name=artifact" json:"artifact,omitempty"`
+	// Where the skill comes from, as GetSkillResponse.provenance and MCP
+	// _meta "io.skillsvc/provenance" tell it: set in ListSkills and
+	// SearchSkills (the same for the same skill), not on GetSkill's skill.
+	Provenance    *Provenance `protobuf:"bytes,22,opt,name=provenance" json:"provenance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -419,6 +423,13 @@ func (x *SkillSummary) GetManifestDigest() string {
 func (x *SkillSummary) GetArtifact() *SkillArtifact {
 	if x != nil {
 		return x.Artifact
+	}
+	return nil
+}
+
+func (x *SkillSummary) GetProvenance() *Provenance {
+	if x != nil {
+		return x.Provenance
 	}
 	return nil
 }
@@ -1362,9 +1373,12 @@ type Provenance struct {
 	// Who published the version, and who approved it (reviewed libraries).
 	Publisher string `protobuf:"bytes,2,opt,name=publisher" json:"publisher,omitempty"`
 	Approver  string `protobuf:"bytes,3,opt,name=approver" json:"approver,omitempty"`
-	// The scan verdict of the version's publish: "clean", "low", "medium" or
-	// "high"; "unscanned" when its library's scan policy was off, and for a
-	// skill copied into the bucket directly.
+	// The scan verdict: "clean", "low", "medium" or "high" (the most severe
+	// finding). For a published version, its publish's; "unscanned" when its
+	// library's scan policy was off then. For a skill copied into the bucket
+	// directly, the background scan of its files' (--library.scan);
+	// "unscanned" while that scan has not finished (or failed), and when its
+	// library's scan policy is off.
 	ScanVerdict string `protobuf:"bytes,4,opt,name=scan_verdict,json=scanVerdict" json:"scan_verdict,omitempty"`
 	// "unsigned", "verified" or "invalid".
 	Signature string `protobuf:"bytes,5,opt,name=signature" json:"signature,omitempty"`
@@ -2393,7 +2407,7 @@ var File_skillsvc_v1_skills_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\n" +
-	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xae\x06\n" +
+	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xe7\x06\n" +
 	"\fSkillSummary\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x12\n" +
@@ -2416,7 +2430,10 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\bmanifest\x18\x12 \x01(\v2\x1a.skillsvc.v1.SkillManifestR\bmanifest\x12)\n" +
 	"\x10frontmatter_json\x18\x13 \x01(\tR\x0ffrontmatterJson\x12'\n" +
 	"\x0fmanifest_digest\x18\x14 \x01(\tR\x0emanifestDigest\x126\n" +
-	"\bartifact\x18\x15 \x01(\v2\x1a.skillsvc.v1.SkillArtifactR\bartifact\x1a;\n" +
+	"\bartifact\x18\x15 \x01(\v2\x1a.skillsvc.v1.SkillArtifactR\bartifact\x127\n" +
+	"\n" +
+	"provenance\x18\x16 \x01(\v2\x17.skillsvc.v1.ProvenanceR\n" +
+	"provenance\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\";\n" +
@@ -2648,47 +2665,48 @@ var file_skillsvc_v1_skills_proto_depIdxs = []int32{
 	34, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
 	6,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
 	4,  // 3: skillsvc.v1.SkillSummary.artifact:type_name -> skillsvc.v1.SkillArtifact
-	5,  // 4: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
-	8,  // 5: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
-	0,  // 6: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
-	3,  // 7: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
-	3,  // 8: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	34, // 9: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
-	14, // 10: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
-	17, // 11: skillsvc.v1.GetSkillResponse.provenance:type_name -> skillsvc.v1.Provenance
-	3,  // 12: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	3,  // 13: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	24, // 14: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
-	23, // 15: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	1,  // 16: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
-	3,  // 17: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	2,  // 18: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
-	31, // 19: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
-	7,  // 20: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	10, // 21: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	12, // 22: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	15, // 23: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	18, // 24: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	20, // 25: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	22, // 26: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	26, // 27: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	28, // 28: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	30, // 29: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
-	9,  // 30: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	11, // 31: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	13, // 32: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	16, // 33: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	19, // 34: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	21, // 35: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	25, // 36: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	27, // 37: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	29, // 38: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	32, // 39: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
-	30, // [30:40] is the sub-list for method output_type
-	20, // [20:30] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	17, // 4: skillsvc.v1.SkillSummary.provenance:type_name -> skillsvc.v1.Provenance
+	5,  // 5: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
+	8,  // 6: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
+	0,  // 7: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
+	3,  // 8: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
+	3,  // 9: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	34, // 10: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	14, // 11: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
+	17, // 12: skillsvc.v1.GetSkillResponse.provenance:type_name -> skillsvc.v1.Provenance
+	3,  // 13: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	3,  // 14: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
+	24, // 15: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
+	23, // 16: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	1,  // 17: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
+	3,  // 18: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	2,  // 19: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
+	31, // 20: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
+	7,  // 21: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	10, // 22: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	12, // 23: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	15, // 24: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	18, // 25: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	20, // 26: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	22, // 27: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	26, // 28: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	28, // 29: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	30, // 30: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
+	9,  // 31: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	11, // 32: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	13, // 33: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	16, // 34: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	19, // 35: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	21, // 36: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	25, // 37: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	27, // 38: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	29, // 39: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	32, // 40: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }

@@ -27,7 +27,7 @@ ARCHIVE_LAYOUT_FOLDER: ArchiveLayout
 ARCHIVE_LAYOUT_ROOT: ArchiveLayout
 
 class SkillSummary(_message.Message):
-    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest", "artifact")
+    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest", "artifact", "provenance")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,7 @@ class SkillSummary(_message.Message):
     FRONTMATTER_JSON_FIELD_NUMBER: _ClassVar[int]
     MANIFEST_DIGEST_FIELD_NUMBER: _ClassVar[int]
     ARTIFACT_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     path: str
     location: str
     name: str
@@ -77,7 +78,8 @@ class SkillSummary(_message.Message):
     frontmatter_json: str
     manifest_digest: str
     artifact: SkillArtifact
-    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ..., artifact: _Optional[_Union[SkillArtifact, _Mapping]] = ...) -> None: ...
+    provenance: Provenance
+    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ..., artifact: _Optional[_Union[SkillArtifact, _Mapping]] = ..., provenance: _Optional[_Union[Provenance, _Mapping]] = ...) -> None: ...
 
 class SkillArtifact(_message.Message):
     __slots__ = ("type", "digest")

@@ -84,9 +84,10 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 		}
 		return out
 	}
-	pollUntil(t, time.Minute, "the uploads' scan verdicts in ListSkills", func() bool {
+	// Each library's index sees its uploads in its own time.
+	pollUntil(t, time.Minute, "every upload listed, alice's with their scan verdicts", func() bool {
 		got := listed(&skillsvcv1.ListSkillsRequest{})
-		return proto.Equal(got["release-notes"], want["release-notes"]) && proto.Equal(got["hidden-unicode-tags"], want["hidden-unicode-tags"])
+		return got["changelog"] != nil && proto.Equal(got["release-notes"], want["release-notes"]) && proto.Equal(got["hidden-unicode-tags"], want["hidden-unicode-tags"])
 	})
 
 	check := func(surface, name string, got *skillsvcv1.Provenance) {

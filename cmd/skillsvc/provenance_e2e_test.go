@@ -161,7 +161,7 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 		t.Helper()
 		var v struct {
 			Version, Publisher, Approver, ScanVerdict, Signature, SignatureKey string
-			OutOfBand                                                         bool
+			OutOfBand                                                          bool
 		}
 		if err := json.Unmarshal(e.Meta["io.skillsvc/provenance"], &v); err != nil {
 			t.Errorf("%s %s: _meta %s: %v", surface, e.URI, e.Meta, err)

@@ -68,7 +68,7 @@ type Scanner struct {
 	known   map[string]scan.Report // by manifest digest
 	waiting map[string][]func()    // digests queued or scanning: whom to tell
 	queue   chan job
-	later   []job // queued past the channel's room, moved in as it drains
+	later   []job                  // queued past the channel's room, moved in as it drains
 	retry   map[string]*time.Timer // failed scans waiting to run again, by digest
 	closed  bool
 	stop    chan struct{}

@@ -26,7 +26,8 @@ import (
 // library, which does not scan. Once the background scans are done, each
 // skill's provenance is the same in ListSkills (basic and full views),
 // SearchSkills, GetSkill, the JSON gateway's ListSkills and MCP skills/get
-// and skills/list: the published version's, and for the uploads
+// and skills/list (ListSkills and SearchSkills with include_provenance,
+// without it none): the published version's, and for the uploads
 // out_of_band with the verdict of their background scan ("unscanned"
 // where the policy is off).
 func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
@@ -86,7 +87,7 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 	}
 	// Each library's index sees its uploads in its own time.
 	pollUntil(t, time.Minute, "every upload listed, alice's with their scan verdicts", func() bool {
-		got := listed(&skillsvcv1.ListSkillsRequest{})
+		got := listed(&skillsvcv1.ListSkillsRequest{IncludeProvenance: true})
 		return got["changelog"] != nil && proto.Equal(got["release-notes"], want["release-notes"]) && proto.Equal(got["hidden-unicode-tags"], want["hidden-unicode-tags"])
 	})
 
@@ -97,9 +98,15 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 		}
 	}
 	for _, view := range []skillsvcv1.SkillView{skillsvcv1.SkillView_SKILL_VIEW_BASIC, skillsvcv1.SkillView_SKILL_VIEW_FULL} {
-		got := listed(&skillsvcv1.ListSkillsRequest{View: view})
+		got := listed(&skillsvcv1.ListSkillsRequest{View: view, IncludeProvenance: true})
 		for name := range want {
 			check("ListSkills "+view.String(), name, got[name])
+		}
+	}
+	// Not asked for, not looked up.
+	for name, p := range listed(&skillsvcv1.ListSkillsRequest{}) {
+		if p != nil {
+			t.Errorf("ListSkills without include_provenance: %s has %v", name, p)
 		}
 	}
 	for name := range want {
@@ -108,7 +115,7 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("GetSkill", name, g.GetProvenance())
-		res, err := sk.SearchSkills(alice, &skillsvcv1.SearchSkillsRequest{Query: strings.ReplaceAll(name, "-", " ")})
+		res, err := sk.SearchSkills(alice, &skillsvcv1.SearchSkillsRequest{Query: strings.ReplaceAll(name, "-", " "), IncludeProvenance: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +132,7 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 	}
 
 	// The JSON gateway's ListSkills.
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.SkillsService/ListSkills", strings.NewReader(`{}`))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/skillsvc.v1.SkillsService/ListSkills", strings.NewReader(`{"includeProvenance":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}

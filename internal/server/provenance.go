@@ -29,8 +29,10 @@ func withProvenance(b []byte, p *skillsvcv1.Provenance) ([]byte, error) {
 	return protowire.AppendBytes(out, pb), nil
 }
 
-// reserve is what a summary's provenance may add to a reply when replies
-// carry it (provenance.Reserve), for fitReply; else 0.
+// reserve is what a summary's provenance may add to a reply when the
+// service serves provenance (provenance.Reserve), for fitReply; else 0.
+// Counted whether a call asks for it or not, so a page is cut the same
+// for both and one kept reply serves both.
 func (s *Skills) reserve() int {
 	if s.versions == nil || s.versions.Provenance == nil {
 		return 0

@@ -183,8 +183,10 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		listed, total := skilluse.FromReply(b, false, skilluse.MaxOffered)
 		skilluse.Offered(ctx, listed, total)
 	}
-	if b, err = s.withListedProvenance(ctx, id, b, provenance.ListSkills); err != nil {
-		return nil, err
+	if req.GetIncludeProvenance() {
+		if b, err = s.withListedProvenance(ctx, id, b, provenance.ListSkills); err != nil {
+			return nil, err
+		}
 	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
@@ -323,8 +325,10 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		found, total := skilluse.FromReply(b, true, s.usage.SearchSkills(ctx))
 		s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
 	}
-	if b, err = s.withListedProvenance(ctx, id, b, provenance.SearchSkills); err != nil {
-		return nil, err
+	if req.GetIncludeProvenance() {
+		if b, err = s.withListedProvenance(ctx, id, b, provenance.SearchSkills); err != nil {
+			return nil, err
+		}
 	}
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }

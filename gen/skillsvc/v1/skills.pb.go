@@ -244,7 +244,8 @@ type SkillSummary struct {
 	Artifact *SkillArtifact `protobuf:"bytes,21,opt,name=artifact" json:"artifact,omitempty"`
 	// Where the skill comes from, as GetSkillResponse.provenance and MCP
 	// _meta "io.skillsvc/provenance" tell it: set in ListSkills and
-	// SearchSkills (the same for the same skill), not on GetSkill's skill.
+	// SearchSkills with include_provenance (the same for the same skill),
+	// not on GetSkill's skill.
 	Provenance    *Provenance `protobuf:"bytes,22,opt,name=provenance" json:"provenance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -799,8 +800,13 @@ type ListSkillsRequest struct {
 	// replicas agree; a page ends early (with a next_page_token) rather
 	// than pack more than 64 MiB of skills not packed before.
 	IncludeArtifacts bool `protobuf:"varint,8,opt,name=include_artifacts,json=includeArtifacts" json:"include_artifacts,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set each skill's provenance. The lookup reads each library's
+	// provenance index once per 10 seconds per replica (a storage request a
+	// listing otherwise never makes on its caller's path), so it is asked
+	// for; GetSkill and MCP entries always carry it.
+	IncludeProvenance bool `protobuf:"varint,9,opt,name=include_provenance,json=includeProvenance" json:"include_provenance,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ListSkillsRequest) Reset() {
@@ -885,6 +891,13 @@ func (x *ListSkillsRequest) GetScope() string {
 func (x *ListSkillsRequest) GetIncludeArtifacts() bool {
 	if x != nil {
 		return x.IncludeArtifacts
+	}
+	return false
+}
+
+func (x *ListSkillsRequest) GetIncludeProvenance() bool {
+	if x != nil {
+		return x.IncludeProvenance
 	}
 	return false
 }
@@ -1736,9 +1749,11 @@ type SearchSkillsRequest struct {
 	// Leave out results whose relevance is below this, 0..1; 0 keeps all.
 	MinRelevance float64 `protobuf:"fixed64,4,opt,name=min_relevance,json=minRelevance" json:"min_relevance,omitempty"`
 	// As ListSkillsRequest.scope.
-	Scope         string `protobuf:"bytes,5,opt,name=scope" json:"scope,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scope string `protobuf:"bytes,5,opt,name=scope" json:"scope,omitempty"`
+	// As ListSkillsRequest.include_provenance.
+	IncludeProvenance bool `protobuf:"varint,6,opt,name=include_provenance,json=includeProvenance" json:"include_provenance,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SearchSkillsRequest) Reset() {
@@ -1804,6 +1819,13 @@ func (x *SearchSkillsRequest) GetScope() string {
 		return x.Scope
 	}
 	return ""
+}
+
+func (x *SearchSkillsRequest) GetIncludeProvenance() bool {
+	if x != nil {
+		return x.IncludeProvenance
+	}
+	return false
 }
 
 type ScoredSkill struct {
@@ -2461,7 +2483,7 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12:\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1a.skillsvc.v1.CategoryCountR\n" +
-	"categories\"\xb5\x02\n" +
+	"categories\"\xe4\x02\n" +
 	"\x11ListSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -2471,7 +2493,8 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\x12*\n" +
 	"\x04view\x18\x06 \x01(\x0e2\x16.skillsvc.v1.SkillViewR\x04view\x12\x14\n" +
 	"\x05scope\x18\a \x01(\tR\x05scope\x12+\n" +
-	"\x11include_artifacts\x18\b \x01(\bR\x10includeArtifacts\"\x96\x01\n" +
+	"\x11include_artifacts\x18\b \x01(\bR\x10includeArtifacts\x12-\n" +
+	"\x12include_provenance\x18\t \x01(\bR\x11includeProvenance\"\x96\x01\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12%\n" +
@@ -2535,13 +2558,14 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"E\n" +
 	"\x15ReadSkillFileResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\x9f\x01\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xce\x01\n" +
 	"\x13SearchSkillsRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12!\n" +
 	"\bcategory\x18\x03 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12#\n" +
 	"\rmin_relevance\x18\x04 \x01(\x01R\fminRelevance\x12\x14\n" +
-	"\x05scope\x18\x05 \x01(\tR\x05scope\"\xaf\x01\n" +
+	"\x05scope\x18\x05 \x01(\tR\x05scope\x12-\n" +
+	"\x12include_provenance\x18\x06 \x01(\bR\x11includeProvenance\"\xaf\x01\n" +
 	"\vScoredSkill\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1c\n" +

@@ -132,7 +132,7 @@ class ListCategoriesResponse(_message.Message):
     def __init__(self, categories: _Optional[_Iterable[_Union[CategoryCount, _Mapping]]] = ...) -> None: ...
 
 class ListSkillsRequest(_message.Message):
-    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope", "include_artifacts")
+    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope", "include_artifacts", "include_provenance")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -141,6 +141,7 @@ class ListSkillsRequest(_message.Message):
     VIEW_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     category: str
     page_size: int
     page_token: str
@@ -149,7 +150,8 @@ class ListSkillsRequest(_message.Message):
     view: SkillView
     scope: str
     include_artifacts: bool
-    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ..., include_artifacts: _Optional[bool] = ...) -> None: ...
+    include_provenance: bool
+    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ..., include_artifacts: _Optional[bool] = ..., include_provenance: _Optional[bool] = ...) -> None: ...
 
 class ListSkillsResponse(_message.Message):
     __slots__ = ("skills", "next_page_token", "library_digest")
@@ -290,18 +292,20 @@ class ReadSkillFileResponse(_message.Message):
     def __init__(self, path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class SearchSkillsRequest(_message.Message):
-    __slots__ = ("query", "limit", "category", "min_relevance", "scope")
+    __slots__ = ("query", "limit", "category", "min_relevance", "scope", "include_provenance")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     query: str
     limit: int
     category: str
     min_relevance: float
     scope: str
-    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ..., scope: _Optional[str] = ...) -> None: ...
+    include_provenance: bool
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ..., scope: _Optional[str] = ..., include_provenance: _Optional[bool] = ...) -> None: ...
 
 class ScoredSkill(_message.Message):
     __slots__ = ("skill", "score", "relevance", "alternates")

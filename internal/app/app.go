@@ -35,7 +35,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/panics"
 	"github.com/skillsvc/skillsvc/internal/probe"
-	"github.com/skillsvc/skillsvc/internal/provenance"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/server"
@@ -258,7 +257,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		// Their calls are client spans under the HTTP request's, and the
 		// RPCs' server spans children of those.
 		conn := server.InProcess(chain, services.Register)
-		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, catalog: services.Lib.Catalog, fs: services.FS, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: services.Watch, usage: services.Usage, provenance: provenance.Lookup{Pub: services.Publisher}}, log); err != nil {
+		if a.http, err = newHTTPServer(ctx, cfg, httpDeps{json: conn, catalog: services.Lib.Catalog, fs: services.FS, limits: limits, authn: authn, audit: auditLog, reg: reg, panics: httpPanics, tracer: tp, events: eventsHandler, feed: services.Watch, usage: services.Usage, provenance: services.Provenance}, log); err != nil {
 			return nil, err
 		}
 	}

@@ -41,6 +41,8 @@ type Services struct {
 	Publisher *library.Publisher
 	// Versions is the authors' path (LibraryService and pinned reads).
 	Versions *server.Versions
+	// Provenance tells where a served skill comes from, to every surface.
+	Provenance provenance.Lookup
 	// Replies keeps encoded replies for every server Register registers
 	// on, so the network server and the in-process channels share them.
 	Replies *replies.Cache
@@ -135,12 +137,14 @@ func NewServices(cfg Config, p Parts) (*Services, error) {
 	}
 	pubOpts = append(append(pubOpts, p.Publish...), library.WithCompetitors(competitors{p.Lib.Catalog, cfg.Skills.MaxQueryBytes}))
 	pub := library.New(p.Bucket, p.Lib.Catalog, cfg.Library, locks, pubOpts...)
+	prov := provenance.Lookup{Pub: pub, Scan: pub.Scanner()}
 	s := &Services{
 		FS: fs, Lib: p.Lib, ChunkSize: cfg.VFS.ChunkSize, Watch: feed, Publisher: pub,
-		Replies:  newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
-		Archives: skillarchive.NewDigests(p.Cache),
-		Versions: &server.Versions{Pub: pub, Table: cfg.Mounts, Provenance: provenance.Lookup{Pub: pub}.Get},
-		Usage:    p.Usage, UsageReader: reader, closeUsage: closeUsage,
+		Replies:    newReplies(cfg.Skills, p.Cache, p.Registerer, p.Log),
+		Archives:   skillarchive.NewDigests(p.Cache),
+		Versions:   &server.Versions{Pub: pub, Table: cfg.Mounts, Provenance: prov.Page},
+		Provenance: prov,
+		Usage:      p.Usage, UsageReader: reader, closeUsage: closeUsage,
 	}
 	if reader != nil {
 		s.UsageRanks = usage.NewRanks(reader)

@@ -21,6 +21,9 @@ func WithScanner(s *scanpolicy.Scanner) Option {
 	return func(p *Publisher) { p.scanner = s }
 }
 
+// Scanner is the scan policy's scanner (WithScanner); nil: none.
+func (p *Publisher) Scanner() *scanpolicy.Scanner { return p.scanner }
+
 // scanCandidate scans a valid candidate (rec its record) under library
 // l's policy: its findings as problems (warnings; under block, high ones
 // errors), and the report to store with the version (nil: not scanned).

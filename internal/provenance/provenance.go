@@ -1,9 +1,9 @@
 // Package provenance tells where a served skill comes from (version,
 // publisher, approver, scan verdict, signature status) for the gRPC
-// replies and MCP entries' _meta, from what the library package keeps: the
-// version record of the live copy's manifest digest (GetSkill, skills/get:
-// one read), and each library's provenance index (listings: one cached
-// read per library, none per skill).
+// replies and MCP entries' _meta, from what the library package keeps
+// (each library's provenance index: one cached read per library, none per
+// skill) and, for a skill uploaded out of band, the verdict of its
+// background scan (scanpolicy).
 package provenance
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
@@ -21,8 +22,12 @@ import (
 // as the skills extension lets intermediaries add provenance.
 const MetaKey = "io.skillsvc/provenance"
 
-// Lookup finds provenance through the publisher.
-type Lookup struct{ Pub *library.Publisher }
+// Lookup finds provenance through the publisher, and an out-of-band
+// skill's scan verdict through the scanner.
+type Lookup struct {
+	Pub  *library.Publisher
+	Scan *scanpolicy.Scanner // nil: no library scans
+}
 
 // LibraryOf is the library a skill of the caller's view is served from
 // (skillview's layer).
@@ -42,45 +47,64 @@ func Proto(p library.Provenance) *skillsvcv1.Provenance {
 		Signature: p.Signature, SignatureKey: p.SignatureKey, OutOfBand: p.OutOfBand}
 }
 
-// Get is the provenance of a served skill: its folder's name, layer and
-// manifest digest as the catalog lists it.
+// Origin is what a served skill's provenance is looked up by: its folder's
+// name, its layer and its manifest digest, as the catalog lists it.
+type Origin struct{ Folder, Layer, Digest string }
+
+// Get is the provenance of one served skill (GetSkill, skills/get).
 func (l Lookup) Get(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error) {
-	// From the library's provenance index, as a listing: one cached read
-	// per library, so a warm GetSkill makes no storage request.
-	listed, err := l.Listed(ctx, id, layer)
-	if err != nil || listed == nil {
+	ps, err := l.Page(ctx, id, []Origin{{Folder: folder, Layer: layer, Digest: digest}})
+	if err != nil || ps == nil {
 		return nil, err
 	}
-	return listed(folder, digest), nil
+	return ps[0], nil
 }
 
-// outOfBand is the provenance of a skill no version of its library put
-// live: uploaded out of band (or live since before the index; its next
-// publish or signature adds it). skills/get and skills/list tell the same.
-func outOfBand() *skillsvcv1.Provenance {
-	return Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true})
-}
-
-// Listed is, for a listing, the provenance of one layer's skills by folder
-// name and manifest digest: one read of the library's provenance index
-// (cached). A skill the index does not name, or names with other files,
-// is out of band (outOfBand), as skills/get tells it too.
-func (l Lookup) Listed(ctx context.Context, id mounts.Caller, layer string) (func(folder, digest string) *skillsvcv1.Provenance, error) {
+// Page is the provenance of each served skill of origins (aligned; nil
+// without a publisher), the one answer of every surface: GetSkill,
+// ListSkills, SearchSkills, skills/get and skills/list. A skill its
+// library's provenance index names with its files is the live version's
+// (one cached read of the index per library of the page, none per skill).
+// Any other was uploaded out of band (or is live since before the index:
+// its next publish or signature adds it): unsigned, with the verdict of
+// the background scan of its files (scanpolicy.Scanner.Statuses: from
+// process memory, else one shared-cache call for the page), "unscanned"
+// before it and where the library's policy is off.
+func (l Lookup) Page(ctx context.Context, id mounts.Caller, origins []Origin) ([]*skillsvcv1.Provenance, error) {
 	if l.Pub == nil {
 		return nil, nil
 	}
-	idx, err := l.Pub.LibraryProvenance(ctx, LibraryOf(id, layer))
-	if err != nil {
-		return nil, err
-	}
-	return func(folder, digest string) *skillsvcv1.Provenance {
-		e, ok := idx[folder]
-		switch {
-		case !ok, e.Digest != digest: // no version put it live, or its files were replaced in the bucket
-			return outOfBand()
+	out := make([]*skillsvcv1.Provenance, len(origins))
+	indexes := map[string]map[string]library.ListedProvenance{} // by layer
+	var oob []int
+	var contents []scanpolicy.Content
+	for i, o := range origins {
+		idx, ok := indexes[o.Layer]
+		if !ok {
+			var err error
+			if idx, err = l.Pub.LibraryProvenance(ctx, LibraryOf(id, o.Layer)); err != nil {
+				return nil, err
+			}
+			indexes[o.Layer] = idx
 		}
-		return Proto(e.Provenance)
-	}, nil
+		if e, ok := idx[o.Folder]; ok && e.Digest == o.Digest {
+			out[i] = Proto(e.Provenance)
+			continue
+		}
+		// No version put it live, or its files were replaced in the bucket.
+		out[i] = Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true})
+		oob = append(oob, i)
+		contents = append(contents, scanpolicy.Content{Library: LibraryOf(id, o.Layer), Digest: o.Digest})
+	}
+	if len(oob) == 0 || l.Scan == nil {
+		return out, nil
+	}
+	for k, st := range l.Scan.Statuses(ctx, contents) {
+		if st != string(scanpolicy.Off) {
+			out[oob[k]].ScanVerdict = st
+		}
+	}
+	return out, nil
 }
 
 // metaJSON is the provenance as MCP _meta carries it.
@@ -109,27 +133,19 @@ func (l Lookup) EntryMeta(ctx context.Context, id mounts.Caller, sk *skillview.S
 	return meta(p), nil
 }
 
-// PageMeta is each skills/list entry's _meta: one index read per layer of
-// the page.
+// PageMeta is each skills/list entry's _meta, as Page tells it.
 func (l Lookup) PageMeta(ctx context.Context, id mounts.Caller, skills []skillview.Skill) ([]map[string]any, error) {
-	out := make([]map[string]any, len(skills))
-	byLayer := map[string]func(folder, digest string) *skillsvcv1.Provenance{}
+	origins := make([]Origin, len(skills))
 	for i := range skills {
-		sk := &skills[i]
-		look, ok := byLayer[sk.Layer]
-		if !ok {
-			var err error
-			if look, err = l.Listed(ctx, id, sk.Layer); err != nil {
-				return nil, err
-			}
-			byLayer[sk.Layer] = look
-		}
-		if look == nil {
-			continue
-		}
-		if p := look(sk.Folder, sk.ManifestDigest()); p != nil {
-			out[i] = meta(p)
-		}
+		origins[i] = Origin{Folder: skills[i].Folder, Layer: skills[i].Layer, Digest: skills[i].ManifestDigest()}
+	}
+	ps, err := l.Page(ctx, id, origins)
+	if err != nil || ps == nil {
+		return nil, err
+	}
+	out := make([]map[string]any, len(ps))
+	for i, p := range ps {
+		out[i] = meta(p)
 	}
 	return out, nil
 }

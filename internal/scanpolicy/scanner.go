@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,18 @@ const (
 	verdictTTL = 30 * 24 * time.Hour
 )
 
+// Retries of a failed background scan (a storage read failing, the scan
+// timing out): after retryBase, then four times as long each time, up to
+// retries times; then it is given up until the layer holding the skill is
+// built again (a change in its library) and queues it anew. At most
+// maxRetrying scans wait to be retried at once; past that a failure is
+// given up at once.
+const (
+	retries     = 3
+	retryBase   = 2 * time.Second
+	maxRetrying = 1024
+)
+
 // Scanner applies the policy. One per replica; its verdicts are shared
 // through the cache, keyed by manifest digest and scan.RulesVersion, so a
 // content is scanned once whichever replica or path (publish, upload)
@@ -49,12 +62,15 @@ type Scanner struct {
 	log    *slog.Logger
 	runs   *prometheus.CounterVec
 	reused *prometheus.CounterVec
+	failed *prometheus.CounterVec
 
 	mu      sync.Mutex
 	known   map[string]scan.Report // by manifest digest
 	waiting map[string][]func()    // digests queued or scanning: whom to tell
 	queue   chan job
-	later   []job // queued past the channel's room, moved in as it drains
+	later   []job                  // queued past the channel's room, moved in as it drains
+	retry   map[string]*time.Timer // failed scans waiting to run again, by digest
+	closed  bool
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -63,6 +79,7 @@ type job struct {
 	digest string
 	files  []scanFile
 	read   *libindex.Files
+	failed int // runs that failed so far
 }
 
 type scanFile struct {
@@ -83,7 +100,9 @@ func New(p Policy, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) *
 			Help: "Skill contents scanned (internal/scan), by source: publish (a candidate folder) or upload (a skill the index saw changed); a content already judged is not scanned again."}, []string{"source"}),
 		reused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "skillsvc_scan_verdicts_reused_total",
 			Help: "Scan verdicts taken from where an earlier scan left them instead of scanning, by where: process or shared_cache."}, []string{"from"}),
-		known: map[string]scan.Report{}, waiting: map[string][]func(){},
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "skillsvc_scan_failures_total",
+			Help: "Background scans of uploaded skills that failed (a storage read, a timeout), by what followed: retried (after a backoff) or given_up (until the skill's library changes)."}, []string{"outcome"}),
+		known: map[string]scan.Report{}, waiting: map[string][]func(){}, retry: map[string]*time.Timer{},
 		queue: make(chan job, queueLen), stop: make(chan struct{}),
 	}
 	for _, src := range []string{SourcePublish, SourceUpload} {
@@ -92,8 +111,11 @@ func New(p Policy, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) *
 	for _, from := range []string{"process", "shared_cache"} {
 		s.reused.WithLabelValues(from)
 	}
+	for _, o := range []string{"retried", "given_up"} {
+		s.failed.WithLabelValues(o)
+	}
 	if reg != nil {
-		reg.MustRegister(s.runs, s.reused)
+		reg.MustRegister(s.runs, s.reused, s.failed)
 	}
 	for range workers {
 		s.wg.Add(1)
@@ -102,8 +124,16 @@ func New(p Policy, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) *
 	return s
 }
 
-// Close stops the background scans (those under way finish).
+// Close stops the background scans (those under way finish; those
+// waiting to be retried are not).
 func (s *Scanner) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for _, t := range s.retry {
+		t.Stop()
+	}
+	clear(s.retry)
+	s.mu.Unlock()
 	close(s.stop)
 	s.wg.Wait()
 }
@@ -136,17 +166,51 @@ func (s *Scanner) Verdict(ctx context.Context, digest string) (scan.Report, bool
 // else the report's verdict: "clean", "low", "medium" or "high". It never
 // scans; a verdict it finds in the shared cache is kept in process.
 func (s *Scanner) Status(ctx context.Context, l layout.LibraryRef, digest string) string {
-	if s == nil || s.policy.For(l) == Off {
-		return string(Off)
+	return s.Statuses(ctx, []Content{{Library: l, Digest: digest}})[0]
+}
+
+// Content is a served skill's content (its manifest digest) in the library
+// that serves it.
+type Content struct {
+	Library layout.LibraryRef
+	Digest  string
+}
+
+// Statuses is Status of each of cs (aligned), for a listing: the verdicts
+// not known in process are fetched from the shared cache in one call.
+func (s *Scanner) Statuses(ctx context.Context, cs []Content) []string {
+	out := make([]string, len(cs))
+	var missing []string
+	for i, c := range cs {
+		switch _, known := s.local(c.Digest); {
+		case s == nil || s.policy.For(c.Library) == Off:
+			out[i] = string(Off)
+		case c.Digest != "" && !known:
+			missing = append(missing, c.Digest)
+		}
 	}
-	r, ok := s.Verdict(ctx, digest)
-	if !ok {
-		return "unscanned"
+	slices.Sort(missing)
+	fetched := s.sharedMany(ctx, slices.Compact(missing))
+	for i, c := range cs {
+		if out[i] != "" {
+			continue
+		}
+		r, ok := s.local(c.Digest)
+		if !ok {
+			r, ok = fetched[c.Digest]
+		}
+		out[i] = "unscanned"
+		if ok {
+			out[i] = string(r.Verdict)
+		}
 	}
-	return string(r.Verdict)
+	return out
 }
 
 func (s *Scanner) local(digest string) (scan.Report, bool) {
+	if s == nil || digest == "" {
+		return scan.Report{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.known[digest]
@@ -172,7 +236,7 @@ func (s *Scanner) shared(ctx context.Context, digest string) (scan.Report, bool)
 // sharedMany is shared for many digests in one cache call.
 func (s *Scanner) sharedMany(ctx context.Context, digests []string) map[string]scan.Report {
 	out := map[string]scan.Report{}
-	if s.cache == nil || len(digests) == 0 {
+	if len(digests) == 0 || s.cache == nil {
 		return out
 	}
 	keys := make([]string, len(digests))
@@ -187,7 +251,6 @@ func (s *Scanner) sharedMany(ctx context.Context, digests []string) map[string]s
 		var r scan.Report
 		if b := hits[keys[i]]; b != nil && json.Unmarshal(b, &r) == nil && r.RulesVersion == scan.RulesVersion {
 			s.keep(d, r)
-			s.reused.WithLabelValues("shared_cache").Inc()
 			out[d] = r
 		}
 	}
@@ -277,6 +340,7 @@ func (s *Scanner) Layer(ctx context.Context, layer, prefix string, refs []*skill
 		}
 	}
 	fetched := s.sharedMany(ctx, missing) // one round trip for the layer
+	s.reused.WithLabelValues("shared_cache").Add(float64(len(fetched)))
 	h := fnv.New64a()
 	for _, ref := range refs {
 		if !scanned(ref) {
@@ -353,18 +417,52 @@ func (s *Scanner) enqueue(digest string, ref *skillview.Ref, files *libindex.Fil
 		rel := strings.TrimPrefix(e.Rel, base)
 		j.files = append(j.files, scanFile{rel: rel, obj: e.Obj, exec: modes[strings.TrimSuffix(ref.Location, skillmd.SkillFile)+rel]})
 	}
-	select {
-	case s.queue <- j:
-	default:
-		if len(s.later) >= maxKnown {
-			return // the next build of a layer holding it queues it again
-		}
-		s.later = append(s.later, j)
+	if !s.push(j) {
+		return // the next build of a layer holding it queues it again
 	}
 	s.waiting[digest] = nil
 	if changed != nil {
 		s.waiting[digest] = []func(){changed}
 	}
+}
+
+// push queues j (s.mu held); false when both the queue and later are full.
+func (s *Scanner) push(j job) bool {
+	select {
+	case s.queue <- j:
+	default:
+		if len(s.later) >= maxKnown {
+			return false
+		}
+		s.later = append(s.later, j)
+	}
+	return true
+}
+
+// again schedules failed job j to run again after its backoff (s.mu held),
+// or gives it up: false.
+func (s *Scanner) again(j job, err error) bool {
+	j.failed++
+	if j.failed > retries || len(s.retry) >= maxRetrying || s.closed {
+		s.failed.WithLabelValues("given_up").Inc()
+		s.log.Warn("scan: a background scan failed; given up until the skill's library changes", "digest", j.digest, "runs", j.failed, "err", err)
+		return false
+	}
+	delay := retryBase << (2 * (j.failed - 1))
+	s.failed.WithLabelValues("retried").Inc()
+	s.log.Warn("scan: a background scan failed; retrying", "digest", j.digest, "runs", j.failed, "in", delay, "err", err)
+	s.retry[j.digest] = time.AfterFunc(delay, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.retry[j.digest] == nil || s.closed {
+			return
+		}
+		delete(s.retry, j.digest)
+		if !s.push(j) {
+			delete(s.waiting, j.digest) // the next build of a layer holding it queues it again
+		}
+	})
+	return true
 }
 
 // refill moves the scans waiting past the queue's room into it.
@@ -390,10 +488,12 @@ func (s *Scanner) work() {
 			return
 		case j := <-s.queue:
 			err := panics.Guard(func() error { return s.run(j) })()
-			if err != nil {
-				s.log.Warn("scan: a background scan failed; the skill's next listing queues it again", "digest", j.digest, "err", err)
-			}
 			s.mu.Lock()
+			if err != nil && s.again(j, err) {
+				s.mu.Unlock()
+				s.refill()
+				continue
+			}
 			tell := s.waiting[j.digest]
 			delete(s.waiting, j.digest)
 			s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/layout"
 	authors "github.com/skillsvc/skillsvc/internal/library"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/provenance"
 	"github.com/skillsvc/skillsvc/internal/server/convert"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
 	"github.com/skillsvc/skillsvc/internal/skills"
@@ -31,9 +32,10 @@ const AdminKey = auth.AdminKey
 type Versions struct {
 	Pub   *authors.Publisher
 	Table *mounts.Table
-	// Provenance looks up a served skill's (internal/provenance), for
-	// GetSkill; nil: none.
-	Provenance func(ctx context.Context, id mounts.Caller, folder, layer, digest string) (*skillsvcv1.Provenance, error)
+	// Provenance looks up the provenance of served skills, aligned with
+	// origins (internal/provenance's Lookup.Page), for GetSkill, ListSkills
+	// and SearchSkills; nil: none.
+	Provenance func(ctx context.Context, id mounts.Caller, origins []provenance.Origin) ([]*skillsvcv1.Provenance, error)
 }
 
 // actor is who a LibraryService call (or a pinned read) acts as, an admin

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/provenance"
 	"github.com/skillsvc/skillsvc/internal/replies"
 	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/skillarchive"
@@ -156,6 +157,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 		// Each skill is converted once, to measure it, and kept if the
 		// reply has room for it; the page ends early where it has not.
 		var arts []*skillsvcv1.SkillArtifact
+		reserve := s.reserve()
 		if req.GetIncludeArtifacts() {
 			n, a, err := s.artifacts(ctx, id, page.Skills)
 			if err != nil {
@@ -169,7 +171,7 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 			if arts != nil {
 				summaries[i].Artifact = arts[i]
 			}
-			return repeatedSize(proto.Size(summaries[i]))
+			return repeatedSize(proto.Size(summaries[i])) + reserve
 		})
 		page = page.Truncate(n)
 		return proto.Marshal(&skillsvcv1.ListSkillsResponse{Skills: summaries[:len(page.Skills)], NextPageToken: page.NextPageToken, LibraryDigest: page.LibraryDigest})
@@ -180,6 +182,11 @@ func (s *Skills) ListSkills(ctx context.Context, req *skillsvcv1.ListSkillsReque
 	if skilluse.Tracing(ctx) {
 		listed, total := skilluse.FromReply(b, false, skilluse.MaxOffered)
 		skilluse.Offered(ctx, listed, total)
+	}
+	if req.GetIncludeProvenance() {
+		if b, err = s.withListedProvenance(ctx, id, b, provenance.ListSkills); err != nil {
+			return nil, err
+		}
 	}
 	return encoded(&skillsvcv1.ListSkillsResponse{}, b), nil
 }
@@ -224,11 +231,14 @@ func (s *Skills) GetSkill(ctx context.Context, req *skillsvcv1.GetSkillRequest) 
 	}
 	if s.versions != nil && s.versions.Provenance != nil {
 		folder, layer, digest := sk.Origin()
-		prov, err := s.versions.Provenance(ctx, id, folder, layer, digest)
+		prov, err := s.versions.Provenance(ctx, id, []provenance.Origin{{Folder: folder, Layer: layer, Digest: digest}})
 		if err != nil {
 			return nil, err
 		}
-		if b, err = withProvenance(b, prov); err != nil {
+		if len(prov) == 1 {
+			b, err = withProvenance(b, prov[0])
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -300,7 +310,7 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 		summaries := make([]*skillsvcv1.SkillSummary, len(hits))
 		n := fitReply(len(hits), s.lib.Catalog.MaxPageBytes(), func(i int) int {
 			summaries[i] = summaryProto(hits[i].Skill, described)
-			return scoredSize(summaries[i], hits[i].Alternates)
+			return scoredSize(summaries[i], hits[i].Alternates) + s.reserve()
 		})
 		out := &skillsvcv1.SearchSkillsResponse{Truncated: n < len(hits), LibraryDigest: res.LibraryDigest}
 		for i, h := range hits[:n] {
@@ -314,6 +324,11 @@ func (s *Skills) SearchSkills(ctx context.Context, req *skillsvcv1.SearchSkillsR
 	if s.usage.Searches(ctx) { // read back from the reply, kept or built alike
 		found, total := skilluse.FromReply(b, true, s.usage.SearchSkills(ctx))
 		s.usage.Searched(ctx, surface(ctx), id, req.GetQuery(), found, total)
+	}
+	if req.GetIncludeProvenance() {
+		if b, err = s.withListedProvenance(ctx, id, b, provenance.SearchSkills); err != nil {
+			return nil, err
+		}
 	}
 	return encoded(&skillsvcv1.SearchSkillsResponse{}, b), nil
 }

@@ -241,7 +241,12 @@ type SkillSummary struct {
 	ManifestDigest string `protobuf:"bytes,20,opt,name=manifest_digest,json=manifestDigest" json:"manifest_digest,omitempty"`
 	// The one file that carries the skill whole. Only in ListSkills with
 	// include_artifacts, and never for a skill over the limits.
-	Artifact      *SkillArtifact `protobuf:"bytes,21,opt,name=artifact" json:"artifact,omitempty"`
+	Artifact *SkillArtifact `protobuf:"bytes,21,opt,name=artifact" json:"artifact,omitempty"`
+	// Where the skill comes from, as GetSkillResponse.provenance and MCP
+	// _meta "io.skillsvc/provenance" tell it: set in ListSkills and
+	// SearchSkills with include_provenance (the same for the same skill),
+	// not on GetSkill's skill.
+	Provenance    *Provenance `protobuf:"bytes,22,opt,name=provenance" json:"provenance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -419,6 +424,13 @@ func (x *SkillSummary) GetManifestDigest() string {
 func (x *SkillSummary) GetArtifact() *SkillArtifact {
 	if x != nil {
 		return x.Artifact
+	}
+	return nil
+}
+
+func (x *SkillSummary) GetProvenance() *Provenance {
+	if x != nil {
+		return x.Provenance
 	}
 	return nil
 }
@@ -788,8 +800,13 @@ type ListSkillsRequest struct {
 	// replicas agree; a page ends early (with a next_page_token) rather
 	// than pack more than 64 MiB of skills not packed before.
 	IncludeArtifacts bool `protobuf:"varint,8,opt,name=include_artifacts,json=includeArtifacts" json:"include_artifacts,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set each skill's provenance. The lookup reads each library's
+	// provenance index once per 10 seconds per replica (a storage request a
+	// listing otherwise never makes on its caller's path), so it is asked
+	// for; GetSkill and MCP entries always carry it.
+	IncludeProvenance bool `protobuf:"varint,9,opt,name=include_provenance,json=includeProvenance" json:"include_provenance,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ListSkillsRequest) Reset() {
@@ -874,6 +891,13 @@ func (x *ListSkillsRequest) GetScope() string {
 func (x *ListSkillsRequest) GetIncludeArtifacts() bool {
 	if x != nil {
 		return x.IncludeArtifacts
+	}
+	return false
+}
+
+func (x *ListSkillsRequest) GetIncludeProvenance() bool {
+	if x != nil {
+		return x.IncludeProvenance
 	}
 	return false
 }
@@ -1362,9 +1386,12 @@ type Provenance struct {
 	// Who published the version, and who approved it (reviewed libraries).
 	Publisher string `protobuf:"bytes,2,opt,name=publisher" json:"publisher,omitempty"`
 	Approver  string `protobuf:"bytes,3,opt,name=approver" json:"approver,omitempty"`
-	// The scan verdict of the version's publish: "clean", "low", "medium" or
-	// "high"; "unscanned" when its library's scan policy was off, and for a
-	// skill copied into the bucket directly.
+	// The scan verdict: "clean", "low", "medium" or "high" (the most severe
+	// finding). For a published version, its publish's; "unscanned" when its
+	// library's scan policy was off then. For a skill copied into the bucket
+	// directly, the background scan of its files' (--library.scan);
+	// "unscanned" while that scan has not finished (or failed), and when its
+	// library's scan policy is off.
 	ScanVerdict string `protobuf:"bytes,4,opt,name=scan_verdict,json=scanVerdict" json:"scan_verdict,omitempty"`
 	// "unsigned", "verified" or "invalid".
 	Signature string `protobuf:"bytes,5,opt,name=signature" json:"signature,omitempty"`
@@ -1722,9 +1749,11 @@ type SearchSkillsRequest struct {
 	// Leave out results whose relevance is below this, 0..1; 0 keeps all.
 	MinRelevance float64 `protobuf:"fixed64,4,opt,name=min_relevance,json=minRelevance" json:"min_relevance,omitempty"`
 	// As ListSkillsRequest.scope.
-	Scope         string `protobuf:"bytes,5,opt,name=scope" json:"scope,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scope string `protobuf:"bytes,5,opt,name=scope" json:"scope,omitempty"`
+	// As ListSkillsRequest.include_provenance.
+	IncludeProvenance bool `protobuf:"varint,6,opt,name=include_provenance,json=includeProvenance" json:"include_provenance,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SearchSkillsRequest) Reset() {
@@ -1790,6 +1819,13 @@ func (x *SearchSkillsRequest) GetScope() string {
 		return x.Scope
 	}
 	return ""
+}
+
+func (x *SearchSkillsRequest) GetIncludeProvenance() bool {
+	if x != nil {
+		return x.IncludeProvenance
+	}
+	return false
 }
 
 type ScoredSkill struct {
@@ -2393,7 +2429,7 @@ var File_skillsvc_v1_skills_proto protoreflect.FileDescriptor
 
 const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\n" +
-	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xae\x06\n" +
+	"\x18skillsvc/v1/skills.proto\x12\vskillsvc.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xe7\x06\n" +
 	"\fSkillSummary\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x12\n" +
@@ -2416,7 +2452,10 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\bmanifest\x18\x12 \x01(\v2\x1a.skillsvc.v1.SkillManifestR\bmanifest\x12)\n" +
 	"\x10frontmatter_json\x18\x13 \x01(\tR\x0ffrontmatterJson\x12'\n" +
 	"\x0fmanifest_digest\x18\x14 \x01(\tR\x0emanifestDigest\x126\n" +
-	"\bartifact\x18\x15 \x01(\v2\x1a.skillsvc.v1.SkillArtifactR\bartifact\x1a;\n" +
+	"\bartifact\x18\x15 \x01(\v2\x1a.skillsvc.v1.SkillArtifactR\bartifact\x127\n" +
+	"\n" +
+	"provenance\x18\x16 \x01(\v2\x17.skillsvc.v1.ProvenanceR\n" +
+	"provenance\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\";\n" +
@@ -2444,7 +2483,7 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12:\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1a.skillsvc.v1.CategoryCountR\n" +
-	"categories\"\xb5\x02\n" +
+	"categories\"\xe4\x02\n" +
 	"\x11ListSkillsRequest\x12!\n" +
 	"\bcategory\x18\x01 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -2454,7 +2493,8 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\x10include_disabled\x18\x05 \x01(\bR\x0fincludeDisabled\x12*\n" +
 	"\x04view\x18\x06 \x01(\x0e2\x16.skillsvc.v1.SkillViewR\x04view\x12\x14\n" +
 	"\x05scope\x18\a \x01(\tR\x05scope\x12+\n" +
-	"\x11include_artifacts\x18\b \x01(\bR\x10includeArtifacts\"\x96\x01\n" +
+	"\x11include_artifacts\x18\b \x01(\bR\x10includeArtifacts\x12-\n" +
+	"\x12include_provenance\x18\t \x01(\bR\x11includeProvenance\"\x96\x01\n" +
 	"\x12ListSkillsResponse\x121\n" +
 	"\x06skills\x18\x01 \x03(\v2\x19.skillsvc.v1.SkillSummaryR\x06skills\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12%\n" +
@@ -2518,13 +2558,14 @@ const file_skillsvc_v1_skills_proto_rawDesc = "" +
 	"\aversion\x18\x04 \x01(\tR\aversion\"E\n" +
 	"\x15ReadSkillFileResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\x9f\x01\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xce\x01\n" +
 	"\x13SearchSkillsRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12!\n" +
 	"\bcategory\x18\x03 \x01(\tB\x05\xaa\x01\x02\b\x01R\bcategory\x12#\n" +
 	"\rmin_relevance\x18\x04 \x01(\x01R\fminRelevance\x12\x14\n" +
-	"\x05scope\x18\x05 \x01(\tR\x05scope\"\xaf\x01\n" +
+	"\x05scope\x18\x05 \x01(\tR\x05scope\x12-\n" +
+	"\x12include_provenance\x18\x06 \x01(\bR\x11includeProvenance\"\xaf\x01\n" +
 	"\vScoredSkill\x12/\n" +
 	"\x05skill\x18\x01 \x01(\v2\x19.skillsvc.v1.SkillSummaryR\x05skill\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1c\n" +
@@ -2648,47 +2689,48 @@ var file_skillsvc_v1_skills_proto_depIdxs = []int32{
 	34, // 1: skillsvc.v1.SkillSummary.extra_fields:type_name -> google.protobuf.Struct
 	6,  // 2: skillsvc.v1.SkillSummary.manifest:type_name -> skillsvc.v1.SkillManifest
 	4,  // 3: skillsvc.v1.SkillSummary.artifact:type_name -> skillsvc.v1.SkillArtifact
-	5,  // 4: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
-	8,  // 5: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
-	0,  // 6: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
-	3,  // 7: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
-	3,  // 8: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	34, // 9: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
-	14, // 10: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
-	17, // 11: skillsvc.v1.GetSkillResponse.provenance:type_name -> skillsvc.v1.Provenance
-	3,  // 12: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	3,  // 13: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
-	24, // 14: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
-	23, // 15: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
-	1,  // 16: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
-	3,  // 17: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
-	2,  // 18: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
-	31, // 19: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
-	7,  // 20: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
-	10, // 21: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
-	12, // 22: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
-	15, // 23: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
-	18, // 24: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
-	20, // 25: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
-	22, // 26: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
-	26, // 27: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
-	28, // 28: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
-	30, // 29: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
-	9,  // 30: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
-	11, // 31: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
-	13, // 32: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
-	16, // 33: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
-	19, // 34: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
-	21, // 35: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
-	25, // 36: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
-	27, // 37: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
-	29, // 38: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
-	32, // 39: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
-	30, // [30:40] is the sub-list for method output_type
-	20, // [20:30] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	17, // 4: skillsvc.v1.SkillSummary.provenance:type_name -> skillsvc.v1.Provenance
+	5,  // 5: skillsvc.v1.SkillManifest.files:type_name -> skillsvc.v1.ManifestFile
+	8,  // 6: skillsvc.v1.ListCategoriesResponse.categories:type_name -> skillsvc.v1.CategoryCount
+	0,  // 7: skillsvc.v1.ListSkillsRequest.view:type_name -> skillsvc.v1.SkillView
+	3,  // 8: skillsvc.v1.ListSkillsResponse.skills:type_name -> skillsvc.v1.SkillSummary
+	3,  // 9: skillsvc.v1.GetSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	34, // 10: skillsvc.v1.GetSkillResponse.frontmatter:type_name -> google.protobuf.Struct
+	14, // 11: skillsvc.v1.GetSkillResponse.files:type_name -> skillsvc.v1.SkillFile
+	17, // 12: skillsvc.v1.GetSkillResponse.provenance:type_name -> skillsvc.v1.Provenance
+	3,  // 13: skillsvc.v1.RenderSkillResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	3,  // 14: skillsvc.v1.ScoredSkill.skill:type_name -> skillsvc.v1.SkillSummary
+	24, // 15: skillsvc.v1.ScoredSkill.alternates:type_name -> skillsvc.v1.SkillAlternate
+	23, // 16: skillsvc.v1.SearchSkillsResponse.results:type_name -> skillsvc.v1.ScoredSkill
+	1,  // 17: skillsvc.v1.ExportSkillRequest.layout:type_name -> skillsvc.v1.ArchiveLayout
+	3,  // 18: skillsvc.v1.SetSkillEnabledResponse.skill:type_name -> skillsvc.v1.SkillSummary
+	2,  // 19: skillsvc.v1.SkillChange.kind:type_name -> skillsvc.v1.SkillChange.Kind
+	31, // 20: skillsvc.v1.WatchSkillsResponse.changes:type_name -> skillsvc.v1.SkillChange
+	7,  // 21: skillsvc.v1.SkillsService.ListCategories:input_type -> skillsvc.v1.ListCategoriesRequest
+	10, // 22: skillsvc.v1.SkillsService.ListSkills:input_type -> skillsvc.v1.ListSkillsRequest
+	12, // 23: skillsvc.v1.SkillsService.FormatSkills:input_type -> skillsvc.v1.FormatSkillsRequest
+	15, // 24: skillsvc.v1.SkillsService.GetSkill:input_type -> skillsvc.v1.GetSkillRequest
+	18, // 25: skillsvc.v1.SkillsService.RenderSkill:input_type -> skillsvc.v1.RenderSkillRequest
+	20, // 26: skillsvc.v1.SkillsService.ReadSkillFile:input_type -> skillsvc.v1.ReadSkillFileRequest
+	22, // 27: skillsvc.v1.SkillsService.SearchSkills:input_type -> skillsvc.v1.SearchSkillsRequest
+	26, // 28: skillsvc.v1.SkillsService.ExportSkill:input_type -> skillsvc.v1.ExportSkillRequest
+	28, // 29: skillsvc.v1.SkillsService.SetSkillEnabled:input_type -> skillsvc.v1.SetSkillEnabledRequest
+	30, // 30: skillsvc.v1.SkillsService.WatchSkills:input_type -> skillsvc.v1.WatchSkillsRequest
+	9,  // 31: skillsvc.v1.SkillsService.ListCategories:output_type -> skillsvc.v1.ListCategoriesResponse
+	11, // 32: skillsvc.v1.SkillsService.ListSkills:output_type -> skillsvc.v1.ListSkillsResponse
+	13, // 33: skillsvc.v1.SkillsService.FormatSkills:output_type -> skillsvc.v1.FormatSkillsResponse
+	16, // 34: skillsvc.v1.SkillsService.GetSkill:output_type -> skillsvc.v1.GetSkillResponse
+	19, // 35: skillsvc.v1.SkillsService.RenderSkill:output_type -> skillsvc.v1.RenderSkillResponse
+	21, // 36: skillsvc.v1.SkillsService.ReadSkillFile:output_type -> skillsvc.v1.ReadSkillFileResponse
+	25, // 37: skillsvc.v1.SkillsService.SearchSkills:output_type -> skillsvc.v1.SearchSkillsResponse
+	27, // 38: skillsvc.v1.SkillsService.ExportSkill:output_type -> skillsvc.v1.ExportSkillResponse
+	29, // 39: skillsvc.v1.SkillsService.SetSkillEnabled:output_type -> skillsvc.v1.SetSkillEnabledResponse
+	32, // 40: skillsvc.v1.SkillsService.WatchSkills:output_type -> skillsvc.v1.WatchSkillsResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_skills_proto_init() }

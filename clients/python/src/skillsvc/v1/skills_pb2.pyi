@@ -27,7 +27,7 @@ ARCHIVE_LAYOUT_FOLDER: ArchiveLayout
 ARCHIVE_LAYOUT_ROOT: ArchiveLayout
 
 class SkillSummary(_message.Message):
-    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest", "artifact")
+    __slots__ = ("path", "location", "name", "description", "category", "layer", "version", "license", "compatibility", "allowed_tools", "metadata", "extra_fields", "etag", "disabled", "warnings", "errors", "display_name", "manifest", "frontmatter_json", "manifest_digest", "artifact", "provenance")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,7 @@ class SkillSummary(_message.Message):
     FRONTMATTER_JSON_FIELD_NUMBER: _ClassVar[int]
     MANIFEST_DIGEST_FIELD_NUMBER: _ClassVar[int]
     ARTIFACT_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     path: str
     location: str
     name: str
@@ -77,7 +78,8 @@ class SkillSummary(_message.Message):
     frontmatter_json: str
     manifest_digest: str
     artifact: SkillArtifact
-    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ..., artifact: _Optional[_Union[SkillArtifact, _Mapping]] = ...) -> None: ...
+    provenance: Provenance
+    def __init__(self, path: _Optional[str] = ..., location: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., category: _Optional[str] = ..., layer: _Optional[str] = ..., version: _Optional[str] = ..., license: _Optional[str] = ..., compatibility: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., extra_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., etag: _Optional[str] = ..., disabled: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., errors: _Optional[_Iterable[str]] = ..., display_name: _Optional[str] = ..., manifest: _Optional[_Union[SkillManifest, _Mapping]] = ..., frontmatter_json: _Optional[str] = ..., manifest_digest: _Optional[str] = ..., artifact: _Optional[_Union[SkillArtifact, _Mapping]] = ..., provenance: _Optional[_Union[Provenance, _Mapping]] = ...) -> None: ...
 
 class SkillArtifact(_message.Message):
     __slots__ = ("type", "digest")
@@ -130,7 +132,7 @@ class ListCategoriesResponse(_message.Message):
     def __init__(self, categories: _Optional[_Iterable[_Union[CategoryCount, _Mapping]]] = ...) -> None: ...
 
 class ListSkillsRequest(_message.Message):
-    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope", "include_artifacts")
+    __slots__ = ("category", "page_size", "page_token", "include_invalid", "include_disabled", "view", "scope", "include_artifacts", "include_provenance")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +141,7 @@ class ListSkillsRequest(_message.Message):
     VIEW_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     category: str
     page_size: int
     page_token: str
@@ -147,7 +150,8 @@ class ListSkillsRequest(_message.Message):
     view: SkillView
     scope: str
     include_artifacts: bool
-    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ..., include_artifacts: _Optional[bool] = ...) -> None: ...
+    include_provenance: bool
+    def __init__(self, category: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_invalid: _Optional[bool] = ..., include_disabled: _Optional[bool] = ..., view: _Optional[_Union[SkillView, str]] = ..., scope: _Optional[str] = ..., include_artifacts: _Optional[bool] = ..., include_provenance: _Optional[bool] = ...) -> None: ...
 
 class ListSkillsResponse(_message.Message):
     __slots__ = ("skills", "next_page_token", "library_digest")
@@ -288,18 +292,20 @@ class ReadSkillFileResponse(_message.Message):
     def __init__(self, path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class SearchSkillsRequest(_message.Message):
-    __slots__ = ("query", "limit", "category", "min_relevance", "scope")
+    __slots__ = ("query", "limit", "category", "min_relevance", "scope", "include_provenance")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     query: str
     limit: int
     category: str
     min_relevance: float
     scope: str
-    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ..., scope: _Optional[str] = ...) -> None: ...
+    include_provenance: bool
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., category: _Optional[str] = ..., min_relevance: _Optional[float] = ..., scope: _Optional[str] = ..., include_provenance: _Optional[bool] = ...) -> None: ...
 
 class ScoredSkill(_message.Message):
     __slots__ = ("skill", "score", "relevance", "alternates")

@@ -108,7 +108,7 @@ func (k *Ranks) refresh(lib LibraryRef, e *ranked) {
 	var counts map[string]int64
 	days, err := k.used(ctx, lib)
 	if days > 0 {
-		counts, err = k.r.Recent(ctx, lib, days)
+		counts, err = k.r.recentUses(ctx, lib, days)
 	}
 	cancel()
 	<-k.slots

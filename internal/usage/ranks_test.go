@@ -59,7 +59,11 @@ func TestRanksReadOnlyUsedLibraries(t *testing.T) {
 		user  string
 		days  int
 		names map[string]int64
-	}{{"alice", 3, map[string]int64{"pdf": 1}}, {"bob", 1, map[string]int64{"xlsx": 1}}, {"carol", 0, nil}} {
+	}{
+		{"alice", 3, map[string]int64{"pdf": 1, skillview.UseKey("pdf", "v1"): 1}},
+		{"bob", 1, map[string]int64{"xlsx": 1, skillview.UseKey("xlsx", "v1"): 1}},
+		{"carol", 0, nil},
+	} {
 		c := caller(t, tc.user, "")
 		if days, err := k.used(t.Context(), Own(c)); err != nil || days != tc.days {
 			t.Errorf("%s: used over %d days (%v), want %d", tc.user, days, err, tc.days)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // Report is one library's usage over a range of days.
@@ -286,6 +288,23 @@ func (r *Reader) distinct(ctx context.Context, lib LibraryRef, sks []sketch) (in
 // On an error (Redis unavailable) the caller may order as if nothing was
 // used.
 func (r *Reader) Recent(ctx context.Context, lib LibraryRef, days int) (map[string]int64, error) {
+	all, err := r.recentUses(ctx, lib, days)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]int64, len(all)/2)
+	for k, n := range all {
+		if !strings.Contains(k, "\x00") {
+			byName[k] = n
+		}
+	}
+	return byName, nil
+}
+
+// recentUses is Recent's counts, plus each skill's by version under
+// skillview.UseKey (Ranks: a name two folders of a library share is
+// ordered by the version used).
+func (r *Reader) recentUses(ctx context.Context, lib LibraryRef, days int) (map[string]int64, error) {
 	days = min(max(days, 1), r.maxDays())
 	now := r.now()
 	today := DayOf(now)
@@ -326,8 +345,9 @@ func (r *Reader) addActivations(ctx context.Context, counts map[string]int64, li
 		return err
 	}
 	for f, n := range rec.Counts {
-		if kind, skill, _, _, ok := parseField(f); ok && kind == Activation {
+		if kind, skill, version, _, ok := parseField(f); ok && kind == Activation {
 			counts[skill] += n
+			counts[skillview.UseKey(skill, version)] += n
 		}
 	}
 	return nil

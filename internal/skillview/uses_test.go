@@ -9,7 +9,9 @@ import (
 
 type fakeUses map[string]map[string]int64
 
-func (f fakeUses) Recent(_ mounts.Caller, layer string) (map[string]int64, string) { return f[layer], "v" }
+func (f fakeUses) Recent(_ mounts.Caller, layer string) (map[string]int64, string) {
+	return f[layer], "v"
+}
 
 // TestByUseSharedName: a name two folders of a layer share is ordered by
 // the version each serves, so using one lifts only it; a name of one

@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	var scanner *scanpolicy.Scanner
 	if cfg.Library.Scan.Any() {
-		scanner = scanpolicy.New(cfg.Library.Scan, c, reg, log.With("component", "scan"))
+		scanner = scanpolicy.New(cfg.Library.Scan, cfg.Library.ScanWorkers, c, reg, log.With("component", "scan"))
 		a.onClose(scanner.Close) // after the library, before the cache: closers run last first
 	}
 	lib, err := skills.New(bucket, cfg.Mounts, cfg.Skills, log, libOpts...)

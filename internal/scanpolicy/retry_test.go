@@ -84,7 +84,7 @@ func TestBackgroundScanRetried(t *testing.T) {
 				if err := p.Set("warn"); err != nil {
 					t.Fatal(err)
 				}
-				s := New(p, nil, prometheus.NewRegistry(), nil)
+				s := New(p, 2, nil, prometheus.NewRegistry(), nil)
 				defer s.Close()
 				const digest = "sha256:0123"
 				ref := func() []*skillview.Ref {

@@ -30,11 +30,11 @@ const (
 	SourceUpload  = "upload"  // a skill the index saw changed out of band
 )
 
-// Bounds of the background scans: how many run at once on a replica,
-// how many wait, and how many verdicts a replica keeps in process (each a
-// few hundred bytes; the shared cache keeps them all).
+// Bounds of the background scans: how many wait, and how many verdicts a
+// replica keeps in process (each a few hundred bytes; the shared cache
+// keeps them all). How many run at once is New's workers
+// (--library.scan-workers).
 const (
-	workers    = 2
 	queueLen   = 1024
 	maxKnown   = 20000
 	verdictTTL = 30 * 24 * time.Hour
@@ -89,8 +89,10 @@ type scanFile struct {
 }
 
 // New returns the scanner of policy p over the shared cache c, and starts
-// its background workers (Close stops them).
-func New(p Policy, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) *Scanner {
+// its background workers, workers of them (at least one; Close stops
+// them). Each takes a core while it scans: a large upload is scanned at
+// that pace, beside the calls, not ahead of them.
+func New(p Policy, workers int, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) *Scanner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -117,7 +119,7 @@ func New(p Policy, c cache.Cache, reg prometheus.Registerer, log *slog.Logger) *
 	if reg != nil {
 		reg.MustRegister(s.runs, s.reused, s.failed)
 	}
-	for range workers {
+	for range max(workers, 1) {
 		s.wg.Add(1)
 		go s.work()
 	}

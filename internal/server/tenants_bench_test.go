@@ -19,6 +19,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/usage"
 )
 
 // The many-tenants library of issue 22 as bench-load seeds it: a shared
@@ -90,11 +91,21 @@ func BenchmarkGetSkillTenants(b *testing.B) {
 	}, skills.WithCache(cache.NewTiered(cache.NewLRU(32<<20), cache.NewLRU(1<<30), 5*time.Second)))
 	b.Cleanup(l.Close)
 	h := server.NewSkills(l, 256<<10)
+	// The same handler counting usage as the binary does by default: an
+	// aggregator flushing every --usage.flush-interval (to an in-process
+	// store here; Redis's round trip is the flush's, off the call).
+	ucfg := usage.DefaultConfig()
+	agg := usage.NewRecorder(ucfg, usage.NewMemoryStore(ucfg))
+	agg.Start()
+	b.Cleanup(agg.Close)
+	counted := server.NewSkills(l, 256<<10, server.WithUsage(agg))
 	ctxs := make([]context.Context, tenantUsers)
 	for u := range ctxs {
 		ctxs[u] = auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: fmt.Sprintf("user%05d", u), Thread: "t"})})
 	}
-	call := func(u, i int) ([]byte, error) {
+	var callOn func(h *server.Skills, u, i int) ([]byte, error)
+	call := func(u, i int) ([]byte, error) { return callOn(h, u, i) }
+	callOn = func(h *server.Skills, u, i int) ([]byte, error) {
 		res, err := h.GetSkill(ctxs[u], &skillsvcv1.GetSkillRequest{Path: tenantPick(u, i)})
 		if err != nil {
 			return nil, err
@@ -133,6 +144,25 @@ func BenchmarkGetSkillTenants(b *testing.B) {
 					u = r.IntN(tenantUsers)
 				}
 				get(b, u, r.IntN(seen))
+			}
+		})
+		// The same calls counted (one/usage against one): what recording
+		// a use costs a call, issue 44's "at most 2%".
+		b.Run(who+"/usage", func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			before := agg.Stats().Recorded
+			b.ReportAllocs()
+			for b.Loop() {
+				u := 0
+				if who == "random" {
+					u = r.IntN(tenantUsers)
+				}
+				if _, err := callOn(counted, u, r.IntN(seen)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if got := agg.Stats().Recorded - before; got != int64(b.N) {
+				b.Fatalf("%d activations recorded for %d calls", got, b.N)
 			}
 		})
 		// As a replica serves them: 16 callers at once on the machine's

@@ -47,7 +47,6 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 		return err
 	}
 	expire := make(map[string]Day)
-	hlls := make(map[string][]any)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		s.keepSearches(ctx, p, b)
 		for k, n := range b.counts {
@@ -55,17 +54,26 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 			p.HIncrBy(ctx, key, k.field(), n)
 			expire[key] = k.day
 		}
+		// One sketch per library, day, kind (users, threads) and skill: its
+		// key built once, not once per member.
+		type sketch struct {
+			libDay
+			threads bool
+			skill   string
+		}
+		ids := make(map[sketch][]any)
 		b.eachMember(func(k memberKey) {
+			sk := sketch{k.libDay, k.thread != "", k.skill}
+			ids[sk] = append(ids[sk], k.id())
+		})
+		for sk, members := range ids {
 			space := "u:"
-			if k.thread != "" {
+			if sk.threads {
 				space = "t:"
 			}
-			key := s.base(k.lib, k.day) + space + k.skill
-			hlls[key] = append(hlls[key], k.id())
-			expire[key] = k.day
-		})
-		for key, ids := range hlls {
-			p.PFAdd(ctx, key, ids...)
+			key := s.base(sk.lib, sk.day) + space + sk.skill
+			p.PFAdd(ctx, key, members...)
+			expire[key] = sk.day
 		}
 		trim := make(map[string]bool)
 		for k, q := range b.queries {

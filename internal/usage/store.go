@@ -119,24 +119,19 @@ type memberKey struct {
 	skill, user, thread string
 }
 
-// eachMember calls f with every member the batch's uses make, once each:
-// a use (one user, skill and thread) is a member of the skill's users and
-// of the library's, and with a thread of the skill's threads and the
-// library's.
+// eachMember calls f with every member the batch's uses make: a use (one
+// user, skill and thread) is a member of the skill's users and of the
+// library's, and with a thread of the skill's threads and the library's.
+// A member may come more than once (a user of two skills is the
+// library's user twice): the sets it is added to keep one, and checking
+// here would cost more than adding it again.
 func (b *batch) eachMember(f func(memberKey)) {
-	seen := make(map[memberKey]struct{}, 2*len(b.members))
-	add := func(k memberKey) {
-		if _, ok := seen[k]; !ok {
-			seen[k] = struct{}{}
-			f(k)
-		}
-	}
 	for k := range b.members {
-		add(memberKey{libDay: k.libDay, skill: k.skill, user: k.user})
-		add(memberKey{libDay: k.libDay, user: k.user})
+		f(memberKey{libDay: k.libDay, skill: k.skill, user: k.user})
+		f(memberKey{libDay: k.libDay, user: k.user})
 		if k.thread != "" {
-			add(k)
-			add(memberKey{libDay: k.libDay, user: k.user, thread: k.thread})
+			f(k)
+			f(memberKey{libDay: k.libDay, user: k.user, thread: k.thread})
 		}
 	}
 }

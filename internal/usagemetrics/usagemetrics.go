@@ -43,6 +43,14 @@ type counting struct {
 	next     usage.Recorder
 	uses     *prometheus.CounterVec
 	searches *prometheus.CounterVec
+	// counter holds every series of uses, resolved once: an event finds
+	// its counter by a map lookup, not by hashing its label values.
+	counter map[useLabels]prometheus.Counter
+}
+
+type useLabels struct {
+	kind           usage.Kind
+	layer, surface string
 }
 
 // Counting returns rec counting every event it takes in reg's
@@ -61,10 +69,11 @@ func Counting(rec usage.Recorder, reg prometheus.Registerer) usage.Recorder {
 			Help: "Skill searches counted, by surface and result (found: any skill, empty: none)."},
 			[]string{"surface", "result"}),
 	}
+	c.counter = make(map[useLabels]prometheus.Counter, len(surfaces)*len(kinds)*len(layers))
 	for _, s := range surfaces {
 		for _, k := range kinds {
 			for _, l := range layers {
-				c.uses.WithLabelValues(string(k), l, s)
+				c.counter[useLabels{k, l, s}] = c.uses.WithLabelValues(string(k), l, s)
 			}
 		}
 		c.searches.WithLabelValues(s, "found")
@@ -79,7 +88,7 @@ func (c *counting) Record(ctx context.Context, e usage.Event) {
 	switch e.Kind {
 	case usage.Activation, usage.FileRead:
 		if l := layerKind(e.Layer); l != "" {
-			c.uses.WithLabelValues(string(e.Kind), l, surface(e.Surface)).Inc()
+			c.counter[useLabels{e.Kind, l, surface(e.Surface)}].Inc()
 		}
 	case usage.Search:
 		result := "found"

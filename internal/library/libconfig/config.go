@@ -58,6 +58,9 @@ type Config struct {
 	// Scan is each library's scan policy (internal/scanpolicy): off, warn
 	// or block, for the organization's library, teams and users.
 	Scan scanpolicy.Policy
+	// ScanWorkers is how many background scans of uploaded skills a
+	// replica runs at once (--library.scan-workers).
+	ScanWorkers int
 	// Pins are pinned threads' own settings (--library.pin-*); PinConfig
 	// adds what they share with the versions.
 	Pins skills.PinConfig
@@ -78,6 +81,7 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	c.Scan = scanpolicy.DefaultPolicy()
 	f.Var(&c.Scan, prefix+"scan", "Scan policy of each library (every publish, and every skill an out-of-band upload changes, scanned by internal/scan, never running its code): off; warn (findings shown as warnings in the publish reply, to reviewers, in ListSkills and GetSkill); block (a publish with a high-severity finding is refused with FAILED_PRECONDITION and its findings; an uploaded skill with one, or not scanned yet, is served to no one: listed as invalid, with why, only to admins (and a user their own) with ListSkills include_invalid). One mode for all, then overrides: MODE[,shared=MODE][,teams=MODE][,users=MODE][,team:ID=MODE], e.g. warn,shared=block.")
 	options.Tag(f, options.Basic, prefix+"scan")
+	f.IntVar(&c.ScanWorkers, prefix+"scan-workers", 1, "Background scans of uploaded skills (out of band) one replica runs at once, each taking a core while it scans: a large upload is scanned at that pace beside the calls instead of taking every core. A publish's scan runs in its call, not here.")
 	f.DurationVar(&c.LockWait, prefix+"lock-wait", 10*time.Second, "How long a publish, delete, rollback or review waits for another change of the same skill to finish.")
 	f.DurationVar(&c.GCGrace, prefix+"gc-grace", skills.DefaultGCGrace, "Garbage collection (AdminService.CollectLibraryGarbage) deletes a blob no version or pinned snapshot refers to only once it is this old, so a publish or pin in flight keeps its blobs; at least 10m.")
 	f.IntVar(&c.MaxVersions, prefix+"max-versions", 1000, "Most versions of one skill listed and resolved; a publish past it is refused (FAILED_PRECONDITION). Proposals (pending publishes) are kept apart and never count.")
@@ -118,8 +122,8 @@ func (c *Config) Validate(table *mounts.Table, sk skills.Config) error {
 	if err := c.Roots.Apart(sk.Keys()); err != nil {
 		return err
 	}
-	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 || c.CoexistenceTimeout < 0 {
-		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget and recover-every must be positive, memory-wait and coexistence-timeout not negative")
+	if c.LockWait <= 0 || c.MaxVersions <= 0 || c.MaxProposals <= 0 || c.MaxProposalsPerAuthor <= 0 || c.MemoryBudget <= 0 || c.MemoryWait < 0 || c.RecoverEvery <= 0 || c.CoexistenceTimeout < 0 || c.ScanWorkers <= 0 {
+		return errors.New("library: lock-wait, max-versions, max-proposals, max-proposals-per-author, memory-budget, recover-every and scan-workers must be positive, memory-wait and coexistence-timeout not negative")
 	}
 	if c.MaxProposalsPerAuthor > c.MaxProposals {
 		return fmt.Errorf("library: max-proposals-per-author %d is over max-proposals %d", c.MaxProposalsPerAuthor, c.MaxProposals)

@@ -27,17 +27,27 @@ type provIndex struct {
 	Skills map[string]ListedProvenance `json:"skills"` // by folder name
 }
 
-// provenanceTTL bounds how stale a replica's copy of a library's index is.
-const provenanceTTL = 10 * time.Second
+// provenanceTTL is how long a replica's copy of a library's index is
+// fresh; past it the next read answers from the copy and reads the index
+// again in the background (a call never waits for it once a replica has
+// read the library's index once). maxProvCached bounds the libraries a
+// replica keeps; past it the copies are dropped and read again as used.
+const (
+	provenanceTTL = 10 * time.Second
+	provReadTime  = 10 * time.Second
+	maxProvCached = 1 << 14
+)
 
 type provCache struct {
 	mu sync.Mutex
 	m  map[string]provCached // by versions root
+	wg sync.WaitGroup        // background reads (tests wait for them)
 }
 
 type provCached struct {
-	at  time.Time
-	idx map[string]ListedProvenance
+	at         time.Time
+	idx        map[string]ListedProvenance
+	refreshing bool
 }
 
 func (p *Publisher) provKey(l layout.LibraryRef) string {
@@ -78,25 +88,66 @@ func (p *Publisher) updateProvIndex(ctx context.Context, l layout.LibraryRef, ch
 }
 
 // LibraryProvenance is the provenance index of library l: folder name →
-// the live version's provenance and digest. One read per provenanceTTL.
+// the live version's provenance and digest. The first read of a library
+// on a replica waits for the index; later ones answer from the copy, read
+// again in the background once it is provenanceTTL old.
 func (p *Publisher) LibraryProvenance(ctx context.Context, l layout.LibraryRef) (map[string]ListedProvenance, error) {
 	root := p.cfg.Root(l)
 	p.prov.mu.Lock()
 	c, ok := p.prov.m[root]
-	p.prov.mu.Unlock()
-	if ok && p.now().Sub(c.at) < provenanceTTL {
+	if ok {
+		if !c.refreshing && p.now().Sub(c.at) >= provenanceTTL {
+			c.refreshing = true
+			p.prov.m[root] = c
+			p.prov.wg.Go(func() { p.refreshProvenance(l, root) })
+		}
+		p.prov.mu.Unlock()
 		return c.idx, nil
 	}
+	p.prov.mu.Unlock()
+	idx, err := p.readProvenance(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	p.keepProvenance(root, idx)
+	return idx, nil
+}
+
+// refreshProvenance reads l's index again, off the calls; on a failure the
+// copy is kept and read again after another provenanceTTL.
+func (p *Publisher) refreshProvenance(l layout.LibraryRef, root string) {
+	ctx, cancel := context.WithTimeout(context.Background(), provReadTime)
+	defer cancel()
+	idx, err := p.readProvenance(ctx, l)
+	p.prov.mu.Lock()
+	defer p.prov.mu.Unlock()
+	c, ok := p.prov.m[root]
+	if !ok || !c.refreshing { // dropped or replaced meanwhile (a change here wrote it)
+		return
+	}
+	if err != nil {
+		p.log.Warn("library: provenance index not read; listings keep the copy they have", "library", root, "err", err)
+	} else {
+		c.idx = idx
+	}
+	c.at, c.refreshing = p.now(), false
+	p.prov.m[root] = c
+}
+
+func (p *Publisher) readProvenance(ctx context.Context, l layout.LibraryRef) (map[string]ListedProvenance, error) {
 	var idx provIndex
 	_, err := (versions.Store{Bucket: p.bucket, Log: p.log}).GetJSON(ctx, p.provKey(l), &idx)
 	if err != nil && !objstore.IsNotFound(err) {
 		return nil, err
 	}
+	return idx.Skills, nil
+}
+
+func (p *Publisher) keepProvenance(root string, idx map[string]ListedProvenance) {
 	p.prov.mu.Lock()
-	if p.prov.m == nil {
+	defer p.prov.mu.Unlock()
+	if p.prov.m == nil || len(p.prov.m) >= maxProvCached {
 		p.prov.m = map[string]provCached{}
 	}
-	p.prov.m[root] = provCached{at: p.now(), idx: idx.Skills}
-	p.prov.mu.Unlock()
-	return idx.Skills, nil
+	p.prov.m[root] = provCached{at: p.now(), idx: idx}
 }

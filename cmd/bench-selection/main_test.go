@@ -95,20 +95,7 @@ func TestSmallRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.load = libraryOf(targets, skills)
-	cl := &loadbench.Cleanups{}
-	t.Cleanup(cl.Run)
-	var out, log bytes.Buffer
-	if err := run(t.Context(), o, cl, &out, &log); err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
-	var r report
-	data, err = os.ReadFile(filepath.Join(dir, "out.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r, out := runReport(t, o, filepath.Join(dir, "out.json"))
 	if len(r.Libraries) != 2 {
 		t.Fatalf("%d libraries, want the targets alone and beside the corpus", len(r.Libraries))
 	}
@@ -387,20 +374,7 @@ func TestSmallRunWithUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.load = libraryOf(targets, skills)
-	cl := &loadbench.Cleanups{}
-	t.Cleanup(cl.Run)
-	var out, log bytes.Buffer
-	if err := run(t.Context(), o, cl, &out, &log); err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
-	var r report
-	data, err = os.ReadFile(filepath.Join(dir, "out.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r, out := runReport(t, o, filepath.Join(dir, "out.json"))
 	var uses []string
 	for _, l := range r.Libraries {
 		uses = append(uses, l.Use)
@@ -439,4 +413,25 @@ func TestSmallRunWithUse(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", s, out.String())
 		}
 	}
+}
+
+// runReport runs the benchmark with o and returns the report it wrote to
+// jsonOut (o's -json) and what it printed.
+func runReport(t *testing.T, o options, jsonOut string) (report, bytes.Buffer) {
+	t.Helper()
+	cl := &loadbench.Cleanups{}
+	t.Cleanup(cl.Run)
+	var out, log bytes.Buffer
+	if err := run(t.Context(), o, cl, &out, &log); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	var r report
+	data, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r, out
 }

@@ -80,6 +80,47 @@ func startServer(t *testing.T, args ...string) string {
 // content).
 func startServerWith(t *testing.T, lib map[string]string, args ...string) string {
 	t.Helper()
+	return serveLibrary(t, lib, served{args: args}).Addrs["serving"]
+}
+
+// served is how serveLibrary runs skillsvc: extra environment, its HTTP
+// listener (MCP, JSON) on or off, and extra flags.
+type served struct {
+	env  []string
+	http bool
+	args []string
+}
+
+// serveLibrary uploads lib (bucket key -> content) to a new bucket of the
+// shared MinIO and serves it with the real binary and the defaults, the
+// flags in how added.
+func serveLibrary(t *testing.T, lib map[string]string, how served) *testserver.Skillsvc {
+	t.Helper()
+	srv, bucket := putLibrary(t, lib)
+	bin, err := skillsvcBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := []string{"--listen=127.0.0.1:0", "--http.listen="}
+	var wait []string
+	if how.http {
+		listen[1], wait = "--http.listen=127.0.0.1:0", []string{"serving http"}
+	}
+	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
+		Bin:  bin,
+		Args: append(append(listen, srv.S3Flags(bucket)...), how.args...),
+		Env:  append(srv.SkillsvcEnv(), how.env...), Dir: t.TempDir(), Wait: wait,
+	}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// putLibrary uploads lib to a new bucket of the shared MinIO.
+func putLibrary(t *testing.T, lib map[string]string) (*testserver.MinIO, string) {
+	t.Helper()
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
 	s3c := srv.Client(t)
@@ -88,20 +129,7 @@ func startServerWith(t *testing.T, lib map[string]string, args ...string) string
 			t.Fatal(err)
 		}
 	}
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
-		Bin:  bin,
-		Args: append(append([]string{"--listen=127.0.0.1:0", "--http.listen="}, srv.S3Flags(bucket)...), args...),
-		Env:  srv.SkillsvcEnv(), Dir: t.TempDir(),
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return s.Addrs["serving"]
+	return srv, bucket
 }
 
 func names(t *testing.T, lsJSON string) string {

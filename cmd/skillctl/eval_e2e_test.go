@@ -7,12 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 // The coexistence and trigger-eval tests run skillctl against the real
@@ -46,28 +40,7 @@ var evalLibrary = map[string]string{
 // real binary and args; it returns the gRPC address.
 func startEvalServer(t *testing.T, args ...string) string {
 	t.Helper()
-	srv := testserver.SharedMinIO(t)
-	bucket := srv.NewBucket(t)
-	s3c := srv.Client(t)
-	for k, v := range evalLibrary {
-		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(k), Body: strings.NewReader(v)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
-		Bin:  bin,
-		Args: append(append([]string{"--listen=127.0.0.1:0", "--http.listen="}, srv.S3Flags(bucket)...), args...),
-		Env:  srv.SkillsvcEnv(), Dir: t.TempDir(),
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return s.Addrs["serving"]
+	return startServerWith(t, evalLibrary, args...)
 }
 
 // published is the part of a PublishSkillResponse the tests read.

@@ -15,10 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -29,7 +26,6 @@ import (
 	"github.com/skillsvc/skillsvc/internal/auth"
 	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/signing"
-	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
 // writeKeyPair writes name.key (PKCS#8 PEM) and name.pub into dir.
@@ -71,28 +67,7 @@ func TestSignaturePolicyEndToEnd(t *testing.T) {
 	relKey, relPub := writeKeyPair(t, keys, "release", "ed25519")
 	otherKey, otherPub := writeKeyPair(t, keys, "other", "ecdsa")
 
-	srv := testserver.SharedMinIO(t)
-	bucket := srv.NewBucket(t)
-	s3c := srv.Client(t)
-	for k, v := range e2eLibrary {
-		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(k), Body: strings.NewReader(v)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
-		Bin: bin,
-		Args: append(append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0"}, srv.S3Flags(bucket)...),
-			"--library.signing-keys=release="+relPub, "--library.require-signature=user:*=release"),
-		Env: srv.SkillsvcEnv(), Dir: t.TempDir(), Wait: []string{"serving http"},
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := serveLibrary(t, e2eLibrary, served{http: true, args: []string{"--library.signing-keys=release=" + relPub, "--library.require-signature=user:*=release"}})
 	addr := s.Addrs["serving"]
 	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "alice"}
 

@@ -10,10 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -30,28 +27,7 @@ import (
 // address.
 func startSigning(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	srv := testserver.SharedMinIO(t)
-	bucket := srv.NewBucket(t)
-	s3c := srv.Client(t)
-	for k, v := range e2eLibrary {
-		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(k), Body: strings.NewReader(v)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := testserver.RunSkillsvc(t.Context(), testserver.SkillsvcConfig{
-		Bin:  bin,
-		Args: append(append([]string{"--listen=127.0.0.1:0", "--http.listen=127.0.0.1:0"}, srv.S3Flags(bucket)...), args...),
-		Env:  append(srv.SkillsvcEnv(), env...), Dir: t.TempDir(), Wait: []string{"serving http"},
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return s.Addrs["serving"]
+	return serveLibrary(t, e2eLibrary, served{env: env, http: true, args: args}).Addrs["serving"]
 }
 
 // ctlBinary runs the built skillctl with env over a clean environment

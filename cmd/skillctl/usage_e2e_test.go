@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -19,15 +16,8 @@ import (
 // tables with the chart, in Unicode and ASCII), versions and searches and
 // daily run, and the organization's usage is refused to her.
 func TestUsageEndToEnd(t *testing.T) {
-	srv := testserver.SharedMinIO(t)
 	red := testserver.SharedRedis(t)
-	bucket := srv.NewBucket(t)
-	s3c := srv.Client(t)
-	for k, v := range e2eLibrary {
-		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(k), Body: strings.NewReader(v)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	srv, bucket := putLibrary(t, e2eLibrary)
 	bin, err := skillsvcBin()
 	if err != nil {
 		t.Fatal(err)

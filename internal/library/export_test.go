@@ -8,4 +8,4 @@ func SetClock(p *Publisher, now func() time.Time) { p.now = now }
 
 // WaitProvenanceReads waits for the background reads of provenance
 // indexes under way.
-func WaitProvenanceReads(p *Publisher) { p.prov.wg.Wait() }
+func WaitProvenanceReads(p *Publisher) { p.prov.Wait() }

@@ -2,7 +2,6 @@ package library
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
@@ -38,18 +37,6 @@ const (
 	maxProvCached = 1 << 14
 )
 
-type provCache struct {
-	mu sync.Mutex
-	m  map[string]provCached // by versions root
-	wg sync.WaitGroup        // background reads (tests wait for them)
-}
-
-type provCached struct {
-	at         time.Time
-	idx        map[string]ListedProvenance
-	refreshing bool
-}
-
 func (p *Publisher) provKey(l layout.LibraryRef) string {
 	return layout.VersionsOf(p.cfg.Root(l)).Provenance()
 }
@@ -81,9 +68,7 @@ func (p *Publisher) updateProvIndex(ctx context.Context, l layout.LibraryRef, ch
 		change(idx.Skills)
 		return s.PutJSON(ctx, key, idx, objstore.PutOptions{IfMatch: etag, IfNoneMatch: etag == ""})
 	})
-	p.prov.mu.Lock()
-	delete(p.prov.m, p.cfg.Root(l))
-	p.prov.mu.Unlock()
+	p.prov.Forget(key)
 	return err
 }
 
@@ -92,62 +77,14 @@ func (p *Publisher) updateProvIndex(ctx context.Context, l layout.LibraryRef, ch
 // on a replica waits for the index; later ones answer from the copy, read
 // again in the background once it is provenanceTTL old.
 func (p *Publisher) LibraryProvenance(ctx context.Context, l layout.LibraryRef) (map[string]ListedProvenance, error) {
-	root := p.cfg.Root(l)
-	p.prov.mu.Lock()
-	c, ok := p.prov.m[root]
-	if ok {
-		if !c.refreshing && p.now().Sub(c.at) >= provenanceTTL {
-			c.refreshing = true
-			p.prov.m[root] = c
-			p.prov.wg.Go(func() { p.refreshProvenance(l, root) })
-		}
-		p.prov.mu.Unlock()
-		return c.idx, nil
-	}
-	p.prov.mu.Unlock()
-	idx, err := p.readProvenance(ctx, l)
-	if err != nil {
-		return nil, err
-	}
-	p.keepProvenance(root, idx)
-	return idx, nil
+	return p.prov.Get(ctx, p.provKey(l))
 }
 
-// refreshProvenance reads l's index again, off the calls; on a failure the
-// copy is kept and read again after another provenanceTTL.
-func (p *Publisher) refreshProvenance(l layout.LibraryRef, root string) {
-	ctx, cancel := context.WithTimeout(context.Background(), provReadTime)
-	defer cancel()
-	idx, err := p.readProvenance(ctx, l)
-	p.prov.mu.Lock()
-	defer p.prov.mu.Unlock()
-	c, ok := p.prov.m[root]
-	if !ok || !c.refreshing { // dropped or replaced meanwhile (a change here wrote it)
-		return
-	}
-	if err != nil {
-		p.log.Warn("library: provenance index not read; listings keep the copy they have", "library", root, "err", err)
-	} else {
-		c.idx = idx
-	}
-	c.at, c.refreshing = p.now(), false
-	p.prov.m[root] = c
-}
-
-func (p *Publisher) readProvenance(ctx context.Context, l layout.LibraryRef) (map[string]ListedProvenance, error) {
+func (p *Publisher) readProvenance(ctx context.Context, key string) (map[string]ListedProvenance, error) {
 	var idx provIndex
-	_, err := (versions.Store{Bucket: p.bucket, Log: p.log}).GetJSON(ctx, p.provKey(l), &idx)
+	_, err := (versions.Store{Bucket: p.bucket, Log: p.log}).GetJSON(ctx, key, &idx)
 	if err != nil && !objstore.IsNotFound(err) {
 		return nil, err
 	}
 	return idx.Skills, nil
-}
-
-func (p *Publisher) keepProvenance(root string, idx map[string]ListedProvenance) {
-	p.prov.mu.Lock()
-	defer p.prov.mu.Unlock()
-	if p.prov.m == nil || len(p.prov.m) >= maxProvCached {
-		p.prov.m = map[string]provCached{}
-	}
-	p.prov.m[root] = provCached{at: p.now(), idx: idx}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/filemode"
+	"github.com/skillsvc/skillsvc/internal/keptcopy"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library/libmetrics"
 	"github.com/skillsvc/skillsvc/internal/mounts"
@@ -46,10 +47,10 @@ type Publisher struct {
 	now     func() time.Time
 	metrics *libmetrics.Metrics
 	log     *slog.Logger
-	budget  *versions.Budget    // publishes' and version reads' memory (budget.go)
-	compete coexist.Competitors // the coexistence check's search; nil: none
-	prov    provCache           // libraries' provenance indexes (provindex.go)
-	scanner *scanpolicy.Scanner // the scan policy (scan.go); nil: none
+	budget  *versions.Budget                              // publishes' and version reads' memory (budget.go)
+	compete coexist.Competitors                           // the coexistence check's search; nil: none
+	prov    *keptcopy.Copies[map[string]ListedProvenance] // libraries' provenance indexes by key (provindex.go)
+	scanner *scanpolicy.Scanner                           // the scan policy (scan.go); nil: none
 }
 
 // Option configures a Publisher.
@@ -86,6 +87,7 @@ func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cach
 	if p.log == nil {
 		p.log = slog.Default()
 	}
+	p.prov = keptcopy.New(provenanceTTL, provReadTime, maxProvCached, p.readProvenance, func() time.Time { return p.now() }, p.log)
 	return p
 }
 

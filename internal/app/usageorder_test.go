@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"crypto/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func newUsageRig(t *testing.T, redisAddr string, tune func(*skills.Config), time
 	cfg := app.DefaultConfig()
 	rc := cache.DefaultConfig().Redis
 	rc.Addrs = []string{redisAddr}
-	rc.Keyspace = cache.NewKeyspace("usageorder")
+	rc.Keyspace = cache.NewKeyspace("usageorder-" + rand.Text()) // each rig its own counts
 	rc.DialTimeout, rc.ReadTimeout, rc.WriteTimeout, rc.PoolTimeout = timeout, timeout, timeout, timeout
 	red, err := cache.NewRedis(rc)
 	if err != nil {

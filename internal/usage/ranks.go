@@ -165,8 +165,11 @@ func (k *Ranks) used(ctx context.Context, lib LibraryRef) (int, error) {
 }
 
 // Forget makes the next use of each library read it again, past the
-// reader's cache too: for a change the caller knows of (a test).
+// reader's cache too: for a change the caller knows of (a test). It waits
+// for the reads under way first: one that began before the change would
+// otherwise end after Forget and stand for the read it asks for.
 func (k *Ranks) Forget() {
+	k.reads.Wait()
 	k.mu.Lock()
 	for _, e := range k.libs {
 		e.read = time.Time{}

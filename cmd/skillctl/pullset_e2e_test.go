@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -361,17 +362,12 @@ func publicLibrary(t *testing.T) map[string]publicFolder {
 	return out
 }
 
-// serverRecordsModes: the manifest carries each file's mode once the
-// server records modes (issue 43: "modes"); until then export modes are
-// guessed from scripts/ and shebangs, and only contents are compared.
-func serverRecordsModes() bool {
-	return (&skillsvcv1.ManifestFile{}).ProtoReflect().Descriptor().Fields().ByName("mode") != nil
-}
-
 // TestPullPublicLibrary: the 17 public anthropics/skills, pushed with
 // skillctl push from their packages' folders (with the packages' modes),
 // come back from a flat pull byte for byte, file for file, and with the
-// packages' modes: what a git checkout of the same skills holds.
+// packages' modes; and each pulled folder whose package matches a commit
+// of anthropics/skills has that commit's git tree id (git-trees.json): it
+// is, mode for mode, what a git checkout of the skill holds.
 func TestPullPublicLibrary(t *testing.T) {
 	public := publicLibrary(t)
 	addr := startServerWith(t, map[string]string{})
@@ -399,8 +395,7 @@ func TestPullPublicLibrary(t *testing.T) {
 		t.Fatalf("pull of the public library: %d fetched, %d exports, skipped %v", len(rep.Fetched), rep.Exports, rep.Skipped)
 	}
 	got := tree(t, dir)
-	modes := serverRecordsModes()
-	want, modeDiffs := 0, 0
+	want := 0
 	for name, files := range public {
 		for rel, f := range files {
 			want++
@@ -414,19 +409,14 @@ func TestPullPublicLibrary(t *testing.T) {
 				t.Errorf("%s/%s differs from the package's", name, rel)
 			}
 			if mode != fmt.Sprintf("%04o", f.mode) {
-				modeDiffs++
-				if modes {
-					t.Errorf("%s/%s: mode %s, the package's %04o", name, rel, mode, f.mode)
-				}
+				t.Errorf("%s/%s: mode %s, the package's %04o", name, rel, mode, f.mode)
 			}
 		}
 	}
 	if len(got) != want {
 		t.Errorf("pulled %d files, the packages hold %d", len(got), want)
 	}
-	if !modes {
-		t.Logf("the server does not record modes yet: %d of %d files' modes differ from the packages' (not asserted)", modeDiffs, want)
-	}
+	checkGitTrees(t, dir, public)
 	if rep := pullJSON(t, env, "sync", dir); rep.Exports != 0 || len(rep.Unchanged) != 17 {
 		t.Errorf("sync of an unchanged public library: %+v", rep)
 	}
@@ -526,4 +516,100 @@ func TestVerifyStaged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkGitTrees compares each pulled skill folder's git tree id with the
+// one test/selection/git-trees.json records for the anthropics/skills
+// commit holding the package's folder (written by git_trees.py from a
+// clone: CI reaches registries, not GitHub). A skill whose package matches
+// no commit is listed there with its reason and checked against the
+// package only (above).
+func checkGitTrees(t *testing.T, dir string, public map[string]publicFolder) {
+	t.Helper()
+	b, err := os.ReadFile("../../test/selection/git-trees.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Skills map[string]struct {
+			Commit     *string  `json:"commit"`
+			Tree       string   `json:"tree"`
+			Executable []string `json:"executable"`
+			Why        string   `json:"why"`
+		} `json:"skills"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	matched := 0
+	for name := range public {
+		r, ok := ref.Skills[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: not in git-trees.json (run test/selection/git_trees.py)", name)
+		case r.Commit == nil:
+			t.Logf("%s: no anthropics/skills commit holds its package's folder: %s", name, r.Why)
+		default:
+			matched++
+			if got := gitTreeID(t, filepath.Join(dir, name)); got != r.Tree {
+				t.Errorf("%s: pulled folder is git tree %s, anthropics/skills@%.12s's skills/%s is %s", name, got, *r.Commit, name, r.Tree)
+			}
+		}
+	}
+	// 16 of the 17 packages match a commit; a new pin that matches fewer
+	// must be looked at, not silently checked less.
+	if matched < 16 {
+		t.Errorf("%d skills checked against a git tree, want at least 16", matched)
+	}
+}
+
+// gitTreeID is the object id git gives the tree of dir's files: names,
+// contents and the executable bit (100755 or 100644), so equal ids mean
+// a checkout of that tree writes exactly these files with these modes.
+func gitTreeID(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type entry struct{ mode, name, key, id string }
+	var list []entry
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			// git orders a tree's entries by name, a subtree's as name + "/".
+			list = append(list, entry{"40000", e.Name(), e.Name() + "/", gitTreeID(t, p)})
+		default:
+			info, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mode := "100644"
+			if info.Mode()&0o111 != 0 {
+				mode = "100755"
+			}
+			list = append(list, entry{mode, e.Name(), e.Name(), gitObjectID("blob", data)})
+		}
+	}
+	slices.SortFunc(list, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	var buf bytes.Buffer
+	for _, e := range list {
+		id, _ := hex.DecodeString(e.id)
+		fmt.Fprintf(&buf, "%s %s\x00", e.mode, e.name)
+		buf.Write(id)
+	}
+	return gitObjectID("tree", buf.Bytes())
+}
+
+// gitObjectID is git's SHA-1 object id of an object of kind holding data.
+func gitObjectID(kind string, data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "%s %d\x00", kind, len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -46,7 +46,9 @@ type Spec struct {
 }
 
 // Outcome is what a sandbox reports of a run. ExitCode is -1 when the
-// script was killed.
+// sandbox killed the script (timeout, output cap), and 128 plus the signal
+// when something else did, as a shell reports it (and bwrap, whose child
+// the script is).
 type Outcome struct {
 	Sandbox        string // "bwrap", "none", or a remote sandbox's name
 	ExitCode       int
@@ -317,7 +319,7 @@ func runProcess(ctx context.Context, argv, env []string, dir string, s Spec) (Ou
 	}
 	outR.Close()
 	errR.Close()
-	o := Outcome{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.buf, Stderr: stderr.buf,
+	o := Outcome{ExitCode: exitCode(cmd.ProcessState), Stdout: stdout.buf, Stderr: stderr.buf,
 		TimedOut: timedOut.Load(), Truncated: truncated.Load()}
 	if o.TimedOut || o.Truncated {
 		o.ExitCode = -1
@@ -330,4 +332,12 @@ func runProcess(ctx context.Context, argv, env []string, dir string, s Spec) (Ou
 		return o, ctx.Err()
 	}
 	return o, nil
+}
+
+// exitCode is p's exit status, or 128 plus the signal that ended it.
+func exitCode(p *os.ProcessState) int {
+	if ws, ok := p.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return p.ExitCode()
 }

@@ -204,6 +204,7 @@ func TestRunLimits(t *testing.T) {
 				"mem.py":  "b = bytearray(2 << 30)\nprint('allocated')\n",
 				"loud.sh": "yes stderr >&2\n",
 				"ok.sh":   "echo hi\n",
+				"term.sh": "echo dying\nkill -TERM $$\n",
 			})
 			spec := func(script string) Spec {
 				return Spec{Interpreter: []string{"/bin/sh"}, Script: script, SkillDir: skill, WorkspaceDir: t.TempDir(),
@@ -218,6 +219,11 @@ func TestRunLimits(t *testing.T) {
 			o, err = sb.Run(context.Background(), spec("loud.sh"))
 			if err != nil || !o.Truncated || len(o.Stderr) != 4096 || o.ExitCode != -1 {
 				t.Errorf("loud: %v, truncated %v, %d bytes, exit %d", err, o.Truncated, len(o.Stderr), o.ExitCode)
+			}
+			// A script its own signal ends reports 128+signal, as a shell does.
+			o, err = sb.Run(context.Background(), spec("term.sh"))
+			if err != nil || o.ExitCode != 128+15 || string(o.Stdout) != "dying\n" {
+				t.Errorf("term: %v, exit %d, %q", err, o.ExitCode, o.Stdout)
 			}
 			o, err = sb.Run(context.Background(), spec("ok.sh"))
 			if err != nil || string(o.Stdout) != "hi\n" || o.ExitCode != 0 || o.Sandbox != name {

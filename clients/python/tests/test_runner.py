@@ -30,6 +30,7 @@ sys.exit(json.loads(args).get("exit", 0))
 """,
     "scripts/plain.sh": 'echo "args:$*"\necho "to stderr" >&2\nexit 3\n',
     "scripts/bad.py": "print('not json')\n",
+    "scripts/term.sh": "echo dying\nkill -TERM $$\n",
     "scripts/two.py": "print('{}'); print('{}')\n",
     "scripts/list.py": "print('[1, 2]')\n",
     "scripts/tool": '#!/usr/bin/env python3\nimport json\nprint(json.dumps({"via": "shebang"}))\n',
@@ -150,6 +151,13 @@ def test_plain_args_and_exit_code(client: Client, cache: Path) -> None:
     for bad in [{"args": "a b"}, {"args": ["a"], "json_args": {}}, {"args": [], "timeout": 0}]:
         with pytest.raises(skillsvc.InvalidArgument):
             run(client, cache, "plain.sh", **bad)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_killed_by_a_signal(client: Client, cache: Path, sandbox: str) -> None:
+    # Its own SIGTERM: 128 + 15, as a shell reports it, in both sandboxes.
+    r = run(client, cache, "term.sh", sandbox)
+    assert (r.exit_code, r.stdout) == (143, "dying\n")
 
 
 @pytest.mark.parametrize("script", ["bad.py", "two.py", "list.py"])

@@ -35,6 +35,7 @@ print(json.dumps({"args": json.loads(arg), "stdin_equal": stdin == arg, "argc": 
                   "env": dict(os.environ), "cwd": os.getcwd()}))
 `,
   "scripts/plain.sh": 'echo "args: $*"\necho "to stderr" >&2\nexit 3\n',
+  "scripts/term.sh": "echo dying\nkill -TERM $$\n",
   "scripts/bad.py": 'print("not json")\n',
   "scripts/fail.py": 'import json, sys\nprint(json.dumps({"error": "bad input"}))\nsys.exit(2)\n',
   "scripts/hello.mjs": 'console.log(JSON.stringify({ node: process.version, got: JSON.parse(process.argv[2]) }));\n',
@@ -161,6 +162,9 @@ test("plain args, exit code and interpreters", async () => {
     assert.deepEqual([r.exitCode, r.stdout, r.stderr, r.output], [3, "args: a b c\n", "to stderr\n", undefined]);
     const t = await run(client(), "tool", { args: ["x"], sandbox }); // by its shebang
     assert.equal(t.stdout, "tool x\n");
+    // Its own SIGTERM: 128 + 15, as a shell (and the other runners) report it.
+    const k = await run(client(), "term.sh", { sandbox });
+    assert.deepEqual([k.exitCode, k.stdout], [143, "dying\n"]);
   }
   // A JSON object with a non-zero exit is a result, not an error.
   const f = await run(client(), "fail.py", { jsonArgs: {} });

@@ -520,6 +520,8 @@ def _run_group(argv: list[str], spec: CommandSpec, cwd: str | None) -> CommandRe
         timed_out = True
     kill()
     code = proc.wait()
+    if code < 0:  # ended by a signal: reported as a shell (and bwrap) does
+        code = 128 - code
     # The pipes close when the group is gone; a process that left the group
     # (setsid, only possible without bwrap) may keep them open: not waited for.
     for t in threads:

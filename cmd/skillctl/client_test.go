@@ -450,6 +450,11 @@ func TestPull(t *testing.T) {
 	if r := runCtl(t, env, "pull", "pdf", dir, "--force"); r.code != exitOK {
 		t.Errorf("--force: exit %d\n%s", r.code, r.stderr)
 	}
+	// The limit's own flag is named where it is one (materializing has none).
+	if r := runCtl(t, env, "pull", "pdf", filepath.Join(t.TempDir(), "small"), "--max-bytes", "1000"); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "unpacks to more than 1000 bytes (--max-bytes)") {
+		t.Errorf("over --max-bytes: exit %d\n%s", r.code, r.stderr)
+	}
 	missing := filepath.Join(t.TempDir(), "missing")
 	if r := runCtl(t, env, "pull", "missing", missing); r.code != exitNotFound {
 		t.Errorf("missing skill: exit %d\n%s", r.code, r.stderr)

@@ -174,6 +174,9 @@ func (a *app) pullOne(cmd *cobra.Command, name, dir, version string, force bool,
 	if r.Err != nil {
 		return r.Err // the server's status, not what the unpacker made of it
 	}
+	if errors.As(err, new(*skillrun.ArchiveTooLargeError)) {
+		return usageErr(fmt.Errorf("%w (--max-bytes)", err))
+	}
 	if err != nil {
 		return usageErr(err)
 	}

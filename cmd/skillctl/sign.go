@@ -181,6 +181,9 @@ verification nor the digest the server states. Exit status 0 when a signature ve
 				if r.Err != nil {
 					return r.Err
 				}
+				if errors.As(err, new(*skillrun.ArchiveTooLargeError)) {
+					return fmt.Errorf("%w (--max-bytes)", err)
+				}
 				return err
 			}
 			if r.Err != nil && !errors.Is(r.Err, io.EOF) {

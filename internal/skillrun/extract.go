@@ -48,6 +48,14 @@ func (r *ExportReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// ArchiveTooLargeError is ExtractSkill's error for an archive unpacking to
+// more than its maxBytes; a caller whose limit is a flag names the flag.
+type ArchiveTooLargeError struct{ Max int64 }
+
+func (e *ArchiveTooLargeError) Error() string {
+	return fmt.Sprintf("archive: unpacks to more than %d bytes", e.Max)
+}
+
 // ExtractSkill unpacks a tar.gz of "<skill>/<file>" entries into dir, the
 // first component dropped. Entries are untrusted: only regular files and
 // folders, relative paths without "..", at most maxBytes of content and
@@ -97,7 +105,7 @@ func ExtractSkill(r io.Reader, dir string, maxBytes int64) (int64, int, error) {
 			return total, files, fmt.Errorf("archive: file entry %q has no name inside the skill folder", h.Name)
 		}
 		if h.Size < 0 || total+h.Size > maxBytes {
-			return total, files, fmt.Errorf("archive: unpacks to more than %d bytes (--max-bytes)", maxBytes)
+			return total, files, &ArchiveTooLargeError{maxBytes}
 		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return total, files, err

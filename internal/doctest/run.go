@@ -176,6 +176,9 @@ func (pg *page) prepare() error {
 		}
 	}
 	pg.env = pg.r.environ(pg.p)
+	// Materialized skills go under the page's own directory, not the
+	// cache of whoever runs the docs (a page may set its own).
+	pg.env = append(pg.env, "SKILLSVC_SKILL_CACHE="+filepath.Join(pg.work, "skill-cache"))
 	return nil
 }
 

@@ -48,6 +48,7 @@ func TestRunShell(t *testing.T) {
 	page := "```sh\n" +
 		"test -L go.mod && test ! -e data  # links to the repository, but not its data\n" +
 		"test -z \"${SKILLSVC_DOCTEST_PROBE:-}\"\n" +
+		"case \"$SKILLSVC_SKILL_CACHE\" in */skill-cache) ;; *) exit 1 ;; esac  # not the caller's cache\n" +
 		"hello\n" +
 		"```\n" +
 		"```yaml file=conf/app.yaml\n" +

@@ -229,8 +229,8 @@ class SkillTools:
         try:
             if name == LOAD_SKILL["name"]:
                 text = self.client.render_skill(args["skill"], arguments=args.get("arguments", "")).text
-                if self.provenance:
-                    text = text.rstrip("\n") + "\n\n" + trust_line(self.client.get_skill(args["skill"]).provenance)
+                if self.provenance and (got := self.client.get_skill(args["skill"])).HasField("provenance"):
+                    text = text.rstrip("\n") + "\n\n" + trust_line(got.provenance)
                 return text
             if name == READ_SKILL_FILE["name"]:
                 return self.client.read_skill_file(args["skill"], args["path"]).content

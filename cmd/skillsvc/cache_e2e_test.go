@@ -20,11 +20,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/quota"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -710,6 +712,12 @@ func TestCacheWarmPathsMakeNoStorageRequests(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+			mc, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: "http://" + p.httpAddr + "/mcp", HTTPClient: mcptest.Client(grpctest.CallerHeader("alice", "t1", ""))}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mc.Close()
 			calls := []struct {
 				name string
 				call func() error
@@ -729,6 +737,14 @@ func TestCacheWarmPathsMakeNoStorageRequests(t *testing.T) {
 				}},
 				{"GetSkill", func() error {
 					_, err := sc.GetSkill(alice, &skillsvcv1.GetSkillRequest{Path: "pdf"})
+					return err
+				}},
+				// The hits' provenance from the libraries' kept indexes.
+				{"MCP search_skills", func() error {
+					r, err := mc.CallTool(ctx, &mcp.CallToolParams{Name: "search_skills", Arguments: map[string]any{"query": "pdf tables"}})
+					if err == nil && (r.IsError || r.Meta["io.skillsvc/provenance"] == nil) {
+						err = fmt.Errorf("result %+v without provenance", r)
+					}
 					return err
 				}},
 				{"RenderSkill", func() error {

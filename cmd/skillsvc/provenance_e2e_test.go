@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
+	"github.com/skillsvc/skillsvc/internal/mcpserver/mcptest"
 	"github.com/skillsvc/skillsvc/internal/scan"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
@@ -25,11 +27,11 @@ import (
 // clean, one crafted malicious); a skill is uploaded to the organization's
 // library, which does not scan. Once the background scans are done, each
 // skill's provenance is the same in ListSkills (basic and full views),
-// SearchSkills, GetSkill, the JSON gateway's ListSkills and MCP skills/get
-// and skills/list (ListSkills and SearchSkills with include_provenance,
-// without it none): the published version's, and for the uploads
-// out_of_band with the verdict of their background scan ("unscanned"
-// where the policy is off).
+// SearchSkills, GetSkill, the JSON gateway's ListSkills, MCP skills/get and
+// skills/list, and the MCP search_skills tool's _meta (ListSkills and
+// SearchSkills with include_provenance, without it none): the published
+// version's, and for the uploads out_of_band with the verdict of their
+// background scan ("unscanned" where the policy is off).
 func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
@@ -200,6 +202,38 @@ func TestProvenanceEverySurfaceEndToEnd(t *testing.T) {
 	for _, name := range []string{"notes", "release-notes", "changelog"} {
 		if !seen[name] {
 			t.Errorf("MCP skills/list: no %s among %v", name, list.Skills)
+		}
+	}
+
+	// The search_skills tool, through the official SDK's client: the same
+	// objects in its result's _meta, by each hit's skill URI.
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + p.httpAddr + "/mcp", HTTPClient: mcptest.Client(h)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for name := range want {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_skills", Arguments: map[string]any{"query": strings.ReplaceAll(name, "-", " ")}})
+		if err != nil || res.IsError {
+			t.Fatalf("search_skills %s: %v %+v", name, err, res)
+		}
+		raw, err := json.Marshal(res.Meta["io.skillsvc/provenance"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var byURI map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &byURI); err != nil {
+			t.Fatalf("search_skills %s: _meta %v: %v", name, res.Meta, err)
+		}
+		uri := "skill://" + name + "/SKILL.md"
+		if byURI[uri] == nil {
+			t.Errorf("search_skills %s: no provenance for %s in %s", name, uri, raw)
+			continue
+		}
+		check("MCP search_skills", name, metaOf("search_skills", entry{URI: uri, Meta: map[string]json.RawMessage{"io.skillsvc/provenance": byURI[uri]}}))
+		if text := res.Content[0].(*mcp.TextContent).Text; strings.Contains(text, "scanVerdict") || strings.Contains(text, "unsigned") {
+			t.Errorf("search_skills %s: the model's text carries the provenance: %q", name, text)
 		}
 	}
 }

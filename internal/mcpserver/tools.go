@@ -88,16 +88,25 @@ type grepIn struct {
 // or a gRPC error. The SDK validates the arguments against the defined
 // schema before decoding them into In.
 func tool[In any](s *identityServer, name string, run func(context.Context, In) (string, error)) {
+	toolWithMeta(s, name, func(ctx context.Context, in In) (string, mcp.Meta, error) {
+		text, err := run(ctx, in)
+		return text, nil, err
+	})
+}
+
+// toolWithMeta is tool for a handler whose result also carries _meta,
+// which hosts read and models do not see.
+func toolWithMeta[In any](s *identityServer, name string, run func(context.Context, In) (string, mcp.Meta, error)) {
 	def := tooldefs.Lookup(name)
 	a := def.Annotations
 	mcp.AddTool(s.srv, &mcp.Tool{Name: def.Name, Title: a.Title, Description: def.Description, InputSchema: def.InputSchema,
 		Annotations: &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: *a.ReadOnlyHint, DestructiveHint: a.DestructiveHint, IdempotentHint: *a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-			text, err := run(ctx, in)
+			text, meta, err := run(ctx, in)
 			if err != nil {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: toolError(err)}}}, nil, nil
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+			return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 }
 
@@ -176,8 +185,8 @@ func (s *identityServer) addTools() {
 				return content, err
 			})
 		})
-	tool(s, "search_skills",
-		func(ctx context.Context, in searchSkillsIn) (string, error) {
+	toolWithMeta(s, "search_skills",
+		func(ctx context.Context, in searchSkillsIn) (string, mcp.Meta, error) {
 			r, err := call(ctx, h, skillsService+"SearchSkills", &skillsvcv1.SearchSkillsRequest{Query: in.Query, Limit: in.Limit}, func(id mounts.Caller) (skillview.Results, error) {
 				r, err := cat.Search(ctx, id, skillview.SearchOptions{Query: in.Query, Limit: in.Limit})
 				if err == nil {
@@ -187,10 +196,10 @@ func (s *identityServer) addTools() {
 				return r, err
 			})
 			if err != nil {
-				return "", err
+				return "", nil, err
 			}
 			if len(r.Hits) == 0 {
-				return "No matching skills.", nil
+				return "No matching skills.", nil, nil
 			}
 			n := server.SearchFit(r.Hits, cat.MaxPageBytes())
 			var b strings.Builder
@@ -211,7 +220,7 @@ func (s *identityServer) addTools() {
 			if n < len(r.Hits) {
 				b.WriteString("(Weaker matches were left out to keep the reply small: ask for fewer or narrow the query.)\n")
 			}
-			return b.String(), nil
+			return b.String(), s.searchMeta(ctx, r.Hits[:n]), nil
 		})
 	tool(s, "ls",
 		func(ctx context.Context, in pathIn) (string, error) {

@@ -27,6 +27,7 @@ import {
   type FormatSkillsRequestSchema,
   type ListSkillsRequestSchema,
   type RenderSkillRequestSchema,
+  type Provenance,
   type SearchSkillsRequestSchema,
   type SkillSummary,
   type WatchSkillsResponse,
@@ -62,6 +63,30 @@ export function boundedQuery(text: string, maxBytes = MAX_QUERY_BYTES): string {
   let end = Math.max(maxBytes, 0);
   while (end > 0 && (b[end] & 0xc0) === 0x80) end--; // b[end] continues the character before it
   return b.subarray(0, end).toString("utf8");
+}
+
+/**
+ * Where a served skill comes from (skillsvc.v1.Provenance): version (the live copy's manifest digest; "" for a skill
+ * uploaded to the bucket directly, then outOfBand), publisher, approver, scanVerdict ("clean", "low", "medium",
+ * "high" or "unscanned"), signature ("unsigned", "verified" or "invalid") and signatureKey. getSkill always sets it;
+ * listSkills and searchSkills with includeProvenance set each summary's.
+ */
+export type { Provenance };
+
+/**
+ * A provenance as one short line for a model or a log, worded as the Python client's trust_line: "Trust: signature
+ * verified by release, scan clean, published by alice." or "Trust: signature unsigned, scan unscanned, uploaded to
+ * the library directly (no published version)."
+ */
+export function trustLine(p: Provenance): string {
+  let sig = p.signature || "unsigned";
+  if (p.signatureKey) sig += ` by ${p.signatureKey}`;
+  let origin = "uploaded to the library directly (no published version)";
+  if (!p.outOfBand && p.version) {
+    origin = `published by ${p.publisher || "unknown"}`;
+    if (p.approver) origin += `, approved by ${p.approver}`;
+  }
+  return `Trust: signature ${sig}, scan ${p.scanVerdict || "unscanned"}, ${origin}.`;
 }
 
 /** Who is calling: user and thread (and ticket) in insecure mode, or a bearer token in jwt mode. */
@@ -320,6 +345,10 @@ export class SkillsvcClient {
   listCategories(call?: Call) {
     return this.read((o) => this.skills.listCategories({}, o), call);
   }
+  /**
+   * One page of skills; iterSkills follows the pages. With includeProvenance each summary's provenance is set (see
+   * Provenance and trustLine); without it, it is undefined, as the lookup costs a cached read per library.
+   */
   listSkills(req: Init<typeof ListSkillsRequestSchema> = {}, call?: Call) {
     return this.read((o) => this.skills.listSkills(req, o), call);
   }
@@ -340,6 +369,7 @@ export class SkillsvcClient {
   formatSkills(req: Init<typeof FormatSkillsRequestSchema> = {}, call?: Call) {
     return this.read((o) => this.skills.formatSkills(req, o), call);
   }
+  /** The skill: its summary, SKILL.md, files and, always, its provenance. */
   getSkill(path: string, call?: Call & Version) {
     return this.read((o) => this.skills.getSkill({ path, version: call?.version }, o), call);
   }
@@ -350,6 +380,7 @@ export class SkillsvcClient {
   readSkillFile(path: string, file: string, call?: Call & Version) {
     return this.read((o) => this.skills.readSkillFile({ path, file, version: call?.version }, o), call);
   }
+  /** The skills most relevant to query, best first; includeProvenance sets each result's skill.provenance, as in listSkills. */
   searchSkills(req: Init<typeof SearchSkillsRequestSchema>, call?: Call) {
     return this.read((o) => this.skills.searchSkills(req, o), call);
   }

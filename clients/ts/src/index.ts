@@ -1,5 +1,5 @@
 // @skillsvc/client: skillsvc over gRPC for Node. See README.md.
-export { DEFAULT_TARGET, MAX_QUERY_BYTES, SkillsvcClient, boundedQuery, type Call, type ClientOptions, type Identity, type UploadOptions, type Version, type WatchOptions } from "./client.js";
+export { DEFAULT_TARGET, MAX_QUERY_BYTES, SkillsvcClient, boundedQuery, trustLine, type Call, type ClientOptions, type Identity, type Provenance, type UploadOptions, type Version, type WatchOptions } from "./client.js";
 export { SkillsvcError, codeName } from "./errors.js";
 export {
   BadOutputError,

@@ -4,7 +4,7 @@
 // for their calls. run_skill_script runs a skill's script here, on the
 // runner (runner.ts), in a scratch copy of the client's thread's /workspace.
 // use_skill (code skills) is the Python client's alone: it is not offered.
-import { boundedQuery, MAX_QUERY_BYTES, type SkillsvcClient } from "./client.js";
+import { boundedQuery, MAX_QUERY_BYTES, trustLine, type SkillsvcClient } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { toolDefinitions } from "./gen/tool-definitions.js";
 import { runSkillScript, ScriptRunError, type RunOptions } from "./runner.js";
@@ -75,6 +75,11 @@ export type ScriptRunnerOptions = Pick<RunOptions, "sandbox" | "cacheDir" | "int
 export interface SkillToolsOptions extends ScriptRunnerOptions {
   /** Offer run_skill_script (default true); false: only load_skill and read_skill_file. */
   scripts?: boolean;
+  /**
+   * End each load_skill result with the skill's trust line (trustLine: signature, scan verdict, who published it), at
+   * the cost of a getSkill call per load. Off by default, so the prompt and the results carry only the skill.
+   */
+  provenance?: boolean;
 }
 
 /** The most of a script's output a BAD_OUTPUT error carries back to the model. */
@@ -85,6 +90,8 @@ export const MAX_TIMEOUT_SECONDS = 3600;
 export class SkillTools {
   /** Whether run_skill_script is offered. */
   readonly scripts: boolean;
+  /** Whether load_skill's results end with the skill's trust line. */
+  readonly provenance: boolean;
   /** The runner's options for run_skill_script. */
   readonly runner: ScriptRunnerOptions;
 
@@ -92,8 +99,9 @@ export class SkillTools {
     readonly client: SkillsvcClient,
     options: SkillToolsOptions = {},
   ) {
-    const { scripts = true, ...runner } = options;
+    const { scripts = true, provenance = false, ...runner } = options;
     this.scripts = scripts;
+    this.provenance = provenance;
     this.runner = runner;
   }
 
@@ -141,7 +149,10 @@ export class SkillTools {
     }
     try {
       if (name === LOAD_SKILL.name) {
-        return (await this.client.renderSkill({ path: a.skill as string, arguments: (a.arguments as string) ?? "" })).text;
+        const text = (await this.client.renderSkill({ path: a.skill as string, arguments: (a.arguments as string) ?? "" })).text;
+        if (!this.provenance) return text;
+        const p = (await this.client.getSkill(a.skill as string)).provenance;
+        return p ? `${text.replace(/\n+$/, "")}\n\n${trustLine(p)}` : text;
       }
       if (name === READ_SKILL_FILE.name) return (await this.client.readSkillFile(a.skill as string, a.path as string)).content;
       return await this.runScript(a);

@@ -9,7 +9,7 @@ SkillsvcBackend (skillsvc.deepagents) plugs it into LangChain Deep Agents;
 skillsvc.tools has the prompt block and load_skill tool for plain SDK loops.
 """
 
-from .client import DEFAULT_TARGET, MAX_QUERY_BYTES, AsyncClient, Client, Identity, bounded_query, extract_skill
+from .client import DEFAULT_TARGET, MAX_QUERY_BYTES, AsyncClient, Client, Identity, Provenance, bounded_query, extract_skill, trust_line
 from .errors import (
     Aborted,
     AlreadyExists,
@@ -79,10 +79,12 @@ __all__ = [
     "NotFound",
     "OutOfRange",
     "PermissionDenied",
+    "Provenance",
     "ResourceExhausted",
     "SkillsvcError",
     "Unauthenticated",
     "Unavailable",
     "bounded_query",
     "extract_skill",
+    "trust_line",
 ]

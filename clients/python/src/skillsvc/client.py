@@ -78,6 +78,33 @@ _SERVICE_CONFIG = json.dumps(
 
 Token = str | Callable[[], str]
 
+#: Where a served skill comes from (``skillsvc.v1.Provenance``): ``version``
+#: (the live copy's manifest digest; "" for a skill uploaded to the bucket
+#: directly, then ``out_of_band``), ``publisher``, ``approver``,
+#: ``scan_verdict`` ("clean", "low", "medium", "high" or "unscanned"),
+#: ``signature`` ("unsigned", "verified" or "invalid") and
+#: ``signature_key``. get_skill always sets it; list_skills and
+#: search_skills with include_provenance.
+Provenance = skills_pb2.Provenance
+
+
+def trust_line(p: Provenance) -> str:
+    """A provenance as one short line for a model or a log, worded as the
+    TypeScript client's trustLine, such as ``Trust: signature verified by
+    release, scan clean, published by alice.`` or ``Trust: signature
+    unsigned, scan unscanned, uploaded to the library directly (no
+    published version).``"""
+    sig = p.signature or "unsigned"
+    if p.signature_key:
+        sig += f" by {p.signature_key}"
+    if p.out_of_band or not p.version:
+        origin = "uploaded to the library directly (no published version)"
+    else:
+        origin = f"published by {p.publisher or 'unknown'}"
+        if p.approver:
+            origin += f", approved by {p.approver}"
+    return f"Trust: signature {sig}, scan {p.scan_verdict or 'unscanned'}, {origin}."
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -250,13 +277,23 @@ class _Methods:
         include_invalid: bool = False,
         include_disabled: bool = False,
         scope: str = "",
+        include_provenance: bool = False,
         timeout: float | None = None,
     ) -> skills_pb2.ListSkillsResponse:
         """One page of skills; ``iter_skills`` follows the pages. category
         None lists all, "" the skills outside any category. scope names a
-        skill set to list only its skills ("": the identity's scope, if any)."""
+        skill set to list only its skills ("": the identity's scope, if any).
+        With include_provenance each skill's ``provenance`` (a
+        ``Provenance``: version, publisher, approver, scan verdict, signature)
+        is set; without it the field is unset (``HasField("provenance")`` is
+        False), as the lookup costs a cached read per library."""
         req = skills_pb2.ListSkillsRequest(
-            page_size=page_size, page_token=page_token, include_invalid=include_invalid, include_disabled=include_disabled, scope=scope
+            page_size=page_size,
+            page_token=page_token,
+            include_invalid=include_invalid,
+            include_disabled=include_disabled,
+            scope=scope,
+            include_provenance=include_provenance,
         )
         if category is not None:
             req.category = category
@@ -298,6 +335,8 @@ class _Methods:
     # empty is the live skill.
 
     def get_skill(self, path: str, *, version: str = "", timeout: float | None = None) -> skills_pb2.GetSkillResponse:
+        """The skill: its summary, SKILL.md, files and, always, its
+        ``provenance``."""
         return self._unary(self._skills, "GetSkill", skills_pb2.GetSkillRequest(path=path, version=version), timeout)
 
     def render_skill(
@@ -321,9 +360,15 @@ class _Methods:
         category: str | None = None,
         min_relevance: float = 0,
         scope: str = "",
+        include_provenance: bool = False,
         timeout: float | None = None,
     ) -> skills_pb2.SearchSkillsResponse:
-        req = skills_pb2.SearchSkillsRequest(query=query, limit=limit, min_relevance=min_relevance, scope=scope)
+        """The skills most relevant to query, best first (``results``, each a
+        ScoredSkill). include_provenance sets each result's
+        ``skill.provenance``, as in ``list_skills``."""
+        req = skills_pb2.SearchSkillsRequest(
+            query=query, limit=limit, min_relevance=min_relevance, scope=scope, include_provenance=include_provenance
+        )
         if category is not None:
             req.category = category
         return self._unary(self._skills, "SearchSkills", req, timeout)
@@ -747,4 +792,14 @@ class AsyncClient(_Base):
         return await arun_script(self, skill, script, **options)
 
 
-__all__ = ["DEFAULT_TARGET", "MAX_QUERY_BYTES", "AsyncClient", "Client", "Identity", "bounded_query", "extract_skill"]
+__all__ = [
+    "DEFAULT_TARGET",
+    "MAX_QUERY_BYTES",
+    "AsyncClient",
+    "Client",
+    "Identity",
+    "Provenance",
+    "bounded_query",
+    "extract_skill",
+    "trust_line",
+]

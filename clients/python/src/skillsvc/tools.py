@@ -27,7 +27,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from . import codeskills, runner
-from .client import MAX_QUERY_BYTES, Client, bounded_query
+from .client import MAX_QUERY_BYTES, Client, bounded_query, trust_line
 from .errors import SkillsvcError
 
 Style = Literal["anthropic", "openai", "openai-responses", "gemini"]
@@ -138,6 +138,11 @@ class SkillTools:
     chat model). Without it, use_skill returns the skill's instructions and
     says the code was not run. ``use_skill=False`` does not offer it.
     ``code_timeout`` overrides the skill's timeout for code skills.
+
+    ``provenance=True`` ends each load_skill result with the skill's trust
+    line (``trust_line``: signature, scan verdict, who published it), at
+    the cost of a GetSkill call per load; off by default, so the prompt
+    and the results carry only the skill unless the caller asks.
     """
 
     def __init__(
@@ -154,8 +159,10 @@ class SkillTools:
         interpreters: Mapping[str, str] | None = None,
         network: bool = False,
         code_timeout: float | None = None,
+        provenance: bool = False,
     ) -> None:
         self.client = client
+        self.provenance = provenance
         self.scripts = scripts
         self.use_skill = use_skill
         self.trust_code = trust_code
@@ -221,7 +228,10 @@ class SkillTools:
         args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
         try:
             if name == LOAD_SKILL["name"]:
-                return self.client.render_skill(args["skill"], arguments=args.get("arguments", "")).text
+                text = self.client.render_skill(args["skill"], arguments=args.get("arguments", "")).text
+                if self.provenance and (got := self.client.get_skill(args["skill"])).HasField("provenance"):
+                    text = text.rstrip("\n") + "\n\n" + trust_line(got.provenance)
+                return text
             if name == READ_SKILL_FILE["name"]:
                 return self.client.read_skill_file(args["skill"], args["path"]).content
             if name == RUN_SKILL_SCRIPT["name"] and self.scripts:

@@ -276,7 +276,10 @@ def _read_only(folder: Path) -> None:
 
 
 def _remove(path: Path, root: Path) -> None:
-    """Removes a cache directory, made writable first (its files are not)."""
+    """Removes a cache directory, its folders made writable first. Its files
+    are left as they are (removing one needs only its folder writable): a
+    skill set's files are hard links to the per-skill cache's, and a chmod
+    would change both."""
     if not path.exists():
         return
     aside = root / f".remove-{uuid.uuid4().hex}"
@@ -284,9 +287,9 @@ def _remove(path: Path, root: Path) -> None:
         os.rename(path, aside)
     except OSError:
         aside = path
-    for dirpath, dirs, names in os.walk(aside):
+    for dirpath, dirs, _names in os.walk(aside):
         os.chmod(dirpath, 0o700)
-        for name in dirs + names:
+        for name in dirs:
             p = os.path.join(dirpath, name)
             if not os.path.islink(p):
                 os.chmod(p, 0o700)

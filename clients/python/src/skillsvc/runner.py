@@ -218,14 +218,20 @@ def materialize(client: Any, skill: str, *, version: str = "", cache_dir: str | 
         folder = client.export_skill(skill, tmp, version=version)
         _verify(folder, want, s.name)
         _read_only(folder)
-        try:
-            os.rename(folder, dest)
-        except OSError:
-            if not dest.is_dir():  # not another thread's copy that won
-                raise
+        _publish(folder, dest)
     finally:
         _remove(tmp, root)
     return Materialized(dest, s.name, s.manifest_digest, meta, True, m.total_bytes, s.path)
+
+
+def _publish(folder: Path, dest: Path) -> None:
+    """Renames a verified folder into place; another thread's copy of the
+    same content that got there first is as good."""
+    try:
+        os.rename(folder, dest)
+    except OSError:
+        if not dest.is_dir():
+            raise
 
 
 def _files(folder: Path) -> dict[str, os.stat_result]:

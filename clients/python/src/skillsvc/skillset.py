@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
-from .runner import ManifestMismatch, Materialized, _remove, _SyncCalls, _sizes_match, cache_root, materialize
+from .runner import ManifestMismatch, Materialized, _publish, _remove, _SyncCalls, _sizes_match, cache_root, materialize
 from .v1 import skills_pb2
 
 LAYOUTS = ("flat", "categories")
@@ -160,11 +160,7 @@ def materialize_skills(
         # replaced meanwhile (found damaged by another thread) is caught here.
         if not _sizes_match(tmp, want):
             raise ManifestMismatch(f"the skills of set {digest} changed in the cache while it was built; retry")
-        try:
-            os.rename(tmp, dest)
-        except OSError:
-            if not dest.is_dir():  # not another thread's copy that won
-                raise
+        _publish(tmp, dest)
     finally:
         _remove(tmp, sets)
     return done(True, sum(m.fetched for m in mats.values()))

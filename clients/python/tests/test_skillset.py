@@ -197,3 +197,24 @@ def test_set_digest_known_answer() -> None:
     assert set_digest("flat", pairs) == "sha256:" + hashlib.sha256(want).hexdigest()
     assert set_digest("flat", pairs) == "sha256:2fba01ac354b2b6b964ab7e0f4825166c015138488422db23323226d078a3d76"
     assert set_digest("categories", []) == "sha256:12ceb90277a10936337ff1a408f9eb614da421bc2df0a01450fa1d52496f4009"
+
+
+def test_set_runs_under_bubblewrap(client: Client, tmp_path: Path) -> None:
+    """The set's folders, bind-mounted read-only where the command sees
+    them, hold real files (a symlink into the cache would dangle there),
+    executable as the manifest says and not writable."""
+    from skillsvc import runner
+
+    if not runner.bwrap_available():
+        if os.environ.get("SKILLSVC_REQUIRE_SERVERS") == "1":
+            pytest.fail("bubblewrap is not available (apt-get install -y bubblewrap) and SKILLSVC_REQUIRE_SERVERS=1")
+        pytest.skip("bubblewrap is not available")
+    s = client.materialize_skills(scope=SCOPE, cache_dir=tmp_path / "cache")
+    r = runner.run_command(
+        client,
+        "/skills/alpha/scripts/run.sh && cat /skills/gamma/SKILL.md && { echo x > /skills/alpha/SKILL.md || echo read-only; }",
+        skills={f"/skills/{m.folder}": m.path for m in s.skills},
+        sandbox="bwrap",
+        workspace=False,
+    )
+    assert (r.exit_code, r.stdout) == (0, "alpha\n---\nname: gamma\ndescription: Gamma for set tests.\n---\nGamma.\nread-only\n"), r.stderr

@@ -45,6 +45,7 @@ import {
   type RunOptions,
   type RunResult,
 } from "./runner.js";
+import { materializeSkills, type MaterializeSkillsOptions, type MaterializedSet } from "./skillset.js";
 
 export const DEFAULT_TARGET = "http://127.0.0.1:7070";
 const CHUNK_SIZE = 256 << 10;
@@ -411,6 +412,14 @@ export class SkillsvcClient {
   /** The skill's files in the local cache, verified against its manifest and fetched only once per content (see runner.ts). */
   materializeSkill(skill: string, opts: MaterializeOptions = {}): Promise<MaterializedSkill> {
     return materializeSkill(this, skill, opts);
+  }
+
+  /**
+   * The skills a listing selects (scope, category, layer, names) as one cached directory with a folder per skill,
+   * each verified against its manifest; nothing is copied for a set already there (see skillset.ts).
+   */
+  materializeSkills(opts: MaterializeSkillsOptions = {}): Promise<MaterializedSet> {
+    return materializeSkills(this, opts);
   }
 
   /** Runs a script of a skill on this machine, in a scratch copy of the thread's /workspace (see runner.ts). */

@@ -29,6 +29,17 @@ export {
   type SandboxResult,
   type SandboxSpec,
 } from "./runner.js";
+export {
+  DEFAULT_SET_MAX_BYTES,
+  FolderCollisionError,
+  SET_PARALLELISM,
+  materializeSkills,
+  setDigest,
+  type MaterializeSkillsOptions,
+  type MaterializedSet,
+  type SetLayout,
+  type SetMember,
+} from "./skillset.js";
 export { MAX_ARCHIVE_BYTES, MAX_ENTRIES, extractSkill, type ExtractOptions } from "./tar.js";
 export { Code } from "@connectrpc/connect";
 export * as fs from "./gen/skillsvc/v1/filesystem_pb.js";

@@ -228,7 +228,8 @@ function modeMatches(mode: number, want: number): boolean {
   return want === 0 || ((mode & 0o111) !== 0) === ((want & 0o111) !== 0);
 }
 
-async function sizesMatch(dir: string, want: Map<string, { size: bigint; mode: number }>): Promise<boolean> {
+/** Whether dir holds exactly want's files, each with its size and executable bit (the cheap check on use). */
+export async function sizesMatch(dir: string, want: Map<string, { size: bigint; mode: number }>): Promise<boolean> {
   try {
     const { files, others } = await walk(dir);
     if (others.length || files.length !== want.size) return false;
@@ -255,8 +256,9 @@ async function makeReadOnly(dir: string) {
   }
 }
 
-// removeTree removes a tree whose directories may be read-only.
-async function removeTree(dir: string) {
+// removeTree removes a tree whose directories may be read-only. Files keep
+// their modes: a skill set's are hard links to the per-skill cache's.
+export async function removeTree(dir: string) {
   if (!existsSync(dir)) return;
   const fix = async (p: string) => {
     const st = await lstat(p);

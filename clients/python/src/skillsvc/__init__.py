@@ -45,14 +45,17 @@ from .runner import (
     UnknownInterpreter,
     WorkspaceTooLarge,
 )
+from .skillset import FolderCollision, MaterializedSet, SetMember
 
 __all__ = [
     "BadOutput",
     "BwrapSandbox",
     "CommandResult",
     "CommandSpec",
+    "FolderCollision",
     "ManifestMismatch",
     "Materialized",
+    "MaterializedSet",
     "OutputTooLarge",
     "RunResult",
     "Sandbox",
@@ -61,6 +64,7 @@ __all__ = [
     "ScriptNotFound",
     "ScriptOutsideSkill",
     "ScriptTimeout",
+    "SetMember",
     "SubprocessSandbox",
     "UnknownInterpreter",
     "WorkspaceTooLarge",

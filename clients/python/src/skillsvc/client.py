@@ -31,6 +31,7 @@ import grpc.aio
 from .archive import MAX_ARCHIVE_BYTES, download_limit, extract_skill
 from .errors import ResourceExhausted, from_rpc_error
 from .runner import Materialized, RunResult, amaterialize, arun_script, materialize, run_script
+from .skillset import MaterializedSet, amaterialize_skills, materialize_skills
 from .v1 import admin_pb2, admin_pb2_grpc, filesystem_pb2, filesystem_pb2_grpc, skills_pb2, skills_pb2_grpc
 
 DEFAULT_TARGET = "127.0.0.1:7070"
@@ -278,6 +279,7 @@ class _Methods:
         include_disabled: bool = False,
         scope: str = "",
         include_provenance: bool = False,
+        view: int = skills_pb2.SKILL_VIEW_UNSPECIFIED,
         timeout: float | None = None,
     ) -> skills_pb2.ListSkillsResponse:
         """One page of skills; ``iter_skills`` follows the pages. category
@@ -286,7 +288,8 @@ class _Methods:
         With include_provenance each skill's ``provenance`` (a
         ``Provenance``: version, publisher, approver, scan verdict, signature)
         is set; without it the field is unset (``HasField("provenance")`` is
-        False), as the lookup costs a cached read per library."""
+        False), as the lookup costs a cached read per library. view
+        SKILL_VIEW_FULL adds each skill's manifest and metadata."""
         req = skills_pb2.ListSkillsRequest(
             page_size=page_size,
             page_token=page_token,
@@ -294,6 +297,7 @@ class _Methods:
             include_disabled=include_disabled,
             scope=scope,
             include_provenance=include_provenance,
+            view=view,  # type: ignore[arg-type]
         )
         if category is not None:
             req.category = category
@@ -653,6 +657,13 @@ class Client(_Base):
         manifest; fetched only when not there yet (see skillsvc.runner)."""
         return materialize(self, skill, version=version, cache_dir=cache_dir)
 
+    def materialize_skills(self, **selection: Any) -> MaterializedSet:
+        """The skills a listing selects (scope, category, layer, names) as one
+        cached directory with a folder per skill, each verified against its
+        manifest; nothing is copied for a set already there (options and
+        layouts: skillsvc.skillset.materialize_skills)."""
+        return materialize_skills(self, **selection)
+
     def run_skill_script(self, skill: str, script: str, **options: Any) -> RunResult:
         """Runs a skill's script on this machine, sandboxed where bubblewrap
         runs, with the thread's /workspace (options: skillsvc.runner.run_script)."""
@@ -786,6 +797,10 @@ class AsyncClient(_Base):
     async def materialize_skill(self, skill: str, *, version: str = "", cache_dir: str | os.PathLike[str] | None = None) -> Materialized:
         """Client.materialize_skill, in a worker thread."""
         return await amaterialize(self, skill, version=version, cache_dir=cache_dir)
+
+    async def materialize_skills(self, **selection: Any) -> MaterializedSet:
+        """Client.materialize_skills, in a worker thread whose calls run on this loop."""
+        return await amaterialize_skills(self, **selection)
 
     async def run_skill_script(self, skill: str, script: str, **options: Any) -> RunResult:
         """Client.run_skill_script, in a worker thread whose calls run on this loop."""

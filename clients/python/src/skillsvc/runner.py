@@ -218,14 +218,20 @@ def materialize(client: Any, skill: str, *, version: str = "", cache_dir: str | 
         folder = client.export_skill(skill, tmp, version=version)
         _verify(folder, want, s.name)
         _read_only(folder)
-        try:
-            os.rename(folder, dest)
-        except OSError:
-            if not dest.is_dir():  # not another thread's copy that won
-                raise
+        _publish(folder, dest)
     finally:
         _remove(tmp, root)
     return Materialized(dest, s.name, s.manifest_digest, meta, True, m.total_bytes, s.path)
+
+
+def _publish(folder: Path, dest: Path) -> None:
+    """Renames a verified folder into place; another thread's copy of the
+    same content that got there first is as good."""
+    try:
+        os.rename(folder, dest)
+    except OSError:
+        if not dest.is_dir():
+            raise
 
 
 def _files(folder: Path) -> dict[str, os.stat_result]:
@@ -276,7 +282,10 @@ def _read_only(folder: Path) -> None:
 
 
 def _remove(path: Path, root: Path) -> None:
-    """Removes a cache directory, made writable first (its files are not)."""
+    """Removes a cache directory, its folders made writable first. Its files
+    are left as they are (removing one needs only its folder writable): a
+    skill set's files are hard links to the per-skill cache's, and a chmod
+    would change both."""
     if not path.exists():
         return
     aside = root / f".remove-{uuid.uuid4().hex}"
@@ -284,9 +293,9 @@ def _remove(path: Path, root: Path) -> None:
         os.rename(path, aside)
     except OSError:
         aside = path
-    for dirpath, dirs, names in os.walk(aside):
+    for dirpath, dirs, _names in os.walk(aside):
         os.chmod(dirpath, 0o700)
-        for name in dirs + names:
+        for name in dirs:
             p = os.path.join(dirpath, name)
             if not os.path.islink(p):
                 os.chmod(p, 0o700)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,13 @@ import (
 // binary does (cache.Redis.Commands), under keyspace.
 func newTestRedisStore(t testing.TB, addr string, cfg Config) Store {
 	t.Helper()
+	return newCountedRedisStore(t, addr, cfg, nil)
+}
+
+// newCountedRedisStore is newTestRedisStore whose commands and round trips
+// hook counts (nil: none).
+func newCountedRedisStore(t testing.TB, addr string, cfg Config, hook *commandCounter) Store {
+	t.Helper()
 	rc := cache.DefaultConfig().Redis
 	rc.Addrs = []string{addr}
 	rc.Keyspace = cache.NewKeyspace("usage-test")
@@ -32,7 +40,59 @@ func newTestRedisStore(t testing.TB, addr string, cfg Config) Store {
 	}
 	t.Cleanup(func() { _ = red.Close() })
 	client, prefix := red.Commands("usage")
+	if hook != nil {
+		client.AddHook(hook)
+	}
 	return NewRedisStore(client, prefix, cfg)
+}
+
+// commandCounter is a go-redis hook counting the commands a client sends,
+// by name, and its round trips (a command alone or a pipeline).
+type commandCounter struct {
+	mu     sync.Mutex
+	trips  int
+	byName map[string]int
+}
+
+func (h *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+
+func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.count(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *commandCounter) count(cmds []redis.Cmder) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byName == nil {
+		h.byName = make(map[string]int)
+	}
+	h.trips++
+	for _, c := range cmds {
+		h.byName[c.Name()]++
+	}
+}
+
+// take returns the round trips and the commands by name counted since the
+// last take.
+func (h *commandCounter) take() (trips, cmds int, byName map[string]int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	trips, byName = h.trips, h.byName
+	for _, n := range byName {
+		cmds += n
+	}
+	h.trips, h.byName = 0, nil
+	return trips, cmds, byName
 }
 
 // at returns a clock stopped at t.
@@ -242,9 +302,11 @@ func TestRedisSearchAcrossReplicas(t *testing.T) {
 func BenchmarkFlushRedis(b *testing.B) {
 	red := testserver.SharedRedis(b)
 	cfg := testConfig()
-	store := newTestRedisStore(b, red.Addr, cfg)
+	hook := &commandCounter{}
+	store := newCountedRedisStore(b, red.Addr, cfg, hook)
 	rng := rand.New(rand.NewPCG(1, 2))
 	const events = 50_000 // 10 s of bench-load's random-user GetSkill
+	var trips, cmds, gets int
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -259,10 +321,18 @@ func BenchmarkFlushRedis(b *testing.B) {
 			}
 			rec.Record(b.Context(), e)
 		}
+		hook.take()
 		b.StartTimer()
 		if err := rec.Flush(b.Context()); err != nil {
 			b.Fatal(err)
 		}
+		n, c, by := hook.take()
+		trips, cmds, gets = trips+n, cmds+c, gets+by["get"]+by["mget"]
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+	// What a flush asks of Redis: its round trips, its commands, and of
+	// them the reads of other replicas' searches (GET, MGET).
+	b.ReportMetric(float64(trips)/float64(b.N), "trips/flush")
+	b.ReportMetric(float64(cmds)/float64(b.N), "cmds/flush")
+	b.ReportMetric(float64(gets)/float64(b.N), "search-reads/flush")
 }

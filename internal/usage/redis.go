@@ -22,8 +22,8 @@ import (
 //	{lib}:DAY:t:SKILL    HLL    distinct threads
 //	{lib}:DAY:q|qe|ql    zset   query → searches, empty results, led to an activation (top N kept)
 //	days:DAY             set    the libraries with usage that day (for the roll-up)
-//	ls:USER:THREAD       string a thread's last search (JSON), for Config.SearchTTL
-//	ls:USER:THREAD:AT    string that search led somewhere (counted once across replicas)
+//	{ls}:USER:THREAD     string a thread's last search (JSON), for Config.SearchTTL
+//	{ls}:USER:THREAD:AT  string that search led somewhere (counted once across replicas)
 type redisStore struct {
 	client    redis.UniversalClient
 	prefix    string
@@ -246,8 +246,14 @@ type remoteSearch struct {
 
 func (s *redisStore) shared() bool { return true }
 
+// searchBatch is how many threads' last searches one MGET reads.
+const searchBatch = 1024
+
+// searchKey is a thread's last search. Every thread's is in one hash slot
+// ({ls}) so a flush reads those of its threads in one MGET on Redis
+// Cluster too; they are small and expire after Config.SearchTTL.
 func (s *redisStore) searchKey(tk threadKey) string {
-	return s.prefix + "ls:" + tk.user + ":" + tk.thread
+	return s.prefix + "{ls}:" + tk.user + ":" + tk.thread
 }
 
 // creditKey marks a search as having led somewhere, so the replicas credit
@@ -264,26 +270,36 @@ func (s *redisStore) shareSearches(ctx context.Context, b *batch) error {
 	if len(b.acts) == 0 && len(b.credited) == 0 {
 		return nil
 	}
-	gets := make(map[threadKey]*redis.StringCmd)
+	// The threads' last searches are read in one round trip, by MGET of
+	// searchBatch keys at a time (they share the {ls} slot), not a GET
+	// per thread.
+	threads := make(map[threadKey]int)
+	keys := make([]string, 0, len(b.acts))
+	for k := range b.acts {
+		if _, ok := threads[k.threadKey]; !ok {
+			threads[k.threadKey] = len(keys)
+			keys = append(keys, s.searchKey(k.threadKey))
+		}
+	}
+	var gets []*redis.SliceCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for tk, at := range b.credited {
 			p.Set(ctx, s.creditKey(tk, at.UnixNano()), "1", s.searchTTL)
 		}
-		for k := range b.acts {
-			if _, ok := gets[k.threadKey]; !ok {
-				gets[k.threadKey] = p.Get(ctx, s.searchKey(k.threadKey))
-			}
+		for i := 0; i < len(keys); i += searchBatch {
+			gets = append(gets, p.MGet(ctx, keys[i:min(i+searchBatch, len(keys))]...))
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return fmt.Errorf("usage: redis flush: %w", err)
 	}
 	found := make(map[threadKey]remoteSearch)
 	for k := range b.acts {
-		raw, err := gets[k.threadKey].Bytes()
+		i := threads[k.threadKey]
+		raw, _ := gets[i/searchBatch].Val()[i%searchBatch].(string)
 		var rs remoteSearch
-		if err != nil || json.Unmarshal(raw, &rs) != nil || b.at.Sub(time.Unix(0, rs.At)) > s.searchTTL || !slices.Contains(rs.Results, k.skill) {
+		if raw == "" || json.Unmarshal([]byte(raw), &rs) != nil || b.at.Sub(time.Unix(0, rs.At)) > s.searchTTL || !slices.Contains(rs.Results, k.skill) {
 			continue
 		}
 		found[k.threadKey] = rs

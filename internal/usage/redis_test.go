@@ -76,10 +76,14 @@ func (h *commandCounter) count(cmds []redis.Cmder) {
 	if h.byName == nil {
 		h.byName = make(map[string]int)
 	}
-	h.trips++
 	for _, c := range cmds {
+		switch c.Name() {
+		case "hello", "client": // a new connection's handshake
+			return
+		}
 		h.byName[c.Name()]++
 	}
+	h.trips++
 }
 
 // take returns the round trips and the commands by name counted since the
@@ -335,4 +339,46 @@ func BenchmarkFlushRedis(b *testing.B) {
 	b.ReportMetric(float64(trips)/float64(b.N), "trips/flush")
 	b.ReportMetric(float64(cmds)/float64(b.N), "cmds/flush")
 	b.ReportMetric(float64(gets)/float64(b.N), "search-reads/flush")
+}
+
+// TestRedisSearchCreditRoundTrips: a flush of activations in threads with
+// no search of its own looks for the other replicas' searches in one round
+// trip, one MGET per searchBatch threads (was a GET per thread), and
+// still credits the search another replica made.
+func TestRedisSearchCreditRoundTrips(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	cfg := testConfig()
+	ctx := t.Context()
+	hook := &commandCounter{}
+	r1 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0)))
+	r2 := NewRecorder(cfg, newCountedRedisStore(t, addr, cfg, hook), withClock(at(day0.Add(time.Minute))))
+	r1.Record(ctx, Event{Kind: Search, Query: "PDF forms", User: "alice", Thread: "t7", Results: []string{"pdf"}})
+	if err := r1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const threads = 3000
+	for i := range threads {
+		r2.Record(ctx, activation("alice", fmt.Sprint("t", i), "pdf"))
+	}
+	hook.take()
+	if err := r2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	trips, cmds, byName := hook.take()
+	t.Logf("flush of %d threads' activations: %d round trips, %d commands %v", threads, trips, cmds, byName)
+	if want := (threads + searchBatch - 1) / searchBatch; byName["get"] != 0 || byName["mget"] != want {
+		t.Errorf("searches read by %d GETs and %d MGETs, want %d MGETs", byName["get"], byName["mget"], want)
+	}
+	if trips > 3 { // the searches read, the credit marked, the counts
+		t.Errorf("%d round trips, want at most 3", trips)
+	}
+	reader := NewReader(cfg, newTestRedisStore(t, addr, cfg), nil)
+	reader.now = at(day0)
+	rep, err := reader.Read(ctx, Organization(), DayOf(day0), DayOf(day0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}}; fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
+		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
+	}
 }

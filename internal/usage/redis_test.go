@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -380,5 +381,127 @@ func TestRedisSearchCreditRoundTrips(t *testing.T) {
 	}
 	if want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}}; fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
 		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
+	}
+}
+
+// racingBucket runs before once, ahead of the first rewrite (a write not
+// If-None-Match) it is asked for: another replica's roll-up of the same
+// day landing between this one's read and its write.
+type racingBucket struct {
+	objstore.Bucket
+	once   sync.Once
+	before func()
+}
+
+func (b *racingBucket) Put(ctx context.Context, key string, r io.Reader, size int64, opts objstore.PutOptions) (objstore.Attributes, error) {
+	if !opts.IfNoneMatch {
+		b.once.Do(b.before)
+	}
+	return b.Bucket.Put(ctx, key, r, size, opts)
+}
+
+// TestLateFlushAfterRollup: counts of a day flushed after the day was
+// rolled up (replicas that held them through a Redis outage) land in the
+// day's roll-up and its report, every replica's, when two roll-ups of the
+// day race; after Redis loses the day, a late flush adds to its roll-up
+// and takes nothing from it; a roll-up with nothing new writes nothing.
+func TestLateFlushAfterRollup(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	minio := testserver.StartMinIO(t)
+	bucket := s3.NewWithClient(minio.Client(t), minio.NewBucket(t))
+	cfg := testConfig()
+	ctx := t.Context()
+	roots := layout.DefaultVersionRoots()
+	store := newTestRedisStore(t, addr, cfg)
+	org := Organization()
+	d := DayOf(day0)
+	next := day0.Add(24 * time.Hour)
+	use := func(user, skill string) Event {
+		e := activation(user, "t1", skill)
+		e.Layer = skillview.LayerShared
+		return e
+	}
+	// late is a replica that counted e on day0 and flushes it the next
+	// day, after the day's roll-up.
+	late := func(e Event) {
+		t.Helper()
+		clock := day0
+		rec := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(func() time.Time { return clock }), WithRollup(NewRollup(bucket, roots, store, cfg)))
+		rec.Record(ctx, e)
+		clock = next
+		if err := rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !rec.late.Load() {
+			t.Fatal("a flush to a day rolled up did not ask for a roll-up")
+		}
+	}
+	report := func() map[string]SkillUsage {
+		t.Helper()
+		reader := NewReader(cfg, store, NewRollup(bucket, roots, store, cfg))
+		reader.now = at(next)
+		rep, err := reader.Read(ctx, org, d, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]SkillUsage)
+		for _, su := range rep.Skills {
+			out[su.Skill] = su
+		}
+		return out
+	}
+
+	first := NewRecorder(cfg, store, withClock(at(day0)))
+	first.Record(ctx, use("alice", "pdf"))
+	first.Record(ctx, use("alice", "pdf"))
+	if err := first.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	late(use("bob", "pdf"))
+	late(use("carol", "pdf"))
+	// Replica A reads the day; before it writes, dave's count is flushed
+	// and replica B rolls the day up with it: A's write is refused and
+	// joins B's roll-up instead of replacing it.
+	racing := &racingBucket{Bucket: bucket}
+	raced := false
+	racing.before = func() {
+		raced = true
+		late(use("dave", "pdf"))
+		if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := NewRollup(racing, roots, store, cfg).Run(ctx, next); err != nil || !raced {
+		t.Fatalf("racing roll-up: %v (raced %v)", err, raced)
+	}
+	if got := report()["pdf"]; got.Activations != 5 || got.Users != 4 {
+		t.Fatalf("pdf's day after late flushes: %+v, want 5 activations by 4 users", got)
+	}
+
+	flush := redis.NewClient(&redis.Options{Addr: addr})
+	defer flush.Close()
+	if err := flush.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	late(use("erin", "docx"))
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := report(); got["pdf"].Activations != 5 || got["docx"].Activations != 1 {
+		t.Fatalf("after Redis lost the day and a late flush: %+v, want pdf 5 and docx 1", got)
+	}
+	key := roots.UsageDay(org.Layout(), d.String())
+	before, err := bucket.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := bucket.Stat(ctx, key); after.ETag != before.ETag {
+		t.Fatal("a roll-up with nothing new rewrote the day")
 	}
 }

@@ -149,17 +149,32 @@ func TestRedisReplicasMerge(t *testing.T) {
 	}
 }
 
+// rollupRig starts a Redis and a MinIO bucket for a roll-up test: the
+// Redis's address, the bucket, a usage store in the Redis, and its config.
+func rollupRig(t *testing.T) (string, objstore.Bucket, Store, Config) {
+	addr := testserver.StartRedis(t).Addr
+	minio := testserver.StartMinIO(t)
+	cfg := testConfig()
+	return addr, s3.NewWithClient(minio.Client(t), minio.NewBucket(t)), newTestRedisStore(t, addr, cfg), cfg
+}
+
+// flushDB empties the Redis at addr: Redis lost.
+func flushDB(t *testing.T, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.FlushDB(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRollupOutlivesRedis: finished days are rolled up into the bucket
 // once (a second replica's roll-up writes nothing), read back after Redis
 // is flushed, distinct users merged across days; roll-ups past the
 // bucket's retention are swept.
 func TestRollupOutlivesRedis(t *testing.T) {
-	addr := testserver.StartRedis(t).Addr
-	minio := testserver.StartMinIO(t)
-	bucket := s3.NewWithClient(minio.Client(t), minio.NewBucket(t))
-	cfg := testConfig()
+	addr, bucket, store, cfg := rollupRig(t)
 	ctx := t.Context()
-	store := newTestRedisStore(t, addr, cfg)
 	roots := layout.DefaultVersionRoots()
 	org := Organization()
 	d1 := DayOf(day0)
@@ -198,11 +213,7 @@ func TestRollupOutlivesRedis(t *testing.T) {
 		t.Fatalf("a roll-up past the retention was kept (%v)", err)
 	}
 
-	flush := redis.NewClient(&redis.Options{Addr: addr})
-	defer flush.Close()
-	if err := flush.FlushDB(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	flushDB(t, addr)
 	reader := NewReader(cfg, store, NewRollup(bucket, roots, store, cfg))
 	reader.now = at(next)
 	rep, err := reader.Read(ctx, org, d1-1, d1)
@@ -406,13 +417,9 @@ func (b *racingBucket) Put(ctx context.Context, key string, r io.Reader, size in
 // day race; after Redis loses the day, a late flush adds to its roll-up
 // and takes nothing from it; a roll-up with nothing new writes nothing.
 func TestLateFlushAfterRollup(t *testing.T) {
-	addr := testserver.StartRedis(t).Addr
-	minio := testserver.StartMinIO(t)
-	bucket := s3.NewWithClient(minio.Client(t), minio.NewBucket(t))
-	cfg := testConfig()
+	addr, bucket, store, cfg := rollupRig(t)
 	ctx := t.Context()
 	roots := layout.DefaultVersionRoots()
-	store := newTestRedisStore(t, addr, cfg)
 	org := Organization()
 	d := DayOf(day0)
 	next := day0.Add(24 * time.Hour)
@@ -481,11 +488,7 @@ func TestLateFlushAfterRollup(t *testing.T) {
 		t.Fatalf("pdf's day after late flushes: %+v, want 5 activations by 4 users", got)
 	}
 
-	flush := redis.NewClient(&redis.Options{Addr: addr})
-	defer flush.Close()
-	if err := flush.FlushDB(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	flushDB(t, addr)
 	late(use("erin", "docx"))
 	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
 		t.Fatal(err)

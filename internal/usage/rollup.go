@@ -125,8 +125,8 @@ func (r *Rollup) one(ctx context.Context, lib LibraryRef, d, today Day) error {
 // the larger of the two, the top queries kept; nil when that is old.
 func join(old, rec *dayRecord, top int) *dayRecord {
 	out := &dayRecord{Day: old.Day, Library: old.Library, Counts: maps.Clone(old.Counts), Users: maps.Clone(old.Users),
-		Threads: maps.Clone(old.Threads), Queries: maps.Clone(old.Queries), Gen: max(old.Gen, rec.Gen)}
-	changed := rec.Gen > old.Gen
+		Threads: maps.Clone(old.Threads), Queries: maps.Clone(old.Queries)}
+	changed := false
 	for f, n := range rec.Counts {
 		if n > out.Counts[f] {
 			out.Counts = setIn(out.Counts, f, n)

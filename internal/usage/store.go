@@ -162,10 +162,10 @@ type dayRecord struct {
 	Users   map[string]sketch   `json:"users,omitempty"`   // skill ("" any) → distinct users
 	Threads map[string]sketch   `json:"threads,omitempty"` // skill ("" any) → distinct threads
 	Queries map[string]queryRow `json:"queries,omitempty"` // normalized query → its outcomes
-	// Gen is how many flushes had added to the day when it was read: the
-	// roll-up notes the one it wrote, and a day whose Gen grew past it
-	// (a late flush) is rolled up again.
-	Gen int64 `json:"gen,omitempty"`
+	// Gen is how many flushes had added to the day in the store when it
+	// was read: the roll-up notes in the store the one it wrote, and a day
+	// whose Gen grew past it (a late flush) is rolled up again.
+	Gen int64 `json:"-"`
 }
 
 // sketch is a set of distinct users or threads: a Redis HyperLogLog's bytes

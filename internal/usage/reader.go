@@ -335,7 +335,7 @@ func (r *Reader) recentUses(ctx context.Context, lib LibraryRef, days int) (map[
 }
 
 // recentPastTTL is how long Recent keeps the sum of a library's finished
-// days: they change only by late flushes, within the roll-up's grace.
+// days: they change only by late flushes ("Late counts" in the operators' usage page).
 const recentPastTTL = time.Hour
 
 // addActivations adds lib's activations of day d to counts.

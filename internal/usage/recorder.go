@@ -42,6 +42,9 @@ type Aggregator struct {
 	pending  *batch     // what failed to flush, merged into the next flush
 	rolledAt time.Time
 	rolling  atomic.Bool
+	// late is set by a flush that added to a day already over (its grace
+	// too): the next tick rolls it up again rather than within the hour.
+	late atomic.Bool
 
 	recorded, dropped, lost, flushFailures atomic.Int64
 
@@ -405,6 +408,13 @@ func (a *Aggregator) Flush(ctx context.Context) error {
 	if !b.empty() {
 		if err = a.store.add(ctx, b); err != nil {
 			a.flushFailures.Add(1)
+		} else if a.rollup != nil {
+			for ld := range b.libs {
+				if a.rollup.over(ld.day, now) {
+					a.late.Store(true)
+					break
+				}
+			}
 		}
 	}
 	a.mu.Lock()
@@ -423,11 +433,14 @@ func (a *Aggregator) Flush(ctx context.Context) error {
 const rollupEvery = time.Hour
 
 // maybeRollup starts a roll-up of the finished days when the last is an
-// hour old, in the background so flushes go on.
+// hour old, or a flush added to a day already over, in the background so
+// flushes go on.
 func (a *Aggregator) maybeRollup() {
-	if a.rollup == nil || !a.rolledAt.IsZero() && a.now().Sub(a.rolledAt) < rollupEvery || !a.rolling.CompareAndSwap(false, true) {
+	due := a.rolledAt.IsZero() || a.now().Sub(a.rolledAt) >= rollupEvery || a.late.Load()
+	if a.rollup == nil || !due || !a.rolling.CompareAndSwap(false, true) {
 		return
 	}
+	a.late.Store(false)
 	a.rolledAt = a.now()
 	a.wg.Add(1)
 	go func() {

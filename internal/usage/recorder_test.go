@@ -421,3 +421,53 @@ func BenchmarkRecordManyTenants(b *testing.B) {
 		}
 	})
 }
+
+// TestLateFlushRolledUpInTheLoop: counts a replica held through an outage
+// that spanned its day's roll-up are rolled into that day at the flush
+// interval after the flush that lands them, not an hour later.
+func TestLateFlushRolledUpInTheLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig()
+		store := &failingStore{Store: NewMemoryStore(cfg)}
+		roll := NewRollup(memory.New(), layout.DefaultVersionRoots(), store, cfg)
+		rec := NewRecorder(cfg, store, WithRollup(roll))
+		rec.Start()
+		defer rec.Close()
+		alice := Own(caller(t, "alice", ""))
+		day := DayOf(time.Now())
+		down := func(d bool) {
+			store.mu.Lock()
+			store.down = d
+			store.mu.Unlock()
+		}
+		rolled := func() int64 {
+			t.Helper()
+			got, err := roll.read(t.Context(), alice, day)
+			if err != nil || got == nil {
+				t.Fatalf("roll-up of %s: %+v, %v", day, got, err)
+			}
+			return got.Counts["activation|pdf|v1|grpc"]
+		}
+		rec.Record(t.Context(), activation("alice", "t1", "pdf"))
+		time.Sleep(cfg.FlushInterval)
+		synctest.Wait()
+		down(true)
+		rec.Record(t.Context(), activation("alice", "t1", "pdf")) // held through the outage
+		time.Sleep(time.Until((day + 1).Start()) + roll.grace() + rollupEvery + cfg.FlushInterval)
+		synctest.Wait()
+		if n := rolled(); n != 1 {
+			t.Fatalf("rolled up during the outage with %d activations, want the 1 flushed", n)
+		}
+		down(false)
+		time.Sleep(cfg.FlushInterval)
+		synctest.Wait()
+		if n := rolled(); n != 2 {
+			t.Fatalf("a flush interval after the late flush landed the roll-up holds %d activations, want 2", n)
+		}
+		reader := NewReader(cfg, store, roll)
+		rep, err := reader.Read(t.Context(), alice, day, day)
+		if err != nil || len(rep.Days) != 1 || rep.Days[0].Activations != 2 {
+			t.Fatalf("report of %s: %+v, %v; want 2 activations", day, rep.Days, err)
+		}
+	})
+}

@@ -17,13 +17,14 @@ import (
 // library's day is a few keys under the deployment's prefix, all in the
 // library's hash slot ({lib}), expiring after the retention:
 //
-//	{lib}:DAY:c          hash   "kind|skill|version|surface" → count (HINCRBY)
+//	{lib}:DAY:c          hash   "kind|skill|version|surface" → count (HINCRBY);
+//	                            "#gen" flushes that added to the day, "#rolled" the #gen rolled up
 //	{lib}:DAY:u:SKILL    HLL    distinct users ("" skill: any skill)
 //	{lib}:DAY:t:SKILL    HLL    distinct threads
 //	{lib}:DAY:q|qe|ql    zset   query → searches, empty results, led to an activation (top N kept)
 //	days:DAY             set    the libraries with usage that day (for the roll-up)
-//	ls:USER:THREAD       string a thread's last search (JSON), for Config.SearchTTL
-//	ls:USER:THREAD:AT    string that search led somewhere (counted once across replicas)
+//	{ls}:USER:THREAD     string a thread's last search (JSON), for Config.SearchTTL
+//	{ls}:USER:THREAD:AT  string that search led somewhere (counted once across replicas)
 type redisStore struct {
 	client    redis.UniversalClient
 	prefix    string
@@ -49,10 +50,13 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 	expire := make(map[string]Day)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		s.keepSearches(ctx, p, b)
+		for ld := range b.libs {
+			key := s.base(ld.lib, ld.day) + "c"
+			p.HIncrBy(ctx, key, genField, 1)
+			expire[key] = ld.day
+		}
 		for k, n := range b.counts {
-			key := s.base(k.lib, k.day) + "c"
-			p.HIncrBy(ctx, key, k.field(), n)
-			expire[key] = k.day
+			p.HIncrBy(ctx, s.base(k.lib, k.day)+"c", k.field(), n)
 		}
 		// One sketch per library, day, kind (users, threads) and skill: its
 		// key built once, not once per member.
@@ -127,7 +131,11 @@ func (s *redisStore) day(ctx context.Context, lib LibraryRef, d Day, withSketche
 	skills := map[string]bool{"": true}
 	for f, v := range counts.Val() {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		if err != nil || f == rolledField {
+			continue
+		}
+		if f == genField {
+			r.Gen = n
 			continue
 		}
 		r.Counts[f] = n
@@ -207,6 +215,53 @@ func (s *redisStore) libraries(ctx context.Context, d Day) ([]LibraryRef, error)
 	return out, nil
 }
 
+// The fields of a day's counts hash that are no counter (they hold no
+// '|'): the day's generation, and the one its roll-up holds.
+const (
+	genField    = "#gen"
+	rolledField = "#rolled"
+)
+
+func (s *redisStore) unrolled(ctx context.Context, d Day, libs []LibraryRef) ([]LibraryRef, error) {
+	gens := make([]*redis.SliceCmd, len(libs))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, l := range libs {
+			gens[i] = p.HMGet(ctx, s.base(l, d)+"c", genField, rolledField)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("usage: redis read: %w", err)
+	}
+	var out []LibraryRef
+	for i, l := range libs {
+		v := gens[i].Val()
+		gen, _ := v[0].(string)
+		rolled, ok := v[1].(string)
+		g, _ := strconv.ParseInt(gen, 10, 64)
+		r, _ := strconv.ParseInt(rolled, 10, 64)
+		// A day never noted (or counted before generations were kept) is
+		// rolled up: at worst its roll-up is read, found unchanged and noted.
+		if !ok || g > r {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (s *redisStore) rolled(ctx context.Context, lib LibraryRef, d Day, gen int64) error {
+	key := s.base(lib, d) + "c"
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, rolledField, gen)
+		p.ExpireAt(ctx, key, (d + Day(s.retention) + 1).Start())
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("usage: redis flush: %w", err)
+	}
+	return nil
+}
+
 // unionTTL bounds how long the copies union makes outlive a failed call.
 const unionTTL = 30 * time.Second
 
@@ -246,8 +301,14 @@ type remoteSearch struct {
 
 func (s *redisStore) shared() bool { return true }
 
+// searchBatch is how many threads' last searches one MGET reads.
+const searchBatch = 1024
+
+// searchKey is a thread's last search. Every thread's is in one hash slot
+// ({ls}) so a flush reads those of its threads in one MGET on Redis
+// Cluster too; they are small and expire after Config.SearchTTL.
 func (s *redisStore) searchKey(tk threadKey) string {
-	return s.prefix + "ls:" + tk.user + ":" + tk.thread
+	return s.prefix + "{ls}:" + tk.user + ":" + tk.thread
 }
 
 // creditKey marks a search as having led somewhere, so the replicas credit
@@ -264,26 +325,36 @@ func (s *redisStore) shareSearches(ctx context.Context, b *batch) error {
 	if len(b.acts) == 0 && len(b.credited) == 0 {
 		return nil
 	}
-	gets := make(map[threadKey]*redis.StringCmd)
+	// The threads' last searches are read in one round trip, by MGET of
+	// searchBatch keys at a time (they share the {ls} slot), not a GET
+	// per thread.
+	threads := make(map[threadKey]int)
+	keys := make([]string, 0, len(b.acts))
+	for k := range b.acts {
+		if _, ok := threads[k.threadKey]; !ok {
+			threads[k.threadKey] = len(keys)
+			keys = append(keys, s.searchKey(k.threadKey))
+		}
+	}
+	var gets []*redis.SliceCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for tk, at := range b.credited {
 			p.Set(ctx, s.creditKey(tk, at.UnixNano()), "1", s.searchTTL)
 		}
-		for k := range b.acts {
-			if _, ok := gets[k.threadKey]; !ok {
-				gets[k.threadKey] = p.Get(ctx, s.searchKey(k.threadKey))
-			}
+		for i := 0; i < len(keys); i += searchBatch {
+			gets = append(gets, p.MGet(ctx, keys[i:min(i+searchBatch, len(keys))]...))
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return fmt.Errorf("usage: redis flush: %w", err)
 	}
 	found := make(map[threadKey]remoteSearch)
 	for k := range b.acts {
-		raw, err := gets[k.threadKey].Bytes()
+		i := threads[k.threadKey]
+		raw, _ := gets[i/searchBatch].Val()[i%searchBatch].(string)
 		var rs remoteSearch
-		if err != nil || json.Unmarshal(raw, &rs) != nil || b.at.Sub(time.Unix(0, rs.At)) > s.searchTTL || !slices.Contains(rs.Results, k.skill) {
+		if raw == "" || json.Unmarshal([]byte(raw), &rs) != nil || b.at.Sub(time.Unix(0, rs.At)) > s.searchTTL || !slices.Contains(rs.Results, k.skill) {
 			continue
 		}
 		found[k.threadKey] = rs

@@ -3,8 +3,10 @@ package usage
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +24,13 @@ import (
 // binary does (cache.Redis.Commands), under keyspace.
 func newTestRedisStore(t testing.TB, addr string, cfg Config) Store {
 	t.Helper()
+	return newCountedRedisStore(t, addr, cfg, nil)
+}
+
+// newCountedRedisStore is newTestRedisStore whose commands and round trips
+// hook counts (nil: none).
+func newCountedRedisStore(t testing.TB, addr string, cfg Config, hook *commandCounter) Store {
+	t.Helper()
 	rc := cache.DefaultConfig().Redis
 	rc.Addrs = []string{addr}
 	rc.Keyspace = cache.NewKeyspace("usage-test")
@@ -32,7 +41,63 @@ func newTestRedisStore(t testing.TB, addr string, cfg Config) Store {
 	}
 	t.Cleanup(func() { _ = red.Close() })
 	client, prefix := red.Commands("usage")
+	if hook != nil {
+		client.AddHook(hook)
+	}
 	return NewRedisStore(client, prefix, cfg)
+}
+
+// commandCounter is a go-redis hook counting the commands a client sends,
+// by name, and its round trips (a command alone or a pipeline).
+type commandCounter struct {
+	mu     sync.Mutex
+	trips  int
+	byName map[string]int
+}
+
+func (h *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+
+func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.count(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *commandCounter) count(cmds []redis.Cmder) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byName == nil {
+		h.byName = make(map[string]int)
+	}
+	for _, c := range cmds {
+		switch c.Name() {
+		case "hello", "client": // a new connection's handshake
+			return
+		}
+		h.byName[c.Name()]++
+	}
+	h.trips++
+}
+
+// take returns the round trips and the commands by name counted since the
+// last take.
+func (h *commandCounter) take() (trips, cmds int, byName map[string]int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	trips, byName = h.trips, h.byName
+	for _, n := range byName {
+		cmds += n
+	}
+	h.trips, h.byName = 0, nil
+	return trips, cmds, byName
 }
 
 // at returns a clock stopped at t.
@@ -84,17 +149,32 @@ func TestRedisReplicasMerge(t *testing.T) {
 	}
 }
 
+// rollupRig starts a Redis and a MinIO bucket for a roll-up test: the
+// Redis's address, the bucket, a usage store in the Redis, and its config.
+func rollupRig(t *testing.T) (string, objstore.Bucket, Store, Config) {
+	addr := testserver.StartRedis(t).Addr
+	minio := testserver.StartMinIO(t)
+	cfg := testConfig()
+	return addr, s3.NewWithClient(minio.Client(t), minio.NewBucket(t)), newTestRedisStore(t, addr, cfg), cfg
+}
+
+// flushDB empties the Redis at addr: Redis lost.
+func flushDB(t *testing.T, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.FlushDB(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRollupOutlivesRedis: finished days are rolled up into the bucket
 // once (a second replica's roll-up writes nothing), read back after Redis
 // is flushed, distinct users merged across days; roll-ups past the
 // bucket's retention are swept.
 func TestRollupOutlivesRedis(t *testing.T) {
-	addr := testserver.StartRedis(t).Addr
-	minio := testserver.StartMinIO(t)
-	bucket := s3.NewWithClient(minio.Client(t), minio.NewBucket(t))
-	cfg := testConfig()
+	addr, bucket, store, cfg := rollupRig(t)
 	ctx := t.Context()
-	store := newTestRedisStore(t, addr, cfg)
 	roots := layout.DefaultVersionRoots()
 	org := Organization()
 	d1 := DayOf(day0)
@@ -133,11 +213,7 @@ func TestRollupOutlivesRedis(t *testing.T) {
 		t.Fatalf("a roll-up past the retention was kept (%v)", err)
 	}
 
-	flush := redis.NewClient(&redis.Options{Addr: addr})
-	defer flush.Close()
-	if err := flush.FlushDB(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	flushDB(t, addr)
 	reader := NewReader(cfg, store, NewRollup(bucket, roots, store, cfg))
 	reader.now = at(next)
 	rep, err := reader.Read(ctx, org, d1-1, d1)
@@ -242,9 +318,11 @@ func TestRedisSearchAcrossReplicas(t *testing.T) {
 func BenchmarkFlushRedis(b *testing.B) {
 	red := testserver.SharedRedis(b)
 	cfg := testConfig()
-	store := newTestRedisStore(b, red.Addr, cfg)
+	hook := &commandCounter{}
+	store := newCountedRedisStore(b, red.Addr, cfg, hook)
 	rng := rand.New(rand.NewPCG(1, 2))
 	const events = 50_000 // 10 s of bench-load's random-user GetSkill
+	var trips, cmds, gets int
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -259,10 +337,174 @@ func BenchmarkFlushRedis(b *testing.B) {
 			}
 			rec.Record(b.Context(), e)
 		}
+		hook.take()
 		b.StartTimer()
 		if err := rec.Flush(b.Context()); err != nil {
 			b.Fatal(err)
 		}
+		n, c, by := hook.take()
+		trips, cmds, gets = trips+n, cmds+c, gets+by["get"]+by["mget"]
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+	// What a flush asks of Redis: its round trips, its commands, and of
+	// them the reads of other replicas' searches (GET, MGET).
+	b.ReportMetric(float64(trips)/float64(b.N), "trips/flush")
+	b.ReportMetric(float64(cmds)/float64(b.N), "cmds/flush")
+	b.ReportMetric(float64(gets)/float64(b.N), "search-reads/flush")
+}
+
+// TestRedisSearchCreditRoundTrips: a flush of activations in threads with
+// no search of its own looks for the other replicas' searches in one round
+// trip, one MGET per searchBatch threads (was a GET per thread), and
+// still credits the search another replica made.
+func TestRedisSearchCreditRoundTrips(t *testing.T) {
+	addr := testserver.StartRedis(t).Addr
+	cfg := testConfig()
+	ctx := t.Context()
+	hook := &commandCounter{}
+	r1 := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(at(day0)))
+	r2 := NewRecorder(cfg, newCountedRedisStore(t, addr, cfg, hook), withClock(at(day0.Add(time.Minute))))
+	r1.Record(ctx, Event{Kind: Search, Query: "PDF forms", User: "alice", Thread: "t7", Results: []string{"pdf"}})
+	if err := r1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const threads = 3000
+	for i := range threads {
+		r2.Record(ctx, activation("alice", fmt.Sprint("t", i), "pdf"))
+	}
+	hook.take()
+	if err := r2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	trips, cmds, byName := hook.take()
+	t.Logf("flush of %d threads' activations: %d round trips, %d commands %v", threads, trips, cmds, byName)
+	if want := (threads + searchBatch - 1) / searchBatch; byName["get"] != 0 || byName["mget"] != want {
+		t.Errorf("searches read by %d GETs and %d MGETs, want %d MGETs", byName["get"], byName["mget"], want)
+	}
+	if trips > 3 { // the searches read, the credit marked, the counts
+		t.Errorf("%d round trips, want at most 3", trips)
+	}
+	reader := NewReader(cfg, newTestRedisStore(t, addr, cfg), nil)
+	reader.now = at(day0)
+	rep, err := reader.Read(ctx, Organization(), DayOf(day0), DayOf(day0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}}; fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
+		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
+	}
+}
+
+// racingBucket runs before once, ahead of the first rewrite (a write not
+// If-None-Match) it is asked for: another replica's roll-up of the same
+// day landing between this one's read and its write.
+type racingBucket struct {
+	objstore.Bucket
+	once   sync.Once
+	before func()
+}
+
+func (b *racingBucket) Put(ctx context.Context, key string, r io.Reader, size int64, opts objstore.PutOptions) (objstore.Attributes, error) {
+	if !opts.IfNoneMatch {
+		b.once.Do(b.before)
+	}
+	return b.Bucket.Put(ctx, key, r, size, opts)
+}
+
+// TestLateFlushAfterRollup: counts of a day flushed after the day was
+// rolled up (replicas that held them through a Redis outage) land in the
+// day's roll-up and its report, every replica's, when two roll-ups of the
+// day race; after Redis loses the day, a late flush adds to its roll-up
+// and takes nothing from it; a roll-up with nothing new writes nothing.
+func TestLateFlushAfterRollup(t *testing.T) {
+	addr, bucket, store, cfg := rollupRig(t)
+	ctx := t.Context()
+	roots := layout.DefaultVersionRoots()
+	org := Organization()
+	d := DayOf(day0)
+	next := day0.Add(24 * time.Hour)
+	use := func(user, skill string) Event {
+		e := activation(user, "t1", skill)
+		e.Layer = skillview.LayerShared
+		return e
+	}
+	// late is a replica that counted e on day0 and flushes it the next
+	// day, after the day's roll-up.
+	late := func(e Event) {
+		t.Helper()
+		clock := day0
+		rec := NewRecorder(cfg, newTestRedisStore(t, addr, cfg), withClock(func() time.Time { return clock }), WithRollup(NewRollup(bucket, roots, store, cfg)))
+		rec.Record(ctx, e)
+		clock = next
+		if err := rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !rec.late.Load() {
+			t.Fatal("a flush to a day rolled up did not ask for a roll-up")
+		}
+	}
+	report := func() map[string]SkillUsage {
+		t.Helper()
+		reader := NewReader(cfg, store, NewRollup(bucket, roots, store, cfg))
+		reader.now = at(next)
+		rep, err := reader.Read(ctx, org, d, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]SkillUsage)
+		for _, su := range rep.Skills {
+			out[su.Skill] = su
+		}
+		return out
+	}
+
+	first := NewRecorder(cfg, store, withClock(at(day0)))
+	first.Record(ctx, use("alice", "pdf"))
+	first.Record(ctx, use("alice", "pdf"))
+	if err := first.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	late(use("bob", "pdf"))
+	late(use("carol", "pdf"))
+	// Replica A reads the day; before it writes, dave's count is flushed
+	// and replica B rolls the day up with it: A's write is refused and
+	// joins B's roll-up instead of replacing it.
+	racing := &racingBucket{Bucket: bucket}
+	raced := false
+	racing.before = func() {
+		raced = true
+		late(use("dave", "pdf"))
+		if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := NewRollup(racing, roots, store, cfg).Run(ctx, next); err != nil || !raced {
+		t.Fatalf("racing roll-up: %v (raced %v)", err, raced)
+	}
+	if got := report()["pdf"]; got.Activations != 5 || got.Users != 4 {
+		t.Fatalf("pdf's day after late flushes: %+v, want 5 activations by 4 users", got)
+	}
+
+	flushDB(t, addr)
+	late(use("erin", "docx"))
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := report(); got["pdf"].Activations != 5 || got["docx"].Activations != 1 {
+		t.Fatalf("after Redis lost the day and a late flush: %+v, want pdf 5 and docx 1", got)
+	}
+	key := roots.UsageDay(org.Layout(), d.String())
+	before, err := bucket.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRollup(bucket, roots, store, cfg).Run(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := bucket.Stat(ctx, key); after.ETag != before.ETag {
+		t.Fatal("a roll-up with nothing new rewrote the day")
+	}
 }

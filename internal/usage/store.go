@@ -162,6 +162,10 @@ type dayRecord struct {
 	Users   map[string]sketch   `json:"users,omitempty"`   // skill ("" any) → distinct users
 	Threads map[string]sketch   `json:"threads,omitempty"` // skill ("" any) → distinct threads
 	Queries map[string]queryRow `json:"queries,omitempty"` // normalized query → its outcomes
+	// Gen is how many flushes had added to the day in the store when it
+	// was read: the roll-up notes in the store the one it wrote, and a day
+	// whose Gen grew past it (a late flush) is rolled up again.
+	Gen int64 `json:"-"`
 }
 
 // sketch is a set of distinct users or threads: a Redis HyperLogLog's bytes
@@ -190,6 +194,11 @@ type Store interface {
 	day(ctx context.Context, lib LibraryRef, d Day, sketches bool) (*dayRecord, error)
 	// libraries lists the libraries with usage on d.
 	libraries(ctx context.Context, d Day) ([]LibraryRef, error)
+	// unrolled returns those of libs whose day d changed since rolled
+	// noted it rolled up (or that it never noted).
+	unrolled(ctx context.Context, d Day, libs []LibraryRef) ([]LibraryRef, error)
+	// rolled notes that lib's day d is rolled up as of generation gen.
+	rolled(ctx context.Context, lib LibraryRef, d Day, gen int64) error
 	// union counts the distinct members of HyperLogLog sketches.
 	union(ctx context.Context, lib LibraryRef, hlls [][]byte) (int64, error)
 	// shared reports whether other replicas flush to the store too, so
@@ -212,6 +221,7 @@ type memDay struct {
 	counts         map[string]int64
 	users, threads map[string]map[uint64]struct{}
 	queries        map[string]*queryRow
+	gen, rolledGen int64 // dayRecord.Gen; what rolled noted (-1: never)
 }
 
 // maxMemoryMembers bounds one in-process sketch; past it further members
@@ -230,10 +240,13 @@ func (s *memoryStore) add(_ context.Context, b *batch) error {
 	get := func(k libDay) *memDay {
 		d := s.days[k]
 		if d == nil {
-			d = &memDay{counts: map[string]int64{}, users: map[string]map[uint64]struct{}{}, threads: map[string]map[uint64]struct{}{}, queries: map[string]*queryRow{}}
+			d = &memDay{counts: map[string]int64{}, users: map[string]map[uint64]struct{}{}, threads: map[string]map[uint64]struct{}{}, queries: map[string]*queryRow{}, rolledGen: -1}
 			s.days[k] = d
 		}
 		return d
+	}
+	for k := range b.libs {
+		get(k).gen++
 	}
 	for k, n := range b.counts {
 		get(k.libDay).counts[k.field()] += n
@@ -305,7 +318,7 @@ func (s *memoryStore) day(_ context.Context, lib LibraryRef, d Day, _ bool) (*da
 		return nil, nil
 	}
 	r := &dayRecord{Day: d.String(), Library: lib.String(), Counts: make(map[string]int64, len(m.counts)),
-		Users: sketches(m.users), Threads: sketches(m.threads), Queries: make(map[string]queryRow, len(m.queries))}
+		Users: sketches(m.users), Threads: sketches(m.threads), Queries: make(map[string]queryRow, len(m.queries)), Gen: m.gen}
 	for f, n := range m.counts {
 		r.Counts[f] = n
 	}
@@ -338,6 +351,27 @@ func (s *memoryStore) libraries(_ context.Context, d Day) ([]LibraryRef, error) 
 		}
 	}
 	return out, nil
+}
+
+func (s *memoryStore) unrolled(_ context.Context, d Day, libs []LibraryRef) ([]LibraryRef, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []LibraryRef
+	for _, l := range libs {
+		if m := s.days[libDay{l, d}]; m != nil && m.gen > m.rolledGen {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (s *memoryStore) rolled(_ context.Context, lib LibraryRef, d Day, gen int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.days[libDay{lib, d}]; m != nil {
+		m.rolledGen = gen
+	}
+	return nil
 }
 
 func (s *memoryStore) shared() bool { return false }

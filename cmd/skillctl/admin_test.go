@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,27 +108,7 @@ func TestTeamMemberEndToEnd(t *testing.T) {
 	}
 	delete(env, "SKILLCTL_TEAMS")
 
-	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-e2e-", 4)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jwtAddr := startServer(t, "--auth.mode=jwt", "--auth.jwt.secret-file="+secret)
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(bin, append([]string{"token", "--ttl", "10m", "--auth.jwt.secret-file", secret}, args...)...).Output()
-		if err != nil {
-			t.Fatalf("skillsvc token %v: %v", args, err)
-		}
-		f := filepath.Join(t.TempDir(), "token")
-		if err := os.WriteFile(f, out, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	jwtAddr, mint := startJWTServer(t)
 	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN_FILE": mint("--admin")}
 	mustRun(t, jenv, "admin", "put", "nda/SKILL.md", skill, "--library", "team:legal")
 	jenv["SKILLCTL_TOKEN_FILE"] = mint("--user", "alice", "--thread", "t1", "--teams", "legal")
@@ -178,20 +157,8 @@ func TestAdminPublishEndToEnd(t *testing.T) {
 		mustRun(t, run, "push", skill, "--library", "shared", "-m", what)
 	}
 
-	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-e2e-", 4)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jwtAddr := startServer(t, "--auth.mode=jwt", "--auth.jwt.secret-file="+secret)
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := exec.Command(bin, "token", "--ttl", "10m", "--auth.jwt.secret-file", secret, "--user", "alice", "--thread", "t1").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN": strings.TrimSpace(string(tok))}
+	jwtAddr, mint := startJWTServer(t)
+	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN_FILE": mint("--user", "alice", "--thread", "t1")}
 	if r := runCtl(t, jenv, "push", skill, "--library", "shared", "--admin"); r.code != exitServer || !strings.Contains(r.stderr, "PermissionDenied") {
 		t.Errorf("jwt mode, a non-admin token with --admin: exit %d\n%s", r.code, r.stderr)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,27 +108,7 @@ func TestTeamMemberEndToEnd(t *testing.T) {
 	}
 	delete(env, "SKILLCTL_TEAMS")
 
-	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-e2e-", 4)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jwtAddr := startServer(t, "--auth.mode=jwt", "--auth.jwt.secret-file="+secret)
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(bin, append([]string{"token", "--ttl", "10m", "--auth.jwt.secret-file", secret}, args...)...).Output()
-		if err != nil {
-			t.Fatalf("skillsvc token %v: %v", args, err)
-		}
-		f := filepath.Join(t.TempDir(), "token")
-		if err := os.WriteFile(f, out, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	jwtAddr, mint := startJWTServer(t)
 	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN_FILE": mint("--admin")}
 	mustRun(t, jenv, "admin", "put", "nda/SKILL.md", skill, "--library", "team:legal")
 	jenv["SKILLCTL_TOKEN_FILE"] = mint("--user", "alice", "--thread", "t1", "--teams", "legal")
@@ -139,5 +118,48 @@ func TestTeamMemberEndToEnd(t *testing.T) {
 	jenv["SKILLCTL_TOKEN_FILE"] = mint("--user", "alice", "--thread", "t1")
 	if got := names(t, mustRun(t, jenv, "ls", "--json", "--teams", "legal").stdout); strings.Contains(got, "nda") {
 		t.Errorf("a token without teams, metadata claiming legal = %s; want no legal skill", got)
+	}
+}
+
+// TestAdminPublishEndToEnd: in insecure mode a push to the shared library
+// is refused unless the caller says --admin (SKILLCTL_ADMIN, a context's
+// admin field), which the built binary sends as x-skillsvc-admin; in jwt
+// mode --admin beside a non-admin token is still refused: the token's
+// admin scope decides.
+func TestAdminPublishEndToEnd(t *testing.T) {
+	addr := startServer(t)
+	env := map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "alice", "SKILLCTL_CONFIG": filepath.Join(t.TempDir(), "config.yaml")}
+	skill := writeSkill(t, "release-notes", map[string]string{"SKILL.md": "---\nname: release-notes\ndescription: Write release notes from a changelog.\n---\nGroup by feature.\n"})
+	if r := runCtl(t, env, "push", skill, "--library", "shared"); r.code != exitServer || !strings.Contains(r.stderr, "PermissionDenied") {
+		t.Fatalf("push --library shared without --admin: exit %d\n%s", r.code, r.stderr)
+	}
+	out, err := ctlCommand(t, env, "push", skill, "--library", "shared", "--admin").CombinedOutput()
+	if err != nil {
+		t.Fatalf("skillctl push --library shared --admin: %v\n%s", err, out)
+	}
+	if got := names(t, mustRun(t, map[string]string{"SKILLCTL_TARGET": addr, "SKILLCTL_USER": "bob"}, "ls", "--json").stdout); !strings.Contains(got, "release-notes") {
+		t.Errorf("bob's catalog after the shared publish = %s", got)
+	}
+	for what, e := range map[string]map[string]string{
+		"SKILLCTL_ADMIN=true":  {"SKILLCTL_ADMIN": "true"},
+		"a context with admin": {"SKILLCTL_CONTEXT": "ops"},
+	} {
+		run := map[string]string{}
+		for k, v := range env {
+			run[k] = v
+		}
+		for k, v := range e {
+			run[k] = v
+		}
+		if what == "a context with admin" {
+			mustRun(t, run, "config", "set-context", "ops", "--target", addr, "--user", "alice", "--admin")
+		}
+		mustRun(t, run, "push", skill, "--library", "shared", "-m", what)
+	}
+
+	jwtAddr, mint := startJWTServer(t)
+	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN_FILE": mint("--user", "alice", "--thread", "t1")}
+	if r := runCtl(t, jenv, "push", skill, "--library", "shared", "--admin"); r.code != exitServer || !strings.Contains(r.stderr, "PermissionDenied") {
+		t.Errorf("jwt mode, a non-admin token with --admin: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -39,6 +39,10 @@ type Context struct {
 	// Teams are the caller's teams, comma-separated, sent as metadata
 	// (insecure mode); with a token its teams claim decides.
 	Teams string `yaml:"teams,omitempty"`
+	// Admin asks to act as a library admin (x-skillsvc-admin: true):
+	// honoured in insecure mode only; with a token its admin scope
+	// decides and the server ignores the header.
+	Admin bool `yaml:"admin,omitempty"`
 	// Token is a bearer token, or TokenFile a file holding one (read on
 	// every run, so a rotated token is picked up).
 	Token     string `yaml:"token,omitempty"`
@@ -178,9 +182,9 @@ type settings struct {
 }
 
 // envNames maps each setting to its environment variable.
-var envNames = struct{ Context, Target, TLS, CAFile, User, Thread, Teams, Token, TokenFile, Library string }{
+var envNames = struct{ Context, Target, TLS, CAFile, User, Thread, Teams, Admin, Token, TokenFile, Library string }{
 	"SKILLCTL_CONTEXT", "SKILLCTL_TARGET", "SKILLCTL_TLS", "SKILLCTL_CA_FILE", "SKILLCTL_USER", "SKILLCTL_THREAD",
-	"SKILLCTL_TEAMS", "SKILLCTL_TOKEN", "SKILLCTL_TOKEN_FILE", "SKILLCTL_LIBRARY",
+	"SKILLCTL_TEAMS", "SKILLCTL_ADMIN", "SKILLCTL_TOKEN", "SKILLCTL_TOKEN_FILE", "SKILLCTL_LIBRARY",
 }
 
 // resolve decides each setting: flags (set is what the command line gave,
@@ -213,16 +217,25 @@ func resolve(cfg *Config, flags Context, flagContext string, changed func(string
 	s.Token = pick("token", flags.Token, envNames.Token, ctx.Token)
 	s.TokenFile = pick("token-file", flags.TokenFile, envNames.TokenFile, ctx.TokenFile)
 	s.Library = pick("library", flags.Library, envNames.Library, ctx.Library)
-	s.TLS = ctx.TLS
-	if v := getenv(envNames.TLS); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return s, fmt.Errorf("%s=%q: not a boolean", envNames.TLS, v)
+	pickBool := func(flag string, value bool, env string, fromCtx bool) (bool, error) {
+		if changed(flag) {
+			return value, nil
 		}
-		s.TLS = b
+		if v := getenv(env); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return false, fmt.Errorf("%s=%q: not a boolean", env, v)
+			}
+			return b, nil
+		}
+		return fromCtx, nil
 	}
-	if changed("tls") {
-		s.TLS = flags.TLS
+	var err error
+	if s.TLS, err = pickBool("tls", flags.TLS, envNames.TLS, ctx.TLS); err != nil {
+		return s, err
+	}
+	if s.Admin, err = pickBool("admin", flags.Admin, envNames.Admin, ctx.Admin); err != nil {
+		return s, err
 	}
 	// A token from the flag or environment beats a token file from the
 	// context, and the other way round.

@@ -171,7 +171,7 @@ func (a *app) configSetCmd() *cobra.Command {
 		Use:   "set-context NAME",
 		Short: "Create or change a context: only the fields given are set",
 		Long: `set-context creates context NAME or changes the fields given: --target, --tls, --ca-file,
---user, --thread, --token, --token-file, --library (the global flags of the same names). An empty
+--user, --thread, --teams, --admin, --token, --token-file, --library (the global flags of the same names). An empty
 value clears a field. --use makes it the current context.`,
 		Example: `  skillctl config set-context dev --target localhost:7070 --user alice --use
   skillctl config set-context prod --target skills.example.com:443 --tls --token-file ~/prod.token`,
@@ -206,6 +206,9 @@ value clears a field. --use makes it the current context.`,
 				set("library", &ctx.Library, a.flags.Library)
 				if changed("tls") {
 					ctx.TLS = a.flags.TLS
+				}
+				if changed("admin") {
+					ctx.Admin = a.flags.Admin
 				}
 				if ctx.Token != "" && ctx.TokenFile != "" {
 					return fmt.Errorf("context %q would have both a token and a token file; keep one", name)

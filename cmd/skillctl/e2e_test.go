@@ -146,6 +146,34 @@ func names(t *testing.T, lsJSON string) string {
 	return strings.Join(n, ",")
 }
 
+// startJWTServer serves e2eLibrary in jwt mode with a secret of its own;
+// mint makes a token file of `skillsvc token` with args (--user, --admin,
+// --teams, …) signed by that secret.
+func startJWTServer(t *testing.T, args ...string) (addr string, mint func(args ...string) string) {
+	t.Helper()
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-e2e-", 4)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr = startServer(t, append([]string{"--auth.mode=jwt", "--auth.jwt.secret-file=" + secret}, args...)...)
+	bin, err := skillsvcBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr, func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"token", "--ttl", "10m", "--auth.jwt.secret-file", secret}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("skillsvc token %v: %v", args, err)
+		}
+		f := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(f, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+}
+
 // mustRun runs skillctl and fails the test unless it exits 0.
 func mustRun(t *testing.T, env map[string]string, args ...string) ctlResult {
 	t.Helper()

@@ -35,7 +35,9 @@ pulled are kept when their skill did not change, and refused (an error before an
 when it did, unless --force. A folder in DIR that no pull wrote is never touched: a skill that would
 land there is an error, unless --force (which replaces it). Each skill is unpacked into a
 temporary folder in DIR, every file checked against the listing's manifest (size and sha256, no
-file more or less), and only then renamed into place. Each file gets the mode of its tar entry in
+file more or less), and only then renamed into place. A pull holds an exclusive lock on
+DIR/` + dirLockName + ` (holding its pid) while it reads and writes DIR: another pull into DIR waits
+for it up to --wait, then fails naming its pid. Each file gets the mode of its tar entry in
 the export (0755 when executable, else 0644): the mode the server recorded for it. --json prints
 what was done: folders fetched, unchanged, removed and kept, and the exports made with the bytes
 they returned.`
@@ -107,6 +109,7 @@ func (a *app) setFlags(cmd *cobra.Command, o *setOptions, category *string) {
 	f.StringVar(&o.sel.Layer, "layer", "", "only the skills served from this library: user, team, team:ID or shared")
 	f.StringVar(&o.layout, "layout", layoutFlat, "flat (DIR/<skill>) or categories (DIR/<category>/<skill>)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be fetched and removed; write nothing")
+	f.DurationVar(&o.wait, "wait", defaultPullWait, "how long to wait for another pull or sync into DIR to finish (0: fail at once)")
 }
 
 func (a *app) syncCmd() *cobra.Command {

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
@@ -89,6 +90,7 @@ type setOptions struct {
 	force    bool
 	dryRun   bool
 	maxBytes int64
+	wait     time.Duration // for another pull into the same folder
 }
 
 // pullReport is what a set pull did; --json prints it.
@@ -307,9 +309,31 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 	if f := cmd.Flags().Lookup("library"); f != nil && f.Changed {
 		return usageErr(errors.New("a set pull copies your catalog as you see it; --layer user, team, team:ID or shared takes one library's skills (--library names the library push and other writes act on)"))
 	}
-	lock, err := readLock(dir)
-	if err != nil {
-		return usageErr(err)
+	if !o.sel.empty() {
+		if err := errors.Join(validLayout(o.layout), validLayer(o.sel.Layer)); err != nil {
+			return usageErr(err)
+		}
+	}
+	// The lock is held from before the lockfile is read. A folder that
+	// does not exist yet is planned as empty without it, nothing read
+	// there (a refused pull creates nothing; another pull may be writing
+	// it by now), then planned again from what is there under the lock. A
+	// dry run writes nothing and takes no lock.
+	_, statErr := os.Stat(dir)
+	fresh := errors.Is(statErr, fs.ErrNotExist)
+	if !fresh && !o.dryRun {
+		unlock, err := a.lockDir(cmd.Context(), dir, o.wait)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	var lock *lockFile
+	if !fresh {
+		var err error
+		if lock, err = readLock(dir); err != nil {
+			return usageErr(err)
+		}
 	}
 	if o.sel.empty() {
 		if lock == nil {
@@ -336,15 +360,6 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 	if err := a.connect(cmd); err != nil {
 		return err
 	}
-	if lock == nil {
-		lock = &lockFile{Version: 1, Skills: map[string]*lockedSkill{}}
-	} else if o.sync && lock.Server != a.set.Target && !o.force {
-		return usageErr(fmt.Errorf("%s was written by a pull from %s, not %s: sync would remove its skills (--force to sync anyway)", filepath.Join(dir, lockName), lock.Server, a.set.Target))
-	}
-	if lock.Skills == nil {
-		lock.Skills = map[string]*lockedSkill{}
-	}
-
 	req := &skillsvcv1.ListSkillsRequest{PageSize: 1000, View: skillsvcv1.SkillView_SKILL_VIEW_FULL, Scope: o.sel.Scope}
 	if o.sel.Category != nil {
 		req.Category = proto.String(*o.sel.Category)
@@ -352,6 +367,63 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 	list, err := a.listAll(cmd.Context(), req)
 	if err != nil {
 		return err
+	}
+	p, err := a.planPull(dir, o, lock, list, !fresh)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		for _, f := range p.fetch {
+			p.rep.Fetched = append(p.rep.Fetched, fetchedReport{Folder: f.w.folder, Path: f.w.skill.GetPath(), Digest: f.w.skill.GetManifestDigest(),
+				Files: int(f.w.skill.GetManifest().GetFileCount()), Bytes: f.w.skill.GetManifest().GetTotalBytes()})
+		}
+		p.rep.Removed = append(p.rep.Removed, p.remove...)
+		return a.printPullReport(p.rep)
+	}
+	if fresh {
+		unlock, err := a.lockDir(cmd.Context(), dir, o.wait)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if lock, err = readLock(dir); err != nil {
+			return usageErr(err)
+		}
+		if p, err = a.planPull(dir, o, lock, list, true); err != nil {
+			return err
+		}
+	}
+	return a.runPull(cmd.Context(), dir, o, list, p)
+}
+
+// action is one skill a pull fetches: where it goes and what the
+// lockfile said of that folder, if anything.
+type action struct {
+	w      wanted
+	locked *lockedSkill
+}
+
+// pullPlan is what a set pull will do: fetch and remove, from the
+// lockfile it planned from; rep has what is left as it is.
+type pullPlan struct {
+	lock   *lockFile
+	fetch  []action
+	remove []string
+	rep    *pullReport
+}
+
+// planPull decides, from the lockfile (nil: none), the listing and what
+// is on disk (onDisk; else dir is taken as empty), what a pull into dir
+// fetches and removes, and refuses every conflict before anything is
+// written.
+func (a *app) planPull(dir string, o setOptions, lock *lockFile, list *skillsvcv1.ListSkillsResponse, onDisk bool) (*pullPlan, error) {
+	if lock == nil {
+		lock = &lockFile{Version: 1, Skills: map[string]*lockedSkill{}}
+	} else if o.sync && lock.Server != a.set.Target && !o.force {
+		return nil, usageErr(fmt.Errorf("%s was written by a pull from %s, not %s: sync would remove its skills (--force to sync anyway)", filepath.Join(dir, lockName), lock.Server, a.set.Target))
+	}
+	if lock.Skills == nil {
+		lock.Skills = map[string]*lockedSkill{}
 	}
 	rep := &pullReport{Dir: dir, Layout: o.layout, LibraryDigest: list.GetLibraryDigest(), DryRun: o.dryRun,
 		Fetched: []fetchedReport{}, Unchanged: []string{}, Removed: []string{}, Kept: []string{}, Skipped: []string{}}
@@ -372,7 +444,7 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 		}
 		folder, err := folderOf(s, o.layout)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if other, dup := byFolder[folder]; dup {
 			problems = append(problems, fmt.Sprintf("%s and %s would both be %s (use --layout categories, or narrow the selection)",
@@ -393,17 +465,13 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 		}
 	}
 
-	type action struct {
-		w      wanted
-		locked *lockedSkill
-	}
 	var fetch []action
 	var remove []string
 	for _, w := range want {
 		locked := lock.Skills[w.folder]
 		abs := filepath.Join(dir, filepath.FromSlash(w.folder))
 		if locked == nil {
-			if _, err := os.Lstat(abs); err == nil && !o.force {
+			if _, err := os.Lstat(abs); onDisk && err == nil && !o.force {
 				problems = append(problems, fmt.Sprintf("%s exists and no pull wrote it (not in %s): move it away, or --force to replace it", inert(abs), lockName))
 				continue
 			}
@@ -413,7 +481,7 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 		changed := locked.ManifestDigest != w.skill.GetManifestDigest()
 		state, err := folderState(abs, locked, changed)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch {
 		case state == "missing":
@@ -436,7 +504,7 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 			abs := filepath.Join(dir, filepath.FromSlash(folder))
 			state, err := folderState(abs, lock.Skills[folder], true)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if state == "modified" && !o.force {
 				problems = append(problems, fmt.Sprintf("%s was edited since it was pulled and its skill is gone: move it away, or --force to remove it", inert(abs)))
@@ -447,20 +515,14 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return usageErr(fmt.Errorf("nothing was written to %s:\n  %s", dir, strings.Join(problems, "\n  ")))
+		return nil, usageErr(fmt.Errorf("nothing was written to %s:\n  %s", dir, strings.Join(problems, "\n  ")))
 	}
-	if o.dryRun {
-		for _, f := range fetch {
-			rep.Fetched = append(rep.Fetched, fetchedReport{Folder: f.w.folder, Path: f.w.skill.GetPath(), Digest: f.w.skill.GetManifestDigest(),
-				Files: int(f.w.skill.GetManifest().GetFileCount()), Bytes: f.w.skill.GetManifest().GetTotalBytes()})
-		}
-		rep.Removed = append(rep.Removed, remove...)
-		return a.printPullReport(rep)
-	}
+	return &pullPlan{lock: lock, fetch: fetch, remove: remove, rep: rep}, nil
+}
 
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageErr(err)
-	}
+// runPull carries out a plan, the folder's lock held.
+func (a *app) runPull(ctx context.Context, dir string, o setOptions, list *skillsvcv1.ListSkillsResponse, p *pullPlan) error {
+	lock, rep, fetch, remove := p.lock, p.rep, p.fetch, p.remove
 	lock.Server, lock.Selection, lock.Layout = a.set.Target, o.sel, o.layout
 	// The digest is written only once the folder holds that state.
 	lock.LibraryDigest = ""
@@ -478,10 +540,10 @@ func (a *app) pullSet(cmd *cobra.Command, dir string, o setOptions) error {
 		}
 	}
 	for _, f := range fetch {
-		if err := cmd.Context().Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		locked, n, err := a.fetchInto(cmd.Context(), dir, f.w, o.maxBytes, rep)
+		locked, n, err := a.fetchInto(ctx, dir, f.w, o.maxBytes, rep)
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@ func fetchedFolders(rep pullReport) string {
 }
 
 // tree maps every file under dir (slash paths) to its content and mode,
-// the lockfile left out.
+// the lockfile and its lock left out.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -55,7 +55,7 @@ func tree(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if rel == lockName {
+		if rel == lockName || rel == dirLockName {
 			return nil
 		}
 		info, err := d.Info()
@@ -154,7 +154,7 @@ func TestPullSetEndToEnd(t *testing.T) {
 	if got := keysOf(tree(t, dir)); got != "csv/SKILL.md,mine/SKILL.md,notes/SKILL.md" {
 		t.Errorf("after sync: %s", got)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+	if entries, _ := os.ReadDir(dir); len(entries) != 5 { // and the lockfile's lock
 		t.Errorf("after sync the folder holds %d entries (a temporary folder left?): %v", len(entries), entries)
 	}
 	if lock, err := readLock(dir); err != nil || keysOf(lock.Skills) != "csv,notes" {

@@ -126,7 +126,7 @@ whole catalog, category or scope into a host's skills folder, kept in sync), mov
 roll back, review pending versions and watch the catalog change.
 
 Connection settings come, in this order, from flags, the environment (SKILLCTL_TARGET,
-SKILLCTL_TLS, SKILLCTL_CA_FILE, SKILLCTL_USER, SKILLCTL_THREAD, SKILLCTL_TOKEN,
+SKILLCTL_TLS, SKILLCTL_CA_FILE, SKILLCTL_USER, SKILLCTL_THREAD, SKILLCTL_ADMIN, SKILLCTL_TOKEN,
 SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of the config file
 ($SKILLCTL_CONFIG, else ~/.config/skillctl/config.yaml; see skillctl config), and defaults
 (target ` + defaultTarget + `, thread "` + defaultThread + `").
@@ -142,6 +142,7 @@ SKILLCTL_TOKEN_FILE, SKILLCTL_LIBRARY, SKILLCTL_CONTEXT), the current context of
 	pf.StringVar(&a.flags.User, "user", "", "user ID sent as identity metadata (insecure mode)")
 	pf.StringVar(&a.flags.Thread, "thread", "", "thread ID sent as identity metadata (default \""+defaultThread+"\")")
 	pf.StringVar(&a.flags.Teams, "teams", "", "the caller's team IDs, comma-separated, sent as identity metadata (insecure mode; a token's teams claim decides otherwise)")
+	pf.BoolVar(&a.flags.Admin, "admin", false, "act as a library admin (x-skillsvc-admin: true): publish to the shared, a team's or another user's library in insecure mode; ignored by a server in jwt mode, where the token's admin scope decides")
 	pf.StringVar(&a.flags.Token, "token", "", "bearer token (jwt mode)")
 	pf.StringVar(&a.flags.TokenFile, "token-file", "", "file holding the bearer token")
 	pf.StringVar(&a.flags.Library, "library", "", `library to act on: empty for your own, "shared", "team:ID" (a team's), or a user ID (admins)`)
@@ -229,6 +230,9 @@ func (a *app) callCtx(ctx context.Context, deadline bool) (context.Context, cont
 	}
 	if a.set.Teams != "" {
 		md.Set(auth.TeamsKey, a.set.Teams)
+	}
+	if a.set.Admin {
+		md.Set(auth.AdminKey, "true")
 	}
 	if a.viewScope != "" {
 		md.Set(auth.ScopeKey, a.viewScope)

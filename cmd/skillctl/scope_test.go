@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,27 +54,7 @@ func TestScopeEndToEnd(t *testing.T) {
 	}
 
 	// jwt mode: the token's scope binds.
-	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte(strings.Repeat("skillctl-e2e-", 4)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	jwtAddr := startServer(t, "--auth.mode=jwt", "--auth.jwt.secret-file="+secret)
-	bin, err := skillsvcBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(bin, append([]string{"token", "--ttl", "10m", "--auth.jwt.secret-file", secret}, args...)...).Output()
-		if err != nil {
-			t.Fatalf("skillsvc token %v: %v", args, err)
-		}
-		f := filepath.Join(t.TempDir(), "token")
-		if err := os.WriteFile(f, out, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	jwtAddr, mint := startJWTServer(t)
 	jenv := map[string]string{"SKILLCTL_TARGET": jwtAddr, "SKILLCTL_TOKEN_FILE": mint("--admin")}
 	put(jenv, "legal/nda/SKILL.md", "nda", "NDA review.")
 	put(jenv, "eng/deploy/SKILL.md", "deploy", "Deploys.")

@@ -278,3 +278,45 @@ auth:
 		}
 	}
 }
+
+// TestConfigPrintedRestarts: what `skillsvc FLAGS config` prints (the
+// subcommand after the flags) starts the binary as it is, the Redis
+// password left out of the file and still taken from the environment: a
+// call's cache entries reach Redis as the ACL user the password is for.
+func TestConfigPrintedRestarts(t *testing.T) {
+	red := testserver.SharedRedis(t)
+	rc := redis.NewClient(&redis.Options{Addr: red.Addr})
+	defer rc.Close()
+	user, password := "config-e2e-"+strings.ToLower(rand.Text()), rand.Text()
+	if err := rc.Do(t.Context(), "ACL", "SETUSER", user, "on", ">"+password, "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Do(context.Background(), "ACL", "DELUSER", user) })
+	keyPrefix := "config-printed-" + rand.Text() + ":"
+	env := cleanEnv("SKILLSVC_CACHE_REDIS_PASSWORD=" + password)
+
+	cmd := exec.CommandContext(t.Context(), binary(t), "--listen=127.0.0.1:0", "--http.listen=", "--storage=local", "--data-dir="+filepath.Join(t.TempDir(), "data"),
+		"--cache.redis.addrs="+red.Addr, "--cache.redis.username="+user, "--cache.redis.key-prefix="+keyPrefix, "config")
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	printed, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("skillsvc FLAGS config: %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(string(printed), password) || strings.Contains(string(printed), "********") ||
+		!strings.Contains(string(printed), "password: # secret, set but not printed: give it with SKILLSVC_CACHE_REDIS_PASSWORD") {
+		t.Fatalf("the printed configuration shows the password, or not where it comes from:\n%s", printed)
+	}
+
+	p := startWithFile(t, configFile(t, string(printed)), env)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := skillsvcv1.NewSkillsServiceClient(dial(t, p.addr)).ListSkills(grpctest.AsCaller(ctx, "alice", "t1", ""), &skillsvcv1.ListSkillsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rc.Keys(ctx, keyPrefix+"*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Errorf("no Redis key under %q after a call from the printed file (%v):\n%s", keyPrefix, err, p.output())
+	}
+}

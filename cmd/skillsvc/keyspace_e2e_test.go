@@ -80,3 +80,55 @@ func TestKeyspacePerDeployment(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyspaceSpellingsShare: two replicas of one deployment naming its
+// MinIO in two spellings (case, a trailing slash, path-style or not) log
+// one keyspace and the normalized storage, and a change on one is seen on
+// the other through the replicas' topic, although each holds settings in
+// process for an hour.
+func TestKeyspaceSpellingsShare(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	red := testserver.SharedRedis(t)
+	bucket := srv.NewBucket(t)
+	putLibrary(s3Put(t, srv, bucket))
+	common := append(redisFlags(red, newKeyPrefix()), "--metrics.listen=127.0.0.1:0", "--skills.index-refresh=1h", "--skills.index-max-stale=1h", noScan,
+		"--storage=s3", "--s3.bucket="+bucket, "--s3.region="+srv.Region)
+	a := startBinary(t, minioEnv(srv), append(common, "--s3.endpoint="+srv.Endpoint, "--s3.path-style")...)
+	b := startBinary(t, minioEnv(srv), append(common, "--s3.endpoint="+strings.ToUpper(srv.Endpoint)+"/", "--s3.path-style=false")...)
+	keyspace := func(p *proc) string {
+		t.Helper()
+		for line := range strings.Lines(p.output()) {
+			if strings.Contains(line, `"msg":"cache keyspace"`) {
+				if !strings.Contains(line, `"storage":"s3 `+strings.ToLower(srv.Endpoint)+` bucket `+bucket+`"`) {
+					t.Errorf("the keyspace line does not name the normalized storage: %s", line)
+				}
+				_, k, _ := strings.Cut(line, `"keyspace":"`)
+				k, _, _ = strings.Cut(k, `"`)
+				return k
+			}
+		}
+		t.Fatalf("no keyspace logged:\n%s", p.output())
+		return ""
+	}
+	if ka, kb := keyspace(a), keyspace(b); ka == "" || ka != kb {
+		t.Fatalf("keyspaces %q and %q: want one", ka, kb)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+	scA := skillsvcv1.NewSkillsServiceClient(dial(t, a.addr))
+	scB := skillsvcv1.NewSkillsServiceClient(dial(t, b.addr))
+	for _, sc := range []skillsvcv1.SkillsServiceClient{scA, scB} {
+		if got, err := skillNames(alice, sc); err != nil || got != allSkills {
+			t.Fatalf("lists %q, %v; want %q", got, err, allSkills)
+		}
+	}
+	if _, err := scA.SetSkillEnabled(alice, &skillsvcv1.SetSkillEnabledRequest{Path: "pdf", Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 30*time.Second, "B listing A's change", func() bool {
+		got, err := skillNames(alice, scB)
+		return err == nil && got == "csv,notes"
+	})
+}

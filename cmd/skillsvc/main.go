@@ -25,8 +25,8 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == "config" {
-		err := app.ConfigCommand(os.Args[2:], os.Getenv, os.Stdout)
+	if cmd, args := app.Subcommand(os.Args[1:]); cmd == "config" {
+		err := app.ConfigCommand(args, os.Getenv, os.Stdout)
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "skillsvc:", err)
 			os.Exit(2)

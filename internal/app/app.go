@@ -123,7 +123,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	a.onClose(closeBucket)
 	// Every Redis key, value and channel of this deployment (the cache's,
 	// the events' and the feed's topics) is bound to its storage.
-	cfg.Cache.Redis.Keyspace = cache.NewKeyspace(storageIdentity(cfg))
+	// Replicas share cache entries and invalidations only within one
+	// keyspace: the log names it and the storage it was derived from.
+	id, readable := storageIdentity(cfg)
+	cfg.Cache.Redis.Keyspace = cache.NewKeyspace(id)
+	log.InfoContext(ctx, "cache keyspace", "keyspace", cfg.Cache.Redis.Keyspace.String(), "storage", readable)
 	c, err := cache.New(cfg.Cache, reg, log)
 	if err != nil {
 		return nil, err

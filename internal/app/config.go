@@ -232,7 +232,7 @@ func newFlagSet(c *Config) *flag.FlagSet {
 }
 
 const usageHead = `Usage: skillsvc [flags]                 serve
-       skillsvc config [flags]          print the effective configuration as YAML
+       skillsvc [flags] config [flags]  print the effective configuration as a config file
        skillsvc config --defaults       print a config file of every option, commented
        skillsvc token --user=U ...      print a development token (skillsvc token -h)
 

@@ -10,8 +10,9 @@ import (
 
 // ConfigCommand is `skillsvc config [flags]`: it loads the configuration
 // from args, getenv and the config file as the server does, and writes it
-// to w as a config file (secrets "********"; the "auto" defaults as what
-// they resolve to). With --defaults alone it writes a config file of every
+// to w as a config file that loads back (a set secret left empty with a
+// comment naming its variable; the "auto" defaults as what they resolve
+// to). With --defaults alone it writes a config file of every
 // option at its default, commented; it loads as it is.
 func ConfigCommand(args []string, getenv func(string) string, w io.Writer) error {
 	if len(args) > 0 && (args[0] == "--defaults" || args[0] == "-defaults") {
@@ -25,6 +26,14 @@ func ConfigCommand(args []string, getenv func(string) string, w io.Writer) error
 		return err
 	}
 	return flagopt.WriteEffective(w, f, ConfigFileFlag)
+}
+
+// Subcommand finds skillsvc's "config" subcommand in args, first or after
+// the server's flags (skillsvc --config.file=f.yaml config): it returns
+// "config" and args without it, else "" and args.
+func Subcommand(args []string) (string, []string) {
+	var c Config
+	return flagopt.Command(newFlagSet(&c), args, "config")
 }
 
 const defaultsHead = `# skillsvc configuration: every option at its default, from
@@ -68,12 +77,13 @@ overrides the default. Values are read as the flag reads its command-line text
 value stops the start with the file, line and option named.
 
 ` + "`skillsvc --help`" + ` lists the basic options, ` + "`skillsvc --help-all`" + ` every one,
-` + "`skillsvc config`" + ` prints the effective configuration (secrets masked) and
+` + "`skillsvc config`" + ` prints the effective configuration as a file that loads back (a secret left out) and
 ` + "`skillsvc config --defaults`" + ` a complete commented config file.
 
 Categories: **basic** options are what a deployment usually sets; **advanced**
 ones are tuning most deployments leave alone; **experimental** ones may change or
-go away in a minor release. A **secret** is printed masked.
+go away in a minor release. A **secret** is never printed: ` + "`skillsvc config`" + ` leaves it empty with a comment
+naming its environment variable, and a file giving a secret as ` + "`********`" + ` is refused.
 `
 
 // WriteReference writes docs/reference/configuration.md: every option by

@@ -206,7 +206,7 @@ func TestConfigCommand(t *testing.T) {
 	if err := ConfigCommand([]string{"--storage=s3", "--s3.bucket=b", "--cache.redis.addrs=r:6379"}, getenv, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"storage: s3\n", "    password: '********'\n", "  index-refresh: 5s\n", "  index-max-stale: 30s\n", "    addrs: r:6379\n", "  path-style: false\n"} {
+	for _, s := range []string{"storage: s3\n", "    password: # secret, set but not printed: give it with SKILLSVC_CACHE_REDIS_PASSWORD or --cache.redis.password\n", "  index-refresh: 5s\n", "  index-max-stale: 30s\n", "    addrs: r:6379\n", "  path-style: false\n"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("skillsvc config lacks %q:\n%s", s, out.String())
 		}
@@ -214,12 +214,24 @@ func TestConfigCommand(t *testing.T) {
 	if strings.Contains(out.String(), "hunter2") || strings.Contains(out.String(), "config:") {
 		t.Errorf("skillsvc config shows the secret or config.file:\n%s", out.String())
 	}
-	c, err := Load([]string{"--config.file=" + writeFile(t, out.String())}, func(string) string { return "" })
+	// It loads back, the secret still from the environment.
+	c, err := Load([]string{"--config.file=" + writeFile(t, out.String())}, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.S3.Bucket != "b" || c.Cache.Redis.Addrs[0] != "r:6379" || c.Skills.IndexMaxStale != 30*time.Second {
+	if c.S3.Bucket != "b" || c.Cache.Redis.Addrs[0] != "r:6379" || c.Skills.IndexMaxStale != 30*time.Second || c.Cache.Redis.Password.Value != "hunter2" {
 		t.Errorf("loaded back %+v", c)
+	}
+	// Without the environment the secret is unset, not the mask.
+	if c, err := Load([]string{"--config.file=" + writeFile(t, out.String())}, func(string) string { return "" }); err != nil || c.Cache.Redis.Password.Value != "" {
+		t.Errorf("loaded back without the environment: %v, password %q", err, c.Cache.Redis.Password.Value)
+	}
+	// The subcommand after the flags is the same command.
+	var after bytes.Buffer
+	if cmd, args := Subcommand([]string{"--storage=s3", "--s3.bucket=b", "--cache.redis.addrs=r:6379", "config"}); cmd != "config" {
+		t.Errorf("Subcommand found %q in %q", cmd, args)
+	} else if err := ConfigCommand(args, getenv, &after); err != nil || after.String() != out.String() {
+		t.Errorf("config after the flags: %v\n%s", err, after.String())
 	}
 	if err := ConfigCommand([]string{"--storage=ftp"}, getenv, &out); err == nil {
 		t.Error("skillsvc config accepts an invalid configuration")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -157,19 +156,22 @@ func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), erro
 }
 
 // storageIdentity names the deployment's storage, the same on every replica
-// that names it alike: the S3 endpoint (empty for AWS, where bucket names
-// are unique) and bucket, or the data directory's absolute path (links
-// resolved). Its digest is the cache's keyspace (cache.Keyspace), which
-// keeps deployments sharing a Redis apart.
-func storageIdentity(cfg Config) string {
+// whatever its spelling: the S3 service (s3.Config.StoreEndpoint: empty for
+// AWS, where bucket names are unique) and bucket, or the data directory's
+// absolute path (links resolved). Its digest is the cache's keyspace
+// (cache.Keyspace), which keeps deployments sharing a Redis apart; readable
+// is the same for the log.
+func storageIdentity(cfg Config) (id, readable string) {
 	if cfg.Storage == "s3" {
-		endpoint := strings.TrimRight(cfg.S3.Endpoint, "/")
-		if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
-			// Scheme and host are case-insensitive; a path is not.
-			u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-			endpoint = u.String()
+		endpoint := cfg.S3.StoreEndpoint()
+		shown := endpoint
+		switch {
+		case endpoint == "":
+			shown = "AWS"
+		case strings.HasPrefix(endpoint, "aws-"):
+			shown = "AWS " + endpoint // a partition: aws-cn, aws-us-gov
 		}
-		return "s3\x00" + endpoint + "\x00" + cfg.S3.Bucket
+		return "s3\x00" + endpoint + "\x00" + cfg.S3.Bucket, "s3 " + shown + " bucket " + cfg.S3.Bucket
 	}
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err == nil {
@@ -177,7 +179,8 @@ func storageIdentity(cfg Config) string {
 			dir = real
 		}
 	}
-	return "local\x00" + filepath.Clean(dir)
+	dir = filepath.Clean(dir)
+	return "local\x00" + dir, "local " + dir
 }
 
 // staleProbeAge is how old a probe key must be to be another process's

@@ -118,7 +118,7 @@ func (c *RedisConfig) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.DurationVar(&c.ReadTimeout, prefix+"read-timeout", 250*time.Millisecond, "How long one Redis reply may take; the caller's deadline applies too when it is sooner.")
 	f.DurationVar(&c.WriteTimeout, prefix+"write-timeout", 250*time.Millisecond, "How long sending one Redis command may take.")
 	f.DurationVar(&c.PoolTimeout, prefix+"pool-timeout", 250*time.Millisecond, "How long a call waits for a free connection when all are busy.")
-	f.StringVar(&c.KeyPrefix, prefix+"key-prefix", "skillsvc:", "Prefix of every Redis key and channel. Deployments sharing a Redis are kept apart by their storage (S3 endpoint and bucket, or data directory), whose digest follows the prefix and frames every value, whatever the prefix; replicas of one deployment share entries when they name the same storage alike.")
+	f.StringVar(&c.KeyPrefix, prefix+"key-prefix", "skillsvc:", "Prefix of every Redis key and channel. Deployments sharing a Redis are kept apart by their storage (S3 endpoint and bucket, or data directory), whose digest follows the prefix and frames every value, whatever the prefix; replicas of one deployment share entries when they name the same storage (the endpoint normalized: case, default port, trailing slash, AWS however named).")
 	f.IntVar(&c.Breaker.Failures, prefix+"breaker.failures", 5, "Failed Redis calls in a row that open the circuit breaker.")
 	f.DurationVar(&c.Breaker.CoolDown, prefix+"breaker.cool-down", 10*time.Second, "How long an open breaker skips Redis before one call probes it again.")
 	options.Tag(f, options.Basic, prefix+"addrs", prefix+"password", prefix+"key-prefix")

@@ -116,6 +116,10 @@ func (l *loader) mapping(m *yaml.Node, prefix string) {
 		if !ok {
 			continue
 		}
+		if text == Masked && IsSecret(fl) {
+			l.fail(v, name, "is %q, the mask of a secret, not the secret: write the secret here, or leave it empty and set %s", Masked, EnvName(name))
+			continue
+		}
 		if err := fl.Value.Set(text); err != nil {
 			l.fail(v, name, "invalid value %q: %v", text, err)
 			continue

@@ -184,9 +184,18 @@ func TestWriteEffective(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The top level lists its options first, then the groups.
-	want := "listen: 127.0.0.1:7070\ncache:\n  redis:\n    addrs: \"\"\n    password: '********'\n    timeout: 250ms\nconfig:\n  file: \"\"\ns3:\n  bucket: b\n  max-conns: 256\n  path-style: true\nsearch:\n  weight: 0.2\n"
+	// A set secret is left empty, saying where it comes from: the file
+	// loads back, and the secret is given beside it.
+	want := "listen: 127.0.0.1:7070\ncache:\n  redis:\n    addrs: \"\"\n    password: # secret, set but not printed: give it with SKILLSVC_CACHE_REDIS_PASSWORD or --cache.redis.password\n    timeout: 250ms\nconfig:\n  file: \"\"\ns3:\n  bucket: b\n  max-conns: 256\n  path-style: true\nsearch:\n  weight: 0.2\n"
 	if b.String() != want {
 		t.Errorf("effective:\n%s\nwant:\n%s", b.String(), want)
+	}
+	c, f := newFake()
+	if _, err := options.Load(f, "effective.yaml", b.Bytes()); err != nil {
+		t.Fatalf("the effective file with a secret does not load back: %v", err)
+	}
+	if c.bucket != "b" || c.password != "" {
+		t.Errorf("loaded back %+v", *c)
 	}
 	// An empty secret prints empty: nothing to hide, and it shows unset.
 	_, f = newFake()
@@ -210,7 +219,7 @@ func TestWriteEffective(t *testing.T) {
 	if !strings.Contains(b.String(), "  weight: 1\n") {
 		t.Errorf("a whole float:\n%s", b.String())
 	}
-	c, f := newFake()
+	c, f = newFake()
 	if _, err := options.Load(f, "effective.yaml", b.Bytes(), "config.file"); err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +327,48 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadRefusesMask: a secret given as the mask (a file printed by an
+// older skillsvc config) is refused, naming the option and its variable;
+// the same text is a value like any other for an option that is no secret.
+func TestLoadRefusesMask(t *testing.T) {
+	_, f := newFake()
+	_, err := options.Load(f, "old.yaml", []byte("cache:\n  redis:\n    password: '********'\n"))
+	if err == nil || !strings.Contains(err.Error(), `old.yaml:3: "cache.redis.password": is "********", the mask of a secret`) || !strings.Contains(err.Error(), "SKILLSVC_CACHE_REDIS_PASSWORD") {
+		t.Errorf("a masked secret: %v", err)
+	}
+	c, f := newFake()
+	if _, err := options.Load(f, "ok.yaml", []byte("s3:\n  bucket: '********'\n")); err != nil || c.bucket != "********" {
+		t.Errorf("the mask's text in an option that is no secret: %v %q", err, c.bucket)
+	}
+}
+
+// TestCommand: a subcommand is found first or after the flags, never in
+// a flag's value, past "--" or past a flag the set does not know.
+func TestCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		cmd  string
+		rest string
+	}{
+		{"first", []string{"config", "--listen=x"}, "config", "--listen=x"},
+		{"after flags", []string{"--config.file=f.yaml", "config"}, "config", "--config.file=f.yaml"},
+		{"after a flag and its value", []string{"--config.file", "f.yaml", "config", "--s3.bucket=b"}, "config", "--config.file f.yaml --s3.bucket=b"},
+		{"after a boolean", []string{"--s3.path-style", "config"}, "config", "--s3.path-style"},
+		{"a flag's value", []string{"--s3.bucket", "config"}, "", "--s3.bucket config"},
+		{"past --", []string{"--", "config"}, "", "-- config"},
+		{"past an unknown flag", []string{"--nope", "config"}, "", "--nope config"},
+		{"another word", []string{"serve"}, "", "serve"},
+		{"none", nil, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, f := newFake()
+			cmd, rest := options.Command(f, tc.args, "config")
+			if cmd != tc.cmd || strings.Join(rest, " ") != tc.rest {
+				t.Errorf("Command(%q) = %q, %q; want %q, %q", tc.args, cmd, rest, tc.cmd, tc.rest)
+			}
+		})
+	}
 }

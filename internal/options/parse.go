@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -95,4 +96,33 @@ func scan(f *flag.FlagSet, args []string, fn func(name, value string)) {
 func isBool(fl *flag.Flag) bool {
 	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// Command finds a subcommand among args after f's flags: the first
+// argument f.Parse would not read as a flag or a flag's value, if it is one
+// of names. It returns that name and args without it, or "" and args as
+// they are (also past "--" or a flag f does not know, whose value it
+// cannot tell).
+func Command(f *flag.FlagSet, args []string, names ...string) (string, []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			if slices.Contains(names, a) {
+				return a, slices.Delete(slices.Clone(args), i, i+1)
+			}
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		fl := f.Lookup(name)
+		if fl == nil {
+			break
+		}
+		if !hasValue && !isBool(fl) {
+			i++
+		}
+	}
+	return "", args
 }

@@ -14,7 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Masked is what a secret's value prints as.
+// Masked is what skillsvc config once printed for a set secret; a config
+// file holding it as a secret's value is refused, as it is no secret.
 const Masked = "********"
 
 // group is one level of the option tree: the flags named prefix+leaf and
@@ -282,13 +283,16 @@ func encode(w io.Writer, head string, n *yaml.Node) error {
 	return err
 }
 
-// WriteEffective writes f's values but skip's as a config file, nested,
-// secrets that are set as "********".
+// WriteEffective writes f's values but skip's as a config file, nested. A
+// secret that is set is left empty, with a comment naming its environment
+// variable and flag: the file loads as it is, and a secret kept in the
+// environment (which overrides the file) still applies.
 func WriteEffective(w io.Writer, f *flag.FlagSet, skip ...string) error {
 	return encode(w, "", document(tree(f, skip...), func(fl *flag.Flag) *yaml.Node {
 		v := fl.Value.String()
 		if IsSecret(fl) && v != "" {
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Masked}
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "",
+				LineComment: fmt.Sprintf("secret, set but not printed: give it with %s or --%s", EnvName(fl.Name), fl.Name)}
 		}
 		return scalar(fl, v)
 	}, nil))

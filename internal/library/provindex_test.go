@@ -144,3 +144,44 @@ func TestProvenanceBurst(t *testing.T) {
 		t.Errorf("%d conditional index writes for %d publishes: not batched", writes, 2*n)
 	}
 }
+
+// TestProvenanceRepaired: an index that lost a live version's entry (a
+// change given up) gets it back once a listing asks for a repair, in the
+// background; a copy no version holds (uploaded) is not written, nor is
+// a copy of an older version's files.
+func TestProvenanceRepaired(t *testing.T) {
+	ctx := t.Context()
+	b, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, b, nil)
+	own := layout.LibraryRef{User: "alice"}
+	var ids []string
+	for _, desc := range []string{"Fill PDF forms.", "Fill and sign PDF forms."} {
+		r, err := e.pub.Publish(ctx, alice, library.PublishRequest{Name: "pdf", Files: folder("pdf", desc)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Version.ID)
+	}
+	cfg := e.pub.Config()
+	key := layout.VersionsOf(cfg.Root(own)).Provenance()
+	if err := b.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	replica := newEnv(t, b, nil)
+	replica.pub.RepairProvenance(own, "pdf", "sha256:"+strings.Repeat("0", 64)) // uploaded: no version
+	replica.pub.RepairProvenance(own, "pdf", ids[0])                             // not the latest
+	library.WaitProvenanceReads(replica.pub)
+	if _, err := b.Stat(ctx, key); !objstore.IsNotFound(err) {
+		t.Fatalf("index written for a copy no latest version holds: %v", err)
+	}
+	replica = newEnv(t, b, nil)
+	replica.pub.RepairProvenance(own, "pdf", ids[1])
+	library.WaitProvenanceReads(replica.pub)
+	idx, err := newEnv(t, b, nil).pub.LibraryProvenance(ctx, own)
+	if err != nil || idx["pdf"].Digest != ids[1] || idx["pdf"].Version != ids[1] {
+		t.Fatalf("repaired index = %v, %v; want pdf at %s", idx, err, ids[1])
+	}
+}

@@ -311,5 +311,9 @@ func (x *Index) Close() {
 	x.copies.Wait()
 }
 
-// Wait waits for the background reads of copies (tests).
-func (x *Index) Wait() { x.copies.Wait() }
+// Wait waits for the background work under way: writes, repairs and
+// reads of copies (tests).
+func (x *Index) Wait() {
+	x.wg.Wait()
+	x.copies.Wait()
+}

@@ -172,7 +172,7 @@ func TestProvenanceRepaired(t *testing.T) {
 	}
 	replica := newEnv(t, b, nil)
 	replica.pub.RepairProvenance(own, "pdf", "sha256:"+strings.Repeat("0", 64)) // uploaded: no version
-	replica.pub.RepairProvenance(own, "pdf", ids[0])                             // not the latest
+	replica.pub.RepairProvenance(own, "pdf", ids[0])                            // not the latest
 	library.WaitProvenanceReads(replica.pub)
 	if _, err := b.Stat(ctx, key); !objstore.IsNotFound(err) {
 		t.Fatalf("index written for a copy no latest version holds: %v", err)

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/grpctest"
@@ -28,27 +29,22 @@ func TestProvenanceBurstEndToEnd(t *testing.T) {
 	defer cancel()
 	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
 	versions := make([]string, 2*perReplica)
-	var wg sync.WaitGroup
-	errs := make(chan error, len(versions))
+	var g errgroup.Group
 	for r, p := range replicas {
 		lib := skillsvcv1.NewLibraryServiceClient(dial(t, p.addr))
 		for i := range perReplica {
 			k := r*perReplica + i
-			wg.Go(func() {
+			g.Go(func() error {
 				name := fmt.Sprintf("burst-%02d", k)
 				res, err := pushFolder(alice, lib, &skillsvcv1.PublishSkillHeader{Name: name},
 					map[string]string{"SKILL.md": skillMDOf(name, fmt.Sprintf("Handle case %d of the burst.", k), "Do it.\n")})
 				versions[k] = res.GetVersion().GetId()
-				errs <- err
+				return err
 			})
 		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	for _, p := range replicas {
 		m := metricsFor(t, p)

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library"
@@ -108,22 +109,17 @@ func TestProvenanceBurst(t *testing.T) {
 	replicas := []env{newEnv(t, w, nil), newEnv(t, w, nil)}
 	const n = 32
 	ids := make([]string, 2*n)
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
+	var g errgroup.Group
 	for i := range 2 * n {
-		wg.Go(func() {
+		g.Go(func() error {
 			name := fmt.Sprintf("skill-%02d", i)
 			r, err := replicas[i%2].pub.Publish(t.Context(), alice, library.PublishRequest{Name: name, Files: folder(name, "Skill number "+fmt.Sprint(i)+".")})
 			ids[i] = r.Version.ID
-			errs <- err
+			return err
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	for _, r := range replicas {
 		r.pub.Close()

@@ -194,9 +194,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	// The feed is closed before its topic, the library and the cache.
 	a.onClose(services.Close)
-	// Provenance index changes still kept are written once more, after the
-	// calls and recovery, before the bucket closes.
-	a.onClose(services.Publisher.Close)
 	a.feed = services.Watch
 	// Publishes a crash interrupted are finished at start and every
 	// --library.recover-every; stopped before the catalog and the cache.

@@ -209,3 +209,28 @@ func TestRepair(t *testing.T) {
 		}
 	})
 }
+
+// TestKeptBounded: at most maxKept indexes wait for a retry; a change of
+// one more is given up at once (its caller told, counted), and Close
+// gives up, counted, what still fails.
+func TestKeptBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &refusing{Bucket: memory.New(), refuse: func(int) bool { return true }}
+		x := New(b, Options{})
+		for i := range maxKept {
+			if err := x.Set(t.Context(), fmt.Sprintf("lib%d/provenance.json", i), "pdf", entry("a")); !errors.Is(err, ErrKept) {
+				t.Fatalf("Set %d = %v, want ErrKept", i, err)
+			}
+		}
+		if err := x.Set(t.Context(), "one-more/provenance.json", "pdf", entry("a")); err == nil || errors.Is(err, ErrKept) {
+			t.Fatalf("Set past maxKept = %v, want the store's error, not kept", err)
+		}
+		if n := testutil.ToFloat64(x.dropped); n != 1 {
+			t.Errorf("dropped = %v, want 1", n)
+		}
+		x.Close()
+		if n := testutil.ToFloat64(x.dropped); n != maxKept+1 {
+			t.Errorf("dropped after Close = %v, want %d", n, maxKept+1)
+		}
+	})
+}

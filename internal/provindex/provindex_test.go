@@ -176,8 +176,9 @@ func TestBurstBatched(t *testing.T) {
 	})
 }
 
-// TestRepair: a listing's ask is looked up in the background once; an
-// out-of-band copy is not asked for again, a found entry is written.
+// TestRepair: a listing's ask returns at once and is looked up in the
+// background; an out-of-band copy is not looked up again, a found entry is
+// written, and an entry the index names is not looked up.
 func TestRepair(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &refusing{Bucket: memory.New()}
@@ -187,6 +188,14 @@ func TestRepair(t *testing.T) {
 		found := func(ok bool) Look {
 			return func(context.Context) (Entry, bool, error) { lookups.Add(1); return entry("a"), ok, nil }
 		}
+		// The ask returns before anything is read: the lookup is held here.
+		held := make(chan struct{})
+		x.Repair(key, "held", "sha256:h", func(context.Context) (Entry, bool, error) { <-held; return Entry{}, false, nil })
+		synctest.Wait()
+		if b.count() != 0 {
+			t.Fatal("written before the lookup")
+		}
+		close(held)
 		x.Repair(key, "notes", "sha256:z", found(false))
 		synctest.Wait()
 		x.Repair(key, "notes", "sha256:z", found(false))

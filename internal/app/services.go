@@ -173,11 +173,12 @@ func newUsage(cfg Config, p Parts) (usage.Recorder, *usage.Reader, func()) {
 	return usagemetrics.Counting(rec, p.Registerer), reader, rec.Close
 }
 
-// Close closes the change feed (its watches end: UNAVAILABLE) and flushes
-// the usage counts.
+// Close closes the change feed (its watches end: UNAVAILABLE), flushes
+// the usage counts and writes the provenance index changes still kept.
 func (s *Services) Close() {
 	s.Watch.Close()
 	s.closeUsage()
+	s.Publisher.Close()
 }
 
 // Register registers the filesystem, skills, admin, library and usage services

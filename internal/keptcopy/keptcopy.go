@@ -63,11 +63,28 @@ func (c *Copies[V]) Get(ctx context.Context, key string) (V, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok {
+		return e.v, nil // set while this read ran: a write made here, newer
+	}
+	c.put(key, v)
+	return v, nil
+}
+
+// put makes v key's copy, fresh from now (c.mu held).
+func (c *Copies[V]) put(key string, v V) {
 	if len(c.m) >= c.max {
 		clear(c.m)
 	}
 	c.m[key] = &entry[V]{at: c.now(), v: v}
-	return v, nil
+}
+
+// Set makes v key's copy, fresh from now: a write made here, whose result
+// is what a read would find, so no call waits to read it again. A
+// background read under way for the copy it replaces is dropped.
+func (c *Copies[V]) Set(key string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.put(key, v)
 }
 
 // refresh reads key again for e; on a failure the copy is kept and read

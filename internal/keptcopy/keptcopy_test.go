@@ -9,7 +9,8 @@ import (
 
 // TestCopies: a key is read once, answered from its copy while fresh, read
 // again in the background once stale (the stale call answers the copy), a
-// failed read keeps the copy, Forget reads again at once, and past max
+// failed read keeps the copy, Forget reads again at once, Set replaces the
+// copy with a fresh one, and past max
 // keys the copies are dropped.
 func TestCopies(t *testing.T) {
 	now := time.Unix(0, 0)
@@ -45,6 +46,11 @@ func TestCopies(t *testing.T) {
 	get("b", 1, 1)
 	get("c", 1, 1) // past max: a and b dropped
 	get("a", 4, 4)
+	c.Set("a", 10) // a write made here: the copy, fresh, no read
+	get("a", 10, 4)
+	now = now.Add(10 * time.Second)
+	c.Set("a", 11) // set past staleness: fresh again
+	get("a", 11, 4)
 	if _, err := New(time.Second, time.Second, 1, func(context.Context, string) (int, error) { return 0, errors.New("down") }, nil, nil).Get(t.Context(), "x"); err == nil {
 		t.Fatal("a first read's error not returned")
 	}

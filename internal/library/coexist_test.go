@@ -92,7 +92,9 @@ func coexistEnv(t *testing.T, c coexist.Competitors, tune func(*library.Config))
 	if err := cfg.Validate(mounts.Default(), skills.DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
-	return env{bucket: b, lib: lib, pub: library.New(b, lib.Catalog, cfg, cache.NewLRU(1<<20), library.WithCompetitors(c))}
+	pub := library.New(b, lib.Catalog, cfg, cache.NewLRU(1<<20), library.WithCompetitors(c))
+	t.Cleanup(pub.Close)
+	return env{bucket: b, lib: lib, pub: pub}
 }
 
 func coexistence(ps []skillmd.Problem) []skillmd.Problem {

@@ -26,7 +26,9 @@ func pinnedEnv(t *testing.T, b objstore.Bucket, retention time.Duration) env {
 	pc.Retention = retention
 	lib := skillstest.Library(t, b, nil, skills.WithPins(pc, func(context.Context) bool { return true }))
 	t.Cleanup(lib.Close)
-	return env{bucket: b, lib: lib, pub: library.New(b, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20))}
+	pub := library.New(b, lib.Catalog, library.DefaultConfig(), cache.NewLRU(1<<20))
+	t.Cleanup(pub.Close)
+	return env{bucket: b, lib: lib, pub: pub}
 }
 
 func TestCollectGarbage(t *testing.T) {

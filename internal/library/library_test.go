@@ -64,7 +64,9 @@ func newEnv(t *testing.T, b objstore.Bucket, tune func(*library.Config)) env {
 	if err := cfg.Validate(mounts.Default(), skills.DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
-	return env{bucket: b, lib: lib, pub: library.New(b, lib.Catalog, cfg, cache.NewLRU(1<<20))}
+	pub := library.New(b, lib.Catalog, cfg, cache.NewLRU(1<<20))
+	t.Cleanup(pub.Close) // before the bucket's: its kept writes tried once more
+	return env{bucket: b, lib: lib, pub: pub}
 }
 
 func caller(t *testing.T, user string) mounts.Caller {

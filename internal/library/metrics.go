@@ -10,7 +10,7 @@ import (
 
 // WithRegisterer registers the publisher's metrics with reg.
 func WithRegisterer(reg prometheus.Registerer) Option {
-	return func(p *Publisher) { p.metrics = libmetrics.New(reg) }
+	return func(p *Publisher) { p.metrics, p.reg = libmetrics.New(reg), reg }
 }
 
 // count records one change of op ending with err.

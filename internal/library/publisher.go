@@ -17,16 +17,18 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skillsvc/skillsvc/internal/blobs"
 	"github.com/skillsvc/skillsvc/internal/cache"
 	"github.com/skillsvc/skillsvc/internal/coexist"
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/filemode"
-	"github.com/skillsvc/skillsvc/internal/keptcopy"
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/library/libmetrics"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/provindex"
 	"github.com/skillsvc/skillsvc/internal/scan"
 	"github.com/skillsvc/skillsvc/internal/scanpolicy"
 	"github.com/skillsvc/skillsvc/internal/skillmd"
@@ -47,10 +49,11 @@ type Publisher struct {
 	now     func() time.Time
 	metrics *libmetrics.Metrics
 	log     *slog.Logger
-	budget  *versions.Budget                              // publishes' and version reads' memory (budget.go)
-	compete coexist.Competitors                           // the coexistence check's search; nil: none
-	prov    *keptcopy.Copies[map[string]ListedProvenance] // libraries' provenance indexes by key (provindex.go)
-	scanner *scanpolicy.Scanner                           // the scan policy (scan.go); nil: none
+	budget  *versions.Budget      // publishes' and version reads' memory (budget.go)
+	compete coexist.Competitors   // the coexistence check's search; nil: none
+	prov    *provindex.Index      // libraries' provenance indexes by key (provindex.go)
+	reg     prometheus.Registerer // WithRegisterer's
+	scanner *scanpolicy.Scanner   // the scan policy (scan.go); nil: none
 }
 
 // Option configures a Publisher.
@@ -87,7 +90,7 @@ func New(bucket objstore.Bucket, catalog *skills.Catalog, cfg Config, locks cach
 	if p.log == nil {
 		p.log = slog.Default()
 	}
-	p.prov = keptcopy.New(provenanceTTL, provReadTime, maxProvCached, p.readProvenance, func() time.Time { return p.now() }, p.log)
+	p.prov = provindex.New(bucket, provindex.Options{Now: func() time.Time { return p.now() }, Log: p.log, Registerer: p.reg})
 	return p
 }
 

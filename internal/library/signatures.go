@@ -119,14 +119,6 @@ func kept(rec versions.Record) []signing.Kept {
 	return out
 }
 
-// Provenance is where a served copy comes from.
-type Provenance struct {
-	Version, Publisher, Approver string
-	ScanVerdict                  string // versions.Record.ScanVerdict, or Unscanned
-	Signature, SignatureKey      string // a status; the verifying key's name, else id
-	OutOfBand                    bool   // no version: uploaded to the bucket directly
-}
-
 // Provenance is the provenance of the live copy of name (its folder) in
 // library l whose manifest digest is digest: one read of the version
 // record of that digest. A live copy no version holds was uploaded out of

@@ -14,8 +14,9 @@ import (
 // with its length, and the longer length prefixes of the summary and its
 // ScoredSkill): a version (71 bytes), a publisher and an approver, a
 // verdict, a status and a key's name, taking the names as at most 128
-// bytes each (a mount ID's limit; a token subject or an operator's key
-// name longer than that, rare, overshoots by the difference). The server's
+// bytes each (a mount ID's limit, and signing.MaxKeyName, checked where
+// --library.signing-keys is loaded; a token subject longer than that,
+// rare, overshoots by the difference). The server's
 // page budget counts it for each skill, so a listing with provenance stays
 // within --skills.max-page-bytes.
 const Reserve = 512

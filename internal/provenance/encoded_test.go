@@ -3,12 +3,14 @@ package provenance
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/signing"
 )
 
 // TestSplice: the origins of an encoded ListSkills or SearchSkills reply's
@@ -81,7 +83,7 @@ func TestSplice(t *testing.T) {
 	// of its summary and ScoredSkill.
 	id := string(bytes.Repeat([]byte("x"), 128))
 	largest := &skillsvcv1.Provenance{Version: "sha256:" + string(bytes.Repeat([]byte("0"), 64)), Publisher: id, Approver: id,
-		ScanVerdict: "unscanned", Signature: "verified", SignatureKey: id, OutOfBand: true}
+		ScanVerdict: "unscanned", Signature: "verified", SignatureKey: strings.Repeat("k", signing.MaxKeyName), OutOfBand: true}
 	if n := protowire.SizeTag(22) + protowire.SizeBytes(proto.Size(largest)) + 2*2; n > Reserve {
 		t.Errorf("the largest provenance adds %d bytes, over Reserve (%d)", n, Reserve)
 	}

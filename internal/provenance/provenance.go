@@ -65,11 +65,12 @@ func (l Lookup) Get(ctx context.Context, id mounts.Caller, folder, layer, digest
 // ListSkills, SearchSkills, skills/get and skills/list. A skill its
 // library's provenance index names with its files is the live version's
 // (one cached read of the index per library of the page, none per skill).
-// Any other was uploaded out of band (or is live since before the index:
-// its next publish or signature adds it): unsigned, with the verdict of
-// the background scan of its files (scanpolicy.Scanner.Statuses: from
-// process memory, else one shared-cache call for the page), "unscanned"
-// before it and where the library's policy is off.
+// Any other was uploaded out of band (or its index entry is missing: the
+// publisher repairs it in the background, library.RepairProvenance):
+// unsigned, with the verdict of the background scan of its files
+// (scanpolicy.Scanner.Statuses: from process memory, else one shared-cache
+// call for the page), "unscanned" before it and where the library's policy
+// is off.
 func (l Lookup) Page(ctx context.Context, id mounts.Caller, origins []Origin) ([]*skillsvcv1.Provenance, error) {
 	if l.Pub == nil {
 		return nil, nil
@@ -91,7 +92,10 @@ func (l Lookup) Page(ctx context.Context, id mounts.Caller, origins []Origin) ([
 			out[i] = Proto(e.Provenance)
 			continue
 		}
-		// No version put it live, or its files were replaced in the bucket.
+		// No version put it live, its files were replaced in the bucket, or
+		// the index lost its entry: looked up in the background (memory
+		// only here), written when a version holds these files.
+		l.Pub.RepairProvenance(LibraryOf(id, o.Layer), o.Folder, o.Digest)
 		out[i] = Proto(library.Provenance{ScanVerdict: library.Unscanned, Signature: library.Unsigned, OutOfBand: true})
 		oob = append(oob, i)
 		contents = append(contents, scanpolicy.Content{Library: LibraryOf(id, o.Layer), Digest: o.Digest})

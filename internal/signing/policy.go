@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,10 +31,16 @@ type Config struct {
 
 // RegisterFlagsWithPrefix registers the flags.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
-	f.StringVar(&c.Keys, prefix+"signing-keys", "", "Public keys versions may be signed with, by name: comma-separated name=key, each key a PEM public key file (ECDSA P-256 or Ed25519; cosign generate-key-pair's cosign.pub too) or an AWS KMS key awskms://[ENDPOINT]/KEY_ID_OR_ALIAS (ECC_NIST_P256), whose public key is fetched at start with the AWS SDK's usual credentials (AWS_REGION, AWS_ACCESS_KEY_ID, ... or a role); e.g. release=/etc/skillsvc/release.pub,ci=awskms:///alias/skills-release. Signatures by other keys are verified against the key they carry and shown by key id, but satisfy no policy.")
+	f.StringVar(&c.Keys, prefix+"signing-keys", "", "Public keys versions may be signed with, by name: comma-separated name=key (a name of at most "+strconv.Itoa(MaxKeyName)+" bytes), each key a PEM public key file (ECDSA P-256 or Ed25519; cosign generate-key-pair's cosign.pub too) or an AWS KMS key awskms://[ENDPOINT]/KEY_ID_OR_ALIAS (ECC_NIST_P256), whose public key is fetched at start with the AWS SDK's usual credentials (AWS_REGION, AWS_ACCESS_KEY_ID, ... or a role); e.g. release=/etc/skillsvc/release.pub,ci=awskms:///alias/skills-release. Signatures by other keys are verified against the key they carry and shown by key id, but satisfy no policy.")
 	f.StringVar(&c.Require, prefix+"require-signature", "", "Libraries whose versions must carry a valid signature by a named key (--library.signing-keys) before they go live (publish, approval, rollback): comma-separated library=key[|key...], a library being shared, team:<id>, team:*, user:<id> or user:*; the most specific entry applies. E.g. shared=release,team:*=release|teamkey. An unsigned or badly signed version is refused FAILED_PRECONDITION, naming the keys.")
 	options.Tag(f, options.Basic, prefix+"require-signature", prefix+"signing-keys")
 }
+
+// MaxKeyName is the longest name --library.signing-keys may give a key,
+// in bytes: the only names a key gets (a key a signature carries is shown
+// by its id, 44 bytes). Replies reserve room for it with each skill's
+// provenance (provenance.Reserve).
+const MaxKeyName = 128
 
 // kmsLoadTimeout bounds fetching a KMS key's public key at start.
 const kmsLoadTimeout = 30 * time.Second
@@ -51,6 +58,9 @@ func (c Config) Load() (*Policy, error) {
 		name, file, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || file == "" {
 			return nil, fmt.Errorf("library: signing-keys entry %q is not name=key (a PEM file or a KMS URI)", kv)
+		}
+		if len(name) > MaxKeyName {
+			return nil, fmt.Errorf("library: signing-keys name %.32q... is %d bytes, more than the %d a key's name may have (it is shown with every listed skill's provenance)", name, len(name), MaxKeyName)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), kmsLoadTimeout)
 		k, err := LoadPublicKey(ctx, name, file)

@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +201,37 @@ func publicOf(t *testing.T, s *signing.Signer) crypto.PublicKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestKeyNameLimit: --library.signing-keys refuses a key name past
+// MaxKeyName (replies reserve room for names that long), before reading
+// the key, and takes one of exactly that length.
+func TestKeyNameLimit(t *testing.T) {
+	dir := t.TempDir()
+	s, err := signing.ParsePrivateKey(newKeyPEM(t, "ed25519"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := dir + "/k.pub"
+	if err := os.WriteFile(pub, s.Public().PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, keys string
+		ok         bool
+	}{
+		{"at the limit", strings.Repeat("k", signing.MaxKeyName) + "=" + pub, true},
+		{"past it", strings.Repeat("k", signing.MaxKeyName+1) + "=" + pub, false},
+		{"past it, key unread", strings.Repeat("k", signing.MaxKeyName+1) + "=" + dir + "/missing.pub", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := signing.Config{Keys: tc.keys}.Load()
+			if tc.ok != (err == nil) {
+				t.Fatalf("Load = %v, want ok %v", err, tc.ok)
+			}
+			if !tc.ok && !strings.Contains(err.Error(), fmt.Sprintf("more than the %d", signing.MaxKeyName)) {
+				t.Fatalf("error %q does not name the limit", err)
+			}
+		})
+	}
 }

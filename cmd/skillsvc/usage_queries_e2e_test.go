@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,16 +54,7 @@ func TestUsageQueriesKAnonymousEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	// SIGTERM: the replica flushes its counts to Redis as it stops.
-	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-first.done; err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, first.output())
-	}
-
-	second := startBinary(t, minioEnv(srv), flags...)
-	uc := skillsvcv1.NewUsageServiceClient(dial(t, second.addr))
+	uc := flushedUsage(t, srv, first, flags)
 	for _, c := range []struct {
 		name string
 		ctx  context.Context

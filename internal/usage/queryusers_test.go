@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/skillsvc/skillsvc/internal/layout"
+	"github.com/skillsvc/skillsvc/internal/testserver"
 	"github.com/skillsvc/skillsvc/internal/usage/userset"
 )
 
@@ -171,5 +172,30 @@ func TestRedisQueryUsers(t *testing.T) {
 	}
 	if got, _ := rc.HKeys(ctx, keys[0]).Result(); len(got) != 3 || slices.Contains(got, "z") {
 		t.Errorf("query users kept for %v, want those of the top 3 queries", got)
+	}
+}
+
+// TestRedisClusterQueryUsers: on Redis Cluster the script's keys share
+// their library's slot: an organization's and a team's query users land.
+func TestRedisClusterQueryUsers(t *testing.T) {
+	addr := testserver.StartRedisCluster(t).Addr
+	cfg := testConfig()
+	cfg.QueryMinUsers = 2
+	store := newRedisStoreOf(t, addr, true, cfg, nil)
+	rec := NewRecorder(cfg, store, withClock(at(day0)))
+	ctx := t.Context()
+	for _, u := range []string{"alice", "bob", "carol"} {
+		rec.Record(ctx, search(u, "nda", "legal"))
+	}
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reader := NewReader(cfg, store, nil)
+	reader.now = at(day0)
+	legal, _ := Team(caller(t, "alice", "legal"), "legal")
+	for _, lib := range []LibraryRef{Organization(), legal} {
+		if got := searchers(t, reader, lib, DayOf(day0), DayOf(day0)); got["nda"] != 2 {
+			t.Errorf("%s: users by query %v, want nda by 2 (k)", lib, got)
+		}
 	}
 }

@@ -31,8 +31,14 @@ func newTestRedisStore(t testing.TB, addr string, cfg Config) Store {
 // hook counts (nil: none).
 func newCountedRedisStore(t testing.TB, addr string, cfg Config, hook *commandCounter) Store {
 	t.Helper()
+	return newRedisStoreOf(t, addr, false, cfg, hook)
+}
+
+// newRedisStoreOf is newCountedRedisStore on a Redis Cluster when cluster.
+func newRedisStoreOf(t testing.TB, addr string, cluster bool, cfg Config, hook *commandCounter) Store {
+	t.Helper()
 	rc := cache.DefaultConfig().Redis
-	rc.Addrs = []string{addr}
+	rc.Addrs, rc.Cluster = []string{addr}, cluster
 	rc.Keyspace = cache.NewKeyspace("usage-test")
 	rc.DialTimeout, rc.ReadTimeout, rc.WriteTimeout, rc.PoolTimeout = 2*time.Second, 2*time.Second, 2*time.Second, 2*time.Second
 	red, err := cache.NewRedis(rc)

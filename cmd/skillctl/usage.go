@@ -102,18 +102,14 @@ published version id, or the content digest of an unpublished copy), most activa
 		Long: `searches lists the queries searched in the library over the range that returned nothing
 (EMPTY) or whose results were not then activated in the same thread (NOWHERE), most searched
 first: skills to write, or descriptions to improve. Searches are counted under the searcher's
-own library and the organization's.`,
+own library, their teams' and the organization's. Your own library shows all your queries; a
+team's or the organization's shows a query's text only once enough distinct users searched it
+(the server's --usage.query-min-users, 5 by default), and sums the rest into one last row,
+"(other queries)", without their text.`,
 		Example: "  skillctl usage searches --library org",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.usageRun(cmd, o, "", func(w io.Writer, r *skillsvcv1.GetUsageResponse) {
-				tw := newTable(w)
-				fmt.Fprintln(tw, "QUERY\tSEARCHES\tEMPTY\tNOWHERE")
-				for _, q := range r.GetSearches() {
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", inert(oneLine(q.GetQuery(), 60)), q.GetSearches(), q.GetEmpty(), q.GetSearches()-q.GetEmpty()-q.GetLed())
-				}
-				_ = tw.Flush()
-			})
+			return a.usageRun(cmd, o, "", searchesTable)
 		},
 	}
 	daily := &cobra.Command{
@@ -289,4 +285,21 @@ func surfaces(m map[string]int64) string {
 		}
 	}
 	return dash(strings.Join(parts, " "))
+}
+
+// searchesTable prints a report's searches, and last the sum of those
+// whose text the server withheld.
+func searchesTable(w io.Writer, r *skillsvcv1.GetUsageResponse) {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "QUERY\tSEARCHES\tEMPTY\tNOWHERE")
+	row := func(query string, q *skillsvcv1.SearchUsage) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", query, q.GetSearches(), q.GetEmpty(), q.GetSearches()-q.GetEmpty()-q.GetLed())
+	}
+	for _, q := range r.GetSearches() {
+		row(inert(oneLine(q.GetQuery(), 60)), q)
+	}
+	if o := r.GetOtherSearches(); o != nil {
+		row(fmt.Sprintf("(other queries, each by fewer than %d users)", r.GetQueryMinUsers()), o)
+	}
+	_ = tw.Flush()
 }

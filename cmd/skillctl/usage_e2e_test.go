@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/testserver"
 )
 
@@ -119,5 +120,21 @@ func TestUsageLibrary(t *testing.T) {
 		if got := strings.Join(strings.Fields(a.usageLibrary().String()), " "); got != want && !(want == "<nil>" && a.usageLibrary() == nil) {
 			t.Errorf("--library %q: %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestUsageSearchesTable: the searches withheld by the server (fewer
+// users than --usage.query-min-users) print as one last row without text.
+func TestUsageSearchesTable(t *testing.T) {
+	var b strings.Builder
+	searchesTable(&b, &skillsvcv1.GetUsageResponse{
+		Searches:      []*skillsvcv1.SearchUsage{{Query: "contract review", Searches: 5, Empty: 5}},
+		OtherSearches: &skillsvcv1.SearchUsage{Searches: 8, Empty: 6, Led: 1},
+		QueryMinUsers: 5,
+	})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "contract review") ||
+		strings.Join(strings.Fields(lines[2]), " ") != "(other queries, each by fewer than 5 users) 8 6 1" {
+		t.Errorf("searches table:\n%s", b.String())
 	}
 }

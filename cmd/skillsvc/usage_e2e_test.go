@@ -142,16 +142,7 @@ func TestUsageReportEndToEnd(t *testing.T) {
 	if _, err := sk.SearchSkills(alice1, &skillsvcv1.SearchSkillsRequest{Query: "zebra quilting"}); err != nil {
 		t.Fatal(err)
 	}
-	// SIGTERM: the replica flushes its counts as it stops.
-	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-first.done; err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, first.output())
-	}
-
-	second := startBinary(t, minioEnv(srv), flags...)
-	uc := skillsvcv1.NewUsageServiceClient(dial(t, second.addr))
+	uc := flushedUsage(t, srv, first, flags)
 	mine, err := uc.GetUsage(alice1, &skillsvcv1.GetUsageRequest{Days: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +175,21 @@ func TestUsageReportEndToEnd(t *testing.T) {
 	if err != nil || len(org.GetSkills()) != 1 || org.GetSkills()[0].GetName() != "csv" || org.GetSkills()[0].GetActivations() != 2 || org.GetSkills()[0].GetUsers() != 2 || org.GetSkills()[0].GetLayer() != "shared" {
 		t.Errorf("the organization's usage %v, %v; want csv x2 by 2 users", org.GetSkills(), err)
 	}
+}
+
+// flushedUsage stops first with SIGTERM, as which the replica flushes its
+// counts (to Redis), and returns the usage service of a second replica
+// started with flags.
+func flushedUsage(t *testing.T, srv *testserver.MinIO, first *proc, flags []string) skillsvcv1.UsageServiceClient {
+	t.Helper()
+	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first.done; err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, first.output())
+	}
+	second := startBinary(t, minioEnv(srv), flags...)
+	return skillsvcv1.NewUsageServiceClient(dial(t, second.addr))
 }
 
 func unusedNames(us []*skillsvcv1.UnusedSkill) []string {

@@ -3,6 +3,7 @@ package usage
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"time"
 
 	"github.com/skillsvc/skillsvc/internal/options"
@@ -25,6 +26,9 @@ type Config struct {
 	MaxEntries int
 	// TopQueries is how many distinct queries a library keeps per day.
 	TopQueries int
+	// QueryMinUsers is how many distinct users must have searched a query
+	// in a report's range before anyone but its searcher sees its text.
+	QueryMinUsers int
 	// SearchTTL is how long after a search an activation in the same
 	// thread counts as the search's outcome.
 	SearchTTL time.Duration
@@ -41,10 +45,15 @@ func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.IntVar(&c.BucketRetentionDays, prefix+"bucket-retention-days", 400, "Days the daily usage roll-ups stay in the bucket; older ones are deleted when the library is next rolled up.")
 	f.IntVar(&c.MaxEntries, prefix+"max-entries", 50000, "Most usage entries (counters, distinct users and threads, searches) a replica holds between flushes; events past it are dropped and counted in skillsvc_usage_dropped_total.")
 	f.IntVar(&c.TopQueries, prefix+"top-queries", 100, "Distinct search queries kept per library and day (the most frequent).")
+	f.IntVar(&c.QueryMinUsers, prefix+"query-min-users", 5, "Distinct users who must have searched a query in a report's range before a report other than the searcher's own (a team's, the organization's) shows its text (k-anonymity); fewer, and it is summed into the report's other searches without its text. A user's own report shows all their queries. 1 to 100.")
 	f.DurationVar(&c.SearchTTL, prefix+"search-ttl", 30*time.Minute, "How long after a search an activation in the same thread counts as having come from it.")
 	f.IntVar(&c.RecentDays, prefix+"recent-days", 7, "Days of activations (today and the days before) by which a prompt block without a query orders each layer's skills (--skills.order-by-use) and a search breaks ties (--skills.search-use-prior).")
 	options.Tag(f, options.Basic, prefix+"enabled")
 }
+
+// maxQueryMinUsers bounds the users' hashes a shared library keeps per
+// query (QueryMinUsers of them), and so each query entry's size.
+const maxQueryMinUsers = 100
 
 // DefaultConfig is the flags' defaults.
 func DefaultConfig() Config {
@@ -64,6 +73,8 @@ func (c *Config) Validate() error {
 		return errors.New("usage: bucket-retention-days must be positive")
 	case c.MaxEntries <= 0 || c.TopQueries <= 0:
 		return errors.New("usage: max-entries and top-queries must be positive")
+	case c.QueryMinUsers < 1 || c.QueryMinUsers > maxQueryMinUsers:
+		return fmt.Errorf("usage: query-min-users must be within 1 and %d", maxQueryMinUsers)
 	case c.SearchTTL <= 0:
 		return errors.New("usage: search-ttl must be positive")
 	case c.RecentDays < 1:

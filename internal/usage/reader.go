@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/errkind"
 	"github.com/skillsvc/skillsvc/internal/skillview"
+	"github.com/skillsvc/skillsvc/internal/usage/userset"
 )
 
 // Report is one library's usage over a range of days.
@@ -69,6 +70,10 @@ type SearchUsage struct {
 	Searches int64
 	Empty    int64
 	Led      int64
+	// Users is how many distinct users searched it in the range, counted
+	// under a team's or the organization's library up to
+	// Config.QueryMinUsers (that many is "at least"); 0 under a user's.
+	Users int64
 }
 
 // Reader reads a library's usage: recent days from the Store, finished
@@ -105,6 +110,10 @@ func NewReader(cfg Config, store Store, rollup *Rollup) *Reader {
 	return &Reader{cfg: cfg, store: store, rollup: rollup, now: time.Now, recent: make(map[recentKey]recentEntry)}
 }
 
+// QueryMinUsers is Config.QueryMinUsers: the distinct users a query needs
+// before anyone but its searcher sees its text.
+func (r *Reader) QueryMinUsers() int { return r.cfg.QueryMinUsers }
+
 // maxDays is the longest range Read reads.
 func (r *Reader) maxDays() int { return max(r.cfg.BucketRetentionDays, r.cfg.RedisRetentionDays) }
 
@@ -126,6 +135,7 @@ func (r *Reader) Read(ctx context.Context, lib LibraryRef, from, to Day) (Report
 	users := make(map[string][]sketch)
 	threads := make(map[string][]sketch)
 	queries := make(map[string]*SearchUsage)
+	searchers := make(map[string]userset.Set)
 	for d := from; d <= to; d++ {
 		rec, err := r.day(ctx, lib, d, true)
 		if err != nil {
@@ -180,6 +190,9 @@ func (r *Reader) Read(ctx context.Context, lib LibraryRef, from, to Day) (Report
 			su.Empty += row.Empty
 			su.Led += row.Led
 			total.Searches += row.N
+			if len(row.Users) > 0 {
+				searchers[q] = userset.Union(r.cfg.QueryMinUsers, searchers[q], row.Users)
+			}
 		}
 		rep.Days = append(rep.Days, total)
 	}
@@ -211,6 +224,7 @@ func (r *Reader) Read(ctx context.Context, lib LibraryRef, from, to Day) (Report
 		return a.Skill < b.Skill
 	})
 	for _, q := range queries {
+		q.Users = int64(len(searchers[q.Query]))
 		rep.Searches = append(rep.Searches, *q)
 	}
 	sort.Slice(rep.Searches, func(i, j int) bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/skillsvc/skillsvc/internal/mounts"
+	"github.com/skillsvc/skillsvc/internal/usage/userset"
 )
 
 // Bounds on what one event may put in a counter's name.
@@ -69,7 +70,7 @@ type lastSearch struct {
 	at       time.Time
 	day      Day
 	query    string
-	libs     [2]LibraryRef
+	libs     []LibraryRef // searchLibraries
 	results  [maxResults]string
 	credited bool
 }
@@ -193,33 +194,48 @@ func (a *Aggregator) member(k memberKey) {
 	a.cur.members[k] = struct{}{}
 }
 
-// addQuery adds to a query's counts.
-func (a *Aggregator) addQuery(k queryKey, n, empty, led int64) {
+// addQuery adds to a query's counts; nil when it has no room.
+func (a *Aggregator) addQuery(k queryKey, n, empty, led int64) *queryCount {
 	q := a.cur.queries[k]
 	if q == nil {
 		if !a.room(1) {
-			return
+			return nil
 		}
 		q = &queryCount{}
 		a.cur.queries[k] = q
 		a.cur.libs[k.libDay] = struct{}{}
 	}
 	q.n, q.empty, q.led = q.n+n, q.empty+empty, q.led+led
+	return q
 }
 
-// search counts a search under the searcher's own library and the
-// organization's, and remembers it as the thread's last.
+// searchLibraries are the libraries a search is counted under: the
+// organization's, the searcher's own and each of its teams', as its view
+// covers them all.
+func searchLibraries(e *Event) []LibraryRef {
+	libs := make([]LibraryRef, 0, 2+len(e.Teams))
+	libs = append(libs, Organization())
+	if mounts.ValidateID("user", e.User) == nil {
+		libs = append(libs, LibraryRef{kind: userLib, id: e.User})
+	}
+	for _, t := range e.Teams[:min(len(e.Teams), mounts.MaxTeams)] {
+		if mounts.ValidateID("team", t) == nil {
+			libs = append(libs, LibraryRef{kind: teamLib, id: t})
+		}
+	}
+	return libs
+}
+
+// search counts a search under searchLibraries, with the searcher among
+// the query's users under the shared ones (whether others may see its
+// text), and remembers it as the thread's last.
 func (a *Aggregator) search(e *Event, now time.Time, day Day) {
 	q := normalize(e.Query)
 	if q == "" {
 		a.dropped.Add(1)
 		return
 	}
-	var libs [2]LibraryRef
-	libs[0] = Organization()
-	if mounts.ValidateID("user", e.User) == nil {
-		libs[1] = LibraryRef{kind: userLib, id: e.User}
-	}
+	libs := searchLibraries(e)
 	var empty int64
 	if len(e.Results) == 0 {
 		empty = 1
@@ -232,9 +248,11 @@ func (a *Aggregator) search(e *Event, now time.Time, day Day) {
 	}
 	a.recorded.Add(1)
 	a.cur.events++
+	known := len(libs) > 1 && libs[1].kind == userLib // a valid user
+	user := userset.Hash(e.User)
 	for _, l := range libs {
-		if !l.IsZero() {
-			a.addQuery(queryKey{libDay{l, day}, q}, 1, empty, 0)
+		if qc := a.addQuery(queryKey{libDay{l, day}, q}, 1, empty, 0); qc != nil && known && l.kind != userLib {
+			qc.users.Add(user, a.cfg.QueryMinUsers)
 		}
 	}
 	if e.Thread == "" || empty == 1 {
@@ -392,7 +410,7 @@ func (a *Aggregator) Flush(ctx context.Context) error {
 	b := a.cur
 	a.cur = newBatch()
 	if p := a.pending; p != nil {
-		p.merge(b)
+		p.merge(b, a.cfg.QueryMinUsers)
 		b, a.pending = p, nil
 	}
 	b.at = now

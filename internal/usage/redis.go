@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/skillsvc/skillsvc/internal/usage/userset"
 )
 
 // redisStore keeps the counts in Redis, shared by every replica. A
@@ -22,13 +24,14 @@ import (
 //	{lib}:DAY:u:SKILL    HLL    distinct users ("" skill: any skill)
 //	{lib}:DAY:t:SKILL    HLL    distinct threads
 //	{lib}:DAY:q|qe|ql    zset   query → searches, empty results, led to an activation (top N kept)
+//	{lib}:DAY:qu         hash   query → who searched it (userset.Encode, up to K), team's and org's only
 //	days:DAY             set    the libraries with usage that day (for the roll-up)
 //	{ls}:USER:THREAD     string a thread's last search (JSON), for Config.SearchTTL
 //	{ls}:USER:THREAD:AT  string that search led somewhere (counted once across replicas)
 type redisStore struct {
 	client    redis.UniversalClient
 	prefix    string
-	top       int
+	top, k    int
 	retention int
 	searchTTL time.Duration
 }
@@ -36,7 +39,7 @@ type redisStore struct {
 // NewRedisStore is the Store in Redis through client, under prefix (the
 // deployment's key prefix and keyspace: cache.Redis.Commands).
 func NewRedisStore(client redis.UniversalClient, prefix string, cfg Config) Store {
-	return &redisStore{client: client, prefix: prefix, top: cfg.TopQueries, retention: cfg.RedisRetentionDays, searchTTL: cfg.SearchTTL}
+	return &redisStore{client: client, prefix: prefix, top: cfg.TopQueries, k: cfg.QueryMinUsers, retention: cfg.RedisRetentionDays, searchTTL: cfg.SearchTTL}
 }
 
 func (s *redisStore) base(lib LibraryRef, d Day) string {
@@ -80,8 +83,12 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 			expire[key] = sk.day
 		}
 		trim := make(map[string]bool)
+		users := make(map[libDay][]any)
 		for k, q := range b.queries {
 			base := s.base(k.lib, k.day)
+			if len(q.users) > 0 {
+				users[k.libDay] = append(users[k.libDay], k.query, userset.Encode(q.users))
+			}
 			for _, z := range []struct {
 				space string
 				n     int64
@@ -96,6 +103,13 @@ func (s *redisStore) add(ctx context.Context, b *batch) error {
 		}
 		for key := range trim {
 			p.ZRemRangeByRank(ctx, key, 0, int64(-s.top-1))
+		}
+		for ld, args := range users {
+			base := s.base(ld.lib, ld.day)
+			// Sent whole (EVAL, no script cache to miss): once per shared
+			// library and day searched in the interval, a few at most.
+			p.Eval(ctx, userset.AddScript, []string{base + "qu", base + "q"}, append([]any{s.k, s.top}, args...)...)
+			expire[base+"qu"] = ld.day
 		}
 		for ld := range b.libs {
 			key := s.prefix + "days:" + ld.day.String()
@@ -117,8 +131,10 @@ func (s *redisStore) day(ctx context.Context, lib LibraryRef, d Day, withSketche
 	base := s.base(lib, d)
 	var counts *redis.MapStringStringCmd
 	var zs [3]*redis.ZSliceCmd
+	var users *redis.MapStringStringCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		counts = p.HGetAll(ctx, base+"c")
+		users = p.HGetAll(ctx, base+"qu")
 		for i, space := range []string{"q", "qe", "ql"} {
 			zs[i] = p.ZRangeWithScores(ctx, base+space, 0, -1)
 		}
@@ -155,6 +171,12 @@ func (s *redisStore) day(ctx context.Context, lib LibraryRef, d Day, withSketche
 			case 2:
 				row.Led = int64(m.Score)
 			}
+			r.Queries[q] = row
+		}
+	}
+	for q, enc := range users.Val() {
+		if row, ok := r.Queries[q]; ok {
+			row.Users = userset.Decode(enc, s.k)
 			r.Queries[q] = row
 		}
 	}

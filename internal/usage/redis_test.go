@@ -31,8 +31,14 @@ func newTestRedisStore(t testing.TB, addr string, cfg Config) Store {
 // hook counts (nil: none).
 func newCountedRedisStore(t testing.TB, addr string, cfg Config, hook *commandCounter) Store {
 	t.Helper()
+	return newRedisStoreOf(t, addr, false, cfg, hook)
+}
+
+// newRedisStoreOf is newCountedRedisStore on a Redis Cluster when cluster.
+func newRedisStoreOf(t testing.TB, addr string, cluster bool, cfg Config, hook *commandCounter) Store {
+	t.Helper()
 	rc := cache.DefaultConfig().Redis
-	rc.Addrs = []string{addr}
+	rc.Addrs, rc.Cluster = []string{addr}, cluster
 	rc.Keyspace = cache.NewKeyspace("usage-test")
 	rc.DialTimeout, rc.ReadTimeout, rc.WriteTimeout, rc.PoolTimeout = 2*time.Second, 2*time.Second, 2*time.Second, 2*time.Second
 	red, err := cache.NewRedis(rc)
@@ -226,7 +232,7 @@ func TestRollupOutlivesRedis(t *testing.T) {
 	if len(rep.Days) != 2 || rep.Days[1].Users != 2 {
 		t.Fatalf("days %+v", rep.Days)
 	}
-	if len(rep.Searches) != 1 || rep.Searches[0] != (SearchUsage{Query: "nothing here", Searches: 2, Empty: 2}) {
+	if len(rep.Searches) != 1 || rep.Searches[0] != (SearchUsage{Query: "nothing here", Searches: 2, Empty: 2, Users: 1}) {
 		t.Fatalf("searches %+v", rep.Searches)
 	}
 	recent, err := reader.Recent(ctx, org, 7)
@@ -304,7 +310,7 @@ func TestRedisSearchAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}, {Query: "spreadsheets", Searches: 1, Led: 1}}
+	want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1, Users: 1}, {Query: "spreadsheets", Searches: 1, Led: 1, Users: 1}}
 	if fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
 		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
 	}
@@ -390,7 +396,7 @@ func TestRedisSearchCreditRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1}}; fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
+	if want := []SearchUsage{{Query: "pdf forms", Searches: 1, Led: 1, Users: 1}}; fmt.Sprint(rep.Searches) != fmt.Sprint(want) {
 		t.Fatalf("searches %+v, want %+v", rep.Searches, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillsvc/skillsvc/internal/layout"
 	"github.com/skillsvc/skillsvc/internal/objstore"
+	"github.com/skillsvc/skillsvc/internal/usage/userset"
 )
 
 // maxRecordBytes bounds a roll-up read back: a day's record is bounded by
@@ -98,7 +99,7 @@ func (r *Rollup) one(ctx context.Context, lib LibraryRef, d, today Day) error {
 		body := rec
 		if old != nil {
 			put = objstore.PutOptions{IfMatch: etag}
-			if body = join(old, rec, r.cfg.TopQueries); body == nil {
+			if body = join(old, rec, r.cfg.TopQueries, r.cfg.QueryMinUsers); body == nil {
 				return r.store.rolled(ctx, lib, d, rec.Gen)
 			}
 		}
@@ -122,8 +123,9 @@ func (r *Rollup) one(ctx context.Context, lib LibraryRef, d, today Day) error {
 }
 
 // join returns old joined with rec: every count, query count and sketch
-// the larger of the two, the top queries kept; nil when that is old.
-func join(old, rec *dayRecord, top int) *dayRecord {
+// the larger of the two, each query's users their union (up to k), the
+// top queries kept; nil when that is old.
+func join(old, rec *dayRecord, top, k int) *dayRecord {
 	out := &dayRecord{Day: old.Day, Library: old.Library, Counts: maps.Clone(old.Counts), Users: maps.Clone(old.Users),
 		Threads: maps.Clone(old.Threads), Queries: maps.Clone(old.Queries)}
 	changed := false
@@ -146,8 +148,8 @@ func join(old, rec *dayRecord, top int) *dayRecord {
 	}
 	for q, row := range rec.Queries {
 		o := out.Queries[q]
-		j := queryRow{N: max(o.N, row.N), Empty: max(o.Empty, row.Empty), Led: max(o.Led, row.Led)}
-		if j != o {
+		j := queryRow{N: max(o.N, row.N), Empty: max(o.Empty, row.Empty), Led: max(o.Led, row.Led), Users: userset.Union(k, o.Users, row.Users)}
+		if j.N != o.N || j.Empty != o.Empty || j.Led != o.Led || len(j.Users) != len(o.Users) {
 			out.Queries = setIn(out.Queries, q, j)
 			changed = true
 		}

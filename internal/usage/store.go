@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/skillsvc/skillsvc/internal/usage/userset"
 )
 
 // A batch is what one flush sends: the counts a replica aggregated over an
@@ -52,8 +54,9 @@ func (b *batch) entries() int {
 
 func (b *batch) empty() bool { return b.entries() == 0 }
 
-// merge adds o into b (a retried batch and the next interval's).
-func (b *batch) merge(o *batch) {
+// merge adds o into b (a retried batch and the next interval's), each
+// query's users up to most.
+func (b *batch) merge(o *batch, most int) {
 	for k, n := range o.counts {
 		b.counts[k] += n
 	}
@@ -63,6 +66,7 @@ func (b *batch) merge(o *batch) {
 	for k, q := range o.queries {
 		if p := b.queries[k]; p != nil {
 			p.n, p.empty, p.led = p.n+q.n, p.empty+q.empty, p.led+q.led
+			p.users = userset.Union(most, p.users, q.users)
 		} else {
 			b.queries[k] = q
 		}
@@ -151,7 +155,12 @@ type queryKey struct {
 	query string
 }
 
-type queryCount struct{ n, empty, led int64 }
+// queryCount is a query's counts, and under a shared library the users
+// who searched it (up to Config.QueryMinUsers: at most that many words).
+type queryCount struct {
+	n, empty, led int64
+	users         userset.Set
+}
 
 // dayRecord is one library's usage on one day, as a store reads it back
 // and as the daily roll-up keeps it in the bucket (JSON).
@@ -178,10 +187,13 @@ type sketch struct {
 
 // queryRow is how often a query was searched, found nothing, and was
 // followed by an activation of one of its results in the same thread.
+// Under a shared library, Users are who searched it (Config.QueryMinUsers
+// of them at most).
 type queryRow struct {
-	N     int64 `json:"n"`
-	Empty int64 `json:"empty,omitempty"`
-	Led   int64 `json:"led,omitempty"`
+	N     int64       `json:"n"`
+	Empty int64       `json:"empty,omitempty"`
+	Led   int64       `json:"led,omitempty"`
+	Users userset.Set `json:"users,omitempty"`
 }
 
 // Store is where flushed counts live between flushes and the daily
@@ -208,7 +220,7 @@ type Store interface {
 
 // memoryStore is the Store of a single replica without Redis.
 type memoryStore struct {
-	top       int
+	top, k    int
 	retention int
 	seed      maphash.Seed
 	now       func() time.Time
@@ -231,7 +243,7 @@ const maxMemoryMembers = 1 << 14
 // NewMemoryStore is the in-process Store of cfg's retention and top
 // queries.
 func NewMemoryStore(cfg Config) Store {
-	return &memoryStore{top: cfg.TopQueries, retention: cfg.RedisRetentionDays, seed: maphash.MakeSeed(), now: time.Now, days: make(map[libDay]*memDay)}
+	return &memoryStore{top: cfg.TopQueries, k: cfg.QueryMinUsers, retention: cfg.RedisRetentionDays, seed: maphash.MakeSeed(), now: time.Now, days: make(map[libDay]*memDay)}
 }
 
 func (s *memoryStore) add(_ context.Context, b *batch) error {
@@ -275,6 +287,7 @@ func (s *memoryStore) add(_ context.Context, b *batch) error {
 			d.queries[k.query] = r
 		}
 		r.N, r.Empty, r.Led = r.N+q.n, r.Empty+q.empty, r.Led+q.led
+		r.Users = userset.Union(s.k, r.Users, q.users)
 		touched[d] = true
 	}
 	for d := range touched {

@@ -118,11 +118,8 @@ func (s *Service) GetUsage(ctx context.Context, req *skillsvcv1.GetUsageRequest)
 		out.Days = append(out.Days, &skillsvcv1.DailyUsage{Day: d.Day.String(), Activations: d.Activations, FileReads: d.FileReads,
 			Searches: d.Searches, Users: d.Users, Threads: d.Threads})
 	}
-	for _, q := range rep.Searches {
-		if q.Led < q.Searches {
-			out.Searches = append(out.Searches, &skillsvcv1.SearchUsage{Query: q.Query, Searches: q.Searches, Empty: q.Empty, Led: q.Led})
-		}
-	}
+	out.Searches, out.OtherSearches = searches(rep.Searches, lib == usage.Own(c), s.reader.QueryMinUsers())
+	out.QueryMinUsers = int32(s.reader.QueryMinUsers())
 	out.Unused, err = s.unused(ctx, lib, rep, used, req.GetSkill())
 	return out, err
 }
@@ -206,6 +203,31 @@ func (s *Service) unused(ctx context.Context, lib usage.LibraryRef, rep usage.Re
 		return out[i].Name < out[j].Name
 	})
 	return out, nil
+}
+
+// searches are the report's searches that found nothing or led nowhere,
+// and the others' sum: a query's text is the searcher's to see in their
+// own library's report (own), and anyone else's only once minUsers
+// distinct users searched it (k-anonymity), as a query may hold what a
+// user typed or their agent took from the task. The rest are summed into
+// one row without text, whatever their outcome.
+func searches(qs []usage.SearchUsage, own bool, minUsers int) ([]*skillsvcv1.SearchUsage, *skillsvcv1.SearchUsage) {
+	var shown []*skillsvcv1.SearchUsage
+	var other *skillsvcv1.SearchUsage
+	for _, q := range qs {
+		switch {
+		case !own && q.Users < int64(minUsers):
+			if other == nil {
+				other = &skillsvcv1.SearchUsage{}
+			}
+			other.Searches += q.Searches
+			other.Empty += q.Empty
+			other.Led += q.Led
+		case q.Led < q.Searches:
+			shown = append(shown, &skillsvcv1.SearchUsage{Query: q.Query, Searches: q.Searches, Empty: q.Empty, Led: q.Led})
+		}
+	}
+	return shown, other
 }
 
 func skillProto(su usage.SkillUsage, layer string) *skillsvcv1.SkillUsage {

@@ -261,3 +261,34 @@ func unusedNames(us []*skillsvcv1.UnusedSkill) []string {
 	}
 	return out
 }
+
+// TestSearchesKAnonymous: in a report other than the searcher's own, a
+// query's text is shown only once minUsers distinct users searched it;
+// the rest are summed into one row without text, whatever their outcome.
+// In one's own report every query that found nothing or led nowhere shows.
+func TestSearchesKAnonymous(t *testing.T) {
+	qs := []usage.SearchUsage{
+		{Query: "pdf forms", Searches: 9, Empty: 2, Led: 3, Users: 5},
+		{Query: "acme merger sk-live-123", Searches: 4, Empty: 4, Users: 4},
+		{Query: "led always", Searches: 2, Led: 2, Users: 1},
+		{Query: "widely led", Searches: 6, Led: 6, Users: 5},
+	}
+	texts := func(ss []*skillsvcv1.SearchUsage) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.GetQuery())
+		}
+		return out
+	}
+	shown, other := searches(qs, false, 5)
+	if got := texts(shown); !slices.Equal(got, []string{"pdf forms"}) {
+		t.Errorf("shared report shows %v, want pdf forms alone", got)
+	}
+	if other.GetQuery() != "" || other.GetSearches() != 6 || other.GetEmpty() != 4 || other.GetLed() != 2 {
+		t.Errorf("other searches %v, want 6 searches, 4 empty, 2 led, no text", other)
+	}
+	shown, other = searches(qs, true, 5)
+	if got := texts(shown); !slices.Equal(got, []string{"pdf forms", "acme merger sk-live-123"}) || other != nil {
+		t.Errorf("own report shows %v and other %v, want every query that found nothing or led nowhere, no other row", got, other)
+	}
+}

@@ -120,11 +120,23 @@ type GetUsageResponse struct {
 	// The searches counted under the library that found nothing or led
 	// nowhere (no activation of one of their results in the same thread),
 	// most searched first. Searches are counted under the searcher's own
-	// library and the organization's, not a team's.
+	// library, each of the searcher's teams' and the organization's. A
+	// query's text is shown to its searcher in their own report, and in any
+	// other report only once query_min_users distinct users searched it in
+	// the range (k-anonymity): a query can hold what a user typed or their
+	// agent took from their task (names, customer data, secrets).
 	Searches []*SearchUsage `protobuf:"bytes,5,rep,name=searches" json:"searches,omitempty"`
 	// The library's skills with no activation in the range, the longest
 	// unused first.
-	Unused        []*UnusedSkill `protobuf:"bytes,6,rep,name=unused" json:"unused,omitempty"`
+	Unused []*UnusedSkill `protobuf:"bytes,6,rep,name=unused" json:"unused,omitempty"`
+	// The searches whose text is withheld (fewer than query_min_users
+	// distinct users searched it in the range), summed into one row with an
+	// empty query, whatever their outcome; unset when there are none.
+	OtherSearches *SearchUsage `protobuf:"bytes,7,opt,name=other_searches,json=otherSearches" json:"other_searches,omitempty"`
+	// --usage.query-min-users: how many distinct users must have searched a
+	// query in the range before a report other than its searcher's own
+	// shows its text.
+	QueryMinUsers int32 `protobuf:"varint,8,opt,name=query_min_users,json=queryMinUsers" json:"query_min_users,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -199,6 +211,20 @@ func (x *GetUsageResponse) GetUnused() []*UnusedSkill {
 		return x.Unused
 	}
 	return nil
+}
+
+func (x *GetUsageResponse) GetOtherSearches() *SearchUsage {
+	if x != nil {
+		return x.OtherSearches
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetQueryMinUsers() int32 {
+	if x != nil {
+		return x.QueryMinUsers
+	}
+	return 0
 }
 
 // SkillUsage is one skill's use over the range.
@@ -472,9 +498,10 @@ func (x *DailyUsage) GetThreads() int64 {
 
 // SearchUsage is one normalized query's outcomes over the range.
 type SearchUsage struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	Query    string                 `protobuf:"bytes,1,opt,name=query" json:"query,omitempty"`
-	Searches int64                  `protobuf:"varint,2,opt,name=searches" json:"searches,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Empty in other_searches.
+	Query    string `protobuf:"bytes,1,opt,name=query" json:"query,omitempty"`
+	Searches int64  `protobuf:"varint,2,opt,name=searches" json:"searches,omitempty"`
 	// Searches that returned nothing.
 	Empty int64 `protobuf:"varint,3,opt,name=empty" json:"empty,omitempty"`
 	// Searches followed in their thread by an activation of one of their
@@ -635,14 +662,16 @@ const file_skillsvc_v1_usage_proto_rawDesc = "" +
 	"\x04days\x18\x02 \x01(\x05R\x04days\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x14\n" +
-	"\x05skill\x18\x05 \x01(\tR\x05skill\"\xfc\x01\n" +
+	"\x05skill\x18\x05 \x01(\tR\x05skill\"\xe5\x02\n" +
 	"\x10GetUsageResponse\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12/\n" +
 	"\x06skills\x18\x03 \x03(\v2\x17.skillsvc.v1.SkillUsageR\x06skills\x12+\n" +
 	"\x04days\x18\x04 \x03(\v2\x17.skillsvc.v1.DailyUsageR\x04days\x124\n" +
 	"\bsearches\x18\x05 \x03(\v2\x18.skillsvc.v1.SearchUsageR\bsearches\x120\n" +
-	"\x06unused\x18\x06 \x03(\v2\x18.skillsvc.v1.UnusedSkillR\x06unused\"\x96\x03\n" +
+	"\x06unused\x18\x06 \x03(\v2\x18.skillsvc.v1.UnusedSkillR\x06unused\x12?\n" +
+	"\x0eother_searches\x18\a \x01(\v2\x18.skillsvc.v1.SearchUsageR\rotherSearches\x12&\n" +
+	"\x0fquery_min_users\x18\b \x01(\x05R\rqueryMinUsers\"\x96\x03\n" +
 	"\n" +
 	"SkillUsage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -714,21 +743,22 @@ var file_skillsvc_v1_usage_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_skillsvc_v1_usage_proto_depIdxs = []int32{
-	8, // 0: skillsvc.v1.GetUsageRequest.library:type_name -> skillsvc.v1.LibraryRef
-	2, // 1: skillsvc.v1.GetUsageResponse.skills:type_name -> skillsvc.v1.SkillUsage
-	4, // 2: skillsvc.v1.GetUsageResponse.days:type_name -> skillsvc.v1.DailyUsage
-	5, // 3: skillsvc.v1.GetUsageResponse.searches:type_name -> skillsvc.v1.SearchUsage
-	6, // 4: skillsvc.v1.GetUsageResponse.unused:type_name -> skillsvc.v1.UnusedSkill
-	7, // 5: skillsvc.v1.SkillUsage.surfaces:type_name -> skillsvc.v1.SkillUsage.SurfacesEntry
-	3, // 6: skillsvc.v1.SkillUsage.versions:type_name -> skillsvc.v1.VersionUsage
-	9, // 7: skillsvc.v1.UnusedSkill.added:type_name -> google.protobuf.Timestamp
-	0, // 8: skillsvc.v1.UsageService.GetUsage:input_type -> skillsvc.v1.GetUsageRequest
-	1, // 9: skillsvc.v1.UsageService.GetUsage:output_type -> skillsvc.v1.GetUsageResponse
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	8,  // 0: skillsvc.v1.GetUsageRequest.library:type_name -> skillsvc.v1.LibraryRef
+	2,  // 1: skillsvc.v1.GetUsageResponse.skills:type_name -> skillsvc.v1.SkillUsage
+	4,  // 2: skillsvc.v1.GetUsageResponse.days:type_name -> skillsvc.v1.DailyUsage
+	5,  // 3: skillsvc.v1.GetUsageResponse.searches:type_name -> skillsvc.v1.SearchUsage
+	6,  // 4: skillsvc.v1.GetUsageResponse.unused:type_name -> skillsvc.v1.UnusedSkill
+	5,  // 5: skillsvc.v1.GetUsageResponse.other_searches:type_name -> skillsvc.v1.SearchUsage
+	7,  // 6: skillsvc.v1.SkillUsage.surfaces:type_name -> skillsvc.v1.SkillUsage.SurfacesEntry
+	3,  // 7: skillsvc.v1.SkillUsage.versions:type_name -> skillsvc.v1.VersionUsage
+	9,  // 8: skillsvc.v1.UnusedSkill.added:type_name -> google.protobuf.Timestamp
+	0,  // 9: skillsvc.v1.UsageService.GetUsage:input_type -> skillsvc.v1.GetUsageRequest
+	1,  // 10: skillsvc.v1.UsageService.GetUsage:output_type -> skillsvc.v1.GetUsageResponse
+	10, // [10:11] is the sub-list for method output_type
+	9,  // [9:10] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_skillsvc_v1_usage_proto_init() }

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from skillsvc.v1 import admin_pb2 as skillsvc_dot_v1_dot_admin__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17skillsvc/v1/usage.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17skillsvc/v1/admin.proto\"r\n\x0fGetUsageRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04\x64\x61ys\x18\x02 \x01(\x05\x12\x0c\n\x04\x66rom\x18\x03 \x01(\t\x12\n\n\x02to\x18\x04 \x01(\t\x12\r\n\x05skill\x18\x05 \x01(\t\"\xd2\x01\n\x10GetUsageResponse\x12\x0c\n\x04\x66rom\x18\x01 \x01(\t\x12\n\n\x02to\x18\x02 \x01(\t\x12\'\n\x06skills\x18\x03 \x03(\x0b\x32\x17.skillsvc.v1.SkillUsage\x12%\n\x04\x64\x61ys\x18\x04 \x03(\x0b\x32\x17.skillsvc.v1.DailyUsage\x12*\n\x08searches\x18\x05 \x03(\x0b\x32\x18.skillsvc.v1.SearchUsage\x12(\n\x06unused\x18\x06 \x03(\x0b\x32\x18.skillsvc.v1.UnusedSkill\"\xae\x02\n\nSkillUsage\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05layer\x18\x02 \x01(\t\x12\x13\n\x0b\x61\x63tivations\x18\x03 \x01(\x03\x12\x12\n\nfile_reads\x18\x04 \x01(\x03\x12\r\n\x05users\x18\x05 \x01(\x03\x12\x0f\n\x07threads\x18\x06 \x01(\x03\x12\x37\n\x08surfaces\x18\x07 \x03(\x0b\x32%.skillsvc.v1.SkillUsage.SurfacesEntry\x12+\n\x08versions\x18\x08 \x03(\x0b\x32\x19.skillsvc.v1.VersionUsage\x12\x11\n\tfirst_day\x18\t \x01(\t\x12\x10\n\x08last_day\x18\n \x01(\t\x1a/\n\rSurfacesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"H\n\x0cVersionUsage\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x13\n\x0b\x61\x63tivations\x18\x02 \x01(\x03\x12\x12\n\nfile_reads\x18\x03 \x01(\x03\"t\n\nDailyUsage\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\x12\x13\n\x0b\x61\x63tivations\x18\x02 \x01(\x03\x12\x12\n\nfile_reads\x18\x03 \x01(\x03\x12\x10\n\x08searches\x18\x04 \x01(\x03\x12\r\n\x05users\x18\x05 \x01(\x03\x12\x0f\n\x07threads\x18\x06 \x01(\x03\"J\n\x0bSearchUsage\x12\r\n\x05query\x18\x01 \x01(\t\x12\x10\n\x08searches\x18\x02 \x01(\x03\x12\r\n\x05\x65mpty\x18\x03 \x01(\x03\x12\x0b\n\x03led\x18\x04 \x01(\x03\"|\n\x0bUnusedSkill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64ir\x18\x02 \x01(\t\x12\x15\n\rlast_used_day\x18\x03 \x01(\t\x12)\n\x05\x61\x64\x64\x65\x64\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61ge_days\x18\x05 \x01(\x03\x32W\n\x0cUsageService\x12G\n\x08GetUsage\x12\x1c.skillsvc.v1.GetUsageRequest\x1a\x1d.skillsvc.v1.GetUsageResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17skillsvc/v1/usage.proto\x12\x0bskillsvc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17skillsvc/v1/admin.proto\"r\n\x0fGetUsageRequest\x12(\n\x07library\x18\x01 \x01(\x0b\x32\x17.skillsvc.v1.LibraryRef\x12\x0c\n\x04\x64\x61ys\x18\x02 \x01(\x05\x12\x0c\n\x04\x66rom\x18\x03 \x01(\t\x12\n\n\x02to\x18\x04 \x01(\t\x12\r\n\x05skill\x18\x05 \x01(\t\"\x9d\x02\n\x10GetUsageResponse\x12\x0c\n\x04\x66rom\x18\x01 \x01(\t\x12\n\n\x02to\x18\x02 \x01(\t\x12\'\n\x06skills\x18\x03 \x03(\x0b\x32\x17.skillsvc.v1.SkillUsage\x12%\n\x04\x64\x61ys\x18\x04 \x03(\x0b\x32\x17.skillsvc.v1.DailyUsage\x12*\n\x08searches\x18\x05 \x03(\x0b\x32\x18.skillsvc.v1.SearchUsage\x12(\n\x06unused\x18\x06 \x03(\x0b\x32\x18.skillsvc.v1.UnusedSkill\x12\x30\n\x0eother_searches\x18\x07 \x01(\x0b\x32\x18.skillsvc.v1.SearchUsage\x12\x17\n\x0fquery_min_users\x18\x08 \x01(\x05\"\xae\x02\n\nSkillUsage\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05layer\x18\x02 \x01(\t\x12\x13\n\x0b\x61\x63tivations\x18\x03 \x01(\x03\x12\x12\n\nfile_reads\x18\x04 \x01(\x03\x12\r\n\x05users\x18\x05 \x01(\x03\x12\x0f\n\x07threads\x18\x06 \x01(\x03\x12\x37\n\x08surfaces\x18\x07 \x03(\x0b\x32%.skillsvc.v1.SkillUsage.SurfacesEntry\x12+\n\x08versions\x18\x08 \x03(\x0b\x32\x19.skillsvc.v1.VersionUsage\x12\x11\n\tfirst_day\x18\t \x01(\t\x12\x10\n\x08last_day\x18\n \x01(\t\x1a/\n\rSurfacesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"H\n\x0cVersionUsage\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x13\n\x0b\x61\x63tivations\x18\x02 \x01(\x03\x12\x12\n\nfile_reads\x18\x03 \x01(\x03\"t\n\nDailyUsage\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\x12\x13\n\x0b\x61\x63tivations\x18\x02 \x01(\x03\x12\x12\n\nfile_reads\x18\x03 \x01(\x03\x12\x10\n\x08searches\x18\x04 \x01(\x03\x12\r\n\x05users\x18\x05 \x01(\x03\x12\x0f\n\x07threads\x18\x06 \x01(\x03\"J\n\x0bSearchUsage\x12\r\n\x05query\x18\x01 \x01(\t\x12\x10\n\x08searches\x18\x02 \x01(\x03\x12\r\n\x05\x65mpty\x18\x03 \x01(\x03\x12\x0b\n\x03led\x18\x04 \x01(\x03\"|\n\x0bUnusedSkill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64ir\x18\x02 \x01(\t\x12\x15\n\rlast_used_day\x18\x03 \x01(\t\x12)\n\x05\x61\x64\x64\x65\x64\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61ge_days\x18\x05 \x01(\x03\x32W\n\x0cUsageService\x12G\n\x08GetUsage\x12\x1c.skillsvc.v1.GetUsageRequest\x1a\x1d.skillsvc.v1.GetUsageResponseB@Z7github.com/skillsvc/skillsvc/gen/skillsvc/v1;skillsvcv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,19 +39,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETUSAGEREQUEST']._serialized_start=98
   _globals['_GETUSAGEREQUEST']._serialized_end=212
   _globals['_GETUSAGERESPONSE']._serialized_start=215
-  _globals['_GETUSAGERESPONSE']._serialized_end=425
-  _globals['_SKILLUSAGE']._serialized_start=428
-  _globals['_SKILLUSAGE']._serialized_end=730
-  _globals['_SKILLUSAGE_SURFACESENTRY']._serialized_start=683
-  _globals['_SKILLUSAGE_SURFACESENTRY']._serialized_end=730
-  _globals['_VERSIONUSAGE']._serialized_start=732
-  _globals['_VERSIONUSAGE']._serialized_end=804
-  _globals['_DAILYUSAGE']._serialized_start=806
-  _globals['_DAILYUSAGE']._serialized_end=922
-  _globals['_SEARCHUSAGE']._serialized_start=924
-  _globals['_SEARCHUSAGE']._serialized_end=998
-  _globals['_UNUSEDSKILL']._serialized_start=1000
-  _globals['_UNUSEDSKILL']._serialized_end=1124
-  _globals['_USAGESERVICE']._serialized_start=1126
-  _globals['_USAGESERVICE']._serialized_end=1213
+  _globals['_GETUSAGERESPONSE']._serialized_end=500
+  _globals['_SKILLUSAGE']._serialized_start=503
+  _globals['_SKILLUSAGE']._serialized_end=805
+  _globals['_SKILLUSAGE_SURFACESENTRY']._serialized_start=758
+  _globals['_SKILLUSAGE_SURFACESENTRY']._serialized_end=805
+  _globals['_VERSIONUSAGE']._serialized_start=807
+  _globals['_VERSIONUSAGE']._serialized_end=879
+  _globals['_DAILYUSAGE']._serialized_start=881
+  _globals['_DAILYUSAGE']._serialized_end=997
+  _globals['_SEARCHUSAGE']._serialized_start=999
+  _globals['_SEARCHUSAGE']._serialized_end=1073
+  _globals['_UNUSEDSKILL']._serialized_start=1075
+  _globals['_UNUSEDSKILL']._serialized_end=1199
+  _globals['_USAGESERVICE']._serialized_start=1201
+  _globals['_USAGESERVICE']._serialized_end=1288
 # @@protoc_insertion_point(module_scope)

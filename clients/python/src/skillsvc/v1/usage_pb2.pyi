@@ -24,19 +24,23 @@ class GetUsageRequest(_message.Message):
     def __init__(self, library: _Optional[_Union[_admin_pb2.LibraryRef, _Mapping]] = ..., days: _Optional[int] = ..., to: _Optional[str] = ..., skill: _Optional[str] = ..., **kwargs) -> None: ...
 
 class GetUsageResponse(_message.Message):
-    __slots__ = ("to", "skills", "days", "searches", "unused")
+    __slots__ = ("to", "skills", "days", "searches", "unused", "other_searches", "query_min_users")
     FROM_FIELD_NUMBER: _ClassVar[int]
     TO_FIELD_NUMBER: _ClassVar[int]
     SKILLS_FIELD_NUMBER: _ClassVar[int]
     DAYS_FIELD_NUMBER: _ClassVar[int]
     SEARCHES_FIELD_NUMBER: _ClassVar[int]
     UNUSED_FIELD_NUMBER: _ClassVar[int]
+    OTHER_SEARCHES_FIELD_NUMBER: _ClassVar[int]
+    QUERY_MIN_USERS_FIELD_NUMBER: _ClassVar[int]
     to: str
     skills: _containers.RepeatedCompositeFieldContainer[SkillUsage]
     days: _containers.RepeatedCompositeFieldContainer[DailyUsage]
     searches: _containers.RepeatedCompositeFieldContainer[SearchUsage]
     unused: _containers.RepeatedCompositeFieldContainer[UnusedSkill]
-    def __init__(self, to: _Optional[str] = ..., skills: _Optional[_Iterable[_Union[SkillUsage, _Mapping]]] = ..., days: _Optional[_Iterable[_Union[DailyUsage, _Mapping]]] = ..., searches: _Optional[_Iterable[_Union[SearchUsage, _Mapping]]] = ..., unused: _Optional[_Iterable[_Union[UnusedSkill, _Mapping]]] = ..., **kwargs) -> None: ...
+    other_searches: SearchUsage
+    query_min_users: int
+    def __init__(self, to: _Optional[str] = ..., skills: _Optional[_Iterable[_Union[SkillUsage, _Mapping]]] = ..., days: _Optional[_Iterable[_Union[DailyUsage, _Mapping]]] = ..., searches: _Optional[_Iterable[_Union[SearchUsage, _Mapping]]] = ..., unused: _Optional[_Iterable[_Union[UnusedSkill, _Mapping]]] = ..., other_searches: _Optional[_Union[SearchUsage, _Mapping]] = ..., query_min_users: _Optional[int] = ..., **kwargs) -> None: ...
 
 class SkillUsage(_message.Message):
     __slots__ = ("name", "layer", "activations", "file_reads", "users", "threads", "surfaces", "versions", "first_day", "last_day")

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file skillsvc/v1/usage.proto.
  */
 export const file_skillsvc_v1_usage: GenFile = /*@__PURE__*/
-  fileDesc("Chdza2lsbHN2Yy92MS91c2FnZS5wcm90bxILc2tpbGxzdmMudjEicgoPR2V0VXNhZ2VSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBGRheXMYAiABKAUSDAoEZnJvbRgDIAEoCRIKCgJ0bxgEIAEoCRINCgVza2lsbBgFIAEoCSLSAQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEicKBnNraWxscxgDIAMoCzIXLnNraWxsc3ZjLnYxLlNraWxsVXNhZ2USJQoEZGF5cxgEIAMoCzIXLnNraWxsc3ZjLnYxLkRhaWx5VXNhZ2USKgoIc2VhcmNoZXMYBSADKAsyGC5za2lsbHN2Yy52MS5TZWFyY2hVc2FnZRIoCgZ1bnVzZWQYBiADKAsyGC5za2lsbHN2Yy52MS5VbnVzZWRTa2lsbCKuAgoKU2tpbGxVc2FnZRIMCgRuYW1lGAEgASgJEg0KBWxheWVyGAIgASgJEhMKC2FjdGl2YXRpb25zGAMgASgDEhIKCmZpbGVfcmVhZHMYBCABKAMSDQoFdXNlcnMYBSABKAMSDwoHdGhyZWFkcxgGIAEoAxI3CghzdXJmYWNlcxgHIAMoCzIlLnNraWxsc3ZjLnYxLlNraWxsVXNhZ2UuU3VyZmFjZXNFbnRyeRIrCgh2ZXJzaW9ucxgIIAMoCzIZLnNraWxsc3ZjLnYxLlZlcnNpb25Vc2FnZRIRCglmaXJzdF9kYXkYCSABKAkSEAoIbGFzdF9kYXkYCiABKAkaLwoNU3VyZmFjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkgKDFZlcnNpb25Vc2FnZRIPCgd2ZXJzaW9uGAEgASgJEhMKC2FjdGl2YXRpb25zGAIgASgDEhIKCmZpbGVfcmVhZHMYAyABKAMidAoKRGFpbHlVc2FnZRILCgNkYXkYASABKAkSEwoLYWN0aXZhdGlvbnMYAiABKAMSEgoKZmlsZV9yZWFkcxgDIAEoAxIQCghzZWFyY2hlcxgEIAEoAxINCgV1c2VycxgFIAEoAxIPCgd0aHJlYWRzGAYgASgDIkoKC1NlYXJjaFVzYWdlEg0KBXF1ZXJ5GAEgASgJEhAKCHNlYXJjaGVzGAIgASgDEg0KBWVtcHR5GAMgASgDEgsKA2xlZBgEIAEoAyJ8CgtVbnVzZWRTa2lsbBIMCgRuYW1lGAEgASgJEgsKA2RpchgCIAEoCRIVCg1sYXN0X3VzZWRfZGF5GAMgASgJEikKBWFkZGVkGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghhZ2VfZGF5cxgFIAEoAzJXCgxVc2FnZVNlcnZpY2USRwoIR2V0VXNhZ2USHC5za2lsbHN2Yy52MS5HZXRVc2FnZVJlcXVlc3QaHS5za2lsbHN2Yy52MS5HZXRVc2FnZVJlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp, file_skillsvc_v1_admin]);
+  fileDesc("Chdza2lsbHN2Yy92MS91c2FnZS5wcm90bxILc2tpbGxzdmMudjEicgoPR2V0VXNhZ2VSZXF1ZXN0EigKB2xpYnJhcnkYASABKAsyFy5za2lsbHN2Yy52MS5MaWJyYXJ5UmVmEgwKBGRheXMYAiABKAUSDAoEZnJvbRgDIAEoCRIKCgJ0bxgEIAEoCRINCgVza2lsbBgFIAEoCSKdAgoQR2V0VXNhZ2VSZXNwb25zZRIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEicKBnNraWxscxgDIAMoCzIXLnNraWxsc3ZjLnYxLlNraWxsVXNhZ2USJQoEZGF5cxgEIAMoCzIXLnNraWxsc3ZjLnYxLkRhaWx5VXNhZ2USKgoIc2VhcmNoZXMYBSADKAsyGC5za2lsbHN2Yy52MS5TZWFyY2hVc2FnZRIoCgZ1bnVzZWQYBiADKAsyGC5za2lsbHN2Yy52MS5VbnVzZWRTa2lsbBIwCg5vdGhlcl9zZWFyY2hlcxgHIAEoCzIYLnNraWxsc3ZjLnYxLlNlYXJjaFVzYWdlEhcKD3F1ZXJ5X21pbl91c2VycxgIIAEoBSKuAgoKU2tpbGxVc2FnZRIMCgRuYW1lGAEgASgJEg0KBWxheWVyGAIgASgJEhMKC2FjdGl2YXRpb25zGAMgASgDEhIKCmZpbGVfcmVhZHMYBCABKAMSDQoFdXNlcnMYBSABKAMSDwoHdGhyZWFkcxgGIAEoAxI3CghzdXJmYWNlcxgHIAMoCzIlLnNraWxsc3ZjLnYxLlNraWxsVXNhZ2UuU3VyZmFjZXNFbnRyeRIrCgh2ZXJzaW9ucxgIIAMoCzIZLnNraWxsc3ZjLnYxLlZlcnNpb25Vc2FnZRIRCglmaXJzdF9kYXkYCSABKAkSEAoIbGFzdF9kYXkYCiABKAkaLwoNU3VyZmFjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkgKDFZlcnNpb25Vc2FnZRIPCgd2ZXJzaW9uGAEgASgJEhMKC2FjdGl2YXRpb25zGAIgASgDEhIKCmZpbGVfcmVhZHMYAyABKAMidAoKRGFpbHlVc2FnZRILCgNkYXkYASABKAkSEwoLYWN0aXZhdGlvbnMYAiABKAMSEgoKZmlsZV9yZWFkcxgDIAEoAxIQCghzZWFyY2hlcxgEIAEoAxINCgV1c2VycxgFIAEoAxIPCgd0aHJlYWRzGAYgASgDIkoKC1NlYXJjaFVzYWdlEg0KBXF1ZXJ5GAEgASgJEhAKCHNlYXJjaGVzGAIgASgDEg0KBWVtcHR5GAMgASgDEgsKA2xlZBgEIAEoAyJ8CgtVbnVzZWRTa2lsbBIMCgRuYW1lGAEgASgJEgsKA2RpchgCIAEoCRIVCg1sYXN0X3VzZWRfZGF5GAMgASgJEikKBWFkZGVkGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghhZ2VfZGF5cxgFIAEoAzJXCgxVc2FnZVNlcnZpY2USRwoIR2V0VXNhZ2USHC5za2lsbHN2Yy52MS5HZXRVc2FnZVJlcXVlc3QaHS5za2lsbHN2Yy52MS5HZXRVc2FnZVJlc3BvbnNlQkBaN2dpdGh1Yi5jb20vc2tpbGxzdmMvc2tpbGxzdmMvZ2VuL3NraWxsc3ZjL3YxO3NraWxsc3ZjdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp, file_skillsvc_v1_admin]);
 
 /**
  * @generated from message skillsvc.v1.GetUsageRequest
@@ -103,7 +103,11 @@ export type GetUsageResponse = Message<"skillsvc.v1.GetUsageResponse"> & {
    * The searches counted under the library that found nothing or led
    * nowhere (no activation of one of their results in the same thread),
    * most searched first. Searches are counted under the searcher's own
-   * library and the organization's, not a team's.
+   * library, each of the searcher's teams' and the organization's. A
+   * query's text is shown to its searcher in their own report, and in any
+   * other report only once query_min_users distinct users searched it in
+   * the range (k-anonymity): a query can hold what a user typed or their
+   * agent took from their task (names, customer data, secrets).
    *
    * @generated from field: repeated skillsvc.v1.SearchUsage searches = 5;
    */
@@ -116,6 +120,24 @@ export type GetUsageResponse = Message<"skillsvc.v1.GetUsageResponse"> & {
    * @generated from field: repeated skillsvc.v1.UnusedSkill unused = 6;
    */
   unused: UnusedSkill[];
+
+  /**
+   * The searches whose text is withheld (fewer than query_min_users
+   * distinct users searched it in the range), summed into one row with an
+   * empty query, whatever their outcome; unset when there are none.
+   *
+   * @generated from field: skillsvc.v1.SearchUsage other_searches = 7;
+   */
+  otherSearches?: SearchUsage | undefined;
+
+  /**
+   * --usage.query-min-users: how many distinct users must have searched a
+   * query in the range before a report other than its searcher's own
+   * shows its text.
+   *
+   * @generated from field: int32 query_min_users = 8;
+   */
+  queryMinUsers: number;
 };
 
 /**
@@ -280,6 +302,8 @@ export const DailyUsageSchema: GenMessage<DailyUsage> = /*@__PURE__*/
  */
 export type SearchUsage = Message<"skillsvc.v1.SearchUsage"> & {
   /**
+   * Empty in other_searches.
+   *
    * @generated from field: string query = 1;
    */
   query: string;

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -48,13 +49,34 @@ var skillsvcBin = sync.OnceValues(func() (string, error) {
 // a connection to it.
 func startRunnerServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
+	objects := map[string]object{}
+	for rel, body := range runnerTestSkill {
+		objects["alice/skills/runner-test/"+rel] = object{body: body}
+	}
+	return startServerWithObjects(t, objects)
+}
+
+// object is a file of the test library: its body and, when set, its mode.
+type object struct {
+	body string
+	mode fs.FileMode
+}
+
+// startServerWithObjects uploads objects (bucket key -> object) with plain
+// S3 PUTs, the mode as x-amz-meta-mode, serves them with the real binary
+// and returns a connection to it.
+func startServerWithObjects(t *testing.T, objects map[string]object) *grpc.ClientConn {
+	t.Helper()
 	testserver.Integration(t, "MinIO and the skillsvc binary")
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
 	s3c := srv.Client(t)
-	for rel, body := range runnerTestSkill {
-		key := "alice/skills/runner-test/" + rel
-		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+	for key, o := range objects {
+		in := &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(o.body)}
+		if o.mode != 0 {
+			in.Metadata = map[string]string{"mode": fmt.Sprintf("%o", o.mode.Perm())}
+		}
+		if _, err := s3c.PutObject(t.Context(), in); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,11 +1,8 @@
 package skillrun
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -85,7 +82,7 @@ func TestRunnerConformance(t *testing.T) {
 					}
 				}
 				skillruntest.Check(t, c, sb, v, o, func(rel string) (string, bool, error) {
-					return download(r, ctx, "/workspace/"+rel)
+					return skillruntest.Download(ctx, r.Files, "/workspace/"+rel)
 				})
 			})
 		}
@@ -101,27 +98,4 @@ func startFixtureServer(t *testing.T, fx *skillruntest.Fixture) *grpc.ClientConn
 		objects["alice/skills/"+fx.Name+"/"+rel] = object{body: f.Body, mode: f.Mode}
 	}
 	return startServerWithObjects(t, objects)
-}
-
-// download reads a file of the caller's whole, or false when there is no
-// such file.
-func download(r *Runner, ctx context.Context, p string) (string, bool, error) {
-	stream, err := r.Files.Download(ctx, &skillsvcv1.DownloadRequest{Path: p})
-	if err != nil {
-		return "", false, err
-	}
-	var b bytes.Buffer
-	for {
-		m, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return b.String(), true, nil
-		}
-		if status.Code(err) == codes.NotFound {
-			return "", false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-		b.Write(m.GetData())
-	}
 }

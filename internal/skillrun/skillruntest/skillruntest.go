@@ -7,9 +7,13 @@
 package skillruntest
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"net"
@@ -20,6 +24,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 )
 
 // Case is one case of test/runner/cases.json (README.md there describes
@@ -287,6 +296,29 @@ func clip(s string) string {
 		return s[:300] + "…"
 	}
 	return s
+}
+
+// Download reads a file of the caller's whole, or false when there is no
+// such file.
+func Download(ctx context.Context, files skillsvcv1.FilesystemServiceClient, p string) (string, bool, error) {
+	stream, err := files.Download(ctx, &skillsvcv1.DownloadRequest{Path: p})
+	if err != nil {
+		return "", false, err
+	}
+	var b bytes.Buffer
+	for {
+		m, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return b.String(), true, nil
+		}
+		if status.Code(err) == codes.NotFound {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		b.Write(m.GetData())
+	}
 }
 
 // Alive reports whether a process whose command line holds marker is

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import re
 import resource
@@ -670,7 +671,7 @@ def run_script(
     with _scratch(client, workspace, "skillsvc-run-") as (_top, scratch, before):
         skill_seen, ws_seen = box.paths(str(mat.path), str(scratch))
         script_seen = os.path.join(skill_seen, path.relative_to(mat.path.resolve()).as_posix())
-        env = {**_env(ws_seen), "SKILL_DIR": skill_seen, "SKILL_TIMEOUT": f"{timeout:g}"}
+        env = {**_env(ws_seen), "SKILL_DIR": skill_seen, "SKILL_TIMEOUT": str(math.ceil(timeout))}
         argv = [*interp, script_seen]
         stdin = b""
         if json_args is not _UNSET:

@@ -707,7 +707,7 @@ def run_script(
     output = None
     if json_args is not _UNSET:
         try:
-            output = json.loads(done.stdout)
+            output = json.loads(done.stdout, parse_constant=_not_json)
         except ValueError:
             output = None
         if not isinstance(output, dict):
@@ -816,6 +816,11 @@ def run_command(
             mounts=tuple((str(host), seen) for seen, host in mounts.items()),
         )
         return _run_and_write_back(client, box, spec, scratch, before, workspace)
+
+
+def _not_json(name: str) -> Any:
+    """NaN and Infinity are Python's, not JSON's: the other runners refuse them."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _checked_timeout(timeout: float) -> float:

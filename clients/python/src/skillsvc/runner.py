@@ -556,8 +556,10 @@ def resolve_script(skill_dir: str | os.PathLike[str], script: str) -> Path:
     symlinks that leave the skill raise ScriptOutsideSkill; a missing file
     ScriptNotFound."""
     root = Path(skill_dir).resolve()
+    if not script:
+        raise ScriptNotFound("no script named: give a path such as 'scripts/run.py'")
     parts = script.replace("\\", "/").split("/")
-    if not script or script.startswith("/") or ".." in parts or re.match(r"[A-Za-z]:", script):
+    if script.startswith("/") or ".." in parts or re.match(r"[A-Za-z]:", script):
         raise ScriptOutsideSkill(f"script {script!r} is not a relative path inside the skill: name one as 'scripts/x.py' or 'x.py'")
     candidates = [root / script] if "/" in script else [root / "scripts" / script, root / script]
     for c in candidates:

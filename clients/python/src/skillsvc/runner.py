@@ -587,7 +587,8 @@ def interpreter_for(script: Path, interpreters: Mapping[str, str] | None = None)
         words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
         if words:
             if os.path.basename(words[0]) == "env" and len(words) > 1:
-                words = [w for w in words[1:] if not w.startswith("-")]
+                # env X, or env -S X -flags: the flags are the interpreter's.
+                words = words[2:] if words[1] == "-S" else words[1:]
             if words:
                 return [_which(words[0], script), *words[1:]]
     # A text file without a shebang cannot be exec'd, whatever its mode

@@ -737,7 +737,8 @@ async function inScratch<T>(client: SkillsvcClient, call: Call, workspace: boole
 
 // scriptEnv is the whole environment of a run: nothing of the caller's.
 function scriptEnv(workspaceSeen: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: SCRIPT_PATH, HOME: path.posix.join(workspaceSeen, ".home"), LANG: "C.UTF-8", ...extra, WORKSPACE: workspaceSeen };
+  // PWD: bwrap's --chdir sets it whatever the environment says, so every sandbox does.
+  return { PATH: SCRIPT_PATH, HOME: path.posix.join(workspaceSeen, ".home"), LANG: "C.UTF-8", ...extra, WORKSPACE: workspaceSeen, PWD: workspaceSeen };
 }
 
 function outputOf(r: SandboxResult): ScriptOutput {

@@ -787,6 +787,8 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
     if (r.truncated) {
       throw new OutputTooLargeError(`script ${rel} of ${m.skill.name} printed more than ${spec.maxOutputBytes} bytes on stdout or stderr and was killed; its output is cut there`, out);
     }
+    // A run that ended is written back before its output is judged: it is the script's work, whatever it printed.
+    const written = workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);
     let output: Record<string, unknown> | undefined;
     if (json !== undefined) {
       let parsed: unknown;
@@ -800,7 +802,6 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
       }
       output = parsed as Record<string, unknown>;
     }
-    const written = workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);
     return { exitCode: r.exitCode, stdout: out.stdout!, stderr: out.stderr!, output, written, sandbox: sandbox.name, durationMs };
   });
 }

@@ -38,6 +38,7 @@ export const SCRIPT_PATH = "/usr/local/bin:/usr/bin:/bin";
 export interface ScriptOutput {
   stdout?: string;
   stderr?: string;
+  /** The script's exit code; none when it never ran or the runner killed it (timeout, too much output). */
   exitCode?: number;
 }
 
@@ -781,11 +782,13 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
     const r = await sandbox.run(spec);
     const durationMs = performance.now() - started;
     const out = outputOf(r);
+    // Killed by the runner: no exit code of the script's (Go's -1, Python's None).
+    const killed = { stdout: out.stdout, stderr: out.stderr };
     if (r.timedOut) {
-      throw new ScriptTimeoutError(`script ${rel} of ${m.skill.name} ran longer than its timeout of ${timeoutMs / 1000} s and was killed with its processes; nothing was written back`, out);
+      throw new ScriptTimeoutError(`script ${rel} of ${m.skill.name} ran longer than its timeout of ${timeoutMs / 1000} s and was killed with its processes; nothing was written back`, killed);
     }
     if (r.truncated) {
-      throw new OutputTooLargeError(`script ${rel} of ${m.skill.name} printed more than ${spec.maxOutputBytes} bytes on stdout or stderr and was killed; its output is cut there`, out);
+      throw new OutputTooLargeError(`script ${rel} of ${m.skill.name} printed more than ${spec.maxOutputBytes} bytes on stdout or stderr and was killed; its output is cut there`, killed);
     }
     // A run that ended is written back before its output is judged: it is the script's work, whatever it printed.
     const written = workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);

@@ -544,7 +544,8 @@ function findOnPath(name: string, searchPath: string): string | undefined {
 // resolved.
 async function resolveScript(skillDir: string, script: string): Promise<string> {
   const outside = () => new ScriptOutsideSkillError(`script ${JSON.stringify(script)} is outside the skill folder: name a file of the skill, e.g. "scripts/run.py" or "run.py"`);
-  if (!script || script.startsWith("/") || script.includes("\\") || script.includes("\0")) throw outside();
+  if (!script) throw new ScriptNotFoundError(`no script named: give a path such as "scripts/run.py"`);
+  if (script.startsWith("/") || script.includes("\\") || script.includes("\0")) throw outside();
   const parts = script.split("/");
   if (parts.includes("..")) throw outside();
   const candidates = parts.length === 1 ? [`scripts/${script}`, script] : [parts.filter((p) => p && p !== ".").join("/")];

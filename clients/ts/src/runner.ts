@@ -603,7 +603,8 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
     if (!argv.length || !existsSync(argv[0])) throw new UnknownInterpreterError(`the shebang of ${rel} names ${JSON.stringify(argv[0] ?? "")}, which does not exist here`);
     return { argv, runtimeDirs: runtimeDirs(argv[0]) };
   }
-  if ((await stat(file)).mode & 0o111) return { argv: [], runtimeDirs: [] };
+  // Only a program runs itself: a text file without a #! line would be run by /bin/sh or not at all, depending on who execs it.
+  if ((await stat(file)).mode & 0o111 && head.subarray(0, 4).toString("latin1") === "\x7fELF") return { argv: [], runtimeDirs: [] };
   throw new UnknownInterpreterError(`cannot tell how to run ${rel}: not .py, .js, .mjs, .cjs or .sh, no shebang and not executable; name an interpreter with interpreters {"${ext || rel}": "/path/to/it"}`);
 }
 

@@ -595,7 +595,8 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
     const words = first.slice(2).trim().split(/\s+/).filter(Boolean);
     let argv = words;
     if (words[0] === "/usr/bin/env" || words[0] === "/bin/env") {
-      const rest = words.slice(1).filter((w) => !w.startsWith("-"));
+      // env X, or env -S X -flags: the flags are the interpreter's.
+      const rest = words[1] === "-S" ? words.slice(2) : words.slice(1);
       const found = rest[0] ? findOnPath(rest[0], SCRIPT_PATH) : undefined;
       if (!found) throw new UnknownInterpreterError(`the shebang of ${rel} names ${JSON.stringify(rest[0] ?? "")}, which is not on ${SCRIPT_PATH}`);
       argv = [found, ...rest.slice(1)];

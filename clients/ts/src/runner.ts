@@ -580,7 +580,12 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
     ".sh": () => findOnPath("bash", SCRIPT_PATH),
   };
   const given = overrides[ext] ?? overrides[ext.slice(1)];
-  if (given) return { argv: [given], runtimeDirs: runtimeDirs(given) };
+  if (given) {
+    // A path must be an executable file; a name is looked up on SCRIPT_PATH, then the caller's PATH.
+    const found = given.includes("/") ? findOnPath(path.basename(given), path.dirname(given)) : findOnPath(given, `${SCRIPT_PATH}:${process.env.PATH ?? ""}`);
+    if (!found) throw new UnknownInterpreterError(`interpreter ${JSON.stringify(given)} for ${ext} scripts is not installed here (looked on ${SCRIPT_PATH} and PATH)`);
+    return { argv: [found], runtimeDirs: runtimeDirs(found) };
+  }
   if (byExt[ext]) {
     const interp = byExt[ext]();
     if (!interp) throw new UnknownInterpreterError(`no interpreter for ${ext} scripts on ${SCRIPT_PATH}: install it, or name one with interpreters {"${ext}": "/path/to/it"}`);

@@ -7,7 +7,6 @@ SKILLSVC_REQUIRE_SERVERS=1 (as make test sets), else they are skipped."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import uuid

@@ -3,6 +3,8 @@ package skillrun
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -56,6 +58,9 @@ func TestRunnerConformance(t *testing.T) {
 					works := bwrapWorks
 					bwrapWorks = func() error { return errors.New("simulated: no bubblewrap") }
 					t.Cleanup(func() { bwrapWorks = works })
+				}
+				if c.PathPrepend != "" {
+					t.Setenv("PATH", filepath.Join(skillruntest.Dir(), c.PathPrepend)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 				}
 				v := skillruntest.NewVars(t, c)
 				c := v.Apply(c)

@@ -118,6 +118,8 @@ def test_conformance(skillsvc_env, library: str, tmp_path: Path, monkeypatch, ca
         if os.environ.get("SKILLSVC_REQUIRE_SERVERS") == "1":
             pytest.fail("bubblewrap is not available (apt-get install -y bubblewrap) and SKILLSVC_REQUIRE_SERVERS=1")
         pytest.skip("bubblewrap is not available")
+    if "path_prepend" in case:
+        monkeypatch.setenv("PATH", f"{FIXTURE / case['path_prepend']}{os.pathsep}{os.environ.get('PATH', '')}")
     with socket.create_server(("127.0.0.1", 0)) as listener:
         marker = f"{random.randrange(10**9):09d}"
         case = fill(case, {"marker": marker, "port": str(listener.getsockname()[1])})

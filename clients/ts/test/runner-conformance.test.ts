@@ -61,6 +61,7 @@ interface Case {
   interpreters?: Record<string, string>;
   workspace_before?: Record<string, string>;
   no_bwrap?: boolean;
+  path_prepend?: string;
   expect: Expect;
   by_sandbox?: Record<string, Expect>;
 }
@@ -188,6 +189,11 @@ doc.cases.forEach((raw, i) => {
       if (c.network !== undefined) opts.network = c.network;
       if (c.workspace !== undefined) opts.workspace = c.workspace;
       if (c.interpreters !== undefined) opts.interpreters = c.interpreters;
+      const pathBefore = process.env.PATH;
+      if (c.path_prepend) process.env.PATH = `${path.join(fixture, c.path_prepend)}:${pathBefore ?? ""}`;
+      t.after(() => {
+        process.env.PATH = pathBefore;
+      });
       let o: Outcome;
       try {
         const r = await client.runSkillScript(c.skill ?? doc.skill, c.script, opts);

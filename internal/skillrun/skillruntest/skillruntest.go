@@ -49,6 +49,9 @@ type Case struct {
 	Workspace       *bool             `json:"workspace"`
 	Interpreters    map[string]string `json:"interpreters"`
 	WorkspaceBefore map[string]string `json:"workspace_before"`
+	// PathPrepend is a folder of test/runner the suite puts first on the
+	// runner's own PATH for the run (interpreters found only there).
+	PathPrepend string `json:"path_prepend"`
 	// NoBwrap: the suite makes bubblewrap unavailable for the run.
 	NoBwrap   bool              `json:"no_bwrap"`
 	Expect    Expect            `json:"expect"`

@@ -602,9 +602,12 @@ def interpreter_for(script: Path, interpreters: Mapping[str, str] | None = None)
 
 
 def _which(name: str, script: Path) -> str:
-    found = shutil.which(name, path=SCRIPT_PATH) if "/" not in name else (name if os.access(name, os.X_OK) else None)
+    if "/" in name:
+        found = name if os.access(name, os.X_OK) else None
+    else:  # the script's PATH, then the caller's
+        found = shutil.which(name, path=SCRIPT_PATH) or shutil.which(name)
     if not found:
-        raise UnknownInterpreter(f"interpreter {name!r} for {script.name} is not installed (looked in {SCRIPT_PATH})")
+        raise UnknownInterpreter(f"interpreter {name!r} for {script.name} is not installed (looked in {SCRIPT_PATH} and PATH)")
     return found
 
 

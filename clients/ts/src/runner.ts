@@ -570,19 +570,24 @@ interface Interpreter {
   runtimeDirs: string[];
 }
 
+// lookupPath is where interpreters named without a folder are found: SCRIPT_PATH, then the caller's PATH.
+function lookupPath(): string {
+  return `${SCRIPT_PATH}:${process.env.PATH ?? ""}`;
+}
+
 async function chooseInterpreter(file: string, rel: string, overrides: Record<string, string> = {}): Promise<Interpreter> {
   const ext = path.extname(rel).toLowerCase();
   const byExt: Record<string, () => string | undefined> = {
-    ".py": () => findOnPath("python3", SCRIPT_PATH),
+    ".py": () => findOnPath("python3", lookupPath()),
     ".js": () => process.execPath,
     ".mjs": () => process.execPath,
     ".cjs": () => process.execPath,
-    ".sh": () => findOnPath("bash", SCRIPT_PATH),
+    ".sh": () => findOnPath("bash", lookupPath()),
   };
   const given = overrides[ext] ?? overrides[ext.slice(1)];
   if (given) {
     // A path must be an executable file; a name is looked up on SCRIPT_PATH, then the caller's PATH.
-    const found = given.includes("/") ? findOnPath(path.basename(given), path.dirname(given)) : findOnPath(given, `${SCRIPT_PATH}:${process.env.PATH ?? ""}`);
+    const found = given.includes("/") ? findOnPath(path.basename(given), path.dirname(given)) : findOnPath(given, lookupPath());
     if (!found) throw new UnknownInterpreterError(`interpreter ${JSON.stringify(given)} for ${ext} scripts is not installed here (looked on ${SCRIPT_PATH} and PATH)`);
     return { argv: [found], runtimeDirs: runtimeDirs(found) };
   }
@@ -602,7 +607,7 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
     if (words[0] === "/usr/bin/env" || words[0] === "/bin/env") {
       // env X, or env -S X -flags: the flags are the interpreter's.
       const rest = words[1] === "-S" ? words.slice(2) : words.slice(1);
-      const found = rest[0] ? findOnPath(rest[0], SCRIPT_PATH) : undefined;
+      const found = rest[0] ? findOnPath(rest[0], lookupPath()) : undefined;
       if (!found) throw new UnknownInterpreterError(`the shebang of ${rel} names ${JSON.stringify(rest[0] ?? "")}, which is not on ${SCRIPT_PATH}`);
       argv = [found, ...rest.slice(1)];
     }

@@ -19,6 +19,7 @@ import pytest
 
 import skillsvc
 from skillsvc import Client, runner
+from skillsvc.testing import live_processes
 
 FIXTURE = Path(__file__).resolve().parents[3] / "test" / "runner"
 DOC = json.loads((FIXTURE / "cases.json").read_text())
@@ -69,20 +70,6 @@ def fill(value: Any, placeholders: dict[str, str]) -> Any:
     return value
 
 
-def alive(marker: str) -> list[str]:
-    """Live (not zombie) processes whose command line holds marker."""
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes()
-            state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(pid)
-    return found
-
-
 def check(expect: dict[str, Any], got: dict[str, Any], client: Client, marker: str) -> None:
     assert got["error"] == expect.get("error", ""), got
     if "exit_code" in expect:
@@ -107,7 +94,7 @@ def check(expect: dict[str, Any], got: dict[str, Any], client: Client, marker: s
             have = None
         assert have == want, rel
     if expect.get("children_dead"):
-        assert alive(marker) == [], "a process of the script outlived the run"
+        assert live_processes(marker) == [], "a process of the script outlived the run"
 
 
 @pytest.mark.parametrize("case,sandbox", CASES)

@@ -25,7 +25,7 @@ import {
   probeBwrap,
   type RunOptions,
 } from "@skillsvc/client";
-import { repoRoot, tempDir, testenv, type Env } from "./testenv.js";
+import { processesWith, repoRoot, tempDir, testenv, type Env } from "./testenv.js";
 
 const fixture = path.join(repoRoot, "test/runner");
 const doc = JSON.parse(readFileSync(path.join(fixture, "cases.json"), "utf8")) as { skill: string; cases: Case[] };
@@ -123,21 +123,6 @@ function fill<T>(value: T, vars: Record<string, string>): T {
   return JSON.parse(JSON.stringify(value).replace(/\{\{(\w+)\}\}/g, (m, k: string) => vars[k] ?? m)) as T;
 }
 
-// alive: live (not zombie) processes whose command line holds marker.
-function alive(marker: string): number[] {
-  const found: number[] = [];
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      const state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
-      if (cmd.includes(marker) && state !== "Z") found.push(Number(pid));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
 async function check(e: Expect, o: Outcome, c: SkillsvcClient, marker: string) {
   const seen = JSON.stringify(o).slice(0, 600);
   assert.equal(o.error, e.error ?? "", seen);
@@ -162,7 +147,7 @@ async function check(e: Expect, o: Outcome, c: SkillsvcClient, marker: string) {
     }
     assert.equal(have, want, `/workspace/${rel}`);
   }
-  if (e.children_dead) assert.deepEqual(alive(marker), [], "a process of the script outlived the run");
+  if (e.children_dead) assert.deepEqual(processesWith(marker), [], "a process of the script outlived the run");
 }
 
 doc.cases.forEach((raw, i) => {

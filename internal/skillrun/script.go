@@ -26,6 +26,9 @@ func ResolveScript(dir, script string) (string, error) {
 	if script == "" {
 		return "", newError(ErrScriptNotFound, "no script named: give a path such as scripts/run.py")
 	}
+	if strings.ContainsRune(script, 0) {
+		return "", newError(ErrScriptOutsideSkill, "script %q holds a NUL byte: no file of the skill is named so", script)
+	}
 	if strings.HasPrefix(script, "/") || strings.Contains(script, "\\") || filepath.IsAbs(script) {
 		return "", newError(ErrScriptOutsideSkill, "script %q is an absolute path: name it relative to the skill folder, e.g. scripts/run.py", script)
 	}

@@ -558,8 +558,9 @@ def resolve_script(skill_dir: str | os.PathLike[str], script: str) -> Path:
     root = Path(skill_dir).resolve()
     if not script:
         raise ScriptNotFound("no script named: give a path such as 'scripts/run.py'")
-    parts = script.replace("\\", "/").split("/")
-    if script.startswith("/") or ".." in parts or re.match(r"[A-Za-z]:", script):
+    parts = script.split("/")
+    # A backslash is a Windows separator, a NUL no file's name: both refused, as Go and TypeScript do.
+    if script.startswith("/") or ".." in parts or "\\" in script or "\0" in script or re.match(r"[A-Za-z]:", script):
         raise ScriptOutsideSkill(f"script {script!r} is not a relative path inside the skill: name one as 'scripts/x.py' or 'x.py'")
     candidates = [root / script] if "/" in script else [root / "scripts" / script, root / script]
     for c in candidates:

@@ -558,7 +558,7 @@ async function resolveScript(skillDir: string, script: string): Promise<string> 
     } catch {
       continue;
     }
-    if (!real.startsWith(root + path.sep)) throw outside();
+    if (real !== root && !real.startsWith(root + path.sep)) throw outside(); // the folder itself is inside, and no file
     if ((await stat(real)).isFile()) return rel;
   }
   throw new ScriptNotFoundError(`script ${JSON.stringify(script)} not found in the skill (looked for ${candidates.map((c) => JSON.stringify(c)).join(" and ")}): list the skill's files with getSkill`);

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -48,13 +47,34 @@ var skillsvcBin = sync.OnceValues(func() (string, error) {
 // a connection to it.
 func startRunnerServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
+	objects := map[string]object{}
+	for rel, body := range runnerTestSkill {
+		objects["alice/skills/runner-test/"+rel] = object{body: body}
+	}
+	return startServerWithObjects(t, objects)
+}
+
+// object is a file of the test library: its body and, when set, its mode.
+type object struct {
+	body string
+	mode fs.FileMode
+}
+
+// startServerWithObjects uploads objects (bucket key -> object) with plain
+// S3 PUTs, the mode as x-amz-meta-mode, serves them with the real binary
+// and returns a connection to it.
+func startServerWithObjects(t *testing.T, objects map[string]object) *grpc.ClientConn {
+	t.Helper()
 	testserver.Integration(t, "MinIO and the skillsvc binary")
 	srv := testserver.SharedMinIO(t)
 	bucket := srv.NewBucket(t)
 	s3c := srv.Client(t)
-	for rel, body := range runnerTestSkill {
-		key := "alice/skills/runner-test/" + rel
-		if _, err := s3c.PutObject(t.Context(), &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+	for key, o := range objects {
+		in := &awss3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: strings.NewReader(o.body)}
+		if o.mode != 0 {
+			in.Metadata = map[string]string{"mode": fmt.Sprintf("%o", o.mode.Perm())}
+		}
+		if _, err := s3c.PutObject(t.Context(), in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,203 +131,11 @@ func wantKind(t *testing.T, err, kind error) *Error {
 	return e
 }
 
-// stray reports whether a process whose command line holds marker is
-// still alive (zombies waiting to be reaped are dead).
-func stray(t *testing.T, marker string) bool {
-	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), marker) {
-			continue
-		}
-		st, err := os.ReadFile(filepath.Join(p, "stat"))
-		if err != nil {
-			continue
-		}
-		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
-			continue
-		}
-		return true
-	}
-	return false
-}
-
+// TestRunContract proves what the shared fixture (TestRunnerConformance,
+// test/runner) does not: threads' workspaces kept apart, and the cache.
 func TestRunContract(t *testing.T) {
 	conn := startRunnerServer(t)
 	ctx := as(t.Context(), "alice", "t1")
-	sandboxes := []string{SandboxNone, SandboxBwrap}
-
-	for _, sb := range sandboxes {
-		t.Run("json round trip/"+sb, func(t *testing.T) {
-			if sb == SandboxBwrap {
-				requireBwrap(t)
-			}
-			r := newRunner(t, conn)
-			args := `{"q": "ünïcode", "n": [1, 2], "exit": 0}`
-			res, err := r.Run(ctx, "runner-test", "echo.py", Options{JSONArgs: json.RawMessage(args), Sandbox: sb})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out struct {
-				Argv1, Stdin, Cwd string
-				Env               map[string]string
-			}
-			if err := json.Unmarshal(res.Output, &out); err != nil {
-				t.Fatalf("%v: %s", err, res.Output)
-			}
-			if out.Argv1 != args || out.Stdin != args {
-				t.Errorf("argv[1] = %q, stdin = %q, want %q", out.Argv1, out.Stdin, args)
-			}
-			if res.ExitCode != 0 || res.Sandbox != sb {
-				t.Errorf("exit %d, sandbox %q", res.ExitCode, res.Sandbox)
-			}
-			var keys []string
-			for k := range out.Env {
-				if k != "PWD" && k != "LC_CTYPE" && k != "SHLVL" { // set by the shell or Python itself
-					keys = append(keys, k)
-				}
-			}
-			if got := strings.Join(slices.Sorted(slices.Values(keys)), ","); got != "HOME,LANG,PATH,SKILL_DIR,SKILL_TIMEOUT,WORKSPACE" {
-				t.Errorf("environment keys = %s", got)
-			}
-			if out.Env["SKILL_TIMEOUT"] != "30" || out.Env["PATH"] != ScriptPATH || out.Env["HOME"] != out.Env["WORKSPACE"]+"/.home" || out.Cwd != out.Env["WORKSPACE"] {
-				t.Errorf("environment = %v, cwd %s", out.Env, out.Cwd)
-			}
-			if sb == SandboxBwrap && (out.Env["SKILL_DIR"] != "/skill" || out.Env["WORKSPACE"] != "/workspace") {
-				t.Errorf("bwrap paths = %v", out.Env)
-			}
-			// A non-zero exit with a JSON object is a result, not an error.
-			res, err = r.Run(ctx, "runner-test", "scripts/echo.py", Options{JSONArgs: json.RawMessage(`{"exit": 5}`), Sandbox: sb, Timeout: 10 * time.Second})
-			if err != nil || res.ExitCode != 5 || !strings.Contains(string(res.Output), `"argv1"`) {
-				t.Errorf("exit 5: %v, %+v", err, res)
-			}
-		})
-	}
-
-	t.Run("plain args and exit code", func(t *testing.T) {
-		r := newRunner(t, conn)
-		res, err := r.Run(ctx, "runner-test", "plain.sh", Options{Args: []string{"a b", "c"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Stdout != "args: a b c\n" || res.Stderr != "to stderr\n" || res.ExitCode != 3 || res.Output != nil {
-			t.Errorf("result = %+v", res)
-		}
-	})
-
-	t.Run("interpreters", func(t *testing.T) {
-		r := newRunner(t, conn)
-		for script, want := range map[string]string{"tool": `"shebang": true`, "root-run.py": `"where": "root"`} {
-			res, err := r.Run(ctx, "runner-test", script, Options{JSONArgs: json.RawMessage(`{}`)})
-			if err != nil || !strings.Contains(string(res.Output), want) {
-				t.Errorf("%s: %v, %+v", script, err, res)
-			}
-		}
-		_, err := r.Run(ctx, "runner-test", "notes.txt", Options{})
-		wantKind(t, err, ErrUnknownInterpreter)
-	})
-
-	t.Run("bad output", func(t *testing.T) {
-		r := newRunner(t, conn)
-		for _, script := range []string{"bad.py", "array.py"} {
-			_, err := r.Run(ctx, "runner-test", script, Options{JSONArgs: json.RawMessage(`{}`)})
-			e := wantKind(t, err, ErrBadOutput)
-			if e.ExitCode != 0 || !strings.Contains(e.Stdout, "not json") && !strings.Contains(e.Stdout, "[1, 2]") {
-				t.Errorf("%s: %+v", script, e)
-			}
-		}
-	})
-
-	t.Run("script outside the skill", func(t *testing.T) {
-		r := newRunner(t, conn)
-		for _, script := range []string{"../x.py", "scripts/../../x.py", "/etc/passwd"} {
-			_, err := r.Run(ctx, "runner-test", script, Options{})
-			wantKind(t, err, ErrScriptOutsideSkill)
-		}
-		// A symlink leaving the skill cannot come through the export (it
-		// carries only files and folders; ExtractSkill refuses links), so
-		// that case is proven on a local folder in TestResolveScript.
-		_, err := r.Run(ctx, "runner-test", "missing.py", Options{})
-		wantKind(t, err, ErrScriptNotFound)
-		_, err = r.Run(ctx, "no-such-skill", "x.py", Options{})
-		if status.Code(err) != codes.NotFound {
-			t.Errorf("missing skill: %v", err)
-		}
-	})
-
-	for _, sb := range sandboxes {
-		t.Run("timeout kills the children/"+sb, func(t *testing.T) {
-			if sb == SandboxBwrap {
-				requireBwrap(t)
-			}
-			r := newRunner(t, conn)
-			tctx := as(t.Context(), "alice", "timeout-"+sb)
-			child, parent := fmt.Sprintf("3600.%d1", os.Getpid()), fmt.Sprintf("3600.%d2", os.Getpid())
-			_, err := r.Run(tctx, "runner-test", "slow.sh", Options{Args: []string{child, parent}, Timeout: time.Second, Sandbox: sb})
-			e := wantKind(t, err, ErrTimeout)
-			if e.Stdout != "started\n" || e.ExitCode != -1 {
-				t.Errorf("error = %+v", e)
-			}
-			// The child that would write late.txt is dead, so the file
-			// can never appear.
-			if stray(t, child) || stray(t, parent) {
-				t.Errorf("a process of the script outlived its timeout")
-			}
-			if _, err := r.Files.Stat(tctx, &skillsvcv1.StatRequest{Path: "/workspace/late.txt"}); status.Code(err) != codes.NotFound {
-				t.Errorf("late.txt: %v", err)
-			}
-		})
-	}
-
-	t.Run("output too large", func(t *testing.T) {
-		r := newRunner(t, conn)
-		_, err := r.Run(ctx, "runner-test", "loud.py", Options{MaxOutputBytes: 1000})
-		if e := wantKind(t, err, ErrOutputTooLarge); len(e.Stdout) != 1000 {
-			t.Errorf("kept %d bytes", len(e.Stdout))
-		}
-	})
-
-	t.Run("confined under bwrap", func(t *testing.T) {
-		requireBwrap(t)
-		r := newRunner(t, conn)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		hostFile := filepath.Join(t.TempDir(), "secret.txt")
-		os.WriteFile(hostFile, []byte("host secret"), 0o644)
-		args, _ := json.Marshal(map[string]any{"port": ln.Addr().(*net.TCPAddr).Port, "host_file": hostFile})
-		res, err := r.Run(ctx, "runner-test", "probe.py", Options{JSONArgs: args, Sandbox: SandboxBwrap})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out map[string]bool
-		json.Unmarshal(res.Output, &out)
-		if len(out) != 4 || out["connected"] || out["read_host"] || out["wrote_skill"] || out["created_in_skill"] {
-			t.Errorf("under bwrap: %s", res.Output)
-		}
-		// With network allowed the same probe connects: it is the sandbox
-		// that refused, not a broken probe.
-		res, err = r.Run(ctx, "runner-test", "probe.py", Options{JSONArgs: args, Sandbox: SandboxBwrap, Network: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		json.Unmarshal(res.Output, &out)
-		if !out["connected"] || out["read_host"] {
-			t.Errorf("with network: %s", res.Output)
-		}
-	})
 
 	t.Run("workspace written back", func(t *testing.T) {
 		r := newRunner(t, conn)

@@ -203,6 +203,9 @@ func scriptEnv(s Spec, skillDir, workspace string) map[string]string {
 	env["SKILL_DIR"] = skillDir
 	env["WORKSPACE"] = workspace
 	env["HOME"] = path.Join(workspace, ".home")
+	// bwrap's --chdir sets PWD whatever the environment says: every
+	// sandbox sets it, so a script sees the same names in each.
+	env["PWD"] = workspace
 	return env
 }
 

@@ -3,6 +3,7 @@ package skillrun
 import (
 	"bufio"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -24,6 +25,9 @@ const ScriptPATH = "/usr/local/bin:/usr/bin:/bin"
 func ResolveScript(dir, script string) (string, error) {
 	if script == "" {
 		return "", newError(ErrScriptNotFound, "no script named: give a path such as scripts/run.py")
+	}
+	if strings.ContainsRune(script, 0) {
+		return "", newError(ErrScriptOutsideSkill, "script %q holds a NUL byte: no file of the skill is named so", script)
 	}
 	if strings.HasPrefix(script, "/") || strings.Contains(script, "\\") || filepath.IsAbs(script) {
 		return "", newError(ErrScriptOutsideSkill, "script %q is an absolute path: name it relative to the skill folder, e.g. scripts/run.py", script)
@@ -109,7 +113,9 @@ func Interpreter(p string, overrides map[string]string) ([]string, error) {
 		}
 		return append([]string{bin}, argv[1:]...), nil
 	}
-	if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o111 != 0 {
+	// Only a program runs itself: a text file without a #! line would be
+	// run by /bin/sh or not at all, depending on who execs it.
+	if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o111 != 0 && isELF(p) {
 		return nil, nil // runs directly
 	}
 	return nil, newError(ErrUnknownInterpreter, "no interpreter for %s: give the script a .py, .js or .sh extension or a #! line", path.Base(filepath.ToSlash(p)))
@@ -128,6 +134,18 @@ func shebang(p string) []string {
 		return nil
 	}
 	return strings.Fields(rest)
+}
+
+// isELF reports whether p is an ELF binary.
+func isELF(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == "\x7fELF"
 }
 
 // lookInterpreter finds name (a path or a command name) on ScriptPATH, then

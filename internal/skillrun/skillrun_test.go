@@ -13,6 +13,7 @@ import (
 	"time"
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
+	"github.com/skillsvc/skillsvc/internal/skillrun/skillruntest"
 )
 
 // skillDir writes files (path -> content; a content starting with "->" is
@@ -247,20 +248,20 @@ func TestSelectSandbox(t *testing.T) {
 	}
 }
 
-// TestStray: the timeout tests' process check finds a live process and
+// TestAlive: the timeout cases' process check finds a live process and
 // not a dead one.
-func TestStray(t *testing.T) {
+func TestAlive(t *testing.T) {
 	marker := fmt.Sprintf("3600.%d9", os.Getpid())
 	cmd := exec.Command("sleep", marker)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !stray(t, marker) {
+	if !skillruntest.Alive(marker) {
 		t.Error("a live process was not found")
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	if stray(t, marker) {
+	if skillruntest.Alive(marker) {
 		t.Error("a dead process was found")
 	}
 }

@@ -18,6 +18,7 @@ import pytest
 
 import skillsvc
 from skillsvc import Client, codeskills, runner
+from skillsvc.testing import live_processes
 from skillsvc.tools import SkillTools
 
 
@@ -253,19 +254,6 @@ def test_async_execute(client: Client, tmp_path: Path) -> None:
     assert host.calls[1] == ("model", ([{"role": "user", "content": "x"}], {}))
 
 
-def live_processes_with(token: str) -> list[str]:
-    alive = []
-    for pid in os.listdir("/proc"):
-        try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes()
-            state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in cmdline and state != "Z":
-            alive.append(pid)
-    return alive
-
-
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_result_stands_when_the_skill_leaves_work_running(client: Client, tmp_path: Path, sandbox: str) -> None:
     if sandbox == "bwrap":
@@ -274,7 +262,7 @@ def test_result_stands_when_the_skill_leaves_work_running(client: Client, tmp_pa
     token = uuid.uuid4().hex
     r = json.loads(tools.run("use_skill", {"skill": "lingers", "input": {"token": token}}))
     assert (r["success"], r["output"], r["error"]) == (True, "done", None)
-    assert live_processes_with(token) == []
+    assert live_processes(token) == []
 
 
 @pytest.mark.parametrize("name", sorted(FAILURES))

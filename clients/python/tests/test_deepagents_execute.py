@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 import skillsvc
 from skillsvc import Client, runner
 from skillsvc.deepagents import SkillsvcBackend, SkillsvcSandboxBackend
+from skillsvc.testing import live_processes
 from skillsvc.testing_models import ScriptedChatModel, script, tool_call
 
 SKILL = "/skills/tools/exec-test"
@@ -157,20 +158,6 @@ async def test_deep_agent_runs_a_skill_script_async(skillsvc_env, library, clien
     await backend.aclose()
 
 
-def _alive(token: str) -> list[str]:
-    """Live processes whose command line holds token."""
-    alive = []
-    for pid in os.listdir("/proc"):
-        try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes()
-            state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in cmdline and state != "Z":
-            alive.append(pid)
-    return alive
-
-
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_timeout_kills_the_command_and_its_children(skillsvc_env, library, client: Client, thread: str, tmp_path: Path, sandbox: str) -> None:
     if sandbox == "bwrap":
@@ -181,7 +168,7 @@ def test_timeout_kills_the_command_and_its_children(skillsvc_env, library, clien
     r = b.execute(f"echo started; echo partial > /workspace/partial.txt; python3 -c 'import time; time.sleep(60)' {token} & wait", timeout=1)
     assert r.exit_code is None and not r.truncated
     assert r.output == "started\n[The command was killed after 1 second, its timeout; what it wrote in /workspace was not kept.]"
-    assert _alive(token) == []
+    assert live_processes(token) == []
     with pytest.raises(skillsvc.NotFound):
         client.stat("/workspace/partial.txt")
     # The backend's own default, for a call without one.

@@ -38,6 +38,7 @@ export const SCRIPT_PATH = "/usr/local/bin:/usr/bin:/bin";
 export interface ScriptOutput {
   stdout?: string;
   stderr?: string;
+  /** The script's exit code; none when it never ran or the runner killed it (timeout, too much output). */
   exitCode?: number;
 }
 
@@ -545,7 +546,8 @@ function findOnPath(name: string, searchPath: string): string | undefined {
 // resolved.
 async function resolveScript(skillDir: string, script: string): Promise<string> {
   const outside = () => new ScriptOutsideSkillError(`script ${JSON.stringify(script)} is outside the skill folder: name a file of the skill, e.g. "scripts/run.py" or "run.py"`);
-  if (!script || script.startsWith("/") || script.includes("\\") || script.includes("\0")) throw outside();
+  if (!script) throw new ScriptNotFoundError(`no script named: give a path such as "scripts/run.py"`);
+  if (script.startsWith("/") || script.includes("\\") || script.includes("\0")) throw outside();
   const parts = script.split("/");
   if (parts.includes("..")) throw outside();
   const candidates = parts.length === 1 ? [`scripts/${script}`, script] : [parts.filter((p) => p && p !== ".").join("/")];
@@ -558,7 +560,7 @@ async function resolveScript(skillDir: string, script: string): Promise<string> 
     } catch {
       continue;
     }
-    if (!real.startsWith(root + path.sep)) throw outside();
+    if (real !== root && !real.startsWith(root + path.sep)) throw outside(); // the folder itself is inside, and no file
     if ((await stat(real)).isFile()) return rel;
   }
   throw new ScriptNotFoundError(`script ${JSON.stringify(script)} not found in the skill (looked for ${candidates.map((c) => JSON.stringify(c)).join(" and ")}): list the skill's files with getSkill`);
@@ -570,17 +572,27 @@ interface Interpreter {
   runtimeDirs: string[];
 }
 
+// lookupPath is where interpreters named without a folder are found: SCRIPT_PATH, then the caller's PATH.
+function lookupPath(): string {
+  return `${SCRIPT_PATH}:${process.env.PATH ?? ""}`;
+}
+
 async function chooseInterpreter(file: string, rel: string, overrides: Record<string, string> = {}): Promise<Interpreter> {
   const ext = path.extname(rel).toLowerCase();
   const byExt: Record<string, () => string | undefined> = {
-    ".py": () => findOnPath("python3", SCRIPT_PATH),
+    ".py": () => findOnPath("python3", lookupPath()),
     ".js": () => process.execPath,
     ".mjs": () => process.execPath,
     ".cjs": () => process.execPath,
-    ".sh": () => findOnPath("bash", SCRIPT_PATH),
+    ".sh": () => findOnPath("bash", lookupPath()),
   };
   const given = overrides[ext] ?? overrides[ext.slice(1)];
-  if (given) return { argv: [given], runtimeDirs: runtimeDirs(given) };
+  if (given) {
+    // A path must be an executable file; a name is looked up on SCRIPT_PATH, then the caller's PATH.
+    const found = given.includes("/") ? findOnPath(path.basename(given), path.dirname(given)) : findOnPath(given, lookupPath());
+    if (!found) throw new UnknownInterpreterError(`interpreter ${JSON.stringify(given)} for ${ext} scripts is not installed here (looked on ${SCRIPT_PATH} and PATH)`);
+    return { argv: [found], runtimeDirs: runtimeDirs(found) };
+  }
   if (byExt[ext]) {
     const interp = byExt[ext]();
     if (!interp) throw new UnknownInterpreterError(`no interpreter for ${ext} scripts on ${SCRIPT_PATH}: install it, or name one with interpreters {"${ext}": "/path/to/it"}`);
@@ -595,15 +607,17 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
     const words = first.slice(2).trim().split(/\s+/).filter(Boolean);
     let argv = words;
     if (words[0] === "/usr/bin/env" || words[0] === "/bin/env") {
-      const rest = words.slice(1).filter((w) => !w.startsWith("-"));
-      const found = rest[0] ? findOnPath(rest[0], SCRIPT_PATH) : undefined;
+      // env X, or env -S X -flags: the flags are the interpreter's.
+      const rest = words[1] === "-S" ? words.slice(2) : words.slice(1);
+      const found = rest[0] ? findOnPath(rest[0], lookupPath()) : undefined;
       if (!found) throw new UnknownInterpreterError(`the shebang of ${rel} names ${JSON.stringify(rest[0] ?? "")}, which is not on ${SCRIPT_PATH}`);
       argv = [found, ...rest.slice(1)];
     }
     if (!argv.length || !existsSync(argv[0])) throw new UnknownInterpreterError(`the shebang of ${rel} names ${JSON.stringify(argv[0] ?? "")}, which does not exist here`);
     return { argv, runtimeDirs: runtimeDirs(argv[0]) };
   }
-  if ((await stat(file)).mode & 0o111) return { argv: [], runtimeDirs: [] };
+  // Only a program runs itself: a text file without a #! line would be run by /bin/sh or not at all, depending on who execs it.
+  if ((await stat(file)).mode & 0o111 && head.subarray(0, 4).toString("latin1") === "\x7fELF") return { argv: [], runtimeDirs: [] };
   throw new UnknownInterpreterError(`cannot tell how to run ${rel}: not .py, .js, .mjs, .cjs or .sh, no shebang and not executable; name an interpreter with interpreters {"${ext || rel}": "/path/to/it"}`);
 }
 
@@ -739,7 +753,8 @@ async function inScratch<T>(client: SkillsvcClient, call: Call, workspace: boole
 
 // scriptEnv is the whole environment of a run: nothing of the caller's.
 function scriptEnv(workspaceSeen: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: SCRIPT_PATH, HOME: path.posix.join(workspaceSeen, ".home"), LANG: "C.UTF-8", ...extra, WORKSPACE: workspaceSeen };
+  // PWD: bwrap's --chdir sets it whatever the environment says, so every sandbox does.
+  return { PATH: SCRIPT_PATH, HOME: path.posix.join(workspaceSeen, ".home"), LANG: "C.UTF-8", ...extra, WORKSPACE: workspaceSeen, PWD: workspaceSeen };
 }
 
 function outputOf(r: SandboxResult): ScriptOutput {
@@ -782,12 +797,16 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
     const r = await sandbox.run(spec);
     const durationMs = performance.now() - started;
     const out = outputOf(r);
+    // Killed by the runner: no exit code of the script's (Go's -1, Python's None).
+    const killed = { stdout: out.stdout, stderr: out.stderr };
     if (r.timedOut) {
-      throw new ScriptTimeoutError(`script ${rel} of ${m.skill.name} ran longer than its timeout of ${timeoutMs / 1000} s and was killed with its processes; nothing was written back`, out);
+      throw new ScriptTimeoutError(`script ${rel} of ${m.skill.name} ran longer than its timeout of ${timeoutMs / 1000} s and was killed with its processes; nothing was written back`, killed);
     }
     if (r.truncated) {
-      throw new OutputTooLargeError(`script ${rel} of ${m.skill.name} printed more than ${spec.maxOutputBytes} bytes on stdout or stderr and was killed; its output is cut there`, out);
+      throw new OutputTooLargeError(`script ${rel} of ${m.skill.name} printed more than ${spec.maxOutputBytes} bytes on stdout or stderr and was killed; its output is cut there`, killed);
     }
+    // A run that ended is written back before its output is judged: it is the script's work, whatever it printed.
+    const written = workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);
     let output: Record<string, unknown> | undefined;
     if (json !== undefined) {
       let parsed: unknown;
@@ -801,7 +820,6 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
       }
       output = parsed as Record<string, unknown>;
     }
-    const written = workspace === false ? [] : await pushWorkspace(client, scratch.dir, scratch.before, call, out);
     return { exitCode: r.exitCode, stdout: out.stdout!, stderr: out.stderr!, output, written, sandbox: sandbox.name, durationMs };
   });
 }

@@ -5,7 +5,7 @@
 // reported, and under bubblewrap no network and no host files.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import path from "node:path";
@@ -18,7 +18,7 @@ import { Code, SkillsvcClient, SkillsvcError, probeBwrap } from "@skillsvc/clien
 import { SkillsvcBackend } from "@skillsvc/client/deepagents";
 import { localPaths } from "@skillsvc/client/runner";
 import { ScriptedChatModel, toolCall } from "../examples/scripted-model.mjs";
-import { tempDir, testenv, type Env } from "./testenv.js";
+import { processesWith, tempDir, testenv, type Env } from "./testenv.js";
 
 // A skill at the library's root (/skills/cmd-test) and one in a category
 // (/skills/cmdcat/cmd-other): a command names each by its /skills/ path.
@@ -168,21 +168,6 @@ test("the plain subprocess sees /workspace and /skills rewritten to its folders,
   // Not a prefix of another path, nor another name.
   for (const s of ["/home/u/workspace/x", "/workspaces/x", "/skillsets", "a/skills/x", "~/workspace"]) assert.equal(localPaths(s, root), s);
 });
-
-// processesWith: live (not zombie) processes whose command line holds marker.
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      const state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
-      if (cmd.includes(marker) && state !== "Z") found.push(Number(pid));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 test("execute: a timeout kills the command with its children and is reported", async (t) => {
   for (const sandbox of sandboxes()) {

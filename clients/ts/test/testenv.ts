@@ -3,7 +3,7 @@
 // start is reported at once, with its exit code and the last lines it wrote.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -141,4 +141,19 @@ export async function code(p: Promise<unknown>): Promise<string> {
     return err.codeName;
   }
   return "OK";
+}
+
+/** Live (not zombie) processes whose command line holds marker: what a killed run must not leave behind. */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+      if (cmd.includes(marker) && state !== "Z") found.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }

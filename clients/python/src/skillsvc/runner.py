@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import re
 import resource
@@ -564,8 +565,11 @@ def resolve_script(skill_dir: str | os.PathLike[str], script: str) -> Path:
     symlinks that leave the skill raise ScriptOutsideSkill; a missing file
     ScriptNotFound."""
     root = Path(skill_dir).resolve()
-    parts = script.replace("\\", "/").split("/")
-    if not script or script.startswith("/") or ".." in parts or re.match(r"[A-Za-z]:", script):
+    if not script:
+        raise ScriptNotFound("no script named: give a path such as 'scripts/run.py'")
+    parts = script.split("/")
+    # A backslash is a Windows separator, a NUL no file's name: both refused, as Go and TypeScript do.
+    if script.startswith("/") or ".." in parts or "\\" in script or "\0" in script or re.match(r"[A-Za-z]:", script):
         raise ScriptOutsideSkill(f"script {script!r} is not a relative path inside the skill: name one as 'scripts/x.py' or 'x.py'")
     candidates = [root / script] if "/" in script else [root / "scripts" / script, root / script]
     for c in candidates:
@@ -593,7 +597,8 @@ def interpreter_for(script: Path, interpreters: Mapping[str, str] | None = None)
         words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
         if words:
             if os.path.basename(words[0]) == "env" and len(words) > 1:
-                words = [w for w in words[1:] if not w.startswith("-")]
+                # env X, or env -S X -flags: the flags are the interpreter's.
+                words = words[2:] if words[1] == "-S" else words[1:]
             if words:
                 return [_which(words[0], script), *words[1:]]
     # A text file without a shebang cannot be exec'd, whatever its mode
@@ -607,9 +612,12 @@ def interpreter_for(script: Path, interpreters: Mapping[str, str] | None = None)
 
 
 def _which(name: str, script: Path) -> str:
-    found = shutil.which(name, path=SCRIPT_PATH) if "/" not in name else (name if os.access(name, os.X_OK) else None)
+    if "/" in name:
+        found = name if os.access(name, os.X_OK) else None
+    else:  # the script's PATH, then the caller's
+        found = shutil.which(name, path=SCRIPT_PATH) or shutil.which(name)
     if not found:
-        raise UnknownInterpreter(f"interpreter {name!r} for {script.name} is not installed (looked in {SCRIPT_PATH})")
+        raise UnknownInterpreter(f"interpreter {name!r} for {script.name} is not installed (looked in {SCRIPT_PATH} and PATH)")
     return found
 
 
@@ -679,7 +687,7 @@ def run_script(
     with _scratch(client, workspace, "skillsvc-run-") as (_top, scratch, before):
         skill_seen, ws_seen = box.paths(str(mat.path), str(scratch))
         script_seen = os.path.join(skill_seen, path.relative_to(mat.path.resolve()).as_posix())
-        env = {**_env(ws_seen), "SKILL_DIR": skill_seen, "SKILL_TIMEOUT": f"{timeout:g}"}
+        env = {**_env(ws_seen), "SKILL_DIR": skill_seen, "SKILL_TIMEOUT": str(math.ceil(timeout))}
         argv = [*interp, script_seen]
         stdin = b""
         if json_args is not _UNSET:
@@ -715,7 +723,7 @@ def run_script(
     output = None
     if json_args is not _UNSET:
         try:
-            output = json.loads(done.stdout)
+            output = json.loads(done.stdout, parse_constant=_not_json)
         except ValueError:
             output = None
         if not isinstance(output, dict):
@@ -824,6 +832,11 @@ def run_command(
             mounts=tuple((str(host), seen) for seen, host in mounts.items()),
         )
         return _run_and_write_back(client, box, spec, scratch, before, workspace)
+
+
+def _not_json(name: str) -> Any:
+    """NaN and Infinity are Python's, not JSON's: the other runners refuse them."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _checked_timeout(timeout: float) -> float:

@@ -161,3 +161,18 @@ def skillsvc_env() -> Iterator[TestEnv]:
         yield env
     finally:
         stop(proc)
+
+
+def live_processes(token: str) -> list[str]:
+    """The pids of live (not zombie) processes whose command line holds
+    token: what a killed run must not leave behind."""
+    alive = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", pid, "cmdline").read_bytes()
+            state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmdline and state != "Z":
+            alive.append(pid)
+    return alive

@@ -1,0 +1,3 @@
+import sys
+block = bytearray(int(sys.argv[1]))
+print("allocated")

@@ -1,0 +1,4 @@
+echo "args: $*"
+echo "stdin: [$(cat)]"
+echo "to stderr" >&2
+exit 3

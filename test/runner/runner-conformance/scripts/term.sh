@@ -1,0 +1,2 @@
+echo dying
+kill -TERM $$

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,10 +14,12 @@ import (
 
 	skillsvcv1 "github.com/skillsvc/skillsvc/gen/skillsvc/v1"
 	"github.com/skillsvc/skillsvc/internal/auth"
+	"github.com/skillsvc/skillsvc/internal/libindex"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/server"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
+	"github.com/skillsvc/skillsvc/internal/skillview"
 )
 
 // searchLibrary10000 is a shared library of 10,000 skills with bodies of
@@ -141,6 +144,88 @@ func BenchmarkSearch10000(b *testing.B) {
 			b.ReportMetric(pct(own, 50), "own-p50-ms")
 			b.ReportMetric(pct(own, 99), "own-p99-ms")
 			b.ReportMetric(perSkill, "index-B/skill")
+		})
+	}
+}
+
+// verdictScanner stands in for the scan policy (views.Scanner) while an
+// upload of many skills is scanned in the background: every layer build
+// notes the verdicts learnt so far (its sum changes the layer's
+// generation), and learn tells every library built so far that one more
+// verdict is known, as a finished background scan does.
+type verdictScanner struct {
+	mu      sync.Mutex
+	learnt  uint64
+	changed map[string]func() // by prefix, the newest build's
+}
+
+func (s *verdictScanner) Layer(_ context.Context, _, prefix string, _ []*skillview.Ref, _ *libindex.Files, changed func()) (uint64, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = map[string]func(){}
+	}
+	s.changed[prefix] = changed
+	return s.learnt + 1, nil
+}
+
+func (s *verdictScanner) learn() {
+	s.mu.Lock()
+	s.learnt++
+	fs := make([]func(), 0, len(s.changed))
+	for _, f := range s.changed {
+		fs = append(fs, f)
+	}
+	s.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// BenchmarkSearch10000Scanning is BenchmarkSearch10000's calls while the
+// library's skills are being scanned in the background (--library.scan's
+// default, after an out-of-band upload or a replica's start): a verdict is
+// learnt before each call, as when a scan finishes every few calls.
+func BenchmarkSearch10000Scanning(b *testing.B) {
+	lib, queries := searchLibrary10000()
+	l := skillstest.Library(b, lib.Bucket(b), func(c *skills.Config) {
+		skillstest.Indexed(time.Hour)(c)
+		c.ReplyCacheBytes = 0
+	})
+	scanner := &verdictScanner{}
+	l.Tree.SetScanner(scanner)
+	ctx := auth.NewContext(context.Background(), auth.Principal{Caller: mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t1"})})
+	h := server.NewSkills(l, 256<<10)
+	call := map[string]func(q string) error{
+		"SearchSkills": func(q string) error {
+			_, err := h.SearchSkills(ctx, &skillsvcv1.SearchSkillsRequest{Query: q})
+			return err
+		},
+		"FormatSkills": func(q string) error {
+			_, err := h.FormatSkills(ctx, &skillsvcv1.FormatSkillsRequest{Query: q})
+			return err
+		},
+	}
+	if err := call["SearchSkills"](queries[0]); err != nil { // builds the indexes
+		b.Fatal(err)
+	}
+	for _, name := range []string{"SearchSkills", "FormatSkills"} {
+		b.Run(name, func(b *testing.B) {
+			var took []time.Duration
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				scanner.learn()
+				start := time.Now()
+				if err := call[name](queries[i%len(queries)]); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+				i++
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
 }

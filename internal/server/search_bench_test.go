@@ -149,35 +149,32 @@ func BenchmarkSearch10000(b *testing.B) {
 }
 
 // verdictScanner stands in for the scan policy (views.Scanner) while an
-// upload of many skills is scanned in the background: every layer build
-// notes the verdicts learnt so far (its sum changes the layer's
-// generation), and learn tells every library built so far that one more
-// verdict is known, as a finished background scan does.
+// upload of many skills to the shared library is scanned in the
+// background: every build of the shared layer notes the verdicts learnt so
+// far (its sum changes the layer's generation), and learn tells it that one
+// more verdict is known, as a finished background scan does.
 type verdictScanner struct {
 	mu      sync.Mutex
 	learnt  uint64
-	changed map[string]func() // by prefix, the newest build's
+	changed func() // the newest shared layer build's
 }
 
-func (s *verdictScanner) Layer(_ context.Context, _, prefix string, _ []*skillview.Ref, _ *libindex.Files, changed func()) (uint64, []string) {
+func (s *verdictScanner) Layer(_ context.Context, layer, _ string, _ []*skillview.Ref, _ *libindex.Files, changed func()) (uint64, []string) {
+	if layer != skillview.LayerShared {
+		return 0, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.changed == nil {
-		s.changed = map[string]func(){}
-	}
-	s.changed[prefix] = changed
+	s.changed = changed
 	return s.learnt + 1, nil
 }
 
 func (s *verdictScanner) learn() {
 	s.mu.Lock()
 	s.learnt++
-	fs := make([]func(), 0, len(s.changed))
-	for _, f := range s.changed {
-		fs = append(fs, f)
-	}
+	f := s.changed
 	s.mu.Unlock()
-	for _, f := range fs {
+	if f != nil {
 		f()
 	}
 }

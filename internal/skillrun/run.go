@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -186,13 +188,22 @@ func (r *Runner) Run(ctx context.Context, skill, script string, opts Options) (*
 }
 
 // SkillTimeout is a skill's own timeout: its frontmatter metadata
-// "timeout" in seconds, else DefaultTimeout.
+// "timeout", decimal seconds ("120", "1.5"), else DefaultTimeout.
 func SkillTimeout(s *skillsvcv1.SkillSummary) time.Duration {
-	if v, err := strconv.Atoi(strings.TrimSpace(s.GetMetadata()["timeout"])); err == nil && v > 0 {
-		return time.Duration(v) * time.Second
+	v := strings.TrimSpace(s.GetMetadata()["timeout"])
+	if !decimalSeconds.MatchString(v) {
+		return DefaultTimeout
 	}
-	return DefaultTimeout
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f >= math.MaxInt64/float64(time.Second) {
+		return DefaultTimeout
+	}
+	return time.Duration(f * float64(time.Second))
 }
+
+// decimalSeconds is the one form a skill's metadata timeout takes in every
+// runner: no sign, exponent or unit.
+var decimalSeconds = regexp.MustCompile(`^\d+(\.\d+)?$`)
 
 func orDefault(v, d int64) int64 {
 	if v > 0 {

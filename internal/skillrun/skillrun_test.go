@@ -147,7 +147,9 @@ func TestParseOutput(t *testing.T) {
 }
 
 func TestSkillTimeout(t *testing.T) {
-	for v, want := range map[string]time.Duration{"120": 2 * time.Minute, " 5 ": 5 * time.Second, "": DefaultTimeout, "0": DefaultTimeout, "-3": DefaultTimeout, "1m": DefaultTimeout} {
+	for v, want := range map[string]time.Duration{"120": 2 * time.Minute, " 5 ": 5 * time.Second, "": DefaultTimeout, "0": DefaultTimeout, "-3": DefaultTimeout, "1m": DefaultTimeout,
+		// As the Python and TypeScript runners read it: decimal seconds only.
+		"1.5": 1500 * time.Millisecond, "1e3": DefaultTimeout, "NaN": DefaultTimeout, "+2": DefaultTimeout, "1e400": DefaultTimeout} {
 		s := &skillsvcv1.SkillSummary{Metadata: map[string]string{"timeout": v}}
 		if got := SkillTimeout(s); got != want {
 			t.Errorf("timeout %q = %v, want %v", v, got, want)

@@ -207,3 +207,14 @@ def test_over_limits_refused(skillsvc_env, cache: Path) -> None:
         admin.drop_skill_index(user=user)
         with pytest.raises(skillsvc.FailedPrecondition, match="over the manifest limits"):
             c.materialize_skill("huge", cache_dir=cache)
+
+
+@pytest.mark.parametrize(
+    "value,want",
+    [("120", 120.0), (" 5 ", 5.0), ("1.5", 1.5), ("", runner.DEFAULT_TIMEOUT), ("0", runner.DEFAULT_TIMEOUT),
+     ("-3", runner.DEFAULT_TIMEOUT), ("1m", runner.DEFAULT_TIMEOUT), ("1e3", runner.DEFAULT_TIMEOUT),
+     ("NaN", runner.DEFAULT_TIMEOUT), ("+2", runner.DEFAULT_TIMEOUT), ("٣", runner.DEFAULT_TIMEOUT)],
+)
+def test_skill_timeout(value: str, want: float) -> None:
+    # Decimal seconds only, as the Go and TypeScript runners read it.
+    assert runner.skill_timeout({"timeout": value}) == want

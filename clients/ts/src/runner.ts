@@ -653,6 +653,13 @@ function safeRealpath(p: string): string {
   }
 }
 
+/** A run's own timeout, when given, is a positive finite number of milliseconds (0 is not "the default"). */
+function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new SkillsvcError(Code.InvalidArgument, `timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
+  }
+}
+
 function skillTimeoutMs(skill: SkillSummary): number | undefined {
   const t = skill.metadata?.timeout;
   if (t === undefined || !/^\s*\d+(\.\d+)?\s*$/.test(t) || Number(t) <= 0) return undefined;
@@ -770,6 +777,7 @@ export async function runSkillScript(client: SkillsvcClient, skill: string, scri
   const { jsonArgs, args, timeoutMs: runTimeoutMs, maxOutputBytes, memoryBytes, network, sandbox: choice, workspace, interpreters, cacheDir, signal, version } = opts;
   const call: Call = { signal };
   if (jsonArgs !== undefined && args !== undefined) throw new SkillsvcError(Code.InvalidArgument, "give jsonArgs or args, not both");
+  checkTimeout(runTimeoutMs);
   const sandbox = chooseSandbox(choice);
   const m = await materializeSkill(client, skill, { signal, version, cacheDir });
   const rel = await resolveScript(m.dir, script);
@@ -930,6 +938,7 @@ export async function runCommand(client: SkillsvcClient, command: string, opts: 
   const call: Call = { signal };
   if (typeof command !== "string" || !command.trim()) throw new SkillsvcError(Code.InvalidArgument, "the command is empty");
   if (command.includes("\0")) throw new SkillsvcError(Code.InvalidArgument, "the command holds a NUL byte");
+  checkTimeout(timeoutMs);
   const sandbox = chooseSandbox(choice);
   const bash = findOnPath("bash", SCRIPT_PATH);
   if (!bash) throw new UnknownInterpreterError(`bash is not on ${SCRIPT_PATH}: install it to run commands`);

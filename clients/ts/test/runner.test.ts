@@ -61,6 +61,11 @@ test("timeout: the skill's metadata, the run's option over it", async () => {
   const c = client();
   assert.equal((await c.runSkillScript("runner-slow", "t.sh", { cacheDir })).stdout, "7\n");
   assert.equal((await c.runSkillScript("runner-slow", "t.sh", { cacheDir, timeoutMs: 5000 })).stdout, "5\n");
+  // A given timeout is positive: 0 is refused, as in Python, not a run killed at once.
+  for (const timeoutMs of [0, -1, Number.NaN]) {
+    await assert.rejects(c.runSkillScript("runner-slow", "t.sh", { cacheDir, timeoutMs }), (e: SkillsvcError) => e.code === Code.InvalidArgument);
+    await assert.rejects(c.runCommand("true", { cacheDir, timeoutMs }), (e: SkillsvcError) => e.code === Code.InvalidArgument);
+  }
 });
 
 test("a venv's python under bwrap", async (t) => {

@@ -676,12 +676,7 @@ def run_script(
     path = resolve_script(mat.path, script)
     interp = interpreter_for(path, interpreters)
     if timeout is None:
-        try:
-            timeout = float(mat.metadata.get("timeout", DEFAULT_TIMEOUT))
-        except ValueError:
-            timeout = DEFAULT_TIMEOUT
-        if not 0 < timeout < float("inf"):
-            timeout = DEFAULT_TIMEOUT
+        timeout = skill_timeout(mat.metadata)
     else:
         timeout = _checked_timeout(timeout)
     with _scratch(client, workspace, "skillsvc-run-") as (_top, scratch, before):
@@ -762,6 +757,16 @@ _SKILL_MOUNT = re.compile(r"/skills(/[A-Za-z0-9_.@+-]+)+")
 _SEEN_ROOTS = re.compile(r"(?<![\w.~/$-])/(workspace|skills)(?=/|$|[^\w.-])")
 # What a rewritten command can carry unquoted in any shell context.
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]+")
+
+
+def skill_timeout(metadata: Mapping[str, str]) -> float:
+    """A skill's own timeout: its metadata "timeout" in decimal seconds
+    ("120", "1.5"; no sign, exponent or unit, as every runner reads it),
+    else DEFAULT_TIMEOUT."""
+    v = metadata.get("timeout", "").strip()
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", v) or not 0 < float(v) < float("inf"):
+        return DEFAULT_TIMEOUT
+    return float(v)
 
 
 def run_command(

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/libindex/loads"
 	"github.com/skillsvc/skillsvc/internal/objstore"
 	"github.com/skillsvc/skillsvc/internal/objstore/objstoretest"
 )
@@ -21,7 +22,7 @@ import (
 // metric counted) and revalidated on a call a refresh interval later.
 func TestBackgroundRevalidationsBounded(t *testing.T) {
 	const workers = 4
-	libraries := workers + backgroundQueue + 1
+	libraries := workers + loads.BackgroundQueue + 1
 	layers, b := manyLibraries(t, libraries)
 	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
 	cfg := testConfig(5 * time.Second)
@@ -83,7 +84,7 @@ func TestBackgroundRevalidationsBounded(t *testing.T) {
 		get(l) // queued, the last one past the queue
 	}
 	if n := testutil.ToFloat64(m.Revalidations.WithLabelValues(ModeBackground, ResultDeferred)); n != 1 {
-		t.Errorf("%v revalidations deferred with %d workers busy and %d queued, want 1", n, workers, backgroundQueue)
+		t.Errorf("%v revalidations deferred with %d workers busy and %d queued, want 1", n, workers, loads.BackgroundQueue)
 	}
 	close(release)
 	ix.Close()

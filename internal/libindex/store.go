@@ -10,12 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/skillsvc/skillsvc/internal/cache"
-	"github.com/skillsvc/skillsvc/internal/errkind"
+	"github.com/skillsvc/skillsvc/internal/libindex/loads"
 	"github.com/skillsvc/skillsvc/internal/objstore"
-	"github.com/skillsvc/skillsvc/internal/panics"
 )
 
 // Store serves each library's index: from process memory while it is
@@ -50,18 +47,11 @@ type Store struct {
 	metrics  *Metrics
 	now      func() time.Time
 
-	held   *cache.Held
-	mem    *cache.Shelf[*held] // by layer prefix
-	flight singleflight.Group  // loads callers wait for
-	// drops count the Drop and Forget calls, and the Drops under way, by
-	// stripe of layer prefixes: a load keeps (holds, publishes) what it
-	// read only while no drop of its stripe began since the load did, so an
-	// index read or listed before a change that dropped it is never kept
-	// after the drop. dropMu makes that check and the hold one step.
-	dropMu sync.Mutex
-	drops  [dropStripes]dropState
-	bg     sync.Map // prefixes queued or revalidating in the background
-	work   *background
+	held  *cache.Held
+	mem   *cache.Shelf[*held]  // by layer prefix
+	loads *loads.Group[*Index] // loads callers wait for, and the drops that void them
+	bg    sync.Map             // prefixes queued or revalidating in the background
+	work  *loads.Background
 }
 
 // held is an index in process memory and what this process knows of it.
@@ -85,7 +75,8 @@ func New(bucket objstore.Bucket, c cache.Cache, cfg Config, log *slog.Logger, cl
 	}
 	files := NewFiles(bucket, c, cfg, cl, m)
 	dr := &digestReader{bucket: bucket, cache: c, files: files, ttl: cfg.HeadTTL, concurrency: cfg.Concurrency, cacheLog: cl, metrics: m}
-	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: cache.NewShelf[*held](h, HeldIndex), work: newBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
+	return &Store{bucket: bucket, shared: cache.Shared(c), reader: hr, digests: dr, files: files, cfg: cfg, log: log, cacheLog: cl, metrics: m, now: time.Now, held: h, mem: cache.NewShelf[*held](h, HeldIndex),
+		loads: loads.NewGroup[*Index](listTimeout, m.Coalesced.WithLabelValues("index").Inc), work: loads.NewBackground(cmp.Or(cfg.BackgroundRevalidations, DefaultBackgroundRevalidations))}
 }
 
 // HeldIndex is the kind of the indexes on the Held budget.
@@ -110,60 +101,14 @@ func (ix *Store) Get(ctx context.Context, l Layer) (*Index, error) {
 	if x, ok := ix.Servable(l); ok {
 		return x, nil
 	}
-	arrived, drops := time.Now(), ix.dropCount(l)
-	got, err := ix.joinLoad(ctx, l)
-	switch {
-	case err != nil && got.started.Before(arrived) && errkind.Of(err) == errkind.Unavailable && ctx.Err() == nil:
-		// The load this caller joined began before it came and found
-		// storage failing: storage may have recovered since (the first
-		// caller after an outage would otherwise get the outage's
-		// answer). One more load, itself shared, is the caller's own.
-		got, err = ix.joinLoad(ctx, l)
-	case err == nil && got.since < drops:
-		// The load joined began before a drop that ended before this
-		// caller came, so it may predate a write the caller was answered
-		// for. Any load joined now began after it ended: after the drop.
-		got, err = ix.joinLoad(ctx, l)
-	}
+	x, err := ix.loads.Do(ctx, l.Prefix, func(ctx context.Context, since uint64) (*Index, error) {
+		return traced(ctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, since) })
+	})
 	if err != nil {
 		return nil, err
 	}
-	ix.observe(got.x)
-	return got.x, nil
-}
-
-// loaded is a shared load's outcome: its index, when it began, and the
-// count of drops of its stripe then (dropCount).
-type loaded struct {
-	x       *Index
-	started time.Time
-	since   uint64
-}
-
-// joinLoad loads l, joining a load of l under way if there is one, and
-// returns its index, when that load began and the drops it began after.
-func (ix *Store) joinLoad(ctx context.Context, l Layer) (loaded, error) {
-	// Callers share the load, so one caller giving up must not fail the
-	// others; listTimeout bounds it instead.
-	ch := ix.flight.DoChan(l.Prefix, func() (any, error) {
-		started, since := time.Now(), ix.dropCount(l)
-		x, err := panics.GuardValue(func() (*Index, error) {
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
-			defer cancel()
-			return traced(lctx, "libindex.load", l, func(ctx context.Context, l Layer) (*Index, error) { return ix.load(ctx, l, since) })
-		})()
-		return loaded{x, started, since}, err
-	})
-	select {
-	case <-ctx.Done():
-		return loaded{}, ctx.Err()
-	case res := <-ch:
-		if res.Shared {
-			ix.metrics.Coalesced.WithLabelValues("index").Inc()
-		}
-		out, _ := res.Val.(loaded)
-		return out, res.Err
-	}
+	ix.observe(x)
+	return x, nil
 }
 
 // Servable returns the index of l Get would return without asking anyone
@@ -285,11 +230,9 @@ func (ix *Store) current(l Layer) *Index {
 
 // hold keeps x in process unless l was dropped since the load began.
 func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool, since uint64) {
-	ix.dropMu.Lock()
-	defer ix.dropMu.Unlock()
-	if ix.drops[stripe(l)].keeps(since) {
+	ix.loads.KeepIf(l.Prefix, since, func() {
 		ix.mem.Add(l.Prefix, &held{idx: x, checked: checked, failed: failed}, x.HeldBytes())
-	}
+	})
 }
 
 // fromShared returns a newer index of l than x from the shared cache, or
@@ -410,4 +353,4 @@ func (ix *Store) fromBucket(ctx context.Context, l Layer) *Index {
 
 // Close waits for the background revalidations under way. The store
 // stays usable: a later call may start more.
-func (ix *Store) Close() { ix.work.wait() }
+func (ix *Store) Close() { ix.work.Wait() }

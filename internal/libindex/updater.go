@@ -23,7 +23,7 @@ func (ix *Store) revalidateInBackground(ctx context.Context, l Layer, x *Index, 
 	if _, running := ix.bg.LoadOrStore(l.Prefix, true); running {
 		return
 	}
-	queued := ix.work.try(func() {
+	queued := ix.work.Try(func() {
 		defer ix.bg.Delete(l.Prefix)
 		_ = panics.Guard(func() error {
 			ctx, span := startSpan(tracing.Detached(ctx), "libindex.revalidate_background", l)

@@ -160,15 +160,11 @@ func readLibrary(d *binrec.Reader, l Layer) error {
 func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 	prefix := l.Prefix
 	d := binrec.NewReader(b, errBadIndex)
-	if v := d.Byte(); d.Err() != nil {
-		return nil, fmt.Errorf("%w: empty", errBadIndex)
-	} else if v != indexVersion {
-		return nil, fmt.Errorf("%w: version %d", errIndexVersion, v)
-	}
-	if err := readLibrary(d, l); err != nil {
+	st, err := readHeader(d, l)
+	if err != nil {
 		return nil, err
 	}
-	x := &Index{Gen: d.Uint64(), Listed: time.Unix(0, d.Varint())}
+	x := &Index{Gen: st.Gen, Listed: st.Listed}
 	x.Changed = fromUnixNano(d.Varint())
 	count := d.Uvarint()
 	if d.Err() != nil || count > uint64(maxObjects) || count > uint64(d.Len())/minObjectBytes {
@@ -225,6 +221,37 @@ func DecodeIndex(b []byte, l Layer, maxObjects int) (*Index, error) {
 		return nil, fmt.Errorf("%w: trailing bytes", errBadIndex)
 	}
 	return x, nil
+}
+
+// readHeader reads a record's version, library, generation and listing
+// time, refusing another version or library.
+func readHeader(d *binrec.Reader, l Layer) (Stamp, error) {
+	if v := d.Byte(); d.Err() != nil {
+		return Stamp{}, fmt.Errorf("%w: empty", errBadIndex)
+	} else if v != indexVersion {
+		return Stamp{}, fmt.Errorf("%w: version %d", errIndexVersion, v)
+	}
+	if err := readLibrary(d, l); err != nil {
+		return Stamp{}, err
+	}
+	return Stamp{Gen: d.Uint64(), Listed: time.Unix(0, d.Varint())}, nil
+}
+
+// headerBytes bounds the bytes of a record of l up to its listing time:
+// enough for decodeHeader.
+func headerBytes(l Layer) int64 {
+	return int64(1 + 2*binary.MaxVarintLen64 + len(l.Tag) + len(l.Prefix) + 8 + binary.MaxVarintLen64)
+}
+
+// decodeHeader reads the generation and listing time of a record for l
+// from its first bytes (headerBytes of them, or fewer).
+func decodeHeader(b []byte, l Layer) (Stamp, error) {
+	d := binrec.NewReader(b, errBadIndex)
+	st, err := readHeader(d, l)
+	if err == nil && d.Err() != nil {
+		err = fmt.Errorf("%w: header", errBadIndex)
+	}
+	return st, err
 }
 
 // A Stamp names the newest index of a library in the shared cache: its

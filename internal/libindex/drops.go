@@ -1,6 +1,11 @@
 package libindex
 
-import "context"
+import (
+	"context"
+	"io"
+
+	"github.com/skillsvc/skillsvc/internal/objstore"
+)
 
 // keeps reports whether a load of l that began at since may keep what it
 // read.
@@ -29,8 +34,9 @@ func (ix *Store) unpublishIfDropped(ctx context.Context, l Layer, since uint64) 
 }
 
 // Drop forgets every copy of l's index: in process, in the shared cache
-// and in the bucket. Other replicas notice the missing stamp within a
-// refresh interval and list before answering (at once after Forget). A
+// and in the bucket. Other replicas notice the missing stamp and persisted
+// index within a refresh interval and list before answering (at once after
+// Forget). A
 // load here that read the shared or persisted copy before it was deleted
 // keeps nothing: the drop is counted before and after the deletes.
 func (ix *Store) Drop(ctx context.Context, l Layer) error {
@@ -52,3 +58,41 @@ func (ix *Store) Forget(l Layer) { ix.forgetHeld(l, 0) }
 // have missed a Forget (its subscription to them was interrupted): each is
 // read again from the shared cache, without a listing unless it changed.
 func (ix *Store) ForgetAll() { ix.loads.DroppedAll(ix.mem.Purge) }
+
+// stampMissing tells why l's stamp is missing from the shared cache while
+// this replica holds x: a Drop deleted it, or the cache evicted it (full,
+// under many libraries' heads and files) or let it expire. Only a drop may
+// cost a listing from scratch. A Drop deletes the persisted index too, and
+// only a listing that finds content changed writes it, each generation
+// once, so its head tells them apart in one ranged read: none (or one that
+// cannot be read) is a drop; x's generation, or one listed before x, is
+// not, and x is served as if the stamp were x's; a newer one (a change
+// listed elsewhere) is read whole, as a newer index from the shared cache
+// would be. A read between a Drop's deletes of the stamp and of the
+// persisted index counts as a check before the drop: the next, a refresh
+// interval later, finds it.
+func (ix *Store) stampMissing(ctx context.Context, l Layer, x *Index) (newer *Index, dropped bool) {
+	n := headerBytes(l)
+	rc, _, err := ix.bucket.GetRange(ctx, l.Object, 0, n)
+	if err != nil {
+		if !objstore.IsNotFound(err) {
+			ix.log.WarnContext(ctx, "skills: persisted library index not read", "prefix", l.Prefix, "err", err)
+		}
+		return nil, true
+	}
+	b, err := io.ReadAll(io.LimitReader(rc, n))
+	rc.Close()
+	if err != nil {
+		return nil, true
+	}
+	st, err := decodeHeader(b, l)
+	if err != nil {
+		return nil, true // another version's, or library's: listed afresh
+	}
+	if st.Gen == x.Gen || !ix.clamp(st.Listed).After(x.Listed) {
+		ix.log.DebugContext(ctx, "skills: library index stamp missing, not dropped", "prefix", l.Prefix)
+		return nil, false
+	}
+	y := ix.fromBucket(ctx, l)
+	return y, y == nil
+}

@@ -166,14 +166,14 @@ func (ix *Store) load(ctx context.Context, l Layer, since uint64) (*Index, error
 	if h != nil {
 		x, failed = h.idx, h.failed
 	}
-	shared, dropped := ix.fromShared(ctx, l, x)
+	shared, dropped := ix.fromShared(ctx, l, x, true)
 	if shared != nil {
 		x = shared
 	}
 	if x == nil && !dropped {
 		if x = ix.fromBucket(ctx, l); x != nil && ix.keeps(l, since) {
 			// Shared at once: a replica holding an index whose stamp is
-			// missing takes it as dropped.
+			// missing reads the persisted one's head (stampMissing).
 			ix.share(ctx, l, x, true)
 			ix.unpublishIfDropped(ctx, l, since)
 		}
@@ -236,11 +236,11 @@ func (ix *Store) hold(l Layer, x *Index, checked time.Time, failed bool, since u
 }
 
 // fromShared returns a newer index of l than x from the shared cache, or
-// nil. dropped reports that the shared cache, reachable, holds none although
-// x exists (an operator dropped it, or it expired), or holds another
-// library's under l's keys: neither x nor the persisted index may be served
-// without a listing.
-func (ix *Store) fromShared(ctx context.Context, l Layer, x *Index) (newer *Index, dropped bool) {
+// nil. dropped reports that the shared cache holds another library's under
+// l's keys, or, reachable, no stamp although x exists and (with check) the
+// persisted index says it was dropped (stampMissing): neither x nor the
+// persisted index may be served without a listing.
+func (ix *Store) fromShared(ctx context.Context, l Layer, x *Index, check bool) (newer *Index, dropped bool) {
 	keys := []string{StampKey(l)}
 	if x == nil {
 		keys = append(keys, IndexKey(l)) // nothing to compare: fetch it at once
@@ -256,7 +256,10 @@ func (ix *Store) fromShared(ctx context.Context, l Layer, x *Index) (newer *Inde
 		return nil, true
 	}
 	if err != nil {
-		return nil, x != nil
+		if x == nil || !check {
+			return nil, x != nil
+		}
+		return ix.stampMissing(ctx, l, x)
 	}
 	st.Listed = ix.clamp(st.Listed)
 	if x != nil {

@@ -125,7 +125,7 @@ func (ix *Store) waitLock(ctx context.Context, l Layer) (unlock func(), ok bool)
 // replica that decided to revalidate may have lost the race for the lock to
 // one that has just done it.
 func (ix *Store) revalidatedElsewhere(ctx context.Context, l Layer, x *Index, since uint64) *Index {
-	y, _ := ix.fromShared(ctx, l, x)
+	y, _ := ix.fromShared(ctx, l, x, false)
 	if y == nil {
 		return nil
 	}

@@ -36,9 +36,9 @@ func (ix *Store) unpublishIfDropped(ctx context.Context, l Layer, since uint64) 
 // Drop forgets every copy of l's index: in process, in the shared cache
 // and in the bucket. Other replicas notice the missing stamp and persisted
 // index within a refresh interval and list before answering (at once after
-// Forget). A
-// load here that read the shared or persisted copy before it was deleted
-// keeps nothing: the drop is counted before and after the deletes.
+// Forget). A load here that read the shared or persisted copy before it
+// was deleted keeps nothing: the drop is counted before and after the
+// deletes.
 func (ix *Store) Drop(ctx context.Context, l Layer) error {
 	ix.forgetHeld(l, +1)
 	defer ix.forgetHeld(l, -1)

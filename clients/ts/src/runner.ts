@@ -100,6 +100,18 @@ export class SandboxUnavailableError extends ScriptRunError {
   }
 }
 
+/**
+ * An export that does not match the manifest getSkill gave (the skill changed between the two calls, or the bytes were
+ * damaged): nothing is kept, and fetching again is the remedy. ABORTED, as Python's ManifestMismatch and Go's
+ * VerifyFailed: nothing in an export tells the two causes apart.
+ */
+export class ManifestMismatchError extends SkillsvcError {
+  constructor(message: string) {
+    super(Code.Aborted, message);
+    this.name = "ManifestMismatchError";
+  }
+}
+
 // Materializing.
 
 export interface MaterializeOptions extends Call, Version {
@@ -201,7 +213,7 @@ async function walk(dir: string, skip?: (rel: string) => boolean): Promise<{ fil
 async function verify(dir: string, want: Map<string, { size: bigint; sha256: string; mode: number }>, name: string): Promise<number> {
   const { files, others } = await walk(dir);
   const bad = (why: string): never => {
-    throw new SkillsvcError(Code.DataLoss, `skill ${JSON.stringify(name)} as exported does not match its manifest (${why}); nothing was kept: try again, the skill may have changed meanwhile`);
+    throw new ManifestMismatchError(`skill ${JSON.stringify(name)} as exported does not match its manifest (${why}); nothing was kept: try again, the skill may have changed meanwhile`);
   };
   if (others.length) bad(`${others[0]} is not a regular file`);
   for (const f of files) if (!want.has(f)) bad(`${f} is not in the manifest`);

@@ -10,7 +10,7 @@ import { appendFile, chmod, readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 
-import { Code, SkillsvcClient, SkillsvcError, probeBwrap, type RunOptions } from "@skillsvc/client";
+import { Code, ManifestMismatchError, SkillsvcClient, SkillsvcError, probeBwrap, type RunOptions } from "@skillsvc/client";
 import { repoRoot, tempDir, testenv, type Env } from "./testenv.js";
 
 const SKILL: Record<string, string> = {
@@ -109,4 +109,14 @@ test("materialize: cached by digest, verified, altered copies fetched again", as
 
   // Missing skill: the client's normal error.
   await assert.rejects(c.materializeSkill("no-such-skill", { cacheDir: dir }), (e: SkillsvcError) => e.code === Code.NotFound);
+});
+
+test("materialize: an export other than the manifest is ABORTED (fetch again), as in Go and Python, nothing kept", async () => {
+  const dir = await tempDir("skillsvc-cache-");
+  const c = client();
+  // As when the skill changed between getSkill and the fetch: the export is another skill's.
+  const exportSkill = c.exportSkill.bind(c);
+  c.exportSkill = async (_skill, ...rest: Parameters<SkillsvcClient["exportSkill"]> extends [unknown, ...infer R] ? R : never) => exportSkill("runner-slow", ...rest);
+  await assert.rejects(c.materializeSkill("runner-test", { cacheDir: dir }), (e: SkillsvcError) => e instanceof ManifestMismatchError && e.code === Code.Aborted && /does not match its manifest/.test(e.message));
+  assert.deepEqual(readdirSync(dir), []);
 });

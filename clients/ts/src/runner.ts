@@ -520,7 +520,7 @@ export interface RunOptions extends Version {
   sandbox?: "auto" | "bwrap" | "none" | Sandbox;
   /** Run in a scratch copy of the thread's /workspace and write changes back (default true); else an empty scratch dir. */
   workspace?: boolean;
-  /** Extension (".py") -> interpreter path, over the defaults (python3 and bash from SCRIPT_PATH, node: this node). */
+  /** Extension (".py") -> interpreter path, over the defaults (python3, node and bash from SCRIPT_PATH, then PATH). */
   interpreters?: Record<string, string>;
   /** The skill cache root (see materializeSkill). */
   cacheDir?: string;
@@ -593,9 +593,11 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
   const ext = path.extname(rel).toLowerCase();
   const byExt: Record<string, () => string | undefined> = {
     ".py": () => findOnPath("python3", lookupPath()),
-    ".js": () => process.execPath,
-    ".mjs": () => process.execPath,
-    ".cjs": () => process.execPath,
+    // node from the lookup path, as Go and Python find it, not this process's own: the contract names one
+    // interpreter for every runner, and a host without node on its PATH is UnknownInterpreter in all three.
+    ".js": () => findOnPath("node", lookupPath()),
+    ".mjs": () => findOnPath("node", lookupPath()),
+    ".cjs": () => findOnPath("node", lookupPath()),
     ".sh": () => findOnPath("bash", lookupPath()),
   };
   const given = overrides[ext] ?? overrides[ext.slice(1)];

@@ -5,7 +5,7 @@
 // its own and materialized into a cache of the test's.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { appendFile, chmod, readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -23,6 +23,7 @@ print(json.dumps({"args": json.loads(arg), "stdin_equal": stdin == arg, "argc": 
                   "env": dict(os.environ), "cwd": os.getcwd()}))
 `,
   "scripts/tool": '#!/usr/bin/env python3\nimport sys\nprint("tool", *sys.argv[1:])\n',
+  "scripts/which.js": "console.log(JSON.stringify({ node: process.execPath }));\n",
 };
 
 let env: Env;
@@ -119,4 +120,22 @@ test("materialize: an export other than the manifest is ABORTED (fetch again), a
   c.exportSkill = async (_skill, ...rest: Parameters<SkillsvcClient["exportSkill"]> extends [unknown, ...infer R] ? R : never) => exportSkill("runner-slow", ...rest);
   await assert.rejects(c.materializeSkill("runner-test", { cacheDir: dir }), (e: SkillsvcError) => e instanceof ManifestMismatchError && e.code === Code.Aborted && /does not match its manifest/.test(e.message));
   assert.deepEqual(readdirSync(dir), []);
+});
+
+test("a .js script runs with node from the lookup path, as in Go and Python, not this process's own node", async () => {
+  // This process's node made a stand-in that says so: the runner used it before.
+  const dir = await tempDir("skillsvc-own-node-");
+  const own = path.join(dir, "own-node");
+  writeFileSync(own, '#!/bin/sh\necho \'{"node": "this process\'"\'"\'s own"}\'\n', { mode: 0o755 });
+  const real = process.execPath;
+  process.execPath = own;
+  try {
+    const r = await run(client(), "which.js", { sandbox: "none" }); // bwrap would hide the stand-in in /tmp
+    assert.equal(r.exitCode, 0, r.stderr);
+    const node = JSON.parse(r.stdout).node;
+    assert.notEqual(node, "this process's own");
+    assert.equal(path.basename(node), "node");
+  } finally {
+    process.execPath = real;
+  }
 });

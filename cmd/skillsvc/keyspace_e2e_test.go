@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +132,51 @@ func TestKeyspaceSpellingsShare(t *testing.T) {
 		got, err := skillNames(alice, scB)
 		return err == nil && got == "csv,notes"
 	})
+}
+
+// TestKeyspaceFromSDKEndpoint: a deployment naming its MinIO only through
+// the SDK's environment (AWS_ENDPOINT_URL_S3, no --s3.endpoint) serves it
+// and logs the keyspace of that store, the one a replica given the flag
+// logs; a deployment on another store named the same way logs another.
+// Before, both computed AWS's keyspace for the bucket name and shared it.
+func TestKeyspaceFromSDKEndpoint(t *testing.T) {
+	srv := testserver.SharedMinIO(t)
+	bucket := srv.NewBucket(t)
+	putLibrary(s3Put(t, srv, bucket))
+	common := []string{noScan, "--storage=s3", "--s3.bucket=" + bucket, "--s3.region=" + srv.Region, "--s3.path-style"}
+	byFlag := startBinary(t, minioEnv(srv), append(common, "--s3.endpoint="+srv.Endpoint)...)
+	byEnv := startBinary(t, minioEnv(srv, "AWS_ENDPOINT_URL_S3="+srv.Endpoint), common...)
+	// Another store named by the environment: MinIO by a host name the
+	// normalization does not take for its IP address (another server, as
+	// far as the keyspace can tell), so the start's storage check passes.
+	other := strings.Replace(srv.Endpoint, "127.0.0.1", "localhost", 1)
+	byOtherEnv := startBinary(t, minioEnv(srv, "AWS_ENDPOINT_URL_S3="+other), common...)
+	logged := func(p *proc) (keyspace, storage string) {
+		t.Helper()
+		for line := range strings.Lines(p.output()) {
+			var rec struct{ Msg, Keyspace, Storage string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "cache keyspace" {
+				return rec.Keyspace, rec.Storage
+			}
+		}
+		t.Fatalf("no keyspace logged:\n%s", p.output())
+		return "", ""
+	}
+	kFlag, _ := logged(byFlag)
+	kEnv, storage := logged(byEnv)
+	if want := "s3 " + strings.ToLower(srv.Endpoint) + " bucket " + bucket; storage != want {
+		t.Errorf("logged storage %q, want %q (the store the client reaches, not AWS)", storage, want)
+	}
+	if kEnv == "" || kEnv != kFlag {
+		t.Errorf("keyspaces %q (AWS_ENDPOINT_URL_S3) and %q (--s3.endpoint): want one, the same store", kEnv, kFlag)
+	}
+	if kOther, storage := logged(byOtherEnv); kOther == kEnv || storage != "s3 "+other+" bucket "+bucket {
+		t.Errorf("another store by AWS_ENDPOINT_URL_S3 logs keyspace %q (storage %q), want one other than %q", kOther, storage, kEnv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := grpctest.AsCaller(ctx, "alice", "t1", "")
+	if got, err := skillNames(alice, skillsvcv1.NewSkillsServiceClient(dial(t, byEnv.addr))); err != nil || got != allSkills {
+		t.Fatalf("the replica configured by the environment lists %q, %v; want %q", got, err, allSkills)
+	}
 }

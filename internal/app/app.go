@@ -125,7 +125,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// the events' and the feed's topics) is bound to its storage.
 	// Replicas share cache entries and invalidations only within one
 	// keyspace: the log names it and the storage it was derived from.
-	id, readable := storageIdentity(cfg)
+	id, readable, err := storageIdentity(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	cfg.Cache.Redis.Keyspace = cache.NewKeyspace(id)
 	log.InfoContext(ctx, "cache keyspace", "keyspace", cfg.Cache.Redis.Keyspace.String(), "storage", readable)
 	c, err := cache.New(cfg.Cache, reg, log)

@@ -13,6 +13,9 @@ import (
 // port, AWS by an empty or an explicit endpoint, a relative or linked data
 // directory); another bucket, endpoint or directory is another keyspace.
 func TestStorageIdentity(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	onS3 := func(endpoint, bucket string) Config {
 		return Config{Storage: "s3", S3: s3.Config{Endpoint: endpoint, Bucket: bucket}}
 	}
@@ -36,7 +39,7 @@ func TestStorageIdentity(t *testing.T) {
 		{local(dir), local(filepath.Base(dir))},
 		{local(dir), local(link)},
 	} {
-		if a, b := first(storageIdentity(same[0])), first(storageIdentity(same[1])); a != b {
+		if a, b := identity(t, same[0]), identity(t, same[1]); a != b {
 			t.Errorf("%q and %q: want one identity", a, b)
 		}
 	}
@@ -48,17 +51,27 @@ func TestStorageIdentity(t *testing.T) {
 		{local(dir), local(t.TempDir())},
 		{onAWS("", "eu-west-1", "a"), onAWS("", "cn-north-1", "a")},
 	} {
-		if a, _ := storageIdentity(other[0]); a == first(storageIdentity(other[1])) {
+		if a := identity(t, other[0]); a == identity(t, other[1]) {
 			t.Errorf("%q: one identity for two storages", a)
 		}
 	}
 }
 
-func first(a, _ string) string { return a }
+func identity(t *testing.T, cfg Config) string {
+	t.Helper()
+	id, _, err := storageIdentity(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
 
 // TestStorageIdentityReadable: the start's log line names the storage the
 // keyspace was derived from, as normalized.
 func TestStorageIdentityReadable(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	for _, tc := range []struct {
 		cfg  Config
 		want string
@@ -67,8 +80,8 @@ func TestStorageIdentityReadable(t *testing.T) {
 		{Config{Storage: "s3", S3: s3.Config{Region: "eu-west-1", Bucket: "b"}}, "s3 AWS bucket b"},
 		{Config{Storage: "s3", S3: s3.Config{Region: "cn-north-1", Bucket: "b"}}, "s3 AWS aws-cn bucket b"},
 	} {
-		if _, got := storageIdentity(tc.cfg); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.cfg.S3, got, tc.want)
+		if _, got, err := storageIdentity(t.Context(), tc.cfg); err != nil || got != tc.want {
+			t.Errorf("%+v: %q, %v; want %q", tc.cfg.S3, got, err, tc.want)
 		}
 	}
 }

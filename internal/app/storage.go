@@ -156,14 +156,18 @@ func openBackend(ctx context.Context, cfg Config) (objstore.Bucket, func(), erro
 }
 
 // storageIdentity names the deployment's storage, the same on every replica
-// whatever its spelling: the S3 service (s3.Config.StoreEndpoint: empty for
-// AWS, where bucket names are unique) and bucket, or the data directory's
-// absolute path (links resolved). Its digest is the cache's keyspace
-// (cache.Keyspace), which keeps deployments sharing a Redis apart; readable
-// is the same for the log.
-func storageIdentity(cfg Config) (id, readable string) {
+// whatever its spelling: the S3 service its client reaches
+// (s3.Config.StoreEndpoint: the flag, else the SDK's environment or shared
+// config; empty for AWS, where bucket names are unique) and bucket, or the
+// data directory's absolute path (links resolved). Its digest is the
+// cache's keyspace (cache.Keyspace), which keeps deployments sharing a
+// Redis apart; readable is the same for the log.
+func storageIdentity(ctx context.Context, cfg Config) (id, readable string, err error) {
 	if cfg.Storage == "s3" {
-		endpoint := cfg.S3.StoreEndpoint()
+		endpoint, err := cfg.S3.StoreEndpoint(ctx)
+		if err != nil {
+			return "", "", err
+		}
 		shown := endpoint
 		switch {
 		case endpoint == "":
@@ -171,7 +175,7 @@ func storageIdentity(cfg Config) (id, readable string) {
 		case strings.HasPrefix(endpoint, "aws-"):
 			shown = "AWS " + endpoint // a partition: aws-cn, aws-us-gov
 		}
-		return "s3\x00" + endpoint + "\x00" + cfg.S3.Bucket, "s3 " + shown + " bucket " + cfg.S3.Bucket
+		return "s3\x00" + endpoint + "\x00" + cfg.S3.Bucket, "s3 " + shown + " bucket " + cfg.S3.Bucket, nil
 	}
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err == nil {
@@ -180,7 +184,7 @@ func storageIdentity(cfg Config) (id, readable string) {
 		}
 	}
 	dir = filepath.Clean(dir)
-	return "local\x00" + dir, "local " + dir
+	return "local\x00" + dir, "local " + dir, nil
 }
 
 // staleProbeAge is how old a probe key must be to be another process's

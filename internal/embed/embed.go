@@ -255,7 +255,7 @@ func (c *Client) post(ctx context.Context, body []byte, n int) ([][]float32, tim
 		}
 		return nil, after, fmt.Errorf("%w: status %d", ErrUnavailable, resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:
-		return nil, 0, fmt.Errorf("%w: status %d: %s", ErrRejected, resp.StatusCode, snippet(data))
+		return nil, 0, fmt.Errorf("%w: %s", ErrRejected, rejection(resp.StatusCode, data, body))
 	}
 	vs, err := decode(data, n)
 	return vs, 0, err
@@ -294,11 +294,65 @@ func decode(data []byte, n int) ([][]float32, error) {
 	return out, nil
 }
 
-// snippet is the start of an error body, for the log.
-func snippet(b []byte) string {
-	const n = 200
-	if len(b) > n {
-		b = b[:n]
+// rejection says why the endpoint refused a request without repeating its
+// words: endpoints echo their inputs in error messages, and a search's
+// task is a user's private query, which the log must not keep. So only the
+// status, the body's length and an error's "type" and "code" (OpenAI's
+// {"error": {...}}, or at the top level) are told, and those only when
+// they are short identifiers found nowhere in the request.
+func rejection(status int, data, request []byte) string {
+	var r struct {
+		errorFields
+		Error json.RawMessage `json:"error"`
 	}
-	return strings.ToValidUTF8(string(b), "")
+	var fields []string
+	if json.Unmarshal(data, &r) == nil {
+		var nested errorFields
+		if json.Unmarshal(r.Error, &nested) == nil {
+			r.errorFields = nested
+		}
+		for _, f := range []struct {
+			name  string
+			value json.RawMessage
+		}{{"type", r.Type}, {"code", r.Code}} {
+			if v, ok := identifier(f.value, request); ok {
+				fields = append(fields, f.name+" "+v)
+			}
+		}
+	}
+	fields = append(fields, strconv.Itoa(len(data))+" bytes of body")
+	return fmt.Sprintf("status %d (%s)", status, strings.Join(fields, ", "))
+}
+
+// errorFields are the parts of an error body told in the log.
+type errorFields struct {
+	Type json.RawMessage `json:"type"`
+	Code json.RawMessage `json:"code"`
+}
+
+// identifier is raw as a string or number of at most 64 letters, digits,
+// '_', '-' and '.', if the request does not contain it (case folded).
+func identifier(raw json.RawMessage, request []byte) (string, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case float64:
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return "", false
+	}
+	if s == "" || len(s) > 64 || strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}) >= 0 {
+		return "", false
+	}
+	if bytes.Contains(bytes.ToLower(request), []byte(strings.ToLower(s))) {
+		return "", false
+	}
+	return s, true
 }

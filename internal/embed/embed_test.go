@@ -27,8 +27,10 @@ type server struct {
 	// fail answers the first fail requests with status.
 	fail   int
 	status int
-	// reply, when set, replaces the response body.
-	reply func(inputs []string) string
+	// reply, when set, replaces the response body, sent with replyStatus
+	// when that is set.
+	reply       func(inputs []string) string
+	replyStatus int
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,6 +56,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.reply != nil {
+		if s.replyStatus != 0 {
+			w.WriteHeader(s.replyStatus)
+		}
 		fmt.Fprint(w, s.reply(req.Input))
 		return
 	}
@@ -292,4 +297,42 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEmbedRejectionKeepsNoRequestText: a refused request's error (which
+// the search logs) tells the status, the body's length and an error's type
+// and code when they are identifiers, never the body's words: endpoints
+// echo their inputs, and a search's input is a user's private query.
+func TestEmbedRejectionKeepsNoRequestText(t *testing.T) {
+	const query = "merge Acme payroll into Globex ledger"
+	for _, tc := range []struct {
+		name string
+		body string
+		want string
+	}{
+		{"OpenAI error", `{"error":{"message":"Invalid input '` + query + `'","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
+			"status 400 (type invalid_request_error, code model_not_found, "},
+		{"top-level, numeric code", `{"object":"error","message":"` + query + ` is too long","type":"BadRequestError","code":400}`,
+			"status 400 (type BadRequestError, code 400, "},
+		{"a code that is a word of the query", `{"error":{"message":"no","type":"payroll","code":"Globex"}}`, "status 400 ("},
+		{"free text in type and code", `{"error":{"type":"` + query + `","code":"bad: ` + query + `"}}`, "status 400 ("},
+		{"plain text echo", "cannot embed: " + query, "status 400 ("},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, &server{reply: func([]string) string { return tc.body }, replyStatus: http.StatusBadRequest}, nil)
+			_, err := c.Embed(context.Background(), []string{query})
+			if !errors.Is(err, ErrRejected) {
+				t.Fatalf("err %v, want ErrRejected", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) || !strings.Contains(msg, fmt.Sprintf("%d bytes of body)", len(tc.body))) {
+				t.Errorf("error %q, want %q… and the body's length", msg, tc.want)
+			}
+			for word := range strings.FieldsSeq(query) {
+				if len(word) > 4 && strings.Contains(strings.ToLower(msg), strings.ToLower(word)) {
+					t.Errorf("error %q repeats %q of the request", msg, word)
+				}
+			}
+		})
+	}
 }

@@ -223,3 +223,37 @@ func TestRunContract(t *testing.T) {
 		}
 	})
 }
+
+// otherExport answers every ExportSkill with the export of another skill,
+// as when the skill changed between GetSkill and the fetch.
+type otherExport struct {
+	skillsvcv1.SkillsServiceClient
+	path string
+}
+
+func (o otherExport) ExportSkill(ctx context.Context, in *skillsvcv1.ExportSkillRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[skillsvcv1.ExportSkillResponse], error) {
+	return o.SkillsServiceClient.ExportSkill(ctx, &skillsvcv1.ExportSkillRequest{Path: o.path, Version: in.GetVersion(), Layout: in.GetLayout()}, opts...)
+}
+
+// TestMaterializeMismatchAborted: an export that does not match the
+// manifest GetSkill gave is VerifyFailed with the gRPC code ABORTED (fetch
+// again), the code the Python and TypeScript clients give it, and nothing
+// is kept.
+func TestMaterializeMismatchAborted(t *testing.T) {
+	objects := map[string]object{}
+	for rel, body := range runnerTestSkill {
+		objects["alice/skills/runner-test/"+rel] = object{body: body}
+	}
+	objects["alice/skills/other/SKILL.md"] = object{body: "---\nname: other\ndescription: Another skill.\n---\nOther.\n"}
+	conn := startServerWithObjects(t, objects)
+	r := newRunner(t, conn)
+	r.Skills = otherExport{r.Skills, "other"}
+	_, err := r.Materialize(as(t.Context(), "alice", "t1"), "runner-test", "")
+	wantKind(t, err, ErrVerify)
+	if got := status.Code(err); got != codes.Aborted {
+		t.Errorf("code %v, want Aborted: %v", got, err)
+	}
+	if left, _ := os.ReadDir(r.CacheDir); len(left) != 0 {
+		t.Errorf("kept %v after a mismatch", left)
+	}
+}

@@ -3,6 +3,9 @@ package skillrun
 import (
 	"errors"
 	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // The kinds of run error, matched with errors.Is on a *Error.
@@ -19,9 +22,15 @@ var (
 	// cannot be verified; it is not run.
 	ErrOverLimits = errors.New("OverLimits")
 	// ErrVerify: the exported files differ from the manifest (the skill
-	// changed during the fetch, or the archive was damaged).
+	// changed during the fetch, or the archive was damaged). Its gRPC code
+	// is ABORTED, as in the Python and TypeScript clients: nothing in an
+	// export tells the two causes apart, and fetching again is the remedy
+	// of both.
 	ErrVerify = errors.New("VerifyFailed")
 )
+
+// kindCodes are the gRPC codes of the kinds that have one in every runner.
+var kindCodes = map[error]codes.Code{ErrVerify: codes.Aborted}
 
 // Error is a run that failed in a way the caller (often a model) can act
 // on: Kind is one of the Err values, Message says what happened and what to
@@ -38,6 +47,15 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("%v: %s", e.Kind, e.Message) }
 
 func (e *Error) Unwrap() error { return e.Kind }
+
+// GRPCStatus gives status.Code the kind's code (kindCodes); nil for the
+// other kinds, which status.FromError takes as Unknown, as before.
+func (e *Error) GRPCStatus() *status.Status {
+	if c, ok := kindCodes[e.Kind]; ok {
+		return status.New(c, e.Error())
+	}
+	return nil
+}
 
 func newError(kind error, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), ExitCode: -1}

@@ -2,7 +2,12 @@ package skills_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillsvc/skillsvc/internal/cache"
+	"github.com/skillsvc/skillsvc/internal/embed"
+	"github.com/skillsvc/skillsvc/internal/logtest"
 	"github.com/skillsvc/skillsvc/internal/mounts"
 	"github.com/skillsvc/skillsvc/internal/skills"
 	"github.com/skillsvc/skillsvc/internal/skills/skillstest"
@@ -177,5 +184,63 @@ func TestSearchHybridSharedVectors(t *testing.T) {
 	}
 	if n := embedders[1].inputs(); n != 1 {
 		t.Errorf("the second replica embedded %d texts, want the task alone", n)
+	}
+}
+
+// TestSearchHybridRejectionLogsNoQuery: an embeddings endpoint that refuses
+// a search's task and echoes it in its error body (as many do) leaves the
+// search lexical and a warning naming the status, never the query: queries
+// are private (docs/operators/security.md, "Search queries"). Before, the
+// warning kept the start of the error body.
+func TestSearchHybridRejectionLogsNoQuery(t *testing.T) {
+	const query = "quarterly board meeting about the Globex acquisition"
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Input []string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, in := range req.Input {
+			if strings.Contains(in, "Globex") {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is exceeded by '%s'","type":"invalid_request_error","code":"context_length_exceeded"}}`, in)
+				return
+			}
+		}
+		data := make([]map[string]any, len(req.Input))
+		for i := range req.Input {
+			data[i] = map[string]any{"index": i, "embedding": []float32{1, 0, 0}}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(endpoint.Close)
+	e, err := embed.New(embed.Config{URL: endpoint.URL, Model: "m", Timeout: 5 * time.Second, Weight: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logtest.Buffer{}
+	cfg := skills.DefaultConfig()
+	cfg.IndexRefresh, cfg.IndexMaxStale, cfg.StaleIfError = time.Hour, time.Hour, time.Hour
+	lib, err := skills.New(deckLibrary().Bucket(t), mounts.Default(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), skills.WithEmbeddings(e, 0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := mounts.Default().MustIdentify(mounts.Identity{User: "alice", Thread: "t"})
+	// The first search has the library's vectors made (accepted); the
+	// second's task is refused.
+	for _, q := range []string{"deck care", query} {
+		if _, err := lib.Catalog.Search(t.Context(), alice, skillview.SearchOptions{Query: q}); err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		skills.WaitEmbeddings(lib.Catalog)
+	}
+	log := logs.String()
+	if !strings.Contains(log, "embeddings endpoint failed") || !strings.Contains(log, "status 400 (type invalid_request_error, code context_length_exceeded") {
+		t.Errorf("no warning with the status and the error's type and code:\n%s", log)
+	}
+	for _, word := range []string{"Globex", "quarterly", "acquisition", "maximum context"} {
+		if strings.Contains(log, word) {
+			t.Errorf("the log repeats %q of the query or the endpoint's text:\n%s", word, log)
+		}
 	}
 }

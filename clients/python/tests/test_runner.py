@@ -12,6 +12,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import grpc
 import pytest
 
 import skillsvc
@@ -152,6 +153,30 @@ def test_materialize_concurrently(client: Client, cache: Path) -> None:
 def test_materialize_missing_skill(client: Client, cache: Path) -> None:
     with pytest.raises(skillsvc.NotFound):
         client.materialize_skill("no-such-skill", cache_dir=cache)
+
+
+class OtherSkillExport:
+    """A client whose export is another skill's, as when the skill changed
+    between GetSkill and the fetch."""
+
+    def __init__(self, client: Client, other: str) -> None:
+        self.client, self.other = client, other
+
+    def get_skill(self, *args, **kwargs):
+        return self.client.get_skill(*args, **kwargs)
+
+    def export_skill(self, _skill, *args, **kwargs):
+        return self.client.export_skill(self.other, *args, **kwargs)
+
+
+def test_materialize_mismatch_aborted(client: Client, cache: Path) -> None:
+    # ABORTED (fetch again), as Go's VerifyFailed and TypeScript's
+    # ManifestMismatchError: nothing in an export tells a change meanwhile
+    # from damaged bytes. Nothing is kept.
+    with pytest.raises(runner.ManifestMismatch) as got:
+        runner.materialize(OtherSkillExport(client, "runner-slow"), "runner-test", cache_dir=cache)
+    assert isinstance(got.value, skillsvc.Aborted) and got.value.code == grpc.StatusCode.ABORTED
+    assert not cache.exists() or list(cache.iterdir()) == []
 
 
 def test_bwrap_unavailable(client: Client, cache: Path, monkeypatch) -> None:

@@ -14,6 +14,7 @@ export {
   UnknownInterpreterError,
   WorkspaceTooLargeError,
   MAX_COMMAND_SKILLS,
+  ManifestMismatchError,
   materializeSkill,
   probeBwrap,
   runCommand,

@@ -100,6 +100,18 @@ export class SandboxUnavailableError extends ScriptRunError {
   }
 }
 
+/**
+ * An export that does not match the manifest getSkill gave (the skill changed between the two calls, or the bytes were
+ * damaged): nothing is kept, and fetching again is the remedy. ABORTED, as Python's ManifestMismatch and Go's
+ * VerifyFailed: nothing in an export tells the two causes apart.
+ */
+export class ManifestMismatchError extends SkillsvcError {
+  constructor(message: string) {
+    super(Code.Aborted, message);
+    this.name = "ManifestMismatchError";
+  }
+}
+
 // Materializing.
 
 export interface MaterializeOptions extends Call, Version {
@@ -201,7 +213,7 @@ async function walk(dir: string, skip?: (rel: string) => boolean): Promise<{ fil
 async function verify(dir: string, want: Map<string, { size: bigint; sha256: string; mode: number }>, name: string): Promise<number> {
   const { files, others } = await walk(dir);
   const bad = (why: string): never => {
-    throw new SkillsvcError(Code.DataLoss, `skill ${JSON.stringify(name)} as exported does not match its manifest (${why}); nothing was kept: try again, the skill may have changed meanwhile`);
+    throw new ManifestMismatchError(`skill ${JSON.stringify(name)} as exported does not match its manifest (${why}); nothing was kept: try again, the skill may have changed meanwhile`);
   };
   if (others.length) bad(`${others[0]} is not a regular file`);
   for (const f of files) if (!want.has(f)) bad(`${f} is not in the manifest`);
@@ -508,7 +520,7 @@ export interface RunOptions extends Version {
   sandbox?: "auto" | "bwrap" | "none" | Sandbox;
   /** Run in a scratch copy of the thread's /workspace and write changes back (default true); else an empty scratch dir. */
   workspace?: boolean;
-  /** Extension (".py") -> interpreter path, over the defaults (python3 and bash from SCRIPT_PATH, node: this node). */
+  /** Extension (".py") -> interpreter path, over the defaults (python3, node and bash from SCRIPT_PATH, then PATH). */
   interpreters?: Record<string, string>;
   /** The skill cache root (see materializeSkill). */
   cacheDir?: string;
@@ -581,9 +593,11 @@ async function chooseInterpreter(file: string, rel: string, overrides: Record<st
   const ext = path.extname(rel).toLowerCase();
   const byExt: Record<string, () => string | undefined> = {
     ".py": () => findOnPath("python3", lookupPath()),
-    ".js": () => process.execPath,
-    ".mjs": () => process.execPath,
-    ".cjs": () => process.execPath,
+    // node from the lookup path, as Go and Python find it, not this process's own: the contract names one
+    // interpreter for every runner, and a host without node on its PATH is UnknownInterpreter in all three.
+    ".js": () => findOnPath("node", lookupPath()),
+    ".mjs": () => findOnPath("node", lookupPath()),
+    ".cjs": () => findOnPath("node", lookupPath()),
     ".sh": () => findOnPath("bash", lookupPath()),
   };
   const given = overrides[ext] ?? overrides[ext.slice(1)];

@@ -94,6 +94,6 @@ test("materialize: an export whose modes differ from the manifest is refused, no
     await chmod(path.join(folder, "bin/tool"), 0o644);
     return folder;
   };
-  await assert.rejects(c.materializeSkill("modes-test", { cacheDir }), (e: SkillsvcError) => e.code === Code.DataLoss && /bin\/tool has mode 0o644/.test(e.message));
+  await assert.rejects(c.materializeSkill("modes-test", { cacheDir }), (e: SkillsvcError) => e.code === Code.Aborted && /bin\/tool has mode 0o644/.test(e.message));
   assert.deepEqual(await readdir(cacheDir), []);
 });

@@ -5,12 +5,12 @@
 // its own and materialized into a cache of the test's.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { appendFile, chmod, readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 
-import { Code, SkillsvcClient, SkillsvcError, probeBwrap, type RunOptions } from "@skillsvc/client";
+import { Code, ManifestMismatchError, SkillsvcClient, SkillsvcError, probeBwrap, type RunOptions } from "@skillsvc/client";
 import { repoRoot, tempDir, testenv, type Env } from "./testenv.js";
 
 const SKILL: Record<string, string> = {
@@ -23,6 +23,7 @@ print(json.dumps({"args": json.loads(arg), "stdin_equal": stdin == arg, "argc": 
                   "env": dict(os.environ), "cwd": os.getcwd()}))
 `,
   "scripts/tool": '#!/usr/bin/env python3\nimport sys\nprint("tool", *sys.argv[1:])\n',
+  "scripts/which.js": "console.log(JSON.stringify({ node: process.execPath }));\n",
 };
 
 let env: Env;
@@ -109,4 +110,32 @@ test("materialize: cached by digest, verified, altered copies fetched again", as
 
   // Missing skill: the client's normal error.
   await assert.rejects(c.materializeSkill("no-such-skill", { cacheDir: dir }), (e: SkillsvcError) => e.code === Code.NotFound);
+});
+
+test("materialize: an export other than the manifest is ABORTED (fetch again), as in Go and Python, nothing kept", async () => {
+  const dir = await tempDir("skillsvc-cache-");
+  const c = client();
+  // As when the skill changed between getSkill and the fetch: the export is another skill's.
+  const exportSkill = c.exportSkill.bind(c);
+  c.exportSkill = async (_skill, ...rest: Parameters<SkillsvcClient["exportSkill"]> extends [unknown, ...infer R] ? R : never) => exportSkill("runner-slow", ...rest);
+  await assert.rejects(c.materializeSkill("runner-test", { cacheDir: dir }), (e: SkillsvcError) => e instanceof ManifestMismatchError && e.code === Code.Aborted && /does not match its manifest/.test(e.message));
+  assert.deepEqual(readdirSync(dir), []);
+});
+
+test("a .js script runs with node from the lookup path, as in Go and Python, not this process's own node", async () => {
+  // This process's node made a stand-in that says so: the runner used it before.
+  const dir = await tempDir("skillsvc-own-node-");
+  const own = path.join(dir, "own-node");
+  writeFileSync(own, '#!/bin/sh\necho \'{"node": "this process\'"\'"\'s own"}\'\n', { mode: 0o755 });
+  const real = process.execPath;
+  process.execPath = own;
+  try {
+    const r = await run(client(), "which.js", { sandbox: "none" }); // bwrap would hide the stand-in in /tmp
+    assert.equal(r.exitCode, 0, r.stderr);
+    const node = JSON.parse(r.stdout).node;
+    assert.notEqual(node, "this process's own");
+    assert.equal(path.basename(node), "node");
+  } finally {
+    process.execPath = real;
+  }
 });

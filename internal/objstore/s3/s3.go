@@ -48,7 +48,7 @@ type Config struct {
 // RegisterFlagsWithPrefix registers the config's flags with defaults.
 func (c *Config) RegisterFlagsWithPrefix(prefix string, f *flag.FlagSet) {
 	f.StringVar(&c.Bucket, prefix+"bucket", "", "S3 bucket name.")
-	f.StringVar(&c.Endpoint, prefix+"endpoint", "", "S3 endpoint URL for S3-compatible servers, e.g. http://127.0.0.1:9000 for MinIO. Empty uses AWS.")
+	f.StringVar(&c.Endpoint, prefix+"endpoint", "", "S3 endpoint URL for S3-compatible servers, e.g. http://127.0.0.1:9000 for MinIO. Empty uses the AWS SDK's AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL or shared config endpoint_url if set, else AWS.")
 	f.StringVar(&c.Region, prefix+"region", "us-east-1", "S3 region.")
 	f.BoolVar(&c.PathStyle, prefix+"path-style", false, "Use path-style addressing (needed for MinIO and most S3-compatible servers).")
 	f.IntVar(&c.MaxConnsPerHost, prefix+"max-conns-per-host", 256, "Idle HTTP connections kept per S3 host.")
@@ -83,13 +83,24 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	client, err := cfg.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithClient(client, cfg.Bucket), nil
+}
+
+// client is the S3 client cfg names: the SDK's configuration chain
+// (environment, shared config file) with the flags on top. StoreEndpoint
+// asks the same client where it goes.
+func (c Config) client(ctx context.Context) (*awss3.Client, error) {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-		tr.MaxIdleConns = cfg.MaxConnsPerHost
-		tr.MaxIdleConnsPerHost = cfg.MaxConnsPerHost
+		tr.MaxIdleConns = c.MaxConnsPerHost
+		tr.MaxIdleConnsPerHost = c.MaxConnsPerHost
 		tr.IdleConnTimeout = 90 * time.Second
 	})
 	awsCfg, err := config.LoadDefaultConfig(ctx,
-		config.WithRegion(cfg.Region),
+		config.WithRegion(c.Region),
 		config.WithHTTPClient(httpClient),
 		// MinIO does not return checksums for ranged GETs; validating them
 		// only when required avoids a warning per read.
@@ -99,13 +110,12 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS config: %w", err)
 	}
-	client := awss3.NewFromConfig(awsCfg, func(o *awss3.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
+	return awss3.NewFromConfig(awsCfg, func(o *awss3.Options) {
+		if c.Endpoint != "" {
+			o.BaseEndpoint = aws.String(c.Endpoint)
 		}
-		o.UsePathStyle = cfg.PathStyle
-	})
-	return NewWithClient(client, cfg.Bucket), nil
+		o.UsePathStyle = c.PathStyle
+	}), nil
 }
 
 // NewWithClient wraps an existing client.

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -103,4 +105,42 @@ func startFixtureServer(t *testing.T, fx *skillruntest.Fixture) *grpc.ClientConn
 		objects["alice/skills/"+fx.Name+"/"+rel] = object{body: f.Body, mode: f.Mode}
 	}
 	return startServerWithObjects(t, objects)
+}
+
+// TestErrorCodes: each kind's gRPC code is the one cases.json gives every
+// runner.
+func TestErrorCodes(t *testing.T) {
+	fx := skillruntest.Load(t)
+	kinds := map[string]error{"VerifyFailed": ErrVerify}
+	for name, kind := range errorKinds {
+		kinds[name] = kind
+	}
+	for name, want := range fx.Codes {
+		kind, ok := kinds[name]
+		if !ok {
+			t.Errorf("cases.json codes: %s is no kind of this runner", name)
+			continue
+		}
+		if got := upperSnake(status.Code(&Error{Kind: kind}).String()); got != want {
+			t.Errorf("%s: code %s, cases.json says %s", name, got, want)
+		}
+	}
+	for name := range kinds {
+		if _, ok := fx.Codes[name]; !ok {
+			t.Errorf("cases.json codes: no code for %s", name)
+		}
+	}
+}
+
+// upperSnake is a code's name as the protocol spells it: FailedPrecondition
+// is FAILED_PRECONDITION.
+func upperSnake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
 }

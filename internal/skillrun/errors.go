@@ -29,8 +29,20 @@ var (
 	ErrVerify = errors.New("VerifyFailed")
 )
 
-// kindCodes are the gRPC codes of the kinds that have one in every runner.
-var kindCodes = map[error]codes.Code{ErrVerify: codes.Aborted}
+// kindCodes are the kinds' gRPC codes, the same in every runner
+// (test/runner/cases.json "codes" holds all three to them).
+var kindCodes = map[error]codes.Code{
+	ErrScriptNotFound:     codes.NotFound,
+	ErrScriptOutsideSkill: codes.InvalidArgument,
+	ErrUnknownInterpreter: codes.FailedPrecondition,
+	ErrBadOutput:          codes.FailedPrecondition,
+	ErrTimeout:            codes.DeadlineExceeded,
+	ErrOutputTooLarge:     codes.ResourceExhausted,
+	ErrWorkspaceTooLarge:  codes.ResourceExhausted,
+	ErrSandboxUnavailable: codes.FailedPrecondition,
+	ErrOverLimits:         codes.FailedPrecondition,
+	ErrVerify:             codes.Aborted,
+}
 
 // Error is a run that failed in a way the caller (often a model) can act
 // on: Kind is one of the Err values, Message says what happened and what to
@@ -48,8 +60,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%v: %s", e.Kind, e.Message)
 
 func (e *Error) Unwrap() error { return e.Kind }
 
-// GRPCStatus gives status.Code the kind's code (kindCodes); nil for the
-// other kinds, which status.FromError takes as Unknown, as before.
+// GRPCStatus gives status.Code the kind's code (kindCodes); nil for a
+// kind without one, which status.FromError takes as Unknown.
 func (e *Error) GRPCStatus() *status.Status {
 	if c, ok := kindCodes[e.Kind]; ok {
 		return status.New(c, e.Error())

@@ -132,3 +132,14 @@ def test_conformance(skillsvc_env, library: str, tmp_path: Path, monkeypatch, ca
             check(case["expect"], got, client, marker)
             if sandbox in case.get("by_sandbox", {}):
                 check(case["by_sandbox"][sandbox], got, client, marker)
+
+
+def test_error_codes() -> None:
+    # Each kind's gRPC code is the one cases.json gives every runner.
+    classes = dict(ERRORS)
+    classes["VerifyFailed"] = skillsvc.runner.ManifestMismatch
+    codes = {k: v for k, v in DOC["codes"].items() if k != "$comment"}
+    for name, want in codes.items():
+        assert name in classes, f"cases.json codes: {name} is no error of this runner"
+        assert classes[name].code.name == want, f"{name}: {classes[name].code.name}, cases.json says {want}"
+    assert {n for n, _ in ERRORS if n != "NotFound"} <= codes.keys()

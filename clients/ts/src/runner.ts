@@ -152,12 +152,12 @@ export async function materializeSkill(client: SkillsvcClient, skill: string, op
   const m = s.manifest;
   if (m?.overLimits || !s.manifestDigest) {
     throw new SkillsvcError(
-      Code.ResourceExhausted,
+      Code.FailedPrecondition,
       `skill ${JSON.stringify(s.name)} is over the manifest limits (${m?.fileCount ?? "?"} files, ${m?.totalBytes ?? "?"} bytes; at most 512 files and 16 MiB): it cannot be materialized to run`,
     );
   }
   const hex = s.manifestDigest.replace(/^sha256:/, "");
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new SkillsvcError(Code.Internal, `skill ${JSON.stringify(s.name)} has a malformed manifest digest ${JSON.stringify(s.manifestDigest)}`);
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new ManifestMismatchError(`skill ${JSON.stringify(s.name)} has a malformed manifest digest ${JSON.stringify(s.manifestDigest)}`);
   const root = path.resolve(cacheDir ?? skillCacheDir());
   const dir = path.join(root, hex);
   const want = new Map(m!.files.map((f) => [relativeTo(s.path, f.path), f]));

@@ -26,7 +26,7 @@ import { Code } from "@connectrpc/connect";
 import type { Call, SkillsvcClient } from "./client.js";
 import { SkillsvcError } from "./errors.js";
 import { SkillView, type SkillSummary } from "./gen/skillsvc/v1/skills_pb.js";
-import { materializeSkill, removeTree, sizesMatch, skillCacheDir, type MaterializedSkill } from "./runner.js";
+import { ManifestMismatchError, materializeSkill, removeTree, sizesMatch, skillCacheDir, type MaterializedSkill } from "./runner.js";
 
 /** Skills fetched at once when a set is built. */
 export const SET_PARALLELISM = 4;
@@ -257,7 +257,7 @@ function manifestOf(s: SkillSummary): Map<string, { size: bigint; sha256: string
   const prefix = s.path.replace(/\/+$/, "") + "/";
   const files = s.manifest?.files ?? [];
   const out = new Map(files.filter((f) => f.path.startsWith(prefix)).map((f) => [f.path.slice(prefix.length), f]));
-  if (out.size !== files.length) throw new SkillsvcError(Code.DataLoss, `the manifest of ${JSON.stringify(s.name)} lists files outside its folder ${s.path}`);
+  if (out.size !== files.length) throw new ManifestMismatchError(`the manifest of ${JSON.stringify(s.name)} lists files outside its folder ${s.path}`);
   return out;
 }
 

@@ -12,6 +12,7 @@ import { after, before, test } from "node:test";
 import {
   BadOutputError,
   Code,
+  ManifestMismatchError,
   OutputTooLargeError,
   SandboxUnavailableError,
   ScriptNotFoundError,
@@ -28,7 +29,7 @@ import {
 import { processesWith, repoRoot, tempDir, testenv, type Env } from "./testenv.js";
 
 const fixture = path.join(repoRoot, "test/runner");
-const doc = JSON.parse(readFileSync(path.join(fixture, "cases.json"), "utf8")) as { skill: string; cases: Case[] };
+const doc = JSON.parse(readFileSync(path.join(fixture, "cases.json"), "utf8")) as { skill: string; codes: Record<string, string>; cases: Case[] };
 
 interface Expect {
   error?: string;
@@ -194,4 +195,17 @@ doc.cases.forEach((raw, i) => {
       if (extra) await check(extra, o, client, marker);
     });
   }
+});
+
+test("each error kind's code is the one cases.json gives every runner", () => {
+  const classes = new Map<string, new (m: string) => SkillsvcError>(ERRORS as unknown as [string, new (m: string) => SkillsvcError][]);
+  classes.set("VerifyFailed", ManifestMismatchError);
+  const upperSnake = (s: string) => s.replace(/(?<=.)([A-Z])/g, "_$1").toUpperCase();
+  for (const [name, want] of Object.entries(doc.codes)) {
+    if (name === "$comment") continue;
+    const cls = classes.get(name);
+    assert.ok(cls, `cases.json codes: ${name} is no error of this runner`);
+    assert.equal(upperSnake(Code[new cls("x").code]), want, name);
+  }
+  for (const [name] of ERRORS) assert.ok(name in doc.codes, `cases.json codes: no code for ${name}`);
 });

@@ -76,11 +76,13 @@ type Expect struct {
 	ChildrenDead   bool               `json:"children_dead"`
 }
 
-// Fixture is the skill (Name, Files by slash path) and the cases.
+// Fixture is the skill (Name, Files by slash path), the cases, and each
+// error kind's gRPC code name (Codes: "NOT_FOUND", …).
 type Fixture struct {
 	Name  string
 	Files map[string]File
 	Cases []Case
+	Codes map[string]string
 }
 
 // File is one file of the fixture skill, with its mode as checked out.
@@ -103,13 +105,15 @@ func Load(t testing.TB) *Fixture {
 		t.Fatal(err)
 	}
 	var f struct {
-		Skill string `json:"skill"`
-		Cases []Case `json:"cases"`
+		Skill string            `json:"skill"`
+		Cases []Case            `json:"cases"`
+		Codes map[string]string `json:"codes"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("cases.json: %v", err)
 	}
-	fx := &Fixture{Name: f.Skill, Cases: f.Cases, Files: map[string]File{}}
+	delete(f.Codes, "$comment")
+	fx := &Fixture{Name: f.Skill, Cases: f.Cases, Files: map[string]File{}, Codes: f.Codes}
 	root := filepath.Join(Dir(), f.Skill)
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

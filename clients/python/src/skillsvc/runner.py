@@ -59,7 +59,6 @@ from .errors import (
     NotFound,
     ResourceExhausted,
     SkillsvcError,
-    Unavailable,
 )
 
 DEFAULT_TIMEOUT = 60.0
@@ -146,8 +145,10 @@ class WorkspaceTooLarge(ScriptError, ResourceExhausted):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-class SandboxUnavailable(ScriptError, Unavailable):
-    code = grpc.StatusCode.UNAVAILABLE
+class SandboxUnavailable(ScriptError, FailedPrecondition):
+    # Not UNAVAILABLE: retrying does not help until bubblewrap is installed
+    # (or another sandbox chosen), which is FAILED_PRECONDITION's meaning.
+    code = grpc.StatusCode.FAILED_PRECONDITION
 
 
 class ManifestMismatch(Aborted):

@@ -94,7 +94,7 @@ func parseOptions(args []string) (options, error) {
 	})
 	f.StringVar(&o.skillsvcBin, "skillsvc-bin", "", "skillsvc binary to run; empty builds ./cmd/skillsvc.")
 	f.IntVar(&o.seedWorkers, "seed-workers", 32, "Parallel uploads while seeding.")
-	f.BoolVar(&o.verbose, "v", false, "Log storage operations by kind for every case.")
+	f.BoolVar(&o.verbose, "v", false, "Log storage operations by kind for every case (the many-tenants rows: by kind of key too).")
 	f.BoolVar(&o.usage, "usage", true, "Count skill usage in every skillsvc (--usage.enabled, skillsvc's default); run once with -usage=false and compare the GetSkill throughput and many-tenants rows for what recording costs.")
 	f.IntVar(&o.usageRounds, "usage-rounds", 3, "Rounds of the usage-cost rows: one user's GetSkill throughput (the largest -sizes) and random users' GetSkill (-tenants), each on two replicas, usage counted and not, measured alternately; 0 skips them.")
 	f.Usage = func() {

@@ -138,6 +138,7 @@ type tenantRow struct {
 	// (the clients, MinIO, Redis), which throughput alone does not show.
 	cpu      processCPU
 	ops      map[string]float64
+	keys     *keyKinds          // with -v: the requests by kind of key
 	replies  map[string]float64 // skillsvc_skills_replies_total delta by label set
 	cacheErr map[string]float64 // skillsvc_cache_errors_total delta: a loaded machine's Redis timeouts show here
 	rss      int64
@@ -180,6 +181,9 @@ func (b *bench) runTenants(ctx context.Context) {
 		msg := strings.Join(r.cells()[1:], ", ")
 		if b.opts.verbose && r.ops != nil {
 			msg += " [" + formatOps(r.ops) + "] [" + formatOps(r.replies) + "] [cache errors: " + formatOps(r.cacheErr) + "] [" + r.cpu.String() + "]"
+			if r.keys != nil {
+				msg += " [keys: " + r.keys.String() + "]"
+			}
 		}
 		b.logf("%s users: %s: %s", loadbench.Count(float64(n)), r.label(), msg)
 	}
@@ -370,6 +374,10 @@ func (b *bench) tenantRow(ctx context.Context, s *skillsvc, clients []skillsvcv1
 		}
 	}
 	before, _ := s.scrape(ctx)
+	if b.opts.verbose {
+		r.keys = &keyKinds{}
+		defer r.keys.count(b.srv.proxy)()
+	}
 	proxyBefore := b.srv.proxy.Requests()
 	pids := b.cpuPids(s)
 	cpuBefore := readCPU(pids)

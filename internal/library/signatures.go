@@ -129,7 +129,12 @@ func (p *Publisher) Provenance(ctx context.Context, l layout.LibraryRef, name, d
 	if len(h) != 64 || checkName(name) != nil || l.Validate() != nil {
 		return out, nil
 	}
-	rec, _, err := p.store(l).Record(ctx, name, h)
+	// The version record alone: a proposal is named by its author and
+	// content (versions.ProposalID), never by a manifest digest, and would
+	// not be live anyway (Record's second read, of a proposal by this hex,
+	// only ever found nothing, on every out-of-band copy a listing met).
+	st := p.store(l)
+	rec, _, err := st.RecordAt(ctx, st.RecordKey(name, h))
 	if errkind.Of(err) == errkind.NotFound || (err == nil && (rec.State != versions.Published || rec.Proposal())) {
 		return out, nil
 	}

@@ -243,3 +243,39 @@ func TestKeptBounded(t *testing.T) {
 		}
 	})
 }
+
+// readCounting counts the reads of the index at key.
+type readCounting struct {
+	objstore.Bucket
+	reads atomic.Int32
+}
+
+func (b *readCounting) Get(ctx context.Context, k string) (io.ReadCloser, objstore.Attributes, error) {
+	if k == key {
+		b.reads.Add(1)
+	}
+	return b.Bucket.Get(ctx, k)
+}
+
+// TestRepairsShareARead: the asks of one index waiting while a repair runs
+// are made with one read of it (a library's skills copied into the bucket
+// are met, and asked for, together), each still looked up.
+func TestRepairsShareARead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &readCounting{Bucket: memory.New()}
+		x := New(b, Options{})
+		defer x.Close()
+		held := make(chan struct{})
+		x.Repair(key, "held", "sha256:h", func(context.Context) (Entry, bool, error) { <-held; return Entry{}, false, nil })
+		synctest.Wait()
+		var lookups atomic.Int32
+		for i := range 3 {
+			x.Repair(key, fmt.Sprintf("copied-%d", i), "sha256:c", func(context.Context) (Entry, bool, error) { lookups.Add(1); return Entry{}, false, nil })
+		}
+		close(held)
+		synctest.Wait()
+		if got, looks := b.reads.Load(), lookups.Load(); got != 2 || looks != 3 {
+			t.Errorf("%d reads of the index and %d lookups for a repair and 3 asks waiting behind it; want 2 and 3", got, looks)
+		}
+	})
+}

@@ -10,7 +10,8 @@ import (
 // entry to be looked up and written, off the call. The call itself only
 // notes the ask in memory; the lookups run one at a time in the
 // background, each (index, folder, digest) once per replica while
-// remembered, at most maxRepairQueue waiting.
+// remembered, at most maxRepairQueue waiting, the asks of one index
+// waiting made with one read of it.
 const (
 	maxRepairQueue = 1024
 	maxRepairSeen  = 1 << 16
@@ -69,7 +70,9 @@ func (x *Index) Repair(key, folder, digest string, look Look) {
 	}
 }
 
-// repairAll runs the repairs asked for until none wait.
+// repairAll runs the repairs asked for until none wait, every ask of one
+// index waiting with one read of it: a library whose skills were all
+// copied into the bucket has them met, and asked for, together.
 func (x *Index) repairAll() {
 	r := &x.repair
 	for {
@@ -79,34 +82,62 @@ func (x *Index) repairAll() {
 			r.mu.Unlock()
 			return
 		}
-		j := r.queue[0]
-		r.queue[0] = repairJob{}
-		r.queue = r.queue[1:]
-		r.mu.Unlock()
-		if !x.repairOne(j) {
-			r.mu.Lock()
-			delete(r.seen, j.repairID)
-			r.mu.Unlock()
+		key := r.queue[0].key
+		var jobs []repairJob
+		rest := r.queue[:0]
+		for _, j := range r.queue {
+			if j.key == key {
+				jobs = append(jobs, j)
+			} else {
+				rest = append(rest, j)
+			}
 		}
+		clear(r.queue[len(rest):])
+		r.queue = rest
+		r.mu.Unlock()
+		again := x.repairIndex(key, jobs)
+		r.mu.Lock()
+		for _, id := range again {
+			delete(r.seen, id)
+		}
+		r.mu.Unlock()
 	}
 }
 
-// repairOne reads the index and, when it still does not name the copy,
-// looks the entry up and writes it; false when the copy may be asked for
-// again (a lookup failed, or an entry was written: should it go missing
-// again, a listing asks again).
-func (x *Index) repairOne(j repairJob) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTime)
-	defer cancel()
-	idx, err := x.read(ctx, j.key)
+// repairIndex reads the index at key once and, for each job whose copy it
+// still does not name, looks the entry up and writes it. It returns the
+// jobs that may be asked for again (a read or lookup that failed, or an
+// entry named or written: should it go missing again, a listing asks
+// again).
+func (x *Index) repairIndex(key string, jobs []repairJob) (again []repairID) {
+	rctx, cancel := context.WithTimeout(context.Background(), writeTime)
+	idx, err := x.read(rctx, key)
+	cancel()
 	if err != nil {
-		x.log.Warn("library: provenance index not read for a repair", "key", j.key, "err", err)
-		return false
+		x.log.Warn("library: provenance index not read for a repair", "key", key, "err", err)
+		for _, j := range jobs {
+			again = append(again, j.repairID)
+		}
+		return again
 	}
-	x.copies.Set(j.key, idx) // what a background read would have found
+	x.copies.Set(key, idx) // what a background read would have found
+	for _, j := range jobs {
+		if !x.repairOne(j, idx) {
+			again = append(again, j.repairID)
+		}
+	}
+	return again
+}
+
+// repairOne looks up and writes the entry of j's copy when idx, the index
+// as just read, does not name it; false when the copy may be asked for
+// again.
+func (x *Index) repairOne(j repairJob, idx map[string]Entry) bool {
 	if e, ok := idx[j.folder]; ok && e.Digest == j.digest {
 		return false
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTime)
+	defer cancel()
 	e, ok, err := j.look(ctx)
 	if err != nil {
 		x.log.Warn("library: provenance not looked up for a repair", "key", j.key, "skill", j.folder, "err", err)

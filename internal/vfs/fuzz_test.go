@@ -140,9 +140,19 @@ func FuzzGlobPattern(f *testing.F) {
 		// reads a pattern: doublestar on the whole pattern misreads a star's
 		// empty tail before more pattern ("*d*{}", "*d*{*}", "*d***" and
 		// "*d*/**" match nothing "*d*" does), on one segment it does not.
+		// The pattern's literal folder is a folder in explicit mode, as in
+		// deepagents' matrix ("a.py/**" matches no file a.py): only names
+		// below it match.
+		static, _ := doublestar.SplitPattern(pattern)
+		if static == "." || strings.Contains(static, `\`) {
+			static = ""
+		}
 		want = map[string]bool{}
 		for _, alt := range vfs.ExpandBraces(collapseRuns(pattern)) {
 			for _, n := range names {
+				if static != "" && !strings.HasPrefix(n, static+"/") {
+					continue
+				}
 				if segmentsMatch(strings.Split(alt, "/"), strings.Split(n, "/")) {
 					want["/workspace/"+n] = true
 				}

@@ -3,6 +3,7 @@ package vfs
 import (
 	"context"
 	"errors"
+	"path"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -138,6 +139,13 @@ func (fs *FS) Glob(ctx context.Context, id mounts.Caller, base string, opts Glob
 	static, _ := doublestar.SplitPattern(opts.Pattern)
 	if static == "." || strings.ContainsAny(static, `\`) || opts.BaseName {
 		static = ""
+	}
+	if static != "" && opts.Hidden != HiddenExplicit && m.match(static) {
+		// doublestar's "a/b/**" matches a file at "a/b" itself: list its
+		// folder. Explicit mode (deepagents') matches only below "a/b".
+		if static = path.Dir(static); static == "." {
+			static = ""
+		}
 	}
 	var out GlobResult
 	truncated, err := fs.walkFiles(ctx, id, base, static, func(c candidate) error {
